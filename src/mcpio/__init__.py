@@ -1,0 +1,101 @@
+"""mcpio: the Model Context Protocol, from the specification.
+
+Public API (everything else lives in private ``_modules``)::
+
+    from mcpio import Server, Context, Image
+"""
+
+from typing import TYPE_CHECKING
+
+from ._version import __version__
+
+# Names load on first use (PEP 562): ``import mcpio`` stays cheap, and a host that spawns a
+# server pays only for what that server touches.
+_EXPORTS = {
+    "Audio": "._content",
+    "EmbeddedResource": "._content",
+    "Image": "._content",
+    "ResourceLink": "._content",
+    "Text": "._content",
+    "ToolResult": "._content",
+    "ConnectionClosed": "._errors",
+    "EndOfStream": "._errors",
+    "LocalProtocolError": "._errors",
+    "MCPError": "._errors",
+    "ProtocolError": "._errors",
+    "RemoteProtocolError": "._errors",
+    "RequestTimeout": "._errors",
+    "ResourceNotFound": "._errors",
+    "TransportError": "._errors",
+    "ClientCapabilityError": "._server._context",
+    "Context": "._server._context",
+    "Message": "._server._resources",
+    "Server": "._server._server",
+    "ToolError": "._server._tools",
+    "Client": "._client._client",
+}
+
+if TYPE_CHECKING:
+    from ._content import Audio, EmbeddedResource, Image, ResourceLink, Text, ToolResult
+    from ._errors import (
+        ConnectionClosed,
+        EndOfStream,
+        LocalProtocolError,
+        MCPError,
+        ProtocolError,
+        RemoteProtocolError,
+        RequestTimeout,
+        ResourceNotFound,
+        TransportError,
+    )
+    from ._server._context import ClientCapabilityError, Context
+    from ._server._resources import Message
+    from ._server._server import Server
+    from ._server._tools import ToolError
+    from ._client._client import Client
+
+
+def __getattr__(name: str) -> object:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcpio' has no attribute {name!r}")
+    import importlib
+
+    obj = getattr(importlib.import_module(module, __name__), name)
+    try:
+        obj.__module__ = "mcpio"
+    except (AttributeError, TypeError):
+        pass
+    globals()[name] = obj
+    return obj
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+__all__ = [
+    "Audio",
+    "Client",
+    "ClientCapabilityError",
+    "ConnectionClosed",
+    "Context",
+    "EmbeddedResource",
+    "EndOfStream",
+    "Image",
+    "LocalProtocolError",
+    "MCPError",
+    "Message",
+    "ProtocolError",
+    "RemoteProtocolError",
+    "RequestTimeout",
+    "ResourceLink",
+    "ResourceNotFound",
+    "Server",
+    "Text",
+    "ToolError",
+    "ToolResult",
+    "TransportError",
+    "__version__",
+]
+

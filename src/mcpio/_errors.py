@@ -1,0 +1,135 @@
+"""Errors: the one vocabulary every layer raises and every peer sees.
+
+Exception tree::
+
+    MCPError                      a JSON-RPC error object (code, message, data); what a peer sees
+    ├── ProtocolError             someone broke the protocol
+    │   ├── LocalProtocolError    ...we did (a bug in the caller of mcpio's API)
+    │   └── RemoteProtocolError   ...the peer did (bad message, wrong order)
+    ├── RequestTimeout            a request we sent got no answer in time
+    └── ConnectionClosed          the transport ended while a request was pending
+    TransportError (OSError)      I/O failed below the protocol
+    └── EndOfStream               the peer closed its side cleanly
+
+Error codes are the JSON-RPC 2.0 ones plus MCP's (spec-notes §6). ``to_error_object`` is the
+single place an exception becomes a wire error; it never puts traceback text on the wire.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# JSON-RPC 2.0 §5.1
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+# MCP
+RESOURCE_NOT_FOUND = -32002  # legacy era (≤ 2025-11-25)
+URL_ELICITATION_REQUIRED = -32042  # 2025-11-25
+HEADER_MISMATCH = -32020  # 2026-07-28
+MISSING_REQUIRED_CLIENT_CAPABILITY = -32021  # 2026-07-28
+UNSUPPORTED_PROTOCOL_VERSION = -32022  # 2026-07-28
+# mcpio (implementation-defined range -32000..-32019)
+REQUEST_TIMEOUT = -32001
+CONNECTION_CLOSED = -32000
+
+
+class MCPError(Exception):
+    """An error with a JSON-RPC error code, a message and optional data.
+
+    Raise it from a handler to answer the request with exactly this error.
+    """
+
+    code: int = INTERNAL_ERROR
+
+    def __init__(self, message: str, code: int | None = None, data: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        self.data = data
+
+    def to_error_object(self) -> dict[str, Any]:
+        err: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            err["data"] = self.data
+        return err
+
+    @classmethod
+    def from_error_object(cls, error: Any) -> MCPError:
+        """Build from a received JSON-RPC error object (lenient: bad shapes become -32603)."""
+        if not isinstance(error, dict):
+            return cls(f"malformed error object from peer: {error!r}", INTERNAL_ERROR)
+        code = error.get("code")
+        message = error.get("message")
+        return cls(
+            message if isinstance(message, str) else repr(message),
+            code if isinstance(code, int) else INTERNAL_ERROR,
+            error.get("data"),
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code}, message={self.message!r})"
+
+
+class ProtocolError(MCPError):
+    code = INVALID_REQUEST
+
+
+class LocalProtocolError(ProtocolError):
+    """This side broke the protocol: a bug in the code calling mcpio."""
+
+
+class RemoteProtocolError(ProtocolError):
+    """The peer broke the protocol."""
+
+
+class InvalidParams(MCPError):
+    code = INVALID_PARAMS
+
+
+class MethodNotFound(MCPError):
+    code = METHOD_NOT_FOUND
+
+
+class ResourceNotFound(MCPError):
+    """No resource matches the URI; the era table picks the wire code (-32002 or -32602)."""
+
+    code = RESOURCE_NOT_FOUND
+
+    def __init__(self, uri: str, message: str | None = None) -> None:
+        super().__init__(message or f"Resource not found: {uri}", data={"uri": uri})
+        self.uri = uri
+
+
+class RequestTimeout(MCPError):
+    code = REQUEST_TIMEOUT
+
+
+class ConnectionClosed(MCPError):
+    code = CONNECTION_CLOSED
+
+
+class TransportError(OSError):
+    """I/O failed below the protocol."""
+
+
+class EndOfStream(TransportError):
+    """The peer closed its side of the transport cleanly."""
+
+
+def to_error_object(exc: BaseException) -> dict[str, Any]:
+    """The one function that turns an exception into a wire error object.
+
+    MCPError keeps its code, message and data; anything else is an internal error whose message
+    names the exception type and text but never includes a traceback.
+    """
+    if isinstance(exc, MCPError):
+        return exc.to_error_object()
+    text = str(exc)
+    return {
+        "code": INTERNAL_ERROR,
+        "message": f"Internal error: {type(exc).__name__}: {text}" if text else f"Internal error: {type(exc).__name__}",
+    }

@@ -1,0 +1,130 @@
+"""JSON-RPC 2.0 envelopes: build, classify and encode messages (no I/O).
+
+Messages are plain dicts on the wire side: they are what msgspec decodes fastest and what the
+schema validates. ``classify`` is lenient where the spec allows it and exact where it does not:
+
+* ``id`` must be a string or an integer (MCP forbids null; JSON-RPC forbids fractions);
+* ``jsonrpc`` must be ``"2.0"``;
+* ``params`` must be an object when present (MCP never uses by-position params).
+
+A message that fails these rules raises :class:`InvalidMessage`, which carries the error object
+and the id it could still read (``None`` when unreadable), so the caller can answer it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+
+from ._errors import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR
+
+RequestId = str | int
+
+REQUEST: Final = 1
+NOTIFICATION: Final = 2
+RESPONSE: Final = 3
+ERROR: Final = 4
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder()
+encode = _encoder.encode
+encode_into = _encoder.encode_into
+
+
+def decode(data: bytes | bytearray | memoryview | str) -> Any:
+    """Decode one JSON document; raises :class:`InvalidMessage` (-32700) on bad JSON or UTF-8."""
+    try:
+        return _decoder.decode(data)
+    except msgspec.DecodeError as exc:
+        detail = str(exc)
+        raise InvalidMessage(None, PARSE_ERROR, f"Parse error: the message is not valid JSON ({detail})") from None
+    except UnicodeDecodeError:
+        raise InvalidMessage(None, PARSE_ERROR, "Parse error: the message is not valid UTF-8") from None
+
+
+class InvalidMessage(Exception):
+    """A message that cannot be processed; ``error_response()`` is the reply to send."""
+
+    def __init__(self, id: RequestId | None, code: int, message: str) -> None:
+        super().__init__(message)
+        self.id = id
+        self.code = code
+        self.message = message
+
+    def error_response(self) -> dict[str, Any]:
+        return error_response(self.id, {"code": self.code, "message": self.message})
+
+
+def request(id: RequestId, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": id, "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def notification(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        msg["params"] = params
+    return msg
+
+
+def response(id: RequestId, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id, "result": result}
+
+
+def error_response(id: RequestId | None, error: dict[str, Any]) -> dict[str, Any]:
+    # JSON-RPC 2.0 §5: id is null when it could not be read.
+    return {"jsonrpc": "2.0", "id": id, "error": error}
+
+
+def _valid_id(value: Any) -> bool:
+    return (type(value) is int) or (type(value) is str)
+
+
+def classify(msg: Any) -> int:
+    """Return REQUEST, NOTIFICATION, RESPONSE or ERROR for one (non-batch) message.
+
+    Raises InvalidMessage with the error to answer. Unknown extra members are ignored.
+    """
+    if type(msg) is not dict:
+        raise InvalidMessage(None, INVALID_REQUEST, f"Invalid Request: a JSON-RPC message must be an object, got {_json_type(msg)}")
+    has_id = "id" in msg
+    raw_id = msg.get("id")
+    id_ = raw_id if _valid_id(raw_id) else None
+    if msg.get("jsonrpc") != "2.0":
+        raise InvalidMessage(id_, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be exactly "2.0"')
+    method = msg.get("method")
+    if method is not None:
+        if type(method) is not str:
+            raise InvalidMessage(id_, INVALID_REQUEST, 'Invalid Request: "method" must be a string')
+        if has_id and id_ is None:
+            raise InvalidMessage(None, INVALID_REQUEST, f'Invalid Request: "id" must be a string or an integer, got {_json_type(raw_id)}')
+        params = msg.get("params")
+        if params is not None and type(params) is not dict:
+            raise InvalidMessage(id_, INVALID_PARAMS, f'Invalid params: "params" must be an object, got {_json_type(params)}')
+        return REQUEST if has_id else NOTIFICATION
+    if "result" in msg:
+        if id_ is None:
+            raise InvalidMessage(None, INVALID_REQUEST, 'Invalid Request: a response needs a string or integer "id"')
+        return RESPONSE
+    if "error" in msg:
+        return ERROR
+    raise InvalidMessage(id_, INVALID_REQUEST, 'Invalid Request: the message has neither "method" nor "result" nor "error"')
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__

@@ -1,0 +1,268 @@
+"""The sans-IO MCP connection: messages in, events and messages out; it never awaits.
+
+One class serves both roles (style rule 3). It owns everything about a connection that is
+pure bookkeeping:
+
+* JSON-RPC validity of each incoming message (via ``_jsonrpc.classify``) and batches, which
+  are accepted only when 2025-03-26 was negotiated and are answered as one array;
+* the legacy lifecycle (``_state``) and version negotiation (``_versions.negotiate``);
+* ids: incoming requests in flight (a duplicate id is refused), our outgoing requests awaiting
+  a response (a response to an unknown id is ignored), and cancellation in both directions
+  (after ``notifications/cancelled`` no response is sent for that request).
+
+The caller (the async session) feeds decoded JSON to :meth:`receive`, acts on the events, and
+writes the messages returned by :meth:`request`, :meth:`respond`, :meth:`notify`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from .. import _jsonrpc as rpc
+from .._errors import INVALID_REQUEST, LocalProtocolError, MCPError
+from .._versions import LEGACY_VERSIONS, RULES, Rules, negotiate
+from . import _state as st
+from ._events import (
+    CancelRequested,
+    ErrorReceived,
+    Event,
+    NotificationReceived,
+    Reply,
+    RequestId,
+    RequestReceived,
+    ResponseReceived,
+)
+
+log = logging.getLogger("mcpio.protocol")
+
+
+class _Batch:
+    """Collects the responses of one incoming batch until every request in it is answered."""
+
+    __slots__ = ("pending", "responses")
+
+    def __init__(self) -> None:
+        self.pending: set[RequestId] = set()
+        self.responses: list[Any] = []
+
+
+class Connection:
+    """Protocol state of one MCP connection, for ``role`` "client" or "server"."""
+
+    def __init__(self, role: str) -> None:
+        self.role = role
+        self.lifecycle = st.Lifecycle(role)
+        self.version: str | None = None  # negotiated legacy version
+        self.rules: Rules | None = None
+        self.peer_capabilities: dict[str, Any] = {}
+        self.peer_info: dict[str, Any] = {}
+        self._incoming: dict[RequestId, str] = {}  # id -> method, requests we must answer
+        self._cancelled: set[RequestId] = set()
+        self._batches: dict[RequestId, _Batch] = {}
+        self._outgoing: dict[RequestId, str] = {}  # id -> method, requests we sent
+        self._next_id = 0
+
+    # ------------------------------------------------------------------ receiving
+    def receive(self, msg: Any) -> list[Event]:
+        """Process one decoded JSON value (a message or a batch) and return its events."""
+        if type(msg) is list:
+            return self._receive_batch(msg)
+        out: list[Event] = []
+        self._receive_one(msg, out, None)
+        return out
+
+    def _receive_batch(self, items: list[Any]) -> list[Event]:
+        rules = self.rules
+        if rules is None or not rules.batching:
+            why = "this connection negotiated " + (self.version or "no version yet")
+            return [Reply(rpc.error_response(None, {
+                "code": INVALID_REQUEST,
+                "message": f"Invalid Request: JSON-RPC batches are accepted only with protocol version 2025-03-26 ({why})",
+            }))]
+        if not items:
+            return [Reply(rpc.error_response(None, {"code": INVALID_REQUEST, "message": "Invalid Request: empty batch"}))]
+        batch = _Batch()
+        out: list[Event] = []
+        for item in items:
+            self._receive_one(item, out, batch)
+        # Protocol errors inside a batch belong in the batch's answer.
+        events: list[Event] = []
+        for ev in out:
+            if type(ev) is Reply:
+                batch.responses.append(ev.message)
+            else:
+                events.append(ev)
+        for ev in events:
+            if type(ev) is RequestReceived:
+                self._batches[ev.id] = batch
+        if not batch.pending and batch.responses:
+            events.append(Reply(batch.responses))
+        return events
+
+    def _receive_one(self, msg: Any, out: list[Event], batch: _Batch | None) -> None:
+        try:
+            kind = rpc.classify(msg)
+        except rpc.InvalidMessage as exc:
+            out.append(Reply(exc.error_response()))
+            return
+        if kind == rpc.REQUEST:
+            self._receive_request(msg, out, batch)
+        elif kind == rpc.NOTIFICATION:
+            self._receive_notification(msg["method"], msg.get("params"), out)
+        else:
+            self._receive_response(msg, kind, out)
+
+    def _receive_request(self, msg: dict, out: list[Event], batch: _Batch | None) -> None:
+        id_ = msg["id"]
+        method = msg["method"]
+        params = msg.get("params")
+        if id_ in self._incoming:
+            out.append(Reply(rpc.error_response(id_, {
+                "code": INVALID_REQUEST,
+                "message": f"Invalid Request: request id {id_!r} is already in use by a request in flight; "
+                "ids must be unique among the requests a peer has not yet been answered",
+            })))
+            return
+        if self.role == st.SERVER:
+            refusal = self._server_admission(method, params, batch)
+            if refusal is not None:
+                out.append(Reply(rpc.error_response(id_, {"code": INVALID_REQUEST, "message": refusal})))
+                return
+        self._incoming[id_] = method
+        if batch is not None:
+            batch.pending.add(id_)
+        out.append(RequestReceived(id=id_, method=method, params=params))
+
+    def _server_admission(self, method: str, params: Any, batch: _Batch | None) -> str | None:
+        """Apply the lifecycle table to a request the server received; return a refusal or None."""
+        lc = self.lifecycle
+        accepts = st.SERVER_ACCEPTS[lc.state]
+        if method == "initialize":
+            if batch is not None:
+                return "Invalid Request: initialize must not be part of a JSON-RPC batch"
+            if not lc.can(st.RECV_INITIALIZE):
+                return "Invalid Request: the connection is already initialized; initialize may be sent only once"
+            lc.process(st.RECV_INITIALIZE)
+            p = params or {}
+            self.version = negotiate(p.get("protocolVersion"))
+            self.rules = RULES[self.version]
+            caps = p.get("capabilities")
+            self.peer_capabilities = caps if isinstance(caps, dict) else {}
+            info = p.get("clientInfo")
+            self.peer_info = info if isinstance(info, dict) else {}
+            return None
+        if accepts is not None and method not in accepts:
+            if lc.state == st.CLOSED:
+                return "Invalid Request: the connection is closed"
+            return (
+                f"Invalid Request: received {method!r} before initialization completed; "
+                "the client must send 'initialize' and wait for its result first (MCP lifecycle)"
+            )
+        return None
+
+    def _receive_notification(self, method: str, params: Any, out: list[Event]) -> None:
+        if method == "notifications/cancelled":
+            rid = params.get("requestId") if params else None
+            if rid in self._incoming and self._incoming[rid] != "initialize":
+                self._cancelled.add(rid)
+                reason = params.get("reason")
+                out.append(CancelRequested(id=rid, reason=reason if isinstance(reason, str) else None))
+            else:
+                log.debug("ignoring cancellation of unknown or finished request %r", rid)
+            return
+        if method == "notifications/initialized" and self.role == st.SERVER:
+            if self.lifecycle.can(st.RECV_INITIALIZED):
+                self.lifecycle.process(st.RECV_INITIALIZED)
+        out.append(NotificationReceived(method=method, params=params))
+
+    def _receive_response(self, msg: dict, kind: int, out: list[Event]) -> None:
+        id_ = msg.get("id")
+        method = self._outgoing.pop(id_, None) if (type(id_) is int or type(id_) is str) else None
+        if method is None:
+            log.debug("ignoring response to unknown request id %r", id_)
+            return
+        if kind == rpc.RESPONSE:
+            result = msg["result"]
+            if method == "initialize" and self.role == st.CLIENT:
+                self._client_initialized(result)
+            out.append(ResponseReceived(id=id_, method=method, result=result))
+        else:
+            if method == "initialize" and self.role == st.CLIENT:
+                self.lifecycle.process(st.RECV_INIT_ERROR)
+            out.append(ErrorReceived(id=id_, method=method, error=MCPError.from_error_object(msg.get("error"))))
+
+    def _client_initialized(self, result: Any) -> None:
+        self.lifecycle.process(st.RECV_INIT_RESULT)
+        if isinstance(result, dict):
+            v = result.get("protocolVersion")
+            if isinstance(v, str) and v in LEGACY_VERSIONS:
+                self.version = v
+                self.rules = RULES[v]
+            caps = result.get("capabilities")
+            self.peer_capabilities = caps if isinstance(caps, dict) else {}
+            info = result.get("serverInfo")
+            self.peer_info = info if isinstance(info, dict) else {}
+
+    # ------------------------------------------------------------------ sending
+    def request(self, method: str, params: dict[str, Any] | None = None) -> tuple[RequestId, dict[str, Any]]:
+        """Build a request to the peer; returns (id, message). Responses come back as events."""
+        if method == "initialize":
+            self.lifecycle.process(st.SEND_INITIALIZE)
+        self._next_id += 1
+        id_ = self._next_id
+        self._outgoing[id_] = method
+        return id_, rpc.request(id_, method, params)
+
+    def forget(self, id_: RequestId) -> None:
+        """Stop waiting for our request ``id_`` (timeout or cancellation): a late answer is ignored."""
+        self._outgoing.pop(id_, None)
+
+    def notify(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        if method == "notifications/initialized" and self.role == st.CLIENT:
+            self.lifecycle.process(st.SEND_INITIALIZED)
+        return rpc.notification(method, params)
+
+    def respond(self, id_: RequestId, result: Any) -> Any | None:
+        """The message answering request ``id_``, or None if nothing must be sent.
+
+        None when the request was cancelled by the peer (spec: no response after cancellation),
+        or when it belongs to a batch still waiting for other answers.
+        """
+        return self._finish(id_, rpc.response(id_, result), ok=True)
+
+    def respond_error(self, id_: RequestId, error: dict[str, Any]) -> Any | None:
+        return self._finish(id_, rpc.error_response(id_, error), ok=False)
+
+    def _finish(self, id_: RequestId, message: dict[str, Any], ok: bool) -> Any | None:
+        method = self._incoming.pop(id_, None)
+        if method is None:
+            raise LocalProtocolError(f"there is no request {id_!r} in flight to answer")
+        if method == "initialize" and self.role == st.SERVER:
+            self.lifecycle.process(st.SEND_INIT_RESULT if ok else st.SEND_INIT_ERROR)
+            if not ok:
+                self.version = self.rules = None
+        if self._cancelled and id_ in self._cancelled:
+            self._cancelled.discard(id_)
+            batch = self._batches.pop(id_, None)
+            if batch is not None:
+                batch.pending.discard(id_)
+                return batch.responses if not batch.pending and batch.responses else None
+            return None
+        if self._batches:
+            batch = self._batches.pop(id_, None)
+            if batch is not None:
+                batch.pending.discard(id_)
+                batch.responses.append(message)
+                return batch.responses if not batch.pending else None
+        return message
+
+    def is_cancelled(self, id_: RequestId) -> bool:
+        return id_ in self._cancelled
+
+    def in_flight(self) -> int:
+        """Requests received and not yet answered."""
+        return len(self._incoming)
+
+    def close(self) -> None:
+        self.lifecycle.process(st.CLOSE)

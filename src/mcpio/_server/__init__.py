@@ -1,0 +1,1 @@
+"""Layer 4: the server framework (decorators, registries, Context)."""

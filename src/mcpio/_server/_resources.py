@@ -1,0 +1,197 @@
+"""Resources (static URIs and RFC 6570 templates) and prompts: definitions and handlers.
+
+A resource function's return value becomes ``contents``: str → text (``mime_type`` or
+text/plain), bytes → base64 blob (or application/octet-stream), an
+:class:`~mcpio.EmbeddedResource` or a contents dict passes through, a list of those → several
+contents; anything else → its JSON as application/json. Template variables are matched by
+``_uritemplate`` and converted to the parameter types by the signature (``{id}`` with
+``id: int`` gets an int; a value that does not convert is "not found", not a crash).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from typing import Any
+
+from .._content import CONTENT_TYPES, EmbeddedResource, json_text, to_blocks
+from .._errors import InvalidParams
+from .._schema import ArgumentError, analyze_function, prompt_arguments
+from .._uritemplate import UriTemplate
+from .._versions import Rules
+from ._context import Context
+from ._tools import invoke
+
+
+def _meta_fields(d: dict[str, Any], rules: Rules, title: str | None, icons: list | None, annotations: dict | None, meta: dict | None) -> None:
+    if title is not None and rules.titles:
+        d["title"] = title
+    if annotations:
+        d["annotations"] = annotations
+    if icons and rules.icons:
+        d["icons"] = icons
+    if meta and rules.titles:
+        d["_meta"] = meta
+
+
+class Resource:
+    """A static resource (fixed URI) or a resource template (URI with ``{variables}``)."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        self.fn = fn
+        self.uri = uri
+        self.template = UriTemplate(uri)
+        self.sig = analyze_function(fn, injected=(Context,), content_types=CONTENT_TYPES)
+        params = {p.name for p in self.sig.parameters}
+        if self.template.is_template:
+            missing = set(self.template.variables) - params
+            if missing:
+                raise TypeError(
+                    f"resource template {uri!r}: function {self.sig.name}() has no parameter for "
+                    f"{', '.join(sorted(missing))}; add one per template variable"
+                )
+        elif any(p.required for p in self.sig.parameters):
+            raise TypeError(f"static resource {uri!r}: function {self.sig.name}() must not need arguments")
+        self.name = name or self.sig.name
+        self.title = title
+        self.description = description or self.sig.description
+        self.mime_type = mime_type
+        self.size = size
+        self.annotations = annotations
+        self.icons = icons
+        self.meta = meta
+
+    @property
+    def is_template(self) -> bool:
+        return self.template.is_template
+
+    def definition(self, rules: Rules) -> dict[str, Any]:
+        key = "uriTemplate" if self.is_template else "uri"
+        d: dict[str, Any] = {key: self.uri, "name": self.name}
+        _meta_fields(d, rules, self.title, self.icons, self.annotations, self.meta)
+        if self.description:
+            d["description"] = self.description
+        if self.mime_type:
+            d["mimeType"] = self.mime_type
+        if self.size is not None and not self.is_template:
+            d["size"] = self.size
+        return d
+
+    def match(self, uri: str) -> dict[str, Any] | None:
+        """Arguments for ``uri`` (converted to the parameter types), or None if it does not match."""
+        if not self.is_template:
+            return {} if uri == self.uri else None
+        raw = self.template.match(uri)
+        if raw is None:
+            return None
+        try:
+            return self.sig.bind(raw)
+        except ArgumentError:
+            return None
+
+    async def read(self, uri: str, kwargs: dict[str, Any], ctx: Context | None) -> list[dict[str, Any]]:
+        value = await invoke(self.sig, self.fn, kwargs, ctx)
+        return self.contents(uri, value)
+
+    def contents(self, uri: str, value: Any) -> list[dict[str, Any]]:
+        if isinstance(value, (list, tuple)) and value and all(isinstance(v, (EmbeddedResource, dict)) for v in value):
+            return [self._one(uri, v) for v in value]
+        return [self._one(uri, value)]
+
+    def _one(self, uri: str, value: Any) -> dict[str, Any]:
+        if isinstance(value, EmbeddedResource):
+            return value.contents()
+        if isinstance(value, dict) and "uri" in value and ("text" in value or "blob" in value):
+            return value
+        if isinstance(value, str):
+            return {"uri": uri, "mimeType": self.mime_type or "text/plain", "text": value}
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return {
+                "uri": uri, "mimeType": self.mime_type or "application/octet-stream",
+                "blob": base64.b64encode(bytes(value)).decode("ascii"),
+            }
+        return {"uri": uri, "mimeType": self.mime_type or "application/json", "text": json_text(value)}
+
+
+class Prompt:
+    """A prompt template: arguments from the signature, messages from the return value."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        self.fn = fn
+        self.sig = analyze_function(fn, injected=(Context,), content_types=CONTENT_TYPES, name=name)
+        self.name = name or self.sig.name
+        self.title = title
+        self.description = description or self.sig.description
+        self.icons = icons
+        self.meta = meta
+        self.arguments = prompt_arguments(self.sig)
+
+    def definition(self, rules: Rules) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name}
+        _meta_fields(d, rules, self.title, self.icons, None, self.meta)
+        if self.description:
+            d["description"] = self.description
+        if self.arguments:
+            d["arguments"] = self.arguments
+        return d
+
+    async def render(self, arguments: Any, ctx: Context, rules: Rules) -> dict[str, Any]:
+        try:
+            kwargs = self.sig.bind(arguments)
+        except ArgumentError as exc:
+            raise InvalidParams(str(exc)) from None
+        value = await invoke(self.sig, self.fn, kwargs, ctx)
+        result: dict[str, Any] = {}
+        if self.description:
+            result["description"] = self.description
+        result["messages"] = _messages(value, rules)
+        return result
+
+
+class Message:
+    """One prompt message: ``Message("assistant", "text")`` or with content helpers."""
+
+    __slots__ = ("role", "content")
+
+    def __init__(self, role: str, content: Any) -> None:
+        if role not in ("user", "assistant"):
+            raise ValueError(f"role must be 'user' or 'assistant', not {role!r}")
+        self.role = role
+        self.content = content
+
+
+def _messages(value: Any, rules: Rules) -> list[dict[str, Any]]:
+    items = value if isinstance(value, (list, tuple)) else [value]
+    out: list[dict[str, Any]] = []
+    for item in items:
+        if isinstance(item, Message):
+            role, content = item.role, item.content
+        elif isinstance(item, dict) and "role" in item and "content" in item:
+            role, content = item["role"], item["content"]
+        else:
+            role, content = "user", item
+        for block in to_blocks(content, rules) if not (isinstance(content, dict) and "type" in content) else [content]:
+            out.append({"role": role, "content": block})
+    return out

@@ -1,0 +1,149 @@
+"""Tools: a function becomes a tool definition and a ``tools/call`` handler.
+
+The definition (name, title, description, inputSchema, outputSchema, annotations, icons) is
+built once from the signature (``_schema.analyze_function``) and cut per protocol version
+(fields a version lacks are left out, so every message validates against its schema).
+
+Calling: arguments are validated and converted by the signature; a sync function runs in a
+worker thread (it never blocks the event loop), an async one on the loop. Errors of the *call*
+(bad arguments, an exception in the function) are tool results with ``isError: true`` and a
+message an LLM can act on; only a protocol problem (unknown tool) is a JSON-RPC error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from .._content import CONTENT_TYPES, ToolResult, json_text, to_blocks
+from .._errors import MCPError
+from .._schema import ArgumentError, FunctionSignature, analyze_function
+from .._versions import Rules
+from ._context import ClientCapabilityError, Context
+
+log = logging.getLogger("mcpio.server")
+
+
+class ToolError(Exception):
+    """Raise from a tool to return ``isError: true`` with exactly this message."""
+
+
+async def invoke(sig: FunctionSignature, fn: Callable[..., Any], kwargs: dict[str, Any], ctx: Context | None) -> Any:
+    """Call ``fn`` with validated ``kwargs`` plus injected Context parameters."""
+    for name in sig.injected:
+        kwargs[name] = ctx
+    if sig.is_async:
+        return await fn(**kwargs)
+    return await asyncio.get_running_loop().run_in_executor(None, functools.partial(fn, **kwargs))
+
+
+class Tool:
+    """A registered tool. Build with :meth:`from_function`."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        sig: FunctionSignature,
+        *,
+        name: str,
+        title: str | None,
+        description: str | None,
+        annotations: dict[str, Any] | None,
+        icons: list[dict[str, Any]] | None,
+        meta: dict[str, Any] | None,
+        structured_output: bool,
+    ) -> None:
+        self.fn = fn
+        self.sig = sig
+        self.name = name
+        self.title = title
+        self.description = description
+        self.annotations = annotations
+        self.icons = icons
+        self.meta = meta
+        self.structured_output = structured_output and sig.output_schema is not None
+        self._definitions: dict[str, dict[str, Any]] = {}
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool = True,
+    ) -> Tool:
+        sig = analyze_function(fn, injected=(Context,), content_types=CONTENT_TYPES + (ToolResult,), name=name)
+        return cls(
+            fn, sig, name=name or sig.name, title=title, description=description or sig.description,
+            annotations=annotations, icons=icons, meta=meta, structured_output=structured_output,
+        )
+
+    def definition(self, rules: Rules) -> dict[str, Any]:
+        """The ``Tool`` object for tools/list in ``rules.version`` (cached)."""
+        d = self._definitions.get(rules.version)
+        if d is not None:
+            return d
+        d = {"name": self.name}
+        if self.title is not None and rules.titles:
+            d["title"] = self.title
+        if self.description:
+            d["description"] = self.description
+        d["inputSchema"] = self.sig.input_schema
+        if self.structured_output and rules.structured_output:
+            d["outputSchema"] = self.sig.output_schema
+        if self.annotations and rules.tool_annotations:
+            d["annotations"] = self.annotations
+        if self.icons and rules.icons:
+            d["icons"] = self.icons
+        if self.meta and rules.titles:  # _meta on Tool: 2025-06-18+
+            d["_meta"] = self.meta
+        self._definitions[rules.version] = d
+        return d
+
+    async def call(self, arguments: Any, ctx: Context, rules: Rules) -> dict[str, Any]:
+        """Run the tool; always returns a CallToolResult dict (errors as isError results)."""
+        try:
+            kwargs = self.sig.bind(arguments)
+        except ArgumentError as exc:
+            return _error_result(str(exc))
+        try:
+            value = await invoke(self.sig, self.fn, kwargs, ctx)
+        except ToolError as exc:
+            return _error_result(str(exc))
+        except ClientCapabilityError as exc:
+            return _error_result(f"Error executing tool {self.name}: {exc.message}")
+        except MCPError:
+            raise
+        except Exception as exc:
+            log.exception("tool %s raised", self.name)
+            text = str(exc)
+            return _error_result(f"Error executing tool {self.name}: {type(exc).__name__}" + (f": {text}" if text else ""))
+        return self.result(value, rules)
+
+    def result(self, value: Any, rules: Rules) -> dict[str, Any]:
+        if isinstance(value, ToolResult):
+            out: dict[str, Any] = {"content": to_blocks(value.content, rules)}
+            if value.structured_content is not None and rules.structured_output:
+                out["structuredContent"] = value.structured_content
+            if value.is_error:
+                out["isError"] = True
+            if value.meta:
+                out["_meta"] = value.meta
+            return out
+        if self.structured_output and rules.structured_output:
+            structured = self.sig.to_structured(value)
+            text = json_text(structured["result"] if self.sig.wrap_output else structured)
+            return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
+        return {"content": to_blocks(value, rules)}
+
+
+def _error_result(message: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": message}], "isError": True}

@@ -1,0 +1,277 @@
+"""Layer 3: the one async engine for both roles (style rule 3).
+
+A :class:`Session` joins a transport to a sans-IO :class:`Connection`. ``run()`` reads frames,
+decodes them, feeds the connection and acts on its events:
+
+* each incoming request runs in its own task (many in flight at once); at most
+  ``max_in_flight`` run together — past that the session stops reading, which fills the
+  transport's buffer and then the OS pipe: backpressure, never an unbounded queue;
+* ``notifications/cancelled`` cancels the request's task and no response is sent;
+* responses to our own requests resolve the futures of :meth:`request`;
+* at end of stream every request already received is still answered (within
+  ``drain_timeout``), our own pending requests fail with ConnectionClosed, and ``run`` returns.
+
+The session knows nothing about tools or resources: the role's framework supplies
+``on_request(session, event) -> result`` and ``on_notification(session, event)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from . import _jsonrpc as rpc
+from ._errors import (
+    INVALID_REQUEST,
+    ConnectionClosed,
+    EndOfStream,
+    MCPError,
+    RequestTimeout,
+    TransportError,
+    to_error_object,
+)
+from ._protocol._connection import Connection
+from ._protocol._events import (
+    CancelRequested,
+    ErrorReceived,
+    NotificationReceived,
+    Reply,
+    RequestReceived,
+    ResponseReceived,
+)
+from ._protocol._framing import Oversized
+from ._transports._base import Transport
+
+log = logging.getLogger("mcpio.session")
+
+RequestHandler = Callable[["Session", RequestReceived], Awaitable[Any]]
+NotificationHandler = Callable[["Session", NotificationReceived], Awaitable[None] | None]
+ProgressCallback = Callable[[float, float | None, str | None], Any]
+
+
+class Session:
+    """An MCP peer on one transport. See the module docstring for the contract."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        connection: Connection,
+        *,
+        on_request: RequestHandler,
+        on_notification: NotificationHandler | None = None,
+        max_in_flight: int = 1024,
+        drain_timeout: float = 30.0,
+    ) -> None:
+        self.transport = transport
+        self.connection = connection
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self._max_in_flight = max_in_flight
+        self._drain_timeout = drain_timeout
+        self._tasks: dict[Any, asyncio.Task] = {}
+        self._room = asyncio.Event()
+        self._room.set()
+        self._pending: dict[Any, asyncio.Future] = {}
+        self._progress: dict[Any, ProgressCallback] = {}
+        self._closed = False
+        self._encode = rpc.encode
+        self.state: dict[str, Any] = {}  # per-connection data for the framework (subscriptions, log level …)
+
+    # ------------------------------------------------------------------ main loop
+    async def run(self) -> None:
+        """Serve until the transport ends; then answer what was received and return."""
+        transport = self.transport
+        receive = transport.receive
+        conn_receive = self.connection.receive
+        try:
+            while True:
+                if not self._room.is_set():
+                    await self._room.wait()
+                try:
+                    frame = await receive()
+                except EndOfStream:
+                    break
+                except TransportError as exc:
+                    log.warning("transport failed: %s", exc)
+                    break
+                if type(frame) is Oversized:
+                    await self._send_obj(rpc.error_response(None, {
+                        "code": INVALID_REQUEST,
+                        "message": f"Invalid Request: a message of {frame.size} bytes exceeds this server's limit of "
+                        f"{frame.limit} bytes; it was discarded (raise max_message_size to accept it)",
+                    }))
+                    continue
+                try:
+                    msg = rpc.decode(frame)
+                except rpc.InvalidMessage as exc:
+                    if self.connection.role == "server":
+                        await self._send_obj(exc.error_response())
+                    else:  # a client never answers a server's garbage; it skips it (pain point #5)
+                        log.warning("skipping a line from the server that is not JSON: %.200r", bytes(frame))
+                    continue
+                for ev in conn_receive(msg):
+                    await self._dispatch(ev)
+        finally:
+            await self._finish()
+
+    async def _dispatch(self, ev: Any) -> None:
+        t = type(ev)
+        if t is RequestReceived:
+            task = asyncio.get_running_loop().create_task(self._serve(ev))
+            self._tasks[ev.id] = task
+            if len(self._tasks) >= self._max_in_flight:
+                self._room.clear()
+        elif t is NotificationReceived:
+            if ev.method == "notifications/progress":
+                self._route_progress(ev.params)
+            if self._on_notification is not None:
+                try:
+                    r = self._on_notification(self, ev)
+                    if r is not None:
+                        await r
+                except Exception:
+                    log.exception("notification handler for %s failed", ev.method)
+        elif t is ResponseReceived:
+            fut = self._pending.pop(ev.id, None)
+            if fut is not None and not fut.done():
+                fut.set_result(ev.result)
+        elif t is ErrorReceived:
+            fut = self._pending.pop(ev.id, None)
+            if fut is not None and not fut.done():
+                fut.set_exception(ev.error)
+        elif t is CancelRequested:
+            task = self._tasks.get(ev.id)
+            if task is not None:
+                task.cancel()
+        elif t is Reply:
+            await self._send_obj(ev.message)
+
+    async def _serve(self, ev: RequestReceived) -> None:
+        conn = self.connection
+        id_ = ev.id
+        try:
+            try:
+                result = await self._on_request(self, ev)
+            except asyncio.CancelledError:
+                out = conn.respond_error(id_, {"code": INVALID_REQUEST, "message": "Request cancelled"})
+                if conn.is_cancelled(id_) or out is None:
+                    return
+                # Cancelled by our own shutdown: still answer.
+                await self._send_obj(out)
+                return
+            except MCPError as exc:
+                out = conn.respond_error(id_, exc.to_error_object())
+            except Exception as exc:  # a handler bug: internal error, details to stderr only
+                log.exception("handler for %s failed", ev.method)
+                out = conn.respond_error(id_, to_error_object(exc))
+            else:
+                out = conn.respond(id_, result)
+            if out is not None:
+                await self._send_obj(out)
+        except TransportError as exc:
+            log.debug("could not send the answer to %r: %s", id_, exc)
+        finally:
+            self._tasks.pop(id_, None)
+            if not self._room.is_set() and len(self._tasks) < self._max_in_flight:
+                self._room.set()
+
+    async def _finish(self) -> None:
+        pending = list(self._pending.values())
+        self._pending.clear()
+        if pending:
+            reason = "the connection closed before the peer answered"
+            close_reason = getattr(self.transport, "close_reason", None)
+            if close_reason is not None:
+                reason = await close_reason()
+            for fut in pending:
+                if not fut.done():
+                    fut.set_exception(ConnectionClosed(reason))
+        if self._tasks:
+            tasks = list(self._tasks.values())
+            _, late = await asyncio.wait(tasks, timeout=self._drain_timeout)
+            for t in late:
+                t.cancel()
+            if late:
+                await asyncio.wait(late, timeout=5)
+        self._closed = True
+        self.connection.close()
+
+    # ------------------------------------------------------------------ sending
+    async def _send_obj(self, obj: Any) -> None:
+        await self.transport.send(self._encode(obj))
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification; silently dropped once the session has closed."""
+        if self._closed:
+            return
+        try:
+            await self._send_obj(self.connection.notify(method, params))
+        except TransportError as exc:
+            log.debug("dropping %s: %s", method, exc)
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = 60.0,
+        on_progress: ProgressCallback | None = None,
+    ) -> Any:
+        """Send a request and wait for its result.
+
+        Raises the peer's :class:`MCPError`, :class:`RequestTimeout` (after sending
+        ``notifications/cancelled``) or :class:`ConnectionClosed`. Cancelling the caller also
+        cancels the request on the peer.
+        """
+        if self._closed:
+            raise ConnectionClosed(f"cannot send {method}: the connection is closed")
+        conn = self.connection
+        if on_progress is not None:
+            params = dict(params or {})
+            meta = dict(params.get("_meta") or {})
+            token = meta.setdefault("progressToken", f"p{id(on_progress)}-{len(self._progress)}")
+            params["_meta"] = meta
+            self._progress[token] = on_progress
+        id_, msg = conn.request(method, params)
+        fut = asyncio.get_running_loop().create_future()
+        self._pending[id_] = fut
+        try:
+            await self._send_obj(msg)
+            if timeout is None:
+                return await fut
+            async with asyncio.timeout(timeout):
+                return await fut
+        except TimeoutError:
+            await self._abandon(id_, f"timed out after {timeout} s")
+            raise RequestTimeout(f"{method} got no answer within {timeout} s; the request was cancelled") from None
+        except asyncio.CancelledError:
+            await self._abandon(id_, "cancelled by the requester")
+            raise
+        finally:
+            self._pending.pop(id_, None)
+            if on_progress is not None:
+                self._progress.pop(params["_meta"]["progressToken"], None)  # type: ignore[index]
+
+    async def _abandon(self, id_: Any, reason: str) -> None:
+        self.connection.forget(id_)
+        if not self._closed:
+            await self.notify("notifications/cancelled", {"requestId": id_, "reason": reason})
+
+    def _route_progress(self, params: Any) -> None:
+        if not params:
+            return
+        cb = self._progress.get(params.get("progressToken"))
+        if cb is not None:
+            try:
+                cb(params.get("progress"), params.get("total"), params.get("message"))
+            except Exception:
+                log.exception("progress callback failed")
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def in_flight(self) -> int:
+        return len(self._tasks)

@@ -1,0 +1,24 @@
+"""The transport seam: ``send`` / ``receive`` / ``aclose`` (style rule 5).
+
+A transport carries *frames*: the bytes of exactly one JSON-RPC message (or batch), without
+the newline. ``receive`` returns the next frame, or an ``Oversized`` marker for a message that
+exceeded the size limit (so the session can answer it and go on), and raises
+:class:`~mcpio._errors.EndOfStream` once the peer has closed and every frame was delivered.
+``send`` may wait (backpressure) but never reorders. ``aclose`` is idempotent and bounded.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from .._protocol._framing import Oversized
+
+Frame = bytes | Oversized
+
+
+class Transport(Protocol):
+    async def send(self, frame: bytes) -> None: ...
+
+    async def receive(self) -> Frame: ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,57 @@
+"""In-memory transport pair for tests and embedding: the same frames as stdio, no pipes.
+
+Frames are copied as bytes, so both sides go through the same serialisation path as a real
+connection. Each direction is a bounded queue: a sender that outruns its reader waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from .._errors import EndOfStream, TransportError
+from ._base import Frame
+
+_EOF = object()
+
+
+class MemoryTransport:
+    """One end of a :func:`memory_pair`."""
+
+    def __init__(self, inbox: asyncio.Queue, outbox: asyncio.Queue) -> None:
+        self._inbox = inbox
+        self._outbox = outbox
+        self._closed = False
+        self._eof = False
+
+    async def send(self, frame: bytes) -> None:
+        if self._closed:
+            raise TransportError("send on a closed memory transport")
+        await self._outbox.put(bytes(frame))
+
+    async def receive(self) -> Frame:
+        if self._eof:
+            raise EndOfStream()
+        item = await self._inbox.get()
+        if item is _EOF:
+            self._eof = True
+            raise EndOfStream()
+        return item
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            try:
+                self._outbox.put_nowait(_EOF)
+            except asyncio.QueueFull:
+                # The reader is behind; make room for the end marker (frames are dropped,
+                # which is what closing a real pipe with unread data does too).
+                while not self._outbox.empty():
+                    self._outbox.get_nowait()
+                self._outbox.put_nowait(_EOF)
+
+
+def memory_pair(max_frames: int = 1024) -> tuple[MemoryTransport, MemoryTransport]:
+    """Two connected transports: what one sends, the other receives."""
+    a_to_b: asyncio.Queue = asyncio.Queue(max_frames)
+    b_to_a: asyncio.Queue = asyncio.Queue(max_frames)
+    return MemoryTransport(b_to_a, a_to_b), MemoryTransport(a_to_b, b_to_a)

@@ -1,0 +1,102 @@
+"""Protocol revisions and what each allows: the one table of era and version differences.
+
+Every version-dependent decision in mcpio reads a :class:`Rules` row from ``RULES``; no other
+module compares version strings. Sources: spec-notes §1 (version history), §2–3 (method
+catalogues), §6 (error codes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from ._errors import INVALID_PARAMS, RESOURCE_NOT_FOUND
+
+LEGACY: Final = "legacy"
+MODERN: Final = "modern"
+
+# Newest first. 2026-07-28 is the stateless revision ("modern era").
+LEGACY_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
+MODERN_VERSIONS: Final = ("2026-07-28",)
+LATEST_LEGACY: Final = LEGACY_VERSIONS[0]
+LATEST: Final = MODERN_VERSIONS[0]
+
+_ALWAYS = {"ping", "initialize"}
+_CLIENT_REQUESTS_2024 = frozenset(
+    {
+        "initialize", "ping", "completion/complete", "logging/setLevel",
+        "prompts/list", "prompts/get", "resources/list", "resources/templates/list",
+        "resources/read", "resources/subscribe", "resources/unsubscribe", "tools/list", "tools/call",
+    }
+)
+_CLIENT_REQUESTS_MODERN = frozenset(
+    {
+        "server/discover", "completion/complete", "prompts/list", "prompts/get", "resources/list",
+        "resources/templates/list", "resources/read", "subscriptions/listen", "tools/list", "tools/call",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Rules:
+    """What one protocol revision allows. Field names say the feature; True means present."""
+
+    version: str
+    era: str
+    client_requests: frozenset[str]
+    batching: bool = False  # JSON-RPC batches (2025-03-26 only)
+    tool_annotations: bool = False  # Tool.annotations (2025-03-26+)
+    audio_content: bool = False  # AudioContent (2025-03-26+)
+    progress_message: bool = False  # ProgressNotification.message (2025-03-26+)
+    completions_capability: bool = False  # server capability "completions" (2025-03-26+)
+    structured_output: bool = False  # Tool.outputSchema, CallToolResult.structuredContent (2025-06-18+)
+    titles: bool = False  # BaseMetadata.title (2025-06-18+)
+    resource_links: bool = False  # ResourceLink content (2025-06-18+)
+    elicitation: bool = False  # elicitation/create (2025-06-18+)
+    icons: bool = False  # icons on tools/resources/prompts/implementation (2025-11-25+)
+    stateless: bool = False  # per-request _meta, resultType, no initialize (2026-07-28)
+    resource_not_found_code: int = RESOURCE_NOT_FOUND
+
+
+RULES: Final[dict[str, Rules]] = {
+    "2024-11-05": Rules("2024-11-05", LEGACY, _CLIENT_REQUESTS_2024),
+    "2025-03-26": Rules(
+        "2025-03-26", LEGACY, _CLIENT_REQUESTS_2024, batching=True, tool_annotations=True,
+        audio_content=True, progress_message=True, completions_capability=True,
+    ),
+    "2025-06-18": Rules(
+        "2025-06-18", LEGACY, _CLIENT_REQUESTS_2024, tool_annotations=True, audio_content=True,
+        progress_message=True, completions_capability=True, structured_output=True, titles=True,
+        resource_links=True, elicitation=True,
+    ),
+    "2025-11-25": Rules(
+        "2025-11-25", LEGACY, _CLIENT_REQUESTS_2024, tool_annotations=True, audio_content=True,
+        progress_message=True, completions_capability=True, structured_output=True, titles=True,
+        resource_links=True, elicitation=True, icons=True,
+    ),
+    "2026-07-28": Rules(
+        "2026-07-28", MODERN, _CLIENT_REQUESTS_MODERN, tool_annotations=True, audio_content=True,
+        progress_message=True, completions_capability=True, structured_output=True, titles=True,
+        resource_links=True, elicitation=True, icons=True, stateless=True,
+        resource_not_found_code=INVALID_PARAMS,
+    ),
+}
+
+# Before initialize completes, only these are served (spec 2025-11-25 lifecycle: the client
+# SHOULD NOT send requests other than pings before the server has answered initialize).
+PRE_INITIALIZE_METHODS: Final = frozenset(_ALWAYS)
+
+
+def negotiate(requested: object) -> str:
+    """Legacy version negotiation (spec lifecycle §Version Negotiation).
+
+    Echo the client's version when we support it in the legacy era; otherwise answer with our
+    latest legacy version (a normal result: the client decides whether it can use it).
+    """
+    if isinstance(requested, str) and requested in LEGACY_VERSIONS:
+        return requested
+    return LATEST_LEGACY
+
+
+def rules_for(version: str) -> Rules:
+    return RULES[version]

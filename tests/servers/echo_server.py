@@ -1,0 +1,39 @@
+"""A small mcpio server for robustness tests: echo, a slow tool, a tool that prints."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+
+from mcpio import Context, Server
+
+server = Server("echo", version="1.0.0", max_message_size=int(os.environ.get("ECHO_MAX_MESSAGE", 256 * 1024 * 1024)))
+
+
+@server.tool
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+@server.tool
+async def sleep(seconds: float, ctx: Context) -> str:
+    """Sleep, then say so."""
+    await asyncio.sleep(seconds)
+    return f"slept {seconds}"
+
+
+@server.tool
+def noisy(text: str) -> str:
+    """Print to stdout, log, and run a child that writes to fd 1 — none of it may reach the wire."""
+    print("this print must not reach the protocol stream")
+    sys.stdout.write("neither must this\n")
+    os.write(1, b"nor a raw write to fd 1\n")
+    subprocess.run([sys.executable, "-c", "print('child stdout')"], check=True)
+    return text
+
+
+if __name__ == "__main__":
+    server.run()
