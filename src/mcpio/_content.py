@@ -41,10 +41,26 @@ def _load(data: bytes | str | None, path: str | Path | None, mime_type: str | No
     return _b64(bytes(data)), mime_type or "application/octet-stream"  # type: ignore[arg-type]
 
 
-def _with_common(block: dict[str, Any], annotations: dict | None, meta: dict | None) -> dict[str, Any]:
+# Annotations members by version: audience and priority from the start, lastModified from
+# 2025-06-18 (the release that also added ``_meta`` to content blocks and most other types).
+_BASE_ANNOTATIONS = frozenset({"audience", "priority"})
+
+
+def cut_annotations(annotations: dict[str, Any] | None, rules: Rules | None) -> dict[str, Any] | None:
+    """``annotations`` without the members ``rules.version`` lacks (None when nothing is left)."""
+    if not annotations:
+        return None
+    if rules is None or rules.titles:
+        return annotations
+    kept = {k: v for k, v in annotations.items() if k in _BASE_ANNOTATIONS}
+    return kept or None
+
+
+def _with_common(block: dict[str, Any], annotations: dict | None, meta: dict | None, rules: Rules | None) -> dict[str, Any]:
+    annotations = cut_annotations(annotations, rules)
     if annotations:
         block["annotations"] = annotations
-    if meta:
+    if meta and (rules is None or rules.titles):  # _meta on content blocks: 2025-06-18+
         block["_meta"] = meta
     return block
 
@@ -56,7 +72,7 @@ class Text:
     meta: dict[str, Any] | None = None
 
     def to_block(self, rules: Rules | None = None) -> dict[str, Any]:
-        return _with_common({"type": "text", "text": self.text}, self.annotations, self.meta)
+        return _with_common({"type": "text", "text": self.text}, self.annotations, self.meta, rules)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +89,7 @@ class Image:
 
     def to_block(self, rules: Rules | None = None) -> dict[str, Any]:
         b64, mime = _load(self.data, self.path, self.mime_type, type(self).__name__)
-        return _with_common({"type": self._kind, "data": b64, "mimeType": mime}, self.annotations, self.meta)
+        return _with_common({"type": self._kind, "data": b64, "mimeType": mime}, self.annotations, self.meta, rules)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +106,7 @@ class Audio:
         if rules is not None and not rules.audio_content:
             return {"type": "text", "text": f"[audio content omitted: protocol {rules.version} has no audio blocks]"}
         b64, mime = _load(self.data, self.path, self.mime_type, "Audio")
-        return _with_common({"type": "audio", "data": b64, "mimeType": mime}, self.annotations, self.meta)
+        return _with_common({"type": "audio", "data": b64, "mimeType": mime}, self.annotations, self.meta, rules)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +134,7 @@ class ResourceLink:
             block["mimeType"] = self.mime_type
         if self.size is not None:
             block["size"] = self.size
-        return _with_common(block, self.annotations, self.meta)
+        return _with_common(block, self.annotations, self.meta, rules)
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +159,7 @@ class EmbeddedResource:
         return c
 
     def to_block(self, rules: Rules | None = None) -> dict[str, Any]:
-        return _with_common({"type": "resource", "resource": self.contents()}, self.annotations, self.meta)
+        return _with_common({"type": "resource", "resource": self.contents()}, self.annotations, self.meta, rules)
 
 
 CONTENT_TYPES: tuple[type, ...] = (Text, Image, Audio, ResourceLink, EmbeddedResource)

@@ -172,6 +172,8 @@ class Session:
                 await self._send_obj(out)
         except TransportError as exc:
             log.debug("could not send the answer to %r: %s", id_, exc)
+        except Exception:  # a bug below us must not kill the session silently
+            log.exception("could not send the answer to %r", id_)
         finally:
             self._tasks.pop(id_, None)
             if not self._room.is_set() and len(self._tasks) < self._max_in_flight:
@@ -260,9 +262,10 @@ class Session:
             await self.notify("notifications/cancelled", {"requestId": id_, "reason": reason})
 
     def _route_progress(self, params: Any) -> None:
-        if not params:
+        token = params.get("progressToken") if params else None
+        if type(token) not in (int, str):  # the schema's ProgressToken; anything else matches nothing
             return
-        cb = self._progress.get(params.get("progressToken"))
+        cb = self._progress.get(token)
         if cb is not None:
             try:
                 cb(params.get("progress"), params.get("total"), params.get("message"))

@@ -164,6 +164,9 @@ class Connection:
     def _receive_notification(self, method: str, params: Any, out: list[Event]) -> None:
         if method == "notifications/cancelled":
             rid = params.get("requestId") if params else None
+            if type(rid) not in (int, str):  # unhashable or null: nothing we could have in flight
+                log.debug("ignoring cancellation with invalid requestId %r", rid)
+                return
             if rid in self._incoming and self._incoming[rid] != "initialize":
                 self._cancelled.add(rid)
                 reason = params.get("reason")

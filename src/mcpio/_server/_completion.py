@@ -1,51 +1,91 @@
-"""``completion/complete``: the user's completer, or values of Literal/Enum parameters."""
+"""``completion/complete`` (spec: server/utilities/completion): the user's completer, or the
+values of Literal/Enum parameters.
+
+Contract: ``ref`` must name one of this server's prompts (``ref/prompt``) or resources /
+resource templates (``ref/resource``), else -32602 (spec: "Invalid prompt name: -32602").
+Without a completer, an argument typed ``Literal[...]`` or an Enum completes from its values
+that start with ``argument.value``; any other argument completes to nothing. A completer
+``fn(ref, argument, context)`` (sync or async; ``context`` is the request's ``context``
+object or None) returns a list of values or a completion object ``{"values", "total"?,
+"hasMore"?}``. The answer holds at most 100 values (spec); ``total`` counts them all and
+``hasMore`` says some were left out.
+"""
 
 from __future__ import annotations
 
-import asyncio
+import inspect
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InvalidParams
 
 if TYPE_CHECKING:
+    from .._schema import FunctionSignature
     from ._server import Server
 
 MAX_VALUES = 100  # spec: at most 100 values per response
 
 
 async def complete(server: Server, params: dict[str, Any]) -> dict[str, Any]:
+    """The CompleteResult for ``params`` (see the module docstring)."""
     ref = params.get("ref")
     argument = params.get("argument")
     if not isinstance(ref, dict) or not isinstance(argument, dict) or not isinstance(argument.get("name"), str):
         raise InvalidParams('Invalid params: completion/complete needs "ref" and "argument": {"name", "value"}')
+    sig = _target(server, ref)
     value = argument.get("value") if isinstance(argument.get("value"), str) else ""
-    context = params.get("context")
+    total: Any = None
+    has_more: Any = None
     if server._completer is not None:
-        r = server._completer(ref, argument, context)
-        values = await r if asyncio.iscoroutine(r) else r
+        r = server._completer(ref, argument, params.get("context"))
+        values = await r if inspect.isawaitable(r) else r
         if isinstance(values, dict):
-            return {"completion": values}
+            total, has_more = values.get("total"), values.get("hasMore")
+            values = values.get("values")
     else:
-        values = [v for v in _choices(server, ref, argument["name"]) if v.startswith(value)]
+        values = [v for v in _choices(sig, argument["name"]) if v.startswith(value)] if sig else []
     values = [str(v) for v in (values or [])]
-    out: dict[str, Any] = {"values": values[:MAX_VALUES], "total": len(values), "hasMore": len(values) > MAX_VALUES}
-    return {"completion": out}
+    total = total if isinstance(total, int) and total >= len(values) else len(values)
+    has_more = bool(has_more) or len(values) > MAX_VALUES
+    return {"completion": {"values": values[:MAX_VALUES], "total": total, "hasMore": has_more}}
 
 
-def _choices(server: Server, ref: dict[str, Any], name: str) -> list[str]:
-    sig = None
-    if ref.get("type") == "ref/prompt":
-        p = server._prompts.get(ref.get("name"))  # type: ignore[arg-type]
-        sig = p.sig if p else None
-    elif ref.get("type") == "ref/resource":
-        r = server._templates.get(ref.get("uri")) or server._resources.get(ref.get("uri"))  # type: ignore[arg-type]
-        sig = r.sig if r else None
-    if sig is None:
-        return []
+def _target(server: Server, ref: dict[str, Any]) -> FunctionSignature | None:
+    """The signature ``ref`` names; -32602 when it names nothing this server has."""
+    kind = ref.get("type")
+    if kind == "ref/prompt":
+        name = ref.get("name")
+        prompt = server._prompts.get(name) if isinstance(name, str) else None
+        if prompt is None:
+            raise InvalidParams(f"Invalid params: no prompt named {name!r}; call prompts/list for the prompts this server offers")
+        return prompt.sig
+    if kind == "ref/resource":
+        uri = ref.get("uri")
+        res = (server._templates.get(uri) or server._resources.get(uri)) if isinstance(uri, str) else None
+        if res is None:
+            raise InvalidParams(
+                f"Invalid params: no resource or resource template {uri!r}; "
+                "call resources/templates/list for the templates this server offers"
+            )
+        return res.sig if res.is_template else None
+    raise InvalidParams(f'Invalid params: ref.type must be "ref/prompt" or "ref/resource", not {kind!r}')
+
+
+def _choices(sig: FunctionSignature, name: str) -> list[str]:
     for p in sig.parameters:
         if p.name == name:
-            enum = p.schema.get("enum")
-            if enum is None and "$ref" in p.schema:
-                enum = sig.input_schema.get("$defs", {}).get(p.schema["$ref"].rsplit("/", 1)[-1], {}).get("enum")
-            return [str(v) for v in enum] if enum else []
+            return [str(v) for v in _enum(p.schema, sig.input_schema.get("$defs", {})) if v is not None]
+    return []
+
+
+def _enum(schema: dict[str, Any], defs: dict[str, Any]) -> list[Any]:
+    if "$ref" in schema:
+        schema = defs.get(schema["$ref"].rsplit("/", 1)[-1], {})
+    if "enum" in schema:
+        return list(schema["enum"])
+    if "const" in schema:
+        return [schema["const"]]
+    for branch in schema.get("anyOf", ()):  # Optional[Literal[...]]: the non-null branch
+        values = _enum(branch, defs)
+        if values:
+            return values
     return []

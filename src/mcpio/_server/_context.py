@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from .._errors import MCPError
+from .._errors import ConnectionClosed, MCPError, RequestTimeout
 
 if TYPE_CHECKING:
     from .._session import Session
@@ -27,6 +27,11 @@ _LEVEL_RANK = {name: i for i, name in enumerate(LOG_LEVELS)}
 
 class ClientCapabilityError(MCPError):
     """The client did not declare the capability this call needs."""
+
+
+class ClientRequestError(MCPError):
+    """The client answered a request the server sent (sampling, elicitation, roots, ping) with
+    an error; ``code``, ``message`` and ``data`` are the client's."""
 
 
 class Context:
@@ -113,6 +118,27 @@ class Context:
         await self.log("error", data, logger=logger)
 
     # ---------------------------------------------------------------- client features
+    async def _request(self, method: str, params: dict[str, Any] | None, timeout: float | None) -> Any:
+        """Send ``method`` to the client and wait (spec: server→client requests, legacy era).
+
+        Raises RequestTimeout (after telling the client ``notifications/cancelled``),
+        ConnectionClosed, or ClientRequestError carrying the client's error.
+        """
+        try:
+            return await self.session.request(method, params, timeout=timeout)
+        except (RequestTimeout, ConnectionClosed):
+            raise
+        except MCPError as exc:
+            raise ClientRequestError(f"the client answered {method} with error {exc.code}: {exc.message}",
+                                     exc.code, exc.data) from None
+
+    async def ping(self, *, timeout: float | None = 30.0) -> None:
+        """Ping the client (spec: basic/utilities/ping); returns when it answers.
+
+        Raises RequestTimeout if it does not answer within ``timeout`` seconds.
+        """
+        await self._request("ping", None, timeout)
+
     def _require(self, capability: str, what: str) -> dict[str, Any]:
         caps = self.client_capabilities
         if capability not in caps:
@@ -150,7 +176,7 @@ class Context:
         ):
             if value is not None:
                 params[key] = value
-        return await self.session.request("sampling/createMessage", params, timeout=timeout)
+        return await self._request("sampling/createMessage", params, timeout)
 
     async def elicit(self, message: str, schema: dict[str, Any], *, timeout: float | None = 600.0) -> dict[str, Any]:
         """Ask the user for structured input (``elicitation/create``, form mode).
@@ -161,16 +187,21 @@ class Context:
         rules = self.session.connection.rules
         if rules is not None and not rules.elicitation:
             raise ClientCapabilityError(f"elicitation is not part of protocol version {rules.version}")
-        self._require("elicitation", "ctx.elicit()")
+        modes = self._require("elicitation", "ctx.elicit()")
+        if "url" in modes and "form" not in modes:  # 2025-11-25: {} means form; {"url": {}} means URL only
+            raise ClientCapabilityError(
+                f"ctx.elicit() needs form-mode elicitation, and {self.client_info.get('name', 'the client')} "
+                "declared only URL mode (capability elicitation.form is absent)"
+            )
         params = {"message": message, "requestedSchema": schema}
         if rules is not None and rules.icons:  # 2025-11-25 added the explicit mode field
             params = {"mode": "form", **params}
-        return await self.session.request("elicitation/create", params, timeout=timeout)
+        return await self._request("elicitation/create", params, timeout)
 
     async def list_roots(self, *, timeout: float | None = 30.0) -> list[dict[str, Any]]:
         """The client's roots (``roots/list``): a list of ``{"uri": "file://…", "name"?}``."""
         self._require("roots", "ctx.list_roots()")
-        result = await self.session.request("roots/list", None, timeout=timeout)
+        result = await self._request("roots/list", None, timeout)
         roots = result.get("roots") if isinstance(result, dict) else None
         return roots if isinstance(roots, list) else []
 

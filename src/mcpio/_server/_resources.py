@@ -14,7 +14,7 @@ import base64
 from collections.abc import Callable
 from typing import Any
 
-from .._content import CONTENT_TYPES, EmbeddedResource, json_text, to_blocks
+from .._content import CONTENT_TYPES, EmbeddedResource, cut_annotations, json_text, to_blocks
 from .._errors import InvalidParams
 from .._schema import ArgumentError, analyze_function, prompt_arguments
 from .._uritemplate import UriTemplate
@@ -24,8 +24,11 @@ from ._tools import invoke
 
 
 def _meta_fields(d: dict[str, Any], rules: Rules, title: str | None, icons: list | None, annotations: dict | None, meta: dict | None) -> None:
+    """Add the optional members ``rules.version`` has: title and _meta (2025-06-18+), icons
+    (2025-11-25+), annotations (always; ``lastModified`` in them from 2025-06-18)."""
     if title is not None and rules.titles:
         d["title"] = title
+    annotations = cut_annotations(annotations, rules)
     if annotations:
         d["annotations"] = annotations
     if icons and rules.icons:

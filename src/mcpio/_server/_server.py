@@ -26,7 +26,7 @@ from .._protocol._events import NotificationReceived, RequestReceived
 from .._protocol._framing import DEFAULT_MAX_LINE_SIZE
 from .._session import Session
 from .._transports._base import Transport
-from .._versions import RULES, Rules
+from .._versions import Rules
 from ._completion import complete
 from ._context import LOG_LEVELS, Context
 from ._pagination import paginate
@@ -62,6 +62,8 @@ class Server:
         self.website_url = website_url
         self.icons = icons
         self.lifespan = lifespan
+        if page_size < 1:
+            raise ValueError(f"page_size must be at least 1, not {page_size!r}")
         self.page_size = page_size
         self.max_message_size = max_message_size
         self.max_in_flight = max_in_flight
@@ -74,6 +76,7 @@ class Server:
         self._sessions: weakref.WeakSet[Session] = weakref.WeakSet()
         self._lifespan_value: Any = None
         self._background: set[asyncio.Task] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop serving our sessions
         self._methods = {
             "initialize": self._initialize,
             "ping": self._ping,
@@ -165,13 +168,26 @@ class Server:
 
     # ================================================================ notifications out
     def _changed(self, kind: str) -> None:
-        if not self._sessions:
+        """Tell connected clients that ``kind`` changed; safe from any thread (a sync tool
+        runs in a worker thread and may add or remove tools)."""
+        loop = self._loop
+        if not self._sessions or loop is None or loop.is_closed():
             return
         try:
-            loop = asyncio.get_running_loop()
+            running = asyncio.get_running_loop()
         except RuntimeError:
-            return
+            running = None
+        if running is loop:
+            self._notify_changed(loop, kind)
+        else:
+            loop.call_soon_threadsafe(self._notify_changed, loop, kind)
+
+    def _notify_changed(self, loop: asyncio.AbstractEventLoop, kind: str) -> None:
         for s in list(self._sessions):
+            # Only to sessions that are initialized (the initialize result is out) and were told
+            # listChanged for this kind (spec: server/tools §List Changed Notification).
+            if s.closed or not s.connection.lifecycle.initialized:
+                continue
             if s.state.get("capabilities", {}).get(kind, {}).get("listChanged"):
                 self._spawn(loop, s.notify(f"notifications/{kind}/list_changed"))
 
@@ -188,8 +204,11 @@ class Server:
 
     # ================================================================ capabilities
     def capabilities(self, rules: Rules) -> dict[str, Any]:
+        """What this server announces at initialize: derived from what is registered then
+        (spec-notes §4). ``completions`` (2025-03-26+) only when something can be completed:
+        a prompt, a resource template or a registered completer."""
         caps: dict[str, Any] = {"logging": {}}
-        if rules.completions_capability:
+        if rules.completions_capability and (self._prompts or self._templates or self._completer is not None):
             caps["completions"] = {}
         if self._prompts:
             caps["prompts"] = {"listChanged": True}
@@ -231,6 +250,7 @@ class Server:
         conn = session.connection
         rules = conn.rules
         assert rules is not None
+        self._loop = asyncio.get_running_loop()  # where list_changed notifications are sent from
         caps = self.capabilities(rules)
         session.state["capabilities"] = caps
         result: dict[str, Any] = {"protocolVersion": conn.version, "capabilities": caps, "serverInfo": self.server_info(rules)}
@@ -308,6 +328,9 @@ class Server:
         return await prompt.render(params.get("arguments"), self._context(session, params, ev), rules)
 
     async def _complete(self, session: Session, params: dict[str, Any], ev: RequestReceived) -> dict[str, Any]:
+        rules = session.connection.rules
+        if rules is not None and rules.completions_capability:  # 2024-11-05 had no such capability
+            self._gate(session, "completions", "completion/complete")
         return await complete(self, params)
 
     async def _set_level(self, session: Session, params: dict[str, Any], ev: RequestReceived) -> dict[str, Any]:
@@ -351,9 +374,13 @@ class Server:
                 self._lifespan_value = None
 
     async def serve(self, transport: Transport) -> None:
-        """Serve one connection on ``transport`` until it ends (lifespan included)."""
-        async with self.running():
-            await self.session(transport).run()
+        """Serve one connection on ``transport`` until it ends (lifespan included), then close
+        ``transport`` so the peer sees end of stream (``aclose`` is idempotent)."""
+        try:
+            async with self.running():
+                await self.session(transport).run()
+        finally:
+            await transport.aclose()
 
     async def serve_stdio(self) -> None:
         """Serve on this process's stdin/stdout until EOF, SIGTERM or the parent's death."""

@@ -7,7 +7,9 @@ built once from the signature (``_schema.analyze_function``) and cut per protoco
 Calling: arguments are validated and converted by the signature; a sync function runs in a
 worker thread (it never blocks the event loop), an async one on the loop. Errors of the *call*
 (bad arguments, an exception in the function) are tool results with ``isError: true`` and a
-message an LLM can act on; only a protocol problem (unknown tool) is a JSON-RPC error.
+message an LLM can act on, and so are failures of what the tool asked of the client through
+its Context (missing capability, the client's error, a timeout). Only a protocol problem
+(unknown tool), or an :class:`MCPError` the function raises on purpose, is a JSON-RPC error.
 """
 
 from __future__ import annotations
@@ -19,10 +21,10 @@ from collections.abc import Callable
 from typing import Any
 
 from .._content import CONTENT_TYPES, ToolResult, json_text, to_blocks
-from .._errors import MCPError
+from .._errors import MCPError, RequestTimeout, ResourceNotFound
 from .._schema import ArgumentError, FunctionSignature, analyze_function
 from .._versions import Rules
-from ._context import ClientCapabilityError, Context
+from ._context import ClientCapabilityError, ClientRequestError, Context
 
 log = logging.getLogger("mcpio.server")
 
@@ -118,15 +120,20 @@ class Tool:
             value = await invoke(self.sig, self.fn, kwargs, ctx)
         except ToolError as exc:
             return _error_result(str(exc))
-        except ClientCapabilityError as exc:
+        except (ClientCapabilityError, ClientRequestError, RequestTimeout, ResourceNotFound) as exc:
+            # What the tool asked of the client (or of ctx.read_resource) failed: an execution
+            # error the model should see, not a protocol error (spec: server/tools §Error Handling).
             return _error_result(f"Error executing tool {self.name}: {exc.message}")
         except MCPError:
-            raise
+            raise  # raised on purpose: answer with exactly this JSON-RPC error
         except Exception as exc:
             log.exception("tool %s raised", self.name)
-            text = str(exc)
-            return _error_result(f"Error executing tool {self.name}: {type(exc).__name__}" + (f": {text}" if text else ""))
-        return self.result(value, rules)
+            return _exception_result(self.name, exc)
+        try:
+            return self.result(value, rules)
+        except Exception as exc:  # e.g. a value that breaks the declared output schema
+            log.exception("tool %s returned a value that cannot be sent", self.name)
+            return _exception_result(self.name, exc)
 
     def result(self, value: Any, rules: Rules) -> dict[str, Any]:
         if isinstance(value, ToolResult):
@@ -139,10 +146,20 @@ class Tool:
                 out["_meta"] = value.meta
             return out
         if self.structured_output and rules.structured_output:
+            # spec 2025-06-18 server/tools §Structured Content: the structured result, and for
+            # backwards compatibility its serialized JSON in a text block (a string result is
+            # its own text, not a JSON string literal).
             structured = self.sig.to_structured(value)
-            text = json_text(structured["result"] if self.sig.wrap_output else structured)
+            raw = structured["result"] if self.sig.wrap_output else structured
+            text = raw if isinstance(raw, str) else json_text(raw)
             return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
         return {"content": to_blocks(value, rules)}
+
+
+def _exception_result(tool: str, exc: BaseException) -> dict[str, Any]:
+    """The isError result for an exception: its type and text, never a traceback."""
+    text = str(exc)
+    return _error_result(f"Error executing tool {tool}: {type(exc).__name__}" + (f": {text}" if text else ""))
 
 
 def _error_result(message: str) -> dict[str, Any]:

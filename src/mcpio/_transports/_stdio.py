@@ -1,19 +1,43 @@
 """stdio server transport (spec-notes §8): NDJSON on fd 0 / fd 1, logs on fd 2.
 
-Guarantees:
+Contract of :class:`StdioServerTransport` (``await open()``, then ``receive``/``send``, then
+``aclose()``):
 
-* **fd 1 carries protocol bytes only.** :meth:`StdioServerTransport.open` duplicates fd 1 for
-  the protocol and points fd 1 (and ``sys.stdout``) at stderr, so ``print``, logging handlers
-  and child processes that inherit fd 1 all write to stderr (pain point #5).
-* **EOF is shutdown.** stdin EOF (or POLLHUP) ends ``receive`` with EndOfStream after the
-  frames already read; so does the death of the parent process, noticed within
-  ``parent_poll`` seconds even when a wrapper keeps the pipe open (pain point #1).
-* **No fixed line limit** below ``max_line_size`` (default 256 MiB), linear framing.
+* **fd 1 carries protocol bytes only** (pain point #5). ``open()`` moves the protocol to
+  private, non-inheritable duplicates of fd 0 and fd 1, then points fd 1 at stderr and fd 0 at
+  /dev/null and sets ``sys.stdout = sys.stderr``. So ``print``, ``sys.stdout.write``,
+  ``os.write(1, …)``, logging handlers bound to the old ``sys.stdout``, C-level ``printf`` and
+  child processes that inherit fd 1 all write to stderr, and a child cannot read protocol bytes
+  from fd 0. What ``sys.stdout`` still buffered from before ``open()`` is flushed to stderr.
+  This holds for the rest of the process: ``aclose()`` does not point fd 1 back at the wire
+  (it closes the protocol fds), so output at interpreter exit cannot corrupt the stream.
+  Bytes already written to fd 1 before ``open()`` (an unbuffered print at import) are beyond
+  reach: print nothing at import time.
+* **EOF is shutdown** (pain point #1). stdin EOF ends ``receive`` with EndOfStream after the
+  frames already read; the session then answers what is in flight and returns.
+* **Parent death is EOF, even when stdin stays open** (a wrapper such as ``npx``/``uv`` or a
+  grandchild holding the pipe). On Linux ≥ 5.3 a pidfd of the parent makes this immediate;
+  elsewhere ``getppid()`` is polled every ``parent_poll`` seconds (default 0.5) and a *change*
+  of parent (not ``== 1``: subreapers exist) counts, so PID reuse cannot fool it.
+  ``PR_SET_PDEATHSIG`` is deliberately not used: it fires when the parent *thread* that spawned
+  us exits (a thread-pool worker in the host), which kills healthy servers.
+  ``parent_poll=None`` turns the watch off.
+* **terminate()** (what the server does on SIGTERM) stops at once: frames read but not yet
+  taken are dropped, ``send`` raises TransportError from then on, and output still buffered is
+  discarded at ``aclose()``; nothing more reaches the client. The process then exits with
+  status 0 (a requested, clean shutdown; see ``Server.serve_stdio``).
+* **Output gone is shutdown too**: when the client closes its end of our stdout, ``send``
+  raises TransportError and input stops as with ``terminate()``.
+* **No fixed line limit** below ``max_line_size`` (default 256 MiB); framing is linear.
 * **Backpressure both ways**: reading pauses while ``max_buffered_frames`` frames wait to be
-  taken; ``send`` waits while the OS pipe is full and the write buffer is over its high mark.
-
-Pipes, sockets and character devices use the event loop's non-blocking pipe transports;
-anything else (a regular file redirected to stdin) is read by a daemon thread.
+  taken; ``send`` waits while the write buffer is over 4 MiB, and a large frame is handed to
+  the pipe in 1 MiB slices, so the write buffer never holds more than about 5 MiB.
+* **File status flags are left alone where it matters**: pipes and sockets use the event
+  loop's pipe transports (O_NONBLOCK, restored at ``aclose()``); a tty, /dev/null or a
+  regular file is read by a daemon thread with blocking ``os.read`` (it never holds a lock an
+  exiting interpreter needs) and written with blocking ``os.write``.
+* ``trace``: an optional ``callable(direction, frame)`` called with ``"in"`` for every frame
+  ``receive`` returns and ``"out"`` for every frame ``send`` writes (``MCPIO_TRACE``).
 """
 
 from __future__ import annotations
@@ -25,22 +49,28 @@ import os
 import stat
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from .._errors import EndOfStream, TransportError
-from .._protocol._framing import DEFAULT_MAX_LINE_SIZE, LineBuffer
+from .._protocol._framing import DEFAULT_MAX_LINE_SIZE, LineBuffer, Oversized
 from ._base import Frame
 
 _WRITE_HIGH_WATER = 4 * 1024 * 1024
+_WRITE_SLICE = 1024 * 1024  # a frame larger than this is written slice by slice
+_SMALL_FRAME = 64 * 1024  # below this, frame and newline are joined into one write
+_READ_CHUNK = 256 * 1024
+_FLUSH_TIMEOUT = 2.0  # aclose(): how long buffered output may take to reach the client
 
 
-def _is_pipe_like(fd: int) -> bool:
+def _is_stream(fd: int) -> bool:
+    """A pipe or socket: served by the event loop's pipe transports."""
     mode = os.fstat(fd).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 class _Reader(asyncio.Protocol):
-    """Feeds pipe chunks through the LineBuffer into a deque of frames."""
+    """Feeds pipe chunks through the LineBuffer into the transport's frame queue."""
 
     def __init__(self, owner: StdioServerTransport) -> None:
         self.owner = owner
@@ -57,10 +87,10 @@ class _Reader(asyncio.Protocol):
 
 
 class _Writer(asyncio.Protocol):
-    def __init__(self) -> None:
+    def __init__(self, owner: StdioServerTransport) -> None:
+        self.owner = owner
         self.can_write = asyncio.Event()
         self.can_write.set()
-        self.lost: BaseException | None = None
 
     def pause_writing(self) -> None:
         self.can_write.clear()
@@ -69,12 +99,12 @@ class _Writer(asyncio.Protocol):
         self.can_write.set()
 
     def connection_lost(self, exc: BaseException | None) -> None:
-        self.lost = exc or BrokenPipeError("stdout was closed by the client")
+        self.owner._output_lost(exc or BrokenPipeError("the client closed the server's stdout"))
         self.can_write.set()
 
 
 class StdioServerTransport:
-    """The server side of stdio. Use ``await open()``, then send/receive, then ``aclose()``."""
+    """The server side of stdio. See the module docstring for the contract."""
 
     def __init__(
         self,
@@ -89,111 +119,204 @@ class StdioServerTransport:
         self._stdin_fd = stdin_fd
         self._stdout_fd = stdout_fd
         self._claim = claim_stdout
+        self._max_line_size = max_line_size
         self._lines = LineBuffer(max_line_size)
         self._frames: collections.deque[Frame] = collections.deque()
-        self._max_frames = max_buffered_frames
+        self._max_frames = max(1, max_buffered_frames)
         self._waiter: asyncio.Future | None = None
-        self._eof = False
+        self._eof = False  # no more frames will be added
+        self._terminated = False  # nothing more may be written
+        self._lost: BaseException | None = None  # why stdout failed
         self._paused = False
         self._read_transport: asyncio.ReadTransport | None = None
         self._write_transport: asyncio.WriteTransport | None = None
         self._writer: _Writer | None = None
-        self._proto_fd: int | None = None
-        self._saved_stdout: Any = None
+        self._send_lock = asyncio.Lock()
+        self._room = threading.Event()  # thread reader: set while it may read on
+        self._room.set()
+        self._in_fd = stdin_fd
+        self._out_fd = stdout_fd
+        self._owned_fds: list[int] = []  # protocol duplicates we close at aclose()
+        self._nonblocking_fds: list[int] = []  # fds the loop made non-blocking
         self._parent_poll = parent_poll
+        self._ppid = os.getppid()
         self._watchdog: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
-        self.trace = None  # optional callable(direction: str, frame: bytes)
+        self.trace: Callable[[str, bytes], None] | None = None
 
-    # -------------------------------------------------------------- setup
+    # ================================================================ setup
     async def open(self) -> None:
         loop = self._loop = asyncio.get_running_loop()
-        out_fd = self._stdout_fd
-        if self._claim and out_fd == 1:
-            with contextlib.suppress(Exception):
-                sys.stdout.flush()
-            self._proto_fd = os.dup(1)  # non-inheritable: children never see the protocol fd
-            os.dup2(2, 1)
-            self._saved_stdout = sys.stdout
-            sys.stdout = sys.stderr
-            out_fd = self._proto_fd
-        if _is_pipe_like(out_fd):
-            self._writer = _Writer()
-            pipe = open(out_fd, "wb", buffering=0, closefd=False)  # noqa: SIM115
+        if self._claim:
+            if self._stdout_fd == 1:
+                self._out_fd = self._claim_stdout()
+            if self._stdin_fd == 0:
+                self._in_fd = self._claim_stdin()
+        if _is_stream(self._out_fd):
+            self._writer = _Writer(self)
+            pipe = open(self._out_fd, "wb", buffering=0, closefd=False)  # noqa: SIM115
             self._write_transport, _ = await loop.connect_write_pipe(lambda: self._writer, pipe)
             self._write_transport.set_write_buffer_limits(high=_WRITE_HIGH_WATER)
-        self._out_fd = out_fd
-        if _is_pipe_like(self._stdin_fd):
-            pipe_in = open(self._stdin_fd, "rb", buffering=0, closefd=False)  # noqa: SIM115
+            self._nonblocking_fds.append(self._out_fd)
+        if _is_stream(self._in_fd):
+            pipe_in = open(self._in_fd, "rb", buffering=0, closefd=False)  # noqa: SIM115
             self._read_transport, _ = await loop.connect_read_pipe(lambda: _Reader(self), pipe_in)
+            self._nonblocking_fds.append(self._in_fd)
         else:
             threading.Thread(target=self._thread_reader, name="mcpio-stdin", daemon=True).start()
         if self._parent_poll:
-            self._watchdog = loop.create_task(self._watch_parent(os.getppid()))
+            self._watchdog = loop.create_task(self._watch_parent())
+
+    def _claim_stdout(self) -> int:
+        proto = os.dup(1)  # non-inheritable: children never see the protocol fd
+        self._owned_fds.append(proto)
+        try:
+            os.dup2(2, 1)
+        except OSError:  # no stderr at all: stray output is discarded
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, 1)
+            os.close(null)
+        # Whatever print() buffered before now lands on stderr, not on the wire.
+        for stream in (sys.stdout, sys.__stdout__):
+            with contextlib.suppress(Exception):
+                stream.flush()  # type: ignore[union-attr]
+        if sys.stderr is not None:
+            sys.stdout = sys.stderr
+        return proto
+
+    def _claim_stdin(self) -> int:
+        proto = os.dup(0)
+        self._owned_fds.append(proto)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        return proto
 
     def _thread_reader(self) -> None:
+        """Blocking reads for ttys, /dev/null and regular files; paused by ``_room``."""
         loop = self._loop
         assert loop is not None
-        space = threading.Semaphore(1)
+        taken = threading.Semaphore(1)  # one chunk at a time on its way to the loop
         while True:
+            self._room.wait()
             try:
-                chunk = os.read(self._stdin_fd, 1 << 20)
+                chunk = os.read(self._in_fd, _READ_CHUNK)
             except OSError:
                 chunk = b""
-            if not chunk:
-                with contextlib.suppress(RuntimeError):
-                    loop.call_soon_threadsafe(self._feed_eof)
-                return
-            space.acquire()
             try:
-                loop.call_soon_threadsafe(self._feed_threaded, chunk, space)
-            except RuntimeError:
+                if not chunk:
+                    loop.call_soon_threadsafe(self._feed_eof)
+                    return
+                taken.acquire()
+                loop.call_soon_threadsafe(self._feed_from_thread, chunk, taken)
+            except RuntimeError:  # the loop is closed: the process is exiting
                 return
 
-    def _feed_threaded(self, chunk: bytes, space: threading.Semaphore) -> None:
+    def _feed_from_thread(self, chunk: bytes, taken: threading.Semaphore) -> None:
+        taken.release()
         self._feed(chunk)
-        space.release()
 
-    async def _watch_parent(self, ppid: int) -> None:
-        # The parent died if we were re-parented (ppid changed); PID reuse cannot fool this.
-        while not self._eof:
-            await asyncio.sleep(self._parent_poll)
-            if os.getppid() != ppid:
-                print("mcpio: parent process exited; shutting down", file=sys.stderr)
-                self._feed_eof()
-                return
+    async def _watch_parent(self) -> None:
+        ppid = self._ppid
+        loop = self._loop
+        assert loop is not None and self._parent_poll
+        pidfd = -1
+        if ppid > 1 and hasattr(os, "pidfd_open"):
+            with contextlib.suppress(OSError):
+                pidfd = os.pidfd_open(ppid)
+        try:
+            if pidfd >= 0 and os.getppid() == ppid:
+                # The parent was alive when the pidfd was made, so it is ours (no PID reuse).
+                gone = loop.create_future()
+                loop.add_reader(pidfd, lambda: gone.done() or gone.set_result(None))
+                try:
+                    await gone
+                finally:
+                    loop.remove_reader(pidfd)
+            else:
+                while os.getppid() == ppid:
+                    await asyncio.sleep(self._parent_poll)
+        finally:
+            if pidfd >= 0:
+                os.close(pidfd)
+        if not self._eof:
+            with contextlib.suppress(Exception):
+                print(f"mcpio: the parent process ({ppid}) exited; shutting down", file=sys.stderr, flush=True)
+        self._feed_eof()
 
-    # -------------------------------------------------------------- reading
+    # ================================================================ reading
     def _feed(self, data: bytes) -> None:
+        if self._eof:
+            return
         frames = self._lines.feed(data)
         if frames:
             self._frames.extend(frames)
-            w = self._waiter
-            if w is not None and not w.done():
-                w.set_result(None)
-            if len(self._frames) >= self._max_frames and self._read_transport and not self._paused:
-                self._paused = True
+            self._wake()
+            if len(self._frames) >= self._max_frames and not self._paused:
+                self._pause()
+
+    def _pause(self) -> None:
+        self._paused = True
+        if self._read_transport is not None:
+            with contextlib.suppress(RuntimeError):
                 self._read_transport.pause_reading()
+        else:
+            self._room.clear()
+
+    def _resume(self) -> None:
+        self._paused = False
+        if self._read_transport is not None:
+            with contextlib.suppress(RuntimeError):
+                self._read_transport.resume_reading()
+        else:
+            self._room.set()
+
+    def _wake(self) -> None:
+        w = self._waiter
+        if w is not None and not w.done():
+            w.set_result(None)
 
     def _feed_eof(self) -> None:
+        """End of input: the frames already read are still delivered, then EndOfStream."""
         if self._eof:
             return
         self._eof = True
         self._frames.extend(self._lines.close())
-        w = self._waiter
-        if w is not None and not w.done():
-            w.set_result(None)
+        self._wake()
+
+    def _stop_input(self) -> None:
+        """End of input, dropping what was read but not yet taken."""
+        self._eof = True
+        self._frames.clear()
+        self._wake()
+        if self._read_transport is not None:
+            self._read_transport.close()
+
+    def terminate(self) -> None:
+        """Stop now (SIGTERM): take nothing more, write nothing more. Idempotent."""
+        self._terminated = True
+        self._stop_input()
+        if self._writer is not None:
+            self._writer.can_write.set()  # wake senders waiting on backpressure; they raise
+
+    def _output_lost(self, exc: BaseException) -> None:
+        if self._lost is None:
+            self._lost = exc
+        if not self._closed:
+            self._stop_input()
 
     async def receive(self) -> Frame:
         while True:
             if self._frames:
                 frame = self._frames.popleft()
-                if self._paused and len(self._frames) < self._max_frames // 2:
-                    self._paused = False
-                    self._read_transport.resume_reading()  # type: ignore[union-attr]
-                if self.trace is not None and type(frame) is bytes:
-                    self.trace("in", frame)
+                if self._paused and len(self._frames) <= self._max_frames // 2 and not self._eof:
+                    self._resume()
+                if self.trace is not None:
+                    if type(frame) is bytes:
+                        self.trace("in", frame)
+                    elif type(frame) is Oversized:
+                        self.trace("in", f'"<a line of {frame.size} bytes over the limit of {frame.limit}, discarded>"'.encode())
                 return frame
             if self._eof:
                 raise EndOfStream()
@@ -206,54 +329,115 @@ class StdioServerTransport:
     def pending_frames(self) -> int:
         return len(self._frames)
 
-    # -------------------------------------------------------------- writing
+    # ================================================================ writing
+    def _check_writable(self) -> None:
+        if self._terminated:
+            raise TransportError("the server is shutting down; nothing more is sent")
+        if self._lost is not None:
+            raise TransportError(f"cannot write to stdout: {self._lost}")
+
     async def send(self, frame: bytes) -> None:
+        self._check_writable()
+        wt = self._write_transport
+        if wt is None:
+            self._write_blocking(frame)
+            return
+        if len(frame) < _SMALL_FRAME and self._writer.can_write.is_set() and not self._send_lock.locked():  # type: ignore[union-attr]
+            if self.trace is not None:
+                self.trace("out", frame)
+            wt.write(frame + b"\n")  # the common case: no wait, one write
+            return
+        async with self._send_lock:  # FIFO; a large frame is never interleaved with another
+            await self._send_waiting(wt, frame)
+
+    async def _room(self) -> None:
+        can_write = self._writer.can_write  # type: ignore[union-attr]
+        while not can_write.is_set():  # re-check: another sender may have filled it again
+            await can_write.wait()
+        self._check_writable()
+
+    async def _send_waiting(self, wt: asyncio.WriteTransport, frame: bytes) -> None:
+        await self._room()
         if self.trace is not None:
             self.trace("out", frame)
-        wt = self._write_transport
-        if wt is not None:
-            w = self._writer
-            if w.lost is not None:  # type: ignore[union-attr]
-                raise TransportError(f"cannot write to stdout: {w.lost}")  # type: ignore[union-attr]
-            wt.write(frame)
-            wt.write(b"\n")
-            if not w.can_write.is_set():  # type: ignore[union-attr]
-                await w.can_write.wait()  # type: ignore[union-attr]
-                if w.lost is not None:  # type: ignore[union-attr]
-                    raise TransportError(f"cannot write to stdout: {w.lost}")  # type: ignore[union-attr]
+        n = len(frame)
+        if n < _SMALL_FRAME:
+            wt.write(frame + b"\n")
             return
-        # A regular file: writes do not block for long.
-        data = memoryview(bytes(frame) + b"\n")
+        # Slice by slice, waiting for room, so the write buffer holds no second copy of it.
+        view = memoryview(frame)
+        start = 0
+        try:
+            while start < n:
+                if start:
+                    await self._room()
+                wt.write(view[start : start + _WRITE_SLICE])
+                start += _WRITE_SLICE
+        except asyncio.CancelledError:
+            # Never leave half a line on the wire: queue the rest at once, then give up.
+            if not self._terminated and self._lost is None and not wt.is_closing():
+                wt.write(view[start:])
+                wt.write(b"\n")
+            raise
+        wt.write(b"\n")
+
+    def _write_blocking(self, frame: bytes) -> None:
+        if self.trace is not None:
+            self.trace("out", frame)
+        data = memoryview(frame + b"\n" if len(frame) < _SMALL_FRAME else frame)
         try:
             while data:
                 n = os.write(self._out_fd, data)
                 data = data[n:]
+            if len(frame) >= _SMALL_FRAME:
+                os.write(self._out_fd, b"\n")
         except OSError as exc:
+            self._output_lost(exc)
             raise TransportError(f"cannot write to stdout: {exc}") from exc
 
+    # ================================================================ closing
     async def aclose(self) -> None:
+        """Flush (bounded by 2 s; skipped after terminate()), close, release the fds."""
         if self._closed:
             return
         self._closed = True
+        self._eof = True
+        self._wake()
         if self._watchdog is not None:
             self._watchdog.cancel()
+            with contextlib.suppress(BaseException):
+                await self._watchdog
         if self._read_transport is not None:
             self._read_transport.close()
         wt = self._write_transport
         if wt is not None and not wt.is_closing():
-            # Flush what is buffered (bounded), then close.
-            try:
-                async with asyncio.timeout(5):
-                    while wt.get_write_buffer_size() and self._writer.lost is None:  # type: ignore[union-attr]
-                        self._writer.can_write.clear()  # type: ignore[union-attr]
-                        wt.set_write_buffer_limits(high=0)
-                        await self._writer.can_write.wait()  # type: ignore[union-attr]
-            except TimeoutError:
-                pass
-            wt.close()
-        if self._proto_fd is not None:
+            if not self._terminated and self._lost is None:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(_FLUSH_TIMEOUT):
+                        await self._flush()
+            if wt.get_write_buffer_size() and not self._terminated and self._lost is None:
+                with contextlib.suppress(Exception):
+                    print("mcpio: the client did not read the last output in time; dropping it", file=sys.stderr)
+            if wt.get_write_buffer_size() or self._terminated:
+                wt.abort()
+            else:
+                wt.close()
+        await asyncio.sleep(0)  # let the transports finish closing before the fds go
+        for fd in self._nonblocking_fds:
             with contextlib.suppress(OSError):
-                os.dup2(self._proto_fd, 1)
-                os.close(self._proto_fd)
-            sys.stdout = self._saved_stdout
-            self._proto_fd = None
+                os.set_blocking(fd, True)
+        for fd in self._owned_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._owned_fds.clear()
+
+    async def _flush(self) -> None:
+        wt = self._write_transport
+        w = self._writer
+        assert wt is not None and w is not None
+        # With a high-water mark of 0 the transport reports "resume" exactly when it is empty.
+        wt.set_write_buffer_limits(high=0)
+        while wt.get_write_buffer_size() and self._lost is None and not self._terminated:
+            if w.can_write.is_set():
+                w.can_write.clear()
+            await w.can_write.wait()

@@ -1,0 +1,598 @@
+"""Type hints -> JSON Schema, and JSON arguments -> Python call arguments (layer 0, pure).
+
+:func:`analyze_function` inspects a tool, prompt or resource function once, at registration;
+the :class:`FunctionSignature` it returns holds everything the hot path needs:
+
+- ``input_schema``: JSON Schema 2020-12, ``type: object``, ``properties`` always present,
+  ``required`` only when non-empty (required iff no default). Models are ``$ref``s into
+  ``$defs``; Enums are inlined; no ``title`` keys. Descriptions come from ``Annotated``
+  metadata (``msgspec.Meta``, a string, ``pydantic.Field``), else from the docstring.
+  Parameters typed as one of ``injected`` (or Optional of one) are listed in ``injected``.
+- ``output_schema``: from the return annotation, or None (missing, None, Any, mentions a
+  content type, unrepresentable). A non-object schema is wrapped as ``{"result": ...}``.
+- ``bind(arguments)``: ONE precompiled msgspec conversion (a Struct per function) validates
+  the arguments and converts them to the annotated types. It is lax like pydantic: numeric
+  and boolean strings are accepted (URI template variables and prompt arguments are strings),
+  unknown arguments are ignored, absent optional ones are left out (the default applies).
+  Failure raises :class:`ArgumentError` naming the argument and what was expected.
+- ``to_structured(value)``: the JSON-able structuredContent of a return value.
+
+What cannot work raises TypeError at registration, naming the function, the parameter and the
+type: ``*args``/``**kwargs``, positional-only parameters, unrepresentable types, unresolvable
+annotations. pydantic is never imported here: models and ``Field`` objects are recognized only
+once the user's code has imported pydantic (looked up in ``sys.modules``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import datetime
+import functools
+import inspect
+import re
+import sys
+import types
+import typing
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from ._docstrings import parse_docstring
+
+__all__ = ["ArgumentError", "FunctionSignature", "Parameter", "analyze_function", "prompt_arguments"]
+
+_EMPTY = inspect.Parameter.empty
+_REF = "#/$defs/"
+_convert = msgspec.convert
+_asdict = msgspec.structs.asdict
+
+
+class ArgumentError(Exception):
+    """Arguments that do not fit a function's signature; ``str(exc)`` says what to fix."""
+
+
+@dataclasses.dataclass(slots=True)
+class Parameter:
+    """One schema-visible parameter: its property schema and how it is documented."""
+
+    name: str
+    annotation: Any
+    required: bool
+    schema: dict[str, Any]
+    description: str | None = None
+    default: Any = _EMPTY
+
+
+class FunctionSignature:
+    """The analysis of one function (see the module docstring); built by :func:`analyze_function`."""
+
+    __slots__ = ("name", "description", "parameters", "injected", "is_async", "input_schema", "output_schema",
+                 "wrap_output", "_struct", "_optional", "_choices", "_json_params")
+
+    def __init__(
+        self, name: str, description: str | None, parameters: list[Parameter], injected: list[str],
+        is_async: bool, input_schema: dict[str, Any], output: tuple[dict[str, Any] | None, bool],
+        struct: type,
+    ) -> None:
+        self.name, self.description, self.parameters, self.injected = name, description, parameters, injected
+        self.is_async, self.input_schema = is_async, input_schema
+        self.output_schema, self.wrap_output = output
+        self._struct = struct
+        self._optional = tuple(f.name for f in msgspec.structs.fields(struct) if f.default is UNSET)
+        defs = input_schema.get("$defs", {})
+        self._choices = {p.name: e for p in parameters if (e := _resolve(p.schema, defs).get("enum"))}
+        self._json_params = tuple(p.name for p in parameters if _wants_json(p.schema, defs))
+
+    def bind(self, arguments: Any) -> dict[str, Any]:
+        """Validate JSON ``arguments`` (an object or None) and convert them to keyword arguments.
+
+        Raises:
+            ArgumentError: an argument is missing or does not fit its type; the message names
+                the argument, what was expected and what was given.
+        """
+        if arguments is None:
+            arguments = {}
+        elif type(arguments) is not dict:
+            if not isinstance(arguments, Mapping):
+                raise ArgumentError(f"Invalid arguments for {self.name}: expected an object, got {_json_type(arguments)}")
+            arguments = dict(arguments)
+        try:
+            obj = _convert(arguments, self._struct, strict=False, dec_hook=_dec_hook)
+        except msgspec.ValidationError as exc:
+            obj = self._retry_json(arguments, exc)
+        kwargs = _asdict(obj)
+        for name in self._optional:
+            if kwargs[name] is UNSET:
+                del kwargs[name]
+        return kwargs
+
+    def _retry_json(self, arguments: dict[str, Any], exc: msgspec.ValidationError) -> Any:
+        # Some clients send list/object arguments JSON-encoded as strings: decode those, retry once.
+        strings = [n for n in self._json_params if isinstance(arguments.get(n), str)]
+        try:
+            if strings:
+                fixed = {**arguments, **{n: msgspec.json.decode(arguments[n]) for n in strings}}
+                return _convert(fixed, self._struct, strict=False, dec_hook=_dec_hook)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            pass
+        raise ArgumentError(f"Invalid arguments for {self.name}: {_explain(str(exc), arguments, self._choices)}") from None
+
+    def to_structured(self, value: Any) -> dict[str, Any]:
+        """The structuredContent for ``value``: JSON-able, wrapped as ``{"result": ...}`` if ``wrap_output``."""
+        data = _jsonable(value)
+        if self.wrap_output:
+            return {"result": data}
+        if not isinstance(data, dict):
+            raise TypeError(f"{self.name}() returned {type(value).__name__}, but its return annotation promises an object")
+        return data
+
+
+def analyze_function(
+    fn: Callable[..., Any], *, injected: tuple[type, ...] = (), content_types: tuple[type, ...] = (), name: str | None = None
+) -> FunctionSignature:
+    """Analyze ``fn`` (a function, method, ``functools.partial`` or callable object) once.
+
+    Args:
+        fn: the user's function.
+        injected: parameter types the framework supplies (e.g. Context), kept out of the schema.
+        content_types: return types that are content blocks rather than structured output.
+        name: the name to report (default: the function's ``__name__``).
+
+    Raises:
+        TypeError: the function cannot be exposed; the message names the function, the
+            parameter and the type.
+    """
+    if not callable(fn):
+        raise TypeError(f"{fn!r} is not callable")
+    target, default_name, doc, is_async = _unwrap(fn)
+    fname = name or default_name
+    try:
+        signature = inspect.signature(fn)
+        hints = typing.get_type_hints(target, include_extras=True)
+    except Exception as exc:
+        raise TypeError(
+            f"{fname}(): cannot resolve its signature ({type(exc).__name__}: {exc}); "
+            "annotation types must be defined at module level or imported"
+        ) from None
+    description, doc_params = parse_docstring(doc)
+
+    specs: list[tuple[str, Any, Any, bool, Any]] = []  # name, hint, normalized type, required, default
+    injected_names: list[str] = []
+    fields: list[tuple[Any, ...]] = []
+    for p in signature.parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            stars = "*" if p.kind is p.VAR_POSITIONAL else "**"
+            raise TypeError(f"{fname}(): {stars}{p.name} is not supported; declare each argument as a named parameter")
+        if p.kind is p.POSITIONAL_ONLY:
+            raise TypeError(f"{fname}(): positional-only parameter {p.name!r} is not supported (arguments are passed by name)")
+        hint = hints.get(p.name, Any)
+        if injected and _is_injected(hint, injected):
+            injected_names.append(p.name)
+            continue
+        tp, default, factory = _normalize(hint), p.default, None
+        if _is_field_info(default):  # param: int = pydantic.Field(3, description=...): msgspec fills it in
+            meta = _field_meta(default)
+            tp = Annotated[tp, meta] if meta is not None else tp
+            default, factory = _field_default(default)
+        required = default is _EMPTY and factory is None
+        specs.append((p.name, hint, tp, required, default))
+        if factory is not None:
+            fields.append((p.name, tp, msgspec.field(default_factory=factory)))
+        else:
+            fields.append((p.name, tp) if required else (p.name, Union[tp, UnsetType], UNSET))
+
+    try:
+        schemas, defs = _generate([s[2] for s in specs], "validation")
+    except TypeError:
+        for pname, hint, tp, _, _ in specs:
+            try:
+                _generate([tp], "validation")
+            except TypeError as exc:
+                raise TypeError(
+                    f"{fname}(): parameter {pname!r} has type {_type_name(hint)}, which cannot be "
+                    f"represented as JSON Schema ({_reason(exc)})"
+                ) from None
+        raise
+
+    parameters: list[Parameter] = []
+    for (pname, hint, _, required, default), schema in zip(specs, schemas):
+        desc = schema.get("description") or doc_params.get(pname)
+        if desc:
+            schema["description"] = desc
+        base = _strip(hint)
+        if get_origin(base) is Literal and "enum" in schema:  # declaration order, not msgspec's sorted one
+            schema["enum"] = msgspec.to_builtins(list(get_args(base)))
+        if not required and default is not _EMPTY:
+            try:
+                schema["default"] = _jsonable(default)
+            except (TypeError, ValueError):
+                pass
+        parameters.append(Parameter(pname, hint, required, schema, desc, default))
+    input_schema: dict[str, Any] = {"type": "object", "properties": {p.name: p.schema for p in parameters}}
+    required_names = [p.name for p in parameters if p.required]
+    if required_names:
+        input_schema["required"] = required_names
+    _attach_defs(input_schema, defs)
+
+    struct = msgspec.defstruct(re.sub(r"\W", "_", fname) + "_arguments", fields, kw_only=True)
+    with contextlib.suppress(msgspec.ValidationError):
+        _convert({}, struct, strict=False, dec_hook=_dec_hook)  # compile the decoder now, not on the first call
+    output = _output_schema(hints.get("return", _EMPTY), content_types)
+    return FunctionSignature(fname, description, parameters, injected_names, is_async, input_schema, output, struct)
+
+
+def prompt_arguments(sig: FunctionSignature) -> list[dict[str, Any]]:
+    """The MCP ``PromptArgument`` list for ``sig``: name, description (if any), required."""
+    return [
+        {"name": p.name, **({"description": p.description} if p.description else {}), "required": p.required}
+        for p in sig.parameters
+    ]
+
+
+# ---- the callable and its types ------------------------------------------------------------------
+
+_FORMATS = {datetime.datetime: "date-time", datetime.time: "time"}
+_CONSTRAINTS = ("gt", "ge", "lt", "le", "multiple_of", "min_length", "max_length", "pattern")
+
+
+def _unwrap(fn: Any) -> tuple[Any, str, str | None, bool]:
+    """(object carrying the annotations, default name, docstring, is_async) of a callable."""
+    f = fn
+    while isinstance(f, functools.partial):
+        f = f.func
+    if inspect.isroutine(f) or isinstance(f, type):
+        return f, getattr(f, "__name__", type(f).__name__), f.__doc__, inspect.iscoroutinefunction(f)
+    call = type(f).__call__  # a callable object
+    return call, type(f).__name__, getattr(call, "__doc__", None) or type(f).__doc__, inspect.iscoroutinefunction(call)
+
+
+def _strip(tp: Any) -> Any:
+    """``tp`` without ``Annotated`` metadata."""
+    return get_args(tp)[0] if get_origin(tp) is Annotated else tp
+
+
+def _is_injected(tp: Any, injected: tuple[type, ...]) -> bool:
+    tp = _strip(tp)
+    if get_origin(tp) in (Union, types.UnionType):  # Optional[Context]
+        args = [a for a in get_args(tp) if a is not type(None)]
+        tp = _strip(args[0]) if len(args) == 1 else None
+    tp = get_origin(tp) or tp
+    return isinstance(tp, type) and issubclass(tp, injected)
+
+
+def _mentions(tp: Any, classes: tuple[type, ...]) -> bool:
+    """Whether ``classes`` appear anywhere in the type expression ``tp``."""
+    if isinstance(tp, type) and get_origin(tp) is None and issubclass(tp, classes):
+        return True
+    return any(_mentions(a, classes) for a in get_args(tp))
+
+
+def _normalize(tp: Any) -> Any:
+    """``tp`` for msgspec: ``Annotated`` strings, ``pydantic.Field`` and annotated-types constraints
+    become ``msgspec.Meta``; datetime/time get a ``format``; generic arguments are rewritten too."""
+    origin = get_origin(tp)
+    if origin is Annotated:
+        base, *extras = get_args(tp)
+        metas = [m for x in extras if (m := _to_meta(x)) is not None]
+        return Annotated[(_normalize(base), *metas)] if metas else _normalize(base)
+    if tp in _FORMATS:
+        return Annotated[tp, msgspec.Meta(extra_json_schema={"format": _FORMATS[tp]})]
+    if origin is None or origin is Literal:
+        return tp
+    args = get_args(tp)
+    new = tuple(a if a is Ellipsis or isinstance(a, list) else _normalize(a) for a in args)
+    if all(a is b for a, b in zip(args, new)):
+        return tp
+    try:
+        return Union[new] if origin in (Union, types.UnionType) else origin[new]
+    except TypeError:
+        return tp
+
+
+def _to_meta(x: Any) -> msgspec.Meta | None:
+    if isinstance(x, msgspec.Meta):
+        return x
+    if isinstance(x, str):
+        return msgspec.Meta(description=x)
+    if _is_field_info(x):
+        return _field_meta(x)
+    kw = _constraints(x)
+    return msgspec.Meta(**kw) if kw else None
+
+
+def _constraints(obj: Any) -> dict[str, Any]:
+    """Constraints of an annotated-types / pydantic metadata object (``Ge(0)``, ``MaxLen(5)``...)."""
+    if type(obj).__module__.partition(".")[0] not in ("annotated_types", "pydantic"):
+        return {}
+    kw = {key: getattr(obj, key) for key in _CONSTRAINTS if getattr(obj, key, None) is not None}
+    if isinstance(kw.get("pattern"), re.Pattern):
+        kw["pattern"] = kw["pattern"].pattern
+    return kw
+
+
+def _is_field_info(x: Any) -> bool:
+    fields = sys.modules.get("pydantic.fields")
+    return fields is not None and isinstance(x, fields.FieldInfo)
+
+
+def _field_meta(field: Any) -> msgspec.Meta | None:
+    kw: dict[str, Any] = {}
+    for m in field.metadata:
+        kw.update(_constraints(m))
+    if field.description:
+        kw["description"] = field.description
+    if field.examples:
+        kw["examples"] = list(field.examples)
+    if isinstance(field.json_schema_extra, dict):
+        kw["extra_json_schema"] = dict(field.json_schema_extra)
+    return msgspec.Meta(**kw) if kw else None
+
+
+def _field_default(field: Any) -> tuple[Any, Callable[[], Any] | None]:
+    """(schema default, factory bind uses when the argument is absent) of a ``Field(...)`` default."""
+    if field.default_factory is not None:
+        return _EMPTY, field.default_factory
+    if type(field.default).__name__ == "PydanticUndefinedType":
+        return _EMPTY, None
+    value = field.default
+    return value, lambda: value
+
+
+def _is_model(tp: Any) -> bool:
+    """Whether ``tp`` is a pydantic model class (False, cheaply, while pydantic is not loaded)."""
+    main = sys.modules.get("pydantic.main")
+    return main is not None and isinstance(tp, type) and issubclass(tp, main.BaseModel)
+
+
+def _type_name(tp: Any) -> str:
+    return tp.__qualname__ if isinstance(tp, type) and get_origin(tp) is None else repr(tp).replace("typing.", "")
+
+
+def _reason(exc: BaseException) -> str:
+    return ([ln.strip() for ln in str(exc).splitlines() if ln.strip()] or [type(exc).__name__])[-1]
+
+
+# ---- conversion hooks ----------------------------------------------------------------------------
+
+
+def _dec_hook(tp: Any, obj: Any) -> Any:
+    if not _is_model(tp):
+        raise NotImplementedError(f"cannot convert to {tp!r}")
+    if isinstance(obj, tp):
+        return obj
+    try:
+        return tp.model_validate(obj)
+    except ValueError as exc:  # pydantic.ValidationError is a ValueError
+        if not callable(getattr(exc, "errors", None)) or not exc.errors():  # type: ignore[attr-defined]
+            raise
+        first = exc.errors()[0]  # type: ignore[attr-defined]
+        loc = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first["loc"])
+        # \x1f-separated path and message; _explain merges the path into msgspec's location.
+        raise ValueError(f"\x1f{loc}\x1f{'' if first['type'] == 'missing' else first['msg']}") from None
+
+
+def _enc_hook(obj: Any) -> Any:
+    if _is_model(type(obj)):
+        return obj.model_dump(mode="json")
+    raise TypeError(f"cannot serialize {type(obj).__name__} to JSON")
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` as plain JSON data (tuples become lists, datetimes strings, models dicts...)."""
+    return msgspec.json.decode(msgspec.json.encode(value, enc_hook=_enc_hook))
+
+
+# ---- schema generation ---------------------------------------------------------------------------
+
+_NAMED = frozenset({"properties", "$defs", "patternProperties", "dependentSchemas"})
+_SUB = frozenset({"items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else",
+                  "unevaluatedItems", "unevaluatedProperties"})
+_LISTS = frozenset({"anyOf", "allOf", "oneOf", "prefixItems"})
+_DATA = frozenset({"default", "enum", "const", "examples"})
+
+
+def _generate(tps: list[Any], mode: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Schemas of ``tps`` plus their shared ``$defs``: titles stripped, Enums inlined."""
+    extra: dict[str, Any] = {}
+
+    def hook(tp: Any) -> dict[str, Any]:
+        if not _is_model(tp):
+            raise NotImplementedError
+        js = tp.model_json_schema(ref_template=_REF + "{model}", mode=mode)
+        for key, value in js.pop("$defs", {}).items():
+            extra.setdefault(key, value)
+        if set(js) == {"$ref"}:  # a recursive model: pydantic already put it in $defs
+            return js
+        key = re.sub(r"\W", "_", tp.__name__)
+        extra[key] = js
+        return {"$ref": _REF + key}
+
+    schemas, defs = msgspec.json.schema_components(tps, schema_hook=hook, ref_template=_REF + "{name}")
+    for key, value in extra.items():
+        defs.setdefault(key, value)
+    order = _enum_classes(tps)
+    enums: dict[str, Any] = {}
+    for key, d in defs.items():
+        if "enum" in d and set(d) <= {"title", "description", "enum", "type"}:
+            d = {k: v for k, v in d.items() if k != "title"}
+            if key in order:  # msgspec sorts the values; list them as declared
+                values = msgspec.to_builtins([m.value for m in order[key]])
+                if sorted(map(repr, values)) == sorted(map(repr, d["enum"])):
+                    d["enum"] = values
+            enums[key] = d
+    cleaned = {k: _clean(v, enums) for k, v in defs.items() if k not in enums}
+    return [_clean(s, enums) for s in schemas], cleaned
+
+
+def _enum_classes(tps: list[Any]) -> dict[str, type]:
+    """Enum classes reachable from ``tps`` (through msgspec's type IR), by name."""
+    mi = msgspec.inspect
+    found: dict[str, type] = {}
+    seen: set[Any] = set()
+
+    def walk(t: Any) -> None:
+        cls = getattr(t, "cls", None)
+        if isinstance(t, mi.EnumType):
+            found.setdefault(t.cls.__name__, t.cls)
+        elif cls is None or cls not in seen:
+            seen.add(cls)
+            subs = [getattr(t, a, None) for a in ("type", "item_type", "key_type", "value_type")]
+            subs += [*getattr(t, "item_types", ()), *getattr(t, "types", ()), *(f.type for f in getattr(t, "fields", ()))]
+            for sub in subs:
+                if isinstance(sub, mi.Type):
+                    walk(sub)
+
+    for t in mi.multi_type_info(tps):
+        walk(t)
+    return found
+
+
+def _clean(node: Any, enums: dict[str, Any]) -> Any:
+    """Copy of a schema with ``title`` keywords dropped, enum refs inlined, enum ``type`` added."""
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith(_REF) and ref[len(_REF):] in enums:
+        node = {**enums[ref[len(_REF):]], **{k: v for k, v in node.items() if k != "$ref"}}
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title":
+            continue
+        if key in _NAMED and isinstance(value, dict):
+            out[key] = {n: _clean(s, enums) for n, s in value.items()}
+        elif key in _SUB:
+            out[key] = _clean(value, enums)
+        elif key in _LISTS and isinstance(value, list):
+            out[key] = [_clean(s, enums) for s in value]
+        else:
+            out[key] = value
+    if isinstance(out.get("enum"), list) and "type" not in out:
+        kinds = {_json_type(v) for v in out["enum"]}
+        if {"integer", "number"} <= kinds:
+            kinds.discard("integer")
+        rest = sorted(kinds - {"null"})
+        if len(rest) == 1 and rest[0] in ("string", "integer", "number", "boolean"):  # homogeneous
+            out["type"] = [rest[0], "null"] if "null" in kinds else rest[0]
+    return out
+
+
+def _reachable(root: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """The subset of ``defs`` that ``root`` refers to, directly or through other defs."""
+    seen: set[str] = set()
+    stack: list[Any] = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            key = ref[len(_REF):] if isinstance(ref, str) and ref.startswith(_REF) else None
+            if key in defs and key not in seen:
+                seen.add(key)
+                stack.append(defs[key])
+            stack.extend(v for k, v in node.items() if k not in _DATA)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return {k: v for k, v in defs.items() if k in seen}
+
+
+def _attach_defs(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    used = _reachable(schema, defs)
+    if used:
+        schema["$defs"] = used
+    return schema
+
+
+def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith(_REF):
+        return {**defs.get(ref[len(_REF):], {}), **{k: v for k, v in schema.items() if k != "$ref"}}
+    return schema
+
+
+def _wants_json(schema: dict[str, Any], defs: dict[str, Any]) -> bool:
+    """Whether a parameter takes only arrays/objects (so a JSON string may be decoded for it)."""
+    found = [_resolve(s, defs).get("type") for s in schema.get("anyOf", [schema])]
+    kinds = {k for t in found for k in (t if isinstance(t, list) else [t])} - {"null"}
+    return bool(kinds) and kinds <= {"array", "object"}
+
+
+def _output_schema(ret: Any, content_types: tuple[type, ...]) -> tuple[dict[str, Any] | None, bool]:
+    """(outputSchema, wrap_output) for a return annotation."""
+    base = _strip(ret)
+    if ret is _EMPTY or base in (None, type(None), Any) or (content_types and _mentions(ret, content_types)):
+        return None, False
+    try:
+        (schema,), defs = _generate([_normalize(ret)], "serialization")
+    except TypeError:
+        return None, False
+    if not schema:
+        return None, False
+    target = _resolve(schema, defs)
+    if target.get("type") == "object":
+        return _attach_defs(dict(target), defs), False
+    return _attach_defs({"type": "object", "properties": {"result": schema}, "required": ["result"]}, defs), True
+
+
+# ---- error messages ------------------------------------------------------------------------------
+
+_AT = re.compile(r"^(?P<body>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
+_MISSING = re.compile(r"^Object missing required field `(?P<field>.+)`$")
+_PATH = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
+_WORDS = {"int": "integer", "float": "number", "str": "string", "bool": "boolean"}
+_JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), ((list, tuple), "array"), (Mapping, "object"))
+_NOTHING = object()
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    return next((name for cls, name in _JSON_TYPES if isinstance(value, cls)), type(value).__name__)
+
+
+def _lookup(arguments: Any, path: str) -> Any:
+    """The argument value at a msgspec error path like ``.a[0].b`` (or _NOTHING)."""
+    value = arguments
+    for key, index in _PATH.findall(path):
+        if index == "...":
+            return _NOTHING
+        try:
+            value = value[key] if key else value[int(index)]
+        except (KeyError, IndexError, TypeError):
+            return _NOTHING
+    return value
+
+
+def _show(value: Any) -> str:
+    text = msgspec.json.encode(value).decode() if value is None or isinstance(value, bool) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _explain(message: str, arguments: Any, choices: dict[str, list[Any]]) -> str:
+    """Turn msgspec's "Expected `int`, got `str` - at `$.a`" into "'a': expected integer, got string 'x'"."""
+    m = _AT.match(message)
+    body, path = (m.group("body"), m.group("path") or "") if m else (message, "")
+    if body.startswith("\x1f"):  # from a pydantic model (see _dec_hook)
+        _, sub, body = body.split("\x1f", 2)
+        path += sub
+        if not body:
+            return f"'{path.lstrip('.')}' is required"
+    missing = _MISSING.match(body)
+    if missing:
+        return f"'{(path + '.' + missing.group('field')).lstrip('.')}' is required"
+    value = _lookup(arguments, path)
+    body = re.sub(r"`([^`]*)`", lambda t: " or ".join(_WORDS.get(w, w) for w in t.group(1).split(" | ")), body)
+    body = body[:1].lower() + body[1:]
+    if body.startswith("invalid enum value"):
+        body = "invalid value" + body[len("invalid enum value"):]
+        top = _PATH.fullmatch(path)
+        if top and choices.get(top.group(1)):
+            body += "; expected one of " + ", ".join(_show(o) for o in choices[top.group(1)])
+    elif value is not _NOTHING and (value is None or isinstance(value, (str, int, float, bool))):
+        if body.endswith(f", got {_json_type(value)}"):
+            body += "" if value is None else f" {_show(value)}"
+        elif ", got" not in body:
+            body += f", got {_show(value)}"
+    loc = path.lstrip(".")
+    return f"'{loc}': {body}" if loc else body

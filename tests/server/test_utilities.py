@@ -1,0 +1,208 @@
+"""Utilities: logging, progress, cancellation, pagination, lifespan (spec: basic/utilities,
+server/utilities)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import pytest
+
+from mcpio import Context, Server
+from tests.server.peer import LEGACY, Peer, arun, since, within
+
+
+# ---------------------------------------------------------------------------- logging
+def logging_server() -> Server:
+    server = Server("logs")
+
+    @server.tool
+    async def chatty(ctx: Context) -> str:
+        await ctx.debug("d")
+        await ctx.info({"step": 1})
+        await ctx.log("notice", "n", logger="db")
+        await ctx.warning("w")
+        await ctx.error("e", logger="db")
+        return "done"
+
+    return server
+
+
+@pytest.mark.parametrize("version", LEGACY)
+def test_log_messages_follow_the_level_the_client_set(version):
+    async def go():
+        async with Peer(logging_server(), version=version) as peer:
+            assert peer.init_result["capabilities"]["logging"] == {}
+            await peer.call_tool("chatty")
+            assert [m["level"] for m in peer.notifications("notifications/message")] == [
+                "debug", "info", "notice", "warning", "error"]
+            assert peer.notifications("notifications/message")[1] == {"level": "info", "data": {"step": 1}}
+            assert peer.notifications("notifications/message")[2] == {"level": "notice", "data": "n", "logger": "db"}
+
+            assert await peer.call("logging/setLevel", {"level": "warning"}) == {}
+            start = len(peer.received)
+            await peer.call_tool("chatty")
+            later = [m["params"]["level"] for m in peer.received[start:] if m.get("method") == "notifications/message"]
+            assert later == ["warning", "error"]
+
+    arun(go())
+
+
+def test_invalid_log_level_is_invalid_params():
+    async def go():
+        async with Peer(logging_server()) as peer:
+            resp = await peer.request("logging/setLevel", {"level": "verbose"}, check=False)
+            assert resp["error"]["code"] == -32602 and "verbose" in resp["error"]["message"]
+
+    arun(go())
+
+
+# ---------------------------------------------------------------------------- progress
+def progress_server() -> Server:
+    server = Server("progress")
+
+    @server.tool
+    async def work(ctx: Context) -> str:
+        await ctx.report_progress(1, 10, "one")
+        await ctx.report_progress(1, 10, "again")  # not an increase: dropped
+        await ctx.report_progress(0.5)  # a decrease: dropped
+        await ctx.report_progress(2.5, 10, "two and a half")
+        await ctx.report_progress(10, 10)
+        return "done"
+
+    return server
+
+
+@pytest.mark.parametrize("version", LEGACY)
+@pytest.mark.parametrize("token", ["tok-1", 7])
+def test_progress_is_monotonic_and_carries_message_from_2025_03_26(version, token):
+    async def go():
+        async with Peer(progress_server(), version=version) as peer:
+            await peer.call_tool("work", _meta={"progressToken": token})
+            got = peer.notifications("notifications/progress")
+            assert [p["progress"] for p in got] == [1, 2.5, 10]
+            assert all(p["progressToken"] == token and p["total"] == 10 for p in got)
+            if since(version, "2025-03-26"):
+                assert [p.get("message") for p in got] == ["one", "two and a half", None]
+            else:
+                assert not any("message" in p for p in got)
+
+    arun(go())
+
+
+def test_no_progress_without_a_token():
+    async def go():
+        async with Peer(progress_server()) as peer:
+            await peer.call_tool("work")
+            assert peer.notifications("notifications/progress") == []
+
+    arun(go())
+
+
+# ---------------------------------------------------------------------------- cancellation
+@pytest.mark.parametrize("version", LEGACY)
+def test_cancelled_request_stops_its_handler_and_gets_no_response(version):
+    server = Server("cancel")
+    started = asyncio.Event()
+    saw_cancel = asyncio.Event()
+
+    @server.tool
+    async def forever() -> str:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            saw_cancel.set()
+            raise
+        return "unreachable"
+
+    async def go():
+        async with Peer(server, version=version) as peer:
+            id_, fut = await peer.start("tools/call", {"name": "forever", "arguments": {}})
+            await within(started.wait())
+            await peer.notify("notifications/cancelled", {"requestId": id_, "reason": "the user pressed stop"})
+            await within(saw_cancel.wait())
+            await peer.barrier()  # the ping is answered ...
+        # ... and after the server drained and closed, nothing ever answered the cancelled id
+        assert not fut.done()
+        assert not [m for m in peer.received if m.get("id") == id_]
+
+    arun(go())
+
+
+# ---------------------------------------------------------------------------- pagination
+def paged_server() -> Server:
+    server = Server("paged", page_size=2)
+    for i in range(5):
+        server.add_tool(lambda i=i: i, name=f"tool{i}")
+        server.add_resource(lambda i=i: str(i), f"file:///r{i}.txt", name=f"r{i}")
+        server.add_prompt(lambda i=i: str(i), name=f"prompt{i}")
+
+        def tmpl(x: str, i=i) -> str:
+            return x
+
+        server.add_resource(tmpl, f"t{i}://{{x}}", name=f"t{i}")
+    return server
+
+
+@pytest.mark.parametrize("version", LEGACY)
+def test_following_next_cursor_yields_every_item_once(version):
+    async def go():
+        async with Peer(paged_server(), version=version) as peer:
+            page = await peer.call("tools/list")
+            assert len(page["tools"]) == 2 and "nextCursor" in page
+            for method, key, field, prefix in [
+                ("tools/list", "tools", "name", "tool"),
+                ("resources/list", "resources", "name", "r"),
+                ("resources/templates/list", "resourceTemplates", "name", "t"),
+                ("prompts/list", "prompts", "name", "prompt"),
+            ]:
+                items = await peer.list_all(method, key)
+                assert [it[field] for it in items] == [f"{prefix}{i}" for i in range(5)], method
+
+    arun(go())
+
+
+def test_invalid_cursor_is_invalid_params():
+    async def go():
+        async with Peer(paged_server()) as peer:
+            for cursor in ["garbage", "", "bWNwaW86dG9vbHM6LTE"]:  # the last is "mcpio:tools:-1"
+                err = await peer.error("tools/list", {"cursor": cursor})
+                assert err["code"] == -32602
+            tools_cursor = (await peer.call("tools/list"))["nextCursor"]
+            err = await peer.error("prompts/list", {"cursor": tools_cursor})
+            assert err["code"] == -32602
+
+    arun(go())
+
+
+# ---------------------------------------------------------------------------- lifespan
+def test_lifespan_value_reaches_handlers_entered_once_and_exited_at_the_end():
+    events = []
+
+    @contextlib.asynccontextmanager
+    async def lifespan(server):
+        events.append("enter")
+        try:
+            yield {"db": "connection-1"}
+        finally:
+            events.append("exit")
+
+    server = Server("life", lifespan=lifespan)
+
+    @server.tool
+    def which_db(ctx: Context) -> str:  # a sync tool: ctx crosses to the worker thread
+        return ctx.lifespan["db"]
+
+    @server.tool
+    async def which_db_async(ctx: Context) -> str:
+        return ctx.lifespan["db"]
+
+    async def go():
+        async with Peer(server) as peer:
+            for name in ["which_db", "which_db_async", "which_db"]:
+                assert (await peer.call_tool(name))["content"][0]["text"] == "connection-1"
+            assert events == ["enter"]
+        assert events == ["enter", "exit"]
+
+    arun(go())

@@ -1,0 +1,126 @@
+"""Validate every JSON-RPC message a test sees against the official MCP schema of its version.
+
+``WireValidator.check(msg, version, sent_by, method=None)`` finds the ``$defs`` entry of the
+message's type (request and notification by method; a result by the method of the request it
+answers) and raises ``AssertionError`` naming the schema path when it does not validate.
+
+One documented departure: an error response to a message whose id could not be read carries
+``"id": null`` (JSON-RPC 2.0 §5 requires it); the MCP schemas of 2025-11-25 and later instead
+allow the id to be absent, so such an envelope is checked with the null id left out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+# shared/ stands beside the checkout (here and in CI); MCPIO_SHARED overrides.
+SCHEMA_DIR = Path(os.environ.get("MCPIO_SHARED", Path(__file__).resolve().parents[3] / "shared")) / "mcp-schema"
+
+# method -> (request def, result def)
+REQUESTS = {
+    "initialize": ("InitializeRequest", "InitializeResult"),
+    "ping": ("PingRequest", "EmptyResult"),
+    "tools/list": ("ListToolsRequest", "ListToolsResult"),
+    "tools/call": ("CallToolRequest", "CallToolResult"),
+    "resources/list": ("ListResourcesRequest", "ListResourcesResult"),
+    "resources/templates/list": ("ListResourceTemplatesRequest", "ListResourceTemplatesResult"),
+    "resources/read": ("ReadResourceRequest", "ReadResourceResult"),
+    "resources/subscribe": ("SubscribeRequest", "EmptyResult"),
+    "resources/unsubscribe": ("UnsubscribeRequest", "EmptyResult"),
+    "prompts/list": ("ListPromptsRequest", "ListPromptsResult"),
+    "prompts/get": ("GetPromptRequest", "GetPromptResult"),
+    "completion/complete": ("CompleteRequest", "CompleteResult"),
+    "logging/setLevel": ("SetLevelRequest", "EmptyResult"),
+    "sampling/createMessage": ("CreateMessageRequest", "CreateMessageResult"),
+    "elicitation/create": ("ElicitRequest", "ElicitResult"),
+    "roots/list": ("ListRootsRequest", "ListRootsResult"),
+    "server/discover": ("DiscoverRequest", "DiscoverResult"),
+    "subscriptions/listen": ("SubscriptionsListenRequest", "SubscriptionsListenResult"),
+}
+NOTIFICATIONS = {
+    "notifications/initialized": "InitializedNotification",
+    "notifications/cancelled": "CancelledNotification",
+    "notifications/progress": "ProgressNotification",
+    "notifications/message": "LoggingMessageNotification",
+    "notifications/resources/list_changed": "ResourceListChangedNotification",
+    "notifications/resources/updated": "ResourceUpdatedNotification",
+    "notifications/prompts/list_changed": "PromptListChangedNotification",
+    "notifications/tools/list_changed": "ToolListChangedNotification",
+    "notifications/roots/list_changed": "RootsListChangedNotification",
+    "notifications/elicitation/complete": "ElicitationCompleteNotification",
+    "notifications/subscriptions/acknowledged": "SubscriptionsAcknowledgedNotification",
+}
+
+
+@lru_cache(maxsize=None)
+def _schema(version: str) -> tuple[dict[str, Any], str]:
+    doc = json.loads((SCHEMA_DIR / version / "schema.json").read_text())
+    key = "$defs" if "$defs" in doc else "definitions"
+    return doc, key
+
+
+@lru_cache(maxsize=None)
+def _validator(version: str, name: str) -> jsonschema.protocols.Validator:
+    doc, key = _schema(version)
+    if name not in doc[key]:
+        raise KeyError(f"{name} is not defined in the {version} schema")
+    sub = {"$ref": f"#/{key}/{name}", key: doc[key]}
+    if "$schema" in doc:
+        sub["$schema"] = doc["$schema"]
+    cls = jsonschema.validators.validator_for(doc)
+    return cls(sub)
+
+
+def has_def(version: str, name: str) -> bool:
+    doc, key = _schema(version)
+    return name in doc[key]
+
+
+def validate_def(instance: Any, version: str, name: str) -> None:
+    errors = sorted(_validator(version, name).iter_errors(instance), key=lambda e: list(e.path))
+    if errors:
+        e = errors[0]
+        where = "/".join(str(p) for p in e.absolute_path) or "(root)"
+        raise AssertionError(
+            f"{version} {name} does not validate at {where}: {e.message}\n"
+            f"message: {json.dumps(instance)[:2000]}"
+        )
+
+
+def check(msg: Any, version: str, request_method: str | None = None) -> None:
+    """Validate one message (or a batch) of protocol ``version``.
+
+    ``request_method`` names the method of the request a response answers.
+    """
+    if isinstance(msg, list):
+        for m in msg:
+            check(m, version, request_method)
+        return
+    assert isinstance(msg, dict), f"not a JSON-RPC object: {msg!r}"
+    if "method" in msg:
+        method = msg["method"]
+        if "id" in msg:
+            name = REQUESTS[method][0] if method in REQUESTS else "JSONRPCRequest"
+        else:
+            name = NOTIFICATIONS.get(method, "JSONRPCNotification")
+        validate_def(msg, version, name if has_def(version, name) else "JSONRPCMessage")
+        return
+    if "error" in msg:
+        env = "JSONRPCErrorResponse" if has_def(version, "JSONRPCErrorResponse") else "JSONRPCError"
+        inst = msg
+        if msg.get("id", 0) is None:
+            inst = {k: v for k, v in msg.items() if k != "id"}
+            if env == "JSONRPCError":  # id was required before 2025-11-25: check the error alone
+                inst = dict(inst, id=0)
+        validate_def(inst, version, env)
+        return
+    env = "JSONRPCResultResponse" if has_def(version, "JSONRPCResultResponse") else "JSONRPCResponse"
+    validate_def(msg, version, env)
+    if request_method in REQUESTS:
+        validate_def(msg["result"], version, REQUESTS[request_method][1])
