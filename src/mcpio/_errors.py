@@ -99,8 +99,8 @@ class ResourceNotFound(MCPError):
 
     code = RESOURCE_NOT_FOUND
 
-    def __init__(self, uri: str, message: str | None = None) -> None:
-        super().__init__(message or f"Resource not found: {uri}", data={"uri": uri})
+    def __init__(self, uri: str, message: str | None = None, code: int | None = None) -> None:
+        super().__init__(message or f"Resource not found: {uri}", code, data={"uri": uri})
         self.uri = uri
 
 

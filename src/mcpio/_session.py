@@ -75,8 +75,10 @@ class Session:
         self._room.set()
         self._pending: dict[Any, asyncio.Future] = {}
         self._progress: dict[Any, ProgressCallback] = {}
+        self._next_token = 0
         self._closed = False
         self._encode = rpc.encode
+        self.closing = asyncio.Event()  # set when the transport ended: long-lived handlers finish up
         self.state: dict[str, Any] = {}  # per-connection data for the framework (subscriptions, log level …)
 
     # ------------------------------------------------------------------ main loop
@@ -180,6 +182,7 @@ class Session:
                 self._room.set()
 
     async def _finish(self) -> None:
+        self.closing.set()
         pending = list(self._pending.values())
         self._pending.clear()
         if pending:
@@ -220,8 +223,14 @@ class Session:
         *,
         timeout: float | None = 60.0,
         on_progress: ProgressCallback | None = None,
+        max_timeout: float | None = None,
     ) -> Any:
         """Send a request and wait for its result.
+
+        ``timeout`` bounds the wait for the answer. With ``max_timeout`` set, the request
+        carries a progress token and each ``notifications/progress`` for it restarts the
+        ``timeout`` clock, but the wait never exceeds ``max_timeout`` seconds in all (spec
+        lifecycle §Timeouts: MAY reset on progress, SHOULD enforce a maximum).
 
         Raises the peer's :class:`MCPError`, :class:`RequestTimeout` (after sending
         ``notifications/cancelled``) or :class:`ConnectionClosed`. Cancelling the caller also
@@ -230,31 +239,53 @@ class Session:
         if self._closed:
             raise ConnectionClosed(f"cannot send {method}: the connection is closed")
         conn = self.connection
-        if on_progress is not None:
+        loop = asyncio.get_running_loop()
+        start = loop.time()
+        entered: list[asyncio.Timeout] = []  # the deadline, once armed
+        token = None
+        if on_progress is not None or max_timeout is not None:
             params = dict(params or {})
             meta = dict(params.get("_meta") or {})
-            token = meta.setdefault("progressToken", f"p{id(on_progress)}-{len(self._progress)}")
+            self._next_token += 1
+            token = meta.setdefault("progressToken", f"mcpio-{self._next_token}")
             params["_meta"] = meta
-            self._progress[token] = on_progress
+
+            def progressed(progress: float, total: float | None, message: str | None) -> Any:
+                if entered and timeout is not None and max_timeout is not None:
+                    entered[0].reschedule(min(loop.time() + timeout, start + max_timeout))
+                if on_progress is not None:
+                    return on_progress(progress, total, message)
+                return None
+
+            self._progress[token] = progressed
         id_, msg = conn.request(method, params)
-        fut = asyncio.get_running_loop().create_future()
+        fut = loop.create_future()
         self._pending[id_] = fut
         try:
             await self._send_obj(msg)
-            if timeout is None:
+            if timeout is None and max_timeout is None:
                 return await fut
-            async with asyncio.timeout(timeout):
+            limits = [t for t in (timeout, max_timeout) if t is not None]
+            async with asyncio.timeout_at(start + min(limits)) as deadline:
+                entered.append(deadline)
                 return await fut
         except TimeoutError:
-            await self._abandon(id_, f"timed out after {timeout} s")
-            raise RequestTimeout(f"{method} got no answer within {timeout} s; the request was cancelled") from None
+            elapsed = loop.time() - start
+            if max_timeout is not None and (timeout is None or elapsed >= max_timeout - 0.001):
+                why = f"reached its maximum of {max_timeout:g} s"
+            elif max_timeout is not None:
+                why = f"got no answer and no progress for {timeout:g} s"
+            else:
+                why = f"got no answer within {timeout:g} s"
+            await self._abandon(id_, f"timed out: {why}")
+            raise RequestTimeout(f"{method} {why}; the request was cancelled") from None
         except asyncio.CancelledError:
             await self._abandon(id_, "cancelled by the requester")
             raise
         finally:
             self._pending.pop(id_, None)
-            if on_progress is not None:
-                self._progress.pop(params["_meta"]["progressToken"], None)  # type: ignore[index]
+            if token is not None:
+                self._progress.pop(token, None)
 
     async def _abandon(self, id_: Any, reason: str) -> None:
         self.connection.forget(id_)

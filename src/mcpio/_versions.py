@@ -20,8 +20,26 @@ LEGACY_VERSIONS: Final = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"
 MODERN_VERSIONS: Final = ("2026-07-28",)
 LATEST_LEGACY: Final = LEGACY_VERSIONS[0]
 LATEST: Final = MODERN_VERSIONS[0]
+SUPPORTED_VERSIONS: Final = MODERN_VERSIONS + LEGACY_VERSIONS  # as -32022 and server/discover list them
 
-_ALWAYS = {"ping", "initialize"}
+# Modern request/result/notification _meta keys (spec 2026-07-28 basic/index §_meta).
+META_PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
+META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
+META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
+META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+
+# RFC 5424 severities, as MCP names them (spec-notes §5), least severe first.
+LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+# Results that carry ttlMs + cacheScope in the modern era (CacheableResult, spec-notes §5).
+CACHEABLE_METHODS: Final = frozenset(
+    {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
+)
+# The only requests that may be answered with an InputRequiredResult (MRTR §Supported Requests).
+INPUT_REQUIRED_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
+
 _CLIENT_REQUESTS_2024 = frozenset(
     {
         "initialize", "ping", "completion/complete", "logging/setLevel",
@@ -35,6 +53,9 @@ _CLIENT_REQUESTS_MODERN = frozenset(
         "resources/templates/list", "resources/read", "subscriptions/listen", "tools/list", "tools/call",
     }
 )
+
+LEGACY_ONLY_METHODS: Final = _CLIENT_REQUESTS_2024 - _CLIENT_REQUESTS_MODERN
+MODERN_ONLY_METHODS: Final = _CLIENT_REQUESTS_MODERN - _CLIENT_REQUESTS_2024
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +75,14 @@ class Rules:
     resource_links: bool = False  # ResourceLink content (2025-06-18+)
     elicitation: bool = False  # elicitation/create (2025-06-18+)
     icons: bool = False  # icons on tools/resources/prompts/implementation (2025-11-25+)
-    stateless: bool = False  # per-request _meta, resultType, no initialize (2026-07-28)
+    implementation_description: bool = False  # Implementation.description (2025-11-25 only)
+    # ---- the modern (stateless) era, 2026-07-28: spec-notes §3, §7, §11
+    stateless: bool = False  # per-request _meta carries version and client capabilities; no initialize
+    result_type: bool = False  # every result carries "resultType" and _meta serverInfo
+    cache_hints: bool = False  # ttlMs + cacheScope on the results named in CACHEABLE_METHODS
+    input_required: bool = False  # server→client requests become InputRequiredResult round trips (MRTR)
+    log_level_per_request: bool = False  # notifications/message only when the request's _meta has a logLevel
+    missing_capability_is_error: bool = False  # -32021 instead of an isError tool result
     resource_not_found_code: int = RESOURCE_NOT_FOUND
 
 
@@ -72,20 +100,16 @@ RULES: Final[dict[str, Rules]] = {
     "2025-11-25": Rules(
         "2025-11-25", LEGACY, _CLIENT_REQUESTS_2024, tool_annotations=True, audio_content=True,
         progress_message=True, completions_capability=True, structured_output=True, titles=True,
-        resource_links=True, elicitation=True, icons=True,
+        resource_links=True, elicitation=True, icons=True, implementation_description=True,
     ),
     "2026-07-28": Rules(
         "2026-07-28", MODERN, _CLIENT_REQUESTS_MODERN, tool_annotations=True, audio_content=True,
         progress_message=True, completions_capability=True, structured_output=True, titles=True,
-        resource_links=True, elicitation=True, icons=True, stateless=True,
-        resource_not_found_code=INVALID_PARAMS,
+        resource_links=True, elicitation=True, icons=True, stateless=True, result_type=True,
+        cache_hints=True, input_required=True, log_level_per_request=True,
+        missing_capability_is_error=True, resource_not_found_code=INVALID_PARAMS,
     ),
 }
-
-# Before initialize completes, only these are served (spec 2025-11-25 lifecycle: the client
-# SHOULD NOT send requests other than pings before the server has answered initialize).
-PRE_INITIALIZE_METHODS: Final = frozenset(_ALWAYS)
-
 
 def negotiate(requested: object) -> str:
     """Legacy version negotiation (spec lifecycle §Version Negotiation).
@@ -96,7 +120,3 @@ def negotiate(requested: object) -> str:
     if isinstance(requested, str) and requested in LEGACY_VERSIONS:
         return requested
     return LATEST_LEGACY
-
-
-def rules_for(version: str) -> Rules:
-    return RULES[version]

@@ -3,8 +3,9 @@ over stdio.
 
 The SDK's ``Client`` defaults to ``mode="auto"``: it first probes ``server/discover`` (the
 2026-07-28 era) and falls back to the ``initialize`` handshake when the server answers with an
-error. The feature tests use that default; ``test_legacy_mode`` pins ``mode="legacy"`` (a plain
-``initialize`` handshake, what every pre-2026 client does).
+error. mcpio answers the probe, so the feature tests (which use that default) run in the modern
+era; ``test_legacy_mode`` pins ``mode="legacy"`` (a plain ``initialize`` handshake, what every
+pre-2026 client does).
 
 Each test spawns its own server (``sys.executable examples/quickstart.py``); the server's stderr
 goes to a file that is shown when a test fails.
@@ -72,7 +73,8 @@ def test_connect_default_mode(tmp_path):
         }
 
     out = run_client(tmp_path, body)
-    assert out["version"] in KNOWN_VERSIONS
+    # mcpio is dual-era: the SDK's server/discover probe succeeds, so it is served statelessly.
+    assert out["version"] == "2026-07-28"
     assert out["server_info"] is not None
     assert (out["server_info"].name, out["server_info"].version) == ("demo", "1.0.0")
     assert out["instructions"] == "Arithmetic and greetings."

@@ -95,12 +95,12 @@ def test_bad_arguments_are_tool_errors_naming_the_argument():
             r = await peer.call_tool("add", {"a": "two", "b": 3})
             assert r["isError"] is True
             text = r["content"][0]["text"]
-            assert "a" in text and "Traceback" not in text
+            assert "'a'" in text and "integer" in text and "Traceback" not in text
             r = await peer.call_tool("add", {"a": 1})
             assert r["isError"] is True
-            assert "b" in r["content"][0]["text"]
+            assert "'b'" in r["content"][0]["text"] and "required" in r["content"][0]["text"]
             r = await peer.call_tool("add")  # no arguments at all
-            assert r["isError"] is True
+            assert r["isError"] is True and "required" in r["content"][0]["text"]
 
     arun(go())
 

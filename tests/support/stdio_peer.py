@@ -27,6 +27,7 @@ class StdioPeer:
         self.proc = proc
         self.validate = validate
         self.version: str | None = None
+        self.modern_meta: dict[str, Any] | None = None
         self.inbox: queue.Queue[Any] = queue.Queue()
         self.received: list[Any] = []  # every message, in order
         self.stderr_lines: list[str] = []
@@ -145,13 +146,31 @@ class StdioPeer:
         self._next_id += 1
         return self._next_id
 
-    def request_msg(self, method: str, params: dict[str, Any] | None = None, id_: Any = None) -> dict[str, Any]:
+    def request_msg(self, method: str, params: dict[str, Any] | None = None, id_: Any = None, *,
+                    meta: bool = True) -> dict[str, Any]:
+        """A request; in modern mode (``self.modern()``) its params carry the per-request _meta
+        (merged under any ``_meta`` given) unless ``meta=False``."""
         id_ = self.new_id() if id_ is None else id_
+        if self.modern_meta is not None and meta:
+            params = dict(params or {})
+            params["_meta"] = {**self.modern_meta, **(params.get("_meta") or {})}
         msg: dict[str, Any] = {"jsonrpc": "2.0", "id": id_, "method": method}
         if params is not None:
             msg["params"] = params
         self._methods[id_] = method
         return msg
+
+    def modern(self, version: str = "2026-07-28", capabilities: dict[str, Any] | None = None,
+               client_info: dict[str, Any] | None = None, log_level: str | None = None) -> None:
+        """Speak the stateless era: no initialize, every request carries _meta."""
+        self.version = version
+        self.modern_meta = {
+            "io.modelcontextprotocol/protocolVersion": version,
+            "io.modelcontextprotocol/clientCapabilities": capabilities or {},
+            "io.modelcontextprotocol/clientInfo": client_info or {"name": "mcpio-tests", "version": "1.0.0"},
+        }
+        if log_level is not None:
+            self.modern_meta["io.modelcontextprotocol/logLevel"] = log_level
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}

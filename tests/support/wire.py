@@ -123,4 +123,10 @@ def check(msg: Any, version: str, request_method: str | None = None) -> None:
     env = "JSONRPCResultResponse" if has_def(version, "JSONRPCResultResponse") else "JSONRPCResponse"
     validate_def(msg, version, env)
     if request_method in REQUESTS:
-        validate_def(msg["result"], version, REQUESTS[request_method][1])
+        result = msg["result"]
+        name = REQUESTS[request_method][1]
+        if isinstance(result, dict) and result.get("resultType") == "input_required":
+            name = "InputRequiredResult"
+        if name == "EmptyResult" and not has_def(version, name):
+            name = "Result"
+        validate_def(result, version, name)

@@ -20,8 +20,29 @@ import logging
 from typing import Any
 
 from .. import _jsonrpc as rpc
-from .._errors import INVALID_REQUEST, LocalProtocolError, MCPError
-from .._versions import LEGACY_VERSIONS, RULES, Rules, negotiate
+from .._errors import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    LocalProtocolError,
+    MCPError,
+)
+from .._versions import (
+    LATEST,
+    LEGACY_ONLY_METHODS,
+    LEGACY_VERSIONS,
+    LOG_LEVELS,
+    META_CLIENT_CAPABILITIES,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    MODERN_ONLY_METHODS,
+    MODERN_VERSIONS,
+    RULES,
+    SUPPORTED_VERSIONS,
+    Rules,
+    negotiate,
+)
 from . import _state as st
 from ._events import (
     CancelRequested,
@@ -124,18 +145,86 @@ class Connection:
                 "ids must be unique among the requests a peer has not yet been answered",
             })))
             return
+        version = self.version
         if self.role == st.SERVER:
-            refusal = self._server_admission(method, params, batch)
-            if refusal is not None:
-                out.append(Reply(rpc.error_response(id_, {"code": INVALID_REQUEST, "message": refusal})))
+            meta = params.get("_meta") if params is not None else None
+            if type(meta) is dict and (META_PROTOCOL_VERSION in meta or META_CLIENT_CAPABILITIES in meta):
+                # Dual era (spec 2026-07-28 versioning §Backward Compatibility): a request with
+                # modern _meta is served statelessly, whatever the connection's legacy state.
+                admitted = self._modern_admission(method, meta)
+            else:
+                admitted = self._server_admission(method, params, batch)
+            if type(admitted) is dict:
+                out.append(Reply(rpc.error_response(id_, admitted)))
                 return
+            version = admitted
         self._incoming[id_] = method
         if batch is not None:
             batch.pending.add(id_)
-        out.append(RequestReceived(id=id_, method=method, params=params))
+        out.append(RequestReceived(id=id_, method=method, params=params, version=version))
 
-    def _server_admission(self, method: str, params: Any, batch: _Batch | None) -> str | None:
-        """Apply the lifecycle table to a request the server received; return a refusal or None."""
+    def _modern_admission(self, method: str, meta: dict[str, Any]) -> str | dict[str, Any]:
+        """The version a modern request is served under, or the error object refusing it.
+
+        Order: version (-32022), required _meta (-32602), method (-32601): a client learns
+        first what it can change without guessing (spec 2026-07-28 basic/index §_meta).
+        """
+        requested = meta.get(META_PROTOCOL_VERSION)
+        if type(requested) is not str:
+            return {
+                "code": INVALID_PARAMS,
+                "message": f'Invalid params: _meta["{META_PROTOCOL_VERSION}"] is required on every 2026-07-28 '
+                f"request (a version string such as {LATEST!r}), got {requested!r}",
+            }
+        if requested not in MODERN_VERSIONS:
+            return {
+                "code": UNSUPPORTED_PROTOCOL_VERSION,
+                "message": f"Unsupported protocol version {requested!r}; this server supports "
+                + ", ".join(SUPPORTED_VERSIONS) + " (legacy versions through initialize)",
+                "data": {"supported": list(SUPPORTED_VERSIONS), "requested": requested},
+            }
+        caps = meta.get(META_CLIENT_CAPABILITIES)
+        if type(caps) is not dict:
+            return {
+                "code": INVALID_PARAMS,
+                "message": f'Invalid params: _meta["{META_CLIENT_CAPABILITIES}"] is required on every '
+                "2026-07-28 request (an object; {} declares no capabilities)",
+            }
+        level = meta.get(META_LOG_LEVEL)
+        if level is not None and level not in LOG_LEVELS:
+            return {
+                "code": INVALID_PARAMS,
+                "message": f'Invalid params: _meta["{META_LOG_LEVEL}"] must be one of {", ".join(LOG_LEVELS)}, got {level!r}',
+            }
+        rules = RULES[requested]
+        if method not in rules.client_requests:
+            return {
+                "code": METHOD_NOT_FOUND,
+                "message": f"Method not found: {method!r} is not a {requested} method"
+                + (" (it exists only in the legacy era, before 2026-07-28)" if method in LEGACY_ONLY_METHODS else ""),
+            }
+        return requested
+
+    def _server_admission(self, method: str, params: Any, batch: _Batch | None) -> str | None | dict[str, Any]:
+        """Apply the legacy lifecycle table to a request the server received.
+
+        Returns the version it is served under (None before initialize completes), or the
+        error object refusing it.
+        """
+        refusal = self._legacy_refusal(method, params, batch)
+        if refusal is not None:
+            return {"code": INVALID_REQUEST, "message": refusal}
+        rules = self.rules
+        if rules is not None and method not in rules.client_requests:
+            return {
+                "code": METHOD_NOT_FOUND,
+                "message": f"Method not found: {method!r} is not a {rules.version} method"
+                + (" (2026-07-28 requests carry their version in params._meta)" if method in MODERN_ONLY_METHODS else ""),
+            }
+        return self.version
+
+    def _legacy_refusal(self, method: str, params: Any, batch: _Batch | None) -> str | None:
+        """Apply the lifecycle table to a legacy request; return a refusal or None."""
         lc = self.lifecycle
         accepts = st.SERVER_ACCEPTS[lc.state]
         if method == "initialize":

@@ -15,11 +15,16 @@ RequestId = str | int
 
 @dataclass(frozen=True, slots=True)
 class RequestReceived:
-    """The peer asks us something; answer with ``Connection.respond``/``respond_error``."""
+    """The peer asks us something; answer with ``Connection.respond``/``respond_error``.
+
+    ``version`` is the protocol version this request is served under: the negotiated legacy
+    version (None before initialize), or the version its modern ``_meta`` names.
+    """
 
     id: RequestId
     method: str
     params: dict[str, Any] | None
+    version: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

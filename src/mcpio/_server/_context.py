@@ -12,7 +12,22 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from .._errors import ConnectionClosed, MCPError, RequestTimeout
+from .._errors import (
+    INTERNAL_ERROR,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    ConnectionClosed,
+    MCPError,
+    RequestTimeout,
+    ResourceNotFound,
+)
+from .._versions import (
+    LOG_LEVELS,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    Rules,
+)
+from ._mrtr import Rounds
 
 if TYPE_CHECKING:
     from .._session import Session
@@ -20,13 +35,24 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mcpio.server")
 
-# RFC 5424 severities, as MCP names them (spec-notes §5)
-LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _LEVEL_RANK = {name: i for i, name in enumerate(LOG_LEVELS)}
 
 
 class ClientCapabilityError(MCPError):
-    """The client did not declare the capability this call needs."""
+    """The client did not declare the capability this call needs.
+
+    In the modern era it is answered as -32021 with ``data.requiredCapabilities`` (spec
+    2026-07-28); in the legacy era a tool turns it into an ``isError`` result.
+    """
+
+    def __init__(self, message: str, capability: str, rules: Rules | None = None) -> None:
+        modern = rules is not None and rules.missing_capability_is_error
+        super().__init__(
+            message,
+            MISSING_REQUIRED_CLIENT_CAPABILITY if modern else INTERNAL_ERROR,
+            {"requiredCapabilities": {capability: {}}} if modern else None,
+        )
+        self.capability = capability
 
 
 class ClientRequestError(MCPError):
@@ -35,15 +61,31 @@ class ClientRequestError(MCPError):
 
 
 class Context:
-    """Per-request access to progress, logging, the client's features and the lifespan value."""
+    """Per-request access to progress, logging, the client's features and the lifespan value.
 
-    __slots__ = ("server", "session", "request_id", "meta", "_last_progress")
+    One Context serves one request under one protocol version (``rules``): in the legacy era
+    the client's capabilities and log level belong to the connection; in the modern era they
+    come with each request's ``_meta`` (spec 2026-07-28: servers MUST NOT infer them from
+    earlier requests).
+    """
 
-    def __init__(self, server: Server, session: Session, request_id: Any, meta: dict[str, Any] | None) -> None:
+    __slots__ = ("server", "session", "request_id", "meta", "rules", "_rounds", "_last_progress")
+
+    def __init__(
+        self,
+        server: Server,
+        session: Session,
+        request_id: Any,
+        meta: dict[str, Any] | None,
+        rules: Rules | None = None,
+        rounds: Rounds | None = None,
+    ) -> None:
         self.server = server
         self.session = session
         self.request_id = request_id
-        self.meta = meta or {}
+        self.meta = meta if isinstance(meta, dict) else {}
+        self.rules = rules if rules is not None else session.connection.rules
+        self._rounds = rounds
         self._last_progress: float | None = None
 
     # ---------------------------------------------------------------- facts
@@ -53,20 +95,36 @@ class Context:
         return self.server._lifespan_value
 
     @property
+    def stateless(self) -> bool:
+        """True when this request is served in the modern (2026-07-28) era."""
+        return self.rules is not None and self.rules.stateless
+
+    @property
     def client_capabilities(self) -> dict[str, Any]:
+        if self.stateless:
+            return self.meta.get(META_CLIENT_CAPABILITIES) or {}
         return self.session.connection.peer_capabilities
 
     @property
     def client_info(self) -> dict[str, Any]:
+        if self.stateless:
+            info = self.meta.get(META_CLIENT_INFO)
+            return info if isinstance(info, dict) else {}
         return self.session.connection.peer_info
 
     @property
     def protocol_version(self) -> str | None:
-        return self.session.connection.version
+        return self.rules.version if self.rules is not None else None
 
     @property
     def progress_token(self) -> Any:
         return self.meta.get("progressToken")
+
+    @property
+    def input_round(self) -> int:
+        """How many input_required round trips preceded this run of the handler (modern era;
+        always 0 in the legacy era, where the client is asked directly)."""
+        return self._rounds.round if self._rounds is not None else 0
 
     # ---------------------------------------------------------------- progress
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
@@ -84,7 +142,7 @@ class Context:
         params: dict[str, Any] = {"progressToken": token, "progress": progress}
         if total is not None:
             params["total"] = total
-        rules = self.session.connection.rules
+        rules = self.rules
         if message is not None and (rules is None or rules.progress_message):
             params["message"] = message
         await self.session.notify("notifications/progress", params)
@@ -94,7 +152,12 @@ class Context:
         """Send ``notifications/message`` at ``level`` if the client's level lets it through."""
         if level not in _LEVEL_RANK:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
-        threshold = self.session.state.get("log_level")
+        if self.stateless:  # 2026-07-28: only when this request's _meta asks for a level
+            threshold = self.meta.get(META_LOG_LEVEL)
+            if threshold is None:
+                return
+        else:  # legacy: logging/setLevel on the connection; unset means everything
+            threshold = self.session.state.get("log_level")
         if threshold is not None and _LEVEL_RANK[level] < _LEVEL_RANK[threshold]:
             return
         params: dict[str, Any] = {"level": level, "data": data}
@@ -119,11 +182,20 @@ class Context:
 
     # ---------------------------------------------------------------- client features
     async def _request(self, method: str, params: dict[str, Any] | None, timeout: float | None) -> Any:
-        """Send ``method`` to the client and wait (spec: server→client requests, legacy era).
+        """Ask the client for ``method``'s result.
 
-        Raises RequestTimeout (after telling the client ``notifications/cancelled``),
-        ConnectionClosed, or ClientRequestError carrying the client's error.
+        Legacy era: send the request and wait (spec: server→client requests); raises
+        RequestTimeout (after telling the client ``notifications/cancelled``), ConnectionClosed,
+        or ClientRequestError carrying the client's error. Modern era: return the answer the
+        client gave in an earlier round, or raise InputRequired to ask for it (``_mrtr``).
         """
+        if self._rounds is not None:
+            return self._rounds.ask(method, params)
+        if self.stateless:
+            raise MCPError(
+                f"{method} cannot be asked here: in protocol {self.protocol_version} a server asks "
+                "the client only while answering tools/call, prompts/get or resources/read"
+            )
         try:
             return await self.session.request(method, params, timeout=timeout)
         except (RequestTimeout, ConnectionClosed):
@@ -137,6 +209,8 @@ class Context:
 
         Raises RequestTimeout if it does not answer within ``timeout`` seconds.
         """
+        if self.stateless:
+            raise MCPError(f"ctx.ping(): there is no ping in protocol {self.protocol_version}")
         await self._request("ping", None, timeout)
 
     def _require(self, capability: str, what: str) -> dict[str, Any]:
@@ -144,7 +218,8 @@ class Context:
         if capability not in caps:
             name = self.client_info.get("name", "the client")
             raise ClientCapabilityError(
-                f"{what} needs the client capability {capability!r}, which {name} did not declare"
+                f"{what} needs the client capability {capability!r}, which {name} did not declare",
+                capability, self.rules,
             )
         value = caps.get(capability)
         return value if isinstance(value, dict) else {}
@@ -184,14 +259,15 @@ class Context:
         ``schema`` is a flat object schema of primitive properties. Returns the client's result:
         ``{"action": "accept"|"decline"|"cancel", "content": {...}}``.
         """
-        rules = self.session.connection.rules
+        rules = self.rules
         if rules is not None and not rules.elicitation:
-            raise ClientCapabilityError(f"elicitation is not part of protocol version {rules.version}")
+            raise ClientCapabilityError(f"elicitation is not part of protocol version {rules.version}", "elicitation", rules)
         modes = self._require("elicitation", "ctx.elicit()")
         if "url" in modes and "form" not in modes:  # 2025-11-25: {} means form; {"url": {}} means URL only
             raise ClientCapabilityError(
                 f"ctx.elicit() needs form-mode elicitation, and {self.client_info.get('name', 'the client')} "
-                "declared only URL mode (capability elicitation.form is absent)"
+                "declared only URL mode (capability elicitation.form is absent)",
+                "elicitation", rules,
             )
         params = {"message": message, "requestedSchema": schema}
         if rules is not None and rules.icons:  # 2025-11-25 added the explicit mode field
@@ -207,4 +283,8 @@ class Context:
 
     async def read_resource(self, uri: str) -> list[dict[str, Any]]:
         """Read one of this server's own resources; returns its contents list."""
-        return await self.server._read_resource_contents(uri, self)
+        found = self.server.find_resource(uri)
+        if found is None:
+            raise ResourceNotFound(uri)
+        resource, kwargs = found
+        return await resource.read(uri, kwargs, self)

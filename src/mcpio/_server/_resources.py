@@ -53,7 +53,13 @@ class Resource:
         annotations: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
+        ttl_ms: int | None = None,
+        cache_scope: str | None = None,
     ) -> None:
+        if (ttl_ms is not None and ttl_ms < 0) or cache_scope not in (None, "public", "private"):
+            raise ValueError(f"resource {uri!r}: ttl_ms must be >= 0 and cache_scope 'public' or 'private'")
+        self.ttl_ms = ttl_ms  # 2026-07-28 caching hints for resources/read (None: the server's)
+        self.cache_scope = cache_scope
         self.fn = fn
         self.uri = uri
         self.template = UriTemplate(uri)

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import secrets
 import signal
 import sys
 import time
@@ -20,17 +21,18 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from .._errors import InvalidParams, MethodNotFound, ResourceNotFound
+from .._errors import INTERNAL_ERROR, MCPError, MethodNotFound
 from .._protocol._connection import Connection
 from .._protocol._events import NotificationReceived, RequestReceived
 from .._protocol._framing import DEFAULT_MAX_LINE_SIZE
 from .._session import Session
 from .._transports._base import Transport
-from .._versions import Rules
-from ._completion import complete
-from ._context import LOG_LEVELS, Context
-from ._pagination import paginate
+from .._versions import CACHEABLE_METHODS, INPUT_REQUIRED_METHODS, META_SERVER_INFO, RULES, Rules
+from ._context import Context
+from ._handlers import METHODS
+from ._mrtr import InputRequired, Rounds, StateCodec
 from ._resources import Prompt, Resource
+from ._subscriptions import list_changed_targets, updated_targets
 from ._tools import Tool
 
 log = logging.getLogger("mcpio.server")
@@ -53,6 +55,10 @@ class Server:
         page_size: int = 100,
         max_message_size: int = DEFAULT_MAX_LINE_SIZE,
         max_in_flight: int = 1024,
+        cache_ttl_ms: int = 0,
+        cache_scope: str = "private",
+        state_secret: bytes | str | None = None,
+        state_ttl: float = 3600.0,
     ) -> None:
         self.name = name
         self.version = version
@@ -67,6 +73,19 @@ class Server:
         self.page_size = page_size
         self.max_message_size = max_message_size
         self.max_in_flight = max_in_flight
+        # 2026-07-28 caching hints (CacheableResult): ttlMs 0 = stale at once; "private" = never
+        # shared across authorization contexts. Safe defaults; raise them for static servers.
+        if cache_ttl_ms < 0 or cache_scope not in ("public", "private"):
+            raise ValueError("cache_ttl_ms must be >= 0 and cache_scope 'public' or 'private'")
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope = cache_scope
+        # requestState integrity (MRTR): one secret per server; set it (or MCPIO_STATE_SECRET)
+        # when several processes serve the same clients.
+        secret = state_secret if state_secret is not None else os.environ.get("MCPIO_STATE_SECRET")
+        if isinstance(secret, str):
+            secret = secret.encode()
+        self._state_codec = StateCodec(secret or secrets.token_bytes(32), state_ttl)
+        self._caps_cache: dict[str, dict[str, Any]] = {}
         self._tools: dict[str, Tool] = {}
         self._resources: dict[str, Resource] = {}  # static, by URI
         self._templates: dict[str, Resource] = {}  # by template string
@@ -77,21 +96,6 @@ class Server:
         self._lifespan_value: Any = None
         self._background: set[asyncio.Task] = set()
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop serving our sessions
-        self._methods = {
-            "initialize": self._initialize,
-            "ping": self._ping,
-            "tools/list": self._tools_list,
-            "tools/call": self._tools_call,
-            "resources/list": self._resources_list,
-            "resources/templates/list": self._templates_list,
-            "resources/read": self._resources_read,
-            "resources/subscribe": self._subscribe,
-            "resources/unsubscribe": self._unsubscribe,
-            "prompts/list": self._prompts_list,
-            "prompts/get": self._prompts_get,
-            "completion/complete": self._complete,
-            "logging/setLevel": self._set_level,
-        }
 
     # ================================================================ registration
     def tool(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
@@ -170,6 +174,7 @@ class Server:
     def _changed(self, kind: str) -> None:
         """Tell connected clients that ``kind`` changed; safe from any thread (a sync tool
         runs in a worker thread and may add or remove tools)."""
+        self._caps_cache.clear()
         loop = self._loop
         if not self._sessions or loop is None or loop.is_closed():
             return
@@ -183,13 +188,8 @@ class Server:
             loop.call_soon_threadsafe(self._notify_changed, loop, kind)
 
     def _notify_changed(self, loop: asyncio.AbstractEventLoop, kind: str) -> None:
-        for s in list(self._sessions):
-            # Only to sessions that are initialized (the initialize result is out) and were told
-            # listChanged for this kind (spec: server/tools §List Changed Notification).
-            if s.closed or not s.connection.lifecycle.initialized:
-                continue
-            if s.state.get("capabilities", {}).get(kind, {}).get("listChanged"):
-                self._spawn(loop, s.notify(f"notifications/{kind}/list_changed"))
+        for session, params in list_changed_targets(iter(list(self._sessions)), kind):
+            self._spawn(loop, session.notify(f"notifications/{kind}/list_changed", params))
 
     def _spawn(self, loop: asyncio.AbstractEventLoop, coro: Any) -> None:
         t = loop.create_task(coro)
@@ -197,16 +197,19 @@ class Server:
         t.add_done_callback(self._background.discard)
 
     async def notify_resource_updated(self, uri: str) -> None:
-        """Tell every client subscribed to ``uri`` that it changed (``notifications/resources/updated``)."""
-        for s in list(self._sessions):
-            if uri in s.state.get("subscriptions", ()):
-                await s.notify("notifications/resources/updated", {"uri": uri})
+        """Tell every client subscribed to ``uri`` that it changed (``notifications/resources/updated``):
+        legacy ``resources/subscribe`` subscribers and modern ``subscriptions/listen`` streams."""
+        for session, params in list(updated_targets(iter(list(self._sessions)), uri)):
+            await session.notify("notifications/resources/updated", params)
 
     # ================================================================ capabilities
     def capabilities(self, rules: Rules) -> dict[str, Any]:
-        """What this server announces at initialize: derived from what is registered then
-        (spec-notes §4). ``completions`` (2025-03-26+) only when something can be completed:
-        a prompt, a resource template or a registered completer."""
+        """What this server announces (initialize, server/discover): derived from what is
+        registered now (spec-notes §4). ``completions`` (2025-03-26+) only when something can
+        be completed: a prompt, a resource template or a registered completer."""
+        cached = self._caps_cache.get(rules.version)
+        if cached is not None:
+            return cached
         caps: dict[str, Any] = {"logging": {}}
         if rules.completions_capability and (self._prompts or self._templates or self._completer is not None):
             caps["completions"] = {}
@@ -216,14 +219,25 @@ class Server:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self._tools:
             caps["tools"] = {"listChanged": True}
+        self._caps_cache[rules.version] = caps
         return caps
+
+    def gate(self, ctx: Context, capability: str, method: str) -> Rules:
+        """The request's rules, or -32601 when the server did not announce ``capability``
+        (legacy: at initialize; modern: now)."""
+        rules = ctx.rules
+        assert rules is not None  # the protocol layer admits these only with a version
+        caps = self.capabilities(rules) if rules.stateless else ctx.session.state.get("capabilities", {})
+        if capability not in caps:
+            raise MethodNotFound(f"Method not found: {method!r} (this server did not announce the {capability!r} capability)")
+        return rules
 
     def server_info(self, rules: Rules) -> dict[str, Any]:
         info: dict[str, Any] = {"name": self.name, "version": self.version}
         if self.title and rules.titles:
             info["title"] = self.title
         if rules.icons:  # 2025-11-25 added these Implementation fields
-            if self.description:
+            if self.description and rules.implementation_description:
                 info["description"] = self.description
             if self.website_url:
                 info["websiteUrl"] = self.website_url
@@ -231,124 +245,60 @@ class Server:
                 info["icons"] = self.icons
         return info
 
-    # ================================================================ method table
-    async def _on_request(self, session: Session, ev: RequestReceived) -> Any:
-        handler = self._methods.get(ev.method)
-        if handler is None:
-            raise MethodNotFound(f"Method not found: {ev.method!r} is not an MCP method this server serves")
-        return await handler(session, ev.params or {}, ev)
-
-    def _gate(self, session: Session, capability: str, method: str) -> Rules:
-        if capability not in session.state.get("capabilities", ()):
-            raise MethodNotFound(f"Method not found: {method!r} (this server did not announce the {capability!r} capability)")
-        return session.connection.rules  # type: ignore[return-value]
-
-    def _context(self, session: Session, params: dict[str, Any], ev: RequestReceived | None) -> Context:
-        return Context(self, session, ev.id if ev else None, params.get("_meta"))
-
-    async def _initialize(self, session: Session, params: dict[str, Any], ev: RequestReceived) -> dict[str, Any]:
-        conn = session.connection
-        rules = conn.rules
-        assert rules is not None
-        self._loop = asyncio.get_running_loop()  # where list_changed notifications are sent from
-        caps = self.capabilities(rules)
-        session.state["capabilities"] = caps
-        result: dict[str, Any] = {"protocolVersion": conn.version, "capabilities": caps, "serverInfo": self.server_info(rules)}
-        if self.instructions:
-            result["instructions"] = self.instructions
-        return result
-
-    async def _ping(self, session: Session, params: dict[str, Any], ev: RequestReceived) -> dict[str, Any]:
-        return {}
-
-    async def _tools_list(self, session: Session, params: dict[str, Any], ev: RequestReceived) -> dict[str, Any]:
-        rules = self._gate(session, "tools", "tools/list")
-        page, nxt = paginate(list(self._tools.values()), params, self.page_size, "tools")
-        return _page("tools", [t.definition(rules) for t in page], nxt)
-
-    async def _tools_call(self, session: Session, params: dict[str, Any], ev: RequestReceived) -> dict[str, Any]:
-        rules = self._gate(session, "tools", "tools/call")
-        name = params.get("name")
-        tool = self._tools.get(name) if isinstance(name, str) else None
-        if tool is None:
-            raise InvalidParams(f"Unknown tool: {name!r}; call tools/list for the tools this server offers")
-        return await tool.call(params.get("arguments"), self._context(session, params, ev), rules)
-
-    async def _resources_list(self, session: Session, params: dict[str, Any], ev: RequestReceived) -> dict[str, Any]:
-        rules = self._gate(session, "resources", "resources/list")
-        page, nxt = paginate(list(self._resources.values()), params, self.page_size, "resources")
-        return _page("resources", [r.definition(rules) for r in page], nxt)
-
-    async def _templates_list(self, session: Session, params: dict[str, Any], ev: RequestReceived) -> dict[str, Any]:
-        rules = self._gate(session, "resources", "resources/templates/list")
-        page, nxt = paginate(list(self._templates.values()), params, self.page_size, "templates")
-        return _page("resourceTemplates", [r.definition(rules) for r in page], nxt)
-
-    async def _resources_read(self, session: Session, params: dict[str, Any], ev: RequestReceived) -> dict[str, Any]:
-        rules = self._gate(session, "resources", "resources/read")
-        uri = _uri_param(params)
-        try:
-            contents = await self._read_resource_contents(uri, self._context(session, params, ev))
-        except ResourceNotFound as exc:
-            exc.code = rules.resource_not_found_code
-            raise
-        return {"contents": contents}
-
-    async def _read_resource_contents(self, uri: str, ctx: Context | None) -> list[dict[str, Any]]:
+    def find_resource(self, uri: str) -> tuple[Resource, dict[str, Any]] | None:
+        """The resource serving ``uri`` and its template arguments, or None."""
         res = self._resources.get(uri)
         if res is not None:
-            return await res.read(uri, {}, ctx)
+            return res, {}
         for tmpl in self._templates.values():
             kwargs = tmpl.match(uri)
             if kwargs is not None:
-                return await tmpl.read(uri, kwargs, ctx)
-        raise ResourceNotFound(uri)
+                return tmpl, kwargs
+        return None
 
-    async def _subscribe(self, session: Session, params: dict[str, Any], ev: RequestReceived) -> dict[str, Any]:
-        self._gate(session, "resources", "resources/subscribe")
-        session.state.setdefault("subscriptions", set()).add(_uri_param(params))
-        return {}
+    # ================================================================ requests
+    async def _on_request(self, session: Session, ev: RequestReceived) -> Any:
+        handler = METHODS.get(ev.method)
+        if handler is None:
+            raise MethodNotFound(f"Method not found: {ev.method!r} is not an MCP method this server serves")
+        rules = RULES[ev.version] if ev.version is not None else None
+        params = ev.params or {}
+        rounds = None
+        if rules is not None and rules.input_required and ev.method in INPUT_REQUIRED_METHODS:
+            rounds = Rounds.from_request(self._state_codec, ev.method, params)
+        ctx = Context(self, session, ev.id, params.get("_meta"), rules, rounds)
+        try:
+            result = await handler(self, ctx, params)
+        except InputRequired as pending:
+            if rounds is None:  # cannot happen: Context asks through rounds only when it has them
+                raise MCPError(f"{ev.method} cannot ask the client for input", INTERNAL_ERROR) from None
+            result = rounds.result(self._state_codec, ev.method, params, pending)
+        if rules is not None and rules.result_type:
+            result = self._decorate(result, rules, ev.method)
+        return result
 
-    async def _unsubscribe(self, session: Session, params: dict[str, Any], ev: RequestReceived) -> dict[str, Any]:
-        self._gate(session, "resources", "resources/unsubscribe")
-        session.state.setdefault("subscriptions", set()).discard(_uri_param(params))
-        return {}
-
-    async def _prompts_list(self, session: Session, params: dict[str, Any], ev: RequestReceived) -> dict[str, Any]:
-        rules = self._gate(session, "prompts", "prompts/list")
-        page, nxt = paginate(list(self._prompts.values()), params, self.page_size, "prompts")
-        return _page("prompts", [p.definition(rules) for p in page], nxt)
-
-    async def _prompts_get(self, session: Session, params: dict[str, Any], ev: RequestReceived) -> dict[str, Any]:
-        rules = self._gate(session, "prompts", "prompts/get")
-        name = params.get("name")
-        prompt = self._prompts.get(name) if isinstance(name, str) else None
-        if prompt is None:
-            raise InvalidParams(f"Unknown prompt: {name!r}; call prompts/list for the prompts this server offers")
-        return await prompt.render(params.get("arguments"), self._context(session, params, ev), rules)
-
-    async def _complete(self, session: Session, params: dict[str, Any], ev: RequestReceived) -> dict[str, Any]:
-        rules = session.connection.rules
-        if rules is not None and rules.completions_capability:  # 2024-11-05 had no such capability
-            self._gate(session, "completions", "completion/complete")
-        return await complete(self, params)
-
-    async def _set_level(self, session: Session, params: dict[str, Any], ev: RequestReceived) -> dict[str, Any]:
-        level = params.get("level")
-        if level not in LOG_LEVELS:
-            raise InvalidParams(f"Invalid params: level must be one of {', '.join(LOG_LEVELS)}, got {level!r}")
-        session.state["log_level"] = level
-        return {}
+    def _decorate(self, result: dict[str, Any], rules: Rules, method: str) -> dict[str, Any]:
+        """The modern era's additions to every result (spec-notes §3, §5): resultType,
+        ``_meta`` serverInfo and, on cacheable results, ttlMs + cacheScope."""
+        result.setdefault("resultType", "complete")
+        meta = result.get("_meta")
+        info = self.server_info(rules)
+        result["_meta"] = {META_SERVER_INFO: info} if meta is None else {META_SERVER_INFO: info, **meta}
+        if rules.cache_hints and method in CACHEABLE_METHODS and result["resultType"] == "complete":
+            result.setdefault("ttlMs", self.cache_ttl_ms)
+            result.setdefault("cacheScope", self.cache_scope)
+        return result
 
     async def _on_notification(self, session: Session, ev: NotificationReceived) -> None:
         hooks = self._notification_hooks.get(ev.method)
         if hooks:
             loop = asyncio.get_running_loop()
-            ctx = self._context(session, ev.params or {}, None)
+            params = ev.params or {}
+            ctx = Context(self, session, None, params.get("_meta"))
             for hook in hooks:
                 # A task, so a hook may itself send requests (e.g. roots/list) without
                 # blocking the loop that must read their answers.
-                self._spawn(loop, _run_hook(hook, ctx, ev.params or {}))
+                self._spawn(loop, _run_hook(hook, ctx, params))
 
     # ================================================================ serving
     def session(self, transport: Transport) -> Session:
@@ -363,6 +313,7 @@ class Server:
     @contextlib.asynccontextmanager
     async def running(self) -> Any:
         """Enter the lifespan (once) for the duration of serving."""
+        self._loop = asyncio.get_running_loop()  # where list_changed notifications are sent from
         if self.lifespan is None:
             yield self
             return
@@ -422,20 +373,6 @@ async def _run_hook(hook: Callable[..., Any], ctx: Context, params: dict[str, An
             await r
     except Exception:
         log.exception("notification hook %r failed", getattr(hook, "__name__", hook))
-
-
-def _page(key: str, items: list[Any], next_cursor: str | None) -> dict[str, Any]:
-    out: dict[str, Any] = {key: items}
-    if next_cursor is not None:
-        out["nextCursor"] = next_cursor
-    return out
-
-
-def _uri_param(params: dict[str, Any]) -> str:
-    uri = params.get("uri")
-    if not isinstance(uri, str):
-        raise InvalidParams('Invalid params: "uri" must be a string')
-    return uri
 
 
 def _tracer(path: str) -> Callable[[str, bytes], None]:

@@ -121,6 +121,8 @@ class Tool:
         except ToolError as exc:
             return _error_result(str(exc))
         except (ClientCapabilityError, ClientRequestError, RequestTimeout, ResourceNotFound) as exc:
+            if isinstance(exc, ClientCapabilityError) and rules.missing_capability_is_error:
+                raise  # 2026-07-28: -32021 with data.requiredCapabilities
             # What the tool asked of the client (or of ctx.read_resource) failed: an execution
             # error the model should see, not a protocol error (spec: server/tools §Error Handling).
             return _error_result(f"Error executing tool {self.name}: {exc.message}")

@@ -1,0 +1,155 @@
+"""The method table: one coroutine per client request, for both eras.
+
+Each handler is ``async def handler(server, ctx, params) -> result``. The protocol layer has
+already applied the lifecycle and the era's method list (``_versions.RULES``); ``ctx.rules``
+is the version this request is served under. What differs by era is read from those rules —
+capabilities come from the connection (legacy, fixed at initialize) or from the registry now
+(modern) — and the era's result decorations are applied once, by the server, after the
+handler returns.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .._errors import InvalidParams, ResourceNotFound
+from .._versions import LOG_LEVELS, SUPPORTED_VERSIONS
+from ._completion import complete
+from ._context import Context
+from ._pagination import paginate
+from ._subscriptions import listen, subscribe, unsubscribe, uri_param
+
+if TYPE_CHECKING:
+    from ._server import Server
+
+Params = dict[str, Any]
+
+
+def _page(key: str, items: list[Any], next_cursor: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = {key: items}
+    if next_cursor is not None:
+        out["nextCursor"] = next_cursor
+    return out
+
+
+# ---------------------------------------------------------------------- lifecycle & discovery
+async def initialize(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
+    rules = ctx.rules
+    assert rules is not None
+    caps = server.capabilities(rules)
+    ctx.session.state["capabilities"] = caps
+    result: dict[str, Any] = {"protocolVersion": rules.version, "capabilities": caps, "serverInfo": server.server_info(rules)}
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return result
+
+
+async def discover(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
+    """``server/discover`` (2026-07-28, MUST): versions, capabilities, instructions; the era
+    decorations add resultType, ttlMs, cacheScope and _meta serverInfo."""
+    rules = ctx.rules
+    assert rules is not None
+    result: dict[str, Any] = {"supportedVersions": list(SUPPORTED_VERSIONS), "capabilities": server.capabilities(rules)}
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return result
+
+
+async def ping(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
+    return {}
+
+
+async def set_level(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
+    level = params.get("level")
+    if level not in LOG_LEVELS:
+        raise InvalidParams(f"Invalid params: level must be one of {', '.join(LOG_LEVELS)}, got {level!r}")
+    ctx.session.state["log_level"] = level
+    return {}
+
+
+# ---------------------------------------------------------------------- tools
+async def tools_list(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
+    rules = server.gate(ctx, "tools", "tools/list")
+    page, nxt = paginate(list(server._tools.values()), params, server.page_size, "tools")
+    return _page("tools", [t.definition(rules) for t in page], nxt)
+
+
+async def tools_call(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
+    rules = server.gate(ctx, "tools", "tools/call")
+    name = params.get("name")
+    tool = server._tools.get(name) if isinstance(name, str) else None
+    if tool is None:
+        raise InvalidParams(f"Unknown tool: {name!r}; call tools/list for the tools this server offers")
+    return await tool.call(params.get("arguments"), ctx, rules)
+
+
+# ---------------------------------------------------------------------- resources
+async def resources_list(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
+    rules = server.gate(ctx, "resources", "resources/list")
+    page, nxt = paginate(list(server._resources.values()), params, server.page_size, "resources")
+    return _page("resources", [r.definition(rules) for r in page], nxt)
+
+
+async def templates_list(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
+    rules = server.gate(ctx, "resources", "resources/templates/list")
+    page, nxt = paginate(list(server._templates.values()), params, server.page_size, "templates")
+    return _page("resourceTemplates", [r.definition(rules) for r in page], nxt)
+
+
+async def resources_read(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
+    rules = server.gate(ctx, "resources", "resources/read")
+    uri = uri_param(params)
+    found = server.find_resource(uri)
+    if found is None:
+        # legacy -32002; 2026-07-28 -32602 with data.uri (spec-notes §6)
+        raise ResourceNotFound(uri, code=rules.resource_not_found_code)
+    resource, kwargs = found
+    result: dict[str, Any] = {"contents": await resource.read(uri, kwargs, ctx)}
+    if rules.cache_hints:
+        if resource.ttl_ms is not None:
+            result["ttlMs"] = resource.ttl_ms
+        if resource.cache_scope is not None:
+            result["cacheScope"] = resource.cache_scope
+    return result
+
+
+# ---------------------------------------------------------------------- prompts & completion
+async def prompts_list(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
+    rules = server.gate(ctx, "prompts", "prompts/list")
+    page, nxt = paginate(list(server._prompts.values()), params, server.page_size, "prompts")
+    return _page("prompts", [p.definition(rules) for p in page], nxt)
+
+
+async def prompts_get(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
+    rules = server.gate(ctx, "prompts", "prompts/get")
+    name = params.get("name")
+    prompt = server._prompts.get(name) if isinstance(name, str) else None
+    if prompt is None:
+        raise InvalidParams(f"Unknown prompt: {name!r}; call prompts/list for the prompts this server offers")
+    return await prompt.render(params.get("arguments"), ctx, rules)
+
+
+async def completion(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
+    rules = ctx.rules
+    if rules is not None and rules.completions_capability:  # 2024-11-05 had no such capability
+        server.gate(ctx, "completions", "completion/complete")
+    return await complete(server, params)
+
+
+METHODS = {
+    "initialize": initialize,
+    "server/discover": discover,
+    "ping": ping,
+    "logging/setLevel": set_level,
+    "tools/list": tools_list,
+    "tools/call": tools_call,
+    "resources/list": resources_list,
+    "resources/templates/list": templates_list,
+    "resources/read": resources_read,
+    "resources/subscribe": subscribe,
+    "resources/unsubscribe": unsubscribe,
+    "subscriptions/listen": listen,
+    "prompts/list": prompts_list,
+    "prompts/get": prompts_get,
+    "completion/complete": completion,
+}

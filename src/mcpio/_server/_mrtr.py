@@ -1,0 +1,165 @@
+"""Multi round-trip requests (spec 2026-07-28 basic/patterns/mrtr): input_required without
+server→client requests.
+
+In the modern era a handler that calls ``ctx.elicit`` / ``ctx.sample`` / ``ctx.list_roots``
+cannot send a request to the client. Instead:
+
+1. each such call inside one run of the handler gets a key (``elicit-0``, ``sample-1`` …, in
+   call order); if the answer for that key is known, the call returns it at once;
+2. otherwise it raises :class:`InputRequired`, the handler's run ends, and the server answers
+   with an ``InputRequiredResult``: ``inputRequests`` {key: request} and a ``requestState``
+   that carries every answer gathered so far;
+3. the client retries the same method (new id) with ``inputResponses`` and the echoed
+   ``requestState``; the handler runs again from the start and now gets its answers.
+
+So handler code before an ``await ctx.elicit(...)`` runs once per round: keep it free of side
+effects that must happen once (or check ``ctx.input_round``).
+
+``requestState`` is ``v1.<payload>.<mac>`` (base64url): the payload is JSON with the method,
+a digest of the request's salient parameters (name or uri, and arguments), the answers, the
+keys asked last and an expiry; the MAC is HMAC-SHA256 under the server's secret (spec:
+servers MUST protect the integrity of state that influences business logic and SHOULD bind it
+to the originating request with a short expiry). Anything that fails verification is -32602.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+import time
+from typing import Any
+
+from .._errors import InvalidParams
+
+STATE_VERSION = "v1"
+# What a well-formed answer to each input request looks like (the result types of the
+# legacy requests they replace): a missing or malformed answer is asked for again.
+_ANSWER_SHAPES = {
+    "elicitation/create": lambda a: a.get("action") in ("accept", "decline", "cancel"),
+    "sampling/createMessage": lambda a: isinstance(a.get("role"), str) and "content" in a,
+    "roots/list": lambda a: isinstance(a.get("roots"), list),
+}
+_KEY_PREFIX = {"elicitation/create": "elicit", "sampling/createMessage": "sample", "roots/list": "roots"}
+
+
+class InputRequired(BaseException):
+    """Control flow, not an error: the handler needs an answer the client has not given yet.
+
+    A BaseException (like CancelledError) so a handler's ``except Exception`` cannot swallow it.
+    """
+
+    def __init__(self, key: str, request: dict[str, Any]) -> None:
+        super().__init__(key)
+        self.key = key
+        self.request = request
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def request_digest(method: str, params: dict[str, Any]) -> str:
+    """What binds a requestState to the request it was issued for: method, target, arguments."""
+    salient = {
+        "method": method,
+        "target": params.get("name", params.get("uri")),
+        "arguments": params.get("arguments"),
+    }
+    raw = json.dumps(salient, sort_keys=True, separators=(",", ":"), default=str).encode()
+    return _b64(hashlib.sha256(raw).digest()[:16])
+
+
+class StateCodec:
+    """Signs and verifies ``requestState`` with one server secret (HMAC-SHA256)."""
+
+    def __init__(self, secret: bytes, ttl: float) -> None:
+        self._secret = secret
+        self.ttl = ttl
+
+    def _mac(self, payload: str) -> str:
+        return _b64(hmac.new(self._secret, payload.encode("ascii"), hashlib.sha256).digest())
+
+    def seal(self, digest: str, answers: dict[str, Any], asked: list[str], round_: int) -> str:
+        body = {"d": digest, "a": answers, "k": asked, "r": round_, "exp": int(time.time() + self.ttl)}
+        payload = _b64(json.dumps(body, separators=(",", ":")).encode())
+        return f"{STATE_VERSION}.{payload}.{self._mac(payload)}"
+
+    def open(self, state: Any, digest: str) -> tuple[dict[str, Any], list[str], int]:
+        """(answers, keys asked last round, round) from a state the client echoed; -32602 if it fails."""
+        if not isinstance(state, str):
+            raise InvalidParams("Invalid params: requestState must be the string this server sent")
+        parts = state.split(".")
+        if len(parts) != 3 or parts[0] != STATE_VERSION:
+            raise InvalidParams("Invalid params: requestState is not one this server issued; retry without it")
+        _, payload, mac = parts
+        if not hmac.compare_digest(mac, self._mac(payload)):
+            raise InvalidParams(
+                "Invalid params: requestState failed verification (modified, or issued by another "
+                "server secret); retry the request without requestState"
+            )
+        try:
+            body = json.loads(_unb64(payload))
+        except (ValueError, TypeError):
+            raise InvalidParams("Invalid params: requestState is corrupt; retry without it") from None
+        if body.get("d") != digest:
+            raise InvalidParams(
+                "Invalid params: requestState belongs to a different request (method, name or "
+                "arguments changed); retry without it"
+            )
+        if not isinstance(body.get("exp"), int) or body["exp"] < time.time():
+            raise InvalidParams("Invalid params: requestState has expired; retry the request without it")
+        return dict(body.get("a") or {}), list(body.get("k") or []), int(body.get("r") or 0)
+
+
+class Rounds:
+    """One run of a handler in the modern era: the answers it may use and the keys it asks."""
+
+    __slots__ = ("answers", "round", "_next")
+
+    def __init__(self, answers: dict[str, Any] | None = None, round_: int = 0) -> None:
+        self.answers = answers or {}
+        self.round = round_
+        self._next = 0
+
+    @classmethod
+    def from_request(cls, codec: StateCodec, method: str, params: dict[str, Any]) -> Rounds:
+        """Rebuild the answers of a retry: verified earlier answers plus this round's responses
+        to the keys asked last (extra keys in inputResponses are ignored, spec MRTR §Errors)."""
+        state = params.get("requestState")
+        if state is None:
+            return cls()
+        answers, asked, round_ = codec.open(state, request_digest(method, params))
+        responses = params.get("inputResponses")
+        if isinstance(responses, dict):
+            for key in asked:
+                if key in responses:
+                    answers[key] = responses[key]
+        return cls(answers, round_ + 1)
+
+    def ask(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
+        """The answer to this call's request, or raise InputRequired for it."""
+        key = f"{_KEY_PREFIX[method]}-{self._next}"
+        self._next += 1
+        answer = self.answers.get(key)
+        if isinstance(answer, dict) and _ANSWER_SHAPES[method](answer):
+            return answer
+        self.answers.pop(key, None)  # malformed: ask again
+        request: dict[str, Any] = {"method": method}
+        if params is not None:
+            request["params"] = params
+        raise InputRequired(key, request)
+
+    def result(self, codec: StateCodec, method: str, params: dict[str, Any], pending: InputRequired) -> dict[str, Any]:
+        """The InputRequiredResult for a handler run that stopped at ``pending``."""
+        known = {k: v for k, v in self.answers.items() if k != pending.key}
+        return {
+            "resultType": "input_required",
+            "inputRequests": {pending.key: pending.request},
+            "requestState": codec.seal(request_digest(method, params), known, [pending.key], self.round),
+        }

@@ -1,0 +1,107 @@
+"""Who hears about changes: legacy resource subscriptions, modern ``subscriptions/listen``
+streams, and the fan-out of ``list_changed`` / ``resources/updated`` notifications.
+
+Legacy era (≤ 2025-11-25): a connection that initialized with ``listChanged`` capabilities gets
+every ``notifications/<kind>/list_changed``; ``resources/subscribe`` adds a URI to the
+connection's set for ``notifications/resources/updated``.
+
+Modern era (2026-07-28, spec-notes §9b): ``subscriptions/listen`` opens a long-lived request.
+The server first sends ``notifications/subscriptions/acknowledged`` with the honoured subset of
+the client's filter, then only the notifications the client opted into, each tagged with
+``_meta["io.modelcontextprotocol/subscriptionId"]`` = the listen request's id. It ends with
+``notifications/cancelled`` from the client (then nothing more is sent for it), or gracefully
+with a ``SubscriptionsListenResult`` when the connection closes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from .._errors import InvalidParams
+from .._versions import META_SUBSCRIPTION_ID
+
+if TYPE_CHECKING:
+    from .._session import Session
+    from ._context import Context
+    from ._server import Server
+
+# SubscriptionFilter flag -> the capability (and notification kind) it needs
+_LIST_FLAGS = {"toolsListChanged": "tools", "promptsListChanged": "prompts", "resourcesListChanged": "resources"}
+
+
+def uri_param(params: dict[str, Any]) -> str:
+    uri = params.get("uri")
+    if not isinstance(uri, str):
+        raise InvalidParams('Invalid params: "uri" must be a string')
+    return uri
+
+
+async def subscribe(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+    server.gate(ctx, "resources", "resources/subscribe")
+    ctx.session.state.setdefault("subscriptions", set()).add(uri_param(params))
+    return {}
+
+
+async def unsubscribe(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+    server.gate(ctx, "resources", "resources/unsubscribe")
+    ctx.session.state.setdefault("subscriptions", set()).discard(uri_param(params))
+    return {}
+
+
+def honoured(filt: dict[str, Any], capabilities: dict[str, Any]) -> dict[str, Any]:
+    """The part of a SubscriptionFilter this server can keep: list flags for the features it
+    has, resource URIs when it serves resources."""
+    out: dict[str, Any] = {}
+    for flag, capability in _LIST_FLAGS.items():
+        if filt.get(flag) is True and capability in capabilities:
+            out[flag] = True
+    uris = filt.get("resourceSubscriptions")
+    if isinstance(uris, list) and "resources" in capabilities:
+        out["resourceSubscriptions"] = [u for u in uris if isinstance(u, str)]
+    return out
+
+
+async def listen(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+    """``subscriptions/listen``: acknowledge, then stay open until cancelled or closed."""
+    filt = params.get("notifications")
+    if not isinstance(filt, dict):
+        raise InvalidParams('Invalid params: subscriptions/listen needs "notifications" (a SubscriptionFilter object)')
+    assert ctx.rules is not None
+    kept = honoured(filt, server.capabilities(ctx.rules))
+    session, sub_id = ctx.session, ctx.request_id
+    await session.notify("notifications/subscriptions/acknowledged", {"notifications": kept, "_meta": {META_SUBSCRIPTION_ID: sub_id}})
+    listeners: dict[Any, dict[str, Any]] = session.state.setdefault("listeners", {})
+    listeners[sub_id] = kept  # registered after the acknowledgement: it is the first message of the stream
+    try:
+        await session.closing.wait()
+    finally:
+        listeners.pop(sub_id, None)
+    return {"_meta": {META_SUBSCRIPTION_ID: sub_id}}
+
+
+def list_changed_targets(sessions: Iterator[Session], kind: str) -> Iterator[tuple[Session, dict[str, Any] | None]]:
+    """(session, params) for each ``notifications/<kind>/list_changed`` to send."""
+    flag = next(f for f, k in _LIST_FLAGS.items() if k == kind)
+    for s in sessions:
+        if s.closed:
+            continue
+        # Legacy: connections whose initialize result is out and announced listChanged for kind
+        # (spec: server/tools §List Changed Notification).
+        if s.connection.lifecycle.initialized and s.state.get("capabilities", {}).get(kind, {}).get("listChanged"):
+            yield s, None
+        for sub_id, kept in list(s.state.get("listeners", {}).items()):
+            if kept.get(flag):
+                yield s, {"_meta": {META_SUBSCRIPTION_ID: sub_id}}
+
+
+def updated_targets(sessions: Iterator[Session], uri: str) -> Iterator[tuple[Session, dict[str, Any]]]:
+    """(session, params) for each ``notifications/resources/updated`` about ``uri``."""
+    for s in sessions:
+        if s.closed:
+            continue
+        if uri in s.state.get("subscriptions", ()):
+            yield s, {"uri": uri}
+        for sub_id, kept in list(s.state.get("listeners", {}).items()):
+            if uri in kept.get("resourceSubscriptions", ()):
+                yield s, {"uri": uri, "_meta": {META_SUBSCRIPTION_ID: sub_id}}
