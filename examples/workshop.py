@@ -1,11 +1,18 @@
 """Workshop server: keyword search over the client's roots, documents as resources.
 
-* tool ``key_word_search(keyword, root_directory=None)``: counts the matches of ``keyword``
-  per file under the client's roots (asked with ``roots/list`` after
-  ``notifications/initialized`` and again on ``notifications/roots/list_changed``); without
-  roots it searches ``root_directory``;
+* tool ``key_word_search(keyword, root_directory=None)``: counts the case-insensitive
+  occurrences of ``keyword`` (as a substring) in each file under the client's roots and returns
+  ``{path: count}`` for the files that mention it; paths are relative to the root, or full
+  paths when several roots were searched. The roots are asked for with ``roots/list`` after
+  ``notifications/initialized`` and again on ``notifications/roots/list_changed`` (a search
+  waits for a refresh in progress). A client without the ``roots`` capability names the folder
+  in ``root_directory``; with roots, ``root_directory`` may narrow the search to a folder inside
+  them and is refused outside them. Without either the result is an ``isError`` result.
+  Symbolic links are never followed (a link cannot lead out of a root); only regular files up
+  to 10 MiB are read, binary files (a NUL byte early on) and ``.git``-like folders are skipped;
 * resources: every document of ``examples/docs`` (or ``$WORKSHOP_DOCS``) as ``doc://<name>``,
-  listed 5 per page, and the template ``doc://{name}``;
+  listed 5 per page, and the template ``doc://{name}``, which serves only regular files directly
+  in that folder (``../`` and links are "not found");
 * prompt ``search_keyword(keyword)``.
 
 Run ``MCPIO_TRACE=trace.log python examples/workshop.py`` to log every message to trace.log.
@@ -13,14 +20,19 @@ Run ``MCPIO_TRACE=trace.log python examples/workshop.py`` to log every message t
 
 from __future__ import annotations
 
+import asyncio
 import os
+import stat
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlparse
 
 from mcpio import Context, ResourceNotFound, Server, ToolError
 
 DOCS = Path(os.environ.get("WORKSHOP_DOCS", Path(__file__).parent / "docs")).resolve()
-MAX_FILE_BYTES = 2 * 1024 * 1024
+MAX_FILE_BYTES = 10 * 1024 * 1024
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".tox"})
+ROOTS_TIMEOUT = 10.0  # how long a search waits for the client's roots/list answer
 
 server = Server(
     "workshop",
@@ -29,18 +41,26 @@ server = Server(
     page_size=5,
 )
 
-# Roots per connection would belong on the session; a stdio server has exactly one client.
-_roots: list[Path] = []
+# ============================================================================ roots
+# Kept per connection in session.state: "workshop_roots" (list[Path], once known),
+# "workshop_refresh" (the refresh task in progress) and "workshop_gen" (newest refresh wins).
 
 
-def _root_paths(roots: list[dict]) -> list[Path]:
-    paths = []
+def _root_paths(roots: list[dict[str, Any]]) -> list[Path]:
+    """Directories of the client's file:// roots, resolved; nested duplicates removed."""
+    paths: list[Path] = []
     for root in roots:
-        uri = root.get("uri", "")
-        parsed = urlparse(uri)
-        if parsed.scheme == "file":
-            paths.append(Path(unquote(parsed.path)).resolve())
-    return paths
+        uri = root.get("uri") if isinstance(root, dict) else None
+        parsed = urlparse(uri) if isinstance(uri, str) else None
+        if parsed is None or parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+            continue
+        paths.append(Path(unquote(parsed.path)).resolve())
+    paths.sort(key=lambda p: len(p.parts))
+    kept: list[Path] = []
+    for p in paths:
+        if not any(p.is_relative_to(k) for k in kept):
+            kept.append(p)
+    return kept
 
 
 @server.on_notification("notifications/initialized")
@@ -48,73 +68,144 @@ def _root_paths(roots: list[dict]) -> list[Path]:
 async def refresh_roots(ctx: Context, params: dict) -> None:
     if "roots" not in ctx.client_capabilities:
         return
-    _roots[:] = _root_paths(await ctx.list_roots())
-    await ctx.info(f"roots: {[str(p) for p in _roots]}")
-
-
-def _count(path: Path, needle: str) -> int:
+    state = ctx.session.state
+    gen = state["workshop_gen"] = state.get("workshop_gen", 0) + 1
+    state["workshop_refresh"] = asyncio.current_task()
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return 0
-        return path.read_text(encoding="utf-8", errors="ignore").lower().count(needle)
+        roots = _root_paths(await ctx.list_roots(timeout=ROOTS_TIMEOUT))
+    except Exception as exc:  # the client failed to answer: keep what we had
+        await ctx.warning(f"roots/list failed ({exc}); keeping the previous roots")
+        return
+    if state.get("workshop_gen") == gen:  # an older answer never overwrites a newer one
+        state["workshop_roots"] = roots
+        await ctx.info(f"searching in: {', '.join(str(p) for p in roots) or '(no roots)'}")
+
+
+async def _client_roots(ctx: Context) -> list[Path] | None:
+    """The client's roots, waiting for a refresh in progress; None without the capability."""
+    if "roots" not in ctx.client_capabilities:
+        return None
+    state = ctx.session.state
+    task = state.get("workshop_refresh")
+    if task is not None and not task.done():
+        await asyncio.wait({task}, timeout=ROOTS_TIMEOUT)  # not awaited directly: never cancel it
+    if "workshop_roots" not in state:  # not fetched yet (or the fetch failed): ask now
+        state["workshop_roots"] = _root_paths(await ctx.list_roots(timeout=ROOTS_TIMEOUT))
+    return state["workshop_roots"]
+
+
+# ============================================================================ search
+def _count(path: str, needle: str) -> int:
+    """Occurrences of ``needle`` (casefolded) in a regular file; 0 for anything else."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return 0  # links, FIFOs, sockets, devices
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        with open(fd, "rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+                return 0  # swapped for something else since the lstat, or too large
+            data = f.read(MAX_FILE_BYTES + 1)
     except OSError:
         return 0
+    if len(data) > MAX_FILE_BYTES or b"\0" in data[:8192]:
+        return 0
+    return data.decode("utf-8", "replace").casefold().count(needle)
 
 
-@server.tool(title="Keyword search", annotations={"readOnlyHint": True, "openWorldHint": False})
-def key_word_search(keyword: str, root_directory: str | None = None) -> dict[str, int]:
-    """Count how often a keyword occurs in each file under the client's roots.
-
-    Args:
-        keyword: The word to look for (case-insensitive).
-        root_directory: Folder to search when the client declared no roots.
-    """
-    if not keyword.strip():
-        raise ToolError("keyword must not be empty")
-    roots = list(_roots) or ([Path(root_directory).resolve()] if root_directory else [])
-    if not roots:
-        raise ToolError("the client declared no roots; pass root_directory")
-    needle = keyword.lower()
+def _search(roots: list[Path], needle: str) -> dict[str, int]:
     counts: dict[str, int] = {}
+    several = len(roots) > 1
     for root in roots:
         if not root.is_dir():
             raise ToolError(f"{root} is not a directory")
-        for path in sorted(root.rglob("*")):
-            # Never follow a link out of the root.
-            if path.is_file() and not path.is_symlink() and path.resolve().is_relative_to(root):
+        # os.walk(followlinks=False) lists a linked folder but never enters it.
+        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+            for name in sorted(filenames):
+                path = os.path.join(dirpath, name)
                 n = _count(path, needle)
                 if n:
-                    counts[str(path.relative_to(root))] = n
+                    counts[path if several else os.path.relpath(path, root)] = n
     return counts
 
 
+@server.tool(title="Keyword search", annotations={"readOnlyHint": True, "openWorldHint": False})
+async def key_word_search(keyword: str, ctx: Context, root_directory: str | None = None) -> dict[str, int]:
+    """Count how often a keyword occurs in each file under the client's roots.
+
+    Args:
+        keyword: The text to look for (case-insensitive; it may be part of a longer word).
+        root_directory: Folder to search when the client declared no roots; with roots, a
+            folder inside them (absolute, or relative to the first root) to narrow the search.
+    """
+    needle = keyword.casefold()
+    if not needle.strip():
+        raise ToolError("keyword must not be empty")
+    roots = await _client_roots(ctx)
+    if roots:
+        targets = roots
+        if root_directory:
+            folder = (roots[0] / Path(root_directory).expanduser()).resolve()
+            if not any(folder.is_relative_to(r) for r in roots):
+                raise ToolError(f"{root_directory} is outside the client's roots: {', '.join(map(str, roots))}")
+            targets = [folder]
+    elif root_directory:
+        targets = [Path(root_directory).expanduser().resolve()]
+    else:
+        why = "declared no roots" if roots is None else "has no file:// roots"
+        raise ToolError(f"the client {why}; pass root_directory to say which folder to search")
+    return await asyncio.to_thread(_search, targets, needle)
+
+
+# ============================================================================ documents
+def _mime(path: Path) -> str:
+    return "text/markdown" if path.suffix == ".md" else "text/plain"
+
+
+def _doc(name: str) -> dict[str, str]:
+    """The contents of document ``name``: a regular file directly in DOCS, else not found."""
+    uri = f"doc://{name}"
+    if not name or name in (".", "..") or any(c in name for c in "/\\\0"):
+        raise ResourceNotFound(uri)
+    path = DOCS / name
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            raise ResourceNotFound(uri)
+        text = path.read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        raise ResourceNotFound(uri) from None
+    return {"uri": uri, "mimeType": _mime(path), "text": text}
+
+
 def _doc_reader(path: Path):
-    def read() -> str:
-        return path.read_text(encoding="utf-8")
+    def read() -> dict[str, str]:
+        return _doc(path.name)
 
     read.__name__ = path.stem.replace("-", "_")
     read.__doc__ = f"Workshop document {path.name}"
     return read
 
 
-for _path in sorted(DOCS.glob("*")):
-    if _path.is_file():
+for _path in sorted(DOCS.iterdir()):
+    if _path.is_file() and not _path.is_symlink() and not _path.name.startswith("."):
         server.add_resource(_doc_reader(_path), f"doc://{_path.name}", name=_path.name,
-                            mime_type="text/markdown" if _path.suffix == ".md" else "text/plain")
+                            mime_type=_mime(_path), size=_path.stat().st_size)
 
 
 @server.resource("doc://{name}", mime_type="text/plain")
-def document(name: str) -> str:
+def document(name: str) -> dict[str, str]:
     """Any workshop document by file name."""
-    path = (DOCS / name).resolve()
-    if not path.is_relative_to(DOCS) or not path.is_file():
-        raise ResourceNotFound(f"doc://{name}")
-    return path.read_text(encoding="utf-8")
+    return _doc(name)
 
 
 @server.prompt(title="Search for a keyword")
 def search_keyword(keyword: str) -> str:
-    """Ask the assistant to search the workspace for a keyword."""
+    """Ask the assistant to search the workspace for a keyword.
+
+    Args:
+        keyword: The word to search for.
+    """
     return (
         f"Use the key_word_search tool to find where '{keyword}' appears in my files, "
         "then summarise which files mention it most."

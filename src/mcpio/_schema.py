@@ -8,8 +8,9 @@ the :class:`FunctionSignature` it returns holds everything the hot path needs:
   ``$defs``; Enums are inlined; no ``title`` keys. Descriptions come from ``Annotated``
   metadata (``msgspec.Meta``, a string, ``pydantic.Field``), else from the docstring.
   Parameters typed as one of ``injected`` (or Optional of one) are listed in ``injected``.
-- ``output_schema``: from the return annotation, or None (missing, None, Any, mentions a
-  content type, unrepresentable). A non-object schema is wrapped as ``{"result": ...}``.
+- ``output_schema``: from the return annotation, or None (missing, None, Any, plain ``str``
+  — text needs no structured twin —, mentions a content type, unrepresentable). A non-object
+  schema is wrapped as ``{"result": ...}``.
 - ``bind(arguments)``: ONE precompiled msgspec conversion (a Struct per function) validates
   the arguments and converts them to the annotated types. It is lax like pydantic: numeric
   and boolean strings are accepted (URI template variables and prompt arguments are strings),
@@ -41,6 +42,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from ._docstrings import parse_docstring
+from ._schema_errors import explain, json_type
 
 __all__ = ["ArgumentError", "FunctionSignature", "Parameter", "analyze_function", "prompt_arguments"]
 
@@ -97,7 +99,7 @@ class FunctionSignature:
             arguments = {}
         elif type(arguments) is not dict:
             if not isinstance(arguments, Mapping):
-                raise ArgumentError(f"Invalid arguments for {self.name}: expected an object, got {_json_type(arguments)}")
+                raise ArgumentError(f"Invalid arguments for {self.name}: expected an object, got {json_type(arguments)}")
             arguments = dict(arguments)
         try:
             obj = _convert(arguments, self._struct, strict=False, dec_hook=_dec_hook)
@@ -118,7 +120,7 @@ class FunctionSignature:
                 return _convert(fixed, self._struct, strict=False, dec_hook=_dec_hook)
         except (msgspec.DecodeError, msgspec.ValidationError):
             pass
-        raise ArgumentError(f"Invalid arguments for {self.name}: {_explain(str(exc), arguments, self._choices)}") from None
+        raise ArgumentError(f"Invalid arguments for {self.name}: {explain(str(exc), arguments, self._choices)}") from None
 
     def to_structured(self, value: Any) -> dict[str, Any]:
         """The structuredContent for ``value``: JSON-able, wrapped as ``{"result": ...}`` if ``wrap_output``."""
@@ -470,7 +472,7 @@ def _clean(node: Any, enums: dict[str, Any]) -> Any:
         else:
             out[key] = value
     if isinstance(out.get("enum"), list) and "type" not in out:
-        kinds = {_json_type(v) for v in out["enum"]}
+        kinds = {json_type(v) for v in out["enum"]}
         if {"integer", "number"} <= kinds:
             kinds.discard("integer")
         rest = sorted(kinds - {"null"})
@@ -521,7 +523,9 @@ def _wants_json(schema: dict[str, Any], defs: dict[str, Any]) -> bool:
 def _output_schema(ret: Any, content_types: tuple[type, ...]) -> tuple[dict[str, Any] | None, bool]:
     """(outputSchema, wrap_output) for a return annotation."""
     base = _strip(ret)
-    if ret is _EMPTY or base in (None, type(None), Any) or (content_types and _mentions(ret, content_types)):
+    # A plain ``str`` is text content already: structuredContent {"result": text} would only
+    # send it twice (user-pain-points #8, #24). Annotate another type to get structured output.
+    if ret is _EMPTY or base in (None, type(None), Any, str) or (content_types and _mentions(ret, content_types)):
         return None, False
     try:
         (schema,), defs = _generate([_normalize(ret)], "serialization")
@@ -533,66 +537,3 @@ def _output_schema(ret: Any, content_types: tuple[type, ...]) -> tuple[dict[str,
     if target.get("type") == "object":
         return _attach_defs(dict(target), defs), False
     return _attach_defs({"type": "object", "properties": {"result": schema}, "required": ["result"]}, defs), True
-
-
-# ---- error messages ------------------------------------------------------------------------------
-
-_AT = re.compile(r"^(?P<body>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
-_MISSING = re.compile(r"^Object missing required field `(?P<field>.+)`$")
-_PATH = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
-_WORDS = {"int": "integer", "float": "number", "str": "string", "bool": "boolean"}
-_JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), ((list, tuple), "array"), (Mapping, "object"))
-_NOTHING = object()
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    return next((name for cls, name in _JSON_TYPES if isinstance(value, cls)), type(value).__name__)
-
-
-def _lookup(arguments: Any, path: str) -> Any:
-    """The argument value at a msgspec error path like ``.a[0].b`` (or _NOTHING)."""
-    value = arguments
-    for key, index in _PATH.findall(path):
-        if index == "...":
-            return _NOTHING
-        try:
-            value = value[key] if key else value[int(index)]
-        except (KeyError, IndexError, TypeError):
-            return _NOTHING
-    return value
-
-
-def _show(value: Any) -> str:
-    text = msgspec.json.encode(value).decode() if value is None or isinstance(value, bool) else repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _explain(message: str, arguments: Any, choices: dict[str, list[Any]]) -> str:
-    """Turn msgspec's "Expected `int`, got `str` - at `$.a`" into "'a': expected integer, got string 'x'"."""
-    m = _AT.match(message)
-    body, path = (m.group("body"), m.group("path") or "") if m else (message, "")
-    if body.startswith("\x1f"):  # from a pydantic model (see _dec_hook)
-        _, sub, body = body.split("\x1f", 2)
-        path += sub
-        if not body:
-            return f"'{path.lstrip('.')}' is required"
-    missing = _MISSING.match(body)
-    if missing:
-        return f"'{(path + '.' + missing.group('field')).lstrip('.')}' is required"
-    value = _lookup(arguments, path)
-    body = re.sub(r"`([^`]*)`", lambda t: " or ".join(_WORDS.get(w, w) for w in t.group(1).split(" | ")), body)
-    body = body[:1].lower() + body[1:]
-    if body.startswith("invalid enum value"):
-        body = "invalid value" + body[len("invalid enum value"):]
-        top = _PATH.fullmatch(path)
-        if top and choices.get(top.group(1)):
-            body += "; expected one of " + ", ".join(_show(o) for o in choices[top.group(1)])
-    elif value is not _NOTHING and (value is None or isinstance(value, (str, int, float, bool))):
-        if body.endswith(f", got {_json_type(value)}"):
-            body += "" if value is None else f" {_show(value)}"
-        elif ", got" not in body:
-            body += f", got {_show(value)}"
-    loc = path.lstrip(".")
-    return f"'{loc}': {body}" if loc else body

@@ -62,7 +62,7 @@ def test_modern_era_round_trips_until_complete(planner):
     assert req2["params"]["systemPrompt"] == "You are a concise travel planner."
     done = _call(planner, inputResponses={k2: DRAFT, "unasked": {"action": "cancel"}}, requestState=second["requestState"])
     assert done["resultType"] == "complete"
-    assert done["content"][0]["text"] == EXPECTED and done["structuredContent"] == {"result": EXPECTED}
+    assert done["content"] == [{"type": "text", "text": EXPECTED}] and "structuredContent" not in done
 
 
 def test_missing_or_malformed_answers_are_asked_again(planner):

@@ -3,7 +3,6 @@ ignored when it is a notification or a response), and the server keeps serving."
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 

@@ -83,14 +83,17 @@ class StdioPeer:
     # ------------------------------------------------------------------ reading
     def _read_stdout(self) -> None:
         out = self.proc.stdout
-        buf = b""
+        buf = bytearray()  # linear in the stream: each byte is scanned for a newline once
         while True:
-            chunk = out.read(1 << 20) if hasattr(out, "read") else b""
+            chunk = out.read(1 << 20)
             if not chunk:
                 break
+            scan = len(buf)
             buf += chunk
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
+            start = 0
+            while (nl := buf.find(b"\n", scan)) >= 0:
+                line = bytes(buf[start:nl])
+                start = scan = nl + 1
                 try:
                     msg = json.loads(line)
                 except ValueError:
@@ -98,8 +101,9 @@ class StdioPeer:
                     self.inbox.put(AssertionError(f"server wrote a non-JSON line to stdout: {line[:300]!r}"))
                     continue
                 self.inbox.put(msg)
+            del buf[:start]
         if buf:
-            self.stdout_garbage.append(buf)
+            self.stdout_garbage.append(bytes(buf))
             self.inbox.put(AssertionError(f"server left an unterminated line on stdout: {buf[:300]!r}"))
         self.inbox.put(EOFError("server closed stdout"))
 

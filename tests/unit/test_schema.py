@@ -680,7 +680,6 @@ def _wrapped(schema: dict[str, Any]) -> dict[str, Any]:
 
 OUTPUT_CASES = [
     ("int", int, 3, _wrapped({"type": "integer"}), {"result": 3}),
-    ("str", str, "hi", _wrapped({"type": "string"}), {"result": "hi"}),
     ("bool", bool, False, _wrapped({"type": "boolean"}), {"result": False}),
     ("list", list[int], [1, 2], _wrapped({"type": "array", "items": {"type": "integer"}}), {"result": [1, 2]}),
     ("Optional int", Optional[int], None, _wrapped({"anyOf": [{"type": "integer"}, {"type": "null"}]}), {"result": None}),
@@ -741,6 +740,7 @@ def test_unwrapped_object_schema_carries_only_the_defs_it_needs():
 
 
 NO_OUTPUT_CASES = [
+    ("str: text is its own content", str),
     ("None", None), ("NoneType", type(None)), ("Any", Any), ("Text", Text), ("Image", Image), ("ToolResult", ToolResult),
     ("list of content", list[Text]), ("content or str", Union[Text, str]), ("Optional content", Optional[Image]),
     ("list of content union", list[Union[Text, Image]]), ("Annotated content", Annotated[Text, "x"]),

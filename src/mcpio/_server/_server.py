@@ -338,16 +338,16 @@ class Server:
         from .._transports._stdio import StdioServerTransport
 
         transport = StdioServerTransport(max_line_size=self.max_message_size)
+        await transport.open()  # first: once fd 1 is off the wire, MCPIO_TRACE=/dev/stdout is harmless
         trace_path = os.environ.get("MCPIO_TRACE")
         if trace_path:
             transport.trace = _tracer(trace_path)
-        await transport.open()
         loop = asyncio.get_running_loop()
         session = self.session(transport)
 
-        def on_signal() -> None:
-            session._drain_timeout = 2.0
-            transport._feed_eof()
+        def on_signal() -> None:  # SIGTERM: stop now, send nothing more, exit 0
+            session._drain_timeout = 0.0
+            transport.terminate()
 
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGTERM, on_signal)

@@ -14,8 +14,6 @@ its Context (missing capability, the client's error, a timeout). Only a protocol
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -25,6 +23,7 @@ from .._errors import MCPError, RequestTimeout, ResourceNotFound
 from .._schema import ArgumentError, FunctionSignature, analyze_function
 from .._versions import Rules
 from ._context import ClientCapabilityError, ClientRequestError, Context
+from ._threads import WORKERS
 
 log = logging.getLogger("mcpio.server")
 
@@ -39,7 +38,7 @@ async def invoke(sig: FunctionSignature, fn: Callable[..., Any], kwargs: dict[st
         kwargs[name] = ctx
     if sig.is_async:
         return await fn(**kwargs)
-    return await asyncio.get_running_loop().run_in_executor(None, functools.partial(fn, **kwargs))
+    return await WORKERS.run(fn, kwargs)  # a worker thread: the loop keeps serving
 
 
 class Tool:

@@ -9,8 +9,9 @@ Contract of :class:`StdioServerTransport` (``await open()``, then ``receive``/``
   ``os.write(1, …)``, logging handlers bound to the old ``sys.stdout``, C-level ``printf`` and
   child processes that inherit fd 1 all write to stderr, and a child cannot read protocol bytes
   from fd 0. What ``sys.stdout`` still buffered from before ``open()`` is flushed to stderr.
-  This holds for the rest of the process: ``aclose()`` does not point fd 1 back at the wire
-  (it closes the protocol fds), so output at interpreter exit cannot corrupt the stream.
+  This holds for the rest of the process: ``aclose()`` does not point fd 1 back at the wire,
+  so output at interpreter exit cannot corrupt the stream (the wire stays open, private, until
+  the process exits; a second transport in the same process finds it again).
   Bytes already written to fd 1 before ``open()`` (an unbuffered print at import) are beyond
   reach: print nothing at import time.
 * **EOF is shutdown** (pain point #1). stdin EOF ends ``receive`` with EndOfStream after the
@@ -23,9 +24,13 @@ Contract of :class:`StdioServerTransport` (``await open()``, then ``receive``/``
   us exits (a thread-pool worker in the host), which kills healthy servers.
   ``parent_poll=None`` turns the watch off.
 * **terminate()** (what the server does on SIGTERM) stops at once: frames read but not yet
-  taken are dropped, ``send`` raises TransportError from then on, and output still buffered is
-  discarded at ``aclose()``; nothing more reaches the client. The process then exits with
-  status 0 (a requested, clean shutdown; see ``Server.serve_stdio``).
+  taken are dropped and ``send`` raises TransportError from then on, so nothing produced after
+  it reaches the client. Output queued before it gets 0.25 s to drain at ``aclose()``, then
+  it is dropped (if the client was not reading, the stream may end mid-line: it asked us to
+  stop). ``Server.serve_stdio`` calls it on SIGTERM, cancels the handlers in flight without
+  answering them, leaves the lifespan normally and exits with status **0**: SIGTERM is the
+  spec's polite "please exit" (spec-notes §8), and an exit the process performs itself on
+  request is a clean one, not death by signal (128+15 would read as a crash to supervisors).
 * **Output gone is shutdown too**: when the client closes its end of our stdout, ``send``
   raises TransportError and input stops as with ``terminate()``.
 * **No fixed line limit** below ``max_line_size`` (default 256 MiB); framing is linear.
@@ -50,7 +55,6 @@ import stat
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from .._errors import EndOfStream, TransportError
 from .._protocol._framing import DEFAULT_MAX_LINE_SIZE, LineBuffer, Oversized
@@ -61,6 +65,37 @@ _WRITE_SLICE = 1024 * 1024  # a frame larger than this is written slice by slice
 _SMALL_FRAME = 64 * 1024  # below this, frame and newline are joined into one write
 _READ_CHUNK = 256 * 1024
 _FLUSH_TIMEOUT = 2.0  # aclose(): how long buffered output may take to reach the client
+_TERMINATE_FLUSH_TIMEOUT = 0.25  # the same after terminate(): the client asked us to stop
+
+
+# The wire as fds 0 and 1 were before the first claim, kept for the life of the process (so a
+# later transport in this process finds it again); fds 0 and 1 stay redirected from then on.
+_WIRE: dict[int, int] = {}
+
+
+def _wire(fd: int) -> int:
+    wire = _WIRE.get(fd)
+    if wire is not None:
+        return wire
+    wire = _WIRE[fd] = os.dup(fd)
+    if fd == 0:
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.close(null)
+        return wire
+    try:
+        os.dup2(2, 1)
+    except OSError:  # no stderr at all: stray output is discarded
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.close(null)
+    # Whatever print() buffered before now lands on stderr, not on the wire.
+    for stream in (sys.stdout, sys.__stdout__):
+        with contextlib.suppress(Exception):
+            stream.flush()  # type: ignore[union-attr]
+    if sys.stderr is not None:
+        sys.stdout = sys.stderr
+    return wire
 
 
 def _is_stream(fd: int) -> bool:
@@ -104,7 +139,11 @@ class _Writer(asyncio.Protocol):
 
 
 class StdioServerTransport:
-    """The server side of stdio. See the module docstring for the contract."""
+    """The server side of stdio. See the module docstring for the contract.
+
+    ``claim_stdout=False`` leaves fds 0 and 1 as they are (the protocol then shares them with
+    everything else in the process); other ``stdin_fd``/``stdout_fd`` are never redirected.
+    """
 
     def __init__(
         self,
@@ -119,7 +158,6 @@ class StdioServerTransport:
         self._stdin_fd = stdin_fd
         self._stdout_fd = stdout_fd
         self._claim = claim_stdout
-        self._max_line_size = max_line_size
         self._lines = LineBuffer(max_line_size)
         self._frames: collections.deque[Frame] = collections.deque()
         self._max_frames = max(1, max_buffered_frames)
@@ -132,8 +170,8 @@ class StdioServerTransport:
         self._write_transport: asyncio.WriteTransport | None = None
         self._writer: _Writer | None = None
         self._send_lock = asyncio.Lock()
-        self._room = threading.Event()  # thread reader: set while it may read on
-        self._room.set()
+        self._read_room = threading.Event()  # thread reader: set while it may read on
+        self._read_room.set()
         self._in_fd = stdin_fd
         self._out_fd = stdout_fd
         self._owned_fds: list[int] = []  # protocol duplicates we close at aclose()
@@ -150,9 +188,9 @@ class StdioServerTransport:
         loop = self._loop = asyncio.get_running_loop()
         if self._claim:
             if self._stdout_fd == 1:
-                self._out_fd = self._claim_stdout()
+                self._out_fd = self._private_dup(1)
             if self._stdin_fd == 0:
-                self._in_fd = self._claim_stdin()
+                self._in_fd = self._private_dup(0)
         if _is_stream(self._out_fd):
             self._writer = _Writer(self)
             pipe = open(self._out_fd, "wb", buffering=0, closefd=False)  # noqa: SIM115
@@ -168,38 +206,26 @@ class StdioServerTransport:
         if self._parent_poll:
             self._watchdog = loop.create_task(self._watch_parent())
 
-    def _claim_stdout(self) -> int:
-        proto = os.dup(1)  # non-inheritable: children never see the protocol fd
-        self._owned_fds.append(proto)
+    def _private_dup(self, fd: int) -> int:
+        name = "stdin" if fd == 0 else "stdout"
+        # Python sets sys.__stdin__/__stdout__ to None when the fd was closed at startup; the
+        # number may since belong to something else (the event loop's epoll fd): leave it alone.
+        if fd not in _WIRE and getattr(sys, f"__{name}__") is None:
+            raise TransportError(f"{name} was closed when the process started: a stdio MCP server needs both pipes")
         try:
-            os.dup2(2, 1)
-        except OSError:  # no stderr at all: stray output is discarded
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, 1)
-            os.close(null)
-        # Whatever print() buffered before now lands on stderr, not on the wire.
-        for stream in (sys.stdout, sys.__stdout__):
-            with contextlib.suppress(Exception):
-                stream.flush()  # type: ignore[union-attr]
-        if sys.stderr is not None:
-            sys.stdout = sys.stderr
-        return proto
-
-    def _claim_stdin(self) -> int:
-        proto = os.dup(0)
+            proto = os.dup(_wire(fd))  # non-inheritable: children never see the protocol fds
+        except OSError as exc:
+            raise TransportError(f"{name} (fd {fd}) is not open: a stdio MCP server needs both pipes ({exc})") from exc
         self._owned_fds.append(proto)
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
         return proto
 
     def _thread_reader(self) -> None:
-        """Blocking reads for ttys, /dev/null and regular files; paused by ``_room``."""
+        """Blocking reads for ttys, /dev/null and regular files; paused by ``_read_room``."""
         loop = self._loop
         assert loop is not None
         taken = threading.Semaphore(1)  # one chunk at a time on its way to the loop
         while True:
-            self._room.wait()
+            self._read_room.wait()
             try:
                 chunk = os.read(self._in_fd, _READ_CHUNK)
             except OSError:
@@ -229,12 +255,17 @@ class StdioServerTransport:
             if pidfd >= 0 and os.getppid() == ppid:
                 # The parent was alive when the pidfd was made, so it is ours (no PID reuse).
                 gone = loop.create_future()
-                loop.add_reader(pidfd, lambda: gone.done() or gone.set_result(None))
                 try:
-                    await gone
-                finally:
-                    loop.remove_reader(pidfd)
-            else:
+                    loop.add_reader(pidfd, lambda: gone.done() or gone.set_result(None))
+                except NotImplementedError:  # a loop without add_reader: poll instead
+                    os.close(pidfd)
+                    pidfd = -1
+                else:
+                    try:
+                        await gone
+                    finally:
+                        loop.remove_reader(pidfd)
+            if pidfd < 0:
                 while os.getppid() == ppid:
                     await asyncio.sleep(self._parent_poll)
         finally:
@@ -262,7 +293,7 @@ class StdioServerTransport:
             with contextlib.suppress(RuntimeError):
                 self._read_transport.pause_reading()
         else:
-            self._room.clear()
+            self._read_room.clear()
 
     def _resume(self) -> None:
         self._paused = False
@@ -270,7 +301,7 @@ class StdioServerTransport:
             with contextlib.suppress(RuntimeError):
                 self._read_transport.resume_reading()
         else:
-            self._room.set()
+            self._read_room.set()
 
     def _wake(self) -> None:
         w = self._waiter
@@ -397,7 +428,7 @@ class StdioServerTransport:
 
     # ================================================================ closing
     async def aclose(self) -> None:
-        """Flush (bounded by 2 s; skipped after terminate()), close, release the fds."""
+        """Flush what is buffered (within 2 s; 0.25 s after terminate()), close, release the fds."""
         if self._closed:
             return
         self._closed = True
@@ -411,14 +442,14 @@ class StdioServerTransport:
             self._read_transport.close()
         wt = self._write_transport
         if wt is not None and not wt.is_closing():
-            if not self._terminated and self._lost is None:
+            if self._lost is None:
                 with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(_FLUSH_TIMEOUT):
+                    async with asyncio.timeout(_TERMINATE_FLUSH_TIMEOUT if self._terminated else _FLUSH_TIMEOUT):
                         await self._flush()
-            if wt.get_write_buffer_size() and not self._terminated and self._lost is None:
-                with contextlib.suppress(Exception):
-                    print("mcpio: the client did not read the last output in time; dropping it", file=sys.stderr)
-            if wt.get_write_buffer_size() or self._terminated:
+            if wt.get_write_buffer_size():
+                if not self._terminated and self._lost is None:
+                    with contextlib.suppress(Exception):
+                        print("mcpio: the client did not read the last output in time; dropping it", file=sys.stderr)
                 wt.abort()
             else:
                 wt.close()
@@ -437,7 +468,7 @@ class StdioServerTransport:
         assert wt is not None and w is not None
         # With a high-water mark of 0 the transport reports "resume" exactly when it is empty.
         wt.set_write_buffer_limits(high=0)
-        while wt.get_write_buffer_size() and self._lost is None and not self._terminated:
+        while wt.get_write_buffer_size() and self._lost is None:
             if w.can_write.is_set():
                 w.can_write.clear()
             await w.can_write.wait()
