@@ -9,7 +9,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from mcpio import Client
+from mcpio import Client, InvalidParams
 
 HERE = Path(__file__).resolve().parent
 
@@ -18,7 +18,7 @@ async def main() -> None:
     logs: list[str] = []
     async with Client.stdio(sys.executable, [str(HERE / "quickstart.py")], on_log=lambda p: logs.append(str(p.get("data")))) as client:
         info = client.server_info
-        print(f"connected to {info['name']} {info['version']} (protocol {client.negotiated_version})")
+        print(f"connected to {info['name']} {info['version']} ({client.negotiated_era} era, protocol {client.negotiated_version})")
         print(f"instructions: {client.instructions}")
         for tool in await client.list_tools():
             print(f"  tool {tool['name']:<10} {tool.get('description', '')}")
@@ -36,6 +36,12 @@ async def main() -> None:
             on_progress=lambda p, t, m: progress.append(f"{p:g}/{t:g}"),
         )
         print(f"slow_sum -> {total['content'][0]['text']}  progress: {' '.join(progress)}  logs: {logs}")
+        bad = await client.call_tool("add", {"a": "one", "b": 2})
+        print(f"add('one', 2) -> isError={bad['isError']}: {bad['content'][0]['text']}")
+        try:
+            await client.call_tool("multiply", {"a": 6, "b": 7})
+        except InvalidParams as exc:
+            print(f"multiply -> {type(exc).__name__} {exc.code}: {exc.message}")
 
 
 if __name__ == "__main__":

@@ -33,6 +33,14 @@ _EXPORTS = {
     "Server": "._server._server",
     "ToolError": "._server._tools",
     "Client": "._client._client",
+    "InvalidParams": "._errors",
+    "MethodNotFound": "._errors",
+    "ServerExited": "._transports._subprocess",
+    "ServerNotFound": "._transports._subprocess",
+    "ConfigError": "._host._config",
+    "ServerSpec": "._host._config",
+    "load_config": "._host._config",
+    "Host": "._host._host",
 }
 
 if TYPE_CHECKING:
@@ -53,6 +61,10 @@ if TYPE_CHECKING:
     from ._server._server import Server
     from ._server._tools import ToolError
     from ._client._client import Client
+    from ._errors import InvalidParams, MethodNotFound
+    from ._host._config import ConfigError, ServerSpec, load_config
+    from ._host._host import Host
+    from ._transports._subprocess import ServerExited, ServerNotFound
 
 
 def __getattr__(name: str) -> object:
@@ -78,24 +90,31 @@ __all__ = [
     "Audio",
     "Client",
     "ClientCapabilityError",
+    "ConfigError",
     "ConnectionClosed",
     "Context",
     "EmbeddedResource",
     "EndOfStream",
+    "Host",
     "Image",
+    "InvalidParams",
     "LocalProtocolError",
     "MCPError",
     "Message",
+    "MethodNotFound",
     "ProtocolError",
     "RemoteProtocolError",
     "RequestTimeout",
     "ResourceLink",
     "ResourceNotFound",
     "Server",
+    "ServerExited",
+    "ServerNotFound",
+    "ServerSpec",
     "Text",
     "ToolError",
     "ToolResult",
     "TransportError",
     "__version__",
+    "load_config",
 ]
-

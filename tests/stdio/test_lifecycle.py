@@ -4,6 +4,7 @@ version's official schema (tests/support/wire.py)."""
 
 from __future__ import annotations
 
+import json
 import sys
 
 import pytest
@@ -179,3 +180,16 @@ def test_eof_answers_every_request_already_received(wire_validator):
         assert sorted(got) == sorted(ids)
         assert all(got[i]["result"]["content"][0]["text"] == str(float(n + 1)) for n, i in enumerate(ids))
         assert p.proc.wait(10) == 0
+
+
+def test_requests_pipelined_behind_initialize_are_served_after_its_result(wire_validator):
+    with StdioPeer.spawn(QUICKSTART) as p:
+        p.version = "2025-11-25"
+        init = p.request_msg("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                            "clientInfo": {"name": "eager", "version": "1"}})
+        call = p.request_msg("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
+        p.send_raw((json.dumps(init) + "\n" + json.dumps(call) + "\n").encode())  # one write, no waiting
+        first, second = p.recv(), p.recv()
+        assert first["id"] == init["id"] and first["result"]["protocolVersion"] == "2025-11-25"
+        assert second["id"] == call["id"] and second["result"]["content"][0]["text"] == "3"
+        assert p.close() == 0

@@ -176,3 +176,12 @@ def test_answering_an_unknown_request_is_a_local_error():
     s = ready_server()
     with pytest.raises(LocalProtocolError):
         s.respond(12345, {})
+
+
+def test_requests_pipelined_behind_initialize_are_admitted_under_the_negotiated_version():
+    s = Connection("server")
+    s.receive(init_msg(version="2025-06-18"))
+    [ev] = s.receive({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    assert isinstance(ev, RequestReceived) and ev.version == "2025-06-18"
+    [r] = s.receive(init_msg(id_=3))  # but never a second initialize
+    assert isinstance(r, Reply) and r.message["error"]["code"] == -32600

@@ -1,38 +1,76 @@
-"""Client: one surface for every transport (in-memory Server, subprocess over stdio).
+"""Client: one typed surface for every transport (in-memory Server, subprocess over stdio).
 
-``async with Client(target) as client`` connects and initializes; ``list_*`` follow every page
-(with a page cap and loop detection); every method raises :class:`MCPError` with the server's
-code, message and data. Server→client requests are answered by the handlers you pass:
-``sampling(params) -> result``, ``elicitation(params) -> result``, ``roots`` (a list of root
-dicts or a callable returning one), and notifications reach ``on_log`` / ``on_notification``.
+``async with Client(target) as client`` connects and starts the protocol (the era object of
+``_era`` does the handshake); every method then sends one request through the era object
+and the :class:`~mcpio._session.Session`:
+
+* ``list_*`` follow every page, with a page cap and loop (repeated cursor) and duplicate
+  detection; a list whose capability the server did not announce is empty without a request;
+* other requests whose capability the server did not announce raise :class:`MethodNotFound`
+  locally (spec lifecycle: only negotiated capabilities may be used);
+* server errors are raised as the most specific :class:`MCPError` subclass, with the code,
+  message and data the server sent; a server that goes away raises :class:`ServerExited`
+  (exit code, stderr tail) or :class:`ConnectionClosed`, promptly;
+* ``timeout`` is per request; with ``max_timeout`` progress restarts the clock up to that cap;
+  on timeout or cancellation of the caller the server gets ``notifications/cancelled``.
+
+Server→client traffic goes to the handlers given to the constructor (see ``_handlers``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import shlex
-import sys
-from collections.abc import Awaitable, Callable, Sequence
+import inspect
+import logging
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._errors import MCPError, MethodNotFound
+from .._errors import ConnectionClosed, MCPError, MethodNotFound, RemoteProtocolError, RequestTimeout, TransportError
 from .._protocol._connection import Connection
 from .._protocol._events import NotificationReceived, RequestReceived
 from .._session import ProgressCallback, Session
 from .._transports._base import Transport
 from .._version import __version__
 from .._versions import LATEST_LEGACY
+from . import _era, _handlers
+from ._target import make_transport
 
-Handler = Callable[[dict[str, Any]], Awaitable[dict[str, Any]] | dict[str, Any]]
+log = logging.getLogger("mcpio.client")
 
-MAX_PAGES = 1000
+Handler = Callable[[dict[str, Any]], Any]
+DEFAULT: Any = ...  # "use the client's setting" for per-request timeouts
+
+_LIST_KEYS = {"tools": "name", "prompts": "name", "resources": "uri", "resourceTemplates": "uriTemplate"}
+# request method -> (server capability it needs, sub-capability or None)
+_NEEDS = {
+    "tools/list": ("tools", None), "tools/call": ("tools", None),
+    "resources/list": ("resources", None), "resources/templates/list": ("resources", None),
+    "resources/read": ("resources", None), "resources/subscribe": ("resources", "subscribe"),
+    "resources/unsubscribe": ("resources", "subscribe"), "prompts/list": ("prompts", None),
+    "prompts/get": ("prompts", None), "logging/setLevel": ("logging", None),
+    "completion/complete": ("completions", None),
+}
 
 
 class Client:
-    """An MCP client. ``target``: a :class:`~mcpio.Server` (in memory), a ``.py`` path, or a
-    command line (split with shlex, never run through a shell)."""
+    """An MCP client.
+
+    ``target``: an mcpio :class:`~mcpio.Server` (runs in memory, through the same
+    serialisation as stdio), a ``.py`` path (run with this Python), a command line (a string
+    split with shlex, or an argv list; never a shell), or a URL (not supported yet).
+    ``transport=`` takes any object with ``send``/``receive``/``aclose`` instead.
+
+    Handlers (sync or async; each declares its capability when given):
+    ``sampling(params)`` returns a CreateMessageResult dict or the reply text;
+    ``elicitation(params)`` returns an ElicitResult, the content alone (accept) or None
+    (decline) — accepted content gets the schema's defaults for the fields it leaves out;
+    ``roots`` is a list (paths, ``file://`` URIs or Root dicts) or a callable returning one.
+    ``on_log(params)`` receives ``notifications/message`` (default: the ``mcpio.server``
+    logger); ``on_notification(method, params)`` receives every notification.
+
+    Subprocess options: ``env``, ``env_mode`` ("inherit", "safe", "exact"), ``cwd``,
+    ``on_stderr(line)``, ``grace`` (seconds per shutdown step).
+    """
 
     def __init__(
         self,
@@ -41,22 +79,29 @@ class Client:
         transport: Transport | None = None,
         name: str = "mcpio",
         version: str = __version__,
+        era: str = "auto",
         protocol_version: str = LATEST_LEGACY,
         sampling: Handler | None = None,
         elicitation: Handler | None = None,
-        roots: list[dict[str, Any]] | Callable[[], list[dict[str, Any]]] | None = None,
+        roots: Sequence[Any] | Callable[[], Any] | None = None,
         on_log: Callable[[dict[str, Any]], Any] | None = None,
         on_notification: Callable[[str, dict[str, Any] | None], Any] | None = None,
         timeout: float | None = 60.0,
+        max_timeout: float | None = 600.0,
+        max_pages: int = 1000,
         env: dict[str, str] | None = None,
-        env_mode: str = "inherit",
+        env_mode: str | None = None,
         cwd: str | None = None,
-        on_stderr: Callable[[str], None] | None = None,
+        on_stderr: Callable[[str], Any] | None = None,
+        grace: float | None = None,
     ) -> None:
+        if era not in _era.ERAS:
+            raise ValueError(f"era must be one of {', '.join(_era.ERAS)}, not {era!r}")
         self._target = target
         self._transport = transport
-        self._spawn_options = {"env": env, "env_mode": env_mode, "cwd": cwd, "on_stderr": on_stderr}
+        self._spawn = {"env": env, "env_mode": env_mode, "cwd": cwd, "on_stderr": on_stderr, "grace": grace}
         self.client_info = {"name": name, "version": version}
+        self.era = era
         self.protocol_version = protocol_version
         self.sampling = sampling
         self.elicitation = elicitation
@@ -64,90 +109,87 @@ class Client:
         self.on_log = on_log
         self.on_notification = on_notification
         self.timeout = timeout
+        self.max_timeout = max_timeout
+        self.max_pages = max_pages
         self.session: Session | None = None
         self.server_result: dict[str, Any] = {}
-        self._tasks: list[asyncio.Task] = []
+        self._era: _era.LegacyEra | None = None
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._callbacks: set[asyncio.Task[Any]] = set()
 
     @classmethod
     def stdio(cls, command: str, args: Sequence[str] = (), **options: Any) -> Client:
-        """Spawn ``command args…`` and speak stdio to it (no shell involved)."""
-        from .._transports._subprocess import SubprocessTransport
-
-        spawn = {k: options.pop(k) for k in ("env", "env_mode", "cwd", "on_stderr", "grace") if k in options}
-        return cls(transport=SubprocessTransport(command, args, **spawn), **options)
+        """Spawn ``command args…`` (no shell) and speak stdio to it; options as for ``Client``."""
+        return cls([command, *args], **options)
 
     # ------------------------------------------------------------------ lifecycle
-    def _make_transport(self) -> Transport:
-        target = self._target
-        if callable(getattr(target, "serve", None)) and callable(getattr(target, "session", None)):  # a Server
-            from .._transports._memory import memory_pair
-
-            ours, theirs = memory_pair()
-            task = asyncio.get_running_loop().create_task(target.serve(theirs))
-            self._tasks.append(task)
-            self._server_end = theirs
-            return ours
-        if isinstance(target, (str, os.PathLike)):
-            text = os.fspath(target)
-            if text.startswith(("http://", "https://")):
-                raise NotImplementedError("HTTP targets need the Streamable HTTP transport (not in this version)")
-            argv = [sys.executable, text] if text.endswith(".py") and os.path.exists(text) else shlex.split(text)
-            from .._transports._subprocess import SubprocessTransport
-
-            opts = {k: v for k, v in self._spawn_options.items() if v is not None or k == "env"}
-            return SubprocessTransport(argv[0], argv[1:], **opts)
-        raise TypeError(f"cannot connect to {target!r}: give a Server, a .py path or a command line")
-
     async def __aenter__(self) -> Client:
-        transport = self._transport or self._make_transport()
-        self._transport = transport
-        opener = getattr(transport, "open", None)
-        if opener is not None:
-            await opener()
-        self.session = Session(transport, Connection("client"), on_request=self._on_request, on_notification=self._on_notif)
-        self._tasks.append(asyncio.get_running_loop().create_task(self.session.run()))
-        try:
-            await self._initialize()
-        except BaseException:
-            await self.aclose()
-            raise
+        await self.connect()
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
         await self.aclose()
 
+    async def connect(self) -> None:
+        """Start the transport and the protocol (``async with`` does this for you)."""
+        if self.session is not None:
+            raise RuntimeError("this Client is already connected; a Client connects once")
+        transport = self._transport or make_transport(self._target, self._spawn, self._tasks)
+        self._transport = transport
+        try:
+            opener = getattr(transport, "open", None)
+            if opener is not None:
+                await opener()
+            self.session = Session(
+                transport, Connection("client"), on_request=self._on_request,
+                on_notification=self._on_notif, drain_timeout=1.0,
+            )
+            self._tasks.append(asyncio.get_running_loop().create_task(self.session.run()))
+            key = getattr(transport, "key", None)
+            self._era = await _era.choose_era(self, self.session, key)
+            try:
+                self.server_result = await self._era.start(self, self.session)
+            except (ConnectionClosed, TransportError) as exc:
+                raise await self._gone("connecting (initialize)", exc) from None
+            except RequestTimeout as exc:  # a server stuck at start: what it said may tell why
+                tail = getattr(transport, "stderr_tail", lambda: "")()
+                raise RequestTimeout(exc.message + (f"; the server's last stderr lines:\n{tail}" if tail else "")) from None
+            except MCPError as exc:
+                raise _handlers.typed_error(exc, "initialize") from None
+            _era.remember(key, self._era.name)
+        except BaseException:
+            await self.aclose()
+            raise
+
     async def aclose(self) -> None:
-        if self._transport is not None:
-            await self._transport.aclose()
-        if self._tasks:
-            _, late = await asyncio.wait(self._tasks, timeout=10)
-            for t in late:
-                t.cancel()
-            self._tasks.clear()
+        """Close the connection (for a subprocess: the spec's shutdown sequence). Idempotent."""
+        try:
+            if self._transport is not None:
+                await self._transport.aclose()
+        finally:
+            tasks, self._tasks = self._tasks, []
+            if tasks:
+                _, late = await asyncio.wait(tasks, timeout=5)
+                for t in late:
+                    t.cancel()
 
-    def _capabilities(self) -> dict[str, Any]:
-        caps: dict[str, Any] = {}
-        if self.sampling is not None:
-            caps["sampling"] = {}
-        if self.elicitation is not None:
-            caps["elicitation"] = {}
-        if self.roots is not None:
-            caps["roots"] = {"listChanged": True}
-        return caps
+    async def _gone(self, what: str, exc: BaseException) -> MCPError:
+        """The error for ``what`` failing because the connection ended (exit code, stderr)."""
+        closed_error = getattr(self._transport, "closed_error", None)
+        if closed_error is not None:
+            return await closed_error(what)
+        if isinstance(exc, MCPError):
+            return exc
+        return ConnectionClosed(f"{what} failed: {exc}")
 
-    async def _initialize(self) -> None:
-        assert self.session is not None
-        params = {"protocolVersion": self.protocol_version, "capabilities": self._capabilities(), "clientInfo": self.client_info}
-        self.server_result = await self.session.request("initialize", params, timeout=self.timeout)
-        await self.session.notify("notifications/initialized")
-
+    # ------------------------------------------------------------------ what the server said
     @property
     def server_info(self) -> dict[str, Any]:
-        return self.server_result.get("serverInfo", {})
+        return self.server_result.get("serverInfo") or {}
 
     @property
     def server_capabilities(self) -> dict[str, Any]:
-        return self.server_result.get("capabilities", {})
+        return self.server_result.get("capabilities") or {}
 
     @property
     def instructions(self) -> str | None:
@@ -155,72 +197,172 @@ class Client:
 
     @property
     def negotiated_version(self) -> str | None:
-        return self.server_result.get("protocolVersion")
+        return self._era.version if self._era is not None else None
+
+    @property
+    def negotiated_era(self) -> str | None:
+        return self._era.name if self._era is not None else None
+
+    def _capabilities(self, rules: Any) -> dict[str, Any]:
+        caps: dict[str, Any] = {}
+        if self.roots is not None:
+            caps["roots"] = {"listChanged": True}
+        if self.sampling is not None:
+            caps["sampling"] = {}
+        if self.elicitation is not None and rules.elicitation:
+            caps["elicitation"] = {}
+        return caps
 
     # ------------------------------------------------------------------ server → client
     async def _on_request(self, session: Session, ev: RequestReceived) -> Any:
-        params = ev.params or {}
-        if ev.method == "ping":
-            return {}
-        if ev.method == "roots/list" and self.roots is not None:
-            roots = self.roots() if callable(self.roots) else self.roots
-            return {"roots": list(roots)}
-        handler = {"sampling/createMessage": self.sampling, "elicitation/create": self.elicitation}.get(ev.method)
-        if handler is None:
-            raise MethodNotFound(f"Method not found: this client does not handle {ev.method!r}")
-        r = handler(params)
-        return await r if asyncio.iscoroutine(r) else r
+        return await self.answer(ev.method, ev.params or {})
 
-    def _on_notif(self, session: Session, ev: NotificationReceived) -> None:
-        if ev.method == "notifications/message" and self.on_log is not None:
-            self.on_log(ev.params or {})
+    async def answer(self, method: str, params: dict[str, Any]) -> Any:
+        """The result for a request the server makes of us (legacy: a JSON-RPC request; modern:
+        one entry of an ``input_required`` result), from the handlers given to the constructor."""
+        if method == "ping":
+            return {}
+        if method == "roots/list" and self.roots is not None:
+            return await _handlers.list_roots(self.roots)
+        if method == "sampling/createMessage" and self.sampling is not None:
+            return await _handlers.answer_sampling(self.sampling, params)
+        if method == "elicitation/create" and self.elicitation is not None:
+            return await _handlers.answer_elicitation(self.elicitation, params)
+        raise MethodNotFound(f"Method not found: this client does not handle {method!r}")
+
+    async def _on_notif(self, session: Session, ev: NotificationReceived) -> None:
+        params = ev.params if isinstance(ev.params, dict) else {}
+        if ev.method == "notifications/message":
+            if self.on_log is not None:
+                await _handlers.call(self.on_log, params)
+            else:
+                _handlers.forward_log(str(self.server_info.get("name", "")), params)
         if self.on_notification is not None:
-            self.on_notification(ev.method, ev.params)
+            await _handlers.call(self.on_notification, ev.method, ev.params)
+
+    async def set_roots(self, roots: Sequence[Any] | Callable[[], Any]) -> None:
+        """Replace the roots and tell the server (``notifications/roots/list_changed``).
+
+        Only a client created with ``roots=`` declared the roots capability."""
+        if self.roots is None and self.session is not None:
+            raise RuntimeError("this client declared no roots capability; pass roots=[] to Client() to declare it")
+        self.roots = roots
+        await self.roots_changed()
 
     async def roots_changed(self) -> None:
         """Tell the server the roots changed (``notifications/roots/list_changed``)."""
-        assert self.session is not None
-        await self.session.notify("notifications/roots/list_changed")
+        if self.session is not None and self._era is not None:
+            await self._era.roots_changed(self.session)
 
     # ------------------------------------------------------------------ requests
-    async def request(self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = -1.0,
-                      on_progress: ProgressCallback | None = None) -> Any:
-        """Send any request; returns the raw result (raises MCPError)."""
-        if self.session is None:
-            raise RuntimeError("use 'async with Client(...) as client' first")
-        t = self.timeout if timeout == -1.0 else timeout
-        return await self.session.request(method, params, timeout=t, on_progress=on_progress)
+    def _progress(self, on_progress: ProgressCallback | None) -> ProgressCallback | None:
+        if on_progress is None:
+            return None
 
-    async def _list(self, method: str, key: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        def deliver(progress: float, total: float | None, message: str | None) -> None:
+            r = on_progress(progress, total, message)
+            if inspect.isawaitable(r):  # an async callback runs as a task, in order of arrival
+                t = asyncio.ensure_future(r)
+                self._callbacks.add(t)
+                t.add_done_callback(self._callbacks.discard)
+
+        return deliver
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = DEFAULT,
+        max_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> Any:
+        """Send any request and return its raw result; raises a typed :class:`MCPError`.
+
+        ``timeout`` defaults to the client's; ``max_timeout`` (default: none for raw requests)
+        lets progress notifications restart the timeout up to that cap."""
+        if self.session is None or self._era is None:
+            raise RuntimeError("the client is not connected: use 'async with Client(...) as client'")
+        t = self.timeout if timeout is DEFAULT else timeout
+        try:
+            return await self._era.request(
+                self.session, method, params, timeout=t, max_timeout=max_timeout, on_progress=self._progress(on_progress)
+            )
+        except (ConnectionClosed, TransportError) as exc:
+            raise await self._gone(method, exc) from None
+        except MCPError as exc:
+            raise _handlers.typed_error(exc, method, params) from None
+
+    def _require(self, method: str) -> bool:
+        """Whether the server announced what ``method`` needs."""
+        need = _NEEDS.get(method)
+        if need is None:
+            return True
+        cap, sub = need
+        caps = self.server_capabilities
+        if cap == "completions" and self.negotiated_version == "2024-11-05":
+            return True  # that version had no completions capability
+        have = caps.get(cap)
+        return isinstance(have, dict) and (sub is None or bool(have.get(sub)))
+
+    def _check(self, method: str) -> None:
+        if not self._require(method):
+            cap, sub = _NEEDS[method]
+            what = f"{cap}.{sub}" if sub else cap
+            raise MethodNotFound(f"{method}: the server did not announce the {what!r} capability, so the client does not send it")
+
+    async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
+        if not self._require(method):
+            return []
         items: list[dict[str, Any]] = []
-        seen: set[str] = set()
+        seen_cursors: set[Any] = set()
+        seen_items: set[Any] = set()
+        id_key = _LIST_KEYS[key]
         cursor = None
-        for _ in range(MAX_PAGES):
-            p = dict(params or {})
-            if cursor is not None:
-                p["cursor"] = cursor
-            result = await self.request(method, p or None)
-            items.extend(result.get(key, []))
+        for _ in range(self.max_pages):
+            result = await self.request(method, {"cursor": cursor} if cursor is not None else None)
+            page = result.get(key) if isinstance(result, dict) else None
+            if not isinstance(page, list):
+                raise RemoteProtocolError(f"{method}: the result has no {key!r} list")
+            for item in page:
+                ident = item.get(id_key) if isinstance(item, dict) else None
+                if ident in seen_items:
+                    log.warning("%s: the server listed %r twice; keeping the first", method, ident)
+                    continue
+                seen_items.add(ident)
+                items.append(item)
             cursor = result.get("nextCursor")
             if cursor is None:
                 return items
-            if cursor in seen:
-                raise MCPError(f"{method}: the server returned cursor {cursor!r} twice; stopping to avoid a loop")
-            seen.add(cursor)
-        raise MCPError(f"{method}: more than {MAX_PAGES} pages; stopping")
+            if cursor in seen_cursors:
+                raise RemoteProtocolError(f"{method}: the server returned the cursor {cursor!r} twice; stopping to avoid a loop")
+            seen_cursors.add(cursor)
+        raise RemoteProtocolError(f"{method}: more than {self.max_pages} pages (max_pages); stopping")
 
     async def ping(self) -> None:
-        await self.request("ping")
+        assert self._era is not None, "not connected"
+        await self._era.ping(self)
 
     async def list_tools(self) -> list[dict[str, Any]]:
         return await self._list("tools/list", "tools")
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = -1.0,
-                        on_progress: ProgressCallback | None = None) -> dict[str, Any]:
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = DEFAULT,
+        max_timeout: float | None = DEFAULT,
+        on_progress: ProgressCallback | None = None,
+    ) -> dict[str, Any]:
+        """Call a tool; returns the CallToolResult (``isError: true`` is a result, not raised).
+        Progress restarts ``timeout`` up to ``max_timeout`` (defaults: the client's)."""
+        self._check("tools/call")
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        return await self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
+        cap = self.max_timeout if max_timeout is DEFAULT else max_timeout
+        return await self.request("tools/call", params, timeout=timeout, max_timeout=cap, on_progress=on_progress)
 
     async def list_resources(self) -> list[dict[str, Any]]:
         return await self._list("resources/list", "resources")
@@ -228,29 +370,46 @@ class Client:
     async def list_resource_templates(self) -> list[dict[str, Any]]:
         return await self._list("resources/templates/list", "resourceTemplates")
 
-    async def read_resource(self, uri: str) -> list[dict[str, Any]]:
-        return (await self.request("resources/read", {"uri": uri}))["contents"]
+    async def read_resource(self, uri: str, *, timeout: float | None = DEFAULT) -> list[dict[str, Any]]:
+        """The resource's contents (a list of text or blob contents)."""
+        self._check("resources/read")
+        result = await self.request("resources/read", {"uri": uri}, timeout=timeout)
+        return result.get("contents", [])
 
     async def subscribe(self, uri: str) -> None:
-        await self.request("resources/subscribe", {"uri": uri})
+        """Ask for ``notifications/resources/updated`` about ``uri`` (see ``on_notification``)."""
+        self._check("resources/subscribe")
+        assert self._era is not None
+        await self._era.subscribe(self, uri)
 
     async def unsubscribe(self, uri: str) -> None:
-        await self.request("resources/unsubscribe", {"uri": uri})
+        self._check("resources/unsubscribe")
+        assert self._era is not None
+        await self._era.unsubscribe(self, uri)
 
     async def list_prompts(self) -> list[dict[str, Any]]:
         return await self._list("prompts/list", "prompts")
 
-    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> dict[str, Any]:
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None, *,
+                         timeout: float | None = DEFAULT) -> dict[str, Any]:
+        self._check("prompts/get")
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        return await self.request("prompts/get", params)
+        return await self.request("prompts/get", params, timeout=timeout)
 
-    async def complete(self, ref: dict[str, Any], argument: str, value: str, context: dict[str, str] | None = None) -> dict[str, Any]:
+    async def complete(self, ref: dict[str, Any], argument: str, value: str,
+                       context: dict[str, str] | None = None) -> dict[str, Any]:
+        """``completion/complete``; ``ref`` is ``{"type": "ref/prompt", "name": …}`` or
+        ``{"type": "ref/resource", "uri": …}``. Returns ``{"values": […], "total"?, "hasMore"?}``."""
+        self._check("completion/complete")
         params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
         if context:
             params["context"] = {"arguments": context}
         return (await self.request("completion/complete", params))["completion"]
 
     async def set_logging_level(self, level: str) -> None:
-        await self.request("logging/setLevel", {"level": level})
+        """Ask the server to send log messages at ``level`` and above."""
+        self._check("logging/setLevel")
+        assert self._era is not None
+        await self._era.set_logging_level(self, level)

@@ -16,7 +16,10 @@ client may try again.
 What may be received in each state is a second table: before initialize completes a server
 serves only ``initialize`` and ``ping``; after it, everything but a second ``initialize``. We
 are lenient about the ``initialized`` notification: requests that arrive after our initialize
-result but before the notification are served (real clients pipeline them).
+result but before the notification are served (real clients pipeline them). Requests that
+arrive while our initialize result is still being produced (INITIALIZING) are served too:
+the version is already negotiated, and the session answers in arrival order, so their
+results follow the initialize result on the wire.
 
 Transitions are looked up, never computed: an event with no entry for the current state raises
 :class:`LocalProtocolError` when we caused it; the connection decides how to answer the peer.
@@ -68,7 +71,7 @@ TRANSITIONS: Final[dict[str, dict[str, dict[str, str]]]] = {
 # Requests a server accepts from the client in each state (None: every method but initialize).
 SERVER_ACCEPTS: Final[dict[str, frozenset[str] | None]] = {
     NEW: frozenset({"initialize", "ping"}),
-    INITIALIZING: frozenset({"ping"}),
+    INITIALIZING: None,  # pipelined behind initialize: served once its result is out (see above)
     INITIALIZED: None,
     READY: None,
     CLOSED: frozenset(),

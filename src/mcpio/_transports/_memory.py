@@ -22,6 +22,7 @@ class MemoryTransport:
         self._outbox = outbox
         self._closed = False
         self._eof = False
+        self.key: str | None = None  # identifies the peer for per-server caches (set by the client)
 
     async def send(self, frame: bytes) -> None:
         if self._closed:

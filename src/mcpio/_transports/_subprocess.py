@@ -1,28 +1,48 @@
 """stdio client transport: spawn a server process and talk NDJSON over its pipes (spec-notes §8).
 
-* The server runs in its own session / process group, so shutdown reaches its children
-  (``npx``/``uv`` wrappers) too (pain point #3).
-* Environment: ``env_mode="inherit"`` (default) passes our environment plus ``env``;
-  ``"safe"`` passes only a small allowlist (PATH, HOME, LANG, TMPDIR …) plus ``env``.
-  PATH is always kept, and a missing executable is an error naming it and the PATH searched.
-* stderr never blocks the child: it is drained continuously into a callback (default: the
-  ``mcpio.server.stderr`` logger) and the last lines are kept for error messages.
-* Shutdown follows the spec: close stdin, wait ``grace``; SIGTERM the group, wait ``grace``;
-  SIGKILL the group. Every wait is bounded.
+Contract of :class:`SubprocessTransport` (``await open()``, then ``send``/``receive``, then
+``aclose()``):
+
+* **Own process group.** The server starts in a new session (``setsid``), so its process group
+  id is its pid; signals at shutdown go to the whole group and reach the children of
+  wrappers such as ``npx``/``uv``/``sh -c`` (pain point #3).
+* **Environment modes.** ``env_mode="inherit"`` (default) passes our environment plus ``env``;
+  ``"safe"`` passes only :data:`SAFE_ENV_KEYS` (PATH, HOME, LANG, TMPDIR …) plus ``env``, so
+  secrets in our environment do not leak to every server; ``"exact"`` passes ``env`` alone.
+  PATH is always present (ours, unless ``env`` sets it) (pain point #4).
+* **A missing executable is an error naming it and the PATH searched** (:class:`ServerNotFound`);
+  a relative path with a slash is looked up from ``cwd``, as ``exec`` would.
+* **stderr never blocks the child.** It is read continuously, split into lines (an endless line
+  is cut every 64 KiB), each line handed to ``on_stderr`` (default: the ``mcpio.server.stderr``
+  logger at INFO), and the last ``stderr_tail`` lines are kept for error messages.
+* **Exit is keyed on the process, not on the pipes.** The child watcher tells us when the
+  server process exits; if its stdout is still open then (a grandchild inherited it), the
+  stream ends ``exit_linger`` seconds later anyway, so a request in flight fails promptly with
+  the exit code and the tail of stderr instead of hanging (pain point #3).
+* **Shutdown per spec** (``aclose()``, idempotent, bounded): close the server's stdin, wait
+  ``grace`` seconds; SIGTERM the group, wait ``grace``; SIGKILL the group; then SIGKILL whatever
+  is left of the group. If the closing task is cancelled, the group is killed at once. A
+  transport never closed is killed at interpreter exit.
+* **Backpressure.** Reading stops while 1024 frames wait to be taken; ``send`` waits while the
+  pipe to the server is full (the event loop's write flow control).
+* No fixed line limit below ``max_line_size`` (framing is :class:`LineBuffer`'s).
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import collections
 import contextlib
 import logging
 import os
 import shutil
 import signal
+import weakref
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-from .._errors import EndOfStream, TransportError
+from .._errors import ConnectionClosed, EndOfStream, TransportError
 from .._protocol._framing import DEFAULT_MAX_LINE_SIZE, LineBuffer
 from ._base import Frame
 
@@ -30,26 +50,94 @@ log = logging.getLogger("mcpio.client")
 stderr_log = logging.getLogger("mcpio.server.stderr")
 
 SAFE_ENV_KEYS = (
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TMP", "TEMP",
-    "SYSTEMROOT", "SystemRoot", "COMSPEC", "PATHEXT", "APPDATA", "LOCALAPPDATA", "USERPROFILE", "XDG_RUNTIME_DIR",
-    "VIRTUAL_ENV", "PYTHONPATH", "NODE_PATH",
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TERM", "TZ",
+    "TMPDIR", "TMP", "TEMP", "SYSTEMROOT", "SystemRoot", "SYSTEMDRIVE", "COMSPEC", "PATHEXT", "WINDIR",
+    "APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "PROGRAMFILES", "USERPROFILE", "HOMEDRIVE", "HOMEPATH",
+    "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME",
 )
+ENV_MODES = ("inherit", "safe", "exact")
+
+_HIGH_FRAMES = 1024  # stop reading the server's stdout while this many frames wait
+_LOW_FRAMES = 256
+_STDERR_LINE_MAX = 64 * 1024
+
+_live: weakref.WeakSet[SubprocessTransport] = weakref.WeakSet()
 
 
 class ServerNotFound(FileNotFoundError):
-    """The server's executable does not exist on the PATH that was searched."""
+    """The server's executable does not exist (on the PATH that was searched)."""
 
 
-def build_env(env: Mapping[str, str] | None, mode: str) -> dict[str, str]:
+class ServerExited(ConnectionClosed):
+    """The server process ended while we needed it; carries its exit code and last stderr lines."""
+
+    def __init__(self, message: str, exit_code: int | None, stderr_tail: str) -> None:
+        super().__init__(message, data={"exitCode": exit_code, "stderrTail": stderr_tail})
+        self.exit_code = exit_code
+        self.stderr_tail = stderr_tail
+
+
+def build_env(env: Mapping[str, str] | None, mode: str = "inherit") -> dict[str, str]:
+    """The environment a server is started with (see the module docstring for the modes)."""
     if mode == "inherit":
         base = dict(os.environ)
     elif mode == "safe":
         base = {k: v for k, v in os.environ.items() if k in SAFE_ENV_KEYS}
+    elif mode == "exact":
+        base = {}
     else:
-        raise ValueError(f"env_mode must be 'inherit' or 'safe', not {mode!r}")
-    base.update(env or {})
-    base.setdefault("PATH", os.environ.get("PATH", os.defpath))
+        raise ValueError(f"env_mode must be one of {', '.join(ENV_MODES)}, not {mode!r}")
+    base.update({str(k): str(v) for k, v in (env or {}).items()})
+    if not base.get("PATH"):
+        base["PATH"] = os.environ.get("PATH") or os.defpath
     return base
+
+
+def find_executable(command: str, path: str, cwd: str | os.PathLike[str] | None = None) -> str:
+    """Resolve ``command`` the way ``exec`` will, or raise :class:`ServerNotFound` saying where we looked."""
+    if not command:
+        raise ServerNotFound("cannot start MCP server: the command is empty")
+    if os.sep in command or (os.altsep and os.altsep in command):
+        candidate = command if os.path.isabs(command) or cwd is None else os.path.join(os.fspath(cwd), command)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+        where = f" (looked in {os.path.abspath(candidate)})" if candidate != command else ""
+        raise ServerNotFound(f"cannot start MCP server: {command!r} does not exist or is not executable{where}")
+    exe = shutil.which(command, path=path)
+    if exe is None:
+        raise ServerNotFound(
+            f"cannot start MCP server: executable {command!r} was not found on PATH; searched: {path}. "
+            "Give its absolute path, or set PATH in the server's env"
+        )
+    return exe
+
+
+class _Protocol(asyncio.SubprocessProtocol):
+    def __init__(self, owner: SubprocessTransport) -> None:
+        self.owner = owner
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        if fd == 1:
+            self.owner._on_stdout(data)
+        elif fd == 2:
+            self.owner._on_stderr(data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        if fd == 0:  # the server closed its stdin (or died): a send waiting for room must not hang
+            self.owner._can_write.set()
+        elif fd == 1:
+            self.owner._on_stdout_eof()
+        elif fd == 2:
+            self.owner._flush_stderr()
+
+    def process_exited(self) -> None:
+        self.owner._on_exit()
+
+    def pause_writing(self) -> None:
+        self.owner._can_write.clear()
+
+    def resume_writing(self) -> None:
+        self.owner._can_write.set()
 
 
 class SubprocessTransport:
@@ -63,97 +151,126 @@ class SubprocessTransport:
         env: Mapping[str, str] | None = None,
         env_mode: str = "inherit",
         cwd: str | os.PathLike[str] | None = None,
-        on_stderr: Callable[[str], None] | None = None,
+        on_stderr: Callable[[str], Any] | None = None,
         grace: float = 2.0,
+        exit_linger: float = 0.5,
         max_line_size: int = DEFAULT_MAX_LINE_SIZE,
         stderr_tail: int = 40,
     ) -> None:
         self.command = command
-        self.args = list(args)
+        self.args = [os.fspath(a) for a in args]
         self.env = build_env(env, env_mode)
-        self.cwd = cwd
+        self.cwd = os.fspath(cwd) if cwd is not None else None
         self.on_stderr = on_stderr
         self.grace = grace
+        self.exit_linger = exit_linger
         self._lines = LineBuffer(max_line_size)
         self._frames: collections.deque[Frame] = collections.deque()
         self._eof = False
-        self._waiter: asyncio.Future | None = None
-        self._room = asyncio.Event()
-        self._room.set()
+        self._waiter: asyncio.Future[None] | None = None
         self._tail: collections.deque[str] = collections.deque(maxlen=stderr_tail)
-        self.proc: asyncio.subprocess.Process | None = None
-        self._tasks: list[asyncio.Task] = []
+        self._err_buf = bytearray()
+        self._transport: asyncio.SubprocessTransport | None = None
+        self._exited = asyncio.Event()
+        self._can_write = asyncio.Event()
+        self._can_write.set()
+        self._reading_paused = False
         self._closed = False
+        self.pid: int | None = None
 
+    @property
+    def key(self) -> str:
+        """Identifies the server for per-server caches (the era it speaks, for instance)."""
+        return "stdio:" + "\0".join([self.command, *self.args, self.cwd or ""])
+
+    # ------------------------------------------------------------------ start
     async def open(self) -> None:
-        exe = shutil.which(self.command, path=self.env.get("PATH"))
-        if exe is None:
-            raise ServerNotFound(
-                f"cannot start MCP server: executable {self.command!r} was not found on PATH "
-                f"({self.env.get('PATH', '')}); give its absolute path or fix PATH"
-            )
-        self.proc = await asyncio.create_subprocess_exec(
-            exe, *self.args,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-            env=self.env, cwd=self.cwd, start_new_session=True, limit=1 << 20,
-        )
+        exe = find_executable(self.command, self.env["PATH"], self.cwd)
+        if self.cwd is not None and not os.path.isdir(self.cwd):
+            raise TransportError(f"cannot start MCP server {self.command!r}: working directory {self.cwd!r} does not exist")
         loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._read_stdout()), loop.create_task(self._read_stderr())]
-
-    async def _read_stdout(self) -> None:
-        assert self.proc and self.proc.stdout
-        read = self.proc.stdout.read
         try:
-            while True:
-                chunk = await read(1 << 20)
-                if not chunk:
-                    break
-                frames = self._lines.feed(chunk)
-                if frames:
-                    self._frames.extend(frames)
-                    self._wake()
-                    if len(self._frames) >= 1024:  # backpressure: stop reading until drained
-                        self._room.clear()
-                        await self._room.wait()
-        except Exception as exc:  # pipe errors end the stream
-            log.debug("server stdout failed: %s", exc)
-        finally:
+            self._transport, _ = await loop.subprocess_exec(
+                lambda: _Protocol(self), exe, *self.args,
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                env=self.env, cwd=self.cwd, start_new_session=True,
+            )
+        except OSError as exc:
+            raise TransportError(f"cannot start MCP server {exe!r}: {exc.strerror or exc}") from exc
+        self.pid = self._transport.get_pid()
+        _live.add(self)
+
+    # ------------------------------------------------------------------ events from the loop
+    def _on_stdout(self, data: bytes) -> None:
+        if self._eof:
+            return
+        frames = self._lines.feed(data)
+        if frames:
+            self._frames.extend(frames)
+            self._wake()
+            if len(self._frames) >= _HIGH_FRAMES and not self._reading_paused and self._transport is not None:
+                pipe = self._transport.get_pipe_transport(1)
+                if pipe is not None:
+                    pipe.pause_reading()  # type: ignore[attr-defined]
+                    self._reading_paused = True
+
+    def _on_stdout_eof(self) -> None:
+        if not self._eof:
             self._frames.extend(self._lines.close())
             self._eof = True
             self._wake()
 
-    async def _read_stderr(self) -> None:
-        assert self.proc and self.proc.stderr
+    def _on_stderr(self, data: bytes) -> None:
+        buf = self._err_buf
+        buf += data
         while True:
-            try:
-                line = await self.proc.stderr.readline()
-            except ValueError:  # an over-long line: take what is there
-                line = await self.proc.stderr.read(1 << 16)
-            except Exception:
+            nl = buf.find(b"\n")
+            if nl < 0:
+                if len(buf) > _STDERR_LINE_MAX:
+                    self._stderr_line(bytes(buf[:_STDERR_LINE_MAX]))
+                    del buf[:_STDERR_LINE_MAX]
+                    continue
                 return
-            if not line:
-                return
-            text = line.decode("utf-8", "replace").rstrip("\r\n")
-            self._tail.append(text)
-            if self.on_stderr is not None:
-                try:
-                    self.on_stderr(text)
-                except Exception:
-                    log.exception("stderr callback failed")
-            else:
-                stderr_log.info("%s", text)
+            self._stderr_line(bytes(buf[:nl]))
+            del buf[: nl + 1]
+
+    def _flush_stderr(self) -> None:
+        if self._err_buf:
+            self._stderr_line(bytes(self._err_buf))
+            self._err_buf.clear()
+
+    def _stderr_line(self, raw: bytes) -> None:
+        text = raw.decode("utf-8", "replace").rstrip("\r")
+        self._tail.append(text)
+        if self.on_stderr is None:
+            stderr_log.info("%s", text)
+            return
+        try:
+            self.on_stderr(text)
+        except Exception:
+            log.exception("the stderr callback failed")
+
+    def _on_exit(self) -> None:
+        self._exited.set()
+        if not self._eof:
+            # A grandchild may hold stdout open forever; the server itself is gone.
+            asyncio.get_running_loop().call_later(self.exit_linger, self._on_stdout_eof)
 
     def _wake(self) -> None:
         w = self._waiter
         if w is not None and not w.done():
             w.set_result(None)
 
+    # ------------------------------------------------------------------ the transport seam
     async def receive(self) -> Frame:
         while True:
             if self._frames:
                 frame = self._frames.popleft()
-                if len(self._frames) < 512 and not self._room.is_set():
-                    self._room.set()
+                if self._reading_paused and len(self._frames) <= _LOW_FRAMES and self._transport is not None:
+                    self._reading_paused = False
+                    pipe = self._transport.get_pipe_transport(1)
+                    if pipe is not None:
+                        pipe.resume_reading()  # type: ignore[attr-defined]
                 return frame
             if self._eof:
                 raise EndOfStream()
@@ -164,64 +281,99 @@ class SubprocessTransport:
                 self._waiter = None
 
     async def send(self, frame: bytes) -> None:
-        proc = self.proc
-        if proc is None or proc.stdin is None or proc.stdin.is_closing():
+        pipe = self._transport.get_pipe_transport(0) if self._transport is not None else None
+        if pipe is None or pipe.is_closing() or self._closed:
             raise TransportError(self.describe_close())
-        try:
-            proc.stdin.write(frame)
-            proc.stdin.write(b"\n")
-            await proc.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError) as exc:
-            raise TransportError(self.describe_close()) from exc
+        pipe.write(frame)  # type: ignore[attr-defined]
+        pipe.write(b"\n")  # type: ignore[attr-defined]
+        if not self._can_write.is_set():
+            await self._can_write.wait()
+            if pipe.is_closing():
+                raise TransportError(self.describe_close())
+
+    # ------------------------------------------------------------------ what happened
+    @property
+    def returncode(self) -> int | None:
+        return self._transport.get_returncode() if self._transport is not None else None
+
+    @property
+    def ended(self) -> bool:
+        """True once the server's output has ended and every frame was taken."""
+        return self._eof and not self._frames
 
     def stderr_tail(self) -> str:
         return "\n".join(self._tail)
 
-    @property
-    def returncode(self) -> int | None:
-        return self.proc.returncode if self.proc else None
-
     def describe_close(self) -> str:
         """Why the connection ended: exit code and the tail of stderr, for error messages."""
         rc = self.returncode
-        what = f"the server process exited with code {rc}" if rc is not None else "the server closed its stdout"
+        if rc is None:
+            what = "the server closed its stdout" if self._eof else "the connection to the server is closed"
+        elif rc < 0:
+            try:
+                name = signal.Signals(-rc).name
+            except ValueError:
+                name = f"signal {-rc}"
+            what = f"the server process was killed by {name} (exit code {rc})"
+        else:
+            what = f"the server process exited with code {rc}"
         tail = self.stderr_tail()
-        return f"{what}" + (f"; last stderr lines:\n{tail}" if tail else " (no stderr output)")
-
-    async def close_reason(self) -> str:
-        await self.wait_exit(2.0)
-        return self.describe_close()
+        return what + (f"; last stderr lines:\n{tail}" if tail else " (it wrote nothing to stderr)")
 
     async def wait_exit(self, timeout: float) -> int | None:
-        if self.proc is None:
+        """Wait up to ``timeout`` seconds for the server process to exit; its exit code or None."""
+        if self._transport is None:
             return None
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(timeout):
-                await self.proc.wait()
-        return self.proc.returncode
+                await self._exited.wait()
+        return self.returncode
 
+    async def close_reason(self) -> str:
+        await self.wait_exit(1.0)
+        return self.describe_close()
+
+    async def closed_error(self, what: str) -> ServerExited:
+        """The error for ``what`` failing because the server went away (waits briefly for its exit)."""
+        rc = await self.wait_exit(1.0)
+        return ServerExited(f"{what} failed: {self.describe_close()}", rc, self.stderr_tail())
+
+    # ------------------------------------------------------------------ shutdown
     async def aclose(self) -> None:
-        """close stdin → wait → SIGTERM (group) → wait → SIGKILL (group); all bounded."""
-        if self._closed or self.proc is None:
+        """close stdin → wait → SIGTERM (group) → wait → SIGKILL (group); bounded, idempotent."""
+        if self._closed or self._transport is None:
             return
         self._closed = True
-        proc = self.proc
-        with contextlib.suppress(Exception):
-            if proc.stdin and not proc.stdin.is_closing():
-                proc.stdin.close()
-        if await self.wait_exit(self.grace) is None:
-            self._signal_group(signal.SIGTERM)
+        transport = self._transport
+        try:
+            pipe = transport.get_pipe_transport(0)
+            if pipe is not None:
+                pipe.close()
             if await self.wait_exit(self.grace) is None:
-                self._signal_group(signal.SIGKILL)
-                await self.wait_exit(5)
-        # The leader is gone; make sure nothing of its group survives.
-        self._signal_group(signal.SIGKILL)
-        for t in self._tasks:
-            t.cancel()
-        with contextlib.suppress(BaseException):
-            await asyncio.wait(self._tasks, timeout=1)
+                log.debug("server %s did not exit %.1f s after stdin closed; sending SIGTERM", self.pid, self.grace)
+                self._signal_group(signal.SIGTERM)
+                if await self.wait_exit(self.grace) is None:
+                    log.debug("server %s ignored SIGTERM for %.1f s; sending SIGKILL", self.pid, self.grace)
+                    self._signal_group(signal.SIGKILL)
+                    await self.wait_exit(5.0)
+            self._signal_group(signal.SIGKILL)  # whatever is left of the group
+        except BaseException:  # cancelled while closing: never leave the group behind
+            self._signal_group(signal.SIGKILL)
+            raise
+        finally:
+            _live.discard(self)
+            transport.close()
+            self._on_stdout_eof()
+            self._can_write.set()
 
     def _signal_group(self, sig: int) -> None:
-        assert self.proc is not None
+        if self.pid is None:
+            return
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, sig)
+            os.killpg(self.pid, sig)
+
+
+@atexit.register
+def _kill_leftovers() -> None:
+    for t in list(_live):
+        t._signal_group(signal.SIGKILL)

@@ -1,0 +1,177 @@
+"""``mcpio doctor TARGET``: what a host will experience with this server, and what to fix.
+
+It reports the time from spawning the server to the answer to ``initialize`` (hosts give up
+after 5–60 s), the eras and protocol versions it serves (the modern era is detected with a
+``server/discover`` probe on its own connection, as spec-notes §7 describes; each legacy
+version with its own ``initialize``), its capabilities, the size of ``tools/list`` in bytes
+and approximate tokens (bytes / 4) per tool, and these findings:
+
+* problems (exit status 1): a tool name outside the conformance rule (1–64 characters of
+  ``[A-Za-z0-9_./-]``), duplicate names, an ``inputSchema``/``outputSchema`` that is not a
+  valid JSON Schema (or whose ``type`` is not ``"object"``), a server that does not connect;
+* warnings: tools without a ``title`` or without ``annotations`` (hosts then ask before every
+  call, since ``destructiveHint`` defaults to true), descriptions over 2 KB.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from typing import Any
+
+from .._client._client import Client
+from .._errors import MCPError, TransportError
+from .._jsonrpc import decode, encode
+from .._version import __version__
+from .._versions import LEGACY_VERSIONS, MODERN_VERSIONS
+from ._output import dump_json, table
+from ._targets import client_for, transport_for
+from ._validate import schema_problems
+
+NAME_RULE = re.compile(r"^[A-Za-z0-9_./-]{1,64}$")
+MODERN_ERRORS = (-32022, -32021, -32020)
+
+
+def _size(obj: Any) -> int:
+    return len(json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+async def _legacy_version(args: Any, version: str) -> str | None:
+    """The version the server settles on when asked for ``version`` (None if it fails)."""
+    try:
+        async with client_for(args.target, args, protocol_version=version, era="legacy", timeout=min(args.timeout, 15)) as c:
+            return c.negotiated_version
+    except Exception:
+        return None
+
+
+async def _discover(args: Any) -> dict[str, Any]:
+    """Probe ``server/discover`` on a fresh connection (a raw request: the probe of spec-notes §7)."""
+    transport = transport_for(args.target, args)
+    probe = {
+        "jsonrpc": "2.0", "id": 1, "method": "server/discover",
+        "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": MODERN_VERSIONS[0],
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "mcpio-doctor", "version": __version__},
+        }},
+    }
+    try:
+        await transport.open()
+        await transport.send(encode(probe))
+        async with asyncio.timeout(min(args.timeout, 5)):
+            while True:
+                msg = decode(await transport.receive())  # type: ignore[arg-type]
+                if isinstance(msg, dict) and msg.get("id") == 1:
+                    break
+    except TimeoutError:
+        return {"modern": False, "detail": "no answer to server/discover within 5 s"}
+    except (MCPError, TransportError, OSError) as exc:
+        return {"modern": False, "detail": f"server/discover failed: {exc}"}
+    finally:
+        await transport.aclose()
+    result, err = msg.get("result"), msg.get("error")
+    if isinstance(result, dict) and isinstance(result.get("supportedVersions"), list):
+        return {"modern": True, "versions": result["supportedVersions"], "detail": "server/discover answered"}
+    if isinstance(err, dict) and err.get("code") in MODERN_ERRORS:
+        data = err.get("data") if isinstance(err.get("data"), dict) else {}
+        return {"modern": True, "versions": data.get("supported", []), "detail": f"modern error {err.get('code')}"}
+    detail = f"error {err.get('code')}: {err.get('message')}" if isinstance(err, dict) else "no DiscoverResult"
+    return {"modern": False, "detail": f"server/discover: {detail}"}
+
+
+def _tool_findings(tools: list[dict[str, Any]]) -> tuple[list[str], list[str], list[dict[str, Any]]]:
+    problems: list[str] = []
+    warnings: list[str] = []
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for t in tools:
+        name = t.get("name")
+        label = json.dumps(name)
+        if not isinstance(name, str) or not NAME_RULE.match(name):
+            problems.append(f"tool {label}: the name must be 1-64 characters of A-Z a-z 0-9 _ . / -")
+        if name in seen:
+            problems.append(f"tool {label} is listed twice")
+        seen.add(name)  # type: ignore[arg-type]
+        for key in ("inputSchema", "outputSchema"):
+            if key not in t:
+                if key == "inputSchema":
+                    problems.append(f"tool {label}: no inputSchema")
+                continue
+            schema = t[key]
+            found = schema_problems(schema)
+            if isinstance(schema, dict) and schema.get("type") != "object":
+                found.insert(0, 'its "type" must be "object"')
+            problems.extend(f"tool {label}: {key} {p}" for p in found)
+        annotations = t.get("annotations")
+        if not t.get("title") and not (isinstance(annotations, dict) and annotations.get("title")):
+            warnings.append(f"tool {label} has no title")
+        if not isinstance(annotations, dict) or not annotations:
+            warnings.append(f"tool {label} has no annotations (readOnlyHint, destructiveHint …); hosts will ask before each call")
+        if len(str(t.get("description") or "")) > 2048:
+            warnings.append(f"tool {label}: the description is {len(t['description'])} characters long")
+        size = _size(t)
+        rows.append({"name": name, "bytes": size, "tokens": round(size / 4)})
+    return problems, warnings, rows
+
+
+async def doctor(args: Any) -> int:
+    report: dict[str, Any] = {"target": args.target, "problems": [], "warnings": []}
+    client: Client = client_for(args.target, args, era="legacy")
+    t0 = time.perf_counter()
+    try:
+        async with client:
+            report["first_response_ms"] = round((time.perf_counter() - t0) * 1000, 1)
+            report["server_info"] = client.server_info
+            report["protocol_version"] = client.negotiated_version
+            report["capabilities"] = client.server_capabilities
+            tools = await client.list_tools()
+            report["counts"] = {
+                "tools": len(tools), "resources": len(await client.list_resources()),
+                "templates": len(await client.list_resource_templates()), "prompts": len(await client.list_prompts()),
+            }
+    except (MCPError, TransportError, OSError) as exc:
+        report["problems"].append(f"cannot connect: {exc}")
+        return _print(args, report)
+    problems, warnings, rows = _tool_findings(tools)
+    report["problems"] += problems
+    report["warnings"] += warnings
+    report["tools_list_bytes"] = _size({"tools": tools})
+    report["tools_list_tokens"] = round(report["tools_list_bytes"] / 4)
+    report["tools"] = sorted(rows, key=lambda r: -r["bytes"])
+    others = [v for v in LEGACY_VERSIONS if v != client.negotiated_version]
+    found = await asyncio.gather(_discover(args), *(_legacy_version(args, v) for v in others))
+    legacy = sorted({client.negotiated_version, *(v for v, got in zip(others, found[1:]) if got == v)} - {None}, reverse=True)
+    report["eras"] = {"legacy": legacy, "modern": found[0]}
+    return _print(args, report)
+
+
+def _print(args: Any, report: dict[str, Any]) -> int:
+    failed = bool(report["problems"])
+    if args.json:
+        dump_json(report)
+        return 1 if failed else 0
+    lines = [f"target: {report['target']}"]
+    if "server_info" in report:
+        info = report["server_info"]
+        lines.append(f"server: {info.get('name')} {info.get('version', '')}".rstrip())
+        lines.append(f"time to first response: {report['first_response_ms']:.0f} ms (spawn to initialize result)")
+        eras = report.get("eras", {})
+        modern = eras.get("modern", {})
+        lines.append("legacy era: " + (", ".join(eras.get("legacy", [])) or "no"))
+        lines.append("modern era: " + (f"yes (server/discover lists {', '.join(map(str, modern.get('versions') or []))})" if modern.get("modern") else f"no ({modern.get('detail')})"))
+        lines.append("capabilities: " + (", ".join(sorted(report["capabilities"])) or "none"))
+        counts = report["counts"]
+        lines.append("catalog: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+        lines.append(f"tools/list: {report['tools_list_bytes']} bytes, ≈{report['tools_list_tokens']} tokens")
+        if report["tools"]:
+            lines.append(table(["TOOL", "BYTES", "≈TOKENS"], [[r["name"], r["bytes"], r["tokens"]] for r in report["tools"]]))
+    for p in report["problems"]:
+        lines.append(f"PROBLEM: {p}")
+    for w in report["warnings"]:
+        lines.append(f"warning: {w}")
+    lines.append(f"{len(report['problems'])} problems, {len(report['warnings'])} warnings")
+    print("\n".join(lines))
+    return 1 if failed else 0

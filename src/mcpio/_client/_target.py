@@ -1,0 +1,73 @@
+"""What a Client connects to: turn a target into a transport (one small function, no I/O).
+
+Targets: an mcpio ``Server`` object (in memory, for tests), a ``.py`` file (run with this
+Python), a command line (a string split with :func:`shlex.split`, or a list of argv; never a
+shell), or an ``http(s)://`` URL (Streamable HTTP: not in this version, a clear error).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from .._transports._base import Transport
+
+
+class UnsupportedTarget(ValueError):
+    """The target names a transport this version cannot speak (or nothing we recognise)."""
+
+
+def is_url(text: str) -> bool:
+    return text.startswith(("http://", "https://"))
+
+
+def is_server(obj: Any) -> bool:
+    """An mcpio Server (duck-typed: the client layer must not import the server layer)."""
+    return callable(getattr(obj, "serve", None)) and callable(getattr(obj, "session", None))
+
+
+def command_for(target: str | os.PathLike[str] | Sequence[str]) -> list[str]:
+    """The argv to spawn for a ``.py`` path, a command line or an argv list."""
+    if isinstance(target, (list, tuple)):
+        argv = [os.fspath(a) for a in target]
+    else:
+        text = os.fspath(target)
+        if text.endswith(".py") and os.path.isfile(text):
+            return [sys.executable, text]
+        try:
+            argv = shlex.split(text)
+        except ValueError as exc:
+            raise UnsupportedTarget(f"cannot parse the command line {text!r}: {exc}") from None
+    if not argv:
+        raise UnsupportedTarget("the command line is empty")
+    if len(argv) == 1 and argv[0].endswith(".py") and not os.path.exists(argv[0]):
+        raise UnsupportedTarget(f"{argv[0]}: no such file")
+    return argv
+
+
+def make_transport(target: Any, spawn: dict[str, Any], tasks: list[asyncio.Task[Any]]) -> Transport:
+    """A transport for ``target``; an in-memory server's task is appended to ``tasks``."""
+    if is_server(target):
+        from .._transports._memory import memory_pair
+
+        ours, theirs = memory_pair()
+        tasks.append(asyncio.get_running_loop().create_task(target.serve(theirs)))
+        ours.key = f"memory:{id(target)}"
+        return ours
+    if isinstance(target, (str, os.PathLike)) and is_url(os.fspath(target)):
+        raise UnsupportedTarget(
+            f"cannot connect to {os.fspath(target)}: the Streamable HTTP transport is not supported yet "
+            "in this version of mcpio; run the server over stdio (give its command line or .py file)"
+        )
+    if isinstance(target, (str, os.PathLike, list, tuple)):
+        from .._transports._subprocess import SubprocessTransport
+
+        argv = command_for(target)
+        return SubprocessTransport(argv[0], argv[1:], **{k: v for k, v in spawn.items() if v is not None})
+    raise UnsupportedTarget(
+        f"cannot connect to {target!r}: give an mcpio Server, a .py path, a command line or a transport"
+    )

@@ -1,0 +1,284 @@
+"""Host configuration files: the ``mcpServers`` JSON of Claude Desktop / Cursor / Claude Code /
+Windsurf, VS Code's ``servers`` (``.vscode/mcp.json``, or ``"mcp": {"servers": …}`` in
+settings.json) and Zed's ``context_servers``; comments and trailing commas (JSONC) are allowed.
+
+An entry becomes a :class:`ServerSpec`: ``command``, ``args``, ``env``, ``cwd`` (stdio) or
+``url``, ``headers`` (HTTP). Variables are expanded when a server is used, not when the file
+is read, so one bad entry does not spoil the others: ``${env:NAME}`` and
+``${workspaceFolder}``/``${userHome}`` (VS Code), ``${NAME}`` and ``${NAME:-default}``
+(Claude Code). ``${input:…}`` needs a host's prompt and is an error here.
+
+:data:`KNOWN` lists where each host keeps its file (project files before user files);
+``CONFIG:NAME`` names a server in one host's files (or in a JSON file given by path), and a
+bare ``NAME`` is searched for in all of them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from .._client._client import Client
+
+
+class ConfigError(ValueError):
+    """A configuration file or entry that cannot be used (the message says which and why)."""
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """One server entry of a host configuration file."""
+
+    name: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    type: str = "stdio"  # "stdio", "http" or "sse"
+    env_file: str | None = None
+    disabled: bool = False
+    source: str | None = None  # the file it came from
+    workspace: str | None = None  # the folder ${workspaceFolder} means
+
+    @property
+    def is_remote(self) -> bool:
+        return self.url is not None
+
+    def resolved(self) -> ServerSpec:
+        """A copy with every ``${…}`` variable expanded and ``envFile`` merged into ``env``."""
+        def x(value: str) -> str:
+            return expand(value, self)
+
+        env = {}
+        if self.env_file:
+            env.update(_read_env_file(Path(x(self.env_file)), self))
+        env.update({k: x(str(v)) for k, v in self.env.items()})
+        return replace(
+            self,
+            command=x(self.command) if self.command else None,
+            args=tuple(x(str(a)) for a in self.args),
+            env=env,
+            cwd=x(self.cwd) if self.cwd else None,
+            url=x(self.url) if self.url else None,
+            headers={k: x(str(v)) for k, v in self.headers.items()},
+        )
+
+    def client(self, **options: Any) -> Client:
+        """An (unconnected) :class:`~mcpio.Client` for this server; ``options`` go to ``Client``."""
+        spec = self.resolved()
+        if spec.url is not None:
+            return Client(spec.url, **options)
+        if not spec.command:
+            raise ConfigError(f"server {self.name!r} in {self.source}: it has neither 'command' nor 'url'")
+        env = {**spec.env, **(options.pop("env", None) or {})}
+        return Client([spec.command, *spec.args], env=env or None, cwd=options.pop("cwd", None) or spec.cwd, **options)
+
+
+_VAR = re.compile(r"\$\{([^}]*)\}")
+
+
+def expand(value: str, spec: ServerSpec | None = None) -> str:
+    """Expand ``${env:X}``, ``${X}``, ``${X:-default}``, ``${workspaceFolder}``, ``${userHome}``."""
+
+    def one(m: re.Match[str]) -> str:
+        expr = m.group(1)
+        where = f" (server {spec.name!r} in {spec.source})" if spec else ""
+        if expr in ("workspaceFolder", "workspaceRoot"):
+            return spec.workspace if spec and spec.workspace else os.getcwd()
+        if expr == "userHome":
+            return str(Path.home())
+        if expr in ("/", "pathSeparator"):
+            return os.sep
+        if expr.startswith("input:"):
+            raise ConfigError(f"${{{expr}}}{where} asks the host to prompt for a value; put the value in env instead")
+        name, _, default = expr.removeprefix("env:").partition(":-")
+        if name in os.environ:
+            return os.environ[name]
+        if ":-" in expr:
+            return default
+        if expr.startswith("env:"):
+            return ""  # VS Code expands an unset variable to nothing
+        raise ConfigError(f"${{{expr}}}{where}: the environment variable {name!r} is not set and has no default")
+
+    return _VAR.sub(one, value)
+
+
+def _read_env_file(path: Path, spec: ServerSpec) -> dict[str, str]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"server {spec.name!r} in {spec.source}: cannot read envFile {path}: {exc.strerror}") from None
+    out = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        k, _, v = line.removeprefix("export ").partition("=")
+        out[k.strip()] = v.strip().strip("'\"")
+    return out
+
+
+def strip_jsonc(text: str) -> str:
+    """Remove ``//`` and ``/* */`` comments and trailing commas outside strings."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+        elif text.startswith("//", i):
+            while i < n and text[i] != "\n":
+                i += 1
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        elif c == ",":
+            j = i + 1
+            while j < n and text[j] in " \t\r\n":
+                j += 1
+            if j < n and text[j] in "}]":
+                i += 1  # a trailing comma
+            else:
+                out.append(c)
+                i += 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def parse_config(data: Any, source: str = "<config>", workspace: str | None = None,
+                 project: str | None = None) -> dict[str, ServerSpec]:
+    """The servers of one decoded configuration document (any of the known shapes)."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: a configuration file must hold a JSON object")
+    entries: dict[str, Any] = {}
+    for key in ("mcpServers", "servers", "context_servers"):
+        section = data.get(key)
+        if isinstance(section, dict):
+            entries.update(section)
+    mcp = data.get("mcp")
+    if isinstance(mcp, dict) and isinstance(mcp.get("servers"), dict):  # VS Code settings.json
+        entries.update(mcp["servers"])
+    projects = data.get("projects")  # ~/.claude.json: per-project servers override the user's
+    if project is not None and isinstance(projects, dict) and isinstance(projects.get(project), dict):
+        section = projects[project].get("mcpServers")
+        if isinstance(section, dict):
+            entries.update(section)
+    return {name: _entry(name, e, source, workspace) for name, e in entries.items()}
+
+
+def _entry(name: str, e: Any, source: str, workspace: str | None) -> ServerSpec:
+    if not isinstance(e, dict):
+        raise ConfigError(f"{source}: server {name!r} must be an object")
+    command = e.get("command")
+    args = e.get("args") or []
+    env = e.get("env") or {}
+    if isinstance(command, dict):  # old Zed shape: "command": {"path", "args", "env"}
+        args, env, command = command.get("args") or [], command.get("env") or env, command.get("path")
+    if command is not None and not isinstance(command, str):
+        raise ConfigError(f"{source}: server {name!r}: 'command' must be a string")
+    if not isinstance(args, list) or not isinstance(env, dict):
+        raise ConfigError(f"{source}: server {name!r}: 'args' must be a list and 'env' an object")
+    url = e.get("url") or e.get("serverUrl")
+    kind = str(e.get("type") or e.get("transport") or ("http" if url else "stdio")).lower()
+    kind = {"streamable-http": "http", "streamablehttp": "http", "streamable_http": "http"}.get(kind, kind)
+    headers = e.get("headers") or {}
+    return ServerSpec(
+        name=name, command=command, args=tuple(str(a) for a in args), env={str(k): str(v) for k, v in env.items()},
+        cwd=e.get("cwd"), url=url, headers=dict(headers) if isinstance(headers, dict) else {}, type=kind,
+        env_file=e.get("envFile"), disabled=bool(e.get("disabled", False)), source=source, workspace=workspace,
+    )
+
+
+def load_config(path: str | os.PathLike[str], *, workspace: str | None = None) -> dict[str, ServerSpec]:
+    """Read one configuration file (JSON or JSONC) and return its servers by name."""
+    p = Path(path).expanduser()
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read {p}: {exc.strerror or exc}") from None
+    try:
+        data = json.loads(strip_jsonc(text)) if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+    if workspace is None and p.parent.name in (".vscode", ".cursor"):
+        workspace = str(p.parent.parent.resolve())
+    elif workspace is None and p.name == ".mcp.json":
+        workspace = str(p.parent.resolve())
+    project = os.getcwd() if p.name == ".claude.json" else None
+    return parse_config(data, str(p), workspace or os.getcwd(), project)
+
+
+def _app_dir() -> Path:
+    """The per-user application-data folder (Claude Desktop and VS Code keep files there)."""
+    home = Path.home()
+    if sys.platform == "darwin":
+        return home / "Library" / "Application Support"
+    if sys.platform == "win32":
+        return Path(os.environ.get("APPDATA", home / "AppData" / "Roaming"))
+    return Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+
+
+def known_files() -> dict[str, list[Path]]:
+    """Host alias -> its configuration files, project files first (computed now: HOME and cwd)."""
+    home, cwd, app = Path.home(), Path.cwd(), _app_dir()
+    return {
+        "claude-code": [cwd / ".mcp.json", home / ".claude.json"],
+        "claude": [app / "Claude" / "claude_desktop_config.json"],
+        "cursor": [cwd / ".cursor" / "mcp.json", home / ".cursor" / "mcp.json"],
+        "vscode": [cwd / ".vscode" / "mcp.json", app / "Code" / "User" / "mcp.json"],
+        "windsurf": [home / ".codeium" / "windsurf" / "mcp_config.json"],
+        "zed": [Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "zed" / "settings.json"],
+    }
+
+
+KNOWN = tuple(known_files())  # the host aliases CONFIG may be
+
+
+def servers_of(config: str) -> dict[str, ServerSpec]:
+    """The servers of a host alias (all its files merged, earlier files winning) or of a file path."""
+    files = known_files().get(config)
+    if files is None:
+        return load_config(config)
+    out: dict[str, ServerSpec] = {}
+    for f in reversed(files):
+        if f.is_file():
+            out.update(load_config(f))
+    return out
+
+
+def find_server(name: str) -> ServerSpec | None:
+    """The first server called ``name`` in the known configuration files (see :data:`KNOWN`)."""
+    for files in known_files().values():
+        for f in files:
+            if f.is_file():
+                try:
+                    found = load_config(f).get(name)
+                except ConfigError:
+                    continue
+                if found is not None:
+                    return found
+    return None
+
+
+def lookup(config: str, name: str) -> ServerSpec:
+    """``CONFIG:NAME``: the server ``name`` of host alias or file ``config`` (ConfigError if absent)."""
+    servers = servers_of(config)
+    spec = servers.get(name)
+    if spec is None:
+        where = config if config not in KNOWN else f"{config} ({', '.join(str(f) for f in known_files()[config])})"
+        have = ", ".join(sorted(servers)) or "none"
+        raise ConfigError(f"no server {name!r} in {where}; servers there: {have}")
+    return spec

@@ -1,0 +1,130 @@
+"""The ``mcpio`` command line (also ``python -m mcpio``).
+
+This module holds only the argument parser, so ``mcpio --help`` imports nothing heavy; each
+command's code is imported when it runs (``mcpio._cli``). Exit status: 0 on success, 1 when
+the command failed (an error from the server, a tool result with ``isError``, a difference
+found by ``replay``, a problem found by ``doctor``), 2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+TARGET_HELP = (
+    "the server: a .py file, a quoted command line ('npx -y some-server'), CONFIG:NAME (CONFIG is a "
+    "host - claude, claude-code, cursor, vscode, windsurf, zed - or a JSON file), or a NAME found in "
+    "those hosts' config files. (http(s) URLs: not supported yet)"
+)
+
+EPILOG = """examples:
+  mcpio run server.py                       serve a module's Server over stdio
+  mcpio list server.py tools                list a server's tools
+  mcpio call server.py add a=1 b=2          call a tool (values follow its inputSchema)
+  mcpio call "npx -y some-server" echo message=hi
+  mcpio call claude:filesystem read_file path=README.md
+  mcpio read server.py greeting://Ada       read a resource
+  mcpio prompt server.py review_code code='x = 1'
+  mcpio tap -o trace.jsonl -- python server.py    record a host's traffic (put this in its config)
+  mcpio replay trace.jsonl -- python server.py    re-send it and report responses that differ
+  mcpio doctor server.py                    check a server (latency, eras, catalog size, names, schemas)
+"""
+
+
+def _common(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
+    if json_flag:
+        p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds to wait for each answer (default 60)")
+    p.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE", help="set an environment variable for the server")
+    p.add_argument("--env-mode", choices=("inherit", "safe", "exact"), default="inherit",
+                   help="the server's environment: ours (inherit), a safe minimum (safe) or only -e values (exact); PATH is always kept")
+    p.add_argument("--cwd", metavar="DIR", help="the server's working directory")
+    p.add_argument("-v", "--verbose", action="store_true", help="show the server's stderr")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcpio", description="Model Context Protocol tools: serve, inspect, call, record and check MCP servers.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="store_true", help="print the mcpio version")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("run", help="serve a Server from a Python file or module over stdio")
+    p.add_argument("app", metavar="FILE[:OBJECT]", help="a .py file or module, optionally :name of the Server object")
+    p.add_argument("--transport", default="stdio", help="stdio (HTTP: not supported yet)")
+
+    p = sub.add_parser("list", help="list a server's tools, resources, templates and prompts")
+    p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
+    p.add_argument("kind", nargs="?", choices=("tools", "resources", "templates", "prompts"), help="only this kind")
+    _common(p)
+
+    p = sub.add_parser("call", help="call a tool: mcpio call TARGET TOOL k=v ...")
+    p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
+    p.add_argument("tool", metavar="TOOL")
+    p.add_argument("arguments", nargs="*", metavar="KEY=VALUE",
+                   help="an argument, coerced by the tool's inputSchema (KEY:=JSON for raw JSON)")
+    p.add_argument("--args", dest="args_json", metavar="JSON", help="all arguments as one JSON object")
+    _common(p)
+
+    p = sub.add_parser("read", help="read a resource")
+    p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
+    p.add_argument("uri", metavar="URI")
+    _common(p)
+
+    p = sub.add_parser("prompt", help="get a prompt: mcpio prompt TARGET NAME k=v ...")
+    p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("arguments", nargs="*", metavar="KEY=VALUE")
+    _common(p)
+
+    p = sub.add_parser("tap", help="a transparent stdio proxy that records every message: tap -o FILE -- COMMAND ...")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="the trace file (JSON lines; appended)")
+    p.add_argument("--redact", action="append", default=[], metavar="KEY", help="replace the value of every KEY in the trace")
+
+    p = sub.add_parser("replay", help="re-send a trace's client messages to a server: replay FILE -- COMMAND ...")
+    p.add_argument("trace", metavar="FILE")
+    p.add_argument("--ignore", action="append", default=[], metavar="KEY", help="ignore KEY (anywhere) when comparing")
+    _common(p)
+
+    p = sub.add_parser("doctor", help="check a server: startup time, eras, capabilities, catalog size, names, schemas")
+    p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
+    _common(p)
+
+    p = sub.add_parser("config", help="list the servers in the known host config files (or in CONFIG)")
+    p.add_argument("config", nargs="?", metavar="CONFIG", help="a host name or a JSON file")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    command: list[str] = []
+    if args_list and args_list[0] in ("tap", "replay") and "--" in args_list:
+        cut = args_list.index("--")
+        args_list, command = args_list[:cut], args_list[cut + 1 :]
+    parser = build_parser()
+    args, extra = parser.parse_known_args(args_list)
+    if extra and getattr(args, "arguments", None) is not None:  # k=v after an option: `call T t --args {} b=5`
+        args.arguments += [e for e in extra if not e.startswith("-")]
+        extra = [e for e in extra if e.startswith("-")]
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if args.version:
+        from ._version import __version__
+
+        print(f"mcpio {__version__}")
+        return 0
+    if args.command is None:
+        parser.print_help()
+        return 2
+    if args.command in ("tap", "replay") and not command:
+        parser.error(f"{args.command} needs the server's command after --, e.g. mcpio {args.command} ... -- python server.py")
+    args.server_command = command
+    from ._cli._main import dispatch
+
+    return dispatch(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

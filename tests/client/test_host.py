@@ -1,0 +1,174 @@
+"""Host configuration files (every known shape) and the Host object (several servers, one namespace)."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from mcpio import ConfigError, Host, InvalidParams, Server, ServerSpec, load_config
+from mcpio._host import _config
+from tests.client.support import EXAMPLES, RAW, arun
+
+
+def write(path, data) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(data if isinstance(data, str) else json.dumps(data))
+    return str(path)
+
+
+def test_mcp_servers_shape(tmp_path):
+    # Claude Desktop / Cursor / Claude Code / Windsurf
+    f = write(tmp_path / "claude_desktop_config.json", {"mcpServers": {
+        "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"], "env": {"DEBUG": "1"}},
+        "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}},
+        "old": {"command": "old-server", "disabled": True},
+        "sse": {"type": "sse", "url": "https://example.com/sse"},
+    }})
+    servers = load_config(f)
+    assert servers["files"] == ServerSpec(
+        name="files", command="npx", args=("-y", "@modelcontextprotocol/server-filesystem", "/tmp"), env={"DEBUG": "1"},
+        source=f, workspace=servers["files"].workspace,
+    )
+    assert servers["remote"].type == "http" and servers["remote"].headers == {"Authorization": "Bearer x"}
+    assert servers["remote"].is_remote
+    assert servers["old"].disabled
+    assert servers["sse"].type == "sse"
+
+
+def test_vscode_shape_with_comments_inputs_and_variables(tmp_path, monkeypatch):
+    monkeypatch.setenv("MCPIO_TEST_TOKEN", "t0k3n")
+    f = write(tmp_path / "proj" / ".vscode" / "mcp.json", """{
+      // VS Code allows comments
+      "inputs": [{"type": "promptString", "id": "key", "description": "API key", "password": true}],
+      "servers": {
+        "local": {
+          "type": "stdio",
+          "command": "python",
+          "args": ["${workspaceFolder}/server.py", "--home=${userHome}"],
+          "env": {"TOKEN": "${env:MCPIO_TEST_TOKEN}", "MISSING": "${env:MCPIO_NOT_SET}"},  /* trailing comma next */
+          "cwd": "${workspaceFolder}",
+        },
+        "asks": {"command": "x", "env": {"KEY": "${input:key}"}},
+        "web": {"type": "http", "url": "http://localhost:3000/mcp", "headers": {"X-Token": "${env:MCPIO_TEST_TOKEN}"}},
+      },
+    }""")
+    servers = load_config(f)
+    local = servers["local"].resolved()
+    proj = str((tmp_path / "proj").resolve())
+    assert local.args[0] == f"{proj}/server.py" and local.cwd == proj
+    assert local.env == {"TOKEN": "t0k3n", "MISSING": ""}
+    assert servers["web"].resolved().headers == {"X-Token": "t0k3n"}
+    with pytest.raises(ConfigError, match=r"\$\{input:key\}.*asks the host to prompt"):
+        servers["asks"].resolved()
+
+
+def test_claude_code_variables_and_project_servers(tmp_path, monkeypatch):
+    monkeypatch.setenv("MCPIO_TEST_HOST", "db.local")
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / ".mcp.json", {"mcpServers": {"db": {"command": "db-mcp", "args": ["--host=${MCPIO_TEST_HOST}", "--port=${MCPIO_PORT:-5432}"]},
+                                                  "broken": {"command": "x", "args": ["${MCPIO_UNSET_VAR}"]}}})
+    db = load_config(tmp_path / ".mcp.json")["db"].resolved()
+    assert db.args == ("--host=db.local", "--port=5432")
+    with pytest.raises(ConfigError, match="MCPIO_UNSET_VAR.*not set"):
+        load_config(tmp_path / ".mcp.json")["broken"].resolved()
+    # ~/.claude.json: user servers, overridden by the entry of the current project
+    f = write(tmp_path / "home" / ".claude.json", {
+        "mcpServers": {"a": {"command": "user-a"}, "b": {"command": "user-b"}},
+        "projects": {str(tmp_path): {"mcpServers": {"b": {"command": "project-b"}}}, "/elsewhere": {"mcpServers": {"c": {"command": "c"}}}},
+    })
+    servers = load_config(f)
+    assert {n: s.command for n, s in servers.items()} == {"a": "user-a", "b": "project-b"}
+
+
+def test_settings_json_zed_and_env_files(tmp_path):
+    settings = write(tmp_path / "settings.json", {"mcp": {"servers": {"s": {"command": "s-cmd"}}}})
+    assert load_config(settings)["s"].command == "s-cmd"
+    write(tmp_path / ".env", "# comment\nexport A=1\nB='two'\n")
+    zed = write(tmp_path / "zed.json", {"context_servers": {
+        "new": {"command": "new-cmd", "args": ["-v"], "env": {"C": "3"}, "envFile": str(tmp_path / ".env")},
+        "old": {"command": {"path": "old-cmd", "args": ["x"], "env": {"D": "4"}}},
+    }})
+    servers = load_config(zed)
+    assert servers["new"].resolved().env == {"A": "1", "B": "two", "C": "3"}
+    assert (servers["old"].command, servers["old"].args, servers["old"].env) == ("old-cmd", ("x",), {"D": "4"})
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("{not json", "not valid JSON"),
+    ('{"mcpServers": {"x": {"command": 3}}}', "'command' must be a string"),
+    ('{"mcpServers": {"x": {"command": "c", "args": "a b"}}}', "'args' must be a list"),
+    ("[1, 2]", "must hold a JSON object"),
+])
+def test_bad_files_are_clear_errors(tmp_path, text, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(write(tmp_path / "bad.json", text))
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "missing.json")
+
+
+def test_known_files_lookup_by_host_and_by_name(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "home" / ".cursor" / "mcp.json", {"mcpServers": {"shared": {"command": "user-cursor"}, "cur": {"command": "c"}}})
+    write(tmp_path / ".cursor" / "mcp.json", {"mcpServers": {"shared": {"command": "project-cursor"}}})
+    write(tmp_path / "home" / ".config" / "Claude" / "claude_desktop_config.json", {"mcpServers": {"desk": {"command": "d"}}})
+    assert _config.lookup("cursor", "shared").command == "project-cursor"  # project file wins
+    assert _config.lookup("cursor", "cur").command == "c"
+    assert _config.lookup("claude", "desk").command == "d"
+    assert _config.find_server("desk").command == "d"
+    assert _config.find_server("nobody") is None
+    with pytest.raises(ConfigError, match="no server 'x' in cursor.*servers there: cur, shared"):
+        _config.lookup("cursor", "x")
+
+
+def _server(name: str) -> Server:
+    s = Server(name)
+
+    @s.tool(name="hello")
+    def hello(who: str) -> str:
+        return f"{name} says hello to {who}"
+
+    return s
+
+
+def test_host_namespaces_tools_and_routes_calls(tmp_path):
+    async def go():
+        servers = {"alpha": _server("alpha"), "beta.two": _server("beta"), "quick": str(EXAMPLES / "quickstart.py"),
+                   "broken": [sys.executable, "-c", "raise SystemExit(5)"]}
+        async with Host(servers) as host:
+            assert set(host.clients) == {"alpha", "beta.two", "quick"}
+            assert "exited with code 5" in str(host.errors["broken"])
+            tools = await host.list_tools()
+            names = sorted(t["name"] for t in tools)
+            assert names == ["alpha__hello", "beta_two__hello", "quick__add", "quick__slow_sum"]
+            origin = next(t for t in tools if t["name"] == "beta_two__hello")["_meta"]
+            assert origin == {"io.mcpio/server": "beta.two", "io.mcpio/tool": "hello"}
+            r = await host.call_tool("beta_two__hello", {"who": "you"})
+            assert r["content"][0]["text"] == "beta says hello to you"
+            assert (await host.call_tool("quick__add", {"a": 1, "b": 2}))["structuredContent"] == {"result": 3}
+            with pytest.raises(InvalidParams, match="no connected server"):
+                await host.call_tool("gamma__hello", {})
+        assert host.clients == {}
+
+    arun(go())
+
+
+def test_host_from_a_config_file_and_strict_mode(tmp_path):
+    f = write(tmp_path / "mcp.json", {"mcpServers": {
+        "raw": {"command": RAW[0], "args": RAW[1:]},
+        "off": {"command": "not-started", "disabled": True},
+    }})
+
+    async def go():
+        async with Host.from_config(f) as host:
+            assert list(host.clients) == ["raw"]
+            assert await host.call_tool("raw__ok") == {"content": [{"type": "text", "text": "ok"}]}
+        bad = write(tmp_path / "bad.json", {"mcpServers": {"gone": {"command": "no-such-server-anywhere"}}})
+        with pytest.raises(FileNotFoundError, match="no-such-server-anywhere"):
+            async with Host.from_config(bad, strict=True):
+                pass
+
+    arun(go())
