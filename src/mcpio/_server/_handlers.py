@@ -10,6 +10,7 @@ handler returns.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InvalidParams, ResourceNotFound
@@ -23,13 +24,22 @@ if TYPE_CHECKING:
     from ._server import Server
 
 Params = dict[str, Any]
+Handler = Callable[["Server", Context, Params], Awaitable[dict[str, Any]]]
 
 
-def _page(key: str, items: list[Any], next_cursor: str | None) -> dict[str, Any]:
-    out: dict[str, Any] = {key: items}
-    if next_cursor is not None:
-        out["nextCursor"] = next_cursor
-    return out
+def lister(capability: str, method: str, registry: str, key: str) -> Handler:
+    """A paginated list handler (tools/list, resources/list …): one page of the registry's
+    definitions, cut to the request's version, with an opaque cursor to the next."""
+
+    async def handler(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
+        rules = server.gate(ctx, capability, method)
+        page, nxt = paginate(list(getattr(server, registry).values()), params, server.page_size, key)
+        out: dict[str, Any] = {key: [item.definition(rules) for item in page]}
+        if nxt is not None:
+            out["nextCursor"] = nxt
+        return out
+
+    return handler
 
 
 # ---------------------------------------------------------------------- lifecycle & discovery
@@ -68,12 +78,6 @@ async def set_level(server: Server, ctx: Context, params: Params) -> dict[str, A
 
 
 # ---------------------------------------------------------------------- tools
-async def tools_list(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
-    rules = server.gate(ctx, "tools", "tools/list")
-    page, nxt = paginate(list(server._tools.values()), params, server.page_size, "tools")
-    return _page("tools", [t.definition(rules) for t in page], nxt)
-
-
 async def tools_call(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
     rules = server.gate(ctx, "tools", "tools/call")
     name = params.get("name")
@@ -84,18 +88,6 @@ async def tools_call(server: Server, ctx: Context, params: Params) -> dict[str, 
 
 
 # ---------------------------------------------------------------------- resources
-async def resources_list(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
-    rules = server.gate(ctx, "resources", "resources/list")
-    page, nxt = paginate(list(server._resources.values()), params, server.page_size, "resources")
-    return _page("resources", [r.definition(rules) for r in page], nxt)
-
-
-async def templates_list(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
-    rules = server.gate(ctx, "resources", "resources/templates/list")
-    page, nxt = paginate(list(server._templates.values()), params, server.page_size, "templates")
-    return _page("resourceTemplates", [r.definition(rules) for r in page], nxt)
-
-
 async def resources_read(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
     rules = server.gate(ctx, "resources", "resources/read")
     uri = uri_param(params)
@@ -114,12 +106,6 @@ async def resources_read(server: Server, ctx: Context, params: Params) -> dict[s
 
 
 # ---------------------------------------------------------------------- prompts & completion
-async def prompts_list(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
-    rules = server.gate(ctx, "prompts", "prompts/list")
-    page, nxt = paginate(list(server._prompts.values()), params, server.page_size, "prompts")
-    return _page("prompts", [p.definition(rules) for p in page], nxt)
-
-
 async def prompts_get(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
     rules = server.gate(ctx, "prompts", "prompts/get")
     name = params.get("name")
@@ -141,15 +127,15 @@ METHODS = {
     "server/discover": discover,
     "ping": ping,
     "logging/setLevel": set_level,
-    "tools/list": tools_list,
+    "tools/list": lister("tools", "tools/list", "_tools", "tools"),
     "tools/call": tools_call,
-    "resources/list": resources_list,
-    "resources/templates/list": templates_list,
+    "resources/list": lister("resources", "resources/list", "_resources", "resources"),
+    "resources/templates/list": lister("resources", "resources/templates/list", "_templates", "resourceTemplates"),
     "resources/read": resources_read,
     "resources/subscribe": subscribe,
     "resources/unsubscribe": unsubscribe,
     "subscriptions/listen": listen,
-    "prompts/list": prompts_list,
+    "prompts/list": lister("prompts", "prompts/list", "_prompts", "prompts"),
     "prompts/get": prompts_get,
     "completion/complete": completion,
 }
