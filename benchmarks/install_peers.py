@@ -43,7 +43,6 @@ def main() -> None:
     pip("install", "-U", "mcp", "packaging")
     # Newest fastmcp without letting pip backtrack to an older release.
     pip("install", "-U", "--no-deps", "fastmcp")
-    from packaging.requirements import Requirement  # noqa: F401  (installed above)
 
     # fastmcp is a thin wrapper over fastmcp-slim pinned to the same version: install that pin
     # (not fastmcp-slim's newest), also without dependencies, then the requirements of both.

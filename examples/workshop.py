@@ -5,7 +5,8 @@
   ``{path: count}`` for the files that mention it; paths are relative to the root, or full
   paths when several roots were searched. The roots are asked for with ``roots/list`` after
   ``notifications/initialized`` and again on ``notifications/roots/list_changed`` (a search
-  waits for a refresh in progress). A client without the ``roots`` capability names the folder
+  waits for a refresh in progress); in the 2026-07-28 era, where neither exists, each search
+  asks for them (an input round). A client without the ``roots`` capability names the folder
   in ``root_directory``; with roots, ``root_directory`` may narrow the search to a folder inside
   them and is refused outside them. Without either the result is an ``isError`` result.
   Symbolic links are never followed (a link cannot lead out of a root); only regular files up
@@ -85,6 +86,8 @@ async def _client_roots(ctx: Context) -> list[Path] | None:
     """The client's roots, waiting for a refresh in progress; None without the capability."""
     if "roots" not in ctx.client_capabilities:
         return None
+    if ctx.stateless:  # 2026-07-28: no connection state and no list_changed; ask on every call
+        return _root_paths(await ctx.list_roots(timeout=ROOTS_TIMEOUT))
     state = ctx.session.state
     task = state.get("workshop_refresh")
     if task is not None and not task.done():

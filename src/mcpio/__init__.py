@@ -35,6 +35,9 @@ _EXPORTS = {
     "Client": "._client._client",
     "InvalidParams": "._errors",
     "MethodNotFound": "._errors",
+    "HeaderMismatch": "._errors",
+    "MissingRequiredClientCapability": "._errors",
+    "UnsupportedProtocolVersion": "._errors",
     "ServerExited": "._transports._subprocess",
     "ServerNotFound": "._transports._subprocess",
     "ConfigError": "._host._config",
@@ -61,7 +64,13 @@ if TYPE_CHECKING:
     from ._server._server import Server
     from ._server._tools import ToolError
     from ._client._client import Client
-    from ._errors import InvalidParams, MethodNotFound
+    from ._errors import (
+        HeaderMismatch,
+        InvalidParams,
+        MethodNotFound,
+        MissingRequiredClientCapability,
+        UnsupportedProtocolVersion,
+    )
     from ._host._config import ConfigError, ServerSpec, load_config
     from ._host._host import Host
     from ._transports._subprocess import ServerExited, ServerNotFound
@@ -95,6 +104,7 @@ __all__ = [
     "Context",
     "EmbeddedResource",
     "EndOfStream",
+    "HeaderMismatch",
     "Host",
     "Image",
     "InvalidParams",
@@ -102,6 +112,7 @@ __all__ = [
     "MCPError",
     "Message",
     "MethodNotFound",
+    "MissingRequiredClientCapability",
     "ProtocolError",
     "RemoteProtocolError",
     "RequestTimeout",
@@ -115,6 +126,7 @@ __all__ = [
     "ToolError",
     "ToolResult",
     "TransportError",
+    "UnsupportedProtocolVersion",
     "__version__",
     "load_config",
 ]

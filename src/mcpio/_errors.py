@@ -6,6 +6,10 @@ Exception tree::
     ├── ProtocolError             someone broke the protocol
     │   ├── LocalProtocolError    ...we did (a bug in the caller of mcpio's API)
     │   └── RemoteProtocolError   ...the peer did (bad message, wrong order)
+    ├── InvalidParams, MethodNotFound, ResourceNotFound
+    ├── HeaderMismatch            -32020: HTTP headers disagree with the body (2026-07-28)
+    ├── MissingRequiredClientCapability  -32021: the request needs a client capability not declared
+    ├── UnsupportedProtocolVersion       -32022: the server does not speak the requested version
     ├── RequestTimeout            a request we sent got no answer in time
     └── ConnectionClosed          the transport ended while a request was pending
     TransportError (OSError)      I/O failed below the protocol
@@ -31,6 +35,9 @@ URL_ELICITATION_REQUIRED = -32042  # 2025-11-25
 HEADER_MISMATCH = -32020  # 2026-07-28
 MISSING_REQUIRED_CLIENT_CAPABILITY = -32021  # 2026-07-28
 UNSUPPORTED_PROTOCOL_VERSION = -32022  # 2026-07-28
+# Errors only a 2026-07-28 server sends: a client that receives one knows the server's era
+# (spec 2026-07-28 versioning §Backward Compatibility: "a recognized modern JSON-RPC error").
+MODERN_ERROR_CODES = frozenset({HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, UNSUPPORTED_PROTOCOL_VERSION})
 # mcpio (implementation-defined range -32000..-32019)
 REQUEST_TIMEOUT = -32001
 CONNECTION_CLOSED = -32000
@@ -102,6 +109,43 @@ class ResourceNotFound(MCPError):
     def __init__(self, uri: str, message: str | None = None, code: int | None = None) -> None:
         super().__init__(message or f"Resource not found: {uri}", code, data={"uri": uri})
         self.uri = uri
+
+
+class HeaderMismatch(MCPError):
+    """-32020 (2026-07-28, HTTP): a required header is missing or disagrees with the body."""
+
+    code = HEADER_MISMATCH
+
+
+class MissingRequiredClientCapability(MCPError):
+    """-32021 (2026-07-28): serving the request needs client capabilities it did not declare.
+
+    ``required_capabilities`` is the server's ``data.requiredCapabilities`` (a ClientCapabilities
+    object, e.g. ``{"sampling": {}}``): give the Client the matching handler and retry."""
+
+    code = MISSING_REQUIRED_CLIENT_CAPABILITY
+
+    def __init__(self, message: str, code: int | None = None, data: Any = None) -> None:
+        super().__init__(message, code, data)
+        required = data.get("requiredCapabilities") if isinstance(data, dict) else None
+        self.required_capabilities: dict[str, Any] = required if isinstance(required, dict) else {}
+
+
+class UnsupportedProtocolVersion(MCPError):
+    """-32022 (2026-07-28): the server does not implement the requested protocol version.
+
+    ``supported`` lists the versions it does (newest first, as the server sent them);
+    ``requested`` is the version that was refused."""
+
+    code = UNSUPPORTED_PROTOCOL_VERSION
+
+    def __init__(self, message: str, code: int | None = None, data: Any = None) -> None:
+        super().__init__(message, code, data)
+        d = data if isinstance(data, dict) else {}
+        supported = d.get("supported")
+        self.supported: list[str] = [v for v in supported if isinstance(v, str)] if isinstance(supported, list) else []
+        requested = d.get("requested")
+        self.requested: str | None = requested if isinstance(requested, str) else None
 
 
 class RequestTimeout(MCPError):

@@ -41,6 +41,8 @@ def decode(data: bytes | bytearray | memoryview | str) -> Any:
         raise InvalidMessage(None, PARSE_ERROR, f"Parse error: the message is not valid JSON ({detail})") from None
     except UnicodeDecodeError:
         raise InvalidMessage(None, PARSE_ERROR, "Parse error: the message is not valid UTF-8") from None
+    except RecursionError:  # msgspec raises it for deep nesting ("[" * 5000): bad input, not a crash
+        raise InvalidMessage(None, PARSE_ERROR, "Parse error: the message nests arrays or objects too deeply") from None
 
 
 class InvalidMessage(Exception):

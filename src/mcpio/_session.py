@@ -42,7 +42,7 @@ from ._protocol._events import (
     ResponseReceived,
 )
 from ._protocol._framing import Oversized
-from ._transports._base import Transport
+from ._transports._base import Transport, serving
 
 log = logging.getLogger("mcpio.session")
 
@@ -153,6 +153,7 @@ class Session:
     async def _serve(self, ev: RequestReceived) -> None:
         conn = self.connection
         id_ = ev.id
+        serving.set((self.transport, id_))  # this task's own context: what it sends relates to id_
         try:
             try:
                 result = await self._on_request(self, ev)
@@ -224,6 +225,7 @@ class Session:
         timeout: float | None = 60.0,
         on_progress: ProgressCallback | None = None,
         max_timeout: float | None = None,
+        on_sent: Callable[[Any], None] | None = None,
     ) -> Any:
         """Send a request and wait for its result.
 
@@ -231,6 +233,9 @@ class Session:
         carries a progress token and each ``notifications/progress`` for it restarts the
         ``timeout`` clock, but the wait never exceeds ``max_timeout`` seconds in all (spec
         lifecycle §Timeouts: MAY reset on progress, SHOULD enforce a maximum).
+
+        ``on_sent(id)`` is called with the request's JSON-RPC id just before it is sent (a long-lived
+        request such as ``subscriptions/listen`` is known to the peer by it).
 
         Raises the peer's :class:`MCPError`, :class:`RequestTimeout` (after sending
         ``notifications/cancelled``) or :class:`ConnectionClosed`. Cancelling the caller also
@@ -262,6 +267,8 @@ class Session:
         fut = loop.create_future()
         self._pending[id_] = fut
         try:
+            if on_sent is not None:
+                on_sent(id_)
             await self._send_obj(msg)
             if timeout is None and max_timeout is None:
                 return await fut

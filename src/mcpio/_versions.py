@@ -7,7 +7,7 @@ catalogues), §6 (error codes).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 from typing import Final
 
 from ._errors import INVALID_PARAMS, RESOURCE_NOT_FOUND
@@ -58,8 +58,7 @@ LEGACY_ONLY_METHODS: Final = _CLIENT_REQUESTS_2024 - _CLIENT_REQUESTS_MODERN
 MODERN_ONLY_METHODS: Final = _CLIENT_REQUESTS_MODERN - _CLIENT_REQUESTS_2024
 
 
-@dataclass(frozen=True, slots=True)
-class Rules:
+class Rules(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faster than a dataclass
     """What one protocol revision allows. Field names say the feature; True means present."""
 
     version: str
@@ -76,6 +75,7 @@ class Rules:
     elicitation: bool = False  # elicitation/create (2025-06-18+)
     icons: bool = False  # icons on tools/resources/prompts/implementation (2025-11-25+)
     implementation_description: bool = False  # Implementation.description (2025-11-25 only)
+    sse_polling: bool = False  # HTTP SSE priming events + retry; the server may close streams (2025-11-25 only)
     # ---- the modern (stateless) era, 2026-07-28: spec-notes §3, §7, §11
     stateless: bool = False  # per-request _meta carries version and client capabilities; no initialize
     result_type: bool = False  # every result carries "resultType" and _meta serverInfo
@@ -101,6 +101,7 @@ RULES: Final[dict[str, Rules]] = {
         "2025-11-25", LEGACY, _CLIENT_REQUESTS_2024, tool_annotations=True, audio_content=True,
         progress_message=True, completions_capability=True, structured_output=True, titles=True,
         resource_links=True, elicitation=True, icons=True, implementation_description=True,
+        sse_polling=True,
     ),
     "2026-07-28": Rules(
         "2026-07-28", MODERN, _CLIENT_REQUESTS_MODERN, tool_annotations=True, audio_content=True,

@@ -12,9 +12,9 @@ import argparse
 import sys
 
 TARGET_HELP = (
-    "the server: a .py file, a quoted command line ('npx -y some-server'), CONFIG:NAME (CONFIG is a "
-    "host - claude, claude-code, cursor, vscode, windsurf, zed - or a JSON file), or a NAME found in "
-    "those hosts' config files. (http(s) URLs: not supported yet)"
+    "the server: a .py file, a quoted command line ('npx -y some-server'), an http(s):// URL "
+    "(Streamable HTTP), CONFIG:NAME (CONFIG is a host - claude, claude-code, cursor, vscode, windsurf, "
+    "zed - or a JSON file), or a NAME found in those hosts' config files"
 )
 
 EPILOG = """examples:
@@ -23,6 +23,7 @@ EPILOG = """examples:
   mcpio call server.py add a=1 b=2          call a tool (values follow its inputSchema)
   mcpio call "npx -y some-server" echo message=hi
   mcpio call claude:filesystem read_file path=README.md
+  mcpio list http://127.0.0.1:8000/mcp      a Streamable HTTP server (either era)
   mcpio read server.py greeting://Ada       read a resource
   mcpio prompt server.py review_code code='x = 1'
   mcpio tap -o trace.jsonl -- python server.py    record a host's traffic (put this in its config)
@@ -31,15 +32,22 @@ EPILOG = """examples:
 """
 
 
-def _common(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
+def _common(p: argparse.ArgumentParser, *, json_flag: bool = True, era_flag: bool = True) -> None:
     if json_flag:
         p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    if era_flag:
+        p.add_argument("--era", choices=("auto", "legacy", "modern"), default="auto",
+                       help="the protocol era: auto (default: try 2026-07-28 server/discover, else initialize), "
+                       "legacy (initialize, up to 2025-11-25) or modern (2026-07-28)")
     p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds to wait for each answer (default 60)")
     p.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE", help="set an environment variable for the server")
     p.add_argument("--env-mode", choices=("inherit", "safe", "exact"), default="inherit",
                    help="the server's environment: ours (inherit), a safe minimum (safe) or only -e values (exact); PATH is always kept")
     p.add_argument("--cwd", metavar="DIR", help="the server's working directory")
     p.add_argument("-v", "--verbose", action="store_true", help="show the server's stderr")
+    if era_flag:
+        p.add_argument("-H", "--header", action="append", default=[], metavar="'NAME: VALUE'",
+                       help="an HTTP header for a URL target (e.g. 'Authorization: Bearer …')")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,7 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("replay", help="re-send a trace's client messages to a server: replay FILE -- COMMAND ...")
     p.add_argument("trace", metavar="FILE")
     p.add_argument("--ignore", action="append", default=[], metavar="KEY", help="ignore KEY (anywhere) when comparing")
-    _common(p)
+    _common(p, era_flag=False)  # the trace's own messages are sent, in their era
 
     p = sub.add_parser("doctor", help="check a server: startup time, eras, capabilities, catalog size, names, schemas")
     p.add_argument("target", metavar="TARGET", help=TARGET_HELP)

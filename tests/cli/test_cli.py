@@ -121,8 +121,8 @@ def test_targets_command_lines_config_names_urls_and_missing_programs(tmp_path):
     assert [r["name"] for r in json.loads(out.stdout)] == ["demo"]
     out = mcpio("list", "cursor:other", env=env, cwd=str(tmp_path))
     assert out.returncode == 1 and "no server 'other' in cursor" in out.stderr
-    out = mcpio("list", "http://127.0.0.1:9/mcp")
-    assert out.returncode == 1 and "not supported yet" in out.stderr
+    out = mcpio("list", "http://127.0.0.1:9/mcp")  # a URL: Streamable HTTP (nothing listens there)
+    assert out.returncode == 1 and "cannot reach the MCP server at http://127.0.0.1:9/mcp" in out.stderr
     out = mcpio("list", "definitely-not-an-mcp-server", env={"PATH": str(tmp_path)})
     assert out.returncode == 1 and "'definitely-not-an-mcp-server' was not found on PATH" in out.stderr
     assert str(tmp_path) in out.stderr
@@ -176,7 +176,7 @@ def test_tap_records_both_directions_and_redacts(tmp_path):
     async def go():
         # grace=10: on a loaded machine the tap still gets to write its last record before any SIGTERM
         async with Client([*MCPIO, "tap", "-o", str(trace), "--redact", "secret", "--", sys.executable, QUICKSTART],
-                          grace=10) as c:
+                          grace=10, era="legacy") as c:
             r = await c.call_tool("add", {"a": 1, "b": 2})
             assert r["structuredContent"] == {"result": 3}
             await c.request("tools/call", {"name": "add", "arguments": {"a": 5, "b": 5}, "_meta": {"secret": "hunter2"}})
@@ -203,7 +203,7 @@ def test_replay_reports_same_and_different_responses(tmp_path):
 
     async def record():
         async with Client([*MCPIO, "tap", "-o", str(trace), "--", sys.executable, QUICKSTART],
-                          sampling=lambda p: "unused", grace=10) as c:
+                          sampling=lambda p: "unused", grace=10, era="legacy") as c:
             await c.list_tools()
             await c.call_tool("add", {"a": 2, "b": 3})
             await c.read_resource("greeting://Ada")
@@ -233,6 +233,23 @@ def test_replay_reports_same_and_different_responses(tmp_path):
     assert out.returncode == 2 and "after --" in out.stderr
 
 
+def test_replay_of_a_modern_era_trace(tmp_path):
+    trace = tmp_path / "modern.jsonl"
+
+    async def record():
+        async with Client([*MCPIO, "tap", "-o", str(trace), "--", sys.executable, QUICKSTART], grace=10) as c:
+            assert c.negotiated_era == "modern"  # era="auto" found server/discover
+            await c.list_tools()
+            await c.call_tool("add", {"a": 2, "b": 3})
+
+    arun(record())
+    methods = [json.loads(line).get("message", {}).get("method") for line in trace.read_text().splitlines()]
+    assert "initialize" not in methods and methods[1] == "server/discover"
+    out = mcpio("replay", str(trace), "--", sys.executable, QUICKSTART)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "3 requests replayed, 0 differ" in out.stdout
+
+
 def test_doctor_on_a_good_and_a_bad_server():
     out = mcpio("doctor", QUICKSTART, "--json")
     assert out.returncode == 0, out.stdout + out.stderr
@@ -240,16 +257,23 @@ def test_doctor_on_a_good_and_a_bad_server():
     assert report["server_info"]["name"] == "demo"
     assert 0 < report["first_response_ms"] < 10_000
     assert report["eras"]["legacy"] == ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
-    assert "modern" in report["eras"]["modern"]
+    assert report["eras"]["modern"]["modern"] is True and "2026-07-28" in report["eras"]["modern"]["versions"]
+    assert (report["era"], report["protocol_version"]) == ("modern", "2026-07-28")  # --era auto found it
     assert report["tools_list_bytes"] > 100 and {t["name"] for t in report["tools"]} == {"add", "slow_sum"}
     assert report["tools"][0]["tokens"] == round(report["tools"][0]["bytes"] / 4)
     assert report["problems"] == []
     assert "tool \"add\" has no title" in report["warnings"]
 
+    text = mcpio("doctor", QUICKSTART, "--era", "legacy").stdout
+    assert "(spawn to initialize result, legacy era, 2025-11-25)" in text
+    assert "modern era: yes (server/discover lists 2026-07-28" in text
+
     out = mcpio("doctor", f"{RAW[0]} {RAW[1]} --bad-catalog")
     assert out.returncode == 1
     text = out.stdout
-    assert "modern era: no" in text and "legacy era: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05" in text
+    assert "modern era: no (the server does not speak the 2026-07-28 era (server/discover: Method not found" in text
+    assert "legacy era: 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05" in text
+    assert "(spawn to initialize result, legacy era, 2025-11-25)" in text  # auto fell back
     assert 'PROBLEM: tool "has space": the name must be 1-64 characters' in text
     assert f'PROBLEM: tool "{"x" * 70}": the name must be' in text
     assert "PROBLEM: tool \"typo\": inputSchema is not a valid JSON Schema at /properties/a: unknown type 'integr'" in text
@@ -258,6 +282,20 @@ def test_doctor_on_a_good_and_a_bad_server():
     assert "fine" not in [line.split('"')[1] for line in text.splitlines() if line.startswith("PROBLEM")]
     out = mcpio("doctor", f"{sys.executable} -c 'raise SystemExit(9)'")
     assert out.returncode == 1 and "cannot connect" in out.stdout and "code 9" in out.stdout
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern", "auto"])
+def test_era_option(era):
+    out = mcpio("call", QUICKSTART, "add", "a=1", "b=2", "--era", era, "--json")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["structuredContent"] == {"result": 3} and "resultType" not in result
+    assert ("_meta" in result) == (era != "legacy")  # 2026-07-28 results carry _meta serverInfo
+    out = mcpio("list", f"{RAW[0]} {RAW[1]}", "tools", "--era", era)
+    if era == "modern":  # a legacy-only server cannot be spoken to in the modern era
+        assert out.returncode == 1 and "server/discover" in out.stderr
+    else:
+        assert out.returncode == 0 and "ok" in out.stdout
 
 
 def test_sdk_server_through_the_cli():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from collections.abc import Coroutine
@@ -56,3 +57,56 @@ def group_exists(pgid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+class Recorder:
+    """A transport wrapper that keeps every message sent and received (decoded), in order."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.sent: list[Any] = []
+        self.received: list[Any] = []
+        self.key = getattr(inner, "key", None)
+
+    def __getattr__(self, name: str) -> Any:  # stderr_tail, closed_error … of the inner transport
+        return getattr(self.inner, name)
+
+    async def open(self) -> None:
+        opener = getattr(self.inner, "open", None)
+        if opener is not None:
+            await opener()
+
+    async def send(self, frame: bytes) -> None:
+        self.sent.append(json.loads(frame))
+        await self.inner.send(frame)
+
+    async def receive(self) -> Any:
+        frame = await self.inner.receive()
+        self.received.append(json.loads(frame))
+        return frame
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def methods(self) -> list[str | None]:
+        return [m.get("method") for m in self.sent]
+
+    def validate(self, version: str) -> int:
+        """Check every message both ways against the ``version`` schema; returns how many."""
+        from tests.support import wire
+
+        asked = {m["id"]: m["method"] for m in self.sent if "method" in m and "id" in m}
+        for msg in self.sent:
+            wire.check(msg, version)
+        for msg in self.received:
+            wire.check(msg, version, asked.get(msg.get("id")) if "method" not in msg else None)
+        return len(self.sent) + len(self.received)
+
+
+def in_memory(server: Any) -> tuple[Recorder, asyncio.Task[Any]]:
+    """A recorded memory transport to ``server`` (served in a task) for ``Client(transport=…)``."""
+    from mcpio._transports._memory import memory_pair
+
+    ours, theirs = memory_pair()
+    ours.key = f"memory:{id(server)}"
+    return Recorder(ours), asyncio.get_running_loop().create_task(server.serve(theirs))

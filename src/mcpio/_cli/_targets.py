@@ -1,6 +1,6 @@
 """TARGET on the command line -> a Client; ``k=v`` arguments -> JSON values by the tool's schema.
 
-TARGET rules, in order: an ``http(s)://`` URL (not supported yet: a clear error); an
+TARGET rules, in order: an ``http(s)://`` URL (Streamable HTTP); an
 existing ``.py`` file (run with this Python); ``FILE.py:OBJECT`` (served by ``mcpio run``);
 ``CONFIG:NAME`` where CONFIG is a host alias or a JSON file; a string with spaces (a command
 line); a NAME found in the known config files; otherwise a command on PATH.
@@ -15,9 +15,8 @@ import sys
 from typing import Any
 
 from .._client._client import Client
-from .._client._target import UnsupportedTarget, is_url
+from .._client._target import is_url
 from .._host._config import KNOWN, ServerSpec, find_server, lookup
-from .._transports._subprocess import SubprocessTransport
 
 
 class UsageError(ValueError):
@@ -27,10 +26,7 @@ class UsageError(ValueError):
 def resolve(target: str) -> ServerSpec:
     """The server a TARGET names, as a ServerSpec (``source`` says how it was found)."""
     if is_url(target):
-        raise UnsupportedTarget(
-            f"cannot connect to {target}: the Streamable HTTP transport is not supported yet in this "
-            "version of mcpio; run the server over stdio instead (give its .py file or command line)"
-        )
+        return ServerSpec(name=target, url=target, source="url")
     if target.endswith(".py") and os.path.isfile(target):
         return ServerSpec(name=os.path.basename(target), command=sys.executable, args=(target,), source="file")
     head, sep, tail = target.rpartition(":")
@@ -75,22 +71,25 @@ def _stderr(args: Any) -> Any:
     return show
 
 
+def _headers(args: Any) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    for item in getattr(args, "header", None) or []:
+        name, colon, value = item.partition(":")
+        if not colon or not name.strip():
+            raise UsageError(f"-H wants 'Name: value', not {item!r}")
+        headers[name.strip()] = value.strip()
+    return headers
+
+
 def client_for(target: str, args: Any, **options: Any) -> Client:
-    """An unconnected Client for TARGET with the common options (-e, --env-mode, --cwd, -v, --timeout)."""
+    """An unconnected Client for TARGET with the common options (-e, --env-mode, --cwd, -v,
+    --timeout, --era, -H)."""
     spec = resolve(target)
     options.setdefault("timeout", args.timeout)
+    options.setdefault("era", getattr(args, "era", None) or "auto")
+    if spec.url is not None:
+        options.setdefault("headers", _headers(args) or None)
     return spec.client(env=_env(args) or None, env_mode=args.env_mode, cwd=args.cwd, on_stderr=_stderr(args), **options)
-
-
-def transport_for(target: str, args: Any) -> SubprocessTransport:
-    """A raw (unopened) stdio transport to TARGET, for commands that speak below the Client."""
-    spec = resolve(target).resolved()
-    if spec.url is not None or not spec.command:
-        client_for(target, args)  # raises the same error a Client would
-        raise UsageError(f"{target}: not a command")
-    env = {**spec.env, **_env(args)}
-    return SubprocessTransport(spec.command, spec.args, env=env or None, env_mode=args.env_mode,
-                               cwd=args.cwd or spec.cwd, on_stderr=_stderr(args))
 
 
 # ---------------------------------------------------------------------- k=v coercion

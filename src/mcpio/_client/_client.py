@@ -1,4 +1,4 @@
-"""Client: one typed surface for every transport (in-memory Server, subprocess over stdio).
+"""Client: one typed surface for every transport (in-memory Server, stdio subprocess, Streamable HTTP).
 
 ``async with Client(target) as client`` connects and starts the protocol (the era object of
 ``_era`` does the handshake); every method then sends one request through the era object
@@ -25,13 +25,21 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .._errors import ConnectionClosed, MCPError, MethodNotFound, RemoteProtocolError, RequestTimeout, TransportError
+from .._errors import (
+    ConnectionClosed,
+    HeaderMismatch,
+    MCPError,
+    MethodNotFound,
+    RemoteProtocolError,
+    RequestTimeout,
+    TransportError,
+)
 from .._protocol._connection import Connection
 from .._protocol._events import NotificationReceived, RequestReceived
 from .._session import ProgressCallback, Session
 from .._transports._base import Transport
 from .._version import __version__
-from .._versions import LATEST_LEGACY
+from .._versions import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS
 from . import _era, _handlers
 from ._target import make_transport
 
@@ -57,7 +65,8 @@ class Client:
 
     ``target``: an mcpio :class:`~mcpio.Server` (runs in memory, through the same
     serialisation as stdio), a ``.py`` path (run with this Python), a command line (a string
-    split with shlex, or an argv list; never a shell), or a URL (not supported yet).
+    split with shlex, or an argv list; never a shell), or an ``http(s)://`` URL (Streamable
+    HTTP, both eras; ``headers=`` are sent with every HTTP request, e.g. Authorization).
     ``transport=`` takes any object with ``send``/``receive``/``aclose`` instead.
 
     Handlers (sync or async; each declares its capability when given):
@@ -80,26 +89,37 @@ class Client:
         name: str = "mcpio",
         version: str = __version__,
         era: str = "auto",
-        protocol_version: str = LATEST_LEGACY,
+        protocol_version: str | None = None,
         sampling: Handler | None = None,
         elicitation: Handler | None = None,
         roots: Sequence[Any] | Callable[[], Any] | None = None,
         on_log: Callable[[dict[str, Any]], Any] | None = None,
         on_notification: Callable[[str, dict[str, Any] | None], Any] | None = None,
+        log_level: str | None = None,
         timeout: float | None = 60.0,
         max_timeout: float | None = 600.0,
         max_pages: int = 1000,
+        max_input_rounds: int = 16,
+        probe_timeout: float = 5.0,
         env: dict[str, str] | None = None,
         env_mode: str | None = None,
         cwd: str | None = None,
         on_stderr: Callable[[str], Any] | None = None,
         grace: float | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         if era not in _era.ERAS:
             raise ValueError(f"era must be one of {', '.join(_era.ERAS)}, not {era!r}")
+        if protocol_version is not None and protocol_version not in LEGACY_VERSIONS + MODERN_VERSIONS:
+            raise ValueError(f"protocol_version must be one of {', '.join(MODERN_VERSIONS + LEGACY_VERSIONS)}, not {protocol_version!r}")
+        if protocol_version is not None and era != "auto" and (protocol_version in MODERN_VERSIONS) != (era == "modern"):
+            raise ValueError(f"protocol_version {protocol_version!r} does not belong to the {era} era")
+        if log_level is not None and log_level not in LOG_LEVELS:
+            raise ValueError(f"log_level must be one of {', '.join(LOG_LEVELS)}, not {log_level!r}")
         self._target = target
         self._transport = transport
-        self._spawn = {"env": env, "env_mode": env_mode, "cwd": cwd, "on_stderr": on_stderr, "grace": grace}
+        self._spawn = {"env": env, "env_mode": env_mode, "cwd": cwd, "on_stderr": on_stderr, "grace": grace,
+                       "headers": headers}
         self.client_info = {"name": name, "version": version}
         self.era = era
         self.protocol_version = protocol_version
@@ -108,12 +128,15 @@ class Client:
         self.roots = roots
         self.on_log = on_log
         self.on_notification = on_notification
+        self.log_level = log_level
         self.timeout = timeout
         self.max_timeout = max_timeout
         self.max_pages = max_pages
+        self.max_input_rounds = max_input_rounds
+        self.probe_timeout = probe_timeout
         self.session: Session | None = None
         self.server_result: dict[str, Any] = {}
-        self._era: _era.LegacyEra | None = None
+        self._era: _era.Era | None = None
         self._tasks: list[asyncio.Task[Any]] = []
         self._callbacks: set[asyncio.Task[Any]] = set()
 
@@ -136,6 +159,7 @@ class Client:
             raise RuntimeError("this Client is already connected; a Client connects once")
         transport = self._transport or make_transport(self._target, self._spawn, self._tasks)
         self._transport = transport
+        key = getattr(transport, "key", None)
         try:
             opener = getattr(transport, "open", None)
             if opener is not None:
@@ -145,12 +169,12 @@ class Client:
                 on_notification=self._on_notif, drain_timeout=1.0,
             )
             self._tasks.append(asyncio.get_running_loop().create_task(self.session.run()))
-            key = getattr(transport, "key", None)
-            self._era = await _era.choose_era(self, self.session, key)
             try:
+                self._era = await _era.choose_era(self, self.session, key)
                 self.server_result = await self._era.start(self, self.session)
             except (ConnectionClosed, TransportError) as exc:
-                raise await self._gone("connecting (initialize)", exc) from None
+                step = "initialize" if self._era is not None and self._era.name == "legacy" else "server/discover"
+                raise await self._gone(f"connecting ({step})", exc) from None
             except RequestTimeout as exc:  # a server stuck at start: what it said may tell why
                 tail = getattr(transport, "stderr_tail", lambda: "")()
                 raise RequestTimeout(exc.message + (f"; the server's last stderr lines:\n{tail}" if tail else "")) from None
@@ -158,12 +182,15 @@ class Client:
                 raise _handlers.typed_error(exc, "initialize") from None
             _era.remember(key, self._era.name)
         except BaseException:
+            _era.forget(key)  # what we remembered about this server did not work: probe next time
             await self.aclose()
             raise
 
     async def aclose(self) -> None:
         """Close the connection (for a subprocess: the spec's shutdown sequence). Idempotent."""
         try:
+            if self._era is not None:
+                await self._era.aclose()  # e.g. end a subscriptions/listen stream
             if self._transport is not None:
                 await self._transport.aclose()
         finally:
@@ -206,7 +233,7 @@ class Client:
     def _capabilities(self, rules: Any) -> dict[str, Any]:
         caps: dict[str, Any] = {}
         if self.roots is not None:
-            caps["roots"] = {"listChanged": True}
+            caps["roots"] = {} if rules.stateless else {"listChanged": True}
         if self.sampling is not None:
             caps["sampling"] = {}
         if self.elicitation is not None and rules.elicitation:
@@ -232,6 +259,8 @@ class Client:
 
     async def _on_notif(self, session: Session, ev: NotificationReceived) -> None:
         params = ev.params if isinstance(ev.params, dict) else {}
+        if self._era is not None and not self._era.on_notification(ev.method, params):
+            return  # era bookkeeping (a listen stream's acknowledgement) or a stale stream's
         if ev.method == "notifications/message":
             if self.on_log is not None:
                 await _handlers.call(self.on_log, params)
@@ -318,12 +347,15 @@ class Client:
         seen_cursors: set[Any] = set()
         seen_items: set[Any] = set()
         id_key = _LIST_KEYS[key]
+        accept_tools = getattr(self._transport, "accept_tools", None)
         cursor = None
         for _ in range(self.max_pages):
             result = await self.request(method, {"cursor": cursor} if cursor is not None else None)
             page = result.get(key) if isinstance(result, dict) else None
             if not isinstance(page, list):
                 raise RemoteProtocolError(f"{method}: the result has no {key!r} list")
+            if accept_tools is not None and key == "tools":
+                page = accept_tools(page)  # HTTP: drops tools with invalid x-mcp-header annotations
             for item in page:
                 ident = item.get(id_key) if isinstance(item, dict) else None
                 if ident in seen_items:
@@ -362,7 +394,15 @@ class Client:
         if arguments is not None:
             params["arguments"] = arguments
         cap = self.max_timeout if max_timeout is DEFAULT else max_timeout
-        return await self.request("tools/call", params, timeout=timeout, max_timeout=cap, on_progress=on_progress)
+        try:
+            return await self.request("tools/call", params, timeout=timeout, max_timeout=cap, on_progress=on_progress)
+        except HeaderMismatch:
+            if getattr(self._transport, "accept_tools", None) is None:
+                raise
+            # 2026-07-28 HTTP: the Mcp-Param-* headers come from the tool's inputSchema; it may
+            # have changed (or was never listed): list the tools again and retry once (spec SHOULD).
+            await self.list_tools()
+            return await self.request("tools/call", params, timeout=timeout, max_timeout=cap, on_progress=on_progress)
 
     async def list_resources(self) -> list[dict[str, Any]]:
         return await self._list("resources/list", "resources")

@@ -22,28 +22,52 @@ operation                     legacy (2024-11-05…2025-11-25)  modern (2026-07-
 server→client requests        ``client.answer`` via Session   never sent (MRTR instead)
 ============================  ==============================  =====================================
 
-Only :class:`LegacyEra` exists in this version. Era detection (spec-notes §7) goes into
-:func:`choose_era`: on stdio, probe ``server/discover`` first; a ``DiscoverResult`` or a
-recognised modern error (``-32022`` …) means modern, any other error or a timeout means
-legacy (never keyed on a single error code); remember the answer per server in
-:data:`ERA_CACHE` (keyed by the transport's ``key``). ``start`` returns the server's
-description in the initialize-result shape (``protocolVersion``, ``capabilities``,
-``serverInfo``, ``instructions``), which the Client reads; a modern ``start`` maps the
-DiscoverResult (``_meta["io.modelcontextprotocol/serverInfo"]``) onto it.
+:class:`LegacyEra` is here; :class:`~mcpio._client._modern.ModernEra` is in ``_modern``.
+:func:`choose_era` is the only place that decides. ``era="legacy"`` and ``era="modern"`` are
+taken as given; ``era="auto"`` (the default) detects the server's era (spec-notes §7, spec
+2026-07-28 basic/versioning §Backward Compatibility):
+
+1. a ``protocol_version`` the caller chose from the legacy list means legacy, no probe;
+2. a server remembered as legacy in :data:`ERA_CACHE` (keyed by the transport's ``key``:
+   the command line, the URL, the in-memory Server) is started with ``initialize`` at once;
+   if that fails the entry is dropped, so the next connection probes again;
+3. otherwise probe with ``server/discover`` (modern ``_meta``): a ``DiscoverResult`` means
+   modern (and is reused as the server's description); a *recognised modern error*
+   (-32020, -32021, -32022 — never a single code) means modern too: -32022 is followed to a
+   mutually supported version, which may be a legacy one; any other error, a result that is
+   not a DiscoverResult, or no answer within ``probe_timeout`` means legacy.
+
+``start`` returns the server's description in the initialize-result shape
+(``protocolVersion``, ``capabilities``, ``serverInfo``, ``instructions``), which the Client
+reads; the modern ``start`` maps the DiscoverResult onto it
+(``_meta["io.modelcontextprotocol/serverInfo"]`` becomes ``serverInfo``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._errors import LocalProtocolError
-from .._versions import LATEST_LEGACY, LEGACY, LEGACY_VERSIONS, MODERN, RULES, Rules
+import logging
+
+from .._errors import (
+    MODERN_ERROR_CODES,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    ConnectionClosed,
+    LocalProtocolError,
+    MCPError,
+    RequestTimeout,
+)
+from .._versions import LATEST, LATEST_LEGACY, LEGACY, LEGACY_VERSIONS, MODERN, MODERN_VERSIONS, RULES, Rules
+from ._modern import ModernEra, pick_version
 
 if TYPE_CHECKING:
     from .._session import ProgressCallback, Session
     from ._client import Client
 
+log = logging.getLogger("mcpio.client")
+
 ERAS = ("auto", LEGACY, MODERN)
+
 
 # transport key -> era name, for every server this process connected to ("remembered per server").
 ERA_CACHE: dict[str, str] = {}
@@ -58,6 +82,7 @@ class LegacyEra:
         if protocol_version not in LEGACY_VERSIONS:
             raise ValueError(f"protocol_version must be one of {', '.join(LEGACY_VERSIONS)}, not {protocol_version!r}")
         self.requested = protocol_version
+        self.from_cache = False  # chosen because ERA_CACHE remembered this server as legacy
         self.version: str | None = None
         self.rules: Rules = RULES[protocol_version]
 
@@ -81,6 +106,9 @@ class LegacyEra:
         self.version = version
         self.rules = RULES[version]
         await session.notify("notifications/initialized")
+        caps = result.get("capabilities")
+        if client.log_level is not None and isinstance(caps, dict) and "logging" in caps:
+            await session.request("logging/setLevel", {"level": client.log_level}, timeout=client.timeout)
         return result
 
     async def request(
@@ -110,23 +138,75 @@ class LegacyEra:
     async def roots_changed(self, session: Session) -> None:
         await session.notify("notifications/roots/list_changed")
 
+    def on_notification(self, method: str, params: Any) -> bool:
+        return True
 
-async def choose_era(client: Client, session: Session, key: str | None) -> LegacyEra:
-    """Pick the era for this connection (the seam for 2026-07-28; see the module docstring).
+    async def aclose(self) -> None:
+        return None
+
+
+Era = LegacyEra | ModernEra
+
+
+def _versions(client: Client) -> tuple[str, str]:
+    """(legacy version, modern version) to ask for, from ``client.protocol_version``."""
+    wanted = client.protocol_version
+    return (wanted if wanted in LEGACY_VERSIONS else LATEST_LEGACY, wanted if wanted in MODERN_VERSIONS else LATEST)
+
+
+async def choose_era(client: Client, session: Session, key: str | None) -> Era:
+    """Pick the era for this connection (see the module docstring).
 
     ``session`` is running and nothing was sent yet, so a probe may be the first request."""
+    legacy, modern = _versions(client)
     wanted = client.era
+    if wanted == LEGACY:
+        return LegacyEra(legacy)
     if wanted == MODERN:
-        raise NotImplementedError(
-            "the 2026-07-28 (modern, stateless) protocol is not implemented in this client yet; "
-            "use era='legacy' or era='auto'"
-        )
-    if wanted == "auto" and key is not None and ERA_CACHE.get(key) == MODERN:  # pragma: no cover - future
-        raise NotImplementedError("this server was seen speaking the modern era only")
-    # era == "auto": probing server/discover belongs here once the modern era exists.
-    return LegacyEra(client.protocol_version)
+        return ModernEra(client, modern)
+    if client.protocol_version in LEGACY_VERSIONS:
+        return LegacyEra(legacy)
+    if key is not None and ERA_CACHE.get(key) == LEGACY:
+        era = LegacyEra(legacy)
+        era.from_cache = True
+        return era
+    return await probe(client, session, modern, legacy)
+
+
+async def probe(client: Client, session: Session, modern: str, legacy: str) -> Era:
+    """``server/discover`` first; the era its answer shows (spec-notes §7)."""
+    era = ModernEra(client, modern)
+    limit = client.probe_timeout if client.timeout is None else min(client.probe_timeout, client.timeout)
+    try:
+        result = await era.discover(session, limit)
+    except RequestTimeout:
+        log.debug("no answer to server/discover within %g s: speaking the legacy era", limit)
+        return LegacyEra(legacy)
+    except ConnectionClosed:
+        raise
+    except MCPError as exc:
+        if exc.code not in MODERN_ERROR_CODES:
+            log.debug("server/discover failed with %s: speaking the legacy era", exc)
+            return LegacyEra(legacy)
+        data = exc.data if isinstance(exc.data, dict) else {}
+        if exc.code == UNSUPPORTED_PROTOCOL_VERSION:
+            # A modern server with no modern version in common: a legacy one it lists will do.
+            common = pick_version(data.get("supported"), LEGACY_VERSIONS)
+            if common is not None:
+                return LegacyEra(common)
+        raise
+    if isinstance(result, dict) and isinstance(result.get("supportedVersions"), list):
+        era.discovered = result
+        return era
+    log.debug("server/discover answered something that is not a DiscoverResult: speaking the legacy era")
+    return LegacyEra(legacy)
 
 
 def remember(key: str | None, era: str) -> None:
     if key is not None:
         ERA_CACHE[key] = era
+
+
+def forget(key: str | None) -> None:
+    if key is not None:
+        ERA_CACHE.pop(key, None)

@@ -19,15 +19,21 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import (
+    HEADER_MISMATCH,
     INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
     RESOURCE_NOT_FOUND,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    HeaderMismatch,
     InvalidParams,
     MCPError,
     MethodNotFound,
+    MissingRequiredClientCapability,
     RemoteProtocolError,
     ResourceNotFound,
+    UnsupportedProtocolVersion,
 )
 
 server_log = logging.getLogger("mcpio.server")
@@ -35,6 +41,13 @@ server_log = logging.getLogger("mcpio.server")
 _LEVELS = {
     "debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING,
     "error": logging.ERROR, "critical": logging.CRITICAL, "alert": logging.CRITICAL, "emergency": logging.CRITICAL,
+}
+
+
+_TYPED: dict[int, type[MCPError]] = {
+    METHOD_NOT_FOUND: MethodNotFound, INVALID_PARAMS: InvalidParams, INVALID_REQUEST: RemoteProtocolError,
+    HEADER_MISMATCH: HeaderMismatch, MISSING_REQUIRED_CLIENT_CAPABILITY: MissingRequiredClientCapability,
+    UNSUPPORTED_PROTOCOL_VERSION: UnsupportedProtocolVersion,
 }
 
 
@@ -49,7 +62,7 @@ def typed_error(exc: MCPError, method: str, params: dict[str, Any] | None = None
         out: MCPError = ResourceNotFound(uri if isinstance(uri, str) else str((params or {}).get("uri")), exc.message)
         out.code, out.data = code, data
         return out
-    cls = {METHOD_NOT_FOUND: MethodNotFound, INVALID_PARAMS: InvalidParams, INVALID_REQUEST: RemoteProtocolError}.get(code)
+    cls = _TYPED.get(code)
     if cls is None:
         return exc
     return cls(exc.message, code, data)
@@ -114,6 +127,15 @@ def root(item: Any) -> dict[str, Any]:
 async def list_roots(roots: Any) -> dict[str, Any]:
     items = await call(roots) if callable(roots) else roots
     return {"roots": [root(r) for r in items or ()]}
+
+
+def forwarded_level() -> str:
+    """The MCP log level that matches what the ``mcpio.server`` logger lets through now."""
+    effective = server_log.getEffectiveLevel()
+    for name in ("debug", "info", "warning", "error"):
+        if effective <= _LEVELS[name]:
+            return name
+    return "critical"
 
 
 def forward_log(server_name: str, params: dict[str, Any]) -> None:

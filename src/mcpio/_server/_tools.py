@@ -32,13 +32,21 @@ class ToolError(Exception):
     """Raise from a tool to return ``isError: true`` with exactly this message."""
 
 
-async def invoke(sig: FunctionSignature, fn: Callable[..., Any], kwargs: dict[str, Any], ctx: Context | None) -> Any:
-    """Call ``fn`` with validated ``kwargs`` plus injected Context parameters."""
+async def invoke(sig: FunctionSignature, fn: Callable[..., Any], kwargs: dict[str, Any], ctx: Context | None,
+                 inline: bool = False) -> Any:
+    """Call ``fn`` with validated ``kwargs`` plus injected Context parameters.
+
+    A sync ``fn`` runs in a worker thread (the loop keeps serving), unless ``inline``: then it
+    runs on the event loop itself — for quick functions only, since nothing else is served
+    while it runs (it saves the thread hand-off: ~30 µs of CPU and ~100 µs of latency a call).
+    """
     for name in sig.injected:
         kwargs[name] = ctx
     if sig.is_async:
         return await fn(**kwargs)
-    return await WORKERS.run(fn, kwargs)  # a worker thread: the loop keeps serving
+    if inline:
+        return fn(**kwargs)
+    return await WORKERS.run(fn, kwargs)
 
 
 class Tool:
@@ -56,9 +64,15 @@ class Tool:
         icons: list[dict[str, Any]] | None,
         meta: dict[str, Any] | None,
         structured_output: bool,
+        input_schema: dict[str, Any] | None = None,
+        inline: bool = False,
     ) -> None:
         self.fn = fn
         self.sig = sig
+        # What tools/list shows: the schema from the signature, or one given as is (any JSON
+        # Schema 2020-12, e.g. with $defs, allOf, if/then/else); arguments are still bound and
+        # validated by the signature.
+        self.input_schema = input_schema if input_schema is not None else sig.input_schema
         self.name = name
         self.title = title
         self.description = description
@@ -66,6 +80,7 @@ class Tool:
         self.icons = icons
         self.meta = meta
         self.structured_output = structured_output and sig.output_schema is not None
+        self.inline = inline
         self._definitions: dict[str, dict[str, Any]] = {}
 
     @classmethod
@@ -80,11 +95,14 @@ class Tool:
         icons: list[dict[str, Any]] | None = None,
         meta: dict[str, Any] | None = None,
         structured_output: bool = True,
+        input_schema: dict[str, Any] | None = None,
+        inline: bool = False,
     ) -> Tool:
         sig = analyze_function(fn, injected=(Context,), content_types=CONTENT_TYPES + (ToolResult,), name=name)
         return cls(
             fn, sig, name=name or sig.name, title=title, description=description or sig.description,
             annotations=annotations, icons=icons, meta=meta, structured_output=structured_output,
+            input_schema=input_schema, inline=inline,
         )
 
     def definition(self, rules: Rules) -> dict[str, Any]:
@@ -97,7 +115,7 @@ class Tool:
             d["title"] = self.title
         if self.description:
             d["description"] = self.description
-        d["inputSchema"] = self.sig.input_schema
+        d["inputSchema"] = self.input_schema
         if self.structured_output and rules.structured_output:
             d["outputSchema"] = self.sig.output_schema
         if self.annotations and rules.tool_annotations:
@@ -116,7 +134,7 @@ class Tool:
         except ArgumentError as exc:
             return _error_result(str(exc))
         try:
-            value = await invoke(self.sig, self.fn, kwargs, ctx)
+            value = await invoke(self.sig, self.fn, kwargs, ctx, self.inline)
         except ToolError as exc:
             return _error_result(str(exc))
         except (ClientCapabilityError, ClientRequestError, RequestTimeout, ResourceNotFound) as exc:

@@ -170,6 +170,7 @@ class StdioServerTransport:
         self._write_transport: asyncio.WriteTransport | None = None
         self._writer: _Writer | None = None
         self._send_lock = asyncio.Lock()
+        self._out: list[bytes] = []  # small frames queued in this loop iteration, written as one
         self._read_room = threading.Event()  # thread reader: set while it may read on
         self._read_room.set()
         self._in_fd = stdin_fd
@@ -376,10 +377,27 @@ class StdioServerTransport:
         if len(frame) < _SMALL_FRAME and self._writer.can_write.is_set() and not self._send_lock.locked():  # type: ignore[union-attr]
             if self.trace is not None:
                 self.trace("out", frame)
-            wt.write(frame + b"\n")  # the common case: no wait, one write
+            # The common case: queued, and every frame queued in this loop iteration goes out in
+            # one write (one syscall for a burst of answers instead of one each).
+            out = self._out
+            out.append(frame)
+            if len(out) == 1:
+                self._loop.call_soon(self._flush_out)  # type: ignore[union-attr]
             return
         async with self._send_lock:  # FIFO; a large frame is never interleaved with another
+            self._flush_out()
             await self._send_waiting(wt, frame)
+
+    def _flush_out(self) -> None:
+        out = self._out
+        if not out:
+            return
+        self._out = []
+        wt = self._write_transport
+        if wt is None or wt.is_closing() or self._lost is not None:
+            return
+        out.append(b"")
+        wt.write(b"\n".join(out))
 
     async def _room(self) -> None:
         can_write = self._writer.can_write  # type: ignore[union-attr]
@@ -440,6 +458,7 @@ class StdioServerTransport:
                 await self._watchdog
         if self._read_transport is not None:
             self._read_transport.close()
+        self._flush_out()
         wt = self._write_transport
         if wt is not None and not wt.is_closing():
             if self._lost is None:

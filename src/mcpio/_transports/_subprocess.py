@@ -129,6 +129,7 @@ class _Protocol(asyncio.SubprocessProtocol):
             self.owner._on_stdout_eof()
         elif fd == 2:
             self.owner._flush_stderr()
+            self.owner._stderr_done.set()
 
     def process_exited(self) -> None:
         self.owner._on_exit()
@@ -172,6 +173,7 @@ class SubprocessTransport:
         self._err_buf = bytearray()
         self._transport: asyncio.SubprocessTransport | None = None
         self._exited = asyncio.Event()
+        self._stderr_done = asyncio.Event()  # the server's stderr reached end of file
         self._can_write = asyncio.Event()
         self._can_write.set()
         self._reading_paused = False
@@ -329,13 +331,22 @@ class SubprocessTransport:
                 await self._exited.wait()
         return self.returncode
 
+    async def _settle(self) -> int | None:
+        """Wait briefly for the exit, then for the rest of stderr (it may arrive after the exit)."""
+        rc = await self.wait_exit(1.0)
+        if rc is not None:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(0.5):
+                    await self._stderr_done.wait()
+        return rc
+
     async def close_reason(self) -> str:
-        await self.wait_exit(1.0)
+        await self._settle()
         return self.describe_close()
 
     async def closed_error(self, what: str) -> ServerExited:
         """The error for ``what`` failing because the server went away (waits briefly for its exit)."""
-        rc = await self.wait_exit(1.0)
+        rc = await self._settle()
         return ServerExited(f"{what} failed: {self.describe_close()}", rc, self.stderr_tail())
 
     # ------------------------------------------------------------------ shutdown

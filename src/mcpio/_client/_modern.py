@@ -1,0 +1,372 @@
+"""The 2026-07-28 era seen from the client: stateless requests, input rounds, listen streams.
+
+Theory of operation
+-------------------
+There is no handshake and no session state on the server: every request carries, in
+``params._meta``, the protocol version, the client's capabilities, its name and version, and
+the log level when the client wants logs (spec-notes §3). :class:`ModernEra` adds them to
+every request the :class:`~mcpio.Client` sends, and handles three things on the way back:
+
+* **-32022** (UnsupportedProtocolVersion): pick a mutually supported version from
+  ``data.supported`` and send the request again, at most :data:`MAX_VERSION_RETRIES` times;
+  with no modern version in common the error reaches the caller as
+  :class:`~mcpio.UnsupportedProtocolVersion` (era detection may then fall back to a legacy
+  version, see ``_era``).
+* **input_required** (multi round-trip requests, spec basic/patterns/mrtr): answer every entry
+  of ``inputRequests`` with the client's handlers (``client.answer(method, params)``: sampling,
+  elicitation, roots) and send the same request again, as a new JSON-RPC request (new id),
+  with ``inputResponses`` and the ``requestState`` echoed verbatim (left out when the server
+  sent none), for as many rounds as the server needs, up to ``client.max_input_rounds``.
+* **resultType**: ``"complete"`` (or absent: a server of an earlier revision) is the final
+  result, returned without the ``resultType`` key so that results look the same in both eras;
+  any other kind is returned as it came, ``resultType`` included.
+
+Change notifications come through ``subscriptions/listen`` (spec-notes §9b): one long-lived
+request whose filter is fixed when it is sent. The era keeps at most one stream open; its
+filter asks for every ``list_changed`` the server announces (when the client has an
+``on_notification`` callback to give them to) and ``resources/updated`` for the subscribed
+URIs. Changing the filter opens a new stream, waits for its
+``notifications/subscriptions/acknowledged`` and only then cancels the old one
+(``notifications/cancelled``), so no notification is lost or delivered twice: notifications
+tagged with another stream's ``subscriptionId`` are dropped. ``logging/setLevel``, ``ping`` and
+``notifications/roots/list_changed`` do not exist in this era: the log level becomes the
+per-request ``logLevel``, the other two do nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from .._errors import (
+    MODERN_ERROR_CODES,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    ConnectionClosed,
+    MCPError,
+    MethodNotFound,
+    RemoteProtocolError,
+    TransportError,
+)
+from .._versions import (
+    INPUT_REQUIRED_METHODS,
+    LATEST,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
+    MODERN,
+    MODERN_VERSIONS,
+    RULES,
+    Rules,
+)
+
+from ._handlers import forwarded_level, typed_error
+
+if TYPE_CHECKING:
+    from .._session import ProgressCallback, Session
+    from ._client import Client
+
+log = logging.getLogger("mcpio.client")
+
+MAX_VERSION_RETRIES = 2  # -32022 answers followed per request
+_LIST_FLAGS = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
+
+
+def pick_version(supported: Any, ours: tuple[str, ...] = MODERN_VERSIONS) -> str | None:
+    """Our newest version that the server lists in ``supported`` (None if none)."""
+    if not isinstance(supported, list):
+        return None
+    return next((v for v in ours if v in supported), None)
+
+
+def describe(result: dict[str, Any], version: str) -> dict[str, Any]:
+    """A DiscoverResult in the shape the Client reads (that of an initialize result)."""
+    meta = result.get("_meta")
+    info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
+    if not isinstance(info, dict):
+        info = result.get("serverInfo")  # some servers put it beside the capabilities
+    caps = result.get("capabilities")
+    out = {k: v for k, v in result.items() if k != "resultType"}
+    out.update(protocolVersion=version, capabilities=caps if isinstance(caps, dict) else {},
+               serverInfo=info if isinstance(info, dict) else {})
+    return out
+
+
+class _Stream:
+    """One ``subscriptions/listen`` request: its filter, id, acknowledgement and task."""
+
+    __slots__ = ("filter", "id", "acked", "honoured", "error", "task")
+
+    def __init__(self, filt: dict[str, Any]) -> None:
+        self.filter = filt
+        self.id: Any = None
+        self.acked = asyncio.Event()
+        self.honoured: dict[str, Any] | None = None
+        self.error: BaseException | None = None
+        self.task: asyncio.Task[Any] | None = None
+
+
+class ModernEra:
+    """The stateless era. One instance per connection (it holds the version in use)."""
+
+    name = MODERN
+
+    def __init__(self, client: Client, protocol_version: str = LATEST) -> None:
+        if protocol_version not in MODERN_VERSIONS:
+            raise ValueError(f"protocol_version must be one of {', '.join(MODERN_VERSIONS)} for the modern era, not {protocol_version!r}")
+        self.client = client
+        self.version: str = protocol_version
+        self.rules: Rules = RULES[protocol_version]
+        self.log_level: str | None = client.log_level
+        self.discovered: dict[str, Any] | None = None  # the probe's DiscoverResult, reused by start
+        self._session: Session | None = None
+        self._uris: set[str] = set()
+        self._stream: _Stream | None = None  # the newest listen stream
+        self._delivering: _Stream | None = None  # the stream whose notifications reach the client
+        self._lock = asyncio.Lock()
+
+    # ------------------------------------------------------------------ start
+    async def discover(self, session: Session, timeout: float | None) -> Any:
+        """``server/discover`` (with our _meta and the -32022 retry)."""
+        return await self._send(session, "server/discover", {}, timeout=timeout, max_timeout=None, on_progress=None)
+
+    async def start(self, client: Client, session: Session) -> dict[str, Any]:
+        """The server's description, from ``server/discover`` (the probe's answer if there was one)."""
+        self._session = session
+        result = self.discovered
+        if result is None:
+            try:
+                result = await self.discover(session, client.timeout)
+            except MCPError as exc:
+                if exc.code in MODERN_ERROR_CODES:
+                    raise
+                raise MCPError(f"the server does not speak the 2026-07-28 era (server/discover: {exc.message}); "
+                               "connect with era='legacy' or era='auto'", exc.code, exc.data) from None
+        if not isinstance(result, dict):
+            raise RemoteProtocolError(f"the server answered server/discover with {type(result).__name__}, not an object")
+        better = pick_version(result.get("supportedVersions"))
+        if better is not None and better != self.version and self.version not in result["supportedVersions"]:
+            self.version, self.rules = better, RULES[better]
+        described = describe(result, self.version)
+        await self._relisten(wait=False, caps=described["capabilities"])
+        return described
+
+    # ------------------------------------------------------------------ requests
+    def meta(self) -> dict[str, Any]:
+        """The per-request ``_meta`` of this era."""
+        client = self.client
+        meta: dict[str, Any] = {
+            META_PROTOCOL_VERSION: self.version,
+            META_CLIENT_CAPABILITIES: client._capabilities(self.rules),
+            META_CLIENT_INFO: client.client_info,
+        }
+        # Logs are opt-in per request. The level: the one set (log_level=, set_logging_level);
+        # else "debug" for an on_log callback (it wants them all), or else the level the
+        # mcpio.server logger lets through (where the logs go by default).
+        level = self.log_level
+        if level is None:
+            level = "debug" if client.on_log is not None else forwarded_level()
+        meta[META_LOG_LEVEL] = level
+        return meta
+
+    async def _send(
+        self, session: Session, method: str, params: dict[str, Any], *, timeout: float | None,
+        max_timeout: float | None, on_progress: ProgressCallback | None, on_sent: Any = None,
+    ) -> Any:
+        """One request with this era's _meta; follows -32022 to a mutually supported version."""
+        for attempt in range(MAX_VERSION_RETRIES + 1):
+            user_meta = params.get("_meta")
+            full = {**params, "_meta": {**(user_meta if isinstance(user_meta, dict) else {}), **self.meta()}}
+            try:
+                return await session.request(method, full, timeout=timeout, max_timeout=max_timeout,
+                                             on_progress=on_progress, on_sent=on_sent)
+            except MCPError as exc:
+                if exc.code != UNSUPPORTED_PROTOCOL_VERSION or attempt == MAX_VERSION_RETRIES:
+                    raise
+                data = exc.data if isinstance(exc.data, dict) else {}
+                version = pick_version(data.get("supported"))
+                if version is None:
+                    raise
+                log.debug("%s: the server refused version %s; retrying with %s", method, self.version, version)
+                self.version, self.rules = version, RULES[version]
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def request(
+        self,
+        session: Session,
+        method: str,
+        params: dict[str, Any] | None,
+        *,
+        timeout: float | None,
+        max_timeout: float | None,
+        on_progress: ProgressCallback | None,
+    ) -> Any:
+        """Send ``method``; answer input_required rounds until the result is complete."""
+        base = dict(params or {})
+        current = base
+        rounds = self.client.max_input_rounds
+        for _ in range(rounds + 1):
+            result = await self._send(session, method, current, timeout=timeout, max_timeout=max_timeout, on_progress=on_progress)
+            if not isinstance(result, dict):
+                return result
+            kind = result.get("resultType", "complete")
+            if kind == "complete":
+                return {k: v for k, v in result.items() if k != "resultType"}
+            if kind != "input_required":
+                return result  # another kind of result (an extension's): as it came
+            if method not in INPUT_REQUIRED_METHODS:
+                raise RemoteProtocolError(f"{method}: the server answered input_required, which only "
+                                          f"{', '.join(sorted(INPUT_REQUIRED_METHODS))} may be answered with")
+            current = dict(base)  # the original request again; a new id is Session.request's
+            responses = await self._answer(method, result.get("inputRequests"))
+            if responses is not None:
+                current["inputResponses"] = responses
+            if "requestState" in result:
+                current["requestState"] = result["requestState"]  # verbatim, never inspected
+        raise RemoteProtocolError(f"{method}: the server still wants input after {rounds} rounds "
+                                  "(Client(max_input_rounds=…)); giving up")
+
+    async def _answer(self, method: str, requests: Any) -> dict[str, Any] | None:
+        """``inputResponses`` for an ``inputRequests`` map (None when there was none)."""
+        if requests is None:
+            return None
+        if not isinstance(requests, dict):
+            raise RemoteProtocolError(f"{method}: inputRequests is {type(requests).__name__}, not an object")
+        responses: dict[str, Any] = {}
+        for key, req in requests.items():
+            what = req.get("method") if isinstance(req, dict) else None
+            if not isinstance(what, str):
+                raise RemoteProtocolError(f"{method}: input request {key!r} has no method")
+            params = req.get("params")
+            try:
+                responses[key] = await self.client.answer(what, params if isinstance(params, dict) else {})
+            except MethodNotFound:
+                raise RemoteProtocolError(
+                    f"{method}: the server asked for {what} (input {key!r}), which this client did not "
+                    "declare (give the Client a handler for it)") from None
+        return responses
+
+    # ------------------------------------------------------------------ era-specific operations
+    async def set_logging_level(self, client: Client, level: str) -> None:
+        self.log_level = level  # sent with every request from now on
+
+    async def ping(self, client: Client) -> None:
+        return None  # no ping in 2026-07-28
+
+    async def roots_changed(self, session: Session) -> None:
+        return None  # roots are asked for in input rounds, never cached by the server
+
+    async def subscribe(self, client: Client, uri: str) -> None:
+        async with self._lock:
+            self._uris.add(uri)
+            await self._relisten(wait=True)
+
+    async def unsubscribe(self, client: Client, uri: str) -> None:
+        async with self._lock:
+            self._uris.discard(uri)
+            await self._relisten(wait=True)
+
+    # ------------------------------------------------------------------ listen streams
+    def _filter(self, caps: dict[str, Any]) -> dict[str, Any]:
+        """The SubscriptionFilter we want now, for a server with capabilities ``caps``."""
+        filt: dict[str, Any] = {}
+        if self.client.on_notification is not None:
+            for cap, flag in _LIST_FLAGS.items():
+                have = caps.get(cap)
+                if isinstance(have, dict) and have.get("listChanged"):
+                    filt[flag] = True
+        if self._uris:
+            filt["resourceSubscriptions"] = sorted(self._uris)
+        return filt
+
+    async def _relisten(self, wait: bool, caps: dict[str, Any] | None = None) -> None:
+        """Open a stream with the current filter, then close the previous one."""
+        session = self._session
+        if session is None:
+            return
+        filt = self._filter(self.client.server_capabilities if caps is None else caps)
+        old = self._stream
+        if old is not None and old.filter == filt and old.error is None and old.task is not None and not old.task.done():
+            return
+        new: _Stream | None = None
+        if filt:
+            new = _Stream(filt)
+            new.task = asyncio.get_running_loop().create_task(self._listen(session, new))
+            self._stream = new
+            if wait:
+                try:
+                    async with asyncio.timeout(self.client.timeout):
+                        await new.acked.wait()
+                except TimeoutError:
+                    await self._close(new)
+                    self._stream = old
+                    raise RemoteProtocolError("subscriptions/listen: the server did not acknowledge the subscription in time") from None
+                if new.error is not None:
+                    self._stream = old
+                    raise new.error
+        else:
+            self._stream = None
+        if old is not None:
+            if self._delivering is old:
+                self._delivering = new if (new is not None and new.acked.is_set()) else None
+            await self._close(old)
+
+    async def _listen(self, session: Session, stream: _Stream) -> None:
+        def sent(id_: Any) -> None:
+            stream.id = id_
+
+        try:
+            await self._send(session, "subscriptions/listen", {"notifications": stream.filter},
+                             timeout=None, max_timeout=None, on_progress=None, on_sent=sent)
+            log.debug("the server ended subscription %r", stream.id)
+        except (ConnectionClosed, TransportError):
+            pass
+        except MCPError as exc:
+            stream.error = typed_error(exc, "subscriptions/listen")
+            log.debug("subscriptions/listen failed: %s", exc)
+        finally:
+            stream.acked.set()  # wake a waiter; .error or .honoured tells what happened
+            if self._delivering is stream:
+                self._delivering = None
+
+    async def _close(self, stream: _Stream) -> None:
+        task = stream.task
+        if task is not None and not task.done():
+            task.cancel()  # Session.request sends notifications/cancelled for it
+            with contextlib.suppress(BaseException):
+                await task
+
+    def on_notification(self, method: str, params: Any) -> bool:
+        """Whether a notification reaches the client's callbacks (stale streams' do not)."""
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if not isinstance(meta, dict) or META_SUBSCRIPTION_ID not in meta:
+            return True
+        sub_id = meta[META_SUBSCRIPTION_ID]
+        stream = self._stream
+        if method == "notifications/subscriptions/acknowledged":
+            if stream is not None and stream.id == sub_id and not stream.acked.is_set():
+                kept = params.get("notifications")
+                stream.honoured = kept if isinstance(kept, dict) else {}
+                self._delivering = stream
+                stream.acked.set()
+            return False
+        delivering = self._delivering
+        return delivering is not None and delivering.id == sub_id
+
+    @property
+    def subscriptions(self) -> dict[str, Any] | None:
+        """What the server agreed to send on the open stream (its acknowledgement), or None."""
+        stream = self._delivering
+        return stream.honoured if stream is not None else None
+
+    async def aclose(self) -> None:
+        """End the listen stream (``notifications/cancelled``) before the transport closes."""
+        stream, self._stream, self._delivering = self._stream, None, None
+        if stream is not None:
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(1.0):
+                    await self._close(stream)

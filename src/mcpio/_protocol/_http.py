@@ -1,0 +1,532 @@
+"""Streamable HTTP rules as pure functions: headers in, decisions out (no I/O, no asyncio).
+
+Both the ASGI server (``_transports/_http_server``) and an HTTP client call these; each rule
+lives here once. Sources: spec-notes §9a (legacy shape, 2025-03-26 … 2025-11-25), §9b (modern
+shape, 2026-07-28), §1.8 of the pain points (DNS rebinding).
+
+* **Security** — :func:`check_host`, :func:`check_origin`: loopback names on any port by
+  default, configurable allow lists, a 403 that names what is allowed.
+* **Content negotiation** — :func:`accepts` (lenient: a missing ``Accept`` means both JSON and
+  SSE), :func:`check_post`, :func:`check_get`.
+* **Era** — :func:`select_era`: a request with modern ``_meta``, or with no session and an
+  ``MCP-Protocol-Version`` that is not a legacy version, is served statelessly (2026-07-28).
+* **Legacy** — session ids (:func:`new_session_id`, :func:`valid_session_id`),
+  :func:`check_legacy_version`.
+* **Modern** — :func:`check_standard_headers` (``Mcp-Method``, ``Mcp-Name``,
+  ``MCP-Protocol-Version`` against the body), :func:`param_headers` /
+  :func:`check_param_headers` (``x-mcp-header`` → ``Mcp-Param-*``), the ``=?base64?…?=``
+  value encoding (:func:`decode_header_value`, :func:`encode_header_value`), and
+  :func:`status_for_error` (which JSON-RPC errors change the HTTP status).
+* **SSE** — :func:`sse_event`, :func:`sse_comment`, event ids (:func:`event_id`,
+  :func:`parse_event_id`) and the incremental :class:`SSEParser`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import secrets
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import _jsonrpc as rpc
+from .._errors import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
+from .._versions import LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
+
+# Header names, lower case (ASGI delivers them so; HTTP names are case-insensitive).
+SESSION_ID = "mcp-session-id"
+PROTOCOL_VERSION = "mcp-protocol-version"
+MCP_METHOD = "mcp-method"
+MCP_NAME = "mcp-name"
+MCP_PARAM = "mcp-param-"
+LAST_EVENT_ID = "last-event-id"
+
+JSON = "application/json"
+SSE = "text/event-stream"
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+LEGACY: str = "legacy"
+MODERN: str = "modern"
+# When no MCP-Protocol-Version header comes with a legacy request (spec 2025-06-18 transports).
+DEFAULT_LEGACY_VERSION = "2025-03-26"
+# Methods whose Mcp-Name header mirrors a body field (spec 2026-07-28 transports §Standard headers).
+NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
+               "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """An HTTP answer that ends a request before any MCP processing: status, a JSON-RPC error
+    object for the body (``id`` when the request's id could be read), extra headers."""
+
+    status: int
+    error: dict[str, Any]
+    id: Any = None
+    headers: tuple[tuple[str, str], ...] = field(default=())
+
+    def body(self) -> bytes:
+        return rpc.encode(rpc.error_response(self.id, self.error))
+
+
+def refuse(status: int, message: str, code: int = INVALID_REQUEST, *, id: Any = None, data: Any = None,
+           headers: tuple[tuple[str, str], ...] = ()) -> Refusal:
+    err: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        err["data"] = data
+    return Refusal(status, err, id, headers)
+
+
+def header_map(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    """ASGI headers as {lower-case name: value}; repeated headers are joined with ", "."""
+    out: dict[str, str] = {}
+    for name, value in raw:
+        key = name.decode("latin-1").lower()
+        text = value.decode("latin-1")
+        out[key] = f"{out[key]}, {text}" if key in out else text
+    return out
+
+
+# ---------------------------------------------------------------------------- security
+def split_host(host: str) -> tuple[str, str | None]:
+    """``"localhost:8000"`` → ("localhost", "8000"); ``"[::1]:3000"`` → ("[::1]", "3000")."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        end = host.find("]")
+        if end < 0:
+            return host, None
+        rest = host[end + 1:]
+        return host[: end + 1], rest[1:] if rest.startswith(":") else None
+    name, sep, port = host.rpartition(":")
+    if sep and port.isdigit() and ":" not in name:
+        return name, port
+    return host, None
+
+
+def host_allowed(host: str, allowed: Collection[str]) -> bool:
+    """``allowed`` entries: a name (any port), ``name:port`` (that port), or ``"*"``."""
+    if "*" in allowed:
+        return True
+    name, port = split_host(host)
+    for entry in allowed:
+        e_name, e_port = split_host(entry)
+        if e_name == name and (e_port is None or e_port == port):
+            return True
+    return False
+
+
+def check_host(headers: Mapping[str, str], allowed: Collection[str]) -> Refusal | None:
+    """DNS-rebinding protection, part 1: the ``Host`` header must name an allowed host."""
+    host = headers.get("host")
+    if host is None or not host_allowed(host, allowed):
+        return refuse(403, f"Forbidden: Host header {host!r} is not allowed; allowed hosts: "
+                      + ", ".join(sorted(allowed)) + " (any port unless one is given); "
+                      "configure allowed_hosts to serve other names")
+    return None
+
+
+def origin_allowed(origin: str, allowed: Collection[str]) -> bool:
+    """``allowed`` entries: a full origin (``https://app.example.com``), a bare host (any
+    scheme and port, e.g. ``localhost``), or ``"*"``."""
+    if "*" in allowed:
+        return True
+    origin = origin.strip().lower().rstrip("/")
+    if origin in {a.lower().rstrip("/") for a in allowed}:
+        return True
+    scheme, sep, rest = origin.partition("://")
+    if not sep or scheme not in ("http", "https") or not rest:
+        return False  # "null", file://, garbage: never a browser page we trust
+    return host_allowed(rest, [a for a in allowed if "://" not in a])
+
+
+def check_origin(headers: Mapping[str, str], allowed: Collection[str]) -> Refusal | None:
+    """DNS-rebinding protection, part 2 (spec: servers MUST validate Origin): a present
+    ``Origin`` must be allowed; a missing one (non-browser clients) is fine."""
+    origin = headers.get("origin")
+    if origin is not None and not origin_allowed(origin, allowed):
+        return refuse(403, f"Forbidden: Origin {origin!r} is not allowed; allowed origins: "
+                      + ", ".join(sorted(allowed)) + " (http or https, any port unless one is given); "
+                      "configure allowed_origins to serve other pages")
+    return None
+
+
+def is_loopback(host: str) -> bool:
+    """True for addresses only this machine can reach (binding them needs no opt-in)."""
+    name = host.strip().lower().strip("[]")
+    return name in ("localhost", "::1") or name.startswith("127.")
+
+
+# ---------------------------------------------------------------------------- negotiation
+def accepts(accept: str | None) -> tuple[bool, bool]:
+    """(JSON acceptable, SSE acceptable). Lenient (pain point #34): a missing or empty header
+    means both; ``*/*``, ``application/*``, ``text/*`` count; ``q=0`` excludes."""
+    if not accept or not accept.strip():
+        return True, True
+    json_ok = sse_ok = False
+    for part in accept.split(","):
+        media, *params = (p.strip() for p in part.split(";"))
+        if any(p.replace(" ", "") in ("q=0", "q=0.0", "q=0.00", "q=0.000") for p in params):
+            continue
+        media = media.lower()
+        if media in ("*/*", "application/*", JSON) or media.endswith("+json"):
+            json_ok = True
+        if media in ("*/*", "text/*", SSE):
+            sse_ok = True
+    return json_ok, sse_ok
+
+
+def check_post(headers: Mapping[str, str]) -> Refusal | None:
+    """A POST must carry JSON (415 otherwise) and accept JSON or SSE (406 otherwise)."""
+    ctype = headers.get("content-type")
+    if ctype is not None and ctype.split(";")[0].strip().lower() not in (JSON, ""):
+        return refuse(415, f"Unsupported Media Type: a POST body must be {JSON}, got {ctype!r}")
+    json_ok, sse_ok = accepts(headers.get("accept"))
+    if not (json_ok or sse_ok):
+        return refuse(406, f"Not Acceptable: the Accept header must allow {JSON} or {SSE}, got {headers.get('accept')!r}")
+    return None
+
+
+def check_get(headers: Mapping[str, str]) -> Refusal | None:
+    _, sse_ok = accepts(headers.get("accept"))
+    if not sse_ok:
+        return refuse(406, f"Not Acceptable: a GET opens an event stream; the Accept header must allow {SSE}")
+    return None
+
+
+def parse_body(body: bytes) -> Any:
+    """The POSTed JSON value; raises :class:`Refusal`-carrying ``BadBody`` on bad JSON."""
+    try:
+        return rpc.decode(body)
+    except rpc.InvalidMessage as exc:
+        raise BadBody(refuse(400, exc.message, PARSE_ERROR)) from None
+
+
+class BadBody(Exception):
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.error["message"])
+        self.refusal = refusal
+
+
+def messages_of(value: Any) -> list[Any]:
+    """The messages of a POST body (a batch is a list; 2025-03-26 only, the session decides)."""
+    if type(value) is list:
+        if not value:
+            raise BadBody(refuse(400, "Invalid Request: empty batch"))
+        return value
+    return [value]
+
+
+def kinds(messages: list[Any]) -> list[int]:
+    """The JSON-RPC kind of each message; ``BadBody`` (400) for one that is not JSON-RPC."""
+    out = []
+    for msg in messages:
+        try:
+            out.append(rpc.classify(msg))
+        except rpc.InvalidMessage as exc:
+            raise BadBody(refuse(400, exc.message, exc.code, id=exc.id)) from None
+    return out
+
+
+# ---------------------------------------------------------------------------- eras
+def modern_meta(message: Any) -> dict[str, Any] | None:
+    """The ``_meta`` of a request that carries the modern keys, else None."""
+    params = message.get("params") if type(message) is dict else None
+    meta = params.get("_meta") if type(params) is dict else None
+    if type(meta) is dict and (META_PROTOCOL_VERSION in meta or META_CLIENT_CAPABILITIES in meta):
+        return meta
+    return None
+
+
+def select_era(headers: Mapping[str, str], messages: list[Any]) -> str:
+    """Which era serves this POST (spec-notes §7 dual-era rules, §13 era dispatch).
+
+    Modern when a message carries modern ``_meta``, or when no session id came and the
+    ``MCP-Protocol-Version`` header names a version that is not a legacy one (so a stateless
+    request whose ``_meta`` is missing gets the modern -32602, not "initialize first").
+    """
+    if any(modern_meta(m) is not None for m in messages):
+        return MODERN
+    version = headers.get(PROTOCOL_VERSION, "").strip()
+    if SESSION_ID not in headers and version and version not in LEGACY_VERSIONS:
+        return MODERN
+    return LEGACY
+
+
+def new_session_id() -> str:
+    """A cryptographically secure session id of visible ASCII (spec: 0x21-0x7E)."""
+    return secrets.token_urlsafe(32)
+
+
+_SESSION_ID_RE = re.compile(r"[\x21-\x7e]{1,256}")
+
+
+def valid_session_id(value: str) -> bool:
+    return _SESSION_ID_RE.fullmatch(value) is not None
+
+
+def check_legacy_version(headers: Mapping[str, str]) -> tuple[str, Refusal | None]:
+    """The legacy version a request declares (``MCP-Protocol-Version``; missing = 2025-03-26),
+    or a 400 when it names a version this server does not speak in the legacy era."""
+    version = headers.get(PROTOCOL_VERSION)
+    if version is None:
+        return DEFAULT_LEGACY_VERSION, None
+    version = version.strip()
+    if version not in LEGACY_VERSIONS:
+        return version, refuse(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
+                               f"this session speaks {', '.join(LEGACY_VERSIONS)}")
+    return version, None
+
+
+# ---------------------------------------------------------------------------- modern headers
+_SENTINEL = re.compile(r"=\?base64\?(.*)\?=", re.DOTALL)
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_FIELD_VALUE = re.compile(r"[\x20-\x7e\t]*")
+
+
+def decode_header_value(value: str) -> str:
+    """A header value as the body would hold it: whitespace around it trimmed (RFC 9110 OWS),
+    ``=?base64?<b64>?=`` decoded as UTF-8. Raises ValueError for invalid Base64 (bad alphabet
+    or padding), invalid UTF-8, or characters a header value may not carry."""
+    value = value.strip(" \t")
+    if not _FIELD_VALUE.fullmatch(value):
+        raise ValueError("the value has characters outside visible ASCII; encode it as =?base64?…?=")
+    m = _SENTINEL.fullmatch(value)
+    if m is None:
+        return value
+    try:
+        return base64.b64decode(m.group(1), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        raise ValueError(f"{value!r} is not valid Base64 of UTF-8 text") from None
+
+
+def encode_header_value(value: str) -> str:
+    """How a client sends ``value`` in Mcp-Name / Mcp-Param-*: as is when it is plain visible
+    ASCII, else (non-ASCII, control characters, whitespace at either end, or a value that looks
+    like the sentinel itself) as ``=?base64?…?=``."""
+    plain = (_FIELD_VALUE.fullmatch(value) is not None and value == value.strip(" \t")
+             and not (value.startswith("=?base64?") and value.endswith("?=")))
+    if plain:
+        return value
+    return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
+
+
+def header_text(value: Any) -> str | None:
+    """The header form of a body value (spec: string as is, integer in decimal, boolean
+    ``true``/``false``; null or absent means no header)."""
+    if value is None:
+        return None
+    if value is True or value is False:
+        return "true" if value else "false"
+    if isinstance(value, (int, float, str)):
+        return str(value)
+    return None
+
+
+def _mismatch(message: str, id: Any) -> Refusal:
+    return refuse(400, f"Header mismatch: {message}", HEADER_MISMATCH, id=id)
+
+
+def check_standard_headers(headers: Mapping[str, str], message: dict[str, Any]) -> Refusal | None:
+    """Modern era: ``Mcp-Method`` must equal the body's method, ``Mcp-Name`` its name/uri (for
+    the methods in NAME_FIELDS), ``MCP-Protocol-Version`` the ``_meta`` version; a missing,
+    different or undecodable header is 400 + -32020 (spec 2026-07-28 transports)."""
+    id_ = message.get("id")
+    method = message.get("method")
+    raw = headers.get(MCP_METHOD)
+    if raw is None:
+        return _mismatch(f"the Mcp-Method header is required (it must be {method!r})", id_)
+    if raw.strip(" \t") != method:
+        return _mismatch(f"Mcp-Method {raw.strip()!r} does not match the body's method {method!r}", id_)
+    meta = modern_meta(message)
+    body_version = meta.get(META_PROTOCOL_VERSION) if meta is not None else None
+    if isinstance(body_version, str):
+        hv = headers.get(PROTOCOL_VERSION)
+        if hv is None or hv.strip(" \t") != body_version:
+            return _mismatch(f"MCP-Protocol-Version {hv!r} does not match "
+                             f'_meta["{META_PROTOCOL_VERSION}"] {body_version!r}', id_)
+    name_field = NAME_FIELDS.get(method) if isinstance(method, str) else None
+    if name_field is not None:
+        params = message.get("params")
+        body_name = params.get(name_field) if type(params) is dict else None
+        raw = headers.get(MCP_NAME)
+        if raw is None:
+            if body_name is not None:
+                return _mismatch(f"the Mcp-Name header is required for {method} (it must be {body_name!r})", id_)
+        else:
+            try:
+                value = decode_header_value(raw)
+            except ValueError as exc:
+                return _mismatch(f"Mcp-Name: {exc}", id_)
+            if value != body_name:
+                return _mismatch(f"Mcp-Name {value!r} does not match the body's {name_field} {body_name!r}", id_)
+    return None
+
+
+def param_headers(input_schema: Any) -> dict[str, tuple[str, ...]]:
+    """The ``Mcp-Param-*`` headers a tool declares: {lower-case header suffix: argument path},
+    from ``x-mcp-header`` annotations reachable through ``properties`` (spec 2026-07-28
+    transports §Custom headers). Invalid annotations (not a token, duplicates) are skipped —
+    conforming clients drop such tools, so nothing would send them."""
+    out: dict[str, tuple[str, ...]] = {}
+    seen: set[str] = set()
+
+    def walk(schema: Any, path: tuple[str, ...]) -> None:
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        if not isinstance(props, dict):
+            return
+        for key, sub in props.items():
+            if not isinstance(sub, dict):
+                continue
+            name = sub.get("x-mcp-header")
+            if isinstance(name, str) and _TOKEN.fullmatch(name):
+                low = name.lower()
+                if low in seen:
+                    out.pop(low, None)
+                else:
+                    seen.add(low)
+                    out[low] = path + (key,)
+            walk(sub, path + (key,))
+
+    walk(input_schema, ())
+    return out
+
+
+def check_param_headers(headers: Mapping[str, str], declared: Mapping[str, tuple[str, ...]],
+                        arguments: Any, id: Any = None) -> Refusal | None:
+    """Each declared ``Mcp-Param-{Name}`` must mirror its argument: present with the same value
+    when the body has one, absent when it has none; else 400 + -32020."""
+    for suffix, path in declared.items():
+        value: Any = arguments
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        expected = header_text(value)
+        raw = headers.get(MCP_PARAM + suffix)
+        if raw is None:
+            if expected is not None:
+                return _mismatch(f"the Mcp-Param-{suffix} header is required (the body's {'.'.join(path)} is {value!r})", id)
+            continue
+        try:
+            got = decode_header_value(raw)
+        except ValueError as exc:
+            return _mismatch(f"Mcp-Param-{suffix}: {exc}", id)
+        if expected is None:
+            return _mismatch(f"Mcp-Param-{suffix} is sent but the body has no {'.'.join(path)}", id)
+        if got != expected:
+            return _mismatch(f"Mcp-Param-{suffix} {got!r} does not match the body's {'.'.join(path)} {expected!r}", id)
+    return None
+
+
+# Modern era: JSON-RPC errors that are also HTTP statuses (spec 2026-07-28 transports).
+_MODERN_STATUS = {
+    METHOD_NOT_FOUND: 404, INVALID_PARAMS: 400, INVALID_REQUEST: 400, PARSE_ERROR: 400,
+    HEADER_MISMATCH: 400, MISSING_REQUIRED_CLIENT_CAPABILITY: 400, UNSUPPORTED_PROTOCOL_VERSION: 400,
+}
+
+
+def status_for_error(code: Any, era: str) -> int:
+    """The HTTP status of a JSON response carrying error ``code``: in the modern era -32601 is
+    404 and the client's errors are 400; legacy responses are 200 whatever they carry."""
+    if era == MODERN:
+        return _MODERN_STATUS.get(code, 200)
+    return 200
+
+
+# ---------------------------------------------------------------------------- SSE
+def sse_event(data: bytes, *, id: str | None = None, event: str | None = None, retry: int | None = None) -> bytes:
+    """One SSE event (WHATWG HTML §9.2). JSON from msgspec holds no raw newline, so ``data`` is
+    one ``data:`` line (listeners that read NDJSON-like lines rely on that); a payload with
+    newlines is split over several ``data:`` lines, which a parser joins back."""
+    parts = []
+    if id is not None:
+        parts.append(b"id: " + id.encode())
+    if event is not None:
+        parts.append(b"event: " + event.encode())
+    if retry is not None:
+        parts.append(b"retry: %d" % retry)
+    if b"\n" in data or b"\r" in data:
+        parts.extend(b"data: " + line for line in data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n"))
+    else:
+        parts.append(b"data: " + data if data else b"data: ")
+    return b"\n".join(parts) + b"\n\n"
+
+
+def sse_comment(text: str = "keep-alive") -> bytes:
+    """A comment line: ignored by clients, keeps proxies from closing an idle stream."""
+    return b": " + text.encode() + b"\n\n"
+
+
+def event_id(stream_id: str, seq: int) -> str:
+    """Event ids are ``<stream>-<seq>``; the store keys them by session, so an id is only ever
+    looked up in the session that presents it (no cross-session replay, pain point #33)."""
+    return f"{stream_id}-{seq}"
+
+
+def parse_event_id(value: str) -> tuple[str, int] | None:
+    stream, sep, seq = value.strip().rpartition("-")
+    if not sep or not stream or not seq.isdigit():
+        return None
+    return stream, int(seq)
+
+
+@dataclass(frozen=True, slots=True)
+class SSEEvent:
+    data: str
+    event: str = "message"
+    id: str | None = None
+    retry: int | None = None
+
+
+class SSEParser:
+    """Incremental SSE parser (WHATWG HTML §9.2.6): ``feed(bytes)`` returns complete events.
+
+    ``last_event_id`` and ``retry`` keep the stream's latest values (an event with an id and no
+    data — a priming event — moves ``last_event_id`` without being dispatched).
+    """
+
+    def __init__(self) -> None:
+        self._buf = b""
+        self._data: list[str] = []
+        self._event = ""
+        self._id: str | None = None
+        self.last_event_id: str | None = None
+        self.retry: int | None = None
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        out: list[SSEEvent] = []
+        self._buf += chunk
+        while True:
+            m = re.search(rb"\r\n|\r|\n", self._buf)
+            if m is None or (m.group() == b"\r" and m.end() == len(self._buf)):
+                break  # a lone CR at the end may be the first half of CRLF
+            line, self._buf = self._buf[: m.start()], self._buf[m.end():]
+            self._line(line.decode("utf-8", "replace"), out)
+        return out
+
+    def _line(self, line: str, out: list[SSEEvent]) -> None:
+        if not line:
+            if self._id is not None:
+                self.last_event_id = self._id
+            if self._data:
+                out.append(SSEEvent("\n".join(self._data), self._event or "message", self.last_event_id, self.retry))
+            self._data, self._event, self._id = [], "", None
+            return
+        if line.startswith(":"):
+            return
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+        elif name == "id" and "\0" not in value:
+            self._id = value
+        elif name == "retry" and value.isdigit():
+            self.retry = int(value)

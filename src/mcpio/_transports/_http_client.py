@@ -1,0 +1,433 @@
+"""Streamable HTTP, client side: one transport for both protocol eras (httpx, an optional extra).
+
+:class:`HTTPClientTransport` keeps the transport seam (``send``/``receive``/``aclose``): the
+Session writes JSON-RPC frames and reads frames, as over stdio; HTTP is this module's business.
+Each message is inspected once, and the HTTP rules come from ``_protocol/_http_client_rules``:
+
+* **A request** is POSTed in a task of its own (so a slow answer never holds up the next
+  request); the answer — a JSON body, or an SSE stream whose events (progress, logs, requests
+  from the server in the legacy era) all go to ``receive`` — ends the task. An HTTP failure
+  without a JSON-RPC error body becomes a JSON-RPC error for that request id (code -32000,
+  with ``data.status``), so the caller gets an exception and era detection reads "not modern".
+  If nothing ever reached the server (connection refused …), the transport ends instead, and
+  the connection fails with that reason.
+* **Notifications and responses** are POSTed before ``send`` returns (202 expected), which
+  keeps ``notifications/initialized`` ahead of the requests that follow it.
+* **Legacy era** (a message without 2026-07-28 ``_meta``): the ``Mcp-Session-Id`` of the
+  initialize answer and the negotiated ``MCP-Protocol-Version`` go on every later request;
+  after ``notifications/initialized`` a GET opens the standalone SSE stream (405: the server
+  has none); a response stream that ends before its answer is resumed with GET +
+  ``Last-Event-ID`` after the server's ``retry`` (SEP-1699), as is the GET stream; a 404 on a
+  request with a session id means the session ended: initialize once more (the same
+  initialize request, answered here) and retry the request once; ``aclose`` sends DELETE.
+  ``notifications/cancelled`` is POSTed (a disconnect is no cancellation in this era).
+* **Modern era** (2026-07-28 ``_meta``): POST only, with ``MCP-Protocol-Version``,
+  ``Mcp-Method``, ``Mcp-Name`` and ``Mcp-Param-*`` (the ``x-mcp-header`` arguments of the tools
+  that :meth:`accept_tools` saw in ``tools/list``, which also drops the tools whose annotations
+  are invalid); an answer comes as JSON or a request-scoped SSE stream; closing that stream is
+  the cancellation, so ``notifications/cancelled`` is not POSTed: the request's task is
+  cancelled, which closes its stream.
+* **HTTP+SSE** (2024-11-05, deprecated): when the POSTed ``initialize`` gets 400/404/405
+  without a recognised modern error, a GET to the URL expecting an ``endpoint`` event is tried
+  (``_http_client_sse``); from then on every message goes that way.
+
+``key`` (``"http:" + url``) names the server for the era cache; ``close_reason`` says why the
+transport ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+import httpx
+
+from .._errors import EndOfStream, TransportError
+from .._protocol import _http as h
+from .._protocol import _http_client_rules as rules
+from ._http_client_sse import HTTPSSEConnection
+
+log = logging.getLogger("mcpio.client")
+
+_EOF = object()
+MAX_RESUMES = 5  # GET + Last-Event-ID attempts for one broken response stream
+MAX_GET_FAILURES = 5  # consecutive failures before the standalone GET stream is given up
+
+
+def _content_type(resp: httpx.Response) -> str:
+    return resp.headers.get("content-type", "").split(";")[0].strip().lower()
+
+
+class HTTPClientTransport:
+    """Client side of Streamable HTTP, both eras (see the module docstring)."""
+
+    def __init__(self, url: str, *, headers: dict[str, str] | None = None, timeout: float = 30.0,
+                 http_sse: bool = True, client: httpx.AsyncClient | None = None) -> None:
+        self.url = url
+        self.key = "http:" + url
+        self.headers = dict(headers or {})
+        self.timeout = timeout
+        self.http_sse = http_sse
+        self._own_client = client is None
+        self._http: httpx.AsyncClient | None = client
+        self._inbox: asyncio.Queue[Any] = asyncio.Queue()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._requests: dict[Any, tuple[asyncio.Task[Any], str, bool]] = {}  # id -> (task, method, modern)
+        self._answered: dict[Any, asyncio.Event] = {}
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None  # legacy: the negotiated version
+        self._initialize: dict[str, Any] | None = None  # the legacy initialize, to start over on 404
+        self._reinit = asyncio.Lock()
+        self._reinits = 0
+        self._get_task: asyncio.Task[Any] | None = None
+        self._tools: dict[str, dict[str, tuple[str, ...]]] = {}
+        self.modern = False  # the era of the last request sent
+        self._sse: HTTPSSEConnection | None = None
+        self._reached = False  # some HTTP exchange completed: failures are per request from now on
+        self._failure: str | None = None
+        self._closed = False
+
+    # ------------------------------------------------------------------ the transport seam
+    async def open(self) -> None:
+        if self._http is None:
+            self._http = httpx.AsyncClient(headers=self.headers, follow_redirects=True,
+                                           timeout=httpx.Timeout(self.timeout, read=None))
+
+    async def receive(self) -> bytes:
+        item = await self._inbox.get()
+        if item is _EOF:
+            self._inbox.put_nowait(_EOF)
+            raise EndOfStream()
+        return item
+
+    async def send(self, frame: bytes) -> None:
+        if self._closed or self._failure is not None:
+            raise TransportError(self._failure or f"the HTTP connection to {self.url} is closed")
+        msg = json.loads(frame)
+        if not isinstance(msg, dict):
+            raise TransportError("this client does not send JSON-RPC batches over HTTP")
+        if self._sse is not None:
+            await self._sse.send(msg, frame)
+            return
+        method = msg.get("method")
+        if method is not None and "id" in msg:
+            modern = h.modern_meta(msg) is not None
+            self.modern = modern
+            if method == "initialize" and not modern:
+                self._initialize = msg
+            self._answered[msg["id"]] = asyncio.Event()
+            task = self._spawn(self._request(msg, frame))
+            self._requests[msg["id"]] = (task, method, modern)
+            return
+        if method == "notifications/cancelled":
+            rid = (msg.get("params") or {}).get("requestId")
+            entry = self._requests.get(rid)
+            if entry is not None and entry[2]:  # modern: closing the response stream cancels
+                entry[0].cancel()
+                return
+            await self._post_quietly(msg, frame)
+            if entry is not None:  # legacy: no answer will come; stop reading for one
+                entry[0].cancel()
+            return
+        await self._post_quietly(msg, frame)
+        if method == "notifications/initialized" and self._get_task is None:
+            self._get_task = self._spawn(self._standalone_get())
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        tasks = list(self._tasks)
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=5)
+        if self._sse is not None:
+            await self._sse.aclose()
+        elif self.session_id is not None and self._http is not None:
+            with contextlib.suppress(Exception):  # the spec's SHOULD; 405 is a fine answer
+                async with asyncio.timeout(2):
+                    await self._http.delete(self.url, headers=self._legacy_headers())
+        if self._http is not None and self._own_client:
+            with contextlib.suppress(Exception):
+                await self._http.aclose()
+        self._inbox.put_nowait(_EOF)
+
+    async def close_reason(self) -> str:
+        return self._failure or f"the HTTP connection to {self.url} was closed"
+
+    # ------------------------------------------------------------------ tools (x-mcp-header)
+    def accept_tools(self, tools: list[Any]) -> list[Any]:
+        """``tools/list`` items, without the tools whose ``x-mcp-header`` annotations are invalid
+        (2026-07-28: a client MUST drop them); remembers each tool's ``Mcp-Param-*`` headers."""
+        if not self.modern:
+            return tools
+        kept = []
+        for tool in tools:
+            name = tool.get("name") if isinstance(tool, dict) else None
+            problem = rules.tool_header_problem(tool)
+            if problem is not None:
+                log.warning("ignoring tool %r from %s: %s", name, self.url, problem)
+                continue
+            if isinstance(name, str):
+                paths = h.param_headers(tool.get("inputSchema"))
+                if paths:
+                    self._tools[name] = paths
+                else:
+                    self._tools.pop(name, None)
+            kept.append(tool)
+        return kept
+
+    # ------------------------------------------------------------------ internals
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _legacy_headers(self, **extra: str) -> dict[str, str]:
+        out = dict(extra)
+        if self.session_id is not None:
+            out[h.SESSION_ID] = self.session_id
+        if self.protocol_version is not None:
+            out[h.PROTOCOL_VERSION] = self.protocol_version
+        return out
+
+    def _post_headers(self, msg: dict[str, Any]) -> dict[str, str]:
+        return rules.post_headers(msg, session_id=self.session_id, protocol_version=self.protocol_version,
+                                  params_for=self._tools.get)
+
+    def _deliver(self, data: bytes | str, waiting: Any = None) -> bool:
+        """Hand one JSON-RPC message to ``receive``; True if it answers request ``waiting``."""
+        raw = data.encode() if isinstance(data, str) else data
+        if not raw.strip():
+            return False
+        try:
+            doc = json.loads(raw)
+        except ValueError:
+            log.warning("skipping a message from %s that is not JSON: %.200r", self.url, raw)
+            return False
+        answered = False
+        for msg in doc if isinstance(doc, list) else [doc]:
+            if isinstance(msg, dict) and "method" not in msg and ("result" in msg or "error" in msg):
+                id_ = msg.get("id")
+                entry = self._requests.get(id_)
+                if entry is not None and entry[1] == "initialize" and isinstance(msg.get("result"), dict):
+                    version = msg["result"].get("protocolVersion")
+                    self.protocol_version = version if isinstance(version, str) else None
+                event = self._answered.pop(id_, None)
+                if event is not None:
+                    event.set()
+                answered = answered or (waiting is not None and id_ == waiting)
+        self._inbox.put_nowait(raw)
+        return answered
+
+    def _fail(self, id_: Any, error: dict[str, Any]) -> None:
+        """Answer our own request ``id_`` with ``error`` (an HTTP failure, as JSON-RPC)."""
+        self._deliver(json.dumps({"jsonrpc": "2.0", "id": id_, "error": error}))
+
+    def _unreachable(self, id_: Any, exc: Exception) -> None:
+        if not self._reached and isinstance(exc, httpx.TransportError):
+            # Nothing ever got through: the server is not there; end the connection with why.
+            self._failure = f"cannot reach the MCP server at {self.url}: {exc or type(exc).__name__}"
+            self._inbox.put_nowait(_EOF)
+            return
+        self._fail(id_, rules.http_failure(None, f"POST {self.url} failed: {exc or type(exc).__name__}"))
+
+    async def _post_quietly(self, msg: dict[str, Any], frame: bytes) -> None:
+        """POST a notification or a response: 202 is expected; a failure is logged."""
+        assert self._http is not None, "open() first"
+        try:
+            resp = await self._http.post(self.url, content=frame, headers=self._post_headers(msg))
+        except httpx.HTTPError as exc:
+            raise TransportError(f"POST {self.url} failed: {exc or type(exc).__name__}") from None
+        self._reached = True
+        if resp.status_code >= 300:
+            log.warning("%s: the server answered HTTP %d to %s: %.200s", self.url, resp.status_code,
+                        msg.get("method", "a response"), resp.text)
+
+    async def _request(self, msg: dict[str, Any], frame: bytes) -> None:
+        assert self._http is not None, "open() first"
+        id_, method = msg["id"], msg["method"]
+        modern = h.modern_meta(msg) is not None
+        try:
+            for attempt in (0, 1):
+                headers = self._post_headers(msg)
+                async with self._http.stream("POST", self.url, content=frame, headers=headers) as resp:
+                    self._reached = True
+                    status = resp.status_code
+                    if status == 404 and attempt == 0 and not modern and method != "initialize" \
+                            and headers.get(h.SESSION_ID) is not None:
+                        await resp.aread()
+                        if await self._reinitialize(headers[h.SESSION_ID]):
+                            continue  # the same request, in the new session
+                    if method == "initialize" and not modern and status in (400, 404, 405) and self.http_sse:
+                        body = await resp.aread()
+                        if rules.use_http_sse(status, body) and await self._open_http_sse():
+                            await self._sse.send(msg, frame)  # type: ignore[union-attr]
+                            return
+                        self._answer_body(id_, status, resp.reason_phrase, body)
+                        return
+                    await self._read_answer(resp, id_, legacy=not modern)
+                    return
+        except asyncio.CancelledError:
+            raise
+        except httpx.HTTPError as exc:
+            self._unreachable(id_, exc)
+        finally:
+            self._requests.pop(id_, None)
+            self._answered.pop(id_, None)
+
+    async def _read_answer(self, resp: httpx.Response, id_: Any, *, legacy: bool) -> None:
+        """Read the answer to request ``id_`` from ``resp`` (JSON or SSE) into ``receive``."""
+        status = resp.status_code
+        if legacy and status == 200 and resp.headers.get(h.SESSION_ID) and self.session_id is None:
+            self.session_id = resp.headers[h.SESSION_ID]
+        if status == 200 and _content_type(resp) == h.SSE:
+            parser = h.SSEParser()
+            async for chunk in resp.aiter_bytes():
+                for ev in parser.feed(chunk):
+                    if self._deliver(ev.data, id_):
+                        return
+            if legacy and parser.last_event_id is not None:
+                await self._resume(id_, parser.last_event_id, parser.retry)
+                return
+            self._fail(id_, rules.http_failure(None, "the server ended the response stream before answering; "
+                                                     "the request was lost"))
+            return
+        self._answer_body(id_, status, resp.reason_phrase, await resp.aread())
+
+    def _answer_body(self, id_: Any, status: int, reason: str, body: bytes) -> None:
+        """A JSON answer, or the JSON-RPC error for an HTTP failure."""
+        found = rules.error_in(body)
+        if found is not None and found[0] is None:  # an error that could not name our request
+            self._fail(id_, found[1])
+        elif rules.is_json(body) and self._deliver(body, id_):
+            return
+        elif status < 300:
+            self._fail(id_, rules.http_failure(status, "the server sent no answer to the request"))
+        else:
+            self._fail(id_, rules.http_failure(status, reason, body))
+
+    async def _resume(self, id_: Any, last_id: str, retry: int | None) -> None:
+        """GET + ``Last-Event-ID`` until the answer to ``id_`` arrives (by any stream)."""
+        assert self._http is not None
+        answered = self._answered.get(id_)
+        for attempt in range(MAX_RESUMES):
+            await asyncio.sleep(rules.retry_delay(retry, attempt))
+            if answered is None or answered.is_set():
+                return
+            headers = self._legacy_headers(accept=h.SSE, **{h.LAST_EVENT_ID: last_id})
+            try:
+                async with self._http.stream("GET", self.url, headers=headers) as resp:
+                    if resp.status_code != 200 or _content_type(resp) != h.SSE:
+                        break  # the server cannot resume this stream
+                    parser = h.SSEParser()
+                    reader = asyncio.ensure_future(self._pump(resp, parser, id_))
+                    waiter = asyncio.ensure_future(answered.wait())
+                    try:
+                        await asyncio.wait({reader, waiter}, return_when=asyncio.FIRST_COMPLETED)
+                    finally:
+                        reader.cancel()
+                        waiter.cancel()
+                    if answered.is_set():
+                        return
+                    last_id = parser.last_event_id or last_id
+                    retry = parser.retry if parser.retry is not None else retry
+            except httpx.HTTPError as exc:
+                log.debug("resuming the stream of request %r failed: %s", id_, exc)
+        if answered is not None and not answered.is_set():
+            self._fail(id_, rules.http_failure(None, "the response stream ended and could not be resumed; "
+                                                     "the request was lost"))
+
+    async def _pump(self, resp: httpx.Response, parser: h.SSEParser, waiting: Any = None) -> None:
+        async for chunk in resp.aiter_bytes():
+            for ev in parser.feed(chunk):
+                self._deliver(ev.data, waiting)
+
+    async def _standalone_get(self) -> None:
+        """The legacy GET stream for server-initiated messages, reconnected per ``retry``."""
+        assert self._http is not None
+        last_id: str | None = None
+        retry: int | None = None
+        failures = 0
+        while not self._closed and self.session_id is not None:
+            extra = {h.LAST_EVENT_ID: last_id} if last_id is not None else {}
+            try:
+                async with self._http.stream("GET", self.url, headers=self._legacy_headers(accept=h.SSE, **extra)) as resp:
+                    if resp.status_code != 200 or _content_type(resp) != h.SSE:
+                        log.debug("%s: no standalone GET stream (HTTP %d)", self.url, resp.status_code)
+                        return  # 405: none offered; 404: the session ended (the next POST starts over)
+                    failures = 0
+                    parser = h.SSEParser()
+                    await self._pump(resp, parser)
+                    last_id = parser.last_event_id or last_id
+                    retry = parser.retry if parser.retry is not None else retry
+            except httpx.HTTPError as exc:
+                failures += 1
+                if failures > MAX_GET_FAILURES:
+                    log.warning("%s: giving up the standalone GET stream: %s", self.url, exc)
+                    return
+            await asyncio.sleep(rules.retry_delay(retry, failures))
+
+    async def _reinitialize(self, stale: str) -> bool:
+        """The session ``stale`` ended (404): initialize again with the same request; True once
+        a new session is open (by this call or a concurrent one)."""
+        async with self._reinit:
+            if self.session_id != stale:
+                return self.session_id is not None
+            init = self._initialize
+            if init is None or self._http is None:
+                return False
+            self._reinits += 1
+            msg = {**init, "id": f"mcpio-reinitialize-{self._reinits}"}
+            log.info("%s: the session ended (404); initializing a new one", self.url)
+            self.session_id = None
+            try:
+                async with self._http.stream("POST", self.url, json=msg, headers=rules.post_headers(msg)) as resp:
+                    if resp.status_code != 200:
+                        return False
+                    self.session_id = resp.headers.get(h.SESSION_ID)
+                    await self._swallow(resp, msg["id"])
+                done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+                await self._post_quietly(done, json.dumps(done).encode())
+            except (httpx.HTTPError, TransportError) as exc:
+                log.warning("%s: initializing a new session failed: %s", self.url, exc)
+                return False
+            if self._get_task is not None and self._get_task.done():
+                self._get_task = self._spawn(self._standalone_get())
+            return self.session_id is not None
+
+    async def _swallow(self, resp: httpx.Response, id_: Any) -> None:
+        """Read (and drop) the answer to our own ``id_``; anything else is delivered."""
+        if _content_type(resp) == h.SSE:
+            parser = h.SSEParser()
+            async for chunk in resp.aiter_bytes():
+                for ev in parser.feed(chunk):
+                    try:
+                        doc = json.loads(ev.data)
+                    except ValueError:
+                        continue
+                    if isinstance(doc, dict) and doc.get("id") == id_ and "method" not in doc:
+                        return
+                    self._deliver(ev.data)
+        else:
+            await resp.aread()
+
+    async def _open_http_sse(self) -> bool:
+        """Switch to the deprecated HTTP+SSE transport if the server offers it."""
+        assert self._http is not None
+        conn = HTTPSSEConnection(self._http, self.url, self._deliver, self._ended)
+        if not await conn.open(self.timeout):
+            return False
+        log.info("%s speaks the deprecated HTTP+SSE transport (2024-11-05); using it", self.url)
+        self._sse = conn
+        return True
+
+    def _ended(self, reason: str) -> None:
+        self._failure = reason
+        self._inbox.put_nowait(_EOF)

@@ -1,0 +1,99 @@
+"""The deprecated HTTP+SSE transport of 2024-11-05, client side (the fallback of ``_http_client``).
+
+A GET to the server URL opens an event stream whose first event, ``endpoint``, names the URL
+to POST to (same origin only). Every message is POSTed there (202 Accepted or 200); every
+message from the server — answers included — arrives on the event stream as a ``message``
+event. The stream is the session: when it ends, the connection ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from .._protocol import _http as h
+from .._protocol import _http_client_rules as rules
+
+log = logging.getLogger("mcpio.client")
+
+
+class HTTPSSEConnection:
+    """One HTTP+SSE session: ``open`` finds the endpoint, ``send`` POSTs, events are delivered."""
+
+    def __init__(self, http: httpx.AsyncClient, url: str, deliver: Callable[[bytes | str], Any],
+                 ended: Callable[[str], None]) -> None:
+        self._http = http
+        self.url = url
+        self.endpoint: str | None = None
+        self._deliver = deliver
+        self._ended = ended
+        self._task: asyncio.Task[None] | None = None
+
+    async def open(self, timeout: float) -> bool:
+        """GET the stream and wait for its ``endpoint`` event; False if the server has none."""
+        ready: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._task = asyncio.get_running_loop().create_task(self._run(ready))
+        try:
+            async with asyncio.timeout(timeout):
+                return await asyncio.shield(ready)
+        except TimeoutError:
+            self._task.cancel()
+            return False
+
+    async def _run(self, ready: asyncio.Future[bool]) -> None:
+        reason = f"the HTTP+SSE event stream of {self.url} ended"
+        try:
+            async with self._http.stream("GET", self.url, headers={"accept": h.SSE}) as resp:
+                if resp.status_code != 200 or not resp.headers.get("content-type", "").startswith(h.SSE):
+                    ready.set_result(False)
+                    return
+                parser = h.SSEParser()
+                async for chunk in resp.aiter_bytes():
+                    for ev in parser.feed(chunk):
+                        if self.endpoint is None:
+                            if ev.event != "endpoint":
+                                ready.set_result(False)
+                                return
+                            try:
+                                self.endpoint = rules.endpoint_url(self.url, ev.data)
+                            except ValueError as exc:
+                                log.warning("%s: %s", self.url, exc)
+                                ready.set_result(False)
+                                return
+                            ready.set_result(True)
+                        elif ev.event == "message":
+                            self._deliver(ev.data)
+        except httpx.HTTPError as exc:
+            reason = f"the HTTP+SSE event stream of {self.url} failed: {exc or type(exc).__name__}"
+        finally:
+            if not ready.done():
+                ready.set_result(False)
+            elif self.endpoint is not None:
+                self._ended(reason)
+
+    async def send(self, msg: dict[str, Any], frame: bytes) -> None:
+        assert self.endpoint is not None
+        try:
+            resp = await self._http.post(self.endpoint, content=frame, headers={"content-type": h.JSON})
+        except httpx.HTTPError as exc:
+            failure = rules.http_failure(None, f"POST {self.endpoint} failed: {exc or type(exc).__name__}")
+        else:
+            if resp.status_code < 300:
+                return
+            failure = rules.http_failure(resp.status_code, resp.reason_phrase, resp.content)
+        if "id" in msg and "method" in msg:  # a request: its caller gets the failure
+            self._deliver(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": failure}))
+        else:
+            log.warning("%s: %s", self.endpoint, failure["message"])
+
+    async def aclose(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(BaseException):
+                await self._task

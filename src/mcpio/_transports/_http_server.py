@@ -1,0 +1,475 @@
+"""The Streamable HTTP server: a plain ASGI app, a thin shell over ``_protocol/_http`` rules.
+
+``Server.http_app(path="/mcp")`` builds a :class:`StreamableHTTPApp`; mount it in Starlette or
+FastAPI, or run it with any ASGI server (``Server.run(transport="http")`` uses uvicorn). One
+endpoint serves both eras (spec-notes §9, §13):
+
+* **POST** — Host/Origin checks (403), ``Content-Type``/``Accept`` (415/406), body size cap
+  (413), JSON and JSON-RPC shape (400), then the era (``_http.select_era``):
+
+  - *modern* (2026-07-28): one message per POST; ``Mcp-Method``/``Mcp-Name``/``Mcp-Param-*``
+    checked against the body (400 + -32020), then a short-lived session serves it (see
+    ``_http_server_streams``); its errors set the status (-32601 → 404, client errors → 400);
+    ``Mcp-Session-Id`` is ignored and never minted; notifications get 202.
+  - *legacy*: ``initialize`` without a session id creates a session (``Mcp-Session-Id`` on the
+    answer; 503 past ``max_sessions``); anything else needs a known id (400 missing, 404
+    unknown or ended) and a legacy ``MCP-Protocol-Version`` (400); notifications and
+    responses get 202.
+* **GET** (legacy) — the standalone SSE stream for server-initiated messages (409 if one is
+  open), or, with ``Last-Event-ID``, the replay of that stream and its continuation.
+* **DELETE** (legacy) — ends the session; later requests with its id get 404.
+
+Sessions idle for ``session_timeout`` seconds (nothing in flight, no stream open) expire.
+``legacy_sse=True`` also serves the deprecated HTTP+SSE transport of 2024-11-05 (``_http_server_sse``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
+from typing import Any
+
+from .. import _jsonrpc as rpc
+from .._protocol import _http as h
+from .._versions import RULES
+from ._http_events import EventStore, MemoryEventStore
+from ._http_server_sse import LegacySSE
+from ._http_server_streams import (
+    Disconnected,
+    LegacyTransport,
+    RequestTransport,
+    Stream,
+    TooLarge,
+    plain,
+    refuse,
+    watch_disconnect,
+)
+
+log = logging.getLogger("mcpio.http")
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+# serve(transport, stateless): run one server session on ``transport`` until it ends
+Serve = Callable[[Any, bool], Awaitable[None]]
+
+DEFAULT_MAX_BODY = 16 * 1024 * 1024
+_UNSET: Any = object()
+
+
+class StreamableHTTPApp:
+    """An ASGI application serving one MCP server over Streamable HTTP (both eras)."""
+
+    def __init__(
+        self,
+        serve: Serve,
+        *,
+        path: str = "/mcp",
+        allowed_hosts: Collection[str] | None = None,
+        allowed_origins: Collection[str] | None = None,
+        max_body_size: int = DEFAULT_MAX_BODY,
+        session_timeout: float = 1800.0,
+        max_sessions: int = 10_000,
+        event_store: EventStore | None = _UNSET,
+        retry_ms: int = 1000,
+        keepalive: float = 15.0,
+        sse_after: float = 1.0,
+        tool_schema: Callable[[str], Any] | None = None,
+        lifespan: Callable[[], contextlib.AbstractAsyncContextManager[Any]] | None = None,
+        legacy_sse: bool = False,
+        sse_path: str = "/sse",
+        message_path: str = "/messages",
+    ) -> None:
+        self.serve = serve
+        self.path = "/" + path.strip("/") if path.strip("/") else "/"
+        self.allowed_hosts = tuple(allowed_hosts) if allowed_hosts is not None else h.LOOPBACK_HOSTS
+        self.allowed_origins = tuple(allowed_origins) if allowed_origins is not None else h.LOOPBACK_HOSTS
+        self.max_body_size = max_body_size
+        self.session_timeout = session_timeout
+        self.max_sessions = max_sessions
+        self.event_store = MemoryEventStore() if event_store is _UNSET else event_store
+        self.retry_ms = retry_ms
+        self.keepalive = keepalive
+        self.sse_after = sse_after
+        self.tool_schema = tool_schema
+        self._lifespan = lifespan
+        self.sessions: dict[str, LegacyTransport] = {}
+        self._requests: set[RequestTransport] = set()  # modern requests in flight (listen streams too)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._started: asyncio.Future[None] | None = None
+        self._stop: asyncio.Event | None = None
+        self._reaper: asyncio.Task[None] | None = None
+        self.sse: LegacySSE | None = None
+        if legacy_sse:
+            self.sse = LegacySSE(self, sse_path, message_path)
+
+    # ================================================================ ASGI entry
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "lifespan":
+            await self._lifespan_protocol(receive, send)
+            return
+        if kind != "http":
+            return
+        await self._ensure_started()
+        headers = h.header_map(scope.get("headers") or ())
+        refusal = h.check_host(headers, self.allowed_hosts) or h.check_origin(headers, self.allowed_origins)
+        route = _route_path(scope)
+        if self.sse is not None and route in (self.sse.sse_path, self.sse.message_path):
+            if refusal is not None:
+                await refuse(send, refusal)
+                return
+            await self.sse.handle(scope, receive, send, headers, route)
+            return
+        if route.rstrip("/") != self.path.rstrip("/"):
+            await plain(send, 404, b"Not Found")
+            return
+        if refusal is not None:
+            await refuse(send, refusal)
+            return
+        method = scope.get("method", "GET")
+        try:
+            if method == "POST":
+                await self._post(receive, send, headers)
+            elif method == "GET":
+                await self._get(receive, send, headers)
+            elif method == "DELETE":
+                await self._delete(send, headers)
+            else:
+                await refuse(send, h.refuse(405, f"Method Not Allowed: {method}; this endpoint serves POST, GET and DELETE",
+                                             headers=(("allow", "GET, POST, DELETE"),)))
+        except Disconnected:
+            return
+
+    # ================================================================ POST
+    async def _post(self, receive: Receive, send: Send, headers: dict[str, str]) -> None:
+        refusal = h.check_post(headers)
+        if refusal is not None:
+            await refuse(send, refusal)
+            return
+        try:
+            body = await self.read_body(receive, headers)
+        except TooLarge:
+            await refuse(send, h.refuse(413, f"Payload Too Large: the body exceeds this server's limit of "
+                                         f"{self.max_body_size} bytes"))
+            return
+        try:
+            messages = h.messages_of(h.parse_body(body))
+            kinds = h.kinds(messages)
+        except h.BadBody as exc:
+            await refuse(send, exc.refusal)
+            return
+        if h.select_era(headers, messages) == h.MODERN:
+            await self._post_modern(receive, send, headers, body, messages[0] if len(messages) == 1 else None, kinds[0])
+        else:
+            await self._post_legacy(receive, send, headers, body, messages, kinds)
+
+    async def _post_modern(self, receive: Receive, send: Send, headers: dict[str, str], body: bytes,
+                           message: dict[str, Any] | None, kind: int) -> None:
+        if message is None:
+            await refuse(send, h.refuse(400, "Invalid Request: JSON-RPC batches are not part of protocol 2026-07-28"))
+            return
+        refusal = h.check_standard_headers(headers, message)
+        if refusal is None and message.get("method") == "tools/call" and self.tool_schema is not None:
+            params = message.get("params") or {}
+            name = params.get("name")
+            declared = h.param_headers(self.tool_schema(name)) if isinstance(name, str) else {}
+            if declared:
+                refusal = h.check_param_headers(headers, declared, params.get("arguments"), message.get("id"))
+        if refusal is not None:
+            await refuse(send, refusal)
+            return
+        if kind != rpc.REQUEST:
+            await plain(send, 202, b"")  # core 2026-07-28 defines no client notifications on HTTP
+            return
+        json_ok, sse_ok = h.accepts(headers.get("accept"))
+        stream = Stream("0", era=h.MODERN, json_ok=json_ok, sse_ok=sse_ok)
+        transport = RequestTransport(body, stream)
+        self._requests.add(transport)
+        self._spawn(self.serve(transport, True)).add_done_callback(lambda _: self._requests.discard(transport))
+
+        def gone() -> None:
+            stream.disconnected()
+            transport.close()  # closing the stream cancels the request
+
+        watcher = self._spawn(watch_disconnect(receive, gone))
+        try:
+            await stream.pump(send, [], sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms)
+        finally:
+            watcher.cancel()
+            if not stream.finished:
+                transport.close()
+
+    async def _post_legacy(self, receive: Receive, send: Send, headers: dict[str, str], body: bytes,
+                           messages: list[Any], kinds: list[int]) -> None:
+        sid = headers.get(h.SESSION_ID)
+        requests = [m for m, k in zip(messages, kinds, strict=True) if k == rpc.REQUEST]
+        initializing = any(m.get("method") == "initialize" for m in requests)
+        if sid is None:
+            if not initializing:
+                await refuse(send, h.refuse(400, "Bad Request: the Mcp-Session-Id header is required; "
+                                             "send initialize first to open a session"))
+                return
+            transport = self._new_session()
+            if transport is None:
+                await refuse(send, h.refuse(503, f"Service Unavailable: this server holds its maximum of "
+                                             f"{self.max_sessions} sessions; retry later",
+                                             headers=(("retry-after", "5"),)))
+                return
+            version = h.DEFAULT_LEGACY_VERSION
+        else:
+            found = self.sessions.get(sid)
+            if found is None or found.closed:
+                await refuse(send, h.refuse(404, "Not Found: session unknown or ended; initialize a new one"))
+                return
+            transport = found
+            version, refusal = h.check_legacy_version(headers)
+            if refusal is not None:
+                await refuse(send, refusal)
+                return
+        session_header = [(b"mcp-session-id", transport.id.encode())]
+        if not requests:  # notifications and responses: accepted, answered with nothing
+            await transport.deliver(body)
+            await plain(send, 202, b"", session_header)
+            return
+        ids = [m["id"] for m in requests]
+        busy = transport.pending(ids)
+        if busy:
+            await refuse(send, h.refuse(400, f"Invalid Request: request id {busy[0]!r} is already in flight in "
+                                         "this session", id=busy[0]))
+            return
+        json_ok, sse_ok = h.accepts(headers.get("accept"))
+        rules = RULES.get(version)
+        stream = transport.new_stream(set(ids), json_ok=json_ok, sse_ok=sse_ok,
+                                      priming=rules is not None and rules.sse_polling)
+        await transport.deliver(body)
+        watcher = self._spawn(watch_disconnect(receive, stream.disconnected))  # not a cancellation
+        try:
+            await stream.pump(send, session_header, sse_after=self.sse_after, keepalive=self.keepalive,
+                              retry_ms=self.retry_ms)
+        finally:
+            watcher.cancel()
+
+    # ================================================================ GET and DELETE
+    def _session_of(self, headers: Mapping[str, str]) -> tuple[LegacyTransport | None, h.Refusal | None]:
+        sid = headers.get(h.SESSION_ID)
+        if sid is None:
+            version = headers.get(h.PROTOCOL_VERSION, "").strip()
+            if version and version not in RULES or (version in RULES and RULES[version].stateless):
+                return None, h.refuse(405, f"Method Not Allowed: protocol {version} has no sessions; "
+                                      "send requests with POST", headers=(("allow", "POST"),))
+            return None, h.refuse(400, "Bad Request: the Mcp-Session-Id header is required")
+        found = self.sessions.get(sid)
+        if found is None or found.closed:
+            return None, h.refuse(404, "Not Found: session unknown or ended; initialize a new one")
+        return found, None
+
+    async def _get(self, receive: Receive, send: Send, headers: dict[str, str]) -> None:
+        transport, refusal = self._session_of(headers)
+        if transport is None:
+            await refuse(send, refusal)  # type: ignore[arg-type]
+            return
+        version, refusal = h.check_legacy_version(headers)
+        refusal = refusal or h.check_get(headers)
+        if refusal is not None:
+            await refuse(send, refusal)
+            return
+        rules = RULES.get(version)
+        priming = rules is not None and rules.sse_polling
+        session_header = [(b"mcp-session-id", transport.id.encode())]
+        last = headers.get(h.LAST_EVENT_ID)
+        replay: list[tuple[str, bytes]] = []
+        if last is not None and self.event_store is not None:
+            parsed = h.parse_event_id(last)
+            live = transport.streams.get(parsed[0]) if parsed is not None else None
+            if live is not None and live.attached:
+                await refuse(send, h.refuse(409, "Conflict: that stream is already being read"))
+                return
+            if live is not None:
+                live.reattach()
+            found = await self.event_store.replay_after(transport.id, last)
+            if found is None and live is None:
+                await refuse(send, h.refuse(404, f"Not Found: no stream to resume at Last-Event-ID {last!r} "
+                                             "(unknown, or expired from the event store)"))
+                return
+            replay = found[1] if found is not None else []
+            stream: Stream | None = live
+            if live is None:  # that stream is complete: replay it, then end
+                stream = Stream(parsed[0] if parsed else "x", era=h.LEGACY, json_ok=False)
+                stream.finished = True
+            else:
+                live.json_ok = False
+                live.priming = False
+        else:
+            stream = transport.open_get_stream(priming=priming)
+            if stream is None:
+                await refuse(send, h.refuse(409, "Conflict: this session already has a GET stream open"))
+                return
+        assert stream is not None
+        transport.last_active = time.monotonic()
+        watcher = self._spawn(watch_disconnect(receive, stream.disconnected))
+        try:
+            await stream.pump(send, session_header, sse_after=0.0, keepalive=self.keepalive,
+                              retry_ms=self.retry_ms, replay=replay)
+        finally:
+            watcher.cancel()
+
+    async def _delete(self, send: Send, headers: dict[str, str]) -> None:
+        transport, refusal = self._session_of(headers)
+        if transport is None:
+            await refuse(send, refusal)  # type: ignore[arg-type]
+            return
+        self.end_session(transport)
+        await plain(send, 200, b"")
+
+    # ================================================================ sessions
+    def _new_session(self) -> LegacyTransport | None:
+        if len(self.sessions) >= self.max_sessions:
+            return None
+        sid = h.new_session_id()
+        transport = LegacyTransport(sid, store=self.event_store)
+        transport.retry_ms = self.retry_ms
+        self.sessions[sid] = transport
+        self.run_session(transport, sid)
+        if self._reaper is None and self.session_timeout > 0:
+            self._reaper = self._spawn(self._reap())
+        return transport
+
+    def run_session(self, transport: Any, sid: str) -> None:
+        async def run() -> None:
+            try:
+                await self.serve(transport, False)
+            except Exception:
+                log.exception("HTTP session %s failed", sid)
+            finally:
+                transport.terminate()
+                transport.end_streams()
+                if self.sessions.get(sid) is transport:
+                    del self.sessions[sid]
+                if self.event_store is not None:
+                    await self.event_store.forget(sid)
+
+        self._spawn(run())
+
+    def end_session(self, transport: Any) -> None:
+        """End a session now (DELETE, expiry, shutdown): its id answers 404 from here on."""
+        if self.sessions.get(transport.id) is transport:
+            del self.sessions[transport.id]
+        transport.terminate()
+
+    async def _reap(self) -> None:
+        period = max(0.05, min(30.0, self.session_timeout / 4))
+        while True:
+            await asyncio.sleep(period)
+            now = time.monotonic()
+            for t in list(self.sessions.values()):
+                if t.idle_for(now) > self.session_timeout:
+                    log.info("HTTP session %s expired after %.0f s idle", t.id, self.session_timeout)
+                    self.end_session(t)
+
+    # ================================================================ life cycle
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _ensure_started(self) -> None:
+        """Enter the server's lifespan once, on the serving loop (also when no ASGI lifespan
+        events arrive, e.g. when mounted in a router that does not forward them)."""
+        if self._started is None:
+            self._started = asyncio.get_running_loop().create_future()
+            self._stop = asyncio.Event()
+            self._spawn(self._hold_lifespan())
+        await asyncio.shield(self._started)
+
+    async def _hold_lifespan(self) -> None:
+        assert self._started is not None and self._stop is not None
+        try:
+            async with (self._lifespan() if self._lifespan is not None else contextlib.nullcontext()):
+                self._started.set_result(None)
+                await self._stop.wait()
+                await self._close_sessions()
+        except BaseException as exc:
+            if not self._started.done():
+                self._started.set_exception(exc)
+            raise
+
+    async def _close_sessions(self) -> None:
+        for t in list(self.sessions.values()):
+            self.end_session(t)
+        for r in list(self._requests):
+            r.close()
+        if self.sse is not None:
+            self.sse.close_all()
+        if self._reaper is not None:
+            self._reaper.cancel()
+            self._reaper = None
+        pending = [t for t in self._tasks if t is not asyncio.current_task()]
+        if pending:
+            await asyncio.wait(pending, timeout=5)
+
+    async def aclose(self) -> None:
+        """End every session and leave the server's lifespan."""
+        if self._stop is not None:
+            self._stop.set()
+            waiting = [t for t in self._tasks if t is not asyncio.current_task()]
+            if waiting:
+                await asyncio.wait(waiting, timeout=10)
+        self._started = None
+
+    @contextlib.asynccontextmanager
+    async def lifespan(self, app: Any = None) -> AsyncIterator[None]:
+        """For frameworks that take a lifespan (``Starlette(lifespan=mcp_app.lifespan)``)."""
+        await self._ensure_started()
+        try:
+            yield
+        finally:
+            await self.aclose()
+
+    async def _lifespan_protocol(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self._ensure_started()
+                except Exception as exc:
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    # ================================================================ helpers
+    async def read_body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:
+        declared = headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_body_size:
+            raise TooLarge()
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise Disconnected()
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body_size:
+                raise TooLarge()
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+
+def _route_path(scope: Scope) -> str:
+    path = scope.get("path", "/")
+    root = scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root):] or "/"
+    return path
+
+

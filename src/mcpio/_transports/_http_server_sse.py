@@ -1,0 +1,135 @@
+"""The deprecated HTTP+SSE transport of 2024-11-05, for old clients (opt-in: ``legacy_sse=True``).
+
+``GET /sse`` opens an event stream whose first event, ``endpoint``, names the URL to POST to
+(``/messages?session_id=…``). Each POST carries one JSON-RPC message and gets ``202
+Accepted``; everything the server sends — responses included — goes on the event stream as
+``message`` events. The session lives as long as that stream: when the client disconnects, the
+session ends. Host/Origin checks and the body size cap are those of the Streamable HTTP app.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs
+
+from .._errors import EndOfStream, TransportError
+from .._protocol import _http as h
+from ._http_server_streams import SSE_HEADERS, TooLarge, plain, refuse, watch_disconnect
+
+if TYPE_CHECKING:
+    from ._http_server import Receive, Scope, Send, StreamableHTTPApp
+
+_EOF = object()
+
+
+class SSETransport:
+    """One HTTP+SSE session: POSTed messages in, SSE ``message`` events out."""
+
+    def __init__(self, session_id: str) -> None:
+        self.id = session_id
+        self.inbox: asyncio.Queue[Any] = asyncio.Queue(256)
+        self.outbox: asyncio.Queue[Any] = asyncio.Queue(256)
+        self.closed = False
+
+    async def receive(self) -> bytes:
+        item = await self.inbox.get()
+        if item is _EOF:
+            self.inbox.put_nowait(_EOF)
+            raise EndOfStream()
+        return item
+
+    async def send(self, frame: bytes) -> None:
+        if self.closed:
+            raise TransportError("the event stream is closed")
+        await self.outbox.put(bytes(frame))
+
+    async def aclose(self) -> None:
+        self.terminate()
+
+    def terminate(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        for q in (self.inbox, self.outbox):
+            with contextlib.suppress(asyncio.QueueFull):
+                q.put_nowait(_EOF)
+
+    def end_streams(self) -> None:
+        self.terminate()
+
+
+class LegacySSE:
+    def __init__(self, app: StreamableHTTPApp, sse_path: str, message_path: str) -> None:
+        self.app = app
+        self.sse_path = "/" + sse_path.strip("/")
+        self.message_path = "/" + message_path.strip("/")
+        self.sessions: dict[str, SSETransport] = {}
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], route: str) -> None:
+        method = scope.get("method")
+        if route == self.sse_path:
+            if method != "GET":
+                await refuse(send, h.refuse(405, "Method Not Allowed: GET opens the event stream",
+                                             headers=(("allow", "GET"),)))
+                return
+            await self._stream(scope, receive, send)
+            return
+        if method != "POST":
+            await refuse(send, h.refuse(405, "Method Not Allowed: POST messages here", headers=(("allow", "POST"),)))
+            return
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        sid = (query.get("session_id") or query.get("sessionId") or [None])[0]
+        transport = self.sessions.get(sid) if sid else None
+        if transport is None or transport.closed:
+            await refuse(send, h.refuse(404, "Not Found: unknown or ended session; open the event stream again"))
+            return
+        refusal = h.check_post(headers)
+        if refusal is not None:
+            await refuse(send, refusal)
+            return
+        try:
+            body = await self.app.read_body(receive, headers)
+            value = h.parse_body(body)
+            h.kinds(h.messages_of(value))
+        except TooLarge:
+            await refuse(send, h.refuse(413, f"Payload Too Large: the limit is {self.app.max_body_size} bytes"))
+            return
+        except h.BadBody as exc:
+            await refuse(send, exc.refusal)
+            return
+        await transport.inbox.put(body)
+        await plain(send, 202, b"Accepted")
+
+    async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
+        sid = h.new_session_id()
+        transport = SSETransport(sid)
+        self.sessions[sid] = transport
+        self.app.run_session(transport, sid)
+        watcher = self.app._spawn(watch_disconnect(receive, transport.terminate))
+        endpoint = f"{scope.get('root_path', '')}{self.message_path}?session_id={sid}"
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": list(SSE_HEADERS)})
+            await send({"type": "http.response.body", "body": h.sse_event(endpoint.encode(), event="endpoint"),
+                        "more_body": True})
+            while True:
+                try:
+                    async with asyncio.timeout(self.app.keepalive):
+                        item = await transport.outbox.get()
+                except TimeoutError:
+                    await send({"type": "http.response.body", "body": h.sse_comment(), "more_body": True})
+                    continue
+                if item is _EOF:
+                    break
+                await send({"type": "http.response.body", "body": h.sse_event(item, event="message"), "more_body": True})
+            if not transport.closed or not watcher.done():
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            watcher.cancel()
+            transport.terminate()
+            self.sessions.pop(sid, None)
+
+    def close_all(self) -> None:
+        for t in list(self.sessions.values()):
+            t.terminate()

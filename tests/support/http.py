@@ -1,0 +1,108 @@
+"""Real Streamable HTTP servers for tests: uvicorn on an ephemeral loopback port.
+
+:class:`ServerThread` runs an ASGI app (``server.http_app()``) with uvicorn in a daemon thread,
+on a socket bound before the thread starts (no port race), and waits until the port accepts
+connections. :func:`spawn_fixture` runs ``tests/conformance/server.py`` as a subprocess.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "tests" / "conformance" / "server.py"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, host: str = "127.0.0.1", timeout: float = 20.0, proc: subprocess.Popen | None = None) -> None:
+    """Poll until ``host:port`` accepts a TCP connection."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc is not None and proc.poll() is not None:
+            raise AssertionError(f"the server exited with {proc.returncode} before listening on {port}")
+        try:
+            with socket.create_connection((host, port), timeout=0.5):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"nothing listens on {host}:{port} after {timeout} s") from None
+            time.sleep(0.02)
+
+
+class ServerThread:
+    """``with ServerThread(app) as srv: httpx.get(srv.url)`` — uvicorn in a thread."""
+
+    def __init__(self, app: Any, path: str = "/mcp") -> None:
+        import uvicorn
+
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.url = self.base + path
+        self.app = app
+        config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
+        self.server = uvicorn.Server(config)
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        async def main() -> None:
+            self.loop = asyncio.get_running_loop()
+            await self.server.serve(sockets=[self.sock])
+
+        asyncio.run(main())
+
+    def call(self, fn: Any, *args: Any) -> Any:
+        """Run ``fn(*args)`` on the server's loop and return its result (for inspecting state)."""
+        assert self.loop is not None
+        async def go() -> Any:
+            return fn(*args)
+        return asyncio.run_coroutine_threadsafe(go(), self.loop).result(10)
+
+    def __enter__(self) -> ServerThread:
+        self.thread.start()
+        wait_port(self.port)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+        self.sock.close()
+
+
+@contextlib.contextmanager
+def spawn_fixture(port: int | None = None, log: Path | None = None) -> Iterator[str]:
+    """Run the conformance fixture server; yields its URL."""
+    port = port or free_port()
+    out = open(log, "wb") if log is not None else subprocess.DEVNULL  # noqa: SIM115
+    proc = subprocess.Popen([sys.executable, str(FIXTURE), "--port", str(port)], stdout=out, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, cwd=str(ROOT), env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        wait_port(port, proc=proc)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        if log is not None:
+            out.close()  # type: ignore[union-attr]
