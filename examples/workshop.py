@@ -9,8 +9,10 @@
   asks for them (an input round). A client without the ``roots`` capability names the folder
   in ``root_directory``; with roots, ``root_directory`` may narrow the search to a folder inside
   them and is refused outside them. Without either the result is an ``isError`` result.
-  Symbolic links are never followed (a link cannot lead out of a root); only regular files up
-  to 10 MiB are read, binary files (a NUL byte early on) and ``.git``-like folders are skipped;
+  Every file access goes through :class:`mcpio.SafePath`: symbolic links are never followed (a
+  link cannot lead out of a root), ``root_directory`` cannot name a folder outside the roots,
+  only regular files up to 10 MiB are read (a FIFO never blocks the search), binary files (a
+  NUL byte early on) and ``.git``-like folders are skipped;
 * resources: every document of ``examples/docs`` (or ``$WORKSHOP_DOCS``) as ``doc://<name>``,
   listed 5 per page, and the template ``doc://{name}``, which serves only regular files directly
   in that folder (``../`` and links are "not found");
@@ -23,14 +25,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-import stat
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from mcpio import Context, ResourceNotFound, Server, ToolError
+from mcpio import Context, ResourceNotFound, SafePath, SafePathError, Server, ToolError
 
 DOCS = Path(os.environ.get("WORKSHOP_DOCS", Path(__file__).parent / "docs")).resolve()
+DOC_FILES = SafePath(DOCS, follow_symlinks=False)
 MAX_FILE_BYTES = 10 * 1024 * 1024
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", ".tox"})
 ROOTS_TIMEOUT = 10.0  # how long a search waits for the client's roots/list answer
@@ -98,38 +100,30 @@ async def _client_roots(ctx: Context) -> list[Path] | None:
 
 
 # ============================================================================ search
-def _count(path: str, needle: str) -> int:
-    """Occurrences of ``needle`` (casefolded) in a regular file; 0 for anything else."""
+def _count(files: SafePath, path: Path, needle: str) -> int:
+    """Occurrences of ``needle`` (casefolded) in a regular text file; 0 for anything else."""
     try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            return 0  # links, FIFOs, sockets, devices
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-        with open(fd, "rb") as f:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
-                return 0  # swapped for something else since the lstat, or too large
-            data = f.read(MAX_FILE_BYTES + 1)
-    except OSError:
-        return 0
-    if len(data) > MAX_FILE_BYTES or b"\0" in data[:8192]:
+        data = files.read_bytes(path, max_bytes=MAX_FILE_BYTES)  # regular files only, never a link
+    except SafePathError:
+        return 0  # too large, unreadable, or swapped for a link or a FIFO since the listing
+    if b"\0" in data[:8192]:
         return 0
     return data.decode("utf-8", "replace").casefold().count(needle)
 
 
-def _search(roots: list[Path], needle: str) -> dict[str, int]:
+def _search(folders: list[Path], needle: str) -> dict[str, int]:
     counts: dict[str, int] = {}
-    several = len(roots) > 1
-    for root in roots:
-        if not root.is_dir():
-            raise ToolError(f"{root} is not a directory")
-        # os.walk(followlinks=False) lists a linked folder but never enters it.
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-            for name in sorted(filenames):
-                path = os.path.join(dirpath, name)
-                n = _count(path, needle)
-                if n:
-                    counts[path if several else os.path.relpath(path, root)] = n
+    several = len(folders) > 1
+    for folder in folders:
+        try:
+            files = SafePath(folder)
+        except ValueError:
+            raise ToolError(f"{folder} is not a directory") from None
+        # walk() never follows a link (in or out) and lists regular files only.
+        for path in files.walk(skip_dirs=SKIP_DIRS):
+            n = _count(files, path, needle)
+            if n:
+                counts[str(path) if several else files.relative(path)] = n
     return counts
 
 
@@ -149,8 +143,12 @@ async def key_word_search(keyword: str, ctx: Context, root_directory: str | None
     if roots:
         targets = roots
         if root_directory:
-            folder = (roots[0] / Path(root_directory).expanduser()).resolve()
-            if not any(folder.is_relative_to(r) for r in roots):
+            existing = [r for r in roots if r.is_dir()]
+            try:  # relative to the first root; absolute only inside the roots; links resolved
+                folder = SafePath(*existing).resolve(os.path.expanduser(root_directory)) if existing else None
+            except SafePathError:
+                folder = None
+            if folder is None:
                 raise ToolError(f"{root_directory} is outside the client's roots: {', '.join(map(str, roots))}")
             targets = [folder]
     elif root_directory:
@@ -167,18 +165,13 @@ def _mime(path: Path) -> str:
 
 
 def _doc(name: str) -> dict[str, str]:
-    """The contents of document ``name``: a regular file directly in DOCS, else not found."""
-    uri = f"doc://{name}"
-    if not name or name in (".", "..") or any(c in name for c in "/\\\0"):
-        raise ResourceNotFound(uri)
-    path = DOCS / name
-    try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            raise ResourceNotFound(uri)
-        text = path.read_text(encoding="utf-8")
-    except (OSError, ValueError):
-        raise ResourceNotFound(uri) from None
-    return {"uri": uri, "mimeType": _mime(path), "text": text}
+    """Document ``name``: a regular file directly in DOCS. The ``doc://{name}`` template already
+    refuses ``/``, ``\\``, ``..`` and NUL; DOC_FILES refuses links and anything but a regular
+    file, and its SafePathError reaches the client as "resource not found" with the reason."""
+    path = DOC_FILES.resolve(name)
+    if path.parent != DOC_FILES.roots[0]:
+        raise ResourceNotFound(f"doc://{name}")
+    return {"uri": f"doc://{name}", "mimeType": _mime(path), "text": DOC_FILES.read_text(path, errors="replace")}
 
 
 def _doc_reader(path: Path):
@@ -190,8 +183,8 @@ def _doc_reader(path: Path):
     return read
 
 
-for _path in sorted(DOCS.iterdir()):
-    if _path.is_file() and not _path.is_symlink() and not _path.name.startswith("."):
+for _path in DOC_FILES.iterdir():  # links left out (follow_symlinks=False)
+    if _path.is_file() and not _path.name.startswith("."):
         server.add_resource(_doc_reader(_path), f"doc://{_path.name}", name=_path.name,
                             mime_type=_mime(_path), size=_path.stat().st_size)
 

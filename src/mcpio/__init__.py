@@ -44,6 +44,9 @@ _EXPORTS = {
     "ServerSpec": "._host._config",
     "load_config": "._host._config",
     "Host": "._host._host",
+    "PathParam": "._safepath",
+    "SafePath": "._safepath",
+    "SafePathError": "._safepath",
 }
 
 if TYPE_CHECKING:
@@ -73,6 +76,7 @@ if TYPE_CHECKING:
     )
     from ._host._config import ConfigError, ServerSpec, load_config
     from ._host._host import Host
+    from ._safepath import PathParam, SafePath, SafePathError
     from ._transports._subprocess import ServerExited, ServerNotFound
 
 
@@ -113,11 +117,14 @@ __all__ = [
     "Message",
     "MethodNotFound",
     "MissingRequiredClientCapability",
+    "PathParam",
     "ProtocolError",
     "RemoteProtocolError",
     "RequestTimeout",
     "ResourceLink",
     "ResourceNotFound",
+    "SafePath",
+    "SafePathError",
     "Server",
     "ServerExited",
     "ServerNotFound",

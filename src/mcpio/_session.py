@@ -310,6 +310,15 @@ class Session:
             except Exception:
                 log.exception("progress callback failed")
 
+    def abort(self, grace: float = 0.0) -> None:
+        """The peer is gone (its end of the transport closed, or its process died): requests in
+        flight get at most ``grace`` more seconds, then are cancelled, instead of the full
+        ``drain_timeout`` (their answers could not be delivered)."""
+        self._drain_timeout = min(self._drain_timeout, grace)
+        tasks = list(self._tasks.values())
+        if tasks:
+            asyncio.get_running_loop().call_later(grace, lambda: [t.cancel() for t in tasks if not t.done()])
+
     @property
     def closed(self) -> bool:
         return self._closed

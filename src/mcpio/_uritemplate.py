@@ -5,14 +5,27 @@ Supported expressions (levels 1–3 plus the explode modifier on path operators)
 ``/``, for paths), ``{#var}`` fragment, ``{.var}``, ``{/var}`` / ``{/var*}`` path segments,
 ``{;var}``, and the query forms ``{?a,b}`` / ``{&c}``. Variable lists (``{x,y}``) split on commas.
 
-:meth:`UriTemplate.match` returns the decoded variables of a concrete URI, or None. A simple
-``{var}`` never matches across a path separator, so ``file:///{name}`` cannot be used to reach
-``../../etc/passwd``: declare a path with ``{+path}`` (and check it, e.g. with SafePath).
+:meth:`UriTemplate.match` returns the decoded variables of a concrete URI, or None.
+
+**Path safety** (pain point #41): values are percent-decoded, so ``doc://..%2F..%2Fetc%2Fpasswd``
+would hand ``../../etc/passwd`` to a handler that joins it to a folder. ``match`` therefore
+refuses (returns None, "no match") a decoded value that
+
+* contains a NUL byte or a backslash, or starts with a drive letter (``C:``);
+* for a one-segment variable (``{var}``, ``{.var}``, ``{;var}``, ``{/var}``, queries):
+  contains ``/`` or is ``.`` or ``..``;
+* for a multi-segment variable (``{+var}``, ``{#var}``, ``{/var*}``, which exist to carry
+  ``/``): starts with ``/`` (absolute) or has a ``..`` segment;
+
+unless the variable is named in ``paths`` — a parameter declared as a path
+(``Annotated[str, mcpio.PathParam]``), whose value is passed as is (NUL bytes aside) for the
+handler to confine, e.g. with :class:`mcpio.SafePath`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Final
 from urllib.parse import parse_qsl, quote, unquote
 
@@ -65,6 +78,11 @@ class UriTemplate:
         ):
             raise UriTemplateError(f"unbalanced braces in {template!r}")
         self.variables: list[str] = [v.name for p in self._parts if isinstance(p, tuple) for v in p[1]]
+        # Variables that exist to carry "/": reserved and fragment expansion, exploded path segments.
+        self._multi_segment = frozenset(
+            v.name for p in self._parts if isinstance(p, tuple) for v in p[1]
+            if p[0] in ("+", "#") or (p[0] == "/" and v.explode)
+        )
         self._query_vars = [v.name for p in self._parts if isinstance(p, tuple) and p[0] in ("?", "&") for v in p[1]]
         self._regex = re.compile(self._build_regex())
 
@@ -101,8 +119,12 @@ class UriTemplate:
         out.append("$")
         return "".join(out)
 
-    def match(self, uri: str) -> dict[str, str] | None:
-        """Variables of ``uri`` if it matches this template, percent-decoded; else None."""
+    def match(self, uri: str, paths: Collection[str] = ()) -> dict[str, str] | None:
+        """Variables of ``uri`` if it matches this template, percent-decoded; else None.
+
+        None also when a value is refused by the path-safety rules of the module docstring;
+        variables named in ``paths`` are exempt (NUL bytes aside).
+        """
         m = self._regex.match(uri)
         if m is None:
             return None
@@ -123,6 +145,8 @@ class UriTemplate:
         for name, value in result.items():
             if value == "" and name not in self._query_vars:
                 return None  # a template variable must match something
+            if path_refusal(value, name in self._multi_segment, name in paths) is not None:
+                return None
         return result
 
     def expand(self, **values: object) -> str:
@@ -154,6 +178,32 @@ class UriTemplate:
 
     def __repr__(self) -> str:
         return f"UriTemplate({self.template!r})"
+
+
+_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+def path_refusal(value: str, multi_segment: bool = False, is_path: bool = False) -> str | None:
+    """Why ``value`` may not be a template variable (see the module docstring), or None."""
+    if "\0" in value:
+        return "a NUL byte"
+    if is_path:
+        return None
+    if "\\" in value:
+        return "a backslash"
+    if _DRIVE.match(value):
+        return "a drive letter"
+    if not multi_segment:
+        if "/" in value:
+            return "a path separator"
+        if value in (".", ".."):
+            return f"{value!r}"
+        return None
+    if value.startswith("/"):
+        return "an absolute path"
+    if ".." in value.split("/"):
+        return "a '..' segment"
+    return None
 
 
 def _group(name: str) -> str:

@@ -359,3 +359,39 @@ def test_a_bad_header_option_is_a_usage_error():
     out = subprocess.run([sys.executable, "-m", "mcpio", "list", "http://127.0.0.1:9/mcp", "-H", "no-colon"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "Name: value" in out.stderr
+
+
+def test_a_host_config_entry_with_a_url_and_headers(tmp_path):
+    import json
+
+    from mcpio import Host
+
+    seen: list[str | None] = []
+    app = _load(EXAMPLES / "quickstart.py").http_app()
+
+    async def recording(scope, receive, send):
+        if scope["type"] == "http":
+            seen.append(dict(scope["headers"]).get(b"x-api-key", b"").decode() or None)
+        await app(scope, receive, send)
+
+    async def go():
+        with ServerThread(recording) as srv:
+            config = tmp_path / "mcp.json"
+            config.write_text(json.dumps({"mcpServers": {
+                "remote": {"type": "http", "url": srv.url, "headers": {"X-Api-Key": "${env:TEST_MCP_KEY}"}},
+            }}))
+            import os
+
+            os.environ["TEST_MCP_KEY"] = "s3cret"
+            try:
+                async with Host.from_config(str(config)) as host:
+                    assert not host.errors
+                    names = {t["name"] for t in await host.list_tools()}
+                    assert names == {"remote__add", "remote__slow_sum"}
+                    r = await host.call_tool("remote__add", {"a": 1, "b": 2})
+                    assert r["structuredContent"] == {"result": 3}
+            finally:
+                del os.environ["TEST_MCP_KEY"]
+        assert seen and set(seen) == {"s3cret"}
+
+    arun(go(), timeout=60)

@@ -404,6 +404,43 @@ def test_listen_streams_are_cancelled_and_validate(wire_validator):
     arun(go())
 
 
+def test_a_listen_stream_that_ends_is_opened_again():
+    listens: list[dict] = []
+
+    async def serve(theirs) -> None:
+        """Acknowledges each listen; ends the first one gracefully at once (a restarting server)."""
+        try:
+            while True:
+                msg = decode(await theirs.receive())
+                if msg.get("method") == "server/discover":
+                    await theirs.send(encode({"jsonrpc": "2.0", "id": msg["id"], "result": {
+                        **DISCOVER, "capabilities": {"resources": {"subscribe": True}}}}))
+                elif msg.get("method") == "subscriptions/listen":
+                    listens.append(msg)
+                    tag = {"_meta": {SUB_ID: msg["id"]}}
+                    await theirs.send(encode({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                                              "params": {"notifications": msg["params"]["notifications"], **tag}}))
+                    if len(listens) == 1:
+                        await theirs.send(encode({"jsonrpc": "2.0", "id": msg["id"], "result": {"resultType": "complete", **tag}}))
+                    else:
+                        await theirs.send(encode({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                                                  "params": {"uri": "memo://x", **tag}}))
+        except Exception:
+            await theirs.aclose()
+
+    async def go():
+        ours, theirs = memory_pair()
+        task = asyncio.get_running_loop().create_task(serve(theirs))
+        got = asyncio.Event()
+        async with Client(transport=ours, on_notification=lambda m, p: got.set() if m.endswith("updated") else None) as c:
+            await c.subscribe("memo://x")
+            await within(got.wait(), 5)  # delivered by the second stream, opened a second later
+        task.cancel()
+        assert len(listens) == 2 and listens[1]["id"] != listens[0]["id"]
+
+    arun(go())
+
+
 # ---------------------------------------------------------------------- logging
 def test_the_log_level_travels_with_each_request():
     async def go():

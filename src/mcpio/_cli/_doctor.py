@@ -134,7 +134,8 @@ def _print(args: Any, report: dict[str, Any]) -> int:
         info = report["server_info"]
         lines.append(f"server: {info.get('name')} {info.get('version', '')}".rstrip())
         first = "initialize" if report["era"] == "legacy" else "server/discover"
-        lines.append(f"time to first response: {report['first_response_ms']:.0f} ms (spawn to {first} result, "
+        start = "first request" if str(report["target"]).startswith(("http://", "https://")) else "spawn"
+        lines.append(f"time to first response: {report['first_response_ms']:.0f} ms ({start} to {first} result, "
                      f"{report['era']} era, {report['protocol_version']})")
         eras = report.get("eras", {})
         modern = eras.get("modern", {})

@@ -84,6 +84,12 @@ def _pump(src: int, dst: int | None, trace: Trace, direction: str, on_eof: Any) 
                 break
             if not chunk:
                 break
+            # Record first, then forward: the peer cannot answer a message before it is in the
+            # trace, so the trace's order is the causal order of the conversation.
+            pending += chunk
+            while (nl := pending.find(b"\n")) >= 0:
+                trace.message(direction, bytes(pending[:nl]))
+                del pending[: nl + 1]
             if dst is not None:
                 view = memoryview(chunk)
                 try:
@@ -91,10 +97,6 @@ def _pump(src: int, dst: int | None, trace: Trace, direction: str, on_eof: Any) 
                         view = view[os.write(dst, view):]
                 except OSError:
                     dst = None  # the reader is gone; keep recording what arrives
-            pending += chunk
-            while (nl := pending.find(b"\n")) >= 0:
-                trace.message(direction, bytes(pending[:nl]))
-                del pending[: nl + 1]
         if pending:
             trace.message(direction, bytes(pending))
     finally:

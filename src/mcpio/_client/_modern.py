@@ -73,6 +73,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("mcpio.client")
 
 MAX_VERSION_RETRIES = 2  # -32022 answers followed per request
+MAX_LISTEN_RESTARTS = 5  # a listen stream that ends is reopened this many times in a row
 _LIST_FLAGS = {"tools": "toolsListChanged", "prompts": "promptsListChanged", "resources": "resourcesListChanged"}
 
 
@@ -128,6 +129,7 @@ class ModernEra:
         self._stream: _Stream | None = None  # the newest listen stream
         self._delivering: _Stream | None = None  # the stream whose notifications reach the client
         self._lock = asyncio.Lock()
+        self._restarts = 0  # listen streams reopened since one was last acknowledged
 
     # ------------------------------------------------------------------ start
     async def discover(self, session: Session, timeout: float | None) -> Any:
@@ -291,6 +293,8 @@ class ModernEra:
         filt = self._filter(self.client.server_capabilities if caps is None else caps)
         old = self._stream
         if old is not None and old.filter == filt and old.error is None and old.task is not None and not old.task.done():
+            if wait:  # the stream we want is open (or opening): wait for it to be acknowledged
+                await self._acknowledged(old, old)
             return
         new: _Stream | None = None
         if filt:
@@ -298,16 +302,7 @@ class ModernEra:
             new.task = asyncio.get_running_loop().create_task(self._listen(session, new))
             self._stream = new
             if wait:
-                try:
-                    async with asyncio.timeout(self.client.timeout):
-                        await new.acked.wait()
-                except TimeoutError:
-                    await self._close(new)
-                    self._stream = old
-                    raise RemoteProtocolError("subscriptions/listen: the server did not acknowledge the subscription in time") from None
-                if new.error is not None:
-                    self._stream = old
-                    raise new.error
+                await self._acknowledged(new, old)
         else:
             self._stream = None
         if old is not None:
@@ -315,16 +310,30 @@ class ModernEra:
                 self._delivering = new if (new is not None and new.acked.is_set()) else None
             await self._close(old)
 
+    async def _acknowledged(self, stream: _Stream, previous: _Stream | None) -> None:
+        """Wait until ``stream`` is acknowledged; on failure ``previous`` stays the stream."""
+        try:
+            async with asyncio.timeout(self.client.timeout):
+                await stream.acked.wait()
+        except TimeoutError:
+            await self._close(stream)
+            self._stream = previous
+            raise RemoteProtocolError("subscriptions/listen: the server did not acknowledge the subscription in time") from None
+        if stream.error is not None:
+            self._stream = previous
+            raise stream.error
+
     async def _listen(self, session: Session, stream: _Stream) -> None:
         def sent(id_: Any) -> None:
             stream.id = id_
 
+        gone = False
         try:
             await self._send(session, "subscriptions/listen", {"notifications": stream.filter},
                              timeout=None, max_timeout=None, on_progress=None, on_sent=sent)
             log.debug("the server ended subscription %r", stream.id)
         except (ConnectionClosed, TransportError):
-            pass
+            gone = True
         except MCPError as exc:
             stream.error = typed_error(exc, "subscriptions/listen")
             log.debug("subscriptions/listen failed: %s", exc)
@@ -332,6 +341,16 @@ class ModernEra:
             stream.acked.set()  # wake a waiter; .error or .honoured tells what happened
             if self._delivering is stream:
                 self._delivering = None
+        if not gone and self._stream is stream and stream.honoured is not None and not session.closing.is_set():
+            # A working stream ended (the server restarted, an HTTP connection dropped): the
+            # spec's SHOULD is to listen again; a few tries, a second apart.
+            self._restarts += 1
+            if self._restarts <= MAX_LISTEN_RESTARTS:
+                await asyncio.sleep(1.0)
+                async with self._lock:
+                    if self._stream is stream:  # nothing newer was opened meanwhile
+                        self._stream = None
+                        await self._relisten(wait=False)
 
     async def _close(self, stream: _Stream) -> None:
         task = stream.task
@@ -352,6 +371,7 @@ class ModernEra:
                 kept = params.get("notifications")
                 stream.honoured = kept if isinstance(kept, dict) else {}
                 self._delivering = stream
+                self._restarts = 0
                 stream.acked.set()
             return False
         delivering = self._delivering

@@ -6,16 +6,22 @@ text/plain), bytes → base64 blob (or application/octet-stream), an
 contents; anything else → its JSON as application/json. Template variables are matched by
 ``_uritemplate`` and converted to the parameter types by the signature (``{id}`` with
 ``id: int`` gets an int; a value that does not convert is "not found", not a crash).
+
+Template variables refuse values with ``/``, ``\\``, ``..`` or NUL (the rules of
+``_uritemplate``: such a URI is "not found") unless the parameter is declared a path with
+``Annotated[str, PathParam]``; a :class:`~mcpio.SafePathError` raised by the function (a path
+outside its SafePath roots) is "not found" too, with the reason.
 """
 
 from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any, get_args, get_origin
 
 from .._content import CONTENT_TYPES, EmbeddedResource, cut_annotations, json_text, to_blocks
-from .._errors import InvalidParams
+from .._errors import InvalidParams, ResourceNotFound
+from .._safepath import PathParam, SafePathError
 from .._schema import ArgumentError, analyze_function, prompt_arguments
 from .._uritemplate import UriTemplate
 from .._versions import Rules
@@ -74,6 +80,7 @@ class Resource:
                 )
         elif any(p.required for p in self.sig.parameters):
             raise TypeError(f"static resource {uri!r}: function {self.sig.name}() must not need arguments")
+        self.path_params = frozenset(p.name for p in self.sig.parameters if _is_path(p.annotation))
         self.name = name or self.sig.name
         self.title = title
         self.description = description or self.sig.description
@@ -103,7 +110,7 @@ class Resource:
         """Arguments for ``uri`` (converted to the parameter types), or None if it does not match."""
         if not self.is_template:
             return {} if uri == self.uri else None
-        raw = self.template.match(uri)
+        raw = self.template.match(uri, self.path_params)
         if raw is None:
             return None
         try:
@@ -112,7 +119,12 @@ class Resource:
             return None
 
     async def read(self, uri: str, kwargs: dict[str, Any], ctx: Context | None) -> list[dict[str, Any]]:
-        value = await invoke(self.sig, self.fn, kwargs, ctx)
+        try:
+            value = await invoke(self.sig, self.fn, kwargs, ctx)
+        except SafePathError as exc:  # a path outside the function's SafePath roots
+            rules = ctx.rules if ctx is not None else None
+            raise ResourceNotFound(uri, f"Resource not found: {uri} ({exc})",
+                                   code=rules.resource_not_found_code if rules is not None else None) from None
         return self.contents(uri, value)
 
     def contents(self, uri: str, value: Any) -> list[dict[str, Any]]:
@@ -133,6 +145,13 @@ class Resource:
                 "blob": base64.b64encode(bytes(value)).decode("ascii"),
             }
         return {"uri": uri, "mimeType": self.mime_type or "application/json", "text": json_text(value)}
+
+
+def _is_path(annotation: Any) -> bool:
+    """``Annotated[str, PathParam]`` (also inside ``Optional``)."""
+    if get_origin(annotation) is Annotated:
+        return any(m is PathParam for m in get_args(annotation)[1:])
+    return any(_is_path(a) for a in get_args(annotation))
 
 
 class Prompt:

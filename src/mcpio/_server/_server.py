@@ -34,7 +34,7 @@ from ._handlers import METHODS
 from ._mrtr import InputRequired, Rounds, StateCodec
 from ._resources import Prompt, Resource
 from ._subscriptions import list_changed_targets, updated_targets
-from ._tools import Tool
+from ._tools import DEFAULT_MAX_RESULT_BYTES, Tool, check_max_result_bytes
 
 log = logging.getLogger("mcpio.server")
 
@@ -56,6 +56,7 @@ class Server:
         page_size: int = 100,
         max_message_size: int = DEFAULT_MAX_LINE_SIZE,
         max_in_flight: int = 1024,
+        max_result_bytes: int | None = DEFAULT_MAX_RESULT_BYTES,
         cache_ttl_ms: int = 0,
         cache_scope: str = "private",
         state_secret: bytes | str | None = None,
@@ -74,6 +75,8 @@ class Server:
         self.page_size = page_size
         self.max_message_size = max_message_size
         self.max_in_flight = max_in_flight
+        check_max_result_bytes(max_result_bytes)
+        self.max_result_bytes = max_result_bytes  # text of a tool result, per call (see _tools.cap_text)
         # 2026-07-28 caching hints (CacheableResult): ttlMs 0 = stale at once; "private" = never
         # shared across authorization contexts. Safe defaults; raise them for static servers.
         if cache_ttl_ms < 0 or cache_scope not in ("public", "private"):
@@ -354,6 +357,11 @@ class Server:
         def on_signal() -> None:  # SIGTERM: stop now, send nothing more, exit 0
             session._drain_timeout = 0.0
             transport.terminate()
+
+        def on_gone(why: str) -> None:  # the client died: never linger on requests in flight
+            session.abort(0.0 if why == "output" else 0.5)
+
+        transport.on_gone = on_gone
 
         with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGTERM, on_signal)

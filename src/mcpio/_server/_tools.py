@@ -10,6 +10,13 @@ worker thread (it never blocks the event loop), an async one on the loop. Errors
 message an LLM can act on, and so are failures of what the tool asked of the client through
 its Context (missing capability, the client's error, a timeout). Only a protocol problem
 (unknown tool), or an :class:`MCPError` the function raises on purpose, is a JSON-RPC error.
+
+Result budget (pain point #8): the text of a result's content blocks is capped at
+``max_result_bytes`` (UTF-8 bytes, all text blocks together; the tool's own setting, else the
+server's, 1 MiB by default, None = no cap). Past it the text is cut at a character boundary and
+ends with a marker saying how much there was and that the rest was dropped, later text blocks
+are left out, and ``_meta["io.mcpio/truncated"]`` carries the figures. Other blocks (images,
+audio, resources) and ``structuredContent`` (it must match the output schema) are not cut.
 """
 
 from __future__ import annotations
@@ -26,6 +33,10 @@ from ._context import ClientCapabilityError, ClientRequestError, Context
 from ._threads import WORKERS
 
 log = logging.getLogger("mcpio.server")
+
+
+DEFAULT_MAX_RESULT_BYTES = 1024 * 1024
+TRUNCATED_META = "io.mcpio/truncated"
 
 
 class ToolError(Exception):
@@ -66,8 +77,11 @@ class Tool:
         structured_output: bool,
         input_schema: dict[str, Any] | None = None,
         inline: bool = False,
+        max_result_bytes: Any = ...,
     ) -> None:
         self.fn = fn
+        check_max_result_bytes(max_result_bytes, allow_default=True)
+        self.max_result_bytes = max_result_bytes  # ... = the server's setting
         self.sig = sig
         # What tools/list shows: the schema from the signature, or one given as is (any JSON
         # Schema 2020-12, e.g. with $defs, allOf, if/then/else); arguments are still bound and
@@ -97,12 +111,13 @@ class Tool:
         structured_output: bool = True,
         input_schema: dict[str, Any] | None = None,
         inline: bool = False,
+        max_result_bytes: Any = ...,
     ) -> Tool:
         sig = analyze_function(fn, injected=(Context,), content_types=CONTENT_TYPES + (ToolResult,), name=name)
         return cls(
             fn, sig, name=name or sig.name, title=title, description=description or sig.description,
             annotations=annotations, icons=icons, meta=meta, structured_output=structured_output,
-            input_schema=input_schema, inline=inline,
+            input_schema=input_schema, inline=inline, max_result_bytes=max_result_bytes,
         )
 
     def definition(self, rules: Rules) -> dict[str, Any]:
@@ -149,7 +164,10 @@ class Tool:
             log.exception("tool %s raised", self.name)
             return _exception_result(self.name, exc)
         try:
-            return self.result(value, rules)
+            limit = self.max_result_bytes
+            if limit is ...:
+                limit = getattr(ctx.server, "max_result_bytes", DEFAULT_MAX_RESULT_BYTES)
+            return cap_text(self.result(value, rules), limit)
         except Exception as exc:  # e.g. a value that breaks the declared output schema
             log.exception("tool %s returned a value that cannot be sent", self.name)
             return _exception_result(self.name, exc)
@@ -173,6 +191,50 @@ class Tool:
             text = raw if isinstance(raw, str) else json_text(raw)
             return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
         return {"content": to_blocks(value, rules)}
+
+
+def check_max_result_bytes(value: Any, allow_default: bool = False) -> None:
+    if value is None or (allow_default and value is ...):
+        return
+    if type(value) is not int or value < 1:
+        raise ValueError(f"max_result_bytes must be a positive int or None (no cap), not {value!r}")
+
+
+def cap_text(result: dict[str, Any], limit: int | None) -> dict[str, Any]:
+    """``result`` with the text of its content cut to ``limit`` UTF-8 bytes (module docstring)."""
+    content = result.get("content")
+    if limit is None or not content:
+        return result
+    texts = [b["text"] for b in content if type(b) is dict and b.get("type") == "text" and type(b.get("text")) is str]
+    if sum(map(len, texts)) * 4 <= limit:  # the common case: cannot be over, whatever the characters
+        return result
+    total = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
+    if total <= limit:
+        return result
+    marker = (f"\n\n[truncated: this result has {total:,} bytes of text, over the limit of {limit:,} "
+              "(max_result_bytes); only the first part is shown, the rest was dropped]")
+    room = limit - len(marker.encode())
+    out: list[Any] = []
+    used = 0
+    cut = False
+    for block in content:
+        if type(block) is not dict or block.get("type") != "text" or type(block.get("text")) is not str:
+            out.append(block)
+            continue
+        if cut:
+            continue  # text past the cut is dropped
+        data = block["text"].encode("utf-8", "surrogatepass")
+        if used + len(data) <= room:
+            out.append(block)
+            used += len(data)
+            continue
+        keep = data[: max(0, room - used)].decode("utf-8", "ignore")  # at a character boundary
+        out.append({**block, "text": keep + marker if keep else marker.lstrip()})
+        used += len(keep.encode("utf-8", "surrogatepass"))
+        cut = True
+    meta = dict(result.get("_meta") or {})
+    meta[TRUNCATED_META] = {"textBytes": total, "shownBytes": used, "maxResultBytes": limit}
+    return {**result, "content": out, "_meta": meta}
 
 
 def _exception_result(tool: str, exc: BaseException) -> dict[str, Any]:

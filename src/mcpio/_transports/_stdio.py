@@ -33,6 +33,10 @@ Contract of :class:`StdioServerTransport` (``await open()``, then ``receive``/``
   request is a clean one, not death by signal (128+15 would read as a crash to supervisors).
 * **Output gone is shutdown too**: when the client closes its end of our stdout, ``send``
   raises TransportError and input stops as with ``terminate()``.
+* **The client gone**: ``on_gone(why)``, when set, is called once when the client can no
+  longer be answered — ``"output"`` (our stdout was closed) or ``"parent"`` (the parent died) —
+  so the server can stop waiting for requests in flight (``Session.abort``); plain stdin EOF
+  is a polite close and does not call it.
 * **No fixed line limit** below ``max_line_size`` (default 256 MiB); framing is linear.
 * **Backpressure both ways**: reading pauses while ``max_buffered_frames`` frames wait to be
   taken; ``send`` waits while the write buffer is over 4 MiB, and a large frame is handed to
@@ -183,6 +187,7 @@ class StdioServerTransport:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
         self.trace: Callable[[str, bytes], None] | None = None
+        self.on_gone: Callable[[str], None] | None = None  # see "The client gone" in the module docstring
 
     # ================================================================ setup
     async def open(self) -> None:
@@ -275,6 +280,7 @@ class StdioServerTransport:
         if not self._eof:
             with contextlib.suppress(Exception):
                 print(f"mcpio: the parent process ({ppid}) exited; shutting down", file=sys.stderr, flush=True)
+        self._gone("parent")
         self._feed_eof()
 
     # ================================================================ reading
@@ -332,9 +338,15 @@ class StdioServerTransport:
         if self._writer is not None:
             self._writer.can_write.set()  # wake senders waiting on backpressure; they raise
 
+    def _gone(self, why: str) -> None:
+        callback, self.on_gone = self.on_gone, None  # once
+        if callback is not None and not self._closed:
+            callback(why)
+
     def _output_lost(self, exc: BaseException) -> None:
         if self._lost is None:
             self._lost = exc
+            self._gone("output")
         if not self._closed:
             self._stop_input()
 

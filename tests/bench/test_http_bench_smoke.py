@@ -1,0 +1,78 @@
+"""Smoke test of the HTTP benchmarks (benchmarks/http_sessions.py, benchmarks/http_load.py):
+mcpio only, quick mode, in the test venv (httpx and uvicorn come with the test extra).
+
+It checks that both run and write sane JSON, that every session and request was served without
+an error, and that the server's session count went up to the number of sessions and back to
+zero after they closed. No timing is asserted (the machine is shared; timing is judged on full
+runs of ``scripts/bench``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SESSIONS = 50
+
+
+def _run(script: str, *args: str, out: Path, timeout: float) -> dict:
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *args, "--json", str(out)],
+                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    assert proc.returncode == 0, f"{script} failed:\n{proc.stdout}\n{proc.stderr}"
+    assert "| figure" in proc.stdout, proc.stdout  # the table is printed
+    return json.loads(out.read_text())
+
+
+@pytest.fixture(scope="module")
+def sessions(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    out = tmp_path_factory.mktemp("http-bench") / "sessions.json"
+    return _run("http_sessions.py", "--servers", "mcpio", "--quick", "--sessions", str(SESSIONS), "--hold-ms", "300",
+                out=out, timeout=100)
+
+
+@pytest.fixture(scope="module")
+def load(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    out = tmp_path_factory.mktemp("http-bench") / "load.json"
+    return _run("http_load.py", "--servers", "mcpio", "--quick", "--rounds", "1", "--duration", "2",
+                out=out, timeout=100)
+
+
+@pytest.mark.timeout(120)
+def test_sessions_are_all_served_and_the_count_returns_to_zero(sessions: dict) -> None:
+    assert sessions["ok"] is True
+    r = sessions["results"]["mcpio"]
+    legacy = r["legacy"]
+    assert legacy["errors"] == [] and legacy["sessions_opened"] == SESSIONS
+    assert r["stats_idle"]["sessions"] == 0
+    assert legacy["stats_peak"]["sessions"] == SESSIONS
+    assert legacy["stats_after"]["sessions"] == 0
+    assert legacy["stats_after"]["tasks"] <= r["stats_idle"]["tasks"]  # no session task left running
+    assert legacy["stats_after_gc"]["session_objects"] == 0  # nothing holds a closed session
+    for step in ("initialize", "initialized", "tools/call", "DELETE"):
+        assert legacy["latency"][step]["n"] == SESSIONS
+    modern = r["modern"]
+    assert modern["errors"] == [] and modern["answered"] == SESSIONS
+    assert modern["max_sessions_sampled"] == 0  # the stateless era never opens a session
+    assert modern["stats_after"]["sessions"] == 0 and modern["stats_after"]["modern_in_flight"] == 0
+    assert r["server_log_problems"] == []
+    assert r["stopped_gracefully"] is True  # SIGTERM: uvicorn's shutdown, no SIGKILL needed
+
+
+@pytest.mark.timeout(120)
+def test_load_answers_every_call_in_both_eras(load: dict) -> None:
+    assert load["ok"] is True
+    assert load["meta"]["clients"] == 50 and load["meta"]["versions"].get("mcpio")
+    assert load["info"]["modern_unsupported"] == {} and load["info"]["failures"] == []
+    for era in ("legacy", "modern"):
+        med = load["median"]["mcpio"][era]
+        assert med["errors_total"] == 0
+        assert med["requests"] > 0
+        for key in ("rps", "p50_ms", "p99_ms", "server_cpu_us", "client_cpu_us", "hwm_mib"):
+            assert isinstance(med[key], (int, float)) and math.isfinite(med[key]) and med[key] > 0, (era, key, med[key])
+        assert med["sessions_after"] == 0  # legacy clients DELETE their sessions; modern opens none
