@@ -7,8 +7,10 @@ served and that the server's session count is back to zero once they close.
 
 The server (``benchmarks/http_server.py KIND``: the stdio benchmark's server module served by
 its framework's own Streamable HTTP app under uvicorn, defaults unchanged) runs in a subprocess
-on an ephemeral 127.0.0.1 port. The client is httpx: one ``AsyncClient`` per phase with a pool of
-N connections, every task started at once.
+on an ephemeral 127.0.0.1 port. The client is httpx: one ``AsyncClient`` (one connection) per
+session or request, as N independent hosts would have, every task started at once. Wall times and
+latencies are mostly the client's (httpx costs ~2 ms of CPU per request here); the server CPU per
+session is the figure to compare.
 
 1. **Legacy era (2025-11-25)**: N tasks each ``initialize`` → ``notifications/initialized`` →
    ``tools/call add`` (the sum is checked) and then wait until all N are open: the server's live

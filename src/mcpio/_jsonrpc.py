@@ -95,9 +95,13 @@ def classify(msg: Any) -> int:
     has_id = "id" in msg
     raw_id = msg.get("id")
     id_ = raw_id if _valid_id(raw_id) else None
-    if msg.get("jsonrpc") != "2.0":
-        raise InvalidMessage(id_, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be exactly "2.0"')
     method = msg.get("method")
+    if msg.get("jsonrpc") != "2.0":
+        # A response-shaped object is refused without its id: that id is one of *our* request
+        # ids, and an error under it would read as the answer to a peer request with the same id.
+        if method is None and ("result" in msg or "error" in msg):
+            id_ = None
+        raise InvalidMessage(id_, INVALID_REQUEST, 'Invalid Request: "jsonrpc" must be exactly "2.0"')
     if method is not None:
         if type(method) is not str:
             raise InvalidMessage(id_, INVALID_REQUEST, 'Invalid Request: "method" must be a string')

@@ -146,7 +146,10 @@ class Session:
         elif t is CancelRequested:
             task = self._tasks.get(ev.id)
             if task is not None:
-                task.cancel()
+                # Deferred: a task cancelled before its first step never enters _serve's
+                # try/finally, and its bookkeeping would stay (1,024 such wedge the session).
+                # Started first, it sees the cancellation (is_cancelled) or gets it where it waits.
+                asyncio.get_running_loop().call_soon(task.cancel)
         elif t is Reply:
             await self._send_obj(ev.message)
 
@@ -156,6 +159,8 @@ class Session:
         serving.set((self.transport, id_))  # this task's own context: what it sends relates to id_
         try:
             try:
+                if conn.is_cancelled(id_):  # cancelled before it started: never run it
+                    raise asyncio.CancelledError
                 result = await self._on_request(self, ev)
             except asyncio.CancelledError:
                 out = conn.respond_error(id_, {"code": INVALID_REQUEST, "message": "Request cancelled"})

@@ -4,9 +4,10 @@
 
 Tools: ``echo``, ``raise_`` (sync or async, any exception kind), ``hang`` (async, cancellable)
 and ``hang_sync`` (a worker thread that cannot be stopped), ``alive`` (how many ``hang`` calls
-are still running), ``gate`` (waits until ``n`` calls are in flight at once), ``nap`` (sleeps
+are still running), ``in_flight`` (the requests the session and its Connection hold), ``gate`` (waits until ``n`` calls are in flight at once), ``nap`` (sleeps
 ``ms``), ``spew`` (prints, writes to fd 1, and leaves a child writing to fd 1 after it returns),
-``big`` (``n`` bytes of text, uncapped) and ``big_capped`` (the default 1 MiB cap applies).
+``size`` (the length of its argument), ``big`` (``n`` bytes of text, uncapped) and
+``big_capped`` (the default 1 MiB cap applies).
 """
 
 from __future__ import annotations
@@ -87,6 +88,12 @@ def alive() -> int:
 
 
 @server.tool
+async def in_flight(ctx: Context) -> dict[str, int]:
+    """Requests the session and the protocol state hold as running (this call included)."""
+    return {"session": ctx.session.in_flight(), "connection": ctx.session.connection.in_flight()}
+
+
+@server.tool
 async def gate(n: int, ctx: Context) -> int:
     """Return only once ``n`` gate calls are in flight together (proves they run concurrently)."""
     state = _gate.setdefault("state", {"count": 0, "event": asyncio.Event(), "peak": 0})
@@ -118,6 +125,11 @@ def spew(text: str) -> str:
     subprocess.Popen([sys.executable, "-c",
                       "import time\nfor i in range(5):\n    print('spew: late child', i, flush=True); time.sleep(0.02)"])
     return text
+
+
+@server.tool
+def size(text: str) -> int:
+    return len(text)
 
 
 @server.tool(max_result_bytes=None)

@@ -34,11 +34,20 @@ CORPUS: list[tuple[bytes, object]] = [
     (b'{"jsonrpc":"2.0","id":"meta2","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":["2026-07-28"]}}}', "meta2"),
     (b'{"jsonrpc":"2.0","id":"bad-init","method":"initialize","params":{"protocolVersion":{},"capabilities":[],"clientInfo":7}}', "bad-init"),
     (b'{"jsonrpc":"2.0","id":"cancel-as-request","method":"notifications/cancelled","params":{"requestId":"x"}}', "cancel-as-request"),
+    # found by atheris: an object with a readable id but neither method nor result nor error is
+    # an invalid request, answered under its id (the fuzz oracle had missed that case)
+    (b'{"jsonrpc":"2.0","id":"nobody","":"not an object"}', "nobody"),
+    (b'{"jsonrpc":"2.0","id":"typo","}ethod":"ping"}', "typo"),
+    (b'{"jsonrpc":"2.0","id":"nul-method","method":null}', "nul-method"),
     # notifications and responses with hostile members: nothing comes back
     (b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{"a":[1]}}}', None),
     (b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":' + b"9" * 400 + b"}}", None),
     (b'{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":[],"progress":"x"}}', None),
     (b'{"jsonrpc":"2.0","id":[1],"result":{}}', None),
+    # found by atheris: a response without "jsonrpc" was refused under its id, which belongs to
+    # the receiver's own requests (cross-talk); it is now refused with id null
+    (b'{"js(nrpc":"2.0","id":"nobody2","error":"not an object"}', None),
+    (b'{"jsonrpc":"1.0","id":"resp","result":{}}', None),
     (b'{"jsonrpc":"2.0","id":"nobody","error":"not an object"}', None),
     # not JSON, not UTF-8, not an object
     (b'{"jsonrpc":"2.0","id":1,"method":"ping","x":"\xff"}', None),

@@ -245,10 +245,13 @@ def model_lines(stream: bytes, limit: int) -> list[Any]:
 
 def readable_request_id(value: Any) -> tuple[bool, Any]:
     """(True, id) when ``value`` is an object the peer must answer under that id: it has a string
-    or integer ``id`` and a non-null ``method`` (valid or not, it is a request to answer)."""
-    if type(value) is dict and "id" in value and value.get("method") is not None:
+    or integer ``id`` and a non-null ``method`` (valid or not, it is a request to answer), or
+    neither ``method`` nor ``result`` nor ``error`` (an invalid request whose id is readable).
+    A response (``result`` or ``error``, no method) is never answered."""
+    if type(value) is dict and "id" in value:
         id_ = value["id"]
-        if type(id_) is int or type(id_) is str:
+        if (type(id_) is int or type(id_) is str) and (
+                value.get("method") is not None or ("result" not in value and "error" not in value)):
             return True, id_
     return False, None
 

@@ -50,7 +50,9 @@ class ServerThread:
     def __init__(self, app: Any, path: str = "/mcp") -> None:
         import uvicorn
 
-        self.sock = socket.socket()
+        # IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets created with it; without, every
+        # small response waits ~40 ms for Nagle's algorithm.
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]

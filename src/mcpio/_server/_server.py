@@ -355,7 +355,7 @@ class Server:
         session = self.session(transport)
 
         def on_signal() -> None:  # SIGTERM: stop now, send nothing more, exit 0
-            session._drain_timeout = 0.0
+            session.abort()  # also when already draining after stdin EOF
             transport.terminate()
 
         def on_gone(why: str) -> None:  # the client died: never linger on requests in flight

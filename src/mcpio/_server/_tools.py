@@ -53,10 +53,13 @@ async def invoke(sig: FunctionSignature, fn: Callable[..., Any], kwargs: dict[st
     """
     for name in sig.injected:
         kwargs[name] = ctx
-    if sig.is_async:
-        return await fn(**kwargs)
-    if inline:
-        return fn(**kwargs)
+    try:
+        if sig.is_async:
+            return await fn(**kwargs)
+        if inline:
+            return fn(**kwargs)
+    except (SystemExit, KeyboardInterrupt) as exc:  # sys.exit() in a library ends a call, not the server
+        raise RuntimeError(f"the handler raised {type(exc).__name__}: {exc}") from None  # as worker threads do
     return await WORKERS.run(fn, kwargs)
 
 
@@ -239,7 +242,10 @@ def cap_text(result: dict[str, Any], limit: int | None) -> dict[str, Any]:
 
 def _exception_result(tool: str, exc: BaseException) -> dict[str, Any]:
     """The isError result for an exception: its type and text, never a traceback."""
-    text = str(exc)
+    try:
+        text = str(exc)
+    except Exception:  # an exception whose __str__ fails still gets its type reported
+        text = "(its message could not be read)"
     return _error_result(f"Error executing tool {tool}: {type(exc).__name__}" + (f": {text}" if text else ""))
 
 

@@ -94,8 +94,11 @@ class HTTPClientTransport:
     # ------------------------------------------------------------------ the transport seam
     async def open(self) -> None:
         if self._http is None:
+            # Idle connections are dropped after 2 s, before common servers drop them (uvicorn:
+            # 5 s): reusing one the server is closing loses the request with a ReadError.
             self._http = httpx.AsyncClient(headers=self.headers, follow_redirects=True,
-                                           timeout=httpx.Timeout(self.timeout, read=None))
+                                           timeout=httpx.Timeout(self.timeout, read=None),
+                                           limits=httpx.Limits(keepalive_expiry=2.0))
 
     async def receive(self) -> bytes:
         item = await self._inbox.get()

@@ -1,0 +1,41 @@
+"""The soak of benchmarks/soak.py, short: 20,000 tools/call over one stdio connection and 500
+in-memory connect/disconnect cycles. Memory and file descriptors must stay flat (generous
+bounds: this machine is shared and RSS moves by itself; a leak of even a few hundred bytes a
+call would show as megabytes here). No timing is asserted; the long run's figures are in the
+README's Reliability section."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import sys
+
+import pytest
+
+from tests.faults.support import MiB, ROOT
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+spec = importlib.util.spec_from_file_location("mcpio_soak", ROOT / "benchmarks" / "soak.py")
+soak = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(soak)
+
+
+def test_20000_calls_over_one_stdio_connection_stay_flat():
+    out = asyncio.run(soak.soak_stdio(20_000, samples=5, window=32, echo=False))
+    assert out["errors"] == 0 and out["exit_code"] == 0 and out["pending_after"] == 0
+    assert out["in_flight_after"] == {"session": 1, "connection": 1}  # no bookkeeping left behind
+    assert out["server_fds"]["growth"] == 0 and out["client_fds"]["growth"] == 0, out["samples"]
+    assert out["server_rss"]["growth"] < 16 * MiB, out["samples"]
+    assert out["client_rss"]["growth"] < 16 * MiB, out["samples"]
+    assert out["tracemalloc"]["net_bytes"] < 2 * MiB, out["tracemalloc"]
+
+
+def test_500_in_memory_connect_disconnect_cycles_stay_flat():
+    out = asyncio.run(soak.soak_cycles(500, samples=5, echo=False))
+    assert out["errors"] == 0 and out["sessions_after"] == 0
+    assert out["fds"]["growth"] == 0, out["samples"]
+    assert out["rss"]["growth"] < 16 * MiB, out["samples"]
+    assert out["tracemalloc"]["net_bytes"] < 1 * MiB, out["tracemalloc"]
+    last = out["samples"][-1]
+    assert last["tasks"] <= 2 and last["threads"] <= 40, last  # nothing left running per cycle
