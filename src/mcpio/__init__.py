@@ -33,6 +33,7 @@ _EXPORTS = {
     "Server": "._server._server",
     "ToolError": "._server._tools",
     "Client": "._client._client",
+    "TaskCancelled": "._client._tasks",
     "InvalidParams": "._errors",
     "MethodNotFound": "._errors",
     "HeaderMismatch": "._errors",
@@ -67,6 +68,7 @@ if TYPE_CHECKING:
     from ._server._server import Server
     from ._server._tools import ToolError
     from ._client._client import Client
+    from ._client._tasks import TaskCancelled
     from ._errors import (
         HeaderMismatch,
         InvalidParams,
@@ -129,6 +131,7 @@ __all__ = [
     "ServerExited",
     "ServerNotFound",
     "ServerSpec",
+    "TaskCancelled",
     "Text",
     "ToolError",
     "ToolResult",

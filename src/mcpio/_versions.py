@@ -29,6 +29,10 @@ META_CLIENT_INFO: Final = "io.modelcontextprotocol/clientInfo"
 META_LOG_LEVEL: Final = "io.modelcontextprotocol/logLevel"
 META_SERVER_INFO: Final = "io.modelcontextprotocol/serverInfo"
 META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
+# The tasks extension of 2026-07-28 (ext-tasks spec; SEP-2663): its capability key under
+# ``extensions`` and the methods it adds.
+TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
+TASKS_METHODS: Final = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 
 # RFC 5424 severities, as MCP names them (spec-notes §5), least severe first.
 LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -52,7 +56,7 @@ _CLIENT_REQUESTS_MODERN = frozenset(
         "server/discover", "completion/complete", "prompts/list", "prompts/get", "resources/list",
         "resources/templates/list", "resources/read", "subscriptions/listen", "tools/list", "tools/call",
     }
-)
+) | TASKS_METHODS
 
 LEGACY_ONLY_METHODS: Final = _CLIENT_REQUESTS_2024 - _CLIENT_REQUESTS_MODERN
 MODERN_ONLY_METHODS: Final = _CLIENT_REQUESTS_MODERN - _CLIENT_REQUESTS_2024
@@ -83,6 +87,7 @@ class Rules(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faster than 
     input_required: bool = False  # server→client requests become InputRequiredResult round trips (MRTR)
     log_level_per_request: bool = False  # notifications/message only when the request's _meta has a logLevel
     missing_capability_is_error: bool = False  # -32021 instead of an isError tool result
+    tasks_extension: bool = False  # io.modelcontextprotocol/tasks: tools/call may answer a task handle
     resource_not_found_code: int = RESOURCE_NOT_FOUND
 
 
@@ -108,7 +113,7 @@ RULES: Final[dict[str, Rules]] = {
         progress_message=True, completions_capability=True, structured_output=True, titles=True,
         resource_links=True, elicitation=True, icons=True, stateless=True, result_type=True,
         cache_hints=True, input_required=True, log_level_per_request=True,
-        missing_capability_is_error=True, resource_not_found_code=INVALID_PARAMS,
+        missing_capability_is_error=True, resource_not_found_code=INVALID_PARAMS, tasks_extension=True,
     ),
 }
 

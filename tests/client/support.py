@@ -67,6 +67,7 @@ class Recorder:
         self.sent: list[Any] = []
         self.received: list[Any] = []
         self.key = getattr(inner, "key", None)
+        self._arrival: asyncio.Event | None = None
 
     def __getattr__(self, name: str) -> Any:  # stderr_tail, closed_error … of the inner transport
         return getattr(self.inner, name)
@@ -83,7 +84,21 @@ class Recorder:
     async def receive(self) -> Any:
         frame = await self.inner.receive()
         self.received.append(json.loads(frame))
+        if self._arrival is not None:
+            self._arrival.set()
         return frame
+
+    async def wait_received(self, pred: Any, start: int = 0) -> Any:
+        """The first message received (from index ``start`` on) with ``pred(msg)``, waiting for
+        arrivals (bound it with ``within``)."""
+        seen = start
+        while True:
+            for m in self.received[seen:]:
+                if pred(m):
+                    return m
+            seen = len(self.received)
+            self._arrival = asyncio.Event()
+            await self._arrival.wait()
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -97,7 +97,7 @@ def test_input_rounds_on_the_wire_validate_and_use_new_ids(wire_validator):
             if "id" in m:
                 meta = m["params"]["_meta"]
                 assert meta[PV] == MODERN and meta[INFO] == {"name": "tests", "version": "1.2"}
-                assert meta[CAPS] == {"sampling": {}, "elicitation": {}}
+                assert meta[CAPS] == {"sampling": {}, "elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}
         assert transport.methods()[0] == "server/discover"
         assert "initialize" not in transport.methods() and "notifications/initialized" not in transport.methods()
         assert transport.validate(MODERN) == 8

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from mcpio import Audio, Context, EmbeddedResource, Image, Message, Server, Text, ToolError
+from mcpio import Audio, Context, EmbeddedResource, Image, MCPError, Message, Server, Text, ToolError
 
 # A 1x1 red PNG and a minimal WAV file, base64 (what the suite's reference fixture returns).
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
@@ -350,6 +350,63 @@ async def test_input_required_result_capabilities(ctx: Context) -> Text:
         asks.append(ctx.list_roots(key="client_roots"))
     answers = await asyncio.gather(*asks)
     return Text(f"{len(answers)} answers")
+
+
+# ============================================================================ tools: tasks extension
+# io.modelcontextprotocol/tasks (2026-07-28): the fixtures of the suite's tasks-* scenarios.
+CONFIRM_SCHEMA = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
+
+
+@server.tool
+def greet(name: str) -> Text:
+    """Greets someone (never a task)."""
+    return Text(f"Hello, {name}!")
+
+
+@server.tool(task_support="optional")
+async def slow_compute(seconds: float = 1.0, label: str = "") -> Text:
+    """Sleeps `seconds` seconds, then answers: a task when the client allows it."""
+    await asyncio.sleep(seconds)
+    return Text(f"Computed {label or 'result'} after {seconds:g} s")
+
+
+@server.tool(task_support="required")
+async def failing_job() -> Text:
+    """Fails after about a second with a tool execution error (isError)."""
+    await asyncio.sleep(1.0)
+    raise ToolError("failing_job failed, as it always does")
+
+
+@server.tool(task_support="optional")
+async def protocol_error_job() -> Text:
+    """Fails with a JSON-RPC (protocol) error: the task ends as failed."""
+    await asyncio.sleep(0.1)
+    raise MCPError("protocol_error_job hit an internal error", -32603)
+
+
+@server.tool(task_support="optional")
+async def confirm_delete(filename: str, ctx: Context) -> Text:
+    """Asks the user to confirm, then deletes (pretends to)."""
+    answer = await ctx.elicit(f"Delete {filename}?", CONFIRM_SCHEMA)
+    confirmed = answer.get("action") == "accept" and (answer.get("content") or {}).get("confirm")
+    return Text(f"{'Deleted' if confirmed else 'Kept'} {filename}")
+
+
+@server.tool(task_support="optional")
+async def multi_input(ctx: Context) -> Text:
+    """Asks two questions at once (two inputRequests pending together)."""
+    first, second = await asyncio.gather(ctx.elicit("First name?", NAME_SCHEMA), ctx.elicit("Second name?", NAME_SCHEMA))
+    names = [(a.get("content") or {}).get("name") for a in (first, second)]
+    return Text(f"Got {names[0]} and {names[1]}")
+
+
+@server.tool(task_support="required", task_after=None)
+async def test_tool_with_task(ctx: Context) -> Text:
+    """Asks for a name through an MRTR round trip, then goes on as a task."""
+    answer = await ctx.elicit("What is your name?", NAME_SCHEMA, key="user_name")
+    await ctx.start_task()
+    await asyncio.sleep(0.2)
+    return Text(f"Hello, {(answer.get('content') or {}).get('name')}!")
 
 
 # ============================================================================ resources

@@ -4,6 +4,10 @@
 message's type (request and notification by method; a result by the method of the request it
 answers) and raises ``AssertionError`` naming the schema path when it does not validate.
 
+The 2026-07-28 schema is extended with the tasks extension's types (``tasks_schema.json``, a
+hand transcription of the ext-tasks specification): tasks/* requests and results,
+``notifications/tasks``, and a ``tools/call`` answered with ``resultType: "task"``.
+
 One documented departure: an error response to a message whose id could not be read carries
 ``"id": null`` (JSON-RPC 2.0 §5 requires it); the MCP schemas of 2025-11-25 and later instead
 allow the id to be absent, so such an envelope is checked with the null id left out.
@@ -42,7 +46,13 @@ REQUESTS = {
     "roots/list": ("ListRootsRequest", "ListRootsResult"),
     "server/discover": ("DiscoverRequest", "DiscoverResult"),
     "subscriptions/listen": ("SubscriptionsListenRequest", "SubscriptionsListenResult"),
+    "tasks/get": ("GetTaskRequest", "GetTaskResult"),  # the tasks extension (tasks_schema.json)
+    "tasks/update": ("UpdateTaskRequest", "TaskAckResult"),
+    "tasks/cancel": ("CancelTaskRequest", "TaskAckResult"),
 }
+# result types by resultType (2026-07-28), beside the method's own complete result
+RESULT_TYPES = {"input_required": "InputRequiredResult", "task": "CreateTaskResult"}
+TASKS_SCHEMA = Path(__file__).with_name("tasks_schema.json")
 NOTIFICATIONS = {
     "notifications/initialized": "InitializedNotification",
     "notifications/cancelled": "CancelledNotification",
@@ -55,6 +65,7 @@ NOTIFICATIONS = {
     "notifications/roots/list_changed": "RootsListChangedNotification",
     "notifications/elicitation/complete": "ElicitationCompleteNotification",
     "notifications/subscriptions/acknowledged": "SubscriptionsAcknowledgedNotification",
+    "notifications/tasks": "TaskStatusNotification",
 }
 
 
@@ -62,6 +73,8 @@ NOTIFICATIONS = {
 def _schema(version: str) -> tuple[dict[str, Any], str]:
     doc = json.loads((SCHEMA_DIR / version / "schema.json").read_text())
     key = "$defs" if "$defs" in doc else "definitions"
+    if version == "2026-07-28":
+        doc[key].update(json.loads(TASKS_SCHEMA.read_text())["$defs"])
     return doc, key
 
 
@@ -125,8 +138,8 @@ def check(msg: Any, version: str, request_method: str | None = None) -> None:
     if request_method in REQUESTS:
         result = msg["result"]
         name = REQUESTS[request_method][1]
-        if isinstance(result, dict) and result.get("resultType") == "input_required":
-            name = "InputRequiredResult"
+        if isinstance(result, dict) and result.get("resultType") in RESULT_TYPES:
+            name = RESULT_TYPES[result["resultType"]]
         if name == "EmptyResult" and not has_def(version, name):
             name = "Result"
         validate_def(result, version, name)

@@ -51,7 +51,8 @@ def test_legacy_request_carries_the_negotiated_version():
     ("ping", modern(), -32601),
     ("logging/setLevel", modern(), -32601),
     ("resources/subscribe", modern(), -32601),
-    ("tasks/get", modern(), -32601),
+    ("tasks/list", modern(), -32601),  # core tasks/* of 2025-11-25: gone in 2026-07-28
+    ("tasks/result", modern(), -32601),
 ])
 def test_modern_refusals(method, meta, code):
     [r] = Connection("server").receive(req(method, meta))

@@ -39,7 +39,7 @@ from .._protocol._events import NotificationReceived, RequestReceived
 from .._session import ProgressCallback, Session
 from .._transports._base import Transport
 from .._version import __version__
-from .._versions import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS
+from .._versions import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS, TASKS_EXTENSION
 from . import _era, _handlers
 from ._target import make_transport
 
@@ -77,6 +77,10 @@ class Client:
     ``on_log(params)`` receives ``notifications/message`` (default: the ``mcpio.server``
     logger); ``on_notification(method, params)`` receives every notification.
 
+    ``tasks`` (default True): declare the tasks extension on 2026-07-28 requests; a tool call
+    the server answers with a task is followed to its result (polling ``tasks/get``, answering
+    its input requests with the handlers above), within ``max_timeout``.
+
     Subprocess options: ``env``, ``env_mode`` ("inherit", "safe", "exact"), ``cwd``,
     ``on_stderr(line)``, ``grace`` (seconds per shutdown step).
     """
@@ -107,6 +111,7 @@ class Client:
         on_stderr: Callable[[str], Any] | None = None,
         grace: float | None = None,
         headers: dict[str, str] | None = None,
+        tasks: bool = True,
     ) -> None:
         if era not in _era.ERAS:
             raise ValueError(f"era must be one of {', '.join(_era.ERAS)}, not {era!r}")
@@ -133,6 +138,7 @@ class Client:
         self.max_timeout = max_timeout
         self.max_pages = max_pages
         self.max_input_rounds = max_input_rounds
+        self.tasks = tasks  # declare the tasks extension (2026-07-28) and follow task handles
         self.probe_timeout = probe_timeout
         self.session: Session | None = None
         self.server_result: dict[str, Any] = {}
@@ -238,6 +244,8 @@ class Client:
             caps["sampling"] = {}
         if self.elicitation is not None and rules.elicitation:
             caps["elicitation"] = {}
+        if self.tasks and rules.tasks_extension:
+            caps["extensions"] = {TASKS_EXTENSION: {}}
         return caps
 
     # ------------------------------------------------------------------ server → client

@@ -17,6 +17,8 @@ every request the :class:`~mcpio.Client` sends, and handles three things on the 
   elicitation, roots) and send the same request again, as a new JSON-RPC request (new id),
   with ``inputResponses`` and the ``requestState`` echoed verbatim (left out when the server
   sent none), for as many rounds as the server needs, up to ``client.max_input_rounds``.
+* **task** (the tasks extension, declared unless ``Client(tasks=False)``): a ``tools/call``
+  answered with a task handle is followed to its end by polling (``_tasks``).
 * **resultType**: ``"complete"`` (or absent: a server of an earlier revision) is the final
   result, returned without the ``resultType`` key so that results look the same in both eras;
   any other kind is returned as it came, ``resultType`` included.
@@ -65,6 +67,7 @@ from .._versions import (
 )
 
 from ._handlers import forwarded_level, typed_error
+from ._tasks import await_task
 
 if TYPE_CHECKING:
     from .._session import ProgressCallback, Session
@@ -218,6 +221,9 @@ class ModernEra:
             kind = result.get("resultType", "complete")
             if kind == "complete":
                 return {k: v for k, v in result.items() if k != "resultType"}
+            if kind == "task" and method == "tools/call" and self.client.tasks:
+                # the tasks extension: follow the task to its result (_tasks)
+                return await await_task(self, session, result, timeout=timeout, max_timeout=max_timeout)
             if kind != "input_required":
                 return result  # another kind of result (an extension's): as it came
             if method not in INPUT_REQUIRED_METHODS:

@@ -9,6 +9,7 @@ with a clear message when it is absent.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +33,7 @@ from ._mrtr import Rounds
 if TYPE_CHECKING:
     from .._session import Session
     from ._server import Server
+    from ._tasks import Task
 
 log = logging.getLogger("mcpio.server")
 
@@ -69,7 +71,7 @@ class Context:
     earlier requests).
     """
 
-    __slots__ = ("server", "session", "request_id", "meta", "rules", "_rounds", "_last_progress")
+    __slots__ = ("server", "session", "request_id", "meta", "rules", "_rounds", "_last_progress", "_task", "_escalate")
 
     def __init__(
         self,
@@ -87,6 +89,8 @@ class Context:
         self.rules = rules if rules is not None else session.connection.rules
         self._rounds = rounds
         self._last_progress: float | None = None
+        self._task: Task | None = None  # set once this call runs as a task (_tasks)
+        self._escalate: asyncio.Future[Task] | None = None  # armed while the call may still become one
 
     # ---------------------------------------------------------------- facts
     @property
@@ -121,6 +125,11 @@ class Context:
         return self.meta.get("progressToken")
 
     @property
+    def task_id(self) -> str | None:
+        """The id of the task this call runs as (tasks extension), or None."""
+        return self._task.id if self._task is not None else None
+
+    @property
     def input_round(self) -> int:
         """How many input_required round trips preceded this run of the handler (modern era;
         always 0 in the legacy era, where the client is asked directly)."""
@@ -130,8 +139,13 @@ class Context:
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send ``notifications/progress`` if the client asked for progress (a progressToken).
 
-        Progress must increase (spec); a value not above the last one sent is dropped.
+        Progress must increase (spec); a value not above the last one sent is dropped. In a task
+        no notification is sent (spec: tasks extension); the task's ``statusMessage`` shows
+        ``message`` (or "progress/total") to the client's next ``tasks/get``.
         """
+        if self._task is not None:
+            self._task.progress(message if message is not None else f"{progress:g}" + (f"/{total:g}" if total is not None else ""))
+            return
         token = self.meta.get("progressToken")
         if token is None:
             return
@@ -149,9 +163,12 @@ class Context:
 
     # ---------------------------------------------------------------- logging
     async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
-        """Send ``notifications/message`` at ``level`` if the client's level lets it through."""
+        """Send ``notifications/message`` at ``level`` if the client's level lets it through
+        (never from a task: the tasks extension carries no log notifications)."""
         if level not in _LEVEL_RANK:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
+        if self._task is not None:
+            return
         if self.stateless:  # 2026-07-28: only when this request's _meta asks for a level
             threshold = self.meta.get(META_LOG_LEVEL)
             if threshold is None:
@@ -188,8 +205,14 @@ class Context:
         Legacy era: send the request and wait (spec: server→client requests); raises
         RequestTimeout (after telling the client ``notifications/cancelled``), ConnectionClosed,
         or ClientRequestError carrying the client's error. Modern era: return the answer the
-        client gave in an earlier round, or raise InputRequired to ask for it (``_mrtr``).
+        client gave in an earlier round, or raise InputRequired to ask for it (``_mrtr``); in a
+        task, wait in ``input_required`` for ``tasks/update`` to bring it (``_tasks``).
         """
+        if self._task is not None:
+            try:
+                return await asyncio.wait_for(self._task.ask(method, params, key), timeout)
+            except TimeoutError:
+                raise RequestTimeout(f"the client did not answer {method} (tasks/update) within {timeout:g} s") from None
         if self._rounds is not None:
             return self._rounds.ask(method, params, key)
         if self.stateless:
@@ -285,13 +308,34 @@ class Context:
         roots = result.get("roots") if isinstance(result, dict) else None
         return roots if isinstance(roots, list) else []
 
+    # ---------------------------------------------------------------- tasks
+    async def start_task(self) -> bool:
+        """Answer this ``tools/call`` with a task handle now and go on as the task (tasks
+        extension; for a tool registered with ``task_support`` and ``task_after=None``).
+
+        Returns True when the call now runs as a task, False when it cannot become one (the
+        client did not declare the extension, the tool does not support tasks, or the era has
+        no tasks): then the function's return value is the call's result as usual.
+        """
+        if self._task is None and self._escalate is not None:
+            self._begin_task()
+        return self._task is not None
+
+    def _begin_task(self) -> Task:
+        """Create the task this call becomes and switch to it (``_tasks.call_tool``)."""
+        if self._task is None:
+            self._task = self.server._tasks.create()
+            if self._escalate is not None and not self._escalate.done():
+                self._escalate.set_result(self._task)
+        return self._task
+
     async def close_sse_stream(self, *, retry_ms: int | None = None) -> None:
         """Streamable HTTP (2025-11-25 polling, SEP-1699): end the SSE connection carrying this
         request's response now. The request goes on; the client reconnects with
         ``Last-Event-ID`` after ``retry_ms`` and receives the rest there. A no-op on other
         transports and eras."""
         close = getattr(self.session.transport, "close_stream", None)
-        if close is not None:
+        if close is not None and self._task is None:
             await close(self.request_id, retry_ms)
 
     async def read_resource(self, uri: str) -> list[dict[str, Any]]:

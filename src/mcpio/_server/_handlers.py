@@ -19,6 +19,7 @@ from ._completion import complete
 from ._context import Context
 from ._pagination import paginate
 from ._subscriptions import listen, subscribe, unsubscribe, uri_param
+from ._tasks import call_tool, tasks_cancel, tasks_get, tasks_update
 
 if TYPE_CHECKING:
     from ._server import Server
@@ -84,6 +85,8 @@ async def tools_call(server: Server, ctx: Context, params: Params) -> dict[str, 
     tool = server._tools.get(name) if isinstance(name, str) else None
     if tool is None:
         raise InvalidParams(f"Unknown tool: {name!r}; call tools/list for the tools this server offers")
+    if tool.task_support != "forbidden" and rules.tasks_extension:
+        return await call_tool(tool, params.get("arguments"), ctx, rules)  # may answer a task handle
     return await tool.call(params.get("arguments"), ctx, rules)
 
 
@@ -138,4 +141,7 @@ METHODS = {
     "prompts/list": lister("prompts", "prompts/list", "_prompts", "prompts"),
     "prompts/get": prompts_get,
     "completion/complete": completion,
+    "tasks/get": tasks_get,  # the tasks extension (2026-07-28)
+    "tasks/update": tasks_update,
+    "tasks/cancel": tasks_cancel,
 }

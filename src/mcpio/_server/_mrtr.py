@@ -36,12 +36,12 @@ from .._errors import InvalidParams
 STATE_VERSION = "v1"
 # What a well-formed answer to each input request looks like (the result types of the
 # legacy requests they replace): a missing or malformed answer is asked for again.
-_ANSWER_SHAPES = {
+ANSWER_SHAPES = {
     "elicitation/create": lambda a: a.get("action") in ("accept", "decline", "cancel"),
     "sampling/createMessage": lambda a: isinstance(a.get("role"), str) and "content" in a,
     "roots/list": lambda a: isinstance(a.get("roots"), list),
 }
-_KEY_PREFIX = {"elicitation/create": "elicit", "sampling/createMessage": "sample", "roots/list": "roots"}
+KEY_PREFIX = {"elicitation/create": "elicit", "sampling/createMessage": "sample", "roots/list": "roots"}
 
 
 class InputRequired(BaseException):
@@ -153,10 +153,10 @@ class Rounds:
         together in one InputRequiredResult.
         """
         if key is None:
-            key = f"{_KEY_PREFIX[method]}-{self._next}"
+            key = f"{KEY_PREFIX[method]}-{self._next}"
         self._next += 1
         answer = self.answers.get(key)
-        if isinstance(answer, dict) and _ANSWER_SHAPES[method](answer):
+        if isinstance(answer, dict) and ANSWER_SHAPES[method](answer):
             self.used.add(key)
             return answer
         self.answers.pop(key, None)  # malformed: ask again

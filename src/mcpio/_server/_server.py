@@ -28,12 +28,13 @@ from .._protocol._events import NotificationReceived, RequestReceived
 from .._protocol._framing import DEFAULT_MAX_LINE_SIZE
 from .._session import Session
 from .._transports._base import Transport
-from .._versions import CACHEABLE_METHODS, INPUT_REQUIRED_METHODS, META_SERVER_INFO, RULES, Rules
+from .._versions import CACHEABLE_METHODS, INPUT_REQUIRED_METHODS, META_SERVER_INFO, RULES, TASKS_EXTENSION, Rules
 from ._context import Context
 from ._handlers import METHODS
 from ._mrtr import InputRequired, Rounds, StateCodec
 from ._resources import Prompt, Resource
-from ._subscriptions import list_changed_targets, updated_targets
+from ._subscriptions import list_changed_targets, task_targets, updated_targets
+from ._tasks import Task, TaskStore
 from ._tools import DEFAULT_MAX_RESULT_BYTES, Tool, check_max_result_bytes
 
 log = logging.getLogger("mcpio.server")
@@ -61,6 +62,9 @@ class Server:
         cache_scope: str = "private",
         state_secret: bytes | str | None = None,
         state_ttl: float = 3600.0,
+        task_ttl: float = 3600.0,
+        task_poll_interval: float = 1.0,
+        max_tasks: int = 1000,
     ) -> None:
         self.name = name
         self.version = version
@@ -89,6 +93,10 @@ class Server:
         if isinstance(secret, str):
             secret = secret.encode()
         self._state_codec = StateCodec(secret or secrets.token_bytes(32), state_ttl)
+        # The tasks extension (2026-07-28): tools registered with task_support may answer a task
+        # handle; finished tasks are kept task_ttl seconds from creation, at most max_tasks at once.
+        self._tasks = TaskStore(task_ttl, task_poll_interval, max_tasks)
+        self._tasks.on_change = self._task_changed
         self._caps_cache: dict[str, dict[str, Any]] = {}
         self._tools: dict[str, Tool] = {}
         self._resources: dict[str, Resource] = {}  # static, by URI
@@ -200,6 +208,17 @@ class Server:
         self._background.add(t)
         t.add_done_callback(self._background.discard)
 
+    def _task_changed(self, task: Task) -> None:
+        """A task's state changed: ``notifications/tasks`` to the listen streams that asked for it."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        targets = list(task_targets(iter(list(self._sessions)), task.id))
+        if targets:
+            detailed = task.detailed()
+            for session, meta in targets:
+                self._spawn(loop, session.notify("notifications/tasks", {**detailed, "_meta": meta}))
+
     async def notify_resource_updated(self, uri: str) -> None:
         """Tell every client subscribed to ``uri`` that it changed (``notifications/resources/updated``):
         legacy ``resources/subscribe`` subscribers and modern ``subscriptions/listen`` streams."""
@@ -223,6 +242,8 @@ class Server:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self._tools:
             caps["tools"] = {"listChanged": True}
+        if rules.tasks_extension and any(t.task_support != "forbidden" for t in self._tools.values()):
+            caps["extensions"] = {TASKS_EXTENSION: {}}
         self._caps_cache[rules.version] = caps
         return caps
 
@@ -323,15 +344,18 @@ class Server:
     async def running(self) -> Any:
         """Enter the lifespan (once) for the duration of serving."""
         self._loop = asyncio.get_running_loop()  # where list_changed notifications are sent from
-        if self.lifespan is None:
-            yield self
-            return
-        async with self.lifespan(self) as value:
-            self._lifespan_value = value
-            try:
+        try:
+            if self.lifespan is None:
                 yield self
-            finally:
-                self._lifespan_value = None
+                return
+            async with self.lifespan(self) as value:
+                self._lifespan_value = value
+                try:
+                    yield self
+                finally:
+                    self._lifespan_value = None
+        finally:
+            self._tasks.close()  # task runs end with the server
 
     async def serve(self, transport: Transport) -> None:
         """Serve one connection on ``transport`` until it ends (lifespan included), then close

@@ -10,7 +10,9 @@ The server first sends ``notifications/subscriptions/acknowledged`` with the hon
 the client's filter, then only the notifications the client opted into, each tagged with
 ``_meta["io.modelcontextprotocol/subscriptionId"]`` = the listen request's id. It ends with
 ``notifications/cancelled`` from the client (then nothing more is sent for it), or gracefully
-with a ``SubscriptionsListenResult`` when the connection closes.
+with a ``SubscriptionsListenResult`` when the connection closes. With the tasks extension a
+filter may name ``taskIds``: each state change of those tasks is sent as ``notifications/tasks``
+carrying the DetailedTask (``_tasks``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InvalidParams
-from .._versions import META_SUBSCRIPTION_ID
+from .._versions import META_SUBSCRIPTION_ID, TASKS_EXTENSION
+from ._tasks import declares_tasks, missing_extension
 
 if TYPE_CHECKING:
     from .._session import Session
@@ -68,7 +71,14 @@ async def listen(server: Server, ctx: Context, params: dict[str, Any]) -> dict[s
     if not isinstance(filt, dict):
         raise InvalidParams('Invalid params: subscriptions/listen needs "notifications" (a SubscriptionFilter object)')
     assert ctx.rules is not None
-    kept = honoured(filt, server.capabilities(ctx.rules))
+    caps = server.capabilities(ctx.rules)
+    kept = honoured(filt, caps)
+    task_ids = filt.get("taskIds")
+    if isinstance(task_ids, list) and TASKS_EXTENSION in caps.get("extensions", {}):
+        # tasks extension §Task Status Notifications: MUST be -32021 for a non-declaring client
+        if not declares_tasks(ctx.client_capabilities):
+            raise missing_extension("task status notifications (taskIds)")
+        kept["taskIds"] = server._tasks.known(task_ids)
     session, sub_id = ctx.session, ctx.request_id
     await session.notify("notifications/subscriptions/acknowledged", {"notifications": kept, "_meta": {META_SUBSCRIPTION_ID: sub_id}})
     listeners: dict[Any, dict[str, Any]] = session.state.setdefault("listeners", {})
@@ -93,6 +103,16 @@ def list_changed_targets(sessions: Iterator[Session], kind: str) -> Iterator[tup
         for sub_id, kept in list(s.state.get("listeners", {}).items()):
             if kept.get(flag):
                 yield s, {"_meta": {META_SUBSCRIPTION_ID: sub_id}}
+
+
+def task_targets(sessions: Iterator[Session], task_id: str) -> Iterator[tuple[Session, dict[str, Any]]]:
+    """(session, _meta) for each ``notifications/tasks`` about ``task_id`` (listen streams only)."""
+    for s in sessions:
+        if s.closed:
+            continue
+        for sub_id, kept in list(s.state.get("listeners", {}).items()):
+            if task_id in kept.get("taskIds", ()):
+                yield s, {META_SUBSCRIPTION_ID: sub_id}
 
 
 def updated_targets(sessions: Iterator[Session], uri: str) -> Iterator[tuple[Session, dict[str, Any]]]:

@@ -30,6 +30,7 @@ from .._errors import MCPError, RequestTimeout, ResourceNotFound
 from .._schema import ArgumentError, FunctionSignature, analyze_function
 from .._versions import Rules
 from ._context import ClientCapabilityError, ClientRequestError, Context
+from ._tasks import TASK_SUPPORT
 from ._threads import WORKERS
 
 log = logging.getLogger("mcpio.server")
@@ -81,8 +82,16 @@ class Tool:
         input_schema: dict[str, Any] | None = None,
         inline: bool = False,
         max_result_bytes: Any = ...,
+        task_support: str = "forbidden",
+        task_after: float | None = 0.0,
     ) -> None:
         self.fn = fn
+        if task_support not in TASK_SUPPORT:
+            raise ValueError(f"task_support must be one of {', '.join(TASK_SUPPORT)}, not {task_support!r}")
+        if task_after is not None and not (isinstance(task_after, (int, float)) and task_after >= 0):
+            raise ValueError(f"task_after must be seconds >= 0 or None (the function calls ctx.start_task()), not {task_after!r}")
+        self.task_support = task_support  # tasks extension (_tasks): forbidden / optional / required
+        self.task_after = task_after
         check_max_result_bytes(max_result_bytes, allow_default=True)
         self.max_result_bytes = max_result_bytes  # ... = the server's setting
         self.sig = sig
@@ -115,12 +124,15 @@ class Tool:
         input_schema: dict[str, Any] | None = None,
         inline: bool = False,
         max_result_bytes: Any = ...,
+        task_support: str = "forbidden",
+        task_after: float | None = 0.0,
     ) -> Tool:
         sig = analyze_function(fn, injected=(Context,), content_types=CONTENT_TYPES + (ToolResult,), name=name)
         return cls(
             fn, sig, name=name or sig.name, title=title, description=description or sig.description,
             annotations=annotations, icons=icons, meta=meta, structured_output=structured_output,
             input_schema=input_schema, inline=inline, max_result_bytes=max_result_bytes,
+            task_support=task_support, task_after=task_after,
         )
 
     def definition(self, rules: Rules) -> dict[str, Any]:

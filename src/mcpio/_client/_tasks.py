@@ -1,0 +1,102 @@
+"""The tasks extension seen from the client (``io.modelcontextprotocol/tasks``, 2026-07-28).
+
+A :class:`~mcpio.Client` declares the extension on every modern request (``Client(tasks=True)``,
+the default), so a server may answer ``tools/call`` with a task handle (``resultType: "task"``).
+:func:`await_task` then does what the caller of ``call_tool`` would otherwise have to: poll
+``tasks/get`` at the task's ``pollIntervalMs`` (spec: clients SHOULD honour it), answer the
+``inputRequests`` of an ``input_required`` task with the client's handlers through
+``tasks/update`` (each key once, spec §Task Update Requests), and end with the inlined result
+(``completed``), the inlined JSON-RPC error raised as :class:`~mcpio.MCPError` (``failed``) or
+:class:`TaskCancelled` (``cancelled``). If the caller is cancelled or ``max_timeout`` passes,
+the server is told with ``tasks/cancel``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from .._errors import INTERNAL_ERROR, MCPError, RemoteProtocolError, RequestTimeout
+
+if TYPE_CHECKING:
+    from .._session import Session
+    from ._modern import ModernEra
+
+log = logging.getLogger("mcpio.client")
+
+MIN_POLL = 0.01  # seconds: bounds for a server's pollIntervalMs
+MAX_POLL = 30.0
+DEFAULT_POLL = 1.0
+
+
+class TaskCancelled(MCPError):
+    """The task behind a call ended as ``cancelled`` (by the server, or by our tasks/cancel)."""
+
+    def __init__(self, message: str, code: int | None = INTERNAL_ERROR, data: Any = None) -> None:
+        super().__init__(message, code, data)
+
+
+def _interval(task: dict[str, Any]) -> float:
+    ms = task.get("pollIntervalMs")
+    if type(ms) is not int or ms <= 0:
+        return DEFAULT_POLL
+    return min(MAX_POLL, max(MIN_POLL, ms / 1000))
+
+
+async def await_task(era: ModernEra, session: Session, created: dict[str, Any], *, timeout: float | None,
+                     max_timeout: float | None) -> dict[str, Any]:
+    """Follow the task ``created`` (a CreateTaskResult) to its end; see the module docstring."""
+    task_id = created.get("taskId")
+    if not isinstance(task_id, str) or not task_id:
+        raise RemoteProtocolError("tools/call: the server answered a task without a taskId")
+    deadline = None if max_timeout is None else time.monotonic() + max_timeout
+    answered: set[str] = set()
+    task = created
+
+    async def send(method: str, params: dict[str, Any]) -> Any:
+        return await era._send(session, method, {"taskId": task_id, **params}, timeout=timeout,
+                               max_timeout=None, on_progress=None)
+
+    try:
+        while True:
+            status = task.get("status")
+            if status == "completed":
+                result = task.get("result")
+                if not isinstance(result, dict):
+                    raise RemoteProtocolError(f"task {task_id}: completed without a result object")
+                return {k: v for k, v in result.items() if k != "resultType"}
+            if status == "failed":
+                error = task.get("error")
+                raise MCPError.from_error_object(error if isinstance(error, dict) else {
+                    "code": INTERNAL_ERROR, "message": f"task {task_id} failed: {task.get('statusMessage', 'no error given')}"})
+            if status == "cancelled":
+                raise TaskCancelled(f"task {task_id} was cancelled" + (f": {task['statusMessage']}" if task.get("statusMessage") else ""))
+            if status == "input_required":
+                requests = task.get("inputRequests")
+                fresh = {k: v for k, v in requests.items() if k not in answered} if isinstance(requests, dict) else {}
+                if fresh:
+                    responses = await era._answer("tools/call", fresh)
+                    answered.update(fresh)
+                    await send("tasks/update", {"inputResponses": responses or {}})
+                    task = await send("tasks/get", {})
+                    continue
+            elif status != "working":
+                raise RemoteProtocolError(f"task {task_id}: unknown status {status!r}")
+            pause = _interval(task)
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise RequestTimeout(f"tools/call: task {task_id} did not finish within {max_timeout:g} s "
+                                         "(max_timeout); it was cancelled")
+                pause = min(pause, left)
+            await asyncio.sleep(pause)  # the server's polling interval (spec §Task Polling)
+            task = await send("tasks/get", {})
+            if not isinstance(task, dict):
+                raise RemoteProtocolError(f"task {task_id}: tasks/get answered {type(task).__name__}, not an object")
+    except (asyncio.CancelledError, RequestTimeout):
+        with contextlib.suppress(Exception):  # best effort: the caller no longer wants the result
+            await asyncio.wait_for(asyncio.shield(send("tasks/cancel", {})), 5.0)
+        raise

@@ -1,0 +1,335 @@
+"""The tasks extension (``io.modelcontextprotocol/tasks``, 2026-07-28; ext-tasks spec, SEP-2663):
+a ``tools/call`` may be answered with a task handle, and the client polls for the outcome.
+
+Which calls become tasks is the server's decision (spec §Capability Negotiation), made per tool:
+
+* ``task_support="forbidden"`` (the default): never a task.
+* ``"optional"``: a task when the request's ``_meta`` client capabilities declare the extension,
+  a plain call otherwise.
+* ``"required"``: as optional, but a request that does not declare the extension gets -32021
+  with ``data.requiredCapabilities.extensions`` naming it (spec §Capability Negotiation).
+
+When a call may become a task, ``task_after`` (seconds, per tool) says when it does: 0 (the
+default) makes the task before the function runs; a number lets the function answer directly
+if it finishes (or asks for input through an MRTR round trip) sooner; None waits for the
+function to call ``await ctx.start_task()`` — the pattern of a tool that gathers input through
+MRTR first and then goes asynchronous (spec §Task Creation: resolve MRTR exchanges before
+answering ``CreateTaskResult``).
+
+Inside a task the function runs on as a server-owned asyncio task, detached from the request
+that created it. ``ctx.elicit`` / ``ctx.sample`` / ``ctx.list_roots`` park it in
+``input_required`` with the request in ``inputRequests`` until ``tasks/update`` answers (keys
+are never reused within a task); ``ctx.report_progress`` sets the task's ``statusMessage``
+(progress and log notifications are not sent for tasks, spec §Task Status Notifications). A
+result — ``isError`` ones included — completes the task; an :class:`MCPError` raised on purpose
+fails it with that JSON-RPC error (spec §Task Execution Errors); ``tasks/cancel`` cancels it.
+
+Tasks live in this process's memory (``TaskStore``): they do not survive a restart and are not
+shared between processes. A finished task is kept for its ``ttlMs`` from creation (and at
+least ``RETAIN_AFTER_END`` seconds after it ends); at most ``max_tasks`` tasks are kept at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from .._errors import (
+    INTERNAL_ERROR,
+    InvalidParams,
+    MCPError,
+    MethodNotFound,
+    MissingRequiredClientCapability,
+    to_error_object,
+)
+from .._versions import TASKS_EXTENSION, Rules
+from ._mrtr import ANSWER_SHAPES, KEY_PREFIX
+
+if TYPE_CHECKING:
+    from ._context import Context
+    from ._tools import Tool
+
+log = logging.getLogger("mcpio.server")
+
+TASK_SUPPORT = ("forbidden", "optional", "required")
+TERMINAL = frozenset({"completed", "failed", "cancelled"})
+RETAIN_AFTER_END = 60.0  # seconds a task that ends after its TTL is still kept
+REQUIRED = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
+
+
+def _now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def declares_tasks(capabilities: dict[str, Any]) -> bool:
+    """True when a request's client capabilities include the tasks extension."""
+    ext = capabilities.get("extensions")
+    return isinstance(ext, dict) and isinstance(ext.get(TASKS_EXTENSION), dict)
+
+
+def missing_extension(what: str) -> MissingRequiredClientCapability:
+    return MissingRequiredClientCapability(
+        f"{what} needs the client capability extensions[{TASKS_EXTENSION!r}]; declare it in this "
+        "request's _meta clientCapabilities", data=REQUIRED,
+    )
+
+
+class Task:
+    """One task: its state, the function's run, and the input requests it waits on."""
+
+    __slots__ = ("id", "status", "status_message", "created_at", "updated_at", "created", "ended", "ttl",
+                 "poll_ms", "result", "error", "pending", "_used_keys", "_next", "runner", "store")
+
+    def __init__(self, store: TaskStore) -> None:
+        self.store = store
+        self.id = secrets.token_urlsafe(18)  # unguessable: knowing the id is the access
+        self.status = "working"
+        self.status_message: str | None = None
+        self.created_at = self.updated_at = _now_iso()
+        self.created = time.monotonic()
+        self.ended: float | None = None
+        self.ttl = store.ttl
+        self.poll_ms = store.poll_ms
+        self.result: dict[str, Any] | None = None
+        self.error: dict[str, Any] | None = None
+        self.pending: dict[str, tuple[dict[str, Any], asyncio.Future[dict[str, Any]]]] = {}
+        self._used_keys: set[str] = set()
+        self._next = 0
+        self.runner: asyncio.Task | None = None
+
+    # ---------------------------------------------------------------- wire shapes
+    def fields(self) -> dict[str, Any]:
+        """The ``Task`` object (spec §Tasks)."""
+        out: dict[str, Any] = {"taskId": self.id, "status": self.status}
+        if self.status_message is not None:
+            out["statusMessage"] = self.status_message
+        out["createdAt"] = self.created_at
+        out["lastUpdatedAt"] = self.updated_at
+        out["ttlMs"] = max(1, round(self.ttl * 1000))
+        out["pollIntervalMs"] = self.poll_ms
+        return out
+
+    def created_result(self) -> dict[str, Any]:
+        """``CreateTaskResult``: flat ``Result & Task`` with ``resultType: "task"``."""
+        return {"resultType": "task", **self.fields()}
+
+    def detailed(self) -> dict[str, Any]:
+        """``DetailedTask`` (tasks/get, notifications/tasks): the Task plus what its status inlines."""
+        out = self.fields()
+        if self.status == "input_required":
+            out["inputRequests"] = {key: request for key, (request, _) in self.pending.items()}
+        elif self.status == "completed" and self.result is not None:
+            out["result"] = self.result
+        elif self.status == "failed" and self.error is not None:
+            out["error"] = self.error
+        return out
+
+    # ---------------------------------------------------------------- state changes
+    def _set(self, status: str, message: str | None = None) -> None:
+        self.status = status
+        if message is not None:
+            self.status_message = message
+        self.updated_at = _now_iso()
+        if status in TERMINAL:
+            self.ended = time.monotonic()
+            if self.ended - self.created > self.ttl:  # the TTL MAY change (spec §Tasks): keep it a while
+                self.ttl = self.ended - self.created + RETAIN_AFTER_END
+        self.store.changed(self)
+
+    def progress(self, message: str) -> None:
+        if self.status not in TERMINAL:
+            self.status_message = message
+            self.updated_at = _now_iso()
+            self.store.changed(self)
+
+    async def ask(self, method: str, params: dict[str, Any] | None, key: str | None) -> dict[str, Any]:
+        """Park the task in ``input_required`` until ``tasks/update`` answers this request."""
+        if self.status in TERMINAL:
+            raise asyncio.CancelledError
+        base = key or f"{KEY_PREFIX[method]}-{self._next}"
+        self._next += 1
+        key, n = base, 1
+        while key in self._used_keys:  # a key names one request over the task's life (spec §Task Update)
+            n += 1
+            key = f"{base}-{n}"
+        self._used_keys.add(key)
+        request: dict[str, Any] = {"method": method}
+        if params is not None:
+            request["params"] = params
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self.pending[key] = (request, future)
+        self._set("input_required")
+        try:
+            return await future
+        finally:
+            self.pending.pop(key, None)
+            if not self.pending and self.status == "input_required":
+                self._set("working")
+
+    def answer(self, responses: dict[str, Any]) -> None:
+        """Deliver ``inputResponses``: keys not outstanding and malformed answers are ignored
+        (spec §Task Update Requests; a malformed one stays asked)."""
+        for key, answer in responses.items():
+            entry = self.pending.get(key)
+            if entry is None or not isinstance(answer, dict):
+                continue
+            request, future = entry
+            if not future.done() and ANSWER_SHAPES[request["method"]](answer):
+                future.set_result(answer)
+
+    def cancel(self) -> None:
+        if self.status in TERMINAL:
+            return
+        self._set("cancelled", "Cancelled at the client's request (tasks/cancel).")
+        if self.runner is not None:
+            self.runner.cancel()
+
+    def finish(self, run: asyncio.Task) -> None:
+        """The function's run ended: complete or fail the task (unless already cancelled)."""
+        if self.status in TERMINAL:
+            return
+        if run.cancelled():
+            self._set("cancelled")
+            return
+        exc = run.exception()
+        if exc is None:
+            result = run.result()
+            self.result = {"resultType": "complete", **result} if isinstance(result, dict) else result
+            self._set("completed")
+        elif isinstance(exc, MCPError):  # a JSON-RPC error raised on purpose: "failed" (spec §Task Execution Errors)
+            self.error = to_error_object(exc)
+            self._set("failed", f"The tool failed with JSON-RPC error {exc.code}: {exc.message}")
+        else:
+            log.error("task %s: the tool's run raised", self.id, exc_info=exc)
+            self.error = {"code": INTERNAL_ERROR, "message": f"Internal error: {type(exc).__name__}"}
+            self._set("failed", "The tool's run ended with an internal error.")
+
+
+class TaskStore:
+    """The tasks of one Server, by id, in memory."""
+
+    def __init__(self, ttl: float, poll_interval: float, max_tasks: int) -> None:
+        if ttl <= 0 or poll_interval <= 0 or max_tasks < 1:
+            raise ValueError("task_ttl and task_poll_interval must be > 0 and max_tasks at least 1")
+        self.ttl = ttl
+        self.poll_ms = max(1, round(poll_interval * 1000))
+        self.max_tasks = max_tasks
+        self._tasks: dict[str, Task] = {}
+        self.on_change: Callable[[Task], None] | None = None  # status notifications (the Server's)
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def changed(self, task: Task) -> None:
+        if self.on_change is not None:
+            self.on_change(task)
+
+    def create(self) -> Task:
+        self.sweep()
+        if len(self._tasks) >= self.max_tasks:
+            raise MCPError(
+                f"Too many tasks: this server keeps at most {self.max_tasks}; poll or cancel existing "
+                "tasks, or retry later", INTERNAL_ERROR,
+            )
+        task = Task(self)
+        self._tasks[task.id] = task  # durable before CreateTaskResult is sent (spec §Task Creation)
+        return task
+
+    def get(self, params: dict[str, Any]) -> Task:
+        """The task ``params.taskId`` names; -32602 when unknown or expired (spec §Protocol Errors)."""
+        task_id = params.get("taskId")
+        if not isinstance(task_id, str):
+            raise InvalidParams('Invalid params: "taskId" must be a string (the id of a CreateTaskResult)')
+        self.sweep()
+        task = self._tasks.get(task_id)
+        if task is None:
+            raise InvalidParams(f"Failed to retrieve task: Task not found ({task_id!r} is unknown or has expired)")
+        return task
+
+    def known(self, ids: list[Any]) -> list[str]:
+        """The ids among ``ids`` that name tasks kept here."""
+        self.sweep()
+        return [i for i in ids if isinstance(i, str) and i in self._tasks]
+
+    def sweep(self) -> None:
+        """Forget finished tasks whose TTL has passed."""
+        now = time.monotonic()
+        for task_id, task in list(self._tasks.items()):
+            if task.ended is not None and now - task.created > task.ttl:
+                del self._tasks[task_id]
+
+    def close(self) -> None:
+        """Server shutdown: cancel every run still going."""
+        for task in self._tasks.values():
+            if task.runner is not None and not task.runner.done():
+                task.runner.cancel()
+
+
+async def call_tool(tool: Tool, arguments: Any, ctx: Context, rules: Rules) -> dict[str, Any]:
+    """``tools/call`` of a task-supporting tool in an era with the extension (module docstring)."""
+    if not declares_tasks(ctx.client_capabilities):
+        if tool.task_support == "required":
+            raise missing_extension(f"the tool {tool.name!r}")
+        return await tool.call(arguments, ctx, rules)
+    loop = asyncio.get_running_loop()
+    if tool.task_after == 0:  # a task from the start
+        task = ctx._begin_task()
+        run = loop.create_task(tool.call(arguments, ctx, rules))
+    else:
+        escalate: asyncio.Future[Task] = loop.create_future()
+        ctx._escalate = escalate
+        run = loop.create_task(tool.call(arguments, ctx, rules))
+        try:
+            done, _ = await asyncio.wait({run, escalate}, timeout=tool.task_after, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the request was cancelled before it became a task
+            if not escalate.done():
+                run.cancel()
+            raise
+        ctx._escalate = None
+        if escalate.done():  # the function called ctx.start_task()
+            task = escalate.result()
+        elif run in done:
+            return run.result()  # a direct answer, or InputRequired (an MRTR round) raised again
+        else:  # task_after elapsed
+            try:
+                task = ctx._begin_task()
+            except BaseException:
+                run.cancel()
+                raise
+    task.runner = run
+    run.add_done_callback(task.finish)
+    return task.created_result()
+
+
+# ---------------------------------------------------------------------- tasks/* handlers
+def _store(ctx: Context, method: str) -> TaskStore:
+    assert ctx.rules is not None
+    if TASKS_EXTENSION not in ctx.server.capabilities(ctx.rules).get("extensions", {}):
+        raise MethodNotFound(f"Method not found: {method!r} (this server has no tools that run as tasks, so it "
+                             f"does not announce the {TASKS_EXTENSION} extension)")
+    if not declares_tasks(ctx.client_capabilities):
+        raise missing_extension(method)  # spec §Protocol Errors: MUST for non-declaring clients
+    return ctx.server._tasks
+
+
+async def tasks_get(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+    return _store(ctx, "tasks/get").get(params).detailed()
+
+
+async def tasks_update(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+    task = _store(ctx, "tasks/update").get(params)
+    responses = params.get("inputResponses")
+    if not isinstance(responses, dict):
+        raise InvalidParams('Invalid params: "inputResponses" must be an object of answers by inputRequests key')
+    task.answer(responses)
+    return {}  # an empty ack; the effect shows in the next tasks/get (spec §Task Update Requests)
+
+
+async def tasks_cancel(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+    _store(ctx, "tasks/cancel").get(params).cancel()
+    return {}  # the same empty ack for a task already finished (idempotent)
