@@ -22,7 +22,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from .._errors import INTERNAL_ERROR, MCPError, MethodNotFound
+from .._errors import INTERNAL_ERROR, MCPError, MethodNotFound, TransportError
 from .._protocol._connection import Connection
 from .._protocol._events import NotificationReceived, RequestReceived
 from .._protocol._framing import DEFAULT_MAX_LINE_SIZE
@@ -374,7 +374,10 @@ class Server:
         await transport.open()  # first: once fd 1 is off the wire, MCPIO_TRACE=/dev/stdout is harmless
         trace_path = os.environ.get("MCPIO_TRACE")
         if trace_path:
-            transport.trace = _tracer(trace_path)
+            try:
+                transport.trace = _tracer(trace_path)
+            except OSError as exc:  # a debugging aid must not stop the server
+                log.warning("MCPIO_TRACE: cannot write %s (%s); serving without a trace", trace_path, exc.strerror or exc)
         loop = asyncio.get_running_loop()
         session = self.session(transport)
 
@@ -462,8 +465,11 @@ class Server:
         # the collector's sight. Full collections stop traversing it while serving, and the
         # interpreter's exit skips it: stdin EOF -> exit is about 3x faster (benchmarks/PROFILE.md).
         gc.freeze()
-        with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(self.serve_stdio())
+        try:
+            with contextlib.suppress(KeyboardInterrupt):
+                asyncio.run(self.serve_stdio())
+        except TransportError as exc:  # e.g. started without stdin: one line, not a traceback
+            raise SystemExit(f"{self.name}: cannot serve on stdio: {exc}") from None
 
 
 async def _run_hook(hook: Callable[..., Any], ctx: Context, params: dict[str, Any]) -> None:
