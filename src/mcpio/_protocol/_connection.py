@@ -27,6 +27,7 @@ from .._errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     LocalProtocolError,
     MCPError,
+    RemoteProtocolError,
 )
 from .._versions import (
     LATEST,
@@ -129,6 +130,16 @@ class Connection:
         try:
             kind = rpc.classify(msg)
         except rpc.InvalidMessage as exc:
+            id_ = exc.id
+            if id_ is not None and id_ in self._outgoing and "method" not in msg:
+                # An object with the id of a request *we* sent and no method: a broken answer to
+                # that request, not a request of the peer. Answering it with an error under that
+                # id could be read as the reply to a peer request with the same id (cross-talk),
+                # so our request fails instead and nothing is sent.
+                method = self._outgoing.pop(id_)
+                out.append(ErrorReceived(id=id_, method=method, error=RemoteProtocolError(
+                    f"the peer answered {method} (id {id_!r}) with a malformed response: {exc.message}")))
+                return
             out.append(Reply(exc.error_response()))
             return
         if kind == rpc.REQUEST:
