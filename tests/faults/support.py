@@ -1,9 +1,8 @@
-"""Shared pieces of the fault tests: the servers, process checks, bounded waits."""
+"""Shared pieces of the fault tests: the servers and a memory check (pipes and process waits:
+``tests/support/pipes.py``)."""
 
 from __future__ import annotations
 
-import os
-import select
 import sys
 from pathlib import Path
 
@@ -12,18 +11,6 @@ ROOT = HERE.parents[1]
 FAULTS = [sys.executable, str(HERE / "fault_server.py")]
 GARBAGE = [sys.executable, str(HERE / "garbage_server.py")]
 MiB = 1024 * 1024
-
-
-def wait_pid_gone(pid: int, timeout: float) -> bool:
-    """True when process ``pid`` (not necessarily our child) has exited within ``timeout``."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        return bool(select.select([fd], [], [], timeout)[0])
-    finally:
-        os.close(fd)
 
 
 def peak_rss(pid: int | str = "self") -> int:

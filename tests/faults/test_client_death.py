@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-from tests.faults.support import FAULTS, ROOT, wait_pid_gone
-from tests.stdio.test_stdio_transport import WRAPPER, LineReader, init_lines
+from tests.faults.support import FAULTS, ROOT
+from tests.support.pipes import LineReader, init_lines, wait_pid_gone, wrapped_server
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs pidfd_open (Linux >= 5.3)")
 
@@ -66,40 +66,22 @@ def test_the_server_exits_within_2_s_when_its_client_is_killed_mid_call(tool):
 def test_the_server_exits_within_2_s_when_a_wrapper_parent_dies_and_stdin_stays_open(tool, tmp_path):
     # The test holds both pipes (so stdin never reaches EOF and stdout stays readable); the
     # wrapper is the server's parent, and its death is all the server can see.
-    r_in, w_in = os.pipe()
-    r_out, w_out = os.pipe()
-    with open(tmp_path / "stderr.txt", "wb") as err:
-        wrapper = subprocess.Popen([sys.executable, "-c", WRAPPER, str(r_in), str(w_out), *FAULTS],
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, pass_fds=(r_in, w_out))
-    os.close(r_in)
-    os.close(w_out)
-    server_pid = None
-    try:
-        server_pid = int(LineReader(wrapper.stdout.fileno()).line(timeout=10))
-        out = LineReader(r_out)
-        os.write(w_in, init_lines())
-        assert out.message()["id"] == "init"
-        os.write(w_in, b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"%s","arguments":{}}}\n'
+    with wrapped_server(FAULTS, tmp_path) as w:
+        os.write(w.stdin, init_lines())
+        assert w.out.message()["id"] == "init"
+        os.write(w.stdin, b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"%s","arguments":{}}}\n'
                  % tool.encode())
-        os.write(w_in, b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
-        assert out.message() == {"jsonrpc": "2.0", "id": 2, "result": {}}  # the call is running
-        wrapper.kill()
-        wrapper.wait(5)
+        os.write(w.stdin, b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
+        assert w.out.message() == {"jsonrpc": "2.0", "id": 2, "result": {}}  # the call is running
+        w.wrapper.kill()
+        w.wrapper.wait(5)
         start = time.monotonic()
-        assert wait_pid_gone(server_pid, 2.0), "the server outlived its parent by 2 s"
+        assert wait_pid_gone(w.server_pid, 2.0), "the server outlived its parent by 2 s"
         assert time.monotonic() - start < 2.0
-        rest = out.rest(timeout=2.0)
+        rest = w.out.rest(timeout=2.0)
         # The call may be answered "cancelled" on the way out (the pipe is still readable); a
         # half line never is: everything written is whole JSON lines.
         assert not rest or rest.endswith(b"\n"), rest[-200:]
-    finally:
-        if wrapper.poll() is None:
-            wrapper.kill()
-            wrapper.wait(5)
-        if server_pid is not None and not wait_pid_gone(server_pid, 0):
-            os.kill(server_pid, signal.SIGKILL)
-        os.close(w_in)
-        os.close(r_out)
 
 
 def test_a_polite_eof_still_answers_the_calls_in_flight(tmp_path):

@@ -16,7 +16,7 @@ import pytest
 from mcpio import Client
 from tests.client.support import arun
 from tests.faults.support import FAULTS, MiB, ROOT
-from tests.stdio.test_stdio_transport import LineReader, init_lines
+from tests.support.pipes import LineReader, init_lines
 
 N = 1000
 

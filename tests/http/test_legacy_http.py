@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import httpx
 
@@ -243,15 +244,64 @@ def test_idle_sessions_expire_but_not_while_a_request_runs(serve, http):
     assert srv.call(lambda: len(srv.mcp_app.sessions)) == 0
 
 
-def test_session_cap_is_503(serve, http):
-    srv = serve(max_sessions=2)
-    a = initialize(http, srv.url)
+def _init(id: Any) -> dict[str, Any]:
+    return rpc(id, "initialize", {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
+
+
+def test_a_flood_of_sessions_is_capped_and_delete_frees_a_slot(serve, http):
+    srv = serve(max_sessions=5)
+    sids = [initialize(http, srv.url) for _ in range(5)]
+    r = http.post(srv.url, json=_init("sixth"), headers={"accept": ACCEPT_BOTH})
+    assert r.status_code == 503 and r.headers["retry-after"] == "5"
+    assert "mcp-session-id" not in r.headers
+    body = r.json()
+    assert body["id"] == "sixth" and body["error"]["code"] == -32600  # the request's id: it was read
+    msg = body["error"]["message"]
+    assert "maximum of 5 sessions" in msg and "max_sessions" in msg  # whose limit...
+    assert "the request itself is fine" in msg and "Retry after 5 s" in msg and "DELETE" in msg  # ...what to do
+    assert "idle ones expire after 1800 s" in msg
+    assert body["error"]["data"] == {"maxSessions": 5, "retryAfter": 5}
+    assert http.post(srv.url, json=rpc(1, "ping"), headers=session_headers(sids[0])).status_code == 200  # the 5 live on
+    assert http.delete(srv.url, headers=session_headers(sids[0])).status_code == 200
+    assert http.post(srv.url, json=rpc(1, "ping"), headers=session_headers(sids[0])).status_code == 404
+    initialize(http, srv.url)  # the freed slot
+    assert http.post(srv.url, json=_init(7), headers={"accept": ACCEPT_BOTH}).status_code == 503  # full again
+
+
+def test_idle_expiry_frees_slots_under_the_cap(serve, http):
+    srv = serve(max_sessions=2, session_timeout=1.0)
+    old = [initialize(http, srv.url) for _ in range(2)]
+    assert http.post(srv.url, json=_init(3), headers={"accept": ACCEPT_BOTH}).status_code == 503
+    deadline = time.monotonic() + 10  # the reaper runs every 0.25 s; both expire after 1 s idle
+    while srv.call(lambda: len(srv.mcp_app.sessions)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert srv.call(lambda: len(srv.mcp_app.sessions)) == 0
+    for sid in old:
+        assert http.post(srv.url, json=rpc(1, "ping"), headers=session_headers(sid)).status_code == 404
     initialize(http, srv.url)
-    r = http.post(srv.url, json=rpc(0, "initialize", {"protocolVersion": LEGACY, "capabilities": {},
-                                                      "clientInfo": {"name": "t", "version": "1"}}))
-    assert r.status_code == 503 and r.headers["retry-after"]
-    http.delete(srv.url, headers=session_headers(a))
     initialize(http, srv.url)
+
+
+def test_refusals_carry_the_request_id_when_it_was_read(srv, http):
+    sid = initialize(http, srv.url)
+    cases = [  # (body, headers, status, id)
+        (rpc("a", "tools/list"), {"accept": ACCEPT_BOTH}, 400, "a"),  # no session id
+        (rpc(2, "tools/list"), session_headers("no-such-session"), 404, 2),
+        (rpc("c", "ping"), session_headers(sid, "1999-01-01"), 400, "c"),  # bad MCP-Protocol-Version
+        (rpc(2**53, "ping"), session_headers("gone"), 404, 2**53),
+        # No single id to give: a notification, a batch, a body that is not JSON-RPC
+        ({"jsonrpc": "2.0", "method": "notifications/initialized"}, {"accept": ACCEPT_BOTH}, 400, None),
+        ([rpc(1, "ping"), rpc(2, "ping")], session_headers("no-such-session"), 404, None),
+        ({"jsonrpc": "2.0", "id": [1], "method": "ping"}, session_headers(sid), 400, None),
+    ]
+    for body, headers, status, id_ in cases:
+        r = http.post(srv.url, json=body, headers=headers)
+        assert (r.status_code, r.json()["id"]) == (status, id_), (body, r.text)
+    r = http.post(srv.url, content=b'{"jsonrpc":"2.0","id":5,', headers=session_headers(sid))
+    assert (r.status_code, r.json()["id"], r.json()["error"]["code"]) == (400, None, -32700)
+    # Refused before the body is read (Host, Content-Type, Accept): no id to give.
+    r = http.post(srv.url, json=rpc(9, "ping"), headers={**session_headers(sid), "content-type": "text/plain"})
+    assert (r.status_code, r.json()["id"]) == (415, None)
 
 
 def test_rejected_requests_allocate_no_session(srv, http):

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.pipes import LineReader, init_lines, wait_pid_gone, wrapped_server
 from tests.support.stdio_peer import StdioPeer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -114,53 +115,6 @@ def probe(tmp_path) -> list[str]:
 
 
 # ---------------------------------------------------------------------------- helpers
-class LineReader:
-    """Reads newline-terminated lines from a file descriptor with a deadline; linear in size."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        self.buf = bytearray()
-        self.scan = 0
-
-    def line(self, timeout: float = 20.0) -> bytes:
-        deadline = time.monotonic() + timeout
-        while True:
-            nl = self.buf.find(b"\n", self.scan)
-            if nl >= 0:
-                out = bytes(self.buf[:nl])
-                del self.buf[: nl + 1]
-                self.scan = 0
-                return out
-            self.scan = len(self.buf)
-            if not self._fill(deadline):
-                raise EOFError(f"EOF after {len(self.buf)} bytes of an unterminated line")
-
-    def message(self, timeout: float = 20.0) -> dict:
-        return json.loads(self.line(timeout))
-
-    def rest(self, timeout: float = 10.0) -> bytes:
-        """Everything up to EOF."""
-        deadline = time.monotonic() + timeout
-        while self._fill(deadline):
-            pass
-        out, self.buf = bytes(self.buf), bytearray()
-        return out
-
-    def _fill(self, deadline: float) -> bool:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([self.fd], [], [], left)[0]:
-            raise AssertionError("timed out waiting for the server's output")
-        chunk = os.read(self.fd, MiB)
-        self.buf += chunk
-        return bool(chunk)
-
-
-def init_lines(version: str = VERSION) -> bytes:
-    init = {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
-    return json.dumps(init).encode() + b"\n" + b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
-
-
 class RawClient:
     """A client without a reader thread: it reads the server's stdout only when asked to."""
 
@@ -220,18 +174,6 @@ def write_until_stalled(fd: int, requests, stall: float = 1.0, on_progress=None)
         return sent, b""
     finally:
         os.set_blocking(fd, True)
-
-
-def wait_pid_gone(pid: int, timeout: float) -> bool:
-    """True when process ``pid`` (not necessarily our child) exits within ``timeout``."""
-    try:
-        fd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    try:
-        return bool(select.select([fd], [], [], timeout)[0])
-    finally:
-        os.close(fd)
 
 
 # ---------------------------------------------------------------------------- 1. fd 1 is the wire
@@ -339,53 +281,22 @@ def test_sigterm_while_the_client_is_not_reading_exits_promptly(tmp_path):
 
 
 # ---------------------------------------------------------------------------- 4. parent death
-# The wrapper spawns the server from a short-lived thread (which would trip PR_SET_PDEATHSIG),
-# prints its pid and waits to be killed. The test process holds the write end of the server's
-# stdin, so stdin never reaches EOF: only the parent's death can end the server.
-WRAPPER = r"""
-import subprocess, sys, threading
-in_fd, out_fd, argv = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
-procs = []
-t = threading.Thread(target=lambda: procs.append(subprocess.Popen(argv, stdin=in_fd, stdout=out_fd)))
-t.start()
-t.join()
-print(procs[0].pid, flush=True)
-sys.stdin.read()
-"""
-
-
 def test_exits_when_its_parent_dies_while_stdin_stays_open(tmp_path):
-    r_in, w_in = os.pipe()
-    r_out, w_out = os.pipe()
-    with open(tmp_path / "stderr.txt", "wb") as err:
-        wrapper = subprocess.Popen([sys.executable, "-c", WRAPPER, str(r_in), str(w_out), *ECHO],
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, pass_fds=(r_in, w_out))
-    os.close(r_in)
-    os.close(w_out)
-    server_pid = None
-    try:
-        server_pid = int(LineReader(wrapper.stdout.fileno()).line(timeout=10))
-        out = LineReader(r_out)
-        os.write(w_in, init_lines())
-        assert out.message()["id"] == "init"
-        os.write(w_in, b'{"jsonrpc":"2.0","id":"p1","method":"ping"}\n')
-        assert out.message() == {"jsonrpc": "2.0", "id": "p1", "result": {}}  # alive after the thread ended
+    # The test holds the write end of the server's stdin, so stdin never reaches EOF: only the
+    # death of its parent (a wrapper, as npx or uv would be) can end the server.
+    with wrapped_server(ECHO, tmp_path) as w:
+        os.write(w.stdin, init_lines())
+        assert w.out.message()["id"] == "init"
+        os.write(w.stdin, b'{"jsonrpc":"2.0","id":"p1","method":"ping"}\n')
+        assert w.out.message() == {"jsonrpc": "2.0", "id": "p1", "result": {}}  # alive after the thread ended
 
-        wrapper.kill()
-        wrapper.wait(5)
+        w.wrapper.kill()
+        w.wrapper.wait(5)
         start = time.monotonic()
-        assert out.rest(timeout=3.0) == b""  # stdout closes: the server shut down...
-        assert wait_pid_gone(server_pid, 3.0 - (time.monotonic() - start))  # ...and exited
+        assert w.out.rest(timeout=3.0) == b""  # stdout closes: the server shut down...
+        assert wait_pid_gone(w.server_pid, 3.0 - (time.monotonic() - start))  # ...and exited
         assert time.monotonic() - start < 3.0
-        assert "parent process" in (tmp_path / "stderr.txt").read_text()
-    finally:
-        if wrapper.poll() is None:
-            wrapper.kill()
-            wrapper.wait(5)
-        if server_pid is not None and not wait_pid_gone(server_pid, 0):
-            os.kill(server_pid, signal.SIGKILL)
-        os.close(w_in)
-        os.close(r_out)
+        assert "parent process" in w.stderr.read_text()
 
 
 # ---------------------------------------------------------------------------- 5. 100 MiB

@@ -242,6 +242,13 @@ def test_sse_parser_round_trip_in_any_chunking():
 def test_event_ids():
     assert h.parse_event_id(h.event_id("12", 7)) == ("12", 7)
     assert h.parse_event_id("nonsense") is None and h.parse_event_id("1-x") is None
+    assert h.parse_event_id("0-\u00b2") is None  # a digit to isdigit(), not to int(): found by the HTTP fuzz
+
+
+def test_sse_parser_ignores_a_retry_that_is_not_ascii_digits():
+    p = h.SSEParser()
+    assert [e.data for e in p.feed("retry: \u00b2\ndata: x\n\n".encode())] == ["x"]
+    assert p.retry is None
 
 
 # ---------------------------------------------------------------------------- the in-memory event store

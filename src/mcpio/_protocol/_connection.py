@@ -27,7 +27,6 @@ from .._errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     LocalProtocolError,
     MCPError,
-    RemoteProtocolError,
 )
 from .._versions import (
     LATEST,
@@ -135,10 +134,8 @@ class Connection:
                 # An object with the id of a request *we* sent and no method: a broken answer to
                 # that request, not a request of the peer. Answering it with an error under that
                 # id could be read as the reply to a peer request with the same id (cross-talk),
-                # so our request fails instead and nothing is sent.
-                method = self._outgoing.pop(id_)
-                out.append(ErrorReceived(id=id_, method=method, error=RemoteProtocolError(
-                    f"the peer answered {method} (id {id_!r}) with a malformed response: {exc.message}")))
+                # so it is dropped: the request still waits for a real answer (or its timeout).
+                log.warning("ignoring a malformed answer to our request %r: %s", id_, exc.message)
                 return
             out.append(Reply(exc.error_response()))
             return

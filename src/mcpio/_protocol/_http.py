@@ -471,7 +471,7 @@ def event_id(stream_id: str, seq: int) -> str:
 
 def parse_event_id(value: str) -> tuple[str, int] | None:
     stream, sep, seq = value.strip().rpartition("-")
-    if not sep or not stream or not seq.isdigit():
+    if not sep or not stream or not (seq.isascii() and seq.isdigit()):  # "²".isdigit() is True
         return None
     return stream, int(seq)
 
@@ -528,5 +528,5 @@ class SSEParser:
             self._event = value
         elif name == "id" and "\0" not in value:
             self._id = value
-        elif name == "retry" and value.isdigit():
+        elif name == "retry" and value.isascii() and value.isdigit():
             self.retry = int(value)

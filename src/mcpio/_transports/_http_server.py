@@ -12,9 +12,13 @@ endpoint serves both eras (spec-notes §9, §13):
     ``_http_server_streams``); its errors set the status (-32601 → 404, client errors → 400);
     ``Mcp-Session-Id`` is ignored and never minted; notifications get 202.
   - *legacy*: ``initialize`` without a session id creates a session (``Mcp-Session-Id`` on the
-    answer; 503 past ``max_sessions``); anything else needs a known id (400 missing, 404
-    unknown or ended) and a legacy ``MCP-Protocol-Version`` (400); notifications and
-    responses get 202.
+    answer; past ``max_sessions``, 503 with ``Retry-After``); anything else needs a known id
+    (400 missing, 404 unknown or ended) and a legacy ``MCP-Protocol-Version`` (400);
+    notifications and responses get 202.
+
+  A refusal's JSON-RPC error carries the request's id once the body has been read and holds
+  one request; ``null`` before that (403, 406, 413, 415) and when no one request's id applies
+  (bad JSON, a batch refused as a whole).
 * **GET** (legacy) — the standalone SSE stream for server-initiated messages (409 if one is
   open), or, with ``Last-Event-ID``, the replay of that stream and its continuation.
 * **DELETE** (legacy) — ends the session; later requests with its id get 404.
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
@@ -57,6 +62,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 Serve = Callable[[Any, bool], Awaitable[None]]
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
+RETRY_AFTER = 5  # seconds, in the 503 of the session cap
 _UNSET: Any = object()
 
 
@@ -208,27 +214,27 @@ class StreamableHTTPApp:
         sid = headers.get(h.SESSION_ID)
         requests = [m for m, k in zip(messages, kinds, strict=True) if k == rpc.REQUEST]
         initializing = any(m.get("method") == "initialize" for m in requests)
+        # A refusal of one request carries its id (JSON-RPC: null only when it cannot be read).
+        rid = messages[0]["id"] if len(messages) == 1 and requests else None
         if sid is None:
             if not initializing:
                 await refuse(send, h.refuse(400, "Bad Request: the Mcp-Session-Id header is required; "
-                                             "send initialize first to open a session"))
+                                             "send initialize first to open a session", id=rid))
                 return
             transport = self._new_session()
             if transport is None:
-                await refuse(send, h.refuse(503, f"Service Unavailable: this server holds its maximum of "
-                                             f"{self.max_sessions} sessions; retry later",
-                                             headers=(("retry-after", "5"),)))
+                await refuse(send, self._at_capacity(rid))
                 return
             version = h.DEFAULT_LEGACY_VERSION
         else:
             found = self.sessions.get(sid)
             if found is None or found.closed:
-                await refuse(send, h.refuse(404, "Not Found: session unknown or ended; initialize a new one"))
+                await refuse(send, h.refuse(404, "Not Found: session unknown or ended; initialize a new one", id=rid))
                 return
             transport = found
             version, refusal = h.check_legacy_version(headers)
             if refusal is not None:
-                await refuse(send, refusal)
+                await refuse(send, dataclasses.replace(refusal, id=rid))
                 return
         session_header = [(b"mcp-session-id", transport.id.encode())]
         if not requests:  # notifications and responses: accepted, answered with nothing
@@ -252,6 +258,15 @@ class StreamableHTTPApp:
                               retry_ms=self.retry_ms)
         finally:
             watcher.cancel()
+
+    def _at_capacity(self, rid: Any) -> h.Refusal:
+        """503 for an initialize past ``max_sessions``: the server is full, the request is fine."""
+        expiry = f"idle ones expire after {self.session_timeout:g} s" if self.session_timeout > 0 else "none expire"
+        return h.refuse(503, f"Service Unavailable: this server already holds its maximum of {self.max_sessions} "
+                        f"sessions (max_sessions), so it cannot open another; the request itself is fine. Retry "
+                        f"after {RETRY_AFTER} s; clients free their sessions with DELETE, and {expiry}",
+                        id=rid, data={"maxSessions": self.max_sessions, "retryAfter": RETRY_AFTER},
+                        headers=(("retry-after", str(RETRY_AFTER)),))
 
     # ================================================================ GET and DELETE
     def _session_of(self, headers: Mapping[str, str]) -> tuple[LegacyTransport | None, h.Refusal | None]:
@@ -448,7 +463,8 @@ class StreamableHTTPApp:
     # ================================================================ helpers
     async def read_body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:
         declared = headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > self.max_body_size:
+        # isascii: "²" (latin-1 0xB2) passes isdigit() but not int()
+        if declared.isascii() and declared.isdigit() and int(declared) > self.max_body_size:
             raise TooLarge()
         chunks: list[bytes] = []
         size = 0
