@@ -19,6 +19,7 @@ TARGET_HELP = (
 
 EPILOG = """examples:
   mcpio run server.py                       serve a module's Server over stdio
+  mcpio run server.py -t http --port 8000   ... or over Streamable HTTP at http://127.0.0.1:8000/mcp
   mcpio list server.py tools                list a server's tools
   mcpio call server.py add a=1 b=2          call a tool (values follow its inputSchema)
   mcpio call "npx -y some-server" echo message=hi
@@ -58,9 +59,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="store_true", help="print the mcpio version")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("run", help="serve a Server from a Python file or module over stdio")
+    p = sub.add_parser("run", help="serve a Server from a Python file or module over stdio or Streamable HTTP")
     p.add_argument("app", metavar="FILE[:OBJECT]", help="a .py file or module, optionally :name of the Server object")
-    p.add_argument("--transport", default="stdio", help="stdio (HTTP: not supported yet)")
+    p.add_argument("-t", "--transport", choices=("stdio", "http"), default="stdio",
+                   help="stdio (the default) or http (Streamable HTTP with uvicorn: pip install 'mcpio[http]')")
+    p.add_argument("--host", default="127.0.0.1", help="http: the address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8000, help="http: the port (default 8000)")
+    p.add_argument("--path", default="/mcp", help="http: the endpoint path (default /mcp)")
+    p.add_argument("--allow-remote", action="store_true", help="http: allow binding an address other than loopback")
+    p.add_argument("--legacy-sse", action="store_true",
+                   help="http: also serve the 2024-11-05 HTTP+SSE transport at /sse and /messages")
 
     p = sub.add_parser("list", help="list a server's tools, resources, templates and prompts")
     p.add_argument("target", metavar="TARGET", help=TARGET_HELP)

@@ -25,7 +25,8 @@ def dispatch(args: Any) -> int:
         if args.command == "run":
             from ._run import run_app
 
-            return run_app(args.app, args.transport)
+            return run_app(args.app, args.transport, host=args.host, port=args.port, path=args.path,
+                           allow_remote=args.allow_remote, legacy_sse=args.legacy_sse)
         if args.command == "tap":
             from ._tap import tap
 

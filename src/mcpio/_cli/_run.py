@@ -1,4 +1,6 @@
-"""``mcpio run FILE[:OBJECT]``: import a Python file or module and serve its Server over stdio.
+"""``mcpio run FILE[:OBJECT]``: import a Python file or module and serve its Server over stdio,
+or with ``-t http`` over Streamable HTTP (uvicorn, from the ``http`` extra; loopback only unless
+``--allow-remote``).
 
 Without ``:OBJECT`` the module must hold exactly one mcpio ``Server`` (variables named
 ``server``, ``mcp`` or ``app`` win). ``OBJECT`` may be a dotted attribute path, and may name a
@@ -73,9 +75,10 @@ def find_server(module: Any, obj: str | None, where: str) -> Server:
     raise UsageError(f"{where} holds several Servers ({', '.join(sorted(found))}); pick one with {where}:OBJECT")
 
 
-def run_app(app: str, transport: str = "stdio") -> int:
-    if transport != "stdio":
-        raise UsageError(f"--transport {transport}: only stdio is supported in this version (Streamable HTTP comes later)")
+def run_app(app: str, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp",
+            allow_remote: bool = False, legacy_sse: bool = False) -> int:
+    if transport not in ("stdio", "http"):
+        raise UsageError(f"--transport {transport}: use stdio or http")
     where, obj = split_app(app)
     real_stdout = sys.stdout
     sys.stdout = sys.stderr  # prints at import time must not reach the protocol stream
@@ -84,5 +87,22 @@ def run_app(app: str, transport: str = "stdio") -> int:
         server = find_server(module, obj, where)
     finally:
         sys.stdout = real_stdout
-    server.run(transport)
+    if transport == "stdio":
+        server.run()
+        return 0
+    if not path.startswith("/"):
+        raise UsageError(f"--path {path!r}: an endpoint path starts with /")
+    from .._protocol._http import is_loopback
+
+    if not is_loopback(host) and not allow_remote:
+        raise UsageError(f"--host {host}: only loopback addresses are served by default; add --allow-remote to accept "
+                         "connections from other machines (and put authentication in front of the server)")
+    try:
+        import uvicorn  # noqa: F401 - checked here to fail with a usage hint, not a traceback
+    except ImportError:
+        raise UsageError("serving HTTP needs uvicorn: pip install 'mcpio[http]'") from None
+    shown = f"[{host}]" if ":" in host else host
+    print(f"serving {server.name} on http://{shown}:{port}{path} (both protocol eras); Ctrl-C stops it",
+          file=sys.stderr, flush=True)
+    server.run("http", host=host, port=port, path=path, allow_remote=allow_remote, legacy_sse=legacy_sse)
     return 0
