@@ -61,8 +61,9 @@ foreign_ids = st.one_of(st.integers(min_value=10**40, max_value=10**41), st.text
 METHODS = [
     "ping", "tools/list", "tools/call", "tools/call", "tools/call", "initialize", "logging/setLevel",
     "resources/list", "resources/read", "prompts/get", "completion/complete", "server/discover",
-    "no/such/method", "notifications/cancelled", "",
+    "no/such/method", "notifications/cancelled", "", "tasks/get", "tasks/update", "tasks/cancel", "tasks/list",
 ]
+TASKS = {"io.modelcontextprotocol/tasks": {}}
 
 
 def _params(draw: Any, method: str) -> Any:
@@ -72,10 +73,10 @@ def _params(draw: Any, method: str) -> Any:
     if kind == 1:
         return None
     if method == "tools/call":
-        tool = draw(st.sampled_from(["echo", "echo", "sleep", "nope", 7]))
+        tool = draw(st.sampled_from(["echo", "echo", "sleep", "job", "nope", 7]))
         if tool == "echo":
             args: Any = {"text": draw(st.one_of(st.text(max_size=50), st.just("x" * 50_000), json_values))}
-        elif tool == "sleep":
+        elif tool in ("sleep", "job"):
             args = {"seconds": draw(st.sampled_from([0, 0.001, 0.02, -1, "soon"]))}
         else:
             args = draw(json_values)
@@ -84,6 +85,11 @@ def _params(draw: Any, method: str) -> Any:
         return {"protocolVersion": draw(st.one_of(st.sampled_from(VERSIONS + (MODERN, "1999-01-01")), json_values)),
                 "capabilities": draw(st.one_of(st.just({}), json_values)),
                 "clientInfo": {"name": "fuzz", "version": "1"}}
+    if method.startswith("tasks/"):  # task ids the server never issued, or not ids at all
+        out = {"taskId": draw(st.one_of(st.text(max_size=30), json_values))}
+        if method == "tasks/update":
+            out["inputResponses"] = draw(st.one_of(st.just({}), json_values))
+        return out
     if method == "logging/setLevel":
         return {"level": draw(st.one_of(st.sampled_from(["debug", "info", "nope"]), json_values))}
     return draw(st.dictionaries(st.text(max_size=8), json_values, max_size=3))
@@ -92,7 +98,8 @@ def _params(draw: Any, method: str) -> Any:
 def _modern_meta(draw: Any) -> dict[str, Any]:
     meta: dict[str, Any] = {
         "io.modelcontextprotocol/protocolVersion": draw(st.sampled_from([MODERN, MODERN, "2099-01-01", 5])),
-        "io.modelcontextprotocol/clientCapabilities": draw(st.sampled_from([{}, {}, None, []])),
+        "io.modelcontextprotocol/clientCapabilities": draw(st.sampled_from([{}, {}, None, [], {"extensions": TASKS},
+                                                                           {"extensions": {"io.modelcontextprotocol/tasks": 1}}])),
     }
     if draw(st.booleans()):
         meta["io.modelcontextprotocol/logLevel"] = draw(st.sampled_from(["debug", "loud", {}]))

@@ -137,6 +137,11 @@ def _server() -> Any:
             await asyncio.sleep(min(max(seconds, 0), 0.001))
             return "slept"
 
+        @server.tool(task_support="optional")
+        async def job(seconds: float) -> str:
+            await asyncio.sleep(min(max(seconds, 0), 0.001))
+            return "done"
+
         @server.resource("note://{name}")
         def note(name: str) -> str:
             return name

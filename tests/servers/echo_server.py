@@ -1,4 +1,4 @@
-"""A small mcpio server for robustness tests: echo, a slow tool, a tool that prints."""
+"""A small mcpio server for robustness tests: echo, a slow tool, a task, a tool that prints."""
 
 from __future__ import annotations
 
@@ -25,6 +25,13 @@ async def sleep(seconds: float, ctx: Context) -> str:
     """Sleep, then say so."""
     await asyncio.sleep(seconds)
     return f"slept {seconds}"
+
+
+@server.tool(task_support="optional")
+async def job(seconds: float, ctx: Context) -> str:
+    """A task for clients that declare the tasks extension: sleep, then say so."""
+    await asyncio.sleep(seconds)
+    return f"job done after {seconds}"
 
 
 @server.tool
