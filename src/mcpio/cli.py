@@ -20,6 +20,7 @@ TARGET_HELP = (
 EPILOG = """examples:
   mcpio run server.py                       serve a module's Server over stdio
   mcpio run server.py -t http --port 8000   ... or over Streamable HTTP at http://127.0.0.1:8000/mcp
+  mcpio install server.py --host claude     add it to Claude Desktop's config (absolute paths, checked first)
   mcpio list server.py tools                list a server's tools
   mcpio call server.py add a=1 b=2          call a tool (values follow its inputSchema)
   mcpio call "npx -y some-server" echo message=hi
@@ -106,6 +107,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("doctor", help="check a server: startup time, eras, capabilities, catalog size, names, schemas")
     p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
     _common(p)
+
+    p = sub.add_parser("install", help="add a Server to a host's config file (Claude, Cursor, VS Code …), checked first")
+    p.add_argument("app", metavar="FILE[:OBJECT]", help="a .py file or module, optionally :name of the Server object")
+    p.add_argument("--host", required=True, help="claude, claude-code, cursor, vscode, windsurf or zed")
+    p.add_argument("--name", help="the server's name in the host (default: the file's name)")
+    p.add_argument("--env", action="append", metavar="NAME=VALUE", help="an environment variable for the server (repeatable)")
+    p.add_argument("--project", action="store_true", help="the host's project file in this folder (claude-code, cursor, vscode)")
+    p.add_argument("--config", metavar="FILE", help="write this file instead of the host's own")
+    p.add_argument("--force", action="store_true", help="replace an entry of the same name")
+    p.add_argument("--dry-run", action="store_true", help="print the entry and where it would go; write nothing")
+    p.add_argument("--no-check", dest="check", action="store_false", help="do not start the server before writing")
 
     p = sub.add_parser("config", help="list the servers in the known host config files (or in CONFIG)")
     p.add_argument("config", nargs="?", metavar="CONFIG", help="a host name or a JSON file")

@@ -27,6 +27,10 @@ def dispatch(args: Any) -> int:
 
             return run_app(args.app, args.transport, host=args.host, port=args.port, path=args.path,
                            allow_remote=args.allow_remote, legacy_sse=args.legacy_sse)
+        if args.command == "install":
+            from ._install import install
+
+            return install(args)
         if args.command == "tap":
             from ._tap import tap
 

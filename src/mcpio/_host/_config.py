@@ -248,6 +248,11 @@ def known_files() -> dict[str, list[Path]]:
 KNOWN = tuple(known_files())  # the host aliases CONFIG may be
 
 
+def section_key(host: str) -> str:
+    """The top-level key under which ``host`` keeps its servers in the files of known_files()."""
+    return {"vscode": "servers", "zed": "context_servers"}.get(host, "mcpServers")
+
+
 def servers_of(config: str) -> dict[str, ServerSpec]:
     """The servers of a host alias (all its files merged, earlier files winning) or of a file path."""
     files = known_files().get(config)
