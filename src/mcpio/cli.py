@@ -20,6 +20,7 @@ TARGET_HELP = (
 EPILOG = """examples:
   mcpio run server.py                       serve a module's Server over stdio
   mcpio run server.py -t http --port 8000   ... or over Streamable HTTP at http://127.0.0.1:8000/mcp
+  mcpio run server.py --reload              restart it on every save, behind one stdio connection
   mcpio install server.py --host claude     add it to Claude Desktop's config (absolute paths, checked first)
   mcpio list server.py tools                list a server's tools
   mcpio call server.py add a=1 b=2          call a tool (values follow its inputSchema)
@@ -70,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--allow-remote", action="store_true", help="http: allow binding an address other than loopback")
     p.add_argument("--legacy-sse", action="store_true",
                    help="http: also serve the 2024-11-05 HTTP+SSE transport at /sse and /messages")
+    p.add_argument("--reload", action="store_true",
+                   help="stdio: restart the server when a .py file below its folder changes (the host stays connected)")
 
     p = sub.add_parser("list", help="list a server's tools, resources, templates and prompts")
     p.add_argument("target", metavar="TARGET", help=TARGET_HELP)

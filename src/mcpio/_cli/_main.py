@@ -25,6 +25,13 @@ def dispatch(args: Any) -> int:
         if args.command == "run":
             from ._run import run_app
 
+            if args.reload:
+                if args.transport != "stdio":
+                    raise UsageError("--reload works with stdio (for HTTP, restart the server yourself)")
+                from ._reload import run_with_reload
+                from ._run import split_app
+
+                return run_with_reload(args.app, split_app(args.app)[0])
             return run_app(args.app, args.transport, host=args.host, port=args.port, path=args.path,
                            allow_remote=args.allow_remote, legacy_sse=args.legacy_sse)
         if args.command == "install":
