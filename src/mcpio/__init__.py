@@ -31,6 +31,7 @@ _EXPORTS = {
     "Context": "._server._context",
     "Message": "._server._resources",
     "Server": "._server._server",
+    "Request": "._server._middleware",
     "ToolError": "._server._tools",
     "Client": "._client._client",
     "TaskCancelled": "._client._tasks",
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
     )
     from ._server._context import ClientCapabilityError, Context
     from ._server._resources import Message
+    from ._server._middleware import Request
     from ._server._server import Server
     from ._server._tools import ToolError
     from ._client._client import Client
@@ -122,6 +124,7 @@ __all__ = [
     "PathParam",
     "ProtocolError",
     "RemoteProtocolError",
+    "Request",
     "RequestTimeout",
     "ResourceLink",
     "ResourceNotFound",

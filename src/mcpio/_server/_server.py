@@ -35,6 +35,7 @@ from ._mrtr import InputRequired, Rounds, StateCodec
 from ._resources import Prompt, Resource
 from ._subscriptions import list_changed_targets, task_targets, updated_targets
 from ._tasks import Task, TaskStore
+from ._middleware import Request, build_chain, check_middleware
 from ._tools import DEFAULT_MAX_RESULT_BYTES, Tool, check_max_result_bytes
 
 log = logging.getLogger("mcpio.server")
@@ -103,6 +104,7 @@ class Server:
         self._templates: dict[str, Resource] = {}  # by template string
         self._prompts: dict[str, Prompt] = {}
         self._completer: Callable[..., Any] | None = None
+        self._middleware: list[Callable[..., Any]] = []
         self._notification_hooks: dict[str, list[Callable[..., Any]]] = {}
         self._sessions: weakref.WeakSet[Session] = weakref.WeakSet()
         self._lifespan_value: Any = None
@@ -165,6 +167,13 @@ class Server:
     def remove_prompt(self, name: str) -> None:
         del self._prompts[name]
         self._changed("prompts")
+
+    def middleware(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Register ``async def mw(request, call_next)`` to run around every client request
+        (the first registered is the outermost); see ``_middleware`` and the README."""
+        check_middleware(fn)
+        self._middleware.append(fn)
+        return fn
 
     def completion(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Register the completion handler: ``fn(ref, argument, context) -> list[str]`` (sync or
@@ -293,7 +302,10 @@ class Server:
             rounds = Rounds.from_request(self._state_codec, ev.method, params)
         ctx = Context(self, session, ev.id, params.get("_meta"), rules, rounds)
         try:
-            result = await handler(self, ctx, params)
+            if self._middleware:
+                result = await self._through_middleware(handler, ev.method, params, ctx)
+            else:
+                result = await handler(self, ctx, params)
         except InputRequired as pending:
             if rounds is None:  # cannot happen: Context asks through rounds only when it has them
                 raise MCPError(f"{ev.method} cannot ask the client for input", INTERNAL_ERROR) from None
@@ -301,6 +313,12 @@ class Server:
         if rules is not None and rules.result_type:
             result = self._decorate(result, rules, ev.method)
         return result
+
+    async def _through_middleware(self, handler: Any, method: str, params: dict[str, Any], ctx: Context) -> Any:
+        async def innermost(request: Request) -> dict[str, Any]:
+            return await handler(self, request.context, request.params)
+
+        return await build_chain(self._middleware, innermost)(Request(method, params, ctx))
 
     def _decorate(self, result: dict[str, Any], rules: Rules, method: str) -> dict[str, Any]:
         """The modern era's additions to every result (spec-notes §3, §5): resultType,

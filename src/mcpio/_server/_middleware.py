@@ -1,0 +1,83 @@
+"""Middleware: code that runs around every client request, on every transport (pain point #55).
+
+``@server.middleware`` registers ``async def mw(request, call_next)``; the first registered is
+the outermost. ``request`` is a :class:`Request` (method, params, name, arguments, the
+Context); ``await call_next(request)`` runs the rest of the chain and the method's handler and
+returns its result (a dict), which the middleware may inspect, change or replace. To refuse a
+request, raise :class:`~mcpio.MCPError` (a JSON-RPC error) — or, for ``tools/call``,
+:class:`~mcpio.ToolError`, which becomes an ``isError`` result the model can read (a rate limit,
+say). ``request.params`` may be replaced before ``call_next`` (it is the handler's input).
+
+Middleware sees requests after the protocol layer admitted them (lifecycle, version, ``_meta``)
+and before the era's result decorations (``resultType``, ``_meta`` serverInfo) are added.
+Notifications do not pass through it. With no middleware registered nothing of this runs.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from ._tools import ToolError
+
+if TYPE_CHECKING:
+    from ._context import Context
+
+CallNext = Callable[["Request"], Awaitable[dict[str, Any]]]
+Middleware = Callable[["Request", CallNext], Awaitable[dict[str, Any]]]
+
+
+class Request:
+    """One client request as middleware sees it."""
+
+    __slots__ = ("method", "params", "context")
+
+    def __init__(self, method: str, params: dict[str, Any], context: Context) -> None:
+        self.method = method
+        self.params = params
+        self.context = context
+
+    @property
+    def name(self) -> str | None:
+        """The tool or prompt name (``tools/call``, ``prompts/get``) or resource URI (``resources/read``)."""
+        value = self.params.get("name", self.params.get("uri"))
+        return value if isinstance(value, str) else None
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        value = self.params.get("arguments")
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def client(self) -> dict[str, Any]:
+        """The client's ``clientInfo`` (name, version) as it declared it."""
+        return self.context.client_info
+
+    def __repr__(self) -> str:
+        return f"<Request {self.method}" + (f" {self.name!r}" if self.name else "") + ">"
+
+
+def check_middleware(fn: Any) -> None:
+    if not callable(fn) or not (inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))):
+        raise TypeError(f"middleware must be an async function (request, call_next) -> result, not {fn!r}")
+
+
+def build_chain(middleware: list[Middleware], innermost: CallNext) -> CallNext:
+    """``innermost`` wrapped by each middleware, the first registered outermost."""
+    call = innermost
+    for mw in reversed(middleware):
+        call = _link(mw, call)
+    return call
+
+
+def _link(mw: Middleware, nxt: CallNext) -> CallNext:
+    async def step(request: Request) -> dict[str, Any]:
+        try:
+            return await mw(request, nxt)
+        except ToolError as exc:  # a refused tool call is a result the model reads, here and outward
+            if request.method != "tools/call":
+                raise
+            return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
+
+    return step
