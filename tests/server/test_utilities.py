@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
+import time
 
 import pytest
 
@@ -126,6 +128,33 @@ def test_cancelled_request_stops_its_handler_and_gets_no_response(version):
         # ... and after the server drained and closed, nothing ever answered the cancelled id
         assert not fut.done()
         assert not [m for m in peer.received if m.get("id") == id_]
+
+    arun(go())
+
+
+def test_a_sync_tool_sees_ctx_cancelled_in_its_thread_and_stops():
+    """A worker thread cannot be stopped from outside: ctx.cancelled lets a long loop stop itself."""
+    server = Server("cancel-sync")
+    started, stopped = threading.Event(), threading.Event()
+
+    @server.tool
+    def crunch(ctx: Context) -> str:
+        started.set()
+        deadline = time.monotonic() + 10
+        while not ctx.cancelled and time.monotonic() < deadline:
+            time.sleep(0.002)  # a unit of work
+        if ctx.cancelled:
+            stopped.set()
+        return "done"
+
+    async def go():
+        async with Peer(server) as peer:
+            id_, fut = await peer.start("tools/call", {"name": "crunch", "arguments": {}})
+            await within(asyncio.to_thread(started.wait, 5))
+            await peer.notify("notifications/cancelled", {"requestId": id_})
+            assert await within(asyncio.to_thread(stopped.wait, 5))
+            await peer.barrier()
+            assert not fut.done()
 
     arun(go())
 

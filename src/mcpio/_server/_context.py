@@ -71,7 +71,8 @@ class Context:
     earlier requests).
     """
 
-    __slots__ = ("server", "session", "request_id", "meta", "rules", "_rounds", "_last_progress", "_task", "_escalate")
+    __slots__ = ("server", "session", "request_id", "meta", "rules", "_rounds", "_last_progress", "_task", "_escalate",
+                 "_cancelled")
 
     def __init__(
         self,
@@ -91,6 +92,7 @@ class Context:
         self._last_progress: float | None = None
         self._task: Task | None = None  # set once this call runs as a task (_tasks)
         self._escalate: asyncio.Future[Task] | None = None  # armed while the call may still become one
+        self._cancelled = False
 
     # ---------------------------------------------------------------- facts
     @property
@@ -123,6 +125,14 @@ class Context:
     @property
     def progress_token(self) -> Any:
         return self.meta.get("progressToken")
+
+    @property
+    def cancelled(self) -> bool:
+        """True once nobody wants this call's result any more (``notifications/cancelled``, a
+        closed HTTP stream, ``tasks/cancel``, the server stopping). An async handler is
+        cancelled at its next ``await``; a sync one, in its worker thread, cannot be stopped
+        from outside — a long loop should check this (safe from any thread) and return early."""
+        return self._cancelled
 
     @property
     def task_id(self) -> str | None:

@@ -21,6 +21,7 @@ audio, resources) and ``structuredContent`` (it must match the output schema) ar
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -59,9 +60,13 @@ async def invoke(sig: FunctionSignature, fn: Callable[..., Any], kwargs: dict[st
             return await fn(**kwargs)
         if inline:
             return fn(**kwargs)
+        return await WORKERS.run(fn, kwargs)
     except (SystemExit, KeyboardInterrupt) as exc:  # sys.exit() in a library ends a call, not the server
         raise RuntimeError(f"the handler raised {type(exc).__name__}: {exc}") from None  # as worker threads do
-    return await WORKERS.run(fn, kwargs)
+    except asyncio.CancelledError:  # a sync function's thread runs on: ctx.cancelled tells it to stop
+        if ctx is not None:
+            ctx._cancelled = True
+        raise
 
 
 class Tool:
