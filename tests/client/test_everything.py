@@ -128,3 +128,30 @@ def test_answers_sampling_elicitation_and_roots_and_gets_notifications(everythin
             await within(logged.wait())
 
     arun(go(), timeout=60)
+
+
+def test_task_required_tools_are_called_as_2025_11_25_tasks(everything):
+    """simulate-research-query is listed with execution.taskSupport "required" by a server that
+    announces tasks.requests.tools.call: the client sends it with "task" and waits on
+    tasks/result, answering the elicitation the task sends meanwhile (its input_required)."""
+    asked: list[str] = []
+
+    def elicitation(params):
+        asked.append(params["message"])
+        return {"interpretation": "technical"}
+
+    async def go():
+        async with Client(everything, timeout=30, elicitation=elicitation) as c:
+            assert c.negotiated_version == "2025-11-25" and "call" in c.server_capabilities["tasks"]["requests"]["tools"]
+            plain, unclear = await asyncio.gather(
+                c.call_tool("simulate-research-query", {"topic": "bats"}),
+                c.call_tool("simulate-research-query", {"topic": "python", "ambiguous": True}))
+            assert plain["content"][0]["text"].startswith("# Research Report: bats")
+            assert unclear["content"][0]["text"].startswith("# Research Report: python (technical)")
+            assert len(asked) == 1 and "python" in asked[0]
+            assert "_meta" not in plain  # the related-task key is the transport's business
+        async with Client(everything, timeout=30, tasks=False) as c:  # without tasks the server refuses it
+            refused = await c.call_tool("simulate-research-query", {"topic": "bats"})
+            assert refused["isError"] is True and "requires task augmentation" in refused["content"][0]["text"]
+
+    arun(go(), timeout=60)

@@ -42,6 +42,7 @@ from .._version import __version__
 from .._versions import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS, TASKS_EXTENSION
 from . import _era, _handlers
 from ._target import make_transport
+from ._tasks import legacy_task_call
 
 log = logging.getLogger("mcpio.client")
 
@@ -139,6 +140,7 @@ class Client:
         self.max_pages = max_pages
         self.max_input_rounds = max_input_rounds
         self.tasks = tasks  # declare the tasks extension (2026-07-28) and follow task handles
+        self._task_support: dict[str, Any] | None = None  # tool -> execution.taskSupport (2025-11-25)
         self.probe_timeout = probe_timeout
         self.session: Session | None = None
         self.server_result: dict[str, Any] = {}
@@ -384,7 +386,12 @@ class Client:
         await self._era.ping(self)
 
     async def list_tools(self) -> list[dict[str, Any]]:
-        return await self._list("tools/list", "tools")
+        tools = await self._list("tools/list", "tools")
+        self._task_support = {
+            t["name"]: t["execution"].get("taskSupport") for t in tools
+            if isinstance(t.get("name"), str) and isinstance(t.get("execution"), dict)
+        }
+        return tools
 
     async def call_tool(
         self,
@@ -402,6 +409,8 @@ class Client:
         if arguments is not None:
             params["arguments"] = arguments
         cap = self.max_timeout if max_timeout is DEFAULT else max_timeout
+        if await self._task_required(name):  # 2025-11-25 core tasks: such a tool is called as a task
+            return await legacy_task_call(self, params, timeout=timeout, max_timeout=cap)
         try:
             return await self.request("tools/call", params, timeout=timeout, max_timeout=cap, on_progress=on_progress)
         except HeaderMismatch:
@@ -411,6 +420,20 @@ class Client:
             # have changed (or was never listed): list the tools again and retry once (spec SHOULD).
             await self.list_tools()
             return await self.request("tools/call", params, timeout=timeout, max_timeout=cap, on_progress=on_progress)
+
+    async def _task_required(self, name: str) -> bool:
+        """True when the server (2025-11-25) supports task-augmented tools/call and lists this
+        tool with ``execution.taskSupport: "required"`` (looked up in tools/list once)."""
+        tasks = self.server_capabilities.get("tasks")
+        if not self.tasks or self.negotiated_era != "legacy" or not isinstance(tasks, dict):
+            return False
+        requests = tasks.get("requests")
+        if not (isinstance(requests, dict) and isinstance(requests.get("tools"), dict)
+                and isinstance(requests["tools"].get("call"), dict)):
+            return False
+        if self._task_support is None:
+            await self.list_tools()
+        return (self._task_support or {}).get(name) == "required"
 
     async def list_resources(self) -> list[dict[str, Any]]:
         return await self._list("resources/list", "resources")

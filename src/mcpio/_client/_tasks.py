@@ -1,4 +1,5 @@
-"""The tasks extension seen from the client (``io.modelcontextprotocol/tasks``, 2026-07-28).
+"""Tasks seen from the client: the ``io.modelcontextprotocol/tasks`` extension of 2026-07-28,
+and the experimental core tasks of 2025-11-25 (:func:`legacy_task_call`).
 
 A :class:`~mcpio.Client` declares the extension on every modern request (``Client(tasks=True)``,
 the default), so a server may answer ``tools/call`` with a task handle (``resultType: "task"``).
@@ -100,3 +101,34 @@ async def await_task(era: ModernEra, session: Session, created: dict[str, Any], 
         with contextlib.suppress(Exception):  # best effort: the caller no longer wants the result
             await asyncio.wait_for(asyncio.shield(send("tasks/cancel", {})), 5.0)
         raise
+
+
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+
+
+async def legacy_task_call(client: Any, params: dict[str, Any], *, timeout: float | None,
+                           max_timeout: float | None) -> dict[str, Any]:
+    """``tools/call`` of a tool whose ``execution.taskSupport`` is ``"required"`` (2025-11-25,
+    basic/utilities/tasks): send it with ``task``, then wait on ``tasks/result``, which blocks
+    until the task ends and carries its input requests (answered by the client's handlers);
+    returns the tool's result (or raises its JSON-RPC error). If the caller gives up (cancelled,
+    or ``max_timeout`` passes) the server is sent ``tasks/cancel`` when it announced it."""
+    created = await client.request("tools/call", {**params, "task": {}}, timeout=timeout)
+    task = created.get("task") if isinstance(created, dict) else None
+    task_id = task.get("taskId") if isinstance(task, dict) else None
+    if not isinstance(task_id, str):
+        if isinstance(created, dict) and "content" in created:
+            return created  # the server answered at once after all
+        raise RemoteProtocolError(f"tools/call {params.get('name')!r}: the server answered a task call without a task id")
+    try:
+        result = await client.request("tasks/result", {"taskId": task_id}, timeout=max_timeout)
+    except (asyncio.CancelledError, RequestTimeout):
+        tasks = client.server_capabilities.get("tasks")
+        if isinstance(tasks, dict) and isinstance(tasks.get("cancel"), dict):
+            with contextlib.suppress(Exception):  # best effort
+                await asyncio.wait_for(asyncio.shield(client.request("tasks/cancel", {"taskId": task_id}, timeout=5.0)), 5.0)
+        raise
+    if isinstance(result, dict) and isinstance(result.get("_meta"), dict) and RELATED_TASK in result["_meta"]:
+        meta = {k: v for k, v in result["_meta"].items() if k != RELATED_TASK}
+        result = {k: v for k, v in result.items() if k != "_meta"} | ({"_meta": meta} if meta else {})
+    return result
