@@ -286,8 +286,10 @@ async def call_tool(tool: Tool, arguments: Any, ctx: Context, rules: Rules) -> d
         run = loop.create_task(tool.call(arguments, ctx, rules))
         try:
             done, _ = await asyncio.wait({run, escalate}, timeout=tool.task_after, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:  # the request was cancelled before it became a task
-            if not escalate.done():
+        except asyncio.CancelledError:  # the request was cancelled
+            if escalate.done():  # ... just as it became a task: the task still ends (and expires)
+                _attach(escalate.result(), run)
+            else:
                 run.cancel()
             raise
         ctx._escalate = None
@@ -301,9 +303,13 @@ async def call_tool(tool: Tool, arguments: Any, ctx: Context, rules: Rules) -> d
             except BaseException:
                 run.cancel()
                 raise
+    _attach(task, run)
+    return task.created_result()
+
+
+def _attach(task: Task, run: asyncio.Task) -> None:
     task.runner = run
     run.add_done_callback(task.finish)
-    return task.created_result()
 
 
 # ---------------------------------------------------------------------- tasks/* handlers
