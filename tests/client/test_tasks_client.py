@@ -152,3 +152,45 @@ def test_tasks_over_real_transports(transport):
     else:
         with ServerThread(_load(TASKS).http_app()) as srv:
             arun(go(srv.url))
+
+
+def test_core_tasks_of_2025_11_25_follow_the_tool_list():
+    """A 2025-11-25 server with tasks.requests.tools.call: a tool listed taskSupport "required" is
+    called with "task" and its result fetched with tasks/result; after tools/list_changed the
+    client lists again (here the tool became "optional": a plain call)."""
+    from mcpio._jsonrpc import encode
+    from tests.client.test_modern_client import Scripted
+
+    support = {"value": "required"}
+
+    def respond(msg):
+        method = msg["method"]
+        if method == "initialize":
+            return {"protocolVersion": "2025-11-25", "serverInfo": {"name": "core-tasks", "version": "1"},
+                    "capabilities": {"tools": {"listChanged": True}, "tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}}}
+        if method == "tools/list":
+            return {"tools": [{"name": "job", "inputSchema": {"type": "object"}, "execution": {"taskSupport": support["value"]}}]}
+        if method == "tools/call" and "task" in msg["params"]:
+            return {"task": {"taskId": "t1", "status": "working", "createdAt": "2026-11-23T00:00:00Z",
+                             "lastUpdatedAt": "2026-11-23T00:00:00Z", "ttl": 60000}}
+        if method == "tools/call":
+            return {"content": [{"type": "text", "text": "direct"}]}
+        if method == "tasks/result":
+            return {"content": [{"type": "text", "text": "from the task"}],
+                    "_meta": {"io.modelcontextprotocol/related-task": {"taskId": msg["params"]["taskId"]}}}
+        return {}
+
+    async def go():
+        changed = asyncio.Event()
+        s = Scripted(respond).start()
+        async with Client(transport=s.ours, era="legacy", on_notification=lambda m, p: changed.set()) as c:
+            assert await c.call_tool("job") == {"content": [{"type": "text", "text": "from the task"}]}
+            support["value"] = "optional"
+            await s.theirs.send(encode({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
+            await within(changed.wait())
+            assert (await c.call_tool("job"))["content"][0]["text"] == "direct"
+        calls = [m for m in s.seen if m.get("method") == "tools/call"]
+        assert [("task" in m["params"]) for m in calls] == [True, False]
+        assert s.methods().count("tools/list") == 2
+
+    arun(go())

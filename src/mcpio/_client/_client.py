@@ -271,6 +271,8 @@ class Client:
         params = ev.params if isinstance(ev.params, dict) else {}
         if self._era is not None and not self._era.on_notification(ev.method, params):
             return  # era bookkeeping (a listen stream's acknowledgement) or a stale stream's
+        if ev.method == "notifications/tools/list_changed":
+            self._task_support = None  # what tools/list said about tasks is stale: ask again when needed
         if ev.method == "notifications/message":
             if self.on_log is not None:
                 await _handlers.call(self.on_log, params)
