@@ -114,10 +114,7 @@ class Supervisor:
             old, self.child = self.child, None
             if old is not None:
                 await old.aclose()
-            for id_ in sorted(self.in_flight, key=repr):
-                await self.answer_error(id_, f"the server was restarted ({why}) while this request was in "
-                                              "flight; send it again")
-            self.in_flight.clear()
+            await self.fail_in_flight(f"the server was restarted ({why}) while this request was in flight; send it again")
             self.child_requests.clear()
             await self.start_child()
             _say(f"restarted ({why})" if self.failure is None else f"{self.failure} ({why}); waiting for the next change")
@@ -151,9 +148,7 @@ class Supervisor:
             self.failure = f"the server exited (code {code})" + (f": {tail[-1].strip()}" if tail else "")
             if self.replay is not None and not self.replay.done():
                 self.replay.cancel()
-            for id_ in sorted(self.in_flight, key=repr):
-                await self.answer_error(id_, f"{self.failure}; fix it and save a file to restart it")
-            self.in_flight.clear()
+            await self.fail_in_flight(f"{self.failure}; fix it and save a file to restart it")
             await self.tell(f"{self.failure}; waiting for a change to restart it")
 
     # ------------------------------------------------------------------ the host
@@ -164,6 +159,12 @@ class Supervisor:
             with contextlib.suppress(TransportError):
                 await self.host.send(rpc.encode({"jsonrpc": "2.0", "method": "notifications/message", "params": {
                     "level": "error", "logger": "mcpio.reload", "data": text}}))
+
+    async def fail_in_flight(self, message: str) -> None:
+        """Answer every request the child will not answer now with an error saying ``message``."""
+        for id_ in sorted(self.in_flight, key=repr):
+            await self.answer_error(id_, message)
+        self.in_flight.clear()
 
     async def answer_error(self, id_: Any, message: str) -> None:
         with contextlib.suppress(TransportError):
