@@ -36,7 +36,7 @@ from ._resources import Prompt, Resource
 from ._subscriptions import list_changed_targets, task_targets, updated_targets
 from ._tasks import Task, TaskStore
 from ._middleware import Request, build_chain, check_middleware
-from ._tools import DEFAULT_MAX_RESULT_BYTES, Tool, check_max_result_bytes
+from ._tools import DEFAULT_MAX_RESULT_BYTES, Tool, check_heartbeat, check_max_result_bytes
 
 log = logging.getLogger("mcpio.server")
 
@@ -66,6 +66,7 @@ class Server:
         task_ttl: float = 3600.0,
         task_poll_interval: float = 1.0,
         max_tasks: int = 1000,
+        heartbeat: float | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -82,6 +83,8 @@ class Server:
         self.max_in_flight = max_in_flight
         check_max_result_bytes(max_result_bytes)
         self.max_result_bytes = max_result_bytes  # text of a tool result, per call (see _tools.cap_text)
+        check_heartbeat(heartbeat)
+        self.heartbeat = heartbeat  # seconds between "still working" progress of a tool call (None: off)
         # 2026-07-28 caching hints (CacheableResult): ttlMs 0 = stale at once; "private" = never
         # shared across authorization contexts. Safe defaults; raise them for static servers.
         if cache_ttl_ms < 0 or cache_scope not in ("public", "private"):

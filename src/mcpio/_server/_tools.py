@@ -22,7 +22,9 @@ audio, resources) and ``structuredContent`` (it must match the output schema) ar
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -89,8 +91,11 @@ class Tool:
         max_result_bytes: Any = ...,
         task_support: str = "forbidden",
         task_after: float | None = 0.0,
+        heartbeat: Any = ...,
     ) -> None:
         self.fn = fn
+        check_heartbeat(heartbeat, allow_default=True)
+        self.heartbeat = heartbeat  # ... = the server's setting
         if task_support not in TASK_SUPPORT:
             raise ValueError(f"task_support must be one of {', '.join(TASK_SUPPORT)}, not {task_support!r}")
         if task_after is not None and not (isinstance(task_after, (int, float)) and task_after >= 0):
@@ -131,13 +136,14 @@ class Tool:
         max_result_bytes: Any = ...,
         task_support: str = "forbidden",
         task_after: float | None = 0.0,
+        heartbeat: Any = ...,
     ) -> Tool:
         sig = analyze_function(fn, injected=(Context,), content_types=CONTENT_TYPES + (ToolResult,), name=name)
         return cls(
             fn, sig, name=name or sig.name, title=title, description=description or sig.description,
             annotations=annotations, icons=icons, meta=meta, structured_output=structured_output,
             input_schema=input_schema, inline=inline, max_result_bytes=max_result_bytes,
-            task_support=task_support, task_after=task_after,
+            task_support=task_support, task_after=task_after, heartbeat=heartbeat,
         )
 
     def definition(self, rules: Rules) -> dict[str, Any]:
@@ -168,8 +174,12 @@ class Tool:
             kwargs = self.sig.bind(arguments)
         except ArgumentError as exc:
             return _error_result(str(exc))
+        interval = self.heartbeat if self.heartbeat is not ... else getattr(ctx.server, "heartbeat", None)
         try:
-            value = await invoke(self.sig, self.fn, kwargs, ctx, self.inline)
+            if interval and (ctx.progress_token is not None or ctx._task is not None):
+                value = await _with_heartbeat(invoke(self.sig, self.fn, kwargs, ctx, self.inline), ctx, interval)
+            else:
+                value = await invoke(self.sig, self.fn, kwargs, ctx, self.inline)
         except ToolError as exc:
             return _error_result(str(exc))
         except (ClientCapabilityError, ClientRequestError, RequestTimeout, ResourceNotFound) as exc:
@@ -211,6 +221,37 @@ class Tool:
             text = raw if isinstance(raw, str) else json_text(raw)
             return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
         return {"content": to_blocks(value, rules)}
+
+
+async def _with_heartbeat(call: Any, ctx: Context, interval: float) -> Any:
+    """Await ``call`` while telling the client, every ``interval`` seconds, that it still runs:
+    ``notifications/progress`` with the seconds elapsed (a client that resets its timeout on
+    progress then waits for a long tool instead of giving up; pain point #18), or the task's
+    statusMessage. It stops for good once the tool reports progress of its own."""
+    beat = asyncio.get_running_loop().create_task(_beat(ctx, interval))
+    try:
+        return await call
+    finally:
+        beat.cancel()
+
+
+async def _beat(ctx: Context, interval: float) -> None:
+    started = time.monotonic()
+    sent: float | None = None
+    while True:
+        await asyncio.sleep(interval)
+        if ctx._last_progress != sent:  # the tool reports progress itself: leave it to the tool
+            return
+        sent = round(time.monotonic() - started, 3)
+        with contextlib.suppress(Exception):  # a heartbeat that cannot be sent is not the tool's failure
+            await ctx.report_progress(sent, None, f"still working ({sent:.1f} s)")
+
+
+def check_heartbeat(value: Any, allow_default: bool = False) -> None:
+    if value is None or (allow_default and value is ...):
+        return
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+        raise ValueError(f"heartbeat must be seconds > 0 or None (off), not {value!r}")
 
 
 def check_max_result_bytes(value: Any, allow_default: bool = False) -> None:
