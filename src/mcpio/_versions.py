@@ -51,6 +51,9 @@ _CLIENT_REQUESTS_2024 = frozenset(
         "resources/read", "resources/subscribe", "resources/unsubscribe", "tools/list", "tools/call",
     }
 )
+# 2025-11-25 added the experimental core tasks (basic/utilities/tasks).
+CORE_TASKS_METHODS: Final = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
+_CLIENT_REQUESTS_2025_11 = _CLIENT_REQUESTS_2024 | CORE_TASKS_METHODS
 _CLIENT_REQUESTS_MODERN = frozenset(
     {
         "server/discover", "completion/complete", "prompts/list", "prompts/get", "resources/list",
@@ -88,6 +91,7 @@ class Rules(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faster than 
     log_level_per_request: bool = False  # notifications/message only when the request's _meta has a logLevel
     missing_capability_is_error: bool = False  # -32021 instead of an isError tool result
     tasks_extension: bool = False  # io.modelcontextprotocol/tasks: tools/call may answer a task handle
+    core_tasks: bool = False  # experimental core tasks: task-augmented tools/call, tasks/* (2025-11-25 only)
     resource_not_found_code: int = RESOURCE_NOT_FOUND
 
 
@@ -103,10 +107,10 @@ RULES: Final[dict[str, Rules]] = {
         resource_links=True, elicitation=True,
     ),
     "2025-11-25": Rules(
-        "2025-11-25", LEGACY, _CLIENT_REQUESTS_2024, tool_annotations=True, audio_content=True,
+        "2025-11-25", LEGACY, _CLIENT_REQUESTS_2025_11, tool_annotations=True, audio_content=True,
         progress_message=True, completions_capability=True, structured_output=True, titles=True,
         resource_links=True, elicitation=True, icons=True, implementation_description=True,
-        sse_polling=True,
+        sse_polling=True, core_tasks=True,
     ),
     "2026-07-28": Rules(
         "2026-07-28", MODERN, _CLIENT_REQUESTS_MODERN, tool_annotations=True, audio_content=True,

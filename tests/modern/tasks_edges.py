@@ -6,6 +6,12 @@ server = Server("task-edges", max_tasks=3)
 Q = {"type": "object", "properties": {"x": {"type": "string"}}}
 
 
+@server.tool
+def plain() -> str:
+    """Never a task."""
+    return "plain answer"
+
+
 @server.tool(task_support="optional", task_after=5.0)
 async def quick() -> str:
     """Done long before task_after: answered directly."""

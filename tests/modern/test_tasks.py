@@ -56,9 +56,9 @@ def poll(p: StdioPeer, task_id: str, until=lambda t: t["status"] in TERMINAL, li
 
 def test_discover_announces_the_extension_and_legacy_initialize_does_not(server, wire_validator):
     assert server.call("server/discover")["capabilities"]["extensions"] == {EXT: {}}
-    with StdioPeer.spawn(TASKS) as legacy:
+    with StdioPeer.spawn(TASKS) as legacy:  # 2025-11-25 has the core tasks instead (test_core_tasks.py)
         caps = legacy.initialize("2025-11-25")["capabilities"]
-        assert "extensions" not in caps and "tasks" not in caps
+        assert "extensions" not in caps and caps["tasks"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
         assert legacy.close() == 0
 
 
@@ -175,9 +175,9 @@ def test_protocol_errors(server):
     assert plain["resultType"] == "task"
 
 
-def test_legacy_era_calls_task_tools_as_ordinary_tools(wire_validator):
+def test_before_2025_11_25_task_tools_are_ordinary_tools(wire_validator):
     with StdioPeer.spawn(TASKS) as p:
-        p.initialize("2025-11-25", capabilities={"elicitation": {}})
+        p.initialize("2025-06-18", capabilities={"elicitation": {}})
         msg = p.request_msg("tools/call", {"name": "purge_table", "arguments": {"table": "t"}})
         p.send(msg)
         elicit = p.wait_for(lambda m: m.get("method") == "elicitation/create")

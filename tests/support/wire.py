@@ -49,7 +49,11 @@ REQUESTS = {
     "tasks/get": ("GetTaskRequest", "GetTaskResult"),  # the tasks extension (tasks_schema.json)
     "tasks/update": ("UpdateTaskRequest", "TaskAckResult"),
     "tasks/cancel": ("CancelTaskRequest", "TaskAckResult"),
+    "tasks/result": ("GetTaskPayloadRequest", "GetTaskPayloadResult"),  # 2025-11-25 core tasks
+    "tasks/list": ("ListTasksRequest", "ListTasksResult"),
 }
+# results whose type differs by version: (version, method) -> def
+VERSION_RESULTS = {("2025-11-25", "tasks/cancel"): "CancelTaskResult"}
 # result types by resultType (2026-07-28), beside the method's own complete result
 RESULT_TYPES = {"input_required": "InputRequiredResult", "task": "CreateTaskResult"}
 TASKS_SCHEMA = Path(__file__).with_name("tasks_schema.json")
@@ -66,6 +70,7 @@ NOTIFICATIONS = {
     "notifications/elicitation/complete": "ElicitationCompleteNotification",
     "notifications/subscriptions/acknowledged": "SubscriptionsAcknowledgedNotification",
     "notifications/tasks": "TaskStatusNotification",
+    "notifications/tasks/status": "TaskStatusNotification",  # 2025-11-25 core tasks
 }
 
 
@@ -137,9 +142,11 @@ def check(msg: Any, version: str, request_method: str | None = None) -> None:
     validate_def(msg, version, env)
     if request_method in REQUESTS:
         result = msg["result"]
-        name = REQUESTS[request_method][1]
+        name = VERSION_RESULTS.get((version, request_method)) or REQUESTS[request_method][1]
         if isinstance(result, dict) and result.get("resultType") in RESULT_TYPES:
             name = RESULT_TYPES[result["resultType"]]
+        elif isinstance(result, dict) and request_method == "tools/call" and "task" in result and "content" not in result:
+            name = "CreateTaskResult"  # 2025-11-25: a task-augmented call
         if name == "EmptyResult" and not has_def(version, name):
             name = "Result"
         validate_def(result, version, name)

@@ -153,9 +153,11 @@ class Context:
         no notification is sent (spec: tasks extension); the task's ``statusMessage`` shows
         ``message`` (or "progress/total") to the client's next ``tasks/get``.
         """
-        if self._task is not None:
-            self._task.progress(message if message is not None else f"{progress:g}" + (f"/{total:g}" if total is not None else ""))
-            return
+        task = self._task
+        if task is not None:
+            task.progress(message if message is not None else f"{progress:g}" + (f"/{total:g}" if total is not None else ""))
+            if not task.core:  # 2025-11-25 core tasks keep the call's progressToken (and notifications)
+                return
         token = self.meta.get("progressToken")
         if token is None:
             return
@@ -177,7 +179,7 @@ class Context:
         (never from a task: the tasks extension carries no log notifications)."""
         if level not in _LEVEL_RANK:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
-        if self._task is not None:
+        if self._task is not None and not self._task.core:
             return
         if self.stateless:  # 2026-07-28: only when this request's _meta asks for a level
             threshold = self.meta.get(META_LOG_LEVEL)
@@ -218,9 +220,10 @@ class Context:
         client gave in an earlier round, or raise InputRequired to ask for it (``_mrtr``); in a
         task, wait in ``input_required`` for ``tasks/update`` to bring it (``_tasks``).
         """
-        if self._task is not None:
+        task = self._task
+        if task is not None and not task.core:
             try:
-                return await asyncio.wait_for(self._task.ask(method, params, key), timeout)
+                return await asyncio.wait_for(task.ask(method, params, key), timeout)
             except TimeoutError:
                 raise RequestTimeout(f"the client did not answer {method} (tasks/update) within {timeout:g} s") from None
         if self._rounds is not None:
@@ -231,6 +234,8 @@ class Context:
                 "the client only while answering tools/call, prompts/get or resources/read"
             )
         try:
+            if task is not None:  # a core task (2025-11-25): asked now, tagged with the task
+                return await task.ask_client(self.session, method, params, timeout)
             return await self.session.request(method, params, timeout=timeout)
         except (RequestTimeout, ConnectionClosed):
             raise
@@ -331,10 +336,10 @@ class Context:
             self._begin_task()
         return self._task is not None
 
-    def _begin_task(self) -> Task:
-        """Create the task this call becomes and switch to it (``_tasks.call_tool``)."""
+    def _begin_task(self, core: bool = False, ttl: float | None = None) -> Task:
+        """Create the task this call becomes and switch to it (``_tasks`` / ``_core_tasks``)."""
         if self._task is None:
-            self._task = self.server._tasks.create()
+            self._task = self.server._tasks.create(core, self.session if core else None, ttl)
             if self._escalate is not None and not self._escalate.done():
                 self._escalate.set_result(self._task)
         return self._task

@@ -19,6 +19,7 @@ from ._completion import complete
 from ._context import Context
 from ._pagination import paginate
 from ._subscriptions import listen, subscribe, unsubscribe, uri_param
+from . import _core_tasks
 from ._tasks import call_tool, tasks_cancel, tasks_get, tasks_update
 
 if TYPE_CHECKING:
@@ -87,7 +88,19 @@ async def tools_call(server: Server, ctx: Context, params: Params) -> dict[str, 
         raise InvalidParams(f"Unknown tool: {name!r}; call tools/list for the tools this server offers")
     if tool.task_support != "forbidden" and rules.tasks_extension:
         return await call_tool(tool, params.get("arguments"), ctx, rules)  # may answer a task handle
+    if rules.core_tasks and (tool.task_support != "forbidden" or "task" in params):
+        return await _core_tasks.call_tool(tool, params, ctx, rules)  # 2025-11-25: the client asks for a task
     return await tool.call(params.get("arguments"), ctx, rules)
+
+
+def by_era(core: Handler, extension: Handler) -> Handler:
+    """The tasks/* method of 2025-11-25's core tasks or of the 2026-07-28 extension, by the request's version."""
+
+    async def handler(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
+        rules = ctx.rules
+        return await (core if rules is not None and rules.core_tasks else extension)(server, ctx, params)
+
+    return handler
 
 
 # ---------------------------------------------------------------------- resources
@@ -141,7 +154,9 @@ METHODS = {
     "prompts/list": lister("prompts", "prompts/list", "_prompts", "prompts"),
     "prompts/get": prompts_get,
     "completion/complete": completion,
-    "tasks/get": tasks_get,  # the tasks extension (2026-07-28)
-    "tasks/update": tasks_update,
-    "tasks/cancel": tasks_cancel,
+    "tasks/get": by_era(_core_tasks.tasks_get, tasks_get),  # tasks: 2025-11-25 core, 2026-07-28 extension
+    "tasks/cancel": by_era(_core_tasks.tasks_cancel, tasks_cancel),
+    "tasks/update": tasks_update,  # the extension only
+    "tasks/result": _core_tasks.tasks_result,  # core tasks only
+    "tasks/list": _core_tasks.tasks_list,
 }

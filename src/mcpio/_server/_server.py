@@ -34,6 +34,7 @@ from ._handlers import METHODS
 from ._mrtr import InputRequired, Rounds, StateCodec
 from ._resources import Prompt, Resource
 from ._subscriptions import list_changed_targets, task_targets, updated_targets
+from ._core_tasks import CAPABILITY as CORE_TASKS_CAPABILITY
 from ._tasks import Task, TaskStore
 from ._middleware import Request, build_chain, check_middleware
 from ._tools import DEFAULT_MAX_RESULT_BYTES, Tool, check_heartbeat, check_max_result_bytes
@@ -225,6 +226,10 @@ class Server:
         loop = self._loop
         if loop is None or loop.is_closed():
             return
+        if task.core:  # 2025-11-25: notifications/tasks/status to the session that owns it
+            if task.owner is not None and not task.owner.closed:
+                self._spawn(loop, task.owner.notify("notifications/tasks/status", task.core_fields()))
+            return
         targets = list(task_targets(iter(list(self._sessions)), task.id))
         if targets:
             detailed = task.detailed()
@@ -254,8 +259,11 @@ class Server:
             caps["resources"] = {"subscribe": True, "listChanged": True}
         if self._tools:
             caps["tools"] = {"listChanged": True}
-        if rules.tasks_extension and any(t.task_support != "forbidden" for t in self._tools.values()):
-            caps["extensions"] = {TASKS_EXTENSION: {}}
+        if any(t.task_support != "forbidden" for t in self._tools.values()):
+            if rules.tasks_extension:
+                caps["extensions"] = {TASKS_EXTENSION: {}}
+            elif rules.core_tasks:
+                caps["tasks"] = CORE_TASKS_CAPABILITY
         self._caps_cache[rules.version] = caps
         return caps
 

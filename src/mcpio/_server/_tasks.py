@@ -60,6 +60,7 @@ TASK_SUPPORT = ("forbidden", "optional", "required")
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 RETAIN_AFTER_END = 60.0  # seconds a task that ends after its TTL is still kept
 REQUIRED = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
+RELATED_TASK = "io.modelcontextprotocol/related-task"  # _meta of messages that belong to a core task
 
 
 def _now_iso() -> str:
@@ -83,17 +84,22 @@ class Task:
     """One task: its state, the function's run, and the input requests it waits on."""
 
     __slots__ = ("id", "status", "status_message", "created_at", "updated_at", "created", "ended", "ttl",
-                 "poll_ms", "result", "error", "pending", "_used_keys", "_next", "runner", "store")
+                 "poll_ms", "result", "error", "pending", "_used_keys", "_next", "runner", "store", "core", "owner",
+                 "done", "_asking")
 
-    def __init__(self, store: TaskStore) -> None:
+    def __init__(self, store: TaskStore, core: bool = False, owner: Any = None, ttl: float | None = None) -> None:
         self.store = store
+        self.core = core  # 2025-11-25 core tasks (_core_tasks) rather than the 2026-07-28 extension
+        self.owner = owner  # core tasks belong to the session that created them
+        self.done = asyncio.Event()  # set when the task reaches a terminal status
+        self._asking = 0  # core tasks: requests to the client in flight
         self.id = secrets.token_urlsafe(18)  # unguessable: knowing the id is the access
         self.status = "working"
         self.status_message: str | None = None
         self.created_at = self.updated_at = _now_iso()
         self.created = time.monotonic()
         self.ended: float | None = None
-        self.ttl = store.ttl
+        self.ttl = store.ttl if ttl is None else ttl
         self.poll_ms = store.poll_ms
         self.result: dict[str, Any] | None = None
         self.error: dict[str, Any] | None = None
@@ -112,6 +118,15 @@ class Task:
         out["lastUpdatedAt"] = self.updated_at
         out["ttlMs"] = max(1, round(self.ttl * 1000))
         out["pollIntervalMs"] = self.poll_ms
+        return out
+
+    def core_fields(self) -> dict[str, Any]:
+        """The 2025-11-25 ``Task`` object (``ttl`` and ``pollInterval``, in milliseconds)."""
+        out: dict[str, Any] = {"taskId": self.id, "status": self.status}
+        if self.status_message is not None:
+            out["statusMessage"] = self.status_message
+        out.update(createdAt=self.created_at, lastUpdatedAt=self.updated_at, ttl=max(1, round(self.ttl * 1000)),
+                   pollInterval=self.poll_ms)
         return out
 
     def created_result(self) -> dict[str, Any]:
@@ -136,6 +151,7 @@ class Task:
             self.status_message = message
         self.updated_at = _now_iso()
         if status in TERMINAL:
+            self.done.set()
             self.ended = time.monotonic()
             if self.ended - self.created > self.ttl:  # the TTL MAY change (spec §Tasks): keep it a while
                 self.ttl = self.ended - self.created + RETAIN_AFTER_END
@@ -171,6 +187,21 @@ class Task:
             if not self.pending and self.status == "input_required":
                 self._set("working")
 
+    async def ask_client(self, session: Any, method: str, params: dict[str, Any] | None, timeout: float | None) -> Any:
+        """Core tasks (2025-11-25): send the request to the client now, tagged with the task
+        (``_meta`` related-task), the task ``input_required`` until it is answered."""
+        params = dict(params or {})
+        params["_meta"] = {**(params.get("_meta") or {}), RELATED_TASK: {"taskId": self.id}}
+        self._asking += 1
+        if self.status == "working":
+            self._set("input_required")
+        try:
+            return await session.request(method, params, timeout=timeout)
+        finally:
+            self._asking -= 1
+            if not self._asking and self.status == "input_required":
+                self._set("working")
+
     def answer(self, responses: dict[str, Any]) -> None:
         """Deliver ``inputResponses``: keys not outstanding and malformed answers are ignored
         (spec §Task Update Requests; a malformed one stays asked)."""
@@ -199,6 +230,10 @@ class Task:
         exc = run.exception()
         if exc is None:
             result = run.result()
+            if self.core:  # 2025-11-25: an isError result is a failed task; tasks/result returns it as is
+                self.result = result
+                self._set("failed" if isinstance(result, dict) and result.get("isError") else "completed")
+                return
             self.result = {"resultType": "complete", **result} if isinstance(result, dict) else result
             self._set("completed")
         elif isinstance(exc, MCPError):  # a JSON-RPC error raised on purpose: "failed" (spec §Task Execution Errors)
@@ -229,24 +264,32 @@ class TaskStore:
         if self.on_change is not None:
             self.on_change(task)
 
-    def create(self) -> Task:
+    def create(self, core: bool = False, owner: Any = None, ttl: float | None = None) -> Task:
         self.sweep()
         if len(self._tasks) >= self.max_tasks:
             raise MCPError(
                 f"Too many tasks: this server keeps at most {self.max_tasks}; poll or cancel existing "
                 "tasks, or retry later", INTERNAL_ERROR,
             )
-        task = Task(self)
+        task = Task(self, core, owner, ttl)
         self._tasks[task.id] = task  # durable before CreateTaskResult is sent (spec §Task Creation)
         return task
 
-    def get(self, params: dict[str, Any]) -> Task:
-        """The task ``params.taskId`` names; -32602 when unknown or expired (spec §Protocol Errors)."""
+    def owned_by(self, owner: Any) -> list[Task]:
+        """The core tasks of one session, oldest first."""
+        self.sweep()
+        return [t for t in self._tasks.values() if t.core and t.owner is owner]
+
+    def get(self, params: dict[str, Any], owner: Any = None) -> Task:
+        """The task ``params.taskId`` names (of ``owner``'s, for core tasks); -32602 when unknown
+        or expired (spec §Protocol Errors)."""
         task_id = params.get("taskId")
         if not isinstance(task_id, str):
             raise InvalidParams('Invalid params: "taskId" must be a string (the id of a CreateTaskResult)')
         self.sweep()
         task = self._tasks.get(task_id)
+        if task is not None and task.core and task.owner is not owner:
+            task = None  # another session's task is none of this one's business
         if task is None:
             raise InvalidParams(f"Failed to retrieve task: Task not found ({task_id!r} is unknown or has expired)")
         return task
@@ -288,7 +331,7 @@ async def call_tool(tool: Tool, arguments: Any, ctx: Context, rules: Rules) -> d
             done, _ = await asyncio.wait({run, escalate}, timeout=tool.task_after, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:  # the request was cancelled
             if escalate.done():  # ... just as it became a task: the task still ends (and expires)
-                _attach(escalate.result(), run)
+                attach(escalate.result(), run)
             else:
                 run.cancel()
             raise
@@ -303,11 +346,11 @@ async def call_tool(tool: Tool, arguments: Any, ctx: Context, rules: Rules) -> d
             except BaseException:
                 run.cancel()
                 raise
-    _attach(task, run)
+    attach(task, run)
     return task.created_result()
 
 
-def _attach(task: Task, run: asyncio.Task) -> None:
+def attach(task: Task, run: asyncio.Task) -> None:
     task.runner = run
     run.add_done_callback(task.finish)
 

@@ -163,6 +163,8 @@ class Tool:
             d["annotations"] = self.annotations
         if self.icons and rules.icons:
             d["icons"] = self.icons
+        if self.task_support != "forbidden" and rules.core_tasks:  # 2025-11-25 execution.taskSupport
+            d["execution"] = {"taskSupport": self.task_support}
         if self.meta and rules.titles:  # _meta on Tool: 2025-06-18+
             d["_meta"] = self.meta
         self._definitions[rules.version] = d
