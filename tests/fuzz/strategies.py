@@ -61,7 +61,7 @@ foreign_ids = st.one_of(st.integers(min_value=10**40, max_value=10**41), st.text
 METHODS = [
     "ping", "tools/list", "tools/call", "tools/call", "tools/call", "initialize", "logging/setLevel",
     "resources/list", "resources/read", "prompts/get", "completion/complete", "server/discover",
-    "no/such/method", "notifications/cancelled", "", "tasks/get", "tasks/update", "tasks/cancel", "tasks/list",
+    "no/such/method", "notifications/cancelled", "", "tasks/get", "tasks/update", "tasks/cancel", "tasks/list", "tasks/result",
 ]
 TASKS = {"io.modelcontextprotocol/tasks": {}}
 
@@ -80,6 +80,8 @@ def _params(draw: Any, method: str) -> Any:
             args = {"seconds": draw(st.sampled_from([0, 0.001, 0.02, -1, "soon"]))}
         else:
             args = draw(json_values)
+        if draw(st.integers(0, 3)) == 0:  # 2025-11-25: a task-augmented call
+            return {"name": tool, "arguments": args, "task": draw(st.one_of(st.just({}), st.just({"ttl": 1000}), json_values))}
         return {"name": tool, "arguments": args}
     if method == "initialize":
         return {"protocolVersion": draw(st.one_of(st.sampled_from(VERSIONS + (MODERN, "1999-01-01")), json_values)),
