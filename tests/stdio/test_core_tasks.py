@@ -117,3 +117,18 @@ def test_tasks_belong_to_their_session_and_the_mcpio_client_uses_them(wire_valid
                 await b.request("tasks/get", {"taskId": mine[0]["taskId"]})
 
     arun(go())
+
+
+def test_a_sessions_core_tasks_end_with_it():
+    from tests.client.test_modern_client import _load
+    from tests.server.peer import arun
+
+    server = _load(EXAMPLES / "tasks.py")
+
+    async def go():
+        async with Client(server, era="legacy") as c:
+            created = await c.request("tools/call", {"name": "crunch", "arguments": {"seconds": 30}, "task": {}})
+            assert created["task"]["status"] == "working" and len(server._tasks) == 1
+        assert len(server._tasks) == 0  # the session ended: its task was cancelled and forgotten
+
+    arun(go())

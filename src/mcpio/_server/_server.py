@@ -391,7 +391,7 @@ class Server:
         ``transport`` so the peer sees end of stream (``aclose`` is idempotent)."""
         try:
             async with self.running():
-                await self.session(transport).run()
+                await self._run_session(self.session(transport))
         finally:
             await transport.aclose()
 
@@ -423,7 +423,7 @@ class Server:
             loop.add_signal_handler(signal.SIGTERM, on_signal)
         try:
             async with self.running():
-                await session.run()
+                await self._run_session(session)
         finally:
             await transport.aclose()
 
@@ -447,7 +447,19 @@ class Server:
                                  lifespan=self.running, **options)
 
     async def _serve_http(self, transport: Transport, stateless: bool) -> None:
-        await self.session(transport, stateless=stateless).run()
+        session = self.session(transport, stateless=stateless)
+        if stateless:
+            await session.run()
+        else:
+            await self._run_session(session)
+
+    async def _run_session(self, session: Session) -> None:
+        """Run a legacy-capable session; when it ends, so do the 2025-11-25 core tasks it owns
+        (nobody else may reach them)."""
+        try:
+            await session.run()
+        finally:
+            self._tasks.forget_owner(session)
 
     def _tool_schema(self, name: str) -> dict[str, Any] | None:
         tool = self._tools.get(name)

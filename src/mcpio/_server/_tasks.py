@@ -306,6 +306,14 @@ class TaskStore:
             if task.ended is not None and now - task.created > task.ttl:
                 del self._tasks[task_id]
 
+    def forget_owner(self, owner: Any) -> None:
+        """A session ended: cancel and forget its core tasks (only it could reach them)."""
+        for task_id, task in list(self._tasks.items()):
+            if task.core and task.owner is owner:
+                if task.runner is not None and not task.runner.done():
+                    task.runner.cancel()
+                del self._tasks[task_id]
+
     def close(self) -> None:
         """Server shutdown: cancel every run still going."""
         for task in self._tasks.values():
