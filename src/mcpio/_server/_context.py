@@ -136,7 +136,7 @@ class Context:
 
     @property
     def task_id(self) -> str | None:
-        """The id of the task this call runs as (tasks extension), or None."""
+        """The id of the task this call runs as (2026 extension or 2025-11-25 core task), or None."""
         return self._task.id if self._task is not None else None
 
     @property
@@ -150,8 +150,9 @@ class Context:
         """Send ``notifications/progress`` if the client asked for progress (a progressToken).
 
         Progress must increase (spec); a value not above the last one sent is dropped. In a task
-        no notification is sent (spec: tasks extension); the task's ``statusMessage`` shows
-        ``message`` (or "progress/total") to the client's next ``tasks/get``.
+        the task's ``statusMessage`` shows ``message`` (or "progress/total") to the client's next
+        ``tasks/get``; a task of the 2026 extension sends no notification (spec), a 2025-11-25
+        core task goes on sending them under the call's progressToken (spec).
         """
         task = self._task
         if task is not None:
@@ -176,7 +177,7 @@ class Context:
     # ---------------------------------------------------------------- logging
     async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
         """Send ``notifications/message`` at ``level`` if the client's level lets it through
-        (never from a task: the tasks extension carries no log notifications)."""
+        (never from a task of the 2026 extension, which carries no log notifications)."""
         if level not in _LEVEL_RANK:
             raise ValueError(f"unknown log level {level!r}; use one of {', '.join(LOG_LEVELS)}")
         if self._task is not None and not self._task.core:
@@ -218,7 +219,8 @@ class Context:
         RequestTimeout (after telling the client ``notifications/cancelled``), ConnectionClosed,
         or ClientRequestError carrying the client's error. Modern era: return the answer the
         client gave in an earlier round, or raise InputRequired to ask for it (``_mrtr``); in a
-        task, wait in ``input_required`` for ``tasks/update`` to bring it (``_tasks``).
+        task of the extension, wait in ``input_required`` for ``tasks/update`` to bring it
+        (``_tasks``); in a 2025-11-25 core task, ask at once, the request tagged with the task.
         """
         task = self._task
         if task is not None and not task.core:
