@@ -35,7 +35,7 @@ EPILOG = """examples:
 """
 
 
-def _common(p: argparse.ArgumentParser, *, json_flag: bool = True, era_flag: bool = True) -> None:
+def _common(p: argparse.ArgumentParser, *, json_flag: bool = True, era_flag: bool = True, trace_flag: bool = True) -> None:
     if json_flag:
         p.add_argument("--json", action="store_true", help="print JSON instead of text")
     if era_flag:
@@ -48,6 +48,8 @@ def _common(p: argparse.ArgumentParser, *, json_flag: bool = True, era_flag: boo
                    help="the server's environment: ours (inherit), a safe minimum (safe) or only -e values (exact); PATH is always kept")
     p.add_argument("--cwd", metavar="DIR", help="the server's working directory")
     p.add_argument("-v", "--verbose", action="store_true", help="show the server's stderr")
+    if trace_flag:
+        p.add_argument("--trace", metavar="FILE", help="append every message sent and received to FILE")
     if era_flag:
         p.add_argument("-H", "--header", action="append", default=[], metavar="'NAME: VALUE'",
                        help="an HTTP header for a URL target (e.g. 'Authorization: Bearer …')")
@@ -105,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("replay", help="re-send a trace's client messages to a server: replay FILE -- COMMAND ...")
     p.add_argument("trace", metavar="FILE")
     p.add_argument("--ignore", action="append", default=[], metavar="KEY", help="ignore KEY (anywhere) when comparing")
-    _common(p, era_flag=False)  # the trace's own messages are sent, in their era
+    _common(p, era_flag=False, trace_flag=False)  # the trace's own messages are sent, in their era
 
     p = sub.add_parser("doctor", help="check a server: startup time, eras, capabilities, catalog size, names, schemas")
     p.add_argument("target", metavar="TARGET", help=TARGET_HELP)

@@ -87,6 +87,8 @@ def client_for(target: str, args: Any, **options: Any) -> Client:
     spec = resolve(target)
     options.setdefault("timeout", args.timeout)
     options.setdefault("era", getattr(args, "era", None) or "auto")
+    if getattr(args, "trace", None):
+        options.setdefault("trace", args.trace)
     if spec.url is not None:
         options.setdefault("headers", _headers(args) or None)
     return spec.client(env=_env(args) or None, env_mode=args.env_mode, cwd=args.cwd, on_stderr=_stderr(args), **options)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -38,6 +39,7 @@ from .._protocol._connection import Connection
 from .._protocol._events import NotificationReceived, RequestReceived
 from .._session import ProgressCallback, Session
 from .._transports._base import Transport
+from .._transports._trace import Traced, open_trace
 from .._version import __version__
 from .._versions import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS, TASKS_EXTENSION
 from . import _era, _handlers
@@ -82,6 +84,9 @@ class Client:
     the server answers with a task is followed to its result (polling ``tasks/get``, answering
     its input requests with the handlers above), within ``max_timeout``.
 
+    ``trace="wire.log"`` appends every message sent and received to that file (a line each:
+    time, ``out``/``in``, the message).
+
     Subprocess options: ``env``, ``env_mode`` ("inherit", "safe", "exact"), ``cwd``,
     ``on_stderr(line)``, ``grace`` (seconds per shutdown step).
     """
@@ -113,6 +118,7 @@ class Client:
         grace: float | None = None,
         headers: dict[str, str] | None = None,
         tasks: bool = True,
+        trace: str | os.PathLike[str] | None = None,
     ) -> None:
         if era not in _era.ERAS:
             raise ValueError(f"era must be one of {', '.join(_era.ERAS)}, not {era!r}")
@@ -140,6 +146,7 @@ class Client:
         self.max_pages = max_pages
         self.max_input_rounds = max_input_rounds
         self.tasks = tasks  # declare the tasks extension (2026-07-28) and follow task handles
+        self.trace = trace  # a file: every message sent and received is appended to it
         self._task_support: dict[str, Any] | None = None  # tool -> execution.taskSupport (2025-11-25)
         self.probe_timeout = probe_timeout
         self.session: Session | None = None
@@ -166,6 +173,8 @@ class Client:
         if self.session is not None:
             raise RuntimeError("this Client is already connected; a Client connects once")
         transport = self._transport or make_transport(self._target, self._spawn, self._tasks)
+        if self.trace is not None:
+            transport = Traced(transport, open_trace(os.fspath(self.trace)))
         self._transport = transport
         key = getattr(transport, "key", None)
         try:

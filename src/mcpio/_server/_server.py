@@ -17,7 +17,6 @@ import os
 import secrets
 import signal
 import sys
-import time
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +27,7 @@ from .._protocol._events import NotificationReceived, RequestReceived
 from .._protocol._framing import DEFAULT_MAX_LINE_SIZE
 from .._session import Session
 from .._transports._base import Transport
+from .._transports._trace import open_trace
 from .._versions import CACHEABLE_METHODS, INPUT_REQUIRED_METHODS, META_SERVER_INFO, RULES, TASKS_EXTENSION, Rules
 from ._context import Context
 from ._handlers import METHODS
@@ -404,7 +404,7 @@ class Server:
         trace_path = os.environ.get("MCPIO_TRACE")
         if trace_path:
             try:
-                transport.trace = _tracer(trace_path)
+                transport.trace = open_trace(trace_path)
             except OSError as exc:  # a debugging aid must not stop the server
                 log.warning("MCPIO_TRACE: cannot write %s (%s); serving without a trace", trace_path, exc.strerror or exc)
         loop = asyncio.get_running_loop()
@@ -520,16 +520,6 @@ async def _run_hook(hook: Callable[..., Any], ctx: Context, params: dict[str, An
             await r
     except Exception:
         log.exception("notification hook %r failed", getattr(hook, "__name__", hook))
-
-
-def _tracer(path: str) -> Callable[[str, bytes], None]:
-    f = open(path, "a", buffering=1, encoding="utf-8", errors="replace")  # noqa: SIM115
-
-    def trace(direction: str, frame: bytes) -> None:
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime()) + f".{int(time.time() * 1000) % 1000:03d}Z"
-        f.write(f"{stamp} {direction} {bytes(frame).decode('utf-8', 'replace')}\n")
-
-    return trace
 
 
 def _configure_logging() -> None:

@@ -63,6 +63,7 @@ from collections.abc import Callable
 from .._errors import EndOfStream, TransportError
 from .._protocol._framing import DEFAULT_MAX_LINE_SIZE, LineBuffer, Oversized
 from ._base import Frame
+from ._trace import oversized_marker
 
 _WRITE_HIGH_WATER = 4 * 1024 * 1024
 _WRITE_SLICE = 1024 * 1024  # a frame larger than this is written slice by slice
@@ -360,7 +361,7 @@ class StdioServerTransport:
                     if type(frame) is bytes:
                         self.trace("in", frame)
                     elif type(frame) is Oversized:
-                        self.trace("in", f'"<a line of {frame.size} bytes over the limit of {frame.limit}, discarded>"'.encode())
+                        self.trace("in", oversized_marker(frame))
                 return frame
             if self._eof:
                 raise EndOfStream()
