@@ -27,7 +27,7 @@ from .._protocol._events import NotificationReceived, RequestReceived
 from .._protocol._framing import DEFAULT_MAX_LINE_SIZE
 from .._session import Session
 from .._transports._base import Transport
-from .._transports._trace import open_trace
+from .._transports._trace import Traced, open_trace
 from .._versions import CACHEABLE_METHODS, INPUT_REQUIRED_METHODS, META_SERVER_INFO, RULES, TASKS_EXTENSION, Rules
 from ._context import Context
 from ._handlers import METHODS
@@ -114,6 +114,7 @@ class Server:
         self._lifespan_value: Any = None
         self._background: set[asyncio.Task] = set()
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop serving our sessions
+        self._http_trace: Any = None  # MCPIO_TRACE for HTTP sessions: None = not looked at yet, False = off
 
     # ================================================================ registration
     def tool(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
@@ -447,6 +448,16 @@ class Server:
                                  lifespan=self.running, **options)
 
     async def _serve_http(self, transport: Transport, stateless: bool) -> None:
+        if self._http_trace is None:  # MCPIO_TRACE: the same wire trace as on stdio (read once)
+            path = os.environ.get("MCPIO_TRACE")
+            self._http_trace = False
+            if path:
+                try:
+                    self._http_trace = open_trace(path)
+                except OSError as exc:
+                    log.warning("MCPIO_TRACE: cannot write %s (%s); serving without a trace", path, exc.strerror or exc)
+        if self._http_trace:
+            transport = Traced(transport, self._http_trace)
         session = self.session(transport, stateless=stateless)
         if stateless:
             await session.run()
