@@ -18,6 +18,7 @@ request is sent, so what hypothesis draws never depends on the run.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 from dataclasses import dataclass, field
@@ -66,6 +67,12 @@ def fuzz_server() -> Server:
     def regional(region: Annotated[str, msgspec.Meta(extra_json_schema={"x-mcp-header": "Region"})]) -> str:
         """Its region also travels in the Mcp-Param-Region header."""
         return f"region {region}"
+
+    @server.tool(task_support="optional")
+    async def job(seconds: float = 0) -> str:
+        """A task for clients that ask for one (2025-11-25) or declare the extension (2026-07-28)."""
+        await asyncio.sleep(min(max(seconds, 0), 0.01))
+        return "job done"
 
     @server.resource("test://doc")
     def doc() -> str:
@@ -132,6 +139,8 @@ def _arguments(draw: Any, tool: Any) -> Any:
         return {"text": draw(st.one_of(st.text(max_size=30), hostile))}
     if tool == "progress":
         return {"steps": draw(st.one_of(st.integers(-1, 3), hostile))}
+    if tool == "job":
+        return {"seconds": draw(st.one_of(st.sampled_from([0, 0.005]), hostile))}
     if tool == "regional":
         return {"region": draw(st.one_of(st.sampled_from(["eu-west", "ünïcode", " padded ", "=?base64?eA==?="]),
                                           st.text(max_size=10), hostile))}
@@ -140,7 +149,8 @@ def _arguments(draw: Any, tool: Any) -> Any:
 
 REQUESTS = ["initialize", "ping", "tools/list", "tools/call", "tools/call", "tools/call", "resources/list",
             "resources/read", "prompts/get", "prompts/list", "completion/complete", "logging/setLevel",
-            "server/discover", "subscriptions/listen", "resources/subscribe", "no/such/method", ""]
+            "server/discover", "subscriptions/listen", "resources/subscribe", "no/such/method", "",
+            "tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update"]
 NOTIFICATIONS = ["notifications/initialized", "notifications/cancelled", "notifications/progress",
                  "notifications/roots/list_changed", "notifications/whatever"]
 
@@ -153,8 +163,14 @@ def request(draw: Any, modern: bool, method: str | None = None) -> dict[str, Any
         params = {"protocolVersion": draw(st.sampled_from([*LEGACY_VERSIONS, MODERN, "1999-01-01"])),
                   "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}}
     elif method == "tools/call":
-        tool = draw(st.sampled_from(["add", "echo", "progress", "regional", "nope"]))
+        tool = draw(st.sampled_from(["add", "echo", "progress", "regional", "job", "nope"]))
         params = {"name": tool, "arguments": _arguments(draw, tool)}
+        if draw(st.integers(0, 3)) == 0:  # 2025-11-25 core tasks: the client asks for a task
+            params["task"] = draw(st.sampled_from([{}, {"ttl": 1000}, [], "soon"]))
+    elif method.startswith("tasks/"):
+        params = {"taskId": draw(st.one_of(st.text(max_size=12), small_json))}
+        if method == "tasks/update":
+            params["inputResponses"] = draw(st.sampled_from([{}, {"k": {"action": "accept"}}, None]))
     elif method == "resources/read" or method == "resources/subscribe":
         params = {"uri": draw(st.sampled_from(["test://doc", "test://nope", "file:///etc/passwd"]))}
     elif method == "prompts/get":
@@ -167,7 +183,8 @@ def request(draw: Any, modern: bool, method: str | None = None) -> dict[str, Any
                            "method": method}
     if modern:
         params["_meta"] = {META_VERSION: draw(st.sampled_from([MODERN, MODERN, MODERN, "2025-11-25", "2099-01-01"])),
-                           META_CAPS: draw(st.sampled_from([{}, {}, {"sampling": {}}]))}
+                           META_CAPS: draw(st.sampled_from([{}, {}, {"sampling": {}},
+                                                            {"extensions": {"io.modelcontextprotocol/tasks": {}}}]))}
     if params or draw(st.booleans()):
         msg["params"] = params
     return msg
