@@ -109,25 +109,21 @@ class Task:
         self.runner: asyncio.Task | None = None
 
     # ---------------------------------------------------------------- wire shapes
-    def fields(self) -> dict[str, Any]:
-        """The ``Task`` object (spec §Tasks)."""
+    def fields(self, ttl_key: str = "ttlMs", poll_key: str = "pollIntervalMs") -> dict[str, Any]:
+        """The ``Task`` object (spec §Tasks); 2025-11-25 named the two durations ``ttl`` and
+        ``pollInterval`` (both milliseconds): see :meth:`core_fields`."""
         out: dict[str, Any] = {"taskId": self.id, "status": self.status}
         if self.status_message is not None:
             out["statusMessage"] = self.status_message
         out["createdAt"] = self.created_at
         out["lastUpdatedAt"] = self.updated_at
-        out["ttlMs"] = max(1, round(self.ttl * 1000))
-        out["pollIntervalMs"] = self.poll_ms
+        out[ttl_key] = max(1, round(self.ttl * 1000))
+        out[poll_key] = self.poll_ms
         return out
 
     def core_fields(self) -> dict[str, Any]:
-        """The 2025-11-25 ``Task`` object (``ttl`` and ``pollInterval``, in milliseconds)."""
-        out: dict[str, Any] = {"taskId": self.id, "status": self.status}
-        if self.status_message is not None:
-            out["statusMessage"] = self.status_message
-        out.update(createdAt=self.created_at, lastUpdatedAt=self.updated_at, ttl=max(1, round(self.ttl * 1000)),
-                   pollInterval=self.poll_ms)
-        return out
+        """The 2025-11-25 ``Task`` object."""
+        return self.fields("ttl", "pollInterval")
 
     def created_result(self) -> dict[str, Any]:
         """``CreateTaskResult``: flat ``Result & Task`` with ``resultType: "task"``."""
