@@ -8,7 +8,7 @@ Collected from README.md and docs/**/*.md. The conventions (docs/contributing.md
   required: it is what a reader of the source sees);
 - ``<!-- file: NAME -->`` on the line before the fence writes the block to NAME in the page's
   folder instead, for later blocks of the same page to use (``import server``, ``mcpio list
-  server.py``). A ``.py`` file is then executed as a module (its ``if __name__ ==
+  server.py``); this works before a fence of any language (```json for a config file). A ``.py`` file is then executed as a module (its ``if __name__ ==
   "__main__":`` part does not run), and a ``test_*.py`` file is run with pytest.
 
 Blocks may be indented (inside a list item); the indentation of the fence is removed.
@@ -68,8 +68,6 @@ def parse(page: Path) -> list[Block]:
             body.append(line[len(indent):] if line.startswith(indent) else line.lstrip())
             i += 1
         i += 1  # the closing fence
-        if lang != "python":
-            continue
         prev = next((lines[j] for j in range(start - 1, -1, -1) if lines[j].strip()), "")
         marker = _MARKER.match(prev)
         skip = file = None
@@ -77,6 +75,8 @@ def parse(page: Path) -> list[Block]:
             skip = marker["arg"] or ""
         elif marker and marker["kind"] == "file":
             file = marker["arg"] or ""
+        if lang != "python" and file is None:  # other languages are shown, not run (unless a file)
+            continue
         blocks.append(Block(page, start + 1, "\n".join(body) + "\n", skip, file))
     return blocks
 
