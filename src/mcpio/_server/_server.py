@@ -43,7 +43,7 @@ log = logging.getLogger("mcpio.server")
 
 
 class Server:
-    """An MCP server. See the README for a tour; every option is keyword-only and optional."""
+    """An MCP server. The guides under docs/ tour it; every option is keyword-only and optional."""
 
     def __init__(
         self,
@@ -175,7 +175,7 @@ class Server:
 
     def middleware(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Register ``async def mw(request, call_next)`` to run around every client request
-        (the first registered is the outermost); see ``_middleware`` and the README."""
+        (the first registered is the outermost); see ``_middleware`` and docs/guides/middleware.md."""
         check_middleware(fn)
         self._middleware.append(fn)
         return fn
