@@ -778,7 +778,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nbench: JSON written to {json_path}", file=sys.stderr)
     if args.markdown:
         Path(args.markdown).write_text(
-            "# Benchmark results (stdio)\n\nWritten by `scripts/bench` (benchmarks/run.py); see README.md § Benchmarks.\n\n"
+            "# Benchmark results (stdio)\n\nWritten by `scripts/bench` (benchmarks/run.py); see docs/evidence/benchmarks.md.\n\n"
             f"{header}\n\n{md}\n")
     return 0
 

@@ -1,8 +1,8 @@
 """The soak of benchmarks/soak.py, short: 20,000 tools/call over one stdio connection and 500
 in-memory connect/disconnect cycles. Memory and file descriptors must stay flat (generous
 bounds: this machine is shared and RSS moves by itself; a leak of even a few hundred bytes a
-call would show as megabytes here). No timing is asserted; the long run's figures are in the
-README's Reliability section."""
+call would show as megabytes here). No timing is asserted; the long run's figures are in
+the reliability evidence (docs/evidence/reliability.md)."""
 
 from __future__ import annotations
 
