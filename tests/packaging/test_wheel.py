@@ -152,8 +152,9 @@ def test_quick_start_as_typed_from_the_docs(venv: Path, tmp_path: Path, page: Pa
     assert any(argv[1] == "list" for argv, _ in commands) and any(argv[1] == "call" for argv, _ in commands)
     for argv, shown in commands:
         done = run(argv, cwd=tmp_path, env=env)
-        for line in shown:
-            assert line in done.stdout, f"{shlex.join(argv)}: the page shows {line!r}; the output was\n{done.stdout}"
+        if shown:  # the page shows the whole output: it must be what a reader gets
+            got = [line.strip() for line in done.stdout.splitlines() if line.strip()]
+            assert got == shown, f"{shlex.join(argv)}: the page shows {shown}; the output was\n{done.stdout}"
     installed = [argv for argv, _ in commands if argv[1] == "install"]
     for argv in installed:
         host = argv[argv.index("--host") + 1]
