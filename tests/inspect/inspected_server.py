@@ -56,5 +56,36 @@ def picture() -> Image:
     return Image(data=PIXEL, mime_type="image/png")
 
 
+HUGE = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(10_000)}}
+CYCLIC = {"type": "object", "properties": {"node": {"$ref": "#/$defs/node"}},
+          "$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}, "label": {"type": "string"}}}}}
+
+
+@server.tool(max_result_bytes=None)
+def big() -> str:
+    """A 10 MB text result."""
+    return "x" * (10 * 1024 * 1024)
+
+
+@server.tool(input_schema=HUGE)
+def huge_schema(p0: str = "") -> str:
+    """A tool whose input schema has 10,000 properties (only p0 is bound)."""
+    return p0
+
+
+@server.tool(input_schema=CYCLIC)
+def cyclic(node: dict | None = None) -> str:
+    """A tool whose input schema refers to itself."""
+    return "ok"
+
+
+@server.tool
+def die() -> str:
+    """The server process exits in the middle of the call."""
+    import os
+
+    os._exit(3)
+
+
 if __name__ == "__main__":
     server.run()

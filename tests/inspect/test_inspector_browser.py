@@ -253,3 +253,29 @@ def test_server_everything_in_the_browser(browser) -> None:  # noqa: ANN001
         shot(browser, "server-everything")
     finally:
         insp.close()
+
+
+def test_bad_servers_keep_the_page_responsive(browser, inspector: Inspector) -> None:  # noqa: ANN001
+    open_connected(browser, inspector)
+    # 10,000 properties: edited as JSON, the page still answers
+    pick_tool(browser, "huge_schema")
+    assert "10000 properties" in browser.find_element(By.ID, "tool-panel").text
+    # a schema that refers to itself: rendered to a bounded depth
+    pick_tool(browser, "cyclic")
+    assert browser.find_elements(By.CSS_SELECTOR, "#tool-panel fieldset")
+    browser.find_element(By.CSS_SELECTOR, "#tool-panel button[type=submit]").click()
+    wait(browser).until(lambda d: "ok" in result_text(d))
+    # a 10 MB result: the first 100,000 characters, and a button for the rest
+    pick_tool(browser, "big")
+    browser.find_element(By.CSS_SELECTOR, "#tool-panel button[type=submit]").click()
+    more = wait(browser, 60).until(EC.presence_of_element_located(
+        (By.XPATH, '//div[@id="tool-panel"]//button[starts-with(text(), "show all")]')))
+    assert "10485760" in more.text
+    shot(browser, "big-result")
+    # the server dies mid-call: the call fails with a message and the page says so
+    pick_tool(browser, "die")
+    browser.find_element(By.CSS_SELECTOR, "#tool-panel button[type=submit]").click()
+    wait(browser, 30).until(lambda d: "Failed" in result_text(d) or "Error" in result_text(d))
+    assert result_text(browser).strip() != ""
+    tab(browser, "server")
+    assert browser.title == "mcpio inspect"
