@@ -51,6 +51,24 @@ def hostile() -> str:
 
 
 @server.tool
+def notes() -> str:
+    """Markdown text."""
+    return "# Notes\n\nSome **bold** and `code`, a [link](https://example.com).\n\n- one\n- two <b>not html</b>\n"
+
+
+@server.resource("memo://{topic}")
+def memo(topic: str) -> str:
+    """A memo about a topic."""
+    return f"memo about {topic}"
+
+
+@server.prompt
+def review(code: str) -> str:
+    """Review some code."""
+    return f"Please review:\n\n{code}"
+
+
+@server.tool
 def picture() -> Image:
     """A one-pixel PNG."""
     return Image(data=PIXEL, mime_type="image/png")

@@ -279,3 +279,51 @@ def test_bad_servers_keep_the_page_responsive(browser, inspector: Inspector) -> 
     assert result_text(browser).strip() != ""
     tab(browser, "server")
     assert browser.title == "mcpio inspect"
+
+
+def test_markdown_resources_and_prompts(browser, inspector: Inspector) -> None:  # noqa: ANN001
+    open_connected(browser, inspector)
+    pick_tool(browser, "notes")
+    browser.find_element(By.CSS_SELECTOR, "#tool-panel button[type=submit]").click()
+    toggle = wait(browser).until(EC.element_to_be_clickable((By.CSS_SELECTOR, "#tool-panel .md-toggle")))
+    toggle.click()
+    md = browser.find_element(By.CSS_SELECTOR, "#tool-panel .markdown")
+    assert md.find_element(By.TAG_NAME, "strong").text == "bold"
+    assert [li.text for li in md.find_elements(By.TAG_NAME, "li")] == ["one", "two <b>not html</b>"]
+    assert not md.find_elements(By.TAG_NAME, "b")
+    # a resource template: its variable is a field
+    tab(browser, "resources")
+    wait(browser).until(EC.element_to_be_clickable((By.CSS_SELECTOR, '#resource-list li[data-name="memo"]'))).click()
+    browser.find_element(By.CSS_SELECTOR, "#resource-panel input[name=topic]").send_keys("tea")
+    browser.find_element(By.XPATH, '//div[@id="resource-panel"]//button[text()="Read"]').click()
+    wait(browser).until(lambda d: "memo about tea" in d.find_element(By.ID, "resource-panel").text)
+    shot(browser, "resources")
+    # a prompt with an argument
+    tab(browser, "prompts")
+    wait(browser).until(EC.element_to_be_clickable((By.CSS_SELECTOR, '#prompt-list li[data-name="review"]'))).click()
+    browser.find_element(By.CSS_SELECTOR, "#prompt-panel [name=code]").send_keys("x = 1")
+    browser.find_element(By.CSS_SELECTOR, "#prompt-panel button[type=submit]").click()
+    wait(browser).until(lambda d: "Please review" in d.find_element(By.ID, "prompt-panel").text)
+    shot(browser, "prompts")
+    # logs arrive and the level can be set
+    tab(browser, "logs")
+    shot(browser, "logs")
+
+
+def test_official_sdk_server_with_sampling_answered_by_hand(browser) -> None:  # noqa: ANN001
+    insp = Inspector(f"{sys.executable} {ROOT / 'tests' / 'servers' / 'sdk_server.py'}", era="legacy")
+    try:
+        open_connected(browser, insp)
+        pick_tool(browser, "ask_llm")
+        browser.find_element(By.CSS_SELECTOR, "#tool-panel [name=question]").send_keys("capital of France?")
+        browser.find_element(By.CSS_SELECTOR, "#tool-panel button[type=submit]").click()
+        tab(browser, "asks")
+        ask = wait(browser).until(EC.presence_of_element_located((By.CSS_SELECTOR, "#asks .ask")))
+        assert "capital of France?" in ask.text
+        shot(browser, "sampling")
+        ask.find_element(By.NAME, "reply").send_keys("Paris")
+        ask.find_element(By.XPATH, './/button[text()="Send reply"]').click()
+        tab(browser, "tools")
+        wait(browser).until(lambda d: "Paris" in result_text(d))
+    finally:
+        insp.close()

@@ -284,9 +284,63 @@ function renderContent(blocks) {
 function safeMime(m, prefix) { return typeof m === "string" && m.startsWith(prefix) && /^[\w.+\/-]+$/.test(m) ? m : prefix + "octet-stream"; }
 function longText(text) {
   const pre = el("pre", { text: text.length > MAX_TEXT ? text.slice(0, MAX_TEXT) : text });
-  if (text.length <= MAX_TEXT) return pre;
-  const more = el("button", { type: "button", text: `show all ${text.length} characters`, onclick: () => { pre.textContent = text; more.remove(); } });
-  return el("div", {}, pre, more);
+  const box = el("div", { class: "text-block" }, pre);
+  if (text.length > MAX_TEXT) {
+    const more = el("button", { type: "button", text: `show all ${text.length} characters`, onclick: () => { pre.textContent = text; more.remove(); } });
+    box.append(more);
+  } else if (/(^|\n)(#{1,6} |[-*] |\d+\. |```)|\*\*|`[^`]+`/.test(text)) {
+    let md = null;
+    const toggle = el("button", { type: "button", class: "md-toggle", text: "as markdown", onclick: () => {
+      md = md || markdown(text);
+      const showing = md.isConnected;
+      if (showing) { md.replaceWith(pre); toggle.textContent = "as markdown"; } else { pre.replaceWith(md); toggle.textContent = "as text"; }
+    } });
+    box.append(toggle);
+  }
+  return box;
+}
+// A small Markdown renderer that builds DOM nodes (never HTML strings): headings, paragraphs,
+// fenced code, lists, quotes, **bold**, *italic*, `code`, and [links](url) shown as text + URL.
+function inline(text) {
+  const span = el("span");
+  const re = /(\*\*[^*]+\*\*|\*[^*]+\*|`[^`]+`|\[[^\]]+\]\([^)\s]+\))/g;
+  let last = 0;
+  for (const m of text.matchAll(re)) {
+    span.append(text.slice(last, m.index));
+    const t = m[0];
+    if (t.startsWith("**")) span.append(el("strong", { text: t.slice(2, -2) }));
+    else if (t.startsWith("`")) span.append(el("code", { text: t.slice(1, -1) }));
+    else if (t.startsWith("[")) { const i = t.indexOf("]("); span.append(el("span", { class: "md-link", text: t.slice(1, i) }), el("small", { class: "muted", text: ` <${t.slice(i + 2, -1)}>` })); }
+    else span.append(el("em", { text: t.slice(1, -1) }));
+    last = m.index + t.length;
+  }
+  span.append(text.slice(last));
+  return span;
+}
+function markdown(text) {
+  const root = el("div", { class: "markdown" });
+  const lines = text.split("\n");
+  let list = null, para = [];
+  const flush = () => { if (para.length) { root.append(el("p", {}, inline(para.join(" ")))); para = []; } };
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (line.startsWith("```")) {
+      flush(); list = null;
+      const code = [];
+      for (i++; i < lines.length && !lines[i].startsWith("```"); i++) code.push(lines[i]);
+      root.append(el("pre", { text: code.join("\n") }));
+      continue;
+    }
+    const h = /^(#{1,6}) (.*)$/.exec(line);
+    const li = /^\s*(?:[-*]|\d+\.) (.*)$/.exec(line);
+    if (h) { flush(); list = null; root.append(el("h" + Math.min(6, h[1].length + 2), {}, inline(h[2]))); }
+    else if (li) { flush(); if (!list) { list = el(/^\s*\d/.test(line) ? "ol" : "ul"); root.append(list); } list.append(el("li", {}, inline(li[1]))); }
+    else if (line.startsWith("> ")) { flush(); list = null; root.append(el("blockquote", {}, inline(line.slice(2)))); }
+    else if (!line.trim()) { flush(); list = null; }
+    else { list = null; para.push(line); }
+  }
+  flush();
+  return root;
 }
 function renderResult(result) {
   const box = el("div", { class: "result" + (result.isError ? " error" : "") });
