@@ -32,6 +32,7 @@ EPILOG = """examples:
   mcpio tap -o trace.jsonl -- python server.py    record a host's traffic (put this in its config)
   mcpio replay trace.jsonl -- python server.py    re-send it and report responses that differ
   mcpio doctor server.py                    check a server (latency, eras, catalog size, names, schemas)
+  mcpio inspect server.py                   explore and call a server in the browser (no Node needed)
 """
 
 
@@ -123,6 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--force", action="store_true", help="replace an entry of the same name")
     p.add_argument("--dry-run", action="store_true", help="print the entry and where it would go; write nothing")
     p.add_argument("--no-check", dest="check", action="store_false", help="do not start the server before writing")
+
+    p = sub.add_parser("inspect", help="a web inspector for a server, in the browser (127.0.0.1, token-protected)")
+    p.add_argument("target", nargs="?", default="", metavar="TARGET", help=TARGET_HELP + " (optional: or choose in the page)")
+    p.add_argument("--port", type=int, default=0, help="the inspector's port on 127.0.0.1 (default: a free one)")
+    p.add_argument("--no-browser", dest="browser", action="store_false", help="print the URL; do not open a browser")
+    _common(p, json_flag=False, trace_flag=False)
+    p.set_defaults(timeout=None)
 
     p = sub.add_parser("config", help="list the servers in the known host config files (or in CONFIG)")
     p.add_argument("config", nargs="?", metavar="CONFIG", help="a host name or a JSON file")

@@ -48,6 +48,10 @@ def dispatch(args: Any) -> int:
             from ._replay import replay
 
             return asyncio.run(replay(args))
+        if args.command == "inspect":
+            from ._inspect import inspect
+
+            return inspect(args)
         if args.command == "doctor":
             from ._doctor import doctor
 

@@ -85,7 +85,8 @@ class Client:
     its input requests with the handlers above), within ``max_timeout``.
 
     ``trace="wire.log"`` appends every message sent and received to that file (a line each:
-    time, ``out``/``in``, the message).
+    time, ``out``/``in``, the message); a callable ``trace(direction, frame)`` receives each
+    frame instead (``direction`` is ``"out"`` or ``"in"``, ``frame`` the raw bytes).
 
     Subprocess options: ``env``, ``env_mode`` ("inherit", "safe", "exact"), ``cwd``,
     ``on_stderr(line)``, ``grace`` (seconds per shutdown step).
@@ -118,7 +119,7 @@ class Client:
         grace: float | None = None,
         headers: dict[str, str] | None = None,
         tasks: bool = True,
-        trace: str | os.PathLike[str] | None = None,
+        trace: str | os.PathLike[str] | Callable[[str, bytes], Any] | None = None,
     ) -> None:
         if era not in _era.ERAS:
             raise ValueError(f"era must be one of {', '.join(_era.ERAS)}, not {era!r}")
@@ -174,7 +175,8 @@ class Client:
             raise RuntimeError("this Client is already connected; a Client connects once")
         transport = self._transport or make_transport(self._target, self._spawn, self._tasks)
         if self.trace is not None:
-            transport = Traced(transport, open_trace(os.fspath(self.trace)))
+            sink = self.trace if callable(self.trace) else open_trace(os.fspath(self.trace))
+            transport = Traced(transport, sink)
         self._transport = transport
         key = getattr(transport, "key", None)
         try:

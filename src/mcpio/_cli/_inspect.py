@@ -1,0 +1,20 @@
+"""``mcpio inspect [TARGET]``: serve the web inspector (``mcpio._inspect``) for TARGET."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._targets import _headers, client_for
+
+
+def inspect(args: Any) -> int:
+    """Serve the inspector until Ctrl-C; exit 0, or 3 when its port cannot be had."""
+    from .._inspect import serve
+
+    def make_client(target: str, **options: Any) -> Any:
+        if options.get("timeout") is None:
+            options["timeout"] = args.timeout  # none unless --timeout: the page has a Cancel button
+        return client_for(target, args, **options)
+
+    return serve(make_client, target=args.target or None, era=args.era, headers=_headers(args) or None,
+                 port=args.port, open_browser=args.browser)

@@ -1,0 +1,247 @@
+"""The inspector's web side: a plain ASGI app (the same stack as the Streamable HTTP server:
+no web framework) serving one page, its static assets, and a small JSON API.
+
+Security (the MCP Inspector's proxy had remote-code-execution holes: CVE-2025-49596 and
+CVE-2025-58444, both reachable from a web page on another origin):
+
+* bound to 127.0.0.1 only (the CLI refuses anything else);
+* every request's ``Host`` must name this loopback address and port (DNS rebinding), and an
+  ``Origin``, when sent, must be this page's own origin; no CORS headers are ever sent;
+* every API call carries the random token printed with the URL (``X-Inspector-Token``; the
+  event poll may pass it as ``?token=``), compared in constant time; the page itself needs
+  ``?token=`` too, so another local user or page cannot open it;
+* API writes must be ``Content-Type: application/json`` (no "simple" cross-site form posts);
+  bodies are capped at :data:`MAX_BODY`;
+* the page runs under a Content-Security-Policy that allows only its own scripts and styles
+  (``default-src 'self'``), and it renders everything the server sends as text.
+"""
+
+from __future__ import annotations
+
+import hmac
+import importlib.resources
+import logging
+import os
+import shlex
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import parse_qs
+
+import msgspec
+
+from .._errors import MCPError
+from ._export import pytest_source
+from ._session import InspectorSession
+
+log = logging.getLogger("mcpio.inspect")
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+MAX_BODY = 16 * 1024 * 1024
+POLL_SECONDS = 20.0
+STATIC = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8",
+          "index.html": "text/html; charset=utf-8"}
+CSP = ("default-src 'self'; img-src 'self' data:; media-src 'self' data:; style-src 'self'; "
+       "script-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
+       "form-action 'none'")
+SECURITY_HEADERS = [
+    (b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"), (b"referrer-policy", b"no-referrer"), (b"cache-control", b"no-store"),
+]
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _asset(name: str) -> bytes:
+    return importlib.resources.files("mcpio._inspect").joinpath("static", name).read_bytes()
+
+
+class InspectorApp:
+    """ASGI app: ``GET /?token=…`` the page, ``GET /static/*``, ``POST /api/*`` the JSON API."""
+
+    def __init__(self, session: InspectorSession, *, token: str, port: int, initial: dict[str, Any] | None = None) -> None:
+        self.session = session
+        self.token = token
+        self.port = port
+        self.initial = initial or {}  # what the page's connect form starts with (target, era, headers)
+        self.hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
+        self.origins = {f"http://{h}" for h in self.hosts}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send, self.session)
+            return
+        if scope["type"] != "http":
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        try:
+            self._check_origin(headers)
+            await self._route(scope, receive, send, headers)
+        except _Refused as exc:
+            log.info("refused %s %s: %s", scope.get("method"), scope.get("path"), exc)
+            await _json(send, exc.status, {"error": {"message": str(exc)}})
+
+    def _check_origin(self, headers: dict[str, str]) -> None:
+        if headers.get("host", "") not in self.hosts:
+            raise _Refused(403, "wrong Host header: open the inspector at the URL it printed")
+        origin = headers.get("origin")
+        if origin is not None and origin not in self.origins:
+            raise _Refused(403, "cross-origin request refused")
+
+    def _check_token(self, given: str | None) -> None:
+        if not given or not hmac.compare_digest(given.encode(), self.token.encode()):
+            raise _Refused(403, "missing or wrong token: open the URL that `mcpio inspect` printed (it carries ?token=…)")
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
+        method, path = scope["method"], scope["path"]
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        if method == "GET" and path == "/":
+            self._check_token((query.get("token") or [None])[0])
+            await _send(send, 200, _asset("index.html"), STATIC["index.html"])
+            return
+        if method == "GET" and path.startswith("/static/"):
+            name = path[len("/static/"):]
+            if name not in STATIC or name == "index.html":
+                raise _Refused(404, "no such file")
+            await _send(send, 200, _asset(name), STATIC[name])
+            return
+        if not path.startswith("/api/"):
+            raise _Refused(404, "no such page")
+        op = path[len("/api/"):]
+        if method == "GET" and op == "events":
+            self._check_token(headers.get("x-inspector-token") or (query.get("token") or [None])[0])
+            after = int((query.get("after") or ["0"])[0] or 0) if (query.get("after") or ["0"])[0].isascii() else 0
+            events = await self.session.wait(after, POLL_SECONDS)
+            await _json(send, 200, {"events": events})
+            return
+        if method != "POST":
+            raise _Refused(405, "use POST for the API")
+        self._check_token(headers.get("x-inspector-token"))
+        if headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
+            raise _Refused(415, "the API takes Content-Type: application/json")
+        body = await _read(receive)
+        try:
+            data = msgspec.json.decode(body) if body else {}
+        except msgspec.DecodeError:
+            raise _Refused(400, "the body is not JSON") from None
+        if not isinstance(data, dict):
+            raise _Refused(400, "the body must be a JSON object")
+        status, answer = await self._api(op, data)
+        await _json(send, status, answer)
+
+    async def _api(self, op: str, data: dict[str, Any]) -> tuple[int, Any]:
+        s = self.session
+        try:
+            if op == "initial":
+                return 200, {**self.initial, "connected": s.client is not None,
+                             "info": s.info() if s.client is not None else None}
+            if op == "connect":
+                headers = data.get("headers") or {}
+                if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
+                    raise _Refused(400, "headers must be an object of strings")
+                target = str(data.get("target") or "").strip()
+                if not target:
+                    raise _Refused(400, "say which server to connect to (a .py file, a command line or a URL)")
+                return 200, await s.connect(target, era=str(data.get("era") or "auto"), headers=headers)
+            if op == "disconnect":
+                await s.disconnect()
+                return 200, {}
+            if op == "request":
+                params = data.get("params")
+                result = await s.request(str(data.get("method")), params if isinstance(params, dict) else None,
+                                         call_id=str(data["call"]) if data.get("call") else None)
+                return 200, {"result": result}
+            if op == "cancel":
+                return 200, {"cancelled": s.cancel(str(data.get("call")))}
+            if op == "answer":
+                return 200, {"answered": s.answer(str(data.get("id")), data.get("result"))}
+            if op == "roots":
+                roots = data.get("roots")
+                if not isinstance(roots, list) or not all(isinstance(r, dict) and isinstance(r.get("uri"), str) for r in roots):
+                    raise _Refused(400, "roots must be a list of {uri, name} objects")
+                await s.set_roots(roots)
+                return 200, {}
+            if op == "export":
+                history = data.get("history")
+                if not isinstance(history, list):
+                    raise _Refused(400, "history must be a list")
+                return 200, {"source": pytest_source(s.target or "", history, era=self.initial.get("era", "auto"))}
+            if op == "command":
+                return 200, {"command": call_command(s.target or "", data.get("name"), data.get("arguments"))}
+        except MCPError as exc:
+            return 200, {"error": exc.to_error_object()}
+        except LookupError as exc:
+            return 409, {"error": {"message": str(exc)}}
+        except _Refused:
+            raise
+        except Exception as exc:  # a failed connection or transport: say what happened, keep serving
+            log.debug("inspector request failed", exc_info=True)
+            return 502, {"error": {"message": f"{type(exc).__name__}: {exc}"}}
+        raise _Refused(404, f"no API operation {op!r}")
+
+
+def call_command(target: str, name: Any, arguments: Any) -> str:
+    """The ``mcpio call`` command line that makes the same tool call (POSIX shell quoting)."""
+    argv = ["mcpio", "call", target, str(name)]
+    for key, value in (arguments or {}).items() if isinstance(arguments, dict) else ():
+        text = value if isinstance(value, str) else msgspec.json.encode(value).decode()
+        argv.append(f"{key}={text}")
+    return shlex.join(argv)
+
+
+async def _read(receive: Receive) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise _Refused(400, "the request was cut off")
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise _Refused(413, f"the body is over {MAX_BODY} bytes")
+        chunks.append(chunk)
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+async def _send(send: Send, status: int, body: bytes, content_type: str) -> None:
+    headers = [(b"content-type", content_type.encode()), (b"content-length", str(len(body)).encode()), *SECURITY_HEADERS]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _default(obj: Any) -> Any:
+    if isinstance(obj, bytes):
+        return obj.decode("utf-8", "replace")
+    raise TypeError(type(obj).__name__)
+
+
+async def _json(send: Send, status: int, data: Any) -> None:
+    await _send(send, status, msgspec.json.encode(data, enc_hook=_default), "application/json")
+
+
+async def _lifespan(receive: Receive, send: Send, session: InspectorSession) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            try:
+                await session.disconnect()
+            except Exception:  # the inspected server may already be gone
+                log.debug("disconnect at shutdown failed", exc_info=True)
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+def new_token() -> str:
+    """A random URL-safe token (192 bits)."""
+    return os.urandom(24).hex()
+
