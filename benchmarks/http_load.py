@@ -44,7 +44,9 @@ from typing import Any
 
 import http_common as hc
 
-SERVERS = ("mcpio", "mcp", "mcp-json", "fastmcp")
+SERVERS = ("mcpio", "mcp", "mcp-json", "fastmcp", "floor")
+# issue 17: mcpio against the floor (servers/http_floor.py), per era: (figure, the most mcpio/floor may be)
+TARGETS = (("server_cpu_us", 1.25, "server CPU per request"), ("p50_ms", 1.5, "p50 latency at 50 clients"))
 ERAS = ("legacy", "modern")
 ACCEPT_LINE = b"Accept: application/json, text/event-stream\r\n"
 MODERN_HEADERS = ACCEPT_LINE + b"MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: add\r\n"
@@ -252,15 +254,32 @@ def table(med: dict, ratios: dict, servers: list[str], eras: list[str], meta: di
         errs = [str(med[s][era]["errors_total"]) if era in med.get(s, {}) else "—" for s in servers]
         out.append(f"| {'legacy 2025-11-25' if era == 'legacy' else 'modern 2026-07-28'}: errors (all rounds) | " + " | ".join(errs) + " |")
     notes = ["Ratios are to mcpio in the same run."]
+    if "floor" in servers:
+        notes.append("floor: a hand-written ASGI app answering the same requests with msgspec and no MCP library "
+                     "(benchmarks/servers/http_floor.py), under the same uvicorn settings.")
     for s, why in info["modern_unsupported"].items():
         notes.append(f"{s}: no modern era ({why}).")
     out += ["", " ".join(notes)]
     return "\n".join(out)
 
 
+def targets(med: dict, eras: list[str]) -> tuple[str, list[dict[str, Any]]]:
+    """The issue-17 targets: mcpio's figure over the floor's, per era, and whether each is met."""
+    rows, out = [], ["| target (mcpio ÷ floor, same run) | era | ratio | goal | met |", "|---|---|---:|---:|---|"]
+    for era in eras:
+        for key, goal, label in TARGETS:
+            m = med.get("mcpio", {}).get(era, {}).get(key)
+            f = med.get("floor", {}).get(era, {}).get(key)
+            ratio = m / f if (m is not None and f) else None
+            met = ratio is not None and ratio <= goal
+            rows.append({"era": era, "figure": key, "ratio": ratio, "goal": goal, "met": met})
+            out.append(f"| {label} | {era} | {'—' if ratio is None else f'{ratio:.2f}×'} | ≤ {goal}× | {'yes' if met else 'no'} |")
+    return "\n".join(out), rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--servers", default="mcpio,mcp,fastmcp", help="comma-separated subset of: " + ", ".join(SERVERS))
+    ap.add_argument("--servers", default="mcpio,mcp,fastmcp,floor", help="comma-separated subset of: " + ", ".join(SERVERS))
     ap.add_argument("--eras", default="legacy,modern")
     ap.add_argument("--clients", type=int, default=50, help="concurrent clients, one connection each (default 50)")
     ap.add_argument("--duration", type=float, help="measured seconds per figure (default 4, quick 1.5)")
@@ -324,13 +343,18 @@ def main(argv: list[str] | None = None) -> int:
         "versions": vers, "mcpio_commit": hc.commit(), "client": "stdlib asyncio, HTTP/1.1 keep-alive, one connection per client",
     }
     md = table(med, ratios, servers, eras, meta, info)
+    target_rows: list[dict[str, Any]] = []
+    if "mcpio" in servers and "floor" in servers:
+        target_md, target_rows = targets(med, eras)
+        md += "\n\n" + target_md
     uv = vers.get("uvicorn")
     parser = "httptools" if vers.get("httptools") else f"h11 {vers.get('h11') or '?'}"
     header = (f"Machine: {meta['machine']}; load average {meta['load_before']} before, {meta['load_after']} after; "
               f"{meta['date']}; {meta['duration_s']} s{' (quick mode)' if args.quick else ''}; mcpio at "
               f"{meta['mcpio_commit'] or '?'}; uvicorn {uv} ({parser}, {'uvloop' if vers.get('uvloop') else 'asyncio'} loop); "
               f"{args.duration:g} s per figure.")
-    doc = {"meta": meta, "median": med, "ratio_to_mcpio": ratios, "info": info, "raw": raw, "ok": error_total == 0 and not info["failures"]}
+    doc = {"meta": meta, "median": med, "ratio_to_mcpio": ratios, "targets": target_rows, "info": info, "raw": raw,
+           "ok": error_total == 0 and not info["failures"]}
     path = Path(args.json_path) if args.json_path else hc.HERE / "results" / f"http-load-{time.strftime('%Y%m%d-%H%M%S')}{'-quick' if args.quick else ''}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1))

@@ -12,7 +12,9 @@ framework's own ``run``):
 * ``mcpio``: ``server.http_app("/mcp")`` (what ``server.run("http")`` serves);
 * ``mcp``: the official SDK's ``MCPServer.streamable_http_app()`` (defaults: stateful, SSE
   answers); ``mcp-json``: the same with ``json_response=True``;
-* ``fastmcp``: ``FastMCP.http_app()`` (defaults).
+* ``fastmcp``: ``FastMCP.http_app()`` (defaults);
+* ``floor``: ``servers/http_floor.py``, a hand-written ASGI app answering the same requests with
+  msgspec and no MCP library (the cost of uvicorn + HTTP + JSON alone).
 
 ``--hold-tool`` also registers ``hold_add(a, b, ms)`` (an ``async def`` that sleeps ``ms``
 milliseconds, then answers ``a + b``): http_sessions.py holds N modern requests in flight with it.
@@ -45,6 +47,7 @@ SCRIPTS = {
     "mcp": HERE / "servers" / "mcp_server.py",
     "mcp-json": HERE / "servers" / "mcp_server.py",
     "fastmcp": HERE / "servers" / "fastmcp_server.py",
+    "floor": HERE / "servers" / "http_floor.py",
 }
 STATS_PATH = "/_bench/stats"
 
@@ -66,6 +69,12 @@ async def hold_add(a: int, b: int, ms: int) -> int:
 
 def build(kind: str, args: argparse.Namespace) -> tuple[Any, Any]:
     """(the ASGI app to serve, a function giving the live legacy-session count or None)."""
+    if kind == "floor":  # a hand-written ASGI app, no MCP library (servers/http_floor.py)
+        spec = importlib.util.spec_from_file_location("bench_http_floor", SCRIPTS["floor"])
+        assert spec is not None and spec.loader is not None
+        floor = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(floor)
+        return floor.app, lambda: len(floor.SESSIONS)
     server = load(kind)
     if args.hold_tool:  # http_sessions: requests that stay in flight, to hold N of them at once
         if kind in ("mcp", "mcp-json"):

@@ -39,7 +39,7 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> dict:
 @pytest.fixture(scope="module")
 def load(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out = tmp_path_factory.mktemp("http-bench") / "load.json"
-    return _run("http_load.py", "--servers", "mcpio", "--quick", "--rounds", "1", "--duration", "2",
+    return _run("http_load.py", "--servers", "mcpio,floor", "--quick", "--rounds", "1", "--duration", "2",
                 out=out, timeout=100)
 
 
@@ -76,3 +76,8 @@ def test_load_answers_every_call_in_both_eras(load: dict) -> None:
         for key in ("rps", "p50_ms", "p99_ms", "server_cpu_us", "client_cpu_us", "hwm_mib"):
             assert isinstance(med[key], (int, float)) and math.isfinite(med[key]) and med[key] > 0, (era, key, med[key])
         assert med["sessions_after"] == 0  # legacy clients DELETE their sessions; modern opens none
+        assert load["median"]["floor"][era]["errors_total"] == 0  # the floor answered every request right too
+    # the issue-17 targets (mcpio ÷ floor) are computed for both eras; whether they are met is not asserted
+    assert {(t["era"], t["figure"]) for t in load["targets"]} == {
+        (e, f) for e in ("legacy", "modern") for f in ("server_cpu_us", "p50_ms")}
+    assert all(isinstance(t["ratio"], float) for t in load["targets"])
