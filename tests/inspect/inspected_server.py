@@ -62,6 +62,23 @@ def memo(topic: str) -> str:
     return f"memo about {topic}"
 
 
+COUNTER = {"n": 0}
+
+
+@server.resource("counter://value")
+def counter() -> str:
+    """A value that the bump tool changes (subscribe to see updates)."""
+    return f"counter = {COUNTER['n']}"
+
+
+@server.tool
+async def bump(ctx: Context) -> int:
+    """Increment the counter and tell subscribers."""
+    COUNTER["n"] += 1
+    await ctx.server.notify_resource_updated("counter://value")
+    return COUNTER["n"]
+
+
 @server.prompt
 def review(code: str) -> str:
     """Review some code."""

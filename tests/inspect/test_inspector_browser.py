@@ -327,3 +327,17 @@ def test_official_sdk_server_with_sampling_answered_by_hand(browser) -> None:  #
         wait(browser).until(lambda d: "Paris" in result_text(d))
     finally:
         insp.close()
+
+
+@pytest.mark.parametrize("inspector", ["legacy", "modern"], indirect=True)
+def test_subscribed_resource_updates_live(browser, inspector: Inspector) -> None:  # noqa: ANN001
+    open_connected(browser, inspector)
+    tab(browser, "resources")
+    wait(browser).until(EC.element_to_be_clickable((By.CSS_SELECTOR, '#resource-list li[data-name="counter"]'))).click()
+    browser.find_element(By.XPATH, '//div[@id="resource-panel"]//button[text()="Subscribe"]').click()
+    wait(browser).until(lambda d: "subscribed to counter://value" in d.find_element(By.ID, "toast").text)
+    pick_tool(browser, "bump")
+    browser.find_element(By.CSS_SELECTOR, "#tool-panel button[type=submit]").click()
+    wait(browser).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#tool-panel .result pre"))
+    tab(browser, "resources")  # the panel was read again when the update arrived
+    wait(browser).until(lambda d: "counter = 1" in d.find_element(By.ID, "resource-panel").text)

@@ -157,6 +157,9 @@ class InspectorApp:
                 result = await s.request(str(data.get("method")), params if isinstance(params, dict) else None,
                                          call_id=str(data["call"]) if data.get("call") else None)
                 return 200, {"result": result}
+            if op == "subscribe":
+                await s.subscribe(str(data.get("uri")))
+                return 200, {}
             if op == "cancel":
                 return 200, {"cancelled": s.cancel(str(data.get("call")))}
             if op == "answer":

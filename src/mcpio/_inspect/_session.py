@@ -155,6 +155,11 @@ class InspectorSession:
         task.cancel()
         return True
 
+    async def subscribe(self, uri: str) -> None:
+        """Subscribe to ``uri``'s updates in the era's way (legacy ``resources/subscribe``,
+        2026-07-28 ``subscriptions/listen``); updates arrive as ``notification`` events."""
+        await self._need().subscribe(uri)
+
     async def set_roots(self, roots: list[dict[str, Any]]) -> None:
         """Replace the roots and send ``notifications/roots/list_changed``."""
         self.roots = roots

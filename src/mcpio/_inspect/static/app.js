@@ -418,6 +418,7 @@ async function readResource(uri, where) {
 }
 function showResource(item) {
   const panel = clear($("#resource-panel"));
+  state.shownResource = item.template ? null : item.uri;
   panel.append(el("h2", { text: item.title || item.name || item.uri || item.uriTemplate }), el("code", { text: item.uri || item.uriTemplate }),
     item.description ? el("p", { text: item.description }) : null);
   if (item.template) {
@@ -436,7 +437,8 @@ function showResource(item) {
   panel.append(el("button", { type: "button", text: "Read", onclick: () => readResource(item.uri, panel) }));
   if ((caps().resources || {}).subscribe) {
     panel.append(" ", el("button", { type: "button", text: "Subscribe", onclick: async () => {
-      try { await request("resources/subscribe", { uri: item.uri }); toast("subscribed to " + item.uri); } catch (e) { toast(e.message); }
+      const data = await api("subscribe", { uri: item.uri });
+      toast(data.error ? errorText(data.error) : "subscribed to " + item.uri + ": updates are read again as they arrive");
     } }));
   }
 }
@@ -583,7 +585,11 @@ function onEvent(ev) {
   else if (ev.kind === "asked") { const box = state.asks.get(ev.id); if (box) box.remove(); state.asks.delete(ev.id); updateAskCount(); }
   else if (ev.kind === "notification") {
     if (/list_changed$/.test(ev.method || "") && state.info) refreshAll();
-    if (ev.method === "notifications/resources/updated") toast("resource updated: " + ((ev.params || {}).uri || ""));
+    if (ev.method === "notifications/resources/updated") {
+      const uri = (ev.params || {}).uri || "";
+      toast("resource updated: " + uri);
+      if (state.shownResource === uri) readResource(uri, clear($("#resource-panel")));  // live: read it again
+    }
   } else if (ev.kind === "disconnected" && state.info) { setStatus("disconnected (the server went away?)", "err"); }
 }
 async function poll() {
