@@ -101,6 +101,15 @@ class Context:
         return self.server._lifespan_value
 
     @property
+    def auth(self) -> Any:
+        """Who is calling: the verified :class:`mcpio.auth.AuthInfo` (subject, client id, scopes,
+        claims; the raw token only through ``raw_token()``) when the server runs over HTTP with
+        ``auth=``, else None. In a legacy session it is the latest token the session's principal sent."""
+        from .._auth._info import current  # no I/O, no third-party import
+
+        return current()
+
+    @property
     def stateless(self) -> bool:
         """True when this request is served in the modern (2026-07-28) era."""
         return self.rules is not None and self.rules.stateless
