@@ -1,0 +1,110 @@
+"""End to end with a real authorization server: oidc-provider (scripts/setup-oidc) issues
+RFC 8707 audience-bound JWT access tokens; ``mcpio run -t http … --auth-issuer`` (a real
+subprocess) verifies them against the provider's JWKS (discovered from its metadata)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from mcpio import Client
+from tests.support.http import free_port, wait_port
+from tests.support.oidc import OIDCProvider, missing
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture(scope="module")
+def idp():
+    why = missing()
+    if why:
+        pytest.fail(why)
+    with OIDCProvider() as provider:
+        yield provider
+
+
+@pytest.fixture(scope="module")
+def mcp_url(idp, tmp_path_factory):
+    port = free_port()
+    log = tmp_path_factory.mktemp("srv") / "stderr.log"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "mcpio", "run", "-t", "http", str(HERE / "protected_server.py"),
+                                 "--port", str(port), "--auth-issuer", idp.issuer, "--auth-scopes", "mcp"],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        wait_port(port, proc=proc)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+    assert "Traceback" not in log.read_text()
+
+
+def test_metadata_names_the_real_issuer(idp, mcp_url):
+    base = mcp_url.rsplit("/mcp", 1)[0]
+    doc = httpx.get(base + "/.well-known/oauth-protected-resource/mcp", timeout=10).json()
+    assert doc == {"resource": mcp_url, "authorization_servers": [idp.issuer], "bearer_methods_supported": ["header"],
+                   "scopes_supported": ["mcp"]}
+    r = httpx.post(mcp_url, json={}, timeout=10)
+    assert r.status_code == 401 and 'resource_metadata="' + base in r.headers["www-authenticate"]
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_list_and_call_with_a_real_token(idp, mcp_url, era):
+    token = idp.client_credentials(mcp_url, "mcp notes:write")
+
+    async def main():
+        async with Client(mcp_url, era=era, headers={"Authorization": f"Bearer {token}"}, timeout=20) as c:
+            tools = {t["name"] for t in await c.list_tools()}
+            who = await c.call_tool("whoami", {})
+            added = await c.call_tool("add_note", {"text": "hello"})
+            return tools, who, added
+
+    tools, who, added = asyncio.run(main())
+    assert tools == {"whoami", "add_note"}
+    assert who["structuredContent"] == {"subject": "svc", "client": "svc", "scopes": ["mcp", "notes:write"]}
+    assert added["content"][0]["text"].endswith("notes")
+
+
+def post_call(url, token, name, args):
+    return httpx.post(url, timeout=10, json={
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": name, "arguments": args, "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                                       "io.modelcontextprotocol/clientCapabilities": {}}}},
+        headers={"authorization": f"Bearer {token}", "accept": "application/json, text/event-stream",
+                 "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": name})
+
+
+def test_a_token_for_another_resource_is_refused(idp, mcp_url):
+    token = idp.client_credentials("http://127.0.0.1:1/other", "mcp notes:write")
+    r = post_call(mcp_url, token, "whoami", {})
+    assert r.status_code == 401 and 'error="invalid_token"' in r.headers["www-authenticate"]
+    assert "another audience" in r.json()["error_description"]
+
+
+def test_step_up_for_a_scoped_tool(idp, mcp_url):
+    narrow = idp.client_credentials(mcp_url, "mcp")
+    assert post_call(mcp_url, narrow, "whoami", {}).status_code == 200
+    r = post_call(mcp_url, narrow, "add_note", {"text": "x"})
+    assert r.status_code == 403
+    assert 'error="insufficient_scope"' in r.headers["www-authenticate"]
+    assert 'scope="mcp notes:write"' in r.headers["www-authenticate"]
+    wider = idp.client_credentials(mcp_url, "mcp notes:write")  # the client's step-up
+    r = post_call(mcp_url, wider, "add_note", {"text": "x"})
+    assert r.status_code == 200 and r.json()["result"]["content"][0]["text"].endswith("notes")
+
+
+def test_server_wide_scope_is_required(idp, mcp_url):
+    r = post_call(mcp_url, idp.client_credentials(mcp_url, "notes:read"), "whoami", {})
+    assert r.status_code == 403 and 'scope="mcp"' in r.headers["www-authenticate"]
