@@ -129,7 +129,6 @@ async def drive(app: Any, scope: dict[str, Any], n: int, body: bytes = BODY) -> 
     status = 0
 
     async def one() -> None:
-        nonlocal status
         sent = False
         done = asyncio.Event()
 

@@ -5,51 +5,11 @@ subprocess) verifies them against the provider's JWKS (discovered from its metad
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import httpx
 import pytest
 
 from mcpio import Client
-from tests.support.http import free_port, wait_port
-from tests.support.oidc import OIDCProvider, missing
-
-HERE = Path(__file__).parent
-
-
-@pytest.fixture(scope="module")
-def idp():
-    why = missing()
-    if why:
-        pytest.fail(why)
-    with OIDCProvider() as provider:
-        yield provider
-
-
-@pytest.fixture(scope="module")
-def mcp_url(idp, tmp_path_factory):
-    port = free_port()
-    log = tmp_path_factory.mktemp("srv") / "stderr.log"
-    with open(log, "wb") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "mcpio", "run", "-t", "http", str(HERE / "protected_server.py"),
-                                 "--port", str(port), "--auth-issuer", idp.issuer, "--auth-scopes", "mcp"],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    try:
-        wait_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-    assert "Traceback" not in log.read_text()
-
 
 def test_metadata_names_the_real_issuer(idp, mcp_url):
     base = mcp_url.rsplit("/mcp", 1)[0]

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import json
 import logging
+
+import msgspec
 import re
 import weakref
 from collections.abc import Awaitable, Callable, Iterable
@@ -29,7 +31,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from . import _info
-from ._info import AuthInfo, Slot
+from ._info import Slot
 from ._jwks import AuthUnavailable, check_url
 from ._verify import InvalidToken, JWTVerifier, TokenVerifier
 
@@ -119,10 +121,12 @@ class ResourceServer:
         doc.update(self.extra_metadata)
         return doc
 
-    def guard(self, *, scopes_for: ScopesFor | None = None, max_body_size: int = 16 * 1024 * 1024) -> Guard:
+    def guard(self, *, scopes_for: ScopesFor | None = None, scoped: Callable[[], bool] | None = None,
+              max_body_size: int = 16 * 1024 * 1024) -> Guard:
         """The per-request check for an app; ``scopes_for(method, name)`` names the scopes an
-        item needs (the server's ``scopes=`` registrations)."""
-        return Guard(self, scopes_for=scopes_for, max_body_size=max_body_size)
+        item needs (the server's ``scopes=`` registrations), ``scoped()`` says whether any
+        item has some (when not, request bodies are not peeked)."""
+        return Guard(self, scopes_for=scopes_for, scoped=scoped, max_body_size=max_body_size)
 
 
 class Guard:
@@ -131,11 +135,12 @@ class Guard:
     ``(receive, send)`` the app continues with, the verified :class:`AuthInfo` being current."""
 
     def __init__(self, config: ResourceServer, *, scopes_for: ScopesFor | None = None,
-                 max_body_size: int = 16 * 1024 * 1024) -> None:
+                 scoped: Callable[[], bool] | None = None, max_body_size: int = 16 * 1024 * 1024) -> None:
         self.config = config
         self.verifier: TokenVerifier = config.verifier  # type: ignore[assignment]
         self.required = frozenset(config.required_scopes)
         self.scopes_for = scopes_for
+        self.scoped = scoped if scoped is not None else (lambda: scopes_for is not None)
         self.max_body_size = max_body_size
         root = WELL_KNOWN
         self.metadata_paths = {config.metadata_path, root, config.metadata_path + "/"}
@@ -204,7 +209,7 @@ class Guard:
                                             "this session was opened by another principal; initialize your own"})
                     return None
                 slot.info = info  # handlers of this session see the latest token
-        if method == "POST" and self.scopes_for is not None:
+        if method == "POST" and self.scopes_for is not None and self.scoped():
             receive, needed = await self._peek(receive)
             if needed is not None:
                 missing = needed - info.scopes
@@ -266,9 +271,9 @@ class Guard:
     def _needed(self, body: bytes) -> frozenset[str] | None:
         assert self.scopes_for is not None
         try:
-            parsed = json.loads(body)
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            return None  # the app answers the bad body
+            parsed = msgspec.json.decode(body)
+        except Exception:  # noqa: BLE001 - any undecodable body: the app answers it (400)
+            return None
         needed: set[str] = set()
         for msg in parsed if isinstance(parsed, list) else [parsed]:
             if not isinstance(msg, dict) or msg.get("method") not in SCOPED_METHODS:
@@ -335,6 +340,3 @@ async def _raw(send: Send, status: int, body: bytes, headers: list[tuple[bytes, 
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body, "more_body": False})
 
-
-def principal_of(info: AuthInfo | None) -> str | None:
-    return info.principal if info is not None else None

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from typing import Any, Protocol, runtime_checkable
 
 from ._info import AuthInfo, split_scopes
-from ._jwks import JWKS, TIMEOUT, AuthUnavailable, check_url, fetch_json
+from ._jwks import JWKS, TIMEOUT, check_url, fetch_json
 
 MAX_TOKEN = 16 * 1024  # bytes: a longer bearer token is refused unread
 ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")

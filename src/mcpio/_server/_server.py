@@ -471,7 +471,7 @@ class Server:
 
         auth = options.pop("auth", None)
         if auth is not None:  # a mcpio.auth.ResourceServer: its guard runs before routing
-            options["auth"] = auth.guard(scopes_for=self._scopes_for,
+            options["auth"] = auth.guard(scopes_for=self._scopes_for, scoped=lambda: bool(self._item_scopes),
                                          max_body_size=options.get("max_body_size", 16 * 1024 * 1024))
         return StreamableHTTPApp(self._serve_http, path=path, tool_schema=self._tool_schema,
                                  lifespan=self.running, **options)
