@@ -68,3 +68,23 @@ def test_step_up_for_a_scoped_tool(idp, mcp_url):
 def test_server_wide_scope_is_required(idp, mcp_url):
     r = post_call(mcp_url, idp.client_credentials(mcp_url, "notes:read"), "whoami", {})
     assert r.status_code == 403 and 'scope="mcp"' in r.headers["www-authenticate"]
+
+
+def test_the_cli_client_with_a_token_keeps_it_out_of_its_trace_and_output(idp, mcp_url, tmp_path):
+    import subprocess
+    import sys
+
+    token = idp.client_credentials(mcp_url, "mcp")
+    trace = tmp_path / "client.trace"
+    r = subprocess.run([sys.executable, "-m", "mcpio", "call", mcp_url, "whoami", "--header",
+                        f"Authorization: Bearer {token}", "--trace", str(trace), "-v"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert '"svc"' in r.stdout
+    text = trace.read_text()
+    assert "whoami" in text
+    for where in (text, r.stdout, r.stderr):
+        assert token not in where and token.split(".")[2] not in where
+    bad = subprocess.run([sys.executable, "-m", "mcpio", "call", mcp_url, "whoami", "--header",
+                          "Authorization: Bearer not.a.token"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode != 0 and "not.a.token" not in bad.stderr + bad.stdout
