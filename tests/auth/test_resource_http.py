@@ -239,3 +239,16 @@ def test_the_token_never_reaches_the_trace(http, issuer, tmp_path, monkeypatch):
         assert call(http, s, headers, tok, "whoami").status_code == 200
     text = trace.read_text()
     assert "saved hi" in text and tok not in text and tok.split(".")[2] not in text
+
+
+def test_scope_hierarchies(http, issuer):
+    server = make_server()
+    app = server.http_app(auth=ResourceServer(resource=RESOURCE, issuer=issuer.url, required_scopes=["mcp"],
+                                              implied_scopes={"notes:admin": ["notes:write"], "root": ["mcp", "notes:admin"]}))
+    with ServerThread(app) as s:
+        r = modern(http, s, "tools/call", {"name": "purge", "arguments": {}}, token(issuer, "mcp notes:admin"), "purge")
+        assert r.status_code == 200, r.text  # notes:admin implies notes:write
+        r = modern(http, s, "tools/call", {"name": "purge", "arguments": {}}, token(issuer, "root"), "purge")
+        assert r.status_code == 200, r.text  # transitively
+        r = modern(http, s, "tools/call", {"name": "purge", "arguments": {}}, token(issuer, "mcp notes:write"), "purge")
+        assert r.status_code == 403

@@ -25,7 +25,7 @@ import logging
 import msgspec
 import re
 import weakref
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -61,6 +61,9 @@ class ResourceServer:
     ``required_scopes``: scopes every request needs. ``scopes_supported``: advertised (default:
     ``required_scopes``; the spec wants the minimal set there, more come by step-up).
     ``resource_name``/``resource_documentation``: optional metadata fields.
+    ``implied_scopes``: scope hierarchies (``{"notes:admin": ["notes:write", "notes:read"]}``):
+    a token granted a broader scope satisfies the narrower ones it implies, transitively
+    (spec basic/authorization, "Step-Up Authorization Flow": servers MUST account for them).
     """
 
     resource: str
@@ -72,6 +75,7 @@ class ResourceServer:
     resource_name: str | None = None
     resource_documentation: str | None = None
     extra_metadata: dict[str, Any] = field(default_factory=dict)
+    implied_scopes: Mapping[str, Iterable[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         parts = urlsplit(self.resource)
@@ -139,6 +143,7 @@ class Guard:
         self.config = config
         self.verifier: TokenVerifier = config.verifier  # type: ignore[assignment]
         self.required = frozenset(config.required_scopes)
+        self.implied = {k: frozenset(v) for k, v in config.implied_scopes.items()}
         self.scopes_for = scopes_for
         self.scoped = scoped if scoped is not None else (lambda: scopes_for is not None)
         self.max_body_size = max_body_size
@@ -191,7 +196,8 @@ class Guard:
                                     "error_description": "the token cannot be verified now (verifier error); "
                                     "retry later"}, [(b"retry-after", RETRY_AFTER.encode())])
             return None
-        if not info.scopes.issuperset(self.required):
+        granted = self._effective(info.scopes)
+        if not granted.issuperset(self.required):
             await self._insufficient(send, self.required, "this server needs the scopes " +
                                      " ".join(sorted(self.required)))
             return None
@@ -212,7 +218,7 @@ class Guard:
         if method == "POST" and self.scopes_for is not None and self.scoped():
             receive, needed = await self._peek(receive)
             if needed is not None:
-                missing = needed - info.scopes
+                missing = needed - granted
                 if missing:
                     await self._insufficient(send, needed | self.required, "this operation needs the scopes " +
                                              " ".join(sorted(needed)))
@@ -223,6 +229,18 @@ class Guard:
                 send = self._bind_session(send, slot)
         _info.enter(slot)
         return receive, send
+
+    def _effective(self, scopes: frozenset[str]) -> frozenset[str]:
+        """``scopes`` and every scope they imply (``implied_scopes``), transitively."""
+        if not self.implied or not any(s in self.implied for s in scopes):
+            return scopes
+        out, todo = set(scopes), list(scopes)
+        while todo:
+            for narrower in self.implied.get(todo.pop(), ()):
+                if narrower not in out:
+                    out.add(narrower)
+                    todo.append(narrower)
+        return frozenset(out)
 
     # ------------------------------------------------------------------ sessions
     def _bind_session(self, send: Send, slot: Slot) -> Send:
