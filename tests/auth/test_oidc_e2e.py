@@ -88,3 +88,32 @@ def test_the_cli_client_with_a_token_keeps_it_out_of_its_trace_and_output(idp, m
     bad = subprocess.run([sys.executable, "-m", "mcpio", "call", mcp_url, "whoami", "--header",
                           "Authorization: Bearer not.a.token"], capture_output=True, text=True, timeout=60)
     assert bad.returncode != 0 and "not.a.token" not in bad.stderr + bad.stdout
+
+
+def test_a_user_token_from_the_authorization_code_flow_and_its_refresh(idp, mcp_url):
+    """A user logs in (authorization code + PKCE S256 + resource); their legacy session keeps
+    working with the refreshed token, and stays theirs: another user's token cannot use it."""
+    tokens = idp.authorization_code(mcp_url, "openid offline_access mcp notes:write", user="ada")
+    accept = {"accept": "application/json, text/event-stream"}
+
+    def post(body, token, sid=None):
+        headers = {**accept, "authorization": f"Bearer {token}"}
+        if sid:
+            headers.update({"mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"})
+        return httpx.post(mcp_url, json=body, headers=headers, timeout=10)
+
+    r = post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "e2e", "version": "1"}}},
+        tokens["access_token"])
+    sid = r.headers["mcp-session-id"]
+    assert post({"jsonrpc": "2.0", "method": "notifications/initialized"}, tokens["access_token"], sid).status_code == 202
+    whoami = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}}
+    r = post(whoami, tokens["access_token"], sid)
+    assert r.json()["result"]["structuredContent"] == {"subject": "ada", "client": "app",
+                                                      "scopes": ["mcp", "notes:write"]}
+    fresh = idp.refresh(tokens["refresh_token"], mcp_url)["access_token"]
+    assert fresh != tokens["access_token"]
+    assert post({**whoami, "id": 2}, fresh, sid).json()["result"]["structuredContent"]["subject"] == "ada"
+    other = idp.authorization_code(mcp_url, "openid mcp notes:write", user="mallory")["access_token"]
+    r = post({**whoami, "id": 3}, other, sid)
+    assert r.status_code == 403 and "another principal" in r.json()["error_description"]

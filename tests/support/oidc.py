@@ -8,7 +8,11 @@ exits (stdin closed, then terminated if it lingers). ``available()`` says why it
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
+import re
+import secrets
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -74,3 +78,52 @@ class OIDCProvider:
                        auth=(client, secret), timeout=10)
         assert r.status_code == 200, r.text
         return r.json()["access_token"]
+
+    REDIRECT = "http://127.0.0.1:33333/callback"  # registered for the public client "app"; nothing listens
+
+    def authorization_code(self, resource: str, scope: str, user: str = "alice") -> dict[str, Any]:
+        """The token response of an authorization code flow with PKCE S256 and ``resource``
+        (RFC 8707) in both requests, driven as a user agent would: the authorization request,
+        the provider's login and consent forms (dev interactions), the redirect with the code."""
+        meta = self.metadata()
+        verifier = secrets.token_urlsafe(48)
+        challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+        state = secrets.token_urlsafe(16)
+        with httpx.Client(timeout=10, follow_redirects=False) as ua:
+            r = ua.get(meta["authorization_endpoint"], params={
+                "client_id": "app", "response_type": "code", "redirect_uri": self.REDIRECT, "scope": scope,
+                "resource": resource, "code_challenge": challenge, "code_challenge_method": "S256", "state": state,
+                "prompt": "consent"})  # OIDC: offline_access (a refresh token) needs prompt=consent
+            for _ in range(10):
+                assert r.status_code in (302, 303), (r.status_code, r.text[:300])
+                location = httpx.URL(str(r.url)).join(r.headers["location"])
+                if str(location).startswith(self.REDIRECT):
+                    break
+                page = ua.get(location)
+                if page.status_code in (302, 303):
+                    r = page
+                    continue
+                prompt = "login" if 'name="login"' in page.text else "consent"
+                form = {"prompt": prompt}
+                if prompt == "login":
+                    form.update(login=user, password="any")
+                action = re.search(r'action="([^"]+)"', page.text)
+                target = location.join(action.group(1)) if action else location
+                r = ua.post(target, data=form)
+                if r.status_code in (302, 303):
+                    r = ua.get(httpx.URL(str(r.url)).join(r.headers["location"]))
+            else:
+                raise AssertionError("the authorization flow did not come back to the redirect URI")
+        query = dict(httpx.URL(str(location)).params)
+        assert query.get("state") == state and query.get("iss") == self.issuer, query
+        r = httpx.post(meta["token_endpoint"], timeout=10, data={
+            "grant_type": "authorization_code", "code": query["code"], "redirect_uri": self.REDIRECT,
+            "code_verifier": verifier, "client_id": "app", "resource": resource})
+        assert r.status_code == 200, r.text
+        return r.json()
+
+    def refresh(self, refresh_token: str, resource: str) -> dict[str, Any]:
+        r = httpx.post(self.metadata()["token_endpoint"], timeout=10, data={
+            "grant_type": "refresh_token", "refresh_token": refresh_token, "client_id": "app", "resource": resource})
+        assert r.status_code == 200, r.text
+        return r.json()

@@ -6,7 +6,7 @@
 // Configured with: resource indicators (RFC 8707: a token's `aud` is the requested resource,
 // JWT access tokens, RS256), client_credentials, Dynamic Client Registration, PKCE (required
 // for the authorization code flow), introspection, and dev interactions (a login and consent
-// form that scripts can post) for the authorization code flow.
+// form that scripts can post: login, then consent) for the authorization code flow.
 import http from 'node:http';
 import crypto from 'node:crypto';
 import { pathToFileURL } from 'node:url';
@@ -48,15 +48,6 @@ server.listen(0, '127.0.0.1', () => {
                    jwt: { sign: { alg: 'RS256' } } };
         },
       },
-    },
-    loadExistingGrant: async (ctx) => {
-      // auto-consent for the scripted flow: grant what the client asked for
-      const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client.clientId, accountId: ctx.oidc.session.accountId });
-      grant.addOIDCScope('openid offline_access');
-      const resource = ctx.oidc.params.resource;
-      if (resource) grant.addResourceScope(resource, ctx.oidc.params.scope || SCOPES);
-      await grant.save();
-      return grant;
     },
   });
   provider.proxy = false;
