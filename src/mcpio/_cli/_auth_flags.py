@@ -18,8 +18,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ._targets import UsageError
-
 
 def add_auth_flags(p: Any) -> None:
     g = p.add_argument_group("authorization (http)", "protect the server with OAuth 2.1 bearer tokens")
@@ -35,6 +33,7 @@ def add_auth_flags(p: Any) -> None:
 
 def resource_server_from(args: Any) -> Any:
     """The ResourceServer the flags describe, or None; UsageError when they do not add up."""
+    from ._targets import UsageError  # not at import: ``mcpio --help`` builds the parser and must stay fast
     issuer = getattr(args, "auth_issuer", None)
     others = [f for f in ("auth_audience", "auth_scopes", "auth_jwks", "auth_introspect", "auth_client_id")
               if getattr(args, f, None)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from typing import TYPE_CHECKING, Any
 
 from .._errors import (
@@ -105,9 +106,8 @@ class Context:
         """Who is calling: the verified :class:`mcpio.auth.AuthInfo` (subject, client id, scopes,
         claims; the raw token only through ``raw_token()``) when the server runs over HTTP with
         ``auth=``, else None. In a legacy session it is the latest token the session's principal sent."""
-        from .._auth._info import current  # no I/O, no third-party import
-
-        return current()
+        info = sys.modules.get("mcpio._auth._info")  # loaded by the HTTP guard; absent: no auth here
+        return info.current() if info is not None else None
 
     @property
     def stateless(self) -> bool:
