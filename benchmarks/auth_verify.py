@@ -173,43 +173,54 @@ def mcpio_server() -> Any:
     return server
 
 
-async def http_figures(n: int) -> list[tuple[str, float, int]]:
+async def http_figures(n: int, rounds: int = 9) -> list[tuple[str, float, int]]:
+    """Every variant measured in each of ``rounds`` interleaved rounds (fair under a shared
+    machine's drifting load); the median round per variant."""
+    import statistics
+
     from mcpio.auth import JWTVerifier, ResourceServer
     from tests.support.issuer import Issuer
 
-    out = []
     with Issuer() as iss:
         token = iss.mint(aud=RESOURCE, scope="mcp")
-        plain = mcpio_server().http_app()
-        out.append(("mcpio app, no auth", *await drive(plain, request_scope(None), n)))
-        await plain.aclose()
-        for label, size in (("mcpio app, auth (JWKS cached, token memo)", 10_000),
-                            ("mcpio app, auth (JWKS cached, no memo: RS256 check each time)", 0)):
-            rs = ResourceServer(resource=RESOURCE, issuer=iss.url,
-                                verifier=JWTVerifier(iss.url, RESOURCE, cache_size=size))
-            app = mcpio_server().http_app(auth=rs)
-            out.append((label, *await drive(app, request_scope(token), n)))
-            await app.aclose()
-            await rs.verifier.aclose()  # type: ignore[union-attr]
-        rs = ResourceServer(resource=RESOURCE, issuer=iss.url)
-        guard = rs.guard()
+        memo = ResourceServer(resource=RESOURCE, issuer=iss.url)
+        cold = ResourceServer(resource=RESOURCE, issuer=iss.url, verifier=JWTVerifier(iss.url, RESOURCE, cache_size=0))
+        guard = ResourceServer(resource=RESOURCE, issuer=iss.url).guard()
 
         async def guarded(scope: Any, receive: Any, send: Any) -> None:
             passed = await guard(scope, receive, send)
             if passed is not None:
                 await empty_app(scope, *passed)
 
-        out.append(("empty app", *await drive(empty_app, request_scope(token), n)))
-        out.append(("mcpio guard + empty app (token memo)", *await drive(guarded, request_scope(token), n)))
-        await rs.verifier.aclose()  # type: ignore[union-attr]
+        variants: list[tuple[str, Any, str | None]] = [
+            ("mcpio app, no auth", mcpio_server().http_app(), None),
+            ("mcpio app, auth (JWKS cached, token memo)", mcpio_server().http_app(auth=memo), token),
+            ("mcpio app, auth (JWKS cached, no memo: RS256 check each time)", mcpio_server().http_app(auth=cold), token),
+            ("empty app", empty_app, token),
+            ("mcpio guard + empty app (token memo)", guarded, token),
+        ]
         try:
-            out += await sdk_figures(iss, token, n)
+            variants.append(("official SDK bearer middleware (PyJWT verifier) + empty app",
+                             await sdk_app(iss), token))
         except ImportError as exc:
             print(f"(official SDK middleware skipped: {exc})", file=sys.stderr)
-    return out
+        results: dict[str, list[float]] = {label: [] for label, _, _ in variants}
+        statuses: dict[str, int] = {}
+        for _ in range(rounds):
+            for label, app, tok in variants:
+                us, status = await drive(app, request_scope(tok), max(1, n // rounds))
+                results[label].append(us)
+                statuses[label] = status
+        for _, app, _ in variants:
+            if hasattr(app, "aclose"):
+                await app.aclose()
+        for rs in (memo, cold):
+            await rs.verifier.aclose()  # type: ignore[union-attr]
+        await guard.verifier.aclose()  # type: ignore[attr-defined]
+    return [(label, statistics.median(results[label]), statuses[label]) for label, _, _ in variants]
 
 
-async def sdk_figures(iss: Any, token: str, n: int) -> list[tuple[str, float, int]]:
+async def sdk_app(iss: Any) -> Any:
     import jwt as pyjwt
     from mcp.server.auth.middleware.bearer_auth import BearerAuthBackend, RequireAuthMiddleware
     from mcp.server.auth.provider import AccessToken
@@ -231,11 +242,7 @@ async def sdk_figures(iss: Any, token: str, n: int) -> list[tuple[str, float, in
             return AccessToken(token=tok, client_id=c.get("client_id", ""), scopes=c.get("scope", "").split(),
                                expires_at=c["exp"], resource=RESOURCE, subject=c.get("sub"), claims=c)
 
-    app = AuthenticationMiddleware(RequireAuthMiddleware(empty_app, ["mcp"]),
-                                   backend=BearerAuthBackend(PyJWTVerifier()))
-    figures = [("official SDK bearer middleware (PyJWT verifier) + empty app", *await drive(app, request_scope(token), n))]
-    await jwks.aclose()
-    return figures
+    return AuthenticationMiddleware(RequireAuthMiddleware(empty_app, ["mcp"]), backend=BearerAuthBackend(PyJWTVerifier()))
 
 
 def main() -> None:
@@ -251,7 +258,7 @@ def main() -> None:
     for mod in ("jwt", "joserfc.jwt", "authlib.jose"):
         ms = import_ms(mod)
         print(f"| {mod} | {'not installed' if ms is None else f'{ms:.0f}'} |")
-    print("\n## Server CPU per request (in-process ASGI, modern tools/call)\n")
+    print("\n## Server CPU per request (in-process ASGI, modern tools/call; median of 9 interleaved rounds)\n")
     print("| app | µs CPU / request | status |\n|---|---:|---:|")
     for label, us, status in asyncio.run(http_figures(n)):
         print(f"| {label} | {us:.1f} | {status} |")

@@ -161,7 +161,13 @@ class Guard:
         if path in self.metadata_paths:
             await self._serve_metadata(send, method)
             return None
-        raw = [v for k, v in scope.get("headers") or () if k.lower() == b"authorization"]
+        raw: list[bytes] = []
+        sid: str | None = None
+        for k, v in scope.get("headers") or ():  # one pass; ASGI names are lower case, others tolerated
+            if len(k) == 13 and k.lower() == b"authorization":
+                raw.append(v)
+            elif len(k) == 14 and k.lower() == b"mcp-session-id":
+                sid = v.decode("latin-1")
         if not raw:
             await self._challenge(send, 401, None, "this server requires an OAuth bearer token (Authorization: "
                                   "Bearer …); its authorization servers are listed at " + self.config.metadata_url)
@@ -201,11 +207,6 @@ class Guard:
             await self._insufficient(send, self.required, "this server needs the scopes " +
                                      " ".join(sorted(self.required)))
             return None
-        sid = None
-        for k, v in scope.get("headers") or ():
-            if k.lower() == b"mcp-session-id":
-                sid = v.decode("latin-1")
-                break
         slot: Slot | None = None
         if sid is not None:
             slot = self._sessions.get(sid)

@@ -16,7 +16,6 @@ Messages say what is wrong with a token and never contain it.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -52,18 +51,19 @@ def audiences(resource: str) -> list[str]:
 
 
 class _Memo:
-    """A bounded LRU of verified tokens, keyed by a hash of the token (the token is not kept
-    as a key), each valid until its own deadline."""
+    """A bounded map of verified tokens (oldest out first), each valid until its own deadline.
+    Keyed by the token itself: the AuthInfo it maps to holds the token anyway, in this process
+    only."""
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._items: OrderedDict[bytes, tuple[float, AuthInfo]] = OrderedDict()
+        self._items: OrderedDict[str, tuple[float, AuthInfo]] = OrderedDict()
 
     @staticmethod
-    def key(token: str) -> bytes:
-        return hashlib.blake2b(token.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    def key(token: str) -> str:
+        return token
 
-    def get(self, key: bytes, now: float) -> AuthInfo | None:
+    def get(self, key: str, now: float) -> AuthInfo | None:
         item = self._items.get(key)
         if item is None:
             return None
@@ -72,7 +72,7 @@ class _Memo:
             return None
         return item[1]
 
-    def put(self, key: bytes, until: float, info: AuthInfo) -> None:
+    def put(self, key: str, until: float, info: AuthInfo) -> None:
         if self.size <= 0:
             return
         self._items[key] = (until, info)
