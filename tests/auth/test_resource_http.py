@@ -252,3 +252,25 @@ def test_scope_hierarchies(http, issuer):
         assert r.status_code == 200, r.text  # transitively
         r = modern(http, s, "tools/call", {"name": "purge", "arguments": {}}, token(issuer, "mcp notes:write"), "purge")
         assert r.status_code == 403
+
+
+def test_the_scope_check_reads_the_body_not_the_headers(http, srv, issuer):
+    # Mcp-Name says a harmless tool, the body calls a scoped one: the body decides (403)
+    r = modern(http, srv, "tools/call", {"name": "purge", "arguments": {}}, token(issuer), "whoami")
+    assert r.status_code == 403 and challenge(r)["error"] == "insufficient_scope"
+
+
+def test_a_legacy_batch_with_a_scoped_call_is_refused_whole(http, srv, issuer):
+    tok = token(issuer)
+    r = http.post(srv.url, headers={"accept": ACCEPT, "authorization": "Bearer " + tok},
+                  json={"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                        "params": {"protocolVersion": "2025-03-26", "capabilities": {},
+                                   "clientInfo": {"name": "t", "version": "1"}}})
+    headers = {"accept": ACCEPT, "mcp-session-id": r.headers["mcp-session-id"], "mcp-protocol-version": "2025-03-26",
+               "authorization": "Bearer " + tok}
+    http.post(srv.url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+    batch = [{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "write_note",
+                                                                          "arguments": {"text": "x"}}}]
+    r = http.post(srv.url, headers=headers, json=batch)
+    assert r.status_code == 403 and challenge(r)["scope"] == "mcp notes:write"

@@ -231,6 +231,12 @@ class Guard:
         _info.enter(slot)
         return receive, send
 
+    async def aclose(self) -> None:
+        """Close the verifier's HTTP client (JWKS, introspection); it reopens when needed."""
+        close = getattr(self.verifier, "aclose", None)
+        if close is not None:
+            await close()
+
     def _effective(self, scopes: frozenset[str]) -> frozenset[str]:
         """``scopes`` and every scope they imply (``implied_scopes``), transitively."""
         if not self.implied or not any(s in self.implied for s in scopes):

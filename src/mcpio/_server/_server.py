@@ -470,11 +470,21 @@ class Server:
         from .._transports._http_server import StreamableHTTPApp
 
         auth = options.pop("auth", None)
+        lifespan: Any = self.running
         if auth is not None:  # a mcpio.auth.ResourceServer: its guard runs before routing
-            options["auth"] = auth.guard(scopes_for=self._scopes_for, scoped=lambda: bool(self._item_scopes),
-                                         max_body_size=options.get("max_body_size", 16 * 1024 * 1024))
+            guard = options["auth"] = auth.guard(scopes_for=self._scopes_for, scoped=lambda: bool(self._item_scopes),
+                                                 max_body_size=options.get("max_body_size", 16 * 1024 * 1024))
+
+            @contextlib.asynccontextmanager
+            async def lifespan() -> Any:  # the verifier's HTTP client closes with the app
+                try:
+                    async with self.running() as value:
+                        yield value
+                finally:
+                    await guard.aclose()
+
         return StreamableHTTPApp(self._serve_http, path=path, tool_schema=self._tool_schema,
-                                 lifespan=self.running, **options)
+                                 lifespan=lifespan, **options)
 
     async def _serve_http(self, transport: Transport, stateless: bool) -> None:
         if self._http_trace is None:  # MCPIO_TRACE: the same wire trace as on stdio (read once)
