@@ -62,3 +62,14 @@ def test_a_remote_bind_without_auth_still_refuses():
     r = subprocess.run([sys.executable, "-m", "mcpio", "run", "tests/auth/protected_server.py", "-t", "http",
                         "--host", "0.0.0.0"], capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and "--auth-issuer" in r.stderr and "--allow-remote" in r.stderr
+
+
+def test_the_audience_host_is_an_allowed_host():
+    from mcpio._cli._auth_flags import serve_options
+
+    assert serve_options(None) == {}
+    rs = resource_server_from(parse("--host", "0.0.0.0", "--auth-issuer", "https://idp.example.com",
+                                    "--auth-audience", "https://mcp.example.com/mcp"))
+    options = serve_options(rs)
+    assert options["auth"] is rs and options["allowed_hosts"] == ["localhost", "127.0.0.1", "[::1]", "mcp.example.com"]
+    assert "allowed_hosts" not in serve_options(resource_server_from(parse("--auth-issuer", "https://idp.example.com")))

@@ -69,3 +69,21 @@ def resource_server_from(args: Any) -> Any:
         return ResourceServer(resource=audience, issuer=issuer, verifier=verifier, required_scopes=scopes)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+
+
+def serve_options(auth: Any) -> dict[str, Any]:
+    """``Server.run("http", …)`` options for a server protected by ``auth`` (a ResourceServer):
+    the auth itself, and the audience's host among the allowed ``Host`` names (DNS-rebinding
+    protection otherwise admits loopback names only, and clients reach the server by that name)."""
+    if auth is None:
+        return {}
+    from urllib.parse import urlsplit
+
+    from .._protocol._http import LOOPBACK_HOSTS, is_loopback
+
+    options: dict[str, Any] = {"auth": auth}
+    name = urlsplit(auth.resource).hostname
+    if name and not is_loopback(name):
+        options["allowed_hosts"] = [*LOOPBACK_HOSTS, f"[{name}]" if ":" in name else name]
+    return options
+

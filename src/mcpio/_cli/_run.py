@@ -104,6 +104,8 @@ def run_app(app: str, transport: str = "stdio", *, host: str = "127.0.0.1", port
     shown = f"[{host}]" if ":" in host else host
     print(f"serving {server.name} on http://{shown}:{port}{path} (both protocol eras); Ctrl-C stops it",
           file=sys.stderr, flush=True)
-    extra = {"auth": auth} if auth is not None else {}
+    from ._auth_flags import serve_options
+
+    extra = serve_options(auth)
     server.run("http", host=host, port=port, path=path, allow_remote=allow_remote, legacy_sse=legacy_sse, **extra)
     return 0
