@@ -296,6 +296,16 @@ ACCEPTS = [ACCEPT_BOTH, ACCEPT_BOTH, b"application/json", b"text/event-stream", 
 CTYPES = [b"application/json", b"application/json", b"application/json; charset=utf-8", b"APPLICATION/JSON",
           b"text/plain", b"", b"application/json-rpc", b"multipart/form-data; boundary=x"]
 VERSIONS = [*(_b(v) for v in LEGACY_VERSIONS), _b(MODERN), b"2099-01-01", b" 2025-11-25 ", b"2025-11-25, 2026-07-28"]
+# Bad bearer credentials (issue 13): the fuzz app has no auth and must ignore them; the
+# authorization fuzz test (tests/auth/test_auth_fuzz.py) serves them to a protected app.
+_JWT_NONE = base64.urlsafe_b64encode(b'{"alg":"none"}').rstrip(b"=") + b"." + base64.urlsafe_b64encode(
+    b'{"sub":"x","aud":"https://mcp.fuzz/mcp","exp":4102444800}').rstrip(b"=") + b"."
+_JWT_HS = base64.urlsafe_b64encode(b'{"alg":"HS256","kid":"rsa-1"}').rstrip(b"=") + b".e30.c2ln"
+BAD_AUTHORIZATION = [b"Bearer", b"Bearer ", b"Bearer  ", b"bearer garbage", b"Bearer a b", b"Bearer \xe9t\xe9",
+                     b"Bearer " + _JWT_NONE, b"Bearer " + _JWT_HS, b"Bearer e30.e30.e30", b"Bearer a.b.c",
+                     b"Bearer " + b"A" * 20_000, b"Bearer ====", b"Basic dTpw", b"Digest x", b"", b"\xff\xfe",
+                     b"Bearer eyJhbGciOiJSUzI1NiIsImtpZCI6Im5vcGUifQ.eyJzdWIiOiJ4In0.c2ln", b"Bearer %00",
+                     b"Bearer x, Bearer y"]
 EVENT_IDS = [b"0-1", b"1-1", b"1-0", b"2-5", b"x-1", b"0-99999999999999999999", b"-1", b"0-", b"0-\xb2", b"\xb2-1"]
 
 
@@ -305,6 +315,7 @@ def _header_value(name: bytes, draw: Any) -> bytes:
     choices = {b"host": HOSTS, b"origin": ORIGINS, b"accept": ACCEPTS, b"content-type": CTYPES,
                b"mcp-protocol-version": VERSIONS, b"last-event-id": EVENT_IDS,
                b"mcp-session-id": [LIVE_SESSION, LIVE_SESSION, ENDED_SESSION, b"nope", b"a" * 300],
+               b"authorization": BAD_AUTHORIZATION,
                b"content-length": [b"0", b"5", b"100000000", b"99999999999999999999999", b"abc", b"-1", b"\xb2", b"1, 2"]}
     if name in choices:
         return draw(st.sampled_from(choices[name]))
@@ -358,7 +369,8 @@ def headers(draw: Any, msg: Any, method: str) -> list[tuple[bytes, bytes]]:
     if draw(st.integers(0, 3)) == 0:  # the real length (uvicorn passes it on), or not
         out.append((b"content-length", draw(st.sampled_from([b"<len>", b"<len>", b"0", b"\xb2", b"1" * 30]))))
     names = [b"host", b"origin", b"accept", b"content-type", b"content-length", b"mcp-protocol-version",
-             b"mcp-session-id", b"mcp-method", b"mcp-name", b"mcp-param-region", b"mcp-param-other", b"last-event-id"]
+             b"mcp-session-id", b"mcp-method", b"mcp-name", b"mcp-param-region", b"mcp-param-other", b"last-event-id",
+             b"authorization"]
     for _ in range(draw(st.integers(0, 4))):  # more: known names with odd values, or any name
         name = draw(st.one_of(st.sampled_from(names), token_name, st.binary(min_size=1, max_size=12)))
         value = _header_value(name.lower(), draw)

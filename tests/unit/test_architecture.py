@@ -20,8 +20,8 @@ LAYERS = {
     "_protocol": 1,
     "_transports": 2,
     "_session": 3,
-    "_server": 4, "_client": 4, "_host": 4,
-    "cli": 5, "_cli": 5, "__main__": 5,
+    "_server": 4, "_client": 4, "_host": 4, "_auth": 4,
+    "cli": 5, "auth": 5, "_cli": 5, "__main__": 5,
 }
 # Packages of the same layer that must not import each other.
 SIBLINGS_APART = {("_server", "_client"), ("_client", "_server")}
@@ -101,6 +101,17 @@ def test_public_api_is_sorted_complete_and_importable():
 def test_import_does_not_load_http_cli_or_pydantic(stmt):
     code = f"{stmt}; import sys, json; print(json.dumps(sorted(sys.modules)))"
     mods = json.loads(subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True, check=True).stdout)
-    forbidden = [m for m in mods if m.split(".")[0] in {"httpx", "uvicorn", "starlette", "pydantic", "argparse", "mcp", "anyio", "h11"}
-                 or m.startswith(("mcpio.cli", "mcpio._cli", "mcpio._http", "mcpio._transports._http"))]
+    forbidden = [m for m in mods if m.split(".")[0] in {"httpx", "uvicorn", "starlette", "pydantic", "argparse", "mcp", "anyio", "h11",
+                                                        "jwt", "cryptography"}
+                 or m.startswith(("mcpio.cli", "mcpio._cli", "mcpio._http", "mcpio._transports._http", "mcpio._auth",
+                                  "mcpio.auth"))]
     assert not forbidden, forbidden
+
+
+def test_scoped_items_and_the_stdio_path_load_nothing_of_auth():
+    code = ("import sys, json; from mcpio import Server; s = Server('x')\n"
+            "@s.tool(scopes=['a'])\ndef t() -> str: return 'x'\n"
+            "from mcpio._transports import _stdio\n"
+            "print(json.dumps(sorted(sys.modules)))")
+    mods = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    assert not [m for m in mods if m.split(".")[0] in {"jwt", "cryptography", "httpx"} or "auth" in m], mods

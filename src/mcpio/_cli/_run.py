@@ -76,7 +76,7 @@ def find_server(module: Any, obj: str | None, where: str) -> Server:
 
 
 def run_app(app: str, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp",
-            allow_remote: bool = False, legacy_sse: bool = False) -> int:
+            allow_remote: bool = False, legacy_sse: bool = False, auth: Any = None) -> int:
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport {transport}: use stdio or http")
     where, obj = split_app(app)
@@ -94,9 +94,9 @@ def run_app(app: str, transport: str = "stdio", *, host: str = "127.0.0.1", port
         raise UsageError(f"--path {path!r}: an endpoint path starts with /")
     from .._protocol._http import is_loopback
 
-    if not is_loopback(host) and not allow_remote:
-        raise UsageError(f"--host {host}: only loopback addresses are served by default; add --allow-remote to accept "
-                         "connections from other machines (and put authentication in front of the server)")
+    if not is_loopback(host) and not allow_remote and auth is None:
+        raise UsageError(f"--host {host}: only loopback addresses are served by default; add --auth-issuer (see "
+                         "--help) or --allow-remote to accept connections from other machines")
     try:
         import uvicorn  # noqa: F401 - checked here to fail with a usage hint, not a traceback
     except ImportError:
@@ -104,5 +104,8 @@ def run_app(app: str, transport: str = "stdio", *, host: str = "127.0.0.1", port
     shown = f"[{host}]" if ":" in host else host
     print(f"serving {server.name} on http://{shown}:{port}{path} (both protocol eras); Ctrl-C stops it",
           file=sys.stderr, flush=True)
-    server.run("http", host=host, port=port, path=path, allow_remote=allow_remote, legacy_sse=legacy_sse)
+    from ._auth_flags import serve_options
+
+    extra = serve_options(auth)
+    server.run("http", host=host, port=port, path=path, allow_remote=allow_remote, legacy_sse=legacy_sse, **extra)
     return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from typing import TYPE_CHECKING, Any
 
 from .._errors import (
@@ -99,6 +100,14 @@ class Context:
     def lifespan(self) -> Any:
         """The value your ``lifespan`` context manager yielded (None without one)."""
         return self.server._lifespan_value
+
+    @property
+    def auth(self) -> Any:
+        """Who is calling: the verified :class:`mcpio.auth.AuthInfo` (subject, client id, scopes,
+        claims; the raw token only through ``raw_token()``) when the server runs over HTTP with
+        ``auth=``, else None. In a legacy session it is the latest token the session's principal sent."""
+        info = sys.modules.get("mcpio._auth._info")  # loaded by the HTTP guard; absent: no auth here
+        return info.current() if info is not None else None
 
     @property
     def stateless(self) -> bool:

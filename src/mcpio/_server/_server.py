@@ -107,6 +107,8 @@ class Server:
         self._resources: dict[str, Resource] = {}  # static, by URI
         self._templates: dict[str, Resource] = {}  # by template string
         self._prompts: dict[str, Prompt] = {}
+        # OAuth scopes an item needs over HTTP with auth (``scopes=``), by (method, name or URI)
+        self._item_scopes: dict[tuple[str, str], frozenset[str]] = {}
         self._completer: Callable[..., Any] | None = None
         self._middleware: list[Callable[..., Any]] = []
         self._notification_hooks: dict[str, list[Callable[..., Any]]] = {}
@@ -125,7 +127,9 @@ class Server:
         return fn
 
     def add_tool(self, fn: Callable[..., Any], **options: Any) -> Tool:
+        scopes = options.pop("scopes", None)
         tool = Tool.from_function(fn, **options)
+        self._set_scopes("tools/call", tool.name, scopes)
         self._tools[tool.name] = tool
         self._changed("tools")
         return tool
@@ -144,7 +148,9 @@ class Server:
         return register
 
     def add_resource(self, fn: Callable[..., Any], uri: str, **options: Any) -> Resource:
+        scopes = options.pop("scopes", None)
         res = Resource(fn, uri, **options)
+        self._set_scopes("resources/read", uri, scopes)
         (self._templates if res.is_template else self._resources)[uri] = res
         self._changed("resources")
         return res
@@ -164,7 +170,9 @@ class Server:
         return fn
 
     def add_prompt(self, fn: Callable[..., Any], **options: Any) -> Prompt:
+        scopes = options.pop("scopes", None)
         p = Prompt(fn, **options)
+        self._set_scopes("prompts/get", p.name, scopes)
         self._prompts[p.name] = p
         self._changed("prompts")
         return p
@@ -172,6 +180,23 @@ class Server:
     def remove_prompt(self, name: str) -> None:
         del self._prompts[name]
         self._changed("prompts")
+
+    def _set_scopes(self, method: str, name: str, scopes: Any) -> None:
+        if scopes is None:
+            self._item_scopes.pop((method, name), None)
+            return
+        if isinstance(scopes, str) or not all(isinstance(x, str) for x in scopes):
+            raise TypeError(f"scopes= takes a list of scope strings, not {scopes!r}")
+        self._item_scopes[(method, name)] = frozenset(scopes)
+
+    def _scopes_for(self, method: str, name: str) -> frozenset[str]:
+        """The OAuth scopes a ``tools/call``/``prompts/get``/``resources/read`` of ``name`` needs."""
+        if not self._item_scopes:
+            return frozenset()
+        if method == "resources/read":
+            found = self.find_resource(name)
+            return self._item_scopes.get((method, found[0].uri), frozenset()) if found else frozenset()
+        return self._item_scopes.get((method, name), frozenset())
 
     def middleware(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Register ``async def mw(request, call_next)`` to run around every client request
@@ -444,8 +469,22 @@ class Server:
         """
         from .._transports._http_server import StreamableHTTPApp
 
+        auth = options.pop("auth", None)
+        lifespan: Any = self.running
+        if auth is not None:  # a mcpio.auth.ResourceServer: its guard runs before routing
+            guard = options["auth"] = auth.guard(scopes_for=self._scopes_for, scoped=lambda: bool(self._item_scopes),
+                                                 max_body_size=options.get("max_body_size", 16 * 1024 * 1024))
+
+            @contextlib.asynccontextmanager
+            async def lifespan() -> Any:  # the verifier's HTTP client closes with the app
+                try:
+                    async with self.running() as value:
+                        yield value
+                finally:
+                    await guard.aclose()
+
         return StreamableHTTPApp(self._serve_http, path=path, tool_schema=self._tool_schema,
-                                 lifespan=self.running, **options)
+                                 lifespan=lifespan, **options)
 
     async def _serve_http(self, transport: Transport, stateless: bool) -> None:
         if self._http_trace is None:  # MCPIO_TRACE: the same wire trace as on stdio (read once)
@@ -480,13 +519,13 @@ class Server:
                          allow_remote: bool = False, log_level: str = "warning", **options: Any) -> None:
         """Serve :meth:`http_app` with uvicorn (``pip install mcpio[http]``) until cancelled.
 
-        Binding an address other than loopback needs ``allow_remote=True``: the server is then
-        reachable by other machines (put authentication in front of it); pass
+        Binding an address other than loopback needs ``auth=`` (a :class:`mcpio.auth.ResourceServer`)
+        or ``allow_remote=True``: the server is then reachable by other machines; pass
         ``allowed_hosts`` with the names clients use to reach it.
         """
         from .._protocol._http import is_loopback
 
-        if not is_loopback(host) and not allow_remote:
+        if not is_loopback(host) and not allow_remote and options.get("auth") is None:
             raise ValueError(
                 f"refusing to bind {host!r}: only loopback addresses (127.0.0.1, ::1, localhost) are "
                 "served by default; pass allow_remote=True to accept connections from other machines"

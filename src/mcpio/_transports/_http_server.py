@@ -88,8 +88,10 @@ class StreamableHTTPApp:
         legacy_sse: bool = False,
         sse_path: str = "/sse",
         message_path: str = "/messages",
+        auth: Callable[[Scope, Receive, Send], Awaitable[tuple[Receive, Send] | None]] | None = None,
     ) -> None:
         self.serve = serve
+        self.auth = auth  # the authorization guard (_auth._resource.Guard): answers, or lets through
         self.path = "/" + path.strip("/") if path.strip("/") else "/"
         self.allowed_hosts = tuple(allowed_hosts) if allowed_hosts is not None else h.LOOPBACK_HOSTS
         self.allowed_origins = tuple(allowed_origins) if allowed_origins is not None else h.LOOPBACK_HOSTS
@@ -121,6 +123,11 @@ class StreamableHTTPApp:
         if kind != "http":
             return
         await self._ensure_started()
+        if self.auth is not None:
+            admitted = await self.auth(scope, receive, send)
+            if admitted is None:
+                return
+            receive, send = admitted
         headers = h.header_map(scope.get("headers") or ())
         refusal = h.check_host(headers, self.allowed_hosts) or h.check_origin(headers, self.allowed_origins)
         route = _route_path(scope)

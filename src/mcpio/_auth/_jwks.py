@@ -1,0 +1,209 @@
+"""Fetching what a resource server needs from its authorization server, safely.
+
+* :func:`fetch_json` — one GET/POST with a timeout, no redirects, a size cap and a JSON check;
+  every failure is an :class:`AuthUnavailable` that names the URL and what went wrong.
+* :func:`check_url` — ``https://`` only, except on a loopback host (spec basic/authorization,
+  "Communication Security": endpoints MUST be HTTPS; loopback is for development).
+* :class:`JWKS` — the issuer's signing keys: ``jwks_uri`` discovered from RFC 8414 /
+  OpenID Connect metadata (path-insertion order of the spec's "Authorization Server Metadata
+  Discovery"), cached for ``ttl`` seconds, refetched when a token names an unknown ``kid``
+  (at most once per ``min_refresh`` seconds, so a flood of made-up kids cannot hammer the IdP).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+log = logging.getLogger("mcpio.auth")
+
+MAX_DOCUMENT = 512 * 1024  # bytes: a JWKS or metadata document larger than this is refused
+TIMEOUT = 5.0  # seconds for connect, read and the whole exchange
+
+
+class AuthUnavailable(Exception):
+    """The authorization server (metadata, JWKS, introspection) cannot be used right now.
+
+    The server's or the IdP's fault, not the client's: the resource server answers 503."""
+
+
+def is_loopback_host(host: str | None) -> bool:
+    host = (host or "").lower().strip("[]")
+    return host in ("localhost", "::1") or host.startswith("127.")
+
+
+def check_url(url: str, what: str) -> str:
+    """``url`` if it may be used for ``what``; ValueError naming the rule otherwise."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        raise ValueError(f"{what} must be an absolute https:// URL, not {url!r}")
+    if parts.scheme == "http" and not is_loopback_host(parts.hostname):
+        raise ValueError(f"{what} {url!r} uses http:// on a non-loopback host; authorization endpoints must "
+                         "use https:// (http:// is accepted on 127.0.0.1, ::1 and localhost only)")
+    if parts.fragment:
+        raise ValueError(f"{what} {url!r} must not have a #fragment")
+    return url
+
+
+async def fetch_json(client: Any, url: str, what: str, *, method: str = "GET", data: Any = None,
+                     auth: Any = None, max_size: int = MAX_DOCUMENT, timeout: float = TIMEOUT) -> dict[str, Any]:
+    """GET (or POST ``data``) ``url`` and return its JSON object; AuthUnavailable otherwise."""
+    import httpx
+
+    try:
+        async with asyncio.timeout(timeout):
+            async with client.stream(method, url, data=data, auth=auth,
+                                     headers={"accept": "application/json"}) as response:
+                if response.status_code != 200:
+                    raise AuthUnavailable(f"{what} {url} answered HTTP {response.status_code}")
+                declared = response.headers.get("content-length", "")
+                if declared.isdigit() and int(declared) > max_size:
+                    raise AuthUnavailable(f"{what} {url} is {declared} bytes, over the limit of {max_size}")
+                chunks: list[bytes] = []
+                size = 0
+                async for chunk in response.aiter_raw():
+                    size += len(chunk)
+                    if size > max_size:
+                        raise AuthUnavailable(f"{what} {url} is over the limit of {max_size} bytes")
+                    chunks.append(chunk)
+                ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    except TimeoutError:
+        raise AuthUnavailable(f"{what} {url} did not answer within {timeout:g} s") from None
+    except httpx.HTTPError as exc:
+        raise AuthUnavailable(f"{what} {url} is unreachable ({type(exc).__name__})") from None
+    if ctype and ctype != "application/json" and not ctype.endswith("+json"):
+        raise AuthUnavailable(f"{what} {url} answered {ctype}, not JSON")
+    try:
+        doc = json.loads(b"".join(chunks))
+    except ValueError:
+        raise AuthUnavailable(f"{what} {url} answered a body that is not JSON") from None
+    if not isinstance(doc, dict):
+        raise AuthUnavailable(f"{what} {url} answered JSON that is not an object")
+    return doc
+
+
+def metadata_urls(issuer: str) -> list[str]:
+    """Where RFC 8414 / OIDC metadata of ``issuer`` may be, in the spec's order."""
+    parts = urlsplit(issuer)
+    origin = f"{parts.scheme}://{parts.netloc}"
+    path = parts.path.rstrip("/")
+    if not path:
+        return [f"{origin}/.well-known/oauth-authorization-server", f"{origin}/.well-known/openid-configuration"]
+    return [f"{origin}/.well-known/oauth-authorization-server{path}",
+            f"{origin}/.well-known/openid-configuration{path}",
+            f"{origin}{path}/.well-known/openid-configuration"]
+
+
+async def discover_metadata(client: Any, issuer: str, timeout: float = TIMEOUT) -> dict[str, Any]:
+    """The issuer's metadata; its ``issuer`` must equal ``issuer`` (RFC 8414 §3.3)."""
+    problems: list[str] = []
+    for url in metadata_urls(issuer):
+        try:
+            doc = await fetch_json(client, url, "authorization server metadata", timeout=timeout)
+        except AuthUnavailable as exc:
+            problems.append(str(exc))
+            continue
+        if doc.get("issuer") != issuer:
+            problems.append(f"{url} names issuer {doc.get('issuer')!r}, not {issuer!r}")
+            continue
+        return doc
+    raise AuthUnavailable("no usable metadata for issuer " + issuer + ": " + "; ".join(problems))
+
+
+class JWKS:
+    """The signing keys of one issuer (see the module docstring)."""
+
+    def __init__(self, *, issuer: str | None = None, jwks_url: str | None = None, ttl: float = 3600.0,
+                 min_refresh: float = 10.0, client: Any = None, timeout: float = TIMEOUT) -> None:
+        if issuer is None and jwks_url is None:
+            raise ValueError("JWKS needs an issuer (to discover jwks_uri) or a jwks_url")
+        self.issuer = check_url(issuer, "the issuer") if issuer else None
+        self.jwks_url = check_url(jwks_url, "the JWKS URL") if jwks_url else None
+        self.ttl = ttl
+        self.min_refresh = min_refresh
+        self.timeout = timeout
+        self._client = client
+        self._keys: dict[str | None, list[Any]] = {}  # kid -> PyJWK objects
+        self._fetched_at = float("-inf")
+        self._lock = asyncio.Lock()
+
+    def _http(self) -> Any:
+        if self._client is None:
+            import httpx
+
+            self._client = httpx.AsyncClient(timeout=TIMEOUT, follow_redirects=False, trust_env=False)
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    def keys_for(self, kid: str | None) -> list[Any] | None:
+        """The cached keys for ``kid`` (any key when the token names none), or None if unknown."""
+        if time.monotonic() - self._fetched_at > self.ttl:
+            return None
+        if kid is None:
+            every = [k for keys in self._keys.values() for k in keys]
+            return every or None
+        return self._keys.get(kid)
+
+    async def get(self, kid: str | None) -> list[Any]:
+        """Keys for ``kid``, fetching the JWKS when needed (rate limited). [] when still unknown."""
+        found = self.keys_for(kid)
+        if found is not None:
+            return found
+        async with self._lock:
+            found = self.keys_for(kid)
+            if found is not None:
+                return found
+            stale = time.monotonic() - self._fetched_at > self.ttl
+            if not stale and time.monotonic() - self._fetched_at < self.min_refresh:
+                return []  # an unknown kid right after a fetch: do not refetch yet
+            await self._refresh()
+        return self.keys_for(kid) or []
+
+    async def _refresh(self) -> None:
+        client = self._http()
+        url = self.jwks_url
+        if url is None:
+            assert self.issuer is not None
+            meta = await discover_metadata(client, self.issuer, self.timeout)
+            uri = meta.get("jwks_uri")
+            if not isinstance(uri, str):
+                raise AuthUnavailable(f"the metadata of {self.issuer} has no jwks_uri")
+            try:
+                url = check_url(uri, "the jwks_uri")
+            except ValueError as exc:
+                raise AuthUnavailable(str(exc)) from None
+            self.jwks_url = url
+        doc = await fetch_json(client, url, "the JWKS", timeout=self.timeout)
+        keys = doc.get("keys")
+        if not isinstance(keys, list):
+            raise AuthUnavailable(f"the JWKS {url} has no 'keys' list")
+        self._keys = parse_keys(keys)
+        self._fetched_at = time.monotonic()
+        log.info("fetched %d signing key(s) from %s", sum(map(len, self._keys.values())), url)
+
+
+def parse_keys(keys: list[Any]) -> dict[str | None, list[Any]]:
+    """Public signing keys by kid; symmetric (``oct``), encryption and unreadable keys are skipped."""
+    import jwt
+
+    out: dict[str | None, list[Any]] = {}
+    for jwk in keys:
+        if not isinstance(jwk, dict) or jwk.get("kty") not in ("RSA", "EC", "OKP"):
+            continue  # never an HMAC secret from a public document (alg confusion)
+        if jwk.get("use", "sig") != "sig" or "d" in jwk:
+            continue
+        try:
+            key = jwt.PyJWK(jwk)
+        except (jwt.PyJWKError, jwt.InvalidKeyError, ValueError, TypeError, KeyError):
+            continue
+        kid = jwk.get("kid")
+        out.setdefault(kid if isinstance(kid, str) else None, []).append(key)
+    return out

@@ -1,0 +1,47 @@
+"""Fixtures for the authorization tests: a real authorization server (oidc-provider, once per
+session) and a real ``mcpio run -t http … --auth-issuer`` subprocess it protects."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.http import free_port, wait_port
+from tests.support.oidc import OIDCProvider, missing
+
+HERE = Path(__file__).parent
+
+
+@pytest.fixture(scope="session")
+def idp():
+    why = missing()
+    if why:
+        pytest.fail(why)
+    with OIDCProvider() as provider:
+        yield provider
+
+
+@pytest.fixture(scope="session")
+def mcp_url(idp, tmp_path_factory):
+    port = free_port()
+    log = tmp_path_factory.mktemp("srv") / "stderr.log"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "mcpio", "run", "-t", "http", str(HERE / "protected_server.py"),
+                                 "--port", str(port), "--auth-issuer", idp.issuer, "--auth-scopes", "mcp"],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    try:
+        wait_port(port, proc=proc)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+    assert "Traceback" not in log.read_text()
