@@ -21,7 +21,7 @@ LAYERS = {
     "_transports": 2,
     "_session": 3,
     "_server": 4, "_client": 4, "_host": 4, "_auth": 4,
-    "cli": 5, "auth": 5, "_cli": 5, "__main__": 5,
+    "cli": 5, "auth": 5, "_cli": 5, "_inspect": 5, "__main__": 5,
 }
 # Packages of the same layer that must not import each other.
 SIBLINGS_APART = {("_server", "_client"), ("_client", "_server")}
@@ -104,7 +104,7 @@ def test_import_does_not_load_http_cli_or_pydantic(stmt):
     forbidden = [m for m in mods if m.split(".")[0] in {"httpx", "uvicorn", "starlette", "pydantic", "argparse", "mcp", "anyio", "h11",
                                                         "jwt", "cryptography"}
                  or m.startswith(("mcpio.cli", "mcpio._cli", "mcpio._http", "mcpio._transports._http", "mcpio._auth",
-                                  "mcpio.auth"))]
+                                  "mcpio.auth", "mcpio._inspect"))]
     assert not forbidden, forbidden
 
 
