@@ -24,7 +24,8 @@ from typing import Any
 from .._client._client import Client
 from .._errors import MCPError, TransportError, UnsupportedProtocolVersion
 from .._versions import LEGACY_VERSIONS
-from ._output import dump_json, table
+from ._exit import FAILED, OK, UNAVAILABLE
+from ._output import dump_json, out, table
 from ._targets import client_for
 from ._validate import schema_problems
 
@@ -110,7 +111,11 @@ async def doctor(args: Any) -> int:
                 "templates": len(await client.list_resource_templates()), "prompts": len(await client.list_prompts()),
             }
     except (MCPError, TransportError, OSError) as exc:
-        report["problems"].append(f"cannot connect: {exc}")
+        from ._main import _child_failure
+
+        child = _child_failure(str(getattr(exc, "message", exc)))
+        report["problems"].append(f"the server did not start: {child[0]}" if child else f"cannot connect: {exc}")
+        report["unavailable"] = True
         return _print(args, report)
     problems, warnings, rows = _tool_findings(tools)
     report["problems"] += problems
@@ -126,9 +131,10 @@ async def doctor(args: Any) -> int:
 
 def _print(args: Any, report: dict[str, Any]) -> int:
     failed = bool(report["problems"])
+    status = UNAVAILABLE if report.pop("unavailable", False) else FAILED if failed else OK
     if args.json:
         dump_json(report)
-        return 1 if failed else 0
+        return status
     lines = [f"target: {report['target']}"]
     if "server_info" in report:
         info = report["server_info"]
@@ -152,5 +158,5 @@ def _print(args: Any, report: dict[str, Any]) -> int:
     for w in report["warnings"]:
         lines.append(f"warning: {w}")
     lines.append(f"{len(report['problems'])} problems, {len(report['warnings'])} warnings")
-    print("\n".join(lines))
-    return 1 if failed else 0
+    out("\n".join(lines))
+    return status

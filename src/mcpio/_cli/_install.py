@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from .._host._config import ConfigError, known_files, section_key, strip_jsonc
-from ._output import error
+from ._exit import UNAVAILABLE, CLIFailure
+from ._output import dump_json, error
 from ._run import split_app
 from ._targets import UsageError
 
@@ -99,22 +100,29 @@ def write_document(path: Path, data: dict[str, Any]) -> Path | None:
     return backup
 
 
-async def check(name: str, entry: dict[str, Any]) -> int:
-    """Start the entry's command as a host would and list its tools; returns how many."""
+async def check(entry: dict[str, Any]) -> tuple[int, str | None]:
+    """Start the entry's command as a host would and list its tools; returns how many, and the
+    name the server gives itself (``serverInfo.name``)."""
     from .._client._client import Client
 
     async with Client([entry["command"], *entry["args"]], env=entry.get("env"), env_mode="safe", timeout=30,
                       name="mcpio-install", era="legacy") as client:
-        return len(await client.list_tools())
+        name = client.server_info.get("name")
+        return len(await client.list_tools()), name if isinstance(name, str) else None
+
+
+def entry_name(server_name: str | None, app: str) -> str:
+    """The entry's name: the Server's own name (``Server("weather")``), else the file's stem;
+    lower case, with spaces and underscores as dashes (what hosts show and accept)."""
+    raw = server_name or Path(split_app(app)[0]).stem
+    name = "-".join(raw.replace("_", " ").split()).lower()
+    return "".join(c for c in name if c.isalnum() or c in "-.") or Path(split_app(app)[0]).stem
 
 
 def install(args: Any) -> int:
     host = args.host
     if host not in known_files():
         raise UsageError(f"--host {host}: use one of {', '.join(known_files())}")
-    name = args.name or Path(split_app(args.app)[0]).stem.replace("_", "-")
-    if not name:
-        raise UsageError("give the server a name with --name")
     env: dict[str, str] = {}
     for item in args.env or []:
         key, eq, value = item.partition("=")
@@ -122,6 +130,27 @@ def install(args: Any) -> int:
             raise UsageError(f"--env takes NAME=VALUE, not {item!r}")
         env[key] = value
     entry = entry_for(host, args.app, env)
+    tools: int | None = None
+    server_name: str | None = None
+    if args.check:
+        try:
+            tools, server_name = asyncio.run(check(entry))
+        except Exception as exc:  # the entry does not work: say why, write nothing
+            from ._main import _child_failure
+
+            child = _child_failure(getattr(exc, "message", str(exc)))
+            if child is not None:
+                raise CLIFailure(f"not installed: the server did not start: {child[0]}", UNAVAILABLE, child[1]) from None
+            raise CLIFailure(f"not installed: the command does not start a working server ({exc})", UNAVAILABLE,
+                             f"run 'mcpio doctor {args.app}' to see more, or add --no-check") from None
+    elif not args.name:
+        from ._run import load_server
+
+        server, _ = load_server(args.app)
+        server_name = server.name if server is not None else None
+    name = args.name or entry_name(server_name, args.app)
+    if not name:
+        raise UsageError("give the server a name with --name")
     path = config_file(host, args.project, args.config)
     data, has_comments = read_document(path)
     key = section_key(host)
@@ -130,23 +159,24 @@ def install(args: Any) -> int:
         raise ConfigError(f"{path}: {key!r} is not an object; fix it first")
     if section and name in section and not args.force:
         raise UsageError(f"{path} already has a server {name!r}; add --force to replace it, or pick --name")
-    if args.check:
-        try:
-            tools = asyncio.run(check(name, entry))
-        except Exception as exc:  # the entry does not work: say why, write nothing
-            error(f"not installed: the command does not start a working server ({exc}); "
-                  "run it with 'mcpio doctor' to see more, or add --no-check")
-            return 1
+    if tools is not None:
         print(f"checked: the server starts and lists {tools} tool{'s' if tools != 1 else ''}", file=sys.stderr)
     snippet = json.dumps({key: {name: entry}}, indent=2)
     if args.dry_run:
-        print(f"would add to {path}:\n{snippet}")
+        if args.json:
+            dump_json({"name": name, "file": str(path), "entry": entry, "written": False})
+        else:
+            print(f"would add to {path}:\n{snippet}")
         return 0
     if has_comments:
         error(f"{path} has comments or trailing commas, which rewriting it would lose; add this entry by hand:\n{snippet}")
         return 1
     data.setdefault(key, {})[name] = entry
     backup = write_document(path, data)
+    if args.json:
+        dump_json({"name": name, "file": str(path), "entry": entry, "written": True,
+                   "backup": str(backup) if backup else None})
+        return 0
     print(f"added {name!r} to {path}" + (f" (previous version: {backup})" if backup else "")
           + f"; restart {host} to load it")
     return 0

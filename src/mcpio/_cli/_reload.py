@@ -145,7 +145,9 @@ class Supervisor:
         if gen == self.generation and not self.stopping:  # it ended by itself: say why to every request
             code = await child.wait_exit(2.0)
             tail = [line for line in child.stderr_tail().splitlines() if line.strip()]
-            self.failure = f"the server exited (code {code})" + (f": {tail[-1].strip()}" if tail else "")
+            ours = [line for line in tail if line.startswith("mcpio: error: ")]  # `mcpio run`'s one-line report
+            last = ours[-1][len("mcpio: error: "):] if ours else tail[-1].strip() if tail else ""
+            self.failure = f"the server exited (code {code})" + (f": {last}" if last else "")
             if self.replay is not None and not self.replay.done():
                 self.replay.cancel()
             await self.fail_in_flight(f"{self.failure}; fix it and save a file to restart it")

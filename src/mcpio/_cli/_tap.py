@@ -154,3 +154,8 @@ def tap(output: str, redact_keys: list[str], command: list[str], grace: float = 
     trace.write({"dir": "meta", "exit": code})
     sys.stdout.flush()
     return code if code >= 0 else 128 - code
+
+
+def command(args: Any) -> int:
+    """``mcpio tap``: the entry point the command table names."""
+    return tap(args.output, args.redact, args.server_command)
