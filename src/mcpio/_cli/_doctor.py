@@ -22,9 +22,10 @@ import time
 from typing import Any
 
 from .._client._client import Client
-from .._errors import MCPError, TransportError, UnsupportedProtocolVersion
+from .._errors import MCPError, RemoteProtocolError, TransportError, UnsupportedProtocolVersion
 from .._versions import LEGACY_VERSIONS
 from ._exit import FAILED, OK, UNAVAILABLE
+from ._main import _child_failure, _fetch
 from ._output import dump_json, out, table
 from ._targets import client_for
 from ._validate import schema_problems
@@ -105,13 +106,17 @@ async def doctor(args: Any) -> int:
             report["era"] = client.negotiated_era
             report["protocol_version"] = client.negotiated_version
             report["capabilities"] = client.server_capabilities
-            tools = await client.list_tools()
-            report["counts"] = {
-                "tools": len(tools), "resources": len(await client.list_resources()),
-                "templates": len(await client.list_resource_templates()), "prompts": len(await client.list_prompts()),
-            }
+            lists: dict[str, list[dict[str, Any]]] = {}
+            for kind in ("tools", "resources", "templates", "prompts"):
+                try:
+                    lists[kind], note, _ = await _fetch(client, kind)
+                except RemoteProtocolError as exc:  # the server's fault: a finding, the rest goes on
+                    lists[kind], note = [], f"{exc.message}"
+                if note:
+                    report["problems"].append(note)
+            tools = lists["tools"]
+            report["counts"] = {kind: len(items) for kind, items in lists.items()}
     except (MCPError, TransportError, OSError) as exc:
-        from ._main import _child_failure
 
         child = _child_failure(str(getattr(exc, "message", exc)))
         report["problems"].append(f"the server did not start: {child[0]}" if child else f"cannot connect: {exc}")

@@ -99,7 +99,7 @@ def report(exc: BaseException, args: Any) -> int:
         message, status = str(exc), USAGE
         hint = "fix the configuration file, or name the server another way (mcpio --help lists the TARGET forms)"
     elif isinstance(exc, RemoteProtocolError):
-        message, status = f"the server broke the protocol: {with_code(exc)}", PROTOCOL
+        message, status = f"the server broke the protocol: {clean(exc.message, multiline=False)}", PROTOCOL
         hint = "this is a bug in the server; tell its authors (--trace FILE records the messages, mcpio doctor checks it)"
     elif isinstance(exc, (ConnectionClosed, RequestTimeout)):
         status = UNAVAILABLE
@@ -117,7 +117,8 @@ def report(exc: BaseException, args: Any) -> int:
         message, status = f"the server answered with an error: {with_code(exc)}", FAILED
     elif isinstance(exc, (UnsupportedTarget, TransportError, OSError)):
         status = UNAVAILABLE
-        message = f"cannot start or reach the server: {clean(str(exc))}"
+        text = clean(str(exc))
+        message = text if text.startswith("cannot") else f"cannot start or reach the server: {text}"
         if isinstance(exc, FileNotFoundError) or "not found" in str(exc):
             hint = "check the command (is it installed and on PATH?) or give a .py file, a URL or a host:NAME"
         else:

@@ -88,6 +88,21 @@ def resolve(target: str, *, verbose: bool = False) -> ServerSpec:
     return ServerSpec(name=target, command=target, source="command line")
 
 
+def stdio_command(words: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The argv and extra environment for ``tap``/``replay``'s ``-- COMMAND…``: one word is a
+    TARGET (``server.py``, ``claude:NAME``, ``pkg.mod:server``) resolved like every other
+    command's; several words are the command line itself."""
+    if len(words) != 1:
+        return list(words), {}
+    spec = resolve(words[0])
+    if spec.url is not None:
+        raise UsageError(f"{words[0]} is a URL; tap and replay work with a server started over stdio")
+    spec = spec.resolved()
+    if not spec.command:
+        raise UsageError(f"{words[0]}: the entry has no command")
+    return [spec.command, *spec.args], dict(spec.env)
+
+
 def _env(args: Any) -> dict[str, str]:
     env: dict[str, str] = {}
     for item in getattr(args, "env", None) or []:
