@@ -11,6 +11,7 @@ itself (``json.dumps``), so it is safe as it is.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sys
@@ -48,6 +49,11 @@ def is_terminal() -> bool:
 
 
 def width() -> int:
+    """The columns tables must fit: ``$COLUMNS`` when set, else the terminal's width when stdout
+    is one, else no limit (a pipe or a file gets whole lines)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
     return shutil.get_terminal_size((100, 24)).columns if is_terminal() else 10_000
 
 
