@@ -257,3 +257,9 @@ def test_help_documents_targets_and_exit_statuses():
     out = mcpio("--help")
     assert "exit status:" in out.stdout and "3    the server could not be started or reached" in out.stdout
     assert "4    the server broke the protocol" in out.stdout and "claude:NAME" in out.stdout
+
+
+def test_a_script_written_with_another_sdk_is_run_as_a_script():
+    sdk_server = Path(__file__).parents[1] / "servers" / "sdk_server.py"  # the official Python SDK's MCPServer
+    out = mcpio("call", str(sdk_server), "add", "a=2", "b=3")
+    assert (out.returncode, out.stdout) == (0, "5\n"), out.stderr

@@ -7,7 +7,6 @@ import asyncio
 import base64
 import importlib
 import inspect
-import json
 import logging
 import os
 import sys
