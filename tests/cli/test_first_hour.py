@@ -146,6 +146,20 @@ def test_an_error_in_the_users_code_is_one_line_naming_their_file(tmp_path, brok
     assert not (tmp_path / "c.json").exists()
     verbose = mcpio("run", "server.py", "-v", cwd=tmp_path)
     assert "Traceback (most recent call last)" in verbose.stderr and expected in verbose.stderr
+    # --reload: the host gets an error naming the file and line; the terminal the same short lines
+    reload = subprocess.Popen([*MCPIO, "run", "server.py", "--reload"], cwd=tmp_path, text=True,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    assert reload.stdin and reload.stdout and reload.stderr
+    reload.stdin.write(json.dumps(init) + "\n")
+    reload.stdin.flush()
+    answer = json.loads(reload.stdout.readline())
+    reload.stdin.close()
+    stderr = reload.stderr.read()
+    reload.wait(30)
+    assert expected in answer["error"]["message"]
+    assert f"mcpio: error: {expected}" in stderr and "Traceback" not in stderr
 
 
 def _read_until(fd: int, needle: bytes, limit: int = 1 << 16) -> bytes:

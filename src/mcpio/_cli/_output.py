@@ -80,7 +80,7 @@ def error(message: str, hint: str | None = None) -> None:
 
 
 def one_line(text: Any) -> str:
-    return " ".join(clean(text, multiline=False).split())
+    return " ".join(clean(text).split())
 
 
 def _cut(text: str, w: int) -> str:

@@ -65,8 +65,9 @@ def _say(text: str) -> None:
 class Supervisor:
     """Holds the host's stdio and runs the server as a child it restarts (module docstring)."""
 
-    def __init__(self, app: str, root: Path) -> None:
+    def __init__(self, app: str, root: Path, verbose: bool = False) -> None:
         self.app = app
+        self.verbose = verbose  # the children run with -v: full tracebacks
         self.root = root
         self.host = StdioServerTransport()
         self.child: SubprocessTransport | None = None
@@ -85,7 +86,7 @@ class Supervisor:
     async def start_child(self) -> None:
         self.generation += 1
         gen = self.generation
-        child = SubprocessTransport(sys.executable, ["-m", "mcpio", "run", self.app], grace=1.0,
+        child = SubprocessTransport(sys.executable, ["-m", "mcpio", "run", *(["-v"] if self.verbose else []), self.app], grace=1.0,
                                     on_stderr=lambda line: print(line, file=sys.stderr, flush=True))
         try:
             await child.open()
@@ -252,6 +253,6 @@ def _decode(frame: Any) -> Any:
         return None
 
 
-def run_with_reload(app: str, where: str) -> int:
+def run_with_reload(app: str, where: str, verbose: bool = False) -> int:
     root = Path(where).resolve().parent if os.path.exists(where) else Path.cwd()
-    return asyncio.run(Supervisor(app, root).run())
+    return asyncio.run(Supervisor(app, root, verbose).run())

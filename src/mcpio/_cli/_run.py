@@ -240,6 +240,6 @@ def command(args: Any) -> int:
             raise UsageError("--reload works with stdio (for HTTP, restart the server yourself)")
         from ._reload import run_with_reload
 
-        return run_with_reload(args.app, split_app(args.app)[0])
+        return run_with_reload(args.app, split_app(args.app)[0], verbose=args.verbose)
     return run_app(args.app, args.transport, host=args.host, port=args.port, path=args.path,
                    allow_remote=args.allow_remote, legacy_sse=args.legacy_sse)
