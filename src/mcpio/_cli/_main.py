@@ -9,6 +9,7 @@ import importlib
 import inspect
 import logging
 import os
+import re
 import sys
 from typing import Any
 
@@ -71,7 +72,8 @@ def _logging(verbose: bool) -> None:
 def with_code(exc: MCPError) -> str:
     """The error's message with its code, once (servers often put the code in the message)."""
     message = clean(exc.message, multiline=False)
-    return message if str(exc.code) in message else f"{message} (error {exc.code})"
+    said = re.search(rf"(?<![\d-]){re.escape(str(exc.code))}(?!\d)", message)
+    return message if said else f"{message} (error {exc.code})"
 
 
 def _child_failure(text: str) -> tuple[str, str | None] | None:
