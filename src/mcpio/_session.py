@@ -111,7 +111,7 @@ class Session:
                     if self.connection.role == "server":
                         await self._send_obj(exc.error_response())
                     else:  # a client never answers a server's garbage; it skips it (pain point #5)
-                        log.info("skipping a line from the server that is not JSON: %.200r", bytes(frame))
+                        log.warning("skipping a line from the server that is not JSON: %.200r", bytes(frame))
                     continue
                 for ev in conn_receive(msg):
                     await self._dispatch(ev)

@@ -61,10 +61,22 @@ class _CleanHandler(logging.Handler):
             self.handleError(record)
 
 
+#: Warnings of the library that are noise on a command line unless -v asks for details: a server
+#: printing lines that are not JSON on stdout (they are skipped; pain point of issue 15).
+_DETAILS = ("skipping a line from the server that is not JSON",)
+
+
 def _logging(verbose: bool) -> None:
+    """mcpio's log records go to stderr, cleaned: warnings and up, or everything from INFO with
+    ``-v`` (which also shows the :data:`_DETAILS` warnings)."""
     logger = logging.getLogger("mcpio")
-    if not any(isinstance(h, _CleanHandler) for h in logger.handlers):
-        logger.addHandler(_CleanHandler())
+    handler = next((h for h in logger.handlers if isinstance(h, _CleanHandler)), None)
+    if handler is None:
+        handler = _CleanHandler()
+        logger.addHandler(handler)
+    handler.filters.clear()
+    if not verbose:
+        handler.addFilter(lambda record: not str(record.msg).startswith(_DETAILS))
     logger.setLevel(logging.INFO if verbose else logging.WARNING)
     logger.propagate = False
 
