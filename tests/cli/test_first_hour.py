@@ -233,6 +233,14 @@ def test_a_hostile_server_cannot_reach_the_terminal_raw():
             outputs.append((args, verbose, out))
             assert not RAW_ESCAPES.search(out.stdout + out.stderr), (args, verbose, out.stdout + out.stderr)
             assert "FORGED" in out.stdout + out.stderr  # the text arrives, without its escapes
+    for args in (["list"], ["call", "evil", "--no-validate"], ["call", "structured", "--no-validate"],
+                 ["read", "evil://x"], ["prompt", "p"], ["doctor"]):
+        out = mcpio(args[0], HOSTILE, *args[1:], "--json", "--era", "legacy")
+        assert not RAW_ESCAPES.search(out.stdout + out.stderr), (args, out.stdout + out.stderr)
+        assert "FORGED" in out.stdout  # JSON keeps the text, escapes as \u sequences
+    for name in ("evil", "structured"):
+        out = mcpio("call", HOSTILE, name, "--no-validate", "--era", "legacy")
+        assert out.returncode == 0 and "FORGED" in out.stdout and not RAW_ESCAPES.search(out.stdout + out.stderr)
     listed = outputs[0][2]
     # it announced resources but answers -32601 to resources/templates/list: noted, the rest shown
     assert listed.returncode == 0 and "tools (2)" in listed.stdout and "resources (1)" in listed.stdout

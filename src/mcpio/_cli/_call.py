@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from ._exit import FAILED, OK, USAGE, CLIFailure
-from ._output import clean, content_text, dump_json, err, error
+from ._output import clean, content_text, dump_json, err, error, to_json
 from ._signature import argument_problems, signature, suggest
 from ._targets import UsageError, parse_pairs
 
@@ -80,7 +80,7 @@ async def cmd_call(args: Any) -> int:
         blocks = result.get("content") or []
         texts = [content_text(b) for b in blocks if isinstance(b, dict)]
         if not texts and "structuredContent" in result:
-            texts = [json.dumps(result["structuredContent"], indent=2, ensure_ascii=False)]
+            texts = [to_json(result["structuredContent"])]
         out = "\n".join(texts)
         (sys.stderr if failed else sys.stdout).write(out + ("\n" if out else ""))
         if failed:

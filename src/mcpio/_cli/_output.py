@@ -5,7 +5,7 @@ or a log line could carry terminal escapes (clear the screen, forge lines, retit
 set the clipboard with OSC 52). :func:`clean` is the one place that removes them; every
 function here that prints (``out``, ``err``, ``error``, ``table``, ``content_text`` …) passes
 text through it, so no printing path can forget. JSON output escapes control characters
-itself (``json.dumps``), so it is safe as it is.
+itself (:func:`to_json`).
 """
 
 from __future__ import annotations
@@ -57,8 +57,19 @@ def width() -> int:
     return shutil.get_terminal_size((100, 24)).columns if is_terminal() else 10_000
 
 
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def to_json(obj: Any, indent: int | None = 2) -> str:
+    """``obj`` as JSON that is safe on a terminal: ``json.dumps`` escapes C0 controls; DEL, the
+    C1 controls (an 8-bit CSI is 0x9b) and bidirectional overrides are escaped here too (they
+    can only occur inside strings, where ``\\uXXXX`` means the same)."""
+    text = json.dumps(obj, indent=indent, ensure_ascii=False)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def dump_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(to_json(obj) + "\n")
 
 
 def out(text: Any = "") -> None:
@@ -123,7 +134,7 @@ def content_text(block: dict[str, Any]) -> str:
         return clean(f"[resource link {block.get('uri')}" + (f" ({block['name']})" if block.get("name") else "") + "]")
     if kind == "resource":
         return resource_text(block.get("resource") or {})
-    return json.dumps(block, ensure_ascii=False)
+    return to_json(block, indent=None)
 
 
 def resource_text(contents: dict[str, Any]) -> str:

@@ -35,6 +35,7 @@ from .._errors import EndOfStream, TransportError
 from .._protocol._framing import Oversized
 from .._transports._stdio import StdioServerTransport
 from .._transports._subprocess import SubprocessTransport
+from ._output import clean
 
 POLL = 0.5  # seconds between looks at the files
 SETTLE = 0.2  # after a change, how long the files must stay still (editors write in steps)
@@ -59,7 +60,7 @@ def snapshot(root: Path) -> dict[str, int]:
 
 
 def _say(text: str) -> None:
-    print(f"mcpio --reload: {text}", file=sys.stderr, flush=True)
+    print(f"mcpio --reload: {clean(text)}", file=sys.stderr, flush=True)
 
 
 class Supervisor:
@@ -87,7 +88,7 @@ class Supervisor:
         self.generation += 1
         gen = self.generation
         child = SubprocessTransport(sys.executable, ["-m", "mcpio", "run", *(["-v"] if self.verbose else []), self.app], grace=1.0,
-                                    on_stderr=lambda line: print(line, file=sys.stderr, flush=True))
+                                    on_stderr=lambda line: print(clean(line, multiline=False), file=sys.stderr, flush=True))
         try:
             await child.open()
         except (OSError, TransportError) as exc:

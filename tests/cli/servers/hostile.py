@@ -48,7 +48,9 @@ for line in sys.stdin:
     elif method == "tools/call":
         send({"jsonrpc": "2.0", "method": "notifications/message",
               "params": {"level": "warning", "data": f"log{EVIL}"}})
-        if msg["params"]["name"] == "boom":
+        if msg["params"]["name"] == "structured":
+            send({"jsonrpc": "2.0", "id": mid, "result": {"content": [], "structuredContent": {"k": f"v{EVIL}"}}})
+        elif msg["params"]["name"] == "boom":
             send({"jsonrpc": "2.0", "id": mid, "error": {"code": -32000, "message": f"MCP error -32000: kaboom{EVIL}"}})
         else:
             send({"jsonrpc": "2.0", "id": mid, "result": {"content": [{"type": "text", "text": f"result{EVIL}"}]}})
