@@ -126,6 +126,17 @@ def test_an_unknown_tool_gets_suggestions_not_protocol_jargon(server):
     assert out.returncode == 2 and error["status"] == 2 and "did you mean 'shout'" in error["message"]
 
 
+def test_prompts_are_checked_like_tools():
+    quickstart = str(Path(__file__).parents[2] / "examples" / "quickstart.py")
+    out = mcpio("prompt", quickstart, "review_cod", "code=x")
+    assert out.returncode == 2 and lines(out.stderr) == [
+        "mcpio: error: the server has no prompt 'review_cod' (did you mean 'review_code'?)", "  its prompts: review_code"]
+    out = mcpio("prompt", quickstart, "review_code", "cod=x")
+    assert out.returncode == 2 and lines(out.stderr) == [
+        "mcpio: error: review_code: unknown argument 'cod' (did you mean 'code'?); missing required argument 'code'",
+        "  usage: review_code code=…   (nothing was sent)"]
+
+
 @pytest.mark.parametrize("broken,expected", [
     ("def shout(:\n", "server.py:9: SyntaxError: invalid syntax (in your server's code)"),
     ("import no_such_module_here\n", "server.py:9: ModuleNotFoundError: No module named 'no_such_module_here' (in your server's code)"),
@@ -251,6 +262,7 @@ def test_a_hostile_server_cannot_reach_the_terminal_raw():
     assert boom.returncode == 1 and boom.stderr.count("-32000") == 1  # the code once, not twice
     assert "the server answered with an error: MCP error -32000: kaboomFORGED" in boom.stderr
     assert "[server warning] logFORGED" in outputs[3][2].stderr
+    assert outputs[6][2].returncode == 0 and "promptFORGED" in outputs[6][2].stdout
     broken = mcpio("list", f"{HOSTILE} broken", "--era", "legacy")
     assert broken.returncode == 4 and "the server broke the protocol: tools/list: the result has no 'tools' list" in broken.stderr
 

@@ -26,7 +26,7 @@ from .._errors import (
 from .._host._config import ConfigError, known_files, load_config
 from ._exit import FAILED, INTERRUPTED, PROTOCOL, UNAVAILABLE, USAGE, CLIFailure
 from ._output import clean, content_text, dump_json, err, error, one_line, out, resource_text, table
-from ._signature import parameters
+from ._signature import parameters, suggest
 from ._targets import UsageError, client_for, parse_pairs
 
 KINDS = ("tools", "resources", "templates", "prompts")
@@ -245,6 +245,23 @@ async def cmd_read(args: Any) -> int:
 async def cmd_prompt(args: Any) -> int:
     arguments = parse_pairs(args.arguments, None)
     async with connect(args) as c:
+        prompts, _, _ = await _fetch(c, "prompts")
+        if prompts:  # checked like a tool call: the name, then the argument names
+            names = [str(p.get("name")) for p in prompts]
+            prompt = next((p for p in prompts if p.get("name") == args.name), None)
+            if prompt is None:
+                raise CLIFailure(f"the server has no prompt {one_line(args.name)!r}{suggest(args.name, names)}", USAGE,
+                                 "its prompts: " + ", ".join(one_line(n) for n in names[:30]))
+            declared = [a for a in prompt.get("arguments") or [] if isinstance(a, dict)]
+            known = [str(a.get("name")) for a in declared]
+            usage = f"usage: {one_line(args.name)} " + " ".join(
+                f"{one_line(n)}=…" if a.get("required") else f"[{one_line(n)}=…]" for n, a in zip(known, declared))
+            problems = [f"unknown argument {k!r}{suggest(k, known)}" for k in arguments if k not in known]
+            missing = [str(a.get("name")) for a in declared if a.get("required") and a.get("name") not in arguments]
+            if missing:
+                problems.append("missing required argument" + ("s " if len(missing) > 1 else " ") + ", ".join(map(repr, missing)))
+            if problems:
+                raise CLIFailure(f"{one_line(args.name)}: " + "; ".join(problems), USAGE, usage.rstrip() + "   (nothing was sent)")
         result = await c.get_prompt(args.name, arguments)
     if args.json:
         dump_json(result)

@@ -61,7 +61,7 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": mid, "result": {"contents": [{"uri": "evil://x", "text": f"contents{EVIL}"}]}})
     elif method == "prompts/list":
         send({"jsonrpc": "2.0", "id": mid, "result": {"prompts": [
-            {"name": f"p{EVIL}", "description": EVIL, "arguments": [{"name": f"a{EVIL}"}]}]}})
+            {"name": "p", "description": EVIL, "arguments": [{"name": f"a{EVIL}"}]}]}})
     elif method == "prompts/get":
         send({"jsonrpc": "2.0", "id": mid, "result": {"description": f"d{EVIL}", "messages": [
             {"role": f"user{EVIL}", "content": {"type": "text", "text": f"prompt{EVIL}"}}]}})
