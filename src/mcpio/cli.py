@@ -1,8 +1,8 @@
 """The ``mcpio`` command line (also ``python -m mcpio``).
 
 This module holds only the argument parser, so ``mcpio --help`` imports nothing heavy; each
-command's code is imported when it runs (``mcpio._cli``). Exit statuses: see ``EXIT_STATUS``
-(the same table as ``mcpio._cli._exit``).
+command's code is imported when it runs (``mcpio._cli``). Exit statuses: ``mcpio._cli._exit``
+(its table ends ``mcpio --help``).
 
 Adding a command: write ``def _my_args(p: argparse.ArgumentParser) -> None`` that declares
 its arguments (call ``_common(p)`` for the TARGET options), and append
@@ -22,8 +22,10 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ._cli._exit import TABLE as EXIT_TABLE
+
 TARGET_HELP = (
-    "the server: a .py file, a quoted command line ('npx -y some-server'), an http(s):// URL "
+    "the server: a .py file (optionally FILE:OBJECT) or MODULE:OBJECT, a quoted command line ('npx -y some-server'), an http(s):// URL "
     "(Streamable HTTP), CONFIG:NAME (CONFIG is a host - claude, claude-code, cursor, vscode, windsurf, "
     "zed - or a JSON file), or a NAME found in those hosts' config files"
 )
@@ -40,8 +42,8 @@ EPILOG = """examples:
   mcpio list http://127.0.0.1:8000/mcp      a Streamable HTTP server (either era)
   mcpio read server.py greeting://Ada       read a resource
   mcpio prompt server.py review_code code='x = 1'
-  mcpio tap -o trace.jsonl -- python server.py    record a host's traffic (put this in its config)
-  mcpio replay trace.jsonl -- python server.py    re-send it and report responses that differ
+  mcpio tap -o trace.jsonl -- server.py     record a host's traffic (put this in its config)
+  mcpio replay trace.jsonl -- server.py     re-send it and report responses that differ
   mcpio doctor server.py                    check a server (latency, eras, catalog size, names, schemas)
 
 TARGET (every command that talks to a server accepts all of these, the same way):
@@ -51,15 +53,7 @@ TARGET (every command that talks to a server accepts all of these, the same way)
   claude:NAME  cursor:NAME  ./mcp.json:NAME  NAME      an entry of a host's config file
   mcp-server-time                                      a command on PATH
 
-exit status:
-  0    success
-  1    the server or the tool reported an error; doctor found a problem; replay found a difference
-  2    usage error: bad command line, unknown tool or argument, value not matching the tool's schema
-  3    the server could not be started or reached (import error, command not found, exited,
-       no answer in time, port in use)
-  4    the server broke the protocol
-  130  interrupted
-"""
+""" + EXIT_TABLE
 
 
 def _common(p: argparse.ArgumentParser, *, json_flag: bool = True, era_flag: bool = True, trace_flag: bool = True) -> None:
