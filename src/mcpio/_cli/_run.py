@@ -23,6 +23,7 @@ import os
 import runpy
 import socket
 import sys
+import sysconfig
 import traceback
 from typing import Any
 
@@ -51,16 +52,22 @@ def _what(exc: BaseException) -> str:
 
 def _where(exc: BaseException) -> str:
     """``file:line: `` of the user's frame that raised: the SyntaxError's location, else the
-    last frame outside mcpio and the import machinery."""
+    last frame outside mcpio, the import machinery and installed libraries (the standard
+    library, site-packages), else the last frame outside mcpio."""
     if isinstance(exc, SyntaxError) and exc.filename:
         return f"{_short(exc.filename)}:{exc.lineno}: "
-    found = ""
+    libraries = tuple({os.path.abspath(p) + os.sep for k, p in sysconfig.get_paths().items()
+                       if k in ("stdlib", "platstdlib", "purelib", "platlib")})
+    ours = lib = ""
     for frame in traceback.extract_tb(exc.__traceback__):
         name = frame.filename
-        if name.startswith("<") or os.path.abspath(name).startswith(_MCPIO_DIR + os.sep):
+        path = os.path.abspath(name)
+        if name.startswith("<") or path.startswith(_MCPIO_DIR + os.sep):
             continue
-        found = f"{_short(name)}:{frame.lineno}: "
-    return found
+        lib = f"{_short(name)}:{frame.lineno}: "
+        if not path.startswith(libraries):
+            ours = lib
+    return ours or lib
 
 
 def _short(path: str) -> str:
