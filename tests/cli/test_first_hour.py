@@ -263,6 +263,9 @@ def test_a_hostile_server_cannot_reach_the_terminal_raw():
     assert "the server answered with an error: MCP error -32000: kaboomFORGED" in boom.stderr
     assert "[server warning] logFORGED" in outputs[3][2].stderr
     assert outputs[6][2].returncode == 0 and "promptFORGED" in outputs[6][2].stdout
+    # the bare file (no mcpio in it, serving at import time) is run as the script it is
+    bare = mcpio("call", HOSTILE.split()[-1], "structured", "--no-validate", "--era", "legacy")
+    assert bare.returncode == 0 and '"k": "v' in bare.stdout and "FORGED" in bare.stdout, bare.stderr
     broken = mcpio("list", f"{HOSTILE} broken", "--era", "legacy")
     assert broken.returncode == 4 and "the server broke the protocol: tools/list: the result has no 'tools' list" in broken.stderr
 

@@ -7,8 +7,9 @@ Without ``:OBJECT`` the module must hold exactly one mcpio ``Server`` (variables
 function that returns the Server. While the module is imported ``sys.stdout`` points at
 stderr, so a ``print`` at import time cannot corrupt the protocol stream.
 
-A file without an mcpio Server but with an ``if __name__ == "__main__":`` block (a server
-written with another SDK, say) is run as a script. An exception while importing the user's
+A file that never imports mcpio, or one without an mcpio Server but with an
+``if __name__ == "__main__":`` block (a server written with another SDK or by hand, say), is
+run as a script. An exception while importing the user's
 code is reported as one line naming the user's file, line and message
 (:class:`UserCodeError`); ``-v`` adds the full traceback. On a terminal a short banner on
 stderr says what is served and how to try it; stdout stays the protocol's alone.
@@ -20,6 +21,7 @@ import errno
 import importlib
 import importlib.util
 import os
+import re
 import runpy
 import socket
 import sys
@@ -116,8 +118,12 @@ def load_module(where: str) -> Any:
 
 def load_server(app: str) -> tuple[Server | None, str]:
     """The Server ``app`` (FILE[:OBJECT] or MODULE[:OBJECT]) names, imported with stdout sent to
-    stderr; ``(None, path)`` for a script without an mcpio Server that has a ``__main__`` block."""
+    stderr; ``(None, path)`` for a script to run as ``__main__`` instead: a file that never
+    imports mcpio (it may serve at import time, on the real stdout), or one without an mcpio
+    Server that has a ``__main__`` block."""
     where, obj = split_app(app)
+    if obj is None and where.endswith(".py") and os.path.isfile(where) and not _mentions_mcpio(where):
+        return None, where  # cannot hold an mcpio Server: a script, maybe serving at import time (never redirect it)
     real_stdout = sys.stdout
     sys.stdout = sys.stderr  # prints at import time must not reach the protocol stream
     try:
@@ -131,6 +137,18 @@ def load_server(app: str) -> tuple[Server | None, str]:
             raise
     finally:
         sys.stdout = real_stdout
+
+
+_IMPORTS_MCPIO = re.compile(r"^[ \t]*(?:from[ \t]+mcpio\b|import[ \t]+(?:[\w.]+[ \t]*,[ \t]*)*mcpio\b)", re.MULTILINE)
+
+
+def _mentions_mcpio(path: str) -> bool:
+    """Whether the file imports mcpio (a line ``import mcpio`` or ``from mcpio…``)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return _IMPORTS_MCPIO.search(f.read()) is not None
+    except OSError:
+        return True  # let the import report it
 
 
 def _has_main_block(path: str) -> bool:
