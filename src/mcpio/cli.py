@@ -149,9 +149,10 @@ def _doctor_args(p: argparse.ArgumentParser) -> None:
 
 
 def _install_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("app", metavar="FILE[:OBJECT]", help="a .py file or module, optionally :name of the Server object")
+    p.add_argument("app", metavar="TARGET", help="your server: a .py file or MODULE, optionally :OBJECT (served by "
+                   "mcpio run); or any other TARGET: a command line, a command on PATH, a URL, HOST:NAME (copied)")
     p.add_argument("--host", required=True, help="claude, claude-code, cursor, vscode, windsurf or zed")
-    p.add_argument("--name", help="the server's name in the host (default: the Server's own name)")
+    p.add_argument("--name", help="the server's name in the host (default: the name the server gives itself)")
     p.add_argument("--env", action="append", metavar="NAME=VALUE", help="an environment variable for the server (repeatable)")
     p.add_argument("--project", action="store_true", help="the host's project file in this folder (claude-code, cursor, vscode)")
     p.add_argument("--config", metavar="FILE", help="write this file instead of the host's own")

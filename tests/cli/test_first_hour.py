@@ -300,3 +300,24 @@ def test_a_script_written_with_another_sdk_is_run_as_a_script():
     sdk_server = Path(__file__).parents[1] / "servers" / "sdk_server.py"  # the official Python SDK's MCPServer
     out = mcpio("call", str(sdk_server), "add", "a=2", "b=3")
     assert (out.returncode, out.stdout) == (0, "5\n"), out.stderr
+
+
+def test_install_takes_every_target(tmp_path):
+    quickstart = str(Path(__file__).parents[2] / "examples" / "quickstart.py")
+    cursor = tmp_path / "cursor.json"
+    out = mcpio("install", f"{sys.executable} {quickstart}", "--host", "cursor", "--config", str(cursor))
+    assert out.returncode == 0, out.stderr
+    assert json.loads(cursor.read_text())["mcpServers"] == {"demo": {"command": sys.executable, "args": [quickstart]}}
+    vscode = tmp_path / "vscode.json"
+    out = mcpio("install", f"{cursor}:demo", "--host", "vscode", "--config", str(vscode), "--name", "copied")
+    assert out.returncode == 0, out.stderr  # another host's entry, copied (and checked)
+    assert json.loads(vscode.read_text())["servers"]["copied"] == {"type": "stdio", "command": sys.executable, "args": [quickstart]}
+    out = mcpio("install", "http://127.0.0.1:9/mcp", "--host", "vscode", "--config", str(vscode), "--no-check", "--name", "web")
+    assert out.returncode == 0 and json.loads(vscode.read_text())["servers"]["web"] == {"type": "http", "url": "http://127.0.0.1:9/mcp"}
+    out = mcpio("install", "http://127.0.0.1:9/mcp", "--host", "claude", "--config", str(tmp_path / "claude.json"))
+    assert out.returncode == 2 and "claude's configuration starts commands only" in out.stderr
+    (tmp_path / "calc.py").write_text(SHOUTER)
+    out = mcpio("install", "calc:server", "--host", "claude", "--config", str(tmp_path / "claude.json"), cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    entry = json.loads((tmp_path / "claude.json").read_text())["mcpServers"]["shouter"]
+    assert entry["args"] == ["-m", "mcpio", "run", "calc:server"] and entry["env"] == {"PYTHONPATH": str(tmp_path)}

@@ -83,7 +83,8 @@ def _short(path: str) -> str:
 def split_app(app: str) -> tuple[str, str | None]:
     """``FILE[:OBJECT]`` -> (FILE, OBJECT or None); a Windows drive letter is not a separator."""
     head, sep, tail = app.rpartition(":")
-    if sep and head and tail and not (len(head) == 1 and head.isalpha()) and not os.path.exists(app):
+    drive = len(head) == 1 and head.isalpha() and tail[:1] in ("\\", "/")  # C:\\path, C:/path
+    if sep and head and tail and not drive and not os.path.exists(app):
         return head, tail
     return app, None
 

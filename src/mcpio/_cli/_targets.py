@@ -36,7 +36,7 @@ class UsageError(ValueError):
 _MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
-def _importable(name: str) -> bool:
+def importable(name: str) -> bool:
     """Whether ``name`` is a module importable from the current folder (its parent packages
     may be imported to find out; the module itself is not)."""
     if not _MODULE.match(name):
@@ -70,7 +70,7 @@ def resolve(target: str, *, verbose: bool = False) -> ServerSpec:
         return _mcpio_run(target, os.path.basename(head), verbose)
     if sep and head and tail and " " not in head and (head in KNOWN or (head.endswith((".json", ".jsonc")) and os.path.isfile(head))):
         return lookup(head, tail)
-    if sep and head and tail and _MODULE.match(tail.replace(".", "_")) and _importable(head):
+    if sep and head and tail and _MODULE.match(tail.replace(".", "_")) and importable(head):
         return _mcpio_run(target, head, verbose)
     if any(c.isspace() for c in target):
         try:
