@@ -1,18 +1,31 @@
 """The ``mcpio`` command line (also ``python -m mcpio``).
 
 This module holds only the argument parser, so ``mcpio --help`` imports nothing heavy; each
-command's code is imported when it runs (``mcpio._cli``). Exit status: 0 on success, 1 when
-the command failed (an error from the server, a tool result with ``isError``, a difference
-found by ``replay``, a problem found by ``doctor``), 2 for a usage error.
+command's code is imported when it runs (``mcpio._cli``). Exit statuses: ``mcpio._cli._exit``
+(its table ends ``mcpio --help``).
+
+Adding a command: write ``def _my_args(p: argparse.ArgumentParser) -> None`` that declares
+its arguments (call ``_common(p)`` for the TARGET options), and append
+``Command("name", "one-line help", _my_args, "mcpio._cli._module:function")`` to
+:data:`COMMANDS`. The function receives the parsed ``args`` and returns the exit status; it may
+be ``async`` (run with ``asyncio.run``). It reaches a server with
+``mcpio._cli._targets.client_for(args.target, args)`` (every target kind, the same way) and
+raises ``CLIFailure``/``UsageError`` for one-line errors; other exceptions are mapped to exit
+statuses in ``mcpio._cli._main.report``. Adding flags to an existing command: extend its
+``_*_args`` function here.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ._cli._exit import TABLE as EXIT_TABLE
 
 TARGET_HELP = (
-    "the server: a .py file, a quoted command line ('npx -y some-server'), an http(s):// URL "
+    "the server: a .py file (optionally FILE:OBJECT) or MODULE:OBJECT, a quoted command line ('npx -y some-server'), an http(s):// URL "
     "(Streamable HTTP), CONFIG:NAME (CONFIG is a host - claude, claude-code, cursor, vscode, windsurf, "
     "zed - or a JSON file), or a NAME found in those hosts' config files"
 )
@@ -29,11 +42,19 @@ EPILOG = """examples:
   mcpio list http://127.0.0.1:8000/mcp      a Streamable HTTP server (either era)
   mcpio read server.py greeting://Ada       read a resource
   mcpio prompt server.py review_code code='x = 1'
-  mcpio tap -o trace.jsonl -- python server.py    record a host's traffic (put this in its config)
-  mcpio replay trace.jsonl -- python server.py    re-send it and report responses that differ
+  mcpio tap -o trace.jsonl -- server.py     record a host's traffic (put this in its config)
+  mcpio replay trace.jsonl -- server.py     re-send it and report responses that differ
   mcpio doctor server.py                    check a server (latency, eras, catalog size, names, schemas)
   mcpio inspect server.py                   explore and call a server in the browser (no Node needed)
-"""
+
+TARGET (every command that talks to a server accepts all of these, the same way):
+  server.py  server.py:OBJECT  package.module:OBJECT   a Python Server (started with `mcpio run`)
+  'npx -y @modelcontextprotocol/server-everything'     a command line (no shell)
+  http://127.0.0.1:8000/mcp                            Streamable HTTP (either era)
+  claude:NAME  cursor:NAME  ./mcp.json:NAME  NAME      an entry of a host's config file
+  mcp-server-time                                      a command on PATH
+
+""" + EXIT_TABLE
 
 
 def _common(p: argparse.ArgumentParser, *, json_flag: bool = True, era_flag: bool = True, trace_flag: bool = True) -> None:
@@ -56,15 +77,18 @@ def _common(p: argparse.ArgumentParser, *, json_flag: bool = True, era_flag: boo
                        help="an HTTP header for a URL target (e.g. 'Authorization: Bearer …')")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="mcpio", description="Model Context Protocol tools: serve, inspect, call, record and check MCP servers.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="store_true", help="print the mcpio version")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+@dataclass(frozen=True)
+class Command:
+    """One subcommand: its name, its help line, the function declaring its arguments, and the
+    ``module:function`` that runs it (imported only when the command runs)."""
 
-    p = sub.add_parser("run", help="serve a Server from a Python file or module over stdio or Streamable HTTP")
+    name: str
+    help: str
+    arguments: Callable[[argparse.ArgumentParser], None]
+    handler: str
+
+
+def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("app", metavar="FILE[:OBJECT]", help="a .py file or module, optionally :name of the Server object")
     p.add_argument("-t", "--transport", choices=("stdio", "http"), default="stdio",
                    help="stdio (the default) or http (Streamable HTTP with uvicorn: pip install 'mcpio[http]')")
@@ -76,75 +100,126 @@ def build_parser() -> argparse.ArgumentParser:
                    help="http: also serve the 2024-11-05 HTTP+SSE transport at /sse and /messages")
     p.add_argument("--reload", action="store_true",
                    help="stdio: restart the server when a .py file below its folder changes (the host stays connected)")
+    p.add_argument("-v", "--verbose", action="store_true", help="full tracebacks for errors in the server's code")
     from ._cli._auth_flags import add_auth_flags
 
     add_auth_flags(p)
 
-    p = sub.add_parser("list", help="list a server's tools, resources, templates and prompts")
+
+def _inspect_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("target", nargs="?", default="", metavar="TARGET", help=TARGET_HELP + " (optional: or choose in the page)")
+    p.add_argument("--port", type=int, default=0, help="the inspector's port on 127.0.0.1 (default: a free one)")
+    p.add_argument("--no-browser", dest="browser", action="store_false", help="print the URL; do not open a browser")
+    _common(p, json_flag=False, trace_flag=False)
+    p.set_defaults(timeout=None)  # no timeout unless --timeout: the page has a Cancel button
+
+
+def _list_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
     p.add_argument("kind", nargs="?", choices=("tools", "resources", "templates", "prompts"), help="only this kind")
     _common(p)
 
-    p = sub.add_parser("call", help="call a tool: mcpio call TARGET TOOL k=v ...")
+
+def _call_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
     p.add_argument("tool", metavar="TOOL")
     p.add_argument("arguments", nargs="*", metavar="KEY=VALUE",
                    help="an argument, coerced by the tool's inputSchema (KEY:=JSON for raw JSON)")
     p.add_argument("--args", dest="args_json", metavar="JSON", help="all arguments as one JSON object")
+    p.add_argument("--no-validate", dest="validate", action="store_false",
+                   help="send the arguments even if they do not match the tool's inputSchema")
     _common(p)
 
-    p = sub.add_parser("read", help="read a resource")
+
+def _read_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
     p.add_argument("uri", metavar="URI")
     _common(p)
 
-    p = sub.add_parser("prompt", help="get a prompt: mcpio prompt TARGET NAME k=v ...")
+
+def _prompt_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
     p.add_argument("name", metavar="NAME")
     p.add_argument("arguments", nargs="*", metavar="KEY=VALUE")
     _common(p)
 
-    p = sub.add_parser("tap", help="a transparent stdio proxy that records every message: tap -o FILE -- COMMAND ...")
+
+def _tap_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="the trace file (JSON lines; appended)")
     p.add_argument("--redact", action="append", default=[], metavar="KEY", help="replace the value of every KEY in the trace")
 
-    p = sub.add_parser("replay", help="re-send a trace's client messages to a server: replay FILE -- COMMAND ...")
+
+def _replay_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("trace", metavar="FILE")
     p.add_argument("--ignore", action="append", default=[], metavar="KEY", help="ignore KEY (anywhere) when comparing")
     _common(p, era_flag=False, trace_flag=False)  # the trace's own messages are sent, in their era
 
-    p = sub.add_parser("doctor", help="check a server: startup time, eras, capabilities, catalog size, names, schemas")
+
+def _doctor_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
     _common(p)
 
-    p = sub.add_parser("install", help="add a Server to a host's config file (Claude, Cursor, VS Code …), checked first")
-    p.add_argument("app", metavar="FILE[:OBJECT]", help="a .py file or module, optionally :name of the Server object")
+
+def _install_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("app", metavar="TARGET", help="your server: a .py file or MODULE, optionally :OBJECT (served by "
+                   "mcpio run); or any other TARGET: a command line, a command on PATH, a URL, HOST:NAME (copied)")
     p.add_argument("--host", required=True, help="claude, claude-code, cursor, vscode, windsurf or zed")
-    p.add_argument("--name", help="the server's name in the host (default: the file's name)")
+    p.add_argument("--name", help="the server's name in the host (default: the name the server gives itself)")
     p.add_argument("--env", action="append", metavar="NAME=VALUE", help="an environment variable for the server (repeatable)")
     p.add_argument("--project", action="store_true", help="the host's project file in this folder (claude-code, cursor, vscode)")
     p.add_argument("--config", metavar="FILE", help="write this file instead of the host's own")
     p.add_argument("--force", action="store_true", help="replace an entry of the same name")
     p.add_argument("--dry-run", action="store_true", help="print the entry and where it would go; write nothing")
     p.add_argument("--no-check", dest="check", action="store_false", help="do not start the server before writing")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("-v", "--verbose", action="store_true", help="full tracebacks for errors in the server's code")
 
-    p = sub.add_parser("inspect", help="a web inspector for a server, in the browser (127.0.0.1, token-protected)")
-    p.add_argument("target", nargs="?", default="", metavar="TARGET", help=TARGET_HELP + " (optional: or choose in the page)")
-    p.add_argument("--port", type=int, default=0, help="the inspector's port on 127.0.0.1 (default: a free one)")
-    p.add_argument("--no-browser", dest="browser", action="store_false", help="print the URL; do not open a browser")
-    _common(p, json_flag=False, trace_flag=False)
-    p.set_defaults(timeout=None)
 
-    p = sub.add_parser("config", help="list the servers in the known host config files (or in CONFIG)")
+def _config_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("config", nargs="?", metavar="CONFIG", help="a host name or a JSON file")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+#: Every subcommand, in the order ``mcpio --help`` lists them. Add new ones here.
+COMMANDS: list[Command] = [
+    Command("run", "serve a Server from a Python file or module over stdio or Streamable HTTP", _run_args,
+            "mcpio._cli._run:command"),
+    Command("list", "list a server's tools, resources, templates and prompts", _list_args, "mcpio._cli._main:cmd_list"),
+    Command("call", "call a tool: mcpio call TARGET TOOL k=v ...", _call_args, "mcpio._cli._call:cmd_call"),
+    Command("read", "read a resource", _read_args, "mcpio._cli._main:cmd_read"),
+    Command("prompt", "get a prompt: mcpio prompt TARGET NAME k=v ...", _prompt_args, "mcpio._cli._main:cmd_prompt"),
+    Command("tap", "a transparent stdio proxy that records every message: tap -o FILE -- COMMAND ...", _tap_args,
+            "mcpio._cli._tap:command"),
+    Command("replay", "re-send a trace's client messages to a server: replay FILE -- COMMAND ...", _replay_args,
+            "mcpio._cli._replay:replay"),
+    Command("doctor", "check a server: startup time, eras, capabilities, catalog size, names, schemas", _doctor_args,
+            "mcpio._cli._doctor:doctor"),
+    Command("install", "add a Server to a host's config file (Claude, Cursor, VS Code …), checked first", _install_args,
+            "mcpio._cli._install:install"),
+    Command("config", "list the servers in the known host config files (or in CONFIG)", _config_args,
+            "mcpio._cli._main:show_config"),
+    Command("inspect", "a web inspector for a server, in the browser (127.0.0.1, token-protected)", _inspect_args,
+            "mcpio._cli._inspect:inspect"),
+]
+PASSTHROUGH = ("tap", "replay")  # commands that take the server's command after --
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcpio", description="Model Context Protocol tools: serve, inspect, call, record and check MCP servers.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="store_true", help="print the mcpio version")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in COMMANDS:
+        command.arguments(sub.add_parser(command.name, help=command.help, description=command.help))
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     command: list[str] = []
-    if args_list and args_list[0] in ("tap", "replay") and "--" in args_list:
+    if args_list and args_list[0] in PASSTHROUGH and "--" in args_list:
         cut = args_list.index("--")
         args_list, command = args_list[:cut], args_list[cut + 1 :]
     parser = build_parser()
@@ -162,12 +237,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
-    if args.command in ("tap", "replay") and not command:
+    if args.command in PASSTHROUGH and not command:
         parser.error(f"{args.command} needs the server's command after --, e.g. mcpio {args.command} ... -- python server.py")
     args.server_command = command
     from ._cli._main import dispatch
 
-    return dispatch(args)
+    handler = next(c.handler for c in COMMANDS if c.name == args.command)
+    return dispatch(args, handler)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ def test_help_is_fast_and_lists_every_command():
 def test_list_table_and_json():
     out = mcpio("list", QUICKSTART)
     assert out.returncode == 0, out.stderr
-    assert "tools (2)" in out.stdout and "add       a:integer b:integer  Add two numbers." in out.stdout
+    assert "tools (2)" in out.stdout and "add       a: int, b: int       Add two numbers." in out.stdout
     assert "greeting://{name}" in out.stdout and "review_code" in out.stdout and "(no resources)" in out.stdout
     out = mcpio("list", QUICKSTART, "tools", "--json")
     assert out.returncode == 0
@@ -68,12 +68,14 @@ def test_call_coerces_arguments_by_the_input_schema():
 
 def test_call_failures_exit_non_zero():
     out = mcpio("call", QUICKSTART, "add", "a=x", "b=1")  # not an integer: refused before sending
-    assert out.returncode == 2 and "argument a: 'x' is not an integer" in out.stderr
-    out = mcpio("call", QUICKSTART, "add", "a:=\"x\"", "b=1")  # sent as is: the tool reports an error
+    assert out.returncode == 2 and "argument 'a': 'x' is not an integer" in out.stderr
+    out = mcpio("call", QUICKSTART, "add", "a:=\"x\"", "b=1")  # refused by the schema check
+    assert out.returncode == 2 and "argument 'a' must be int, not \"x\"" in out.stderr
+    out = mcpio("call", QUICKSTART, "add", "a:=\"x\"", "b=1", "--no-validate")  # sent: the tool reports an error
     assert out.returncode == 1 and "reported an error" in out.stderr
-    out = mcpio("call", QUICKSTART, "nope")
-    assert out.returncode == 1 and "Unknown tool" in out.stderr and "-32602" in out.stderr
-    out = mcpio("call", QUICKSTART, "nope", "--json")
+    out = mcpio("call", QUICKSTART, "nope", "--no-validate")  # the server's own answer
+    assert out.returncode == 1 and "Unknown tool" in out.stderr and out.stderr.count("-32602") == 1
+    out = mcpio("call", QUICKSTART, "nope", "--json", "--no-validate")
     assert out.returncode == 1 and json.loads(out.stdout)["error"]["code"] == -32602
     out = mcpio("call", QUICKSTART, "add", "oops")
     assert out.returncode == 2 and "KEY=VALUE" in out.stderr
@@ -116,18 +118,18 @@ def test_targets_command_lines_config_names_urls_and_missing_programs(tmp_path):
     out = mcpio("config", str(broken))
     assert out.returncode == 1 and "not valid JSON" in out.stderr
     out = mcpio("config", str(tmp_path / "absent.json"))
-    assert out.returncode == 1 and "neither a host" in out.stderr
+    assert out.returncode == 2 and "neither a host" in out.stderr
     out = mcpio("config", str(config), "--json")
     assert [r["name"] for r in json.loads(out.stdout)] == ["demo"]
     out = mcpio("list", "cursor:other", env=env, cwd=str(tmp_path))
-    assert out.returncode == 1 and "no server 'other' in cursor" in out.stderr
+    assert out.returncode == 2 and "no server 'other' in cursor" in out.stderr
     out = mcpio("list", "http://127.0.0.1:9/mcp")  # a URL: Streamable HTTP (nothing listens there)
-    assert out.returncode == 1 and "cannot reach the MCP server at http://127.0.0.1:9/mcp" in out.stderr
+    assert out.returncode == 3 and "cannot reach the MCP server at http://127.0.0.1:9/mcp" in out.stderr
     out = mcpio("list", "definitely-not-an-mcp-server", env={"PATH": str(tmp_path)})
-    assert out.returncode == 1 and "'definitely-not-an-mcp-server' was not found on PATH" in out.stderr
+    assert out.returncode == 3 and "'definitely-not-an-mcp-server' was not found on PATH" in out.stderr
     assert str(tmp_path) in out.stderr
     out = mcpio("list", f"{sys.executable} -c 'import sys; sys.stderr.write(\"bad token\\n\"); sys.exit(4)'")
-    assert out.returncode == 1 and "exited with code 4" in out.stderr and "bad token" in out.stderr
+    assert out.returncode == 3 and "exited with code 4" in out.stderr and "bad token" in out.stderr
 
 
 def test_env_and_verbose_reach_the_server(tmp_path):
@@ -281,7 +283,7 @@ def test_doctor_on_a_good_and_a_bad_server():
     assert 'warning: tool "has space" has no title' in text
     assert "fine" not in [line.split('"')[1] for line in text.splitlines() if line.startswith("PROBLEM")]
     out = mcpio("doctor", f"{sys.executable} -c 'raise SystemExit(9)'")
-    assert out.returncode == 1 and "cannot connect" in out.stdout and "code 9" in out.stdout
+    assert out.returncode == 3 and "cannot connect" in out.stdout and "code 9" in out.stdout
 
 
 @pytest.mark.parametrize("era", ["legacy", "modern", "auto"])

@@ -32,11 +32,11 @@ def test_install_writes_a_checked_entry_the_host_and_mcpio_can_run(tmp_path, hos
     done = mcpio(tmp_path, "install", QUICKSTART, "--host", host, "--env", "API_KEY=k1")
     assert done.returncode == 0, done.stderr
     assert "checked: the server starts and lists 2 tools" in done.stderr
-    entry = json.loads((tmp_path / relative).read_text())[key]["quickstart"]
+    entry = json.loads((tmp_path / relative).read_text())[key]["demo"]  # named after Server("demo"), not the file
     assert entry["command"] == sys.executable and Path(entry["command"]).is_absolute()
     assert entry["args"] == ["-m", "mcpio", "run", QUICKSTART] and entry["env"] == {"API_KEY": "k1"}
     assert entry.get("type") == ("stdio" if host == "vscode" else None)
-    called = mcpio(tmp_path, "call", f"{host}:quickstart", "add", "a=2", "b=3")  # read back and run
+    called = mcpio(tmp_path, "call", f"{host}:demo", "add", "a=2", "b=3")  # read back and run
     assert called.returncode == 0 and called.stdout.strip() == "5", called.stderr
 
 
@@ -59,7 +59,7 @@ def test_a_broken_server_is_not_installed(tmp_path):
     broken = tmp_path / "broken.py"
     broken.write_text("raise SystemExit('this server cannot start')\n")
     done = mcpio(tmp_path, "install", str(broken), "--host", "claude")
-    assert done.returncode == 1 and "not installed" in done.stderr
+    assert done.returncode == 3 and "not installed" in done.stderr
     assert not (tmp_path / ".config" / "Claude").exists()
 
 
@@ -80,5 +80,5 @@ def test_a_module_name_is_kept_with_pythonpath(tmp_path):
     (tmp_path / "calc_server.py").write_text((EXAMPLES / "quickstart.py").read_text())
     done = mcpio(tmp_path, "install", "calc_server", "--host", "claude-code", "--project")
     assert done.returncode == 0, done.stderr
-    entry = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["calc-server"]
+    entry = json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["demo"]
     assert entry["args"][-1] == "calc_server" and entry["env"] == {"PYTHONPATH": str(tmp_path)}

@@ -22,9 +22,11 @@ import time
 from typing import Any
 
 from .._client._client import Client
-from .._errors import MCPError, TransportError, UnsupportedProtocolVersion
+from .._errors import MCPError, RemoteProtocolError, TransportError, UnsupportedProtocolVersion
 from .._versions import LEGACY_VERSIONS
-from ._output import dump_json, table
+from ._exit import FAILED, OK, UNAVAILABLE
+from ._main import _child_failure, _fetch
+from ._output import dump_json, out, table
 from ._targets import client_for
 from ._validate import schema_problems
 
@@ -104,13 +106,21 @@ async def doctor(args: Any) -> int:
             report["era"] = client.negotiated_era
             report["protocol_version"] = client.negotiated_version
             report["capabilities"] = client.server_capabilities
-            tools = await client.list_tools()
-            report["counts"] = {
-                "tools": len(tools), "resources": len(await client.list_resources()),
-                "templates": len(await client.list_resource_templates()), "prompts": len(await client.list_prompts()),
-            }
+            lists: dict[str, list[dict[str, Any]]] = {}
+            for kind in ("tools", "resources", "templates", "prompts"):
+                try:
+                    lists[kind], note, _ = await _fetch(client, kind)
+                except RemoteProtocolError as exc:  # the server's fault: a finding, the rest goes on
+                    lists[kind], note = [], f"{exc.message}"
+                if note:
+                    report["problems"].append(note)
+            tools = lists["tools"]
+            report["counts"] = {kind: len(items) for kind, items in lists.items()}
     except (MCPError, TransportError, OSError) as exc:
-        report["problems"].append(f"cannot connect: {exc}")
+
+        child = _child_failure(str(getattr(exc, "message", exc)))
+        report["problems"].append(f"the server did not start: {child[0]}" if child else f"cannot connect: {exc}")
+        report["unavailable"] = True
         return _print(args, report)
     problems, warnings, rows = _tool_findings(tools)
     report["problems"] += problems
@@ -126,9 +136,10 @@ async def doctor(args: Any) -> int:
 
 def _print(args: Any, report: dict[str, Any]) -> int:
     failed = bool(report["problems"])
+    status = UNAVAILABLE if report.pop("unavailable", False) else FAILED if failed else OK
     if args.json:
         dump_json(report)
-        return 1 if failed else 0
+        return status
     lines = [f"target: {report['target']}"]
     if "server_info" in report:
         info = report["server_info"]
@@ -152,5 +163,5 @@ def _print(args: Any, report: dict[str, Any]) -> int:
     for w in report["warnings"]:
         lines.append(f"warning: {w}")
     lines.append(f"{len(report['problems'])} problems, {len(report['warnings'])} warnings")
-    print("\n".join(lines))
-    return 1 if failed else 0
+    out("\n".join(lines))
+    return status

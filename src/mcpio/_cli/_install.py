@@ -1,4 +1,9 @@
-"""``mcpio install FILE[:OBJECT] --host HOST``: add a server to a host's configuration file.
+"""``mcpio install TARGET --host HOST``: add a server to a host's configuration file.
+
+TARGET is your Python code (FILE[:OBJECT] or MODULE[:OBJECT]), or any other TARGET the other
+commands take: a command line, a command on PATH, a URL (for hosts whose file takes one), or an
+entry of another host (``claude:NAME``: copied). The entry is named after the server
+(``serverInfo.name``) unless ``--name`` is given.
 
 What it writes works from a GUI host that has no shell PATH (pain points #11, #50, #51): the
 command is this Python interpreter's absolute path and the arguments are
@@ -19,31 +24,79 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
-from .._host._config import ConfigError, known_files, section_key, strip_jsonc
-from ._output import error
+from .._client._target import is_url
+from .._host._config import KNOWN, ConfigError, known_files, section_key, strip_jsonc
+from ._exit import UNAVAILABLE, CLIFailure
+from ._output import dump_json, error
 from ._run import split_app
-from ._targets import UsageError
+from ._targets import UsageError, importable, resolve
 
 PROJECT_HOSTS = ("claude-code", "cursor", "vscode")  # hosts with a project file (first in known_files)
 
 
+#: How each host's file names a Streamable HTTP server (hosts missing here start commands only).
+URL_ENTRIES = {
+    "claude-code": lambda url: {"type": "http", "url": url},
+    "vscode": lambda url: {"type": "http", "url": url},
+    "cursor": lambda url: {"url": url},
+    "windsurf": lambda url: {"serverUrl": url},
+}
+
+
+def _is_python(app: str) -> bool:
+    """Whether ``app`` names Python code for ``mcpio run`` (a file or ``module[:OBJECT]``)."""
+    if is_url(app) or any(c.isspace() for c in app):
+        return False
+    head, sep, _tail = app.rpartition(":")
+    if sep and head.endswith((".json", ".jsonc")):
+        return False  # CONFIG.json:NAME
+    where, _ = split_app(app)
+    if where.endswith(".py") or os.path.exists(where):
+        return True
+    return (not sep or head not in KNOWN) and importable(where)
+
+
 def entry_for(host: str, app: str, env: dict[str, str]) -> dict[str, Any]:
-    """The configuration entry that runs ``app`` (FILE[:OBJECT] or a module) for ``host``."""
-    where, obj = split_app(app)
+    """The configuration entry for ``host`` that runs ``app``: Python code (FILE[:OBJECT] or
+    MODULE[:OBJECT], served by ``mcpio run``), or any other TARGET (a command line, a command
+    on PATH, a URL, another host's entry ``HOST:NAME``) as it is."""
     env = dict(env)
-    if where.endswith(".py") or os.sep in where or os.path.exists(where):
-        path = Path(where).expanduser().resolve()
-        if not path.is_file():
-            raise UsageError(f"{where}: no such file")
-        target = str(path) + (f":{obj}" if obj else "")
-    else:  # a module: found from the folder install ran in
-        target = app
-        env.setdefault("PYTHONPATH", os.getcwd())
-    entry: dict[str, Any] = {"command": sys.executable, "args": ["-m", "mcpio", "run", target]}
+    if _is_python(app):
+        where, obj = split_app(app)
+        if where.endswith(".py") or os.sep in where or os.path.exists(where):
+            path = Path(where).expanduser().resolve()
+            if not path.is_file():
+                raise UsageError(f"{where}: no such file")
+            target = str(path) + (f":{obj}" if obj else "")
+        else:  # a module: found from the folder install ran in
+            target = app
+            env.setdefault("PYTHONPATH", os.getcwd())
+        entry: dict[str, Any] = {"command": sys.executable, "args": ["-m", "mcpio", "run", target]}
+    else:
+        spec = resolve(app)
+        if spec.url is not None:
+            if host not in URL_ENTRIES:
+                raise UsageError(f"{host}'s configuration starts commands only, so it cannot name {spec.url}; "
+                                 f"hosts that take a URL: {', '.join(URL_ENTRIES)}")
+            entry = URL_ENTRIES[host](spec.url)
+            if spec.headers:
+                entry["headers"] = dict(spec.headers)
+            return entry
+        if not spec.command:
+            raise UsageError(f"{app}: the entry has no command")
+        command = spec.command
+        if os.sep not in command and spec.source == "command line":  # hosts have no shell PATH: pin it
+            command = shutil.which(command) or command
+        entry = {"command": command, "args": list(spec.args)}
+        env = {**spec.env, **env}
+        if spec.cwd:
+            entry["cwd"] = spec.cwd
     if env:
         entry["env"] = env
     if host == "vscode":
@@ -99,22 +152,36 @@ def write_document(path: Path, data: dict[str, Any]) -> Path | None:
     return backup
 
 
-async def check(name: str, entry: dict[str, Any]) -> int:
-    """Start the entry's command as a host would and list its tools; returns how many."""
+async def check(entry: dict[str, Any]) -> tuple[int, str | None]:
+    """Start the entry's command as a host would and list its tools; returns how many, and the
+    name the server gives itself (``serverInfo.name``)."""
     from .._client._client import Client
 
-    async with Client([entry["command"], *entry["args"]], env=entry.get("env"), env_mode="safe", timeout=30,
-                      name="mcpio-install", era="legacy") as client:
-        return len(await client.list_tools())
+    url = entry.get("url") or entry.get("serverUrl")
+    client = (Client(url, headers=entry.get("headers"), timeout=30, name="mcpio-install") if url else
+              Client([entry["command"], *entry["args"]], env=entry.get("env"), cwd=entry.get("cwd"), env_mode="safe",
+                     timeout=30, name="mcpio-install", era="legacy"))
+    async with client:
+        name = client.server_info.get("name")
+        return len(await client.list_tools()), name if isinstance(name, str) else None
+
+
+def entry_name(server_name: str | None, app: str) -> str:
+    """The entry's name: the server's own name (``Server("weather")``, ``serverInfo.name``), else
+    the file's stem (or the entry's, command's or host's name); lower case, with spaces and
+    underscores as dashes (what hosts show and accept)."""
+    if server_name is None and not _is_python(app):
+        spec = resolve(app)
+        server_name = urlsplit(spec.url).hostname or "server" if spec.url else os.path.basename(spec.name.split()[0])
+    raw = server_name or Path(split_app(app)[0]).stem
+    name = "-".join(raw.replace("_", " ").split()).lower()
+    return "".join(c for c in name if c.isalnum() or c in "-.") or Path(split_app(app)[0]).stem
 
 
 def install(args: Any) -> int:
     host = args.host
     if host not in known_files():
         raise UsageError(f"--host {host}: use one of {', '.join(known_files())}")
-    name = args.name or Path(split_app(args.app)[0]).stem.replace("_", "-")
-    if not name:
-        raise UsageError("give the server a name with --name")
     env: dict[str, str] = {}
     for item in args.env or []:
         key, eq, value = item.partition("=")
@@ -122,6 +189,27 @@ def install(args: Any) -> int:
             raise UsageError(f"--env takes NAME=VALUE, not {item!r}")
         env[key] = value
     entry = entry_for(host, args.app, env)
+    tools: int | None = None
+    server_name: str | None = None
+    if args.check:
+        try:
+            tools, server_name = asyncio.run(check(entry))
+        except Exception as exc:  # the entry does not work: say why, write nothing
+            from ._main import _child_failure
+
+            child = _child_failure(getattr(exc, "message", str(exc)))
+            if child is not None:
+                raise CLIFailure(f"not installed: the server did not start: {child[0]}", UNAVAILABLE, child[1]) from None
+            raise CLIFailure(f"not installed: the command does not start a working server ({exc})", UNAVAILABLE,
+                             f"run 'mcpio doctor {args.app}' to see more, or add --no-check") from None
+    elif not args.name and _is_python(args.app):
+        from ._run import load_server
+
+        server, _ = load_server(args.app)
+        server_name = server.name if server is not None else None
+    name = args.name or entry_name(server_name, args.app)
+    if not name:
+        raise UsageError("give the server a name with --name")
     path = config_file(host, args.project, args.config)
     data, has_comments = read_document(path)
     key = section_key(host)
@@ -130,23 +218,24 @@ def install(args: Any) -> int:
         raise ConfigError(f"{path}: {key!r} is not an object; fix it first")
     if section and name in section and not args.force:
         raise UsageError(f"{path} already has a server {name!r}; add --force to replace it, or pick --name")
-    if args.check:
-        try:
-            tools = asyncio.run(check(name, entry))
-        except Exception as exc:  # the entry does not work: say why, write nothing
-            error(f"not installed: the command does not start a working server ({exc}); "
-                  "run it with 'mcpio doctor' to see more, or add --no-check")
-            return 1
+    if tools is not None:
         print(f"checked: the server starts and lists {tools} tool{'s' if tools != 1 else ''}", file=sys.stderr)
     snippet = json.dumps({key: {name: entry}}, indent=2)
     if args.dry_run:
-        print(f"would add to {path}:\n{snippet}")
+        if args.json:
+            dump_json({"name": name, "file": str(path), "entry": entry, "written": False})
+        else:
+            print(f"would add to {path}:\n{snippet}")
         return 0
     if has_comments:
         error(f"{path} has comments or trailing commas, which rewriting it would lose; add this entry by hand:\n{snippet}")
         return 1
     data.setdefault(key, {})[name] = entry
     backup = write_document(path, data)
+    if args.json:
+        dump_json({"name": name, "file": str(path), "entry": entry, "written": True,
+                   "backup": str(backup) if backup else None})
+        return 0
     print(f"added {name!r} to {path}" + (f" (previous version: {backup})" if backup else "")
           + f"; restart {host} to load it")
     return 0

@@ -1,183 +1,234 @@
-"""The commands that talk to one server (list, call, read, prompt), config, and dispatch."""
+"""Dispatch, the one mapping from failures to messages and exit statuses (:func:`report`),
+and the commands that talk to one server: list, read, prompt (call is in ``_call``), config."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
-import json
+import importlib
+import inspect
+import logging
 import os
+import re
 import sys
 from typing import Any
 
 from .._client._client import Client
 from .._client._target import UnsupportedTarget
-from .._errors import MCPError, TransportError
+from .._errors import (
+    METHOD_NOT_FOUND,
+    ConnectionClosed,
+    MCPError,
+    RemoteProtocolError,
+    RequestTimeout,
+    TransportError,
+)
 from .._host._config import ConfigError, known_files, load_config
-from ._output import content_text, dump_json, error, resource_text, table
+from ._exit import FAILED, INTERRUPTED, PROTOCOL, UNAVAILABLE, USAGE, CLIFailure
+from ._output import clean, content_text, dump_json, err, error, one_line, out, resource_text, table
+from ._signature import parameters, suggest
 from ._targets import UsageError, client_for, parse_pairs
 
 KINDS = ("tools", "resources", "templates", "prompts")
+METHODS = {"tools": "tools/list", "resources": "resources/list", "templates": "resources/templates/list",
+           "prompts": "prompts/list"}
 
 
-def dispatch(args: Any) -> int:
-    """Run the command ``args.command``; returns the exit status."""
+def dispatch(args: Any, handler: str) -> int:
+    """Run ``handler`` (``module:function``) with ``args``; returns the exit status. Every
+    failure goes through :func:`report`."""
+    _logging(bool(getattr(args, "verbose", False)))
+    module, _, name = handler.partition(":")
     try:
-        if args.command == "run":
-            from ._run import run_app
-
-            if args.reload:
-                if args.transport != "stdio":
-                    raise UsageError("--reload works with stdio (for HTTP, restart the server yourself)")
-                from ._reload import run_with_reload
-                from ._run import split_app
-
-                return run_with_reload(args.app, split_app(args.app)[0])
-            from ._auth_flags import resource_server_from
-
-            return run_app(args.app, args.transport, host=args.host, port=args.port, path=args.path,
-                           allow_remote=args.allow_remote, legacy_sse=args.legacy_sse,
-                           auth=resource_server_from(args))
-        if args.command == "install":
-            from ._install import install
-
-            return install(args)
-        if args.command == "tap":
-            from ._tap import tap
-
-            return tap(args.output, args.redact, args.server_command)
-        if args.command == "config":
-            return show_config(args)
-        if args.command == "replay":
-            from ._replay import replay
-
-            return asyncio.run(replay(args))
-        if args.command == "inspect":
-            from ._inspect import inspect
-
-            return inspect(args)
-        if args.command == "doctor":
-            from ._doctor import doctor
-
-            return asyncio.run(doctor(args))
-        return asyncio.run(COMMANDS[args.command](args))
-    except UsageError as exc:
-        error(str(exc))
-        return 2
-    except MCPError as exc:
-        if getattr(args, "json", False):
-            dump_json({"error": exc.to_error_object()})
-        error(f"{exc.message} (error {exc.code})")
-        return 1
-    except (ConfigError, UnsupportedTarget, TransportError, OSError, NotImplementedError) as exc:
-        if getattr(args, "json", False):
-            dump_json({"error": {"message": str(exc)}})
-        error(str(exc))
-        return 1
+        fn = getattr(importlib.import_module(module), name)
+        result = fn(args)
+        if inspect.iscoroutine(result):
+            result = asyncio.run(result)
+        return int(result)
     except KeyboardInterrupt:
-        return 130
+        return INTERRUPTED
+    except Exception as exc:  # noqa: BLE001 - every failure becomes one message and a status
+        return report(exc, args)
 
 
-def _client(args: Any) -> Client:
+class _CleanHandler(logging.Handler):
+    """mcpio's log records on stderr as ``mcpio: warning: …``, cleaned (they may quote a server)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            err(f"mcpio: {record.levelname.lower()}: {record.getMessage()}")
+        except Exception:  # noqa: BLE001
+            self.handleError(record)
+
+
+#: Warnings of the library that are noise on a command line unless -v asks for details: a server
+#: printing lines that are not JSON on stdout (they are skipped; pain point of issue 15).
+_DETAILS = ("skipping a line from the server that is not JSON",)
+
+
+def _logging(verbose: bool) -> None:
+    """mcpio's log records go to stderr, cleaned: warnings and up, or everything from INFO with
+    ``-v`` (which also shows the :data:`_DETAILS` warnings)."""
+    logger = logging.getLogger("mcpio")
+    handler = next((h for h in logger.handlers if isinstance(h, _CleanHandler)), None)
+    if handler is None:
+        handler = _CleanHandler()
+        logger.addHandler(handler)
+    handler.filters.clear()
+    if not verbose:
+        handler.addFilter(lambda record: not str(record.msg).startswith(_DETAILS))
+    logger.setLevel(logging.INFO if verbose else logging.WARNING)
+    logger.propagate = False
+
+
+def with_code(exc: MCPError) -> str:
+    """The error's message with its code, once (servers often put the code in the message)."""
+    message = clean(exc.message, multiline=False)
+    said = re.search(rf"(?<![\d-]){re.escape(str(exc.code))}(?!\d)", message)
+    return message if said else f"{message} (error {exc.code})"
+
+
+def _child_failure(text: str) -> tuple[str, str | None] | None:
+    """A Python target spawned as ``mcpio run`` that failed prints ``mcpio: error: …`` lines:
+    those are the message to show (and its hint), not "the process exited"."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.startswith("mcpio: error: "):
+            hint = lines[i + 1].strip() if i + 1 < len(lines) and lines[i + 1].startswith("  ") else None
+            return line[len("mcpio: error: "):], hint
+    return None
+
+
+def report(exc: BaseException, args: Any) -> int:
+    """Print one or two lines for ``exc`` (whose fault, what to do) and return its exit status."""
+    target = getattr(args, "target", None) or getattr(args, "app", None) or "TARGET"
+    hint: str | None = None
+    details: str | None = getattr(exc, "details", None)
+    if isinstance(exc, CLIFailure):
+        message, status, hint = exc.message, exc.status, exc.hint
+    elif isinstance(exc, UsageError):
+        message, status = str(exc), USAGE
+    elif isinstance(exc, ConfigError):
+        message, status = str(exc), USAGE
+        hint = "fix the configuration file, or name the server another way (mcpio --help lists the TARGET forms)"
+    elif isinstance(exc, RemoteProtocolError):
+        message, status = f"the server broke the protocol: {clean(exc.message, multiline=False)}", PROTOCOL
+        hint = "this is a bug in the server; tell its authors (--trace FILE records the messages, mcpio doctor checks it)"
+    elif isinstance(exc, (ConnectionClosed, RequestTimeout)):
+        status = UNAVAILABLE
+        child = _child_failure(exc.message)
+        if child is not None:
+            message, hint = child[0], child[1]
+            message = f"the server did not start: {message}"
+        elif isinstance(exc, RequestTimeout):
+            message = f"the server did not answer in time: {clean(exc.message)}"
+            hint = "raise --timeout, or add -v to see what the server prints"
+        else:
+            message = f"lost the server: {clean(exc.message)}"
+            hint = f"check that {target} starts an MCP server (run its command yourself; -v shows its stderr)"
+    elif isinstance(exc, MCPError):
+        message, status = f"the server answered with an error: {with_code(exc)}", FAILED
+    elif isinstance(exc, (UnsupportedTarget, TransportError, OSError)):
+        status = UNAVAILABLE
+        text = clean(str(exc))
+        message = text if text.startswith("cannot") else f"cannot start or reach the server: {text}"
+        if isinstance(exc, FileNotFoundError) or "not found" in str(exc):
+            hint = "check the command (is it installed and on PATH?) or give a .py file, a URL or a host:NAME"
+        else:
+            hint = "-v shows the server's stderr"
+    else:
+        raise exc
+    if getattr(args, "json", False):
+        body: dict[str, Any] = {"message": message, "status": status}
+        if isinstance(exc, MCPError):
+            body.update(exc.to_error_object())
+            body["message"] = message
+        if hint:
+            body["hint"] = hint
+        dump_json({"error": body})
+    if details and getattr(args, "verbose", False):
+        err(details.rstrip())
+    error(message, hint)
+    return status
+
+
+def connect(args: Any) -> Client:
+    """An unconnected Client for ``args.target`` with the command-line options (server log
+    messages shown with ``-v``, cleaned)."""
+
     def on_log(params: dict[str, Any]) -> None:
         if args.verbose:
-            sys.stderr.write(f"[server {params.get('level', 'info')}] {params.get('data')}\n")
+            err(f"[server {clean(params.get('level', 'info'), multiline=False)}] {clean(params.get('data'))}")
 
     return client_for(args.target, args, on_log=on_log)
 
 
-def _signature(schema: Any) -> str:
-    if not isinstance(schema, dict):
-        return ""
-    props = schema.get("properties") or {}
-    required = set(schema.get("required") or ())
-    parts = []
-    for name, prop in props.items():
-        kind = prop.get("type", "any") if isinstance(prop, dict) else "any"
-        if isinstance(kind, list):
-            kind = "|".join(map(str, kind))
-        parts.append(f"{name}:{kind}" + ("" if name in required else "?"))
-    return " ".join(parts)
+async def _fetch(c: Client, kind: str) -> tuple[list[dict[str, Any]], str | None, bool]:
+    """(items, a note when the server could not list them, whether that is a failure)."""
+    method = METHODS[kind]
+    fetch = {"tools": c.list_tools, "resources": c.list_resources,
+             "templates": c.list_resource_templates, "prompts": c.list_prompts}[kind]
+    try:
+        return await fetch(), None, False
+    except (ConnectionClosed, RequestTimeout, RemoteProtocolError):
+        raise
+    except MCPError as exc:
+        if exc.code == METHOD_NOT_FOUND:
+            return [], f"{method}: the server announced this capability but does not implement the method ({with_code(exc)})", False
+        return [], f"{method} failed: the server answered {with_code(exc)}", True
+
+
+def _rows(kind: str, items: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+    if kind == "tools":
+        return ["NAME", "ARGUMENTS", "DESCRIPTION"], [
+            [t.get("name"), parameters(t.get("inputSchema")), t.get("description") or t.get("title") or ""] for t in items]
+    if kind == "resources":
+        return ["URI", "NAME", "MIME TYPE", "DESCRIPTION"], [
+            [r.get("uri"), r.get("name"), r.get("mimeType", ""), r.get("description")] for r in items]
+    if kind == "templates":
+        return ["URI TEMPLATE", "NAME", "DESCRIPTION"], [[r.get("uriTemplate"), r.get("name"), r.get("description")] for r in items]
+    return ["NAME", "ARGUMENTS", "DESCRIPTION"], [
+        [p.get("name"), ", ".join(str(a.get("name", "")) + ("" if a.get("required") else "?")
+                                  for a in p.get("arguments") or [] if isinstance(a, dict)), p.get("description")]
+        for p in items]
 
 
 async def cmd_list(args: Any) -> int:
     kinds = [args.kind] if args.kind else list(KINDS)
     data: dict[str, list[dict[str, Any]]] = {}
-    async with _client(args) as c:
-        fetch = {
-            "tools": c.list_tools, "resources": c.list_resources,
-            "templates": c.list_resource_templates, "prompts": c.list_prompts,
-        }
+    notes: dict[str, str] = {}
+    failed = False
+    async with connect(args) as c:
         for kind in kinds:
-            data[kind] = await fetch[kind]()
+            items, note, bad = await _fetch(c, kind)
+            data[kind] = items
+            failed = failed or bad
+            if note:
+                notes[kind] = note
     if args.json:
-        dump_json(data[args.kind] if args.kind else data)
-        return 0
+        body: Any = data[args.kind] if args.kind else data
+        if notes:  # the shape changes only when a list failed: {"items": [...], "notes": {...}}
+            body = {"items": body, "notes": notes} if args.kind else {**data, "notes": notes}
+        dump_json(body)
+        return FAILED if failed else 0
     blocks = []
     for kind in kinds:
         items = data[kind]
-        if kind == "tools":
-            rows = [[t.get("name"), _signature(t.get("inputSchema")), t.get("title") or t.get("description")] for t in items]
-            head = ["NAME", "ARGUMENTS", "DESCRIPTION"]
-        elif kind == "resources":
-            rows = [[r.get("uri"), r.get("name"), r.get("mimeType", ""), r.get("description")] for r in items]
-            head = ["URI", "NAME", "MIME TYPE", "DESCRIPTION"]
-        elif kind == "templates":
-            rows = [[r.get("uriTemplate"), r.get("name"), r.get("description")] for r in items]
-            head = ["URI TEMPLATE", "NAME", "DESCRIPTION"]
-        else:
-            rows = [[p.get("name"), " ".join(a.get("name", "") + ("" if a.get("required") else "?") for a in p.get("arguments") or []),
-                     p.get("description")] for p in items]
-            head = ["NAME", "ARGUMENTS", "DESCRIPTION"]
+        head, rows = _rows(kind, items)
         title = f"{kind} ({len(items)})" if len(kinds) > 1 else ""
-        body = table(head, rows) if rows else f"(no {kind})"
-        blocks.append(f"{title}\n{body}" if title else body)
-    print("\n\n".join(blocks))
-    return 0
-
-
-def _progress(args: Any) -> Any:
-    if not (args.verbose or sys.stderr.isatty()):
-        return None
-
-    def show(progress: float, total: float | None, message: str | None) -> None:
-        of = f"/{total:g}" if isinstance(total, (int, float)) else ""
-        sys.stderr.write(f"progress {progress:g}{of}" + (f" {message}" if message else "") + "\n")
-
-    return show
-
-
-async def cmd_call(args: Any) -> int:
-    arguments: dict[str, Any] = {}
-    if args.args_json is not None:
-        try:
-            arguments = json.loads(args.args_json)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"--args is not valid JSON ({exc.msg})") from None
-        if not isinstance(arguments, dict):
-            raise UsageError("--args must be a JSON object")
-    async with _client(args) as c:
-        if args.arguments:
-            tool = next((t for t in await c.list_tools() if t.get("name") == args.tool), None)
-            schema = tool.get("inputSchema") if tool else {}
-            arguments.update(parse_pairs(args.arguments, schema if isinstance(schema, dict) else {}))
-        result = await c.call_tool(args.tool, arguments, on_progress=_progress(args))
-    failed = bool(result.get("isError"))
-    if args.json:
-        dump_json(result)
-    else:
-        blocks = result.get("content") or []
-        texts = [content_text(b) for b in blocks if isinstance(b, dict)]
-        if not texts and "structuredContent" in result:
-            texts = [json.dumps(result["structuredContent"], indent=2, ensure_ascii=False)]
-        out = "\n".join(texts)
-        (sys.stderr if failed else sys.stdout).write(out + ("\n" if out else ""))
-        if failed:
-            error(f"the tool {args.tool!r} reported an error")
-    return 1 if failed else 0
+        if kind in notes:
+            body_text = f"(not listed: {notes[kind]})"
+        else:
+            body_text = table(head, rows) if rows else f"(no {kind})"
+        blocks.append(f"{title}\n{body_text}" if title else body_text)
+    out("\n\n".join(blocks))
+    for note in notes.values():
+        err(f"mcpio: note: {note}")
+    return FAILED if failed else 0
 
 
 async def cmd_read(args: Any) -> int:
-    async with _client(args) as c:
+    async with connect(args) as c:
         contents = await c.read_resource(args.uri)
     if args.json:
         dump_json({"contents": contents})
@@ -187,26 +238,42 @@ async def cmd_read(args: Any) -> int:
             sys.stdout.flush()
             sys.stdout.buffer.write(base64.b64decode(item["blob"]))  # raw bytes for a pipe or a file
             continue
-        text = resource_text(item)
-        sys.stdout.write(text + ("" if text.endswith("\n") else "\n"))
+        out(resource_text(item))
     return 0
 
 
 async def cmd_prompt(args: Any) -> int:
     arguments = parse_pairs(args.arguments, None)
-    async with _client(args) as c:
+    async with connect(args) as c:
+        prompts, _, _ = await _fetch(c, "prompts")
+        if prompts:  # checked like a tool call: the name, then the argument names
+            names = [str(p.get("name")) for p in prompts]
+            prompt = next((p for p in prompts if p.get("name") == args.name), None)
+            if prompt is None:
+                raise CLIFailure(f"the server has no prompt {one_line(args.name)!r}{suggest(args.name, names)}", USAGE,
+                                 "its prompts: " + ", ".join(one_line(n) for n in names[:30]))
+            declared = [a for a in prompt.get("arguments") or [] if isinstance(a, dict)]
+            known = [str(a.get("name")) for a in declared]
+            usage = f"usage: {one_line(args.name)} " + " ".join(
+                f"{one_line(n)}=…" if a.get("required") else f"[{one_line(n)}=…]" for n, a in zip(known, declared))
+            problems = [f"unknown argument {k!r}{suggest(k, known)}" for k in arguments if k not in known]
+            missing = [str(a.get("name")) for a in declared if a.get("required") and a.get("name") not in arguments]
+            if missing:
+                problems.append("missing required argument" + ("s " if len(missing) > 1 else " ") + ", ".join(map(repr, missing)))
+            if problems:
+                raise CLIFailure(f"{one_line(args.name)}: " + "; ".join(problems), USAGE, usage.rstrip() + "   (nothing was sent)")
         result = await c.get_prompt(args.name, arguments)
     if args.json:
         dump_json(result)
         return 0
     parts = []
     if result.get("description"):
-        parts.append(f"# {result['description']}")
+        parts.append(f"# {one_line(result['description'])}")
     for m in result.get("messages") or []:
         content = m.get("content")
         blocks = content if isinstance(content, list) else [content]
-        parts.append(f"[{m.get('role')}]\n" + "\n".join(content_text(b) for b in blocks if isinstance(b, dict)))
-    print("\n\n".join(parts))
+        parts.append(f"[{one_line(m.get('role'))}]\n" + "\n".join(content_text(b) for b in blocks if isinstance(b, dict)))
+    out("\n\n".join(parts))
     return 0
 
 
@@ -214,8 +281,7 @@ def show_config(args: Any) -> int:
     rows = []
     broken = 0
     if args.config and args.config not in known_files() and not os.path.isfile(args.config):
-        error(f"{args.config} is neither a host ({', '.join(known_files())}) nor a file")
-        return 1
+        raise UsageError(f"{args.config} is neither a host ({', '.join(known_files())}) nor a file")
     sources = {args.config: [args.config]} if args.config and args.config not in known_files() else {
         k: v for k, v in known_files().items() if not args.config or k == args.config}
     for host, files in sources.items():
@@ -235,10 +301,9 @@ def show_config(args: Any) -> int:
     if args.json:
         dump_json(rows)
     elif rows:
-        print(table(["TARGET", "COMMAND OR URL", "FILE"], [[r["target"] + (" (disabled)" if r["disabled"] else ""), r["run"], r["file"]] for r in rows]))
+        out(table(["TARGET", "COMMAND OR URL", "FILE"], [[r["target"] + (" (disabled)" if r["disabled"] else ""), r["run"], r["file"]] for r in rows]))
     else:
-        print("no MCP servers found in " + ("the known host config files" if not args.config else args.config))
+        out("no MCP servers found in " + ("the known host config files" if not args.config else args.config))
     return 1 if broken else 0
 
 
-COMMANDS = {"list": cmd_list, "call": cmd_call, "read": cmd_read, "prompt": cmd_prompt}

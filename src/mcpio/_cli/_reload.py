@@ -35,6 +35,7 @@ from .._errors import EndOfStream, TransportError
 from .._protocol._framing import Oversized
 from .._transports._stdio import StdioServerTransport
 from .._transports._subprocess import SubprocessTransport
+from ._output import clean
 
 POLL = 0.5  # seconds between looks at the files
 SETTLE = 0.2  # after a change, how long the files must stay still (editors write in steps)
@@ -59,14 +60,15 @@ def snapshot(root: Path) -> dict[str, int]:
 
 
 def _say(text: str) -> None:
-    print(f"mcpio --reload: {text}", file=sys.stderr, flush=True)
+    print(f"mcpio --reload: {clean(text)}", file=sys.stderr, flush=True)
 
 
 class Supervisor:
     """Holds the host's stdio and runs the server as a child it restarts (module docstring)."""
 
-    def __init__(self, app: str, root: Path) -> None:
+    def __init__(self, app: str, root: Path, verbose: bool = False) -> None:
         self.app = app
+        self.verbose = verbose  # the children run with -v: full tracebacks
         self.root = root
         self.host = StdioServerTransport()
         self.child: SubprocessTransport | None = None
@@ -85,8 +87,8 @@ class Supervisor:
     async def start_child(self) -> None:
         self.generation += 1
         gen = self.generation
-        child = SubprocessTransport(sys.executable, ["-m", "mcpio", "run", self.app], grace=1.0,
-                                    on_stderr=lambda line: print(line, file=sys.stderr, flush=True))
+        child = SubprocessTransport(sys.executable, ["-m", "mcpio", "run", *(["-v"] if self.verbose else []), self.app], grace=1.0,
+                                    on_stderr=lambda line: print(clean(line, multiline=False), file=sys.stderr, flush=True))
         try:
             await child.open()
         except (OSError, TransportError) as exc:
@@ -145,7 +147,9 @@ class Supervisor:
         if gen == self.generation and not self.stopping:  # it ended by itself: say why to every request
             code = await child.wait_exit(2.0)
             tail = [line for line in child.stderr_tail().splitlines() if line.strip()]
-            self.failure = f"the server exited (code {code})" + (f": {tail[-1].strip()}" if tail else "")
+            ours = [line for line in tail if line.startswith("mcpio: error: ")]  # `mcpio run`'s one-line report
+            last = ours[-1][len("mcpio: error: "):] if ours else tail[-1].strip() if tail else ""
+            self.failure = f"the server exited (code {code})" + (f": {last}" if last else "")
             if self.replay is not None and not self.replay.done():
                 self.replay.cancel()
             await self.fail_in_flight(f"{self.failure}; fix it and save a file to restart it")
@@ -250,6 +254,6 @@ def _decode(frame: Any) -> Any:
         return None
 
 
-def run_with_reload(app: str, where: str) -> int:
+def run_with_reload(app: str, where: str, verbose: bool = False) -> int:
     root = Path(where).resolve().parent if os.path.exists(where) else Path.cwd()
-    return asyncio.run(Supervisor(app, root).run())
+    return asyncio.run(Supervisor(app, root, verbose).run())

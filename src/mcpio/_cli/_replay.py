@@ -21,7 +21,7 @@ from .._errors import EndOfStream, TransportError
 from .._jsonrpc import decode, encode
 from .._transports._subprocess import SubprocessTransport
 from ._output import dump_json, table
-from ._targets import UsageError
+from ._targets import UsageError, stdio_command
 
 
 def read_trace(path: str) -> list[tuple[str, dict[str, Any]]]:
@@ -124,8 +124,8 @@ async def replay(args: Any) -> int:
     records = read_trace(args.trace)
     if not any(d == "c2s" for d, _ in records):
         raise UsageError(f"{args.trace} holds no client messages to replay")
-    command = args.server_command
-    env = dict(item.partition("=")[::2] for item in args.env)
+    command, env = stdio_command(args.server_command)
+    env.update(item.partition("=")[::2] for item in args.env)
     stderr_lines: list[str] = []
     transport = SubprocessTransport(command[0], command[1:], env=env or None, env_mode=args.env_mode, cwd=args.cwd,
                                     on_stderr=stderr_lines.append)

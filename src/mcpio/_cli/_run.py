@@ -6,24 +6,85 @@ Without ``:OBJECT`` the module must hold exactly one mcpio ``Server`` (variables
 ``server``, ``mcp`` or ``app`` win). ``OBJECT`` may be a dotted attribute path, and may name a
 function that returns the Server. While the module is imported ``sys.stdout`` points at
 stderr, so a ``print`` at import time cannot corrupt the protocol stream.
+
+A file that never imports mcpio, or one without an mcpio Server but with an
+``if __name__ == "__main__":`` block (a server written with another SDK or by hand, say), is
+run as a script. An exception while importing the user's
+code is reported as one line naming the user's file, line and message
+(:class:`UserCodeError`); ``-v`` adds the full traceback. On a terminal a short banner on
+stderr says what is served and how to try it; stdout stays the protocol's alone.
 """
 
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.util
 import os
+import re
+import runpy
+import socket
 import sys
+import sysconfig
+import traceback
 from typing import Any
 
 from .._server._server import Server
+from ._exit import UNAVAILABLE, CLIFailure
 from ._targets import UsageError
+
+_MCPIO_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class UserCodeError(CLIFailure):
+    """The user's module raised while being imported (exit status 3): ``message`` names their
+    file and line; ``details`` is the full traceback (shown with ``-v``)."""
+
+    def __init__(self, exc: BaseException) -> None:
+        self.details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        super().__init__(f"{_where(exc)}{type(exc).__name__}: {_what(exc)} (in your server's code)", UNAVAILABLE,
+                         "fix it and run the command again; -v shows the full traceback")
+
+
+def _what(exc: BaseException) -> str:
+    if isinstance(exc, SyntaxError):
+        return exc.msg
+    return str(exc) or "(no message)"
+
+
+def _where(exc: BaseException) -> str:
+    """``file:line: `` of the user's frame that raised: the SyntaxError's location, else the
+    last frame outside mcpio, the import machinery and installed libraries (the standard
+    library, site-packages), else the last frame outside mcpio."""
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f"{_short(exc.filename)}:{exc.lineno}: "
+    libraries = tuple({os.path.abspath(p) + os.sep for k, p in sysconfig.get_paths().items()
+                       if k in ("stdlib", "platstdlib", "purelib", "platlib")})
+    ours = lib = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        name = frame.filename
+        path = os.path.abspath(name)
+        if name.startswith("<") or path.startswith(_MCPIO_DIR + os.sep):
+            continue
+        lib = f"{_short(name)}:{frame.lineno}: "
+        if not path.startswith(libraries):
+            ours = lib
+    return ours or lib
+
+
+def _short(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return rel if not rel.startswith(".." + os.sep) else path
 
 
 def split_app(app: str) -> tuple[str, str | None]:
     """``FILE[:OBJECT]`` -> (FILE, OBJECT or None); a Windows drive letter is not a separator."""
     head, sep, tail = app.rpartition(":")
-    if sep and head and tail and not (len(head) == 1 and head.isalpha()) and not os.path.exists(app):
+    drive = len(head) == 1 and head.isalpha() and tail[:1] in ("\\", "/")  # C:\\path, C:/path
+    if sep and head and tail and not drive and not os.path.exists(app):
         return head, tail
     return app, None
 
@@ -40,7 +101,10 @@ def load_module(where: str) -> Any:
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         sys.path.insert(0, os.path.dirname(path))
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except Exception as exc:
+            raise UserCodeError(exc) from None
         return module
     sys.path.insert(0, os.getcwd())
     try:
@@ -48,7 +112,89 @@ def load_module(where: str) -> Any:
     except ModuleNotFoundError as exc:
         if exc.name == where.split(".")[0]:
             raise UsageError(f"{where}: no such file or module") from None
-        raise
+        raise UserCodeError(exc) from None
+    except Exception as exc:
+        raise UserCodeError(exc) from None
+
+
+def load_server(app: str) -> tuple[Server | None, str]:
+    """The Server ``app`` (FILE[:OBJECT] or MODULE[:OBJECT]) names, imported with stdout sent to
+    stderr; ``(None, path)`` for a script to run as ``__main__`` instead: a file that never
+    imports mcpio (it may serve at import time, on the real stdout), or one without an mcpio
+    Server that has a ``__main__`` block."""
+    where, obj = split_app(app)
+    if obj is None and where.endswith(".py") and os.path.isfile(where) and not _mentions_mcpio(where):
+        return None, where  # cannot hold an mcpio Server: a script, maybe serving at import time (never redirect it)
+    real_stdout = sys.stdout
+    sys.stdout = sys.stderr  # prints at import time must not reach the protocol stream
+    try:
+        module = load_module(where)
+        try:
+            return find_server(module, obj, where), where
+        except UsageError:
+            path = getattr(module, "__file__", None) or ""
+            if obj is None and path.endswith(".py") and _has_main_block(path):
+                return None, path
+            raise
+    finally:
+        sys.stdout = real_stdout
+
+
+_IMPORTS_MCPIO = re.compile(r"^[ \t]*(?:from[ \t]+mcpio\b|import[ \t]+(?:[\w.]+[ \t]*,[ \t]*)*mcpio\b)", re.MULTILINE)
+
+
+def _mentions_mcpio(path: str) -> bool:
+    """Whether the file imports mcpio (a line ``import mcpio`` or ``from mcpio…``)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return _IMPORTS_MCPIO.search(f.read()) is not None
+    except OSError:
+        return True  # let the import report it
+
+
+def _has_main_block(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return False
+    return "__name__" in text and "__main__" in text
+
+
+def counts(server: Server) -> dict[str, int]:
+    """How many tools, resources, resource templates and prompts ``server`` has."""
+    return {kind: len(getattr(server, f"_{kind}", {}) or {}) for kind in ("tools", "resources", "templates", "prompts")}
+
+
+def banner(server: Server, app: str, transport: str, url: str | None = None) -> str:
+    """What a person at a terminal sees on stderr: what is served and how to try it."""
+    n = counts(server)
+    what = ", ".join(f"{v} {k[:-1] if v == 1 else k}" for k, v in n.items() if v or k != "templates")
+    if transport == "stdio":
+        return (f"mcpio: serving {server.name!r} ({what}) over stdio: it speaks JSON-RPC on stdin/stdout, "
+                "so a host starts it, not a person\n"
+                f"  try it:    mcpio list {app}    |    mcpio call {app} TOOL key=value\n"
+                f"  add it to a host:  mcpio install {app} --host claude   (Ctrl-C stops this one)")
+    return (f"mcpio: serving {server.name!r} ({what}) on {url} (Streamable HTTP, both protocol eras); Ctrl-C stops it\n"
+            f"  try it:    mcpio list {url}")
+
+
+def check_port(host: str, port: int) -> None:
+    """Fail with exit status 3 when ``host:port`` cannot be bound (in use, not ours)."""
+    if port == 0:
+        return
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        if os.name != "nt":
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise CLIFailure(f"port {port} on {host} is already in use (another program, or another mcpio run)",
+                                 UNAVAILABLE, f"pick another one with --port, or stop the program using it") from None
+            raise CLIFailure(f"cannot listen on {host}:{port}: {exc.strerror or exc}", UNAVAILABLE,
+                             "check --host and --port") from None
 
 
 def find_server(module: Any, obj: str | None, where: str) -> Server:
@@ -79,15 +225,16 @@ def run_app(app: str, transport: str = "stdio", *, host: str = "127.0.0.1", port
             allow_remote: bool = False, legacy_sse: bool = False, auth: Any = None) -> int:
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport {transport}: use stdio or http")
-    where, obj = split_app(app)
-    real_stdout = sys.stdout
-    sys.stdout = sys.stderr  # prints at import time must not reach the protocol stream
-    try:
-        module = load_module(where)
-        server = find_server(module, obj, where)
-    finally:
-        sys.stdout = real_stdout
+    server, where = load_server(app)
+    if server is None:  # a script with its own main block (another SDK, say): run it as one
+        if transport != "stdio":
+            raise UsageError(f"no mcpio Server found in {where}, so it can only be run as a script (stdio)")
+        sys.argv = [where]
+        runpy.run_path(where, run_name="__main__")
+        return 0
     if transport == "stdio":
+        if sys.stderr.isatty() and sys.stdin.isatty():
+            print(banner(server, app, "stdio"), file=sys.stderr, flush=True)
         server.run()
         return 0
     if not path.startswith("/"):
@@ -101,11 +248,29 @@ def run_app(app: str, transport: str = "stdio", *, host: str = "127.0.0.1", port
         import uvicorn  # noqa: F401 - checked here to fail with a usage hint, not a traceback
     except ImportError:
         raise UsageError("serving HTTP needs uvicorn: pip install 'mcpio[http]'") from None
+    check_port(host, port)  # before the banner: a busy port is one clear line, not a banner and a traceback
     shown = f"[{host}]" if ":" in host else host
-    print(f"serving {server.name} on http://{shown}:{port}{path} (both protocol eras); Ctrl-C stops it",
-          file=sys.stderr, flush=True)
+    url = f"http://{shown}:{port}{path}"
+    if sys.stderr.isatty():
+        print(banner(server, app, "http", url), file=sys.stderr, flush=True)
+    else:
+        print(f"serving {server.name} on {url} (both protocol eras); Ctrl-C stops it", file=sys.stderr, flush=True)
     from ._auth_flags import serve_options
 
-    extra = serve_options(auth)
-    server.run("http", host=host, port=port, path=path, allow_remote=allow_remote, legacy_sse=legacy_sse, **extra)
+    server.run("http", host=host, port=port, path=path, allow_remote=allow_remote, legacy_sse=legacy_sse,
+               **serve_options(auth))
     return 0
+
+
+def command(args: Any) -> int:
+    """``mcpio run``: the entry point the command table names."""
+    if args.reload:
+        if args.transport != "stdio":
+            raise UsageError("--reload works with stdio (for HTTP, restart the server yourself)")
+        from ._reload import run_with_reload
+
+        return run_with_reload(args.app, split_app(args.app)[0], verbose=args.verbose)
+    from ._auth_flags import resource_server_from
+
+    return run_app(args.app, args.transport, host=args.host, port=args.port, path=args.path,
+                   allow_remote=args.allow_remote, legacy_sse=args.legacy_sse, auth=resource_server_from(args))

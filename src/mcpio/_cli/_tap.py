@@ -29,7 +29,7 @@ import time
 from typing import IO, Any
 
 from .._transports._subprocess import find_executable
-from ._targets import UsageError
+from ._targets import UsageError, stdio_command
 
 REDACTED = "[REDACTED]"
 
@@ -104,9 +104,11 @@ def _pump(src: int, dst: int | None, trace: Trace, direction: str, on_eof: Any) 
 
 
 def tap(output: str, redact_keys: list[str], command: list[str], grace: float = 2.0) -> int:
+    command, env = stdio_command(command)
     exe = find_executable(command[0], os.environ.get("PATH", os.defpath))
     trace = Trace(output, redact_keys)
-    proc = subprocess.Popen([exe, *command[1:]], stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen([exe, *command[1:]], stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True,
+                            env={**os.environ, **env} if env else None)
     assert proc.stdin is not None and proc.stdout is not None
     trace.write({"dir": "meta", "command": command, "pid": proc.pid})
     stdin_fd = proc.stdin.fileno()
@@ -154,3 +156,8 @@ def tap(output: str, redact_keys: list[str], command: list[str], grace: float = 
     trace.write({"dir": "meta", "exit": code})
     sys.stdout.flush()
     return code if code >= 0 else 128 - code
+
+
+def command(args: Any) -> int:
+    """``mcpio tap``: the entry point the command table names."""
+    return tap(args.output, args.redact, args.server_command)

@@ -1,15 +1,25 @@
 """TARGET on the command line -> a Client; ``k=v`` arguments -> JSON values by the tool's schema.
 
-TARGET rules, in order: an ``http(s)://`` URL (Streamable HTTP); an
-existing ``.py`` file (run with this Python); ``FILE.py:OBJECT`` (served by ``mcpio run``);
-``CONFIG:NAME`` where CONFIG is a host alias or a JSON file; a string with spaces (a command
-line); a NAME found in the known config files; otherwise a command on PATH.
+One resolution for every command that talks to a server (list, call, read, prompt, doctor,
+and whatever is added later: they all go through :func:`client_for`). TARGET rules, in order:
+
+1. an ``http(s)://`` URL: Streamable HTTP (either era);
+2. ``FILE.py`` or ``FILE.py:OBJECT`` (an existing file): spawned as ``python -m mcpio run
+   FILE``, exactly what ``mcpio run`` serves, so a file without a ``__main__`` block works
+   and its import errors are reported as one line;
+3. ``CONFIG:NAME``: CONFIG is a host alias (claude, cursor …) or a JSON config file;
+4. ``MODULE:OBJECT`` where MODULE is importable from the current folder: ``mcpio run MODULE:OBJECT``;
+5. a string with spaces: a command line (split like a shell would, never run by one);
+6. a NAME found in the known host config files;
+7. otherwise a command on PATH (``mcp-server-time``).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import re
 import shlex
 import sys
 from typing import Any
@@ -23,17 +33,45 @@ class UsageError(ValueError):
     """A bad command-line value (exit status 2)."""
 
 
-def resolve(target: str) -> ServerSpec:
-    """The server a TARGET names, as a ServerSpec (``source`` says how it was found)."""
+_MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+
+def importable(name: str) -> bool:
+    """Whether ``name`` is a module importable from the current folder (its parent packages
+    may be imported to find out; the module itself is not)."""
+    if not _MODULE.match(name):
+        return False
+    here = os.getcwd()
+    sys.path.insert(0, here)
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+    finally:
+        sys.path.remove(here)
+
+
+def _mcpio_run(app: str, name: str, verbose: bool = False) -> ServerSpec:
+    args = ("-m", "mcpio", "run", *(("-v",) if verbose else ()), app)
+    return ServerSpec(name=name, command=sys.executable, args=args, source="file")
+
+
+def resolve(target: str, *, verbose: bool = False) -> ServerSpec:
+    """The server a TARGET names, as a ServerSpec (``source`` says how it was found).
+    ``verbose``: a Python target is started with ``-v`` (full tracebacks)."""
+    if not target:
+        raise UsageError("TARGET is empty")
     if is_url(target):
         return ServerSpec(name=target, url=target, source="url")
     if target.endswith(".py") and os.path.isfile(target):
-        return ServerSpec(name=os.path.basename(target), command=sys.executable, args=(target,), source="file")
+        return _mcpio_run(target, os.path.basename(target), verbose)
     head, sep, tail = target.rpartition(":")
     if sep and head.endswith(".py") and os.path.isfile(head):
-        return ServerSpec(name=os.path.basename(head), command=sys.executable, args=("-m", "mcpio", "run", target), source="file")
+        return _mcpio_run(target, os.path.basename(head), verbose)
     if sep and head and tail and " " not in head and (head in KNOWN or (head.endswith((".json", ".jsonc")) and os.path.isfile(head))):
         return lookup(head, tail)
+    if sep and head and tail and _MODULE.match(tail.replace(".", "_")) and importable(head):
+        return _mcpio_run(target, head, verbose)
     if any(c.isspace() for c in target):
         try:
             argv = shlex.split(target)
@@ -42,12 +80,27 @@ def resolve(target: str) -> ServerSpec:
         if not argv:
             raise UsageError("TARGET is empty")
         return ServerSpec(name=os.path.basename(argv[0]), command=argv[0], args=tuple(argv[1:]), source="command line")
-    if target.endswith(".py"):
-        raise UsageError(f"{target}: no such file")
+    if target.endswith(".py") or (sep and head.endswith(".py")):
+        raise UsageError(f"{head if sep and head.endswith('.py') else target}: no such file")
     found = find_server(target)
     if found is not None:
         return found
     return ServerSpec(name=target, command=target, source="command line")
+
+
+def stdio_command(words: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The argv and extra environment for ``tap``/``replay``'s ``-- COMMAND…``: one word is a
+    TARGET (``server.py``, ``claude:NAME``, ``pkg.mod:server``) resolved like every other
+    command's; several words are the command line itself."""
+    if len(words) != 1:
+        return list(words), {}
+    spec = resolve(words[0])
+    if spec.url is not None:
+        raise UsageError(f"{words[0]} is a URL; tap and replay work with a server started over stdio")
+    spec = spec.resolved()
+    if not spec.command:
+        raise UsageError(f"{words[0]}: the entry has no command")
+    return [spec.command, *spec.args], dict(spec.env)
 
 
 def _env(args: Any) -> dict[str, str]:
@@ -64,8 +117,10 @@ def _stderr(args: Any) -> Any:
     if not args.verbose:
         return lambda line: None  # kept in the transport's tail, for error messages only
 
+    from ._output import clean
+
     def show(line: str) -> None:
-        sys.stderr.write(f"[server] {line}\n")
+        sys.stderr.write(f"[server] {clean(line, multiline=False)}\n")
         sys.stderr.flush()
 
     return show
@@ -84,7 +139,7 @@ def _headers(args: Any) -> dict[str, str]:
 def client_for(target: str, args: Any, **options: Any) -> Client:
     """An unconnected Client for TARGET with the common options (-e, --env-mode, --cwd, -v,
     --timeout, --era, -H)."""
-    spec = resolve(target)
+    spec = resolve(target, verbose=bool(getattr(args, "verbose", False)))
     options.setdefault("timeout", args.timeout)
     options.setdefault("era", getattr(args, "era", None) or "auto")
     if getattr(args, "trace", None):
@@ -207,7 +262,7 @@ def _guess(text: str) -> Any:
         return text
 
 
-def parse_pairs(items: list[str], schema: dict[str, Any] | None) -> dict[str, Any]:
+def parse_pairs(items: list[str], schema: dict[str, Any] | None, tool: str | None = None) -> dict[str, Any]:
     """``k=v`` / ``k:=json`` items -> arguments, coerced by ``schema`` (an inputSchema or None)."""
     props = (schema or {}).get("properties") or {}
     out: dict[str, Any] = {}
@@ -227,5 +282,5 @@ def parse_pairs(items: list[str], schema: dict[str, Any] | None) -> dict[str, An
         try:
             out[key] = coerce(value, props.get(key), schema)
         except ValueError as exc:
-            raise UsageError(f"argument {key}: {exc}") from None
+            raise UsageError(f"{tool + ': ' if tool else ''}argument {key!r}: {exc}") from None
     return out

@@ -1,0 +1,88 @@
+"""``mcpio call TARGET TOOL k=v …``: call one tool, its arguments checked against its schema first.
+
+The tool list is fetched before the call: an unknown tool is refused with "did you mean" and
+the list of tools; ``k=v`` values are coerced by the tool's ``inputSchema`` (``k:=JSON`` for
+raw JSON, ``--args`` for one JSON object) and then checked (unknown names, missing required
+ones, wrong types), with the tool's signature in the message. Nothing is sent when the check
+fails (exit status 2); ``--no-validate`` sends the arguments as they are.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from ._exit import FAILED, OK, USAGE, CLIFailure
+from ._output import clean, content_text, dump_json, err, error, to_json
+from ._signature import argument_problems, signature, suggest
+from ._targets import UsageError, parse_pairs
+
+
+def _progress(args: Any) -> Any:
+    if not (args.verbose or sys.stderr.isatty()):
+        return None
+
+    def show(progress: float, total: float | None, message: str | None) -> None:
+        of = f"/{total:g}" if isinstance(total, (int, float)) else ""
+        err(f"progress {progress:g}{of}" + (f" {clean(message, multiline=False)}" if message else ""))
+
+    return show
+
+
+def _json_arguments(args: Any) -> dict[str, Any]:
+    if args.args_json is None:
+        return {}
+    try:
+        arguments = json.loads(args.args_json)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--args is not valid JSON ({exc.msg})") from None
+    if not isinstance(arguments, dict):
+        raise UsageError("--args must be a JSON object")
+    return arguments
+
+
+def find_tool(tools: list[dict[str, Any]], name: str, target: str) -> dict[str, Any]:
+    """The tool called ``name``, or a usage failure naming the close ones and the list."""
+    for tool in tools:
+        if tool.get("name") == name:
+            return tool
+    names = [str(t.get("name")) for t in tools]
+    listing = ", ".join(clean(n, multiline=False) for n in names[:30]) + (" …" if len(names) > 30 else "")
+    raise CLIFailure(f"the server has no tool {clean(name, multiline=False)!r}{suggest(name, names)}", USAGE,
+                     f"its tools: {listing}" if names else f"it lists no tools (mcpio list {target} shows what it has)")
+
+
+async def cmd_call(args: Any) -> int:
+    from ._main import connect
+
+    arguments = _json_arguments(args)
+    async with connect(args) as c:
+        if args.validate:
+            tool = find_tool(await c.list_tools(), args.tool, args.target)
+            schema = tool.get("inputSchema") if isinstance(tool.get("inputSchema"), dict) else {}
+            shown = clean(signature(args.tool, schema), multiline=False)
+            hint = f"usage: {shown}   (nothing was sent; --no-validate sends it anyway)"
+            try:
+                arguments.update(parse_pairs(args.arguments, schema, tool=args.tool))
+            except UsageError as exc:
+                raise CLIFailure(str(exc), USAGE, hint) from None
+            problems = argument_problems(arguments, schema)
+            if problems:
+                raise CLIFailure(f"{args.tool}: " + "; ".join(problems), USAGE, hint)
+        else:
+            arguments.update(parse_pairs(args.arguments, None))
+        result = await c.call_tool(args.tool, arguments, on_progress=_progress(args))
+    failed = bool(result.get("isError"))
+    if args.json:
+        dump_json(result)
+    else:
+        blocks = result.get("content") or []
+        texts = [content_text(b) for b in blocks if isinstance(b, dict)]
+        if not texts and "structuredContent" in result:
+            texts = [to_json(result["structuredContent"])]
+        out = "\n".join(texts)
+        (sys.stderr if failed else sys.stdout).write(out + ("\n" if out else ""))
+        if failed:
+            error(f"the tool {clean(args.tool, multiline=False)!r} reported an error (the server's answer is above)")
+    return FAILED if failed else OK
