@@ -4,8 +4,9 @@ A :class:`Session` joins a transport to a sans-IO :class:`Connection`. ``run()``
 decodes them, feeds the connection and acts on its events:
 
 * each incoming request runs in its own task (many in flight at once); at most
-  ``max_in_flight`` run together — past that the session stops reading, which fills the
-  transport's buffer and then the OS pipe: backpressure, never an unbounded queue;
+  ``max_in_flight`` run together (each item of a batch counts) — past that the session stops
+  reading, which fills the transport's buffer and then the OS pipe: backpressure, never an
+  unbounded queue;
 * ``notifications/cancelled`` cancels the request's task and no response is sent;
 * responses to our own requests resolve the futures of :meth:`request`;
 * at end of stream every request already received is still answered (within
@@ -77,6 +78,7 @@ class Session:
         self._progress: dict[Any, ProgressCallback] = {}
         self._next_token = 0
         self._closed = False
+        self._aborted = False
         self._encode = rpc.encode
         self.closing = asyncio.Event()  # set when the transport ended: long-lived handlers finish up
         self.state: dict[str, Any] = {}  # per-connection data for the framework (subscriptions, log level …)
@@ -114,7 +116,13 @@ class Session:
                         log.warning("skipping a line from the server that is not JSON: %.200r", bytes(frame))
                     continue
                 for ev in conn_receive(msg):
+                    if type(ev) is RequestReceived and not self._room.is_set():
+                        await self._room.wait()  # a batch counts item by item against max_in_flight
+                    if self._aborted:  # the peer is gone: the rest of a batch never starts
+                        break
                     await self._dispatch(ev)
+                if self._aborted:
+                    break
         finally:
             await self._finish()
 
@@ -318,7 +326,10 @@ class Session:
     def abort(self, grace: float = 0.0) -> None:
         """The peer is gone (its end of the transport closed, or its process died): requests in
         flight get at most ``grace`` more seconds, then are cancelled, instead of the full
-        ``drain_timeout`` (their answers could not be delivered)."""
+        ``drain_timeout`` (their answers could not be delivered). Nothing more is read: what is
+        still unread, or left of a batch, never starts."""
+        self._aborted = True
+        self._room.set()  # a run loop waiting for room sees the abort
         self._drain_timeout = min(self._drain_timeout, grace)
         tasks = list(self._tasks.values())
         if tasks:

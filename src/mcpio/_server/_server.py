@@ -67,6 +67,7 @@ class Server:
         task_ttl: float = 3600.0,
         task_poll_interval: float = 1.0,
         max_tasks: int = 1000,
+        max_tasks_per_requester: int | None = None,
         heartbeat: float | None = None,
     ) -> None:
         self.name = name
@@ -100,7 +101,9 @@ class Server:
         self._state_codec = StateCodec(secret or secrets.token_bytes(32), state_ttl)
         # The tasks extension (2026-07-28): tools registered with task_support may answer a task
         # handle; finished tasks are kept task_ttl seconds from creation, at most max_tasks at once.
-        self._tasks = TaskStore(task_ttl, task_poll_interval, max_tasks)
+        # At the cap a terminal task is evicted first; one requester holds at most
+        # max_tasks_per_requester live tasks (default max_tasks // 10).
+        self._tasks = TaskStore(task_ttl, task_poll_interval, max_tasks, max_tasks_per_requester)
         self._tasks.on_change = self._task_changed
         self._caps_cache: dict[str, dict[str, Any]] = {}
         self._tools: dict[str, Tool] = {}
@@ -310,9 +313,12 @@ class Server:
         rules = RULES[ev.version] if ev.version is not None else None
         params = ev.params or {}
         rounds = None
+        # The authenticated caller (token subject + client id) binds MRTR state and counts tasks
+        # per requester; None until the auth seam supplies the request's auth info.
+        principal: str | None = None
         if rules is not None and rules.input_required and ev.method in INPUT_REQUIRED_METHODS:
-            rounds = Rounds.from_request(self._state_codec, ev.method, params)
-        ctx = Context(self, session, ev.id, params.get("_meta"), rules, rounds)
+            rounds = Rounds.from_request(self._state_codec, ev.method, params, principal)
+        ctx = Context(self, session, ev.id, params.get("_meta"), rules, rounds, principal)
         try:
             if self._middleware:
                 result = await self._through_middleware(handler, ev.method, params, ctx)
@@ -456,9 +462,12 @@ class Server:
                     self._http_trace = open_trace(path)
                 except OSError as exc:
                     log.warning("MCPIO_TRACE: cannot write %s (%s); serving without a trace", path, exc.strerror or exc)
+        raw = transport
         if self._http_trace:
             transport = Traced(transport, self._http_trace)
         session = self.session(transport, stateless=stateless)
+        if hasattr(raw, "on_abort"):  # DELETE cancels the session's requests in flight
+            raw.on_abort = lambda: session.abort(0.0)
         if stateless:
             await session.run()
         else:

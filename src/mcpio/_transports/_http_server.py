@@ -337,7 +337,7 @@ class StreamableHTTPApp:
         if transport is None:
             await refuse(send, refusal)  # type: ignore[arg-type]
             return
-        self.end_session(transport)
+        self.end_session(transport, abort=True)
         await plain(send, 200, b"")
 
     # ================================================================ sessions
@@ -369,11 +369,15 @@ class StreamableHTTPApp:
 
         self._spawn(run())
 
-    def end_session(self, transport: Any) -> None:
-        """End a session now (DELETE, expiry, shutdown): its id answers 404 from here on."""
+    def end_session(self, transport: Any, *, abort: bool = False) -> None:
+        """End a session now (DELETE, expiry, shutdown): its id answers 404 from here on.
+        ``abort`` (DELETE): its requests in flight are cancelled too, queued ones never start."""
         if self.sessions.get(transport.id) is transport:
             del self.sessions[transport.id]
-        transport.terminate()
+        if abort and hasattr(transport, "abort"):
+            transport.abort()
+        else:
+            transport.terminate()
 
     async def _reap(self) -> None:
         period = max(0.05, min(30.0, self.session_timeout / 4))
