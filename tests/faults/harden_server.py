@@ -2,23 +2,25 @@
 whose tools let a test count what the worker pool and the task store did.
 
     python tests/faults/harden_server.py --port N [--max-in-flight N] [--max-tasks N]
-        [--expose-errors] [--limit-concurrency N]
+        [--expose-errors] [--max-connections N] [--header-timeout S]
 
 Tools: ``block`` (sync: counts itself started, then waits until ``release`` or 30 s),
 ``quick`` (sync, returns at once), ``delete_all`` (destructive: confirms through
 ``ctx.elicit``, an MRTR round in 2026-07-28), ``deleted`` (how many times it deleted), ``release`` (lets every ``block`` return), ``stats`` (the
 worker pool's counts and how many ``block`` calls started), ``slow_task`` (task-optional,
 async: waits until released), ``crash`` (raises an unexpected exception whose message holds a
-path), ``refuse`` (raises ToolError).
+path), ``refuse`` (raises ToolError), ``read_file`` (a SafePath under the temp folder), and the
+resource ``internal://boom`` (raises an unexpected exception).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import tempfile
 import threading
 
-from mcpio import Context, Server, ToolError
+from mcpio import Context, SafePath, Server, ToolError
 from mcpio._server._threads import WORKERS
 
 _released = threading.Event()
@@ -77,6 +79,14 @@ def build(max_in_flight: int, max_tasks: int, expose_errors: bool) -> Server:
     def refuse() -> str:
         raise ToolError("this message is for the client")
 
+    @server.tool
+    def read_file(path: str) -> str:
+        return SafePath(tempfile.gettempdir()).read_text(path)
+
+    @server.resource("internal://boom")
+    def boom() -> str:
+        raise KeyError("/srv/secret/table")
+
     return server
 
 
@@ -86,7 +96,9 @@ if __name__ == "__main__":
     ap.add_argument("--max-in-flight", type=int, default=1024)
     ap.add_argument("--max-tasks", type=int, default=1000)
     ap.add_argument("--expose-errors", action="store_true")
-    ap.add_argument("--limit-concurrency", type=int, default=None)
+    ap.add_argument("--max-connections", type=int, default=None)
+    ap.add_argument("--header-timeout", type=float, default=None)
     a = ap.parse_args()
-    extra = {"limit_concurrency": a.limit_concurrency} if a.limit_concurrency else {}
+    extra = {k: v for k, v in (("max_connections", a.max_connections), ("header_timeout", a.header_timeout))
+             if v is not None}
     build(a.max_in_flight, a.max_tasks, a.expose_errors).run(transport="http", port=a.port, **extra)

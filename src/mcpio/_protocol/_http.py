@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import ipaddress
 import re
 import secrets
 from collections.abc import Collection, Iterable, Mapping
@@ -159,9 +160,18 @@ def check_origin(headers: Mapping[str, str], allowed: Collection[str]) -> Refusa
 
 
 def is_loopback(host: str) -> bool:
-    """True for addresses only this machine can reach (binding them needs no opt-in)."""
-    name = host.strip().lower().strip("[]")
-    return name in ("localhost", "::1") or name.startswith("127.")
+    """True for addresses only this machine can reach (binding them needs no opt-in): a literal
+    loopback address (127.0.0.0/8, ::1) or ``localhost`` — never a name that merely starts like
+    one (``127.evil.example`` resolves wherever its owner wants)."""
+    name = host.strip().lower()
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 # ---------------------------------------------------------------------------- negotiation
@@ -184,10 +194,15 @@ def accepts(accept: str | None) -> tuple[bool, bool]:
 
 
 def check_post(headers: Mapping[str, str]) -> Refusal | None:
-    """A POST must carry JSON (415 otherwise) and accept JSON or SSE (406 otherwise)."""
+    """A POST must say it carries JSON (415 otherwise) and accept JSON or SSE (406 otherwise).
+
+    ``Content-Type: application/json`` is required, parameters allowed (``; charset=utf-8``):
+    a missing one is refused too, because a web page can send a body without a CORS preflight
+    only as ``text/plain`` or form data, or with no type at all (issue 12, break 6d)."""
     ctype = headers.get("content-type")
-    if ctype is not None and ctype.split(";")[0].strip().lower() not in (JSON, ""):
-        return refuse(415, f"Unsupported Media Type: a POST body must be {JSON}, got {ctype!r}")
+    if ctype is None or ctype.split(";")[0].strip().lower() != JSON:
+        got = "none" if ctype is None else repr(ctype)
+        return refuse(415, f"Unsupported Media Type: a POST body must be sent with Content-Type: {JSON}, got {got}")
     json_ok, sse_ok = accepts(headers.get("accept"))
     if not (json_ok or sse_ok):
         return refuse(406, f"Not Acceptable: the Accept header must allow {JSON} or {SSE}, got {headers.get('accept')!r}")
