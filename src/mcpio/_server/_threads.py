@@ -14,7 +14,8 @@ Three rules keep one client from starving the others (issue 12, break 2):
   its result is dropped.
 * **Fair share.** Jobs queue per *owner* — the session (transport) whose request they serve —
   and workers take them round-robin across owners. One owner has at most ``share`` jobs
-  running at once: ``max(1, max_workers // 2)`` by default (16 of the 32 workers), so a
+  running at once: ``max(1, max_workers // 2)`` by default (16 of the 32 workers; set the
+  pool's size with ``MCPIO_WORKERS``), so a
   session that floods the pool leaves at least half of it to everyone else. A stateless
   (2026-07-28) HTTP request is its own owner: its share is a bound per request, and the
   round-robin keeps a stream of them from overtaking a session's queue.
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
 import threading
 import weakref
 from collections import deque
@@ -34,7 +36,13 @@ from typing import Any
 
 from .._transports._base import serving
 
-MAX_WORKERS = 32
+def _max_workers() -> int:
+    """``MCPIO_WORKERS`` (default 32): the most worker threads of the process."""
+    raw = os.environ.get("MCPIO_WORKERS", "")
+    return int(raw) if raw.isascii() and raw.isdigit() and int(raw) > 0 else 32
+
+
+MAX_WORKERS = _max_workers()
 
 
 class Workers:
