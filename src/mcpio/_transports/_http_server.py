@@ -154,6 +154,10 @@ class StreamableHTTPApp:
     async def _post(self, receive: Receive, send: Send, headers: dict[str, str]) -> None:
         refusal = h.check_post(headers)
         if refusal is not None:
+            # Read (and drop) the body first, as every other answer does: refusing mid-request
+            # races the server's HTTP parser on a malformed body (h11: a response in MUST_CLOSE).
+            with contextlib.suppress(TooLarge):
+                await self.read_body(receive, headers)
             await refuse(send, refusal)
             return
         try:
