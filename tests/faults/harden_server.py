@@ -1,7 +1,7 @@
 """The subject of the hardening tests (issue 12): a Streamable HTTP server in its own process
 whose tools let a test count what the worker pool and the task store did.
 
-    python tests/faults/harden_server.py --port N [--max-in-flight N] [--max-tasks N]
+    python tests/faults/harden_server.py [--port N] [--max-in-flight N] [--max-tasks N]
         [--expose-errors] [--max-connections N] [--header-timeout S]
 
 Tools: ``block`` (sync: counts itself started, then waits until ``release`` or 30 s),
@@ -92,7 +92,7 @@ def build(max_in_flight: int, max_tasks: int, expose_errors: bool) -> Server:
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("--port", type=int, required=True)
+    ap.add_argument("--port", type=int, default=None, help="serve Streamable HTTP on this port (else stdio)")
     ap.add_argument("--max-in-flight", type=int, default=1024)
     ap.add_argument("--max-tasks", type=int, default=1000)
     ap.add_argument("--expose-errors", action="store_true")
@@ -101,4 +101,8 @@ if __name__ == "__main__":
     a = ap.parse_args()
     extra = {k: v for k, v in (("max_connections", a.max_connections), ("header_timeout", a.header_timeout))
              if v is not None}
-    build(a.max_in_flight, a.max_tasks, a.expose_errors).run(transport="http", port=a.port, **extra)
+    server = build(a.max_in_flight, a.max_tasks, a.expose_errors)
+    if a.port is None:
+        server.run()
+    else:
+        server.run(transport="http", port=a.port, **extra)

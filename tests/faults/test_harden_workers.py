@@ -60,3 +60,32 @@ def test_a_flooding_session_takes_a_fair_share_and_its_deleted_calls_never_start
         assert final["block_started"] == 16, final
         assert final["queued"] == 0 and final["running"] == 0
         assert final["started"] < 16 + 50  # a's 16, b's quick/stats calls, nothing of a's batch
+
+
+def test_cancelled_sync_calls_that_wait_for_a_worker_never_start():
+    import asyncio
+    import sys
+
+    from mcpio import Client
+    from tests.client.support import arun
+    from tests.faults.harden_support import HERE
+
+    async def stats(c):
+        return json.loads((await c.call_tool("stats", {}))["content"][0]["text"])
+
+    async def go() -> None:
+        async with Client([sys.executable, str(HERE / "harden_server.py")], timeout=30) as c:
+            calls = [asyncio.ensure_future(c.call_tool("block", {})) for _ in range(40)]
+            seen = await stats(c)
+            while seen["block_started"] < seen["share"]:
+                seen = await stats(c)
+            assert seen["block_started"] == 16 and seen["queued"] == 24  # one session: its fair share runs
+            for call_ in calls:  # notifications/cancelled for every one
+                call_.cancel()
+            await asyncio.gather(*calls, return_exceptions=True)
+            await c.call_tool("release", {})
+            while (seen := await stats(c))["queued"] or seen["running"]:
+                pass
+            assert seen["block_started"] == 16 and seen["skipped"] == 24  # the queued 24 never started
+
+    arun(go(), timeout=120)
