@@ -164,14 +164,20 @@ class EndOfStream(TransportError):
     """The peer closed its side of the transport cleanly."""
 
 
-def to_error_object(exc: BaseException) -> dict[str, Any]:
+HIDDEN_DETAIL = "the details are in the server's log"
+
+
+def to_error_object(exc: BaseException, *, detail: bool = True) -> dict[str, Any]:
     """The one function that turns an exception into a wire error object.
 
     MCPError keeps its code, message and data; anything else is an internal error whose message
-    names the exception type and text but never includes a traceback.
+    names the exception type and text (only the type when ``detail`` is false: a remote client
+    must not read paths and internals) but never includes a traceback.
     """
     if isinstance(exc, MCPError):
         return exc.to_error_object()
+    if not detail:
+        return {"code": INTERNAL_ERROR, "message": f"Internal error: {type(exc).__name__} ({HIDDEN_DETAIL})"}
     text = str(exc)
     return {
         "code": INTERNAL_ERROR,

@@ -4,8 +4,9 @@ A :class:`Session` joins a transport to a sans-IO :class:`Connection`. ``run()``
 decodes them, feeds the connection and acts on its events:
 
 * each incoming request runs in its own task (many in flight at once); at most
-  ``max_in_flight`` run together — past that the session stops reading, which fills the
-  transport's buffer and then the OS pipe: backpressure, never an unbounded queue;
+  ``max_in_flight`` run together (each item of a batch counts) — past that the session stops
+  reading, which fills the transport's buffer and then the OS pipe: backpressure, never an
+  unbounded queue;
 * ``notifications/cancelled`` cancels the request's task and no response is sent;
 * responses to our own requests resolve the futures of :meth:`request`;
 * at end of stream every request already received is still answered (within
@@ -77,9 +78,13 @@ class Session:
         self._progress: dict[Any, ProgressCallback] = {}
         self._next_token = 0
         self._closed = False
+        self._aborted = False
         self._encode = rpc.encode
         self.closing = asyncio.Event()  # set when the transport ended: long-lived handlers finish up
         self.state: dict[str, Any] = {}  # per-connection data for the framework (subscriptions, log level …)
+        # Unexpected exceptions: their text goes to the peer (True: stdio, where the developer is
+        # the user) or only their type (False: a remote HTTP client; the text is logged).
+        self.expose_errors = True
 
     # ------------------------------------------------------------------ main loop
     async def run(self) -> None:
@@ -98,23 +103,37 @@ class Session:
                 except TransportError as exc:
                     log.warning("transport failed: %s", exc)
                     break
-                if type(frame) is Oversized:
-                    await self._send_obj(rpc.error_response(None, {
-                        "code": INVALID_REQUEST,
-                        "message": f"Invalid Request: a message of {frame.size} bytes exceeds this server's limit of "
-                        f"{frame.limit} bytes; it was discarded (raise max_message_size to accept it)",
-                    }))
-                    continue
                 try:
-                    msg = rpc.decode(frame)
-                except rpc.InvalidMessage as exc:
-                    if self.connection.role == "server":
-                        await self._send_obj(exc.error_response())
-                    else:  # a client never answers a server's garbage; it skips it (pain point #5)
-                        log.warning("skipping a line from the server that is not JSON: %.200r", bytes(frame))
-                    continue
+                    if type(frame) is Oversized:
+                        if self.connection.role == "server":
+                            await self._send_obj(rpc.error_response(None, {
+                                "code": INVALID_REQUEST,
+                                "message": f"Invalid Request: a message of {frame.size} bytes exceeds this server's "
+                                f"limit of {frame.limit} bytes; it was discarded (raise max_message_size to accept it)",
+                            }))
+                        else:  # a client never answers a server's garbage (issue 12, break 6g)
+                            log.warning("skipping a message of %d bytes from the server: over this client's limit of "
+                                        "%d bytes (max_line_size)", frame.size, frame.limit)
+                        continue
+                    try:
+                        msg = rpc.decode(frame)
+                    except rpc.InvalidMessage as exc:
+                        if self.connection.role == "server":
+                            await self._send_obj(exc.error_response())
+                        else:  # a client never answers a server's garbage; it skips it (pain point #5)
+                            log.warning("skipping a line from the server that is not JSON: %.200r", bytes(frame))
+                        continue
+                except TransportError as exc:  # answering the garbage failed: the peer is gone
+                    log.debug("transport failed while answering a bad message: %s", exc)
+                    break
                 for ev in conn_receive(msg):
+                    if type(ev) is RequestReceived and not self._room.is_set():
+                        await self._room.wait()  # a batch counts item by item against max_in_flight
+                    if self._aborted:  # the peer is gone: the rest of a batch never starts
+                        break
                     await self._dispatch(ev)
+                if self._aborted:
+                    break
         finally:
             await self._finish()
 
@@ -173,7 +192,7 @@ class Session:
                 out = conn.respond_error(id_, exc.to_error_object())
             except Exception as exc:  # a handler bug: internal error, details to stderr only
                 log.exception("handler for %s failed", ev.method)
-                out = conn.respond_error(id_, to_error_object(exc))
+                out = conn.respond_error(id_, to_error_object(exc, detail=self.expose_errors))
             else:
                 out = conn.respond(id_, result)
             if out is not None:
@@ -318,7 +337,10 @@ class Session:
     def abort(self, grace: float = 0.0) -> None:
         """The peer is gone (its end of the transport closed, or its process died): requests in
         flight get at most ``grace`` more seconds, then are cancelled, instead of the full
-        ``drain_timeout`` (their answers could not be delivered)."""
+        ``drain_timeout`` (their answers could not be delivered). Nothing more is read: what is
+        still unread, or left of a batch, never starts."""
+        self._aborted = True
+        self._room.set()  # a run loop waiting for room sees the abort
         self._drain_timeout = min(self._drain_timeout, grace)
         tasks = list(self._tasks.values())
         if tasks:

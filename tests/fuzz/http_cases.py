@@ -288,13 +288,14 @@ garbage_value = st.one_of(st.binary(max_size=40), st.text(max_size=30).map(lambd
                           st.sampled_from([b"", b" ", b"\xb2", b"\xff\xfe", b"0-\xb2", b"\xb9-1", b"=?base64?!!?=",
                                            b"=?base64?/w==?=", b"9" * 400, b"-1", b"\t"]))
 token_name = st.from_regex(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,20}", fullmatch=True).map(str.encode)
-HOSTS = [b"127.0.0.1:8000", b"localhost", b"localhost:3000", b"[::1]:9", b"127.0.0.1"]
+HOSTS = [b"127.0.0.1:8000", b"localhost", b"localhost:3000", b"[::1]:9", b"127.0.0.1", b"127.evil.example"]
 ORIGINS = [b"http://localhost:3000", b"https://127.0.0.1", b"http://[::1]:1", b"null", b"http://evil.example.com",
-           b"file://", b"http://localhost.evil.com"]
+           b"file://", b"http://localhost.evil.com", b"http://127.evil.example:8000"]
 ACCEPTS = [ACCEPT_BOTH, ACCEPT_BOTH, b"application/json", b"text/event-stream", b"*/*", b"", b"text/html",
            b"application/json;q=0, text/event-stream;q=0", b"application/*;q=0.5", b"text/*"]
 CTYPES = [b"application/json", b"application/json", b"application/json; charset=utf-8", b"APPLICATION/JSON",
-          b"text/plain", b"", b"application/json-rpc", b"multipart/form-data; boundary=x"]
+          b"text/plain", b"", b"application/json-rpc", b"multipart/form-data; boundary=x",
+          b"application/x-www-form-urlencoded", b"text/plain; charset=utf-8"]
 VERSIONS = [*(_b(v) for v in LEGACY_VERSIONS), _b(MODERN), b"2099-01-01", b" 2025-11-25 ", b"2025-11-25, 2026-07-28"]
 # Bad bearer credentials (issue 13): the fuzz app has no auth and must ignore them; the
 # authorization fuzz test (tests/auth/test_auth_fuzz.py) serves them to a protected app.

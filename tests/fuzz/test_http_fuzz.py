@@ -85,6 +85,9 @@ def check(case: Case, r: Reply, app: Any) -> None:
         assert r.header(b"retry-after")
     if not r.complete:
         return  # the client left mid-answer: what it got is a prefix
+    ctypes = [v.split(b";")[0].strip().lower() for k, v in case.headers if k.lower() == b"content-type"]
+    if case.method == "POST" and r.status < 300:  # issue 12, break 6d: JSON Content-Type or 415
+        assert b"application/json" in ctypes, f"a POST without JSON Content-Type was served: {ctypes!r}"
     ctype = r.header(b"content-type") or b""
     if ctype.startswith(b"application/json"):
         doc = json.loads(r.body)

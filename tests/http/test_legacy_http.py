@@ -297,7 +297,8 @@ def test_refusals_carry_the_request_id_when_it_was_read(srv, http):
     for body, headers, status, id_ in cases:
         r = http.post(srv.url, json=body, headers=headers)
         assert (r.status_code, r.json()["id"]) == (status, id_), (body, r.text)
-    r = http.post(srv.url, content=b'{"jsonrpc":"2.0","id":5,', headers=session_headers(sid))
+    r = http.post(srv.url, content=b'{"jsonrpc":"2.0","id":5,', headers={**session_headers(sid),
+                                                                          "content-type": "application/json"})
     assert (r.status_code, r.json()["id"], r.json()["error"]["code"]) == (400, None, -32700)
     # Refused before the body is read (Host, Content-Type, Accept): no id to give.
     r = http.post(srv.url, json=rpc(9, "ping"), headers={**session_headers(sid), "content-type": "text/plain"})

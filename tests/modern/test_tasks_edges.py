@@ -75,7 +75,10 @@ def test_the_number_of_tasks_is_capped(server):
     assert error["code"] == -32603 and "at most 3" in error["message"]
     server.call("tasks/cancel", {"taskId": ids[0]})
     assert get(server, ids[0])["status"] == "cancelled"
-    # a finished task is kept (and counted) until its TTL passes
+    # at the cap a terminal task makes room (issue 12, break 3): tasks/cancel freed its slot ...
+    ids.append(call(server, "parked")["taskId"])
+    gone = server.request("tasks/get", {"taskId": ids[0]})["error"]  # ... the cancelled one was forgotten for it
+    assert gone["code"] == -32602 and "unknown or has expired" in gone["message"]
     assert server.request("tools/call", {"name": "parked", "arguments": {}})["error"]["code"] == -32603
 
 

@@ -104,7 +104,7 @@ def test_import_does_not_load_http_cli_or_pydantic(stmt):
     forbidden = [m for m in mods if m.split(".")[0] in {"httpx", "uvicorn", "starlette", "pydantic", "argparse", "mcp", "anyio", "h11",
                                                         "jwt", "cryptography"}
                  or m.startswith(("mcpio.cli", "mcpio._cli", "mcpio._http", "mcpio._transports._http", "mcpio._auth",
-                                  "mcpio.auth", "mcpio._inspect"))]
+                                  "mcpio.auth", "mcpio._inspect", "mcpio._transports._uvicorn"))]
     assert not forbidden, forbidden
 
 

@@ -75,9 +75,11 @@ def test_accepts_is_lenient(accept, expected):
 
 def test_post_needs_json_body_and_an_acceptable_answer():
     assert h.check_post({"content-type": "application/json; charset=utf-8"}) is None
-    assert h.check_post({}) is None
+    assert h.check_post({"content-type": "application/json"}) is None
+    assert h.check_post({}).status == 415  # no type: a web page's simple request (issue 12, break 6d)
+    assert h.check_post({"content-type": ""}).status == 415
     assert h.check_post({"content-type": "text/plain"}).status == 415
-    assert h.check_post({"accept": "text/html"}).status == 406
+    assert h.check_post({"content-type": "application/json", "accept": "text/html"}).status == 406
     assert h.check_get({"accept": "application/json"}).status == 406
     assert h.check_get({}) is None
 

@@ -29,6 +29,7 @@ import time
 from typing import IO, Any
 
 from .._transports._subprocess import find_executable
+from .._transports._trace import open_private
 from ._targets import UsageError, stdio_command
 
 REDACTED = "[REDACTED]"
@@ -47,9 +48,9 @@ class Trace:
 
     def __init__(self, path: str, redact_keys: list[str]) -> None:
         try:
-            self.file: IO[str] = open(path, "a", encoding="utf-8")  # noqa: SIM115
+            self.file: IO[str] = open_private(path)  # 0600, never through a symbolic link
         except OSError as exc:
-            raise UsageError(f"cannot write the trace {path}: {exc.strerror}") from None
+            raise UsageError(f"cannot write the trace {path}: {exc.strerror or exc}") from None
         self.keys = {k.lower() for k in redact_keys}
         self.lock = threading.Lock()
 

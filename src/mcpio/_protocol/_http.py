@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import ipaddress
 import re
 import secrets
 from collections.abc import Collection, Iterable, Mapping
@@ -159,9 +160,18 @@ def check_origin(headers: Mapping[str, str], allowed: Collection[str]) -> Refusa
 
 
 def is_loopback(host: str) -> bool:
-    """True for addresses only this machine can reach (binding them needs no opt-in)."""
-    name = host.strip().lower().strip("[]")
-    return name in ("localhost", "::1") or name.startswith("127.")
+    """True for addresses only this machine can reach (binding them needs no opt-in): a literal
+    loopback address (127.0.0.0/8, ::1) or ``localhost`` — never a name that merely starts like
+    one (``127.evil.example`` resolves wherever its owner wants)."""
+    name = host.strip().lower()
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 # ---------------------------------------------------------------------------- negotiation
@@ -184,10 +194,15 @@ def accepts(accept: str | None) -> tuple[bool, bool]:
 
 
 def check_post(headers: Mapping[str, str]) -> Refusal | None:
-    """A POST must carry JSON (415 otherwise) and accept JSON or SSE (406 otherwise)."""
+    """A POST must say it carries JSON (415 otherwise) and accept JSON or SSE (406 otherwise).
+
+    ``Content-Type: application/json`` is required, parameters allowed (``; charset=utf-8``):
+    a missing one is refused too, because a web page can send a body without a CORS preflight
+    only as ``text/plain`` or form data, or with no type at all (issue 12, break 6d)."""
     ctype = headers.get("content-type")
-    if ctype is not None and ctype.split(";")[0].strip().lower() not in (JSON, ""):
-        return refuse(415, f"Unsupported Media Type: a POST body must be {JSON}, got {ctype!r}")
+    if ctype is None or ctype.split(";")[0].strip().lower() != JSON:
+        got = "none" if ctype is None else repr(ctype)
+        return refuse(415, f"Unsupported Media Type: a POST body must be sent with Content-Type: {JSON}, got {got}")
     json_ok, sse_ok = accepts(headers.get("accept"))
     if not (json_ok or sse_ok):
         return refuse(406, f"Not Acceptable: the Accept header must allow {JSON} or {SSE}, got {headers.get('accept')!r}")
@@ -484,30 +499,70 @@ class SSEEvent:
     retry: int | None = None
 
 
+class SSETooLarge(ValueError):
+    """An SSE line or event over the parser's ``max_event_size``: the stream must be dropped."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"the server sent an SSE event of more than {limit} bytes (at least {size}), over this "
+                         f"client's limit (max_message_size); the stream was dropped")
+        self.size = size
+        self.limit = limit
+
+
+_EOL = re.compile(rb"\r\n|\r|\n")
+DEFAULT_MAX_EVENT_SIZE = 256 * 1024 * 1024  # as the stdio framing's DEFAULT_MAX_LINE_SIZE
+
+
 class SSEParser:
     """Incremental SSE parser (WHATWG HTML §9.2.6): ``feed(bytes)`` returns complete events.
 
     ``last_event_id`` and ``retry`` keep the stream's latest values (an event with an id and no
     data — a priming event — moves ``last_event_id`` without being dispatched).
+
+    Linear in the stream (issue 12, break 5): each byte is scanned for a line end once, however
+    the stream is chunked (``scanned`` counts the bytes looked at), and a line or an event's
+    data over ``max_event_size`` bytes raises :class:`SSETooLarge` instead of being buffered.
     """
 
-    def __init__(self) -> None:
-        self._buf = b""
+    def __init__(self, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
+        self._buf = bytearray()
+        self._scan = 0  # bytes of _buf already known to hold no line end
         self._data: list[str] = []
+        self._size = 0  # bytes of data in the event being built
         self._event = ""
         self._id: str | None = None
+        self.max_event_size = max_event_size
+        self.scanned = 0
         self.last_event_id: str | None = None
         self.retry: int | None = None
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
         out: list[SSEEvent] = []
-        self._buf += chunk
+        buf = self._buf
+        buf += chunk
+        start = 0
+        pos = self._scan
+        end = len(buf)
         while True:
-            m = re.search(rb"\r\n|\r|\n", self._buf)
-            if m is None or (m.group() == b"\r" and m.end() == len(self._buf)):
-                break  # a lone CR at the end may be the first half of CRLF
-            line, self._buf = self._buf[: m.start()], self._buf[m.end():]
+            m = _EOL.search(buf, pos)
+            if m is None or (m.end() == end and buf[m.start()] == 13 and m.end() - m.start() == 1):
+                # No line end (or a lone CR at the end: maybe the first half of CRLF).
+                scan_to = end if m is None else m.start()
+                self.scanned += scan_to - pos
+                pos = scan_to
+                break
+            self.scanned += m.end() - pos
+            line = bytes(buf[start:m.start()])
+            start = pos = m.end()
             self._line(line.decode("utf-8", "replace"), out)
+        if start:
+            del buf[:start]
+        self._scan = pos - start
+        if len(buf) > self.max_event_size:
+            size = len(buf)
+            self._buf = bytearray()
+            self._scan = 0
+            raise SSETooLarge(size, self.max_event_size)
         return out
 
     def _line(self, line: str, out: list[SSEEvent]) -> None:
@@ -516,13 +571,17 @@ class SSEParser:
                 self.last_event_id = self._id
             if self._data:
                 out.append(SSEEvent("\n".join(self._data), self._event or "message", self.last_event_id, self.retry))
-            self._data, self._event, self._id = [], "", None
+            self._data, self._event, self._id, self._size = [], "", None, 0
             return
         if line.startswith(":"):
             return
         name, _, value = line.partition(":")
         value = value[1:] if value.startswith(" ") else value
         if name == "data":
+            self._size += len(value) + 1
+            if self._size > self.max_event_size:
+                size, self._data, self._size = self._size, [], 0
+                raise SSETooLarge(size, self.max_event_size)
             self._data.append(value)
         elif name == "event":
             self._event = value

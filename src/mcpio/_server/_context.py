@@ -73,7 +73,7 @@ class Context:
     """
 
     __slots__ = ("server", "session", "request_id", "meta", "rules", "_rounds", "_last_progress", "_task", "_escalate",
-                 "_cancelled")
+                 "_cancelled", "principal")
 
     def __init__(
         self,
@@ -83,8 +83,10 @@ class Context:
         meta: dict[str, Any] | None,
         rules: Rules | None = None,
         rounds: Rounds | None = None,
+        principal: str | None = None,
     ) -> None:
         self.server = server
+        self.principal = principal  # the authenticated caller (_mrtr.principal_of), None without auth
         self.session = session
         self.request_id = request_id
         self.meta = meta if isinstance(meta, dict) else {}
@@ -350,7 +352,8 @@ class Context:
     def _begin_task(self, core: bool = False, ttl: float | None = None) -> Task:
         """Create the task this call becomes and switch to it (``_tasks`` / ``_core_tasks``)."""
         if self._task is None:
-            self._task = self.server._tasks.create(core, self.session if core else None, ttl)
+            self._task = self.server._tasks.create(core, self.session if core else None, ttl,
+                                                   requester=self.principal or (self.session if core else None))
             if self._escalate is not None and not self._escalate.done():
                 self._escalate.set_result(self._task)
         return self._task

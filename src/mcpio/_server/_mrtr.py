@@ -20,7 +20,25 @@ a digest of the request's salient parameters (name or uri, and arguments), the a
 keys asked last and an expiry; the MAC is HMAC-SHA256 under the server's secret (spec:
 servers MUST protect the integrity of state that influences business logic and SHOULD bind it
 to the originating request with a short expiry). Anything that fails verification is -32602.
+
+What the state guarantees (issue 12, break 4):
+
+* **Answers only with the state that asked for them.** ``inputResponses`` are taken only for
+  the keys the verified ``requestState`` says were asked in the previous round. A request with
+  ``inputResponses`` but no ``requestState`` is served as a first round: its answers are
+  ignored and the handler asks again (an answer cannot "confirm" anything without the round
+  trip, and the state's expiry and binding cannot be sidestepped by leaving it out).
+* **Bound to the caller.** When the request carries an authenticated caller, the state records
+  its *principal* (``principal_of(subject, client_id)``: token subject and OAuth client) and a
+  state presented by another principal is refused. Without auth there is no caller to bind to.
+* **Retries are allowed.** The same state may be presented again within its lifetime
+  (``state_ttl``, one hour by default): clients retry after network failures, so a state is
+  not single-use. A tool whose effect must happen once keeps its own idempotency record.
+* **Readable by the client.** The payload is signed, not encrypted: the client can decode the
+  answers and keys it carries (its own answers). Never put anything in it the client must not
+  read; encrypt the state first if that ever changes.
 """
+
 
 from __future__ import annotations
 
@@ -75,6 +93,14 @@ def request_digest(method: str, params: dict[str, Any]) -> str:
     return _b64(hashlib.sha256(raw).digest()[:16])
 
 
+def principal_of(subject: str | None, client_id: str | None = None) -> str | None:
+    """The caller a requestState is bound to: the token subject and the OAuth client id of the
+    request's auth info, or None when the request is not authenticated."""
+    if subject is None and client_id is None:
+        return None
+    return f"{subject or ''}\x1f{client_id or ''}"
+
+
 class StateCodec:
     """Signs and verifies ``requestState`` with one server secret (HMAC-SHA256)."""
 
@@ -85,13 +111,17 @@ class StateCodec:
     def _mac(self, payload: str) -> str:
         return _b64(hmac.new(self._secret, payload.encode("ascii"), hashlib.sha256).digest())
 
-    def seal(self, digest: str, answers: dict[str, Any], asked: list[str], round_: int) -> str:
+    def seal(self, digest: str, answers: dict[str, Any], asked: list[str], round_: int,
+             principal: str | None = None) -> str:
         body = {"d": digest, "a": answers, "k": asked, "r": round_, "exp": int(time.time() + self.ttl)}
+        if principal is not None:
+            body["p"] = principal
         payload = _b64(json.dumps(body, separators=(",", ":")).encode())
         return f"{STATE_VERSION}.{payload}.{self._mac(payload)}"
 
-    def open(self, state: Any, digest: str) -> tuple[dict[str, Any], list[str], int]:
-        """(answers, keys asked last round, round) from a state the client echoed; -32602 if it fails."""
+    def open(self, state: Any, digest: str, principal: str | None = None) -> tuple[dict[str, Any], list[str], int]:
+        """(answers, keys asked last round, round) from a state the client echoed; -32602 if it
+        fails verification, belongs to another request or caller, or has expired."""
         if not isinstance(state, str):
             raise InvalidParams("Invalid params: requestState must be the string this server sent")
         parts = state.split(".")
@@ -112,6 +142,11 @@ class StateCodec:
                 "Invalid params: requestState belongs to a different request (method, name or "
                 "arguments changed); retry without it"
             )
+        if body.get("p") != principal:
+            raise InvalidParams(
+                "Invalid params: requestState was issued to another caller (token subject or client); "
+                "retry the request without it"
+            )
         if not isinstance(body.get("exp"), int) or body["exp"] < time.time():
             raise InvalidParams("Invalid params: requestState has expired; retry the request without it")
         return dict(body.get("a") or {}), list(body.get("k") or []), int(body.get("r") or 0)
@@ -120,9 +155,10 @@ class StateCodec:
 class Rounds:
     """One run of a handler in the modern era: the answers it may use and the keys it asks."""
 
-    __slots__ = ("answers", "round", "_next", "asked", "used")
+    __slots__ = ("answers", "round", "_next", "asked", "used", "principal")
 
-    def __init__(self, answers: dict[str, Any] | None = None, round_: int = 0) -> None:
+    def __init__(self, answers: dict[str, Any] | None = None, round_: int = 0, principal: str | None = None) -> None:
+        self.principal = principal  # the caller the next state is bound to (None: no auth)
         self.answers = answers or {}
         self.round = round_
         self._next = 0
@@ -130,20 +166,22 @@ class Rounds:
         self.used: set[str] = set()  # keys whose answers this run consumed
 
     @classmethod
-    def from_request(cls, codec: StateCodec, method: str, params: dict[str, Any]) -> Rounds:
+    def from_request(cls, codec: StateCodec, method: str, params: dict[str, Any],
+                     principal: str | None = None) -> Rounds:
         """Rebuild the answers of a retry: verified earlier answers plus this round's responses
-        (keys nobody asks for are ignored, spec MRTR §Errors). Without a requestState the
-        responses alone are the answers: a handler that keeps no state needs none."""
+        to the keys that round asked (others are ignored, spec MRTR §Errors). Without a
+        requestState there was no round: ``inputResponses`` are ignored and the handler asks
+        again. ``principal`` (``principal_of``) binds the state to the authenticated caller."""
         state = params.get("requestState")
+        if state is None:
+            return cls({}, 0, principal)
         responses = params.get("inputResponses")
         responses = responses if isinstance(responses, dict) else {}
-        if state is None:
-            return cls(dict(responses), 1 if responses else 0)
-        answers, asked, round_ = codec.open(state, request_digest(method, params))
+        answers, asked, round_ = codec.open(state, request_digest(method, params), principal)
         for key in asked:
             if key in responses:
                 answers[key] = responses[key]
-        return cls(answers, round_ + 1)
+        return cls(answers, round_ + 1, principal)
 
     def ask(self, method: str, params: dict[str, Any] | None, key: str | None = None) -> dict[str, Any]:
         """The answer to this call's request, or raise InputRequired for it.
@@ -173,5 +211,6 @@ class Rounds:
         return {
             "resultType": "input_required",
             "inputRequests": dict(asked),
-            "requestState": codec.seal(request_digest(method, params), known, list(asked), self.round),
+            "requestState": codec.seal(request_digest(method, params), known, list(asked), self.round,
+                                       self.principal),
         }

@@ -67,7 +67,9 @@ class Server:
         task_ttl: float = 3600.0,
         task_poll_interval: float = 1.0,
         max_tasks: int = 1000,
+        max_tasks_per_requester: int | None = None,
         heartbeat: float | None = None,
+        expose_errors: bool | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -86,6 +88,10 @@ class Server:
         self.max_result_bytes = max_result_bytes  # text of a tool result, per call (see _tools.cap_text)
         check_heartbeat(heartbeat)
         self.heartbeat = heartbeat  # seconds between "still working" progress of a tool call (None: off)
+        # The text of unexpected exceptions (not ToolError, not MCPError): None = sent over stdio
+        # (the developer is the user), replaced by the exception type over HTTP (the text is
+        # logged); True = always sent; False = never.
+        self.expose_errors = expose_errors
         # 2026-07-28 caching hints (CacheableResult): ttlMs 0 = stale at once; "private" = never
         # shared across authorization contexts. Safe defaults; raise them for static servers.
         if cache_ttl_ms < 0 or cache_scope not in ("public", "private"):
@@ -100,7 +106,9 @@ class Server:
         self._state_codec = StateCodec(secret or secrets.token_bytes(32), state_ttl)
         # The tasks extension (2026-07-28): tools registered with task_support may answer a task
         # handle; finished tasks are kept task_ttl seconds from creation, at most max_tasks at once.
-        self._tasks = TaskStore(task_ttl, task_poll_interval, max_tasks)
+        # At the cap a terminal task is evicted first; one requester holds at most
+        # max_tasks_per_requester live tasks (default max_tasks // 10).
+        self._tasks = TaskStore(task_ttl, task_poll_interval, max_tasks, max_tasks_per_requester)
         self._tasks.on_change = self._task_changed
         self._caps_cache: dict[str, dict[str, Any]] = {}
         self._tools: dict[str, Tool] = {}
@@ -335,9 +343,12 @@ class Server:
         rules = RULES[ev.version] if ev.version is not None else None
         params = ev.params or {}
         rounds = None
+        # The authenticated caller (token subject + client id) binds MRTR state and counts tasks
+        # per requester; None until the auth seam supplies the request's auth info.
+        principal: str | None = None
         if rules is not None and rules.input_required and ev.method in INPUT_REQUIRED_METHODS:
-            rounds = Rounds.from_request(self._state_codec, ev.method, params)
-        ctx = Context(self, session, ev.id, params.get("_meta"), rules, rounds)
+            rounds = Rounds.from_request(self._state_codec, ev.method, params, principal)
+        ctx = Context(self, session, ev.id, params.get("_meta"), rules, rounds, principal)
         try:
             if self._middleware:
                 result = await self._through_middleware(handler, ev.method, params, ctx)
@@ -392,6 +403,7 @@ class Server:
             on_notification=self._on_notification, max_in_flight=self.max_in_flight,
             drain_timeout=0.0 if stateless else 30.0,
         )
+        s.expose_errors = self.expose_errors is not False
         self._sessions.add(s)
         return s
 
@@ -495,9 +507,13 @@ class Server:
                     self._http_trace = open_trace(path)
                 except OSError as exc:
                     log.warning("MCPIO_TRACE: cannot write %s (%s); serving without a trace", path, exc.strerror or exc)
+        raw = transport
         if self._http_trace:
             transport = Traced(transport, self._http_trace)
         session = self.session(transport, stateless=stateless)
+        session.expose_errors = self.expose_errors is True  # remote clients get the type only
+        if hasattr(raw, "on_abort"):  # DELETE cancels the session's requests in flight
+            raw.on_abort = lambda: session.abort(0.0)
         if stateless:
             await session.run()
         else:
@@ -516,12 +532,23 @@ class Server:
         return tool.input_schema if tool is not None else None
 
     async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp",
-                         allow_remote: bool = False, log_level: str = "warning", **options: Any) -> None:
+                         allow_remote: bool = False, log_level: str = "warning", max_connections: int = 1000,
+                         header_timeout: float = 10.0, timeout_keep_alive: int = 5,
+                         h11_max_incomplete_event_size: int = 64 * 1024, limit_concurrency: int | None = None,
+                         **options: Any) -> None:
         """Serve :meth:`http_app` with uvicorn (``pip install mcpio[http]``) until cancelled.
 
         Binding an address other than loopback needs ``auth=`` (a :class:`mcpio.auth.ResourceServer`)
         or ``allow_remote=True``: the server is then reachable by other machines; pass
         ``allowed_hosts`` with the names clients use to reach it.
+
+        Connection limits (``_transports/_uvicorn``): past ``max_connections`` open
+        connections a new one closes the longest-idle one (none with a request in flight);
+        a connection must send a complete request head within ``header_timeout`` seconds;
+        idle keep-alive connections close after ``timeout_keep_alive`` seconds; a request
+        head is at most ``h11_max_incomplete_event_size`` bytes; ``limit_concurrency`` is
+        uvicorn's (503 past it; off by default). Repeated server warnings are logged once a
+        minute as one line. Other ``options`` go to :meth:`http_app`.
         """
         from .._protocol._http import is_loopback
 
@@ -531,13 +558,15 @@ class Server:
                 "served by default; pass allow_remote=True to accept connections from other machines"
             )
         try:
-            import uvicorn
+            from .._transports import _uvicorn
         except ImportError:
             raise RuntimeError("serving HTTP needs uvicorn: pip install 'mcpio[http]'") from None
         app = self.http_app(path, **options)
-        config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on",
-                                timeout_graceful_shutdown=5)
-        await uvicorn.Server(config).serve()
+        cfg = _uvicorn.config(app, host, port, log_level=log_level, max_connections=max_connections,
+                              header_timeout=header_timeout, timeout_keep_alive=timeout_keep_alive,
+                              h11_max_incomplete_event_size=h11_max_incomplete_event_size,
+                              limit_concurrency=limit_concurrency)
+        await _uvicorn.serve(cfg)
 
     def run(self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serve until the client goes away (stdio) or until interrupted (HTTP).

@@ -27,6 +27,14 @@ fails it with that JSON-RPC error (spec §Task Execution Errors); ``tasks/cancel
 Tasks live in this process's memory (``TaskStore``): they do not survive a restart and are not
 shared between processes. A finished task is kept for its ``ttlMs`` from creation (and at
 least ``RETAIN_AFTER_END`` seconds after it ends); at most ``max_tasks`` tasks are kept at once.
+
+Bounds (issue 12, break 3): when the store is full, a new task evicts the terminal task
+(completed, failed or cancelled) that ended first; only when every kept task is still live is
+the new one refused (-32603 "Too many tasks"). ``tasks/cancel`` makes a task terminal, so it
+frees its slot. A requester — the authenticated caller when there is one, else the session
+(2025-11-25 core tasks) — holds at most ``max_tasks_per_requester`` live tasks (default
+``max(1, max_tasks // 10)``); anonymous 2026-07-28 requests have no requester to tell apart
+and share the global cap only.
 """
 
 from __future__ import annotations
@@ -85,10 +93,12 @@ class Task:
 
     __slots__ = ("id", "status", "status_message", "created_at", "updated_at", "created", "ended", "ttl",
                  "poll_ms", "result", "error", "pending", "_used_keys", "_next", "runner", "store", "core", "owner",
-                 "done", "_asking")
+                 "done", "_asking", "requester")
 
-    def __init__(self, store: TaskStore, core: bool = False, owner: Any = None, ttl: float | None = None) -> None:
+    def __init__(self, store: TaskStore, core: bool = False, owner: Any = None, ttl: float | None = None,
+                 requester: Any = None) -> None:
         self.store = store
+        self.requester = requester  # who counts it against max_tasks_per_requester (None: nobody)
         self.core = core  # 2025-11-25 core tasks (_core_tasks) rather than the 2026-07-28 extension
         self.owner = owner  # core tasks belong to the session that created them
         self.done = asyncio.Event()  # set when the task reaches a terminal status
@@ -244,12 +254,15 @@ class Task:
 class TaskStore:
     """The tasks of one Server, by id, in memory."""
 
-    def __init__(self, ttl: float, poll_interval: float, max_tasks: int) -> None:
+    def __init__(self, ttl: float, poll_interval: float, max_tasks: int, max_per_requester: int | None = None) -> None:
         if ttl <= 0 or poll_interval <= 0 or max_tasks < 1:
             raise ValueError("task_ttl and task_poll_interval must be > 0 and max_tasks at least 1")
+        if max_per_requester is not None and max_per_requester < 1:
+            raise ValueError(f"max_tasks_per_requester must be at least 1, not {max_per_requester!r}")
         self.ttl = ttl
         self.poll_ms = max(1, round(poll_interval * 1000))
         self.max_tasks = max_tasks
+        self.max_per_requester = max_per_requester if max_per_requester is not None else max(1, max_tasks // 10)
         self._tasks: dict[str, Task] = {}
         self.on_change: Callable[[Task], None] | None = None  # status notifications (the Server's)
 
@@ -260,14 +273,25 @@ class TaskStore:
         if self.on_change is not None:
             self.on_change(task)
 
-    def create(self, core: bool = False, owner: Any = None, ttl: float | None = None) -> Task:
+    def create(self, core: bool = False, owner: Any = None, ttl: float | None = None, requester: Any = None) -> Task:
+        """A new live task; at the cap the terminal task that ended first makes room (see the
+        module docstring). -32603 "Too many tasks" when every kept task is live, or when
+        ``requester`` already holds ``max_per_requester`` live tasks."""
         self.sweep()
-        if len(self._tasks) >= self.max_tasks:
+        if requester is not None:
+            live = sum(1 for t in self._tasks.values() if t.requester is requester and t.ended is None)
+            if live >= self.max_per_requester:
+                raise MCPError(
+                    f"Too many tasks: this caller already has {live} unfinished tasks, the most this server "
+                    f"allows one caller (max_tasks_per_requester); wait for or cancel some (tasks/cancel)",
+                    INTERNAL_ERROR,
+                )
+        if len(self._tasks) >= self.max_tasks and not self._evict_terminal():
             raise MCPError(
-                f"Too many tasks: this server keeps at most {self.max_tasks}; poll or cancel existing "
-                "tasks, or retry later", INTERNAL_ERROR,
+                f"Too many tasks: this server keeps at most {self.max_tasks} and all are unfinished; "
+                "cancel some (tasks/cancel), or retry later", INTERNAL_ERROR,
             )
-        task = Task(self, core, owner, ttl)
+        task = Task(self, core, owner, ttl, requester)
         self._tasks[task.id] = task  # durable before CreateTaskResult is sent (spec §Task Creation)
         return task
 
@@ -301,6 +325,17 @@ class TaskStore:
         for task_id, task in list(self._tasks.items()):
             if task.ended is not None and now - task.created > task.ttl:
                 del self._tasks[task_id]
+
+    def _evict_terminal(self) -> bool:
+        """Forget the terminal task that ended first; False when every task is live."""
+        oldest: Task | None = None
+        for task in self._tasks.values():
+            if task.ended is not None and (oldest is None or task.ended < oldest.ended):  # type: ignore[operator]
+                oldest = task
+        if oldest is None:
+            return False
+        del self._tasks[oldest.id]
+        return True
 
     def forget_owner(self, owner: Any) -> None:
         """A session ended: cancel and forget its core tasks (only it could reach them)."""

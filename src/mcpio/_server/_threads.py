@@ -5,58 +5,139 @@ blocks forever never keeps the process from exiting.
 tool stuck in ``time.sleep`` or a hung socket would delay a server's exit on stdin EOF or
 SIGTERM until it returned. These workers are daemon threads: at exit they are abandoned.
 Each call runs in a copy of the caller's ``contextvars`` context (as ``asyncio.to_thread``).
-A call whose request was cancelled still runs to its end in its thread (Python cannot stop a
-thread); its result is dropped.
+
+Three rules keep one client from starving the others (issue 12, break 2):
+
+* **A cancelled job never starts.** A call whose request was cancelled (``notifications/
+  cancelled``, its session deleted or ended) before a worker took it is dropped when its turn
+  comes. A call already running runs to its end in its thread (Python cannot stop a thread);
+  its result is dropped.
+* **Fair share.** Jobs queue per *owner* — the session (transport) whose request they serve —
+  and workers take them round-robin across owners. One owner has at most ``share`` jobs
+  running at once: ``max(1, max_workers // 2)`` by default (16 of the 32 workers; set the
+  pool's size with ``MCPIO_WORKERS``), so a
+  session that floods the pool leaves at least half of it to everyone else. A stateless
+  (2026-07-28) HTTP request is its own owner: its share is a bound per request, and the
+  round-robin keeps a stream of them from overtaking a session's queue.
+* The number of queued jobs is bounded upstream, by each session's ``max_in_flight``
+  (a batch counts item by item).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-import queue
+import os
 import threading
 import weakref
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-MAX_WORKERS = 32
+from .._transports._base import serving
+
+def _max_workers() -> int:
+    """``MCPIO_WORKERS`` (default 32): the most worker threads of the process."""
+    raw = os.environ.get("MCPIO_WORKERS", "")
+    return int(raw) if raw.isascii() and raw.isdigit() and int(raw) > 0 else 32
+
+
+MAX_WORKERS = _max_workers()
 
 
 class Workers:
-    """A growing pool of at most ``max_workers`` daemon threads fed by one queue."""
+    """A growing pool of at most ``max_workers`` daemon threads fed by per-owner queues served
+    round-robin, each owner running at most ``share`` jobs at once (see the module docstring)."""
 
-    def __init__(self, max_workers: int = MAX_WORKERS) -> None:
-        self._jobs: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
+    def __init__(self, max_workers: int = MAX_WORKERS, share: int | None = None) -> None:
+        if max_workers < 1:
+            raise ValueError(f"max_workers must be at least 1, not {max_workers!r}")
         self._max = max_workers
-        self._lock = threading.Lock()
+        self.share = share if share is not None else max(1, max_workers // 2)
+        self._cond = threading.Condition(threading.Lock())
+        self._queues: dict[Any, deque[tuple[Any, ...]]] = {}  # owner -> its jobs, oldest first
+        self._ready: deque[Any] = deque()  # owners with queued jobs, in round-robin order
+        self._running: dict[Any, int] = {}  # owner -> jobs running now
         self._threads = 0
         self._idle = 0
+        self.started = 0  # jobs handed to a thread (for tests and stats)
+        self.skipped = 0  # cancelled jobs dropped unstarted
+
+    def stats(self) -> dict[str, int]:
+        """Counts for monitoring and tests: threads, queued and running jobs, started and skipped."""
+        with self._cond:
+            return {"threads": self._threads, "queued": sum(len(q) for q in self._queues.values()),
+                    "running": sum(self._running.values()), "started": self.started, "skipped": self.skipped,
+                    "share": self.share}
 
     async def run(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
-        self._jobs.put((_inbox(loop), fut, contextvars.copy_context(), fn, kwargs))
-        with self._lock:
+        current = serving.get()
+        owner = current[0] if current is not None else None
+        job = (owner, _inbox(loop), fut, contextvars.copy_context(), fn, kwargs)
+        with self._cond:
+            q = self._queues.get(owner)
+            if q is None:
+                q = self._queues[owner] = deque()
+                self._ready.append(owner)
+            q.append(job)
             if self._idle == 0 and self._threads < self._max:
                 self._threads += 1
                 threading.Thread(target=self._work, name=f"mcpio-worker-{self._threads}", daemon=True).start()
+            else:
+                self._cond.notify()
         return await fut
+
+    def _take(self) -> tuple[Any, ...] | None:
+        """The next job, round-robin over owners under their share (the lock is held)."""
+        for _ in range(len(self._ready)):
+            owner = self._ready.popleft()
+            q = self._queues[owner]
+            while q and q[0][2].cancelled():  # cancelled before it started: never run it
+                q.popleft()
+                self.skipped += 1
+            if not q:
+                del self._queues[owner]
+                continue
+            if self._running.get(owner, 0) >= self.share:
+                self._ready.append(owner)
+                continue
+            job = q.popleft()
+            if q:
+                self._ready.append(owner)
+            else:
+                del self._queues[owner]
+            self._running[owner] = self._running.get(owner, 0) + 1
+            self.started += 1
+            return job
+        return None
 
     def _work(self) -> None:
         while True:
-            with self._lock:
-                self._idle += 1
-            job = self._jobs.get()
-            with self._lock:
-                self._idle -= 1
-            inbox, fut, ctx, fn, kwargs = job
+            with self._cond:
+                job = self._take()
+                while job is None:
+                    self._idle += 1
+                    self._cond.wait()
+                    self._idle -= 1
+                    job = self._take()
+            owner, inbox, fut, ctx, fn, kwargs = job
             try:
                 inbox.post(fut, ctx.run(fn, **kwargs), None)
             except Exception as exc:  # handed to the awaiting task, which decides
                 inbox.post(fut, None, exc)
             except BaseException as exc:  # SystemExit & co. end a thread, not the server
                 inbox.post(fut, None, RuntimeError(f"the handler raised {type(exc).__name__}: {exc}"))
-            del job, inbox, fut, ctx, fn, kwargs
+            with self._cond:
+                left = self._running[owner] - 1
+                if left:
+                    self._running[owner] = left
+                else:
+                    del self._running[owner]
+                if owner in self._queues:  # its queue may have waited for this slot
+                    self._cond.notify()
+            del job, inbox, fut, ctx, fn, kwargs, owner
 
 
 class _Inbox:

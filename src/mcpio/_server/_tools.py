@@ -29,7 +29,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .._content import CONTENT_TYPES, ToolResult, json_text, to_blocks
-from .._errors import MCPError, RequestTimeout, ResourceNotFound
+from .._errors import HIDDEN_DETAIL, MCPError, RequestTimeout, ResourceNotFound
+from .._safepath import SafePathError
 from .._schema import ArgumentError, FunctionSignature, analyze_function
 from .._versions import Rules
 from ._context import ClientCapabilityError, ClientRequestError, Context
@@ -192,9 +193,12 @@ class Tool:
             return _error_result(f"Error executing tool {self.name}: {exc.message}")
         except MCPError:
             raise  # raised on purpose: answer with exactly this JSON-RPC error
+        except SafePathError as exc:  # a refused path: the client's mistake, one line in the log
+            log.warning("tool %s refused a path: %s", self.name, exc)
+            return _error_result(f"Error executing tool {self.name}: {exc}")
         except Exception as exc:
             log.exception("tool %s raised", self.name)
-            return _exception_result(self.name, exc)
+            return _exception_result(self.name, exc, _expose(ctx))
         try:
             limit = self.max_result_bytes
             if limit is ...:
@@ -202,7 +206,7 @@ class Tool:
             return cap_text(self.result(value, rules), limit)
         except Exception as exc:  # e.g. a value that breaks the declared output schema
             log.exception("tool %s returned a value that cannot be sent", self.name)
-            return _exception_result(self.name, exc)
+            return _exception_result(self.name, exc, _expose(ctx))
 
     def result(self, value: Any, rules: Rules) -> dict[str, Any]:
         if isinstance(value, ToolResult):
@@ -300,8 +304,16 @@ def cap_text(result: dict[str, Any], limit: int | None) -> dict[str, Any]:
     return {**result, "content": out, "_meta": meta}
 
 
-def _exception_result(tool: str, exc: BaseException) -> dict[str, Any]:
-    """The isError result for an exception: its type and text, never a traceback."""
+def _expose(ctx: Context | None) -> bool:
+    """Whether this request's client may read unexpected exceptions' text (``expose_errors``)."""
+    return ctx is None or getattr(ctx.session, "expose_errors", True)
+
+
+def _exception_result(tool: str, exc: BaseException, detail: bool = True) -> dict[str, Any]:
+    """The isError result for an exception: its type and text (only its type without ``detail``:
+    see ``Server(expose_errors=…)``), never a traceback."""
+    if not detail:
+        return _error_result(f"Error executing tool {tool}: {type(exc).__name__} ({HIDDEN_DETAIL})")
     try:
         text = str(exc)
     except Exception:  # an exception whose __str__ fails still gets its type reported

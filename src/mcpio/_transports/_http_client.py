@@ -33,6 +33,12 @@ Each message is inspected once, and the HTTP rules come from ``_protocol/_http_c
 
 ``key`` (``"http:" + url``) names the server for the era cache; ``close_reason`` says why the
 transport ended.
+
+A hostile server cannot exhaust the client (issue 12, break 5): SSE is parsed incrementally in
+linear time, and an SSE event or a JSON body over ``max_message_size`` bytes (256 MiB, as the
+stdio client's line cap) fails the request with a clear error instead of being buffered. Every
+read yields to the event loop, so the Session's ``timeout`` holds however the server trickles
+or floods bytes.
 """
 
 from __future__ import annotations
@@ -48,6 +54,7 @@ import httpx
 
 from .._errors import EndOfStream, TransportError
 from .._protocol import _http as h
+from .._protocol._framing import DEFAULT_MAX_LINE_SIZE
 from .._protocol import _http_client_rules as rules
 from ._http_client_sse import HTTPSSEConnection
 
@@ -62,12 +69,40 @@ def _content_type(resp: httpx.Response) -> str:
     return resp.headers.get("content-type", "").split(";")[0].strip().lower()
 
 
+class BodyTooLarge(ValueError):
+    """A response body over ``max_message_size``: not read further."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(f"the server's response body exceeds this client's limit of {limit} bytes (at least "
+                         f"{size}; max_message_size); it was not read")
+
+
+async def read_capped(resp: httpx.Response, limit: int) -> bytes:
+    """The body of ``resp``, or :class:`BodyTooLarge` once it passes ``limit`` bytes (a declared
+    Content-Length over it fails before anything is read)."""
+    declared = resp.headers.get("content-length", "")
+    if declared.isascii() and declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge(int(declared), limit)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in resp.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge(size, limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 class HTTPClientTransport:
     """Client side of Streamable HTTP, both eras (see the module docstring)."""
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None, timeout: float = 30.0,
-                 http_sse: bool = True, client: httpx.AsyncClient | None = None) -> None:
+                 http_sse: bool = True, client: httpx.AsyncClient | None = None,
+                 max_message_size: int = DEFAULT_MAX_LINE_SIZE) -> None:
+        if max_message_size < 1:
+            raise ValueError(f"max_message_size must be positive, not {max_message_size!r}")
         self.url = url
+        self.max_message_size = max_message_size  # one SSE event or JSON body, in bytes
         self.key = "http:" + url
         self.headers = dict(headers or {})
         self.timeout = timeout
@@ -245,13 +280,18 @@ class HTTPClientTransport:
         """POST a notification or a response: 202 is expected; a failure is logged."""
         assert self._http is not None, "open() first"
         try:
-            resp = await self._http.post(self.url, content=frame, headers=self._post_headers(msg))
+            async with self._http.stream("POST", self.url, content=frame, headers=self._post_headers(msg)) as resp:
+                self._reached = True
+                status = resp.status_code
+                try:
+                    body = await read_capped(resp, min(self.max_message_size, 65536))  # nothing is expected here
+                except BodyTooLarge as exc:
+                    body = str(exc).encode()
         except httpx.HTTPError as exc:
             raise TransportError(f"POST {self.url} failed: {exc or type(exc).__name__}") from None
-        self._reached = True
-        if resp.status_code >= 300:
-            log.warning("%s: the server answered HTTP %d to %s: %.200s", self.url, resp.status_code,
-                        msg.get("method", "a response"), resp.text)
+        if status >= 300:
+            log.warning("%s: the server answered HTTP %d to %s: %.200s", self.url, status,
+                        msg.get("method", "a response"), body.decode("utf-8", "replace"))
 
     async def _request(self, msg: dict[str, Any], frame: bytes) -> None:
         assert self._http is not None, "open() first"
@@ -265,11 +305,11 @@ class HTTPClientTransport:
                     status = resp.status_code
                     if status == 404 and attempt == 0 and not modern and method != "initialize" \
                             and headers.get(h.SESSION_ID) is not None:
-                        await resp.aread()
+                        await read_capped(resp, self.max_message_size)
                         if await self._reinitialize(headers[h.SESSION_ID]):
                             continue  # the same request, in the new session
                     if method == "initialize" and not modern and status in (400, 404, 405) and self.http_sse:
-                        body = await resp.aread()
+                        body = await read_capped(resp, self.max_message_size)
                         if rules.use_http_sse(status, body) and await self._open_http_sse():
                             await self._sse.send(msg, frame)  # type: ignore[union-attr]
                             return
@@ -281,6 +321,8 @@ class HTTPClientTransport:
             raise
         except httpx.HTTPError as exc:
             self._unreachable(id_, exc)
+        except (h.SSETooLarge, BodyTooLarge) as exc:
+            self._fail(id_, rules.http_failure(None, f"{exc} (POST {self.url})"))
         finally:
             self._requests.pop(id_, None)
             self._answered.pop(id_, None)
@@ -291,7 +333,7 @@ class HTTPClientTransport:
         if legacy and status == 200 and resp.headers.get(h.SESSION_ID) and self.session_id is None:
             self.session_id = resp.headers[h.SESSION_ID]
         if status == 200 and _content_type(resp) == h.SSE:
-            parser = h.SSEParser()
+            parser = h.SSEParser(self.max_message_size)
             async for chunk in resp.aiter_bytes():
                 for ev in parser.feed(chunk):
                     if self._deliver(ev.data, id_):
@@ -302,7 +344,7 @@ class HTTPClientTransport:
             self._fail(id_, rules.http_failure(None, "the server ended the response stream before answering; "
                                                      "the request was lost"))
             return
-        self._answer_body(id_, status, resp.reason_phrase, await resp.aread())
+        self._answer_body(id_, status, resp.reason_phrase, await read_capped(resp, self.max_message_size))
 
     def _answer_body(self, id_: Any, status: int, reason: str, body: bytes) -> None:
         """A JSON answer, or the JSON-RPC error for an HTTP failure."""
@@ -329,7 +371,7 @@ class HTTPClientTransport:
                 async with self._http.stream("GET", self.url, headers=headers) as resp:
                     if resp.status_code != 200 or _content_type(resp) != h.SSE:
                         break  # the server cannot resume this stream
-                    parser = h.SSEParser()
+                    parser = h.SSEParser(self.max_message_size)
                     reader = asyncio.ensure_future(self._pump(resp, parser, id_))
                     waiter = asyncio.ensure_future(answered.wait())
                     try:
@@ -343,6 +385,9 @@ class HTTPClientTransport:
                     retry = parser.retry if parser.retry is not None else retry
             except httpx.HTTPError as exc:
                 log.debug("resuming the stream of request %r failed: %s", id_, exc)
+            except h.SSETooLarge as exc:
+                self._fail(id_, rules.http_failure(None, f"{exc} (GET {self.url})"))
+                return
         if answered is not None and not answered.is_set():
             self._fail(id_, rules.http_failure(None, "the response stream ended and could not be resumed; "
                                                      "the request was lost"))
@@ -366,12 +411,14 @@ class HTTPClientTransport:
                         log.debug("%s: no standalone GET stream (HTTP %d)", self.url, resp.status_code)
                         return  # 405: none offered; 404: the session ended (the next POST starts over)
                     failures = 0
-                    parser = h.SSEParser()
+                    parser = h.SSEParser(self.max_message_size)
                     await self._pump(resp, parser)
                     last_id = parser.last_event_id or last_id
                     retry = parser.retry if parser.retry is not None else retry
-            except httpx.HTTPError as exc:
+            except (httpx.HTTPError, h.SSETooLarge) as exc:
                 failures += 1
+                if isinstance(exc, h.SSETooLarge):
+                    log.warning("%s: the standalone GET stream: %s", self.url, exc)
                 if failures > MAX_GET_FAILURES:
                     log.warning("%s: giving up the standalone GET stream: %s", self.url, exc)
                     return
@@ -398,7 +445,7 @@ class HTTPClientTransport:
                     await self._swallow(resp, msg["id"])
                 done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
                 await self._post_quietly(done, json.dumps(done).encode())
-            except (httpx.HTTPError, TransportError) as exc:
+            except (httpx.HTTPError, TransportError, h.SSETooLarge, BodyTooLarge) as exc:
                 log.warning("%s: initializing a new session failed: %s", self.url, exc)
                 return False
             if self._get_task is not None and self._get_task.done():
@@ -408,7 +455,7 @@ class HTTPClientTransport:
     async def _swallow(self, resp: httpx.Response, id_: Any) -> None:
         """Read (and drop) the answer to our own ``id_``; anything else is delivered."""
         if _content_type(resp) == h.SSE:
-            parser = h.SSEParser()
+            parser = h.SSEParser(self.max_message_size)
             async for chunk in resp.aiter_bytes():
                 for ev in parser.feed(chunk):
                     try:
@@ -419,12 +466,12 @@ class HTTPClientTransport:
                         return
                     self._deliver(ev.data)
         else:
-            await resp.aread()
+            await read_capped(resp, self.max_message_size)
 
     async def _open_http_sse(self) -> bool:
         """Switch to the deprecated HTTP+SSE transport if the server offers it."""
         assert self._http is not None
-        conn = HTTPSSEConnection(self._http, self.url, self._deliver, self._ended)
+        conn = HTTPSSEConnection(self._http, self.url, self._deliver, self._ended, self.max_message_size)
         if not await conn.open(self.timeout):
             return False
         log.info("%s speaks the deprecated HTTP+SSE transport (2024-11-05); using it", self.url)

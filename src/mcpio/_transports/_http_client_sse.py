@@ -27,8 +27,9 @@ class HTTPSSEConnection:
     """One HTTP+SSE session: ``open`` finds the endpoint, ``send`` POSTs, events are delivered."""
 
     def __init__(self, http: httpx.AsyncClient, url: str, deliver: Callable[[bytes | str], Any],
-                 ended: Callable[[str], None]) -> None:
+                 ended: Callable[[str], None], max_message_size: int = h.DEFAULT_MAX_EVENT_SIZE) -> None:
         self._http = http
+        self.max_message_size = max_message_size
         self.url = url
         self.endpoint: str | None = None
         self._deliver = deliver
@@ -53,7 +54,7 @@ class HTTPSSEConnection:
                 if resp.status_code != 200 or not resp.headers.get("content-type", "").startswith(h.SSE):
                     ready.set_result(False)
                     return
-                parser = h.SSEParser()
+                parser = h.SSEParser(self.max_message_size)
                 async for chunk in resp.aiter_bytes():
                     for ev in parser.feed(chunk):
                         if self.endpoint is None:
@@ -71,6 +72,8 @@ class HTTPSSEConnection:
                             self._deliver(ev.data)
         except httpx.HTTPError as exc:
             reason = f"the HTTP+SSE event stream of {self.url} failed: {exc or type(exc).__name__}"
+        except h.SSETooLarge as exc:
+            reason = f"the HTTP+SSE event stream of {self.url} failed: {exc}"
         finally:
             if not ready.done():
                 ready.set_result(False)
@@ -86,7 +89,7 @@ class HTTPSSEConnection:
         else:
             if resp.status_code < 300:
                 return
-            failure = rules.http_failure(resp.status_code, resp.reason_phrase, resp.content)
+            failure = rules.http_failure(resp.status_code, resp.reason_phrase, resp.content[:65536])
         if "id" in msg and "method" in msg:  # a request: its caller gets the failure
             self._deliver(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": failure}))
         else:

@@ -161,6 +161,10 @@ class StreamableHTTPApp:
     async def _post(self, receive: Receive, send: Send, headers: dict[str, str]) -> None:
         refusal = h.check_post(headers)
         if refusal is not None:
+            # Read (and drop) the body first, as every other answer does: refusing mid-request
+            # races the server's HTTP parser on a malformed body (h11: a response in MUST_CLOSE).
+            with contextlib.suppress(TooLarge):
+                await self.read_body(receive, headers)
             await refuse(send, refusal)
             return
         try:
@@ -344,7 +348,7 @@ class StreamableHTTPApp:
         if transport is None:
             await refuse(send, refusal)  # type: ignore[arg-type]
             return
-        self.end_session(transport)
+        self.end_session(transport, abort=True)
         await plain(send, 200, b"")
 
     # ================================================================ sessions
@@ -376,11 +380,15 @@ class StreamableHTTPApp:
 
         self._spawn(run())
 
-    def end_session(self, transport: Any) -> None:
-        """End a session now (DELETE, expiry, shutdown): its id answers 404 from here on."""
+    def end_session(self, transport: Any, *, abort: bool = False) -> None:
+        """End a session now (DELETE, expiry, shutdown): its id answers 404 from here on.
+        ``abort`` (DELETE): its requests in flight are cancelled too, queued ones never start."""
         if self.sessions.get(transport.id) is transport:
             del self.sessions[transport.id]
-        transport.terminate()
+        if abort and hasattr(transport, "abort"):
+            transport.abort()
+        else:
+            transport.terminate()
 
     async def _reap(self) -> None:
         period = max(0.05, min(30.0, self.session_timeout / 4))

@@ -373,6 +373,15 @@ class LegacyTransport:
             s.detach(retry_ms if retry_ms is not None else self.retry_ms)
 
     retry_ms = 1000
+    # Set by the server: cancel what the session has in flight (DELETE: nobody can receive it).
+    on_abort: Callable[[], None] | None = None
+
+    def abort(self) -> None:
+        """End the session and cancel its requests in flight now (DELETE): their answers could
+        not be delivered, and their queued sync calls must not hold workers others need."""
+        self.terminate()
+        if self.on_abort is not None:
+            self.on_abort()
 
     def terminate(self) -> None:
         """End the session: the engine sees end of stream; every HTTP response ends."""

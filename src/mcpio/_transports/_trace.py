@@ -5,22 +5,55 @@ The server writes one with ``MCPIO_TRACE=/path`` (stdio); the client with ``Clie
 or ``mcpio … --trace FILE``: :class:`Traced` wraps any transport. A trace is a debugging aid:
 lines are flushed as written, and a frame that is not UTF-8 is written with replacement
 characters.
+
+A trace holds every message, arguments and results included, so :func:`open_private` creates
+it readable by its owner only (0600) and never follows a symbolic link planted at its path
+(issue 12, break 6e); an existing regular file is appended to. ``/dev/stdout``,
+``/dev/stderr`` and ``/dev/fd/N`` name this process's own descriptors and stay usable.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import IO, Any
 
 from .._protocol._framing import Oversized
 
 Trace = Callable[[str, bytes], None]
 
 
+_OWN_DESCRIPTORS = ("/dev/stdout", "/dev/stderr", "/dev/fd/", "/proc/self/fd/")
+
+
+def open_private(path: str, *, buffering: int = -1) -> IO[str]:
+    """``path`` opened for appending text: created 0600 if new; OSError if it is a symbolic
+    link (``ELOOP``) or not a regular file — except this process's own descriptors
+    (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``), which are links by design."""
+    own = path in _OWN_DESCRIPTORS[:2] or path.startswith(_OWN_DESCRIPTORS[2:])
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
+    if not own:
+        flags |= getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)  # a FIFO must not hang us
+    try:
+        fd = os.open(path, flags, 0o600)
+    except OSError as exc:
+        if exc.errno == getattr(os, "ELOOP", None) or os.path.islink(path):
+            raise OSError(exc.errno, f"{path} is a symbolic link, which a trace file must not be") from None
+        raise
+    if not own:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise OSError(0, f"{path} is not a regular file")
+        os.set_blocking(fd, True)
+    return open(fd, "a", buffering=buffering, encoding="utf-8", errors="replace")  # noqa: SIM115
+
+
 def open_trace(path: str) -> Trace:
-    """A function appending ``(direction, frame)`` lines to ``path``; OSError if it cannot be opened."""
-    f = open(path, "a", buffering=1, encoding="utf-8", errors="replace")  # noqa: SIM115 - open for the process's life
+    """A function appending ``(direction, frame)`` lines to ``path`` (:func:`open_private`);
+    OSError if it cannot be opened."""
+    f = open_private(path, buffering=1)  # open for the process's life
 
     def trace(direction: str, frame: bytes) -> None:
         now = time.time()

@@ -1,0 +1,148 @@
+"""uvicorn for ``Server.serve_http``: connection limits, a header timeout and quiet logs
+(issue 12, break 6f). Imported only when serving HTTP (the ``http`` extra).
+
+uvicorn's defaults leave a connection that never sends a request open forever and count idle
+connections against ``limit_concurrency``, so thousands of idle sockets cut off real clients
+and, at the descriptor limit, flood stderr with one traceback per failed ``accept``. Here:
+
+* **max_connections** (1000): past it, a new connection closes the connection that has been
+  idle longest (no request in flight) — a flood of idle sockets evicts itself, real clients
+  get in. Connections with a request in flight (SSE streams included) are never evicted.
+* **header_timeout** (10 s): a connection must deliver a complete request head within this
+  time of opening (or of its previous response); trickling bytes does not reset it.
+* **timeout_keep_alive** (5 s, uvicorn's): an idle keep-alive connection is closed.
+* **h11_max_incomplete_event_size** (64 KiB): the largest request head accepted.
+* **limit_concurrency** (None): uvicorn's 503 past that many connections or tasks.
+* **Logs**: repeated warnings and errors of uvicorn and asyncio (``Invalid HTTP request``,
+  ``accept`` failures …) are logged once a minute as one line with a count, never as a
+  traceback each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+DEFAULT_MAX_CONNECTIONS = 1000
+DEFAULT_HEADER_TIMEOUT = 10.0
+DEFAULT_KEEP_ALIVE = 5
+DEFAULT_MAX_HEAD = 64 * 1024
+LOG_PERIOD = 60.0
+
+
+class OncePerPeriod(logging.Filter):
+    """Lets the first record of a kind through per ``period`` seconds, as one line (the
+    exception's type and text instead of its traceback), with the count of those dropped."""
+
+    def __init__(self, period: float = LOG_PERIOD) -> None:
+        super().__init__()
+        self.period = period
+        self._last: dict[tuple[str, str], float] = {}
+        self._dropped: dict[tuple[str, str], int] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = (record.name, str(record.msg))
+        now = time.monotonic()
+        last = self._last.get(key)
+        if last is not None and now - last < self.period:
+            self._dropped[key] = self._dropped.get(key, 0) + 1
+            return False
+        self._last[key] = now
+        text = record.getMessage().strip()
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            text += f" ({type(exc).__name__}: {exc})"
+        dropped = self._dropped.pop(key, 0)
+        if dropped:
+            text += f" [{dropped} more like this in the last {self.period:g} s were not logged]"
+        record.msg, record.args, record.exc_info, record.exc_text = text, None, None, None
+        return True
+
+
+def guarded_protocol(max_connections: int, header_timeout: float) -> type[H11Protocol]:
+    """An h11 protocol class enforcing ``max_connections`` and ``header_timeout``."""
+
+    class Guarded(H11Protocol):
+        _idle_since = 0.0
+        _head_timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            self._idle_since = time.monotonic()
+            self._arm()
+            if len(self.connections) > max_connections:
+                self._evict()
+
+        def _busy(self) -> bool:
+            return self.cycle is not None and not self.cycle.response_complete
+
+        def _evict(self) -> None:
+            idle = [c for c in self.connections if c is not self and isinstance(c, Guarded) and not c._busy()
+                    and not c.transport.is_closing()]
+            if idle:
+                min(idle, key=lambda c: c._idle_since)._close()
+
+        def _arm(self) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+            self._head_timer = self.loop.call_later(header_timeout, self._head_timeout)
+
+        def _head_timeout(self) -> None:
+            self._head_timer = None
+            if not self._busy():
+                self._close()
+
+        def _close(self) -> None:
+            if not self.transport.is_closing():
+                self.transport.close()
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self._busy() and self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+
+        def on_response_complete(self) -> None:
+            self._idle_since = time.monotonic()
+            if not self.transport.is_closing():
+                self._arm()
+            super().on_response_complete()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            if self._head_timer is not None:
+                self._head_timer.cancel()
+                self._head_timer = None
+            super().connection_lost(exc)
+
+    return Guarded
+
+
+def config(app: Any, host: str, port: int, *, log_level: str, max_connections: int = DEFAULT_MAX_CONNECTIONS,
+           header_timeout: float = DEFAULT_HEADER_TIMEOUT, timeout_keep_alive: int = DEFAULT_KEEP_ALIVE,
+           h11_max_incomplete_event_size: int = DEFAULT_MAX_HEAD, limit_concurrency: int | None = None) -> uvicorn.Config:
+    """The uvicorn configuration of ``serve_http`` (see the module docstring)."""
+    if max_connections < 1 or header_timeout <= 0 or timeout_keep_alive < 0 or h11_max_incomplete_event_size < 1024:
+        raise ValueError("max_connections must be >= 1, header_timeout > 0, timeout_keep_alive >= 0 and "
+                         "h11_max_incomplete_event_size >= 1024")
+    return uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on", timeout_graceful_shutdown=5,
+                          http=guarded_protocol(max_connections, header_timeout), timeout_keep_alive=timeout_keep_alive,
+                          h11_max_incomplete_event_size=h11_max_incomplete_event_size,
+                          limit_concurrency=limit_concurrency)
+
+
+async def serve(cfg: uvicorn.Config) -> None:
+    """Run uvicorn with :class:`OncePerPeriod` on its and asyncio's loggers."""
+    quiet = OncePerPeriod()
+    loggers = [logging.getLogger(n) for n in ("uvicorn.error", "asyncio")]
+    for lg in loggers:
+        lg.addFilter(quiet)
+    try:
+        await uvicorn.Server(cfg).serve()
+    finally:
+        for lg in loggers:
+            lg.removeFilter(quiet)
