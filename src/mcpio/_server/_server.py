@@ -343,9 +343,11 @@ class Server:
         rules = RULES[ev.version] if ev.version is not None else None
         params = ev.params or {}
         rounds = None
-        # The authenticated caller (token subject + client id) binds MRTR state and counts tasks
-        # per requester; None until the auth seam supplies the request's auth info.
-        principal: str | None = None
+        # The authenticated caller binds MRTR state and counts tasks per requester: the principal
+        # the HTTP auth guard verified for this request (mcpio._auth._info, loaded only by that
+        # guard: without auth, nothing of auth is imported and the principal is None).
+        auth_info = sys.modules.get("mcpio._auth._info")
+        principal: str | None = auth_info.current_principal() if auth_info is not None else None
         if rules is not None and rules.input_required and ev.method in INPUT_REQUIRED_METHODS:
             rounds = Rounds.from_request(self._state_codec, ev.method, params, principal)
         ctx = Context(self, session, ev.id, params.get("_meta"), rules, rounds, principal)
