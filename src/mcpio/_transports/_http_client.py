@@ -66,8 +66,10 @@ class HTTPClientTransport:
     """Client side of Streamable HTTP, both eras (see the module docstring)."""
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None, timeout: float = 30.0,
-                 http_sse: bool = True, client: httpx.AsyncClient | None = None) -> None:
+                 http_sse: bool = True, client: httpx.AsyncClient | None = None,
+                 auth: httpx.Auth | None = None) -> None:
         self.url = url
+        self.auth = auth  # authorization (mcpio._auth.OAuth): adds the token, answers 401/403
         self.key = "http:" + url
         self.headers = dict(headers or {})
         self.timeout = timeout
@@ -96,7 +98,7 @@ class HTTPClientTransport:
         if self._http is None:
             # Idle connections are dropped after 2 s, before common servers drop them (uvicorn:
             # 5 s): reusing one the server is closing loses the request with a ReadError.
-            self._http = httpx.AsyncClient(headers=self.headers, follow_redirects=True,
+            self._http = httpx.AsyncClient(headers=self.headers, follow_redirects=True, auth=self.auth,
                                            timeout=httpx.Timeout(self.timeout, read=None),
                                            limits=httpx.Limits(keepalive_expiry=2.0))
 
