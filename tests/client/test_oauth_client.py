@@ -1,0 +1,217 @@
+"""mcpio's OAuth client on the wire: ``Client(url, auth=OAuth(...))`` against a real (small)
+authorization server and a protected mcpio server, both served by uvicorn on 127.0.0.1
+(tests/support/oauth_as.py). The conformance suite's auth scenarios
+(tests/conformance/test_client_conformance.py) are the main proof; these cover what the suite
+does not: tokens that survive a restart, refresh (before expiry and on 401) carrying the same
+``resource``, step-up with the union of scopes, the loopback browser listener, the token file's
+safety, and the bad inputs (each must fail with a message that says what was wrong and holds
+no secret)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+
+from mcpio import Client, MCPError, Server
+from mcpio._auth._browser import LoopbackBrowser, fetch_redirect
+from mcpio._auth._discovery import AuthorizationError, discover, parse_www_authenticate
+from mcpio._auth._oauth_client import OAuth
+from mcpio._auth._tokens import FileTokenStore, MemoryTokenStore, TokenStoreError
+from tests.client.support import arun
+from tests.support.http import ServerThread
+from tests.support.oauth_as import TestAS, protect
+
+SECRET = "s3cret-client-secret-value"
+
+
+def _server() -> Server:
+    server = Server("protected")
+
+    @server.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    return server
+
+
+@contextlib.contextmanager
+def protected(**cfg: Any) -> Iterator[tuple[TestAS, str]]:
+    """A TestAS (knobs ``cfg``) and a protected mcpio server; yields (AS, MCP URL)."""
+    auth_server = TestAS(**cfg)
+    with ServerThread(auth_server, path="") as as_srv:
+        auth_server.issuer = as_srv.base
+        with ServerThread(protect(_server().http_app(), auth_server)) as mcp:
+            yield auth_server, mcp.url
+
+
+async def _use(url: str, auth: OAuth, era: str = "legacy") -> Any:
+    async with Client(url, auth=auth, era=era, timeout=20) as c:
+        await c.list_tools()
+        return await c.call_tool("add", {"a": 2, "b": 3})
+
+
+def _no_secrets(text: str, auth_server: TestAS) -> None:
+    for secret in [SECRET, *auth_server.tokens, *auth_server.refresh_tokens, *auth_server.codes]:
+        assert secret not in text
+
+
+# ---------------------------------------------------------------------- the good paths
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_login_step_up_and_tokens_survive_a_restart(tmp_path, era):
+    store = tmp_path / "tokens.json"
+    with protected() as (auth_server, url):
+        auth = OAuth(user_agent=fetch_redirect, store=str(store), client_name="test-client")
+        result = arun(_use(url, auth, era))
+        assert "5" in str(result)
+        # 401 -> authorize for the challenged "read"; 403 on tools/call -> step-up with the union
+        authorizes = [e for e in auth_server.log if e["path"] == "/authorize"]
+        assert [e.get("scope") for e in authorizes] == ["read", "read write"]
+        assert {e["resource"] for e in authorizes} == {url}
+        assert all(e["resource"] == url for e in auth_server.log if e["path"] == "/token")
+        assert auth_server.count("/register") == 1
+        assert list(auth_server.clients.values())[0]["application_type"] == "native"
+        # the file is private, holds one token entry for (resource, issuer) and the registration
+        assert stat.S_IMODE(store.stat().st_mode) == 0o600
+        keys = FileTokenStore(store).keys()
+        assert sorted(k.split()[0] for k in keys) == ["client", "token"]
+        assert f"token {url} {auth_server.issuer}" in keys
+        # a new process (a new OAuth object on the same file): no new login, no new registration
+        again = OAuth(user_agent=fetch_redirect, store=str(store))
+        arun(_use(url, again, era))
+        assert again.authorizations == 0
+        assert auth_server.count("/authorize") == 2 and auth_server.count("/register") == 1
+
+
+def test_refresh_before_expiry_and_on_401_keeps_the_resource(tmp_path):
+    with protected() as (auth_server, url):
+        auth = OAuth(user_agent=fetch_redirect, store="memory", scopes="read write")
+        arun(_use(url, auth))
+        assert auth_server.count("/authorize") == 1
+        # refresh_margin longer than the token's life: the next request refreshes first
+        auth.refresh_margin = 7200
+        arun(_use(url, auth))
+        auth.refresh_margin = 60
+        refreshes = [e for e in auth_server.log if e.get("grant_type") == "refresh_token"]
+        assert refreshes and all(e["resource"] == url for e in refreshes)
+        # the server stops taking the token (revoked): 401 -> refresh, not a new login
+        auth_server.tokens.clear()
+        before = len(refreshes)
+        arun(_use(url, auth))
+        assert sum(1 for e in auth_server.log if e.get("grant_type") == "refresh_token") == before + 1
+        assert auth_server.count("/authorize") == 1
+
+
+def test_pre_registered_client_credentials_grant():
+    clients = {"machine": {"redirect_uris": [], "secret": SECRET}}
+    with protected(clients=clients) as (auth_server, url):
+        auth = OAuth(grant="client_credentials", client_id="machine", client_secret=SECRET, store="memory",
+                     scopes=["read", "write"])
+        assert "5" in str(arun(_use(url, auth)))
+        assert auth_server.count("/authorize") == 0 and auth_server.count("/register") == 0
+        assert SECRET not in repr(auth)
+
+
+def test_the_loopback_browser_gets_the_redirect():
+    """The default user agent: a one-shot listener on 127.0.0.1; the 'browser' here is httpx
+    following the AS's redirect to it. A request with another state gets a 400 and is ignored."""
+    stray: list[int] = []
+
+    def browser(url: str) -> bool:
+        redirect = parse_qs(urlsplit(url).query)["redirect_uri"][0]
+        stray.append(httpx.get(redirect + "?code=x&state=not-the-one").status_code)
+        httpx.get(url, follow_redirects=True)
+        return True
+
+    with protected() as (auth_server, url):
+        agent = LoopbackBrowser(open_browser=browser, announce=lambda text: None)
+        auth = OAuth(user_agent=agent, store="memory")
+        assert "5" in str(arun(_use(url, auth)))
+        assert stray == [400, 400]  # one per authorization (login, then the step-up)
+        redirect = auth_server.log[-1].get("redirect_uri") or next(
+            e["redirect_uri"] for e in auth_server.log if e["path"] == "/authorize")
+        assert redirect.startswith("http://127.0.0.1:") and redirect.endswith("/callback")
+
+
+# ---------------------------------------------------------------------- bad input
+@pytest.mark.parametrize(("cfg", "expected"), [
+    ({"iss": "wrong"}, "RFC 9207"),
+    ({"iss": "omit"}, "advertises the iss parameter but its response has none"),
+    ({"state": "wrong"}, "state is not the one sent"),
+    ({"state": "omit"}, "state is missing"),
+    ({"metadata": "html"}, "not JSON (text/html"),
+    ({"metadata": "huge"}, "over 262144 bytes"),
+    ({"dcr": "refuse"}, "registration is closed"),
+    ({"dcr": False}, "offers no dynamic client registration"),
+    ({"pkce": ["plain"]}, "does not list S256"),
+    ({"pkce": None}, "does not list S256"),
+])
+def test_bad_authorization_servers_fail_with_a_clear_message(cfg, expected):
+    with protected(**cfg) as (auth_server, url):
+        auth = OAuth(user_agent=fetch_redirect, store="memory", client_secret=SECRET)
+        with pytest.raises(MCPError) as info:
+            arun(_use(url, auth))
+        message = str(info.value)
+        assert expected in message, message
+        _no_secrets(message, auth_server)
+        assert not any(e.get("grant_type") == "authorization_code" for e in auth_server.log)  # no code redeemed
+
+
+def test_a_prm_for_another_resource_is_refused():
+    """RFC 9728 §3.3: the PRM names http://host/mcp; a client talking to http://host/other refuses it."""
+    with protected() as (auth_server, url):
+        prm = url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
+
+        async def go() -> None:
+            async with httpx.AsyncClient() as http:
+                await discover(http, url.replace("/mcp", "/other"), {"resource_metadata": prm})
+
+        with pytest.raises(AuthorizationError, match="published protected resource metadata for another resource"):
+            arun(go())
+        assert auth_server.count("/authorize") == 0
+
+
+def test_a_user_agent_returning_an_error_or_no_code():
+    with protected() as (auth_server, url):
+        async def denied(url: str) -> str:
+            redirect = parse_qs(urlsplit(url).query)["redirect_uri"][0]
+            state = parse_qs(urlsplit(url).query)["state"][0]
+            return f"{redirect}?error=access_denied&error_description=user+said+no&state={state}&iss={auth_server.issuer}"
+
+        with pytest.raises(MCPError, match="refused the authorization: access_denied: user said no"):
+            arun(_use(url, OAuth(user_agent=denied, store="memory")))
+
+
+def test_www_authenticate_parsing_is_lenient():
+    assert parse_www_authenticate('Basic realm="x", Bearer error="insufficient_scope", scope="a b"') == {
+        "error": "insufficient_scope", "scope": "a b"}
+    assert parse_www_authenticate("Bearer resource_metadata=http://h/x,scope=s") == {
+        "resource_metadata": "http://h/x", "scope": "s"}
+    assert parse_www_authenticate("Basic realm=x") == {} and parse_www_authenticate(None) == {}
+
+
+# ---------------------------------------------------------------------- the token store
+def test_the_token_file_refuses_symlinks_and_loose_permissions(tmp_path):
+    real = tmp_path / "real.json"
+    store = FileTokenStore(real)
+    store.save("k", {"v": 1})
+    assert stat.S_IMODE(real.stat().st_mode) == 0o600 and store.load("k") == {"v": 1}
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    with pytest.raises(TokenStoreError, match="symlink"):
+        FileTokenStore(link).load("k")
+    with pytest.raises(TokenStoreError, match="symlink"):
+        FileTokenStore(link).save("k", {})
+    os.chmod(real, 0o644)
+    with pytest.raises(TokenStoreError, match="chmod 600"):
+        store.load("k")
+    memory = MemoryTokenStore()
+    memory.save("a", {"x": [1]})
+    assert memory.load("a") == {"x": [1]} and memory.keys() == ["a"]
