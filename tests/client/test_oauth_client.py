@@ -215,3 +215,17 @@ def test_the_token_file_refuses_symlinks_and_loose_permissions(tmp_path):
     memory = MemoryTokenStore()
     memory.save("a", {"x": [1]})
     assert memory.load("a") == {"x": [1]} and memory.keys() == ["a"]
+
+
+def test_an_unusable_token_file_fails_the_request_instead_of_hanging(tmp_path):
+    link = tmp_path / "tokens.json"
+    link.symlink_to(tmp_path / "elsewhere.json")
+    with protected() as (auth_server, url):
+        with pytest.raises(MCPError, match="is a symlink; refusing"):
+            arun(_use(url, OAuth(user_agent=fetch_redirect, store=str(link))))
+
+        def broken(url: str) -> str:
+            raise RuntimeError("the app's login window crashed")
+
+        with pytest.raises(MCPError, match="RuntimeError: the app's login window crashed"):
+            arun(_use(url, OAuth(user_agent=broken, store="memory")))

@@ -32,9 +32,10 @@ Tokens go to a :class:`~._tokens.TokenStore` (file-based by default) and are nev
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -56,6 +57,19 @@ def _union(*scope_lists: list[str]) -> list[str]:
     for scopes in scope_lists:
         out.extend(s for s in scopes if s not in out)
     return out
+
+
+@contextlib.asynccontextmanager
+async def _as_authorization_error() -> AsyncIterator[None]:
+    """Anything but an HTTP error (a token file that cannot be used, a key that cannot sign, a
+    user agent that failed) becomes an :class:`AuthorizationError`, which the HTTP transport
+    turns into the pending request's error (another exception would leave the request hanging)."""
+    try:
+        yield
+    except httpx.HTTPError:
+        raise
+    except Exception as exc:
+        raise AuthorizationError(f"authorization failed: {type(exc).__name__}: {exc}") from exc
 
 
 class OAuth(httpx.Auth):
@@ -151,7 +165,7 @@ class OAuth(httpx.Auth):
         if self.server_url is None:
             self.server_url = str(request.url.copy_with(query=None, fragment=None))
         server_url = self.server_url
-        async with self._lock:
+        async with self._lock, _as_authorization_error():
             await self._prepare(server_url)
         used = self._apply(request)
         response = yield request
@@ -164,12 +178,12 @@ class OAuth(httpx.Auth):
                                              "it does not accept tokens from its own authorization server; "
                                              "contact the server's operator")
                 reauthorized += 1
-                async with self._lock:
+                async with self._lock, _as_authorization_error():
                     if self._current() == used:  # else another request already got a new token
                         await self._on_unauthorized(server_url, challenge, had_token=used is not None)
             elif response.status_code == 403 and challenge.get("error") == "insufficient_scope":
                 wanted = scopes_of(challenge.get("scope"))
-                async with self._lock:
+                async with self._lock, _as_authorization_error():
                     if self._current() == used:
                         held = self._granted()
                         if wanted and all(s in held for s in wanted) or step_ups >= self.max_step_ups:
