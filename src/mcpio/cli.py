@@ -32,6 +32,8 @@ EPILOG = """examples:
   mcpio tap -o trace.jsonl -- python server.py    record a host's traffic (put this in its config)
   mcpio replay trace.jsonl -- python server.py    re-send it and report responses that differ
   mcpio doctor server.py                    check a server (latency, eras, catalog size, names, schemas)
+  mcpio login https://example.com/mcp       log in to an OAuth-protected server (browser); later commands use the token
+  mcpio auth https://example.com/mcp        explain its authorization set-up step by step
 """
 
 
@@ -127,6 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("config", help="list the servers in the known host config files (or in CONFIG)")
     p.add_argument("config", nargs="?", metavar="CONFIG", help="a host name or a JSON file")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    from ._cli._login import add_parsers  # login, logout, auth (OAuth)
+
+    add_parsers(sub)
     return parser
 
 

@@ -209,10 +209,8 @@ class OAuth(httpx.Auth):
 
     def _apply(self, request: httpx.Request) -> str | None:
         token = self._current()
-        if token is not None:
+        if token is not None:  # else the request goes as it is (with the app's own header, if any)
             request.headers["authorization"] = f"Bearer {token}"
-        else:
-            request.headers.pop("authorization", None)
         return token
 
     # ------------------------------------------------------------------ tokens kept

@@ -52,6 +52,10 @@ def dispatch(args: Any) -> int:
             from ._doctor import doctor
 
             return asyncio.run(doctor(args))
+        if args.command in ("login", "logout", "auth"):
+            from ._login import run
+
+            return asyncio.run(run(args))
         return asyncio.run(COMMANDS[args.command](args))
     except UsageError as exc:
         error(str(exc))
