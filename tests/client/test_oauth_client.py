@@ -229,3 +229,22 @@ def test_an_unusable_token_file_fails_the_request_instead_of_hanging(tmp_path):
 
         with pytest.raises(MCPError, match="RuntimeError: the app's login window crashed"):
             arun(_use(url, OAuth(user_agent=broken, store="memory")))
+
+
+def test_host_config_entries_carry_oauth_settings(tmp_path, monkeypatch):
+    from mcpio._host._config import load_config
+
+    monkeypatch.setenv("TEST_OAUTH_SECRET", SECRET)
+    config = tmp_path / "mcp.json"
+    config.write_text('{"mcpServers": {'
+                      '"remote": {"url": "https://example.com/mcp", "oauth": {"clientId": "pre", '
+                      '"clientSecret": "${env:TEST_OAUTH_SECRET}", "scopes": ["read", "write"], "callbackPort": 8765}},'
+                      '"plain": {"url": "https://example.com/other"},'
+                      '"own": {"url": "https://example.com/x", "headers": {"Authorization": "Bearer abc"}}}}')
+    specs = load_config(config)
+    auth = specs["remote"].client()._spawn["auth"]
+    assert isinstance(auth, OAuth)
+    assert (auth.client_id, auth.client_secret, auth.scopes, auth.user_agent.port) == ("pre", SECRET, ["read", "write"], 8765)
+    assert SECRET not in repr(auth)
+    assert isinstance(specs["plain"].client()._spawn["auth"], OAuth)  # logs in when the server asks
+    assert specs["own"].client()._spawn["auth"] is None  # the entry sends its own Authorization

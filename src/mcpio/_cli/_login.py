@@ -162,12 +162,3 @@ async def run(args: argparse.Namespace) -> int:
         return logout(args)
     return await explain(args)
 
-
-def cli_oauth() -> Any:
-    """The OAuth client of the CLI's URL commands: the stored token if any, else a browser login
-    when the server asks (None when httpx is missing: the URL command then says so itself)."""
-    try:
-        from .._auth._oauth_client import OAuth
-    except ImportError:
-        return None
-    return OAuth()

@@ -91,10 +91,6 @@ def client_for(target: str, args: Any, **options: Any) -> Client:
         options.setdefault("trace", args.trace)
     if spec.url is not None:
         options.setdefault("headers", _headers(args) or None)
-        if not any(k.lower() == "authorization" for k in options["headers"] or {}):
-            from ._login import cli_oauth  # log in when the server asks (OAuth), with the stored token
-
-            options.setdefault("auth", cli_oauth())
     return spec.client(env=_env(args) or None, env_mode=args.env_mode, cwd=args.cwd, on_stderr=_stderr(args), **options)
 
 
