@@ -248,3 +248,46 @@ def test_host_config_entries_carry_oauth_settings(tmp_path, monkeypatch):
     assert SECRET not in repr(auth)
     assert isinstance(specs["plain"].client()._spawn["auth"], OAuth)  # logs in when the server asks
     assert specs["own"].client()._spawn["auth"] is None  # the entry sends its own Authorization
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_against_the_official_sdk_resource_server(era):
+    """The official Python SDK (``mcp``) as the resource server: its PRM, its 401 challenge and
+    its bearer check (a TokenVerifier that asks the test AS), mcpio's client logging in."""
+    import time
+
+    from mcp.server.auth.provider import AccessToken
+    from mcp.server.auth.settings import AuthSettings
+    from mcp.server.mcpserver import MCPServer
+
+    auth_server = TestAS()
+    with ServerThread(auth_server, path="") as as_srv:
+        auth_server.issuer = as_srv.base
+        holder: dict[str, Any] = {}
+
+        async def app(scope: Any, receive: Any, send: Any) -> None:  # built once the port is known
+            await holder["app"](scope, receive, send)
+
+        srv = ServerThread(app)
+
+        class Verifier:
+            async def verify_token(self, token: str) -> AccessToken | None:
+                t = auth_server.tokens.get(token)
+                if t is None or t["exp"] < time.time():
+                    return None
+                return AccessToken(token=token, client_id="c", scopes=t["scope"].split(), expires_at=int(t["exp"]),
+                                   resource=t["resource"])
+
+        sdk = MCPServer("sdk-protected", token_verifier=Verifier(),
+                        auth=AuthSettings(issuer_url=auth_server.issuer, resource_server_url=srv.url,
+                                          required_scopes=["read"], validate_token_resource=True))
+
+        @sdk.tool()
+        def add(a: int, b: int) -> int:
+            return a + b
+
+        holder["app"] = sdk.streamable_http_app()
+        with srv:
+            assert "5" in str(arun(_use(srv.url, OAuth(user_agent=fetch_redirect, store="memory"), era)))
+        authorize = next(e for e in auth_server.log if e["path"] == "/authorize")
+        assert authorize["scope"] == "read" and authorize["resource"] == srv.url
