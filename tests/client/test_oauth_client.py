@@ -164,6 +164,16 @@ def test_bad_authorization_servers_fail_with_a_clear_message(cfg, expected):
         assert not any(e.get("grant_type") == "authorization_code" for e in auth_server.log)  # no code redeemed
 
 
+def test_metadata_that_is_down_or_never_answers():
+    with protected() as (auth_server, url):
+        auth_server.issuer = "http://127.0.0.1:9"  # the PRM now names an authorization server that is down
+        with pytest.raises(MCPError, match=r"no usable authorization server metadata for http://127.0.0.1:9.*ConnectError"):
+            arun(_use(url, OAuth(user_agent=fetch_redirect, store="memory")))
+    with protected(metadata="slow") as (auth_server, url):
+        with pytest.raises(MCPError, match="authorization server metadata.*ReadTimeout"):
+            arun(_use(url, OAuth(user_agent=fetch_redirect, store="memory", timeout=0.5)))
+
+
 def test_a_prm_for_another_resource_is_refused():
     """RFC 9728 §3.3: the PRM names http://host/mcp; a client talking to http://host/other refuses it."""
     with protected() as (auth_server, url):

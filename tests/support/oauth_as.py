@@ -5,7 +5,7 @@
 ``/token`` (authorization_code with PKCE S256 checked, one-time codes; refresh_token, rotated;
 client_credentials with client_secret_basic/post), ``/register`` (RFC 7591). Knobs on
 ``self.cfg`` make it misbehave the ways the bad-input tests need (wrong or missing ``iss``, a
-wrong ``state``, HTML or huge metadata, DCR refused, no S256). Every request is recorded in
+wrong ``state``, HTML, huge or never-answered metadata, DCR refused, no S256). Every request is recorded in
 ``self.log``.
 
 :func:`protect` wraps an MCP ASGI app as a resource server that accepts this AS's tokens:
@@ -16,6 +16,7 @@ Protected Resource Metadata at the path-inserted well-known URI, 401 with
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
@@ -98,6 +99,8 @@ class TestAS:
             mode = self.cfg["metadata"]
             if mode == "html":
                 return await _send(send, 200, b"<html><body>Sign in</body></html>", ctype="text/html")
+            if mode == "slow":  # never answers (until the server shuts down)
+                await asyncio.Event().wait()
             if mode == "huge":
                 return await _send(send, 200, b'{"issuer": "' + b"x" * 2_000_000 + b'"}')
             return await _send(send, 200, self.metadata())

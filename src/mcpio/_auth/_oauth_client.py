@@ -221,8 +221,12 @@ class OAuth(httpx.Auth):
         """Load a stored token for this server once; refresh it if it is about to expire."""
         if not self._loaded:
             self._loaded = True
-            found = [e for k in await asyncio.to_thread(self.store.keys) if k.startswith("token ")
-                     if (e := await asyncio.to_thread(self.store.load, k)) and e.get("server_url") == server_url]
+            try:
+                found = [e for k in await asyncio.to_thread(self.store.keys) if k.startswith("token ")
+                         if (e := await asyncio.to_thread(self.store.load, k)) and e.get("server_url") == server_url]
+            except OSError as exc:  # an unusable store must not break servers that need no login
+                log.warning("not using stored tokens: %s", exc)
+                found = []
             if found:
                 self.token = max(found, key=lambda e: e.get("saved_at", 0))
         tok = self.token
