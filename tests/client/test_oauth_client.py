@@ -199,6 +199,29 @@ def test_a_user_agent_returning_an_error_or_no_code():
             arun(_use(url, OAuth(user_agent=denied, store="memory")))
 
 
+def test_a_redirect_to_another_uri_is_refused():
+    with protected() as (auth_server, url):
+        async def elsewhere(url: str) -> str:
+            location = await fetch_redirect(url)
+            return location.replace("/callback", "/other")
+
+        with pytest.raises(MCPError, match="not the redirect URI"):
+            arun(_use(url, OAuth(user_agent=elsewhere, store="memory")))
+        assert not any(e.get("grant_type") == "authorization_code" for e in auth_server.log)
+
+
+def test_plain_http_only_on_loopback_and_cimd_urls_are_https():
+    from mcpio._auth._discovery import require_secure
+
+    require_secure("https://login.example.com/token", "x")
+    require_secure("http://127.0.0.1:8080/token", "x")
+    require_secure("http://localhost/token", "x")
+    with pytest.raises(AuthorizationError, match="is not https"):
+        require_secure("http://login.example.com/token", "the token endpoint")
+    with pytest.raises(ValueError, match="https URL with a path"):
+        OAuth(client_metadata_url="http://app.example.com/client.json", store="memory")
+
+
 def test_www_authenticate_parsing_is_lenient():
     assert parse_www_authenticate('Basic realm="x", Bearer error="insufficient_scope", scope="a b"') == {
         "error": "insufficient_scope", "scope": "a b"}

@@ -116,6 +116,19 @@ def as_metadata_urls(issuer: str) -> list[str]:
     return [f"{root}/.well-known/oauth-authorization-server", f"{root}/.well-known/openid-configuration"]
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def require_secure(url: str, what: str) -> None:
+    """OAuth 2.1 §1.5: every authorization server endpoint (and a server that gets bearer
+    tokens) is https; plain http only on a loopback host. Raises :class:`AuthorizationError`."""
+    p = urlsplit(url)
+    if p.scheme == "https" or (p.scheme == "http" and (p.hostname or "") in LOOPBACK_HOSTS):
+        return
+    raise AuthorizationError(f"{what} {url} is not https (OAuth 2.1 requires TLS, plain http only on "
+                             "127.0.0.1/localhost); refusing to send credentials to it")
+
+
 def resource_covers(resource: str, server_url: str) -> bool:
     """True if the PRM ``resource`` names ``server_url`` (same origin; the server's path is the
     resource's path or below it)."""
@@ -232,4 +245,9 @@ async def discover(http: httpx.AsyncClient, server_url: str, challenge: dict[str
             f"found no usable authorization server metadata for {issuer} (the authorization server of "
             f"{server_url}): " + "; ".join(steps[-3:]) + ". The server's authorization set-up is broken or "
             "unreachable; `mcpio auth URL` prints every step", steps=steps)
+    require_secure(server_url, "the MCP server")
+    require_secure(issuer, "the authorization server")
+    for key in ("authorization_endpoint", "token_endpoint", "registration_endpoint"):
+        if isinstance(metadata.get(key), str):
+            require_secure(metadata[key], f"the {key.replace('_', ' ')}")
     return Discovery(server_url=server_url, resource=resource, issuer=issuer, prm=prm, metadata=metadata, steps=steps)

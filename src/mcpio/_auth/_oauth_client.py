@@ -118,6 +118,9 @@ class OAuth(httpx.Auth):
     ) -> None:
         if grant not in GRANTS:
             raise ValueError(f"grant must be one of {', '.join(GRANTS)}, not {grant!r}")
+        if client_metadata_url is not None and (not client_metadata_url.startswith("https://")
+                                                or urlsplit(client_metadata_url).path in ("", "/")):
+            raise ValueError("client_metadata_url must be an https URL with a path (the Client ID Metadata Document)")
         if grant == "client_credentials" and not client_id and not clients:
             raise ValueError("the client_credentials grant needs client_id= (with client_secret= or private_key=)")
         self.client_id = client_id
@@ -359,14 +362,18 @@ class OAuth(httpx.Auth):
                 params["scope"] = " ".join(scopes)
             url = endpoint + ("&" if urlsplit(endpoint).query else "?") + urlencode(params)
             redirect = await agent.authorize(url)
-        code = self._check_redirect(redirect, state, disc)
+        code = self._check_redirect(redirect, agent.redirect_uri, state, disc)
         data = {"grant_type": "authorization_code", "code": code, "redirect_uri": agent.redirect_uri,
                 "code_verifier": verifier, "resource": disc.resource}
         return await token_request(http, meta, creds, data)
 
-    def _check_redirect(self, redirect: str, state: str, disc: Discovery) -> str:
+    def _check_redirect(self, redirect: str, redirect_uri: str, state: str, disc: Discovery) -> str:
         """The code of the authorization response, after the ``state`` and RFC 9207 ``iss`` checks."""
-        query = {k: v[0] for k, v in parse_qs(urlsplit(redirect).query, keep_blank_values=True).items()}
+        got, sent = urlsplit(redirect), urlsplit(redirect_uri)
+        if (got.scheme, got.netloc, got.path) != (sent.scheme, sent.netloc, sent.path):
+            raise AuthorizationError(f"the user agent came back with {got.scheme}://{got.netloc}{got.path}, not the "
+                                     f"redirect URI {redirect_uri}; nothing was exchanged")
+        query = {k: v[0] for k, v in parse_qs(got.query, keep_blank_values=True).items()}
         if query.get("state") != state:
             raise AuthorizationError(
                 "the authorization response's state is " + ("missing" if "state" not in query else "not the one sent")
