@@ -27,6 +27,8 @@ REQUIREMENT_SETS = ["2025-11-25", "2026-07-28"]
 HARNESS = Path(__file__).resolve().parent / "client.py"
 # Extension scenarios mcpio implements (the others: DPoP, enterprise-managed, WIF are not built).
 EXTENSIONS = {"auth/client-credentials-jwt", "auth/client-credentials-basic"}
+# The back-compat scenarios (2025-03-26 servers: no protected resource metadata), in no set.
+BACKCOMPAT = ["auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback"]
 
 
 def client_scenarios(requirements: str) -> list[str]:
@@ -52,7 +54,7 @@ def run_scenario(scenario: str, requirements: str, outdir: Path) -> tuple[subpro
     command = f"{sys.executable} {HARNESS}"  # the suite splits --command on spaces
     proc = subprocess.run(
         [*peers.conformance_argv(), "client", "--command", command, "--scenario", scenario,
-         "--spec-version", requirements, *(["--force"] if scenario in EXTENSIONS else []), "-o", str(outdir)],
+         "--spec-version", requirements, *(["--force"] if scenario in EXTENSIONS or scenario in BACKCOMPAT else []), "-o", str(outdir)],
         capture_output=True, text=True, env=peers.peers_env(), timeout=120, stdin=subprocess.DEVNULL,
     )
     checks: list[dict] = []
@@ -92,3 +94,14 @@ def test_client_conformance(requirements: str, tmp_path: Path) -> None:
             problems.append(f"{scenario} (exit {proc.returncode}): {details}\n{output[-3000:]}")
     print(f"conformance client {requirements}:\n  " + "\n  ".join(report))
     assert not problems, "\n\n".join(problems)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("scenario", BACKCOMPAT)
+def test_client_auth_backcompat(scenario: str, tmp_path: Path) -> None:
+    """A 2025-03-26 server: AS metadata at its origin, or only the default endpoints there."""
+    proc, checks = run_scenario(scenario, "2025-11-25", tmp_path)
+    bad = [f"{c['id']} {c['status']}: {c.get('errorMessage') or c.get('description')}"
+           for c in checks if c.get("status") in ("FAILURE", "WARNING")]
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and checks and not bad and "OVERALL: PASSED" in output, "\n".join(bad) + output[-3000:]

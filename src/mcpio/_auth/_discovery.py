@@ -13,6 +13,8 @@ Order, as the spec gives it (2025-11-25 and 2026-07-28):
    without: ``/.well-known/oauth-authorization-server``, ``/.well-known/openid-configuration``.
    The document's ``issuer`` must equal the issuer used to build the URL, exactly (RFC 8414
    §3.3; 2026-07-28 makes it a MUST for MCP clients).
+4. A 2025-03-26 server (no PRM): its origin is the authorization server; without metadata
+   there either, the default endpoints ``/authorize``, ``/token``, ``/register`` of that origin.
 
 Every fetch is bounded (:data:`MAX_METADATA_BYTES`, a timeout, no redirects followed) and every
 step is recorded in :class:`Discovery.steps` (what was fetched, and why it was accepted or
@@ -240,6 +242,14 @@ async def discover(http: httpx.AsyncClient, server_url: str, challenge: dict[str
         issuer = prm["authorization_servers"][0]
         resource = prm["resource"]
     metadata = await discover_issuer(http, issuer, steps)
+    if metadata is None and found is None:
+        # 2025-03-26 "Fallbacks for Servers without Metadata Discovery": the default endpoints
+        # at the MCP server's origin (PKCE was already mandatory: S256 is assumed).
+        steps.append(f"no authorization server metadata either: using the 2025-03-26 default endpoints "
+                     f"{issuer}/authorize, /token and /register")
+        metadata = {"issuer": issuer, "authorization_endpoint": issuer + "/authorize",
+                    "token_endpoint": issuer + "/token", "registration_endpoint": issuer + "/register",
+                    "code_challenge_methods_supported": ["S256"], "mcpio_default_endpoints": True}
     if metadata is None:
         raise AuthorizationError(
             f"found no usable authorization server metadata for {issuer} (the authorization server of "
