@@ -10,7 +10,8 @@ the last argument and (spec-notes §14):
   legacy era (``initialize``), 2026-07-28 the stateless era;
 * ``MCP_CONFORMANCE_CONTEXT`` — JSON with scenario data (``toolCalls`` for http-custom-headers;
   ``client_id``/``client_secret`` for auth/pre-registration and auth/client-credentials-basic;
-  ``client_id``/``private_key_pem``/``signing_algorithm`` for auth/client-credentials-jwt).
+  ``client_id``/``private_key_pem``/``signing_algorithm`` for auth/client-credentials-jwt;
+  ``client_id``/``valid_jwt`` for auth/wif-jwt-bearer).
 
 The ``auth/*`` scenarios run with mcpio's OAuth client: the mock authorization server approves
 without a user, so the user agent fetches the authorization URL without following the redirect
@@ -150,6 +151,8 @@ def make_auth(scenario: str, context: dict[str, Any]) -> Any:
     from mcpio._auth._browser import fetch_redirect
     from mcpio._auth._oauth_client import OAuth
 
+    if scenario == "auth/wif-jwt-bearer":
+        return OAuth(grant="jwt_bearer", client_id=context["client_id"], assertion=context["valid_jwt"], store="memory")
     if scenario.startswith("auth/client-credentials"):
         return OAuth(grant="client_credentials", client_id=context["client_id"],
                      client_secret=context.get("client_secret"), private_key=context.get("private_key_pem"),

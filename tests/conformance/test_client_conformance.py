@@ -4,10 +4,11 @@
 For each frozen requirement set (2025-11-25: legacy wire; 2026-07-28: stateless wire), every
 client scenario the set lists (``conformance list --client --requirements …``), the ``auth/*``
 ones included (mcpio's OAuth client, ``mcpio._auth``), plus the unscored client scenarios it
-runs beside them and the OAuth client-credentials extension scenarios
-(``auth/client-credentials-jwt``, ``auth/client-credentials-basic``; run at the set's wire with
-``--force``, as they are on no spec timeline), is run on its own with ``--scenario S
---spec-version R``. Each run must report OVERALL: PASSED (exit 0; a WARNING fails a client run
+runs beside them, and the extension scenarios mcpio implements (OAuth client credentials:
+``auth/client-credentials-jwt``, ``auth/client-credentials-basic``; workload identity
+federation: ``auth/wif-jwt-bearer``; run at the set's wire with ``--force``, as they are on no
+spec timeline), is run on its own with ``--scenario S --spec-version R``. The 2025-03-26
+back-compat scenarios run once, at the 2025-11-25 wire. Each run must report OVERALL: PASSED (exit 0; a WARNING fails a client run
 too) with no FAILURE check. There is no expected-failures file.
 """
 
@@ -25,8 +26,8 @@ from tests.support import peers
 
 REQUIREMENT_SETS = ["2025-11-25", "2026-07-28"]
 HARNESS = Path(__file__).resolve().parent / "client.py"
-# Extension scenarios mcpio implements (the others: DPoP, enterprise-managed, WIF are not built).
-EXTENSIONS = {"auth/client-credentials-jwt", "auth/client-credentials-basic"}
+# Extension scenarios mcpio implements (DPoP and enterprise-managed authorization are not built).
+EXTENSIONS = {"auth/client-credentials-jwt", "auth/client-credentials-basic", "auth/wif-jwt-bearer"}
 # The back-compat scenarios (2025-03-26 servers: no protected resource metadata), in no set.
 BACKCOMPAT = ["auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback"]
 

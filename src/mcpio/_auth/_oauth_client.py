@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
@@ -49,7 +50,8 @@ from ._tokens import FileTokenStore, MemoryTokenStore, TokenStore
 
 log = logging.getLogger("mcpio.auth")
 
-GRANTS = ("authorization_code", "client_credentials")
+GRANTS = ("authorization_code", "client_credentials", "jwt_bearer")
+JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"  # RFC 7523 §2.1
 
 
 def _union(*scope_lists: list[str]) -> list[str]:
@@ -82,8 +84,10 @@ class OAuth(httpx.Auth):
     ``signing_alg``: authenticate with ``private_key_jwt``. ``client_metadata_url``: this
     client's Client ID Metadata Document (an https URL). ``scopes``: request these instead of
     the server's (``WWW-Authenticate`` scope, else the PRM's ``scopes_supported``, else none).
-    ``grant``: ``"authorization_code"`` (a user logs in) or ``"client_credentials"`` (a
-    machine). ``user_agent``: a callable ``fn(authorization_url) -> redirect_url`` (sync or
+    ``grant``: ``"authorization_code"`` (a user logs in), ``"client_credentials"`` (a
+    machine) or ``"jwt_bearer"`` (RFC 7523 §2.1 with ``assertion=``, a JWT or a callable that
+    returns a fresh one: workload identity federation, SEP-1933; a refused assertion is not
+    retried). ``user_agent``: a callable ``fn(authorization_url) -> redirect_url`` (sync or
     async; with ``redirect_uri``), or a :class:`LoopbackBrowser` (the default, on
     ``callback_port``, 0 = any free port). ``store``: a :class:`TokenStore` (default: the file
     :func:`~._tokens.default_store_path`; ``store="memory"`` keeps nothing). ``client_name``,
@@ -105,6 +109,7 @@ class OAuth(httpx.Auth):
         client_metadata_url: str | None = None,
         scopes: list[str] | str | None = None,
         grant: str = "authorization_code",
+        assertion: str | Callable[[], str | Awaitable[str]] | None = None,
         user_agent: UserAgent | Callable[[str], str | Awaitable[str]] | None = None,
         redirect_uri: str | None = None,
         callback_port: int = 0,
@@ -123,6 +128,9 @@ class OAuth(httpx.Auth):
             raise ValueError("client_metadata_url must be an https URL with a path (the Client ID Metadata Document)")
         if grant == "client_credentials" and not client_id and not clients:
             raise ValueError("the client_credentials grant needs client_id= (with client_secret= or private_key=)")
+        if grant == "jwt_bearer" and (assertion is None or not client_id):
+            raise ValueError("the jwt_bearer grant needs client_id= and assertion= (a JWT, or a callable returning one)")
+        self.assertion = assertion
         self.client_id = client_id
         self.client_secret = client_secret
         self.clients = {k: dict(v) for k, v in (clients or {}).items()}
@@ -326,11 +334,16 @@ class OAuth(httpx.Auth):
             self.last_steps = steps
             if scopes is None:
                 scopes = self._select_scopes(disc, challenge)
-            if self.grant == "client_credentials":
+            if self.grant in ("client_credentials", "jwt_bearer"):
                 creds = await self._credentials_for(disc.issuer, disc.metadata, None, register_if_needed=False)
                 if creds is None:
                     raise AuthorizationError(f"no client credentials configured for {disc.issuer}")
                 data = {"grant_type": "client_credentials", "resource": disc.resource}
+                if self.grant == "jwt_bearer":
+                    assertion = self.assertion() if callable(self.assertion) else self.assertion
+                    if inspect.isawaitable(assertion):
+                        assertion = await assertion
+                    data.update(grant_type=JWT_BEARER, assertion=str(assertion))
                 if scopes:
                     data["scope"] = " ".join(scopes)
                 response = await token_request(http, disc.metadata, creds, data)
