@@ -11,7 +11,8 @@ the last argument and (spec-notes §14):
 * ``MCP_CONFORMANCE_CONTEXT`` — JSON with scenario data (``toolCalls`` for http-custom-headers;
   ``client_id``/``client_secret`` for auth/pre-registration and auth/client-credentials-basic;
   ``client_id``/``private_key_pem``/``signing_algorithm`` for auth/client-credentials-jwt;
-  ``client_id``/``valid_jwt`` for auth/wif-jwt-bearer).
+  ``client_id``/``valid_jwt`` for auth/wif-jwt-bearer; the IdP's token endpoint, client id and
+  the user's ID token for auth/enterprise-managed-authorization).
 
 The ``auth/*`` scenarios run with mcpio's OAuth client: the mock authorization server approves
 without a user, so the user agent fetches the authorization URL without following the redirect
@@ -151,6 +152,12 @@ def make_auth(scenario: str, context: dict[str, Any]) -> Any:
     from mcpio._auth._browser import fetch_redirect
     from mcpio._auth._oauth_client import OAuth
 
+    if scenario == "auth/enterprise-managed-authorization":
+        from mcpio._auth._enterprise import id_jag_assertion
+
+        exchange = id_jag_assertion(context["idp_token_endpoint"], context["idp_id_token"], context["idp_client_id"])
+        return OAuth(grant="jwt_bearer", client_id=context["client_id"], client_secret=context["client_secret"],
+                     assertion=exchange, store="memory")
     if scenario == "auth/wif-jwt-bearer":
         return OAuth(grant="jwt_bearer", client_id=context["client_id"], assertion=context["valid_jwt"], store="memory")
     if scenario.startswith("auth/client-credentials"):

@@ -6,7 +6,8 @@ client scenario the set lists (``conformance list --client --requirements …``)
 ones included (mcpio's OAuth client, ``mcpio._auth``), plus the unscored client scenarios it
 runs beside them, and the extension scenarios mcpio implements (OAuth client credentials:
 ``auth/client-credentials-jwt``, ``auth/client-credentials-basic``; workload identity
-federation: ``auth/wif-jwt-bearer``; run at the set's wire with ``--force``, as they are on no
+federation: ``auth/wif-jwt-bearer``; enterprise-managed authorization:
+``auth/enterprise-managed-authorization``; run at the set's wire with ``--force``, as they are on no
 spec timeline), is run on its own with ``--scenario S --spec-version R``. The 2025-03-26
 back-compat scenarios run once, at the 2025-11-25 wire. Each run must report OVERALL: PASSED (exit 0; a WARNING fails a client run
 too) with no FAILURE check. There is no expected-failures file.
@@ -26,8 +27,9 @@ from tests.support import peers
 
 REQUIREMENT_SETS = ["2025-11-25", "2026-07-28"]
 HARNESS = Path(__file__).resolve().parent / "client.py"
-# Extension scenarios mcpio implements (DPoP and enterprise-managed authorization are not built).
-EXTENSIONS = {"auth/client-credentials-jwt", "auth/client-credentials-basic", "auth/wif-jwt-bearer"}
+# Extension scenarios mcpio implements (DPoP is not built).
+EXTENSIONS = {"auth/client-credentials-jwt", "auth/client-credentials-basic", "auth/wif-jwt-bearer",
+              "auth/enterprise-managed-authorization"}
 # The back-compat scenarios (2025-03-26 servers: no protected resource metadata), in no set.
 BACKCOMPAT = ["auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback"]
 

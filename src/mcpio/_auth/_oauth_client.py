@@ -85,9 +85,10 @@ class OAuth(httpx.Auth):
     client's Client ID Metadata Document (an https URL). ``scopes``: request these instead of
     the server's (``WWW-Authenticate`` scope, else the PRM's ``scopes_supported``, else none).
     ``grant``: ``"authorization_code"`` (a user logs in), ``"client_credentials"`` (a
-    machine) or ``"jwt_bearer"`` (RFC 7523 §2.1 with ``assertion=``, a JWT or a callable that
-    returns a fresh one: workload identity federation, SEP-1933; a refused assertion is not
-    retried). ``user_agent``: a callable ``fn(authorization_url) -> redirect_url`` (sync or
+    machine) or ``"jwt_bearer"`` (RFC 7523 §2.1 with ``assertion=``, a JWT or a callable
+    ``(issuer, resource) -> JWT`` (sync or async) that makes a fresh one for that authorization
+    server and resource: workload identity federation (SEP-1933), or an enterprise IdP's ID-JAG
+    (SEP-990, :func:`~._enterprise.id_jag_assertion`); a refused assertion is not retried). ``user_agent``: a callable ``fn(authorization_url) -> redirect_url`` (sync or
     async; with ``redirect_uri``), or a :class:`LoopbackBrowser` (the default, on
     ``callback_port``, 0 = any free port). ``store``: a :class:`TokenStore` (default: the file
     :func:`~._tokens.default_store_path`; ``store="memory"`` keeps nothing). ``client_name``,
@@ -109,7 +110,7 @@ class OAuth(httpx.Auth):
         client_metadata_url: str | None = None,
         scopes: list[str] | str | None = None,
         grant: str = "authorization_code",
-        assertion: str | Callable[[], str | Awaitable[str]] | None = None,
+        assertion: str | Callable[[str, str], str | Awaitable[str]] | None = None,
         user_agent: UserAgent | Callable[[str], str | Awaitable[str]] | None = None,
         redirect_uri: str | None = None,
         callback_port: int = 0,
@@ -129,7 +130,8 @@ class OAuth(httpx.Auth):
         if grant == "client_credentials" and not client_id and not clients:
             raise ValueError("the client_credentials grant needs client_id= (with client_secret= or private_key=)")
         if grant == "jwt_bearer" and (assertion is None or not client_id):
-            raise ValueError("the jwt_bearer grant needs client_id= and assertion= (a JWT, or a callable returning one)")
+            raise ValueError("the jwt_bearer grant needs client_id= and assertion= (a JWT, or a callable "
+                             "(issuer, resource) -> JWT)")
         self.assertion = assertion
         self.client_id = client_id
         self.client_secret = client_secret
@@ -340,7 +342,7 @@ class OAuth(httpx.Auth):
                     raise AuthorizationError(f"no client credentials configured for {disc.issuer}")
                 data = {"grant_type": "client_credentials", "resource": disc.resource}
                 if self.grant == "jwt_bearer":
-                    assertion = self.assertion() if callable(self.assertion) else self.assertion
+                    assertion = self.assertion(disc.issuer, disc.resource) if callable(self.assertion) else self.assertion
                     if inspect.isawaitable(assertion):
                         assertion = await assertion
                     data.update(grant_type=JWT_BEARER, assertion=str(assertion))
