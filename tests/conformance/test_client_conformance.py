@@ -7,7 +7,7 @@ ones included (mcpio's OAuth client, ``mcpio._auth``), plus the unscored client 
 runs beside them, and the extension scenarios mcpio implements (OAuth client credentials:
 ``auth/client-credentials-jwt``, ``auth/client-credentials-basic``; workload identity
 federation: ``auth/wif-jwt-bearer``; enterprise-managed authorization:
-``auth/enterprise-managed-authorization``; run at the set's wire with ``--force``, as they are on no
+``auth/enterprise-managed-authorization``; DPoP: ``auth/dpop``, ``auth/dpop-nonce``; run at the set's wire with ``--force``, as they are on no
 spec timeline), is run on its own with ``--scenario S --spec-version R``. The 2025-03-26
 back-compat scenarios run once, at the 2025-11-25 wire. Each run must report OVERALL: PASSED (exit 0; a WARNING fails a client run
 too) with no FAILURE check. There is no expected-failures file.
@@ -27,9 +27,9 @@ from tests.support import peers
 
 REQUIREMENT_SETS = ["2025-11-25", "2026-07-28"]
 HARNESS = Path(__file__).resolve().parent / "client.py"
-# Extension scenarios mcpio implements (DPoP is not built).
+# The client extension scenarios (all of them are implemented).
 EXTENSIONS = {"auth/client-credentials-jwt", "auth/client-credentials-basic", "auth/wif-jwt-bearer",
-              "auth/enterprise-managed-authorization"}
+              "auth/enterprise-managed-authorization", "auth/dpop", "auth/dpop-nonce"}
 # The back-compat scenarios (2025-03-26 servers: no protected resource metadata), in no set.
 BACKCOMPAT = ["auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback"]
 

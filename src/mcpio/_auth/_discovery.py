@@ -64,8 +64,12 @@ class Discovery:
 _ITEM = re.compile(r'[\s,]*([A-Za-z0-9_\-.!#$%&\'*+^`|~]+)(?:\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*)))?')
 
 
+DPOP_CHALLENGED = "mcpio dpop"  # set when a DPoP challenge is present (a space: no parameter name)
+
+
 def parse_www_authenticate(value: str | None) -> dict[str, str]:
-    """The parameters of the ``Bearer`` challenge (RFC 6750 §3), lowercase keys; {} if none.
+    """The parameters of the ``Bearer`` (RFC 6750 §3) or ``DPoP`` (RFC 9449 §7.1) challenge,
+    lowercase keys; {} if none. A DPoP challenge also sets :data:`DPOP_CHALLENGED`.
 
     Lenient: other challenges before or after it are skipped; quoted and bare values both work.
     """
@@ -75,7 +79,9 @@ def parse_www_authenticate(value: str | None) -> dict[str, str]:
         name, quoted, bare = m.group(1), m.group(2), m.group(3)
         if quoted is None and bare is None:
             scheme = name.lower()  # a bare token starts a new challenge
-        elif scheme == "bearer":
+            if scheme == "dpop":
+                params.setdefault(DPOP_CHALLENGED, "1")
+        elif scheme in ("bearer", "dpop"):
             val = re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else bare
             params.setdefault(name.lower(), val)
     return params

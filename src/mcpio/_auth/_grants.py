@@ -120,34 +120,43 @@ def _oauth_error(doc: dict[str, Any]) -> str:
 
 
 async def token_request(http: httpx.AsyncClient, metadata: dict[str, Any], creds: ClientCredentials,
-                        data: dict[str, str]) -> dict[str, Any]:
+                        data: dict[str, str], dpop: Any = None) -> dict[str, Any]:
     """POST a grant to the token endpoint; the token response with ``expires_at`` added.
 
-    Raises :class:`AuthorizationError` for an error answer or a response without a bearer
-    ``access_token``.
+    ``dpop`` (a :class:`~._dpop.DPoPKey`): send a DPoP proof, and once more with the server's
+    nonce when it answers ``use_dpop_nonce`` (RFC 9449 §8). Raises :class:`AuthorizationError`
+    for an error answer or a response without an ``access_token`` of a type mcpio can send.
     """
     url = metadata["token_endpoint"]
     grant = data.get("grant_type", "?")
-    headers = {"accept": "application/json"}
-    data = dict(data)
-    client_auth(creds, metadata, data, headers)
     what = f"the token endpoint {url} ({grant} grant)"
-    try:
-        async with http.stream("POST", url, data=data, headers=headers) as resp:
-            doc = await _read_json(resp, MAX_TOKEN_RESPONSE_BYTES, what)
-            status = resp.status_code
-    except httpx.HTTPError as exc:
-        if isinstance(exc, AuthorizationError):
-            raise
-        raise AuthorizationError(f"{what} could not be reached: {type(exc).__name__}") from None
+    for attempt in (0, 1):
+        headers = {"accept": "application/json"}
+        body = dict(data)
+        client_auth(creds, metadata, body, headers)
+        if dpop is not None:
+            headers["dpop"] = dpop.proof("POST", url)
+        try:
+            async with http.stream("POST", url, data=body, headers=headers) as resp:
+                doc = await _read_json(resp, MAX_TOKEN_RESPONSE_BYTES, what)
+                status = resp.status_code
+                fresh_nonce = dpop is not None and dpop.remember_nonce(url, resp.headers)
+        except httpx.HTTPError as exc:
+            if isinstance(exc, AuthorizationError):
+                raise
+            raise AuthorizationError(f"{what} could not be reached: {type(exc).__name__}") from None
+        if attempt == 0 and status == 400 and doc.get("error") == "use_dpop_nonce" and fresh_nonce:
+            continue
+        break
     if status != 200 or "error" in doc:
         raise AuthorizationError(f"{what} refused the request (HTTP {status}): {_oauth_error(doc)}")
     token = doc.get("access_token")
     kind = doc.get("token_type", "Bearer")
     if not isinstance(token, str) or not token:
         raise AuthorizationError(f"{what} answered without an access_token")
-    if not isinstance(kind, str) or kind.lower() != "bearer":
-        raise AuthorizationError(f"{what} issued a {kind!r} token; mcpio sends Bearer tokens only")
+    usable = ("bearer", "dpop") if dpop is not None else ("bearer",)
+    if not isinstance(kind, str) or kind.lower() not in usable:
+        raise AuthorizationError(f"{what} issued a {kind!r} token; mcpio sends {' and '.join(usable)} tokens only")
     expires_in = doc.get("expires_in")
     out = dict(doc)
     if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool) and expires_in > 0:

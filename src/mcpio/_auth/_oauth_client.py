@@ -44,7 +44,7 @@ import httpx
 
 from . import _pkce
 from ._browser import CallableUserAgent, LoopbackBrowser, UserAgent
-from ._discovery import AuthorizationError, Discovery, discover, parse_www_authenticate, scopes_of
+from ._discovery import DPOP_CHALLENGED, AuthorizationError, Discovery, discover, parse_www_authenticate, scopes_of
 from ._grants import ClientCredentials, register, token_request
 from ._tokens import FileTokenStore, MemoryTokenStore, TokenStore
 
@@ -94,6 +94,9 @@ class OAuth(httpx.Auth):
     :func:`~._tokens.default_store_path`; ``store="memory"`` keeps nothing). ``client_name``,
     ``application_type`` ("native" unless the redirect URI is not a loopback one): for dynamic
     registration. ``offline_access``: ask for it when the authorization server lists it.
+    ``dpop``: ask for DPoP-bound tokens (RFC 9449); None (the default) does when the
+    authorization server supports ES256 proofs and the server asks for DPoP (its challenge, or
+    ``dpop_bound_access_tokens_required`` in its metadata).
 
     Every failure raises :class:`AuthorizationError` (the pending MCP request fails with its
     message); no message contains a token, a secret, a code or a verifier.
@@ -118,6 +121,7 @@ class OAuth(httpx.Auth):
         client_name: str = "mcpio",
         application_type: str | None = None,
         offline_access: bool = True,
+        dpop: bool | None = None,
         max_step_ups: int = 2,
         refresh_margin: float = 60.0,
         timeout: float = 30.0,
@@ -158,6 +162,8 @@ class OAuth(httpx.Auth):
         self.client_name = client_name
         self.application_type = application_type
         self.offline_access = offline_access
+        self.dpop = dpop
+        self._dpop_key: tuple[str, Any] | None = None  # (PEM, DPoPKey) of the current DPoP-bound token
         self.max_step_ups = max_step_ups
         self.refresh_margin = refresh_margin
         self.timeout = timeout
@@ -173,6 +179,20 @@ class OAuth(httpx.Auth):
 
     # ------------------------------------------------------------------ the httpx.Auth seam
     async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        flow = self._flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                response = yield outgoing
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        except httpx.HTTPError:
+            raise
+        except Exception as exc:  # a bug must fail the request, not leave it hanging in the transport
+            raise AuthorizationError(f"authorization failed: {type(exc).__name__}: {exc}") from exc
+
+    async def _flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
         if self._lock is None:
             self._lock = asyncio.Lock()
         if self.server_url is None:
@@ -182,10 +202,15 @@ class OAuth(httpx.Auth):
             await self._prepare(server_url)
         used = self._apply(request)
         response = yield request
-        reauthorized = step_ups = 0
+        reauthorized = step_ups = nonce_retries = 0
         while True:
             challenge = parse_www_authenticate(response.headers.get("www-authenticate"))
-            if response.status_code == 401:
+            key = self._dpop()
+            fresh_nonce = key is not None and used is not None and key.remember_nonce(str(request.url), response.headers)
+            if response.status_code == 401 and challenge.get("error") == "use_dpop_nonce" and fresh_nonce \
+                    and nonce_retries < 2:
+                nonce_retries += 1  # RFC 9449 §9: the same request again, with the server's nonce
+            elif response.status_code == 401:
                 if reauthorized >= 2:
                     raise AuthorizationError(f"the MCP server {server_url} refused a freshly issued token (HTTP 401): "
                                              "it does not accept tokens from its own authorization server; "
@@ -222,12 +247,42 @@ class OAuth(httpx.Auth):
 
     def _apply(self, request: httpx.Request) -> str | None:
         token = self._current()
-        if token is not None:  # else the request goes as it is (with the app's own header, if any)
+        if token is None:  # the request goes as it is (with the app's own header, if any)
+            return None
+        key = self._dpop()
+        if key is not None:  # RFC 9449 §7.1: the DPoP scheme and a fresh proof per request
+            request.headers["authorization"] = f"DPoP {token}"
+            request.headers["dpop"] = key.proof(request.method, str(request.url), access_token=token)
+        else:
             request.headers["authorization"] = f"Bearer {token}"
         return token
 
+    def _dpop(self) -> Any:
+        """The DPoPKey the current token is bound to, or None for a bearer token."""
+        tok = self.token or {}
+        if str(tok.get("token_type", "")).lower() != "dpop" or not tok.get("dpop_key"):
+            return None
+        if self._dpop_key is None or self._dpop_key[0] != tok["dpop_key"]:
+            from ._dpop import DPoPKey
+
+            self._dpop_key = (tok["dpop_key"], DPoPKey(tok["dpop_key"]))
+        return self._dpop_key[1]
+
+    def _new_key(self, disc: Discovery, challenge: dict[str, str]) -> Any:
+        """A fresh DPoPKey if this authorization should ask for a DPoP-bound token, else None."""
+        use = self.dpop
+        if use is None:
+            algs = disc.metadata.get("dpop_signing_alg_values_supported")
+            use = isinstance(algs, list) and "ES256" in algs and (
+                DPOP_CHALLENGED in challenge or disc.prm.get("dpop_bound_access_tokens_required") is True)
+        if not use:
+            return None
+        from ._dpop import DPoPKey
+
+        return DPoPKey()
+
     # ------------------------------------------------------------------ tokens kept
-    def _key(self, resource: str, issuer: str) -> str:
+    def _store_key(self, resource: str, issuer: str) -> str:
         return f"token {resource} {issuer}"
 
     async def _prepare(self, server_url: str) -> None:
@@ -250,7 +305,7 @@ class OAuth(httpx.Auth):
         if not (tok.get("refresh_token") and await self._refresh()):
             self.token = {k: v for k, v in tok.items() if k != "access_token"} if tok.get("refresh_token") else None
 
-    async def _save(self, disc: Discovery, response: dict[str, Any], requested: list[str]) -> None:
+    async def _save(self, disc: Discovery, response: dict[str, Any], requested: list[str], key: Any = None) -> None:
         old = self.token if self.token and self.token.get("issuer") == disc.issuer else {}
         entry = {
             "server_url": disc.server_url, "resource": disc.resource, "issuer": disc.issuer,
@@ -259,10 +314,11 @@ class OAuth(httpx.Auth):
             "expires_at": response.get("expires_at"),
             "scope": response.get("scope") if isinstance(response.get("scope"), str) else None,
             "requested_scope": " ".join(requested), "metadata": disc.metadata, "prm": disc.prm,
-            "saved_at": time.time(),
+            "saved_at": time.time(), "token_type": response.get("token_type", "Bearer"),
+            "dpop_key": key.pem() if key is not None and str(response.get("token_type")).lower() == "dpop" else None,
         }
         self.token = entry
-        await asyncio.to_thread(self.store.save, self._key(disc.resource, disc.issuer), entry)
+        await asyncio.to_thread(self.store.save, self._store_key(disc.resource, disc.issuer), entry)
 
     def forget(self) -> None:
         """Drop this server's tokens from memory and from the store (``mcpio logout``)."""
@@ -298,15 +354,16 @@ class OAuth(httpx.Auth):
         if creds is None:
             return False
         data = {"grant_type": "refresh_token", "refresh_token": tok["refresh_token"], "resource": tok["resource"]}
+        key = self._dpop()  # a DPoP-bound refresh token is refreshed with the same key (RFC 9449 §5)
         try:
             async with self._http() as http:
-                response = await token_request(http, metadata, creds, data)
+                response = await token_request(http, metadata, creds, data, dpop=key)
         except AuthorizationError as exc:
             log.info("refreshing the token for %s failed (%s); authorizing anew", tok.get("server_url"), exc)
             return False
         disc = Discovery(server_url=tok["server_url"], resource=tok["resource"], issuer=tok["issuer"],
                          prm=tok.get("prm") or {}, metadata=metadata)
-        await self._save(disc, response, scopes_of(tok.get("requested_scope")))
+        await self._save(disc, response, scopes_of(tok.get("requested_scope")), key)
         log.info("refreshed the access token for %s", tok.get("server_url"))
         return True
 
@@ -336,6 +393,7 @@ class OAuth(httpx.Auth):
             self.last_steps = steps
             if scopes is None:
                 scopes = self._select_scopes(disc, challenge)
+            key = self._new_key(disc, challenge)
             if self.grant in ("client_credentials", "jwt_bearer"):
                 creds = await self._credentials_for(disc.issuer, disc.metadata, None, register_if_needed=False)
                 if creds is None:
@@ -348,13 +406,14 @@ class OAuth(httpx.Auth):
                     data.update(grant_type=JWT_BEARER, assertion=str(assertion))
                 if scopes:
                     data["scope"] = " ".join(scopes)
-                response = await token_request(http, disc.metadata, creds, data)
+                response = await token_request(http, disc.metadata, creds, data, dpop=key)
             else:
-                response = await self._authorization_code(http, disc, scopes)
-        await self._save(disc, response, scopes)
+                response = await self._authorization_code(http, disc, scopes, key)
+        await self._save(disc, response, scopes, key)
         log.info("authorized with %s for %s", disc.issuer, server_url)
 
-    async def _authorization_code(self, http: httpx.AsyncClient, disc: Discovery, scopes: list[str]) -> dict[str, Any]:
+    async def _authorization_code(self, http: httpx.AsyncClient, disc: Discovery, scopes: list[str],
+                                  key: Any = None) -> dict[str, Any]:
         meta = disc.metadata
         methods = meta.get("code_challenge_methods_supported")
         if not isinstance(methods, list) or "S256" not in methods:
@@ -380,7 +439,7 @@ class OAuth(httpx.Auth):
         code = self._check_redirect(redirect, agent.redirect_uri, state, disc)
         data = {"grant_type": "authorization_code", "code": code, "redirect_uri": agent.redirect_uri,
                 "code_verifier": verifier, "resource": disc.resource}
-        return await token_request(http, meta, creds, data)
+        return await token_request(http, meta, creds, data, dpop=key)
 
     def _check_redirect(self, redirect: str, redirect_uri: str, state: str, disc: Discovery) -> str:
         """The code of the authorization response, after the ``state`` and RFC 9207 ``iss`` checks."""
