@@ -4,7 +4,7 @@
 seam: ``HTTPClientTransport(auth=…)``, which ``Client(url, auth=…)`` passes on). It adds
 ``Authorization: Bearer`` and answers the server's challenges:
 
-* **401** (no token, or one the server no longer takes): discovery (``_discovery``), then, if
+* **401** (no token, or one the server no longer takes; a ``Bearer`` or ``DPoP`` challenge): discovery (``_discovery``), then, if
   the token's authorization server is unchanged and a refresh token is held, a refresh;
   otherwise a new authorization. The request is sent again once authorized.
 * **403** ``error="insufficient_scope"``: step-up: a new authorization for the union of the
@@ -25,6 +25,11 @@ Authorization code with PKCE S256 (an authorization server that does not list S2
 refused when the server advertises it), ``resource`` (the PRM's value, exactly as published) on
 the authorization, token and refresh requests. ``grant="client_credentials"`` uses the
 client_credentials grant instead (``client_secret_basic``/``_post`` or ``private_key_jwt``).
+
+DPoP (RFC 9449) when the server asks for it and the authorization server supports ES256
+proofs (or ``dpop=True``): the token is bound to a key kept with it, every request carries a
+fresh proof, and a ``use_dpop_nonce`` answer (token endpoint or server) is retried with the
+nonce.
 
 Tokens go to a :class:`~._tokens.TokenStore` (file-based by default) and are never logged.
 """
