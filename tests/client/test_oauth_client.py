@@ -324,3 +324,28 @@ def test_against_the_official_sdk_resource_server(era):
             assert "5" in str(arun(_use(srv.url, OAuth(user_agent=fetch_redirect, store="memory"), era)))
         authorize = next(e for e in auth_server.log if e["path"] == "/authorize")
         assert authorize["scope"] == "read" and authorize["resource"] == srv.url
+
+
+def test_no_token_secret_or_code_in_logs_or_traces(tmp_path, caplog):
+    import logging
+
+    caplog.set_level(logging.DEBUG)
+    trace = tmp_path / "wire.log"
+    with protected(clients={"pre": {"redirect_uris": ["http://127.0.0.1:33418/callback"], "secret": SECRET}}) as (
+            auth_server, url):
+        auth = OAuth(user_agent=fetch_redirect, store=str(tmp_path / "t.json"), client_id="pre", client_secret=SECRET)
+
+        async def go() -> None:
+            async with Client(url, auth=auth, era="legacy", timeout=20, trace=trace) as c:
+                await c.call_tool("add", {"a": 1, "b": 2})
+
+        arun(go())
+        assert auth_server.tokens and auth_server.count("/authorize") == 2  # login, then step-up
+        # mcpio's own loggers, httpx's request lines, the trace (httpcore's DEBUG traces dump raw
+        # response headers, the authorization redirect included: a third party's debug output)
+        logged = "\n".join(r.getMessage() for r in caplog.records if r.name.startswith(("mcpio", "httpx")))
+        seen = logged + trace.read_text() + repr(auth)
+        secrets = [SECRET, *auth_server.tokens, *auth_server.refresh_tokens]
+        secrets += [e["code"] for e in auth_server.log if e.get("grant_type") == "authorization_code"]
+        secrets += [e["code_verifier"] for e in auth_server.log if e.get("code_verifier")]
+        assert len(secrets) > 5 and not [s for s in secrets if s in seen]
