@@ -349,3 +349,14 @@ def test_no_token_secret_or_code_in_logs_or_traces(tmp_path, caplog):
         secrets += [e["code"] for e in auth_server.log if e.get("grant_type") == "authorization_code"]
         secrets += [e["code_verifier"] for e in auth_server.log if e.get("code_verifier")]
         assert len(secrets) > 5 and not [s for s in secrets if s in seen]
+
+
+def test_per_issuer_credentials_are_used_and_nothing_registers():
+    redirect = "http://127.0.0.1:33418/callback"
+    with protected(clients={"known": {"redirect_uris": [redirect], "secret": SECRET}}, dcr=False) as (auth_server, url):
+        auth = OAuth(user_agent=fetch_redirect, redirect_uri=redirect, store="memory",
+                     clients={"https://elsewhere.example": {"client_id": "other"},
+                              auth_server.issuer: {"client_id": "known", "client_secret": SECRET}})
+        assert "5" in str(arun(_use(url, auth)))
+        assert {e["client_id"] for e in auth_server.log if e["path"] == "/authorize"} == {"known"}
+        assert auth_server.count("/register") == 0
