@@ -1,4 +1,4 @@
-"""OAuth 2.1 authorization for MCP over Streamable HTTP (``pip install 'mcpio[auth]'``).
+"""OAuth 2.1 authorization for MCP over Streamable HTTP (``pip install 'mcpio[auth]'``), both sides.
 
 Protecting a server (the resource server side; spec basic/authorization)::
 
@@ -14,22 +14,48 @@ Protecting a server (the resource server side; spec basic/authorization)::
                                            issuer="https://idp.example.com"))
 
 Handlers and middleware read the caller as ``ctx.auth`` (an :class:`AuthInfo`).
+
+Connecting to a protected server (the client side)::
+
+    from mcpio import Client
+    from mcpio.auth import OAuth
+
+    async with Client("https://mcp.example.com/mcp", auth=OAuth()) as client: ...
+
+:class:`OAuth` discovers the authorization server, registers (pre-registered credentials, CIMD,
+DCR), logs in with the authorization code + PKCE in the system browser (or any user agent you
+pass), refreshes, steps up, and keeps tokens in a :class:`TokenStore` (a 0600 file by default).
 """
 
 from __future__ import annotations
 
+from ._auth._browser import CallableUserAgent, LoopbackBrowser, fetch_redirect
+from ._auth._discovery import AuthorizationError
+from ._auth._enterprise import id_jag_assertion
 from ._auth._info import AuthInfo, current_principal
 from ._auth._jwks import AuthUnavailable
+from ._auth._oauth_client import OAuth
 from ._auth._resource import ResourceServer
+from ._auth._tokens import FileTokenStore, MemoryTokenStore, TokenStore, TokenStoreError
 from ._auth._verify import IntrospectionVerifier, InvalidToken, JWTVerifier, TokenVerifier
 
 __all__ = [
     "AuthInfo",
     "AuthUnavailable",
+    "AuthorizationError",
+    "CallableUserAgent",
+    "FileTokenStore",
     "IntrospectionVerifier",
     "InvalidToken",
     "JWTVerifier",
+    "LoopbackBrowser",
+    "MemoryTokenStore",
+    "OAuth",
     "ResourceServer",
+    "TokenStore",
+    "TokenStoreError",
     "TokenVerifier",
     "current_principal",
+    "fetch_redirect",
+    "id_jag_assertion",
 ]

@@ -46,6 +46,8 @@ EPILOG = """examples:
   mcpio replay trace.jsonl -- server.py     re-send it and report responses that differ
   mcpio doctor server.py                    check a server (latency, eras, catalog size, names, schemas)
   mcpio inspect server.py                   explore and call a server in the browser (no Node needed)
+  mcpio login https://example.com/mcp       log in to an OAuth-protected server (browser); later commands use the token
+  mcpio auth https://example.com/mcp        explain its authorization set-up step by step
 
 TARGET (every command that talks to a server accepts all of these, the same way):
   server.py  server.py:OBJECT  package.module:OBJECT   a Python Server (started with `mcpio run`)
@@ -112,6 +114,31 @@ def _inspect_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-browser", dest="browser", action="store_false", help="print the URL; do not open a browser")
     _common(p, json_flag=False, trace_flag=False)
     p.set_defaults(timeout=None)  # no timeout unless --timeout: the page has a Cancel button
+
+
+_STORE_HELP = "the token store file (default: $MCPIO_TOKEN_STORE, else ~/.local/state/mcpio/tokens.json)"
+
+
+def _login_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("url", metavar="URL", help="the server's Streamable HTTP URL")
+    p.add_argument("--client-id", help="a client id registered with the authorization server (else CIMD or DCR)")
+    p.add_argument("--client-secret-env", metavar="VAR", help="the environment variable holding the client secret")
+    p.add_argument("--scopes", help="scopes to ask for, comma- or space-separated (default: what the server asks)")
+    p.add_argument("--callback-port", type=int, default=0, help="the loopback redirect port (default: any free port)")
+    p.add_argument("--no-browser", action="store_true", help="print the login URL instead of opening a browser")
+    p.add_argument("--store", metavar="FILE", help=_STORE_HELP)
+    p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="seconds to wait for the login (default 300)")
+
+
+def _logout_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("url", metavar="URL", help="the server's Streamable HTTP URL")
+    p.add_argument("--store", metavar="FILE", help=_STORE_HELP)
+
+
+def _auth_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("url", metavar="URL", help="the server's Streamable HTTP URL")
+    p.add_argument("--store", metavar="FILE", help=_STORE_HELP)
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
 def _list_args(p: argparse.ArgumentParser) -> None:
@@ -200,6 +227,11 @@ COMMANDS: list[Command] = [
             "mcpio._cli._main:show_config"),
     Command("inspect", "a web inspector for a server, in the browser (127.0.0.1, token-protected)", _inspect_args,
             "mcpio._cli._inspect:inspect"),
+    Command("login", "log in to an OAuth-protected MCP server (browser) and keep the token", _login_args,
+            "mcpio._cli._login:run"),
+    Command("logout", "forget the stored OAuth tokens of an MCP server", _logout_args, "mcpio._cli._login:run"),
+    Command("auth", "explain an MCP server's authorization set-up, step by step (no login)", _auth_args,
+            "mcpio._cli._login:run"),
 ]
 PASSTHROUGH = ("tap", "replay")  # commands that take the server's command after --
 

@@ -8,7 +8,15 @@ the last argument and (spec-notes §14):
 * ``MCP_CONFORMANCE_SCENARIO`` — the scenario to play;
 * ``MCP_CONFORMANCE_PROTOCOL_VERSION`` — the revision under test: through 2025-11-25 the
   legacy era (``initialize``), 2026-07-28 the stateless era;
-* ``MCP_CONFORMANCE_CONTEXT`` — JSON with scenario data (``toolCalls`` for http-custom-headers).
+* ``MCP_CONFORMANCE_CONTEXT`` — JSON with scenario data (``toolCalls`` for http-custom-headers;
+  ``client_id``/``client_secret`` for auth/pre-registration and auth/client-credentials-basic;
+  ``client_id``/``private_key_pem``/``signing_algorithm`` for auth/client-credentials-jwt;
+  ``client_id``/``valid_jwt`` for auth/wif-jwt-bearer; the IdP's token endpoint, client id and
+  the user's ID token for auth/enterprise-managed-authorization).
+
+The ``auth/*`` scenarios run with mcpio's OAuth client: the mock authorization server approves
+without a user, so the user agent fetches the authorization URL without following the redirect
+and hands back its ``Location`` (``fetch_redirect``); tokens are kept in memory only.
 
 It uses only mcpio's public API (``mcpio.Client``) over Streamable HTTP, does what the scenario
 asks, and exits 0 (the suite judges the traffic, not our output); an exception exits 1 with the
@@ -133,12 +141,41 @@ SCENARIOS: dict[str, Scenario] = {
 }
 
 
+# The Client ID Metadata Document URL the suite's mock authorization server expects (auth/basic-cimd).
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+
+
+def make_auth(scenario: str, context: dict[str, Any]) -> Any:
+    """mcpio's OAuth client for an ``auth/*`` scenario (None for the others)."""
+    if not scenario.startswith("auth/"):
+        return None
+    from mcpio._auth._browser import fetch_redirect
+    from mcpio._auth._oauth_client import OAuth
+
+    if scenario == "auth/enterprise-managed-authorization":
+        from mcpio._auth._enterprise import id_jag_assertion
+
+        exchange = id_jag_assertion(context["idp_token_endpoint"], context["idp_id_token"], context["idp_client_id"])
+        return OAuth(grant="jwt_bearer", client_id=context["client_id"], client_secret=context["client_secret"],
+                     assertion=exchange, store="memory")
+    if scenario == "auth/wif-jwt-bearer":
+        return OAuth(grant="jwt_bearer", client_id=context["client_id"], assertion=context["valid_jwt"], store="memory")
+    if scenario.startswith("auth/client-credentials"):
+        return OAuth(grant="client_credentials", client_id=context["client_id"],
+                     client_secret=context.get("client_secret"), private_key=context.get("private_key_pem"),
+                     signing_alg=context.get("signing_algorithm") or "ES256", store="memory")
+    return OAuth(client_id=context.get("client_id"), client_secret=context.get("client_secret"),
+                 client_metadata_url=CIMD_URL, user_agent=fetch_redirect,
+                 redirect_uri="http://127.0.0.1:33418/callback", store="memory",
+                 client_name="mcpio-conformance-client")
+
+
 async def run(url: str, scenario: str, version: str | None, context: dict[str, Any]) -> None:
     play = SCENARIOS.get(scenario, call_every_tool)
     era = "modern" if version in MODERN_VERSIONS else "legacy"
     async with Client(url, era=era, protocol_version=version if version in KNOWN_VERSIONS else None,
                       name="mcpio-conformance-client", elicitation=elicitation, sampling=sampling,
-                      roots=ROOTS, timeout=20) as c:
+                      roots=ROOTS, timeout=20, auth=make_auth(scenario, context)) as c:
         await play(c, context)
 
 

@@ -2,11 +2,15 @@
 ``scripts/setup-peers``) against mcpio's client: ``tests/conformance/client.py`` over Streamable HTTP.
 
 For each frozen requirement set (2025-11-25: legacy wire; 2026-07-28: stateless wire), every
-client scenario the set lists (``conformance list --client --requirements …``) except the
-``auth/*`` ones (mcpio implements no OAuth yet), plus the unscored client scenarios it runs
-beside them, is run on its own with ``--scenario S --spec-version R`` (``--requirements`` would
-also run the auth scenarios and cannot be narrowed). Each run must report OVERALL: PASSED (exit 0;
-a WARNING fails a client run too) with no FAILURE check. There is no expected-failures file.
+client scenario the set lists (``conformance list --client --requirements …``), the ``auth/*``
+ones included (mcpio's OAuth client, ``mcpio._auth``), plus the unscored client scenarios it
+runs beside them, and the extension scenarios mcpio implements (OAuth client credentials:
+``auth/client-credentials-jwt``, ``auth/client-credentials-basic``; workload identity
+federation: ``auth/wif-jwt-bearer``; enterprise-managed authorization:
+``auth/enterprise-managed-authorization``; DPoP: ``auth/dpop``, ``auth/dpop-nonce``; run at the set's wire with ``--force``, as they are on no
+spec timeline), is run on its own with ``--scenario S --spec-version R``. The 2025-03-26
+back-compat scenarios run once, at the 2025-11-25 wire. Each run must report OVERALL: PASSED (exit 0; a WARNING fails a client run
+too) with no FAILURE check. There is no expected-failures file.
 """
 
 from __future__ import annotations
@@ -23,17 +27,24 @@ from tests.support import peers
 
 REQUIREMENT_SETS = ["2025-11-25", "2026-07-28"]
 HARNESS = Path(__file__).resolve().parent / "client.py"
+# The client extension scenarios (all of them are implemented).
+EXTENSIONS = {"auth/client-credentials-jwt", "auth/client-credentials-basic", "auth/wif-jwt-bearer",
+              "auth/enterprise-managed-authorization", "auth/dpop", "auth/dpop-nonce"}
+# The back-compat scenarios (2025-03-26 servers: no protected resource metadata), in no set.
+BACKCOMPAT = ["auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback"]
 
 
 def client_scenarios(requirements: str) -> list[str]:
-    """The non-auth client scenarios a requirement set runs (scored, then unscored non-extension)."""
+    """The client scenarios a requirement set runs (scored, unscored non-extension, then the
+    client-credentials extension scenarios)."""
     out = subprocess.run([*peers.conformance_argv(), "list", "--client", "--requirements", requirements],
                          capture_output=True, text=True, env=peers.peers_env(), timeout=60, check=True).stdout
     scored_part, _, unscored_part = out.partition("never scored")
     scored = re.findall(r"^  - (\S+)$", scored_part[scored_part.find("Client scenarios"):], re.MULTILINE)
     extension = set(re.findall(r"^\s+- (\S+) \[client\]$", _section(unscored_part, "extension"), re.MULTILINE))
     unscored = [s for s in re.findall(r"^\s+- (\S+) \[client\]$", unscored_part, re.MULTILINE) if s not in extension]
-    return [s for s in scored + unscored if not s.startswith("auth/")]
+    wanted_extensions = [s for s in sorted(extension) if s in EXTENSIONS]
+    return scored + unscored + wanted_extensions
 
 
 def _section(text: str, name: str) -> str:
@@ -46,11 +57,11 @@ def run_scenario(scenario: str, requirements: str, outdir: Path) -> tuple[subpro
     command = f"{sys.executable} {HARNESS}"  # the suite splits --command on spaces
     proc = subprocess.run(
         [*peers.conformance_argv(), "client", "--command", command, "--scenario", scenario,
-         "--spec-version", requirements, "-o", str(outdir)],
+         "--spec-version", requirements, *(["--force"] if scenario in EXTENSIONS or scenario in BACKCOMPAT else []), "-o", str(outdir)],
         capture_output=True, text=True, env=peers.peers_env(), timeout=120, stdin=subprocess.DEVNULL,
     )
     checks: list[dict] = []
-    for f in outdir.glob("*/checks.json"):
+    for f in outdir.rglob("checks.json"):  # auth/x scenarios write to auth/x-<time>/
         checks.extend(json.loads(f.read_text()))
     return proc, checks
 
@@ -59,9 +70,19 @@ def run_scenario(scenario: str, requirements: str, outdir: Path) -> tuple[subpro
 @pytest.mark.parametrize("requirements", REQUIREMENT_SETS)
 def test_client_conformance(requirements: str, tmp_path: Path) -> None:
     scenarios = client_scenarios(requirements)
-    expected = {"2025-11-25": {"initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry"},
+    auth = {"auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
+            "auth/basic-cimd", "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported",
+            "auth/scope-omitted-when-undefined", "auth/scope-step-up", "auth/scope-retry-limit",
+            "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post", "auth/token-endpoint-auth-none",
+            "auth/pre-registration", *EXTENSIONS}
+    auth_2026 = {"auth/resource-mismatch", "auth/offline-access-scope", "auth/offline-access-not-supported",
+                 "auth/authorization-server-migration", "auth/iss-supported", "auth/iss-not-advertised",
+                 "auth/iss-supported-missing", "auth/iss-wrong-issuer", "auth/iss-unexpected", "auth/iss-normalized",
+                 "auth/metadata-issuer-mismatch"}
+    expected = {"2025-11-25": {"initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry", *auth},
                 "2026-07-28": {"tools_call", "request-metadata", "sep-2322-client-request-state", "http-standard-headers",
-                               "http-custom-headers", "http-invalid-tool-headers", "json-schema-ref-no-deref"}}
+                               "http-custom-headers", "http-invalid-tool-headers", "json-schema-ref-no-deref",
+                               *auth, *auth_2026}}
     assert expected[requirements] <= set(scenarios), scenarios
     problems: list[str] = []
     report: list[str] = []
@@ -76,3 +97,14 @@ def test_client_conformance(requirements: str, tmp_path: Path) -> None:
             problems.append(f"{scenario} (exit {proc.returncode}): {details}\n{output[-3000:]}")
     print(f"conformance client {requirements}:\n  " + "\n  ".join(report))
     assert not problems, "\n\n".join(problems)
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("scenario", BACKCOMPAT)
+def test_client_auth_backcompat(scenario: str, tmp_path: Path) -> None:
+    """A 2025-03-26 server: AS metadata at its origin, or only the default endpoints there."""
+    proc, checks = run_scenario(scenario, "2025-11-25", tmp_path)
+    bad = [f"{c['id']} {c['status']}: {c.get('errorMessage') or c.get('description')}"
+           for c in checks if c.get("status") in ("FAILURE", "WARNING")]
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and checks and not bad and "OVERALL: PASSED" in output, "\n".join(bad) + output[-3000:]

@@ -69,7 +69,8 @@ class Client:
     ``target``: an mcpio :class:`~mcpio.Server` (runs in memory, through the same
     serialisation as stdio), a ``.py`` path (run with this Python), a command line (a string
     split with shlex, or an argv list; never a shell), or an ``http(s)://`` URL (Streamable
-    HTTP, both eras; ``headers=`` are sent with every HTTP request, e.g. Authorization).
+    HTTP, both eras; ``headers=`` are sent with every HTTP request, e.g. Authorization;
+    ``auth=`` an ``httpx.Auth`` such as ``mcpio._auth.OAuth`` logs in when the server asks).
     ``transport=`` takes any object with ``send``/``receive``/``aclose`` instead.
 
     Handlers (sync or async; each declares its capability when given):
@@ -118,6 +119,7 @@ class Client:
         on_stderr: Callable[[str], Any] | None = None,
         grace: float | None = None,
         headers: dict[str, str] | None = None,
+        auth: Any = None,
         tasks: bool = True,
         trace: str | os.PathLike[str] | Callable[[str, bytes], Any] | None = None,
     ) -> None:
@@ -132,7 +134,7 @@ class Client:
         self._target = target
         self._transport = transport
         self._spawn = {"env": env, "env_mode": env_mode, "cwd": cwd, "on_stderr": on_stderr, "grace": grace,
-                       "headers": headers}
+                       "headers": headers, "auth": auth}
         self.client_info = {"name": name, "version": version}
         self.era = era
         self.protocol_version = protocol_version

@@ -3,7 +3,9 @@ Windsurf, VS Code's ``servers`` (``.vscode/mcp.json``, or ``"mcp": {"servers": â
 settings.json) and Zed's ``context_servers``; comments and trailing commas (JSONC) are allowed.
 
 An entry becomes a :class:`ServerSpec`: ``command``, ``args``, ``env``, ``cwd`` (stdio) or
-``url``, ``headers`` (HTTP). Variables are expanded when a server is used, not when the file
+``url``, ``headers``, ``oauth`` (HTTP; ``oauth``: ``clientId``, ``clientSecret``, ``scopes``,
+``callbackPort``, ``clientMetadataUrl``, for mcpio's OAuth client, which logs in when the
+server asks unless the entry sends its own ``Authorization`` header). Variables are expanded when a server is used, not when the file
 is read, so one bad entry does not spoil the others: ``${env:NAME}`` and
 ``${workspaceFolder}``/``${userHome}`` (VS Code), ``${NAME}`` and ``${NAME:-default}``
 (Claude Code). ``${input:â€¦}`` needs a host's prompt and is an error here.
@@ -46,6 +48,7 @@ class ServerSpec:
     disabled: bool = False
     source: str | None = None  # the file it came from
     workspace: str | None = None  # the folder ${workspaceFolder} means
+    oauth: dict[str, Any] = field(default_factory=dict)  # OAuth settings of a URL entry
 
     @property
     def is_remote(self) -> bool:
@@ -68,6 +71,7 @@ class ServerSpec:
             cwd=x(self.cwd) if self.cwd else None,
             url=x(self.url) if self.url else None,
             headers={k: x(str(v)) for k, v in self.headers.items()},
+            oauth={k: x(v) if isinstance(v, str) else v for k, v in self.oauth.items()},
         )
 
     def client(self, **options: Any) -> Client:
@@ -75,11 +79,34 @@ class ServerSpec:
         spec = self.resolved()
         if spec.url is not None:
             headers = {**spec.headers, **(options.pop("headers", None) or {})}
+            if "auth" not in options and not any(k.lower() == "authorization" for k in headers):
+                options["auth"] = spec.oauth_client()
             return Client(spec.url, headers=headers or None, **options)
         if not spec.command:
             raise ConfigError(f"server {self.name!r} in {self.source}: it has neither 'command' nor 'url'")
         env = {**spec.env, **(options.pop("env", None) or {})}
         return Client([spec.command, *spec.args], env=env or None, cwd=options.pop("cwd", None) or spec.cwd, **options)
+
+
+    def oauth_client(self) -> Any:
+        """mcpio's OAuth client with this entry's ``oauth`` settings (tokens in the default
+        store); None when the HTTP extra is missing (the connection then says so itself)."""
+        try:
+            from .._auth._oauth_client import OAuth
+        except ImportError:
+            return None
+        o = self.oauth
+
+        def get(*names: str) -> Any:
+            return next((o[n] for n in names if o.get(n) is not None), None)
+
+        try:
+            port = int(get("callbackPort", "callback_port") or 0)
+        except (TypeError, ValueError):
+            raise ConfigError(f"server {self.name!r} in {self.source}: oauth.callbackPort must be a port number") from None
+        return OAuth(client_id=get("clientId", "client_id"), client_secret=get("clientSecret", "client_secret"),
+                     scopes=get("scopes", "scope"), callback_port=port,
+                     client_metadata_url=get("clientMetadataUrl", "client_metadata_url"))
 
 
 _VAR = re.compile(r"\$\{([^}]*)\}")
@@ -196,10 +223,12 @@ def _entry(name: str, e: Any, source: str, workspace: str | None) -> ServerSpec:
     kind = str(e.get("type") or e.get("transport") or ("http" if url else "stdio")).lower()
     kind = {"streamable-http": "http", "streamablehttp": "http", "streamable_http": "http"}.get(kind, kind)
     headers = e.get("headers") or {}
+    oauth = e.get("oauth")
     return ServerSpec(
         name=name, command=command, args=tuple(str(a) for a in args), env={str(k): str(v) for k, v in env.items()},
         cwd=e.get("cwd"), url=url, headers=dict(headers) if isinstance(headers, dict) else {}, type=kind,
         env_file=e.get("envFile"), disabled=bool(e.get("disabled", False)), source=source, workspace=workspace,
+        oauth=dict(oauth) if isinstance(oauth, dict) else {},
     )
 
 

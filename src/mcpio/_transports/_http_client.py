@@ -98,11 +98,12 @@ class HTTPClientTransport:
 
     def __init__(self, url: str, *, headers: dict[str, str] | None = None, timeout: float = 30.0,
                  http_sse: bool = True, client: httpx.AsyncClient | None = None,
-                 max_message_size: int = DEFAULT_MAX_LINE_SIZE) -> None:
+                 max_message_size: int = DEFAULT_MAX_LINE_SIZE, auth: httpx.Auth | None = None) -> None:
         if max_message_size < 1:
             raise ValueError(f"max_message_size must be positive, not {max_message_size!r}")
         self.url = url
         self.max_message_size = max_message_size  # one SSE event or JSON body, in bytes
+        self.auth = auth  # authorization (mcpio._auth.OAuth): adds the token, answers 401/403
         self.key = "http:" + url
         self.headers = dict(headers or {})
         self.timeout = timeout
@@ -131,7 +132,7 @@ class HTTPClientTransport:
         if self._http is None:
             # Idle connections are dropped after 2 s, before common servers drop them (uvicorn:
             # 5 s): reusing one the server is closing loses the request with a ReadError.
-            self._http = httpx.AsyncClient(headers=self.headers, follow_redirects=True,
+            self._http = httpx.AsyncClient(headers=self.headers, follow_redirects=True, auth=self.auth,
                                            timeout=httpx.Timeout(self.timeout, read=None),
                                            limits=httpx.Limits(keepalive_expiry=2.0))
 
