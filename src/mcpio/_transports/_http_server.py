@@ -303,21 +303,23 @@ class StreamableHTTPApp:
             if live is not None and live.attached:
                 await refuse(send, h.refuse(409, "Conflict: that stream is already being read"))
                 return
+            found = await self.event_store.replay_after(transport.id, last)
+            if found is None:  # a replay with a hole would lose messages silently: refuse it
+                await refuse(send, h.refuse(404, f"Not Found: cannot resume at Last-Event-ID {last!r}: the id is "
+                                             "unknown, or events after it were discarded (the event store keeps "
+                                             "them for a limited time and size); re-send the requests whose "
+                                             "answers you are missing"))
+                return
+            replay = found[1]
+            stream: Stream | None = live
             if live is not None:
                 live.reattach()
-            found = await self.event_store.replay_after(transport.id, last)
-            if found is None and live is None:
-                await refuse(send, h.refuse(404, f"Not Found: no stream to resume at Last-Event-ID {last!r} "
-                                             "(unknown, or expired from the event store)"))
-                return
-            replay = found[1] if found is not None else []
-            stream: Stream | None = live
-            if live is None:  # that stream is complete: replay it, then end
-                stream = Stream(parsed[0] if parsed else "x", era=h.LEGACY, json_ok=False)
-                stream.finished = True
-            else:
                 live.json_ok = False
                 live.priming = False
+            else:  # that stream is complete: replay it, then end
+                stream = Stream(found[0], era=h.LEGACY, json_ok=False, store=self.event_store,
+                                session_id=transport.id)
+                stream.finished = True
         else:
             stream = transport.open_get_stream(priming=priming)
             if stream is None:

@@ -97,6 +97,7 @@ class Stream:
         self.gone = False  # the client closed the connection
         self.detach_retry: int | None = None  # close_stream() asked to end the connection
         self.on_done: Callable[[Stream], None] | None = None
+        self.released = asyncio.Event()  # set while no HTTP response is attached
 
     async def put(self, frame: bytes, final: bool) -> None:
         if final:
@@ -187,10 +188,16 @@ class Stream:
                 await _body(send, h.sse_comment())
         if not self.gone:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+            if self.finished and self.store is not None:
+                # Delivered whole and closed cleanly: resumption cannot need it any more.
+                discard = getattr(self.store, "discard_stream", None)  # optional for older stores
+                if discard is not None:
+                    await discard(self.session_id, self.id)
 
     def _release(self) -> None:
         """The HTTP response ended: what is still queued goes to the store (or is dropped)."""
         self.attached = False
+        self.released.set()
         left = list(self.items)
         self.items.clear()
         self.detach_retry = None
@@ -204,6 +211,7 @@ class Stream:
 
     def reattach(self) -> None:
         self.attached = True
+        self.released.clear()
         self.gone = False
         self.items.clear()
         self.wake.clear()
@@ -369,8 +377,12 @@ class LegacyTransport:
         """End the HTTP connection carrying ``request_id``'s stream now; the client resumes with
         GET + Last-Event-ID after ``retry_ms`` and gets the rest there (SEP-1699 polling)."""
         s = self._by_request.get(request_id)
-        if s is not None:
+        if s is not None and s.attached:
             s.detach(retry_ms if retry_ms is not None else self.retry_ms)
+            if s.detach_retry is not None:  # returns once the connection has ended (bounded)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(5):
+                        await s.released.wait()
 
     retry_ms = 1000
 
