@@ -295,6 +295,12 @@ class LegacyTransport:
         self.closed = False
         self.last_active = time.monotonic()
 
+    @property
+    def routing_key(self) -> LegacyTransport:
+        """What :data:`~._base.serving` records for this session, whatever wraps the transport
+        (``MCPIO_TRACE``'s :class:`~._trace.Traced` included): routing never compares wrappers."""
+        return self
+
     # ---- the Transport interface, for the Session engine
     async def receive(self) -> bytes:
         item = await self._inbox.get()
@@ -320,7 +326,7 @@ class LegacyTransport:
             return
         stream = None
         related = serving.get()
-        if related is not None and related[0] is self:
+        if related is not None and related[0] is self.routing_key:
             s = self._by_request.get(related[1])
             if s is not None and s.sse_ok and not s.finished:
                 stream = s
