@@ -1,6 +1,7 @@
 """Issue 12, break 1: the SSE event store is bounded by bytes per session and in total.
 
-A real server process (``event_store_server.py``) with a small store; sessions at protocol
+A real server process (``event_store_server.py``) with a small store, in memory or on a real
+redis-server (the same bounds must hold for both); sessions at protocol
 2025-11-25, whose POST responses are SSE streams with event ids (priming events, SEP-1699),
 so every answer passes through the store. Before the fix, one session POSTing 2,000 calls
 with 1 MB results held 1.9 GiB; here the store's own counter (read through a tool) must stay
@@ -19,6 +20,7 @@ import pytest
 
 from tests.faults.support import HERE
 from tests.support.http import free_port, wait_port
+from tests.support.redis import redis_server, redis_url  # noqa: F401  (fixtures: a real redis-server)
 
 SESSION_BYTES = 1024 * 1024
 TOTAL_BYTES = 5 * SESSION_BYTES // 2
@@ -26,11 +28,12 @@ RESULT = 200_000
 VERSION = "2025-11-25"
 
 
-@pytest.fixture
-def url():
+@pytest.fixture(params=["memory", "redis"])
+def url(request):
+    extra = [request.getfixturevalue("redis_url")] if request.param == "redis" else []
     port = free_port()
     proc = subprocess.Popen([sys.executable, str(HERE / "event_store_server.py"), str(port), str(SESSION_BYTES),
-                             str(TOTAL_BYTES)], stdin=subprocess.DEVNULL)
+                             str(TOTAL_BYTES), *extra], stdin=subprocess.DEVNULL)
     try:
         wait_port(port, proc=proc)
         yield f"http://127.0.0.1:{port}/mcp"

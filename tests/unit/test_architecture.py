@@ -18,7 +18,7 @@ LAYERS = {
     "_version": 0, "_errors": 0, "_jsonrpc": 0, "_versions": 0, "_schema": 0, "_schema_types": 0, "_schema_errors": 0,
     "_docstrings": 0, "_uritemplate": 0, "_content": 0, "_types": 0, "_safepath": 0,
     "_protocol": 1,
-    "_transports": 2,
+    "_transports": 2, "_state": 2,
     "_session": 3,
     "_server": 4, "_client": 4, "_host": 4,
     "cli": 5, "_cli": 5, "__main__": 5,
@@ -101,6 +101,6 @@ def test_public_api_is_sorted_complete_and_importable():
 def test_import_does_not_load_http_cli_or_pydantic(stmt):
     code = f"{stmt}; import sys, json; print(json.dumps(sorted(sys.modules)))"
     mods = json.loads(subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True, check=True).stdout)
-    forbidden = [m for m in mods if m.split(".")[0] in {"httpx", "uvicorn", "starlette", "pydantic", "argparse", "mcp", "anyio", "h11"}
+    forbidden = [m for m in mods if m.split(".")[0] in {"httpx", "uvicorn", "starlette", "pydantic", "argparse", "mcp", "anyio", "h11", "redis"}
                  or m.startswith(("mcpio.cli", "mcpio._cli", "mcpio._http", "mcpio._transports._http"))]
     assert not forbidden, forbidden

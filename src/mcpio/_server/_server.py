@@ -434,8 +434,10 @@ class Server:
 
         Options (keyword-only): ``allowed_hosts`` / ``allowed_origins`` (default: localhost,
         127.0.0.1 and [::1] on any port; ``["*"]`` allows all), ``max_body_size`` (16 MiB),
-        ``session_timeout`` (1800 s idle), ``max_sessions`` (10000), ``event_store`` (an
-        in-memory store by default; None disables resumability), ``retry_ms`` (1000),
+        ``session_timeout`` (1800 s idle), ``max_sessions`` (10000), ``state`` (the state
+        backend, ``mcpio._state.MemoryState()`` by default, or ``RedisState(url)``: every piece
+        of cross-request state, bounded), ``event_store`` (the backend's by default; None
+        disables resumability), ``retry_ms`` (1000),
         ``keepalive`` (15 s), ``sse_after`` (1 s: a silent request switches to SSE),
         ``legacy_sse=True`` (also serve the 2024-11-05 HTTP+SSE transport at ``sse_path``
         "/sse" and ``message_path`` "/messages"). Mount it in Starlette or FastAPI, or serve it
@@ -477,12 +479,15 @@ class Server:
         return tool.input_schema if tool is not None else None
 
     async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp",
-                         allow_remote: bool = False, log_level: str = "warning", **options: Any) -> None:
+                         allow_remote: bool = False, log_level: str = "warning", redis: str | None = None,
+                         **options: Any) -> None:
         """Serve :meth:`http_app` with uvicorn (``pip install mcpio[http]``) until cancelled.
 
         Binding an address other than loopback needs ``allow_remote=True``: the server is then
         reachable by other machines (put authentication in front of it); pass
-        ``allowed_hosts`` with the names clients use to reach it.
+        ``allowed_hosts`` with the names clients use to reach it. ``redis="redis://HOST:PORT/DB"``
+        keeps the server's state on Redis (``pip install 'mcpio[redis]'``); raises
+        ``mcpio._state.StateUnavailable`` before listening if it cannot be reached.
         """
         from .._protocol._http import is_loopback
 
@@ -495,6 +500,12 @@ class Server:
             import uvicorn
         except ImportError:
             raise RuntimeError("serving HTTP needs uvicorn: pip install 'mcpio[http]'") from None
+        if redis is not None:
+            from .._state import RedisState
+
+            options["state"] = RedisState(redis)
+        if options.get("state") is not None:
+            await options["state"].start()  # StateUnavailable: not reachable, do not listen
         app = self.http_app(path, **options)
         config = uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on",
                                 timeout_graceful_shutdown=5)
@@ -508,8 +519,14 @@ class Server:
         """
         _configure_logging()
         if transport == "http":
-            with contextlib.suppress(KeyboardInterrupt):
-                asyncio.run(self.serve_http(host, port, **options))
+            from .._state._base import StateUnavailable
+
+            try:
+                with contextlib.suppress(KeyboardInterrupt):
+                    asyncio.run(self.serve_http(host, port, **options))
+            except StateUnavailable as exc:  # one line, exit status 1 (Redis down at start)
+                sys.stderr.write(f"mcpio: {exc}\n")
+                raise SystemExit(1) from None
             return
         if transport != "stdio":
             raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")

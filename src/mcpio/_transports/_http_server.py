@@ -40,6 +40,7 @@ from typing import Any
 from .. import _jsonrpc as rpc
 from .._protocol import _http as h
 from .._versions import RULES
+from .._state._base import StateBackend, StateUnavailable
 from ._http_events import EventStore, MemoryEventStore
 from ._http_server_sse import LegacySSE
 from ._http_server_streams import (
@@ -62,6 +63,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 Serve = Callable[[Any, bool], Awaitable[None]]
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
+HEALTH_PATHS = ("/healthz", "/readyz")
 RETRY_AFTER = 5  # seconds, in the 503 of the session cap
 _UNSET: Any = object()
 
@@ -80,6 +82,7 @@ class StreamableHTTPApp:
         session_timeout: float = 1800.0,
         max_sessions: int = 10_000,
         event_store: EventStore | None = _UNSET,
+        state: StateBackend | None = None,
         retry_ms: int = 1000,
         keepalive: float = 15.0,
         sse_after: float = 1.0,
@@ -96,7 +99,12 @@ class StreamableHTTPApp:
         self.max_body_size = max_body_size
         self.session_timeout = session_timeout
         self.max_sessions = max_sessions
-        self.event_store = MemoryEventStore() if event_store is _UNSET else event_store
+        # The state seam: every piece of cross-request state comes from one backend (mcpio._state);
+        # ``event_store=`` (older API) overrides its store, None turns resumability off.
+        self.state: StateBackend | None = state
+        if event_store is _UNSET:
+            event_store = state.events if state is not None else MemoryEventStore()
+        self.event_store = event_store
         self.retry_ms = retry_ms
         self.keepalive = keepalive
         self.sse_after = sse_after
@@ -121,9 +129,12 @@ class StreamableHTTPApp:
         if kind != "http":
             return
         await self._ensure_started()
+        route = _route_path(scope)
+        if route in HEALTH_PATHS and route != self.path and scope.get("method") in ("GET", "HEAD"):
+            await self._health(send, route)  # before Host checks: probes come by address
+            return
         headers = h.header_map(scope.get("headers") or ())
         refusal = h.check_host(headers, self.allowed_hosts) or h.check_origin(headers, self.allowed_origins)
-        route = _route_path(scope)
         if self.sse is not None and route in (self.sse.sse_path, self.sse.message_path):
             if refusal is not None:
                 await refuse(send, refusal)
@@ -149,6 +160,12 @@ class StreamableHTTPApp:
                                              headers=(("allow", "GET, POST, DELETE"),)))
         except Disconnected:
             return
+        except StateUnavailable as exc:  # the backend (Redis) is down: the request was fine, retry it
+            log.warning("state backend unavailable: %s", exc)
+            with contextlib.suppress(Exception):  # the response may have started already
+                await refuse(send, h.refuse(503, f"Service Unavailable: the server's state store is unreachable "
+                                             f"({exc}); the request itself is fine: retry after "
+                                             f"{exc.retry_after} s", headers=(("retry-after", str(exc.retry_after)),)))
 
     # ================================================================ POST
     async def _post(self, receive: Receive, send: Send, headers: dict[str, str]) -> None:
@@ -367,7 +384,10 @@ class StreamableHTTPApp:
                 if self.sessions.get(sid) is transport:
                     del self.sessions[sid]
                 if self.event_store is not None:
-                    await self.event_store.forget(sid)
+                    try:
+                        await self.event_store.forget(sid)
+                    except StateUnavailable:  # Redis down: its keys expire on their own (ttl)
+                        log.info("session %s ended while the state store was unreachable", sid)
 
         self._spawn(run())
 
@@ -406,10 +426,16 @@ class StreamableHTTPApp:
     async def _hold_lifespan(self) -> None:
         assert self._started is not None and self._stop is not None
         try:
-            async with (self._lifespan() if self._lifespan is not None else contextlib.nullcontext()):
-                self._started.set_result(None)
-                await self._stop.wait()
-                await self._close_sessions()
+            if self.state is not None:
+                await self.state.start()  # StateUnavailable: the server does not start
+            try:
+                async with (self._lifespan() if self._lifespan is not None else contextlib.nullcontext()):
+                    self._started.set_result(None)
+                    await self._stop.wait()
+                    await self._close_sessions()
+            finally:
+                if self.state is not None:
+                    await self.state.aclose()
         except BaseException as exc:
             if not self._started.done():
                 self._started.set_exception(exc)
@@ -461,6 +487,14 @@ class StreamableHTTPApp:
                 await self.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+    async def _health(self, send: Send, route: str) -> None:
+        """``/healthz``: the process serves (200). ``/readyz``: the state backend answers too
+        (200, else 503 with Retry-After), for load balancers and orchestrators."""
+        if route == "/healthz" or self.state is None or await self.state.ready():
+            await plain(send, 200, b"ok\n")
+        else:
+            await plain(send, 503, b"state store unreachable\n", [(b"retry-after", b"2")])
 
     # ================================================================ helpers
     async def read_body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:

@@ -41,6 +41,7 @@ import msgspec
 from .. import _jsonrpc as rpc
 from .._errors import EndOfStream, TransportError
 from .._protocol import _http as h
+from .._state._base import StateUnavailable
 from ._base import serving
 from ._http_events import EventStore
 
@@ -106,7 +107,7 @@ class Stream:
             self.items.append(frame)
             self.wake.set()
         elif self.store is not None and self.started:
-            await self.store.store(self.session_id, self.id, frame)  # kept for Last-Event-ID
+            await self._store(frame)  # kept for Last-Event-ID (not if the store is unreachable)
         else:
             log.debug("dropping a message for closed stream %s", self.id)
         if final and not self.attached and self.on_done is not None:
@@ -166,7 +167,7 @@ class Stream:
         self.started = True
         retry_sent = False
         if self.priming and self.store is not None:
-            eid = await self.store.store(self.session_id, self.id, b"")
+            eid = await self._store(b"")
             await _body(send, h.sse_event(b"", id=eid, retry=retry_ms))
             retry_sent = True
         elif not self.items and not replay:
@@ -176,7 +177,7 @@ class Stream:
         while True:
             while self.items and not self.gone:
                 frame = self.items.popleft()
-                eid = await self.store.store(self.session_id, self.id, frame) if self.store is not None else None
+                eid = await self._store(frame) if self.store is not None else None
                 await _body(send, h.sse_event(frame, id=eid))
             if self.gone or (self.finished and not self.items):
                 break
@@ -192,7 +193,18 @@ class Stream:
                 # Delivered whole and closed cleanly: resumption cannot need it any more.
                 discard = getattr(self.store, "discard_stream", None)  # optional for older stores
                 if discard is not None:
-                    await discard(self.session_id, self.id)
+                    with contextlib.suppress(StateUnavailable):  # its keys expire on their own
+                        await discard(self.session_id, self.id)
+
+    async def _store(self, frame: bytes) -> str | None:
+        """Record a frame for resumption and return its event id; with the store unreachable
+        (Redis down) the frame goes out without an id: delivered now, not resumable."""
+        assert self.store is not None
+        try:
+            return await self.store.store(self.session_id, self.id, frame)
+        except StateUnavailable as exc:
+            log.warning("SSE event not stored, the stream cannot resume past it: %s", exc)
+            return None
 
     def _release(self) -> None:
         """The HTTP response ended: what is still queued goes to the store (or is dropped)."""
@@ -225,8 +237,11 @@ _STORING: set[asyncio.Task[None]] = set()
 
 
 async def _store_all(store: EventStore, session_id: str, stream_id: str, frames: list[bytes]) -> None:
-    for f in frames:
-        await store.store(session_id, stream_id, f)
+    try:
+        for f in frames:
+            await store.store(session_id, stream_id, f)
+    except StateUnavailable as exc:
+        log.warning("SSE events of stream %s lost for resumption: %s", stream_id, exc)
 
 
 async def _body(send: Send, data: bytes) -> None:
