@@ -1,0 +1,71 @@
+"""The HTTP server on a real redis-server: Redis down at start, Redis restarted mid-session
+(503 with Retry-After while it is down, nothing hangs, service resumes by itself), the
+readiness probe. The server is a real process (``tests/faults/event_store_server.py``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+from tests.faults.test_event_store import RESULT, SESSION_BYTES, TOTAL_BYTES, Session
+from tests.support.http import free_port, wait_port
+from tests.support.redis import RedisServer
+
+SERVER = [sys.executable, "tests/faults/event_store_server.py"]
+
+
+def test_redis_down_at_start_is_one_line_and_exit_status_1():
+    dead = f"redis://127.0.0.1:{free_port()}/0"
+    proc = subprocess.run([*SERVER, str(free_port()), str(SESSION_BYTES), str(TOTAL_BYTES), dead],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [f"mcpio: cannot reach Redis at {dead}; start it or fix --redis"]
+
+
+@pytest.fixture
+def own_redis():
+    server = RedisServer()  # its own: this test restarts it
+    server.start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def test_redis_restarted_mid_session_503_then_service_resumes(own_redis):
+    port = free_port()
+    proc = subprocess.Popen([*SERVER, str(port), str(SESSION_BYTES), str(TOTAL_BYTES), own_redis.url],
+                            stdin=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_port(port, proc=proc)
+        with httpx.Client(timeout=30) as c:
+            assert c.get(base + "/healthz").status_code == 200 and c.get(base + "/readyz").status_code == 200
+            s = Session(c, base + "/mcp")
+            events, _ = s.call("abandoned", n=RESULT)
+            primed = events[0]["id"]
+            assert s.stats()["bytes"] > RESULT  # the waiting answer is in Redis
+
+            own_redis.stop()
+            ready = c.get(base + "/readyz")
+            assert ready.status_code == 503 and ready.headers["retry-after"] == "2"
+            assert c.get(base + "/healthz").status_code == 200  # the process itself is fine
+            resume = s.resume(primed)
+            assert resume.status_code == 503 and resume.headers["retry-after"] == "2"
+            assert "state store is unreachable" in resume.json()["error"]["message"]
+            # A call still gets its answer (its events just cannot be resumed).
+            _, result = s.call("big", n=10)
+            assert result["content"][0]["text"] == "b" * 10
+
+            own_redis.start()  # empty: Redis ran without persistence
+            assert c.get(base + "/readyz").status_code == 200
+            assert s.resume(primed).status_code == 404  # what Redis held is gone, and said so
+            events, result = s.call("big", n=10)
+            assert result["content"][0]["text"] == "b" * 10 and events[0]["id"]
+            assert s.stats()["bytes"] < 4096
+    finally:
+        proc.terminate()
+        proc.wait(10)
