@@ -69,3 +69,28 @@ def test_redis_restarted_mid_session_503_then_service_resumes(own_redis):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_mcpio_run_with_redis(redis_url, tmp_path):
+    """`mcpio run -t http --redis URL`: down, one line and exit 1; up, it serves, ready."""
+    app = tmp_path / "srv.py"
+    app.write_text("from mcpio import Server\nserver = Server('x')\n\n@server.tool\ndef hi() -> str:\n    return 'hi'\n")
+    cli = [sys.executable, "-m", "mcpio", "run", "-t", "http", str(app)]
+    dead = f"redis://:secret@127.0.0.1:{free_port()}/0"
+    down = subprocess.run([*cli, "--port", str(free_port()), "--redis", dead], capture_output=True, text=True,
+                          timeout=60, stdin=subprocess.DEVNULL)
+    assert down.returncode == 1 and "secret" not in down.stderr
+    assert down.stderr.strip().splitlines() == [f"mcpio: cannot reach Redis at {dead.replace(':secret@', '***@')}; "
+                                                "start it or fix --redis"]
+    port = free_port()
+    proc = subprocess.Popen([*cli, "--port", str(port), "--redis", redis_url], stdin=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        wait_port(port, proc=proc)
+        with httpx.Client(timeout=30) as c:
+            assert c.get(f"http://127.0.0.1:{port}/readyz").status_code == 200
+            s = Session(c, f"http://127.0.0.1:{port}/mcp")
+            assert s.call("hi")[1]["content"][0]["text"] == "hi"
+    finally:
+        proc.terminate()
+        proc.wait(10)

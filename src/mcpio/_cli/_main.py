@@ -33,7 +33,7 @@ def dispatch(args: Any) -> int:
 
                 return run_with_reload(args.app, split_app(args.app)[0])
             return run_app(args.app, args.transport, host=args.host, port=args.port, path=args.path,
-                           allow_remote=args.allow_remote, legacy_sse=args.legacy_sse)
+                           allow_remote=args.allow_remote, legacy_sse=args.legacy_sse, redis=args.redis)
         if args.command == "install":
             from ._install import install
 

@@ -76,7 +76,7 @@ def find_server(module: Any, obj: str | None, where: str) -> Server:
 
 
 def run_app(app: str, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp",
-            allow_remote: bool = False, legacy_sse: bool = False) -> int:
+            allow_remote: bool = False, legacy_sse: bool = False, redis: str | None = None) -> int:
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport {transport}: use stdio or http")
     where, obj = split_app(app)
@@ -101,8 +101,18 @@ def run_app(app: str, transport: str = "stdio", *, host: str = "127.0.0.1", port
         import uvicorn  # noqa: F401 - checked here to fail with a usage hint, not a traceback
     except ImportError:
         raise UsageError("serving HTTP needs uvicorn: pip install 'mcpio[http]'") from None
+    if redis is not None:  # checked before "serving": Redis down at start is one line, exit 1
+        from .._state import StateUnavailable, check_reachable
+
+        try:
+            check_reachable(redis)
+        except ImportError:
+            raise UsageError("--redis needs the redis package: pip install 'mcpio[redis]'") from None
+        except StateUnavailable as exc:
+            print(f"mcpio: {exc}", file=sys.stderr, flush=True)
+            return 1
     shown = f"[{host}]" if ":" in host else host
     print(f"serving {server.name} on http://{shown}:{port}{path} (both protocol eras); Ctrl-C stops it",
           file=sys.stderr, flush=True)
-    server.run("http", host=host, port=port, path=path, allow_remote=allow_remote, legacy_sse=legacy_sse)
+    server.run("http", host=host, port=port, path=path, allow_remote=allow_remote, legacy_sse=legacy_sse, redis=redis)
     return 0

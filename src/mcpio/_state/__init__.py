@@ -24,7 +24,24 @@ from ._memory import MemoryState
 if TYPE_CHECKING:
     from ._redis import RedisState
 
-__all__ = ["MemoryState", "RedisState", "StateBackend", "StateUnavailable"]
+__all__ = ["MemoryState", "RedisState", "StateBackend", "StateUnavailable", "check_reachable"]
+
+
+def check_reachable(url: str) -> None:
+    """Raise :class:`StateUnavailable` (one line, password redacted) unless Redis answers at
+    ``url``; for command lines, before they announce that they serve."""
+    import asyncio
+
+    from ._redis import RedisState
+
+    async def ping() -> None:
+        state = RedisState(url)
+        try:
+            await state.start()
+        finally:
+            await state.aclose()
+
+    asyncio.run(ping())
 
 
 def __getattr__(name: str) -> Any:  # RedisState imports redis: only when asked for

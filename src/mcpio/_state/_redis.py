@@ -23,7 +23,9 @@ from typing import Any
 try:
     import redis.asyncio as aioredis
     from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.backoff import NoBackoff
     from redis.exceptions import TimeoutError as RedisTimeoutError
+    from redis.retry import Retry
 except ImportError:  # pragma: no cover - the extra is missing
     raise ImportError("RedisState needs the redis package: pip install 'mcpio[redis]'") from None
 
@@ -204,7 +206,10 @@ class RedisEventStore:
 
     async def stats(self) -> dict[str, int]:
         """``bytes`` retained and events ``evicted``, all processes together (tests, metrics)."""
-        raw_bytes, evicted = await self.client.mget(self.prefix + "gbytes", self.prefix + "evicted")
+        try:
+            raw_bytes, evicted = await self.client.mget(self.prefix + "gbytes", self.prefix + "evicted")
+        except _DOWN as exc:
+            raise StateUnavailable(f"Redis is unreachable ({exc})") from None
         return {"bytes": int(raw_bytes or 0), "evicted": int(evicted or 0)}
 
 
@@ -217,7 +222,11 @@ class RedisState:
                  max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES, max_events: int = DEFAULT_MAX_EVENTS,
                  ttl: float = DEFAULT_TTL, timeout: float = 2.0) -> None:
         self.url = url
-        self.client = aioredis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+        # One retry on a fresh connection: after a Redis restart each pooled connection is stale
+        # and fails once; the retry makes the service resume by itself instead of failing again.
+        self.client = aioredis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout,
+                                              retry=Retry(NoBackoff(), 1),
+                                              retry_on_error=[RedisConnectionError, RedisTimeoutError])
         self.events = RedisEventStore(self.client, prefix=prefix, max_events=max_events, ttl=ttl,
                                       max_session_bytes=max_session_bytes, max_total_bytes=max_total_bytes)
 
