@@ -132,3 +132,39 @@ def test_the_event_store_is_bounded_per_session_and_in_total_and_late_resumers_g
         for s in [a, *others]:
             assert c.delete(url, headers=s.headers).status_code == 200
         assert Session(c, url).stats()["bytes"] < 4096
+
+
+def rss(pid: int) -> int:
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+def test_the_issue_reproduction_with_default_bounds_keeps_the_server_small():
+    """The issue's attack at a tenth of its size: one session, 200 calls whose 1 MB answers
+    wait for a resumption. Before: all 200 MB retained. Now: the default 8 MiB per session;
+    the server's resident memory grows by far less than what was sent."""
+    from mcpio._transports._http_events import DEFAULT_MAX_SESSION_BYTES, DEFAULT_MAX_TOTAL_BYTES
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, str(HERE / "event_store_server.py"), str(port),
+                             str(DEFAULT_MAX_SESSION_BYTES), str(DEFAULT_MAX_TOTAL_BYTES)], stdin=subprocess.DEVNULL)
+    try:
+        wait_port(port, proc=proc)
+        with httpx.Client(timeout=60) as c:
+            s = Session(c, f"http://127.0.0.1:{port}/mcp")
+            for _ in range(3):  # warm up: imports, buffers, one stored answer
+                s.call("abandoned", n=1_000_000)
+            before = rss(proc.pid)
+            for _ in range(200):
+                events, result = s.call("abandoned", n=1_000_000)
+                assert result is None and events[0]["id"]
+            stats = s.stats()
+            assert stats["bytes"] <= DEFAULT_MAX_SESSION_BYTES and stats["evicted"] >= 190, stats
+            grown = rss(proc.pid) - before
+            print(f"event store: {stats}; server RSS grew by {grown / 2**20:.1f} MiB")
+            assert grown < 48 * 1024 * 1024, f"the server grew by {grown / 2**20:.0f} MiB for 200 MB of answers"
+    finally:
+        proc.terminate()
+        proc.wait(10)
