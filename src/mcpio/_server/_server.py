@@ -114,6 +114,7 @@ class Server:
         self._lifespan_value: Any = None
         self._background: set[asyncio.Task] = set()
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop serving our sessions
+        self._state_bus: Any = None  # the state backend of http_app(state=...): cross-process fan-out
         self._http_trace: Any = None  # MCPIO_TRACE for HTTP sessions: None = not looked at yet, False = off
 
     # ================================================================ registration
@@ -239,9 +240,26 @@ class Server:
 
     async def notify_resource_updated(self, uri: str) -> None:
         """Tell every client subscribed to ``uri`` that it changed (``notifications/resources/updated``):
-        legacy ``resources/subscribe`` subscribers and modern ``subscriptions/listen`` streams."""
+        legacy ``resources/subscribe`` subscribers and modern ``subscriptions/listen`` streams,
+        on every process that shares this server's state backend (``http_app(state=...)``)."""
+        await self._resource_updated_here(uri)
+        bus = self._state_bus
+        if bus is not None:
+            from .._state._base import StateUnavailable
+
+            try:
+                await bus.publish({"type": "resources/updated", "uri": uri})
+            except StateUnavailable as exc:
+                log.warning("resource update of %s not sent to the other processes: %s", uri, exc)
+
+    async def _resource_updated_here(self, uri: str) -> None:
         for session, params in list(updated_targets(iter(list(self._sessions)), uri)):
             await session.notify("notifications/resources/updated", params)
+
+    async def _on_state_message(self, message: dict[str, Any]) -> None:
+        """A message another process published on the state backend's bus."""
+        if message.get("type") == "resources/updated" and isinstance(message.get("uri"), str):
+            await self._resource_updated_here(message["uri"])
 
     # ================================================================ capabilities
     def capabilities(self, rules: Rules) -> dict[str, Any]:
@@ -446,6 +464,10 @@ class Server:
         """
         from .._transports._http_server import StreamableHTTPApp
 
+        state = options.get("state")
+        if state is not None and state is not self._state_bus:  # one bus per server: its fan-out
+            self._state_bus = state
+            state.on_message(self._on_state_message)
         return StreamableHTTPApp(self._serve_http, path=path, tool_schema=self._tool_schema,
                                  lifespan=self.running, **options)
 

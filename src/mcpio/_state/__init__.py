@@ -8,9 +8,11 @@ one parameter, ``http_app(state=...)``.
   imported only when a RedisState is made): the SSE event store on Redis Streams, shared by
   every process that points at the same database.
 
-What a backend holds today is the SSE event store (``backend.events``, see
-:mod:`mcpio._transports._http_events` for the interface and the bounds). Legacy sessions,
-cross-process message routing and tasks are not behind the seam yet (see
+What a backend holds today: the SSE event store (``backend.events``, see
+:mod:`mcpio._transports._http_events` for the interface and the bounds) and a bus between the
+processes that share it (``publish`` / ``on_message``), which the server uses to carry
+``notify_resource_updated`` to every process. Legacy sessions, the routing of a request's
+messages between processes and tasks are not behind the seam yet (see
 docs/guides/deploying-at-scale.md for what works across processes).
 """
 

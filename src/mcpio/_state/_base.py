@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
 
 from .._transports._http_events import EventStore
 
@@ -18,12 +19,20 @@ class StateBackend(Protocol):
     """All cross-request state of one HTTP server, bounded, behind one object.
 
     ``events``: the SSE event store (resumability with ``Last-Event-ID``).
-    ``start()``: connect once before serving; raises :class:`StateUnavailable` if the backend
-    cannot be reached (the server then refuses to start). ``ready()``: whether requests can be
-    served now (``/readyz``). ``aclose()``: release connections; idempotent.
+    ``start()``: connect once before serving (idempotent); raises :class:`StateUnavailable`
+    if the backend cannot be reached (the server then refuses to start). ``ready()``: whether
+    requests can be served now (``/readyz``). ``aclose()``: release connections; idempotent.
+    ``publish(message)``: send a small JSON object to every *other* process sharing the
+    backend (the in-memory backend has no others); ``on_message(handler)``: call ``handler``
+    with each message another process published (the server uses it for
+    ``notifications/resources/updated``).
     """
 
     events: EventStore
+
+    async def publish(self, message: dict[str, Any]) -> None: ...
+
+    def on_message(self, handler: Callable[[dict[str, Any]], Awaitable[None]]) -> None: ...
 
     async def start(self) -> None: ...
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import Any
+
 from .._transports._http_events import (
     DEFAULT_MAX_EVENTS,
     DEFAULT_MAX_SESSION_BYTES,
@@ -29,4 +32,10 @@ class MemoryState:
         return True
 
     async def aclose(self) -> None:
+        return None
+
+    async def publish(self, message: dict[str, Any]) -> None:
+        return None  # one process: nobody else to tell
+
+    def on_message(self, handler: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
         return None

@@ -18,14 +18,18 @@ Connection errors become :class:`~._base.StateUnavailable` (the server answers 5
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 try:
     import redis.asyncio as aioredis
     from redis.exceptions import ConnectionError as RedisConnectionError
-    from redis.backoff import NoBackoff
     from redis.exceptions import TimeoutError as RedisTimeoutError
-    from redis.retry import Retry
 except ImportError:  # pragma: no cover - the extra is missing
     raise ImportError("RedisState needs the redis package: pip install 'mcpio[redis]'") from None
 
@@ -40,6 +44,7 @@ from .._transports._http_events import (
 from ._base import StateUnavailable
 
 _DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
+log = logging.getLogger("mcpio.state")
 
 # Shared by every script: remove one event everywhere (``lose``: it was never delivered, so a
 # resumption before it must be refused), and the age sweep.
@@ -151,6 +156,20 @@ return 1
 """
 
 
+async def _call(make: Callable[[], Awaitable[Any]]) -> Any:
+    """Run one Redis command; once more if the connection was found dead (after a Redis
+    restart every pooled connection is stale and fails once, so service resumes by itself);
+    :class:`StateUnavailable` if Redis is really down."""
+    try:
+        return await make()
+    except _DOWN:
+        pass
+    try:
+        return await make()
+    except _DOWN as exc:
+        raise StateUnavailable(f"Redis is unreachable ({exc})") from None
+
+
 class RedisEventStore:
     """The :class:`~mcpio._transports._http_events.EventStore` on Redis Streams (see the
     module docstring); the same bounds and answers as the in-memory store."""
@@ -171,11 +190,9 @@ class RedisEventStore:
         return [self.prefix, EVENT_OVERHEAD, *more]
 
     async def store(self, session_id: str, stream_id: str, message: bytes) -> str:
-        try:
-            seq = await self._store(args=self._args(session_id, stream_id, bytes(message), self.max_events,
-                                                    self.ttl_ms, self.max_session_bytes, self.max_total_bytes))
-        except _DOWN as exc:
-            raise StateUnavailable(f"Redis is unreachable ({exc})") from None
+        seq = await _call(lambda: self._store(args=self._args(session_id, stream_id, bytes(message), self.max_events,
+                                                              self.ttl_ms, self.max_session_bytes,
+                                                              self.max_total_bytes)))
         return event_id(stream_id, int(seq))
 
     async def replay_after(self, session_id: str, last_event_id: str) -> tuple[str, list[tuple[str, bytes]]] | None:
@@ -183,10 +200,7 @@ class RedisEventStore:
         if parsed is None:
             return None
         stream_id, seq = parsed
-        try:
-            found = await self._replay(args=self._args(session_id, stream_id, seq, self.ttl_ms))
-        except _DOWN as exc:
-            raise StateUnavailable(f"Redis is unreachable ({exc})") from None
+        found = await _call(lambda: self._replay(args=self._args(session_id, stream_id, seq, self.ttl_ms)))
         if found is None:  # the script's false: unknown id, or events after it were discarded
             return None
         pairs = [(event_id(stream_id, int(found[i])), bytes(found[i + 1])) for i in range(0, len(found), 2)]
@@ -199,17 +213,11 @@ class RedisEventStore:
         await self._call_discard(session_id, "")
 
     async def _call_discard(self, session_id: str, stream_id: str) -> None:
-        try:
-            await self._discard(args=self._args(session_id, stream_id))
-        except _DOWN as exc:
-            raise StateUnavailable(f"Redis is unreachable ({exc})") from None
+        await _call(lambda: self._discard(args=self._args(session_id, stream_id)))
 
     async def stats(self) -> dict[str, int]:
         """``bytes`` retained and events ``evicted``, all processes together (tests, metrics)."""
-        try:
-            raw_bytes, evicted = await self.client.mget(self.prefix + "gbytes", self.prefix + "evicted")
-        except _DOWN as exc:
-            raise StateUnavailable(f"Redis is unreachable ({exc})") from None
+        raw_bytes, evicted = await _call(lambda: self.client.mget(self.prefix + "gbytes", self.prefix + "evicted"))
         return {"bytes": int(raw_bytes or 0), "evicted": int(evicted or 0)}
 
 
@@ -222,25 +230,76 @@ class RedisState:
                  max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES, max_events: int = DEFAULT_MAX_EVENTS,
                  ttl: float = DEFAULT_TTL, timeout: float = 2.0) -> None:
         self.url = url
-        # One retry on a fresh connection: after a Redis restart each pooled connection is stale
-        # and fails once; the retry makes the service resume by itself instead of failing again.
-        self.client = aioredis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout,
-                                              retry=Retry(NoBackoff(), 1),
-                                              retry_on_error=[RedisConnectionError, RedisTimeoutError])
+        self.prefix = prefix
+        self.node = secrets.token_hex(8)  # this process, on the bus
+        self._handlers: list[Callable[[dict[str, Any]], Awaitable[None]]] = []
+        self._listener: asyncio.Task[None] | None = None
+        self._subscribed: asyncio.Event | None = None
+        self.client = aioredis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+        # The bus listens on its own connection, without a read timeout (it is idle between messages).
+        self._bus_client = aioredis.Redis.from_url(url, socket_connect_timeout=timeout, socket_keepalive=True)
         self.events = RedisEventStore(self.client, prefix=prefix, max_events=max_events, ttl=ttl,
                                       max_session_bytes=max_session_bytes, max_total_bytes=max_total_bytes)
 
     async def start(self) -> None:
         if not await self.ready():
             raise StateUnavailable(f"cannot reach Redis at {_redact(self.url)}; start it or fix --redis")
+        if self._listener is None:
+            self._subscribed = asyncio.Event()
+            self._listener = asyncio.get_running_loop().create_task(self._listen())
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(5):
+                    await self._subscribed.wait()
+
+    # ---------------------------------------------------------------- the bus (pub/sub)
+    async def publish(self, message: dict[str, Any]) -> None:
+        body = json.dumps({**message, "from": self.node}, separators=(",", ":"))
+        await _call(lambda: self.client.publish(self.prefix + "bus", body))
+
+    def on_message(self, handler: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
+        self._handlers.append(handler)
+
+    async def _listen(self) -> None:
+        """Deliver the bus's messages from other processes; resubscribe after Redis restarts."""
+        assert self._subscribed is not None
+        while True:
+            try:
+                async with self._bus_client.pubsub() as pubsub:
+                    await pubsub.subscribe(self.prefix + "bus")
+                    self._subscribed.set()
+                    async for raw in pubsub.listen():
+                        if raw.get("type") == "message":
+                            await self._dispatch(raw["data"])
+            except _DOWN as exc:
+                log.info("the Redis bus is down (%s); resubscribing", exc)
+                await asyncio.sleep(0.5)
+
+    async def _dispatch(self, data: bytes) -> None:
+        try:
+            message = json.loads(data)
+        except ValueError:
+            return
+        if not isinstance(message, dict) or message.get("from") == self.node:
+            return
+        for handler in list(self._handlers):
+            try:
+                await handler(message)
+            except Exception:
+                log.exception("a bus message handler failed")
 
     async def ready(self) -> bool:
         try:
-            return bool(await self.client.ping())
-        except _DOWN:
+            return bool(await _call(self.client.ping))
+        except StateUnavailable:
             return False
 
     async def aclose(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(BaseException):
+                await self._listener
+            self._listener = None
+        await self._bus_client.aclose()
         await self.client.aclose()
 
 
