@@ -1,5 +1,5 @@
 """A server for the cross-process tests: ``python tests/state/bus_server.py PORT REDIS_URL``.
-Resources ``memo://a`` and ``memo://b``; the tool ``touch(uri)`` calls
+Resources ``memo://a`` and ``memo://b``; the tool ``hello`` (plain), and ``touch(uri)``, which calls
 ``notify_resource_updated(uri)`` (on this process; the state backend carries it to the others)."""
 
 from __future__ import annotations
@@ -20,6 +20,11 @@ def memo_a() -> str:
 @server.resource("memo://b")
 def memo_b() -> str:
     return "b"
+
+
+@server.tool
+def hello(name: str) -> str:
+    return f"Hello, {name}"
 
 
 @server.tool

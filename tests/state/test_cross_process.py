@@ -63,3 +63,37 @@ def test_resource_updated_reaches_subscribers_on_every_process(redis_url):
         for proc in procs:
             proc.terminate()
             proc.wait(10)
+
+
+def test_the_stateless_era_does_not_touch_redis_on_a_plain_tools_call(redis_url):
+    """Issue 14: 2026-07-28 requests carry everything they need; a plain tools/call on a
+    Redis-backed server sends Redis no command at all (counted by Redis itself)."""
+    import redis
+
+    from tests.http.conftest import modern, modern_headers
+
+    port = free_port()
+    proc = subprocess.Popen([*SERVER, str(port), redis_url], stdin=subprocess.DEVNULL)
+    watch = redis.Redis.from_url(redis_url)
+    try:
+        wait_port(port, proc=proc)
+        url = f"http://127.0.0.1:{port}/mcp"
+        with httpx.Client(timeout=30) as c:
+            def calls(n: int) -> None:
+                for i in range(n):
+                    r = c.post(url, headers=modern_headers("tools/call", "hello"),
+                               json=modern(i, "tools/call", {"name": "hello", "arguments": {"name": "x"}}))
+                    assert r.status_code == 200 and r.json()["result"]["content"][0]["text"] == "Hello, x"
+
+            calls(1)  # warm up
+            def processed() -> int:
+                return int(watch.info("stats")["total_commands_processed"])
+
+            before = processed()
+            calls(50)
+            after = processed()
+        assert after - before == 1, after - before  # the INFO that read the count, nothing else
+    finally:
+        watch.close()
+        proc.terminate()
+        proc.wait(10)

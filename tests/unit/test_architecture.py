@@ -104,3 +104,10 @@ def test_import_does_not_load_http_cli_or_pydantic(stmt):
     forbidden = [m for m in mods if m.split(".")[0] in {"httpx", "uvicorn", "starlette", "pydantic", "argparse", "mcp", "anyio", "h11", "redis"}
                  or m.startswith(("mcpio.cli", "mcpio._cli", "mcpio._http", "mcpio._transports._http"))]
     assert not forbidden, forbidden
+
+
+def test_the_state_seam_imports_redis_only_for_a_redis_state():
+    code = ("import sys, mcpio._state as st; st.MemoryState(); before = 'redis' in sys.modules; "
+            "st.RedisState; print(before, 'redis' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True"]
