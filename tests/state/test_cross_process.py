@@ -12,7 +12,9 @@ import threading
 import httpx
 
 from tests.faults.test_event_store import Session
+from tests.state.test_redis_http import wait_ready
 from tests.support.http import free_port, wait_port
+from tests.support.redis import RedisServer
 
 SERVER = [sys.executable, "tests/state/bus_server.py"]
 
@@ -35,7 +37,10 @@ def open_get_stream(url: str, headers: dict[str, str]) -> tuple[queue.Queue, thr
     return got, opened, t
 
 
-def test_resource_updated_reaches_subscribers_on_every_process(redis_url):
+def test_resource_updated_reaches_subscribers_on_every_process_also_after_a_redis_restart():
+    own = RedisServer()  # its own: this test restarts it
+    own.start()
+    redis_url = own.url
     ports = [free_port(), free_port()]
     procs = [subprocess.Popen([*SERVER, str(p), redis_url], stdin=subprocess.DEVNULL) for p in ports]
     try:
@@ -57,12 +62,20 @@ def test_resource_updated_reaches_subscribers_on_every_process(redis_url):
                 seen = [got.get(timeout=10) for _ in range(2)]
                 assert [(m["method"], m["params"]["uri"]) for m in seen] == [
                     ("notifications/resources/updated", "memo://a"), ("notifications/resources/updated", "memo://b")]
+            own.restart()  # both processes resubscribe by themselves
+            for p in ports:
+                wait_ready(c, f"http://127.0.0.1:{p}")
+            toucher_b.call("touch", uri="memo://a")
+            for got in streams:
+                assert got.get(timeout=10)["params"]["uri"] == "memo://a"
+                assert got.empty()
             for s, url in ((a, urls[0]), (b, urls[1])):
                 c.delete(url, headers=s.headers)
     finally:
         for proc in procs:
             proc.terminate()
             proc.wait(10)
+        own.close()
 
 
 def test_the_stateless_era_does_not_touch_redis_on_a_plain_tools_call(redis_url):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import httpx
 import pytest
@@ -15,6 +16,14 @@ from tests.support.http import free_port, wait_port
 from tests.support.redis import RedisServer
 
 SERVER = [sys.executable, "tests/faults/event_store_server.py"]
+
+
+def wait_ready(c: httpx.Client, base: str, within: float = 10.0) -> None:
+    """Poll /readyz as a load balancer does, until 200 (Redis reachable, the bus listening)."""
+    deadline = time.monotonic() + within
+    while c.get(base + "/readyz").status_code != 200:
+        assert time.monotonic() < deadline, f"not ready within {within} s"
+        time.sleep(0.05)
 
 
 def test_redis_down_at_start_is_one_line_and_exit_status_1():
@@ -61,7 +70,7 @@ def test_redis_restarted_mid_session_503_then_service_resumes(own_redis):
             assert result["content"][0]["text"] == "b" * 10
 
             own_redis.start()  # empty: Redis ran without persistence
-            assert c.get(base + "/readyz").status_code == 200
+            wait_ready(c, base)  # by itself: nobody restarts the server
             assert s.resume(primed).status_code == 404  # what Redis held is gone, and said so
             events, result = s.call("big", n=10)
             assert result["content"][0]["text"] == "b" * 10 and events[0]["id"]

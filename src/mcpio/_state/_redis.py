@@ -271,6 +271,7 @@ class RedisState:
                         if raw.get("type") == "message":
                             await self._dispatch(raw["data"])
             except _DOWN as exc:
+                self._subscribed.clear()  # not ready until the bus listens again
                 log.info("the Redis bus is down (%s); resubscribing", exc)
                 await asyncio.sleep(0.5)
 
@@ -288,6 +289,8 @@ class RedisState:
                 log.exception("a bus message handler failed")
 
     async def ready(self) -> bool:
+        if self._subscribed is not None and not self._subscribed.is_set():
+            return False  # started, but the bus is not listening (Redis restarting)
         try:
             return bool(await _call(self.client.ping))
         except StateUnavailable:
