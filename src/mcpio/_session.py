@@ -43,7 +43,7 @@ from ._protocol._events import (
     ResponseReceived,
 )
 from ._protocol._framing import Oversized
-from ._transports._base import Transport, serving
+from ._transports._base import Transport, routing_key, serving
 
 log = logging.getLogger("mcpio.session")
 
@@ -175,7 +175,7 @@ class Session:
     async def _serve(self, ev: RequestReceived) -> None:
         conn = self.connection
         id_ = ev.id
-        serving.set((self.transport, id_))  # this task's own context: what it sends relates to id_
+        serving.set((routing_key(self.transport), id_))  # this task's own context: what it sends relates to id_
         try:
             try:
                 if conn.is_cancelled(id_):  # cancelled before it started: never run it

@@ -100,6 +100,10 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-remote", action="store_true", help="http: allow binding an address other than loopback")
     p.add_argument("--legacy-sse", action="store_true",
                    help="http: also serve the 2024-11-05 HTTP+SSE transport at /sse and /messages")
+    p.add_argument("--redis", metavar="URL", default=None,
+                   help="http: keep the server's state (the SSE event store) on Redis, redis://HOST:PORT/DB")
+    p.add_argument("--redis", metavar="URL", default=None,
+                   help="http: keep the server's state (the SSE event store) on Redis, redis://HOST:PORT/DB")
     p.add_argument("--reload", action="store_true",
                    help="stdio: restart the server when a .py file below its folder changes (the host stays connected)")
     p.add_argument("-v", "--verbose", action="store_true", help="full tracebacks for errors in the server's code")

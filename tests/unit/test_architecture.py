@@ -18,7 +18,7 @@ LAYERS = {
     "_version": 0, "_errors": 0, "_jsonrpc": 0, "_versions": 0, "_schema": 0, "_schema_types": 0, "_schema_errors": 0,
     "_docstrings": 0, "_uritemplate": 0, "_content": 0, "_types": 0, "_safepath": 0,
     "_protocol": 1,
-    "_transports": 2,
+    "_transports": 2, "_state": 2,
     "_session": 3,
     "_server": 4, "_client": 4, "_host": 4, "_auth": 4,
     "cli": 5, "auth": 5, "_cli": 5, "_inspect": 5, "__main__": 5,
@@ -102,7 +102,7 @@ def test_import_does_not_load_http_cli_or_pydantic(stmt):
     code = f"{stmt}; import sys, json; print(json.dumps(sorted(sys.modules)))"
     mods = json.loads(subprocess.run([sys.executable, "-X", "importtime", "-c", code], capture_output=True, text=True, check=True).stdout)
     forbidden = [m for m in mods if m.split(".")[0] in {"httpx", "uvicorn", "starlette", "pydantic", "argparse", "mcp", "anyio", "h11",
-                                                        "jwt", "cryptography"}
+                                                        "jwt", "cryptography", "redis"}
                  or m.startswith(("mcpio.cli", "mcpio._cli", "mcpio._http", "mcpio._transports._http", "mcpio._auth",
                                   "mcpio.auth", "mcpio._inspect", "mcpio._transports._uvicorn"))]
     assert not forbidden, forbidden
@@ -115,3 +115,10 @@ def test_scoped_items_and_the_stdio_path_load_nothing_of_auth():
             "print(json.dumps(sorted(sys.modules)))")
     mods = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
     assert not [m for m in mods if m.split(".")[0] in {"jwt", "cryptography", "httpx"} or "auth" in m], mods
+
+
+def test_the_state_seam_imports_redis_only_for_a_redis_state():
+    code = ("import sys, mcpio._state as st; st.MemoryState(); before = 'redis' in sys.modules; "
+            "st.RedisState; print(before, 'redis' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True"]

@@ -263,12 +263,43 @@ def test_memory_event_store_is_scoped_bounded_and_skips_priming():
         ids = [await store.store("s1", "1", f"m{i}".encode()) for i in range(4)]
         other = await store.store("s1", "2", b"other-stream")
         assert (await store.replay_after("s1", ids[1]))[1] == [(ids[2], b"m2"), (ids[3], b"m3")]
-        assert (await store.replay_after("s1", prime))[1] == [(i, f"m{n}".encode()) for n, i in enumerate(ids) if n >= 1]
+        assert (await store.replay_after("s1", ids[0]))[1] == [(i, f"m{n}".encode()) for n, i in enumerate(ids) if n >= 1]
+        assert await store.replay_after("s1", prime) is None  # m0 was evicted: no replay with a hole
         assert await store.replay_after("s2", ids[0]) is None  # another session sees nothing
         assert (await store.replay_after("s1", other))[1] == []
         assert await store.replay_after("s1", "9-1") is None and await store.replay_after("s1", "junk") is None
         assert len(store) == 4
         await store.forget("s1")
-        assert len(store) == 0
+        assert len(store) == 0 and store.bytes == 0
+
+    asyncio.run(go())
+
+
+def test_memory_event_store_bounds_bytes_per_session_and_in_total_oldest_first():
+    import asyncio
+
+    from mcpio._transports._http_events import EVENT_OVERHEAD
+
+    cost = 1000 + EVENT_OVERHEAD
+
+    async def go():
+        store = MemoryEventStore(max_session_bytes=5 * cost, max_total_bytes=8 * cost)
+        a = [await store.store("a", str(i), b"x" * 1000) for i in range(7)]  # seven streams, one event each
+        assert store.bytes == 5 * cost and store.evicted == 2
+        assert await store.replay_after("a", "0-0") is None and await store.replay_after("a", "1-0") is None
+        assert (await store.replay_after("a", "2-0"))[1] == [(a[2], b"x" * 1000)]
+        b = [await store.store("b", "1", b"y" * 1000) for _ in range(4)]
+        assert store.bytes == 8 * cost  # the total bound took a's oldest, not b's
+        assert await store.replay_after("a", "2-0") is None
+        assert (await store.replay_after("a", "3-0"))[1] == [(a[3], b"x" * 1000)]
+        assert len((await store.replay_after("b", "1-0"))[1]) == 4 and b
+        await store.discard_stream("b", "1")  # delivered: dropped at once
+        assert store.bytes == 4 * cost and await store.replay_after("b", "1-0") is None
+        big = await store.store("c", "1", b"z" * (6 * cost))  # larger than a session's bound: not kept
+        assert store.bytes == 4 * cost and await store.replay_after("c", big) is not None
+        assert await store.replay_after("c", "1-0") is None
+        for sid in "abc":
+            await store.forget(sid)
+        assert store.bytes == 0 and len(store) == 0
 
     asyncio.run(go())

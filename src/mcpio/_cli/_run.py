@@ -222,7 +222,7 @@ def find_server(module: Any, obj: str | None, where: str) -> Server:
 
 
 def run_app(app: str, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp",
-            allow_remote: bool = False, legacy_sse: bool = False, auth: Any = None) -> int:
+            allow_remote: bool = False, legacy_sse: bool = False, auth: Any = None, redis: str | None = None) -> int:
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport {transport}: use stdio or http")
     server, where = load_server(app)
@@ -249,6 +249,16 @@ def run_app(app: str, transport: str = "stdio", *, host: str = "127.0.0.1", port
     except ImportError:
         raise UsageError("serving HTTP needs uvicorn: pip install 'mcpio[http]'") from None
     check_port(host, port)  # before the banner: a busy port is one clear line, not a banner and a traceback
+    if redis is not None:  # checked before "serving": Redis down at start is one line, exit 1
+        from .._state import StateUnavailable, check_reachable
+
+        try:
+            check_reachable(redis)
+        except ImportError:
+            raise UsageError("--redis needs the redis package: pip install 'mcpio[redis]'") from None
+        except StateUnavailable as exc:
+            print(f"mcpio: {exc}", file=sys.stderr, flush=True)
+            return 1
     shown = f"[{host}]" if ":" in host else host
     url = f"http://{shown}:{port}{path}"
     if sys.stderr.isatty():
@@ -258,7 +268,7 @@ def run_app(app: str, transport: str = "stdio", *, host: str = "127.0.0.1", port
     from ._auth_flags import serve_options
 
     server.run("http", host=host, port=port, path=path, allow_remote=allow_remote, legacy_sse=legacy_sse,
-               **serve_options(auth))
+               redis=redis, **serve_options(auth))
     return 0
 
 
@@ -273,4 +283,5 @@ def command(args: Any) -> int:
     from ._auth_flags import resource_server_from
 
     return run_app(args.app, args.transport, host=args.host, port=args.port, path=args.path,
-                   allow_remote=args.allow_remote, legacy_sse=args.legacy_sse, auth=resource_server_from(args))
+                   allow_remote=args.allow_remote, legacy_sse=args.legacy_sse, auth=resource_server_from(args),
+                   redis=args.redis)

@@ -124,6 +124,7 @@ class Server:
         self._lifespan_value: Any = None
         self._background: set[asyncio.Task] = set()
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop serving our sessions
+        self._state_bus: Any = None  # the state backend of http_app(state=...): cross-process fan-out
         self._http_trace: Any = None  # MCPIO_TRACE for HTTP sessions: None = not looked at yet, False = off
 
     # ================================================================ registration
@@ -272,9 +273,26 @@ class Server:
 
     async def notify_resource_updated(self, uri: str) -> None:
         """Tell every client subscribed to ``uri`` that it changed (``notifications/resources/updated``):
-        legacy ``resources/subscribe`` subscribers and modern ``subscriptions/listen`` streams."""
+        legacy ``resources/subscribe`` subscribers and modern ``subscriptions/listen`` streams,
+        on every process that shares this server's state backend (``http_app(state=...)``)."""
+        await self._resource_updated_here(uri)
+        bus = self._state_bus
+        if bus is not None:
+            from .._state._base import StateUnavailable
+
+            try:
+                await bus.publish({"type": "resources/updated", "uri": uri})
+            except StateUnavailable as exc:
+                log.warning("resource update of %s not sent to the other processes: %s", uri, exc)
+
+    async def _resource_updated_here(self, uri: str) -> None:
         for session, params in list(updated_targets(iter(list(self._sessions)), uri)):
             await session.notify("notifications/resources/updated", params)
+
+    async def _on_state_message(self, message: dict[str, Any]) -> None:
+        """A message another process published on the state backend's bus."""
+        if message.get("type") == "resources/updated" and isinstance(message.get("uri"), str):
+            await self._resource_updated_here(message["uri"])
 
     # ================================================================ capabilities
     def capabilities(self, rules: Rules) -> dict[str, Any]:
@@ -473,8 +491,10 @@ class Server:
 
         Options (keyword-only): ``allowed_hosts`` / ``allowed_origins`` (default: localhost,
         127.0.0.1 and [::1] on any port; ``["*"]`` allows all), ``max_body_size`` (16 MiB),
-        ``session_timeout`` (1800 s idle), ``max_sessions`` (10000), ``event_store`` (an
-        in-memory store by default; None disables resumability), ``retry_ms`` (1000),
+        ``session_timeout`` (1800 s idle), ``max_sessions`` (10000), ``state`` (the state
+        backend, ``mcpio._state.MemoryState()`` by default, or ``RedisState(url)``: every piece
+        of cross-request state, bounded), ``event_store`` (the backend's by default; None
+        disables resumability), ``retry_ms`` (1000),
         ``keepalive`` (15 s), ``sse_after`` (1 s: a silent request switches to SSE),
         ``legacy_sse=True`` (also serve the 2024-11-05 HTTP+SSE transport at ``sse_path``
         "/sse" and ``message_path`` "/messages"). Mount it in Starlette or FastAPI, or serve it
@@ -497,6 +517,10 @@ class Server:
                 finally:
                     await guard.aclose()
 
+        state = options.get("state")
+        if state is not None and state is not self._state_bus:  # one bus per server: its fan-out
+            self._state_bus = state
+            state.on_message(self._on_state_message)
         return StreamableHTTPApp(self._serve_http, path=path, tool_schema=self._tool_schema,
                                  lifespan=lifespan, **options)
 
@@ -537,7 +561,7 @@ class Server:
                          allow_remote: bool = False, log_level: str = "warning", max_connections: int = 1000,
                          header_timeout: float = 10.0, timeout_keep_alive: int = 5,
                          h11_max_incomplete_event_size: int = 64 * 1024, limit_concurrency: int | None = None,
-                         **options: Any) -> None:
+                         redis: str | None = None, **options: Any) -> None:
         """Serve :meth:`http_app` with uvicorn (``pip install mcpio[http]``) until cancelled.
 
         Binding an address other than loopback needs ``auth=`` (a :class:`mcpio.auth.ResourceServer`)
@@ -550,7 +574,9 @@ class Server:
         idle keep-alive connections close after ``timeout_keep_alive`` seconds; a request
         head is at most ``h11_max_incomplete_event_size`` bytes; ``limit_concurrency`` is
         uvicorn's (503 past it; off by default). Repeated server warnings are logged once a
-        minute as one line. Other ``options`` go to :meth:`http_app`.
+        minute as one line. ``redis="redis://HOST:PORT/DB"`` keeps the server's state on Redis
+        (``pip install 'mcpio[redis]'``); raises ``mcpio._state.StateUnavailable`` before
+        listening if it cannot be reached. Other ``options`` go to :meth:`http_app`.
         """
         from .._protocol._http import is_loopback
 
@@ -563,6 +589,12 @@ class Server:
             from .._transports import _uvicorn
         except ImportError:
             raise RuntimeError("serving HTTP needs uvicorn: pip install 'mcpio[http]'") from None
+        if redis is not None:
+            from .._state import RedisState
+
+            options["state"] = RedisState(redis)
+        if options.get("state") is not None:
+            await options["state"].start()  # StateUnavailable: not reachable, do not listen
         app = self.http_app(path, **options)
         cfg = _uvicorn.config(app, host, port, log_level=log_level, max_connections=max_connections,
                               header_timeout=header_timeout, timeout_keep_alive=timeout_keep_alive,
@@ -578,8 +610,14 @@ class Server:
         """
         _configure_logging()
         if transport == "http":
-            with contextlib.suppress(KeyboardInterrupt):
-                asyncio.run(self.serve_http(host, port, **options))
+            from .._state._base import StateUnavailable
+
+            try:
+                with contextlib.suppress(KeyboardInterrupt):
+                    asyncio.run(self.serve_http(host, port, **options))
+            except StateUnavailable as exc:  # one line, exit status 1 (Redis down at start)
+                sys.stderr.write(f"mcpio: {exc}\n")
+                raise SystemExit(1) from None
             return
         if transport != "stdio":
             raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")

@@ -6,10 +6,12 @@ exceeded the size limit (so the session can answer it and go on), and raises
 :class:`~mcpio._errors.EndOfStream` once the peer has closed and every frame was delivered.
 ``send`` may wait (backpressure) but never reorders. ``aclose`` is idempotent and bounded.
 
-:data:`serving` names the incoming request the current task is serving, as (transport, id):
-the session engine sets it in each request's task, so a transport that carries several
-streams (Streamable HTTP) can put what a handler sends — progress, logs, requests to the
-client — on the stream of the request it belongs to.
+:data:`serving` names the incoming request the current task is serving, as (key, id): the
+session engine sets it in each request's task, so a transport that carries several streams
+(Streamable HTTP) can put what a handler sends — progress, logs, requests to the client — on
+the stream of the request it belongs to. ``key`` is :func:`routing_key` of the session's
+transport, which is the same whatever wrappers (a trace, middleware) the transport wears: a
+wrapper forwards the attributes it does not define to what it wraps, ``routing_key`` included.
 """
 
 from __future__ import annotations
@@ -30,3 +32,10 @@ class Transport(Protocol):
     async def receive(self) -> Frame: ...
 
     async def aclose(self) -> None: ...
+
+
+def routing_key(transport: Any) -> Any:
+    """The identity :data:`serving` records for ``transport``: its ``routing_key`` attribute
+    when it has one (reached through any wrapper that forwards attributes), else itself."""
+    key = getattr(transport, "routing_key", None)
+    return transport if key is None else key

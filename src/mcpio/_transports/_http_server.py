@@ -40,6 +40,7 @@ from typing import Any
 from .. import _jsonrpc as rpc
 from .._protocol import _http as h
 from .._versions import RULES
+from .._state._base import StateBackend, StateUnavailable
 from ._http_events import EventStore, MemoryEventStore
 from ._http_server_sse import LegacySSE
 from ._http_server_streams import (
@@ -62,6 +63,7 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 Serve = Callable[[Any, bool], Awaitable[None]]
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
+HEALTH_PATHS = ("/healthz", "/readyz")
 RETRY_AFTER = 5  # seconds, in the 503 of the session cap
 _UNSET: Any = object()
 
@@ -80,6 +82,7 @@ class StreamableHTTPApp:
         session_timeout: float = 1800.0,
         max_sessions: int = 10_000,
         event_store: EventStore | None = _UNSET,
+        state: StateBackend | None = None,
         retry_ms: int = 1000,
         keepalive: float = 15.0,
         sse_after: float = 1.0,
@@ -98,7 +101,12 @@ class StreamableHTTPApp:
         self.max_body_size = max_body_size
         self.session_timeout = session_timeout
         self.max_sessions = max_sessions
-        self.event_store = MemoryEventStore() if event_store is _UNSET else event_store
+        # The state seam: every piece of cross-request state comes from one backend (mcpio._state);
+        # ``event_store=`` (older API) overrides its store, None turns resumability off.
+        self.state: StateBackend | None = state
+        if event_store is _UNSET:
+            event_store = state.events if state is not None else MemoryEventStore()
+        self.event_store = event_store
         self.retry_ms = retry_ms
         self.keepalive = keepalive
         self.sse_after = sse_after
@@ -123,6 +131,10 @@ class StreamableHTTPApp:
         if kind != "http":
             return
         await self._ensure_started()
+        route = _route_path(scope)
+        if route in HEALTH_PATHS and route != self.path and scope.get("method") in ("GET", "HEAD"):
+            await self._health(send, route)  # before Host checks: probes come by address
+            return
         if self.auth is not None:
             admitted = await self.auth(scope, receive, send)
             if admitted is None:
@@ -130,7 +142,6 @@ class StreamableHTTPApp:
             receive, send = admitted
         headers = h.header_map(scope.get("headers") or ())
         refusal = h.check_host(headers, self.allowed_hosts) or h.check_origin(headers, self.allowed_origins)
-        route = _route_path(scope)
         if self.sse is not None and route in (self.sse.sse_path, self.sse.message_path):
             if refusal is not None:
                 await refuse(send, refusal)
@@ -156,6 +167,12 @@ class StreamableHTTPApp:
                                              headers=(("allow", "GET, POST, DELETE"),)))
         except Disconnected:
             return
+        except StateUnavailable as exc:  # the backend (Redis) is down: the request was fine, retry it
+            log.warning("state backend unavailable: %s", exc)
+            with contextlib.suppress(Exception):  # the response may have started already
+                await refuse(send, h.refuse(503, f"Service Unavailable: the server's state store is unreachable "
+                                             f"({exc}); the request itself is fine: retry after "
+                                             f"{exc.retry_after} s", headers=(("retry-after", str(exc.retry_after)),)))
 
     # ================================================================ POST
     async def _post(self, receive: Receive, send: Send, headers: dict[str, str]) -> None:
@@ -314,21 +331,23 @@ class StreamableHTTPApp:
             if live is not None and live.attached:
                 await refuse(send, h.refuse(409, "Conflict: that stream is already being read"))
                 return
+            found = await self.event_store.replay_after(transport.id, last)
+            if found is None:  # a replay with a hole would lose messages silently: refuse it
+                await refuse(send, h.refuse(404, f"Not Found: cannot resume at Last-Event-ID {last!r}: the id is "
+                                             "unknown, or events after it were discarded (the event store keeps "
+                                             "them for a limited time and size); re-send the requests whose "
+                                             "answers you are missing"))
+                return
+            replay = found[1]
+            stream: Stream | None = live
             if live is not None:
                 live.reattach()
-            found = await self.event_store.replay_after(transport.id, last)
-            if found is None and live is None:
-                await refuse(send, h.refuse(404, f"Not Found: no stream to resume at Last-Event-ID {last!r} "
-                                             "(unknown, or expired from the event store)"))
-                return
-            replay = found[1] if found is not None else []
-            stream: Stream | None = live
-            if live is None:  # that stream is complete: replay it, then end
-                stream = Stream(parsed[0] if parsed else "x", era=h.LEGACY, json_ok=False)
-                stream.finished = True
-            else:
                 live.json_ok = False
                 live.priming = False
+            else:  # that stream is complete: replay it, then end
+                stream = Stream(found[0], era=h.LEGACY, json_ok=False, store=self.event_store,
+                                session_id=transport.id)
+                stream.finished = True
         else:
             stream = transport.open_get_stream(priming=priming)
             if stream is None:
@@ -376,7 +395,10 @@ class StreamableHTTPApp:
                 if self.sessions.get(sid) is transport:
                     del self.sessions[sid]
                 if self.event_store is not None:
-                    await self.event_store.forget(sid)
+                    try:
+                        await self.event_store.forget(sid)
+                    except StateUnavailable:  # Redis down: its keys expire on their own (ttl)
+                        log.info("session %s ended while the state store was unreachable", sid)
 
         self._spawn(run())
 
@@ -419,10 +441,16 @@ class StreamableHTTPApp:
     async def _hold_lifespan(self) -> None:
         assert self._started is not None and self._stop is not None
         try:
-            async with (self._lifespan() if self._lifespan is not None else contextlib.nullcontext()):
-                self._started.set_result(None)
-                await self._stop.wait()
-                await self._close_sessions()
+            if self.state is not None:
+                await self.state.start()  # StateUnavailable: the server does not start
+            try:
+                async with (self._lifespan() if self._lifespan is not None else contextlib.nullcontext()):
+                    self._started.set_result(None)
+                    await self._stop.wait()
+                    await self._close_sessions()
+            finally:
+                if self.state is not None:
+                    await self.state.aclose()
         except BaseException as exc:
             if not self._started.done():
                 self._started.set_exception(exc)
@@ -474,6 +502,14 @@ class StreamableHTTPApp:
                 await self.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+    async def _health(self, send: Send, route: str) -> None:
+        """``/healthz``: the process serves (200). ``/readyz``: the state backend answers too
+        (200, else 503 with Retry-After), for load balancers and orchestrators."""
+        if route == "/healthz" or self.state is None or await self.state.ready():
+            await plain(send, 200, b"ok\n")
+        else:
+            await plain(send, 503, b"state store unreachable\n", [(b"retry-after", b"2")])
 
     # ================================================================ helpers
     async def read_body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:

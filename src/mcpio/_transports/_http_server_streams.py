@@ -41,6 +41,7 @@ import msgspec
 from .. import _jsonrpc as rpc
 from .._errors import EndOfStream, TransportError
 from .._protocol import _http as h
+from .._state._base import StateUnavailable
 from ._base import serving
 from ._http_events import EventStore
 
@@ -97,6 +98,7 @@ class Stream:
         self.gone = False  # the client closed the connection
         self.detach_retry: int | None = None  # close_stream() asked to end the connection
         self.on_done: Callable[[Stream], None] | None = None
+        self.released = asyncio.Event()  # set while no HTTP response is attached
 
     async def put(self, frame: bytes, final: bool) -> None:
         if final:
@@ -105,7 +107,7 @@ class Stream:
             self.items.append(frame)
             self.wake.set()
         elif self.store is not None and self.started:
-            await self.store.store(self.session_id, self.id, frame)  # kept for Last-Event-ID
+            await self._store(frame)  # kept for Last-Event-ID (not if the store is unreachable)
         else:
             log.debug("dropping a message for closed stream %s", self.id)
         if final and not self.attached and self.on_done is not None:
@@ -165,7 +167,7 @@ class Stream:
         self.started = True
         retry_sent = False
         if self.priming and self.store is not None:
-            eid = await self.store.store(self.session_id, self.id, b"")
+            eid = await self._store(b"")
             await _body(send, h.sse_event(b"", id=eid, retry=retry_ms))
             retry_sent = True
         elif not self.items and not replay:
@@ -175,7 +177,7 @@ class Stream:
         while True:
             while self.items and not self.gone:
                 frame = self.items.popleft()
-                eid = await self.store.store(self.session_id, self.id, frame) if self.store is not None else None
+                eid = await self._store(frame) if self.store is not None else None
                 await _body(send, h.sse_event(frame, id=eid))
             if self.gone or (self.finished and not self.items):
                 break
@@ -187,10 +189,27 @@ class Stream:
                 await _body(send, h.sse_comment())
         if not self.gone:
             await send({"type": "http.response.body", "body": b"", "more_body": False})
+            if self.finished and self.store is not None:
+                # Delivered whole and closed cleanly: resumption cannot need it any more.
+                discard = getattr(self.store, "discard_stream", None)  # optional for older stores
+                if discard is not None:
+                    with contextlib.suppress(StateUnavailable):  # its keys expire on their own
+                        await discard(self.session_id, self.id)
+
+    async def _store(self, frame: bytes) -> str | None:
+        """Record a frame for resumption and return its event id; with the store unreachable
+        (Redis down) the frame goes out without an id: delivered now, not resumable."""
+        assert self.store is not None
+        try:
+            return await self.store.store(self.session_id, self.id, frame)
+        except StateUnavailable as exc:
+            log.warning("SSE event not stored, the stream cannot resume past it: %s", exc)
+            return None
 
     def _release(self) -> None:
         """The HTTP response ended: what is still queued goes to the store (or is dropped)."""
         self.attached = False
+        self.released.set()
         left = list(self.items)
         self.items.clear()
         self.detach_retry = None
@@ -204,6 +223,7 @@ class Stream:
 
     def reattach(self) -> None:
         self.attached = True
+        self.released.clear()
         self.gone = False
         self.items.clear()
         self.wake.clear()
@@ -217,8 +237,11 @@ _STORING: set[asyncio.Task[None]] = set()
 
 
 async def _store_all(store: EventStore, session_id: str, stream_id: str, frames: list[bytes]) -> None:
-    for f in frames:
-        await store.store(session_id, stream_id, f)
+    try:
+        for f in frames:
+            await store.store(session_id, stream_id, f)
+    except StateUnavailable as exc:
+        log.warning("SSE events of stream %s lost for resumption: %s", stream_id, exc)
 
 
 async def _body(send: Send, data: bytes) -> None:
@@ -287,6 +310,12 @@ class LegacyTransport:
         self.closed = False
         self.last_active = time.monotonic()
 
+    @property
+    def routing_key(self) -> LegacyTransport:
+        """What :data:`~._base.serving` records for this session, whatever wraps the transport
+        (``MCPIO_TRACE``'s :class:`~._trace.Traced` included): routing never compares wrappers."""
+        return self
+
     # ---- the Transport interface, for the Session engine
     async def receive(self) -> bytes:
         item = await self._inbox.get()
@@ -312,7 +341,7 @@ class LegacyTransport:
             return
         stream = None
         related = serving.get()
-        if related is not None and related[0] is self:
+        if related is not None and related[0] is self.routing_key:
             s = self._by_request.get(related[1])
             if s is not None and s.sse_ok and not s.finished:
                 stream = s
@@ -369,8 +398,12 @@ class LegacyTransport:
         """End the HTTP connection carrying ``request_id``'s stream now; the client resumes with
         GET + Last-Event-ID after ``retry_ms`` and gets the rest there (SEP-1699 polling)."""
         s = self._by_request.get(request_id)
-        if s is not None:
+        if s is not None and s.attached:
             s.detach(retry_ms if retry_ms is not None else self.retry_ms)
+            if s.detach_retry is not None:  # returns once the connection has ended (bounded)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(5):
+                        await s.released.wait()
 
     retry_ms = 1000
     # Set by the server: cancel what the session has in flight (DELETE: nobody can receive it).

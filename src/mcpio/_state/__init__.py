@@ -1,0 +1,54 @@
+"""The state backend seam of the HTTP server: every piece of cross-request state behind one
+bounded backend, entering :class:`~mcpio._transports._http_server.StreamableHTTPApp` through
+one parameter, ``http_app(state=...)``.
+
+* :class:`MemoryState` — in this process (the default; what ``http_app()`` uses without
+  ``state``), no extra dependency and no extra cost.
+* :class:`RedisState` — on Redis or Valkey (``pip install 'mcpio[redis]'``; ``redis`` is
+  imported only when a RedisState is made): the SSE event store on Redis Streams, shared by
+  every process that points at the same database.
+
+What a backend holds today: the SSE event store (``backend.events``, see
+:mod:`mcpio._transports._http_events` for the interface and the bounds) and a bus between the
+processes that share it (``publish`` / ``on_message``), which the server uses to carry
+``notify_resource_updated`` to every process. Legacy sessions, the routing of a request's
+messages between processes and tasks are not behind the seam yet (see
+docs/guides/deploying-at-scale.md for what works across processes).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._base import StateBackend, StateUnavailable
+from ._memory import MemoryState
+
+if TYPE_CHECKING:
+    from ._redis import RedisState
+
+__all__ = ["MemoryState", "RedisState", "StateBackend", "StateUnavailable", "check_reachable"]
+
+
+def check_reachable(url: str) -> None:
+    """Raise :class:`StateUnavailable` (one line, password redacted) unless Redis answers at
+    ``url``; for command lines, before they announce that they serve."""
+    import asyncio
+
+    from ._redis import RedisState
+
+    async def ping() -> None:
+        state = RedisState(url)
+        try:
+            await state.start()
+        finally:
+            await state.aclose()
+
+    asyncio.run(ping())
+
+
+def __getattr__(name: str) -> Any:  # RedisState imports redis: only when asked for
+    if name == "RedisState":
+        from ._redis import RedisState
+
+        return RedisState
+    raise AttributeError(name)

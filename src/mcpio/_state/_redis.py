@@ -1,0 +1,314 @@
+"""The Redis (or Valkey) state backend: the SSE event store on Redis Streams.
+
+Keys, all under ``prefix`` (default ``mcpio:``), for session ``S`` and stream ``T``:
+
+* ``ev:S:T`` — a Redis Stream, one entry per event, entry id ``0-<seq>`` (so the event id
+  ``T-<seq>`` is namespaced by session and stream, and XRANGE replays in order);
+* ``meta:S`` — a hash: ``seq:T`` (last seq), ``lost:T`` (highest seq discarded before it was
+  delivered), ``bytes`` (what the session retains);
+* ``ord:S`` and ``gord`` — sorted sets of the session's / every event by time (oldest first
+  eviction); ``gbytes`` — bytes retained in all; ``evicted`` — a counter.
+
+Every operation is one Lua script, so concurrent writers (several processes) keep the counts
+exact, and the bounds are those of :class:`~mcpio._transports._http_events.MemoryEventStore`:
+bytes per session, bytes in total, events per stream, age. One Redis (or a primary with
+replicas); Redis Cluster is not supported (the scripts touch keys of several sessions).
+Connection errors become :class:`~._base.StateUnavailable` (the server answers 503).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+try:
+    import redis.asyncio as aioredis
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeoutError
+except ImportError:  # pragma: no cover - the extra is missing
+    raise ImportError("RedisState needs the redis package: pip install 'mcpio[redis]'") from None
+
+from .._protocol._http import event_id, parse_event_id
+from .._transports._http_events import (
+    DEFAULT_MAX_EVENTS,
+    DEFAULT_MAX_SESSION_BYTES,
+    DEFAULT_MAX_TOTAL_BYTES,
+    DEFAULT_TTL,
+    EVENT_OVERHEAD,
+)
+from ._base import StateUnavailable
+
+_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
+log = logging.getLogger("mcpio.state")
+
+# Shared by every script: remove one event everywhere (``lose``: it was never delivered, so a
+# resumption before it must be refused), and the age sweep.
+_LIB = """
+local p = ARGV[1]
+local overhead = tonumber(ARGV[2])
+local gord = p .. 'gord'
+local gbytes = p .. 'gbytes'
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+local function split(str)
+  local out = {}
+  for part in string.gmatch(str, '[^|]+') do out[#out + 1] = part end
+  return out
+end
+
+local function kill(s, st, sq, c, lose)
+  local meta = p .. 'meta:' .. s
+  redis.call('XDEL', p .. 'ev:' .. s .. ':' .. st, '0-' .. sq)
+  redis.call('ZREM', p .. 'ord:' .. s, st .. '|' .. sq .. '|' .. c)
+  redis.call('ZREM', gord, s .. '|' .. st .. '|' .. sq .. '|' .. c)
+  redis.call('DECRBY', gbytes, c)
+  if redis.call('EXISTS', meta) == 1 then
+    redis.call('HINCRBY', meta, 'bytes', -tonumber(c))
+    if lose and tonumber(c) > overhead then
+      local lost = tonumber(redis.call('HGET', meta, 'lost:' .. st) or '0')
+      if tonumber(sq) > lost then redis.call('HSET', meta, 'lost:' .. st, sq) end
+    end
+  end
+  if lose and tonumber(c) > overhead then redis.call('INCR', p .. 'evicted') end
+end
+
+local function sweep(ttl_ms)
+  local old = redis.call('ZRANGEBYSCORE', gord, '-inf', '(' .. (now - ttl_ms), 'LIMIT', 0, 256)
+  for _, m in ipairs(old) do
+    local f = split(m)
+    kill(f[1], f[2], f[3], f[4], true)
+  end
+end
+"""
+
+# ARGV: prefix, overhead, session, stream, message, max_events, ttl_ms, max_session, max_total
+_STORE = _LIB + """
+local s, st, msg = ARGV[3], ARGV[4], ARGV[5]
+local max_events, ttl_ms = tonumber(ARGV[6]), tonumber(ARGV[7])
+local max_sb, max_tb = tonumber(ARGV[8]), tonumber(ARGV[9])
+local meta, ord, ev = p .. 'meta:' .. s, p .. 'ord:' .. s, p .. 'ev:' .. s .. ':' .. st
+local seq = redis.call('HINCRBY', meta, 'seq:' .. st, 1)
+local cost = string.len(msg) + overhead
+redis.call('XADD', ev, '0-' .. seq, 'm', msg, 'c', cost)
+redis.call('ZADD', ord, now, st .. '|' .. seq .. '|' .. cost)
+redis.call('ZADD', gord, now, s .. '|' .. st .. '|' .. seq .. '|' .. cost)
+redis.call('HINCRBY', meta, 'bytes', cost)
+redis.call('INCRBY', gbytes, cost)
+while redis.call('XLEN', ev) > max_events do
+  local first = redis.call('XRANGE', ev, '-', '+', 'COUNT', 1)[1]
+  kill(s, st, string.sub(first[1], 3), first[2][4], true)
+end
+while tonumber(redis.call('HGET', meta, 'bytes') or '0') > max_sb do
+  local f = split(redis.call('ZRANGE', ord, 0, 0)[1])
+  kill(s, f[1], f[2], f[3], true)
+end
+while tonumber(redis.call('GET', gbytes) or '0') > max_tb do
+  local f = split(redis.call('ZRANGE', gord, 0, 0)[1])
+  kill(f[1], f[2], f[3], f[4], true)
+end
+sweep(ttl_ms)
+for _, k in ipairs({meta, ord, ev}) do redis.call('PEXPIRE', k, 2 * ttl_ms) end
+return seq
+"""
+
+# ARGV: prefix, overhead, session, stream, seq, ttl_ms -> false | {message, ...} pairs
+_REPLAY = _LIB + """
+local s, st, seq = ARGV[3], ARGV[4], tonumber(ARGV[5])
+sweep(tonumber(ARGV[6]))
+local meta = p .. 'meta:' .. s
+local last = redis.call('HGET', meta, 'seq:' .. st)
+if not last or seq > tonumber(last) then return false end
+if tonumber(redis.call('HGET', meta, 'lost:' .. st) or '0') > seq then return false end
+local out = {}
+for _, e in ipairs(redis.call('XRANGE', p .. 'ev:' .. s .. ':' .. st, '(0-' .. seq, '+')) do
+  if string.len(e[2][2]) > 0 then
+    out[#out + 1] = string.sub(e[1], 3)
+    out[#out + 1] = e[2][2]
+  end
+end
+return out
+"""
+
+# ARGV: prefix, overhead, session, stream ('' for every stream of the session)
+_DISCARD = _LIB + """
+local s, only = ARGV[3], ARGV[4]
+local ord = p .. 'ord:' .. s
+for _, m in ipairs(redis.call('ZRANGE', ord, 0, -1)) do
+  local f = split(m)
+  if only == '' or f[1] == only then kill(s, f[1], f[2], f[3], false) end
+end
+if only == '' then
+  for _, k in ipairs(redis.call('HKEYS', p .. 'meta:' .. s)) do
+    if string.sub(k, 1, 4) == 'seq:' then redis.call('DEL', p .. 'ev:' .. s .. ':' .. string.sub(k, 5)) end
+  end
+  redis.call('DEL', p .. 'meta:' .. s, ord)
+else
+  redis.call('DEL', p .. 'ev:' .. s .. ':' .. only)
+  redis.call('HDEL', p .. 'meta:' .. s, 'lost:' .. only, 'seq:' .. only)
+end
+return 1
+"""
+
+
+async def _call(make: Callable[[], Awaitable[Any]]) -> Any:
+    """Run one Redis command; once more if the connection was found dead (after a Redis
+    restart every pooled connection is stale and fails once, so service resumes by itself);
+    :class:`StateUnavailable` if Redis is really down."""
+    try:
+        return await make()
+    except _DOWN:
+        pass
+    try:
+        return await make()
+    except _DOWN as exc:
+        raise StateUnavailable(f"Redis is unreachable ({exc})") from None
+
+
+class RedisEventStore:
+    """The :class:`~mcpio._transports._http_events.EventStore` on Redis Streams (see the
+    module docstring); the same bounds and answers as the in-memory store."""
+
+    def __init__(self, client: Any, *, prefix: str, max_events: int, ttl: float, max_session_bytes: int,
+                 max_total_bytes: int) -> None:
+        self.client = client
+        self.prefix = prefix
+        self.max_events = max_events
+        self.ttl_ms = int(ttl * 1000)
+        self.max_session_bytes = max_session_bytes
+        self.max_total_bytes = max_total_bytes
+        self._store = client.register_script(_STORE)
+        self._replay = client.register_script(_REPLAY)
+        self._discard = client.register_script(_DISCARD)
+
+    def _args(self, *more: Any) -> list[Any]:
+        return [self.prefix, EVENT_OVERHEAD, *more]
+
+    async def store(self, session_id: str, stream_id: str, message: bytes) -> str:
+        seq = await _call(lambda: self._store(args=self._args(session_id, stream_id, bytes(message), self.max_events,
+                                                              self.ttl_ms, self.max_session_bytes,
+                                                              self.max_total_bytes)))
+        return event_id(stream_id, int(seq))
+
+    async def replay_after(self, session_id: str, last_event_id: str) -> tuple[str, list[tuple[str, bytes]]] | None:
+        parsed = parse_event_id(last_event_id)
+        if parsed is None:
+            return None
+        stream_id, seq = parsed
+        found = await _call(lambda: self._replay(args=self._args(session_id, stream_id, seq, self.ttl_ms)))
+        if found is None:  # the script's false: unknown id, or events after it were discarded
+            return None
+        pairs = [(event_id(stream_id, int(found[i])), bytes(found[i + 1])) for i in range(0, len(found), 2)]
+        return stream_id, pairs
+
+    async def discard_stream(self, session_id: str, stream_id: str) -> None:
+        await self._call_discard(session_id, stream_id)
+
+    async def forget(self, session_id: str) -> None:
+        await self._call_discard(session_id, "")
+
+    async def _call_discard(self, session_id: str, stream_id: str) -> None:
+        await _call(lambda: self._discard(args=self._args(session_id, stream_id)))
+
+    async def stats(self) -> dict[str, int]:
+        """``bytes`` retained and events ``evicted``, all processes together (tests, metrics)."""
+        raw_bytes, evicted = await _call(lambda: self.client.mget(self.prefix + "gbytes", self.prefix + "evicted"))
+        return {"bytes": int(raw_bytes or 0), "evicted": int(evicted or 0)}
+
+
+class RedisState:
+    """State on Redis or Valkey at ``url`` (``redis://HOST:PORT/DB``, ``rediss://`` for TLS):
+    processes that share the URL and ``prefix`` share the event store. Bounds as
+    :class:`~mcpio._state.MemoryState` (they hold for the database as a whole)."""
+
+    def __init__(self, url: str, *, prefix: str = "mcpio:", max_session_bytes: int = DEFAULT_MAX_SESSION_BYTES,
+                 max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES, max_events: int = DEFAULT_MAX_EVENTS,
+                 ttl: float = DEFAULT_TTL, timeout: float = 2.0) -> None:
+        self.url = url
+        self.prefix = prefix
+        self.node = secrets.token_hex(8)  # this process, on the bus
+        self._handlers: list[Callable[[dict[str, Any]], Awaitable[None]]] = []
+        self._listener: asyncio.Task[None] | None = None
+        self._subscribed: asyncio.Event | None = None
+        self.client = aioredis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+        # The bus listens on its own connection, without a read timeout (it is idle between messages).
+        self._bus_client = aioredis.Redis.from_url(url, socket_connect_timeout=timeout, socket_keepalive=True)
+        self.events = RedisEventStore(self.client, prefix=prefix, max_events=max_events, ttl=ttl,
+                                      max_session_bytes=max_session_bytes, max_total_bytes=max_total_bytes)
+
+    async def start(self) -> None:
+        if not await self.ready():
+            raise StateUnavailable(f"cannot reach Redis at {_redact(self.url)}; start it or fix --redis")
+        if self._listener is None:
+            self._subscribed = asyncio.Event()
+            self._listener = asyncio.get_running_loop().create_task(self._listen())
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(5):
+                    await self._subscribed.wait()
+
+    # ---------------------------------------------------------------- the bus (pub/sub)
+    async def publish(self, message: dict[str, Any]) -> None:
+        body = json.dumps({**message, "from": self.node}, separators=(",", ":"))
+        await _call(lambda: self.client.publish(self.prefix + "bus", body))
+
+    def on_message(self, handler: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
+        self._handlers.append(handler)
+
+    async def _listen(self) -> None:
+        """Deliver the bus's messages from other processes; resubscribe after Redis restarts."""
+        assert self._subscribed is not None
+        while True:
+            try:
+                async with self._bus_client.pubsub() as pubsub:
+                    await pubsub.subscribe(self.prefix + "bus")
+                    self._subscribed.set()
+                    async for raw in pubsub.listen():
+                        if raw.get("type") == "message":
+                            await self._dispatch(raw["data"])
+            except _DOWN as exc:
+                self._subscribed.clear()  # not ready until the bus listens again
+                log.info("the Redis bus is down (%s); resubscribing", exc)
+                await asyncio.sleep(0.5)
+
+    async def _dispatch(self, data: bytes) -> None:
+        try:
+            message = json.loads(data)
+        except ValueError:
+            return
+        if not isinstance(message, dict) or message.get("from") == self.node:
+            return
+        for handler in list(self._handlers):
+            try:
+                await handler(message)
+            except Exception:
+                log.exception("a bus message handler failed")
+
+    async def ready(self) -> bool:
+        if self._subscribed is not None and not self._subscribed.is_set():
+            return False  # started, but the bus is not listening (Redis restarting)
+        try:
+            return bool(await _call(self.client.ping))
+        except StateUnavailable:
+            return False
+
+    async def aclose(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            with contextlib.suppress(BaseException):
+                await self._listener
+            self._listener = None
+        await self._bus_client.aclose()
+        await self.client.aclose()
+
+
+def _redact(url: str) -> str:
+    """The URL without its password (never in logs)."""
+    scheme, sep, rest = url.partition("://")
+    if "@" in rest:
+        rest = "***@" + rest.split("@", 1)[1]
+    return scheme + sep + rest
