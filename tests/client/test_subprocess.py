@@ -13,6 +13,7 @@ import pytest
 from mcpio import Client, ConnectionClosed, RequestTimeout, ServerExited, ServerNotFound
 from mcpio._transports._subprocess import SubprocessTransport, build_env
 from tests.client.support import RAW, arun, group_exists, group_members, within
+from tests.support.modes import stdio_mode  # noqa: F401 - autouse: every test here runs in both modes
 
 
 def _wait_gone(pgid: int, seconds: float = 3.0) -> None:

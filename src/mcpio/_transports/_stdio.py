@@ -136,7 +136,10 @@ class StdioServerTransport:
         self._terminated = False  # nothing more may be written
         self._lost: BaseException | None = None  # why stdout failed
         self._paused = False
-        self._mode = stdio_mode(mode)  # "loop" or "threads" (ValueError for anything else)
+        try:
+            self._mode = stdio_mode(mode)  # "loop" or "threads"
+        except ValueError as exc:
+            raise TransportError(str(exc)) from None
         self._read_transport: asyncio.ReadTransport | ThreadReader | None = None
         self._write_transport: asyncio.WriteTransport | ThreadWriter | None = None
         self._writer: _Writer | None = None
