@@ -17,9 +17,11 @@ Contract of :class:`StdioServerTransport` (``await open()``, then ``receive``/``
 * **EOF is shutdown** (pain point #1). stdin EOF ends ``receive`` with EndOfStream after the
   frames already read; the session then answers what is in flight and returns.
 * **Parent death is EOF, even when stdin stays open** (a wrapper such as ``npx``/``uv`` or a
-  grandchild holding the pipe). On Linux ≥ 5.3 a pidfd of the parent makes this immediate;
-  elsewhere ``getppid()`` is polled every ``parent_poll`` seconds (default 0.5) and a *change*
-  of parent (not ``== 1``: subreapers exist) counts, so PID reuse cannot fool it.
+  grandchild holding the pipe). In loop mode a pidfd of the parent (Linux ≥ 5.3) or a kqueue
+  ``NOTE_EXIT`` filter (macOS) makes this immediate; on Windows a thread waits on a handle of
+  the parent; otherwise (and in threads mode on POSIX) ``getppid()`` is polled every
+  ``parent_poll`` seconds (default 0.5) and a *change* of parent (not ``== 1``: subreapers
+  exist) counts, so PID reuse cannot fool it (:func:`mcpio._platform.wait_parent_exit`).
   ``PR_SET_PDEATHSIG`` is deliberately not used: it fires when the parent *thread* that spawned
   us exits (a thread-pool worker in the host), which kills healthy servers.
   ``parent_poll=None`` turns the watch off.
@@ -41,10 +43,12 @@ Contract of :class:`StdioServerTransport` (``await open()``, then ``receive``/``
 * **Backpressure both ways**: reading pauses while ``max_buffered_frames`` frames wait to be
   taken; ``send`` waits while the write buffer is over 4 MiB, and a large frame is handed to
   the pipe in 1 MiB slices, so the write buffer never holds more than about 5 MiB.
-* **File status flags are left alone where it matters**: pipes and sockets use the event
-  loop's pipe transports (O_NONBLOCK, restored at ``aclose()``); a tty, /dev/null or a
-  regular file is read by a daemon thread with blocking ``os.read`` (it never holds a lock an
-  exiting interpreter needs) and written with blocking ``os.write``.
+* **Two modes, one contract** (``mode=``, else ``MCPIO_STDIO_MODE``, else the platform's
+  default). ``"loop"`` (POSIX): pipes and sockets use the event loop's pipe transports
+  (O_NONBLOCK, restored at ``aclose()``). ``"threads"`` (Windows, where the Proactor loop needs
+  overlapped handles nothing guarantees for inherited pipes): daemon threads read and write
+  with blocking calls (:mod:`._threadpipes`), flags untouched. A tty, /dev/null or a regular
+  file is always served by the threads (file status flags are left alone where it matters).
 * ``trace``: an optional ``callable(direction, frame)`` called with ``"in"`` for every frame
   ``receive`` returns and ``"out"`` for every frame ``send`` writes (``MCPIO_TRACE``).
 """
