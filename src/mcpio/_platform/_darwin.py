@@ -10,9 +10,10 @@ import sys
 assert sys.platform != "win32" and sys.platform != "linux"
 
 from ._common import poll_parent, resolver as _resolver  # noqa: E402
-from ._posix import DEFAULT_STDIO_MODE, ProcessTree, on_terminate, spawn_options, wait_ready  # noqa: E402
+from ._posix import (  # noqa: E402
+    DEFAULT_STDIO_MODE, ProcessTree, on_terminate, restore_blocking, spawn_options, wait_ready)
 
-__all__ = ["DEFAULT_STDIO_MODE", "ProcessTree", "on_terminate", "spawn_options", "wait_parent_exit", "wait_ready"]
+__all__ = ["DEFAULT_STDIO_MODE", "ProcessTree", "on_terminate", "restore_blocking", "spawn_options", "wait_parent_exit", "wait_ready"]
 
 
 async def wait_parent_exit(ppid: int, poll: float, *, events: bool = True) -> None:

@@ -86,6 +86,12 @@ def on_terminate(loop: asyncio.AbstractEventLoop, callback: Callable[[], Any]) -
     return True
 
 
+def restore_blocking(fd: int) -> None:
+    """Clear the O_NONBLOCK the event loop's pipe transports set on ``fd`` (it is shared)."""
+    with contextlib.suppress(OSError):
+        os.set_blocking(fd, True)
+
+
 def wait_ready(fd: int, write: bool) -> None:
     """Block until ``fd`` (left non-blocking by someone else sharing it) is ready again."""
     if write:

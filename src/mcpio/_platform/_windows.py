@@ -207,6 +207,10 @@ def on_terminate(loop: asyncio.AbstractEventLoop, callback: Callable[[], Any]) -
     return True
 
 
+def restore_blocking(fd: int) -> None:
+    """Nothing to restore: the Proactor loop does not change a handle's mode."""
+
+
 def wait_ready(fd: int, write: bool) -> None:
     """A pipe someone set to PIPE_NOWAIT has no readiness to wait on: retry shortly."""
     time.sleep(0.01)

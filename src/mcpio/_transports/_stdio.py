@@ -64,7 +64,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._errors import EndOfStream, TransportError
-from .._platform import claim_wire, is_claimed, is_stream, stdio_mode, wait_parent_exit
+from .._platform import claim_wire, is_claimed, is_stream, restore_blocking, stdio_mode, wait_parent_exit
 from .._protocol._framing import DEFAULT_MAX_LINE_SIZE, LineBuffer, Oversized
 from ._base import Frame
 from ._threadpipes import ThreadReader, ThreadWriter
@@ -135,7 +135,7 @@ class StdioServerTransport:
         self._lines = LineBuffer(max_line_size)
         self._frames: collections.deque[Frame] = collections.deque()
         self._max_frames = max(1, max_buffered_frames)
-        self._waiter: asyncio.Future | None = None
+        self._waiter: asyncio.Future[None] | None = None
         self._eof = False  # no more frames will be added
         self._terminated = False  # nothing more may be written
         self._lost: BaseException | None = None  # why stdout failed
@@ -155,7 +155,7 @@ class StdioServerTransport:
         self._nonblocking_fds: list[int] = []  # fds the loop made non-blocking
         self._parent_poll = parent_poll
         self._ppid = os.getppid()
-        self._watchdog: asyncio.Task | None = None
+        self._watchdog: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
         self.trace: Callable[[str, bytes], None] | None = None
@@ -174,15 +174,15 @@ class StdioServerTransport:
                 self._out_fd = self._private_dup(1)
             if self._stdin_fd == 0:
                 self._in_fd = self._private_dup(0)
-        self._writer = _Writer(self)
+        writer = self._writer = _Writer(self)
         if self._mode == "loop" and is_stream(self._out_fd):
             pipe = open(self._out_fd, "wb", buffering=0, closefd=False)  # noqa: SIM115
-            self._write_transport, _ = await loop.connect_write_pipe(lambda: self._writer, pipe)
+            self._write_transport, _ = await loop.connect_write_pipe(lambda: writer, pipe)
             self._nonblocking_fds.append(self._out_fd)
         else:  # threads mode; or a tty, /dev/null or a regular file (blocking writes, flags untouched)
             self._write_transport = ThreadWriter(
-                self._file(self._out_fd, "wb"), loop, on_pause=self._writer.pause_writing,
-                on_resume=self._writer.resume_writing, on_lost=self._writer.connection_lost, name="mcpio-stdout")
+                self._file(self._out_fd, "wb"), loop, on_pause=writer.pause_writing,
+                on_resume=writer.resume_writing, on_lost=writer.connection_lost, name="mcpio-stdout")
         self._write_transport.set_write_buffer_limits(high=_WRITE_HIGH_WATER)
         reader = _Reader(self)
         if self._mode == "loop" and is_stream(self._in_fd):
@@ -412,8 +412,7 @@ class StdioServerTransport:
                 wt.close()
         await asyncio.sleep(0)  # let the transports finish closing before the fds go
         for fd in self._nonblocking_fds:
-            with contextlib.suppress(OSError):
-                os.set_blocking(fd, True)
+            restore_blocking(fd)
         for fd in self._owned_fds:
             with contextlib.suppress(OSError):
                 os.close(fd)

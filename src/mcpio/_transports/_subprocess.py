@@ -46,13 +46,13 @@ import signal
 import subprocess
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from .._errors import ConnectionClosed, EndOfStream, TransportError
 from .._platform import ProcessTree, check_batch_args, spawn_options, stdio_mode
 from .._protocol._framing import DEFAULT_MAX_LINE_SIZE, LineBuffer
 from ._base import Frame
-from ._threadpipes import ThreadSubprocess
+from ._threadpipes import ThreadReader, ThreadSubprocess, ThreadWriter
 
 log = logging.getLogger("mcpio.client")
 stderr_log = logging.getLogger("mcpio.server.stderr")
@@ -209,15 +209,16 @@ class SubprocessTransport:
         except ValueError as exc:
             raise TransportError(str(exc)) from None
         loop = asyncio.get_running_loop()
-        pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+        pipe = subprocess.PIPE
         try:
             if self.mode == "threads":
-                proc = subprocess.Popen([exe, *self.args], bufsize=0, env=self.env, cwd=self.cwd, **pipes,
-                                        **spawn_options())
+                proc = subprocess.Popen([exe, *self.args], bufsize=0, env=self.env, cwd=self.cwd, stdin=pipe,
+                                        stdout=pipe, stderr=pipe, **spawn_options())
                 self._transport = ThreadSubprocess(loop, _Protocol(self), proc)
             else:
                 self._transport, _ = await loop.subprocess_exec(
-                    lambda: _Protocol(self), exe, *self.args, env=self.env, cwd=self.cwd, **pipes, **spawn_options())
+                    lambda: _Protocol(self), exe, *self.args, env=self.env, cwd=self.cwd, stdin=pipe, stdout=pipe,
+                    stderr=pipe, **spawn_options())
         except OSError as exc:
             raise TransportError(f"cannot start MCP server {exe!r}: {exc.strerror or exc}") from exc
         self.pid = self._transport.get_pid()
@@ -232,10 +233,10 @@ class SubprocessTransport:
         if frames:
             self._frames.extend(frames)
             self._wake()
-            if len(self._frames) >= _HIGH_FRAMES and not self._reading_paused and self._transport is not None:
-                pipe = self._transport.get_pipe_transport(1)
+            if len(self._frames) >= _HIGH_FRAMES and not self._reading_paused:
+                pipe = self._stdout_pipe()
                 if pipe is not None:
-                    pipe.pause_reading()  # type: ignore[attr-defined]
+                    pipe.pause_reading()
                     self._reading_paused = True
 
     def _on_stdout_eof(self) -> None:
@@ -290,11 +291,11 @@ class SubprocessTransport:
         while True:
             if self._frames:
                 frame = self._frames.popleft()
-                if self._reading_paused and len(self._frames) <= _LOW_FRAMES and self._transport is not None:
+                if self._reading_paused and len(self._frames) <= _LOW_FRAMES:
                     self._reading_paused = False
-                    pipe = self._transport.get_pipe_transport(1)
+                    pipe = self._stdout_pipe()
                     if pipe is not None:
-                        pipe.resume_reading()  # type: ignore[attr-defined]
+                        pipe.resume_reading()
                 return frame
             if self._eof:
                 raise EndOfStream()
@@ -305,15 +306,23 @@ class SubprocessTransport:
                 self._waiter = None
 
     async def send(self, frame: bytes) -> None:
-        pipe = self._transport.get_pipe_transport(0) if self._transport is not None else None
+        pipe = self._stdin_pipe()
         if pipe is None or pipe.is_closing() or self._closed:
             raise TransportError(self.describe_close())
-        pipe.write(frame)  # type: ignore[attr-defined]
-        pipe.write(b"\n")  # type: ignore[attr-defined]
+        pipe.write(frame)
+        pipe.write(b"\n")
         if not self._can_write.is_set():
             await self._can_write.wait()
             if pipe.is_closing():
                 raise TransportError(self.describe_close())
+
+    def _stdin_pipe(self) -> asyncio.WriteTransport | ThreadWriter | None:
+        pipe = self._transport.get_pipe_transport(0) if self._transport is not None else None
+        return cast("asyncio.WriteTransport | ThreadWriter | None", pipe)
+
+    def _stdout_pipe(self) -> asyncio.ReadTransport | ThreadReader | None:
+        pipe = self._transport.get_pipe_transport(1) if self._transport is not None else None
+        return cast("asyncio.ReadTransport | ThreadReader | None", pipe)
 
     # ------------------------------------------------------------------ what happened
     @property

@@ -27,7 +27,7 @@ import contextlib
 import subprocess
 import threading
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import IO, Any
 
 from .._platform import wait_ready
 
@@ -44,7 +44,7 @@ def _post(loop: asyncio.AbstractEventLoop, callback: Callable[..., Any], *args: 
 
 
 class ThreadReader:
-    def __init__(self, file: BinaryIO, loop: asyncio.AbstractEventLoop, *, on_data: Callable[[bytes], Any],
+    def __init__(self, file: IO[bytes], loop: asyncio.AbstractEventLoop, *, on_data: Callable[[bytes], Any],
                  on_eof: Callable[[], Any], closefd: bool = True, name: str = "mcpio-read") -> None:
         self._file = file
         self._loop = loop
@@ -111,7 +111,7 @@ class ThreadReader:
 
 
 class ThreadWriter:
-    def __init__(self, file: BinaryIO, loop: asyncio.AbstractEventLoop, *, on_pause: Callable[[], Any],
+    def __init__(self, file: IO[bytes], loop: asyncio.AbstractEventLoop, *, on_pause: Callable[[], Any],
                  on_resume: Callable[[], Any], on_lost: Callable[[BaseException | None], Any],
                  closefd: bool = True, name: str = "mcpio-write") -> None:
         self._file = file
