@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .._host._config import ConfigError, known_files, section_key, strip_jsonc
+from .._platform import interpreter
 from ._output import error
 from ._run import split_app
 from ._targets import UsageError
@@ -35,7 +36,7 @@ def entry_for(host: str, app: str, env: dict[str, str]) -> dict[str, Any]:
     """The configuration entry that runs ``app`` (FILE[:OBJECT] or a module) for ``host``."""
     where, obj = split_app(app)
     env = dict(env)
-    if where.endswith(".py") or os.sep in where or os.path.exists(where):
+    if where.endswith(".py") or os.sep in where or (os.altsep and os.altsep in where) or os.path.exists(where):
         path = Path(where).expanduser().resolve()
         if not path.is_file():
             raise UsageError(f"{where}: no such file")
@@ -43,7 +44,8 @@ def entry_for(host: str, app: str, env: dict[str, str]) -> dict[str, Any]:
     else:  # a module: found from the folder install ran in
         target = app
         env.setdefault("PYTHONPATH", os.getcwd())
-    entry: dict[str, Any] = {"command": sys.executable, "args": ["-m", "mcpio", "run", target]}
+    # Absolute, and on Windows python.exe (never pythonw.exe, which has no stdio).
+    entry: dict[str, Any] = {"command": interpreter(), "args": ["-m", "mcpio", "run", target]}
     if env:
         entry["env"] = env
     if host == "vscode":
