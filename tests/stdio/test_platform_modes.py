@@ -13,7 +13,7 @@ import sys
 
 from mcpio._transports._subprocess import SubprocessTransport
 from mcpio._transports._threadpipes import ThreadSubprocess
-from tests.support.pipes import LineReader, init_lines
+from tests.support.pipes import init_lines
 from tests.support.stdio_peer import StdioPeer
 
 THREADS_SERVER = r'''
@@ -71,24 +71,15 @@ def test_crlf_terminated_lines_are_a_whole_session_for_the_server(tmp_path):
     script.write_text(THREADS_SERVER)
     proc = subprocess.Popen([sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL)
-    try:
-        out = LineReader(proc.stdout.fileno())
-        call = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"threads","arguments":{}}}'
-        # Every line CRLF-terminated, the CR and LF of one line split across two writes.
-        proc.stdin.write(init_lines().replace(b"\n", b"\r\n") + call + b"\r")
-        proc.stdin.flush()
-        assert out.message()["id"] == "init"
-        proc.stdin.write(b"\n")
-        proc.stdin.close()
-        answer = out.message()
-        assert answer["id"] == 2 and "result" in answer, answer
-        assert b"\r" not in out.rest()  # and we answer with LF only (exact on output)
-        assert proc.wait(10) == 0
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(5)
-        proc.stdout.close()
+    call = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"threads","arguments":{}}}'
+    # Every line CRLF-terminated, the CR and LF of the last one in two writes.
+    proc.stdin.write(init_lines().replace(b"\n", b"\r\n") + call + b"\r")
+    proc.stdin.flush()
+    out, _ = proc.communicate(b"\n", timeout=30)
+    assert proc.returncode == 0
+    assert b"\r" not in out  # we answer with LF only (exact on output)
+    answers = [json.loads(line) for line in out.split(b"\n") if line]
+    assert [a["id"] for a in answers] == ["init", 2] and "result" in answers[1], answers
 
 
 def test_crlf_terminated_lines_from_a_server_are_frames_for_the_client(stdio_mode):

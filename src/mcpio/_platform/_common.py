@@ -47,7 +47,12 @@ def claim_wire(fd: int) -> int:
                     stream.flush()  # type: ignore[union-attr]
             if sys.stderr is not None:
                 sys.stdout = sys.stderr
-    return os.dup(wire)
+    proto = os.dup(wire)
+    if sys.platform == "win32":  # CRT descriptors: never translate \r\n or stop at ^Z
+        import msvcrt
+
+        msvcrt.setmode(proto, os.O_BINARY)
+    return proto
 
 
 def is_claimed(fd: int) -> bool:
