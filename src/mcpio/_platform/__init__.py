@@ -12,7 +12,8 @@ Object, ``start_new_session`` or ``os.dup`` on the protocol fds.
 * :func:`spawn_options` / :class:`ProcessTree` — spawn a server in its own group or job and end
   its whole tree (``killpg`` SIGTERM → SIGKILL; CTRL_BREAK_EVENT → ``TerminateJobObject``).
 * :func:`on_terminate` — the polite stop request a server honours (SIGTERM; SIGBREAK).
-* :func:`interpreter`, :func:`check_batch_args` — command lines for host configs.
+* :func:`interpreter`, :func:`check_batch_args`, :func:`which_path` — command lines for host
+  configs (``npx`` → ``npx.cmd`` on Windows).
 
 The implementation is chosen with ``sys.platform`` checks that type checkers understand, so
 ``mypy --platform win32`` / ``darwin`` / ``linux`` check each one against what exists there.
@@ -22,7 +23,8 @@ from __future__ import annotations
 
 import sys
 
-from ._common import STDIO_MODES, check_batch_args, claim_wire, interpreter, is_claimed, is_stream, poll_parent
+from ._common import (
+    STDIO_MODES, check_batch_args, claim_wire, interpreter, is_claimed, is_stream, poll_parent, which_path)
 from ._common import stdio_mode as _stdio_mode
 
 if sys.platform == "win32":
@@ -41,7 +43,7 @@ else:  # other POSIX systems: no pidfd (the Linux branch is skipped there), getp
 __all__ = [
     "DEFAULT_STDIO_MODE", "STDIO_MODES", "ProcessTree", "check_batch_args", "claim_wire", "interpreter",
     "is_claimed", "is_stream", "on_terminate", "poll_parent", "restore_blocking", "spawn_options", "stdio_mode", "wait_parent_exit",
-    "wait_ready",
+    "wait_ready", "which_path",
 ]
 
 

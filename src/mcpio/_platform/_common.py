@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import stat
 import sys
 from collections.abc import Callable
@@ -106,6 +107,18 @@ def interpreter() -> str:
         if os.path.isfile(sibling):
             return sibling
     return exe
+
+
+def which_path(candidate: str) -> str | None:
+    """``candidate`` (a path with a folder) if it is an executable file, else None; on Windows
+    also ``candidate`` plus each ``PATHEXT`` ending (``C:\\nodejs\\npx`` is ``npx.cmd``), which
+    ``shutil.which`` only does for such paths from Python 3.12 on."""
+    found = shutil.which(candidate)
+    if found is None and sys.platform == "win32":
+        for ext in os.environ.get("PATHEXT", ".COM;.EXE;.BAT;.CMD").split(os.pathsep):
+            if ext and os.path.isfile(candidate + ext):
+                return candidate + ext
+    return found
 
 
 # Characters cmd.exe interprets in a command line (and quotes, which it re-parses): Windows runs

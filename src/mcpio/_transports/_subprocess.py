@@ -49,7 +49,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from .._errors import ConnectionClosed, EndOfStream, TransportError
-from .._platform import ProcessTree, check_batch_args, spawn_options, stdio_mode
+from .._platform import ProcessTree, check_batch_args, spawn_options, stdio_mode, which_path
 from .._protocol._framing import DEFAULT_MAX_LINE_SIZE, LineBuffer
 from ._base import Frame
 from ._threadpipes import ThreadReader, ThreadSubprocess, ThreadWriter
@@ -107,9 +107,7 @@ def find_executable(command: str, path: str, cwd: str | os.PathLike[str] | None 
         raise ServerNotFound("cannot start MCP server: the command is empty")
     if os.sep in command or (os.altsep and os.altsep in command):
         candidate = command if os.path.isabs(command) or cwd is None else os.path.join(os.fspath(cwd), command)
-        # which() checks it is an executable file, and on Windows tries the PATHEXT endings
-        # (``C:\nodejs\npx`` is ``npx.cmd``).
-        found = shutil.which(candidate)
+        found = which_path(candidate)  # on Windows with the PATHEXT endings: C:\nodejs\npx -> npx.cmd
         if found is not None:
             return found
         where = f" (looked in {os.path.abspath(candidate)})" if candidate != command else ""
