@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import select
+import signal
 import subprocess
 import sys
+
+import pytest
 
 from mcpio._transports._subprocess import SubprocessTransport
 from mcpio._transports._threadpipes import ThreadSubprocess
@@ -115,3 +120,43 @@ def test_a_large_message_both_ways_through_the_client_transport():
     frame = asyncio.run(asyncio.wait_for(go(), 60))
     assert len(frame) == size + 2 + len(b'{"echo":}') and frame.startswith(b'{"echo":"xxx')
 
+
+
+# The server's parent: it starts the server with stdin on a pipe whose write end a holder
+# process (a grandchild, as with npx or uv) keeps open, so only the parent's death can end it.
+PARENT = r'''
+import os, subprocess, sys
+r, w = os.pipe()
+server = subprocess.Popen(sys.argv[1:], stdin=r, stderr=subprocess.DEVNULL)
+holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], stdin=subprocess.DEVNULL,
+                          stdout=subprocess.DEVNULL, pass_fds=(w,))  # outlives the parent (the test kills it)
+os.close(r)
+print(server.pid, holder.pid, flush=True)
+os.write(w, INIT)  # the answer tells the test the server is serving (and watching its parent)
+os.close(w)
+sys.stdin.read()
+'''.replace("INIT", repr(init_lines()))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="pass_fds is POSIX; Windows watches a process handle")
+def test_the_parents_death_ends_the_server_while_a_grandchild_holds_stdin(stdio_mode, tmp_path):
+    """pidfd (Linux) or kqueue NOTE_EXIT (macOS) in loop mode, getppid() polling in threads mode."""
+    script = tmp_path / "threads_server.py"
+    script.write_text(THREADS_SERVER)
+    parent = subprocess.Popen([sys.executable, "-c", PARENT, sys.executable, str(script)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    holder = None
+    try:
+        server, holder = map(int, parent.stdout.readline().split())
+        assert json.loads(parent.stdout.readline())["id"] == "init"
+        parent.kill()
+        parent.wait(10)
+        # The server shares the parent's stdout: it reaches EOF once the server has exited too.
+        assert select.select([parent.stdout], [], [], 20)[0], "the server outlived its parent by 20 s"
+        assert parent.stdout.read() == b""
+    finally:
+        parent.kill()
+        parent.stdin.close()
+        parent.stdout.close()
+        if holder is not None:
+            os.kill(holder, signal.SIGKILL)
