@@ -29,7 +29,10 @@ LINUX_ONLY = {
 
 
 def _rel(path: Path) -> str:
-    return path.resolve().relative_to(ROOT).as_posix()
+    try:
+        return path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:  # outside the checkout
+        return str(path)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
