@@ -11,6 +11,42 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
 
+# Test files that need what only the Linux test machine has: the Node peers (conformance suite,
+# server-everything, Inspector) installed by scripts/setup-peers, /proc, pidfd, ptys. Their
+# tests are marked ``linux_peers``; on other systems the files are not even imported.
+LINUX_ONLY = {
+    "tests/conformance/test_client_conformance.py",
+    "tests/conformance/test_server_conformance.py",
+    "tests/client/test_everything.py",
+    "tests/client/test_modern_client.py",
+    "tests/http/test_inspector_http.py",
+    "tests/interop/test_inspector_cli.py",
+    "tests/faults/test_client_death.py",
+    "tests/faults/test_load.py",
+    "tests/soak/test_soak_short.py",
+    "tests/stdio/test_stdio_transport.py",
+}
+
+
+def _rel(path: Path) -> str:
+    try:
+        return path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:  # outside the checkout
+        return str(path)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    if not sys.platform.startswith("linux") and collection_path.is_file() and _rel(collection_path) in LINUX_ONLY:
+        return True
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if _rel(item.path) in LINUX_ONLY:
+            item.add_marker(pytest.mark.linux_peers)
+
+
 @pytest.fixture(scope="session")
 def wire_validator():
     from tests.support import wire

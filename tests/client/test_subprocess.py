@@ -13,6 +13,7 @@ import pytest
 from mcpio import Client, ConnectionClosed, RequestTimeout, ServerExited, ServerNotFound
 from mcpio._transports._subprocess import SubprocessTransport, build_env
 from tests.client.support import RAW, arun, group_exists, group_members, within
+from tests.support.modes import stdio_mode  # noqa: F401 - autouse: every test here runs in both modes
 
 
 def _wait_gone(pgid: int, seconds: float = 3.0) -> None:
@@ -22,6 +23,7 @@ def _wait_gone(pgid: int, seconds: float = 3.0) -> None:
         time.sleep(0.02)
 
 
+@pytest.mark.linux_peers  # reads /proc
 def test_a_server_ignoring_sigterm_is_killed_with_its_whole_group(tmp_path):
     pid_file = tmp_path / "pids"
 
@@ -69,6 +71,7 @@ def test_a_server_dying_mid_call_fails_the_call_promptly_with_exit_code_and_stde
     arun(go())
 
 
+@pytest.mark.linux_peers  # reads /proc
 def test_a_grandchild_holding_stdout_does_not_hide_the_servers_death():
     async def go():
         client = Client([*RAW, "--crash-on-call", "--holder"], grace=0.2)

@@ -9,11 +9,14 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import EXAMPLES
 
 QUICKSTART = [sys.executable, str(EXAMPLES / "quickstart.py")]
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="preexec_fn is POSIX")
 def test_started_without_stdin_says_so_in_one_line():
     proc = subprocess.run(QUICKSTART, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30,
                           close_fds=True, preexec_fn=lambda: os.close(0))

@@ -18,7 +18,7 @@ LAYERS = {
     "_version": 0, "_errors": 0, "_jsonrpc": 0, "_versions": 0, "_schema": 0, "_schema_types": 0, "_schema_errors": 0,
     "_docstrings": 0, "_uritemplate": 0, "_content": 0, "_types": 0, "_safepath": 0,
     "_protocol": 1,
-    "_transports": 2, "_state": 2,
+    "_transports": 2, "_state": 2, "_platform": 2,
     "_session": 3,
     "_server": 4, "_client": 4, "_host": 4, "_auth": 4,
     "cli": 5, "auth": 5, "_cli": 5, "_inspect": 5, "__main__": 5,
@@ -72,6 +72,34 @@ def test_layers_point_down():
             if (top, imported) in SIBLINGS_APART:
                 problems.append(f"{path.relative_to(SRC)}:{line}: {top} must not import {imported}")
     assert not problems, "\n".join(problems)
+
+
+# What differs between operating systems lives in mcpio._platform only (issue 19).
+_PLATFORM_ATTRS = {("os", a) for a in ("killpg", "setsid", "setpgrp", "getpgid", "pidfd_open", "dup", "dup2",
+                                       "set_blocking")}
+_PLATFORM_ATTRS |= {("select", "kqueue"), ("select", "kevent"), ("signal", "SIGKILL"), ("signal", "SIGBREAK"),
+                    ("signal", "CTRL_BREAK_EVENT"), ("ctypes", "windll"), ("ctypes", "WinDLL"),
+                    ("subprocess", "CREATE_NEW_PROCESS_GROUP")}
+_PLATFORM_MODULES = {"fcntl", "termios", "msvcrt", "winreg", "_winapi", "pty", "tty", "resource"}
+
+
+def test_nothing_platform_specific_outside_the_platform_package():
+    problems = []
+    for path in SRC.rglob("*.py"):
+        if _top(path) == "_platform":
+            continue
+        where = path.relative_to(SRC)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+                if (node.value.id, node.attr) in _PLATFORM_ATTRS or node.attr == "add_signal_handler":
+                    problems.append(f"{where}:{node.lineno}: {node.value.id}.{node.attr}")
+            elif isinstance(node, ast.keyword) and node.arg in ("start_new_session", "creationflags", "preexec_fn"):
+                problems.append(f"{where}:{node.lineno}: {node.arg}=")
+            elif isinstance(node, ast.Import):
+                problems += [f"{where}:{node.lineno}: import {a.name}" for a in node.names if a.name in _PLATFORM_MODULES]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in _PLATFORM_MODULES:
+                problems.append(f"{where}:{node.lineno}: from {node.module} import")
+    assert not problems, "use mcpio._platform instead:\n" + "\n".join(problems)
 
 
 def test_modules_stay_small():

@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 
 from .._client._target import is_url
 from .._host._config import KNOWN, ConfigError, known_files, section_key, strip_jsonc
+from .._platform import interpreter
 from ._exit import UNAVAILABLE, CLIFailure
 from ._output import dump_json, error
 from ._run import split_app
@@ -69,7 +70,7 @@ def entry_for(host: str, app: str, env: dict[str, str]) -> dict[str, Any]:
     env = dict(env)
     if _is_python(app):
         where, obj = split_app(app)
-        if where.endswith(".py") or os.sep in where or os.path.exists(where):
+        if where.endswith(".py") or os.sep in where or (os.altsep and os.altsep in where) or os.path.exists(where):
             path = Path(where).expanduser().resolve()
             if not path.is_file():
                 raise UsageError(f"{where}: no such file")
@@ -77,7 +78,8 @@ def entry_for(host: str, app: str, env: dict[str, str]) -> dict[str, Any]:
         else:  # a module: found from the folder install ran in
             target = app
             env.setdefault("PYTHONPATH", os.getcwd())
-        entry: dict[str, Any] = {"command": sys.executable, "args": ["-m", "mcpio", "run", target]}
+        # Absolute, and on Windows python.exe (never pythonw.exe, which has no stdio).
+        entry: dict[str, Any] = {"command": interpreter(), "args": ["-m", "mcpio", "run", target]}
     else:
         spec = resolve(app)
         if spec.url is not None:

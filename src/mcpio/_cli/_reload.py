@@ -25,13 +25,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 from .. import _jsonrpc as rpc
 from .._errors import EndOfStream, TransportError
+from .._platform import on_terminate
 from .._protocol._framing import Oversized
 from .._transports._stdio import StdioServerTransport
 from .._transports._subprocess import SubprocessTransport
@@ -229,8 +229,7 @@ class Supervisor:
         await self.host.open()
         loop = asyncio.get_running_loop()
         main = asyncio.current_task()
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGTERM, main.cancel)  # type: ignore[union-attr]
+        on_terminate(loop, main.cancel)  # type: ignore[union-attr]  # SIGTERM; Windows: CTRL_BREAK_EVENT
         await self.start_child()
         _say(f"serving {self.app}; watching {self.root} for changes")
         watcher = loop.create_task(self.watch())

@@ -28,6 +28,7 @@ import threading
 import time
 from typing import IO, Any
 
+from .._platform import ProcessTree, spawn_options
 from .._transports._subprocess import find_executable
 from .._transports._trace import open_private
 from ._targets import UsageError, stdio_command
@@ -108,18 +109,13 @@ def tap(output: str, redact_keys: list[str], command: list[str], grace: float = 
     command, env = stdio_command(command)
     exe = find_executable(command[0], os.environ.get("PATH", os.defpath))
     trace = Trace(output, redact_keys)
-    proc = subprocess.Popen([exe, *command[1:]], stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True,
-                            env={**os.environ, **env} if env else None)
+    proc = subprocess.Popen([exe, *command[1:]], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            env={**os.environ, **env} if env else None, **spawn_options())
+    tree = ProcessTree(proc.pid)  # its own group (Windows: a job): ended whole
     assert proc.stdin is not None and proc.stdout is not None
     trace.write({"dir": "meta", "command": command, "pid": proc.pid})
     stdin_fd = proc.stdin.fileno()
     stopping = threading.Event()
-
-    def killpg(sig: int) -> None:
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
 
     def shutdown() -> None:
         """The spec's sequence: stdin closed (already), wait, SIGTERM, wait, SIGKILL."""
@@ -129,11 +125,11 @@ def tap(output: str, redact_keys: list[str], command: list[str], grace: float = 
         try:
             proc.wait(grace)
         except subprocess.TimeoutExpired:
-            killpg(signal.SIGTERM)
+            tree.terminate()
             try:
                 proc.wait(grace)
             except subprocess.TimeoutExpired:
-                killpg(signal.SIGKILL)
+                tree.kill()
 
     def client_gone() -> None:
         try:
@@ -153,7 +149,8 @@ def tap(output: str, redact_keys: list[str], command: list[str], grace: float = 
     down.start()
     code = proc.wait()
     down.join(grace)  # what the server wrote before exiting still reaches the host
-    killpg(signal.SIGKILL)  # nothing of its group outlives it
+    tree.kill()  # nothing of its group outlives it
+    tree.close()
     trace.write({"dir": "meta", "exit": code})
     sys.stdout.flush()
     return code if code >= 0 else 128 - code

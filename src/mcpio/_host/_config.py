@@ -252,17 +252,35 @@ def load_config(path: str | os.PathLike[str], *, workspace: str | None = None) -
 
 
 def _app_dir() -> Path:
-    """The per-user application-data folder (Claude Desktop and VS Code keep files there)."""
+    """The per-user application-data folder (Claude Desktop and VS Code keep files there):
+    ``%APPDATA%`` on Windows, ``~/Library/Application Support`` on macOS, ``$XDG_CONFIG_HOME``
+    (``~/.config``) elsewhere."""
     home = Path.home()
     if sys.platform == "darwin":
         return home / "Library" / "Application Support"
     if sys.platform == "win32":
-        return Path(os.environ.get("APPDATA", home / "AppData" / "Roaming"))
-    return Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+        return Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
+    return _xdg_config()
+
+
+def _xdg_config() -> Path:
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+
+
+def _zed_dir() -> Path:
+    """Zed keeps ``settings.json`` in ``%APPDATA%\\Zed`` on Windows, ``~/.config/zed`` elsewhere
+    (macOS included)."""
+    return _app_dir() / "Zed" if sys.platform == "win32" else _xdg_config() / "zed"
 
 
 def known_files() -> dict[str, list[Path]]:
-    """Host alias -> its configuration files, project files first (computed now: HOME and cwd)."""
+    """Host alias -> its configuration files, project files first (computed now: HOME and cwd).
+
+    Per OS (``~`` is ``%USERPROFILE%`` on Windows): Claude Desktop
+    ``%APPDATA%\\Claude\\claude_desktop_config.json`` / ``~/Library/Application
+    Support/Claude/…`` / ``~/.config/Claude/…``; VS Code's user ``mcp.json`` in the same folder
+    under ``Code/User``; Cursor, Windsurf and Claude Code under ``~`` on every OS.
+    """
     home, cwd, app = Path.home(), Path.cwd(), _app_dir()
     return {
         "claude-code": [cwd / ".mcp.json", home / ".claude.json"],
@@ -270,7 +288,7 @@ def known_files() -> dict[str, list[Path]]:
         "cursor": [cwd / ".cursor" / "mcp.json", home / ".cursor" / "mcp.json"],
         "vscode": [cwd / ".vscode" / "mcp.json", app / "Code" / "User" / "mcp.json"],
         "windsurf": [home / ".codeium" / "windsurf" / "mcp_config.json"],
-        "zed": [Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config") / "zed" / "settings.json"],
+        "zed": [_zed_dir() / "settings.json"],
     }
 
 

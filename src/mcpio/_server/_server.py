@@ -15,7 +15,6 @@ import gc
 import logging
 import os
 import secrets
-import signal
 import sys
 import weakref
 from collections.abc import Callable
@@ -455,6 +454,7 @@ class Server:
 
     async def serve_stdio(self) -> None:
         """Serve on this process's stdin/stdout until EOF, SIGTERM or the parent's death."""
+        from .._platform import on_terminate
         from .._transports._stdio import StdioServerTransport
 
         transport = StdioServerTransport(max_line_size=self.max_message_size)
@@ -477,8 +477,7 @@ class Server:
 
         transport.on_gone = on_gone
 
-        with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.add_signal_handler(signal.SIGTERM, on_signal)
+        on_terminate(loop, on_signal)  # SIGTERM; Windows: CTRL_BREAK_EVENT (mcpio._platform)
         try:
             async with self.running():
                 await self._run_session(session)

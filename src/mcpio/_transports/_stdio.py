@@ -17,9 +17,11 @@ Contract of :class:`StdioServerTransport` (``await open()``, then ``receive``/``
 * **EOF is shutdown** (pain point #1). stdin EOF ends ``receive`` with EndOfStream after the
   frames already read; the session then answers what is in flight and returns.
 * **Parent death is EOF, even when stdin stays open** (a wrapper such as ``npx``/``uv`` or a
-  grandchild holding the pipe). On Linux ≥ 5.3 a pidfd of the parent makes this immediate;
-  elsewhere ``getppid()`` is polled every ``parent_poll`` seconds (default 0.5) and a *change*
-  of parent (not ``== 1``: subreapers exist) counts, so PID reuse cannot fool it.
+  grandchild holding the pipe). In loop mode a pidfd of the parent (Linux ≥ 5.3) or a kqueue
+  ``NOTE_EXIT`` filter (macOS) makes this immediate; on Windows a thread waits on a handle of
+  the parent; otherwise (and in threads mode on POSIX) ``getppid()`` is polled every
+  ``parent_poll`` seconds (default 0.5) and a *change* of parent (not ``== 1``: subreapers
+  exist) counts, so PID reuse cannot fool it (:func:`mcpio._platform.wait_parent_exit`).
   ``PR_SET_PDEATHSIG`` is deliberately not used: it fires when the parent *thread* that spawned
   us exits (a thread-pool worker in the host), which kills healthy servers.
   ``parent_poll=None`` turns the watch off.
@@ -41,10 +43,12 @@ Contract of :class:`StdioServerTransport` (``await open()``, then ``receive``/``
 * **Backpressure both ways**: reading pauses while ``max_buffered_frames`` frames wait to be
   taken; ``send`` waits while the write buffer is over 4 MiB, and a large frame is handed to
   the pipe in 1 MiB slices, so the write buffer never holds more than about 5 MiB.
-* **File status flags are left alone where it matters**: pipes and sockets use the event
-  loop's pipe transports (O_NONBLOCK, restored at ``aclose()``); a tty, /dev/null or a
-  regular file is read by a daemon thread with blocking ``os.read`` (it never holds a lock an
-  exiting interpreter needs) and written with blocking ``os.write``.
+* **Two modes, one contract** (``mode=``, else ``MCPIO_STDIO_MODE``, else the platform's
+  default). ``"loop"`` (POSIX): pipes and sockets use the event loop's pipe transports
+  (O_NONBLOCK, restored at ``aclose()``). ``"threads"`` (Windows, where the Proactor loop needs
+  overlapped handles nothing guarantees for inherited pipes): daemon threads read and write
+  with blocking calls (:mod:`._threadpipes`), flags untouched. A tty, /dev/null or a regular
+  file is always served by the threads (file status flags are left alone where it matters).
 * ``trace``: an optional ``callable(direction, frame)`` called with ``"in"`` for every frame
   ``receive`` returns and ``"out"`` for every frame ``send`` writes (``MCPIO_TRACE``).
 """
@@ -55,58 +59,22 @@ import asyncio
 import collections
 import contextlib
 import os
-import stat
 import sys
-import threading
 from collections.abc import Callable
+from typing import Any
 
 from .._errors import EndOfStream, TransportError
+from .._platform import claim_wire, is_claimed, is_stream, restore_blocking, stdio_mode, wait_parent_exit
 from .._protocol._framing import DEFAULT_MAX_LINE_SIZE, LineBuffer, Oversized
 from ._base import Frame
+from ._threadpipes import ThreadReader, ThreadWriter
 from ._trace import oversized_marker
 
 _WRITE_HIGH_WATER = 4 * 1024 * 1024
 _WRITE_SLICE = 1024 * 1024  # a frame larger than this is written slice by slice
 _SMALL_FRAME = 64 * 1024  # below this, frame and newline are joined into one write
-_READ_CHUNK = 256 * 1024
 _FLUSH_TIMEOUT = 2.0  # aclose(): how long buffered output may take to reach the client
 _TERMINATE_FLUSH_TIMEOUT = 0.25  # the same after terminate(): the client asked us to stop
-
-
-# The wire as fds 0 and 1 were before the first claim, kept for the life of the process (so a
-# later transport in this process finds it again); fds 0 and 1 stay redirected from then on.
-_WIRE: dict[int, int] = {}
-
-
-def _wire(fd: int) -> int:
-    wire = _WIRE.get(fd)
-    if wire is not None:
-        return wire
-    wire = _WIRE[fd] = os.dup(fd)
-    if fd == 0:
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
-        os.close(null)
-        return wire
-    try:
-        os.dup2(2, 1)
-    except OSError:  # no stderr at all: stray output is discarded
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 1)
-        os.close(null)
-    # Whatever print() buffered before now lands on stderr, not on the wire.
-    for stream in (sys.stdout, sys.__stdout__):
-        with contextlib.suppress(Exception):
-            stream.flush()  # type: ignore[union-attr]
-    if sys.stderr is not None:
-        sys.stdout = sys.stderr
-    return wire
-
-
-def _is_stream(fd: int) -> bool:
-    """A pipe or socket: served by the event loop's pipe transports."""
-    mode = os.fstat(fd).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
 class _Reader(asyncio.Protocol):
@@ -159,6 +127,7 @@ class StdioServerTransport:
         claim_stdout: bool = True,
         max_buffered_frames: int = 512,
         parent_poll: float | None = 0.5,
+        mode: str | None = None,
     ) -> None:
         self._stdin_fd = stdin_fd
         self._stdout_fd = stdout_fd
@@ -166,31 +135,38 @@ class StdioServerTransport:
         self._lines = LineBuffer(max_line_size)
         self._frames: collections.deque[Frame] = collections.deque()
         self._max_frames = max(1, max_buffered_frames)
-        self._waiter: asyncio.Future | None = None
+        self._waiter: asyncio.Future[None] | None = None
         self._eof = False  # no more frames will be added
         self._terminated = False  # nothing more may be written
         self._lost: BaseException | None = None  # why stdout failed
         self._paused = False
-        self._read_transport: asyncio.ReadTransport | None = None
-        self._write_transport: asyncio.WriteTransport | None = None
+        try:
+            self._mode = stdio_mode(mode)  # "loop" or "threads"
+        except ValueError as exc:
+            raise TransportError(str(exc)) from None
+        self._read_transport: asyncio.ReadTransport | ThreadReader | None = None
+        self._write_transport: asyncio.WriteTransport | ThreadWriter | None = None
         self._writer: _Writer | None = None
         self._send_lock = asyncio.Lock()
         self._out: list[bytes] = []  # small frames queued in this loop iteration, written as one
-        self._read_room = threading.Event()  # thread reader: set while it may read on
-        self._read_room.set()
         self._in_fd = stdin_fd
         self._out_fd = stdout_fd
         self._owned_fds: list[int] = []  # protocol duplicates we close at aclose()
         self._nonblocking_fds: list[int] = []  # fds the loop made non-blocking
         self._parent_poll = parent_poll
         self._ppid = os.getppid()
-        self._watchdog: asyncio.Task | None = None
+        self._watchdog: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
         self.trace: Callable[[str, bytes], None] | None = None
         self.on_gone: Callable[[str], None] | None = None  # see "The client gone" in the module docstring
 
     # ================================================================ setup
+    @property
+    def mode(self) -> str:
+        """``"loop"`` (the event loop's pipe transports) or ``"threads"`` (blocking threads)."""
+        return self._mode
+
     async def open(self) -> None:
         loop = self._loop = asyncio.get_running_loop()
         if self._claim:
@@ -198,86 +174,54 @@ class StdioServerTransport:
                 self._out_fd = self._private_dup(1)
             if self._stdin_fd == 0:
                 self._in_fd = self._private_dup(0)
-        if _is_stream(self._out_fd):
-            self._writer = _Writer(self)
+        writer = self._writer = _Writer(self)
+        if self._mode == "loop" and is_stream(self._out_fd):
             pipe = open(self._out_fd, "wb", buffering=0, closefd=False)  # noqa: SIM115
-            self._write_transport, _ = await loop.connect_write_pipe(lambda: self._writer, pipe)
-            self._write_transport.set_write_buffer_limits(high=_WRITE_HIGH_WATER)
+            self._write_transport, _ = await loop.connect_write_pipe(lambda: writer, pipe)
             self._nonblocking_fds.append(self._out_fd)
-        if _is_stream(self._in_fd):
+        else:  # threads mode; or a tty, /dev/null or a regular file (blocking writes, flags untouched)
+            self._write_transport = ThreadWriter(
+                self._file(self._out_fd, "wb"), loop, on_pause=writer.pause_writing,
+                on_resume=writer.resume_writing, on_lost=writer.connection_lost, name="mcpio-stdout")
+        self._write_transport.set_write_buffer_limits(high=_WRITE_HIGH_WATER)
+        reader = _Reader(self)
+        if self._mode == "loop" and is_stream(self._in_fd):
             pipe_in = open(self._in_fd, "rb", buffering=0, closefd=False)  # noqa: SIM115
-            self._read_transport, _ = await loop.connect_read_pipe(lambda: _Reader(self), pipe_in)
+            self._read_transport, _ = await loop.connect_read_pipe(lambda: reader, pipe_in)
             self._nonblocking_fds.append(self._in_fd)
-        else:
-            threading.Thread(target=self._thread_reader, name="mcpio-stdin", daemon=True).start()
+        else:  # threads mode; or a tty, /dev/null or a regular file (blocking reads, flags untouched)
+            self._read_transport = ThreadReader(
+                self._file(self._in_fd, "rb"), loop, on_data=reader.data_received, on_eof=self._feed_eof,
+                name="mcpio-stdin")
         if self._parent_poll:
             self._watchdog = loop.create_task(self._watch_parent())
+
+    def _file(self, fd: int, how: str) -> Any:
+        """A file for a thread; a protocol duplicate we own is handed over, and the thread closes
+        it when it ends (never under the feet of a blocked read)."""
+        owned = fd in self._owned_fds
+        if owned:
+            self._owned_fds.remove(fd)
+        return open(fd, how, buffering=0, closefd=owned)  # noqa: SIM115
 
     def _private_dup(self, fd: int) -> int:
         name = "stdin" if fd == 0 else "stdout"
         # Python sets sys.__stdin__/__stdout__ to None when the fd was closed at startup; the
         # number may since belong to something else (the event loop's epoll fd): leave it alone.
-        if fd not in _WIRE and getattr(sys, f"__{name}__") is None:
+        if not is_claimed(fd) and getattr(sys, f"__{name}__") is None:
             raise TransportError(f"{name} was closed when the process started: a stdio MCP server needs both pipes")
         try:
-            proto = os.dup(_wire(fd))  # non-inheritable: children never see the protocol fds
+            proto = claim_wire(fd)  # non-inheritable: children never see the protocol fds
         except OSError as exc:
             raise TransportError(f"{name} (fd {fd}) is not open: a stdio MCP server needs both pipes ({exc})") from exc
         self._owned_fds.append(proto)
         return proto
 
-    def _thread_reader(self) -> None:
-        """Blocking reads for ttys, /dev/null and regular files; paused by ``_read_room``."""
-        loop = self._loop
-        assert loop is not None
-        taken = threading.Semaphore(1)  # one chunk at a time on its way to the loop
-        while True:
-            self._read_room.wait()
-            try:
-                chunk = os.read(self._in_fd, _READ_CHUNK)
-            except OSError:
-                chunk = b""
-            try:
-                if not chunk:
-                    loop.call_soon_threadsafe(self._feed_eof)
-                    return
-                taken.acquire()
-                loop.call_soon_threadsafe(self._feed_from_thread, chunk, taken)
-            except RuntimeError:  # the loop is closed: the process is exiting
-                return
-
-    def _feed_from_thread(self, chunk: bytes, taken: threading.Semaphore) -> None:
-        taken.release()
-        self._feed(chunk)
-
     async def _watch_parent(self) -> None:
         ppid = self._ppid
-        loop = self._loop
-        assert loop is not None and self._parent_poll
-        pidfd = -1
-        if ppid > 1 and hasattr(os, "pidfd_open"):
-            with contextlib.suppress(OSError):
-                pidfd = os.pidfd_open(ppid)
-        try:
-            if pidfd >= 0 and os.getppid() == ppid:
-                # The parent was alive when the pidfd was made, so it is ours (no PID reuse).
-                gone = loop.create_future()
-                try:
-                    loop.add_reader(pidfd, lambda: gone.done() or gone.set_result(None))
-                except NotImplementedError:  # a loop without add_reader: poll instead
-                    os.close(pidfd)
-                    pidfd = -1
-                else:
-                    try:
-                        await gone
-                    finally:
-                        loop.remove_reader(pidfd)
-            if pidfd < 0:
-                while os.getppid() == ppid:
-                    await asyncio.sleep(self._parent_poll)
-        finally:
-            if pidfd >= 0:
-                os.close(pidfd)
+        assert self._parent_poll
+        # Loop mode: an event (pidfd, kqueue); threads mode: polling, as on systems without one.
+        await wait_parent_exit(ppid, self._parent_poll, events=self._mode == "loop")
         if not self._eof:
             with contextlib.suppress(Exception):
                 print(f"mcpio: the parent process ({ppid}) exited; shutting down", file=sys.stderr, flush=True)
@@ -300,16 +244,12 @@ class StdioServerTransport:
         if self._read_transport is not None:
             with contextlib.suppress(RuntimeError):
                 self._read_transport.pause_reading()
-        else:
-            self._read_room.clear()
 
     def _resume(self) -> None:
         self._paused = False
         if self._read_transport is not None:
             with contextlib.suppress(RuntimeError):
                 self._read_transport.resume_reading()
-        else:
-            self._read_room.set()
 
     def _wake(self) -> None:
         w = self._waiter
@@ -385,8 +325,7 @@ class StdioServerTransport:
         self._check_writable()
         wt = self._write_transport
         if wt is None:
-            self._write_blocking(frame)
-            return
+            raise TransportError("the stdio transport is not open")
         if len(frame) < _SMALL_FRAME and self._writer.can_write.is_set() and not self._send_lock.locked():  # type: ignore[union-attr]
             if self.trace is not None:
                 self.trace("out", frame)
@@ -418,7 +357,7 @@ class StdioServerTransport:
             await can_write.wait()
         self._check_writable()
 
-    async def _send_waiting(self, wt: asyncio.WriteTransport, frame: bytes) -> None:
+    async def _send_waiting(self, wt: asyncio.WriteTransport | ThreadWriter, frame: bytes) -> None:
         await self._room()
         if self.trace is not None:
             self.trace("out", frame)
@@ -442,20 +381,6 @@ class StdioServerTransport:
                 wt.write(b"\n")
             raise
         wt.write(b"\n")
-
-    def _write_blocking(self, frame: bytes) -> None:
-        if self.trace is not None:
-            self.trace("out", frame)
-        data = memoryview(frame + b"\n" if len(frame) < _SMALL_FRAME else frame)
-        try:
-            while data:
-                n = os.write(self._out_fd, data)
-                data = data[n:]
-            if len(frame) >= _SMALL_FRAME:
-                os.write(self._out_fd, b"\n")
-        except OSError as exc:
-            self._output_lost(exc)
-            raise TransportError(f"cannot write to stdout: {exc}") from exc
 
     # ================================================================ closing
     async def aclose(self) -> None:
@@ -487,8 +412,7 @@ class StdioServerTransport:
                 wt.close()
         await asyncio.sleep(0)  # let the transports finish closing before the fds go
         for fd in self._nonblocking_fds:
-            with contextlib.suppress(OSError):
-                os.set_blocking(fd, True)
+            restore_blocking(fd)
         for fd in self._owned_fds:
             with contextlib.suppress(OSError):
                 os.close(fd)

@@ -3,9 +3,13 @@
 Contract of :class:`SubprocessTransport` (``await open()``, then ``send``/``receive``, then
 ``aclose()``):
 
-* **Own process group.** The server starts in a new session (``setsid``), so its process group
-  id is its pid; signals at shutdown go to the whole group and reach the children of
-  wrappers such as ``npx``/``uv``/``sh -c`` (pain point #3).
+* **Own process group.** The server starts in its own group (POSIX: a new session, so its
+  process group id is its pid; Windows: a new process group inside a Job Object with
+  kill-on-close), and shutdown reaches the children of wrappers such as ``npx``/``uv``/``sh -c``
+  (pain point #3). See :mod:`mcpio._platform`.
+* **Two modes.** ``mode="loop"`` (the POSIX default) uses the event loop's subprocess pipes;
+  ``"threads"`` (the Windows default; ``MCPIO_STDIO_MODE=threads``) serves the pipes with
+  blocking threads, so it works on any event loop. Same contract either way.
 * **Environment modes.** ``env_mode="inherit"`` (default) passes our environment plus ``env``;
   ``"safe"`` passes only :data:`SAFE_ENV_KEYS` (PATH, HOME, LANG, TMPDIR …) plus ``env``, so
   secrets in our environment do not leak to every server; ``"exact"`` passes ``env`` alone.
@@ -20,9 +24,10 @@ Contract of :class:`SubprocessTransport` (``await open()``, then ``send``/``rece
   stream ends ``exit_linger`` seconds later anyway, so a request in flight fails promptly with
   the exit code and the tail of stderr instead of hanging (pain point #3).
 * **Shutdown per spec** (``aclose()``, idempotent, bounded): close the server's stdin, wait
-  ``grace`` seconds; SIGTERM the group, wait ``grace``; SIGKILL the group; then SIGKILL whatever
-  is left of the group. If the closing task is cancelled, the group is killed at once. A
-  transport never closed is killed at interpreter exit.
+  ``grace`` seconds; SIGTERM the group (Windows: CTRL_BREAK_EVENT), wait ``grace``; SIGKILL the
+  group (Windows: TerminateJobObject); then kill whatever is left of the group. If the closing
+  task is cancelled, the group is killed at once. A transport never closed is killed at
+  interpreter exit.
 * **Backpressure.** Reading stops while 1024 frames wait to be taken; ``send`` waits while the
   pipe to the server is full (the event loop's write flow control).
 * No fixed line limit below ``max_line_size`` (framing is :class:`LineBuffer`'s).
@@ -38,13 +43,16 @@ import logging
 import os
 import shutil
 import signal
+import subprocess
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from .._errors import ConnectionClosed, EndOfStream, TransportError
+from .._platform import ProcessTree, check_batch_args, spawn_options, stdio_mode, which_path
 from .._protocol._framing import DEFAULT_MAX_LINE_SIZE, LineBuffer
 from ._base import Frame
+from ._threadpipes import ThreadReader, ThreadSubprocess, ThreadWriter
 
 log = logging.getLogger("mcpio.client")
 stderr_log = logging.getLogger("mcpio.server.stderr")
@@ -99,11 +107,12 @@ def find_executable(command: str, path: str, cwd: str | os.PathLike[str] | None 
         raise ServerNotFound("cannot start MCP server: the command is empty")
     if os.sep in command or (os.altsep and os.altsep in command):
         candidate = command if os.path.isabs(command) or cwd is None else os.path.join(os.fspath(cwd), command)
-        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
+        found = which_path(candidate)  # on Windows with the PATHEXT endings: C:\nodejs\npx -> npx.cmd
+        if found is not None:
+            return found
         where = f" (looked in {os.path.abspath(candidate)})" if candidate != command else ""
         raise ServerNotFound(f"cannot start MCP server: {command!r} does not exist or is not executable{where}")
-    exe = shutil.which(command, path=path)
+    exe = shutil.which(command, path=path)  # on Windows with PATHEXT: npx -> npx.cmd, uvx -> uvx.exe
     if exe is None:
         raise ServerNotFound(
             f"cannot start MCP server: executable {command!r} was not found on PATH; searched: {path}. "
@@ -157,6 +166,7 @@ class SubprocessTransport:
         exit_linger: float = 0.5,
         max_line_size: int = DEFAULT_MAX_LINE_SIZE,
         stderr_tail: int = 40,
+        mode: str | None = None,
     ) -> None:
         self.command = command
         self.args = [os.fspath(a) for a in args]
@@ -165,13 +175,15 @@ class SubprocessTransport:
         self.on_stderr = on_stderr
         self.grace = grace
         self.exit_linger = exit_linger
+        self.mode = stdio_mode(mode)  # "loop" or "threads" (ValueError for anything else)
         self._lines = LineBuffer(max_line_size)
         self._frames: collections.deque[Frame] = collections.deque()
         self._eof = False
         self._waiter: asyncio.Future[None] | None = None
         self._tail: collections.deque[str] = collections.deque(maxlen=stderr_tail)
         self._err_buf = bytearray()
-        self._transport: asyncio.SubprocessTransport | None = None
+        self._transport: asyncio.SubprocessTransport | ThreadSubprocess | None = None
+        self._tree: ProcessTree | None = None
         self._exited = asyncio.Event()
         self._stderr_done = asyncio.Event()  # the server's stderr reached end of file
         self._can_write = asyncio.Event()
@@ -190,16 +202,25 @@ class SubprocessTransport:
         exe = find_executable(self.command, self.env["PATH"], self.cwd)
         if self.cwd is not None and not os.path.isdir(self.cwd):
             raise TransportError(f"cannot start MCP server {self.command!r}: working directory {self.cwd!r} does not exist")
-        loop = asyncio.get_running_loop()
         try:
-            self._transport, _ = await loop.subprocess_exec(
-                lambda: _Protocol(self), exe, *self.args,
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-                env=self.env, cwd=self.cwd, start_new_session=True,
-            )
+            check_batch_args(exe, self.args)
+        except ValueError as exc:
+            raise TransportError(str(exc)) from None
+        loop = asyncio.get_running_loop()
+        pipe = subprocess.PIPE
+        try:
+            if self.mode == "threads":
+                proc = subprocess.Popen([exe, *self.args], bufsize=0, env=self.env, cwd=self.cwd, stdin=pipe,
+                                        stdout=pipe, stderr=pipe, **spawn_options())
+                self._transport = ThreadSubprocess(loop, _Protocol(self), proc)
+            else:
+                self._transport, _ = await loop.subprocess_exec(
+                    lambda: _Protocol(self), exe, *self.args, env=self.env, cwd=self.cwd, stdin=pipe, stdout=pipe,
+                    stderr=pipe, **spawn_options())
         except OSError as exc:
             raise TransportError(f"cannot start MCP server {exe!r}: {exc.strerror or exc}") from exc
         self.pid = self._transport.get_pid()
+        self._tree = ProcessTree(self.pid)
         _live.add(self)
 
     # ------------------------------------------------------------------ events from the loop
@@ -210,10 +231,10 @@ class SubprocessTransport:
         if frames:
             self._frames.extend(frames)
             self._wake()
-            if len(self._frames) >= _HIGH_FRAMES and not self._reading_paused and self._transport is not None:
-                pipe = self._transport.get_pipe_transport(1)
+            if len(self._frames) >= _HIGH_FRAMES and not self._reading_paused:
+                pipe = self._stdout_pipe()
                 if pipe is not None:
-                    pipe.pause_reading()  # type: ignore[attr-defined]
+                    pipe.pause_reading()
                     self._reading_paused = True
 
     def _on_stdout_eof(self) -> None:
@@ -268,11 +289,11 @@ class SubprocessTransport:
         while True:
             if self._frames:
                 frame = self._frames.popleft()
-                if self._reading_paused and len(self._frames) <= _LOW_FRAMES and self._transport is not None:
+                if self._reading_paused and len(self._frames) <= _LOW_FRAMES:
                     self._reading_paused = False
-                    pipe = self._transport.get_pipe_transport(1)
+                    pipe = self._stdout_pipe()
                     if pipe is not None:
-                        pipe.resume_reading()  # type: ignore[attr-defined]
+                        pipe.resume_reading()
                 return frame
             if self._eof:
                 raise EndOfStream()
@@ -283,15 +304,23 @@ class SubprocessTransport:
                 self._waiter = None
 
     async def send(self, frame: bytes) -> None:
-        pipe = self._transport.get_pipe_transport(0) if self._transport is not None else None
+        pipe = self._stdin_pipe()
         if pipe is None or pipe.is_closing() or self._closed:
             raise TransportError(self.describe_close())
-        pipe.write(frame)  # type: ignore[attr-defined]
-        pipe.write(b"\n")  # type: ignore[attr-defined]
+        pipe.write(frame)
+        pipe.write(b"\n")
         if not self._can_write.is_set():
             await self._can_write.wait()
             if pipe.is_closing():
                 raise TransportError(self.describe_close())
+
+    def _stdin_pipe(self) -> asyncio.WriteTransport | ThreadWriter | None:
+        pipe = self._transport.get_pipe_transport(0) if self._transport is not None else None
+        return cast("asyncio.WriteTransport | ThreadWriter | None", pipe)
+
+    def _stdout_pipe(self) -> asyncio.ReadTransport | ThreadReader | None:
+        pipe = self._transport.get_pipe_transport(1) if self._transport is not None else None
+        return cast("asyncio.ReadTransport | ThreadReader | None", pipe)
 
     # ------------------------------------------------------------------ what happened
     @property
@@ -362,29 +391,33 @@ class SubprocessTransport:
                 pipe.close()
             if await self.wait_exit(self.grace) is None:
                 log.debug("server %s did not exit %.1f s after stdin closed; sending SIGTERM", self.pid, self.grace)
-                self._signal_group(signal.SIGTERM)
+                self._end_tree(kill=False)
                 if await self.wait_exit(self.grace) is None:
                     log.debug("server %s ignored SIGTERM for %.1f s; sending SIGKILL", self.pid, self.grace)
-                    self._signal_group(signal.SIGKILL)
+                    self._end_tree(kill=True)
                     await self.wait_exit(5.0)
-            self._signal_group(signal.SIGKILL)  # whatever is left of the group
+            self._end_tree(kill=True)  # whatever is left of the group
         except BaseException:  # cancelled while closing: never leave the group behind
-            self._signal_group(signal.SIGKILL)
+            self._end_tree(kill=True)
             raise
         finally:
             _live.discard(self)
+            if self._tree is not None:
+                self._tree.close()
             transport.close()
             self._on_stdout_eof()
             self._can_write.set()
 
-    def _signal_group(self, sig: int) -> None:
-        if self.pid is None:
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, sig)
+    def _end_tree(self, kill: bool) -> None:
+        """Ask the server's whole tree to stop (SIGTERM; CTRL_BREAK_EVENT), or end it (``kill``)."""
+        if self._tree is not None:
+            if kill:
+                self._tree.kill()
+            else:
+                self._tree.terminate()
 
 
 @atexit.register
 def _kill_leftovers() -> None:
     for t in list(_live):
-        t._signal_group(signal.SIGKILL)
+        t._end_tree(kill=True)
