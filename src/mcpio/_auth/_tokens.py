@@ -120,9 +120,8 @@ class FileTokenStore:
         directory.mkdir(parents=True, exist_ok=True, mode=0o700)
         if self.path.is_symlink():
             raise TokenStoreError(f"the token store {self.path} is a symlink; refusing to write through it")
-        fd, tmp = tempfile.mkstemp(prefix=".tokens-", dir=directory)
+        fd, tmp = tempfile.mkstemp(prefix=".tokens-", dir=directory)  # created 0600 (mkstemp)
         try:
-            os.fchmod(fd, 0o600)
             with os.fdopen(fd, "w") as f:
                 json.dump(data, f, indent=1, sort_keys=True)
                 f.flush()

@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
+from .._platform import restore_blocking
 from .._protocol._framing import Oversized
 
 Trace = Callable[[str, bytes], None]
@@ -46,7 +47,7 @@ def open_private(path: str, *, buffering: int = -1) -> IO[str]:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             os.close(fd)
             raise OSError(0, f"{path} is not a regular file")
-        os.set_blocking(fd, True)
+        restore_blocking(fd)  # opened O_NONBLOCK so that a FIFO cannot hang us; writes block
     return open(fd, "a", buffering=buffering, encoding="utf-8", errors="replace")  # noqa: SIM115
 
 
