@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conformance.test_client_conformance import run_scenario
+from tests.conformance.test_client_conformance import HARNESS
 from tests.support import peers
 from tests.support.http import spawn_fixture
 
@@ -55,7 +56,12 @@ def test_skills_server_scenarios(tmp_path: Path) -> None:
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("scenario", CLIENT_SCENARIOS)
 def test_skills_client_scenarios(scenario: str, tmp_path: Path) -> None:
-    proc, checks = run_scenario(scenario, VERSION, tmp_path / scenario)
+    proc = subprocess.run(
+        [*peers.conformance_argv(), "client", "--command", f"{sys.executable} {HARNESS}", "--scenario", scenario,
+         "--spec-version", VERSION, "--force", "-o", str(tmp_path)],
+        capture_output=True, text=True, env=peers.peers_env(), timeout=120, stdin=subprocess.DEVNULL,
+    )
+    checks = [c for f in tmp_path.glob("*/checks.json") for c in json.loads(f.read_text())]
     output = proc.stdout + proc.stderr
     assert checks, output[-3000:]
     assert all(c["status"] == "SUCCESS" for c in checks), [(c["id"], c["status"], c.get("errorMessage")) for c in checks]

@@ -15,6 +15,9 @@ and the :class:`~mcpio._session.Session`:
   on timeout or cancellation of the caller the server gets ``notifications/cancelled``.
 
 Server→client traffic goes to the handlers given to the constructor (see ``_handlers``).
+
+Results are typed (``_results``): each is the wire dict itself with typed attributes, so
+``tool.input_schema`` and ``tool["inputSchema"]`` both work, for both eras.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import inspect
 import logging
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from .._errors import (
     ConnectionClosed,
@@ -42,12 +45,27 @@ from .._transports._base import Transport
 from .._transports._trace import Traced, open_trace
 from .._version import __version__
 from .._versions import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS, TASKS_EXTENSION
-from . import _era, _handlers
+from . import _era, _handlers, _skills
+from ._results import (
+    CallToolResult,
+    Completion,
+    GetPromptResult,
+    Implementation,
+    Prompt,
+    Resource,
+    ResourceContents,
+    ResourceTemplate,
+    ServerCapabilities,
+    SkillEntry,
+    Tool,
+    wrap_list,
+)
 from ._target import make_transport
 from ._tasks import legacy_task_call
 
 log = logging.getLogger("mcpio.client")
 
+T = TypeVar("T")
 Handler = Callable[[dict[str, Any]], Any]
 DEFAULT: Any = ...  # "use the client's setting" for per-request timeouts
 
@@ -148,6 +166,7 @@ class Client:
         self.tasks = tasks  # declare the tasks extension (2026-07-28) and follow task handles
         self.trace = trace  # a file: every message sent and received is appended to it
         self._task_support: dict[str, Any] | None = None  # tool -> execution.taskSupport (2025-11-25)
+        self._wrapped: dict[str, bool] = {}  # tool -> its outputSchema wraps a non-object as {"result": x}
         self.probe_timeout = probe_timeout
         self.session: Session | None = None
         self.server_result: dict[str, Any] = {}
@@ -228,16 +247,19 @@ class Client:
 
     # ------------------------------------------------------------------ what the server said
     @property
-    def server_info(self) -> dict[str, Any]:
-        return self.server_result.get("serverInfo") or {}
+    def server_info(self) -> Implementation:
+        """``serverInfo``: the server's name, version, title … (a dict with typed attributes)."""
+        return Implementation(self.server_result.get("serverInfo") or {})
 
     @property
-    def server_capabilities(self) -> dict[str, Any]:
-        return self.server_result.get("capabilities") or {}
+    def server_capabilities(self) -> ServerCapabilities:
+        """What the server announced (a dict with typed attributes; ``.extensions`` for 2026-07-28)."""
+        return ServerCapabilities(self.server_result.get("capabilities") or {})
 
     @property
     def instructions(self) -> str | None:
-        return self.server_result.get("instructions")
+        value = self.server_result.get("instructions")
+        return value if isinstance(value, str) else None
 
     @property
     def negotiated_version(self) -> str | None:
@@ -396,25 +418,55 @@ class Client:
         assert self._era is not None, "not connected"
         await self._era.ping(self)
 
-    async def list_tools(self) -> list[dict[str, Any]]:
-        tools = await self._list("tools/list", "tools")
+    async def list_tools(self) -> list[Tool]:
+        """Every tool (all pages): :class:`~mcpio.types.Tool` (``.name``, ``.input_schema`` …)."""
+        tools = wrap_list(Tool, await self._list("tools/list", "tools"))
         self._task_support = {
             t["name"]: t["execution"].get("taskSupport") for t in tools
             if isinstance(t.get("name"), str) and isinstance(t.get("execution"), dict)
         }
+        self._wrapped = {t.name: _wraps_result(t.output_schema) for t in tools}
         return tools
+
+    @overload
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None = None, *, result_type: None = None,
+        timeout: float | None = DEFAULT, max_timeout: float | None = DEFAULT, on_progress: ProgressCallback | None = None,
+    ) -> CallToolResult[Any]: ...
+
+    @overload
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any] | None = None, *, result_type: type[T],
+        timeout: float | None = DEFAULT, max_timeout: float | None = DEFAULT, on_progress: ProgressCallback | None = None,
+    ) -> CallToolResult[T]: ...
 
     async def call_tool(
         self,
         name: str,
         arguments: dict[str, Any] | None = None,
         *,
+        result_type: type[Any] | None = None,
         timeout: float | None = DEFAULT,
         max_timeout: float | None = DEFAULT,
         on_progress: ProgressCallback | None = None,
+    ) -> CallToolResult[Any]:
+        """Call a tool; returns the :class:`~mcpio.types.CallToolResult` (``is_error`` True is
+        a result, not raised): ``.content`` typed blocks, ``.data`` the structured result as
+        Python values, converted to ``result_type`` (a msgspec Struct, dataclass, TypedDict …)
+        when given. Progress restarts ``timeout`` up to ``max_timeout`` (defaults: the client's)."""
+        raw = await self._call_tool(name, arguments, timeout=timeout, max_timeout=max_timeout, on_progress=on_progress)
+        # {"result": x} is unwrapped when the listed outputSchema is mcpio's wrapper (or unknown)
+        return CallToolResult(raw, result_type, self._wrapped.get(name, True))
+
+    async def _call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        timeout: float | None,
+        max_timeout: float | None,
+        on_progress: ProgressCallback | None,
     ) -> dict[str, Any]:
-        """Call a tool; returns the CallToolResult (``isError: true`` is a result, not raised).
-        Progress restarts ``timeout`` up to ``max_timeout`` (defaults: the client's)."""
         self._check("tools/call")
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
@@ -446,17 +498,17 @@ class Client:
             await self.list_tools()
         return (self._task_support or {}).get(name) == "required"
 
-    async def list_resources(self) -> list[dict[str, Any]]:
-        return await self._list("resources/list", "resources")
+    async def list_resources(self) -> list[Resource]:
+        return wrap_list(Resource, await self._list("resources/list", "resources"))
 
-    async def list_resource_templates(self) -> list[dict[str, Any]]:
-        return await self._list("resources/templates/list", "resourceTemplates")
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        return wrap_list(ResourceTemplate, await self._list("resources/templates/list", "resourceTemplates"))
 
-    async def read_resource(self, uri: str, *, timeout: float | None = DEFAULT) -> list[dict[str, Any]]:
-        """The resource's contents (a list of text or blob contents)."""
+    async def read_resource(self, uri: str, *, timeout: float | None = DEFAULT) -> list[ResourceContents]:
+        """The resource's contents (a list of text or blob contents: ``.text``, ``.blob``, ``.content_bytes()``)."""
         self._check("resources/read")
         result = await self.request("resources/read", {"uri": uri}, timeout=timeout)
-        return result.get("contents", [])
+        return wrap_list(ResourceContents, result.get("contents", []))
 
     async def subscribe(self, uri: str) -> None:
         """Ask for ``notifications/resources/updated`` about ``uri`` (see ``on_notification``)."""
@@ -469,29 +521,56 @@ class Client:
         assert self._era is not None
         await self._era.unsubscribe(self, uri)
 
-    async def list_prompts(self) -> list[dict[str, Any]]:
-        return await self._list("prompts/list", "prompts")
+    async def list_prompts(self) -> list[Prompt]:
+        return wrap_list(Prompt, await self._list("prompts/list", "prompts"))
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None, *,
-                         timeout: float | None = DEFAULT) -> dict[str, Any]:
+                         timeout: float | None = DEFAULT) -> GetPromptResult:
         self._check("prompts/get")
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        return await self.request("prompts/get", params, timeout=timeout)
+        return GetPromptResult(await self.request("prompts/get", params, timeout=timeout))
 
     async def complete(self, ref: dict[str, Any], argument: str, value: str,
-                       context: dict[str, str] | None = None) -> dict[str, Any]:
+                       context: dict[str, str] | None = None) -> Completion:
         """``completion/complete``; ``ref`` is ``{"type": "ref/prompt", "name": …}`` or
         ``{"type": "ref/resource", "uri": …}``. Returns ``{"values": […], "total"?, "hasMore"?}``."""
         self._check("completion/complete")
         params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
         if context:
             params["context"] = {"arguments": context}
-        return (await self.request("completion/complete", params))["completion"]
+        return Completion((await self.request("completion/complete", params))["completion"])
 
     async def set_logging_level(self, level: str) -> None:
         """Ask the server to send log messages at ``level`` and above."""
         self._check("logging/setLevel")
         assert self._era is not None
         await self._era.set_logging_level(self, level)
+
+    # ------------------------------------------------------------------ skills (SEP-2640)
+    async def list_skills(self) -> list[SkillEntry]:
+        """Every skill the server lists (``skills/list``, all pages; [] when it did not declare
+        the skills extension). Nothing is fetched beyond the listing."""
+        return await _skills.list_skills(self)
+
+    async def get_skill(self, uri: str) -> SkillEntry:
+        """One skill's entry by its SKILL.md URI (``skills/get``)."""
+        return await _skills.get_skill(self, uri)
+
+    async def load_skill(self, skill: SkillEntry) -> str:
+        """Read and verify the skill's SKILL.md (size, digest, frontmatter); its text.
+        Raises :class:`~mcpio.SkillVerificationError` on a mismatch (the content is not used)."""
+        return await _skills.load_skill(self, skill)
+
+    async def read_skill_file(self, skill: SkillEntry, uri: str) -> bytes:
+        """Read and verify one file the skill lists; its raw bytes (SkillVerificationError on a mismatch)."""
+        return await _skills.read_skill_file(self, skill, uri)
+
+
+def _wraps_result(schema: dict[str, Any] | None) -> bool:
+    """Whether an outputSchema is the ``{"result": x}`` wrapper of a non-object return."""
+    if schema is None:
+        return False
+    props = schema.get("properties")
+    return isinstance(props, dict) and set(props) == {"result"} and schema.get("required") == ["result"]
