@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("list", help="list a server's tools, resources, templates and prompts")
     p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
-    p.add_argument("kind", nargs="?", choices=("tools", "resources", "templates", "prompts"), help="only this kind")
+    p.add_argument("kind", nargs="?", choices=("tools", "resources", "templates", "prompts", "skills"), help="only this kind")
     _common(p)
 
     p = sub.add_parser("call", help="call a tool: mcpio call TARGET TOOL k=v ...")

@@ -146,3 +146,19 @@ def test_verify_dynamic_entries_check_only_the_frontmatter() -> None:
     verify("skill://a/other.txt", b"anything", entry)
     with pytest.raises(SkillVerificationError):
         verify("skill://a/SKILL.md", b"---\nname: b\ndescription: d\n---\n", entry)
+
+
+def test_cli_lists_skills(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    make_folder(tmp_path / "skills")
+    script = tmp_path / "srv.py"
+    script.write_text(f"from mcpio import Server\nServer('s', skills={str(tmp_path / 'skills')!r}).run()\n")
+    out = subprocess.run([sys.executable, "-m", "mcpio", "list", str(script), "skills"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "skill://pdf-tools/SKILL.md" in out.stdout and "Take notes." in out.stdout
+    js = subprocess.run([sys.executable, "-m", "mcpio", "list", "--json", str(script), "skills"], capture_output=True, text=True,
+                        timeout=60)
+    assert [s["frontmatter"]["name"] for s in json.loads(js.stdout)] == ["pdf-tools", "notes"]

@@ -99,6 +99,7 @@ async def cmd_list(args: Any) -> int:
         fetch = {
             "tools": c.list_tools, "resources": c.list_resources,
             "templates": c.list_resource_templates, "prompts": c.list_prompts,
+            "skills": c.list_skills,  # only when asked for: `mcpio list TARGET skills` (SEP-2640)
         }
         for kind in kinds:
             data[kind] = await fetch[kind]()
@@ -117,6 +118,10 @@ async def cmd_list(args: Any) -> int:
         elif kind == "templates":
             rows = [[r.get("uriTemplate"), r.get("name"), r.get("description")] for r in items]
             head = ["URI TEMPLATE", "NAME", "DESCRIPTION"]
+        elif kind == "skills":
+            rows = [[s.get("uri"), (s.get("frontmatter") or {}).get("name"), (s.get("frontmatter") or {}).get("description")]
+                    for s in items]
+            head = ["URI", "NAME", "DESCRIPTION"]
         else:
             rows = [[p.get("name"), " ".join(a.get("name", "") + ("" if a.get("required") else "?") for a in p.get("arguments") or []),
                      p.get("description")] for p in items]
