@@ -16,7 +16,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "mcpio"
 # from its own layer or lower ones).
 LAYERS = {
     "_version": 0, "_errors": 0, "_jsonrpc": 0, "_versions": 0, "_schema": 0, "_schema_types": 0, "_schema_errors": 0,
-    "_docstrings": 0, "_uritemplate": 0, "_content": 0, "_types": 0, "_safepath": 0, "_skills": 0,
+    "_docstrings": 0, "_uritemplate": 0, "_content": 0, "_safepath": 0, "_skills": 0,
     "_protocol": 1,
     "_transports": 2,
     "_session": 3,
