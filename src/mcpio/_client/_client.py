@@ -27,7 +27,7 @@ import inspect
 import logging
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, cast, overload
 
 from .._errors import (
     ConnectionClosed,
@@ -240,7 +240,7 @@ class Client:
         """The error for ``what`` failing because the connection ended (exit code, stderr)."""
         closed_error = getattr(self._transport, "closed_error", None)
         if closed_error is not None:
-            return await closed_error(what)
+            return cast(MCPError, await closed_error(what))
         if isinstance(exc, MCPError):
             return exc
         return ConnectionClosed(f"{what} failed: {exc}")
@@ -475,14 +475,16 @@ class Client:
         if await self._task_required(name):  # 2025-11-25 core tasks: such a tool is called as a task
             return await legacy_task_call(self, params, timeout=timeout, max_timeout=cap)
         try:
-            return await self.request("tools/call", params, timeout=timeout, max_timeout=cap, on_progress=on_progress)
+            return cast("dict[str, Any]", await self.request("tools/call", params, timeout=timeout, max_timeout=cap,
+                                                             on_progress=on_progress))
         except HeaderMismatch:
             if getattr(self._transport, "accept_tools", None) is None:
                 raise
             # 2026-07-28 HTTP: the Mcp-Param-* headers come from the tool's inputSchema; it may
             # have changed (or was never listed): list the tools again and retry once (spec SHOULD).
             await self.list_tools()
-            return await self.request("tools/call", params, timeout=timeout, max_timeout=cap, on_progress=on_progress)
+            return cast("dict[str, Any]", await self.request("tools/call", params, timeout=timeout, max_timeout=cap,
+                                                             on_progress=on_progress))
 
     async def _task_required(self, name: str) -> bool:
         """True when the server (2025-11-25) supports task-augmented tools/call and lists this

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .._errors import INTERNAL_ERROR, MCPError, RemoteProtocolError, RequestTimeout
 
@@ -131,4 +131,4 @@ async def legacy_task_call(client: Any, params: dict[str, Any], *, timeout: floa
     if isinstance(result, dict) and isinstance(result.get("_meta"), dict) and RELATED_TASK in result["_meta"]:
         meta = {k: v for k, v in result["_meta"].items() if k != RELATED_TASK}
         result = {k: v for k, v in result.items() if k != "_meta"} | ({"_meta": meta} if meta else {})
-    return result
+    return cast("dict[str, Any]", result)

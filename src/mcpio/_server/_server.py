@@ -19,7 +19,7 @@ import signal
 import sys
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from .._errors import INTERNAL_ERROR, MCPError, MethodNotFound, TransportError
 from .._protocol._connection import Connection
@@ -115,7 +115,7 @@ class Server:
         self._notification_hooks: dict[str, list[Callable[..., Any]]] = {}
         self._sessions: weakref.WeakSet[Session] = weakref.WeakSet()
         self._lifespan_value: Any = None
-        self._background: set[asyncio.Task] = set()
+        self._background: set[asyncio.Task[Any]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop serving our sessions
         self._http_trace: Any = None  # MCPIO_TRACE for HTTP sessions: None = not looked at yet, False = off
         self._skills: dict[str, Skill] = {}  # the skills extension (SEP-2640): SKILL.md URI -> skill
@@ -345,7 +345,7 @@ class Server:
 
     async def _through_middleware(self, handler: Any, method: str, params: dict[str, Any], ctx: Context) -> Any:
         async def innermost(request: Request) -> dict[str, Any]:
-            return await handler(self, request.context, request.params)
+            return cast("dict[str, Any]", await handler(self, request.context, request.params))
 
         return await build_chain(self._middleware, innermost)(Request(method, params, ctx))
 
