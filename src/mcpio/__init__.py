@@ -136,6 +136,7 @@ __all__ = [
     "ServerExited",
     "ServerNotFound",
     "ServerSpec",
+    "SkillVerificationError",
     "TaskCancelled",
     "Text",
     "ToolError",
