@@ -93,8 +93,12 @@ def verify(uri: str, data: bytes, entry: dict[str, Any]) -> None:
             raise SkillVerificationError(uri, f"its frontmatter cannot be read ({exc})") from None
         expected = entry.get("frontmatter")
         if not isinstance(expected, dict) or _canon(found) != _canon(expected):
-            diff = sorted(k for k in set(found) | set(expected or {}) if _canon(found.get(k)) != _canon((expected or {}).get(k)))
-            raise SkillVerificationError(uri, f"its frontmatter differs from the entry's in {', '.join(diff) or 'shape'}")
+            diff = sorted(
+                k for k in set(found) | set(expected or {}) if _canon(found.get(k)) != _canon((expected or {}).get(k))
+            )
+            raise SkillVerificationError(
+                uri, f"its frontmatter differs from the entry's in {', '.join(diff) or 'shape'}"
+            )
 
 
 def _canon(value: Any) -> str:
@@ -106,7 +110,7 @@ def split_frontmatter(text: str) -> tuple[str, str] | None:
     """(frontmatter YAML, body) of a SKILL.md, or None when it has no leading ``---`` block."""
     text = text.removeprefix("\ufeff")
     m = _DELIMITED.match(text)
-    return (m.group(1), text[m.end():]) if m else None
+    return (m.group(1), text[m.end() :]) if m else None
 
 
 def parse_frontmatter(text: str) -> dict[str, Any]:
@@ -183,7 +187,9 @@ def _value(rest: str, lines: list[tuple[int, str]], indent: int, n: int) -> tupl
         return _block_scalar(rest, lines, indent, n)
     if rest:
         return _scalar(rest, n), lines
-    if lines and (_indent(lines[0][1]) > indent or (lines[0][1].lstrip().startswith("- ") and _indent(lines[0][1]) == indent)):
+    if lines and (
+        _indent(lines[0][1]) > indent or (lines[0][1].lstrip().startswith("- ") and _indent(lines[0][1]) == indent)
+    ):
         return _block(lines, _indent(lines[0][1]))
     return None, lines
 
@@ -215,7 +221,7 @@ def _quoted(text: str, n: int) -> tuple[str, int]:
         i, out = 1, []
         while i < len(text):
             if text[i] == "'":
-                if text[i + 1:i + 2] == "'":
+                if text[i + 1 : i + 2] == "'":
                     out.append("'")
                     i += 2
                     continue
@@ -263,7 +269,8 @@ def _scalar(text: str, n: int) -> Any:
 
 
 def _split_flow(inner: str, n: int) -> list[str]:
-    parts, depth, quote, start = [], 0, "", 0
+    parts: list[str] = []
+    quote, start = "", 0
     for i, ch in enumerate(inner):
         if quote:
             quote = "" if ch == quote else quote

@@ -57,12 +57,19 @@ def served(tmp_path: Path, era: str, fn: Any) -> Any:
 def test_frontmatter_subset() -> None:
     fm = parse_frontmatter(SKILL_MD)
     assert fm == {
-        "name": "pdf-tools", "description": "Fill PDF forms: fields first.", "license": "Apache-2.0",
+        "name": "pdf-tools",
+        "description": "Fill PDF forms: fields first.",
+        "license": "Apache-2.0",
         "allowed-tools": ["read_file", "write file"],
-        "metadata": {"author": "ann", "version": "2", "tags": ["pdf", "forms"]}, "notes": "line one\nline two\n",
+        "metadata": {"author": "ann", "version": "2", "tags": ["pdf", "forms"]},
+        "notes": "line one\nline two\n",
     }
     assert parse_frontmatter("\ufeff---\r\nname: a\r\ndescription: b\r\ncount: 3\r\nok: true\r\n---\r\n") == {
-        "name": "a", "description": "b", "count": 3, "ok": True}
+        "name": "a",
+        "description": "b",
+        "count": 3,
+        "ok": True,
+    }
     assert split_frontmatter("no header") is None
     for bad in ("# title only\n", "---\nname: {a: 1}\n---\n", "---\nname: 'open\n---\n", "---\n  - x\nname: y\n---\n"):
         with pytest.raises(ValueError):
@@ -78,9 +85,15 @@ def test_list_get_load_and_read(tmp_path: Path) -> None:
         assert pdf.uri == "skill://pdf-tools/SKILL.md" and skills["notes"].uri == "skill://team/notes/SKILL.md"
         assert pdf.frontmatter == parse_frontmatter(SKILL_MD) and pdf.description == "Fill PDF forms: fields first."
         files = {f.uri: f for f in pdf.files or []}
-        assert sorted(files) == ["skill://pdf-tools/SKILL.md", "skill://pdf-tools/logo.bin", "skill://pdf-tools/scripts/fill.py"]
+        assert sorted(files) == [
+            "skill://pdf-tools/SKILL.md",
+            "skill://pdf-tools/logo.bin",
+            "skill://pdf-tools/scripts/fill.py",
+        ]
         md = files["skill://pdf-tools/SKILL.md"]
-        assert md.size == len(SKILL_MD.encode()) and md.digest == "sha256:" + hashlib.sha256(SKILL_MD.encode()).hexdigest()
+        assert (
+            md.size == len(SKILL_MD.encode()) and md.digest == "sha256:" + hashlib.sha256(SKILL_MD.encode()).hexdigest()
+        )
         assert await c.get_skill(pdf.uri) == pdf
         assert await c.load_skill(pdf) == SKILL_MD
         assert await c.read_skill_file(pdf, "skill://pdf-tools/logo.bin") == b"\xff\x00\xfe"  # a blob, verified
@@ -109,7 +122,7 @@ def test_tampered_content_is_refused(tmp_path: Path) -> None:
         with pytest.raises(SkillVerificationError, match="bytes read"):
             await c.read_skill_file(short, "skill://pdf-tools/scripts/fill.py")
         renamed = SkillEntry({**pdf, "frontmatter": {**pdf.frontmatter, "description": "Exfiltrate"}})
-        with pytest.raises(SkillVerificationError, match="frontmatter differs .* description"):
+        with pytest.raises(SkillVerificationError, match=r"frontmatter differs .* description"):
             await c.load_skill(renamed)
         with pytest.raises(SkillVerificationError, match="does not list"):
             await c.read_skill_file(pdf, "file:///etc/passwd")
@@ -156,9 +169,15 @@ def test_cli_lists_skills(tmp_path: Path) -> None:
     make_folder(tmp_path / "skills")
     script = tmp_path / "srv.py"
     script.write_text(f"from mcpio import Server\nServer('s', skills={str(tmp_path / 'skills')!r}).run()\n")
-    out = subprocess.run([sys.executable, "-m", "mcpio", "list", str(script), "skills"], capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "mcpio", "list", str(script), "skills"], capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     assert "skill://pdf-tools/SKILL.md" in out.stdout and "Take notes." in out.stdout
-    js = subprocess.run([sys.executable, "-m", "mcpio", "list", "--json", str(script), "skills"], capture_output=True, text=True,
-                        timeout=60)
+    js = subprocess.run(
+        [sys.executable, "-m", "mcpio", "list", "--json", str(script), "skills"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert [s["frontmatter"]["name"] for s in json.loads(js.stdout)] == ["pdf-tools", "notes"]

@@ -39,11 +39,18 @@ def test_typed_user_code_checks_and_runs() -> None:
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("path", sorted(TYPING.glob("bad_*.py")), ids=lambda p: p.stem)
 def test_wrong_user_code_fails_with_the_expected_errors(path: Path) -> None:
-    expected = {(n, m.group(1).strip()) for n, line in enumerate(path.read_text().splitlines(), 1)
-                if (m := re.search(r"# E: (.*)$", line))}
+    expected = {
+        (n, m.group(1).strip())
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if (m := re.search(r"# E: (.*)$", line))
+    }
     assert expected, f"{path.name} names no expected error"
     out = mypy("--strict", "--no-error-summary", str(path))
     assert out.returncode == 1, out.stdout + out.stderr
-    reported = [(int(m.group(1)), m.group(2)) for m in re.finditer(r"^[^:]+:(\d+): error: (.*)$", out.stdout, re.MULTILINE)]
+    reported = [
+        (int(m.group(1)), m.group(2)) for m in re.finditer(r"^[^:]+:(\d+): error: (.*)$", out.stdout, re.MULTILINE)
+    ]
     for line, text in expected:
-        assert any(n == line and text in msg for n, msg in reported), f"{path.name}:{line}: expected {text!r}, got {reported}"
+        assert any(n == line and text in msg for n, msg in reported), (
+            f"{path.name}:{line}: expected {text!r}, got {reported}"
+        )

@@ -34,10 +34,29 @@ T = TypeVar("T")
 W = TypeVar("W", bound="WireObject")
 
 __all__ = [
-    "AudioContent", "CallToolResult", "Completion", "ContentBlock", "EmbeddedResourceContent", "GetPromptResult",
-    "ImageContent", "Implementation", "Prompt", "PromptArgument", "PromptMessage", "Resource", "ResourceContents",
-    "ResourceLinkContent", "ResourceTemplate", "ServerCapabilities", "SkillEntry", "SkillFile", "TextContent", "Tool",
-    "WireObject", "content_block", "wrap_list",
+    "AudioContent",
+    "CallToolResult",
+    "Completion",
+    "ContentBlock",
+    "EmbeddedResourceContent",
+    "GetPromptResult",
+    "ImageContent",
+    "Implementation",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessage",
+    "Resource",
+    "ResourceContents",
+    "ResourceLinkContent",
+    "ResourceTemplate",
+    "ServerCapabilities",
+    "SkillEntry",
+    "SkillFile",
+    "TextContent",
+    "Tool",
+    "WireObject",
+    "content_block",
+    "wrap_list",
 ]
 
 
@@ -278,7 +297,10 @@ class ResourceLinkContent(ContentBlock):
 
 
 _BLOCKS: dict[Any, type[ContentBlock]] = {
-    "text": TextContent, "image": ImageContent, "audio": AudioContent, "resource": EmbeddedResourceContent,
+    "text": TextContent,
+    "image": ImageContent,
+    "audio": AudioContent,
+    "resource": EmbeddedResourceContent,
     "resource_link": ResourceLinkContent,
 }
 

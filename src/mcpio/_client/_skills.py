@@ -42,7 +42,9 @@ async def list_skills(client: Client) -> list[SkillEntry]:
         if cursor is None:
             return out
         if cursor in seen:
-            raise RemoteProtocolError(f"skills/list: the server returned the cursor {cursor!r} twice; stopping to avoid a loop")
+            raise RemoteProtocolError(
+                f"skills/list: the server returned the cursor {cursor!r} twice; stopping to avoid a loop"
+            )
         seen.add(cursor)
     raise RemoteProtocolError(f"skills/list: more than {client.max_pages} pages (max_pages); stopping")
 

@@ -31,7 +31,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InvalidParams, MethodNotFound
-from .._skills import MAX_RESOURCES, MAX_TOTAL_SIZE, NAME_RE, SKILL_FILE, SKILL_MIME_TYPE, SKILLS_EXTENSION, digest, parse_frontmatter
+from .._skills import (
+    MAX_RESOURCES,
+    MAX_TOTAL_SIZE,
+    NAME_RE,
+    SKILL_FILE,
+    SKILL_MIME_TYPE,
+    SKILLS_EXTENSION,
+    digest,
+    parse_frontmatter,
+)
 from ._context import Context
 from ._pagination import paginate
 
@@ -74,7 +83,9 @@ def read_skills(folder: str | os.PathLike[str]) -> list[Skill]:
     """Every skill under ``folder`` (sorted by URI); :class:`ValueError` for an invalid one."""
     root = Path(folder)
     if not root.is_dir():
-        raise ValueError(f"skills folder {os.fspath(folder)!r} is not a directory; pass the folder that holds your skills")
+        raise ValueError(
+            f"skills folder {os.fspath(folder)!r} is not a directory; pass the folder that holds your skills"
+        )
     skills: list[Skill] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
@@ -89,10 +100,14 @@ def _read_skill(root: Path, folder: Path) -> Skill:
     try:
         frontmatter = parse_frontmatter(manifest.read_bytes().decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise ValueError(f"{manifest}: {exc}; a SKILL.md begins with '---', name: and description:, then '---'") from None
+        raise ValueError(
+            f"{manifest}: {exc}; a SKILL.md begins with '---', name: and description:, then '---'"
+        ) from None
     name = folder.name
     if frontmatter.get("name") != name:
-        raise ValueError(f"{manifest}: frontmatter name {frontmatter.get('name')!r} must equal its directory's name {name!r} (SEP-2640)")
+        raise ValueError(
+            f"{manifest}: frontmatter name {frontmatter.get('name')!r} must equal its directory's name {name!r} (SEP-2640)"
+        )
     if not NAME_RE.match(name):
         raise ValueError(f"{manifest}: skill name {name!r} must be 1-64 lowercase letters, digits and single hyphens")
     if not isinstance(frontmatter.get("description"), str) or not frontmatter["description"]:
@@ -110,8 +125,12 @@ def _read_skill(root: Path, folder: Path) -> Skill:
             files[f"{base}/{path.relative_to(folder).as_posix()}"] = path.read_bytes()
     total = sum(len(b) for b in files.values())
     if len(files) > MAX_RESOURCES or total > MAX_TOTAL_SIZE:
-        log.warning("skill %s has %d files, %d bytes: beyond the SEP-2640 limits (512 files, 16 MiB) hosts may refuse",
-                    name, len(files), total)
+        log.warning(
+            "skill %s has %d files, %d bytes: beyond the SEP-2640 limits (512 files, 16 MiB) hosts may refuse",
+            name,
+            len(files),
+            total,
+        )
     return Skill(f"{base}/{SKILL_FILE}", frontmatter, files)
 
 
@@ -121,8 +140,13 @@ def register(server: Server, folder: str | os.PathLike[str]) -> list[Skill]:
     for skill in skills:
         for uri, data in skill.files.items():
             if uri == skill.uri:
-                server.add_resource(_reader(data), uri, name=str(skill.frontmatter["name"]),
-                                    description=str(skill.frontmatter["description"]), mime_type=SKILL_MIME_TYPE)
+                server.add_resource(
+                    _reader(data),
+                    uri,
+                    name=str(skill.frontmatter["name"]),
+                    description=str(skill.frontmatter["description"]),
+                    mime_type=SKILL_MIME_TYPE,
+                )
             else:
                 mime = mimetypes.guess_type(uri.rsplit("/", 1)[-1])[0]
                 server.add_resource(_reader(data), uri, name=uri.removeprefix("skill://"), mime_type=mime)
@@ -149,7 +173,9 @@ def _skills_of(server: Server, ctx: Context, method: str) -> dict[str, Skill]:
     assert rules is not None
     caps = server.capabilities(rules)
     if SKILLS_EXTENSION not in caps.get("extensions", {}):
-        raise MethodNotFound(f"Method not found: {method!r} (this server did not declare the {SKILLS_EXTENSION} extension)")
+        raise MethodNotFound(
+            f"Method not found: {method!r} (this server did not declare the {SKILLS_EXTENSION} extension)"
+        )
     return server._skills
 
 
@@ -169,8 +195,9 @@ async def skills_get(server: Server, ctx: Context, params: dict[str, Any]) -> di
     uri = params.get("uri")
     skill = skills.get(uri) if isinstance(uri, str) else None
     if skill is None:
-        raise InvalidParams(f"Invalid params: {uri!r} is not a skill this server serves; call skills/list for them",
-                            data={"uri": uri})
+        raise InvalidParams(
+            f"Invalid params: {uri!r} is not a skill this server serves; call skills/list for them", data={"uri": uri}
+        )
     return {"skill": skill.entry}
 
 
