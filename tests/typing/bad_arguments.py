@@ -4,5 +4,5 @@ from mcpio import Client
 
 
 async def call(client: Client) -> None:
-    await client.call_tool("add", [1, 2])  # E: No overload variant of "call_tool" of "Client" matches argument types "str", "list[int]"
-    await client.call_tool("add", timeout="soon")  # E: No overload variant of "call_tool" of "Client" matches
+    await client.call_tool("add", [1, 2])  # E: matches argument types "str", "list[int]"
+    await client.call_tool("add", timeout="soon")  # E: matches argument types "str", "str"

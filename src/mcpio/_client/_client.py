@@ -34,7 +34,6 @@ from .._errors import (
     HeaderMismatch,
     MCPError,
     MethodNotFound,
-    RemoteProtocolError,
     RequestTimeout,
     TransportError,
 )
@@ -46,6 +45,7 @@ from .._transports._trace import Traced, open_trace
 from .._version import __version__
 from .._versions import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS, TASKS_EXTENSION
 from . import _era, _handlers, _skills
+from ._pages import collect
 from ._results import (
     CallToolResult,
     Completion,
@@ -59,6 +59,7 @@ from ._results import (
     SkillEntry,
     Tool,
     wrap_list,
+    wraps_result,
 )
 from ._target import make_transport
 from ._tasks import legacy_task_call
@@ -166,7 +167,8 @@ class Client:
         self.tasks = tasks  # declare the tasks extension (2026-07-28) and follow task handles
         self.trace = trace  # a file: every message sent and received is appended to it
         self._task_support: dict[str, Any] | None = None  # tool -> execution.taskSupport (2025-11-25)
-        self._wrapped: dict[str, bool] = {}  # tool -> its outputSchema wraps a non-object as {"result": x}
+        self._tool_defs: list[Tool] = []  # the last tools/list: outputSchemas say which results are wrapped
+        self._wrapped: dict[str, bool] | None = None  # tool -> outputSchema wraps {"result": x} (from _tool_defs)
         self.probe_timeout = probe_timeout
         self.session: Session | None = None
         self.server_result: dict[str, Any] = {}
@@ -384,35 +386,10 @@ class Client:
             raise MethodNotFound(f"{method}: the server did not announce the {what!r} capability, so the client does not send it")
 
     async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
+        """Every item of a paginated list (``_pages.collect``); [] when the capability is absent."""
         if not self._require(method):
             return []
-        items: list[dict[str, Any]] = []
-        seen_cursors: set[Any] = set()
-        seen_items: set[Any] = set()
-        id_key = _LIST_KEYS[key]
-        accept_tools = getattr(self._transport, "accept_tools", None)
-        cursor = None
-        for _ in range(self.max_pages):
-            result = await self.request(method, {"cursor": cursor} if cursor is not None else None)
-            page = result.get(key) if isinstance(result, dict) else None
-            if not isinstance(page, list):
-                raise RemoteProtocolError(f"{method}: the result has no {key!r} list")
-            if accept_tools is not None and key == "tools":
-                page = accept_tools(page)  # HTTP: drops tools with invalid x-mcp-header annotations
-            for item in page:
-                ident = item.get(id_key) if isinstance(item, dict) else None
-                if ident in seen_items:
-                    log.warning("%s: the server listed %r twice; keeping the first", method, ident)
-                    continue
-                seen_items.add(ident)
-                items.append(item)
-            cursor = result.get("nextCursor")
-            if cursor is None:
-                return items
-            if cursor in seen_cursors:
-                raise RemoteProtocolError(f"{method}: the server returned the cursor {cursor!r} twice; stopping to avoid a loop")
-            seen_cursors.add(cursor)
-        raise RemoteProtocolError(f"{method}: more than {self.max_pages} pages (max_pages); stopping")
+        return await collect(self, method, key, _LIST_KEYS.get(key), getattr(self._transport, "accept_tools", None))
 
     async def ping(self) -> None:
         assert self._era is not None, "not connected"
@@ -425,7 +402,7 @@ class Client:
             t["name"]: t["execution"].get("taskSupport") for t in tools
             if isinstance(t.get("name"), str) and isinstance(t.get("execution"), dict)
         }
-        self._wrapped = {t.name: _wraps_result(t.output_schema) for t in tools}
+        self._tool_defs, self._wrapped = tools, None  # _wrapped is derived when a call needs it
         return tools
 
     @overload
@@ -456,6 +433,8 @@ class Client:
         when given. Progress restarts ``timeout`` up to ``max_timeout`` (defaults: the client's)."""
         raw = await self._call_tool(name, arguments, timeout=timeout, max_timeout=max_timeout, on_progress=on_progress)
         # {"result": x} is unwrapped when the listed outputSchema is mcpio's wrapper (or unknown)
+        if self._wrapped is None:
+            self._wrapped = {t.name: wraps_result(t.output_schema) for t in self._tool_defs}
         return CallToolResult(raw, result_type, self._wrapped.get(name, True))
 
     async def _call_tool(
@@ -569,10 +548,3 @@ class Client:
         """Read and verify one file the skill lists; its raw bytes (SkillVerificationError on a mismatch)."""
         return await _skills.read_skill_file(self, skill, uri)
 
-
-def _wraps_result(schema: dict[str, Any] | None) -> bool:
-    """Whether an outputSchema is the ``{"result": x}`` wrapper of a non-object return."""
-    if schema is None:
-        return False
-    props = schema.get("properties")
-    return isinstance(props, dict) and set(props) == {"result"} and schema.get("required") == ["result"]

@@ -26,7 +26,7 @@ camelCase names remain available as keys, so nothing is lost and nothing is ambi
 from __future__ import annotations
 
 import base64
-from typing import Any, Generic, Literal, TypeVar, cast, overload
+from typing import Any, Generic, Literal, TypeVar, cast
 
 import msgspec
 
@@ -558,9 +558,9 @@ class SkillEntry(WireObject):
         return None if res == "dynamic" else wrap_list(SkillFile, res)
 
 
-@overload
-def as_call_result(raw: dict[str, Any], result_type: None, wrapped: bool) -> CallToolResult[Any]: ...
-@overload
-def as_call_result(raw: dict[str, Any], result_type: type[T], wrapped: bool) -> CallToolResult[T]: ...
-def as_call_result(raw: dict[str, Any], result_type: type[T] | None, wrapped: bool) -> CallToolResult[Any]:
-    return CallToolResult(raw, result_type, wrapped)
+def wraps_result(schema: dict[str, Any] | None) -> bool:
+    """Whether an outputSchema is the ``{"result": x}`` wrapper of a non-object return."""
+    if schema is None:
+        return False
+    props = schema.get("properties")
+    return isinstance(props, dict) and set(props) == {"result"} and schema.get("required") == ["result"]

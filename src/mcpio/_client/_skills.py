@@ -10,11 +10,12 @@ for SKILL.md, the frontmatter field by field) before it is returned: content tha
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .._errors import MethodNotFound, RemoteProtocolError
 from .._skills import SKILLS_EXTENSION, SkillVerificationError, verify
-from ._results import ResourceContents, SkillEntry
+from ._pages import collect
+from ._results import ResourceContents, SkillEntry, wrap_list
 
 if TYPE_CHECKING:
     from ._client import Client
@@ -29,24 +30,7 @@ async def list_skills(client: Client) -> list[SkillEntry]:
     """Every skill entry the server lists (following ``nextCursor``); [] without the extension."""
     if not declared(client):
         return []
-    out: list[SkillEntry] = []
-    seen: set[Any] = set()
-    cursor = None
-    for _ in range(client.max_pages):
-        result = await client.request("skills/list", {"cursor": cursor} if cursor is not None else {})
-        page = result.get("skills") if isinstance(result, dict) else None
-        if not isinstance(page, list):
-            raise RemoteProtocolError("skills/list: the result has no 'skills' list")
-        out.extend(SkillEntry(e) for e in page if isinstance(e, dict))
-        cursor = result.get("nextCursor")
-        if cursor is None:
-            return out
-        if cursor in seen:
-            raise RemoteProtocolError(
-                f"skills/list: the server returned the cursor {cursor!r} twice; stopping to avoid a loop"
-            )
-        seen.add(cursor)
-    raise RemoteProtocolError(f"skills/list: more than {client.max_pages} pages (max_pages); stopping")
+    return wrap_list(SkillEntry, await collect(client, "skills/list", "skills", "uri"))
 
 
 async def get_skill(client: Client, uri: str) -> SkillEntry:
