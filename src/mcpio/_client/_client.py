@@ -73,11 +73,16 @@ DEFAULT: Any = ...  # "use the client's setting" for per-request timeouts
 _LIST_KEYS = {"tools": "name", "prompts": "name", "resources": "uri", "resourceTemplates": "uriTemplate"}
 # request method -> (server capability it needs, sub-capability or None)
 _NEEDS = {
-    "tools/list": ("tools", None), "tools/call": ("tools", None),
-    "resources/list": ("resources", None), "resources/templates/list": ("resources", None),
-    "resources/read": ("resources", None), "resources/subscribe": ("resources", "subscribe"),
-    "resources/unsubscribe": ("resources", "subscribe"), "prompts/list": ("prompts", None),
-    "prompts/get": ("prompts", None), "logging/setLevel": ("logging", None),
+    "tools/list": ("tools", None),
+    "tools/call": ("tools", None),
+    "resources/list": ("resources", None),
+    "resources/templates/list": ("resources", None),
+    "resources/read": ("resources", None),
+    "resources/subscribe": ("resources", "subscribe"),
+    "resources/unsubscribe": ("resources", "subscribe"),
+    "prompts/list": ("prompts", None),
+    "prompts/get": ("prompts", None),
+    "logging/setLevel": ("logging", None),
     "completion/complete": ("completions", None),
 }
 
@@ -142,15 +147,27 @@ class Client:
         if era not in _era.ERAS:
             raise ValueError(f"era must be one of {', '.join(_era.ERAS)}, not {era!r}")
         if protocol_version is not None and protocol_version not in LEGACY_VERSIONS + MODERN_VERSIONS:
-            raise ValueError(f"protocol_version must be one of {', '.join(MODERN_VERSIONS + LEGACY_VERSIONS)}, not {protocol_version!r}")
-        if protocol_version is not None and era != "auto" and (protocol_version in MODERN_VERSIONS) != (era == "modern"):
+            raise ValueError(
+                f"protocol_version must be one of {', '.join(MODERN_VERSIONS + LEGACY_VERSIONS)}, not {protocol_version!r}"
+            )
+        if (
+            protocol_version is not None
+            and era != "auto"
+            and (protocol_version in MODERN_VERSIONS) != (era == "modern")
+        ):
             raise ValueError(f"protocol_version {protocol_version!r} does not belong to the {era} era")
         if log_level is not None and log_level not in LOG_LEVELS:
             raise ValueError(f"log_level must be one of {', '.join(LOG_LEVELS)}, not {log_level!r}")
         self._target = target
         self._transport = transport
-        self._spawn = {"env": env, "env_mode": env_mode, "cwd": cwd, "on_stderr": on_stderr, "grace": grace,
-                       "headers": headers}
+        self._spawn = {
+            "env": env,
+            "env_mode": env_mode,
+            "cwd": cwd,
+            "on_stderr": on_stderr,
+            "grace": grace,
+            "headers": headers,
+        }
         self.client_info = {"name": name, "version": version}
         self.era = era
         self.protocol_version = protocol_version
@@ -203,8 +220,11 @@ class Client:
             if opener is not None:
                 await opener()
             self.session = Session(
-                transport, Connection("client"), on_request=self._on_request,
-                on_notification=self._on_notif, drain_timeout=1.0,
+                transport,
+                Connection("client"),
+                on_request=self._on_request,
+                on_notification=self._on_notif,
+                drain_timeout=1.0,
             )
             self._tasks.append(asyncio.get_running_loop().create_task(self.session.run()))
             try:
@@ -215,7 +235,9 @@ class Client:
                 raise await self._gone(f"connecting ({step})", exc) from None
             except RequestTimeout as exc:  # a server stuck at start: what it said may tell why
                 tail = getattr(transport, "stderr_tail", lambda: "")()
-                raise RequestTimeout(exc.message + (f"; the server's last stderr lines:\n{tail}" if tail else "")) from None
+                raise RequestTimeout(
+                    exc.message + (f"; the server's last stderr lines:\n{tail}" if tail else "")
+                ) from None
             except MCPError as exc:
                 raise _handlers.typed_error(exc, "initialize") from None
             _era.remember(key, self._era.name)
@@ -360,7 +382,12 @@ class Client:
         t = self.timeout if timeout is DEFAULT else timeout
         try:
             return await self._era.request(
-                self.session, method, params, timeout=t, max_timeout=max_timeout, on_progress=self._progress(on_progress)
+                self.session,
+                method,
+                params,
+                timeout=t,
+                max_timeout=max_timeout,
+                on_progress=self._progress(on_progress),
             )
         except (ConnectionClosed, TransportError) as exc:
             raise await self._gone(method, exc) from None
@@ -383,7 +410,9 @@ class Client:
         if not self._require(method):
             cap, sub = _NEEDS[method]
             what = f"{cap}.{sub}" if sub else cap
-            raise MethodNotFound(f"{method}: the server did not announce the {what!r} capability, so the client does not send it")
+            raise MethodNotFound(
+                f"{method}: the server did not announce the {what!r} capability, so the client does not send it"
+            )
 
     async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
         """Every item of a paginated list (``_pages.collect``); [] when the capability is absent."""
@@ -399,7 +428,8 @@ class Client:
         """Every tool (all pages): :class:`~mcpio.types.Tool` (``.name``, ``.input_schema`` …)."""
         tools = wrap_list(Tool, await self._list("tools/list", "tools"))
         self._task_support = {
-            t["name"]: t["execution"].get("taskSupport") for t in tools
+            t["name"]: t["execution"].get("taskSupport")
+            for t in tools
             if isinstance(t.get("name"), str) and isinstance(t.get("execution"), dict)
         }
         self._tool_defs, self._wrapped = tools, None  # _wrapped is derived when a call needs it
@@ -407,14 +437,26 @@ class Client:
 
     @overload
     async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None = None, *, result_type: None = None,
-        timeout: float | None = DEFAULT, max_timeout: float | None = DEFAULT, on_progress: ProgressCallback | None = None,
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        result_type: None = None,
+        timeout: float | None = DEFAULT,
+        max_timeout: float | None = DEFAULT,
+        on_progress: ProgressCallback | None = None,
     ) -> CallToolResult[Any]: ...
 
     @overload
     async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None = None, *, result_type: type[T],
-        timeout: float | None = DEFAULT, max_timeout: float | None = DEFAULT, on_progress: ProgressCallback | None = None,
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        result_type: type[T],
+        timeout: float | None = DEFAULT,
+        max_timeout: float | None = DEFAULT,
+        on_progress: ProgressCallback | None = None,
     ) -> CallToolResult[T]: ...
 
     async def call_tool(
@@ -454,16 +496,20 @@ class Client:
         if await self._task_required(name):  # 2025-11-25 core tasks: such a tool is called as a task
             return await legacy_task_call(self, params, timeout=timeout, max_timeout=cap)
         try:
-            return cast("dict[str, Any]", await self.request("tools/call", params, timeout=timeout, max_timeout=cap,
-                                                             on_progress=on_progress))
+            return cast(
+                "dict[str, Any]",
+                await self.request("tools/call", params, timeout=timeout, max_timeout=cap, on_progress=on_progress),
+            )
         except HeaderMismatch:
             if getattr(self._transport, "accept_tools", None) is None:
                 raise
             # 2026-07-28 HTTP: the Mcp-Param-* headers come from the tool's inputSchema; it may
             # have changed (or was never listed): list the tools again and retry once (spec SHOULD).
             await self.list_tools()
-            return cast("dict[str, Any]", await self.request("tools/call", params, timeout=timeout, max_timeout=cap,
-                                                             on_progress=on_progress))
+            return cast(
+                "dict[str, Any]",
+                await self.request("tools/call", params, timeout=timeout, max_timeout=cap, on_progress=on_progress),
+            )
 
     async def _task_required(self, name: str) -> bool:
         """True when the server (2025-11-25) supports task-augmented tools/call and lists this
@@ -472,8 +518,11 @@ class Client:
         if not self.tasks or self.negotiated_era != "legacy" or not isinstance(tasks, dict):
             return False
         requests = tasks.get("requests")
-        if not (isinstance(requests, dict) and isinstance(requests.get("tools"), dict)
-                and isinstance(requests["tools"].get("call"), dict)):
+        if not (
+            isinstance(requests, dict)
+            and isinstance(requests.get("tools"), dict)
+            and isinstance(requests["tools"].get("call"), dict)
+        ):
             return False
         if self._task_support is None:
             await self.list_tools()
@@ -505,16 +554,18 @@ class Client:
     async def list_prompts(self) -> list[Prompt]:
         return wrap_list(Prompt, await self._list("prompts/list", "prompts"))
 
-    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None, *,
-                         timeout: float | None = DEFAULT) -> GetPromptResult:
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None, *, timeout: float | None = DEFAULT
+    ) -> GetPromptResult:
         self._check("prompts/get")
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
         return GetPromptResult(await self.request("prompts/get", params, timeout=timeout))
 
-    async def complete(self, ref: dict[str, Any], argument: str, value: str,
-                       context: dict[str, str] | None = None) -> Completion:
+    async def complete(
+        self, ref: dict[str, Any], argument: str, value: str, context: dict[str, str] | None = None
+    ) -> Completion:
         """``completion/complete``; ``ref`` is ``{"type": "ref/prompt", "name": …}`` or
         ``{"type": "ref/resource", "uri": …}``. Returns ``{"values": […], "total"?, "hasMore"?}``."""
         self._check("completion/complete")
@@ -547,4 +598,3 @@ class Client:
     async def read_skill_file(self, skill: SkillEntry, uri: str) -> bytes:
         """Read and verify one file the skill lists; its raw bytes (SkillVerificationError on a mismatch)."""
         return await _skills.read_skill_file(self, skill, uri)
-
