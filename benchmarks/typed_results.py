@@ -24,10 +24,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import msgspec  # noqa: E402
+import msgspec
 
-from mcpio import Client, Server  # noqa: E402
-from mcpio._client._results import CallToolResult, Tool, wrap_list  # noqa: E402
+from mcpio import Client, Server
+from mcpio._client._results import CallToolResult, Tool, wrap_list
 
 N_TOOLS = 100
 
