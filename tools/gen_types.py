@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate mcpio's typed MCP wire shapes (msgspec Structs) from the official JSON Schemas.
 
-    python tools/gen_types.py                 # rewrite src/mcpio/_types/_v<version>.py
+    python tools/gen_types.py                 # rewrite tests/support/wire_types/_v<version>.py
     python tools/gen_types.py --check         # exit 1 if a committed module is stale
     python tools/gen_types.py --schema-dir DIR --out-dir DIR --verbose
 
@@ -56,7 +56,7 @@ from typing import Any
 
 VERSIONS = ("2025-11-25", "2026-07-28")
 ROOT = Path(__file__).resolve().parents[1]
-OUT_DIR = ROOT / "src" / "mcpio" / "_types"
+OUT_DIR = ROOT / "tests" / "support" / "wire_types"
 # Properties whose value is a JSON Schema document: open-ended by nature.
 OPEN_PROPERTIES = frozenset({"inputSchema", "outputSchema"})
 # Names the generated annotations use; no field may shadow them (msgspec resolves lazily).

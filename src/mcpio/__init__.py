@@ -49,6 +49,7 @@ _EXPORTS = {
     "PathParam": "._safepath",
     "SafePath": "._safepath",
     "SafePathError": "._safepath",
+    "SkillVerificationError": "._skills",
 }
 
 if TYPE_CHECKING:
@@ -80,6 +81,7 @@ if TYPE_CHECKING:
     )
     from ._host._config import ConfigError, ServerSpec, load_config
     from ._host._host import Host
+    from ._skills import SkillVerificationError
     from ._safepath import PathParam, SafePath, SafePathError
     from ._transports._subprocess import ServerExited, ServerNotFound
 
@@ -134,6 +136,7 @@ __all__ = [
     "ServerExited",
     "ServerNotFound",
     "ServerSpec",
+    "SkillVerificationError",
     "TaskCancelled",
     "Text",
     "ToolError",

@@ -14,7 +14,7 @@ from __future__ import annotations
 import base64
 import mimetypes
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -55,7 +55,9 @@ def cut_annotations(annotations: dict[str, Any] | None, rules: Rules | None) -> 
     return kept or None
 
 
-def _with_common(block: dict[str, Any], annotations: dict | None, meta: dict | None, rules: Rules | None) -> dict[str, Any]:
+def _with_common(
+    block: dict[str, Any], annotations: dict[str, Any] | None, meta: dict[str, Any] | None, rules: Rules | None
+) -> dict[str, Any]:
     annotations = cut_annotations(annotations, rules)
     if annotations:
         block["annotations"] = annotations
@@ -187,7 +189,7 @@ def to_blocks(value: Any, rules: Rules | None = None) -> list[dict[str, Any]]:
     if isinstance(value, str):
         return [{"type": "text", "text": value}]
     if isinstance(value, CONTENT_TYPES):
-        return [value.to_block(rules)]
+        return [cast(Any, value).to_block(rules)]
     if isinstance(value, dict) and value.get("type") in _BLOCK_TYPES:
         return [value]
     if isinstance(value, (list, tuple)) and value and all(_is_block(v) or isinstance(v, str) for v in value) and any(

@@ -103,7 +103,7 @@ class SafePath:
         unless it is absolute. It need not exist (for a file about to be written).
         """
         raw = os.fspath(path)
-        if isinstance(raw, bytes):  # type: ignore[unreachable]
+        if isinstance(raw, bytes):
             raw = os.fsdecode(raw)
         if "\0" in raw:
             raise SafePathError(f"{raw!r}: a path must not contain NUL bytes")

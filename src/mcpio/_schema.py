@@ -36,7 +36,7 @@ import sys
 import types
 import typing
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -102,7 +102,7 @@ class FunctionSignature:
                 raise ArgumentError(f"Invalid arguments for {self.name}: expected an object, got {json_type(arguments)}")
             arguments = dict(arguments)
         try:
-            obj = _convert(arguments, self._struct, strict=False, dec_hook=_dec_hook)
+            obj: Any = _convert(arguments, self._struct, strict=False, dec_hook=_dec_hook)
         except msgspec.ValidationError as exc:
             obj = self._retry_json(arguments, exc)
         kwargs = _asdict(obj)
@@ -246,7 +246,8 @@ def _unwrap(fn: Any) -> tuple[Any, str, str | None, bool]:
     while isinstance(f, functools.partial):
         f = f.func
     if inspect.isroutine(f) or isinstance(f, type):
-        return f, getattr(f, "__name__", type(f).__name__), f.__doc__, inspect.iscoroutinefunction(f)
+        name = str(getattr(f, "__name__", None) or type(f).__name__)
+        return f, name, f.__doc__, inspect.iscoroutinefunction(f)
     call = type(f).__call__  # a callable object
     return call, type(f).__name__, getattr(call, "__doc__", None) or type(f).__doc__, inspect.iscoroutinefunction(call)
 
@@ -407,7 +408,7 @@ def _generate(tps: list[Any], mode: str) -> tuple[list[dict[str, Any]], dict[str
         for key, value in js.pop("$defs", {}).items():
             extra.setdefault(key, value)
         if set(js) == {"$ref"}:  # a recursive model: pydantic already put it in $defs
-            return js
+            return cast("dict[str, Any]", js)
         key = re.sub(r"\W", "_", tp.__name__)
         extra[key] = js
         return {"$ref": _REF + key}
@@ -429,10 +430,10 @@ def _generate(tps: list[Any], mode: str) -> tuple[list[dict[str, Any]], dict[str
     return [_clean(s, enums) for s in schemas], cleaned
 
 
-def _enum_classes(tps: list[Any]) -> dict[str, type]:
+def _enum_classes(tps: list[Any]) -> dict[str, Any]:
     """Enum classes reachable from ``tps`` (through msgspec's type IR), by name."""
     mi = msgspec.inspect
-    found: dict[str, type] = {}
+    found: dict[str, Any] = {}
     seen: set[Any] = set()
 
     def walk(t: Any) -> None:

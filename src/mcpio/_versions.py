@@ -33,13 +33,16 @@ META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
 # ``extensions`` and the methods it adds.
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 TASKS_METHODS: Final = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
+# The skills extension (SEP-2640; its rules are in ``_skills``): the methods it adds, 2026-07-28.
+SKILLS_METHODS: Final = frozenset({"skills/list", "skills/get", "resources/directory/read"})
 
 # RFC 5424 severities, as MCP names them (spec-notes §5), least severe first.
 LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 # Results that carry ttlMs + cacheScope in the modern era (CacheableResult, spec-notes §5).
 CACHEABLE_METHODS: Final = frozenset(
-    {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read"}
+    {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read",
+     "skills/list", "skills/get"}  # SEP-2640: ListSkillsResult and GetSkillResult are CacheableResults
 )
 # The only requests that may be answered with an InputRequiredResult (MRTR §Supported Requests).
 INPUT_REQUIRED_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
@@ -59,7 +62,7 @@ _CLIENT_REQUESTS_MODERN = frozenset(
         "server/discover", "completion/complete", "prompts/list", "prompts/get", "resources/list",
         "resources/templates/list", "resources/read", "subscriptions/listen", "tools/list", "tools/call",
     }
-) | TASKS_METHODS
+) | TASKS_METHODS | SKILLS_METHODS
 
 LEGACY_ONLY_METHODS: Final = _CLIENT_REQUESTS_2024 - _CLIENT_REQUESTS_MODERN
 MODERN_ONLY_METHODS: Final = _CLIENT_REQUESTS_MODERN - _CLIENT_REQUESTS_2024

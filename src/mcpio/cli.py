@@ -147,7 +147,7 @@ def _auth_args(p: argparse.ArgumentParser) -> None:
 
 def _list_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
-    p.add_argument("kind", nargs="?", choices=("tools", "resources", "templates", "prompts"), help="only this kind")
+    p.add_argument("kind", nargs="?", choices=("tools", "resources", "templates", "prompts", "skills"), help="only this kind")
     _common(p)
 
 

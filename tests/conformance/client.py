@@ -32,7 +32,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from mcpio import Client, MCPError
+from mcpio import Client, MCPError, SkillVerificationError
 
 MODERN_VERSIONS = ("2026-07-28",)
 KNOWN_VERSIONS = ("2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
@@ -126,6 +126,24 @@ async def schema_echo(c: Client, context: dict[str, Any]) -> None:
         await c.call_tool("json_schema_echo", {"schema": source["inputSchema"]})
 
 
+async def list_skills(c: Client, context: dict[str, Any]) -> None:
+    """SEP-2640: list the skills and fetch nothing (no prefetch on listing)."""
+    await c.list_skills()
+
+
+async def load_skills(c: Client, context: dict[str, Any]) -> None:
+    """SEP-2640: load each listed skill (SKILL.md, verified), then read its other files, each
+    verified; a skill that fails verification is refused and none of its files is read."""
+    for skill in await c.list_skills():
+        try:
+            await c.load_skill(skill)
+            for f in skill.files or []:
+                if f.uri != skill.uri:
+                    await c.read_skill_file(skill, f.uri)
+        except SkillVerificationError as exc:
+            print(f"refused skill {skill.uri}: {exc}", file=sys.stderr)
+
+
 SCENARIOS: dict[str, Scenario] = {
     "initialize": list_only,
     "tools_call": tools_call,
@@ -138,6 +156,10 @@ SCENARIOS: dict[str, Scenario] = {
     "http-invalid-tool-headers": call_every_tool,
     "json-schema-ref-no-deref": list_only,
     "json-schema-2020-12-preservation": schema_echo,
+    "sep-2640-client-no-prefetch": list_skills,
+    "sep-2640-client-verify-digest": load_skills,
+    "sep-2640-client-verify-size": load_skills,
+    "sep-2640-client-verify-frontmatter": load_skills,
 }
 
 

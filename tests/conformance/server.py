@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from pathlib import Path
 from typing import Annotated, Any
 
 import msgspec
@@ -52,6 +53,7 @@ server = Server(
     "mcp-conformance-test-server",
     "1.0.0",
     instructions="The mcpio fixture for the MCP conformance suite.",
+    skills=Path(__file__).resolve().parent / "skills",  # the skills extension (sep-2640-* scenarios)
 )
 
 

@@ -16,12 +16,14 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "mcpio"
 # from its own layer or lower ones).
 LAYERS = {
     "_version": 0, "_errors": 0, "_jsonrpc": 0, "_versions": 0, "_schema": 0, "_schema_types": 0, "_schema_errors": 0,
-    "_docstrings": 0, "_uritemplate": 0, "_content": 0, "_types": 0, "_safepath": 0,
+    "_docstrings": 0, "_uritemplate": 0, "_content": 0, "_safepath": 0, "_skills": 0,
     "_protocol": 1,
     "_transports": 2, "_state": 2, "_platform": 2,
     "_session": 3,
     "_server": 4, "_client": 4, "_host": 4, "_auth": 4,
     "cli": 5, "auth": 5, "_cli": 5, "_inspect": 5, "__main__": 5,
+    "_server": 4, "_client": 4, "_host": 4,
+    "cli": 5, "_cli": 5, "__main__": 5, "types": 4,
 }
 # Packages of the same layer that must not import each other.
 SIBLINGS_APART = {("_server", "_client"), ("_client", "_server")}

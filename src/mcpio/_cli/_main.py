@@ -31,7 +31,7 @@ from ._targets import UsageError, client_for, parse_pairs
 
 KINDS = ("tools", "resources", "templates", "prompts")
 METHODS = {"tools": "tools/list", "resources": "resources/list", "templates": "resources/templates/list",
-           "prompts": "prompts/list"}
+           "prompts": "prompts/list", "skills": "skills/list"}  # skills: only when asked for (SEP-2640)
 
 
 def dispatch(args: Any, handler: str) -> int:
@@ -166,8 +166,8 @@ def connect(args: Any) -> Client:
 async def _fetch(c: Client, kind: str) -> tuple[list[dict[str, Any]], str | None, bool]:
     """(items, a note when the server could not list them, whether that is a failure)."""
     method = METHODS[kind]
-    fetch = {"tools": c.list_tools, "resources": c.list_resources,
-             "templates": c.list_resource_templates, "prompts": c.list_prompts}[kind]
+    fetch = {"tools": c.list_tools, "resources": c.list_resources, "templates": c.list_resource_templates,
+             "prompts": c.list_prompts, "skills": c.list_skills}[kind]
     try:
         return await fetch(), None, False
     except (ConnectionClosed, RequestTimeout, RemoteProtocolError):
@@ -187,6 +187,10 @@ def _rows(kind: str, items: list[dict[str, Any]]) -> tuple[list[str], list[list[
             [r.get("uri"), r.get("name"), r.get("mimeType", ""), r.get("description")] for r in items]
     if kind == "templates":
         return ["URI TEMPLATE", "NAME", "DESCRIPTION"], [[r.get("uriTemplate"), r.get("name"), r.get("description")] for r in items]
+    if kind == "skills":
+        return ["URI", "NAME", "DESCRIPTION"], [
+            [s.get("uri"), (s.get("frontmatter") or {}).get("name"), (s.get("frontmatter") or {}).get("description")]
+            for s in items]
     return ["NAME", "ARGUMENTS", "DESCRIPTION"], [
         [p.get("name"), ", ".join(str(a.get("name", "")) + ("" if a.get("required") else "?")
                                   for a in p.get("arguments") or [] if isinstance(a, dict)), p.get("description")]

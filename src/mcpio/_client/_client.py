@@ -15,6 +15,9 @@ and the :class:`~mcpio._session.Session`:
   on timeout or cancellation of the caller the server gets ``notifications/cancelled``.
 
 Server→client traffic goes to the handlers given to the constructor (see ``_handlers``).
+
+Results are typed (``_results``): each is the wire dict itself with typed attributes, so
+``tool.input_schema`` and ``tool["inputSchema"]`` both work, for both eras.
 """
 
 from __future__ import annotations
@@ -24,14 +27,13 @@ import inspect
 import logging
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast, overload
 
 from .._errors import (
     ConnectionClosed,
     HeaderMismatch,
     MCPError,
     MethodNotFound,
-    RemoteProtocolError,
     RequestTimeout,
     TransportError,
 )
@@ -42,23 +44,45 @@ from .._transports._base import Transport
 from .._transports._trace import Traced, open_trace
 from .._version import __version__
 from .._versions import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS, TASKS_EXTENSION
-from . import _era, _handlers
+from . import _era, _handlers, _skills
+from ._pages import collect
+from ._results import (
+    CallToolResult,
+    Completion,
+    GetPromptResult,
+    Implementation,
+    Prompt,
+    Resource,
+    ResourceContents,
+    ResourceTemplate,
+    ServerCapabilities,
+    SkillEntry,
+    Tool,
+    wrap_list,
+    wraps_result,
+)
 from ._target import make_transport
 from ._tasks import legacy_task_call
 
 log = logging.getLogger("mcpio.client")
 
+T = TypeVar("T")
 Handler = Callable[[dict[str, Any]], Any]
 DEFAULT: Any = ...  # "use the client's setting" for per-request timeouts
 
 _LIST_KEYS = {"tools": "name", "prompts": "name", "resources": "uri", "resourceTemplates": "uriTemplate"}
 # request method -> (server capability it needs, sub-capability or None)
 _NEEDS = {
-    "tools/list": ("tools", None), "tools/call": ("tools", None),
-    "resources/list": ("resources", None), "resources/templates/list": ("resources", None),
-    "resources/read": ("resources", None), "resources/subscribe": ("resources", "subscribe"),
-    "resources/unsubscribe": ("resources", "subscribe"), "prompts/list": ("prompts", None),
-    "prompts/get": ("prompts", None), "logging/setLevel": ("logging", None),
+    "tools/list": ("tools", None),
+    "tools/call": ("tools", None),
+    "resources/list": ("resources", None),
+    "resources/templates/list": ("resources", None),
+    "resources/read": ("resources", None),
+    "resources/subscribe": ("resources", "subscribe"),
+    "resources/unsubscribe": ("resources", "subscribe"),
+    "prompts/list": ("prompts", None),
+    "prompts/get": ("prompts", None),
+    "logging/setLevel": ("logging", None),
     "completion/complete": ("completions", None),
 }
 
@@ -126,15 +150,28 @@ class Client:
         if era not in _era.ERAS:
             raise ValueError(f"era must be one of {', '.join(_era.ERAS)}, not {era!r}")
         if protocol_version is not None and protocol_version not in LEGACY_VERSIONS + MODERN_VERSIONS:
-            raise ValueError(f"protocol_version must be one of {', '.join(MODERN_VERSIONS + LEGACY_VERSIONS)}, not {protocol_version!r}")
-        if protocol_version is not None and era != "auto" and (protocol_version in MODERN_VERSIONS) != (era == "modern"):
+            raise ValueError(
+                f"protocol_version must be one of {', '.join(MODERN_VERSIONS + LEGACY_VERSIONS)}, not {protocol_version!r}"
+            )
+        if (
+            protocol_version is not None
+            and era != "auto"
+            and (protocol_version in MODERN_VERSIONS) != (era == "modern")
+        ):
             raise ValueError(f"protocol_version {protocol_version!r} does not belong to the {era} era")
         if log_level is not None and log_level not in LOG_LEVELS:
             raise ValueError(f"log_level must be one of {', '.join(LOG_LEVELS)}, not {log_level!r}")
         self._target = target
         self._transport = transport
-        self._spawn = {"env": env, "env_mode": env_mode, "cwd": cwd, "on_stderr": on_stderr, "grace": grace,
-                       "headers": headers, "auth": auth}
+        self._spawn = {
+            "env": env,
+            "env_mode": env_mode,
+            "cwd": cwd,
+            "on_stderr": on_stderr,
+            "grace": grace,
+            "headers": headers,
+            "auth": auth,
+        }
         self.client_info = {"name": name, "version": version}
         self.era = era
         self.protocol_version = protocol_version
@@ -151,6 +188,8 @@ class Client:
         self.tasks = tasks  # declare the tasks extension (2026-07-28) and follow task handles
         self.trace = trace  # a file: every message sent and received is appended to it
         self._task_support: dict[str, Any] | None = None  # tool -> execution.taskSupport (2025-11-25)
+        self._tool_defs: list[Tool] = []  # the last tools/list: outputSchemas say which results are wrapped
+        self._wrapped: dict[str, bool] | None = None  # tool -> outputSchema wraps {"result": x} (from _tool_defs)
         self.probe_timeout = probe_timeout
         self.session: Session | None = None
         self.server_result: dict[str, Any] = {}
@@ -186,8 +225,11 @@ class Client:
             if opener is not None:
                 await opener()
             self.session = Session(
-                transport, Connection("client"), on_request=self._on_request,
-                on_notification=self._on_notif, drain_timeout=1.0,
+                transport,
+                Connection("client"),
+                on_request=self._on_request,
+                on_notification=self._on_notif,
+                drain_timeout=1.0,
             )
             self._tasks.append(asyncio.get_running_loop().create_task(self.session.run()))
             try:
@@ -198,7 +240,9 @@ class Client:
                 raise await self._gone(f"connecting ({step})", exc) from None
             except RequestTimeout as exc:  # a server stuck at start: what it said may tell why
                 tail = getattr(transport, "stderr_tail", lambda: "")()
-                raise RequestTimeout(exc.message + (f"; the server's last stderr lines:\n{tail}" if tail else "")) from None
+                raise RequestTimeout(
+                    exc.message + (f"; the server's last stderr lines:\n{tail}" if tail else "")
+                ) from None
             except MCPError as exc:
                 raise _handlers.typed_error(exc, "initialize") from None
             _era.remember(key, self._era.name)
@@ -225,23 +269,26 @@ class Client:
         """The error for ``what`` failing because the connection ended (exit code, stderr)."""
         closed_error = getattr(self._transport, "closed_error", None)
         if closed_error is not None:
-            return await closed_error(what)
+            return cast(MCPError, await closed_error(what))
         if isinstance(exc, MCPError):
             return exc
         return ConnectionClosed(f"{what} failed: {exc}")
 
     # ------------------------------------------------------------------ what the server said
     @property
-    def server_info(self) -> dict[str, Any]:
-        return self.server_result.get("serverInfo") or {}
+    def server_info(self) -> Implementation:
+        """``serverInfo``: the server's name, version, title … (a dict with typed attributes)."""
+        return Implementation(self.server_result.get("serverInfo") or {})
 
     @property
-    def server_capabilities(self) -> dict[str, Any]:
-        return self.server_result.get("capabilities") or {}
+    def server_capabilities(self) -> ServerCapabilities:
+        """What the server announced (a dict with typed attributes; ``.extensions`` for 2026-07-28)."""
+        return ServerCapabilities(self.server_result.get("capabilities") or {})
 
     @property
     def instructions(self) -> str | None:
-        return self.server_result.get("instructions")
+        value = self.server_result.get("instructions")
+        return value if isinstance(value, str) else None
 
     @property
     def negotiated_version(self) -> str | None:
@@ -340,7 +387,12 @@ class Client:
         t = self.timeout if timeout is DEFAULT else timeout
         try:
             return await self._era.request(
-                self.session, method, params, timeout=t, max_timeout=max_timeout, on_progress=self._progress(on_progress)
+                self.session,
+                method,
+                params,
+                timeout=t,
+                max_timeout=max_timeout,
+                on_progress=self._progress(on_progress),
             )
         except (ConnectionClosed, TransportError) as exc:
             raise await self._gone(method, exc) from None
@@ -363,62 +415,84 @@ class Client:
         if not self._require(method):
             cap, sub = _NEEDS[method]
             what = f"{cap}.{sub}" if sub else cap
-            raise MethodNotFound(f"{method}: the server did not announce the {what!r} capability, so the client does not send it")
+            raise MethodNotFound(
+                f"{method}: the server did not announce the {what!r} capability, so the client does not send it"
+            )
 
     async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
+        """Every item of a paginated list (``_pages.collect``); [] when the capability is absent."""
         if not self._require(method):
             return []
-        items: list[dict[str, Any]] = []
-        seen_cursors: set[Any] = set()
-        seen_items: set[Any] = set()
-        id_key = _LIST_KEYS[key]
-        accept_tools = getattr(self._transport, "accept_tools", None)
-        cursor = None
-        for _ in range(self.max_pages):
-            result = await self.request(method, {"cursor": cursor} if cursor is not None else None)
-            page = result.get(key) if isinstance(result, dict) else None
-            if not isinstance(page, list):
-                raise RemoteProtocolError(f"{method}: the result has no {key!r} list")
-            if accept_tools is not None and key == "tools":
-                page = accept_tools(page)  # HTTP: drops tools with invalid x-mcp-header annotations
-            for item in page:
-                ident = item.get(id_key) if isinstance(item, dict) else None
-                if ident in seen_items:
-                    log.warning("%s: the server listed %r twice; keeping the first", method, ident)
-                    continue
-                seen_items.add(ident)
-                items.append(item)
-            cursor = result.get("nextCursor")
-            if cursor is None:
-                return items
-            if cursor in seen_cursors:
-                raise RemoteProtocolError(f"{method}: the server returned the cursor {cursor!r} twice; stopping to avoid a loop")
-            seen_cursors.add(cursor)
-        raise RemoteProtocolError(f"{method}: more than {self.max_pages} pages (max_pages); stopping")
+        return await collect(self, method, key, _LIST_KEYS.get(key), getattr(self._transport, "accept_tools", None))
 
     async def ping(self) -> None:
         assert self._era is not None, "not connected"
         await self._era.ping(self)
 
-    async def list_tools(self) -> list[dict[str, Any]]:
-        tools = await self._list("tools/list", "tools")
+    async def list_tools(self) -> list[Tool]:
+        """Every tool (all pages): :class:`~mcpio.types.Tool` (``.name``, ``.input_schema`` …)."""
+        tools = wrap_list(Tool, await self._list("tools/list", "tools"))
         self._task_support = {
-            t["name"]: t["execution"].get("taskSupport") for t in tools
+            t["name"]: t["execution"].get("taskSupport")
+            for t in tools
             if isinstance(t.get("name"), str) and isinstance(t.get("execution"), dict)
         }
+        self._tool_defs, self._wrapped = tools, None  # _wrapped is derived when a call needs it
         return tools
+
+    @overload
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        result_type: None = None,
+        timeout: float | None = DEFAULT,
+        max_timeout: float | None = DEFAULT,
+        on_progress: ProgressCallback | None = None,
+    ) -> CallToolResult[Any]: ...
+
+    @overload
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        result_type: type[T],
+        timeout: float | None = DEFAULT,
+        max_timeout: float | None = DEFAULT,
+        on_progress: ProgressCallback | None = None,
+    ) -> CallToolResult[T]: ...
 
     async def call_tool(
         self,
         name: str,
         arguments: dict[str, Any] | None = None,
         *,
+        result_type: type[Any] | None = None,
         timeout: float | None = DEFAULT,
         max_timeout: float | None = DEFAULT,
         on_progress: ProgressCallback | None = None,
+    ) -> CallToolResult[Any]:
+        """Call a tool; returns the :class:`~mcpio.types.CallToolResult` (``is_error`` True is
+        a result, not raised): ``.content`` typed blocks, ``.data`` the structured result as
+        Python values, converted to ``result_type`` (a msgspec Struct, dataclass, TypedDict …)
+        when given. Progress restarts ``timeout`` up to ``max_timeout`` (defaults: the client's)."""
+        raw = await self._call_tool(name, arguments, timeout=timeout, max_timeout=max_timeout, on_progress=on_progress)
+        # {"result": x} is unwrapped when the listed outputSchema is mcpio's wrapper (or unknown)
+        if self._wrapped is None:
+            self._wrapped = {t.name: wraps_result(t.output_schema) for t in self._tool_defs}
+        return CallToolResult(raw, result_type, self._wrapped.get(name, True))
+
+    async def _call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None,
+        *,
+        timeout: float | None,
+        max_timeout: float | None,
+        on_progress: ProgressCallback | None,
     ) -> dict[str, Any]:
-        """Call a tool; returns the CallToolResult (``isError: true`` is a result, not raised).
-        Progress restarts ``timeout`` up to ``max_timeout`` (defaults: the client's)."""
         self._check("tools/call")
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
@@ -427,14 +501,20 @@ class Client:
         if await self._task_required(name):  # 2025-11-25 core tasks: such a tool is called as a task
             return await legacy_task_call(self, params, timeout=timeout, max_timeout=cap)
         try:
-            return await self.request("tools/call", params, timeout=timeout, max_timeout=cap, on_progress=on_progress)
+            return cast(
+                "dict[str, Any]",
+                await self.request("tools/call", params, timeout=timeout, max_timeout=cap, on_progress=on_progress),
+            )
         except HeaderMismatch:
             if getattr(self._transport, "accept_tools", None) is None:
                 raise
             # 2026-07-28 HTTP: the Mcp-Param-* headers come from the tool's inputSchema; it may
             # have changed (or was never listed): list the tools again and retry once (spec SHOULD).
             await self.list_tools()
-            return await self.request("tools/call", params, timeout=timeout, max_timeout=cap, on_progress=on_progress)
+            return cast(
+                "dict[str, Any]",
+                await self.request("tools/call", params, timeout=timeout, max_timeout=cap, on_progress=on_progress),
+            )
 
     async def _task_required(self, name: str) -> bool:
         """True when the server (2025-11-25) supports task-augmented tools/call and lists this
@@ -443,24 +523,27 @@ class Client:
         if not self.tasks or self.negotiated_era != "legacy" or not isinstance(tasks, dict):
             return False
         requests = tasks.get("requests")
-        if not (isinstance(requests, dict) and isinstance(requests.get("tools"), dict)
-                and isinstance(requests["tools"].get("call"), dict)):
+        if not (
+            isinstance(requests, dict)
+            and isinstance(requests.get("tools"), dict)
+            and isinstance(requests["tools"].get("call"), dict)
+        ):
             return False
         if self._task_support is None:
             await self.list_tools()
         return (self._task_support or {}).get(name) == "required"
 
-    async def list_resources(self) -> list[dict[str, Any]]:
-        return await self._list("resources/list", "resources")
+    async def list_resources(self) -> list[Resource]:
+        return wrap_list(Resource, await self._list("resources/list", "resources"))
 
-    async def list_resource_templates(self) -> list[dict[str, Any]]:
-        return await self._list("resources/templates/list", "resourceTemplates")
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        return wrap_list(ResourceTemplate, await self._list("resources/templates/list", "resourceTemplates"))
 
-    async def read_resource(self, uri: str, *, timeout: float | None = DEFAULT) -> list[dict[str, Any]]:
-        """The resource's contents (a list of text or blob contents)."""
+    async def read_resource(self, uri: str, *, timeout: float | None = DEFAULT) -> list[ResourceContents]:
+        """The resource's contents (a list of text or blob contents: ``.text``, ``.blob``, ``.content_bytes()``)."""
         self._check("resources/read")
         result = await self.request("resources/read", {"uri": uri}, timeout=timeout)
-        return result.get("contents", [])
+        return wrap_list(ResourceContents, result.get("contents", []))
 
     async def subscribe(self, uri: str) -> None:
         """Ask for ``notifications/resources/updated`` about ``uri`` (see ``on_notification``)."""
@@ -473,29 +556,50 @@ class Client:
         assert self._era is not None
         await self._era.unsubscribe(self, uri)
 
-    async def list_prompts(self) -> list[dict[str, Any]]:
-        return await self._list("prompts/list", "prompts")
+    async def list_prompts(self) -> list[Prompt]:
+        return wrap_list(Prompt, await self._list("prompts/list", "prompts"))
 
-    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None, *,
-                         timeout: float | None = DEFAULT) -> dict[str, Any]:
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None, *, timeout: float | None = DEFAULT
+    ) -> GetPromptResult:
         self._check("prompts/get")
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        return await self.request("prompts/get", params, timeout=timeout)
+        return GetPromptResult(await self.request("prompts/get", params, timeout=timeout))
 
-    async def complete(self, ref: dict[str, Any], argument: str, value: str,
-                       context: dict[str, str] | None = None) -> dict[str, Any]:
+    async def complete(
+        self, ref: dict[str, Any], argument: str, value: str, context: dict[str, str] | None = None
+    ) -> Completion:
         """``completion/complete``; ``ref`` is ``{"type": "ref/prompt", "name": …}`` or
         ``{"type": "ref/resource", "uri": …}``. Returns ``{"values": […], "total"?, "hasMore"?}``."""
         self._check("completion/complete")
         params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
         if context:
             params["context"] = {"arguments": context}
-        return (await self.request("completion/complete", params))["completion"]
+        return Completion((await self.request("completion/complete", params))["completion"])
 
     async def set_logging_level(self, level: str) -> None:
         """Ask the server to send log messages at ``level`` and above."""
         self._check("logging/setLevel")
         assert self._era is not None
         await self._era.set_logging_level(self, level)
+
+    # ------------------------------------------------------------------ skills (SEP-2640)
+    async def list_skills(self) -> list[SkillEntry]:
+        """Every skill the server lists (``skills/list``, all pages; [] when it did not declare
+        the skills extension). Nothing is fetched beyond the listing."""
+        return await _skills.list_skills(self)
+
+    async def get_skill(self, uri: str) -> SkillEntry:
+        """One skill's entry by its SKILL.md URI (``skills/get``)."""
+        return await _skills.get_skill(self, uri)
+
+    async def load_skill(self, skill: SkillEntry) -> str:
+        """Read and verify the skill's SKILL.md (size, digest, frontmatter); its text.
+        Raises :class:`~mcpio.SkillVerificationError` on a mismatch (the content is not used)."""
+        return await _skills.load_skill(self, skill)
+
+    async def read_skill_file(self, skill: SkillEntry, uri: str) -> bytes:
+        """Read and verify one file the skill lists; its raw bytes (SkillVerificationError on a mismatch)."""
+        return await _skills.read_skill_file(self, skill, uri)

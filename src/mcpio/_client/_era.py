@@ -45,9 +45,8 @@ reads; the modern ``start`` maps the DiscoverResult onto it
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 import logging
+from typing import TYPE_CHECKING, Any
 
 from .._errors import (
     MODERN_ERROR_CODES,
@@ -101,7 +100,8 @@ class LegacyEra:
             # Spec lifecycle: the client disconnects when it cannot use the server's version.
             raise LocalProtocolError(
                 f"the server wants protocol version {version!r}, which this client does not speak "
-                f"(it speaks {', '.join(LEGACY_VERSIONS)})", data={"supported": list(LEGACY_VERSIONS), "requested": self.requested},
+                f"(it speaks {', '.join(LEGACY_VERSIONS)})",
+                data={"supported": list(LEGACY_VERSIONS), "requested": self.requested},
             )
         self.version = version
         self.rules = RULES[version]

@@ -39,14 +39,23 @@ from .._errors import (
 server_log = logging.getLogger("mcpio.server")
 
 _LEVELS = {
-    "debug": logging.DEBUG, "info": logging.INFO, "notice": logging.INFO, "warning": logging.WARNING,
-    "error": logging.ERROR, "critical": logging.CRITICAL, "alert": logging.CRITICAL, "emergency": logging.CRITICAL,
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
 }
 
 
 _TYPED: dict[int, type[MCPError]] = {
-    METHOD_NOT_FOUND: MethodNotFound, INVALID_PARAMS: InvalidParams, INVALID_REQUEST: RemoteProtocolError,
-    HEADER_MISMATCH: HeaderMismatch, MISSING_REQUIRED_CLIENT_CAPABILITY: MissingRequiredClientCapability,
+    METHOD_NOT_FOUND: MethodNotFound,
+    INVALID_PARAMS: InvalidParams,
+    INVALID_REQUEST: RemoteProtocolError,
+    HEADER_MISMATCH: HeaderMismatch,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: MissingRequiredClientCapability,
     UNSUPPORTED_PROTOCOL_VERSION: UnsupportedProtocolVersion,
 }
 
@@ -80,7 +89,12 @@ async def answer_sampling(handler: Callable[..., Any], params: dict[str, Any]) -
     """``sampling/createMessage``: the handler returns a result dict, or just the reply text."""
     r = await call(handler, params)
     if isinstance(r, str):
-        return {"role": "assistant", "content": {"type": "text", "text": r}, "model": "unknown", "stopReason": "endTurn"}
+        return {
+            "role": "assistant",
+            "content": {"type": "text", "text": r},
+            "model": "unknown",
+            "stopReason": "endTurn",
+        }
     if not isinstance(r, dict):
         raise MCPError(f"the sampling handler returned {type(r).__name__}; return a CreateMessageResult dict or a str")
     return r

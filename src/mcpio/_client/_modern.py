@@ -65,7 +65,6 @@ from .._versions import (
     RULES,
     Rules,
 )
-
 from ._handlers import forwarded_level, typed_error
 from ._tasks import await_task
 
@@ -95,15 +94,18 @@ def describe(result: dict[str, Any], version: str) -> dict[str, Any]:
         info = result.get("serverInfo")  # some servers put it beside the capabilities
     caps = result.get("capabilities")
     out = {k: v for k, v in result.items() if k != "resultType"}
-    out.update(protocolVersion=version, capabilities=caps if isinstance(caps, dict) else {},
-               serverInfo=info if isinstance(info, dict) else {})
+    out.update(
+        protocolVersion=version,
+        capabilities=caps if isinstance(caps, dict) else {},
+        serverInfo=info if isinstance(info, dict) else {},
+    )
     return out
 
 
 class _Stream:
     """One ``subscriptions/listen`` request: its filter, id, acknowledgement and task."""
 
-    __slots__ = ("filter", "id", "acked", "honoured", "error", "task")
+    __slots__ = ("acked", "error", "filter", "honoured", "id", "task")
 
     def __init__(self, filt: dict[str, Any]) -> None:
         self.filter = filt
@@ -121,7 +123,9 @@ class ModernEra:
 
     def __init__(self, client: Client, protocol_version: str = LATEST) -> None:
         if protocol_version not in MODERN_VERSIONS:
-            raise ValueError(f"protocol_version must be one of {', '.join(MODERN_VERSIONS)} for the modern era, not {protocol_version!r}")
+            raise ValueError(
+                f"protocol_version must be one of {', '.join(MODERN_VERSIONS)} for the modern era, not {protocol_version!r}"
+            )
         self.client = client
         self.version: str = protocol_version
         self.rules: Rules = RULES[protocol_version]
@@ -149,10 +153,16 @@ class ModernEra:
             except MCPError as exc:
                 if exc.code in MODERN_ERROR_CODES:
                     raise
-                raise MCPError(f"the server does not speak the 2026-07-28 era (server/discover: {exc.message}); "
-                               "connect with era='legacy' or era='auto'", exc.code, exc.data) from None
+                raise MCPError(
+                    f"the server does not speak the 2026-07-28 era (server/discover: {exc.message}); "
+                    "connect with era='legacy' or era='auto'",
+                    exc.code,
+                    exc.data,
+                ) from None
         if not isinstance(result, dict):
-            raise RemoteProtocolError(f"the server answered server/discover with {type(result).__name__}, not an object")
+            raise RemoteProtocolError(
+                f"the server answered server/discover with {type(result).__name__}, not an object"
+            )
         better = pick_version(result.get("supportedVersions"))
         if better is not None and better != self.version and self.version not in result["supportedVersions"]:
             self.version, self.rules = better, RULES[better]
@@ -179,16 +189,24 @@ class ModernEra:
         return meta
 
     async def _send(
-        self, session: Session, method: str, params: dict[str, Any], *, timeout: float | None,
-        max_timeout: float | None, on_progress: ProgressCallback | None, on_sent: Any = None,
+        self,
+        session: Session,
+        method: str,
+        params: dict[str, Any],
+        *,
+        timeout: float | None,
+        max_timeout: float | None,
+        on_progress: ProgressCallback | None,
+        on_sent: Any = None,
     ) -> Any:
         """One request with this era's _meta; follows -32022 to a mutually supported version."""
         for attempt in range(MAX_VERSION_RETRIES + 1):
             user_meta = params.get("_meta")
             full = {**params, "_meta": {**(user_meta if isinstance(user_meta, dict) else {}), **self.meta()}}
             try:
-                return await session.request(method, full, timeout=timeout, max_timeout=max_timeout,
-                                             on_progress=on_progress, on_sent=on_sent)
+                return await session.request(
+                    method, full, timeout=timeout, max_timeout=max_timeout, on_progress=on_progress, on_sent=on_sent
+                )
             except MCPError as exc:
                 if exc.code != UNSUPPORTED_PROTOCOL_VERSION or attempt == MAX_VERSION_RETRIES:
                     raise
@@ -215,7 +233,9 @@ class ModernEra:
         current = base
         rounds = self.client.max_input_rounds
         for _ in range(rounds + 1):
-            result = await self._send(session, method, current, timeout=timeout, max_timeout=max_timeout, on_progress=on_progress)
+            result = await self._send(
+                session, method, current, timeout=timeout, max_timeout=max_timeout, on_progress=on_progress
+            )
             if not isinstance(result, dict):
                 return result
             kind = result.get("resultType", "complete")
@@ -227,16 +247,19 @@ class ModernEra:
             if kind != "input_required":
                 return result  # another kind of result (an extension's): as it came
             if method not in INPUT_REQUIRED_METHODS:
-                raise RemoteProtocolError(f"{method}: the server answered input_required, which only "
-                                          f"{', '.join(sorted(INPUT_REQUIRED_METHODS))} may be answered with")
+                raise RemoteProtocolError(
+                    f"{method}: the server answered input_required, which only "
+                    f"{', '.join(sorted(INPUT_REQUIRED_METHODS))} may be answered with"
+                )
             current = dict(base)  # the original request again; a new id is Session.request's
             responses = await self._answer(method, result.get("inputRequests"))
             if responses is not None:
                 current["inputResponses"] = responses
             if "requestState" in result:
                 current["requestState"] = result["requestState"]  # verbatim, never inspected
-        raise RemoteProtocolError(f"{method}: the server still wants input after {rounds} rounds "
-                                  "(Client(max_input_rounds=…)); giving up")
+        raise RemoteProtocolError(
+            f"{method}: the server still wants input after {rounds} rounds (Client(max_input_rounds=…)); giving up"
+        )
 
     async def _answer(self, method: str, requests: Any) -> dict[str, Any] | None:
         """``inputResponses`` for an ``inputRequests`` map (None when there was none)."""
@@ -255,7 +278,8 @@ class ModernEra:
             except MethodNotFound:
                 raise RemoteProtocolError(
                     f"{method}: the server asked for {what} (input {key!r}), which this client did not "
-                    "declare (give the Client a handler for it)") from None
+                    "declare (give the Client a handler for it)"
+                ) from None
         return responses
 
     # ------------------------------------------------------------------ era-specific operations
@@ -298,7 +322,13 @@ class ModernEra:
             return
         filt = self._filter(self.client.server_capabilities if caps is None else caps)
         old = self._stream
-        if old is not None and old.filter == filt and old.error is None and old.task is not None and not old.task.done():
+        if (
+            old is not None
+            and old.filter == filt
+            and old.error is None
+            and old.task is not None
+            and not old.task.done()
+        ):
             if wait:  # the stream we want is open (or opening): wait for it to be acknowledged
                 await self._acknowledged(old, old)
             return
@@ -324,7 +354,9 @@ class ModernEra:
         except TimeoutError:
             await self._close(stream)
             self._stream = previous
-            raise RemoteProtocolError("subscriptions/listen: the server did not acknowledge the subscription in time") from None
+            raise RemoteProtocolError(
+                "subscriptions/listen: the server did not acknowledge the subscription in time"
+            ) from None
         if stream.error is not None:
             self._stream = previous
             raise stream.error
@@ -335,8 +367,15 @@ class ModernEra:
 
         gone = False
         try:
-            await self._send(session, "subscriptions/listen", {"notifications": stream.filter},
-                             timeout=None, max_timeout=None, on_progress=None, on_sent=sent)
+            await self._send(
+                session,
+                "subscriptions/listen",
+                {"notifications": stream.filter},
+                timeout=None,
+                max_timeout=None,
+                on_progress=None,
+                on_sent=sent,
+            )
             log.debug("the server ended subscription %r", stream.id)
         except (ConnectionClosed, TransportError):
             gone = True

@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .._errors import INTERNAL_ERROR, MCPError, RemoteProtocolError, RequestTimeout
 
@@ -47,8 +47,9 @@ def _interval(task: dict[str, Any]) -> float:
     return min(MAX_POLL, max(MIN_POLL, ms / 1000))
 
 
-async def await_task(era: ModernEra, session: Session, created: dict[str, Any], *, timeout: float | None,
-                     max_timeout: float | None) -> dict[str, Any]:
+async def await_task(
+    era: ModernEra, session: Session, created: dict[str, Any], *, timeout: float | None, max_timeout: float | None
+) -> dict[str, Any]:
     """Follow the task ``created`` (a CreateTaskResult) to its end; see the module docstring."""
     task_id = created.get("taskId")
     if not isinstance(task_id, str) or not task_id:
@@ -58,8 +59,9 @@ async def await_task(era: ModernEra, session: Session, created: dict[str, Any], 
     task = created
 
     async def send(method: str, params: dict[str, Any]) -> Any:
-        return await era._send(session, method, {"taskId": task_id, **params}, timeout=timeout,
-                               max_timeout=None, on_progress=None)
+        return await era._send(
+            session, method, {"taskId": task_id, **params}, timeout=timeout, max_timeout=None, on_progress=None
+        )
 
     try:
         while True:
@@ -71,10 +73,19 @@ async def await_task(era: ModernEra, session: Session, created: dict[str, Any], 
                 return {k: v for k, v in result.items() if k != "resultType"}
             if status == "failed":
                 error = task.get("error")
-                raise MCPError.from_error_object(error if isinstance(error, dict) else {
-                    "code": INTERNAL_ERROR, "message": f"task {task_id} failed: {task.get('statusMessage', 'no error given')}"})
+                raise MCPError.from_error_object(
+                    error
+                    if isinstance(error, dict)
+                    else {
+                        "code": INTERNAL_ERROR,
+                        "message": f"task {task_id} failed: {task.get('statusMessage', 'no error given')}",
+                    }
+                )
             if status == "cancelled":
-                raise TaskCancelled(f"task {task_id} was cancelled" + (f": {task['statusMessage']}" if task.get("statusMessage") else ""))
+                raise TaskCancelled(
+                    f"task {task_id} was cancelled"
+                    + (f": {task['statusMessage']}" if task.get("statusMessage") else "")
+                )
             if status == "input_required":
                 requests = task.get("inputRequests")
                 fresh = {k: v for k, v in requests.items() if k not in answered} if isinstance(requests, dict) else {}
@@ -90,8 +101,10 @@ async def await_task(era: ModernEra, session: Session, created: dict[str, Any], 
             if deadline is not None:
                 left = deadline - time.monotonic()
                 if left <= 0:
-                    raise RequestTimeout(f"tools/call: task {task_id} did not finish within {max_timeout:g} s "
-                                         "(max_timeout); it was cancelled")
+                    raise RequestTimeout(
+                        f"tools/call: task {task_id} did not finish within {max_timeout:g} s "
+                        "(max_timeout); it was cancelled"
+                    )
                 pause = min(pause, left)
             await asyncio.sleep(pause)  # the server's polling interval (spec §Task Polling)
             task = await send("tasks/get", {})
@@ -106,8 +119,9 @@ async def await_task(era: ModernEra, session: Session, created: dict[str, Any], 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 
 
-async def legacy_task_call(client: Any, params: dict[str, Any], *, timeout: float | None,
-                           max_timeout: float | None) -> dict[str, Any]:
+async def legacy_task_call(
+    client: Any, params: dict[str, Any], *, timeout: float | None, max_timeout: float | None
+) -> dict[str, Any]:
     """``tools/call`` of a tool whose ``execution.taskSupport`` is ``"required"`` (2025-11-25,
     basic/utilities/tasks): send it with ``task``, then wait on ``tasks/result``, which blocks
     until the task ends and carries its input requests (answered by the client's handlers);
@@ -119,16 +133,20 @@ async def legacy_task_call(client: Any, params: dict[str, Any], *, timeout: floa
     if not isinstance(task_id, str):
         if isinstance(created, dict) and "content" in created:
             return created  # the server answered at once after all
-        raise RemoteProtocolError(f"tools/call {params.get('name')!r}: the server answered a task call without a task id")
+        raise RemoteProtocolError(
+            f"tools/call {params.get('name')!r}: the server answered a task call without a task id"
+        )
     try:
         result = await client.request("tasks/result", {"taskId": task_id}, timeout=max_timeout)
     except (asyncio.CancelledError, RequestTimeout):
         tasks = client.server_capabilities.get("tasks")
         if isinstance(tasks, dict) and isinstance(tasks.get("cancel"), dict):
             with contextlib.suppress(Exception):  # best effort
-                await asyncio.wait_for(asyncio.shield(client.request("tasks/cancel", {"taskId": task_id}, timeout=5.0)), 5.0)
+                await asyncio.wait_for(
+                    asyncio.shield(client.request("tasks/cancel", {"taskId": task_id}, timeout=5.0)), 5.0
+                )
         raise
     if isinstance(result, dict) and isinstance(result.get("_meta"), dict) and RELATED_TASK in result["_meta"]:
         meta = {k: v for k, v in result["_meta"].items() if k != RELATED_TASK}
         result = {k: v for k, v in result.items() if k != "_meta"} | ({"_meta": meta} if meta else {})
-    return result
+    return cast("dict[str, Any]", result)

@@ -146,7 +146,7 @@ class Connection:
         else:
             self._receive_response(msg, kind, out)
 
-    def _receive_request(self, msg: dict, out: list[Event], batch: _Batch | None) -> None:
+    def _receive_request(self, msg: dict[str, Any], out: list[Event], batch: _Batch | None) -> None:
         id_ = msg["id"]
         method = msg["method"]
         params = msg.get("params")
@@ -158,6 +158,7 @@ class Connection:
             })))
             return
         version = self.version
+        admitted: str | dict[str, Any] | None
         if self.role == st.SERVER:
             meta = params.get("_meta") if params is not None else None
             if type(meta) is dict and (META_PROTOCOL_VERSION in meta or META_CLIENT_CAPABILITIES in meta):
@@ -168,7 +169,7 @@ class Connection:
                 admitted = self._modern_admission(method, meta if type(meta) is dict else {})
             else:
                 admitted = self._server_admission(method, params, batch)
-            if type(admitted) is dict:
+            if isinstance(admitted, dict):
                 out.append(Reply(rpc.error_response(id_, admitted)))
                 return
             version = admitted
@@ -282,10 +283,10 @@ class Connection:
                 self.lifecycle.process(st.RECV_INITIALIZED)
         out.append(NotificationReceived(method=method, params=params))
 
-    def _receive_response(self, msg: dict, kind: int, out: list[Event]) -> None:
+    def _receive_response(self, msg: dict[str, Any], kind: int, out: list[Event]) -> None:
         id_ = msg.get("id")
         method = self._outgoing.pop(id_, None) if (type(id_) is int or type(id_) is str) else None
-        if method is None:
+        if method is None or id_ is None:
             log.debug("ignoring response to unknown request id %r", id_)
             return
         if kind == rpc.RESPONSE:

@@ -42,7 +42,7 @@ async def complete(server: Server, params: dict[str, Any]) -> dict[str, Any]:
             total, has_more = values.get("total"), values.get("hasMore")
             values = values.get("values")
     else:
-        values = [v for v in _choices(sig, argument["name"]) if v.startswith(value)] if sig else []
+        values = [v for v in _choices(sig, argument["name"]) if v.startswith(str(value or ""))] if sig else []
     values = [str(v) for v in (values or [])]
     total = total if isinstance(total, int) and total >= len(values) else len(values)
     has_more = bool(has_more) or len(values) > MAX_VALUES

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .._errors import (
     INTERNAL_ERROR,
@@ -305,7 +305,7 @@ class Context:
         ):
             if value is not None:
                 params[name] = value
-        return await self._request("sampling/createMessage", params, timeout, key)
+        return cast("dict[str, Any]", await self._request("sampling/createMessage", params, timeout, key))
 
     async def elicit(self, message: str, schema: dict[str, Any], *, timeout: float | None = 600.0,
                      key: str | None = None) -> dict[str, Any]:
@@ -327,7 +327,7 @@ class Context:
         params = {"message": message, "requestedSchema": schema}
         if rules is not None and rules.icons:  # 2025-11-25 added the explicit mode field
             params = {"mode": "form", **params}
-        return await self._request("elicitation/create", params, timeout, key)
+        return cast("dict[str, Any]", await self._request("elicitation/create", params, timeout, key))
 
     async def list_roots(self, *, timeout: float | None = 30.0, key: str | None = None) -> list[dict[str, Any]]:
         """The client's roots (``roots/list``): a list of ``{"uri": "file://…", "name"?}``."""

@@ -18,6 +18,7 @@ from .._versions import LOG_LEVELS, SUPPORTED_VERSIONS
 from ._completion import complete
 from ._context import Context
 from ._pagination import paginate
+from ._skills import directory_read, skills_get, skills_list
 from ._subscriptions import listen, subscribe, unsubscribe, uri_param
 from . import _core_tasks
 from ._tasks import call_tool, tasks_cancel, tasks_get, tasks_update
@@ -159,4 +160,7 @@ METHODS = {
     "tasks/update": tasks_update,  # the extension only
     "tasks/result": _core_tasks.tasks_result,  # core tasks only
     "tasks/list": _core_tasks.tasks_list,
+    "skills/list": skills_list,  # the skills extension (SEP-2640), 2026-07-28
+    "skills/get": skills_get,
+    "resources/directory/read": directory_read,
 }

@@ -29,7 +29,10 @@ from ._context import Context
 from ._tools import invoke
 
 
-def _meta_fields(d: dict[str, Any], rules: Rules, title: str | None, icons: list | None, annotations: dict | None, meta: dict | None) -> None:
+def _meta_fields(
+    d: dict[str, Any], rules: Rules, title: str | None, icons: list[dict[str, Any]] | None,
+    annotations: dict[str, Any] | None, meta: dict[str, Any] | None,
+) -> None:
     """Add the optional members ``rules.version`` has: title and _meta (2025-06-18+), icons
     (2025-11-25+), annotations (always; ``lastModified`` in them from 2025-06-18)."""
     if title is not None and rules.titles:

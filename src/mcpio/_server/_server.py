@@ -18,7 +18,7 @@ import secrets
 import sys
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from .._errors import INTERNAL_ERROR, MCPError, MethodNotFound, TransportError
 from .._protocol._connection import Connection
@@ -27,11 +27,13 @@ from .._protocol._framing import DEFAULT_MAX_LINE_SIZE
 from .._session import Session
 from .._transports._base import Transport
 from .._transports._trace import Traced, open_trace
+from .._skills import SKILLS_EXTENSION
 from .._versions import CACHEABLE_METHODS, INPUT_REQUIRED_METHODS, META_SERVER_INFO, RULES, TASKS_EXTENSION, Rules
 from ._context import Context
 from ._handlers import METHODS
 from ._mrtr import InputRequired, Rounds, StateCodec
 from ._resources import Prompt, Resource
+from ._skills import Skill, register as register_skills
 from ._subscriptions import list_changed_targets, task_targets, updated_targets
 from ._core_tasks import CAPABILITY as CORE_TASKS_CAPABILITY
 from ._tasks import Task, TaskStore
@@ -69,6 +71,7 @@ class Server:
         max_tasks_per_requester: int | None = None,
         heartbeat: float | None = None,
         expose_errors: bool | None = None,
+        skills: str | os.PathLike[str] | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -121,10 +124,13 @@ class Server:
         self._notification_hooks: dict[str, list[Callable[..., Any]]] = {}
         self._sessions: weakref.WeakSet[Session] = weakref.WeakSet()
         self._lifespan_value: Any = None
-        self._background: set[asyncio.Task] = set()
+        self._background: set[asyncio.Task[Any]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop serving our sessions
         self._state_bus: Any = None  # the state backend of http_app(state=...): cross-process fan-out
         self._http_trace: Any = None  # MCPIO_TRACE for HTTP sessions: None = not looked at yet, False = off
+        self._skills: dict[str, Skill] = {}  # the skills extension (SEP-2640): SKILL.md URI -> skill
+        if skills is not None:
+            self.add_skills(skills)
 
     # ================================================================ registration
     def tool(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
@@ -205,6 +211,14 @@ class Server:
             found = self.find_resource(name)
             return self._item_scopes.get((method, found[0].uri), frozenset()) if found else frozenset()
         return self._item_scopes.get((method, name), frozenset())
+    def add_skills(self, folder: str | os.PathLike[str]) -> list[Skill]:
+        """Serve the Agent Skills in ``folder`` through the skills extension (SEP-2640): each
+        directory with a SKILL.md becomes ``skill://<path>/SKILL.md``, its files resources with
+        digests and sizes, listed by ``skills/list``. Raises ValueError for an invalid skill."""
+        added = register_skills(self, folder)
+        self._skills.update((s.uri, s) for s in added)
+        self._changed("resources")
+        return added
 
     def middleware(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Register ``async def mw(request, call_next)`` to run around every client request
@@ -312,9 +326,11 @@ class Server:
             caps["tools"] = {"listChanged": True}
         if any(t.task_support != "forbidden" for t in self._tools.values()):
             if rules.tasks_extension:
-                caps["extensions"] = {TASKS_EXTENSION: {}}
+                caps.setdefault("extensions", {})[TASKS_EXTENSION] = {}
             elif rules.core_tasks:
                 caps["tasks"] = CORE_TASKS_CAPABILITY
+        if self._skills and rules.stateless:  # extensions exist from 2026-07-28 (SEP-2133); SEP-2640
+            caps.setdefault("extensions", {})[SKILLS_EXTENSION] = {"directoryRead": True}
         self._caps_cache[rules.version] = caps
         return caps
 
@@ -383,7 +399,7 @@ class Server:
 
     async def _through_middleware(self, handler: Any, method: str, params: dict[str, Any], ctx: Context) -> Any:
         async def innermost(request: Request) -> dict[str, Any]:
-            return await handler(self, request.context, request.params)
+            return cast("dict[str, Any]", await handler(self, request.context, request.params))
 
         return await build_chain(self._middleware, innermost)(Request(method, params, ctx))
 

@@ -1,4 +1,5 @@
-"""Typed MCP wire shapes, one generated module per protocol version.
+"""Typed MCP wire shapes, one generated module per protocol version (a test aid: the package
+does not ship them; its client results are the views of ``mcpio._client._results``).
 
 ``_v2026_07_28`` and ``_v2025_11_25`` are written by ``tools/gen_types.py`` from the official
 JSON Schemas (never edit them by hand). Each holds a msgspec Struct or type alias per schema
