@@ -26,7 +26,8 @@ from .._protocol._events import NotificationReceived, RequestReceived
 from .._protocol._framing import DEFAULT_MAX_LINE_SIZE
 from .._session import Session
 from .._transports._base import Transport
-from .._transports._trace import Traced, open_trace
+from .._transports._trace import open_trace
+from . import _http
 from .._skills import SKILLS_EXTENSION
 from .._versions import CACHEABLE_METHODS, INPUT_REQUIRED_METHODS, META_SERVER_INFO, RULES, TASKS_EXTENSION, Rules
 from ._context import Context
@@ -103,8 +104,7 @@ class Server:
         # requestState integrity (MRTR): one secret per server; set it (or MCPIO_STATE_SECRET)
         # when several processes serve the same clients.
         secret = state_secret if state_secret is not None else os.environ.get("MCPIO_STATE_SECRET")
-        if isinstance(secret, str):
-            secret = secret.encode()
+        secret = secret.encode() if isinstance(secret, str) else secret
         self._state_codec = StateCodec(secret or secrets.token_bytes(32), state_ttl)
         # The tasks extension (2026-07-28): tools registered with task_support may answer a task
         # handle; finished tasks are kept task_ttl seconds from creation, at most max_tasks at once.
@@ -289,14 +289,8 @@ class Server:
         legacy ``resources/subscribe`` subscribers and modern ``subscriptions/listen`` streams,
         on every process that shares this server's state backend (``http_app(state=...)``)."""
         await self._resource_updated_here(uri)
-        bus = self._state_bus
-        if bus is not None:
-            from .._state._base import StateUnavailable
-
-            try:
-                await bus.publish({"type": "resources/updated", "uri": uri})
-            except StateUnavailable as exc:
-                log.warning("resource update of %s not sent to the other processes: %s", uri, exc)
+        if self._state_bus is not None:
+            await _http.publish(self._state_bus, {"type": "resources/updated", "uri": uri})
 
     async def _resource_updated_here(self, uri: str) -> None:
         for session, params in list(updated_targets(iter(list(self._sessions)), uri)):
@@ -516,49 +510,10 @@ class Server:
         with any ASGI server; ``app.lifespan`` enters this server's lifespan for frameworks
         that do not forward ASGI lifespan events to mounted apps.
         """
-        from .._transports._http_server import StreamableHTTPApp
-
-        auth = options.pop("auth", None)
-        lifespan: Any = self.running
-        if auth is not None:  # a mcpio.auth.ResourceServer: its guard runs before routing
-            guard = options["auth"] = auth.guard(scopes_for=self._scopes_for, scoped=lambda: bool(self._item_scopes),
-                                                 max_body_size=options.get("max_body_size", 16 * 1024 * 1024))
-
-            @contextlib.asynccontextmanager
-            async def lifespan() -> Any:  # the verifier's HTTP client closes with the app
-                try:
-                    async with self.running() as value:
-                        yield value
-                finally:
-                    await guard.aclose()
-
-        state = options.get("state")
-        if state is not None and state is not self._state_bus:  # one bus per server: its fan-out
-            self._state_bus = state
-            state.on_message(self._on_state_message)
-        return StreamableHTTPApp(self._serve_http, path=path, tool_schema=self._tool_schema,
-                                 lifespan=lifespan, **options)
+        return _http.http_app(self, path, **options)
 
     async def _serve_http(self, transport: Transport, stateless: bool) -> None:
-        if self._http_trace is None:  # MCPIO_TRACE: the same wire trace as on stdio (read once)
-            path = os.environ.get("MCPIO_TRACE")
-            self._http_trace = False
-            if path:
-                try:
-                    self._http_trace = open_trace(path)
-                except OSError as exc:
-                    log.warning("MCPIO_TRACE: cannot write %s (%s); serving without a trace", path, exc.strerror or exc)
-        raw = transport
-        if self._http_trace:
-            transport = Traced(transport, self._http_trace)
-        session = self.session(transport, stateless=stateless)
-        session.expose_errors = self.expose_errors is True  # remote clients get the type only
-        if hasattr(raw, "on_abort"):  # DELETE cancels the session's requests in flight
-            raw.on_abort = lambda: session.abort(0.0)
-        if stateless:
-            await session.run()
-        else:
-            await self._run_session(session)
+        await _http.serve_session(self, transport, stateless)
 
     async def _run_session(self, session: Session) -> None:
         """Run a legacy-capable session; when it ends, so do the 2025-11-25 core tasks it owns
@@ -588,34 +543,14 @@ class Server:
         a connection must send a complete request head within ``header_timeout`` seconds;
         idle keep-alive connections close after ``timeout_keep_alive`` seconds; a request
         head is at most ``h11_max_incomplete_event_size`` bytes; ``limit_concurrency`` is
-        uvicorn's (503 past it; off by default). Repeated server warnings are logged once a
-        minute as one line. ``redis="redis://HOST:PORT/DB"`` keeps the server's state on Redis
-        (``pip install 'mcpio[redis]'``); raises ``mcpio._state.StateUnavailable`` before
-        listening if it cannot be reached. Other ``options`` go to :meth:`http_app`.
+        uvicorn's (503 past it; off by default). Repeated server warnings are logged once a minute as one
+        line. ``redis="redis://HOST:PORT/DB"`` keeps the server's state on Redis (``pip install
+        'mcpio[redis]'``; StateUnavailable before listening if it cannot be reached). Other ``options`` go to :meth:`http_app`.
         """
-        from .._protocol._http import is_loopback
-
-        if not is_loopback(host) and not allow_remote and options.get("auth") is None:
-            raise ValueError(
-                f"refusing to bind {host!r}: only loopback addresses (127.0.0.1, ::1, localhost) are "
-                "served by default; pass allow_remote=True to accept connections from other machines"
-            )
-        try:
-            from .._transports import _uvicorn
-        except ImportError:
-            raise RuntimeError("serving HTTP needs uvicorn: pip install 'mcpio[http]'") from None
-        if redis is not None:
-            from .._state import RedisState
-
-            options["state"] = RedisState(redis)
-        if options.get("state") is not None:
-            await options["state"].start()  # StateUnavailable: not reachable, do not listen
-        app = self.http_app(path, **options)
-        cfg = _uvicorn.config(app, host, port, log_level=log_level, max_connections=max_connections,
-                              header_timeout=header_timeout, timeout_keep_alive=timeout_keep_alive,
-                              h11_max_incomplete_event_size=h11_max_incomplete_event_size,
-                              limit_concurrency=limit_concurrency)
-        await _uvicorn.serve(cfg)
+        await _http.serve(self, host, port, path=path, allow_remote=allow_remote, log_level=log_level,
+                          max_connections=max_connections, header_timeout=header_timeout, timeout_keep_alive=timeout_keep_alive,
+                          h11_max_incomplete_event_size=h11_max_incomplete_event_size, limit_concurrency=limit_concurrency,
+                          redis=redis, **options)
 
     def run(self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serve until the client goes away (stdio) or until interrupted (HTTP).

@@ -1,0 +1,113 @@
+"""A :class:`~mcpio.Server` over Streamable HTTP: the app, its sessions, and serving it.
+
+``Server.http_app``/``serve_http`` delegate here, so the server class keeps to the protocol and
+this module holds what HTTP adds: the auth guard's wiring (a ``mcpio.auth.ResourceServer`` runs
+before routing and closes with the app), the state backend's cross-process bus, ``MCPIO_TRACE``
+for HTTP sessions, DELETE aborting a session's requests, and uvicorn's limits. Nothing here is
+imported on the stdio path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from typing import TYPE_CHECKING, Any
+
+from .._transports._base import Transport
+from .._transports._trace import Traced, open_trace
+
+if TYPE_CHECKING:
+    from ._server import Server
+
+log = logging.getLogger("mcpio.server")
+
+
+def http_app(server: Server, path: str, **options: Any) -> Any:
+    """The :class:`StreamableHTTPApp` of ``server`` (see :meth:`Server.http_app`)."""
+    from .._transports._http_server import StreamableHTTPApp
+
+    auth = options.pop("auth", None)
+    lifespan: Any = server.running
+    if auth is not None:  # a mcpio.auth.ResourceServer: its guard runs before routing
+        guard = options["auth"] = auth.guard(scopes_for=server._scopes_for, scoped=lambda: bool(server._item_scopes),
+                                             max_body_size=options.get("max_body_size", 16 * 1024 * 1024))
+
+        @contextlib.asynccontextmanager
+        async def lifespan() -> Any:  # the verifier's HTTP client closes with the app
+            try:
+                async with server.running() as value:
+                    yield value
+            finally:
+                await guard.aclose()
+
+    state = options.get("state")
+    if state is not None and state is not server._state_bus:  # one bus per server: its fan-out
+        server._state_bus = state
+        state.on_message(server._on_state_message)
+    return StreamableHTTPApp(server._serve_http, path=path, tool_schema=server._tool_schema,
+                             lifespan=lifespan, **options)
+
+
+async def publish(bus: Any, message: dict[str, Any]) -> None:
+    """Publish ``message`` to the other processes on the state backend's bus; a backend that is
+    down loses it with a warning (this process's own subscribers were already told)."""
+    from .._state._base import StateUnavailable
+
+    try:
+        await bus.publish(message)
+    except StateUnavailable as exc:
+        log.warning("%s not sent to the other processes: %s", message.get("type"), exc)
+
+
+async def serve_session(server: Server, transport: Transport, stateless: bool) -> None:
+    """Run one HTTP session (a legacy session, or one stateless request) of ``server``."""
+    if server._http_trace is None:  # MCPIO_TRACE: the same wire trace as on stdio (read once)
+        path = os.environ.get("MCPIO_TRACE")
+        server._http_trace = False
+        if path:
+            try:
+                server._http_trace = open_trace(path)
+            except OSError as exc:
+                log.warning("MCPIO_TRACE: cannot write %s (%s); serving without a trace", path, exc.strerror or exc)
+    raw = transport
+    if server._http_trace:
+        transport = Traced(transport, server._http_trace)
+    session = server.session(transport, stateless=stateless)
+    session.expose_errors = server.expose_errors is True  # remote clients get the type only
+    if hasattr(raw, "on_abort"):  # DELETE cancels the session's requests in flight
+        raw.on_abort = lambda: session.abort(0.0)
+    if stateless:
+        await session.run()
+    else:
+        await server._run_session(session)
+
+
+async def serve(server: Server, host: str, port: int, *, path: str, allow_remote: bool, log_level: str,
+                max_connections: int, header_timeout: float, timeout_keep_alive: int,
+                h11_max_incomplete_event_size: int, limit_concurrency: int | None, redis: str | None,
+                **options: Any) -> None:
+    """Serve ``server.http_app`` with uvicorn until cancelled (see :meth:`Server.serve_http`)."""
+    from .._protocol._http import is_loopback
+
+    if not is_loopback(host) and not allow_remote and options.get("auth") is None:
+        raise ValueError(
+            f"refusing to bind {host!r}: only loopback addresses (127.0.0.1, ::1, localhost) are "
+            "served by default; pass allow_remote=True to accept connections from other machines"
+        )
+    try:
+        from .._transports import _uvicorn
+    except ImportError:
+        raise RuntimeError("serving HTTP needs uvicorn: pip install 'mcpio[http]'") from None
+    if redis is not None:
+        from .._state import RedisState
+
+        options["state"] = RedisState(redis)
+    if options.get("state") is not None:
+        await options["state"].start()  # StateUnavailable: not reachable, do not listen
+    app = server.http_app(path, **options)
+    cfg = _uvicorn.config(app, host, port, log_level=log_level, max_connections=max_connections,
+                          header_timeout=header_timeout, timeout_keep_alive=timeout_keep_alive,
+                          h11_max_incomplete_event_size=h11_max_incomplete_event_size,
+                          limit_concurrency=limit_concurrency)
+    await _uvicorn.serve(cfg)
