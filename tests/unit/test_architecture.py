@@ -21,9 +21,7 @@ LAYERS = {
     "_transports": 2, "_state": 2, "_platform": 2,
     "_session": 3,
     "_server": 4, "_client": 4, "_host": 4, "_auth": 4,
-    "cli": 5, "auth": 5, "_cli": 5, "_inspect": 5, "__main__": 5,
-    "_server": 4, "_client": 4, "_host": 4,
-    "cli": 5, "_cli": 5, "__main__": 5, "types": 4,
+    "cli": 5, "auth": 5, "_cli": 5, "_inspect": 5, "__main__": 5, "types": 4,
 }
 # Packages of the same layer that must not import each other.
 SIBLINGS_APART = {("_server", "_client"), ("_client", "_server")}
