@@ -102,8 +102,6 @@ def _run_args(p: argparse.ArgumentParser) -> None:
                    help="http: also serve the 2024-11-05 HTTP+SSE transport at /sse and /messages")
     p.add_argument("--redis", metavar="URL", default=None,
                    help="http: keep the server's state (the SSE event store) on Redis, redis://HOST:PORT/DB")
-    p.add_argument("--redis", metavar="URL", default=None,
-                   help="http: keep the server's state (the SSE event store) on Redis, redis://HOST:PORT/DB")
     p.add_argument("--reload", action="store_true",
                    help="stdio: restart the server when a .py file below its folder changes (the host stays connected)")
     p.add_argument("-v", "--verbose", action="store_true", help="full tracebacks for errors in the server's code")
