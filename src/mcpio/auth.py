@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from ._auth._info import AuthInfo, current_principal
 from ._auth._jwks import AuthUnavailable
+from ._auth._proxy import OAuthProxy
 from ._auth._resource import ResourceServer
 from ._auth._verify import IntrospectionVerifier, InvalidToken, JWTVerifier, TokenVerifier
 
@@ -29,6 +30,7 @@ __all__ = [
     "IntrospectionVerifier",
     "InvalidToken",
     "JWTVerifier",
+    "OAuthProxy",
     "ResourceServer",
     "TokenVerifier",
     "current_principal",
