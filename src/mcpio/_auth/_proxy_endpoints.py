@@ -30,7 +30,8 @@ log = logging.getLogger("mcpio.auth")
 
 MAX_FORM = 64 * 1024
 COOKIE = "mcpio_oauth_"
-_NO_STORE = [(b"cache-control", b"no-store"), (b"pragma", b"no-cache")]
+_PRAGMA = [(b"pragma", b"no-cache")]  # _json already says cache-control: no-store
+_NO_STORE = [(b"cache-control", b"no-store"), *_PRAGMA]
 
 
 class TooLarge(Exception):
@@ -91,7 +92,7 @@ class ProxyGuard:
         try:
             await handler(scope, receive, send)
         except OAuthError as exc:
-            await _json(send, exc.status, exc.body(), _NO_STORE)
+            await _json(send, exc.status, exc.body(), _PRAGMA)
         except TooLarge:
             await _json(send, 413, {"error": "invalid_request", "error_description":
                                     "the request body is too large"})
@@ -122,7 +123,7 @@ class ProxyGuard:
             raise OAuthError("invalid_client_metadata", "the registration request must be a JSON object") from None
         out = self.proxy.register(doc)
         log.info("registered client %s (%s)", out["client_id"], str(out.get("client_name", ""))[:80])
-        await _json(send, 201, out, _NO_STORE)
+        await _json(send, 201, out, _PRAGMA)
 
     # ------------------------------------------------------------------ authorization
     async def authorize(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -229,7 +230,7 @@ class ProxyGuard:
             out = self._refresh(client_id, form)
         else:
             raise OAuthError("unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
-        await _json(send, 200, out, _NO_STORE)
+        await _json(send, 200, out, _PRAGMA)
 
     async def _authenticate(self, headers: dict[str, str], form: dict[str, str]) -> str:
         """The client id, after checking the client's credentials (RFC 6749 §2.3; 401 invalid_client)."""
