@@ -65,10 +65,11 @@ class Stack:
         with self.http() as c:
             return c.post(self.proxy.url("token"), data=form)
 
-    def code_flow(self, user: str = "alice", **params: str) -> tuple[dict[str, Any], dict[str, Any], str, str]:
+    def code_flow(self, user: str = "alice", registration: dict[str, Any] | None = None,
+                  **params: str) -> tuple[dict[str, Any], dict[str, Any], str, str]:
         """Register, log in, return (client, redirect query, code verifier, redirect URI)."""
         redirect = "http://127.0.0.1:49152/cb"
-        client = self.register(redirect)
+        client = self.register(redirect, **(registration or {}))
         verifier, challenge = pkce()
         state = secrets.token_urlsafe(12)
         with self.http() as ua:
