@@ -76,8 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reload", action="store_true",
                    help="stdio: restart the server when a .py file below its folder changes (the host stays connected)")
     from ._cli._auth_flags import add_auth_flags
+    from ._cli._proxy_flags import add_proxy_flags
 
     add_auth_flags(p)
+    add_proxy_flags(p)
 
     p = sub.add_parser("list", help="list a server's tools, resources, templates and prompts")
     p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
