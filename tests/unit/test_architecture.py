@@ -115,3 +115,12 @@ def test_scoped_items_and_the_stdio_path_load_nothing_of_auth():
             "print(json.dumps(sorted(sys.modules)))")
     mods = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
     assert not [m for m in mods if m.split(".")[0] in {"jwt", "cryptography", "httpx"} or "auth" in m], mods
+
+
+def test_the_oauth_proxy_loads_its_crypto_only_when_built():
+    """``import mcpio.auth`` (which names OAuthProxy) loads no JOSE, crypto or HTTP client; the
+    proxy imports them when constructed, and never the CLI."""
+    code = "import sys, json, mcpio.auth; print(json.dumps(sorted(sys.modules)))"
+    mods = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    assert not [m for m in mods if m.split(".")[0] in {"jwt", "cryptography", "httpx", "uvicorn"}
+                or m.startswith(("mcpio._cli", "mcpio.cli"))], mods

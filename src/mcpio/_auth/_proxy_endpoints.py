@@ -92,7 +92,8 @@ class ProxyGuard:
         try:
             await handler(scope, receive, send)
         except OAuthError as exc:
-            await _json(send, exc.status, exc.body(), _PRAGMA)
+            extra = [(b"www-authenticate", b'Basic realm="token"')] if exc.status == 401 else []  # RFC 6749 §5.2
+            await _json(send, exc.status, exc.body(), [*_PRAGMA, *extra])
         except TooLarge:
             await _json(send, 413, {"error": "invalid_request", "error_description":
                                     "the request body is too large"})
