@@ -204,3 +204,20 @@ def test_no_secret_or_token_in_the_logs(stack, caplog):
                    tokens["refresh_token"].split(".")[1]):
         assert secret not in server_log
     assert "client_secret=" not in repr(stack.proxy) and stack.upstream_secret not in repr(stack.proxy)
+
+
+def test_an_upstream_answer_from_another_issuer_is_refused(stack):
+    """RFC 9207 mix-up defense: the IdP's redirect names its issuer; another one is refused."""
+    with stack.http() as ua:
+        r = ua.get(stack.authorize_url(stack.register(REDIRECT)["client_id"], REDIRECT, pkce()[1], "st"))
+        state = httpx.URL(r.headers["location"]).params["state"]
+        r = ua.get(stack.proxy.callback_url, params={"state": state, "code": "x", "iss": "http://127.0.0.1:1"})
+    q = redirect_error(r)
+    assert q["error"] == "access_denied" and "another issuer" in q["error_description"]
+
+
+def test_the_token_request_repeats_the_redirect_uri(stack):
+    client, query, verifier, redirect = stack.code_flow()
+    r = stack.token(grant_type="authorization_code", code=query["code"], code_verifier=verifier,
+                    client_id=client["client_id"])
+    assert r.status_code == 400 and "redirect_uri is required" in r.json()["error_description"]

@@ -125,7 +125,7 @@ def proxy_stack(idp: Any, **options: Any) -> Iterator[Stack]:
     proxy = OAuthProxy(issuer=srv.base, upstream_authorize_url=meta["authorization_endpoint"],
                        upstream_token_url=meta["token_endpoint"], client_id=upstream["client_id"],
                        client_secret=upstream["client_secret"], scopes=["mcp", "notes:read", "notes:write"],
-                       upstream_scopes=["openid"], **options)
+                       upstream_scopes=["openid"], upstream_issuer=idp.issuer, **options)
     assert proxy.callback_url == callback
     holder["app"] = server.http_app(auth=proxy)
     with srv:

@@ -55,7 +55,8 @@ class OAuthProxy:
     ``client_secret`` (this proxy's registration at the IdP, whose redirect URI is
     :attr:`callback_url`), ``upstream_scopes`` (asked of the IdP; default ``["openid"]``),
     ``upstream_userinfo_url`` + ``subject_claim`` (who logged in; default: the ID token's
-    ``sub``), ``upstream_auth_method`` (``client_secret_post`` or ``client_secret_basic``).
+    ``sub``), ``upstream_auth_method`` (``client_secret_post`` or ``client_secret_basic``),
+    ``upstream_issuer`` (when given, an ``iss`` in the IdP's redirect must equal it: RFC 9207).
     ``signing_key``: a PEM EC P-256 private key to keep tokens valid across restarts (default:
     a new key per process). Lifetimes in seconds; caps bound every in-memory store.
     """
@@ -72,6 +73,7 @@ class OAuthProxy:
     upstream_userinfo_url: str | None = None
     subject_claim: str = "sub"
     upstream_auth_method: str = "client_secret_post"
+    upstream_issuer: str | None = None
     signing_key: str | None = field(default=None, repr=False)
     access_token_ttl: float = 3600.0
     refresh_token_ttl: float = 30 * 86400.0
@@ -244,6 +246,7 @@ class OAuthProxy:
         fam = self._families.pop(family_id)
         if fam is None:
             return
+        self._grants.pop(fam.grant)  # the upstream tokens of this grant go too
         now = time.time()
         for jti, exp in fam.jtis:
             if exp > now:

@@ -134,6 +134,7 @@ class ProxyGuard:
         except OAuthError as exc:
             return await self._page(send, 400, "Unknown application", exc.description)
         redirect = q.get("redirect_uri")
+        given = redirect is not None
         if redirect is None and len(client.redirect_uris) == 1:
             redirect = client.redirect_uris[0]
         if not redirect or not redirect_matches(redirect, client.redirect_uris):
@@ -150,7 +151,8 @@ class ProxyGuard:
             return await self._redirect(send, _back(redirect, state, self.proxy.issuer, error=exc.error,
                                                     error_description=exc.description))
         browser = token(24)
-        login = _Login(client, redirect, state, challenge, scopes, resource, digest(browser), token(24), token(48))
+        login = _Login(client, redirect, state, challenge, scopes, resource, digest(browser), token(24), token(48),
+                       redirect_given=given)
         self.proxy._logins.put(login.upstream_state, login)
         up = self.proxy.upstream
         target = up.authorize_url + ("&" if "?" in up.authorize_url else "?") + urlencode({
@@ -171,6 +173,13 @@ class ProxyGuard:
             return await self._page(send, 400, "Sign-in not started here", "this sign-in was started in another "
                                     "browser; start again from your application")
         clear = [self._cookie(login.upstream_state, "", 0)]
+        expected_iss = self.proxy.upstream_issuer
+        if expected_iss is not None and "iss" in q and q["iss"] != expected_iss:  # RFC 9207 §2.4: a mix-up
+            log.warning("the upstream callback named another issuer; sign-in refused")
+            return await self._redirect(send, _back(login.redirect_uri, login.state, self.proxy.issuer,
+                                                    error="access_denied", error_description=
+                                                    "the identity provider's answer came from another issuer"),
+                                        clear)
         if "error" in q or "code" not in q:
             return await self._redirect(send, _back(login.redirect_uri, login.state, self.proxy.issuer,
                                                     error="access_denied", error_description=
@@ -214,7 +223,8 @@ class ProxyGuard:
         code = token(32)
         assert login.subject is not None and login.grant is not None
         self.proxy._codes.put(digest(code), _Code(login.client.client_id, login.redirect_uri, login.challenge,
-                                                  login.scope, login.resource, login.subject, login.grant))
+                                                  login.scope, login.resource, login.subject, login.grant,
+                                                  redirect_given=login.redirect_given))
         await self._redirect(send, _back(login.redirect_uri, login.state, self.proxy.issuer, code=code), clear)
 
     # ------------------------------------------------------------------ token endpoint
@@ -267,7 +277,10 @@ class ProxyGuard:
                              "revoked")
         if record.client_id != client_id:
             raise OAuthError("invalid_grant", "the authorization code was issued to another client")
-        if form.get("redirect_uri", record.redirect_uri) != record.redirect_uri:
+        given = form.get("redirect_uri")
+        if given is None and record.redirect_given:  # OAuth 2.1 §4.1.3
+            raise OAuthError("invalid_request", "redirect_uri is required: the authorization request had one")
+        if given is not None and given != record.redirect_uri:
             raise OAuthError("invalid_grant", "redirect_uri differs from the one of the authorization request")
         check_verifier(form.get("code_verifier"), record.challenge)
         if "resource" in form and self._resource(form["resource"]) != record.resource:

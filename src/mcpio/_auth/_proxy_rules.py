@@ -219,6 +219,7 @@ class _Login:  # one authorization request, from /authorize to the consent answe
     csrf: str = ""
     subject: str | None = None
     grant: str | None = None
+    redirect_given: bool = True  # the request named its redirect_uri: the token request must repeat it
 
 
 @dataclass
@@ -231,6 +232,7 @@ class _Code:
     subject: str
     grant: str
     family: str | None = None  # set when redeemed: a replay revokes this family
+    redirect_given: bool = True
 
 
 @dataclass

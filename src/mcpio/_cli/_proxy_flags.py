@@ -93,6 +93,7 @@ def proxy_from(args: Any) -> Any:
     upstream_scopes = _split(args.auth_proxy_upstream_scopes)
     userinfo = args.auth_proxy_userinfo
     authorize_url, token_url = endpoints
+    upstream_issuer = None
     if upstream is not None:
         import asyncio
 
@@ -104,6 +105,7 @@ def proxy_from(args: Any) -> Any:
         if not isinstance(authorize_url, str) or not isinstance(token_url, str):
             raise UsageError(f"--auth-proxy-upstream: the metadata of {upstream} lacks authorization_endpoint or "
                              "token_endpoint")
+        upstream_issuer = meta.get("issuer") if isinstance(meta.get("issuer"), str) else None
         if upstream_scopes is None and "openid" in (meta.get("scopes_supported") or ["openid"]):
             upstream_scopes = ["openid"]
     path = args.path.rstrip("/") or "/"
@@ -111,6 +113,7 @@ def proxy_from(args: Any) -> Any:
         return OAuthProxy(issuer=issuer, resource=issuer.rstrip("/") + path, upstream_authorize_url=authorize_url,
                           upstream_token_url=token_url, client_id=args.auth_proxy_client_id, client_secret=secret,
                           scopes=_split(args.auth_proxy_scopes) or ["mcp"], upstream_scopes=upstream_scopes or [],
-                          upstream_userinfo_url=userinfo, subject_claim=args.auth_proxy_subject_claim)
+                          upstream_userinfo_url=userinfo, subject_claim=args.auth_proxy_subject_claim,
+                          upstream_issuer=upstream_issuer)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
