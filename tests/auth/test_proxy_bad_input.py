@@ -217,7 +217,7 @@ def test_an_upstream_answer_from_another_issuer_is_refused(stack):
 
 
 def test_the_token_request_repeats_the_redirect_uri(stack):
-    client, query, verifier, redirect = stack.code_flow()
+    client, query, verifier, _ = stack.code_flow()
     r = stack.token(grant_type="authorization_code", code=query["code"], code_verifier=verifier,
                     client_id=client["client_id"])
     assert r.status_code == 400 and "redirect_uri is required" in r.json()["error_description"]

@@ -32,8 +32,17 @@ from urllib.parse import urlsplit
 from ._info import AuthInfo
 from ._jwks import AuthUnavailable, check_url, fetch_json, parse_keys
 from ._proxy_endpoints import ProxyGuard
-from ._proxy_rules import (Bounded, ClientInfo, OAuthError, _Code, _Family, _Login, digest, token,
-                           validate_registration)
+from ._proxy_rules import (
+    Bounded,
+    ClientInfo,
+    OAuthError,
+    _Code,
+    _Family,
+    _Login,
+    digest,
+    token,
+    validate_registration,
+)
 from ._proxy_upstream import Upstream
 from ._resource import ResourceServer
 from ._verify import InvalidToken, JWTVerifier

@@ -19,8 +19,20 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote, urlencode
 
 from ._jwks import AuthUnavailable
-from ._proxy_rules import (MAX_REGISTRATION, OAuthError, _Code, _Family, _Login, check_challenge, check_verifier,
-                           digest, redirect_matches, s256, same_secret, token)
+from ._proxy_rules import (
+    MAX_REGISTRATION,
+    OAuthError,
+    _Code,
+    _Family,
+    _Login,
+    check_challenge,
+    check_verifier,
+    digest,
+    redirect_matches,
+    s256,
+    same_secret,
+    token,
+)
 from ._resource import _json, _raw
 
 if TYPE_CHECKING:

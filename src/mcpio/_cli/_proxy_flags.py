@@ -77,10 +77,10 @@ def proxy_from(args: Any) -> Any:
         raise UsageError(f"the upstream client secret is read from the environment ({where}), which is empty; "
                          "export it (never put a secret on the command line)")
     try:
-        from .._protocol._http import is_loopback
-        from ..auth import OAuthProxy
         from .._auth._jwks import AuthUnavailable
         from .._auth._proxy_upstream import discover
+        from .._protocol._http import is_loopback
+        from ..auth import OAuthProxy
     except ImportError as exc:  # pragma: no cover - the auth extra is missing
         raise UsageError(f"the OAuth proxy needs the auth extra: pip install 'mcpio[auth]' ({exc})") from None
     issuer = args.auth_proxy_issuer
