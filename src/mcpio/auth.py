@@ -35,6 +35,7 @@ from ._auth._enterprise import id_jag_assertion
 from ._auth._info import AuthInfo, current_principal
 from ._auth._jwks import AuthUnavailable
 from ._auth._oauth_client import OAuth
+from ._auth._proxy import OAuthProxy
 from ._auth._resource import ResourceServer
 from ._auth._tokens import FileTokenStore, MemoryTokenStore, TokenStore, TokenStoreError
 from ._auth._verify import IntrospectionVerifier, InvalidToken, JWTVerifier, TokenVerifier
@@ -51,6 +52,7 @@ __all__ = [
     "LoopbackBrowser",
     "MemoryTokenStore",
     "OAuth",
+    "OAuthProxy",
     "ResourceServer",
     "TokenStore",
     "TokenStoreError",

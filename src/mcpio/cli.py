@@ -106,8 +106,10 @@ def _run_args(p: argparse.ArgumentParser) -> None:
                    help="stdio: restart the server when a .py file below its folder changes (the host stays connected)")
     p.add_argument("-v", "--verbose", action="store_true", help="full tracebacks for errors in the server's code")
     from ._cli._auth_flags import add_auth_flags
+    from ._cli._proxy_flags import add_proxy_flags
 
     add_auth_flags(p)
+    add_proxy_flags(p)
 
 
 def _inspect_args(p: argparse.ArgumentParser) -> None:

@@ -150,3 +150,10 @@ def test_the_state_seam_imports_redis_only_for_a_redis_state():
             "st.RedisState; print(before, 'redis' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["False", "True"]
+def test_the_oauth_proxy_loads_its_crypto_only_when_built():
+    """``import mcpio.auth`` (which names OAuthProxy) loads no JOSE, crypto or HTTP client; the
+    proxy imports them when constructed, and never the CLI."""
+    code = "import sys, json, mcpio.auth; print(json.dumps(sorted(sys.modules)))"
+    mods = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    assert not [m for m in mods if m.split(".")[0] in {"jwt", "cryptography", "httpx", "uvicorn"}
+                or m.startswith(("mcpio._cli", "mcpio.cli"))], mods

@@ -281,7 +281,8 @@ def command(args: Any) -> int:
 
         return run_with_reload(args.app, split_app(args.app)[0], verbose=args.verbose)
     from ._auth_flags import resource_server_from
+    from ._proxy_flags import proxy_from
 
     return run_app(args.app, args.transport, host=args.host, port=args.port, path=args.path,
-                   allow_remote=args.allow_remote, legacy_sse=args.legacy_sse, auth=resource_server_from(args),
+                   allow_remote=args.allow_remote, legacy_sse=args.legacy_sse, auth=proxy_from(args) or resource_server_from(args),
                    redis=args.redis)
