@@ -29,16 +29,40 @@ pass), refreshes, steps up, and keeps tokens in a :class:`TokenStore` (a 0600 fi
 
 from __future__ import annotations
 
-from ._auth._browser import CallableUserAgent, LoopbackBrowser, fetch_redirect
-from ._auth._discovery import AuthorizationError
-from ._auth._enterprise import id_jag_assertion
+from typing import TYPE_CHECKING, Any
+
 from ._auth._info import AuthInfo, current_principal
 from ._auth._jwks import AuthUnavailable
-from ._auth._oauth_client import OAuth
 from ._auth._proxy import OAuthProxy
 from ._auth._resource import ResourceServer
-from ._auth._tokens import FileTokenStore, MemoryTokenStore, TokenStore, TokenStoreError
 from ._auth._verify import IntrospectionVerifier, InvalidToken, JWTVerifier, TokenVerifier
+
+if TYPE_CHECKING:
+    from ._auth._browser import CallableUserAgent, LoopbackBrowser, fetch_redirect
+    from ._auth._discovery import AuthorizationError
+    from ._auth._enterprise import id_jag_assertion
+    from ._auth._oauth_client import OAuth
+    from ._auth._tokens import FileTokenStore, MemoryTokenStore, TokenStore, TokenStoreError
+
+# The client side needs httpx (OAuth is an httpx.Auth): imported on first use, so that a server
+# importing this module for ResourceServer loads no HTTP client (PEP 562).
+_CLIENT = {
+    "CallableUserAgent": "_browser", "LoopbackBrowser": "_browser", "fetch_redirect": "_browser",
+    "AuthorizationError": "_discovery", "id_jag_assertion": "_enterprise", "OAuth": "_oauth_client",
+    "FileTokenStore": "_tokens", "MemoryTokenStore": "_tokens", "TokenStore": "_tokens", "TokenStoreError": "_tokens",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _CLIENT.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcpio.auth' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"mcpio._auth.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "AuthInfo",
