@@ -39,10 +39,10 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 class Inspector:
     """A running ``mcpio inspect`` process and its URL."""
 
-    def __init__(self, *target: str, era: str = "auto") -> None:
+    def __init__(self, *target: str, era: str = "auto", env: dict[str, str] | None = None) -> None:
         argv = [sys.executable, "-m", "mcpio", "inspect", *target, "--no-browser", "--era", era]
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                                     start_new_session=True)
+                                     start_new_session=True, env={**os.environ, **(env or {})})
         assert self.proc.stderr is not None
         line = self.proc.stderr.readline()  # the first line is the URL (or why it could not start)
         m = re.search(r"open (http://127\.0\.0\.1:(\d+)/\?token=(\w+))", line)
@@ -341,3 +341,48 @@ def test_subscribed_resource_updates_live(browser, inspector: Inspector) -> None
     wait(browser).until(lambda d: d.find_elements(By.CSS_SELECTOR, "#tool-panel .result pre"))
     tab(browser, "resources")  # the panel was read again when the update arrived
     wait(browser).until(lambda d: "counter = 1" in d.find_element(By.ID, "resource-panel").text)
+
+
+def test_oauth_login_when_the_server_asks(browser, tmp_path: Path) -> None:  # noqa: ANN001
+    """A protected server (a real OAuth AS and resource server on loopback): the page shows the
+    login link, the login completes through the inspector's loopback redirect, and it connects;
+    the token is stored, so the next connection needs no login."""
+    from mcpio import Server
+    from tests.support.http import ServerThread
+    from tests.support.oauth_as import TestAS, protect
+
+    server = Server("protected")
+
+    @server.tool
+    def whoami() -> str:
+        return "a logged-in user"
+
+    auth_server = TestAS()
+    env = {"BROWSER": "false", "MCPIO_TOKEN_STORE": str(tmp_path / "tokens.json")}  # no system browser here
+    with ServerThread(auth_server, path="") as as_srv:
+        auth_server.issuer = as_srv.base
+        with ServerThread(protect(server.http_app(), auth_server, step_up="read")) as mcp:
+            insp = Inspector(mcp.url, env=env)
+            try:
+                browser.get(insp.url)
+                link = wait(browser).until(EC.presence_of_element_located((By.ID, "login-link")))
+                assert link.get_attribute("href").startswith(as_srv.base + "/authorize?")
+                shot(browser, "oauth-login")
+                browser.get(link.get_attribute("href"))  # the AS approves and redirects to the inspector's listener
+                assert "Authorization received by mcpio" in browser.find_element(By.TAG_NAME, "body").text
+                browser.get(insp.url)
+                wait(browser).until(EC.text_to_be_present_in_element((By.ID, "status"), "connected:"))
+                pick_tool(browser, "whoami")
+                browser.find_element(By.CSS_SELECTOR, "#tool-panel button[type=submit]").click()
+                wait(browser).until(lambda d: "a logged-in user" in result_text(d))
+            finally:
+                insp.close()
+            assert (tmp_path / "tokens.json").is_file()
+            logins = sum(1 for r in auth_server.log if r.get("path") == "/authorize")
+            insp = Inspector(mcp.url, env=env)  # the stored token: connected with no login
+            try:
+                browser.get(insp.url)
+                wait(browser).until(EC.text_to_be_present_in_element((By.ID, "status"), "connected:"))
+            finally:
+                insp.close()
+            assert sum(1 for r in auth_server.log if r.get("path") == "/authorize") == logins

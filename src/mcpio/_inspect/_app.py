@@ -139,8 +139,8 @@ class InspectorApp:
         s = self.session
         try:
             if op == "initial":
-                return 200, {**self.initial, "connected": s.client is not None,
-                             "info": s.info() if s.client is not None else None}
+                return 200, {**self.initial, "connected": s.client is not None, "connecting": s.connecting,
+                             "info": s.info() if s.client is not None else None, "seq": s.last_seq}
             if op == "connect":
                 headers = data.get("headers") or {}
                 if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):

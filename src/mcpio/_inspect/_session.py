@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._client._client import Client
+from .._client._target import is_url
 from .._errors import MCPError
 
 MAX_EVENTS = 5000
@@ -45,6 +46,7 @@ class InspectorSession:
         self._calls: dict[str, asyncio.Task[Any]] = {}
         self._ask_ids = itertools.count(1)
         self.roots: list[dict[str, Any]] = []
+        self.connecting: str | None = None  # the target of a connect under way (a login may be pending)
 
     # ------------------------------------------------------------------ events
     def emit(self, kind: str, **data: Any) -> None:
@@ -52,6 +54,11 @@ class InspectorSession:
         self.events.append({"seq": next(self._seq), "kind": kind, "time": time.time(), **data})
         self._changed.set()
         self._changed = asyncio.Event()
+
+    @property
+    def last_seq(self) -> int:
+        """The number of the newest event (0 before the first)."""
+        return self.events[-1]["seq"] if self.events else 0
 
     def after(self, seq: int) -> list[dict[str, Any]]:
         """The events numbered above ``seq`` that are still kept."""
@@ -83,8 +90,18 @@ class InspectorSession:
         Raises what the client raises (a TransportError, an MCPError, a ValueError for a bad
         era or target), with a message that says what failed."""
         await self.disconnect()
+        self.connecting = target
+        try:
+            return await self._connect(target, era, headers, timeout)
+        finally:
+            self.connecting = None
+
+    async def _connect(self, target: str, era: str, headers: dict[str, str] | None, timeout: float | None) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        if is_url(target) and not any(k.lower() == "authorization" for k in headers or {}):
+            options["auth"] = self._oauth()
         client = self._make_client(
-            target, era=era, headers=headers or None, timeout=timeout,
+            target, era=era, headers=headers or None, timeout=timeout, **options,
             sampling=self._asker("sampling/createMessage"), elicitation=self._asker("elicitation/create"),
             roots=lambda: list(self.roots), on_log=lambda params: self.emit("log", params=params),
             on_notification=lambda method, params: self.emit("notification", method=method, params=params),
@@ -95,6 +112,18 @@ class InspectorSession:
         info = self.info()
         self.emit("connected", info=info)
         return info
+
+    def _oauth(self) -> Any:
+        """OAuth for an HTTP target (used only if the server asks, with a 401): the system browser
+        opens the login page, and the page shows the login URL too (``login`` event); tokens go to
+        the default store that ``mcpio login`` uses, so a later connection needs no new login."""
+        try:
+            from .._auth._browser import LoopbackBrowser
+            from .._auth._oauth_client import OAuth
+        except ImportError:  # no httpx / auth extra: connect without, the server's 401 says why
+            return None
+        return OAuth(client_name="mcpio inspect",
+                     user_agent=LoopbackBrowser(announce=lambda text: self.emit("login", text=text)))
 
     async def disconnect(self) -> None:
         """Close the connection (calls in flight are cancelled, open questions declined)."""

@@ -10,7 +10,7 @@ const MAX_WIRE_ROWS = 2000;   // wire rows kept in the page
 const MAX_FORM_PROPS = 200;   // an object with more properties is edited as JSON
 const MAX_DEPTH = 6;          // nesting (and $ref) depth rendered as form fields
 
-const state = { info: null, tools: [], resources: [], templates: [], prompts: [], history: [], seq: 0,
+const state = { info: null, tools: [], resources: [], templates: [], prompts: [], history: [], seq: 0, initialSeq: 0,
                 asks: new Map(), lastOut: new Map(), calls: 0 };
 
 // ---------------------------------------------------------------- DOM helpers
@@ -77,14 +77,16 @@ async function connect(ev) {
   let headers;
   try { headers = parseHeaders($("#headers").value); } catch (e) { setStatus(e.message, "err"); return; }
   setStatus("connecting…");
+  state.info = null;
   $("#connect").disabled = true;
   const data = await api("connect", { target: $("#target").value, era: $("#era").value, headers });
   $("#connect").disabled = false;
   if (data.error) { setStatus("could not connect: " + errorText(data.error), "err"); showServer(null, data.error); return; }
-  await connected(data);
+  if (!state.info) await connected(data);  // else the "connected" event came first
 }
 async function connected(info) {
   state.info = info;
+  state.loginPending = false;
   const si = info.serverInfo || {};
   setStatus(`connected: ${si.name || "?"} ${si.version || ""} · ${info.protocolVersion} (${info.era})`, "ok");
   $("#disconnect").disabled = false;
@@ -500,6 +502,22 @@ function showAsk(ev) {
   if (!$("#tab-asks").classList.contains("active")) toast("The server is asking you something: see Requests");
 }
 
+// ---------------------------------------------------------------- OAuth login (the server asked for a token)
+function showLogin(text) {
+  const box = clear($("#server-info"));
+  box.append(el("h2", { text: "The server asks you to log in" }));
+  for (const line of text.split("\n")) {
+    const url = line.trim();
+    if (/^https?:\/\/\S+$/.test(url)) {  // only http(s) links: the URL comes from the server's metadata
+      box.append(el("p", {}, el("a", { id: "login-link", href: url, target: "_blank", rel: "noopener noreferrer", text: "Log in" }),
+        " ", el("code", { text: short(url, 200) })));
+    } else if (url) box.append(el("p", { text: url }));
+  }
+  box.append(el("p", { class: "muted", text: "After the login the inspector connects by itself; the token is kept for next time (mcpio logout URL forgets it)." }));
+  selectTab("server");
+  setStatus("waiting for the login…");
+}
+
 // ---------------------------------------------------------------- roots
 function rootRow(r) {
   const uri = el("input", { name: "root-uri", size: 50, value: r.uri || "file:///" }), name = el("input", { name: "root-name", size: 20, value: r.name || "" });
@@ -582,6 +600,7 @@ function onEvent(ev) {
     if (ev.total) { p.bar.max = ev.total; p.bar.value = ev.progress; } else p.bar.removeAttribute("value");
     p.text.textContent = `${ev.progress}${ev.total ? " / " + ev.total : ""}${ev.message ? " · " + ev.message : ""}`;
   } else if (ev.kind === "ask") showAsk(ev);
+  else if (ev.kind === "login" && (ev.seq > state.initialSeq || state.loginPending)) showLogin(ev.text || "");  // not an old one
   else if (ev.kind === "asked") { const box = state.asks.get(ev.id); if (box) box.remove(); state.asks.delete(ev.id); updateAskCount(); }
   else if (ev.kind === "notification") {
     if (/list_changed$/.test(ev.method || "") && state.info) refreshAll();
@@ -590,7 +609,8 @@ function onEvent(ev) {
       toast("resource updated: " + uri);
       if (state.shownResource === uri) readResource(uri, clear($("#resource-panel")));  // live: read it again
     }
-  } else if (ev.kind === "disconnected" && state.info) { setStatus("disconnected (the server went away?)", "err"); }
+  } else if (ev.kind === "connected" && !state.info && ev.seq > state.initialSeq) connected(ev.info);  // e.g. after a login
+  else if (ev.kind === "disconnected" && state.info) { setStatus("disconnected (the server went away?)", "err"); }
 }
 async function poll() {
   for (;;) {
@@ -629,8 +649,10 @@ async function start() {
   $("#target").value = initial.target || "";
   $("#era").value = initial.era || "auto";
   $("#headers").value = Object.entries(initial.headers || {}).map(([k, v]) => `${k}: ${v}`).join("\n");
+  state.initialSeq = initial.seq || 0;
   poll();
   if (initial.connected && initial.info) await connected(initial.info);
+  else if (initial.connecting) { state.loginPending = true; setStatus("connecting… (a login may be waiting)"); }
   else if (initial.target) await connect();
 }
 start();
