@@ -351,8 +351,8 @@ def test_the_cli_speaks_http():
         assert out.stdout == "Hello, Ada!\n"
         out = mcpio("doctor", srv.url, "--json")
         assert out.returncode == 0, out.stdout + out.stderr
-    out = mcpio("list", "http://127.0.0.1:9/mcp")
-    assert out.returncode == 1 and "cannot reach the MCP server" in out.stderr
+    out = mcpio("list", "http://127.0.0.1:9/mcp")  # nothing there: exit 3, "could not start or reach"
+    assert out.returncode == 3 and "cannot reach the MCP server" in out.stderr
 
 
 def test_a_bad_header_option_is_a_usage_error():

@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from .._client._client import Client
-from .._client._target import UnsupportedTarget
+from .._client._target import UnsupportedTarget, is_url
 from .._errors import (
     METHOD_NOT_FOUND,
     ConnectionClosed,
@@ -125,7 +125,8 @@ def report(exc: BaseException, args: Any) -> int:
             hint = "raise --timeout, or add -v to see what the server prints"
         else:
             message = f"lost the server: {clean(exc.message)}"
-            hint = f"check that {target} starts an MCP server (run its command yourself; -v shows its stderr)"
+            hint = (f"check that an MCP server is running at {target}" if is_url(str(target)) else
+                    f"check that {target} starts an MCP server (run its command yourself; -v shows its stderr)")
     elif isinstance(exc, MCPError):
         message, status = f"the server answered with an error: {with_code(exc)}", FAILED
     elif isinstance(exc, (UnsupportedTarget, TransportError, OSError)):
