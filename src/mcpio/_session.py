@@ -106,14 +106,23 @@ class Session:
                 try:
                     if type(frame) is Oversized:
                         if self.connection.role == "server":
-                            await self._send_obj(rpc.error_response(None, {
-                                "code": INVALID_REQUEST,
-                                "message": f"Invalid Request: a message of {frame.size} bytes exceeds this server's "
-                                f"limit of {frame.limit} bytes; it was discarded (raise max_message_size to accept it)",
-                            }))
+                            await self._send_obj(
+                                rpc.error_response(
+                                    None,
+                                    {
+                                        "code": INVALID_REQUEST,
+                                        "message": f"Invalid Request: a message of {frame.size} bytes exceeds this server's "
+                                        f"limit of {frame.limit} bytes; it was discarded (raise max_message_size to accept it)",
+                                    },
+                                )
+                            )
                         else:  # a client never answers a server's garbage (issue 12, break 6g)
-                            log.warning("skipping a message of %d bytes from the server: over this client's limit of "
-                                        "%d bytes (max_line_size)", frame.size, frame.limit)
+                            log.warning(
+                                "skipping a message of %d bytes from the server: over this client's limit of "
+                                "%d bytes (max_line_size)",
+                                frame.size,
+                                frame.limit,
+                            )
                         continue
                     try:
                         msg = rpc.decode(frame)

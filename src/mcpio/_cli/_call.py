@@ -49,8 +49,11 @@ def find_tool(tools: list[dict[str, Any]], name: str, target: str) -> dict[str, 
             return tool
     names = [str(t.get("name")) for t in tools]
     listing = ", ".join(clean(n, multiline=False) for n in names[:30]) + (" …" if len(names) > 30 else "")
-    raise CLIFailure(f"the server has no tool {clean(name, multiline=False)!r}{suggest(name, names)}", USAGE,
-                     f"its tools: {listing}" if names else f"it lists no tools (mcpio list {target} shows what it has)")
+    raise CLIFailure(
+        f"the server has no tool {clean(name, multiline=False)!r}{suggest(name, names)}",
+        USAGE,
+        f"its tools: {listing}" if names else f"it lists no tools (mcpio list {target} shows what it has)",
+    )
 
 
 async def cmd_call(args: Any) -> int:

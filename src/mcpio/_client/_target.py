@@ -16,7 +16,6 @@ from typing import Any
 
 from .._transports._base import Transport
 
-
 _HTTP_OPTIONS = ("headers", "auth")  # Client options for a URL; the others are for a subprocess
 
 

@@ -64,7 +64,7 @@ class InspectorSession:
             return found
         try:
             await asyncio.wait_for(self._changed.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return []
         return self.after(seq)
 
@@ -76,17 +76,23 @@ class InspectorSession:
         self.emit("wire", direction=direction, frame=text, size=size, cut=size > MAX_FRAME_CHARS)
 
     # ------------------------------------------------------------------ connection
-    async def connect(self, target: str, *, era: str = "auto", headers: dict[str, str] | None = None,
-                      timeout: float | None = None) -> dict[str, Any]:
+    async def connect(
+        self, target: str, *, era: str = "auto", headers: dict[str, str] | None = None, timeout: float | None = None
+    ) -> dict[str, Any]:
         """Connect to ``target`` (closing any previous connection); returns :meth:`info`.
 
         Raises what the client raises (a TransportError, an MCPError, a ValueError for a bad
         era or target), with a message that says what failed."""
         await self.disconnect()
         client = self._make_client(
-            target, era=era, headers=headers or None, timeout=timeout,
-            sampling=self._asker("sampling/createMessage"), elicitation=self._asker("elicitation/create"),
-            roots=lambda: list(self.roots), on_log=lambda params: self.emit("log", params=params),
+            target,
+            era=era,
+            headers=headers or None,
+            timeout=timeout,
+            sampling=self._asker("sampling/createMessage"),
+            elicitation=self._asker("elicitation/create"),
+            roots=lambda: list(self.roots),
+            on_log=lambda params: self.emit("log", params=params),
             on_notification=lambda method, params: self.emit("notification", method=method, params=params),
             trace=self._wire,
         )
@@ -114,8 +120,12 @@ class InspectorSession:
         """What the server said of itself, and the negotiated version and era."""
         c = self._need()
         return {
-            "target": self.target, "serverInfo": c.server_info, "capabilities": c.server_capabilities,
-            "instructions": c.instructions, "protocolVersion": c.negotiated_version, "era": c.negotiated_era,
+            "target": self.target,
+            "serverInfo": c.server_info,
+            "capabilities": c.server_capabilities,
+            "instructions": c.instructions,
+            "protocolVersion": c.negotiated_version,
+            "era": c.negotiated_era,
         }
 
     def _need(self) -> Client:
@@ -134,8 +144,9 @@ class InspectorSession:
             self.emit("progress", call=call_id, progress=progress, total=total, message=message)
 
         if method == "tools/call" and isinstance(params, dict):
-            coro = client.call_tool(str(params.get("name", "")), params.get("arguments") or {},
-                                    on_progress=progressed if call_id else None)
+            coro = client.call_tool(
+                str(params.get("name", "")), params.get("arguments") or {}, on_progress=progressed if call_id else None
+            )
         else:
             coro = client.request(method, params, on_progress=progressed if call_id else None)
         task = asyncio.ensure_future(coro)
@@ -175,7 +186,7 @@ class InspectorSession:
             self.emit("ask", id=ask_id, method=method, params=params)
             try:
                 answer = await asyncio.wait_for(fut, ASK_TIMEOUT)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 answer = None
             finally:
                 self._asks.pop(ask_id, None)

@@ -27,7 +27,7 @@ class Oversized(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faster t
 class LineBuffer:
     """Incremental splitter of a byte stream into lines. See the module docstring."""
 
-    __slots__ = ("_buf", "_scan", "_limit", "_discarding")
+    __slots__ = ("_buf", "_discarding", "_limit", "_scan")
 
     def __init__(self, max_line_size: int = DEFAULT_MAX_LINE_SIZE) -> None:
         if max_line_size < 1:

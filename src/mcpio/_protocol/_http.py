@@ -60,8 +60,14 @@ MODERN: str = "modern"
 # When no MCP-Protocol-Version header comes with a legacy request (spec 2025-06-18 transports).
 DEFAULT_LEGACY_VERSION = "2025-03-26"
 # Methods whose Mcp-Name header mirrors a body field (spec 2026-07-28 transports §Standard headers).
-NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
-               "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
+NAME_FIELDS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +84,15 @@ class Refusal:
         return rpc.encode(rpc.error_response(self.id, self.error))
 
 
-def refuse(status: int, message: str, code: int = INVALID_REQUEST, *, id: Any = None, data: Any = None,
-           headers: tuple[tuple[str, str], ...] = ()) -> Refusal:
+def refuse(
+    status: int,
+    message: str,
+    code: int = INVALID_REQUEST,
+    *,
+    id: Any = None,
+    data: Any = None,
+    headers: tuple[tuple[str, str], ...] = (),
+) -> Refusal:
     err: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         err["data"] = data
@@ -104,7 +117,7 @@ def split_host(host: str) -> tuple[str, str | None]:
         end = host.find("]")
         if end < 0:
             return host, None
-        rest = host[end + 1:]
+        rest = host[end + 1 :]
         return host[: end + 1], rest[1:] if rest.startswith(":") else None
     name, sep, port = host.rpartition(":")
     if sep and port.isdigit() and ":" not in name:
@@ -128,9 +141,13 @@ def check_host(headers: Mapping[str, str], allowed: Collection[str]) -> Refusal 
     """DNS-rebinding protection, part 1: the ``Host`` header must name an allowed host."""
     host = headers.get("host")
     if host is None or not host_allowed(host, allowed):
-        return refuse(403, f"Forbidden: Host header {host!r} is not allowed; allowed hosts: "
-                      + ", ".join(sorted(allowed)) + " (any port unless one is given); "
-                      "configure allowed_hosts to serve other names")
+        return refuse(
+            403,
+            f"Forbidden: Host header {host!r} is not allowed; allowed hosts: "
+            + ", ".join(sorted(allowed))
+            + " (any port unless one is given); "
+            "configure allowed_hosts to serve other names",
+        )
     return None
 
 
@@ -153,9 +170,13 @@ def check_origin(headers: Mapping[str, str], allowed: Collection[str]) -> Refusa
     ``Origin`` must be allowed; a missing one (non-browser clients) is fine."""
     origin = headers.get("origin")
     if origin is not None and not origin_allowed(origin, allowed):
-        return refuse(403, f"Forbidden: Origin {origin!r} is not allowed; allowed origins: "
-                      + ", ".join(sorted(allowed)) + " (http or https, any port unless one is given); "
-                      "configure allowed_origins to serve other pages")
+        return refuse(
+            403,
+            f"Forbidden: Origin {origin!r} is not allowed; allowed origins: "
+            + ", ".join(sorted(allowed))
+            + " (http or https, any port unless one is given); "
+            "configure allowed_origins to serve other pages",
+        )
     return None
 
 
@@ -205,7 +226,9 @@ def check_post(headers: Mapping[str, str]) -> Refusal | None:
         return refuse(415, f"Unsupported Media Type: a POST body must be sent with Content-Type: {JSON}, got {got}")
     json_ok, sse_ok = accepts(headers.get("accept"))
     if not (json_ok or sse_ok):
-        return refuse(406, f"Not Acceptable: the Accept header must allow {JSON} or {SSE}, got {headers.get('accept')!r}")
+        return refuse(
+            406, f"Not Acceptable: the Accept header must allow {JSON} or {SSE}, got {headers.get('accept')!r}"
+        )
     return None
 
 
@@ -295,8 +318,11 @@ def check_legacy_version(headers: Mapping[str, str]) -> tuple[str, Refusal | Non
         return DEFAULT_LEGACY_VERSION, None
     version = version.strip()
     if version not in LEGACY_VERSIONS:
-        return version, refuse(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
-                               f"this session speaks {', '.join(LEGACY_VERSIONS)}")
+        return version, refuse(
+            400,
+            f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
+            f"this session speaks {', '.join(LEGACY_VERSIONS)}",
+        )
     return version, None
 
 
@@ -326,8 +352,11 @@ def encode_header_value(value: str) -> str:
     """How a client sends ``value`` in Mcp-Name / Mcp-Param-*: as is when it is plain visible
     ASCII, else (non-ASCII, control characters, whitespace at either end, or a value that looks
     like the sentinel itself) as ``=?base64?…?=``."""
-    plain = (_FIELD_VALUE.fullmatch(value) is not None and value == value.strip(" \t")
-             and not (value.startswith("=?base64?") and value.endswith("?=")))
+    plain = (
+        _FIELD_VALUE.fullmatch(value) is not None
+        and value == value.strip(" \t")
+        and not (value.startswith("=?base64?") and value.endswith("?="))
+    )
     if plain:
         return value
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
@@ -365,8 +394,9 @@ def check_standard_headers(headers: Mapping[str, str], message: dict[str, Any]) 
     if isinstance(body_version, str):
         hv = headers.get(PROTOCOL_VERSION)
         if hv is None or hv.strip(" \t") != body_version:
-            return _mismatch(f"MCP-Protocol-Version {hv!r} does not match "
-                             f'_meta["{META_PROTOCOL_VERSION}"] {body_version!r}', id_)
+            return _mismatch(
+                f'MCP-Protocol-Version {hv!r} does not match _meta["{META_PROTOCOL_VERSION}"] {body_version!r}', id_
+            )
     name_field = NAME_FIELDS.get(method) if isinstance(method, str) else None
     if name_field is not None:
         params = message.get("params")
@@ -414,8 +444,9 @@ def param_headers(input_schema: Any) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def check_param_headers(headers: Mapping[str, str], declared: Mapping[str, tuple[str, ...]],
-                        arguments: Any, id: Any = None) -> Refusal | None:
+def check_param_headers(
+    headers: Mapping[str, str], declared: Mapping[str, tuple[str, ...]], arguments: Any, id: Any = None
+) -> Refusal | None:
     """Each declared ``Mcp-Param-{Name}`` must mirror its argument: present with the same value
     when the body has one, absent when it has none; else 400 + -32020."""
     for suffix, path in declared.items():
@@ -426,7 +457,9 @@ def check_param_headers(headers: Mapping[str, str], declared: Mapping[str, tuple
         raw = headers.get(MCP_PARAM + suffix)
         if raw is None:
             if expected is not None:
-                return _mismatch(f"the Mcp-Param-{suffix} header is required (the body's {'.'.join(path)} is {value!r})", id)
+                return _mismatch(
+                    f"the Mcp-Param-{suffix} header is required (the body's {'.'.join(path)} is {value!r})", id
+                )
             continue
         try:
             got = decode_header_value(raw)
@@ -441,8 +474,13 @@ def check_param_headers(headers: Mapping[str, str], declared: Mapping[str, tuple
 
 # Modern era: JSON-RPC errors that are also HTTP statuses (spec 2026-07-28 transports).
 _MODERN_STATUS = {
-    METHOD_NOT_FOUND: 404, INVALID_PARAMS: 400, INVALID_REQUEST: 400, PARSE_ERROR: 400,
-    HEADER_MISMATCH: 400, MISSING_REQUIRED_CLIENT_CAPABILITY: 400, UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+    INVALID_PARAMS: 400,
+    INVALID_REQUEST: 400,
+    PARSE_ERROR: 400,
+    HEADER_MISMATCH: 400,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
 }
 
 
@@ -503,8 +541,10 @@ class SSETooLarge(ValueError):
     """An SSE line or event over the parser's ``max_event_size``: the stream must be dropped."""
 
     def __init__(self, size: int, limit: int) -> None:
-        super().__init__(f"the server sent an SSE event of more than {limit} bytes (at least {size}), over this "
-                         f"client's limit (max_message_size); the stream was dropped")
+        super().__init__(
+            f"the server sent an SSE event of more than {limit} bytes (at least {size}), over this "
+            f"client's limit (max_message_size); the stream was dropped"
+        )
         self.size = size
         self.limit = limit
 
@@ -552,7 +592,7 @@ class SSEParser:
                 pos = scan_to
                 break
             self.scanned += m.end() - pos
-            line = bytes(buf[start:m.start()])
+            line = bytes(buf[start : m.start()])
             start = pos = m.end()
             self._line(line.decode("utf-8", "replace"), out)
         if start:

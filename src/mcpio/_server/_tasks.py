@@ -44,7 +44,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from .._errors import (
@@ -72,7 +72,7 @@ RELATED_TASK = "io.modelcontextprotocol/related-task"  # _meta of messages that 
 
 
 def _now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def declares_tasks(capabilities: dict[str, Any]) -> bool:
@@ -84,19 +84,41 @@ def declares_tasks(capabilities: dict[str, Any]) -> bool:
 def missing_extension(what: str) -> MissingRequiredClientCapability:
     return MissingRequiredClientCapability(
         f"{what} needs the client capability extensions[{TASKS_EXTENSION!r}]; declare it in this "
-        "request's _meta clientCapabilities", data=REQUIRED,
+        "request's _meta clientCapabilities",
+        data=REQUIRED,
     )
 
 
 class Task:
     """One task: its state, the function's run, and the input requests it waits on."""
 
-    __slots__ = ("id", "status", "status_message", "created_at", "updated_at", "created", "ended", "ttl",
-                 "poll_ms", "result", "error", "pending", "_used_keys", "_next", "runner", "store", "core", "owner",
-                 "done", "_asking", "requester")
+    __slots__ = (
+        "_asking",
+        "_next",
+        "_used_keys",
+        "core",
+        "created",
+        "created_at",
+        "done",
+        "ended",
+        "error",
+        "id",
+        "owner",
+        "pending",
+        "poll_ms",
+        "requester",
+        "result",
+        "runner",
+        "status",
+        "status_message",
+        "store",
+        "ttl",
+        "updated_at",
+    )
 
-    def __init__(self, store: TaskStore, core: bool = False, owner: Any = None, ttl: float | None = None,
-                 requester: Any = None) -> None:
+    def __init__(
+        self, store: TaskStore, core: bool = False, owner: Any = None, ttl: float | None = None, requester: Any = None
+    ) -> None:
         self.store = store
         self.requester = requester  # who counts it against max_tasks_per_requester (None: nobody)
         self.core = core  # 2025-11-25 core tasks (_core_tasks) rather than the 2026-07-28 extension
@@ -289,7 +311,8 @@ class TaskStore:
         if len(self._tasks) >= self.max_tasks and not self._evict_terminal():
             raise MCPError(
                 f"Too many tasks: this server keeps at most {self.max_tasks} and all are unfinished; "
-                "cancel some (tasks/cancel), or retry later", INTERNAL_ERROR,
+                "cancel some (tasks/cancel), or retry later",
+                INTERNAL_ERROR,
             )
         task = Task(self, core, owner, ttl, requester)
         self._tasks[task.id] = task  # durable before CreateTaskResult is sent (spec §Task Creation)
@@ -398,8 +421,10 @@ def attach(task: Task, run: asyncio.Task) -> None:
 def _store(ctx: Context, method: str) -> TaskStore:
     assert ctx.rules is not None
     if TASKS_EXTENSION not in ctx.server.capabilities(ctx.rules).get("extensions", {}):
-        raise MethodNotFound(f"Method not found: {method!r} (this server has no tools that run as tasks, so it "
-                             f"does not announce the {TASKS_EXTENSION} extension)")
+        raise MethodNotFound(
+            f"Method not found: {method!r} (this server has no tools that run as tasks, so it "
+            f"does not announce the {TASKS_EXTENSION} extension)"
+        )
     if not declares_tasks(ctx.client_capabilities):
         raise missing_extension(method)  # spec §Protocol Errors: MUST for non-declaring clients
     return ctx.server._tasks

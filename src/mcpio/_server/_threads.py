@@ -36,6 +36,7 @@ from typing import Any
 
 from .._transports._base import serving
 
+
 def _max_workers() -> int:
     """``MCPIO_WORKERS`` (default 32): the most worker threads of the process."""
     raw = os.environ.get("MCPIO_WORKERS", "")
@@ -66,9 +67,14 @@ class Workers:
     def stats(self) -> dict[str, int]:
         """Counts for monitoring and tests: threads, queued and running jobs, started and skipped."""
         with self._cond:
-            return {"threads": self._threads, "queued": sum(len(q) for q in self._queues.values()),
-                    "running": sum(self._running.values()), "started": self.started, "skipped": self.skipped,
-                    "share": self.share}
+            return {
+                "threads": self._threads,
+                "queued": sum(len(q) for q in self._queues.values()),
+                "running": sum(self._running.values()),
+                "started": self.started,
+                "skipped": self.skipped,
+                "share": self.share,
+            }
 
     async def run(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
         loop = asyncio.get_running_loop()
@@ -146,7 +152,7 @@ class _Inbox:
     arrive before it runs ride along. Under load that is one wake-up for many calls instead of
     one per call."""
 
-    __slots__ = ("loop", "done", "lock", "scheduled", "__weakref__")
+    __slots__ = ("__weakref__", "done", "lock", "loop", "scheduled")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
