@@ -143,12 +143,6 @@ def _run_args(p: argparse.ArgumentParser) -> None:
         help="http: keep the server's state (the SSE event store) on Redis, redis://HOST:PORT/DB",
     )
     p.add_argument(
-        "--redis",
-        metavar="URL",
-        default=None,
-        help="http: keep the server's state (the SSE event store) on Redis, redis://HOST:PORT/DB",
-    )
-    p.add_argument(
         "--reload",
         action="store_true",
         help="stdio: restart the server when a .py file below its folder changes (the host stays connected)",

@@ -177,7 +177,7 @@ async def fetch_redirect(url: str) -> str:
 
     async with httpx.AsyncClient(follow_redirects=False, timeout=30) as http:
         resp = await http.get(url)
-    location = resp.headers.get("location")
+    location: str | None = resp.headers.get("location")
     if resp.status_code not in (301, 302, 303, 307, 308) or not location:
         from ._discovery import AuthorizationError
 

@@ -155,10 +155,10 @@ class OAuth(httpx.Auth):
         if user_agent is None:
             self.user_agent: UserAgent = LoopbackBrowser(port=callback_port)
         elif hasattr(user_agent, "session"):
-            self.user_agent = user_agent  # type: ignore[assignment]
+            self.user_agent = user_agent
         else:
             uri = redirect_uri or f"http://127.0.0.1:{callback_port or 33418}/callback"
-            self.user_agent = CallableUserAgent(user_agent, uri)  # type: ignore[arg-type]
+            self.user_agent = CallableUserAgent(user_agent, uri)
         if store == "memory":
             store = MemoryTokenStore()
         elif store is None:
@@ -350,7 +350,7 @@ class OAuth(httpx.Auth):
 
     def forget(self) -> None:
         """Drop this server's tokens from memory and from the store (``mcpio logout``)."""
-        for key in self.store:
+        for key in self.store.keys():  # noqa: SIM118 (a TokenStore is not iterable: keys() is its listing)
             if key.startswith("token "):
                 entry = self.store.load(key)
                 if entry and entry.get("server_url") in (self.server_url, None):

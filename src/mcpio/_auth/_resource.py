@@ -127,7 +127,7 @@ class ResourceServer:
             "bearer_methods_supported": ["header"],
         }
         if self.scopes_supported:
-            doc["scopes_supported"] = list(self.scopes_supported)  # type: ignore[arg-type]
+            doc["scopes_supported"] = list(self.scopes_supported)
         if self.resource_name:
             doc["resource_name"] = self.resource_name
         if self.resource_documentation:
@@ -396,7 +396,7 @@ class Guard:
         parts = [f'resource_metadata="{self.config.metadata_url}"']
         scope_list = (
             sorted(scopes) if scopes is not None else sorted(self.required) or list(self.config.scopes_supported or [])
-        )  # type: ignore[arg-type]
+        )
         if scope_list:
             parts.append(f'scope="{" ".join(scope_list)}"')
         if error:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from ._exit import FAILED, OK, USAGE, CLIFailure
@@ -42,7 +43,7 @@ def _json_arguments(args: Any) -> dict[str, Any]:
     return arguments
 
 
-def find_tool(tools: list[dict[str, Any]], name: str, target: str) -> dict[str, Any]:
+def find_tool(tools: Sequence[dict[str, Any]], name: str, target: str) -> dict[str, Any]:
     """The tool called ``name``, or a usage failure naming the close ones and the list."""
     for tool in tools:
         if tool.get("name") == name:

@@ -19,6 +19,7 @@ import asyncio
 import json
 import re
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from .._client._client import Client
@@ -65,7 +66,7 @@ async def _modern(args: Any) -> dict[str, Any]:
         return {"modern": False, "detail": str(getattr(exc, "message", exc))}
 
 
-def _tool_findings(tools: list[dict[str, Any]]) -> tuple[list[str], list[str], list[dict[str, Any]]]:
+def _tool_findings(tools: Sequence[dict[str, Any]]) -> tuple[list[str], list[str], list[dict[str, Any]]]:
     problems: list[str] = []
     warnings: list[str] = []
     rows: list[dict[str, Any]] = []
@@ -113,7 +114,7 @@ async def doctor(args: Any) -> int:
             report["era"] = client.negotiated_era
             report["protocol_version"] = client.negotiated_version
             report["capabilities"] = client.server_capabilities
-            lists: dict[str, list[dict[str, Any]]] = {}
+            lists: dict[str, Sequence[dict[str, Any]]] = {}
             for kind in ("tools", "resources", "templates", "prompts"):
                 try:
                     lists[kind], note, _ = await _fetch(client, kind)

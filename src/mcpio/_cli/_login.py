@@ -19,18 +19,21 @@ import json
 import os
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .._auth._tokens import FileTokenStore, TokenStore
 
 
-def _store(args: argparse.Namespace) -> Any:
+def _store(args: argparse.Namespace) -> FileTokenStore:
     from .._auth._tokens import FileTokenStore
 
     return FileTokenStore(args.store) if args.store else FileTokenStore()
 
 
-def _entries(store: Any, url: str) -> list[tuple[str, dict[str, Any]]]:
+def _entries(store: TokenStore, url: str) -> list[tuple[str, dict[str, Any]]]:
     out = []
-    for key in store:
+    for key in store.keys():  # noqa: SIM118 (a TokenStore is not iterable: keys() is its listing)
         if key.startswith("token "):
             entry = store.load(key)
             if entry and entry.get("server_url") == url:
@@ -61,14 +64,15 @@ async def login(args: argparse.Namespace) -> int:
         port=args.callback_port, timeout=args.timeout, open_browser=(lambda url: False) if args.no_browser else None
     )
     scopes = args.scopes.replace(",", " ").split() if args.scopes else None
-    auth = OAuth(client_id=args.client_id, client_secret=secret, scopes=scopes, user_agent=agent, store=_store(args))
+    store = _store(args)
+    auth = OAuth(client_id=args.client_id, client_secret=secret, scopes=scopes, user_agent=agent, store=store)
     async with Client(args.url, auth=auth, timeout=args.timeout):
         pass
     if auth.token is None:
         print(f"{args.url} did not ask for authorization: nothing to log in to")
         return 0
     how = "logged in" if auth.authorizations else "already logged in (a stored token works)"
-    print(f"{how}: {args.url}\n  {_describe(auth.token)}\n  kept in {auth.store.path}")
+    print(f"{how}: {args.url}\n  {_describe(auth.token)}\n  kept in {store.path}")
     return 0
 
 

@@ -11,7 +11,8 @@ import logging
 import os
 import re
 import sys
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypedDict
 
 from .._client._client import Client
 from .._client._target import UnsupportedTarget
@@ -170,16 +171,17 @@ def connect(args: Any) -> Client:
     return client_for(args.target, args, on_log=on_log)
 
 
-async def _fetch(c: Client, kind: str) -> tuple[list[dict[str, Any]], str | None, bool]:
+async def _fetch(c: Client, kind: str) -> tuple[Sequence[dict[str, Any]], str | None, bool]:
     """(items, a note when the server could not list them, whether that is a failure)."""
     method = METHODS[kind]
-    fetch = {
+    fetchers: dict[str, Callable[[], Awaitable[Sequence[dict[str, Any]]]]] = {
         "tools": c.list_tools,
         "resources": c.list_resources,
         "templates": c.list_resource_templates,
         "prompts": c.list_prompts,
         "skills": c.list_skills,
-    }[kind]
+    }
+    fetch = fetchers[kind]
     try:
         return await fetch(), None, False
     except (ConnectionClosed, RequestTimeout, RemoteProtocolError):
@@ -194,7 +196,7 @@ async def _fetch(c: Client, kind: str) -> tuple[list[dict[str, Any]], str | None
         return [], f"{method} failed: the server answered {with_code(exc)}", True
 
 
-def _rows(kind: str, items: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+def _rows(kind: str, items: Sequence[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
     if kind == "tools":
         return ["NAME", "ARGUMENTS", "DESCRIPTION"], [
             [t.get("name"), parameters(t.get("inputSchema")), t.get("description") or t.get("title") or ""]
@@ -229,7 +231,7 @@ def _rows(kind: str, items: list[dict[str, Any]]) -> tuple[list[str], list[list[
 
 async def cmd_list(args: Any) -> int:
     kinds = [args.kind] if args.kind else list(KINDS)
-    data: dict[str, list[dict[str, Any]]] = {}
+    data: dict[str, Sequence[dict[str, Any]]] = {}
     notes: dict[str, str] = {}
     failed = False
     async with connect(args) as c:
@@ -322,8 +324,19 @@ async def cmd_prompt(args: Any) -> int:
     return 0
 
 
+class _ConfigRow(TypedDict):
+    """One server of ``mcpio config`` (a row of the table, an object of ``--json``)."""
+
+    host: str
+    name: str
+    target: str
+    run: str
+    file: str
+    disabled: bool
+
+
 def show_config(args: Any) -> int:
-    rows = []
+    rows: list[_ConfigRow] = []
     broken = 0
     if args.config and args.config not in known_files() and not os.path.isfile(args.config):
         raise UsageError(f"{args.config} is neither a host ({', '.join(known_files())}) nor a file")

@@ -172,7 +172,7 @@ def argument_problems(arguments: dict[str, Any], schema: Any) -> list[str]:
     """What is wrong with ``arguments`` for a tool with this inputSchema (empty when nothing)."""
     if not isinstance(schema, dict):
         return []
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    props: dict[str, Any] = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
     required = (
         [r for r in schema.get("required") or () if isinstance(r, str)]
         if isinstance(schema.get("required"), list)

@@ -12,11 +12,14 @@ clear error and keep serving the next line.
 
 from __future__ import annotations
 
+from typing import final
+
 import msgspec
 
 DEFAULT_MAX_LINE_SIZE = 256 * 1024 * 1024  # 256 MiB: large tool results are normal (pain point #7)
 
 
+@final  # so `type(frame) is Oversized` narrows both ways (mypy: a final class has no subclass)
 class Oversized(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faster than a dataclass
     """Stands in for a line that exceeded the size limit (its bytes were discarded)."""
 

@@ -223,4 +223,4 @@ def retry_delay(retry_ms: int | None, attempt: int, *, base: float = 1.0, cap: f
     """Seconds to wait before reconnecting attempt number ``attempt`` (0-based) of an SSE stream."""
     if retry_ms is not None:
         return retry_ms / 1000
-    return min(cap, base * (2**attempt))
+    return min(cap, base * 2.0**attempt)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ._context import Context
     from ._tools import Tool
 
-CAPABILITY = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+CAPABILITY: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
 
 
 def announces(server: Any, rules: Rules) -> bool:

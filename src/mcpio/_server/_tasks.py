@@ -67,7 +67,7 @@ log = logging.getLogger("mcpio.server")
 TASK_SUPPORT = ("forbidden", "optional", "required")
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 RETAIN_AFTER_END = 60.0  # seconds a task that ends after its TTL is still kept
-REQUIRED = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
+REQUIRED: dict[str, Any] = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
 RELATED_TASK = "io.modelcontextprotocol/related-task"  # _meta of messages that belong to a core task
 
 
@@ -138,7 +138,7 @@ class Task:
         self.pending: dict[str, tuple[dict[str, Any], asyncio.Future[dict[str, Any]]]] = {}
         self._used_keys: set[str] = set()
         self._next = 0
-        self.runner: asyncio.Task | None = None
+        self.runner: asyncio.Task[dict[str, Any]] | None = None
 
     # ---------------------------------------------------------------- wire shapes
     def fields(self, ttl_key: str = "ttlMs", poll_key: str = "pollIntervalMs") -> dict[str, Any]:
@@ -248,7 +248,7 @@ class Task:
         if self.runner is not None:
             self.runner.cancel()
 
-    def finish(self, run: asyncio.Task) -> None:
+    def finish(self, run: asyncio.Task[dict[str, Any]]) -> None:
         """The function's run ended: complete or fail the task (unless already cancelled)."""
         if self.status in TERMINAL:
             return
@@ -390,7 +390,8 @@ async def call_tool(tool: Tool, arguments: Any, ctx: Context, rules: Rules) -> d
         ctx._escalate = escalate
         run = loop.create_task(tool.call(arguments, ctx, rules))
         try:
-            done, _ = await asyncio.wait({run, escalate}, timeout=tool.task_after, return_when=asyncio.FIRST_COMPLETED)
+            racing: set[asyncio.Future[Any]] = {run, escalate}
+            done, _ = await asyncio.wait(racing, timeout=tool.task_after, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:  # the request was cancelled
             if escalate.done():  # ... just as it became a task: the task still ends (and expires)
                 attach(escalate.result(), run)
@@ -412,7 +413,7 @@ async def call_tool(tool: Tool, arguments: Any, ctx: Context, rules: Rules) -> d
     return task.created_result()
 
 
-def attach(task: Task, run: asyncio.Task) -> None:
+def attach(task: Task, run: asyncio.Task[dict[str, Any]]) -> None:
     task.runner = run
     run.add_done_callback(task.finish)
 

@@ -156,11 +156,11 @@ class _Inbox:
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        self.done: list[tuple[asyncio.Future, Any, BaseException | None]] = []
+        self.done: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
         self.lock = threading.Lock()
         self.scheduled = False
 
-    def post(self, fut: asyncio.Future, result: Any, exc: BaseException | None) -> None:  # a worker thread
+    def post(self, fut: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:  # a worker thread
         with self.lock:
             self.done.append((fut, result, exc))
             if self.scheduled:
@@ -189,7 +189,7 @@ def _inbox(loop: asyncio.AbstractEventLoop) -> _Inbox:
     return inbox
 
 
-def _settle(fut: asyncio.Future, result: Any, exc: BaseException | None) -> None:
+def _settle(fut: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
     if fut.done():  # the request was cancelled meanwhile
         return
     if exc is not None:

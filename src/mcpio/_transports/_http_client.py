@@ -60,13 +60,14 @@ from ._http_client_sse import HTTPSSEConnection
 
 log = logging.getLogger("mcpio.client")
 
-_EOF = object()
+_EOF = None  # the end marker on the frame queues (frames are bytes, never None)
 MAX_RESUMES = 5  # GET + Last-Event-ID attempts for one broken response stream
 MAX_GET_FAILURES = 5  # consecutive failures before the standalone GET stream is given up
 
 
 def _content_type(resp: httpx.Response) -> str:
-    return resp.headers.get("content-type", "").split(";")[0].strip().lower()
+    value: str = resp.headers.get("content-type", "")
+    return value.split(";")[0].strip().lower()
 
 
 class BodyTooLarge(ValueError):
@@ -120,7 +121,7 @@ class HTTPClientTransport:
         self.http_sse = http_sse
         self._own_client = client is None
         self._http: httpx.AsyncClient | None = client
-        self._inbox: asyncio.Queue[Any] = asyncio.Queue()
+        self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._requests: dict[Any, tuple[asyncio.Task[Any], str, bool]] = {}  # id -> (task, method, modern)
         self._answered: dict[Any, asyncio.Event] = {}

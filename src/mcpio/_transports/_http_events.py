@@ -161,7 +161,7 @@ class MemoryEventStore:
         for ev in s.events:
             self._kill(ev, delivered=True)
         s.events.clear()
-        self._compact(sess)  # type: ignore[arg-type]
+        self._compact(sess)
 
     async def forget(self, session_id: str) -> None:
         sess = self._sessions.pop(session_id, None)

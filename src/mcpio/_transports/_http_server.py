@@ -450,7 +450,7 @@ class StreamableHTTPApp:
 
         self._spawn(run())
 
-    def end_session(self, transport: Any, *, abort: bool = False) -> None:
+    def end_session(self, transport: LegacyTransport, *, abort: bool = False) -> None:
         """End a session now (DELETE, expiry, shutdown): its id answers 404 from here on.
         ``abort`` (DELETE): its requests in flight are cancelled too, queued ones never start."""
         if self.sessions.get(transport.id) is transport:
@@ -581,8 +581,8 @@ class StreamableHTTPApp:
 
 
 def _route_path(scope: Scope) -> str:
-    path = scope.get("path", "/")
-    root = scope.get("root_path", "")
+    path: str = scope.get("path", "/")
+    root: str = scope.get("root_path", "")
     if root and path.startswith(root):
         path = path[len(root) :] or "/"
     return path

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
 from .._errors import EndOfStream, TransportError
@@ -21,7 +21,7 @@ from ._http_server_streams import SSE_HEADERS, TooLarge, plain, refuse, watch_di
 if TYPE_CHECKING:
     from ._http_server import Receive, Scope, Send, StreamableHTTPApp
 
-_EOF = object()
+_EOF = None  # the end marker on the frame queues (frames are bytes, never None)
 
 
 class SSETransport:
@@ -29,8 +29,8 @@ class SSETransport:
 
     def __init__(self, session_id: str) -> None:
         self.id = session_id
-        self.inbox: asyncio.Queue[Any] = asyncio.Queue(256)
-        self.outbox: asyncio.Queue[Any] = asyncio.Queue(256)
+        self.inbox: asyncio.Queue[bytes | None] = asyncio.Queue(256)
+        self.outbox: asyncio.Queue[bytes | None] = asyncio.Queue(256)
         self.closed = False
 
     async def receive(self) -> bytes:

@@ -49,7 +49,7 @@ log = logging.getLogger("mcpio.http")
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
-_EOF = object()
+_EOF = None  # the end marker on the frame queues (frames are bytes, never None)
 
 
 class _Envelope(msgspec.Struct):
@@ -334,7 +334,7 @@ class LegacyTransport:
     def __init__(self, session_id: str, *, store: EventStore | None, inbox_size: int = 256) -> None:
         self.id = session_id
         self.store = store
-        self._inbox: asyncio.Queue[Any] = asyncio.Queue(inbox_size)
+        self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue(inbox_size)
         self._by_request: dict[Any, Stream] = {}
         self.streams: dict[str, Stream] = {}  # live streams, for Last-Event-ID resumption
         self.get_stream: Stream | None = None
