@@ -43,12 +43,20 @@ def lib_figures(n: int) -> list[tuple[str, str, float]]:
     from tests.support.issuer import new_keys
 
     keys = new_keys()
-    claims = {"iss": "https://as.bench", "aud": RESOURCE, "sub": "u", "exp": int(time.time()) + 3600,
-              "iat": int(time.time()), "scope": "a b"}
+    claims = {
+        "iss": "https://as.bench",
+        "aud": RESOURCE,
+        "sub": "u",
+        "exp": int(time.time()) + 3600,
+        "iat": int(time.time()),
+        "scope": "a b",
+    }
     rsa_jwk = json.loads(RSAAlgorithm.to_jwk(keys["rsa"].public_key())) | {"kid": "r", "alg": "RS256"}
     ec_jwk = json.loads(ECAlgorithm.to_jwk(keys["ec"].public_key())) | {"kid": "e", "alg": "ES256"}
-    toks = {"RS256": pyjwt.encode(claims, keys["rsa"], "RS256", headers={"kid": "r"}),
-            "ES256": pyjwt.encode(claims, keys["ec"], "ES256", headers={"kid": "e"})}
+    toks = {
+        "RS256": pyjwt.encode(claims, keys["rsa"], "RS256", headers={"kid": "r"}),
+        "ES256": pyjwt.encode(claims, keys["ec"], "ES256", headers={"kid": "e"}),
+    }
 
     def bench(fn: Any) -> float:
         fn()
@@ -60,18 +68,30 @@ def lib_figures(n: int) -> list[tuple[str, str, float]]:
     out = []
     pk = {"RS256": pyjwt.PyJWK(rsa_jwk), "ES256": pyjwt.PyJWK(ec_jwk)}
     for alg, tok in toks.items():
-        out.append(("pyjwt", alg, bench(lambda tok=tok, alg=alg: pyjwt.decode(
-            tok, pk[alg].key, algorithms=[alg], audience=RESOURCE, issuer=claims["iss"], leeway=30))))
+        out.append(
+            (
+                "pyjwt",
+                alg,
+                bench(
+                    lambda tok=tok, alg=alg: pyjwt.decode(
+                        tok, pk[alg].key, algorithms=[alg], audience=RESOURCE, issuer=claims["iss"], leeway=30
+                    )
+                ),
+            )
+        )
     try:
         from joserfc import jwt as jjwt
         from joserfc.jwk import KeySet
 
         ks = KeySet.import_key_set({"keys": [rsa_jwk, ec_jwk]})
-        reg = jjwt.JWTClaimsRegistry(iss={"essential": True, "value": claims["iss"]},
-                                     aud={"essential": True, "value": RESOURCE}, leeway=30)
+        reg = jjwt.JWTClaimsRegistry(
+            iss={"essential": True, "value": claims["iss"]}, aud={"essential": True, "value": RESOURCE}, leeway=30
+        )
         for alg, tok in toks.items():
+
             def j(tok: str = tok, alg: str = alg) -> None:
                 reg.validate(jjwt.decode(tok, ks, algorithms=[alg]).claims)
+
             out.append(("joserfc", alg, bench(j)))
     except ImportError:
         pass
@@ -85,8 +105,10 @@ def lib_figures(n: int) -> list[tuple[str, str, float]]:
         aks = JsonWebKey.import_key_set({"keys": [rsa_jwk, ec_jwk]})
         opts = {"iss": {"essential": True, "value": claims["iss"]}, "aud": {"essential": True, "value": RESOURCE}}
         for alg, tok in toks.items():
+
             def a(tok: str = tok) -> None:
                 ajwt.decode(tok, aks, claims_options=opts).validate(leeway=30)
+
             out.append(("authlib", alg, bench(a)))
     except ImportError:
         pass
@@ -96,9 +118,17 @@ def lib_figures(n: int) -> list[tuple[str, str, float]]:
 def import_ms(module: str) -> float | None:
     best = None
     for _ in range(3):
-        r = subprocess.run([sys.executable, "-W", "ignore", "-c",
-                            f"import time;t=time.perf_counter();import {module};print(time.perf_counter()-t)"],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            [
+                sys.executable,
+                "-W",
+                "ignore",
+                "-c",
+                f"import time;t=time.perf_counter();import {module};print(time.perf_counter()-t)",
+            ],
+            capture_output=True,
+            text=True,
+        )
         if r.returncode != 0:
             return None
         v = float(r.stdout) * 1000
@@ -108,20 +138,45 @@ def import_ms(module: str) -> float | None:
 
 # ------------------------------------------------------------------------ ASGI driving
 def request_scope(token: str | None) -> dict[str, Any]:
-    headers = [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json"),
-               (b"accept", b"application/json, text/event-stream"), (b"mcp-protocol-version", b"2026-07-28"),
-               (b"mcp-method", b"tools/call"), (b"mcp-name", b"add")]
+    headers = [
+        (b"host", b"127.0.0.1:8000"),
+        (b"content-type", b"application/json"),
+        (b"accept", b"application/json, text/event-stream"),
+        (b"mcp-protocol-version", b"2026-07-28"),
+        (b"mcp-method", b"tools/call"),
+        (b"mcp-name", b"add"),
+    ]
     if token:
         headers.append((b"authorization", b"Bearer " + token.encode()))
-    return {"type": "http", "method": "POST", "path": "/mcp", "root_path": "", "headers": headers,
-            "query_string": b"", "http_version": "1.1", "scheme": "http", "server": ("127.0.0.1", 8000),
-            "client": ("127.0.0.1", 5000)}
+    return {
+        "type": "http",
+        "method": "POST",
+        "path": "/mcp",
+        "root_path": "",
+        "headers": headers,
+        "query_string": b"",
+        "http_version": "1.1",
+        "scheme": "http",
+        "server": ("127.0.0.1", 8000),
+        "client": ("127.0.0.1", 5000),
+    }
 
 
-BODY = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-    "name": "add", "arguments": {"a": 1, "b": 2},
-    "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-              "io.modelcontextprotocol/clientCapabilities": {}}}}).encode()
+BODY = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "add",
+            "arguments": {"a": 1, "b": 2},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    }
+).encode()
 
 
 async def drive(app: Any, scope: dict[str, Any], n: int, body: bytes = BODY) -> tuple[float, int]:
@@ -195,13 +250,16 @@ async def http_figures(n: int, rounds: int = 9) -> list[tuple[str, float, int]]:
         variants: list[tuple[str, Any, str | None]] = [
             ("mcpio app, no auth", mcpio_server().http_app(), None),
             ("mcpio app, auth (JWKS cached, token memo)", mcpio_server().http_app(auth=memo), token),
-            ("mcpio app, auth (JWKS cached, no memo: RS256 check each time)", mcpio_server().http_app(auth=cold), token),
+            (
+                "mcpio app, auth (JWKS cached, no memo: RS256 check each time)",
+                mcpio_server().http_app(auth=cold),
+                token,
+            ),
             ("empty app", empty_app, token),
             ("mcpio guard + empty app (token memo)", guarded, token),
         ]
         try:
-            variants.append(("official SDK bearer middleware (PyJWT verifier) + empty app",
-                             await sdk_app(iss), token))
+            variants.append(("official SDK bearer middleware (PyJWT verifier) + empty app", await sdk_app(iss), token))
         except ImportError as exc:
             print(f"(official SDK middleware skipped: {exc})", file=sys.stderr)
         results: dict[str, list[float]] = {label: [] for label, _, _ in variants}
@@ -239,10 +297,19 @@ async def sdk_app(iss: Any) -> Any:
                 c = pyjwt.decode(tok, key.key, algorithms=["RS256", "ES256"], audience=RESOURCE, issuer=iss.url)
             except pyjwt.PyJWTError:
                 return None
-            return AccessToken(token=tok, client_id=c.get("client_id", ""), scopes=c.get("scope", "").split(),
-                               expires_at=c["exp"], resource=RESOURCE, subject=c.get("sub"), claims=c)
+            return AccessToken(
+                token=tok,
+                client_id=c.get("client_id", ""),
+                scopes=c.get("scope", "").split(),
+                expires_at=c["exp"],
+                resource=RESOURCE,
+                subject=c.get("sub"),
+                claims=c,
+            )
 
-    return AuthenticationMiddleware(RequireAuthMiddleware(empty_app, ["mcp"]), backend=BearerAuthBackend(PyJWTVerifier()))
+    return AuthenticationMiddleware(
+        RequireAuthMiddleware(empty_app, ["mcp"]), backend=BearerAuthBackend(PyJWTVerifier())
+    )
 
 
 def main() -> None:

@@ -42,8 +42,14 @@ DISTS = {"mcpio": "mcpio", "mcp": "mcp", "mcp-json": "mcp", "fastmcp": "fastmcp"
 
 
 def initialize_body(id_: int = 0) -> bytes:
-    return json.dumps({"jsonrpc": "2.0", "id": id_, "method": "initialize", "params": {
-        "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": CLIENT_INFO}}).encode()
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": id_,
+            "method": "initialize",
+            "params": {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": CLIENT_INFO},
+        }
+    ).encode()
 
 
 INITIALIZED_BODY = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
@@ -52,14 +58,22 @@ _META_JSON = json.dumps(MODERN_META, separators=(",", ":")).encode()
 
 def add_body(id_: int, a: int, b: int = 2, modern: bool = False) -> bytes:
     if modern:
-        return (b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":%d,"b":%d},'
-                b'"_meta":%s}}' % (id_, a, b, _META_JSON))
-    return b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":%d,"b":%d}}}' % (id_, a, b)
+        return (
+            b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":%d,"b":%d},'
+            b'"_meta":%s}}' % (id_, a, b, _META_JSON)
+        )
+    return b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":%d,"b":%d}}}' % (
+        id_,
+        a,
+        b,
+    )
 
 
 def hold_add_body(id_: int, a: int, ms: int) -> bytes:
-    return (b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"hold_add","arguments":{"a":%d,"b":2,"ms":%d},'
-            b'"_meta":%s}}' % (id_, a, ms, _META_JSON))
+    return (
+        b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"hold_add","arguments":{"a":%d,"b":2,"ms":%d},'
+        b'"_meta":%s}}' % (id_, a, ms, _META_JSON)
+    )
 
 
 def answer_of(content_type: str, body: bytes, id_: Any) -> dict | None:
@@ -109,8 +123,10 @@ def median(values: list[Any]) -> Any:
 def versions(python: str, servers: list[str]) -> dict[str, str | None]:
     dists = {s: DISTS[s] for s in servers if s in DISTS}
     dists.update({"uvicorn": "uvicorn", "h11": "h11", "httptools": "httptools", "uvloop": "uvloop"})
-    code = ("import importlib.metadata as m, json, sys\nout = {}\nfor s, d in json.loads(sys.argv[1]).items():\n"
-            "    try: out[s] = m.version(d)\n    except Exception: out[s] = None\nprint(json.dumps(out))")
+    code = (
+        "import importlib.metadata as m, json, sys\nout = {}\nfor s, d in json.loads(sys.argv[1]).items():\n"
+        "    try: out[s] = m.version(d)\n    except Exception: out[s] = None\nprint(json.dumps(out))"
+    )
     r = subprocess.run([python, "-c", code, json.dumps(dists)], capture_output=True, text=True)
     try:
         return json.loads(r.stdout)
@@ -122,9 +138,11 @@ commit = _commit
 loadavg = _load
 
 RESULTS_HTTP = HERE / "RESULTS-http.md"
-_RESULTS_HTTP_HEAD = ("# Benchmark results (Streamable HTTP)\n\nWritten by `scripts/bench` (benchmarks/http_load.py and "
-                      "benchmarks/http_sessions.py; each rewrites its own section); see benchmarks/README.md § HTTP. "
-                      "The stdio table is in [RESULTS.md](RESULTS.md).\n")
+_RESULTS_HTTP_HEAD = (
+    "# Benchmark results (Streamable HTTP)\n\nWritten by `scripts/bench` (benchmarks/http_load.py and "
+    "benchmarks/http_sessions.py; each rewrites its own section); see benchmarks/README.md § HTTP. "
+    "The stdio table is in [RESULTS.md](RESULTS.md).\n"
+)
 
 
 def write_section(path: Path, name: str, title: str, text: str) -> None:
@@ -151,8 +169,14 @@ class ServerProc:
         env["FASTMCP_CHECK_FOR_UPDATES"] = "off"
         self.kind = kind
         self.errfile = tempfile.NamedTemporaryFile(prefix=f"bench-http-{kind}-", suffix=".stderr", delete=False)
-        self.p = subprocess.Popen([python, str(RUNNER), kind, *(extra or [])], stdin=subprocess.DEVNULL,
-                                  stdout=subprocess.PIPE, stderr=self.errfile, env=env, close_fds=True)
+        self.p = subprocess.Popen(
+            [python, str(RUNNER), kind, *(extra or [])],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=self.errfile,
+            env=env,
+            close_fds=True,
+        )
         self.pid = self.p.pid
         self.port = 0
         self.exit_code: int | None = None
@@ -260,7 +284,7 @@ class HTTPError(Exception):
 
 
 class Response:
-    __slots__ = ("status", "headers", "body")
+    __slots__ = ("body", "headers", "status")
 
     def __init__(self, status: int, headers: dict[str, str], body: bytes) -> None:
         self.status = status
@@ -299,7 +323,9 @@ class RawConn:
             self.writer.close()
         self.reader = self.writer = None
 
-    async def request(self, method: str, path: str, body: bytes, headers: bytes = b"", timeout: float = 60.0) -> Response:
+    async def request(
+        self, method: str, path: str, body: bytes, headers: bytes = b"", timeout: float = 60.0
+    ) -> Response:
         """``headers``: extra header lines, each ending in CRLF."""
         return await asyncio.wait_for(self._request(method, path, body, headers), timeout)
 

@@ -121,7 +121,7 @@ class Load:
                 r = await conn.request("DELETE", "/mcp", b"", legacy_headers(sid), self.timeout)
                 if r.status not in (200, 204):
                     self.error(f"DELETE: HTTP {r.status} {r.body[:200]!r}")
-        except (hc.HTTPError, OSError, asyncio.TimeoutError, ValueError) as exc:
+        except (TimeoutError, hc.HTTPError, OSError, ValueError) as exc:
             self.error(f"client {k}: {type(exc).__name__}: {exc}")
         finally:
             conn.close()
@@ -153,11 +153,14 @@ class Load:
         lat = sorted(self.latencies)
         n = self.done
         return {
-            "requests": n, "rps": n / self.duration,
-            "p50_ms": hc.pct(lat, 50) * 1e3 if lat else None, "p99_ms": hc.pct(lat, 99) * 1e3 if lat else None,
+            "requests": n,
+            "rps": n / self.duration,
+            "p50_ms": hc.pct(lat, 50) * 1e3 if lat else None,
+            "p99_ms": hc.pct(lat, 99) * 1e3 if lat else None,
             "server_cpu_us": (cpu1 - cpu0) / n * 1e6 if n else None,
             "client_cpu_us": (ccpu1 - ccpu0) / n * 1e6 if n else None,
-            "errors": self.errors[:20], "error_count": len(self.errors),
+            "errors": self.errors[:20],
+            "error_count": len(self.errors),
         }
 
 
@@ -166,7 +169,7 @@ async def probe_modern(port: int) -> str | None:
     conn = hc.RawConn("127.0.0.1", port)
     try:
         r = await conn.request("POST", "/mcp", hc.add_body(7, 40, 2, modern=True), MODERN_HEADERS, 30)
-    except (hc.HTTPError, OSError, asyncio.TimeoutError) as exc:
+    except (TimeoutError, hc.HTTPError, OSError) as exc:
         return f"{type(exc).__name__}: {exc}"
     finally:
         conn.close()
@@ -176,7 +179,9 @@ async def probe_modern(port: int) -> str | None:
     return f"HTTP {r.status}: {r.body[:200]!r}"
 
 
-async def measure_server(kind: str, eras: list[str], args: argparse.Namespace, info: dict[str, Any]) -> dict[str, dict[str, Any]]:
+async def measure_server(
+    kind: str, eras: list[str], args: argparse.Namespace, info: dict[str, Any]
+) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     with hc.ServerProc(kind, args.python) as srv:
         srv.wait_listening()
@@ -196,8 +201,11 @@ async def measure_server(kind: str, eras: list[str], args: argparse.Namespace, i
             res["sessions_after"] = st.get("sessions")
             out[era] = res
             flag = f"  !! {res['error_count']} errors: {res['errors'][:2]}" if res["error_count"] else ""
-            print(f"  {kind:<8} {era:<6} {res['rps']:8.0f} req/s  p50 {res['p50_ms'] or 0:7.1f} ms  p99 {res['p99_ms'] or 0:7.1f} ms"
-                  f"  ({time.perf_counter() - t:.1f} s){flag}", file=sys.stderr)
+            print(
+                f"  {kind:<8} {era:<6} {res['rps']:8.0f} req/s  p50 {res['p50_ms'] or 0:7.1f} ms  p99 {res['p99_ms'] or 0:7.1f} ms"
+                f"  ({time.perf_counter() - t:.1f} s){flag}",
+                file=sys.stderr,
+            )
         srv.stop()
         if not srv.graceful:
             info["failures"].append(f"{kind}: did not exit within 15 s of SIGTERM (killed)")
@@ -234,8 +242,10 @@ def summarize(raw: dict[str, dict[str, dict[str, list[Any]]]]) -> tuple[dict, di
 
 def table(med: dict, ratios: dict, servers: list[str], eras: list[str], meta: dict, info: dict) -> str:
     names = [f"{s} {meta['versions'].get(s) or ''}".strip() for s in servers]
-    out = [f"| figure (median of {meta['rounds']} rounds, {meta['clients']} clients) | " + " | ".join(names) + " |",
-           "|---|" + "---:|" * len(servers)]
+    out = [
+        f"| figure (median of {meta['rounds']} rounds, {meta['clients']} clients) | " + " | ".join(names) + " |",
+        "|---|" + "---:|" * len(servers),
+    ]
     for era in eras:
         for key, label, fmt, _ in ROWS:
             cells = []
@@ -252,11 +262,17 @@ def table(med: dict, ratios: dict, servers: list[str], eras: list[str], meta: di
             era_label = "legacy 2025-11-25" if era == "legacy" else "modern 2026-07-28"
             out.append(f"| {era_label}: {label} | " + " | ".join(cells) + " |")
         errs = [str(med[s][era]["errors_total"]) if era in med.get(s, {}) else "—" for s in servers]
-        out.append(f"| {'legacy 2025-11-25' if era == 'legacy' else 'modern 2026-07-28'}: errors (all rounds) | " + " | ".join(errs) + " |")
+        out.append(
+            f"| {'legacy 2025-11-25' if era == 'legacy' else 'modern 2026-07-28'}: errors (all rounds) | "
+            + " | ".join(errs)
+            + " |"
+        )
     notes = ["Ratios are to mcpio in the same run."]
     if "floor" in servers:
-        notes.append("floor: a hand-written ASGI app answering the same requests with msgspec and no MCP library "
-                     "(benchmarks/servers/http_floor.py), under the same uvicorn settings.")
+        notes.append(
+            "floor: a hand-written ASGI app answering the same requests with msgspec and no MCP library "
+            "(benchmarks/servers/http_floor.py), under the same uvicorn settings."
+        )
     for s, why in info["modern_unsupported"].items():
         notes.append(f"{s}: no modern era ({why}).")
     out += ["", " ".join(notes)]
@@ -273,13 +289,19 @@ def targets(med: dict, eras: list[str]) -> tuple[str, list[dict[str, Any]]]:
             ratio = m / f if (m is not None and f) else None
             met = ratio is not None and ratio <= goal
             rows.append({"era": era, "figure": key, "ratio": ratio, "goal": goal, "met": met})
-            out.append(f"| {label} | {era} | {'—' if ratio is None else f'{ratio:.2f}×'} | ≤ {goal}× | {'yes' if met else 'no'} |")
+            out.append(
+                f"| {label} | {era} | {'—' if ratio is None else f'{ratio:.2f}×'} | ≤ {goal}× | {'yes' if met else 'no'} |"
+            )
     return "\n".join(out), rows
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--servers", default="mcpio,mcp,fastmcp,floor", help="comma-separated subset of: " + ", ".join(SERVERS))
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--servers", default="mcpio,mcp,fastmcp,floor", help="comma-separated subset of: " + ", ".join(SERVERS)
+    )
     ap.add_argument("--eras", default="legacy,modern")
     ap.add_argument("--clients", type=int, default=50, help="concurrent clients, one connection each (default 50)")
     ap.add_argument("--duration", type=float, help="measured seconds per figure (default 4, quick 1.5)")
@@ -289,7 +311,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=30.0, help="per request, s")
     ap.add_argument("--python", default=sys.executable, help="interpreter the servers run on")
     ap.add_argument("--json", dest="json_path", help="default benchmarks/results/http-load-<time>.json")
-    ap.add_argument("--markdown", help="also write the table into this Markdown file, as its own section (scripts/bench: benchmarks/RESULTS-http.md)")
+    ap.add_argument(
+        "--markdown",
+        help="also write the table into this Markdown file, as its own section (scripts/bench: benchmarks/RESULTS-http.md)",
+    )
     args = ap.parse_args(argv)
     servers = [s.strip() for s in args.servers.split(",") if s.strip()]
     eras = [e.strip() for e in args.eras.split(",") if e.strip()]
@@ -305,21 +330,27 @@ def main(argv: list[str] | None = None) -> int:
     vers = hc.versions(args.python, servers)
     for s in servers:
         if not vers.get(s):
-            print(f"http_load: {s} is not installed for {args.python}; run scripts/bench (it installs the peers)", file=sys.stderr)
+            print(
+                f"http_load: {s} is not installed for {args.python}; run scripts/bench (it installs the peers)",
+                file=sys.stderr,
+            )
             return 2
     load_before = hc.loadavg()
     started = time.time()
-    print(f"http_load: {', '.join(servers)}; {', '.join(eras)}; {args.clients} clients; {args.rounds} round(s) of "
-          f"{args.duration:g} s per figure; load {load_before}", file=sys.stderr)
+    print(
+        f"http_load: {', '.join(servers)}; {', '.join(eras)}; {args.clients} clients; {args.rounds} round(s) of "
+        f"{args.duration:g} s per figure; load {load_before}",
+        file=sys.stderr,
+    )
     raw: dict[str, dict[str, dict[str, list[Any]]]] = {s: {} for s in servers}
     info: dict[str, Any] = {"modern_unsupported": {}, "failures": []}
     for rnd in range(args.rounds):
-        order = servers[rnd % len(servers):] + servers[: rnd % len(servers)]
+        order = servers[rnd % len(servers) :] + servers[: rnd % len(servers)]
         era_order = eras if rnd % 2 == 0 else eras[::-1]
         for s in order:
             try:
                 res = asyncio.run(measure_server(s, era_order, args, info))
-            except Exception as exc:  # noqa: BLE001 - recorded; the others still run
+            except Exception as exc:
                 info["failures"].append(f"round {rnd + 1} {s}: {type(exc).__name__}: {exc}")
                 print(f"  !! {s}: {type(exc).__name__}: {exc}", file=sys.stderr)
                 continue
@@ -335,12 +366,20 @@ def main(argv: list[str] | None = None) -> int:
             med[s][era]["errors_total"] = total
             error_total += total
     meta = {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "duration_s": round(time.time() - started, 1),
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, {platform.python_implementation()} {platform.python_version()}",
-        "python": args.python, "load_before": load_before, "load_after": hc.loadavg(), "rounds": args.rounds,
-        "clients": args.clients, "seconds_per_figure": args.duration, "warmup_s": args.warmup, "quick": args.quick,
-        "versions": vers, "mcpio_commit": hc.commit(), "client": "stdlib asyncio, HTTP/1.1 keep-alive, one connection per client",
+        "python": args.python,
+        "load_before": load_before,
+        "load_after": hc.loadavg(),
+        "rounds": args.rounds,
+        "clients": args.clients,
+        "seconds_per_figure": args.duration,
+        "warmup_s": args.warmup,
+        "quick": args.quick,
+        "versions": vers,
+        "mcpio_commit": hc.commit(),
+        "client": "stdlib asyncio, HTTP/1.1 keep-alive, one connection per client",
     }
     md = table(med, ratios, servers, eras, meta, info)
     target_rows: list[dict[str, Any]] = []
@@ -349,13 +388,26 @@ def main(argv: list[str] | None = None) -> int:
         md += "\n\n" + target_md
     uv = vers.get("uvicorn")
     parser = "httptools" if vers.get("httptools") else f"h11 {vers.get('h11') or '?'}"
-    header = (f"Machine: {meta['machine']}; load average {meta['load_before']} before, {meta['load_after']} after; "
-              f"{meta['date']}; {meta['duration_s']} s{' (quick mode)' if args.quick else ''}; mcpio at "
-              f"{meta['mcpio_commit'] or '?'}; uvicorn {uv} ({parser}, {'uvloop' if vers.get('uvloop') else 'asyncio'} loop); "
-              f"{args.duration:g} s per figure.")
-    doc = {"meta": meta, "median": med, "ratio_to_mcpio": ratios, "targets": target_rows, "info": info, "raw": raw,
-           "ok": error_total == 0 and not info["failures"]}
-    path = Path(args.json_path) if args.json_path else hc.HERE / "results" / f"http-load-{time.strftime('%Y%m%d-%H%M%S')}{'-quick' if args.quick else ''}.json"
+    header = (
+        f"Machine: {meta['machine']}; load average {meta['load_before']} before, {meta['load_after']} after; "
+        f"{meta['date']}; {meta['duration_s']} s{' (quick mode)' if args.quick else ''}; mcpio at "
+        f"{meta['mcpio_commit'] or '?'}; uvicorn {uv} ({parser}, {'uvloop' if vers.get('uvloop') else 'asyncio'} loop); "
+        f"{args.duration:g} s per figure."
+    )
+    doc = {
+        "meta": meta,
+        "median": med,
+        "ratio_to_mcpio": ratios,
+        "targets": target_rows,
+        "info": info,
+        "raw": raw,
+        "ok": error_total == 0 and not info["failures"],
+    }
+    path = (
+        Path(args.json_path)
+        if args.json_path
+        else hc.HERE / "results" / f"http-load-{time.strftime('%Y%m%d-%H%M%S')}{'-quick' if args.quick else ''}.json"
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1))
     print()
@@ -364,7 +416,12 @@ def main(argv: list[str] | None = None) -> int:
     print(md)
     print(f"\nhttp_load: JSON written to {path}", file=sys.stderr)
     if args.markdown:
-        hc.write_section(Path(args.markdown), "http_load", "Requests/s and latency at 50 concurrent clients (`benchmarks/http_load.py`)", f"{header}\n\n{md}")
+        hc.write_section(
+            Path(args.markdown),
+            "http_load",
+            "Requests/s and latency at 50 concurrent clients (`benchmarks/http_load.py`)",
+            f"{header}\n\n{md}",
+        )
     return 0 if doc["ok"] else 1
 
 

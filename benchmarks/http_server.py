@@ -130,8 +130,13 @@ def _proc_status() -> dict[str, int]:
 def with_stats(app: Any, count: Any, kind: str) -> Any:
     async def wrapped(scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope.get("path") == STATS_PATH:
-            stats: dict[str, Any] = {"server": kind, "sessions": count(), "tasks": len(asyncio.all_tasks()),
-                                     "threads": threading.active_count(), **_proc_status()}
+            stats: dict[str, Any] = {
+                "server": kind,
+                "sessions": count(),
+                "tasks": len(asyncio.all_tasks()),
+                "threads": threading.active_count(),
+                **_proc_status(),
+            }
             if kind == "mcpio":
                 stats["modern_in_flight"] = len(getattr(app, "_requests", ()))  # private: for information only
             if b"gc=1" in scope.get("query_string", b""):
@@ -141,8 +146,13 @@ def with_stats(app: Any, count: Any, kind: str) -> Any:
 
                     stats["session_objects"] = sum(1 for o in gc.get_objects() if type(o) is LegacyTransport)
             body = json.dumps(stats).encode()
-            await send({"type": "http.response.start", "status": 200,
-                        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())],
+                }
+            )
             await send({"type": "http.response.body", "body": body})
             return
         await app(scope, receive, send)
@@ -156,7 +166,9 @@ def main() -> None:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--max-sessions", type=int, help="mcpio: http_app(max_sessions=...) (default: mcpio's own)")
     ap.add_argument("--session-timeout", type=float, help="mcpio: http_app(session_timeout=...) (default: mcpio's own)")
-    ap.add_argument("--hold-tool", action="store_true", help="also register hold_add(a, b, ms) (async: sleeps ms, returns a+b)")
+    ap.add_argument(
+        "--hold-tool", action="store_true", help="also register hold_add(a, b, ms) (async: sleeps ms, returns a+b)"
+    )
     ap.add_argument("--backlog", type=int, default=2048)
     args = ap.parse_args()
     os.environ.setdefault("FASTMCP_CHECK_FOR_UPDATES", "off")
@@ -169,8 +181,13 @@ def main() -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", args.port))
     sock.listen(args.backlog)
-    config = uvicorn.Config(with_stats(app, count, args.server), log_level="warning", lifespan="on",
-                            timeout_graceful_shutdown=5, backlog=args.backlog)
+    config = uvicorn.Config(
+        with_stats(app, count, args.server),
+        log_level="warning",
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+        backlog=args.backlog,
+    )
     server = uvicorn.Server(config)
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     asyncio.run(server.serve(sockets=[sock]))

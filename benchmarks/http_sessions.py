@@ -85,8 +85,10 @@ class Phase:
         self.errors.append(what)
 
     def summary(self) -> dict[str, Any]:
-        return {step: {"n": len(v), "p50_ms": hc.pct(v, 50), "p99_ms": hc.pct(v, 99), "max_ms": max(v)}
-                for step, v in self.lat.items()}
+        return {
+            step: {"n": len(v), "p50_ms": hc.pct(v, 50), "p99_ms": hc.pct(v, 99), "max_ms": max(v)}
+            for step, v in self.lat.items()
+        }
 
 
 _SSL = ssl.create_default_context()  # shared: httpx would build (and load certificates into) one per client
@@ -194,7 +196,7 @@ async def legacy_phase(srv: hc.ServerProc, url: str, n: int, timeout: float, idl
             if r.status_code != 404:
                 ph.error(f"a request with a DELETEd session id got HTTP {r.status_code}, not 404")
     n_open = sum(1 for s in opened if s)
-    if len(set(s for s in opened if s)) != n_open:
+    if len({s for s in opened if s}) != n_open:
         ph.error("two sessions got the same id")
     if peak.get("sessions") is not None and peak["sessions"] != n:
         ph.error(f"live sessions at the peak: {peak['sessions']}, expected {n}")
@@ -205,15 +207,25 @@ async def legacy_phase(srv: hc.ServerProc, url: str, n: int, timeout: float, idl
     if collected.get("session_objects"):
         ph.error(f"{collected['session_objects']} session objects still alive after every DELETE and a gc")
     return {
-        "sessions_requested": n, "sessions_opened": n_open, "errors": ph.errors, "error_count": len(ph.errors),
-        "open_wall_s": open_s, "close_wall_s": close_s, "settle_s": settle_s,
-        "server_cpu_open_ms_per_session": cpu_open / n * 1e3, "server_cpu_close_ms_per_session": cpu_close / n * 1e3,
-        "stats_peak": peak, "stats_after": after, "stats_after_gc": collected, "latency": ph.summary(),
+        "sessions_requested": n,
+        "sessions_opened": n_open,
+        "errors": ph.errors,
+        "error_count": len(ph.errors),
+        "open_wall_s": open_s,
+        "close_wall_s": close_s,
+        "settle_s": settle_s,
+        "server_cpu_open_ms_per_session": cpu_open / n * 1e3,
+        "server_cpu_close_ms_per_session": cpu_close / n * 1e3,
+        "stats_peak": peak,
+        "stats_after": after,
+        "stats_after_gc": collected,
+        "latency": ph.summary(),
     }
 
 
-async def modern_phase(srv: hc.ServerProc, url: str, n: int, timeout: float, idle_tasks: int | None,
-                       hold_ms: int) -> dict[str, Any]:
+async def modern_phase(
+    srv: hc.ServerProc, url: str, n: int, timeout: float, idle_tasks: int | None, hold_ms: int
+) -> dict[str, Any]:
     ph = Phase()
     samples: list[dict[str, Any]] = []
     done = asyncio.Event()
@@ -241,7 +253,7 @@ async def modern_phase(srv: hc.ServerProc, url: str, n: int, timeout: float, idl
         while not done.is_set():
             try:
                 samples.append(await srv.stats())
-            except (OSError, hc.HTTPError, asyncio.TimeoutError):
+            except (TimeoutError, OSError, hc.HTTPError):
                 pass
             await asyncio.sleep(0.01)
 
@@ -263,11 +275,21 @@ async def modern_phase(srv: hc.ServerProc, url: str, n: int, timeout: float, idl
     if idle_tasks is not None and after["tasks"] > max(idle_tasks, before["tasks"]):
         ph.error(f"server tasks after every answer: {after['tasks']}, {before['tasks']} before (10 s later)")
     return {
-        "requests": n, "hold_ms": hold_ms, "answered": len(ph.lat.get("tools/call", [])), "errors": ph.errors, "error_count": len(ph.errors),
-        "wall_s": wall, "settle_s": settle_s, "server_cpu_ms_per_request": cpu / n * 1e3,
-        "peak_in_flight_sampled": peak_in_flight, "samples": len(samples), "max_sessions_sampled": sessions_seen,
+        "requests": n,
+        "hold_ms": hold_ms,
+        "answered": len(ph.lat.get("tools/call", [])),
+        "errors": ph.errors,
+        "error_count": len(ph.errors),
+        "wall_s": wall,
+        "settle_s": settle_s,
+        "server_cpu_ms_per_request": cpu / n * 1e3,
+        "peak_in_flight_sampled": peak_in_flight,
+        "samples": len(samples),
+        "max_sessions_sampled": sessions_seen,
         "peak_tasks_sampled": max((s.get("tasks") or 0 for s in samples), default=None),
-        "stats_before": before, "stats_after": after, "latency": ph.summary(),
+        "stats_before": before,
+        "stats_after": after,
+        "latency": ph.summary(),
     }
 
 
@@ -333,32 +355,63 @@ def table(results: dict[str, Any], n: int) -> str:
     def cnt(v: Any) -> str:
         return "?" if v is None else str(v)
 
-    row("legacy: sessions opened / errors", lambda r: f"{r['legacy']['sessions_opened']} / {r['legacy']['error_count']}")
-    row("legacy: live sessions idle → peak → after DELETE",
-        lambda r: f"{cnt(r['stats_idle']['sessions'])} → {cnt(r['legacy']['stats_peak']['sessions'])} → {cnt(r['legacy']['stats_after']['sessions'])}")
-    row("legacy: server asyncio tasks idle → peak → after",
-        lambda r: f"{r['stats_idle']['tasks']} → {r['legacy']['stats_peak']['tasks']} → {r['legacy']['stats_after']['tasks']}")
+    row(
+        "legacy: sessions opened / errors", lambda r: f"{r['legacy']['sessions_opened']} / {r['legacy']['error_count']}"
+    )
+    row(
+        "legacy: live sessions idle → peak → after DELETE",
+        lambda r: (
+            f"{cnt(r['stats_idle']['sessions'])} → {cnt(r['legacy']['stats_peak']['sessions'])} → {cnt(r['legacy']['stats_after']['sessions'])}"
+        ),
+    )
+    row(
+        "legacy: server asyncio tasks idle → peak → after",
+        lambda r: (
+            f"{r['stats_idle']['tasks']} → {r['legacy']['stats_peak']['tasks']} → {r['legacy']['stats_after']['tasks']}"
+        ),
+    )
     row(f"legacy: open {n} at once (init + initialized + call), wall s", lambda r: f"{r['legacy']['open_wall_s']:.2f}")
     row("legacy: initialize p50 / p99 (ms)", lambda r: lat(r, "legacy", "initialize"))
     row("legacy: tools/call p50 / p99 (ms)", lambda r: lat(r, "legacy", "tools/call"))
     row(f"legacy: DELETE all {n} at once, wall s", lambda r: f"{r['legacy']['close_wall_s']:.2f}")
     row("legacy: DELETE p50 / p99 (ms)", lambda r: lat(r, "legacy", "DELETE"))
-    row("legacy: server CPU per session, open / close (ms)",
-        lambda r: f"{r['legacy']['server_cpu_open_ms_per_session']:.1f} / {r['legacy']['server_cpu_close_ms_per_session']:.1f}")
-    row("legacy: server RSS idle → peak → after (MiB)",
-        lambda r: f"{r['stats_idle']['rss_kib'] / 1024:.0f} → {r['legacy']['stats_peak']['rss_kib'] / 1024:.0f} → "
-        f"{r['legacy']['stats_after_gc']['rss_kib'] / 1024:.0f}")
-    row(f"modern: {n} tools/call at once: answered / errors", lambda r: f"{r['modern']['answered']} / {r['modern']['error_count']}")
-    row("modern: wall s; p50 / p99 (ms), each held by the tool for (ms)",
-        lambda r: f"{r['modern']['wall_s']:.2f}; {lat(r, 'modern', 'tools/call')}; {r['modern']['hold_ms']}")
+    row(
+        "legacy: server CPU per session, open / close (ms)",
+        lambda r: (
+            f"{r['legacy']['server_cpu_open_ms_per_session']:.1f} / {r['legacy']['server_cpu_close_ms_per_session']:.1f}"
+        ),
+    )
+    row(
+        "legacy: server RSS idle → peak → after (MiB)",
+        lambda r: (
+            f"{r['stats_idle']['rss_kib'] / 1024:.0f} → {r['legacy']['stats_peak']['rss_kib'] / 1024:.0f} → "
+            f"{r['legacy']['stats_after_gc']['rss_kib'] / 1024:.0f}"
+        ),
+    )
+    row(
+        f"modern: {n} tools/call at once: answered / errors",
+        lambda r: f"{r['modern']['answered']} / {r['modern']['error_count']}",
+    )
+    row(
+        "modern: wall s; p50 / p99 (ms), each held by the tool for (ms)",
+        lambda r: f"{r['modern']['wall_s']:.2f}; {lat(r, 'modern', 'tools/call')}; {r['modern']['hold_ms']}",
+    )
     row("modern: sessions seen while running (sampled)", lambda r: str(r["modern"]["max_sessions_sampled"]))
-    row("modern: requests in flight at the peak (sampled; mcpio only)",
-        lambda r: cnt(r["modern"]["peak_in_flight_sampled"]) if r["server"] == "mcpio" else "—")
-    row("modern: server asyncio tasks idle → peak (sampled) → after",
-        lambda r: f"{r['modern']['stats_before']['tasks']} → {r['modern']['peak_tasks_sampled']} → {r['modern']['stats_after']['tasks']}")
+    row(
+        "modern: requests in flight at the peak (sampled; mcpio only)",
+        lambda r: cnt(r["modern"]["peak_in_flight_sampled"]) if r["server"] == "mcpio" else "—",
+    )
+    row(
+        "modern: server asyncio tasks idle → peak (sampled) → after",
+        lambda r: (
+            f"{r['modern']['stats_before']['tasks']} → {r['modern']['peak_tasks_sampled']} → {r['modern']['stats_after']['tasks']}"
+        ),
+    )
     row("modern: server CPU per request (ms)", lambda r: f"{r['modern']['server_cpu_ms_per_request']:.1f}")
-    row("server stop: SIGTERM → exit (s)",
-        lambda r: f"{r['shutdown_s']:.2f}" + ("" if r["stopped_gracefully"] else " (killed)"))
+    row(
+        "server stop: SIGTERM → exit (s)",
+        lambda r: f"{r['shutdown_s']:.2f}" + ("" if r["stopped_gracefully"] else " (killed)"),
+    )
     row("server log: tracebacks / error lines", lambda r: str(len(r["server_log_problems"])))
     out = ["| " + " | ".join(["figure", *servers]) + " |", "|---|" + "---:|" * len(servers)]
     out += [f"| {label} | " + " | ".join(cells) + " |" for label, cells in rows]
@@ -366,19 +419,29 @@ def table(results: dict[str, Any], n: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--servers", default="mcpio", help="comma-separated subset of: mcpio, mcp, mcp-json, fastmcp")
     ap.add_argument("--sessions", type=int, help="concurrent sessions / requests (default 500, quick 50)")
     ap.add_argument("--eras", default="legacy,modern")
     ap.add_argument("--quick", action="store_true", help="50 sessions")
-    ap.add_argument("--hold-ms", type=int,
-                    help="modern phase: each request calls hold_add, answered after this many ms, so that all N are "
-                    "in flight at once (default 2000, quick 500; 0: plain add)")
-    ap.add_argument("--max-sessions", type=int, help="pass max_sessions to mcpio's http_app (default: mcpio's own, 10000)")
+    ap.add_argument(
+        "--hold-ms",
+        type=int,
+        help="modern phase: each request calls hold_add, answered after this many ms, so that all N are "
+        "in flight at once (default 2000, quick 500; 0: plain add)",
+    )
+    ap.add_argument(
+        "--max-sessions", type=int, help="pass max_sessions to mcpio's http_app (default: mcpio's own, 10000)"
+    )
     ap.add_argument("--timeout", type=float, default=60.0, help="per request, s")
     ap.add_argument("--python", default=sys.executable, help="interpreter the servers run on")
     ap.add_argument("--json", dest="json_path", help="default benchmarks/results/http-sessions-<time>.json")
-    ap.add_argument("--markdown", help="also write the table into this Markdown file, as its own section (scripts/bench: benchmarks/RESULTS-http.md)")
+    ap.add_argument(
+        "--markdown",
+        help="also write the table into this Markdown file, as its own section (scripts/bench: benchmarks/RESULTS-http.md)",
+    )
     args = ap.parse_args(argv)
     args.servers = [s.strip() for s in args.servers.split(",") if s.strip()]
     args.eras = {e.strip() for e in args.eras.split(",")}
@@ -390,7 +453,10 @@ def main(argv: list[str] | None = None) -> int:
         if s not in hc.DISTS:
             ap.error(f"unknown server {s!r}")
         if not vers.get(s):
-            print(f"http_sessions: {s} is not installed for {args.python}; run scripts/bench (it installs the peers)", file=sys.stderr)
+            print(
+                f"http_sessions: {s} is not installed for {args.python}; run scripts/bench (it installs the peers)",
+                file=sys.stderr,
+            )
             return 2
     load_before = hc.loadavg()
     started = time.time()
@@ -400,7 +466,7 @@ def main(argv: list[str] | None = None) -> int:
     for s in args.servers:
         try:
             results[s] = asyncio.run(run_server(s, args))
-        except Exception as exc:  # noqa: BLE001 - reported, the other servers still run
+        except Exception as exc:
             results[s] = {"failed": f"{type(exc).__name__}: {exc}"}
             print(f"  !! {s}: {results[s]['failed']}", file=sys.stderr)
             failed = True
@@ -417,18 +483,32 @@ def main(argv: list[str] | None = None) -> int:
             failed = True
             print(f"  !! {s}: the server did not exit within 15 s of SIGTERM (killed)", file=sys.stderr)
     meta = {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "duration_s": round(time.time() - started, 1),
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, {platform.python_implementation()} {platform.python_version()}",
-        "python": args.python, "load_before": load_before, "load_after": hc.loadavg(), "sessions": args.sessions,
-        "quick": args.quick, "versions": vers, "mcpio_commit": hc.commit(), "client": f"httpx {httpx.__version__}",
+        "python": args.python,
+        "load_before": load_before,
+        "load_after": hc.loadavg(),
+        "sessions": args.sessions,
+        "quick": args.quick,
+        "versions": vers,
+        "mcpio_commit": hc.commit(),
+        "client": f"httpx {httpx.__version__}",
         "max_sessions_option": args.max_sessions,
     }
     md = table({s: r for s, r in results.items() if "failed" not in r}, args.sessions)
-    header = (f"Machine: {meta['machine']}; load average {meta['load_before']} before, {meta['load_after']} after; "
-              f"{meta['date']}; {meta['duration_s']} s; mcpio at {meta['mcpio_commit'] or '?'}; client {meta['client']}.")
+    header = (
+        f"Machine: {meta['machine']}; load average {meta['load_before']} before, {meta['load_after']} after; "
+        f"{meta['date']}; {meta['duration_s']} s; mcpio at {meta['mcpio_commit'] or '?'}; client {meta['client']}."
+    )
     doc = {"meta": meta, "results": results, "ok": not failed}
-    path = Path(args.json_path) if args.json_path else hc.HERE / "results" / f"http-sessions-{time.strftime('%Y%m%d-%H%M%S')}{'-quick' if args.quick else ''}.json"
+    path = (
+        Path(args.json_path)
+        if args.json_path
+        else hc.HERE
+        / "results"
+        / f"http-sessions-{time.strftime('%Y%m%d-%H%M%S')}{'-quick' if args.quick else ''}.json"
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1))
     print()
@@ -437,7 +517,12 @@ def main(argv: list[str] | None = None) -> int:
     print(md)
     print(f"\nhttp_sessions: {'OK' if not failed else 'FAILED'}; JSON written to {path}", file=sys.stderr)
     if args.markdown:
-        hc.write_section(Path(args.markdown), "http_sessions", "Concurrent sessions (`benchmarks/http_sessions.py`)", f"{header}\n\n{md}")
+        hc.write_section(
+            Path(args.markdown),
+            "http_sessions",
+            "Concurrent sessions (`benchmarks/http_sessions.py`)",
+            f"{header}\n\n{md}",
+        )
     return 1 if failed else 0
 
 

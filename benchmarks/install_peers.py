@@ -62,11 +62,17 @@ def main() -> None:
         # Relax what cannot be met (e.g. certifi) one by one: install the rest exactly, then those by name.
         strict, loose = [], []
         for r in wanted.values():
-            ok = subprocess.run([*PIP, "install", "--dry-run", "--no-deps", str(r)], capture_output=True).returncode == 0
+            ok = (
+                subprocess.run([*PIP, "install", "--dry-run", "--no-deps", str(r)], capture_output=True).returncode == 0
+            )
             (strict if ok else loose).append(r)
         pip("install", *[str(r) for r in strict])
         if loose:
-            print("install_peers: relaxed (not served by this registry):", ", ".join(str(r) for r in loose), file=sys.stderr)
+            print(
+                "install_peers: relaxed (not served by this registry):",
+                ", ".join(str(r) for r in loose),
+                file=sys.stderr,
+            )
             pip("install", *[r.name for r in loose])
     for dist in ("mcp", "fastmcp", "mcpio"):
         try:

@@ -64,25 +64,46 @@ MIB = 1024 * 1024
 # Interpreter settings a host does not set when it launches a server, and that change what is
 # measured: -u (unbuffered stdout: a syscall per write), no .pyc cache (recompiling every module
 # at every start), debug modes. The servers run without them.
-SCRUBBED_ENV = frozenset({
-    "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONDEVMODE", "PYTHONASYNCIODEBUG", "PYTHONTRACEMALLOC",
-    "PYTHONPROFILEIMPORTTIME", "PYTHONMALLOC", "PYTHONMALLOCSTATS", "PYTHONFAULTHANDLER", "PYTHONVERBOSE",
-    "PYTHONINSPECT", "PYTHONWARNINGS", "PYTHONBREAKPOINT", "PYTHONDEBUG", "PYTHONOPTIMIZE", "PYTHONNODEBUGRANGES",
-    "PYTHONPYCACHEPREFIX",
-})
+SCRUBBED_ENV = frozenset(
+    {
+        "PYTHONUNBUFFERED",
+        "PYTHONDONTWRITEBYTECODE",
+        "PYTHONDEVMODE",
+        "PYTHONASYNCIODEBUG",
+        "PYTHONTRACEMALLOC",
+        "PYTHONPROFILEIMPORTTIME",
+        "PYTHONMALLOC",
+        "PYTHONMALLOCSTATS",
+        "PYTHONFAULTHANDLER",
+        "PYTHONVERBOSE",
+        "PYTHONINSPECT",
+        "PYTHONWARNINGS",
+        "PYTHONBREAKPOINT",
+        "PYTHONDEBUG",
+        "PYTHONOPTIMIZE",
+        "PYTHONNODEBUGRANGES",
+        "PYTHONPYCACHEPREFIX",
+    }
+)
 
 INIT = {
-    "jsonrpc": "2.0", "id": 0, "method": "initialize",
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
     "params": {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "mcpio-bench", "version": "1.0"}},
 }
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 DISCOVER = {
-    "jsonrpc": "2.0", "id": 0, "method": "server/discover",
-    "params": {"_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientInfo": {"name": "mcpio-bench", "version": "1.0"},
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }},
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "server/discover",
+    "params": {
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "mcpio-bench", "version": "1.0"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+    },
 }
 
 
@@ -91,7 +112,11 @@ def line(obj: Any) -> bytes:
 
 
 def add_request(id_: int, a: int, b: int = 2) -> bytes:
-    return b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":%d,"b":%d}}}\n' % (id_, a, b)
+    return b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":%d,"b":%d}}}\n' % (
+        id_,
+        a,
+        b,
+    )
 
 
 class Timeout(Exception):
@@ -111,8 +136,13 @@ class Proc:
         env["FASTMCP_CHECK_FOR_UPDATES"] = "off"
         self.errfile = tempfile.NamedTemporaryFile(prefix=f"bench-{script.stem}-", suffix=".stderr", delete=False)
         self.p = subprocess.Popen(
-            [python, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errfile,
-            env=env, bufsize=0, close_fds=True,
+            [python, str(script)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.errfile,
+            env=env,
+            bufsize=0,
+            close_fds=True,
         )
         self.pid = self.p.pid
         self.wfd = self.p.stdin.fileno()
@@ -125,7 +155,7 @@ class Proc:
     def write(self, data: bytes) -> None:
         view = memoryview(data)
         while view:
-            view = view[os.write(self.wfd, view):]
+            view = view[os.write(self.wfd, view) :]
 
     def write_in_thread(self, data: bytes) -> threading.Thread:
         t = threading.Thread(target=self._write_quietly, args=(data,), daemon=True)
@@ -456,12 +486,22 @@ class Bench:
     def echo(self, server: str) -> None:
         with self.proc(server) as p:
             p.initialize()
-            for size, reps, key in ((MIB, self.args.echo1_reps, "echo_1MiB_ms"), (10 * MIB, self.args.echo10_reps, "echo_10MiB_ms")):
+            for size, reps, key in (
+                (MIB, self.args.echo1_reps, "echo_1MiB_ms"),
+                (10 * MIB, self.args.echo10_reps, "echo_10MiB_ms"),
+            ):
                 text = _text(size)
                 times = []
                 for r in range(reps):
                     id_ = 10 + r
-                    req = line({"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": text}}})
+                    req = line(
+                        {
+                            "jsonrpc": "2.0",
+                            "id": id_,
+                            "method": "tools/call",
+                            "params": {"name": "echo", "arguments": {"text": text}},
+                        }
+                    )
                     t0 = time.perf_counter()
                     w = p.write_in_thread(req)
                     ln = p.read_line(timeout=self.args.echo_timeout)
@@ -473,8 +513,11 @@ class Bench:
                     # The text must come back in the content; a structuredContent twin (the SDKs
                     # send one for a `-> str` tool, mcpio does not) must hold it too.
                     structured = res.get("structuredContent")
-                    if (m.get("id") != id_ or content[0].get("text") != text
-                            or (structured is not None and structured != {"result": text})):
+                    if (
+                        m.get("id") != id_
+                        or content[0].get("text") != text
+                        or (structured is not None and structured != {"result": text})
+                    ):
                         self.fail(server, f"echo of {size} bytes came back wrong")
                     self.info[server][f"echo_{size // MIB}MiB_answer_bytes"] = len(ln)
                 self.rec(server, key, statistics.median(times) * 1e3)
@@ -597,18 +640,29 @@ def summarize(bench: Bench) -> dict[str, Any]:
                 targets.append({"target": desc, "ratio": None, "met": None})
                 continue
             ratio = mine / theirs
-            targets.append({"target": desc, "key": key, "versus": versus, "ratio": ratio,
-                            "met": ratio <= bound if kind == "le" else ratio >= bound})
+            targets.append(
+                {
+                    "target": desc,
+                    "key": key,
+                    "versus": versus,
+                    "ratio": ratio,
+                    "met": ratio <= bound if kind == "le" else ratio >= bound,
+                }
+            )
     return {"median": med, "ratio_to_floor": ratios, "targets": targets}
 
 
 def table(bench: Bench, summary: dict[str, Any], meta: dict[str, Any]) -> str:
-    servers = [s for s in ("floor", "mcpio", "mcpio-inline", "mcp", "fastmcp") if s in bench.raw] + sorted(bench.args.variants)
+    servers = [s for s in ("floor", "mcpio", "mcpio-inline", "mcp", "fastmcp") if s in bench.raw] + sorted(
+        bench.args.variants
+    )
     med, ratios = summary["median"], summary["ratio_to_floor"]
     names = {s: (f"{s} {meta['versions'].get(s) or ''}".strip()) for s in servers}
     names.update({s: f"{s} (variant)" for s in bench.args.variants})
-    out = [f"| figure (median of {meta['rounds']} rounds) | " + " | ".join(names[s] for s in servers) + " |",
-           "|---|" + "---:|" * len(servers)]
+    out = [
+        f"| figure (median of {meta['rounds']} rounds) | " + " | ".join(names[s] for s in servers) + " |",
+        "|---|" + "---:|" * len(servers),
+    ]
     for key, label, fmt, _better in ROWS:
         if not any(med[s].get(key) is not None for s in servers):
             continue
@@ -627,8 +681,10 @@ def table(bench: Bench, summary: dict[str, Any], meta: dict[str, Any]) -> str:
     extra = []
     for s in servers:
         i = bench.info[s]
-        extra.append(f"{s}: discover → {i.get('discover_answer', '?')}; tools/list of 202 in {i.get('list200_pages', '?')} page(s), "
-                     f"{(i.get('list200_bytes') or 0) / 1024:.0f} KiB; 10 MiB echo answer {(i.get('echo_10MiB_answer_bytes') or 0) / MIB:.0f} MiB")
+        extra.append(
+            f"{s}: discover → {i.get('discover_answer', '?')}; tools/list of 202 in {i.get('list200_pages', '?')} page(s), "
+            f"{(i.get('list200_bytes') or 0) / 1024:.0f} KiB; 10 MiB echo answer {(i.get('echo_10MiB_answer_bytes') or 0) / MIB:.0f} MiB"
+        )
     out.append("")
     out.append("Ratios are to the floor in the same run. " + " · ".join(extra) + ".")
     if summary["targets"]:
@@ -648,8 +704,10 @@ def table(bench: Bench, summary: dict[str, Any], meta: dict[str, Any]) -> str:
 
 def _versions(python: str, servers: list[str]) -> dict[str, str | None]:
     dists = {s: DISTS[s] for s in servers if DISTS.get(s)}
-    code = ("import importlib.metadata as m, json, sys\nout = {}\nfor s, d in json.loads(sys.argv[1]).items():\n"
-            "    try: out[s] = m.version(d)\n    except Exception: out[s] = None\nprint(json.dumps(out))")
+    code = (
+        "import importlib.metadata as m, json, sys\nout = {}\nfor s, d in json.loads(sys.argv[1]).items():\n"
+        "    try: out[s] = m.version(d)\n    except Exception: out[s] = None\nprint(json.dumps(out))"
+    )
     r = subprocess.run([python, "-c", code, json.dumps(dists)], capture_output=True, text=True)
     try:
         return json.loads(r.stdout)
@@ -659,7 +717,12 @@ def _versions(python: str, servers: list[str]) -> dict[str, str | None]:
 
 def _commit() -> str | None:
     try:
-        r = subprocess.run(["git", "-C", str(HERE.parent), "describe", "--always", "--dirty"], capture_output=True, text=True, timeout=10)
+        r = subprocess.run(
+            ["git", "-C", str(HERE.parent), "describe", "--always", "--dirty"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return r.stdout.strip() or None
@@ -674,18 +737,34 @@ def _load() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--servers", default="floor,mcpio,mcpio-inline,mcp,fastmcp", help="comma-separated subset of: " + ", ".join(SERVERS))
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--servers",
+        default="floor,mcpio,mcpio-inline,mcp,fastmcp",
+        help="comma-separated subset of: " + ", ".join(SERVERS),
+    )
     ap.add_argument("--quick", action="store_true", help="a few seconds per server (smoke test)")
     ap.add_argument("--rounds", type=int, help="rounds (default 5, quick 1)")
     ap.add_argument("--python", default=sys.executable, help="interpreter the servers run on (default: this one)")
     ap.add_argument("--json", dest="json_path", help="write the results here (default benchmarks/results/<time>.json)")
     ap.add_argument("--markdown", help="also write the table to this file (scripts/bench: benchmarks/RESULTS.md)")
-    ap.add_argument("--variant", action="append", default=[], metavar="NAME=SRC",
-                    help="also run mcpio_server.py with PYTHONPATH=SRC as server NAME (A/B of a patched copy; "
-                    "an empty SRC: the installed mcpio)")
-    ap.add_argument("--variant-script", action="append", default=[], metavar="NAME=SCRIPT",
-                    help="run variant NAME from this server script instead of servers/mcpio_server.py")
+    ap.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME=SRC",
+        help="also run mcpio_server.py with PYTHONPATH=SRC as server NAME (A/B of a patched copy; "
+        "an empty SRC: the installed mcpio)",
+    )
+    ap.add_argument(
+        "--variant-script",
+        action="append",
+        default=[],
+        metavar="NAME=SCRIPT",
+        help="run variant NAME from this server script instead of servers/mcpio_server.py",
+    )
     ap.add_argument("--figures", default=",".join(FIGURES), help="comma-separated subset of: " + ", ".join(FIGURES))
     args = ap.parse_args(argv)
     args.servers = [s.strip() for s in args.servers.split(",") if s.strip()]
@@ -725,12 +804,18 @@ def main(argv: list[str] | None = None) -> int:
     versions = _versions(args.python, args.servers)
     for s in args.servers:
         if DISTS.get(s) and not versions.get(s):
-            print(f"bench: {s} is not installed for {args.python}; run scripts/bench (it installs the peers)", file=sys.stderr)
+            print(
+                f"bench: {s} is not installed for {args.python}; run scripts/bench (it installs the peers)",
+                file=sys.stderr,
+            )
             return 2
     bench = Bench(args)
     started = time.time()
     load_before = _load()
-    print(f"bench: {', '.join(args.servers)}; {args.rounds} round(s){' (quick)' if q else ''}; load {load_before}", file=sys.stderr)
+    print(
+        f"bench: {', '.join(args.servers)}; {args.rounds} round(s){' (quick)' if q else ''}; load {load_before}",
+        file=sys.stderr,
+    )
     # Warm-up: one start of each server so .pyc files and the page cache are hot for all.
     for s in args.servers:
         with bench.proc(s) as p:
@@ -738,7 +823,7 @@ def main(argv: list[str] | None = None) -> int:
             p.close_stdin()
             p.wait_exit(20)
     for rnd in range(args.rounds):
-        order = args.servers[rnd % len(args.servers):] + args.servers[: rnd % len(args.servers)]
+        order = args.servers[rnd % len(args.servers) :] + args.servers[: rnd % len(args.servers)]
         for fig in figures:
             for s in order:
                 t = time.perf_counter()
@@ -746,10 +831,13 @@ def main(argv: list[str] | None = None) -> int:
                     getattr(bench, fig)(s)
                 except (Timeout, EOFError, OSError, ValueError) as exc:
                     bench.fail(s, f"{fig} failed: {type(exc).__name__}: {exc}")
-                print(f"  round {rnd + 1}/{args.rounds} {fig:<13} {s:<8} {time.perf_counter() - t:6.1f} s", file=sys.stderr)
+                print(
+                    f"  round {rnd + 1}/{args.rounds} {fig:<13} {s:<8} {time.perf_counter() - t:6.1f} s",
+                    file=sys.stderr,
+                )
     summary = summarize(bench)
     meta = {
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "duration_s": round(time.time() - started, 1),
         "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, {platform.python_implementation()} {platform.python_version()}",
         "python": args.python,
@@ -758,19 +846,34 @@ def main(argv: list[str] | None = None) -> int:
         "load_after": _load(),
         "rounds": args.rounds,
         "quick": q,
-        "sizes": {"sequential_calls": args.seq, "burst_calls": args.burst, "spawns_per_round": args.spawns,
-                  "echo_1MiB_reps": args.echo1_reps, "echo_10MiB_reps": args.echo10_reps, "list_reps": args.list_reps},
+        "sizes": {
+            "sequential_calls": args.seq,
+            "burst_calls": args.burst,
+            "spawns_per_round": args.spawns,
+            "echo_1MiB_reps": args.echo1_reps,
+            "echo_10MiB_reps": args.echo10_reps,
+            "list_reps": args.list_reps,
+        },
         "versions": versions,
         "mcpio_commit": _commit(),
-        "variants": {k: {"pythonpath": v, "script": args.variant_scripts.get(k, str(SERVERS["mcpio"]))} for k, v in args.variants.items()},
+        "variants": {
+            k: {"pythonpath": v, "script": args.variant_scripts.get(k, str(SERVERS["mcpio"]))}
+            for k, v in args.variants.items()
+        },
     }
     md = table(bench, summary, meta)
     doc = {"meta": meta, **summary, "info": bench.info, "checks": bench.checks, "raw": bench.raw}
-    json_path = Path(args.json_path) if args.json_path else HERE / "results" / f"{time.strftime('%Y%m%d-%H%M%S')}{'-quick' if q else ''}.json"
+    json_path = (
+        Path(args.json_path)
+        if args.json_path
+        else HERE / "results" / f"{time.strftime('%Y%m%d-%H%M%S')}{'-quick' if q else ''}.json"
+    )
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(doc, indent=1))
-    header = (f"Machine: {meta['machine']}; load average {meta['load_before']} before, {meta['load_after']} after; "
-              f"{meta['date']}; {meta['duration_s']} s{' (quick mode)' if q else ''}; mcpio at {meta['mcpio_commit'] or '?'}.")
+    header = (
+        f"Machine: {meta['machine']}; load average {meta['load_before']} before, {meta['load_after']} after; "
+        f"{meta['date']}; {meta['duration_s']} s{' (quick mode)' if q else ''}; mcpio at {meta['mcpio_commit'] or '?'}."
+    )
     print()
     print(header)
     print()
@@ -779,7 +882,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.markdown:
         Path(args.markdown).write_text(
             "# Benchmark results (stdio)\n\nWritten by `scripts/bench` (benchmarks/run.py); see docs/evidence/benchmarks.md.\n\n"
-            f"{header}\n\n{md}\n")
+            f"{header}\n\n{md}\n"
+        )
     return 0
 
 

@@ -77,7 +77,7 @@ def make_server() -> Any:
 
     @server.tool
     def memstat(op: str) -> dict[str, Any]:
-        """"start": begin tracing (after warm-up); "diff": the top growth since then."""
+        """ "start": begin tracing (after warm-up); "diff": the top growth since then."""
         return trace(op)
 
     return server
@@ -93,12 +93,17 @@ def trace(op: str) -> dict[str, Any]:
         _BASELINE[:] = [tracemalloc.take_snapshot()]
         return {"traced": tracemalloc.get_traced_memory()[0]}
     snap = tracemalloc.take_snapshot()
-    filters = [tracemalloc.Filter(False, tracemalloc.__file__), tracemalloc.Filter(False, "<frozen importlib._bootstrap>")]
+    filters = [
+        tracemalloc.Filter(False, tracemalloc.__file__),
+        tracemalloc.Filter(False, "<frozen importlib._bootstrap>"),
+    ]
     base = _BASELINE[0].filter_traces(filters)
     stats = snap.filter_traces(filters).compare_to(base, "lineno")
     net = sum(s.size_diff for s in stats)
-    top = [{"where": str(s.traceback[0]), "size_diff": s.size_diff, "count_diff": s.count_diff}
-           for s in sorted(stats, key=lambda s: -abs(s.size_diff))[:10]]
+    top = [
+        {"where": str(s.traceback[0]), "size_diff": s.size_diff, "count_diff": s.count_diff}
+        for s in sorted(stats, key=lambda s: -abs(s.size_diff))[:10]
+    ]
     return {"net_bytes": net, "top": top, "traced": tracemalloc.get_traced_memory()[0]}
 
 
@@ -116,8 +121,12 @@ def fds(pid: int | str = "self") -> int:
 
 def verdict(samples: list[dict[str, Any]], key: str) -> dict[str, Any]:
     first, last = samples[1] if len(samples) > 1 else samples[0], samples[-1]
-    return {"first": first[key], "last": last[key], "max": max(s[key] for s in samples[1:] or samples),
-            "growth": last[key] - first[key]}
+    return {
+        "first": first[key],
+        "last": last[key],
+        "max": max(s[key] for s in samples[1:] or samples),
+        "growth": last[key] - first[key],
+    }
 
 
 # =============================================================================== part 1
@@ -174,13 +183,21 @@ async def soak_stdio(calls: int, samples: int = 20, window: int = 32, echo: bool
                 n = batch[-1] + 1
 
         def sample() -> None:
-            s = {"calls": n, "seconds": round(time.perf_counter() - started, 2),
-                 "server_rss": rss(pid), "server_fds": fds(pid), "client_rss": rss(), "client_fds": fds()}
+            s = {
+                "calls": n,
+                "seconds": round(time.perf_counter() - started, 2),
+                "server_rss": rss(pid),
+                "server_fds": fds(pid),
+                "client_rss": rss(),
+                "client_fds": fds(),
+            }
             out["samples"].append(s)
             if echo:
-                print(f"  {s['calls']:>9,} calls {s['seconds']:>8.1f} s   server RSS {s['server_rss'] / MiB:7.1f} MiB, "
-                      f"{s['server_fds']} fds   client RSS {s['client_rss'] / MiB:7.1f} MiB, {s['client_fds']} fds",
-                      flush=True)
+                print(
+                    f"  {s['calls']:>9,} calls {s['seconds']:>8.1f} s   server RSS {s['server_rss'] / MiB:7.1f} MiB, "
+                    f"{s['server_fds']} fds   client RSS {s['client_rss'] / MiB:7.1f} MiB, {s['client_fds']} fds",
+                    flush=True,
+                )
 
         warm = max(2000, calls // 100)
         await run(min(warm, calls))
@@ -221,12 +238,22 @@ async def soak_cycles(cycles: int, samples: int = 20, echo: bool = True) -> dict
 
     def sample() -> None:
         gc.collect()
-        s = {"cycles": done, "seconds": round(time.perf_counter() - started, 2), "rss": rss(), "fds": fds(),
-             "sessions": len(server._sessions), "tasks": len(asyncio.all_tasks()), "threads": threading.active_count()}
+        s = {
+            "cycles": done,
+            "seconds": round(time.perf_counter() - started, 2),
+            "rss": rss(),
+            "fds": fds(),
+            "sessions": len(server._sessions),
+            "tasks": len(asyncio.all_tasks()),
+            "threads": threading.active_count(),
+        }
         out["samples"].append(s)
         if echo:
-            print(f"  {s['cycles']:>9,} cycles {s['seconds']:>7.1f} s   RSS {s['rss'] / MiB:7.1f} MiB, {s['fds']} fds, "
-                  f"{s['sessions']} sessions, {s['tasks']} tasks, {s['threads']} threads", flush=True)
+            print(
+                f"  {s['cycles']:>9,} cycles {s['seconds']:>7.1f} s   RSS {s['rss'] / MiB:7.1f} MiB, {s['fds']} fds, "
+                f"{s['sessions']} sessions, {s['tasks']} tasks, {s['threads']} threads",
+                flush=True,
+            )
 
     warm = min(cycles, max(100, cycles // 100))
     for _ in range(warm):
@@ -251,7 +278,9 @@ async def soak_cycles(cycles: int, samples: int = 20, echo: bool = True) -> dict
 
 # =============================================================================== main
 def _print_trace(t: dict[str, Any]) -> None:
-    print(f"  tracemalloc: net {t['net_bytes'] / 1024:+.1f} KiB between the first and the last sample; largest changes:")
+    print(
+        f"  tracemalloc: net {t['net_bytes'] / 1024:+.1f} KiB between the first and the last sample; largest changes:"
+    )
     for row in t["top"]:
         print(f"    {row['size_diff'] / 1024:+9.1f} KiB {row['count_diff']:+7d} blocks  {row['where']}")
 
@@ -271,19 +300,29 @@ def main() -> None:
     if args.calls:
         print(f"stdio: {args.calls:,} tools/call over one connection, {args.window} in flight")
         s = report["stdio"] = asyncio.run(soak_stdio(args.calls, args.samples, args.window))
-        print(f"  {s['rate_per_s']:,} calls/s; wrong answers: {s['errors']}; exit code {s['exit_code']}; "
-              f"held in flight at the end: {s['in_flight_after']} (1 = the asking call)")
-        print(f"  server RSS {s['server_rss']['first'] / MiB:.1f} -> {s['server_rss']['last'] / MiB:.1f} MiB "
-              f"(max {s['server_rss']['max'] / MiB:.1f}); fds {s['server_fds']['first']} -> {s['server_fds']['last']}")
-        print(f"  client RSS {s['client_rss']['first'] / MiB:.1f} -> {s['client_rss']['last'] / MiB:.1f} MiB "
-              f"(max {s['client_rss']['max'] / MiB:.1f}); fds {s['client_fds']['first']} -> {s['client_fds']['last']}")
+        print(
+            f"  {s['rate_per_s']:,} calls/s; wrong answers: {s['errors']}; exit code {s['exit_code']}; "
+            f"held in flight at the end: {s['in_flight_after']} (1 = the asking call)"
+        )
+        print(
+            f"  server RSS {s['server_rss']['first'] / MiB:.1f} -> {s['server_rss']['last'] / MiB:.1f} MiB "
+            f"(max {s['server_rss']['max'] / MiB:.1f}); fds {s['server_fds']['first']} -> {s['server_fds']['last']}"
+        )
+        print(
+            f"  client RSS {s['client_rss']['first'] / MiB:.1f} -> {s['client_rss']['last'] / MiB:.1f} MiB "
+            f"(max {s['client_rss']['max'] / MiB:.1f}); fds {s['client_fds']['first']} -> {s['client_fds']['last']}"
+        )
         _print_trace(s["tracemalloc"])
     if args.cycles:
         print(f"connect/disconnect: {args.cycles:,} in-memory Client(server) cycles")
         c = report["cycles"] = asyncio.run(soak_cycles(args.cycles, args.samples))
-        print(f"  {c['rate_per_s']:,} cycles/s; wrong answers: {c['errors']}; live sessions after: {c['sessions_after']}")
-        print(f"  RSS {c['rss']['first'] / MiB:.1f} -> {c['rss']['last'] / MiB:.1f} MiB (max {c['rss']['max'] / MiB:.1f}); "
-              f"fds {c['fds']['first']} -> {c['fds']['last']}")
+        print(
+            f"  {c['rate_per_s']:,} cycles/s; wrong answers: {c['errors']}; live sessions after: {c['sessions_after']}"
+        )
+        print(
+            f"  RSS {c['rss']['first'] / MiB:.1f} -> {c['rss']['last'] / MiB:.1f} MiB (max {c['rss']['max'] / MiB:.1f}); "
+            f"fds {c['fds']['first']} -> {c['fds']['last']}"
+        )
         _print_trace(c["tracemalloc"])
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1))

@@ -48,13 +48,19 @@ def main() -> None:
         return a + b
 
     tool = server._tools["add"]
-    lines = [b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":%d,"b":2}}}' % (i, i)
-             for i in range(n)]
+    lines = [
+        b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":%d,"b":2}}}' % (i, i)
+        for i in range(n)
+    ]
     blob = b"\n".join(lines) + b"\n"
-    chunks = [blob[i:i + 65536] for i in range(0, len(blob), 65536)]
+    chunks = [blob[i : i + 65536] for i in range(0, len(blob), 65536)]
     msgs = [rpc.decode(x) for x in lines]
-    init = {"jsonrpc": "2.0", "id": "init", "method": "initialize",
-            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": "init",
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}},
+    }
     rows: list[tuple[str, float]] = []
 
     def framing() -> None:
@@ -77,8 +83,13 @@ def main() -> None:
     rows.append(("Connection.receive + respond (classify, lifecycle, ids)", per_call(connection, n)))
     args = [m["params"]["arguments"] for m in msgs]
     rows.append(("bind arguments (validate + convert)", per_call(lambda: [tool.sig.bind(a) for a in args], n)))
-    rows.append(("Tool.result (content + structuredContent)", per_call(lambda: [tool.result(i, rules) for i in range(n)], n)))
-    resp = [rpc.response(i, {"content": [{"type": "text", "text": str(i)}], "structuredContent": {"result": i}}) for i in range(n)]
+    rows.append(
+        ("Tool.result (content + structuredContent)", per_call(lambda: [tool.result(i, rules) for i in range(n)], n))
+    )
+    resp = [
+        rpc.response(i, {"content": [{"type": "text", "text": str(i)}], "structuredContent": {"result": i}})
+        for i in range(n)
+    ]
     rows.append(("encode: msgspec.json ← dict", per_call(lambda: [rpc.encode(r) for r in resp], n)))
 
     async def tasks() -> None:
@@ -98,6 +109,7 @@ def main() -> None:
 
         hop_label = "mcpio worker threads"
     except ImportError:
+
         def hop() -> Any:
             return asyncio.get_running_loop().run_in_executor(None, functools.partial(add, a=1, b=2))
 
@@ -115,9 +127,18 @@ def main() -> None:
         f = functools.partial(add, a=1, b=2)
         await asyncio.gather(*[loop.run_in_executor(None, f) for _ in range(n)])
 
-    rows.append((f"thread hop, {hop_label}, {n:,} at once (CPU + hand-offs)", per_call(lambda: asyncio.run(hops()), n, repeat=3)))
-    rows.append((f"thread hop, {hop_label}, one at a time (latency)", per_call(lambda: asyncio.run(hops_seq()), 2000, repeat=3)))
-    rows.append(("(reference) asyncio default executor, at once", per_call(lambda: asyncio.run(executor()), n, repeat=3)))
+    rows.append(
+        (
+            f"thread hop, {hop_label}, {n:,} at once (CPU + hand-offs)",
+            per_call(lambda: asyncio.run(hops()), n, repeat=3),
+        )
+    )
+    rows.append(
+        (f"thread hop, {hop_label}, one at a time (latency)", per_call(lambda: asyncio.run(hops_seq()), 2000, repeat=3))
+    )
+    rows.append(
+        ("(reference) asyncio default executor, at once", per_call(lambda: asyncio.run(executor()), n, repeat=3))
+    )
 
     async def whole() -> None:
         # Server._on_request through the method table, with the thread hop, as a Task each.
@@ -144,10 +165,16 @@ def main() -> None:
         loop = asyncio.get_running_loop()
         await asyncio.gather(*[loop.create_task(server._on_request(session, ev)) for ev in evs])
 
-    rows.append(("Server._on_request, whole (Context, method table, bind, hop, result), a Task each",
-                 per_call(lambda: asyncio.run(whole()), n, repeat=3)))
+    rows.append(
+        (
+            "Server._on_request, whole (Context, method table, bind, hop, result), a Task each",
+            per_call(lambda: asyncio.run(whole()), n, repeat=3),
+        )
+    )
 
-    print(f"mcpio {getattr(mcpio, '__version__', '?')} from {mcpio.__file__}; Python {sys.version.split()[0]}; {n:,} calls")
+    print(
+        f"mcpio {getattr(mcpio, '__version__', '?')} from {mcpio.__file__}; Python {sys.version.split()[0]}; {n:,} calls"
+    )
     print()
     print("| stage | µs per call |")
     print("|---|---:|")

@@ -1,6 +1,6 @@
 """The main demo: spawn examples/quickstart.py over stdio and use every feature it offers.
 
-    python examples/demo_client.py
+python examples/demo_client.py
 """
 
 from __future__ import annotations
@@ -16,9 +16,13 @@ HERE = Path(__file__).resolve().parent
 
 async def main() -> None:
     logs: list[str] = []
-    async with Client.stdio(sys.executable, [str(HERE / "quickstart.py")], on_log=lambda p: logs.append(str(p.get("data")))) as client:
+    async with Client.stdio(
+        sys.executable, [str(HERE / "quickstart.py")], on_log=lambda p: logs.append(str(p.get("data")))
+    ) as client:
         info = client.server_info
-        print(f"connected to {info['name']} {info['version']} ({client.negotiated_era} era, protocol {client.negotiated_version})")
+        print(
+            f"connected to {info['name']} {info['version']} ({client.negotiated_era} era, protocol {client.negotiated_version})"
+        )
         print(f"instructions: {client.instructions}")
         for tool in await client.list_tools():
             print(f"  tool {tool['name']:<10} {tool.get('description', '')}")
@@ -32,8 +36,7 @@ async def main() -> None:
         print(f"prompt review_code -> {prompt['messages'][0]['content']['text']!r}")
         progress: list[str] = []
         total = await client.call_tool(
-            "slow_sum", {"values": [1.5, 2.5, 3]},
-            on_progress=lambda p, t, m: progress.append(f"{p:g}/{t:g}"),
+            "slow_sum", {"values": [1.5, 2.5, 3]}, on_progress=lambda p, t, m: progress.append(f"{p:g}/{t:g}")
         )
         print(f"slow_sum -> {total['content'][0]['text']}  progress: {' '.join(progress)}  logs: {logs}")
         bad = await client.call_tool("add", {"a": "one", "b": 2})

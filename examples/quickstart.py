@@ -1,6 +1,6 @@
 """The quick-start server: a tool, a resource template, a prompt and a tool with progress.
 
-    python examples/quickstart.py          # serve over stdio (point a host at this command)
+python examples/quickstart.py          # serve over stdio (point a host at this command)
 """
 
 from mcpio import Context, Server

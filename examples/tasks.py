@@ -40,8 +40,9 @@ async def purge_table(table: str, ctx: Context) -> str:
 @server.tool(task_support="optional", task_after=None)
 async def publish(draft: str, ctx: Context) -> str:
     """Ask where to publish (an input_required round trip), then publish as a task."""
-    answer = await ctx.elicit("Publish where?", {
-        "type": "object", "properties": {"channel": {"type": "string"}}, "required": ["channel"]})
+    answer = await ctx.elicit(
+        "Publish where?", {"type": "object", "properties": {"channel": {"type": "string"}}, "required": ["channel"]}
+    )
     channel = (answer.get("content") or {}).get("channel", "nowhere")
     await ctx.start_task()  # from here on the client holds a task handle
     await asyncio.sleep(0.1)

@@ -22,7 +22,12 @@ PREFERENCES = {
     "type": "object",
     "properties": {
         "budget": {"type": "integer", "minimum": 0, "description": "Budget for the day, in euros"},
-        "pace": {"type": "string", "enum": ["relaxed", "busy"], "default": "relaxed", "description": "How full the day should be"},
+        "pace": {
+            "type": "string",
+            "enum": ["relaxed", "busy"],
+            "default": "relaxed",
+            "description": "How full the day should be",
+        },
     },
     "required": ["budget"],
 }

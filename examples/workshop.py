@@ -185,8 +185,13 @@ def _doc_reader(path: Path):
 
 for _path in DOC_FILES.iterdir():  # links left out (follow_symlinks=False)
     if _path.is_file() and not _path.name.startswith("."):
-        server.add_resource(_doc_reader(_path), f"doc://{_path.name}", name=_path.name,
-                            mime_type=_mime(_path), size=_path.stat().st_size)
+        server.add_resource(
+            _doc_reader(_path),
+            f"doc://{_path.name}",
+            name=_path.name,
+            mime_type=_mime(_path),
+            size=_path.stat().st_size,
+        )
 
 
 @server.resource("doc://{name}", mime_type="text/plain")

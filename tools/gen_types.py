@@ -68,8 +68,8 @@ SCHEMA_PATCHES: dict[str, dict[str, dict[str, Any]]] = {
     "2026-07-28": {
         # examples/ListRootsRequest/list-roots-request.json still shows the JSON-RPC id that
         # roots/list had before it became an embedded input request.
-        "ListRootsRequest": {"id": {"$ref": "#/$defs/RequestId"}},
-    },
+        "ListRootsRequest": {"id": {"$ref": "#/$defs/RequestId"}}
+    }
 }
 WIDTH = 100
 _MISSING = object()
@@ -107,7 +107,7 @@ def _summary(description: str | None, defs: dict[str, Any] | None = None) -> str
     def link(m: re.Match[str]) -> str:
         target = m.group(1)  # "{@link CallToolRequest | tools/call}" arrives glued: "CallToolRequesttools/call"
         prefix = max((d for d in defs or () if target.startswith(d) and target != d), key=len, default="")
-        return f"`{target[len(prefix):] if prefix else target}`"
+        return f"`{target[len(prefix) :] if prefix else target}`"
 
     text = re.sub(r"\{@link\s+([^}|\s]+)[^}]*\}", link, paragraph)
     return re.split(r"(?<=[a-z0-9`)][.!?])\s+(?=[A-Z])", text, maxsplit=1)[0]
@@ -167,7 +167,7 @@ class Generator:
         ref = schema["$ref"]
         prefix = "#/$defs/"
         assert ref.startswith(prefix), ref
-        return ref[len(prefix):]
+        return ref[len(prefix) :]
 
     def merge(self, schema: dict[str, Any]) -> dict[str, Any]:
         """Flatten ``allOf`` (resolving ``$ref`` members) into one object schema."""
@@ -317,7 +317,9 @@ class Generator:
     def scalar(self, kind: str, schema: dict[str, Any]) -> str:
         base = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None"}[kind]
         if kind in ("integer", "number"):
-            return self.constrained(base, schema, ge="minimum", le="maximum", gt="exclusiveMinimum", lt="exclusiveMaximum")
+            return self.constrained(
+                base, schema, ge="minimum", le="maximum", gt="exclusiveMinimum", lt="exclusiveMaximum"
+            )
         if kind == "string":
             return self.constrained(base, schema, min_length="minLength", max_length="maxLength", pattern="pattern")
         return base
@@ -343,7 +345,9 @@ class Generator:
         structs = list(dict.fromkeys(m.ref for m in members if m.kind == "struct"))
         objects = [m for m in members if m.kind == "object"]
         arrays = [m for m in members if m.kind == "array"]
-        tagged = len(structs) < 2 or all(n in self.tags and self.tags[n][0] == self.tags[structs[0]][0] for n in structs)
+        tagged = len(structs) < 2 or all(
+            n in self.tags and self.tags[n][0] == self.tags[structs[0]][0] for n in structs
+        )
         ok = (
             not any(m.kind == "any" for m in members)
             and tagged
@@ -374,7 +378,9 @@ class Generator:
         out = Struct(name, _summary(schema.get("description"), self.defs), schema)
         tag = self.tags.get(name)
         required = schema.get("required", [])
-        keys = [k for k in schema["properties"] if k in required] + [k for k in schema["properties"] if k not in required]
+        keys = [k for k in schema["properties"] if k in required] + [
+            k for k in schema["properties"] if k not in required
+        ]
         names: set[str] = set()
         for key in keys:
             if tag and key == tag[0]:

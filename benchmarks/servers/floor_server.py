@@ -46,19 +46,21 @@ TOOLS = [
     },
 ]
 for _i in range(int(os.environ.get("BENCH_EXTRA_TOOLS") or 0)):
-    TOOLS.append({
-        "name": f"tool_{_i}",
-        "description": f"Extra tool number {_i}: look something up.\n\nReturns what was found.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "What to look for."},
-                "limit": {"type": "integer", "default": 10, "description": "At most this many results."},
+    TOOLS.append(
+        {
+            "name": f"tool_{_i}",
+            "description": f"Extra tool number {_i}: look something up.\n\nReturns what was found.",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "What to look for."},
+                    "limit": {"type": "integer", "default": 10, "description": "At most this many results."},
+                },
+                "required": ["query"],
             },
-            "required": ["query"],
-        },
-        "outputSchema": {"type": "object", "properties": {"result": {"type": "string"}}, "required": ["result"]},
-    })
+            "outputSchema": {"type": "object", "properties": {"result": {"type": "string"}}, "required": ["result"]},
+        }
+    )
 CAPS = {"tools": {"listChanged": False}}
 
 
@@ -152,7 +154,7 @@ def main():
         if out:
             view = memoryview(("\n".join(out) + "\n").encode())
             while view:
-                view = view[write(1, view):]
+                view = view[write(1, view) :]
         if not chunk:
             return
 

@@ -28,13 +28,27 @@ SESSIONS: set[bytes] = set()
 _encode = msgspec.json.encode
 _decode = msgspec.json.decode
 _JSON = [(b"content-type", b"application/json")]
-_INIT = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
-         "serverInfo": {"name": "floor", "version": "1.0.0"}}
-_TOOLS = {"tools": [
-    {"name": "add", "inputSchema": {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-                                    "required": ["a", "b"]}},
-    {"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}},
-]}
+_INIT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "floor", "version": "1.0.0"},
+}
+_TOOLS = {
+    "tools": [
+        {
+            "name": "add",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                "required": ["a", "b"],
+            },
+        },
+        {
+            "name": "echo",
+            "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+        },
+    ]
+}
 
 
 async def _answer(send: Any, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None) -> None:
@@ -71,14 +85,20 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     if method == "initialize":
         new = os.urandom(16).hex().encode()
         SESSIONS.add(new)
-        await _answer(send, 200, _encode({"jsonrpc": "2.0", "id": msg["id"], "result": _INIT}), [(b"mcp-session-id", new)])
+        await _answer(
+            send, 200, _encode({"jsonrpc": "2.0", "id": msg["id"], "result": _INIT}), [(b"mcp-session-id", new)]
+        )
         return
     if "id" not in msg:
         await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
         await send({"type": "http.response.body", "body": b""})
         return
     if headers.get(b"mcp-protocol-version") != b"2026-07-28" and sid not in SESSIONS:
-        await _answer(send, 404, _encode({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32600, "message": "Session not found"}}))
+        await _answer(
+            send,
+            404,
+            _encode({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32600, "message": "Session not found"}}),
+        )
         return
     if method == "tools/call":
         params = msg["params"]

@@ -4,7 +4,9 @@ import os
 
 from mcpio import Server
 
-server = Server("bench-mcpio", version="1.0.0", max_result_bytes=None)  # echo measures transport, not the 1 MiB result cap
+server = Server(
+    "bench-mcpio", version="1.0.0", max_result_bytes=None
+)  # echo measures transport, not the 1 MiB result cap
 
 
 @server.tool

@@ -54,21 +54,38 @@ def _body(id_: int, method: str, params: dict[str, Any] | None = None) -> bytes:
     return json.dumps(msg).encode()
 
 
-INIT = _body(1, "initialize", {"protocolVersion": "2024-11-05", "capabilities": {},
-                               "clientInfo": {"name": "tmdevlab-bench", "version": "1.0"}})
+INIT = _body(
+    1,
+    "initialize",
+    {"protocolVersion": "2024-11-05", "capabilities": {}, "clientInfo": {"name": "tmdevlab-bench", "version": "1.0"}},
+)
 INITIALIZED = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
 LIST = _body(2, "tools/list", {})
 
 
 def calls(mock: str) -> list[tuple[str, bytes, Any]]:
-    def check_fib(d: dict) -> bool: return d.get("result") == 55
-    def check_fetch(d: dict) -> bool: return d.get("status_code") == 200
-    def check_json(d: dict) -> bool: return (d.get("transformed_data") or {}).get("name") == "HELLO"
-    def check_db(d: dict) -> bool: return d.get("query") == "SELECT 1"
-    spec = [("calculate_fibonacci", {"n": 10}, check_fib), ("fetch_external_data", {"endpoint": mock}, check_fetch),
-            ("process_json_data", {"data": {"name": "hello", "count": 42}}, check_json),
-            ("simulate_database_query", {"query": "SELECT 1", "delay_ms": 50}, check_db)]
-    return [(name, _body(3 + i, "tools/call", {"name": name, "arguments": args}), check) for i, (name, args, check) in enumerate(spec)]
+    def check_fib(d: dict) -> bool:
+        return d.get("result") == 55
+
+    def check_fetch(d: dict) -> bool:
+        return d.get("status_code") == 200
+
+    def check_json(d: dict) -> bool:
+        return (d.get("transformed_data") or {}).get("name") == "HELLO"
+
+    def check_db(d: dict) -> bool:
+        return d.get("query") == "SELECT 1"
+
+    spec = [
+        ("calculate_fibonacci", {"n": 10}, check_fib),
+        ("fetch_external_data", {"endpoint": mock}, check_fetch),
+        ("process_json_data", {"data": {"name": "hello", "count": 42}}, check_json),
+        ("simulate_database_query", {"query": "SELECT 1", "delay_ms": 50}, check_db),
+    ]
+    return [
+        (name, _body(3 + i, "tools/call", {"name": name, "arguments": args}), check)
+        for i, (name, args, check) in enumerate(spec)
+    ]
 
 
 def _tool_json(msg: dict | None) -> dict:
@@ -115,13 +132,16 @@ class Proc:
     def __init__(self, argv: list[str], cwd: Path | None = None) -> None:
         env = {k: v for k, v in os.environ.items() if k not in hc.SCRUBBED_ENV}
         env["FASTMCP_CHECK_FOR_UPDATES"] = "off"
-        self.p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                                  env=env, cwd=cwd)
+        self.p = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=env, cwd=cwd
+        )
         assert self.p.stdout is not None
         line = self.p.stdout.readline().decode()
         if not line.startswith("PORT "):
             self.stop()
-            raise RuntimeError(f"{argv[-2:]} did not start: {line!r} {self.p.stderr.read().decode()[-800:] if self.p.stderr else ''}")
+            raise RuntimeError(
+                f"{argv[-2:]} did not start: {line!r} {self.p.stderr.read().decode()[-800:] if self.p.stderr else ''}"
+            )
         self.port = int(line.split()[1])
 
     def cpu_seconds(self) -> float:
@@ -164,6 +184,7 @@ class Load:
         conn = hc.RawConn("127.0.0.1", self.port)
         perf = time.perf_counter
         try:
+
             def count(t0: float, t1: float) -> None:
                 if window["start"] <= t0 and t1 <= window["end"]:
                     self.requests += 1
@@ -177,12 +198,18 @@ class Load:
                     self.errors.append(f"initialize: HTTP {r.status} {r.body[:120]!r}")
                     await asyncio.sleep(0.05)
                     continue
-                headers = ACCEPT + (b"Mcp-Session-Id: %s\r\nMCP-Protocol-Version: 2024-11-05\r\n" % sid.encode() if sid else b"")
+                headers = ACCEPT + (
+                    b"Mcp-Session-Id: %s\r\nMCP-Protocol-Version: 2024-11-05\r\n" % sid.encode() if sid else b""
+                )
                 await conn.request("POST", "/mcp", INITIALIZED, headers, 30)
                 t0 = perf()
                 r = await conn.request("POST", "/mcp", LIST, headers, 30)
                 count(t0, perf())
-                ok = r.status == 200 and len(((hc.answer_of(r.content_type, r.body, 2) or {}).get("result") or {}).get("tools") or []) == 4
+                ok = (
+                    r.status == 200
+                    and len(((hc.answer_of(r.content_type, r.body, 2) or {}).get("result") or {}).get("tools") or [])
+                    == 4
+                )
                 if not ok:
                     self.errors.append(f"tools/list: HTTP {r.status} {r.body[:120]!r}")
                 for i, (name, body, check) in enumerate(self.calls):
@@ -196,7 +223,7 @@ class Load:
                     count(t0, t1)
                 if sid:
                     await conn.request("DELETE", "/mcp", b"", b"Mcp-Session-Id: %s\r\n" % sid.encode(), 30)
-        except (hc.HTTPError, OSError, asyncio.TimeoutError, ValueError) as exc:
+        except (TimeoutError, hc.HTTPError, OSError, ValueError) as exc:
             self.errors.append(f"{type(exc).__name__}: {exc}")
         finally:
             conn.close()
@@ -211,15 +238,24 @@ class Load:
         await asyncio.gather(*users)
         lat = sorted(self.latencies)
         n = self.requests
-        return {"requests": n, "rps": n / self.duration, "p50_ms": (hc.pct(lat, 50) or 0) * 1e3 if lat else None,
-                "p99_ms": (hc.pct(lat, 99) or 0) * 1e3 if lat else None,
-                "server_cpu_us": (cpu1 - cpu0) / n * 1e6 if n else None,
-                "errors": len(self.errors), "error_samples": self.errors[:5]}
+        return {
+            "requests": n,
+            "rps": n / self.duration,
+            "p50_ms": (hc.pct(lat, 50) or 0) * 1e3 if lat else None,
+            "p99_ms": (hc.pct(lat, 99) or 0) * 1e3 if lat else None,
+            "server_cpu_us": (cpu1 - cpu0) / n * 1e6 if n else None,
+            "errors": len(self.errors),
+            "error_samples": self.errors[:5],
+        }
 
 
-ROWS = (("rps", "MCP requests/s", "{:,.0f}"), ("p50_ms", "tool call p50 (ms)", "{:.1f}"),
-        ("p99_ms", "tool call p99 (ms)", "{:.1f}"), ("server_cpu_us", "server CPU per request (µs)", "{:.0f}"),
-        ("errors", "errors (all rounds)", "{:.0f}"))
+ROWS = (
+    ("rps", "MCP requests/s", "{:,.0f}"),
+    ("p50_ms", "tool call p50 (ms)", "{:.1f}"),
+    ("p99_ms", "tool call p99 (ms)", "{:.1f}"),
+    ("server_cpu_us", "server CPU per request (µs)", "{:.0f}"),
+    ("errors", "errors (all rounds)", "{:.0f}"),
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -247,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     failures: list[str] = []
     try:
         for rnd in range(rounds):
-            for kind in servers[rnd % len(servers):] + servers[:rnd % len(servers)]:
+            for kind in servers[rnd % len(servers) :] + servers[: rnd % len(servers)]:
                 try:
                     srv = start_server(kind)
                 except RuntimeError as exc:
@@ -258,8 +294,11 @@ def main(argv: list[str] | None = None) -> int:
                     res = asyncio.run(Load(srv.port, mock_url, args.vus, 1.0, duration).run(srv))
                 finally:
                     srv.stop()
-                print(f"  {kind:<8} {res['rps']:8.0f} req/s  p50 {res['p50_ms'] or 0:6.1f} ms  p99 {res['p99_ms'] or 0:7.1f} ms  "
-                      f"cpu {res['server_cpu_us'] or 0:6.0f} µs/req  errors {res['errors']} {res['error_samples'][:1]}", file=sys.stderr)
+                print(
+                    f"  {kind:<8} {res['rps']:8.0f} req/s  p50 {res['p50_ms'] or 0:6.1f} ms  p99 {res['p99_ms'] or 0:7.1f} ms  "
+                    f"cpu {res['server_cpu_us'] or 0:6.0f} µs/req  errors {res['errors']} {res['error_samples'][:1]}",
+                    file=sys.stderr,
+                )
                 for k, v in res.items():
                     raw[kind].setdefault(k, []).append(v)
     finally:
@@ -268,8 +307,12 @@ def main(argv: list[str] | None = None) -> int:
     for s in servers:
         if raw[s]:
             med[s]["errors"] = sum(raw[s]["errors"])
-    out = [f"| TM Dev Lab workload ({args.vus} VUs, server on one core, median of {rounds} × {duration:g} s) | "
-           + " | ".join(servers) + " |", "|---|" + "---:|" * len(servers)]
+    out = [
+        f"| TM Dev Lab workload ({args.vus} VUs, server on one core, median of {rounds} × {duration:g} s) | "
+        + " | ".join(servers)
+        + " |",
+        "|---|" + "---:|" * len(servers),
+    ]
     for key, label, fmt in ROWS:
         cells = []
         for s in servers:
@@ -284,7 +327,9 @@ def main(argv: list[str] | None = None) -> int:
     print("\nRatios are to mcpio in the same run." + (f" Failures: {failures}" if failures else ""))
     path = HERE.parent / "results" / f"tmdevlab-{time.strftime('%Y%m%d-%H%M%S')}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"median": med, "raw": raw, "failures": failures, "vus": args.vus, "duration": duration}, indent=1))
+    path.write_text(
+        json.dumps({"median": med, "raw": raw, "failures": failures, "vus": args.vus, "duration": duration}, indent=1)
+    )
     return 0 if not failures and all(med.get(s, {}).get("errors", 1) == 0 for s in servers) else 1
 
 

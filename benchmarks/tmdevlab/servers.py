@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import tools  # noqa: E402
+import tools
 
 
 def build(kind: str) -> Any:
@@ -58,7 +58,9 @@ def main() -> None:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     sock.listen(2048)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5, backlog=2048))
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=5, backlog=2048)
+    )
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     asyncio.run(server.serve(sockets=[sock]))
 

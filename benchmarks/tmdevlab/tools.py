@@ -44,8 +44,12 @@ async def fetch_external_data(endpoint: str) -> str:
         status, error = r.status_code, None
     except httpx.HTTPError as exc:
         status, error = 0, str(exc)
-    out: dict[str, Any] = {"url": endpoint, "status_code": status,
-                           "response_time_ms": round((time.perf_counter() - start) * 1000, 3), "server_type": "python"}
+    out: dict[str, Any] = {
+        "url": endpoint,
+        "status_code": status,
+        "response_time_ms": round((time.perf_counter() - start) * 1000, 3),
+        "server_type": "python",
+    }
     if error:
         out["error"] = error
     return json.dumps(out)

@@ -53,36 +53,34 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
+    from ._client._client import Client
+    from ._client._tasks import TaskCancelled
     from ._content import Audio, EmbeddedResource, Image, ResourceLink, Text, ToolResult
     from ._errors import (
         ConnectionClosed,
         EndOfStream,
+        HeaderMismatch,
+        InvalidParams,
         LocalProtocolError,
         MCPError,
+        MethodNotFound,
+        MissingRequiredClientCapability,
         ProtocolError,
         RemoteProtocolError,
         RequestTimeout,
         ResourceNotFound,
         TransportError,
-    )
-    from ._server._context import ClientCapabilityError, Context
-    from ._server._resources import Message
-    from ._server._middleware import Request
-    from ._server._server import Server
-    from ._server._tools import ToolError
-    from ._client._client import Client
-    from ._client._tasks import TaskCancelled
-    from ._errors import (
-        HeaderMismatch,
-        InvalidParams,
-        MethodNotFound,
-        MissingRequiredClientCapability,
         UnsupportedProtocolVersion,
     )
     from ._host._config import ConfigError, ServerSpec, load_config
     from ._host._host import Host
-    from ._skills import SkillVerificationError
     from ._safepath import PathParam, SafePath, SafePathError
+    from ._server._context import ClientCapabilityError, Context
+    from ._server._middleware import Request
+    from ._server._resources import Message
+    from ._server._server import Server
+    from ._server._tools import ToolError
+    from ._skills import SkillVerificationError
     from ._transports._subprocess import ServerExited, ServerNotFound
 
 

@@ -121,7 +121,10 @@ class ResourceLink(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faste
 
     def to_block(self, rules: Rules | None = None) -> dict[str, Any]:
         if rules is not None and not rules.resource_links:
-            return {"type": "text", "text": f"Resource: {self.uri}" + (f" ({self.description})" if self.description else "")}
+            return {
+                "type": "text",
+                "text": f"Resource: {self.uri}" + (f" ({self.description})" if self.description else ""),
+            }
         block: dict[str, Any] = {"type": "resource_link", "uri": self.uri, "name": self.name}
         if self.title is not None and (rules is None or rules.titles):
             block["title"] = self.title
@@ -192,8 +195,11 @@ def to_blocks(value: Any, rules: Rules | None = None) -> list[dict[str, Any]]:
         return [cast(Any, value).to_block(rules)]
     if isinstance(value, dict) and value.get("type") in _BLOCK_TYPES:
         return [value]
-    if isinstance(value, (list, tuple)) and value and all(_is_block(v) or isinstance(v, str) for v in value) and any(
-        _is_block(v) for v in value
+    if (
+        isinstance(value, (list, tuple))
+        and value
+        and all(_is_block(v) or isinstance(v, str) for v in value)
+        and any(_is_block(v) for v in value)
     ):
         out: list[dict[str, Any]] = []
         for v in value:

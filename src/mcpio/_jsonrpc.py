@@ -91,7 +91,9 @@ def classify(msg: Any) -> int:
     Raises InvalidMessage with the error to answer. Unknown extra members are ignored.
     """
     if type(msg) is not dict:
-        raise InvalidMessage(None, INVALID_REQUEST, f"Invalid Request: a JSON-RPC message must be an object, got {_json_type(msg)}")
+        raise InvalidMessage(
+            None, INVALID_REQUEST, f"Invalid Request: a JSON-RPC message must be an object, got {_json_type(msg)}"
+        )
     has_id = "id" in msg
     raw_id = msg.get("id")
     id_ = raw_id if _valid_id(raw_id) else None
@@ -106,10 +108,14 @@ def classify(msg: Any) -> int:
         if type(method) is not str:
             raise InvalidMessage(id_, INVALID_REQUEST, 'Invalid Request: "method" must be a string')
         if has_id and id_ is None:
-            raise InvalidMessage(None, INVALID_REQUEST, f'Invalid Request: "id" must be a string or an integer, got {_json_type(raw_id)}')
+            raise InvalidMessage(
+                None, INVALID_REQUEST, f'Invalid Request: "id" must be a string or an integer, got {_json_type(raw_id)}'
+            )
         params = msg.get("params")
         if params is not None and type(params) is not dict:
-            raise InvalidMessage(id_, INVALID_PARAMS, f'Invalid params: "params" must be an object, got {_json_type(params)}')
+            raise InvalidMessage(
+                id_, INVALID_PARAMS, f'Invalid params: "params" must be an object, got {_json_type(params)}'
+            )
         return REQUEST if has_id else NOTIFICATION
     if "result" in msg:
         if id_ is None:
@@ -117,7 +123,9 @@ def classify(msg: Any) -> int:
         return RESPONSE
     if "error" in msg:
         return ERROR
-    raise InvalidMessage(id_, INVALID_REQUEST, 'Invalid Request: the message has neither "method" nor "result" nor "error"')
+    raise InvalidMessage(
+        id_, INVALID_REQUEST, 'Invalid Request: the message has neither "method" nor "result" nor "error"'
+    )
 
 
 def _json_type(value: Any) -> str:

@@ -57,7 +57,7 @@ def _norm(path: str) -> str:
 class SafePath:
     """Paths from clients, confined to ``roots``. See the module docstring."""
 
-    __slots__ = ("roots", "follow_symlinks", "_real", "_aliases")
+    __slots__ = ("_aliases", "_real", "follow_symlinks", "roots")
 
     def __init__(self, *roots: StrPath, follow_symlinks: bool = True) -> None:
         if not roots:
@@ -118,7 +118,7 @@ class SafePath:
             textual = os.path.abspath(joined)  # ".." taken textually: differs when a link was involved
             for given, real in self._aliases:
                 if _norm(textual) == _norm(given) or _norm(textual).startswith(_norm(given).rstrip(os.sep) + os.sep):
-                    textual = real + textual[len(given):]
+                    textual = real + textual[len(given) :]
                     break
             if _norm(target) != _norm(textual):
                 raise SafePathError(f"{raw!r} goes through a symbolic link, which this server does not follow")
@@ -170,8 +170,9 @@ class SafePath:
             raise SafePathError(f"{os.fspath(path)!r} is larger than {max_bytes} bytes")
         return b"".join(chunks)
 
-    def read_text(self, path: StrPath, *, encoding: str = "utf-8", errors: str = "strict",
-                  max_bytes: int | None = None) -> str:
+    def read_text(
+        self, path: StrPath, *, encoding: str = "utf-8", errors: str = "strict", max_bytes: int | None = None
+    ) -> str:
         """The text of a regular file inside the roots (see :meth:`read_bytes`)."""
         return self.read_bytes(path, max_bytes=max_bytes).decode(encoding, errors)
 

@@ -71,12 +71,30 @@ class Parameter:
 class FunctionSignature:
     """The analysis of one function (see the module docstring); built by :func:`analyze_function`."""
 
-    __slots__ = ("name", "description", "parameters", "injected", "is_async", "input_schema", "output_schema",
-                 "wrap_output", "_struct", "_optional", "_choices", "_json_params")
+    __slots__ = (
+        "_choices",
+        "_json_params",
+        "_optional",
+        "_struct",
+        "description",
+        "injected",
+        "input_schema",
+        "is_async",
+        "name",
+        "output_schema",
+        "parameters",
+        "wrap_output",
+    )
 
     def __init__(
-        self, name: str, description: str | None, parameters: list[Parameter], injected: list[str],
-        is_async: bool, input_schema: dict[str, Any], output: tuple[dict[str, Any] | None, bool],
+        self,
+        name: str,
+        description: str | None,
+        parameters: list[Parameter],
+        injected: list[str],
+        is_async: bool,
+        input_schema: dict[str, Any],
+        output: tuple[dict[str, Any] | None, bool],
         struct: type,
     ) -> None:
         self.name, self.description, self.parameters, self.injected = name, description, parameters, injected
@@ -99,7 +117,9 @@ class FunctionSignature:
             arguments = {}
         elif type(arguments) is not dict:
             if not isinstance(arguments, Mapping):
-                raise ArgumentError(f"Invalid arguments for {self.name}: expected an object, got {json_type(arguments)}")
+                raise ArgumentError(
+                    f"Invalid arguments for {self.name}: expected an object, got {json_type(arguments)}"
+                )
             arguments = dict(arguments)
         try:
             obj: Any = _convert(arguments, self._struct, strict=False, dec_hook=_dec_hook)
@@ -120,7 +140,9 @@ class FunctionSignature:
                 return _convert(fixed, self._struct, strict=False, dec_hook=_dec_hook)
         except (msgspec.DecodeError, msgspec.ValidationError):
             pass
-        raise ArgumentError(f"Invalid arguments for {self.name}: {explain(str(exc), arguments, self._choices)}") from None
+        raise ArgumentError(
+            f"Invalid arguments for {self.name}: {explain(str(exc), arguments, self._choices)}"
+        ) from None
 
     def to_structured(self, value: Any) -> dict[str, Any]:
         """The structuredContent for ``value``: JSON-able, wrapped as ``{"result": ...}`` if ``wrap_output``."""
@@ -128,12 +150,18 @@ class FunctionSignature:
         if self.wrap_output:
             return {"result": data}
         if not isinstance(data, dict):
-            raise TypeError(f"{self.name}() returned {type(value).__name__}, but its return annotation promises an object")
+            raise TypeError(
+                f"{self.name}() returned {type(value).__name__}, but its return annotation promises an object"
+            )
         return data
 
 
 def analyze_function(
-    fn: Callable[..., Any], *, injected: tuple[type, ...] = (), content_types: tuple[type, ...] = (), name: str | None = None
+    fn: Callable[..., Any],
+    *,
+    injected: tuple[type, ...] = (),
+    content_types: tuple[type, ...] = (),
+    name: str | None = None,
 ) -> FunctionSignature:
     """Analyze ``fn`` (a function, method, ``functools.partial`` or callable object) once.
 
@@ -169,7 +197,9 @@ def analyze_function(
             stars = "*" if p.kind is p.VAR_POSITIONAL else "**"
             raise TypeError(f"{fname}(): {stars}{p.name} is not supported; declare each argument as a named parameter")
         if p.kind is p.POSITIONAL_ONLY:
-            raise TypeError(f"{fname}(): positional-only parameter {p.name!r} is not supported (arguments are passed by name)")
+            raise TypeError(
+                f"{fname}(): positional-only parameter {p.name!r} is not supported (arguments are passed by name)"
+            )
         hint = hints.get(p.name, Any)
         if injected and _is_injected(hint, injected):
             injected_names.append(p.name)
@@ -200,7 +230,7 @@ def analyze_function(
         raise
 
     parameters: list[Parameter] = []
-    for (pname, hint, _, required, default), schema in zip(specs, schemas):
+    for (pname, hint, _, required, default), schema in zip(specs, schemas, strict=True):
         desc = schema.get("description") or doc_params.get(pname)
         if desc:
             schema["description"] = desc
@@ -287,7 +317,7 @@ def _normalize(tp: Any) -> Any:
         return tp
     args = get_args(tp)
     new = tuple(a if a is Ellipsis or isinstance(a, list) else _normalize(a) for a in args)
-    if all(a is b for a, b in zip(args, new)):
+    if all(a is b for a, b in zip(args, new, strict=True)):
         return tp
     try:
         return Union[new] if origin in (Union, types.UnionType) else origin[new]
@@ -391,8 +421,20 @@ def _jsonable(value: Any) -> Any:
 # ---- schema generation ---------------------------------------------------------------------------
 
 _NAMED = frozenset({"properties", "$defs", "patternProperties", "dependentSchemas"})
-_SUB = frozenset({"items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else",
-                  "unevaluatedItems", "unevaluatedProperties"})
+_SUB = frozenset(
+    {
+        "items",
+        "additionalProperties",
+        "not",
+        "contains",
+        "propertyNames",
+        "if",
+        "then",
+        "else",
+        "unevaluatedItems",
+        "unevaluatedProperties",
+    }
+)
 _LISTS = frozenset({"anyOf", "allOf", "oneOf", "prefixItems"})
 _DATA = frozenset({"default", "enum", "const", "examples"})
 
@@ -443,7 +485,11 @@ def _enum_classes(tps: list[Any]) -> dict[str, Any]:
         elif cls is None or cls not in seen:
             seen.add(cls)
             subs = [getattr(t, a, None) for a in ("type", "item_type", "key_type", "value_type")]
-            subs += [*getattr(t, "item_types", ()), *getattr(t, "types", ()), *(f.type for f in getattr(t, "fields", ()))]
+            subs += [
+                *getattr(t, "item_types", ()),
+                *getattr(t, "types", ()),
+                *(f.type for f in getattr(t, "fields", ())),
+            ]
             for sub in subs:
                 if isinstance(sub, mi.Type):
                     walk(sub)
@@ -458,8 +504,8 @@ def _clean(node: Any, enums: dict[str, Any]) -> Any:
     if not isinstance(node, dict):
         return node
     ref = node.get("$ref")
-    if isinstance(ref, str) and ref.startswith(_REF) and ref[len(_REF):] in enums:
-        node = {**enums[ref[len(_REF):]], **{k: v for k, v in node.items() if k != "$ref"}}
+    if isinstance(ref, str) and ref.startswith(_REF) and ref[len(_REF) :] in enums:
+        node = {**enums[ref[len(_REF) :]], **{k: v for k, v in node.items() if k != "$ref"}}
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key == "title":
@@ -490,7 +536,7 @@ def _reachable(root: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
         node = stack.pop()
         if isinstance(node, dict):
             ref = node.get("$ref")
-            key = ref[len(_REF):] if isinstance(ref, str) and ref.startswith(_REF) else None
+            key = ref[len(_REF) :] if isinstance(ref, str) and ref.startswith(_REF) else None
             if key in defs and key not in seen:
                 seen.add(key)
                 stack.append(defs[key])
@@ -510,7 +556,7 @@ def _attach_defs(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]
 def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     ref = schema.get("$ref")
     if isinstance(ref, str) and ref.startswith(_REF):
-        return {**defs.get(ref[len(_REF):], {}), **{k: v for k, v in schema.items() if k != "$ref"}}
+        return {**defs.get(ref[len(_REF) :], {}), **{k: v for k, v in schema.items() if k != "$ref"}}
     return schema
 
 

@@ -17,7 +17,14 @@ _AT = re.compile(r"^(?P<body>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
 _MISSING = re.compile(r"^Object missing required field `(?P<field>.+)`$")
 _PATH = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
 _WORDS = {"int": "integer", "float": "number", "str": "string", "bool": "boolean"}
-_JSON_TYPES = ((bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), ((list, tuple), "array"), (Mapping, "object"))
+_JSON_TYPES = (
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    ((list, tuple), "array"),
+    (Mapping, "object"),
+)
 _NOTHING = object()
 
 
@@ -61,7 +68,7 @@ def explain(message: str, arguments: Any, choices: dict[str, list[Any]]) -> str:
     body = re.sub(r"`([^`]*)`", lambda t: " or ".join(_WORDS.get(w, w) for w in t.group(1).split(" | ")), body)
     body = body[:1].lower() + body[1:]
     if body.startswith("invalid enum value"):
-        body = "invalid value" + body[len("invalid enum value"):]
+        body = "invalid value" + body[len("invalid enum value") :]
         top = _PATH.fullmatch(path)
         if top and choices.get(top.group(1)):
             body += "; expected one of " + ", ".join(_show(o) for o in choices[top.group(1)])

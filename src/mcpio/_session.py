@@ -71,10 +71,10 @@ class Session:
         self._on_notification = on_notification
         self._max_in_flight = max_in_flight
         self._drain_timeout = drain_timeout
-        self._tasks: dict[Any, asyncio.Task] = {}
+        self._tasks: dict[Any, asyncio.Task[None]] = {}
         self._room = asyncio.Event()
         self._room.set()
-        self._pending: dict[Any, asyncio.Future] = {}
+        self._pending: dict[Any, asyncio.Future[Any]] = {}
         self._progress: dict[Any, ProgressCallback] = {}
         self._next_token = 0
         self._closed = False
@@ -106,14 +106,23 @@ class Session:
                 try:
                     if type(frame) is Oversized:
                         if self.connection.role == "server":
-                            await self._send_obj(rpc.error_response(None, {
-                                "code": INVALID_REQUEST,
-                                "message": f"Invalid Request: a message of {frame.size} bytes exceeds this server's "
-                                f"limit of {frame.limit} bytes; it was discarded (raise max_message_size to accept it)",
-                            }))
+                            await self._send_obj(
+                                rpc.error_response(
+                                    None,
+                                    {
+                                        "code": INVALID_REQUEST,
+                                        "message": f"Invalid Request: a message of {frame.size} bytes exceeds this server's "
+                                        f"limit of {frame.limit} bytes; it was discarded (raise max_message_size to accept it)",
+                                    },
+                                )
+                            )
                         else:  # a client never answers a server's garbage (issue 12, break 6g)
-                            log.warning("skipping a message of %d bytes from the server: over this client's limit of "
-                                        "%d bytes (max_line_size)", frame.size, frame.limit)
+                            log.warning(
+                                "skipping a message of %d bytes from the server: over this client's limit of "
+                                "%d bytes (max_line_size)",
+                                frame.size,
+                                frame.limit,
+                            )
                         continue
                     try:
                         msg = rpc.decode(frame)
@@ -163,12 +172,12 @@ class Session:
             if fut is not None and not fut.done():
                 fut.set_exception(ev.error)
         elif t is CancelRequested:
-            task = self._tasks.get(ev.id)
-            if task is not None:
+            running = self._tasks.get(ev.id)
+            if running is not None:
                 # Deferred: a task cancelled before its first step never enters _serve's
                 # try/finally, and its bookkeeping would stay (1,024 such wedge the session).
                 # Started first, it sees the cancellation (is_cancelled) or gets it where it waits.
-                asyncio.get_running_loop().call_soon(task.cancel)
+                asyncio.get_running_loop().call_soon(running.cancel)
         elif t is Reply:
             await self._send_obj(ev.message)
 

@@ -40,7 +40,7 @@ class UriTemplateError(ValueError):
 
 
 class _Var:
-    __slots__ = ("name", "explode", "prefix")
+    __slots__ = ("explode", "name", "prefix")
 
     def __init__(self, spec: str) -> None:
         self.explode = spec.endswith("*")
@@ -80,7 +80,10 @@ class UriTemplate:
         self.variables: list[str] = [v.name for p in self._parts if isinstance(p, tuple) for v in p[1]]
         # Variables that exist to carry "/": reserved and fragment expansion, exploded path segments.
         self._multi_segment = frozenset(
-            v.name for p in self._parts if isinstance(p, tuple) for v in p[1]
+            v.name
+            for p in self._parts
+            if isinstance(p, tuple)
+            for v in p[1]
             if p[0] in ("+", "#") or (p[0] == "/" and v.explode)
         )
         self._query_vars = [v.name for p in self._parts if isinstance(p, tuple) and p[0] in ("?", "&") for v in p[1]]

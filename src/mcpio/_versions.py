@@ -7,8 +7,9 @@ catalogues), §6 (error codes).
 
 from __future__ import annotations
 
-import msgspec
 from typing import Final
+
+import msgspec
 
 from ._errors import INVALID_PARAMS, RESOURCE_NOT_FOUND
 
@@ -41,28 +42,58 @@ LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", 
 
 # Results that carry ttlMs + cacheScope in the modern era (CacheableResult, spec-notes §5).
 CACHEABLE_METHODS: Final = frozenset(
-    {"server/discover", "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read",
-     "skills/list", "skills/get"}  # SEP-2640: ListSkillsResult and GetSkillResult are CacheableResults
+    {
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "skills/list",
+        "skills/get",
+    }  # SEP-2640: ListSkillsResult and GetSkillResult are CacheableResults
 )
 # The only requests that may be answered with an InputRequiredResult (MRTR §Supported Requests).
 INPUT_REQUIRED_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 
 _CLIENT_REQUESTS_2024 = frozenset(
     {
-        "initialize", "ping", "completion/complete", "logging/setLevel",
-        "prompts/list", "prompts/get", "resources/list", "resources/templates/list",
-        "resources/read", "resources/subscribe", "resources/unsubscribe", "tools/list", "tools/call",
+        "initialize",
+        "ping",
+        "completion/complete",
+        "logging/setLevel",
+        "prompts/list",
+        "prompts/get",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "tools/list",
+        "tools/call",
     }
 )
 # 2025-11-25 added the experimental core tasks (basic/utilities/tasks).
 CORE_TASKS_METHODS: Final = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"})
 _CLIENT_REQUESTS_2025_11 = _CLIENT_REQUESTS_2024 | CORE_TASKS_METHODS
-_CLIENT_REQUESTS_MODERN = frozenset(
-    {
-        "server/discover", "completion/complete", "prompts/list", "prompts/get", "resources/list",
-        "resources/templates/list", "resources/read", "subscriptions/listen", "tools/list", "tools/call",
-    }
-) | TASKS_METHODS | SKILLS_METHODS
+_CLIENT_REQUESTS_MODERN = (
+    frozenset(
+        {
+            "server/discover",
+            "completion/complete",
+            "prompts/list",
+            "prompts/get",
+            "resources/list",
+            "resources/templates/list",
+            "resources/read",
+            "subscriptions/listen",
+            "tools/list",
+            "tools/call",
+        }
+    )
+    | TASKS_METHODS
+    | SKILLS_METHODS
+)
 
 LEGACY_ONLY_METHODS: Final = _CLIENT_REQUESTS_2024 - _CLIENT_REQUESTS_MODERN
 MODERN_ONLY_METHODS: Final = _CLIENT_REQUESTS_MODERN - _CLIENT_REQUESTS_2024
@@ -101,28 +132,69 @@ class Rules(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faster than 
 RULES: Final[dict[str, Rules]] = {
     "2024-11-05": Rules("2024-11-05", LEGACY, _CLIENT_REQUESTS_2024),
     "2025-03-26": Rules(
-        "2025-03-26", LEGACY, _CLIENT_REQUESTS_2024, batching=True, tool_annotations=True,
-        audio_content=True, progress_message=True, completions_capability=True,
+        "2025-03-26",
+        LEGACY,
+        _CLIENT_REQUESTS_2024,
+        batching=True,
+        tool_annotations=True,
+        audio_content=True,
+        progress_message=True,
+        completions_capability=True,
     ),
     "2025-06-18": Rules(
-        "2025-06-18", LEGACY, _CLIENT_REQUESTS_2024, tool_annotations=True, audio_content=True,
-        progress_message=True, completions_capability=True, structured_output=True, titles=True,
-        resource_links=True, elicitation=True,
+        "2025-06-18",
+        LEGACY,
+        _CLIENT_REQUESTS_2024,
+        tool_annotations=True,
+        audio_content=True,
+        progress_message=True,
+        completions_capability=True,
+        structured_output=True,
+        titles=True,
+        resource_links=True,
+        elicitation=True,
     ),
     "2025-11-25": Rules(
-        "2025-11-25", LEGACY, _CLIENT_REQUESTS_2025_11, tool_annotations=True, audio_content=True,
-        progress_message=True, completions_capability=True, structured_output=True, titles=True,
-        resource_links=True, elicitation=True, icons=True, implementation_description=True,
-        sse_polling=True, core_tasks=True,
+        "2025-11-25",
+        LEGACY,
+        _CLIENT_REQUESTS_2025_11,
+        tool_annotations=True,
+        audio_content=True,
+        progress_message=True,
+        completions_capability=True,
+        structured_output=True,
+        titles=True,
+        resource_links=True,
+        elicitation=True,
+        icons=True,
+        implementation_description=True,
+        sse_polling=True,
+        core_tasks=True,
     ),
     "2026-07-28": Rules(
-        "2026-07-28", MODERN, _CLIENT_REQUESTS_MODERN, tool_annotations=True, audio_content=True,
-        progress_message=True, completions_capability=True, structured_output=True, titles=True,
-        resource_links=True, elicitation=True, icons=True, stateless=True, result_type=True,
-        cache_hints=True, input_required=True, log_level_per_request=True,
-        missing_capability_is_error=True, resource_not_found_code=INVALID_PARAMS, tasks_extension=True,
+        "2026-07-28",
+        MODERN,
+        _CLIENT_REQUESTS_MODERN,
+        tool_annotations=True,
+        audio_content=True,
+        progress_message=True,
+        completions_capability=True,
+        structured_output=True,
+        titles=True,
+        resource_links=True,
+        elicitation=True,
+        icons=True,
+        stateless=True,
+        result_type=True,
+        cache_hints=True,
+        input_required=True,
+        log_level_per_request=True,
+        missing_capability_is_error=True,
+        resource_not_found_code=INVALID_PARAMS,
+        tasks_extension=True,
     ),
 }
+
 
 def negotiate(requested: object) -> str:
     """Legacy version negotiation (spec lifecycle §Version Negotiation).

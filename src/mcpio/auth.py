@@ -47,9 +47,16 @@ if TYPE_CHECKING:
 # The client side needs httpx (OAuth is an httpx.Auth): imported on first use, so that a server
 # importing this module for ResourceServer loads no HTTP client (PEP 562).
 _CLIENT = {
-    "CallableUserAgent": "_browser", "LoopbackBrowser": "_browser", "fetch_redirect": "_browser",
-    "AuthorizationError": "_discovery", "id_jag_assertion": "_enterprise", "OAuth": "_oauth_client",
-    "FileTokenStore": "_tokens", "MemoryTokenStore": "_tokens", "TokenStore": "_tokens", "TokenStoreError": "_tokens",
+    "CallableUserAgent": "_browser",
+    "LoopbackBrowser": "_browser",
+    "fetch_redirect": "_browser",
+    "AuthorizationError": "_discovery",
+    "id_jag_assertion": "_enterprise",
+    "OAuth": "_oauth_client",
+    "FileTokenStore": "_tokens",
+    "MemoryTokenStore": "_tokens",
+    "TokenStore": "_tokens",
+    "TokenStoreError": "_tokens",
 }
 
 

@@ -30,7 +30,8 @@ TARGET_HELP = (
     "zed - or a JSON file), or a NAME found in those hosts' config files"
 )
 
-EPILOG = """examples:
+EPILOG = (
+    """examples:
   mcpio run server.py                       serve a module's Server over stdio
   mcpio run server.py -t http --port 8000   ... or over Streamable HTTP at http://127.0.0.1:8000/mcp
   mcpio run server.py --reload              restart it on every save, behind one stdio connection
@@ -56,27 +57,54 @@ TARGET (every command that talks to a server accepts all of these, the same way)
   claude:NAME  cursor:NAME  ./mcp.json:NAME  NAME      an entry of a host's config file
   mcp-server-time                                      a command on PATH
 
-""" + EXIT_TABLE
+"""
+    + EXIT_TABLE
+)
 
 
-def _common(p: argparse.ArgumentParser, *, json_flag: bool = True, era_flag: bool = True, trace_flag: bool = True) -> None:
+def _common(
+    p: argparse.ArgumentParser, *, json_flag: bool = True, era_flag: bool = True, trace_flag: bool = True
+) -> None:
     if json_flag:
         p.add_argument("--json", action="store_true", help="print JSON instead of text")
     if era_flag:
-        p.add_argument("--era", choices=("auto", "legacy", "modern"), default="auto",
-                       help="the protocol era: auto (default: try 2026-07-28 server/discover, else initialize), "
-                       "legacy (initialize, up to 2025-11-25) or modern (2026-07-28)")
-    p.add_argument("--timeout", type=float, default=60.0, metavar="S", help="seconds to wait for each answer (default 60)")
-    p.add_argument("-e", "--env", action="append", default=[], metavar="KEY=VALUE", help="set an environment variable for the server")
-    p.add_argument("--env-mode", choices=("inherit", "safe", "exact"), default="inherit",
-                   help="the server's environment: ours (inherit), a safe minimum (safe) or only -e values (exact); PATH is always kept")
+        p.add_argument(
+            "--era",
+            choices=("auto", "legacy", "modern"),
+            default="auto",
+            help="the protocol era: auto (default: try 2026-07-28 server/discover, else initialize), "
+            "legacy (initialize, up to 2025-11-25) or modern (2026-07-28)",
+        )
+    p.add_argument(
+        "--timeout", type=float, default=60.0, metavar="S", help="seconds to wait for each answer (default 60)"
+    )
+    p.add_argument(
+        "-e",
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set an environment variable for the server",
+    )
+    p.add_argument(
+        "--env-mode",
+        choices=("inherit", "safe", "exact"),
+        default="inherit",
+        help="the server's environment: ours (inherit), a safe minimum (safe) or only -e values (exact); PATH is always kept",
+    )
     p.add_argument("--cwd", metavar="DIR", help="the server's working directory")
     p.add_argument("-v", "--verbose", action="store_true", help="show the server's stderr")
     if trace_flag:
         p.add_argument("--trace", metavar="FILE", help="append every message sent and received to FILE")
     if era_flag:
-        p.add_argument("-H", "--header", action="append", default=[], metavar="'NAME: VALUE'",
-                       help="an HTTP header for a URL target (e.g. 'Authorization: Bearer …')")
+        p.add_argument(
+            "-H",
+            "--header",
+            action="append",
+            default=[],
+            metavar="'NAME: VALUE'",
+            help="an HTTP header for a URL target (e.g. 'Authorization: Bearer …')",
+        )
 
 
 @dataclass(frozen=True)
@@ -92,18 +120,33 @@ class Command:
 
 def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("app", metavar="FILE[:OBJECT]", help="a .py file or module, optionally :name of the Server object")
-    p.add_argument("-t", "--transport", choices=("stdio", "http"), default="stdio",
-                   help="stdio (the default) or http (Streamable HTTP with uvicorn: pip install 'mcpio[http]')")
+    p.add_argument(
+        "-t",
+        "--transport",
+        choices=("stdio", "http"),
+        default="stdio",
+        help="stdio (the default) or http (Streamable HTTP with uvicorn: pip install 'mcpio[http]')",
+    )
     p.add_argument("--host", default="127.0.0.1", help="http: the address to bind (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="http: the port (default 8000)")
     p.add_argument("--path", default="/mcp", help="http: the endpoint path (default /mcp)")
     p.add_argument("--allow-remote", action="store_true", help="http: allow binding an address other than loopback")
-    p.add_argument("--legacy-sse", action="store_true",
-                   help="http: also serve the 2024-11-05 HTTP+SSE transport at /sse and /messages")
-    p.add_argument("--redis", metavar="URL", default=None,
-                   help="http: keep the server's state (the SSE event store) on Redis, redis://HOST:PORT/DB")
-    p.add_argument("--reload", action="store_true",
-                   help="stdio: restart the server when a .py file below its folder changes (the host stays connected)")
+    p.add_argument(
+        "--legacy-sse",
+        action="store_true",
+        help="http: also serve the 2024-11-05 HTTP+SSE transport at /sse and /messages",
+    )
+    p.add_argument(
+        "--redis",
+        metavar="URL",
+        default=None,
+        help="http: keep the server's state (the SSE event store) on Redis, redis://HOST:PORT/DB",
+    )
+    p.add_argument(
+        "--reload",
+        action="store_true",
+        help="stdio: restart the server when a .py file below its folder changes (the host stays connected)",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="full tracebacks for errors in the server's code")
     from ._cli._auth_flags import add_auth_flags
     from ._cli._proxy_flags import add_proxy_flags
@@ -113,7 +156,9 @@ def _run_args(p: argparse.ArgumentParser) -> None:
 
 
 def _inspect_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("target", nargs="?", default="", metavar="TARGET", help=TARGET_HELP + " (optional: or choose in the page)")
+    p.add_argument(
+        "target", nargs="?", default="", metavar="TARGET", help=TARGET_HELP + " (optional: or choose in the page)"
+    )
     p.add_argument("--port", type=int, default=0, help="the inspector's port on 127.0.0.1 (default: a free one)")
     p.add_argument("--no-browser", dest="browser", action="store_false", help="print the URL; do not open a browser")
     _common(p, json_flag=False, trace_flag=False)
@@ -131,7 +176,9 @@ def _login_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--callback-port", type=int, default=0, help="the loopback redirect port (default: any free port)")
     p.add_argument("--no-browser", action="store_true", help="print the login URL instead of opening a browser")
     p.add_argument("--store", metavar="FILE", help=_STORE_HELP)
-    p.add_argument("--timeout", type=float, default=300.0, metavar="S", help="seconds to wait for the login (default 300)")
+    p.add_argument(
+        "--timeout", type=float, default=300.0, metavar="S", help="seconds to wait for the login (default 300)"
+    )
 
 
 def _logout_args(p: argparse.ArgumentParser) -> None:
@@ -147,18 +194,28 @@ def _auth_args(p: argparse.ArgumentParser) -> None:
 
 def _list_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
-    p.add_argument("kind", nargs="?", choices=("tools", "resources", "templates", "prompts", "skills"), help="only this kind")
+    p.add_argument(
+        "kind", nargs="?", choices=("tools", "resources", "templates", "prompts", "skills"), help="only this kind"
+    )
     _common(p)
 
 
 def _call_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
     p.add_argument("tool", metavar="TOOL")
-    p.add_argument("arguments", nargs="*", metavar="KEY=VALUE",
-                   help="an argument, coerced by the tool's inputSchema (KEY:=JSON for raw JSON)")
+    p.add_argument(
+        "arguments",
+        nargs="*",
+        metavar="KEY=VALUE",
+        help="an argument, coerced by the tool's inputSchema (KEY:=JSON for raw JSON)",
+    )
     p.add_argument("--args", dest="args_json", metavar="JSON", help="all arguments as one JSON object")
-    p.add_argument("--no-validate", dest="validate", action="store_false",
-                   help="send the arguments even if they do not match the tool's inputSchema")
+    p.add_argument(
+        "--no-validate",
+        dest="validate",
+        action="store_false",
+        help="send the arguments even if they do not match the tool's inputSchema",
+    )
     _common(p)
 
 
@@ -177,7 +234,9 @@ def _prompt_args(p: argparse.ArgumentParser) -> None:
 
 def _tap_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="the trace file (JSON lines; appended)")
-    p.add_argument("--redact", action="append", default=[], metavar="KEY", help="replace the value of every KEY in the trace")
+    p.add_argument(
+        "--redact", action="append", default=[], metavar="KEY", help="replace the value of every KEY in the trace"
+    )
 
 
 def _replay_args(p: argparse.ArgumentParser) -> None:
@@ -192,12 +251,20 @@ def _doctor_args(p: argparse.ArgumentParser) -> None:
 
 
 def _install_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("app", metavar="TARGET", help="your server: a .py file or MODULE, optionally :OBJECT (served by "
-                   "mcpio run); or any other TARGET: a command line, a command on PATH, a URL, HOST:NAME (copied)")
+    p.add_argument(
+        "app",
+        metavar="TARGET",
+        help="your server: a .py file or MODULE, optionally :OBJECT (served by "
+        "mcpio run); or any other TARGET: a command line, a command on PATH, a URL, HOST:NAME (copied)",
+    )
     p.add_argument("--host", required=True, help="claude, claude-code, cursor, vscode, windsurf or zed")
     p.add_argument("--name", help="the server's name in the host (default: the name the server gives itself)")
-    p.add_argument("--env", action="append", metavar="NAME=VALUE", help="an environment variable for the server (repeatable)")
-    p.add_argument("--project", action="store_true", help="the host's project file in this folder (claude-code, cursor, vscode)")
+    p.add_argument(
+        "--env", action="append", metavar="NAME=VALUE", help="an environment variable for the server (repeatable)"
+    )
+    p.add_argument(
+        "--project", action="store_true", help="the host's project file in this folder (claude-code, cursor, vscode)"
+    )
     p.add_argument("--config", metavar="FILE", help="write this file instead of the host's own")
     p.add_argument("--force", action="store_true", help="replace an entry of the same name")
     p.add_argument("--dry-run", action="store_true", help="print the entry and where it would go; write nothing")
@@ -213,37 +280,75 @@ def _config_args(p: argparse.ArgumentParser) -> None:
 
 #: Every subcommand, in the order ``mcpio --help`` lists them. Add new ones here.
 COMMANDS: list[Command] = [
-    Command("run", "serve a Server from a Python file or module over stdio or Streamable HTTP", _run_args,
-            "mcpio._cli._run:command"),
+    Command(
+        "run",
+        "serve a Server from a Python file or module over stdio or Streamable HTTP",
+        _run_args,
+        "mcpio._cli._run:command",
+    ),
     Command("list", "list a server's tools, resources, templates and prompts", _list_args, "mcpio._cli._main:cmd_list"),
     Command("call", "call a tool: mcpio call TARGET TOOL k=v ...", _call_args, "mcpio._cli._call:cmd_call"),
     Command("read", "read a resource", _read_args, "mcpio._cli._main:cmd_read"),
     Command("prompt", "get a prompt: mcpio prompt TARGET NAME k=v ...", _prompt_args, "mcpio._cli._main:cmd_prompt"),
-    Command("tap", "a transparent stdio proxy that records every message: tap -o FILE -- COMMAND ...", _tap_args,
-            "mcpio._cli._tap:command"),
-    Command("replay", "re-send a trace's client messages to a server: replay FILE -- COMMAND ...", _replay_args,
-            "mcpio._cli._replay:replay"),
-    Command("doctor", "check a server: startup time, eras, capabilities, catalog size, names, schemas", _doctor_args,
-            "mcpio._cli._doctor:doctor"),
-    Command("install", "add a Server to a host's config file (Claude, Cursor, VS Code …), checked first", _install_args,
-            "mcpio._cli._install:install"),
-    Command("config", "list the servers in the known host config files (or in CONFIG)", _config_args,
-            "mcpio._cli._main:show_config"),
-    Command("inspect", "a web inspector for a server, in the browser (127.0.0.1, token-protected)", _inspect_args,
-            "mcpio._cli._inspect:inspect"),
-    Command("login", "log in to an OAuth-protected MCP server (browser) and keep the token", _login_args,
-            "mcpio._cli._login:run"),
+    Command(
+        "tap",
+        "a transparent stdio proxy that records every message: tap -o FILE -- COMMAND ...",
+        _tap_args,
+        "mcpio._cli._tap:command",
+    ),
+    Command(
+        "replay",
+        "re-send a trace's client messages to a server: replay FILE -- COMMAND ...",
+        _replay_args,
+        "mcpio._cli._replay:replay",
+    ),
+    Command(
+        "doctor",
+        "check a server: startup time, eras, capabilities, catalog size, names, schemas",
+        _doctor_args,
+        "mcpio._cli._doctor:doctor",
+    ),
+    Command(
+        "install",
+        "add a Server to a host's config file (Claude, Cursor, VS Code …), checked first",
+        _install_args,
+        "mcpio._cli._install:install",
+    ),
+    Command(
+        "config",
+        "list the servers in the known host config files (or in CONFIG)",
+        _config_args,
+        "mcpio._cli._main:show_config",
+    ),
+    Command(
+        "inspect",
+        "a web inspector for a server, in the browser (127.0.0.1, token-protected)",
+        _inspect_args,
+        "mcpio._cli._inspect:inspect",
+    ),
+    Command(
+        "login",
+        "log in to an OAuth-protected MCP server (browser) and keep the token",
+        _login_args,
+        "mcpio._cli._login:run",
+    ),
     Command("logout", "forget the stored OAuth tokens of an MCP server", _logout_args, "mcpio._cli._login:run"),
-    Command("auth", "explain an MCP server's authorization set-up, step by step (no login)", _auth_args,
-            "mcpio._cli._login:run"),
+    Command(
+        "auth",
+        "explain an MCP server's authorization set-up, step by step (no login)",
+        _auth_args,
+        "mcpio._cli._login:run",
+    ),
 ]
 PASSTHROUGH = ("tap", "replay")  # commands that take the server's command after --
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="mcpio", description="Model Context Protocol tools: serve, inspect, call, record and check MCP servers.",
-        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="mcpio",
+        description="Model Context Protocol tools: serve, inspect, call, record and check MCP servers.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="store_true", help="print the mcpio version")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -274,7 +379,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     if args.command in PASSTHROUGH and not command:
-        parser.error(f"{args.command} needs the server's command after --, e.g. mcpio {args.command} ... -- python server.py")
+        parser.error(
+            f"{args.command} needs the server's command after --, e.g. mcpio {args.command} ... -- python server.py"
+        )
     args.server_command = command
     from ._cli._main import dispatch
 

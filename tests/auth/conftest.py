@@ -30,10 +30,27 @@ def mcp_url(idp, tmp_path_factory):
     port = free_port()
     log = tmp_path_factory.mktemp("srv") / "stderr.log"
     with open(log, "wb") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "mcpio", "run", "-t", "http", str(HERE / "protected_server.py"),
-                                 "--port", str(port), "--auth-issuer", idp.issuer, "--auth-scopes", "mcp"],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "mcpio",
+                "run",
+                "-t",
+                "http",
+                str(HERE / "protected_server.py"),
+                "--port",
+                str(port),
+                "--auth-issuer",
+                idp.issuer,
+                "--auth-scopes",
+                "mcp",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
     try:
         wait_port(port, proc=proc)
         yield f"http://127.0.0.1:{port}/mcp"

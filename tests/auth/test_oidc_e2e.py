@@ -11,11 +11,16 @@ import pytest
 
 from mcpio import Client
 
+
 def test_metadata_names_the_real_issuer(idp, mcp_url):
     base = mcp_url.rsplit("/mcp", 1)[0]
     doc = httpx.get(base + "/.well-known/oauth-protected-resource/mcp", timeout=10).json()
-    assert doc == {"resource": mcp_url, "authorization_servers": [idp.issuer], "bearer_methods_supported": ["header"],
-                   "scopes_supported": ["mcp"]}
+    assert doc == {
+        "resource": mcp_url,
+        "authorization_servers": [idp.issuer],
+        "bearer_methods_supported": ["header"],
+        "scopes_supported": ["mcp"],
+    }
     r = httpx.post(mcp_url, json={}, timeout=10)
     assert r.status_code == 401 and 'resource_metadata="' + base in r.headers["www-authenticate"]
 
@@ -38,12 +43,30 @@ def test_list_and_call_with_a_real_token(idp, mcp_url, era):
 
 
 def post_call(url, token, name, args):
-    return httpx.post(url, timeout=10, json={
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-            "name": name, "arguments": args, "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                                                       "io.modelcontextprotocol/clientCapabilities": {}}}},
-        headers={"authorization": f"Bearer {token}", "accept": "application/json, text/event-stream",
-                 "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": name})
+    return httpx.post(
+        url,
+        timeout=10,
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {
+                "name": name,
+                "arguments": args,
+                "_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientCapabilities": {},
+                },
+            },
+        },
+        headers={
+            "authorization": f"Bearer {token}",
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2026-07-28",
+            "mcp-method": "tools/call",
+            "mcp-name": name,
+        },
+    )
 
 
 def test_a_token_for_another_resource_is_refused(idp, mcp_url):
@@ -76,17 +99,36 @@ def test_the_cli_client_with_a_token_keeps_it_out_of_its_trace_and_output(idp, m
 
     token = idp.client_credentials(mcp_url, "mcp")
     trace = tmp_path / "client.trace"
-    r = subprocess.run([sys.executable, "-m", "mcpio", "call", mcp_url, "whoami", "--header",
-                        f"Authorization: Bearer {token}", "--trace", str(trace), "-v"],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcpio",
+            "call",
+            mcp_url,
+            "whoami",
+            "--header",
+            f"Authorization: Bearer {token}",
+            "--trace",
+            str(trace),
+            "-v",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     assert '"svc"' in r.stdout
     text = trace.read_text()
     assert "whoami" in text
     for where in (text, r.stdout, r.stderr):
         assert token not in where and token.split(".")[2] not in where
-    bad = subprocess.run([sys.executable, "-m", "mcpio", "call", mcp_url, "whoami", "--header",
-                          "Authorization: Bearer not.a.token"], capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "mcpio", "call", mcp_url, "whoami", "--header", "Authorization: Bearer not.a.token"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode != 0 and "not.a.token" not in bad.stderr + bad.stdout
 
 
@@ -102,15 +144,30 @@ def test_a_user_token_from_the_authorization_code_flow_and_its_refresh(idp, mcp_
             headers.update({"mcp-session-id": sid, "mcp-protocol-version": "2025-11-25"})
         return httpx.post(mcp_url, json=body, headers=headers, timeout=10)
 
-    r = post({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "e2e", "version": "1"}}},
-        tokens["access_token"])
+    r = post(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "e2e", "version": "1"},
+            },
+        },
+        tokens["access_token"],
+    )
     sid = r.headers["mcp-session-id"]
-    assert post({"jsonrpc": "2.0", "method": "notifications/initialized"}, tokens["access_token"], sid).status_code == 202
+    assert (
+        post({"jsonrpc": "2.0", "method": "notifications/initialized"}, tokens["access_token"], sid).status_code == 202
+    )
     whoami = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}}
     r = post(whoami, tokens["access_token"], sid)
-    assert r.json()["result"]["structuredContent"] == {"subject": "ada", "client": "app",
-                                                      "scopes": ["mcp", "notes:write"]}
+    assert r.json()["result"]["structuredContent"] == {
+        "subject": "ada",
+        "client": "app",
+        "scopes": ["mcp", "notes:write"],
+    }
     fresh = idp.refresh(tokens["refresh_token"], mcp_url)["access_token"]
     assert fresh != tokens["access_token"]
     assert post({**whoami, "id": 2}, fresh, sid).json()["result"]["structuredContent"]["subject"] == "ada"

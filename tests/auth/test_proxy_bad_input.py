@@ -44,8 +44,15 @@ def test_unknown_client_gets_a_page_not_a_redirect(stack):
     assert r.headers["x-frame-options"] == "DENY"
 
 
-@pytest.mark.parametrize("uri", ["http://127.0.0.1:40000/other", "https://evil.example/cb",
-                                 "http://127.0.0.1.evil.example:40000/cb", "http://127.0.0.1:40000/cb#x"])
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "http://127.0.0.1:40000/other",
+        "https://evil.example/cb",
+        "http://127.0.0.1.evil.example:40000/cb",
+        "http://127.0.0.1:40000/cb#x",
+    ],
+)
 def test_redirect_mismatch_is_never_followed(stack, uri):
     r = authorize(stack, redirect_uri=uri)
     assert r.status_code == 400 and "location" not in r.headers and "redirect_uri" in r.text
@@ -59,14 +66,17 @@ def test_loopback_redirects_match_any_port_only_on_loopback(stack):
     assert authorize(stack, client=https, redirect_uri="https://app.example:8443/cb").status_code == 400
 
 
-@pytest.mark.parametrize("params, error", [
-    ({"code_challenge": ""}, "invalid_request"),
-    ({"code_challenge_method": "plain"}, "invalid_request"),
-    ({"code_challenge": "short"}, "invalid_request"),
-    ({"response_type": "token"}, "unsupported_response_type"),
-    ({"scope": "mcp admin:everything"}, "invalid_scope"),
-    ({"resource": "https://other.example/mcp"}, "invalid_target"),
-])
+@pytest.mark.parametrize(
+    "params, error",
+    [
+        ({"code_challenge": ""}, "invalid_request"),
+        ({"code_challenge_method": "plain"}, "invalid_request"),
+        ({"code_challenge": "short"}, "invalid_request"),
+        ({"response_type": "token"}, "unsupported_response_type"),
+        ({"scope": "mcp admin:everything"}, "invalid_scope"),
+        ({"resource": "https://other.example/mcp"}, "invalid_target"),
+    ],
+)
 def test_bad_authorization_requests_go_back_with_an_error(stack, params, error):
     q = redirect_error(authorize(stack, **params))
     assert q["error"] == error and q["error_description"] and "code" not in q
@@ -74,8 +84,12 @@ def test_bad_authorization_requests_go_back_with_an_error(stack, params, error):
 
 def test_pkce_verifier_missing_or_wrong(stack):
     client, query, verifier, redirect = stack.code_flow()
-    base = {"grant_type": "authorization_code", "code": query["code"], "redirect_uri": redirect,
-            "client_id": client["client_id"]}
+    base = {
+        "grant_type": "authorization_code",
+        "code": query["code"],
+        "redirect_uri": redirect,
+        "client_id": client["client_id"],
+    }
     for bad in ({}, {"code_verifier": pkce()[0]}, {"code_verifier": "x" * 20}):
         r = stack.token(**base, **bad)
         assert r.status_code == 400 and r.json()["error"] == "invalid_grant", r.text
@@ -89,11 +103,16 @@ def test_pkce_verifier_missing_or_wrong(stack):
 
 
 def test_token_endpoint_client_authentication(stack):
-    client, query, verifier, redirect = stack.code_flow(registration={"token_endpoint_auth_method":
-                                                                      "client_secret_basic"})
+    client, query, verifier, redirect = stack.code_flow(
+        registration={"token_endpoint_auth_method": "client_secret_basic"}
+    )
     assert client["client_secret"]
-    form = {"grant_type": "authorization_code", "code": query["code"], "redirect_uri": redirect,
-            "code_verifier": verifier}
+    form = {
+        "grant_type": "authorization_code",
+        "code": query["code"],
+        "redirect_uri": redirect,
+        "code_verifier": verifier,
+    }
     with stack.http() as c:
         r = c.post(stack.proxy.url("token"), data=form, auth=(client["client_id"], "wrong"))
         assert r.status_code == 401 and r.json()["error"] == "invalid_client"
@@ -109,20 +128,28 @@ def test_token_endpoint_client_authentication(stack):
     assert stack.token(grant_type="authorization_code", code="forged", client_id=client["client_id"]).status_code == 401
 
 
-@pytest.mark.parametrize("doc, error", [
-    ({"redirect_uris": ["http://evil.example/cb"]}, "invalid_redirect_uri"),
-    ({"redirect_uris": ["javascript:alert(1)"]}, "invalid_redirect_uri"),
-    ({"redirect_uris": ["https://app.example/cb#frag"]}, "invalid_redirect_uri"),
-    ({"redirect_uris": []}, "invalid_redirect_uri"),
-    ({"redirect_uris": [f"https://app.example/{i}" for i in range(11)]}, "invalid_redirect_uri"),
-    ({"redirect_uris": ["https://app.example/cb"], "grant_types": ["client_credentials"]}, "invalid_client_metadata"),
-    ({"redirect_uris": ["https://app.example/cb"], "response_types": ["token"]}, "invalid_client_metadata"),
-    ({"redirect_uris": ["https://app.example/cb"], "token_endpoint_auth_method": "private_key_jwt"},
-     "invalid_client_metadata"),
-    ({"redirect_uris": ["https://app.example/cb"], "client_name": "n" * 201}, "invalid_client_metadata"),
-    ({"redirect_uris": ["https://app.example/cb"], "scope": "root"}, "invalid_client_metadata"),
-    ([1, 2], "invalid_client_metadata"),
-])
+@pytest.mark.parametrize(
+    "doc, error",
+    [
+        ({"redirect_uris": ["http://evil.example/cb"]}, "invalid_redirect_uri"),
+        ({"redirect_uris": ["javascript:alert(1)"]}, "invalid_redirect_uri"),
+        ({"redirect_uris": ["https://app.example/cb#frag"]}, "invalid_redirect_uri"),
+        ({"redirect_uris": []}, "invalid_redirect_uri"),
+        ({"redirect_uris": [f"https://app.example/{i}" for i in range(11)]}, "invalid_redirect_uri"),
+        (
+            {"redirect_uris": ["https://app.example/cb"], "grant_types": ["client_credentials"]},
+            "invalid_client_metadata",
+        ),
+        ({"redirect_uris": ["https://app.example/cb"], "response_types": ["token"]}, "invalid_client_metadata"),
+        (
+            {"redirect_uris": ["https://app.example/cb"], "token_endpoint_auth_method": "private_key_jwt"},
+            "invalid_client_metadata",
+        ),
+        ({"redirect_uris": ["https://app.example/cb"], "client_name": "n" * 201}, "invalid_client_metadata"),
+        ({"redirect_uris": ["https://app.example/cb"], "scope": "root"}, "invalid_client_metadata"),
+        ([1, 2], "invalid_client_metadata"),
+    ],
+)
 def test_bad_registrations(stack, doc, error):
     r = httpx.post(stack.proxy.url("register"), json=doc, timeout=10)
     assert r.status_code == 400 and r.json()["error"] == error, r.text
@@ -166,14 +193,23 @@ def test_client_id_metadata_documents(stack):
         if scope["type"] != "http":
             return
         body = json.dumps(docs.get(scope["path"], {})).encode()
-        await send({"type": "http.response.start", "status": 200 if scope["path"] in docs else 404,
-                    "headers": [(b"content-type", b"application/json")]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200 if scope["path"] in docs else 404,
+                "headers": [(b"content-type", b"application/json")],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
     with ServerThread(app) as host:
         good, liar = host.base + "/client.json", host.base + "/liar.json"
-        docs["/client.json"] = {"client_id": good, "client_name": "CIMD app", "redirect_uris": [REDIRECT],
-                                "token_endpoint_auth_method": "none"}
+        docs["/client.json"] = {
+            "client_id": good,
+            "client_name": "CIMD app",
+            "redirect_uris": [REDIRECT],
+            "token_endpoint_auth_method": "none",
+        }
         docs["/liar.json"] = {"client_id": good, "redirect_uris": [REDIRECT]}
         r = authorize(stack, client={"client_id": good})
         assert r.status_code == 302 and r.headers["location"].startswith(stack.proxy.upstream.authorize_url)
@@ -184,8 +220,14 @@ def test_client_id_metadata_documents(stack):
 
 
 def test_memory_is_bounded():
-    proxy = OAuthProxy(issuer="http://127.0.0.1:9", upstream_authorize_url="http://127.0.0.1:9/a",
-                       upstream_token_url="http://127.0.0.1:9/t", client_id="x", client_secret="y", max_clients=5)
+    proxy = OAuthProxy(
+        issuer="http://127.0.0.1:9",
+        upstream_authorize_url="http://127.0.0.1:9/a",
+        upstream_token_url="http://127.0.0.1:9/t",
+        client_id="x",
+        client_secret="y",
+        max_clients=5,
+    )
     ids = [proxy.register({"redirect_uris": [REDIRECT]})["client_id"] for _ in range(50)]
     assert len(proxy._clients) == 5 and proxy._clients.get(ids[-1]) and proxy._clients.get(ids[0]) is None
 
@@ -193,15 +235,30 @@ def test_memory_is_bounded():
 def test_no_secret_or_token_in_the_logs(stack, caplog):
     caplog.set_level(logging.DEBUG)
     client, query, verifier, redirect = stack.code_flow()
-    tokens = stack.token(grant_type="authorization_code", code=query["code"], redirect_uri=redirect,
-                         code_verifier=verifier, client_id=client["client_id"]).json()
-    stack.token(grant_type="authorization_code", code=query["code"], redirect_uri=redirect,
-                code_verifier=verifier, client_id=client["client_id"])  # a replay: logged as a warning
+    tokens = stack.token(
+        grant_type="authorization_code",
+        code=query["code"],
+        redirect_uri=redirect,
+        code_verifier=verifier,
+        client_id=client["client_id"],
+    ).json()
+    stack.token(
+        grant_type="authorization_code",
+        code=query["code"],
+        redirect_uri=redirect,
+        code_verifier=verifier,
+        client_id=client["client_id"],
+    )  # a replay: logged as a warning
     # the server side's records (the test's own httpx client logs the URLs it fetches)
     server_log = "\n".join(r.getMessage() for r in caplog.records if r.name.split(".")[0] in ("mcpio", "uvicorn"))
     assert "revoked" in server_log
-    for secret in (stack.upstream_secret, query["code"], tokens["access_token"], tokens["refresh_token"],
-                   tokens["refresh_token"].split(".")[1]):
+    for secret in (
+        stack.upstream_secret,
+        query["code"],
+        tokens["access_token"],
+        tokens["refresh_token"],
+        tokens["refresh_token"].split(".")[1],
+    ):
         assert secret not in server_log
     assert "client_secret=" not in repr(stack.proxy) and stack.upstream_secret not in repr(stack.proxy)
 
@@ -218,6 +275,7 @@ def test_an_upstream_answer_from_another_issuer_is_refused(stack):
 
 def test_the_token_request_repeats_the_redirect_uri(stack):
     client, query, verifier, _ = stack.code_flow()
-    r = stack.token(grant_type="authorization_code", code=query["code"], code_verifier=verifier,
-                    client_id=client["client_id"])
+    r = stack.token(
+        grant_type="authorization_code", code=query["code"], code_verifier=verifier, client_id=client["client_id"]
+    )
     assert r.status_code == 400 and "redirect_uri is required" in r.json()["error_description"]

@@ -30,17 +30,36 @@ def test_no_flags_no_proxy():
     assert proxy_from(parse()) is None
 
 
-@pytest.mark.parametrize("flags, message", [
-    (["--auth-proxy-client-id", "x"], "needs --auth-proxy-upstream"),
-    (["--auth-proxy-upstream", "https://idp.example.com"], "--auth-proxy-client-id is required"),
-    (["--auth-proxy-upstream", "https://idp.example.com", "--auth-issuer", "https://idp.example.com"],
-     "exclude each other"),
-    (["--auth-proxy-authorize-url", "https://github.com/login/oauth/authorize", "--auth-proxy-client-id", "x"],
-     "go together"),
-    (["--auth-proxy-upstream", "https://idp.example.com", "--auth-proxy-client-id", "x", "--auth-proxy-client-secret-env",
-      "MCPIO_TEST_UNSET_SECRET"], "named by --auth-proxy-client-secret-env"),
-    (["--auth-proxy-upstream", "https://idp.example.com", "--auth-proxy-client-id", "x"], "$MCPIO_AUTH_PROXY_CLIENT_SECRET"),
-])
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--auth-proxy-client-id", "x"], "needs --auth-proxy-upstream"),
+        (["--auth-proxy-upstream", "https://idp.example.com"], "--auth-proxy-client-id is required"),
+        (
+            ["--auth-proxy-upstream", "https://idp.example.com", "--auth-issuer", "https://idp.example.com"],
+            "exclude each other",
+        ),
+        (
+            ["--auth-proxy-authorize-url", "https://github.com/login/oauth/authorize", "--auth-proxy-client-id", "x"],
+            "go together",
+        ),
+        (
+            [
+                "--auth-proxy-upstream",
+                "https://idp.example.com",
+                "--auth-proxy-client-id",
+                "x",
+                "--auth-proxy-client-secret-env",
+                "MCPIO_TEST_UNSET_SECRET",
+            ],
+            "named by --auth-proxy-client-secret-env",
+        ),
+        (
+            ["--auth-proxy-upstream", "https://idp.example.com", "--auth-proxy-client-id", "x"],
+            "$MCPIO_AUTH_PROXY_CLIENT_SECRET",
+        ),
+    ],
+)
 def test_usage_errors(flags, message):
     with pytest.raises(UsageError, match=message.replace("$", r"\$")):
         proxy_from(parse(*flags))
@@ -48,11 +67,26 @@ def test_usage_errors(flags, message):
 
 def test_github_style_endpoints_without_metadata(monkeypatch):
     monkeypatch.setenv("GH_SECRET", "s3cret")
-    proxy = proxy_from(parse("--port", "9200", "--auth-proxy-authorize-url", "https://github.com/login/oauth/authorize",
-                             "--auth-proxy-token-url", "https://github.com/login/oauth/access_token",
-                             "--auth-proxy-client-id", "Iv1.abc", "--auth-proxy-client-secret-env", "GH_SECRET",
-                             "--auth-proxy-upstream-scopes", "read:user", "--auth-proxy-userinfo",
-                             "https://api.github.com/user", "--auth-proxy-subject-claim", "id"))
+    proxy = proxy_from(
+        parse(
+            "--port",
+            "9200",
+            "--auth-proxy-authorize-url",
+            "https://github.com/login/oauth/authorize",
+            "--auth-proxy-token-url",
+            "https://github.com/login/oauth/access_token",
+            "--auth-proxy-client-id",
+            "Iv1.abc",
+            "--auth-proxy-client-secret-env",
+            "GH_SECRET",
+            "--auth-proxy-upstream-scopes",
+            "read:user",
+            "--auth-proxy-userinfo",
+            "https://api.github.com/user",
+            "--auth-proxy-subject-claim",
+            "id",
+        )
+    )
     assert proxy.issuer == "http://127.0.0.1:9200" and proxy.resource == "http://127.0.0.1:9200/mcp"
     assert proxy.callback_url == "http://127.0.0.1:9200/callback"
     assert proxy.upstream.scopes == ["read:user"] and proxy.upstream.subject_claim == "id"
@@ -62,8 +96,14 @@ def test_github_style_endpoints_without_metadata(monkeypatch):
 def test_a_secret_typed_on_the_command_line_is_not_echoed(monkeypatch):
     monkeypatch.delenv("MCPIO_AUTH_PROXY_CLIENT_SECRET", raising=False)
     # argparse reads --auth-proxy-client-secret as an abbreviation of --auth-proxy-client-secret-env
-    args = parse("--auth-proxy-upstream", "https://idp.example.com", "--auth-proxy-client-id", "x",
-                 "--auth-proxy-client-secret", "hunter2-s3cret")
+    args = parse(
+        "--auth-proxy-upstream",
+        "https://idp.example.com",
+        "--auth-proxy-client-id",
+        "x",
+        "--auth-proxy-client-secret",
+        "hunter2-s3cret",
+    )
     with pytest.raises(UsageError) as info:
         proxy_from(args)
     assert "hunter2" not in str(info.value)
@@ -72,39 +112,91 @@ def test_a_secret_typed_on_the_command_line_is_not_echoed(monkeypatch):
 def test_mcpio_run_with_the_proxy_end_to_end(idp, tmp_path):
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    r = httpx.post(idp.metadata()["registration_endpoint"], timeout=10, json={
-        "redirect_uris": [base + "/callback"], "grant_types": ["authorization_code"], "response_types": ["code"],
-        "token_endpoint_auth_method": "client_secret_post"})
+    r = httpx.post(
+        idp.metadata()["registration_endpoint"],
+        timeout=10,
+        json={
+            "redirect_uris": [base + "/callback"],
+            "grant_types": ["authorization_code"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "client_secret_post",
+        },
+    )
     upstream = r.json()
     log = tmp_path / "stderr.log"
     with open(log, "wb") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "mcpio", "run", "-t", "http", str(HERE / "protected_server.py"),
-                                 "--port", str(port), "--auth-proxy-upstream", idp.issuer, "--auth-proxy-client-id",
-                                 upstream["client_id"], "--auth-proxy-scopes", "mcp,notes:write"],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1",
-                                     "MCPIO_AUTH_PROXY_CLIENT_SECRET": upstream["client_secret"]})
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "mcpio",
+                "run",
+                "-t",
+                "http",
+                str(HERE / "protected_server.py"),
+                "--port",
+                str(port),
+                "--auth-proxy-upstream",
+                idp.issuer,
+                "--auth-proxy-client-id",
+                upstream["client_id"],
+                "--auth-proxy-scopes",
+                "mcp,notes:write",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", "MCPIO_AUTH_PROXY_CLIENT_SECRET": upstream["client_secret"]},
+        )
     try:
         wait_port(port, proc=proc)
         meta = httpx.get(base + "/.well-known/oauth-authorization-server", timeout=10).json()
         assert meta["issuer"] == base
         redirect = "http://127.0.0.1:45678/cb"
-        client = httpx.post(meta["registration_endpoint"], timeout=10, json={
-            "redirect_uris": [redirect], "token_endpoint_auth_method": "none", "client_name": "cli test"}).json()
+        client = httpx.post(
+            meta["registration_endpoint"],
+            timeout=10,
+            json={"redirect_uris": [redirect], "token_endpoint_auth_method": "none", "client_name": "cli test"},
+        ).json()
         verifier, challenge = pkce()
         with httpx.Client(timeout=20) as ua:
-            back = login(ua, str(httpx.URL(meta["authorization_endpoint"], params={
-                "response_type": "code", "client_id": client["client_id"], "redirect_uri": redirect, "state": "s",
-                "code_challenge": challenge, "code_challenge_method": "S256", "scope": "mcp notes:write",
-                "resource": base + "/mcp"})), redirect, user="grace")
+            back = login(
+                ua,
+                str(
+                    httpx.URL(
+                        meta["authorization_endpoint"],
+                        params={
+                            "response_type": "code",
+                            "client_id": client["client_id"],
+                            "redirect_uri": redirect,
+                            "state": "s",
+                            "code_challenge": challenge,
+                            "code_challenge_method": "S256",
+                            "scope": "mcp notes:write",
+                            "resource": base + "/mcp",
+                        },
+                    )
+                ),
+                redirect,
+                user="grace",
+            )
         code = httpx.URL(back).params["code"]
-        tokens = httpx.post(meta["token_endpoint"], timeout=10, data={
-            "grant_type": "authorization_code", "code": code, "redirect_uri": redirect, "code_verifier": verifier,
-            "client_id": client["client_id"]}).json()
+        tokens = httpx.post(
+            meta["token_endpoint"],
+            timeout=10,
+            data={
+                "grant_type": "authorization_code",
+                "code": code,
+                "redirect_uri": redirect,
+                "code_verifier": verifier,
+                "client_id": client["client_id"],
+            },
+        ).json()
 
         async def main():
-            async with Client(base + "/mcp", headers={"Authorization": f"Bearer {tokens['access_token']}"},
-                              timeout=20) as c:
+            async with Client(
+                base + "/mcp", headers={"Authorization": f"Bearer {tokens['access_token']}"}, timeout=20
+            ) as c:
                 return await c.call_tool("whoami", {})
 
         who = asyncio.run(main())

@@ -19,10 +19,26 @@ def test_authorization_server_scenarios(idp, tmp_path):
         client = stack.register("http://127.0.0.1/callback")
         port = free_port()
         out = tmp_path / "results"
-        proc = subprocess.Popen([*conformance_argv(), "authorization", "--url", stack.base,
-                                 "--client-id", client["client_id"], "--port", str(port), "--resource", stack.mcp_url,
-                                 "-o", str(out)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [
+                *conformance_argv(),
+                "authorization",
+                "--url",
+                stack.base,
+                "--client-id",
+                client["client_id"],
+                "--port",
+                str(port),
+                "--resource",
+                stack.mcp_url,
+                "-o",
+                str(out),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
         try:
             assert proc.stdout is not None
             transcript = []
@@ -38,6 +54,9 @@ def test_authorization_server_scenarios(idp, tmp_path):
                 proc.kill()
                 proc.wait()
     checks = {c["id"]: c for f in out.glob("*/checks.json") for c in json.loads(f.read_text())}
-    assert set(checks) == {"authorization-server-metadata", "authorization-server-metadata-cimd",
-                           "authorization-code-grant"}, "".join(transcript)
+    assert set(checks) == {
+        "authorization-server-metadata",
+        "authorization-server-metadata-cimd",
+        "authorization-code-grant",
+    }, "".join(transcript)
     assert {c["status"] for c in checks.values()} == {"SUCCESS"}, checks

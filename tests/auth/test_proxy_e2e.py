@@ -22,8 +22,14 @@ def stack(idp):
 
 
 def redeem(stack, client, query, verifier, redirect):
-    return stack.token(grant_type="authorization_code", code=query["code"], redirect_uri=redirect,
-                       code_verifier=verifier, client_id=client["client_id"], resource=stack.mcp_url)
+    return stack.token(
+        grant_type="authorization_code",
+        code=query["code"],
+        redirect_uri=redirect,
+        code_verifier=verifier,
+        client_id=client["client_id"],
+        resource=stack.mcp_url,
+    )
 
 
 def call(url, token, era="modern"):
@@ -56,12 +62,15 @@ def test_login_through_the_proxy_and_call_tools(stack, era):
     claims = jwt.decode(tokens["access_token"], options={"verify_signature": False})
     assert claims["aud"] == stack.mcp_url and claims["iss"] == stack.base and claims["sub"] == "ada"
     who, added = call(stack.mcp_url, tokens["access_token"], era)
-    assert who["structuredContent"] == {"subject": "ada", "client": client["client_id"],
-                                        "scopes": ["mcp", "notes:write"]}
+    assert who["structuredContent"] == {
+        "subject": "ada",
+        "client": client["client_id"],
+        "scopes": ["mcp", "notes:write"],
+    }
     assert not added.get("isError") and added["content"][0]["text"].endswith("notes")
     # the upstream (oidc-provider) secret and tokens never reached the MCP client or the browser
     assert stack.seen and not any(stack.upstream_secret in text for text in stack.seen)
-    upstream = [g for g in stack.proxy._grants._items.values()]
+    upstream = list(stack.proxy._grants._items.values())
     assert upstream and not any(g[1]["access_token"] in text for g in upstream for text in stack.seen)
 
 
@@ -75,27 +84,30 @@ def test_a_replayed_code_is_refused_and_revokes_what_it_gave(stack):
     assert again.status_code == 400 and again.json()["error"] == "invalid_grant"
     r = httpx.post(stack.mcp_url, json={}, headers={"authorization": f"Bearer {access}"}, timeout=10)
     assert r.status_code == 401 and "revoked" in r.json()["error_description"]
-    refresh = stack.token(grant_type="refresh_token", refresh_token=first.json()["refresh_token"],
-                          client_id=client["client_id"])
+    refresh = stack.token(
+        grant_type="refresh_token", refresh_token=first.json()["refresh_token"], client_id=client["client_id"]
+    )
     assert refresh.status_code == 400 and refresh.json()["error"] == "invalid_grant"
 
 
 def test_refresh_rotates_and_a_reused_refresh_token_revokes_the_grant(stack):
     client, query, verifier, redirect = stack.code_flow()
     first = redeem(stack, client, query, verifier, redirect).json()
-    r = stack.token(grant_type="refresh_token", refresh_token=first["refresh_token"], client_id=client["client_id"],
-                    resource=stack.mcp_url)
+    r = stack.token(
+        grant_type="refresh_token",
+        refresh_token=first["refresh_token"],
+        client_id=client["client_id"],
+        resource=stack.mcp_url,
+    )
     assert r.status_code == 200, r.text
     second = r.json()
     assert second["refresh_token"] != first["refresh_token"] and second["access_token"] != first["access_token"]
     call(stack.mcp_url, second["access_token"])
-    reuse = stack.token(grant_type="refresh_token", refresh_token=first["refresh_token"],
-                        client_id=client["client_id"])
+    reuse = stack.token(grant_type="refresh_token", refresh_token=first["refresh_token"], client_id=client["client_id"])
     assert reuse.status_code == 400 and reuse.json()["error"] == "invalid_grant"
     r = httpx.post(stack.mcp_url, json={}, headers={"authorization": f"Bearer {second['access_token']}"}, timeout=10)
     assert r.status_code == 401
-    dead = stack.token(grant_type="refresh_token", refresh_token=second["refresh_token"],
-                       client_id=client["client_id"])
+    dead = stack.token(grant_type="refresh_token", refresh_token=second["refresh_token"], client_id=client["client_id"])
     assert dead.status_code == 400
 
 
@@ -103,10 +115,18 @@ def test_a_token_for_another_audience_is_refused(stack, idp):
     key = stack.proxy._key
     from cryptography.hazmat.primitives import serialization
 
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.NoEncryption()).decode()
-    twin = OAuthProxy(issuer=stack.base, resource="http://127.0.0.1:1/other", upstream_authorize_url="http://127.0.0.1:1/a",
-                      upstream_token_url="http://127.0.0.1:1/t", client_id="x", client_secret="y", signing_key=pem)
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+    twin = OAuthProxy(
+        issuer=stack.base,
+        resource="http://127.0.0.1:1/other",
+        upstream_authorize_url="http://127.0.0.1:1/a",
+        upstream_token_url="http://127.0.0.1:1/t",
+        client_id="x",
+        client_secret="y",
+        signing_key=pem,
+    )
     from mcpio._auth._proxy_rules import _Family
 
     other = twin._issue("f", _Family("c", ["mcp"], "http://127.0.0.1:1/other", "ada", "g"))["access_token"]
@@ -118,8 +138,14 @@ def test_a_token_for_another_audience_is_refused(stack, idp):
     assert r.status_code == 401
     # and the proxy refuses to issue for another resource (RFC 8707 invalid_target)
     client, query, verifier, redirect = stack.code_flow()
-    r = stack.token(grant_type="authorization_code", code=query["code"], redirect_uri=redirect, code_verifier=verifier,
-                    client_id=client["client_id"], resource="http://127.0.0.1:1/other")
+    r = stack.token(
+        grant_type="authorization_code",
+        code=query["code"],
+        redirect_uri=redirect,
+        code_verifier=verifier,
+        client_id=client["client_id"],
+        resource="http://127.0.0.1:1/other",
+    )
     assert r.status_code == 400 and r.json()["error"] == "invalid_target"
 
 
@@ -130,7 +156,6 @@ def test_denied_consent_goes_back_with_access_denied(stack):
 
     _, challenge = pkce()
     with stack.http() as ua:
-        back = login(ua, stack.authorize_url(client["client_id"], redirect, challenge, "s1"), redirect,
-                     decision="deny")
+        back = login(ua, stack.authorize_url(client["client_id"], redirect, challenge, "s1"), redirect, decision="deny")
     q = dict(httpx.URL(back).params)
     assert q["error"] == "access_denied" and q["state"] == "s1" and q["iss"] == stack.base and "code" not in q

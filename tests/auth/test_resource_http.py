@@ -81,8 +81,10 @@ def token(issuer, scope="mcp", **kw) -> str:
 
 def modern(http, srv, method, params=None, tok=None, name=None):
     params = dict(params or {})
-    params["_meta"] = {"io.modelcontextprotocol/protocolVersion": MODERN,
-                       "io.modelcontextprotocol/clientCapabilities": {}}
+    params["_meta"] = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
     headers = {"accept": ACCEPT, "mcp-protocol-version": MODERN, "mcp-method": method}
     if name:
         headers["mcp-name"] = name
@@ -120,8 +122,9 @@ def test_invalid_tokens_are_401_invalid_token(http, srv, issuer, bad):
     from cryptography.hazmat.primitives.asymmetric import rsa
 
     tok = {
-        "forged": lambda: issuer.mint(aud=RESOURCE, scope="mcp",
-                                      key=rsa.generate_private_key(public_exponent=65537, key_size=2048)),
+        "forged": lambda: issuer.mint(
+            aud=RESOURCE, scope="mcp", key=rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        ),
         "expired": lambda: token(issuer, lifetime=-600),
         "wrong-aud": lambda: issuer.mint(aud="https://other.test/mcp", scope="mcp"),
         "wrong-iss": lambda: token(issuer, iss="https://evil.test"),
@@ -137,8 +140,9 @@ def test_invalid_tokens_are_401_invalid_token(http, srv, issuer, bad):
 
 @pytest.mark.parametrize("header", ["Bearer", "Bearer a b", "Bearer \u00e9t\u00e9"])
 def test_malformed_authorization_is_400(http, srv, header):
-    r = http.post(srv.url, content=b"{}", headers={"authorization": header.encode("utf-8"),
-                                                  "content-type": "application/json"})
+    r = http.post(
+        srv.url, content=b"{}", headers={"authorization": header.encode("utf-8"), "content-type": "application/json"}
+    )
     assert r.status_code == 400 and challenge(r)["error"] == "invalid_request"
 
 
@@ -163,8 +167,14 @@ def test_modern_era_calls_and_step_up(http, srv, issuer):
     assert r.status_code == 403
     c = challenge(r)
     assert c["error"] == "insufficient_scope" and c["scope"] == "mcp notes:admin notes:write"  # all, at once
-    r = modern(http, srv, "tools/call", {"name": "purge", "arguments": {}},
-               token(issuer, "mcp notes:write notes:admin"), "purge")
+    r = modern(
+        http,
+        srv,
+        "tools/call",
+        {"name": "purge", "arguments": {}},
+        token(issuer, "mcp notes:write notes:admin"),
+        "purge",
+    )
     assert r.status_code == 200 and r.json()["result"]["content"][0]["text"] == "purged"
 
 
@@ -178,21 +188,33 @@ def test_resources_and_prompts_scopes(http, srv, issuer):
 
 
 def legacy_init(http, srv, tok):
-    r = http.post(srv.url, headers={"accept": ACCEPT, "authorization": "Bearer " + tok},
-                  json={"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                        "params": {"protocolVersion": LEGACY, "capabilities": {},
-                                   "clientInfo": {"name": "t", "version": "1"}}})
+    r = http.post(
+        srv.url,
+        headers={"accept": ACCEPT, "authorization": "Bearer " + tok},
+        json={
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+        },
+    )
     assert r.status_code == 200, r.text
     sid = r.headers["mcp-session-id"]
     headers = {"accept": ACCEPT, "mcp-session-id": sid, "mcp-protocol-version": LEGACY}
-    http.post(srv.url, headers={**headers, "authorization": "Bearer " + tok},
-              json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+    http.post(
+        srv.url,
+        headers={**headers, "authorization": "Bearer " + tok},
+        json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+    )
     return headers
 
 
 def call(http, srv, headers, tok, name, rid=1):
-    return http.post(srv.url, headers={**headers, "authorization": "Bearer " + tok},
-                     json={"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name, "arguments": {}}})
+    return http.post(
+        srv.url,
+        headers={**headers, "authorization": "Bearer " + tok},
+        json={"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name, "arguments": {}}},
+    )
 
 
 def test_legacy_session_step_up_and_latest_token(http, srv, issuer):
@@ -243,8 +265,14 @@ def test_the_token_never_reaches_the_trace(http, issuer, tmp_path, monkeypatch):
 
 def test_scope_hierarchies(http, issuer):
     server = make_server()
-    app = server.http_app(auth=ResourceServer(resource=RESOURCE, issuer=issuer.url, required_scopes=["mcp"],
-                                              implied_scopes={"notes:admin": ["notes:write"], "root": ["mcp", "notes:admin"]}))
+    app = server.http_app(
+        auth=ResourceServer(
+            resource=RESOURCE,
+            issuer=issuer.url,
+            required_scopes=["mcp"],
+            implied_scopes={"notes:admin": ["notes:write"], "root": ["mcp", "notes:admin"]},
+        )
+    )
     with ServerThread(app) as s:
         r = modern(http, s, "tools/call", {"name": "purge", "arguments": {}}, token(issuer, "mcp notes:admin"), "purge")
         assert r.status_code == 200, r.text  # notes:admin implies notes:write
@@ -262,15 +290,35 @@ def test_the_scope_check_reads_the_body_not_the_headers(http, srv, issuer):
 
 def test_a_legacy_batch_with_a_scoped_call_is_refused_whole(http, srv, issuer):
     tok = token(issuer)
-    r = http.post(srv.url, headers={"accept": ACCEPT, "authorization": "Bearer " + tok},
-                  json={"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                        "params": {"protocolVersion": "2025-03-26", "capabilities": {},
-                                   "clientInfo": {"name": "t", "version": "1"}}})
-    headers = {"accept": ACCEPT, "mcp-session-id": r.headers["mcp-session-id"], "mcp-protocol-version": "2025-03-26",
-               "authorization": "Bearer " + tok}
+    r = http.post(
+        srv.url,
+        headers={"accept": ACCEPT, "authorization": "Bearer " + tok},
+        json={
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-03-26",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+    )
+    headers = {
+        "accept": ACCEPT,
+        "mcp-session-id": r.headers["mcp-session-id"],
+        "mcp-protocol-version": "2025-03-26",
+        "authorization": "Bearer " + tok,
+    }
     http.post(srv.url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
-    batch = [{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}},
-             {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "write_note",
-                                                                          "arguments": {"text": "x"}}}]
+    batch = [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "whoami", "arguments": {}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "write_note", "arguments": {"text": "x"}},
+        },
+    ]
     r = http.post(srv.url, headers=headers, json=batch)
     assert r.status_code == 403 and challenge(r)["scope"] == "mcp notes:write"

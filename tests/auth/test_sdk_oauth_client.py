@@ -39,9 +39,14 @@ def test_sdk_oauth_client_credentials(idp, mcp_url, mode):
     storage = MemoryStorage()
 
     async def main() -> Any:
-        provider = ClientCredentialsOAuthProvider(server_url=mcp_url, storage=storage, client_id="svc",
-                                                  client_secret="svc-secret", scope="mcp notes:write",
-                                                  issuer=idp.issuer)
+        provider = ClientCredentialsOAuthProvider(
+            server_url=mcp_url,
+            storage=storage,
+            client_id="svc",
+            client_secret="svc-secret",
+            scope="mcp notes:write",
+            issuer=idp.issuer,
+        )
         async with asyncio.timeout(60), httpx2.AsyncClient(auth=provider, timeout=20) as http:
             async with Client(streamable_http_client(mcp_url, http_client=http), mode=mode) as client:
                 tools = [t.name for t in (await client.list_tools()).tools]

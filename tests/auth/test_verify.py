@@ -60,14 +60,17 @@ def test_audience_in_a_list_and_trailing_slash(issuer):
     assert run(verify(JWTVerifier(issuer.url, AUD), issuer.mint(aud=["other", AUD + "/"]))).subject == "alice"
 
 
-@pytest.mark.parametrize(("claims", "why"), [
-    ({"aud": "https://other.example.com/mcp"}, "another audience"),
-    ({"aud": None}, "'aud'"),
-    ({"lifetime": -120}, "expired"),
-    ({"nbf": 4102444800}, "not valid yet"),
-    ({"iss": "https://evil.example"}, "another issuer"),
-    ({"exp": None}, "'exp'"),
-])
+@pytest.mark.parametrize(
+    ("claims", "why"),
+    [
+        ({"aud": "https://other.example.com/mcp"}, "another audience"),
+        ({"aud": None}, "'aud'"),
+        ({"lifetime": -120}, "expired"),
+        ({"nbf": 4102444800}, "not valid yet"),
+        ({"iss": "https://evil.example"}, "another issuer"),
+        ({"exp": None}, "'exp'"),
+    ],
+)
 def test_claims_are_checked(issuer, claims, why):
     claims = dict(claims)
     aud = claims.pop("aud", AUD)
@@ -90,16 +93,23 @@ def test_unknown_kid(issuer):
 
 
 def test_alg_none(issuer):
-    token = b64({"alg": "none", "typ": "JWT", "kid": "rsa-1"}) + "." + b64({"iss": issuer.url, "aud": AUD,
-                                                                             "sub": "mallory", "exp": 4102444800}) + "."
+    token = (
+        b64({"alg": "none", "typ": "JWT", "kid": "rsa-1"})
+        + "."
+        + b64({"iss": issuer.url, "aud": AUD, "sub": "mallory", "exp": 4102444800})
+        + "."
+    )
     assert "'none' is not accepted" in refused(issuer, token)
 
 
 def test_hmac_with_the_public_key_is_refused(issuer):
-    pem = issuer.keys["rsa"].public_key().public_bytes(serialization.Encoding.PEM,
-                                                       serialization.PublicFormat.SubjectPublicKeyInfo)
-    import hmac
+    pem = (
+        issuer.keys["rsa"]
+        .public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
     import hashlib
+    import hmac
 
     head = b64({"alg": "HS256", "typ": "JWT", "kid": "rsa-1"})
     body = b64({"iss": issuer.url, "aud": AUD, "sub": "mallory", "exp": 4102444800})
@@ -123,10 +133,16 @@ def test_garbage_and_oversized(issuer, token):
     assert "well-formed" in message or "limit" in message
 
 
-@pytest.mark.parametrize(("mode", "why"), [
-    ("down", "HTTP 503"), ("html", "text/html"), ("huge", "over the limit"), ("hang", "did not answer"),
-    ("wrong-issuer", "names issuer"),
-])
+@pytest.mark.parametrize(
+    ("mode", "why"),
+    [
+        ("down", "HTTP 503"),
+        ("html", "text/html"),
+        ("huge", "over the limit"),
+        ("hang", "did not answer"),
+        ("wrong-issuer", "names issuer"),
+    ],
+)
 def test_issuer_misbehaving_is_unavailable_not_invalid(issuer, mode, why):
     token = issuer.mint(aud=AUD)
     issuer.mode = mode
@@ -193,13 +209,21 @@ def test_http_issuer_only_on_loopback():
 
 
 def test_introspection(issuer):
-    issuer.active_tokens["good"] = {"active": True, "sub": "bob", "client_id": "c", "scope": "a b", "aud": AUD,
-                                    "iss": issuer.url, "exp": 4102444800}
+    issuer.active_tokens["good"] = {
+        "active": True,
+        "sub": "bob",
+        "client_id": "c",
+        "scope": "a b",
+        "aud": AUD,
+        "iss": issuer.url,
+        "exp": 4102444800,
+    }
     issuer.active_tokens["elsewhere"] = {"active": True, "sub": "bob", "aud": "https://other.example"}
 
     async def go():
-        v = IntrospectionVerifier(issuer.base + "/introspect", client_id="rs", client_secret="s", audience=AUD,
-                                  issuer=issuer.url)
+        v = IntrospectionVerifier(
+            issuer.base + "/introspect", client_id="rs", client_secret="s", audience=AUD, issuer=issuer.url
+        )
         try:
             info = await v.verify("good")
             assert (info.subject, info.scopes) == ("bob", {"a", "b"})

@@ -18,9 +18,20 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ("floor", "mcpio")
 FIGURES = (
-    "cold_init_ms", "cold_discover_ms", "cold_init_200_ms", "seq_p50_us", "seq_p99_us", "pipelined_per_s",
-    "burst_cpu_us", "echo_1MiB_ms", "echo_10MiB_ms", "rss_seq_mib", "rss_burst_mib", "shutdown_idle_ms",
-    "shutdown_load_ms", "list200_ms",
+    "cold_init_ms",
+    "cold_discover_ms",
+    "cold_init_200_ms",
+    "seq_p50_us",
+    "seq_p99_us",
+    "pipelined_per_s",
+    "burst_cpu_us",
+    "echo_1MiB_ms",
+    "echo_10MiB_ms",
+    "rss_seq_mib",
+    "rss_burst_mib",
+    "shutdown_idle_ms",
+    "shutdown_load_ms",
+    "list200_ms",
 )
 
 
@@ -28,8 +39,19 @@ FIGURES = (
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out = tmp_path_factory.mktemp("bench") / "quick.json"
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "run.py"), "--servers", ",".join(SERVERS), "--quick", "--json", str(out)],
-        capture_output=True, text=True, timeout=110, cwd=ROOT,
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "run.py"),
+            "--servers",
+            ",".join(SERVERS),
+            "--quick",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=110,
+        cwd=ROOT,
     )
     assert proc.returncode == 0, f"the harness failed:\n{proc.stdout}\n{proc.stderr}"
     assert "| figure" in proc.stdout, proc.stdout  # the table is printed

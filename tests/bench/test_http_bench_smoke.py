@@ -22,8 +22,13 @@ SESSIONS = 50
 
 
 def _run(script: str, *args: str, out: Path, timeout: float) -> dict:
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *args, "--json", str(out)],
-                          capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / script), *args, "--json", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+    )
     assert proc.returncode == 0, f"{script} failed:\n{proc.stdout}\n{proc.stderr}"
     assert "| figure" in proc.stdout, proc.stdout  # the table is printed
     return json.loads(out.read_text())
@@ -32,15 +37,26 @@ def _run(script: str, *args: str, out: Path, timeout: float) -> dict:
 @pytest.fixture(scope="module")
 def sessions(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out = tmp_path_factory.mktemp("http-bench") / "sessions.json"
-    return _run("http_sessions.py", "--servers", "mcpio", "--quick", "--sessions", str(SESSIONS), "--hold-ms", "300",
-                out=out, timeout=100)
+    return _run(
+        "http_sessions.py",
+        "--servers",
+        "mcpio",
+        "--quick",
+        "--sessions",
+        str(SESSIONS),
+        "--hold-ms",
+        "300",
+        out=out,
+        timeout=100,
+    )
 
 
 @pytest.fixture(scope="module")
 def load(tmp_path_factory: pytest.TempPathFactory) -> dict:
     out = tmp_path_factory.mktemp("http-bench") / "load.json"
-    return _run("http_load.py", "--servers", "mcpio,floor", "--quick", "--rounds", "1", "--duration", "2",
-                out=out, timeout=100)
+    return _run(
+        "http_load.py", "--servers", "mcpio,floor", "--quick", "--rounds", "1", "--duration", "2", out=out, timeout=100
+    )
 
 
 @pytest.mark.timeout(120)
@@ -79,5 +95,6 @@ def test_load_answers_every_call_in_both_eras(load: dict) -> None:
         assert load["median"]["floor"][era]["errors_total"] == 0  # the floor answered every request right too
     # the issue-17 targets (mcpio ÷ floor) are computed for both eras; whether they are met is not asserted
     assert {(t["era"], t["figure"]) for t in load["targets"]} == {
-        (e, f) for e in ("legacy", "modern") for f in ("server_cpu_us", "p50_ms")}
+        (e, f) for e in ("legacy", "modern") for f in ("server_cpu_us", "p50_ms")
+    }
     assert all(isinstance(t["ratio"], float) for t in load["targets"])

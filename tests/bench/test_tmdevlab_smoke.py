@@ -18,8 +18,23 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.timeout(120)
 def test_tmdevlab_workload_runs_clean_on_mcpio() -> None:
-    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "tmdevlab" / "run.py"), "--servers", "mcpio",
-                           "--quick", "--vus", "5", "--duration", "2"], capture_output=True, text=True, timeout=100, cwd=ROOT)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "tmdevlab" / "run.py"),
+            "--servers",
+            "mcpio",
+            "--quick",
+            "--vus",
+            "5",
+            "--duration",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=100,
+        cwd=ROOT,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "| MCP requests/s |" in proc.stdout
     written = sorted((ROOT / "benchmarks" / "results").glob("tmdevlab-*.json"))[-1]

@@ -18,7 +18,9 @@ QUICKSTART = str(EXAMPLES / "quickstart.py")
 MCPIO = [sys.executable, "-m", "mcpio"]
 
 
-def mcpio(*args: str, cwd: str | None = None, env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+def mcpio(
+    *args: str, cwd: str | None = None, env: dict[str, str] | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess:
     full_env = {**os.environ, **(env or {})}
     return subprocess.run([*MCPIO, *args], capture_output=True, text=True, cwd=cwd, env=full_env, timeout=timeout)
 
@@ -69,9 +71,9 @@ def test_call_coerces_arguments_by_the_input_schema():
 def test_call_failures_exit_non_zero():
     out = mcpio("call", QUICKSTART, "add", "a=x", "b=1")  # not an integer: refused before sending
     assert out.returncode == 2 and "argument 'a': 'x' is not an integer" in out.stderr
-    out = mcpio("call", QUICKSTART, "add", "a:=\"x\"", "b=1")  # refused by the schema check
+    out = mcpio("call", QUICKSTART, "add", 'a:="x"', "b=1")  # refused by the schema check
     assert out.returncode == 2 and "argument 'a' must be int, not \"x\"" in out.stderr
-    out = mcpio("call", QUICKSTART, "add", "a:=\"x\"", "b=1", "--no-validate")  # sent: the tool reports an error
+    out = mcpio("call", QUICKSTART, "add", 'a:="x"', "b=1", "--no-validate")  # sent: the tool reports an error
     assert out.returncode == 1 and "reported an error" in out.stderr
     out = mcpio("call", QUICKSTART, "nope", "--no-validate")  # the server's own answer
     assert out.returncode == 1 and "Unknown tool" in out.stderr and out.stderr.count("-32602") == 1
@@ -177,11 +179,16 @@ def test_tap_records_both_directions_and_redacts(tmp_path):
 
     async def go():
         # grace=10: on a loaded machine the tap still gets to write its last record before any SIGTERM
-        async with Client([*MCPIO, "tap", "-o", str(trace), "--redact", "secret", "--", sys.executable, QUICKSTART],
-                          grace=10, era="legacy") as c:
+        async with Client(
+            [*MCPIO, "tap", "-o", str(trace), "--redact", "secret", "--", sys.executable, QUICKSTART],
+            grace=10,
+            era="legacy",
+        ) as c:
             r = await c.call_tool("add", {"a": 1, "b": 2})
             assert r["structuredContent"] == {"result": 3}
-            await c.request("tools/call", {"name": "add", "arguments": {"a": 5, "b": 5}, "_meta": {"secret": "hunter2"}})
+            await c.request(
+                "tools/call", {"name": "add", "arguments": {"a": 5, "b": 5}, "_meta": {"secret": "hunter2"}}
+            )
             with pytest.raises(Exception, match="Unknown tool"):
                 await c.call_tool("nope", {})
 
@@ -197,15 +204,21 @@ def test_tap_records_both_directions_and_redacts(tmp_path):
     assert secret["params"]["_meta"] == {"secret": "[REDACTED]"}
     assert "hunter2" not in trace.read_text()
     assert all(r["time"].endswith("Z") and isinstance(r["ts"], float) for r in records)
-    assert sum(1 for d, m in messages if d == "s2c" and "id" in m) == sum(1 for d, m in messages if d == "c2s" and "id" in m)
+    assert sum(1 for d, m in messages if d == "s2c" and "id" in m) == sum(
+        1 for d, m in messages if d == "c2s" and "id" in m
+    )
 
 
 def test_replay_reports_same_and_different_responses(tmp_path):
     trace = tmp_path / "trace.jsonl"
 
     async def record():
-        async with Client([*MCPIO, "tap", "-o", str(trace), "--", sys.executable, QUICKSTART],
-                          sampling=lambda p: "unused", grace=10, era="legacy") as c:
+        async with Client(
+            [*MCPIO, "tap", "-o", str(trace), "--", sys.executable, QUICKSTART],
+            sampling=lambda p: "unused",
+            grace=10,
+            era="legacy",
+        ) as c:
             await c.list_tools()
             await c.call_tool("add", {"a": 2, "b": 3})
             await c.read_resource("greeting://Ada")
@@ -224,11 +237,28 @@ def test_replay_reports_same_and_different_responses(tmp_path):
     assert out.returncode == 1
     report = json.loads(out.stdout)
     status = {e["method"]: e["status"] for e in report["requests"]}
-    assert status == {"initialize": "different", "tools/list": "different", "tools/call": "same", "resources/read": "different"}
+    assert status == {
+        "initialize": "different",
+        "tools/list": "different",
+        "tools/call": "same",
+        "resources/read": "different",
+    }
     init = next(e for e in report["requests"] if e["method"] == "initialize")
     assert any("serverInfo.name" in d for d in init["differences"])
-    out = mcpio("replay", str(trace), "--ignore", "serverInfo", "--ignore", "instructions", "--ignore", "capabilities",
-                "--json", "--", sys.executable, str(other))
+    out = mcpio(
+        "replay",
+        str(trace),
+        "--ignore",
+        "serverInfo",
+        "--ignore",
+        "instructions",
+        "--ignore",
+        "capabilities",
+        "--json",
+        "--",
+        sys.executable,
+        str(other),
+    )
     status = {e["method"]: e["status"] for e in json.loads(out.stdout)["requests"]}
     assert status["initialize"] == "same"
     out = mcpio("replay", str(trace))
@@ -264,7 +294,7 @@ def test_doctor_on_a_good_and_a_bad_server():
     assert report["tools_list_bytes"] > 100 and {t["name"] for t in report["tools"]} == {"add", "slow_sum"}
     assert report["tools"][0]["tokens"] == round(report["tools"][0]["bytes"] / 4)
     assert report["problems"] == []
-    assert "tool \"add\" has no title" in report["warnings"]
+    assert 'tool "add" has no title' in report["warnings"]
 
     text = mcpio("doctor", QUICKSTART, "--era", "legacy").stdout
     assert "(spawn to initialize result, legacy era, 2025-11-25)" in text
@@ -278,7 +308,9 @@ def test_doctor_on_a_good_and_a_bad_server():
     assert "(spawn to initialize result, legacy era, 2025-11-25)" in text  # auto fell back
     assert 'PROBLEM: tool "has space": the name must be 1-64 characters' in text
     assert f'PROBLEM: tool "{"x" * 70}": the name must be' in text
-    assert "PROBLEM: tool \"typo\": inputSchema is not a valid JSON Schema at /properties/a: unknown type 'integr'" in text
+    assert (
+        "PROBLEM: tool \"typo\": inputSchema is not a valid JSON Schema at /properties/a: unknown type 'integr'" in text
+    )
     assert "'required' must be an array of strings" in text
     assert 'warning: tool "has space" has no title' in text
     assert "fine" not in [line.split('"')[1] for line in text.splitlines() if line.startswith("PROBLEM")]

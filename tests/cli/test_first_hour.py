@@ -57,8 +57,14 @@ def typed(tags: list[str], mode: Literal["loud", "quiet"] = "loud", limit: Optio
 
 
 def mcpio(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([*MCPIO, *args], capture_output=True, text=True, cwd=cwd, timeout=90,
-                          env={**os.environ, "COLUMNS": "200", **(env or {})})
+    return subprocess.run(
+        [*MCPIO, *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=90,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+    )
 
 
 @pytest.fixture
@@ -85,10 +91,19 @@ def test_every_command_accepts_a_file_without_a_main_block(server, tmp_path):
     assert mcpio("call", "server:server", "shout", "text=b", cwd=tmp_path).stdout == "B\n"
     # tap and replay take the same one-word TARGET after --
     trace = tmp_path / "trace.jsonl"
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
-    tapped = subprocess.run([*MCPIO, "tap", "-o", str(trace), "--", str(server)], input=json.dumps(init) + "\n",
-                            capture_output=True, text=True, timeout=60)
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
+    tapped = subprocess.run(
+        [*MCPIO, "tap", "-o", str(trace), "--", str(server)],
+        input=json.dumps(init) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert json.loads(tapped.stdout)["result"]["serverInfo"]["name"] == "shouter", tapped.stderr
     replayed = mcpio("replay", str(trace), "--", str(server))
     assert replayed.returncode == 0 and "0 differ" in replayed.stdout, replayed.stdout + replayed.stderr
@@ -119,8 +134,10 @@ def test_a_misspelt_argument_is_refused_before_sending(server, tmp_path):
 def test_an_unknown_tool_gets_suggestions_not_protocol_jargon(server):
     out = mcpio("call", str(server), "shuot", "text=hi")
     assert out.returncode == 2
-    assert lines(out.stderr) == ["mcpio: error: the server has no tool 'shuot' (did you mean 'shout'?)",
-                                 "  its tools: shout, typed"]
+    assert lines(out.stderr) == [
+        "mcpio: error: the server has no tool 'shuot' (did you mean 'shout'?)",
+        "  its tools: shout, typed",
+    ]
     out = mcpio("call", str(server), "shuot", "--json")
     error = json.loads(out.stdout)["error"]
     assert out.returncode == 2 and error["status"] == 2 and "did you mean 'shout'" in error["message"]
@@ -130,17 +147,26 @@ def test_prompts_are_checked_like_tools():
     quickstart = str(Path(__file__).parents[2] / "examples" / "quickstart.py")
     out = mcpio("prompt", quickstart, "review_cod", "code=x")
     assert out.returncode == 2 and lines(out.stderr) == [
-        "mcpio: error: the server has no prompt 'review_cod' (did you mean 'review_code'?)", "  its prompts: review_code"]
+        "mcpio: error: the server has no prompt 'review_cod' (did you mean 'review_code'?)",
+        "  its prompts: review_code",
+    ]
     out = mcpio("prompt", quickstart, "review_code", "cod=x")
     assert out.returncode == 2 and lines(out.stderr) == [
         "mcpio: error: review_code: unknown argument 'cod' (did you mean 'code'?); missing required argument 'code'",
-        "  usage: review_code code=…   (nothing was sent)"]
+        "  usage: review_code code=…   (nothing was sent)",
+    ]
 
 
-@pytest.mark.parametrize("broken,expected", [
-    ("def shout(:\n", "server.py:9: SyntaxError: invalid syntax (in your server's code)"),
-    ("import no_such_module_here\n", "server.py:9: ModuleNotFoundError: No module named 'no_such_module_here' (in your server's code)"),
-])
+@pytest.mark.parametrize(
+    "broken,expected",
+    [
+        ("def shout(:\n", "server.py:9: SyntaxError: invalid syntax (in your server's code)"),
+        (
+            "import no_such_module_here\n",
+            "server.py:9: ModuleNotFoundError: No module named 'no_such_module_here' (in your server's code)",
+        ),
+    ],
+)
 def test_an_error_in_the_users_code_is_one_line_naming_their_file(tmp_path, broken, expected):
     path = tmp_path / "server.py"
     path.write_text("from mcpio import Server\n\nserver = Server('x')\n\n\n\n\n\n" + broken)
@@ -153,15 +179,28 @@ def test_an_error_in_the_users_code_is_one_line_naming_their_file(tmp_path, brok
         shown = out.stderr + out.stdout
         assert expected in shown and "Traceback" not in shown and len(lines(out.stderr)) <= 2, shown
     install = mcpio("install", "server.py", "--host", "claude", "--config", str(tmp_path / "c.json"), cwd=tmp_path)
-    assert install.returncode == 3 and lines(install.stderr) == [f"mcpio: error: not installed: the server did not start: {expected}", hint]
+    assert install.returncode == 3 and lines(install.stderr) == [
+        f"mcpio: error: not installed: the server did not start: {expected}",
+        hint,
+    ]
     assert not (tmp_path / "c.json").exists()
     verbose = mcpio("run", "server.py", "-v", cwd=tmp_path)
     assert "Traceback (most recent call last)" in verbose.stderr and expected in verbose.stderr
     # --reload: the host gets an error naming the file and line; the terminal the same short lines
-    reload = subprocess.Popen([*MCPIO, "run", "server.py", "--reload"], cwd=tmp_path, text=True,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    reload = subprocess.Popen(
+        [*MCPIO, "run", "server.py", "--reload"],
+        cwd=tmp_path,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    }
     assert reload.stdin and reload.stdout and reload.stderr
     reload.stdin.write(json.dumps(init) + "\n")
     reload.stdin.flush()
@@ -212,8 +251,10 @@ def test_a_busy_port_is_one_clear_line(server):
         port = busy.getsockname()[1]
         out = mcpio("run", str(server), "-t", "http", "--port", str(port))
     assert out.returncode == 3
-    assert lines(out.stderr) == [f"mcpio: error: port {port} on 127.0.0.1 is already in use (another program, or another mcpio run)",
-                                 "  pick another one with --port, or stop the program using it"]
+    assert lines(out.stderr) == [
+        f"mcpio: error: port {port} on 127.0.0.1 is already in use (another program, or another mcpio run)",
+        "  pick another one with --port, or stop the program using it",
+    ]
 
 
 def test_install_names_the_entry_after_the_server(server, tmp_path):
@@ -221,8 +262,17 @@ def test_install_names_the_entry_after_the_server(server, tmp_path):
     out = mcpio("install", str(server), "--host", "claude", "--config", str(config))
     assert out.returncode == 0, out.stderr
     assert list(json.loads(config.read_text())["mcpServers"]) == ["shouter"]
-    out = mcpio("install", str(server), "--host", "claude", "--config", str(tmp_path / "other.json"), "--no-check",
-                "--dry-run", "--json")
+    out = mcpio(
+        "install",
+        str(server),
+        "--host",
+        "claude",
+        "--config",
+        str(tmp_path / "other.json"),
+        "--no-check",
+        "--dry-run",
+        "--json",
+    )
     assert json.loads(out.stdout)["name"] == "shouter"
 
 
@@ -244,8 +294,14 @@ def test_a_hostile_server_cannot_reach_the_terminal_raw():
             outputs.append((args, verbose, out))
             assert not RAW_ESCAPES.search(out.stdout + out.stderr), (args, verbose, out.stdout + out.stderr)
             assert "FORGED" in out.stdout + out.stderr  # the text arrives, without its escapes
-    for args in (["list"], ["call", "evil", "--no-validate"], ["call", "structured", "--no-validate"],
-                 ["read", "evil://x"], ["prompt", "p"], ["doctor"]):
+    for args in (
+        ["list"],
+        ["call", "evil", "--no-validate"],
+        ["call", "structured", "--no-validate"],
+        ["read", "evil://x"],
+        ["prompt", "p"],
+        ["doctor"],
+    ):
         out = mcpio(args[0], HOSTILE, *args[1:], "--json", "--era", "legacy")
         assert not RAW_ESCAPES.search(out.stdout + out.stderr), (args, out.stdout + out.stderr)
         assert "FORGED" in out.stdout  # JSON keeps the text, escapes as \u sequences
@@ -267,7 +323,10 @@ def test_a_hostile_server_cannot_reach_the_terminal_raw():
     bare = mcpio("call", HOSTILE.split()[-1], "structured", "--no-validate", "--era", "legacy")
     assert bare.returncode == 0 and '"k": "v' in bare.stdout and "FORGED" in bare.stdout, bare.stderr
     broken = mcpio("list", f"{HOSTILE} broken", "--era", "legacy")
-    assert broken.returncode == 4 and "the server broke the protocol: tools/list: the result has no 'tools' list" in broken.stderr
+    assert (
+        broken.returncode == 4
+        and "the server broke the protocol: tools/list: the result has no 'tools' list" in broken.stderr
+    )
 
 
 def test_third_party_servers():
@@ -311,9 +370,18 @@ def test_install_takes_every_target(tmp_path):
     vscode = tmp_path / "vscode.json"
     out = mcpio("install", f"{cursor}:demo", "--host", "vscode", "--config", str(vscode), "--name", "copied")
     assert out.returncode == 0, out.stderr  # another host's entry, copied (and checked)
-    assert json.loads(vscode.read_text())["servers"]["copied"] == {"type": "stdio", "command": sys.executable, "args": [quickstart]}
-    out = mcpio("install", "http://127.0.0.1:9/mcp", "--host", "vscode", "--config", str(vscode), "--no-check", "--name", "web")
-    assert out.returncode == 0 and json.loads(vscode.read_text())["servers"]["web"] == {"type": "http", "url": "http://127.0.0.1:9/mcp"}
+    assert json.loads(vscode.read_text())["servers"]["copied"] == {
+        "type": "stdio",
+        "command": sys.executable,
+        "args": [quickstart],
+    }
+    out = mcpio(
+        "install", "http://127.0.0.1:9/mcp", "--host", "vscode", "--config", str(vscode), "--no-check", "--name", "web"
+    )
+    assert out.returncode == 0 and json.loads(vscode.read_text())["servers"]["web"] == {
+        "type": "http",
+        "url": "http://127.0.0.1:9/mcp",
+    }
     out = mcpio("install", "http://127.0.0.1:9/mcp", "--host", "claude", "--config", str(tmp_path / "claude.json"))
     assert out.returncode == 2 and "claude's configuration starts commands only" in out.stderr
     (tmp_path / "calc.py").write_text(SHOUTER)

@@ -22,12 +22,15 @@ def mcpio(home: Path, *args: str, cwd: Path | None = None) -> subprocess.Complet
     return subprocess.run([*MCPIO, *args], capture_output=True, text=True, timeout=120, env=env, cwd=cwd or home)
 
 
-@pytest.mark.parametrize("host,relative,key", [
-    ("claude", ".config/Claude/claude_desktop_config.json", "mcpServers"),
-    ("cursor", ".cursor/mcp.json", "mcpServers"),
-    ("vscode", ".config/Code/User/mcp.json", "servers"),
-    ("zed", ".config/zed/settings.json", "context_servers"),
-])
+@pytest.mark.parametrize(
+    "host,relative,key",
+    [
+        ("claude", ".config/Claude/claude_desktop_config.json", "mcpServers"),
+        ("cursor", ".cursor/mcp.json", "mcpServers"),
+        ("vscode", ".config/Code/User/mcp.json", "servers"),
+        ("zed", ".config/zed/settings.json", "context_servers"),
+    ],
+)
 def test_install_writes_a_checked_entry_the_host_and_mcpio_can_run(tmp_path, host, relative, key):
     done = mcpio(tmp_path, "install", QUICKSTART, "--host", host, "--env", "API_KEY=k1")
     assert done.returncode == 0, done.stderr
@@ -50,7 +53,9 @@ def test_install_keeps_other_entries_refuses_duplicates_and_backs_up(tmp_path):
     assert json.loads((tmp_path / ".cursor" / "mcp.json.bak").read_text())["mcpServers"] == {"other": {"command": "x"}}
     again = mcpio(tmp_path, "install", QUICKSTART, "--host", "cursor", "--project", "--name", "calc", "--no-check")
     assert again.returncode == 2 and "--force" in again.stderr
-    forced = mcpio(tmp_path, "install", QUICKSTART + ":server", "--host", "cursor", "--project", "--name", "calc", "--force")
+    forced = mcpio(
+        tmp_path, "install", QUICKSTART + ":server", "--host", "cursor", "--project", "--name", "calc", "--force"
+    )
     assert forced.returncode == 0
     assert json.loads(config.read_text())["mcpServers"]["calc"]["args"][-1] == QUICKSTART + ":server"
 

@@ -12,26 +12,32 @@ import pytest
 
 from tests.support.stdio_peer import StdioPeer
 
-V1 = '''from mcpio import Server
+V1 = """from mcpio import Server
 server = Server("reloading")
 
 @server.tool
 def first() -> str:
     return "one"
-'''
-V2 = V1 + '''
+"""
+V2 = (
+    V1
+    + """
 @server.tool
 def second() -> str:
     return "two"
-'''
-SLOW = V1 + '''
+"""
+)
+SLOW = (
+    V1
+    + """
 import asyncio
 
 @server.tool
 async def slow() -> str:
     await asyncio.sleep(60)
     return "late"
-'''
+"""
+)
 
 
 def save(path: Path, text: str) -> None:

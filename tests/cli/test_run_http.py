@@ -17,8 +17,12 @@ MCPIO = [sys.executable, "-m", "mcpio"]
 
 def test_run_serves_http_until_interrupted():
     port = free_port()
-    proc = subprocess.Popen([*MCPIO, "run", str(EXAMPLES / "quickstart.py"), "-t", "http", "--port", str(port),
-                             "--path", "/api/mcp"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [*MCPIO, "run", str(EXAMPLES / "quickstart.py"), "-t", "http", "--port", str(port), "--path", "/api/mcp"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         wait_port(port, proc=proc)
         url = f"http://127.0.0.1:{port}/api/mcp"
@@ -41,6 +45,10 @@ def test_run_serves_http_until_interrupted():
 
 
 def test_run_refuses_a_public_address_without_allow_remote():
-    proc = subprocess.run([*MCPIO, "run", str(EXAMPLES / "quickstart.py"), "-t", "http", "--host", "0.0.0.0"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [*MCPIO, "run", str(EXAMPLES / "quickstart.py"), "-t", "http", "--host", "0.0.0.0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "--allow-remote" in proc.stderr and proc.stdout == ""

@@ -53,15 +53,18 @@ def make_server(events: dict[str, asyncio.Event] | None = None) -> Server:
     @server.tool
     async def form(ctx: Context) -> dict:
         """Ask the user for a form and return what came back."""
-        return await ctx.elicit("Your details", {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string"},
-                "colour": {"type": "string", "default": "blue"},
-                "lucky": {"type": "integer", "default": 7},
+        return await ctx.elicit(
+            "Your details",
+            {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "colour": {"type": "string", "default": "blue"},
+                    "lucky": {"type": "integer", "default": 7},
+                },
+                "required": ["name"],
             },
-            "required": ["name"],
-        })
+        )
 
     @server.tool
     async def think(ctx: Context) -> str:
@@ -152,8 +155,13 @@ def test_progress_restarts_the_timeout_up_to_the_cap():
         async with Client(make_server()) as c:
             seen: list[tuple] = []
             # 8 steps of 0.1 s = 0.8 s in all, but never 0.3 s without progress: it finishes.
-            r = await c.call_tool("steady", {"steps": 8, "every": 0.1}, timeout=0.3, max_timeout=10,
-                                  on_progress=lambda p, t, m: seen.append((p, t)))
+            r = await c.call_tool(
+                "steady",
+                {"steps": 8, "every": 0.1},
+                timeout=0.3,
+                max_timeout=10,
+                on_progress=lambda p, t, m: seen.append((p, t)),
+            )
             assert r["content"][0]["text"] == "finished"
             assert seen == [(i, 8) for i in range(1, 9)]
             # The same call with a cap of 0.45 s stops at the cap despite the progress.
@@ -185,7 +193,10 @@ def test_async_progress_callbacks_run():
     ("answer", "expected"),
     [
         ({"name": "Ada"}, {"action": "accept", "content": {"name": "Ada", "colour": "blue", "lucky": 7}}),
-        ({"action": "accept", "content": {"name": "Bo", "lucky": 3}}, {"action": "accept", "content": {"name": "Bo", "colour": "blue", "lucky": 3}}),
+        (
+            {"action": "accept", "content": {"name": "Bo", "lucky": 3}},
+            {"action": "accept", "content": {"name": "Bo", "colour": "blue", "lucky": 3}},
+        ),
         (None, {"action": "decline"}),
         ({"action": "cancel"}, {"action": "cancel"}),
     ],
@@ -301,7 +312,9 @@ def test_url_targets_use_streamable_http():
     from mcpio._client._target import make_transport
     from mcpio._transports._http_client import HTTPClientTransport
 
-    transport = make_transport("https://example.com/mcp", {"headers": {"Authorization": "Bearer x"}, "env": {"A": "1"}}, [])
+    transport = make_transport(
+        "https://example.com/mcp", {"headers": {"Authorization": "Bearer x"}, "env": {"A": "1"}}, []
+    )
     assert isinstance(transport, HTTPClientTransport) and transport.key == "http:https://example.com/mcp"
     assert transport.headers == {"Authorization": "Bearer x"}  # subprocess options are not for HTTP
     with pytest.raises(UnsupportedTarget, match="give an mcpio Server"):
@@ -324,7 +337,15 @@ class ScriptedServer:
                 if "id" not in msg:
                     continue
                 if msg["method"] not in self.answers:
-                    await self.theirs.send(encode({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "Method not found"}}))
+                    await self.theirs.send(
+                        encode(
+                            {
+                                "jsonrpc": "2.0",
+                                "id": msg["id"],
+                                "error": {"code": -32601, "message": "Method not found"},
+                            }
+                        )
+                    )
                     continue
                 answer = self.answers[msg["method"]]
                 result = answer(msg.get("params") or {}) if callable(answer) else answer
@@ -333,7 +354,11 @@ class ScriptedServer:
             await self.theirs.aclose()
 
 
-INIT = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "scripted", "version": "1"}}
+INIT = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "scripted", "version": "1"},
+}
 
 
 def test_lists_stop_on_a_repeated_cursor_and_drop_duplicates():
@@ -352,7 +377,12 @@ def test_lists_stop_on_a_repeated_cursor_and_drop_duplicates():
             assert [t["name"] for t in await c.list_tools()] == ["a", "b"]
         task.cancel()
 
-        endless = ScriptedServer({"initialize": INIT, "tools/list": lambda p: {"tools": [], "nextCursor": str(int(p.get("cursor") or 0) + 1)}})
+        endless = ScriptedServer(
+            {
+                "initialize": INIT,
+                "tools/list": lambda p: {"tools": [], "nextCursor": str(int(p.get("cursor") or 0) + 1)},
+            }
+        )
         task = asyncio.ensure_future(endless.serve())
         async with Client(transport=endless.ours, max_pages=3) as c:
             with pytest.raises(RemoteProtocolError, match="more than 3 pages"):
@@ -385,7 +415,11 @@ def test_initialize_declares_only_the_capabilities_with_handlers():
         async with Client(transport=s.ours, roots=[], sampling=lambda p: "x", elicitation=lambda p: None, era="legacy"):
             pass
         task.cancel()
-        assert s.seen[0]["params"]["capabilities"] == {"roots": {"listChanged": True}, "sampling": {}, "elicitation": {}}
+        assert s.seen[0]["params"]["capabilities"] == {
+            "roots": {"listChanged": True},
+            "sampling": {},
+            "elicitation": {},
+        }
         assert s.seen[1] == {"jsonrpc": "2.0", "method": "notifications/initialized"}
         s2 = ScriptedServer({"initialize": {**INIT, "protocolVersion": "2025-03-26"}})
         task = asyncio.ensure_future(s2.serve())

@@ -27,7 +27,13 @@ def test_lists_reads_prompts_and_plain_tools(everything):
             assert {"tools", "resources", "prompts", "logging", "completions"} <= set(caps)
 
             tools = {t["name"]: t for t in await c.list_tools()}
-            assert {"echo", "get-sum", "get-tiny-image", "get-structured-content", "trigger-long-running-operation"} <= set(tools)
+            assert {
+                "echo",
+                "get-sum",
+                "get-tiny-image",
+                "get-structured-content",
+                "trigger-long-running-operation",
+            } <= set(tools)
             # Without sampling/elicitation/roots handlers, the tools that need them are not offered.
             assert "trigger-sampling-request" not in tools and "get-roots-list" not in tools
 
@@ -42,8 +48,11 @@ def test_lists_reads_prompts_and_plain_tools(everything):
             assert bad.get("isError") is True
 
             progress: list[tuple] = []
-            r = await c.call_tool("trigger-long-running-operation", {"duration": 0.3, "steps": 3},
-                                  on_progress=lambda p, t, m: progress.append((p, t)))
+            r = await c.call_tool(
+                "trigger-long-running-operation",
+                {"duration": 0.3, "steps": 3},
+                on_progress=lambda p, t, m: progress.append((p, t)),
+            )
             assert "Steps: 3" in r["content"][0]["text"]
             assert progress == [(1, 3), (2, 3), (3, 3)]
 
@@ -52,7 +61,10 @@ def test_lists_reads_prompts_and_plain_tools(everything):
             doc = next(r for r in resources if r["uri"].endswith("architecture.md"))
             assert (await c.read_resource(doc["uri"]))[0]["text"].startswith("# Everything Server")
             templates = {t["uriTemplate"] for t in await c.list_resource_templates()}
-            assert templates == {"demo://resource/dynamic/text/{resourceId}", "demo://resource/dynamic/blob/{resourceId}"}
+            assert templates == {
+                "demo://resource/dynamic/text/{resourceId}",
+                "demo://resource/dynamic/blob/{resourceId}",
+            }
             text = (await c.read_resource("demo://resource/dynamic/text/3"))[0]
             assert text["text"].startswith("Resource 3:")
             blob = (await c.read_resource("demo://resource/dynamic/blob/4"))[0]
@@ -96,8 +108,15 @@ def test_answers_sampling_elicitation_and_roots_and_gets_notifications(everythin
             if method == "notifications/message":
                 logged.set()
 
-        async with Client(everything, sampling=sampling, elicitation=elicitation, roots=[tmp_path],
-                          on_notification=on_notification, on_log=lambda p: None, timeout=30) as c:
+        async with Client(
+            everything,
+            sampling=sampling,
+            elicitation=elicitation,
+            roots=[tmp_path],
+            on_notification=on_notification,
+            on_log=lambda p: None,
+            timeout=30,
+        ) as c:
             tools = {t["name"] for t in await c.list_tools()}
             assert {"trigger-sampling-request", "trigger-elicitation-request", "get-roots-list"} <= tools
 
@@ -142,10 +161,13 @@ def test_task_required_tools_are_called_as_2025_11_25_tasks(everything):
 
     async def go():
         async with Client(everything, timeout=30, elicitation=elicitation) as c:
-            assert c.negotiated_version == "2025-11-25" and "call" in c.server_capabilities["tasks"]["requests"]["tools"]
+            assert (
+                c.negotiated_version == "2025-11-25" and "call" in c.server_capabilities["tasks"]["requests"]["tools"]
+            )
             plain, unclear = await asyncio.gather(
                 c.call_tool("simulate-research-query", {"topic": "bats"}),
-                c.call_tool("simulate-research-query", {"topic": "python", "ambiguous": True}))
+                c.call_tool("simulate-research-query", {"topic": "python", "ambiguous": True}),
+            )
             assert plain["content"][0]["text"].startswith("# Research Report: bats")
             assert unclear["content"][0]["text"].startswith("# Research Report: python (technical)")
             assert len(asked) == 1 and "python" in asked[0]

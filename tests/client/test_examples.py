@@ -49,7 +49,9 @@ def test_quickstart(transport, era):
             prompt = await c.get_prompt("review_code", {"code": "x = 1"})
             assert prompt["messages"][0]["content"]["text"].endswith("x = 1")
             progress: list[tuple] = []
-            r = await c.call_tool("slow_sum", {"values": [1.5, 2.5, 3]}, on_progress=lambda p, t, m: progress.append((p, t)))
+            r = await c.call_tool(
+                "slow_sum", {"values": [1.5, 2.5, 3]}, on_progress=lambda p, t, m: progress.append((p, t))
+            )
             assert r["structuredContent"] == {"result": 7.0}
             assert progress == [(0, 3), (1, 3), (2, 3)]
             assert logs == ["step 0", "step 1", "step 2"]

@@ -20,16 +20,29 @@ def write(path, data) -> str:
 
 def test_mcp_servers_shape(tmp_path):
     # Claude Desktop / Cursor / Claude Code / Windsurf
-    f = write(tmp_path / "claude_desktop_config.json", {"mcpServers": {
-        "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"], "env": {"DEBUG": "1"}},
-        "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}},
-        "old": {"command": "old-server", "disabled": True},
-        "sse": {"type": "sse", "url": "https://example.com/sse"},
-    }})
+    f = write(
+        tmp_path / "claude_desktop_config.json",
+        {
+            "mcpServers": {
+                "files": {
+                    "command": "npx",
+                    "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
+                    "env": {"DEBUG": "1"},
+                },
+                "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}},
+                "old": {"command": "old-server", "disabled": True},
+                "sse": {"type": "sse", "url": "https://example.com/sse"},
+            }
+        },
+    )
     servers = load_config(f)
     assert servers["files"] == ServerSpec(
-        name="files", command="npx", args=("-y", "@modelcontextprotocol/server-filesystem", "/tmp"), env={"DEBUG": "1"},
-        source=f, workspace=servers["files"].workspace,
+        name="files",
+        command="npx",
+        args=("-y", "@modelcontextprotocol/server-filesystem", "/tmp"),
+        env={"DEBUG": "1"},
+        source=f,
+        workspace=servers["files"].workspace,
     )
     assert servers["remote"].type == "http" and servers["remote"].headers == {"Authorization": "Bearer x"}
     assert servers["remote"].is_remote
@@ -39,7 +52,9 @@ def test_mcp_servers_shape(tmp_path):
 
 def test_vscode_shape_with_comments_inputs_and_variables(tmp_path, monkeypatch):
     monkeypatch.setenv("MCPIO_TEST_TOKEN", "t0k3n")
-    f = write(tmp_path / "proj" / ".vscode" / "mcp.json", """{
+    f = write(
+        tmp_path / "proj" / ".vscode" / "mcp.json",
+        """{
       // VS Code allows comments
       "inputs": [{"type": "promptString", "id": "key", "description": "API key", "password": true}],
       "servers": {
@@ -53,7 +68,8 @@ def test_vscode_shape_with_comments_inputs_and_variables(tmp_path, monkeypatch):
         "asks": {"command": "x", "env": {"KEY": "${input:key}"}},
         "web": {"type": "http", "url": "http://localhost:3000/mcp", "headers": {"X-Token": "${env:MCPIO_TEST_TOKEN}"}},
       },
-    }""")
+    }""",
+    )
     servers = load_config(f)
     local = servers["local"].resolved()
     proj = str((tmp_path / "proj").resolve())
@@ -67,17 +83,30 @@ def test_vscode_shape_with_comments_inputs_and_variables(tmp_path, monkeypatch):
 def test_claude_code_variables_and_project_servers(tmp_path, monkeypatch):
     monkeypatch.setenv("MCPIO_TEST_HOST", "db.local")
     monkeypatch.chdir(tmp_path)
-    write(tmp_path / ".mcp.json", {"mcpServers": {"db": {"command": "db-mcp", "args": ["--host=${MCPIO_TEST_HOST}", "--port=${MCPIO_PORT:-5432}"]},
-                                                  "broken": {"command": "x", "args": ["${MCPIO_UNSET_VAR}"]}}})
+    write(
+        tmp_path / ".mcp.json",
+        {
+            "mcpServers": {
+                "db": {"command": "db-mcp", "args": ["--host=${MCPIO_TEST_HOST}", "--port=${MCPIO_PORT:-5432}"]},
+                "broken": {"command": "x", "args": ["${MCPIO_UNSET_VAR}"]},
+            }
+        },
+    )
     db = load_config(tmp_path / ".mcp.json")["db"].resolved()
     assert db.args == ("--host=db.local", "--port=5432")
     with pytest.raises(ConfigError, match="MCPIO_UNSET_VAR.*not set"):
         load_config(tmp_path / ".mcp.json")["broken"].resolved()
     # ~/.claude.json: user servers, overridden by the entry of the current project
-    f = write(tmp_path / "home" / ".claude.json", {
-        "mcpServers": {"a": {"command": "user-a"}, "b": {"command": "user-b"}},
-        "projects": {str(tmp_path): {"mcpServers": {"b": {"command": "project-b"}}}, "/elsewhere": {"mcpServers": {"c": {"command": "c"}}}},
-    })
+    f = write(
+        tmp_path / "home" / ".claude.json",
+        {
+            "mcpServers": {"a": {"command": "user-a"}, "b": {"command": "user-b"}},
+            "projects": {
+                str(tmp_path): {"mcpServers": {"b": {"command": "project-b"}}},
+                "/elsewhere": {"mcpServers": {"c": {"command": "c"}}},
+            },
+        },
+    )
     servers = load_config(f)
     assert {n: s.command for n, s in servers.items()} == {"a": "user-a", "b": "project-b"}
 
@@ -86,21 +115,29 @@ def test_settings_json_zed_and_env_files(tmp_path):
     settings = write(tmp_path / "settings.json", {"mcp": {"servers": {"s": {"command": "s-cmd"}}}})
     assert load_config(settings)["s"].command == "s-cmd"
     write(tmp_path / ".env", "# comment\nexport A=1\nB='two'\n")
-    zed = write(tmp_path / "zed.json", {"context_servers": {
-        "new": {"command": "new-cmd", "args": ["-v"], "env": {"C": "3"}, "envFile": str(tmp_path / ".env")},
-        "old": {"command": {"path": "old-cmd", "args": ["x"], "env": {"D": "4"}}},
-    }})
+    zed = write(
+        tmp_path / "zed.json",
+        {
+            "context_servers": {
+                "new": {"command": "new-cmd", "args": ["-v"], "env": {"C": "3"}, "envFile": str(tmp_path / ".env")},
+                "old": {"command": {"path": "old-cmd", "args": ["x"], "env": {"D": "4"}}},
+            }
+        },
+    )
     servers = load_config(zed)
     assert servers["new"].resolved().env == {"A": "1", "B": "two", "C": "3"}
     assert (servers["old"].command, servers["old"].args, servers["old"].env) == ("old-cmd", ("x",), {"D": "4"})
 
 
-@pytest.mark.parametrize(("text", "message"), [
-    ("{not json", "not valid JSON"),
-    ('{"mcpServers": {"x": {"command": 3}}}', "'command' must be a string"),
-    ('{"mcpServers": {"x": {"command": "c", "args": "a b"}}}', "'args' must be a list"),
-    ("[1, 2]", "must hold a JSON object"),
-])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", "not valid JSON"),
+        ('{"mcpServers": {"x": {"command": 3}}}', "'command' must be a string"),
+        ('{"mcpServers": {"x": {"command": "c", "args": "a b"}}}', "'args' must be a list"),
+        ("[1, 2]", "must hold a JSON object"),
+    ],
+)
 def test_bad_files_are_clear_errors(tmp_path, text, message):
     with pytest.raises(ConfigError, match=message):
         load_config(write(tmp_path / "bad.json", text))
@@ -112,9 +149,15 @@ def test_known_files_lookup_by_host_and_by_name(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
     monkeypatch.chdir(tmp_path)
-    write(tmp_path / "home" / ".cursor" / "mcp.json", {"mcpServers": {"shared": {"command": "user-cursor"}, "cur": {"command": "c"}}})
+    write(
+        tmp_path / "home" / ".cursor" / "mcp.json",
+        {"mcpServers": {"shared": {"command": "user-cursor"}, "cur": {"command": "c"}}},
+    )
     write(tmp_path / ".cursor" / "mcp.json", {"mcpServers": {"shared": {"command": "project-cursor"}}})
-    write(tmp_path / "home" / ".config" / "Claude" / "claude_desktop_config.json", {"mcpServers": {"desk": {"command": "d"}}})
+    write(
+        tmp_path / "home" / ".config" / "Claude" / "claude_desktop_config.json",
+        {"mcpServers": {"desk": {"command": "d"}}},
+    )
     assert _config.lookup("cursor", "shared").command == "project-cursor"  # project file wins
     assert _config.lookup("cursor", "cur").command == "c"
     assert _config.lookup("claude", "desk").command == "d"
@@ -136,8 +179,12 @@ def _server(name: str) -> Server:
 
 def test_host_namespaces_tools_and_routes_calls(tmp_path):
     async def go():
-        servers = {"alpha": _server("alpha"), "beta.two": _server("beta"), "quick": str(EXAMPLES / "quickstart.py"),
-                   "broken": [sys.executable, "-c", "raise SystemExit(5)"]}
+        servers = {
+            "alpha": _server("alpha"),
+            "beta.two": _server("beta"),
+            "quick": str(EXAMPLES / "quickstart.py"),
+            "broken": [sys.executable, "-c", "raise SystemExit(5)"],
+        }
         async with Host(servers) as host:
             assert set(host.clients) == {"alpha", "beta.two", "quick"}
             assert "exited with code 5" in str(host.errors["broken"])
@@ -157,10 +204,15 @@ def test_host_namespaces_tools_and_routes_calls(tmp_path):
 
 
 def test_host_from_a_config_file_and_strict_mode(tmp_path):
-    f = write(tmp_path / "mcp.json", {"mcpServers": {
-        "raw": {"command": RAW[0], "args": RAW[1:]},
-        "off": {"command": "not-started", "disabled": True},
-    }})
+    f = write(
+        tmp_path / "mcp.json",
+        {
+            "mcpServers": {
+                "raw": {"command": RAW[0], "args": RAW[1:]},
+                "off": {"command": "not-started", "disabled": True},
+            }
+        },
+    )
 
     async def go():
         async with Host.from_config(f) as host:

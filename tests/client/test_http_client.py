@@ -29,8 +29,13 @@ ERAS = ["legacy", "modern", "auto"]
 @contextlib.contextmanager
 def sdk_server(kind: str) -> Iterator[str]:
     """tests/servers/sdk_server.py --http|--sse in a subprocess; yields its URL."""
-    proc = subprocess.Popen([sys.executable, str(SERVERS / "sdk_server.py"), kind], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, str(SERVERS / "sdk_server.py"), kind],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
     try:
         port = int(proc.stdout.readline())  # the server prints the port it bound first
         wait_port(port, proc=proc)
@@ -75,8 +80,15 @@ def test_the_sdk_streamable_http_server(sdk_url, era, tmp_path):
         return "a walk"
 
     async def go():
-        async with Client(sdk_url, era=era, sampling=sampling, elicitation=lambda p: {"name": "Ada"},
-                          roots=[tmp_path], on_log=lambda p: logs.append(p["data"]), timeout=30) as c:
+        async with Client(
+            sdk_url,
+            era=era,
+            sampling=sampling,
+            elicitation=lambda p: {"name": "Ada"},
+            roots=[tmp_path],
+            on_log=lambda p: logs.append(p["data"]),
+            timeout=30,
+        ) as c:
             assert c.negotiated_era == ("legacy" if era == "legacy" else "modern")
             assert c.server_info["name"] == "sdk-peer" and c.instructions == "A server built with the official SDK."
             assert "plan" in {t["name"] for t in await c.list_tools()}
@@ -202,9 +214,15 @@ def test_legacy_sessions_end_with_delete_and_are_started_again_after_404():
                 second = c._transport.session_id
                 assert second and second != first and c._transport._reinits == 1
             async with httpx.AsyncClient() as http:  # the client DELETEd its session when it closed
-                r = await http.post(srv.url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
-                                    headers={"mcp-session-id": second, "mcp-protocol-version": "2025-11-25",
-                                             "accept": "application/json, text/event-stream"})
+                r = await http.post(
+                    srv.url,
+                    json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+                    headers={
+                        "mcp-session-id": second,
+                        "mcp-protocol-version": "2025-11-25",
+                        "accept": "application/json, text/event-stream",
+                    },
+                )
                 assert r.status_code == 404
 
     arun(go(), timeout=60)
@@ -356,8 +374,12 @@ def test_the_cli_speaks_http():
 
 
 def test_a_bad_header_option_is_a_usage_error():
-    out = subprocess.run([sys.executable, "-m", "mcpio", "list", "http://127.0.0.1:9/mcp", "-H", "no-colon"],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "mcpio", "list", "http://127.0.0.1:9/mcp", "-H", "no-colon"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 2 and "Name: value" in out.stderr
 
 
@@ -377,9 +399,15 @@ def test_a_host_config_entry_with_a_url_and_headers(tmp_path):
     async def go():
         with ServerThread(recording) as srv:
             config = tmp_path / "mcp.json"
-            config.write_text(json.dumps({"mcpServers": {
-                "remote": {"type": "http", "url": srv.url, "headers": {"X-Api-Key": "${env:TEST_MCP_KEY}"}},
-            }}))
+            config.write_text(
+                json.dumps(
+                    {
+                        "mcpServers": {
+                            "remote": {"type": "http", "url": srv.url, "headers": {"X-Api-Key": "${env:TEST_MCP_KEY}"}}
+                        }
+                    }
+                )
+            )
             import os
 
             os.environ["TEST_MCP_KEY"] = "s3cret"

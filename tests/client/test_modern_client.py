@@ -25,7 +25,9 @@ from tests.client.support import EXAMPLES, SERVERS, Recorder, arun, in_memory, w
 from tests.support import peers
 
 MODERN = "2026-07-28"
-PV, CAPS, INFO, LEVEL = (f"io.modelcontextprotocol/{k}" for k in ("protocolVersion", "clientCapabilities", "clientInfo", "logLevel"))
+PV, CAPS, INFO, LEVEL = (
+    f"io.modelcontextprotocol/{k}" for k in ("protocolVersion", "clientCapabilities", "clientInfo", "logLevel")
+)
 SUB_ID = "io.modelcontextprotocol/subscriptionId"
 TRANSPORTS = ["stdio", "memory"]
 
@@ -52,23 +54,34 @@ def test_trip_planner_asks_the_user_then_the_model(transport, era):
         return {"budget": 80}  # pace comes from the schema's default
 
     async def sampling(params):
-        asked.append(("sample", params["messages"][0]["content"]["text"], params.get("systemPrompt"), params["maxTokens"]))
+        asked.append(
+            ("sample", params["messages"][0]["content"]["text"], params.get("systemPrompt"), params["maxTokens"])
+        )
         return "Museum, then the river."
 
     async def go():
-        async with Client(target(EXAMPLES / "trip_planner.py", transport), elicitation=elicitation,
-                          sampling=sampling, era=era) as c:
+        async with Client(
+            target(EXAMPLES / "trip_planner.py", transport), elicitation=elicitation, sampling=sampling, era=era
+        ) as c:
             assert c.negotiated_era == era
             r = await c.call_tool("plan_trip", {"city": "Lyon"})
-            assert r["content"] == [{"type": "text", "text": "Itinerary for Lyon (80 EUR, relaxed):\nMuseum, then the river."}]
+            assert r["content"] == [
+                {"type": "text", "text": "Itinerary for Lyon (80 EUR, relaxed):\nMuseum, then the river."}
+            ]
             assert "resultType" not in r
         # Each handler ran once, although in 2026-07-28 the tool ran three times (one per round).
         assert asked == [
             ("elicit", "Planning a day in Lyon: what budget and pace?", ["budget"]),
-            ("sample", "Write a relaxed one-day itinerary for Lyon on a budget of 80 euros.", "You are a concise travel planner.", 400),
+            (
+                "sample",
+                "Write a relaxed one-day itinerary for Lyon on a budget of 80 euros.",
+                "You are a concise travel planner.",
+                400,
+            ),
         ]
-        async with Client(target(EXAMPLES / "trip_planner.py", transport), elicitation=lambda p: None,
-                          sampling=sampling, era=era) as c:
+        async with Client(
+            target(EXAMPLES / "trip_planner.py", transport), elicitation=lambda p: None, sampling=sampling, era=era
+        ) as c:
             r = await c.call_tool("plan_trip", {"city": "Oslo"})
             assert r["content"][0]["text"] == "No trip planned: the user chose to decline."
 
@@ -78,8 +91,14 @@ def test_trip_planner_asks_the_user_then_the_model(transport, era):
 def test_input_rounds_on_the_wire_validate_and_use_new_ids(wire_validator):
     async def go():
         transport, task = in_memory(_load(EXAMPLES / "trip_planner.py"))
-        async with Client(transport=transport, era="modern", elicitation=lambda p: {"budget": 10, "pace": "busy"},
-                          sampling=lambda p: "Walk.", name="tests", version="1.2") as c:
+        async with Client(
+            transport=transport,
+            era="modern",
+            elicitation=lambda p: {"budget": 10, "pace": "busy"},
+            sampling=lambda p: "Walk.",
+            name="tests",
+            version="1.2",
+        ) as c:
             r = await c.call_tool("plan_trip", {"city": "Rome"})
             assert r["content"][0]["text"] == "Itinerary for Rome (10 EUR, busy):\nWalk."
         await task
@@ -88,7 +107,9 @@ def test_input_rounds_on_the_wire_validate_and_use_new_ids(wire_validator):
         first, second, third = (m["params"] for m in calls)
         assert "inputResponses" not in first and "requestState" not in first
         assert second["inputResponses"] == {"elicit-0": {"action": "accept", "content": {"budget": 10, "pace": "busy"}}}
-        assert set(third["inputResponses"]) == {"sample-1"} and third["inputResponses"]["sample-1"]["model"] == "unknown"
+        assert (
+            set(third["inputResponses"]) == {"sample-1"} and third["inputResponses"]["sample-1"]["model"] == "unknown"
+        )
         results = {m["id"]: m["result"] for m in transport.received if "result" in m}
         for call, nxt in ((calls[0], second), (calls[1], third)):  # requestState echoed verbatim
             assert results[call["id"]]["resultType"] == "input_required"
@@ -97,7 +118,11 @@ def test_input_rounds_on_the_wire_validate_and_use_new_ids(wire_validator):
             if "id" in m:
                 meta = m["params"]["_meta"]
                 assert meta[PV] == MODERN and meta[INFO] == {"name": "tests", "version": "1.2"}
-                assert meta[CAPS] == {"sampling": {}, "elicitation": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}}
+                assert meta[CAPS] == {
+                    "sampling": {},
+                    "elicitation": {},
+                    "extensions": {"io.modelcontextprotocol/tasks": {}},
+                }
         assert transport.methods()[0] == "server/discover"
         assert "initialize" not in transport.methods() and "notifications/initialized" not in transport.methods()
         assert transport.validate(MODERN) == 8
@@ -140,14 +165,27 @@ class Scripted:
         return [m.get("method") for m in self.seen]
 
 
-DISCOVER = {"resultType": "complete", "supportedVersions": [MODERN], "capabilities": {"tools": {}},
-            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "scripted", "version": "2"}}}
-INIT = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "legacy", "version": "1"}}
+DISCOVER = {
+    "resultType": "complete",
+    "supportedVersions": [MODERN],
+    "capabilities": {"tools": {}},
+    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "scripted", "version": "2"}},
+}
+INIT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "legacy", "version": "1"},
+}
 
 
 def unsupported(requested: str, supported: list[str]) -> dict:
-    return {"error": {"code": -32022, "message": "Unsupported protocol version",
-                      "data": {"supported": supported, "requested": requested}}}
+    return {
+        "error": {
+            "code": -32022,
+            "message": "Unsupported protocol version",
+            "data": {"supported": supported, "requested": requested},
+        }
+    }
 
 
 def test_minus_32022_is_retried_with_a_mutually_supported_version():
@@ -208,10 +246,22 @@ def test_input_rounds_echo_state_only_when_given_and_stop_at_the_cap():
         if p["name"] == "forever":
             return {"resultType": "input_required", "requestState": f"s{len(rounds)}"}
         if len(rounds) == 1:
-            return {"resultType": "input_required", "inputRequests": {
-                "who": {"method": "elicitation/create", "params": {"message": "Name?", "requestedSchema": {
-                    "type": "object", "properties": {"name": {"type": "string", "default": "Ada"}}}}},
-                "where": {"method": "roots/list"}}}
+            return {
+                "resultType": "input_required",
+                "inputRequests": {
+                    "who": {
+                        "method": "elicitation/create",
+                        "params": {
+                            "message": "Name?",
+                            "requestedSchema": {
+                                "type": "object",
+                                "properties": {"name": {"type": "string", "default": "Ada"}},
+                            },
+                        },
+                    },
+                    "where": {"method": "roots/list"},
+                },
+            }
         if len(rounds) == 2:
             return {"resultType": "input_required", "requestState": "opaque=="}
         return {"content": [{"type": "text", "text": "done"}]}  # no resultType: complete
@@ -221,8 +271,10 @@ def test_input_rounds_echo_state_only_when_given_and_stop_at_the_cap():
         async with Client(transport=s.ours, elicitation=lambda p: {}, roots=["file:///srv"], max_input_rounds=3) as c:
             assert (await c.call_tool("steps", {"n": 1}))["content"][0]["text"] == "done"
             assert rounds[0] == {"name": "steps", "arguments": {"n": 1}, "_meta": rounds[0]["_meta"]}
-            assert rounds[1]["inputResponses"] == {"who": {"action": "accept", "content": {"name": "Ada"}},
-                                                   "where": {"roots": [{"uri": "file:///srv", "name": "srv"}]}}
+            assert rounds[1]["inputResponses"] == {
+                "who": {"action": "accept", "content": {"name": "Ada"}},
+                "where": {"roots": [{"uri": "file:///srv", "name": "srv"}]},
+            }
             assert "requestState" not in rounds[1]  # none was sent: none is echoed
             assert rounds[2]["requestState"] == "opaque==" and "inputResponses" not in rounds[2]
             rounds.clear()
@@ -230,7 +282,9 @@ def test_input_rounds_echo_state_only_when_given_and_stop_at_the_cap():
                 await c.call_tool("forever")
             assert len(rounds) == 4 and rounds[3]["requestState"] == "s3"
             rounds.clear()
-            with pytest.raises(RemoteProtocolError, match="tools/list: the server answered input_required"):  # not allowed on lists
+            with pytest.raises(
+                RemoteProtocolError, match="tools/list: the server answered input_required"
+            ):  # not allowed on lists
                 s.respond = lambda m: {"resultType": "input_required", "requestState": "x"}
                 await c.list_tools()
 
@@ -241,8 +295,10 @@ def test_an_input_request_for_an_undeclared_capability_is_a_remote_error():
     def respond(msg):
         if msg["method"] == "server/discover":
             return DISCOVER
-        return {"resultType": "input_required", "inputRequests": {"llm": {"method": "sampling/createMessage", "params": {
-            "messages": [], "maxTokens": 5}}}}
+        return {
+            "resultType": "input_required",
+            "inputRequests": {"llm": {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 5}}},
+        }
 
     async def go():
         s = Scripted(respond).start()
@@ -263,7 +319,12 @@ def test_a_silent_probe_falls_back_to_legacy_and_the_era_is_cached():
         s = Scripted(respond, key="scripted:silent").start()
         async with Client(transport=s.ours, probe_timeout=0.2) as c:
             assert c.negotiated_era == "legacy" and await c.list_tools() == []
-        assert s.methods()[:4] == ["server/discover", "notifications/cancelled", "initialize", "notifications/initialized"]
+        assert s.methods()[:4] == [
+            "server/discover",
+            "notifications/cancelled",
+            "initialize",
+            "notifications/initialized",
+        ]
         assert _era.ERA_CACHE["scripted:silent"] == "legacy"
         s = Scripted(respond, key="scripted:silent").start()
         async with Client(transport=s.ours, probe_timeout=0.2) as c:  # remembered: no probe
@@ -353,7 +414,9 @@ def test_subscriptions_and_list_changed(transport, era):
                 arrived.clear()
                 await within(arrived.wait(), 10)
 
-        async with Client(target(SERVERS / "dynamic_server.py", transport), on_notification=on_notification, era=era) as c:
+        async with Client(
+            target(SERVERS / "dynamic_server.py", transport), on_notification=on_notification, era=era
+        ) as c:
             assert c.negotiated_era == era
             await c.subscribe("memo://a")
             await c.call_tool("write_memo", {"key": "a", "text": "one"})
@@ -361,8 +424,12 @@ def test_subscriptions_and_list_changed(transport, era):
             assert p["uri"] == "memo://a"
             if era == "modern":  # tagged with the listen request's id
                 assert isinstance(p["_meta"][SUB_ID], int)
-                assert c._era.subscriptions == {"toolsListChanged": True, "promptsListChanged": True,
-                                                "resourcesListChanged": True, "resourceSubscriptions": ["memo://a"]}
+                assert c._era.subscriptions == {
+                    "toolsListChanged": True,
+                    "promptsListChanged": True,
+                    "resourcesListChanged": True,
+                    "resourceSubscriptions": ["memo://a"],
+                }
             await c.subscribe("memo://b")  # modern: a new stream replaces the old one
             start = len(history)
             await c.call_tool("write_memo", {"key": "a", "text": "two"})
@@ -394,7 +461,9 @@ def test_listen_streams_are_cancelled_and_validate(wire_validator):
         await task
         listens = [m for m in transport.sent if m.get("method") == "subscriptions/listen"]
         assert [m["params"]["notifications"] for m in listens] == [
-            {"resourceSubscriptions": ["memo://a"]}, {"resourceSubscriptions": ["memo://a", "memo://b"]}]
+            {"resourceSubscriptions": ["memo://a"]},
+            {"resourceSubscriptions": ["memo://a", "memo://b"]},
+        ]
         cancelled = [m["params"]["requestId"] for m in transport.sent if m.get("method") == "notifications/cancelled"]
         assert cancelled == [listens[0]["id"], listens[1]["id"]]  # replaced, then closed with the client
         acks = [m for m in transport.received if m.get("method") == "notifications/subscriptions/acknowledged"]
@@ -413,18 +482,41 @@ def test_a_listen_stream_that_ends_is_opened_again():
             while True:
                 msg = decode(await theirs.receive())
                 if msg.get("method") == "server/discover":
-                    await theirs.send(encode({"jsonrpc": "2.0", "id": msg["id"], "result": {
-                        **DISCOVER, "capabilities": {"resources": {"subscribe": True}}}}))
+                    await theirs.send(
+                        encode(
+                            {
+                                "jsonrpc": "2.0",
+                                "id": msg["id"],
+                                "result": {**DISCOVER, "capabilities": {"resources": {"subscribe": True}}},
+                            }
+                        )
+                    )
                 elif msg.get("method") == "subscriptions/listen":
                     listens.append(msg)
                     tag = {"_meta": {SUB_ID: msg["id"]}}
-                    await theirs.send(encode({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-                                              "params": {"notifications": msg["params"]["notifications"], **tag}}))
+                    await theirs.send(
+                        encode(
+                            {
+                                "jsonrpc": "2.0",
+                                "method": "notifications/subscriptions/acknowledged",
+                                "params": {"notifications": msg["params"]["notifications"], **tag},
+                            }
+                        )
+                    )
                     if len(listens) == 1:
-                        await theirs.send(encode({"jsonrpc": "2.0", "id": msg["id"], "result": {"resultType": "complete", **tag}}))
+                        await theirs.send(
+                            encode({"jsonrpc": "2.0", "id": msg["id"], "result": {"resultType": "complete", **tag}})
+                        )
                     else:
-                        await theirs.send(encode({"jsonrpc": "2.0", "method": "notifications/resources/updated",
-                                                  "params": {"uri": "memo://x", **tag}}))
+                        await theirs.send(
+                            encode(
+                                {
+                                    "jsonrpc": "2.0",
+                                    "method": "notifications/resources/updated",
+                                    "params": {"uri": "memo://x", **tag},
+                                }
+                            )
+                        )
         except Exception:
             await theirs.aclose()
 
@@ -432,7 +524,9 @@ def test_a_listen_stream_that_ends_is_opened_again():
         ours, theirs = memory_pair()
         task = asyncio.get_running_loop().create_task(serve(theirs))
         got = asyncio.Event()
-        async with Client(transport=ours, on_notification=lambda m, p: got.set() if m.endswith("updated") else None) as c:
+        async with Client(
+            transport=ours, on_notification=lambda m, p: got.set() if m.endswith("updated") else None
+        ) as c:
             await c.subscribe("memo://x")
             await within(got.wait(), 5)  # delivered by the second stream, opened a second later
         task.cancel()

@@ -17,8 +17,14 @@ from tests.client.test_oauth_client import protected
 
 
 def _mcpio(*args: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mcpio", *args], capture_output=True, text=True, env=env,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [sys.executable, "-m", "mcpio", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def test_login_auth_list_logout(tmp_path):
@@ -31,9 +37,14 @@ def test_login_auth_list_logout(tmp_path):
         assert "protected resource metadata: accepted" in out and "authorization server metadata: accepted" in out
         assert "S256 supported" in out and "no token for this URL" in out
 
-        proc = subprocess.Popen([sys.executable, "-m", "mcpio", "login", url, "--no-browser", "--scopes", "read,write"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                                stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mcpio", "login", url, "--no-browser", "--scopes", "read,write"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
         try:
             assert proc.stderr is not None
             line = ""

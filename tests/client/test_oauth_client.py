@@ -112,8 +112,13 @@ def test_refresh_before_expiry_and_on_401_keeps_the_resource(tmp_path):
 def test_pre_registered_client_credentials_grant():
     clients = {"machine": {"redirect_uris": [], "secret": SECRET}}
     with protected(clients=clients) as (auth_server, url):
-        auth = OAuth(grant="client_credentials", client_id="machine", client_secret=SECRET, store="memory",
-                     scopes=["read", "write"])
+        auth = OAuth(
+            grant="client_credentials",
+            client_id="machine",
+            client_secret=SECRET,
+            store="memory",
+            scopes=["read", "write"],
+        )
         assert "5" in str(arun(_use(url, auth)))
         assert auth_server.count("/authorize") == 0 and auth_server.count("/register") == 0
         assert SECRET not in repr(auth)
@@ -136,23 +141,27 @@ def test_the_loopback_browser_gets_the_redirect():
         assert "5" in str(arun(_use(url, auth)))
         assert stray == [400, 400]  # one per authorization (login, then the step-up)
         redirect = auth_server.log[-1].get("redirect_uri") or next(
-            e["redirect_uri"] for e in auth_server.log if e["path"] == "/authorize")
+            e["redirect_uri"] for e in auth_server.log if e["path"] == "/authorize"
+        )
         assert redirect.startswith("http://127.0.0.1:") and redirect.endswith("/callback")
 
 
 # ---------------------------------------------------------------------- bad input
-@pytest.mark.parametrize(("cfg", "expected"), [
-    ({"iss": "wrong"}, "RFC 9207"),
-    ({"iss": "omit"}, "advertises the iss parameter but its response has none"),
-    ({"state": "wrong"}, "state is not the one sent"),
-    ({"state": "omit"}, "state is missing"),
-    ({"metadata": "html"}, "not JSON (text/html"),
-    ({"metadata": "huge"}, "over 262144 bytes"),
-    ({"dcr": "refuse"}, "registration is closed"),
-    ({"dcr": False}, "offers no dynamic client registration"),
-    ({"pkce": ["plain"]}, "does not list S256"),
-    ({"pkce": None}, "does not list S256"),
-])
+@pytest.mark.parametrize(
+    ("cfg", "expected"),
+    [
+        ({"iss": "wrong"}, "RFC 9207"),
+        ({"iss": "omit"}, "advertises the iss parameter but its response has none"),
+        ({"state": "wrong"}, "state is not the one sent"),
+        ({"state": "omit"}, "state is missing"),
+        ({"metadata": "html"}, "not JSON (text/html"),
+        ({"metadata": "huge"}, "over 262144 bytes"),
+        ({"dcr": "refuse"}, "registration is closed"),
+        ({"dcr": False}, "offers no dynamic client registration"),
+        ({"pkce": ["plain"]}, "does not list S256"),
+        ({"pkce": None}, "does not list S256"),
+    ],
+)
 def test_bad_authorization_servers_fail_with_a_clear_message(cfg, expected):
     with protected(**cfg) as (auth_server, url):
         auth = OAuth(user_agent=fetch_redirect, store="memory", client_secret=SECRET)
@@ -167,7 +176,9 @@ def test_bad_authorization_servers_fail_with_a_clear_message(cfg, expected):
 def test_metadata_that_is_down_or_never_answers():
     with protected() as (auth_server, url):
         auth_server.issuer = "http://127.0.0.1:9"  # the PRM now names an authorization server that is down
-        with pytest.raises(MCPError, match=r"no usable authorization server metadata for http://127.0.0.1:9.*ConnectError"):
+        with pytest.raises(
+            MCPError, match=r"no usable authorization server metadata for http://127.0.0.1:9.*ConnectError"
+        ):
             arun(_use(url, OAuth(user_agent=fetch_redirect, store="memory")))
     with protected(metadata="slow") as (auth_server, url):
         with pytest.raises(MCPError, match="authorization server metadata.*ReadTimeout"):
@@ -190,10 +201,13 @@ def test_a_prm_for_another_resource_is_refused():
 
 def test_a_user_agent_returning_an_error_or_no_code():
     with protected() as (auth_server, url):
+
         async def denied(url: str) -> str:
             redirect = parse_qs(urlsplit(url).query)["redirect_uri"][0]
             state = parse_qs(urlsplit(url).query)["state"][0]
-            return f"{redirect}?error=access_denied&error_description=user+said+no&state={state}&iss={auth_server.issuer}"
+            return (
+                f"{redirect}?error=access_denied&error_description=user+said+no&state={state}&iss={auth_server.issuer}"
+            )
 
         with pytest.raises(MCPError, match="refused the authorization: access_denied: user said no"):
             arun(_use(url, OAuth(user_agent=denied, store="memory")))
@@ -201,6 +215,7 @@ def test_a_user_agent_returning_an_error_or_no_code():
 
 def test_a_redirect_to_another_uri_is_refused():
     with protected() as (auth_server, url):
+
         async def elsewhere(url: str) -> str:
             location = await fetch_redirect(url)
             return location.replace("/callback", "/other")
@@ -224,9 +239,13 @@ def test_plain_http_only_on_loopback_and_cimd_urls_are_https():
 
 def test_www_authenticate_parsing_is_lenient():
     assert parse_www_authenticate('Basic realm="x", Bearer error="insufficient_scope", scope="a b"') == {
-        "error": "insufficient_scope", "scope": "a b"}
+        "error": "insufficient_scope",
+        "scope": "a b",
+    }
     assert parse_www_authenticate("Bearer resource_metadata=http://h/x,scope=s") == {
-        "resource_metadata": "http://h/x", "scope": "s"}
+        "resource_metadata": "http://h/x",
+        "scope": "s",
+    }
     assert parse_www_authenticate("Basic realm=x") == {} and parse_www_authenticate(None) == {}
 
 
@@ -269,15 +288,22 @@ def test_host_config_entries_carry_oauth_settings(tmp_path, monkeypatch):
 
     monkeypatch.setenv("TEST_OAUTH_SECRET", SECRET)
     config = tmp_path / "mcp.json"
-    config.write_text('{"mcpServers": {'
-                      '"remote": {"url": "https://example.com/mcp", "oauth": {"clientId": "pre", '
-                      '"clientSecret": "${env:TEST_OAUTH_SECRET}", "scopes": ["read", "write"], "callbackPort": 8765}},'
-                      '"plain": {"url": "https://example.com/other"},'
-                      '"own": {"url": "https://example.com/x", "headers": {"Authorization": "Bearer abc"}}}}')
+    config.write_text(
+        '{"mcpServers": {'
+        '"remote": {"url": "https://example.com/mcp", "oauth": {"clientId": "pre", '
+        '"clientSecret": "${env:TEST_OAUTH_SECRET}", "scopes": ["read", "write"], "callbackPort": 8765}},'
+        '"plain": {"url": "https://example.com/other"},'
+        '"own": {"url": "https://example.com/x", "headers": {"Authorization": "Bearer abc"}}}}'
+    )
     specs = load_config(config)
     auth = specs["remote"].client()._spawn["auth"]
     assert isinstance(auth, OAuth)
-    assert (auth.client_id, auth.client_secret, auth.scopes, auth.user_agent.port) == ("pre", SECRET, ["read", "write"], 8765)
+    assert (auth.client_id, auth.client_secret, auth.scopes, auth.user_agent.port) == (
+        "pre",
+        SECRET,
+        ["read", "write"],
+        8765,
+    )
     assert SECRET not in repr(auth)
     assert isinstance(specs["plain"].client()._spawn["auth"], OAuth)  # logs in when the server asks
     assert specs["own"].client()._spawn["auth"] is None  # the entry sends its own Authorization
@@ -308,12 +334,24 @@ def test_against_the_official_sdk_resource_server(era):
                 t = auth_server.tokens.get(token)
                 if t is None or t["exp"] < time.time():
                     return None
-                return AccessToken(token=token, client_id="c", scopes=t["scope"].split(), expires_at=int(t["exp"]),
-                                   resource=t["resource"])
+                return AccessToken(
+                    token=token,
+                    client_id="c",
+                    scopes=t["scope"].split(),
+                    expires_at=int(t["exp"]),
+                    resource=t["resource"],
+                )
 
-        sdk = MCPServer("sdk-protected", token_verifier=Verifier(),
-                        auth=AuthSettings(issuer_url=auth_server.issuer, resource_server_url=srv.url,
-                                          required_scopes=["read"], validate_token_resource=True))
+        sdk = MCPServer(
+            "sdk-protected",
+            token_verifier=Verifier(),
+            auth=AuthSettings(
+                issuer_url=auth_server.issuer,
+                resource_server_url=srv.url,
+                required_scopes=["read"],
+                validate_token_resource=True,
+            ),
+        )
 
         @sdk.tool()
         def add(a: int, b: int) -> int:
@@ -332,7 +370,9 @@ def test_no_token_secret_or_code_in_logs_or_traces(tmp_path, caplog):
     caplog.set_level(logging.DEBUG)
     trace = tmp_path / "wire.log"
     with protected(clients={"pre": {"redirect_uris": ["http://127.0.0.1:33418/callback"], "secret": SECRET}}) as (
-            auth_server, url):
+        auth_server,
+        url,
+    ):
         auth = OAuth(user_agent=fetch_redirect, store=str(tmp_path / "t.json"), client_id="pre", client_secret=SECRET)
 
         async def go() -> None:
@@ -354,9 +394,15 @@ def test_no_token_secret_or_code_in_logs_or_traces(tmp_path, caplog):
 def test_per_issuer_credentials_are_used_and_nothing_registers():
     redirect = "http://127.0.0.1:33418/callback"
     with protected(clients={"known": {"redirect_uris": [redirect], "secret": SECRET}}, dcr=False) as (auth_server, url):
-        auth = OAuth(user_agent=fetch_redirect, redirect_uri=redirect, store="memory",
-                     clients={"https://elsewhere.example": {"client_id": "other"},
-                              auth_server.issuer: {"client_id": "known", "client_secret": SECRET}})
+        auth = OAuth(
+            user_agent=fetch_redirect,
+            redirect_uri=redirect,
+            store="memory",
+            clients={
+                "https://elsewhere.example": {"client_id": "other"},
+                auth_server.issuer: {"client_id": "known", "client_secret": SECRET},
+            },
+        )
         assert "5" in str(arun(_use(url, auth)))
         assert {e["client_id"] for e in auth_server.log if e["path"] == "/authorize"} == {"known"}
         assert auth_server.count("/register") == 0

@@ -29,8 +29,15 @@ def test_everything_the_sdk_server_offers(tmp_path, era):
         return {"name": "Ada"}  # colour and lucky come from the schema's defaults
 
     async def go():
-        async with Client(SDK_SERVER, sampling=sampling, elicitation=elicitation, roots=[tmp_path],
-                          on_log=logs.append, timeout=30, era=era) as c:
+        async with Client(
+            SDK_SERVER,
+            sampling=sampling,
+            elicitation=elicitation,
+            roots=[tmp_path],
+            on_log=logs.append,
+            timeout=30,
+            era=era,
+        ) as c:
             assert c.server_info["name"] == "sdk-peer"
             # The SDK server is dual-era: it answers server/discover, so "auto" finds the modern era.
             assert c.negotiated_version == ("2025-11-25" if era == "legacy" else "2026-07-28")
@@ -91,7 +98,10 @@ def test_everything_the_sdk_server_offers(tmp_path, era):
 
             prompts = await c.list_prompts()
             assert [p["name"] for p in prompts] == ["review"]
-            assert {a["name"]: a.get("required", False) for a in prompts[0]["arguments"]} == {"code": True, "language": False}
+            assert {a["name"]: a.get("required", False) for a in prompts[0]["arguments"]} == {
+                "code": True,
+                "language": False,
+            }
             got = await c.get_prompt("review", {"code": "x = 1", "language": "rust"})
             assert got["messages"][0]["content"]["text"] == "Please review this rust code:\nx = 1"
             await c.ping()

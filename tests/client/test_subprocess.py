@@ -95,7 +95,9 @@ def test_a_server_that_exits_at_start_names_its_exit_code_and_stderr():
             async with Client([sys.executable, "-c", "import sys; sys.stderr.write('no config file\\n'); sys.exit(7)"]):
                 pass
         assert info.value.exit_code == 7
-        assert "connecting (" in str(info.value) and ") failed" in str(info.value) and "no config file" in str(info.value)
+        assert (
+            "connecting (" in str(info.value) and ") failed" in str(info.value) and "no config file" in str(info.value)
+        )
 
     arun(go())
 
@@ -119,8 +121,12 @@ def test_env_modes_keep_path_and_drop_secrets_unless_inherited(mode, monkeypatch
     monkeypatch.setenv("MCPIO_TEST_SECRET", "hunter2")
 
     async def go():
-        t = SubprocessTransport(sys.executable, ["-c", "import os, json; print(json.dumps(dict(os.environ)))"],
-                                env={"EXTRA": "1"}, env_mode=mode)
+        t = SubprocessTransport(
+            sys.executable,
+            ["-c", "import os, json; print(json.dumps(dict(os.environ)))"],
+            env={"EXTRA": "1"},
+            env_mode=mode,
+        )
         await t.open()
         try:
             return json.loads(await within(t.receive()))

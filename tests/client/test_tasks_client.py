@@ -102,7 +102,9 @@ def _cancelled(transport) -> list[str]:
 
 
 async def _first_handle(transport, start: int = 0) -> str:
-    m = await transport.wait_received(lambda m: isinstance(m.get("result"), dict) and m["result"].get("resultType") == "task", start)
+    m = await transport.wait_received(
+        lambda m: isinstance(m.get("result"), dict) and m["result"].get("resultType") == "task", start
+    )
     return m["result"]["taskId"]
 
 
@@ -166,18 +168,37 @@ def test_core_tasks_of_2025_11_25_follow_the_tool_list():
     def respond(msg):
         method = msg["method"]
         if method == "initialize":
-            return {"protocolVersion": "2025-11-25", "serverInfo": {"name": "core-tasks", "version": "1"},
-                    "capabilities": {"tools": {"listChanged": True}, "tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}}}
+            return {
+                "protocolVersion": "2025-11-25",
+                "serverInfo": {"name": "core-tasks", "version": "1"},
+                "capabilities": {
+                    "tools": {"listChanged": True},
+                    "tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}},
+                },
+            }
         if method == "tools/list":
-            return {"tools": [{"name": "job", "inputSchema": {"type": "object"}, "execution": {"taskSupport": support["value"]}}]}
+            return {
+                "tools": [
+                    {"name": "job", "inputSchema": {"type": "object"}, "execution": {"taskSupport": support["value"]}}
+                ]
+            }
         if method == "tools/call" and "task" in msg["params"]:
-            return {"task": {"taskId": "t1", "status": "working", "createdAt": "2026-11-23T00:00:00Z",
-                             "lastUpdatedAt": "2026-11-23T00:00:00Z", "ttl": 60000}}
+            return {
+                "task": {
+                    "taskId": "t1",
+                    "status": "working",
+                    "createdAt": "2026-11-23T00:00:00Z",
+                    "lastUpdatedAt": "2026-11-23T00:00:00Z",
+                    "ttl": 60000,
+                }
+            }
         if method == "tools/call":
             return {"content": [{"type": "text", "text": "direct"}]}
         if method == "tasks/result":
-            return {"content": [{"type": "text", "text": "from the task"}],
-                    "_meta": {"io.modelcontextprotocol/related-task": {"taskId": msg["params"]["taskId"]}}}
+            return {
+                "content": [{"type": "text", "text": "from the task"}],
+                "_meta": {"io.modelcontextprotocol/related-task": {"taskId": msg["params"]["taskId"]}},
+            }
         return {}
 
     async def go():

@@ -31,7 +31,11 @@ def test_client_trace_records_both_directions_in_order(tmp_path):
 
     arun(go())
     got = lines(trace)
-    assert [(d, m.get("method")) for d, m in got[:3]] == [("out", "initialize"), ("in", None), ("out", "notifications/initialized")]
+    assert [(d, m.get("method")) for d, m in got[:3]] == [
+        ("out", "initialize"),
+        ("in", None),
+        ("out", "notifications/initialized"),
+    ]
     call = next(m for d, m in got if d == "out" and m.get("method") == "tools/call")
     answer = next(m for d, m in got if d == "in" and m.get("id") == call["id"])
     assert answer["result"]["structuredContent"] == {"result": 5}
@@ -39,8 +43,12 @@ def test_client_trace_records_both_directions_in_order(tmp_path):
 
 def test_cli_trace_flag(tmp_path):
     trace = tmp_path / "cli.log"
-    done = subprocess.run([sys.executable, "-m", "mcpio", "call", str(QUICKSTART), "add", "a=1", "b=1", "--trace", str(trace)],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpio", "call", str(QUICKSTART), "add", "a=1", "b=1", "--trace", str(trace)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0 and done.stdout.strip() == "2"
     methods = [m.get("method") for d, m in lines(trace) if d == "out"]
     assert "tools/call" in methods

@@ -42,7 +42,9 @@ KNOWN_VERSIONS = ("2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-
 def elicitation(params: dict[str, Any]) -> dict[str, Any]:
     """Accept every form; fields with a default get it (mcpio fills them in), booleans are yes."""
     props = (params.get("requestedSchema") or {}).get("properties") or {}
-    return {k: True for k, p in props.items() if isinstance(p, dict) and p.get("type") == "boolean" and "default" not in p}
+    return {
+        k: True for k, p in props.items() if isinstance(p, dict) and p.get("type") == "boolean" and "default" not in p
+    }
 
 
 def sampling(params: dict[str, Any]) -> str:
@@ -59,7 +61,9 @@ def example_value(schema: Any) -> Any:
         kind = next((k for k in kind if k != "null"), None)
     if isinstance(schema, dict) and "enum" in schema and schema["enum"]:
         return schema["enum"][0]
-    return {"string": "example", "integer": 1, "number": 1.5, "boolean": True, "array": [], "object": {}}.get(kind, "example")
+    return {"string": "example", "integer": 1, "number": 1.5, "boolean": True, "array": [], "object": {}}.get(
+        kind, "example"
+    )
 
 
 def example_arguments(tool: dict[str, Any]) -> dict[str, Any]:
@@ -178,26 +182,49 @@ def make_auth(scenario: str, context: dict[str, Any]) -> Any:
         from mcpio._auth._enterprise import id_jag_assertion
 
         exchange = id_jag_assertion(context["idp_token_endpoint"], context["idp_id_token"], context["idp_client_id"])
-        return OAuth(grant="jwt_bearer", client_id=context["client_id"], client_secret=context["client_secret"],
-                     assertion=exchange, store="memory")
+        return OAuth(
+            grant="jwt_bearer",
+            client_id=context["client_id"],
+            client_secret=context["client_secret"],
+            assertion=exchange,
+            store="memory",
+        )
     if scenario == "auth/wif-jwt-bearer":
         return OAuth(grant="jwt_bearer", client_id=context["client_id"], assertion=context["valid_jwt"], store="memory")
     if scenario.startswith("auth/client-credentials"):
-        return OAuth(grant="client_credentials", client_id=context["client_id"],
-                     client_secret=context.get("client_secret"), private_key=context.get("private_key_pem"),
-                     signing_alg=context.get("signing_algorithm") or "ES256", store="memory")
-    return OAuth(client_id=context.get("client_id"), client_secret=context.get("client_secret"),
-                 client_metadata_url=CIMD_URL, user_agent=fetch_redirect,
-                 redirect_uri="http://127.0.0.1:33418/callback", store="memory",
-                 client_name="mcpio-conformance-client")
+        return OAuth(
+            grant="client_credentials",
+            client_id=context["client_id"],
+            client_secret=context.get("client_secret"),
+            private_key=context.get("private_key_pem"),
+            signing_alg=context.get("signing_algorithm") or "ES256",
+            store="memory",
+        )
+    return OAuth(
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
+        client_metadata_url=CIMD_URL,
+        user_agent=fetch_redirect,
+        redirect_uri="http://127.0.0.1:33418/callback",
+        store="memory",
+        client_name="mcpio-conformance-client",
+    )
 
 
 async def run(url: str, scenario: str, version: str | None, context: dict[str, Any]) -> None:
     play = SCENARIOS.get(scenario, call_every_tool)
     era = "modern" if version in MODERN_VERSIONS else "legacy"
-    async with Client(url, era=era, protocol_version=version if version in KNOWN_VERSIONS else None,
-                      name="mcpio-conformance-client", elicitation=elicitation, sampling=sampling,
-                      roots=ROOTS, timeout=20, auth=make_auth(scenario, context)) as c:
+    async with Client(
+        url,
+        era=era,
+        protocol_version=version if version in KNOWN_VERSIONS else None,
+        name="mcpio-conformance-client",
+        elicitation=elicitation,
+        sampling=sampling,
+        roots=ROOTS,
+        timeout=20,
+        auth=make_auth(scenario, context),
+    ) as c:
         await play(c, context)
 
 

@@ -83,7 +83,9 @@ def test_audio_content() -> Audio:
 @server.tool
 def test_embedded_resource() -> EmbeddedResource:
     """Tests embedded resource content response."""
-    return EmbeddedResource("test://embedded-resource", text="This is an embedded resource content.", mime_type="text/plain")
+    return EmbeddedResource(
+        "test://embedded-resource", text="This is an embedded resource content.", mime_type="text/plain"
+    )
 
 
 @server.tool
@@ -92,8 +94,11 @@ def test_multiple_content_types() -> list[Text | Image | EmbeddedResource]:
     return [
         Text("Multiple content types test:"),
         Image(data=PNG, mime_type="image/png"),
-        EmbeddedResource("test://mixed-content-resource", text=json.dumps({"test": "data", "value": 123}),
-                         mime_type="application/json"),
+        EmbeddedResource(
+            "test://mixed-content-resource",
+            text=json.dumps({"test": "data", "value": 123}),
+            mime_type="application/json",
+        ),
     ]
 
 
@@ -130,8 +135,10 @@ async def test_reconnection(ctx: Context) -> Text:
     stream mid-call and sends the result after the client reconnects."""
     await ctx.close_sse_stream()
     await asyncio.sleep(0.1)
-    return Text("Reconnection test completed successfully. If you received this, the client properly "
-                "reconnected after stream closure.")
+    return Text(
+        "Reconnection test completed successfully. If you received this, the client properly "
+        "reconnected after stream closure."
+    )
 
 
 # ============================================================================ tools: the client's features
@@ -155,73 +162,133 @@ async def test_elicitation(message: str, ctx: Context) -> Text:
     Args:
         message: The message to show the user.
     """
-    result = await ctx.elicit(message, {
-        "type": "object",
-        "properties": {
-            "username": {"type": "string", "description": "User's response"},
-            "email": {"type": "string", "description": "User's email address"},
+    result = await ctx.elicit(
+        message,
+        {
+            "type": "object",
+            "properties": {
+                "username": {"type": "string", "description": "User's response"},
+                "email": {"type": "string", "description": "User's email address"},
+            },
+            "required": ["username", "email"],
         },
-        "required": ["username", "email"],
-    })
+    )
     return Text(f"User response: {_answer(result)}")
 
 
 @server.tool
 async def test_elicitation_sep1034_defaults(ctx: Context) -> Text:
     """Tests elicitation with default values per SEP-1034."""
-    result = await ctx.elicit("Please review and update the form fields with defaults", {
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": "User name", "default": "John Doe"},
-            "age": {"type": "integer", "description": "User age", "default": 30},
-            "score": {"type": "number", "description": "User score", "default": 95.5},
-            "status": {"type": "string", "description": "User status", "enum": ["active", "inactive", "pending"],
-                       "default": "active"},
-            "verified": {"type": "boolean", "description": "Verification status", "default": True},
+    result = await ctx.elicit(
+        "Please review and update the form fields with defaults",
+        {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                "age": {"type": "integer", "description": "User age", "default": 30},
+                "score": {"type": "number", "description": "User score", "default": 95.5},
+                "status": {
+                    "type": "string",
+                    "description": "User status",
+                    "enum": ["active", "inactive", "pending"],
+                    "default": "active",
+                },
+                "verified": {"type": "boolean", "description": "Verification status", "default": True},
+            },
+            "required": [],
         },
-        "required": [],
-    })
+    )
     return Text(f"Elicitation completed: {_answer(result)}")
 
 
 @server.tool
 async def test_elicitation_sep1330_enums(ctx: Context) -> Text:
     """Tests elicitation with enum schema improvements per SEP-1330."""
-    result = await ctx.elicit("Please select options from the enum fields", {
-        "type": "object",
-        "properties": {
-            "untitledSingle": {"type": "string", "description": "Select one option", "enum": ["option1", "option2", "option3"]},
-            "titledSingle": {"type": "string", "description": "Select one option with titles", "oneOf": [
-                {"const": "value1", "title": "First Option"}, {"const": "value2", "title": "Second Option"},
-                {"const": "value3", "title": "Third Option"}]},
-            "legacyEnum": {"type": "string", "description": "Select one option (legacy)", "enum": ["opt1", "opt2", "opt3"],
-                           "enumNames": ["Option One", "Option Two", "Option Three"]},
-            "untitledMulti": {"type": "array", "description": "Select multiple options", "minItems": 1, "maxItems": 3,
-                              "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
-            "titledMulti": {"type": "array", "description": "Select multiple options with titles", "minItems": 1,
-                            "maxItems": 3, "items": {"anyOf": [
-                                {"const": "value1", "title": "First Choice"}, {"const": "value2", "title": "Second Choice"},
-                                {"const": "value3", "title": "Third Choice"}]}},
+    result = await ctx.elicit(
+        "Please select options from the enum fields",
+        {
+            "type": "object",
+            "properties": {
+                "untitledSingle": {
+                    "type": "string",
+                    "description": "Select one option",
+                    "enum": ["option1", "option2", "option3"],
+                },
+                "titledSingle": {
+                    "type": "string",
+                    "description": "Select one option with titles",
+                    "oneOf": [
+                        {"const": "value1", "title": "First Option"},
+                        {"const": "value2", "title": "Second Option"},
+                        {"const": "value3", "title": "Third Option"},
+                    ],
+                },
+                "legacyEnum": {
+                    "type": "string",
+                    "description": "Select one option (legacy)",
+                    "enum": ["opt1", "opt2", "opt3"],
+                    "enumNames": ["Option One", "Option Two", "Option Three"],
+                },
+                "untitledMulti": {
+                    "type": "array",
+                    "description": "Select multiple options",
+                    "minItems": 1,
+                    "maxItems": 3,
+                    "items": {"type": "string", "enum": ["option1", "option2", "option3"]},
+                },
+                "titledMulti": {
+                    "type": "array",
+                    "description": "Select multiple options with titles",
+                    "minItems": 1,
+                    "maxItems": 3,
+                    "items": {
+                        "anyOf": [
+                            {"const": "value1", "title": "First Choice"},
+                            {"const": "value2", "title": "Second Choice"},
+                            {"const": "value3", "title": "Third Choice"},
+                        ]
+                    },
+                },
+            },
+            "required": [],
         },
-        "required": [],
-    })
+    )
     return Text(f"Elicitation completed: {_answer(result)}")
 
 
 @server.tool(input_schema=JSON_SCHEMA_2020_12)
-def json_schema_2020_12_tool(name: str | None = None, address: dict[str, Any] | None = None,
-                             contactMethod: str | None = None, phone: str | None = None,  # noqa: N803
-                             email: str | None = None) -> Text:
+def json_schema_2020_12_tool(
+    name: str | None = None,
+    address: dict[str, Any] | None = None,
+    contactMethod: str | None = None,
+    phone: str | None = None,
+    email: str | None = None,
+) -> Text:
     """Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613, SEP-2106)."""
-    args = {k: v for k, v in {"name": name, "address": address, "contactMethod": contactMethod,
-                               "phone": phone, "email": email}.items() if v is not None}
+    args = {
+        k: v
+        for k, v in {
+            "name": name,
+            "address": address,
+            "contactMethod": contactMethod,
+            "phone": phone,
+            "email": email,
+        }.items()
+        if v is not None
+    }
     return Text(f"JSON Schema 2020-12 tool called with: {json.dumps(args)}")
 
 
 @server.tool
-def test_custom_header(region: Annotated[str, msgspec.Meta(extra_json_schema={"x-mcp-header": "Region"},
-                                                           description="Mirrored in the Mcp-Param-Region header")],
-                       query: str = "") -> Text:
+def test_custom_header(
+    region: Annotated[
+        str,
+        msgspec.Meta(
+            extra_json_schema={"x-mcp-header": "Region"}, description="Mirrored in the Mcp-Param-Region header"
+        ),
+    ],
+    query: str = "",
+) -> Text:
     """Tests Mcp-Param-* custom headers (SEP-2243): the region argument travels in a header too."""
     return Text(f"region={region} query={query}")
 
@@ -306,8 +373,11 @@ async def test_input_required_result_list_roots(ctx: Context) -> Text:
 @server.tool
 async def test_input_required_result_request_state(ctx: Context) -> Text:
     """Asks for a confirmation (key confirm); the answer comes back with the signed requestState."""
-    result = await ctx.elicit("Please confirm", {"type": "object", "properties": {"ok": {"type": "boolean"}},
-                                                 "required": ["ok"]}, key="confirm")
+    result = await ctx.elicit(
+        "Please confirm",
+        {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]},
+        key="confirm",
+    )
     return Text(f"state-ok: confirmed={(result.get('content') or {}).get('ok')}")
 
 
@@ -326,16 +396,22 @@ async def test_input_required_result_multiple_inputs(ctx: Context) -> Text:
 async def test_input_required_result_multi_round(ctx: Context) -> Text:
     """Two rounds: a name (step1), then a favourite colour (step2)."""
     first = await ctx.elicit("Step 1: What is your name?", NAME_SCHEMA, key="step1")
-    second = await ctx.elicit("Step 2: What is your favorite color?", {
-        "type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]}, key="step2")
+    second = await ctx.elicit(
+        "Step 2: What is your favorite color?",
+        {"type": "object", "properties": {"color": {"type": "string"}}, "required": ["color"]},
+        key="step2",
+    )
     return Text(f"{(first.get('content') or {}).get('name')} likes {(second.get('content') or {}).get('color')}")
 
 
 @server.tool
 async def test_input_required_result_tampered_state(ctx: Context) -> Text:
     """Asks for a confirmation; a modified requestState is refused (-32602)."""
-    result = await ctx.elicit("Please confirm", {"type": "object", "properties": {"ok": {"type": "boolean"}},
-                                                 "required": ["ok"]}, key="confirm")
+    result = await ctx.elicit(
+        "Please confirm",
+        {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]},
+        key="confirm",
+    )
     return Text(f"confirmed={(result.get('content') or {}).get('ok')}")
 
 
@@ -397,7 +473,9 @@ async def confirm_delete(filename: str, ctx: Context) -> Text:
 @server.tool(task_support="optional")
 async def multi_input(ctx: Context) -> Text:
     """Asks two questions at once (two inputRequests pending together)."""
-    first, second = await asyncio.gather(ctx.elicit("First name?", NAME_SCHEMA), ctx.elicit("Second name?", NAME_SCHEMA))
+    first, second = await asyncio.gather(
+        ctx.elicit("First name?", NAME_SCHEMA), ctx.elicit("Second name?", NAME_SCHEMA)
+    )
     names = [(a.get("content") or {}).get("name") for a in (first, second)]
     return Text(f"Got {names[0]} and {names[1]}")
 
@@ -412,29 +490,52 @@ async def test_tool_with_task(ctx: Context) -> Text:
 
 
 # ============================================================================ resources
-@server.resource("test://static-text", name="static-text", title="Static Text Resource",
-                 description="A static text resource for testing", mime_type="text/plain")
+@server.resource(
+    "test://static-text",
+    name="static-text",
+    title="Static Text Resource",
+    description="A static text resource for testing",
+    mime_type="text/plain",
+)
 def static_text() -> str:
     return "This is the content of the static text resource."
 
 
-@server.resource("test://static-binary", name="static-binary", title="Static Binary Resource",
-                 description="A static binary resource (image) for testing", mime_type="image/png")
+@server.resource(
+    "test://static-binary",
+    name="static-binary",
+    title="Static Binary Resource",
+    description="A static binary resource (image) for testing",
+    mime_type="image/png",
+)
 def static_binary() -> bytes:
     import base64
 
     return base64.b64decode(PNG)
 
 
-@server.resource("test://template/{id}/data", name="template", title="Resource Template",
-                 description="A resource template with parameter substitution", mime_type="application/json")
+@server.resource(
+    "test://template/{id}/data",
+    name="template",
+    title="Resource Template",
+    description="A resource template with parameter substitution",
+    mime_type="application/json",
+)
 def template(id: str) -> EmbeddedResource:
-    return EmbeddedResource(f"test://template/{id}/data", mime_type="application/json",
-                            text=json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"}))
+    return EmbeddedResource(
+        f"test://template/{id}/data",
+        mime_type="application/json",
+        text=json.dumps({"id": id, "templateTest": True, "data": f"Data for ID: {id}"}),
+    )
 
 
-@server.resource("test://watched-resource", name="watched-resource", title="Watched Resource",
-                 description="A resource clients may subscribe to", mime_type="text/plain")
+@server.resource(
+    "test://watched-resource",
+    name="watched-resource",
+    title="Watched Resource",
+    description="A resource clients may subscribe to",
+    mime_type="text/plain",
+)
 def watched_resource() -> str:
     return "Watched resource content"
 
@@ -458,14 +559,16 @@ def test_prompt_with_arguments(arg1: str, arg2: str) -> str:
 
 
 @server.prompt(title="Prompt With Embedded Resource")
-def test_prompt_with_embedded_resource(resourceUri: str) -> list[Message]:  # noqa: N803
+def test_prompt_with_embedded_resource(resourceUri: str) -> list[Message]:
     """A prompt that includes an embedded resource.
 
     Args:
         resourceUri: URI of the resource to embed.
     """
     return [
-        Message("user", EmbeddedResource(resourceUri, text="Embedded resource content for testing.", mime_type="text/plain")),
+        Message(
+            "user", EmbeddedResource(resourceUri, text="Embedded resource content for testing.", mime_type="text/plain")
+        ),
         Message("user", "Please process the embedded resource above."),
     ]
 
@@ -479,8 +582,11 @@ def test_prompt_with_image() -> list[Message]:
 @server.prompt
 async def test_input_required_result_prompt(ctx: Context) -> str:
     """A prompt that first asks the user for context (key user_context)."""
-    result = await ctx.elicit("What context should the prompt use?", {
-        "type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]}, key="user_context")
+    result = await ctx.elicit(
+        "What context should the prompt use?",
+        {"type": "object", "properties": {"context": {"type": "string"}}, "required": ["context"]},
+        key="user_context",
+    )
     return f"Use this context: {(result.get('content') or {}).get('context')}"
 
 

@@ -23,9 +23,16 @@ from tests.support.http import spawn_fixture
 
 REQUIREMENT_SETS = ["2025-11-25", "2026-07-28"]
 TASKS_SCENARIOS = {
-    "tasks-lifecycle", "tasks-capability-negotiation", "tasks-wire-fields", "tasks-request-state-removal",
-    "tasks-mrtr-input", "tasks-request-headers", "tasks-dispatch-and-envelope", "tasks-status-notifications",
-    "tasks-required-task-error", "tasks-mrtr-composition",
+    "tasks-lifecycle",
+    "tasks-capability-negotiation",
+    "tasks-wire-fields",
+    "tasks-request-state-removal",
+    "tasks-mrtr-input",
+    "tasks-request-headers",
+    "tasks-dispatch-and-envelope",
+    "tasks-status-notifications",
+    "tasks-required-task-error",
+    "tasks-mrtr-composition",
 }
 
 
@@ -50,18 +57,27 @@ def test_server_conformance(requirements: str, tmp_path: Path) -> None:
     with spawn_fixture(log=log) as url:
         proc = subprocess.run(
             [*argv, "server", "--url", url, "--requirements", requirements, "-o", str(tmp_path / "results")],
-            capture_output=True, text=True, env=peers.peers_env(), timeout=540, stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            env=peers.peers_env(),
+            timeout=540,
+            stdin=subprocess.DEVNULL,
         )
-    summary = proc.stdout[proc.stdout.find("=== SUMMARY ==="):] if "=== SUMMARY ===" in proc.stdout else proc.stdout[-6000:]
+    summary = (
+        proc.stdout[proc.stdout.find("=== SUMMARY ===") :] if "=== SUMMARY ===" in proc.stdout else proc.stdout[-6000:]
+    )
     checks = _checks(tmp_path / "results")
     extensions = _extensions(proc.stdout)
     failures = [
         f"{scenario}: {c['id']}: {c.get('errorMessage') or c.get('description')}"
         for scenario, items in checks.items()
-        for c in items if c.get("status") == "FAILURE"
+        for c in items
+        if c.get("status") == "FAILURE"
     ]
-    where = (f"\n--- conformance {requirements} (exit {proc.returncode}) ---\n{summary}\n--- stderr ---\n"
-             f"{proc.stderr[-3000:]}\n--- fixture server log ---\n{log.read_text()[-3000:] if log.exists() else ''}")
+    where = (
+        f"\n--- conformance {requirements} (exit {proc.returncode}) ---\n{summary}\n--- stderr ---\n"
+        f"{proc.stderr[-3000:]}\n--- fixture server log ---\n{log.read_text()[-3000:] if log.exists() else ''}"
+    )
     assert checks, f"the suite wrote no results{where}"
     assert not failures, "FAILURE checks:\n  " + "\n  ".join(failures) + where
     assert proc.returncode == 0, f"the suite exited {proc.returncode}{where}"

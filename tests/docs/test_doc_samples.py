@@ -65,7 +65,7 @@ def parse(page: Path) -> list[Block]:
         i += 1
         while i < len(lines) and not re.match(rf"^[ \t]*{ticks}\s*$", lines[i]):
             line = lines[i]
-            body.append(line[len(indent):] if line.startswith(indent) else line.lstrip())
+            body.append(line[len(indent) :] if line.startswith(indent) else line.lstrip())
             i += 1
         i += 1  # the closing fence
         prev = next((lines[j] for j in range(start - 1, -1, -1) if lines[j].strip()), "")
@@ -118,15 +118,31 @@ def test_sample(block: Block, tmp_path: Path) -> None:
             return
         name = Path(block.file).name
         if name.startswith("test_"):
-            argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp_path), block.file]
+            argv = [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "--rootdir",
+                str(tmp_path),
+                block.file,
+            ]
         else:
-            argv = [sys.executable, "-c", "import runpy, sys; runpy.run_path(sys.argv[1], run_name='__docs__')", block.file]
+            argv = [
+                sys.executable,
+                "-c",
+                "import runpy, sys; runpy.run_path(sys.argv[1], run_name='__docs__')",
+                block.file,
+            ]
     else:
         (tmp_path / "_block.py").write_text(block.code, encoding="utf-8")
         argv = [sys.executable, "_block.py"]
     try:
-        done = subprocess.run(argv, cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                              text=True, timeout=TIMEOUT)
+        done = subprocess.run(
+            argv, cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT
+        )
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"{block.id}: still running after {TIMEOUT} s\n--- stdout\n{exc.stdout}\n--- stderr\n{exc.stderr}")
     if done.returncode != 0:

@@ -56,5 +56,7 @@ def test_api_reference_covers_every_public_name():
     text = (DOCS / "reference" / "api.md").read_text(encoding="utf-8")
     documented = set(re.findall(r"^::: mcpio\.(\w+)\s*$", text, flags=re.M))
     public = {name for name in mcpio.__all__ if not name.startswith("_")}
-    assert public - documented == set(), f"public names missing from docs/reference/api.md: {sorted(public - documented)}"
+    assert public - documented == set(), (
+        f"public names missing from docs/reference/api.md: {sorted(public - documented)}"
+    )
     assert documented - public == set(), f"documented names that mcpio does not export: {sorted(documented - public)}"

@@ -43,15 +43,19 @@ def _raise(kind: str) -> str:
     if kind == "keyboard":
         raise KeyboardInterrupt
     if kind == "recursion":
+
         def down(n: int) -> int:
             return down(n + 1) + 1
+
         down(0)
     if kind == "memory":
         raise MemoryError("pretend we ran out")
     if kind == "unprintable":
+
         class Weird(Exception):
             def __str__(self) -> str:
                 raise RuntimeError("cannot even print me")
+
         raise Weird()
     return "no error"
 
@@ -122,8 +126,13 @@ def spew(text: str) -> str:
     os.write(1, b"spew: raw write to fd 1\n")
     subprocess.run([sys.executable, "-c", "print('spew: child stdout')"], check=True)
     # A grandchild that keeps writing to fd 1 after this tool has returned.
-    subprocess.Popen([sys.executable, "-c",
-                      "import time\nfor i in range(5):\n    print('spew: late child', i, flush=True); time.sleep(0.02)"])
+    subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import time\nfor i in range(5):\n    print('spew: late child', i, flush=True); time.sleep(0.02)",
+        ]
+    )
     return text
 
 

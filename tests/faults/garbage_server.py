@@ -27,7 +27,7 @@ EOL = b"\r\n" if "--crlf" in args else b"\n"
 def write(data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(1, view):]
+        view = view[os.write(1, view) :]
 
 
 first_id: list[object] = []
@@ -40,11 +40,17 @@ def junk(id_: object) -> None:
         b"Server listening on stdio (this line is not JSON)",
         b"\xff\xfe\xfd invalid UTF-8 \xc3\x28",
         b'{"jsonrpc": "2.0", "id": ',
-        b"42", b"[]", b"null", b'"a string"', b'{"hello": "world"}',
+        b"42",
+        b"[]",
+        b"null",
+        b'"a string"',
+        b'{"hello": "world"}',
         b'{"jsonrpc":"2.0","id":987654321,"result":{}}',
         b'{"jsonrpc":"2.0","id":"never-sent","error":{"code":-1,"message":"x"}}',
         b'{"jsonrpc":"2.0","method":"notifications/who_knows","params":{"x":1}}',
-        b"", b"   ", b"\r",
+        b"",
+        b"   ",
+        b"\r",
         b"[" * 5000,
         b"J" * (1024 * 1024 if id_ == first_id[0] else 1000),  # one 1 MiB line is enough
         json.dumps({"jsonrpc": "2.0", "id": id_}).encode(),  # neither result nor error
@@ -59,7 +65,7 @@ def send(msg: dict, id_: object) -> None:
     data = json.dumps(msg).encode() + EOL
     if "--split" in args:
         third = max(1, len(data) // 3)
-        for piece in (data[:third], data[third:2 * third], data[2 * third:]):
+        for piece in (data[:third], data[third : 2 * third], data[2 * third :]):
             write(piece)
             time.sleep(0.002)
     else:
@@ -78,12 +84,31 @@ for raw in sys.stdin.buffer:
         continue
     method, id_, params = msg["method"], msg["id"], msg.get("params") or {}
     if method == "initialize":
-        send({"jsonrpc": "2.0", "id": id_, "result": {
-            "protocolVersion": params.get("protocolVersion", "2025-11-25"), "capabilities": {"tools": {}},
-            "serverInfo": {"name": "garbage", "version": "0.1"}}}, id_)
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": id_,
+                "result": {
+                    "protocolVersion": params.get("protocolVersion", "2025-11-25"),
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "garbage", "version": "0.1"},
+                },
+            },
+            id_,
+        )
     elif method == "tools/list":
-        send({"jsonrpc": "2.0", "id": id_, "result": {"tools": [
-            {"name": "say", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]}}, id_)
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": id_,
+                "result": {
+                    "tools": [
+                        {"name": "say", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}
+                    ]
+                },
+            },
+            id_,
+        )
     elif method == "tools/call":
         text = (params.get("arguments") or {}).get("text", "")
         if text == "die":

@@ -99,8 +99,9 @@ if __name__ == "__main__":
     ap.add_argument("--max-connections", type=int, default=None)
     ap.add_argument("--header-timeout", type=float, default=None)
     a = ap.parse_args()
-    extra = {k: v for k, v in (("max_connections", a.max_connections), ("header_timeout", a.header_timeout))
-             if v is not None}
+    extra = {
+        k: v for k, v in (("max_connections", a.max_connections), ("header_timeout", a.header_timeout)) if v is not None
+    }
     server = build(a.max_in_flight, a.max_tasks, a.expose_errors)
     if a.port is None:
         server.run()

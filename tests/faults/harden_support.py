@@ -34,9 +34,14 @@ def spawn(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> Iter
     port = free_port()
     err = tmp_path / f"server-{port}.stderr"
     with open(err, "wb") as out:
-        proc = subprocess.Popen([sys.executable, str(HERE / "harden_server.py"), "--port", str(port), *args],
-                                stdout=subprocess.DEVNULL, stderr=out, stdin=subprocess.DEVNULL, cwd=str(ROOT),
-                                env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
+        proc = subprocess.Popen(
+            [sys.executable, str(HERE / "harden_server.py"), "--port", str(port), *args],
+            stdout=subprocess.DEVNULL,
+            stderr=out,
+            stdin=subprocess.DEVNULL,
+            cwd=str(ROOT),
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+        )
     try:
         wait_port(port, proc=proc)
         yield Spawned(f"http://127.0.0.1:{port}/mcp", proc, err)
@@ -65,9 +70,15 @@ def headers(sid: str, version: str) -> dict[str, str]:
 
 
 def open_session(http: httpx.Client, url: str, version: str = "2025-11-25") -> str:
-    r = http.post(url, json=rpc(0, "initialize", {"protocolVersion": version, "capabilities": {},
-                                                  "clientInfo": {"name": "t", "version": "1"}}),
-                  headers={"accept": ACCEPT_BOTH})
+    r = http.post(
+        url,
+        json=rpc(
+            0,
+            "initialize",
+            {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+        ),
+        headers={"accept": ACCEPT_BOTH},
+    )
     assert r.status_code == 200, r.text
     sid = r.headers["mcp-session-id"]
     r = http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers(sid, version))
@@ -75,24 +86,31 @@ def open_session(http: httpx.Client, url: str, version: str = "2025-11-25") -> s
     return sid
 
 
-def tool(http: httpx.Client, url: str, sid: str, name: str, version: str = "2025-11-25", id: Any = 1,
-         **params: Any) -> dict[str, Any]:
+def tool(
+    http: httpx.Client, url: str, sid: str, name: str, version: str = "2025-11-25", id: Any = 1, **params: Any
+) -> dict[str, Any]:
     r = http.post(url, json=call(name, id, **params), headers=headers(sid, version))
     assert r.status_code == 200, r.text
     if r.headers["content-type"].startswith("text/event-stream"):
         import json
+
         data = [line[5:].strip() for line in r.text.splitlines() if line.startswith("data:") and line[5:].strip()]
         return json.loads(data[-1])
     return r.json()
 
 
 MODERN = "2026-07-28"
-MODERN_META = {"io.modelcontextprotocol/protocolVersion": MODERN,
-               "io.modelcontextprotocol/clientCapabilities": {}}
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
 
 
-def modern(http: httpx.Client, url: str, id: Any, method: str, params: dict[str, Any] | None = None,
-           capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+def modern(
+    http: httpx.Client,
+    url: str,
+    id: Any,
+    method: str,
+    params: dict[str, Any] | None = None,
+    capabilities: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """One 2026-07-28 request (headers mirrored from the body); returns the JSON-RPC answer."""
     p = dict(params or {})
     p["_meta"] = {**MODERN_META, "io.modelcontextprotocol/clientCapabilities": capabilities or {}}

@@ -44,11 +44,21 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, mod
                 await writer.drain()
                 continue
             if msg["method"] == "initialize":
-                answer = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {
-                    "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-                    "serverInfo": {"name": "hostile", "version": "1"}}}).encode()
-                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nmcp-session-id: hostile-1\r\n"
-                             b"content-length: %d\r\n\r\n%s" % (len(answer), answer))
+                answer = json.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": msg["id"],
+                        "result": {
+                            "protocolVersion": msg["params"]["protocolVersion"],
+                            "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "hostile", "version": "1"},
+                        },
+                    }
+                ).encode()
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nmcp-session-id: hostile-1\r\n"
+                    b"content-length: %d\r\n\r\n%s" % (len(answer), answer)
+                )
                 await writer.drain()
                 continue
             await hostile(writer, mode, mib)
@@ -63,8 +73,10 @@ async def hostile(writer: asyncio.StreamWriter, mode: str, mib: int) -> None:
     sent = 0
     try:
         if mode == "json-declared":
-            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n{"
-                         % (600 * 1024 * 1024))
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n{"
+                % (600 * 1024 * 1024)
+            )
             await writer.drain()
             await asyncio.sleep(3600)
         ctype = b"application/json" if mode == "json-flood" else b"text/event-stream"

@@ -13,8 +13,11 @@ for line in sys.stdin:
     if "id" not in msg or "method" not in msg:
         continue
     if msg["method"] == "initialize":
-        out = {"protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-               "serverInfo": {"name": "oversized", "version": "1"}}
+        out = {
+            "protocolVersion": msg["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "oversized", "version": "1"},
+        }
     elif msg["method"] == "tools/call":
         os.close(0)
         big = {"jsonrpc": "2.0", "id": msg["id"], "result": {"content": [{"type": "text", "text": "x" * (2 << 20)}]}}

@@ -44,8 +44,9 @@ asyncio.run(main(sys.argv[1]))
 
 @pytest.mark.parametrize("tool", ["hang", "hang_sync"])
 def test_the_server_exits_within_2_s_when_its_client_is_killed_mid_call(tool):
-    host = subprocess.Popen([sys.executable, "-c", HOST, tool, *FAULTS], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, cwd=ROOT)
+    host = subprocess.Popen(
+        [sys.executable, "-c", HOST, tool, *FAULTS], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=ROOT
+    )
     server_pid = None
     try:
         server_pid = int(LineReader(host.stdout.fileno()).line(timeout=20))
@@ -69,8 +70,10 @@ def test_the_server_exits_within_2_s_when_a_wrapper_parent_dies_and_stdin_stays_
     with wrapped_server(FAULTS, tmp_path) as w:
         os.write(w.stdin, init_lines())
         assert w.out.message()["id"] == "init"
-        os.write(w.stdin, b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"%s","arguments":{}}}\n'
-                 % tool.encode())
+        os.write(
+            w.stdin,
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"%s","arguments":{}}}\n' % tool.encode(),
+        )
         os.write(w.stdin, b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
         assert w.out.message() == {"jsonrpc": "2.0", "id": 2, "result": {}}  # the call is running
         w.wrapper.kill()
@@ -86,9 +89,13 @@ def test_the_server_exits_within_2_s_when_a_wrapper_parent_dies_and_stdin_stays_
 
 def test_a_polite_eof_still_answers_the_calls_in_flight(tmp_path):
     # The other side of the coin: stdin EOF from a live client is a request to finish up.
-    done = subprocess.run(FAULTS, input=init_lines() + (
-        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nap","arguments":{"ms":300}}}\n'),
-        capture_output=True, timeout=10)
+    done = subprocess.run(
+        FAULTS,
+        input=init_lines()
+        + (b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nap","arguments":{"ms":300}}}\n'),
+        capture_output=True,
+        timeout=10,
+    )
     assert done.returncode == 0
     assert b'"napped 300' in done.stdout.splitlines()[-1]
 
@@ -102,8 +109,10 @@ def test_sigterm_while_draining_after_eof_exits_at_once(tmp_path):
     try:
         proc.stdin.write(init_lines())
         assert out.message()["id"] == "init"
-        proc.stdin.write(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hang","arguments":{}}}\n'
-                         b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n')
+        proc.stdin.write(
+            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hang","arguments":{}}}\n'
+            b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n'
+        )
         assert out.message() == {"jsonrpc": "2.0", "id": 2, "result": {}}
         proc.stdin.close()  # draining now: the hang would keep it 30 s
         assert proc.poll() is None

@@ -32,8 +32,10 @@ VERSION = "2025-11-25"
 def url(request):
     extra = [request.getfixturevalue("redis_url")] if request.param == "redis" else []
     port = free_port()
-    proc = subprocess.Popen([sys.executable, str(HERE / "event_store_server.py"), str(port), str(SESSION_BYTES),
-                             str(TOTAL_BYTES), *extra], stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "event_store_server.py"), str(port), str(SESSION_BYTES), str(TOTAL_BYTES), *extra],
+        stdin=subprocess.DEVNULL,
+    )
     try:
         wait_port(port, proc=proc)
         yield f"http://127.0.0.1:{port}/mcp"
@@ -58,18 +60,25 @@ def sse_events(text: str) -> list[dict[str, str]]:
 class Session:
     def __init__(self, client: httpx.Client, url: str) -> None:
         self.c, self.url, self.next_id = client, url, 0
-        r = self.post("initialize", {"protocolVersion": VERSION, "capabilities": {},
-                                     "clientInfo": {"name": "t", "version": "1"}}, sid=False)
+        r = self.post(
+            "initialize",
+            {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+            sid=False,
+        )
         self.sid = r.headers["mcp-session-id"]
         self.headers = {"mcp-session-id": self.sid, "mcp-protocol-version": VERSION}
-        self.c.post(self.url, json={"jsonrpc": "2.0", "method": "notifications/initialized"},
-                    headers={**self.headers, "accept": "application/json, text/event-stream"})
+        self.c.post(
+            self.url,
+            json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+            headers={**self.headers, "accept": "application/json, text/event-stream"},
+        )
 
     def post(self, method: str, params: dict, sid: bool = True) -> httpx.Response:
         self.next_id += 1
         headers = {"accept": "application/json, text/event-stream", **(self.headers if sid else {})}
-        r = self.c.post(self.url, json={"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params},
-                        headers=headers)
+        r = self.c.post(
+            self.url, json={"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}, headers=headers
+        )
         assert r.status_code == 200, r.text
         return r
 
@@ -86,8 +95,9 @@ class Session:
         return self.call("store_stats")[1]["structuredContent"]
 
     def resume(self, last_event_id: str) -> httpx.Response:
-        return self.c.get(self.url, headers={**self.headers, "accept": "text/event-stream",
-                                             "last-event-id": last_event_id})
+        return self.c.get(
+            self.url, headers={**self.headers, "accept": "text/event-stream", "last-event-id": last_event_id}
+        )
 
 
 def test_the_event_store_is_bounded_per_session_and_in_total_and_late_resumers_get_404(url):
@@ -148,8 +158,16 @@ def test_the_issue_reproduction_with_default_bounds_keeps_the_server_small():
     from mcpio._transports._http_events import DEFAULT_MAX_SESSION_BYTES, DEFAULT_MAX_TOTAL_BYTES
 
     port = free_port()
-    proc = subprocess.Popen([sys.executable, str(HERE / "event_store_server.py"), str(port),
-                             str(DEFAULT_MAX_SESSION_BYTES), str(DEFAULT_MAX_TOTAL_BYTES)], stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(HERE / "event_store_server.py"),
+            str(port),
+            str(DEFAULT_MAX_SESSION_BYTES),
+            str(DEFAULT_MAX_TOTAL_BYTES),
+        ],
+        stdin=subprocess.DEVNULL,
+    )
     try:
         wait_port(port, proc=proc)
         with httpx.Client(timeout=60) as c:

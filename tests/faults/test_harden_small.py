@@ -83,8 +83,9 @@ def test_a_post_without_json_content_type_is_415(tmp_path):
             hdrs = {"accept": ACCEPT_BOTH, **({"content-type": ctype} if ctype else {})}
             r = http.post(srv.url, content=body, headers=hdrs)
             assert r.status_code == 415 and "mcp-session-id" not in r.headers, (ctype, r.text)
-        r = http.post(srv.url, content=body, headers={"accept": ACCEPT_BOTH,
-                                                      "content-type": "Application/JSON; charset=utf-8"})
+        r = http.post(
+            srv.url, content=body, headers={"accept": ACCEPT_BOTH, "content-type": "Application/JSON; charset=utf-8"}
+        )
         assert r.status_code == 200 and r.headers["mcp-session-id"]
 
 
@@ -106,13 +107,23 @@ def test_trace_files_are_private_and_never_followed_through_a_link(tmp_path):
     # On the wire: a server started with MCPIO_TRACE at the link serves, and writes nothing there.
     echo = ROOT / "tests" / "servers" / "echo_server.py"
     init = rpc(0, "initialize", {"protocolVersion": V, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
-    out = subprocess.run([sys.executable, str(echo)], input=(json.dumps(init) + "\n").encode(), capture_output=True,
-                         env={**os.environ, "MCPIO_TRACE": str(link)}, timeout=30)
+    out = subprocess.run(
+        [sys.executable, str(echo)],
+        input=(json.dumps(init) + "\n").encode(),
+        capture_output=True,
+        env={**os.environ, "MCPIO_TRACE": str(link)},
+        timeout=30,
+    )
     assert json.loads(out.stdout.splitlines()[0])["result"]["protocolVersion"] == V
     assert target.read_text() == "keep\n" and b"symbolic link" in out.stderr
     fresh = tmp_path / "fresh.log"
-    subprocess.run([sys.executable, str(echo)], input=(json.dumps(init) + "\n").encode(), capture_output=True,
-                   env={**os.environ, "MCPIO_TRACE": str(fresh)}, timeout=30)
+    subprocess.run(
+        [sys.executable, str(echo)],
+        input=(json.dumps(init) + "\n").encode(),
+        capture_output=True,
+        env={**os.environ, "MCPIO_TRACE": str(fresh)},
+        timeout=30,
+    )
     assert stat.S_IMODE(fresh.stat().st_mode) == 0o600 and " in " in fresh.read_text()
 
 
@@ -158,7 +169,7 @@ import asyncio, sys
 from mcpio import Client
 from mcpio._transports._subprocess import SubprocessTransport
 async def main():
-    t = SubprocessTransport(sys.executable, [{str(ROOT / 'tests' / 'faults' / 'oversized_server.py')!r}],
+    t = SubprocessTransport(sys.executable, [{str(ROOT / "tests" / "faults" / "oversized_server.py")!r}],
                             max_line_size=1 << 20)
     async with Client(transport=t, era="legacy", protocol_version="{V}", timeout=20) as c:
         try:
@@ -168,8 +179,13 @@ async def main():
 asyncio.run(main())
 import gc; gc.collect()
 """
-    out = subprocess.run([sys.executable, "-X", "dev", "-c", script], capture_output=True, text=True, timeout=60,
-                         cwd=tempfile.gettempdir())
+    out = subprocess.run(
+        [sys.executable, "-X", "dev", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tempfile.gettempdir(),
+    )
     assert "failed: ServerExited" in out.stdout, out
     assert "Task exception was never retrieved" not in out.stderr, out.stderr
     assert "skipping a message of" in out.stderr

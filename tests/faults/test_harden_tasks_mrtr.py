@@ -22,8 +22,11 @@ CORE = "2025-11-25"
 
 
 def core_task_call(http, url, sid, id):
-    r = http.post(url, json=rpc(id, "tools/call", {"name": "slow_task", "arguments": {}, "task": {"ttl": 60000}}),
-                  headers=headers(sid, CORE))
+    r = http.post(
+        url,
+        json=rpc(id, "tools/call", {"name": "slow_task", "arguments": {}, "task": {"ttl": 60000}}),
+        headers=headers(sid, CORE),
+    )
     assert r.status_code in (200, 500), r.text
     return r.json()
 
@@ -47,19 +50,23 @@ def test_one_session_cannot_fill_the_task_store_and_terminal_tasks_make_room(tmp
 
         # Anonymous 2026-07-28 tasks: the global cap (1000; 101 live, 1 cancelled) holds, the
         # cancelled task making room first ...
-        live = [modern(http, srv.url, i, "tools/call", {"name": "slow_task", "arguments": {}}, TASKS)
-                for i in range(1000)]
+        live = [
+            modern(http, srv.url, i, "tools/call", {"name": "slow_task", "arguments": {}}, TASKS) for i in range(1000)
+        ]
         ok = [x["result"]["taskId"] for x in live if "result" in x]
         assert len(ok) == 1000 - 101 and "all are unfinished" in live[-1]["error"]["message"]
         # ... a cancelled task frees its slot ...
         assert "result" in modern(http, srv.url, "c", "tasks/cancel", {"taskId": ok[0]}, TASKS)
-        assert modern(http, srv.url, "n", "tools/call", {"name": "slow_task", "arguments": {}}, TASKS)["result"]["taskId"]
+        assert modern(http, srv.url, "n", "tools/call", {"name": "slow_task", "arguments": {}}, TASKS)["result"][
+            "taskId"
+        ]
         # ... and once the tasks finish, 1,000 more calls all get tasks (terminal ones are evicted).
         modern(http, srv.url, "r", "tools/call", {"name": "release", "arguments": {}})
         while modern(http, srv.url, "g", "tasks/get", {"taskId": ok[-1]}, TASKS)["result"]["status"] != "completed":
             pass
-        again = [modern(http, srv.url, i, "tools/call", {"name": "slow_task", "arguments": {}}, TASKS)
-                 for i in range(1000)]
+        again = [
+            modern(http, srv.url, i, "tools/call", {"name": "slow_task", "arguments": {}}, TASKS) for i in range(1000)
+        ]
         assert all("taskId" in x["result"] for x in again)
 
 
@@ -67,6 +74,7 @@ def test_input_responses_without_the_state_that_asked_are_not_answers(tmp_path):
     caps = {"elicitation": {}}
     yes = {"action": "accept", "content": {"ok": True}}
     with spawn(tmp_path) as srv, httpx.Client(timeout=30) as http:
+
         def call(id, **extra):
             return modern(http, srv.url, id, "tools/call", {"name": "delete_all", "arguments": {}, **extra}, caps)
 
@@ -87,6 +95,7 @@ def test_a_state_issued_to_one_caller_is_refused_for_another():
     alice, mallory = principal_of("alice", "app-1"), principal_of("mallory", "app-1")
     first = Rounds.from_request(codec, "tools/call", params, alice)
     from mcpio._server._mrtr import InputRequired
+
     with pytest.raises(InputRequired) as asked:
         first.ask("elicitation/create", {"message": "?"})
     result = first.result(codec, "tools/call", params, asked.value)

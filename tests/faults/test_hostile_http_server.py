@@ -8,7 +8,6 @@ at each byte once however the stream is chunked (a count, not seconds).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import subprocess
@@ -23,7 +22,7 @@ from mcpio._errors import MCPError, RequestTimeout
 from mcpio._protocol._http import SSEParser, SSETooLarge
 from mcpio._transports._http_client import HTTPClientTransport
 from tests.client.support import arun
-from tests.faults.support import MiB, ROOT
+from tests.faults.support import ROOT, MiB
 from tests.support.http import free_port, wait_port
 
 HOSTILE = ROOT / "tests" / "faults" / "hostile_http_server.py"
@@ -32,9 +31,14 @@ HOSTILE = ROOT / "tests" / "faults" / "hostile_http_server.py"
 @contextlib.contextmanager
 def hostile(mode: str, mib: int = 64) -> Iterator[str]:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, str(HOSTILE), "--port", str(port), "--mode", mode, "--mib", str(mib)],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            cwd=str(ROOT), env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    proc = subprocess.Popen(
+        [sys.executable, str(HOSTILE), "--port", str(port), "--mode", mode, "--mib", str(mib)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=str(ROOT),
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         wait_port(port, proc=proc)
         yield f"http://127.0.0.1:{port}/mcp"
@@ -45,6 +49,7 @@ def hostile(mode: str, mib: int = 64) -> Iterator[str]:
 
 def call_with_cap(url: str, cap: int, timeout: float = 60) -> tuple[BaseException, int]:
     """Call a tool through a client capped at ``cap`` bytes; (the error, tracemalloc peak)."""
+
     async def go() -> BaseException:
         transport = HTTPClientTransport(url, max_message_size=cap)
         async with Client(transport=transport, era="legacy", protocol_version="2025-11-25", timeout=timeout) as c:
@@ -88,7 +93,7 @@ def test_the_sse_parser_scans_each_byte_once_however_it_is_chunked():
         stream = b"data: " + b"x" * (1 << 20) + b"\n\n" + b": c\n" * 1000 + b"data: y\r\n\r\n"
         events = []
         for i in range(0, len(stream), size):
-            events += p.feed(stream[i:i + size])
+            events += p.feed(stream[i : i + size])
         assert [len(e.data) for e in events] == [1 << 20, 1]
         assert p.scanned <= len(stream)  # quadratic rescans would look at ~n²/2size bytes
         total += p.scanned

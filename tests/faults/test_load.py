@@ -15,7 +15,7 @@ import pytest
 
 from mcpio import Client
 from tests.client.support import arun
-from tests.faults.support import FAULTS, MiB, ROOT
+from tests.faults.support import FAULTS, ROOT, MiB
 from tests.support.pipes import LineReader, init_lines
 
 N = 1000
@@ -58,12 +58,18 @@ def storm_lines(rng: random.Random) -> tuple[bytes, set[int], set[int], set[int]
         events.append((at, json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": call}).encode()))
         if i in hangs or i in cancelled_naps:
             for _ in range(rng.choice([1, 1, 1, 2])):  # sometimes cancelled twice
-                cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled",
-                          "params": {"requestId": i, "reason": "storm"}}
+                cancel = {
+                    "jsonrpc": "2.0",
+                    "method": "notifications/cancelled",
+                    "params": {"requestId": i, "reason": "storm"},
+                }
                 events.append((at + rng.expovariate(1 / 30), json.dumps(cancel).encode()))
     for _ in range(100):  # ids that never existed
-        bogus = {"jsonrpc": "2.0", "method": "notifications/cancelled",
-                 "params": {"requestId": rng.choice([10**9 + rng.randrange(1000), "nope", -1])}}
+        bogus = {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": rng.choice([10**9 + rng.randrange(1000), "nope", -1])},
+        }
         events.append((rng.uniform(0, N), json.dumps(bogus).encode()))
     events.sort(key=lambda e: e[0])
     return b"".join(line + b"\n" for _, line in events), hangs, cancelled_naps, naps
@@ -91,7 +97,8 @@ def test_requests_cancelled_before_they_start_leave_nothing_behind(tmp_path):
         for i in range(1, 1101):
             proc.stdin.write(
                 b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"nap","arguments":{"ms":50}}}\n'
-                b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}\n' % (i, i))
+                b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%d}}\n' % (i, i)
+            )
         proc.stdin.write(b'{"jsonrpc":"2.0","id":"ping","method":"ping"}\n')
         assert json.loads(out.line(timeout=10)) == {"jsonrpc": "2.0", "id": "ping", "result": {}}  # none answered
         assert_nothing_left_in_flight(proc, out)
@@ -118,7 +125,7 @@ def test_cancellation_storm_raw(seed, tmp_path):
         pos = 0
         while pos < len(stream):
             step = rng.randrange(1, 64 * 1024)
-            proc.stdin.write(stream[pos:pos + step])
+            proc.stdin.write(stream[pos : pos + step])
             pos += step
             if rng.random() < 0.3:
                 time.sleep(rng.uniform(0, 0.01))
@@ -179,9 +186,11 @@ def test_cancellation_storm_through_the_client():
                 if n % 17 == 0:
                     await asyncio.sleep(rng.uniform(0, 0.005))
             outcomes = await asyncio.gather(*tasks.values(), return_exceptions=True)
-            for i, outcome in zip(tasks, outcomes):
+            for i, outcome in zip(tasks, outcomes, strict=True):
                 if i in doomed:
-                    assert isinstance(outcome, asyncio.CancelledError) or outcome["content"][0]["text"].startswith("napped")
+                    assert isinstance(outcome, asyncio.CancelledError) or outcome["content"][0]["text"].startswith(
+                        "napped"
+                    )
                 else:
                     assert outcome["content"][0]["text"].startswith("napped"), outcome
             assert not client.session._pending
@@ -225,15 +234,20 @@ asyncio.run(main())
 
 def test_100_mib_each_way_through_the_client():
     size = 100 * MiB
-    done = subprocess.run([sys.executable, "-c", BIG_CLIENT, str(size), *FAULTS], capture_output=True,
-                          text=True, timeout=180, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-c", BIG_CLIENT, str(size), *FAULTS], capture_output=True, text=True, timeout=180, cwd=ROOT
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     first, second = (json.loads(line) for line in done.stdout.splitlines())
     assert first["up"] == size and first["down_ok"] is True
     # The client holds the 100 MiB line, the decoded text and the test's own copy of the
     # request; anything near 10x the message would mean needless copies.
-    assert first["peak"] - first["before"] < 6 * size, f"client peak grew {(first['peak'] - first['before']) / MiB:.0f} MiB"
+    assert first["peak"] - first["before"] < 6 * size, (
+        f"client peak grew {(first['peak'] - first['before']) / MiB:.0f} MiB"
+    )
     assert first["server_peak"] < 8 * size, f"server peak {first['server_peak'] / MiB:.0f} MiB"
     assert second["capped"] <= 1024 * 1024 and second["meta"]["textBytes"] == 5 * 1024 * 1024
-    print(f"100 MiB each way: client peak +{(first['peak'] - first['before']) / MiB:.0f} MiB, "
-          f"server peak {first['server_peak'] / MiB:.0f} MiB")
+    print(
+        f"100 MiB each way: client peak +{(first['peak'] - first['before']) / MiB:.0f} MiB, "
+        f"server peak {first['server_peak'] / MiB:.0f} MiB"
+    )

@@ -25,13 +25,17 @@ class Records(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-@pytest.mark.parametrize("flags", [["--banner", "--junk"], ["--junk", "--split", "--crlf"], ["--split"]],
-                         ids=["junk", "junk-split-crlf", "split"])
+@pytest.mark.parametrize(
+    "flags",
+    [["--banner", "--junk"], ["--junk", "--split", "--crlf"], ["--split"]],
+    ids=["junk", "junk-split-crlf", "split"],
+)
 def test_the_client_skips_garbage_lines_and_keeps_working(flags):
     records = Records()
     logger = logging.getLogger("mcpio.session")
     logger.addHandler(records)
     try:
+
         async def go():
             async with Client([*GARBAGE, *flags], timeout=10) as client:
                 assert client.server_info["name"] == "garbage"

@@ -124,7 +124,9 @@ def test_stdout_noise_from_tools_and_their_children_never_reaches_the_client():
         with SkippedLines() as skipped:
             async with Client(FAULTS, timeout=10, on_stderr=on_stderr) as client:
                 for i in range(2):
-                    assert (await client.call_tool("spew", {"text": f"answer {i}"}))["content"][0]["text"] == f"answer {i}"
+                    assert (await client.call_tool("spew", {"text": f"answer {i}"}))["content"][0][
+                        "text"
+                    ] == f"answer {i}"
                 await within(late.wait(), 10)  # the children went on writing after the tools returned
                 await client.ping()
         assert skipped.records == []  # every line the client read was a protocol message

@@ -30,12 +30,16 @@ def seed_corpus() -> str:
     from tests.fuzz.corpus import CORPUS
 
     folder = tempfile.mkdtemp(prefix="mcpio-fuzz-corpus-")
-    init = (b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26",'
-            b'"capabilities":{},"clientInfo":{"name":"f","version":"1"}}}\n')
+    init = (
+        b'{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26",'
+        b'"capabilities":{},"clientInfo":{"name":"f","version":"1"}}}\n'
+    )
     seeds = [line for line, _ in CORPUS if len(line) < 10_000]
     seeds += [init + b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n' + line for line in seeds]
-    seeds.append(init + b'[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/call",'
-                 b'"params":{"name":"echo","arguments":{"text":"hi"}}}]\n')
+    seeds.append(
+        init + b'[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/call",'
+        b'"params":{"name":"echo","arguments":{"text":"hi"}}}]\n'
+    )
     for i, seed in enumerate(seeds):
         Path(folder, f"seed-{i:03d}").write_bytes(seed)
     return folder

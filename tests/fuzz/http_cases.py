@@ -120,21 +120,46 @@ class Case:
 
 
 # ---------------------------------------------------------------------------- JSON values
-hostile = st.sampled_from([None, True, False, 0, -1, 1.5, 10**30, -(2**63) - 1, "", "x" * 5000, "é\u0000\ud800",
-                           [], {}, [[[]]], {"a": {"b": {}}}, "2026-07-28", "tools/call"])
+hostile = st.sampled_from(
+    [
+        None,
+        True,
+        False,
+        0,
+        -1,
+        1.5,
+        10**30,
+        -(2**63) - 1,
+        "",
+        "x" * 5000,
+        "é\u0000\ud800",
+        [],
+        {},
+        [[[]]],
+        {"a": {"b": {}}},
+        "2026-07-28",
+        "tools/call",
+    ]
+)
 small_json = st.recursive(
-    st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False),
-              st.text(max_size=12)),
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(-(2**70), 2**70),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(max_size=12),
+    ),
     lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=6), c, max_size=3),
     max_leaves=8,
 )
-ids = st.one_of(st.integers(-(2**53), 2**53), st.integers(2**64, 2**70), st.text(max_size=20),
-                st.just("L" * 3000), hostile)
+ids = st.one_of(
+    st.integers(-(2**53), 2**53), st.integers(2**64, 2**70), st.text(max_size=20), st.just("L" * 3000), hostile
+)
 
 
 def _arguments(draw: Any, tool: Any) -> Any:
     if tool == "add":
-        return {"a": draw(st.one_of(st.integers(-10**6, 10**6), hostile)), "b": draw(st.integers(-5, 5))}
+        return {"a": draw(st.one_of(st.integers(-(10**6), 10**6), hostile)), "b": draw(st.integers(-5, 5))}
     if tool == "echo":
         return {"text": draw(st.one_of(st.text(max_size=30), hostile))}
     if tool == "progress":
@@ -142,17 +167,49 @@ def _arguments(draw: Any, tool: Any) -> Any:
     if tool == "job":
         return {"seconds": draw(st.one_of(st.sampled_from([0, 0.005]), hostile))}
     if tool == "regional":
-        return {"region": draw(st.one_of(st.sampled_from(["eu-west", "ünïcode", " padded ", "=?base64?eA==?="]),
-                                          st.text(max_size=10), hostile))}
+        return {
+            "region": draw(
+                st.one_of(
+                    st.sampled_from(["eu-west", "ünïcode", " padded ", "=?base64?eA==?="]),
+                    st.text(max_size=10),
+                    hostile,
+                )
+            )
+        }
     return draw(small_json)
 
 
-REQUESTS = ["initialize", "ping", "tools/list", "tools/call", "tools/call", "tools/call", "resources/list",
-            "resources/read", "prompts/get", "prompts/list", "completion/complete", "logging/setLevel",
-            "server/discover", "subscriptions/listen", "resources/subscribe", "no/such/method", "",
-            "tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update"]
-NOTIFICATIONS = ["notifications/initialized", "notifications/cancelled", "notifications/progress",
-                 "notifications/roots/list_changed", "notifications/whatever"]
+REQUESTS = [
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "tools/call",
+    "tools/call",
+    "resources/list",
+    "resources/read",
+    "prompts/get",
+    "prompts/list",
+    "completion/complete",
+    "logging/setLevel",
+    "server/discover",
+    "subscriptions/listen",
+    "resources/subscribe",
+    "no/such/method",
+    "",
+    "tasks/get",
+    "tasks/result",
+    "tasks/list",
+    "tasks/cancel",
+    "tasks/update",
+]
+NOTIFICATIONS = [
+    "notifications/initialized",
+    "notifications/cancelled",
+    "notifications/progress",
+    "notifications/roots/list_changed",
+    "notifications/whatever",
+]
 
 
 @st.composite
@@ -160,8 +217,11 @@ def request(draw: Any, modern: bool, method: str | None = None) -> dict[str, Any
     method = method or draw(st.sampled_from(REQUESTS))
     params: dict[str, Any] = {}
     if method == "initialize":
-        params = {"protocolVersion": draw(st.sampled_from([*LEGACY_VERSIONS, MODERN, "1999-01-01"])),
-                  "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}}
+        params = {
+            "protocolVersion": draw(st.sampled_from([*LEGACY_VERSIONS, MODERN, "1999-01-01"])),
+            "capabilities": {},
+            "clientInfo": {"name": "fuzz", "version": "1"},
+        }
     elif method == "tools/call":
         tool = draw(st.sampled_from(["add", "echo", "progress", "regional", "job", "nope"]))
         params = {"name": tool, "arguments": _arguments(draw, tool)}
@@ -179,12 +239,18 @@ def request(draw: Any, modern: bool, method: str | None = None) -> dict[str, Any
         params = {"level": draw(st.sampled_from(["debug", "error", "loud"]))}
     elif method == "subscriptions/listen":
         params = {"notifications": draw(st.sampled_from([{"toolsListChanged": True}, {}, None]))}
-    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": draw(st.one_of(st.integers(0, 1000), st.text(max_size=8), ids)),
-                           "method": method}
+    msg: dict[str, Any] = {
+        "jsonrpc": "2.0",
+        "id": draw(st.one_of(st.integers(0, 1000), st.text(max_size=8), ids)),
+        "method": method,
+    }
     if modern:
-        params["_meta"] = {META_VERSION: draw(st.sampled_from([MODERN, MODERN, MODERN, "2025-11-25", "2099-01-01"])),
-                           META_CAPS: draw(st.sampled_from([{}, {}, {"sampling": {}},
-                                                            {"extensions": {"io.modelcontextprotocol/tasks": {}}}]))}
+        params["_meta"] = {
+            META_VERSION: draw(st.sampled_from([MODERN, MODERN, MODERN, "2025-11-25", "2099-01-01"])),
+            META_CAPS: draw(
+                st.sampled_from([{}, {}, {"sampling": {}}, {"extensions": {"io.modelcontextprotocol/tasks": {}}}])
+            ),
+        }
     if params or draw(st.booleans()):
         msg["params"] = params
     return msg
@@ -211,8 +277,26 @@ def response(draw: Any) -> dict[str, Any]:
 @st.composite
 def mutated(draw: Any, msg: dict[str, Any]) -> Any:
     """``msg`` with one field replaced by a value of the wrong type (or none changed)."""
-    where = draw(st.sampled_from(["none", "none", "none", "id", "method", "params", "jsonrpc", "meta", "meta_field",
-                                  "name", "arguments", "drop_id", "drop_method", "extra"]))
+    where = draw(
+        st.sampled_from(
+            [
+                "none",
+                "none",
+                "none",
+                "id",
+                "method",
+                "params",
+                "jsonrpc",
+                "meta",
+                "meta_field",
+                "name",
+                "arguments",
+                "drop_id",
+                "drop_method",
+                "extra",
+            ]
+        )
+    )
     value = draw(st.one_of(hostile, small_json))
     msg = json.loads(json.dumps(msg))  # a copy
     params = msg.get("params")
@@ -233,8 +317,11 @@ def mutated(draw: Any, msg: dict[str, Any]) -> Any:
 
 @st.composite
 def message(draw: Any) -> Any:
-    kind = draw(st.sampled_from(["legacy", "legacy", "modern", "modern", "notification", "response", "batch",
-                                 "initialize", "initialize"]))
+    kind = draw(
+        st.sampled_from(
+            ["legacy", "legacy", "modern", "modern", "notification", "response", "batch", "initialize", "initialize"]
+        )
+    )
     if kind == "notification":
         return draw(notification())
     if kind == "response":
@@ -270,8 +357,23 @@ def raw_body(draw: Any) -> bytes:
     if kind == 5:  # over the body cap
         return b'{"jsonrpc":"2.0","id":"big","method":"ping","x":"' + b"y" * (MAX_BODY + 10) + b'"}'
     if kind == 6:
-        return draw(st.sampled_from([b"", b" ", b"[]", b"{}", b"null", b"[[]]", b"\xef\xbb\xbf{}", b"NaN", b'{"id":1e400}',
-                                     b'{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}', b"[" + b"{}," * 2000 + b"{}]"]))
+        return draw(
+            st.sampled_from(
+                [
+                    b"",
+                    b" ",
+                    b"[]",
+                    b"{}",
+                    b"null",
+                    b"[[]]",
+                    b"\xef\xbb\xbf{}",
+                    b"NaN",
+                    b'{"id":1e400}',
+                    b'{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}',
+                    b"[" + b"{}," * 2000 + b"{}]",
+                ]
+            )
+        )
     if kind == 7:
         return _encode(draw(small_json))
     if kind == 8:
@@ -284,40 +386,109 @@ def _b(text: str) -> bytes:
     return text.encode("latin-1", "replace")
 
 
-garbage_value = st.one_of(st.binary(max_size=40), st.text(max_size=30).map(lambda t: t.encode("utf-8", "replace")),
-                          st.sampled_from([b"", b" ", b"\xb2", b"\xff\xfe", b"0-\xb2", b"\xb9-1", b"=?base64?!!?=",
-                                           b"=?base64?/w==?=", b"9" * 400, b"-1", b"\t"]))
+garbage_value = st.one_of(
+    st.binary(max_size=40),
+    st.text(max_size=30).map(lambda t: t.encode("utf-8", "replace")),
+    st.sampled_from(
+        [
+            b"",
+            b" ",
+            b"\xb2",
+            b"\xff\xfe",
+            b"0-\xb2",
+            b"\xb9-1",
+            b"=?base64?!!?=",
+            b"=?base64?/w==?=",
+            b"9" * 400,
+            b"-1",
+            b"\t",
+        ]
+    ),
+)
 token_name = st.from_regex(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,20}", fullmatch=True).map(str.encode)
 HOSTS = [b"127.0.0.1:8000", b"localhost", b"localhost:3000", b"[::1]:9", b"127.0.0.1", b"127.evil.example"]
-ORIGINS = [b"http://localhost:3000", b"https://127.0.0.1", b"http://[::1]:1", b"null", b"http://evil.example.com",
-           b"file://", b"http://localhost.evil.com", b"http://127.evil.example:8000"]
-ACCEPTS = [ACCEPT_BOTH, ACCEPT_BOTH, b"application/json", b"text/event-stream", b"*/*", b"", b"text/html",
-           b"application/json;q=0, text/event-stream;q=0", b"application/*;q=0.5", b"text/*"]
-CTYPES = [b"application/json", b"application/json", b"application/json; charset=utf-8", b"APPLICATION/JSON",
-          b"text/plain", b"", b"application/json-rpc", b"multipart/form-data; boundary=x",
-          b"application/x-www-form-urlencoded", b"text/plain; charset=utf-8"]
+ORIGINS = [
+    b"http://localhost:3000",
+    b"https://127.0.0.1",
+    b"http://[::1]:1",
+    b"null",
+    b"http://evil.example.com",
+    b"file://",
+    b"http://localhost.evil.com",
+    b"http://127.evil.example:8000",
+]
+ACCEPTS = [
+    ACCEPT_BOTH,
+    ACCEPT_BOTH,
+    b"application/json",
+    b"text/event-stream",
+    b"*/*",
+    b"",
+    b"text/html",
+    b"application/json;q=0, text/event-stream;q=0",
+    b"application/*;q=0.5",
+    b"text/*",
+]
+CTYPES = [
+    b"application/json",
+    b"application/json",
+    b"application/json; charset=utf-8",
+    b"APPLICATION/JSON",
+    b"text/plain",
+    b"",
+    b"application/json-rpc",
+    b"multipart/form-data; boundary=x",
+    b"application/x-www-form-urlencoded",
+    b"text/plain; charset=utf-8",
+]
 VERSIONS = [*(_b(v) for v in LEGACY_VERSIONS), _b(MODERN), b"2099-01-01", b" 2025-11-25 ", b"2025-11-25, 2026-07-28"]
 # Bad bearer credentials (issue 13): the fuzz app has no auth and must ignore them; the
 # authorization fuzz test (tests/auth/test_auth_fuzz.py) serves them to a protected app.
-_JWT_NONE = base64.urlsafe_b64encode(b'{"alg":"none"}').rstrip(b"=") + b"." + base64.urlsafe_b64encode(
-    b'{"sub":"x","aud":"https://mcp.fuzz/mcp","exp":4102444800}').rstrip(b"=") + b"."
+_JWT_NONE = (
+    base64.urlsafe_b64encode(b'{"alg":"none"}').rstrip(b"=")
+    + b"."
+    + base64.urlsafe_b64encode(b'{"sub":"x","aud":"https://mcp.fuzz/mcp","exp":4102444800}').rstrip(b"=")
+    + b"."
+)
 _JWT_HS = base64.urlsafe_b64encode(b'{"alg":"HS256","kid":"rsa-1"}').rstrip(b"=") + b".e30.c2ln"
-BAD_AUTHORIZATION = [b"Bearer", b"Bearer ", b"Bearer  ", b"bearer garbage", b"Bearer a b", b"Bearer \xe9t\xe9",
-                     b"Bearer " + _JWT_NONE, b"Bearer " + _JWT_HS, b"Bearer e30.e30.e30", b"Bearer a.b.c",
-                     b"Bearer " + b"A" * 20_000, b"Bearer ====", b"Basic dTpw", b"Digest x", b"", b"\xff\xfe",
-                     b"Bearer eyJhbGciOiJSUzI1NiIsImtpZCI6Im5vcGUifQ.eyJzdWIiOiJ4In0.c2ln", b"Bearer %00",
-                     b"Bearer x, Bearer y"]
+BAD_AUTHORIZATION = [
+    b"Bearer",
+    b"Bearer ",
+    b"Bearer  ",
+    b"bearer garbage",
+    b"Bearer a b",
+    b"Bearer \xe9t\xe9",
+    b"Bearer " + _JWT_NONE,
+    b"Bearer " + _JWT_HS,
+    b"Bearer e30.e30.e30",
+    b"Bearer a.b.c",
+    b"Bearer " + b"A" * 20_000,
+    b"Bearer ====",
+    b"Basic dTpw",
+    b"Digest x",
+    b"",
+    b"\xff\xfe",
+    b"Bearer eyJhbGciOiJSUzI1NiIsImtpZCI6Im5vcGUifQ.eyJzdWIiOiJ4In0.c2ln",
+    b"Bearer %00",
+    b"Bearer x, Bearer y",
+]
 EVENT_IDS = [b"0-1", b"1-1", b"1-0", b"2-5", b"x-1", b"0-99999999999999999999", b"-1", b"0-", b"0-\xb2", b"\xb2-1"]
 
 
 def _header_value(name: bytes, draw: Any) -> bytes:
     if draw(st.integers(0, 5)) == 0:
         return draw(garbage_value)
-    choices = {b"host": HOSTS, b"origin": ORIGINS, b"accept": ACCEPTS, b"content-type": CTYPES,
-               b"mcp-protocol-version": VERSIONS, b"last-event-id": EVENT_IDS,
-               b"mcp-session-id": [LIVE_SESSION, LIVE_SESSION, ENDED_SESSION, b"nope", b"a" * 300],
-               b"authorization": BAD_AUTHORIZATION,
-               b"content-length": [b"0", b"5", b"100000000", b"99999999999999999999999", b"abc", b"-1", b"\xb2", b"1, 2"]}
+    choices = {
+        b"host": HOSTS,
+        b"origin": ORIGINS,
+        b"accept": ACCEPTS,
+        b"content-type": CTYPES,
+        b"mcp-protocol-version": VERSIONS,
+        b"last-event-id": EVENT_IDS,
+        b"mcp-session-id": [LIVE_SESSION, LIVE_SESSION, ENDED_SESSION, b"nope", b"a" * 300],
+        b"authorization": BAD_AUTHORIZATION,
+        b"content-length": [b"0", b"5", b"100000000", b"99999999999999999999999", b"abc", b"-1", b"\xb2", b"1, 2"],
+    }
     if name in choices:
         return draw(st.sampled_from(choices[name]))
     return draw(st.one_of(st.text(max_size=20).map(lambda t: t.encode("utf-8")), garbage_value))
@@ -369,9 +540,21 @@ def headers(draw: Any, msg: Any, method: str) -> list[tuple[bytes, bytes]]:
         out.append((b"last-event-id", draw(st.sampled_from(EVENT_IDS))))
     if draw(st.integers(0, 3)) == 0:  # the real length (uvicorn passes it on), or not
         out.append((b"content-length", draw(st.sampled_from([b"<len>", b"<len>", b"0", b"\xb2", b"1" * 30]))))
-    names = [b"host", b"origin", b"accept", b"content-type", b"content-length", b"mcp-protocol-version",
-             b"mcp-session-id", b"mcp-method", b"mcp-name", b"mcp-param-region", b"mcp-param-other", b"last-event-id",
-             b"authorization"]
+    names = [
+        b"host",
+        b"origin",
+        b"accept",
+        b"content-type",
+        b"content-length",
+        b"mcp-protocol-version",
+        b"mcp-session-id",
+        b"mcp-method",
+        b"mcp-name",
+        b"mcp-param-region",
+        b"mcp-param-other",
+        b"last-event-id",
+        b"authorization",
+    ]
     for _ in range(draw(st.integers(0, 4))):  # more: known names with odd values, or any name
         name = draw(st.one_of(st.sampled_from(names), token_name, st.binary(min_size=1, max_size=12)))
         value = _header_value(name.lower(), draw)
@@ -384,8 +567,22 @@ def headers(draw: Any, msg: Any, method: str) -> list[tuple[bytes, bytes]]:
     return draw(st.permutations(out))
 
 
-PATHS = ["/mcp", "/mcp", "/mcp", "/mcp", "/mcp/", "/MCP", "/", "/mcp/x", "//mcp", "/mcp%00", "/sse", "/messages",
-         "/mcp\u00e9", ""]
+PATHS = [
+    "/mcp",
+    "/mcp",
+    "/mcp",
+    "/mcp",
+    "/mcp/",
+    "/MCP",
+    "/",
+    "/mcp/x",
+    "//mcp",
+    "/mcp%00",
+    "/sse",
+    "/messages",
+    "/mcp\u00e9",
+    "",
+]
 
 
 @st.composite
@@ -413,7 +610,13 @@ def cases(draw: Any) -> Case:
     hdrs = [(k, str(len(body)).encode() if v == b"<len>" else v) for k, v in draw(headers(msg, method))]
     query = draw(st.sampled_from([b"", b"", b"session_id=nope", b"a=%ff&&=", b"\xff"]))
     return Case(
-        method=method, path=path, root_path=root_path, headers=hdrs, body=body, query=query, message=msg,
+        method=method,
+        path=path,
+        root_path=root_path,
+        headers=hdrs,
+        body=body,
+        query=query,
+        message=msg,
         cuts=draw(st.lists(st.integers(0, 1000), max_size=4)),
         disconnect_after=draw(st.one_of(st.none(), st.none(), st.none(), st.integers(0, 3))),
         max_writes=draw(st.sampled_from([None, 1, 2, 3, 3, 3])),

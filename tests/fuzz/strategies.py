@@ -23,7 +23,8 @@ MODERN = "2026-07-28"
 
 # JSON values: scalars of every kind (huge ints included), nested a few levels.
 json_scalars = st.one_of(
-    st.none(), st.booleans(),
+    st.none(),
+    st.booleans(),
     st.integers(min_value=-(2**70), max_value=2**70),
     st.floats(allow_nan=False, allow_infinity=False),
     st.text(max_size=20),
@@ -56,12 +57,31 @@ class Ids:
 
 id_shapes = st.sampled_from(["small", "huge", "negative", "long", "text", "text"])
 # Ids no request uses (cancellations of unknown requests, responses to requests never sent).
-foreign_ids = st.one_of(st.integers(min_value=10**40, max_value=10**41), st.text(max_size=10).map(lambda t: "foreign:" + t))
+foreign_ids = st.one_of(
+    st.integers(min_value=10**40, max_value=10**41), st.text(max_size=10).map(lambda t: "foreign:" + t)
+)
 
 METHODS = [
-    "ping", "tools/list", "tools/call", "tools/call", "tools/call", "initialize", "logging/setLevel",
-    "resources/list", "resources/read", "prompts/get", "completion/complete", "server/discover",
-    "no/such/method", "notifications/cancelled", "", "tasks/get", "tasks/update", "tasks/cancel", "tasks/list", "tasks/result",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "tools/call",
+    "tools/call",
+    "initialize",
+    "logging/setLevel",
+    "resources/list",
+    "resources/read",
+    "prompts/get",
+    "completion/complete",
+    "server/discover",
+    "no/such/method",
+    "notifications/cancelled",
+    "",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+    "tasks/list",
+    "tasks/result",
 ]
 TASKS = {"io.modelcontextprotocol/tasks": {}}
 
@@ -81,12 +101,18 @@ def _params(draw: Any, method: str) -> Any:
         else:
             args = draw(json_values)
         if draw(st.integers(0, 3)) == 0:  # 2025-11-25: a task-augmented call
-            return {"name": tool, "arguments": args, "task": draw(st.one_of(st.just({}), st.just({"ttl": 1000}), json_values))}
+            return {
+                "name": tool,
+                "arguments": args,
+                "task": draw(st.one_of(st.just({}), st.just({"ttl": 1000}), json_values)),
+            }
         return {"name": tool, "arguments": args}
     if method == "initialize":
-        return {"protocolVersion": draw(st.one_of(st.sampled_from(VERSIONS + (MODERN, "1999-01-01")), json_values)),
-                "capabilities": draw(st.one_of(st.just({}), json_values)),
-                "clientInfo": {"name": "fuzz", "version": "1"}}
+        return {
+            "protocolVersion": draw(st.one_of(st.sampled_from(VERSIONS + (MODERN, "1999-01-01")), json_values)),
+            "capabilities": draw(st.one_of(st.just({}), json_values)),
+            "clientInfo": {"name": "fuzz", "version": "1"},
+        }
     if method.startswith("tasks/"):  # task ids the server never issued, or not ids at all
         out = {"taskId": draw(st.one_of(st.text(max_size=30), json_values))}
         if method == "tasks/update":
@@ -100,8 +126,11 @@ def _params(draw: Any, method: str) -> Any:
 def _modern_meta(draw: Any) -> dict[str, Any]:
     meta: dict[str, Any] = {
         "io.modelcontextprotocol/protocolVersion": draw(st.sampled_from([MODERN, MODERN, "2099-01-01", 5])),
-        "io.modelcontextprotocol/clientCapabilities": draw(st.sampled_from([{}, {}, None, [], {"extensions": TASKS},
-                                                                           {"extensions": {"io.modelcontextprotocol/tasks": 1}}])),
+        "io.modelcontextprotocol/clientCapabilities": draw(
+            st.sampled_from(
+                [{}, {}, None, [], {"extensions": TASKS}, {"extensions": {"io.modelcontextprotocol/tasks": 1}}]
+            )
+        ),
     }
     if draw(st.booleans()):
         meta["io.modelcontextprotocol/logLevel"] = draw(st.sampled_from(["debug", "loud", {}]))
@@ -112,7 +141,11 @@ def _modern_meta(draw: Any) -> dict[str, Any]:
 def request(draw: Any, ids: Ids) -> dict[str, Any]:
     """A request with a unique, readable id: valid, or broken in one way that keeps the id."""
     method = draw(st.sampled_from(METHODS))
-    msg: dict[str, Any] = {"jsonrpc": "2.0", "id": ids.make(draw(id_shapes), draw(st.text(max_size=12))), "method": method}
+    msg: dict[str, Any] = {
+        "jsonrpc": "2.0",
+        "id": ids.make(draw(id_shapes), draw(st.text(max_size=12))),
+        "method": method,
+    }
     params = _params(draw, method)
     if params is not None:
         msg["params"] = params
@@ -130,8 +163,17 @@ def request(draw: Any, ids: Ids) -> dict[str, Any]:
 
 @st.composite
 def notification(draw: Any) -> dict[str, Any]:
-    method = draw(st.sampled_from(["notifications/initialized", "notifications/cancelled", "notifications/progress",
-                                   "notifications/whatever", "notifications/roots/list_changed"]))
+    method = draw(
+        st.sampled_from(
+            [
+                "notifications/initialized",
+                "notifications/cancelled",
+                "notifications/progress",
+                "notifications/whatever",
+                "notifications/roots/list_changed",
+            ]
+        )
+    )
     msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
     if method == "notifications/cancelled":
         msg["params"] = {"requestId": draw(st.one_of(foreign_ids, json_values)), "reason": draw(json_values)}
@@ -170,7 +212,11 @@ def garbage(draw: Any, ids: Ids) -> bytes:
         line = encode(draw(request(ids)))
         return line[: len(line) * draw(st.integers(0, 99)) // 100]  # (the draw must not depend on the id)
     if kind == 2:  # invalid UTF-8 inside an otherwise valid request
-        return b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"' + draw(st.sampled_from([b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80"])) + b'"}}'
+        return (
+            b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"'
+            + draw(st.sampled_from([b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\xf8\x88\x80\x80\x80"]))
+            + b'"}}'
+        )
     if kind == 3:  # deep nesting, below and far above any recursion limit
         depth = draw(st.sampled_from([10, 500, 900, 1000, 5000, 100_000]))
         opener = draw(st.sampled_from([b"[", b'{"a":']))
@@ -183,14 +229,20 @@ def garbage(draw: Any, ids: Ids) -> bytes:
     if kind == 6:
         return draw(st.sampled_from([b"", b"   ", b"\t", b"\r", b"\x00", b"\xef\xbb\xbf{}", b"NaN", b'{"id":1e400}']))
     if kind == 7:  # numbers and ids JSON-RPC refuses
-        return encode({"jsonrpc": "2.0", "id": draw(st.sampled_from([1.5, True, None, [], {"a": 1}])), "method": "ping"})
+        return encode(
+            {"jsonrpc": "2.0", "id": draw(st.sampled_from([1.5, True, None, [], {"a": 1}])), "method": "ping"}
+        )
     if kind == 8:  # oversized for the fuzz server's 256 KiB limit
         return b'{"jsonrpc":"2.0","id":"big","method":"ping","x":"' + b"y" * 300_000 + b'"}'
     if kind == 9:
         return _no_newline(draw(st.text(max_size=80)).encode("utf-8"))
     if kind == 10:
         return b"{" * draw(st.integers(1, 50)) + b"}" * draw(st.integers(0, 50))
-    return b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":' + b"9" * draw(st.integers(1, 400)) + b"}}"
+    return (
+        b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":'
+        + b"9" * draw(st.integers(1, 400))
+        + b"}}"
+    )
 
 
 @st.composite
@@ -225,7 +277,7 @@ def chunked(data: bytes, cuts: list[int]) -> list[bytes]:
     """``data`` cut at the given offsets, in thousandths of its length (any order, duplicates
     allowed; relative, so that what is drawn does not depend on the unique ids)."""
     out, prev = [], 0
-    for c in sorted(set(len(data) * c // 1000 for c in cuts) - {0, len(data)}):
+    for c in sorted({len(data) * c // 1000 for c in cuts} - {0, len(data)}):
         out.append(data[prev:c])
         prev = c
     out.append(data[prev:])
@@ -260,7 +312,8 @@ def readable_request_id(value: Any) -> tuple[bool, Any]:
     if type(value) is dict and "id" in value:
         id_ = value["id"]
         if (type(id_) is int or type(id_) is str) and (
-                value.get("method") is not None or ("result" not in value and "error" not in value)):
+            value.get("method") is not None or ("result" not in value and "error" not in value)
+        ):
             return True, id_
     return False, None
 

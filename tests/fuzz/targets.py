@@ -36,7 +36,7 @@ def framing(data: bytes) -> None:
     buf = LineBuffer(max_line_size=limit)
     out: list[Any] = []
     prev = 0
-    for c in sorted(set(len(stream) * c // 256 for c in cuts)) + [len(stream)]:
+    for c in sorted({len(stream) * c // 256 for c in cuts}) + [len(stream)]:
         out += buf.feed(stream[prev:c])
         prev = c
         assert buf.buffered <= limit
@@ -104,7 +104,10 @@ def connection(data: bytes) -> None:
             if type(ev) is CancelRequested:  # a cancellation inside the same batch: never answered
                 got[hashable_id(ev.id)] += 1
             elif type(ev) is RequestReceived:
-                out = conn.respond(ev.id, {"protocolVersion": "2025-03-26", "capabilities": {}, "serverInfo": {"name": "f", "version": "1"}})
+                out = conn.respond(
+                    ev.id,
+                    {"protocolVersion": "2025-03-26", "capabilities": {}, "serverInfo": {"name": "f", "version": "1"}},
+                )
                 if out is not None:
                     count(out)
             elif type(ev) is Reply:
@@ -199,7 +202,11 @@ def session(data: bytes) -> None:
     cancelled = set()
     for m in msgs:
         for item in m if type(m) is list else [m]:
-            if type(item) is dict and item.get("method") == "notifications/cancelled" and type(item.get("params")) is dict:
+            if (
+                type(item) is dict
+                and item.get("method") == "notifications/cancelled"
+                and type(item.get("params")) is dict
+            ):
                 rid = item["params"].get("requestId")
                 if type(rid) in (int, str):
                     cancelled.add(hashable_id(rid))

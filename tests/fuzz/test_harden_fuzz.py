@@ -11,8 +11,25 @@ from hypothesis import strategies as st
 from mcpio._protocol._http import SSEParser, SSETooLarge, is_loopback
 from mcpio._server._mrtr import InputRequired, Rounds, StateCodec
 
-pieces = st.lists(st.sampled_from([b"data: ", b"x" * 50, b"\n", b"\r", b"\r\n", b": c", b"id: 1-2", b"event: e",
-                                   b"retry: 9", b"\xff", b"data:", b"\n\n"]), max_size=60)
+pieces = st.lists(
+    st.sampled_from(
+        [
+            b"data: ",
+            b"x" * 50,
+            b"\n",
+            b"\r",
+            b"\r\n",
+            b": c",
+            b"id: 1-2",
+            b"event: e",
+            b"retry: 9",
+            b"\xff",
+            b"data:",
+            b"\n\n",
+        ]
+    ),
+    max_size=60,
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -25,7 +42,7 @@ def test_the_sse_parser_is_linear_and_blind_to_chunking(parts, sizes):
     got, i, k = [], 0, 0
     while i < len(stream):
         n = sizes[k % len(sizes)]
-        got += [(e.data, e.event, e.id) for e in p.feed(stream[i:i + n])]
+        got += [(e.data, e.event, e.id) for e in p.feed(stream[i : i + n])]
         i, k = i + n, k + 1
     assert got == expected
     assert p.scanned <= len(stream) and whole.scanned <= len(stream)
@@ -43,8 +60,10 @@ def test_the_sse_parser_never_holds_more_than_its_cap(chunks, cap):
         assert exc.limit == cap
 
 
-answers = st.dictionaries(st.sampled_from(["elicit-0", "elicit-1", "sample-0", "x"]),
-                          st.fixed_dictionaries({"action": st.sampled_from(["accept", "decline", "cancel"])}))
+answers = st.dictionaries(
+    st.sampled_from(["elicit-0", "elicit-1", "sample-0", "x"]),
+    st.fixed_dictionaries({"action": st.sampled_from(["accept", "decline", "cancel"])}),
+)
 
 
 @settings(max_examples=120, deadline=None)

@@ -39,15 +39,26 @@ from tests.support.asgi import Reply, call, scope_of
 N = int(os.environ.get("MCPIO_HTTP_FUZZ_EXAMPLES", "400"))
 OK_STATUSES = {200, 202, 400, 403, 404, 405, 406, 409, 413, 415}
 HOST = [(b"host", b"127.0.0.1:8000")]
-INIT = {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}}}
-DISCOVER = {"jsonrpc": "2.0", "id": "d", "method": "server/discover", "params": {
-    "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": "init",
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}},
+}
+DISCOVER = {
+    "jsonrpc": "2.0",
+    "id": "d",
+    "method": "server/discover",
+    "params": {
+        "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
+    },
+}
 
 
 def make_app() -> Any:
-    return fuzz_server().http_app(max_body_size=MAX_BODY, max_sessions=MAX_SESSIONS, sse_after=0.02,
-                                  keepalive=0.05, retry_ms=10, legacy_sse=True)
+    return fuzz_server().http_app(
+        max_body_size=MAX_BODY, max_sessions=MAX_SESSIONS, sse_after=0.02, keepalive=0.05, retry_ms=10, legacy_sse=True
+    )
 
 
 async def post(app: Any, body: Any, headers: list[tuple[bytes, bytes]]) -> Reply:
@@ -67,8 +78,11 @@ async def open_session(app: Any) -> bytes:
 
 async def healthy(app: Any, sid: bytes) -> None:
     """A valid request of each era is answered."""
-    r = await post(app, {"jsonrpc": "2.0", "id": 1, "method": "ping"}, [(b"mcp-session-id", sid),
-                                                                        (b"mcp-protocol-version", b"2025-11-25")])
+    r = await post(
+        app,
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        [(b"mcp-session-id", sid), (b"mcp-protocol-version", b"2025-11-25")],
+    )
     assert (r.status, json.loads(r.body)) == (200, {"jsonrpc": "2.0", "id": 1, "result": {}}), r.body
     r = await post(app, DISCOVER, [(b"mcp-method", b"server/discover"), (b"mcp-protocol-version", MODERN.encode())])
     assert r.status == 200 and json.loads(r.body)["id"] == "d", r.body
@@ -138,10 +152,21 @@ def test_fuzzed_requests_get_4xx_never_5xx_or_a_crash():
             async def go() -> None:
                 if state["live"].decode() not in app.sessions:  # a fuzzed DELETE ended it
                     state["live"] = await open_session(app)
-                scope = scope_of(case.method, case.path, case.with_sessions(state["live"], ended),
-                                 query=case.query, root_path=case.root_path)
-                r = await call(app, scope, case.chunks(), disconnect_after=case.disconnect_after,
-                               max_writes=case.max_writes, patience=case.patience)
+                scope = scope_of(
+                    case.method,
+                    case.path,
+                    case.with_sessions(state["live"], ended),
+                    query=case.query,
+                    root_path=case.root_path,
+                )
+                r = await call(
+                    app,
+                    scope,
+                    case.chunks(),
+                    disconnect_after=case.disconnect_after,
+                    max_writes=case.max_writes,
+                    patience=case.patience,
+                )
                 statuses[r.status] = statuses.get(r.status, 0) + 1
                 check(case, r, app)
                 assert not errors, [e.getMessage() for e in errors]
@@ -161,8 +186,10 @@ def test_fuzzed_requests_get_4xx_never_5xx_or_a_crash():
         assert not app._requests, f"{len(app._requests)} modern requests still in flight"
         runner.run(app.aclose())
         assert not errors, [e.getMessage() for e in errors]
-    print(f"\n{N} fuzzed HTTP requests in {time.monotonic() - started:.1f} s; statuses {sorted(statuses.items(), key=str)}"
-          " (None: the client left first)")
+    print(
+        f"\n{N} fuzzed HTTP requests in {time.monotonic() - started:.1f} s; statuses {sorted(statuses.items(), key=str)}"
+        " (None: the client left first)"
+    )
 
 
 # ---------------------------------------------------------------------------- found by this test

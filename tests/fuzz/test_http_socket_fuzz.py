@@ -28,15 +28,25 @@ from tests.fuzz.http_cases import ACCEPT_BOTH, MAX_BODY, MAX_SESSIONS, Case, cas
 from tests.support.http import ServerThread
 
 N = int(os.environ.get("MCPIO_HTTP_SOCKET_FUZZ_EXAMPLES", "60"))
-INIT = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}).encode()
+INIT = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+    }
+).encode()
 
 
 def post_bytes(body: bytes = INIT, *, extra: bytes = b"", length: int | None = None) -> bytes:
     n = len(body) if length is None else length
-    return (b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            b"Accept: application/json, text/event-stream\r\nConnection: close\r\n" + extra
-            + b"Content-Length: %d\r\n\r\n" % n + body)
+    return (
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        b"Accept: application/json, text/event-stream\r\nConnection: close\r\n"
+        + extra
+        + b"Content-Length: %d\r\n\r\n" % n
+        + body
+    )
 
 
 # Each: (name, the bytes a client writes before it stops sending). None of these is a request
@@ -59,16 +69,28 @@ MALFORMED = [
     ("oversized header", b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: " + b"a" * 200_000 + b"\r\n\r\n"),
     ("10,000 headers", b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"X-A: b\r\n" * 10_000 + b"\r\n"),
     ("latin-1 header values", post_bytes(extra=b"Mcp-Session-Id: \xe9\xff\r\nLast-Event-ID: 0-\xb2\r\n")),
-    ("bad chunk size", b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\nabc\r\n0\r\n\r\n"),
-    ("chunk longer than declared", b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-                                   b"2\r\n{}xxxx\r\n0\r\n\r\n"),
-    ("chunked, never terminated", b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
-                                  b"5\r\n{\"a\":\r\n"),
-    ("chunked and a length", b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
-                             b"Content-Length: 5\r\n\r\n0\r\n\r\n"),
+    (
+        "bad chunk size",
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nZZ\r\nabc\r\n0\r\n\r\n",
+    ),
+    (
+        "chunk longer than declared",
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}xxxx\r\n0\r\n\r\n",
+    ),
+    (
+        "chunked, never terminated",
+        b'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\n',
+    ),
+    (
+        "chunked and a length",
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n",
+    ),
     ("unknown transfer coding", b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: gzip\r\n\r\n"),
     ("length not a number", b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \xb2\r\n\r\n{}"),
-    ("two different lengths", b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}"),
+    (
+        "two different lengths",
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
+    ),
     ("length over the body cap", post_bytes(b"{}", length=MAX_BODY + 1)),
     ("length shorter than the body", post_bytes(INIT, length=len(INIT) // 2)),
     ("length longer than the body", post_bytes(INIT, length=len(INIT) + 100)),
@@ -142,7 +164,9 @@ def app_errors() -> Iterator[list[logging.LogRecord]]:
 
 
 def initialize_works(srv: ServerThread) -> None:
-    r = httpx.post(srv.url, content=INIT, headers={"content-type": "application/json", "accept": ACCEPT_BOTH}, timeout=10)
+    r = httpx.post(
+        srv.url, content=INIT, headers={"content-type": "application/json", "accept": ACCEPT_BOTH}, timeout=10
+    )
     assert r.status_code == 200 and r.json()["result"]["protocolVersion"] == "2025-11-25", r.text
     httpx.delete(srv.url, headers={"mcp-session-id": r.headers["mcp-session-id"]}, timeout=10)
 
@@ -151,9 +175,11 @@ def test_malformed_http_gets_4xx_or_a_closed_connection_never_5xx(server, app_er
     seen = {}
     # A client that sends half a request and goes quiet holds a connection: others are served.
     with socket.create_connection(("127.0.0.1", server.port)) as slow:
-        slow.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{\"jsonrpc\":")
+        slow.sendall(b'POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{"jsonrpc":')
         for name, data in MALFORMED:
-            raw = exchange(server.port, data, wait=0.3 if name.endswith(("than the body", "terminated", "cut short")) else 5)
+            raw = exchange(
+                server.port, data, wait=0.3 if name.endswith(("than the body", "terminated", "cut short")) else 5
+            )
             seen[name] = statuses(raw)
             assert all(s < 500 for s in seen[name]), (name, raw[:300])
         initialize_works(server)
@@ -170,7 +196,9 @@ def test_malformed_http_gets_4xx_or_a_closed_connection_never_5xx(server, app_er
 
 def test_a_last_event_id_of_latin_1_digits_is_404_over_the_wire(server, app_errors):
     # Found by test_http_fuzz.py: "0-\xb2" reached the app through uvicorn and int("²") raised (500).
-    r = httpx.post(server.url, content=INIT, headers={"content-type": "application/json", "accept": ACCEPT_BOTH}, timeout=10)
+    r = httpx.post(
+        server.url, content=INIT, headers={"content-type": "application/json", "accept": ACCEPT_BOTH}, timeout=10
+    )
     headers = {"mcp-session-id": r.headers["mcp-session-id"], "accept": "text/event-stream", "last-event-id": b"0-\xb2"}
     r = httpx.get(server.url, headers=headers, timeout=10)
     assert r.status_code == 404 and r.json()["error"]["code"] == -32600
@@ -182,8 +210,12 @@ def send_case(http: httpx.Client, url: str, case: Case, live: str) -> tuple[int,
     headers = [(k, v) for k, v in case.with_sessions(live.encode(), b"ended") if k.lower() not in (b"content-length",)]
     body = b""
     deadline = time.monotonic() + max(case.patience, 0.2)
-    with http.stream(case.method, url + case.path.removeprefix("/mcp") + ("?" + case.query.decode("latin-1") if case.query else ""),
-                     headers=headers, content=case.body or None) as r:
+    with http.stream(
+        case.method,
+        url + case.path.removeprefix("/mcp") + ("?" + case.query.decode("latin-1") if case.query else ""),
+        headers=headers,
+        content=case.body or None,
+    ) as r:
         if r.headers.get("content-type", "").startswith("text/event-stream"):
             for i, chunk in enumerate(r.iter_raw()):
                 body += chunk
@@ -208,8 +240,9 @@ def test_fuzzed_requests_over_a_socket_never_get_5xx(server, app_errors):
                 if sid != live[0]:
                     assert http.delete(url, headers={"mcp-session-id": sid}).status_code == 200
             if live[0] not in sessions():  # a fuzzed DELETE ended it
-                live[0] = http.post(url, content=INIT, headers={"content-type": "application/json",
-                                                                "accept": ACCEPT_BOTH}).headers["mcp-session-id"]
+                live[0] = http.post(
+                    url, content=INIT, headers={"content-type": "application/json", "accept": ACCEPT_BOTH}
+                ).headers["mcp-session-id"]
 
         @settings(max_examples=N, deadline=None, suppress_health_check=list(HealthCheck), database=None)
         @given(case=cases(), tidy_now=st.integers(0, 25))

@@ -76,8 +76,14 @@ class LiveServer:
 
     def __init__(self, start_version: str | None) -> None:
         self.err = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen(ECHO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
-                                     env={**os.environ, "ECHO_MAX_MESSAGE": str(LIMIT)}, bufsize=0)
+        self.proc = subprocess.Popen(
+            ECHO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.err,
+            env={**os.environ, "ECHO_MAX_MESSAGE": str(LIMIT)},
+            bufsize=0,
+        )
         self.ids = S.Ids()
         self.counts: collections.Counter = collections.Counter()  # responses per (type, id)
         self.null_errors = 0
@@ -91,8 +97,16 @@ class LiveServer:
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
         if start_version is not None:
-            init = {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-                "protocolVersion": start_version, "capabilities": {}, "clientInfo": {"name": "fuzz", "version": "1"}}}
+            init = {
+                "jsonrpc": "2.0",
+                "id": "init",
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": start_version,
+                    "capabilities": {},
+                    "clientInfo": {"name": "fuzz", "version": "1"},
+                },
+            }
             self.write([S.encode(init), b'{"jsonrpc":"2.0","method":"notifications/initialized"}'])
 
     # -------------------------------------------------------------- stdout, checked line by line
@@ -131,7 +145,9 @@ class LiveServer:
                     continue  # something the server sends on its own (none expected, all allowed)
                 elif "id" not in m or (("result" in m) == ("error" in m)):
                     self.problems.append(f"malformed response: {raw[:200]!r}")
-                elif "error" in m and not (type(m["error"].get("code")) is int and isinstance(m["error"].get("message"), str)):
+                elif "error" in m and not (
+                    type(m["error"].get("code")) is int and isinstance(m["error"].get("message"), str)
+                ):
                     self.problems.append(f"malformed error object: {raw[:200]!r}")
                 elif m["id"] is None:
                     self.null_errors += 1
@@ -162,8 +178,10 @@ class LiveServer:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     missing = [i for i, n in self.expected.items() if self.counts[i] < n]
-                    raise AssertionError(f"no response within {timeout}s for {len(missing)} requests, e.g. "
-                                         f"{str(missing[:3])[:300]}\n{self.stderr()}")
+                    raise AssertionError(
+                        f"no response within {timeout}s for {len(missing)} requests, e.g. "
+                        f"{str(missing[:3])[:300]}\n{self.stderr()}"
+                    )
                 self.cond.wait(left)
             self.check()
 
@@ -268,6 +286,8 @@ def test_the_regression_corpus_is_answered_exactly_as_expected(version):
 def test_the_last_server_exits_cleanly_on_eof(pool):
     # The final check of the run: the server in use answers everything and exits 0 on EOF.
     server = pool.get()
-    server.write([b'{"jsonrpc":"2.0","id":"last","method":"tools/call","params":{"name":"sleep","arguments":{"seconds":0.05}}}'])
+    server.write(
+        [b'{"jsonrpc":"2.0","id":"last","method":"tools/call","params":{"name":"sleep","arguments":{"seconds":0.05}}}']
+    )
     pool.retire()
     assert server.counts[S.hashable_id("last")] == 1

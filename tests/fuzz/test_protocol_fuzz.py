@@ -54,7 +54,9 @@ stream_pieces = st.one_of(
 
 
 @FAST
-@given(st.lists(stream_pieces, max_size=40).map(b"".join), st.integers(1, 64), st.lists(st.integers(0, 1000), max_size=20))
+@given(
+    st.lists(stream_pieces, max_size=40).map(b"".join), st.integers(1, 64), st.lists(st.integers(0, 1000), max_size=20)
+)
 def test_line_buffer_any_chunking_equals_splitting_the_whole(stream, limit, cuts):
     buf = LineBuffer(max_line_size=limit)
     out: list[Any] = []
@@ -89,11 +91,13 @@ def check_error_reply(message: Any) -> None:
 
 
 @FAST
-@given(st.one_of(
-    st.binary(max_size=200),
-    st.builds(lambda v, cut: S.encode(v)[:cut], S.json_values, st.integers(0, 200)),
-    st.sampled_from([line for line, _ in CORPUS]),
-))
+@given(
+    st.one_of(
+        st.binary(max_size=200),
+        st.builds(lambda v, cut: S.encode(v)[:cut], S.json_values, st.integers(0, 200)),
+        st.sampled_from([line for line, _ in CORPUS]),
+    )
+)
 def test_decode_returns_a_value_or_a_parse_error(data):
     try:
         rpc.decode(data)
@@ -157,9 +161,26 @@ def test_classify_is_total_and_keeps_a_readable_id(msg):
 
 # ============================================================================ lifecycle table
 @FAST
-@given(st.sampled_from([lst.CLIENT, lst.SERVER]), st.lists(st.sampled_from([
-    lst.SEND_INITIALIZE, lst.RECV_INITIALIZE, lst.SEND_INIT_RESULT, lst.RECV_INIT_RESULT, lst.SEND_INIT_ERROR,
-    lst.RECV_INIT_ERROR, lst.SEND_INITIALIZED, lst.RECV_INITIALIZED, lst.CLOSE, "send:nonsense"]), max_size=30))
+@given(
+    st.sampled_from([lst.CLIENT, lst.SERVER]),
+    st.lists(
+        st.sampled_from(
+            [
+                lst.SEND_INITIALIZE,
+                lst.RECV_INITIALIZE,
+                lst.SEND_INIT_RESULT,
+                lst.RECV_INIT_RESULT,
+                lst.SEND_INIT_ERROR,
+                lst.RECV_INIT_ERROR,
+                lst.SEND_INITIALIZED,
+                lst.RECV_INITIALIZED,
+                lst.CLOSE,
+                "send:nonsense",
+            ]
+        ),
+        max_size=30,
+    ),
+)
 def test_lifecycle_follows_the_table_or_refuses(role, events):
     lc = lst.Lifecycle(role)
     table = lst.TRANSITIONS[role]
@@ -220,7 +241,12 @@ class Play:
                 assert type(ev.id) in (int, str)
                 self.pending.append(ev.id)
             elif t is Reply:
-                if type(msg) is list and type(ev.message) is dict and ev.message["id"] is None and "error" in ev.message:
+                if (
+                    type(msg) is list
+                    and type(ev.message) is dict
+                    and ev.message["id"] is None
+                    and "error" in ev.message
+                ):
                     batch_accepted = False  # refused as a whole: its requests were never read
                 self.answer(ev.message)
             elif t is CancelRequested:
@@ -241,7 +267,7 @@ class Play:
         out = self.conn.respond_error(id_, {"code": -1, "message": "no"}) if error else self.conn.respond(id_, {})
         if cancelled:
             self.cancelled[S.hashable_id(id_)] += 1
-            assert out is None or type(out) is list and all(m["id"] != id_ for m in out)
+            assert out is None or (type(out) is list and all(m["id"] != id_ for m in out))
         self.answer(out)
         if id_ not in self.pending:
             with pytest.raises(LocalProtocolError):  # answered once: a second answer is our bug
@@ -261,8 +287,21 @@ def actions(draw: Any, play: Play) -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     if draw(st.booleans()):
         version = draw(st.sampled_from(S.VERSIONS + ("2025-03-26",) * 3))  # the batching version, often
-        out.append(("recv", {"jsonrpc": "2.0", "id": play.ids.make("small"), "method": "initialize",
-                             "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "f", "version": "1"}}}))
+        out.append(
+            (
+                "recv",
+                {
+                    "jsonrpc": "2.0",
+                    "id": play.ids.make("small"),
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": version,
+                        "capabilities": {},
+                        "clientInfo": {"name": "f", "version": "1"},
+                    },
+                },
+            )
+        )
         out.append(("respond", 0))
         out.append(("recv", {"jsonrpc": "2.0", "method": "notifications/initialized"}))
     for _ in range(draw(st.integers(0, 25))):
@@ -305,8 +344,16 @@ def test_connection_answers_every_readable_request_exactly_once(data):
 
 # ============================================================================ Connection (client)
 @FAST
-@given(st.lists(st.tuples(st.sampled_from(["request", "respond", "error", "again", "forget", "junk"]),
-                          st.integers(0, 50), S.json_values), max_size=30))
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["request", "respond", "error", "again", "forget", "junk"]),
+            st.integers(0, 50),
+            S.json_values,
+        ),
+        max_size=30,
+    )
+)
 def test_client_connection_resolves_each_request_at_most_once(steps):
     conn = Connection("client")
     outstanding: list[Any] = []

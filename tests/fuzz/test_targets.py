@@ -20,15 +20,20 @@ from tests.fuzz.corpus import CORPUS
 
 HARNESS = Path(__file__).with_name("atheris_harness.py")
 N = int(os.environ.get("MCPIO_FUZZ_EXAMPLES", "150"))
-INIT = (b'{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-03-26",'
-        b'"capabilities":{},"clientInfo":{"name":"f","version":"1"}}}\n')
+INIT = (
+    b'{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-03-26",'
+    b'"capabilities":{},"clientInfo":{"name":"f","version":"1"}}}\n'
+)
 
 # Bytes that look like what the targets read: lines of hostile JSON-RPC after an optional
 # initialize, or raw bytes.
 inputs = st.one_of(
     st.binary(max_size=300),
-    st.builds(lambda init, lines: (INIT if init else b"") + b"\n".join(lines),
-              st.booleans(), st.lists(S.line(S.Ids()), max_size=8)),
+    st.builds(
+        lambda init, lines: (INIT if init else b"") + b"\n".join(lines),
+        st.booleans(),
+        st.lists(S.line(S.Ids()), max_size=8),
+    ),
 )
 
 
@@ -48,10 +53,17 @@ def test_target_over_generated_input(name, data):
     targets.TARGETS[name](data)
 
 
-@pytest.mark.skipif(importlib.util.find_spec("atheris") is None, reason="atheris is not installed (pip install atheris)")
+@pytest.mark.skipif(
+    importlib.util.find_spec("atheris") is None, reason="atheris is not installed (pip install atheris)"
+)
 @pytest.mark.parametrize("name", ["framing", "session"])
 def test_the_atheris_harness_runs(name, tmp_path):
-    done = subprocess.run([sys.executable, str(HARNESS), name, "-atheris_runs=300"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(HARNESS), name, "-atheris_runs=300"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Done 300 " in done.stderr, done.stderr[-3000:]

@@ -59,14 +59,25 @@ def rpc(id: Any, method: str, params: dict[str, Any] | None = None) -> dict[str,
 
 def initialize(http: httpx.Client, url: str, version: str = LEGACY, capabilities: dict | None = None) -> str:
     """Open a legacy session; returns its id (after notifications/initialized)."""
-    r = http.post(url, json=rpc(0, "initialize", {"protocolVersion": version, "capabilities": capabilities or {},
-                                                  "clientInfo": {"name": "t", "version": "1"}}),
-                  headers={"accept": ACCEPT_BOTH})
+    r = http.post(
+        url,
+        json=rpc(
+            0,
+            "initialize",
+            {
+                "protocolVersion": version,
+                "capabilities": capabilities or {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        ),
+        headers={"accept": ACCEPT_BOTH},
+    )
     assert r.status_code == 200, r.text
     assert r.json()["result"]["protocolVersion"] == version
     sid = r.headers["mcp-session-id"]
-    r = http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"},
-                  headers=session_headers(sid, version))
+    r = http.post(
+        url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session_headers(sid, version)
+    )
     assert r.status_code == 202
     return sid
 

@@ -28,4 +28,3 @@ def test_a_core_task_with_elicitation_over_http():
     with ServerThread(_load(EXAMPLES / "tasks.py").http_app()) as srv:
         asyncio.run(go(srv.url))
     assert asked == ["Delete every row of sessions?"]
-

@@ -24,6 +24,7 @@ def inspector(tmp_path_factory):
     env["MCP_CLIENT_CONFIG_PATH"] = str(home / "client.json")
     env.pop("MCP_DEBUG", None)
     with ServerThread(server.http_app()) as srv:
+
         def run(*options: str) -> Any:
             argv = [*peers.inspector_cli_argv(), srv.url, "--format", "json", "-q", *options]
             proc = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL)
@@ -43,8 +44,9 @@ def test_tools_list(inspector):
 
 @pytest.mark.parametrize("era", ["legacy", "auto"])
 def test_tools_call(inspector, era):
-    result = inspector("--protocol-era", era, "--method", "tools/call", "--tool-name", "add",
-                       "--tool-arg", "a=4", "--tool-arg", "b=5")
+    result = inspector(
+        "--protocol-era", era, "--method", "tools/call", "--tool-name", "add", "--tool-arg", "a=4", "--tool-arg", "b=5"
+    )
     assert result["structuredContent"] == {"result": 9}
 
 

@@ -11,22 +11,15 @@ from typing import Any
 import httpx
 
 from tests.http.app import state
-from tests.http.conftest import (
-    ACCEPT_BOTH,
-    LEGACY,
-    initialize,
-    messages,
-    read_events,
-    rpc,
-    session_headers,
-)
+from tests.http.conftest import ACCEPT_BOTH, LEGACY, initialize, messages, read_events, rpc, session_headers
 
 
 def test_initialize_mints_a_visible_ascii_session_id_and_answers_json(srv, http):
     sid = initialize(http, srv.url)
     assert 32 <= len(sid) <= 256 and all(0x21 <= ord(c) <= 0x7E for c in sid)
-    r = http.post(srv.url, json=rpc(1, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}),
-                  headers=session_headers(sid))
+    r = http.post(
+        srv.url, json=rpc(1, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}), headers=session_headers(sid)
+    )
     assert r.status_code == 200
     assert r.headers["content-type"] == "application/json"
     assert r.json()["result"]["structuredContent"] == {"result": 5}
@@ -65,8 +58,11 @@ def test_accept_is_lenient_and_content_type_is_checked(srv, http):
     assert r.headers["content-type"].startswith("text/event-stream")
     assert messages(read_events(r))[-1] == {"jsonrpc": "2.0", "id": 2, "result": {}}
     assert http.post(srv.url, json=rpc(3, "ping"), headers=session_headers(sid, accept="text/html")).status_code == 406
-    r = http.post(srv.url, content=b'{"jsonrpc":"2.0","id":4,"method":"ping"}',
-                  headers=session_headers(sid, **{"content-type": "text/plain"}))
+    r = http.post(
+        srv.url,
+        content=b'{"jsonrpc":"2.0","id":4,"method":"ping"}',
+        headers=session_headers(sid, **{"content-type": "text/plain"}),
+    )
     assert r.status_code == 415
 
 
@@ -81,7 +77,9 @@ def test_bad_json_and_bad_jsonrpc_are_400(srv, http):
 
 def test_notifications_and_responses_get_202(srv, http):
     sid = initialize(http, srv.url)
-    r = http.post(srv.url, json={"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}, headers=session_headers(sid))
+    r = http.post(
+        srv.url, json={"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}, headers=session_headers(sid)
+    )
     assert r.status_code == 202 and r.content == b""
     r = http.post(srv.url, json={"jsonrpc": "2.0", "id": 99, "result": {}}, headers=session_headers(sid))
     assert r.status_code == 202
@@ -99,9 +97,20 @@ def test_progress_and_logs_come_on_the_requests_sse_stream_after_a_priming_event
     assert all(e.id for e in events)
     msgs = messages(events)
     assert [m["params"]["progress"] for m in msgs if m.get("method") == "notifications/progress"] == [1, 2, 3]
-    assert [m["params"]["data"] for m in msgs if m.get("method") == "notifications/message"] == ["step 1", "step 2", "step 3"]
-    assert msgs[-1] == {"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "done"}],
-                                                               "structuredContent": {"result": "done"}}} or msgs[-1]["id"] == 7
+    assert [m["params"]["data"] for m in msgs if m.get("method") == "notifications/message"] == [
+        "step 1",
+        "step 2",
+        "step 3",
+    ]
+    assert (
+        msgs[-1]
+        == {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "result": {"content": [{"type": "text", "text": "done"}], "structuredContent": {"result": "done"}},
+        }
+        or msgs[-1]["id"] == 7
+    )
 
 
 def test_no_priming_event_before_2025_11_25(srv, http):
@@ -116,8 +125,12 @@ def test_no_priming_event_before_2025_11_25(srv, http):
 def test_a_silent_request_switches_to_sse_with_keepalives(serve, http):
     srv = serve(sse_after=0.05, keepalive=0.05)
     sid = initialize(http, srv.url)
-    with http.stream("POST", srv.url, json=rpc(1, "tools/call", {"name": "slow", "arguments": {"seconds": 0.4}}),
-                     headers=session_headers(sid)) as r:
+    with http.stream(
+        "POST",
+        srv.url,
+        json=rpc(1, "tools/call", {"name": "slow", "arguments": {"seconds": 0.4}}),
+        headers=session_headers(sid),
+    ) as r:
         assert r.headers["content-type"] == "text/event-stream"
         raw = b"".join(r.iter_raw())
     assert b": keep-alive\n\n" in raw
@@ -134,8 +147,16 @@ def test_sampling_request_goes_on_the_calls_stream_and_the_answer_is_posted_back
             msg = event
             if msg.get("method") == "sampling/createMessage":
                 assert msg["params"]["messages"][0]["content"]["text"] == "hi"
-                answer = {"jsonrpc": "2.0", "id": msg["id"], "result": {
-                    "role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m", "stopReason": "endTurn"}}
+                answer = {
+                    "jsonrpc": "2.0",
+                    "id": msg["id"],
+                    "result": {
+                        "role": "assistant",
+                        "content": {"type": "text", "text": "hello"},
+                        "model": "m",
+                        "stopReason": "endTurn",
+                    },
+                }
                 with httpx.Client(timeout=10) as other:
                     assert other.post(srv.url, json=answer, headers=session_headers(sid)).status_code == 202
             if msg.get("id") == 3:
@@ -161,7 +182,10 @@ def test_get_stream_carries_server_initiated_notifications(srv, http):
     opened = threading.Event()
 
     def listen() -> None:
-        with httpx.Client(timeout=10) as c, c.stream("GET", srv.url, headers=session_headers(sid, accept="text/event-stream")) as r:
+        with (
+            httpx.Client(timeout=10) as c,
+            c.stream("GET", srv.url, headers=session_headers(sid, accept="text/event-stream")) as r,
+        ):
             assert r.status_code == 200 and r.headers["content-type"] == "text/event-stream"
             opened.set()
             for msg in _events(r):
@@ -171,7 +195,9 @@ def test_get_stream_carries_server_initiated_notifications(srv, http):
     t = threading.Thread(target=listen)
     t.start()
     assert opened.wait(5)
-    assert http.get(srv.url, headers=session_headers(sid, accept="text/event-stream")).status_code == 409  # one at a time
+    assert (
+        http.get(srv.url, headers=session_headers(sid, accept="text/event-stream")).status_code == 409
+    )  # one at a time
     time.sleep(0.1)
     srv.call(lambda: srv.mcp_server.add_tool(lambda: "y", name="from_outside"))
     t.join(5)
@@ -181,10 +207,11 @@ def test_get_stream_carries_server_initiated_notifications(srv, http):
 
 def test_server_closes_the_stream_and_the_client_resumes_with_last_event_id(srv, http):
     sid = initialize(http, srv.url)
-    with http.stream("POST", srv.url, json=rpc(5, "tools/call", {"name": "poll_me", "arguments": {}}),
-                     headers=session_headers(sid)) as r:
+    with http.stream(
+        "POST", srv.url, json=rpc(5, "tools/call", {"name": "poll_me", "arguments": {}}), headers=session_headers(sid)
+    ) as r:
         first = read_events(r)
-    assert first[0].data == "" and first[-1].retry == 50 or any(e.retry for e in first)
+    assert (first[0].data == "" and first[-1].retry == 50) or any(e.retry for e in first)
     assert [m["params"]["data"] for m in messages(first)] == ["before the break"]
     last_id = [e.id for e in first if e.id][-1]
     time.sleep(0.4)  # the tool finishes while nobody is connected
@@ -201,8 +228,9 @@ def test_server_closes_the_stream_and_the_client_resumes_with_last_event_id(srv,
 
 def test_resuming_a_live_stream_continues_it(srv, http):
     sid = initialize(http, srv.url)
-    with http.stream("POST", srv.url, json=rpc(6, "tools/call", {"name": "poll_me", "arguments": {}}),
-                     headers=session_headers(sid)) as r:
+    with http.stream(
+        "POST", srv.url, json=rpc(6, "tools/call", {"name": "poll_me", "arguments": {}}), headers=session_headers(sid)
+    ) as r:
         last_id = [e.id for e in read_events(r) if e.id][-1]
     with http.stream("GET", srv.url, headers=session_headers(sid, **{"last-event-id": last_id})) as r:  # at once
         msgs = messages(read_events(r))
@@ -212,8 +240,12 @@ def test_resuming_a_live_stream_continues_it(srv, http):
 def test_disconnect_is_not_cancellation(srv, http):
     sid = initialize(http, srv.url)
     state.pop("slow_cancelled", None)
-    with http.stream("POST", srv.url, json=rpc(8, "tools/call", {"name": "slow", "arguments": {"seconds": 0.3}}),
-                     headers=session_headers(sid)):
+    with http.stream(
+        "POST",
+        srv.url,
+        json=rpc(8, "tools/call", {"name": "slow", "arguments": {"seconds": 0.3}}),
+        headers=session_headers(sid),
+    ):
         pass  # closes at once
     time.sleep(0.5)
     assert state.get("slow_started") and not state.get("slow_cancelled")
@@ -222,8 +254,14 @@ def test_disconnect_is_not_cancellation(srv, http):
 def test_duplicate_in_flight_id_is_refused(serve, http):
     srv = serve(sse_after=0.05)
     sid = initialize(http, srv.url)
-    done = threading.Thread(target=lambda: httpx.post(srv.url, json=rpc(9, "tools/call", {
-        "name": "slow", "arguments": {"seconds": 0.5}}), headers=session_headers(sid), timeout=10))
+    done = threading.Thread(
+        target=lambda: httpx.post(
+            srv.url,
+            json=rpc(9, "tools/call", {"name": "slow", "arguments": {"seconds": 0.5}}),
+            headers=session_headers(sid),
+            timeout=10,
+        )
+    )
     done.start()
     time.sleep(0.2)
     r = http.post(srv.url, json=rpc(9, "ping"), headers=session_headers(sid))
@@ -235,8 +273,11 @@ def test_idle_sessions_expire_but_not_while_a_request_runs(serve, http):
     srv = serve(session_timeout=0.3)
     idle = initialize(http, srv.url)
     busy = initialize(http, srv.url)
-    r = http.post(srv.url, json=rpc(1, "tools/call", {"name": "slow", "arguments": {"seconds": 0.8}}),
-                  headers=session_headers(busy))
+    r = http.post(
+        srv.url,
+        json=rpc(1, "tools/call", {"name": "slow", "arguments": {"seconds": 0.8}}),
+        headers=session_headers(busy),
+    )
     assert r.json()["result"]["content"][0]["text"] == "slept"
     assert http.post(srv.url, json=rpc(1, "ping"), headers=session_headers(idle)).status_code == 404
     assert http.post(srv.url, json=rpc(2, "ping"), headers=session_headers(busy)).status_code == 200
@@ -245,7 +286,9 @@ def test_idle_sessions_expire_but_not_while_a_request_runs(serve, http):
 
 
 def _init(id: Any) -> dict[str, Any]:
-    return rpc(id, "initialize", {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
+    return rpc(
+        id, "initialize", {"protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    )
 
 
 def test_a_flood_of_sessions_is_capped_and_delete_frees_a_slot(serve, http):
@@ -297,8 +340,11 @@ def test_refusals_carry_the_request_id_when_it_was_read(srv, http):
     for body, headers, status, id_ in cases:
         r = http.post(srv.url, json=body, headers=headers)
         assert (r.status_code, r.json()["id"]) == (status, id_), (body, r.text)
-    r = http.post(srv.url, content=b'{"jsonrpc":"2.0","id":5,', headers={**session_headers(sid),
-                                                                          "content-type": "application/json"})
+    r = http.post(
+        srv.url,
+        content=b'{"jsonrpc":"2.0","id":5,',
+        headers={**session_headers(sid), "content-type": "application/json"},
+    )
     assert (r.status_code, r.json()["id"], r.json()["error"]["code"]) == (400, None, -32700)
     # Refused before the body is read (Host, Content-Type, Accept): no id to give.
     r = http.post(srv.url, json=rpc(9, "ping"), headers={**session_headers(sid), "content-type": "text/plain"})
@@ -306,8 +352,11 @@ def test_refusals_carry_the_request_id_when_it_was_read(srv, http):
 
 
 def test_rejected_requests_allocate_no_session(srv, http):
-    for bad in ({"json": rpc(1, "tools/list")}, {"content": b"garbage"},
-                {"json": rpc(1, "initialize", {}), "headers": {"host": "evil.example.com"}}):
+    for bad in (
+        {"json": rpc(1, "tools/list")},
+        {"content": b"garbage"},
+        {"json": rpc(1, "initialize", {}), "headers": {"host": "evil.example.com"}},
+    ):
         http.post(srv.url, **bad)
     assert srv.call(lambda: len(srv.mcp_app.sessions)) == 0
 
@@ -315,15 +364,21 @@ def test_rejected_requests_allocate_no_session(srv, http):
 def test_body_size_cap_is_413(serve, http):
     srv = serve(max_body_size=200)
     sid = initialize(http, srv.url)
-    r = http.post(srv.url, json=rpc(1, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2, "pad": "x" * 300}}),
-                  headers=session_headers(sid))
+    r = http.post(
+        srv.url,
+        json=rpc(1, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2, "pad": "x" * 300}}),
+        headers=session_headers(sid),
+    )
     assert r.status_code == 413
 
 
 def test_batch_in_2025_03_26(srv, http):
     sid = initialize(http, srv.url, "2025-03-26")
-    r = http.post(srv.url, json=[rpc(1, "ping"), rpc(2, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}})],
-                  headers=session_headers(sid, "2025-03-26"))
+    r = http.post(
+        srv.url,
+        json=[rpc(1, "ping"), rpc(2, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}})],
+        headers=session_headers(sid, "2025-03-26"),
+    )
     assert r.status_code == 200
     assert sorted(m["id"] for m in r.json()) == [1, 2]
 

@@ -16,26 +16,36 @@ from tests.http.conftest import MODERN, messages, modern, modern_headers, read_e
 
 
 def test_a_request_is_answered_statelessly_and_no_session_is_minted(srv, http):
-    r = http.post(srv.url, json=modern(1, "tools/list"), headers=modern_headers("tools/list", **{"mcp-session-id": "x"}))
+    r = http.post(
+        srv.url, json=modern(1, "tools/list"), headers=modern_headers("tools/list", **{"mcp-session-id": "x"})
+    )
     assert r.status_code == 200 and r.headers["content-type"] == "application/json"
     assert "mcp-session-id" not in r.headers
     result = r.json()["result"]
     assert result["resultType"] == "complete" and "ttlMs" in result and "cacheScope" in result
     assert {t["name"] for t in result["tools"]} >= {"add", "progress"}
-    r = http.post(srv.url, json=modern(2, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}),
-                  headers=modern_headers("tools/call", "add"))
+    r = http.post(
+        srv.url,
+        json=modern(2, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}),
+        headers=modern_headers("tools/call", "add"),
+    )
     assert r.json()["result"]["structuredContent"] == {"result": 3}
     assert srv.call(lambda: len(srv.mcp_app.sessions)) == 0
 
 
-@pytest.mark.parametrize("headers,why", [
-    (modern_headers("tools/list"), "Mcp-Method"),
-    (modern_headers("tools/call"), "Mcp-Name"),
-    (modern_headers("tools/call", "sub"), "Mcp-Name"),
-    (modern_headers("tools/call", "add", **{"mcp-protocol-version": "2025-11-25"}), "MCP-Protocol-Version"),
-])
+@pytest.mark.parametrize(
+    "headers,why",
+    [
+        (modern_headers("tools/list"), "Mcp-Method"),
+        (modern_headers("tools/call"), "Mcp-Name"),
+        (modern_headers("tools/call", "sub"), "Mcp-Name"),
+        (modern_headers("tools/call", "add", **{"mcp-protocol-version": "2025-11-25"}), "MCP-Protocol-Version"),
+    ],
+)
 def test_header_mismatch_is_400_with_32020(srv, http, headers, why):
-    r = http.post(srv.url, json=modern(4, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}), headers=headers)
+    r = http.post(
+        srv.url, json=modern(4, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}), headers=headers
+    )
     assert r.status_code == 400
     body = r.json()
     assert body["id"] == 4 and body["error"]["code"] == -32020 and why in body["error"]["message"]
@@ -53,8 +63,11 @@ def test_mcp_param_headers_are_validated_including_base64(srv, http):
 
 
 def test_protocol_errors_set_the_status(srv, http):
-    r = http.post(srv.url, json=modern(1, "server/discover", meta={"io.modelcontextprotocol/protocolVersion": "2099-01-01"}),
-                  headers=modern_headers("server/discover", **{"mcp-protocol-version": "2099-01-01"}))
+    r = http.post(
+        srv.url,
+        json=modern(1, "server/discover", meta={"io.modelcontextprotocol/protocolVersion": "2099-01-01"}),
+        headers=modern_headers("server/discover", **{"mcp-protocol-version": "2099-01-01"}),
+    )
     assert r.status_code == 400 and r.json()["error"]["code"] == -32022
     assert MODERN in r.json()["error"]["data"]["supported"]
     r = http.post(srv.url, json=rpc(2, "server/discover", {}), headers=modern_headers("server/discover"))
@@ -62,8 +75,11 @@ def test_protocol_errors_set_the_status(srv, http):
     for method in ("initialize", "ping", "logging/setLevel", "resources/subscribe", "no/such"):
         r = http.post(srv.url, json=modern(3, method), headers=modern_headers(method))
         assert r.status_code == 404 and r.json()["error"]["code"] == -32601 and r.json()["id"] == 3, method
-    r = http.post(srv.url, json=modern(4, "tools/call", {"name": "ask_llm", "arguments": {"prompt": "x"}}),
-                  headers=modern_headers("tools/call", "ask_llm"))
+    r = http.post(
+        srv.url,
+        json=modern(4, "tools/call", {"name": "ask_llm", "arguments": {"prompt": "x"}}),
+        headers=modern_headers("tools/call", "ask_llm"),
+    )
     assert r.status_code == 400 and r.json()["error"]["code"] == -32021
     assert r.json()["error"]["data"]["requiredCapabilities"] == {"sampling": {}}
 
@@ -71,9 +87,15 @@ def test_protocol_errors_set_the_status(srv, http):
 def test_get_and_delete_without_session_are_405_and_notifications_202(srv, http):
     assert http.get(srv.url, headers={"mcp-protocol-version": MODERN}).status_code == 405
     assert http.delete(srv.url, headers={"mcp-protocol-version": MODERN}).status_code == 405
-    r = http.post(srv.url, json={"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {
-        "requestId": 1, "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN}}},
-        headers=modern_headers("notifications/cancelled"))
+    r = http.post(
+        srv.url,
+        json={
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": 1, "_meta": {"io.modelcontextprotocol/protocolVersion": MODERN}},
+        },
+        headers=modern_headers("notifications/cancelled"),
+    )
     assert r.status_code == 202
 
 
@@ -83,16 +105,28 @@ def test_input_required_round_trip_over_http(srv, http):
     first = http.post(srv.url, json=call, headers=modern_headers("tools/call", "ask_llm")).json()["result"]
     assert first["resultType"] == "input_required"
     [key] = first["inputRequests"]
-    retry = modern(7, "tools/call", {"name": "ask_llm", "arguments": {"prompt": "hi"}, "requestState": first["requestState"],
-                                     "inputResponses": {key: {"role": "assistant", "model": "m",
-                                                              "content": {"type": "text", "text": "yo"}}}}, meta=caps)
+    retry = modern(
+        7,
+        "tools/call",
+        {
+            "name": "ask_llm",
+            "arguments": {"prompt": "hi"},
+            "requestState": first["requestState"],
+            "inputResponses": {key: {"role": "assistant", "model": "m", "content": {"type": "text", "text": "yo"}}},
+        },
+        meta=caps,
+    )
     second = http.post(srv.url, json=retry, headers=modern_headers("tools/call", "ask_llm")).json()["result"]
     assert second["content"][0]["text"] == "LLM said: yo"
 
 
 def test_request_scoped_sse_carries_progress_then_the_answer(srv, http):
-    call = modern(8, "tools/call", {"name": "progress", "arguments": {"steps": 2}},
-                  meta={"progressToken": "t", "io.modelcontextprotocol/logLevel": "info"})
+    call = modern(
+        8,
+        "tools/call",
+        {"name": "progress", "arguments": {"steps": 2}},
+        meta={"progressToken": "t", "io.modelcontextprotocol/logLevel": "info"},
+    )
     with http.stream("POST", srv.url, json=call, headers=modern_headers("tools/call", "progress")) as r:
         assert r.headers["content-type"] == "text/event-stream"
         assert r.headers["x-accel-buffering"] == "no"
@@ -129,11 +163,15 @@ def test_subscriptions_listen_is_a_long_lived_stream(serve, http):
     got: list[dict] = []
     raw: list[bytes] = []
     acked = threading.Event()
-    listen = modern(11, "subscriptions/listen", {"notifications": {"toolsListChanged": True, "promptsListChanged": True}})
+    listen = modern(
+        11, "subscriptions/listen", {"notifications": {"toolsListChanged": True, "promptsListChanged": True}}
+    )
 
     def reader() -> None:
-        with httpx.Client(timeout=10) as c, c.stream("POST", srv.url, json=listen,
-                                                     headers=modern_headers("subscriptions/listen")) as r:
+        with (
+            httpx.Client(timeout=10) as c,
+            c.stream("POST", srv.url, json=listen, headers=modern_headers("subscriptions/listen")) as r,
+        ):
             from mcpio._protocol._http import SSEParser
 
             p = SSEParser()
@@ -148,8 +186,11 @@ def test_subscriptions_listen_is_a_long_lived_stream(serve, http):
     t = threading.Thread(target=reader)
     t.start()
     assert acked.wait(5)
-    r = http.post(srv.url, json=modern(12, "tools/call", {"name": "toggle", "arguments": {}}),
-                  headers=modern_headers("tools/call", "toggle"))
+    r = http.post(
+        srv.url,
+        json=modern(12, "tools/call", {"name": "toggle", "arguments": {}}),
+        headers=modern_headers("tools/call", "toggle"),
+    )
     assert r.status_code == 200
     t.join(5)
     assert got[0]["method"] == "notifications/subscriptions/acknowledged"

@@ -22,8 +22,12 @@ def url():
 
 
 async def _sampling(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
-    return types.CreateMessageResult(role="assistant", content=types.TextContent(type="text", text="bonjour"),
-                                     model="test-model", stop_reason="endTurn")
+    return types.CreateMessageResult(
+        role="assistant",
+        content=types.TextContent(type="text", text="bonjour"),
+        model="test-model",
+        stop_reason="endTurn",
+    )
 
 
 def _run(url: str, mode: str, body: Any) -> Any:

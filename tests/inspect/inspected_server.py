@@ -38,8 +38,9 @@ async def wait_forever(ctx: Context, steps: int = 3) -> str:
 @server.tool
 async def greet(ctx: Context) -> str:
     """Ask the user's name (elicitation) and greet them."""
-    answer = await ctx.elicit("What is your name?", {"type": "object", "properties": {"name": {"type": "string"}},
-                                                    "required": ["name"]})
+    answer = await ctx.elicit(
+        "What is your name?", {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+    )
     if answer.get("action") != "accept":
         return f"no name ({answer.get('action')})"
     return f"Hello, {answer['content']['name']}!"
@@ -92,8 +93,13 @@ def picture() -> Image:
 
 
 HUGE = {"type": "object", "properties": {f"p{i}": {"type": "string"} for i in range(10_000)}}
-CYCLIC = {"type": "object", "properties": {"node": {"$ref": "#/$defs/node"}},
-          "$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}, "label": {"type": "string"}}}}}
+CYCLIC = {
+    "type": "object",
+    "properties": {"node": {"$ref": "#/$defs/node"}},
+    "$defs": {
+        "node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}, "label": {"type": "string"}}}
+    },
+}
 
 
 @server.tool(max_result_bytes=None)

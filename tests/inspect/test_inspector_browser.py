@@ -29,7 +29,9 @@ CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is in the test extra")
 if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-    pytest.fail("Chromium and chromedriver are missing: scripts/test installs them (scripts/setup-system chromium chromium-driver)")
+    pytest.fail(
+        "Chromium and chromedriver are missing: scripts/test installs them (scripts/setup-system chromium chromium-driver)"
+    )
 
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
@@ -41,12 +43,21 @@ class Inspector:
 
     def __init__(self, *target: str, era: str = "auto", env: dict[str, str] | None = None) -> None:
         argv = [sys.executable, "-m", "mcpio", "inspect", *target, "--no-browser", "--era", era]
-        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                                     start_new_session=True, env={**os.environ, **(env or {})})
+        self.proc = subprocess.Popen(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=ROOT,
+            start_new_session=True,
+            env={**os.environ, **(env or {})},
+        )
         assert self.proc.stderr is not None
         line = self.proc.stderr.readline()  # the first line is the URL (or why it could not start)
         m = re.search(r"open (http://127\.0\.0\.1:(\d+)/\?token=(\w+))", line)
-        assert m, f"no URL from mcpio inspect: {line!r} {self.proc.stderr.read() if self.proc.poll() is not None else ''}"
+        assert m, (
+            f"no URL from mcpio inspect: {line!r} {self.proc.stderr.read() if self.proc.poll() is not None else ''}"
+        )
         self.url, self.port, self.token = m.group(1), int(m.group(2)), m.group(3)
         self.base = f"http://127.0.0.1:{self.port}"
 
@@ -70,9 +81,19 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 
     options = Options()
     options.binary_location = CHROMIUM
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--window-size=1400,1000", f"--user-data-dir={tmp_path_factory.mktemp('chromium')}"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1400,1000",
+        f"--user-data-dir={tmp_path_factory.mktemp('chromium')}",
+    ):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(30)
@@ -92,38 +113,37 @@ def inspector(request: pytest.FixtureRequest) -> Iterator[Inspector]:
         insp.close()
 
 
-def wait(driver, timeout: float = 20):  # noqa: ANN001, ANN201
+def wait(driver, timeout: float = 20):
     return WebDriverWait(driver, timeout)
 
 
-def shot(driver, name: str) -> None:  # noqa: ANN001
+def shot(driver, name: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     driver.save_screenshot(str(ARTIFACTS / f"{name}.png"))
 
 
-def open_connected(driver, insp: Inspector) -> None:  # noqa: ANN001
+def open_connected(driver, insp: Inspector) -> None:
     driver.get(insp.url)
     wait(driver).until(EC.text_to_be_present_in_element((By.ID, "status"), "connected:"))
 
 
-def tab(driver, name: str) -> None:  # noqa: ANN001
+def tab(driver, name: str) -> None:
     driver.find_element(By.CSS_SELECTOR, f'#tabs button[data-tab="{name}"]').click()
 
 
-def pick_tool(driver, name: str) -> None:  # noqa: ANN001
+def pick_tool(driver, name: str) -> None:
     tab(driver, "tools")
-    item = wait(driver).until(EC.element_to_be_clickable(
-        (By.CSS_SELECTOR, f'#tool-list li[data-name="{name}"]')))
+    item = wait(driver).until(EC.element_to_be_clickable((By.CSS_SELECTOR, f'#tool-list li[data-name="{name}"]')))
     item.click()
     wait(driver).until(EC.presence_of_element_located((By.CSS_SELECTOR, "#tool-panel form.tool-form")))
 
 
-def result_text(driver) -> str:  # noqa: ANN001
+def result_text(driver) -> str:
     return driver.find_element(By.CSS_SELECTOR, "#tool-panel .call-result").text
 
 
 @pytest.mark.parametrize("inspector", ["legacy", "modern"], indirect=True)
-def test_connect_fill_a_tool_form_and_call(browser, inspector: Inspector) -> None:  # noqa: ANN001
+def test_connect_fill_a_tool_form_and_call(browser, inspector: Inspector) -> None:
     open_connected(browser, inspector)
     era = "legacy" if inspector.proc.args[-1] == "legacy" else "modern"
     assert f"({era})" in browser.find_element(By.ID, "status").text
@@ -151,7 +171,7 @@ def test_connect_fill_a_tool_form_and_call(browser, inspector: Inspector) -> Non
     shot(browser, f"wire-{era}")
 
 
-def test_progress_and_cancel(browser, inspector: Inspector) -> None:  # noqa: ANN001
+def test_progress_and_cancel(browser, inspector: Inspector) -> None:
     open_connected(browser, inspector)
     pick_tool(browser, "wait_forever")
     browser.find_element(By.CSS_SELECTOR, "#tool-panel button[type=submit]").click()
@@ -162,12 +182,13 @@ def test_progress_and_cancel(browser, inspector: Inspector) -> None:  # noqa: AN
     wait(browser).until(lambda d: "Failed" in result_text(d) or "Error" in result_text(d))
     # the server was told: a notifications/cancelled went out on the wire
     tab(browser, "wire")
-    wait(browser).until(lambda d: any("notifications/cancelled" in r.text
-                                      for r in d.find_elements(By.CSS_SELECTOR, "#wire tbody tr")))
+    wait(browser).until(
+        lambda d: any("notifications/cancelled" in r.text for r in d.find_elements(By.CSS_SELECTOR, "#wire tbody tr"))
+    )
 
 
 @pytest.mark.parametrize("inspector", ["legacy", "modern"], indirect=True)
-def test_elicitation_answered_from_the_page(browser, inspector: Inspector) -> None:  # noqa: ANN001
+def test_elicitation_answered_from_the_page(browser, inspector: Inspector) -> None:
     open_connected(browser, inspector)
     pick_tool(browser, "greet")
     browser.find_element(By.CSS_SELECTOR, "#tool-panel button[type=submit]").click()
@@ -182,7 +203,7 @@ def test_elicitation_answered_from_the_page(browser, inspector: Inspector) -> No
     wait(browser).until(lambda d: "Hello, Ada!" in result_text(d))
 
 
-def test_hostile_text_is_shown_never_run(browser, inspector: Inspector) -> None:  # noqa: ANN001
+def test_hostile_text_is_shown_never_run(browser, inspector: Inspector) -> None:
     open_connected(browser, inspector)
     instructions = browser.find_element(By.ID, "server-info").text
     assert "<script>document.title='pwned'</script>" in instructions
@@ -200,7 +221,7 @@ def test_hostile_text_is_shown_never_run(browser, inspector: Inspector) -> None:
     assert browser.execute_script("return arguments[0].naturalWidth", img) == 1
 
 
-def test_wrong_token_and_foreign_origin_are_refused(browser, inspector: Inspector) -> None:  # noqa: ANN001
+def test_wrong_token_and_foreign_origin_are_refused(browser, inspector: Inspector) -> None:
     browser.get(inspector.base + "/?token=wrong")
     assert "wrong token" in browser.page_source
     shot(browser, "wrong-token")
@@ -218,7 +239,7 @@ def test_wrong_token_and_foreign_origin_are_refused(browser, inspector: Inspecto
     assert page.headers["referrer-policy"] == "no-referrer"
 
 
-def test_export_as_pytest_runs(browser, inspector: Inspector, tmp_path: Path) -> None:  # noqa: ANN001
+def test_export_as_pytest_runs(browser, inspector: Inspector, tmp_path: Path) -> None:
     open_connected(browser, inspector)
     pick_tool(browser, "add")
     panel = browser.find_element(By.ID, "tool-panel")
@@ -233,13 +254,18 @@ def test_export_as_pytest_runs(browser, inspector: Inspector, tmp_path: Path) ->
     assert "def test_01_add():" in source
     test_file = tmp_path / "test_exported.py"
     test_file.write_text(source)
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
-                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "1 passed" in run.stdout
 
 
-def test_server_everything_in_the_browser(browser) -> None:  # noqa: ANN001
+def test_server_everything_in_the_browser(browser) -> None:
     insp = Inspector(" ".join(peers.everything_argv()))
     try:
         open_connected(browser, insp)
@@ -255,7 +281,7 @@ def test_server_everything_in_the_browser(browser) -> None:  # noqa: ANN001
         insp.close()
 
 
-def test_bad_servers_keep_the_page_responsive(browser, inspector: Inspector) -> None:  # noqa: ANN001
+def test_bad_servers_keep_the_page_responsive(browser, inspector: Inspector) -> None:
     open_connected(browser, inspector)
     # 10,000 properties: edited as JSON, the page still answers
     pick_tool(browser, "huge_schema")
@@ -268,8 +294,9 @@ def test_bad_servers_keep_the_page_responsive(browser, inspector: Inspector) -> 
     # a 10 MB result: the first 100,000 characters, and a button for the rest
     pick_tool(browser, "big")
     browser.find_element(By.CSS_SELECTOR, "#tool-panel button[type=submit]").click()
-    more = wait(browser, 60).until(EC.presence_of_element_located(
-        (By.XPATH, '//div[@id="tool-panel"]//button[starts-with(text(), "show all")]')))
+    more = wait(browser, 60).until(
+        EC.presence_of_element_located((By.XPATH, '//div[@id="tool-panel"]//button[starts-with(text(), "show all")]'))
+    )
     assert "10485760" in more.text
     shot(browser, "big-result")
     # the server dies mid-call: the call fails with a message and the page says so
@@ -281,7 +308,7 @@ def test_bad_servers_keep_the_page_responsive(browser, inspector: Inspector) -> 
     assert browser.title == "mcpio inspect"
 
 
-def test_markdown_resources_and_prompts(browser, inspector: Inspector) -> None:  # noqa: ANN001
+def test_markdown_resources_and_prompts(browser, inspector: Inspector) -> None:
     open_connected(browser, inspector)
     pick_tool(browser, "notes")
     browser.find_element(By.CSS_SELECTOR, "#tool-panel button[type=submit]").click()
@@ -310,7 +337,7 @@ def test_markdown_resources_and_prompts(browser, inspector: Inspector) -> None: 
     shot(browser, "logs")
 
 
-def test_official_sdk_server_with_sampling_answered_by_hand(browser) -> None:  # noqa: ANN001
+def test_official_sdk_server_with_sampling_answered_by_hand(browser) -> None:
     insp = Inspector(f"{sys.executable} {ROOT / 'tests' / 'servers' / 'sdk_server.py'}", era="legacy")
     try:
         open_connected(browser, insp)
@@ -330,7 +357,7 @@ def test_official_sdk_server_with_sampling_answered_by_hand(browser) -> None:  #
 
 
 @pytest.mark.parametrize("inspector", ["legacy", "modern"], indirect=True)
-def test_subscribed_resource_updates_live(browser, inspector: Inspector) -> None:  # noqa: ANN001
+def test_subscribed_resource_updates_live(browser, inspector: Inspector) -> None:
     open_connected(browser, inspector)
     tab(browser, "resources")
     wait(browser).until(EC.element_to_be_clickable((By.CSS_SELECTOR, '#resource-list li[data-name="counter"]'))).click()
@@ -343,7 +370,7 @@ def test_subscribed_resource_updates_live(browser, inspector: Inspector) -> None
     wait(browser).until(lambda d: "counter = 1" in d.find_element(By.ID, "resource-panel").text)
 
 
-def test_oauth_login_when_the_server_asks(browser, tmp_path: Path) -> None:  # noqa: ANN001
+def test_oauth_login_when_the_server_asks(browser, tmp_path: Path) -> None:
     """A protected server (a real OAuth AS and resource server on loopback): the page shows the
     login link, the login completes through the inspector's loopback redirect, and it connects;
     the token is stored, so the next connection needs no login."""

@@ -151,8 +151,16 @@ def test_tools_call_add_auto_era(inspector):
     """``--protocol-era auto`` probes ``server/discover`` first and falls back to ``initialize`` when the
     server answers with an error (a legacy-only server); either way the call must work."""
     out = inspector(
-        "--protocol-era", "auto",
-        "--method", "tools/call", "--tool-name", "add", "--tool-arg", "a=4", "--tool-arg", "b=5",
+        "--protocol-era",
+        "auto",
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "add",
+        "--tool-arg",
+        "a=4",
+        "--tool-arg",
+        "b=5",
     )
     assert out["result"]["structuredContent"] == {"result": 9}
     assert out["result"]["content"] == [{"type": "text", "text": "9"}]

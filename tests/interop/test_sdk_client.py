@@ -30,11 +30,7 @@ KNOWN_VERSIONS = LEGACY_VERSIONS | {"2026-07-28"}
 TIMEOUT = 30.0  # per test, for the whole session
 
 
-def run_client(
-    tmp_path: Path,
-    body: Callable[[Client], Awaitable[Any]],
-    **client_kwargs: Any,
-) -> Any:
+def run_client(tmp_path: Path, body: Callable[[Client], Awaitable[Any]], **client_kwargs: Any) -> Any:
     """Spawn the quickstart server, connect an SDK ``Client`` to it, run ``body(client)``."""
     params = StdioServerParameters(command=sys.executable, args=[str(QUICKSTART)], cwd=str(EXAMPLES))
     errlog_path = tmp_path / "server-stderr.txt"

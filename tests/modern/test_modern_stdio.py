@@ -69,16 +69,42 @@ def test_cache_hints_per_server_and_per_resource(dynamic):
     assert info == {"name": "dynamic", "version": "2.0.0", "title": "Dynamic"}  # no description in 2026
 
 
-@pytest.mark.parametrize("meta,code,needle", [
-    ({"io.modelcontextprotocol/protocolVersion": "1900-01-01", "io.modelcontextprotocol/clientCapabilities": {}}, -32022, "1900-01-01"),
-    ({"io.modelcontextprotocol/protocolVersion": "2025-11-25", "io.modelcontextprotocol/clientCapabilities": {}}, -32022, "2025-11-25"),
-    ({"io.modelcontextprotocol/protocolVersion": MODERN}, -32602, "clientCapabilities"),
-    ({"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": []}, -32602, "clientCapabilities"),
-    ({"io.modelcontextprotocol/clientCapabilities": {}}, -32602, "protocolVersion"),
-    ({"io.modelcontextprotocol/protocolVersion": 20260728, "io.modelcontextprotocol/clientCapabilities": {}}, -32602, "protocolVersion"),
-    ({"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {},
-      "io.modelcontextprotocol/logLevel": "loud"}, -32602, "logLevel"),
-])
+@pytest.mark.parametrize(
+    "meta,code,needle",
+    [
+        (
+            {"io.modelcontextprotocol/protocolVersion": "1900-01-01", "io.modelcontextprotocol/clientCapabilities": {}},
+            -32022,
+            "1900-01-01",
+        ),
+        (
+            {"io.modelcontextprotocol/protocolVersion": "2025-11-25", "io.modelcontextprotocol/clientCapabilities": {}},
+            -32022,
+            "2025-11-25",
+        ),
+        ({"io.modelcontextprotocol/protocolVersion": MODERN}, -32602, "clientCapabilities"),
+        (
+            {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": []},
+            -32602,
+            "clientCapabilities",
+        ),
+        ({"io.modelcontextprotocol/clientCapabilities": {}}, -32602, "protocolVersion"),
+        (
+            {"io.modelcontextprotocol/protocolVersion": 20260728, "io.modelcontextprotocol/clientCapabilities": {}},
+            -32602,
+            "protocolVersion",
+        ),
+        (
+            {
+                "io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/logLevel": "loud",
+            },
+            -32602,
+            "logLevel",
+        ),
+    ],
+)
 def test_meta_validation(wire_validator, meta, code, needle):
     with StdioPeer.spawn(QUICKSTART) as p:
         p.version = MODERN  # validate replies as 2026-07-28, but send this _meta exactly
@@ -87,19 +113,24 @@ def test_meta_validation(wire_validator, meta, code, needle):
         err = p.response(msg["id"])["error"]
         assert err["code"] == code and needle in err["message"], err
         if code == -32022:
-            assert err["data"] == {"supported": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"],
-                                   "requested": meta["io.modelcontextprotocol/protocolVersion"]}
+            assert err["data"] == {
+                "supported": ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"],
+                "requested": meta["io.modelcontextprotocol/protocolVersion"],
+            }
         assert p.close() == 0
 
 
-@pytest.mark.parametrize("method,params", [
-    ("initialize", {"protocolVersion": MODERN, "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}),
-    ("ping", None),
-    ("logging/setLevel", {"level": "debug"}),
-    ("resources/subscribe", {"uri": "greeting://Ada"}),
-    ("resources/unsubscribe", {"uri": "greeting://Ada"}),
-    ("no/such/method", None),
-])
+@pytest.mark.parametrize(
+    "method,params",
+    [
+        ("initialize", {"protocolVersion": MODERN, "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}),
+        ("ping", None),
+        ("logging/setLevel", {"level": "debug"}),
+        ("resources/subscribe", {"uri": "greeting://Ada"}),
+        ("resources/unsubscribe", {"uri": "greeting://Ada"}),
+        ("no/such/method", None),
+    ],
+)
 def test_removed_and_unknown_methods_are_method_not_found(quick, method, params):
     quick.validate = False  # these requests are not 2026-07-28 messages by construction
     err = quick.request(method, params)["error"]
@@ -122,16 +153,22 @@ def test_logging_only_when_the_request_asks_at_or_above_its_level(dynamic):
     dynamic.call("tools/call", {"name": "chatty", "arguments": {}}, others=others)
     assert not [m for m in others if m.get("method") == "notifications/message"]
     others.clear()
-    dynamic.call("tools/call", {"name": "chatty", "arguments": {},
-                                "_meta": {"io.modelcontextprotocol/logLevel": "warning"}}, others=others)
+    dynamic.call(
+        "tools/call",
+        {"name": "chatty", "arguments": {}, "_meta": {"io.modelcontextprotocol/logLevel": "warning"}},
+        others=others,
+    )
     levels = [m["params"]["level"] for m in others if m.get("method") == "notifications/message"]
     assert levels == ["warning", "error"]
 
 
 def test_progress(quick):
     others: list = []
-    r = quick.call("tools/call", {"name": "slow_sum", "arguments": {"values": [1, 2]},
-                                  "_meta": {"progressToken": 7}}, others=others)
+    r = quick.call(
+        "tools/call",
+        {"name": "slow_sum", "arguments": {"values": [1, 2]}, "_meta": {"progressToken": 7}},
+        others=others,
+    )
     assert r["content"][0]["text"] == "3.0"
     assert [m["params"]["progress"] for m in others if m.get("method") == "notifications/progress"] == [0, 1]
 
@@ -149,9 +186,15 @@ def test_roots_via_input_required(wire_validator):
         assert first["resultType"] == "input_required"
         [(key, req)] = first["inputRequests"].items()
         assert req == {"method": "roots/list"}
-        done = p.call("tools/call", {"name": "my_roots", "arguments": {},
-                                     "inputResponses": {key: {"roots": [{"uri": "file:///tmp/x"}]}},
-                                     "requestState": first["requestState"]})
+        done = p.call(
+            "tools/call",
+            {
+                "name": "my_roots",
+                "arguments": {},
+                "inputResponses": {key: {"roots": [{"uri": "file:///tmp/x"}]}},
+                "requestState": first["requestState"],
+            },
+        )
         assert done["resultType"] == "complete" and done["structuredContent"] == {"result": ["file:///tmp/x"]}
         assert p.close() == 0
 
@@ -191,8 +234,15 @@ def _listen(peer: StdioPeer, notifications: dict) -> tuple[int, dict]:
 
 
 def test_listen_acknowledges_honoured_subset_then_sends_only_opted_in(dynamic):
-    sub, kept = _listen(dynamic, {"toolsListChanged": True, "promptsListChanged": False,
-                                  "resourceSubscriptions": ["memo://a"], "somethingElse": True})
+    sub, kept = _listen(
+        dynamic,
+        {
+            "toolsListChanged": True,
+            "promptsListChanged": False,
+            "resourceSubscriptions": ["memo://a"],
+            "somethingElse": True,
+        },
+    )
     assert kept == {"toolsListChanged": True, "resourceSubscriptions": ["memo://a"]}
     others: list = []
     dynamic.call("tools/call", {"name": "add_tool", "arguments": {"name": "shiny"}}, others=others)

@@ -15,8 +15,12 @@ from tests.support.stdio_peer import StdioPeer
 PLANNER = [sys.executable, str(EXAMPLES / "trip_planner.py")]
 CAPS = {"elicitation": {}, "sampling": {}}
 PREFS = {"action": "accept", "content": {"budget": 80, "pace": "busy"}}
-DRAFT = {"role": "assistant", "content": {"type": "text", "text": "Museum, lunch, river walk."},
-         "model": "test-model", "stopReason": "endTurn"}
+DRAFT = {
+    "role": "assistant",
+    "content": {"type": "text", "text": "Museum, lunch, river walk."},
+    "model": "test-model",
+    "stopReason": "endTurn",
+}
 EXPECTED = "Itinerary for Lyon (80 EUR, busy):\nMuseum, lunch, river walk."
 
 
@@ -60,7 +64,9 @@ def test_modern_era_round_trips_until_complete(planner):
     [(k2, req2)] = second["inputRequests"].items()
     assert k2 != k1 and req2["method"] == "sampling/createMessage"
     assert req2["params"]["systemPrompt"] == "You are a concise travel planner."
-    done = _call(planner, inputResponses={k2: DRAFT, "unasked": {"action": "cancel"}}, requestState=second["requestState"])
+    done = _call(
+        planner, inputResponses={k2: DRAFT, "unasked": {"action": "cancel"}}, requestState=second["requestState"]
+    )
     assert done["resultType"] == "complete"
     assert done["content"] == [{"type": "text", "text": EXPECTED}] and "structuredContent" not in done
 
@@ -97,12 +103,15 @@ def test_tampered_or_foreign_state_is_invalid_params(planner):
     [k1] = first["inputRequests"]
     second = _call(planner, inputResponses={k1: PREFS}, requestState=first["requestState"])
     for bad in (_tamper(second["requestState"]), "garbage", second["requestState"][:-2] + "xx"):
-        err = planner.request("tools/call", {"name": "plan_trip", "arguments": {"city": "Lyon"},
-                                             "requestState": bad, "inputResponses": {}})["error"]
+        err = planner.request(
+            "tools/call",
+            {"name": "plan_trip", "arguments": {"city": "Lyon"}, "requestState": bad, "inputResponses": {}},
+        )["error"]
         assert err["code"] == -32602 and "requestState" in err["message"]
     # state issued for one request is refused on another (other arguments)
-    err = planner.request("tools/call", {"name": "plan_trip", "arguments": {"city": "Paris"},
-                                         "requestState": second["requestState"]})["error"]
+    err = planner.request(
+        "tools/call", {"name": "plan_trip", "arguments": {"city": "Paris"}, "requestState": second["requestState"]}
+    )["error"]
     assert err["code"] == -32602 and "different request" in err["message"]
 
 
@@ -113,8 +122,10 @@ def test_state_from_another_server_secret_is_refused(wire_validator):
             p.modern(capabilities=CAPS)
             states.append((p, _call(p)))
             if len(states) == 2:
-                err = p.request("tools/call", {"name": "plan_trip", "arguments": {"city": "Lyon"},
-                                               "requestState": states[0][1]["requestState"]})["error"]
+                err = p.request(
+                    "tools/call",
+                    {"name": "plan_trip", "arguments": {"city": "Lyon"}, "requestState": states[0][1]["requestState"]},
+                )["error"]
                 assert err["code"] == -32602
             assert p.close() == 0
 
@@ -141,7 +152,14 @@ def test_only_declared_capabilities_are_requested(wire_validator):
         p.modern(capabilities={"elicitation": {}})  # elicitation but no sampling: asks, then -32021
         first = p.call("tools/call", {"name": "plan_trip", "arguments": {"city": "Lyon"}})
         [k1] = first["inputRequests"]
-        err = p.request("tools/call", {"name": "plan_trip", "arguments": {"city": "Lyon"},
-                                       "inputResponses": {k1: PREFS}, "requestState": first["requestState"]})["error"]
+        err = p.request(
+            "tools/call",
+            {
+                "name": "plan_trip",
+                "arguments": {"city": "Lyon"},
+                "inputResponses": {k1: PREFS},
+                "requestState": first["requestState"],
+            },
+        )["error"]
         assert err["code"] == -32021 and err["data"] == {"requiredCapabilities": {"sampling": {}}}
         assert p.close() == 0

@@ -58,7 +58,11 @@ def test_discover_announces_the_extension_and_legacy_initialize_does_not(server,
     assert server.call("server/discover")["capabilities"]["extensions"] == {EXT: {}}
     with StdioPeer.spawn(TASKS) as legacy:  # 2025-11-25 has the core tasks instead (test_core_tasks.py)
         caps = legacy.initialize("2025-11-25")["capabilities"]
-        assert "extensions" not in caps and caps["tasks"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        assert "extensions" not in caps and caps["tasks"] == {
+            "list": {},
+            "cancel": {},
+            "requests": {"tools": {"call": {}}},
+        }
         assert legacy.close() == 0
 
 
@@ -77,8 +81,14 @@ def test_a_task_is_created_at_once_and_inlines_its_result(server):
 
 def test_progress_and_logs_are_not_sent_for_a_task(server):
     others: list = []
-    msg = server.request_msg("tools/call", {"name": "build_report", "arguments": {"topic": "x", "pages": 2},
-                                            "_meta": {"progressToken": "p1", "io.modelcontextprotocol/logLevel": "debug"}})
+    msg = server.request_msg(
+        "tools/call",
+        {
+            "name": "build_report",
+            "arguments": {"topic": "x", "pages": 2},
+            "_meta": {"progressToken": "p1", "io.modelcontextprotocol/logLevel": "debug"},
+        },
+    )
     server.send(msg)
     task_id = server.response(msg["id"], others=others)["result"]["taskId"]
     poll(server, task_id)
@@ -92,7 +102,9 @@ def test_input_required_then_update_resumes_the_task(server):
     [(key, request)] = waiting["inputRequests"].items()
     assert request["method"] == "elicitation/create" and request["params"]["message"] == "Delete every row of users?"
     # unknown keys and malformed answers are acknowledged and ignored: still waiting
-    ack = unchecked(server, "tasks/update", {"taskId": task_id, "inputResponses": {"nope": YES, key: {"action": "maybe"}}})
+    ack = unchecked(
+        server, "tasks/update", {"taskId": task_id, "inputResponses": {"nope": YES, key: {"action": "maybe"}}}
+    )
     assert set(ack["result"]) == {"resultType", "_meta"} and ack["result"]["resultType"] == "complete"
     assert get(server, task_id)["inputRequests"] == {key: request}
     ack = server.call("tasks/update", {"taskId": task_id, "inputResponses": {key: YES}})
@@ -123,8 +135,15 @@ def test_mrtr_first_then_a_task(server):
     first = call(server, "publish", draft="hello")
     assert first["resultType"] == "input_required" and "taskId" not in first
     [key] = first["inputRequests"]
-    second = server.call("tools/call", {"name": "publish", "arguments": {"draft": "hello"}, "requestState": first["requestState"],
-                                        "inputResponses": {key: {"action": "accept", "content": {"channel": "blog"}}}})
+    second = server.call(
+        "tools/call",
+        {
+            "name": "publish",
+            "arguments": {"draft": "hello"},
+            "requestState": first["requestState"],
+            "inputResponses": {key: {"action": "accept", "content": {"channel": "blog"}}},
+        },
+    )
     assert second["resultType"] == "task" and "requestState" not in second
     assert poll(server, second["taskId"])["result"]["content"][0]["text"] == "Published 'hello' to blog"
 
@@ -148,16 +167,25 @@ def test_without_the_extension(wire_validator):
         p.modern(capabilities={"elicitation": {}})
         plain = call(p, "build_report", topic="plain", pages=1)  # optional: a plain result
         assert plain["resultType"] == "complete" and plain["content"][0]["text"] == "Report on plain: 1 pages"
-        for method, params in [("tools/call", {"name": "purge_table", "arguments": {"table": "t"}}),
-                               ("tasks/get", {"taskId": "x"}), ("tasks/update", {"taskId": "x", "inputResponses": {}}),
-                               ("tasks/cancel", {"taskId": "x"}),
-                               ("subscriptions/listen", {"notifications": {"taskIds": ["x"]}})]:
+        for method, params in [
+            ("tools/call", {"name": "purge_table", "arguments": {"table": "t"}}),
+            ("tasks/get", {"taskId": "x"}),
+            ("tasks/update", {"taskId": "x", "inputResponses": {}}),
+            ("tasks/cancel", {"taskId": "x"}),
+            ("subscriptions/listen", {"notifications": {"taskIds": ["x"]}}),
+        ]:
             error = p.request(method, params)["error"]
             assert error["code"] == -32021, (method, error)
             assert error["data"] == {"requiredCapabilities": {"extensions": {EXT: {}}}}
         # the extension declared on one request only is enough for that request
-        once = p.call("tools/call", {"name": "build_report", "arguments": {"topic": "once"},
-                                     "_meta": {"io.modelcontextprotocol/clientCapabilities": WITH_TASKS}})
+        once = p.call(
+            "tools/call",
+            {
+                "name": "build_report",
+                "arguments": {"topic": "once"},
+                "_meta": {"io.modelcontextprotocol/clientCapabilities": WITH_TASKS},
+            },
+        )
         assert once["resultType"] == "task"
         assert p.close() == 0
 
@@ -166,8 +194,12 @@ def test_protocol_errors(server):
     error = server.request("tasks/get", {"taskId": "no-such-task"})["error"]
     assert error["code"] == -32602 and "not found" in error["message"]
     assert server.request("tasks/cancel", {"taskId": "no-such-task"})["error"]["code"] == -32602
-    assert unchecked(server, "tasks/update", {"taskId": call(server, "crunch", seconds=0)["taskId"],
-                                              "inputResponses": None})["error"]["code"] == -32602
+    assert (
+        unchecked(
+            server, "tasks/update", {"taskId": call(server, "crunch", seconds=0)["taskId"], "inputResponses": None}
+        )["error"]["code"]
+        == -32602
+    )
     for removed in ("tasks/list", "tasks/result"):  # core tasks/* of 2025-11-25, gone in v2
         assert server.request(removed, {"taskId": "x"})["error"]["code"] == -32601
     # a legacy task param on tools/call is tolerated and changes nothing

@@ -44,12 +44,21 @@ def test_an_input_key_is_never_reused_within_a_task(server):
     task_id = call(server, "same_key_twice")["taskId"]
     first = poll(server, task_id, lambda t: t["status"] == "input_required")["inputRequests"]
     assert list(first) == ["q"]
-    server.call("tasks/update", {"taskId": task_id, "inputResponses": {"q": {"action": "accept", "content": {"x": "a"}}}})
+    server.call(
+        "tasks/update", {"taskId": task_id, "inputResponses": {"q": {"action": "accept", "content": {"x": "a"}}}}
+    )
     second = poll(server, task_id, lambda t: t["status"] == "input_required" and "q" not in t["inputRequests"])
     assert list(second["inputRequests"]) == ["q-2"]
-    server.call("tasks/update", {"taskId": task_id, "inputResponses": {
-        "q": {"action": "accept", "content": {"x": "stale"}},  # already answered: ignored
-        "q-2": {"action": "accept", "content": {"x": "b"}}}})
+    server.call(
+        "tasks/update",
+        {
+            "taskId": task_id,
+            "inputResponses": {
+                "q": {"action": "accept", "content": {"x": "stale"}},  # already answered: ignored
+                "q-2": {"action": "accept", "content": {"x": "b"}},
+            },
+        },
+    )
     assert text(poll(server, task_id)["result"]) == "a b"
 
 

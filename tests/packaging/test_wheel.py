@@ -60,7 +60,11 @@ def repack(name: str, out: Path) -> Path:
     with zipfile.ZipFile(whl, "w", zipfile.ZIP_DEFLATED) as z:
         for f in d.files:
             p = f.as_posix()
-            if "__pycache__" in p or p.startswith("..") or f.name in ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json"):
+            if (
+                "__pycache__" in p
+                or p.startswith("..")
+                or f.name in ("RECORD", "INSTALLER", "REQUESTED", "direct_url.json")
+            ):
                 continue
             data = Path(f.locate()).read_bytes()
             z.writestr(p, data)
@@ -80,8 +84,24 @@ def venv(wheel: Path, tmp_path_factory) -> Path:
     env = root / "venv"
     run([sys.executable, "-m", "venv", "--without-pip", str(env)])
     python = env / "bin" / "python"
-    run([sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--disable-pip-version-check",
-         "--no-index", "--find-links", str(wheel.parent), "--find-links", str(wheels), "mcpio"])
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-index",
+            "--find-links",
+            str(wheel.parent),
+            "--find-links",
+            str(wheels),
+            "mcpio",
+        ]
+    )
     return env
 
 
@@ -113,7 +133,9 @@ def test_wheel_contents(wheel: Path):
 
 def test_installed_in_a_fresh_venv(venv: Path, tmp_path: Path):
     bin_ = venv / "bin"
-    done = run([str(bin_ / "python"), "-c", "import mcpio, sys; print(mcpio.__version__); print(mcpio.__file__)"], cwd=tmp_path)
+    done = run(
+        [str(bin_ / "python"), "-c", "import mcpio, sys; print(mcpio.__version__); print(mcpio.__file__)"], cwd=tmp_path
+    )
     version, location = done.stdout.split()
     assert version == importlib.metadata.version("mcpio")
     assert Path(location).is_relative_to(venv), f"mcpio imported from {location}, not from the fresh venv"
@@ -147,8 +169,12 @@ def test_quick_start_as_typed_from_the_docs(venv: Path, tmp_path: Path, page: Pa
     (tmp_path / "server.py").write_text(source, encoding="utf-8")
     home = tmp_path / "home"
     home.mkdir()
-    env = {"PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": str(home),
-           "LANG": "C.UTF-8", "TMPDIR": os.environ.get("TMPDIR", "/tmp")}
+    env = {
+        "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "TMPDIR": os.environ.get("TMPDIR", "/tmp"),
+    }
     assert any(argv[1] == "list" for argv, _ in commands) and any(argv[1] == "call" for argv, _ in commands)
     for argv, shown in commands:
         done = run(argv, cwd=tmp_path, env=env)
@@ -165,5 +191,7 @@ def test_quick_start_as_typed_from_the_docs(venv: Path, tmp_path: Path, page: Pa
         }[host]
         entries = json.loads(config.read_text(encoding="utf-8"))
         [entry] = (entries.get("mcpServers") or entries["servers"]).values()
-        assert entry["command"] == str(venv / "bin" / "python"), "the entry must run the venv's Python by its absolute path"
+        assert entry["command"] == str(venv / "bin" / "python"), (
+            "the entry must run the venv's Python by its absolute path"
+        )
         assert str(tmp_path / "server.py") in entry["args"]

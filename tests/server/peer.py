@@ -117,9 +117,10 @@ class Peer:
     async def initialize(self, version: str | None = None) -> dict[str, Any]:
         """``initialize`` + ``notifications/initialized``; the negotiated version is used from then on."""
         self.version = version or self.version
-        self.init_result = await self.call("initialize", {
-            "protocolVersion": self.version, "capabilities": self.capabilities, "clientInfo": self.client_info,
-        })
+        self.init_result = await self.call(
+            "initialize",
+            {"protocolVersion": self.version, "capabilities": self.capabilities, "clientInfo": self.client_info},
+        )
         self.version = self.init_result["protocolVersion"]
         await self.notify("notifications/initialized")
         return self.init_result
@@ -210,8 +211,9 @@ class Peer:
             msg["params"] = params
         await self.send(msg)
 
-    async def start(self, method: str, params: dict[str, Any] | None = None, *,
-                    check: bool = True) -> tuple[int, asyncio.Future]:
+    async def start(
+        self, method: str, params: dict[str, Any] | None = None, *, check: bool = True
+    ) -> tuple[int, asyncio.Future]:
         """Send a request; returns its id and a future for the whole response message."""
         self._next_id += 1
         id_ = self._next_id

@@ -20,10 +20,9 @@ import jsonschema
 from tests.support import wire
 
 # Members whose value is free-form by design (a JSON Schema, a payload, metadata).
-OPEN_MEMBERS = frozenset({
-    "inputSchema", "outputSchema", "requestedSchema", "_meta", "structuredContent", "experimental",
-    "data", "metadata",
-})
+OPEN_MEMBERS = frozenset(
+    {"inputSchema", "outputSchema", "requestedSchema", "_meta", "structuredContent", "experimental", "data", "metadata"}
+)
 
 
 def _defs(version: str) -> tuple[dict[str, Any], str, dict[str, Any]]:
@@ -91,7 +90,7 @@ def check_strict(msg: dict[str, Any], version: str, request_method: str | None =
     """Fail on any member ``version`` lacks, in a request, notification or result message."""
     if "method" in msg:
         method = msg["method"]
-        name = (wire.REQUESTS.get(method, (None,))[0] if "id" in msg else wire.NOTIFICATIONS.get(method))
+        name = wire.REQUESTS.get(method, (None,))[0] if "id" in msg else wire.NOTIFICATIONS.get(method)
         target, where, member = msg.get("params"), f"{method} params", "params"
     elif "result" in msg and request_method in wire.REQUESTS:
         name = wire.REQUESTS[request_method][1]

@@ -13,8 +13,15 @@ ICON = {"src": "https://example.com/s.png", "mimeType": "image/png"}
 
 
 def only_tools() -> Server:
-    server = Server("only-tools", "2.0.0", title="Only tools", description="Just a tool", website_url="https://example.com",
-                    icons=[ICON], instructions="Call hello.")
+    server = Server(
+        "only-tools",
+        "2.0.0",
+        title="Only tools",
+        description="Just a tool",
+        website_url="https://example.com",
+        icons=[ICON],
+        instructions="Call hello.",
+    )
 
     @server.tool
     def hello() -> str:
@@ -35,14 +42,21 @@ def test_a_server_with_only_tools_announces_only_tools(version):
     async def go():
         async with Peer(only_tools(), version=version) as peer:
             assert peer.init_result["capabilities"] == {"logging": {}, "tools": {"listChanged": True}}
-            for method, params in [("prompts/list", None), ("prompts/get", {"name": "x"}), ("resources/list", None),
-                                   ("resources/templates/list", None), ("resources/read", {"uri": "file:///x"}),
-                                   ("resources/subscribe", {"uri": "file:///x"})]:
+            for method, params in [
+                ("prompts/list", None),
+                ("prompts/get", {"name": "x"}),
+                ("resources/list", None),
+                ("resources/templates/list", None),
+                ("resources/read", {"uri": "file:///x"}),
+                ("resources/subscribe", {"uri": "file:///x"}),
+            ]:
                 err = await peer.error(method, params)
                 assert err["code"] == -32601, method
             if since(version, "2025-03-26"):
-                err = await peer.error("completion/complete", {
-                    "ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "a", "value": ""}})
+                err = await peer.error(
+                    "completion/complete",
+                    {"ref": {"type": "ref/prompt", "name": "x"}, "argument": {"name": "a", "value": ""}},
+                )
                 assert err["code"] == -32601
             err = await peer.error("no/such/method")
             assert err["code"] == -32601
@@ -59,7 +73,8 @@ def test_initialize_result_and_server_info_are_cut_per_version(version):
             assert r["instructions"] == "Call hello."
             caps = r["capabilities"]
             assert set(caps) == {"logging", "tools", "resources", "prompts"} | (
-                {"completions"} if since(version, "2025-03-26") else set())
+                {"completions"} if since(version, "2025-03-26") else set()
+            )
             info = r["serverInfo"]
             assert info["name"] == "only-tools" and info["version"] == "2.0.0"
             assert ("title" in info) == since(version, "2025-06-18")

@@ -3,15 +3,23 @@ client/roots, basic/utilities/ping): the peer answers them, every frame validate
 
 from __future__ import annotations
 
-
 import pytest
 
 from mcpio import Context, MCPError, Server
 from tests.server.peer import LEGACY, Peer, arun, since, within
 
-SAMPLED = {"role": "assistant", "content": {"type": "text", "text": "4"}, "model": "test-model", "stopReason": "endTurn"}
+SAMPLED = {
+    "role": "assistant",
+    "content": {"type": "text", "text": "4"},
+    "model": "test-model",
+    "stopReason": "endTurn",
+}
 ROOTS = [{"uri": "file:///home/ada/project", "name": "project"}]
-NAME_SCHEMA = {"type": "object", "properties": {"name": {"type": "string", "description": "Your name"}}, "required": ["name"]}
+NAME_SCHEMA = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "description": "Your name"}},
+    "required": ["name"],
+}
 
 
 def client_server(timeout: float = 5.0) -> Server:
@@ -56,12 +64,22 @@ def test_sampling_roots_ping_and_own_resources(version):
         return SAMPLED
 
     async def go():
-        async with Peer(client_server(), version=version, capabilities={"sampling": {}, "roots": {"listChanged": True}},
-                        handlers={"sampling/createMessage": sample, "roots/list": lambda p: {"roots": ROOTS}}) as peer:
+        async with Peer(
+            client_server(),
+            version=version,
+            capabilities={"sampling": {}, "roots": {"listChanged": True}},
+            handlers={"sampling/createMessage": sample, "roots/list": lambda p: {"roots": ROOTS}},
+        ) as peer:
             r = await peer.call_tool("ask", {"question": "2+2"})
             assert r["content"][0]["text"] == "2+2 -> 4"
-            assert seen == [{"messages": [{"role": "user", "content": {"type": "text", "text": "2+2"}}], "maxTokens": 16,
-                             "systemPrompt": "Be brief.", "temperature": 0.0}]
+            assert seen == [
+                {
+                    "messages": [{"role": "user", "content": {"type": "text", "text": "2+2"}}],
+                    "maxTokens": 16,
+                    "systemPrompt": "Be brief.",
+                    "temperature": 0.0,
+                }
+            ]
             assert (await peer.call_tool("roots"))["content"][0]["text"] == "file:///home/ada/project"
             assert (await peer.call_tool("ping_client"))["content"][0]["text"] == "pong"
             assert (await peer.call_tool("read_own", {"uri": "notes://owls"}))["content"][0]["text"] == "notes on owls"
@@ -77,8 +95,12 @@ def test_sampling_roots_ping_and_own_resources(version):
 def test_elicitation_from_2025_06_18(version):
     async def go():
         caps = {"elicitation": {}} if since(version, "2025-06-18") else {}  # older clients cannot declare it
-        async with Peer(client_server(), version=version, capabilities=caps,
-                        handlers={"elicitation/create": lambda p: {"action": "accept", "content": {"name": "Ada"}}}) as peer:
+        async with Peer(
+            client_server(),
+            version=version,
+            capabilities=caps,
+            handlers={"elicitation/create": lambda p: {"action": "accept", "content": {"name": "Ada"}}},
+        ) as peer:
             r = await peer.call_tool("who")
             if since(version, "2025-06-18"):
                 assert r["content"][0]["text"] == "accept: Ada"
@@ -120,7 +142,9 @@ def test_client_error_answer_becomes_a_tool_error():
         raise MCPError("User rejected sampling request", -1)
 
     async def go():
-        async with Peer(client_server(), capabilities={"sampling": {}}, handlers={"sampling/createMessage": refuse}) as peer:
+        async with Peer(
+            client_server(), capabilities={"sampling": {}}, handlers={"sampling/createMessage": refuse}
+        ) as peer:
             r = await peer.call_tool("ask", {"question": "q"})
             assert r["isError"] is True and "User rejected sampling request" in r["content"][0]["text"]
 

@@ -23,7 +23,9 @@ def test_a_long_sync_tool_sends_heartbeats_until_it_ends():
 
     async def go():
         async with Peer(server) as peer:
-            id_, fut = await peer.start("tools/call", {"name": "slow", "arguments": {}, "_meta": {"progressToken": "t"}})
+            id_, fut = await peer.start(
+                "tools/call", {"name": "slow", "arguments": {}, "_meta": {"progressToken": "t"}}
+            )
             await within(peer.wait_for(lambda m: len(peer.notifications("notifications/progress")) >= 2))
             release.set()
             assert (await within(fut))["result"]["content"][0]["text"] == "finished"

@@ -58,7 +58,10 @@ def test_middleware_sees_changes_and_refuses_requests_legacy():
             added = await peer.call("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
             assert added["structuredContent"] == {"result": 101}
             refused = await peer.call("tools/call", {"name": "secret", "arguments": {}})
-            assert refused == {"content": [{"type": "text", "text": "secret is not available to this client"}], "isError": True}
+            assert refused == {
+                "content": [{"type": "text", "text": "secret is not available to this client"}],
+                "isError": True,
+            }
             error = await peer.request("prompts/list")
             assert error["error"]["code"] == -32601
 

@@ -80,8 +80,10 @@ def test_get_prompt_renders_strings_messages_images_and_resources(version):
     async def go():
         async with Peer(prompt_server(), version=version) as peer:
             r = await peer.call("prompts/get", {"name": "review", "arguments": {"code": "x = 1"}})
-            assert r == {"description": "Review some code.", "messages": [
-                {"role": "user", "content": {"type": "text", "text": "Review this python code:\nx = 1"}}]}
+            assert r == {
+                "description": "Review some code.",
+                "messages": [{"role": "user", "content": {"type": "text", "text": "Review this python code:\nx = 1"}}],
+            }
             r = await peer.call("prompts/get", {"name": "review", "arguments": {"code": "fn", "language": "rust"}})
             assert "rust" in r["messages"][0]["content"]["text"]
 
@@ -93,8 +95,15 @@ def test_get_prompt_renders_strings_messages_images_and_resources(version):
             assert r["messages"][3]["content"]["mimeType"] == "image/png"
 
             r = await peer.call("prompts/get", {"name": "attach"})
-            assert r["messages"] == [{"role": "user", "content": {"type": "resource", "resource": {
-                "uri": "file:///notes.txt", "mimeType": "text/plain", "text": "notes"}}}]
+            assert r["messages"] == [
+                {
+                    "role": "user",
+                    "content": {
+                        "type": "resource",
+                        "resource": {"uri": "file:///notes.txt", "mimeType": "text/plain", "text": "notes"},
+                    },
+                }
+            ]
 
     arun(go())
 
@@ -118,14 +127,26 @@ def test_literal_and_enum_parameters_complete_from_their_values(version):
     async def go():
         async with Peer(prompt_server(), version=version) as peer:
             assert ("completions" in peer.init_result["capabilities"]) == since(version, "2025-03-26")
-            r = await peer.call("completion/complete", {
-                "ref": {"type": "ref/prompt", "name": "review"}, "argument": {"name": "language", "value": "r"}})
+            r = await peer.call(
+                "completion/complete",
+                {"ref": {"type": "ref/prompt", "name": "review"}, "argument": {"name": "language", "value": "r"}},
+            )
             assert r == {"completion": {"values": ["rust", "ruby"], "total": 2, "hasMore": False}}
-            r = await peer.call("completion/complete", {
-                "ref": {"type": "ref/resource", "uri": "paint://{color}/{name}"}, "argument": {"name": "color", "value": ""}})
+            r = await peer.call(
+                "completion/complete",
+                {
+                    "ref": {"type": "ref/resource", "uri": "paint://{color}/{name}"},
+                    "argument": {"name": "color", "value": ""},
+                },
+            )
             assert r["completion"]["values"] == ["red", "green", "blue"]
-            r = await peer.call("completion/complete", {
-                "ref": {"type": "ref/resource", "uri": "paint://{color}/{name}"}, "argument": {"name": "name", "value": "x"}})
+            r = await peer.call(
+                "completion/complete",
+                {
+                    "ref": {"type": "ref/resource", "uri": "paint://{color}/{name}"},
+                    "argument": {"name": "name", "value": "x"},
+                },
+            )
             assert r["completion"]["values"] == []
 
     arun(go())
@@ -145,11 +166,15 @@ def test_enum_template_parameter_reads_as_the_enum():
 def test_completion_of_an_unknown_prompt_or_a_bad_ref_is_invalid_params():
     async def go():
         async with Peer(prompt_server()) as peer:
-            err = await peer.error("completion/complete", {
-                "ref": {"type": "ref/prompt", "name": "nope"}, "argument": {"name": "x", "value": ""}})
+            err = await peer.error(
+                "completion/complete",
+                {"ref": {"type": "ref/prompt", "name": "nope"}, "argument": {"name": "x", "value": ""}},
+            )
             assert err["code"] == -32602 and "nope" in err["message"]
-            err = await peer.error("completion/complete", {
-                "ref": {"type": "ref/resource", "uri": "nope://{x}"}, "argument": {"name": "x", "value": ""}})
+            err = await peer.error(
+                "completion/complete",
+                {"ref": {"type": "ref/resource", "uri": "nope://{x}"}, "argument": {"name": "x", "value": ""}},
+            )
             assert err["code"] == -32602
 
     arun(go())
@@ -190,8 +215,12 @@ def test_a_completer_returning_a_completion_object_is_capped_too():
 
     async def go():
         async with Peer(server) as peer:
-            r = (await peer.call("completion/complete", {
-                "ref": {"type": "ref/prompt", "name": "review"}, "argument": {"name": "code", "value": ""}}))["completion"]
+            r = (
+                await peer.call(
+                    "completion/complete",
+                    {"ref": {"type": "ref/prompt", "name": "review"}, "argument": {"name": "code", "value": ""}},
+                )
+            )["completion"]
             assert len(r["values"]) == 100 and r["total"] == 300 and r["hasMore"] is True
 
     arun(go())

@@ -14,8 +14,15 @@ PNG = b"\x89PNG\r\n\x1a\nfake"
 def resource_server() -> Server:
     server = Server("resources")
 
-    @server.resource("file:///readme.md", title="Read me", description="The project readme", mime_type="text/markdown",
-                     size=4, icons=[ICON], annotations={"audience": ["user"], "priority": 0.2})
+    @server.resource(
+        "file:///readme.md",
+        title="Read me",
+        description="The project readme",
+        mime_type="text/markdown",
+        size=4,
+        icons=[ICON],
+        annotations={"audience": ["user"], "priority": 0.2},
+    )
     def readme() -> str:
         return "# Hi"
 
@@ -37,11 +44,14 @@ def resource_server() -> Server:
 
     @server.resource("multi://both")
     def both() -> list:
-        return [EmbeddedResource(uri="multi://both/a", text="a", mime_type="text/plain"),
-                EmbeddedResource(uri="multi://both/b", blob=b"b", mime_type="application/x-b")]
+        return [
+            EmbeddedResource(uri="multi://both/a", text="a", mime_type="text/plain"),
+            EmbeddedResource(uri="multi://both/b", blob=b"b", mime_type="application/x-b"),
+        ]
 
-    @server.resource("users://{id}", title="A user", description="One user by numeric id", mime_type="application/json",
-                     icons=[ICON])
+    @server.resource(
+        "users://{id}", title="A user", description="One user by numeric id", mime_type="application/json", icons=[ICON]
+    )
     def user(id: int) -> dict:
         return {"id": id, "type": type(id).__name__}
 
@@ -55,8 +65,14 @@ def test_list_resources_and_templates_cut_per_version(version):
             caps = peer.init_result["capabilities"]
             assert caps["resources"] == {"subscribe": True, "listChanged": True}
             resources = {r["uri"]: r for r in (await peer.call("resources/list"))["resources"]}
-            assert set(resources) == {"file:///readme.md", "data://logo.png", "data://raw", "data://config",
-                                      "data://plain", "multi://both"}
+            assert set(resources) == {
+                "file:///readme.md",
+                "data://logo.png",
+                "data://raw",
+                "data://config",
+                "data://plain",
+                "multi://both",
+            }
             r = resources["file:///readme.md"]
             assert r["name"] == "readme" and r["mimeType"] == "text/markdown" and r["size"] == 4
             assert r["description"] == "The project readme"
@@ -77,16 +93,25 @@ def test_list_resources_and_templates_cut_per_version(version):
 def test_read_text_bytes_json_and_several_contents(version):
     async def go():
         async with Peer(resource_server(), version=version) as peer:
+
             async def read(uri):
                 return (await peer.call("resources/read", {"uri": uri}))["contents"]
 
-            assert await read("file:///readme.md") == [{"uri": "file:///readme.md", "mimeType": "text/markdown", "text": "# Hi"}]
-            assert await read("data://logo.png") == [{"uri": "data://logo.png", "mimeType": "image/png",
-                                                      "blob": "iVBORw0KGgpmYWtl"}]
-            assert await read("data://raw") == [{"uri": "data://raw", "mimeType": "application/octet-stream", "blob": "AP8="}]
-            assert await read("data://config") == [{"uri": "data://config", "mimeType": "application/json",
-                                                    "text": '{"debug":true}'}]
-            assert await read("data://plain") == [{"uri": "data://plain", "mimeType": "text/plain", "text": "plain text"}]
+            assert await read("file:///readme.md") == [
+                {"uri": "file:///readme.md", "mimeType": "text/markdown", "text": "# Hi"}
+            ]
+            assert await read("data://logo.png") == [
+                {"uri": "data://logo.png", "mimeType": "image/png", "blob": "iVBORw0KGgpmYWtl"}
+            ]
+            assert await read("data://raw") == [
+                {"uri": "data://raw", "mimeType": "application/octet-stream", "blob": "AP8="}
+            ]
+            assert await read("data://config") == [
+                {"uri": "data://config", "mimeType": "application/json", "text": '{"debug":true}'}
+            ]
+            assert await read("data://plain") == [
+                {"uri": "data://plain", "mimeType": "text/plain", "text": "plain text"}
+            ]
             assert await read("multi://both") == [
                 {"uri": "multi://both/a", "mimeType": "text/plain", "text": "a"},
                 {"uri": "multi://both/b", "mimeType": "application/x-b", "blob": "Yg=="},

@@ -18,28 +18,31 @@ NOT_FOUND = -32002
 
 
 # ============================================================================ template rules
-@pytest.mark.parametrize("template,uri,expected", [
-    ("doc://{name}", "doc://a.txt", {"name": "a.txt"}),
-    ("doc://{name}", "doc://..%2Fetc%2Fpasswd", None),
-    ("doc://{name}", "doc://%2Fetc%2Fpasswd", None),
-    ("doc://{name}", "doc://..", None),
-    ("doc://{name}", "doc://.", None),
-    ("doc://{name}", "doc://%2E%2E", None),
-    ("doc://{name}", "doc://a%5Cb", None),
-    ("doc://{name}", "doc://a%00b", None),
-    ("doc://{name}", "doc://C%3Afoo", None),
-    ("doc://{name}", "doc://a..b", {"name": "a..b"}),  # dots inside a name are fine
-    ("file:///{+path}", "file:///a/b/c.txt", {"path": "a/b/c.txt"}),
-    ("file:///{+path}", "file:///a/../../etc/passwd", None),
-    ("file:///{+path}", "file:////etc/passwd", None),
-    ("file:///{+path}", "file:///a/%2E%2E/b", None),
-    ("file:///{+path}", "file:///a%5C..%5Cb", None),
-    ("tree://x{/parts*}", "tree://x/a/b", {"parts": "a/b"}),
-    ("tree://x{/parts*}", "tree://x/a/../b", None),
-    ("tree://x{/part}", "tree://x/a%2Fb", None),
-    ("search://q{?text}", "search://q?text=AC%2FDC", None),
-    ("search://q{?text}", "search://q?text=hello", {"text": "hello"}),
-])
+@pytest.mark.parametrize(
+    "template,uri,expected",
+    [
+        ("doc://{name}", "doc://a.txt", {"name": "a.txt"}),
+        ("doc://{name}", "doc://..%2Fetc%2Fpasswd", None),
+        ("doc://{name}", "doc://%2Fetc%2Fpasswd", None),
+        ("doc://{name}", "doc://..", None),
+        ("doc://{name}", "doc://.", None),
+        ("doc://{name}", "doc://%2E%2E", None),
+        ("doc://{name}", "doc://a%5Cb", None),
+        ("doc://{name}", "doc://a%00b", None),
+        ("doc://{name}", "doc://C%3Afoo", None),
+        ("doc://{name}", "doc://a..b", {"name": "a..b"}),  # dots inside a name are fine
+        ("file:///{+path}", "file:///a/b/c.txt", {"path": "a/b/c.txt"}),
+        ("file:///{+path}", "file:///a/../../etc/passwd", None),
+        ("file:///{+path}", "file:////etc/passwd", None),
+        ("file:///{+path}", "file:///a/%2E%2E/b", None),
+        ("file:///{+path}", "file:///a%5C..%5Cb", None),
+        ("tree://x{/parts*}", "tree://x/a/b", {"parts": "a/b"}),
+        ("tree://x{/parts*}", "tree://x/a/../b", None),
+        ("tree://x{/part}", "tree://x/a%2Fb", None),
+        ("search://q{?text}", "search://q?text=AC%2FDC", None),
+        ("search://q{?text}", "search://q?text=hello", {"text": "hello"}),
+    ],
+)
 def test_template_values_are_refused_unless_declared_as_paths(template, uri, expected):
     t = UriTemplate(template)
     assert t.match(uri) == expected

@@ -25,8 +25,13 @@ def tool_server() -> Server:
 
     @server.tool(
         title="Delete a file",
-        annotations={"title": "Delete", "readOnlyHint": False, "destructiveHint": True, "idempotentHint": True,
-                     "openWorldHint": False},
+        annotations={
+            "title": "Delete",
+            "readOnlyHint": False,
+            "destructiveHint": True,
+            "idempotentHint": True,
+            "openWorldHint": False,
+        },
         icons=[ICON],
         meta={"com.example/owner": "ops"},
     )
@@ -123,8 +128,12 @@ def test_exceptions_become_error_results_without_traceback():
     async def go():
         async with Peer(server) as peer:
             r = await peer.call_tool("boom", {"path": "/tmp/x"})
-            assert r == {"content": [{"type": "text", "text": "Error executing tool boom: ValueError: disk full while writing /tmp/x"}],
-                         "isError": True}
+            assert r == {
+                "content": [
+                    {"type": "text", "text": "Error executing tool boom: ValueError: disk full while writing /tmp/x"}
+                ],
+                "isError": True,
+            }
             r = await peer.call_tool("refuse")
             assert r == {"content": [{"type": "text", "text": "refused: the quota is exhausted"}], "isError": True}
             r = await peer.call_tool("bare")
@@ -152,14 +161,23 @@ def content_server() -> Server:
     @server.tool
     def everything():
         return [
-            Text("hello", annotations={"audience": ["user"], "priority": 0.5, "lastModified": "2025-01-01T00:00:00Z"},
-                 meta={"com.example/k": 1}),
+            Text(
+                "hello",
+                annotations={"audience": ["user"], "priority": 0.5, "lastModified": "2025-01-01T00:00:00Z"},
+                meta={"com.example/k": 1},
+            ),
             Image(data=PNG, mime_type="image/png"),
             Audio(data=b"RIFFfake", mime_type="audio/wav"),
             EmbeddedResource(uri="file:///notes.txt", text="notes", mime_type="text/plain"),
             EmbeddedResource(uri="file:///blob.bin", blob=b"\x00\x01", mime_type="application/octet-stream"),
-            ResourceLink(uri="file:///big.csv", name="big.csv", title="Big table", description="all rows",
-                         mime_type="text/csv", size=1234),
+            ResourceLink(
+                uri="file:///big.csv",
+                name="big.csv",
+                title="Big table",
+                description="all rows",
+                mime_type="text/csv",
+                size=1234,
+            ),
             "and a plain string",
         ]
 

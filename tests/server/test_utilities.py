@@ -37,7 +37,12 @@ def test_log_messages_follow_the_level_the_client_set(version):
             assert peer.init_result["capabilities"]["logging"] == {}
             await peer.call_tool("chatty")
             assert [m["level"] for m in peer.notifications("notifications/message")] == [
-                "debug", "info", "notice", "warning", "error"]
+                "debug",
+                "info",
+                "notice",
+                "warning",
+                "error",
+            ]
             assert peer.notifications("notifications/message")[1] == {"level": "info", "data": {"step": 1}}
             assert peer.notifications("notifications/message")[2] == {"level": "notice", "data": "n", "logger": "db"}
 

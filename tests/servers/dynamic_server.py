@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from mcpio import Context, Server
 
-server = Server("dynamic", version="2.0.0", title="Dynamic", description="Changes while you watch.",
-                instructions="Lists that change.", cache_ttl_ms=5000, cache_scope="public")
+server = Server(
+    "dynamic",
+    version="2.0.0",
+    title="Dynamic",
+    description="Changes while you watch.",
+    instructions="Lists that change.",
+    cache_ttl_ms=5000,
+    cache_scope="public",
+)
 memos: dict[str, str] = {"a": "first"}
 
 

@@ -10,8 +10,12 @@ import sys
 from mcpio import Context, Server
 
 # No result cap: this server exists to move huge messages through the transport.
-server = Server("echo", version="1.0.0", max_message_size=int(os.environ.get("ECHO_MAX_MESSAGE", 256 * 1024 * 1024)),
-                max_result_bytes=None)
+server = Server(
+    "echo",
+    version="1.0.0",
+    max_message_size=int(os.environ.get("ECHO_MAX_MESSAGE", 256 * 1024 * 1024)),
+    max_result_bytes=None,
+)
 
 
 @server.tool

@@ -44,7 +44,8 @@ if opt("--ignore-sigterm"):
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     child = subprocess.Popen(
         [sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
     )
     child_pid = child.pid
 if value("--pid-file"):
@@ -59,10 +60,18 @@ if value("--stderr-flood"):
 BAD_TOOLS = [
     {"name": "has space", "inputSchema": {"type": "object"}},
     {"name": "x" * 70, "title": "Long", "annotations": {"readOnlyHint": True}, "inputSchema": {"type": "object"}},
-    {"name": "typo", "title": "Typo", "annotations": {"readOnlyHint": True},
-     "inputSchema": {"type": "object", "properties": {"a": {"type": "integr"}}, "required": "a"}},
-    {"name": "fine", "title": "Fine", "annotations": {"readOnlyHint": True},
-     "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+    {
+        "name": "typo",
+        "title": "Typo",
+        "annotations": {"readOnlyHint": True},
+        "inputSchema": {"type": "object", "properties": {"a": {"type": "integr"}}, "required": "a"},
+    },
+    {
+        "name": "fine",
+        "title": "Fine",
+        "annotations": {"readOnlyHint": True},
+        "inputSchema": {"type": "object", "properties": {"n": {"type": "integer"}}},
+    },
 ]
 
 for line in sys.stdin:
@@ -73,10 +82,17 @@ for line in sys.stdin:
     if id_ is None:
         continue
     if method == "initialize":
-        send({"jsonrpc": "2.0", "id": id_, "result": {
-            "protocolVersion": msg["params"]["protocolVersion"], "capabilities": {"tools": {}},
-            "serverInfo": {"name": "raw", "version": "0.0.1"},
-        }})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": id_,
+                "result": {
+                    "protocolVersion": msg["params"]["protocolVersion"],
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "raw", "version": "0.0.1"},
+                },
+            }
+        )
     elif method == "tools/list":
         cursor = (msg.get("params") or {}).get("cursor")
         if opt("--cursor-loop"):

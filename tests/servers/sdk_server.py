@@ -12,13 +12,11 @@ which become input rounds (``input_required``) in 2026-07-28 and requests before
 from __future__ import annotations
 
 import warnings
-
 from typing import Annotated
-
-from pydantic import BaseModel, Field
 
 from mcp.server.mcpserver import Context, Elicit, ListRoots, MCPServer, Resolve, Sample
 from mcp.types import CreateMessageResult, ListRootsResult, SamplingMessage, TextContent
+from pydantic import BaseModel, Field
 
 warnings.simplefilter("ignore")  # sampling/roots/logging are deprecated in 2026-07-28; we test them anyway
 

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from tests.faults.support import MiB, ROOT
+from tests.faults.support import ROOT, MiB
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 

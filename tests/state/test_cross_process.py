@@ -25,7 +25,10 @@ def open_get_stream(url: str, headers: dict[str, str]) -> tuple[queue.Queue, thr
     opened = threading.Event()
 
     def read() -> None:
-        with httpx.Client(timeout=30) as g, g.stream("GET", url, headers={**headers, "accept": "text/event-stream"}) as r:
+        with (
+            httpx.Client(timeout=30) as g,
+            g.stream("GET", url, headers={**headers, "accept": "text/event-stream"}) as r,
+        ):
             opened.set()
             for line in r.iter_lines():
                 if line.startswith("data:") and line[5:].strip():
@@ -61,7 +64,9 @@ def test_resource_updated_reaches_subscribers_on_every_process_also_after_a_redi
             for got in streams:  # each process's subscriber: a then b, once each (b's marks the end)
                 seen = [got.get(timeout=10) for _ in range(2)]
                 assert [(m["method"], m["params"]["uri"]) for m in seen] == [
-                    ("notifications/resources/updated", "memo://a"), ("notifications/resources/updated", "memo://b")]
+                    ("notifications/resources/updated", "memo://a"),
+                    ("notifications/resources/updated", "memo://b"),
+                ]
             own.restart()  # both processes resubscribe by themselves
             for p in ports:
                 wait_ready(c, f"http://127.0.0.1:{p}")
@@ -92,13 +97,18 @@ def test_the_stateless_era_does_not_touch_redis_on_a_plain_tools_call(redis_url)
         wait_port(port, proc=proc)
         url = f"http://127.0.0.1:{port}/mcp"
         with httpx.Client(timeout=30) as c:
+
             def calls(n: int) -> None:
                 for i in range(n):
-                    r = c.post(url, headers=modern_headers("tools/call", "hello"),
-                               json=modern(i, "tools/call", {"name": "hello", "arguments": {"name": "x"}}))
+                    r = c.post(
+                        url,
+                        headers=modern_headers("tools/call", "hello"),
+                        json=modern(i, "tools/call", {"name": "hello", "arguments": {"name": "x"}}),
+                    )
                     assert r.status_code == 200 and r.json()["result"]["content"][0]["text"] == "Hello, x"
 
             calls(1)  # warm up
+
             def processed() -> int:
                 return int(watch.info("stats")["total_commands_processed"])
 

@@ -28,8 +28,13 @@ def wait_ready(c: httpx.Client, base: str, within: float = 10.0) -> None:
 
 def test_redis_down_at_start_is_one_line_and_exit_status_1():
     dead = f"redis://127.0.0.1:{free_port()}/0"
-    proc = subprocess.run([*SERVER, str(free_port()), str(SESSION_BYTES), str(TOTAL_BYTES), dead],
-                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [*SERVER, str(free_port()), str(SESSION_BYTES), str(TOTAL_BYTES), dead],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [f"mcpio: cannot reach Redis at {dead}; start it or fix --redis"]
 
@@ -46,8 +51,9 @@ def own_redis():
 
 def test_redis_restarted_mid_session_503_then_service_resumes(own_redis):
     port = free_port()
-    proc = subprocess.Popen([*SERVER, str(port), str(SESSION_BYTES), str(TOTAL_BYTES), own_redis.url],
-                            stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [*SERVER, str(port), str(SESSION_BYTES), str(TOTAL_BYTES), own_redis.url], stdin=subprocess.DEVNULL
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         wait_port(port, proc=proc)
@@ -83,17 +89,26 @@ def test_redis_restarted_mid_session_503_then_service_resumes(own_redis):
 def test_mcpio_run_with_redis(redis_url, tmp_path):
     """`mcpio run -t http --redis URL`: down, one line and exit 1; up, it serves, ready."""
     app = tmp_path / "srv.py"
-    app.write_text("from mcpio import Server\nserver = Server('x')\n\n@server.tool\ndef hi() -> str:\n    return 'hi'\n")
+    app.write_text(
+        "from mcpio import Server\nserver = Server('x')\n\n@server.tool\ndef hi() -> str:\n    return 'hi'\n"
+    )
     cli = [sys.executable, "-m", "mcpio", "run", "-t", "http", str(app)]
     dead = f"redis://:secret@127.0.0.1:{free_port()}/0"
-    down = subprocess.run([*cli, "--port", str(free_port()), "--redis", dead], capture_output=True, text=True,
-                          timeout=60, stdin=subprocess.DEVNULL)
+    down = subprocess.run(
+        [*cli, "--port", str(free_port()), "--redis", dead],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     assert down.returncode == 1 and "secret" not in down.stderr
-    assert down.stderr.strip().splitlines() == [f"mcpio: cannot reach Redis at {dead.replace(':secret@', '***@')}; "
-                                                "start it or fix --redis"]
+    assert down.stderr.strip().splitlines() == [
+        f"mcpio: cannot reach Redis at {dead.replace(':secret@', '***@')}; start it or fix --redis"
+    ]
     port = free_port()
-    proc = subprocess.Popen([*cli, "--port", str(port), "--redis", redis_url], stdin=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [*cli, "--port", str(port), "--redis", redis_url], stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         wait_port(port, proc=proc)
         with httpx.Client(timeout=30) as c:

@@ -61,7 +61,10 @@ def test_bad_line(peer, label, line, code, id_):
         assert isinstance(msg["error"]["message"], str) and msg["error"]["message"]
         assert "Traceback" not in msg["error"]["message"]
     # and the server still serves
-    assert peer.request("tools/call", {"name": "echo", "arguments": {"text": label}})["result"]["content"][0]["text"] == label
+    assert (
+        peer.request("tools/call", {"name": "echo", "arguments": {"text": label}})["result"]["content"][0]["text"]
+        == label
+    )
 
 
 def test_request_before_initialize_gets_a_clear_error():
@@ -77,7 +80,14 @@ def test_request_before_initialize_gets_a_clear_error():
 def test_duplicate_id_in_flight():
     with StdioPeer.spawn(ECHO) as p:
         p.initialize("2025-11-25")
-        p.send({"jsonrpc": "2.0", "id": 77, "method": "tools/call", "params": {"name": "sleep", "arguments": {"seconds": 0.5}}})
+        p.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 77,
+                "method": "tools/call",
+                "params": {"name": "sleep", "arguments": {"seconds": 0.5}},
+            }
+        )
         p.send({"jsonrpc": "2.0", "id": 77, "method": "ping"})
         first = p.recv()
         assert first["id"] == 77 and first["error"]["code"] == -32600 and "in flight" in first["error"]["message"]
@@ -99,7 +109,14 @@ def test_50_mib_line():
 def test_oversized_line_is_refused_with_the_limit_named_and_service_goes_on():
     with StdioPeer.spawn(ECHO, env={"ECHO_MAX_MESSAGE": str(1024 * 1024)}) as p:
         p.initialize("2025-11-25")
-        p.send({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "y" * (2 * 1024 * 1024)}}})
+        p.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 5,
+                "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "y" * (2 * 1024 * 1024)}},
+            }
+        )
         err = p.recv(timeout=30)
         assert err["error"]["code"] == -32600 and "1048576" in err["error"]["message"]
         assert p.request("ping")["result"] == {}
@@ -120,10 +137,17 @@ def test_stray_stdout_goes_to_stderr():
 def test_batch_with_2025_03_26_is_answered_as_a_batch():
     with StdioPeer.spawn(ECHO) as p:
         p.initialize("2025-03-26")
-        p.send([
-            {"jsonrpc": "2.0", "id": "a", "method": "ping"},
-            {"jsonrpc": "2.0", "id": "b", "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}},
-            {"jsonrpc": "2.0", "method": "notifications/whatever"},
-        ])
+        p.send(
+            [
+                {"jsonrpc": "2.0", "id": "a", "method": "ping"},
+                {
+                    "jsonrpc": "2.0",
+                    "id": "b",
+                    "method": "tools/call",
+                    "params": {"name": "echo", "arguments": {"text": "hi"}},
+                },
+                {"jsonrpc": "2.0", "method": "notifications/whatever"},
+            ]
+        )
         batch = p.recv()
         assert isinstance(batch, list) and {m["id"] for m in batch} == {"a", "b"}

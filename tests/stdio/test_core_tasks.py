@@ -27,8 +27,11 @@ def server(wire_validator):
 
 
 def statuses(p: StdioPeer, task_id: str) -> list[str]:
-    return [m["params"]["status"] for m in p.received
-            if m.get("method") == "notifications/tasks/status" and m["params"]["taskId"] == task_id]
+    return [
+        m["params"]["status"]
+        for m in p.received
+        if m.get("method") == "notifications/tasks/status" and m["params"]["taskId"] == task_id
+    ]
 
 
 def test_tools_declare_task_support_only_in_2025_11_25(server, wire_validator):
@@ -60,7 +63,9 @@ def test_a_required_task_tool_with_elicitation_from_start_to_result(server):
 
 
 def test_an_is_error_result_fails_the_task_and_tasks_result_returns_it(server):
-    task_id = server.call("tools/call", {"name": "purge_table", "arguments": {"table": "t"}, "task": {}})["task"]["taskId"]
+    task_id = server.call("tools/call", {"name": "purge_table", "arguments": {"table": "t"}, "task": {}})["task"][
+        "taskId"
+    ]
     ask = server.wait_for(lambda m: m.get("method") == "elicitation/create")
     server.send({"jsonrpc": "2.0", "id": ask["id"], "result": {"action": "decline"}})
     result = server.call("tasks/result", {"taskId": task_id})
@@ -71,8 +76,10 @@ def test_an_is_error_result_fails_the_task_and_tasks_result_returns_it(server):
 def test_optional_tools_answer_directly_or_as_tasks_with_progress(server):
     plain = server.call("tools/call", {"name": "build_report", "arguments": {"topic": "x", "pages": 1}})
     assert plain["content"][0]["text"] == "Report on x: 1 pages"
-    created = server.call("tools/call", {"name": "build_report", "arguments": {"topic": "y", "pages": 2},
-                                         "task": {}, "_meta": {"progressToken": "p"}})
+    created = server.call(
+        "tools/call",
+        {"name": "build_report", "arguments": {"topic": "y", "pages": 2}, "task": {}, "_meta": {"progressToken": "p"}},
+    )
     result = server.call("tasks/result", {"taskId": created["task"]["taskId"]})
     assert result["content"][0]["text"] == "Report on y: 2 pages"
     progress = [m["params"] for m in server.received if m.get("method") == "notifications/progress"]
@@ -107,8 +114,10 @@ def test_tasks_belong_to_their_session_and_the_mcpio_client_uses_them(wire_valid
     server = _load(EXAMPLES / "tasks.py")
 
     async def go():
-        async with Client(server, era="legacy", elicitation=lambda p: {"confirm": True}) as a, \
-                Client(server, era="legacy") as b:
+        async with (
+            Client(server, era="legacy", elicitation=lambda p: {"confirm": True}) as a,
+            Client(server, era="legacy") as b,
+        ):
             assert (await a.call_tool("purge_table", {"table": "logs"}))["content"][0]["text"] == "Purged logs"
             mine = (await a.request("tasks/list"))["tasks"]
             assert len(mine) == 1 and mine[0]["status"] == "completed"

@@ -69,8 +69,11 @@ def test_bad_arguments_are_tool_errors_and_unknown_tool_is_protocol_error(peer):
 def test_progress_and_logging(peer):
     others: list = []
     token = "tok-1"
-    result = peer.call("tools/call", {"name": "slow_sum", "arguments": {"values": [1, 2, 3.5]},
-                                      "_meta": {"progressToken": token}}, others=others)
+    result = peer.call(
+        "tools/call",
+        {"name": "slow_sum", "arguments": {"values": [1, 2, 3.5]}, "_meta": {"progressToken": token}},
+        others=others,
+    )
     assert result["content"][0]["text"] == "6.5"
     progress = [m["params"] for m in others if m.get("method") == "notifications/progress"]
     assert [p["progress"] for p in progress] == [0, 1, 2]
@@ -88,7 +91,9 @@ def test_progress_and_logging(peer):
 def test_resources(peer):
     assert peer.call("resources/list") == {"resources": []}
     templates = peer.call("resources/templates/list")["resourceTemplates"]
-    assert templates == [{"uriTemplate": "greeting://{name}", "name": "greeting", "description": "A personal greeting."}]
+    assert templates == [
+        {"uriTemplate": "greeting://{name}", "name": "greeting", "description": "A personal greeting."}
+    ]
     contents = peer.call("resources/read", {"uri": "greeting://Ada"})["contents"]
     assert contents == [{"uri": "greeting://Ada", "mimeType": "text/plain", "text": "Hello, Ada!"}]
     missing = peer.request("resources/read", {"uri": "nothing://here"})
@@ -102,12 +107,16 @@ def test_prompts_and_completion(peer):
     prompts = peer.call("prompts/list")["prompts"]
     assert prompts == [{"name": "review_code", "arguments": [{"name": "code", "required": True}]}]
     got = peer.call("prompts/get", {"name": "review_code", "arguments": {"code": "x = 1"}})
-    assert got["messages"] == [{"role": "user", "content": {"type": "text", "text": "Please review this code:\n\nx = 1"}}]
+    assert got["messages"] == [
+        {"role": "user", "content": {"type": "text", "text": "Please review this code:\n\nx = 1"}}
+    ]
     missing = peer.request("prompts/get", {"name": "review_code", "arguments": {}})
     assert missing["error"]["code"] == -32602 and "code" in missing["error"]["message"]
     if peer.version != "2024-11-05":
-        c = peer.call("completion/complete", {"ref": {"type": "ref/resource", "uri": "greeting://{name}"},
-                                              "argument": {"name": "name", "value": "A"}})
+        c = peer.call(
+            "completion/complete",
+            {"ref": {"type": "ref/resource", "uri": "greeting://{name}"}, "argument": {"name": "name", "value": "A"}},
+        )
         assert c["completion"]["values"] == []
 
 
@@ -123,8 +132,9 @@ def test_pagination_cursor_errors(peer):
 @pytest.mark.parametrize("asked", ["1999-01-01", "2026-07-28-not-a-version"])
 def test_unsupported_version_gets_latest_legacy(asked, wire_validator):
     with StdioPeer.spawn(QUICKSTART) as p:
-        resp = p.request("initialize", {"protocolVersion": asked, "capabilities": {},
-                                        "clientInfo": {"name": "t", "version": "0"}})
+        resp = p.request(
+            "initialize", {"protocolVersion": asked, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+        )
         assert resp["result"]["protocolVersion"] == "2025-11-25"
         assert p.close() == 0
 
@@ -143,8 +153,11 @@ def test_requests_before_initialize_get_clear_error_and_ping_works(wire_validato
 def test_batch_only_in_2025_03_26(wire_validator):
     with StdioPeer.spawn(QUICKSTART) as p:
         p.initialize("2025-03-26")
-        batch = [p.request_msg("ping"), p.request_msg("tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}}),
-                 {"jsonrpc": "2.0", "method": "notifications/whatever"}]
+        batch = [
+            p.request_msg("ping"),
+            p.request_msg("tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}}),
+            {"jsonrpc": "2.0", "method": "notifications/whatever"},
+        ]
         p.send(batch)
         reply = p.recv()
         assert isinstance(reply, list)
@@ -185,8 +198,10 @@ def test_eof_answers_every_request_already_received(wire_validator):
 def test_requests_pipelined_behind_initialize_are_served_after_its_result(wire_validator):
     with StdioPeer.spawn(QUICKSTART) as p:
         p.version = "2025-11-25"
-        init = p.request_msg("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                            "clientInfo": {"name": "eager", "version": "1"}})
+        init = p.request_msg(
+            "initialize",
+            {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "eager", "version": "1"}},
+        )
         call = p.request_msg("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
         p.send_raw((json.dumps(init) + "\n" + json.dumps(call) + "\n").encode())  # one write, no waiting
         first, second = p.recv(), p.recv()

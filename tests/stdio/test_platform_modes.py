@@ -39,12 +39,12 @@ server.run()
 
 # A peer that answers each line it reads with two CRLF-terminated lines, as a Windows program
 # writing text-mode output would.
-CRLF_PEER = r'''
+CRLF_PEER = r"""
 import sys
 for line in sys.stdin.buffer:
     sys.stdout.buffer.write(b'{"echo":' + line.rstrip(b"\r\n") + b'}\r\n{"n":2}\r\n')
     sys.stdout.buffer.flush()
-'''
+"""
 
 
 def test_the_server_runs_in_the_selected_mode(stdio_mode, tmp_path):
@@ -68,14 +68,16 @@ def test_an_unknown_mode_is_one_line_naming_the_variable(monkeypatch, tmp_path):
     proc = subprocess.run([sys.executable, str(script)], input=b"", capture_output=True, timeout=30)
     assert proc.returncode == 1 and proc.stdout == b""
     assert proc.stderr.decode().strip().splitlines() == [
-        "threads: cannot serve on stdio: the stdio mode must be one of loop, threads (MCPIO_STDIO_MODE), not 'fibers'"]
+        "threads: cannot serve on stdio: the stdio mode must be one of loop, threads (MCPIO_STDIO_MODE), not 'fibers'"
+    ]
 
 
 def test_crlf_terminated_lines_are_a_whole_session_for_the_server(tmp_path):
     script = tmp_path / "threads_server.py"
     script.write_text(THREADS_SERVER)
-    proc = subprocess.Popen([sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
     call = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"threads","arguments":{}}}'
     # Every line CRLF-terminated, the CR and LF of the last one in two writes.
     proc.stdin.write(init_lines().replace(b"\n", b"\r\n") + call + b"\r")
@@ -121,10 +123,9 @@ def test_a_large_message_both_ways_through_the_client_transport():
     assert len(frame) == size + 2 + len(b'{"echo":}') and frame.startswith(b'{"echo":"xxx')
 
 
-
 # The server's parent: it starts the server with stdin on a pipe whose write end a holder
 # process (a grandchild, as with npx or uv) keeps open, so only the parent's death can end it.
-PARENT = r'''
+PARENT = r"""
 import os, subprocess, sys
 r, w = os.pipe()
 server = subprocess.Popen(sys.argv[1:], stdin=r, stderr=subprocess.DEVNULL)
@@ -135,7 +136,7 @@ print(server.pid, holder.pid, flush=True)
 os.write(w, INIT)  # the answer tells the test the server is serving (and watching its parent)
 os.close(w)
 sys.stdin.read()
-'''.replace("INIT", repr(init_lines()))
+""".replace("INIT", repr(init_lines()))
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="pass_fds is POSIX; Windows watches a process handle")
@@ -143,8 +144,9 @@ def test_the_parents_death_ends_the_server_while_a_grandchild_holds_stdin(stdio_
     """pidfd (Linux) or kqueue NOTE_EXIT (macOS) in loop mode, getppid() polling in threads mode."""
     script = tmp_path / "threads_server.py"
     script.write_text(THREADS_SERVER)
-    parent = subprocess.Popen([sys.executable, "-c", PARENT, sys.executable, str(script)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT, sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
     holder = None
     try:
         server, holder = map(int, parent.stdout.readline().split())

@@ -96,10 +96,20 @@ if __name__ == "__main__":
 '''
 
 PROBE_STRAYS = (
-    "buffered print at import", "print from a tool", "sys.stdout.write from a tool",
-    "the original sys.stdout object", "sys.__stdout__ from a tool", "os.write to fd 1",
-    "logging to a stdout handler", "python child stdout", "shell child stdout", "C printf",
-    "print after run()", "raw write after run()", "atexit print", "atexit raw write",
+    "buffered print at import",
+    "print from a tool",
+    "sys.stdout.write from a tool",
+    "the original sys.stdout object",
+    "sys.__stdout__ from a tool",
+    "os.write to fd 1",
+    "logging to a stdout handler",
+    "python child stdout",
+    "shell child stdout",
+    "C printf",
+    "print after run()",
+    "raw write after run()",
+    "atexit print",
+    "atexit raw write",
 )
 
 
@@ -140,8 +150,11 @@ class RawClient:
 
 
 def echo_request(i: int, payload: bytes) -> bytes:
-    return (b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"'
-            % i + payload + b'"}}}\n')
+    return (
+        b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"' % i
+        + payload
+        + b'"}}}\n'
+    )
 
 
 def proc_status(pid: int, key: str) -> int:
@@ -164,7 +177,7 @@ def write_until_stalled(fd: int, requests, stall: float = 1.0, on_progress=None)
             view = memoryview(data)
             while view:
                 try:
-                    view = view[os.write(fd, view):]
+                    view = view[os.write(fd, view) :]
                 except BlockingIOError:
                     if not select.select([], [fd], [], stall)[1]:
                         return sent, bytes(view) if len(view) < len(data) else b""
@@ -228,7 +241,12 @@ def test_eof_with_requests_in_flight_answers_them_then_exits(wire_validator):
             answers[m["id"]] = m
         assert p.proc.wait(2.0) == 0
         assert time.monotonic() - start < 2.0
-        assert [answers[i]["result"]["content"][0]["text"] for i in ids] == ["slept 0.3", "slept 0.5", "slept 0.4", "last"]
+        assert [answers[i]["result"]["content"][0]["text"] for i in ids] == [
+            "slept 0.3",
+            "slept 0.5",
+            "slept 0.4",
+            "last",
+        ]
         with pytest.raises(EOFError):
             p.recv(timeout=5)
 
@@ -329,15 +347,19 @@ def test_100_mib_line_round_trips(tmp_path):
 
 
 # ---------------------------------------------------------------------------- 6. bad bytes
-@pytest.mark.parametrize("line", [
-    b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"\xff\xfe"}}\n',  # invalid UTF-8
-    b"\xc3\x28\n",  # invalid 2-byte sequence
-    b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":"\xed\xa0\x80"}}\n',  # a UTF-8 encoded surrogate
-    b'{"jsonrpc":"2.0","id":3,"method":"ping"\n',  # truncated JSON
-    b"{'single': 'quotes'}\n",
-    b'{"jsonrpc":"2.0","id":4,"method":"ping"} trailing\n',
-    b"\x00\n",
-], ids=["utf8-in-string", "utf8-bare", "surrogate", "truncated", "single-quotes", "trailing", "nul"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"\xff\xfe"}}\n',  # invalid UTF-8
+        b"\xc3\x28\n",  # invalid 2-byte sequence
+        b'{"jsonrpc":"2.0","id":2,"method":"ping","params":{"x":"\xed\xa0\x80"}}\n',  # a UTF-8 encoded surrogate
+        b'{"jsonrpc":"2.0","id":3,"method":"ping"\n',  # truncated JSON
+        b"{'single': 'quotes'}\n",
+        b'{"jsonrpc":"2.0","id":4,"method":"ping"} trailing\n',
+        b"\x00\n",
+    ],
+    ids=["utf8-in-string", "utf8-bare", "surrogate", "truncated", "single-quotes", "trailing", "nul"],
+)
 def test_parse_errors_get_32700_with_null_id_and_service_goes_on(line, wire_validator):
     with StdioPeer.spawn(ECHO) as p:
         p.initialize(VERSION)
@@ -348,7 +370,10 @@ def test_parse_errors_get_32700_with_null_id_and_service_goes_on(line, wire_vali
         # a CRLF line right after still works
         p.send_raw(b'{"jsonrpc":"2.0","id":"after","method":"ping"}\r\n')
         assert p.recv() == {"jsonrpc": "2.0", "id": "after", "result": {}}
-        assert p.call("tools/call", {"name": "echo", "arguments": {"text": "ünïcödé ✓"}})["content"][0]["text"] == "ünïcödé ✓"
+        assert (
+            p.call("tools/call", {"name": "echo", "arguments": {"text": "ünïcödé ✓"}})["content"][0]["text"]
+            == "ünïcödé ✓"
+        )
         assert p.close() == 0
 
 
@@ -367,7 +392,7 @@ def parse_trace(text: str) -> list[tuple[str, str]]:
 
 def test_mcpio_trace_appends_every_message_in_and_out(tmp_path, wire_validator):
     trace = tmp_path / "trace.log"
-    before = "2000-01-01T00:00:00.000Z in {\"earlier\":\"session\"}\n"
+    before = '2000-01-01T00:00:00.000Z in {"earlier":"session"}\n'
     trace.write_text(before)  # appended to, never truncated
     with StdioPeer.spawn(ECHO, env={"MCPIO_TRACE": str(trace)}) as p:
         p.initialize(VERSION)
@@ -379,13 +404,17 @@ def test_mcpio_trace_appends_every_message_in_and_out(tmp_path, wire_validator):
     assert p.stdout_garbage == []
     text = trace.read_text()
     assert text.startswith(before)
-    entries = parse_trace(text[len(before):])
+    entries = parse_trace(text[len(before) :])
     ins = [payload for d, payload in entries if d == "in"]
     outs = [json.loads(payload) for d, payload in entries if d == "out"]
     assert outs == p.received  # every message out, in order, exactly as the client got it
     assert len(ins) == 5 and ins[3] == "not json"
     assert [json.loads(x)["method"] for x in ins if x != "not json"] == [
-        "initialize", "notifications/initialized", "tools/call", "ping"]
+        "initialize",
+        "notifications/initialized",
+        "tools/call",
+        "ping",
+    ]
     assert "traced" not in p.stderr()
 
 
@@ -460,7 +489,7 @@ def test_tty_stdin_is_read_without_touching_its_flags_and_ctrl_d_is_eof(wire_val
     attrs[3] &= ~termios.ECHO  # keep canonical mode (so ^D is EOF), drop the echo
     termios.tcsetattr(slave, termios.TCSANOW, attrs)
     proc = subprocess.Popen(ECHO, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
-    proc.stdin = open(master, "wb", buffering=0)  # noqa: SIM115 - the peer writes to the tty master
+    proc.stdin = open(master, "wb", buffering=0)
     p = StdioPeer(proc)
     try:
         p.initialize(VERSION)
@@ -479,7 +508,9 @@ def test_tty_stdin_is_read_without_touching_its_flags_and_ctrl_d_is_eof(wire_val
 def test_regular_file_as_stdin(tmp_path):
     requests = tmp_path / "requests.jsonl"
     # The last line has no newline: end of file ends it.
-    requests.write_bytes(init_lines() + b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n{"jsonrpc":"2.0","id":3,"method":"ping"}')
+    requests.write_bytes(
+        init_lines() + b'{"jsonrpc":"2.0","id":2,"method":"ping"}\n{"jsonrpc":"2.0","id":3,"method":"ping"}'
+    )
     with open(requests, "rb") as stdin:
         done = subprocess.run(ECHO, stdin=stdin, capture_output=True, timeout=10)
     assert done.returncode == 0, done.stderr
@@ -497,7 +528,7 @@ def test_a_second_transport_in_the_same_process_finds_the_wire_again(tmp_path):
         "    for i in range(2):\n"
         "        t = StdioServerTransport(parent_poll=None)\n"
         "        await t.open()\n"
-        "        await t.send(b'{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":%d}}' % i)\n"
+        '        await t.send(b\'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":%d}}\' % i)\n'
         "        print('stray', i)\n"
         "        await t.aclose()\n"
         "asyncio.run(main())\n"

@@ -93,8 +93,14 @@ def start_with_roots(version: str, *dirs: Path, env: dict | None = None) -> Stdi
 
 def _handshake_with_roots(p: StdioPeer, version: str, dirs: tuple[Path, ...]) -> None:
     p.version = version
-    p.call("initialize", {"protocolVersion": version, "capabilities": {"roots": {"listChanged": True}},
-                          "clientInfo": {"name": "workshop-tests", "version": "1"}})
+    p.call(
+        "initialize",
+        {
+            "protocolVersion": version,
+            "capabilities": {"roots": {"listChanged": True}},
+            "clientInfo": {"name": "workshop-tests", "version": "1"},
+        },
+    )
     # Before notifications/initialized the server must not ask: the pong is the next message.
     ping = p.request_msg("ping")
     p.send(ping)
@@ -196,8 +202,9 @@ def test_resources_list_paginates_5_per_page(docs_peer):
 
 def test_resources_read(docs_peer):
     contents = docs_peer.call("resources/read", {"uri": "doc://note-01.txt"})["contents"]
-    assert contents == [{"uri": "doc://note-01.txt", "mimeType": "text/plain",
-                         "text": (DOCS / "note-01.txt").read_text()}]
+    assert contents == [
+        {"uri": "doc://note-01.txt", "mimeType": "text/plain", "text": (DOCS / "note-01.txt").read_text()}
+    ]
     md = docs_peer.call("resources/read", {"uri": "doc://keywords.md"})["contents"][0]
     assert md["mimeType"] == "text/markdown" and md["text"] == (DOCS / "keywords.md").read_text()
     # through the template (the URI is not a listed one, but names the same document)
@@ -205,11 +212,22 @@ def test_resources_read(docs_peer):
     assert via_template["text"] == (DOCS / "note-02.txt").read_text()
 
 
-@pytest.mark.parametrize("uri", [
-    "doc://../workshop.py", "doc://..%2Fworkshop.py", "doc://%2E%2E%2Fworkshop.py", "doc://..",
-    "doc://.", "doc://%2Fetc%2Fpasswd", "doc://note-01.txt%00", "doc://..%5Cworkshop.py",
-    "doc://missing.txt", "doc://", "doc://sub/dir.txt",
-])
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "doc://../workshop.py",
+        "doc://..%2Fworkshop.py",
+        "doc://%2E%2E%2Fworkshop.py",
+        "doc://..",
+        "doc://.",
+        "doc://%2Fetc%2Fpasswd",
+        "doc://note-01.txt%00",
+        "doc://..%5Cworkshop.py",
+        "doc://missing.txt",
+        "doc://",
+        "doc://sub/dir.txt",
+    ],
+)
 def test_template_refuses_escapes_as_not_found(docs_peer, uri):
     resp = docs_peer.request("resources/read", {"uri": uri})
     assert resp.get("error", {}).get("code") == RESOURCE_NOT_FOUND, resp
@@ -251,5 +269,5 @@ def test_mcpio_trace_records_the_roots_conversation(tree, tmp_path, wire_validat
     flow = [(d, msg.get("method") or ("result" if "result" in msg else "error")) for d, msg in entries]
     i = flow.index(("in", "notifications/initialized"))
     j = flow.index(("out", "roots/list"))
-    assert i < j and flow[j + 1:].count(("in", "result")) == 1  # and the client's answer came back in
+    assert i < j and flow[j + 1 :].count(("in", "result")) == 1  # and the client's answer came back in
     assert flow[0] == ("in", "initialize") and flow[1] == ("out", "result")

@@ -59,19 +59,36 @@ class Reply:
         return (self.header(b"content-type") or b"").startswith(b"text/event-stream")
 
 
-def scope_of(method: str, path: str, headers: Sequence[tuple[bytes, bytes]], *, query: bytes = b"",
-             root_path: str = "") -> dict[str, Any]:
+def scope_of(
+    method: str, path: str, headers: Sequence[tuple[bytes, bytes]], *, query: bytes = b"", root_path: str = ""
+) -> dict[str, Any]:
     return {
-        "type": "http", "asgi": {"version": "3.0", "spec_version": "2.4"}, "http_version": "1.1",
-        "method": method, "scheme": "http", "path": path, "raw_path": path.encode("utf-8", "replace"),
-        "query_string": query, "root_path": root_path, "headers": list(headers),
-        "client": ("127.0.0.1", 50000), "server": ("127.0.0.1", 8000), "state": {},
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.4"},
+        "http_version": "1.1",
+        "method": method,
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode("utf-8", "replace"),
+        "query_string": query,
+        "root_path": root_path,
+        "headers": list(headers),
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+        "state": {},
     }
 
 
-async def call(app: Any, scope: dict[str, Any], chunks: Sequence[bytes] = (b"",), *,
-               disconnect_after: int | None = None, max_writes: int | None = 3, patience: float = 2.0,
-               hang: float = 10.0) -> Reply:
+async def call(
+    app: Any,
+    scope: dict[str, Any],
+    chunks: Sequence[bytes] = (b"",),
+    *,
+    disconnect_after: int | None = None,
+    max_writes: int | None = 3,
+    patience: float = 2.0,
+    hang: float = 10.0,
+) -> Reply:
     """Run one request through ``app``; see the module docstring. ``hang``: how long the app
     may take to return once the client is gone (a safety net; exceeding it is a breach)."""
     reply = Reply()
@@ -115,7 +132,12 @@ async def call(app: Any, scope: dict[str, Any], chunks: Sequence[bytes] = (b"",)
                 raise Breach(f"bad status {status!r}")
             headers = list(message.get("headers") or [])
             for k, v in headers:
-                if type(k) is not bytes or type(v) is not bytes or not _TOKEN.fullmatch(k) or re.search(rb"[\r\n\0]", v):
+                if (
+                    type(k) is not bytes
+                    or type(v) is not bytes
+                    or not _TOKEN.fullmatch(k)
+                    or re.search(rb"[\r\n\0]", v)
+                ):
                     raise Breach(f"a header h11 would refuse: {k!r}: {v!r}")
             reply.status, reply.headers = status, headers
             return
@@ -148,8 +170,9 @@ async def call(app: Any, scope: dict[str, Any], chunks: Sequence[bytes] = (b"",)
         try:
             await asyncio.wait_for(task, hang)
         except TimeoutError:
-            raise Breach(f"the app did not return within {hang} s of the client leaving "
-                         f"({scope['method']} {scope['path']})") from None
+            raise Breach(
+                f"the app did not return within {hang} s of the client leaving ({scope['method']} {scope['path']})"
+            ) from None
     reply.elapsed = time.monotonic() - start
     if not reply.client_left:
         if reply.status is None:

@@ -74,8 +74,10 @@ class ServerThread:
     def call(self, fn: Any, *args: Any) -> Any:
         """Run ``fn(*args)`` on the server's loop and return its result (for inspecting state)."""
         assert self.loop is not None
+
         async def go() -> Any:
             return fn(*args)
+
         return asyncio.run_coroutine_threadsafe(go(), self.loop).result(10)
 
     def __enter__(self) -> ServerThread:
@@ -93,9 +95,15 @@ class ServerThread:
 def spawn_fixture(port: int | None = None, log: Path | None = None) -> Iterator[str]:
     """Run the conformance fixture server; yields its URL."""
     port = port or free_port()
-    out = open(log, "wb") if log is not None else subprocess.DEVNULL  # noqa: SIM115
-    proc = subprocess.Popen([sys.executable, str(FIXTURE), "--port", str(port)], stdout=out, stderr=subprocess.STDOUT,
-                            stdin=subprocess.DEVNULL, cwd=str(ROOT), env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    out = open(log, "wb") if log is not None else subprocess.DEVNULL
+    proc = subprocess.Popen(
+        [sys.executable, str(FIXTURE), "--port", str(port)],
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        cwd=str(ROOT),
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         wait_port(port, proc=proc)
         yield f"http://127.0.0.1:{port}/mcp"

@@ -20,7 +20,6 @@ import jwt
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
-
 _KEYS: list[dict[str, Any]] = []
 
 
@@ -28,8 +27,10 @@ def new_keys(fresh: bool = False) -> dict[str, Any]:
     """An RSA and an EC key; the same pair for every issuer of the test session unless ``fresh``."""
     if _KEYS and not fresh:
         return _KEYS[0]
-    keys = {"rsa": rsa.generate_private_key(public_exponent=65537, key_size=2048),
-            "ec": ec.generate_private_key(ec.SECP256R1())}
+    keys = {
+        "rsa": rsa.generate_private_key(public_exponent=65537, key_size=2048),
+        "ec": ec.generate_private_key(ec.SECP256R1()),
+    }
     if not _KEYS:
         _KEYS.append(keys)
     return keys
@@ -75,7 +76,7 @@ class Issuer:
                 self.end_headers()
                 self.wfile.write(body)
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 issuer.hits.append(self.path)
                 mode = issuer.mode
                 if mode == "hang":
@@ -91,15 +92,18 @@ class Issuer:
                     self._send(200, b"[" + b"0," * (1 << 20) + b"0]")
                     return
                 if self.path == "/.well-known/oauth-authorization-server" + issuer.path:
-                    meta = {"issuer": issuer.url if mode != "wrong-issuer" else "https://evil.example",
-                            "jwks_uri": issuer.base + "/jwks", "introspection_endpoint": issuer.base + "/introspect"}
+                    meta = {
+                        "issuer": issuer.url if mode != "wrong-issuer" else "https://evil.example",
+                        "jwks_uri": issuer.base + "/jwks",
+                        "introspection_endpoint": issuer.base + "/introspect",
+                    }
                     self._send(200, json.dumps(meta).encode())
                 elif self.path == "/jwks":
                     self._send(200, json.dumps(public_jwks(issuer.keys, issuer.kids)).encode())
                 else:
                     self._send(404, b"{}")
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 issuer.hits.append(self.path)
                 length = int(self.headers.get("content-length", "0"))
                 form = urllib.parse.parse_qs(self.rfile.read(length).decode())
@@ -128,11 +132,27 @@ class Issuer:
         self.keys = new_keys(fresh=True)
         self.kids = {k: v + "x" for k, v in self.kids.items()}
 
-    def mint(self, *, aud: Any, scope: str = "", sub: str = "alice", alg: str = "RS256", key: Any = None,
-             kid: str | None = None, lifetime: int = 300, **claims: Any) -> str:
+    def mint(
+        self,
+        *,
+        aud: Any,
+        scope: str = "",
+        sub: str = "alice",
+        alg: str = "RS256",
+        key: Any = None,
+        kid: str | None = None,
+        lifetime: int = 300,
+        **claims: Any,
+    ) -> str:
         now = int(time.time())
-        body: dict[str, Any] = {"iss": self.url, "aud": aud, "sub": sub, "iat": now, "exp": now + lifetime,
-                                "client_id": "app-1"}
+        body: dict[str, Any] = {
+            "iss": self.url,
+            "aud": aud,
+            "sub": sub,
+            "iat": now,
+            "exp": now + lifetime,
+            "client_id": "app-1",
+        }
         if scope:
             body["scope"] = scope
         body.update(claims)

@@ -37,8 +37,13 @@ async def _body(receive: Any) -> bytes:
             return out
 
 
-async def _send(send: Any, status: int, body: bytes | dict[str, Any], headers: dict[str, str] | None = None,
-                ctype: str = "application/json") -> None:
+async def _send(
+    send: Any,
+    status: int,
+    body: bytes | dict[str, Any],
+    headers: dict[str, str] | None = None,
+    ctype: str = "application/json",
+) -> None:
     raw = json.dumps(body).encode() if isinstance(body, dict) else body
     hs = [(b"content-type", ctype.encode()), (b"content-length", str(len(raw)).encode())]
     hs += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
@@ -53,9 +58,18 @@ class TestAS:
 
     def __init__(self, **cfg: Any) -> None:
         self.issuer = ""
-        self.cfg = {"iss": "correct", "state": "echo", "metadata": "json", "dcr": True, "pkce": ["S256"],
-                    "expires_in": 3600, "refresh": True, "auth_methods": ["none", "client_secret_basic"],
-                    "iss_supported": True, **cfg}
+        self.cfg = {
+            "iss": "correct",
+            "state": "echo",
+            "metadata": "json",
+            "dcr": True,
+            "pkce": ["S256"],
+            "expires_in": 3600,
+            "refresh": True,
+            "auth_methods": ["none", "client_secret_basic"],
+            "iss_supported": True,
+            **cfg,
+        }
         self.clients: dict[str, dict[str, Any]] = dict(cfg.get("clients") or {})
         self.codes: dict[str, dict[str, Any]] = {}
         self.tokens: dict[str, dict[str, Any]] = {}  # access token -> {scope, resource, exp}
@@ -67,8 +81,10 @@ class TestAS:
 
     def metadata(self) -> dict[str, Any]:
         doc: dict[str, Any] = {
-            "issuer": self.issuer, "authorization_endpoint": self.issuer + "/authorize",
-            "token_endpoint": self.issuer + "/token", "response_types_supported": ["code"],
+            "issuer": self.issuer,
+            "authorization_endpoint": self.issuer + "/authorize",
+            "token_endpoint": self.issuer + "/token",
+            "response_types_supported": ["code"],
             "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
             "token_endpoint_auth_methods_supported": self.cfg["auth_methods"],
             "authorization_response_iss_parameter_supported": self.cfg["iss_supported"],
@@ -87,7 +103,7 @@ class TestAS:
                     await send({"type": "lifespan.startup.complete"})
                 elif msg["type"] == "lifespan.shutdown":
                     await send({"type": "lifespan.shutdown.complete"})
-                    return
+                    return None
         path = scope["path"]
         query = {k: v[0] for k, v in parse_qs(scope["query_string"].decode()).items()}
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
@@ -110,14 +126,21 @@ class TestAS:
             return await self._token(send, form, headers)
         if path == "/register" and self.cfg["dcr"] is not False:
             if self.cfg["dcr"] == "refuse":
-                return await _send(send, 400, {"error": "invalid_client_metadata",
-                                               "error_description": "registration is closed"})
+                return await _send(
+                    send, 400, {"error": "invalid_client_metadata", "error_description": "registration is closed"}
+                )
             doc = json.loads(body)
             cid = "dcr-" + secrets.token_hex(4)
-            self.clients[cid] = {"redirect_uris": doc.get("redirect_uris", []), "secret": None,
-                                 "application_type": doc.get("application_type")}
-            return await _send(send, 201, {"client_id": cid, "redirect_uris": doc.get("redirect_uris", []),
-                                           "token_endpoint_auth_method": "none"})
+            self.clients[cid] = {
+                "redirect_uris": doc.get("redirect_uris", []),
+                "secret": None,
+                "application_type": doc.get("application_type"),
+            }
+            return await _send(
+                send,
+                201,
+                {"client_id": cid, "redirect_uris": doc.get("redirect_uris", []), "token_endpoint_auth_method": "none"},
+            )
         await _send(send, 404, {"error": "not_found"})
 
     async def _authorize(self, send: Any, q: dict[str, str]) -> None:
@@ -127,8 +150,13 @@ class TestAS:
         if q.get("code_challenge_method") != "S256" or not q.get("code_challenge"):
             return await _send(send, 400, {"error": "invalid_request", "error_description": "PKCE S256 required"})
         code = secrets.token_urlsafe(12)
-        self.codes[code] = {"challenge": q["code_challenge"], "client_id": q["client_id"], "resource": q.get("resource"),
-                            "scope": q.get("scope", ""), "redirect_uri": q["redirect_uri"]}
+        self.codes[code] = {
+            "challenge": q["code_challenge"],
+            "client_id": q["client_id"],
+            "resource": q.get("resource"),
+            "scope": q.get("scope", ""),
+            "redirect_uri": q["redirect_uri"],
+        }
         out = {"code": code}
         state = {"echo": q.get("state"), "wrong": "forged-state", "omit": None}[self.cfg["state"]]
         if state is not None:
@@ -141,8 +169,12 @@ class TestAS:
     def _issue(self, scope: str, resource: str | None, refresh: bool) -> dict[str, Any]:
         token = "at-" + secrets.token_urlsafe(16)
         self.tokens[token] = {"scope": scope, "resource": resource, "exp": time.time() + self.cfg["expires_in"]}
-        out: dict[str, Any] = {"access_token": token, "token_type": "Bearer", "expires_in": self.cfg["expires_in"],
-                               "scope": scope}
+        out: dict[str, Any] = {
+            "access_token": token,
+            "token_type": "Bearer",
+            "expires_in": self.cfg["expires_in"],
+            "scope": scope,
+        }
         if refresh and self.cfg["refresh"]:
             rt = "rt-" + secrets.token_urlsafe(16)
             self.refresh_tokens[rt] = {"scope": scope, "resource": resource}
@@ -158,7 +190,9 @@ class TestAS:
             verifier = f.get("code_verifier", "")
             digest = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
             if digest != code["challenge"] or f.get("resource") != code["resource"]:
-                return await _send(send, 400, {"error": "invalid_grant", "error_description": "PKCE or resource mismatch"})
+                return await _send(
+                    send, 400, {"error": "invalid_grant", "error_description": "PKCE or resource mismatch"}
+                )
             return await _send(send, 200, self._issue(code["scope"], code["resource"], True))
         if grant == "refresh_token":
             old = self.refresh_tokens.pop(f.get("refresh_token", ""), None)
@@ -167,8 +201,11 @@ class TestAS:
             return await _send(send, 200, self._issue(old["scope"], old["resource"], True))
         if grant == "client_credentials":
             auth = headers.get("authorization", "")
-            cid, _, secret = base64.b64decode(auth[6:]).decode().partition(":") if auth.startswith("Basic ") else (
-                f.get("client_id", ""), "", f.get("client_secret", ""))
+            cid, _, secret = (
+                base64.b64decode(auth[6:]).decode().partition(":")
+                if auth.startswith("Basic ")
+                else (f.get("client_id", ""), "", f.get("client_secret", ""))
+            )
             client = self.clients.get(cid)
             if client is None or not client.get("secret") or client["secret"] != secret:
                 return await _send(send, 401, {"error": "invalid_client"})
@@ -186,21 +223,38 @@ def protect(app: Any, auth_server: TestAS, *, scope: str = "read", step_up: str 
         base = f"http://{host}"
         prm_url = base + "/.well-known/oauth-protected-resource/mcp"
         if sc["path"] == "/.well-known/oauth-protected-resource/mcp":
-            return await _send(send, 200, {"resource": base + "/mcp", "authorization_servers": [auth_server.issuer],
-                                           "scopes_supported": [scope, step_up]})
+            return await _send(
+                send,
+                200,
+                {
+                    "resource": base + "/mcp",
+                    "authorization_servers": [auth_server.issuer],
+                    "scopes_supported": [scope, step_up],
+                },
+            )
         body = await _body(receive)
         auth = dict(sc["headers"]).get(b"authorization", b"").decode()
         token = auth_server.tokens.get(auth[7:]) if auth.startswith("Bearer ") else None
         if token is None or token["exp"] < time.time() or token["resource"] != base + "/mcp":
-            return await _send(send, 401, {"error": "invalid_token"},
-                               {"www-authenticate": f'Bearer resource_metadata="{prm_url}", scope="{scope}"'})
+            return await _send(
+                send,
+                401,
+                {"error": "invalid_token"},
+                {"www-authenticate": f'Bearer resource_metadata="{prm_url}", scope="{scope}"'},
+            )
         try:
             method = json.loads(body).get("method")
         except (ValueError, AttributeError):
             method = None
         if method == "tools/call" and step_up not in token["scope"].split():
-            return await _send(send, 403, {"error": "insufficient_scope"}, {
-                "www-authenticate": f'Bearer error="insufficient_scope", scope="{step_up}", resource_metadata="{prm_url}"'})
+            return await _send(
+                send,
+                403,
+                {"error": "insufficient_scope"},
+                {
+                    "www-authenticate": f'Bearer error="insufficient_scope", scope="{step_up}", resource_metadata="{prm_url}"'
+                },
+            )
         sent = False
 
         async def replay() -> dict[str, Any]:

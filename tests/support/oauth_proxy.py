@@ -41,6 +41,7 @@ class Stack:
 
     def http(self, **kw: Any) -> httpx.Client:
         """A client that records what it receives (to prove no upstream secret reaches it)."""
+
         def record(response: httpx.Response) -> None:
             response.read()
             self.seen.append(str(response.headers) + response.text)
@@ -49,32 +50,48 @@ class Stack:
 
     def register(self, redirect_uri: str, **extra: Any) -> dict[str, Any]:
         with self.http() as c:
-            r = c.post(self.proxy.url("register"), json={"redirect_uris": [redirect_uri], "client_name": "Test Client",
-                                                         "token_endpoint_auth_method": "none", **extra})
+            r = c.post(
+                self.proxy.url("register"),
+                json={
+                    "redirect_uris": [redirect_uri],
+                    "client_name": "Test Client",
+                    "token_endpoint_auth_method": "none",
+                    **extra,
+                },
+            )
         assert r.status_code == 201, r.text
         return r.json()
 
-    def authorize_url(self, client_id: str, redirect_uri: str, challenge: str, state: str,
-                      **params: str) -> str:
-        q = {"response_type": "code", "client_id": client_id, "redirect_uri": redirect_uri, "state": state,
-             "code_challenge": challenge, "code_challenge_method": "S256", "scope": "mcp notes:write",
-             "resource": self.mcp_url, **params}
+    def authorize_url(self, client_id: str, redirect_uri: str, challenge: str, state: str, **params: str) -> str:
+        q = {
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": redirect_uri,
+            "state": state,
+            "code_challenge": challenge,
+            "code_challenge_method": "S256",
+            "scope": "mcp notes:write",
+            "resource": self.mcp_url,
+            **params,
+        }
         return str(httpx.URL(self.proxy.url("authorize"), params=q))
 
     def token(self, **form: str) -> httpx.Response:
         with self.http() as c:
             return c.post(self.proxy.url("token"), data=form)
 
-    def code_flow(self, user: str = "alice", registration: dict[str, Any] | None = None,
-                  **params: str) -> tuple[dict[str, Any], dict[str, Any], str, str]:
+    def code_flow(
+        self, user: str = "alice", registration: dict[str, Any] | None = None, **params: str
+    ) -> tuple[dict[str, Any], dict[str, Any], str, str]:
         """Register, log in, return (client, redirect query, code verifier, redirect URI)."""
         redirect = "http://127.0.0.1:49152/cb"
         client = self.register(redirect, **(registration or {}))
         verifier, challenge = pkce()
         state = secrets.token_urlsafe(12)
         with self.http() as ua:
-            back = login(ua, self.authorize_url(client["client_id"], redirect, challenge, state, **params), redirect,
-                         user=user)
+            back = login(
+                ua, self.authorize_url(client["client_id"], redirect, challenge, state, **params), redirect, user=user
+            )
         query = dict(httpx.URL(back).params)
         assert query.get("state") == state, query
         return client, query, verifier, redirect
@@ -117,15 +134,30 @@ def proxy_stack(idp: Any, **options: Any) -> Iterator[Stack]:
     srv = ServerThread(app)
     meta = idp.metadata()
     callback = srv.base + "/callback"
-    r = httpx.post(meta["registration_endpoint"], timeout=10, json={
-        "redirect_uris": [callback], "grant_types": ["authorization_code"], "response_types": ["code"],
-        "token_endpoint_auth_method": "client_secret_post", "client_name": "mcpio proxy"})
+    r = httpx.post(
+        meta["registration_endpoint"],
+        timeout=10,
+        json={
+            "redirect_uris": [callback],
+            "grant_types": ["authorization_code"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "client_secret_post",
+            "client_name": "mcpio proxy",
+        },
+    )
     assert r.status_code == 201, r.text
     upstream = r.json()
-    proxy = OAuthProxy(issuer=srv.base, upstream_authorize_url=meta["authorization_endpoint"],
-                       upstream_token_url=meta["token_endpoint"], client_id=upstream["client_id"],
-                       client_secret=upstream["client_secret"], scopes=["mcp", "notes:read", "notes:write"],
-                       upstream_scopes=["openid"], upstream_issuer=idp.issuer, **options)
+    proxy = OAuthProxy(
+        issuer=srv.base,
+        upstream_authorize_url=meta["authorization_endpoint"],
+        upstream_token_url=meta["token_endpoint"],
+        client_id=upstream["client_id"],
+        client_secret=upstream["client_secret"],
+        scopes=["mcp", "notes:read", "notes:write"],
+        upstream_scopes=["openid"],
+        upstream_issuer=idp.issuer,
+        **options,
+    )
     assert proxy.callback_url == callback
     holder["app"] = server.http_app(auth=proxy)
     with srv:

@@ -43,9 +43,13 @@ class OIDCProvider:
         why = missing()
         if why:
             raise RuntimeError(why)
-        self.proc = subprocess.Popen([str(NODE), str(SCRIPT)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, env={"OIDC_PROVIDER_MODULE": str(MODULE),
-                                                                     "PATH": "/usr/bin:/bin"})
+        self.proc = subprocess.Popen(
+            [str(NODE), str(SCRIPT)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={"OIDC_PROVIDER_MODULE": str(MODULE), "PATH": "/usr/bin:/bin"},
+        )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         if not line:
@@ -74,8 +78,12 @@ class OIDCProvider:
     def client_credentials(self, resource: str, scope: str, client: str = "svc", secret: str = "svc-secret") -> str:
         """An access token for ``resource`` (RFC 8707) with ``scope``, by client_credentials."""
         endpoint = self.metadata()["token_endpoint"]
-        r = httpx.post(endpoint, data={"grant_type": "client_credentials", "resource": resource, "scope": scope},
-                       auth=(client, secret), timeout=10)
+        r = httpx.post(
+            endpoint,
+            data={"grant_type": "client_credentials", "resource": resource, "scope": scope},
+            auth=(client, secret),
+            timeout=10,
+        )
         assert r.status_code == 200, r.text
         return r.json()["access_token"]
 
@@ -90,10 +98,20 @@ class OIDCProvider:
         challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
         state = secrets.token_urlsafe(16)
         with httpx.Client(timeout=10, follow_redirects=False) as ua:
-            r = ua.get(meta["authorization_endpoint"], params={
-                "client_id": "app", "response_type": "code", "redirect_uri": self.REDIRECT, "scope": scope,
-                "resource": resource, "code_challenge": challenge, "code_challenge_method": "S256", "state": state,
-                "prompt": "consent"})  # OIDC: offline_access (a refresh token) needs prompt=consent
+            r = ua.get(
+                meta["authorization_endpoint"],
+                params={
+                    "client_id": "app",
+                    "response_type": "code",
+                    "redirect_uri": self.REDIRECT,
+                    "scope": scope,
+                    "resource": resource,
+                    "code_challenge": challenge,
+                    "code_challenge_method": "S256",
+                    "state": state,
+                    "prompt": "consent",
+                },
+            )  # OIDC: offline_access (a refresh token) needs prompt=consent
             for _ in range(10):
                 assert r.status_code in (302, 303), (r.status_code, r.text[:300])
                 location = httpx.URL(str(r.url)).join(r.headers["location"])
@@ -116,14 +134,31 @@ class OIDCProvider:
                 raise AssertionError("the authorization flow did not come back to the redirect URI")
         query = dict(httpx.URL(str(location)).params)
         assert query.get("state") == state and query.get("iss") == self.issuer, query
-        r = httpx.post(meta["token_endpoint"], timeout=10, data={
-            "grant_type": "authorization_code", "code": query["code"], "redirect_uri": self.REDIRECT,
-            "code_verifier": verifier, "client_id": "app", "resource": resource})
+        r = httpx.post(
+            meta["token_endpoint"],
+            timeout=10,
+            data={
+                "grant_type": "authorization_code",
+                "code": query["code"],
+                "redirect_uri": self.REDIRECT,
+                "code_verifier": verifier,
+                "client_id": "app",
+                "resource": resource,
+            },
+        )
         assert r.status_code == 200, r.text
         return r.json()
 
     def refresh(self, refresh_token: str, resource: str) -> dict[str, Any]:
-        r = httpx.post(self.metadata()["token_endpoint"], timeout=10, data={
-            "grant_type": "refresh_token", "refresh_token": refresh_token, "client_id": "app", "resource": resource})
+        r = httpx.post(
+            self.metadata()["token_endpoint"],
+            timeout=10,
+            data={
+                "grant_type": "refresh_token",
+                "refresh_token": refresh_token,
+                "client_id": "app",
+                "resource": resource,
+            },
+        )
         assert r.status_code == 200, r.text
         return r.json()

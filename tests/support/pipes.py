@@ -64,8 +64,12 @@ class LineReader:
 
 
 def init_lines(version: str = VERSION) -> bytes:
-    init = {"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-        "protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": "init",
+        "method": "initialize",
+        "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}},
+    }
     return json.dumps(init).encode() + b"\n" + b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
 
 
@@ -114,8 +118,13 @@ def wrapped_server(argv: Sequence[str], tmp_path: Path) -> Iterator[Wrapped]:
     r_out, w_out = os.pipe()
     stderr = tmp_path / "stderr.txt"
     with open(stderr, "wb") as err:
-        wrapper = subprocess.Popen([sys.executable, "-c", WRAPPER, str(r_in), str(w_out), *argv],
-                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, pass_fds=(r_in, w_out))
+        wrapper = subprocess.Popen(
+            [sys.executable, "-c", WRAPPER, str(r_in), str(w_out), *argv],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            pass_fds=(r_in, w_out),
+        )
     os.close(r_in)
     os.close(w_out)
     server_pid = None

@@ -17,7 +17,9 @@ class RedisServer:
     def __init__(self) -> None:
         exe = shutil.which("redis-server")
         if exe is None:
-            pytest.fail("redis-server is not installed: run `bash scripts/setup-system redis-server` (scripts/test does)")
+            pytest.fail(
+                "redis-server is not installed: run `bash scripts/setup-system redis-server` (scripts/test does)"
+            )
         self.exe = exe
         self.dir = tempfile.mkdtemp(prefix="mcpio-redis-")
         self.port = free_port()
@@ -25,9 +27,26 @@ class RedisServer:
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
-        self.proc = subprocess.Popen([self.exe, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
-                                      "--save", "", "--appendonly", "no", "--protected-mode", "yes"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [
+                self.exe,
+                "--port",
+                str(self.port),
+                "--bind",
+                "127.0.0.1",
+                "--dir",
+                self.dir,
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--protected-mode",
+                "yes",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
+        )
         wait_port(self.port, proc=self.proc)
 
     def stop(self) -> None:

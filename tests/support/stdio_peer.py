@@ -44,14 +44,20 @@ class StdioPeer:
 
     # ------------------------------------------------------------------ lifecycle
     @classmethod
-    def spawn(cls, argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None,
-              validate: bool = True) -> StdioPeer:
+    def spawn(
+        cls, argv: Sequence[str], *, env: dict[str, str] | None = None, cwd: str | None = None, validate: bool = True
+    ) -> StdioPeer:
         full_env = dict(os.environ)
         full_env.update(env or {})
         full_env.setdefault("PYTHONUNBUFFERED", "1")
         proc = subprocess.Popen(
-            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=full_env, cwd=cwd, bufsize=0,
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=full_env,
+            cwd=cwd,
+            bufsize=0,
         )
         return cls(proc, validate=validate)
 
@@ -150,8 +156,9 @@ class StdioPeer:
         self._next_id += 1
         return self._next_id
 
-    def request_msg(self, method: str, params: dict[str, Any] | None = None, id_: Any = None, *,
-                    meta: bool = True) -> dict[str, Any]:
+    def request_msg(
+        self, method: str, params: dict[str, Any] | None = None, id_: Any = None, *, meta: bool = True
+    ) -> dict[str, Any]:
         """A request; in modern mode (``self.modern()``) its params carry the per-request _meta
         (merged under any ``_meta`` given) unless ``meta=False``."""
         id_ = self.new_id() if id_ is None else id_
@@ -164,8 +171,13 @@ class StdioPeer:
         self._methods[id_] = method
         return msg
 
-    def modern(self, version: str = "2026-07-28", capabilities: dict[str, Any] | None = None,
-               client_info: dict[str, Any] | None = None, log_level: str | None = None) -> None:
+    def modern(
+        self,
+        version: str = "2026-07-28",
+        capabilities: dict[str, Any] | None = None,
+        client_info: dict[str, Any] | None = None,
+        log_level: str | None = None,
+    ) -> None:
         """Speak the stateless era: no initialize, every request carries _meta."""
         self.version = version
         self.modern_meta = {
@@ -192,11 +204,18 @@ class StdioPeer:
                 others.append(msg)
 
     def response(self, id_: Any, timeout: float = DEFAULT_TIMEOUT, *, others: list | None = None) -> dict[str, Any]:
-        return self.wait_for(lambda m: isinstance(m, dict) and m.get("id") == id_ and "method" not in m,
-                             timeout, others=others)
+        return self.wait_for(
+            lambda m: isinstance(m, dict) and m.get("id") == id_ and "method" not in m, timeout, others=others
+        )
 
-    def request(self, method: str, params: dict[str, Any] | None = None, *, others: list | None = None,
-                timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+    def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        others: list | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> dict[str, Any]:
         """Send a request and return the whole response message (result or error)."""
         msg = self.request_msg(method, params)
         self.send(msg)
@@ -208,14 +227,21 @@ class StdioPeer:
         assert "result" in resp, f"{method} failed: {resp}"
         return resp["result"]
 
-    def initialize(self, version: str = "2025-11-25", capabilities: dict[str, Any] | None = None,
-                   client_info: dict[str, Any] | None = None) -> dict[str, Any]:
+    def initialize(
+        self,
+        version: str = "2025-11-25",
+        capabilities: dict[str, Any] | None = None,
+        client_info: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         self.version = version
-        result = self.call("initialize", {
-            "protocolVersion": version,
-            "capabilities": capabilities or {},
-            "clientInfo": client_info or {"name": "mcpio-tests", "version": "1.0.0"},
-        })
+        result = self.call(
+            "initialize",
+            {
+                "protocolVersion": version,
+                "capabilities": capabilities or {},
+                "clientInfo": client_info or {"name": "mcpio-tests", "version": "1.0.0"},
+            },
+        )
         self.notify("notifications/initialized")
         return result
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import os
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +74,7 @@ NOTIFICATIONS = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def _schema(version: str) -> tuple[dict[str, Any], str]:
     doc = json.loads((SCHEMA_DIR / version / "schema.json").read_text())
     key = "$defs" if "$defs" in doc else "definitions"
@@ -83,7 +83,7 @@ def _schema(version: str) -> tuple[dict[str, Any], str]:
     return doc, key
 
 
-@lru_cache(maxsize=None)
+@cache
 def _validator(version: str, name: str) -> jsonschema.protocols.Validator:
     doc, key = _schema(version)
     if name not in doc[key]:
@@ -106,8 +106,7 @@ def validate_def(instance: Any, version: str, name: str) -> None:
         e = errors[0]
         where = "/".join(str(p) for p in e.absolute_path) or "(root)"
         raise AssertionError(
-            f"{version} {name} does not validate at {where}: {e.message}\n"
-            f"message: {json.dumps(instance)[:2000]}"
+            f"{version} {name} does not validate at {where}: {e.message}\nmessage: {json.dumps(instance)[:2000]}"
         )
 
 
@@ -145,7 +144,9 @@ def check(msg: Any, version: str, request_method: str | None = None) -> None:
         name = VERSION_RESULTS.get((version, request_method)) or REQUESTS[request_method][1]
         if isinstance(result, dict) and result.get("resultType") in RESULT_TYPES:
             name = RESULT_TYPES[result["resultType"]]
-        elif isinstance(result, dict) and request_method == "tools/call" and "task" in result and "content" not in result:
+        elif (
+            isinstance(result, dict) and request_method == "tools/call" and "task" in result and "content" not in result
+        ):
             name = "CreateTaskResult"  # 2025-11-25: a task-augmented call
         if name == "EmptyResult" and not has_def(version, name):
             name = "Result"

@@ -18,8 +18,16 @@ from mcpio._protocol._events import (
 
 
 def init_msg(id_=1, version="2025-11-25"):
-    return {"jsonrpc": "2.0", "id": id_, "method": "initialize",
-            "params": {"protocolVersion": version, "capabilities": {"roots": {}}, "clientInfo": {"name": "t", "version": "1"}}}
+    return {
+        "jsonrpc": "2.0",
+        "id": id_,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": {"roots": {}},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
 
 
 def ready_server(version="2025-11-25"):
@@ -33,8 +41,10 @@ def ready_server(version="2025-11-25"):
 
 
 def test_lifecycle_table_both_roles():
-    for role, events in ((st.SERVER, [st.RECV_INITIALIZE, st.SEND_INIT_RESULT, st.RECV_INITIALIZED]),
-                         (st.CLIENT, [st.SEND_INITIALIZE, st.RECV_INIT_RESULT, st.SEND_INITIALIZED])):
+    for role, events in (
+        (st.SERVER, [st.RECV_INITIALIZE, st.SEND_INIT_RESULT, st.RECV_INITIALIZED]),
+        (st.CLIENT, [st.SEND_INITIALIZE, st.RECV_INIT_RESULT, st.SEND_INITIALIZED]),
+    ):
         lc = st.Lifecycle(role)
         states = [lc.process(e) for e in events]
         assert states == [st.INITIALIZING, st.INITIALIZED, st.READY]
@@ -82,20 +92,23 @@ def test_requests_after_result_before_initialized_are_served():
     assert isinstance(ev, RequestReceived)
 
 
-@pytest.mark.parametrize("msg,code,id_", [
-    ([], -32600, None),
-    (42, -32600, None),
-    ("x", -32600, None),
-    (None, -32600, None),
-    ({"id": 1, "method": "ping"}, -32600, 1),
-    ({"jsonrpc": "1.0", "id": 1, "method": "ping"}, -32600, 1),
-    ({"jsonrpc": "2.0", "id": None, "method": "ping"}, -32600, None),
-    ({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}, -32600, None),
-    ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, -32600, None),
-    ({"jsonrpc": "2.0", "id": 3, "method": "ping", "params": [1]}, -32602, 3),
-    ({"jsonrpc": "2.0", "id": 3, "method": 7}, -32600, 3),
-    ({"jsonrpc": "2.0", "id": 3}, -32600, 3),
-])
+@pytest.mark.parametrize(
+    "msg,code,id_",
+    [
+        ([], -32600, None),
+        (42, -32600, None),
+        ("x", -32600, None),
+        (None, -32600, None),
+        ({"id": 1, "method": "ping"}, -32600, 1),
+        ({"jsonrpc": "1.0", "id": 1, "method": "ping"}, -32600, 1),
+        ({"jsonrpc": "2.0", "id": None, "method": "ping"}, -32600, None),
+        ({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}, -32600, None),
+        ({"jsonrpc": "2.0", "id": 1.5, "method": "ping"}, -32600, None),
+        ({"jsonrpc": "2.0", "id": 3, "method": "ping", "params": [1]}, -32602, 3),
+        ({"jsonrpc": "2.0", "id": 3, "method": 7}, -32600, 3),
+        ({"jsonrpc": "2.0", "id": 3}, -32600, 3),
+    ],
+)
 def test_invalid_messages_get_the_right_error(msg, code, id_):
     s = ready_server()
     [r] = s.receive(msg)
@@ -116,7 +129,9 @@ def test_duplicate_id_in_flight_is_refused_and_original_still_answered():
 def test_cancellation_suppresses_the_response():
     s = ready_server()
     s.receive({"jsonrpc": "2.0", "id": "a", "method": "tools/call", "params": {"name": "x"}})
-    [ev] = s.receive({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "a", "reason": "r"}})
+    [ev] = s.receive(
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "a", "reason": "r"}}
+    )
     assert ev == CancelRequested(id="a", reason="r")
     assert s.respond("a", {"content": []}) is None
     assert s.in_flight() == 0
@@ -135,12 +150,14 @@ def test_batches_only_with_2025_03_26_and_answered_as_a_batch():
     [r] = s.receive([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])
     assert isinstance(r, Reply) and r.message["id"] is None and r.message["error"]["code"] == -32600
     b = ready_server("2025-03-26")
-    evs = b.receive([
-        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
-        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}},
-        {"jsonrpc": "2.0", "id": 2, "method": "ping"},
-        {"jsonrpc": "1.0", "id": 3, "method": "ping"},
-    ])
+    evs = b.receive(
+        [
+            {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+            {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}},
+            {"jsonrpc": "2.0", "id": 2, "method": "ping"},
+            {"jsonrpc": "1.0", "id": 3, "method": "ping"},
+        ]
+    )
     kinds = [type(e) for e in evs]
     assert kinds == [RequestReceived, NotificationReceived, RequestReceived]
     assert b.respond(2, {}) is None
@@ -160,9 +177,21 @@ def test_initialize_in_a_batch_is_refused():
 
 def test_client_role_correlates_responses_and_ignores_unknown_ids():
     c = Connection("client")
-    id_, msg = c.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}})
+    id_, msg = c.request(
+        "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}
+    )
     assert msg["method"] == "initialize" and c.lifecycle.state == st.INITIALIZING
-    [ev] = c.receive({"jsonrpc": "2.0", "id": id_, "result": {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "s", "version": "1"}}})
+    [ev] = c.receive(
+        {
+            "jsonrpc": "2.0",
+            "id": id_,
+            "result": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "s", "version": "1"},
+            },
+        }
+    )
     assert isinstance(ev, ResponseReceived) and c.version == "2025-06-18" and c.peer_capabilities == {"tools": {}}
     c.notify("notifications/initialized")
     assert c.lifecycle.state == st.READY
@@ -177,9 +206,12 @@ def test_a_payloadless_message_with_our_request_id_is_dropped_not_answered(role)
     """{"jsonrpc":"2.0","id":N} with N one of our requests in flight is a broken answer to it:
     answering it with an error under N could read as the reply to the peer's own request N."""
     c = ready_server() if role == "server" else Connection("client")
-    id_, _ = c.request("roots/list" if role == "server" else "initialize",
-                       None if role == "server" else {"protocolVersion": "2025-06-18", "capabilities": {},
-                                                      "clientInfo": {"name": "c", "version": "1"}})
+    id_, _ = c.request(
+        "roots/list" if role == "server" else "initialize",
+        None
+        if role == "server"
+        else {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}},
+    )
     assert c.receive({"jsonrpc": "2.0", "id": id_}) == []
     [ev] = c.receive({"jsonrpc": "2.0", "id": id_, "result": {"roots": []}})  # the real answer still counts
     assert isinstance(ev, ResponseReceived) and ev.id == id_

@@ -33,27 +33,32 @@ def test_modern_request_is_admitted_before_any_initialize():
 
 def test_legacy_request_carries_the_negotiated_version():
     s = Connection("server")
-    [ev] = s.receive(req("initialize", protocolVersion="2025-06-18", capabilities={}, clientInfo={"name": "t", "version": "1"}))
+    [ev] = s.receive(
+        req("initialize", protocolVersion="2025-06-18", capabilities={}, clientInfo={"name": "t", "version": "1"})
+    )
     assert ev.version == "2025-06-18"
     s.respond(1, {})
     [ev] = s.receive(req("tools/list", id_=2))
     assert ev.version == "2025-06-18"
 
 
-@pytest.mark.parametrize("method,meta,code", [
-    ("tools/list", {V: "1999-01-01", C: {}}, -32022),
-    ("tools/list", {V: None, C: {}}, -32602),
-    ("tools/list", {C: {}}, -32602),
-    ("tools/list", {V: "2026-07-28"}, -32602),
-    ("tools/list", {V: "2026-07-28", C: "all"}, -32602),
-    ("tools/list", modern(**{L: "verbose"}), -32602),
-    ("initialize", modern(), -32601),
-    ("ping", modern(), -32601),
-    ("logging/setLevel", modern(), -32601),
-    ("resources/subscribe", modern(), -32601),
-    ("tasks/list", modern(), -32601),  # core tasks/* of 2025-11-25: gone in 2026-07-28
-    ("tasks/result", modern(), -32601),
-])
+@pytest.mark.parametrize(
+    "method,meta,code",
+    [
+        ("tools/list", {V: "1999-01-01", C: {}}, -32022),
+        ("tools/list", {V: None, C: {}}, -32602),
+        ("tools/list", {C: {}}, -32602),
+        ("tools/list", {V: "2026-07-28"}, -32602),
+        ("tools/list", {V: "2026-07-28", C: "all"}, -32602),
+        ("tools/list", modern(**{L: "verbose"}), -32602),
+        ("initialize", modern(), -32601),
+        ("ping", modern(), -32601),
+        ("logging/setLevel", modern(), -32601),
+        ("resources/subscribe", modern(), -32601),
+        ("tasks/list", modern(), -32601),  # core tasks/* of 2025-11-25: gone in 2026-07-28
+        ("tasks/result", modern(), -32601),
+    ],
+)
 def test_modern_refusals(method, meta, code):
     [r] = Connection("server").receive(req(method, meta))
     assert isinstance(r, Reply) and r.message["error"]["code"] == code and r.message["id"] == 1
@@ -61,7 +66,9 @@ def test_modern_refusals(method, meta, code):
 
 def test_modern_only_methods_are_not_found_in_the_legacy_era():
     s = Connection("server")
-    s.receive(req("initialize", protocolVersion="2025-11-25", capabilities={}, clientInfo={"name": "t", "version": "1"}))
+    s.receive(
+        req("initialize", protocolVersion="2025-11-25", capabilities={}, clientInfo={"name": "t", "version": "1"})
+    )
     s.respond(1, {})
     for i, method in enumerate(("server/discover", "subscriptions/listen"), start=2):
         [r] = s.receive(req(method, id_=i))

@@ -38,7 +38,7 @@ def test_oversized_in_one_chunk():
 
 def test_final_line_without_newline_is_delivered_on_close():
     b = LineBuffer()
-    assert b.feed(b"{}\n{\"x\":1}") == [b"{}"]
+    assert b.feed(b'{}\n{"x":1}') == [b"{}"]
     assert b.close() == [b'{"x":1}']
 
 
@@ -54,7 +54,15 @@ def test_large_line_in_small_chunks_is_linear():
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.binary(min_size=1, max_size=40).filter(lambda x: b"\n" not in x and not x.isspace() and not x.endswith(b"\r")), max_size=20), st.data())
+@given(
+    st.lists(
+        st.binary(min_size=1, max_size=40).filter(
+            lambda x: b"\n" not in x and not x.isspace() and not x.endswith(b"\r")
+        ),
+        max_size=20,
+    ),
+    st.data(),
+)
 def test_any_chunking_gives_the_same_lines(lines, data):
     stream = b"".join(line + b"\n" for line in lines)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=10)))

@@ -13,7 +13,11 @@ META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontex
 
 
 def call(method="tools/call", name="add", arguments=None, meta=META, id=1):
-    params = {"name": name, "arguments": arguments or {}, "_meta": dict(meta)} if method == "tools/call" else {"_meta": dict(meta)}
+    params = (
+        {"name": name, "arguments": arguments or {}, "_meta": dict(meta)}
+        if method == "tools/call"
+        else {"_meta": dict(meta)}
+    )
     return {"jsonrpc": "2.0", "id": id, "method": method, "params": params}
 
 
@@ -23,7 +27,9 @@ def test_loopback_hosts_on_any_port_are_allowed(host):
     assert h.check_host({"host": host}, h.LOOPBACK_HOSTS) is None
 
 
-@pytest.mark.parametrize("host", ["evil.example.com", "evil.example.com:8000", "127.0.0.2", "localhost.evil.com", "[::2]:80"])
+@pytest.mark.parametrize(
+    "host", ["evil.example.com", "evil.example.com:8000", "127.0.0.2", "localhost.evil.com", "[::2]:80"]
+)
 def test_other_hosts_get_403_naming_the_allowed_ones(host):
     refusal = h.check_host({"host": host}, h.LOOPBACK_HOSTS)
     assert refusal is not None and refusal.status == 403
@@ -56,19 +62,37 @@ def test_missing_origin_is_fine_and_full_origins_can_be_allowed():
     assert h.check_origin({"origin": "http://app.example.com"}, ["https://app.example.com"]) is not None
 
 
-@pytest.mark.parametrize("addr,loop", [("127.0.0.1", True), ("localhost", True), ("::1", True), ("[::1]", True),
-                                       ("0.0.0.0", False), ("192.168.1.2", False), ("::", False)])
+@pytest.mark.parametrize(
+    "addr,loop",
+    [
+        ("127.0.0.1", True),
+        ("localhost", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("0.0.0.0", False),
+        ("192.168.1.2", False),
+        ("::", False),
+    ],
+)
 def test_is_loopback(addr, loop):
     assert h.is_loopback(addr) is loop
 
 
 # ---------------------------------------------------------------------------- negotiation
-@pytest.mark.parametrize("accept,expected", [
-    (None, (True, True)), ("", (True, True)), ("*/*", (True, True)),
-    ("application/json", (True, False)), ("text/event-stream", (False, True)),
-    ("application/json, text/event-stream", (True, True)), ("text/html", (False, False)),
-    ("application/*;q=0.5", (True, False)), ("text/event-stream;q=0, application/json", (True, False)),
-])
+@pytest.mark.parametrize(
+    "accept,expected",
+    [
+        (None, (True, True)),
+        ("", (True, True)),
+        ("*/*", (True, True)),
+        ("application/json", (True, False)),
+        ("text/event-stream", (False, True)),
+        ("application/json, text/event-stream", (True, True)),
+        ("text/html", (False, False)),
+        ("application/*;q=0.5", (True, False)),
+        ("text/event-stream;q=0, application/json", (True, False)),
+    ],
+)
 def test_accepts_is_lenient(accept, expected):
     assert h.accepts(accept) == expected
 
@@ -135,10 +159,16 @@ def test_standard_headers_that_match_pass():
     assert h.check_standard_headers(headers_for(msg, **{"mcp-name": "  add\t"}), msg) is None  # OWS trimmed
 
 
-@pytest.mark.parametrize("change", [
-    {"mcp-method": "tools/list"}, {"mcp-method": "TOOLS/CALL"}, {"mcp-name": "other"},
-    {"mcp-protocol-version": "2025-11-25"}, {"mcp-name": "=?base64?!!!?="},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"mcp-method": "tools/list"},
+        {"mcp-method": "TOOLS/CALL"},
+        {"mcp-name": "other"},
+        {"mcp-protocol-version": "2025-11-25"},
+        {"mcp-name": "=?base64?!!!?="},
+    ],
+)
 def test_standard_header_mismatch_is_400_and_32020(change):
     msg = call(id=9)
     refusal = h.check_standard_headers(headers_for(msg, **change), msg)
@@ -161,11 +191,17 @@ def test_name_may_be_base64_encoded():
     assert h.check_standard_headers(headers_for(msg, **{"mcp-name": encoded}), msg) is None
 
 
-@pytest.mark.parametrize("value,expected", [
-    ("Hello", "Hello"), ("  Hello ", "Hello"), ("=?base64?SGVsbG8=?=", "Hello"),
-    ("SGVsbG8=", "SGVsbG8="), ("=?base64?SGVsbG8=", "=?base64?SGVsbG8="),  # no sentinel: literal
-    ("=?base64?" + base64.b64encode("日本".encode()).decode() + "?=", "日本"),
-])
+@pytest.mark.parametrize(
+    "value,expected",
+    [
+        ("Hello", "Hello"),
+        ("  Hello ", "Hello"),
+        ("=?base64?SGVsbG8=?=", "Hello"),
+        ("SGVsbG8=", "SGVsbG8="),
+        ("=?base64?SGVsbG8=", "=?base64?SGVsbG8="),  # no sentinel: literal
+        ("=?base64?" + base64.b64encode("日本".encode()).decode() + "?=", "日本"),
+    ],
+)
 def test_decode_header_value(value, expected):
     assert h.decode_header_value(value) == expected
 
@@ -181,19 +217,27 @@ def test_encode_then_decode_round_trips(value):
     assert h.decode_header_value(h.encode_header_value(value)) == value
 
 
-SCHEMA = {"type": "object", "properties": {
-    "region": {"type": "string", "x-mcp-header": "Region"},
-    "count": {"type": "integer", "x-mcp-header": "Count"},
-    "flag": {"type": "boolean", "x-mcp-header": "Flag"},
-    "nested": {"type": "object", "properties": {"deep": {"type": "string", "x-mcp-header": "Deep"}}},
-    "dup1": {"type": "string", "x-mcp-header": "Same"}, "dup2": {"type": "string", "x-mcp-header": "same"},
-    "bad": {"type": "string", "x-mcp-header": "has space"},
-}}
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "count": {"type": "integer", "x-mcp-header": "Count"},
+        "flag": {"type": "boolean", "x-mcp-header": "Flag"},
+        "nested": {"type": "object", "properties": {"deep": {"type": "string", "x-mcp-header": "Deep"}}},
+        "dup1": {"type": "string", "x-mcp-header": "Same"},
+        "dup2": {"type": "string", "x-mcp-header": "same"},
+        "bad": {"type": "string", "x-mcp-header": "has space"},
+    },
+}
 
 
 def test_param_headers_are_read_from_the_schema():
-    assert h.param_headers(SCHEMA) == {"region": ("region",), "count": ("count",), "flag": ("flag",),
-                                       "deep": ("nested", "deep")}
+    assert h.param_headers(SCHEMA) == {
+        "region": ("region",),
+        "count": ("count",),
+        "flag": ("flag",),
+        "deep": ("nested", "deep"),
+    }
     assert h.param_headers({"type": "object"}) == {}
 
 
@@ -203,8 +247,11 @@ def test_param_headers_mirror_the_arguments():
     good = {"mcp-param-region": "eu", "mcp-param-count": "3", "mcp-param-flag": "false", "mcp-param-deep": "x"}
     assert h.check_param_headers(good, declared, args) is None
     assert h.check_param_headers({}, declared, {}) is None  # absent values: no headers
-    for bad in ({**good, "mcp-param-region": "us"}, {k: v for k, v in good.items() if k != "mcp-param-count"},
-                {**good, "mcp-param-region": "=?base64?ZXU?="}):
+    for bad in (
+        {**good, "mcp-param-region": "us"},
+        {k: v for k, v in good.items() if k != "mcp-param-count"},
+        {**good, "mcp-param-region": "=?base64?ZXU?="},
+    ):
         refusal = h.check_param_headers(bad, declared, args, id=4)
         assert refusal.status == 400 and refusal.error["code"] == -32020 and refusal.id == 4
     assert h.check_param_headers({"mcp-param-region": "eu"}, declared, {}).error["code"] == -32020  # header, no value
@@ -229,15 +276,24 @@ def test_sse_event_encoding():
 
 
 def test_sse_parser_round_trip_in_any_chunking():
-    wire = (h.sse_event(b"", id="3-1", retry=700) + h.sse_comment() + h.sse_event(b'{"x":1}', id="3-2")
-            + h.sse_event(b"a\nb", event="endpoint") + b"data: crlf\r\n\r\n")
+    wire = (
+        h.sse_event(b"", id="3-1", retry=700)
+        + h.sse_comment()
+        + h.sse_event(b'{"x":1}', id="3-2")
+        + h.sse_event(b"a\nb", event="endpoint")
+        + b"data: crlf\r\n\r\n"
+    )
     for size in (1, 2, 7, len(wire)):
         p = h.SSEParser()
         events = []
         for i in range(0, len(wire), size):
-            events += p.feed(wire[i:i + size])
+            events += p.feed(wire[i : i + size])
         assert [(e.data, e.event, e.id) for e in events] == [  # a priming event has empty data (WHATWG)
-            ("", "message", "3-1"), ('{"x":1}', "message", "3-2"), ("a\nb", "endpoint", "3-2"), ("crlf", "message", "3-2")]
+            ("", "message", "3-1"),
+            ('{"x":1}', "message", "3-2"),
+            ("a\nb", "endpoint", "3-2"),
+            ("crlf", "message", "3-2"),
+        ]
         assert p.retry == 700 and p.last_event_id == "3-2"
 
 
@@ -263,7 +319,9 @@ def test_memory_event_store_is_scoped_bounded_and_skips_priming():
         ids = [await store.store("s1", "1", f"m{i}".encode()) for i in range(4)]
         other = await store.store("s1", "2", b"other-stream")
         assert (await store.replay_after("s1", ids[1]))[1] == [(ids[2], b"m2"), (ids[3], b"m3")]
-        assert (await store.replay_after("s1", ids[0]))[1] == [(i, f"m{n}".encode()) for n, i in enumerate(ids) if n >= 1]
+        assert (await store.replay_after("s1", ids[0]))[1] == [
+            (i, f"m{n}".encode()) for n, i in enumerate(ids) if n >= 1
+        ]
         assert await store.replay_after("s1", prime) is None  # m0 was evicted: no replay with a hole
         assert await store.replay_after("s2", ids[0]) is None  # another session sees nothing
         assert (await store.replay_after("s1", other))[1] == []

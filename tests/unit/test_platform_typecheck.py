@@ -23,16 +23,37 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PLATFORMS = ("linux", "darwin", "win32")
-SEAM = ["src/mcpio/_platform", "src/mcpio/_transports/_stdio.py", "src/mcpio/_transports/_subprocess.py",
-        "src/mcpio/_transports/_threadpipes.py"]
+SEAM = [
+    "src/mcpio/_platform",
+    "src/mcpio/_transports/_stdio.py",
+    "src/mcpio/_transports/_subprocess.py",
+    "src/mcpio/_transports/_threadpipes.py",
+]
 ERROR = re.compile(r"^(?P<where>[^:]+:\d+): error: (?P<what>.*)$", re.M)
 
 
 def mypy(platform: str, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "mypy", "--config-file=", "--platform", platform, "--python-version", "3.11",
-         "--no-incremental", "--ignore-missing-imports", "--no-error-summary", "--no-pretty", *args],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--config-file=",
+            "--platform",
+            platform,
+            "--python-version",
+            "3.11",
+            "--no-incremental",
+            "--ignore-missing-imports",
+            "--no-error-summary",
+            "--no-pretty",
+            *args,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def errors(proc: subprocess.Popen[str]) -> set[str]:
@@ -53,17 +74,20 @@ def test_no_type_error_is_seen_on_one_os_only():
     for p in ("darwin", "win32"):
         only_there, only_linux = found[p] - found["linux"], found["linux"] - found[p]
         assert not only_there and not only_linux, (
-            f"platform-specific type errors: only on {p}: {sorted(only_there)}; only on linux: {sorted(only_linux)}")
+            f"platform-specific type errors: only on {p}: {sorted(only_there)}; only on linux: {sorted(only_linux)}"
+        )
 
 
 @pytest.mark.parametrize("platform", PLATFORMS)
 def test_the_check_sees_a_call_that_does_not_exist_on_that_os(platform, tmp_path):
     """The check is not vacuous: code calling an API of another OS fails it."""
     probe = tmp_path / "probe.py"
-    probe.write_text("import os, select, ctypes\n"
-                     "os.killpg(1, 9)\n"  # not on Windows
-                     "select.kqueue()\n"  # not on Linux or Windows
-                     "ctypes.WinDLL('kernel32')\n")  # Windows only
+    probe.write_text(
+        "import os, select, ctypes\n"
+        "os.killpg(1, 9)\n"  # not on Windows
+        "select.kqueue()\n"  # not on Linux or Windows
+        "ctypes.WinDLL('kernel32')\n"
+    )  # Windows only
     expected = {"linux": {"kqueue", "WinDLL"}, "darwin": {"WinDLL"}, "win32": {"killpg", "kqueue"}}[platform]
     found = errors(mypy(platform, str(probe)))
     assert {name for name in ("killpg", "kqueue", "WinDLL") if any(name in e for e in found)} == expected, found

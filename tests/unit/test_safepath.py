@@ -43,10 +43,20 @@ def test_relative_paths_resolve_inside(tree):
     assert sp.relative(tree["root"] / "sub" / "b.txt") == "sub/b.txt"
 
 
-@pytest.mark.parametrize("bad", [
-    "..", "../outside/secret.txt", "sub/../../outside/secret.txt", "/etc/passwd", "//etc/passwd",
-    "link-out.txt", "link-out-dir/deep.txt", "link-out-dir", "sub/../link-out.txt",
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "..",
+        "../outside/secret.txt",
+        "sub/../../outside/secret.txt",
+        "/etc/passwd",
+        "//etc/passwd",
+        "link-out.txt",
+        "link-out-dir/deep.txt",
+        "link-out-dir",
+        "sub/../link-out.txt",
+    ],
+)
 def test_escapes_are_refused_with_a_clear_error(tree, bad):
     sp = SafePath(tree["root"])
     with pytest.raises(SafePathError, match="outside the allowed folder") as info:
@@ -132,7 +142,9 @@ def test_roots_must_be_folders(tree):
         SafePath(tree["root"] / "nope")
 
 
-segment = st.sampled_from(["..", ".", "a.txt", "sub", "link-out.txt", "link-out-dir", "link-in-dir", "loop", "", "x", "/"])
+segment = st.sampled_from(
+    ["..", ".", "a.txt", "sub", "link-out.txt", "link-out-dir", "link-in-dir", "loop", "", "x", "/"]
+)
 
 
 @settings(max_examples=300, deadline=None)

@@ -19,7 +19,7 @@ import sys
 import textwrap
 import types
 import uuid
-from datetime import date, datetime, time, timezone
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal, NamedTuple, Optional, TypedDict, Union
@@ -122,7 +122,7 @@ class Opaque:
 def sig_of(annotation: Any, default: Any = EMPTY, **kw: Any) -> FunctionSignature:
     """The signature of ``def f(v: annotation [= default])``."""
 
-    def f(v):  # noqa: ANN001
+    def f(v):
         return v
 
     f.__annotations__ = {"v": annotation}
@@ -171,10 +171,17 @@ PROPERTY_CASES = [
     ("set", set[str], {"type": "array", "items": {"type": "string"}, "uniqueItems": True}),
     ("frozenset", frozenset[int], {"type": "array", "items": {"type": "integer"}, "uniqueItems": True}),
     ("tuple[X, ...]", tuple[int, ...], {"type": "array", "items": {"type": "integer"}}),
-    ("tuple[X, Y]", tuple[int, str], {
-        "type": "array", "minItems": 2, "maxItems": 2,
-        "prefixItems": [{"type": "integer"}, {"type": "string"}], "items": False,
-    }),
+    (
+        "tuple[X, Y]",
+        tuple[int, str],
+        {
+            "type": "array",
+            "minItems": 2,
+            "maxItems": 2,
+            "prefixItems": [{"type": "integer"}, {"type": "string"}],
+            "items": False,
+        },
+    ),
     ("dict[str, X]", dict[str, float], {"type": "object", "additionalProperties": {"type": "number"}}),
     ("list of Enum", list[Color], {"type": "array", "items": {"enum": ["red", "green", "blue"], "type": "string"}}),
     ("datetime", datetime, {"type": "string", "format": "date-time"}),
@@ -184,21 +191,39 @@ PROPERTY_CASES = [
     ("Decimal", Decimal, {"type": "string", "format": "decimal"}),
     ("Optional datetime", Optional[datetime], {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}]}),
     ("Any", Any, {}),
-    ("msgspec.Meta", Annotated[int, msgspec.Meta(ge=0, le=10, description="n")],
-     {"type": "integer", "minimum": 0, "maximum": 10, "description": "n"}),
-    ("Meta on str", Annotated[str, msgspec.Meta(min_length=1, max_length=5, pattern="^[a-z]+$")],
-     {"type": "string", "minLength": 1, "maxLength": 5, "pattern": "^[a-z]+$"}),
+    (
+        "msgspec.Meta",
+        Annotated[int, msgspec.Meta(ge=0, le=10, description="n")],
+        {"type": "integer", "minimum": 0, "maximum": 10, "description": "n"},
+    ),
+    (
+        "Meta on str",
+        Annotated[str, msgspec.Meta(min_length=1, max_length=5, pattern="^[a-z]+$")],
+        {"type": "string", "minLength": 1, "maxLength": 5, "pattern": "^[a-z]+$"},
+    ),
     ("Annotated plain string", Annotated[str, "the name"], {"type": "string", "description": "the name"}),
     ("Meta title is stripped", Annotated[int, msgspec.Meta(title="T")], {"type": "integer"}),
-    ("Annotated inside list", list[Annotated[int, msgspec.Meta(ge=0)]], {"type": "array", "items": {"type": "integer", "minimum": 0}}),
-    ("pydantic.Field in Annotated", Annotated[int, pydantic.Field(ge=1, lt=5, description="d")],
-     {"type": "integer", "minimum": 1, "exclusiveMaximum": 5, "description": "d"}),
-    ("pydantic.Field string constraints", Annotated[str, pydantic.Field(min_length=2, max_length=3, pattern="^x")],
-     {"type": "string", "minLength": 2, "maxLength": 3, "pattern": "^x"}),
+    (
+        "Annotated inside list",
+        list[Annotated[int, msgspec.Meta(ge=0)]],
+        {"type": "array", "items": {"type": "integer", "minimum": 0}},
+    ),
+    (
+        "pydantic.Field in Annotated",
+        Annotated[int, pydantic.Field(ge=1, lt=5, description="d")],
+        {"type": "integer", "minimum": 1, "exclusiveMaximum": 5, "description": "d"},
+    ),
+    (
+        "pydantic.Field string constraints",
+        Annotated[str, pydantic.Field(min_length=2, max_length=3, pattern="^x")],
+        {"type": "string", "minLength": 2, "maxLength": 3, "pattern": "^x"},
+    ),
 ]
 
 
-@pytest.mark.parametrize(("annotation", "expected"), [c[1:] for c in PROPERTY_CASES], ids=[c[0] for c in PROPERTY_CASES])
+@pytest.mark.parametrize(
+    ("annotation", "expected"), [c[1:] for c in PROPERTY_CASES], ids=[c[0] for c in PROPERTY_CASES]
+)
 def test_property_schema(annotation, expected):
     sig = sig_of(annotation)
     assert sig.input_schema == {"type": "object", "properties": {"v": expected}, "required": ["v"]}
@@ -207,19 +232,52 @@ def test_property_schema(annotation, expected):
 
 
 MODEL_CASES = [
-    ("dataclass", Point, {"Point": {
-        "description": "A point on the plane.", "type": "object",
-        "properties": {"x": {"type": "integer"}, "y": {"type": "integer", "default": 0}}, "required": ["x"],
-    }}),
-    ("TypedDict", Movie, {"Movie": {
-        "type": "object", "properties": {"title": {"type": "string"}, "year": {"type": "integer"}}, "required": ["title", "year"],
-    }}),
-    ("msgspec.Struct", Box, {"Box": {
-        "type": "object", "properties": {"width": {"type": "number"}, "height": {"type": "number"}}, "required": ["width", "height"],
-    }}),
-    ("NamedTuple", Pair, {"Pair": {
-        "type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "minItems": 2, "maxItems": 2,
-    }}),
+    (
+        "dataclass",
+        Point,
+        {
+            "Point": {
+                "description": "A point on the plane.",
+                "type": "object",
+                "properties": {"x": {"type": "integer"}, "y": {"type": "integer", "default": 0}},
+                "required": ["x"],
+            }
+        },
+    ),
+    (
+        "TypedDict",
+        Movie,
+        {
+            "Movie": {
+                "type": "object",
+                "properties": {"title": {"type": "string"}, "year": {"type": "integer"}},
+                "required": ["title", "year"],
+            }
+        },
+    ),
+    (
+        "msgspec.Struct",
+        Box,
+        {
+            "Box": {
+                "type": "object",
+                "properties": {"width": {"type": "number"}, "height": {"type": "number"}},
+                "required": ["width", "height"],
+            }
+        },
+    ),
+    (
+        "NamedTuple",
+        Pair,
+        {
+            "Pair": {
+                "type": "array",
+                "prefixItems": [{"type": "integer"}, {"type": "string"}],
+                "minItems": 2,
+                "maxItems": 2,
+            }
+        },
+    ),
 ]
 
 
@@ -242,7 +300,9 @@ def test_nested_models_share_defs_and_enums_are_inlined():
     }
     assert set(schema["$defs"]) == {"Line", "Point"}  # the Color enum is inlined, not a def
     assert schema["$defs"]["Line"]["properties"]["color"] == {
-        "enum": ["red", "green", "blue"], "type": "string", "default": "red",
+        "enum": ["red", "green", "blue"],
+        "type": "string",
+        "default": "red",
     }
     check_schema(schema)
 
@@ -265,7 +325,9 @@ def test_pydantic_model_defs_are_hoisted_without_titles():
     assert schema["properties"]["user"] == {"$ref": "#/$defs/User"}
     assert set(schema["$defs"]) == {"User", "Inner", "Node"}
     assert schema["$defs"]["User"] == {
-        "description": "A user.", "type": "object", "required": ["name", "inner"],
+        "description": "A user.",
+        "type": "object",
+        "required": ["name", "inner"],
         "properties": {
             "name": {"type": "string"},
             "inner": {"$ref": "#/$defs/Inner"},
@@ -287,8 +349,16 @@ def test_no_title_keywords_but_properties_named_title_survive():
 
 
 def test_required_iff_no_default_and_defaults_in_schema():
-    def f(a: int, b: Optional[int], c: int = 3, d: Optional[str] = None, e: Color = Color.BLUE,
-          f: tuple[int, int] = (1, 2), g: Point = Point(1, 2), h: Any = None) -> None: ...
+    def f(
+        a: int,
+        b: Optional[int],
+        c: int = 3,
+        d: Optional[str] = None,
+        e: Color = Color.BLUE,
+        f: tuple[int, int] = (1, 2),
+        g: Point = Point(1, 2),
+        h: Any = None,
+    ) -> None: ...
 
     sig = analyze_function(f)
     assert sig.input_schema["required"] == ["a", "b"]
@@ -313,7 +383,7 @@ def test_unencodable_default_is_left_out_of_the_schema():
 def test_no_parameters_and_unannotated_parameters():
     def none() -> None: ...
 
-    def loose(a, b=1): ...  # noqa: ANN001
+    def loose(a, b=1): ...
 
     assert analyze_function(none).input_schema == {"type": "object", "properties": {}}
     sig = analyze_function(loose)
@@ -322,8 +392,11 @@ def test_no_parameters_and_unannotated_parameters():
 
 
 def test_pydantic_field_as_default():
-    def f(k: int = pydantic.Field(3, description="kay", ge=0), items: list[int] = pydantic.Field(default_factory=list),
-          req: str = pydantic.Field(description="required one")) -> None: ...
+    def f(
+        k: int = pydantic.Field(3, description="kay", ge=0),
+        items: list[int] = pydantic.Field(default_factory=list),
+        req: str = pydantic.Field(description="required one"),
+    ) -> None: ...
 
     sig = analyze_function(f)
     props = sig.input_schema["properties"]
@@ -339,7 +412,7 @@ def test_pydantic_field_as_default():
 
 # ---- descriptions ------------------------------------------------------------------------------
 
-GOOGLE = '''Add two numbers.
+GOOGLE = """Add two numbers.
 
     Longer explanation
     over two lines.
@@ -352,9 +425,9 @@ GOOGLE = '''Add two numbers.
 
     Returns:
         The sum.
-    '''
+    """
 
-NUMPY = '''Add two numbers.
+NUMPY = """Add two numbers.
 
     Parameters
     ----------
@@ -368,16 +441,16 @@ NUMPY = '''Add two numbers.
     -------
     int
         The sum.
-    '''
+    """
 
-SPHINX = '''Add two numbers.
+SPHINX = """Add two numbers.
 
     :param a: The first number.
     :param int b: The second
         number, continued.
     :type a: int
     :returns: The sum.
-    '''
+    """
 
 
 @pytest.mark.parametrize("doc", [GOOGLE, NUMPY, SPHINX], ids=["google", "numpy", "sphinx"])
@@ -455,7 +528,9 @@ def test_description_on_a_model_reference():
 
 
 def test_injected_parameters_are_not_in_the_schema():
-    def f(ctx: Ctx, a: int, maybe: Optional[Ctx] = None, sub: SubCtx | None = None, ann: Annotated[Ctx, "x"] = None) -> None: ...
+    def f(
+        ctx: Ctx, a: int, maybe: Optional[Ctx] = None, sub: SubCtx | None = None, ann: Annotated[Ctx, "x"] = None
+    ) -> None: ...
 
     sig = analyze_function(f, injected=(Ctx,))
     assert sig.injected == ["ctx", "maybe", "sub", "ann"]
@@ -480,7 +555,7 @@ def test_without_injected_types_a_context_parameter_is_an_error():
 
 # ---- bind: conversions ----------------------------------------------------------------------------
 
-UTC = timezone.utc
+UTC = UTC
 BIND_CASES = [
     ("int", int, 3, 3),
     ("float from int", float, 3, 3.0),
@@ -499,7 +574,12 @@ BIND_CASES = [
     ("tuple fixed", tuple[int, str], [1, "a"], (1, "a")),
     ("dict", dict[str, float], {"a": 1}, {"a": 1.0}),
     ("dataclass", Point, {"x": 1}, Point(1, 0)),
-    ("nested dataclass", Line, {"start": {"x": 1}, "end": {"x": 2, "y": 3}, "color": "blue"}, Line(Point(1), Point(2, 3), Color.BLUE)),
+    (
+        "nested dataclass",
+        Line,
+        {"start": {"x": 1}, "end": {"x": 2, "y": 3}, "color": "blue"},
+        Line(Point(1), Point(2, 3), Color.BLUE),
+    ),
     ("list of dataclass", list[Point], [{"x": 1}, {"x": 2}], [Point(1), Point(2)]),
     ("dict of dataclass", dict[str, Point], {"a": {"x": 1}}, {"a": Point(1)}),
     ("TypedDict", Movie, {"title": "T", "year": 1999}, {"title": "T", "year": 1999}),
@@ -518,7 +598,9 @@ BIND_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("annotation", "value", "expected"), [c[1:] for c in BIND_CASES], ids=[c[0] for c in BIND_CASES])
+@pytest.mark.parametrize(
+    ("annotation", "value", "expected"), [c[1:] for c in BIND_CASES], ids=[c[0] for c in BIND_CASES]
+)
 def test_bind_converts_to_the_annotated_type(annotation, value, expected):
     sig = sig_of(annotation)
     assert valid(sig.input_schema, {"v": value}), "a valid sample must validate against the schema"
@@ -550,7 +632,14 @@ def test_bind_converts_template_strings():
 
     sig = analyze_function(item)
     raw = {"id": "42", "ratio": "0.5", "flag": "true", "name": "42", "level": "3", "when": "2024-05-06"}
-    assert sig.bind(raw) == {"id": 42, "ratio": 0.5, "flag": True, "name": "42", "level": Level.HIGH, "when": date(2024, 5, 6)}
+    assert sig.bind(raw) == {
+        "id": 42,
+        "ratio": 0.5,
+        "flag": True,
+        "name": "42",
+        "level": Level.HIGH,
+        "when": date(2024, 5, 6),
+    }
     with pytest.raises(ArgumentError, match="'id': expected integer, got string 'abc'"):
         sig.bind({**raw, "id": "abc"})
 
@@ -588,14 +677,20 @@ REJECT_CASES = [
     ("TypedDict field", Movie, {"title": "t"}, "'v.year' is required"),
     ("bad date", date, "yesterday", "'v': invalid RFC3339 encoded date, got 'yesterday'"),
     ("bad uuid", uuid.UUID, "nope", "'v': invalid UUID, got 'nope'"),
-    ("pydantic nested constraint", User, {"name": "a", "inner": {"v": -1}},
-     "'v.inner.v': input should be greater than or equal to 0, got -1"),
+    (
+        "pydantic nested constraint",
+        User,
+        {"name": "a", "inner": {"v": -1}},
+        "'v.inner.v': input should be greater than or equal to 0, got -1",
+    ),
     ("pydantic missing field", User, {"name": "a"}, "'v.inner' is required"),
     ("pydantic Field in Annotated", Annotated[int, pydantic.Field(le=5)], 6, "'v': expected integer <= 5, got 6"),
 ]
 
 
-@pytest.mark.parametrize(("annotation", "value", "message"), [c[1:] for c in REJECT_CASES], ids=[c[0] for c in REJECT_CASES])
+@pytest.mark.parametrize(
+    ("annotation", "value", "message"), [c[1:] for c in REJECT_CASES], ids=[c[0] for c in REJECT_CASES]
+)
 def test_bind_rejects_what_the_schema_rejects(annotation, value, message):
     sig = sig_of(annotation)
     arguments = {} if value is EMPTY else {"v": value}
@@ -606,7 +701,9 @@ def test_bind_rejects_what_the_schema_rejects(annotation, value, message):
 
 
 def test_bad_datetime_is_rejected():  # jsonschema checks date-time only with rfc3339-validator installed
-    with pytest.raises(ArgumentError, match="^Invalid arguments for f: 'v': invalid RFC3339 encoded datetime, got 'yesterday'$"):
+    with pytest.raises(
+        ArgumentError, match="^Invalid arguments for f: 'v': invalid RFC3339 encoded datetime, got 'yesterday'$"
+    ):
         sig_of(datetime).bind({"v": "yesterday"})
 
 
@@ -632,26 +729,46 @@ def test_arguments_must_be_an_object(arguments):
 # ---- property: what the schema accepts, bind accepts --------------------------------------------
 
 
-def _mixed(a: int, b: float = 0, c: str = "", d: bool = False, e: list[int] = [], f: Optional[str] = None,  # noqa: B006
-           g: Literal["x", "y"] = "x", h: Color = Color.RED, i: dict[str, int] = {}, j: Point | None = None,  # noqa: B006
-           k: tuple[int, str] = (0, ""), m: Annotated[int, msgspec.Meta(ge=0, le=10)] = 0,
-           n: Annotated[str, msgspec.Meta(max_length=3)] = "", o: set[int] = frozenset()) -> None: ...
+def _mixed(
+    a: int,
+    b: float = 0,
+    c: str = "",
+    d: bool = False,
+    e: list[int] = [],
+    f: Optional[str] = None,
+    g: Literal["x", "y"] = "x",
+    h: Color = Color.RED,
+    i: dict[str, int] = {},
+    j: Point | None = None,
+    k: tuple[int, str] = (0, ""),
+    m: Annotated[int, msgspec.Meta(ge=0, le=10)] = 0,
+    n: Annotated[str, msgspec.Meta(max_length=3)] = "",
+    o: set[int] = frozenset(),
+) -> None: ...
 
 
 _MIXED = analyze_function(_mixed)
 _json = st.recursive(
     # Floats stay within ±2**53: beyond it an integral float (9007199254740994.0) is an "integer"
     # to JSON Schema but not a safe integer, and bind refuses it for an int parameter.
-    st.none() | st.booleans() | st.integers() | st.floats(-2**53, 2**53, allow_nan=False) | st.text(max_size=5),
+    st.none() | st.booleans() | st.integers() | st.floats(-(2**53), 2**53, allow_nan=False) | st.text(max_size=5),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3),
     max_leaves=8,
 )
 _typed = {
-    "a": st.integers(), "b": st.floats(allow_nan=False, allow_infinity=False) | st.integers(), "c": st.text(),
-    "d": st.booleans(), "e": st.lists(st.integers()), "f": st.none() | st.text(), "g": st.sampled_from(["x", "y"]),
-    "h": st.sampled_from(["red", "green", "blue"]), "i": st.dictionaries(st.text(), st.integers()),
+    "a": st.integers(),
+    "b": st.floats(allow_nan=False, allow_infinity=False) | st.integers(),
+    "c": st.text(),
+    "d": st.booleans(),
+    "e": st.lists(st.integers()),
+    "f": st.none() | st.text(),
+    "g": st.sampled_from(["x", "y"]),
+    "h": st.sampled_from(["red", "green", "blue"]),
+    "i": st.dictionaries(st.text(), st.integers()),
     "j": st.fixed_dictionaries({"x": st.integers()}, optional={"y": st.integers()}),
-    "k": st.tuples(st.integers(), st.text()).map(list), "m": st.integers(-2, 12), "n": st.text(max_size=5),
+    "k": st.tuples(st.integers(), st.text()).map(list),
+    "m": st.integers(-2, 12),
+    "n": st.text(max_size=5),
     "o": st.lists(st.integers(), unique=True),
 }
 
@@ -684,40 +801,125 @@ OUTPUT_CASES = [
     ("int", int, 3, _wrapped({"type": "integer"}), {"result": 3}),
     ("bool", bool, False, _wrapped({"type": "boolean"}), {"result": False}),
     ("list", list[int], [1, 2], _wrapped({"type": "array", "items": {"type": "integer"}}), {"result": [1, 2]}),
-    ("Optional int", Optional[int], None, _wrapped({"anyOf": [{"type": "integer"}, {"type": "null"}]}), {"result": None}),
+    (
+        "Optional int",
+        Optional[int],
+        None,
+        _wrapped({"anyOf": [{"type": "integer"}, {"type": "null"}]}),
+        {"result": None},
+    ),
     ("Enum", Color, Color.RED, _wrapped({"enum": ["red", "green", "blue"], "type": "string"}), {"result": "red"}),
-    ("datetime", datetime, datetime(2024, 1, 2, tzinfo=UTC), _wrapped({"type": "string", "format": "date-time"}),
-     {"result": "2024-01-02T00:00:00Z"}),
-    ("tuple", tuple[int, str], (1, "a"), _wrapped({
-        "type": "array", "minItems": 2, "maxItems": 2, "prefixItems": [{"type": "integer"}, {"type": "string"}], "items": False,
-    }), {"result": [1, "a"]}),
-    ("dict[str, int] is an object", dict[str, int], {"a": 1}, {"type": "object", "additionalProperties": {"type": "integer"}}, {"a": 1}),
-    ("dataclass is an object", Point, Point(1, 2), {
-        "description": "A point on the plane.", "type": "object",
-        "properties": {"x": {"type": "integer"}, "y": {"type": "integer", "default": 0}}, "required": ["x"],
-    }, {"x": 1, "y": 2}),
-    ("TypedDict", Movie, {"title": "t", "year": 1}, {
-        "type": "object", "properties": {"title": {"type": "string"}, "year": {"type": "integer"}}, "required": ["title", "year"],
-    }, {"title": "t", "year": 1}),
-    ("Struct", Box, Box(1.0, 2.0), {
-        "type": "object", "properties": {"width": {"type": "number"}, "height": {"type": "number"}}, "required": ["width", "height"],
-    }, {"width": 1.0, "height": 2.0}),
-    ("NamedTuple is an array", Pair, Pair(1, "r"), _wrapped({"$ref": "#/$defs/Pair"}) | {"$defs": {"Pair": {
-        "type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "minItems": 2, "maxItems": 2,
-    }}}, {"result": [1, "r"]}),
+    (
+        "datetime",
+        datetime,
+        datetime(2024, 1, 2, tzinfo=UTC),
+        _wrapped({"type": "string", "format": "date-time"}),
+        {"result": "2024-01-02T00:00:00Z"},
+    ),
+    (
+        "tuple",
+        tuple[int, str],
+        (1, "a"),
+        _wrapped(
+            {
+                "type": "array",
+                "minItems": 2,
+                "maxItems": 2,
+                "prefixItems": [{"type": "integer"}, {"type": "string"}],
+                "items": False,
+            }
+        ),
+        {"result": [1, "a"]},
+    ),
+    (
+        "dict[str, int] is an object",
+        dict[str, int],
+        {"a": 1},
+        {"type": "object", "additionalProperties": {"type": "integer"}},
+        {"a": 1},
+    ),
+    (
+        "dataclass is an object",
+        Point,
+        Point(1, 2),
+        {
+            "description": "A point on the plane.",
+            "type": "object",
+            "properties": {"x": {"type": "integer"}, "y": {"type": "integer", "default": 0}},
+            "required": ["x"],
+        },
+        {"x": 1, "y": 2},
+    ),
+    (
+        "TypedDict",
+        Movie,
+        {"title": "t", "year": 1},
+        {
+            "type": "object",
+            "properties": {"title": {"type": "string"}, "year": {"type": "integer"}},
+            "required": ["title", "year"],
+        },
+        {"title": "t", "year": 1},
+    ),
+    (
+        "Struct",
+        Box,
+        Box(1.0, 2.0),
+        {
+            "type": "object",
+            "properties": {"width": {"type": "number"}, "height": {"type": "number"}},
+            "required": ["width", "height"],
+        },
+        {"width": 1.0, "height": 2.0},
+    ),
+    (
+        "NamedTuple is an array",
+        Pair,
+        Pair(1, "r"),
+        _wrapped({"$ref": "#/$defs/Pair"})
+        | {
+            "$defs": {
+                "Pair": {
+                    "type": "array",
+                    "prefixItems": [{"type": "integer"}, {"type": "string"}],
+                    "minItems": 2,
+                    "maxItems": 2,
+                }
+            }
+        },
+        {"result": [1, "r"]},
+    ),
     ("Optional dataclass is wrapped", Optional[Point], None, None, {"result": None}),
     ("list of dataclass", list[Point], [Point(1)], None, {"result": [{"x": 1, "y": 0}]}),
-    ("dataclass with nested refs", Line, Line(Point(1), Point(2)), None,
-     {"start": {"x": 1, "y": 0}, "end": {"x": 2, "y": 0}, "color": "red"}),
+    (
+        "dataclass with nested refs",
+        Line,
+        Line(Point(1), Point(2)),
+        None,
+        {"start": {"x": 1, "y": 0}, "end": {"x": 2, "y": 0}, "color": "red"},
+    ),
     ("recursive dataclass", Tree, Tree(1, [Tree(2)]), None, {"value": 1, "children": [{"value": 2, "children": []}]}),
-    ("pydantic model", User, User(name="a", inner=Inner(v=1)), None, {"name": "a", "inner": {"v": 1}, "color": "green"}),
+    (
+        "pydantic model",
+        User,
+        User(name="a", inner=Inner(v=1)),
+        None,
+        {"name": "a", "inner": {"v": 1}, "color": "green"},
+    ),
     ("pydantic in a list", list[Inner], [Inner(v=2)], None, {"result": [{"v": 2}]}),
-    ("Annotated return", Annotated[int, msgspec.Meta(description="count")], 2, _wrapped({"type": "integer", "description": "count"}),
-     {"result": 2}),
+    (
+        "Annotated return",
+        Annotated[int, msgspec.Meta(description="count")],
+        2,
+        _wrapped({"type": "integer", "description": "count"}),
+        {"result": 2},
+    ),
 ]
 
 
-@pytest.mark.parametrize(("annotation", "value", "schema", "structured"), [c[1:] for c in OUTPUT_CASES], ids=[c[0] for c in OUTPUT_CASES])
+@pytest.mark.parametrize(
+    ("annotation", "value", "schema", "structured"), [c[1:] for c in OUTPUT_CASES], ids=[c[0] for c in OUTPUT_CASES]
+)
 def test_output_schema_and_structured_content(annotation, value, schema, structured):
     sig = returning(annotation)
     assert sig.output_schema is not None
@@ -743,10 +945,19 @@ def test_unwrapped_object_schema_carries_only_the_defs_it_needs():
 
 NO_OUTPUT_CASES = [
     ("str: text is its own content", str),
-    ("None", None), ("NoneType", type(None)), ("Any", Any), ("Text", Text), ("Image", Image), ("ToolResult", ToolResult),
-    ("list of content", list[Text]), ("content or str", Union[Text, str]), ("Optional content", Optional[Image]),
-    ("list of content union", list[Union[Text, Image]]), ("Annotated content", Annotated[Text, "x"]),
-    ("unrepresentable", Opaque), ("Path", Path),
+    ("None", None),
+    ("NoneType", type(None)),
+    ("Any", Any),
+    ("Text", Text),
+    ("Image", Image),
+    ("ToolResult", ToolResult),
+    ("list of content", list[Text]),
+    ("content or str", Union[Text, str]),
+    ("Optional content", Optional[Image]),
+    ("list of content union", list[Union[Text, Image]]),
+    ("Annotated content", Annotated[Text, "x"]),
+    ("unrepresentable", Opaque),
+    ("Path", Path),
 ]
 
 
@@ -974,7 +1185,7 @@ def test_importing_the_module_does_not_import_pydantic():
 
 
 def test_plain_functions_work_without_pydantic_loaded():
-    code = textwrap.dedent('''
+    code = textwrap.dedent("""
         import dataclasses, sys
         from mcpio._schema import analyze_function
         @dataclasses.dataclass
@@ -986,5 +1197,5 @@ def test_plain_functions_work_without_pydantic_loaded():
         assert sig.bind({"p": {"x": "2"}}) == {"p": P(2)}
         assert sig.to_structured(P(1)) == {"x": 1}
         assert "pydantic" not in sys.modules
-    ''')
+    """)
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)

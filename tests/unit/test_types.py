@@ -88,8 +88,13 @@ def test_shapes_are_frozen_keyword_only_and_tagged():
 def test_absent_stays_absent_and_null_stays_null():
     from tests.support.wire_types import _v2025_11_25 as t
 
-    task = {"taskId": "t1", "status": "working", "createdAt": "2025-11-25T00:00:00Z",
-            "lastUpdatedAt": "2025-11-25T00:00:00Z", "ttl": None}
+    task = {
+        "taskId": "t1",
+        "status": "working",
+        "createdAt": "2025-11-25T00:00:00Z",
+        "lastUpdatedAt": "2025-11-25T00:00:00Z",
+        "ttl": None,
+    }
     obj = _types.decode("Task", task, version=V25)
     assert obj.ttl is None and obj.pollInterval is msgspec.UNSET
     assert _types.to_builtins(obj) == task
@@ -108,25 +113,44 @@ def test_meta_is_renamed_and_kept_as_a_dict():
 
 LEGACY = {  # 2025-11-25 has no examples folder: a few canonical messages
     "InitializeRequest": {
-        "jsonrpc": "2.0", "id": 0, "method": "initialize",
-        "params": {"protocolVersion": V25, "capabilities": {"roots": {"listChanged": True}},
-                   "clientInfo": {"name": "c", "version": "1"}},
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": V25,
+            "capabilities": {"roots": {"listChanged": True}},
+            "clientInfo": {"name": "c", "version": "1"},
+        },
     },
     "InitializeResult": {
-        "protocolVersion": V25, "capabilities": {"tools": {"listChanged": False}, "logging": {}},
+        "protocolVersion": V25,
+        "capabilities": {"tools": {"listChanged": False}, "logging": {}},
         "serverInfo": {"name": "s", "version": "1", "icons": [{"src": "https://x/i.png"}]},
     },
     "CallToolResult": {
         "content": [{"type": "text", "text": "hi"}, {"type": "resource", "resource": {"uri": "a:b", "text": "t"}}],
-        "structuredContent": {"n": 1}, "isError": False,
+        "structuredContent": {"n": 1},
+        "isError": False,
     },
     "ListToolsResult": {
-        "tools": [{"name": "add", "inputSchema": {"type": "object", "properties": {"a": {"type": "integer"}},
-                                                  "additionalProperties": False, "$defs": {}}}],
+        "tools": [
+            {
+                "name": "add",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"a": {"type": "integer"}},
+                    "additionalProperties": False,
+                    "$defs": {},
+                },
+            }
+        ]
     },
     "JSONRPCErrorResponse": {"jsonrpc": "2.0", "id": 3, "error": {"code": -32601, "message": "nope", "data": None}},
-    "ProgressNotification": {"jsonrpc": "2.0", "method": "notifications/progress",
-                             "params": {"progressToken": "p", "progress": 0.5, "total": 1}},
+    "ProgressNotification": {
+        "jsonrpc": "2.0",
+        "method": "notifications/progress",
+        "params": {"progressToken": "p", "progress": 0.5, "total": 1},
+    },
 }
 
 
@@ -141,28 +165,37 @@ def test_legacy_messages_round_trip(name):
 def test_built_objects_validate_against_the_schema():
     from tests.support.wire_types import _v2026_07_28 as t
 
-    result = t.CallToolResult(content=[t.TextContent(text="4"), t.ImageContent(data="AA==", mimeType="image/png")],
-                              resultType="complete", structuredContent={"sum": 4})
+    result = t.CallToolResult(
+        content=[t.TextContent(text="4"), t.ImageContent(data="AA==", mimeType="image/png")],
+        resultType="complete",
+        structuredContent={"sum": 4},
+    )
     validate_def(_types.to_builtins(result), V26, "CallToolResult")
     meta = {"io.modelcontextprotocol/protocolVersion": V26, "io.modelcontextprotocol/clientCapabilities": {}}
     request = t.CallToolRequest(id=7, jsonrpc="2.0", params=t.CallToolRequestParams(meta=meta, name="add"))
     validate_def(json.loads(_types.encode(request)), V26, "CallToolRequest")
 
 
-@pytest.mark.parametrize(("name", "doc", "where"), [
-    ("TextContent", {"type": "image", "text": "x"}, "type"),  # wrong tag
-    ("ContentBlock", {"type": "video", "data": "x"}, "type"),  # unknown tag in a union
-    ("ContentBlock", {"text": "x"}, "type"),  # a union needs its tag
-    ("TextContent", {"type": "text"}, "text"),  # missing required field
-    ("CallToolRequest", {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}, "params"),
-    ("CallToolRequest", {"jsonrpc": "1.0", "id": 1, "method": "tools/call",
-                         "params": {"_meta": {}, "name": "x"}}, "jsonrpc"),  # wrong const
-    ("CancelledNotificationParams", {"requestId": True}, "requestId"),  # strict: bool is not an id
-    ("CancelledNotificationParams", {"requestId": 1.5}, "requestId"),
-    ("Tool", {"name": "t", "title": None, "inputSchema": {"type": "object"}}, "title"),  # null not allowed
-    ("Annotations", {"priority": 1.5}, "priority"),  # maximum: 1
-    ("LoggingLevel", "loud", None),  # enum
-])
+@pytest.mark.parametrize(
+    ("name", "doc", "where"),
+    [
+        ("TextContent", {"type": "image", "text": "x"}, "type"),  # wrong tag
+        ("ContentBlock", {"type": "video", "data": "x"}, "type"),  # unknown tag in a union
+        ("ContentBlock", {"text": "x"}, "type"),  # a union needs its tag
+        ("TextContent", {"type": "text"}, "text"),  # missing required field
+        ("CallToolRequest", {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}, "params"),
+        (
+            "CallToolRequest",
+            {"jsonrpc": "1.0", "id": 1, "method": "tools/call", "params": {"_meta": {}, "name": "x"}},
+            "jsonrpc",
+        ),  # wrong const
+        ("CancelledNotificationParams", {"requestId": True}, "requestId"),  # strict: bool is not an id
+        ("CancelledNotificationParams", {"requestId": 1.5}, "requestId"),
+        ("Tool", {"name": "t", "title": None, "inputSchema": {"type": "object"}}, "title"),  # null not allowed
+        ("Annotations", {"priority": 1.5}, "priority"),  # maximum: 1
+        ("LoggingLevel", "loud", None),  # enum
+    ],
+)
 def test_rejects_what_the_schema_rejects(name, doc, where):
     with pytest.raises(msgspec.ValidationError) as info:
         _types.decode(name, doc)
@@ -195,6 +228,10 @@ def test_generated_modules_match_the_generator(tmp_path):
 
 def test_the_package_does_not_ship_the_wire_types():
     """They are a test aid now: the client's typed results are views of the wire dicts."""
-    out = subprocess.run([sys.executable, "-c", "import importlib.util as u; print(u.find_spec('mcpio._types'))"],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", "import importlib.util as u; print(u.find_spec('mcpio._types'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out.strip() == "None"

@@ -24,8 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 
 MAX_REQUEST_HEAD = 16 * 1024
 
-_PAGE = (b"<!doctype html><meta charset=utf-8><title>mcpio</title>"
-         b"<p>%s</p><p>You can close this window.</p>")
+_PAGE = b"<!doctype html><meta charset=utf-8><title>mcpio</title><p>%s</p><p>You can close this window.</p>"
 
 
 class UserAgentSession(Protocol):
@@ -75,9 +74,16 @@ class LoopbackBrowser:
     bounds the wait for the user (seconds).
     """
 
-    def __init__(self, *, port: int = 0, host: str = "127.0.0.1", path: str = "/callback",
-                 timeout: float = 300.0, open_browser: Callable[[str], bool] | None = None,
-                 announce: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        path: str = "/callback",
+        timeout: float = 300.0,
+        open_browser: Callable[[str], bool] | None = None,
+        announce: Callable[[str], None] | None = None,
+    ) -> None:
         self.port = port
         self.host = host
         self.path = path
@@ -97,11 +103,12 @@ class LoopbackBrowser:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(server.wait_closed(), 2)
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
-                      waiters: dict[str, asyncio.Future[str]]) -> None:
+    async def _handle(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, waiters: dict[str, asyncio.Future[str]]
+    ) -> None:
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 10)
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError, OSError):
+        except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, OSError):
             writer.close()
             return
         status, text = b"404 Not Found", b"Not the authorization callback."
@@ -119,8 +126,14 @@ class LoopbackBrowser:
         except ValueError:
             status, text = b"400 Bad Request", b"Malformed request."
         body = _PAGE % text
-        writer.write(b"HTTP/1.1 " + status + b"\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: "
-                     + str(len(body)).encode() + b"\r\nconnection: close\r\ncache-control: no-store\r\n\r\n" + body)
+        writer.write(
+            b"HTTP/1.1 "
+            + status
+            + b"\r\ncontent-type: text/html; charset=utf-8\r\ncontent-length: "
+            + str(len(body)).encode()
+            + b"\r\nconnection: close\r\ncache-control: no-store\r\n\r\n"
+            + body
+        )
         with contextlib.suppress(OSError):
             await writer.drain()
         writer.close()
@@ -146,11 +159,13 @@ class _LoopbackSession:
                 self.owner.announce(f"Open this URL in a browser to log in:\n  {url}")
             try:
                 return await asyncio.wait_for(fut, self.owner.timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 from ._discovery import AuthorizationError
 
-                raise AuthorizationError(f"no login completed within {self.owner.timeout:.0f} s (the browser never "
-                                         f"came back to {self.redirect_uri}); run the login again") from None
+                raise AuthorizationError(
+                    f"no login completed within {self.owner.timeout:.0f} s (the browser never "
+                    f"came back to {self.redirect_uri}); run the login again"
+                ) from None
         finally:
             self._waiters.pop(state, None)
 
@@ -162,10 +177,12 @@ async def fetch_redirect(url: str) -> str:
 
     async with httpx.AsyncClient(follow_redirects=False, timeout=30) as http:
         resp = await http.get(url)
-    location = resp.headers.get("location")
+    location: str | None = resp.headers.get("location")
     if resp.status_code not in (301, 302, 303, 307, 308) or not location:
         from ._discovery import AuthorizationError
 
-        raise AuthorizationError(f"the authorization endpoint answered HTTP {resp.status_code} without a redirect; "
-                                 "it needs a user (use the browser user agent)")
+        raise AuthorizationError(
+            f"the authorization endpoint answered HTTP {resp.status_code} without a redirect; "
+            "it needs a user (use the browser user agent)"
+        )
     return location

@@ -15,8 +15,15 @@ ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 ASSERTION_LIFETIME = 300  # seconds
 
 
-def sign_client_assertion(client_id: str, audience: str, private_key_pem: str, algorithm: str = "ES256",
-                          *, key_id: str | None = None, now: float | None = None) -> str:
+def sign_client_assertion(
+    client_id: str,
+    audience: str,
+    private_key_pem: str,
+    algorithm: str = "ES256",
+    *,
+    key_id: str | None = None,
+    now: float | None = None,
+) -> str:
     """A signed JWT asserting ``client_id`` to the authorization server ``audience`` (its issuer).
 
     Claims: ``iss`` = ``sub`` = the client id, ``aud`` = the issuer, ``iat``, ``exp`` (5 min),
@@ -24,8 +31,14 @@ def sign_client_assertion(client_id: str, audience: str, private_key_pem: str, a
     :class:`ValueError` for a key that cannot sign with ``algorithm`` (the key is never quoted).
     """
     issued = int(now if now is not None else time.time())
-    claims = {"iss": client_id, "sub": client_id, "aud": audience, "iat": issued,
-              "exp": issued + ASSERTION_LIFETIME, "jti": secrets.token_urlsafe(16)}
+    claims = {
+        "iss": client_id,
+        "sub": client_id,
+        "aud": audience,
+        "iat": issued,
+        "exp": issued + ASSERTION_LIFETIME,
+        "jti": secrets.token_urlsafe(16),
+    }
     headers = {"kid": key_id} if key_id else None
     try:
         return sign_jwt(claims, private_key_pem, algorithm, headers)
@@ -44,5 +57,6 @@ def sign_jwt(claims: dict[str, Any], key: Any, algorithm: str, headers: dict[str
     try:
         return jwt.encode(claims, key, algorithm=algorithm, headers=headers)
     except (ValueError, TypeError, jwt.PyJWTError) as exc:
-        raise ValueError(f"the private key does not fit ({type(exc).__name__}); give a PEM (PKCS#8) key "
-                         "of the algorithm's type") from None
+        raise ValueError(
+            f"the private key does not fit ({type(exc).__name__}); give a PEM (PKCS#8) key of the algorithm's type"
+        ) from None

@@ -118,9 +118,11 @@ def as_metadata_urls(issuer: str) -> list[str]:
     root = urlunsplit((p.scheme, p.netloc, "", "", ""))
     path = p.path.rstrip("/")
     if path:
-        return [f"{root}/.well-known/oauth-authorization-server{path}",
-                f"{root}/.well-known/openid-configuration{path}",
-                f"{root}{path}/.well-known/openid-configuration"]
+        return [
+            f"{root}/.well-known/oauth-authorization-server{path}",
+            f"{root}/.well-known/openid-configuration{path}",
+            f"{root}{path}/.well-known/openid-configuration",
+        ]
     return [f"{root}/.well-known/oauth-authorization-server", f"{root}/.well-known/openid-configuration"]
 
 
@@ -133,8 +135,10 @@ def require_secure(url: str, what: str) -> None:
     p = urlsplit(url)
     if p.scheme == "https" or (p.scheme == "http" and (p.hostname or "") in LOOPBACK_HOSTS):
         return
-    raise AuthorizationError(f"{what} {url} is not https (OAuth 2.1 requires TLS, plain http only on "
-                             "127.0.0.1/localhost); refusing to send credentials to it")
+    raise AuthorizationError(
+        f"{what} {url} is not https (OAuth 2.1 requires TLS, plain http only on "
+        "127.0.0.1/localhost); refusing to send credentials to it"
+    )
 
 
 def resource_covers(resource: str, server_url: str) -> bool:
@@ -176,8 +180,9 @@ async def fetch_json(http: httpx.AsyncClient, url: str, what: str, steps: list[s
     return doc
 
 
-async def discover_resource(http: httpx.AsyncClient, server_url: str, header_url: str | None,
-                            steps: list[str]) -> tuple[dict[str, Any], str] | None:
+async def discover_resource(
+    http: httpx.AsyncClient, server_url: str, header_url: str | None, steps: list[str]
+) -> tuple[dict[str, Any], str] | None:
     """The Protected Resource Metadata for ``server_url`` and the URL it came from, or None."""
     if header_url:
         steps.append(f"WWW-Authenticate names the resource metadata: {header_url}")
@@ -197,14 +202,18 @@ async def discover_resource(http: httpx.AsyncClient, server_url: str, header_url
             mismatch = f"{url} is for the resource {resource!r}, not for {server_url}"
             steps.append(f"protected resource metadata: refused: {mismatch} (RFC 9728 §3.3)")
             continue
-        steps.append(f"protected resource metadata: accepted {url} (resource {resource}, "
-                     f"authorization servers {', '.join(servers)})")
+        steps.append(
+            f"protected resource metadata: accepted {url} (resource {resource}, "
+            f"authorization servers {', '.join(servers)})"
+        )
         return doc, url
     if mismatch is not None:
         raise AuthorizationError(
             f"the MCP server {server_url} published protected resource metadata for another resource "
             f"({mismatch}); refusing to authorize (a misconfigured or malicious server). "
-            "Check the server URL, or ask the server's operator to fix its metadata", steps=steps)
+            "Check the server URL, or ask the server's operator to fix its metadata",
+            steps=steps,
+        )
     return None
 
 
@@ -215,8 +224,10 @@ async def discover_issuer(http: httpx.AsyncClient, issuer: str, steps: list[str]
         if doc is None:
             continue
         if doc.get("issuer") != issuer:
-            steps.append(f"authorization server metadata: refused {url}: its issuer {doc.get('issuer')!r} "
-                         f"is not {issuer!r} (RFC 8414 §3.3)")
+            steps.append(
+                f"authorization server metadata: refused {url}: its issuer {doc.get('issuer')!r} "
+                f"is not {issuer!r} (RFC 8414 §3.3)"
+            )
             continue
         missing = [k for k in ("authorization_endpoint", "token_endpoint") if not isinstance(doc.get(k), str)]
         if "token_endpoint" in missing:
@@ -227,8 +238,9 @@ async def discover_issuer(http: httpx.AsyncClient, issuer: str, steps: list[str]
     return None
 
 
-async def discover(http: httpx.AsyncClient, server_url: str, challenge: dict[str, str],
-                   steps: list[str] | None = None) -> Discovery:
+async def discover(
+    http: httpx.AsyncClient, server_url: str, challenge: dict[str, str], steps: list[str] | None = None
+) -> Discovery:
     """Run discovery for ``server_url`` given the 401's Bearer challenge parameters.
 
     Raises :class:`AuthorizationError` when no usable metadata is found.
@@ -239,8 +251,10 @@ async def discover(http: httpx.AsyncClient, server_url: str, challenge: dict[str
         # 2025-03-26 servers publish no PRM: the MCP server's origin is the authorization server.
         p = urlsplit(server_url)
         issuer = urlunsplit((p.scheme, p.netloc, "", "", ""))
-        steps.append(f"no protected resource metadata: trying the MCP server's origin {issuer} as the "
-                     "authorization server (2025-03-26 servers)")
+        steps.append(
+            f"no protected resource metadata: trying the MCP server's origin {issuer} as the "
+            "authorization server (2025-03-26 servers)"
+        )
         prm: dict[str, Any] = {}
         resource = canonical_resource(server_url)
     else:
@@ -251,16 +265,25 @@ async def discover(http: httpx.AsyncClient, server_url: str, challenge: dict[str
     if metadata is None and found is None:
         # 2025-03-26 "Fallbacks for Servers without Metadata Discovery": the default endpoints
         # at the MCP server's origin (PKCE was already mandatory: S256 is assumed).
-        steps.append(f"no authorization server metadata either: using the 2025-03-26 default endpoints "
-                     f"{issuer}/authorize, /token and /register")
-        metadata = {"issuer": issuer, "authorization_endpoint": issuer + "/authorize",
-                    "token_endpoint": issuer + "/token", "registration_endpoint": issuer + "/register",
-                    "code_challenge_methods_supported": ["S256"], "mcpio_default_endpoints": True}
+        steps.append(
+            f"no authorization server metadata either: using the 2025-03-26 default endpoints "
+            f"{issuer}/authorize, /token and /register"
+        )
+        metadata = {
+            "issuer": issuer,
+            "authorization_endpoint": issuer + "/authorize",
+            "token_endpoint": issuer + "/token",
+            "registration_endpoint": issuer + "/register",
+            "code_challenge_methods_supported": ["S256"],
+            "mcpio_default_endpoints": True,
+        }
     if metadata is None:
         raise AuthorizationError(
             f"found no usable authorization server metadata for {issuer} (the authorization server of "
             f"{server_url}): " + "; ".join(steps[-3:]) + ". The server's authorization set-up is broken or "
-            "unreachable; `mcpio auth URL` prints every step", steps=steps)
+            "unreachable; `mcpio auth URL` prints every step",
+            steps=steps,
+        )
     require_secure(server_url, "the MCP server")
     require_secure(issuer, "the authorization server")
     for key in ("authorization_endpoint", "token_endpoint", "registration_endpoint"):

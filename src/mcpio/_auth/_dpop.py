@@ -50,8 +50,12 @@ class DPoPKey:
             key = ec.generate_private_key(ec.SECP256R1())
         self._key = key
         nums = key.public_key().public_numbers()
-        self.jwk = {"kty": "EC", "crv": "P-256", "x": _b64(nums.x.to_bytes(32, "big")),
-                    "y": _b64(nums.y.to_bytes(32, "big"))}
+        self.jwk = {
+            "kty": "EC",
+            "crv": "P-256",
+            "x": _b64(nums.x.to_bytes(32, "big")),
+            "y": _b64(nums.y.to_bytes(32, "big")),
+        }
         self.nonces: dict[str, str] = {}  # origin -> the last DPoP-Nonce it sent
 
     def __repr__(self) -> str:
@@ -60,13 +64,18 @@ class DPoPKey:
     def pem(self) -> str:
         from cryptography.hazmat.primitives import serialization
 
-        return self._key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                       serialization.NoEncryption()).decode("ascii")
+        return self._key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        ).decode("ascii")
 
     def proof(self, method: str, url: str, *, access_token: str | None = None) -> str:
         """A fresh proof for one request (with the nonce the server at ``url`` last gave)."""
-        claims: dict[str, Any] = {"jti": secrets.token_urlsafe(16), "htm": method.upper(), "htu": htu_of(url),
-                                  "iat": int(time.time())}
+        claims: dict[str, Any] = {
+            "jti": secrets.token_urlsafe(16),
+            "htm": method.upper(),
+            "htu": htu_of(url),
+            "iat": int(time.time()),
+        }
         if access_token is not None:
             claims["ath"] = _b64(hashlib.sha256(access_token.encode("ascii")).digest())
         nonce = self.nonces.get(origin_of(url))

@@ -20,9 +20,14 @@ ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
 
 
-def id_jag_assertion(idp_token_endpoint: str, id_token: str | Callable[[], str], idp_client_id: str, *,
-                     idp_client_secret: str | None = None,
-                     timeout: float = 30.0) -> Callable[[str, str], Awaitable[str]]:
+def id_jag_assertion(
+    idp_token_endpoint: str,
+    id_token: str | Callable[[], str],
+    idp_client_id: str,
+    *,
+    idp_client_secret: str | None = None,
+    timeout: float = 30.0,
+) -> Callable[[str, str], Awaitable[str]]:
     """An ``assertion`` callable ``(issuer, resource) -> ID-JAG`` for ``OAuth(grant="jwt_bearer")``.
 
     ``id_token``: the user's ID token from the enterprise IdP (or a callable returning a fresh
@@ -31,9 +36,15 @@ def id_jag_assertion(idp_token_endpoint: str, id_token: str | Callable[[], str],
     require_secure(idp_token_endpoint, "the identity provider's token endpoint")
 
     async def exchange(issuer: str, resource: str) -> str:
-        data = {"grant_type": TOKEN_EXCHANGE, "requested_token_type": ID_JAG, "audience": issuer,
-                "resource": resource, "subject_token": id_token() if callable(id_token) else id_token,
-                "subject_token_type": ID_TOKEN, "client_id": idp_client_id}
+        data = {
+            "grant_type": TOKEN_EXCHANGE,
+            "requested_token_type": ID_JAG,
+            "audience": issuer,
+            "resource": resource,
+            "subject_token": id_token() if callable(id_token) else id_token,
+            "subject_token_type": ID_TOKEN,
+            "client_id": idp_client_id,
+        }
         if idp_client_secret:
             data["client_secret"] = idp_client_secret
         async with httpx.AsyncClient(follow_redirects=False, timeout=timeout) as http:
@@ -41,12 +52,16 @@ def id_jag_assertion(idp_token_endpoint: str, id_token: str | Callable[[], str],
                 resp = await http.post(idp_token_endpoint, data=data, headers={"accept": "application/json"})
                 doc = resp.json()
             except (httpx.HTTPError, ValueError) as exc:
-                raise AuthorizationError(f"the token exchange at {idp_token_endpoint} failed: {type(exc).__name__}") from None
+                raise AuthorizationError(
+                    f"the token exchange at {idp_token_endpoint} failed: {type(exc).__name__}"
+                ) from None
         token = doc.get("access_token") if isinstance(doc, dict) else None
         if resp.status_code != 200 or not isinstance(token, str):
             err = doc.get("error") if isinstance(doc, dict) else None
-            raise AuthorizationError(f"the identity provider {idp_token_endpoint} refused the token exchange "
-                                     f"(HTTP {resp.status_code}): {err or 'no error code'}")
+            raise AuthorizationError(
+                f"the identity provider {idp_token_endpoint} refused the token exchange "
+                f"(HTTP {resp.status_code}): {err or 'no error code'}"
+            )
         return token
 
     return exchange

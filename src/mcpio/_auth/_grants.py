@@ -36,7 +36,9 @@ class ClientCredentials:
     redirect_uris: list[str] = field(default_factory=list)
 
     def __repr__(self) -> str:  # never show the secret or the key
-        return f"ClientCredentials(client_id={self.client_id!r}, source={self.source!r}, auth_method={self.auth_method!r})"
+        return (
+            f"ClientCredentials(client_id={self.client_id!r}, source={self.source!r}, auth_method={self.auth_method!r})"
+        )
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -64,8 +66,9 @@ def choose_auth_method(creds: ClientCredentials, metadata: dict[str, Any]) -> st
     return "none"
 
 
-def client_auth(creds: ClientCredentials, metadata: dict[str, Any], data: dict[str, str],
-                headers: dict[str, str]) -> None:
+def client_auth(
+    creds: ClientCredentials, metadata: dict[str, Any], data: dict[str, str], headers: dict[str, str]
+) -> None:
     """Add client authentication to a token request's form ``data`` and ``headers``."""
     method = choose_auth_method(creds, metadata)
     if method == "client_secret_basic":
@@ -86,12 +89,16 @@ def client_auth(creds: ClientCredentials, metadata: dict[str, Any], data: dict[s
         audience = metadata.get("issuer") or metadata["token_endpoint"]
         data["client_id"] = creds.client_id
         data["client_assertion_type"] = ASSERTION_TYPE
-        data["client_assertion"] = sign_client_assertion(creds.client_id, audience, creds.private_key, creds.signing_alg)
+        data["client_assertion"] = sign_client_assertion(
+            creds.client_id, audience, creds.private_key, creds.signing_alg
+        )
     elif method == "none":
         data["client_id"] = creds.client_id
     else:
-        raise AuthorizationError(f"the token endpoint authentication method {method!r} is not supported by mcpio "
-                                 "(supported: client_secret_basic, client_secret_post, private_key_jwt, none)")
+        raise AuthorizationError(
+            f"the token endpoint authentication method {method!r} is not supported by mcpio "
+            "(supported: client_secret_basic, client_secret_post, private_key_jwt, none)"
+        )
 
 
 async def _read_json(resp: httpx.Response, limit: int, what: str) -> dict[str, Any]:
@@ -119,8 +126,9 @@ def _oauth_error(doc: dict[str, Any]) -> str:
     return text
 
 
-async def token_request(http: httpx.AsyncClient, metadata: dict[str, Any], creds: ClientCredentials,
-                        data: dict[str, str], dpop: Any = None) -> dict[str, Any]:
+async def token_request(
+    http: httpx.AsyncClient, metadata: dict[str, Any], creds: ClientCredentials, data: dict[str, str], dpop: Any = None
+) -> dict[str, Any]:
     """POST a grant to the token endpoint; the token response with ``expires_at`` added.
 
     ``dpop`` (a :class:`~._dpop.DPoPKey`): send a DPoP proof, and once more with the server's
@@ -164,22 +172,38 @@ async def token_request(http: httpx.AsyncClient, metadata: dict[str, Any], creds
     return out
 
 
-async def register(http: httpx.AsyncClient, metadata: dict[str, Any], *, client_name: str,
-                   redirect_uris: list[str], grant_types: list[str], application_type: str,
-                   scope: str | None = None) -> ClientCredentials:
+async def register(
+    http: httpx.AsyncClient,
+    metadata: dict[str, Any],
+    *,
+    client_name: str,
+    redirect_uris: list[str],
+    grant_types: list[str],
+    application_type: str,
+    scope: str | None = None,
+) -> ClientCredentials:
     """Dynamic Client Registration (RFC 7591) with ``application_type`` (2026-07-28, SEP-837)."""
     url = metadata.get("registration_endpoint")
     if not isinstance(url, str):
-        raise AuthorizationError(f"the authorization server {metadata.get('issuer')} offers no dynamic client "
-                                 "registration, and no client id was configured for it: register a client with "
-                                 "it and pass client_id= (and client_secret=), or a client_metadata_url")
+        raise AuthorizationError(
+            f"the authorization server {metadata.get('issuer')} offers no dynamic client "
+            "registration, and no client id was configured for it: register a client with "
+            "it and pass client_id= (and client_secret=), or a client_metadata_url"
+        )
     supported = metadata.get("token_endpoint_auth_methods_supported")
     method = "none"
     if isinstance(supported, list) and supported and "none" not in supported:
-        method = next((m for m in ("client_secret_basic", "client_secret_post") if m in supported), "client_secret_basic")
-    body: dict[str, Any] = {"client_name": client_name, "redirect_uris": redirect_uris, "grant_types": grant_types,
-                            "response_types": ["code"], "token_endpoint_auth_method": method,
-                            "application_type": application_type}
+        method = next(
+            (m for m in ("client_secret_basic", "client_secret_post") if m in supported), "client_secret_basic"
+        )
+    body: dict[str, Any] = {
+        "client_name": client_name,
+        "redirect_uris": redirect_uris,
+        "grant_types": grant_types,
+        "response_types": ["code"],
+        "token_endpoint_auth_method": method,
+        "application_type": application_type,
+    }
     if scope:
         body["scope"] = scope
     what = f"dynamic client registration at {url}"
@@ -192,11 +216,16 @@ async def register(http: httpx.AsyncClient, metadata: dict[str, Any], *, client_
             raise
         raise AuthorizationError(f"{what} could not be reached: {type(exc).__name__}") from None
     if status not in (200, 201) or not isinstance(doc.get("client_id"), str):
-        raise AuthorizationError(f"{what} was refused (HTTP {status}): {_oauth_error(doc)}. Register a client "
-                                 "with the authorization server yourself and pass client_id=")
+        raise AuthorizationError(
+            f"{what} was refused (HTTP {status}): {_oauth_error(doc)}. Register a client "
+            "with the authorization server yourself and pass client_id="
+        )
     secret = doc.get("client_secret")
     registered = doc.get("token_endpoint_auth_method")
-    return ClientCredentials(client_id=doc["client_id"], client_secret=secret if isinstance(secret, str) else None,
-                             auth_method=registered if isinstance(registered, str) else None,
-                             source="dynamic-registration",
-                             redirect_uris=[u for u in doc.get("redirect_uris") or redirect_uris if isinstance(u, str)])
+    return ClientCredentials(
+        client_id=doc["client_id"],
+        client_secret=secret if isinstance(secret, str) else None,
+        auth_method=registered if isinstance(registered, str) else None,
+        source="dynamic-registration",
+        redirect_uris=[u for u in doc.get("redirect_uris") or redirect_uris if isinstance(u, str)],
+    )

@@ -56,7 +56,7 @@ class AuthInfo:
 class Slot:
     """The mutable holder of one request's (or legacy session's) :class:`AuthInfo`."""
 
-    __slots__ = ("info", "owner", "__weakref__")
+    __slots__ = ("__weakref__", "info", "owner")
 
     def __init__(self, info: AuthInfo) -> None:
         self.info = info

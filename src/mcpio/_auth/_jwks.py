@@ -42,22 +42,34 @@ def check_url(url: str, what: str) -> str:
     if parts.scheme not in ("https", "http") or not parts.hostname:
         raise ValueError(f"{what} must be an absolute https:// URL, not {url!r}")
     if parts.scheme == "http" and not is_loopback_host(parts.hostname):
-        raise ValueError(f"{what} {url!r} uses http:// on a non-loopback host; authorization endpoints must "
-                         "use https:// (http:// is accepted on 127.0.0.1, ::1 and localhost only)")
+        raise ValueError(
+            f"{what} {url!r} uses http:// on a non-loopback host; authorization endpoints must "
+            "use https:// (http:// is accepted on 127.0.0.1, ::1 and localhost only)"
+        )
     if parts.fragment:
         raise ValueError(f"{what} {url!r} must not have a #fragment")
     return url
 
 
-async def fetch_json(client: Any, url: str, what: str, *, method: str = "GET", data: Any = None,
-                     auth: Any = None, max_size: int = MAX_DOCUMENT, timeout: float = TIMEOUT) -> dict[str, Any]:
+async def fetch_json(
+    client: Any,
+    url: str,
+    what: str,
+    *,
+    method: str = "GET",
+    data: Any = None,
+    auth: Any = None,
+    max_size: int = MAX_DOCUMENT,
+    timeout: float = TIMEOUT,
+) -> dict[str, Any]:
     """GET (or POST ``data``) ``url`` and return its JSON object; AuthUnavailable otherwise."""
     import httpx
 
     try:
         async with asyncio.timeout(timeout):
-            async with client.stream(method, url, data=data, auth=auth,
-                                     headers={"accept": "application/json"}) as response:
+            async with client.stream(
+                method, url, data=data, auth=auth, headers={"accept": "application/json"}
+            ) as response:
                 if response.status_code != 200:
                     raise AuthUnavailable(f"{what} {url} answered HTTP {response.status_code}")
                 declared = response.headers.get("content-length", "")
@@ -93,9 +105,11 @@ def metadata_urls(issuer: str) -> list[str]:
     path = parts.path.rstrip("/")
     if not path:
         return [f"{origin}/.well-known/oauth-authorization-server", f"{origin}/.well-known/openid-configuration"]
-    return [f"{origin}/.well-known/oauth-authorization-server{path}",
-            f"{origin}/.well-known/openid-configuration{path}",
-            f"{origin}{path}/.well-known/openid-configuration"]
+    return [
+        f"{origin}/.well-known/oauth-authorization-server{path}",
+        f"{origin}/.well-known/openid-configuration{path}",
+        f"{origin}{path}/.well-known/openid-configuration",
+    ]
 
 
 async def discover_metadata(client: Any, issuer: str, timeout: float = TIMEOUT) -> dict[str, Any]:
@@ -117,8 +131,16 @@ async def discover_metadata(client: Any, issuer: str, timeout: float = TIMEOUT) 
 class JWKS:
     """The signing keys of one issuer (see the module docstring)."""
 
-    def __init__(self, *, issuer: str | None = None, jwks_url: str | None = None, ttl: float = 3600.0,
-                 min_refresh: float = 10.0, client: Any = None, timeout: float = TIMEOUT) -> None:
+    def __init__(
+        self,
+        *,
+        issuer: str | None = None,
+        jwks_url: str | None = None,
+        ttl: float = 3600.0,
+        min_refresh: float = 10.0,
+        client: Any = None,
+        timeout: float = TIMEOUT,
+    ) -> None:
         if issuer is None and jwks_url is None:
             raise ValueError("JWKS needs an issuer (to discover jwks_uri) or a jwks_url")
         self.issuer = check_url(issuer, "the issuer") if issuer else None

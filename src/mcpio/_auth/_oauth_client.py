@@ -133,14 +133,16 @@ class OAuth(httpx.Auth):
     ) -> None:
         if grant not in GRANTS:
             raise ValueError(f"grant must be one of {', '.join(GRANTS)}, not {grant!r}")
-        if client_metadata_url is not None and (not client_metadata_url.startswith("https://")
-                                                or urlsplit(client_metadata_url).path in ("", "/")):
+        if client_metadata_url is not None and (
+            not client_metadata_url.startswith("https://") or urlsplit(client_metadata_url).path in ("", "/")
+        ):
             raise ValueError("client_metadata_url must be an https URL with a path (the Client ID Metadata Document)")
         if grant == "client_credentials" and not client_id and not clients:
             raise ValueError("the client_credentials grant needs client_id= (with client_secret= or private_key=)")
         if grant == "jwt_bearer" and (assertion is None or not client_id):
-            raise ValueError("the jwt_bearer grant needs client_id= and assertion= (a JWT, or a callable "
-                             "(issuer, resource) -> JWT)")
+            raise ValueError(
+                "the jwt_bearer grant needs client_id= and assertion= (a JWT, or a callable (issuer, resource) -> JWT)"
+            )
         self.assertion = assertion
         self.client_id = client_id
         self.client_secret = client_secret
@@ -153,10 +155,10 @@ class OAuth(httpx.Auth):
         if user_agent is None:
             self.user_agent: UserAgent = LoopbackBrowser(port=callback_port)
         elif hasattr(user_agent, "session"):
-            self.user_agent = user_agent  # type: ignore[assignment]
+            self.user_agent = user_agent
         else:
             uri = redirect_uri or f"http://127.0.0.1:{callback_port or 33418}/callback"
-            self.user_agent = CallableUserAgent(user_agent, uri)  # type: ignore[arg-type]
+            self.user_agent = CallableUserAgent(user_agent, uri)
         if store == "memory":
             store = MemoryTokenStore()
         elif store is None:
@@ -211,15 +213,23 @@ class OAuth(httpx.Auth):
         while True:
             challenge = parse_www_authenticate(response.headers.get("www-authenticate"))
             key = self._dpop()
-            fresh_nonce = key is not None and used is not None and key.remember_nonce(str(request.url), response.headers)
-            if response.status_code == 401 and challenge.get("error") == "use_dpop_nonce" and fresh_nonce \
-                    and nonce_retries < 2:
+            fresh_nonce = (
+                key is not None and used is not None and key.remember_nonce(str(request.url), response.headers)
+            )
+            if (
+                response.status_code == 401
+                and challenge.get("error") == "use_dpop_nonce"
+                and fresh_nonce
+                and nonce_retries < 2
+            ):
                 nonce_retries += 1  # RFC 9449 §9: the same request again, with the server's nonce
             elif response.status_code == 401:
                 if reauthorized >= 2:
-                    raise AuthorizationError(f"the MCP server {server_url} refused a freshly issued token (HTTP 401): "
-                                             "it does not accept tokens from its own authorization server; "
-                                             "contact the server's operator")
+                    raise AuthorizationError(
+                        f"the MCP server {server_url} refused a freshly issued token (HTTP 401): "
+                        "it does not accept tokens from its own authorization server; "
+                        "contact the server's operator"
+                    )
                 reauthorized += 1
                 async with self._lock, _as_authorization_error():
                     if self._current() == used:  # else another request already got a new token
@@ -229,12 +239,13 @@ class OAuth(httpx.Auth):
                 async with self._lock, _as_authorization_error():
                     if self._current() == used:
                         held = self._granted()
-                        if wanted and all(s in held for s in wanted) or step_ups >= self.max_step_ups:
+                        if (wanted and all(s in held for s in wanted)) or step_ups >= self.max_step_ups:
                             raise AuthorizationError(
                                 f"the MCP server {server_url} still refuses the request for lack of scope "
                                 f"({' '.join(wanted) or 'unnamed'}) after {step_ups} step-up authorization(s) "
                                 f"with the token holding {' '.join(held) or 'no scopes'}: the authorization server "
-                                "does not grant what the server asks; ask its operator for access")
+                                "does not grant what the server asks; ask its operator for access"
+                            )
                         step_ups += 1
                         prior = scopes_of((self.token or {}).get("requested_scope"))
                         await self._authorize(server_url, challenge, _union(prior, held, wanted))
@@ -278,8 +289,11 @@ class OAuth(httpx.Auth):
         use = self.dpop
         if use is None:
             algs = disc.metadata.get("dpop_signing_alg_values_supported")
-            use = isinstance(algs, list) and "ES256" in algs and (
-                DPOP_CHALLENGED in challenge or disc.prm.get("dpop_bound_access_tokens_required") is True)
+            use = (
+                isinstance(algs, list)
+                and "ES256" in algs
+                and (DPOP_CHALLENGED in challenge or disc.prm.get("dpop_bound_access_tokens_required") is True)
+            )
         if not use:
             return None
         from ._dpop import DPoPKey
@@ -295,8 +309,12 @@ class OAuth(httpx.Auth):
         if not self._loaded:
             self._loaded = True
             try:
-                found = [e for k in await asyncio.to_thread(self.store.keys) if k.startswith("token ")
-                         if (e := await asyncio.to_thread(self.store.load, k)) and e.get("server_url") == server_url]
+                found = [
+                    e
+                    for k in await asyncio.to_thread(self.store.keys)
+                    if k.startswith("token ")
+                    if (e := await asyncio.to_thread(self.store.load, k)) and e.get("server_url") == server_url
+                ]
             except OSError as exc:  # an unusable store must not break servers that need no login
                 log.warning("not using stored tokens: %s", exc)
                 found = []
@@ -313,13 +331,18 @@ class OAuth(httpx.Auth):
     async def _save(self, disc: Discovery, response: dict[str, Any], requested: list[str], key: Any = None) -> None:
         old = self.token if self.token and self.token.get("issuer") == disc.issuer else {}
         entry = {
-            "server_url": disc.server_url, "resource": disc.resource, "issuer": disc.issuer,
+            "server_url": disc.server_url,
+            "resource": disc.resource,
+            "issuer": disc.issuer,
             "access_token": response["access_token"],
             "refresh_token": response.get("refresh_token") or (old or {}).get("refresh_token"),
             "expires_at": response.get("expires_at"),
             "scope": response.get("scope") if isinstance(response.get("scope"), str) else None,
-            "requested_scope": " ".join(requested), "metadata": disc.metadata, "prm": disc.prm,
-            "saved_at": time.time(), "token_type": response.get("token_type", "Bearer"),
+            "requested_scope": " ".join(requested),
+            "metadata": disc.metadata,
+            "prm": disc.prm,
+            "saved_at": time.time(),
+            "token_type": response.get("token_type", "Bearer"),
             "dpop_key": key.pem() if key is not None and str(response.get("token_type")).lower() == "dpop" else None,
         }
         self.token = entry
@@ -327,7 +350,7 @@ class OAuth(httpx.Auth):
 
     def forget(self) -> None:
         """Drop this server's tokens from memory and from the store (``mcpio logout``)."""
-        for key in self.store.keys():
+        for key in self.store.keys():  # noqa: SIM118 (a TokenStore is not iterable: keys() is its listing)
             if key.startswith("token "):
                 entry = self.store.load(key)
                 if entry and entry.get("server_url") in (self.server_url, None):
@@ -366,8 +389,13 @@ class OAuth(httpx.Auth):
         except AuthorizationError as exc:
             log.info("refreshing the token for %s failed (%s); authorizing anew", tok.get("server_url"), exc)
             return False
-        disc = Discovery(server_url=tok["server_url"], resource=tok["resource"], issuer=tok["issuer"],
-                         prm=tok.get("prm") or {}, metadata=metadata)
+        disc = Discovery(
+            server_url=tok["server_url"],
+            resource=tok["resource"],
+            issuer=tok["issuer"],
+            prm=tok.get("prm") or {},
+            metadata=metadata,
+        )
         await self._save(disc, response, scopes_of(tok.get("requested_scope")), key)
         log.info("refreshed the access token for %s", tok.get("server_url"))
         return True
@@ -384,8 +412,13 @@ class OAuth(httpx.Auth):
         else:
             chosen = []
         as_scopes = disc.metadata.get("scopes_supported")
-        if self.offline_access and self.grant == "authorization_code" and isinstance(as_scopes, list) \
-                and "offline_access" in as_scopes and chosen:
+        if (
+            self.offline_access
+            and self.grant == "authorization_code"
+            and isinstance(as_scopes, list)
+            and "offline_access" in as_scopes
+            and chosen
+        ):
             chosen = _union(chosen, ["offline_access"])
         return chosen
 
@@ -405,7 +438,9 @@ class OAuth(httpx.Auth):
                     raise AuthorizationError(f"no client credentials configured for {disc.issuer}")
                 data = {"grant_type": "client_credentials", "resource": disc.resource}
                 if self.grant == "jwt_bearer":
-                    assertion = self.assertion(disc.issuer, disc.resource) if callable(self.assertion) else self.assertion
+                    assertion = (
+                        self.assertion(disc.issuer, disc.resource) if callable(self.assertion) else self.assertion
+                    )
                     if inspect.isawaitable(assertion):
                         assertion = await assertion
                     data.update(grant_type=JWT_BEARER, assertion=str(assertion))
@@ -417,82 +452,124 @@ class OAuth(httpx.Auth):
         await self._save(disc, response, scopes, key)
         log.info("authorized with %s for %s", disc.issuer, server_url)
 
-    async def _authorization_code(self, http: httpx.AsyncClient, disc: Discovery, scopes: list[str],
-                                  key: Any = None) -> dict[str, Any]:
+    async def _authorization_code(
+        self, http: httpx.AsyncClient, disc: Discovery, scopes: list[str], key: Any = None
+    ) -> dict[str, Any]:
         meta = disc.metadata
         methods = meta.get("code_challenge_methods_supported")
         if not isinstance(methods, list) or "S256" not in methods:
             raise AuthorizationError(
                 f"the authorization server {disc.issuer} does not list S256 in code_challenge_methods_supported "
                 f"(it lists {methods!r}); MCP requires PKCE with S256, so mcpio will not authorize with it. "
-                "The authorization server must be fixed")
+                "The authorization server must be fixed"
+            )
         endpoint = meta.get("authorization_endpoint")
         if not isinstance(endpoint, str) or not endpoint.startswith(("https://", "http://")):
-            raise AuthorizationError(f"the authorization server {disc.issuer} publishes no usable authorization_endpoint")
+            raise AuthorizationError(
+                f"the authorization server {disc.issuer} publishes no usable authorization_endpoint"
+            )
         async with self.user_agent.session() as agent:
-            creds = await self._credentials_for(disc.issuer, meta, agent.redirect_uri, register_if_needed=True,
-                                                http=http, scopes=scopes)
+            creds = await self._credentials_for(
+                disc.issuer, meta, agent.redirect_uri, register_if_needed=True, http=http, scopes=scopes
+            )
             assert creds is not None
             verifier, state = _pkce.new_verifier(), _pkce.new_state()
-            params = {"response_type": "code", "client_id": creds.client_id, "redirect_uri": agent.redirect_uri,
-                      "state": state, "code_challenge": _pkce.challenge_s256(verifier),
-                      "code_challenge_method": "S256", "resource": disc.resource}
+            params = {
+                "response_type": "code",
+                "client_id": creds.client_id,
+                "redirect_uri": agent.redirect_uri,
+                "state": state,
+                "code_challenge": _pkce.challenge_s256(verifier),
+                "code_challenge_method": "S256",
+                "resource": disc.resource,
+            }
             if scopes:
                 params["scope"] = " ".join(scopes)
             url = endpoint + ("&" if urlsplit(endpoint).query else "?") + urlencode(params)
             redirect = await agent.authorize(url)
         code = self._check_redirect(redirect, agent.redirect_uri, state, disc)
-        data = {"grant_type": "authorization_code", "code": code, "redirect_uri": agent.redirect_uri,
-                "code_verifier": verifier, "resource": disc.resource}
+        data = {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": agent.redirect_uri,
+            "code_verifier": verifier,
+            "resource": disc.resource,
+        }
         return await token_request(http, meta, creds, data, dpop=key)
 
     def _check_redirect(self, redirect: str, redirect_uri: str, state: str, disc: Discovery) -> str:
         """The code of the authorization response, after the ``state`` and RFC 9207 ``iss`` checks."""
         got, sent = urlsplit(redirect), urlsplit(redirect_uri)
         if (got.scheme, got.netloc, got.path) != (sent.scheme, sent.netloc, sent.path):
-            raise AuthorizationError(f"the user agent came back with {got.scheme}://{got.netloc}{got.path}, not the "
-                                     f"redirect URI {redirect_uri}; nothing was exchanged")
+            raise AuthorizationError(
+                f"the user agent came back with {got.scheme}://{got.netloc}{got.path}, not the "
+                f"redirect URI {redirect_uri}; nothing was exchanged"
+            )
         query = {k: v[0] for k, v in parse_qs(got.query, keep_blank_values=True).items()}
         if query.get("state") != state:
             raise AuthorizationError(
-                "the authorization response's state is " + ("missing" if "state" not in query else "not the one sent")
-                + " (a forged or stale redirect); nothing was exchanged. Start the login again")
+                "the authorization response's state is "
+                + ("missing" if "state" not in query else "not the one sent")
+                + " (a forged or stale redirect); nothing was exchanged. Start the login again"
+            )
         iss = query.get("iss")
         if iss is not None and iss != disc.metadata.get("issuer"):
             raise AuthorizationError(
                 f"the authorization response names the issuer {iss!r}, not {disc.metadata.get('issuer')!r} "
-                "(RFC 9207: a mix-up attack or a misconfigured server); the code was not redeemed")
+                "(RFC 9207: a mix-up attack or a misconfigured server); the code was not redeemed"
+            )
         if iss is None and disc.metadata.get("authorization_response_iss_parameter_supported") is True:
             raise AuthorizationError(
                 f"the authorization server {disc.issuer} advertises the iss parameter but its response has none "
-                "(RFC 9207); the code was not redeemed")
+                "(RFC 9207); the code was not redeemed"
+            )
         if "error" in query:
             desc = query.get("error_description", "")[:300]
-            raise AuthorizationError(f"the authorization server {disc.issuer} refused the authorization: "
-                                     f"{query['error']}" + (f": {desc}" if desc else ""))
+            raise AuthorizationError(
+                f"the authorization server {disc.issuer} refused the authorization: "
+                f"{query['error']}" + (f": {desc}" if desc else "")
+            )
         code = query.get("code")
         if not code:
             raise AuthorizationError("the authorization response carries no code")
         return code
 
     # ------------------------------------------------------------------ who this client is
-    async def _credentials_for(self, issuer: str, metadata: dict[str, Any], redirect_uri: str | None, *,
-                               register_if_needed: bool, http: httpx.AsyncClient | None = None,
-                               scopes: list[str] | None = None) -> ClientCredentials | None:
+    async def _credentials_for(
+        self,
+        issuer: str,
+        metadata: dict[str, Any],
+        redirect_uri: str | None,
+        *,
+        register_if_needed: bool,
+        http: httpx.AsyncClient | None = None,
+        scopes: list[str] | None = None,
+    ) -> ClientCredentials | None:
         """Credentials for ``issuer``, in the spec's priority (see the module docstring)."""
         per_issuer = self.clients.get(issuer)
         if per_issuer is not None:
-            return ClientCredentials(client_id=per_issuer["client_id"], client_secret=per_issuer.get("client_secret"),
-                                     private_key=per_issuer.get("private_key"),
-                                     signing_alg=per_issuer.get("signing_alg", self.signing_alg),
-                                     auth_method=per_issuer.get("auth_method"))
+            return ClientCredentials(
+                client_id=per_issuer["client_id"],
+                client_secret=per_issuer.get("client_secret"),
+                private_key=per_issuer.get("private_key"),
+                signing_alg=per_issuer.get("signing_alg", self.signing_alg),
+                auth_method=per_issuer.get("auth_method"),
+            )
         if self.client_id:
-            return ClientCredentials(client_id=self.client_id, client_secret=self.client_secret,
-                                     private_key=self.private_key, signing_alg=self.signing_alg)
+            return ClientCredentials(
+                client_id=self.client_id,
+                client_secret=self.client_secret,
+                private_key=self.private_key,
+                signing_alg=self.signing_alg,
+            )
         if self.client_metadata_url and metadata.get("client_id_metadata_document_supported") is True:
-            return ClientCredentials(client_id=self.client_metadata_url, source="client-id-metadata-document",
-                                     private_key=self.private_key, signing_alg=self.signing_alg,
-                                     auth_method="private_key_jwt" if self.private_key else "none")
+            return ClientCredentials(
+                client_id=self.client_metadata_url,
+                source="client-id-metadata-document",
+                private_key=self.private_key,
+                signing_alg=self.signing_alg,
+                auth_method="private_key_jwt" if self.private_key else "none",
+            )
         key = f"client {issuer}"
         stored = await asyncio.to_thread(self.store.load, key)
         if stored is not None:
@@ -502,11 +579,18 @@ class OAuth(httpx.Auth):
         if not register_if_needed or http is None or redirect_uri is None:
             return None
         host = urlsplit(redirect_uri).hostname or ""
-        app_type = self.application_type or ("native" if host in ("127.0.0.1", "localhost", "::1")
-                                             or not redirect_uri.startswith("https://") else "web")
-        creds = await register(http, metadata, client_name=self.client_name, redirect_uris=[redirect_uri],
-                               grant_types=["authorization_code", "refresh_token"], application_type=app_type,
-                               scope=" ".join(scopes) if scopes else None)
+        app_type = self.application_type or (
+            "native" if host in ("127.0.0.1", "localhost", "::1") or not redirect_uri.startswith("https://") else "web"
+        )
+        creds = await register(
+            http,
+            metadata,
+            client_name=self.client_name,
+            redirect_uris=[redirect_uri],
+            grant_types=["authorization_code", "refresh_token"],
+            application_type=app_type,
+            scope=" ".join(scopes) if scopes else None,
+        )
         await asyncio.to_thread(self.store.save, key, creds.to_json())
         log.info("registered this client with %s (dynamic client registration)", issuer)
         return creds

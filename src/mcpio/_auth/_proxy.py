@@ -32,17 +32,7 @@ from urllib.parse import urlsplit
 from ._info import AuthInfo
 from ._jwks import AuthUnavailable, check_url, fetch_json, parse_keys
 from ._proxy_endpoints import ProxyGuard
-from ._proxy_rules import (
-    Bounded,
-    ClientInfo,
-    OAuthError,
-    _Code,
-    _Family,
-    _Login,
-    digest,
-    token,
-    validate_registration,
-)
+from ._proxy_rules import Bounded, ClientInfo, OAuthError, _Code, _Family, _Login, digest, token, validate_registration
 from ._proxy_upstream import Upstream
 from ._resource import ResourceServer
 from ._verify import InvalidToken, JWTVerifier
@@ -101,9 +91,16 @@ class OAuthProxy:
         self.issuer = self.issuer.rstrip("/")
         self.prefix = parts.path.rstrip("/")
         self.resource = (self.resource or self.issuer + "/mcp").rstrip("/")
-        self.upstream = Upstream(self.upstream_authorize_url, self.upstream_token_url, self.client_id,
-                                 self.client_secret, list(self.upstream_scopes), self.upstream_userinfo_url,
-                                 self.subject_claim, self.upstream_auth_method)
+        self.upstream = Upstream(
+            self.upstream_authorize_url,
+            self.upstream_token_url,
+            self.client_id,
+            self.client_secret,
+            list(self.upstream_scopes),
+            self.upstream_userinfo_url,
+            self.subject_claim,
+            self.upstream_auth_method,
+        )
         from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric import ec
 
@@ -145,24 +142,35 @@ class OAuthProxy:
 
     def metadata(self) -> dict[str, Any]:
         """This authorization server's metadata (RFC 8414 §2)."""
-        return {"issuer": self.issuer, "authorization_endpoint": self.url("authorize"),
-                "token_endpoint": self.url("token"), "registration_endpoint": self.url("register"),
-                "jwks_uri": self.url("jwks"), "scopes_supported": list(self.scopes),
-                "response_types_supported": ["code"], "response_modes_supported": ["query"],
-                "grant_types_supported": ["authorization_code", "refresh_token"],
-                "code_challenge_methods_supported": ["S256"],
-                "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
-                "client_id_metadata_document_supported": self.allow_cimd,
-                "authorization_response_iss_parameter_supported": True}
+        return {
+            "issuer": self.issuer,
+            "authorization_endpoint": self.url("authorize"),
+            "token_endpoint": self.url("token"),
+            "registration_endpoint": self.url("register"),
+            "jwks_uri": self.url("jwks"),
+            "scopes_supported": list(self.scopes),
+            "response_types_supported": ["code"],
+            "response_modes_supported": ["query"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "code_challenge_methods_supported": ["S256"],
+            "token_endpoint_auth_methods_supported": ["none", "client_secret_basic", "client_secret_post"],
+            "client_id_metadata_document_supported": self.allow_cimd,
+            "authorization_response_iss_parameter_supported": True,
+        }
 
     def register(self, metadata: dict[str, Any]) -> dict[str, Any]:
         """Register a client as ``POST /register`` would (RFC 7591 §3.1); the response body.
         OAuthError when the metadata is refused."""
         info = validate_registration(metadata, scopes=frozenset(self.scopes))
         info.client_id = "mcpio-" + token(18)
-        out: dict[str, Any] = {"client_id": info.client_id, "client_id_issued_at": int(time.time()),
-                               "redirect_uris": info.redirect_uris, "grant_types": info.grant_types,
-                               "response_types": ["code"], "token_endpoint_auth_method": info.auth_method}
+        out: dict[str, Any] = {
+            "client_id": info.client_id,
+            "client_id_issued_at": int(time.time()),
+            "redirect_uris": info.redirect_uris,
+            "grant_types": info.grant_types,
+            "response_types": ["code"],
+            "token_endpoint_auth_method": info.auth_method,
+        }
         if info.auth_method != "none":
             secret = token(32)
             info.secret_digest = digest(secret)
@@ -176,12 +184,20 @@ class OAuthProxy:
 
     def resource_server(self) -> ResourceServer:
         """The :class:`ResourceServer` that accepts this proxy's tokens (metadata naming the proxy)."""
-        verifier = JWTVerifier(self.issuer, self.resource, jwks_url=self.url("jwks"), algorithms=["ES256"],
-                               jwks_ttl=math.inf)
+        resource = self.resource
+        assert resource is not None  # set by __post_init__
+        verifier = JWTVerifier(
+            self.issuer, resource, jwks_url=self.url("jwks"), algorithms=["ES256"], jwks_ttl=math.inf
+        )
         verifier.jwks._keys = parse_keys(self._jwks["keys"])  # our own key: no fetch from ourselves
         verifier.jwks._fetched_at = time.monotonic()
-        return ResourceServer(resource=self.resource, issuer=self.issuer, verifier=_NotRevoked(verifier, self),
-                              required_scopes=self.required_scopes, scopes_supported=self.scopes)
+        return ResourceServer(
+            resource=resource,
+            issuer=self.issuer,
+            verifier=_NotRevoked(verifier, self),
+            required_scopes=self.required_scopes,
+            scopes_supported=self.scopes,
+        )
 
     def guard(self, **options: Any) -> ProxyGuard:
         """The per-request ASGI check ``http_app(auth=…)`` installs (options as
@@ -207,8 +223,13 @@ class OAuthProxy:
             return info
         if self.allow_cimd and client_id.startswith(("https://", "http://")):
             return await self._metadata_document(client_id)
-        raise OAuthError("invalid_client", "unknown client_id: register at " + self.url("register")
-                         + " (Dynamic Client Registration) or use a Client ID Metadata Document URL", 401)
+        raise OAuthError(
+            "invalid_client",
+            "unknown client_id: register at "
+            + self.url("register")
+            + " (Dynamic Client Registration) or use a Client ID Metadata Document URL",
+            401,
+        )
 
     async def _metadata_document(self, url: str) -> ClientInfo:
         """A Client ID Metadata Document (spec basic/authorization "Client ID Metadata Documents"):
@@ -237,12 +258,24 @@ class OAuthProxy:
 
         now = int(time.time())
         jti = token(16)
-        claims = {"iss": self.issuer, "aud": fam.resource, "sub": fam.subject, "client_id": fam.client_id,
-                  "scope": " ".join(fam.scope), "iat": now, "exp": now + int(self.access_token_ttl), "jti": jti}
+        claims = {
+            "iss": self.issuer,
+            "aud": fam.resource,
+            "sub": fam.subject,
+            "client_id": fam.client_id,
+            "scope": " ".join(fam.scope),
+            "iat": now,
+            "exp": now + int(self.access_token_ttl),
+            "jti": jti,
+        }
         access = jwt.encode(claims, self._key, algorithm="ES256", headers={"kid": self._kid, "typ": "at+jwt"})
         fam.jtis = [(j, e) for j, e in fam.jtis if e > now] + [(jti, now + self.access_token_ttl)]
-        out: dict[str, Any] = {"access_token": access, "token_type": "Bearer", "expires_in": int(self.access_token_ttl),
-                               "scope": " ".join(fam.scope)}
+        out: dict[str, Any] = {
+            "access_token": access,
+            "token_type": "Bearer",
+            "expires_in": int(self.access_token_ttl),
+            "scope": " ".join(fam.scope),
+        }
         client = self._clients.get(fam.client_id) or self._cimd.get(fam.client_id)
         if client is None or "refresh_token" in client.grant_types:
             secret = token(32)
@@ -260,8 +293,9 @@ class OAuthProxy:
         for jti, exp in fam.jtis:
             if exp > now:
                 self._revoked.put(jti, True, ttl=exp - now + 60)
-        log.warning("revoked the tokens of a grant to client %s (a code replay or a refresh token reuse)",
-                    fam.client_id[:80])
+        log.warning(
+            "revoked the tokens of a grant to client %s (a code replay or a refresh token reuse)", fam.client_id[:80]
+        )
 
 
 class _NotRevoked:
@@ -274,5 +308,7 @@ class _NotRevoked:
     async def verify(self, token_: str) -> AuthInfo:
         info = await self.inner.verify(token_)
         if self.proxy.revoked(info.claims.get("jti")):
-            raise InvalidToken("the token was revoked (its authorization code was replayed or its refresh token reused)")
+            raise InvalidToken(
+                "the token was revoked (its authorization code was replayed or its refresh token reused)"
+            )
         return info

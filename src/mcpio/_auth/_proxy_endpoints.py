@@ -87,9 +87,13 @@ class ProxyGuard:
         self.inner = inner
         p = proxy.prefix
         self.routes = {
-            "/.well-known/oauth-authorization-server" + p: self.metadata, p + "/jwks": self.jwks,
-            p + "/register": self.register, p + "/authorize": self.authorize, p + "/callback": self.callback,
-            p + "/consent": self.consent, p + "/token": self.token,
+            "/.well-known/oauth-authorization-server" + p: self.metadata,
+            p + "/jwks": self.jwks,
+            p + "/register": self.register,
+            p + "/authorize": self.authorize,
+            p + "/callback": self.callback,
+            p + "/consent": self.consent,
+            p + "/token": self.token,
         }
         self._metadata = json.dumps(proxy.metadata()).encode()
 
@@ -97,7 +101,7 @@ class ProxyGuard:
         path = scope.get("path", "/")
         root = scope.get("root_path", "")
         if root and path.startswith(root):
-            path = path[len(root):] or "/"
+            path = path[len(root) :] or "/"
         handler = self.routes.get(path)
         if handler is None:
             return await self.inner(scope, receive, send)
@@ -107,19 +111,26 @@ class ProxyGuard:
             extra = [(b"www-authenticate", b'Basic realm="token"')] if exc.status == 401 else []  # RFC 6749 §5.2
             await _json(send, exc.status, exc.body(), [*_PRAGMA, *extra])
         except TooLarge:
-            await _json(send, 413, {"error": "invalid_request", "error_description":
-                                    "the request body is too large"})
+            await _json(send, 413, {"error": "invalid_request", "error_description": "the request body is too large"})
         return None
 
     # ------------------------------------------------------------------ discovery
     async def metadata(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         cors = [(b"access-control-allow-origin", b"*")]
-        await _raw(send, 200, self._metadata, cors + [(b"content-type", b"application/json"),
-                                                      (b"cache-control", b"max-age=3600")])
+        await _raw(
+            send,
+            200,
+            self._metadata,
+            cors + [(b"content-type", b"application/json"), (b"cache-control", b"max-age=3600")],
+        )
 
     async def jwks(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        await _raw(send, 200, json.dumps(self.proxy._jwks).encode(), [(b"content-type", b"application/json"),
-                                                                       (b"access-control-allow-origin", b"*")])
+        await _raw(
+            send,
+            200,
+            json.dumps(self.proxy._jwks).encode(),
+            [(b"content-type", b"application/json"), (b"access-control-allow-origin", b"*")],
+        )
 
     # ------------------------------------------------------------------ RFC 7591
     async def register(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -128,8 +139,9 @@ class ProxyGuard:
         try:
             body = await _body(receive, MAX_REGISTRATION)
         except TooLarge:
-            raise OAuthError("invalid_client_metadata", f"the registration request is over {MAX_REGISTRATION} "
-                             "bytes", 413) from None
+            raise OAuthError(
+                "invalid_client_metadata", f"the registration request is over {MAX_REGISTRATION} bytes", 413
+            ) from None
         try:
             doc = json.loads(body)
         except ValueError:
@@ -150,8 +162,12 @@ class ProxyGuard:
         if redirect is None and len(client.redirect_uris) == 1:
             redirect = client.redirect_uris[0]
         if not redirect or not redirect_matches(redirect, client.redirect_uris):
-            return await self._page(send, 400, "Invalid redirect URI", "the redirect_uri is not one the client "
-                                    "registered; nothing was sent to it")
+            return await self._page(
+                send,
+                400,
+                "Invalid redirect URI",
+                "the redirect_uri is not one the client registered; nothing was sent to it",
+            )
         state = q.get("state")
         try:
             if q.get("response_type") != "code":
@@ -160,59 +176,116 @@ class ProxyGuard:
             scopes = self._scopes(q.get("scope"), client.scope)
             resource = self._resource(q.get("resource"))
         except OAuthError as exc:
-            return await self._redirect(send, _back(redirect, state, self.proxy.issuer, error=exc.error,
-                                                    error_description=exc.description))
+            return await self._redirect(
+                send, _back(redirect, state, self.proxy.issuer, error=exc.error, error_description=exc.description)
+            )
         browser = token(24)
-        login = _Login(client, redirect, state, challenge, scopes, resource, digest(browser), token(24), token(48),
-                       redirect_given=given)
+        login = _Login(
+            client,
+            redirect,
+            state,
+            challenge,
+            scopes,
+            resource,
+            digest(browser),
+            token(24),
+            token(48),
+            redirect_given=given,
+        )
         self.proxy._logins.put(login.upstream_state, login)
         up = self.proxy.upstream
-        target = up.authorize_url + ("&" if "?" in up.authorize_url else "?") + urlencode({
-            "response_type": "code", "client_id": up.client_id, "redirect_uri": self.proxy.callback_url,
-            "scope": " ".join(up.scopes), "state": login.upstream_state,
-            "code_challenge": s256(login.upstream_verifier), "code_challenge_method": "S256"})
+        target = (
+            up.authorize_url
+            + ("&" if "?" in up.authorize_url else "?")
+            + urlencode(
+                {
+                    "response_type": "code",
+                    "client_id": up.client_id,
+                    "redirect_uri": self.proxy.callback_url,
+                    "scope": " ".join(up.scopes),
+                    "state": login.upstream_state,
+                    "code_challenge": s256(login.upstream_verifier),
+                    "code_challenge_method": "S256",
+                }
+            )
+        )
         await self._redirect(send, target, [self._cookie(login.upstream_state, browser, self.proxy.login_ttl)])
+        return None
 
     async def callback(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         """The upstream IdP's redirect: check ``state`` and the browser, exchange the code."""
         q = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
         login = self.proxy._logins.pop(q.get("state", "")) if q.get("state") else None
         if login is None:
-            return await self._page(send, 400, "Sign-in expired", "this sign-in is unknown or expired (state "
-                                    "mismatch); start again from your application")
+            return await self._page(
+                send,
+                400,
+                "Sign-in expired",
+                "this sign-in is unknown or expired (state mismatch); start again from your application",
+            )
         cookie = _cookies(_headers(scope)).get(COOKIE + login.upstream_state[:16], "")
         if not same_secret(cookie, login.browser):
-            return await self._page(send, 400, "Sign-in not started here", "this sign-in was started in another "
-                                    "browser; start again from your application")
+            return await self._page(
+                send,
+                400,
+                "Sign-in not started here",
+                "this sign-in was started in another browser; start again from your application",
+            )
         clear = [self._cookie(login.upstream_state, "", 0)]
         expected_iss = self.proxy.upstream_issuer
         if expected_iss is not None and "iss" in q and q["iss"] != expected_iss:  # RFC 9207 §2.4: a mix-up
             log.warning("the upstream callback named another issuer; sign-in refused")
-            return await self._redirect(send, _back(login.redirect_uri, login.state, self.proxy.issuer,
-                                                    error="access_denied", error_description=
-                                                    "the identity provider's answer came from another issuer"),
-                                        clear)
+            return await self._redirect(
+                send,
+                _back(
+                    login.redirect_uri,
+                    login.state,
+                    self.proxy.issuer,
+                    error="access_denied",
+                    error_description="the identity provider's answer came from another issuer",
+                ),
+                clear,
+            )
         if "error" in q or "code" not in q:
-            return await self._redirect(send, _back(login.redirect_uri, login.state, self.proxy.issuer,
-                                                    error="access_denied", error_description=
-                                                    "the sign-in at the identity provider did not complete"), clear)
+            return await self._redirect(
+                send,
+                _back(
+                    login.redirect_uri,
+                    login.state,
+                    self.proxy.issuer,
+                    error="access_denied",
+                    error_description="the sign-in at the identity provider did not complete",
+                ),
+                clear,
+            )
         try:
-            tokens = await self.proxy.upstream.exchange(self.proxy.client_http(), q["code"], self.proxy.callback_url,
-                                                        login.upstream_verifier)
+            tokens = await self.proxy.upstream.exchange(
+                self.proxy.client_http(), q["code"], self.proxy.callback_url, login.upstream_verifier
+            )
             subject = await self.proxy.upstream.subject(self.proxy.client_http(), tokens)
         except AuthUnavailable as exc:
             log.warning("upstream sign-in failed: %s", exc)
-            return await self._redirect(send, _back(login.redirect_uri, login.state, self.proxy.issuer,
-                                                    error="server_error", error_description=
-                                                    "the identity provider refused the sign-in"), clear)
+            return await self._redirect(
+                send,
+                _back(
+                    login.redirect_uri,
+                    login.state,
+                    self.proxy.issuer,
+                    error="server_error",
+                    error_description="the identity provider refused the sign-in",
+                ),
+                clear,
+            )
         login.grant = token(16)
         self.proxy._grants.put(login.grant, tokens)  # upstream tokens: server-side only
         login.subject = subject or "upstream-user-" + login.grant
         login.csrf = token(24)
         consent_id = token(24)
         self.proxy._consents.put(consent_id, login)
-        await self._consent_page(send, consent_id, login, clear, self._cookie(consent_id, login.csrf,
-                                                                              self.proxy.login_ttl))
+        await self._consent_page(
+            send, consent_id, login, clear, self._cookie(consent_id, login.csrf, self.proxy.login_ttl)
+        )
+        return None
 
     async def consent(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope.get("method") != "POST":
@@ -221,29 +294,54 @@ class ProxyGuard:
         cid = form.get("consent", "")
         login = self.proxy._consents.pop(cid) if cid else None
         if login is None:
-            return await self._page(send, 400, "Request expired", "this approval is unknown or expired; start again "
-                                    "from your application")
+            return await self._page(
+                send, 400, "Request expired", "this approval is unknown or expired; start again from your application"
+            )
         cookie = _cookies(_headers(scope)).get(COOKIE + cid[:16], "")
         if not (same_secret(form.get("csrf", ""), digest(login.csrf)) and same_secret(cookie, digest(login.csrf))):
-            return await self._page(send, 403, "Request refused", "the approval did not come from the page this "
-                                    "server showed (CSRF check failed)")
+            return await self._page(
+                send,
+                403,
+                "Request refused",
+                "the approval did not come from the page this server showed (CSRF check failed)",
+            )
         clear = [self._cookie(cid, "", 0)]
         if form.get("decision") != "allow":
-            return await self._redirect(send, _back(login.redirect_uri, login.state, self.proxy.issuer,
-                                                    error="access_denied", error_description="the user declined"),
-                                        clear)
+            return await self._redirect(
+                send,
+                _back(
+                    login.redirect_uri,
+                    login.state,
+                    self.proxy.issuer,
+                    error="access_denied",
+                    error_description="the user declined",
+                ),
+                clear,
+            )
         code = token(32)
         assert login.subject is not None and login.grant is not None
-        self.proxy._codes.put(digest(code), _Code(login.client.client_id, login.redirect_uri, login.challenge,
-                                                  login.scope, login.resource, login.subject, login.grant,
-                                                  redirect_given=login.redirect_given))
+        self.proxy._codes.put(
+            digest(code),
+            _Code(
+                login.client.client_id,
+                login.redirect_uri,
+                login.challenge,
+                login.scope,
+                login.resource,
+                login.subject,
+                login.grant,
+                redirect_given=login.redirect_given,
+            ),
+        )
         await self._redirect(send, _back(login.redirect_uri, login.state, self.proxy.issuer, code=code), clear)
+        return None
 
     # ------------------------------------------------------------------ token endpoint
     async def token(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope.get("method") != "POST":
-            raise OAuthError("invalid_request", "the token endpoint takes POST (application/x-www-form-urlencoded)",
-                             405)
+            raise OAuthError(
+                "invalid_request", "the token endpoint takes POST (application/x-www-form-urlencoded)", 405
+            )
         form = dict(parse_qsl((await _body(receive, MAX_FORM)).decode("utf-8", "replace"), keep_blank_values=True))
         client_id = await self._authenticate(_headers(scope), form)
         grant = form.get("grant_type")
@@ -272,8 +370,9 @@ class ProxyGuard:
         except OAuthError:
             raise OAuthError("invalid_client", "unknown client (register first, or check the client_id)", 401) from None
         if client.auth_method != method:
-            raise OAuthError("invalid_client", f"this client authenticates with {client.auth_method}, not {method}",
-                             401)
+            raise OAuthError(
+                "invalid_client", f"this client authenticates with {client.auth_method}, not {method}", 401
+            )
         if method != "none" and not (client.secret_digest and same_secret(given_secret or "", client.secret_digest)):
             raise OAuthError("invalid_client", "the client credentials are wrong", 401)
         return client.client_id
@@ -285,8 +384,9 @@ class ProxyGuard:
             raise OAuthError("invalid_grant", "the authorization code is unknown, expired or already used")
         if record.family is not None:  # a replay: what the first redemption issued is revoked too
             self.proxy._revoke(record.family)
-            raise OAuthError("invalid_grant", "the authorization code was already used; the tokens it gave were "
-                             "revoked")
+            raise OAuthError(
+                "invalid_grant", "the authorization code was already used; the tokens it gave were revoked"
+            )
         if record.client_id != client_id:
             raise OAuthError("invalid_grant", "the authorization code was issued to another client")
         given = form.get("redirect_uri")
@@ -299,8 +399,9 @@ class ProxyGuard:
             raise OAuthError("invalid_target", "resource differs from the one of the authorization request")
         family = token(24)
         record.family = family
-        return self.proxy._issue(family, _Family(client_id, record.scope, record.resource, record.subject,
-                                                 record.grant))
+        return self.proxy._issue(
+            family, _Family(client_id, record.scope, record.resource, record.subject, record.grant)
+        )
 
     def _refresh(self, client_id: str, form: dict[str, str]) -> dict[str, Any]:
         family_id, _, secret = (form.get("refresh_token") or "").partition(".")
@@ -309,8 +410,9 @@ class ProxyGuard:
             raise OAuthError("invalid_grant", "the refresh token is unknown, expired or revoked")
         if not same_secret(secret, fam.refresh):  # an old (rotated) refresh token: it leaked
             self.proxy._revoke(family_id)
-            raise OAuthError("invalid_grant", "the refresh token was already used; this grant is revoked "
-                             "(sign in again)")
+            raise OAuthError(
+                "invalid_grant", "the refresh token was already used; this grant is revoked (sign in again)"
+            )
         if fam.client_id != client_id:
             raise OAuthError("invalid_grant", "the refresh token was issued to another client")
         if "resource" in form and self._resource(form["resource"]) != fam.resource:
@@ -330,58 +432,75 @@ class ProxyGuard:
         asked = list(dict.fromkeys(requested.split()))
         unknown = [s for s in asked if s not in offered]
         if unknown:
-            raise OAuthError("invalid_scope", f"unknown scopes {' '.join(unknown)[:200]}; this server offers "
-                             f"{' '.join(offered)}")
+            raise OAuthError(
+                "invalid_scope", f"unknown scopes {' '.join(unknown)[:200]}; this server offers {' '.join(offered)}"
+            )
         return asked
 
     def _resource(self, value: str | None) -> str:
         assert self.proxy.resource is not None
         if value is None or value.rstrip("/") == self.proxy.resource:
             return self.proxy.resource
-        raise OAuthError("invalid_target", f"this server issues tokens for {self.proxy.resource} only (RFC 8707 "
-                         "resource)")
+        raise OAuthError(
+            "invalid_target", f"this server issues tokens for {self.proxy.resource} only (RFC 8707 resource)"
+        )
 
     def _cookie(self, key: str, value: str, max_age: float) -> tuple[bytes, bytes]:
         secure = "; Secure" if self.proxy.issuer.startswith("https://") else ""
         path = self.proxy.prefix or "/"
-        return (b"set-cookie", f"{COOKIE}{key[:16]}={value}; Path={path}; Max-Age={int(max_age)}; HttpOnly; "
-                               f"SameSite=Lax{secure}".encode())
+        return (
+            b"set-cookie",
+            f"{COOKIE}{key[:16]}={value}; Path={path}; Max-Age={int(max_age)}; HttpOnly; SameSite=Lax{secure}".encode(),
+        )
 
     async def _redirect(self, send: Any, location: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
         await _raw(send, 302, b"", [(b"location", location.encode()), *_NO_STORE, *(headers or [])])
 
-    async def _page(self, send: Any, status: int, title: str, text: str,
-                    headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    async def _page(
+        self, send: Any, status: int, title: str, text: str, headers: list[tuple[bytes, bytes]] | None = None
+    ) -> None:
         body = _html(title, f"<p>{html.escape(text)}</p>")
         await _raw(send, status, body, [*_PAGE, *(headers or [])])
 
-    async def _consent_page(self, send: Any, consent_id: str, login: _Login, clear: list[tuple[bytes, bytes]],
-                            cookie: tuple[bytes, bytes]) -> None:
+    async def _consent_page(
+        self, send: Any, consent_id: str, login: _Login, clear: list[tuple[bytes, bytes]], cookie: tuple[bytes, bytes]
+    ) -> None:
         c = login.client
         e = html.escape
         name = c.client_name or c.client_id
-        how = ("its metadata document at " + c.client_id) if c.client_id.startswith(("https://", "http://")) else \
-            "self-registered (the name is not verified)"
+        how = (
+            ("its metadata document at " + c.client_id)
+            if c.client_id.startswith(("https://", "http://"))
+            else "self-registered (the name is not verified)"
+        )
         scopes = "".join(f"<li><code>{e(s)}</code></li>" for s in login.scope) or "<li>(no scope)</li>"
-        content = (f"<p><b>{e(name)}</b> ({e(how)}) asks to use <code>{e(login.resource)}</code> as "
-                   f"<b>{e(login.subject or '')}</b>.</p><p>Scopes:</p><ul>{scopes}</ul>"
-                   f"<p>After approval you go back to <code>{e(login.redirect_uri)}</code>.</p>"
-                   f'<form method="post" action="{e(self.proxy.url("consent"))}">'
-                   f'<input type="hidden" name="consent" value="{e(consent_id)}">'
-                   f'<input type="hidden" name="csrf" value="{e(login.csrf)}">'
-                   '<button name="decision" value="allow">Allow</button> '
-                   '<button name="decision" value="deny">Deny</button></form>')
+        content = (
+            f"<p><b>{e(name)}</b> ({e(how)}) asks to use <code>{e(login.resource)}</code> as "
+            f"<b>{e(login.subject or '')}</b>.</p><p>Scopes:</p><ul>{scopes}</ul>"
+            f"<p>After approval you go back to <code>{e(login.redirect_uri)}</code>.</p>"
+            f'<form method="post" action="{e(self.proxy.url("consent"))}">'
+            f'<input type="hidden" name="consent" value="{e(consent_id)}">'
+            f'<input type="hidden" name="csrf" value="{e(login.csrf)}">'
+            '<button name="decision" value="allow">Allow</button> '
+            '<button name="decision" value="deny">Deny</button></form>'
+        )
         await _raw(send, 200, _html("Allow access?", content), [*_PAGE, *clear, cookie])
 
 
-_PAGE = [(b"content-type", b"text/html; charset=utf-8"), *_NO_STORE, (b"x-frame-options", b"DENY"),
-         (b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"),
-         (b"referrer-policy", b"no-referrer")]
+_PAGE = [
+    (b"content-type", b"text/html; charset=utf-8"),
+    *_NO_STORE,
+    (b"x-frame-options", b"DENY"),
+    (b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"),
+    (b"referrer-policy", b"no-referrer"),
+]
 
 
 def _html(title: str, content: str) -> bytes:
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title></head>"
-            f"<body><h1>{html.escape(title)}</h1>{content}</body></html>").encode()
+    return (
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title></head>"
+        f"<body><h1>{html.escape(title)}</h1>{content}</body></html>"
+    ).encode()
 
 
 def _back(redirect_uri: str, state: str | None, issuer: str, **params: str) -> str:
@@ -390,4 +509,3 @@ def _back(redirect_uri: str, state: str | None, issuer: str, **params: str) -> s
         params["state"] = state
     params["iss"] = issuer
     return redirect_uri + ("&" if "?" in redirect_uri else "?") + urlencode(params)
-

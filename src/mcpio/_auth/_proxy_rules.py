@@ -120,7 +120,9 @@ def check_verifier(verifier: str | None, challenge: str) -> None:
     if not verifier:
         raise OAuthError("invalid_grant", "code_verifier is required (PKCE)")
     if not _VERIFIER.fullmatch(verifier) or not hmac.compare_digest(s256(verifier), challenge):
-        raise OAuthError("invalid_grant", "code_verifier does not match the code_challenge of the authorization request")
+        raise OAuthError(
+            "invalid_grant", "code_verifier does not match the code_challenge of the authorization request"
+        )
 
 
 def redirect_matches(given: str, registered: list[str]) -> bool:
@@ -148,8 +150,11 @@ def check_redirect_uri(uri: Any) -> str:
     if parts.fragment or "#" in uri:
         raise OAuthError("invalid_redirect_uri", f"redirect URI {uri[:100]!r} must not have a #fragment")
     if scheme == "http" and not is_loopback_host(parts.hostname):
-        raise OAuthError("invalid_redirect_uri", f"redirect URI {uri[:100]!r}: http:// is accepted on loopback only "
-                         "(127.0.0.1, [::1], localhost); use https://")
+        raise OAuthError(
+            "invalid_redirect_uri",
+            f"redirect URI {uri[:100]!r}: http:// is accepted on loopback only "
+            "(127.0.0.1, [::1], localhost); use https://",
+        )
     if scheme in ("http", "https") and not parts.hostname:
         raise OAuthError("invalid_redirect_uri", f"redirect URI {uri[:100]!r} has no host")
     return uri
@@ -175,17 +180,25 @@ def validate_registration(doc: Any, *, scopes: frozenset[str], client_id: str | 
         raise OAuthError("invalid_client_metadata", "the client metadata must be a JSON object")
     uris = doc.get("redirect_uris")
     if not isinstance(uris, list) or not uris or len(uris) > MAX_REDIRECT_URIS:
-        raise OAuthError("invalid_redirect_uri", f"redirect_uris must list 1 to {MAX_REDIRECT_URIS} URIs "
-                         "(this server supports the authorization code flow only)")
+        raise OAuthError(
+            "invalid_redirect_uri",
+            f"redirect_uris must list 1 to {MAX_REDIRECT_URIS} URIs "
+            "(this server supports the authorization code flow only)",
+        )
     uris = [check_redirect_uri(u) for u in uris]
     grants = doc.get("grant_types", ["authorization_code", "refresh_token"])
-    if not isinstance(grants, list) or not set(grants) <= {"authorization_code", "refresh_token"} or \
-            "authorization_code" not in grants:
-        raise OAuthError("invalid_client_metadata", "grant_types must include authorization_code and may add "
-                         "refresh_token (no other grant is supported)")
+    if (
+        not isinstance(grants, list)
+        or not set(grants) <= {"authorization_code", "refresh_token"}
+        or "authorization_code" not in grants
+    ):
+        raise OAuthError(
+            "invalid_client_metadata",
+            "grant_types must include authorization_code and may add refresh_token (no other grant is supported)",
+        )
     responses = doc.get("response_types", ["code"])
     if responses != ["code"]:
-        raise OAuthError("invalid_client_metadata", "response_types must be [\"code\"]")
+        raise OAuthError("invalid_client_metadata", 'response_types must be ["code"]')
     method = doc.get("token_endpoint_auth_method", "none" if client_id else "client_secret_basic")
     allowed = ("none",) if client_id else ("none", "client_secret_basic", "client_secret_post")
     if method not in allowed:
@@ -199,10 +212,18 @@ def validate_registration(doc: Any, *, scopes: frozenset[str], client_id: str | 
             raise OAuthError("invalid_client_metadata", "scope must be a space-separated string")
         unknown = set(scope.split()) - scopes
         if unknown:
-            raise OAuthError("invalid_client_metadata", f"unknown scopes {sorted(unknown)[:5]}; this server "
-                             f"offers {' '.join(sorted(scopes))}")
-    return ClientInfo(client_id=client_id or "", redirect_uris=uris, client_name=name, auth_method=method,
-                      grant_types=list(grants), scope=scope)
+            raise OAuthError(
+                "invalid_client_metadata",
+                f"unknown scopes {sorted(unknown)[:5]}; this server offers {' '.join(sorted(scopes))}",
+            )
+    return ClientInfo(
+        client_id=client_id or "",
+        redirect_uris=uris,
+        client_name=name,
+        auth_method=method,
+        grant_types=list(grants),
+        scope=scope,
+    )
 
 
 @dataclass

@@ -35,24 +35,39 @@ class Upstream:
         if self.auth_method not in ("client_secret_post", "client_secret_basic"):
             raise ValueError("upstream_auth_method must be client_secret_post or client_secret_basic")
         if not self.client_id or not self.client_secret:
-            raise ValueError("the upstream client id and secret are required (register this proxy at the IdP with "
-                             "its callback URL as redirect URI)")
+            raise ValueError(
+                "the upstream client id and secret are required (register this proxy at the IdP with "
+                "its callback URL as redirect URI)"
+            )
 
     async def exchange(self, client: Any, code: str, redirect_uri: str, verifier: str) -> dict[str, Any]:
         """The IdP's token response for ``code``; AuthUnavailable when the IdP refuses or fails
         (the message names the endpoint and the status, never a secret)."""
-        data = {"grant_type": "authorization_code", "code": code, "redirect_uri": redirect_uri,
-                "code_verifier": verifier}
+        data = {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": redirect_uri,
+            "code_verifier": verifier,
+        }
         auth = None
         if self.auth_method == "client_secret_basic":
             auth = (self.client_id, self.client_secret)
         else:
             data.update(client_id=self.client_id, client_secret=self.client_secret)
-        doc = await fetch_json(client, self.token_url, "the upstream token endpoint", method="POST", data=data,
-                               auth=auth, timeout=self.timeout)
+        doc = await fetch_json(
+            client,
+            self.token_url,
+            "the upstream token endpoint",
+            method="POST",
+            data=data,
+            auth=auth,
+            timeout=self.timeout,
+        )
         if not isinstance(doc.get("access_token"), str):
-            raise AuthUnavailable(f"the upstream token endpoint {self.token_url} answered without an access_token"
-                                  + (f" (error {str(doc.get('error'))[:60]!r})" if doc.get("error") else ""))
+            raise AuthUnavailable(
+                f"the upstream token endpoint {self.token_url} answered without an access_token"
+                + (f" (error {str(doc.get('error'))[:60]!r})" if doc.get("error") else "")
+            )
         return doc
 
     async def subject(self, client: Any, tokens: dict[str, Any]) -> str | None:
@@ -62,8 +77,13 @@ class Upstream:
         if self.userinfo_url:
             import httpx
 
-            doc = await fetch_json(client, self.userinfo_url, "the upstream userinfo endpoint",
-                                   auth=_Bearer(tokens["access_token"], httpx), timeout=self.timeout)
+            doc = await fetch_json(
+                client,
+                self.userinfo_url,
+                "the upstream userinfo endpoint",
+                auth=_Bearer(tokens["access_token"], httpx),
+                timeout=self.timeout,
+            )
             value = doc.get(self.subject_claim)
             return str(value) if isinstance(value, str | int) else None
         id_token = tokens.get("id_token")
@@ -79,7 +99,7 @@ class Upstream:
 
 
 def _Bearer(token: str, httpx: Any) -> Any:
-    class Bearer(httpx.Auth):
+    class Bearer(httpx.Auth):  # type: ignore[misc]  # httpx is passed in (imported lazily), so typed Any here
         def auth_flow(self, request: Any) -> Any:
             request.headers["authorization"] = f"Bearer {token}"
             yield request
@@ -94,6 +114,7 @@ async def discover(url: str, timeout: float = TIMEOUT) -> dict[str, Any]:
 
     async with httpx.AsyncClient(follow_redirects=False, trust_env=False) as client:
         if "/.well-known/" in url:
-            return await fetch_json(client, check_url(url, "the upstream metadata URL"), "the upstream metadata",
-                                    timeout=timeout)
+            return await fetch_json(
+                client, check_url(url, "the upstream metadata URL"), "the upstream metadata", timeout=timeout
+            )
         return await discover_metadata(client, check_url(url.rstrip("/"), "the upstream issuer"), timeout)

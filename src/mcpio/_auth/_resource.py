@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import json
 import logging
-
-import msgspec
 import re
 import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
+
+import msgspec
 
 from . import _info
 from ._info import Slot
@@ -80,25 +80,32 @@ class ResourceServer:
     def __post_init__(self) -> None:
         parts = urlsplit(self.resource)
         if parts.scheme not in ("http", "https") or not parts.netloc or parts.fragment:
-            raise ValueError(f"resource must be this server's absolute URI without a #fragment "
-                             f"(e.g. https://mcp.example.com/mcp), not {self.resource!r}")
+            raise ValueError(
+                f"resource must be this server's absolute URI without a #fragment "
+                f"(e.g. https://mcp.example.com/mcp), not {self.resource!r}"
+            )
         if self.resource.endswith("/") and parts.path not in ("", "/"):
             self.resource = self.resource.rstrip("/")  # canonical form: no trailing slash
         if self.verifier is None:
             if self.issuer is None:
-                raise ValueError("ResourceServer needs an issuer (JWT access tokens checked against its JWKS) "
-                                 "or a verifier")
+                raise ValueError(
+                    "ResourceServer needs an issuer (JWT access tokens checked against its JWKS) or a verifier"
+                )
             self.verifier = JWTVerifier(self.issuer, self.resource)
-        servers = self.authorization_servers if self.authorization_servers is not None else (
-            [self.issuer] if self.issuer else [])
+        servers = (
+            self.authorization_servers
+            if self.authorization_servers is not None
+            else ([self.issuer] if self.issuer else [])
+        )
         if not servers:
             raise ValueError("ResourceServer needs authorization_servers (or an issuer) for its metadata")
         for s in servers:
             check_url(s, "an authorization server")
         self.authorization_servers = list(servers)
         self.required_scopes = frozenset(self.required_scopes)
-        self.scopes_supported = list(self.scopes_supported) if self.scopes_supported is not None else sorted(
-            self.required_scopes)
+        self.scopes_supported = (
+            list(self.scopes_supported) if self.scopes_supported is not None else sorted(self.required_scopes)
+        )
 
     # ------------------------------------------------------------------ metadata
     @property
@@ -114,10 +121,13 @@ class ResourceServer:
 
     def metadata(self) -> dict[str, Any]:
         """The Protected Resource Metadata document (RFC 9728 §2)."""
-        doc: dict[str, Any] = {"resource": self.resource, "authorization_servers": self.authorization_servers,
-                               "bearer_methods_supported": ["header"]}
+        doc: dict[str, Any] = {
+            "resource": self.resource,
+            "authorization_servers": self.authorization_servers,
+            "bearer_methods_supported": ["header"],
+        }
         if self.scopes_supported:
-            doc["scopes_supported"] = list(self.scopes_supported)  # type: ignore[arg-type]
+            doc["scopes_supported"] = list(self.scopes_supported)
         if self.resource_name:
             doc["resource_name"] = self.resource_name
         if self.resource_documentation:
@@ -125,8 +135,13 @@ class ResourceServer:
         doc.update(self.extra_metadata)
         return doc
 
-    def guard(self, *, scopes_for: ScopesFor | None = None, scoped: Callable[[], bool] | None = None,
-              max_body_size: int = 16 * 1024 * 1024) -> Guard:
+    def guard(
+        self,
+        *,
+        scopes_for: ScopesFor | None = None,
+        scoped: Callable[[], bool] | None = None,
+        max_body_size: int = 16 * 1024 * 1024,
+    ) -> Guard:
         """The per-request check for an app; ``scopes_for(method, name)`` names the scopes an
         item needs (the server's ``scopes=`` registrations), ``scoped()`` says whether any
         item has some (when not, request bodies are not peeked)."""
@@ -138,8 +153,14 @@ class Guard:
     answers the request itself and returns None (metadata, refusals), or returns the
     ``(receive, send)`` the app continues with, the verified :class:`AuthInfo` being current."""
 
-    def __init__(self, config: ResourceServer, *, scopes_for: ScopesFor | None = None,
-                 scoped: Callable[[], bool] | None = None, max_body_size: int = 16 * 1024 * 1024) -> None:
+    def __init__(
+        self,
+        config: ResourceServer,
+        *,
+        scopes_for: ScopesFor | None = None,
+        scoped: Callable[[], bool] | None = None,
+        max_body_size: int = 16 * 1024 * 1024,
+    ) -> None:
         self.config = config
         self.verifier: TokenVerifier = config.verifier  # type: ignore[assignment]
         self.required = frozenset(config.required_scopes)
@@ -156,7 +177,7 @@ class Guard:
         path = scope.get("path", "/")
         root = scope.get("root_path", "")
         if root and path.startswith(root):
-            path = path[len(root):] or "/"
+            path = path[len(root) :] or "/"
         method = scope.get("method", "GET")
         if path in self.metadata_paths:
             await self._serve_metadata(send, method)
@@ -169,8 +190,13 @@ class Guard:
             elif len(k) == 14 and k.lower() == b"mcp-session-id":
                 sid = v.decode("latin-1")
         if not raw:
-            await self._challenge(send, 401, None, "this server requires an OAuth bearer token (Authorization: "
-                                  "Bearer …); its authorization servers are listed at " + self.config.metadata_url)
+            await self._challenge(
+                send,
+                401,
+                None,
+                "this server requires an OAuth bearer token (Authorization: "
+                "Bearer …); its authorization servers are listed at " + self.config.metadata_url,
+            )
             return None
         if len(raw) > 1:
             await self._challenge(send, 400, "invalid_request", "send exactly one Authorization header")
@@ -178,12 +204,17 @@ class Guard:
         scheme, _, token = raw[0].decode("latin-1").strip().partition(" ")
         token = token.strip()
         if scheme.lower() != "bearer":
-            await self._challenge(send, 401, None, f"this server accepts Bearer tokens only, not the "
-                                  f"{scheme[:20]!r} scheme")
+            await self._challenge(
+                send, 401, None, f"this server accepts Bearer tokens only, not the {scheme[:20]!r} scheme"
+            )
             return None
         if not token or not _B64TOKEN.fullmatch(token):
-            await self._challenge(send, 400, "invalid_request", "the Authorization header is malformed: "
-                                  "expected 'Bearer <token>' with a token of RFC 6750 characters")
+            await self._challenge(
+                send,
+                400,
+                "invalid_request",
+                "the Authorization header is malformed: expected 'Bearer <token>' with a token of RFC 6750 characters",
+            )
             return None
         try:
             info = await self.verifier.verify(token)
@@ -192,28 +223,47 @@ class Guard:
             return None
         except AuthUnavailable as exc:
             log.warning("cannot verify a token now: %s", exc)
-            await _json(send, 503, {"error": "temporarily_unavailable",
-                                    "error_description": f"the token cannot be verified now: {exc}; retry later"},
-                        [(b"retry-after", RETRY_AFTER.encode())])
+            await _json(
+                send,
+                503,
+                {
+                    "error": "temporarily_unavailable",
+                    "error_description": f"the token cannot be verified now: {exc}; retry later",
+                },
+                [(b"retry-after", RETRY_AFTER.encode())],
+            )
             return None
         except Exception as exc:  # a verifier's bug is still not a 500 with a token in a traceback
             log.error("the token verifier failed: %s", type(exc).__name__)
-            await _json(send, 503, {"error": "temporarily_unavailable",
-                                    "error_description": "the token cannot be verified now (verifier error); "
-                                    "retry later"}, [(b"retry-after", RETRY_AFTER.encode())])
+            await _json(
+                send,
+                503,
+                {
+                    "error": "temporarily_unavailable",
+                    "error_description": "the token cannot be verified now (verifier error); retry later",
+                },
+                [(b"retry-after", RETRY_AFTER.encode())],
+            )
             return None
         granted = self._effective(info.scopes)
         if not granted.issuperset(self.required):
-            await self._insufficient(send, self.required, "this server needs the scopes " +
-                                     " ".join(sorted(self.required)))
+            await self._insufficient(
+                send, self.required, "this server needs the scopes " + " ".join(sorted(self.required))
+            )
             return None
         slot: Slot | None = None
         if sid is not None:
             slot = self._sessions.get(sid)
             if slot is not None:
                 if slot.owner != info.principal:
-                    await _json(send, 403, {"error": "access_denied", "error_description":
-                                            "this session was opened by another principal; initialize your own"})
+                    await _json(
+                        send,
+                        403,
+                        {
+                            "error": "access_denied",
+                            "error_description": "this session was opened by another principal; initialize your own",
+                        },
+                    )
                     return None
                 slot.info = info  # handlers of this session see the latest token
         if method == "POST" and self.scopes_for is not None and self.scoped():
@@ -221,8 +271,9 @@ class Guard:
             if needed is not None:
                 missing = needed - granted
                 if missing:
-                    await self._insufficient(send, needed | self.required, "this operation needs the scopes " +
-                                             " ".join(sorted(needed)))
+                    await self._insufficient(
+                        send, needed | self.required, "this operation needs the scopes " + " ".join(sorted(needed))
+                    )
                     return None
         if slot is None:
             slot = Slot(info)
@@ -297,7 +348,7 @@ class Guard:
         assert self.scopes_for is not None
         try:
             parsed = msgspec.json.decode(body)
-        except Exception:  # noqa: BLE001 - any undecodable body: the app answers it (400)
+        except Exception:
             return None
         needed: set[str] = set()
         for msg in parsed if isinstance(parsed, list) else [parsed]:
@@ -315,20 +366,37 @@ class Guard:
     async def _serve_metadata(self, send: Send, method: str) -> None:
         cors = [(b"access-control-allow-origin", b"*")]
         if method == "OPTIONS":
-            await _raw(send, 204, b"", cors + [(b"access-control-allow-methods", b"GET, OPTIONS"),
-                                               (b"access-control-allow-headers", b"mcp-protocol-version")])
+            await _raw(
+                send,
+                204,
+                b"",
+                cors
+                + [
+                    (b"access-control-allow-methods", b"GET, OPTIONS"),
+                    (b"access-control-allow-headers", b"mcp-protocol-version"),
+                ],
+            )
         elif method in ("GET", "HEAD"):
-            await _raw(send, 200, self._metadata if method == "GET" else b"",
-                       cors + [(b"content-type", b"application/json"), (b"cache-control", b"max-age=3600")],
-                       length=len(self._metadata))
+            await _raw(
+                send,
+                200,
+                self._metadata if method == "GET" else b"",
+                cors + [(b"content-type", b"application/json"), (b"cache-control", b"max-age=3600")],
+                length=len(self._metadata),
+            )
         else:
-            await _json(send, 405, {"error": "invalid_request", "error_description":
-                                    "protected resource metadata is read with GET"}, [(b"allow", b"GET, OPTIONS")])
+            await _json(
+                send,
+                405,
+                {"error": "invalid_request", "error_description": "protected resource metadata is read with GET"},
+                [(b"allow", b"GET, OPTIONS")],
+            )
 
     def _www_authenticate(self, error: str | None, scopes: Iterable[str] | None, description: str | None) -> bytes:
         parts = [f'resource_metadata="{self.config.metadata_url}"']
-        scope_list = sorted(scopes) if scopes is not None else sorted(self.required) or list(
-            self.config.scopes_supported or [])  # type: ignore[arg-type]
+        scope_list = (
+            sorted(scopes) if scopes is not None else sorted(self.required) or list(self.config.scopes_supported or [])
+        )
         if scope_list:
             parts.append(f'scope="{" ".join(scope_list)}"')
         if error:
@@ -339,13 +407,21 @@ class Guard:
 
     async def _challenge(self, send: Send, status: int, error: str | None, description: str) -> None:
         header = self._www_authenticate(error, None, description if error else None)
-        await _json(send, status, {"error": error or "unauthorized", "error_description": description},
-                    [(b"www-authenticate", header)])
+        await _json(
+            send,
+            status,
+            {"error": error or "unauthorized", "error_description": description},
+            [(b"www-authenticate", header)],
+        )
 
     async def _insufficient(self, send: Send, scopes: Iterable[str], description: str) -> None:
         header = self._www_authenticate("insufficient_scope", scopes, description)
-        await _json(send, 403, {"error": "insufficient_scope", "error_description": description,
-                                "scope": " ".join(sorted(scopes))}, [(b"www-authenticate", header)])
+        await _json(
+            send,
+            403,
+            {"error": "insufficient_scope", "error_description": description, "scope": " ".join(sorted(scopes))},
+            [(b"www-authenticate", header)],
+        )
 
 
 def _quote(text: str) -> str:
@@ -355,13 +431,14 @@ def _quote(text: str) -> str:
 
 async def _json(send: Send, status: int, doc: dict[str, Any], headers: list[tuple[bytes, bytes]] | None = None) -> None:
     body = json.dumps(doc).encode()
-    await _raw(send, status, body, [(b"content-type", b"application/json"), (b"cache-control", b"no-store"),
-                                    *(headers or [])])
+    await _raw(
+        send, status, body, [(b"content-type", b"application/json"), (b"cache-control", b"no-store"), *(headers or [])]
+    )
 
 
-async def _raw(send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]], *,
-               length: int | None = None) -> None:
+async def _raw(
+    send: Send, status: int, body: bytes, headers: list[tuple[bytes, bytes]], *, length: int | None = None
+) -> None:
     headers = [*headers, (b"content-length", str(len(body) if length is None else length).encode())]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body, "more_body": False})
-

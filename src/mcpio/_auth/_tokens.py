@@ -98,16 +98,19 @@ class FileTokenStore:
             return {}
         except OSError as exc:
             if self.path.is_symlink():
-                raise TokenStoreError(f"the token store {self.path} is a symlink; refusing to follow it "
-                                      "(remove it, or give a real file)") from None
+                raise TokenStoreError(
+                    f"the token store {self.path} is a symlink; refusing to follow it (remove it, or give a real file)"
+                ) from None
             raise TokenStoreError(f"cannot read the token store {self.path}: {exc.strerror}") from None
         with os.fdopen(fd, "rb") as f:
             st = os.fstat(f.fileno())
             if hasattr(os, "getuid") and st.st_uid != os.getuid():
                 raise TokenStoreError(f"the token store {self.path} belongs to another user; refusing it")
             if st.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-                raise TokenStoreError(f"the token store {self.path} is readable or writable by others "
-                                      f"(mode {stat.S_IMODE(st.st_mode):o}); run: chmod 600 {self.path}")
+                raise TokenStoreError(
+                    f"the token store {self.path} is readable or writable by others "
+                    f"(mode {stat.S_IMODE(st.st_mode):o}); run: chmod 600 {self.path}"
+                )
             raw = f.read()
         try:
             data = json.loads(raw or b"{}")

@@ -91,10 +91,20 @@ class JWTVerifier:
     each metadata/JWKS fetch.
     """
 
-    def __init__(self, issuer: str, audience: str | Iterable[str], *, jwks_url: str | None = None,
-                 algorithms: Iterable[str] = ALGORITHMS, leeway: float = 30.0, cache_size: int = 10_000,
-                 jwks_ttl: float = 3600.0, jwks_min_refresh: float = 10.0, http_client: Any = None,
-                 timeout: float = TIMEOUT) -> None:
+    def __init__(
+        self,
+        issuer: str,
+        audience: str | Iterable[str],
+        *,
+        jwks_url: str | None = None,
+        algorithms: Iterable[str] = ALGORITHMS,
+        leeway: float = 30.0,
+        cache_size: int = 10_000,
+        jwks_ttl: float = 3600.0,
+        jwks_min_refresh: float = 10.0,
+        http_client: Any = None,
+        timeout: float = TIMEOUT,
+    ) -> None:
         self.issuer = issuer
         auds = [audience] if isinstance(audience, str) else list(audience)
         if not auds:
@@ -103,12 +113,20 @@ class JWTVerifier:
         algs = tuple(algorithms)
         bad = [a for a in algs if a not in ALGORITHMS]
         if bad or not algs:
-            raise ValueError(f"algorithms {bad} are not allowed for access tokens; choose among {ALGORITHMS} "
-                             "(never 'none', never HMAC with a public key)")
+            raise ValueError(
+                f"algorithms {bad} are not allowed for access tokens; choose among {ALGORITHMS} "
+                "(never 'none', never HMAC with a public key)"
+            )
         self.algorithms = algs
         self.leeway = leeway
-        self.jwks = JWKS(issuer=None if jwks_url else issuer, jwks_url=jwks_url, ttl=jwks_ttl,
-                         min_refresh=jwks_min_refresh, client=http_client, timeout=timeout)
+        self.jwks = JWKS(
+            issuer=None if jwks_url else issuer,
+            jwks_url=jwks_url,
+            ttl=jwks_ttl,
+            min_refresh=jwks_min_refresh,
+            client=http_client,
+            timeout=timeout,
+        )
         check_url(issuer, "the issuer")
         self._memo = _Memo(cache_size)
 
@@ -128,8 +146,10 @@ class JWTVerifier:
             raise InvalidToken("the token is not a well-formed JWT") from None
         alg = header.get("alg")
         if alg not in self.algorithms:
-            raise InvalidToken(f"the token's algorithm {str(alg)[:20]!r} is not accepted; this server accepts "
-                               f"{', '.join(self.algorithms)}")
+            raise InvalidToken(
+                f"the token's algorithm {str(alg)[:20]!r} is not accepted; this server accepts "
+                f"{', '.join(self.algorithms)}"
+            )
         kid = header.get("kid")
         if kid is not None and not isinstance(kid, str):
             raise InvalidToken("the token's 'kid' header is not a string")
@@ -140,8 +160,15 @@ class JWTVerifier:
         failure: Exception | None = None
         for k in keys:
             try:
-                claims = jwt.decode(token, k.key, algorithms=[alg], audience=self.audience, issuer=self.issuer,
-                                    leeway=self.leeway, options={"require": ["exp", "iss", "aud"]})
+                claims = jwt.decode(
+                    token,
+                    k.key,
+                    algorithms=[alg],
+                    audience=self.audience,
+                    issuer=self.issuer,
+                    leeway=self.leeway,
+                    options={"require": ["exp", "iss", "aud"]},
+                )
                 break
             except jwt.InvalidSignatureError as exc:
                 failure = exc
@@ -200,10 +227,15 @@ def _info_from(claims: dict[str, Any], token: str) -> AuthInfo:
     client = claims.get("client_id", claims.get("azp"))
     sub = claims.get("sub")
     exp = claims.get("exp")
-    return AuthInfo(subject=sub if isinstance(sub, str) else None,
-                    client_id=client if isinstance(client, str) else None,
-                    scopes=scopes, claims=claims, issuer=claims.get("iss") if isinstance(claims.get("iss"), str) else None,
-                    expires_at=float(exp) if isinstance(exp, int | float) else None, _token=token)
+    return AuthInfo(
+        subject=sub if isinstance(sub, str) else None,
+        client_id=client if isinstance(client, str) else None,
+        scopes=scopes,
+        claims=claims,
+        issuer=claims.get("iss") if isinstance(claims.get("iss"), str) else None,
+        expires_at=float(exp) if isinstance(exp, int | float) else None,
+        _token=token,
+    )
 
 
 class IntrospectionVerifier:
@@ -215,10 +247,19 @@ class IntrospectionVerifier:
     answers are cached ``cache_ttl`` seconds at most (never past ``exp``), ``cache_size`` at most.
     """
 
-    def __init__(self, url: str, *, client_id: str | None = None, client_secret: str | None = None,
-                 audience: str | Iterable[str] | None = None, issuer: str | None = None,
-                 cache_ttl: float = 60.0, cache_size: int = 10_000, http_client: Any = None,
-                 timeout: float = TIMEOUT) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        client_id: str | None = None,
+        client_secret: str | None = None,
+        audience: str | Iterable[str] | None = None,
+        issuer: str | None = None,
+        cache_ttl: float = 60.0,
+        cache_size: int = 10_000,
+        http_client: Any = None,
+        timeout: float = TIMEOUT,
+    ) -> None:
         self.url = check_url(url, "the introspection endpoint")
         self._auth = (client_id, client_secret or "") if client_id else None
         auds = [audience] if isinstance(audience, str) else list(audience or [])
@@ -241,9 +282,15 @@ class IntrospectionVerifier:
             import httpx
 
             self._client = httpx.AsyncClient(follow_redirects=False, trust_env=False)
-        doc = await fetch_json(self._client, self.url, "the introspection endpoint", method="POST",
-                               data={"token": token, "token_type_hint": "access_token"}, auth=self._auth,
-                               timeout=self.timeout)
+        doc = await fetch_json(
+            self._client,
+            self.url,
+            "the introspection endpoint",
+            method="POST",
+            data={"token": token, "token_type_hint": "access_token"},
+            auth=self._auth,
+            timeout=self.timeout,
+        )
         if doc.get("active") is not True:
             raise InvalidToken("the token is not active (revoked, expired or unknown to the authorization server)")
         exp = doc.get("exp")

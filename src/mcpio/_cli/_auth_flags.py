@@ -22,46 +22,66 @@ from typing import Any
 def add_auth_flags(p: Any) -> None:
     g = p.add_argument_group("authorization (http)", "protect the server with OAuth 2.1 bearer tokens")
     g.add_argument("--auth-issuer", metavar="URL", help="the authorization server issuing the tokens")
-    g.add_argument("--auth-audience", metavar="URL",
-                   help="this server's canonical URI, the tokens' audience (default: http://HOST:PORT/PATH on loopback)")
+    g.add_argument(
+        "--auth-audience",
+        metavar="URL",
+        help="this server's canonical URI, the tokens' audience (default: http://HOST:PORT/PATH on loopback)",
+    )
     g.add_argument("--auth-scopes", metavar="A,B", help="scopes every request needs (comma-separated)")
-    g.add_argument("--auth-jwks", metavar="URL", help="the JWKS to check JWTs with (default: from the issuer's metadata)")
-    g.add_argument("--auth-introspect", metavar="URL",
-                   help="verify opaque tokens with this RFC 7662 endpoint (secret in $MCPIO_AUTH_CLIENT_SECRET)")
+    g.add_argument(
+        "--auth-jwks", metavar="URL", help="the JWKS to check JWTs with (default: from the issuer's metadata)"
+    )
+    g.add_argument(
+        "--auth-introspect",
+        metavar="URL",
+        help="verify opaque tokens with this RFC 7662 endpoint (secret in $MCPIO_AUTH_CLIENT_SECRET)",
+    )
     g.add_argument("--auth-client-id", metavar="ID", help="--auth-introspect: this server's client id at the issuer")
 
 
 def resource_server_from(args: Any) -> Any:
     """The ResourceServer the flags describe, or None; UsageError when they do not add up."""
     from ._targets import UsageError  # not at import: ``mcpio --help`` builds the parser and must stay fast
+
     issuer = getattr(args, "auth_issuer", None)
-    others = [f for f in ("auth_audience", "auth_scopes", "auth_jwks", "auth_introspect", "auth_client_id")
-              if getattr(args, f, None)]
+    others = [
+        f
+        for f in ("auth_audience", "auth_scopes", "auth_jwks", "auth_introspect", "auth_client_id")
+        if getattr(args, f, None)
+    ]
     if issuer is None:
         if others:
             raise UsageError(f"--{others[0].replace('_', '-')} needs --auth-issuer (the authorization server)")
         return None
     if getattr(args, "transport", "http") != "http":
-        raise UsageError("--auth-issuer protects Streamable HTTP: add -t http (stdio takes credentials from the "
-                         "environment)")
+        raise UsageError(
+            "--auth-issuer protects Streamable HTTP: add -t http (stdio takes credentials from the environment)"
+        )
     try:
-        from ..auth import IntrospectionVerifier, JWTVerifier, ResourceServer
         from .._protocol._http import is_loopback
+        from ..auth import IntrospectionVerifier, JWTVerifier, ResourceServer
     except ImportError as exc:  # pragma: no cover - the auth extra is missing
         raise UsageError(f"--auth-issuer needs the auth extra: pip install 'mcpio[auth]' ({exc})") from None
     audience = args.auth_audience
     if audience is None:
         if not is_loopback(args.host):
-            raise UsageError("--auth-audience URL is required when binding a non-loopback address: give the URI "
-                             "clients use to reach this server (e.g. https://mcp.example.com/mcp)")
+            raise UsageError(
+                "--auth-audience URL is required when binding a non-loopback address: give the URI "
+                "clients use to reach this server (e.g. https://mcp.example.com/mcp)"
+            )
         host = f"[{args.host}]" if ":" in args.host else args.host
         audience = f"http://{host}:{args.port}{args.path}"
     scopes = [s.strip() for s in (args.auth_scopes or "").split(",") if s.strip()]
     try:
         if args.auth_introspect:
             secret = os.environ.get("MCPIO_AUTH_CLIENT_SECRET")
-            verifier: Any = IntrospectionVerifier(args.auth_introspect, client_id=args.auth_client_id,
-                                                  client_secret=secret, audience=audience, issuer=issuer)
+            verifier: Any = IntrospectionVerifier(
+                args.auth_introspect,
+                client_id=args.auth_client_id,
+                client_secret=secret,
+                audience=audience,
+                issuer=issuer,
+            )
         else:
             if args.auth_client_id:
                 raise UsageError("--auth-client-id goes with --auth-introspect")
@@ -86,4 +106,3 @@ def serve_options(auth: Any) -> dict[str, Any]:
     if name and not is_loopback(name):
         options["allowed_hosts"] = [*LOOPBACK_HOSTS, f"[{name}]" if ":" in name else name]
     return options
-

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from ._exit import FAILED, OK, USAGE, CLIFailure
@@ -42,15 +43,18 @@ def _json_arguments(args: Any) -> dict[str, Any]:
     return arguments
 
 
-def find_tool(tools: list[dict[str, Any]], name: str, target: str) -> dict[str, Any]:
+def find_tool(tools: Sequence[dict[str, Any]], name: str, target: str) -> dict[str, Any]:
     """The tool called ``name``, or a usage failure naming the close ones and the list."""
     for tool in tools:
         if tool.get("name") == name:
             return tool
     names = [str(t.get("name")) for t in tools]
     listing = ", ".join(clean(n, multiline=False) for n in names[:30]) + (" …" if len(names) > 30 else "")
-    raise CLIFailure(f"the server has no tool {clean(name, multiline=False)!r}{suggest(name, names)}", USAGE,
-                     f"its tools: {listing}" if names else f"it lists no tools (mcpio list {target} shows what it has)")
+    raise CLIFailure(
+        f"the server has no tool {clean(name, multiline=False)!r}{suggest(name, names)}",
+        USAGE,
+        f"its tools: {listing}" if names else f"it lists no tools (mcpio list {target} shows what it has)",
+    )
 
 
 async def cmd_call(args: Any) -> int:

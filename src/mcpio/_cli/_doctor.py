@@ -19,6 +19,7 @@ import asyncio
 import json
 import re
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from .._client._client import Client
@@ -40,7 +41,9 @@ def _size(obj: Any) -> int:
 async def _legacy_version(args: Any, version: str) -> str | None:
     """The version the server settles on when asked for ``version`` (None if it fails)."""
     try:
-        async with client_for(args.target, args, protocol_version=version, era="legacy", timeout=min(args.timeout, 15)) as c:
+        async with client_for(
+            args.target, args, protocol_version=version, era="legacy", timeout=min(args.timeout, 15)
+        ) as c:
             return c.negotiated_version
     except Exception:
         return None
@@ -52,15 +55,18 @@ async def _modern(args: Any) -> dict[str, Any]:
     try:
         async with client_for(args.target, args, era="modern", timeout=min(args.timeout, 15)) as c:
             versions = c.server_result.get("supportedVersions")
-            return {"modern": True, "versions": versions if isinstance(versions, list) else [c.negotiated_version],
-                    "detail": "server/discover answered"}
+            return {
+                "modern": True,
+                "versions": versions if isinstance(versions, list) else [c.negotiated_version],
+                "detail": "server/discover answered",
+            }
     except UnsupportedProtocolVersion as exc:  # modern, but none of our modern versions
         return {"modern": True, "versions": exc.supported, "detail": f"modern error {exc.code}: {exc.message}"}
     except (MCPError, TransportError, OSError) as exc:
         return {"modern": False, "detail": str(getattr(exc, "message", exc))}
 
 
-def _tool_findings(tools: list[dict[str, Any]]) -> tuple[list[str], list[str], list[dict[str, Any]]]:
+def _tool_findings(tools: Sequence[dict[str, Any]]) -> tuple[list[str], list[str], list[dict[str, Any]]]:
     problems: list[str] = []
     warnings: list[str] = []
     rows: list[dict[str, Any]] = []
@@ -87,7 +93,9 @@ def _tool_findings(tools: list[dict[str, Any]]) -> tuple[list[str], list[str], l
         if not t.get("title") and not (isinstance(annotations, dict) and annotations.get("title")):
             warnings.append(f"tool {label} has no title")
         if not isinstance(annotations, dict) or not annotations:
-            warnings.append(f"tool {label} has no annotations (readOnlyHint, destructiveHint …); hosts will ask before each call")
+            warnings.append(
+                f"tool {label} has no annotations (readOnlyHint, destructiveHint …); hosts will ask before each call"
+            )
         if len(str(t.get("description") or "")) > 2048:
             warnings.append(f"tool {label}: the description is {len(t['description'])} characters long")
         size = _size(t)
@@ -106,7 +114,7 @@ async def doctor(args: Any) -> int:
             report["era"] = client.negotiated_era
             report["protocol_version"] = client.negotiated_version
             report["capabilities"] = client.server_capabilities
-            lists: dict[str, list[dict[str, Any]]] = {}
+            lists: dict[str, Sequence[dict[str, Any]]] = {}
             for kind in ("tools", "resources", "templates", "prompts"):
                 try:
                     lists[kind], note, _ = await _fetch(client, kind)
@@ -117,7 +125,6 @@ async def doctor(args: Any) -> int:
             tools = lists["tools"]
             report["counts"] = {kind: len(items) for kind, items in lists.items()}
     except (MCPError, TransportError, OSError) as exc:
-
         child = _child_failure(str(getattr(exc, "message", exc)))
         report["problems"].append(f"the server did not start: {child[0]}" if child else f"cannot connect: {exc}")
         report["unavailable"] = True
@@ -129,7 +136,7 @@ async def doctor(args: Any) -> int:
     report["tools_list_tokens"] = round(report["tools_list_bytes"] / 4)
     report["tools"] = sorted(rows, key=lambda r: -r["bytes"])
     found = await asyncio.gather(_modern(args), *(_legacy_version(args, v) for v in LEGACY_VERSIONS))
-    legacy = [v for v, got in zip(LEGACY_VERSIONS, found[1:]) if got == v]
+    legacy = [v for v, got in zip(LEGACY_VERSIONS, found[1:], strict=True) if got == v]
     report["eras"] = {"legacy": legacy, "modern": found[0]}
     return _print(args, report)
 
@@ -146,18 +153,29 @@ def _print(args: Any, report: dict[str, Any]) -> int:
         lines.append(f"server: {info.get('name')} {info.get('version', '')}".rstrip())
         first = "initialize" if report["era"] == "legacy" else "server/discover"
         start = "first request" if str(report["target"]).startswith(("http://", "https://")) else "spawn"
-        lines.append(f"time to first response: {report['first_response_ms']:.0f} ms ({start} to {first} result, "
-                     f"{report['era']} era, {report['protocol_version']})")
+        lines.append(
+            f"time to first response: {report['first_response_ms']:.0f} ms ({start} to {first} result, "
+            f"{report['era']} era, {report['protocol_version']})"
+        )
         eras = report.get("eras", {})
         modern = eras.get("modern", {})
         lines.append("legacy era: " + (", ".join(eras.get("legacy", [])) or "no"))
-        lines.append("modern era: " + (f"yes (server/discover lists {', '.join(map(str, modern.get('versions') or []))})" if modern.get("modern") else f"no ({modern.get('detail')})"))
+        lines.append(
+            "modern era: "
+            + (
+                f"yes (server/discover lists {', '.join(map(str, modern.get('versions') or []))})"
+                if modern.get("modern")
+                else f"no ({modern.get('detail')})"
+            )
+        )
         lines.append("capabilities: " + (", ".join(sorted(report["capabilities"])) or "none"))
         counts = report["counts"]
         lines.append("catalog: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
         lines.append(f"tools/list: {report['tools_list_bytes']} bytes, ≈{report['tools_list_tokens']} tokens")
         if report["tools"]:
-            lines.append(table(["TOOL", "BYTES", "≈TOKENS"], [[r["name"], r["bytes"], r["tokens"]] for r in report["tools"]]))
+            lines.append(
+                table(["TOOL", "BYTES", "≈TOKENS"], [[r["name"], r["bytes"], r["tokens"]] for r in report["tools"]])
+            )
     for p in report["problems"]:
         lines.append(f"PROBLEM: {p}")
     for w in report["warnings"]:

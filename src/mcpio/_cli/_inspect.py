@@ -16,5 +16,11 @@ def inspect(args: Any) -> int:
             options["timeout"] = args.timeout  # none unless --timeout: the page has a Cancel button
         return client_for(target, args, **options)
 
-    return serve(make_client, target=args.target or None, era=args.era, headers=_headers(args) or None,
-                 port=args.port, open_browser=args.browser)
+    return serve(
+        make_client,
+        target=args.target or None,
+        era=args.era,
+        headers=_headers(args) or None,
+        port=args.port,
+        open_browser=args.browser,
+    )

@@ -84,8 +84,10 @@ def entry_for(host: str, app: str, env: dict[str, str]) -> dict[str, Any]:
         spec = resolve(app)
         if spec.url is not None:
             if host not in URL_ENTRIES:
-                raise UsageError(f"{host}'s configuration starts commands only, so it cannot name {spec.url}; "
-                                 f"hosts that take a URL: {', '.join(URL_ENTRIES)}")
+                raise UsageError(
+                    f"{host}'s configuration starts commands only, so it cannot name {spec.url}; "
+                    f"hosts that take a URL: {', '.join(URL_ENTRIES)}"
+                )
             entry = URL_ENTRIES[host](spec.url)
             if spec.headers:
                 entry["headers"] = dict(spec.headers)
@@ -113,7 +115,9 @@ def config_file(host: str, project: bool, path: str | None) -> Path:
         return Path(path).expanduser()
     files = known_files()[host]
     if project and host not in PROJECT_HOSTS:
-        raise UsageError(f"--project: {host} has no project configuration file (hosts with one: {', '.join(PROJECT_HOSTS)})")
+        raise UsageError(
+            f"--project: {host} has no project configuration file (hosts with one: {', '.join(PROJECT_HOSTS)})"
+        )
     return files[0] if project or len(files) == 1 else files[-1]
 
 
@@ -160,9 +164,19 @@ async def check(entry: dict[str, Any]) -> tuple[int, str | None]:
     from .._client._client import Client
 
     url = entry.get("url") or entry.get("serverUrl")
-    client = (Client(url, headers=entry.get("headers"), timeout=30, name="mcpio-install") if url else
-              Client([entry["command"], *entry["args"]], env=entry.get("env"), cwd=entry.get("cwd"), env_mode="safe",
-                     timeout=30, name="mcpio-install", era="legacy"))
+    client = (
+        Client(url, headers=entry.get("headers"), timeout=30, name="mcpio-install")
+        if url
+        else Client(
+            [entry["command"], *entry["args"]],
+            env=entry.get("env"),
+            cwd=entry.get("cwd"),
+            env_mode="safe",
+            timeout=30,
+            name="mcpio-install",
+            era="legacy",
+        )
+    )
     async with client:
         name = client.server_info.get("name")
         return len(await client.list_tools()), name if isinstance(name, str) else None
@@ -201,9 +215,14 @@ def install(args: Any) -> int:
 
             child = _child_failure(getattr(exc, "message", str(exc)))
             if child is not None:
-                raise CLIFailure(f"not installed: the server did not start: {child[0]}", UNAVAILABLE, child[1]) from None
-            raise CLIFailure(f"not installed: the command does not start a working server ({exc})", UNAVAILABLE,
-                             f"run 'mcpio doctor {args.app}' to see more, or add --no-check") from None
+                raise CLIFailure(
+                    f"not installed: the server did not start: {child[0]}", UNAVAILABLE, child[1]
+                ) from None
+            raise CLIFailure(
+                f"not installed: the command does not start a working server ({exc})",
+                UNAVAILABLE,
+                f"run 'mcpio doctor {args.app}' to see more, or add --no-check",
+            ) from None
     elif not args.name and _is_python(args.app):
         from ._run import load_server
 
@@ -230,14 +249,26 @@ def install(args: Any) -> int:
             print(f"would add to {path}:\n{snippet}")
         return 0
     if has_comments:
-        error(f"{path} has comments or trailing commas, which rewriting it would lose; add this entry by hand:\n{snippet}")
+        error(
+            f"{path} has comments or trailing commas, which rewriting it would lose; add this entry by hand:\n{snippet}"
+        )
         return 1
     data.setdefault(key, {})[name] = entry
     backup = write_document(path, data)
     if args.json:
-        dump_json({"name": name, "file": str(path), "entry": entry, "written": True,
-                   "backup": str(backup) if backup else None})
+        dump_json(
+            {
+                "name": name,
+                "file": str(path),
+                "entry": entry,
+                "written": True,
+                "backup": str(backup) if backup else None,
+            }
+        )
         return 0
-    print(f"added {name!r} to {path}" + (f" (previous version: {backup})" if backup else "")
-          + f"; restart {host} to load it")
+    print(
+        f"added {name!r} to {path}"
+        + (f" (previous version: {backup})" if backup else "")
+        + f"; restart {host} to load it"
+    )
     return 0

@@ -19,17 +19,21 @@ import json
 import os
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-def _store(args: argparse.Namespace) -> Any:
+if TYPE_CHECKING:
+    from .._auth._tokens import FileTokenStore, TokenStore
+
+
+def _store(args: argparse.Namespace) -> FileTokenStore:
     from .._auth._tokens import FileTokenStore
 
     return FileTokenStore(args.store) if args.store else FileTokenStore()
 
 
-def _entries(store: Any, url: str) -> list[tuple[str, dict[str, Any]]]:
+def _entries(store: TokenStore, url: str) -> list[tuple[str, dict[str, Any]]]:
     out = []
-    for key in store.keys():
+    for key in store.keys():  # noqa: SIM118 (a TokenStore is not iterable: keys() is its listing)
         if key.startswith("token "):
             entry = store.load(key)
             if entry and entry.get("server_url") == url:
@@ -56,17 +60,19 @@ async def login(args: argparse.Namespace) -> int:
         if not secret:
             print(f"mcpio: the environment variable {args.client_secret_env} is not set", file=sys.stderr)
             return 2
-    agent = LoopbackBrowser(port=args.callback_port, timeout=args.timeout,
-                            open_browser=(lambda url: False) if args.no_browser else None)
+    agent = LoopbackBrowser(
+        port=args.callback_port, timeout=args.timeout, open_browser=(lambda url: False) if args.no_browser else None
+    )
     scopes = args.scopes.replace(",", " ").split() if args.scopes else None
-    auth = OAuth(client_id=args.client_id, client_secret=secret, scopes=scopes, user_agent=agent, store=_store(args))
+    store = _store(args)
+    auth = OAuth(client_id=args.client_id, client_secret=secret, scopes=scopes, user_agent=agent, store=store)
     async with Client(args.url, auth=auth, timeout=args.timeout):
         pass
     if auth.token is None:
         print(f"{args.url} did not ask for authorization: nothing to log in to")
         return 0
     how = "logged in" if auth.authorizations else "already logged in (a stored token works)"
-    print(f"{how}: {args.url}\n  {_describe(auth.token)}\n  kept in {auth.store.path}")
+    print(f"{how}: {args.url}\n  {_describe(auth.token)}\n  kept in {store.path}")
     return 0
 
 
@@ -86,8 +92,16 @@ async def explain(args: argparse.Namespace) -> int:
 
     steps: list[str] = []
     report: dict[str, Any] = {"url": args.url}
-    probe = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-             "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "mcpio-auth", "version": "0"}}}
+    probe = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "mcpio-auth", "version": "0"},
+        },
+    }
     code = 0
     async with httpx.AsyncClient(follow_redirects=False, timeout=30) as http:
         try:
@@ -97,31 +111,58 @@ async def explain(args: argparse.Namespace) -> int:
             return 1
         header = resp.headers.get("www-authenticate")
         challenge = parse_www_authenticate(header)
-        steps.append(f"POST {args.url} without a token -> HTTP {resp.status_code}"
-                     + (f"; WWW-Authenticate: {header}" if header else "; no WWW-Authenticate header"))
+        steps.append(
+            f"POST {args.url} without a token -> HTTP {resp.status_code}"
+            + (f"; WWW-Authenticate: {header}" if header else "; no WWW-Authenticate header")
+        )
         if resp.status_code != 401:
             steps.append("the server did not answer 401: it does not ask for authorization (or not for this request)")
         try:
             found = await discover(http, args.url, challenge, steps)
             meta = found.metadata
-            report.update(resource=found.resource, issuer=found.issuer, endpoints={
-                k: meta.get(k) for k in ("authorization_endpoint", "token_endpoint", "registration_endpoint")})
+            report.update(
+                resource=found.resource,
+                issuer=found.issuer,
+                endpoints={
+                    k: meta.get(k) for k in ("authorization_endpoint", "token_endpoint", "registration_endpoint")
+                },
+            )
             pkce = meta.get("code_challenge_methods_supported")
-            steps.append(f"PKCE: {'S256 supported' if isinstance(pkce, list) and 'S256' in pkce else 'S256 NOT listed: mcpio will refuse this server'}")
-            steps.append("registration: " + ", ".join(filter(None, [
-                "client ID metadata documents" if meta.get("client_id_metadata_document_supported") else None,
-                "dynamic client registration" if meta.get("registration_endpoint") else None,
-            ])) + " (else a pre-registered client id)" if meta.get("registration_endpoint") or meta.get(
-                "client_id_metadata_document_supported") else "registration: neither CIMD nor DCR: a pre-registered client id is needed")
-            steps.append(f"scopes the resource lists: {' '.join(found.prm.get('scopes_supported') or []) or 'none'}; "
-                         f"the challenge asks for: {challenge.get('scope') or 'nothing'}")
-            steps.append(f"RFC 9207 iss in the authorization response: "
-                         f"{'advertised' if meta.get('authorization_response_iss_parameter_supported') else 'not advertised'}")
+            steps.append(
+                f"PKCE: {'S256 supported' if isinstance(pkce, list) and 'S256' in pkce else 'S256 NOT listed: mcpio will refuse this server'}"
+            )
+            steps.append(
+                "registration: "
+                + ", ".join(
+                    filter(
+                        None,
+                        [
+                            "client ID metadata documents"
+                            if meta.get("client_id_metadata_document_supported")
+                            else None,
+                            "dynamic client registration" if meta.get("registration_endpoint") else None,
+                        ],
+                    )
+                )
+                + " (else a pre-registered client id)"
+                if meta.get("registration_endpoint") or meta.get("client_id_metadata_document_supported")
+                else "registration: neither CIMD nor DCR: a pre-registered client id is needed"
+            )
+            steps.append(
+                f"scopes the resource lists: {' '.join(found.prm.get('scopes_supported') or []) or 'none'}; "
+                f"the challenge asks for: {challenge.get('scope') or 'nothing'}"
+            )
+            steps.append(
+                f"RFC 9207 iss in the authorization response: "
+                f"{'advertised' if meta.get('authorization_response_iss_parameter_supported') else 'not advertised'}"
+            )
         except AuthorizationError as exc:
             steps.append(f"FAILED: {exc}")
             code = 1
     stored = _entries(_store(args), args.url)
-    steps.append(f"stored: {_describe(stored[0][1])}" if stored else "stored: no token for this URL (run: mcpio login URL)")
+    steps.append(
+        f"stored: {_describe(stored[0][1])}" if stored else "stored: no token for this URL (run: mcpio login URL)"
+    )
     report["steps"] = steps
     if args.json:
         print(json.dumps(report, indent=2))
@@ -138,4 +179,3 @@ async def run(args: argparse.Namespace) -> int:
     if args.command == "logout":
         return logout(args)
     return await explain(args)
-

@@ -11,18 +11,12 @@ import logging
 import os
 import re
 import sys
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypedDict
 
 from .._client._client import Client
 from .._client._target import UnsupportedTarget, is_url
-from .._errors import (
-    METHOD_NOT_FOUND,
-    ConnectionClosed,
-    MCPError,
-    RemoteProtocolError,
-    RequestTimeout,
-    TransportError,
-)
+from .._errors import METHOD_NOT_FOUND, ConnectionClosed, MCPError, RemoteProtocolError, RequestTimeout, TransportError
 from .._host._config import ConfigError, known_files, load_config
 from ._exit import FAILED, INTERRUPTED, PROTOCOL, UNAVAILABLE, USAGE, CLIFailure
 from ._output import clean, content_text, dump_json, err, error, one_line, out, resource_text, table
@@ -30,8 +24,13 @@ from ._signature import parameters, suggest
 from ._targets import UsageError, client_for, parse_pairs
 
 KINDS = ("tools", "resources", "templates", "prompts")
-METHODS = {"tools": "tools/list", "resources": "resources/list", "templates": "resources/templates/list",
-           "prompts": "prompts/list", "skills": "skills/list"}  # skills: only when asked for (SEP-2640)
+METHODS = {
+    "tools": "tools/list",
+    "resources": "resources/list",
+    "templates": "resources/templates/list",
+    "prompts": "prompts/list",
+    "skills": "skills/list",
+}  # skills: only when asked for (SEP-2640)
 
 
 def dispatch(args: Any, handler: str) -> int:
@@ -47,7 +46,7 @@ def dispatch(args: Any, handler: str) -> int:
         return int(result)
     except KeyboardInterrupt:
         return INTERRUPTED
-    except Exception as exc:  # noqa: BLE001 - every failure becomes one message and a status
+    except Exception as exc:
         return report(exc, args)
 
 
@@ -57,7 +56,7 @@ class _CleanHandler(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         try:
             err(f"mcpio: {record.levelname.lower()}: {record.getMessage()}")
-        except Exception:  # noqa: BLE001
+        except Exception:
             self.handleError(record)
 
 
@@ -95,7 +94,7 @@ def _child_failure(text: str) -> tuple[str, str | None] | None:
     for i, line in enumerate(lines):
         if line.startswith("mcpio: error: "):
             hint = lines[i + 1].strip() if i + 1 < len(lines) and lines[i + 1].startswith("  ") else None
-            return line[len("mcpio: error: "):], hint
+            return line[len("mcpio: error: ") :], hint
     return None
 
 
@@ -113,7 +112,9 @@ def report(exc: BaseException, args: Any) -> int:
         hint = "fix the configuration file, or name the server another way (mcpio --help lists the TARGET forms)"
     elif isinstance(exc, RemoteProtocolError):
         message, status = f"the server broke the protocol: {clean(exc.message, multiline=False)}", PROTOCOL
-        hint = "this is a bug in the server; tell its authors (--trace FILE records the messages, mcpio doctor checks it)"
+        hint = (
+            "this is a bug in the server; tell its authors (--trace FILE records the messages, mcpio doctor checks it)"
+        )
     elif isinstance(exc, (ConnectionClosed, RequestTimeout)):
         status = UNAVAILABLE
         child = _child_failure(exc.message)
@@ -125,8 +126,11 @@ def report(exc: BaseException, args: Any) -> int:
             hint = "raise --timeout, or add -v to see what the server prints"
         else:
             message = f"lost the server: {clean(exc.message)}"
-            hint = (f"check that an MCP server is running at {target}" if is_url(str(target)) else
-                    f"check that {target} starts an MCP server (run its command yourself; -v shows its stderr)")
+            hint = (
+                f"check that an MCP server is running at {target}"
+                if is_url(str(target))
+                else f"check that {target} starts an MCP server (run its command yourself; -v shows its stderr)"
+            )
     elif isinstance(exc, MCPError):
         message, status = f"the server answered with an error: {with_code(exc)}", FAILED
     elif isinstance(exc, (UnsupportedTarget, TransportError, OSError)):
@@ -164,43 +168,67 @@ def connect(args: Any) -> Client:
     return client_for(args.target, args, on_log=on_log)
 
 
-async def _fetch(c: Client, kind: str) -> tuple[list[dict[str, Any]], str | None, bool]:
+async def _fetch(c: Client, kind: str) -> tuple[Sequence[dict[str, Any]], str | None, bool]:
     """(items, a note when the server could not list them, whether that is a failure)."""
     method = METHODS[kind]
-    fetch = {"tools": c.list_tools, "resources": c.list_resources, "templates": c.list_resource_templates,
-             "prompts": c.list_prompts, "skills": c.list_skills}[kind]
+    fetchers: dict[str, Callable[[], Awaitable[Sequence[dict[str, Any]]]]] = {
+        "tools": c.list_tools,
+        "resources": c.list_resources,
+        "templates": c.list_resource_templates,
+        "prompts": c.list_prompts,
+        "skills": c.list_skills,
+    }
+    fetch = fetchers[kind]
     try:
         return await fetch(), None, False
     except (ConnectionClosed, RequestTimeout, RemoteProtocolError):
         raise
     except MCPError as exc:
         if exc.code == METHOD_NOT_FOUND:
-            return [], f"{method}: the server announced this capability but does not implement the method ({with_code(exc)})", False
+            return (
+                [],
+                f"{method}: the server announced this capability but does not implement the method ({with_code(exc)})",
+                False,
+            )
         return [], f"{method} failed: the server answered {with_code(exc)}", True
 
 
-def _rows(kind: str, items: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+def _rows(kind: str, items: Sequence[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
     if kind == "tools":
         return ["NAME", "ARGUMENTS", "DESCRIPTION"], [
-            [t.get("name"), parameters(t.get("inputSchema")), t.get("description") or t.get("title") or ""] for t in items]
+            [t.get("name"), parameters(t.get("inputSchema")), t.get("description") or t.get("title") or ""]
+            for t in items
+        ]
     if kind == "resources":
         return ["URI", "NAME", "MIME TYPE", "DESCRIPTION"], [
-            [r.get("uri"), r.get("name"), r.get("mimeType", ""), r.get("description")] for r in items]
+            [r.get("uri"), r.get("name"), r.get("mimeType", ""), r.get("description")] for r in items
+        ]
     if kind == "templates":
-        return ["URI TEMPLATE", "NAME", "DESCRIPTION"], [[r.get("uriTemplate"), r.get("name"), r.get("description")] for r in items]
+        return ["URI TEMPLATE", "NAME", "DESCRIPTION"], [
+            [r.get("uriTemplate"), r.get("name"), r.get("description")] for r in items
+        ]
     if kind == "skills":
         return ["URI", "NAME", "DESCRIPTION"], [
             [s.get("uri"), (s.get("frontmatter") or {}).get("name"), (s.get("frontmatter") or {}).get("description")]
-            for s in items]
+            for s in items
+        ]
     return ["NAME", "ARGUMENTS", "DESCRIPTION"], [
-        [p.get("name"), ", ".join(str(a.get("name", "")) + ("" if a.get("required") else "?")
-                                  for a in p.get("arguments") or [] if isinstance(a, dict)), p.get("description")]
-        for p in items]
+        [
+            p.get("name"),
+            ", ".join(
+                str(a.get("name", "")) + ("" if a.get("required") else "?")
+                for a in p.get("arguments") or []
+                if isinstance(a, dict)
+            ),
+            p.get("description"),
+        ]
+        for p in items
+    ]
 
 
 async def cmd_list(args: Any) -> int:
     kinds = [args.kind] if args.kind else list(KINDS)
-    data: dict[str, list[dict[str, Any]]] = {}
+    data: dict[str, Sequence[dict[str, Any]]] = {}
     notes: dict[str, str] = {}
     failed = False
     async with connect(args) as c:
@@ -255,18 +283,27 @@ async def cmd_prompt(args: Any) -> int:
             names = [str(p.get("name")) for p in prompts]
             prompt = next((p for p in prompts if p.get("name") == args.name), None)
             if prompt is None:
-                raise CLIFailure(f"the server has no prompt {one_line(args.name)!r}{suggest(args.name, names)}", USAGE,
-                                 "its prompts: " + ", ".join(one_line(n) for n in names[:30]))
+                raise CLIFailure(
+                    f"the server has no prompt {one_line(args.name)!r}{suggest(args.name, names)}",
+                    USAGE,
+                    "its prompts: " + ", ".join(one_line(n) for n in names[:30]),
+                )
             declared = [a for a in prompt.get("arguments") or [] if isinstance(a, dict)]
             known = [str(a.get("name")) for a in declared]
             usage = f"usage: {one_line(args.name)} " + " ".join(
-                f"{one_line(n)}=…" if a.get("required") else f"[{one_line(n)}=…]" for n, a in zip(known, declared))
+                f"{one_line(n)}=…" if a.get("required") else f"[{one_line(n)}=…]"
+                for n, a in zip(known, declared, strict=True)
+            )
             problems = [f"unknown argument {k!r}{suggest(k, known)}" for k in arguments if k not in known]
             missing = [str(a.get("name")) for a in declared if a.get("required") and a.get("name") not in arguments]
             if missing:
-                problems.append("missing required argument" + ("s " if len(missing) > 1 else " ") + ", ".join(map(repr, missing)))
+                problems.append(
+                    "missing required argument" + ("s " if len(missing) > 1 else " ") + ", ".join(map(repr, missing))
+                )
             if problems:
-                raise CLIFailure(f"{one_line(args.name)}: " + "; ".join(problems), USAGE, usage.rstrip() + "   (nothing was sent)")
+                raise CLIFailure(
+                    f"{one_line(args.name)}: " + "; ".join(problems), USAGE, usage.rstrip() + "   (nothing was sent)"
+                )
         result = await c.get_prompt(args.name, arguments)
     if args.json:
         dump_json(result)
@@ -277,18 +314,34 @@ async def cmd_prompt(args: Any) -> int:
     for m in result.get("messages") or []:
         content = m.get("content")
         blocks = content if isinstance(content, list) else [content]
-        parts.append(f"[{one_line(m.get('role'))}]\n" + "\n".join(content_text(b) for b in blocks if isinstance(b, dict)))
+        parts.append(
+            f"[{one_line(m.get('role'))}]\n" + "\n".join(content_text(b) for b in blocks if isinstance(b, dict))
+        )
     out("\n\n".join(parts))
     return 0
 
 
+class _ConfigRow(TypedDict):
+    """One server of ``mcpio config`` (a row of the table, an object of ``--json``)."""
+
+    host: str
+    name: str
+    target: str
+    run: str
+    file: str
+    disabled: bool
+
+
 def show_config(args: Any) -> int:
-    rows = []
+    rows: list[_ConfigRow] = []
     broken = 0
     if args.config and args.config not in known_files() and not os.path.isfile(args.config):
         raise UsageError(f"{args.config} is neither a host ({', '.join(known_files())}) nor a file")
-    sources = {args.config: [args.config]} if args.config and args.config not in known_files() else {
-        k: v for k, v in known_files().items() if not args.config or k == args.config}
+    sources = (
+        {args.config: [args.config]}
+        if args.config and args.config not in known_files()
+        else {k: v for k, v in known_files().items() if not args.config or k == args.config}
+    )
     for host, files in sources.items():
         for f in files:
             if not os.path.isfile(f):
@@ -301,14 +354,25 @@ def show_config(args: Any) -> int:
                 continue
             for name, spec in servers.items():
                 how = spec.url or " ".join([spec.command or "", *spec.args])
-                rows.append({"host": host, "name": name, "target": f"{host}:{name}", "run": how, "file": str(f),
-                             "disabled": spec.disabled})
+                rows.append(
+                    {
+                        "host": host,
+                        "name": name,
+                        "target": f"{host}:{name}",
+                        "run": how,
+                        "file": str(f),
+                        "disabled": spec.disabled,
+                    }
+                )
     if args.json:
         dump_json(rows)
     elif rows:
-        out(table(["TARGET", "COMMAND OR URL", "FILE"], [[r["target"] + (" (disabled)" if r["disabled"] else ""), r["run"], r["file"]] for r in rows]))
+        out(
+            table(
+                ["TARGET", "COMMAND OR URL", "FILE"],
+                [[r["target"] + (" (disabled)" if r["disabled"] else ""), r["run"], r["file"]] for r in rows],
+            )
+        )
     else:
         out("no MCP servers found in " + ("the known host config files" if not args.config else args.config))
     return 1 if broken else 0
-
-

@@ -23,9 +23,9 @@ from typing import Any
 # forms, then any remaining C0/C1 control or DEL. Strings end at BEL, ST (ESC \ or 0x9c), or at
 # the end of the text (an unterminated OSC would otherwise swallow what follows on a terminal).
 _ESCAPES = re.compile(
-    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"                       # CSI ... final
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"  # CSI ... final
     r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"  # OSC/DCS/SOS/PM/APC
-    r"|\x1b[ -/]*[0-~]?"                                        # other ESC sequences
+    r"|\x1b[ -/]*[0-~]?"  # other ESC sequences
 )
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _CONTROLS_NO_NL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -105,13 +105,13 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]], total: int | No
     cells = [[one_line(c) for c in row] for row in rows]
     widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
     limit = width() if total is None else total
-    floor = [min(w, max(len(h), 8)) for w, h in zip(widths, headers)]
+    floor = [min(w, max(len(h), 8)) for w, h in zip(widths, headers, strict=True)]
     room = limit - 2 * (len(widths) - 1)
     if widths and sum(widths) > room:  # one cap for every column, the largest that fits
         cap = max(widths)
-        while cap > 1 and sum(max(min(w, cap), f) for w, f in zip(widths, floor)) > room:
+        while cap > 1 and sum(max(min(w, cap), f) for w, f in zip(widths, floor, strict=True)) > room:
             cap -= 1
-        widths = [max(min(w, cap), f) for w, f in zip(widths, floor)]
+        widths = [max(min(w, cap), f) for w, f in zip(widths, floor, strict=True)]
     lines = []
     for row in [list(headers), ["-" * min(len(h), widths[i]) for i, h in enumerate(headers)], *cells]:
         parts = []

@@ -23,22 +23,40 @@ SECRET_ENV = "MCPIO_AUTH_PROXY_CLIENT_SECRET"
 
 
 def add_proxy_flags(p: Any) -> None:
-    g = p.add_argument_group("OAuth proxy (http)", "be the authorization server MCP clients see, delegating the "
-                             "login to an upstream IdP")
+    g = p.add_argument_group(
+        "OAuth proxy (http)", "be the authorization server MCP clients see, delegating the login to an upstream IdP"
+    )
     g.add_argument("--auth-proxy-upstream", metavar="URL", help="the upstream IdP's issuer or metadata URL")
-    g.add_argument("--auth-proxy-authorize-url", metavar="URL", help="the upstream authorization endpoint (no metadata)")
+    g.add_argument(
+        "--auth-proxy-authorize-url", metavar="URL", help="the upstream authorization endpoint (no metadata)"
+    )
     g.add_argument("--auth-proxy-token-url", metavar="URL", help="the upstream token endpoint (no metadata)")
     g.add_argument("--auth-proxy-client-id", metavar="ID", help="this proxy's client id at the upstream IdP")
-    g.add_argument("--auth-proxy-client-secret-env", metavar="VAR", default=SECRET_ENV,
-                   help=f"the environment variable holding the client secret (default {SECRET_ENV})")
+    g.add_argument(
+        "--auth-proxy-client-secret-env",
+        metavar="VAR",
+        default=SECRET_ENV,
+        help=f"the environment variable holding the client secret (default {SECRET_ENV})",
+    )
     g.add_argument("--auth-proxy-issuer", metavar="URL", help="this proxy's public URL (default http://HOST:PORT)")
     g.add_argument("--auth-proxy-scopes", metavar="A,B", help="scopes offered to MCP clients (default mcp)")
-    g.add_argument("--auth-proxy-upstream-scopes", metavar="A,B", help="scopes asked of the IdP (default openid "
-                   "for an OIDC provider)")
-    g.add_argument("--auth-proxy-userinfo", metavar="URL", help="the upstream endpoint naming the user "
-                   "(default: the OIDC userinfo endpoint is not used; the ID token's sub is)")
-    g.add_argument("--auth-proxy-subject-claim", metavar="NAME", default="sub",
-                   help="the userinfo field naming the user (default sub; GitHub: id)")
+    g.add_argument(
+        "--auth-proxy-upstream-scopes",
+        metavar="A,B",
+        help="scopes asked of the IdP (default openid for an OIDC provider)",
+    )
+    g.add_argument(
+        "--auth-proxy-userinfo",
+        metavar="URL",
+        help="the upstream endpoint naming the user "
+        "(default: the OIDC userinfo endpoint is not used; the ID token's sub is)",
+    )
+    g.add_argument(
+        "--auth-proxy-subject-claim",
+        metavar="NAME",
+        default="sub",
+        help="the userinfo field naming the user (default sub; GitHub: id)",
+    )
 
 
 def _split(value: str | None) -> list[str] | None:
@@ -51,9 +69,19 @@ def proxy_from(args: Any) -> Any:
 
     upstream = getattr(args, "auth_proxy_upstream", None)
     endpoints = (getattr(args, "auth_proxy_authorize_url", None), getattr(args, "auth_proxy_token_url", None))
-    given = [f for f in ("auth_proxy_client_id", "auth_proxy_issuer", "auth_proxy_scopes",
-                         "auth_proxy_upstream_scopes", "auth_proxy_userinfo", "auth_proxy_authorize_url",
-                         "auth_proxy_token_url") if getattr(args, f, None)]
+    given = [
+        f
+        for f in (
+            "auth_proxy_client_id",
+            "auth_proxy_issuer",
+            "auth_proxy_scopes",
+            "auth_proxy_upstream_scopes",
+            "auth_proxy_userinfo",
+            "auth_proxy_authorize_url",
+            "auth_proxy_token_url",
+        )
+        if getattr(args, f, None)
+    ]
     if upstream is None and not any(endpoints):
         if given:
             raise UsageError(f"--{given[0].replace('_', '-')} needs --auth-proxy-upstream (the IdP's issuer)")
@@ -74,8 +102,10 @@ def proxy_from(args: Any) -> Any:
         # never echo a custom name: argparse takes --auth-proxy-client-secret as an abbreviation of
         # --auth-proxy-client-secret-env, so the "name" may be a secret typed on the command line
         where = f"${var}" if var == SECRET_ENV else "the variable named by --auth-proxy-client-secret-env"
-        raise UsageError(f"the upstream client secret is read from the environment ({where}), which is empty; "
-                         "export it (never put a secret on the command line)")
+        raise UsageError(
+            f"the upstream client secret is read from the environment ({where}), which is empty; "
+            "export it (never put a secret on the command line)"
+        )
     try:
         from .._auth._jwks import AuthUnavailable
         from .._auth._proxy_upstream import discover
@@ -86,8 +116,10 @@ def proxy_from(args: Any) -> Any:
     issuer = args.auth_proxy_issuer
     if issuer is None:
         if not is_loopback(args.host):
-            raise UsageError("--auth-proxy-issuer URL is required when binding a non-loopback address: give the "
-                             "URL clients reach this server at (e.g. https://mcp.example.com)")
+            raise UsageError(
+                "--auth-proxy-issuer URL is required when binding a non-loopback address: give the "
+                "URL clients reach this server at (e.g. https://mcp.example.com)"
+            )
         host = f"[{args.host}]" if ":" in args.host else args.host
         issuer = f"http://{host}:{args.port}"
     upstream_scopes = _split(args.auth_proxy_upstream_scopes)
@@ -103,17 +135,27 @@ def proxy_from(args: Any) -> Any:
             raise UsageError(f"--auth-proxy-upstream: {exc}") from None
         authorize_url, token_url = meta.get("authorization_endpoint"), meta.get("token_endpoint")
         if not isinstance(authorize_url, str) or not isinstance(token_url, str):
-            raise UsageError(f"--auth-proxy-upstream: the metadata of {upstream} lacks authorization_endpoint or "
-                             "token_endpoint")
+            raise UsageError(
+                f"--auth-proxy-upstream: the metadata of {upstream} lacks authorization_endpoint or token_endpoint"
+            )
         upstream_issuer = meta.get("issuer") if isinstance(meta.get("issuer"), str) else None
         if upstream_scopes is None and "openid" in (meta.get("scopes_supported") or ["openid"]):
             upstream_scopes = ["openid"]
     path = args.path.rstrip("/") or "/"
+    assert isinstance(authorize_url, str) and isinstance(token_url, str)  # both checked above
     try:
-        return OAuthProxy(issuer=issuer, resource=issuer.rstrip("/") + path, upstream_authorize_url=authorize_url,
-                          upstream_token_url=token_url, client_id=args.auth_proxy_client_id, client_secret=secret,
-                          scopes=_split(args.auth_proxy_scopes) or ["mcp"], upstream_scopes=upstream_scopes or [],
-                          upstream_userinfo_url=userinfo, subject_claim=args.auth_proxy_subject_claim,
-                          upstream_issuer=upstream_issuer)
+        return OAuthProxy(
+            issuer=issuer,
+            resource=issuer.rstrip("/") + path,
+            upstream_authorize_url=authorize_url,
+            upstream_token_url=token_url,
+            client_id=args.auth_proxy_client_id,
+            client_secret=secret,
+            scopes=_split(args.auth_proxy_scopes) or ["mcp"],
+            upstream_scopes=upstream_scopes or [],
+            upstream_userinfo_url=userinfo,
+            subject_claim=args.auth_proxy_subject_claim,
+            upstream_issuer=upstream_issuer,
+        )
     except ValueError as exc:
         raise UsageError(str(exc)) from None

@@ -87,8 +87,12 @@ class Supervisor:
     async def start_child(self) -> None:
         self.generation += 1
         gen = self.generation
-        child = SubprocessTransport(sys.executable, ["-m", "mcpio", "run", *(["-v"] if self.verbose else []), self.app], grace=1.0,
-                                    on_stderr=lambda line: print(clean(line, multiline=False), file=sys.stderr, flush=True))
+        child = SubprocessTransport(
+            sys.executable,
+            ["-m", "mcpio", "run", *(["-v"] if self.verbose else []), self.app],
+            grace=1.0,
+            on_stderr=lambda line: print(clean(line, multiline=False), file=sys.stderr, flush=True),
+        )
         try:
             await child.open()
         except (OSError, TransportError) as exc:
@@ -116,10 +120,14 @@ class Supervisor:
             old, self.child = self.child, None
             if old is not None:
                 await old.aclose()
-            await self.fail_in_flight(f"the server was restarted ({why}) while this request was in flight; send it again")
+            await self.fail_in_flight(
+                f"the server was restarted ({why}) while this request was in flight; send it again"
+            )
             self.child_requests.clear()
             await self.start_child()
-            _say(f"restarted ({why})" if self.failure is None else f"{self.failure} ({why}); waiting for the next change")
+            _say(
+                f"restarted ({why})" if self.failure is None else f"{self.failure} ({why}); waiting for the next change"
+            )
             if self.failure is None and self.initialized:
                 for kind in ("tools", "prompts", "resources"):
                     await self.host.send(rpc.encode({"jsonrpc": "2.0", "method": f"notifications/{kind}/list_changed"}))
@@ -148,7 +156,7 @@ class Supervisor:
             code = await child.wait_exit(2.0)
             tail = [line for line in child.stderr_tail().splitlines() if line.strip()]
             ours = [line for line in tail if line.startswith("mcpio: error: ")]  # `mcpio run`'s one-line report
-            last = ours[-1][len("mcpio: error: "):] if ours else tail[-1].strip() if tail else ""
+            last = ours[-1][len("mcpio: error: ") :] if ours else tail[-1].strip() if tail else ""
             self.failure = f"the server exited (code {code})" + (f": {last}" if last else "")
             if self.replay is not None and not self.replay.done():
                 self.replay.cancel()
@@ -161,8 +169,15 @@ class Supervisor:
         _say(text)
         if self.initialized:
             with contextlib.suppress(TransportError):
-                await self.host.send(rpc.encode({"jsonrpc": "2.0", "method": "notifications/message", "params": {
-                    "level": "error", "logger": "mcpio.reload", "data": text}}))
+                await self.host.send(
+                    rpc.encode(
+                        {
+                            "jsonrpc": "2.0",
+                            "method": "notifications/message",
+                            "params": {"level": "error", "logger": "mcpio.reload", "data": text},
+                        }
+                    )
+                )
 
     async def fail_in_flight(self, message: str) -> None:
         """Answer every request the child will not answer now with an error saying ``message``."""

@@ -72,7 +72,7 @@ def differences(a: Any, b: Any, path: str = "", limit: int = 20) -> list[str]:
                 else:
                     walk(x[k], y[k], q)
         elif isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
-            for i, (xi, yi) in enumerate(zip(x, y)):
+            for i, (xi, yi) in enumerate(zip(x, y, strict=True)):
                 walk(xi, yi, f"{p}[{i}]")
         elif x != y or type(x) is not type(y):
             out.append(f"{p or '(message)'}: {json.dumps(x)[:80]} → {json.dumps(y)[:80]}")
@@ -127,8 +127,9 @@ async def replay(args: Any) -> int:
     command, env = stdio_command(args.server_command)
     env.update(item.partition("=")[::2] for item in args.env)
     stderr_lines: list[str] = []
-    transport = SubprocessTransport(command[0], command[1:], env=env or None, env_mode=args.env_mode, cwd=args.cwd,
-                                    on_stderr=stderr_lines.append)
+    transport = SubprocessTransport(
+        command[0], command[1:], env=env or None, env_mode=args.env_mode, cwd=args.cwd, on_stderr=stderr_lines.append
+    )
     await transport.open()
     r = _Replayer(transport)
     reader = asyncio.get_running_loop().create_task(r.read())
@@ -169,8 +170,10 @@ async def replay(args: Any) -> int:
         elif want is None:
             entry["status"], entry["differences"] = "unrecorded", []
         else:
-            diffs = differences(_strip({k: want.get(k) for k in ("result", "error") if k in want}, ignore),
-                                _strip({k: got.get(k) for k in ("result", "error") if k in got}, ignore))
+            diffs = differences(
+                _strip({k: want.get(k) for k in ("result", "error") if k in want}, ignore),
+                _strip({k: got.get(k) for k in ("result", "error") if k in got}, ignore),
+            )
             entry["status"], entry["differences"] = ("different", diffs) if diffs else ("same", [])
         report.append(entry)
     bad = [e for e in report if e["status"] in ("different", "missing")]
@@ -179,5 +182,8 @@ async def replay(args: Any) -> int:
     else:
         rows = [[json.dumps(e["id"]), e["method"], e["status"], "; ".join(e["differences"])] for e in report]
         print(table(["ID", "METHOD", "RESULT", "DIFFERENCES"], rows))
-        print(f"\n{len(report)} requests replayed, {len(bad)} differ" + (f" (server exit: {transport.returncode})" if bad and transport.returncode else ""))
+        print(
+            f"\n{len(report)} requests replayed, {len(bad)} differ"
+            + (f" (server exit: {transport.returncode})" if bad and transport.returncode else "")
+        )
     return 1 if bad else 0

@@ -42,8 +42,11 @@ class UserCodeError(CLIFailure):
 
     def __init__(self, exc: BaseException) -> None:
         self.details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        super().__init__(f"{_where(exc)}{type(exc).__name__}: {_what(exc)} (in your server's code)", UNAVAILABLE,
-                         "fix it and run the command again; -v shows the full traceback")
+        super().__init__(
+            f"{_where(exc)}{type(exc).__name__}: {_what(exc)} (in your server's code)",
+            UNAVAILABLE,
+            "fix it and run the command again; -v shows the full traceback",
+        )
 
 
 def _what(exc: BaseException) -> str:
@@ -58,8 +61,13 @@ def _where(exc: BaseException) -> str:
     library, site-packages), else the last frame outside mcpio."""
     if isinstance(exc, SyntaxError) and exc.filename:
         return f"{_short(exc.filename)}:{exc.lineno}: "
-    libraries = tuple({os.path.abspath(p) + os.sep for k, p in sysconfig.get_paths().items()
-                       if k in ("stdlib", "platstdlib", "purelib", "platlib")})
+    libraries = tuple(
+        {
+            os.path.abspath(p) + os.sep
+            for k, p in sysconfig.get_paths().items()
+            if k in ("stdlib", "platstdlib", "purelib", "platlib")
+        }
+    )
     ours = lib = ""
     for frame in traceback.extract_tb(exc.__traceback__):
         name = frame.filename
@@ -171,12 +179,16 @@ def banner(server: Server, app: str, transport: str, url: str | None = None) -> 
     n = counts(server)
     what = ", ".join(f"{v} {k[:-1] if v == 1 else k}" for k, v in n.items() if v or k != "templates")
     if transport == "stdio":
-        return (f"mcpio: serving {server.name!r} ({what}) over stdio: it speaks JSON-RPC on stdin/stdout, "
-                "so a host starts it, not a person\n"
-                f"  try it:    mcpio list {app}    |    mcpio call {app} TOOL key=value\n"
-                f"  add it to a host:  mcpio install {app} --host claude   (Ctrl-C stops this one)")
-    return (f"mcpio: serving {server.name!r} ({what}) on {url} (Streamable HTTP, both protocol eras); Ctrl-C stops it\n"
-            f"  try it:    mcpio list {url}")
+        return (
+            f"mcpio: serving {server.name!r} ({what}) over stdio: it speaks JSON-RPC on stdin/stdout, "
+            "so a host starts it, not a person\n"
+            f"  try it:    mcpio list {app}    |    mcpio call {app} TOOL key=value\n"
+            f"  add it to a host:  mcpio install {app} --host claude   (Ctrl-C stops this one)"
+        )
+    return (
+        f"mcpio: serving {server.name!r} ({what}) on {url} (Streamable HTTP, both protocol eras); Ctrl-C stops it\n"
+        f"  try it:    mcpio list {url}"
+    )
 
 
 def check_port(host: str, port: int) -> None:
@@ -191,10 +203,14 @@ def check_port(host: str, port: int) -> None:
             s.bind((host, port))
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
-                raise CLIFailure(f"port {port} on {host} is already in use (another program, or another mcpio run)",
-                                 UNAVAILABLE, f"pick another one with --port, or stop the program using it") from None
-            raise CLIFailure(f"cannot listen on {host}:{port}: {exc.strerror or exc}", UNAVAILABLE,
-                             "check --host and --port") from None
+                raise CLIFailure(
+                    f"port {port} on {host} is already in use (another program, or another mcpio run)",
+                    UNAVAILABLE,
+                    "pick another one with --port, or stop the program using it",
+                ) from None
+            raise CLIFailure(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc}", UNAVAILABLE, "check --host and --port"
+            ) from None
 
 
 def find_server(module: Any, obj: str | None, where: str) -> Server:
@@ -221,8 +237,18 @@ def find_server(module: Any, obj: str | None, where: str) -> Server:
     raise UsageError(f"{where} holds several Servers ({', '.join(sorted(found))}); pick one with {where}:OBJECT")
 
 
-def run_app(app: str, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, path: str = "/mcp",
-            allow_remote: bool = False, legacy_sse: bool = False, auth: Any = None, redis: str | None = None) -> int:
+def run_app(
+    app: str,
+    transport: str = "stdio",
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    path: str = "/mcp",
+    allow_remote: bool = False,
+    legacy_sse: bool = False,
+    auth: Any = None,
+    redis: str | None = None,
+) -> int:
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport {transport}: use stdio or http")
     server, where = load_server(app)
@@ -242,8 +268,10 @@ def run_app(app: str, transport: str = "stdio", *, host: str = "127.0.0.1", port
     from .._protocol._http import is_loopback
 
     if not is_loopback(host) and not allow_remote and auth is None:
-        raise UsageError(f"--host {host}: only loopback addresses are served by default; add --auth-issuer (see "
-                         "--help) or --allow-remote to accept connections from other machines")
+        raise UsageError(
+            f"--host {host}: only loopback addresses are served by default; add --auth-issuer (see "
+            "--help) or --allow-remote to accept connections from other machines"
+        )
     try:
         import uvicorn  # noqa: F401 - checked here to fail with a usage hint, not a traceback
     except ImportError:
@@ -267,8 +295,16 @@ def run_app(app: str, transport: str = "stdio", *, host: str = "127.0.0.1", port
         print(f"serving {server.name} on {url} (both protocol eras); Ctrl-C stops it", file=sys.stderr, flush=True)
     from ._auth_flags import serve_options
 
-    server.run("http", host=host, port=port, path=path, allow_remote=allow_remote, legacy_sse=legacy_sse,
-               redis=redis, **serve_options(auth))
+    server.run(
+        "http",
+        host=host,
+        port=port,
+        path=path,
+        allow_remote=allow_remote,
+        legacy_sse=legacy_sse,
+        redis=redis,
+        **serve_options(auth),
+    )
     return 0
 
 
@@ -283,6 +319,14 @@ def command(args: Any) -> int:
     from ._auth_flags import resource_server_from
     from ._proxy_flags import proxy_from
 
-    return run_app(args.app, args.transport, host=args.host, port=args.port, path=args.path,
-                   allow_remote=args.allow_remote, legacy_sse=args.legacy_sse, auth=proxy_from(args) or resource_server_from(args),
-                   redis=args.redis)
+    return run_app(
+        args.app,
+        args.transport,
+        host=args.host,
+        port=args.port,
+        path=args.path,
+        allow_remote=args.allow_remote,
+        legacy_sse=args.legacy_sse,
+        auth=proxy_from(args) or resource_server_from(args),
+        redis=args.redis,
+    )

@@ -12,13 +12,25 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
-_NAMES = {"string": "str", "integer": "int", "number": "float", "boolean": "bool", "null": "None",
-          "object": "object", "array": "list"}
+_NAMES = {
+    "string": "str",
+    "integer": "int",
+    "number": "float",
+    "boolean": "bool",
+    "null": "None",
+    "object": "object",
+    "array": "list",
+}
 
 
 def _deref(schema: Any, root: Any) -> Any:
     seen = 0
-    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#/") and seen < 32:
+    while (
+        isinstance(schema, dict)
+        and isinstance(schema.get("$ref"), str)
+        and schema["$ref"].startswith("#/")
+        and seen < 32
+    ):
         node: Any = root
         for part in schema["$ref"][2:].split("/"):
             node = node.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(node, dict) else None
@@ -140,7 +152,9 @@ def _is(value: Any, kind: Any) -> bool:
     if kind == "string":
         return isinstance(value, str)
     if kind == "integer":
-        return (isinstance(value, int) and not isinstance(value, bool)) or (isinstance(value, float) and value.is_integer())
+        return (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and value.is_integer()
+        )
     if kind == "number":
         return isinstance(value, (int, float)) and not isinstance(value, bool)
     if kind == "boolean":
@@ -158,8 +172,12 @@ def argument_problems(arguments: dict[str, Any], schema: Any) -> list[str]:
     """What is wrong with ``arguments`` for a tool with this inputSchema (empty when nothing)."""
     if not isinstance(schema, dict):
         return []
-    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-    required = [r for r in schema.get("required") or () if isinstance(r, str)] if isinstance(schema.get("required"), list) else []
+    props: dict[str, Any] = schema["properties"] if isinstance(schema.get("properties"), dict) else {}
+    required = (
+        [r for r in schema.get("required") or () if isinstance(r, str)]
+        if isinstance(schema.get("required"), list)
+        else []
+    )
     open_ended = schema.get("additionalProperties", True) is not False and not props
     problems = []
     for key, value in arguments.items():
@@ -171,5 +189,7 @@ def argument_problems(arguments: dict[str, Any], schema: Any) -> list[str]:
             problems.append(f"argument {key!r} must be {type_text(props[key], schema)}, not {_literal(value)}")
     missing = [r for r in required if r not in arguments]
     if missing:
-        problems.append("missing required argument" + ("s " if len(missing) > 1 else " ") + ", ".join(repr(m) for m in missing))
+        problems.append(
+            "missing required argument" + ("s " if len(missing) > 1 else " ") + ", ".join(repr(m) for m in missing)
+        )
     return problems

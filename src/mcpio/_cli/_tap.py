@@ -57,7 +57,7 @@ class Trace:
 
     def write(self, record: dict[str, Any]) -> None:
         now = time.time()
-        stamp = datetime.datetime.fromtimestamp(now, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        stamp = datetime.datetime.fromtimestamp(now, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         line = json.dumps({"time": stamp, "ts": round(now, 6), **record}, ensure_ascii=False)
         with self.lock:
             self.file.write(line + "\n")
@@ -96,7 +96,7 @@ def _pump(src: int, dst: int | None, trace: Trace, direction: str, on_eof: Any) 
                 view = memoryview(chunk)
                 try:
                     while view:
-                        view = view[os.write(dst, view):]
+                        view = view[os.write(dst, view) :]
                 except OSError:
                     dst = None  # the reader is gone; keep recording what arrives
         if pending:
@@ -109,8 +109,13 @@ def tap(output: str, redact_keys: list[str], command: list[str], grace: float = 
     command, env = stdio_command(command)
     exe = find_executable(command[0], os.environ.get("PATH", os.defpath))
     trace = Trace(output, redact_keys)
-    proc = subprocess.Popen([exe, *command[1:]], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            env={**os.environ, **env} if env else None, **spawn_options())
+    proc = subprocess.Popen(
+        [exe, *command[1:]],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**os.environ, **env} if env else None,
+        **spawn_options(),
+    )
     tree = ProcessTree(proc.pid)  # its own group (Windows: a job): ended whole
     assert proc.stdin is not None and proc.stdout is not None
     trace.write({"dir": "meta", "command": command, "pid": proc.pid})

@@ -68,7 +68,13 @@ def resolve(target: str, *, verbose: bool = False) -> ServerSpec:
     head, sep, tail = target.rpartition(":")
     if sep and head.endswith(".py") and os.path.isfile(head):
         return _mcpio_run(target, os.path.basename(head), verbose)
-    if sep and head and tail and " " not in head and (head in KNOWN or (head.endswith((".json", ".jsonc")) and os.path.isfile(head))):
+    if (
+        sep
+        and head
+        and tail
+        and " " not in head
+        and (head in KNOWN or (head.endswith((".json", ".jsonc")) and os.path.isfile(head)))
+    ):
         return lookup(head, tail)
     if sep and head and tail and _MODULE.match(tail.replace(".", "_")) and importable(head):
         return _mcpio_run(target, head, verbose)
@@ -156,7 +162,12 @@ _FALSE = {"false", "no", "n", "off", "0"}
 
 def _deref(schema: Any, root: dict[str, Any]) -> Any:
     seen = 0
-    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and schema["$ref"].startswith("#/") and seen < 32:
+    while (
+        isinstance(schema, dict)
+        and isinstance(schema.get("$ref"), str)
+        and schema["$ref"].startswith("#/")
+        and seen < 32
+    ):
         node: Any = root
         for part in schema["$ref"][2:].split("/"):
             node = node.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(node, dict) else None
@@ -175,7 +186,10 @@ def coerce(text: str, schema: Any, root: dict[str, Any] | None = None) -> Any:
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
         if isinstance(options, list) and options:
-            ordered = sorted(options, key=lambda s: _deref(s, root).get("type") == "string" if isinstance(_deref(s, root), dict) else True)
+            ordered = sorted(
+                options,
+                key=lambda s: _deref(s, root).get("type") == "string" if isinstance(_deref(s, root), dict) else True,
+            )
             for option in ordered:
                 try:
                     return coerce(text, option, root)

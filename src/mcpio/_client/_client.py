@@ -29,14 +29,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast, overload
 
-from .._errors import (
-    ConnectionClosed,
-    HeaderMismatch,
-    MCPError,
-    MethodNotFound,
-    RequestTimeout,
-    TransportError,
-)
+from .._errors import ConnectionClosed, HeaderMismatch, MCPError, MethodNotFound, RequestTimeout, TransportError
 from .._protocol._connection import Connection
 from .._protocol._events import NotificationReceived, RequestReceived
 from .._session import ProgressCallback, Session
@@ -163,8 +156,15 @@ class Client:
             raise ValueError(f"log_level must be one of {', '.join(LOG_LEVELS)}, not {log_level!r}")
         self._target = target
         self._transport = transport
-        self._spawn = {"env": env, "env_mode": env_mode, "cwd": cwd, "on_stderr": on_stderr, "grace": grace,
-                       "headers": headers, "auth": auth}
+        self._spawn = {
+            "env": env,
+            "env_mode": env_mode,
+            "cwd": cwd,
+            "on_stderr": on_stderr,
+            "grace": grace,
+            "headers": headers,
+            "auth": auth,
+        }
         self.client_info = {"name": name, "version": version}
         self.era = era
         self.protocol_version = protocol_version

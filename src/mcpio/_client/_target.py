@@ -16,7 +16,6 @@ from typing import Any
 
 from .._transports._base import Transport
 
-
 _HTTP_OPTIONS = ("headers", "auth")  # Client options for a URL; the others are for a subprocess
 
 
@@ -35,9 +34,7 @@ def is_server(obj: Any) -> bool:
 
 def command_for(target: str | os.PathLike[str] | Sequence[str]) -> list[str]:
     """The argv to spawn for a ``.py`` path, a command line or an argv list."""
-    if isinstance(target, (list, tuple)):
-        argv = [os.fspath(a) for a in target]
-    else:
+    if isinstance(target, (str, os.PathLike)):
         text = os.fspath(target)
         if text.endswith(".py") and os.path.isfile(text):
             return [sys.executable, text]
@@ -45,6 +42,8 @@ def command_for(target: str | os.PathLike[str] | Sequence[str]) -> list[str]:
             argv = shlex.split(text)
         except ValueError as exc:
             raise UnsupportedTarget(f"cannot parse the command line {text!r}: {exc}") from None
+    else:  # an argv: a list, a tuple (or any other sequence of str)
+        argv = [os.fspath(a) for a in target]
     if not argv:
         raise UnsupportedTarget("the command line is empty")
     if len(argv) == 1 and argv[0].endswith(".py") and not os.path.exists(argv[0]):

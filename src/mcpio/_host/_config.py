@@ -56,6 +56,7 @@ class ServerSpec:
 
     def resolved(self) -> ServerSpec:
         """A copy with every ``${…}`` variable expanded and ``envFile`` merged into ``env``."""
+
         def x(value: str) -> str:
             return expand(value, self)
 
@@ -87,7 +88,6 @@ class ServerSpec:
         env = {**spec.env, **(options.pop("env", None) or {})}
         return Client([spec.command, *spec.args], env=env or None, cwd=options.pop("cwd", None) or spec.cwd, **options)
 
-
     def oauth_client(self) -> Any:
         """mcpio's OAuth client with this entry's ``oauth`` settings (tokens in the default
         store); None when the HTTP extra is missing (the connection then says so itself)."""
@@ -103,10 +103,16 @@ class ServerSpec:
         try:
             port = int(get("callbackPort", "callback_port") or 0)
         except (TypeError, ValueError):
-            raise ConfigError(f"server {self.name!r} in {self.source}: oauth.callbackPort must be a port number") from None
-        return OAuth(client_id=get("clientId", "client_id"), client_secret=get("clientSecret", "client_secret"),
-                     scopes=get("scopes", "scope"), callback_port=port,
-                     client_metadata_url=get("clientMetadataUrl", "client_metadata_url"))
+            raise ConfigError(
+                f"server {self.name!r} in {self.source}: oauth.callbackPort must be a port number"
+            ) from None
+        return OAuth(
+            client_id=get("clientId", "client_id"),
+            client_secret=get("clientSecret", "client_secret"),
+            scopes=get("scopes", "scope"),
+            callback_port=port,
+            client_metadata_url=get("clientMetadataUrl", "client_metadata_url"),
+        )
 
 
 _VAR = re.compile(r"\$\{([^}]*)\}")
@@ -142,7 +148,9 @@ def _read_env_file(path: Path, spec: ServerSpec) -> dict[str, str]:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(f"server {spec.name!r} in {spec.source}: cannot read envFile {path}: {exc.strerror}") from None
+        raise ConfigError(
+            f"server {spec.name!r} in {spec.source}: cannot read envFile {path}: {exc.strerror}"
+        ) from None
     out = {}
     for line in text.splitlines():
         line = line.strip()
@@ -186,8 +194,9 @@ def strip_jsonc(text: str) -> str:
     return "".join(out)
 
 
-def parse_config(data: Any, source: str = "<config>", workspace: str | None = None,
-                 project: str | None = None) -> dict[str, ServerSpec]:
+def parse_config(
+    data: Any, source: str = "<config>", workspace: str | None = None, project: str | None = None
+) -> dict[str, ServerSpec]:
     """The servers of one decoded configuration document (any of the known shapes)."""
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: a configuration file must hold a JSON object")
@@ -225,9 +234,18 @@ def _entry(name: str, e: Any, source: str, workspace: str | None) -> ServerSpec:
     headers = e.get("headers") or {}
     oauth = e.get("oauth")
     return ServerSpec(
-        name=name, command=command, args=tuple(str(a) for a in args), env={str(k): str(v) for k, v in env.items()},
-        cwd=e.get("cwd"), url=url, headers=dict(headers) if isinstance(headers, dict) else {}, type=kind,
-        env_file=e.get("envFile"), disabled=bool(e.get("disabled", False)), source=source, workspace=workspace,
+        name=name,
+        command=command,
+        args=tuple(str(a) for a in args),
+        env={str(k): str(v) for k, v in env.items()},
+        cwd=e.get("cwd"),
+        url=url,
+        headers=dict(headers) if isinstance(headers, dict) else {},
+        type=kind,
+        env_file=e.get("envFile"),
+        disabled=bool(e.get("disabled", False)),
+        source=source,
+        workspace=workspace,
         oauth=dict(oauth) if isinstance(oauth, dict) else {},
     )
 

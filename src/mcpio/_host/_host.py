@@ -40,8 +40,7 @@ class Host:
         **client_options: Any,
     ) -> None:
         self.specs = {
-            name: s for name, s in servers.items()
-            if include_disabled or not (isinstance(s, ServerSpec) and s.disabled)
+            name: s for name, s in servers.items() if include_disabled or not (isinstance(s, ServerSpec) and s.disabled)
         }
         self.separator = separator
         self.strict = strict
@@ -86,7 +85,7 @@ class Host:
         await asyncio.gather(*(one(n, t) for n, t in self.specs.items()))
         if self.strict and self.errors:
             await self.aclose()
-            name, exc = next(iter(self.errors.items()))
+            _, exc = next(iter(self.errors.items()))
             raise exc
 
     async def aclose(self) -> None:
@@ -132,7 +131,7 @@ class Host:
             for server in self.clients:
                 prefix = _prefix(server) + self.separator
                 if name.startswith(prefix):
-                    hit = (server, name[len(prefix):])
+                    hit = (server, name[len(prefix) :])
                     break
         if hit is None or hit[0] not in self.clients:
             known = ", ".join(sorted(self.clients)) or "none connected"

@@ -18,9 +18,17 @@ from ._app import InspectorApp, new_token
 from ._session import InspectorSession
 
 
-def serve(make_client: Any, *, target: str | None, era: str = "auto", headers: dict[str, str] | None = None,
-          port: int = 0, open_browser: bool = True, token: str | None = None,
-          on_ready: Any = None) -> int:
+def serve(
+    make_client: Any,
+    *,
+    target: str | None,
+    era: str = "auto",
+    headers: dict[str, str] | None = None,
+    port: int = 0,
+    open_browser: bool = True,
+    token: str | None = None,
+    on_ready: Any = None,
+) -> int:
     """Serve the inspector until interrupted; returns the exit status.
 
     ``make_client(target, **options)`` builds an unconnected Client. ``port=0`` picks a free
@@ -38,8 +46,9 @@ def serve(make_client: Any, *, target: str | None, era: str = "auto", headers: d
     port = sock.getsockname()[1]
     token = token or new_token()
     session = InspectorSession(make_client)
-    app = InspectorApp(session, token=token, port=port,
-                       initial={"target": target or "", "era": era, "headers": headers or {}})
+    app = InspectorApp(
+        session, token=token, port=port, initial={"target": target or "", "era": era, "headers": headers or {}}
+    )
     url = f"http://127.0.0.1:{port}/?token={token}"
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
     server = uvicorn.Server(config)

@@ -41,14 +41,22 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 MAX_BODY = 16 * 1024 * 1024
 POLL_SECONDS = 20.0
-STATIC = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8",
-          "index.html": "text/html; charset=utf-8"}
-CSP = ("default-src 'self'; img-src 'self' data:; media-src 'self' data:; style-src 'self'; "
-       "script-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
-       "form-action 'none'")
+STATIC = {
+    "app.js": "text/javascript; charset=utf-8",
+    "app.css": "text/css; charset=utf-8",
+    "index.html": "text/html; charset=utf-8",
+}
+CSP = (
+    "default-src 'self'; img-src 'self' data:; media-src 'self' data:; style-src 'self'; "
+    "script-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
+    "form-action 'none'"
+)
 SECURITY_HEADERS = [
-    (b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
-    (b"x-frame-options", b"DENY"), (b"referrer-policy", b"no-referrer"), (b"cache-control", b"no-store"),
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"x-frame-options", b"DENY"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"cache-control", b"no-store"),
 ]
 
 
@@ -65,7 +73,9 @@ def _asset(name: str) -> bytes:
 class InspectorApp:
     """ASGI app: ``GET /?token=…`` the page, ``GET /static/*``, ``POST /api/*`` the JSON API."""
 
-    def __init__(self, session: InspectorSession, *, token: str, port: int, initial: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, session: InspectorSession, *, token: str, port: int, initial: dict[str, Any] | None = None
+    ) -> None:
         self.session = session
         self.token = token
         self.port = port
@@ -96,7 +106,9 @@ class InspectorApp:
 
     def _check_token(self, given: str | None) -> None:
         if not given or not hmac.compare_digest(given.encode(), self.token.encode()):
-            raise _Refused(403, "missing or wrong token: open the URL that `mcpio inspect` printed (it carries ?token=…)")
+            raise _Refused(
+                403, "missing or wrong token: open the URL that `mcpio inspect` printed (it carries ?token=…)"
+            )
 
     async def _route(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
         method, path = scope["method"], scope["path"]
@@ -106,14 +118,14 @@ class InspectorApp:
             await _send(send, 200, _asset("index.html"), STATIC["index.html"])
             return
         if method == "GET" and path.startswith("/static/"):
-            name = path[len("/static/"):]
+            name = path[len("/static/") :]
             if name not in STATIC or name == "index.html":
                 raise _Refused(404, "no such file")
             await _send(send, 200, _asset(name), STATIC[name])
             return
         if not path.startswith("/api/"):
             raise _Refused(404, "no such page")
-        op = path[len("/api/"):]
+        op = path[len("/api/") :]
         if method == "GET" and op == "events":
             self._check_token(headers.get("x-inspector-token") or (query.get("token") or [None])[0])
             after = int((query.get("after") or ["0"])[0] or 0) if (query.get("after") or ["0"])[0].isascii() else 0
@@ -139,8 +151,13 @@ class InspectorApp:
         s = self.session
         try:
             if op == "initial":
-                return 200, {**self.initial, "connected": s.client is not None, "connecting": s.connecting,
-                             "info": s.info() if s.client is not None else None, "seq": s.last_seq}
+                return 200, {
+                    **self.initial,
+                    "connected": s.client is not None,
+                    "connecting": s.connecting,
+                    "info": s.info() if s.client is not None else None,
+                    "seq": s.last_seq,
+                }
             if op == "connect":
                 headers = data.get("headers") or {}
                 if not isinstance(headers, dict) or not all(isinstance(v, str) for v in headers.values()):
@@ -154,8 +171,11 @@ class InspectorApp:
                 return 200, {}
             if op == "request":
                 params = data.get("params")
-                result = await s.request(str(data.get("method")), params if isinstance(params, dict) else None,
-                                         call_id=str(data["call"]) if data.get("call") else None)
+                result = await s.request(
+                    str(data.get("method")),
+                    params if isinstance(params, dict) else None,
+                    call_id=str(data["call"]) if data.get("call") else None,
+                )
                 return 200, {"result": result}
             if op == "subscribe":
                 await s.subscribe(str(data.get("uri")))
@@ -166,7 +186,9 @@ class InspectorApp:
                 return 200, {"answered": s.answer(str(data.get("id")), data.get("result"))}
             if op == "roots":
                 roots = data.get("roots")
-                if not isinstance(roots, list) or not all(isinstance(r, dict) and isinstance(r.get("uri"), str) for r in roots):
+                if not isinstance(roots, list) or not all(
+                    isinstance(r, dict) and isinstance(r.get("uri"), str) for r in roots
+                ):
                     raise _Refused(400, "roots must be a list of {uri, name} objects")
                 await s.set_roots(roots)
                 return 200, {}
@@ -215,7 +237,11 @@ async def _read(receive: Receive) -> bytes:
 
 
 async def _send(send: Send, status: int, body: bytes, content_type: str) -> None:
-    headers = [(b"content-type", content_type.encode()), (b"content-length", str(len(body)).encode()), *SECURITY_HEADERS]
+    headers = [
+        (b"content-type", content_type.encode()),
+        (b"content-length", str(len(body)).encode()),
+        *SECURITY_HEADERS,
+    ]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
@@ -247,4 +273,3 @@ async def _lifespan(receive: Receive, send: Send, session: InspectorSession) -> 
 def new_token() -> str:
     """A random URL-safe token (192 bits)."""
     return os.urandom(24).hex()
-

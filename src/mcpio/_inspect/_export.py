@@ -12,6 +12,7 @@ import keyword
 import re
 from typing import Any
 
+
 def _literal(value: Any, indent: int = 8) -> str:
     """``value`` (JSON data) as Python source."""
     import pprint
@@ -66,6 +67,9 @@ def pytest_source(target: str, history: list[Any], *, era: str = "auto") -> str:
             lines.append(f"    assert result['content'] == {_literal(result.get('content', []), 4)}")
         else:
             top = {k: v for k, v in result.items() if k != "_meta"} if isinstance(result, dict) else result
-            lines.append(f"    assert {{k: v for k, v in result.items() if k != '_meta'}} == {_literal(top, 4)}"
-                         if isinstance(result, dict) else f"    assert result == {_literal(result, 4)}")
+            lines.append(
+                f"    assert {{k: v for k, v in result.items() if k != '_meta'}} == {_literal(top, 4)}"
+                if isinstance(result, dict)
+                else f"    assert result == {_literal(result, 4)}"
+            )
     return "\n".join(lines) + "\n"

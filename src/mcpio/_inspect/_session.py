@@ -71,7 +71,7 @@ class InspectorSession:
             return found
         try:
             await asyncio.wait_for(self._changed.wait(), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return []
         return self.after(seq)
 
@@ -83,8 +83,9 @@ class InspectorSession:
         self.emit("wire", direction=direction, frame=text, size=size, cut=size > MAX_FRAME_CHARS)
 
     # ------------------------------------------------------------------ connection
-    async def connect(self, target: str, *, era: str = "auto", headers: dict[str, str] | None = None,
-                      timeout: float | None = None) -> dict[str, Any]:
+    async def connect(
+        self, target: str, *, era: str = "auto", headers: dict[str, str] | None = None, timeout: float | None = None
+    ) -> dict[str, Any]:
         """Connect to ``target`` (closing any previous connection); returns :meth:`info`.
 
         Raises what the client raises (a TransportError, an MCPError, a ValueError for a bad
@@ -96,14 +97,22 @@ class InspectorSession:
         finally:
             self.connecting = None
 
-    async def _connect(self, target: str, era: str, headers: dict[str, str] | None, timeout: float | None) -> dict[str, Any]:
+    async def _connect(
+        self, target: str, era: str, headers: dict[str, str] | None, timeout: float | None
+    ) -> dict[str, Any]:
         options: dict[str, Any] = {}
         if is_url(target) and not any(k.lower() == "authorization" for k in headers or {}):
             options["auth"] = self._oauth()
         client = self._make_client(
-            target, era=era, headers=headers or None, timeout=timeout, **options,
-            sampling=self._asker("sampling/createMessage"), elicitation=self._asker("elicitation/create"),
-            roots=lambda: list(self.roots), on_log=lambda params: self.emit("log", params=params),
+            target,
+            era=era,
+            headers=headers or None,
+            timeout=timeout,
+            **options,
+            sampling=self._asker("sampling/createMessage"),
+            elicitation=self._asker("elicitation/create"),
+            roots=lambda: list(self.roots),
+            on_log=lambda params: self.emit("log", params=params),
             on_notification=lambda method, params: self.emit("notification", method=method, params=params),
             trace=self._wire,
         )
@@ -122,8 +131,9 @@ class InspectorSession:
             from .._auth._oauth_client import OAuth
         except ImportError:  # no httpx / auth extra: connect without, the server's 401 says why
             return None
-        return OAuth(client_name="mcpio inspect",
-                     user_agent=LoopbackBrowser(announce=lambda text: self.emit("login", text=text)))
+        return OAuth(
+            client_name="mcpio inspect", user_agent=LoopbackBrowser(announce=lambda text: self.emit("login", text=text))
+        )
 
     async def disconnect(self) -> None:
         """Close the connection (calls in flight are cancelled, open questions declined)."""
@@ -143,8 +153,12 @@ class InspectorSession:
         """What the server said of itself, and the negotiated version and era."""
         c = self._need()
         return {
-            "target": self.target, "serverInfo": c.server_info, "capabilities": c.server_capabilities,
-            "instructions": c.instructions, "protocolVersion": c.negotiated_version, "era": c.negotiated_era,
+            "target": self.target,
+            "serverInfo": c.server_info,
+            "capabilities": c.server_capabilities,
+            "instructions": c.instructions,
+            "protocolVersion": c.negotiated_version,
+            "era": c.negotiated_era,
         }
 
     def _need(self) -> Client:
@@ -163,8 +177,9 @@ class InspectorSession:
             self.emit("progress", call=call_id, progress=progress, total=total, message=message)
 
         if method == "tools/call" and isinstance(params, dict):
-            coro = client.call_tool(str(params.get("name", "")), params.get("arguments") or {},
-                                    on_progress=progressed if call_id else None)
+            coro = client.call_tool(
+                str(params.get("name", "")), params.get("arguments") or {}, on_progress=progressed if call_id else None
+            )
         else:
             coro = client.request(method, params, on_progress=progressed if call_id else None)
         task = asyncio.ensure_future(coro)
@@ -204,7 +219,7 @@ class InspectorSession:
             self.emit("ask", id=ask_id, method=method, params=params)
             try:
                 answer = await asyncio.wait_for(fut, ASK_TIMEOUT)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 answer = None
             finally:
                 self._asks.pop(ask_id, None)

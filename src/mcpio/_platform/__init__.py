@@ -24,26 +24,75 @@ from __future__ import annotations
 import sys
 
 from ._common import (
-    STDIO_MODES, check_batch_args, claim_wire, interpreter, is_claimed, is_stream, poll_parent, which_path)
+    STDIO_MODES,
+    check_batch_args,
+    claim_wire,
+    interpreter,
+    is_claimed,
+    is_stream,
+    poll_parent,
+    which_path,
+)
 from ._common import stdio_mode as _stdio_mode
 
 if sys.platform == "win32":
     from ._windows import (
-        DEFAULT_STDIO_MODE, ProcessTree, on_terminate, restore_blocking, spawn_options, wait_parent_exit, wait_ready)
+        DEFAULT_STDIO_MODE,
+        ProcessTree,
+        on_terminate,
+        restore_blocking,
+        spawn_options,
+        wait_parent_exit,
+        wait_ready,
+    )
 elif sys.platform == "linux":
     from ._posix import (
-        DEFAULT_STDIO_MODE, ProcessTree, on_terminate, restore_blocking, spawn_options, wait_parent_exit, wait_ready)
+        DEFAULT_STDIO_MODE,
+        ProcessTree,
+        on_terminate,
+        restore_blocking,
+        spawn_options,
+        wait_parent_exit,
+        wait_ready,
+    )
 elif sys.platform == "darwin" or "bsd" in sys.platform:
     from ._darwin import (
-        DEFAULT_STDIO_MODE, ProcessTree, on_terminate, restore_blocking, spawn_options, wait_parent_exit, wait_ready)
+        DEFAULT_STDIO_MODE,
+        ProcessTree,
+        on_terminate,
+        restore_blocking,
+        spawn_options,
+        wait_parent_exit,
+        wait_ready,
+    )
 else:  # other POSIX systems: no pidfd (the Linux branch is skipped there), getppid polling
     from ._posix import (
-        DEFAULT_STDIO_MODE, ProcessTree, on_terminate, restore_blocking, spawn_options, wait_parent_exit, wait_ready)
+        DEFAULT_STDIO_MODE,
+        ProcessTree,
+        on_terminate,
+        restore_blocking,
+        spawn_options,
+        wait_parent_exit,
+        wait_ready,
+    )
 
 __all__ = [
-    "DEFAULT_STDIO_MODE", "STDIO_MODES", "ProcessTree", "check_batch_args", "claim_wire", "interpreter",
-    "is_claimed", "is_stream", "on_terminate", "poll_parent", "restore_blocking", "spawn_options", "stdio_mode", "wait_parent_exit",
-    "wait_ready", "which_path",
+    "DEFAULT_STDIO_MODE",
+    "STDIO_MODES",
+    "ProcessTree",
+    "check_batch_args",
+    "claim_wire",
+    "interpreter",
+    "is_claimed",
+    "is_stream",
+    "on_terminate",
+    "poll_parent",
+    "restore_blocking",
+    "spawn_options",
+    "stdio_mode",
+    "wait_parent_exit",
+    "wait_ready",
+    "which_path",
 ]
 
 

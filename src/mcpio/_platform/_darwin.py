@@ -9,11 +9,19 @@ import sys
 
 assert sys.platform != "win32" and sys.platform != "linux"
 
-from ._common import poll_parent, resolver as _resolver  # noqa: E402
-from ._posix import (  # noqa: E402
-    DEFAULT_STDIO_MODE, ProcessTree, on_terminate, restore_blocking, spawn_options, wait_ready)
+from ._common import poll_parent
+from ._common import resolver as _resolver
+from ._posix import DEFAULT_STDIO_MODE, ProcessTree, on_terminate, restore_blocking, spawn_options, wait_ready
 
-__all__ = ["DEFAULT_STDIO_MODE", "ProcessTree", "on_terminate", "restore_blocking", "spawn_options", "wait_parent_exit", "wait_ready"]
+__all__ = [
+    "DEFAULT_STDIO_MODE",
+    "ProcessTree",
+    "on_terminate",
+    "restore_blocking",
+    "spawn_options",
+    "wait_parent_exit",
+    "wait_ready",
+]
 
 
 async def wait_parent_exit(ppid: int, poll: float, *, events: bool = True) -> None:
@@ -30,8 +38,12 @@ async def wait_parent_exit(ppid: int, poll: float, *, events: bool = True) -> No
             kq = None
         if kq is not None:
             try:
-                event = select.kevent(ppid, filter=select.KQ_FILTER_PROC,
-                                      flags=select.KQ_EV_ADD | select.KQ_EV_ONESHOT, fflags=select.KQ_NOTE_EXIT)
+                event = select.kevent(
+                    ppid,
+                    filter=select.KQ_FILTER_PROC,
+                    flags=select.KQ_EV_ADD | select.KQ_EV_ONESHOT,
+                    fflags=select.KQ_NOTE_EXIT,
+                )
                 try:
                     kq.control([event], 0, 0)
                 except ProcessLookupError:  # ESRCH: the parent is already gone

@@ -11,7 +11,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from ._common import poll_parent, resolver as _resolver
+from ._common import poll_parent
+from ._common import resolver as _resolver
 
 assert sys.platform != "win32"
 

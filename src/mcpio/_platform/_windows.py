@@ -52,9 +52,17 @@ class _BasicLimits(ctypes.Structure):
 
 
 class _IoCounters(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_uint64) for name in (
-        "ReadOperationCount", "WriteOperationCount", "OtherOperationCount",
-        "ReadTransferCount", "WriteTransferCount", "OtherTransferCount")]
+    _fields_ = [
+        (name, ctypes.c_uint64)
+        for name in (
+            "ReadOperationCount",
+            "WriteOperationCount",
+            "OtherOperationCount",
+            "ReadTransferCount",
+            "WriteTransferCount",
+            "OtherTransferCount",
+        )
+    ]
 
 
 class _ExtendedLimits(ctypes.Structure):
@@ -76,8 +84,12 @@ _kernel32.CreateEventW.argtypes = [ctypes.c_void_p, wintypes.BOOL, wintypes.BOOL
 _kernel32.CreateEventW.restype = wintypes.HANDLE
 _kernel32.SetEvent.argtypes = [wintypes.HANDLE]
 _kernel32.SetEvent.restype = wintypes.BOOL
-_kernel32.WaitForMultipleObjects.argtypes = [wintypes.DWORD, ctypes.POINTER(wintypes.HANDLE), wintypes.BOOL,
-                                             wintypes.DWORD]
+_kernel32.WaitForMultipleObjects.argtypes = [
+    wintypes.DWORD,
+    ctypes.POINTER(wintypes.HANDLE),
+    wintypes.BOOL,
+    wintypes.DWORD,
+]
 _kernel32.WaitForMultipleObjects.restype = wintypes.DWORD
 _kernel32.GetProcessTimes.argtypes = [wintypes.HANDLE] + [ctypes.POINTER(wintypes.FILETIME)] * 4
 _kernel32.GetProcessTimes.restype = wintypes.BOOL
@@ -163,8 +175,11 @@ class ProcessTree:
             limits = _ExtendedLimits()
             limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
             process = _kernel32.OpenProcess(PROCESS_SET_QUOTA | PROCESS_TERMINATE, False, pid)
-            ok = bool(process) and bool(_kernel32.SetInformationJobObject(
-                self._job, JobObjectExtendedLimitInformation, ctypes.byref(limits), ctypes.sizeof(limits)))
+            ok = bool(process) and bool(
+                _kernel32.SetInformationJobObject(
+                    self._job, JobObjectExtendedLimitInformation, ctypes.byref(limits), ctypes.sizeof(limits)
+                )
+            )
             ok = ok and bool(_kernel32.AssignProcessToJobObject(self._job, process))
             if process:
                 _kernel32.CloseHandle(process)

@@ -101,12 +101,21 @@ class Connection:
         rules = self.rules
         if rules is None or not rules.batching:
             why = "this connection negotiated " + (self.version or "no version yet")
-            return [Reply(rpc.error_response(None, {
-                "code": INVALID_REQUEST,
-                "message": f"Invalid Request: JSON-RPC batches are accepted only with protocol version 2025-03-26 ({why})",
-            }))]
+            return [
+                Reply(
+                    rpc.error_response(
+                        None,
+                        {
+                            "code": INVALID_REQUEST,
+                            "message": f"Invalid Request: JSON-RPC batches are accepted only with protocol version 2025-03-26 ({why})",
+                        },
+                    )
+                )
+            ]
         if not items:
-            return [Reply(rpc.error_response(None, {"code": INVALID_REQUEST, "message": "Invalid Request: empty batch"}))]
+            return [
+                Reply(rpc.error_response(None, {"code": INVALID_REQUEST, "message": "Invalid Request: empty batch"}))
+            ]
         batch = _Batch()
         out: list[Event] = []
         for item in items:
@@ -151,11 +160,18 @@ class Connection:
         method = msg["method"]
         params = msg.get("params")
         if id_ in self._incoming:
-            out.append(Reply(rpc.error_response(id_, {
-                "code": INVALID_REQUEST,
-                "message": f"Invalid Request: request id {id_!r} is already in use by a request in flight; "
-                "ids must be unique among the requests a peer has not yet been answered",
-            })))
+            out.append(
+                Reply(
+                    rpc.error_response(
+                        id_,
+                        {
+                            "code": INVALID_REQUEST,
+                            "message": f"Invalid Request: request id {id_!r} is already in use by a request in flight; "
+                            "ids must be unique among the requests a peer has not yet been answered",
+                        },
+                    )
+                )
+            )
             return
         version = self.version
         admitted: str | dict[str, Any] | None
@@ -195,7 +211,8 @@ class Connection:
             return {
                 "code": UNSUPPORTED_PROTOCOL_VERSION,
                 "message": f"Unsupported protocol version {requested!r}; this server supports "
-                + ", ".join(SUPPORTED_VERSIONS) + " (legacy versions through initialize)",
+                + ", ".join(SUPPORTED_VERSIONS)
+                + " (legacy versions through initialize)",
                 "data": {"supported": list(SUPPORTED_VERSIONS), "requested": requested},
             }
         caps = meta.get(META_CLIENT_CAPABILITIES)
@@ -220,7 +237,7 @@ class Connection:
             }
         return requested
 
-    def _server_admission(self, method: str, params: Any, batch: _Batch | None) -> str | None | dict[str, Any]:
+    def _server_admission(self, method: str, params: Any, batch: _Batch | None) -> str | dict[str, Any] | None:
         """Apply the legacy lifecycle table to a request the server received.
 
         Returns the version it is served under (None before initialize completes), or the
@@ -234,7 +251,11 @@ class Connection:
             return {
                 "code": METHOD_NOT_FOUND,
                 "message": f"Method not found: {method!r} is not a {rules.version} method"
-                + (" (2026-07-28 requests carry their version in params._meta)" if method in MODERN_ONLY_METHODS else ""),
+                + (
+                    " (2026-07-28 requests carry their version in params._meta)"
+                    if method in MODERN_ONLY_METHODS
+                    else ""
+                ),
             }
         return self.version
 
@@ -278,9 +299,8 @@ class Connection:
             else:
                 log.debug("ignoring cancellation of unknown or finished request %r", rid)
             return
-        if method == "notifications/initialized" and self.role == st.SERVER:
-            if self.lifecycle.can(st.RECV_INITIALIZED):
-                self.lifecycle.process(st.RECV_INITIALIZED)
+        if method == "notifications/initialized" and self.role == st.SERVER and self.lifecycle.can(st.RECV_INITIALIZED):
+            self.lifecycle.process(st.RECV_INITIALIZED)
         out.append(NotificationReceived(method=method, params=params))
 
     def _receive_response(self, msg: dict[str, Any], kind: int, out: list[Event]) -> None:

@@ -5,8 +5,9 @@ Frozen, slotted, keyword-constructed value objects; don't subclass them.
 
 from __future__ import annotations
 
-import msgspec
 from typing import Any
+
+import msgspec
 
 from .._errors import MCPError
 

@@ -12,11 +12,14 @@ clear error and keep serving the next line.
 
 from __future__ import annotations
 
+from typing import final
+
 import msgspec
 
 DEFAULT_MAX_LINE_SIZE = 256 * 1024 * 1024  # 256 MiB: large tool results are normal (pain point #7)
 
 
+@final  # so `type(frame) is Oversized` narrows both ways (mypy: a final class has no subclass)
 class Oversized(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faster than a dataclass
     """Stands in for a line that exceeded the size limit (its bytes were discarded)."""
 
@@ -27,7 +30,7 @@ class Oversized(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faster t
 class LineBuffer:
     """Incremental splitter of a byte stream into lines. See the module docstring."""
 
-    __slots__ = ("_buf", "_scan", "_limit", "_discarding")
+    __slots__ = ("_buf", "_discarding", "_limit", "_scan")
 
     def __init__(self, max_line_size: int = DEFAULT_MAX_LINE_SIZE) -> None:
         if max_line_size < 1:

@@ -44,6 +44,16 @@ from .._errors import (
 )
 from .._versions import LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
 
+# The SSE framing lives in _sse (one place); its names are part of this module's namespace.
+from ._sse import DEFAULT_MAX_EVENT_SIZE as DEFAULT_MAX_EVENT_SIZE
+from ._sse import SSEEvent as SSEEvent
+from ._sse import SSEParser as SSEParser
+from ._sse import SSETooLarge as SSETooLarge
+from ._sse import event_id as event_id
+from ._sse import parse_event_id as parse_event_id
+from ._sse import sse_comment as sse_comment
+from ._sse import sse_event as sse_event
+
 # Header names, lower case (ASGI delivers them so; HTTP names are case-insensitive).
 SESSION_ID = "mcp-session-id"
 PROTOCOL_VERSION = "mcp-protocol-version"
@@ -60,8 +70,14 @@ MODERN: str = "modern"
 # When no MCP-Protocol-Version header comes with a legacy request (spec 2025-06-18 transports).
 DEFAULT_LEGACY_VERSION = "2025-03-26"
 # Methods whose Mcp-Name header mirrors a body field (spec 2026-07-28 transports §Standard headers).
-NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri",
-               "tasks/get": "taskId", "tasks/update": "taskId", "tasks/cancel": "taskId"}
+NAME_FIELDS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +94,15 @@ class Refusal:
         return rpc.encode(rpc.error_response(self.id, self.error))
 
 
-def refuse(status: int, message: str, code: int = INVALID_REQUEST, *, id: Any = None, data: Any = None,
-           headers: tuple[tuple[str, str], ...] = ()) -> Refusal:
+def refuse(
+    status: int,
+    message: str,
+    code: int = INVALID_REQUEST,
+    *,
+    id: Any = None,
+    data: Any = None,
+    headers: tuple[tuple[str, str], ...] = (),
+) -> Refusal:
     err: dict[str, Any] = {"code": code, "message": message}
     if data is not None:
         err["data"] = data
@@ -104,7 +127,7 @@ def split_host(host: str) -> tuple[str, str | None]:
         end = host.find("]")
         if end < 0:
             return host, None
-        rest = host[end + 1:]
+        rest = host[end + 1 :]
         return host[: end + 1], rest[1:] if rest.startswith(":") else None
     name, sep, port = host.rpartition(":")
     if sep and port.isdigit() and ":" not in name:
@@ -128,9 +151,13 @@ def check_host(headers: Mapping[str, str], allowed: Collection[str]) -> Refusal 
     """DNS-rebinding protection, part 1: the ``Host`` header must name an allowed host."""
     host = headers.get("host")
     if host is None or not host_allowed(host, allowed):
-        return refuse(403, f"Forbidden: Host header {host!r} is not allowed; allowed hosts: "
-                      + ", ".join(sorted(allowed)) + " (any port unless one is given); "
-                      "configure allowed_hosts to serve other names")
+        return refuse(
+            403,
+            f"Forbidden: Host header {host!r} is not allowed; allowed hosts: "
+            + ", ".join(sorted(allowed))
+            + " (any port unless one is given); "
+            "configure allowed_hosts to serve other names",
+        )
     return None
 
 
@@ -153,9 +180,13 @@ def check_origin(headers: Mapping[str, str], allowed: Collection[str]) -> Refusa
     ``Origin`` must be allowed; a missing one (non-browser clients) is fine."""
     origin = headers.get("origin")
     if origin is not None and not origin_allowed(origin, allowed):
-        return refuse(403, f"Forbidden: Origin {origin!r} is not allowed; allowed origins: "
-                      + ", ".join(sorted(allowed)) + " (http or https, any port unless one is given); "
-                      "configure allowed_origins to serve other pages")
+        return refuse(
+            403,
+            f"Forbidden: Origin {origin!r} is not allowed; allowed origins: "
+            + ", ".join(sorted(allowed))
+            + " (http or https, any port unless one is given); "
+            "configure allowed_origins to serve other pages",
+        )
     return None
 
 
@@ -205,7 +236,9 @@ def check_post(headers: Mapping[str, str]) -> Refusal | None:
         return refuse(415, f"Unsupported Media Type: a POST body must be sent with Content-Type: {JSON}, got {got}")
     json_ok, sse_ok = accepts(headers.get("accept"))
     if not (json_ok or sse_ok):
-        return refuse(406, f"Not Acceptable: the Accept header must allow {JSON} or {SSE}, got {headers.get('accept')!r}")
+        return refuse(
+            406, f"Not Acceptable: the Accept header must allow {JSON} or {SSE}, got {headers.get('accept')!r}"
+        )
     return None
 
 
@@ -295,8 +328,11 @@ def check_legacy_version(headers: Mapping[str, str]) -> tuple[str, Refusal | Non
         return DEFAULT_LEGACY_VERSION, None
     version = version.strip()
     if version not in LEGACY_VERSIONS:
-        return version, refuse(400, f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
-                               f"this session speaks {', '.join(LEGACY_VERSIONS)}")
+        return version, refuse(
+            400,
+            f"Bad Request: unsupported MCP-Protocol-Version {version!r}; "
+            f"this session speaks {', '.join(LEGACY_VERSIONS)}",
+        )
     return version, None
 
 
@@ -326,8 +362,11 @@ def encode_header_value(value: str) -> str:
     """How a client sends ``value`` in Mcp-Name / Mcp-Param-*: as is when it is plain visible
     ASCII, else (non-ASCII, control characters, whitespace at either end, or a value that looks
     like the sentinel itself) as ``=?base64?…?=``."""
-    plain = (_FIELD_VALUE.fullmatch(value) is not None and value == value.strip(" \t")
-             and not (value.startswith("=?base64?") and value.endswith("?=")))
+    plain = (
+        _FIELD_VALUE.fullmatch(value) is not None
+        and value == value.strip(" \t")
+        and not (value.startswith("=?base64?") and value.endswith("?="))
+    )
     if plain:
         return value
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
@@ -365,8 +404,9 @@ def check_standard_headers(headers: Mapping[str, str], message: dict[str, Any]) 
     if isinstance(body_version, str):
         hv = headers.get(PROTOCOL_VERSION)
         if hv is None or hv.strip(" \t") != body_version:
-            return _mismatch(f"MCP-Protocol-Version {hv!r} does not match "
-                             f'_meta["{META_PROTOCOL_VERSION}"] {body_version!r}', id_)
+            return _mismatch(
+                f'MCP-Protocol-Version {hv!r} does not match _meta["{META_PROTOCOL_VERSION}"] {body_version!r}', id_
+            )
     name_field = NAME_FIELDS.get(method) if isinstance(method, str) else None
     if name_field is not None:
         params = message.get("params")
@@ -414,8 +454,9 @@ def param_headers(input_schema: Any) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def check_param_headers(headers: Mapping[str, str], declared: Mapping[str, tuple[str, ...]],
-                        arguments: Any, id: Any = None) -> Refusal | None:
+def check_param_headers(
+    headers: Mapping[str, str], declared: Mapping[str, tuple[str, ...]], arguments: Any, id: Any = None
+) -> Refusal | None:
     """Each declared ``Mcp-Param-{Name}`` must mirror its argument: present with the same value
     when the body has one, absent when it has none; else 400 + -32020."""
     for suffix, path in declared.items():
@@ -426,7 +467,9 @@ def check_param_headers(headers: Mapping[str, str], declared: Mapping[str, tuple
         raw = headers.get(MCP_PARAM + suffix)
         if raw is None:
             if expected is not None:
-                return _mismatch(f"the Mcp-Param-{suffix} header is required (the body's {'.'.join(path)} is {value!r})", id)
+                return _mismatch(
+                    f"the Mcp-Param-{suffix} header is required (the body's {'.'.join(path)} is {value!r})", id
+                )
             continue
         try:
             got = decode_header_value(raw)
@@ -441,8 +484,13 @@ def check_param_headers(headers: Mapping[str, str], declared: Mapping[str, tuple
 
 # Modern era: JSON-RPC errors that are also HTTP statuses (spec 2026-07-28 transports).
 _MODERN_STATUS = {
-    METHOD_NOT_FOUND: 404, INVALID_PARAMS: 400, INVALID_REQUEST: 400, PARSE_ERROR: 400,
-    HEADER_MISMATCH: 400, MISSING_REQUIRED_CLIENT_CAPABILITY: 400, UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+    INVALID_PARAMS: 400,
+    INVALID_REQUEST: 400,
+    PARSE_ERROR: 400,
+    HEADER_MISMATCH: 400,
+    MISSING_REQUIRED_CLIENT_CAPABILITY: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
 }
 
 
@@ -452,140 +500,3 @@ def status_for_error(code: Any, era: str) -> int:
     if era == MODERN:
         return _MODERN_STATUS.get(code, 200)
     return 200
-
-
-# ---------------------------------------------------------------------------- SSE
-def sse_event(data: bytes, *, id: str | None = None, event: str | None = None, retry: int | None = None) -> bytes:
-    """One SSE event (WHATWG HTML §9.2). JSON from msgspec holds no raw newline, so ``data`` is
-    one ``data:`` line (listeners that read NDJSON-like lines rely on that); a payload with
-    newlines is split over several ``data:`` lines, which a parser joins back."""
-    parts = []
-    if id is not None:
-        parts.append(b"id: " + id.encode())
-    if event is not None:
-        parts.append(b"event: " + event.encode())
-    if retry is not None:
-        parts.append(b"retry: %d" % retry)
-    if b"\n" in data or b"\r" in data:
-        parts.extend(b"data: " + line for line in data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n"))
-    else:
-        parts.append(b"data: " + data if data else b"data: ")
-    return b"\n".join(parts) + b"\n\n"
-
-
-def sse_comment(text: str = "keep-alive") -> bytes:
-    """A comment line: ignored by clients, keeps proxies from closing an idle stream."""
-    return b": " + text.encode() + b"\n\n"
-
-
-def event_id(stream_id: str, seq: int) -> str:
-    """Event ids are ``<stream>-<seq>``; the store keys them by session, so an id is only ever
-    looked up in the session that presents it (no cross-session replay, pain point #33)."""
-    return f"{stream_id}-{seq}"
-
-
-def parse_event_id(value: str) -> tuple[str, int] | None:
-    stream, sep, seq = value.strip().rpartition("-")
-    if not sep or not stream or not (seq.isascii() and seq.isdigit()):  # "²".isdigit() is True
-        return None
-    return stream, int(seq)
-
-
-@dataclass(frozen=True, slots=True)
-class SSEEvent:
-    data: str
-    event: str = "message"
-    id: str | None = None
-    retry: int | None = None
-
-
-class SSETooLarge(ValueError):
-    """An SSE line or event over the parser's ``max_event_size``: the stream must be dropped."""
-
-    def __init__(self, size: int, limit: int) -> None:
-        super().__init__(f"the server sent an SSE event of more than {limit} bytes (at least {size}), over this "
-                         f"client's limit (max_message_size); the stream was dropped")
-        self.size = size
-        self.limit = limit
-
-
-_EOL = re.compile(rb"\r\n|\r|\n")
-DEFAULT_MAX_EVENT_SIZE = 256 * 1024 * 1024  # as the stdio framing's DEFAULT_MAX_LINE_SIZE
-
-
-class SSEParser:
-    """Incremental SSE parser (WHATWG HTML §9.2.6): ``feed(bytes)`` returns complete events.
-
-    ``last_event_id`` and ``retry`` keep the stream's latest values (an event with an id and no
-    data — a priming event — moves ``last_event_id`` without being dispatched).
-
-    Linear in the stream (issue 12, break 5): each byte is scanned for a line end once, however
-    the stream is chunked (``scanned`` counts the bytes looked at), and a line or an event's
-    data over ``max_event_size`` bytes raises :class:`SSETooLarge` instead of being buffered.
-    """
-
-    def __init__(self, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
-        self._buf = bytearray()
-        self._scan = 0  # bytes of _buf already known to hold no line end
-        self._data: list[str] = []
-        self._size = 0  # bytes of data in the event being built
-        self._event = ""
-        self._id: str | None = None
-        self.max_event_size = max_event_size
-        self.scanned = 0
-        self.last_event_id: str | None = None
-        self.retry: int | None = None
-
-    def feed(self, chunk: bytes) -> list[SSEEvent]:
-        out: list[SSEEvent] = []
-        buf = self._buf
-        buf += chunk
-        start = 0
-        pos = self._scan
-        end = len(buf)
-        while True:
-            m = _EOL.search(buf, pos)
-            if m is None or (m.end() == end and buf[m.start()] == 13 and m.end() - m.start() == 1):
-                # No line end (or a lone CR at the end: maybe the first half of CRLF).
-                scan_to = end if m is None else m.start()
-                self.scanned += scan_to - pos
-                pos = scan_to
-                break
-            self.scanned += m.end() - pos
-            line = bytes(buf[start:m.start()])
-            start = pos = m.end()
-            self._line(line.decode("utf-8", "replace"), out)
-        if start:
-            del buf[:start]
-        self._scan = pos - start
-        if len(buf) > self.max_event_size:
-            size = len(buf)
-            self._buf = bytearray()
-            self._scan = 0
-            raise SSETooLarge(size, self.max_event_size)
-        return out
-
-    def _line(self, line: str, out: list[SSEEvent]) -> None:
-        if not line:
-            if self._id is not None:
-                self.last_event_id = self._id
-            if self._data:
-                out.append(SSEEvent("\n".join(self._data), self._event or "message", self.last_event_id, self.retry))
-            self._data, self._event, self._id, self._size = [], "", None, 0
-            return
-        if line.startswith(":"):
-            return
-        name, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if name == "data":
-            self._size += len(value) + 1
-            if self._size > self.max_event_size:
-                size, self._data, self._size = self._size, [], 0
-                raise SSETooLarge(size, self.max_event_size)
-            self._data.append(value)
-        elif name == "event":
-            self._event = value
-        elif name == "id" and "\0" not in value:
-            self._id = value
-        elif name == "retry" and value.isascii() and value.isdigit():
-            self.retry = int(value)

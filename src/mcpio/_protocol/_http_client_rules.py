@@ -35,6 +35,7 @@ from urllib.parse import urljoin, urlsplit
 from .._errors import CONNECTION_CLOSED, METHOD_NOT_FOUND, MODERN_ERROR_CODES
 from .._versions import META_PROTOCOL_VERSION
 from ._http import (
+    _TOKEN,
     JSON,
     MCP_METHOD,
     MCP_NAME,
@@ -43,7 +44,6 @@ from ._http import (
     PROTOCOL_VERSION,
     SESSION_ID,
     SSE,
-    _TOKEN,
     encode_header_value,
     header_text,
     modern_meta,
@@ -52,9 +52,26 @@ from ._http import (
 ACCEPT = f"{JSON}, {SSE}"
 _HEADER_TYPES = frozenset({"string", "integer", "boolean"})
 # Keywords whose subschemas an x-mcp-header must not hide in (only "properties" chains count).
-_NESTING = ("items", "prefixItems", "additionalProperties", "patternProperties", "contains", "not", "if", "then",
-            "else", "anyOf", "oneOf", "allOf", "$defs", "definitions", "dependentSchemas", "propertyNames",
-            "unevaluatedItems", "unevaluatedProperties")
+_NESTING = (
+    "items",
+    "prefixItems",
+    "additionalProperties",
+    "patternProperties",
+    "contains",
+    "not",
+    "if",
+    "then",
+    "else",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+)
 
 _SCHEMA_MAPS = frozenset({"$defs", "definitions", "patternProperties", "dependentSchemas"})  # name -> schema
 
@@ -62,7 +79,10 @@ ParamPaths = Mapping[str, tuple[str, ...]]  # Mcp-Param suffix (lower case) -> a
 
 
 def post_headers(
-    message: Mapping[str, Any], *, session_id: str | None = None, protocol_version: str | None = None,
+    message: Mapping[str, Any],
+    *,
+    session_id: str | None = None,
+    protocol_version: str | None = None,
     params_for: Callable[[str], ParamPaths | None] | None = None,
 ) -> dict[str, str]:
     """The headers of the POST that carries ``message`` (see the module docstring)."""
@@ -203,4 +223,4 @@ def retry_delay(retry_ms: int | None, attempt: int, *, base: float = 1.0, cap: f
     """Seconds to wait before reconnecting attempt number ``attempt`` (0-based) of an SSE stream."""
     if retry_ms is not None:
         return retry_ms / 1000
-    return min(cap, base * (2 ** attempt))
+    return min(cap, base * 2.0**attempt)

@@ -56,7 +56,9 @@ def _target(server: Server, ref: dict[str, Any]) -> FunctionSignature | None:
         name = ref.get("name")
         prompt = server._prompts.get(name) if isinstance(name, str) else None
         if prompt is None:
-            raise InvalidParams(f"Invalid params: no prompt named {name!r}; call prompts/list for the prompts this server offers")
+            raise InvalidParams(
+                f"Invalid params: no prompt named {name!r}; call prompts/list for the prompts this server offers"
+            )
         return prompt.sig
     if kind == "ref/resource":
         uri = ref.get("uri")

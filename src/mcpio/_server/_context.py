@@ -22,13 +22,7 @@ from .._errors import (
     RequestTimeout,
     ResourceNotFound,
 )
-from .._versions import (
-    LOG_LEVELS,
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_LOG_LEVEL,
-    Rules,
-)
+from .._versions import LOG_LEVELS, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, Rules
 from ._mrtr import Rounds
 
 if TYPE_CHECKING:
@@ -72,8 +66,19 @@ class Context:
     earlier requests).
     """
 
-    __slots__ = ("server", "session", "request_id", "meta", "rules", "_rounds", "_last_progress", "_task", "_escalate",
-                 "_cancelled", "principal")
+    __slots__ = (
+        "_cancelled",
+        "_escalate",
+        "_last_progress",
+        "_rounds",
+        "_task",
+        "meta",
+        "principal",
+        "request_id",
+        "rules",
+        "server",
+        "session",
+    )
 
     def __init__(
         self,
@@ -167,7 +172,9 @@ class Context:
         """
         task = self._task
         if task is not None:
-            task.progress(message if message is not None else f"{progress:g}" + (f"/{total:g}" if total is not None else ""))
+            task.progress(
+                message if message is not None else f"{progress:g}" + (f"/{total:g}" if total is not None else "")
+            )
             if not task.core:  # 2025-11-25 core tasks keep the call's progressToken (and notifications)
                 return
         token = self.meta.get("progressToken")
@@ -222,8 +229,9 @@ class Context:
         await self.log("error", data, logger=logger)
 
     # ---------------------------------------------------------------- client features
-    async def _request(self, method: str, params: dict[str, Any] | None, timeout: float | None,
-                       key: str | None = None) -> Any:
+    async def _request(
+        self, method: str, params: dict[str, Any] | None, timeout: float | None, key: str | None = None
+    ) -> Any:
         """Ask the client for ``method``'s result.
 
         Legacy era: send the request and wait (spec: server→client requests); raises
@@ -238,7 +246,9 @@ class Context:
             try:
                 return await asyncio.wait_for(task.ask(method, params, key), timeout)
             except TimeoutError:
-                raise RequestTimeout(f"the client did not answer {method} (tasks/update) within {timeout:g} s") from None
+                raise RequestTimeout(
+                    f"the client did not answer {method} (tasks/update) within {timeout:g} s"
+                ) from None
         if self._rounds is not None:
             return self._rounds.ask(method, params, key)
         if self.stateless:
@@ -253,8 +263,9 @@ class Context:
         except (RequestTimeout, ConnectionClosed):
             raise
         except MCPError as exc:
-            raise ClientRequestError(f"the client answered {method} with error {exc.code}: {exc.message}",
-                                     exc.code, exc.data) from None
+            raise ClientRequestError(
+                f"the client answered {method} with error {exc.code}: {exc.message}", exc.code, exc.data
+            ) from None
 
     async def ping(self, *, timeout: float | None = 30.0) -> None:
         """Ping the client (spec: basic/utilities/ping); returns when it answers.
@@ -271,7 +282,8 @@ class Context:
             name = self.client_info.get("name", "the client")
             raise ClientCapabilityError(
                 f"{what} needs the client capability {capability!r}, which {name} did not declare",
-                capability, self.rules,
+                capability,
+                self.rules,
             )
         value = caps.get(capability)
         return value if isinstance(value, dict) else {}
@@ -300,15 +312,20 @@ class Context:
             messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
         params: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens}
         for name, value in (
-            ("systemPrompt", system_prompt), ("temperature", temperature), ("stopSequences", stop_sequences),
-            ("modelPreferences", model_preferences), ("includeContext", include_context), ("metadata", metadata),
+            ("systemPrompt", system_prompt),
+            ("temperature", temperature),
+            ("stopSequences", stop_sequences),
+            ("modelPreferences", model_preferences),
+            ("includeContext", include_context),
+            ("metadata", metadata),
         ):
             if value is not None:
                 params[name] = value
         return cast("dict[str, Any]", await self._request("sampling/createMessage", params, timeout, key))
 
-    async def elicit(self, message: str, schema: dict[str, Any], *, timeout: float | None = 600.0,
-                     key: str | None = None) -> dict[str, Any]:
+    async def elicit(
+        self, message: str, schema: dict[str, Any], *, timeout: float | None = 600.0, key: str | None = None
+    ) -> dict[str, Any]:
         """Ask the user for structured input (``elicitation/create``, form mode).
 
         ``schema`` is a flat object schema of primitive properties. Returns the client's result:
@@ -316,13 +333,16 @@ class Context:
         """
         rules = self.rules
         if rules is not None and not rules.elicitation:
-            raise ClientCapabilityError(f"elicitation is not part of protocol version {rules.version}", "elicitation", rules)
+            raise ClientCapabilityError(
+                f"elicitation is not part of protocol version {rules.version}", "elicitation", rules
+            )
         modes = self._require("elicitation", "ctx.elicit()")
         if "url" in modes and "form" not in modes:  # 2025-11-25: {} means form; {"url": {}} means URL only
             raise ClientCapabilityError(
                 f"ctx.elicit() needs form-mode elicitation, and {self.client_info.get('name', 'the client')} "
                 "declared only URL mode (capability elicitation.form is absent)",
-                "elicitation", rules,
+                "elicitation",
+                rules,
             )
         params = {"message": message, "requestedSchema": schema}
         if rules is not None and rules.icons:  # 2025-11-25 added the explicit mode field
@@ -352,8 +372,9 @@ class Context:
     def _begin_task(self, core: bool = False, ttl: float | None = None) -> Task:
         """Create the task this call becomes and switch to it (``_tasks`` / ``_core_tasks``)."""
         if self._task is None:
-            self._task = self.server._tasks.create(core, self.session if core else None, ttl,
-                                                   requester=self.principal or (self.session if core else None))
+            self._task = self.server._tasks.create(
+                core, self.session if core else None, ttl, requester=self.principal or (self.session if core else None)
+            )
             if self._escalate is not None and not self._escalate.done():
                 self._escalate.set_result(self._task)
         return self._task

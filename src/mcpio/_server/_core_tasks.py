@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ._context import Context
     from ._tools import Tool
 
-CAPABILITY = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+CAPABILITY: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
 
 
 def announces(server: Any, rules: Rules) -> bool:
@@ -46,13 +46,17 @@ async def call_tool(tool: Tool, params: dict[str, Any], ctx: Context, rules: Rul
     wanted = params.get("task")
     if wanted is None:
         if tool.task_support == "required":
-            raise MethodNotFound(f"Method not found: the tool {tool.name!r} runs only as a task (execution.taskSupport "
-                                 '"required"); call it with params.task, e.g. {"ttl": 60000}')
+            raise MethodNotFound(
+                f"Method not found: the tool {tool.name!r} runs only as a task (execution.taskSupport "
+                '"required"); call it with params.task, e.g. {"ttl": 60000}'
+            )
         return await tool.call(params.get("arguments"), ctx, rules)
     if tool.task_support == "forbidden":
         if not announces(ctx.server, rules):  # spec: a receiver without the capability ignores it
             return await tool.call(params.get("arguments"), ctx, rules)
-        raise MethodNotFound(f"Method not found: the tool {tool.name!r} does not run as a task; call it without params.task")
+        raise MethodNotFound(
+            f"Method not found: the tool {tool.name!r} does not run as a task; call it without params.task"
+        )
     if not isinstance(wanted, dict):
         raise InvalidParams('Invalid params: "task" must be an object, e.g. {"ttl": 60000}')
     store: TaskStore = ctx.server._tasks

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import InvalidParams, ResourceNotFound
 from .._versions import LOG_LEVELS, SUPPORTED_VERSIONS
+from . import _core_tasks
 from ._completion import complete
 from ._context import Context
 from ._pagination import paginate
 from ._skills import directory_read, skills_get, skills_list
 from ._subscriptions import listen, subscribe, unsubscribe, uri_param
-from . import _core_tasks
 from ._tasks import call_tool, tasks_cancel, tasks_get, tasks_update
 
 if TYPE_CHECKING:
@@ -51,7 +51,11 @@ async def initialize(server: Server, ctx: Context, params: Params) -> dict[str, 
     assert rules is not None
     caps = server.capabilities(rules)
     ctx.session.state["capabilities"] = caps
-    result: dict[str, Any] = {"protocolVersion": rules.version, "capabilities": caps, "serverInfo": server.server_info(rules)}
+    result: dict[str, Any] = {
+        "protocolVersion": rules.version,
+        "capabilities": caps,
+        "serverInfo": server.server_info(rules),
+    }
     if server.instructions:
         result["instructions"] = server.instructions
     return result

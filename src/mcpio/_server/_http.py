@@ -30,8 +30,11 @@ def http_app(server: Server, path: str, **options: Any) -> Any:
     auth = options.pop("auth", None)
     lifespan: Any = server.running
     if auth is not None:  # a mcpio.auth.ResourceServer: its guard runs before routing
-        guard = options["auth"] = auth.guard(scopes_for=server._scopes_for, scoped=lambda: bool(server._item_scopes),
-                                             max_body_size=options.get("max_body_size", 16 * 1024 * 1024))
+        guard = options["auth"] = auth.guard(
+            scopes_for=server._scopes_for,
+            scoped=lambda: bool(server._item_scopes),
+            max_body_size=options.get("max_body_size", 16 * 1024 * 1024),
+        )
 
         @contextlib.asynccontextmanager
         async def lifespan() -> Any:  # the verifier's HTTP client closes with the app
@@ -45,8 +48,9 @@ def http_app(server: Server, path: str, **options: Any) -> Any:
     if state is not None and state is not server._state_bus:  # one bus per server: its fan-out
         server._state_bus = state
         state.on_message(server._on_state_message)
-    return StreamableHTTPApp(server._serve_http, path=path, tool_schema=server._tool_schema,
-                             lifespan=lifespan, **options)
+    return StreamableHTTPApp(
+        server._serve_http, path=path, tool_schema=server._tool_schema, lifespan=lifespan, **options
+    )
 
 
 async def publish(bus: Any, message: dict[str, Any]) -> None:
@@ -83,10 +87,22 @@ async def serve_session(server: Server, transport: Transport, stateless: bool) -
         await server._run_session(session)
 
 
-async def serve(server: Server, host: str, port: int, *, path: str, allow_remote: bool, log_level: str,
-                max_connections: int, header_timeout: float, timeout_keep_alive: int,
-                h11_max_incomplete_event_size: int, limit_concurrency: int | None, redis: str | None,
-                **options: Any) -> None:
+async def serve(
+    server: Server,
+    host: str,
+    port: int,
+    *,
+    path: str,
+    allow_remote: bool,
+    log_level: str,
+    max_connections: int,
+    header_timeout: float,
+    timeout_keep_alive: int,
+    h11_max_incomplete_event_size: int,
+    limit_concurrency: int | None,
+    redis: str | None,
+    **options: Any,
+) -> None:
     """Serve ``server.http_app`` with uvicorn until cancelled (see :meth:`Server.serve_http`)."""
     from .._protocol._http import is_loopback
 
@@ -106,8 +122,15 @@ async def serve(server: Server, host: str, port: int, *, path: str, allow_remote
     if options.get("state") is not None:
         await options["state"].start()  # StateUnavailable: not reachable, do not listen
     app = server.http_app(path, **options)
-    cfg = _uvicorn.config(app, host, port, log_level=log_level, max_connections=max_connections,
-                          header_timeout=header_timeout, timeout_keep_alive=timeout_keep_alive,
-                          h11_max_incomplete_event_size=h11_max_incomplete_event_size,
-                          limit_concurrency=limit_concurrency)
+    cfg = _uvicorn.config(
+        app,
+        host,
+        port,
+        log_level=log_level,
+        max_connections=max_connections,
+        header_timeout=header_timeout,
+        timeout_keep_alive=timeout_keep_alive,
+        h11_max_incomplete_event_size=h11_max_incomplete_event_size,
+        limit_concurrency=limit_concurrency,
+    )
     await _uvicorn.serve(cfg)

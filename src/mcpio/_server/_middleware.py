@@ -31,7 +31,7 @@ Middleware = Callable[["Request", CallNext], Awaitable[dict[str, Any]]]
 class Request:
     """One client request as middleware sees it."""
 
-    __slots__ = ("method", "params", "context")
+    __slots__ = ("context", "method", "params")
 
     def __init__(self, method: str, params: dict[str, Any], context: Context) -> None:
         self.method = method
@@ -59,7 +59,9 @@ class Request:
 
 
 def check_middleware(fn: Any) -> None:
-    if not callable(fn) or not (inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))):
+    if not callable(fn) or not (
+        inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004 - the bound method
+    ):
         raise TypeError(f"middleware must be an async function (request, call_next) -> result, not {fn!r}")
 
 

@@ -39,7 +39,6 @@ What the state guarantees (issue 12, break 4):
   read; encrypt the state first if that ever changes.
 """
 
-
 from __future__ import annotations
 
 import base64
@@ -84,11 +83,7 @@ def _unb64(text: str) -> bytes:
 
 def request_digest(method: str, params: dict[str, Any]) -> str:
     """What binds a requestState to the request it was issued for: method, target, arguments."""
-    salient = {
-        "method": method,
-        "target": params.get("name", params.get("uri")),
-        "arguments": params.get("arguments"),
-    }
+    salient = {"method": method, "target": params.get("name", params.get("uri")), "arguments": params.get("arguments")}
     raw = json.dumps(salient, sort_keys=True, separators=(",", ":"), default=str).encode()
     return _b64(hashlib.sha256(raw).digest()[:16])
 
@@ -111,8 +106,9 @@ class StateCodec:
     def _mac(self, payload: str) -> str:
         return _b64(hmac.new(self._secret, payload.encode("ascii"), hashlib.sha256).digest())
 
-    def seal(self, digest: str, answers: dict[str, Any], asked: list[str], round_: int,
-             principal: str | None = None) -> str:
+    def seal(
+        self, digest: str, answers: dict[str, Any], asked: list[str], round_: int, principal: str | None = None
+    ) -> str:
         body = {"d": digest, "a": answers, "k": asked, "r": round_, "exp": int(time.time() + self.ttl)}
         if principal is not None:
             body["p"] = principal
@@ -155,7 +151,7 @@ class StateCodec:
 class Rounds:
     """One run of a handler in the modern era: the answers it may use and the keys it asks."""
 
-    __slots__ = ("answers", "round", "_next", "asked", "used", "principal")
+    __slots__ = ("_next", "answers", "asked", "principal", "round", "used")
 
     def __init__(self, answers: dict[str, Any] | None = None, round_: int = 0, principal: str | None = None) -> None:
         self.principal = principal  # the caller the next state is bound to (None: no auth)
@@ -166,8 +162,9 @@ class Rounds:
         self.used: set[str] = set()  # keys whose answers this run consumed
 
     @classmethod
-    def from_request(cls, codec: StateCodec, method: str, params: dict[str, Any],
-                     principal: str | None = None) -> Rounds:
+    def from_request(
+        cls, codec: StateCodec, method: str, params: dict[str, Any], principal: str | None = None
+    ) -> Rounds:
         """Rebuild the answers of a retry: verified earlier answers plus this round's responses
         to the keys that round asked (others are ignored, spec MRTR §Errors). Without a
         requestState there was no round: ``inputResponses`` are ignored and the handler asks
@@ -211,6 +208,5 @@ class Rounds:
         return {
             "resultType": "input_required",
             "inputRequests": dict(asked),
-            "requestState": codec.seal(request_digest(method, params), known, list(asked), self.round,
-                                       self.principal),
+            "requestState": codec.seal(request_digest(method, params), known, list(asked), self.round, self.principal),
         }

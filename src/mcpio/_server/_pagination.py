@@ -13,7 +13,9 @@ def _encode(kind: str, offset: int) -> str:
     return base64.urlsafe_b64encode(f"mcpio:{kind}:{offset}".encode()).decode().rstrip("=")
 
 
-def paginate(items: list[Any], params: dict[str, Any] | None, page_size: int, kind: str) -> tuple[list[Any], str | None]:
+def paginate(
+    items: list[Any], params: dict[str, Any] | None, page_size: int, kind: str
+) -> tuple[list[Any], str | None]:
     """The page of ``items`` the request's cursor names, and the next cursor (None at the end)."""
     cursor = params.get("cursor") if params else None
     offset = 0

@@ -30,8 +30,12 @@ from ._tools import invoke
 
 
 def _meta_fields(
-    d: dict[str, Any], rules: Rules, title: str | None, icons: list[dict[str, Any]] | None,
-    annotations: dict[str, Any] | None, meta: dict[str, Any] | None,
+    d: dict[str, Any],
+    rules: Rules,
+    title: str | None,
+    icons: list[dict[str, Any]] | None,
+    annotations: dict[str, Any] | None,
+    meta: dict[str, Any] | None,
 ) -> None:
     """Add the optional members ``rules.version`` has: title and _meta (2025-06-18+), icons
     (2025-11-25+), annotations (always; ``lastModified`` in them from 2025-06-18)."""
@@ -126,8 +130,11 @@ class Resource:
             value = await invoke(self.sig, self.fn, kwargs, ctx)
         except SafePathError as exc:  # a path outside the function's SafePath roots
             rules = ctx.rules if ctx is not None else None
-            raise ResourceNotFound(uri, f"Resource not found: {uri} ({exc})",
-                                   code=rules.resource_not_found_code if rules is not None else None) from None
+            raise ResourceNotFound(
+                uri,
+                f"Resource not found: {uri} ({exc})",
+                code=rules.resource_not_found_code if rules is not None else None,
+            ) from None
         return self.contents(uri, value)
 
     def contents(self, uri: str, value: Any) -> list[dict[str, Any]]:
@@ -144,7 +151,8 @@ class Resource:
             return {"uri": uri, "mimeType": self.mime_type or "text/plain", "text": value}
         if isinstance(value, (bytes, bytearray, memoryview)):
             return {
-                "uri": uri, "mimeType": self.mime_type or "application/octet-stream",
+                "uri": uri,
+                "mimeType": self.mime_type or "application/octet-stream",
                 "blob": base64.b64encode(bytes(value)).decode("ascii"),
             }
         return {"uri": uri, "mimeType": self.mime_type or "application/json", "text": json_text(value)}
@@ -204,7 +212,7 @@ class Prompt:
 class Message:
     """One prompt message: ``Message("assistant", "text")`` or with content helpers."""
 
-    __slots__ = ("role", "content")
+    __slots__ = ("content", "role")
 
     def __init__(self, role: str, content: Any) -> None:
         if role not in ("user", "assistant"):

@@ -25,20 +25,20 @@ from .._protocol._connection import Connection
 from .._protocol._events import NotificationReceived, RequestReceived
 from .._protocol._framing import DEFAULT_MAX_LINE_SIZE
 from .._session import Session
-from .._transports._base import Transport
-from .._transports._trace import open_trace
-from . import _http
 from .._skills import SKILLS_EXTENSION
+from .._transports._base import Transport
 from .._versions import CACHEABLE_METHODS, INPUT_REQUIRED_METHODS, META_SERVER_INFO, RULES, TASKS_EXTENSION, Rules
+from . import _http, _stdio
 from ._context import Context
+from ._core_tasks import CAPABILITY as CORE_TASKS_CAPABILITY
 from ._handlers import METHODS
+from ._middleware import Request, build_chain, check_middleware
 from ._mrtr import InputRequired, Rounds, StateCodec
 from ._resources import Prompt, Resource
-from ._skills import Skill, register as register_skills
+from ._skills import Skill
+from ._skills import register as register_skills
 from ._subscriptions import list_changed_targets, task_targets, updated_targets
-from ._core_tasks import CAPABILITY as CORE_TASKS_CAPABILITY
 from ._tasks import Task, TaskStore
-from ._middleware import Request, build_chain, check_middleware
 from ._tools import DEFAULT_MAX_RESULT_BYTES, Tool, check_heartbeat, check_max_result_bytes
 
 log = logging.getLogger("mcpio.server")
@@ -211,6 +211,7 @@ class Server:
             found = self.find_resource(name)
             return self._item_scopes.get((method, found[0].uri), frozenset()) if found else frozenset()
         return self._item_scopes.get((method, name), frozenset())
+
     def add_skills(self, folder: str | os.PathLike[str]) -> list[Skill]:
         """Serve the Agent Skills in ``folder`` through the skills extension (SEP-2640): each
         directory with a SKILL.md becomes ``skill://<path>/SKILL.md``, its files resources with
@@ -335,7 +336,9 @@ class Server:
         assert rules is not None  # the protocol layer admits these only with a version
         caps = self.capabilities(rules) if rules.stateless else ctx.session.state.get("capabilities", {})
         if capability not in caps:
-            raise MethodNotFound(f"Method not found: {method!r} (this server did not announce the {capability!r} capability)")
+            raise MethodNotFound(
+                f"Method not found: {method!r} (this server did not announce the {capability!r} capability)"
+            )
         return rules
 
     def server_info(self, rules: Rules) -> dict[str, Any]:
@@ -428,8 +431,11 @@ class Server:
         is admitted by its ``_meta`` alone, and ending the transport cancels what is in flight.
         """
         s = Session(
-            transport, Connection("server", stateless=stateless), on_request=self._on_request,
-            on_notification=self._on_notification, max_in_flight=self.max_in_flight,
+            transport,
+            Connection("server", stateless=stateless),
+            on_request=self._on_request,
+            on_notification=self._on_notification,
+            max_in_flight=self.max_in_flight,
             drain_timeout=0.0 if stateless else 30.0,
         )
         s.expose_errors = self.expose_errors is not False
@@ -464,35 +470,7 @@ class Server:
 
     async def serve_stdio(self) -> None:
         """Serve on this process's stdin/stdout until EOF, SIGTERM or the parent's death."""
-        from .._platform import on_terminate
-        from .._transports._stdio import StdioServerTransport
-
-        transport = StdioServerTransport(max_line_size=self.max_message_size)
-        await transport.open()  # first: once fd 1 is off the wire, MCPIO_TRACE=/dev/stdout is harmless
-        trace_path = os.environ.get("MCPIO_TRACE")
-        if trace_path:
-            try:
-                transport.trace = open_trace(trace_path)
-            except OSError as exc:  # a debugging aid must not stop the server
-                log.warning("MCPIO_TRACE: cannot write %s (%s); serving without a trace", trace_path, exc.strerror or exc)
-        loop = asyncio.get_running_loop()
-        session = self.session(transport)
-
-        def on_signal() -> None:  # SIGTERM: stop now, send nothing more, exit 0
-            session.abort()  # also when already draining after stdin EOF
-            transport.terminate()
-
-        def on_gone(why: str) -> None:  # the client died: never linger on requests in flight
-            session.abort(0.0 if why == "output" else 0.5)
-
-        transport.on_gone = on_gone
-
-        on_terminate(loop, on_signal)  # SIGTERM; Windows: CTRL_BREAK_EVENT (mcpio._platform)
-        try:
-            async with self.running():
-                await self._run_session(session)
-        finally:
-            await transport.aclose()
+        await _stdio.serve_stdio(self)
 
     # ================================================================ Streamable HTTP
     def http_app(self, path: str = "/mcp", **options: Any) -> Any:
@@ -527,11 +505,22 @@ class Server:
         tool = self._tools.get(name)
         return tool.input_schema if tool is not None else None
 
-    async def serve_http(self, host: str = "127.0.0.1", port: int = 8000, *, path: str = "/mcp",
-                         allow_remote: bool = False, log_level: str = "warning", max_connections: int = 1000,
-                         header_timeout: float = 10.0, timeout_keep_alive: int = 5,
-                         h11_max_incomplete_event_size: int = 64 * 1024, limit_concurrency: int | None = None,
-                         redis: str | None = None, **options: Any) -> None:
+    async def serve_http(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        *,
+        path: str = "/mcp",
+        allow_remote: bool = False,
+        log_level: str = "warning",
+        max_connections: int = 1000,
+        header_timeout: float = 10.0,
+        timeout_keep_alive: int = 5,
+        h11_max_incomplete_event_size: int = 64 * 1024,
+        limit_concurrency: int | None = None,
+        redis: str | None = None,
+        **options: Any,
+    ) -> None:
         """Serve :meth:`http_app` with uvicorn (``pip install mcpio[http]``) until cancelled.
 
         Binding an address other than loopback needs ``auth=`` (a :class:`mcpio.auth.ResourceServer`)
@@ -547,10 +536,21 @@ class Server:
         line. ``redis="redis://HOST:PORT/DB"`` keeps the server's state on Redis (``pip install
         'mcpio[redis]'``; StateUnavailable before listening if it cannot be reached). Other ``options`` go to :meth:`http_app`.
         """
-        await _http.serve(self, host, port, path=path, allow_remote=allow_remote, log_level=log_level,
-                          max_connections=max_connections, header_timeout=header_timeout, timeout_keep_alive=timeout_keep_alive,
-                          h11_max_incomplete_event_size=h11_max_incomplete_event_size, limit_concurrency=limit_concurrency,
-                          redis=redis, **options)
+        await _http.serve(
+            self,
+            host,
+            port,
+            path=path,
+            allow_remote=allow_remote,
+            log_level=log_level,
+            max_connections=max_connections,
+            header_timeout=header_timeout,
+            timeout_keep_alive=timeout_keep_alive,
+            h11_max_incomplete_event_size=h11_max_incomplete_event_size,
+            limit_concurrency=limit_concurrency,
+            redis=redis,
+            **options,
+        )
 
     def run(self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serve until the client goes away (stdio) or until interrupted (HTTP).

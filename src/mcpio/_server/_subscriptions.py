@@ -80,7 +80,9 @@ async def listen(server: Server, ctx: Context, params: dict[str, Any]) -> dict[s
             raise missing_extension("task status notifications (taskIds)")
         kept["taskIds"] = server._tasks.known(task_ids)
     session, sub_id = ctx.session, ctx.request_id
-    await session.notify("notifications/subscriptions/acknowledged", {"notifications": kept, "_meta": {META_SUBSCRIPTION_ID: sub_id}})
+    await session.notify(
+        "notifications/subscriptions/acknowledged", {"notifications": kept, "_meta": {META_SUBSCRIPTION_ID: sub_id}}
+    )
     listeners: dict[Any, dict[str, Any]] = session.state.setdefault("listeners", {})
     listeners[sub_id] = kept  # registered after the acknowledgement: it is the first message of the stream
     try:

@@ -44,7 +44,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from .._errors import (
@@ -67,12 +67,12 @@ log = logging.getLogger("mcpio.server")
 TASK_SUPPORT = ("forbidden", "optional", "required")
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 RETAIN_AFTER_END = 60.0  # seconds a task that ends after its TTL is still kept
-REQUIRED = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
+REQUIRED: dict[str, Any] = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
 RELATED_TASK = "io.modelcontextprotocol/related-task"  # _meta of messages that belong to a core task
 
 
 def _now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def declares_tasks(capabilities: dict[str, Any]) -> bool:
@@ -84,19 +84,41 @@ def declares_tasks(capabilities: dict[str, Any]) -> bool:
 def missing_extension(what: str) -> MissingRequiredClientCapability:
     return MissingRequiredClientCapability(
         f"{what} needs the client capability extensions[{TASKS_EXTENSION!r}]; declare it in this "
-        "request's _meta clientCapabilities", data=REQUIRED,
+        "request's _meta clientCapabilities",
+        data=REQUIRED,
     )
 
 
 class Task:
     """One task: its state, the function's run, and the input requests it waits on."""
 
-    __slots__ = ("id", "status", "status_message", "created_at", "updated_at", "created", "ended", "ttl",
-                 "poll_ms", "result", "error", "pending", "_used_keys", "_next", "runner", "store", "core", "owner",
-                 "done", "_asking", "requester")
+    __slots__ = (
+        "_asking",
+        "_next",
+        "_used_keys",
+        "core",
+        "created",
+        "created_at",
+        "done",
+        "ended",
+        "error",
+        "id",
+        "owner",
+        "pending",
+        "poll_ms",
+        "requester",
+        "result",
+        "runner",
+        "status",
+        "status_message",
+        "store",
+        "ttl",
+        "updated_at",
+    )
 
-    def __init__(self, store: TaskStore, core: bool = False, owner: Any = None, ttl: float | None = None,
-                 requester: Any = None) -> None:
+    def __init__(
+        self, store: TaskStore, core: bool = False, owner: Any = None, ttl: float | None = None, requester: Any = None
+    ) -> None:
         self.store = store
         self.requester = requester  # who counts it against max_tasks_per_requester (None: nobody)
         self.core = core  # 2025-11-25 core tasks (_core_tasks) rather than the 2026-07-28 extension
@@ -116,7 +138,7 @@ class Task:
         self.pending: dict[str, tuple[dict[str, Any], asyncio.Future[dict[str, Any]]]] = {}
         self._used_keys: set[str] = set()
         self._next = 0
-        self.runner: asyncio.Task | None = None
+        self.runner: asyncio.Task[dict[str, Any]] | None = None
 
     # ---------------------------------------------------------------- wire shapes
     def fields(self, ttl_key: str = "ttlMs", poll_key: str = "pollIntervalMs") -> dict[str, Any]:
@@ -226,7 +248,7 @@ class Task:
         if self.runner is not None:
             self.runner.cancel()
 
-    def finish(self, run: asyncio.Task) -> None:
+    def finish(self, run: asyncio.Task[dict[str, Any]]) -> None:
         """The function's run ended: complete or fail the task (unless already cancelled)."""
         if self.status in TERMINAL:
             return
@@ -289,7 +311,8 @@ class TaskStore:
         if len(self._tasks) >= self.max_tasks and not self._evict_terminal():
             raise MCPError(
                 f"Too many tasks: this server keeps at most {self.max_tasks} and all are unfinished; "
-                "cancel some (tasks/cancel), or retry later", INTERNAL_ERROR,
+                "cancel some (tasks/cancel), or retry later",
+                INTERNAL_ERROR,
             )
         task = Task(self, core, owner, ttl, requester)
         self._tasks[task.id] = task  # durable before CreateTaskResult is sent (spec §Task Creation)
@@ -367,7 +390,8 @@ async def call_tool(tool: Tool, arguments: Any, ctx: Context, rules: Rules) -> d
         ctx._escalate = escalate
         run = loop.create_task(tool.call(arguments, ctx, rules))
         try:
-            done, _ = await asyncio.wait({run, escalate}, timeout=tool.task_after, return_when=asyncio.FIRST_COMPLETED)
+            racing: set[asyncio.Future[Any]] = {run, escalate}
+            done, _ = await asyncio.wait(racing, timeout=tool.task_after, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:  # the request was cancelled
             if escalate.done():  # ... just as it became a task: the task still ends (and expires)
                 attach(escalate.result(), run)
@@ -389,7 +413,7 @@ async def call_tool(tool: Tool, arguments: Any, ctx: Context, rules: Rules) -> d
     return task.created_result()
 
 
-def attach(task: Task, run: asyncio.Task) -> None:
+def attach(task: Task, run: asyncio.Task[dict[str, Any]]) -> None:
     task.runner = run
     run.add_done_callback(task.finish)
 
@@ -398,8 +422,10 @@ def attach(task: Task, run: asyncio.Task) -> None:
 def _store(ctx: Context, method: str) -> TaskStore:
     assert ctx.rules is not None
     if TASKS_EXTENSION not in ctx.server.capabilities(ctx.rules).get("extensions", {}):
-        raise MethodNotFound(f"Method not found: {method!r} (this server has no tools that run as tasks, so it "
-                             f"does not announce the {TASKS_EXTENSION} extension)")
+        raise MethodNotFound(
+            f"Method not found: {method!r} (this server has no tools that run as tasks, so it "
+            f"does not announce the {TASKS_EXTENSION} extension)"
+        )
     if not declares_tasks(ctx.client_capabilities):
         raise missing_extension(method)  # spec §Protocol Errors: MUST for non-declaring clients
     return ctx.server._tasks

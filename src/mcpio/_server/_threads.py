@@ -36,6 +36,7 @@ from typing import Any
 
 from .._transports._base import serving
 
+
 def _max_workers() -> int:
     """``MCPIO_WORKERS`` (default 32): the most worker threads of the process."""
     raw = os.environ.get("MCPIO_WORKERS", "")
@@ -66,9 +67,14 @@ class Workers:
     def stats(self) -> dict[str, int]:
         """Counts for monitoring and tests: threads, queued and running jobs, started and skipped."""
         with self._cond:
-            return {"threads": self._threads, "queued": sum(len(q) for q in self._queues.values()),
-                    "running": sum(self._running.values()), "started": self.started, "skipped": self.skipped,
-                    "share": self.share}
+            return {
+                "threads": self._threads,
+                "queued": sum(len(q) for q in self._queues.values()),
+                "running": sum(self._running.values()),
+                "started": self.started,
+                "skipped": self.skipped,
+                "share": self.share,
+            }
 
     async def run(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
         loop = asyncio.get_running_loop()
@@ -146,15 +152,15 @@ class _Inbox:
     arrive before it runs ride along. Under load that is one wake-up for many calls instead of
     one per call."""
 
-    __slots__ = ("loop", "done", "lock", "scheduled", "__weakref__")
+    __slots__ = ("__weakref__", "done", "lock", "loop", "scheduled")
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        self.done: list[tuple[asyncio.Future, Any, BaseException | None]] = []
+        self.done: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
         self.lock = threading.Lock()
         self.scheduled = False
 
-    def post(self, fut: asyncio.Future, result: Any, exc: BaseException | None) -> None:  # a worker thread
+    def post(self, fut: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:  # a worker thread
         with self.lock:
             self.done.append((fut, result, exc))
             if self.scheduled:
@@ -183,7 +189,7 @@ def _inbox(loop: asyncio.AbstractEventLoop) -> _Inbox:
     return inbox
 
 
-def _settle(fut: asyncio.Future, result: Any, exc: BaseException | None) -> None:
+def _settle(fut: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
     if fut.done():  # the request was cancelled meanwhile
         return
     if exc is not None:

@@ -48,8 +48,9 @@ class ToolError(Exception):
     """Raise from a tool to return ``isError: true`` with exactly this message."""
 
 
-async def invoke(sig: FunctionSignature, fn: Callable[..., Any], kwargs: dict[str, Any], ctx: Context | None,
-                 inline: bool = False) -> Any:
+async def invoke(
+    sig: FunctionSignature, fn: Callable[..., Any], kwargs: dict[str, Any], ctx: Context | None, inline: bool = False
+) -> Any:
     """Call ``fn`` with validated ``kwargs`` plus injected Context parameters.
 
     A sync ``fn`` runs in a worker thread (the loop keeps serving), unless ``inline``: then it
@@ -100,7 +101,9 @@ class Tool:
         if task_support not in TASK_SUPPORT:
             raise ValueError(f"task_support must be one of {', '.join(TASK_SUPPORT)}, not {task_support!r}")
         if task_after is not None and not (isinstance(task_after, (int, float)) and task_after >= 0):
-            raise ValueError(f"task_after must be seconds >= 0 or None (the function calls ctx.start_task()), not {task_after!r}")
+            raise ValueError(
+                f"task_after must be seconds >= 0 or None (the function calls ctx.start_task()), not {task_after!r}"
+            )
         self.task_support = task_support  # tasks extension (_tasks): forbidden / optional / required
         self.task_after = task_after
         check_max_result_bytes(max_result_bytes, allow_default=True)
@@ -141,10 +144,21 @@ class Tool:
     ) -> Tool:
         sig = analyze_function(fn, injected=(Context,), content_types=CONTENT_TYPES + (ToolResult,), name=name)
         return cls(
-            fn, sig, name=name or sig.name, title=title, description=description or sig.description,
-            annotations=annotations, icons=icons, meta=meta, structured_output=structured_output,
-            input_schema=input_schema, inline=inline, max_result_bytes=max_result_bytes,
-            task_support=task_support, task_after=task_after, heartbeat=heartbeat,
+            fn,
+            sig,
+            name=name or sig.name,
+            title=title,
+            description=description or sig.description,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+            structured_output=structured_output,
+            input_schema=input_schema,
+            inline=inline,
+            max_result_bytes=max_result_bytes,
+            task_support=task_support,
+            task_after=task_after,
+            heartbeat=heartbeat,
         )
 
     def definition(self, rules: Rules) -> dict[str, Any]:
@@ -278,8 +292,10 @@ def cap_text(result: dict[str, Any], limit: int | None) -> dict[str, Any]:
     total = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
     if total <= limit:
         return result
-    marker = (f"\n\n[truncated: this result has {total:,} bytes of text, over the limit of {limit:,} "
-              "(max_result_bytes); only the first part is shown, the rest was dropped]")
+    marker = (
+        f"\n\n[truncated: this result has {total:,} bytes of text, over the limit of {limit:,} "
+        "(max_result_bytes); only the first part is shown, the rest was dropped]"
+    )
     room = limit - len(marker.encode())
     out: list[Any] = []
     used = 0

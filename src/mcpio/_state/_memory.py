@@ -19,11 +19,17 @@ class MemoryState:
     with the given bounds (defaults: 8 MiB per session, 256 MiB in total, 1000 events per
     stream, 300 s). Always ready."""
 
-    def __init__(self, *, max_session_bytes: int = DEFAULT_MAX_SESSION_BYTES,
-                 max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES, max_events: int = DEFAULT_MAX_EVENTS,
-                 ttl: float = DEFAULT_TTL) -> None:
-        self.events = MemoryEventStore(max_session_bytes=max_session_bytes, max_total_bytes=max_total_bytes,
-                                       max_events=max_events, ttl=ttl)
+    def __init__(
+        self,
+        *,
+        max_session_bytes: int = DEFAULT_MAX_SESSION_BYTES,
+        max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
+        max_events: int = DEFAULT_MAX_EVENTS,
+        ttl: float = DEFAULT_TTL,
+    ) -> None:
+        self.events = MemoryEventStore(
+            max_session_bytes=max_session_bytes, max_total_bytes=max_total_bytes, max_events=max_events, ttl=ttl
+        )
 
     async def start(self) -> None:
         return None

@@ -88,7 +88,9 @@ end
 """
 
 # ARGV: prefix, overhead, session, stream, message, max_events, ttl_ms, max_session, max_total
-_STORE = _LIB + """
+_STORE = (
+    _LIB
+    + """
 local s, st, msg = ARGV[3], ARGV[4], ARGV[5]
 local max_events, ttl_ms = tonumber(ARGV[6]), tonumber(ARGV[7])
 local max_sb, max_tb = tonumber(ARGV[8]), tonumber(ARGV[9])
@@ -116,9 +118,12 @@ sweep(ttl_ms)
 for _, k in ipairs({meta, ord, ev}) do redis.call('PEXPIRE', k, 2 * ttl_ms) end
 return seq
 """
+)
 
 # ARGV: prefix, overhead, session, stream, seq, ttl_ms -> false | {message, ...} pairs
-_REPLAY = _LIB + """
+_REPLAY = (
+    _LIB
+    + """
 local s, st, seq = ARGV[3], ARGV[4], tonumber(ARGV[5])
 sweep(tonumber(ARGV[6]))
 local meta = p .. 'meta:' .. s
@@ -134,9 +139,12 @@ for _, e in ipairs(redis.call('XRANGE', p .. 'ev:' .. s .. ':' .. st, '(0-' .. s
 end
 return out
 """
+)
 
 # ARGV: prefix, overhead, session, stream ('' for every stream of the session)
-_DISCARD = _LIB + """
+_DISCARD = (
+    _LIB
+    + """
 local s, only = ARGV[3], ARGV[4]
 local ord = p .. 'ord:' .. s
 for _, m in ipairs(redis.call('ZRANGE', ord, 0, -1)) do
@@ -154,6 +162,7 @@ else
 end
 return 1
 """
+)
 
 
 async def _call(make: Callable[[], Awaitable[Any]]) -> Any:
@@ -174,8 +183,9 @@ class RedisEventStore:
     """The :class:`~mcpio._transports._http_events.EventStore` on Redis Streams (see the
     module docstring); the same bounds and answers as the in-memory store."""
 
-    def __init__(self, client: Any, *, prefix: str, max_events: int, ttl: float, max_session_bytes: int,
-                 max_total_bytes: int) -> None:
+    def __init__(
+        self, client: Any, *, prefix: str, max_events: int, ttl: float, max_session_bytes: int, max_total_bytes: int
+    ) -> None:
         self.client = client
         self.prefix = prefix
         self.max_events = max_events
@@ -190,9 +200,19 @@ class RedisEventStore:
         return [self.prefix, EVENT_OVERHEAD, *more]
 
     async def store(self, session_id: str, stream_id: str, message: bytes) -> str:
-        seq = await _call(lambda: self._store(args=self._args(session_id, stream_id, bytes(message), self.max_events,
-                                                              self.ttl_ms, self.max_session_bytes,
-                                                              self.max_total_bytes)))
+        seq = await _call(
+            lambda: self._store(
+                args=self._args(
+                    session_id,
+                    stream_id,
+                    bytes(message),
+                    self.max_events,
+                    self.ttl_ms,
+                    self.max_session_bytes,
+                    self.max_total_bytes,
+                )
+            )
+        )
         return event_id(stream_id, int(seq))
 
     async def replay_after(self, session_id: str, last_event_id: str) -> tuple[str, list[tuple[str, bytes]]] | None:
@@ -226,9 +246,17 @@ class RedisState:
     processes that share the URL and ``prefix`` share the event store. Bounds as
     :class:`~mcpio._state.MemoryState` (they hold for the database as a whole)."""
 
-    def __init__(self, url: str, *, prefix: str = "mcpio:", max_session_bytes: int = DEFAULT_MAX_SESSION_BYTES,
-                 max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES, max_events: int = DEFAULT_MAX_EVENTS,
-                 ttl: float = DEFAULT_TTL, timeout: float = 2.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = "mcpio:",
+        max_session_bytes: int = DEFAULT_MAX_SESSION_BYTES,
+        max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
+        max_events: int = DEFAULT_MAX_EVENTS,
+        ttl: float = DEFAULT_TTL,
+        timeout: float = 2.0,
+    ) -> None:
         self.url = url
         self.prefix = prefix
         self.node = secrets.token_hex(8)  # this process, on the bus
@@ -238,8 +266,14 @@ class RedisState:
         self.client = aioredis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
         # The bus listens on its own connection, without a read timeout (it is idle between messages).
         self._bus_client = aioredis.Redis.from_url(url, socket_connect_timeout=timeout, socket_keepalive=True)
-        self.events = RedisEventStore(self.client, prefix=prefix, max_events=max_events, ttl=ttl,
-                                      max_session_bytes=max_session_bytes, max_total_bytes=max_total_bytes)
+        self.events = RedisEventStore(
+            self.client,
+            prefix=prefix,
+            max_events=max_events,
+            ttl=ttl,
+            max_session_bytes=max_session_bytes,
+            max_total_bytes=max_total_bytes,
+        )
 
     async def start(self) -> None:
         if not await self.ready():

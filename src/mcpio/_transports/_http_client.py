@@ -54,27 +54,30 @@ import httpx
 
 from .._errors import EndOfStream, TransportError
 from .._protocol import _http as h
-from .._protocol._framing import DEFAULT_MAX_LINE_SIZE
 from .._protocol import _http_client_rules as rules
+from .._protocol._framing import DEFAULT_MAX_LINE_SIZE
 from ._http_client_sse import HTTPSSEConnection
 
 log = logging.getLogger("mcpio.client")
 
-_EOF = object()
+_EOF = None  # the end marker on the frame queues (frames are bytes, never None)
 MAX_RESUMES = 5  # GET + Last-Event-ID attempts for one broken response stream
 MAX_GET_FAILURES = 5  # consecutive failures before the standalone GET stream is given up
 
 
 def _content_type(resp: httpx.Response) -> str:
-    return resp.headers.get("content-type", "").split(";")[0].strip().lower()
+    value: str = resp.headers.get("content-type", "")
+    return value.split(";")[0].strip().lower()
 
 
 class BodyTooLarge(ValueError):
     """A response body over ``max_message_size``: not read further."""
 
     def __init__(self, size: int, limit: int) -> None:
-        super().__init__(f"the server's response body exceeds this client's limit of {limit} bytes (at least "
-                         f"{size}; max_message_size); it was not read")
+        super().__init__(
+            f"the server's response body exceeds this client's limit of {limit} bytes (at least "
+            f"{size}; max_message_size); it was not read"
+        )
 
 
 async def read_capped(resp: httpx.Response, limit: int) -> bytes:
@@ -96,9 +99,17 @@ async def read_capped(resp: httpx.Response, limit: int) -> bytes:
 class HTTPClientTransport:
     """Client side of Streamable HTTP, both eras (see the module docstring)."""
 
-    def __init__(self, url: str, *, headers: dict[str, str] | None = None, timeout: float = 30.0,
-                 http_sse: bool = True, client: httpx.AsyncClient | None = None,
-                 max_message_size: int = DEFAULT_MAX_LINE_SIZE, auth: httpx.Auth | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        timeout: float = 30.0,
+        http_sse: bool = True,
+        client: httpx.AsyncClient | None = None,
+        max_message_size: int = DEFAULT_MAX_LINE_SIZE,
+        auth: httpx.Auth | None = None,
+    ) -> None:
         if max_message_size < 1:
             raise ValueError(f"max_message_size must be positive, not {max_message_size!r}")
         self.url = url
@@ -110,7 +121,7 @@ class HTTPClientTransport:
         self.http_sse = http_sse
         self._own_client = client is None
         self._http: httpx.AsyncClient | None = client
-        self._inbox: asyncio.Queue[Any] = asyncio.Queue()
+        self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._requests: dict[Any, tuple[asyncio.Task[Any], str, bool]] = {}  # id -> (task, method, modern)
         self._answered: dict[Any, asyncio.Event] = {}
@@ -132,9 +143,13 @@ class HTTPClientTransport:
         if self._http is None:
             # Idle connections are dropped after 2 s, before common servers drop them (uvicorn:
             # 5 s): reusing one the server is closing loses the request with a ReadError.
-            self._http = httpx.AsyncClient(headers=self.headers, follow_redirects=True, auth=self.auth,
-                                           timeout=httpx.Timeout(self.timeout, read=None),
-                                           limits=httpx.Limits(keepalive_expiry=2.0))
+            self._http = httpx.AsyncClient(
+                headers=self.headers,
+                follow_redirects=True,
+                auth=self.auth,
+                timeout=httpx.Timeout(self.timeout, read=None),
+                limits=httpx.Limits(keepalive_expiry=2.0),
+            )
 
     async def receive(self) -> bytes:
         item = await self._inbox.get()
@@ -237,8 +252,9 @@ class HTTPClientTransport:
         return out
 
     def _post_headers(self, msg: dict[str, Any]) -> dict[str, str]:
-        return rules.post_headers(msg, session_id=self.session_id, protocol_version=self.protocol_version,
-                                  params_for=self._tools.get)
+        return rules.post_headers(
+            msg, session_id=self.session_id, protocol_version=self.protocol_version, params_for=self._tools.get
+        )
 
     def _deliver(self, data: bytes | str, waiting: Any = None) -> bool:
         """Hand one JSON-RPC message to ``receive``; True if it answers request ``waiting``."""
@@ -291,8 +307,13 @@ class HTTPClientTransport:
         except httpx.HTTPError as exc:
             raise TransportError(f"POST {self.url} failed: {exc or type(exc).__name__}") from None
         if status >= 300:
-            log.warning("%s: the server answered HTTP %d to %s: %.200s", self.url, status,
-                        msg.get("method", "a response"), body.decode("utf-8", "replace"))
+            log.warning(
+                "%s: the server answered HTTP %d to %s: %.200s",
+                self.url,
+                status,
+                msg.get("method", "a response"),
+                body.decode("utf-8", "replace"),
+            )
 
     async def _request(self, msg: dict[str, Any], frame: bytes) -> None:
         assert self._http is not None, "open() first"
@@ -304,8 +325,13 @@ class HTTPClientTransport:
                 async with self._http.stream("POST", self.url, content=frame, headers=headers) as resp:
                     self._reached = True
                     status = resp.status_code
-                    if status == 404 and attempt == 0 and not modern and method != "initialize" \
-                            and headers.get(h.SESSION_ID) is not None:
+                    if (
+                        status == 404
+                        and attempt == 0
+                        and not modern
+                        and method != "initialize"
+                        and headers.get(h.SESSION_ID) is not None
+                    ):
                         await read_capped(resp, self.max_message_size)
                         if await self._reinitialize(headers[h.SESSION_ID]):
                             continue  # the same request, in the new session
@@ -342,8 +368,10 @@ class HTTPClientTransport:
             if legacy and parser.last_event_id is not None:
                 await self._resume(id_, parser.last_event_id, parser.retry)
                 return
-            self._fail(id_, rules.http_failure(None, "the server ended the response stream before answering; "
-                                                     "the request was lost"))
+            self._fail(
+                id_,
+                rules.http_failure(None, "the server ended the response stream before answering; the request was lost"),
+            )
             return
         self._answer_body(id_, status, resp.reason_phrase, await read_capped(resp, self.max_message_size))
 
@@ -390,8 +418,10 @@ class HTTPClientTransport:
                 self._fail(id_, rules.http_failure(None, f"{exc} (GET {self.url})"))
                 return
         if answered is not None and not answered.is_set():
-            self._fail(id_, rules.http_failure(None, "the response stream ended and could not be resumed; "
-                                                     "the request was lost"))
+            self._fail(
+                id_,
+                rules.http_failure(None, "the response stream ended and could not be resumed; the request was lost"),
+            )
 
     async def _pump(self, resp: httpx.Response, parser: h.SSEParser, waiting: Any = None) -> None:
         async for chunk in resp.aiter_bytes():
@@ -407,7 +437,9 @@ class HTTPClientTransport:
         while not self._closed and self.session_id is not None:
             extra = {h.LAST_EVENT_ID: last_id} if last_id is not None else {}
             try:
-                async with self._http.stream("GET", self.url, headers=self._legacy_headers(accept=h.SSE, **extra)) as resp:
+                async with self._http.stream(
+                    "GET", self.url, headers=self._legacy_headers(accept=h.SSE, **extra)
+                ) as resp:
                     if resp.status_code != 200 or _content_type(resp) != h.SSE:
                         log.debug("%s: no standalone GET stream (HTTP %d)", self.url, resp.status_code)
                         return  # 405: none offered; 404: the session ended (the next POST starts over)

@@ -26,8 +26,14 @@ log = logging.getLogger("mcpio.client")
 class HTTPSSEConnection:
     """One HTTP+SSE session: ``open`` finds the endpoint, ``send`` POSTs, events are delivered."""
 
-    def __init__(self, http: httpx.AsyncClient, url: str, deliver: Callable[[bytes | str], Any],
-                 ended: Callable[[str], None], max_message_size: int = h.DEFAULT_MAX_EVENT_SIZE) -> None:
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        url: str,
+        deliver: Callable[[bytes | str], Any],
+        ended: Callable[[str], None],
+        max_message_size: int = h.DEFAULT_MAX_EVENT_SIZE,
+    ) -> None:
         self._http = http
         self.max_message_size = max_message_size
         self.url = url

@@ -60,7 +60,7 @@ class EventStore(Protocol):
 
 
 class _Event:
-    __slots__ = ("session", "stream", "seq", "at", "message", "cost", "dead")
+    __slots__ = ("at", "cost", "dead", "message", "seq", "session", "stream")
 
     def __init__(self, session: _Session, stream: _Stream, seq: int, at: float, message: bytes) -> None:
         self.session = session
@@ -73,7 +73,7 @@ class _Event:
 
 
 class _Stream:
-    __slots__ = ("events", "next_seq", "lost", "touched")
+    __slots__ = ("events", "lost", "next_seq", "touched")
 
     def __init__(self, now: float) -> None:
         self.events: deque[_Event] = deque()  # live ones, oldest first
@@ -83,7 +83,7 @@ class _Stream:
 
 
 class _Session:
-    __slots__ = ("id", "streams", "order", "bytes", "dead")
+    __slots__ = ("bytes", "dead", "id", "order", "streams")
 
     def __init__(self, session_id: str) -> None:
         self.id = session_id
@@ -97,9 +97,14 @@ class MemoryEventStore:
     """In-process event store, bounded by bytes per session and in total, events per stream
     and age (see the module docstring); evicts oldest first."""
 
-    def __init__(self, *, max_events: int = DEFAULT_MAX_EVENTS, ttl: float = DEFAULT_TTL,
-                 max_session_bytes: int = DEFAULT_MAX_SESSION_BYTES,
-                 max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES) -> None:
+    def __init__(
+        self,
+        *,
+        max_events: int = DEFAULT_MAX_EVENTS,
+        ttl: float = DEFAULT_TTL,
+        max_session_bytes: int = DEFAULT_MAX_SESSION_BYTES,
+        max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
+    ) -> None:
         if max_events < 1 or ttl <= 0 or max_session_bytes < 1 or max_total_bytes < 1:
             raise ValueError("max_events, max_session_bytes and max_total_bytes must be >= 1 and ttl > 0")
         self.max_events = max_events
@@ -156,7 +161,7 @@ class MemoryEventStore:
         for ev in s.events:
             self._kill(ev, delivered=True)
         s.events.clear()
-        self._compact(sess)  # type: ignore[arg-type]
+        self._compact(sess)
 
     async def forget(self, session_id: str) -> None:
         sess = self._sessions.pop(session_id, None)

@@ -39,8 +39,8 @@ from typing import Any
 
 from .. import _jsonrpc as rpc
 from .._protocol import _http as h
-from .._versions import RULES
 from .._state._base import StateBackend, StateUnavailable
+from .._versions import RULES
 from ._http_events import EventStore, MemoryEventStore
 from ._http_server_sse import LegacySSE
 from ._http_server_streams import (
@@ -163,16 +163,29 @@ class StreamableHTTPApp:
             elif method == "DELETE":
                 await self._delete(send, headers)
             else:
-                await refuse(send, h.refuse(405, f"Method Not Allowed: {method}; this endpoint serves POST, GET and DELETE",
-                                             headers=(("allow", "GET, POST, DELETE"),)))
+                await refuse(
+                    send,
+                    h.refuse(
+                        405,
+                        f"Method Not Allowed: {method}; this endpoint serves POST, GET and DELETE",
+                        headers=(("allow", "GET, POST, DELETE"),),
+                    ),
+                )
         except Disconnected:
             return
         except StateUnavailable as exc:  # the backend (Redis) is down: the request was fine, retry it
             log.warning("state backend unavailable: %s", exc)
             with contextlib.suppress(Exception):  # the response may have started already
-                await refuse(send, h.refuse(503, f"Service Unavailable: the server's state store is unreachable "
-                                             f"({exc}); the request itself is fine: retry after "
-                                             f"{exc.retry_after} s", headers=(("retry-after", str(exc.retry_after)),)))
+                await refuse(
+                    send,
+                    h.refuse(
+                        503,
+                        f"Service Unavailable: the server's state store is unreachable "
+                        f"({exc}); the request itself is fine: retry after "
+                        f"{exc.retry_after} s",
+                        headers=(("retry-after", str(exc.retry_after)),),
+                    ),
+                )
 
     # ================================================================ POST
     async def _post(self, receive: Receive, send: Send, headers: dict[str, str]) -> None:
@@ -187,8 +200,10 @@ class StreamableHTTPApp:
         try:
             body = await self.read_body(receive, headers)
         except TooLarge:
-            await refuse(send, h.refuse(413, f"Payload Too Large: the body exceeds this server's limit of "
-                                         f"{self.max_body_size} bytes"))
+            await refuse(
+                send,
+                h.refuse(413, f"Payload Too Large: the body exceeds this server's limit of {self.max_body_size} bytes"),
+            )
             return
         try:
             messages = h.messages_of(h.parse_body(body))
@@ -201,8 +216,15 @@ class StreamableHTTPApp:
         else:
             await self._post_legacy(receive, send, headers, body, messages, kinds)
 
-    async def _post_modern(self, receive: Receive, send: Send, headers: dict[str, str], body: bytes,
-                           message: dict[str, Any] | None, kind: int) -> None:
+    async def _post_modern(
+        self,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+        body: bytes,
+        message: dict[str, Any] | None,
+        kind: int,
+    ) -> None:
         if message is None:
             await refuse(send, h.refuse(400, "Invalid Request: JSON-RPC batches are not part of protocol 2026-07-28"))
             return
@@ -237,8 +259,9 @@ class StreamableHTTPApp:
             if not stream.finished:
                 transport.close()
 
-    async def _post_legacy(self, receive: Receive, send: Send, headers: dict[str, str], body: bytes,
-                           messages: list[Any], kinds: list[int]) -> None:
+    async def _post_legacy(
+        self, receive: Receive, send: Send, headers: dict[str, str], body: bytes, messages: list[Any], kinds: list[int]
+    ) -> None:
         sid = headers.get(h.SESSION_ID)
         requests = [m for m, k in zip(messages, kinds, strict=True) if k == rpc.REQUEST]
         initializing = any(m.get("method") == "initialize" for m in requests)
@@ -246,8 +269,14 @@ class StreamableHTTPApp:
         rid = messages[0]["id"] if len(messages) == 1 and requests else None
         if sid is None:
             if not initializing:
-                await refuse(send, h.refuse(400, "Bad Request: the Mcp-Session-Id header is required; "
-                                             "send initialize first to open a session", id=rid))
+                await refuse(
+                    send,
+                    h.refuse(
+                        400,
+                        "Bad Request: the Mcp-Session-Id header is required; send initialize first to open a session",
+                        id=rid,
+                    ),
+                )
                 return
             transport = self._new_session()
             if transport is None:
@@ -272,38 +301,51 @@ class StreamableHTTPApp:
         ids = [m["id"] for m in requests]
         busy = transport.pending(ids)
         if busy:
-            await refuse(send, h.refuse(400, f"Invalid Request: request id {busy[0]!r} is already in flight in "
-                                         "this session", id=busy[0]))
+            await refuse(
+                send,
+                h.refuse(
+                    400, f"Invalid Request: request id {busy[0]!r} is already in flight in this session", id=busy[0]
+                ),
+            )
             return
         json_ok, sse_ok = h.accepts(headers.get("accept"))
         rules = RULES.get(version)
-        stream = transport.new_stream(set(ids), json_ok=json_ok, sse_ok=sse_ok,
-                                      priming=rules is not None and rules.sse_polling)
+        stream = transport.new_stream(
+            set(ids), json_ok=json_ok, sse_ok=sse_ok, priming=rules is not None and rules.sse_polling
+        )
         await transport.deliver(body)
         watcher = self._spawn(watch_disconnect(receive, stream.disconnected))  # not a cancellation
         try:
-            await stream.pump(send, session_header, sse_after=self.sse_after, keepalive=self.keepalive,
-                              retry_ms=self.retry_ms)
+            await stream.pump(
+                send, session_header, sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms
+            )
         finally:
             watcher.cancel()
 
     def _at_capacity(self, rid: Any) -> h.Refusal:
         """503 for an initialize past ``max_sessions``: the server is full, the request is fine."""
         expiry = f"idle ones expire after {self.session_timeout:g} s" if self.session_timeout > 0 else "none expire"
-        return h.refuse(503, f"Service Unavailable: this server already holds its maximum of {self.max_sessions} "
-                        f"sessions (max_sessions), so it cannot open another; the request itself is fine. Retry "
-                        f"after {RETRY_AFTER} s; clients free their sessions with DELETE, and {expiry}",
-                        id=rid, data={"maxSessions": self.max_sessions, "retryAfter": RETRY_AFTER},
-                        headers=(("retry-after", str(RETRY_AFTER)),))
+        return h.refuse(
+            503,
+            f"Service Unavailable: this server already holds its maximum of {self.max_sessions} "
+            f"sessions (max_sessions), so it cannot open another; the request itself is fine. Retry "
+            f"after {RETRY_AFTER} s; clients free their sessions with DELETE, and {expiry}",
+            id=rid,
+            data={"maxSessions": self.max_sessions, "retryAfter": RETRY_AFTER},
+            headers=(("retry-after", str(RETRY_AFTER)),),
+        )
 
     # ================================================================ GET and DELETE
     def _session_of(self, headers: Mapping[str, str]) -> tuple[LegacyTransport | None, h.Refusal | None]:
         sid = headers.get(h.SESSION_ID)
         if sid is None:
             version = headers.get(h.PROTOCOL_VERSION, "").strip()
-            if version and version not in RULES or (version in RULES and RULES[version].stateless):
-                return None, h.refuse(405, f"Method Not Allowed: protocol {version} has no sessions; "
-                                      "send requests with POST", headers=(("allow", "POST"),))
+            if (version and version not in RULES) or (version in RULES and RULES[version].stateless):
+                return None, h.refuse(
+                    405,
+                    f"Method Not Allowed: protocol {version} has no sessions; send requests with POST",
+                    headers=(("allow", "POST"),),
+                )
             return None, h.refuse(400, "Bad Request: the Mcp-Session-Id header is required")
         found = self.sessions.get(sid)
         if found is None or found.closed:
@@ -333,10 +375,16 @@ class StreamableHTTPApp:
                 return
             found = await self.event_store.replay_after(transport.id, last)
             if found is None:  # a replay with a hole would lose messages silently: refuse it
-                await refuse(send, h.refuse(404, f"Not Found: cannot resume at Last-Event-ID {last!r}: the id is "
-                                             "unknown, or events after it were discarded (the event store keeps "
-                                             "them for a limited time and size); re-send the requests whose "
-                                             "answers you are missing"))
+                await refuse(
+                    send,
+                    h.refuse(
+                        404,
+                        f"Not Found: cannot resume at Last-Event-ID {last!r}: the id is "
+                        "unknown, or events after it were discarded (the event store keeps "
+                        "them for a limited time and size); re-send the requests whose "
+                        "answers you are missing",
+                    ),
+                )
                 return
             replay = found[1]
             stream: Stream | None = live
@@ -345,8 +393,7 @@ class StreamableHTTPApp:
                 live.json_ok = False
                 live.priming = False
             else:  # that stream is complete: replay it, then end
-                stream = Stream(found[0], era=h.LEGACY, json_ok=False, store=self.event_store,
-                                session_id=transport.id)
+                stream = Stream(found[0], era=h.LEGACY, json_ok=False, store=self.event_store, session_id=transport.id)
                 stream.finished = True
         else:
             stream = transport.open_get_stream(priming=priming)
@@ -357,8 +404,9 @@ class StreamableHTTPApp:
         transport.last_active = time.monotonic()
         watcher = self._spawn(watch_disconnect(receive, stream.disconnected))
         try:
-            await stream.pump(send, session_header, sse_after=0.0, keepalive=self.keepalive,
-                              retry_ms=self.retry_ms, replay=replay)
+            await stream.pump(
+                send, session_header, sse_after=0.0, keepalive=self.keepalive, retry_ms=self.retry_ms, replay=replay
+            )
         finally:
             watcher.cancel()
 
@@ -402,7 +450,7 @@ class StreamableHTTPApp:
 
         self._spawn(run())
 
-    def end_session(self, transport: Any, *, abort: bool = False) -> None:
+    def end_session(self, transport: LegacyTransport, *, abort: bool = False) -> None:
         """End a session now (DELETE, expiry, shutdown): its id answers 404 from here on.
         ``abort`` (DELETE): its requests in flight are cancelled too, queued ones never start."""
         if self.sessions.get(transport.id) is transport:
@@ -444,7 +492,7 @@ class StreamableHTTPApp:
             if self.state is not None:
                 await self.state.start()  # StateUnavailable: the server does not start
             try:
-                async with (self._lifespan() if self._lifespan is not None else contextlib.nullcontext()):
+                async with self._lifespan() if self._lifespan is not None else contextlib.nullcontext():
                     self._started.set_result(None)
                     await self._stop.wait()
                     await self._close_sessions()
@@ -533,10 +581,8 @@ class StreamableHTTPApp:
 
 
 def _route_path(scope: Scope) -> str:
-    path = scope.get("path", "/")
-    root = scope.get("root_path", "")
+    path: str = scope.get("path", "/")
+    root: str = scope.get("root_path", "")
     if root and path.startswith(root):
-        path = path[len(root):] or "/"
+        path = path[len(root) :] or "/"
     return path
-
-

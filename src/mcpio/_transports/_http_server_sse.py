@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
 from .._errors import EndOfStream, TransportError
@@ -21,7 +21,7 @@ from ._http_server_streams import SSE_HEADERS, TooLarge, plain, refuse, watch_di
 if TYPE_CHECKING:
     from ._http_server import Receive, Scope, Send, StreamableHTTPApp
 
-_EOF = object()
+_EOF = None  # the end marker on the frame queues (frames are bytes, never None)
 
 
 class SSETransport:
@@ -29,8 +29,8 @@ class SSETransport:
 
     def __init__(self, session_id: str) -> None:
         self.id = session_id
-        self.inbox: asyncio.Queue[Any] = asyncio.Queue(256)
-        self.outbox: asyncio.Queue[Any] = asyncio.Queue(256)
+        self.inbox: asyncio.Queue[bytes | None] = asyncio.Queue(256)
+        self.outbox: asyncio.Queue[bytes | None] = asyncio.Queue(256)
         self.closed = False
 
     async def receive(self) -> bytes:
@@ -71,8 +71,9 @@ class LegacySSE:
         method = scope.get("method")
         if route == self.sse_path:
             if method != "GET":
-                await refuse(send, h.refuse(405, "Method Not Allowed: GET opens the event stream",
-                                             headers=(("allow", "GET"),)))
+                await refuse(
+                    send, h.refuse(405, "Method Not Allowed: GET opens the event stream", headers=(("allow", "GET"),))
+                )
                 return
             await self._stream(scope, receive, send)
             return
@@ -111,8 +112,13 @@ class LegacySSE:
         endpoint = f"{scope.get('root_path', '')}{self.message_path}?session_id={sid}"
         try:
             await send({"type": "http.response.start", "status": 200, "headers": list(SSE_HEADERS)})
-            await send({"type": "http.response.body", "body": h.sse_event(endpoint.encode(), event="endpoint"),
-                        "more_body": True})
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": h.sse_event(endpoint.encode(), event="endpoint"),
+                    "more_body": True,
+                }
+            )
             while True:
                 try:
                     async with asyncio.timeout(self.app.keepalive):
@@ -122,7 +128,9 @@ class LegacySSE:
                     continue
                 if item is _EOF:
                     break
-                await send({"type": "http.response.body", "body": h.sse_event(item, event="message"), "more_body": True})
+                await send(
+                    {"type": "http.response.body", "body": h.sse_event(item, event="message"), "more_body": True}
+                )
             if not transport.closed or not watcher.done():
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:

@@ -49,7 +49,7 @@ log = logging.getLogger("mcpio.http")
 
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
-_EOF = object()
+_EOF = None  # the end marker on the frame queues (frames are bytes, never None)
 
 
 class _Envelope(msgspec.Struct):
@@ -79,9 +79,18 @@ class Stream:
     stream. Messages wait in ``items`` while a writer is attached; a detached resumable stream
     keeps them in the event store only."""
 
-    def __init__(self, stream_id: str, *, era: str, json_ok: bool = True, sse_ok: bool = True,
-                 store: EventStore | None = None, session_id: str = "", priming: bool = False,
-                 request_ids: set[Any] | None = None) -> None:
+    def __init__(
+        self,
+        stream_id: str,
+        *,
+        era: str,
+        json_ok: bool = True,
+        sse_ok: bool = True,
+        store: EventStore | None = None,
+        session_id: str = "",
+        priming: bool = False,
+        request_ids: set[Any] | None = None,
+    ) -> None:
         self.id = stream_id
         self.era = era
         self.json_ok = json_ok
@@ -135,8 +144,16 @@ class Stream:
             return False
         return True
 
-    async def pump(self, send: Send, headers: list[tuple[bytes, bytes]], *, sse_after: float,
-                   keepalive: float, retry_ms: int, replay: list[tuple[str, bytes]] | None = None) -> None:
+    async def pump(
+        self,
+        send: Send,
+        headers: list[tuple[bytes, bytes]],
+        *,
+        sse_after: float,
+        keepalive: float,
+        retry_ms: int,
+        replay: list[tuple[str, bytes]] | None = None,
+    ) -> None:
         """Answer one HTTP request from this stream until it ends (see the module docstring);
         ``replay``: stored events to send first (a resumption)."""
         try:
@@ -144,8 +161,15 @@ class Stream:
         finally:
             self._release()
 
-    async def _pump(self, send: Send, headers: list[tuple[bytes, bytes]], sse_after: float,
-                    keepalive: float, retry_ms: int, replay: list[tuple[str, bytes]]) -> None:
+    async def _pump(
+        self,
+        send: Send,
+        headers: list[tuple[bytes, bytes]],
+        sse_after: float,
+        keepalive: float,
+        retry_ms: int,
+        replay: list[tuple[str, bytes]],
+    ) -> None:
         if self.json_ok:
             while not (self.items or self.gone or self.detach_retry is not None):
                 if not await self._wait(sse_after if self.sse_ok else None):
@@ -218,7 +242,7 @@ class Stream:
             task = asyncio.get_running_loop().create_task(_store_all(store, self.session_id, self.id, left))
             _STORING.add(task)
             task.add_done_callback(_STORING.discard)
-        if self.on_done is not None and (self.finished or self.gone and not self.started):
+        if self.on_done is not None and (self.finished or (self.gone and not self.started)):
             self.on_done(self)
 
     def reattach(self) -> None:
@@ -229,8 +253,11 @@ class Stream:
         self.wake.clear()
 
 
-SSE_HEADERS = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache, no-transform"),
-               (b"x-accel-buffering", b"no")]
+SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"x-accel-buffering", b"no"),
+]
 
 
 _STORING: set[asyncio.Task[None]] = set()
@@ -254,9 +281,14 @@ async def _send_json(send: Send, frame: bytes, headers: list[tuple[bytes, bytes]
         with contextlib.suppress(Exception):
             err = rpc.decode(frame).get("error")
             status = h.status_for_error(err.get("code") if isinstance(err, dict) else None, era)
-    await send({"type": "http.response.start", "status": status,
-                "headers": headers + [(b"content-type", b"application/json"),
-                                      (b"content-length", str(len(frame)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": headers
+            + [(b"content-type", b"application/json"), (b"content-length", str(len(frame)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": frame, "more_body": False})
 
 
@@ -302,7 +334,7 @@ class LegacyTransport:
     def __init__(self, session_id: str, *, store: EventStore | None, inbox_size: int = 256) -> None:
         self.id = session_id
         self.store = store
-        self._inbox: asyncio.Queue[Any] = asyncio.Queue(inbox_size)
+        self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue(inbox_size)
         self._by_request: dict[Any, Stream] = {}
         self.streams: dict[str, Stream] = {}  # live streams, for Last-Event-ID resumption
         self.get_stream: Stream | None = None
@@ -359,8 +391,16 @@ class LegacyTransport:
     def new_stream(self, request_ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool) -> Stream:
         """A stream for a POST carrying requests ``request_ids``."""
         self._seq += 1
-        s = Stream(str(self._seq), era=h.LEGACY, json_ok=json_ok, sse_ok=sse_ok, store=self.store,
-                   session_id=self.id, priming=priming, request_ids=set(request_ids))
+        s = Stream(
+            str(self._seq),
+            era=h.LEGACY,
+            json_ok=json_ok,
+            sse_ok=sse_ok,
+            store=self.store,
+            session_id=self.id,
+            priming=priming,
+            request_ids=set(request_ids),
+        )
         for rid in request_ids:
             self._by_request[rid] = s
         self.streams[s.id] = s
@@ -373,8 +413,9 @@ class LegacyTransport:
         if s is not None and s.attached:
             return None
         if s is None:
-            s = self.get_stream = Stream("0", era=h.LEGACY, json_ok=False, store=self.store,
-                                         session_id=self.id, priming=priming)
+            s = self.get_stream = Stream(
+                "0", era=h.LEGACY, json_ok=False, store=self.store, session_id=self.id, priming=priming
+            )
             self.streams["0"] = s
         else:
             s.reattach()
@@ -435,8 +476,11 @@ class LegacyTransport:
 
     def busy(self) -> bool:
         """Requests in flight or a connection open: never expired while so."""
-        return bool(self._by_request) or any(s.attached and not s.finished for s in self.streams.values()) \
+        return (
+            bool(self._by_request)
+            or any(s.attached and not s.finished for s in self.streams.values())
             or (self.get_stream is not None and self.get_stream.attached)
+        )
 
     def idle_for(self, now: float) -> float:
         return 0.0 if self.busy() else now - self.last_active

@@ -11,13 +11,14 @@ import asyncio
 from .._errors import EndOfStream, TransportError
 from ._base import Frame
 
-_EOF = object()
+# None on a queue is the end marker (frames are bytes, never None)
+_EOF = None
 
 
 class MemoryTransport:
     """One end of a :func:`memory_pair`."""
 
-    def __init__(self, inbox: asyncio.Queue, outbox: asyncio.Queue) -> None:
+    def __init__(self, inbox: asyncio.Queue[bytes | None], outbox: asyncio.Queue[bytes | None]) -> None:
         self._inbox = inbox
         self._outbox = outbox
         self._closed = False
@@ -33,7 +34,7 @@ class MemoryTransport:
         if self._eof:
             raise EndOfStream()
         item = await self._inbox.get()
-        if item is _EOF:
+        if item is None:  # _EOF
             self._eof = True
             raise EndOfStream()
         return item
@@ -53,6 +54,6 @@ class MemoryTransport:
 
 def memory_pair(max_frames: int = 1024) -> tuple[MemoryTransport, MemoryTransport]:
     """Two connected transports: what one sends, the other receives."""
-    a_to_b: asyncio.Queue = asyncio.Queue(max_frames)
-    b_to_a: asyncio.Queue = asyncio.Queue(max_frames)
+    a_to_b: asyncio.Queue[bytes | None] = asyncio.Queue(max_frames)
+    b_to_a: asyncio.Queue[bytes | None] = asyncio.Queue(max_frames)
     return MemoryTransport(b_to_a, a_to_b), MemoryTransport(a_to_b, b_to_a)

@@ -181,8 +181,13 @@ class StdioServerTransport:
             self._nonblocking_fds.append(self._out_fd)
         else:  # threads mode; or a tty, /dev/null or a regular file (blocking writes, flags untouched)
             self._write_transport = ThreadWriter(
-                self._file(self._out_fd, "wb"), loop, on_pause=writer.pause_writing,
-                on_resume=writer.resume_writing, on_lost=writer.connection_lost, name="mcpio-stdout")
+                self._file(self._out_fd, "wb"),
+                loop,
+                on_pause=writer.pause_writing,
+                on_resume=writer.resume_writing,
+                on_lost=writer.connection_lost,
+                name="mcpio-stdout",
+            )
         self._write_transport.set_write_buffer_limits(high=_WRITE_HIGH_WATER)
         reader = _Reader(self)
         if self._mode == "loop" and is_stream(self._in_fd):
@@ -191,8 +196,12 @@ class StdioServerTransport:
             self._nonblocking_fds.append(self._in_fd)
         else:  # threads mode; or a tty, /dev/null or a regular file (blocking reads, flags untouched)
             self._read_transport = ThreadReader(
-                self._file(self._in_fd, "rb"), loop, on_data=reader.data_received, on_eof=self._feed_eof,
-                name="mcpio-stdin")
+                self._file(self._in_fd, "rb"),
+                loop,
+                on_data=reader.data_received,
+                on_eof=self._feed_eof,
+                name="mcpio-stdin",
+            )
         if self._parent_poll:
             self._watchdog = loop.create_task(self._watch_parent())
 
@@ -202,7 +211,7 @@ class StdioServerTransport:
         owned = fd in self._owned_fds
         if owned:
             self._owned_fds.remove(fd)
-        return open(fd, how, buffering=0, closefd=owned)  # noqa: SIM115
+        return open(fd, how, buffering=0, closefd=owned)
 
     def _private_dup(self, fd: int) -> int:
         name = "stdin" if fd == 0 else "stdout"

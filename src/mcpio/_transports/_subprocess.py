@@ -58,10 +58,37 @@ log = logging.getLogger("mcpio.client")
 stderr_log = logging.getLogger("mcpio.server.stderr")
 
 SAFE_ENV_KEYS = (
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TERM", "TZ",
-    "TMPDIR", "TMP", "TEMP", "SYSTEMROOT", "SystemRoot", "SYSTEMDRIVE", "COMSPEC", "PATHEXT", "WINDIR",
-    "APPDATA", "LOCALAPPDATA", "PROGRAMDATA", "PROGRAMFILES", "USERPROFILE", "HOMEDRIVE", "HOMEPATH",
-    "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME",
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TERM",
+    "TZ",
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    "SYSTEMROOT",
+    "SystemRoot",
+    "SYSTEMDRIVE",
+    "COMSPEC",
+    "PATHEXT",
+    "WINDIR",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "PROGRAMDATA",
+    "PROGRAMFILES",
+    "USERPROFILE",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "XDG_RUNTIME_DIR",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
 )
 ENV_MODES = ("inherit", "safe", "exact")
 
@@ -201,7 +228,9 @@ class SubprocessTransport:
     async def open(self) -> None:
         exe = find_executable(self.command, self.env["PATH"], self.cwd)
         if self.cwd is not None and not os.path.isdir(self.cwd):
-            raise TransportError(f"cannot start MCP server {self.command!r}: working directory {self.cwd!r} does not exist")
+            raise TransportError(
+                f"cannot start MCP server {self.command!r}: working directory {self.cwd!r} does not exist"
+            )
         try:
             check_batch_args(exe, self.args)
         except ValueError as exc:
@@ -210,13 +239,29 @@ class SubprocessTransport:
         pipe = subprocess.PIPE
         try:
             if self.mode == "threads":
-                proc = subprocess.Popen([exe, *self.args], bufsize=0, env=self.env, cwd=self.cwd, stdin=pipe,
-                                        stdout=pipe, stderr=pipe, **spawn_options())
+                proc = subprocess.Popen(
+                    [exe, *self.args],
+                    bufsize=0,
+                    env=self.env,
+                    cwd=self.cwd,
+                    stdin=pipe,
+                    stdout=pipe,
+                    stderr=pipe,
+                    **spawn_options(),
+                )
                 self._transport = ThreadSubprocess(loop, _Protocol(self), proc)
             else:
                 self._transport, _ = await loop.subprocess_exec(
-                    lambda: _Protocol(self), exe, *self.args, env=self.env, cwd=self.cwd, stdin=pipe, stdout=pipe,
-                    stderr=pipe, **spawn_options())
+                    lambda: _Protocol(self),
+                    exe,
+                    *self.args,
+                    env=self.env,
+                    cwd=self.cwd,
+                    stdin=pipe,
+                    stdout=pipe,
+                    stderr=pipe,
+                    **spawn_options(),
+                )
         except OSError as exc:
             raise TransportError(f"cannot start MCP server {exe!r}: {exc.strerror or exc}") from exc
         self.pid = self._transport.get_pid()

@@ -44,8 +44,16 @@ def _post(loop: asyncio.AbstractEventLoop, callback: Callable[..., Any], *args: 
 
 
 class ThreadReader:
-    def __init__(self, file: IO[bytes], loop: asyncio.AbstractEventLoop, *, on_data: Callable[[bytes], Any],
-                 on_eof: Callable[[], Any], closefd: bool = True, name: str = "mcpio-read") -> None:
+    def __init__(
+        self,
+        file: IO[bytes],
+        loop: asyncio.AbstractEventLoop,
+        *,
+        on_data: Callable[[bytes], Any],
+        on_eof: Callable[[], Any],
+        closefd: bool = True,
+        name: str = "mcpio-read",
+    ) -> None:
         self._file = file
         self._loop = loop
         self._on_data = on_data
@@ -111,9 +119,17 @@ class ThreadReader:
 
 
 class ThreadWriter:
-    def __init__(self, file: IO[bytes], loop: asyncio.AbstractEventLoop, *, on_pause: Callable[[], Any],
-                 on_resume: Callable[[], Any], on_lost: Callable[[BaseException | None], Any],
-                 closefd: bool = True, name: str = "mcpio-write") -> None:
+    def __init__(
+        self,
+        file: IO[bytes],
+        loop: asyncio.AbstractEventLoop,
+        *,
+        on_pause: Callable[[], Any],
+        on_resume: Callable[[], Any],
+        on_lost: Callable[[BaseException | None], Any],
+        closefd: bool = True,
+        name: str = "mcpio-write",
+    ) -> None:
         self._file = file
         self._loop = loop
         self._on_pause = on_pause
@@ -235,20 +251,37 @@ class ThreadSubprocess:
     stdin and ``process_exited()`` once the process has exited.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, protocol: asyncio.SubprocessProtocol,
-                 proc: subprocess.Popen[bytes]) -> None:
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, protocol: asyncio.SubprocessProtocol, proc: subprocess.Popen[bytes]
+    ) -> None:
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         self._proc = proc
         self._loop = loop
         self._protocol = protocol
         self._exited = False
         self._pipes: dict[int, ThreadReader | ThreadWriter] = {
-            0: ThreadWriter(proc.stdin, loop, on_pause=protocol.pause_writing, on_resume=protocol.resume_writing,
-                            on_lost=lambda exc: self._lost(0, exc), name="mcpio-server-stdin"),
-            1: ThreadReader(proc.stdout, loop, on_data=lambda d: protocol.pipe_data_received(1, d),
-                            on_eof=lambda: self._lost(1, None), name="mcpio-server-stdout"),
-            2: ThreadReader(proc.stderr, loop, on_data=lambda d: protocol.pipe_data_received(2, d),
-                            on_eof=lambda: self._lost(2, None), name="mcpio-server-stderr"),
+            0: ThreadWriter(
+                proc.stdin,
+                loop,
+                on_pause=protocol.pause_writing,
+                on_resume=protocol.resume_writing,
+                on_lost=lambda exc: self._lost(0, exc),
+                name="mcpio-server-stdin",
+            ),
+            1: ThreadReader(
+                proc.stdout,
+                loop,
+                on_data=lambda d: protocol.pipe_data_received(1, d),
+                on_eof=lambda: self._lost(1, None),
+                name="mcpio-server-stdout",
+            ),
+            2: ThreadReader(
+                proc.stderr,
+                loop,
+                on_data=lambda d: protocol.pipe_data_received(2, d),
+                on_eof=lambda: self._lost(2, None),
+                name="mcpio-server-stderr",
+            ),
         }
         self._lost_fds: set[int] = set()
         threading.Thread(target=self._wait, name="mcpio-server-wait", daemon=True).start()

@@ -48,7 +48,7 @@ def open_private(path: str, *, buffering: int = -1) -> IO[str]:
             os.close(fd)
             raise OSError(0, f"{path} is not a regular file")
         restore_blocking(fd)  # opened O_NONBLOCK so that a FIFO cannot hang us; writes block
-    return open(fd, "a", buffering=buffering, encoding="utf-8", errors="replace")  # noqa: SIM115
+    return open(fd, "a", buffering=buffering, encoding="utf-8", errors="replace")
 
 
 def open_trace(path: str) -> Trace:

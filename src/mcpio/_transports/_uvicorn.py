@@ -82,8 +82,11 @@ def guarded_protocol(max_connections: int, header_timeout: float) -> type[H11Pro
             return self.cycle is not None and not self.cycle.response_complete
 
         def _evict(self) -> None:
-            idle = [c for c in self.connections if c is not self and isinstance(c, Guarded) and not c._busy()
-                    and not c.transport.is_closing()]
+            idle = [
+                c
+                for c in self.connections
+                if c is not self and isinstance(c, Guarded) and not c._busy() and not c.transport.is_closing()
+            ]
             if idle:
                 min(idle, key=lambda c: c._idle_since)._close()
 
@@ -122,17 +125,36 @@ def guarded_protocol(max_connections: int, header_timeout: float) -> type[H11Pro
     return Guarded
 
 
-def config(app: Any, host: str, port: int, *, log_level: str, max_connections: int = DEFAULT_MAX_CONNECTIONS,
-           header_timeout: float = DEFAULT_HEADER_TIMEOUT, timeout_keep_alive: int = DEFAULT_KEEP_ALIVE,
-           h11_max_incomplete_event_size: int = DEFAULT_MAX_HEAD, limit_concurrency: int | None = None) -> uvicorn.Config:
+def config(
+    app: Any,
+    host: str,
+    port: int,
+    *,
+    log_level: str,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+    timeout_keep_alive: int = DEFAULT_KEEP_ALIVE,
+    h11_max_incomplete_event_size: int = DEFAULT_MAX_HEAD,
+    limit_concurrency: int | None = None,
+) -> uvicorn.Config:
     """The uvicorn configuration of ``serve_http`` (see the module docstring)."""
     if max_connections < 1 or header_timeout <= 0 or timeout_keep_alive < 0 or h11_max_incomplete_event_size < 1024:
-        raise ValueError("max_connections must be >= 1, header_timeout > 0, timeout_keep_alive >= 0 and "
-                         "h11_max_incomplete_event_size >= 1024")
-    return uvicorn.Config(app, host=host, port=port, log_level=log_level, lifespan="on", timeout_graceful_shutdown=5,
-                          http=guarded_protocol(max_connections, header_timeout), timeout_keep_alive=timeout_keep_alive,
-                          h11_max_incomplete_event_size=h11_max_incomplete_event_size,
-                          limit_concurrency=limit_concurrency)
+        raise ValueError(
+            "max_connections must be >= 1, header_timeout > 0, timeout_keep_alive >= 0 and "
+            "h11_max_incomplete_event_size >= 1024"
+        )
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        lifespan="on",
+        timeout_graceful_shutdown=5,
+        http=guarded_protocol(max_connections, header_timeout),
+        timeout_keep_alive=timeout_keep_alive,
+        h11_max_incomplete_event_size=h11_max_incomplete_event_size,
+        limit_concurrency=limit_concurrency,
+    )
 
 
 async def serve(cfg: uvicorn.Config) -> None:
