@@ -26,7 +26,8 @@ def idp():
 
 
 @pytest.fixture(scope="session")
-def mcp_url(idp, tmp_path_factory):
+def protected(idp, tmp_path_factory):
+    """``(url, stderr_log)`` of the protected server (the log: to prove no token is written)."""
     port = free_port()
     log = tmp_path_factory.mktemp("srv") / "stderr.log"
     with open(log, "wb") as err:
@@ -36,7 +37,7 @@ def mcp_url(idp, tmp_path_factory):
                                 env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
         wait_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/mcp", log
     finally:
         proc.terminate()
         try:
@@ -45,3 +46,8 @@ def mcp_url(idp, tmp_path_factory):
             proc.kill()
             proc.wait(5)
     assert "Traceback" not in log.read_text()
+
+
+@pytest.fixture(scope="session")
+def mcp_url(protected):
+    return protected[0]

@@ -439,6 +439,11 @@ class OAuth(httpx.Auth):
                       "code_challenge_method": "S256", "resource": disc.resource}
             if scopes:
                 params["scope"] = " ".join(scopes)
+            if "offline_access" in scopes:
+                # OIDC Core §11: offline access is requested with prompt=consent; OpenID
+                # providers (oidc-provider, among others) drop offline_access without it, and
+                # then issue no refresh token
+                params["prompt"] = "consent"
             url = endpoint + ("&" if urlsplit(endpoint).query else "?") + urlencode(params)
             redirect = await agent.authorize(url)
         code = self._check_redirect(redirect, agent.redirect_uri, state, disc)
