@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from mcpio import Client
@@ -36,10 +37,11 @@ class ScriptedUser:
         self.user = user
         self.urls: list[str] = []
         self.prompts: list[list[str]] = []
+        self.cookies = httpx.Cookies()  # the browser's: the provider's login session outlives a run
 
     async def __call__(self, url: str) -> str:
         self.urls.append(url)
-        redirect, prompts = await self.idp.interact(url, REDIRECT, self.user)
+        redirect, prompts = await self.idp.interact(url, REDIRECT, self.user, self.cookies)
         self.prompts.append(prompts)
         return redirect
 
@@ -91,3 +93,30 @@ def test_login_with_dcr_pkce_and_resource_then_list_and_call(idp, mcp_url, era):
     assert [(g["grant_type"], g["resource"]) for g in grants] == [("authorization_code", [mcp_url])]
     assert not idp.events(event="grant.error", client_id=client_id)
     assert store.load(f"token {mcp_url} {idp.issuer}")["refresh_token"]  # offline_access was granted
+
+
+def test_step_up_for_a_scoped_tool_asks_the_union_with_a_new_consent(idp, mcp_url):
+    user, store = ScriptedUser(idp, user="grace"), MemoryTokenStore()
+    auth = oauth(user, store)
+    tools, [who, added, who_after] = asyncio.run(session(
+        mcp_url, auth, "modern", ("whoami", {}), ("add_note", {"text": "stepped up"}), ("whoami", {})))
+    client_id = stored_client_id(store)
+
+    assert who["structuredContent"]["scopes"] == ["mcp"]
+    assert added["content"][0]["text"].endswith("notes") and not added.get("isError")
+    assert who_after["structuredContent"] == {"subject": "grace", "client": client_id, "scopes": ["mcp", "notes:write"]}
+    # two user-agent runs: the login, then the step-up (the user is known: consent only)
+    assert len(user.urls) == 2 and user.prompts == [["login", "consent"], ["consent"]] and auth.authorizations == 2
+    first, second = query(user.urls[0]), query(user.urls[1])
+    assert second["scope"].split() == ["mcp", "offline_access", "notes:write"]  # the union, not just the challenge
+    assert first["resource"] == second["resource"] == mcp_url
+    # the first registration allowed "mcp offline_access" only (the provider refuses any other
+    # scope with invalid_scope): the client registered again for the union before the step-up
+    assert second["client_id"] == client_id != first["client_id"]
+    regs = [idp.events(event="registration", client_id=query(u)["client_id"]) for u in user.urls]
+    assert [r["registered_scope"] for [r] in regs] == ["mcp offline_access", "mcp offline_access notes:write"]
+    authzs = [idp.events(event="authorization", client_id=query(u)["client_id"]) for u in user.urls]
+    assert [a["scope"].split() for [a] in authzs] == [["mcp", "offline_access"], ["mcp", "offline_access", "notes:write"]]
+    grants = [idp.events(event="grant", client_id=query(u)["client_id"]) for u in user.urls]
+    assert [(g["grant_type"], g["resource"]) for [g] in grants] == [("authorization_code", [mcp_url])] * 2
+    assert not any(idp.events(event="authorization.error", client_id=query(u)["client_id"]) for u in user.urls)

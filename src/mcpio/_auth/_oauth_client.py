@@ -500,12 +500,21 @@ class OAuth(httpx.Auth):
                                      auth_method="private_key_jwt" if self.private_key else "none")
         key = f"client {issuer}"
         stored = await asyncio.to_thread(self.store.load, key)
+        registered_scopes: list[str] = []
         if stored is not None:
             creds = ClientCredentials.from_json(stored)
-            if redirect_uri is None or not creds.redirect_uris or redirect_uri in creds.redirect_uris:
+            if (redirect_uri is None or not creds.redirect_uris or redirect_uri in creds.redirect_uris) \
+                    and creds.allows(scopes):
                 return creds
+            if creds.redirect_uris and redirect_uri in creds.redirect_uris:
+                # a step-up beyond the registered scope (RFC 7591 §2): the authorization server
+                # would answer invalid_scope, so register again for the union
+                registered_scopes = scopes_of(creds.scope)
+                log.info("the client registered with %s may not request %s; registering it again", issuer,
+                         " ".join(s for s in scopes or [] if s not in registered_scopes))
         if not register_if_needed or http is None or redirect_uri is None:
             return None
+        scopes = _union(registered_scopes, scopes or [])
         host = urlsplit(redirect_uri).hostname or ""
         app_type = self.application_type or ("native" if host in ("127.0.0.1", "localhost", "::1")
                                              or not redirect_uri.startswith("https://") else "web")
