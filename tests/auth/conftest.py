@@ -27,17 +27,20 @@ def idp():
 
 @pytest.fixture(scope="session")
 def protected(idp, tmp_path_factory):
-    """``(url, stderr_log)`` of the protected server (the log: to prove no token is written)."""
+    """``(url, stderr_log, wire_trace)`` of the protected server, which logs at DEBUG level and
+    traces every message (``MCPIO_TRACE``): both are read to prove no token is ever written."""
     port = free_port()
-    log = tmp_path_factory.mktemp("srv") / "stderr.log"
+    where = tmp_path_factory.mktemp("srv")
+    log, trace = where / "stderr.log", where / "trace.jsonl"
     with open(log, "wb") as err:
         proc = subprocess.Popen([sys.executable, "-m", "mcpio", "run", "-t", "http", str(HERE / "protected_server.py"),
                                  "--port", str(port), "--auth-issuer", idp.issuer, "--auth-scopes", "mcp"],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                env={**os.environ, "PYTHONUNBUFFERED": "1", "MCPIO_LOG_LEVEL": "DEBUG",
+                                     "MCPIO_TRACE": str(trace)})
     try:
         wait_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}/mcp", log
+        yield f"http://127.0.0.1:{port}/mcp", log, trace
     finally:
         proc.terminate()
         try:

@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mcpio import Client
+from mcpio import Client, MCPError
 from mcpio._auth._discovery import AuthorizationError
 from mcpio._auth._oauth_client import OAuth
 from mcpio._auth._tokens import FileTokenStore, MemoryTokenStore
@@ -120,3 +120,72 @@ def test_step_up_for_a_scoped_tool_asks_the_union_with_a_new_consent(idp, mcp_ur
     grants = [idp.events(event="grant", client_id=query(u)["client_id"]) for u in user.urls]
     assert [(g["grant_type"], g["resource"]) for [g] in grants] == [("authorization_code", [mcp_url])] * 2
     assert not any(idp.events(event="authorization.error", client_id=query(u)["client_id"]) for u in user.urls)
+
+
+def test_tokens_survive_a_new_client_and_an_expired_one_is_refreshed_with_the_same_resource(idp, mcp_url, tmp_path):
+    path = tmp_path / "tokens.json"
+    user = ScriptedUser(idp, user="lin")
+    key = f"token {mcp_url} {idp.issuer}"
+    asyncio.run(session(mcp_url, oauth(user, FileTokenStore(path)), "legacy", ("whoami", {})))
+    client_id = stored_client_id(FileTokenStore(path))
+    first = FileTokenStore(path).load(key)
+    assert len(user.urls) == 1 and first["refresh_token"]
+
+    # a new process: a new OAuth on the same file, the other era: no login, no token request
+    again = oauth(user, FileTokenStore(path))
+    _, [who] = asyncio.run(session(mcp_url, again, "modern", ("whoami", {})))
+    assert who["structuredContent"]["subject"] == "lin" and again.authorizations == 0 and len(user.urls) == 1
+    assert len(idp.events(event="grant", client_id=client_id)) == 1
+
+    # the stored token has expired: the next client refreshes it before its first request
+    FileTokenStore(path).save(key, {**first, "expires_at": time.time() - 5})
+    later = oauth(user, FileTokenStore(path))
+    _, [who] = asyncio.run(session(mcp_url, later, "modern", ("whoami", {})))
+    assert who["structuredContent"]["subject"] == "lin" and later.authorizations == 0 and len(user.urls) == 1
+    grants = idp.events(event="grant", client_id=client_id)
+    assert [(g["grant_type"], g["resource"]) for g in grants] == [
+        ("authorization_code", [mcp_url]), ("refresh_token", [mcp_url])]
+    refreshed = FileTokenStore(path).load(key)
+    assert refreshed["access_token"] != first["access_token"] and refreshed["expires_at"] > time.time()
+
+
+def test_a_wrong_audience_token_is_refused_and_the_client_recovers_by_refreshing(idp, protected, tmp_path):
+    mcp_url, server_log, server_trace = protected
+    path = tmp_path / "tokens.json"
+    user = ScriptedUser(idp, user="kim")
+    key = f"token {mcp_url} {idp.issuer}"
+    asyncio.run(session(mcp_url, oauth(user, FileTokenStore(path)), "modern", ("whoami", {})))
+    client_id = stored_client_id(FileTokenStore(path))
+    good = FileTokenStore(path).load(key)
+
+    # a real token from the same provider, for another resource: the server refuses it (its
+    # audience is not this server), whoever sends it
+    elsewhere = idp.client_credentials("http://127.0.0.1:1/other", "mcp")
+
+    async def with_header():
+        async with Client(mcp_url, headers={"Authorization": f"Bearer {elsewhere}"}, timeout=30) as c:
+            await c.list_tools()
+
+    with pytest.raises(MCPError) as refused:
+        asyncio.run(with_header())
+    assert "401" in str(refused.value) and "another audience" in str(refused.value)
+    assert elsewhere not in str(refused.value)
+
+    # the same token in the store (still "valid" by its expiry): the client meets the 401, keeps
+    # the issuer and resource it knows, and refreshes; no new login
+    FileTokenStore(path).save(key, {**good, "access_token": elsewhere})
+    auth = oauth(user, FileTokenStore(path))
+    _, [who] = asyncio.run(session(mcp_url, auth, "legacy", ("whoami", {})))
+    assert who["structuredContent"]["subject"] == "kim" and auth.authorizations == 0 and len(user.urls) == 1
+    grants = idp.events(event="grant", client_id=client_id)
+    assert [(g["grant_type"], g["resource"]) for g in grants] == [
+        ("authorization_code", [mcp_url]), ("refresh_token", [mcp_url])]
+    now = FileTokenStore(path).load(key)
+    assert now["access_token"] not in (elsewhere, good["access_token"])
+
+    # no token, refresh token or client secret ever reaches the server's log
+    # no token or refresh token ever reaches the server's log (DEBUG level) or its wire trace
+    logged, traced = server_log.read_text(), server_trace.read_text()
+    assert '"whoami"' in traced  # the trace saw these calls
+    for secret in (elsewhere, good["access_token"], good["refresh_token"], now["access_token"], now["refresh_token"]):
+        assert secret not in logged + traced and secret.split(".")[-1] not in logged + traced
