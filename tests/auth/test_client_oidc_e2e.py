@@ -11,17 +11,14 @@ server answered, and that no token reaches the server's log.
 from __future__ import annotations
 
 import asyncio
-import json
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
 
 from mcpio import Client, MCPError
-from mcpio._auth._discovery import AuthorizationError
 from mcpio._auth._oauth_client import OAuth
 from mcpio._auth._tokens import FileTokenStore, MemoryTokenStore
 
@@ -63,7 +60,8 @@ def query(url: str) -> dict[str, str]:
 
 
 def stored_client_id(store) -> str:
-    [key] = [k for k in store.keys() if k.startswith("client ")]
+    keys = store.keys()
+    [key] = [k for k in keys if k.startswith("client ")]
     return store.load(key)["client_id"]
 
 
@@ -98,7 +96,7 @@ def test_login_with_dcr_pkce_and_resource_then_list_and_call(idp, mcp_url, era):
 def test_step_up_for_a_scoped_tool_asks_the_union_with_a_new_consent(idp, mcp_url):
     user, store = ScriptedUser(idp, user="grace"), MemoryTokenStore()
     auth = oauth(user, store)
-    tools, [who, added, who_after] = asyncio.run(session(
+    _, [who, added, who_after] = asyncio.run(session(
         mcp_url, auth, "modern", ("whoami", {}), ("add_note", {"text": "stepped up"}), ("whoami", {})))
     client_id = stored_client_id(store)
 
@@ -189,3 +187,53 @@ def test_a_wrong_audience_token_is_refused_and_the_client_recovers_by_refreshing
     assert '"whoami"' in traced  # the trace saw these calls
     for secret in (elsewhere, good["access_token"], good["refresh_token"], now["access_token"], now["refresh_token"]):
         assert secret not in logged + traced and secret.split(".")[-1] not in logged + traced
+
+
+def test_cli_login_no_browser_then_a_client_and_logout_use_the_same_store(idp, mcp_url, tmp_path):
+    """``mcpio login URL --no-browser`` prints the URL and waits on its loopback callback; the
+    scripted user opens the URL, logs in, and their browser lands on the callback. The token it
+    stores serves a library Client (no login) until ``mcpio logout``."""
+    path = tmp_path / "tokens.json"
+
+    async def login() -> tuple[int, str, str, str]:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "mcpio", "login", mcp_url, "--no-browser", "--store", str(path), "--timeout", "60",
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        try:
+            said = b""
+            while b"/auth?" not in said:  # "Open this URL in a browser to log in:\n  URL"
+                line = await asyncio.wait_for(proc.stderr.readline(), 30)
+                assert line, said.decode()
+                said += line
+            url = said.decode().split()[-1]
+            redirect_uri = query(url)["redirect_uri"]
+            redirect, _ = await idp.interact(url, redirect_uri, "cli-user")
+            async with httpx.AsyncClient(timeout=10) as browser:  # the browser follows the redirect
+                landed = await browser.get(redirect)
+            out, err = await asyncio.wait_for(proc.communicate(), 60)
+            return proc.returncode, url, landed.text, (said + err).decode() + out.decode()
+        finally:
+            if proc.returncode is None:
+                proc.kill()
+                await proc.wait()
+
+    code, url, landed, output = asyncio.run(login())
+    assert code == 0, output
+    assert "Authorization received by mcpio" in landed and f"logged in: {mcp_url}" in output
+    sent = query(url)
+    assert sent["resource"] == mcp_url and sent["redirect_uri"].startswith("http://127.0.0.1:")
+    token = FileTokenStore(path).load(f"token {mcp_url} {idp.issuer}")
+    assert token["access_token"] not in output and token["refresh_token"] not in output
+    [reg] = idp.events(event="registration", client_id=sent["client_id"])
+    assert reg["application_type"] == "native" and reg["redirect_uris"] == [sent["redirect_uri"]]
+
+    user = ScriptedUser(idp)  # must not be needed
+    auth = oauth(user, FileTokenStore(path))
+    _, [who] = asyncio.run(session(mcp_url, auth, "modern", ("whoami", {})))
+    assert who["structuredContent"]["subject"] == "cli-user" and user.urls == [] and auth.authorizations == 0
+
+    out = subprocess.run([sys.executable, "-m", "mcpio", "logout", mcp_url, "--store", str(path)],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "forgot 1 token(s)" in out.stdout
+    left = FileTokenStore(path).keys()
+    assert left and not [k for k in left if k.startswith("token ")]  # the registration stays
