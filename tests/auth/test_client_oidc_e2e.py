@@ -195,6 +195,16 @@ def test_cli_login_no_browser_then_a_client_and_logout_use_the_same_store(idp, m
     stores serves a library Client (no login) until ``mcpio logout``."""
     path = tmp_path / "tokens.json"
 
+    def explain() -> str:  # mcpio auth URL: every discovery step, never a token
+        out = subprocess.run([sys.executable, "-m", "mcpio", "auth", mcp_url, "--store", str(path)],
+                             capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0, out.stderr
+        return out.stdout + out.stderr
+
+    before = explain()
+    assert f"authorization servers {idp.issuer}" in before and "PKCE: S256 supported" in before
+    assert "dynamic client registration" in before and "no token for this URL" in before
+
     async def login() -> tuple[int, str, str, str]:
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "mcpio", "login", mcp_url, "--no-browser", "--store", str(path), "--timeout", "60",
@@ -224,6 +234,9 @@ def test_cli_login_no_browser_then_a_client_and_logout_use_the_same_store(idp, m
     assert sent["resource"] == mcp_url and sent["redirect_uri"].startswith("http://127.0.0.1:")
     token = FileTokenStore(path).load(f"token {mcp_url} {idp.issuer}")
     assert token["access_token"] not in output and token["refresh_token"] not in output
+    after = explain()
+    assert f"stored: issuer {idp.issuer}, resource {mcp_url}, scopes: mcp" in after and "a refresh token" in after
+    assert token["access_token"] not in after and token["refresh_token"] not in after
     [reg] = idp.events(event="registration", client_id=sent["client_id"])
     assert reg["application_type"] == "native" and reg["redirect_uris"] == [sent["redirect_uri"]]
 
