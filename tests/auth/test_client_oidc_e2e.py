@@ -5,7 +5,13 @@ The user agent is scripted: it is the user's browser (httpx on loopback), postin
 login and consent forms and handing the redirect back to the client. Everything is asserted on
 the wire: what the provider received (its ``/_test/events``: registrations, interactions,
 authorizations and grants with their ``resource``), how often the user agent ran, what the MCP
-server answered, and that no token reaches the server's log.
+server answered, and that no token reaches the server's log or wire trace.
+
+Two interop bugs this found in the client are fixed in ``mcpio._auth`` (regression tests in
+tests/client/test_oauth_client.py): ``offline_access`` is asked with ``prompt=consent`` (OIDC
+Core §11; without it the provider drops the scope and issues no refresh token), and a
+dynamically registered client whose registered ``scope`` does not cover a step-up registers
+again for the union (the provider refuses other scopes with invalid_scope).
 """
 
 from __future__ import annotations
@@ -19,8 +25,7 @@ import httpx
 import pytest
 
 from mcpio import Client, MCPError
-from mcpio._auth._oauth_client import OAuth
-from mcpio._auth._tokens import FileTokenStore, MemoryTokenStore
+from mcpio.auth import FileTokenStore, MemoryTokenStore, OAuth
 
 REDIRECT = "http://127.0.0.1:33418/callback"  # the callable user agent's; nothing listens there
 
