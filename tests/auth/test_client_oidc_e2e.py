@@ -186,7 +186,6 @@ def test_a_wrong_audience_token_is_refused_and_the_client_recovers_by_refreshing
     now = FileTokenStore(path).load(key)
     assert now["access_token"] not in (elsewhere, good["access_token"])
 
-    # no token, refresh token or client secret ever reaches the server's log
     # no token or refresh token ever reaches the server's log (DEBUG level) or its wire trace
     logged, traced = server_log.read_text(), server_trace.read_text()
     assert '"whoami"' in traced  # the trace saw these calls
