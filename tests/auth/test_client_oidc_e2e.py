@@ -254,3 +254,33 @@ def test_cli_login_no_browser_then_a_client_and_logout_use_the_same_store(idp, m
     assert out.returncode == 0 and "forgot 1 token(s)" in out.stdout
     left = FileTokenStore(path).keys()
     assert left and not [k for k in left if k.startswith("token ")]  # the registration stays
+
+
+def test_a_pre_registered_public_client_registers_nothing(idp, mcp_url):
+    redirect = idp.REDIRECT  # registered for the provider's client "app"
+    user = ScriptedUser(idp, user="noor")
+
+    async def agent(url: str) -> str:
+        user.urls.append(url)
+        return (await idp.interact(url, redirect, user.user, user.cookies))[0]
+
+    auth = OAuth(client_id="app", user_agent=agent, redirect_uri=redirect, store=MemoryTokenStore())
+    _, [who] = asyncio.run(session(mcp_url, auth, "legacy", ("whoami", {})))
+    assert who["structuredContent"] == {"subject": "noor", "client": "app", "scopes": ["mcp"]}
+    assert len(user.urls) == 1 and query(user.urls[0])["client_id"] == "app"
+    assert [k.split()[0] for k in auth.store.keys()] == ["token"]  # no registration kept: none was made
+    assert not idp.events(event="registration", client_id="app")
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_client_credentials_grant_with_step_up(idp, mcp_url, era):
+    """A machine: the client_credentials grant (client_secret_basic) for the challenged scope,
+    then for the union when the scoped tool answers 403; no user agent is involved."""
+    auth = OAuth(grant="client_credentials", client_id="svc", client_secret="svc-secret", store=MemoryTokenStore())
+    before = len(idp.events(event="grant", client_id="svc"))
+    _, [who, added] = asyncio.run(session(mcp_url, auth, era, ("whoami", {}), ("add_note", {"text": "by svc"})))
+    assert who["structuredContent"] == {"subject": "svc", "client": "svc", "scopes": ["mcp"]}
+    assert added["content"][0]["text"].endswith("notes") and auth.authorizations == 2
+    grants = idp.events(event="grant", client_id="svc")[before:]
+    assert [(g["grant_type"], g["scope"], g["resource"]) for g in grants] == [
+        ("client_credentials", "mcp", [mcp_url]), ("client_credentials", "mcp notes:write", [mcp_url])]
