@@ -196,7 +196,8 @@ def test_a_wrong_audience_token_is_refused_and_the_client_recovers_by_refreshing
 def test_cli_login_no_browser_then_a_client_and_logout_use_the_same_store(idp, mcp_url, tmp_path):
     """``mcpio login URL --no-browser`` prints the URL and waits on its loopback callback; the
     scripted user opens the URL, logs in, and their browser lands on the callback. The token it
-    stores serves a library Client (no login) until ``mcpio logout``."""
+    stores serves a library Client (no login) until ``mcpio logout``; a second login reuses the
+    registration."""
     path = tmp_path / "tokens.json"
 
     def explain() -> str:  # mcpio auth URL: every discovery step, never a token
@@ -254,6 +255,15 @@ def test_cli_login_no_browser_then_a_client_and_logout_use_the_same_store(idp, m
     assert out.returncode == 0 and "forgot 1 token(s)" in out.stdout
     left = FileTokenStore(path).keys()
     assert left and not [k for k in left if k.startswith("token ")]  # the registration stays
+
+    # logging in again: the listener takes the registered redirect URI's port, so the
+    # registration serves again (no new client at the provider)
+    code, url, landed, output = asyncio.run(login())
+    assert code == 0 and f"logged in: {mcp_url}" in output, output
+    again = query(url)
+    assert (again["client_id"], again["redirect_uri"]) == (sent["client_id"], sent["redirect_uri"])
+    assert len(idp.events(event="registration", client_id=sent["client_id"])) == 1
+    assert len(idp.events(event="grant", client_id=sent["client_id"], grant_type="authorization_code")) == 2
 
 
 def test_a_pre_registered_public_client_registers_nothing(idp, mcp_url):

@@ -160,6 +160,9 @@ def test_the_loopback_browser_gets_the_redirect():
         redirect = auth_server.log[-1].get("redirect_uri") or next(
             e["redirect_uri"] for e in auth_server.log if e["path"] == "/authorize")
         assert redirect.startswith("http://127.0.0.1:") and redirect.endswith("/callback")
+        # the step-up's listener took the port of the registered redirect URI: one registration
+        redirects = [e["redirect_uri"] for e in auth_server.log if e["path"] == "/authorize"]
+        assert len(redirects) == 2 and redirects[0] == redirects[1] and auth_server.count("/register") == 1
 
 
 # ---------------------------------------------------------------------- bad input

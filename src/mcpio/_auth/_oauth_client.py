@@ -429,7 +429,11 @@ class OAuth(httpx.Auth):
         endpoint = meta.get("authorization_endpoint")
         if not isinstance(endpoint, str) or not endpoint.startswith(("https://", "http://")):
             raise AuthorizationError(f"the authorization server {disc.issuer} publishes no usable authorization_endpoint")
-        async with self.user_agent.session() as agent:
+        ua, reuse = self.user_agent, []
+        if isinstance(ua, LoopbackBrowser):  # the port of an earlier registration, so it serves again
+            stored = await asyncio.to_thread(self.store.load, f"client {disc.issuer}")
+            reuse = [u for u in (stored or {}).get("redirect_uris") or [] if isinstance(u, str)]
+        async with (ua.session(reuse=reuse) if isinstance(ua, LoopbackBrowser) else ua.session()) as agent:
             creds = await self._credentials_for(disc.issuer, meta, agent.redirect_uri, register_if_needed=True,
                                                 http=http, scopes=scopes)
             assert creds is not None
