@@ -26,9 +26,12 @@ def idp():
 
 
 @pytest.fixture(scope="session")
-def mcp_url(idp, tmp_path_factory):
+def protected(idp, tmp_path_factory):
+    """``(url, stderr_log, wire_trace)`` of the protected server, which logs at DEBUG level and
+    traces every message (``MCPIO_TRACE``): both are read to prove no token is ever written."""
     port = free_port()
-    log = tmp_path_factory.mktemp("srv") / "stderr.log"
+    where = tmp_path_factory.mktemp("srv")
+    log, trace = where / "stderr.log", where / "trace.jsonl"
     with open(log, "wb") as err:
         proc = subprocess.Popen(
             [
@@ -49,11 +52,11 @@ def mcp_url(idp, tmp_path_factory):
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=err,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", "MCPIO_LOG_LEVEL": "DEBUG", "MCPIO_TRACE": str(trace)},
         )
     try:
         wait_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/mcp", log, trace
     finally:
         proc.terminate()
         try:
@@ -62,3 +65,8 @@ def mcp_url(idp, tmp_path_factory):
             proc.kill()
             proc.wait(5)
     assert "Traceback" not in log.read_text()
+
+
+@pytest.fixture(scope="session")
+def mcp_url(protected):
+    return protected[0]

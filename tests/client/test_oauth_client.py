@@ -90,6 +90,30 @@ def test_login_step_up_and_tokens_survive_a_restart(tmp_path, era):
         assert auth_server.count("/authorize") == 2 and auth_server.count("/register") == 1
 
 
+def test_step_up_beyond_a_registered_scope_registers_again_and_offline_access_asks_consent():
+    """Found against oidc-provider (tests/auth/test_client_oidc_e2e.py): an authorization server
+    that bounds a dynamically registered client by its registered ``scope`` refuses a step-up
+    with invalid_scope, so the client registers again for the union first; and OpenID providers
+    drop ``offline_access`` (no refresh token) unless the request carries prompt=consent."""
+    with protected(dcr_scope=True, scopes_supported=["read", "write", "offline_access"]) as (auth_server, url):
+        auth = OAuth(user_agent=fetch_redirect, store="memory")
+        assert "5" in str(arun(_use(url, auth)))
+        authorizes = [e for e in auth_server.log if e["path"] == "/authorize"]
+        assert [e.get("scope") for e in authorizes] == ["read offline_access", "read offline_access write"]
+        assert [e.get("prompt") for e in authorizes] == ["consent", "consent"]
+        assert auth_server.count("/register") == 2 and authorizes[0]["client_id"] != authorizes[1]["client_id"]
+        assert [c["scope"] for c in auth_server.clients.values()] == [
+            "read offline_access",
+            "read offline_access write",
+        ]
+        assert auth.token["refresh_token"] and auth.authorizations == 2
+        arun(_use(url, auth))  # the new registration serves from now on: nothing more
+        assert auth_server.count("/register") == 2 and auth_server.count("/authorize") == 2
+    with protected() as (auth_server, url):  # no offline_access listed: no prompt imposed on the user
+        arun(_use(url, OAuth(user_agent=fetch_redirect, store="memory")))
+        assert all("prompt" not in e for e in auth_server.log if e["path"] == "/authorize")
+
+
 def test_refresh_before_expiry_and_on_401_keeps_the_resource(tmp_path):
     with protected() as (auth_server, url):
         auth = OAuth(user_agent=fetch_redirect, store="memory", scopes="read write")
@@ -144,6 +168,9 @@ def test_the_loopback_browser_gets_the_redirect():
             e["redirect_uri"] for e in auth_server.log if e["path"] == "/authorize"
         )
         assert redirect.startswith("http://127.0.0.1:") and redirect.endswith("/callback")
+        # the step-up's listener took the port of the registered redirect URI: one registration
+        redirects = [e["redirect_uri"] for e in auth_server.log if e["path"] == "/authorize"]
+        assert len(redirects) == 2 and redirects[0] == redirects[1] and auth_server.count("/register") == 1
 
 
 # ---------------------------------------------------------------------- bad input

@@ -5,7 +5,9 @@
 ``/token`` (authorization_code with PKCE S256 checked, one-time codes; refresh_token, rotated;
 client_credentials with client_secret_basic/post), ``/register`` (RFC 7591). Knobs on
 ``self.cfg`` make it misbehave the ways the bad-input tests need (wrong or missing ``iss``, a
-wrong ``state``, HTML, huge or never-answered metadata, DCR refused, no S256). Every request is recorded in
+wrong ``state``, HTML, huge or never-answered metadata, DCR refused, no S256), or behave like
+oidc-provider (``dcr_scope``: a registration's ``scope`` bounds what the client may request;
+``scopes_supported``). Every request is recorded in
 ``self.log``.
 
 :func:`protect` wraps an MCP ASGI app as a resource server that accepts this AS's tokens:
@@ -93,6 +95,8 @@ class TestAS:
             doc["code_challenge_methods_supported"] = self.cfg["pkce"]
         if self.cfg["dcr"] is not False:
             doc["registration_endpoint"] = self.issuer + "/register"
+        if self.cfg.get("scopes_supported"):
+            doc["scopes_supported"] = self.cfg["scopes_supported"]
         return doc
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
@@ -136,11 +140,14 @@ class TestAS:
                 "secret": None,
                 "application_type": doc.get("application_type"),
             }
-            return await _send(
-                send,
-                201,
-                {"client_id": cid, "redirect_uris": doc.get("redirect_uris", []), "token_endpoint_auth_method": "none"},
-            )
+            answer = {
+                "client_id": cid,
+                "redirect_uris": doc.get("redirect_uris", []),
+                "token_endpoint_auth_method": "none",
+            }
+            if self.cfg.get("dcr_scope") and doc.get("scope"):  # like oidc-provider: the scope bounds the client
+                self.clients[cid]["scope"] = answer["scope"] = doc["scope"]
+            return await _send(send, 201, answer)
         await _send(send, 404, {"error": "not_found"})
 
     async def _authorize(self, send: Any, q: dict[str, str]) -> None:
@@ -149,6 +156,18 @@ class TestAS:
             return await _send(send, 400, {"error": "invalid_request", "error_description": "unknown client"})
         if q.get("code_challenge_method") != "S256" or not q.get("code_challenge"):
             return await _send(send, 400, {"error": "invalid_request", "error_description": "PKCE S256 required"})
+        allowed = client.get("scope")
+        if allowed is not None and set(q.get("scope", "").split()) - set(allowed.split()):
+            return await _send(
+                send,
+                302,
+                b"",
+                {
+                    "location": q["redirect_uri"]
+                    + "?"
+                    + urlencode({"error": "invalid_scope", "state": q.get("state"), "iss": self.issuer})
+                },
+            )
         code = secrets.token_urlsafe(12)
         self.codes[code] = {
             "challenge": q["code_challenge"],

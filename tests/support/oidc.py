@@ -72,6 +72,51 @@ class OIDCProvider:
             self.proc.stdout.close()
         self.proc = None
 
+    def events(self, **match: Any) -> list[dict[str, Any]]:
+        """What the provider did (``/_test/events``: registrations, interactions, authorizations,
+        grants and their errors, with client id, scope and resource), those matching ``match``."""
+        got = httpx.get(self.issuer + "/_test/events", timeout=10).json()
+        return [e for e in got if all(e.get(k) == v for k, v in match.items())]
+
+    async def interact(
+        self, url: str, redirect_uri: str, user: str = "alice", cookies: httpx.Cookies | None = None
+    ) -> tuple[str, list[str]]:
+        """Be the user's browser for the authorization URL ``url``: follow the provider's
+        redirects, post its login and consent forms (dev interactions) as ``user``, and stop at
+        the redirect to ``redirect_uri`` (not fetched). Returns that URL and the prompts shown
+        (``login``, ``consent``) in order. ``cookies``: the browser's jar, kept across calls (the
+        provider's login session: a second authorization then needs no login)."""
+        prompts: list[str] = []
+        async with httpx.AsyncClient(timeout=10, follow_redirects=False, cookies=cookies) as ua:
+            try:
+                return await self._interact(ua, url, redirect_uri, user, prompts)
+            finally:
+                if cookies is not None:
+                    cookies.update(ua.cookies)
+
+    async def _interact(
+        self, ua: httpx.AsyncClient, url: str, redirect_uri: str, user: str, prompts: list[str]
+    ) -> tuple[str, list[str]]:
+        r = await ua.get(url)
+        for _ in range(12):
+            if r.status_code not in (302, 303):
+                raise AssertionError(f"the provider answered {r.status_code}: {r.text[:300]}")
+            location = r.url.join(r.headers["location"])
+            if str(location).startswith(redirect_uri):
+                return str(location), prompts
+            page = await ua.get(location)
+            if page.status_code in (302, 303):
+                r = page
+                continue
+            prompt = "login" if 'name="login"' in page.text else "consent"
+            prompts.append(prompt)
+            form = {"prompt": prompt}
+            if prompt == "login":
+                form.update(login=user, password="any")
+            action = re.search(r'action="([^"]+)"', page.text)
+            r = await ua.post(location.join(action.group(1)) if action else location, data=form)
+        raise AssertionError("the authorization flow did not come back to the redirect URI")
+
     def metadata(self) -> dict[str, Any]:
         return httpx.get(self.issuer + "/.well-known/openid-configuration", timeout=10).json()
 

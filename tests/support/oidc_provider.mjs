@@ -7,6 +7,9 @@
 // JWT access tokens, RS256), client_credentials, Dynamic Client Registration, PKCE (required
 // for the authorization code flow), introspection, and dev interactions (a login and consent
 // form that scripts can post: login, then consent) for the authorization code flow.
+// GET /_test/events lists what the provider did (registrations, interactions, authorizations
+// and grants, with their client, scope and resource; never a token or a code), so tests can
+// assert on what the authorization server received.
 import http from 'node:http';
 import crypto from 'node:crypto';
 import { pathToFileURL } from 'node:url';
@@ -51,7 +54,31 @@ server.listen(0, '127.0.0.1', () => {
     },
   });
   provider.proxy = false;
-  server.on('request', provider.callback());
+  const events = [];
+  const record = (kind, ctx, extra = {}) => {
+    const p = ctx.oidc?.params || {};
+    const res = p.resource;
+    events.push({ event: kind, client_id: ctx.oidc?.client?.clientId, grant_type: p.grant_type, scope: p.scope,
+                  resource: res === undefined ? undefined : [].concat(res), prompt: p.prompt,
+                  code_challenge_method: p.code_challenge_method, ...extra });
+  };
+  provider.on('registration_create.success', (ctx, client) => record('registration', ctx, {
+    client_id: client.clientId, application_type: client.applicationType, redirect_uris: client.redirectUris,
+    registered_scope: client.scope, token_endpoint_auth_method: client.tokenEndpointAuthMethod }));
+  provider.on('interaction.started', (ctx, prompt) => record('interaction', ctx, { name: prompt.name }));
+  provider.on('authorization.success', (ctx) => record('authorization', ctx));
+  provider.on('authorization.error', (ctx, err) => record('authorization.error', ctx, { error: err.error, error_description: err.error_description }));
+  provider.on('grant.success', (ctx) => record('grant', ctx));
+  provider.on('grant.error', (ctx, err) => record('grant.error', ctx, { error: err.error, error_description: err.error_description }));
+  const callback = provider.callback();
+  server.on('request', (req, res) => {
+    if (req.url === '/_test/events') {
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(events));
+      return;
+    }
+    callback(req, res);
+  });
   process.stdout.write(JSON.stringify({ issuer }) + '\n');
 });
 process.stdin.on('end', () => process.exit(0));

@@ -18,7 +18,7 @@ import contextlib
 import inspect
 import sys
 import webbrowser
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
@@ -92,9 +92,26 @@ class LoopbackBrowser:
         self.announce = announce or (lambda text: print(text, file=sys.stderr, flush=True))
 
     @contextlib.asynccontextmanager
-    async def session(self) -> AsyncIterator[UserAgentSession]:
+    async def session(self, *, reuse: Sequence[str] = ()) -> AsyncIterator[UserAgentSession]:
+        """A listener for one login. ``reuse``: redirect URIs this client registered earlier;
+        with ``port=0`` the listener takes the port of the first of them that names this host
+        and path and is free, so that registration serves again (an authorization server that
+        matches redirect URIs exactly, ignoring RFC 8252 §7.3, would otherwise need a new one
+        for every login); else any free port."""
         waiters: dict[str, asyncio.Future[str]] = {}
-        server = await asyncio.start_server(lambda r, w: self._handle(r, w, waiters), self.host, self.port)
+
+        def handler(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> Awaitable[None]:
+            return self._handle(r, w, waiters)
+
+        server = None
+        for uri in reuse if self.port == 0 else ():
+            parts = urlsplit(uri)
+            if parts.scheme == "http" and parts.hostname == self.host and parts.path == self.path and parts.port:
+                with contextlib.suppress(OSError):
+                    server = await asyncio.start_server(handler, self.host, parts.port)
+                    break
+        if server is None:
+            server = await asyncio.start_server(handler, self.host, self.port)
         try:
             port = server.sockets[0].getsockname()[1]
             yield _LoopbackSession(self, f"http://{self.host}:{port}{self.path}", waiters)

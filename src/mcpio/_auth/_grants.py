@@ -34,6 +34,12 @@ class ClientCredentials:
     signing_alg: str = "ES256"
     source: str = "pre-registered"  # "pre-registered", "client-id-metadata-document" or "dynamic-registration"
     redirect_uris: list[str] = field(default_factory=list)
+    scope: str | None = None  # the scopes a dynamically registered client may request (RFC 7591 §2); None: any
+
+    def allows(self, scopes: list[str] | None) -> bool:
+        """Whether this registration lets the client request ``scopes`` (an authorization server
+        such as oidc-provider refuses a scope outside the registered ``scope`` with invalid_scope)."""
+        return self.scope is None or not scopes or set(scopes) <= set(self.scope.split())
 
     def __repr__(self) -> str:  # never show the secret or the key
         return (
@@ -222,10 +228,14 @@ async def register(
         )
     secret = doc.get("client_secret")
     registered = doc.get("token_endpoint_auth_method")
+    # RFC 7591 §3.2.1: the answer holds all registered metadata; a ``scope`` there bounds what the
+    # client may request (none: the server registered no such bound)
+    granted = doc.get("scope") if isinstance(doc.get("scope"), str) else None
     return ClientCredentials(
         client_id=doc["client_id"],
         client_secret=secret if isinstance(secret, str) else None,
         auth_method=registered if isinstance(registered, str) else None,
         source="dynamic-registration",
         redirect_uris=[u for u in doc.get("redirect_uris") or redirect_uris if isinstance(u, str)],
+        scope=granted,
     )

@@ -43,7 +43,7 @@ import logging
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import httpx
 
@@ -51,6 +51,7 @@ from . import _pkce
 from ._browser import CallableUserAgent, LoopbackBrowser, UserAgent
 from ._discovery import DPOP_CHALLENGED, AuthorizationError, Discovery, discover, parse_www_authenticate, scopes_of
 from ._grants import ClientCredentials, register, token_request
+from ._redirect import code_of_redirect
 from ._tokens import FileTokenStore, MemoryTokenStore, TokenStore
 
 log = logging.getLogger("mcpio.auth")
@@ -468,7 +469,11 @@ class OAuth(httpx.Auth):
             raise AuthorizationError(
                 f"the authorization server {disc.issuer} publishes no usable authorization_endpoint"
             )
-        async with self.user_agent.session() as agent:
+        ua, reuse = self.user_agent, []
+        if isinstance(ua, LoopbackBrowser):  # the port of an earlier registration, so it serves again
+            stored = await asyncio.to_thread(self.store.load, f"client {disc.issuer}")
+            reuse = [u for u in (stored or {}).get("redirect_uris") or [] if isinstance(u, str)]
+        async with ua.session(reuse=reuse) if isinstance(ua, LoopbackBrowser) else ua.session() as agent:
             creds = await self._credentials_for(
                 disc.issuer, meta, agent.redirect_uri, register_if_needed=True, http=http, scopes=scopes
             )
@@ -485,9 +490,14 @@ class OAuth(httpx.Auth):
             }
             if scopes:
                 params["scope"] = " ".join(scopes)
+            if "offline_access" in scopes:
+                # OIDC Core §11: offline access is requested with prompt=consent; OpenID
+                # providers (oidc-provider, among others) drop offline_access without it, and
+                # then issue no refresh token
+                params["prompt"] = "consent"
             url = endpoint + ("&" if urlsplit(endpoint).query else "?") + urlencode(params)
             redirect = await agent.authorize(url)
-        code = self._check_redirect(redirect, agent.redirect_uri, state, disc)
+        code = code_of_redirect(redirect, agent.redirect_uri, state, disc)
         data = {
             "grant_type": "authorization_code",
             "code": code,
@@ -496,43 +506,6 @@ class OAuth(httpx.Auth):
             "resource": disc.resource,
         }
         return await token_request(http, meta, creds, data, dpop=key)
-
-    def _check_redirect(self, redirect: str, redirect_uri: str, state: str, disc: Discovery) -> str:
-        """The code of the authorization response, after the ``state`` and RFC 9207 ``iss`` checks."""
-        got, sent = urlsplit(redirect), urlsplit(redirect_uri)
-        if (got.scheme, got.netloc, got.path) != (sent.scheme, sent.netloc, sent.path):
-            raise AuthorizationError(
-                f"the user agent came back with {got.scheme}://{got.netloc}{got.path}, not the "
-                f"redirect URI {redirect_uri}; nothing was exchanged"
-            )
-        query = {k: v[0] for k, v in parse_qs(got.query, keep_blank_values=True).items()}
-        if query.get("state") != state:
-            raise AuthorizationError(
-                "the authorization response's state is "
-                + ("missing" if "state" not in query else "not the one sent")
-                + " (a forged or stale redirect); nothing was exchanged. Start the login again"
-            )
-        iss = query.get("iss")
-        if iss is not None and iss != disc.metadata.get("issuer"):
-            raise AuthorizationError(
-                f"the authorization response names the issuer {iss!r}, not {disc.metadata.get('issuer')!r} "
-                "(RFC 9207: a mix-up attack or a misconfigured server); the code was not redeemed"
-            )
-        if iss is None and disc.metadata.get("authorization_response_iss_parameter_supported") is True:
-            raise AuthorizationError(
-                f"the authorization server {disc.issuer} advertises the iss parameter but its response has none "
-                "(RFC 9207); the code was not redeemed"
-            )
-        if "error" in query:
-            desc = query.get("error_description", "")[:300]
-            raise AuthorizationError(
-                f"the authorization server {disc.issuer} refused the authorization: "
-                f"{query['error']}" + (f": {desc}" if desc else "")
-            )
-        code = query.get("code")
-        if not code:
-            raise AuthorizationError("the authorization response carries no code")
-        return code
 
     # ------------------------------------------------------------------ who this client is
     async def _credentials_for(
@@ -572,12 +545,25 @@ class OAuth(httpx.Auth):
             )
         key = f"client {issuer}"
         stored = await asyncio.to_thread(self.store.load, key)
+        registered_scopes: list[str] = []
         if stored is not None:
             creds = ClientCredentials.from_json(stored)
-            if redirect_uri is None or not creds.redirect_uris or redirect_uri in creds.redirect_uris:
+            if (
+                redirect_uri is None or not creds.redirect_uris or redirect_uri in creds.redirect_uris
+            ) and creds.allows(scopes):
                 return creds
+            if creds.redirect_uris and redirect_uri in creds.redirect_uris:
+                # a step-up beyond the registered scope (RFC 7591 §2): the authorization server
+                # would answer invalid_scope, so register again for the union
+                registered_scopes = scopes_of(creds.scope)
+                log.info(
+                    "the client registered with %s may not request %s; registering it again",
+                    issuer,
+                    " ".join(s for s in scopes or [] if s not in registered_scopes),
+                )
         if not register_if_needed or http is None or redirect_uri is None:
             return None
+        scopes = _union(registered_scopes, scopes or [])
         host = urlsplit(redirect_uri).hostname or ""
         app_type = self.application_type or (
             "native" if host in ("127.0.0.1", "localhost", "::1") or not redirect_uri.startswith("https://") else "web"
