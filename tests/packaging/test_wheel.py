@@ -195,3 +195,49 @@ def test_quick_start_as_typed_from_the_docs(venv: Path, tmp_path: Path, page: Pa
             "the entry must run the venv's Python by its absolute path"
         )
         assert str(tmp_path / "server.py") in entry["args"]
+
+
+def test_the_new_users_mistakes_with_the_wheel(venv: Path, tmp_path: Path):
+    """Issue 15's new user, after the quick start, with the wheel's `mcpio` in a fresh venv: the
+    mistakes people make, and the one or two lines each must get (tests/cli/test_first_hour.py
+    covers every one of them in depth against the development install)."""
+    source, _ = quick_start(FIRST_SERVER)
+    (tmp_path / "server.py").write_text(source, encoding="utf-8")
+    env = {
+        "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        "HOME": str(tmp_path),
+        "LANG": "C.UTF-8",
+        "TMPDIR": os.environ.get("TMPDIR", "/tmp"),
+    }
+    mcpio = str(venv / "bin" / "mcpio")
+
+    def fails(*argv: str, status: int) -> list[str]:
+        done = subprocess.run([mcpio, *argv], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == status, (
+            f"mcpio {shlex.join(argv)}: exit {done.returncode}\n{done.stdout}{done.stderr}"
+        )
+        assert "Traceback" not in done.stderr
+        return [line for line in done.stderr.splitlines() if line.strip()]
+
+    # a tool name and an argument name, misspelt: refused before sending, with a suggestion
+    tools = run([mcpio, "list", "server.py", "tools", "--json"], cwd=tmp_path, env=env)
+    tool = json.loads(tools.stdout)[0]
+    name, params = tool["name"], list(tool["inputSchema"].get("properties") or {})
+    assert params, "the quick start's first tool takes arguments"
+    said = fails("call", "server.py", name + "x", status=2)
+    assert said[0] == f"mcpio: error: the server has no tool '{name}x' (did you mean '{name}'?)"
+    said = fails("call", "server.py", name, f"{params[0]}x=1", status=2)
+    assert said[0].startswith(f"mcpio: error: {name}: unknown argument '{params[0]}x' (did you mean '{params[0]}'?)")
+    assert "nothing was sent" in said[-1]
+    # an error in their own file: their file, line and message, no traceback through mcpio
+    (tmp_path / "broken.py").write_text(
+        "from mcpio import Server\n\nserver = Server('x')\ndef oops(:\n", encoding="utf-8"
+    )
+    said = fails("list", "broken.py", status=3)
+    assert (
+        said[0]
+        == "mcpio: error: the server did not start: broken.py:4: SyntaxError: invalid syntax (in your server's code)"
+    )
+    # a target that is not there
+    said = fails("list", "nowhere.py", status=2)
+    assert "nowhere.py" in said[0]
