@@ -23,7 +23,8 @@ _NAMES = {
 }
 
 
-def _deref(schema: Any, root: Any) -> Any:
+def deref(schema: Any, root: Any) -> Any:
+    """``schema`` with local ``$ref``s (``#/…``) followed, at most 32 deep; ``{}`` for a dangling one."""
     seen = 0
     while (
         isinstance(schema, dict)
@@ -49,7 +50,7 @@ def type_text(schema: Any, root: Any = None, depth: int = 0) -> str:
         return "any"
     ref = schema.get("$ref")
     if isinstance(ref, str):
-        target = _deref(schema, root)
+        target = deref(schema, root)
         if isinstance(target, dict) and target.get("enum") is None and target.get("type") == "object":
             return ref.rsplit("/", 1)[-1]  # a named object type: its name says more than "object"
         return type_text(target, root, depth + 1)
@@ -122,7 +123,7 @@ def suggest(word: str, choices: list[str]) -> str:
 def _matches(value: Any, schema: Any, root: Any, depth: int = 0) -> bool:
     """Whether ``value`` has a JSON type ``schema`` allows (types, enums, const, anyOf/oneOf,
     array items, object properties); unknown keywords are not judged."""
-    schema = _deref(schema, root)
+    schema = deref(schema, root)
     if not isinstance(schema, dict) or depth > 8:
         return True
     if "const" in schema and value != schema["const"]:

@@ -27,6 +27,7 @@ from typing import Any
 from .._client._client import Client
 from .._client._target import is_url
 from .._host._config import KNOWN, ServerSpec, find_server, lookup
+from ._signature import deref as _deref
 
 
 class UsageError(ValueError):
@@ -158,23 +159,6 @@ def client_for(target: str, args: Any, **options: Any) -> Client:
 # ---------------------------------------------------------------------- k=v coercion
 _TRUE = {"true", "yes", "y", "on", "1"}
 _FALSE = {"false", "no", "n", "off", "0"}
-
-
-def _deref(schema: Any, root: dict[str, Any]) -> Any:
-    seen = 0
-    while (
-        isinstance(schema, dict)
-        and isinstance(schema.get("$ref"), str)
-        and schema["$ref"].startswith("#/")
-        and seen < 32
-    ):
-        node: Any = root
-        for part in schema["$ref"][2:].split("/"):
-            node = node.get(part.replace("~1", "/").replace("~0", "~")) if isinstance(node, dict) else None
-        if node is None:
-            return {}
-        schema, seen = node, seen + 1
-    return schema
 
 
 def coerce(text: str, schema: Any, root: dict[str, Any] | None = None) -> Any:
