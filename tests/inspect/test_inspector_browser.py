@@ -239,7 +239,16 @@ def test_wrong_token_and_foreign_origin_are_refused(browser, inspector: Inspecto
     assert page.headers["referrer-policy"] == "no-referrer"
 
 
-def test_export_as_pytest_runs(browser, inspector: Inspector, tmp_path: Path) -> None:
+def test_export_as_pytest_runs(browser, tmp_path: Path) -> None:
+    """mcpio's own quick-start example: a call, then "Export as a pytest test", run as it is."""
+    inspector = Inspector(str(ROOT / "examples" / "quickstart.py"))
+    try:
+        _export_and_run(browser, inspector, tmp_path)
+    finally:
+        inspector.close()
+
+
+def _export_and_run(browser, inspector: Inspector, tmp_path: Path) -> None:
     open_connected(browser, inspector)
     pick_tool(browser, "add")
     panel = browser.find_element(By.ID, "tool-panel")
