@@ -149,7 +149,10 @@ def test_mcpio_run_with_the_proxy_end_to_end(idp, tmp_path):
             env={**os.environ, "PYTHONUNBUFFERED": "1", "MCPIO_AUTH_PROXY_CLIENT_SECRET": upstream["client_secret"]},
         )
     try:
-        wait_port(port, proc=proc)
+        try:
+            wait_port(port, proc=proc)
+        except AssertionError as exc:  # say why the server did not start (its stderr), not only that
+            raise AssertionError(f"{exc}; its stderr:\n{log.read_text()}") from None
         meta = httpx.get(base + "/.well-known/oauth-authorization-server", timeout=10).json()
         assert meta["issuer"] == base
         redirect = "http://127.0.0.1:45678/cb"
@@ -210,3 +213,33 @@ def test_mcpio_run_with_the_proxy_end_to_end(idp, tmp_path):
             proc.wait(5)
     text = log.read_text()
     assert "Traceback" not in text and upstream["client_secret"] not in text
+
+
+def test_an_unreachable_upstream_is_exit_3_not_a_usage_error(tmp_path):
+    """Nothing listens at the upstream IdP: `mcpio run` says so in one line and exits 3 (could not
+    reach), as the CLI's exit statuses document; the flags themselves were right."""
+    (tmp_path / "server.py").write_text("from mcpio import Server\nserver = Server('x')\n")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcpio",
+            "run",
+            "server.py",
+            "-t",
+            "http",
+            "--port",
+            str(free_port()),
+            "--auth-proxy-upstream",
+            f"http://127.0.0.1:{free_port()}",
+            "--auth-proxy-client-id",
+            "x",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "MCPIO_AUTH_PROXY_CLIENT_SECRET": "s"},
+    )
+    assert done.returncode == 3, done.stderr
+    assert "cannot read the upstream IdP's metadata" in done.stderr and "Traceback" not in done.stderr

@@ -25,7 +25,8 @@ def test_20000_calls_over_one_stdio_connection_stay_flat():
     out = asyncio.run(soak.soak_stdio(20_000, samples=5, window=32, echo=False))
     assert out["errors"] == 0 and out["exit_code"] == 0 and out["pending_after"] == 0
     assert out["in_flight_after"] == {"session": 1, "connection": 1}  # no bookkeeping left behind
-    assert out["server_fds"]["growth"] == 0 and out["client_fds"]["growth"] == 0, out["samples"]
+    # no descriptor may leak (grow); the client is this test process, where others may close one
+    assert out["server_fds"]["growth"] == 0 and out["client_fds"]["growth"] <= 0, out["samples"]
     assert out["server_rss"]["growth"] < 16 * MiB, out["samples"]
     assert out["client_rss"]["growth"] < 16 * MiB, out["samples"]
     assert out["tracemalloc"]["net_bytes"] < 2 * MiB, out["tracemalloc"]

@@ -131,7 +131,15 @@ def proxy_from(args: Any) -> Any:
 
         try:
             meta = asyncio.run(discover(upstream))
-        except (AuthUnavailable, ValueError) as exc:
+        except AuthUnavailable as exc:  # the IdP is down or slow: not a usage error (exit 3)
+            from ._exit import UNAVAILABLE, CLIFailure
+
+            raise CLIFailure(
+                f"cannot read the upstream IdP's metadata: {exc}",
+                UNAVAILABLE,
+                "check that --auth-proxy-upstream is reachable from here, then start again",
+            ) from None
+        except ValueError as exc:
             raise UsageError(f"--auth-proxy-upstream: {exc}") from None
         authorize_url, token_url = meta.get("authorization_endpoint"), meta.get("token_endpoint")
         if not isinstance(authorize_url, str) or not isinstance(token_url, str):
