@@ -235,28 +235,12 @@ class ProxyGuard:
         expected_iss = self.proxy.upstream_issuer
         if expected_iss is not None and "iss" in q and q["iss"] != expected_iss:  # RFC 9207 §2.4: a mix-up
             log.warning("the upstream callback named another issuer; sign-in refused")
-            return await self._redirect(
-                send,
-                _back(
-                    login.redirect_uri,
-                    login.state,
-                    self.proxy.issuer,
-                    error="access_denied",
-                    error_description="the identity provider's answer came from another issuer",
-                ),
-                clear,
+            return await self._deny(
+                send, login, "access_denied", "the identity provider's answer came from another issuer", clear
             )
         if "error" in q or "code" not in q:
-            return await self._redirect(
-                send,
-                _back(
-                    login.redirect_uri,
-                    login.state,
-                    self.proxy.issuer,
-                    error="access_denied",
-                    error_description="the sign-in at the identity provider did not complete",
-                ),
-                clear,
+            return await self._deny(
+                send, login, "access_denied", "the sign-in at the identity provider did not complete", clear
             )
         try:
             tokens = await self.proxy.upstream.exchange(
@@ -265,17 +249,7 @@ class ProxyGuard:
             subject = await self.proxy.upstream.subject(self.proxy.client_http(), tokens)
         except AuthUnavailable as exc:
             log.warning("upstream sign-in failed: %s", exc)
-            return await self._redirect(
-                send,
-                _back(
-                    login.redirect_uri,
-                    login.state,
-                    self.proxy.issuer,
-                    error="server_error",
-                    error_description="the identity provider refused the sign-in",
-                ),
-                clear,
-            )
+            return await self._deny(send, login, "server_error", "the identity provider refused the sign-in", clear)
         login.grant = token(16)
         self.proxy._grants.put(login.grant, tokens)  # upstream tokens: server-side only
         login.subject = subject or "upstream-user-" + login.grant
@@ -307,17 +281,7 @@ class ProxyGuard:
             )
         clear = [self._cookie(cid, "", 0)]
         if form.get("decision") != "allow":
-            return await self._redirect(
-                send,
-                _back(
-                    login.redirect_uri,
-                    login.state,
-                    self.proxy.issuer,
-                    error="access_denied",
-                    error_description="the user declined",
-                ),
-                clear,
-            )
+            return await self._deny(send, login, "access_denied", "the user declined", clear)
         code = token(32)
         assert login.subject is not None and login.grant is not None
         self.proxy._codes.put(
@@ -455,6 +419,13 @@ class ProxyGuard:
 
     async def _redirect(self, send: Any, location: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
         await _raw(send, 302, b"", [(b"location", location.encode()), *_NO_STORE, *(headers or [])])
+
+    async def _deny(
+        self, send: Any, login: Any, error: str, description: str, headers: list[tuple[bytes, bytes]]
+    ) -> None:
+        """Send the login's browser back to its client with an OAuth error (RFC 6749 §4.1.2.1)."""
+        location = _back(login.redirect_uri, login.state, self.proxy.issuer, error=error, error_description=description)
+        await self._redirect(send, location, headers)
 
     async def _page(
         self, send: Any, status: int, title: str, text: str, headers: list[tuple[bytes, bytes]] | None = None
