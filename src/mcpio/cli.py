@@ -150,9 +150,11 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("-v", "--verbose", action="store_true", help="full tracebacks for errors in the server's code")
     from ._cli._auth_flags import add_auth_flags
     from ._cli._proxy_flags import add_proxy_flags
+    from ._cli._tls_flags import add_tls_flags
 
     add_auth_flags(p)
     add_proxy_flags(p)
+    add_tls_flags(p)
 
 
 def _inspect_args(p: argparse.ArgumentParser) -> None:

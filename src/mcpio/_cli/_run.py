@@ -248,6 +248,7 @@ def run_app(
     legacy_sse: bool = False,
     auth: Any = None,
     redis: str | None = None,
+    tls: dict[str, Any] | None = None,
 ) -> int:
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport {transport}: use stdio or http")
@@ -287,12 +288,14 @@ def run_app(
         except StateUnavailable as exc:
             print(f"mcpio: {exc}", file=sys.stderr, flush=True)
             return 1
+    tls = tls or {}  # _tls_flags.tls_options: http2, certfile, keyfile (checked)
     shown = f"[{host}]" if ":" in host else host
-    url = f"http://{shown}:{port}{path}"
+    url = f"{'https' if tls.get('certfile') else 'http'}://{shown}:{port}{path}"
     if sys.stderr.isatty():
         print(banner(server, app, "http", url), file=sys.stderr, flush=True)
     else:
-        print(f"serving {server.name} on {url} (both protocol eras); Ctrl-C stops it", file=sys.stderr, flush=True)
+        h2 = ", HTTP/2" if tls.get("http2") else ""
+        print(f"serving {server.name} on {url} (both protocol eras{h2}); Ctrl-C stops it", file=sys.stderr, flush=True)
     from ._auth_flags import serve_options
 
     server.run(
@@ -304,6 +307,7 @@ def run_app(
         legacy_sse=legacy_sse,
         redis=redis,
         **serve_options(auth),
+        **tls,
     )
     return 0
 
@@ -318,6 +322,7 @@ def command(args: Any) -> int:
         return run_with_reload(args.app, split_app(args.app)[0], verbose=args.verbose)
     from ._auth_flags import resource_server_from
     from ._proxy_flags import proxy_from
+    from ._tls_flags import tls_options
 
     return run_app(
         args.app,
@@ -329,4 +334,5 @@ def command(args: Any) -> int:
         legacy_sse=args.legacy_sse,
         auth=proxy_from(args) or resource_server_from(args),
         redis=args.redis,
+        tls=tls_options(args),
     )

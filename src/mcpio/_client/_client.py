@@ -87,7 +87,7 @@ class Client:
     serialisation as stdio), a ``.py`` path (run with this Python), a command line (a string
     split with shlex, or an argv list; never a shell), or an ``http(s)://`` URL (Streamable
     HTTP, both eras; ``headers=`` are sent with every HTTP request, e.g. Authorization;
-    ``auth=`` an ``httpx.Auth`` such as ``mcpio._auth.OAuth`` logs in when the server asks).
+    ``auth=`` an ``httpx.Auth`` such as ``mcpio._auth.OAuth`` logs in when the server asks; ``verify=`` a CA file, ssl context or False for https).
     ``transport=`` takes any object with ``send``/``receive``/``aclose`` instead.
 
     Handlers (sync or async; each declares its capability when given):
@@ -137,6 +137,7 @@ class Client:
         grace: float | None = None,
         headers: dict[str, str] | None = None,
         auth: Any = None,
+        verify: Any = None,
         tasks: bool = True,
         trace: str | os.PathLike[str] | Callable[[str, bytes], Any] | None = None,
     ) -> None:
@@ -164,6 +165,7 @@ class Client:
             "grace": grace,
             "headers": headers,
             "auth": auth,
+            "verify": verify,
         }
         self.client_info = {"name": name, "version": version}
         self.era = era

@@ -16,7 +16,7 @@ from typing import Any
 
 from .._transports._base import Transport
 
-_HTTP_OPTIONS = ("headers", "auth")  # Client options for a URL; the others are for a subprocess
+_HTTP_OPTIONS = ("headers", "auth", "verify")  # Client options for a URL; the others are for a subprocess
 
 
 class UnsupportedTarget(ValueError):

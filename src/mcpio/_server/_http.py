@@ -101,20 +101,33 @@ async def serve(
     h11_max_incomplete_event_size: int,
     limit_concurrency: int | None,
     redis: str | None,
+    http2: bool = False,
+    certfile: str | os.PathLike[str] | None = None,
+    keyfile: str | os.PathLike[str] | None = None,
     **options: Any,
 ) -> None:
-    """Serve ``server.http_app`` with uvicorn until cancelled (see :meth:`Server.serve_http`)."""
+    """Serve ``server.http_app`` until cancelled (see :meth:`Server.serve_http`): with uvicorn
+    (HTTP/1.1), or with hypercorn when ``http2`` (h2 with ALPN over TLS, h2c in cleartext; the
+    ``http2`` extra). ``certfile``/``keyfile`` (PEM) serve HTTPS with either; ValueError before
+    listening when they cannot be loaded."""
     from .._protocol._http import is_loopback
+    from .._transports._tls import check_certificate
 
     if not is_loopback(host) and not allow_remote and options.get("auth") is None:
         raise ValueError(
             f"refusing to bind {host!r}: only loopback addresses (127.0.0.1, ::1, localhost) are "
             "served by default; pass allow_remote=True to accept connections from other machines"
         )
+    certfile, keyfile = check_certificate(certfile, keyfile)
     try:
         from .._transports import _uvicorn
     except ImportError:
         raise RuntimeError("serving HTTP needs uvicorn: pip install 'mcpio[http]'") from None
+    if http2:
+        try:
+            from .._transports import _hypercorn
+        except ImportError:
+            raise RuntimeError("serving HTTP/2 needs hypercorn and h2: pip install 'mcpio[http2]'") from None
     if redis is not None:
         from .._state import RedisState
 
@@ -122,6 +135,19 @@ async def serve(
     if options.get("state") is not None:
         await options["state"].start()  # StateUnavailable: not reachable, do not listen
     app = server.http_app(path, **options)
+    if http2:  # uvicorn speaks HTTP/1.1 only
+        h2cfg = _hypercorn.config(
+            host,
+            port,
+            log_level=log_level,
+            certfile=certfile,
+            keyfile=keyfile,
+            header_timeout=header_timeout,
+            timeout_keep_alive=timeout_keep_alive,
+            h11_max_incomplete_event_size=h11_max_incomplete_event_size,
+        )
+        await _hypercorn.serve(app, h2cfg)
+        return
     cfg = _uvicorn.config(
         app,
         host,
@@ -132,5 +158,7 @@ async def serve(
         timeout_keep_alive=timeout_keep_alive,
         h11_max_incomplete_event_size=h11_max_incomplete_event_size,
         limit_concurrency=limit_concurrency,
+        certfile=certfile,
+        keyfile=keyfile,
     )
     await _uvicorn.serve(cfg)

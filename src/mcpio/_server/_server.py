@@ -534,7 +534,7 @@ class Server:
         head is at most ``h11_max_incomplete_event_size`` bytes; ``limit_concurrency`` is
         uvicorn's (503 past it; off by default). Repeated server warnings are logged once a minute as one
         line. ``redis="redis://HOST:PORT/DB"`` keeps the server's state on Redis (``pip install
-        'mcpio[redis]'``; StateUnavailable before listening if it cannot be reached). Other ``options`` go to :meth:`http_app`.
+        'mcpio[redis]'``; StateUnavailable before listening if it cannot be reached). ``certfile``/``keyfile`` (PEM) serve HTTPS; ``http2=True`` serves HTTP/2 too, with hypercorn (``pip install 'mcpio[http2]'``: h2 over TLS, h2c in cleartext). Other ``options`` go to :meth:`http_app`.
         """
         await _http.serve(
             self,

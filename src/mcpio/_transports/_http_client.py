@@ -31,6 +31,13 @@ Each message is inspected once, and the HTTP rules come from ``_protocol/_http_c
   without a recognised modern error, a GET to the URL expecting an ``endpoint`` event is tried
   (``_http_client_sse``); from then on every message goes that way.
 
+**HTTP/2**: when the ``h2`` package is installed (the ``http2`` extra) the client offers h2 in
+TLS's ALPN and uses it when the server accepts (every request and SSE stream then shares one
+connection); otherwise, and over cleartext ``http://``, HTTP/1.1. ``verify`` is httpx's: True
+(the system's CAs), False, an ``ssl.SSLContext``, or the path of a PEM file of CAs to trust
+(a server with a self-signed or private CA's certificate). A certificate that fails
+verification ends the connection with one line saying so.
+
 ``key`` (``"http:" + url``) names the server for the era cache; ``close_reason`` says why the
 transport ended.
 
@@ -45,8 +52,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import json
 import logging
+import os
+import ssl
 from collections.abc import Coroutine
 from typing import Any
 
@@ -68,6 +78,16 @@ MAX_GET_FAILURES = 5  # consecutive failures before the standalone GET stream is
 def _content_type(resp: httpx.Response) -> str:
     value: str = resp.headers.get("content-type", "")
     return value.split(";")[0].strip().lower()
+
+
+def _verify_message(exc: BaseException) -> str:
+    """The reason of the certificate check that failed under ``exc`` (its cause chain)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return str(seen.verify_message)
+        seen = seen.__cause__ or seen.__context__
+    return str(exc)
 
 
 class BodyTooLarge(ValueError):
@@ -109,12 +129,14 @@ class HTTPClientTransport:
         client: httpx.AsyncClient | None = None,
         max_message_size: int = DEFAULT_MAX_LINE_SIZE,
         auth: httpx.Auth | None = None,
+        verify: bool | str | os.PathLike[str] | ssl.SSLContext = True,
     ) -> None:
         if max_message_size < 1:
             raise ValueError(f"max_message_size must be positive, not {max_message_size!r}")
         self.url = url
         self.max_message_size = max_message_size  # one SSE event or JSON body, in bytes
         self.auth = auth  # authorization (mcpio._auth.OAuth): adds the token, answers 401/403
+        self.verify = verify
         self.key = "http:" + url
         self.headers = dict(headers or {})
         self.timeout = timeout
@@ -143,7 +165,12 @@ class HTTPClientTransport:
         if self._http is None:
             # Idle connections are dropped after 2 s, before common servers drop them (uvicorn:
             # 5 s): reusing one the server is closing loses the request with a ReadError.
+            verify = self.verify
+            if isinstance(verify, (str, os.PathLike)):  # a CA bundle (httpx 0.28 wants a context)
+                verify = ssl.create_default_context(cafile=os.fspath(verify))
             self._http = httpx.AsyncClient(
+                http2=importlib.util.find_spec("h2") is not None,  # offered in ALPN; HTTP/1.1 without h2
+                verify=verify,
                 headers=self.headers,
                 follow_redirects=True,
                 auth=self.auth,
@@ -289,6 +316,12 @@ class HTTPClientTransport:
         if not self._reached and isinstance(exc, httpx.TransportError):
             # Nothing ever got through: the server is not there; end the connection with why.
             self._failure = f"cannot reach the MCP server at {self.url}: {exc or type(exc).__name__}"
+            if "CERTIFICATE_VERIFY_FAILED" in str(exc):
+                self._failure = (
+                    f"cannot reach the MCP server at {self.url}: its TLS certificate is not trusted "
+                    f"({_verify_message(exc)}); if it is yours, pass "
+                    "verify='ca.pem' (the CA that signed it) to the Client"
+                )
             self._inbox.put_nowait(_EOF)
             return
         self._fail(id_, rules.http_failure(None, f"POST {self.url} failed: {exc or type(exc).__name__}"))

@@ -136,8 +136,11 @@ def config(
     timeout_keep_alive: int = DEFAULT_KEEP_ALIVE,
     h11_max_incomplete_event_size: int = DEFAULT_MAX_HEAD,
     limit_concurrency: int | None = None,
+    certfile: str | None = None,
+    keyfile: str | None = None,
 ) -> uvicorn.Config:
-    """The uvicorn configuration of ``serve_http`` (see the module docstring)."""
+    """The uvicorn configuration of ``serve_http`` (see the module docstring); ``certfile`` and
+    ``keyfile`` (checked by ``_tls.check_certificate``) serve HTTPS, HTTP/1.1 only."""
     if max_connections < 1 or header_timeout <= 0 or timeout_keep_alive < 0 or h11_max_incomplete_event_size < 1024:
         raise ValueError(
             "max_connections must be >= 1, header_timeout > 0, timeout_keep_alive >= 0 and "
@@ -154,6 +157,8 @@ def config(
         timeout_keep_alive=timeout_keep_alive,
         h11_max_incomplete_event_size=h11_max_incomplete_event_size,
         limit_concurrency=limit_concurrency,
+        ssl_certfile=certfile,
+        ssl_keyfile=keyfile,
     )
 
 

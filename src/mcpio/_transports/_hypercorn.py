@@ -1,0 +1,98 @@
+"""hypercorn for ``Server.serve_http(http2=True)`` / ``mcpio run -t http --http2``: HTTP/2 and
+HTTP/1.1 on one port (the ``http2`` extra; imported only when HTTP/2 is asked for).
+
+Over HTTP/1.1 every open SSE stream holds a connection of its own (a browser allows six per
+host); over HTTP/2 any number of streams (up to ``h2_max_concurrent_streams``) share one. What
+is served:
+
+* **with a certificate** (``certfile``/``keyfile``): TLS, ALPN offering ``h2`` then
+  ``http/1.1`` (RFC 9113 §3.2): HTTP/2 clients get h2, the others HTTP/1.1 — on the same port;
+* **without**: cleartext, HTTP/1.1 plus h2c, both with prior knowledge (the connection preface,
+  RFC 9113 §3.3) and with ``Upgrade: h2c`` (RFC 7540 §3.2, which RFC 9113 deprecated but
+  clients still send).
+
+Why hypercorn, not granian (benchmarks/http2_servers.py, one run on this project's 2-core
+machine, 50 concurrent streams over one h2c connection): granian needed about 0.7× hypercorn's
+server CPU per JSON ``tools/call`` and the same per SSE stream, but it runs in the same process
+only through its "experimental" embedded mode, which aborted the interpreter at exit (a Rust
+panic) in every run, speaks no ``Upgrade: h2c``, and does its I/O on threads of its own beside
+the event loop that ``serve_http`` is a coroutine of. hypercorn is pure Python on that loop:
+``serve_http`` stays an ordinary coroutine (cancelling it stops the server), with the same
+lifespan, logging and signals as under uvicorn.
+
+Limits (the counterparts of ``_uvicorn``'s, where hypercorn has one): ``keep_alive_timeout``
+closes idle connections; ``ssl_handshake_timeout`` is ``header_timeout``;
+``h11_max_incomplete_size`` bounds an HTTP/1.1 request head; HTTP/2 bounds its header list
+(64 KiB) and concurrent streams per connection (100). uvicorn's ``max_connections`` eviction
+and ``limit_concurrency`` have no counterpart here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import threading
+from typing import Any
+
+from hypercorn.asyncio import serve as hypercorn_serve
+from hypercorn.config import Config
+
+from ._uvicorn import OncePerPeriod
+
+DEFAULT_MAX_STREAMS = 100
+GRACEFUL_TIMEOUT = 5.0  # as _uvicorn's timeout_graceful_shutdown
+
+
+def config(
+    host: str,
+    port: int,
+    *,
+    log_level: str,
+    certfile: str | None = None,
+    keyfile: str | None = None,
+    header_timeout: float = 10.0,
+    timeout_keep_alive: int = 5,
+    h11_max_incomplete_event_size: int = 64 * 1024,
+    max_streams: int = DEFAULT_MAX_STREAMS,
+) -> Config:
+    """The hypercorn configuration of ``serve_http(http2=True)`` (see the module docstring)."""
+    cfg = Config()
+    cfg.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+    cfg.certfile, cfg.keyfile = certfile, keyfile
+    cfg.alpn_protocols = ["h2", "http/1.1"]
+    cfg.accesslog = None
+    cfg.loglevel = log_level.upper()
+    cfg.keep_alive_timeout = timeout_keep_alive
+    cfg.keep_alive_max_requests = 2**31  # uvicorn has no such cap: a long-lived h2 client keeps its connection
+    cfg.ssl_handshake_timeout = header_timeout
+    cfg.h11_max_incomplete_size = h11_max_incomplete_event_size
+    cfg.h2_max_concurrent_streams = max_streams
+    cfg.graceful_timeout = GRACEFUL_TIMEOUT
+    return cfg
+
+
+async def serve(app: Any, cfg: Config) -> None:
+    """Serve ``app`` until SIGINT/SIGTERM (main thread only, as uvicorn) or cancellation, with
+    :class:`OncePerPeriod` on hypercorn's and asyncio's loggers."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    signals: list[signal.Signals] = []
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                loop.add_signal_handler(sig, stop.set)
+                signals.append(sig)
+            except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows' loops have none
+                pass
+    quiet = OncePerPeriod()
+    loggers = [logging.getLogger(n) for n in ("hypercorn.error", "asyncio")]
+    for lg in loggers:
+        lg.addFilter(quiet)
+    try:
+        await hypercorn_serve(app, cfg, shutdown_trigger=stop.wait, mode="asgi")
+    finally:
+        for sig in signals:
+            loop.remove_signal_handler(sig)
+        for lg in loggers:
+            lg.removeFilter(quiet)
