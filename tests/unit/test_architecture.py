@@ -184,6 +184,9 @@ def test_import_does_not_load_http_cli_or_pydantic(stmt):
             "jwt",
             "cryptography",
             "redis",
+            "hypercorn",
+            "h2",
+            "hpack",
         }
         or m.startswith(
             (
@@ -195,6 +198,7 @@ def test_import_does_not_load_http_cli_or_pydantic(stmt):
                 "mcpio.auth",
                 "mcpio._inspect",
                 "mcpio._transports._uvicorn",
+                "mcpio._transports._hypercorn",
             )
         )
     ]

@@ -28,6 +28,9 @@ FORBIDDEN_PACKAGES = {
     "redis",
     "mcp",
     "jsonschema",
+    "hypercorn",
+    "h2",
+    "hpack",
 }
 FORBIDDEN_MODULES = {"argparse", "email", "http.client", "urllib.request", "mcpio.cli", "mcpio.auth", "mcpio.types"}
 FORBIDDEN_PREFIXES = (
@@ -38,6 +41,7 @@ FORBIDDEN_PREFIXES = (
     "mcpio._client",
     "mcpio._transports._http",
     "mcpio._transports._uvicorn",
+    "mcpio._transports._hypercorn",
     "mcpio._host",
 )
 

@@ -137,6 +137,7 @@ class HTTPClientTransport:
         self.max_message_size = max_message_size  # one SSE event or JSON body, in bytes
         self.auth = auth  # authorization (mcpio._auth.OAuth): adds the token, answers 401/403
         self.verify = verify
+        self.http_version: str | None = None  # of the last response: "HTTP/2" or "HTTP/1.1"
         self.key = "http:" + url
         self.headers = dict(headers or {})
         self.timeout = timeout
@@ -171,12 +172,16 @@ class HTTPClientTransport:
             self._http = httpx.AsyncClient(
                 http2=importlib.util.find_spec("h2") is not None,  # offered in ALPN; HTTP/1.1 without h2
                 verify=verify,
+                event_hooks={"response": [self._saw]},
                 headers=self.headers,
                 follow_redirects=True,
                 auth=self.auth,
                 timeout=httpx.Timeout(self.timeout, read=None),
                 limits=httpx.Limits(keepalive_expiry=2.0),
             )
+
+    async def _saw(self, resp: httpx.Response) -> None:
+        self.http_version = resp.http_version
 
     async def receive(self) -> bytes:
         item = await self._inbox.get()

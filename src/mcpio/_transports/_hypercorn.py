@@ -77,14 +77,14 @@ async def serve(app: Any, cfg: Config) -> None:
     :class:`OncePerPeriod` on hypercorn's and asyncio's loggers."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    signals: list[signal.Signals] = []
-    if threading.current_thread() is threading.main_thread():
+    previous: dict[signal.Signals, Any] = {}
+    if threading.current_thread() is threading.main_thread():  # as uvicorn: signal.signal, restored after
+
+        def on_signal(signum: int, frame: Any) -> None:
+            loop.call_soon_threadsafe(stop.set)
+
         for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                loop.add_signal_handler(sig, stop.set)
-                signals.append(sig)
-            except (NotImplementedError, RuntimeError):  # pragma: no cover - Windows' loops have none
-                pass
+            previous[sig] = signal.signal(sig, on_signal)
     quiet = OncePerPeriod()
     loggers = [logging.getLogger(n) for n in ("hypercorn.error", "asyncio")]
     for lg in loggers:
@@ -92,7 +92,7 @@ async def serve(app: Any, cfg: Config) -> None:
     try:
         await hypercorn_serve(app, cfg, shutdown_trigger=stop.wait, mode="asgi")
     finally:
-        for sig in signals:
-            loop.remove_signal_handler(sig)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         for lg in loggers:
             lg.removeFilter(quiet)
