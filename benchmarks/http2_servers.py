@@ -1,5 +1,6 @@
 """HTTP/2 for ``mcpio run -t http --http2``: hypercorn against granian, side by side in one run
-(uvicorn over HTTP/1.1 beside them as the reference).
+(``--servers hypercorn,granian,uvicorn`` adds uvicorn over HTTP/1.1, a connection per client:
+its requests/s and latency are not comparable, the client being httpx's HTTP/1.1 pool).
 
     python benchmarks/http2_servers.py            # 3 rounds of 3 s per figure
     python benchmarks/http2_servers.py --quick    # 1 round of 1.5 s
@@ -40,6 +41,7 @@ import httpx
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "servers" / "h2_server.py"
 KINDS = ("hypercorn", "granian", "uvicorn")
+DEFAULT_KINDS = "hypercorn,granian"
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientInfo": {"name": "mcpio-h2-bench", "version": "1.0"},
@@ -98,8 +100,10 @@ async def load(kind: str, port: int, pid: int, workload: str, clients: int, warm
                 t0 = time.perf_counter()
                 try:
                     await one(client, url, workload, next(counter))
-                except Exception:
+                except Exception as exc:
                     state["errors"] += 1
+                    if state["errors"] == 1:
+                        print(f"{kind} {workload}: {type(exc).__name__}: {exc}", file=sys.stderr)
                     continue
                 if state["measure"]:
                     latencies.append(time.perf_counter() - t0)
@@ -153,7 +157,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--duration", type=float, default=3.0)
     ap.add_argument("--clients", type=int, default=50)
-    ap.add_argument("--servers", default=",".join(KINDS), help="comma-separated: " + ", ".join(KINDS))
+    ap.add_argument("--servers", default=DEFAULT_KINDS, help="comma-separated, of: " + ", ".join(KINDS))
     args = ap.parse_args()
     rounds, duration = (1, 1.5) if args.quick else (args.rounds, args.duration)
     kinds = [k for k in args.servers.split(",") if k]

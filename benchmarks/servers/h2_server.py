@@ -56,6 +56,9 @@ async def main(kind: str) -> None:
         config.bind = [f"127.0.0.1:{port}"]
         config.accesslog = None
         config.loglevel = "WARNING"
+        config.keep_alive_max_requests = (
+            2**31
+        )  # as mcpio's (_transports/_hypercorn.py): its default 1000 ends the h2 connection
         await serve(app, config, shutdown_trigger=stop.wait)  # type: ignore[arg-type]
     elif kind == "granian":
         from granian.constants import HTTPModes, Interfaces

@@ -11,14 +11,16 @@ is served:
   RFC 9113 §3.3) and with ``Upgrade: h2c`` (RFC 7540 §3.2, which RFC 9113 deprecated but
   clients still send).
 
-Why hypercorn, not granian (benchmarks/http2_servers.py, one run on this project's 2-core
-machine, 50 concurrent streams over one h2c connection): granian needed about 0.7× hypercorn's
-server CPU per JSON ``tools/call`` and the same per SSE stream, but it runs in the same process
-only through its "experimental" embedded mode, which aborted the interpreter at exit (a Rust
-panic) in every run, speaks no ``Upgrade: h2c``, and does its I/O on threads of its own beside
-the event loop that ``serve_http`` is a coroutine of. hypercorn is pure Python on that loop:
-``serve_http`` stays an ordinary coroutine (cancelling it stops the server), with the same
-lifespan, logging and signals as under uvicorn.
+Why hypercorn, not granian (benchmarks/http2_servers.py: three runs on this project's shared
+2-core machine, 50 concurrent streams over one h2c connection; docs/evidence/benchmarks.md):
+granian needed 0.49-0.87x hypercorn's server CPU per JSON ``tools/call`` and 0.74-1.02x per
+SSE stream. But it runs in the same process only through its embedded mode, which it logs as
+"experimental" and which printed a Rust panic ("panic in a function that cannot unwind") at
+some exits; it answers ``Upgrade: h2c`` over HTTP/1.1 (no upgrade); and it does its I/O on
+threads of its own beside the event loop. hypercorn is pure Python on the server's event
+loop: ``serve_http`` stays an ordinary coroutine (cancelling it stops the server), with the
+same lifespan, logging and signals as under uvicorn. Its cost is measured, not hidden: HTTP/2
+is opt-in, and uvicorn stays the default.
 
 Limits (the counterparts of ``_uvicorn``'s, where hypercorn has one): ``keep_alive_timeout``
 closes idle connections; ``ssl_handshake_timeout`` is ``header_timeout``;
