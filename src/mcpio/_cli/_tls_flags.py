@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._targets import UsageError
-
 
 def add_tls_flags(p: Any) -> None:
     g = p.add_argument_group("HTTP/2 and TLS (http)", "many SSE streams over one connection; HTTPS")
@@ -38,6 +36,7 @@ def tls_options(args: Any) -> dict[str, Any]:
     )
     if not (http2 or certfile or keyfile):
         return {}
+    from ._targets import UsageError  # not at import: `mcpio --help` builds this parser and stays fast
     if args.transport != "http":
         raise UsageError("--http2, --certfile and --keyfile serve HTTP: add -t http")
     from .._transports._tls import check_certificate
