@@ -211,3 +211,39 @@ asyncio.run(main())
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "[]", proc.stdout + proc.stderr
+
+
+def established_to(port: int) -> int:
+    """Client-side TCP connections to ``port`` on 127.0.0.1 now ESTABLISHED (Linux: /proc/net/tcp)."""
+    lines = open("/proc/net/tcp").read().splitlines()[1:]
+    return sum(1 for line in lines if line.split()[2].endswith(f":{port:04X}") and line.split()[3] == "01")
+
+
+@pytest.mark.linux_peers
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts connections in /proc/net/tcp")
+def test_one_mcpio_client_multiplexes_a_legacy_session_over_one_h2_connection(certs: Certs):
+    """Legacy era through the mcpio client: the session's GET stream and 50 tool calls with
+    progress, all open together, on one HTTP/2 connection; every progress notification arrives."""
+    with mcpio_http("--http2", "--certfile", certs.cert, "--keyfile", certs.key, scheme="https") as served:
+        port = int(served.url.split(":")[2].split("/")[0])
+
+        async def go() -> None:
+            transport = HTTPClientTransport(served.url, verify=certs.ca)
+            async with Client(transport=transport, era="legacy") as c:
+                seen: dict[int, list[float]] = {i: [] for i in range(STREAMS)}
+                connections: list[int] = []  # counted at each progress (HTTP/1.1 would need 51)
+
+                async def call(i: int) -> None:
+                    def progress(p: float, total: float | None, message: str | None) -> None:
+                        seen[i].append(p)
+                        connections.append(established_to(port))
+
+                    result = await c.call_tool("together", {"n": STREAMS}, on_progress=progress)
+                    assert result["structuredContent"] == {"result": STREAMS}
+
+                await asyncio.gather(*(call(i) for i in range(STREAMS)))
+                assert all(v == [1, 2] for v in seen.values()), seen
+                assert transport.http_version == "HTTP/2" and c.negotiated_era == "legacy"
+                assert set(connections) == {1}
+
+        asyncio.run(go())
