@@ -247,3 +247,17 @@ def test_one_mcpio_client_multiplexes_a_legacy_session_over_one_h2_connection(ce
                 assert set(connections) == {1}
 
         asyncio.run(go())
+
+
+def test_with_a_certificate_the_default_audience_is_https(certs: Certs):
+    from mcpio._cli._auth_flags import resource_server_from
+    from mcpio.cli import build_parser
+
+    def audience(*flags: str) -> str:
+        args = build_parser().parse_args(
+            ["run", "server.py", "-t", "http", "--port", "9443", "--auth-issuer", "https://idp.example.com", *flags]
+        )
+        return resource_server_from(args).resource
+
+    assert audience() == "http://127.0.0.1:9443/mcp"
+    assert audience("--certfile", str(certs.cert), "--keyfile", str(certs.key)) == "https://127.0.0.1:9443/mcp"

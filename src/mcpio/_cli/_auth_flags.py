@@ -70,7 +70,8 @@ def resource_server_from(args: Any) -> Any:
                 "clients use to reach this server (e.g. https://mcp.example.com/mcp)"
             )
         host = f"[{args.host}]" if ":" in args.host else args.host
-        audience = f"http://{host}:{args.port}{args.path}"
+        scheme = "https" if getattr(args, "certfile", None) else "http"  # --certfile: served over TLS
+        audience = f"{scheme}://{host}:{args.port}{args.path}"
     scopes = [s.strip() for s in (args.auth_scopes or "").split(",") if s.strip()]
     try:
         if args.auth_introspect:

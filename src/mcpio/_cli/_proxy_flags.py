@@ -121,7 +121,8 @@ def proxy_from(args: Any) -> Any:
                 "URL clients reach this server at (e.g. https://mcp.example.com)"
             )
         host = f"[{args.host}]" if ":" in args.host else args.host
-        issuer = f"http://{host}:{args.port}"
+        scheme = "https" if getattr(args, "certfile", None) else "http"  # --certfile: served over TLS
+        issuer = f"{scheme}://{host}:{args.port}"
     upstream_scopes = _split(args.auth_proxy_upstream_scopes)
     userinfo = args.auth_proxy_userinfo
     authorize_url, token_url = endpoints
