@@ -170,7 +170,8 @@ class HTTPClientTransport:
             if isinstance(verify, (str, os.PathLike)):  # a CA bundle (httpx 0.28 wants a context)
                 verify = ssl.create_default_context(cafile=os.fspath(verify))
             self._http = httpx.AsyncClient(
-                http2=importlib.util.find_spec("h2") is not None,  # offered in ALPN; HTTP/1.1 without h2
+                # offered in TLS's ALPN (h2 is never used over cleartext: no import for http://)
+                http2=self.url.lower().startswith("https:") and importlib.util.find_spec("h2") is not None,
                 verify=verify,
                 event_hooks={"response": [self._saw]},
                 headers=self.headers,
