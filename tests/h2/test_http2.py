@@ -261,3 +261,20 @@ def test_with_a_certificate_the_default_audience_is_https(certs: Certs):
 
     assert audience() == "http://127.0.0.1:9443/mcp"
     assert audience("--certfile", str(certs.cert), "--keyfile", str(certs.key)) == "https://127.0.0.1:9443/mcp"
+
+
+def test_mcpio_commands_trust_ssl_cert_file_and_refuse_otherwise_in_one_line(certs: Certs):
+    import os
+
+    with mcpio_http("--http2", "--certfile", certs.cert, "--keyfile", certs.key, scheme="https") as served:
+        command = [sys.executable, "-m", "mcpio", "list", served.url, "tools", "--json"]
+        env = {k: v for k, v in os.environ.items() if k not in ("SSL_CERT_FILE", "SSL_CERT_DIR")}
+        ok = subprocess.run(
+            command, capture_output=True, text=True, timeout=60, env={**env, "SSL_CERT_FILE": str(certs.ca)}
+        )
+        assert ok.returncode == 0 and {t["name"] for t in json.loads(ok.stdout)} == {"add", "together"}, ok.stderr
+        refused = subprocess.run(command[:-1], capture_output=True, text=True, timeout=60, env=env)  # no --json
+        assert refused.returncode != 0 and refused.stdout == ""
+        error, hint = refused.stderr.strip().splitlines()  # the CLI's message and hint lines
+        assert error.startswith("mcpio: error: ") and "TLS certificate is not trusted" in error, error
+        assert "SSL_CERT_FILE=ca.pem" in hint, hint

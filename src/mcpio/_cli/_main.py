@@ -127,7 +127,9 @@ def report(exc: BaseException, args: Any) -> int:
         else:
             message = f"lost the server: {clean(exc.message)}"
             hint = (
-                f"check that an MCP server is running at {target}"
+                "trust the CA that signed its certificate: SSL_CERT_FILE=ca.pem mcpio …"
+                if "TLS certificate is not trusted" in message
+                else f"check that an MCP server is running at {target}"
                 if is_url(str(target))
                 else f"check that {target} starts an MCP server (run its command yourself; -v shows its stderr)"
             )

@@ -325,8 +325,8 @@ class HTTPClientTransport:
             if "CERTIFICATE_VERIFY_FAILED" in str(exc):
                 self._failure = (
                     f"cannot reach the MCP server at {self.url}: its TLS certificate is not trusted "
-                    f"({_verify_message(exc)}); if it is yours, pass "
-                    "verify='ca.pem' (the CA that signed it) to the Client"
+                    f"({_verify_message(exc)}); if it is yours, trust the CA that signed it: "
+                    "Client(..., verify='ca.pem'), or SSL_CERT_FILE=ca.pem for mcpio commands"
                 )
             self._inbox.put_nowait(_EOF)
             return
