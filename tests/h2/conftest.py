@@ -46,8 +46,9 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
 class Served:
     """A running ``mcpio run``: its ``url``; ``stderr`` once it stopped."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, proc: subprocess.Popen) -> None:
         self.url = url
+        self.proc = proc
         self.stderr = ""
 
 
@@ -63,7 +64,7 @@ def mcpio_http(*flags: Any, scheme: str = "http") -> Iterator[Served]:
         stderr=subprocess.PIPE,
         text=True,
     )
-    served = Served(f"{scheme}://127.0.0.1:{port}/mcp")
+    served = Served(f"{scheme}://127.0.0.1:{port}/mcp", proc)
     try:
         wait_port(port, proc=proc)
         yield served
@@ -76,5 +77,5 @@ def mcpio_http(*flags: Any, scheme: str = "http") -> Iterator[Served]:
             out, err = proc.communicate()
             raise AssertionError(f"the server did not stop on SIGINT: {err}") from None
     served.stderr = err
-    assert proc.returncode == 0, err
+    assert proc.returncode == 0 and "Traceback" not in err, err
     assert out == ""

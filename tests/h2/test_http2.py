@@ -7,6 +7,7 @@ trust, or a key that does not match, is refused with one line."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import ssl
@@ -278,3 +279,40 @@ def test_mcpio_commands_trust_ssl_cert_file_and_refuse_otherwise_in_one_line(cer
         error, hint = refused.stderr.strip().splitlines()  # the CLI's message and hint lines
         assert error.startswith("mcpio: error: ") and "TLS certificate is not trusted" in error, error
         assert "SSL_CERT_FILE=ca.pem" in hint, hint
+
+
+def test_sigint_with_an_open_h2_sse_stream_ends_it_and_exits_cleanly():
+    """hypercorn cancels what is still open after its grace period, and cancelling a task that
+    holds an HTTP/2 stream fails inside hypercorn (exit status 1, a traceback): the app ends its
+    streams itself just before. The fixture asserts exit status 0 and no traceback."""
+    import signal
+
+    with mcpio_http("--http2") as served:
+
+        async def go() -> None:
+            async with httpx.AsyncClient(http1=False, http2=True, timeout=30) as http:
+                init = {
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-11-25",
+                        "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "1"},
+                    },
+                }
+                r = await http.post(served.url, json=init, headers={"Accept": "application/json, text/event-stream"})
+                headers = {"Mcp-Session-Id": r.headers["mcp-session-id"], "MCP-Protocol-Version": "2025-11-25"}
+                done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+                await http.post(
+                    served.url, json=done, headers={**headers, "Accept": "application/json, text/event-stream"}
+                )
+                async with http.stream("GET", served.url, headers={**headers, "Accept": "text/event-stream"}) as get:
+                    assert get.status_code == 200 and get.http_version == "HTTP/2"
+                    served.proc.send_signal(signal.SIGINT)
+                    with contextlib.suppress(httpx.HTTPError):
+                        async for _ in get.aiter_bytes():
+                            pass  # until the server ends the stream
+
+        asyncio.run(go())
+        assert served.proc.wait(20) == 0

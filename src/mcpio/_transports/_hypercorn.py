@@ -44,6 +44,7 @@ from ._uvicorn import OncePerPeriod
 
 DEFAULT_MAX_STREAMS = 100
 GRACEFUL_TIMEOUT = 5.0  # as _uvicorn's timeout_graceful_shutdown
+DRAIN_MARGIN = 0.5  # the app ends its open streams this long before hypercorn would cancel them
 
 
 def config(
@@ -91,8 +92,24 @@ async def serve(app: Any, cfg: Config) -> None:
     loggers = [logging.getLogger(n) for n in ("hypercorn.error", "asyncio")]
     for lg in loggers:
         lg.addFilter(quiet)
+    draining: list[asyncio.Task[Any]] = []
+    timers: list[asyncio.TimerHandle] = []
+
+    async def shutdown_trigger() -> None:
+        await stop.wait()
+        # hypercorn now stops accepting and gives the requests in flight graceful_timeout, then
+        # cancels them; cancelling a task that holds an HTTP/2 stream fails inside hypercorn
+        # (0.18: "TaskGroup is shutting down", exit status 1). So the app itself ends what is
+        # still open (SSE streams, sessions) just before: every handler returns on its own.
+        aclose = getattr(app, "aclose", None)
+        if aclose is not None:
+            delay = max(0.0, cfg.graceful_timeout - DRAIN_MARGIN)
+            timers.append(loop.call_later(delay, lambda: draining.append(loop.create_task(aclose()))))
+
     try:
-        await hypercorn_serve(app, cfg, shutdown_trigger=stop.wait, mode="asgi")
+        await hypercorn_serve(app, cfg, shutdown_trigger=shutdown_trigger, mode="asgi")
+        if draining:
+            await draining[0]
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
