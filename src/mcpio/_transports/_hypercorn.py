@@ -26,7 +26,9 @@ Limits (the counterparts of ``_uvicorn``'s, where hypercorn has one): ``keep_ali
 closes idle connections; ``ssl_handshake_timeout`` is ``header_timeout``;
 ``h11_max_incomplete_size`` bounds an HTTP/1.1 request head; HTTP/2 bounds its header list
 (64 KiB) and concurrent streams per connection (100). uvicorn's ``max_connections`` eviction
-and ``limit_concurrency`` have no counterpart here.
+and ``limit_concurrency`` have no counterpart here. On SIGINT/SIGTERM hypercorn stops
+accepting; requests in flight get ``GRACEFUL_TIMEOUT - DRAIN_MARGIN`` (4.5 s), then the app
+ends the streams still open (as uvicorn cancels them after its 5 s) and the process exits 0.
 """
 
 from __future__ import annotations
@@ -99,7 +101,8 @@ async def serve(app: Any, cfg: Config) -> None:
         await stop.wait()
         # hypercorn now stops accepting and gives the requests in flight graceful_timeout, then
         # cancels them; cancelling a task that holds an HTTP/2 stream fails inside hypercorn
-        # (0.18: "TaskGroup is shutting down", exit status 1). So the app itself ends what is
+        # (0.18: "TaskGroup is shutting down", exit status 1; hypercorn issue 308, unmerged fix in
+        # its PR 374). So the app itself ends what is
         # still open (SSE streams, sessions) just before: every handler returns on its own.
         aclose = getattr(app, "aclose", None)
         if aclose is not None:
