@@ -43,6 +43,8 @@ LINUX_ONLY = {
     "tests/state/test_cross_process.py",
     "tests/state/test_event_stores.py",
     "tests/state/test_redis_http.py",
+    "tests/h2/test_http2.py",  # /proc/net/tcp, and servers stopped with SIGINT
+    "tests/bench/test_http2_bench_smoke.py",  # /proc/PID/stat
 }
 
 

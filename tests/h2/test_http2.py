@@ -220,8 +220,6 @@ def established_to(port: int) -> int:
     return sum(1 for line in lines if line.split()[2].endswith(f":{port:04X}") and line.split()[3] == "01")
 
 
-@pytest.mark.linux_peers
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="counts connections in /proc/net/tcp")
 def test_one_mcpio_client_multiplexes_a_legacy_session_over_one_h2_connection(certs: Certs):
     """Legacy era through the mcpio client: the session's GET stream and 50 tool calls with
     progress, all open together, on one HTTP/2 connection; every progress notification arrives."""
