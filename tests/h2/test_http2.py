@@ -314,3 +314,40 @@ def test_sigint_with_an_open_h2_sse_stream_ends_it_and_exits_cleanly():
 
         asyncio.run(go())
         assert served.proc.wait(20) == 0
+
+
+@pytest.mark.parametrize("tls", [False, True])
+def test_hypercorn_serves_on_sockets_already_bound(certs: Certs, tls: bool):
+    """``_hypercorn.serve(app, cfg, sockets=[…])``: a listening socket made elsewhere (one port
+    shared by worker processes) is served, h2c or h2 over TLS; cancelling the coroutine stops it."""
+    from mcpio import Server
+    from mcpio._transports import _hypercorn
+
+    server = Server("sockets")
+
+    @server.tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    async def go() -> None:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(16)
+        port = sock.getsockname()[1]
+        cert = {"certfile": str(certs.cert), "keyfile": str(certs.key)} if tls else {}
+        cfg = _hypercorn.config("127.0.0.1", 0, log_level="warning", **cert)
+        serving = asyncio.create_task(_hypercorn.serve(server.http_app(), cfg, sockets=[sock]))
+        url = f"{'https' if tls else 'http'}://127.0.0.1:{port}/mcp"
+        client = {"verify": trust(certs.ca)} if tls else {"http1": False}
+        async with httpx.AsyncClient(http2=True, **client) as http:
+            call = {"name": "add", "arguments": {"a": 2, "b": 3}, "_meta": META}
+            body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}
+            r = await http.post(url, json=body, headers={**HEADERS, "Mcp-Name": "add"})
+        assert r.http_version == "HTTP/2" and r.status_code == 200, r.text
+        assert r.json()["result"]["structuredContent"] == {"result": 5}
+        serving.cancel()
+        await asyncio.gather(serving, return_exceptions=True)
+        assert serving.done()
+        sock.close()
+
+    asyncio.run(go())

@@ -36,11 +36,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import socket
 import threading
 from typing import Any
 
 from hypercorn.asyncio import serve as hypercorn_serve
-from hypercorn.config import Config
+from hypercorn.asyncio.run import worker_serve
+from hypercorn.config import Config, Sockets
+from hypercorn.utils import wrap_app
 
 from ._uvicorn import OncePerPeriod
 
@@ -60,6 +63,7 @@ def config(
     timeout_keep_alive: int = 5,
     h11_max_incomplete_event_size: int = 64 * 1024,
     max_streams: int = DEFAULT_MAX_STREAMS,
+    graceful_timeout: float = GRACEFUL_TIMEOUT,
 ) -> Config:
     """The hypercorn configuration of ``serve_http(http2=True)`` (see the module docstring)."""
     cfg = Config()
@@ -73,13 +77,14 @@ def config(
     cfg.ssl_handshake_timeout = header_timeout
     cfg.h11_max_incomplete_size = h11_max_incomplete_event_size
     cfg.h2_max_concurrent_streams = max_streams
-    cfg.graceful_timeout = GRACEFUL_TIMEOUT
+    cfg.graceful_timeout = graceful_timeout
     return cfg
 
 
-async def serve(app: Any, cfg: Config) -> None:
+async def serve(app: Any, cfg: Config, sockets: list[socket.socket] | None = None) -> None:
     """Serve ``app`` until SIGINT/SIGTERM (main thread only, as uvicorn) or cancellation, with
-    :class:`OncePerPeriod` on hypercorn's and asyncio's loggers."""
+    :class:`OncePerPeriod` on hypercorn's and asyncio's loggers; on ``sockets`` already bound
+    (and listening) when given, e.g. one port shared by worker processes, else on ``cfg.bind``."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     previous: dict[signal.Signals, Any] = {}
@@ -102,18 +107,28 @@ async def serve(app: Any, cfg: Config) -> None:
         # hypercorn now stops accepting and gives the requests in flight graceful_timeout, then
         # cancels them; cancelling a task that holds an HTTP/2 stream fails inside hypercorn
         # (0.18: "TaskGroup is shutting down", exit status 1; hypercorn issue 308, unmerged fix in
-        # its PR 374). So the app itself ends what is
-        # still open (SSE streams, sessions) just before: every handler returns on its own.
+        # its PR 374). So the app itself ends what is still open (SSE streams, sessions) just
+        # before: every handler returns on its own.
         aclose = getattr(app, "aclose", None)
         if aclose is not None:
             delay = max(0.0, cfg.graceful_timeout - DRAIN_MARGIN)
             timers.append(loop.call_later(delay, lambda: draining.append(loop.create_task(aclose()))))
 
     try:
-        await hypercorn_serve(app, cfg, shutdown_trigger=shutdown_trigger, mode="asgi")
+        if sockets is None:
+            await hypercorn_serve(app, cfg, shutdown_trigger=shutdown_trigger, mode="asgi")
+        else:
+            for sock in sockets:
+                sock.setblocking(False)
+            given = Sockets(list(sockets), [], []) if cfg.ssl_enabled else Sockets([], list(sockets), [])
+            await worker_serve(
+                wrap_app(app, cfg.wsgi_max_body_size, "asgi"), cfg, sockets=given, shutdown_trigger=shutdown_trigger
+            )
         if draining:
             await draining[0]
     finally:
+        for timer in timers:  # everything ended in time: the app's lifespan closed it already
+            timer.cancel()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         for lg in loggers:
