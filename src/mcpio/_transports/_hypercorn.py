@@ -9,7 +9,8 @@ is served:
   ``http/1.1`` (RFC 9113 §3.2): HTTP/2 clients get h2, the others HTTP/1.1 — on the same port;
 * **without**: cleartext, HTTP/1.1 plus h2c, both with prior knowledge (the connection preface,
   RFC 9113 §3.3) and with ``Upgrade: h2c`` (RFC 7540 §3.2, which RFC 9113 deprecated but
-  clients still send).
+  clients still send; hypercorn upgrades a request without a body, and answers a POST that
+  asks to upgrade over HTTP/1.1, as RFC 9110 §7.8 lets a server do).
 
 Why hypercorn, not granian (benchmarks/http2_servers.py: three runs on this project's shared
 2-core machine, 50 concurrent streams over one h2c connection; docs/evidence/benchmarks.md):
