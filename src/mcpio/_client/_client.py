@@ -83,18 +83,16 @@ _NEEDS = {
 class Client:
     """An MCP client.
 
-    ``target``: an mcpio :class:`~mcpio.Server` (runs in memory, through the same
-    serialisation as stdio), a ``.py`` path (run with this Python), a command line (a string
-    split with shlex, or an argv list; never a shell), or an ``http(s)://`` URL (Streamable
-    HTTP, both eras; ``headers=`` are sent with every HTTP request, e.g. Authorization;
-    ``auth=`` an ``httpx.Auth`` such as ``mcpio._auth.OAuth`` logs in when the server asks; ``verify=`` a CA file, ssl context or False for https).
-    ``transport=`` takes any object with ``send``/``receive``/``aclose`` instead.
+    ``target``: an mcpio :class:`~mcpio.Server` (runs in memory, through the same serialisation as stdio), a ``.py``
+    path (run with this Python), a command line (a string split with shlex, or an argv list; never a shell), or an
+    ``http(s)://`` URL (Streamable HTTP, both eras; ``headers=`` are sent with every HTTP request, e.g. Authorization;
+    ``auth=`` an ``httpx.Auth`` such as ``mcpio._auth.OAuth`` logs in when the server asks; ``verify=``: a CA file,
+    an ``ssl.SSLContext`` or False, for https). ``transport=`` takes any object with ``send``/``receive``/``aclose``.
 
     Handlers (sync or async; each declares its capability when given):
-    ``sampling(params)`` returns a CreateMessageResult dict or the reply text;
-    ``elicitation(params)`` returns an ElicitResult, the content alone (accept) or None
-    (decline) — accepted content gets the schema's defaults for the fields it leaves out;
-    ``roots`` is a list (paths, ``file://`` URIs or Root dicts) or a callable returning one.
+    ``sampling(params)`` returns a CreateMessageResult dict or the reply text; ``elicitation(params)`` returns an
+    ElicitResult, the content alone (accept) or None (decline) — accepted content gets the schema's defaults for
+    the fields it leaves out; ``roots`` is a list (paths, ``file://`` URIs or Root dicts) or a callable returning one.
     ``on_log(params)`` receives ``notifications/message`` (default: the ``mcpio.server``
     logger); ``on_notification(method, params)`` receives every notification.
 
