@@ -43,7 +43,6 @@ from .._state._base import StateBackend, StateUnavailable
 from .._versions import RULES
 from ._http_events import EventStore, MemoryEventStore
 from ._http_server_sse import LegacySSE
-from ._http_sessions import SharedSessions
 from ._http_server_streams import (
     Disconnected,
     LegacyTransport,
@@ -54,6 +53,7 @@ from ._http_server_streams import (
     refuse,
     watch_disconnect,
 )
+from ._http_sessions import SharedSessions
 
 log = logging.getLogger("mcpio.http")
 
