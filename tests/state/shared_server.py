@@ -2,7 +2,8 @@
 [SESSION_TIMEOUT [MAX_SESSIONS]]``. Every process started with the same Redis serves every
 legacy session. Tools: ``where`` (this process's pid), ``chatty`` (one log message per level),
 ``touch(uri)`` (``notify_resource_updated``), ``roots`` (asks the client for its roots: a
-server-to-client request), ``slow(steps)`` (progress, then waits to be cancelled or finishes);
+server-to-client request), ``slow(steps, wait)`` (progress, then waits; ``cancelled`` lists the
+ids of those cancelled on this process);
 resource ``memo://a``."""
 
 from __future__ import annotations
@@ -46,12 +47,25 @@ async def roots(ctx: Context) -> str:
     return ",".join(r["uri"] for r in found)
 
 
+CANCELLED: list[str] = []
+
+
 @server.tool
 async def slow(ctx: Context, steps: int, wait: float = 0.0) -> str:
     for i in range(steps):
         await ctx.report_progress(i + 1, steps)
-    await asyncio.sleep(wait)  # cancelled by notifications/cancelled
+    try:
+        await asyncio.sleep(wait)  # cancelled by notifications/cancelled
+    except asyncio.CancelledError:
+        CANCELLED.append(str(ctx.request_id))
+        raise
     return "done"
+
+
+@server.tool
+def cancelled() -> list[str]:
+    """The ids of the slow calls cancelled on this process."""
+    return CANCELLED
 
 
 if __name__ == "__main__":

@@ -68,7 +68,7 @@ local function kill(s, st, sq, c, lose)
   redis.call('XDEL', p .. 'ev:' .. s .. ':' .. st, '0-' .. sq)
   redis.call('ZREM', p .. 'ord:' .. s, st .. '|' .. sq .. '|' .. c)
   redis.call('ZREM', gord, s .. '|' .. st .. '|' .. sq .. '|' .. c)
-  redis.call('DECRBY', gbytes, c)
+  if redis.call('DECRBY', gbytes, c) <= 0 then redis.call('DEL', gbytes) end
   if redis.call('EXISTS', meta) == 1 then
     redis.call('HINCRBY', meta, 'bytes', -tonumber(c))
     if lose and tonumber(c) > overhead then

@@ -20,6 +20,9 @@ session):
   request is waiting takes it, the others ignore an id they do not know;
 * DELETE removes the record and tells every process on the bus to end its copy (requests in
   flight are cancelled); an expired record is found gone by the next request (404);
+* while the backend is unreachable a process serves the sessions it has a copy of from that
+  copy (others get 503 with Retry-After); when it comes back empty (restarted without
+  persistence) the copies restore their records (``"lost"``, :meth:`SessionDirectory.restore`);
 * a copy idle here for ``session_timeout`` is dropped here only (the session may live on
   elsewhere); a busy one (request in flight, stream open) keeps its record alive.
 
@@ -159,7 +162,19 @@ class SharedSessions:
         the record; None if the session is unknown, deleted or expired."""
         if local is not None and local.closed:
             local = None
-        found = await self.directory.touch(sid, local.rev if local is not None else 0, ttl=self.app.session_timeout)
+        ttl = self.app.session_timeout
+        try:
+            found = await self.directory.touch(sid, local.rev if local is not None else 0, ttl=ttl)
+        except StateUnavailable:
+            if local is None:
+                raise  # 503: only the backend knows this session
+            return local  # type: ignore[no-any-return]  # served from this copy while the backend is down
+        if isinstance(found, str):  # Redis lost its data (restarted empty): this copy restores it
+            if local is None or local.mirror is None:
+                return None
+            log.info("HTTP session %s: restored in the state store from this process", sid)
+            found = await self.directory.restore(sid, local.mirror.snapshot(), ttl=ttl)
+            local.rev = 0
         if found is None:
             if local is not None:  # ended elsewhere, or expired
                 local.owns_events = True
