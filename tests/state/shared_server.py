@@ -1,7 +1,7 @@
 """A server for the shared-session tests: ``python tests/state/shared_server.py PORT REDIS_URL
 [SESSION_TIMEOUT [MAX_SESSIONS]]``. Every process started with the same Redis serves every
 legacy session. Tools: ``where`` (this process's pid), ``chatty`` (one log message per level),
-``touch(uri)`` (``notify_resource_updated``), ``roots`` (asks the client for its roots: a
+``touch(uri)`` (``notify_resource_updated``), ``grow(name)`` (adds a tool: list_changed), ``roots`` (asks the client for its roots: a
 server-to-client request), ``slow(steps, wait)`` (progress, then waits; ``cancelled`` lists the
 ids of those cancelled on this process);
 resource ``memo://a``."""
@@ -60,6 +60,13 @@ async def slow(ctx: Context, steps: int, wait: float = 0.0) -> str:
         CANCELLED.append(str(ctx.request_id))
         raise
     return "done"
+
+
+@server.tool
+def grow(name: str) -> str:
+    """Register a tool on this process at run time (tools/list_changed, on every process)."""
+    server.add_tool(lambda: name, name=name)
+    return name
 
 
 @server.tool

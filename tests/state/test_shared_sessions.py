@@ -27,7 +27,7 @@ import pytest
 import redis
 
 from tests.faults.test_event_store import sse_events
-from tests.state.test_cross_process import open_get_stream
+from tests.http.conftest import modern, modern_headers
 from tests.support.http import free_port, wait_port
 
 SERVER = [sys.executable, "tests/state/shared_server.py"]
@@ -101,7 +101,7 @@ class RoundRobin:
             return [r.json()]
         return [json.loads(e["data"]) for e in sse_events(r.text) if e.get("data")]
 
-    def call(self, name: str, at: int | None = None, **arguments) -> dict:
+    def call(self, name: str, /, at: int | None = None, **arguments) -> dict:
         answer = self.messages("tools/call", {"name": name, "arguments": arguments}, at)[-1]
         assert "result" in answer, answer
         return answer["result"]
@@ -130,7 +130,7 @@ def test_one_session_round_robin_over_two_processes(cluster):
 
         # Subscribed on A, GET stream on B: an update notified on A reaches B's stream once.
         assert s.post("resources/subscribe", {"uri": "memo://a"}, at=0).status_code == 200
-        got, _, _ = open_get_stream(urls[1], s.headers)
+        got = open_get(c, urls[1], s.headers)
         other = RoundRobin(c, urls)
         assert other.call("touch", at=0, uri="memo://a")["content"][0]["text"] == "touched"
         assert got.get(timeout=10) == {"jsonrpc": "2.0", "method": "notifications/resources/updated",
@@ -192,6 +192,25 @@ def test_an_idle_session_expires_on_every_process_and_leaves_no_key(redis_url):
         db.close()
 
 
+def open_get(c: httpx.Client, url: str, headers: dict) -> queue.Queue:
+    """Open the session's GET stream and read it in a thread: its messages arrive on the queue."""
+    got: queue.Queue = queue.Queue()
+    opened = threading.Event()
+
+    def read() -> None:
+        get = {**headers, "accept": "text/event-stream"}
+        with contextlib.suppress(httpx.HTTPError), c.stream("GET", url, headers=get) as r:
+            assert r.status_code == 200
+            opened.set()
+            for line in r.iter_lines():  # until the server or the test ends it
+                if line.startswith("data:") and line[5:].strip():
+                    got.put(json.loads(line[5:]))
+
+    threading.Thread(target=read, daemon=True).start()
+    assert opened.wait(10)
+    return got
+
+
 def stream_post(c: httpx.Client, url: str, headers: dict, message: dict) -> queue.Queue:
     """POST ``message`` and read its SSE response in a thread: its messages arrive on the queue."""
     got: queue.Queue = queue.Queue()
@@ -236,3 +255,23 @@ def test_answers_and_cancellations_reach_the_process_running_the_request(cluster
             time.sleep(0.05)
         assert s.call("cancelled", at=1)["structuredContent"]["result"] == []
         assert got.empty()  # the cancelled request was never answered
+
+
+def test_list_changed_on_one_process_reaches_streams_on_every_process_once(cluster):
+    urls, _ = cluster
+    listen = modern(7, "subscriptions/listen", {"notifications": {"toolsListChanged": True}})
+    with httpx.Client(timeout=30) as c, httpx.Client(timeout=30) as streaming:
+        s = RoundRobin(c, urls)  # made on A; its GET stream on B
+        s.post("resources/subscribe", {"uri": "memo://a"}, at=1)
+        got = open_get(c, urls[1], s.headers)
+        listening = stream_post(streaming, urls[1], modern_headers("subscriptions/listen"), listen)  # 2026 era, on B
+        assert listening.get(timeout=10)["method"] == "notifications/subscriptions/acknowledged"
+        other = RoundRobin(c, urls)
+        assert other.call("grow", at=0, name="sprout")["content"][0]["text"] == "sprout"  # on A
+        assert got.get(timeout=10) == {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        changed = listening.get(timeout=10)
+        assert changed["method"] == "notifications/tools/list_changed"
+        assert changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 7
+        other.call("touch", at=0, uri="memo://a")  # a marker: the next message on the GET stream
+        assert got.get(timeout=10)["method"] == "notifications/resources/updated"  # no second list_changed
+        assert got.empty() and listening.empty()
