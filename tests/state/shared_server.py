@@ -4,6 +4,7 @@ legacy session. Tools: ``where`` (this process's pid), ``chatty`` (one log messa
 ``touch(uri)`` (``notify_resource_updated``), ``grow(name)`` (adds a tool: list_changed), ``roots`` (asks the client for its roots: a
 server-to-client request), ``slow(steps, wait)`` (progress, then waits; ``cancelled`` lists the
 ids of those cancelled on this process);
+``staged(gate)`` (progress in three stages, each opened by a file the test creates);
 resource ``memo://a``."""
 
 from __future__ import annotations
@@ -60,6 +61,19 @@ async def slow(ctx: Context, steps: int, wait: float = 0.0) -> str:
         CANCELLED.append(str(ctx.request_id))
         raise
     return "done"
+
+
+@server.tool
+async def staged(ctx: Context, gate: str) -> str:
+    """Progress 1 and 2; 3 and 4 once the file ``gate.1`` exists; 5 and 6 once ``gate.2`` does."""
+    step = 0
+    for stage in range(3):
+        while stage and not os.path.exists(f"{gate}.{stage}"):
+            await asyncio.sleep(0.02)  # the test opens each gate when its client is ready
+        for _ in range(2):
+            step += 1
+            await ctx.report_progress(step, 6)
+    return "staged"
 
 
 @server.tool

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import signal
 import queue
 import subprocess
 import sys
@@ -275,3 +276,73 @@ def test_list_changed_on_one_process_reaches_streams_on_every_process_once(clust
         other.call("touch", at=0, uri="memo://a")  # a marker: the next message on the GET stream
         assert got.get(timeout=10)["method"] == "notifications/resources/updated"  # no second list_changed
         assert got.empty() and listening.empty()
+
+
+def sse_read(r: httpx.Response) -> Iterator[tuple[str, dict]]:
+    """(event id, message) of each SSE event with data, as they arrive."""
+    eid, data = "", ""
+    for line in r.iter_lines():
+        if line.startswith("id:"):
+            eid = line[3:].strip()
+        elif line.startswith("data:"):
+            data += line[5:].strip()
+        elif not line and data:
+            yield eid, json.loads(data)
+            eid, data = "", ""
+
+
+def test_a_stream_resumed_on_other_processes_survives_kill_9_of_the_one_holding_it(redis_url, tmp_path):
+    """staged runs on A; the client reads two progress events there and drops the connection,
+    resumes on B (which follows A's events in Redis), B is killed with SIGKILL mid-call, the
+    client resumes on C: every progress event exactly once, then the result."""
+    urls, procs = start(redis_url, 3)
+    db = redis.Redis.from_url(redis_url)
+    gate = str(tmp_path / "gate")
+    seen: list[float] = []
+    last = ""
+    try:
+        with httpx.Client(timeout=30) as c:
+            s = RoundRobin(c, urls)
+            call = {"jsonrpc": "2.0", "id": "k", "method": "tools/call",
+                    "params": {"name": "staged", "arguments": {"gate": gate}, "_meta": {"progressToken": "t"}}}  # fmt: skip
+            with c.stream("POST", urls[0], json=call, headers={**ACCEPT, **s.headers}) as r:  # on A
+                for last, m in sse_read(r):
+                    seen.append(m["params"]["progress"])
+                    if len(seen) == 2:
+                        break  # the connection to A ends here; staged goes on
+
+            def resume(at: int) -> httpx.Response:
+                headers = {**s.headers, "accept": "text/event-stream", "last-event-id": last}
+                return c.send(c.build_request("GET", urls[at], headers=headers), stream=True)
+
+            r = resume(1)  # on B
+            assert r.status_code == 200
+            open(gate + ".1", "w").close()
+            with contextlib.suppress(httpx.HTTPError):
+                for last, m in sse_read(r):
+                    seen.append(m["params"]["progress"])
+                    if len(seen) == 4:
+                        procs[1].send_signal(signal.SIGKILL)  # B dies holding the client's stream
+                        procs[1].wait(10)
+            r.close()
+            r = resume(2)  # on C
+            assert r.status_code == 200
+            open(gate + ".2", "w").close()
+            answer = None
+            for last, m in sse_read(r):
+                if "id" in m:
+                    answer = m
+                    break
+                seen.append(m["params"]["progress"])
+            r.close()
+            assert seen == [1, 2, 3, 4, 5, 6]
+            assert answer is not None and answer["id"] == "k" and answer["result"]["content"][0]["text"] == "staged"
+            assert c.delete(urls[2], headers=s.headers).status_code == 200
+        wait_baseline(db, 10)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.terminate()
+        for proc in procs:
+            proc.wait(10)
+        db.close()

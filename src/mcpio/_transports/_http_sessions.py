@@ -32,14 +32,16 @@ of the copy that holds it; copies without one drop them, so the client gets each
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import time
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from .._protocol import _http as h
 from .._state._base import SessionDirectory, StateUnavailable
-from ._http_server_streams import LegacyTransport, peek
+from ._http_server_streams import LegacyTransport, Stream, peek
 
 if TYPE_CHECKING:
     from ._http_server import StreamableHTTPApp
@@ -137,6 +139,7 @@ class SharedSessions:
         self.state = state
         self.directory = directory
         self.tag = secrets.token_hex(3) + "."  # this process's POST streams: "<tag><n>"
+        self._feeders: set[asyncio.Task[None]] = set()
         state.on_message(self.on_message)
 
     def _local(self, sid: str, record: dict[str, str] | None) -> SharedLegacyTransport:
@@ -213,6 +216,47 @@ class SharedSessions:
         elif kind == FRAME and isinstance(message.get("frame"), str):
             await LegacyTransport.deliver(local, message["frame"].encode())  # not forwarded again
 
+    def resume(
+        self, transport: LegacyTransport, last: str, stream_id: str, replay: list[tuple[str, bytes]]
+    ) -> Stream | None:
+        """A POST stream that another process runs (its id does not carry this process's tag)
+        and that is not answered yet, resumed here at ``Last-Event-ID`` ``last``: after the
+        replay, its events are read from the store as that process stores them (it stores
+        what it sends while no client is attached), with their own ids, until its answer.
+        Ends early if the session ends; a process that died before answering leaves the
+        stream open (keep-alives) until the client gives up. None: not such a stream."""
+        if stream_id == "0" or stream_id.startswith(self.tag):
+            return None
+        if any(e.method is None for _, frame in replay if frame for e in peek(frame)):
+            return None  # answered already: the replay is all there is
+        last_seq = h.parse_event_id(replay[-1][0] if replay else last)
+        if last_seq is None:
+            return None
+        tail = _TailStore(self.app.event_store)
+        stream = Stream(stream_id, era=h.LEGACY, json_ok=False, store=tail, session_id=transport.id)  # type: ignore[arg-type]
+        task = asyncio.get_running_loop().create_task(self._feed(stream, tail, transport, last_seq[1]))
+        self._feeders.add(task)
+        task.add_done_callback(self._feeders.discard)
+        return stream
+
+    async def _feed(self, stream: Stream, tail: _TailStore, transport: LegacyTransport, seq: int) -> None:
+        read_after = self.app.event_store.read_after  # type: ignore[union-attr]
+        try:
+            while not (stream.gone or transport.closed):
+                for got, frame in await read_after(transport.id, stream.id, seq, 1000):
+                    seq = got
+                    if not frame:
+                        continue  # a priming event: nothing to deliver
+                    final = any(e.method is None for e in peek(frame))
+                    tail.ids.append(h.event_id(stream.id, got))
+                    await stream.put(frame, final)
+                    if final:
+                        return
+        except StateUnavailable as exc:
+            log.warning("session %s: stream %s cannot be followed: %s", transport.id, stream.id, exc)
+        stream.finished = True  # the HTTP response ends (the client may resume again)
+        stream.wake.set()
+
     async def reap(self) -> None:
         """Keep the records of busy copies alive; drop copies idle here (only here)."""
         app = self.app
@@ -228,3 +272,18 @@ class SharedSessions:
             elif t.idle_for(now) > app.session_timeout:
                 log.info("HTTP session %s: local copy dropped after %.0f s idle here", t.id, app.session_timeout)
                 app.end_session(t)
+
+
+class _TailStore:
+    """The event store of a stream resumed on a process that does not run it: its events are
+    in the store already, so "storing" one only hands back the id it was stored under."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.ids: deque[str] = deque()
+
+    async def store(self, session_id: str, stream_id: str, message: bytes) -> str | None:
+        return self.ids.popleft() if self.ids else None
+
+    async def discard_stream(self, session_id: str, stream_id: str) -> None:
+        await self.real.discard_stream(session_id, stream_id)  # delivered whole: as the pump would
