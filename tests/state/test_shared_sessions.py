@@ -15,8 +15,8 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
-import signal
 import queue
+import signal
 import subprocess
 import sys
 import threading
