@@ -306,7 +306,8 @@ def test_a_stream_resumed_on_other_processes_survives_kill_9_of_the_one_holding_
             call = {"jsonrpc": "2.0", "id": "k", "method": "tools/call",
                     "params": {"name": "staged", "arguments": {"gate": gate}, "_meta": {"progressToken": "t"}}}  # fmt: skip
             with c.stream("POST", urls[0], json=call, headers={**ACCEPT, **s.headers}) as r:  # on A
-                for last, m in sse_read(r):
+                for eid, m in sse_read(r):
+                    last = eid
                     seen.append(m["params"]["progress"])
                     if len(seen) == 2:
                         break  # the connection to A ends here; staged goes on
@@ -319,7 +320,8 @@ def test_a_stream_resumed_on_other_processes_survives_kill_9_of_the_one_holding_
             assert r.status_code == 200
             open(gate + ".1", "w").close()
             with contextlib.suppress(httpx.HTTPError):
-                for last, m in sse_read(r):
+                for eid, m in sse_read(r):
+                    last = eid
                     seen.append(m["params"]["progress"])
                     if len(seen) == 4:
                         procs[1].send_signal(signal.SIGKILL)  # B dies holding the client's stream
@@ -329,7 +331,8 @@ def test_a_stream_resumed_on_other_processes_survives_kill_9_of_the_one_holding_
             assert r.status_code == 200
             open(gate + ".2", "w").close()
             answer = None
-            for last, m in sse_read(r):
+            for eid, m in sse_read(r):
+                last = eid
                 if "id" in m:
                     answer = m
                     break
