@@ -349,3 +349,31 @@ def test_a_stream_resumed_on_other_processes_survives_kill_9_of_the_one_holding_
         for proc in procs:
             proc.wait(10)
         db.close()
+
+
+def test_the_get_stream_resumed_on_another_process_replays_then_goes_on_live_there(cluster):
+    urls, _ = cluster
+    with httpx.Client(timeout=30) as c:
+        s = RoundRobin(c, urls)
+        s.post("resources/subscribe", {"uri": "memo://a"}, at=0)
+        other = RoundRobin(c, urls)
+        get = {**s.headers, "accept": "text/event-stream"}
+        r = c.send(c.build_request("GET", urls[0], headers=get), stream=True)  # on A
+        other.call("touch", at=1, uri="memo://a")  # 1: live on A
+        last, first = next(sse_read(r))
+        assert first["method"] == "notifications/resources/updated"
+        r.close()  # the connection to A ends; A keeps what comes for the stream in Redis
+        other.call("touch", at=1, uri="memo://a")  # 2: stored by A
+        r = c.send(c.build_request("GET", urls[1], headers={**get, "last-event-id": last}), stream=True)  # on B
+        assert r.status_code == 200
+        events = sse_read(r)
+        replayed_id, replayed = next(events)
+        assert replayed["method"] == "notifications/resources/updated" and replayed_id != last
+        other.call("touch", at=0, uri="memo://a")  # 3: live on B, whichever process notifies
+        assert next(events)[1]["method"] == "notifications/resources/updated"
+        other.call("touch", at=1, uri="memo://a")  # 4
+        assert next(events)[1]["method"] == "notifications/resources/updated"
+        other.call("grow", at=0, name="marker")  # the next event: no update came twice
+        assert next(events)[1]["method"] == "notifications/tools/list_changed"
+        r.close()
+        assert c.delete(urls[0], headers=s.headers).status_code == 200

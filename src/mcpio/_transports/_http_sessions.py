@@ -53,6 +53,7 @@ RECORDED = frozenset({"initialize", "logging/setLevel", "resources/subscribe", "
 ENDED = "mcpio/session-ended"
 CHANGED = "mcpio/session-changed"
 FRAME = "mcpio/session-frame"
+GET_MOVED = "mcpio/session-get"
 
 
 class SharedLegacyTransport(LegacyTransport):
@@ -106,6 +107,21 @@ class SharedLegacyTransport(LegacyTransport):
                 self.recorded -= ids
                 await self.sync()
         await super().send(frame)
+
+    def open_get_stream(self, *, priming: bool) -> Stream | None:
+        """The GET stream, here; the other processes' copies drop theirs (one per session)."""
+        stream = super().open_get_stream(priming=priming)
+        if stream is not None:
+            self.registry.spawn(self.registry.publish({"type": GET_MOVED, "sid": self.id}))
+        return stream
+
+    def drop_get_stream(self) -> None:
+        """Another process holds the session's GET stream now: end this one."""
+        stream, self.get_stream = self.get_stream, None
+        if stream is not None:
+            self.streams.pop(stream.id, None)
+            stream.finished = True
+            stream.wake.set()
 
     async def sync(self) -> None:
         """Write what changed in the session to its record, then tell the other copies."""
@@ -196,21 +212,31 @@ class SharedSessions:
         await self.state.publish({"type": ENDED, "sid": transport.id})
 
     async def forward(self, sid: str, frame: bytes) -> None:
+        await self.publish({"type": FRAME, "sid": sid, "frame": frame.decode()})
+
+    async def publish(self, message: dict[str, Any]) -> None:
         try:
-            await self.state.publish({"type": FRAME, "sid": sid, "frame": frame.decode()})
+            await self.state.publish(message)
         except StateUnavailable as exc:
-            log.warning("session %s: a client message not shared with the other processes: %s", sid, exc)
+            log.warning("session %s: %s not shared with the other processes: %s", message["sid"], message["type"], exc)
+
+    def spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._feeders.add(task)
+        task.add_done_callback(self._feeders.discard)
 
     async def on_message(self, message: dict[str, Any]) -> None:
         """Bus messages from other processes about sessions this process has a copy of."""
         kind = message.get("type")
-        if kind not in (ENDED, CHANGED, FRAME):
+        if kind not in (ENDED, CHANGED, FRAME, GET_MOVED):
             return
         local = self.app.sessions.get(str(message.get("sid")))
         if not isinstance(local, SharedLegacyTransport) or local.closed:
             return
         if kind == ENDED:
             self.app.end_session(local, abort=True)
+        elif kind == GET_MOVED:
+            local.drop_get_stream()
         elif kind == CHANGED and isinstance(message.get("record"), dict):
             local.refresh(message["record"])
         elif kind == FRAME and isinstance(message.get("frame"), str):
@@ -225,7 +251,9 @@ class SharedSessions:
         what it sends while no client is attached), with their own ids, until its answer.
         Ends early if the session ends; a process that died before answering leaves the
         stream open (keep-alives) until the client gives up. None: not such a stream."""
-        if stream_id == "0" or stream_id.startswith(self.tag):
+        if stream_id == "0":  # the GET stream moves here: replay, then live (the others drop theirs)
+            return transport.open_get_stream(priming=False)
+        if stream_id.startswith(self.tag):
             return None
         if any(e.method is None for _, frame in replay if frame for e in peek(frame)):
             return None  # answered already: the replay is all there is
@@ -234,9 +262,7 @@ class SharedSessions:
             return None
         tail = _TailStore(self.app.event_store)
         stream = Stream(stream_id, era=h.LEGACY, json_ok=False, store=tail, session_id=transport.id)  # type: ignore[arg-type]
-        task = asyncio.get_running_loop().create_task(self._feed(stream, tail, transport, last_seq[1]))
-        self._feeders.add(task)
-        task.add_done_callback(self._feeders.discard)
+        self.spawn(self._feed(stream, tail, transport, last_seq[1]))
         return stream
 
     async def _feed(self, stream: Stream, tail: _TailStore, transport: LegacyTransport, seq: int) -> None:
