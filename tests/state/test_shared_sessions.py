@@ -29,7 +29,9 @@ import redis
 
 from tests.faults.test_event_store import sse_events
 from tests.http.conftest import modern, modern_headers
+from tests.state.test_redis_http import wait_ready
 from tests.support.http import free_port, wait_port
+from tests.support.redis import RedisServer
 
 SERVER = [sys.executable, "tests/state/shared_server.py"]
 VERSION = "2025-06-18"
@@ -377,3 +379,37 @@ def test_the_get_stream_resumed_on_another_process_replays_then_goes_on_live_the
         assert next(events)[1]["method"] == "notifications/tools/list_changed"
         r.close()
         assert c.delete(urls[0], headers=s.headers).status_code == 200
+
+
+def levels(s: RoundRobin, at: int) -> list[str]:
+    messages = s.messages("tools/call", {"name": "chatty", "arguments": {}}, at)
+    return [m["params"]["level"] for m in messages if m.get("method") == "notifications/message"]
+
+
+def test_sessions_survive_a_redis_restarted_empty(tmp_path):
+    """Redis restarted without persistence loses every record; the processes that hold copies
+    restore them (the epoch tells a lost record from an ended one), and changes made after
+    that are shared again. A session no process held is gone."""
+    own = RedisServer()  # its own: this test restarts it
+    own.start()
+    urls, procs = start(own.url, 2)
+    try:
+        with httpx.Client(timeout=30) as c:
+            s = RoundRobin(c, urls)
+            s.post("logging/setLevel", {"level": "warning"}, at=1)
+            assert levels(s, 0) == levels(s, 1) == ["warning", "error"]  # copies on A and B
+            own.restart()
+            for url in urls:
+                wait_ready(c, url.removesuffix("/mcp"))
+            assert levels(s, 0) == ["warning", "error"]  # A restores the record from its copy
+            assert levels(s, 1) == ["warning", "error"]
+            s.post("logging/setLevel", {"level": "error"}, at=1)  # shared again
+            assert levels(s, 0) == ["error"]
+            assert c.delete(urls[0], headers=s.headers).status_code == 200
+            assert s.post("tools/list", at=1).status_code == 404  # ended is ended, restart or not
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(10)
+        own.close()

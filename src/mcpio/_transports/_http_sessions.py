@@ -77,10 +77,13 @@ class SharedLegacyTransport(LegacyTransport):
             mirror.apply(self.record)
             self.record = None
 
-    def refresh(self, record: dict[str, str]) -> None:
-        """A newer record (another process changed it): apply it to this copy."""
+    def refresh(self, record: dict[str, str], *, newer_only: bool = False) -> None:
+        """The record as the backend holds it now: apply it to this copy. ``newer_only`` (a bus
+        message, which may be overtaken by a fresher read): only if its ``rev`` is higher.
+        Otherwise any other ``rev`` is applied: after Redis lost its data and a copy restored
+        the record, ``rev`` starts again at 1."""
         rev = int(record.get("rev", 0))
-        if rev <= self.rev and self.mirror is not None:
+        if self.mirror is not None and (rev <= self.rev if newer_only else rev == self.rev):
             return
         self.rev = rev
         self.known = _fields(record)
@@ -238,7 +241,7 @@ class SharedSessions:
         elif kind == GET_MOVED:
             local.drop_get_stream()
         elif kind == CHANGED and isinstance(message.get("record"), dict):
-            local.refresh(message["record"])
+            local.refresh(message["record"], newer_only=True)
         elif kind == FRAME and isinstance(message.get("frame"), str):
             await LegacyTransport.deliver(local, message["frame"].encode())  # not forwarded again
 
