@@ -244,6 +244,11 @@ def test_answers_and_cancellations_reach_the_process_running_the_request(cluster
         assert s.send(answer, at=1).status_code == 202
         done = got.get(timeout=10)
         assert done["id"] == "r1" and done["result"]["content"][0]["text"] == "file:///tmp/x"
+        # Answered through A itself: taken there (not sent on the bus), the same result.
+        got = stream_post(streaming, urls[0], s.headers, {**call, "id": "r2"})
+        ask = got.get(timeout=10)
+        assert s.send({**answer, "id": ask["id"]}, at=0).status_code == 202
+        assert got.get(timeout=10)["result"]["content"][0]["text"] == "file:///tmp/x"
 
         # slow runs on A; notifications/cancelled POSTed to B cancels it there: no answer comes.
         call = {"jsonrpc": "2.0", "id": "s1", "method": "tools/call", "params": {"name": "slow", "arguments":
@@ -365,7 +370,7 @@ def test_the_get_stream_resumed_on_another_process_replays_then_goes_on_live_the
         last, first = next(sse_read(r))
         assert first["method"] == "notifications/resources/updated"
         r.close()  # the connection to A ends; A keeps what comes for the stream in Redis
-        other.call("touch", at=1, uri="memo://a")  # 2: stored by A
+        other.call("touch", at=0, uri="memo://a")  # 2: stored by A before this call returns
         r = c.send(c.build_request("GET", urls[1], headers={**get, "last-event-id": last}), stream=True)  # on B
         assert r.status_code == 200
         events = sse_read(r)

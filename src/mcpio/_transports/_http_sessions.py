@@ -16,8 +16,9 @@ session):
   unsubscribe) write the fields that changed *before* their answer goes out, and the new record
   goes on the bus so every copy is current at once;
 * a client's responses (to sampling, elicitation, roots/list) and ``notifications/cancelled``
-  are delivered to the local copy and published on the bus to every other copy: the one whose
-  request is waiting takes it, the others ignore an id they do not know;
+  are delivered to the local copy and, unless the response answers a request of this copy,
+  published on the bus to every other copy: the one whose request is waiting takes it, the
+  others ignore an id they do not know;
 * DELETE removes the record and tells every process on the bus to end its copy (requests in
   flight are cancelled); an expired record is found gone by the next request (404);
 * while the backend is unreachable a process serves the sessions it has a copy of from that
@@ -68,6 +69,7 @@ class SharedLegacyTransport(LegacyTransport):
         self.known: dict[str, str] = _fields(record) if record else {}  # the fields stored
         self.mirror: Any = None  # _server._replicas.SessionMirror, bound by the server
         self.recorded: set[Any] = set()  # ids of RECORDED requests in flight
+        self.outbound: set[Any] = set()  # ids of this copy's requests to the client, unanswered
         self.owns_events = False  # forget the event store's keys at the end (only if it ended)
 
     def bind_mirror(self, mirror: Any) -> None:
@@ -95,8 +97,13 @@ class SharedLegacyTransport(LegacyTransport):
     async def deliver(self, frame: bytes) -> None:
         forward = False
         for e in peek(frame):
-            if e.method is None or e.method == "notifications/cancelled":
-                forward = True  # it may belong to a request running on another process
+            if e.method is None:  # an answer: to a request of this copy, or of another process's
+                if e.id in self.outbound:
+                    self.outbound.discard(e.id)
+                else:
+                    forward = True
+            elif e.method == "notifications/cancelled":
+                forward = True  # its request may run on another process
             elif e.method in RECORDED and isinstance(e.id, (int, str)):
                 self.recorded.add(e.id)
         await super().deliver(frame)
@@ -104,11 +111,19 @@ class SharedLegacyTransport(LegacyTransport):
             await self.registry.forward(self.id, frame)
 
     async def send(self, frame: bytes) -> None:
+        envelopes = peek(frame)
         if self.recorded:
-            ids = {e.id for e in peek(frame) if e.method is None}
+            ids = {e.id for e in envelopes if e.method is None}
             if ids & self.recorded:
                 self.recorded -= ids
                 await self.sync()
+        for e in envelopes:
+            if e.method is not None and isinstance(e.id, (int, str)):  # a request to the client
+                if (
+                    len(self.outbound) >= 1024
+                ):  # most were never answered (timed out): forget them (a late answer then goes on the bus: harmless)
+                    self.outbound.clear()
+                self.outbound.add(e.id)
         await super().send(frame)
 
     def open_get_stream(self, *, priming: bool) -> Stream | None:
