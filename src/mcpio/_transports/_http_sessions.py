@@ -271,8 +271,8 @@ class SharedSessions:
         stream open (keep-alives) until the client gives up. None: not such a stream."""
         if stream_id == "0":  # the GET stream moves here: replay, then live (the others drop theirs)
             return transport.open_get_stream(priming=False)
-        if stream_id.startswith(self.tag):
-            return None
+        if stream_id.startswith(self.tag) or not hasattr(self.app.event_store, "read_after"):
+            return None  # this process's own (complete) stream, or a store shared by no one
         if any(e.method is None for _, frame in replay if frame for e in peek(frame)):
             return None  # answered already: the replay is all there is
         last_seq = h.parse_event_id(replay[-1][0] if replay else last)
