@@ -119,10 +119,8 @@ class SharedLegacyTransport(LegacyTransport):
                 await self.sync()
         for e in envelopes:
             if e.method is not None and isinstance(e.id, (int, str)):  # a request to the client
-                if (
-                    len(self.outbound) >= 1024
-                ):  # most were never answered (timed out): forget them (a late answer then goes on the bus: harmless)
-                    self.outbound.clear()
+                if len(self.outbound) >= 1024:  # most were never answered (timed out): forget them
+                    self.outbound.clear()  # (a late answer then goes on the bus too: harmless)
                 self.outbound.add(e.id)
         await super().send(frame)
 
