@@ -225,7 +225,7 @@ class SharedSessions:
         """DELETE: the session ends everywhere (record gone, every copy told)."""
         transport.owns_events = True
         await self.directory.delete(transport.id)
-        await self.state.publish({"type": ENDED, "sid": transport.id})
+        await self.publish({"type": ENDED, "sid": transport.id})
 
     async def forward(self, sid: str, frame: bytes) -> None:
         await self.publish({"type": FRAME, "sid": sid, "frame": frame.decode()})
@@ -256,7 +256,8 @@ class SharedSessions:
         elif kind == CHANGED and isinstance(message.get("record"), dict):
             local.refresh(message["record"], newer_only=True)
         elif kind == FRAME and isinstance(message.get("frame"), str):
-            await LegacyTransport.deliver(local, message["frame"].encode())  # not forwarded again
+            # Not forwarded again; a task, so a full inbox never holds up the bus.
+            self.spawn(LegacyTransport.deliver(local, message["frame"].encode()))
 
     def resume(
         self, transport: LegacyTransport, last: str, stream_id: str, replay: list[tuple[str, bytes]]
