@@ -45,6 +45,7 @@ LINUX_ONLY = {
     "tests/state/test_redis_http.py",
     "tests/h2/test_http2.py",  # /proc/net/tcp, and servers stopped with SIGINT
     "tests/bench/test_http2_bench_smoke.py",  # /proc/PID/stat
+    "tests/state/test_shared_sessions.py",
 }
 
 

@@ -1,0 +1,332 @@
+"""Legacy HTTP sessions shared by every process of a state backend (``RedisState``).
+
+With a backend that has a session directory (``state.sessions``, :class:`~mcpio._state._base.
+SessionDirectory`), a legacy session is no longer the property of the process that answered
+its initialize: its record (version, client capabilities and info, log level, subscriptions)
+lives in the backend with an idle expiry of ``session_timeout`` and the cap ``max_sessions``
+counted over all processes. Each process keeps *local copies* in ``StreamableHTTPApp.sessions``
+(the origin and replicas alike, each a :class:`SharedLegacyTransport` running its own server
+session):
+
+* every request touches the record (one round trip: it keeps the session alive, tells a
+  deleted or expired session — 404 — and brings a changed record); a process that has no copy
+  starts one primed from the record (no handshake) and serves the request there, so the
+  request's progress, logs and server-to-client requests go to the POST's own stream;
+* requests that change the record (initialize, logging/setLevel, resources/subscribe and
+  unsubscribe) write the fields that changed *before* their answer goes out, and the new record
+  goes on the bus so every copy is current at once;
+* a client's responses (to sampling, elicitation, roots/list) and ``notifications/cancelled``
+  are delivered to the local copy and, unless the response answers a request of this copy,
+  published on the bus to every other copy: the one whose request is waiting takes it, the
+  others ignore an id they do not know;
+* DELETE removes the record and tells every process on the bus to end its copy (requests in
+  flight are cancelled); an expired record is found gone by the next request (404);
+* while the backend is unreachable a process serves the sessions it has a copy of from that
+  copy (others get 503 with Retry-After); when it comes back empty (restarted without
+  persistence) the copies restore their records (``"lost"``, :meth:`SessionDirectory.restore`);
+* a copy idle here for ``session_timeout`` is dropped here only (the session may live on
+  elsewhere); a busy one (request in flight, stream open) keeps its record alive.
+
+Notifications outside a request (resources/updated, list_changed, logs) go to the GET stream
+of the copy that holds it; copies without one drop them, so the client gets each once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from .._protocol import _http as h
+from .._state._base import SessionDirectory, StateUnavailable
+from ._http_server_streams import LegacyTransport, Stream, peek
+
+if TYPE_CHECKING:
+    from ._http_server import StreamableHTTPApp
+
+log = logging.getLogger("mcpio.http")
+
+# Requests whose handling changes the record (they write it before their answer goes out).
+RECORDED = frozenset({"initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
+ENDED = "mcpio/session-ended"
+CHANGED = "mcpio/session-changed"
+FRAME = "mcpio/session-frame"
+GET_MOVED = "mcpio/session-get"
+
+
+class SharedLegacyTransport(LegacyTransport):
+    """A local copy of a shared legacy session (see the module docstring)."""
+
+    def __init__(self, session_id: str, *, registry: SharedSessions, record: dict[str, str] | None) -> None:
+        super().__init__(session_id, store=registry.app.event_store)
+        self.registry = registry
+        self.stream_prefix = registry.tag
+        self.record = record  # what a replica is primed from (None: this process made it)
+        self.rev = int(record.get("rev", 0)) if record else 1
+        self.known: dict[str, str] = _fields(record) if record else {}  # the fields stored
+        self.mirror: Any = None  # _server._replicas.SessionMirror, bound by the server
+        self.recorded: set[Any] = set()  # ids of RECORDED requests in flight
+        self.outbound: set[Any] = set()  # ids of this copy's requests to the client, unanswered
+        self.owns_events = False  # forget the event store's keys at the end (only if it ended)
+
+    def bind_mirror(self, mirror: Any) -> None:
+        """Called by the server before its session reads anything: prime a replica."""
+        self.mirror = mirror
+        if self.record is not None:
+            mirror.apply(self.record)
+            self.record = None
+
+    def refresh(self, record: dict[str, str], *, newer_only: bool = False) -> None:
+        """The record as the backend holds it now: apply it to this copy. ``newer_only`` (a bus
+        message, which may be overtaken by a fresher read): only if its ``rev`` is higher.
+        Otherwise any other ``rev`` is applied: after Redis lost its data and a copy restored
+        the record, ``rev`` starts again at 1."""
+        rev = int(record.get("rev", 0))
+        if self.mirror is not None and (rev <= self.rev if newer_only else rev == self.rev):
+            return
+        self.rev = rev
+        self.known = _fields(record)
+        if self.mirror is not None:
+            self.mirror.apply(record)
+        else:
+            self.record = record
+
+    async def deliver(self, frame: bytes) -> None:
+        forward = False
+        for e in peek(frame):
+            if e.method is None:  # an answer: to a request of this copy, or of another process's
+                if e.id in self.outbound:
+                    self.outbound.discard(e.id)
+                else:
+                    forward = True
+            elif e.method == "notifications/cancelled":
+                forward = True  # its request may run on another process
+            elif e.method in RECORDED and isinstance(e.id, (int, str)):
+                self.recorded.add(e.id)
+        await super().deliver(frame)
+        if forward:
+            await self.registry.forward(self.id, frame)
+
+    async def send(self, frame: bytes) -> None:
+        envelopes = peek(frame)
+        if self.recorded:
+            ids = {e.id for e in envelopes if e.method is None}
+            if ids & self.recorded:
+                self.recorded -= ids
+                await self.sync()
+        for e in envelopes:
+            if e.method is not None and isinstance(e.id, (int, str)):  # a request to the client
+                if len(self.outbound) >= 1024:  # most were never answered (timed out): forget them
+                    self.outbound.clear()  # (a late answer then goes on the bus too: harmless)
+                self.outbound.add(e.id)
+        await super().send(frame)
+
+    def open_get_stream(self, *, priming: bool) -> Stream | None:
+        """The GET stream, here; the other processes' copies drop theirs (one per session)."""
+        stream = super().open_get_stream(priming=priming)
+        if stream is not None:
+            self.registry.spawn(self.registry.publish({"type": GET_MOVED, "sid": self.id}))
+        return stream
+
+    def drop_get_stream(self) -> None:
+        """Another process holds the session's GET stream now: end this one."""
+        stream, self.get_stream = self.get_stream, None
+        if stream is not None:
+            self.streams.pop(stream.id, None)
+            stream.finished = True
+            stream.wake.set()
+
+    async def sync(self) -> None:
+        """Write what changed in the session to its record, then tell the other copies."""
+        if self.mirror is None:
+            return
+        now = self.mirror.snapshot()
+        changed = {k: v for k, v in now.items() if self.known.get(k) != v}
+        removed = [k for k in self.known if k not in now]
+        if not changed and not removed:
+            return
+        reg = self.registry
+        try:
+            record = await reg.directory.update(self.id, changed, removed, ttl=reg.app.session_timeout)
+            if record is None:
+                return  # deleted meanwhile: the next request gets 404
+            self.refresh(record)
+            await reg.state.publish({"type": CHANGED, "sid": self.id, "record": record})
+        except StateUnavailable as exc:
+            log.warning("session %s: its change is not shared with the other processes: %s", self.id, exc)
+
+
+def _fields(record: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in record.items() if k != "rev"}
+
+
+class SharedSessions:
+    """The legacy sessions of one :class:`StreamableHTTPApp` on a shared backend."""
+
+    def __init__(self, app: StreamableHTTPApp, state: Any, directory: SessionDirectory) -> None:
+        self.app = app
+        self.state = state
+        self.directory = directory
+        self.tag = secrets.token_hex(3) + "."  # this process's POST streams: "<tag><n>"
+        self._feeders: set[asyncio.Task[None]] = set()
+        state.on_message(self.on_message)
+
+    def _local(self, sid: str, record: dict[str, str] | None) -> SharedLegacyTransport:
+        app = self.app
+        transport = SharedLegacyTransport(sid, registry=self, record=record)
+        transport.retry_ms = app.retry_ms
+        app.sessions[sid] = transport
+        app.run_session(transport, sid)
+        if app._reaper is None and app.session_timeout > 0:
+            app._reaper = app._spawn(app._reap())
+        return transport
+
+    async def create(self) -> SharedLegacyTransport | None:
+        """A new session (initialize); None at the cluster-wide cap."""
+        sid = h.new_session_id()
+        app = self.app
+        if not await self.directory.create(sid, {}, ttl=app.session_timeout, max_sessions=app.max_sessions):
+            return None
+        return self._local(sid, None)
+
+    async def find(self, sid: str, local: Any) -> SharedLegacyTransport | None:
+        """The local copy of ``sid`` (started from its record if there is none), after touching
+        the record; None if the session is unknown, deleted or expired."""
+        if local is not None and local.closed:
+            local = None
+        ttl = self.app.session_timeout
+        try:
+            found = await self.directory.touch(sid, local.rev if local is not None else 0, ttl=ttl)
+        except StateUnavailable:
+            if local is None:
+                raise  # 503: only the backend knows this session
+            return local  # type: ignore[no-any-return]  # served from this copy while the backend is down
+        if isinstance(found, str):  # Redis lost its data (restarted empty): this copy restores it
+            if local is None or local.mirror is None:
+                return None
+            log.info("HTTP session %s: restored in the state store from this process", sid)
+            found = await self.directory.restore(sid, local.mirror.snapshot(), ttl=ttl)
+            local.rev = 0
+        if found is None:
+            if local is not None:  # ended elsewhere, or expired
+                local.owns_events = True
+                self.app.end_session(local, abort=True)
+            return None
+        if local is None:
+            return self._local(sid, found if isinstance(found, dict) else None)
+        if isinstance(found, dict):
+            local.refresh(found)
+        return local  # type: ignore[no-any-return]
+
+    async def delete(self, transport: SharedLegacyTransport) -> None:
+        """DELETE: the session ends everywhere (record gone, every copy told)."""
+        transport.owns_events = True
+        await self.directory.delete(transport.id)
+        await self.publish({"type": ENDED, "sid": transport.id})
+
+    async def forward(self, sid: str, frame: bytes) -> None:
+        await self.publish({"type": FRAME, "sid": sid, "frame": frame.decode()})
+
+    async def publish(self, message: dict[str, Any]) -> None:
+        try:
+            await self.state.publish(message)
+        except StateUnavailable as exc:
+            log.warning("session %s: %s not shared with the other processes: %s", message["sid"], message["type"], exc)
+
+    def spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._feeders.add(task)
+        task.add_done_callback(self._feeders.discard)
+
+    async def on_message(self, message: dict[str, Any]) -> None:
+        """Bus messages from other processes about sessions this process has a copy of."""
+        kind = message.get("type")
+        if kind not in (ENDED, CHANGED, FRAME, GET_MOVED):
+            return
+        local = self.app.sessions.get(str(message.get("sid")))
+        if not isinstance(local, SharedLegacyTransport) or local.closed:
+            return
+        if kind == ENDED:
+            self.app.end_session(local, abort=True)
+        elif kind == GET_MOVED:
+            local.drop_get_stream()
+        elif kind == CHANGED and isinstance(message.get("record"), dict):
+            local.refresh(message["record"], newer_only=True)
+        elif kind == FRAME and isinstance(message.get("frame"), str):
+            # Not forwarded again; a task, so a full inbox never holds up the bus.
+            self.spawn(LegacyTransport.deliver(local, message["frame"].encode()))
+
+    def resume(
+        self, transport: LegacyTransport, last: str, stream_id: str, replay: list[tuple[str, bytes]]
+    ) -> Stream | None:
+        """A POST stream that another process runs (its id does not carry this process's tag)
+        and that is not answered yet, resumed here at ``Last-Event-ID`` ``last``: after the
+        replay, its events are read from the store as that process stores them (it stores
+        what it sends while no client is attached), with their own ids, until its answer.
+        Ends early if the session ends; a process that died before answering leaves the
+        stream open (keep-alives) until the client gives up. None: not such a stream."""
+        if stream_id == "0":  # the GET stream moves here: replay, then live (the others drop theirs)
+            return transport.open_get_stream(priming=False)
+        if stream_id.startswith(self.tag) or not hasattr(self.app.event_store, "read_after"):
+            return None  # this process's own (complete) stream, or a store shared by no one
+        if any(e.method is None for _, frame in replay if frame for e in peek(frame)):
+            return None  # answered already: the replay is all there is
+        last_seq = h.parse_event_id(replay[-1][0] if replay else last)
+        if last_seq is None:
+            return None
+        tail = _TailStore(self.app.event_store)
+        stream = Stream(stream_id, era=h.LEGACY, json_ok=False, store=tail, session_id=transport.id)  # type: ignore[arg-type]
+        self.spawn(self._feed(stream, tail, transport, last_seq[1]))
+        return stream
+
+    async def _feed(self, stream: Stream, tail: _TailStore, transport: LegacyTransport, seq: int) -> None:
+        read_after = self.app.event_store.read_after  # type: ignore[union-attr]
+        try:
+            while not (stream.gone or transport.closed):
+                for got, frame in await read_after(transport.id, stream.id, seq, 1000):
+                    seq = got
+                    if not frame:
+                        continue  # a priming event: nothing to deliver
+                    final = any(e.method is None for e in peek(frame))
+                    tail.ids.append(h.event_id(stream.id, got))
+                    await stream.put(frame, final)
+                    if final:
+                        return
+        except StateUnavailable as exc:
+            log.warning("session %s: stream %s cannot be followed: %s", transport.id, stream.id, exc)
+        stream.finished = True  # the HTTP response ends (the client may resume again)
+        stream.wake.set()
+
+    async def reap(self) -> None:
+        """Keep the records of busy copies alive; drop copies idle here (only here)."""
+        app = self.app
+        now = time.monotonic()
+        for t in list(app.sessions.values()):
+            if not isinstance(t, SharedLegacyTransport) or t.closed:
+                continue
+            if t.busy():
+                try:
+                    await self.find(t.id, t)
+                except StateUnavailable:
+                    continue
+            elif t.idle_for(now) > app.session_timeout:
+                log.info("HTTP session %s: local copy dropped after %.0f s idle here", t.id, app.session_timeout)
+                app.end_session(t)
+
+
+class _TailStore:
+    """The event store of a stream resumed on a process that does not run it: its events are
+    in the store already, so "storing" one only hands back the id it was stored under."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.ids: deque[str] = deque()
+
+    async def store(self, session_id: str, stream_id: str, message: bytes) -> str | None:
+        return self.ids.popleft() if self.ids else None
+
+    async def discard_stream(self, session_id: str, stream_id: str) -> None:
+        await self.real.discard_stream(session_id, stream_id)  # delivered whole: as the pump would
