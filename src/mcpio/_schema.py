@@ -27,7 +27,6 @@ once the user's code has imported pydantic (looked up in ``sys.modules``).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import datetime
 import functools
 import inspect
@@ -56,8 +55,7 @@ class ArgumentError(Exception):
     """Arguments that do not fit a function's signature; ``str(exc)`` says what to fix."""
 
 
-@dataclasses.dataclass(slots=True)
-class Parameter:
+class Parameter(msgspec.Struct):  # a Struct, not a dataclass: dataclasses is not imported at start-up
     """One schema-visible parameter: its property schema and how it is documented."""
 
     name: str

@@ -27,7 +27,9 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from typing import Final
-from urllib.parse import parse_qsl, quote, unquote
+
+# urllib.parse (and ipaddress with it) is imported where a URI is matched or expanded, not when
+# a template is registered: a stdio server's start-up should not pay for it (issue 17).
 
 _EXPR = re.compile(r"\{([^{}]*)\}")
 _OPERATORS: Final = "+#./;?&"
@@ -131,6 +133,8 @@ class UriTemplate:
         m = self._regex.match(uri)
         if m is None:
             return None
+        from urllib.parse import parse_qsl, unquote
+
         result: dict[str, str] = {}
         for name in self.variables:
             if name in self._query_vars:
@@ -154,6 +158,8 @@ class UriTemplate:
 
     def expand(self, **values: object) -> str:
         """Fill in the template (RFC 6570 §3.2); missing variables expand to nothing."""
+        from urllib.parse import quote
+
         out: list[str] = []
         for part in self._parts:
             if isinstance(part, str):

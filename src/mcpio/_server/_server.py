@@ -14,7 +14,6 @@ import contextlib
 import gc
 import logging
 import os
-import secrets
 import sys
 import weakref
 from collections.abc import Callable
@@ -105,7 +104,7 @@ class Server:
         # when several processes serve the same clients.
         secret = state_secret if state_secret is not None else os.environ.get("MCPIO_STATE_SECRET")
         secret = secret.encode() if isinstance(secret, str) else secret
-        self._state_codec = StateCodec(secret or secrets.token_bytes(32), state_ttl)
+        self._state_codec = StateCodec(secret or os.urandom(32), state_ttl)
         # The tasks extension (2026-07-28): tools registered with task_support may answer a task
         # handle; finished tasks are kept task_ttl seconds from creation, at most max_tasks at once.
         # At the cap a terminal task is evicted first; one requester holds at most
