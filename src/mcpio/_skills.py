@@ -21,12 +21,13 @@ names the line, so a skill never loads with a half-understood header.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from typing import Any, Final
 
-# hashlib and json are imported where used: a server without skills never needs them (issue 17).
+from ._versions import SKILLS_EXTENSION as SKILLS_EXTENSION  # defined there: the server announces it
 
-SKILLS_EXTENSION: Final = "io.modelcontextprotocol/skills"
 SKILL_FILE: Final = "SKILL.md"
 SKILL_SCHEME: Final = "skill://"
 SKILL_MIME_TYPE: Final = "text/markdown"
@@ -53,8 +54,6 @@ class SkillVerificationError(ValueError):
 
 def digest(data: bytes) -> str:
     """``sha256:<64 lowercase hex>`` of the raw bytes (SEP-2640 §Digests)."""
-    import hashlib
-
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
@@ -104,8 +103,6 @@ def verify(uri: str, data: bytes, entry: dict[str, Any]) -> None:
 
 
 def _canon(value: Any) -> str:
-    import json
-
     return json.dumps(value, sort_keys=True, default=str)
 
 
@@ -235,8 +232,6 @@ def _quoted(text: str, n: int) -> tuple[str, int]:
     else:
         m = re.match(r'"((?:[^"\\]|\\.)*)"', text)
         if m:
-            import json
-
             try:
                 return json.loads('"' + m.group(1).replace("\\'", "'") + '"'), m.end()
             except ValueError:

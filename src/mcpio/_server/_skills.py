@@ -24,8 +24,10 @@ frontmatter, a name that differs from its directory's) raise :class:`ValueError`
 from __future__ import annotations
 
 import logging
+import mimetypes
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InvalidParams, MethodNotFound
@@ -43,12 +45,7 @@ from ._context import Context
 from ._pagination import paginate
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from ._server import Server
-
-# mimetypes and pathlib are imported where used: only a server with skills reads a folder, and
-# a stdio server's start-up should not pay for them (issue 17).
 
 log = logging.getLogger("mcpio.server")
 DIRECTORY_MIME_TYPE = "inode/directory"
@@ -64,8 +61,6 @@ class Skill:
         self.dirs: dict[str, list[dict[str, Any]]] = {}  # directory URI -> its direct children
         top = uri.rsplit("/", 1)[0]
         self.dirs[top] = []
-        import mimetypes
-
         for file_uri in files:
             parent, _, name = file_uri.rpartition("/")
             child: dict[str, Any] = {"uri": file_uri, "name": name}
@@ -86,8 +81,6 @@ class Skill:
 
 def read_skills(folder: str | os.PathLike[str]) -> list[Skill]:
     """Every skill under ``folder`` (sorted by URI); :class:`ValueError` for an invalid one."""
-    from pathlib import Path
-
     root = Path(folder)
     if not root.is_dir():
         raise ValueError(
@@ -143,8 +136,6 @@ def _read_skill(root: Path, folder: Path) -> Skill:
 
 def register(server: Server, folder: str | os.PathLike[str]) -> list[Skill]:
     """Read ``folder`` and add its files to ``server`` as resources; returns the skills."""
-    import mimetypes
-
     skills = read_skills(folder)
     for skill in skills:
         for uri, data in skill.files.items():
