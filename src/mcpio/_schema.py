@@ -26,7 +26,6 @@ once the user's code has imported pydantic (looked up in ``sys.modules``).
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import functools
 import inspect
@@ -71,6 +70,7 @@ class FunctionSignature:
 
     __slots__ = (
         "_choices",
+        "_fields",
         "_json_params",
         "_optional",
         "_struct",
@@ -93,16 +93,25 @@ class FunctionSignature:
         is_async: bool,
         input_schema: dict[str, Any],
         output: tuple[dict[str, Any] | None, bool],
-        struct: type,
+        fields: list[tuple[Any, ...]],
     ) -> None:
         self.name, self.description, self.parameters, self.injected = name, description, parameters, injected
         self.is_async, self.input_schema = is_async, input_schema
         self.output_schema, self.wrap_output = output
+        # The arguments Struct (and msgspec's decoder for it) is built on the first bind, not at
+        # registration: a server with 200 tools starts without compiling 200 decoders (issue 17).
+        self._fields = fields
+        self._struct: type | None = None
+        self._optional = tuple(f[0] for f in fields if len(f) == 3 and f[2] is UNSET)
+        self._choices: dict[str, Any] | None = None  # these two: on the first bad arguments
+        self._json_params: tuple[str, ...] = ()
+
+    def _build(self) -> type:
+        struct = msgspec.defstruct(re.sub(r"\W", "_", self.name) + "_arguments", self._fields, kw_only=True)
+        defs = self.input_schema.get("$defs", {})
+        self._json_params = tuple(p.name for p in self.parameters if _wants_json(p.schema, defs))
         self._struct = struct
-        self._optional = tuple(f.name for f in msgspec.structs.fields(struct) if f.default is UNSET)
-        defs = input_schema.get("$defs", {})
-        self._choices = {p.name: e for p in parameters if (e := _resolve(p.schema, defs).get("enum"))}
-        self._json_params = tuple(p.name for p in parameters if _wants_json(p.schema, defs))
+        return struct
 
     def bind(self, arguments: Any) -> dict[str, Any]:
         """Validate JSON ``arguments`` (an object or None) and convert them to keyword arguments.
@@ -120,7 +129,7 @@ class FunctionSignature:
                 )
             arguments = dict(arguments)
         try:
-            obj: Any = _convert(arguments, self._struct, strict=False, dec_hook=_dec_hook)
+            obj: Any = _convert(arguments, self._struct or self._build(), strict=False, dec_hook=_dec_hook)
         except msgspec.ValidationError as exc:
             obj = self._retry_json(arguments, exc)
         kwargs = _asdict(obj)
@@ -138,6 +147,9 @@ class FunctionSignature:
                 return _convert(fixed, self._struct, strict=False, dec_hook=_dec_hook)
         except (msgspec.DecodeError, msgspec.ValidationError):
             pass
+        if self._choices is None:
+            defs = self.input_schema.get("$defs", {})
+            self._choices = {p.name: e for p in self.parameters if (e := _resolve(p.schema, defs).get("enum"))}
         raise ArgumentError(
             f"Invalid arguments for {self.name}: {explain(str(exc), arguments, self._choices)}"
         ) from None
@@ -247,11 +259,8 @@ def analyze_function(
         input_schema["required"] = required_names
     _attach_defs(input_schema, defs)
 
-    struct = msgspec.defstruct(re.sub(r"\W", "_", fname) + "_arguments", fields, kw_only=True)
-    with contextlib.suppress(msgspec.ValidationError):
-        _convert({}, struct, strict=False, dec_hook=_dec_hook)  # compile the decoder now, not on the first call
     output = _output_schema(hints.get("return", _EMPTY), content_types)
-    return FunctionSignature(fname, description, parameters, injected_names, is_async, input_schema, output, struct)
+    return FunctionSignature(fname, description, parameters, injected_names, is_async, input_schema, output, fields)
 
 
 def prompt_arguments(sig: FunctionSignature) -> list[dict[str, Any]]:
