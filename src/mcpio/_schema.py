@@ -446,8 +446,30 @@ _LISTS = frozenset({"anyOf", "allOf", "oneOf", "prefixItems"})
 _DATA = frozenset({"default", "enum", "const", "examples"})
 
 
+# The schemas msgspec gives the plain scalar types, written out: most tools take only these, and a
+# server registering hundreds of them should not pay for msgspec's type walk each time (issue 17).
+_SCALARS: dict[Any, dict[str, Any]] = {
+    str: {"type": "string"},
+    int: {"type": "integer"},
+    float: {"type": "number"},
+    bool: {"type": "boolean"},
+    type(None): {"type": "null"},
+    Any: {},
+}
+
+
+def _scalar(tp: Any) -> dict[str, Any] | None:
+    try:
+        return _SCALARS.get(tp)
+    except TypeError:  # unhashable (an Annotated with unhashable metadata): not a plain scalar
+        return None
+
+
 def _generate(tps: list[Any], mode: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Schemas of ``tps`` plus their shared ``$defs``: titles stripped, Enums inlined."""
+    scalars = [_scalar(tp) for tp in tps]
+    if all(s is not None for s in scalars):  # the same as msgspec's (tests/unit: test_schema)
+        return [dict(s) for s in scalars if s is not None], {}
     extra: dict[str, Any] = {}
 
     def hook(tp: Any) -> dict[str, Any]:
