@@ -576,6 +576,8 @@ def _reachable(root: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
 
 
 def _attach_defs(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    if not defs:  # nothing to attach: no need to walk the schema
+        return schema
     used = _reachable(schema, defs)
     if used:
         schema["$defs"] = used
