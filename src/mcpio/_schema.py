@@ -40,6 +40,10 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from ._docstrings import parse_docstring
+from ._schema_docs import attach_defs as _attach_defs
+from ._schema_docs import clean as _clean
+from ._schema_docs import resolve as _resolve
+from ._schema_docs import wants_json as _wants_json
 from ._schema_errors import explain, json_type
 
 __all__ = ["ArgumentError", "FunctionSignature", "Parameter", "analyze_function", "prompt_arguments"]
@@ -427,25 +431,6 @@ def _jsonable(value: Any) -> Any:
 
 # ---- schema generation ---------------------------------------------------------------------------
 
-_NAMED = frozenset({"properties", "$defs", "patternProperties", "dependentSchemas"})
-_SUB = frozenset(
-    {
-        "items",
-        "additionalProperties",
-        "not",
-        "contains",
-        "propertyNames",
-        "if",
-        "then",
-        "else",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-    }
-)
-_LISTS = frozenset({"anyOf", "allOf", "oneOf", "prefixItems"})
-_DATA = frozenset({"default", "enum", "const", "examples"})
-
-
 # The schemas msgspec gives the plain scalar types, written out: most tools take only these, and a
 # server registering hundreds of them should not pay for msgspec's type walk each time (issue 17).
 _SCALARS: dict[Any, dict[str, Any]] = {
@@ -526,76 +511,6 @@ def _enum_classes(tps: list[Any]) -> dict[str, Any]:
     for t in mi.multi_type_info(tps):
         walk(t)
     return found
-
-
-def _clean(node: Any, enums: dict[str, Any]) -> Any:
-    """Copy of a schema with ``title`` keywords dropped, enum refs inlined, enum ``type`` added."""
-    if not isinstance(node, dict):
-        return node
-    ref = node.get("$ref")
-    if isinstance(ref, str) and ref.startswith(_REF) and ref[len(_REF) :] in enums:
-        node = {**enums[ref[len(_REF) :]], **{k: v for k, v in node.items() if k != "$ref"}}
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key == "title":
-            continue
-        if key in _NAMED and isinstance(value, dict):
-            out[key] = {n: _clean(s, enums) for n, s in value.items()}
-        elif key in _SUB:
-            out[key] = _clean(value, enums)
-        elif key in _LISTS and isinstance(value, list):
-            out[key] = [_clean(s, enums) for s in value]
-        else:
-            out[key] = value
-    if isinstance(out.get("enum"), list) and "type" not in out:
-        kinds = {json_type(v) for v in out["enum"]}
-        if {"integer", "number"} <= kinds:
-            kinds.discard("integer")
-        rest = sorted(kinds - {"null"})
-        if len(rest) == 1 and rest[0] in ("string", "integer", "number", "boolean"):  # homogeneous
-            out["type"] = [rest[0], "null"] if "null" in kinds else rest[0]
-    return out
-
-
-def _reachable(root: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    """The subset of ``defs`` that ``root`` refers to, directly or through other defs."""
-    seen: set[str] = set()
-    stack: list[Any] = [root]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            key = ref[len(_REF) :] if isinstance(ref, str) and ref.startswith(_REF) else None
-            if key in defs and key not in seen:
-                seen.add(key)
-                stack.append(defs[key])
-            stack.extend(v for k, v in node.items() if k not in _DATA)
-        elif isinstance(node, list):
-            stack.extend(node)
-    return {k: v for k, v in defs.items() if k in seen}
-
-
-def _attach_defs(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    if not defs:  # nothing to attach: no need to walk the schema
-        return schema
-    used = _reachable(schema, defs)
-    if used:
-        schema["$defs"] = used
-    return schema
-
-
-def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith(_REF):
-        return {**defs.get(ref[len(_REF) :], {}), **{k: v for k, v in schema.items() if k != "$ref"}}
-    return schema
-
-
-def _wants_json(schema: dict[str, Any], defs: dict[str, Any]) -> bool:
-    """Whether a parameter takes only arrays/objects (so a JSON string may be decoded for it)."""
-    found = [_resolve(s, defs).get("type") for s in schema.get("anyOf", [schema])]
-    kinds = {k for t in found for k in (t if isinstance(t, list) else [t])} - {"null"}
-    return bool(kinds) and kinds <= {"array", "object"}
 
 
 def _output_schema(ret: Any, content_types: tuple[type, ...]) -> tuple[dict[str, Any] | None, bool]:
