@@ -31,7 +31,7 @@ from typing import Final
 # urllib.parse (and ipaddress with it) is imported where a URI is matched or expanded, not when
 # a template is registered: a stdio server's start-up should not pay for it (issue 17).
 
-_EXPR = re.compile(r"\{([^{}]*)\}")
+_EXPR = r"\{([^{}]*)\}"  # compiled by re on first use, not at start-up (issue 17)
 _OPERATORS: Final = "+#./;?&"
 _UNRESERVED_SAFE = "-._~"
 _RESERVED_SAFE = ":/?#[]@!$&'()*+,;=" + _UNRESERVED_SAFE
@@ -63,7 +63,7 @@ class UriTemplate:
         self.template = template
         self._parts: list[str | tuple[str, list[_Var]]] = []
         pos = 0
-        for m in _EXPR.finditer(template):
+        for m in re.finditer(_EXPR, template):
             if m.start() > pos:
                 self._parts.append(template[pos : m.start()])
             body = m.group(1)
@@ -189,7 +189,7 @@ class UriTemplate:
         return f"UriTemplate({self.template!r})"
 
 
-_DRIVE = re.compile(r"^[A-Za-z]:")
+_DRIVE = r"^[A-Za-z]:"
 
 
 def path_refusal(value: str, multi_segment: bool = False, is_path: bool = False) -> str | None:
@@ -200,7 +200,7 @@ def path_refusal(value: str, multi_segment: bool = False, is_path: bool = False)
         return None
     if "\\" in value:
         return "a backslash"
-    if _DRIVE.match(value):
+    if re.match(_DRIVE, value):
         return "a drive letter"
     if not multi_segment:
         if "/" in value:
