@@ -387,11 +387,14 @@ class Bench:
                 else:
                     e = r.get("error") or {}
                     self.info[server]["discover_answer"] = f"error {e.get('code')}: {str(e.get('message'))[:80]}"
-        t0 = time.perf_counter()
-        with self.proc(server, EXTRA_TOOLS) as p:
-            p.write(line(INIT))
-            p.read_response(0)
-            self.rec(server, "cold_init_200_ms", (time.perf_counter() - t0) * 1e3)
+        for _ in range(spawns):
+            t0 = time.perf_counter()
+            with self.proc(server, EXTRA_TOOLS) as p:
+                p.write(line(INIT))
+                r = p.read_response(0)
+                self.rec(server, "cold_init_200_ms", (time.perf_counter() - t0) * 1e3)
+                if "result" not in r:
+                    self.fail(server, f"initialize with {EXTRA_TOOLS} extra tools failed: {r.get('error')}")
 
     # ---------------------------------------------------------------- 2/3/5/6. one loaded session
     def load_session(self, server: str) -> None:
@@ -609,6 +612,7 @@ ROWS = [
 TARGETS = [
     # key, description, kind, bound, versus
     ("cold_init_ms", "cold start ≤ 2× floor", "le", 2.0, "floor"),
+    ("cold_init_200_ms", "cold start with 200 tools ≤ 2× floor (also 200)", "le", 2.0, "floor"),
     ("seq_p50_us", "p50 ≤ 2× floor", "le", 2.0, "floor"),
     ("pipelined_per_s", "pipelined ≥ 1× floor", "ge", 1.0, "floor"),
     ("pipelined_per_s", "pipelined ≥ 50× official SDK", "ge", 50.0, "mcp"),

@@ -12,13 +12,14 @@ what was left out, never sent in a shape the version's schema rejects.
 from __future__ import annotations
 
 import base64
-import mimetypes
-from pathlib import Path
+import os
 from typing import Any, cast
 
 import msgspec
 
 from ._versions import Rules
+
+# mimetypes and pathlib are imported where a file is read (Image(path=...)), not at start-up (issue 17).
 
 _BLOCK_TYPES = frozenset({"text", "image", "audio", "resource", "resource_link"})
 
@@ -27,10 +28,15 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
-def _load(data: bytes | str | None, path: str | Path | None, mime_type: str | None, kind: str) -> tuple[str, str]:
+def _load(
+    data: bytes | str | None, path: str | os.PathLike[str] | None, mime_type: str | None, kind: str
+) -> tuple[str, str]:
     if (data is None) == (path is None):
         raise ValueError(f"{kind} needs exactly one of data= or path=")
     if path is not None:
+        import mimetypes
+        from pathlib import Path
+
         p = Path(path)
         raw = p.read_bytes()
         guessed = mimetypes.guess_type(p.name)[0]
@@ -79,7 +85,7 @@ class Image(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faster than 
     """An image: ``Image(data=png_bytes, mime_type="image/png")`` or ``Image(path="chart.png")``."""
 
     data: bytes | str | None = None
-    path: str | Path | None = None
+    path: str | os.PathLike[str] | None = None
     mime_type: str | None = None
     annotations: dict[str, Any] | None = None
     meta: dict[str, Any] | None = None
@@ -95,7 +101,7 @@ class Audio(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faster than 
     """Audio content (2025-03-26+): ``Audio(data=wav_bytes, mime_type="audio/wav")`` or ``Audio(path=...)``."""
 
     data: bytes | str | None = None
-    path: str | Path | None = None
+    path: str | os.PathLike[str] | None = None
     mime_type: str | None = None
     annotations: dict[str, Any] | None = None
     meta: dict[str, Any] | None = None

@@ -20,23 +20,21 @@ Pure functions, no imports beyond the standard library.
 from __future__ import annotations
 
 import inspect
+import itertools
 import re
 
 __all__ = ["parse_docstring"]
 
-_GOOGLE_HEADER = re.compile(
-    r"^(?P<indent>\s*)(?:args|arguments|parameters|params|keyword args|keyword arguments|kwargs|other parameters)\s*:\s*$",
-    re.IGNORECASE,
-)
-_GOOGLE_ENTRY = re.compile(r"^\*{0,2}(?P<name>\w+)\s*(?:\([^)]*\))?\s*:(?:\s+(?P<text>.*))?$")
-_NUMPY_HEADER = re.compile(r"^\s*(?:parameters|other parameters|arguments|keyword arguments)\s*$", re.IGNORECASE)
-_NUMPY_RULE = re.compile(r"^\s*-{3,}\s*$")
-_NUMPY_ENTRY = re.compile(r"^(?P<names>\*{0,2}\w+(?:\s*,\s*\*{0,2}\w+)*)\s*(?::.*)?$")
-_SPHINX_PARAM = re.compile(
-    r"^(?P<indent>\s*):(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*?\s)?\*{0,2}(?P<name>\w+)\s*:\s*(?P<text>.*)$"
-)
-_SPHINX_TYPE = re.compile(r"^(?P<indent>\s*):(?:type|vartype)\s+\w+\s*:")
-_SPHINX_FIELD = re.compile(r"^\s*:\w")
+# Patterns as strings, compiled by ``re`` (and cached there) on first use: most docstrings have no
+# parameter section, and a server's start-up should not compile them all (issue 17: cold start).
+_GOOGLE_HEADER = r"(?i)^(?P<indent>\s*)(?:args|arguments|parameters|params|keyword args|keyword arguments|kwargs|other parameters)\s*:\s*$"
+_GOOGLE_ENTRY = r"^\*{0,2}(?P<name>\w+)\s*(?:\([^)]*\))?\s*:(?:\s+(?P<text>.*))?$"
+_NUMPY_HEADER = r"(?i)^\s*(?:parameters|other parameters|arguments|keyword arguments)\s*$"
+_NUMPY_RULE = r"^\s*-{3,}\s*$"
+_NUMPY_ENTRY = r"^(?P<names>\*{0,2}\w+(?:\s*,\s*\*{0,2}\w+)*)\s*(?::.*)?$"
+_SPHINX_PARAM = r"^(?P<indent>\s*):(?:param|parameter|arg|argument|key|keyword)\s+(?:[^:]*?\s)?\*{0,2}(?P<name>\w+)\s*:\s*(?P<text>.*)$"
+_SPHINX_TYPE = r"^(?P<indent>\s*):(?:type|vartype)\s+\w+\s*:"
+_SPHINX_FIELD = r"^\s*:\w"
 
 
 def _indent(line: str) -> int:
@@ -57,20 +55,26 @@ def parse_docstring(doc: str | None) -> tuple[str | None, dict[str, str]]:
     i = 0
     while i < len(lines):
         line = lines[i]
-        m = _GOOGLE_HEADER.match(line)
-        if m:
-            i = _google(lines, i + 1, len(m.group("indent")), params)
-            continue
-        if _NUMPY_HEADER.match(line) and i + 1 < len(lines) and _NUMPY_RULE.match(lines[i + 1]):
-            i = _numpy(lines, i + 2, params)
-            continue
-        m = _SPHINX_PARAM.match(line)
-        if m or _SPHINX_TYPE.match(line):
-            i = _sphinx(lines, i, params)
-            continue
+        # A section header has a colon (Google, Sphinx) or a rule under it (NumPy): lines with
+        # neither are prose, kept without trying the patterns.
+        if ":" in line or (i + 1 < len(lines) and "---" in lines[i + 1]):
+            m = re.match(_GOOGLE_HEADER, line)
+            if m:
+                i = _google(lines, i + 1, len(m.group("indent")), params)
+                continue
+            if re.match(_NUMPY_HEADER, line) and i + 1 < len(lines) and re.match(_NUMPY_RULE, lines[i + 1]):
+                i = _numpy(lines, i + 2, params)
+                continue
+            m = re.match(_SPHINX_PARAM, line)
+            if m or re.match(_SPHINX_TYPE, line):
+                i = _sphinx(lines, i, params)
+                continue
         kept.append(line)
         i += 1
-    text = re.sub(r"\n\s*\n(\s*\n)+", "\n\n", "\n".join(kept)).strip()
+    text = "\n".join(kept)
+    if any(not a.strip() and not b.strip() for a, b in itertools.pairwise(kept)):  # what the pattern needs
+        text = re.sub(r"\n\s*\n(\s*\n)+", "\n\n", text)  # runs of blank lines -> one
+    text = text.strip()
     return (text or None), params
 
 
@@ -87,7 +91,7 @@ def _google(lines: list[str], i: int, header_indent: int, params: dict[str, str]
                 break
             if entry_indent is None:
                 entry_indent = ind
-            m = _GOOGLE_ENTRY.match(line.strip()) if ind <= entry_indent else None
+            m = re.match(_GOOGLE_ENTRY, line.strip()) if ind <= entry_indent else None
             if m:
                 if name is not None:
                     params[name] = _join(parts)
@@ -113,11 +117,11 @@ def _numpy(lines: list[str], i: int, params: dict[str, str]) -> int:
 
     while i < len(lines):
         line = lines[i]
-        if i + 1 < len(lines) and line.strip() and _NUMPY_RULE.match(lines[i + 1]):
+        if i + 1 < len(lines) and line.strip() and re.match(_NUMPY_RULE, lines[i + 1]):
             break  # the next section's header
         if line.strip():
             if _indent(line) == 0:
-                m = _NUMPY_ENTRY.match(line.strip())
+                m = re.match(_NUMPY_ENTRY, line.strip())
                 if not m:
                     break
                 flush()
@@ -133,11 +137,11 @@ def _numpy(lines: list[str], i: int, params: dict[str, str]) -> int:
 def _sphinx(lines: list[str], i: int, params: dict[str, str]) -> int:
     """Consume one Sphinx ``:param:`` or ``:type:`` field (with continuation lines)."""
     line = lines[i]
-    m = _SPHINX_PARAM.match(line)
+    m = re.match(_SPHINX_PARAM, line)
     base = _indent(line)
     parts = [m.group("text")] if m else []
     i += 1
-    while i < len(lines) and lines[i].strip() and _indent(lines[i]) > base and not _SPHINX_FIELD.match(lines[i]):
+    while i < len(lines) and lines[i].strip() and _indent(lines[i]) > base and not re.match(_SPHINX_FIELD, lines[i]):
         parts.append(lines[i])
         i += 1
     if m:

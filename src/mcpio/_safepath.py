@@ -31,7 +31,13 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable, Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# pathlib (and urllib.parse, ipaddress with it) is imported when a SafePath is made, not when a
+# server that imports this module for its errors starts (issue 17: cold start).
 
 StrPath = str | os.PathLike[str]
 _CHUNK = 1 << 20
@@ -77,6 +83,8 @@ class SafePath:
                 aliases.append((given, r))  # the root named through a link (/tmp -> /private/tmp)
         self._real = real
         self._aliases = aliases
+        from pathlib import Path
+
         self.roots: tuple[Path, ...] = tuple(Path(r) for r in real)
         self.follow_symlinks = follow_symlinks
 
@@ -122,6 +130,8 @@ class SafePath:
                     break
             if _norm(target) != _norm(textual):
                 raise SafePathError(f"{raw!r} goes through a symbolic link, which this server does not follow")
+        from pathlib import Path
+
         return Path(target)
 
     def contains(self, path: StrPath) -> bool:
@@ -180,6 +190,8 @@ class SafePath:
     def iterdir(self, path: StrPath = ".") -> Iterator[Path]:
         """The entries of a folder inside the roots, sorted by name, as real paths; links that
         resolve outside the roots (and, with ``follow_symlinks=False``, every link) are left out."""
+        from pathlib import Path
+
         folder = self.resolve(path)
         try:
             names = sorted(os.listdir(folder))
@@ -204,6 +216,8 @@ class SafePath:
         loop; FIFOs, sockets and devices are left out (opening one may block); folders named in
         ``skip_dirs`` (e.g. ``.git``) are not entered.
         """
+        from pathlib import Path
+
         skip = frozenset(skip_dirs)
         top = self.resolve(path)
         for dirpath, dirnames, filenames in os.walk(top, followlinks=False):

@@ -26,8 +26,6 @@ once the user's code has imported pydantic (looked up in ``sys.modules``).
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import datetime
 import functools
 import inspect
@@ -42,6 +40,10 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from ._docstrings import parse_docstring
+from ._schema_docs import attach_defs as _attach_defs
+from ._schema_docs import clean as _clean
+from ._schema_docs import resolve as _resolve
+from ._schema_docs import wants_json as _wants_json
 from ._schema_errors import explain, json_type
 
 __all__ = ["ArgumentError", "FunctionSignature", "Parameter", "analyze_function", "prompt_arguments"]
@@ -56,8 +58,7 @@ class ArgumentError(Exception):
     """Arguments that do not fit a function's signature; ``str(exc)`` says what to fix."""
 
 
-@dataclasses.dataclass(slots=True)
-class Parameter:
+class Parameter(msgspec.Struct):  # a Struct, not a dataclass: dataclasses is not imported at start-up
     """One schema-visible parameter: its property schema and how it is documented."""
 
     name: str
@@ -73,6 +74,7 @@ class FunctionSignature:
 
     __slots__ = (
         "_choices",
+        "_fields",
         "_json_params",
         "_optional",
         "_struct",
@@ -95,16 +97,25 @@ class FunctionSignature:
         is_async: bool,
         input_schema: dict[str, Any],
         output: tuple[dict[str, Any] | None, bool],
-        struct: type,
+        fields: list[tuple[Any, ...]],
     ) -> None:
         self.name, self.description, self.parameters, self.injected = name, description, parameters, injected
         self.is_async, self.input_schema = is_async, input_schema
         self.output_schema, self.wrap_output = output
+        # The arguments Struct (and msgspec's decoder for it) is built on the first bind, not at
+        # registration: a server with 200 tools starts without compiling 200 decoders (issue 17).
+        self._fields = fields
+        self._struct: type | None = None
+        self._optional = tuple(f[0] for f in fields if len(f) == 3 and f[2] is UNSET)
+        self._choices: dict[str, Any] | None = None  # these two: on the first bad arguments
+        self._json_params: tuple[str, ...] = ()
+
+    def _build(self) -> type:
+        struct = msgspec.defstruct(re.sub(r"\W", "_", self.name) + "_arguments", self._fields, kw_only=True)
+        defs = self.input_schema.get("$defs", {})
+        self._json_params = tuple(p.name for p in self.parameters if _wants_json(p.schema, defs))
         self._struct = struct
-        self._optional = tuple(f.name for f in msgspec.structs.fields(struct) if f.default is UNSET)
-        defs = input_schema.get("$defs", {})
-        self._choices = {p.name: e for p in parameters if (e := _resolve(p.schema, defs).get("enum"))}
-        self._json_params = tuple(p.name for p in parameters if _wants_json(p.schema, defs))
+        return struct
 
     def bind(self, arguments: Any) -> dict[str, Any]:
         """Validate JSON ``arguments`` (an object or None) and convert them to keyword arguments.
@@ -122,7 +133,7 @@ class FunctionSignature:
                 )
             arguments = dict(arguments)
         try:
-            obj: Any = _convert(arguments, self._struct, strict=False, dec_hook=_dec_hook)
+            obj: Any = _convert(arguments, self._struct or self._build(), strict=False, dec_hook=_dec_hook)
         except msgspec.ValidationError as exc:
             obj = self._retry_json(arguments, exc)
         kwargs = _asdict(obj)
@@ -140,6 +151,9 @@ class FunctionSignature:
                 return _convert(fixed, self._struct, strict=False, dec_hook=_dec_hook)
         except (msgspec.DecodeError, msgspec.ValidationError):
             pass
+        if self._choices is None:
+            defs = self.input_schema.get("$defs", {})
+            self._choices = {p.name: e for p in self.parameters if (e := _resolve(p.schema, defs).get("enum"))}
         raise ArgumentError(
             f"Invalid arguments for {self.name}: {explain(str(exc), arguments, self._choices)}"
         ) from None
@@ -249,11 +263,8 @@ def analyze_function(
         input_schema["required"] = required_names
     _attach_defs(input_schema, defs)
 
-    struct = msgspec.defstruct(re.sub(r"\W", "_", fname) + "_arguments", fields, kw_only=True)
-    with contextlib.suppress(msgspec.ValidationError):
-        _convert({}, struct, strict=False, dec_hook=_dec_hook)  # compile the decoder now, not on the first call
     output = _output_schema(hints.get("return", _EMPTY), content_types)
-    return FunctionSignature(fname, description, parameters, injected_names, is_async, input_schema, output, struct)
+    return FunctionSignature(fname, description, parameters, injected_names, is_async, input_schema, output, fields)
 
 
 def prompt_arguments(sig: FunctionSignature) -> list[dict[str, Any]]:
@@ -420,27 +431,30 @@ def _jsonable(value: Any) -> Any:
 
 # ---- schema generation ---------------------------------------------------------------------------
 
-_NAMED = frozenset({"properties", "$defs", "patternProperties", "dependentSchemas"})
-_SUB = frozenset(
-    {
-        "items",
-        "additionalProperties",
-        "not",
-        "contains",
-        "propertyNames",
-        "if",
-        "then",
-        "else",
-        "unevaluatedItems",
-        "unevaluatedProperties",
-    }
-)
-_LISTS = frozenset({"anyOf", "allOf", "oneOf", "prefixItems"})
-_DATA = frozenset({"default", "enum", "const", "examples"})
+# The schemas msgspec gives the plain scalar types, written out: most tools take only these, and a
+# server registering hundreds of them should not pay for msgspec's type walk each time (issue 17).
+_SCALARS: dict[Any, dict[str, Any]] = {
+    str: {"type": "string"},
+    int: {"type": "integer"},
+    float: {"type": "number"},
+    bool: {"type": "boolean"},
+    type(None): {"type": "null"},
+    Any: {},
+}
+
+
+def _scalar(tp: Any) -> dict[str, Any] | None:
+    try:
+        return _SCALARS.get(tp)
+    except TypeError:  # unhashable (an Annotated with unhashable metadata): not a plain scalar
+        return None
 
 
 def _generate(tps: list[Any], mode: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Schemas of ``tps`` plus their shared ``$defs``: titles stripped, Enums inlined."""
+    scalars = [_scalar(tp) for tp in tps]
+    if all(s is not None for s in scalars):  # the same as msgspec's (tests/unit: test_schema)
+        return [dict(s) for s in scalars if s is not None], {}
     extra: dict[str, Any] = {}
 
     def hook(tp: Any) -> dict[str, Any]:
@@ -497,74 +511,6 @@ def _enum_classes(tps: list[Any]) -> dict[str, Any]:
     for t in mi.multi_type_info(tps):
         walk(t)
     return found
-
-
-def _clean(node: Any, enums: dict[str, Any]) -> Any:
-    """Copy of a schema with ``title`` keywords dropped, enum refs inlined, enum ``type`` added."""
-    if not isinstance(node, dict):
-        return node
-    ref = node.get("$ref")
-    if isinstance(ref, str) and ref.startswith(_REF) and ref[len(_REF) :] in enums:
-        node = {**enums[ref[len(_REF) :]], **{k: v for k, v in node.items() if k != "$ref"}}
-    out: dict[str, Any] = {}
-    for key, value in node.items():
-        if key == "title":
-            continue
-        if key in _NAMED and isinstance(value, dict):
-            out[key] = {n: _clean(s, enums) for n, s in value.items()}
-        elif key in _SUB:
-            out[key] = _clean(value, enums)
-        elif key in _LISTS and isinstance(value, list):
-            out[key] = [_clean(s, enums) for s in value]
-        else:
-            out[key] = value
-    if isinstance(out.get("enum"), list) and "type" not in out:
-        kinds = {json_type(v) for v in out["enum"]}
-        if {"integer", "number"} <= kinds:
-            kinds.discard("integer")
-        rest = sorted(kinds - {"null"})
-        if len(rest) == 1 and rest[0] in ("string", "integer", "number", "boolean"):  # homogeneous
-            out["type"] = [rest[0], "null"] if "null" in kinds else rest[0]
-    return out
-
-
-def _reachable(root: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    """The subset of ``defs`` that ``root`` refers to, directly or through other defs."""
-    seen: set[str] = set()
-    stack: list[Any] = [root]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            ref = node.get("$ref")
-            key = ref[len(_REF) :] if isinstance(ref, str) and ref.startswith(_REF) else None
-            if key in defs and key not in seen:
-                seen.add(key)
-                stack.append(defs[key])
-            stack.extend(v for k, v in node.items() if k not in _DATA)
-        elif isinstance(node, list):
-            stack.extend(node)
-    return {k: v for k, v in defs.items() if k in seen}
-
-
-def _attach_defs(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    used = _reachable(schema, defs)
-    if used:
-        schema["$defs"] = used
-    return schema
-
-
-def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    ref = schema.get("$ref")
-    if isinstance(ref, str) and ref.startswith(_REF):
-        return {**defs.get(ref[len(_REF) :], {}), **{k: v for k, v in schema.items() if k != "$ref"}}
-    return schema
-
-
-def _wants_json(schema: dict[str, Any], defs: dict[str, Any]) -> bool:
-    """Whether a parameter takes only arrays/objects (so a JSON string may be decoded for it)."""
-    found = [_resolve(s, defs).get("type") for s in schema.get("anyOf", [schema])]
-    kinds = {k for t in found for k in (t if isinstance(t, list) else [t])} - {"null"}
-    return bool(kinds) and kinds <= {"array", "object"}
 
 
 def _output_schema(ret: Any, content_types: tuple[type, ...]) -> tuple[dict[str, Any] | None, bool]:

@@ -13,9 +13,10 @@ from typing import Any
 
 import msgspec
 
-_AT = re.compile(r"^(?P<body>.*?)(?: - at `\$(?P<path>[^`]*)`)?$", re.S)
-_MISSING = re.compile(r"^Object missing required field `(?P<field>.+)`$")
-_PATH = re.compile(r"\.([^.\[]+)|\[(\d+|\.\.\.)\]")
+# Patterns as strings, compiled by ``re`` on the first error, not at start-up (issue 17: cold start).
+_AT = r"(?s)^(?P<body>.*?)(?: - at `\$(?P<path>[^`]*)`)?$"
+_MISSING = r"^Object missing required field `(?P<field>.+)`$"
+_PATH = r"\.([^.\[]+)|\[(\d+|\.\.\.)\]"
 _WORDS = {"int": "integer", "float": "number", "str": "string", "bool": "boolean"}
 _JSON_TYPES = (
     (bool, "boolean"),
@@ -37,7 +38,7 @@ def json_type(value: Any) -> str:
 def _lookup(arguments: Any, path: str) -> Any:
     """The argument value at a msgspec error path like ``.a[0].b`` (or _NOTHING)."""
     value = arguments
-    for key, index in _PATH.findall(path):
+    for key, index in re.findall(_PATH, path):
         if index == "...":
             return _NOTHING
         try:
@@ -54,14 +55,14 @@ def _show(value: Any) -> str:
 
 def explain(message: str, arguments: Any, choices: dict[str, list[Any]]) -> str:
     """Turn msgspec's "Expected `int`, got `str` - at `$.a`" into "'a': expected integer, got string 'x'"."""
-    m = _AT.match(message)
+    m = re.match(_AT, message)
     body, path = (m.group("body"), m.group("path") or "") if m else (message, "")
     if body.startswith("\x1f"):  # from a pydantic model (see _schema._dec_hook)
         _, sub, body = body.split("\x1f", 2)
         path += sub
         if not body:
             return f"'{path.lstrip('.')}' is required"
-    missing = _MISSING.match(body)
+    missing = re.match(_MISSING, body)
     if missing:
         return f"'{(path + '.' + missing.group('field')).lstrip('.')}' is required"
     value = _lookup(arguments, path)
@@ -69,7 +70,7 @@ def explain(message: str, arguments: Any, choices: dict[str, list[Any]]) -> str:
     body = body[:1].lower() + body[1:]
     if body.startswith("invalid enum value"):
         body = "invalid value" + body[len("invalid enum value") :]
-        top = _PATH.fullmatch(path)
+        top = re.fullmatch(_PATH, path)
         if top and choices.get(top.group(1)):
             body += "; expected one of " + ", ".join(_show(o) for o in choices[top.group(1)])
     elif value is not _NOTHING and (value is None or isinstance(value, (str, int, float, bool))):

@@ -26,7 +26,8 @@ import json
 import re
 from typing import Any, Final
 
-SKILLS_EXTENSION: Final = "io.modelcontextprotocol/skills"
+from ._versions import SKILLS_EXTENSION as SKILLS_EXTENSION  # defined there: the server announces it
+
 SKILL_FILE: Final = "SKILL.md"
 SKILL_SCHEME: Final = "skill://"
 SKILL_MIME_TYPE: Final = "text/markdown"

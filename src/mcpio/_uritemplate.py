@@ -27,9 +27,11 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from typing import Final
-from urllib.parse import parse_qsl, quote, unquote
 
-_EXPR = re.compile(r"\{([^{}]*)\}")
+# urllib.parse (and ipaddress with it) is imported where a URI is matched or expanded, not when
+# a template is registered: a stdio server's start-up should not pay for it (issue 17).
+
+_EXPR = r"\{([^{}]*)\}"  # compiled by re on first use, not at start-up (issue 17)
 _OPERATORS: Final = "+#./;?&"
 _UNRESERVED_SAFE = "-._~"
 _RESERVED_SAFE = ":/?#[]@!$&'()*+,;=" + _UNRESERVED_SAFE
@@ -61,7 +63,7 @@ class UriTemplate:
         self.template = template
         self._parts: list[str | tuple[str, list[_Var]]] = []
         pos = 0
-        for m in _EXPR.finditer(template):
+        for m in re.finditer(_EXPR, template):
             if m.start() > pos:
                 self._parts.append(template[pos : m.start()])
             body = m.group(1)
@@ -131,6 +133,8 @@ class UriTemplate:
         m = self._regex.match(uri)
         if m is None:
             return None
+        from urllib.parse import parse_qsl, unquote
+
         result: dict[str, str] = {}
         for name in self.variables:
             if name in self._query_vars:
@@ -154,6 +158,8 @@ class UriTemplate:
 
     def expand(self, **values: object) -> str:
         """Fill in the template (RFC 6570 §3.2); missing variables expand to nothing."""
+        from urllib.parse import quote
+
         out: list[str] = []
         for part in self._parts:
             if isinstance(part, str):
@@ -183,7 +189,7 @@ class UriTemplate:
         return f"UriTemplate({self.template!r})"
 
 
-_DRIVE = re.compile(r"^[A-Za-z]:")
+_DRIVE = r"^[A-Za-z]:"
 
 
 def path_refusal(value: str, multi_segment: bool = False, is_path: bool = False) -> str | None:
@@ -194,7 +200,7 @@ def path_refusal(value: str, multi_segment: bool = False, is_path: bool = False)
         return None
     if "\\" in value:
         return "a backslash"
-    if _DRIVE.match(value):
+    if re.match(_DRIVE, value):
         return "a drive letter"
     if not multi_segment:
         if "/" in value:

@@ -33,6 +33,7 @@ META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
 # The tasks extension of 2026-07-28 (ext-tasks spec; SEP-2663): its capability key under
 # ``extensions`` and the methods it adds.
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
+SKILLS_EXTENSION: Final = "io.modelcontextprotocol/skills"  # SEP-2640 (the rest of it is in _skills)
 TASKS_METHODS: Final = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 # The skills extension (SEP-2640; its rules are in ``_skills``): the methods it adds, 2026-07-28.
 SKILLS_METHODS: Final = frozenset({"skills/list", "skills/get", "resources/directory/read"})

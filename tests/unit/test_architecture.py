@@ -22,6 +22,7 @@ LAYERS = {
     "_schema": 0,
     "_schema_types": 0,
     "_schema_errors": 0,
+    "_schema_docs": 0,
     "_docstrings": 0,
     "_uritemplate": 0,
     "_content": 0,

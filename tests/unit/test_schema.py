@@ -1199,3 +1199,34 @@ def test_plain_functions_work_without_pydantic_loaded():
         assert "pydantic" not in sys.modules
     """)
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def test_plain_scalar_schemas_written_out_are_msgspecs_own() -> None:
+    # _generate answers str/int/float/bool/None/Any from a table (issue 17: registering many tools
+    # skips msgspec's type walk); the table must say exactly what msgspec says for each.
+    from mcpio._schema import _SCALARS, _generate
+
+    for tp, written in _SCALARS.items():
+        (generated,), defs = msgspec.json.schema_components([tp])
+        assert generated == written and defs == {}, tp
+    schemas, defs = _generate([int, str], "validation")
+    assert schemas == [{"type": "integer"}, {"type": "string"}] and defs == {}
+    schemas[0]["description"] = "changed"  # a caller's edit must not change the table
+    assert _SCALARS[int] == {"type": "integer"}
+
+
+def test_the_arguments_struct_is_built_on_the_first_bind_not_at_registration() -> None:
+    # issue 17: registering hundreds of tools compiles no msgspec decoders; the first call does,
+    # and behaves as before (JSON-string arguments decoded, choices named in errors)
+    def f(xs: list[int], mode: Literal["a", "b"] = "a") -> int:
+        return len(xs)
+
+    sig = analyze_function(f)
+    assert sig._struct is None
+    assert sig.bind({"xs": "[1, 2]"}) == {"xs": [1, 2]}
+    assert sig._struct is not None
+    with pytest.raises(ArgumentError, match="expected one of 'a', 'b'"):
+        sig.bind({"xs": [1], "mode": "c"})
+    again = analyze_function(f)  # bad arguments on the very first call
+    with pytest.raises(ArgumentError, match="expected one of 'a', 'b'"):
+        again.bind({"xs": [1], "mode": "c"})

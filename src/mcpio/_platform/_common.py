@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 import stat
 import sys
 from collections.abc import Callable
@@ -113,6 +112,8 @@ def which_path(candidate: str) -> str | None:
     """``candidate`` (a path with a folder) if it is an executable file, else None; on Windows
     also ``candidate`` plus each ``PATHEXT`` ending (``C:\\nodejs\\npx`` is ``npx.cmd``), which
     ``shutil.which`` only does for such paths from Python 3.12 on."""
+    import shutil  # here, not at start-up: it pulls bz2, lzma and fnmatch (issue 17)
+
     found = shutil.which(candidate)
     if found is None and sys.platform == "win32":
         for ext in os.environ.get("PATHEXT", ".COM;.EXE;.BAT;.CMD").split(os.pathsep):

@@ -19,7 +19,6 @@ from . import _core_tasks
 from ._completion import complete
 from ._context import Context
 from ._pagination import paginate
-from ._skills import directory_read, skills_get, skills_list
 from ._subscriptions import listen, subscribe, unsubscribe, uri_param
 from ._tasks import call_tool, tasks_cancel, tasks_get, tasks_update
 
@@ -28,6 +27,20 @@ if TYPE_CHECKING:
 
 Params = dict[str, Any]
 Handler = Callable[["Server", Context, Params], Awaitable[dict[str, Any]]]
+
+
+def _skills_handler(name: str) -> Handler:
+    """The skills extension's handler ``name``, its module (with pathlib and mimetypes) loaded on
+    the first skills request rather than at every server's start-up (issue 17: cold start)."""
+
+    async def handler(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
+        from . import _skills
+
+        result: dict[str, Any] = await getattr(_skills, name)(server, ctx, params)
+        return result
+
+    handler.__name__ = handler.__qualname__ = name
+    return handler
 
 
 def lister(capability: str, method: str, registry: str, key: str) -> Handler:
@@ -164,7 +177,7 @@ METHODS = {
     "tasks/update": tasks_update,  # the extension only
     "tasks/result": _core_tasks.tasks_result,  # core tasks only
     "tasks/list": _core_tasks.tasks_list,
-    "skills/list": skills_list,  # the skills extension (SEP-2640), 2026-07-28
-    "skills/get": skills_get,
-    "resources/directory/read": directory_read,
+    "skills/list": _skills_handler("skills_list"),  # the skills extension (SEP-2640), 2026-07-28
+    "skills/get": _skills_handler("skills_get"),
+    "resources/directory/read": _skills_handler("directory_read"),
 }

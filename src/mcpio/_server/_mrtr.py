@@ -42,13 +42,13 @@ What the state guarantees (issue 12, break 4):
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
-import json
 import time
 from typing import Any
 
 from .._errors import InvalidParams
+
+# hashlib, hmac and json are imported where used: every server builds a StateCodec, few ever
+# seal a requestState, and a stdio server's start-up should not pay for them (issue 17).
 
 STATE_VERSION = "v1"
 # What a well-formed answer to each input request looks like (the result types of the
@@ -84,6 +84,9 @@ def _unb64(text: str) -> bytes:
 def request_digest(method: str, params: dict[str, Any]) -> str:
     """What binds a requestState to the request it was issued for: method, target, arguments."""
     salient = {"method": method, "target": params.get("name", params.get("uri")), "arguments": params.get("arguments")}
+    import hashlib
+    import json
+
     raw = json.dumps(salient, sort_keys=True, separators=(",", ":"), default=str).encode()
     return _b64(hashlib.sha256(raw).digest()[:16])
 
@@ -104,6 +107,9 @@ class StateCodec:
         self.ttl = ttl
 
     def _mac(self, payload: str) -> str:
+        import hashlib
+        import hmac
+
         return _b64(hmac.new(self._secret, payload.encode("ascii"), hashlib.sha256).digest())
 
     def seal(
@@ -112,6 +118,8 @@ class StateCodec:
         body = {"d": digest, "a": answers, "k": asked, "r": round_, "exp": int(time.time() + self.ttl)}
         if principal is not None:
             body["p"] = principal
+        import json
+
         payload = _b64(json.dumps(body, separators=(",", ":")).encode())
         return f"{STATE_VERSION}.{payload}.{self._mac(payload)}"
 
@@ -123,6 +131,9 @@ class StateCodec:
         parts = state.split(".")
         if len(parts) != 3 or parts[0] != STATE_VERSION:
             raise InvalidParams("Invalid params: requestState is not one this server issued; retry without it")
+        import hmac
+        import json
+
         _, payload, mac = parts
         if not hmac.compare_digest(mac, self._mac(payload)):
             raise InvalidParams(

@@ -11,23 +11,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import os
-import secrets
 import sys
 import weakref
 from collections.abc import Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-from .._errors import INTERNAL_ERROR, MCPError, MethodNotFound, TransportError
+from .._errors import INTERNAL_ERROR, MCPError, MethodNotFound
 from .._protocol._connection import Connection
 from .._protocol._events import NotificationReceived, RequestReceived
 from .._protocol._framing import DEFAULT_MAX_LINE_SIZE
 from .._session import Session
-from .._skills import SKILLS_EXTENSION
 from .._transports._base import Transport
-from .._versions import CACHEABLE_METHODS, INPUT_REQUIRED_METHODS, META_SERVER_INFO, RULES, TASKS_EXTENSION, Rules
+from .._versions import (
+    CACHEABLE_METHODS,
+    INPUT_REQUIRED_METHODS,
+    META_SERVER_INFO,
+    RULES,
+    SKILLS_EXTENSION,  # not from _skills: that module loads with the first skill (issue 17)
+    TASKS_EXTENSION,
+    Rules,
+)
 from . import _http, _stdio
 from ._context import Context
 from ._core_tasks import CAPABILITY as CORE_TASKS_CAPABILITY
@@ -35,11 +40,12 @@ from ._handlers import METHODS
 from ._middleware import Request, build_chain, check_middleware
 from ._mrtr import InputRequired, Rounds, StateCodec
 from ._resources import Prompt, Resource
-from ._skills import Skill
-from ._skills import register as register_skills
 from ._subscriptions import list_changed_targets, task_targets, updated_targets
 from ._tasks import Task, TaskStore
 from ._tools import DEFAULT_MAX_RESULT_BYTES, Tool, check_heartbeat, check_max_result_bytes
+
+if TYPE_CHECKING:
+    from ._skills import Skill
 
 log = logging.getLogger("mcpio.server")
 
@@ -105,7 +111,7 @@ class Server:
         # when several processes serve the same clients.
         secret = state_secret if state_secret is not None else os.environ.get("MCPIO_STATE_SECRET")
         secret = secret.encode() if isinstance(secret, str) else secret
-        self._state_codec = StateCodec(secret or secrets.token_bytes(32), state_ttl)
+        self._state_codec = StateCodec(secret or os.urandom(32), state_ttl)
         # The tasks extension (2026-07-28): tools registered with task_support may answer a task
         # handle; finished tasks are kept task_ttl seconds from creation, at most max_tasks at once.
         # At the cap a terminal task is evicted first; one requester holds at most
@@ -216,6 +222,8 @@ class Server:
         """Serve the Agent Skills in ``folder`` through the skills extension (SEP-2640): each
         directory with a SKILL.md becomes ``skill://<path>/SKILL.md``, its files resources with
         digests and sizes, listed by ``skills/list``. Raises ValueError for an invalid skill."""
+        from ._skills import register as register_skills  # only servers with skills load it (issue 17)
+
         added = register_skills(self, folder)
         self._skills.update((s.uri, s) for s in added)
         self._changed("resources")
@@ -568,15 +576,7 @@ class Server:
             return
         if transport != "stdio":
             raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
-        # Everything imported and registered so far lives as long as the process: take it out of
-        # the collector's sight. Full collections stop traversing it while serving, and the
-        # interpreter's exit skips it: stdin EOF -> exit is about 3x faster (benchmarks/PROFILE.md).
-        gc.freeze()
-        try:
-            with contextlib.suppress(KeyboardInterrupt):
-                asyncio.run(self.serve_stdio())
-        except TransportError as exc:  # e.g. started without stdin: one line, not a traceback
-            raise SystemExit(f"{self.name}: cannot serve on stdio: {exc}") from None
+        _stdio.run(self)
 
 
 async def _run_hook(hook: Callable[..., Any], ctx: Context, params: dict[str, Any]) -> None:

@@ -5,16 +5,33 @@ client's death), each without lingering on requests in flight."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import logging
 import os
 from typing import TYPE_CHECKING
 
+from .._errors import TransportError
 from .._transports._trace import open_trace
 
 if TYPE_CHECKING:
     from ._server import Server
 
 log = logging.getLogger("mcpio.server")
+
+
+def run(server: Server) -> None:
+    """``server.run()`` on stdio: serve until EOF, SIGTERM or the parent's death. A stdio that
+    cannot be served (e.g. started without stdin) is one line on stderr and exit status 1."""
+    # Everything imported and registered so far lives as long as the process: take it out of
+    # the collector's sight. Full collections stop traversing it while serving, and the
+    # interpreter's exit skips it: stdin EOF -> exit is about 3x faster (benchmarks/PROFILE.md).
+    gc.freeze()
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(server.serve_stdio())
+    except TransportError as exc:  # one line, not a traceback
+        raise SystemExit(f"{server.name}: cannot serve on stdio: {exc}") from None
 
 
 async def serve_stdio(server: Server) -> None:

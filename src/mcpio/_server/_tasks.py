@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -125,6 +124,8 @@ class Task:
         self.owner = owner  # core tasks belong to the session that created them
         self.done = asyncio.Event()  # set when the task reaches a terminal status
         self._asking = 0  # core tasks: requests to the client in flight
+        import secrets  # on the first task, not at start-up (issue 17: cold start)
+
         self.id = secrets.token_urlsafe(18)  # unguessable: knowing the id is the access
         self.status = "working"
         self.status_message: str | None = None
