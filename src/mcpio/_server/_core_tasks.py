@@ -62,7 +62,7 @@ async def call_tool(tool: Tool, params: dict[str, Any], ctx: Context, rules: Rul
     store: TaskStore = ctx.server._tasks
     ttl = wanted.get("ttl")
     seconds = min(ttl / 1000, store.ttl) if type(ttl) is int and ttl > 0 else None  # the server may shorten it
-    task = ctx._begin_task(core=True, ttl=seconds)
+    task = await ctx._begin_task(core=True, ttl=seconds)
     attach(task, asyncio.get_running_loop().create_task(tool.call(params.get("arguments"), ctx, rules)))
     return {"task": task.core_fields()}
 
@@ -75,13 +75,13 @@ def _store(ctx: Context, method: str) -> TaskStore:
 
 
 async def tasks_get(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-    return _store(ctx, "tasks/get").get(params, ctx.session).core_fields()
+    return (await _store(ctx, "tasks/get").find(params, ctx.session)).core_fields()
 
 
 async def tasks_result(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
     """Wait for the task's end; answer what the call would have answered."""
-    task = _store(ctx, "tasks/result").get(params, ctx.session)
-    await task.done.wait()
+    store = _store(ctx, "tasks/result")
+    task = await store.wait_end(await store.find(params, ctx.session))
     if task.error is not None:
         raise MCPError.from_error_object(task.error)
     if task.status == "cancelled" and task.result is None:
@@ -101,8 +101,8 @@ async def tasks_list(server: Any, ctx: Context, params: dict[str, Any]) -> dict[
 
 
 async def tasks_cancel(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-    task = _store(ctx, "tasks/cancel").get(params, ctx.session)
-    if task.status in TERMINAL:
-        raise InvalidParams(f"Invalid params: task {task.id} has already ended ({task.status}); it cannot be cancelled")
-    task.cancel()
-    return task.core_fields()
+    store = _store(ctx, "tasks/cancel")
+    task = await store.find(params, ctx.session)
+    if task.status in TERMINAL or not await store.cancel(task):
+        raise InvalidParams(f"Invalid params: task {task.id} has already ended; it cannot be cancelled")
+    return (await store.find(params, ctx.session)).core_fields()

@@ -48,6 +48,8 @@ def http_app(server: Server, path: str, **options: Any) -> Any:
     if state is not None and state is not server._state_bus:  # one bus per server: its fan-out
         server._state_bus = state
         state.on_message(server._on_state_message)
+        if getattr(state, "tasks", None) is not None:  # tasks on every process (_tasks_shared)
+            server._tasks.share(state.tasks)
     return StreamableHTTPApp(
         server._serve_http, path=path, tool_schema=server._tool_schema, lifespan=lifespan, **options
     )

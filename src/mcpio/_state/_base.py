@@ -26,9 +26,12 @@ class StateBackend(Protocol):
     backend (the in-memory backend has no others); ``on_message(handler)``: call ``handler``
     with each message another process published (the server uses it for
     ``notifications/resources/updated``).
+    ``tasks``: None when the server's in-memory task store is enough (one process), else a
+    directory of every process's task records (:class:`~mcpio._state._redis_tasks.RedisTaskDirectory`).
     """
 
     events: EventStore
+    tasks: Any
 
     async def publish(self, message: dict[str, Any]) -> None: ...
 
