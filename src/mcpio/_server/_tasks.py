@@ -302,7 +302,7 @@ class TaskStore:
     async def find(self, params: dict[str, Any], owner: Any = None) -> TaskView:
         """:meth:`get`, or with a shared store the record of a task another process runs."""
         try:
-            return self.get(params, owner)
+            task = self.get(params, owner)
         except InvalidParams:
             if self.shared is None:
                 raise
@@ -310,6 +310,14 @@ class TaskStore:
             if found is None:
                 raise
             return found
+        if (
+            self.shared is not None
+            and task.ended is not None
+            and await _tasks_shared.fetch(self.shared, task.id, owner) is None
+        ):
+            del self._tasks[task.id]  # ended, and evicted by another process's new task (the cap is shared)
+            return self.get(params, owner)  # -32602
+        return task
 
     async def answer(self, task: TaskView, responses: dict[str, Any]) -> None:
         """``tasks/update``: to the task here, or to the process that runs it."""
