@@ -90,6 +90,27 @@ def test_a_core_task_is_its_sessions_on_every_process(redis_url):
     asyncio.run(go())
 
 
+def test_tasks_list_shows_a_sessions_core_tasks_from_every_process(redis_url):
+    async def go() -> None:
+        a, b, states = await two(redis_url)
+        try:
+            first = await a.begin(core=True, owner=session("s1"))
+            second = await b.begin(core=True, owner=session("s1"))
+            await b.begin(core=True, owner=session("s2"))
+            for store in (a, b):
+                assert [t.id for t in await store.owned(session("s1"))] == [first.id, second.id]
+            first.cancel()
+            assert first.writer is not None
+            await first.writer
+            listed = await b.owned(session("s1"))
+            assert [(t.id, t.status) for t in listed] == [(first.id, "cancelled"), (second.id, "working")]
+            assert await a.owned(session("nobody")) == []
+        finally:
+            await close(states)
+
+    asyncio.run(go())
+
+
 def test_a_waiter_learns_that_the_running_process_died(redis_url):
     async def go() -> None:
         a, b, states = await two(redis_url, lease=0.3)

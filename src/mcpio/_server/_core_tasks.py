@@ -92,7 +92,7 @@ async def tasks_result(server: Any, ctx: Context, params: dict[str, Any]) -> dic
 
 
 async def tasks_list(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-    owned = _store(ctx, "tasks/list").owned_by(ctx.session)
+    owned = await _store(ctx, "tasks/list").owned(ctx.session)
     page, nxt = paginate(owned, params, server.page_size, "tasks")
     out: dict[str, Any] = {"tasks": [t.core_fields() for t in page]}
     if nxt is not None:

@@ -335,10 +335,19 @@ class TaskStore:
             return True
         return await _tasks_shared.cancel(self.shared, task, CANCELLED)
 
+    async def owned(self, owner: Any) -> list[TaskView]:
+        """:meth:`owned_by`, over every process with a shared store (``tasks/list``)."""
+        if self.shared is None:
+            return list(self.owned_by(owner))
+        # the records of every process; this process's own tasks as they are now (newer)
+        return [self._tasks.get(t.id, t) for t in await _tasks_shared.owned_by(self.shared, owner)]
+
     async def wait_end(self, task: TaskView) -> TaskView:
         """The task once terminal (``tasks/result``), wherever it runs."""
         if isinstance(task, Task):
             await task.done.wait()
+            if task.writer is not None:  # shared: the end is recorded before it is announced
+                await asyncio.shield(task.writer)
             return task
         return await _tasks_shared.wait_end(self.shared, task)
 

@@ -70,7 +70,13 @@ def body(task: Task) -> dict[str, Any]:
 async def reserve(store: TaskStore, task: Task) -> None:
     """Reserve ``task``'s slot in the shared directory; -32603 when a bound refuses it."""
     refused = await store.shared.create(
-        task.id, requester_key(task.requester), store.max_tasks, store.max_per_requester, task.ttl, body(task)
+        task.id,
+        requester_key(task.requester),
+        store.max_tasks,
+        store.max_per_requester,
+        task.ttl,
+        body(task),
+        owner_key(task.owner) if task.core else None,
     )
     if refused is None:
         return
@@ -218,6 +224,12 @@ async def fetch(directory: Any, task_id: str, owner: Any) -> RemoteTask | None:
     if task.core and task.owner != owner_key(owner):
         return None
     return task
+
+
+async def owned_by(directory: Any, owner: Any) -> list[RemoteTask]:
+    """The core tasks of session ``owner`` on every process, oldest first."""
+    key = owner_key(owner)
+    return [] if key is None else [RemoteTask(record) for record in await directory.owned_by(key)]
 
 
 async def send(directory: Any, task: Any, command: dict[str, Any]) -> None:

@@ -13,6 +13,7 @@ and requester ``R``:
   ``horizon`` ahead, pushed on by its node's heartbeat); ``tasks:ended`` — terminal tasks by
   end time (the cap evicts the one that ended first, as :class:`~mcpio._server._tasks.TaskStore`);
 * ``tasks:node:N`` / ``tasks:req:R`` — sets of live task ids, by node / by requester;
+  ``tasks:own:S`` — the core tasks (2025-11-25) of session ``S`` by creation (``tasks/list``);
 * ``tasks:nodes`` — a sorted set of nodes with live tasks by lease deadline: each node refreshes
   its lease while it has live tasks (every ``lease / 3`` s). Any script that runs after a lease
   has passed marks that node's live tasks ``failed`` ("the worker process died").
@@ -60,6 +61,11 @@ local function unlink(id, node, req)
   if req and req ~= '' then redis.call('SREM', p .. 'tasks:req:' .. req, id) end
 end
 
+-- a key lives at least `ms` more (never shortened: other members may need longer)
+local function extend(key, ms)
+  if redis.call('PTTL', key) < ms then redis.call('PEXPIRE', key, ms) end
+end
+
 local function tidy()
   local top = redis.call('ZRANGE', ALL, -1, -1, 'WITHSCORES')
   if top[2] then
@@ -74,7 +80,7 @@ end
 -- terminal: kept until the TTL from creation ends, or `retain` from now if that has passed
 local function finish(id, status, msg)
   local k = tk(id)
-  local f = redis.call('HMGET', k, 'node', 'req', 'dl', 'cr')
+  local f = redis.call('HMGET', k, 'node', 'req', 'dl', 'cr', 'own')
   local keep = tonumber(f[3] or '0') - now
   if keep <= 0 then
     keep = retain
@@ -85,11 +91,13 @@ local function finish(id, status, msg)
   redis.call('ZADD', ALL, now + keep, id)
   redis.call('ZADD', ENDED, now, id)
   unlink(id, f[1], f[2])
+  if f[5] and f[5] ~= '' then extend(p .. 'tasks:own:' .. f[5], keep) end
 end
 
 local function drop(id)
-  local f = redis.call('HMGET', tk(id), 'node', 'req')
+  local f = redis.call('HMGET', tk(id), 'node', 'req', 'own')
   unlink(id, f[1], f[2])
+  if f[3] and f[3] ~= '' then redis.call('ZREM', p .. 'tasks:own:' .. f[3], id) end
   redis.call('DEL', tk(id))
   redis.call('ZREM', ALL, id)
   redis.call('ZREM', ENDED, id)
@@ -123,7 +131,8 @@ end
 """
 )
 
-# ARGV[5..]: id, node, requester ('' none), max_tasks, max_per_requester, lease ms, ttl ms, body
+# ARGV[5..]: id, node, requester ('' none), max_tasks, max_per_requester, lease ms, ttl ms, body,
+# owner (the session of a core task, '' none)
 _CREATE = (
     _LIB
     + """
@@ -146,7 +155,7 @@ if redis.call('ZCARD', ALL) >= max_tasks then
 end
 local k = tk(id)
 redis.call('HSET', k, 'st', 'working', 'msg', '', 'upd', now_iso, 'ttl', ttl, 'body', ARGV[12],
-  'node', node, 'req', req, 'cr', now, 'dl', now + ttl)
+  'node', node, 'req', req, 'cr', now, 'dl', now + ttl, 'own', ARGV[13])
 redis.call('PEXPIRE', k, horizon)
 redis.call('ZADD', ALL, now + horizon, id)
 redis.call('SADD', p .. 'tasks:node:' .. node, id)
@@ -155,6 +164,10 @@ redis.call('ZADD', NODES, now + lease, node)
 if req ~= '' then
   redis.call('SADD', rk, id)
   redis.call('PEXPIRE', rk, horizon)
+end
+if ARGV[13] ~= '' then
+  redis.call('ZADD', p .. 'tasks:own:' .. ARGV[13], now, id)
+  extend(p .. 'tasks:own:' .. ARGV[13], horizon)
 end
 tidy()
 return {'ok', 0}
@@ -207,6 +220,22 @@ return {1, f[2]}
 """
 )
 
+# ARGV[5]: owner -> the hashes (flat) of the owner's tasks, oldest first
+_LIST = (
+    _LIB
+    + """
+sweep()
+local out = {}
+for _, id in ipairs(redis.call('ZRANGE', p .. 'tasks:own:' .. ARGV[5], 0, -1)) do
+  check(id)
+  local h = redis.call('HGETALL', tk(id))
+  if #h > 0 then out[#out + 1] = h end
+end
+tidy()
+return out
+"""
+)
+
 # ARGV[5..]: node, lease ms: keep this node's lease and its live tasks' keys
 _BEAT = (
     _LIB
@@ -216,12 +245,13 @@ sweep()
 local nk = p .. 'tasks:node:' .. node
 local live = 0
 for _, id in ipairs(redis.call('SMEMBERS', nk)) do
-  local f = redis.call('HMGET', tk(id), 'st', 'req')
+  local f = redis.call('HMGET', tk(id), 'st', 'req', 'own')
   if f[1] and not TERMINAL[f[1]] then
     live = live + 1
     redis.call('PEXPIRE', tk(id), horizon)
     redis.call('ZADD', ALL, 'XX', now + horizon, id)
     if f[2] and f[2] ~= '' then redis.call('PEXPIRE', p .. 'tasks:req:' .. f[2], horizon) end
+    if f[3] and f[3] ~= '' then extend(p .. 'tasks:own:' .. f[3], horizon) end
   else
     redis.call('SREM', nk, id)
   end
@@ -273,7 +303,14 @@ class RedisTaskDirectory:
         self._call = call
         self._scripts = {
             name: client.register_script(src)
-            for name, src in (("create", _CREATE), ("put", _PUT), ("get", _GET), ("cancel", _CANCEL), ("beat", _BEAT))
+            for name, src in (
+                ("create", _CREATE),
+                ("put", _PUT),
+                ("get", _GET),
+                ("cancel", _CANCEL),
+                ("beat", _BEAT),
+                ("list", _LIST),
+            )
         }
         self.on_command: Callable[[dict[str, Any]], None] | None = None
         self._live: set[str] = set()  # this node's live tasks (the heartbeat runs while any)
@@ -294,6 +331,7 @@ class RedisTaskDirectory:
         max_per_requester: int,
         ttl: float,
         body: dict[str, Any],
+        owner: str | None = None,
     ) -> tuple[str, int] | None:
         reason, n = await self._run(
             "create",
@@ -305,6 +343,7 @@ class RedisTaskDirectory:
             self.lease_ms,
             max(1, round(ttl * 1000)),
             _dumps(body),
+            owner or "",
         )
         if reason != b"ok":
             return reason.decode(), int(n)
@@ -334,19 +373,11 @@ class RedisTaskDirectory:
     # ---------------------------------------------------------------- any process
     async def get(self, task_id: str) -> dict[str, Any] | None:
         flat = await self._run("get", task_id)
-        if not flat:
-            return None
-        raw = {flat[i].decode(): flat[i + 1] for i in range(0, len(flat), 2)}
-        body: dict[str, Any] = json.loads(raw["body"])
-        return {
-            "body": body,
-            "status": raw["st"].decode(),
-            "message": raw["msg"].decode() or None,
-            "updated": raw["upd"].decode(),
-            "ttl_ms": int(raw["ttl"]),
-            "node": raw["node"].decode(),
-            "died": "died" in raw,
-        }
+        return _record(flat) if flat else None
+
+    async def owned_by(self, owner: str) -> list[dict[str, Any]]:
+        """The records of the core tasks of session ``owner`` (every process's), oldest first."""
+        return [_record(flat) for flat in await self._run("list", owner)]
 
     async def cancel(self, task_id: str, message: str) -> int:
         """1: cancelled now (its node is told); 0: it had already ended; -1: unknown."""
@@ -390,6 +421,20 @@ class RedisTaskDirectory:
             with contextlib.suppress(BaseException):
                 await self._beat
             self._beat = None
+
+
+def _record(flat: list[bytes]) -> dict[str, Any]:
+    """A task's hash (HGETALL's flat list) as the fields ``RemoteTask`` reads."""
+    raw = {flat[i].decode(): flat[i + 1] for i in range(0, len(flat), 2)}
+    return {
+        "body": json.loads(raw["body"]),
+        "status": raw["st"].decode(),
+        "message": raw["msg"].decode() or None,
+        "updated": raw["upd"].decode(),
+        "ttl_ms": int(raw["ttl"]),
+        "node": raw["node"].decode(),
+        "died": "died" in raw,
+    }
 
 
 def _now_iso() -> str:
