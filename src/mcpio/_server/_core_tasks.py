@@ -18,6 +18,11 @@ Differences from the extension, all from that revision of the spec:
   sent as ``notifications/tasks/status``;
 * tasks belong to the session that created them (``tasks/list`` shows those, paginated);
   ``tasks/cancel`` of a finished task is -32602.
+
+On an HTTP server with a shared state backend (``RedisState``) the records are shared as for the
+extension (``_tasks_shared``): a task is its session's on every process (by ``Mcp-Session-Id``),
+``tasks/list`` lists the session's tasks from every process, and ``tasks/result`` waits for an
+end recorded by another process.
 """
 
 from __future__ import annotations

@@ -5,14 +5,16 @@ one parameter, ``http_app(state=...)``.
 * :class:`MemoryState` — in this process (the default; what ``http_app()`` uses without
   ``state``), no extra dependency and no extra cost.
 * :class:`RedisState` — on Redis or Valkey (``pip install 'mcpio[redis]'``; ``redis`` is
-  imported only when a RedisState is made): the SSE event store on Redis Streams, shared by
-  every process that points at the same database.
+  imported only when a RedisState is made): the SSE event store on Redis Streams and the
+  tasks, shared by every process that points at the same database.
 
 What a backend holds today: the SSE event store (``backend.events``, see
-:mod:`mcpio._transports._http_events` for the interface and the bounds) and a bus between the
+:mod:`mcpio._transports._http_events` for the interface and the bounds), a bus between the
 processes that share it (``publish`` / ``on_message``), which the server uses to carry
-``notify_resource_updated`` to every process. Legacy sessions, the routing of a request's
-messages between processes and tasks are not behind the seam yet (see
+``notify_resource_updated`` to every process, and the tasks (``backend.tasks``: None for
+:class:`MemoryState`, whose server keeps them in its own ``TaskStore``; on Redis every
+process's task records, leases and bounds, see :mod:`._redis_tasks`). Legacy sessions and the
+routing of a request's messages between processes are not behind the seam yet (see
 docs/guides/deploying-at-scale.md for what works across processes).
 """
 
