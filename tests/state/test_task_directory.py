@@ -177,3 +177,33 @@ def test_core_tasks_over_http_keep_working_on_a_redis_backed_server_and_their_re
             asyncio.run(go(srv.url))
     finally:
         watch.close()
+
+
+def test_redis_down_is_a_clear_error_and_tasks_go_on_when_it_is_back():
+    from tests.support.redis import RedisServer
+
+    own = RedisServer()
+    own.start()
+
+    async def go() -> None:
+        a, b, states = await two(own.url)
+        try:
+            task = await a.begin()
+            own.stop()
+            with pytest.raises(MCPError, match="shared task store is unreachable.*retry it in 2 s") as caught:
+                await b.find({"taskId": task.id})
+            assert caught.value.code == -32603
+            with pytest.raises(MCPError, match="unreachable"):
+                await a.begin()
+            assert len(a) == 1  # the refused one is not kept
+            own.start()  # an empty Redis (no persistence): the task's record is gone with it
+            with pytest.raises(InvalidParams, match="not found"):
+                await b.find({"taskId": task.id})
+            assert (await b.begin()).status == "working"  # service resumes by itself
+        finally:
+            await close(states)
+
+    try:
+        asyncio.run(go())
+    finally:
+        own.close()

@@ -21,7 +21,9 @@ backend's task directory (``state.tasks``, :class:`mcpio._state._redis_tasks.Red
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .._errors import INTERNAL_ERROR, MCPError
@@ -53,6 +55,21 @@ def requester_key(requester: Any) -> str | None:
     return None if sid is None else "s:" + sid
 
 
+@contextlib.contextmanager
+def reachable() -> Iterator[None]:
+    """Redis down (``StateUnavailable``) as a JSON-RPC error that says so: the request was fine."""
+    from .._state._base import StateUnavailable
+
+    try:
+        yield
+    except StateUnavailable as exc:
+        raise MCPError(
+            f"Internal error: the shared task store is unreachable ({exc}); the request was fine, "
+            f"retry it in {exc.retry_after} s",
+            INTERNAL_ERROR,
+        ) from None
+
+
 def body(task: Task) -> dict[str, Any]:
     """What a task's record holds besides its status (see ``_redis_tasks``)."""
     return {
@@ -69,15 +86,16 @@ def body(task: Task) -> dict[str, Any]:
 
 async def reserve(store: TaskStore, task: Task) -> None:
     """Reserve ``task``'s slot in the shared directory; -32603 when a bound refuses it."""
-    refused = await store.shared.create(
-        task.id,
-        requester_key(task.requester),
-        store.max_tasks,
-        store.max_per_requester,
-        task.ttl,
-        body(task),
-        owner_key(task.owner) if task.core else None,
-    )
+    with reachable():
+        refused = await store.shared.create(
+            task.id,
+            requester_key(task.requester),
+            store.max_tasks,
+            store.max_per_requester,
+            task.ttl,
+            body(task),
+            owner_key(task.owner) if task.core else None,
+        )
     if refused is None:
         return
     reason, n = refused
@@ -217,7 +235,8 @@ class RemoteTask(TaskView):
 async def fetch(directory: Any, task_id: str, owner: Any) -> RemoteTask | None:
     """The record of ``task_id`` as a task view; None when unknown, expired, or (core tasks)
     another session's."""
-    record = await directory.get(task_id)
+    with reachable():
+        record = await directory.get(task_id)
     if record is None:
         return None
     task = RemoteTask(record)
@@ -229,17 +248,22 @@ async def fetch(directory: Any, task_id: str, owner: Any) -> RemoteTask | None:
 async def owned_by(directory: Any, owner: Any) -> list[RemoteTask]:
     """The core tasks of session ``owner`` on every process, oldest first."""
     key = owner_key(owner)
-    return [] if key is None else [RemoteTask(record) for record in await directory.owned_by(key)]
+    if key is None:
+        return []
+    with reachable():
+        return [RemoteTask(record) for record in await directory.owned_by(key)]
 
 
 async def send(directory: Any, task: Any, command: dict[str, Any]) -> None:
     """``tasks/update`` for a task another process runs: to that process."""
-    await directory.send(task.node, {"id": task.id, **command})
+    with reachable():
+        await directory.send(task.node, {"id": task.id, **command})
 
 
 async def cancel(directory: Any, task: Any, message: str) -> bool:
     """Cancel a task another process runs: recorded now, its process told to stop it."""
-    return bool(await directory.cancel(task.id, message) == 1)
+    with reachable():
+        return bool(await directory.cancel(task.id, message) == 1)
 
 
 async def wait_end(directory: Any, task: Any) -> RemoteTask:
@@ -249,7 +273,8 @@ async def wait_end(directory: Any, task: Any) -> RemoteTask:
     while True:
         event = directory.watch()
         try:
-            record = await directory.get(task.id)
+            with reachable():
+                record = await directory.get(task.id)
             if record is None:
                 raise InvalidParams(f"Failed to retrieve task: Task not found ({task.id!r} has expired)")
             view = RemoteTask(record)

@@ -166,7 +166,11 @@ if req ~= '' then
   redis.call('PEXPIRE', rk, horizon)
 end
 if ARGV[13] ~= '' then
-  redis.call('ZADD', p .. 'tasks:own:' .. ARGV[13], now, id)
+  local own = p .. 'tasks:own:' .. ARGV[13]
+  local top = redis.call('ZRANGE', own, -1, -1, 'WITHSCORES')
+  local at = now  -- creation order, also within one millisecond
+  if top[2] and tonumber(top[2]) >= now then at = tonumber(top[2]) + 1 end
+  redis.call('ZADD', own, at, id)
   extend(p .. 'tasks:own:' .. ARGV[13], horizon)
 end
 tidy()
