@@ -5,10 +5,13 @@ are reported failed by the other; Redis goes back to zero keys once the tasks ex
 
 from __future__ import annotations
 
+import json
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 
@@ -133,6 +136,48 @@ def test_a_cancel_received_by_another_process_stops_the_function_where_it_runs(p
         time.sleep(0.05)
     assert a.get(task_id)["status"] == "cancelled"
     assert b.tool("cancelled")["structuredContent"]["result"] == []  # B ran nothing
+
+
+def test_a_listen_stream_on_another_process_hears_the_task_change(pair):
+    """subscriptions/listen with taskIds on B, for a task that runs on A: acknowledged (B
+    knows the task), and notifications/tasks arrive as A changes it."""
+    from mcpio._protocol._http import SSEParser
+
+    a, b = pair
+    task_id = a.tool("purge", table="logs")["taskId"]
+    key = next(iter(b.poll(task_id, lambda t: t["status"] == "input_required")["inputRequests"]))
+    got: queue.Queue = queue.Queue()
+    listen = modern(99, "subscriptions/listen", {"notifications": {"taskIds": [task_id, "unknown"]}}, CAPS)
+
+    def read() -> None:
+        with (
+            httpx.Client(timeout=30) as c,
+            c.stream("POST", b.url, json=listen, headers=modern_headers("subscriptions/listen")) as r,
+        ):
+            parser = SSEParser()
+            for chunk in r.iter_raw():
+                for event in parser.feed(chunk):
+                    message = json.loads(event.data)
+                    got.put(message)
+                    if message["params"].get("status") == "completed":
+                        return
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    ack = got.get(timeout=10)
+    assert ack["method"] == "notifications/subscriptions/acknowledged"
+    assert ack["params"]["notifications"] == {"taskIds": [task_id]}  # known on B, though it runs on A
+    a.call(
+        "tasks/update", {"taskId": task_id, "inputResponses": {key: {"action": "accept", "content": {"confirm": True}}}}
+    )
+    while True:
+        note = got.get(timeout=10)
+        assert note["method"] == "notifications/tasks" and note["params"]["taskId"] == task_id
+        assert note["params"]["_meta"] == {"io.modelcontextprotocol/subscriptionId": 99}
+        if note["params"]["status"] == "completed":
+            break
+    assert note["params"]["result"]["content"][0]["text"] == "Purged logs"
+    reader.join(10)
 
 
 def test_unknown_ids_are_invalid_params_on_every_process(pair):

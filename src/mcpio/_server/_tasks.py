@@ -403,6 +403,22 @@ class TaskStore:
             raise InvalidParams(f"Failed to retrieve task: Task not found ({task_id!r} is unknown or has expired)")
         return task
 
+    async def known_anywhere(self, ids: list[Any]) -> list[str]:
+        """:meth:`known`, and with a shared store the tasks other processes run (at most
+        ``max_tasks`` ids are looked up there: no more can be kept)."""
+        here = set(self.known(ids))
+        if self.shared is None:
+            return [i for i in ids if i in here]
+        out: list[str] = []
+        for i in ids:
+            if i in here or (
+                isinstance(i, str)
+                and len(out) < self.max_tasks
+                and await _tasks_shared.fetch(self.shared, i, None) is not None
+            ):
+                out.append(i)
+        return out
+
     def known(self, ids: list[Any]) -> list[str]:
         """The ids among ``ids`` that name tasks kept here."""
         self.sweep()

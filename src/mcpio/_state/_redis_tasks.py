@@ -280,7 +280,9 @@ class RedisTaskDirectory:
     ``get`` reads a record (None when unknown or expired), marking it failed first when its node
     died; ``cancel`` makes a live task cancelled wherever it runs; ``send`` carries an
     ``update``/``cancel`` to the node that runs a task (``on_command`` receives those meant for
-    this process); ``wait_ended`` sleeps until some task ends somewhere (or ``timeout``).
+    this process); every change written is announced on the bus (``on_changed`` receives the
+    ids the other processes changed); ``wait_ended`` sleeps until some task ends somewhere (or
+    ``timeout``).
     Connection errors raise :class:`StateUnavailable`.
     """
 
@@ -317,6 +319,7 @@ class RedisTaskDirectory:
             )
         }
         self.on_command: Callable[[dict[str, Any]], None] | None = None
+        self.on_changed: Callable[[str], Awaitable[None]] | None = None  # a task changed elsewhere
         self._live: set[str] = set()  # this node's live tasks (the heartbeat runs while any)
         self._beat: asyncio.Task[None] | None = None
         self._waiters: set[asyncio.Event] = set()
@@ -362,8 +365,7 @@ class RedisTaskDirectory:
         finally:
             if terminal:
                 self._live.discard(task_id)
-        if terminal:
-            await self._publish({"type": "tasks/ended", "id": task_id})
+        await self._publish({"type": "tasks/changed", "id": task_id, "ended": terminal})
 
     async def _heartbeat(self) -> None:
         """Refresh this node's lease while it runs live tasks (one script per ``lease / 3``)."""
@@ -394,7 +396,7 @@ class RedisTaskDirectory:
         await self._publish({"type": "tasks/command", "node": node, **command})
 
     def watch(self) -> asyncio.Event:
-        """An event set when a task ends on another process (``tasks/ended`` on the bus); made
+        """An event set when a task ends on another process (``tasks/changed`` on the bus); made
         before reading a record, so an end between the read and the wait is not missed."""
         event = asyncio.Event()
         self._waiters.add(event)
@@ -411,11 +413,15 @@ class RedisTaskDirectory:
                 await event.wait()
 
     async def on_bus(self, message: dict[str, Any]) -> None:
-        """The state backend's bus: wake ``wait_ended``; run commands meant for this node."""
+        """The state backend's bus: wake ``wait_ended``; tell ``on_changed``; run commands meant
+        for this node."""
         kind = message.get("type")
-        if kind == "tasks/ended":
-            for event in list(self._waiters):
-                event.set()
+        if kind == "tasks/changed" and isinstance(message.get("id"), str):
+            if message.get("ended"):
+                for event in list(self._waiters):
+                    event.set()
+            if self.on_changed is not None:
+                await self.on_changed(message["id"])
         elif kind == "tasks/command" and message.get("node") == self.node and self.on_command is not None:
             self.on_command(message)
 
