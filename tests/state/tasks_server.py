@@ -4,7 +4,7 @@
 Tools that run as tasks (2026-07-28 extension; 2025-11-25 core tasks): ``purge`` asks for a
 confirmation (``input_required`` until ``tasks/update``), ``hold`` runs until cancelled, and
 ``cancelled`` (plain) says how many ``hold`` runs were cancelled in this process. The task lease
-is 1 s, so the tasks of a killed process are reported failed about a second later."""
+is 2 s, so the tasks of a killed process are reported failed about 2 s later."""
 
 from __future__ import annotations
 
@@ -45,4 +45,4 @@ def cancelled() -> list[str]:
 
 
 if __name__ == "__main__":
-    server.run("http", port=int(sys.argv[1]), state=RedisState(sys.argv[2], task_lease=1.0))
+    server.run("http", port=int(sys.argv[1]), state=RedisState(sys.argv[2], task_lease=2.0))

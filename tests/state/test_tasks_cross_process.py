@@ -207,14 +207,14 @@ def test_the_task_cap_holds_for_all_processes_together(own_redis):
 
 def test_a_killed_process_tasks_are_reported_failed_and_redis_empties_after_expiry(own_redis):
     own_redis.flush()
-    a, b = Node(own_redis.url, "1000", "3"), Node(own_redis.url, "1000", "3")  # task_ttl 3 s
+    a, b = Node(own_redis.url, "1000", "5"), Node(own_redis.url, "1000", "5")  # task_ttl 5 s
     watch = redis.Redis.from_url(own_redis.url)
     try:
         task_id = a.tool("hold", label="doomed")["taskId"]
         assert b.get(task_id)["status"] == "working"
         os.kill(a.proc.pid, signal.SIGKILL)
         a.proc.wait(10)
-        failed = b.poll(task_id)  # A's lease (1 s) runs out; B reads the record and marks it failed
+        failed = b.poll(task_id)  # A's lease (2 s) runs out; B reads the record and marks it failed
         assert failed["status"] == "failed"
         assert "worker process" in failed["statusMessage"] and "died" in failed["statusMessage"]
         assert failed["error"]["code"] == -32603 and "died" in failed["error"]["message"]
