@@ -207,3 +207,31 @@ def test_redis_down_is_a_clear_error_and_tasks_go_on_when_it_is_back():
         asyncio.run(go())
     finally:
         own.close()
+
+
+def test_one_session_served_by_two_objects_in_one_process_is_one_owner(redis_url):
+    """With shared sessions a session may have several server-side objects (one per process, or a
+    replica made again): its core tasks are found by ``Mcp-Session-Id``, and a cancel through
+    another object reaches the run (the bus does not echo a process's own messages)."""
+
+    async def go() -> None:
+        a, _, states = await two(redis_url)
+        try:
+            task = await a.begin(core=True, owner=session("s1"))
+            attach(task, asyncio.get_running_loop().create_task(asyncio.Event().wait()))  # type: ignore[arg-type]
+            again = session("s1")
+            found = await a.find({"taskId": task.id}, again)
+            assert found is task
+            assert [t.id for t in await a.owned(again)] == [task.id]
+            with pytest.raises(InvalidParams):
+                await a.find({"taskId": task.id}, session("s2"))
+            await states[0].tasks.send(states[0].tasks.node, {"op": "cancel", "id": task.id})
+            async with asyncio.timeout(10):
+                await task.done.wait()
+            assert task.status == "cancelled" and task.runner is not None
+            await asyncio.sleep(0)
+            assert task.runner.cancelled()
+        finally:
+            await close(states)
+
+    asyncio.run(go())

@@ -387,7 +387,7 @@ class TaskStore:
     def owned_by(self, owner: Any) -> list[Task]:
         """The core tasks of one session, oldest first."""
         self.sweep()
-        return [t for t in self._tasks.values() if t.core and t.owner is owner]
+        return [t for t in self._tasks.values() if t.core and self._same(t.owner, owner)]
 
     def get(self, params: dict[str, Any], owner: Any = None) -> Task:
         """The task ``params.taskId`` names (of ``owner``'s, for core tasks); -32602 when unknown
@@ -397,7 +397,7 @@ class TaskStore:
             raise InvalidParams('Invalid params: "taskId" must be a string (the id of a CreateTaskResult)')
         self.sweep()
         task = self._tasks.get(task_id)
-        if task is not None and task.core and task.owner is not owner:
+        if task is not None and task.core and not self._same(task.owner, owner):
             task = None  # another session's task is none of this one's business
         if task is None:
             raise InvalidParams(f"Failed to retrieve task: Task not found ({task_id!r} is unknown or has expired)")
@@ -418,6 +418,16 @@ class TaskStore:
             ):
                 out.append(i)
         return out
+
+    def _same(self, owner: Any, other: Any) -> bool:
+        """The same session: the same object; with a shared store, the same ``Mcp-Session-Id``
+        (a session may be served by more than one object, one per process)."""
+        if owner is other:
+            return True
+        if self.shared is None:
+            return False
+        key = _tasks_shared.owner_key(owner)
+        return key is not None and key == _tasks_shared.owner_key(other)
 
     def known(self, ids: list[Any]) -> list[str]:
         """The ids among ``ids`` that name tasks kept here."""

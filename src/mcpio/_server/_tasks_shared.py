@@ -133,7 +133,7 @@ async def _flush(directory: Any, task: Task) -> None:
         task._dirty = False
         terminal = task.status in TERMINAL
         try:
-            await directory.put(task.id, task.status, task.status_message, body(task), terminal)
+            await directory.put(task.id, task.status, task.status_message, body(task), terminal, task.updated_at)
         except StateUnavailable as exc:
             log.warning("task %s: its new status (%s) is not shared: %s", task.id, task.status, exc)
 

@@ -322,10 +322,11 @@ class RedisTaskDirectory:
         self.on_changed: Callable[[str], Awaitable[None]] | None = None  # a task changed elsewhere
         self._live: set[str] = set()  # this node's live tasks (the heartbeat runs while any)
         self._beat: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()  # set by aclose
         self._waiters: set[asyncio.Event] = set()
 
-    async def _run(self, name: str, *args: Any) -> Any:
-        argv = [self.prefix, _now_iso(), self.horizon_ms, self.retain_ms, *args]
+    async def _run(self, name: str, *args: Any, when: str | None = None) -> Any:
+        argv = [self.prefix, when or _now_iso(), self.horizon_ms, self.retain_ms, *args]
         script = self._scripts[name]
         return await self._call(lambda: script(args=argv))
 
@@ -356,12 +357,17 @@ class RedisTaskDirectory:
             return reason.decode(), int(n)
         self._live.add(task_id)
         if self._beat is None or self._beat.done():
+            self._stop.clear()  # used again after aclose (an app's lifespan entered again)
             self._beat = asyncio.get_running_loop().create_task(self._heartbeat())
         return None
 
-    async def put(self, task_id: str, status: str, message: str | None, body: dict[str, Any], terminal: bool) -> None:
+    async def put(
+        self, task_id: str, status: str, message: str | None, body: dict[str, Any], terminal: bool, updated: str
+    ) -> None:
+        """Write the node's change (``updated``: the task's lastUpdatedAt, so every process shows
+        the same); a record already terminal is left as it is."""
         try:
-            await self._run("put", task_id, status, message or "", _dumps(body))
+            await self._run("put", task_id, status, message or "", _dumps(body), when=updated)
         finally:
             if terminal:
                 self._live.discard(task_id)
@@ -369,12 +375,16 @@ class RedisTaskDirectory:
 
     async def _heartbeat(self) -> None:
         """Refresh this node's lease while it runs live tasks (one script per ``lease / 3``)."""
-        while self._live:
+        while self._live and not self._stop.is_set():
             try:
                 await self._run("beat", self.node, self.lease_ms)
             except StateUnavailable as exc:
                 log.warning("task lease not refreshed: %s", exc)
-            await asyncio.sleep(self.lease / 3)
+            # an event, not a plain sleep: a cancel that lands inside a Redis command may be
+            # absorbed by the client library, and closing must not wait for the next beat
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.lease / 3):
+                    await self._stop.wait()
 
     # ---------------------------------------------------------------- any process
     async def get(self, task_id: str) -> dict[str, Any] | None:
@@ -393,6 +403,10 @@ class RedisTaskDirectory:
         return int(done)
 
     async def send(self, node: str, command: dict[str, Any]) -> None:
+        if node == self.node:  # the bus does not echo a process's own messages
+            if self.on_command is not None:
+                self.on_command({"type": "tasks/command", "node": node, **command})
+            return
         await self._publish({"type": "tasks/command", "node": node, **command})
 
     def watch(self) -> asyncio.Event:
@@ -426,6 +440,7 @@ class RedisTaskDirectory:
             self.on_command(message)
 
     async def aclose(self) -> None:
+        self._stop.set()
         if self._beat is not None:
             self._beat.cancel()
             with contextlib.suppress(BaseException):
