@@ -43,6 +43,8 @@ LINUX_ONLY = {
     "tests/state/test_cross_process.py",
     "tests/state/test_event_stores.py",
     "tests/state/test_redis_http.py",
+    "tests/state/test_task_directory.py",
+    "tests/state/test_tasks_cross_process.py",
 }
 
 
