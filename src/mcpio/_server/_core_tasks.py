@@ -108,6 +108,8 @@ async def tasks_list(server: Any, ctx: Context, params: dict[str, Any]) -> dict[
 async def tasks_cancel(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
     store = _store(ctx, "tasks/cancel")
     task = await store.find(params, ctx.session)
-    if task.status in TERMINAL or not await store.cancel(task):
-        raise InvalidParams(f"Invalid params: task {task.id} has already ended; it cannot be cancelled")
-    return (await store.find(params, ctx.session)).core_fields()
+    cancelled = task.status not in TERMINAL and await store.cancel(task)
+    now = await store.find(params, ctx.session)  # with a shared store, possibly ended elsewhere meanwhile
+    if not cancelled:
+        raise InvalidParams(f"Invalid params: task {task.id} has already ended ({now.status}); it cannot be cancelled")
+    return now.core_fields()

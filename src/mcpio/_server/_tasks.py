@@ -26,10 +26,11 @@ fails it with that JSON-RPC error (spec §Task Execution Errors); ``tasks/cancel
 
 Tasks live in this process's memory (``TaskStore``), and they do not survive a restart. Served
 over HTTP with a shared state backend (``http_app(state=RedisState(...))``), every task's record
-is also kept there, so ``tasks/get``/``update``/``cancel``/``result`` are answered by any process,
-the bounds below hold for all processes together, and the tasks of a process that dies are
-reported failed (``_tasks_shared``, :mod:`mcpio._state._redis_tasks`). A finished task is kept for its ``ttlMs`` from creation (and at
-least ``RETAIN_AFTER_END`` seconds after it ends); at most ``max_tasks`` tasks are kept at once.
+is also kept there, so ``tasks/get``/``update``/``cancel``/``result``/``list`` are answered by
+any process, the bounds below hold for all processes together, and the tasks of a process that
+dies are reported failed (``_tasks_shared``, :mod:`mcpio._state._redis_tasks`). A finished task
+is kept for its ``ttlMs`` from creation (and at least ``RETAIN_AFTER_END`` seconds after it
+ends); at most ``max_tasks`` tasks are kept at once.
 
 Bounds (issue 12, break 3): when the store is full, a new task evicts the terminal task
 (completed, failed or cancelled) that ended first; only when every kept task is still live is
@@ -406,17 +407,20 @@ class TaskStore:
     async def known_anywhere(self, ids: list[Any]) -> list[str]:
         """:meth:`known`, and with a shared store the tasks other processes run (at most
         ``max_tasks`` ids are looked up there: no more can be kept)."""
-        here = set(self.known(ids))
+        here = self.known(ids)
         if self.shared is None:
-            return [i for i in ids if i in here]
+            return here
         out: list[str] = []
+        lookups = 0
         for i in ids:
-            if i in here or (
-                isinstance(i, str)
-                and len(out) < self.max_tasks
-                and await _tasks_shared.fetch(self.shared, i, None) is not None
-            ):
+            if not isinstance(i, str):
+                continue
+            if i in here:
                 out.append(i)
+            elif lookups < self.max_tasks:
+                lookups += 1
+                if await _tasks_shared.fetch(self.shared, i, None) is not None:
+                    out.append(i)
         return out
 
     def _same(self, owner: Any, other: Any) -> bool:
