@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any
 from .._errors import InvalidParams, MCPError, MethodNotFound
 from .._versions import Rules
 from ._pagination import paginate
-from ._tasks import RELATED_TASK, TERMINAL, TaskStore, attach
+from ._tasks import RELATED_TASK, TaskStore, attach
+from ._tasks_shared import TERMINAL
 
 if TYPE_CHECKING:
     from ._context import Context

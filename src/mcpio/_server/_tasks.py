@@ -62,7 +62,7 @@ from .._errors import (
 from .._versions import TASKS_EXTENSION, Rules
 from . import _tasks_shared
 from ._mrtr import ANSWER_SHAPES, KEY_PREFIX
-from ._tasks_shared import TaskView
+from ._tasks_shared import TERMINAL, TaskView
 
 if TYPE_CHECKING:
     from ._context import Context
@@ -71,7 +71,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("mcpio.server")
 
 TASK_SUPPORT = ("forbidden", "optional", "required")
-TERMINAL = frozenset({"completed", "failed", "cancelled"})
 RETAIN_AFTER_END = 60.0  # seconds a task that ends after its TTL is still kept
 REQUIRED: dict[str, Any] = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
 CANCELLED = "Cancelled at the client's request (tasks/cancel)."

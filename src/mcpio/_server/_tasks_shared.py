@@ -14,7 +14,10 @@ backend's task directory (``state.tasks``, :class:`mcpio._state._redis_tasks.Red
   process writes after);
 * ``tasks/result`` elsewhere waits for the end: woken by the bus when a task ends, and reading
   the record again at least once per lease (a process that died never says so; reading the
-  record after its lease marks the task failed).
+  record after its lease marks the task failed);
+* lists a session's core tasks from every process (``tasks/list``), and acknowledges and feeds
+  ``subscriptions/listen`` ``taskIds`` for tasks other processes run (``_http``);
+* turns Redis being down into a JSON-RPC error that says so (:func:`reachable`).
 
 :class:`TaskView` (the wire shapes of a task) lives here too, so both kinds of task share them.
 """
@@ -34,7 +37,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mcpio.server")
 
-TERMINAL = frozenset({"completed", "failed", "cancelled"})
+TERMINAL = frozenset({"completed", "failed", "cancelled"})  # a task in one of these never changes again
 
 
 def owner_key(session: Any) -> str | None:
