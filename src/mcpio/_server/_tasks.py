@@ -213,7 +213,10 @@ class Task(TaskView):
 
     def answer(self, responses: dict[str, Any]) -> None:
         """Deliver ``inputResponses``: keys not outstanding and malformed answers are ignored
-        (spec §Task Update Requests; a malformed one stays asked)."""
+        (spec §Task Update Requests; a malformed one stays asked). An answered key leaves
+        ``inputRequests`` at once (the next tasks/get must not show it), and the task is
+        ``working`` again when none is left."""
+        answered = False
         for key, answer in responses.items():
             entry = self.pending.get(key)
             if entry is None or not isinstance(answer, dict):
@@ -221,6 +224,14 @@ class Task(TaskView):
             request, future = entry
             if not future.done() and ANSWER_SHAPES[request["method"]](answer):
                 future.set_result(answer)
+                del self.pending[key]
+                answered = True
+        if not answered or self.status != "input_required":
+            return
+        if not self.pending:
+            self._set("working")
+        elif self.store.shared is not None:  # still input_required, with fewer requests: record it
+            _tasks_shared.mirror(self.store.shared, self)
 
     def cancel(self) -> None:
         if self.status in TERMINAL:
@@ -320,9 +331,10 @@ class TaskStore:
         return task
 
     async def answer(self, task: TaskView, responses: dict[str, Any]) -> None:
-        """``tasks/update``: to the task here, or to the process that runs it."""
+        """``tasks/update``: to the task here, or to the process that runs it; returns once
+        the effect is recorded (a tasks/get on any process then shows it)."""
         if isinstance(task, Task):
-            task.answer(responses)
+            await _tasks_shared.recorded(self._command({"op": "update", "id": task.id, "responses": responses}))
         else:
             await _tasks_shared.send(self.shared, task, {"op": "update", "responses": responses})
 
@@ -351,15 +363,17 @@ class TaskStore:
             return task
         return await _tasks_shared.wait_end(self.shared, task)
 
-    def _command(self, message: dict[str, Any]) -> None:
-        """Another process received ``tasks/update``/``tasks/cancel`` for a task run here."""
+    def _command(self, message: dict[str, Any]) -> asyncio.Task[None] | None:
+        """``tasks/update``/``tasks/cancel`` for a task run here (from another process too);
+        returns the write that records the effect, if any (``task.writer``)."""
         task = self._tasks.get(message.get("id"))  # type: ignore[arg-type]
         if task is None:
-            return
+            return None
         if message.get("op") == "cancel":
             task.cancel()
         elif message.get("op") == "update" and isinstance(message.get("responses"), dict):
             task.answer(message["responses"])
+        return task.writer
 
     def create(self, core: bool = False, owner: Any = None, ttl: float | None = None, requester: Any = None) -> Task:
         """A new live task; at the cap the terminal task that ended first makes room (see the

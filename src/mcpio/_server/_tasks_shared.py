@@ -258,9 +258,18 @@ async def owned_by(directory: Any, owner: Any) -> list[RemoteTask]:
 
 
 async def send(directory: Any, task: Any, command: dict[str, Any]) -> None:
-    """``tasks/update`` for a task another process runs: to that process."""
+    """``tasks/update`` for a task another process runs: to that process, returning once it
+    recorded the effect (or, if it does not answer within a lease, it may have died)."""
     with reachable():
         await directory.send(task.node, {"id": task.id, **command})
+
+
+async def recorded(writer: Any) -> None:
+    """Wait for a task's pending write (``Task.writer``), if there is one."""
+    import asyncio
+
+    if writer is not None and not writer.done():
+        await asyncio.shield(writer)
 
 
 async def cancel(directory: Any, task: Any, message: str) -> bool:

@@ -31,6 +31,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import secrets
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -318,7 +319,8 @@ class RedisTaskDirectory:
                 ("list", _LIST),
             )
         }
-        self.on_command: Callable[[dict[str, Any]], None] | None = None
+        self.on_command: Callable[[dict[str, Any]], Any] | None = None  # returns the write to wait for
+        self._acks: dict[str, asyncio.Future[None]] = {}  # commands sent, by ref, until acknowledged
         self.on_changed: Callable[[str], Awaitable[None]] | None = None  # a task changed elsewhere
         self._live: set[str] = set()  # this node's live tasks (the heartbeat runs while any)
         self._beat: asyncio.Task[None] | None = None
@@ -403,11 +405,29 @@ class RedisTaskDirectory:
         return int(done)
 
     async def send(self, node: str, command: dict[str, Any]) -> None:
+        """Carry ``command`` to ``node`` and return once it acknowledged (it recorded the effect),
+        or after one lease (a node that does not answer may have died: the next read tells)."""
+        message = {"type": "tasks/command", "node": node, "ref": secrets.token_hex(8), **command}
         if node == self.node:  # the bus does not echo a process's own messages
-            if self.on_command is not None:
-                self.on_command({"type": "tasks/command", "node": node, **command})
+            await self._apply(message)
             return
-        await self._publish({"type": "tasks/command", "node": node, **command})
+        acked: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._acks[message["ref"]] = acked
+        try:
+            await self._publish(message)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.lease):
+                    await acked
+        finally:
+            self._acks.pop(message["ref"], None)
+
+    async def _apply(self, message: dict[str, Any]) -> None:
+        """A command for this node: run it, wait for its write, and acknowledge it."""
+        writer = self.on_command(message) if self.on_command is not None else None
+        if writer is not None and not writer.done():
+            await asyncio.shield(writer)
+        if message.get("from") is not None:  # it came over the bus: the sender waits for this
+            await self._publish({"type": "tasks/ack", "to": message["from"], "ref": message.get("ref")})
 
     def watch(self) -> asyncio.Event:
         """An event set when a task ends on another process (``tasks/changed`` on the bus); made
@@ -436,8 +456,12 @@ class RedisTaskDirectory:
                     event.set()
             if self.on_changed is not None:
                 await self.on_changed(message["id"])
-        elif kind == "tasks/command" and message.get("node") == self.node and self.on_command is not None:
-            self.on_command(message)
+        elif kind == "tasks/command" and message.get("node") == self.node:
+            await self._apply(message)
+        elif kind == "tasks/ack" and message.get("to") == self.node:
+            acked = self._acks.get(message.get("ref"))  # type: ignore[arg-type]
+            if acked is not None and not acked.done():
+                acked.set_result(None)
 
     async def aclose(self) -> None:
         self._stop.set()
