@@ -45,6 +45,7 @@ LINUX_ONLY = {
     "tests/state/test_redis_http.py",
     "tests/state/test_task_directory.py",
     "tests/state/test_tasks_cross_process.py",
+    "tests/state/test_tasks_round_robin.py",
 }
 
 
