@@ -46,6 +46,9 @@ LINUX_ONLY = {
     "tests/h2/test_http2.py",  # /proc/net/tcp, and servers stopped with SIGINT
     "tests/bench/test_http2_bench_smoke.py",  # /proc/PID/stat
     "tests/state/test_shared_sessions.py",
+    "tests/state/test_task_directory.py",
+    "tests/state/test_tasks_cross_process.py",
+    "tests/state/test_tasks_round_robin.py",
 }
 
 

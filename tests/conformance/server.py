@@ -601,8 +601,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=3000)
     parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--redis", default=None, help="state on Redis (several processes share it)")
     args = parser.parse_args()
-    server.run("http", host=args.host, port=args.port, legacy_sse=True)
+    server.run("http", host=args.host, port=args.port, legacy_sse=True, redis=args.redis)
 
 
 if __name__ == "__main__":

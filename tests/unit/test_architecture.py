@@ -228,6 +228,18 @@ def test_the_state_seam_imports_redis_only_for_a_redis_state():
     assert out == ["False", "True", "True"]
 
 
+def test_shared_tasks_load_only_with_a_redis_state():
+    """Tasks on the state backend (_state._redis_tasks) load with a RedisState only: a server with
+    task tools on MemoryState keeps its in-memory TaskStore and imports nothing more."""
+    code = (
+        "import sys; from mcpio import Server; from mcpio._state import MemoryState; s = Server('x')\n"
+        "@s.tool(task_support='optional')\ndef t() -> str: return 'x'\n"
+        "s.http_app(state=MemoryState()); print(s._tasks.shared is None, 'mcpio._state._redis_tasks' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", "False"]
+
+
 def test_the_oauth_proxy_loads_its_crypto_only_when_built():
     """``import mcpio.auth`` (which names OAuthProxy) loads no JOSE, crypto or HTTP client; the
     proxy imports them when constructed, and never the CLI."""

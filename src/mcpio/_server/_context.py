@@ -366,13 +366,13 @@ class Context:
         no tasks): then the function's return value is the call's result as usual.
         """
         if self._task is None and self._escalate is not None:
-            self._begin_task()
+            await self._begin_task()
         return self._task is not None
 
-    def _begin_task(self, core: bool = False, ttl: float | None = None) -> Task:
+    async def _begin_task(self, core: bool = False, ttl: float | None = None) -> Task:
         """Create the task this call becomes and switch to it (``_tasks`` / ``_core_tasks``)."""
         if self._task is None:
-            self._task = self.server._tasks.create(
+            self._task = await self.server._tasks.begin(
                 core, self.session if core else None, ttl, requester=self.principal or (self.session if core else None)
             )
             if self._escalate is not None and not self._escalate.done():

@@ -18,6 +18,11 @@ Differences from the extension, all from that revision of the spec:
   sent as ``notifications/tasks/status``;
 * tasks belong to the session that created them (``tasks/list`` shows those, paginated);
   ``tasks/cancel`` of a finished task is -32602.
+
+On an HTTP server with a shared state backend (``RedisState``) the records are shared as for the
+extension (``_tasks_shared``): a task is its session's on every process (by ``Mcp-Session-Id``),
+``tasks/list`` lists the session's tasks from every process, and ``tasks/result`` waits for an
+end recorded by another process.
 """
 
 from __future__ import annotations
@@ -28,7 +33,8 @@ from typing import TYPE_CHECKING, Any
 from .._errors import InvalidParams, MCPError, MethodNotFound
 from .._versions import Rules
 from ._pagination import paginate
-from ._tasks import RELATED_TASK, TERMINAL, TaskStore, attach
+from ._tasks import RELATED_TASK, TaskStore, attach
+from ._tasks_shared import TERMINAL
 
 if TYPE_CHECKING:
     from ._context import Context
@@ -62,7 +68,7 @@ async def call_tool(tool: Tool, params: dict[str, Any], ctx: Context, rules: Rul
     store: TaskStore = ctx.server._tasks
     ttl = wanted.get("ttl")
     seconds = min(ttl / 1000, store.ttl) if type(ttl) is int and ttl > 0 else None  # the server may shorten it
-    task = ctx._begin_task(core=True, ttl=seconds)
+    task = await ctx._begin_task(core=True, ttl=seconds)
     attach(task, asyncio.get_running_loop().create_task(tool.call(params.get("arguments"), ctx, rules)))
     return {"task": task.core_fields()}
 
@@ -75,13 +81,13 @@ def _store(ctx: Context, method: str) -> TaskStore:
 
 
 async def tasks_get(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-    return _store(ctx, "tasks/get").get(params, ctx.session).core_fields()
+    return (await _store(ctx, "tasks/get").find(params, ctx.session)).core_fields()
 
 
 async def tasks_result(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
     """Wait for the task's end; answer what the call would have answered."""
-    task = _store(ctx, "tasks/result").get(params, ctx.session)
-    await task.done.wait()
+    store = _store(ctx, "tasks/result")
+    task = await store.wait_end(await store.find(params, ctx.session))
     if task.error is not None:
         raise MCPError.from_error_object(task.error)
     if task.status == "cancelled" and task.result is None:
@@ -92,7 +98,7 @@ async def tasks_result(server: Any, ctx: Context, params: dict[str, Any]) -> dic
 
 
 async def tasks_list(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-    owned = _store(ctx, "tasks/list").owned_by(ctx.session)
+    owned = await _store(ctx, "tasks/list").owned(ctx.session)
     page, nxt = paginate(owned, params, server.page_size, "tasks")
     out: dict[str, Any] = {"tasks": [t.core_fields() for t in page]}
     if nxt is not None:
@@ -101,8 +107,10 @@ async def tasks_list(server: Any, ctx: Context, params: dict[str, Any]) -> dict[
 
 
 async def tasks_cancel(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-    task = _store(ctx, "tasks/cancel").get(params, ctx.session)
-    if task.status in TERMINAL:
-        raise InvalidParams(f"Invalid params: task {task.id} has already ended ({task.status}); it cannot be cancelled")
-    task.cancel()
-    return task.core_fields()
+    store = _store(ctx, "tasks/cancel")
+    task = await store.find(params, ctx.session)
+    cancelled = task.status not in TERMINAL and await store.cancel(task)
+    now = await store.find(params, ctx.session)  # with a shared store, possibly ended elsewhere meanwhile
+    if not cancelled:
+        raise InvalidParams(f"Invalid params: task {task.id} has already ended ({now.status}); it cannot be cancelled")
+    return now.core_fields()

@@ -48,6 +48,9 @@ def http_app(server: Server, path: str, **options: Any) -> Any:
     if state is not None and state is not server._state_bus:  # one bus per server: its fan-out
         server._state_bus = state
         state.on_message(lambda message: on_state_message(server, message))
+        if getattr(state, "tasks", None) is not None:  # tasks on every process (_tasks_shared)
+            server._tasks.share(state.tasks)
+            state.tasks.on_changed = lambda task_id: task_changed_elsewhere(server, task_id)
     return StreamableHTTPApp(
         server._serve_http, path=path, tool_schema=server._tool_schema, lifespan=lifespan, **options
     )
@@ -74,6 +77,22 @@ async def publish(bus: Any, message: dict[str, Any]) -> None:
         await bus.publish(message)
     except StateUnavailable as exc:
         log.warning("%s not sent to the other processes: %s", message.get("type"), exc)
+
+
+async def task_changed_elsewhere(server: Server, task_id: str) -> None:
+    """A task another process runs changed: ``notifications/tasks`` to this process's
+    ``subscriptions/listen`` streams that asked for it (its record is read only if any did)."""
+    from ._subscriptions import task_targets
+    from ._tasks_shared import fetch
+
+    targets = list(task_targets(iter(list(server._sessions)), task_id))
+    if not targets or task_id in server._tasks._tasks:
+        return  # nobody here listens, or it runs here (the Server notified already)
+    task = await fetch(server._tasks.shared, task_id, None)
+    if task is not None:
+        detailed = task.detailed()
+        for session, meta in targets:
+            await session.notify("notifications/tasks", {**detailed, "_meta": meta})
 
 
 async def serve_session(server: Server, transport: Transport, stateless: bool) -> None:

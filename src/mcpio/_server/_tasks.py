@@ -24,9 +24,13 @@ are never reused within a task); ``ctx.report_progress`` sets the task's ``statu
 result — ``isError`` ones included — completes the task; an :class:`MCPError` raised on purpose
 fails it with that JSON-RPC error (spec §Task Execution Errors); ``tasks/cancel`` cancels it.
 
-Tasks live in this process's memory (``TaskStore``): they do not survive a restart and are not
-shared between processes. A finished task is kept for its ``ttlMs`` from creation (and at
-least ``RETAIN_AFTER_END`` seconds after it ends); at most ``max_tasks`` tasks are kept at once.
+Tasks live in this process's memory (``TaskStore``), and they do not survive a restart. Served
+over HTTP with a shared state backend (``http_app(state=RedisState(...))``), every task's record
+is also kept there, so ``tasks/get``/``update``/``cancel``/``result``/``list`` are answered by
+any process, the bounds below hold for all processes together, and the tasks of a process that
+dies are reported failed (``_tasks_shared``, :mod:`mcpio._state._redis_tasks`). A finished task
+is kept for its ``ttlMs`` from creation (and at least ``RETAIN_AFTER_END`` seconds after it
+ends); at most ``max_tasks`` tasks are kept at once.
 
 Bounds (issue 12, break 3): when the store is full, a new task evicts the terminal task
 (completed, failed or cancelled) that ended first; only when every kept task is still live is
@@ -55,7 +59,9 @@ from .._errors import (
     to_error_object,
 )
 from .._versions import TASKS_EXTENSION, Rules
+from . import _tasks_shared
 from ._mrtr import ANSWER_SHAPES, KEY_PREFIX
+from ._tasks_shared import TERMINAL, TaskView
 
 if TYPE_CHECKING:
     from ._context import Context
@@ -64,9 +70,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("mcpio.server")
 
 TASK_SUPPORT = ("forbidden", "optional", "required")
-TERMINAL = frozenset({"completed", "failed", "cancelled"})
 RETAIN_AFTER_END = 60.0  # seconds a task that ends after its TTL is still kept
 REQUIRED: dict[str, Any] = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
+CANCELLED = "Cancelled at the client's request (tasks/cancel)."
 RELATED_TASK = "io.modelcontextprotocol/related-task"  # _meta of messages that belong to a core task
 
 
@@ -88,11 +94,12 @@ def missing_extension(what: str) -> MissingRequiredClientCapability:
     )
 
 
-class Task:
+class Task(TaskView):
     """One task: its state, the function's run, and the input requests it waits on."""
 
     __slots__ = (
         "_asking",
+        "_dirty",
         "_next",
         "_used_keys",
         "core",
@@ -113,6 +120,7 @@ class Task:
         "store",
         "ttl",
         "updated_at",
+        "writer",
     )
 
     def __init__(
@@ -140,38 +148,11 @@ class Task:
         self._used_keys: set[str] = set()
         self._next = 0
         self.runner: asyncio.Task[dict[str, Any]] | None = None
+        self._dirty = False  # a change not yet written to the shared task store
+        self.writer: asyncio.Task[None] | None = None  # writes it (_tasks_shared.mirror)
 
-    # ---------------------------------------------------------------- wire shapes
-    def fields(self, ttl_key: str = "ttlMs", poll_key: str = "pollIntervalMs") -> dict[str, Any]:
-        """The ``Task`` object (spec §Tasks); 2025-11-25 named the two durations ``ttl`` and
-        ``pollInterval`` (both milliseconds): see :meth:`core_fields`."""
-        out: dict[str, Any] = {"taskId": self.id, "status": self.status}
-        if self.status_message is not None:
-            out["statusMessage"] = self.status_message
-        out["createdAt"] = self.created_at
-        out["lastUpdatedAt"] = self.updated_at
-        out[ttl_key] = max(1, round(self.ttl * 1000))
-        out[poll_key] = self.poll_ms
-        return out
-
-    def core_fields(self) -> dict[str, Any]:
-        """The 2025-11-25 ``Task`` object."""
-        return self.fields("ttl", "pollInterval")
-
-    def created_result(self) -> dict[str, Any]:
-        """``CreateTaskResult``: flat ``Result & Task`` with ``resultType: "task"``."""
-        return {"resultType": "task", **self.fields()}
-
-    def detailed(self) -> dict[str, Any]:
-        """``DetailedTask`` (tasks/get, notifications/tasks): the Task plus what its status inlines."""
-        out = self.fields()
-        if self.status == "input_required":
-            out["inputRequests"] = {key: request for key, (request, _) in self.pending.items()}
-        elif self.status == "completed" and self.result is not None:
-            out["result"] = self.result
-        elif self.status == "failed" and self.error is not None:
-            out["error"] = self.error
-        return out
+    def input_requests(self) -> dict[str, Any]:
+        return {key: request for key, (request, _) in self.pending.items()}
 
     # ---------------------------------------------------------------- state changes
     def _set(self, status: str, message: str | None = None) -> None:
@@ -233,7 +214,10 @@ class Task:
 
     def answer(self, responses: dict[str, Any]) -> None:
         """Deliver ``inputResponses``: keys not outstanding and malformed answers are ignored
-        (spec §Task Update Requests; a malformed one stays asked)."""
+        (spec §Task Update Requests; a malformed one stays asked). An answered key leaves
+        ``inputRequests`` at once (the next tasks/get must not show it), and the task is
+        ``working`` again when none is left."""
+        answered = False
         for key, answer in responses.items():
             entry = self.pending.get(key)
             if entry is None or not isinstance(answer, dict):
@@ -241,11 +225,19 @@ class Task:
             request, future = entry
             if not future.done() and ANSWER_SHAPES[request["method"]](answer):
                 future.set_result(answer)
+                del self.pending[key]
+                answered = True
+        if not answered or self.status != "input_required":
+            return
+        if not self.pending:
+            self._set("working")
+        elif self.store.shared is not None:  # still input_required, with fewer requests: record it
+            _tasks_shared.mirror(self.store.shared, self)
 
     def cancel(self) -> None:
         if self.status in TERMINAL:
             return
-        self._set("cancelled", "Cancelled at the client's request (tasks/cancel).")
+        self._set("cancelled", CANCELLED)
         if self.runner is not None:
             self.runner.cancel()
 
@@ -288,6 +280,13 @@ class TaskStore:
         self.max_per_requester = max_per_requester if max_per_requester is not None else max(1, max_tasks // 10)
         self._tasks: dict[str, Task] = {}
         self.on_change: Callable[[Task], None] | None = None  # status notifications (the Server's)
+        self.shared: Any = None  # the state backend's task directory when processes share tasks
+
+    def share(self, directory: Any) -> None:
+        """Keep every task's record in ``directory`` too (``http_app(state=RedisState(...))``):
+        the tasks of this process are then answered on every process (``_tasks_shared``)."""
+        self.shared = directory
+        directory.on_command = self._command
 
     def __len__(self) -> int:
         return len(self._tasks)
@@ -295,6 +294,87 @@ class TaskStore:
     def changed(self, task: Task) -> None:
         if self.on_change is not None:
             self.on_change(task)
+        if self.shared is not None:
+            _tasks_shared.mirror(self.shared, task)
+
+    async def begin(
+        self, core: bool = False, owner: Any = None, ttl: float | None = None, requester: Any = None
+    ) -> Task:
+        """:meth:`create`, and with a shared store the slot reserved cluster-wide (the record is
+        written before ``CreateTaskResult`` is sent); the same -32603 when it is refused."""
+        task = self.create(core, owner, ttl, requester)
+        if self.shared is not None:
+            try:
+                await _tasks_shared.reserve(self, task)
+            except BaseException:
+                self._tasks.pop(task.id, None)
+                raise
+        return task
+
+    async def find(self, params: dict[str, Any], owner: Any = None) -> TaskView:
+        """:meth:`get`, or with a shared store the record of a task another process runs."""
+        try:
+            task = self.get(params, owner)
+        except InvalidParams:
+            if self.shared is None:
+                raise
+            found = await _tasks_shared.fetch(self.shared, params["taskId"], owner)
+            if found is None:
+                raise
+            return found
+        if (
+            self.shared is not None
+            and task.ended is not None
+            and await _tasks_shared.fetch(self.shared, task.id, owner) is None
+        ):
+            del self._tasks[task.id]  # ended, and evicted by another process's new task (the cap is shared)
+            return self.get(params, owner)  # -32602
+        return task
+
+    async def answer(self, task: TaskView, responses: dict[str, Any]) -> None:
+        """``tasks/update``: to the task here, or to the process that runs it; returns once
+        the effect is recorded (a tasks/get on any process then shows it)."""
+        if isinstance(task, Task):
+            await _tasks_shared.recorded(self._command({"op": "update", "id": task.id, "responses": responses}))
+        else:
+            await _tasks_shared.send(self.shared, task, {"op": "update", "responses": responses})
+
+    async def cancel(self, task: TaskView) -> bool:
+        """``tasks/cancel``: False when the task had already ended (nothing changed)."""
+        if isinstance(task, Task):
+            if task.status in TERMINAL:
+                return False
+            task.cancel()
+            return True
+        return await _tasks_shared.cancel(self.shared, task, CANCELLED)
+
+    async def owned(self, owner: Any) -> list[TaskView]:
+        """:meth:`owned_by`, over every process with a shared store (``tasks/list``)."""
+        if self.shared is None:
+            return list(self.owned_by(owner))
+        # the records of every process; this process's own tasks as they are now (newer)
+        return [self._tasks.get(t.id, t) for t in await _tasks_shared.owned_by(self.shared, owner)]
+
+    async def wait_end(self, task: TaskView) -> TaskView:
+        """The task once terminal (``tasks/result``), wherever it runs."""
+        if isinstance(task, Task):
+            await task.done.wait()
+            if task.writer is not None:  # shared: the end is recorded before it is announced
+                await asyncio.shield(task.writer)
+            return task
+        return await _tasks_shared.wait_end(self.shared, task)
+
+    def _command(self, message: dict[str, Any]) -> asyncio.Task[None] | None:
+        """``tasks/update``/``tasks/cancel`` for a task run here (from another process too);
+        returns the write that records the effect, if any (``task.writer``)."""
+        task = self._tasks.get(message.get("id"))  # type: ignore[arg-type]
+        if task is None:
+            return None
+        if message.get("op") == "cancel":
+            task.cancel()
+        elif message.get("op") == "update" and isinstance(message.get("responses"), dict):
+            task.answer(message["responses"])
+        return task.writer
 
     def create(self, core: bool = False, owner: Any = None, ttl: float | None = None, requester: Any = None) -> Task:
         """A new live task; at the cap the terminal task that ended first makes room (see the
@@ -322,7 +402,7 @@ class TaskStore:
     def owned_by(self, owner: Any) -> list[Task]:
         """The core tasks of one session, oldest first."""
         self.sweep()
-        return [t for t in self._tasks.values() if t.core and t.owner is owner]
+        return [t for t in self._tasks.values() if t.core and self._same(t.owner, owner)]
 
     def get(self, params: dict[str, Any], owner: Any = None) -> Task:
         """The task ``params.taskId`` names (of ``owner``'s, for core tasks); -32602 when unknown
@@ -332,11 +412,40 @@ class TaskStore:
             raise InvalidParams('Invalid params: "taskId" must be a string (the id of a CreateTaskResult)')
         self.sweep()
         task = self._tasks.get(task_id)
-        if task is not None and task.core and task.owner is not owner:
+        if task is not None and task.core and not self._same(task.owner, owner):
             task = None  # another session's task is none of this one's business
         if task is None:
             raise InvalidParams(f"Failed to retrieve task: Task not found ({task_id!r} is unknown or has expired)")
         return task
+
+    async def known_anywhere(self, ids: list[Any]) -> list[str]:
+        """:meth:`known`, and with a shared store the tasks other processes run (at most
+        ``max_tasks`` ids are looked up there: no more can be kept)."""
+        here = self.known(ids)
+        if self.shared is None:
+            return here
+        out: list[str] = []
+        lookups = 0
+        for i in ids:
+            if not isinstance(i, str):
+                continue
+            if i in here:
+                out.append(i)
+            elif lookups < self.max_tasks:
+                lookups += 1
+                if await _tasks_shared.fetch(self.shared, i, None) is not None:
+                    out.append(i)
+        return out
+
+    def _same(self, owner: Any, other: Any) -> bool:
+        """The same session: the same object; with a shared store, the same ``Mcp-Session-Id``
+        (a session may be served by more than one object, one per process)."""
+        if owner is other:
+            return True
+        if self.shared is None:
+            return False
+        key = _tasks_shared.owner_key(owner)
+        return key is not None and key == _tasks_shared.owner_key(other)
 
     def known(self, ids: list[Any]) -> list[str]:
         """The ids among ``ids`` that name tasks kept here."""
@@ -384,7 +493,7 @@ async def call_tool(tool: Tool, arguments: Any, ctx: Context, rules: Rules) -> d
         return await tool.call(arguments, ctx, rules)
     loop = asyncio.get_running_loop()
     if tool.task_after == 0:  # a task from the start
-        task = ctx._begin_task()
+        task = await ctx._begin_task()
         run = loop.create_task(tool.call(arguments, ctx, rules))
     else:
         escalate: asyncio.Future[Task] = loop.create_future()
@@ -406,7 +515,7 @@ async def call_tool(tool: Tool, arguments: Any, ctx: Context, rules: Rules) -> d
             return run.result()  # a direct answer, or InputRequired (an MRTR round) raised again
         else:  # task_after elapsed
             try:
-                task = ctx._begin_task()
+                task = await ctx._begin_task()
             except BaseException:
                 run.cancel()
                 raise
@@ -433,18 +542,20 @@ def _store(ctx: Context, method: str) -> TaskStore:
 
 
 async def tasks_get(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-    return _store(ctx, "tasks/get").get(params).detailed()
+    return (await _store(ctx, "tasks/get").find(params)).detailed()
 
 
 async def tasks_update(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-    task = _store(ctx, "tasks/update").get(params)
+    store = _store(ctx, "tasks/update")
+    task = await store.find(params)
     responses = params.get("inputResponses")
     if not isinstance(responses, dict):
         raise InvalidParams('Invalid params: "inputResponses" must be an object of answers by inputRequests key')
-    task.answer(responses)
+    await store.answer(task, responses)
     return {}  # an empty ack; the effect shows in the next tasks/get (spec §Task Update Requests)
 
 
 async def tasks_cancel(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-    _store(ctx, "tasks/cancel").get(params).cancel()
+    store = _store(ctx, "tasks/cancel")
+    await store.cancel(await store.find(params))
     return {}  # the same empty ack for a task already finished (idempotent)

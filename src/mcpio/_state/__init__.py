@@ -5,16 +5,18 @@ one parameter, ``http_app(state=...)``.
 * :class:`MemoryState` — in this process (the default; what ``http_app()`` uses without
   ``state``), no extra dependency and no extra cost.
 * :class:`RedisState` — on Redis or Valkey (``pip install 'mcpio[redis]'``; ``redis`` is
-  imported only when a RedisState is made): legacy sessions and the SSE event store on Redis,
-  shared by every process that points at the same database.
+  imported only when a RedisState is made): legacy sessions, the SSE event store on Redis
+  Streams and the tasks, shared by every process that points at the same database.
 
 What a backend holds today: the SSE event store (``backend.events``, see
 :mod:`mcpio._transports._http_events` for the interface and the bounds), the directory of
 legacy sessions (``backend.sessions``, :class:`SessionDirectory`; None in memory, where the
-HTTP app keeps them itself; see :mod:`mcpio._transports._http_sessions`) and a bus between the
-processes that share it (``publish`` / ``on_message``), which carries resource updates, list
-changes, session changes and the client's answers to every process. Tasks are not behind the
-seam yet (see docs/guides/deploying-at-scale.md for what works across processes).
+HTTP app keeps them itself; see :mod:`mcpio._transports._http_sessions`), the tasks
+(``backend.tasks``: None for :class:`MemoryState`, whose server keeps them in its own
+``TaskStore``; on Redis every process's task records, leases and bounds, see
+:mod:`._redis_tasks`) and a bus between the processes that share it (``publish`` /
+``on_message``), which carries resource updates, list changes, session changes, task changes
+and the client's answers to every process (see docs/guides/deploying-at-scale.md).
 """
 
 from __future__ import annotations

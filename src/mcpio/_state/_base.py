@@ -64,10 +64,13 @@ class StateBackend(Protocol):
     ``notifications/resources/updated``). ``sessions``: the directory of legacy sessions shared
     by every process (:class:`SessionDirectory`), or None when sessions live in this process
     only (the in-memory backend: the HTTP app's own dict, no await on that path).
+    ``tasks``: None when the server's in-memory task store is enough (one process), else a
+    directory of every process's task records (:class:`~mcpio._state._redis_tasks.RedisTaskDirectory`).
     """
 
     events: EventStore
     sessions: SessionDirectory | None
+    tasks: Any
 
     async def publish(self, message: dict[str, Any]) -> None: ...
 

@@ -33,6 +33,7 @@ class MemoryState:
         self.events = MemoryEventStore(
             max_session_bytes=max_session_bytes, max_total_bytes=max_total_bytes, max_events=max_events, ttl=ttl
         )
+        self.tasks = None  # the server's own in-memory TaskStore is the task store of one process
 
     async def start(self) -> None:
         return None

@@ -1,4 +1,5 @@
-"""The Redis (or Valkey) state backend: the SSE event store on Redis Streams.
+"""The Redis (or Valkey) state backend: the SSE event store on Redis Streams, and the tasks
+(:mod:`._redis_tasks`).
 
 Keys, all under ``prefix`` (default ``mcpio:``), for session ``S`` and stream ``T``:
 
@@ -43,6 +44,7 @@ from .._transports._http_events import (
 )
 from ._base import StateUnavailable
 from ._redis_sessions import RedisSessions
+from ._redis_tasks import RedisTaskDirectory
 
 _DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
 log = logging.getLogger("mcpio.state")
@@ -255,9 +257,11 @@ class RedisEventStore:
 
 class RedisState:
     """State on Redis or Valkey at ``url`` (``redis://HOST:PORT/DB``, ``rediss://`` for TLS):
-    processes that share the URL and ``prefix`` share the event store and the legacy sessions
-    (``sessions``, :mod:`._redis_sessions`). Bounds as
-    :class:`~mcpio._state.MemoryState` (they hold for the database as a whole)."""
+    processes that share the URL and ``prefix`` share the event store, the legacy sessions
+    (``sessions``, :mod:`._redis_sessions`) and the tasks (``tasks``, :mod:`._redis_tasks`).
+    Bounds as :class:`~mcpio._state.MemoryState` (they hold for the database as a whole).
+    ``task_lease``: seconds after which the live tasks of a process that stopped refreshing its
+    lease (it died) are reported failed by the others."""
 
     def __init__(
         self,
@@ -269,6 +273,7 @@ class RedisState:
         max_events: int = DEFAULT_MAX_EVENTS,
         ttl: float = DEFAULT_TTL,
         timeout: float = 2.0,
+        task_lease: float = 10.0,
     ) -> None:
         self.url = url
         self.prefix = prefix
@@ -288,6 +293,11 @@ class RedisState:
             max_total_bytes=max_total_bytes,
         )
         self.sessions = RedisSessions(self.client, prefix, _call)
+        # Tasks: records on Redis, commands and wake-ups on the bus (see _redis_tasks).
+        self.tasks = RedisTaskDirectory(
+            self.client, prefix=prefix, node=self.node, publish=self.publish, call=_call, lease=task_lease
+        )
+        self.on_message(self.tasks.on_bus)
 
     async def start(self) -> None:
         if not await self.ready():
@@ -345,6 +355,7 @@ class RedisState:
             return False
 
     async def aclose(self) -> None:
+        await self.tasks.aclose()
         if self._listener is not None:
             self._listener.cancel()
             with contextlib.suppress(BaseException):
