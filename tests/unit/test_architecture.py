@@ -36,6 +36,7 @@ LAYERS = {
     "_client": 4,
     "_host": 4,
     "_auth": 4,
+    "_otel": 4,
     "cli": 5,
     "auth": 5,
     "_cli": 5,
@@ -184,6 +185,7 @@ def test_import_does_not_load_http_cli_or_pydantic(stmt):
             "jwt",
             "cryptography",
             "redis",
+            "opentelemetry",
         }
         or m.startswith(
             (
@@ -195,6 +197,7 @@ def test_import_does_not_load_http_cli_or_pydantic(stmt):
                 "mcpio.auth",
                 "mcpio._inspect",
                 "mcpio._transports._uvicorn",
+                "mcpio._otel._",
             )
         )
     ]

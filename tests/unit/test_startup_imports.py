@@ -28,6 +28,7 @@ FORBIDDEN_PACKAGES = {
     "redis",
     "mcp",
     "jsonschema",
+    "opentelemetry",
 }
 FORBIDDEN_MODULES = {"argparse", "email", "http.client", "urllib.request", "mcpio.cli", "mcpio.auth", "mcpio.types"}
 FORBIDDEN_PREFIXES = (
@@ -39,6 +40,7 @@ FORBIDDEN_PREFIXES = (
     "mcpio._transports._http",
     "mcpio._transports._uvicorn",
     "mcpio._host",
+    "mcpio._otel._",  # the instrumentation itself (mcpio._otel, the seam, imports nothing of it)
 )
 
 WRAPPER = """

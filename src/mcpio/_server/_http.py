@@ -14,6 +14,7 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
+from .. import _otel
 from .._transports._base import Transport
 from .._transports._trace import Traced, open_trace
 
@@ -48,9 +49,10 @@ def http_app(server: Server, path: str, **options: Any) -> Any:
     if state is not None and state is not server._state_bus:  # one bus per server: its fan-out
         server._state_bus = state
         state.on_message(server._on_state_message)
-    return StreamableHTTPApp(
+    app = StreamableHTTPApp(
         server._serve_http, path=path, tool_schema=server._tool_schema, lifespan=lifespan, **options
     )
+    return _otel.http_app(server, app)  # with telemetry on: trace context from headers, SSE streams counted
 
 
 async def publish(bus: Any, message: dict[str, Any]) -> None:
