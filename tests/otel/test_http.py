@@ -5,6 +5,7 @@ anything exported."""
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
 from collections.abc import Iterator
@@ -13,7 +14,7 @@ import httpx
 import pytest
 from opentelemetry.trace import SpanKind, StatusCode
 
-from mcpio import Server, ToolError
+from mcpio import MCPError, Server, ToolError
 from tests.http.conftest import initialize, modern, modern_headers, rpc, session_headers
 from tests.otel.conftest import Telemetry
 from tests.support.http import ServerThread
@@ -225,3 +226,36 @@ def test_a_bad_traceparent_header_is_ignored(srv: ServerThread, http: httpx.Clie
     sid = initialize(http, srv.url)
     call(http, srv, sid, 1, "tools/call", {"name": "echo", "arguments": {"text": "a"}}, traceparent="00-zz-yy-01")
     assert otel.span("tools/call echo").parent is None
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_a_client_span_is_the_parent_of_the_server_span(srv: ServerThread, otel: Telemetry, era: str) -> None:
+    from mcpio import Client
+
+    params = {"text": ARGUMENT}
+
+    async def main() -> None:
+        async with Client(srv.url, era=era, telemetry=True, headers={"Authorization": TOKEN}) as client:
+            await client.call_tool("echo", params)
+            with pytest.raises(MCPError):
+                await client.request("prompts/get", {"name": "missing"})  # raw: no capability check
+
+    asyncio.run(main())
+    assert params == {"text": ARGUMENT}  # the caller's arguments were not touched
+    client_span = [s for s in otel.spans("tools/call echo") if s.kind is SpanKind.CLIENT]
+    server_span = [s for s in otel.spans("tools/call echo") if s.kind is SpanKind.SERVER]
+    assert len(client_span) == 1 and len(server_span) == 1
+    assert server_span[0].parent is not None
+    assert server_span[0].parent.span_id == client_span[0].context.span_id
+    assert server_span[0].context.trace_id == client_span[0].context.trace_id
+    assert dict(client_span[0].attributes or {}) == {
+        "mcp.method.name": "tools/call",
+        "gen_ai.tool.name": "echo",
+        "gen_ai.operation.name": "execute_tool",
+    }
+    failed = [s for s in otel.spans() if s.kind is SpanKind.CLIENT and s.name.startswith("prompts/get")]
+    assert len(failed) == 1 and failed[0].status.status_code is StatusCode.ERROR
+    assert dict(failed[0].attributes or {})["error.type"] == "-32601"
+    assert otel.value("mcp.client.operation.duration", mcp__method__name="tools/call") >= 1
+    exported = otel.exported_text()
+    assert ARGUMENT not in exported and RESULT not in exported and "tok-SECRET" not in exported

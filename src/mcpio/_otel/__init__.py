@@ -17,6 +17,7 @@ instrumentation costs little (the API's no-op tracer and meter).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -50,6 +51,21 @@ def request_handler(server: Server, telemetry: bool | None) -> RequestHandler:
             f"(or build the Server with telemetry=False and unset {ENV})"
         ) from None
     return _server.instrument(server)
+
+
+def client_requests(telemetry: bool | None) -> Callable[[Any], Any] | None:
+    """For ``Client(telemetry=...)``: None when off, else the function that wraps an era's
+    ``request`` in a CLIENT span whose context travels in ``params._meta`` (:mod:`._client`).
+    Raises RuntimeError (what to install) when wanted and opentelemetry-api is missing."""
+    if not wanted(telemetry):
+        return None
+    try:
+        from ._client import traced
+    except ImportError:
+        raise RuntimeError(
+            f"telemetry needs the OpenTelemetry API: pip install 'mcpio[otel]' (or pass telemetry=False, unset {ENV})"
+        ) from None
+    return traced
 
 
 def http_app(server: Server, app: Any) -> Any:
