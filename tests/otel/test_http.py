@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import time
 from collections.abc import Iterator
 
@@ -258,3 +259,20 @@ def test_a_client_span_is_the_parent_of_the_server_span(srv: ServerThread, otel:
     assert otel.value("mcp.client.operation.duration", mcp__method__name="tools/call") >= 1
     exported = otel.exported_text()
     assert ARGUMENT not in exported and RESULT not in exported and "tok-SECRET" not in exported
+
+
+def test_a_body_in_many_chunks_gets_the_header_context_and_an_oversized_one_is_still_refused(
+    otel: Telemetry, http: httpx.Client
+) -> None:
+    with ServerThread(make_server("chunks").http_app(max_body_size=4096)) as srv:
+        sid = initialize(http, srv.url)
+        body = json.dumps(rpc(5, "tools/call", {"name": "echo", "arguments": {"text": "x" * 1000}})).encode()
+        pieces = [body[i : i + 100] for i in range(0, len(body), 100)]
+        headers = session_headers(sid, traceparent=TRACEPARENT, **{"content-type": "application/json"})
+        r = http.post(srv.url, content=iter(pieces), headers=headers)  # chunked: many ASGI messages
+        assert r.status_code == 200 and "result" in r.json(), r.text
+        assert otel.span("tools/call echo").context.trace_id == int(TRACE_ID, 16)
+        big = json.dumps(rpc(6, "tools/call", {"name": "echo", "arguments": {"text": "x" * 8000}})).encode()
+        r = http.post(srv.url, content=iter([big[i : i + 1000] for i in range(0, len(big), 1000)]), headers=headers)
+        assert r.status_code == 413
+        assert len(otel.spans("tools/call echo")) == 1  # the oversized request never ran

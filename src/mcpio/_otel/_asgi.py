@@ -3,7 +3,7 @@
 Two things only HTTP has, both handled here so that the app and the session engine know nothing
 of OpenTelemetry:
 
-* W3C trace context in the ``traceparent`` / ``tracestate`` headers of a POST. The MCP span's
+* W3C trace context in the ``traceparent`` / ``tracestate`` (and ``baggage``) headers of a POST. The MCP span's
   parent comes from the request's ``params._meta`` (SEP-414; :mod:`._server`), because one HTTP
   request may carry several MCP messages and a legacy session's requests run in the task of the
   POST that opened it, not of the POST that carried them. So the header is copied into the
@@ -76,7 +76,7 @@ def _with_context(scope: dict[str, Any], receive: Any, limit: int) -> Any:
     carrier: dict[str, str] = {}
     for k, v in scope.get("headers") or ():
         name = k.lower()
-        if name in (b"traceparent", b"tracestate"):
+        if name in (b"traceparent", b"tracestate", b"baggage"):
             carrier[name.decode()] = v.decode("latin-1").strip()
     if not _TRACEPARENT.match(carrier.get("traceparent", "")):
         return receive
