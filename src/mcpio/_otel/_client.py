@@ -1,4 +1,6 @@
-"""One CLIENT span per request a :class:`~mcpio.Client` sends (imported only when enabled).
+"""One CLIENT span per request a :class:`~mcpio.Client` sends, and per request an instrumented
+server sends its client (``ctx.elicit``, ``ctx.sample``, ``ctx.list_roots``: a child of the
+span of the request being served). Imported only when enabled.
 
 The span (OpenTelemetry semantic conventions for MCP, gen-ai/mcp.md) is named
 ``{mcp.method.name} {target}`` and carries ``mcp.method.name``, ``gen_ai.tool.name`` +
