@@ -196,11 +196,22 @@ def _sessions_gauge(meter: Any) -> None:
 
     def observe(options: Any) -> list[metrics.Observation]:
         out = []
-        for server in list(_servers):
-            n = sum(1 for s in list(server._sessions) if not s.connection.stateless and not s.closed)
+        for server in _snapshot(_servers):
+            n = sum(1 for s in _snapshot(server._sessions) if not s.connection.stateless and not s.closed)
             out.append(metrics.Observation(n, {"mcpio.server.name": server.name}))
         return out
 
     meter.create_observable_up_down_counter(
         "mcpio.server.sessions", [observe], unit="{session}", description="MCP sessions open now."
     )
+
+
+def _snapshot(items: weakref.WeakSet[Any]) -> list[Any]:
+    """The members of a set the event loop changes while an exporter's thread reads it (a copy
+    fails when it changes size meanwhile: try again; the count is read again next collection)."""
+    for _ in range(10):
+        try:
+            return list(items)
+        except RuntimeError:
+            continue
+    return []
