@@ -4,8 +4,9 @@ This package's ``__init__`` is the one seam the rest of mcpio touches, and it im
 of OpenTelemetry: a server decides once, when it is built, whether to instrument
 (``Server(telemetry=True)``, or ``MCPIO_OTEL=1`` in the environment, which ``mcpio run --otel``
 sets), and only then are :mod:`._server` and :mod:`._asgi` (and with them ``opentelemetry``)
-imported. Disabled, the session engine calls the server's own request handler and the HTTP app
-is served unwrapped: no wrapper on the hot path, nothing to check per request.
+imported; a client likewise (``Client(telemetry=True)``: :mod:`._client`). Disabled, the session
+engine calls the server's own request handler and the HTTP app is served unwrapped: no wrapper
+on the hot path, nothing to check per request.
 
 Why opt-in rather than "on whenever an OpenTelemetry SDK is configured": finding out whether one
 is configured means importing ``opentelemetry`` in every server (and ``import mcpio`` stays free
