@@ -147,6 +147,12 @@ def _run_args(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="stdio: restart the server when a .py file below its folder changes (the host stays connected)",
     )
+    p.add_argument(
+        "--otel",
+        action="store_true",
+        help="OpenTelemetry spans and metrics for every request (sets MCPIO_OTEL=1; pip install 'mcpio[otel]'; "
+        "the SDK and exporter come from your code or opentelemetry-instrument)",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="full tracebacks for errors in the server's code")
     from ._cli._auth_flags import add_auth_flags
     from ._cli._proxy_flags import add_proxy_flags

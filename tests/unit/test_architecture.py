@@ -37,6 +37,7 @@ LAYERS = {
     "_client": 4,
     "_host": 4,
     "_auth": 4,
+    "_otel": 4,
     "cli": 5,
     "auth": 5,
     "_cli": 5,
@@ -188,6 +189,7 @@ def test_import_does_not_load_http_cli_or_pydantic(stmt):
             "hypercorn",
             "h2",
             "hpack",
+            "opentelemetry",
         }
         or m.startswith(
             (
@@ -201,6 +203,7 @@ def test_import_does_not_load_http_cli_or_pydantic(stmt):
                 "mcpio._transports._uvicorn",
                 "mcpio._transports._hypercorn",
                 "mcpio._server._replicas",
+                "mcpio._otel._",
             )
         )
     ]

@@ -32,6 +32,7 @@ FORBIDDEN_PACKAGES = {
     "hypercorn",
     "h2",
     "hpack",
+    "opentelemetry",
 }
 FORBIDDEN_MODULES = {"argparse", "email", "http.client", "urllib.request", "mcpio.cli", "mcpio.auth", "mcpio.types"}
 # Standard-library modules the stdio start-up path once loaded and no longer does (issue 17: cold
@@ -56,6 +57,7 @@ FORBIDDEN_PREFIXES = (
     "mcpio._transports._uvicorn",
     "mcpio._transports._hypercorn",
     "mcpio._host",
+    "mcpio._otel._",  # the instrumentation itself (mcpio._otel, the seam, imports nothing of it)
 )
 
 WRAPPER = """

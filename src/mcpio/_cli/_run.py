@@ -29,6 +29,7 @@ import sysconfig
 import traceback
 from typing import Any
 
+from .._otel import ENV
 from .._server._server import Server
 from ._exit import UNAVAILABLE, CLIFailure
 from ._targets import UsageError
@@ -314,6 +315,10 @@ def run_app(
 
 def command(args: Any) -> int:
     """``mcpio run``: the entry point the command table names."""
+    if getattr(args, "otel", False):  # before the server is built: Server(telemetry=None) reads it
+        if importlib.util.find_spec("opentelemetry") is None:
+            raise UsageError("--otel needs the OpenTelemetry API: pip install 'mcpio[otel]'")
+        os.environ[ENV] = "1"  # inherited by --reload's server process too
     if args.reload:
         if args.transport != "stdio":
             raise UsageError("--reload works with stdio (for HTTP, restart the server yourself)")

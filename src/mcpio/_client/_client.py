@@ -29,6 +29,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast, overload
 
+from .. import _otel
 from .._errors import ConnectionClosed, HeaderMismatch, MCPError, MethodNotFound, RequestTimeout, TransportError
 from .._protocol._connection import Connection
 from .._protocol._events import NotificationReceived, RequestReceived
@@ -100,9 +101,9 @@ class Client:
     the server answers with a task is followed to its result (polling ``tasks/get``, answering
     its input requests with the handlers above), within ``max_timeout``.
 
-    ``trace="wire.log"`` appends every message sent and received to that file (a line each:
-    time, ``out``/``in``, the message); a callable ``trace(direction, frame)`` receives each
-    frame instead (``direction`` is ``"out"`` or ``"in"``, ``frame`` the raw bytes).
+    ``trace="wire.log"`` appends every message sent and received to that file (a line each: time, ``out``/``in``,
+    the message); a callable ``trace(direction, frame)`` receives each frame instead (``direction`` is ``"out"`` or
+    ``"in"``, ``frame`` the raw bytes). ``telemetry=True`` (None: ``MCPIO_OTEL``): an OpenTelemetry span per request.
 
     Subprocess options: ``env``, ``env_mode`` ("inherit", "safe", "exact"), ``cwd``,
     ``on_stderr(line)``, ``grace`` (seconds per shutdown step).
@@ -138,6 +139,7 @@ class Client:
         verify: Any = None,
         tasks: bool = True,
         trace: str | os.PathLike[str] | Callable[[str, bytes], Any] | None = None,
+        telemetry: bool | None = None,
     ) -> None:
         if era not in _era.ERAS:
             raise ValueError(f"era must be one of {', '.join(_era.ERAS)}, not {era!r}")
@@ -180,6 +182,7 @@ class Client:
         self.max_input_rounds = max_input_rounds
         self.tasks = tasks  # declare the tasks extension (2026-07-28) and follow task handles
         self.trace = trace  # a file: every message sent and received is appended to it
+        self._telemetry = _otel.client_requests(telemetry)  # OpenTelemetry CLIENT spans (None: off)
         self._task_support: dict[str, Any] | None = None  # tool -> execution.taskSupport (2025-11-25)
         self._tool_defs: list[Tool] = []  # the last tools/list: outputSchemas say which results are wrapped
         self._wrapped: dict[str, bool] | None = None  # tool -> outputSchema wraps {"result": x} (from _tool_defs)
@@ -379,7 +382,7 @@ class Client:
             raise RuntimeError("the client is not connected: use 'async with Client(...) as client'")
         t = self.timeout if timeout is DEFAULT else timeout
         try:
-            return await self._era.request(
+            return await (self._era.request if self._telemetry is None else self._telemetry(self._era.request))(
                 self.session,
                 method,
                 params,
@@ -578,7 +581,6 @@ class Client:
         assert self._era is not None
         await self._era.set_logging_level(self, level)
 
-    # ------------------------------------------------------------------ skills (SEP-2640)
     async def list_skills(self) -> list[SkillEntry]:
         """Every skill the server lists (``skills/list``, all pages; [] when it did not declare
         the skills extension). Nothing is fetched beyond the listing."""

@@ -259,6 +259,11 @@ class Context:
         try:
             if task is not None:  # a core task (2025-11-25): asked now, tagged with the task
                 return await task.ask_client(self.session, method, params, timeout)
+            if self.server._on_request_hook != self.server._on_request:  # OpenTelemetry: a CLIENT span
+                from .._otel._client import traced
+
+                ask = traced(lambda _, m, p, **o: self.session.request(m, p, **o))
+                return await ask(None, method, params, timeout=timeout)
             return await self.session.request(method, params, timeout=timeout)
         except (RequestTimeout, ConnectionClosed):
             raise

@@ -14,6 +14,7 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
+from .. import _otel
 from .._transports._base import Transport
 from .._transports._trace import Traced, open_trace
 
@@ -51,9 +52,10 @@ def http_app(server: Server, path: str, **options: Any) -> Any:
         if getattr(state, "tasks", None) is not None:  # tasks on every process (_tasks_shared)
             server._tasks.share(state.tasks)
             state.tasks.on_changed = lambda task_id: task_changed_elsewhere(server, task_id)
-    return StreamableHTTPApp(
+    app = StreamableHTTPApp(
         server._serve_http, path=path, tool_schema=server._tool_schema, lifespan=lifespan, **options
     )
+    return _otel.http_app(server, app)  # with telemetry on: trace context from headers, SSE streams counted
 
 
 async def on_state_message(server: Server, message: dict[str, Any]) -> None:

@@ -18,6 +18,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+from .. import _otel
 from .._errors import INTERNAL_ERROR, MCPError, MethodNotFound
 from .._protocol._connection import Connection
 from .._protocol._events import NotificationReceived, RequestReceived
@@ -79,6 +80,7 @@ class Server:
         heartbeat: float | None = None,
         expose_errors: bool | None = None,
         skills: str | os.PathLike[str] | None = None,
+        telemetry: bool | None = None,
     ) -> None:
         self.name = name
         self.version = version
@@ -97,9 +99,8 @@ class Server:
         self.max_result_bytes = max_result_bytes  # text of a tool result, per call (see _tools.cap_text)
         check_heartbeat(heartbeat)
         self.heartbeat = heartbeat  # seconds between "still working" progress of a tool call (None: off)
-        # The text of unexpected exceptions (not ToolError, not MCPError): None = sent over stdio
-        # (the developer is the user), replaced by the exception type over HTTP (the text is
-        # logged); True = always sent; False = never.
+        # The text of unexpected exceptions (not ToolError, not MCPError): None = sent over stdio (the
+        # developer is the user), only their type over HTTP (the text is logged); True = always; False = never.
         self.expose_errors = expose_errors
         # 2026-07-28 caching hints (CacheableResult): ttlMs 0 = stale at once; "private" = never
         # shared across authorization contexts. Safe defaults; raise them for static servers.
@@ -107,15 +108,13 @@ class Server:
             raise ValueError("cache_ttl_ms must be >= 0 and cache_scope 'public' or 'private'")
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
-        # requestState integrity (MRTR): one secret per server; set it (or MCPIO_STATE_SECRET)
-        # when several processes serve the same clients.
+        # requestState integrity (MRTR): one secret per server; set it (or MCPIO_STATE_SECRET) for many processes.
         secret = state_secret if state_secret is not None else os.environ.get("MCPIO_STATE_SECRET")
         secret = secret.encode() if isinstance(secret, str) else secret
         self._state_codec = StateCodec(secret or os.urandom(32), state_ttl)
-        # The tasks extension (2026-07-28): tools registered with task_support may answer a task
-        # handle; finished tasks are kept task_ttl seconds from creation, at most max_tasks at once.
-        # At the cap a terminal task is evicted first; one requester holds at most
-        # max_tasks_per_requester live tasks (default max_tasks // 10).
+        # The tasks extension (2026-07-28): tools registered with task_support may answer a task handle;
+        # finished tasks are kept task_ttl seconds from creation, at most max_tasks at once. At the cap a
+        # terminal task is evicted first; one requester holds at most max_tasks_per_requester live tasks.
         self._tasks = TaskStore(task_ttl, task_poll_interval, max_tasks, max_tasks_per_requester)
         self._tasks.on_change = self._task_changed
         self._caps_cache: dict[str, dict[str, Any]] = {}
@@ -135,6 +134,7 @@ class Server:
         self._state_bus: Any = None  # the state backend of http_app(state=...): cross-process fan-out
         self._http_trace: Any = None  # MCPIO_TRACE for HTTP sessions: None = not looked at yet, False = off
         self._skills: dict[str, Skill] = {}  # the skills extension (SEP-2640): SKILL.md URI -> skill
+        self._on_request_hook = _otel.request_handler(self, telemetry)  # OpenTelemetry: None = MCPIO_OTEL
         if skills is not None:
             self.add_skills(skills)
 
@@ -438,7 +438,7 @@ class Server:
         s = Session(
             transport,
             Connection("server", stateless=stateless),
-            on_request=self._on_request,
+            on_request=self._on_request_hook,
             on_notification=self._on_notification,
             max_in_flight=self.max_in_flight,
             drain_timeout=0.0 if stateless else 30.0,
