@@ -32,6 +32,7 @@ import threading
 import weakref
 from collections import deque
 from collections.abc import Callable
+from time import perf_counter
 from typing import Any
 
 from .._transports._base import serving
@@ -76,12 +77,14 @@ class Workers:
                 "share": self.share,
             }
 
-    async def run(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    async def run(self, fn: Callable[..., Any], kwargs: dict[str, Any], probe: Any = None) -> Any:
+        """Run ``fn(**kwargs)`` in a worker thread; ``probe.observe(seconds)`` gets the wall time
+        of a call that returned (adaptive inlining, :mod:`._inline`)."""
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
         current = serving.get()
         owner = current[0] if current is not None else None
-        job = (owner, _inbox(loop), fut, contextvars.copy_context(), fn, kwargs)
+        job = (owner, _inbox(loop), fut, contextvars.copy_context(), fn, kwargs, probe)
         with self._cond:
             q = self._queues.get(owner)
             if q is None:
@@ -128,9 +131,16 @@ class Workers:
                     self._cond.wait()
                     self._idle -= 1
                     job = self._take()
-            owner, inbox, fut, ctx, fn, kwargs = job
+            owner, inbox, fut, ctx, fn, kwargs, probe = job
             try:
-                inbox.post(fut, ctx.run(fn, **kwargs), None)
+                if probe is None:
+                    inbox.post(fut, ctx.run(fn, **kwargs), None)
+                else:
+                    t0 = perf_counter()
+                    result = ctx.run(fn, **kwargs)
+                    probe.observe(perf_counter() - t0)
+                    inbox.post(fut, result, None)
+                    del result
             except Exception as exc:  # handed to the awaiting task, which decides
                 inbox.post(fut, None, exc)
             except BaseException as exc:  # SystemExit & co. end a thread, not the server
@@ -143,7 +153,7 @@ class Workers:
                     del self._running[owner]
                 if owner in self._queues:  # its queue may have waited for this slot
                     self._cond.notify()
-            del job, inbox, fut, ctx, fn, kwargs, owner
+            del job, inbox, fut, ctx, fn, kwargs, owner, probe
 
 
 class _Inbox:

@@ -1,0 +1,143 @@
+"""Adaptive inlining of plain ``def`` tools (issue 17): a sync tool that has always returned
+within microseconds runs on the event loop itself, saving the hop to a worker thread and back
+(two thread wake-ups, ~30 µs of CPU and ~100 µs of latency per call); a watchdog notices one
+that blocks and sends it back to the worker threads for good.
+
+The policy, per tool (``@server.tool`` with ``inline`` left at its default, ``None``):
+
+* **Probation.** A call runs on a worker thread (:mod:`._threads`), which times it. After
+  ``PROMOTE_AFTER`` calls in a row that each returned within ``FAST`` seconds (wall time,
+  measured in the worker: a tool waiting on I/O is not fast), the tool is *promoted*.
+* **Inline.** A promoted tool's calls run on the loop thread, each timed. One that takes longer
+  than ``SLOW`` *demotes* the tool for good: its later calls run on worker threads again.
+* **Watchdog.** A daemon thread (started at the first promotion, asleep while no inline call
+  runs) looks every ``TICK`` seconds at the inline call running, if any; one still running at
+  two ticks in a row (so for at least ``TICK``) demotes its tool at once. Either way the demotion
+  is logged once per tool, as a WARNING naming the tool.
+
+What this keeps and what it gives up: a blocking call of a tool on probation or demoted never
+stalls the loop (worker threads, fair share, cancellation before start — :mod:`._threads`).
+A tool that blocks *after* being promoted stalls the loop for that one call (Python cannot move
+a running call to another thread); it is noticed while it blocks, and every later call of it
+runs on a worker thread — at most one stalled call per tool per process. ``inline=False`` keeps
+a tool on worker threads from its first call (a tool that is fast in tests but may hang in
+production: a network call with a cache in front of it); ``inline=True`` inlines it always.
+Tools that take a :class:`~mcpio.Context` are never inlined by this policy.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+log = logging.getLogger("mcpio.server")
+
+FAST = 100e-6  # a call this quick (seconds, wall time) counts towards promotion
+PROMOTE_AFTER = 16  # consecutive fast calls on worker threads before a tool runs inline
+SLOW = 1e-3  # an inline call longer than this demotes its tool
+TICK = 0.005  # the watchdog's period while inline calls run
+
+
+class Speed:
+    """One tool's record: whether it runs inline now, and why it stopped if it did."""
+
+    __slots__ = ("demoted", "fast", "inline", "name")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.fast = 0  # consecutive fast calls on worker threads
+        self.inline = False
+        self.demoted = False
+
+    def observe(self, seconds: float) -> None:  # a worker thread, after a call returned
+        """Count a probation call (races between workers only delay a promotion)."""
+        if seconds <= FAST:
+            self.fast += 1
+            if self.fast >= PROMOTE_AFTER and not self.demoted and not self.inline:
+                self.inline = True
+                WATCHDOG.start()
+        else:
+            self.fast = 0
+
+    def demote(self, why: str) -> None:
+        """Back to worker threads for good; logged once."""
+        if self.demoted:
+            return
+        self.demoted = True
+        self.inline = False
+        log.warning(
+            "tool %r %s while running on the event loop (it had returned within %d µs %d times in a row, "
+            "so it ran inline); from now on it runs on worker threads. Declare it with inline=False to keep "
+            "it off the event loop from its first call, or make it async def",
+            self.name,
+            why,
+            round(FAST * 1e6),
+            PROMOTE_AFTER,
+        )
+
+    def call(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:  # the event loop's thread
+        """Run ``fn`` inline, watched; demote its tool if it was slow."""
+        wd = WATCHDOG
+        wd.seq += 1
+        wd.running = self
+        if not wd.awake:
+            wd.wake()
+        t0 = time.perf_counter()
+        try:
+            return fn(**kwargs)
+        finally:
+            took = time.perf_counter() - t0
+            wd.running = None
+            if took > SLOW:
+                self.demote(f"took {took * 1e3:.1f} ms")
+
+
+class Watchdog:
+    """The thread that notices an inline call blocking the loop (module docstring)."""
+
+    def __init__(self) -> None:
+        self.running: Speed | None = None  # the inline call now running (set by the loop thread)
+        self.seq = 0  # inline calls started
+        self.awake = False
+        self.noticed = 0  # blocked calls noticed (for tests and stats)
+        self._event = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        with self._lock:
+            if self._thread is None:
+                self.awake = True
+                self._thread = threading.Thread(target=self._watch, name="mcpio-inline-watchdog", daemon=True)
+                self._thread.start()
+
+    def wake(self) -> None:
+        self.awake = True
+        self._event.set()
+
+    def _watch(self) -> None:
+        last_seq, idle = -1, 0
+        while True:
+            time.sleep(TICK)
+            running, seq = self.running, self.seq
+            if running is not None and seq == last_seq:  # the same call as a tick ago: it blocks
+                self.noticed += 1
+                running.demote(f"has blocked for over {TICK * 1e3:.0f} ms")
+            if running is None and seq == last_seq:
+                idle += 1
+                if idle >= 2:  # no inline call for two ticks: sleep until the next one
+                    self._event.clear()
+                    self.awake = False
+                    if self.running is None:  # set before the loop thread reads `awake`: no lost wake-up
+                        self._event.wait()
+                    self.awake = True
+                    idle = 0
+            else:
+                idle = 0
+            last_seq = seq
+
+
+WATCHDOG = Watchdog()
