@@ -85,6 +85,20 @@ async def invoke(
         raise
 
 
+def answers_at_once(server: Any, ev: Any) -> bool:
+    """Whether the session may start request ``ev`` without a Task (``Session(eager=)``): a
+    ``tools/call`` of a sync tool that runs inline now, takes no Context, is not a task tool, and
+    no middleware wraps it — the call cannot wait, so it is answered on the reader's stack."""
+    params = ev.params
+    if ev.method != "tools/call" or server._middleware or type(params) is not dict or "task" in params:
+        return False
+    name = params.get("name")
+    tool = server._tools.get(name) if type(name) is str else None
+    if tool is None or tool.sig.is_async or tool.sig.injected or tool.task_support != "forbidden":
+        return False
+    return tool.inline or (tool.speed is not None and tool.speed.inline)
+
+
 class Tool:
     """A registered tool. Build with :meth:`from_function`."""
 
