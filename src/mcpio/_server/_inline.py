@@ -8,12 +8,17 @@ The policy, per tool (``@server.tool`` with ``inline`` left at its default, ``No
 * **Probation.** A call runs on a worker thread (:mod:`._threads`), which times it. After
   ``PROMOTE_AFTER`` calls in a row that each returned within ``FAST`` seconds (wall time,
   measured in the worker: a tool waiting on I/O is not fast), the tool is *promoted*.
-* **Inline.** A promoted tool's calls run on the loop thread, each timed. One that takes longer
-  than ``SLOW`` *demotes* the tool for good: its later calls run on worker threads again.
+* **Inline.** A promoted tool's calls run on the loop thread, each timed. ``STRIKES`` calls
+  longer than ``SLOW`` within ``WINDOW`` inline calls *demote* the tool for good: its later calls
+  run on worker threads again. (One slow call is not enough: on a busy machine the OS may
+  preempt the process in the middle of a 1 µs call, and wall time is all that is cheap to read —
+  a thread's CPU time costs a system call, more than the call it would measure.)
 * **Watchdog.** A daemon thread (started at the first promotion, asleep while no inline call
   runs) looks every ``TICK`` seconds at the inline call running, if any; one still running at
-  two ticks in a row (so for at least ``TICK``) demotes its tool at once. Either way the demotion
-  is logged once per tool, as a WARNING naming the tool.
+  two ticks in a row (so for at least ``TICK``) demotes its tool at once. It can look only when
+  the loop's thread lets go of the GIL — a call blocked in I/O or a sleep does, and CPython
+  makes a busy one do so every 5 ms. Either way the demotion is logged once per tool, as a
+  WARNING naming the tool.
 
 What this keeps and what it gives up: a blocking call of a tool on probation or demoted never
 stalls the loop (worker threads, fair share, cancellation before start — :mod:`._threads`).
@@ -37,20 +42,24 @@ log = logging.getLogger("mcpio.server")
 
 FAST = 100e-6  # a call this quick (seconds, wall time) counts towards promotion
 PROMOTE_AFTER = 16  # consecutive fast calls on worker threads before a tool runs inline
-SLOW = 1e-3  # an inline call longer than this demotes its tool
-TICK = 0.005  # the watchdog's period while inline calls run
+SLOW = 1e-3  # an inline call longer than this is a strike
+STRIKES = 3  # strikes within WINDOW inline calls demote the tool
+WINDOW = 1000
+TICK = 0.01  # the watchdog's period while inline calls run
 
 
 class Speed:
     """One tool's record: whether it runs inline now, and why it stopped if it did."""
 
-    __slots__ = ("demoted", "fast", "inline", "name")
+    __slots__ = ("demoted", "fast", "inline", "name", "since", "strikes")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.fast = 0  # consecutive fast calls on worker threads
         self.inline = False
         self.demoted = False
+        self.strikes = 0  # slow inline calls in the current window
+        self.since = 0  # WATCHDOG.seq at the window's first strike
 
     def observe(self, seconds: float) -> None:  # a worker thread, after a call returned
         """Count a probation call (races between workers only delay a promotion)."""
@@ -85,14 +94,27 @@ class Speed:
         wd.running = self
         if not wd.awake:
             wd.wake()
+        ticks = wd.ticks
         t0 = time.perf_counter()
         try:
             return fn(**kwargs)
         finally:
             took = time.perf_counter() - t0
             wd.running = None
-            if took > SLOW:
-                self.demote(f"took {took * 1e3:.1f} ms")
+            # A call the watchdog looked in on is its to judge: its wake-up took the GIL from
+            # this thread (CPython hands it over within 5 ms), which alone can make a 1 µs call
+            # look slow.
+            if took > SLOW and wd.ticks == ticks:
+                self.strike(took)
+
+    def strike(self, took: float) -> None:
+        """A slow inline call: the STRIKES-th within WINDOW inline calls demotes the tool."""
+        seq = WATCHDOG.seq
+        if not self.strikes or seq - self.since > WINDOW:
+            self.strikes, self.since = 0, seq
+        self.strikes += 1
+        if self.strikes >= STRIKES:
+            self.demote(f"took {took * 1e3:.1f} ms ({self.strikes} calls over {SLOW * 1e3:.0f} ms)")
 
 
 class Watchdog:
@@ -103,6 +125,7 @@ class Watchdog:
         self.seq = 0  # inline calls started
         self.awake = False
         self.noticed = 0  # blocked calls noticed (for tests and stats)
+        self.ticks = 0  # looks taken
         self._event = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -122,6 +145,7 @@ class Watchdog:
         last_seq, idle = -1, 0
         while True:
             time.sleep(TICK)
+            self.ticks += 1
             running, seq = self.running, self.seq
             if running is not None and seq == last_seq:  # the same call as a tick ago: it blocks
                 self.noticed += 1
