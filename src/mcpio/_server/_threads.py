@@ -91,12 +91,19 @@ class Workers:
                 q = self._queues[owner] = deque()
                 self._ready.append(owner)
             q.append(job)
-            if self._idle == 0 and self._threads < self._max:
+            if self._idle:
+                self._wake()
+            elif self._threads < self._max:
                 self._threads += 1
                 threading.Thread(target=self._work, name=f"mcpio-worker-{self._threads}", daemon=True).start()
-            else:
-                self._cond.notify()
         return await fut
+
+    def _wake(self) -> None:
+        """Wake one idle thread (the lock is held). It leaves the idle count here, not when it
+        runs again: two jobs queued before a woken thread got the lock back must not both count
+        on it — the second would wait, unserved, behind the first (a blocking one: forever)."""
+        self._idle -= 1
+        self._cond.notify()
 
     def _take(self) -> tuple[Any, ...] | None:
         """The next job, round-robin over owners under their share (the lock is held)."""
@@ -127,9 +134,8 @@ class Workers:
             with self._cond:
                 job = self._take()
                 while job is None:
-                    self._idle += 1
+                    self._idle += 1  # the thread that wakes us takes it off (_wake)
                     self._cond.wait()
-                    self._idle -= 1
                     job = self._take()
             owner, inbox, fut, ctx, fn, kwargs, probe = job
             try:
@@ -151,8 +157,8 @@ class Workers:
                     self._running[owner] = left
                 else:
                     del self._running[owner]
-                if owner in self._queues:  # its queue may have waited for this slot
-                    self._cond.notify()
+                if owner in self._queues and self._idle:  # its queue may have waited for this slot
+                    self._wake()
             del job, inbox, fut, ctx, fn, kwargs, owner, probe
 
 
