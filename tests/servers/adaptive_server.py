@@ -1,7 +1,7 @@
 """A server for adaptive inlining (issue 17): ``where`` is a plain ``def`` tool that returns
 the name of the thread it ran on, or first waits for a writer on the FIFO ``ADAPTIVE_FIFO``
-(``block=true``: a tool that was fast and then blocks); ``quick`` and ``text`` are plain ``def``
-tools too."""
+(``block=true``: a tool that was fast and then blocks); ``quick`` and ``text`` (a big
+answer at no cost) are plain ``def`` tools too."""
 
 from __future__ import annotations
 
@@ -28,11 +28,13 @@ def quick() -> str:
     return "quick"
 
 
+BIG = "x" * (3 * 1024 * 1024)  # built once: returning it costs the tool nothing
+
+
 @server.tool
-def text(size: int) -> str:
-    """``size`` ASCII characters, with the thread's name first."""
-    name = threading.current_thread().name + ":"
-    return name + "x" * (size - len(name))
+def text(big: bool = False) -> str:
+    """The thread's name, or (big) 3 MiB of ASCII."""
+    return BIG if big else threading.current_thread().name
 
 
 if __name__ == "__main__":

@@ -70,6 +70,7 @@ class Workers:
         with self._cond:
             return {
                 "threads": self._threads,
+                "idle": self._idle,  # waiting for work, not yet woken
                 "queued": sum(len(q) for q in self._queues.values()),
                 "running": sum(self._running.values()),
                 "started": self.started,
