@@ -6,6 +6,9 @@ tests/stdio/test_adaptive_inline.py."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -129,3 +132,21 @@ def test_two_jobs_queued_at_once_get_two_threads_even_when_one_blocks():
             await within(blocked)
 
     assert arun(go()) == "quick"
+
+
+FORK_CHECK = """
+import os
+from mcpio._server._inline import WATCHDOG
+WATCHDOG.start()
+pid = os.fork()
+if pid == 0:
+    ok = WATCHDOG._thread is None and not WATCHDOG.awake  # the parent's thread did not come along
+    WATCHDOG.wake()  # the first inline call in the child starts its own
+    os._exit(0 if ok and WATCHDOG._thread is not None and WATCHDOG._thread.is_alive() else 1)
+raise SystemExit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is POSIX")
+def test_a_forked_child_starts_its_own_watchdog():
+    assert subprocess.run([sys.executable, "-c", FORK_CHECK], timeout=30).returncode == 0

@@ -33,6 +33,7 @@ Tools that take a :class:`~mcpio.Context` are never inlined by this policy.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -138,8 +139,18 @@ class Watchdog:
                 self._thread.start()
 
     def wake(self) -> None:
+        if self._thread is None:  # a forked child: the parent's thread did not come along
+            self.start()
+            return
         self.awake = True
         self._event.set()
+
+    def _forked(self) -> None:  # in a child process, right after fork()
+        self._thread = None
+        self.awake = False
+        self.running = None
+        self._event = threading.Event()
+        self._lock = threading.Lock()
 
     def _watch(self) -> None:
         last_seq, idle = -1, 0
@@ -165,3 +176,5 @@ class Watchdog:
 
 
 WATCHDOG = Watchdog()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=WATCHDOG._forked)
