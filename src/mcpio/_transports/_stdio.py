@@ -318,6 +318,8 @@ class StdioServerTransport:
                 return frame
             if self._eof:
                 raise EndOfStream()
+            if self._out:  # answers queued while the frames read were served: out now, before
+                self._flush_out()  # waiting (one loop iteration sooner than the scheduled flush)
             self._waiter = self._loop.create_future()  # type: ignore[union-attr]
             try:
                 await self._waiter
