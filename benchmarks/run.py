@@ -613,9 +613,10 @@ TARGETS = [
     # key, description, kind, bound, versus
     ("cold_init_ms", "cold start ≤ 2× floor", "le", 2.0, "floor"),
     ("cold_init_200_ms", "cold start with 200 tools ≤ 2× floor (also 200)", "le", 2.0, "floor"),
-    ("seq_p50_us", "p50 ≤ 2× floor", "le", 2.0, "floor"),
-    ("pipelined_per_s", "pipelined ≥ 1× floor", "ge", 1.0, "floor"),
-    ("pipelined_per_s", "pipelined ≥ 50× official SDK", "ge", 50.0, "mcp"),
+    # issue 17: the benchmark's mcpio server serves plain `def` tools (adaptive inlining)
+    ("seq_p50_us", "def tools: p50 ≤ 1.5× floor", "le", 1.5, "floor"),
+    ("pipelined_per_s", "def tools: pipelined ≥ 1× floor", "ge", 1.0, "floor"),
+    ("pipelined_per_s", "def tools: pipelined ≥ 50× official SDK", "ge", 50.0, "mcp"),
     ("echo_10MiB_ms", "10 MiB echo ≤ 1× floor", "le", 1.0, "floor"),
     ("rss_burst_mib", "RSS after the burst ≤ 3× floor", "le", 3.0, "floor"),
     ("shutdown_load_ms", "shutdown after load ≤ 3× floor", "le", 3.0, "floor"),

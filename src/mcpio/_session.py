@@ -3,7 +3,10 @@
 A :class:`Session` joins a transport to a sans-IO :class:`Connection`. ``run()`` reads frames,
 decodes them, feeds the connection and acts on its events:
 
-* each incoming request runs in its own task (many in flight at once); at most
+* each incoming request runs in its own task (many in flight at once) — or, when the framework's
+  ``eager`` predicate says it will not wait (an inline tool) and the transport is ``eager_safe``,
+  it is started at once on the reader's stack in its own context, and only becomes a task if it
+  waits after all (no Task and no loop iteration for a request answered synchronously); at most
   ``max_in_flight`` run together (each item of a batch counts) — past that the session stops
   reading, which fills the transport's buffer and then the OS pipe: backpressure, never an
   unbounded queue;
@@ -19,6 +22,7 @@ The session knows nothing about tools or resources: the role's framework supplie
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -64,8 +68,12 @@ class Session:
         on_notification: NotificationHandler | None = None,
         max_in_flight: int = 1024,
         drain_timeout: float = 30.0,
+        eager: Callable[[RequestReceived], bool] | None = None,
     ) -> None:
         self.transport = transport
+        # Eager start (module docstring): only on a transport whose send enters nothing bound to
+        # the current task (asyncio.timeout), since until it waits the request runs in run()'s task.
+        self._eager = eager if getattr(transport, "eager_safe", False) is True else None
         self.connection = connection
         self._on_request = on_request
         self._on_notification = on_notification
@@ -149,7 +157,17 @@ class Session:
     async def _dispatch(self, ev: Any) -> None:
         t = type(ev)
         if t is RequestReceived:
-            task = asyncio.get_running_loop().create_task(self._serve(ev))
+            eager = self._eager
+            if eager is not None and eager(ev):
+                context = contextvars.copy_context()
+                coro = self._serve(ev)
+                try:
+                    waits_on = context.run(coro.send, None)
+                except StopIteration:  # answered already
+                    return
+                task = asyncio.get_running_loop().create_task(_resume(coro, waits_on), context=context)
+            else:
+                task = asyncio.get_running_loop().create_task(self._serve(ev))
             self._tasks[ev.id] = task
             if len(self._tasks) >= self._max_in_flight:
                 self._room.clear()
@@ -361,3 +379,26 @@ class Session:
 
     def in_flight(self) -> int:
         return len(self._tasks)
+
+
+async def _resume(coro: Any, waits_on: Any) -> None:
+    """Drive ``coro``, started eagerly, from where it first waited (on the future ``waits_on``,
+    or ``None`` for a bare yield), as the Task running this would: it resumes when that is done
+    and reads the outcome itself; cancelling this task cancels what it waits on."""
+    while True:
+        exc: BaseException | None = None
+        try:
+            if waits_on is None:
+                await asyncio.sleep(0)
+            else:
+                waits_on._asyncio_future_blocking = False
+                await waits_on
+        except asyncio.CancelledError as cancelled:
+            if waits_on is None or not waits_on.cancelled():  # this task was cancelled, not the future
+                exc = cancelled
+        except BaseException:  # the coroutine reads the future's exception itself
+            pass
+        try:
+            waits_on = coro.send(None) if exc is None else coro.throw(exc)
+        except StopIteration:
+            return

@@ -31,6 +31,7 @@ class StdioPeer:
         self.inbox: queue.Queue[Any] = queue.Queue()
         self.received: list[Any] = []  # every message, in order
         self.stderr_lines: list[str] = []
+        self._stderr_seen = threading.Condition()
         self.stdout_garbage: list[bytes] = []
         self._methods: dict[Any, str] = {}  # our request id -> method
         self._their_methods: dict[Any, str] = {}  # server request id -> method
@@ -115,7 +116,17 @@ class StdioPeer:
 
     def _read_stderr(self) -> None:
         for line in self.proc.stderr:
-            self.stderr_lines.append(line.decode("utf-8", "replace").rstrip("\n"))
+            with self._stderr_seen:
+                self.stderr_lines.append(line.decode("utf-8", "replace").rstrip("\n"))
+                self._stderr_seen.notify_all()
+
+    def wait_stderr(self, text: str, timeout: float = DEFAULT_TIMEOUT) -> str:
+        """The first stderr line containing ``text``, waiting for it (event-driven)."""
+        with self._stderr_seen:
+            found = self._stderr_seen.wait_for(lambda: next((x for x in self.stderr_lines if text in x), None), timeout)
+        if found is None:
+            raise AssertionError(f"no stderr line with {text!r} within {timeout}s; stderr:\n{self.stderr()}")
+        return found
 
     def recv(self, timeout: float = DEFAULT_TIMEOUT) -> Any:
         """The next message the server wrote (validated), or AssertionError on timeout/garbage."""

@@ -43,7 +43,7 @@ from ._mrtr import InputRequired, Rounds, StateCodec
 from ._resources import Prompt, Resource
 from ._subscriptions import list_changed_targets, task_targets, updated_targets
 from ._tasks import Task, TaskStore
-from ._tools import DEFAULT_MAX_RESULT_BYTES, Tool, check_heartbeat, check_max_result_bytes
+from ._tools import DEFAULT_MAX_RESULT_BYTES, Tool, answers_at_once, check_heartbeat, check_max_result_bytes
 
 if TYPE_CHECKING:
     from ._skills import Skill
@@ -378,9 +378,8 @@ class Server:
         rules = RULES[ev.version] if ev.version is not None else None
         params = ev.params or {}
         rounds = None
-        # The authenticated caller binds MRTR state and counts tasks per requester: the principal
-        # the HTTP auth guard verified for this request (mcpio._auth._info, loaded only by that
-        # guard: without auth, nothing of auth is imported and the principal is None).
+        # The principal the HTTP auth guard verified (mcpio._auth._info, loaded only by that guard:
+        # without auth it is None) binds MRTR state and counts tasks per requester.
         auth_info = sys.modules.get("mcpio._auth._info")
         principal: str | None = auth_info.current_principal() if auth_info is not None else None
         if rules is not None and rules.input_required and ev.method in INPUT_REQUIRED_METHODS:
@@ -442,6 +441,7 @@ class Server:
             on_notification=self._on_notification,
             max_in_flight=self.max_in_flight,
             drain_timeout=0.0 if stateless else 30.0,
+            eager=lambda ev: answers_at_once(self, ev),
         )
         s.expose_errors = self.expose_errors is not False
         self._sessions.add(s)

@@ -32,6 +32,7 @@ import threading
 import weakref
 from collections import deque
 from collections.abc import Callable
+from time import perf_counter
 from typing import Any
 
 from .._transports._base import serving
@@ -69,6 +70,7 @@ class Workers:
         with self._cond:
             return {
                 "threads": self._threads,
+                "idle": self._idle,  # waiting for work, not yet woken
                 "queued": sum(len(q) for q in self._queues.values()),
                 "running": sum(self._running.values()),
                 "started": self.started,
@@ -76,24 +78,33 @@ class Workers:
                 "share": self.share,
             }
 
-    async def run(self, fn: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    async def run(self, fn: Callable[..., Any], kwargs: dict[str, Any], probe: Any = None) -> Any:
+        """Run ``fn(**kwargs)`` in a worker thread; ``probe.observe(seconds)`` gets the wall time
+        of a call that returned (adaptive inlining, :mod:`._inline`)."""
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
         current = serving.get()
         owner = current[0] if current is not None else None
-        job = (owner, _inbox(loop), fut, contextvars.copy_context(), fn, kwargs)
+        job = (owner, _inbox(loop), fut, contextvars.copy_context(), fn, kwargs, probe)
         with self._cond:
             q = self._queues.get(owner)
             if q is None:
                 q = self._queues[owner] = deque()
                 self._ready.append(owner)
             q.append(job)
-            if self._idle == 0 and self._threads < self._max:
+            if self._idle:
+                self._wake()
+            elif self._threads < self._max:
                 self._threads += 1
                 threading.Thread(target=self._work, name=f"mcpio-worker-{self._threads}", daemon=True).start()
-            else:
-                self._cond.notify()
         return await fut
+
+    def _wake(self) -> None:
+        """Wake one idle thread (the lock is held). It leaves the idle count here, not when it
+        runs again: two jobs queued before a woken thread got the lock back must not both count
+        on it — the second would wait, unserved, behind the first (a blocking one: forever)."""
+        self._idle -= 1
+        self._cond.notify()
 
     def _take(self) -> tuple[Any, ...] | None:
         """The next job, round-robin over owners under their share (the lock is held)."""
@@ -124,13 +135,19 @@ class Workers:
             with self._cond:
                 job = self._take()
                 while job is None:
-                    self._idle += 1
+                    self._idle += 1  # the thread that wakes us takes it off (_wake)
                     self._cond.wait()
-                    self._idle -= 1
                     job = self._take()
-            owner, inbox, fut, ctx, fn, kwargs = job
+            owner, inbox, fut, ctx, fn, kwargs, probe = job
             try:
-                inbox.post(fut, ctx.run(fn, **kwargs), None)
+                if probe is None:
+                    inbox.post(fut, ctx.run(fn, **kwargs), None)
+                else:
+                    t0 = perf_counter()
+                    result = ctx.run(fn, **kwargs)
+                    probe.observe(perf_counter() - t0)
+                    inbox.post(fut, result, None)
+                    del result
             except Exception as exc:  # handed to the awaiting task, which decides
                 inbox.post(fut, None, exc)
             except BaseException as exc:  # SystemExit & co. end a thread, not the server
@@ -141,9 +158,9 @@ class Workers:
                     self._running[owner] = left
                 else:
                     del self._running[owner]
-                if owner in self._queues:  # its queue may have waited for this slot
-                    self._cond.notify()
-            del job, inbox, fut, ctx, fn, kwargs, owner
+                if owner in self._queues and self._idle:  # its queue may have waited for this slot
+                    self._wake()
+            del job, inbox, fut, ctx, fn, kwargs, owner, probe
 
 
 class _Inbox:

@@ -118,6 +118,10 @@ class StdioServerTransport:
     everything else in the process); other ``stdin_fd``/``stdout_fd`` are never redirected.
     """
 
+    # send() waits on nothing bound to the current task (no asyncio.timeout): a session may
+    # start a request on its reader's stack (Session ``eager``).
+    eager_safe = True
+
     def __init__(
         self,
         *,
@@ -314,6 +318,8 @@ class StdioServerTransport:
                 return frame
             if self._eof:
                 raise EndOfStream()
+            if self._out:  # answers queued while the frames read were served: out now, before
+                self._flush_out()  # waiting (one loop iteration sooner than the scheduled flush)
             self._waiter = self._loop.create_future()  # type: ignore[union-attr]
             try:
                 await self._waiter
