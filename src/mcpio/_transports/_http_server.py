@@ -254,11 +254,19 @@ class StreamableHTTPApp:
             stream.disconnected()
             transport.close()  # closing the stream cancels the request
 
-        watcher = self._spawn(watch_disconnect(receive, gone))
+        watcher: list[asyncio.Task[None]] = []  # started by the stream when a hang-up matters
         try:
-            await stream.pump(send, [], sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms)
+            await stream.pump(
+                send,
+                [],
+                sse_after=self.sse_after,
+                keepalive=self.keepalive,
+                retry_ms=self.retry_ms,
+                watch=lambda: watcher.append(self._spawn(watch_disconnect(receive, gone))),
+            )
         finally:
-            watcher.cancel()
+            if watcher:
+                watcher[0].cancel()
             if not stream.finished:
                 transport.close()
 
@@ -319,13 +327,21 @@ class StreamableHTTPApp:
             set(ids), json_ok=json_ok, sse_ok=sse_ok, priming=rules is not None and rules.sse_polling
         )
         await transport.deliver(body)
-        watcher = self._spawn(watch_disconnect(receive, stream.disconnected))  # not a cancellation
+        watcher: list[asyncio.Task[None]] = []  # started by the stream when a hang-up matters
         try:
             await stream.pump(
-                send, session_header, sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms
+                send,
+                session_header,
+                sse_after=self.sse_after,
+                keepalive=self.keepalive,
+                retry_ms=self.retry_ms,
+                watch=lambda: watcher.append(
+                    self._spawn(watch_disconnect(receive, stream.disconnected))  # not a cancellation
+                ),
             )
         finally:
-            watcher.cancel()
+            if watcher:
+                watcher[0].cancel()
 
     def _at_capacity(self, rid: Any) -> h.Refusal:
         """503 for an initialize past ``max_sessions``: the server is full, the request is fine."""

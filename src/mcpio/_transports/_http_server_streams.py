@@ -108,6 +108,7 @@ class Stream:
         self.detach_retry: int | None = None  # close_stream() asked to end the connection
         self.on_done: Callable[[Stream], None] | None = None
         self.released = asyncio.Event()  # set while no HTTP response is attached
+        self._watch: Callable[[], None] | None = None
 
     async def put(self, frame: bytes, final: bool) -> None:
         if final:
@@ -153,13 +154,28 @@ class Stream:
         keepalive: float,
         retry_ms: int,
         replay: list[tuple[str, bytes]] | None = None,
+        watch: Callable[[], None] | None = None,
     ) -> None:
         """Answer one HTTP request from this stream until it ends (see the module docstring);
-        ``replay``: stored events to send first (a resumption)."""
+        ``replay``: stored events to send first (a resumption).
+
+        ``watch()``, when given, is called once, when a disconnect starts to matter: as the
+        response turns into an event stream, or before an unbounded wait (a client that accepts
+        only JSON). Until then a hang-up goes unnoticed, and costs nothing: the JSON answer of a
+        request that ends within ``sse_after`` needs no task watching the connection (issue 17;
+        a client that left meanwhile is noticed when its stream would start, at ``sse_after``)."""
+        self._watch = watch
         try:
             await self._pump(send, headers, sse_after, keepalive, retry_ms, replay or [])
         finally:
             self._release()
+
+    def _watching(self) -> None:
+        """Start watching for the client's hang-up (once; see :meth:`pump`)."""
+        watch = self._watch
+        if watch is not None:
+            self._watch = None
+            watch()
 
     async def _pump(
         self,
@@ -171,6 +187,8 @@ class Stream:
         replay: list[tuple[str, bytes]],
     ) -> None:
         if self.json_ok:
+            if not self.sse_ok:
+                self._watching()  # nothing bounds the wait below
             while not (self.items or self.gone or self.detach_retry is not None):
                 if not await self._wait(sse_after if self.sse_ok else None):
                     break  # silence: start streaming (keep-alives, priming)
@@ -187,6 +205,7 @@ class Stream:
                 self.items.clear()
                 await _send_json(send, frame, headers, self.era)
                 return
+        self._watching()
         await send({"type": "http.response.start", "status": 200, "headers": headers + SSE_HEADERS})
         self.started = True
         retry_sent = False
