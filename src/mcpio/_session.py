@@ -42,7 +42,7 @@ from ._protocol._events import (
     RequestReceived,
     ResponseReceived,
 )
-from ._protocol._framing import Oversized
+from ._protocol._framing import Decoded, Oversized
 from ._transports._base import Transport, routing_key, serving
 
 log = logging.getLogger("mcpio.session")
@@ -125,12 +125,15 @@ class Session:
                             )
                         continue
                     try:
-                        msg = rpc.decode(frame)
+                        msg = frame.value if type(frame) is Decoded else rpc.decode(frame)
                     except rpc.InvalidMessage as exc:
                         if self.connection.role == "server":
                             await self._send_obj(exc.error_response())
                         else:  # a client never answers a server's garbage; it skips it (pain point #5)
-                            log.warning("skipping a line from the server that is not JSON: %.200r", bytes(frame))
+                            log.warning(
+                                "skipping a line from the server that is not JSON: %.200r",
+                                frame.raw if type(frame) is Decoded else bytes(frame),
+                            )
                         continue
                 except TransportError as exc:  # answering the garbage failed: the peer is gone
                     log.debug("transport failed while answering a bad message: %s", exc)

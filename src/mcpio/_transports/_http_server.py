@@ -39,6 +39,7 @@ from typing import Any
 
 from .. import _jsonrpc as rpc
 from .._protocol import _http as h
+from .._protocol._framing import Decoded
 from .._state._base import StateBackend, StateUnavailable
 from .._versions import RULES
 from ._http_events import EventStore, MemoryEventStore
@@ -209,22 +210,26 @@ class StreamableHTTPApp:
             )
             return
         try:
-            messages = h.messages_of(h.parse_body(body))
+            value = h.parse_body(body)
+            messages = h.messages_of(value)
             kinds = h.kinds(messages)
         except h.BadBody as exc:
             await refuse(send, exc.refusal)
             return
+        frame = Decoded(body, value)  # the session does not decode it again
         if h.select_era(headers, messages) == h.MODERN:
-            await self._post_modern(receive, send, headers, body, messages[0] if len(messages) == 1 else None, kinds[0])
+            await self._post_modern(
+                receive, send, headers, frame, messages[0] if len(messages) == 1 else None, kinds[0]
+            )
         else:
-            await self._post_legacy(receive, send, headers, body, messages, kinds)
+            await self._post_legacy(receive, send, headers, frame, messages, kinds)
 
     async def _post_modern(
         self,
         receive: Receive,
         send: Send,
         headers: dict[str, str],
-        body: bytes,
+        body: Decoded,
         message: dict[str, Any] | None,
         kind: int,
     ) -> None:
@@ -271,7 +276,13 @@ class StreamableHTTPApp:
                 transport.close()
 
     async def _post_legacy(
-        self, receive: Receive, send: Send, headers: dict[str, str], body: bytes, messages: list[Any], kinds: list[int]
+        self,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+        body: Decoded,
+        messages: list[Any],
+        kinds: list[int],
     ) -> None:
         sid = headers.get(h.SESSION_ID)
         requests = [m for m, k in zip(messages, kinds, strict=True) if k == rpc.REQUEST]

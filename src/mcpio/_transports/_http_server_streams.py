@@ -41,6 +41,7 @@ import msgspec
 from .. import _jsonrpc as rpc
 from .._errors import EndOfStream, TransportError
 from .._protocol import _http as h
+from .._protocol._framing import Decoded
 from .._state._base import StateUnavailable
 from ._base import serving
 from ._http_events import EventStore
@@ -315,12 +316,12 @@ class RequestTransport:
     """The transport of one modern (2026-07-28) POST: one frame in, its answers out to the
     POST's own stream; end of stream once the final answer is out or the client has gone."""
 
-    def __init__(self, frame: bytes, stream: Stream) -> None:
-        self._frame: bytes | None = frame
+    def __init__(self, frame: bytes | Decoded, stream: Stream) -> None:
+        self._frame: bytes | Decoded | None = frame
         self.stream = stream
         self._done = asyncio.Event()
 
-    async def receive(self) -> bytes:
+    async def receive(self) -> bytes | Decoded:
         frame = self._frame
         if frame is not None:
             self._frame = None
@@ -353,7 +354,7 @@ class LegacyTransport:
     def __init__(self, session_id: str, *, store: EventStore | None, inbox_size: int = 256) -> None:
         self.id = session_id
         self.store = store
-        self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue(inbox_size)
+        self._inbox: asyncio.Queue[bytes | Decoded | None] = asyncio.Queue(inbox_size)
         self._by_request: dict[Any, Stream] = {}
         self.streams: dict[str, Stream] = {}  # live streams, for Last-Event-ID resumption
         self.get_stream: Stream | None = None
@@ -368,7 +369,7 @@ class LegacyTransport:
         return self
 
     # ---- the Transport interface, for the Session engine
-    async def receive(self) -> bytes:
+    async def receive(self) -> bytes | Decoded:
         item = await self._inbox.get()
         if item is _EOF:
             self._inbox.put_nowait(_EOF)
@@ -450,7 +451,7 @@ class LegacyTransport:
         the protocol layer; its stream must not replace the first one's)."""
         return [r for r in request_ids if r in self._by_request]
 
-    async def deliver(self, frame: bytes) -> None:
+    async def deliver(self, frame: bytes | Decoded) -> None:
         self.last_active = time.monotonic()
         await self._inbox.put(frame)
 
