@@ -6,7 +6,9 @@ decodes them, feeds the connection and acts on its events:
 * each incoming request runs in its own task (many in flight at once); at most
   ``max_in_flight`` run together (each item of a batch counts) — past that the session stops
   reading, which fills the transport's buffer and then the OS pipe: backpressure, never an
-  unbounded queue;
+  unbounded queue. A session made for one request (``inline_requests = True``: a modern
+  Streamable HTTP POST) serves it in ``run()``'s own task instead, one task fewer; cancelling
+  that task cancels the request;
 * ``notifications/cancelled`` cancels the request's task and no response is sent;
 * responses to our own requests resolve the futures of :meth:`request`;
 * at end of stream every request already received is still answered (within
@@ -85,6 +87,8 @@ class Session:
         # Unexpected exceptions: their text goes to the peer (True: stdio, where the developer is
         # the user) or only their type (False: a remote HTTP client; the text is logged).
         self.expose_errors = True
+        # Serve requests in run()'s own task, one after the other (see the module docstring).
+        self.inline_requests = False
 
     # ------------------------------------------------------------------ main loop
     async def run(self) -> None:
@@ -152,6 +156,9 @@ class Session:
     async def _dispatch(self, ev: Any) -> None:
         t = type(ev)
         if t is RequestReceived:
+            if self.inline_requests:
+                await self._serve(ev)
+                return
             task = asyncio.get_running_loop().create_task(self._serve(ev))
             self._tasks[ev.id] = task
             if len(self._tasks) >= self._max_in_flight:

@@ -253,7 +253,8 @@ class StreamableHTTPApp:
         stream = Stream("0", era=h.MODERN, json_ok=json_ok, sse_ok=sse_ok)
         transport = RequestTransport(body, stream)
         self._requests.add(transport)
-        self._spawn(self.serve(transport, True)).add_done_callback(lambda _: self._requests.discard(transport))
+        transport.task = self._spawn(self.serve(transport, True))
+        transport.task.add_done_callback(lambda _: self._requests.discard(transport))
 
         def gone() -> None:
             stream.disconnected()

@@ -331,6 +331,9 @@ class RequestTransport:
         self._frame: bytes | Decoded | None = frame
         self.stream = stream
         self._done = asyncio.Event()
+        # The task serving this request (its session serves the one request in it, issue 17):
+        # closing the transport cancels it.
+        self.task: asyncio.Task[Any] | None = None
 
     async def receive(self) -> bytes | Decoded:
         frame = self._frame
@@ -357,6 +360,9 @@ class RequestTransport:
     def close(self) -> None:
         """The client went away: end the session, which cancels the request."""
         self._done.set()
+        task = self.task
+        if task is not None and not task.done():
+            task.cancel()
 
 
 class LegacyTransport:
