@@ -39,7 +39,6 @@ from typing import Any
 
 from .. import _jsonrpc as rpc
 from .._protocol import _http as h
-from .._protocol._framing import Decoded
 from .._state._base import StateBackend, StateUnavailable
 from .._versions import RULES
 from ._http_events import EventStore, MemoryEventStore
@@ -210,26 +209,22 @@ class StreamableHTTPApp:
             )
             return
         try:
-            value = h.parse_body(body)
-            messages = h.messages_of(value)
+            messages = h.messages_of(h.parse_body(body))
             kinds = h.kinds(messages)
         except h.BadBody as exc:
             await refuse(send, exc.refusal)
             return
-        frame = Decoded(body, value)  # the session does not decode it again
         if h.select_era(headers, messages) == h.MODERN:
-            await self._post_modern(
-                receive, send, headers, frame, messages[0] if len(messages) == 1 else None, kinds[0]
-            )
+            await self._post_modern(receive, send, headers, body, messages[0] if len(messages) == 1 else None, kinds[0])
         else:
-            await self._post_legacy(receive, send, headers, frame, messages, kinds)
+            await self._post_legacy(receive, send, headers, body, messages, kinds)
 
     async def _post_modern(
         self,
         receive: Receive,
         send: Send,
         headers: dict[str, str],
-        body: Decoded,
+        body: bytes,
         message: dict[str, Any] | None,
         kind: int,
     ) -> None:
@@ -251,39 +246,23 @@ class StreamableHTTPApp:
             return
         json_ok, sse_ok = h.accepts(headers.get("accept"))
         stream = Stream("0", era=h.MODERN, json_ok=json_ok, sse_ok=sse_ok)
-        transport = RequestTransport(body, stream)
+        transport = RequestTransport(body, stream, message)  # the body decoded once
         self._requests.add(transport)
-        transport.task = self._spawn(self.serve(transport, True))
-        transport.task.add_done_callback(lambda _: self._requests.discard(transport))
+        self._spawn(self.serve(transport, True)).add_done_callback(lambda _: self._requests.discard(transport))
 
         def gone() -> None:
             stream.disconnected()
             transport.close()  # closing the stream cancels the request
 
-        watcher: list[asyncio.Task[None]] = []  # started by the stream when a hang-up matters
+        stream.hangup = (receive, gone)  # watched by the stream once a hang-up matters (issue 17)
         try:
-            await stream.pump(
-                send,
-                [],
-                sse_after=self.sse_after,
-                keepalive=self.keepalive,
-                retry_ms=self.retry_ms,
-                watch=lambda: watcher.append(self._spawn(watch_disconnect(receive, gone))),
-            )
+            await stream.pump(send, [], sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms)
         finally:
-            if watcher:
-                watcher[0].cancel()
             if not stream.finished:
                 transport.close()
 
     async def _post_legacy(
-        self,
-        receive: Receive,
-        send: Send,
-        headers: dict[str, str],
-        body: Decoded,
-        messages: list[Any],
-        kinds: list[int],
+        self, receive: Receive, send: Send, headers: dict[str, str], body: bytes, messages: list[Any], kinds: list[int]
     ) -> None:
         sid = headers.get(h.SESSION_ID)
         requests = [m for m, k in zip(messages, kinds, strict=True) if k == rpc.REQUEST]
@@ -339,21 +318,10 @@ class StreamableHTTPApp:
             set(ids), json_ok=json_ok, sse_ok=sse_ok, priming=rules is not None and rules.sse_polling
         )
         await transport.deliver(body)
-        watcher: list[asyncio.Task[None]] = []  # started by the stream when a hang-up matters
-        try:
-            await stream.pump(
-                send,
-                session_header,
-                sse_after=self.sse_after,
-                keepalive=self.keepalive,
-                retry_ms=self.retry_ms,
-                watch=lambda: watcher.append(
-                    self._spawn(watch_disconnect(receive, stream.disconnected))  # not a cancellation
-                ),
-            )
-        finally:
-            if watcher:
-                watcher[0].cancel()
+        stream.hangup = (receive, stream.disconnected)  # not a cancellation; watched once it matters
+        await stream.pump(
+            send, session_header, sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms
+        )
 
     def _at_capacity(self, rid: Any) -> h.Refusal:
         """503 for an initialize past ``max_sessions``: the server is full, the request is fine."""

@@ -109,7 +109,10 @@ class Stream:
         self.detach_retry: int | None = None  # close_stream() asked to end the connection
         self.on_done: Callable[[Stream], None] | None = None
         self.released = asyncio.Event()  # set while no HTTP response is attached
-        self._watch: Callable[[], None] | None = None
+        # (receive, on_gone): what watch_disconnect() needs; the stream starts watching once a
+        # hang-up matters (see pump), so a POST answered as plain JSON spawns no watcher task.
+        self.hangup: tuple[Receive, Callable[[], None]] | None = None
+        self._watcher: asyncio.Task[None] | None = None
         self._timed_out = False
 
     async def put(self, frame: bytes, final: bool) -> None:
@@ -166,28 +169,29 @@ class Stream:
         keepalive: float,
         retry_ms: int,
         replay: list[tuple[str, bytes]] | None = None,
-        watch: Callable[[], None] | None = None,
     ) -> None:
         """Answer one HTTP request from this stream until it ends (see the module docstring);
         ``replay``: stored events to send first (a resumption).
 
-        ``watch()``, when given, is called once, when a disconnect starts to matter: as the
-        response turns into an event stream, or before an unbounded wait (a client that accepts
-        only JSON). Until then a hang-up goes unnoticed, and costs nothing: the JSON answer of a
-        request that ends within ``sse_after`` needs no task watching the connection (issue 17;
-        a client that left meanwhile is noticed when its stream would start, at ``sse_after``)."""
-        self._watch = watch
+        With :attr:`hangup` set, the client's hang-up is watched (``watch_disconnect``) from the
+        moment it matters: as the response turns into an event stream, or before an unbounded
+        wait (a client that accepts only JSON). Until then it goes unnoticed, and costs nothing:
+        the JSON answer of a request that ends within ``sse_after`` needs no watcher task (issue
+        17); a client that left meanwhile is noticed when its stream would start (``sse_after``)."""
         try:
             await self._pump(send, headers, sse_after, keepalive, retry_ms, replay or [])
         finally:
+            self.hangup = None  # it was this response's (a resumed stream is another's)
+            if self._watcher is not None:
+                self._watcher.cancel()
+                self._watcher = None
             self._release()
 
     def _watching(self) -> None:
         """Start watching for the client's hang-up (once; see :meth:`pump`)."""
-        watch = self._watch
-        if watch is not None:
-            self._watch = None
-            watch()
+        hangup = self.hangup
+        if hangup is not None and self._watcher is None:
+            self._watcher = asyncio.get_running_loop().create_task(watch_disconnect(*hangup))
 
     async def _pump(
         self,
@@ -327,19 +331,22 @@ class RequestTransport:
     """The transport of one modern (2026-07-28) POST: one frame in, its answers out to the
     POST's own stream; end of stream once the final answer is out or the client has gone."""
 
-    def __init__(self, frame: bytes | Decoded, stream: Stream) -> None:
-        self._frame: bytes | Decoded | None = frame
+    def __init__(self, frame: bytes, stream: Stream, message: Any = None) -> None:
+        """``message``: ``frame`` decoded already (the session then does not decode it again)."""
+        self._frame: bytes | Decoded | None = frame if message is None else Decoded(frame, message)
         self.stream = stream
         self._done = asyncio.Event()
-        # The task serving this request (its session serves the one request in it, issue 17):
-        # closing the transport cancels it.
+        # The task that reads the frame: its session serves the one request in it (issue 17),
+        # so closing the transport cancels that task.
         self.task: asyncio.Task[Any] | None = None
 
     async def receive(self) -> bytes | Decoded:
         frame = self._frame
         if frame is not None:
             self._frame = None
-            return frame
+            if not self._done.is_set():  # closed before it was read: never served
+                self.task = asyncio.current_task()
+                return frame
         await self._done.wait()
         raise EndOfStream()
 
@@ -371,7 +378,7 @@ class LegacyTransport:
     def __init__(self, session_id: str, *, store: EventStore | None, inbox_size: int = 256) -> None:
         self.id = session_id
         self.store = store
-        self._inbox: asyncio.Queue[bytes | Decoded | None] = asyncio.Queue(inbox_size)
+        self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue(inbox_size)
         self._by_request: dict[Any, Stream] = {}
         self.streams: dict[str, Stream] = {}  # live streams, for Last-Event-ID resumption
         self.get_stream: Stream | None = None
@@ -386,7 +393,7 @@ class LegacyTransport:
         return self
 
     # ---- the Transport interface, for the Session engine
-    async def receive(self) -> bytes | Decoded:
+    async def receive(self) -> bytes:
         item = await self._inbox.get()
         if item is _EOF:
             self._inbox.put_nowait(_EOF)
@@ -468,7 +475,7 @@ class LegacyTransport:
         the protocol layer; its stream must not replace the first one's)."""
         return [r for r in request_ids if r in self._by_request]
 
-    async def deliver(self, frame: bytes | Decoded) -> None:
+    async def deliver(self, frame: bytes) -> None:
         self.last_active = time.monotonic()
         await self._inbox.put(frame)
 
