@@ -38,7 +38,14 @@ MODERN_META = {
     "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
     "io.modelcontextprotocol/clientCapabilities": {},
 }
-DISTS = {"mcpio": "mcpio", "mcp": "mcp", "mcp-json": "mcp", "fastmcp": "fastmcp", "floor": "msgspec"}
+DISTS = {
+    "mcpio": "mcpio",
+    "mcpio-inline": "mcpio",
+    "mcp": "mcp",
+    "mcp-json": "mcp",
+    "fastmcp": "fastmcp",
+    "floor": "msgspec",
+}
 
 
 def initialize_body(id_: int = 0) -> bytes:

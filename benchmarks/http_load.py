@@ -44,7 +44,7 @@ from typing import Any
 
 import http_common as hc
 
-SERVERS = ("mcpio", "mcp", "mcp-json", "fastmcp", "floor")
+SERVERS = ("mcpio", "mcpio-inline", "mcp", "mcp-json", "fastmcp", "floor")
 # issue 17: mcpio against the floor (servers/http_floor.py), per era: (figure, the most mcpio/floor may be)
 TARGETS = (("server_cpu_us", 1.25, "server CPU per request"), ("p50_ms", 1.5, "p50 latency at 50 clients"))
 ERAS = ("legacy", "modern")

@@ -9,7 +9,8 @@ with uvicorn, configured alike for every framework (``lifespan="on"``, log level
 ``timeout_graceful_shutdown=5``; uvicorn picks its HTTP parser and loop as it would for the
 framework's own ``run``):
 
-* ``mcpio``: ``server.http_app("/mcp")`` (what ``server.run("http")`` serves);
+* ``mcpio``: ``server.http_app("/mcp")`` (what ``server.run("http")`` serves); ``mcpio-inline``:
+  the same with ``inline=True`` tools (no worker-thread hop: what HTTP itself costs);
 * ``mcp``: the official SDK's ``MCPServer.streamable_http_app()`` (defaults: stateful, SSE
   answers); ``mcp-json``: the same with ``json_response=True``;
 * ``fastmcp``: ``FastMCP.http_app()`` (defaults);
@@ -44,6 +45,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 SCRIPTS = {
     "mcpio": HERE / "servers" / "mcpio_server.py",
+    "mcpio-inline": HERE / "servers" / "mcpio_inline_server.py",
     "mcp": HERE / "servers" / "mcp_server.py",
     "mcp-json": HERE / "servers" / "mcp_server.py",
     "fastmcp": HERE / "servers" / "fastmcp_server.py",
@@ -81,7 +83,7 @@ def build(kind: str, args: argparse.Namespace) -> tuple[Any, Any]:
             server.tool()(hold_add)
         else:
             server.tool(hold_add)
-    if kind == "mcpio":
+    if kind in ("mcpio", "mcpio-inline"):
         options: dict[str, Any] = {}
         if args.max_sessions is not None:
             options["max_sessions"] = args.max_sessions

@@ -9,7 +9,9 @@ decodes them, feeds the connection and acts on its events:
   waits after all (no Task and no loop iteration for a request answered synchronously); at most
   ``max_in_flight`` run together (each item of a batch counts) — past that the session stops
   reading, which fills the transport's buffer and then the OS pipe: backpressure, never an
-  unbounded queue;
+  unbounded queue. A session made for one request (``inline_requests = True``: a modern
+  Streamable HTTP POST) serves it in ``run()``'s own task instead, one task fewer; cancelling
+  that task cancels the request;
 * ``notifications/cancelled`` cancels the request's task and no response is sent;
 * responses to our own requests resolve the futures of :meth:`request`;
 * at end of stream every request already received is still answered (within
@@ -46,7 +48,7 @@ from ._protocol._events import (
     RequestReceived,
     ResponseReceived,
 )
-from ._protocol._framing import Oversized
+from ._protocol._framing import Decoded, Oversized
 from ._transports._base import Transport, routing_key, serving
 
 log = logging.getLogger("mcpio.session")
@@ -93,6 +95,8 @@ class Session:
         # Unexpected exceptions: their text goes to the peer (True: stdio, where the developer is
         # the user) or only their type (False: a remote HTTP client; the text is logged).
         self.expose_errors = True
+        # Serve requests in run()'s own task, one after the other (see the module docstring).
+        self.inline_requests = False
 
     # ------------------------------------------------------------------ main loop
     async def run(self) -> None:
@@ -133,12 +137,15 @@ class Session:
                             )
                         continue
                     try:
-                        msg = rpc.decode(frame)
+                        msg = frame.value if type(frame) is Decoded else rpc.decode(frame)
                     except rpc.InvalidMessage as exc:
                         if self.connection.role == "server":
                             await self._send_obj(exc.error_response())
                         else:  # a client never answers a server's garbage; it skips it (pain point #5)
-                            log.warning("skipping a line from the server that is not JSON: %.200r", bytes(frame))
+                            log.warning(
+                                "skipping a line from the server that is not JSON: %.200r",
+                                frame.raw if type(frame) is Decoded else bytes(frame),
+                            )
                         continue
                 except TransportError as exc:  # answering the garbage failed: the peer is gone
                     log.debug("transport failed while answering a bad message: %s", exc)
@@ -157,6 +164,9 @@ class Session:
     async def _dispatch(self, ev: Any) -> None:
         t = type(ev)
         if t is RequestReceived:
+            if self.inline_requests:
+                await self._serve(ev)
+                return
             eager = self._eager
             if eager is not None and eager(ev):
                 context = contextvars.copy_context()

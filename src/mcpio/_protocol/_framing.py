@@ -12,7 +12,7 @@ clear error and keep serving the next line.
 
 from __future__ import annotations
 
-from typing import final
+from typing import Any, final
 
 import msgspec
 
@@ -25,6 +25,16 @@ class Oversized(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faster t
 
     size: int  # bytes seen before the newline (or so far, at end of stream)
     limit: int
+
+
+@final
+class Decoded(msgspec.Struct, frozen=True):
+    """A frame its transport has decoded already (Streamable HTTP parses a POST body to check
+    and route it): the session takes ``value`` instead of decoding ``raw`` a second time;
+    ``raw`` stays for tracing. ``value`` is what :func:`mcpio._jsonrpc.decode` gives for ``raw``."""
+
+    raw: bytes
+    value: Any
 
 
 class LineBuffer:

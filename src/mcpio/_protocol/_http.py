@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import ipaddress
 import re
 import secrets
@@ -147,10 +148,17 @@ def host_allowed(host: str, allowed: Collection[str]) -> bool:
     return False
 
 
+# Every request of a client repeats the same Host and Accept values: their verdicts are
+# remembered (bounded; keyed by the exact strings, so a new value is checked in full).
+_host_allowed_cached = functools.lru_cache(maxsize=256)(host_allowed)
+
+
 def check_host(headers: Mapping[str, str], allowed: Collection[str]) -> Refusal | None:
     """DNS-rebinding protection, part 1: the ``Host`` header must name an allowed host."""
     host = headers.get("host")
-    if host is None or not host_allowed(host, allowed):
+    if host is None or not (
+        _host_allowed_cached(host, allowed) if type(allowed) is tuple else host_allowed(host, allowed)
+    ):
         return refuse(
             403,
             f"Forbidden: Host header {host!r} is not allowed; allowed hosts: "
@@ -206,6 +214,7 @@ def is_loopback(host: str) -> bool:
 
 
 # ---------------------------------------------------------------------------- negotiation
+@functools.lru_cache(maxsize=64)  # the same few Accept values come again and again (see above)
 def accepts(accept: str | None) -> tuple[bool, bool]:
     """(JSON acceptable, SSE acceptable). Lenient (pain point #34): a missing or empty header
     means both; ``*/*``, ``application/*``, ``text/*`` count; ``q=0`` excludes."""

@@ -112,6 +112,8 @@ async def serve_session(server: Server, transport: Transport, stateless: bool) -
         transport = Traced(transport, server._http_trace)
     session = server.session(transport, stateless=stateless)
     session.expose_errors = server.expose_errors is True  # remote clients get the type only
+    # A modern POST's one request runs in this task (RequestTransport.close() cancels it).
+    session.inline_requests = stateless
     if hasattr(raw, "on_abort"):  # DELETE cancels the session's requests in flight
         raw.on_abort = lambda: session.abort(0.0)
     bind = getattr(raw, "bind_mirror", None)

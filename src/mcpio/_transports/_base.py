@@ -19,7 +19,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import Any, Protocol
 
-from .._protocol._framing import Oversized
+from .._protocol._framing import Decoded, Oversized
 
 Frame = bytes | Oversized
 
@@ -29,7 +29,7 @@ serving: ContextVar[tuple[Any, Any] | None] = ContextVar("mcpio_serving", defaul
 class Transport(Protocol):
     async def send(self, frame: bytes) -> None: ...
 
-    async def receive(self) -> Frame: ...
+    async def receive(self) -> Frame | Decoded: ...  # Decoded: parsed already (Streamable HTTP)
 
     async def aclose(self) -> None: ...
 

@@ -246,7 +246,7 @@ class StreamableHTTPApp:
             return
         json_ok, sse_ok = h.accepts(headers.get("accept"))
         stream = Stream("0", era=h.MODERN, json_ok=json_ok, sse_ok=sse_ok)
-        transport = RequestTransport(body, stream)
+        transport = RequestTransport(body, stream, message)  # the body decoded once
         self._requests.add(transport)
         self._spawn(self.serve(transport, True)).add_done_callback(lambda _: self._requests.discard(transport))
 
@@ -254,11 +254,10 @@ class StreamableHTTPApp:
             stream.disconnected()
             transport.close()  # closing the stream cancels the request
 
-        watcher = self._spawn(watch_disconnect(receive, gone))
+        stream.hangup = (receive, gone)  # watched by the stream once a hang-up matters (issue 17)
         try:
             await stream.pump(send, [], sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms)
         finally:
-            watcher.cancel()
             if not stream.finished:
                 transport.close()
 
@@ -319,13 +318,10 @@ class StreamableHTTPApp:
             set(ids), json_ok=json_ok, sse_ok=sse_ok, priming=rules is not None and rules.sse_polling
         )
         await transport.deliver(body)
-        watcher = self._spawn(watch_disconnect(receive, stream.disconnected))  # not a cancellation
-        try:
-            await stream.pump(
-                send, session_header, sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms
-            )
-        finally:
-            watcher.cancel()
+        stream.hangup = (receive, stream.disconnected)  # not a cancellation; watched once it matters
+        await stream.pump(
+            send, session_header, sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms
+        )
 
     def _at_capacity(self, rid: Any) -> h.Refusal:
         """503 for an initialize past ``max_sessions``: the server is full, the request is fine."""

@@ -41,6 +41,7 @@ import msgspec
 from .. import _jsonrpc as rpc
 from .._errors import EndOfStream, TransportError
 from .._protocol import _http as h
+from .._protocol._framing import Decoded
 from .._state._base import StateUnavailable
 from ._base import serving
 from ._http_events import EventStore
@@ -108,6 +109,11 @@ class Stream:
         self.detach_retry: int | None = None  # close_stream() asked to end the connection
         self.on_done: Callable[[Stream], None] | None = None
         self.released = asyncio.Event()  # set while no HTTP response is attached
+        # (receive, on_gone): what watch_disconnect() needs; the stream starts watching once a
+        # hang-up matters (see pump), so a POST answered as plain JSON spawns no watcher task.
+        self.hangup: tuple[Receive, Callable[[], None]] | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self._timed_out = False
 
     async def put(self, frame: bytes, final: bool) -> None:
         if final:
@@ -137,12 +143,22 @@ class Stream:
         self.wake.clear()
         if self.items or self.gone or self.detach_retry is not None:
             return True
+        if timeout is None:
+            await self.wake.wait()
+            return True
+        # A timer that sets ``wake``: cheaper than asyncio.timeout() (no Timeout object, no
+        # cancellation of the task) on a path every POST takes (issue 17).
+        self._timed_out = False
+        timer = asyncio.get_running_loop().call_later(timeout, self._time_up)
         try:
-            async with asyncio.timeout(timeout):
-                await self.wake.wait()
-        except TimeoutError:
-            return False
-        return True
+            await self.wake.wait()
+        finally:
+            timer.cancel()
+        return not self._timed_out
+
+    def _time_up(self) -> None:
+        self._timed_out = True
+        self.wake.set()
 
     async def pump(
         self,
@@ -155,11 +171,27 @@ class Stream:
         replay: list[tuple[str, bytes]] | None = None,
     ) -> None:
         """Answer one HTTP request from this stream until it ends (see the module docstring);
-        ``replay``: stored events to send first (a resumption)."""
+        ``replay``: stored events to send first (a resumption).
+
+        With :attr:`hangup` set, the client's hang-up is watched (``watch_disconnect``) from the
+        moment it matters: as the response turns into an event stream, or before an unbounded
+        wait (a client that accepts only JSON). Until then it goes unnoticed, and costs nothing:
+        the JSON answer of a request that ends within ``sse_after`` needs no watcher task (issue
+        17); a client that left meanwhile is noticed when its stream would start (``sse_after``)."""
         try:
             await self._pump(send, headers, sse_after, keepalive, retry_ms, replay or [])
         finally:
+            self.hangup = None  # it was this response's (a resumed stream is another's)
+            if self._watcher is not None:
+                self._watcher.cancel()
+                self._watcher = None
             self._release()
+
+    def _watching(self) -> None:
+        """Start watching for the client's hang-up (once; see :meth:`pump`)."""
+        hangup = self.hangup
+        if hangup is not None and self._watcher is None:
+            self._watcher = asyncio.get_running_loop().create_task(watch_disconnect(*hangup))
 
     async def _pump(
         self,
@@ -171,6 +203,8 @@ class Stream:
         replay: list[tuple[str, bytes]],
     ) -> None:
         if self.json_ok:
+            if not self.sse_ok:
+                self._watching()  # nothing bounds the wait below
             while not (self.items or self.gone or self.detach_retry is not None):
                 if not await self._wait(sse_after if self.sse_ok else None):
                     break  # silence: start streaming (keep-alives, priming)
@@ -187,6 +221,7 @@ class Stream:
                 self.items.clear()
                 await _send_json(send, frame, headers, self.era)
                 return
+        self._watching()
         await send({"type": "http.response.start", "status": 200, "headers": headers + SSE_HEADERS})
         self.started = True
         retry_sent = False
@@ -296,16 +331,22 @@ class RequestTransport:
     """The transport of one modern (2026-07-28) POST: one frame in, its answers out to the
     POST's own stream; end of stream once the final answer is out or the client has gone."""
 
-    def __init__(self, frame: bytes, stream: Stream) -> None:
-        self._frame: bytes | None = frame
+    def __init__(self, frame: bytes, stream: Stream, message: Any = None) -> None:
+        """``message``: ``frame`` decoded already (the session then does not decode it again)."""
+        self._frame: bytes | Decoded | None = frame if message is None else Decoded(frame, message)
         self.stream = stream
         self._done = asyncio.Event()
+        # The task that reads the frame: its session serves the one request in it (issue 17),
+        # so closing the transport cancels that task.
+        self.task: asyncio.Task[Any] | None = None
 
-    async def receive(self) -> bytes:
+    async def receive(self) -> bytes | Decoded:
         frame = self._frame
         if frame is not None:
             self._frame = None
-            return frame
+            if not self._done.is_set():  # closed before it was read: never served
+                self.task = asyncio.current_task()
+                return frame
         await self._done.wait()
         raise EndOfStream()
 
@@ -326,6 +367,9 @@ class RequestTransport:
     def close(self) -> None:
         """The client went away: end the session, which cancels the request."""
         self._done.set()
+        task = self.task
+        if task is not None and not task.done():
+            task.cancel()
 
 
 class LegacyTransport:

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from .._platform import restore_blocking
-from .._protocol._framing import Oversized
+from .._protocol._framing import Decoded, Oversized
 
 Trace = Callable[[str, bytes], None]
 
@@ -89,7 +89,10 @@ class Traced:
 
     async def receive(self) -> Any:
         frame = await self.inner.receive()
-        self.trace("in", oversized_marker(frame) if type(frame) is Oversized else frame)
+        self.trace(
+            "in",
+            oversized_marker(frame) if type(frame) is Oversized else frame.raw if type(frame) is Decoded else frame,
+        )
         return frame
 
     async def aclose(self) -> None:
