@@ -66,6 +66,42 @@ async def on_state_message(server: Server, message: dict[str, Any]) -> None:
         loop = server._loop
         if loop is not None and not loop.is_closed():
             server._notify_changed(loop, message["kind"], here_only=True)
+    elif kind == TASK_STATUS and isinstance(message.get("sid"), str) and isinstance(message.get("params"), dict):
+        await _status_here(server, message["sid"], message["params"])
+    elif kind == SESSION_ENDED and isinstance(message.get("sid"), str):
+        server._tasks.forget_owner(message["sid"])  # ended everywhere: its core tasks running here too
+
+
+# A 2025-11-25 core task changed on this process: its ``notifications/tasks/status`` goes to the
+# owning session's copies on the other processes too (published as {type, sid, params}); the copy
+# that holds the session's GET stream sends it, the others drop it (as every notification
+# outside a request: the client gets it once).
+TASK_STATUS = "mcpio/task-status"
+SESSION_ENDED = "mcpio/session-ended"  # _transports/_http_sessions.ENDED: DELETE/expiry of a shared session
+
+
+def task_status(task: Any) -> dict[str, Any]:
+    """The bus message for a core task's status change (see ``TASK_STATUS``)."""
+    from ._tasks_shared import owner_key
+
+    return {"type": TASK_STATUS, "sid": owner_key(task.owner), "params": task.core_fields()}
+
+
+async def _status_here(server: Server, sid: str, params: dict[str, Any]) -> None:
+    from ._tasks_shared import owner_key
+
+    for session in list(server._sessions):
+        if not session.closed and owner_key(session) == sid:
+            await session.notify("notifications/tasks/status", params)
+
+
+def ended(session: Any) -> bool:
+    """Whether the session itself ended (always, but for the local copy of a session shared by
+    several processes, which may be dropped here while the session lives on: then only a DELETE
+    or expiry, ``SharedLegacyTransport.session_ended``)."""
+    from .._transports._base import routing_key
+
+    return bool(getattr(routing_key(session.transport), "session_ended", True))
 
 
 async def publish(bus: Any, message: dict[str, Any]) -> None:

@@ -71,6 +71,7 @@ class SharedLegacyTransport(LegacyTransport):
         self.recorded: set[Any] = set()  # ids of RECORDED requests in flight
         self.outbound: set[Any] = set()  # ids of this copy's requests to the client, unanswered
         self.owns_events = False  # forget the event store's keys at the end (only if it ended)
+        self.session_ended = False  # the session itself ended (DELETE, expiry), not only this copy
 
     def bind_mirror(self, mirror: Any) -> None:
         """Called by the server before its session reads anything: prime a replica."""
@@ -212,7 +213,7 @@ class SharedSessions:
             local.rev = 0
         if found is None:
             if local is not None:  # ended elsewhere, or expired
-                local.owns_events = True
+                local.owns_events = local.session_ended = True
                 self.app.end_session(local, abort=True)
             return None
         if local is None:
@@ -223,7 +224,7 @@ class SharedSessions:
 
     async def delete(self, transport: SharedLegacyTransport) -> None:
         """DELETE: the session ends everywhere (record gone, every copy told)."""
-        transport.owns_events = True
+        transport.owns_events = transport.session_ended = True
         await self.directory.delete(transport.id)
         await self.publish({"type": ENDED, "sid": transport.id})
 
@@ -250,6 +251,7 @@ class SharedSessions:
         if not isinstance(local, SharedLegacyTransport) or local.closed:
             return
         if kind == ENDED:
+            local.session_ended = True
             self.app.end_session(local, abort=True)
         elif kind == GET_MOVED:
             local.drop_get_stream()
