@@ -10,6 +10,7 @@ is 2 s, so the tasks of a killed process are reported failed about 2 s later."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import sys
 
 from mcpio import Context, Server, ToolError
@@ -18,6 +19,9 @@ from mcpio._state import RedisState
 max_tasks = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
 ttl = float(sys.argv[4]) if len(sys.argv) > 4 else 60.0
 session_timeout = float(sys.argv[5]) if len(sys.argv) > 5 else 1800.0
+if len(sys.argv) > 5:  # the tests read when a copy of a session is dropped here (INFO on stderr)
+    logging.getLogger("mcpio").addHandler(logging.StreamHandler())
+    logging.getLogger("mcpio").setLevel(logging.INFO)
 server = Server("tasks", version="1.0.0", task_ttl=ttl, task_poll_interval=0.05, max_tasks=max_tasks)
 CONFIRM = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
 stopped: list[str] = []
@@ -52,4 +56,6 @@ def cancelled() -> list[str]:
 
 
 if __name__ == "__main__":
-    server.run("http", port=int(sys.argv[1]), state=RedisState(sys.argv[2], task_lease=2.0), session_timeout=session_timeout)
+    server.run(
+        "http", port=int(sys.argv[1]), state=RedisState(sys.argv[2], task_lease=2.0), session_timeout=session_timeout
+    )
