@@ -338,7 +338,7 @@ class SharedSessions:
                     died = await self._runner_died(store, transport.id, stream.id)
                     if died is not None:
                         # A last look (its answer may have been stored as its lease ended).
-                        for got, frame in await store.read_after(transport.id, stream.id, seq, leases.lease_ms):
+                        for got, frame in await store.read_after(transport.id, stream.id, seq, 1000):
                             seq = got
                             if frame and any(e.method is None for e in peek(frame)):
                                 tail.ids.append(h.event_id(stream.id, got))
