@@ -7,6 +7,7 @@ on A."""
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import subprocess
 import sys
@@ -147,3 +148,26 @@ def test_a_copy_dropped_idle_keeps_the_tasks_and_a_delete_elsewhere_ends_them(pr
         deadline = time.monotonic() + 10
         while cancelled_on(c, procs.urls[a]) != ["y"]:  # the bus carries the end to A
             assert time.monotonic() < deadline, "the task on A outlived its session"
+
+
+@pytest.mark.parametrize("procs", [("1000", "60", "2")], indirect=True)
+def test_a_session_expired_everywhere_ends_its_tasks(procs):
+    """session_timeout 2 s and no request after the task's: the record expires; the process
+    that drops its idle copy first finds it gone and tells every process (as a DELETE does), so
+    the session's task on A is cancelled."""
+    a = 0
+    with httpx.Client(timeout=30) as c:
+        s = RoundRobin(c, procs.urls, CAPS)
+        task_call(s, "hold", a, label="z")
+        deadline = time.monotonic() + 30
+        dropped = False
+        while not dropped:  # the first process to drop its copy finds the record gone, tells all
+            assert time.monotonic() < deadline, "no process dropped its idle copy"
+            for q in procs.logs:
+                with contextlib.suppress(queue.Empty):
+                    line = q.get(timeout=0.1)
+                    dropped = dropped or ("local copy dropped" in line and s.sid in line)
+        deadline = time.monotonic() + 10
+        while cancelled_on(c, procs.urls[a]) != ["z"]:
+            assert time.monotonic() < deadline, "the task outlived its expired session"
+        assert s.post("tasks/list", {}, 1).status_code == 404  # the session is gone everywhere

@@ -25,7 +25,8 @@ session):
   copy (others get 503 with Retry-After); when it comes back empty (restarted without
   persistence) the copies restore their records (``"lost"``, :meth:`SessionDirectory.restore`);
 * a copy idle here for ``session_timeout`` is dropped here only (the session may live on
-  elsewhere); a busy one (request in flight, stream open) keeps its record alive.
+  elsewhere; if its record expired meanwhile, the session has ended: every process is told,
+  as for a DELETE); a busy one (request in flight, stream open) keeps its record alive.
 
 Notifications outside a request (resources/updated, list_changed, logs) go to the GET stream
 of the copy that holds it; copies without one drop them, so the client gets each once.
@@ -368,6 +369,12 @@ class SharedSessions:
                 except StateUnavailable:
                     continue
             elif t.idle_for(now) > app.session_timeout:
+                try:
+                    if await self.directory.ended(t.id):  # expired everywhere, not only idle here
+                        t.owns_events = t.session_ended = True  # its core tasks end (on every process)
+                        await self.publish({"type": ENDED, "sid": t.id})
+                except StateUnavailable:
+                    pass
                 log.info("HTTP session %s: local copy dropped after %.0f s idle here", t.id, app.session_timeout)
                 app.end_session(t)
 
