@@ -15,7 +15,9 @@ and requester ``R``:
 * ``tasks:node:N`` / ``tasks:req:R`` — sets of live task ids, by node / by requester;
   ``tasks:own:S`` — the core tasks (2025-11-25) of session ``S`` by creation (``tasks/list``);
 * ``tasks:nodes`` — a sorted set of nodes with live tasks by lease deadline: each node refreshes
-  its lease while it has live tasks (every ``lease / 3`` s). Any script that runs after a lease
+  its lease while it has live tasks or legacy HTTP requests in flight (``hold``: another process
+  that follows such a request's stream asks ``alive`` to tell a dead runner; every ``lease / 3``
+  s, and the beat after the last one ended gives it up). Any script that runs after a lease
   has passed marks that node's live tasks ``failed`` ("the worker process died").
 
 Each operation is one Lua script, so the bounds (``max_tasks`` kept, ``max_tasks_per_requester``

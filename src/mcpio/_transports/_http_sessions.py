@@ -28,8 +28,15 @@ session):
   elsewhere; if its record expired meanwhile, the session has ended: every process is told,
   as for a DELETE); a busy one (request in flight, stream open) keeps its record alive.
 
-Notifications outside a request (resources/updated, list_changed, logs) go to the GET stream
-of the copy that holds it; copies without one drop them, so the client gets each once.
+Notifications outside a request (resources/updated, list_changed, logs, a core task's
+``notifications/tasks/status``) go to the GET stream of the copy that holds it; copies without
+one drop them, so the client gets each once.
+
+A POST stream whose requests run here holds this process's lease (the per-process lease of
+the task directory, ``state.tasks``: ``hold``/``release``/``alive``) until they are answered,
+and its first stored event notes the process and the request ids. A process following that
+stream for a client that resumed it there answers those ids with -32603 once the lease has
+passed (the runner died): :meth:`SharedSessions.resume`.
 """
 
 from __future__ import annotations
