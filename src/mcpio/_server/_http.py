@@ -80,11 +80,19 @@ TASK_STATUS = "mcpio/task-status"
 SESSION_ENDED = "mcpio/session-ended"  # _transports/_http_sessions.ENDED: DELETE/expiry of a shared session
 
 
-def task_status(task: Any) -> dict[str, Any]:
-    """The bus message for a core task's status change (see ``TASK_STATUS``)."""
+async def core_status(server: Server, task: Any) -> None:
+    """A core task of this process changed (shared sessions): ``notifications/tasks/status``
+    to the owning session's copies on the other processes (see ``TASK_STATUS``), and to a newer
+    copy here when the one that created the task was dropped (the Server told a live one)."""
     from ._tasks_shared import owner_key
 
-    return {"type": TASK_STATUS, "sid": owner_key(task.owner), "params": task.core_fields()}
+    sid = owner_key(task.owner)
+    if sid is None:
+        return
+    params = task.core_fields()
+    if task.owner.closed:
+        await _status_here(server, sid, params)
+    await publish(server._state_bus, {"type": TASK_STATUS, "sid": sid, "params": params})
 
 
 async def _status_here(server: Server, sid: str, params: dict[str, Any]) -> None:

@@ -289,7 +289,7 @@ class Server:
             if task.owner is not None and not task.owner.closed:
                 self._spawn(loop, task.owner.notify("notifications/tasks/status", task.core_fields()))
             if self._state_bus is not None:  # and to its copies elsewhere: one holds its GET stream
-                self._spawn(loop, _http.publish(self._state_bus, _http.task_status(task)))
+                self._spawn(loop, _http.core_status(self, task))
             return
         targets = list(task_targets(iter(list(self._sessions)), task.id))
         if targets:
