@@ -68,6 +68,50 @@ async def on_state_message(server: Server, message: dict[str, Any]) -> None:
         loop = server._loop
         if loop is not None and not loop.is_closed():
             server._notify_changed(loop, message["kind"], here_only=True)
+    elif kind == TASK_STATUS and isinstance(message.get("sid"), str) and isinstance(message.get("params"), dict):
+        await _status_here(server, message["sid"], message["params"])
+    elif kind == SESSION_ENDED and isinstance(message.get("sid"), str):
+        server._tasks.forget_owner(message["sid"])  # ended everywhere: its core tasks running here too
+
+
+# A 2025-11-25 core task changed on this process: its ``notifications/tasks/status`` goes to the
+# owning session's copies on the other processes too (published as {type, sid, params}); the copy
+# that holds the session's GET stream sends it, the others drop it (as every notification
+# outside a request: the client gets it once).
+TASK_STATUS = "mcpio/task-status"
+SESSION_ENDED = "mcpio/session-ended"  # _transports/_http_sessions.ENDED: DELETE/expiry of a shared session
+
+
+async def core_status(server: Server, task: Any) -> None:
+    """A core task of this process changed (shared sessions): ``notifications/tasks/status``
+    to the owning session's copies on the other processes (see ``TASK_STATUS``), and to a newer
+    copy here when the one that created the task was dropped (the Server told a live one)."""
+    from ._tasks_shared import owner_key
+
+    sid = owner_key(task.owner)
+    if sid is None:
+        return
+    params = task.core_fields()
+    if task.owner.closed:
+        await _status_here(server, sid, params)
+    await publish(server._state_bus, {"type": TASK_STATUS, "sid": sid, "params": params})
+
+
+async def _status_here(server: Server, sid: str, params: dict[str, Any]) -> None:
+    from ._tasks_shared import owner_key
+
+    for session in list(server._sessions):
+        if not session.closed and owner_key(session) == sid:
+            await session.notify("notifications/tasks/status", params)
+
+
+def ended(session: Any) -> bool:
+    """Whether the session itself ended (always, but for the local copy of a session shared by
+    several processes, which may be dropped here while the session lives on: then only a DELETE
+    or expiry, ``SharedLegacyTransport.session_ended``)."""
+    from .._transports._base import routing_key
+
+    return bool(getattr(routing_key(session.transport), "session_ended", True))
 
 
 async def publish(bus: Any, message: dict[str, Any]) -> None:

@@ -288,6 +288,8 @@ class Server:
         if task.core:  # 2025-11-25: notifications/tasks/status to the session that owns it
             if task.owner is not None and not task.owner.closed:
                 self._spawn(loop, task.owner.notify("notifications/tasks/status", task.core_fields()))
+            if self._state_bus is not None:  # and to its copies elsewhere: one holds its GET stream
+                self._spawn(loop, _http.core_status(self, task))
             return
         targets = list(task_targets(iter(list(self._sessions)), task.id))
         if targets:
@@ -499,12 +501,13 @@ class Server:
         await _http.serve_session(self, transport, stateless)
 
     async def _run_session(self, session: Session) -> None:
-        """Run a legacy-capable session; when it ends, so do the 2025-11-25 core tasks it owns
-        (nobody else may reach them)."""
+        """Run a legacy-capable session; when it ends (not a copy dropped, ``_http.ended``), so do
+        the 2025-11-25 core tasks it owns (nobody else may reach them)."""
         try:
             await session.run()
         finally:
-            self._tasks.forget_owner(session)
+            if _http.ended(session):
+                self._tasks.forget_owner(session)
 
     def _tool_schema(self, name: str) -> dict[str, Any] | None:
         tool = self._tools.get(name)

@@ -471,9 +471,12 @@ class TaskStore:
         return True
 
     def forget_owner(self, owner: Any) -> None:
-        """A session ended: cancel and forget its core tasks (only it could reach them)."""
+        """A session ended: cancel and forget its core tasks (only it could reach them).
+        ``owner``: the session, or the ``Mcp-Session-Id`` of a session shared across processes
+        (ended on another process: its tasks running here go too)."""
+        key = owner if isinstance(owner, str) else _tasks_shared.owner_key(owner)
         for task_id, task in list(self._tasks.items()):
-            if task.core and task.owner is owner:
+            if task.core and (task.owner is owner or (key is not None and _tasks_shared.owner_key(task.owner) == key)):
                 if task.runner is not None and not task.runner.done():
                     task.runner.cancel()
                 del self._tasks[task_id]

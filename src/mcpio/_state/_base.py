@@ -50,6 +50,11 @@ class SessionDirectory(Protocol):
         """End ``sid`` everywhere; whether it existed."""
         ...
 
+    async def ended(self, sid: str) -> bool:
+        """Whether ``sid`` is gone because it was deleted or expired (not because the backend
+        lost its data); refreshes nothing."""
+        ...
+
 
 class StateBackend(Protocol):
     """All cross-request state of one HTTP server, bounded, behind one object.

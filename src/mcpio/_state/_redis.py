@@ -90,7 +90,8 @@ local function sweep(ttl_ms)
 end
 """
 
-# ARGV: prefix, overhead, session, stream, message, max_events, ttl_ms, max_session, max_total
+# ARGV: prefix, overhead, session, stream, message, max_events, ttl_ms, max_session, max_total,
+# note ('' none: what the process running the stream says about it, kept with the stream)
 _STORE = (
     _LIB
     + """
@@ -99,6 +100,7 @@ local max_events, ttl_ms = tonumber(ARGV[6]), tonumber(ARGV[7])
 local max_sb, max_tb = tonumber(ARGV[8]), tonumber(ARGV[9])
 local meta, ord, ev = p .. 'meta:' .. s, p .. 'ord:' .. s, p .. 'ev:' .. s .. ':' .. st
 local seq = redis.call('HINCRBY', meta, 'seq:' .. st, 1)
+if ARGV[10] and ARGV[10] ~= '' then redis.call('HSET', meta, 'note:' .. st, ARGV[10]) end
 local cost = string.len(msg) + overhead
 redis.call('XADD', ev, '0-' .. seq, 'm', msg, 'c', cost)
 redis.call('ZADD', ord, now, st .. '|' .. seq .. '|' .. cost)
@@ -161,7 +163,7 @@ if only == '' then
   redis.call('DEL', p .. 'meta:' .. s, ord)
 else
   redis.call('DEL', p .. 'ev:' .. s .. ':' .. only)
-  redis.call('HDEL', p .. 'meta:' .. s, 'lost:' .. only, 'seq:' .. only)
+  redis.call('HDEL', p .. 'meta:' .. s, 'lost:' .. only, 'seq:' .. only, 'note:' .. only)
 end
 return 1
 """
@@ -202,7 +204,9 @@ class RedisEventStore:
     def _args(self, *more: Any) -> list[Any]:
         return [self.prefix, EVENT_OVERHEAD, *more]
 
-    async def store(self, session_id: str, stream_id: str, message: bytes) -> str:
+    async def store(self, session_id: str, stream_id: str, message: bytes, note: str = "") -> str:
+        """Store ``message`` as the next event of the stream; ``note``: kept with the stream
+        (:meth:`note`), for the process that resumes it (which process runs it, its request ids)."""
         seq = await _call(
             lambda: self._store(
                 args=self._args(
@@ -213,10 +217,16 @@ class RedisEventStore:
                     self.ttl_ms,
                     self.max_session_bytes,
                     self.max_total_bytes,
+                    note,
                 )
             )
         )
         return event_id(stream_id, int(seq))
+
+    async def note(self, session_id: str, stream_id: str) -> str | None:
+        """The note stored with the stream (see :meth:`store`), None if there is none."""
+        raw = await _call(lambda: self.client.hget(f"{self.prefix}meta:{session_id}", f"note:{stream_id}"))
+        return None if raw is None else bytes(raw).decode()
 
     async def replay_after(self, session_id: str, last_event_id: str) -> tuple[str, list[tuple[str, bytes]]] | None:
         parsed = parse_event_id(last_event_id)

@@ -76,6 +76,15 @@ return out
 """
 )
 
+# ARGV[4] the epoch the caller knows -> 1 when the record is gone and Redis did not lose its data
+_ENDED = (
+    _HEAD
+    + """
+if redis.call('EXISTS', key) == 1 or redis.call('GET', epoch) ~= ARGV[4] then return 0 end
+return 1
+"""
+)
+
 # ARGV[4] how many field, value pairs follow; then the pairs; then fields to delete
 _UPDATE = (
     _HEAD
@@ -125,6 +134,7 @@ class RedisSessions:
         self._touch = client.register_script(_TOUCH)
         self._update = client.register_script(_UPDATE)
         self._delete = client.register_script(_DELETE)
+        self._ended = client.register_script(_ENDED)
         self.epoch = ""  # Redis's epoch as this process last saw it
 
     def _args(self, sid: str, ttl: float, *more: Any) -> list[Any]:
@@ -164,6 +174,9 @@ class RedisSessions:
 
     async def delete(self, sid: str) -> bool:
         return bool(await self._call(lambda: self._delete(args=self._args(sid, 0))))
+
+    async def ended(self, sid: str) -> bool:
+        return bool(await self._call(lambda: self._ended(args=self._args(sid, 0, self.epoch))))
 
     async def count(self) -> int:
         """Sessions alive now, all processes together (tests, metrics)."""

@@ -15,7 +15,9 @@ and requester ``R``:
 * ``tasks:node:N`` / ``tasks:req:R`` — sets of live task ids, by node / by requester;
   ``tasks:own:S`` — the core tasks (2025-11-25) of session ``S`` by creation (``tasks/list``);
 * ``tasks:nodes`` — a sorted set of nodes with live tasks by lease deadline: each node refreshes
-  its lease while it has live tasks (every ``lease / 3`` s). Any script that runs after a lease
+  its lease while it has live tasks or legacy HTTP requests in flight (``hold``: another process
+  that follows such a request's stream asks ``alive`` to tell a dead runner; every ``lease / 3``
+  s, and the beat after the last one ended gives it up). Any script that runs after a lease
   has passed marks that node's live tasks ``failed`` ("the worker process died").
 
 Each operation is one Lua script, so the bounds (``max_tasks`` kept, ``max_tasks_per_requester``
@@ -241,11 +243,13 @@ return out
 """
 )
 
-# ARGV[5..]: node, lease ms: keep this node's lease and its live tasks' keys
+# ARGV[5..]: node, lease ms, held ('1': requests in flight hold the lease even without live tasks):
+# keep this node's lease and its live tasks' keys
 _BEAT = (
     _LIB
     + """
-local node, lease = ARGV[5], tonumber(ARGV[6])
+local node, lease, held = ARGV[5], tonumber(ARGV[6]), ARGV[7] == '1'
+
 sweep()
 local nk = p .. 'tasks:node:' .. node
 local live = 0
@@ -261,14 +265,25 @@ for _, id in ipairs(redis.call('SMEMBERS', nk)) do
     redis.call('SREM', nk, id)
   end
 end
-if live > 0 then
+if live > 0 or held then
   redis.call('ZADD', NODES, now + lease, node)
-  redis.call('PEXPIRE', nk, horizon)
+  if live > 0 then redis.call('PEXPIRE', nk, horizon) end
 else
   redis.call('ZREM', NODES, node)
 end
 tidy()
 return live
+"""
+)
+
+
+# ARGV[5..]: node -> 1 while its lease holds, 0 once it has passed (or it holds none)
+_ALIVE = (
+    _LIB
+    + """
+local s = redis.call('ZSCORE', NODES, ARGV[5])
+if s and tonumber(s) >= now then return 1 end
+return 0
 """
 )
 
@@ -317,12 +332,14 @@ class RedisTaskDirectory:
                 ("cancel", _CANCEL),
                 ("beat", _BEAT),
                 ("list", _LIST),
+                ("alive", _ALIVE),
             )
         }
         self.on_command: Callable[[dict[str, Any]], Any] | None = None  # returns the write to wait for
         self._acks: dict[str, asyncio.Future[None]] = {}  # commands sent, by ref, until acknowledged
         self.on_changed: Callable[[str], Awaitable[None]] | None = None  # a task changed elsewhere
         self._live: set[str] = set()  # this node's live tasks (the heartbeat runs while any)
+        self._held: set[Any] = set()  # requests in flight here that hold the lease too (``hold``)
         self._beat: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()  # set by aclose
         self._waiters: set[asyncio.Event] = set()
@@ -358,10 +375,30 @@ class RedisTaskDirectory:
         if reason != b"ok":
             return reason.decode(), int(n)
         self._live.add(task_id)
+        self._start_beat()
+        return None
+
+    def _start_beat(self) -> None:
         if self._beat is None or self._beat.done():
             self._stop.clear()  # used again after aclose (an app's lifespan entered again)
             self._beat = asyncio.get_running_loop().create_task(self._heartbeat())
-        return None
+
+    def hold(self, key: Any) -> None:
+        """Hold this node's lease while ``key`` (a legacy HTTP request in flight here) runs, so
+        that another process resuming its stream can tell this process died (:meth:`alive`).
+        No round trip of its own: the heartbeat, started if it is not running, refreshes it."""
+        self._held.add(key)
+        self._start_beat()
+
+    def release(self, key: Any) -> None:
+        """``key`` ended (answered, cancelled, its session gone); the lease goes at the next beat
+        if nothing else holds it."""
+        self._held.discard(key)
+
+    async def alive(self, node: str) -> bool:
+        """Whether ``node`` holds its lease now (False once it has passed: the process died,
+        or it holds no lease because it runs nothing)."""
+        return bool(await self._run("alive", node))
 
     async def put(
         self, task_id: str, status: str, message: str | None, body: dict[str, Any], terminal: bool, updated: str
@@ -376,12 +413,15 @@ class RedisTaskDirectory:
         await self._publish({"type": "tasks/changed", "id": task_id, "ended": terminal})
 
     async def _heartbeat(self) -> None:
-        """Refresh this node's lease while it runs live tasks (one script per ``lease / 3``)."""
-        while self._live and not self._stop.is_set():
+        """Refresh this node's lease while it runs live tasks or holds requests (one script per
+        ``lease / 3``); the beat after the last one ended gives the lease up."""
+        while not self._stop.is_set():
             try:
-                await self._run("beat", self.node, self.lease_ms)
+                await self._run("beat", self.node, self.lease_ms, "1" if self._held else "0")
             except StateUnavailable as exc:
                 log.warning("task lease not refreshed: %s", exc)
+            if not (self._live or self._held):
+                return  # that beat dropped the lease (a hold() since then starts a new loop)
             # an event, not a plain sleep: a cancel that lands inside a Redis command may be
             # absorbed by the client library, and closing must not wait for the next beat
             with contextlib.suppress(TimeoutError):

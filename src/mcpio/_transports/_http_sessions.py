@@ -25,15 +25,24 @@ session):
   copy (others get 503 with Retry-After); when it comes back empty (restarted without
   persistence) the copies restore their records (``"lost"``, :meth:`SessionDirectory.restore`);
 * a copy idle here for ``session_timeout`` is dropped here only (the session may live on
-  elsewhere); a busy one (request in flight, stream open) keeps its record alive.
+  elsewhere; if its record expired meanwhile, the session has ended: every process is told,
+  as for a DELETE); a busy one (request in flight, stream open) keeps its record alive.
 
-Notifications outside a request (resources/updated, list_changed, logs) go to the GET stream
-of the copy that holds it; copies without one drop them, so the client gets each once.
+Notifications outside a request (resources/updated, list_changed, logs, a core task's
+``notifications/tasks/status``) go to the GET stream of the copy that holds it; copies without
+one drop them, so the client gets each once.
+
+A POST stream whose requests run here holds this process's lease (the per-process lease of
+the task directory, ``state.tasks``: ``hold``/``release``/``alive``) until they are answered,
+and its first stored event notes the process and the request ids. A process following that
+stream for a client that resumed it there answers those ids with -32603 once the lease has
+passed (the runner died): :meth:`SharedSessions.resume`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import secrets
 import time
@@ -71,6 +80,8 @@ class SharedLegacyTransport(LegacyTransport):
         self.recorded: set[Any] = set()  # ids of RECORDED requests in flight
         self.outbound: set[Any] = set()  # ids of this copy's requests to the client, unanswered
         self.owns_events = False  # forget the event store's keys at the end (only if it ended)
+        self.session_ended = False  # the session itself ended (DELETE, expiry), not only this copy
+        self.held: dict[str, Stream] = {}  # POST streams whose requests hold this process's lease
 
     def bind_mirror(self, mirror: Any) -> None:
         """Called by the server before its session reads anything: prime a replica."""
@@ -110,6 +121,30 @@ class SharedLegacyTransport(LegacyTransport):
         if forward:
             await self.registry.forward(self.id, frame)
 
+    def new_stream(self, request_ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool) -> Stream:
+        """A POST's stream; while its requests run here they hold this process's lease, and the
+        first event stored says so (which process, which request ids): a process resuming the
+        stream after this one died answers them (:meth:`SharedSessions.resume`)."""
+        stream = super().new_stream(request_ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
+        leases = self.registry.leases
+        if leases is not None and request_ids and stream.store is not None and hasattr(stream.store, "note"):
+            note = json.dumps({"node": leases.node, "ids": sorted(request_ids, key=str)}, separators=(",", ":"))
+            stream.store = _NotedStore(stream.store, note)  # type: ignore[assignment]
+            leases.hold((self.id, stream.id))
+            self.held[stream.id] = stream
+        return stream
+
+    def end_streams(self) -> None:
+        super().end_streams()
+        self._release(list(self.held))
+
+    def _release(self, stream_ids: list[str]) -> None:
+        leases = self.registry.leases
+        for sid in stream_ids:
+            self.held.pop(sid, None)
+            if leases is not None:
+                leases.release((self.id, sid))
+
     async def send(self, frame: bytes) -> None:
         envelopes = peek(frame)
         if self.recorded:
@@ -123,6 +158,8 @@ class SharedLegacyTransport(LegacyTransport):
                     self.outbound.clear()  # (a late answer then goes on the bus too: harmless)
                 self.outbound.add(e.id)
         await super().send(frame)
+        if self.held and envelopes and envelopes[0].method is None:  # answered: stored or sent now
+            self._release([k for k, s in self.held.items() if s.finished])
 
     def open_get_stream(self, *, priming: bool) -> Stream | None:
         """The GET stream, here; the other processes' copies drop theirs (one per session)."""
@@ -171,6 +208,8 @@ class SharedSessions:
         self.state = state
         self.directory = directory
         self.tag = secrets.token_hex(3) + "."  # this process's POST streams: "<tag><n>"
+        leases = getattr(state, "tasks", None)  # per-process leases (_state._redis_tasks), if any
+        self.leases: Any = leases if hasattr(leases, "alive") else None
         self._feeders: set[asyncio.Task[None]] = set()
         state.on_message(self.on_message)
 
@@ -212,7 +251,7 @@ class SharedSessions:
             local.rev = 0
         if found is None:
             if local is not None:  # ended elsewhere, or expired
-                local.owns_events = True
+                local.owns_events = local.session_ended = True
                 self.app.end_session(local, abort=True)
             return None
         if local is None:
@@ -223,7 +262,7 @@ class SharedSessions:
 
     async def delete(self, transport: SharedLegacyTransport) -> None:
         """DELETE: the session ends everywhere (record gone, every copy told)."""
-        transport.owns_events = True
+        transport.owns_events = transport.session_ended = True
         await self.directory.delete(transport.id)
         await self.publish({"type": ENDED, "sid": transport.id})
 
@@ -250,6 +289,7 @@ class SharedSessions:
         if not isinstance(local, SharedLegacyTransport) or local.closed:
             return
         if kind == ENDED:
+            local.session_ended = True
             self.app.end_session(local, abort=True)
         elif kind == GET_MOVED:
             local.drop_get_stream()
@@ -266,8 +306,9 @@ class SharedSessions:
         and that is not answered yet, resumed here at ``Last-Event-ID`` ``last``: after the
         replay, its events are read from the store as that process stores them (it stores
         what it sends while no client is attached), with their own ids, until its answer.
-        Ends early if the session ends; a process that died before answering leaves the
-        stream open (keep-alives) until the client gives up. None: not such a stream."""
+        Ends early if the session ends. When no event comes for a lease and the process that
+        runs the stream no longer holds its lease (it died), each of its requests is answered
+        here with a -32603 error that says so, and the stream ends. None: not such a stream."""
         if stream_id == "0":  # the GET stream moves here: replay, then live (the others drop theirs)
             return transport.open_get_stream(priming=False)
         if stream_id.startswith(self.tag) or not hasattr(self.app.event_store, "read_after"):
@@ -283,10 +324,14 @@ class SharedSessions:
         return stream
 
     async def _feed(self, stream: Stream, tail: _TailStore, transport: LegacyTransport, seq: int) -> None:
-        read_after = self.app.event_store.read_after  # type: ignore[union-attr]
+        store: Any = self.app.event_store
+        quiet = time.monotonic()
         try:
             while not (stream.gone or transport.closed):
-                for got, frame in await read_after(transport.id, stream.id, seq, 1000):
+                batch = await store.read_after(transport.id, stream.id, seq, 1000)
+                if batch:
+                    quiet = time.monotonic()
+                for got, frame in batch:
                     seq = got
                     if not frame:
                         continue  # a priming event: nothing to deliver
@@ -294,6 +339,24 @@ class SharedSessions:
                     tail.ids.append(h.event_id(stream.id, got))
                     await stream.put(frame, final)
                     if final:
+                        return
+                leases = self.leases
+                if not batch and leases is not None and time.monotonic() - quiet >= leases.lease:
+                    quiet = time.monotonic()
+                    died = await self._runner_died(store, transport.id, stream.id)
+                    if died is not None:
+                        # A last look (its answer may have been stored as its lease ended).
+                        for got, frame in await store.read_after(transport.id, stream.id, seq, 1000):
+                            seq = got
+                            if frame and any(e.method is None for e in peek(frame)):
+                                tail.ids.append(h.event_id(stream.id, got))
+                                await stream.put(frame, True)
+                                return
+                        node, ids = died
+                        log.warning("session %s: the process running stream %s died; its requests "
+                                    "%s are answered with an error", transport.id, stream.id, ids)  # fmt: skip
+                        for i, rid in enumerate(ids):
+                            await stream.put(_died(rid, node), i == len(ids) - 1)
                         return
         except StateUnavailable as exc:
             log.warning("session %s: stream %s cannot be followed: %s", transport.id, stream.id, exc)
@@ -313,8 +376,65 @@ class SharedSessions:
                 except StateUnavailable:
                     continue
             elif t.idle_for(now) > app.session_timeout:
+                try:
+                    if await self.directory.ended(t.id):  # expired everywhere, not only idle here
+                        t.owns_events = t.session_ended = True  # its core tasks end (on every process)
+                        await self.publish({"type": ENDED, "sid": t.id})
+                except StateUnavailable:
+                    pass
                 log.info("HTTP session %s: local copy dropped after %.0f s idle here", t.id, app.session_timeout)
                 app.end_session(t)
+
+    async def _runner_died(self, store: Any, sid: str, stream_id: str) -> tuple[str, list[Any]] | None:
+        """(node, request ids) of the stream when the process that runs it no longer holds its
+        lease; None while it does (or when the stream says nothing of it)."""
+        raw = await store.note(sid, stream_id) if hasattr(store, "note") else None
+        try:
+            note: Any = json.loads(raw) if raw else {}
+            node, ids = note["node"], note["ids"]
+        except (ValueError, TypeError, KeyError):
+            return None
+        if not isinstance(node, str) or not isinstance(ids, list) or not ids:
+            return None
+        if await self.leases.alive(node):
+            return None
+        return node, ids
+
+
+def _died(request_id: Any, node: str) -> bytes:
+    """The answer to a request whose process died before answering it (the client's request
+    was fine: it may send it again)."""
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "error": {
+                "code": -32603,
+                "message": "Internal error: the server process running this request died before "
+                "answering it; send the request again",
+                "data": {"reason": "server process died", "process": node},
+            },
+        },
+        separators=(",", ":"),
+    ).encode()
+
+
+class _NotedStore:
+    """The event store of a POST stream run here: its first stored event carries ``note``
+    (this process and the stream's request ids, for whoever resumes it if this process dies)."""
+
+    def __init__(self, real: Any, note: str) -> None:
+        self.real = real
+        self.pending: str | None = note  # until the first event is stored
+
+    async def store(self, session_id: str, stream_id: str, message: bytes) -> str | None:
+        note, self.pending = self.pending, None
+        if note is None:
+            return await self.real.store(session_id, stream_id, message)  # type: ignore[no-any-return]
+        return await self.real.store(session_id, stream_id, message, note=note)  # type: ignore[no-any-return]
+
+    async def discard_stream(self, session_id: str, stream_id: str) -> None:
+        await self.real.discard_stream(session_id, stream_id)
 
 
 class _TailStore:
