@@ -9,9 +9,11 @@ imported on the stdio path.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 from .._transports._base import Transport
@@ -101,6 +103,8 @@ async def serve(
     h11_max_incomplete_event_size: int,
     limit_concurrency: int | None,
     redis: str | None,
+    grace: float = 10.0,
+    sockets: Any = None,
     **options: Any,
 ) -> None:
     """Serve ``server.http_app`` with uvicorn until cancelled (see :meth:`Server.serve_http`)."""
@@ -133,4 +137,39 @@ async def serve(
         h11_max_incomplete_event_size=h11_max_incomplete_event_size,
         limit_concurrency=limit_concurrency,
     )
-    await _uvicorn.serve(cfg)
+    await _uvicorn.serve(cfg, drain=app.drain, grace=grace, sockets=sockets)
+
+
+def run(server: Server, host: str, port: int, options: dict[str, Any]) -> None:
+    """``Server.run("http", ...)``: serve until SIGTERM/SIGINT, in this process or, with
+    ``workers=N`` (N > 1), in N forked processes sharing the port (``_workers``). Several
+    workers need ``redis=URL`` (or a shared ``state=``): a legacy session, its SSE events and
+    resource subscriptions must be reachable from every worker, since each request of a
+    session may reach any of them; ``ValueError`` without it."""
+    from .._state._base import StateUnavailable
+
+    workers = options.pop("workers", 1)
+    if not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers={workers!r}: a number of processes, at least 1")
+    if workers > 1 and options.get("redis") is None and options.get("state") is None:
+        raise ValueError(
+            f"workers={workers} needs redis='redis://HOST:PORT/DB': without a shared state store each "
+            "worker would know only its own legacy sessions and SSE events"
+        )
+
+    def serve_one(sockets: Any = None) -> None:
+        try:
+            with contextlib.suppress(KeyboardInterrupt):
+                asyncio.run(server.serve_http(host, port, sockets=sockets, **options))
+        except StateUnavailable as exc:  # one line, exit status 1 (Redis down at start)
+            sys.stderr.write(f"mcpio: {exc}\n")
+            raise SystemExit(1) from None
+
+    if workers == 1:
+        serve_one()
+        return
+    from ._workers import supervise
+
+    status = supervise(lambda sock: serve_one([sock]), host, port, workers, grace=options.get("grace", 10.0))
+    if status:
+        raise SystemExit(status)

@@ -119,6 +119,7 @@ class StreamableHTTPApp:
         self._stop: asyncio.Event | None = None
         self._reaper: asyncio.Task[None] | None = None
         self.sse: LegacySSE | None = None
+        self.draining = False  # shutting down (see drain): /readyz answers 503
         if legacy_sse:
             self.sse = LegacySSE(self, sse_path, message_path)
 
@@ -244,6 +245,7 @@ class StreamableHTTPApp:
         json_ok, sse_ok = h.accepts(headers.get("accept"))
         stream = Stream("0", era=h.MODERN, json_ok=json_ok, sse_ok=sse_ok)
         transport = RequestTransport(body, stream)
+        transport.listen = message.get("method") == "subscriptions/listen"  # handed over first when draining
         self._requests.add(transport)
         self._spawn(self.serve(transport, True)).add_done_callback(lambda _: self._requests.discard(transport))
 
@@ -527,6 +529,13 @@ class StreamableHTTPApp:
                 await asyncio.wait(waiting, timeout=10)
         self._started = None
 
+    async def drain(self, grace: float = 10.0) -> None:
+        """Graceful shutdown's first step, before :meth:`aclose` (``_http_drain``): /readyz answers
+        503, idle streams are handed over, requests in flight get ``grace`` seconds to finish."""
+        from ._http_drain import drain
+
+        await drain(self, grace)
+
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Any = None) -> AsyncIterator[None]:
         """For frameworks that take a lifespan (``Starlette(lifespan=mcp_app.lifespan)``)."""
@@ -554,7 +563,9 @@ class StreamableHTTPApp:
     async def _health(self, send: Send, route: str) -> None:
         """``/healthz``: the process serves (200). ``/readyz``: the state backend answers too
         (200, else 503 with Retry-After), for load balancers and orchestrators."""
-        if route == "/healthz" or self.state is None or await self.state.ready():
+        if route == "/readyz" and self.draining:
+            await plain(send, 503, b"draining: shutting down\n", [(b"retry-after", b"2")])
+        elif route == "/healthz" or self.state is None or await self.state.ready():
             await plain(send, 200, b"ok\n")
         else:
             await plain(send, 503, b"state store unreachable\n", [(b"retry-after", b"2")])

@@ -296,6 +296,8 @@ class RequestTransport:
     """The transport of one modern (2026-07-28) POST: one frame in, its answers out to the
     POST's own stream; end of stream once the final answer is out or the client has gone."""
 
+    listen = False  # a subscriptions/listen stream: no final answer, handed over at once when draining
+
     def __init__(self, frame: bytes, stream: Stream) -> None:
         self._frame: bytes | None = frame
         self.stream = stream

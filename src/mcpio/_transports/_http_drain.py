@@ -1,0 +1,62 @@
+"""Graceful shutdown of a :class:`~._http_server.StreamableHTTPApp`: drain, then hand over.
+
+Run by the ASGI server's shutdown (``_uvicorn.Server``) after it stopped accepting connections
+and before it closes the open ones and ends the lifespan:
+
+1. ``app.draining`` is set: ``/readyz`` answers 503 from now on (a load balancer still probing
+   this process over a kept-alive connection takes it out of rotation).
+2. Streams that no request holds are handed over at once: each legacy session's standalone GET
+   stream and each 2026-07-28 ``subscriptions/listen`` stream end. A resumable legacy stream
+   ends with the SSE ``retry:`` field (spec 2025-11-25, Streamable HTTP, "Resumability and
+   Redelivery"; SEP-1699): the client reconnects with ``Last-Event-ID`` after that many
+   milliseconds, reaches another process, and the event store (Redis) replays what it missed.
+3. Requests in flight get up to ``grace`` seconds to finish; their answers go out on their
+   own streams as usual.
+4. What is still running after ``grace`` is handed over the same way (its stream ends with
+   ``retry:``; events already sent are in the store); the lifespan's shutdown then cancels it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import Any
+
+log = logging.getLogger("mcpio.http")
+
+POLL = 0.05  # seconds between two looks at the requests in flight while draining
+
+
+def _in_flight(app: Any) -> int:
+    """Requests still being served: legacy ones (per session) and modern ones (listen excluded)."""
+    legacy = sum(len(t._by_request) for t in list(app.sessions.values()))
+    modern = sum(1 for r in list(app._requests) if not r.listen and not r.stream.finished)
+    return legacy + modern
+
+
+def _hand_over(app: Any, *, idle_only: bool) -> None:
+    """End open streams so their clients resume elsewhere; ``idle_only``: only those no request holds."""
+    for t in list(app.sessions.values()):
+        for s in list(t.streams.values()):
+            if s.attached and (s is t.get_stream or not idle_only):
+                s.detach(app.retry_ms)
+    for r in list(app._requests):
+        if r.listen or not idle_only:
+            r.close()  # not resumable (2026-07-28 has no event ids): the client listens again elsewhere
+
+
+async def drain(app: Any, grace: float) -> None:
+    """Drain ``app`` (see the module docstring); returns within about ``grace`` seconds."""
+    app.draining = True
+    _hand_over(app, idle_only=True)
+    deadline = time.monotonic() + max(0.0, grace)
+    left = _in_flight(app)
+    if left:
+        log.warning("draining: %d request(s) in flight get up to %g s to finish", left, grace)
+    while left and time.monotonic() < deadline:
+        await asyncio.sleep(POLL)
+        left = _in_flight(app)
+    if left:
+        log.warning("draining: %d request(s) still running after %g s: their streams are handed over", left, grace)
+    _hand_over(app, idle_only=False)
