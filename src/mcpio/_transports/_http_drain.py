@@ -13,12 +13,13 @@ and before it closes the open ones and ends the lifespan:
 3. Requests in flight get up to ``grace`` seconds to finish; their answers go out on their
    own streams as usual.
 4. What is still running after ``grace`` is handed over the same way (its stream ends with
-   ``retry:``; events already sent are in the store); the lifespan's shutdown then cancels it.
+   ``retry:``; events already sent are in the store), then cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from typing import Any
@@ -60,3 +61,12 @@ async def drain(app: Any, grace: float) -> None:
     if left:
         log.warning("draining: %d request(s) still running after %g s: their streams are handed over", left, grace)
     _hand_over(app, idle_only=False)
+    if left:  # once their connections ended (the retry: is out), cancel what is still running
+        ending = [s for t in list(app.sessions.values()) for s in t.streams.values() if s.detach_retry is not None]
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(2):
+                for s in ending:
+                    await s.released.wait()
+        for t in list(app.sessions.values()):
+            if t._by_request and t.on_abort is not None:
+                t.on_abort()
