@@ -384,6 +384,19 @@ class Connection:
                 return batch.responses if not batch.pending else None
         return message
 
+    def resume_legacy(self, version: str, capabilities: dict[str, Any], info: dict[str, Any]) -> None:
+        """Continue a legacy session whose handshake happened elsewhere (another process of a
+        shared HTTP server): the connection is READY under ``version`` with the client's
+        ``capabilities`` and ``info`` from the stored record, as if it had answered initialize.
+        Raises ValueError for a version this server does not speak in the legacy era."""
+        if version not in LEGACY_VERSIONS:
+            raise ValueError(f"cannot resume a session of protocol {version!r}: not a legacy version")
+        self.version = version
+        self.rules = RULES[version]
+        self.peer_capabilities = capabilities
+        self.peer_info = info
+        self.lifecycle.state = st.READY
+
     def is_cancelled(self, id_: RequestId) -> bool:
         return id_ in self._cancelled
 

@@ -83,6 +83,11 @@ async def serve_session(server: Server, transport: Transport, stateless: bool) -
     session.expose_errors = server.expose_errors is True  # remote clients get the type only
     if hasattr(raw, "on_abort"):  # DELETE cancels the session's requests in flight
         raw.on_abort = lambda: session.abort(0.0)
+    bind = getattr(raw, "bind_mirror", None)
+    if bind is not None:  # a session shared across processes: resumed from / kept in its record
+        from ._replicas import SessionMirror
+
+        bind(SessionMirror(session))
     if stateless:
         await session.run()
     else:

@@ -15,6 +15,37 @@ class StateUnavailable(Exception):
     retry_after = 2  # seconds
 
 
+class SessionDirectory(Protocol):
+    """Legacy HTTP sessions shared by every process of a backend (``RedisState.sessions``).
+
+    A *record* is a flat ``dict[str, str]``: ``rev`` (bumped by each update), ``v`` (the
+    negotiated version), ``caps`` / ``info`` (the client's capabilities and clientInfo, JSON),
+    ``scaps`` (the server capabilities announced, JSON), ``lvl`` (logging/setLevel) and one
+    ``sub:<uri>`` per resource subscription. ``ttl`` is the idle expiry (``session_timeout``;
+    0: never), refreshed by every call that finds the session. Every method raises
+    :class:`StateUnavailable` when the backend is unreachable.
+    """
+
+    async def create(self, sid: str, fields: dict[str, str], *, ttl: float, max_sessions: int) -> bool:
+        """Record a new session; False (nothing recorded) when ``max_sessions`` are alive."""
+        ...
+
+    async def touch(self, sid: str, rev: int, *, ttl: float) -> int | dict[str, str] | None:
+        """Keep ``sid`` alive: None if it is gone (deleted or expired), ``rev`` if the record
+        is still the one the caller knows, else the whole record."""
+        ...
+
+    async def update(
+        self, sid: str, changed: dict[str, str], removed: list[str], *, ttl: float
+    ) -> dict[str, str] | None:
+        """Set ``changed`` and delete ``removed`` fields; the record after it (None: gone)."""
+        ...
+
+    async def delete(self, sid: str) -> bool:
+        """End ``sid`` everywhere; whether it existed."""
+        ...
+
+
 class StateBackend(Protocol):
     """All cross-request state of one HTTP server, bounded, behind one object.
 
@@ -25,10 +56,13 @@ class StateBackend(Protocol):
     ``publish(message)``: send a small JSON object to every *other* process sharing the
     backend (the in-memory backend has no others); ``on_message(handler)``: call ``handler``
     with each message another process published (the server uses it for
-    ``notifications/resources/updated``).
+    ``notifications/resources/updated``). ``sessions``: the directory of legacy sessions shared
+    by every process (:class:`SessionDirectory`), or None when sessions live in this process
+    only (the in-memory backend: the HTTP app's own dict, no await on that path).
     """
 
     events: EventStore
+    sessions: SessionDirectory | None
 
     async def publish(self, message: dict[str, Any]) -> None: ...
 

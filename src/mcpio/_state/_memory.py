@@ -17,7 +17,10 @@ from .._transports._http_events import (
 class MemoryState:
     """State in this process: a :class:`~mcpio._transports._http_events.MemoryEventStore`
     with the given bounds (defaults: 8 MiB per session, 256 MiB in total, 1000 events per
-    stream, 300 s). Always ready."""
+    stream, 300 s). Always ready. Legacy sessions stay in the HTTP app's own dict
+    (``sessions`` is None: no directory, no await)."""
+
+    sessions = None
 
     def __init__(
         self,

@@ -42,6 +42,7 @@ from .._transports._http_events import (
     EVENT_OVERHEAD,
 )
 from ._base import StateUnavailable
+from ._redis_sessions import RedisSessions
 
 _DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
 log = logging.getLogger("mcpio.state")
@@ -243,7 +244,8 @@ class RedisEventStore:
 
 class RedisState:
     """State on Redis or Valkey at ``url`` (``redis://HOST:PORT/DB``, ``rediss://`` for TLS):
-    processes that share the URL and ``prefix`` share the event store. Bounds as
+    processes that share the URL and ``prefix`` share the event store and the legacy sessions
+    (``sessions``, :mod:`._redis_sessions`). Bounds as
     :class:`~mcpio._state.MemoryState` (they hold for the database as a whole)."""
 
     def __init__(
@@ -274,6 +276,7 @@ class RedisState:
             max_session_bytes=max_session_bytes,
             max_total_bytes=max_total_bytes,
         )
+        self.sessions = RedisSessions(self.client, prefix, _call)
 
     async def start(self) -> None:
         if not await self.ready():

@@ -53,6 +53,7 @@ from ._http_server_streams import (
     refuse,
     watch_disconnect,
 )
+from ._http_sessions import SharedSessions
 
 log = logging.getLogger("mcpio.http")
 
@@ -118,6 +119,8 @@ class StreamableHTTPApp:
         self._started: asyncio.Future[None] | None = None
         self._stop: asyncio.Event | None = None
         self._reaper: asyncio.Task[None] | None = None
+        directory = getattr(state, "sessions", None)  # legacy sessions shared by all processes of state
+        self.shared = SharedSessions(self, state, directory) if directory is not None else None
         self.sse: LegacySSE | None = None
         self.draining = False  # shutting down (see drain): /readyz answers 503
         if legacy_sse:
@@ -280,13 +283,15 @@ class StreamableHTTPApp:
                     ),
                 )
                 return
-            transport = self._new_session()
+            transport = self._new_session() if self.shared is None else await self.shared.create()
             if transport is None:
                 await refuse(send, self._at_capacity(rid))
                 return
             version = h.DEFAULT_LEGACY_VERSION
         else:
             found = self.sessions.get(sid)
+            if self.shared is not None:  # the session may live on another process
+                found = await self.shared.find(sid, found)
             if found is None or found.closed:
                 await refuse(send, h.refuse(404, "Not Found: session unknown or ended; initialize a new one", id=rid))
                 return
@@ -338,7 +343,7 @@ class StreamableHTTPApp:
         )
 
     # ================================================================ GET and DELETE
-    def _session_of(self, headers: Mapping[str, str]) -> tuple[LegacyTransport | None, h.Refusal | None]:
+    async def _session_of(self, headers: Mapping[str, str]) -> tuple[LegacyTransport | None, h.Refusal | None]:
         sid = headers.get(h.SESSION_ID)
         if sid is None:
             version = headers.get(h.PROTOCOL_VERSION, "").strip()
@@ -350,12 +355,14 @@ class StreamableHTTPApp:
                 )
             return None, h.refuse(400, "Bad Request: the Mcp-Session-Id header is required")
         found = self.sessions.get(sid)
+        if self.shared is not None:
+            found = await self.shared.find(sid, found)
         if found is None or found.closed:
             return None, h.refuse(404, "Not Found: session unknown or ended; initialize a new one")
         return found, None
 
     async def _get(self, receive: Receive, send: Send, headers: dict[str, str]) -> None:
-        transport, refusal = self._session_of(headers)
+        transport, refusal = await self._session_of(headers)
         if transport is None:
             await refuse(send, refusal)  # type: ignore[arg-type]
             return
@@ -413,10 +420,12 @@ class StreamableHTTPApp:
             watcher.cancel()
 
     async def _delete(self, send: Send, headers: dict[str, str]) -> None:
-        transport, refusal = self._session_of(headers)
+        transport, refusal = await self._session_of(headers)
         if transport is None:
             await refuse(send, refusal)  # type: ignore[arg-type]
             return
+        if self.shared is not None:
+            await self.shared.delete(transport)  # type: ignore[arg-type]
         self.end_session(transport, abort=True)
         await plain(send, 200, b"")
 
@@ -444,7 +453,7 @@ class StreamableHTTPApp:
                 transport.end_streams()
                 if self.sessions.get(sid) is transport:
                     del self.sessions[sid]
-                if self.event_store is not None:
+                if self.event_store is not None and getattr(transport, "owns_events", True):
                     try:
                         await self.event_store.forget(sid)
                     except StateUnavailable:  # Redis down: its keys expire on their own (ttl)
@@ -466,6 +475,9 @@ class StreamableHTTPApp:
         period = max(0.05, min(30.0, self.session_timeout / 4))
         while True:
             await asyncio.sleep(period)
+            if self.shared is not None:
+                await self.shared.reap()
+                continue
             now = time.monotonic()
             for t in list(self.sessions.values()):
                 if t.idle_for(now) > self.session_timeout:

@@ -394,7 +394,7 @@ class LegacyTransport:
         """A stream for a POST carrying requests ``request_ids``."""
         self._seq += 1
         s = Stream(
-            str(self._seq),
+            self.stream_prefix + str(self._seq),
             era=h.LEGACY,
             json_ok=json_ok,
             sse_ok=sse_ok,
@@ -449,6 +449,7 @@ class LegacyTransport:
                         await s.released.wait()
 
     retry_ms = 1000
+    stream_prefix = ""  # before each POST stream's number: unique per process when sessions are shared
     # Set by the server: cancel what the session has in flight (DELETE: nobody can receive it).
     on_abort: Callable[[], None] | None = None
 

@@ -1,0 +1,133 @@
+"""Legacy HTTP sessions on Redis: the cluster-wide directory of :class:`~._base.SessionDirectory`.
+
+Keys, under the backend's ``prefix`` (default ``mcpio:``):
+
+* ``s:<id>`` — a hash, the record of one session (fields: see :mod:`._base`), with a key TTL of
+  ``session_timeout`` refreshed by every use (:meth:`RedisSessions.touch`), so a session idle
+  everywhere for that long is gone everywhere;
+* ``sx`` — a sorted set of live session ids scored by their expiry time (ms), which counts the
+  sessions for ``max_sessions`` cluster-wide; its own TTL is refreshed with each use, so once
+  the last session ends or expires nothing is left behind.
+
+Every operation is one Lua script (one round trip, atomic across processes). A field update
+touches only the fields that changed (``sub:<uri>`` per subscription), so two processes
+changing different fields at once both win.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# ARGV[1] prefix, ARGV[2] session id, ARGV[3] ttl ms (0: never expires)
+_HEAD = """
+local p, sid, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local key, sx = p .. 's:' .. sid, p .. 'sx'
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function keep()
+  if ttl > 0 then
+    redis.call('PEXPIRE', key, ttl)
+    redis.call('ZADD', sx, now + ttl, sid)
+    redis.call('PEXPIRE', sx, ttl)
+  else
+    redis.call('ZADD', sx, '+inf', sid)
+    redis.call('PERSIST', sx)
+  end
+end
+"""
+
+# ARGV[4] max sessions, ARGV[5..] field, value pairs -> 1 created, 0 at the cap
+_CREATE = (
+    _HEAD
+    + """
+redis.call('ZREMRANGEBYSCORE', sx, '-inf', now)
+if redis.call('ZCARD', sx) >= tonumber(ARGV[4]) then return 0 end
+redis.call('DEL', key)
+redis.call('HSET', key, 'rev', 1, unpack(ARGV, 5))
+keep()
+return 1
+"""
+)
+
+# ARGV[4] the rev the caller knows -> false (gone), that rev (unchanged) or the whole record
+_TOUCH = (
+    _HEAD
+    + """
+if redis.call('EXISTS', key) == 0 then
+  redis.call('ZREM', sx, sid)
+  return false
+end
+keep()
+local rev = redis.call('HGET', key, 'rev')
+if rev == ARGV[4] then return tonumber(rev) end
+return redis.call('HGETALL', key)
+"""
+)
+
+# ARGV[4] how many field, value pairs follow; then the pairs; then fields to delete
+_UPDATE = (
+    _HEAD
+    + """
+if redis.call('EXISTS', key) == 0 then return false end
+local n = tonumber(ARGV[4])
+if n > 0 then redis.call('HSET', key, unpack(ARGV, 5, 4 + 2 * n)) end
+if #ARGV > 4 + 2 * n then redis.call('HDEL', key, unpack(ARGV, 5 + 2 * n)) end
+redis.call('HINCRBY', key, 'rev', 1)
+keep()
+return redis.call('HGETALL', key)
+"""
+)
+
+_DELETE = (
+    _HEAD
+    + """
+redis.call('ZREM', sx, sid)
+return redis.call('DEL', key)
+"""
+)
+
+
+def _record(raw: Any) -> dict[str, str] | None:
+    """A script's answer as a record: None when gone; a flat HGETALL list as a dict."""
+    if raw is None:
+        return None
+    it = iter(x.decode() if isinstance(x, bytes) else str(x) for x in raw)
+    return dict(zip(it, it, strict=True))
+
+
+class RedisSessions:
+    """The :class:`~._base.SessionDirectory` on Redis (see the module docstring)."""
+
+    def __init__(self, client: Any, prefix: str, call: Any) -> None:
+        self.client = client
+        self.prefix = prefix
+        self._call = call  # _redis._call: one retry after a reconnect, else StateUnavailable
+        self._create = client.register_script(_CREATE)
+        self._touch = client.register_script(_TOUCH)
+        self._update = client.register_script(_UPDATE)
+        self._delete = client.register_script(_DELETE)
+
+    def _args(self, sid: str, ttl: float, *more: Any) -> list[Any]:
+        return [self.prefix, sid, max(0, int(ttl * 1000)), *more]
+
+    async def create(self, sid: str, fields: dict[str, str], *, ttl: float, max_sessions: int) -> bool:
+        flat = [x for kv in fields.items() for x in kv]
+        return bool(await self._call(lambda: self._create(args=self._args(sid, ttl, max_sessions, *flat))))
+
+    async def touch(self, sid: str, rev: int, *, ttl: float) -> int | dict[str, str] | None:
+        raw = await self._call(lambda: self._touch(args=self._args(sid, ttl, rev)))
+        return raw if isinstance(raw, int) else _record(raw)
+
+    async def update(
+        self, sid: str, changed: dict[str, str], removed: list[str], *, ttl: float
+    ) -> dict[str, str] | None:
+        flat = [x for kv in changed.items() for x in kv]
+        args = self._args(sid, ttl, len(changed), *flat, *removed)
+        return _record(await self._call(lambda: self._update(args=args)))
+
+    async def delete(self, sid: str) -> bool:
+        return bool(await self._call(lambda: self._delete(args=self._args(sid, 0))))
+
+    async def count(self) -> int:
+        """Sessions alive now, all processes together (tests, metrics)."""
+        return int(await self._call(lambda: self.client.zcard(self.prefix + "sx")))

@@ -1,0 +1,60 @@
+"""A server for the shared-session tests: ``python tests/state/shared_server.py PORT REDIS_URL
+[SESSION_TIMEOUT [MAX_SESSIONS]]``. Every process started with the same Redis serves every
+legacy session. Tools: ``where`` (this process's pid), ``chatty`` (one log message per level),
+``touch(uri)`` (``notify_resource_updated``), ``roots`` (asks the client for its roots: a
+server-to-client request), ``slow(steps)`` (progress, then waits to be cancelled or finishes);
+resource ``memo://a``."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+from mcpio import Context, Server
+from mcpio._state import RedisState
+
+server = Server("shared", version="1.0.0")
+
+
+@server.resource("memo://a")
+def memo_a() -> str:
+    return "a"
+
+
+@server.tool
+def where() -> int:
+    return os.getpid()
+
+
+@server.tool
+async def chatty(ctx: Context) -> str:
+    for level in ("debug", "info", "warning", "error"):
+        await ctx.log(level, level)
+    return "said"
+
+
+@server.tool
+async def touch(uri: str) -> str:
+    await server.notify_resource_updated(uri)
+    return "touched"
+
+
+@server.tool
+async def roots(ctx: Context) -> str:
+    found = await ctx.list_roots(timeout=20)
+    return ",".join(r["uri"] for r in found)
+
+
+@server.tool
+async def slow(ctx: Context, steps: int, wait: float = 0.0) -> str:
+    for i in range(steps):
+        await ctx.report_progress(i + 1, steps)
+    await asyncio.sleep(wait)  # cancelled by notifications/cancelled
+    return "done"
+
+
+if __name__ == "__main__":
+    timeout = float(sys.argv[3]) if len(sys.argv) > 3 else 1800.0
+    cap = int(sys.argv[4]) if len(sys.argv) > 4 else 10_000
+    server.run("http", port=int(sys.argv[1]), state=RedisState(sys.argv[2]), session_timeout=timeout, max_sessions=cap)
