@@ -142,7 +142,9 @@ async def serve(
         h11_max_incomplete_event_size=h11_max_incomplete_event_size,
         limit_concurrency=limit_concurrency,
     )
-    await _uvicorn.serve(cfg, drain=app.drain, grace=grace, sockets=sockets)
+    from .._transports._http_drain import drain
+
+    await _uvicorn.serve(cfg, drain=lambda g: drain(app, g), grace=grace, sockets=sockets)
 
 
 def run(server: Server, host: str, port: int, options: dict[str, Any]) -> None:

@@ -1,7 +1,15 @@
-"""Graceful shutdown of a :class:`~._http_server.StreamableHTTPApp`: drain, then hand over.
+"""Operating a :class:`~._http_server.StreamableHTTPApp`: health probes, and graceful
+shutdown (drain, then hand over).
 
-Run by the ASGI server's shutdown (``_uvicorn.Server``) after it stopped accepting connections
-and before it closes the open ones and ends the lifespan:
+``/healthz``: the process serves (200). ``/readyz``: ready for traffic: the state backend
+answers and the process is not draining (200, else 503 with Retry-After), for load balancers
+and orchestrators.
+
+Graceful shutdown: ``drain(app, grace)``, for whatever runs the app (``_uvicorn.Server``;
+people bringing their own ASGI server call it from their shutdown hook before the lifespan
+ends).
+Run by the ASGI server's shutdown after it stopped accepting connections and before it closes the
+open ones and ends the lifespan:
 
 1. ``app.draining`` is set: ``/readyz`` answers 503 from now on (a load balancer still probing
    this process over a kept-alive connection takes it out of rotation).
@@ -27,6 +35,18 @@ from typing import Any
 log = logging.getLogger("mcpio.http")
 
 POLL = 0.05  # seconds between two looks at the requests in flight while draining
+
+
+async def health(app: Any, send: Any, route: str) -> None:
+    """Answer the probe ``route`` (``/healthz`` or ``/readyz``; see the module docstring)."""
+    from ._http_server_streams import plain
+
+    if route == "/readyz" and app.draining:
+        await plain(send, 503, b"draining: shutting down\n", [(b"retry-after", b"2")])
+    elif route == "/healthz" or app.state is None or await app.state.ready():
+        await plain(send, 200, b"ok\n")
+    else:
+        await plain(send, 503, b"state store unreachable\n", [(b"retry-after", b"2")])
 
 
 def _in_flight(app: Any) -> int:

@@ -41,6 +41,7 @@ from .. import _jsonrpc as rpc
 from .._protocol import _http as h
 from .._state._base import StateBackend, StateUnavailable
 from .._versions import RULES
+from ._http_drain import health
 from ._http_events import EventStore, MemoryEventStore
 from ._http_server_sse import LegacySSE
 from ._http_server_streams import (
@@ -122,7 +123,7 @@ class StreamableHTTPApp:
         directory = getattr(state, "sessions", None)  # legacy sessions shared by all processes of state
         self.shared = SharedSessions(self, state, directory) if directory is not None else None
         self.sse: LegacySSE | None = None
-        self.draining = False  # shutting down (see drain): /readyz answers 503
+        self.draining = False  # shutting down (``_http_drain``): /readyz answers 503
         if legacy_sse:
             self.sse = LegacySSE(self, sse_path, message_path)
 
@@ -137,7 +138,7 @@ class StreamableHTTPApp:
         await self._ensure_started()
         route = _route_path(scope)
         if route in HEALTH_PATHS and route != self.path and scope.get("method") in ("GET", "HEAD"):
-            await self._health(send, route)  # before Host checks: probes come by address
+            await health(self, send, route)  # before Host checks: probes come by address
             return
         if self.auth is not None:
             admitted = await self.auth(scope, receive, send)
@@ -541,13 +542,6 @@ class StreamableHTTPApp:
                 await asyncio.wait(waiting, timeout=10)
         self._started = None
 
-    async def drain(self, grace: float = 10.0) -> None:
-        """Graceful shutdown's first step, before :meth:`aclose` (``_http_drain``): /readyz answers
-        503, idle streams are handed over, requests in flight get ``grace`` seconds to finish."""
-        from ._http_drain import drain
-
-        await drain(self, grace)
-
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Any = None) -> AsyncIterator[None]:
         """For frameworks that take a lifespan (``Starlette(lifespan=mcp_app.lifespan)``)."""
@@ -571,16 +565,6 @@ class StreamableHTTPApp:
                 await self.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
-
-    async def _health(self, send: Send, route: str) -> None:
-        """``/healthz``: the process serves (200). ``/readyz``: the state backend answers too
-        (200, else 503 with Retry-After), for load balancers and orchestrators."""
-        if route == "/readyz" and self.draining:
-            await plain(send, 503, b"draining: shutting down\n", [(b"retry-after", b"2")])
-        elif route == "/healthz" or self.state is None or await self.state.ready():
-            await plain(send, 200, b"ok\n")
-        else:
-            await plain(send, 503, b"state store unreachable\n", [(b"retry-after", b"2")])
 
     # ================================================================ helpers
     async def read_body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:
