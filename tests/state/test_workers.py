@@ -20,8 +20,6 @@ from tests.support.http import free_port, wait_port
 MCPIO = [sys.executable, "-m", "mcpio"]
 APP = "tests/state/scale_server.py"
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc for the workers' pids")
-
 
 def children(pid: int) -> set[int]:
     """The live child processes of ``pid`` (Linux /proc)."""

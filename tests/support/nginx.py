@@ -25,8 +25,8 @@ pid {dir}/nginx.pid;
 error_log {dir}/error.log warn;
 events {{ worker_connections 4096; }}
 http {{
+    log_format upstream '$request_method $status $upstream_addr session=$http_mcp_session_id';
     access_log {dir}/access.log upstream;
-    log_format upstream '$request_method $uri $status -> $upstream_addr';
     client_body_temp_path {dir}/body;
     proxy_temp_path {dir}/proxy;
     fastcgi_temp_path {dir}/fastcgi;
@@ -60,7 +60,8 @@ def nginx_config(port: int, backends: list[int], dir: str) -> str:
 
 @contextlib.contextmanager
 def round_robin(backends: list[int]) -> Iterator[tuple[int, Path]]:
-    """nginx in front of ``backends`` (loopback ports); yields (its port, its access log)."""
+    """nginx in front of ``backends`` (loopback ports); yields (its port, its access log: one
+    line per request, ``METHOD STATUS BACKEND session=ID``)."""
     exe = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
     if exe is None:
         pytest.fail("nginx is not installed: run `bash scripts/setup-system nginx` (scripts/test does)")
