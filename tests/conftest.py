@@ -27,6 +27,7 @@ LINUX_ONLY = {
     "tests/conformance/test_round_robin_conformance.py",  # nginx, redis-server, the suite
     "tests/state/test_workers.py",  # /proc, fork
     "tests/state/test_graceful_shutdown.py",
+    "tests/bench/test_scale_bench_smoke.py",  # redis-server, fork
     "tests/stdio/test_stdio_transport.py",
     # the real components that scripts/test installs on Linux: oidc-provider (npm), the conformance
     # suite, Chromium, redis-server, a pty, /proc, venv/bin paths
