@@ -72,7 +72,7 @@ def supervise(serve: Callable[[socket.socket], None], host: str, port: int, work
         raise ValueError(f"workers={workers}: at least 1")
     if not hasattr(os, "fork"):
         raise ValueError("workers > 1 needs fork (Linux, macOS); on this system run one process per port")
-    ctx = multiprocessing.get_context("fork")
+    ctx: Any = multiprocessing.get_context("fork")  # typed Any: Windows stubs have no fork context
     sock = listen(host, port)
     wake_r, wake_w = socket.socketpair()
     wake_w.setblocking(False)
