@@ -1,8 +1,10 @@
 """A server for the shared-session tests: ``python tests/state/shared_server.py PORT REDIS_URL
 [SESSION_TIMEOUT [MAX_SESSIONS]]``. Every process started with the same Redis serves every
 legacy session. Tools: ``where`` (this process's pid), ``chatty`` (one log message per level),
-``touch(uri)`` (``notify_resource_updated``), ``roots`` (asks the client for its roots: a
-server-to-client request), ``slow(steps)`` (progress, then waits to be cancelled or finishes);
+``touch(uri)`` (``notify_resource_updated``), ``grow(name)`` (adds a tool: list_changed), ``roots`` (asks the client for its roots: a
+server-to-client request), ``slow(steps, wait)`` (progress, then waits; ``cancelled`` lists the
+ids of those cancelled on this process);
+``staged(gate)`` (progress in three stages, each opened by a file the test creates);
 resource ``memo://a``."""
 
 from __future__ import annotations
@@ -46,12 +48,45 @@ async def roots(ctx: Context) -> str:
     return ",".join(r["uri"] for r in found)
 
 
+CANCELLED: list[str] = []
+
+
 @server.tool
 async def slow(ctx: Context, steps: int, wait: float = 0.0) -> str:
     for i in range(steps):
         await ctx.report_progress(i + 1, steps)
-    await asyncio.sleep(wait)  # cancelled by notifications/cancelled
+    try:
+        await asyncio.sleep(wait)  # cancelled by notifications/cancelled
+    except asyncio.CancelledError:
+        CANCELLED.append(str(ctx.request_id))
+        raise
     return "done"
+
+
+@server.tool
+async def staged(ctx: Context, gate: str) -> str:
+    """Progress 1 and 2; 3 and 4 once the file ``gate.1`` exists; 5 and 6 once ``gate.2`` does."""
+    step = 0
+    for stage in range(3):
+        while stage and not os.path.exists(f"{gate}.{stage}"):
+            await asyncio.sleep(0.02)  # the test opens each gate when its client is ready
+        for _ in range(2):
+            step += 1
+            await ctx.report_progress(step, 6)
+    return "staged"
+
+
+@server.tool
+def grow(name: str) -> str:
+    """Register a tool on this process at run time (tools/list_changed, on every process)."""
+    server.add_tool(lambda: name, name=name)
+    return name
+
+
+@server.tool
+def cancelled() -> list[str]:
+    """The ids of the slow calls cancelled on this process."""
+    return CANCELLED
 
 
 if __name__ == "__main__":

@@ -195,6 +195,7 @@ def test_import_does_not_load_http_cli_or_pydantic(stmt):
                 "mcpio.auth",
                 "mcpio._inspect",
                 "mcpio._transports._uvicorn",
+                "mcpio._server._replicas",
             )
         )
     ]
@@ -214,11 +215,12 @@ def test_scoped_items_and_the_stdio_path_load_nothing_of_auth():
 
 def test_the_state_seam_imports_redis_only_for_a_redis_state():
     code = (
-        "import sys, mcpio._state as st; st.MemoryState(); before = 'redis' in sys.modules; "
-        "st.RedisState; print(before, 'redis' in sys.modules)"
+        "import sys, mcpio._state as st; st.MemoryState(); "
+        "before = 'redis' in sys.modules or 'mcpio._state._redis_sessions' in sys.modules; "
+        "st.RedisState; print(before, 'redis' in sys.modules, 'mcpio._state._redis_sessions' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["False", "True"]
+    assert out == ["False", "True", "True"]
 
 
 def test_the_oauth_proxy_loads_its_crypto_only_when_built():

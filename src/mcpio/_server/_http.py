@@ -49,10 +49,22 @@ def http_app(server: Server, path: str, **options: Any) -> Any:
     state = options.get("state")
     if state is not None and state is not server._state_bus:  # one bus per server: its fan-out
         server._state_bus = state
-        state.on_message(server._on_state_message)
+        state.on_message(lambda message: on_state_message(server, message))
     return StreamableHTTPApp(
         server._serve_http, path=path, tool_schema=server._tool_schema, lifespan=lifespan, **options
     )
+
+
+async def on_state_message(server: Server, message: dict[str, Any]) -> None:
+    """A message another process published on the state backend's bus: a resource update or a
+    list change to tell this process's sessions about (each process tells its own)."""
+    kind = message.get("type")
+    if kind == "resources/updated" and isinstance(message.get("uri"), str):
+        await server._resource_updated_here(message["uri"])
+    elif kind == "list_changed" and message.get("kind") in ("tools", "resources", "prompts"):
+        loop = server._loop
+        if loop is not None and not loop.is_closed():
+            server._notify_changed(loop, message["kind"], here_only=True)
 
 
 async def publish(bus: Any, message: dict[str, Any]) -> None:

@@ -250,7 +250,7 @@ class Server:
         runs in a worker thread and may add or remove tools)."""
         self._caps_cache.clear()
         loop = self._loop
-        if not self._sessions or loop is None or loop.is_closed():
+        if (not self._sessions and self._state_bus is None) or loop is None or loop.is_closed():
             return
         try:
             running = asyncio.get_running_loop()
@@ -261,9 +261,11 @@ class Server:
         else:
             loop.call_soon_threadsafe(self._notify_changed, loop, kind)
 
-    def _notify_changed(self, loop: asyncio.AbstractEventLoop, kind: str) -> None:
+    def _notify_changed(self, loop: asyncio.AbstractEventLoop, kind: str, here_only: bool = False) -> None:
         for session, params in list_changed_targets(iter(list(self._sessions)), kind):
             self._spawn(loop, session.notify(f"notifications/{kind}/list_changed", params))
+        if self._state_bus is not None and not here_only:  # and to the sessions of every other process
+            self._spawn(loop, _http.publish(self._state_bus, {"type": "list_changed", "kind": kind}))
 
     def _spawn(self, loop: asyncio.AbstractEventLoop, coro: Any) -> None:
         t = loop.create_task(coro)
@@ -296,11 +298,6 @@ class Server:
     async def _resource_updated_here(self, uri: str) -> None:
         for session, params in list(updated_targets(iter(list(self._sessions)), uri)):
             await session.notify("notifications/resources/updated", params)
-
-    async def _on_state_message(self, message: dict[str, Any]) -> None:
-        """A message another process published on the state backend's bus."""
-        if message.get("type") == "resources/updated" and isinstance(message.get("uri"), str):
-            await self._resource_updated_here(message["uri"])
 
     # ================================================================ capabilities
     def capabilities(self, rules: Rules) -> dict[str, Any]:

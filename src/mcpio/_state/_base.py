@@ -30,9 +30,14 @@ class SessionDirectory(Protocol):
         """Record a new session; False (nothing recorded) when ``max_sessions`` are alive."""
         ...
 
-    async def touch(self, sid: str, rev: int, *, ttl: float) -> int | dict[str, str] | None:
+    async def touch(self, sid: str, rev: int, *, ttl: float) -> int | str | dict[str, str] | None:
         """Keep ``sid`` alive: None if it is gone (deleted or expired), ``rev`` if the record
-        is still the one the caller knows, else the whole record."""
+        is still the one the caller knows, the whole record if it changed, or ``"lost"`` when
+        the backend lost its data (restarted empty): the caller may :meth:`restore` it."""
+        ...
+
+    async def restore(self, sid: str, fields: dict[str, str], *, ttl: float) -> dict[str, str] | None:
+        """Record ``sid`` again from a process's copy after ``"lost"``; the new record."""
         ...
 
     async def update(

@@ -68,7 +68,7 @@ local function kill(s, st, sq, c, lose)
   redis.call('XDEL', p .. 'ev:' .. s .. ':' .. st, '0-' .. sq)
   redis.call('ZREM', p .. 'ord:' .. s, st .. '|' .. sq .. '|' .. c)
   redis.call('ZREM', gord, s .. '|' .. st .. '|' .. sq .. '|' .. c)
-  redis.call('DECRBY', gbytes, c)
+  if redis.call('DECRBY', gbytes, c) <= 0 then redis.call('DEL', gbytes) end
   if redis.call('EXISTS', meta) == 1 then
     redis.call('HINCRBY', meta, 'bytes', -tonumber(c))
     if lose and tonumber(c) > overhead then
@@ -229,6 +229,17 @@ class RedisEventStore:
 
     async def discard_stream(self, session_id: str, stream_id: str) -> None:
         await self._call_discard(session_id, stream_id)
+
+    async def read_after(self, session_id: str, stream_id: str, seq: int, block_ms: int) -> list[tuple[int, bytes]]:
+        """The events of one stream after ``seq`` as they are stored (``XREAD BLOCK``): waits
+        up to ``block_ms`` for the first; [] if none came. For a stream another process runs."""
+        key = f"{self.prefix}ev:{session_id}:{stream_id}"
+        raw = await _call(lambda: self.client.xread({key: f"0-{seq}"}, count=256, block=block_ms))
+        out: list[tuple[int, bytes]] = []
+        for _key, entries in raw or ():
+            for entry_id, fields in entries:
+                out.append((int(entry_id.split(b"-")[1]), bytes(fields[b"m"])))
+        return out
 
     async def forget(self, session_id: str) -> None:
         await self._call_discard(session_id, "")

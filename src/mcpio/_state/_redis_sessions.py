@@ -5,6 +5,9 @@ Keys, under the backend's ``prefix`` (default ``mcpio:``):
 * ``s:<id>`` — a hash, the record of one session (fields: see :mod:`._base`), with a key TTL of
   ``session_timeout`` refreshed by every use (:meth:`RedisSessions.touch`), so a session idle
   everywhere for that long is gone everywhere;
+* ``epoch`` — a token set once (never expires): a record missing while the epoch differs from
+  the one a process knows means Redis lost its data (restarted without persistence, flushed),
+  not that the session ended, so the process restores the records of its own copies;
 * ``sx`` — a sorted set of live session ids scored by their expiry time (ms), which counts the
   sessions for ``max_sessions`` cluster-wide; its own TTL is refreshed with each use, so once
   the last session ends or expires nothing is left behind.
@@ -16,12 +19,13 @@ changing different fields at once both win.
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 # ARGV[1] prefix, ARGV[2] session id, ARGV[3] ttl ms (0: never expires)
 _HEAD = """
 local p, sid, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
-local key, sx = p .. 's:' .. sid, p .. 'sx'
+local key, sx, epoch = p .. 's:' .. sid, p .. 'sx', p .. 'epoch'
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local function keep()
@@ -36,31 +40,39 @@ local function keep()
 end
 """
 
-# ARGV[4] max sessions, ARGV[5..] field, value pairs -> 1 created, 0 at the cap
+# ARGV[4] max sessions (0: no cap, a restore), ARGV[5] a new epoch token, ARGV[6..] field,
+# value pairs -> false at the cap, else the epoch
 _CREATE = (
     _HEAD
     + """
 redis.call('ZREMRANGEBYSCORE', sx, '-inf', now)
-if redis.call('ZCARD', sx) >= tonumber(ARGV[4]) then return 0 end
+local cap = tonumber(ARGV[4])
+if cap > 0 and redis.call('ZCARD', sx) >= cap then return false end
+redis.call('SET', epoch, ARGV[5], 'NX')
 redis.call('DEL', key)
-redis.call('HSET', key, 'rev', 1, unpack(ARGV, 5))
+redis.call('HSET', key, 'rev', 1, unpack(ARGV, 6))
 keep()
-return 1
+return redis.call('GET', epoch)
 """
 )
 
-# ARGV[4] the rev the caller knows -> false (gone), that rev (unchanged) or the whole record
+# ARGV[4] the rev the caller knows, ARGV[5] the epoch it knows -> false (gone), {'lost'}
+# (Redis lost its data), {epoch, rev} (unchanged) or {epoch, the whole record...}
 _TOUCH = (
     _HEAD
     + """
+local ep = redis.call('GET', epoch)
 if redis.call('EXISTS', key) == 0 then
   redis.call('ZREM', sx, sid)
+  if ep ~= ARGV[5] then return {'lost'} end
   return false
 end
 keep()
 local rev = redis.call('HGET', key, 'rev')
-if rev == ARGV[4] then return tonumber(rev) end
-return redis.call('HGETALL', key)
+if rev == ARGV[4] then return {ep, rev} end
+local out = redis.call('HGETALL', key)
+table.insert(out, 1, ep)
+return out
 """
 )
 
@@ -87,11 +99,18 @@ return redis.call('DEL', key)
 )
 
 
+LOST = "lost"  # touch(): the record is missing because Redis lost its data (see the module docstring)
+
+
+def _str(x: Any) -> str:
+    return x.decode() if isinstance(x, bytes) else str(x)
+
+
 def _record(raw: Any) -> dict[str, str] | None:
     """A script's answer as a record: None when gone; a flat HGETALL list as a dict."""
     if raw is None:
         return None
-    it = iter(x.decode() if isinstance(x, bytes) else str(x) for x in raw)
+    it = iter(_str(x) for x in raw)
     return dict(zip(it, it, strict=True))
 
 
@@ -106,17 +125,35 @@ class RedisSessions:
         self._touch = client.register_script(_TOUCH)
         self._update = client.register_script(_UPDATE)
         self._delete = client.register_script(_DELETE)
+        self.epoch = ""  # Redis's epoch as this process last saw it
 
     def _args(self, sid: str, ttl: float, *more: Any) -> list[Any]:
         return [self.prefix, sid, max(0, int(ttl * 1000)), *more]
 
     async def create(self, sid: str, fields: dict[str, str], *, ttl: float, max_sessions: int) -> bool:
         flat = [x for kv in fields.items() for x in kv]
-        return bool(await self._call(lambda: self._create(args=self._args(sid, ttl, max_sessions, *flat))))
+        token = secrets.token_hex(8)
+        args = self._args(sid, ttl, max(0, max_sessions), token, *flat)
+        epoch = await self._call(lambda: self._create(args=args))
+        if epoch is None:
+            return False
+        self.epoch = _str(epoch)
+        return True
 
-    async def touch(self, sid: str, rev: int, *, ttl: float) -> int | dict[str, str] | None:
-        raw = await self._call(lambda: self._touch(args=self._args(sid, ttl, rev)))
-        return raw if isinstance(raw, int) else _record(raw)
+    async def restore(self, sid: str, fields: dict[str, str], *, ttl: float) -> dict[str, str] | None:
+        """Record again a session whose record Redis lost (after :data:`LOST`), from this
+        process's copy; outside the cap (it was counted before)."""
+        await self.create(sid, fields, ttl=ttl, max_sessions=0)
+        return {**fields, "rev": "1"}
+
+    async def touch(self, sid: str, rev: int, *, ttl: float) -> int | str | dict[str, str] | None:
+        raw = await self._call(lambda: self._touch(args=self._args(sid, ttl, rev, self.epoch)))
+        if raw is None:
+            return None
+        if len(raw) == 1:
+            return LOST
+        self.epoch = _str(raw[0])
+        return int(raw[1]) if len(raw) == 2 else _record(raw[1:])
 
     async def update(
         self, sid: str, changed: dict[str, str], removed: list[str], *, ttl: float

@@ -20,6 +20,9 @@ session):
   request is waiting takes it, the others ignore an id they do not know;
 * DELETE removes the record and tells every process on the bus to end its copy (requests in
   flight are cancelled); an expired record is found gone by the next request (404);
+* while the backend is unreachable a process serves the sessions it has a copy of from that
+  copy (others get 503 with Retry-After); when it comes back empty (restarted without
+  persistence) the copies restore their records (``"lost"``, :meth:`SessionDirectory.restore`);
 * a copy idle here for ``session_timeout`` is dropped here only (the session may live on
   elsewhere); a busy one (request in flight, stream open) keeps its record alive.
 
@@ -29,14 +32,16 @@ of the copy that holds it; copies without one drop them, so the client gets each
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import time
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from .._protocol import _http as h
 from .._state._base import SessionDirectory, StateUnavailable
-from ._http_server_streams import LegacyTransport, peek
+from ._http_server_streams import LegacyTransport, Stream, peek
 
 if TYPE_CHECKING:
     from ._http_server import StreamableHTTPApp
@@ -48,6 +53,7 @@ RECORDED = frozenset({"initialize", "logging/setLevel", "resources/subscribe", "
 ENDED = "mcpio/session-ended"
 CHANGED = "mcpio/session-changed"
 FRAME = "mcpio/session-frame"
+GET_MOVED = "mcpio/session-get"
 
 
 class SharedLegacyTransport(LegacyTransport):
@@ -102,6 +108,21 @@ class SharedLegacyTransport(LegacyTransport):
                 await self.sync()
         await super().send(frame)
 
+    def open_get_stream(self, *, priming: bool) -> Stream | None:
+        """The GET stream, here; the other processes' copies drop theirs (one per session)."""
+        stream = super().open_get_stream(priming=priming)
+        if stream is not None:
+            self.registry.spawn(self.registry.publish({"type": GET_MOVED, "sid": self.id}))
+        return stream
+
+    def drop_get_stream(self) -> None:
+        """Another process holds the session's GET stream now: end this one."""
+        stream, self.get_stream = self.get_stream, None
+        if stream is not None:
+            self.streams.pop(stream.id, None)
+            stream.finished = True
+            stream.wake.set()
+
     async def sync(self) -> None:
         """Write what changed in the session to its record, then tell the other copies."""
         if self.mirror is None:
@@ -134,6 +155,7 @@ class SharedSessions:
         self.state = state
         self.directory = directory
         self.tag = secrets.token_hex(3) + "."  # this process's POST streams: "<tag><n>"
+        self._feeders: set[asyncio.Task[None]] = set()
         state.on_message(self.on_message)
 
     def _local(self, sid: str, record: dict[str, str] | None) -> SharedLegacyTransport:
@@ -159,7 +181,19 @@ class SharedSessions:
         the record; None if the session is unknown, deleted or expired."""
         if local is not None and local.closed:
             local = None
-        found = await self.directory.touch(sid, local.rev if local is not None else 0, ttl=self.app.session_timeout)
+        ttl = self.app.session_timeout
+        try:
+            found = await self.directory.touch(sid, local.rev if local is not None else 0, ttl=ttl)
+        except StateUnavailable:
+            if local is None:
+                raise  # 503: only the backend knows this session
+            return local  # type: ignore[no-any-return]  # served from this copy while the backend is down
+        if isinstance(found, str):  # Redis lost its data (restarted empty): this copy restores it
+            if local is None or local.mirror is None:
+                return None
+            log.info("HTTP session %s: restored in the state store from this process", sid)
+            found = await self.directory.restore(sid, local.mirror.snapshot(), ttl=ttl)
+            local.rev = 0
         if found is None:
             if local is not None:  # ended elsewhere, or expired
                 local.owns_events = True
@@ -178,25 +212,76 @@ class SharedSessions:
         await self.state.publish({"type": ENDED, "sid": transport.id})
 
     async def forward(self, sid: str, frame: bytes) -> None:
+        await self.publish({"type": FRAME, "sid": sid, "frame": frame.decode()})
+
+    async def publish(self, message: dict[str, Any]) -> None:
         try:
-            await self.state.publish({"type": FRAME, "sid": sid, "frame": frame.decode()})
+            await self.state.publish(message)
         except StateUnavailable as exc:
-            log.warning("session %s: a client message not shared with the other processes: %s", sid, exc)
+            log.warning("session %s: %s not shared with the other processes: %s", message["sid"], message["type"], exc)
+
+    def spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._feeders.add(task)
+        task.add_done_callback(self._feeders.discard)
 
     async def on_message(self, message: dict[str, Any]) -> None:
         """Bus messages from other processes about sessions this process has a copy of."""
         kind = message.get("type")
-        if kind not in (ENDED, CHANGED, FRAME):
+        if kind not in (ENDED, CHANGED, FRAME, GET_MOVED):
             return
         local = self.app.sessions.get(str(message.get("sid")))
         if not isinstance(local, SharedLegacyTransport) or local.closed:
             return
         if kind == ENDED:
             self.app.end_session(local, abort=True)
+        elif kind == GET_MOVED:
+            local.drop_get_stream()
         elif kind == CHANGED and isinstance(message.get("record"), dict):
             local.refresh(message["record"])
         elif kind == FRAME and isinstance(message.get("frame"), str):
             await LegacyTransport.deliver(local, message["frame"].encode())  # not forwarded again
+
+    def resume(
+        self, transport: LegacyTransport, last: str, stream_id: str, replay: list[tuple[str, bytes]]
+    ) -> Stream | None:
+        """A POST stream that another process runs (its id does not carry this process's tag)
+        and that is not answered yet, resumed here at ``Last-Event-ID`` ``last``: after the
+        replay, its events are read from the store as that process stores them (it stores
+        what it sends while no client is attached), with their own ids, until its answer.
+        Ends early if the session ends; a process that died before answering leaves the
+        stream open (keep-alives) until the client gives up. None: not such a stream."""
+        if stream_id == "0":  # the GET stream moves here: replay, then live (the others drop theirs)
+            return transport.open_get_stream(priming=False)
+        if stream_id.startswith(self.tag):
+            return None
+        if any(e.method is None for _, frame in replay if frame for e in peek(frame)):
+            return None  # answered already: the replay is all there is
+        last_seq = h.parse_event_id(replay[-1][0] if replay else last)
+        if last_seq is None:
+            return None
+        tail = _TailStore(self.app.event_store)
+        stream = Stream(stream_id, era=h.LEGACY, json_ok=False, store=tail, session_id=transport.id)  # type: ignore[arg-type]
+        self.spawn(self._feed(stream, tail, transport, last_seq[1]))
+        return stream
+
+    async def _feed(self, stream: Stream, tail: _TailStore, transport: LegacyTransport, seq: int) -> None:
+        read_after = self.app.event_store.read_after  # type: ignore[union-attr]
+        try:
+            while not (stream.gone or transport.closed):
+                for got, frame in await read_after(transport.id, stream.id, seq, 1000):
+                    seq = got
+                    if not frame:
+                        continue  # a priming event: nothing to deliver
+                    final = any(e.method is None for e in peek(frame))
+                    tail.ids.append(h.event_id(stream.id, got))
+                    await stream.put(frame, final)
+                    if final:
+                        return
+        except StateUnavailable as exc:
+            log.warning("session %s: stream %s cannot be followed: %s", transport.id, stream.id, exc)
+        stream.finished = True  # the HTTP response ends (the client may resume again)
+        stream.wake.set()
 
     async def reap(self) -> None:
         """Keep the records of busy copies alive; drop copies idle here (only here)."""
@@ -213,3 +298,18 @@ class SharedSessions:
             elif t.idle_for(now) > app.session_timeout:
                 log.info("HTTP session %s: local copy dropped after %.0f s idle here", t.id, app.session_timeout)
                 app.end_session(t)
+
+
+class _TailStore:
+    """The event store of a stream resumed on a process that does not run it: its events are
+    in the store already, so "storing" one only hands back the id it was stored under."""
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.ids: deque[str] = deque()
+
+    async def store(self, session_id: str, stream_id: str, message: bytes) -> str | None:
+        return self.ids.popleft() if self.ids else None
+
+    async def discard_stream(self, session_id: str, stream_id: str) -> None:
+        await self.real.discard_stream(session_id, stream_id)  # delivered whole: as the pump would
