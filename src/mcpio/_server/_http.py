@@ -95,6 +95,7 @@ async def serve_session(server: Server, transport: Transport, stateless: bool) -
     session.expose_errors = server.expose_errors is True  # remote clients get the type only
     if hasattr(raw, "on_abort"):  # DELETE cancels the session's requests in flight
         raw.on_abort = lambda: session.abort(0.0)
+        setattr(raw, "in_flight", session.in_flight)  # noqa: B010 - graceful shutdown waits for these (_http_drain)
     bind = getattr(raw, "bind_mirror", None)
     if bind is not None:  # a session shared across processes: resumed from / kept in its record
         from ._replicas import SessionMirror

@@ -50,8 +50,9 @@ async def health(app: Any, send: Any, route: str) -> None:
 
 
 def _in_flight(app: Any) -> int:
-    """Requests still being served: legacy ones (per session) and modern ones (listen excluded)."""
-    legacy = sum(len(t._by_request) for t in list(app.sessions.values()))
+    """Requests still running: legacy ones (per session: its engine's count; a request cancelled
+    by the client holds its stream but runs no more) and modern ones (listen excluded)."""
+    legacy = sum(t.in_flight() if t.in_flight is not None else len(t._by_request) for t in list(app.sessions.values()))
     modern = sum(1 for r in list(app._requests) if not r.listen and not r.stream.finished)
     return legacy + modern
 
@@ -88,5 +89,5 @@ async def drain(app: Any, grace: float) -> None:
                 for s in ending:
                     await s.released.wait()
         for t in list(app.sessions.values()):
-            if t._by_request and t.on_abort is not None:
+            if t.on_abort is not None and (t.in_flight() if t.in_flight is not None else t._by_request):
                 t.on_abort()

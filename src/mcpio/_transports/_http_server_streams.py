@@ -452,6 +452,8 @@ class LegacyTransport:
     stream_prefix = ""  # before each POST stream's number: unique per process when sessions are shared
     # Set by the server: cancel what the session has in flight (DELETE: nobody can receive it).
     on_abort: Callable[[], None] | None = None
+    # Set by the server: how many of the session's requests are running (graceful shutdown waits).
+    in_flight: Callable[[], int] | None = None
 
     def abort(self) -> None:
         """End the session and cancel its requests in flight now (DELETE): their answers could
