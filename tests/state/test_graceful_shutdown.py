@@ -31,6 +31,8 @@ class Reader:
         self.lines: list[str] = []
         self.status = 0
         self.first_event = threading.Event()
+        self.started = threading.Event()  # the response began (status known)
+        self.primed = threading.Event()  # an event id arrived
         self.done = threading.Event()
         self.thread = threading.Thread(target=self._read, args=(method, url, headers, body), daemon=True)
         self.thread.start()
@@ -39,15 +41,23 @@ class Reader:
         try:
             with httpx.Client(timeout=60) as c, c.stream(method, url, headers=headers, json=body) as r:
                 self.status = r.status_code
+                self.started.set()
                 for line in r.iter_lines():
                     self.lines.append(line)
+                    if line.startswith("id:"):
+                        self.primed.set()
                     if line.startswith("data:") and line[5:].strip():
                         self.first_event.set()
         except httpx.HTTPError as exc:  # the stream ended abruptly: recorded, the test says if it may
             self.lines.append(f"!{type(exc).__name__}")
         finally:
             self.first_event.set()
+            self.started.set()
+            self.primed.set()
             self.done.set()
+
+    def last_id(self) -> str:
+        return [line[3:].strip() for line in self.lines if line.startswith("id:")][-1]
 
     def messages(self) -> list[dict]:
         return [json.loads(line[5:]) for line in self.lines if line.startswith("data:") and line[5:].strip()]
@@ -154,3 +164,32 @@ def test_a_call_outlasting_the_grace_period_is_handed_over_and_the_process_exits
     assert not [m for m in call.messages() if "result" in m]
     assert proc.wait(60) == 0
     assert proc.stderr is not None and "still running after 0.2 s" in proc.stderr.read()
+
+
+def test_a_get_stream_handed_over_on_sigterm_resumes_live_on_another_process(serve):
+    """SIGTERM to the process holding a legacy session's GET stream: the stream ends with
+    ``retry:``; the client resumes with Last-Event-ID on another process (the session is shared
+    on Redis) and receives there what happens next: a resource update notified on that process."""
+    a, port_a = serve("10")
+    _, port_b = serve("10")
+    url_a, url_b = f"http://127.0.0.1:{port_a}/mcp", f"http://127.0.0.1:{port_b}/mcp"
+    with httpx.Client(timeout=30) as c:
+        s = Session(c, url_a)
+        s.post("resources/subscribe", {"uri": "memo://a"})
+        sse = {**s.headers, "accept": "text/event-stream"}
+        first = Reader("GET", url_a, sse)
+        assert first.primed.wait(30) and first.status == 200
+        a.send_signal(signal.SIGTERM)
+        assert first.done.wait(30) and any(line.startswith("retry:") for line in first.lines)
+        resumed = Reader("GET", url_b, {**sse, "last-event-id": first.last_id()})
+        assert resumed.started.wait(30) and resumed.status == 200
+        toucher = Session(c, url_b)
+        assert toucher.call("touch", uri="memo://a")[1]["content"][0]["text"] == "touched"
+        assert resumed.first_event.wait(30)
+        assert resumed.messages()[0] == {
+            "jsonrpc": "2.0",
+            "method": "notifications/resources/updated",
+            "params": {"uri": "memo://a"},
+        }
+        c.delete(url_b, headers=s.headers)
+    assert a.wait(30) == 0
