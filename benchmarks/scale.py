@@ -52,6 +52,9 @@ ACCEPT = "application/json, text/event-stream"
 META = {"io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {}}
 MAX_MEMORY_DRIFT = 1024 * 1024  # bytes of used_memory above the baseline still counted as "back"
 CONFIGS = (("memory", 1), ("redis", 1), ("redis", 2))
+# The client drops idle connections before the server does (uvicorn: 5 s): reusing one the server
+# is closing at that moment fails the request (ReadError), an error of the client, not the server.
+KEEPALIVE = 2.0
 
 
 def rpc(i: int, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -83,7 +86,9 @@ async def load(url: str, era: str, calls: int, concurrency: int) -> dict[str, fl
     """``calls`` tools/call over ``concurrency`` clients (legacy: one session each)."""
     latencies: list[float] = []
     errors = 0
-    async with httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_connections=concurrency)) as c:
+    async with httpx.AsyncClient(
+        timeout=60, limits=httpx.Limits(max_connections=concurrency, keepalive_expiry=KEEPALIVE)
+    ) as c:
         heads = [await open_session(c, url) if era == "legacy" else None for _ in range(concurrency)]
         counter = iter(range(calls))
 
@@ -115,7 +120,9 @@ async def many_sessions(url: str, n: int, concurrency: int) -> dict[str, Any]:
     """Open ``n`` legacy sessions (all open at once), call a tool in each, close each (DELETE)."""
     errors: list[str] = []
     gate = asyncio.Semaphore(concurrency)
-    async with httpx.AsyncClient(timeout=120, limits=httpx.Limits(max_connections=concurrency)) as c:
+    async with httpx.AsyncClient(
+        timeout=120, limits=httpx.Limits(max_connections=concurrency, keepalive_expiry=KEEPALIVE)
+    ) as c:
 
         async def guarded(coro: Any) -> Any:
             async with gate:
