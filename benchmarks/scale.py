@@ -82,17 +82,22 @@ async def call(c: httpx.AsyncClient, url: str, i: int, headers: dict[str, str] |
         raise RuntimeError(f"tools/call: {r.status_code} {r.text[:200]}")
 
 
+def client() -> httpx.AsyncClient:
+    """One simulated host: its own client with one connection (a single client with a large
+    pool spends its time in pool bookkeeping: benchmarks/README.md, http_sessions.py)."""
+    return httpx.AsyncClient(timeout=120, limits=httpx.Limits(max_connections=1, keepalive_expiry=KEEPALIVE))
+
+
 async def load(url: str, era: str, calls: int, concurrency: int) -> dict[str, float]:
     """``calls`` tools/call over ``concurrency`` clients (legacy: one session each)."""
     latencies: list[float] = []
     errors = 0
-    async with httpx.AsyncClient(
-        timeout=60, limits=httpx.Limits(max_connections=concurrency, keepalive_expiry=KEEPALIVE)
-    ) as c:
-        heads = [await open_session(c, url) if era == "legacy" else None for _ in range(concurrency)]
+    clients = [client() for _ in range(concurrency)]
+    try:
+        heads = [await open_session(c, url) if era == "legacy" else None for c in clients]
         counter = iter(range(calls))
 
-        async def worker(h: dict[str, str] | None) -> None:
+        async def worker(c: httpx.AsyncClient, h: dict[str, str] | None) -> None:
             nonlocal errors
             for i in counter:
                 t = time.perf_counter()
@@ -103,11 +108,14 @@ async def load(url: str, era: str, calls: int, concurrency: int) -> dict[str, fl
                 latencies.append(time.perf_counter() - t)
 
         start = time.perf_counter()
-        await asyncio.gather(*(worker(h) for h in heads))
+        await asyncio.gather(*(worker(c, h) for c, h in zip(clients, heads, strict=True)))
         elapsed = time.perf_counter() - start
-        for h in heads:
+        for c, h in zip(clients, heads, strict=True):
             if h is not None:
                 await c.delete(url, headers=h)
+    finally:
+        for c in clients:
+            await c.aclose()
     latencies.sort()
     return {
         "rps": calls / elapsed,
@@ -117,35 +125,41 @@ async def load(url: str, era: str, calls: int, concurrency: int) -> dict[str, fl
 
 
 async def many_sessions(url: str, n: int, concurrency: int) -> dict[str, Any]:
-    """Open ``n`` legacy sessions (all open at once), call a tool in each, close each (DELETE)."""
+    """Open ``n`` legacy sessions (all open at once), call a tool in each, close each (DELETE);
+    ``concurrency`` clients share the work, each sending one request at a time."""
     errors: list[str] = []
-    gate = asyncio.Semaphore(concurrency)
-    async with httpx.AsyncClient(
-        timeout=120, limits=httpx.Limits(max_connections=concurrency, keepalive_expiry=KEEPALIVE)
-    ) as c:
+    clients = [client() for _ in range(concurrency)]
 
-        async def guarded(coro: Any) -> Any:
-            async with gate:
+    async def phase(step: Any, items: list[Any]) -> list[Any]:
+        results: list[Any] = [None] * len(items)
+
+        async def worker(k: int) -> None:
+            for i in range(k, len(items), concurrency):
                 try:
-                    return await coro
+                    results[i] = await step(clients[k], i, items[i])
                 except (RuntimeError, httpx.HTTPError, KeyError) as exc:
                     errors.append(f"{type(exc).__name__}: {exc}"[:200])
-                    return None
 
+        await asyncio.gather(*(worker(k) for k in range(concurrency)))
+        return results
+
+    async def close(c: httpx.AsyncClient, _i: int, h: dict[str, str]) -> None:
+        r = await c.delete(url, headers=h)
+        if r.status_code != 200:
+            raise RuntimeError(f"DELETE: {r.status_code}")
+
+    try:
         start = time.perf_counter()
-        heads = await asyncio.gather(*(guarded(open_session(c, url)) for _ in range(n)))
+        heads = await phase(lambda c, _i, _x: open_session(c, url), [None] * n)
         opened = time.perf_counter()
         live = [h for h in heads if h is not None]
-        await asyncio.gather(*(guarded(call(c, url, i, h)) for i, h in enumerate(live)))
+        await phase(lambda c, i, h: call(c, url, i, h), live)
         called = time.perf_counter()
-
-        async def close(h: dict[str, str]) -> None:
-            r = await c.delete(url, headers=h)
-            if r.status_code != 200:
-                raise RuntimeError(f"DELETE: {r.status_code}")
-
-        await asyncio.gather(*(guarded(close(h)) for h in live))
+        await phase(close, live)
         closed = time.perf_counter()
+    finally:
+        for c in clients:
+            await c.aclose()
     return {
         "sessions": n,
         "opened": len(live),
