@@ -47,6 +47,7 @@ LINUX_ONLY = {
     "tests/state/test_cross_process.py",
     "tests/state/test_event_stores.py",
     "tests/state/test_redis_http.py",
+    "tests/state/test_shared_sessions.py",
 }
 
 

@@ -29,7 +29,9 @@ import redis
 
 from tests.faults.test_event_store import sse_events
 from tests.http.conftest import modern, modern_headers
+from tests.state.test_redis_http import wait_ready
 from tests.support.http import free_port, wait_port
+from tests.support.redis import RedisServer
 
 SERVER = [sys.executable, "tests/state/shared_server.py"]
 VERSION = "2025-06-18"
@@ -242,6 +244,11 @@ def test_answers_and_cancellations_reach_the_process_running_the_request(cluster
         assert s.send(answer, at=1).status_code == 202
         done = got.get(timeout=10)
         assert done["id"] == "r1" and done["result"]["content"][0]["text"] == "file:///tmp/x"
+        # Answered through A itself: taken there (not sent on the bus), the same result.
+        got = stream_post(streaming, urls[0], s.headers, {**call, "id": "r2"})
+        ask = got.get(timeout=10)
+        assert s.send({**answer, "id": ask["id"]}, at=0).status_code == 202
+        assert got.get(timeout=10)["result"]["content"][0]["text"] == "file:///tmp/x"
 
         # slow runs on A; notifications/cancelled POSTed to B cancels it there: no answer comes.
         call = {"jsonrpc": "2.0", "id": "s1", "method": "tools/call", "params": {"name": "slow", "arguments":
@@ -363,7 +370,7 @@ def test_the_get_stream_resumed_on_another_process_replays_then_goes_on_live_the
         last, first = next(sse_read(r))
         assert first["method"] == "notifications/resources/updated"
         r.close()  # the connection to A ends; A keeps what comes for the stream in Redis
-        other.call("touch", at=1, uri="memo://a")  # 2: stored by A
+        other.call("touch", at=0, uri="memo://a")  # 2: stored by A before this call returns
         r = c.send(c.build_request("GET", urls[1], headers={**get, "last-event-id": last}), stream=True)  # on B
         assert r.status_code == 200
         events = sse_read(r)
@@ -377,3 +384,37 @@ def test_the_get_stream_resumed_on_another_process_replays_then_goes_on_live_the
         assert next(events)[1]["method"] == "notifications/tools/list_changed"
         r.close()
         assert c.delete(urls[0], headers=s.headers).status_code == 200
+
+
+def levels(s: RoundRobin, at: int) -> list[str]:
+    messages = s.messages("tools/call", {"name": "chatty", "arguments": {}}, at)
+    return [m["params"]["level"] for m in messages if m.get("method") == "notifications/message"]
+
+
+def test_sessions_survive_a_redis_restarted_empty(tmp_path):
+    """Redis restarted without persistence loses every record; the processes that hold copies
+    restore them (the epoch tells a lost record from an ended one), and changes made after
+    that are shared again. A session no process held is gone."""
+    own = RedisServer()  # its own: this test restarts it
+    own.start()
+    urls, procs = start(own.url, 2)
+    try:
+        with httpx.Client(timeout=30) as c:
+            s = RoundRobin(c, urls)
+            s.post("logging/setLevel", {"level": "warning"}, at=1)
+            assert levels(s, 0) == levels(s, 1) == ["warning", "error"]  # copies on A and B
+            own.restart()
+            for url in urls:
+                wait_ready(c, url.removesuffix("/mcp"))
+            assert levels(s, 0) == ["warning", "error"]  # A restores the record from its copy
+            assert levels(s, 1) == ["warning", "error"]
+            s.post("logging/setLevel", {"level": "error"}, at=1)  # shared again
+            assert levels(s, 0) == ["error"]
+            assert c.delete(urls[0], headers=s.headers).status_code == 200
+            assert s.post("tools/list", at=1).status_code == 404  # ended is ended, restart or not
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(10)
+        own.close()

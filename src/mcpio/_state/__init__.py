@@ -5,28 +5,29 @@ one parameter, ``http_app(state=...)``.
 * :class:`MemoryState` — in this process (the default; what ``http_app()`` uses without
   ``state``), no extra dependency and no extra cost.
 * :class:`RedisState` — on Redis or Valkey (``pip install 'mcpio[redis]'``; ``redis`` is
-  imported only when a RedisState is made): the SSE event store on Redis Streams, shared by
-  every process that points at the same database.
+  imported only when a RedisState is made): legacy sessions and the SSE event store on Redis,
+  shared by every process that points at the same database.
 
 What a backend holds today: the SSE event store (``backend.events``, see
-:mod:`mcpio._transports._http_events` for the interface and the bounds) and a bus between the
-processes that share it (``publish`` / ``on_message``), which the server uses to carry
-``notify_resource_updated`` to every process. Legacy sessions, the routing of a request's
-messages between processes and tasks are not behind the seam yet (see
-docs/guides/deploying-at-scale.md for what works across processes).
+:mod:`mcpio._transports._http_events` for the interface and the bounds), the directory of
+legacy sessions (``backend.sessions``, :class:`SessionDirectory`; None in memory, where the
+HTTP app keeps them itself; see :mod:`mcpio._transports._http_sessions`) and a bus between the
+processes that share it (``publish`` / ``on_message``), which carries resource updates, list
+changes, session changes and the client's answers to every process. Tasks are not behind the
+seam yet (see docs/guides/deploying-at-scale.md for what works across processes).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._base import StateBackend, StateUnavailable
+from ._base import SessionDirectory, StateBackend, StateUnavailable
 from ._memory import MemoryState
 
 if TYPE_CHECKING:
     from ._redis import RedisState
 
-__all__ = ["MemoryState", "RedisState", "StateBackend", "StateUnavailable", "check_reachable"]
+__all__ = ["MemoryState", "RedisState", "SessionDirectory", "StateBackend", "StateUnavailable", "check_reachable"]
 
 
 def check_reachable(url: str) -> None:

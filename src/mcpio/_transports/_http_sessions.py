@@ -16,8 +16,9 @@ session):
   unsubscribe) write the fields that changed *before* their answer goes out, and the new record
   goes on the bus so every copy is current at once;
 * a client's responses (to sampling, elicitation, roots/list) and ``notifications/cancelled``
-  are delivered to the local copy and published on the bus to every other copy: the one whose
-  request is waiting takes it, the others ignore an id they do not know;
+  are delivered to the local copy and, unless the response answers a request of this copy,
+  published on the bus to every other copy: the one whose request is waiting takes it, the
+  others ignore an id they do not know;
 * DELETE removes the record and tells every process on the bus to end its copy (requests in
   flight are cancelled); an expired record is found gone by the next request (404);
 * while the backend is unreachable a process serves the sessions it has a copy of from that
@@ -68,6 +69,7 @@ class SharedLegacyTransport(LegacyTransport):
         self.known: dict[str, str] = _fields(record) if record else {}  # the fields stored
         self.mirror: Any = None  # _server._replicas.SessionMirror, bound by the server
         self.recorded: set[Any] = set()  # ids of RECORDED requests in flight
+        self.outbound: set[Any] = set()  # ids of this copy's requests to the client, unanswered
         self.owns_events = False  # forget the event store's keys at the end (only if it ended)
 
     def bind_mirror(self, mirror: Any) -> None:
@@ -77,10 +79,13 @@ class SharedLegacyTransport(LegacyTransport):
             mirror.apply(self.record)
             self.record = None
 
-    def refresh(self, record: dict[str, str]) -> None:
-        """A newer record (another process changed it): apply it to this copy."""
+    def refresh(self, record: dict[str, str], *, newer_only: bool = False) -> None:
+        """The record as the backend holds it now: apply it to this copy. ``newer_only`` (a bus
+        message, which may be overtaken by a fresher read): only if its ``rev`` is higher.
+        Otherwise any other ``rev`` is applied: after Redis lost its data and a copy restored
+        the record, ``rev`` starts again at 1."""
         rev = int(record.get("rev", 0))
-        if rev <= self.rev and self.mirror is not None:
+        if self.mirror is not None and (rev <= self.rev if newer_only else rev == self.rev):
             return
         self.rev = rev
         self.known = _fields(record)
@@ -92,8 +97,13 @@ class SharedLegacyTransport(LegacyTransport):
     async def deliver(self, frame: bytes) -> None:
         forward = False
         for e in peek(frame):
-            if e.method is None or e.method == "notifications/cancelled":
-                forward = True  # it may belong to a request running on another process
+            if e.method is None:  # an answer: to a request of this copy, or of another process's
+                if e.id in self.outbound:
+                    self.outbound.discard(e.id)
+                else:
+                    forward = True
+            elif e.method == "notifications/cancelled":
+                forward = True  # its request may run on another process
             elif e.method in RECORDED and isinstance(e.id, (int, str)):
                 self.recorded.add(e.id)
         await super().deliver(frame)
@@ -101,11 +111,17 @@ class SharedLegacyTransport(LegacyTransport):
             await self.registry.forward(self.id, frame)
 
     async def send(self, frame: bytes) -> None:
+        envelopes = peek(frame)
         if self.recorded:
-            ids = {e.id for e in peek(frame) if e.method is None}
+            ids = {e.id for e in envelopes if e.method is None}
             if ids & self.recorded:
                 self.recorded -= ids
                 await self.sync()
+        for e in envelopes:
+            if e.method is not None and isinstance(e.id, (int, str)):  # a request to the client
+                if len(self.outbound) >= 1024:  # most were never answered (timed out): forget them
+                    self.outbound.clear()  # (a late answer then goes on the bus too: harmless)
+                self.outbound.add(e.id)
         await super().send(frame)
 
     def open_get_stream(self, *, priming: bool) -> Stream | None:
@@ -209,7 +225,7 @@ class SharedSessions:
         """DELETE: the session ends everywhere (record gone, every copy told)."""
         transport.owns_events = True
         await self.directory.delete(transport.id)
-        await self.state.publish({"type": ENDED, "sid": transport.id})
+        await self.publish({"type": ENDED, "sid": transport.id})
 
     async def forward(self, sid: str, frame: bytes) -> None:
         await self.publish({"type": FRAME, "sid": sid, "frame": frame.decode()})
@@ -238,9 +254,10 @@ class SharedSessions:
         elif kind == GET_MOVED:
             local.drop_get_stream()
         elif kind == CHANGED and isinstance(message.get("record"), dict):
-            local.refresh(message["record"])
+            local.refresh(message["record"], newer_only=True)
         elif kind == FRAME and isinstance(message.get("frame"), str):
-            await LegacyTransport.deliver(local, message["frame"].encode())  # not forwarded again
+            # Not forwarded again; a task, so a full inbox never holds up the bus.
+            self.spawn(LegacyTransport.deliver(local, message["frame"].encode()))
 
     def resume(
         self, transport: LegacyTransport, last: str, stream_id: str, replay: list[tuple[str, bytes]]
@@ -253,8 +270,8 @@ class SharedSessions:
         stream open (keep-alives) until the client gives up. None: not such a stream."""
         if stream_id == "0":  # the GET stream moves here: replay, then live (the others drop theirs)
             return transport.open_get_stream(priming=False)
-        if stream_id.startswith(self.tag):
-            return None
+        if stream_id.startswith(self.tag) or not hasattr(self.app.event_store, "read_after"):
+            return None  # this process's own (complete) stream, or a store shared by no one
         if any(e.method is None for _, frame in replay if frame for e in peek(frame)):
             return None  # answered already: the replay is all there is
         last_seq = h.parse_event_id(replay[-1][0] if replay else last)
