@@ -120,6 +120,7 @@ def test_sigterm_drains_hands_streams_over_and_lets_the_call_in_flight_finish(se
         s = Session(c, url)
     sse = {**s.headers, "accept": "text/event-stream"}
     get = Reader("GET", url, sse)
+    assert get.primed.wait(30) and get.status == 200  # the GET stream is open (its priming event came)
     both = {**s.headers, "accept": "application/json, text/event-stream"}
     call = Reader("POST", url, both, call_body(100, str(flag)))
     assert call.first_event.wait(30) and call.messages()[0]["method"] == "notifications/progress"
