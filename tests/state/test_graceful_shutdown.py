@@ -134,7 +134,8 @@ def test_sigterm_drains_hands_streams_over_and_lets_the_call_in_flight_finish(se
                 break
         else:
             raise AssertionError("the server never said it was draining")
-        assert readyz(probe) == 503  # taken out of rotation while it drains
+        assert readyz(probe) == 503  # taken out of rotation while it drains ...
+        assert probe.recv(1) == b""  # ... and a kept-alive connection carries no more requests
         assert get.done.wait(30)  # the idle GET stream was handed over at once ...
         assert get.status == 200 and any(line.startswith("retry:") for line in get.lines)  # ... resumable
         assert any(line.startswith("id:") for line in get.lines)

@@ -12,7 +12,9 @@ Run by the ASGI server's shutdown after it stopped accepting connections and bef
 open ones and ends the lifespan:
 
 1. ``app.draining`` is set: ``/readyz`` answers 503 from now on (a load balancer still probing
-   this process over a kept-alive connection takes it out of rotation).
+   this process over a kept-alive connection takes it out of rotation), and every response
+   carries ``Connection: close``: a connection kept alive (a proxy's pool to this process)
+   carries one last request, then closes, so new requests go to the other processes.
 2. Streams that no request holds are handed over at once: each legacy session's standalone GET
    stream and each 2026-07-28 ``subscriptions/listen`` stream end. A resumable legacy stream
    ends with the SSE ``retry:`` field (spec 2025-11-25, Streamable HTTP, "Resumability and
@@ -35,6 +37,17 @@ from typing import Any
 log = logging.getLogger("mcpio.http")
 
 POLL = 0.05  # seconds between two looks at the requests in flight while draining
+
+
+def closing(send: Any) -> Any:
+    """``send`` with ``Connection: close`` added to the response head (while draining)."""
+
+    async def wrapped(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), (b"connection", b"close")]}
+        await send(message)
+
+    return wrapped
 
 
 async def health(app: Any, send: Any, route: str) -> None:

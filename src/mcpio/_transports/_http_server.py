@@ -41,7 +41,7 @@ from .. import _jsonrpc as rpc
 from .._protocol import _http as h
 from .._state._base import StateBackend, StateUnavailable
 from .._versions import RULES
-from ._http_drain import health
+from ._http_drain import closing, health
 from ._http_events import EventStore, MemoryEventStore
 from ._http_server_sse import LegacySSE
 from ._http_server_streams import (
@@ -136,6 +136,8 @@ class StreamableHTTPApp:
         if kind != "http":
             return
         await self._ensure_started()
+        if self.draining:  # a kept-alive connection carries one last request, then closes (_http_drain)
+            send = closing(send)
         route = _route_path(scope)
         if route in HEALTH_PATHS and route != self.path and scope.get("method") in ("GET", "HEAD"):
             await health(self, send, route)  # before Host checks: probes come by address
