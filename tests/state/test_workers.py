@@ -126,9 +126,12 @@ def test_workers_without_redis_is_a_one_line_usage_error():
 
 def test_server_run_refuses_workers_without_a_shared_state():
     from mcpio import Server
+    from mcpio._state import MemoryState
 
     with pytest.raises(ValueError, match="needs redis="):
         Server("x").run("http", port=free_port(), workers=2)
+    with pytest.raises(ValueError, match="needs redis="):  # in-process state is not shared either
+        Server("x").run("http", port=free_port(), workers=2, state=MemoryState())
 
 
 def test_workers_stop_when_the_supervisor_is_killed(redis_url):

@@ -163,7 +163,7 @@ async def serve(
 def run(server: Server, host: str, port: int, options: dict[str, Any]) -> None:
     """``Server.run("http", ...)``: serve until SIGTERM/SIGINT, in this process or, with
     ``workers=N`` (N > 1), in N forked processes sharing the port (``_workers``). Several
-    workers need ``redis=URL`` (or a shared ``state=``): a legacy session, its SSE events and
+    workers need ``redis=URL`` (or a ``state=`` with a session directory, e.g. ``RedisState``): a legacy session, its SSE events and
     resource subscriptions must be reachable from every worker, since each request of a
     session may reach any of them; ``ValueError`` without it."""
     from .._state._base import StateUnavailable
@@ -171,7 +171,8 @@ def run(server: Server, host: str, port: int, options: dict[str, Any]) -> None:
     workers = options.pop("workers", 1)
     if not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers={workers!r}: a number of processes, at least 1")
-    if workers > 1 and options.get("redis") is None and options.get("state") is None:
+    shared = options.get("redis") is not None or getattr(options.get("state"), "sessions", None) is not None
+    if workers > 1 and not shared:  # MemoryState: each worker would hold its own sessions
         raise ValueError(
             f"workers={workers} needs redis='redis://HOST:PORT/DB': without a shared state store each "
             "worker would know only its own legacy sessions and SSE events"
