@@ -24,6 +24,10 @@ LINUX_ONLY = {
     "tests/faults/test_client_death.py",
     "tests/faults/test_load.py",
     "tests/soak/test_soak_short.py",
+    "tests/conformance/test_round_robin_conformance.py",  # nginx, redis-server, the suite
+    "tests/state/test_workers.py",  # /proc, fork
+    "tests/state/test_graceful_shutdown.py",
+    "tests/bench/test_scale_bench_smoke.py",  # redis-server, fork
     "tests/stdio/test_stdio_transport.py",
     # the real components that scripts/test installs on Linux: oidc-provider (npm), the conformance
     # suite, Chromium, redis-server, a pty, /proc, venv/bin paths

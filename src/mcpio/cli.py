@@ -143,6 +143,20 @@ def _run_args(p: argparse.ArgumentParser) -> None:
         help="http: keep the server's state (the SSE event store) on Redis, redis://HOST:PORT/DB",
     )
     p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="http: serve the port from N processes (N > 1 needs --redis); a dead one is restarted",
+    )
+    p.add_argument(
+        "--grace",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="http: on SIGTERM/Ctrl-C, how long requests in flight may finish (default 10)",
+    )
+    p.add_argument(
         "--reload",
         action="store_true",
         help="stdio: restart the server when a .py file below its folder changes (the host stays connected)",

@@ -200,6 +200,7 @@ def test_import_does_not_load_http_cli_or_pydantic(stmt):
                 "mcpio._auth",
                 "mcpio.auth",
                 "mcpio._inspect",
+                "mcpio._server._workers",  # --workers: the supervisor (multiprocessing) only when asked
                 "mcpio._transports._uvicorn",
                 "mcpio._transports._hypercorn",
                 "mcpio._server._replicas",

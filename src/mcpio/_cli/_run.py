@@ -250,9 +250,20 @@ def run_app(
     auth: Any = None,
     redis: str | None = None,
     tls: dict[str, Any] | None = None,
+    workers: int = 1,
+    grace: float = 10.0,
 ) -> int:
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport {transport}: use stdio or http")
+    if workers != 1 and transport != "http":
+        raise UsageError("--workers works with -t http (a stdio server has one client: its host)")
+    if workers < 1 or grace < 0:
+        raise UsageError(f"--workers {workers} --grace {grace:g}: at least 1 worker and a grace of 0 s or more")
+    if workers > 1 and redis is None:  # each worker would know only its own sessions and events
+        raise UsageError(
+            f"--workers {workers} needs --redis redis://HOST:PORT/DB: legacy sessions and SSE events must be "
+            "shared by the workers (any of them may receive a session's next request)"
+        )
     server, where = load_server(app)
     if server is None:  # a script with its own main block (another SDK, say): run it as one
         if transport != "stdio":
@@ -307,6 +318,8 @@ def run_app(
         allow_remote=allow_remote,
         legacy_sse=legacy_sse,
         redis=redis,
+        grace=grace,
+        **({"workers": workers} if workers > 1 else {}),
         **serve_options(auth),
         **tls,
     )
@@ -340,4 +353,6 @@ def command(args: Any) -> int:
         auth=proxy_from(args) or resource_server_from(args),
         redis=args.redis,
         tls=tls_options(args),
+        workers=args.workers,
+        grace=args.grace,
     )

@@ -9,9 +9,11 @@ imported on the stdio path.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 from .. import _otel
@@ -160,6 +162,7 @@ async def serve_session(server: Server, transport: Transport, stateless: bool) -
     session.inline_requests = stateless
     if hasattr(raw, "on_abort"):  # DELETE cancels the session's requests in flight
         raw.on_abort = lambda: session.abort(0.0)
+        setattr(raw, "in_flight", session.in_flight)  # noqa: B010 - graceful shutdown waits for these (_http_drain)
     bind = getattr(raw, "bind_mirror", None)
     if bind is not None:  # a session shared across processes: resumed from / kept in its record
         from ._replicas import SessionMirror
@@ -188,6 +191,8 @@ async def serve(
     http2: bool = False,
     certfile: str | os.PathLike[str] | None = None,
     keyfile: str | os.PathLike[str] | None = None,
+    grace: float = 10.0,
+    sockets: Any = None,
     **options: Any,
 ) -> None:
     """Serve ``server.http_app`` until cancelled (see :meth:`Server.serve_http`): with uvicorn
@@ -229,8 +234,9 @@ async def serve(
             header_timeout=header_timeout,
             timeout_keep_alive=timeout_keep_alive,
             h11_max_incomplete_event_size=h11_max_incomplete_event_size,
+            graceful_timeout=grace,
         )
-        await _hypercorn.serve(app, h2cfg)
+        await _hypercorn.serve(app, h2cfg, sockets=sockets)
         return
     cfg = _uvicorn.config(
         app,
@@ -245,4 +251,42 @@ async def serve(
         certfile=certfile,
         keyfile=keyfile,
     )
-    await _uvicorn.serve(cfg)
+    from .._transports._http_drain import drain
+
+    await _uvicorn.serve(cfg, drain=lambda g: drain(app, g), grace=grace, sockets=sockets)
+
+
+def run(server: Server, host: str, port: int, options: dict[str, Any]) -> None:
+    """``Server.run("http", ...)``: serve until SIGTERM/SIGINT, in this process or, with
+    ``workers=N`` (N > 1), in N forked processes sharing the port (``_workers``). Several
+    workers need ``redis=URL`` (or a ``state=`` with a session directory, e.g. ``RedisState``): a legacy session, its SSE events and
+    resource subscriptions must be reachable from every worker, since each request of a
+    session may reach any of them; ``ValueError`` without it."""
+    from .._state._base import StateUnavailable
+
+    workers = options.pop("workers", 1)
+    if not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers={workers!r}: a number of processes, at least 1")
+    shared = options.get("redis") is not None or getattr(options.get("state"), "sessions", None) is not None
+    if workers > 1 and not shared:  # MemoryState: each worker would hold its own sessions
+        raise ValueError(
+            f"workers={workers} needs redis='redis://HOST:PORT/DB': without a shared state store each "
+            "worker would know only its own legacy sessions and SSE events"
+        )
+
+    def serve_one(sockets: Any = None) -> None:
+        try:
+            with contextlib.suppress(KeyboardInterrupt):
+                asyncio.run(server.serve_http(host, port, sockets=sockets, **options))
+        except StateUnavailable as exc:  # one line, exit status 1 (Redis down at start)
+            sys.stderr.write(f"mcpio: {exc}\n")
+            raise SystemExit(1) from None
+
+    if workers == 1:
+        serve_one()
+        return
+    from ._workers import supervise
+
+    status = supervise(lambda sock: serve_one([sock]), host, port, workers, grace=options.get("grace", 10.0))
+    if status:
+        raise SystemExit(status)

@@ -527,6 +527,7 @@ class Server:
         h11_max_incomplete_event_size: int = 64 * 1024,
         limit_concurrency: int | None = None,
         redis: str | None = None,
+        grace: float = 10.0,
         **options: Any,
     ) -> None:
         """Serve :meth:`http_app` with uvicorn (``pip install mcpio[http]``) until cancelled.
@@ -542,7 +543,9 @@ class Server:
         head is at most ``h11_max_incomplete_event_size`` bytes; ``limit_concurrency`` is
         uvicorn's (503 past it; off by default). Repeated server warnings are logged once a minute as one
         line. ``redis="redis://HOST:PORT/DB"`` keeps the server's state on Redis (``pip install
-        'mcpio[redis]'``; StateUnavailable before listening if it cannot be reached). ``certfile``/``keyfile`` (PEM) serve HTTPS; ``http2=True`` serves HTTP/2 too, with hypercorn (``pip install 'mcpio[http2]'``: h2 over TLS, h2c in cleartext). Other ``options`` go to :meth:`http_app`.
+        'mcpio[redis]'``; StateUnavailable before listening if it cannot be reached). ``certfile``/``keyfile`` (PEM) serve HTTPS; ``http2=True`` serves HTTP/2 too, with hypercorn (``pip install 'mcpio[http2]'``: h2 over TLS, h2c in cleartext).
+        On SIGTERM or Ctrl-C: stop accepting, /readyz 503, requests in flight get ``grace`` seconds, open SSE
+        streams are handed over (``_transports/_http_drain``). Other ``options`` go to :meth:`http_app`.
         """
         await _http.serve(
             self,
@@ -557,6 +560,7 @@ class Server:
             h11_max_incomplete_event_size=h11_max_incomplete_event_size,
             limit_concurrency=limit_concurrency,
             redis=redis,
+            grace=grace,
             **options,
         )
 
@@ -564,18 +568,12 @@ class Server:
         """Serve until the client goes away (stdio) or until interrupted (HTTP).
 
         ``transport``: "stdio" (the default) or "http" (Streamable HTTP on ``host``:``port``,
-        endpoint ``/mcp``; options as :meth:`serve_http`).
+        endpoint ``/mcp``; options as :meth:`serve_http`, and ``workers=N`` processes sharing the
+        port, which needs ``redis=``: see ``_server/_workers``).
         """
         _configure_logging()
         if transport == "http":
-            from .._state._base import StateUnavailable
-
-            try:
-                with contextlib.suppress(KeyboardInterrupt):
-                    asyncio.run(self.serve_http(host, port, **options))
-            except StateUnavailable as exc:  # one line, exit status 1 (Redis down at start)
-                sys.stderr.write(f"mcpio: {exc}\n")
-                raise SystemExit(1) from None
+            _http.run(self, host, port, options)
             return
         if transport != "stdio":
             raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")

@@ -41,6 +41,7 @@ from .. import _jsonrpc as rpc
 from .._protocol import _http as h
 from .._state._base import StateBackend, StateUnavailable
 from .._versions import RULES
+from ._http_drain import closing, health
 from ._http_events import EventStore, MemoryEventStore
 from ._http_server_sse import LegacySSE
 from ._http_server_streams import (
@@ -122,6 +123,7 @@ class StreamableHTTPApp:
         directory = getattr(state, "sessions", None)  # legacy sessions shared by all processes of state
         self.shared = SharedSessions(self, state, directory) if directory is not None else None
         self.sse: LegacySSE | None = None
+        self.draining = False  # shutting down (``_http_drain``): /readyz answers 503
         if legacy_sse:
             self.sse = LegacySSE(self, sse_path, message_path)
 
@@ -134,9 +136,11 @@ class StreamableHTTPApp:
         if kind != "http":
             return
         await self._ensure_started()
+        if self.draining:  # a kept-alive connection carries one last request, then closes (_http_drain)
+            send = closing(send)
         route = _route_path(scope)
         if route in HEALTH_PATHS and route != self.path and scope.get("method") in ("GET", "HEAD"):
-            await self._health(send, route)  # before Host checks: probes come by address
+            await health(self, send, route)  # before Host checks: probes come by address
             return
         if self.auth is not None:
             admitted = await self.auth(scope, receive, send)
@@ -247,6 +251,7 @@ class StreamableHTTPApp:
         json_ok, sse_ok = h.accepts(headers.get("accept"))
         stream = Stream("0", era=h.MODERN, json_ok=json_ok, sse_ok=sse_ok)
         transport = RequestTransport(body, stream, message)  # the body decoded once
+        transport.listen = message.get("method") == "subscriptions/listen"  # handed over first when draining
         self._requests.add(transport)
         self._spawn(self.serve(transport, True)).add_done_callback(lambda _: self._requests.discard(transport))
 
@@ -558,14 +563,6 @@ class StreamableHTTPApp:
                 await self.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
-
-    async def _health(self, send: Send, route: str) -> None:
-        """``/healthz``: the process serves (200). ``/readyz``: the state backend answers too
-        (200, else 503 with Retry-After), for load balancers and orchestrators."""
-        if route == "/healthz" or self.state is None or await self.state.ready():
-            await plain(send, 200, b"ok\n")
-        else:
-            await plain(send, 503, b"state store unreachable\n", [(b"retry-after", b"2")])
 
     # ================================================================ helpers
     async def read_body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:

@@ -331,6 +331,8 @@ class RequestTransport:
     """The transport of one modern (2026-07-28) POST: one frame in, its answers out to the
     POST's own stream; end of stream once the final answer is out or the client has gone."""
 
+    listen = False  # a subscriptions/listen stream: no final answer, handed over at once when draining
+
     def __init__(self, frame: bytes, stream: Stream, message: Any = None) -> None:
         """``message``: ``frame`` decoded already (the session then does not decode it again)."""
         self._frame: bytes | Decoded | None = frame if message is None else Decoded(frame, message)
@@ -494,6 +496,8 @@ class LegacyTransport:
     stream_prefix = ""  # before each POST stream's number: unique per process when sessions are shared
     # Set by the server: cancel what the session has in flight (DELETE: nobody can receive it).
     on_abort: Callable[[], None] | None = None
+    # Set by the server: how many of the session's requests are running (graceful shutdown waits).
+    in_flight: Callable[[], int] | None = None
 
     def abort(self) -> None:
         """End the session and cancel its requests in flight now (DELETE): their answers could

@@ -13,6 +13,9 @@ and, at the descriptor limit, flood stderr with one traceback per failed ``accep
 * **timeout_keep_alive** (5 s, uvicorn's): an idle keep-alive connection is closed.
 * **h11_max_incomplete_event_size** (64 KiB): the largest request head accepted.
 * **limit_concurrency** (None): uvicorn's 503 past that many connections or tasks.
+* **Graceful shutdown** (SIGTERM, Ctrl-C): stop accepting, then ``drain(grace)`` (the app's:
+  /readyz 503, idle SSE streams handed over, requests in flight get ``grace`` seconds), then
+  uvicorn's own shutdown. A SIGTERM ends the process with status 0 once drained.
 * **Logs**: repeated warnings and errors of uvicorn and asyncio (``Invalid HTTP request``,
   ``accept`` failures …) are logged once a minute as one line with a count, never as a
   traceback each.
@@ -21,8 +24,13 @@ and, at the descriptor limit, flood stderr with one traceback per failed ``accep
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import signal
+import socket
+import sys
 import time
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
 import uvicorn
@@ -162,14 +170,47 @@ def config(
     )
 
 
-async def serve(cfg: uvicorn.Config) -> None:
-    """Run uvicorn with :class:`OncePerPeriod` on its and asyncio's loggers."""
+class Server(uvicorn.Server):
+    """uvicorn's server with a drain step in its shutdown (see the module docstring)."""
+
+    def __init__(self, config: uvicorn.Config, drain: Callable[[float], Awaitable[None]] | None, grace: float) -> None:
+        super().__init__(config)
+        self.drain = drain
+        self.grace = grace
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for server in self.servers:  # stop accepting first: new connections go to other processes
+            server.close()
+        if self.drain is not None and not self.force_exit:
+            sys.stderr.write(f"mcpio: draining (up to {self.grace:g} s), then stopping\n")
+            sys.stderr.flush()
+            await self.drain(self.grace)
+        await super().shutdown(sockets)
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Generator[None, None, None]:
+        with super().capture_signals():
+            yield
+            # uvicorn re-raises the signal it stopped on; a SIGTERM handled by draining is a clean exit
+            self._captured_signals = [s for s in self._captured_signals if s != signal.SIGTERM]
+
+
+async def serve(
+    cfg: uvicorn.Config,
+    *,
+    drain: Callable[[float], Awaitable[None]] | None = None,
+    grace: float = 10.0,
+    sockets: list[socket.socket] | None = None,
+) -> None:
+    """Run uvicorn with :class:`OncePerPeriod` on its and asyncio's loggers; on shutdown,
+    ``drain(grace)`` runs once listening stopped; ``sockets``: listen on these (already bound,
+    shared by the workers of ``_server._workers``) instead of binding ``cfg.host:cfg.port``."""
     quiet = OncePerPeriod()
     loggers = [logging.getLogger(n) for n in ("uvicorn.error", "asyncio")]
     for lg in loggers:
         lg.addFilter(quiet)
     try:
-        await uvicorn.Server(cfg).serve()
+        await Server(cfg, drain, grace).serve(sockets=sockets)
     finally:
         for lg in loggers:
             lg.removeFilter(quiet)
