@@ -1,5 +1,5 @@
 """A server for the shared-session tests: ``python tests/state/shared_server.py PORT REDIS_URL
-[SESSION_TIMEOUT [MAX_SESSIONS [TASK_LEASE]]]``. Every process started with the same Redis serves every
+[SESSION_TIMEOUT [MAX_SESSIONS [TASK_LEASE [FRESH_FOR]]]]``. Every process started with the same Redis serves every
 legacy session. Tools: ``where`` (this process's pid), ``chatty`` (one log message per level),
 ``touch(uri)`` (``notify_resource_updated``), ``grow(name)`` (adds a tool: list_changed), ``roots`` (asks the client for its roots: a
 server-to-client request), ``slow(steps, wait)`` (progress, then waits; ``cancelled`` lists the
@@ -93,5 +93,6 @@ if __name__ == "__main__":
     timeout = float(sys.argv[3]) if len(sys.argv) > 3 else 1800.0
     cap = int(sys.argv[4]) if len(sys.argv) > 4 else 10_000
     lease = float(sys.argv[5]) if len(sys.argv) > 5 else 10.0  # a process dead this long is seen dead
-    state = RedisState(sys.argv[2], task_lease=lease)
+    fresh = float(sys.argv[6]) if len(sys.argv) > 6 else 1.0  # a local copy is trusted this long
+    state = RedisState(sys.argv[2], task_lease=lease, fresh_for=fresh)
     server.run("http", port=int(sys.argv[1]), state=state, session_timeout=timeout, max_sessions=cap)

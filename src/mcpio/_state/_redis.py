@@ -271,7 +271,10 @@ class RedisState:
     (``sessions``, :mod:`._redis_sessions`) and the tasks (``tasks``, :mod:`._redis_tasks`).
     Bounds as :class:`~mcpio._state.MemoryState` (they hold for the database as a whole).
     ``task_lease``: seconds after which the live tasks of a process that stopped refreshing its
-    lease (it died) are reported failed by the others."""
+    lease (it died) are reported failed by the others. ``fresh_for``: seconds a process serves a
+    legacy session from its local copy without reading the record again (at most a quarter of
+    ``session_timeout``; 0: every request reads it); a copy learns of a DELETE or a change
+    elsewhere through the bus at once, so this bounds staleness only if a bus message is lost."""
 
     def __init__(
         self,
@@ -284,13 +287,18 @@ class RedisState:
         ttl: float = DEFAULT_TTL,
         timeout: float = 2.0,
         task_lease: float = 10.0,
+        fresh_for: float = 1.0,
     ) -> None:
+        if fresh_for < 0:
+            raise ValueError(f"fresh_for must be >= 0 seconds, not {fresh_for!r}")
         self.url = url
+        self.fresh_for = fresh_for
         self.prefix = prefix
         self.node = secrets.token_hex(8)  # this process, on the bus
         self._handlers: list[Callable[[dict[str, Any]], Awaitable[None]]] = []
         self._listener: asyncio.Task[None] | None = None
         self._subscribed: asyncio.Event | None = None
+        self._generation = 0  # how many times the bus has (re)subscribed
         self.client = aioredis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
         # The bus listens on its own connection, without a read timeout (it is idle between messages).
         self._bus_client = aioredis.Redis.from_url(url, socket_connect_timeout=timeout, socket_keepalive=True)
@@ -327,6 +335,14 @@ class RedisState:
     def on_message(self, handler: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
         self._handlers.append(handler)
 
+    def bus_generation(self) -> int | None:
+        """None while the bus is not listening; else a number that changes each time it
+        subscribes again (after Redis restarted or the connection broke), so a caller can tell
+        whether messages may have been missed since it last looked."""
+        if self._subscribed is None or not self._subscribed.is_set():
+            return None
+        return self._generation
+
     async def _listen(self) -> None:
         """Deliver the bus's messages from other processes; resubscribe after Redis restarts."""
         assert self._subscribed is not None
@@ -334,6 +350,7 @@ class RedisState:
             try:
                 async with self._bus_client.pubsub() as pubsub:
                     await pubsub.subscribe(self.prefix + "bus")
+                    self._generation += 1
                     self._subscribed.set()
                     async for raw in pubsub.listen():
                         if raw.get("type") == "message":

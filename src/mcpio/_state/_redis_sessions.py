@@ -99,6 +99,41 @@ return redis.call('HGETALL', key)
 """
 )
 
+# ARGV[1] prefix, ARGV[2] ttl ms, ARGV[3] the epoch the caller knows, then (session id, rev)
+# pairs -> one answer per pair, as _TOUCH's (0 for gone): the batched background touch
+_TOUCH_MANY = """
+local p, ttl, known = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local sx, ep = p .. 'sx', redis.call('GET', p .. 'epoch')
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local out = {}
+for i = 4, #ARGV, 2 do
+  local sid = ARGV[i]
+  local key = p .. 's:' .. sid
+  if redis.call('EXISTS', key) == 0 then
+    redis.call('ZREM', sx, sid)
+    if ep ~= known then out[#out + 1] = {'lost'} else out[#out + 1] = 0 end
+  else
+    if ttl > 0 then
+      redis.call('PEXPIRE', key, ttl)
+      redis.call('ZADD', sx, now + ttl, sid)
+    else
+      redis.call('ZADD', sx, '+inf', sid)
+    end
+    local rev = redis.call('HGET', key, 'rev')
+    if rev == ARGV[i + 1] then
+      out[#out + 1] = {ep, rev}
+    else
+      local all = redis.call('HGETALL', key)
+      table.insert(all, 1, ep)
+      out[#out + 1] = all
+    end
+  end
+end
+if ttl > 0 then redis.call('PEXPIRE', sx, ttl) else redis.call('PERSIST', sx) end
+return out
+"""
+
 _DELETE = (
     _HEAD
     + """
@@ -132,6 +167,7 @@ class RedisSessions:
         self._call = call  # _redis._call: one retry after a reconnect, else StateUnavailable
         self._create = client.register_script(_CREATE)
         self._touch = client.register_script(_TOUCH)
+        self._touch_many = client.register_script(_TOUCH_MANY)
         self._update = client.register_script(_UPDATE)
         self._delete = client.register_script(_DELETE)
         self._ended = client.register_script(_ENDED)
@@ -158,6 +194,18 @@ class RedisSessions:
 
     async def touch(self, sid: str, rev: int, *, ttl: float) -> int | str | dict[str, str] | None:
         raw = await self._call(lambda: self._touch(args=self._args(sid, ttl, rev, self.epoch)))
+        return self._touched(raw)
+
+    async def touch_many(self, revs: dict[str, int], *, ttl: float) -> dict[str, int | str | dict[str, str] | None]:
+        """:meth:`touch` for many sessions in one round trip (one script): ``revs`` maps each
+        session id to the rev the caller knows; the answers by session id."""
+        sids = list(revs)
+        flat = [x for sid in sids for x in (sid, revs[sid])]
+        args = [self.prefix, max(0, int(ttl * 1000)), self.epoch, *flat]
+        raw = await self._call(lambda: self._touch_many(args=args))
+        return {sid: self._touched(one or None) for sid, one in zip(sids, raw, strict=True)}
+
+    def _touched(self, raw: Any) -> int | str | dict[str, str] | None:
         if raw is None:
             return None
         if len(raw) == 1:

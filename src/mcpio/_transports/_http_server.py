@@ -527,6 +527,8 @@ class StreamableHTTPApp:
         if self._reaper is not None:
             self._reaper.cancel()
             self._reaper = None
+        if self.shared is not None:
+            self.shared.close()
         pending = [t for t in self._tasks if t is not asyncio.current_task()]
         if pending:
             await asyncio.wait(pending, timeout=5)

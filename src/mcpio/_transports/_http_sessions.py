@@ -8,8 +8,10 @@ counted over all processes. Each process keeps *local copies* in ``StreamableHTT
 (the origin and replicas alike, each a :class:`SharedLegacyTransport` running its own server
 session):
 
-* every request touches the record (one round trip: it keeps the session alive, tells a
-  deleted or expired session — 404 — and brings a changed record); a process that has no copy
+* a request touches the record (one round trip: it keeps the session alive, tells a
+  deleted or expired session — 404 — and brings a changed record), unless this process read
+  it less than a second ago with the bus listening since: then the copy serves it at once and
+  the touch is done in the background, batched (:meth:`SharedSessions.find`); a process that has no copy
   starts one primed from the record (no handshake) and serves the request there, so the
   request's progress, logs and server-to-client requests go to the POST's own stream;
 * requests that change the record (initialize, logging/setLevel, resources/subscribe and
@@ -64,6 +66,7 @@ ENDED = "mcpio/session-ended"
 CHANGED = "mcpio/session-changed"
 FRAME = "mcpio/session-frame"
 GET_MOVED = "mcpio/session-get"
+FRESH_FOR = 1.0  # seconds a touch vouches for a local copy (SharedSessions.find)
 
 
 class SharedLegacyTransport(LegacyTransport):
@@ -82,6 +85,8 @@ class SharedLegacyTransport(LegacyTransport):
         self.owns_events = False  # forget the event store's keys at the end (only if it ended)
         self.session_ended = False  # the session itself ended (DELETE, expiry), not only this copy
         self.held: dict[str, Stream] = {}  # POST streams whose requests hold this process's lease
+        self.generation: int | None = None  # the bus's generation when the record was last read
+        self.checked = 0.0  # when it was last read (monotonic): find() trusts it for a window
 
     def bind_mirror(self, mirror: Any) -> None:
         """Called by the server before its session reads anything: prime a replica."""
@@ -211,6 +216,8 @@ class SharedSessions:
         leases = getattr(state, "tasks", None)  # per-process leases (_state._redis_tasks), if any
         self.leases: Any = leases if hasattr(leases, "alive") else None
         self._feeders: set[asyncio.Task[None]] = set()
+        self._due: dict[str, SharedLegacyTransport] = {}  # copies served without a touch (find)
+        self._toucher: asyncio.Task[None] | None = None
         state.on_message(self.on_message)
 
     def _local(self, sid: str, record: dict[str, str] | None) -> SharedLegacyTransport:
@@ -231,18 +238,52 @@ class SharedSessions:
             return None
         return self._local(sid, None)
 
+    def _bus(self) -> int | None:
+        """The bus's generation (``RedisState.bus_generation``); None: down, or not known."""
+        generation = getattr(self.state, "bus_generation", None)
+        return generation() if callable(generation) else None
+
+    @property
+    def window(self) -> float:
+        """How long a touch vouches for a copy: the backend's ``fresh_for`` (else ``FRESH_FOR``)
+        seconds, at most a quarter of ``session_timeout``."""
+        fresh = float(getattr(self.state, "fresh_for", FRESH_FOR))
+        timeout = self.app.session_timeout
+        return min(fresh, timeout / 4) if timeout > 0 else fresh
+
     async def find(self, sid: str, local: Any) -> SharedLegacyTransport | None:
         """The local copy of ``sid`` (started from its record if there is none), after touching
-        the record; None if the session is unknown, deleted or expired."""
+        the record; None if the session is unknown, deleted or expired.
+
+        A copy whose record was read less than :attr:`window` ago, with the bus listening
+        since, is served without a round trip: the bus tells it of a DELETE or a change on
+        another process at once. Its touch (the idle expiry) is then done in the background,
+        batched for every such copy once per window (:meth:`_touch_due`), so a session used
+        only through this process never expires while in use. If a bus message was lost
+        without the bus noticing, a copy is stale for at most the window."""
         if local is not None and local.closed:
             local = None
+        fresh = local is not None and local.generation is not None and local.generation == self._bus()
+        if fresh and time.monotonic() - local.checked < self.window:
+            self._due[sid] = local
+            if self._toucher is None:
+                self._toucher = asyncio.get_running_loop().create_task(self._touch_due())
+            return local  # type: ignore[no-any-return]
         ttl = self.app.session_timeout
+        generation, started = self._bus(), time.monotonic()
         try:
             found = await self.directory.touch(sid, local.rev if local is not None else 0, ttl=ttl)
         except StateUnavailable:
             if local is None:
                 raise  # 503: only the backend knows this session
             return local  # type: ignore[no-any-return]  # served from this copy while the backend is down
+        return await self._apply(sid, local, found, generation, started)
+
+    async def _apply(
+        self, sid: str, local: Any, found: Any, generation: int | None, started: float
+    ) -> SharedLegacyTransport | None:
+        """A touch's answer ``found`` for ``sid`` applied to its copy ``local`` (or None)."""
+        ttl = self.app.session_timeout
         if isinstance(found, str):  # Redis lost its data (restarted empty): this copy restores it
             if local is None or local.mirror is None:
                 return None
@@ -255,10 +296,46 @@ class SharedSessions:
                 self.app.end_session(local, abort=True)
             return None
         if local is None:
-            return self._local(sid, found if isinstance(found, dict) else None)
-        if isinstance(found, dict):
+            local = self._local(sid, found if isinstance(found, dict) else None)
+        elif isinstance(found, dict):
             local.refresh(found)
+        local.generation, local.checked = generation, started
         return local  # type: ignore[no-any-return]
+
+    async def _touch_due(self) -> None:
+        """The background touch of the copies served without a round trip (see :meth:`find`):
+        once per window, all of them in one round trip (``touch_many``) when the directory
+        has it; each answer is applied as a request's touch would be."""
+        try:
+            while self._due:
+                await asyncio.sleep(self.window)
+                due, self._due = self._due, {}
+                due = {sid: t for sid, t in due.items() if not t.closed}
+                if not due:
+                    continue
+                generation, started = self._bus(), time.monotonic()
+                ttl = self.app.session_timeout
+                try:
+                    many = getattr(self.directory, "touch_many", None)
+                    if many is not None:
+                        found = await many({sid: t.rev for sid, t in due.items()}, ttl=ttl)
+                    else:
+                        found = {sid: await self.directory.touch(sid, t.rev, ttl=ttl) for sid, t in due.items()}
+                    for sid, t in due.items():
+                        if not t.closed:
+                            await self._apply(sid, t, found[sid], generation, started)
+                except StateUnavailable as exc:
+                    for t in due.values():
+                        t.generation = None  # the next request touches (or is served from its copy)
+                    log.warning("the background touch of %d HTTP sessions failed: %s", len(due), exc)
+        finally:
+            self._toucher = None
+
+    def close(self) -> None:
+        """The server stops: the background touch with it (the copies are ended)."""
+        if self._toucher is not None:
+            self._toucher.cancel()
+        self._due.clear()
 
     async def delete(self, transport: SharedLegacyTransport) -> None:
         """DELETE: the session ends everywhere (record gone, every copy told)."""
