@@ -62,7 +62,10 @@ def test_redis_restarted_mid_session_503_then_service_resumes(own_redis):
             s = Session(c, base + "/mcp")
             events, _ = s.call("abandoned", n=RESULT)
             primed = events[0]["id"]
-            assert s.stats()["bytes"] > RESULT  # the waiting answer is in Redis
+            deadline = time.monotonic() + 10  # the abandoned answer is stored after its stream ended
+            while s.stats()["bytes"] <= RESULT:
+                assert time.monotonic() < deadline, "the waiting answer never reached Redis"
+                time.sleep(0.02)
 
             own_redis.stop()
             ready = c.get(base + "/readyz")
