@@ -9,12 +9,15 @@ never expires while in use.
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import httpx
 import redis
 
-from tests.state.test_shared_sessions import RoundRobin, start
+from mcpio._state import RedisState
+from mcpio._state._redis_sessions import LOST
+from tests.state.test_shared_sessions import VERSION, RoundRobin, start
 
 CALLS = 200
 
@@ -101,3 +104,31 @@ def test_a_session_used_through_one_process_only_does_not_expire(redis_url):
     finally:
         stop(procs)
         db.close()
+
+
+def test_the_batched_touch_answers_each_session_as_touch_does(redis_url):
+    """``touch_many`` (the background touch): unchanged, changed, gone and "Redis lost its
+    data" sessions in one script, each answered as ``touch`` answers it; TTLs refreshed."""
+
+    async def go() -> None:
+        state = RedisState(redis_url, prefix="cost-test:")
+        d = state.sessions
+        try:
+            for sid in ("a", "b", "c"):
+                assert await d.create(sid, {"v": VERSION}, ttl=30, max_sessions=0)
+            await d.update("b", {"lvl": "error"}, [], ttl=30)  # rev 2: a copy knowing rev 1 gets it
+            await d.delete("c")
+            found = await d.touch_many({"a": 1, "b": 1, "c": 1}, ttl=60)
+            assert found["a"] == 1
+            assert found["b"] == {"rev": "2", "v": VERSION, "lvl": "error"}
+            assert found["c"] is None
+            assert 30_000 < await state.client.pttl("cost-test:s:a") <= 60_000
+            await state.client.delete("cost-test:epoch", "cost-test:s:a")  # as after a restart, empty
+            assert (await d.touch_many({"a": 1}, ttl=60))["a"] == LOST
+        finally:
+            keys = await state.client.keys("cost-test:*")
+            if keys:
+                await state.client.delete(*keys)
+            await state.aclose()
+
+    asyncio.run(go())
