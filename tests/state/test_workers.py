@@ -147,3 +147,33 @@ def test_workers_stop_when_the_supervisor_is_killed(redis_url):
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_shared_socket_answers_without_nagle_delay() -> None:
+    """The workers' shared listening socket gives asyncio what it needs to set TCP_NODELAY on
+    every connection it accepts (its proto must say TCP): without it Nagle and the client's
+    delayed ACK held each keep-alive answer ~40 ms, and 2 workers served a fifth of 1 worker's
+    calls/s (benchmarks/scale.py)."""
+    import asyncio
+    import socket
+
+    from mcpio._server._workers import listen
+
+    async def main() -> int:
+        accepted: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+        class Probe(asyncio.Protocol):
+            def connection_made(self, transport: asyncio.BaseTransport) -> None:
+                sock = transport.get_extra_info("socket")
+                accepted.set_result(sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+                transport.close()
+
+        sock = listen("127.0.0.1", 0)
+        server = await asyncio.get_running_loop().create_server(Probe, sock=sock)
+        async with server:
+            _r, w = await asyncio.open_connection(*sock.getsockname())
+            nodelay = await asyncio.wait_for(accepted, 10)
+            w.close()
+        return nodelay
+
+    assert asyncio.run(main()) != 0
