@@ -321,7 +321,8 @@ def targets(out: dict[str, Any]) -> list[dict[str, Any]]:
             "value": f"DBSIZE {s['dbsize'][0]} -> {s['dbsize'][1]}, used_memory less client buffers "
             f"{s['used_memory_less_clients'][0]} -> {s['used_memory_less_clients'][1]} bytes (used_memory "
             f"{s['used_memory'][0]} -> {s['used_memory'][1]})",
-            "met": s["dbsize"][1] == s["dbsize"][0]
+            # <=: a key of the load phase (a process's lease) may expire while the sessions run
+            "met": s["dbsize"][1] <= s["dbsize"][0]
             and s["used_memory_less_clients"][1] - s["used_memory_less_clients"][0] <= MAX_MEMORY_DRIFT,
         },
         {
