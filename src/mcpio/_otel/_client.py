@@ -20,11 +20,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from opentelemetry import metrics, propagate, trace
-from opentelemetry.trace import SpanKind, Status, StatusCode
+from opentelemetry.trace import SpanKind
 
 from .._errors import MCPError
 from .._version import __version__
-from ._server import BUCKETS, SCOPE
+from ._server import BUCKETS, SCOPE, end
 
 Request = Callable[..., Awaitable[Any]]
 
@@ -77,13 +77,6 @@ def traced(request: Request) -> Request:
                     error = "tool_error"
                 return result
             finally:
-                if error is not None:
-                    span.set_attribute("error.type", error)
-                    span.set_status(Status(StatusCode.ERROR))
-                    attrs["error.type"] = error
-                if code is not None:
-                    span.set_attribute("rpc.response.status_code", code)
-                    attrs["rpc.response.status_code"] = code
-                _duration.record(time.perf_counter() - t0, attrs)
+                end(span, _duration, t0, attrs, error, code)
 
     return send

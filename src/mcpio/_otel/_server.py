@@ -96,17 +96,22 @@ def instrument(server: Server) -> RequestHandler:
                     error = "tool_error"
                 return result
             finally:
-                metric_attrs = _metric_attributes(attrs)
-                if error is not None:
-                    span.set_attribute("error.type", error)
-                    span.set_status(Status(StatusCode.ERROR))
-                    metric_attrs["error.type"] = error
-                if code is not None:
-                    span.set_attribute("rpc.response.status_code", code)
-                    metric_attrs["rpc.response.status_code"] = code
-                duration.record(time.perf_counter() - t0, metric_attrs)
+                end(span, duration, t0, _metric_attributes(attrs), error, code)
 
     return on_request
+
+
+def end(span: Any, duration: Any, t0: float, metric_attrs: dict[str, Any], error: str | None, code: Any) -> None:
+    """Close the books of one request, server or client side: the outcome on its span (no
+    description: messages may quote input) and its duration with the same outcome."""
+    if error is not None:
+        span.set_attribute("error.type", error)
+        span.set_status(Status(StatusCode.ERROR))
+        metric_attrs["error.type"] = error
+    if code is not None:
+        span.set_attribute("rpc.response.status_code", code)
+        metric_attrs["rpc.response.status_code"] = code
+    duration.record(time.perf_counter() - t0, metric_attrs)
 
 
 def _parent(params: dict[str, Any] | None) -> Any:

@@ -434,12 +434,16 @@ class StreamableHTTPApp:
             return None
         sid = h.new_session_id()
         transport = LegacyTransport(sid, store=self.event_store)
+        self.start_session(transport, sid)
+        return transport
+
+    def start_session(self, transport: Any, sid: str) -> None:
+        """Register and run session ``sid`` (new, or a local copy of a shared one); reap idle ones."""
         transport.retry_ms = self.retry_ms
         self.sessions[sid] = transport
         self.run_session(transport, sid)
         if self._reaper is None and self.session_timeout > 0:
             self._reaper = self._spawn(self._reap())
-        return transport
 
     def run_session(self, transport: Any, sid: str) -> None:
         async def run() -> None:

@@ -221,13 +221,8 @@ class SharedSessions:
         state.on_message(self.on_message)
 
     def _local(self, sid: str, record: dict[str, str] | None) -> SharedLegacyTransport:
-        app = self.app
         transport = SharedLegacyTransport(sid, registry=self, record=record)
-        transport.retry_ms = app.retry_ms
-        app.sessions[sid] = transport
-        app.run_session(transport, sid)
-        if app._reaper is None and app.session_timeout > 0:
-            app._reaper = app._spawn(app._reap())
+        self.app.start_session(transport, sid)
         return transport
 
     async def create(self) -> SharedLegacyTransport | None:
