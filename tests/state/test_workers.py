@@ -93,13 +93,21 @@ def test_two_workers_serve_one_port_a_killed_one_is_restarted_and_sigterm_stops_
     assert not [p for p in first | second if alive(p)]  # no orphans
 
 
-def test_ctrl_c_stops_the_supervisor_and_every_worker(redis_url):
+@pytest.mark.parametrize("when", ["serving", "starting"])
+def test_ctrl_c_stops_the_supervisor_and_every_worker(redis_url, when):
+    """Ctrl-C reaches the whole process group: the supervisor turns it into one SIGTERM per
+    worker, which drains; a worker must not act on the SIGINT itself (a KeyboardInterrupt
+    wherever it was, or uvicorn's "second signal" skipping the drain), even while starting."""
     port = free_port()
     proc = start(port, redis_url, "--workers", "3")
     try:
-        wait_port(port, proc=proc)
         wait_until(lambda: len(children(proc.pid)) == 3, "three workers")
         workers = children(proc.pid)
+        if when == "serving":  # every worker has answered a call (new connections spread over them)
+            wait_port(port, proc=proc)
+            url = f"http://127.0.0.1:{port}/mcp"
+            answered: set[int] = set()
+            wait_until(lambda: answered.add(call_pid(url)) or answered == workers, "all three serving", tries=300)
         os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
         _, err = proc.communicate(timeout=60)
     finally:
@@ -107,7 +115,10 @@ def test_ctrl_c_stops_the_supervisor_and_every_worker(redis_url):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     assert proc.returncode == 0, err
-    assert "Traceback" not in err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert "killing it" not in err, err  # every worker stopped by itself
+    if when == "serving":
+        assert err.count("mcpio: draining") == 3, err  # each worker drained: no forced exit
     assert not [p for p in workers if alive(p)]
 
 

@@ -15,6 +15,13 @@ thread pool or Redis connection exists. POSIX only (no ``fork`` on Windows).
   streams handed over); a worker still alive ``grace + STOP_MARGIN`` seconds later is killed.
   The supervisor exits once every worker has: no orphans. On Linux a worker also gets
   SIGTERM when the supervisor itself dies (``PR_SET_PDEATHSIG``).
+* Ctrl-C belongs to the supervisor: a terminal sends SIGINT to the whole process group, and a
+  worker acting on it too would race the supervisor's SIGTERM (a KeyboardInterrupt raised
+  wherever the worker happened to be, or uvicorn's "second signal: force exit" skipping the
+  drain). So workers ignore SIGINT (``_uvicorn`` and ``_hypercorn`` keep an ignored SIGINT
+  ignored), and both signals are blocked across each fork until the new worker has set its
+  own dispositions: a SIGTERM sent in between waits for them instead of reaching the
+  supervisor's handler inherited by the child.
 """
 
 from __future__ import annotations
@@ -53,11 +60,17 @@ def listen(host: str, port: int, backlog: int = 2048) -> socket.socket:
     return sock
 
 
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
 def _worker_main(serve: Callable[[socket.socket], None], sock: socket.socket, parent: int, wake: Any) -> None:
+    # Forked with STOP_SIGNALS blocked (see start() in supervise): set this process's own
+    # dispositions, then let what arrived meanwhile in.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the supervisor's: it sends SIGTERM
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # until the server installs its graceful one
     for end in wake:  # the supervisor's signal pipe is not the worker's
         end.close()
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     if sys.platform.startswith("linux"):  # die with the supervisor, even a kill -9 of it
         with contextlib.suppress(Exception):
             import ctypes
@@ -96,7 +109,11 @@ def supervise(serve: Callable[[socket.socket], None], host: str, port: int, work
         p = ctx.Process(
             target=_worker_main, args=(serve, sock, me, (wake_r, wake_w)), name=f"mcpio-worker-{slot}", daemon=False
         )
-        p.start()
+        signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # the child unblocks them (_worker_main)
+        try:
+            p.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
         procs[slot] = p
 
     status = 0

@@ -46,7 +46,7 @@ from hypercorn.asyncio.run import worker_serve
 from hypercorn.config import Config, Sockets
 from hypercorn.utils import wrap_app
 
-from ._uvicorn import OncePerPeriod
+from ._uvicorn import OncePerPeriod, ignores_sigint
 
 DEFAULT_MAX_STREAMS = 100
 GRACEFUL_TIMEOUT = 5.0  # as _uvicorn's timeout_graceful_shutdown
@@ -94,7 +94,8 @@ async def serve(app: Any, cfg: Config, sockets: list[socket.socket] | None = Non
         def on_signal(signum: int, frame: Any) -> None:
             loop.call_soon_threadsafe(stop.set)
 
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        # an ignored SIGINT stays ignored: see ignores_sigint
+        for sig in (signal.SIGTERM,) if ignores_sigint() else (signal.SIGINT, signal.SIGTERM):
             previous[sig] = signal.signal(sig, on_signal)
     quiet = OncePerPeriod()
     loggers = [logging.getLogger(n) for n in ("hypercorn.error", "asyncio")]

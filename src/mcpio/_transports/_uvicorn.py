@@ -29,6 +29,7 @@ import logging
 import signal
 import socket
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any
@@ -70,6 +71,13 @@ class OncePerPeriod(logging.Filter):
             text += f" [{dropped} more like this in the last {self.period:g} s were not logged]"
         record.msg, record.args, record.exc_info, record.exc_text = text, None, None, None
         return True
+
+
+def ignores_sigint() -> bool:
+    """Whether this process ignores SIGINT and so must go on ignoring it while it serves: a
+    worker of ``_server._workers``, whose supervisor turns Ctrl-C into one SIGTERM per worker
+    (both arriving would race, and uvicorn takes a second signal as "force exit, no drain")."""
+    return threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) == signal.SIG_IGN
 
 
 def guarded_protocol(max_connections: int, header_timeout: float) -> type[H11Protocol]:
@@ -189,7 +197,10 @@ class Server(uvicorn.Server):
 
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:
+        keep_ignoring = ignores_sigint()
         with super().capture_signals():
+            if keep_ignoring:  # a worker of _server._workers: Ctrl-C is its supervisor's to handle
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
             yield
             # uvicorn re-raises the signal it stopped on; a SIGTERM handled by draining is a clean exit
             self._captured_signals = [s for s in self._captured_signals if s != signal.SIGTERM]
