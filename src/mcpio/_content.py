@@ -181,6 +181,11 @@ class ToolResult(msgspec.Struct):
 
 def json_text(value: Any) -> str:
     """Compact JSON of a Python value (dataclasses, Structs, pydantic models included)."""
+    kind = type(value)
+    if kind is int:  # the common scalar result, written as msgspec would (issue 17)
+        return str(value)
+    if kind is bool:
+        return "true" if value else "false"
     return msgspec.json.encode(to_jsonable(value)).decode()
 
 

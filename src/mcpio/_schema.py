@@ -424,8 +424,13 @@ def _enc_hook(obj: Any) -> Any:
     raise TypeError(f"cannot serialize {type(obj).__name__} to JSON")
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})  # exact types that are JSON data as they are
+
+
 def _jsonable(value: Any) -> Any:
     """``value`` as plain JSON data (tuples become lists, datetimes strings, models dicts...)."""
+    if type(value) in _PLAIN:  # the common scalar result: no round trip through bytes (issue 17)
+        return value
     return msgspec.json.decode(msgspec.json.encode(value, enc_hook=_enc_hook))
 
 

@@ -70,7 +70,8 @@ def _worker_main(serve: Callable[[socket.socket], None], sock: socket.socket, pa
     signal.signal(signal.SIGTERM, signal.SIG_DFL)  # until the server installs its graceful one
     for end in wake:  # the supervisor's signal pipe is not the worker's
         end.close()
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
+    if sys.platform != "win32":  # (never forked there; this keeps the Windows type check clean)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
     if sys.platform.startswith("linux"):  # die with the supervisor, even a kill -9 of it
         with contextlib.suppress(Exception):
             import ctypes
@@ -109,6 +110,8 @@ def supervise(serve: Callable[[socket.socket], None], host: str, port: int, work
         p = ctx.Process(
             target=_worker_main, args=(serve, sock, me, (wake_r, wake_w)), name=f"mcpio-worker-{slot}", daemon=False
         )
+        if sys.platform == "win32":  # unreachable (no fork): the guard keeps the Windows type check clean
+            raise ValueError("workers > 1 needs fork")
         signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)  # the child unblocks them (_worker_main)
         try:
             p.start()
