@@ -41,8 +41,10 @@ FORBIDDEN_MODULES = {"argparse", "email", "http.client", "urllib.request", "mcpi
 # (SafePath, Image(path=...), URI templates), mimetypes, shutil with bz2, lzma, fnmatch and zlib
 # (which_path), dataclasses (the schema's Parameter is a Struct), and the skills extension.
 # What is still loaded, and why, is in docs/evidence/benchmarks.md (cold start): asyncio brings
-# ssl, subprocess, socket, concurrent.futures, logging and inspect; msgspec brings typing,
-# typing_extensions, datetime, decimal, uuid and platform.
+# ssl, subprocess, socket, concurrent.futures, logging and inspect — since issue 17's synchronous
+# start-up only after the initialize answer is written (tests/stdio/test_fast_initialize.py makes
+# them unimportable and still gets the answer); msgspec brings typing, typing_extensions,
+# datetime, decimal, uuid and platform.
 FORBIDDEN_STDLIB = {"json", "hashlib", "hmac", "secrets", "pathlib", "urllib", "ipaddress", "mimetypes", "dataclasses"}
 # asyncio on Windows imports tempfile and with it these (asyncio.windows_utils): forbidden elsewhere
 FORBIDDEN_STDLIB_POSIX = {"tempfile", "random", "shutil", "bz2", "lzma", "fnmatch", "zlib"}
