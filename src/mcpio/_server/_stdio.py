@@ -26,7 +26,6 @@ from .. import _jsonrpc as rpc
 from .._errors import TransportError
 from .._protocol._connection import Connection
 from .._protocol._events import RequestReceived
-from .._transports._trace import open_trace
 from .._versions import RULES
 from ._handlers import initialize_result
 
@@ -194,6 +193,7 @@ async def serve_stdio(server: Server, primed: Primed | None = None) -> None:
 
     from .._platform import on_terminate
     from .._transports._stdio import StdioServerTransport
+    from .._transports._trace import open_trace
 
     transport = StdioServerTransport(max_line_size=server.max_message_size)
     if primed is not None:
