@@ -102,3 +102,60 @@ def test_answering_initialize_over_stdio_loads_nothing_heavy(tmp_path: Path) -> 
         or m.startswith(FORBIDDEN_PREFIXES)
     ]
     assert not loaded, f"on the stdio start-up path: {loaded}"
+
+
+BUILD = """
+import sys
+from mcpio import Context, Server
+
+server = Server("s", instructions="hi")
+
+
+@server.tool
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+@server.tool(task_support="optional")
+async def slow(ctx: Context, n: int = 1) -> str:
+    return "x" * n
+
+
+@server.resource("file:///{name}")
+def res(name: str) -> str:
+    return name
+
+
+@server.prompt
+def hello(who: str) -> str:
+    return f"hello {who}"
+
+
+@server.middleware
+async def mw(request, call_next):
+    return await call_next(request)
+
+
+@server.on_notification("notifications/initialized")
+async def seen(ctx, params):
+    pass
+
+
+heavy = ["asyncio", "concurrent.futures", "ssl", "socket", "selectors", "subprocess"]
+print(",".join(m for m in heavy if m in sys.modules))
+"""
+
+
+def test_building_a_server_imports_no_asyncio() -> None:
+    """``from mcpio import Server``, ``Server(...)`` and every registration decorator leave
+    asyncio (and what it imports) unloaded: the stdio start-up answers ``initialize`` before it
+    (``mcpio._server._stdio``; issue 17)."""
+    done = subprocess.run(
+        [sys.executable, "-c", BUILD],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if k not in ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG")},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "", f"imported while building a server: {done.stdout.strip()}"
