@@ -172,6 +172,7 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="the synchronous start-up is POSIX only (select on pipes)")
 @pytest.mark.parametrize("server", ["benchmarks/servers/mcpio_server.py", "test"])
 def test_initialize_is_answered_before_asyncio_is_imported(server: str, tmp_path: Path) -> None:
     """With asyncio (and what it drags in: ssl, socket, selectors, subprocess, concurrent.futures)

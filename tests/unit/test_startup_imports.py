@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "benchmarks" / "servers" / "mcpio_server.py"
 
@@ -146,6 +148,10 @@ print(",".join(m for m in heavy if m in sys.modules))
 """
 
 
+@pytest.mark.skipif(
+    sys.platform == "win32",
+    reason="the synchronous stdio start-up is POSIX only (mcpio._platform._windows needs subprocess)",
+)
 def test_building_a_server_imports_no_asyncio() -> None:
     """``from mcpio import Server``, ``Server(...)`` and every registration decorator leave
     asyncio (and what it imports) unloaded: the stdio start-up answers ``initialize`` before it
