@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "benchmarks" / "servers" / "mcpio_server.py"
 
@@ -41,8 +43,10 @@ FORBIDDEN_MODULES = {"argparse", "email", "http.client", "urllib.request", "mcpi
 # (SafePath, Image(path=...), URI templates), mimetypes, shutil with bz2, lzma, fnmatch and zlib
 # (which_path), dataclasses (the schema's Parameter is a Struct), and the skills extension.
 # What is still loaded, and why, is in docs/evidence/benchmarks.md (cold start): asyncio brings
-# ssl, subprocess, socket, concurrent.futures, logging and inspect; msgspec brings typing,
-# typing_extensions, datetime, decimal, uuid and platform.
+# ssl, subprocess, socket, concurrent.futures, logging and inspect — since issue 17's synchronous
+# start-up only after the initialize answer is written (tests/stdio/test_fast_initialize.py makes
+# them unimportable and still gets the answer); msgspec brings typing, typing_extensions,
+# datetime, decimal, uuid and platform.
 FORBIDDEN_STDLIB = {"json", "hashlib", "hmac", "secrets", "pathlib", "urllib", "ipaddress", "mimetypes", "dataclasses"}
 # asyncio on Windows imports tempfile and with it these (asyncio.windows_utils): forbidden elsewhere
 FORBIDDEN_STDLIB_POSIX = {"tempfile", "random", "shutil", "bz2", "lzma", "fnmatch", "zlib"}
@@ -100,3 +104,64 @@ def test_answering_initialize_over_stdio_loads_nothing_heavy(tmp_path: Path) -> 
         or m.startswith(FORBIDDEN_PREFIXES)
     ]
     assert not loaded, f"on the stdio start-up path: {loaded}"
+
+
+BUILD = """
+import sys
+from mcpio import Context, Server
+
+server = Server("s", instructions="hi")
+
+
+@server.tool
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+@server.tool(task_support="optional")
+async def slow(ctx: Context, n: int = 1) -> str:
+    return "x" * n
+
+
+@server.resource("file:///{name}")
+def res(name: str) -> str:
+    return name
+
+
+@server.prompt
+def hello(who: str) -> str:
+    return f"hello {who}"
+
+
+@server.middleware
+async def mw(request, call_next):
+    return await call_next(request)
+
+
+@server.on_notification("notifications/initialized")
+async def seen(ctx, params):
+    pass
+
+
+heavy = ["asyncio", "concurrent.futures", "ssl", "socket", "selectors", "subprocess"]
+print(",".join(m for m in heavy if m in sys.modules))
+"""
+
+
+@pytest.mark.skipif(
+    sys.platform == "win32",
+    reason="the synchronous stdio start-up is POSIX only (mcpio._platform._windows needs subprocess)",
+)
+def test_building_a_server_imports_no_asyncio() -> None:
+    """``from mcpio import Server``, ``Server(...)`` and every registration decorator leave
+    asyncio (and what it imports) unloaded: the stdio start-up answers ``initialize`` before it
+    (``mcpio._server._stdio``; issue 17)."""
+    done = subprocess.run(
+        [sys.executable, "-c", BUILD],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if k not in ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG")},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "", f"imported while building a server: {done.stdout.strip()}"

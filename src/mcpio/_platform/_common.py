@@ -4,12 +4,15 @@ falls back to."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import stat
 import sys
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import asyncio
 
 STDIO_MODES = ("loop", "threads")
 
@@ -80,6 +83,8 @@ def stdio_mode(mode: str | None, default: str) -> str:
 async def poll_parent(ppid: int, interval: float) -> None:
     """Return once our parent is no longer ``ppid``: a *change* of parent counts (not ``== 1``:
     subreapers exist), so PID reuse cannot fool it."""
+    import asyncio
+
     while os.getppid() == ppid:
         await asyncio.sleep(interval)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import select
 import sys
@@ -31,6 +30,8 @@ async def wait_parent_exit(ppid: int, poll: float, *, events: bool = True) -> No
     while it is still our parent (registration fails with ESRCH once it is gone), so the exit
     is seen at once and PID reuse cannot fool it. Otherwise ``getppid()`` every ``poll`` s.
     """
+    import asyncio
+
     if events and ppid > 1:
         try:
             kq = select.kqueue()

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import select
 import signal
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._common import poll_parent
 from ._common import resolver as _resolver
+
+if TYPE_CHECKING:
+    import asyncio
 
 assert sys.platform != "win32"
 
@@ -26,6 +28,8 @@ async def wait_parent_exit(ppid: int, poll: float, *, events: bool = True) -> No
     PID reuse cannot fool it), readable the moment it exits. Otherwise ``getppid()`` is polled
     every ``poll`` seconds.
     """
+    import asyncio
+
     if events and ppid > 1 and sys.platform == "linux":
         pidfd = -1
         with contextlib.suppress(OSError):

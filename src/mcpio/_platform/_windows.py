@@ -3,7 +3,6 @@ parent, blocking threads for the pipes (the default stdio mode). Win32 through `
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import ctypes
 import os
@@ -14,9 +13,12 @@ import threading
 import time
 from collections.abc import Callable
 from ctypes import wintypes
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._common import resolver as _resolver
+
+if TYPE_CHECKING:
+    import asyncio
 
 assert sys.platform == "win32"
 
@@ -122,6 +124,8 @@ async def wait_parent_exit(ppid: int, poll: float, *, events: bool = True) -> No
     cannot be opened (access denied), there is nothing to watch and this never returns.
     ``poll`` and ``events`` are unused: Windows has no "parent changed" to poll.
     """
+    import asyncio
+
     handle = _kernel32.OpenProcess(SYNCHRONIZE | PROCESS_QUERY_LIMITED_INFORMATION, False, ppid)
     if not handle:
         if ctypes.get_last_error() == ERROR_INVALID_PARAMETER:

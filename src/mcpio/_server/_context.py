@@ -9,7 +9,6 @@ with a clear message when it is absent.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import sys
 from typing import TYPE_CHECKING, Any, cast
@@ -26,6 +25,8 @@ from .._versions import LOG_LEVELS, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, 
 from ._mrtr import Rounds
 
 if TYPE_CHECKING:
+    import asyncio
+
     from .._session import Session
     from ._server import Server
     from ._tasks import Task
@@ -241,6 +242,8 @@ class Context:
         task of the extension, wait in ``input_required`` for ``tasks/update`` to bring it
         (``_tasks``); in a 2025-11-25 core task, ask at once, the request tagged with the task.
         """
+        import asyncio
+
         task = self._task
         if task is not None and not task.core:
             try:

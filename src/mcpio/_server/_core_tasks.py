@@ -27,7 +27,6 @@ end recorded by another process.
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InvalidParams, MCPError, MethodNotFound
@@ -49,6 +48,8 @@ def announces(server: Any, rules: Rules) -> bool:
 
 async def call_tool(tool: Tool, params: dict[str, Any], ctx: Context, rules: Rules) -> dict[str, Any]:
     """``tools/call`` in 2025-11-25 for a task tool, or with ``params.task`` (module docstring)."""
+    import asyncio
+
     wanted = params.get("task")
     if wanted is None:
         if tool.task_support == "required":

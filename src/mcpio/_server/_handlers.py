@@ -23,6 +23,7 @@ from ._subscriptions import listen, subscribe, unsubscribe, uri_param
 from ._tasks import call_tool, tasks_cancel, tasks_get, tasks_update
 
 if TYPE_CHECKING:
+    from .._versions import Rules
     from ._server import Server
 
 Params = dict[str, Any]
@@ -60,10 +61,16 @@ def lister(capability: str, method: str, registry: str, key: str) -> Handler:
 
 # ---------------------------------------------------------------------- lifecycle & discovery
 async def initialize(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
-    rules = ctx.rules
-    assert rules is not None
+    assert ctx.rules is not None
+    return initialize_result(server, ctx.rules, ctx.session.state)
+
+
+def initialize_result(server: Server, rules: Rules, state: dict[str, Any]) -> dict[str, Any]:
+    """The result of a legacy ``initialize`` served under ``rules``; records the capabilities
+    announced in the session's ``state``. Synchronous: the stdio start-up answers the first
+    ``initialize`` with it before the async engine exists (``_stdio.answer_initialize``)."""
     caps = server.capabilities(rules)
-    ctx.session.state["capabilities"] = caps
+    state["capabilities"] = caps
     result: dict[str, Any] = {
         "protocolVersion": rules.version,
         "capabilities": caps,

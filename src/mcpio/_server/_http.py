@@ -9,7 +9,6 @@ imported on the stdio path.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
@@ -275,6 +274,8 @@ def run(server: Server, host: str, port: int, options: dict[str, Any]) -> None:
         )
 
     def serve_one(sockets: Any = None) -> None:
+        import asyncio
+
         try:
             with contextlib.suppress(KeyboardInterrupt):
                 asyncio.run(server.serve_http(host, port, sockets=sockets, **options))

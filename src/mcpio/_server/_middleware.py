@@ -16,6 +16,7 @@ Notifications do not pass through it. With no middleware registered nothing of t
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -83,3 +84,15 @@ def _link(mw: Middleware, nxt: CallNext) -> CallNext:
             return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
 
     return step
+
+
+async def run_hook(hook: Callable[..., Any], ctx: Context, params: dict[str, Any]) -> None:
+    """Run a notification hook (``@server.on_notification``), sync or async; its failure is logged."""
+    import asyncio  # loaded: hooks run on the loop
+
+    try:
+        r = hook(ctx, params)
+        if asyncio.iscoroutine(r):
+            await r
+    except Exception:
+        logging.getLogger("mcpio.server").exception("notification hook %r failed", getattr(hook, "__name__", hook))

@@ -9,7 +9,6 @@ lifecycle and version rules are applied before it by the protocol layer.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import os
@@ -23,7 +22,6 @@ from .._errors import INTERNAL_ERROR, MCPError, MethodNotFound
 from .._protocol._connection import Connection
 from .._protocol._events import NotificationReceived, RequestReceived
 from .._protocol._framing import DEFAULT_MAX_LINE_SIZE
-from .._session import Session
 from .._transports._base import Transport
 from .._versions import (
     CACHEABLE_METHODS,
@@ -38,7 +36,7 @@ from . import _http, _stdio
 from ._context import Context
 from ._core_tasks import CAPABILITY as CORE_TASKS_CAPABILITY
 from ._handlers import METHODS
-from ._middleware import Request, build_chain, check_middleware
+from ._middleware import Request, build_chain, check_middleware, run_hook
 from ._mrtr import InputRequired, Rounds, StateCodec
 from ._resources import Prompt, Resource
 from ._subscriptions import list_changed_targets, task_targets, updated_targets
@@ -46,6 +44,9 @@ from ._tasks import Task, TaskStore
 from ._tools import DEFAULT_MAX_RESULT_BYTES, Tool, answers_at_once, check_heartbeat, check_max_result_bytes
 
 if TYPE_CHECKING:
+    import asyncio
+
+    from .._session import Session
     from ._skills import Skill
 
 log = logging.getLogger("mcpio.server")
@@ -260,6 +261,8 @@ class Server:
         loop = self._loop
         if (not self._sessions and self._state_bus is None) or loop is None or loop.is_closed():
             return
+        import asyncio  # loaded: a loop serves sessions
+
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
@@ -419,6 +422,8 @@ class Server:
         return result
 
     async def _on_notification(self, session: Session, ev: NotificationReceived) -> None:
+        import asyncio
+
         hooks = self._notification_hooks.get(ev.method)
         if hooks:
             loop = asyncio.get_running_loop()
@@ -427,7 +432,7 @@ class Server:
             for hook in hooks:
                 # A task, so a hook may itself send requests (e.g. roots/list) without
                 # blocking the loop that must read their answers.
-                self._spawn(loop, _run_hook(hook, ctx, params))
+                self._spawn(loop, run_hook(hook, ctx, params))
 
     # ================================================================ serving
     def session(self, transport: Transport, *, stateless: bool = False) -> Session:
@@ -436,6 +441,8 @@ class Server:
         ``stateless=True``: one request of the modern era (a Streamable HTTP POST): every request
         is admitted by its ``_meta`` alone, and ending the transport cancels what is in flight.
         """
+        from .._session import Session  # not at import: asyncio comes after initialize's answer (_stdio)
+
         s = Session(
             transport,
             Connection("server", stateless=stateless),
@@ -452,6 +459,8 @@ class Server:
     @contextlib.asynccontextmanager
     async def running(self) -> Any:
         """Enter the lifespan (once) for the duration of serving."""
+        import asyncio
+
         self._loop = asyncio.get_running_loop()  # where list_changed notifications are sent from
         try:
             if self.lifespan is None:
@@ -569,7 +578,8 @@ class Server:
 
         ``transport``: "stdio" (the default) or "http" (Streamable HTTP on ``host``:``port``,
         endpoint ``/mcp``; options as :meth:`serve_http`, and ``workers=N`` processes sharing the
-        port, which needs ``redis=``: see ``_server/_workers``).
+        port, which needs ``redis=``: see ``_server/_workers``). On stdio a first ``initialize`` is
+        answered before asyncio loads, unless middleware, telemetry, a lifespan or MCPIO_TRACE is on.
         """
         _configure_logging()
         if transport == "http":
@@ -578,15 +588,6 @@ class Server:
         if transport != "stdio":
             raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
         _stdio.run(self)
-
-
-async def _run_hook(hook: Callable[..., Any], ctx: Context, params: dict[str, Any]) -> None:
-    try:
-        r = hook(ctx, params)
-        if asyncio.iscoroutine(r):
-            await r
-    except Exception:
-        log.exception("notification hook %r failed", getattr(hook, "__name__", hook))
 
 
 def _configure_logging() -> None:

@@ -1,23 +1,58 @@
 """A :class:`~mcpio.Server` on this process's stdin/stdout: the stdio transport, ``MCPIO_TRACE``,
 and the three ways serving ends (stdin EOF, SIGTERM — CTRL_BREAK_EVENT on Windows — and the
-client's death), each without lingering on requests in flight."""
+client's death), each without lingering on requests in flight.
+
+Cold start (issue 17): :func:`run` answers the first line itself when it is a legacy
+``initialize``, before asyncio is imported (asyncio with ssl, socket, selectors, subprocess and
+concurrent.futures is about half of a server's start-up). It reads fd 0 synchronously up to the
+first newline, feeds that line to the sans-IO :class:`Connection`, builds the result with
+``_handlers.initialize_result`` (what the async engine's handler runs), writes the answer to
+fd 1, then imports asyncio and hands the initialised connection, the session state and every
+byte read after that line to the normal engine (:func:`serve_stdio`). Anything else as the first
+line — ``server/discover`` or any modern request, a batch, a notification, garbage, a blank or
+oversized line, EOF — is handed over untouched, with the bytes read, and served as it always was.
+See :func:`answer_initialize` for the configurations served by the engine from the first byte.
+"""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import gc
 import logging
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from .. import _jsonrpc as rpc
 from .._errors import TransportError
-from .._transports._trace import open_trace
+from .._protocol._connection import Connection
+from .._protocol._events import RequestReceived
+from .._versions import RULES
+from ._handlers import initialize_result
 
 if TYPE_CHECKING:
     from ._server import Server
 
 log = logging.getLogger("mcpio.server")
+
+_FIRST_LINE_MAX = 64 * 1024  # a first line longer than this goes to the engine (an initialize is ~200 bytes)
+
+
+class Primed:
+    """What the synchronous start-up leaves to the engine: the bytes read from fd 0 and not
+    consumed, our parent's pid when we started, and — when it answered ``initialize`` — the
+    connection (READY for ``notifications/initialized``) and the session state it recorded."""
+
+    __slots__ = ("connection", "ppid", "rest", "state")
+
+    def __init__(self, rest: bytes, ppid: int, connection: Connection | None = None, state: Any = None) -> None:
+        self.rest = rest
+        self.ppid = ppid
+        self.connection = connection
+        self.state: dict[str, Any] = state or {}
+
+
+class _Terminated(Exception):
+    """SIGTERM while waiting for the first line."""
 
 
 def run(server: Server) -> None:
@@ -29,17 +64,140 @@ def run(server: Server) -> None:
     gc.freeze()
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(server.serve_stdio())
+            primed = None
+            if fast_start(server):
+                primed = answer_initialize(server)
+                if primed is None:
+                    return  # SIGTERM or the client gone before serving started: exit 0, as the engine does
+            import asyncio  # only now (module docstring)
+
+            asyncio.run(serve_stdio(server, primed))
     except TransportError as exc:  # one line, not a traceback
         raise SystemExit(f"{server.name}: cannot serve on stdio: {exc}") from None
 
 
-async def serve_stdio(server: Server) -> None:
-    """Serve ``server`` on stdin/stdout until EOF, SIGTERM or the parent's death."""
+def fast_start(server: Server) -> bool:
+    """Whether :func:`answer_initialize` may answer the first ``initialize`` before the engine
+    runs. Not when something must see that request or precede its answer: middleware (it may
+    wrap ``initialize``), telemetry (a span per request), a ``lifespan`` (entered before any
+    request is served), ``MCPIO_TRACE`` (the trace records every frame); nor on Windows (no
+    ``select`` on pipes) or when stdin is a terminal (its end of input is not sticky)."""
+    return (
+        os.name == "posix"
+        and not server._middleware
+        and server._on_request_hook == server._on_request
+        and server.lifespan is None
+        and not os.environ.get("MCPIO_TRACE")
+        and not _isatty(0)
+    )
+
+
+def _isatty(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
+
+
+def answer_initialize(server: Server) -> Primed | None:
+    """Read fd 0 up to the first newline (blocking, before the event loop exists); answer it on
+    fd 1 when it is a legacy ``initialize`` the connection admits. Returns what the engine
+    continues from, or None when serving must not start: SIGTERM arrived while waiting, or
+    fd 1 is closed (the client is gone). Bytes that cannot be read are left to the engine,
+    which reports them as it always did."""
+    import select
+    import signal
+
+    ppid = os.getppid()
+    buf = b""
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread: no synchronous wait here
+        return Primed(buf, ppid)
+    try:
+        while b"\n" not in buf and len(buf) <= _FIRST_LINE_MAX:
+            # A timeout to notice the parent's death while stdin stays open (the engine's watch).
+            ready, _, _ = select.select([0], [], [], 0.5)
+            if not ready:
+                if os.getppid() != ppid:
+                    break
+                continue
+            chunk = os.read(0, 65536)
+            if not chunk:
+                break
+            buf += chunk
+    except _Terminated:
+        return None
+    except OSError:  # fd 0 unusable: the engine says so in its own words
+        return Primed(buf, ppid)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    nl = buf.find(b"\n")
+    if nl < 0:
+        return Primed(buf, ppid)
+    answered = _answer(server, buf[:nl])
+    if answered is None:
+        return Primed(buf, ppid)
+    conn, state, frame = answered
+    view = memoryview(frame)
+    try:
+        while view:
+            view = view[os.write(1, view) :]
+    except OSError:  # our stdout is closed: the client is gone, as the engine's on_gone("output")
+        return None
+    return Primed(buf[nl + 1 :], ppid, conn, state)
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated
+
+
+def _answer(server: Server, line: bytes) -> tuple[Connection, dict[str, Any], bytes] | None:
+    """The connection, session state and framed answer for ``line`` when it is a legacy
+    ``initialize`` the connection admits; None for anything else (the engine serves it)."""
+    if line.endswith(b"\r"):  # framing as _protocol._framing.LineBuffer
+        line = line[:-1]
+    if b'"initialize"' not in line or len(line) > server.max_message_size:
+        return None
+    try:
+        msg = rpc.decode(line)
+    except rpc.InvalidMessage:
+        return None
+    if type(msg) is not dict or msg.get("method") != "initialize":
+        return None
+    conn = Connection("server")
+    events = conn.receive(msg)
+    if len(events) != 1 or type(events[0]) is not RequestReceived:
+        return None  # refused (a Reply) or not a request: the engine answers it afresh
+    ev = events[0]
+    if ev.method != "initialize" or ev.version is None:
+        return None
+    rules = RULES[ev.version]
+    if rules.result_type:  # modern decorations: Server._on_request's business
+        return None
+    state: dict[str, Any] = {}
+    try:
+        result = initialize_result(server, rules, state)
+    except Exception:  # the engine answers it again and reports the failure its own way
+        return None
+    out = conn.respond(ev.id, result)
+    if out is None:
+        return None
+    return conn, state, rpc.encode(out) + b"\n"
+
+
+async def serve_stdio(server: Server, primed: Primed | None = None) -> None:
+    """Serve ``server`` on stdin/stdout until EOF, SIGTERM or the parent's death; ``primed``:
+    what :func:`answer_initialize` read and answered already."""
+    import asyncio
+
     from .._platform import on_terminate
     from .._transports._stdio import StdioServerTransport
+    from .._transports._trace import open_trace
 
     transport = StdioServerTransport(max_line_size=server.max_message_size)
+    if primed is not None:
+        transport.prime(primed.rest, primed.ppid)
     await transport.open()  # first: once fd 1 is off the wire, MCPIO_TRACE=/dev/stdout is harmless
     trace_path = os.environ.get("MCPIO_TRACE")
     if trace_path:
@@ -49,6 +207,9 @@ async def serve_stdio(server: Server) -> None:
             log.warning("MCPIO_TRACE: cannot write %s (%s); serving without a trace", trace_path, exc.strerror or exc)
     loop = asyncio.get_running_loop()
     session = server.session(transport)
+    if primed is not None and primed.connection is not None:
+        session.connection = primed.connection  # initialised: the engine continues from READY
+        session.state.update(primed.state)
 
     def on_signal() -> None:  # SIGTERM: stop now, send nothing more, exit 0
         session.abort()  # also when already draining after stdin EOF

@@ -43,7 +43,6 @@ and share the global cap only.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -64,6 +63,8 @@ from ._mrtr import ANSWER_SHAPES, KEY_PREFIX
 from ._tasks_shared import TERMINAL, TaskView
 
 if TYPE_CHECKING:
+    import asyncio
+
     from ._context import Context
     from ._tools import Tool
 
@@ -126,6 +127,8 @@ class Task(TaskView):
     def __init__(
         self, store: TaskStore, core: bool = False, owner: Any = None, ttl: float | None = None, requester: Any = None
     ) -> None:
+        import asyncio
+
         self.store = store
         self.requester = requester  # who counts it against max_tasks_per_requester (None: nobody)
         self.core = core  # 2025-11-25 core tasks (_core_tasks) rather than the 2026-07-28 extension
@@ -175,6 +178,8 @@ class Task(TaskView):
 
     async def ask(self, method: str, params: dict[str, Any] | None, key: str | None) -> dict[str, Any]:
         """Park the task in ``input_required`` until ``tasks/update`` answers this request."""
+        import asyncio
+
         if self.status in TERMINAL:
             raise asyncio.CancelledError
         base = key or f"{KEY_PREFIX[method]}-{self._next}"
@@ -357,6 +362,8 @@ class TaskStore:
 
     async def wait_end(self, task: TaskView) -> TaskView:
         """The task once terminal (``tasks/result``), wherever it runs."""
+        import asyncio
+
         if isinstance(task, Task):
             await task.done.wait()
             if task.writer is not None:  # shared: the end is recorded before it is announced
@@ -490,6 +497,8 @@ class TaskStore:
 
 async def call_tool(tool: Tool, arguments: Any, ctx: Context, rules: Rules) -> dict[str, Any]:
     """``tools/call`` of a task-supporting tool in an era with the extension (module docstring)."""
+    import asyncio
+
     if not declares_tasks(ctx.client_capabilities):
         if tool.task_support == "required":
             raise missing_extension(f"the tool {tool.name!r}")

@@ -25,7 +25,6 @@ Three rules keep one client from starving the others (issue 12, break 2):
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import os
 import threading
@@ -33,9 +32,12 @@ import weakref
 from collections import deque
 from collections.abc import Callable
 from time import perf_counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._transports._base import serving
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 def _max_workers() -> int:
@@ -81,6 +83,8 @@ class Workers:
     async def run(self, fn: Callable[..., Any], kwargs: dict[str, Any], probe: Any = None) -> Any:
         """Run ``fn(**kwargs)`` in a worker thread; ``probe.observe(seconds)`` gets the wall time
         of a call that returned (adaptive inlining, :mod:`._inline`)."""
+        import asyncio
+
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
         current = serving.get()

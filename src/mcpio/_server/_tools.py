@@ -21,7 +21,6 @@ audio, resources) and ``structuredContent`` (it must match the output schema) ar
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import time
@@ -65,6 +64,8 @@ async def invoke(
     With ``speed`` (adaptive inlining, :mod:`._inline`) it runs inline once it has proved quick
     and goes back to worker threads for good once it was not.
     """
+    import asyncio
+
     for name in sig.injected:
         kwargs[name] = ctx
     try:
@@ -281,6 +282,8 @@ async def _with_heartbeat(call: Any, ctx: Context, interval: float) -> Any:
     ``notifications/progress`` with the seconds elapsed (a client that resets its timeout on
     progress then waits for a long tool instead of giving up; pain point #18), or the task's
     statusMessage. It stops for good once the tool reports progress of its own."""
+    import asyncio
+
     beat = asyncio.get_running_loop().create_task(_beat(ctx, interval))
     try:
         return await call
@@ -289,6 +292,8 @@ async def _with_heartbeat(call: Any, ctx: Context, interval: float) -> Any:
 
 
 async def _beat(ctx: Context, interval: float) -> None:
+    import asyncio
+
     started = time.monotonic()
     sent: float | None = None
     while True:

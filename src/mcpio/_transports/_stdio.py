@@ -241,6 +241,14 @@ class StdioServerTransport:
         self._gone("parent")
         self._feed_eof()
 
+    def prime(self, data: bytes, ppid: int) -> None:
+        """Before :meth:`open`: ``data`` was read from fd 0 already (the server's synchronous
+        start-up, ``mcpio._server._stdio``), and ``ppid`` was our parent then. The frames in it
+        come first, exactly as if the reader had read them."""
+        self._ppid = ppid
+        if data:
+            self._feed(data)
+
     # ================================================================ reading
     def _feed(self, data: bytes) -> None:
         if self._eof:
