@@ -66,6 +66,16 @@ MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},
 }
+LEGACY_META = {**MODERN_META, "io.modelcontextprotocol/protocolVersion": "2025-11-25"}
+DISCOVER = msg({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": MODERN_META}})
+MODERN_CALLS = msg({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": MODERN_META}}) + msg(
+    {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": "add", "arguments": {"a": 2, "b": 3}, "_meta": MODERN_META},
+    }
+)
 
 CASES = {
     # answered by the synchronous start-up, then the engine continues the session
@@ -77,8 +87,13 @@ CASES = {
     "initialize, then garbage": msg(init()) + b"{nope\n" + INITIALIZED + CALLS,
     "initialize, then ping": msg(init()) + msg({"jsonrpc": "2.0", "id": 5, "method": "ping"}) + INITIALIZED + CALLS,
     "initialize, no newline before EOF": msg(init())[:-1],
+    "server/discover": DISCOVER + CALLS,
+    "server/discover, then modern calls": DISCOVER + MODERN_CALLS,
     # handed to the engine untouched
-    "server/discover": msg({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": MODERN_META}})
+    "server/discover without _meta": msg({"jsonrpc": "2.0", "id": 1, "method": "server/discover"}) + MODERN_CALLS,
+    "server/discover, legacy version": msg(
+        {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": LEGACY_META}}
+    )
     + CALLS,
     "initialize with modern _meta": msg(init(_meta=MODERN_META)) + CALLS,
     "garbage first": b"not json at all\n" + msg(init()) + INITIALIZED + CALLS,
@@ -120,6 +135,10 @@ def test_same_bytes_out_as_the_engine(case: str, tmp_path: Path) -> None:
     # by the engine only when it arrives before that answer is sent: timing, not tested here.)
     assert sorted(fast[0].splitlines()) == sorted(engine[0].splitlines()), (fast, engine)
     assert fast[1] == engine[1] == 0
+    if case == "server/discover, then modern calls":
+        answers = [json.loads(line) for line in fast[0].splitlines()]
+        assert [a["id"] for a in answers] == [1, 2, 3] and all("result" in a for a in answers), answers
+        assert answers[0]["result"]["resultType"] == "complete" and "supportedVersions" in answers[0]["result"]
     if case.startswith("initialize,"):  # the session continued: every request answered, in order
         ids = [json.loads(line).get("id") for line in fast[0].splitlines()]
         assert ids[0] in (1, "a") and "result" in json.loads(fast[0].splitlines()[0])
@@ -173,8 +192,9 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="the synchronous start-up is POSIX only (select on pipes)")
+@pytest.mark.parametrize("first", ["initialize", "server/discover"])
 @pytest.mark.parametrize("server", ["benchmarks/servers/mcpio_server.py", "test"])
-def test_initialize_is_answered_before_asyncio_is_imported(server: str, tmp_path: Path) -> None:
+def test_initialize_is_answered_before_asyncio_is_imported(server: str, first: str, tmp_path: Path) -> None:
     """With asyncio (and what it drags in: ssl, socket, selectors, subprocess, concurrent.futures)
     made unimportable, the initialize answer still reaches stdout; only then does the server
     fail, at the first of them. Before the synchronous start-up, ``from mcpio import Server``
@@ -188,7 +208,7 @@ def test_initialize_is_answered_before_asyncio_is_imported(server: str, tmp_path
     env.pop("MCPIO_TRACE", None)
     done = subprocess.run(
         [sys.executable, "-c", POISON, str(script)],
-        input=msg(init()) + INITIALIZED,
+        input=msg(init()) + INITIALIZED if first == "initialize" else DISCOVER,
         capture_output=True,
         timeout=60,
         env=env,
@@ -196,7 +216,10 @@ def test_initialize_is_answered_before_asyncio_is_imported(server: str, tmp_path
     lines = done.stdout.splitlines()
     assert lines, done.stderr.decode(errors="replace")
     answer = json.loads(lines[0])
-    assert answer["id"] == 1 and answer["result"]["protocolVersion"] == "2025-06-18", answer
+    if first == "initialize":
+        assert answer["id"] == 1 and answer["result"]["protocolVersion"] == "2025-06-18", answer
+    else:
+        assert answer["id"] == 1 and "2026-07-28" in answer["result"]["supportedVersions"], answer
     assert b"poisoned import: asyncio" in done.stderr  # it was needed after all: the engine
 
 

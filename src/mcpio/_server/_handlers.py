@@ -84,8 +84,13 @@ def initialize_result(server: Server, rules: Rules, state: dict[str, Any]) -> di
 async def discover(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
     """``server/discover`` (2026-07-28, MUST): versions, capabilities, instructions; the era
     decorations add resultType, ttlMs, cacheScope and _meta serverInfo."""
-    rules = ctx.rules
-    assert rules is not None
+    assert ctx.rules is not None
+    return discover_result(server, ctx.rules)
+
+
+def discover_result(server: Server, rules: Rules) -> dict[str, Any]:
+    """The result of ``server/discover`` before the era's decorations. Synchronous: the stdio
+    start-up answers a first ``server/discover`` with it (``_stdio.answer_initialize``)."""
     result: dict[str, Any] = {"supportedVersions": list(SUPPORTED_VERSIONS), "capabilities": server.capabilities(rules)}
     if server.instructions:
         result["instructions"] = server.instructions

@@ -578,8 +578,9 @@ class Server:
 
         ``transport``: "stdio" (the default) or "http" (Streamable HTTP on ``host``:``port``,
         endpoint ``/mcp``; options as :meth:`serve_http`, and ``workers=N`` processes sharing the
-        port, which needs ``redis=``: see ``_server/_workers``). On stdio a first ``initialize`` is
-        answered before asyncio loads, unless middleware, telemetry, a lifespan or MCPIO_TRACE is on.
+        port, which needs ``redis=``: see ``_server/_workers``). On stdio a first ``initialize`` or
+        ``server/discover`` is answered before asyncio loads, unless middleware, telemetry, a lifespan
+        or MCPIO_TRACE is on.
         """
         _configure_logging()
         if transport == "http":

@@ -3,13 +3,14 @@ and the three ways serving ends (stdin EOF, SIGTERM — CTRL_BREAK_EVENT on Wind
 client's death), each without lingering on requests in flight.
 
 Cold start (issue 17): :func:`run` answers the first line itself when it is a legacy
-``initialize``, before asyncio is imported (asyncio with ssl, socket, selectors, subprocess and
+``initialize`` or a 2026-07-28 ``server/discover``, before asyncio is imported (asyncio with ssl, socket, selectors, subprocess and
 concurrent.futures is about half of a server's start-up). It reads fd 0 synchronously up to the
 first newline, feeds that line to the sans-IO :class:`Connection`, builds the result with
-``_handlers.initialize_result`` (what the async engine's handler runs), writes the answer to
+``_handlers.initialize_result`` or ``discover_result`` (what the async engine's handlers run;
+discover with ``Server._decorate``'s era decorations, as ``Server._on_request`` adds them), writes the answer to
 fd 1, then imports asyncio and hands the initialised connection, the session state and every
 byte read after that line to the normal engine (:func:`serve_stdio`). Anything else as the first
-line — ``server/discover`` or any modern request, a batch, a notification, garbage, a blank or
+line — any other request, a batch, a notification, garbage, a blank or
 oversized line, EOF — is handed over untouched, with the bytes read, and served as it always was.
 See :func:`answer_initialize` for the configurations served by the engine from the first byte.
 """
@@ -27,7 +28,7 @@ from .._errors import TransportError
 from .._protocol._connection import Connection
 from .._protocol._events import RequestReceived
 from .._versions import RULES
-from ._handlers import initialize_result
+from ._handlers import discover_result, initialize_result
 
 if TYPE_CHECKING:
     from ._server import Server
@@ -101,7 +102,8 @@ def _isatty(fd: int) -> bool:
 
 def answer_initialize(server: Server) -> Primed | None:
     """Read fd 0 up to the first newline (blocking, before the event loop exists); answer it on
-    fd 1 when it is a legacy ``initialize`` the connection admits. Returns what the engine
+    fd 1 when it is a legacy ``initialize`` or a modern ``server/discover`` the connection
+    admits. Returns what the engine
     continues from, or None when serving must not start: SIGTERM arrived while waiting, or
     fd 1 is closed (the client is gone). Bytes that cannot be read are left to the engine,
     which reports them as it always did."""
@@ -154,30 +156,34 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 def _answer(server: Server, line: bytes) -> tuple[Connection, dict[str, Any], bytes] | None:
     """The connection, session state and framed answer for ``line`` when it is a legacy
-    ``initialize`` the connection admits; None for anything else (the engine serves it)."""
+    ``initialize`` or a 2026-07-28 ``server/discover`` the connection admits; None for anything
+    else (the engine serves it)."""
     if line.endswith(b"\r"):  # framing as _protocol._framing.LineBuffer
         line = line[:-1]
-    if b'"initialize"' not in line or len(line) > server.max_message_size:
+    if (b'"initialize"' not in line and b'"server/discover"' not in line) or len(line) > server.max_message_size:
         return None
     try:
         msg = rpc.decode(line)
     except rpc.InvalidMessage:
         return None
-    if type(msg) is not dict or msg.get("method") != "initialize":
+    if type(msg) is not dict or msg.get("method") not in ("initialize", "server/discover"):
         return None
     conn = Connection("server")
     events = conn.receive(msg)
     if len(events) != 1 or type(events[0]) is not RequestReceived:
         return None  # refused (a Reply) or not a request: the engine answers it afresh
     ev = events[0]
-    if ev.method != "initialize" or ev.version is None:
+    if ev.version is None:
         return None
     rules = RULES[ev.version]
-    if rules.result_type:  # modern decorations: Server._on_request's business
-        return None
     state: dict[str, Any] = {}
     try:
-        result = initialize_result(server, rules, state)
+        if ev.method == "initialize" and not rules.result_type:  # legacy handshake
+            result = initialize_result(server, rules, state)
+        elif ev.method == "server/discover" and rules.result_type:  # 2026-07-28: with the era's decorations
+            result = server._decorate(discover_result(server, rules), rules, ev.method)
+        else:
+            return None
     except Exception:  # the engine answers it again and reports the failure its own way
         return None
     out = conn.respond(ev.id, result)
