@@ -304,7 +304,7 @@ class StreamableHTTPApp:
                 return
         session_header = [(b"mcp-session-id", transport.id.encode())]
         if not requests:  # notifications and responses: accepted, answered with nothing
-            await transport.deliver(body)
+            await transport.deliver(body, messages)  # decoded once (issue 17)
             await plain(send, 202, b"", session_header)
             return
         ids = [m["id"] for m in requests]
@@ -322,7 +322,7 @@ class StreamableHTTPApp:
         stream = transport.new_stream(
             set(ids), json_ok=json_ok, sse_ok=sse_ok, priming=rules is not None and rules.sse_polling
         )
-        await transport.deliver(body)
+        await transport.deliver(body, messages)
         stream.hangup = (receive, stream.disconnected)  # not a cancellation; watched once it matters
         await stream.pump(
             send, session_header, sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms

@@ -380,7 +380,7 @@ class LegacyTransport:
     def __init__(self, session_id: str, *, store: EventStore | None, inbox_size: int = 256) -> None:
         self.id = session_id
         self.store = store
-        self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue(inbox_size)
+        self._inbox: asyncio.Queue[bytes | Decoded | None] = asyncio.Queue(inbox_size)
         self._by_request: dict[Any, Stream] = {}
         self.streams: dict[str, Stream] = {}  # live streams, for Last-Event-ID resumption
         self.get_stream: Stream | None = None
@@ -395,7 +395,7 @@ class LegacyTransport:
         return self
 
     # ---- the Transport interface, for the Session engine
-    async def receive(self) -> bytes:
+    async def receive(self) -> bytes | Decoded:
         item = await self._inbox.get()
         if item is _EOF:
             self._inbox.put_nowait(_EOF)
@@ -477,9 +477,15 @@ class LegacyTransport:
         the protocol layer; its stream must not replace the first one's)."""
         return [r for r in request_ids if r in self._by_request]
 
-    async def deliver(self, frame: bytes) -> None:
+    async def deliver(self, frame: bytes, messages: list[Any] | None = None) -> None:
+        """Queue a POSTed ``frame`` for the session. ``messages``: its messages, decoded already
+        (:func:`~mcpio._protocol._http.messages_of`), so the session does not decode the frame a
+        second time (issue 17); a batch stays a batch (a JSON array, whitespace allowed before)."""
         self.last_active = time.monotonic()
-        await self._inbox.put(frame)
+        if messages is not None:
+            await self._inbox.put(Decoded(frame, messages if frame.lstrip()[:1] == b"[" else messages[0]))
+        else:
+            await self._inbox.put(frame)
 
     async def close_stream(self, request_id: Any, retry_ms: int | None = None) -> None:
         """End the HTTP connection carrying ``request_id``'s stream now; the client resumes with
