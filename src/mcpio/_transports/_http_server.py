@@ -73,6 +73,8 @@ _UNSET: Any = object()
 class StreamableHTTPApp:
     """An ASGI application serving one MCP server over Streamable HTTP (both eras)."""
 
+    serve_now: Callable[[RequestTransport, Callable[..., asyncio.Task[Any]]], asyncio.Task[Any] | None] | None = None
+
     def __init__(
         self,
         serve: Serve,
@@ -252,14 +254,13 @@ class StreamableHTTPApp:
         stream = Stream("0", era=h.MODERN, json_ok=json_ok, sse_ok=sse_ok)
         transport = RequestTransport(body, stream, message)  # the body decoded once
         transport.listen = message.get("method") == "subscriptions/listen"  # handed over first when draining
-        self._requests.add(transport)
-        self._spawn(self.serve(transport, True)).add_done_callback(lambda _: self._requests.discard(transport))
-
-        def gone() -> None:
-            stream.disconnected()
-            transport.close()  # closing the stream cancels the request
-
-        stream.hangup = (receive, gone)  # watched by the stream once a hang-up matters (issue 17)
+        now = self.serve_now  # the server's eager start: None if it answered at once, with no task
+        task = self._spawn(self.serve(transport, True)) if now is None else now(transport, self._spawn)
+        if task is not None:  # closing the transport cancels the task serving it
+            transport.task = task
+            self._requests.add(transport)
+            task.add_done_callback(lambda _: self._requests.discard(transport))
+        stream.hangup = (receive, transport.hung_up)  # watched once a hang-up matters (issue 17)
         try:
             await stream.pump(send, [], sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms)
         finally:
@@ -488,8 +489,8 @@ class StreamableHTTPApp:
                     self.end_session(t)
 
     # ================================================================ life cycle
-    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
-        task = asyncio.get_running_loop().create_task(coro)
+    def _spawn(self, coro: Any, context: Any = None) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro, context=context)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task

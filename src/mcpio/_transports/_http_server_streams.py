@@ -336,10 +336,12 @@ class RequestTransport:
     def __init__(self, frame: bytes, stream: Stream, message: Any = None) -> None:
         """``message``: ``frame`` decoded already (the session then does not decode it again)."""
         self._frame: bytes | Decoded | None = frame if message is None else Decoded(frame, message)
+        self.message = message
         self.stream = stream
         self._done = asyncio.Event()
-        # The task that reads the frame: its session serves the one request in it (issue 17),
-        # so closing the transport cancels that task.
+        # The task serving the request (set by the app; none when it was answered at once, with
+        # no task: issue 17): its session serves the one request in it, so closing the transport
+        # cancels that task.
         self.task: asyncio.Task[Any] | None = None
 
     async def receive(self) -> bytes | Decoded:
@@ -347,7 +349,6 @@ class RequestTransport:
         if frame is not None:
             self._frame = None
             if not self._done.is_set():  # closed before it was read: never served
-                self.task = asyncio.current_task()
                 return frame
         await self._done.wait()
         raise EndOfStream()
@@ -365,6 +366,12 @@ class RequestTransport:
 
     async def aclose(self) -> None:
         self._done.set()
+
+    def hung_up(self) -> None:
+        """The client closed the connection (``watch_disconnect``): closing the stream cancels
+        the request (spec 2026-07-28)."""
+        self.stream.disconnected()
+        self.close()
 
     def close(self) -> None:
         """The client went away: end the session, which cancels the request."""
