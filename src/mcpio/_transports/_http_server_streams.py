@@ -44,7 +44,7 @@ from .._protocol import _http as h
 from .._protocol._framing import Decoded
 from .._state._base import StateUnavailable
 from ._base import serving
-from ._http_events import EventStore
+from ._http_events import EventStore, MemoryEventStore
 
 log = logging.getLogger("mcpio.http")
 
@@ -387,6 +387,10 @@ class LegacyTransport:
     def __init__(self, session_id: str, *, store: EventStore | None, inbox_size: int = 256) -> None:
         self.id = session_id
         self.store = store
+        # send() waits on nothing bound to the current task (no asyncio.timeout; an event store
+        # in another process, Redis, may), so the session may start a request that cannot wait
+        # on its reader's stack, without a Task (Session ``eager``, issue 17).
+        self.eager_safe = store is None or type(store) is MemoryEventStore
         self._inbox: asyncio.Queue[bytes | Decoded | None] = asyncio.Queue(inbox_size)
         self._by_request: dict[Any, Stream] = {}
         self.streams: dict[str, Stream] = {}  # live streams, for Last-Event-ID resumption
