@@ -241,7 +241,7 @@ class StreamableHTTPApp:
         if refusal is None and message.get("method") == "tools/call" and self.tool_schema is not None:
             params = message.get("params") or {}
             name = params.get("name")
-            declared = h.param_headers(self.tool_schema(name)) if isinstance(name, str) else {}
+            declared = h.declared_param_headers(self.tool_schema(name)) if isinstance(name, str) else {}
             if declared:
                 refusal = h.check_param_headers(headers, declared, params.get("arguments"), message.get("id"))
         if refusal is not None:
