@@ -43,6 +43,7 @@ from .._errors import EndOfStream, TransportError
 from .._protocol import _http as h
 from .._protocol._framing import Decoded
 from .._state._base import StateUnavailable
+from . import _http_deadlines as deadlines
 from ._base import serving
 from ._http_events import EventStore, MemoryEventStore
 
@@ -114,6 +115,7 @@ class Stream:
         self.hangup: tuple[Receive, Callable[[], None]] | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._timed_out = False
+        self.wait_token = 0  # changes as each timed wait starts and ends (_http_deadlines)
 
     async def put(self, frame: bytes, final: bool) -> None:
         if final:
@@ -146,14 +148,16 @@ class Stream:
         if timeout is None:
             await self.wake.wait()
             return True
-        # A timer that sets ``wake``: cheaper than asyncio.timeout() (no Timeout object, no
-        # cancellation of the task) on a path every POST takes (issue 17).
+        # A deadline that sets ``wake``: cheaper than asyncio.timeout() (no Timeout object, no
+        # cancellation of the task) or a timer handle per wait, on a path every POST takes
+        # (issue 17; _http_deadlines). Changing the token ends this wait's deadline.
         self._timed_out = False
-        timer = asyncio.get_running_loop().call_later(timeout, self._time_up)
+        self.wait_token += 1
+        deadlines.start(self, timeout)
         try:
             await self.wake.wait()
         finally:
-            timer.cancel()
+            self.wait_token += 1
         return not self._timed_out
 
     def _time_up(self) -> None:
