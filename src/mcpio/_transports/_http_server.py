@@ -254,7 +254,7 @@ class StreamableHTTPApp:
         stream = Stream("0", era=h.MODERN, json_ok=json_ok, sse_ok=sse_ok)
         transport = RequestTransport(body, stream, message)  # the body decoded once
         transport.listen = message.get("method") == "subscriptions/listen"  # handed over first when draining
-        now = self.serve_now  # the server's eager start: None if it answered at once, with no task
+        now = self.serve_now  # set by the Server: its eager start; None if it answered at once, no task
         task = self._spawn(self.serve(transport, True)) if now is None else now(transport, self._spawn)
         if task is not None:  # closing the transport cancels the task serving it
             transport.task = task
