@@ -171,3 +171,100 @@ def test_a_json_only_client_that_hangs_up_cancels_its_modern_request() -> None:
 
 def test_a_hang_up_before_the_json_answer_is_noticed_when_the_stream_would_start() -> None:
     hang_up_cancels(BOTH, sse_after=0.05)
+
+
+def test_a_modern_call_of_an_inline_tool_is_answered_without_a_task() -> None:
+    # The server starts such a request at once on the POST's stack (issue 17): no task, no timer.
+    # A request that may wait still gets a task of its own, so what it binds to "the current
+    # task" (asyncio.timeout) is its own: an expiring timeout cancels the tool, not the POST.
+    async def go() -> None:
+        server = Server("eager")
+
+        @server.tool(inline=True)
+        def add(a: int, b: int) -> int:
+            """Add."""
+            return a + b
+
+        @server.tool
+        async def bounded() -> str:
+            """Wait on nothing within a timeout that expires at once."""
+            try:
+                async with asyncio.timeout(0):
+                    await asyncio.Event().wait()
+            except TimeoutError:
+                return "timed out"
+            return "never"
+
+        created: list[str] = []
+        loop = asyncio.get_running_loop()
+
+        def factory(loop: asyncio.AbstractEventLoop, coro: Any, **kw: Any) -> asyncio.Task[Any]:
+            created.append(getattr(coro, "__qualname__", "?"))
+            return asyncio.Task(coro, loop=loop, **kw)
+
+        app = server.http_app("/mcp")
+        try:
+            warm = Client(call_body(0, "add", {"a": 0, "b": 0}, modern=True))
+            await app(scope(modern_headers("add")), warm.receive, warm.send)  # the app has started
+            loop.set_task_factory(factory)
+            for i in range(3):
+                c = Client(call_body(i + 1, "add", {"a": i, "b": 40}, modern=True))
+                await app(scope(modern_headers("add")), c.receive, c.send)
+                assert c.status() == 200 and c.json()["result"]["structuredContent"] == {"result": i + 40}
+            assert created == [], created
+            c = Client(call_body(9, "bounded", {}, modern=True))
+            await app(scope(modern_headers("bounded")), c.receive, c.send)
+            assert c.status() == 200 and c.json()["result"]["content"][0]["text"] == "timed out"
+            assert len(created) == 1, created
+        finally:
+            loop.set_task_factory(None)
+            await app.aclose()
+
+    asyncio.run(go())
+
+
+def test_a_legacy_call_of_an_inline_tool_runs_on_the_sessions_reader_without_a_task() -> None:
+    # The session starts it on its reader's stack (Session eager, issue 17): the in-memory
+    # event store awaits nothing bound to a task, so the legacy transport allows it.
+    async def go() -> None:
+        server = Server("eager-legacy")
+
+        @server.tool(inline=True)
+        def add(a: int, b: int) -> int:
+            """Add."""
+            return a + b
+
+        created: list[str] = []
+        loop = asyncio.get_running_loop()
+
+        def factory(loop: asyncio.AbstractEventLoop, coro: Any, **kw: Any) -> asyncio.Task[Any]:
+            created.append(getattr(coro, "__qualname__", "?"))
+            return asyncio.Task(coro, loop=loop, **kw)
+
+        app = server.http_app("/mcp")
+        try:
+            init = Client(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 0,
+                    "method": "initialize",
+                    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t"}},
+                }
+            )
+            await app(scope(HOST + BOTH), init.receive, init.send)
+            sid = init.header(b"mcp-session-id")
+            assert sid
+            legacy = HOST + BOTH + [(b"mcp-session-id", sid), (b"mcp-protocol-version", b"2025-11-25")]
+            note = Client({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            await app(scope(legacy), note.receive, note.send)
+            loop.set_task_factory(factory)
+            for i in range(3):
+                c = Client(call_body(i + 1, "add", {"a": i, "b": 40}, modern=False))
+                await app(scope(legacy), c.receive, c.send)
+                assert c.status() == 200 and c.json()["result"]["structuredContent"] == {"result": i + 40}
+            assert created == [], created
+        finally:
+            loop.set_task_factory(None)
+            await app.aclose()
+
+    asyncio.run(go())

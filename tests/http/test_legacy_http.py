@@ -4,6 +4,7 @@ server on 127.0.0.1, driven with httpx."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from typing import Any
@@ -381,6 +382,20 @@ def test_batch_in_2025_03_26(srv, http):
     )
     assert r.status_code == 200
     assert sorted(m["id"] for m in r.json()) == [1, 2]
+
+
+def test_a_batch_stays_a_batch_when_the_body_is_decoded_once(srv, http):
+    # The session takes the body the HTTP layer decoded (issue 17): a one-message batch is still
+    # answered with an array, whitespace before "[" included, and a plain object with an object.
+    sid = initialize(http, srv.url, "2025-03-26")
+    headers = {**session_headers(sid, "2025-03-26"), "content-type": "application/json"}
+    one = json.dumps([rpc(7, "ping")]).encode()
+    for body in (one, b" \r\n\t" + one):
+        r = http.post(srv.url, content=body, headers=headers)
+        assert r.status_code == 200, r.text
+        assert r.json() == [{"jsonrpc": "2.0", "id": 7, "result": {}}]
+    r = http.post(srv.url, content=b"\n" + json.dumps(rpc(8, "ping")).encode(), headers=headers)
+    assert r.json() == {"jsonrpc": "2.0", "id": 8, "result": {}}
 
 
 def test_other_methods_and_paths(srv, http):

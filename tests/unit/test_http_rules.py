@@ -241,6 +241,16 @@ def test_param_headers_are_read_from_the_schema():
     assert h.param_headers({"type": "object"}) == {}
 
 
+def test_declared_param_headers_are_remembered_per_schema_object():
+    first = h.declared_param_headers(SCHEMA)
+    assert first == h.param_headers(SCHEMA)
+    assert h.declared_param_headers(SCHEMA) is first  # walked once per schema object
+    # A tool registered again has a new schema object: read afresh, never the old answer.
+    replaced = {"type": "object", "properties": {"q": {"type": "string", "x-mcp-header": "Query"}}}
+    assert h.declared_param_headers(replaced) == {"query": ("q",)}
+    assert h.declared_param_headers({"type": "object"}) == {}
+
+
 def test_param_headers_mirror_the_arguments():
     declared = h.param_headers(SCHEMA)
     args = {"region": "eu", "count": 3, "flag": False, "nested": {"deep": "x"}}

@@ -10,14 +10,18 @@ imported on the stdio path.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import _otel
+from .._session import _resume
 from .._transports._base import Transport
 from .._transports._trace import Traced, open_trace
+from ._tools import answers_at_once
 
 if TYPE_CHECKING:
     from ._server import Server
@@ -56,6 +60,7 @@ def http_app(server: Server, path: str, **options: Any) -> Any:
     app = StreamableHTTPApp(
         server._serve_http, path=path, tool_schema=server._tool_schema, lifespan=lifespan, **options
     )
+    app.serve_now = lambda transport, spawn: serve_now(server, transport, spawn)
     return _otel.http_app(server, app)  # with telemetry on: trace context from headers, SSE streams counted
 
 
@@ -171,6 +176,38 @@ async def serve_session(server: Server, transport: Transport, stateless: bool) -
         await session.run()
     else:
         await server._run_session(session)
+
+
+class _Call:
+    """What :func:`~._tools.answers_at_once` reads of a request: its method and params."""
+
+    __slots__ = ("method", "params")
+
+    def __init__(self, message: dict[str, Any]) -> None:
+        self.method = message.get("method")
+        self.params = message.get("params")
+
+
+def serve_now(server: Server, transport: Any, spawn: Callable[..., asyncio.Task[Any]]) -> asyncio.Task[Any] | None:
+    """Serve one modern POST's request (``transport``, a ``RequestTransport``); None once it is
+    answered, else the task serving it (from ``spawn(coroutine, context)``).
+
+    A request that cannot wait (:func:`~._tools.answers_at_once`: a sync tool run inline, no
+    Context, no middleware) is started at once on the caller's stack in a context of its own,
+    as the session's eager start does on stdio: answered before this returns, it costs no Task,
+    no loop iteration and no ``sse_after`` timer in the stream (issue 17); if it waits after all,
+    a task drives it on from where it waited. Any other request gets its task at once, so
+    nothing in it binds to the caller's task (``asyncio.timeout``)."""
+    message = transport.message
+    if type(message) is not dict or not answers_at_once(server, _Call(message)):
+        return spawn(server._serve_http(transport, True))
+    context = contextvars.copy_context()
+    coro = server._serve_http(transport, True)
+    try:
+        waits_on = context.run(coro.send, None)
+    except StopIteration:
+        return None
+    return spawn(_resume(coro, waits_on), context)
 
 
 async def serve(

@@ -73,6 +73,8 @@ _UNSET: Any = object()
 class StreamableHTTPApp:
     """An ASGI application serving one MCP server over Streamable HTTP (both eras)."""
 
+    serve_now: Callable[[RequestTransport, Callable[..., asyncio.Task[Any]]], asyncio.Task[Any] | None] | None = None
+
     def __init__(
         self,
         serve: Serve,
@@ -239,7 +241,7 @@ class StreamableHTTPApp:
         if refusal is None and message.get("method") == "tools/call" and self.tool_schema is not None:
             params = message.get("params") or {}
             name = params.get("name")
-            declared = h.param_headers(self.tool_schema(name)) if isinstance(name, str) else {}
+            declared = h.declared_param_headers(self.tool_schema(name)) if isinstance(name, str) else {}
             if declared:
                 refusal = h.check_param_headers(headers, declared, params.get("arguments"), message.get("id"))
         if refusal is not None:
@@ -252,14 +254,13 @@ class StreamableHTTPApp:
         stream = Stream("0", era=h.MODERN, json_ok=json_ok, sse_ok=sse_ok)
         transport = RequestTransport(body, stream, message)  # the body decoded once
         transport.listen = message.get("method") == "subscriptions/listen"  # handed over first when draining
-        self._requests.add(transport)
-        self._spawn(self.serve(transport, True)).add_done_callback(lambda _: self._requests.discard(transport))
-
-        def gone() -> None:
-            stream.disconnected()
-            transport.close()  # closing the stream cancels the request
-
-        stream.hangup = (receive, gone)  # watched by the stream once a hang-up matters (issue 17)
+        now = self.serve_now  # set by the Server: its eager start; None if it answered at once, no task
+        task = self._spawn(self.serve(transport, True)) if now is None else now(transport, self._spawn)
+        if task is not None:  # closing the transport cancels the task serving it
+            transport.task = task
+            self._requests.add(transport)
+            task.add_done_callback(lambda _: self._requests.discard(transport))
+        stream.hangup = (receive, transport.hung_up)  # watched once a hang-up matters (issue 17)
         try:
             await stream.pump(send, [], sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms)
         finally:
@@ -304,7 +305,7 @@ class StreamableHTTPApp:
                 return
         session_header = [(b"mcp-session-id", transport.id.encode())]
         if not requests:  # notifications and responses: accepted, answered with nothing
-            await transport.deliver(body)
+            await transport.deliver(body, messages)  # decoded once (issue 17)
             await plain(send, 202, b"", session_header)
             return
         ids = [m["id"] for m in requests]
@@ -322,7 +323,7 @@ class StreamableHTTPApp:
         stream = transport.new_stream(
             set(ids), json_ok=json_ok, sse_ok=sse_ok, priming=rules is not None and rules.sse_polling
         )
-        await transport.deliver(body)
+        await transport.deliver(body, messages)
         stream.hangup = (receive, stream.disconnected)  # not a cancellation; watched once it matters
         await stream.pump(
             send, session_header, sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms
@@ -488,8 +489,8 @@ class StreamableHTTPApp:
                     self.end_session(t)
 
     # ================================================================ life cycle
-    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
-        task = asyncio.get_running_loop().create_task(coro)
+    def _spawn(self, coro: Any, context: Any = None) -> asyncio.Task[Any]:
+        task = asyncio.get_running_loop().create_task(coro, context=context)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task

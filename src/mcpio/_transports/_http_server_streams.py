@@ -43,8 +43,9 @@ from .._errors import EndOfStream, TransportError
 from .._protocol import _http as h
 from .._protocol._framing import Decoded
 from .._state._base import StateUnavailable
+from . import _http_deadlines as deadlines
 from ._base import serving
-from ._http_events import EventStore
+from ._http_events import EventStore, MemoryEventStore
 
 log = logging.getLogger("mcpio.http")
 
@@ -114,6 +115,7 @@ class Stream:
         self.hangup: tuple[Receive, Callable[[], None]] | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._timed_out = False
+        self.wait_token = 0  # changes as each timed wait starts and ends (_http_deadlines)
 
     async def put(self, frame: bytes, final: bool) -> None:
         if final:
@@ -146,14 +148,16 @@ class Stream:
         if timeout is None:
             await self.wake.wait()
             return True
-        # A timer that sets ``wake``: cheaper than asyncio.timeout() (no Timeout object, no
-        # cancellation of the task) on a path every POST takes (issue 17).
+        # A deadline that sets ``wake``: cheaper than asyncio.timeout() (no Timeout object, no
+        # cancellation of the task) or a timer handle per wait, on a path every POST takes
+        # (issue 17; _http_deadlines). Changing the token ends this wait's deadline.
         self._timed_out = False
-        timer = asyncio.get_running_loop().call_later(timeout, self._time_up)
+        self.wait_token += 1
+        deadlines.start(self, timeout)
         try:
             await self.wake.wait()
         finally:
-            timer.cancel()
+            self.wait_token += 1
         return not self._timed_out
 
     def _time_up(self) -> None:
@@ -336,10 +340,12 @@ class RequestTransport:
     def __init__(self, frame: bytes, stream: Stream, message: Any = None) -> None:
         """``message``: ``frame`` decoded already (the session then does not decode it again)."""
         self._frame: bytes | Decoded | None = frame if message is None else Decoded(frame, message)
+        self.message = message
         self.stream = stream
         self._done = asyncio.Event()
-        # The task that reads the frame: its session serves the one request in it (issue 17),
-        # so closing the transport cancels that task.
+        # The task serving the request (set by the app; none when it was answered at once, with
+        # no task: issue 17): its session serves the one request in it, so closing the transport
+        # cancels that task.
         self.task: asyncio.Task[Any] | None = None
 
     async def receive(self) -> bytes | Decoded:
@@ -347,7 +353,6 @@ class RequestTransport:
         if frame is not None:
             self._frame = None
             if not self._done.is_set():  # closed before it was read: never served
-                self.task = asyncio.current_task()
                 return frame
         await self._done.wait()
         raise EndOfStream()
@@ -366,6 +371,12 @@ class RequestTransport:
     async def aclose(self) -> None:
         self._done.set()
 
+    def hung_up(self) -> None:
+        """The client closed the connection (``watch_disconnect``): closing the stream cancels
+        the request (spec 2026-07-28)."""
+        self.stream.disconnected()
+        self.close()
+
     def close(self) -> None:
         """The client went away: end the session, which cancels the request."""
         self._done.set()
@@ -380,7 +391,11 @@ class LegacyTransport:
     def __init__(self, session_id: str, *, store: EventStore | None, inbox_size: int = 256) -> None:
         self.id = session_id
         self.store = store
-        self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue(inbox_size)
+        # send() waits on nothing bound to the current task (no asyncio.timeout; an event store
+        # in another process, Redis, may), so the session may start a request that cannot wait
+        # on its reader's stack, without a Task (Session ``eager``, issue 17).
+        self.eager_safe = store is None or type(store) is MemoryEventStore
+        self._inbox: asyncio.Queue[bytes | Decoded | None] = asyncio.Queue(inbox_size)
         self._by_request: dict[Any, Stream] = {}
         self.streams: dict[str, Stream] = {}  # live streams, for Last-Event-ID resumption
         self.get_stream: Stream | None = None
@@ -395,7 +410,7 @@ class LegacyTransport:
         return self
 
     # ---- the Transport interface, for the Session engine
-    async def receive(self) -> bytes:
+    async def receive(self) -> bytes | Decoded:
         item = await self._inbox.get()
         if item is _EOF:
             self._inbox.put_nowait(_EOF)
@@ -477,9 +492,15 @@ class LegacyTransport:
         the protocol layer; its stream must not replace the first one's)."""
         return [r for r in request_ids if r in self._by_request]
 
-    async def deliver(self, frame: bytes) -> None:
+    async def deliver(self, frame: bytes, messages: list[Any] | None = None) -> None:
+        """Queue a POSTed ``frame`` for the session. ``messages``: its messages, decoded already
+        (:func:`~mcpio._protocol._http.messages_of`), so the session does not decode the frame a
+        second time (issue 17); a batch stays a batch (a JSON array, whitespace allowed before)."""
         self.last_active = time.monotonic()
-        await self._inbox.put(frame)
+        if messages is not None:
+            await self._inbox.put(Decoded(frame, messages if frame.lstrip()[:1] == b"[" else messages[0]))
+        else:
+            await self._inbox.put(frame)
 
     async def close_stream(self, request_id: Any, retry_ms: int | None = None) -> None:
         """End the HTTP connection carrying ``request_id``'s stream now; the client resumes with
