@@ -18,12 +18,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import _otel
-from .._session import _resume
 from .._transports._base import Transport
 from .._transports._trace import Traced, open_trace
 from ._tools import answers_at_once
 
 if TYPE_CHECKING:
+    import asyncio
+
     from ._server import Server
 
 log = logging.getLogger("mcpio.server")
@@ -198,6 +199,8 @@ def serve_now(server: Server, transport: Any, spawn: Callable[..., asyncio.Task[
     no loop iteration and no ``sse_after`` timer in the stream (issue 17); if it waits after all,
     a task drives it on from where it waited. Any other request gets its task at once, so
     nothing in it binds to the caller's task (``asyncio.timeout``)."""
+    from .._session import _resume  # not at import: asyncio comes after stdio's first answer (_stdio)
+
     message = transport.message
     if type(message) is not dict or not answers_at_once(server, _Call(message)):
         return spawn(server._serve_http(transport, True))
