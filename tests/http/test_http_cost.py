@@ -10,7 +10,9 @@ request is cancelled then (closing the stream is cancellation, 2026-07-28).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from mcpio import Server
@@ -116,25 +118,31 @@ def modern_headers(name: str, accept: list[tuple[bytes, bytes]] = BOTH) -> list[
     )
 
 
+async def open_legacy_session(app: Any) -> list[tuple[bytes, bytes]]:
+    """Initialize a legacy session on ``app`` (initialize, then initialized); its POST headers."""
+    init = Client(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t"}},
+        }
+    )
+    await app(scope(HOST + BOTH), init.receive, init.send)
+    sid = init.header(b"mcp-session-id")
+    assert init.status() == 200 and sid
+    legacy = HOST + BOTH + [(b"mcp-session-id", sid), (b"mcp-protocol-version", b"2025-11-25")]
+    note = Client({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    await app(scope(legacy), note.receive, note.send)
+    assert note.status() == 202
+    return legacy
+
+
 def test_a_post_answered_as_json_never_waits_on_receive_again() -> None:
     async def go() -> None:
         app = make_server(asyncio.Event(), asyncio.Event()).http_app("/mcp")
         try:
-            init = Client(
-                {
-                    "jsonrpc": "2.0",
-                    "id": 0,
-                    "method": "initialize",
-                    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t"}},
-                }
-            )
-            await app(scope(HOST + BOTH), init.receive, init.send)
-            sid = init.header(b"mcp-session-id")
-            assert init.status() == 200 and sid
-            legacy = HOST + BOTH + [(b"mcp-session-id", sid), (b"mcp-protocol-version", b"2025-11-25")]
-            note = Client({"jsonrpc": "2.0", "method": "notifications/initialized"})
-            await app(scope(legacy), note.receive, note.send)
-            assert note.status() == 202
+            legacy = await open_legacy_session(app)
             for i, (headers, modern) in enumerate([(legacy, False), (modern_headers("add"), True)] * 3):
                 c = Client(call_body(i + 1, "add", {"a": i, "b": 2}, modern))
                 await app(scope(headers), c.receive, c.send)
@@ -164,6 +172,35 @@ def hang_up_cancels(accept: list[tuple[bytes, bytes]], sse_after: float) -> None
     asyncio.run(go())
 
 
+def inline_add_server(name: str) -> Server:
+    """A server whose one tool, ``add``, is a sync tool run inline (answered at once)."""
+    server = Server(name)
+
+    @server.tool(inline=True)
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    return server
+
+
+@contextlib.contextmanager
+def tasks_created() -> Iterator[list[str]]:
+    """The names of the coroutines the running loop makes tasks of, while inside."""
+    created: list[str] = []
+    loop = asyncio.get_running_loop()
+
+    def factory(loop: asyncio.AbstractEventLoop, coro: Any, **kw: Any) -> asyncio.Task[Any]:
+        created.append(getattr(coro, "__qualname__", "?"))
+        return asyncio.Task(coro, loop=loop, **kw)
+
+    loop.set_task_factory(factory)
+    try:
+        yield created
+    finally:
+        loop.set_task_factory(None)
+
+
 def test_a_json_only_client_that_hangs_up_cancels_its_modern_request() -> None:
     # sse_after is an hour: only the watcher started for the unbounded JSON wait can notice.
     hang_up_cancels([(b"accept", b"application/json")], sse_after=3600.0)
@@ -178,12 +215,7 @@ def test_a_modern_call_of_an_inline_tool_is_answered_without_a_task() -> None:
     # A request that may wait still gets a task of its own, so what it binds to "the current
     # task" (asyncio.timeout) is its own: an expiring timeout cancels the tool, not the POST.
     async def go() -> None:
-        server = Server("eager")
-
-        @server.tool(inline=True)
-        def add(a: int, b: int) -> int:
-            """Add."""
-            return a + b
+        server = inline_add_server("eager")
 
         @server.tool
         async def bounded() -> str:
@@ -195,29 +227,21 @@ def test_a_modern_call_of_an_inline_tool_is_answered_without_a_task() -> None:
                 return "timed out"
             return "never"
 
-        created: list[str] = []
-        loop = asyncio.get_running_loop()
-
-        def factory(loop: asyncio.AbstractEventLoop, coro: Any, **kw: Any) -> asyncio.Task[Any]:
-            created.append(getattr(coro, "__qualname__", "?"))
-            return asyncio.Task(coro, loop=loop, **kw)
-
         app = server.http_app("/mcp")
         try:
             warm = Client(call_body(0, "add", {"a": 0, "b": 0}, modern=True))
             await app(scope(modern_headers("add")), warm.receive, warm.send)  # the app has started
-            loop.set_task_factory(factory)
-            for i in range(3):
-                c = Client(call_body(i + 1, "add", {"a": i, "b": 40}, modern=True))
-                await app(scope(modern_headers("add")), c.receive, c.send)
-                assert c.status() == 200 and c.json()["result"]["structuredContent"] == {"result": i + 40}
-            assert created == [], created
-            c = Client(call_body(9, "bounded", {}, modern=True))
-            await app(scope(modern_headers("bounded")), c.receive, c.send)
-            assert c.status() == 200 and c.json()["result"]["content"][0]["text"] == "timed out"
-            assert len(created) == 1, created
+            with tasks_created() as created:
+                for i in range(3):
+                    c = Client(call_body(i + 1, "add", {"a": i, "b": 40}, modern=True))
+                    await app(scope(modern_headers("add")), c.receive, c.send)
+                    assert c.status() == 200 and c.json()["result"]["structuredContent"] == {"result": i + 40}
+                assert created == [], created
+                c = Client(call_body(9, "bounded", {}, modern=True))
+                await app(scope(modern_headers("bounded")), c.receive, c.send)
+                assert c.status() == 200 and c.json()["result"]["content"][0]["text"] == "timed out"
+                assert len(created) == 1, created
         finally:
-            loop.set_task_factory(None)
             await app.aclose()
 
     asyncio.run(go())
@@ -227,44 +251,17 @@ def test_a_legacy_call_of_an_inline_tool_runs_on_the_sessions_reader_without_a_t
     # The session starts it on its reader's stack (Session eager, issue 17): the in-memory
     # event store awaits nothing bound to a task, so the legacy transport allows it.
     async def go() -> None:
-        server = Server("eager-legacy")
-
-        @server.tool(inline=True)
-        def add(a: int, b: int) -> int:
-            """Add."""
-            return a + b
-
-        created: list[str] = []
-        loop = asyncio.get_running_loop()
-
-        def factory(loop: asyncio.AbstractEventLoop, coro: Any, **kw: Any) -> asyncio.Task[Any]:
-            created.append(getattr(coro, "__qualname__", "?"))
-            return asyncio.Task(coro, loop=loop, **kw)
-
+        server = inline_add_server("eager-legacy")
         app = server.http_app("/mcp")
         try:
-            init = Client(
-                {
-                    "jsonrpc": "2.0",
-                    "id": 0,
-                    "method": "initialize",
-                    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t"}},
-                }
-            )
-            await app(scope(HOST + BOTH), init.receive, init.send)
-            sid = init.header(b"mcp-session-id")
-            assert sid
-            legacy = HOST + BOTH + [(b"mcp-session-id", sid), (b"mcp-protocol-version", b"2025-11-25")]
-            note = Client({"jsonrpc": "2.0", "method": "notifications/initialized"})
-            await app(scope(legacy), note.receive, note.send)
-            loop.set_task_factory(factory)
-            for i in range(3):
-                c = Client(call_body(i + 1, "add", {"a": i, "b": 40}, modern=False))
-                await app(scope(legacy), c.receive, c.send)
-                assert c.status() == 200 and c.json()["result"]["structuredContent"] == {"result": i + 40}
-            assert created == [], created
+            legacy = await open_legacy_session(app)
+            with tasks_created() as created:
+                for i in range(3):
+                    c = Client(call_body(i + 1, "add", {"a": i, "b": 40}, modern=False))
+                    await app(scope(legacy), c.receive, c.send)
+                    assert c.status() == 200 and c.json()["result"]["structuredContent"] == {"result": i + 40}
+                assert created == [], created
         finally:
-            loop.set_task_factory(None)
             await app.aclose()
 
     asyncio.run(go())
