@@ -138,8 +138,9 @@ def test_mcpio_run_with_the_proxy_end_to_end(idp, tmp_path):
                 str(port),
                 "--auth-proxy-upstream",
                 idp.issuer,
-                "--auth-proxy-client-id",
-                upstream["client_id"],
+                # the "=" form: the identity provider's random client ids may start with "-",
+                # which argparse would take for an option (it did, once in CI)
+                f"--auth-proxy-client-id={upstream['client_id']}",
                 "--auth-proxy-scopes",
                 "mcp,notes:write",
             ],
