@@ -64,8 +64,6 @@ async def invoke(
     With ``speed`` (adaptive inlining, :mod:`._inline`) it runs inline once it has proved quick
     and goes back to worker threads for good once it was not.
     """
-    import asyncio
-
     for name in sig.injected:
         kwargs[name] = ctx
     try:
@@ -80,10 +78,16 @@ async def invoke(
         return await WORKERS.run(fn, kwargs)
     except (SystemExit, KeyboardInterrupt) as exc:  # sys.exit() in a library ends a call, not the server
         raise RuntimeError(f"the handler raised {type(exc).__name__}: {exc}") from None  # as worker threads do
-    except asyncio.CancelledError:  # a sync function's thread runs on: ctx.cancelled tells it to stop
-        if ctx is not None:
-            ctx._cancelled = True
+    except BaseException as exc:  # asyncio is looked up here, not on every call (the hot path)
+        if ctx is not None and isinstance(exc, _cancelled_error()):
+            ctx._cancelled = True  # a sync function's thread runs on: ctx.cancelled tells it to stop
         raise
+
+
+def _cancelled_error() -> type[BaseException]:
+    import asyncio  # loaded by then: a loop runs the call (not at import: _stdio answers first)
+
+    return asyncio.CancelledError
 
 
 def answers_at_once(server: Any, ev: Any) -> bool:
