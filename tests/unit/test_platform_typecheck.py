@@ -9,11 +9,15 @@ whole package has no error that only one OS sees (the errors mypy reports in oth
 which are not about platforms, are the same on all three).
 
 No config file is read (``--config-file=``): pyproject's ``[tool.mypy]`` belongs to the
-package-wide check, and these flags are the whole contract here.
+package-wide check, and these flags are the whole contract here. No cache is written
+(``--cache-dir`` set to the null device): the three platforms' checks run at once, and mypy's
+shared SQLite cache, written by three processes together, once failed with an internal error
+(``--no-incremental`` stops mypy reading its cache, not writing it).
 """
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -44,6 +48,7 @@ def mypy(platform: str, *args: str) -> subprocess.Popen[str]:
             "--python-version",
             "3.11",
             "--no-incremental",
+            f"--cache-dir={os.devnull}",
             "--ignore-missing-imports",
             "--no-error-summary",
             "--no-pretty",
