@@ -195,47 +195,7 @@ class Connection:
         out.append(RequestReceived(id=id_, method=method, params=params, version=version))
 
     def _modern_admission(self, method: str, meta: dict[str, Any]) -> str | dict[str, Any]:
-        """The version a modern request is served under, or the error object refusing it.
-
-        Order: version (-32022), required _meta (-32602), method (-32601): a client learns
-        first what it can change without guessing (spec 2026-07-28 basic/index §_meta).
-        """
-        requested = meta.get(META_PROTOCOL_VERSION)
-        if type(requested) is not str:
-            return {
-                "code": INVALID_PARAMS,
-                "message": f'Invalid params: _meta["{META_PROTOCOL_VERSION}"] is required on every 2026-07-28 '
-                f"request (a version string such as {LATEST!r}), got {requested!r}",
-            }
-        if requested not in MODERN_VERSIONS:
-            return {
-                "code": UNSUPPORTED_PROTOCOL_VERSION,
-                "message": f"Unsupported protocol version {requested!r}; this server supports "
-                + ", ".join(SUPPORTED_VERSIONS)
-                + " (legacy versions through initialize)",
-                "data": {"supported": list(SUPPORTED_VERSIONS), "requested": requested},
-            }
-        caps = meta.get(META_CLIENT_CAPABILITIES)
-        if type(caps) is not dict:
-            return {
-                "code": INVALID_PARAMS,
-                "message": f'Invalid params: _meta["{META_CLIENT_CAPABILITIES}"] is required on every '
-                "2026-07-28 request (an object; {} declares no capabilities)",
-            }
-        level = meta.get(META_LOG_LEVEL)
-        if level is not None and level not in LOG_LEVELS:
-            return {
-                "code": INVALID_PARAMS,
-                "message": f'Invalid params: _meta["{META_LOG_LEVEL}"] must be one of {", ".join(LOG_LEVELS)}, got {level!r}',
-            }
-        rules = RULES[requested]
-        if method not in rules.client_requests:
-            return {
-                "code": METHOD_NOT_FOUND,
-                "message": f"Method not found: {method!r} is not a {requested} method"
-                + (" (it exists only in the legacy era, before 2026-07-28)" if method in LEGACY_ONLY_METHODS else ""),
-            }
-        return requested
+        return modern_admission(method, meta)
 
     def _server_admission(self, method: str, params: Any, batch: _Batch | None) -> str | dict[str, Any] | None:
         """Apply the legacy lifecycle table to a request the server received.
@@ -406,3 +366,48 @@ class Connection:
 
     def close(self) -> None:
         self.lifecycle.process(st.CLOSE)
+
+
+def modern_admission(method: str, meta: dict[str, Any]) -> str | dict[str, Any]:
+    """The version a modern request (its ``_meta``) is served under, or the error object refusing
+    it; the same for a stateless connection and for a request answered without one (``_server/_direct``).
+
+    Order: version (-32022), required _meta (-32602), method (-32601): a client learns
+    first what it can change without guessing (spec 2026-07-28 basic/index §_meta).
+    """
+    requested = meta.get(META_PROTOCOL_VERSION)
+    if type(requested) is not str:
+        return {
+            "code": INVALID_PARAMS,
+            "message": f'Invalid params: _meta["{META_PROTOCOL_VERSION}"] is required on every 2026-07-28 '
+            f"request (a version string such as {LATEST!r}), got {requested!r}",
+        }
+    if requested not in MODERN_VERSIONS:
+        return {
+            "code": UNSUPPORTED_PROTOCOL_VERSION,
+            "message": f"Unsupported protocol version {requested!r}; this server supports "
+            + ", ".join(SUPPORTED_VERSIONS)
+            + " (legacy versions through initialize)",
+            "data": {"supported": list(SUPPORTED_VERSIONS), "requested": requested},
+        }
+    caps = meta.get(META_CLIENT_CAPABILITIES)
+    if type(caps) is not dict:
+        return {
+            "code": INVALID_PARAMS,
+            "message": f'Invalid params: _meta["{META_CLIENT_CAPABILITIES}"] is required on every '
+            "2026-07-28 request (an object; {} declares no capabilities)",
+        }
+    level = meta.get(META_LOG_LEVEL)
+    if level is not None and level not in LOG_LEVELS:
+        return {
+            "code": INVALID_PARAMS,
+            "message": f'Invalid params: _meta["{META_LOG_LEVEL}"] must be one of {", ".join(LOG_LEVELS)}, got {level!r}',
+        }
+    rules = RULES[requested]
+    if method not in rules.client_requests:
+        return {
+            "code": METHOD_NOT_FOUND,
+            "message": f"Method not found: {method!r} is not a {requested} method"
+            + (" (it exists only in the legacy era, before 2026-07-28)" if method in LEGACY_ONLY_METHODS else ""),
+        }
+    return requested

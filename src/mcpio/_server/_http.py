@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from .. import _otel
 from .._transports._base import Transport
 from .._transports._trace import Traced, open_trace
+from . import _direct
 from ._tools import answers_at_once
 
 if TYPE_CHECKING:
@@ -148,9 +149,10 @@ async def task_changed_elsewhere(server: Server, task_id: str) -> None:
             await session.notify("notifications/tasks", {**detailed, "_meta": meta})
 
 
-async def serve_session(server: Server, transport: Transport, stateless: bool) -> None:
-    """Run one HTTP session (a legacy session, or one stateless request) of ``server``."""
-    if server._http_trace is None:  # MCPIO_TRACE: the same wire trace as on stdio (read once)
+def http_trace(server: Server) -> Any:
+    """The wire trace of ``MCPIO_TRACE`` for HTTP sessions (the same as on stdio; the variable
+    is read once), or False."""
+    if server._http_trace is None:
         path = os.environ.get("MCPIO_TRACE")
         server._http_trace = False
         if path:
@@ -158,8 +160,13 @@ async def serve_session(server: Server, transport: Transport, stateless: bool) -
                 server._http_trace = open_trace(path)
             except OSError as exc:
                 log.warning("MCPIO_TRACE: cannot write %s (%s); serving without a trace", path, exc.strerror or exc)
+    return server._http_trace
+
+
+async def serve_session(server: Server, transport: Transport, stateless: bool) -> None:
+    """Run one HTTP session (a legacy session, or one stateless request) of ``server``."""
     raw = transport
-    if server._http_trace:
+    if http_trace(server):
         transport = Traced(transport, server._http_trace)
     session = server.session(transport, stateless=stateless)
     session.expose_errors = server.expose_errors is True  # remote clients get the type only
@@ -197,15 +204,20 @@ def serve_now(server: Server, transport: Any, spawn: Callable[..., asyncio.Task[
     Context, no middleware) is started at once on the caller's stack in a context of its own,
     as the session's eager start does on stdio: answered before this returns, it costs no Task,
     no loop iteration and no ``sse_after`` timer in the stream (issue 17); if it waits after all,
-    a task drives it on from where it waited. Any other request gets its task at once, so
-    nothing in it binds to the caller's task (``asyncio.timeout``)."""
+    a task drives it on from where it waited. Such a request is answered without a Session
+    (:mod:`._direct`) unless it needs one (telemetry, ``MCPIO_TRACE``, a progress token, an MRTR
+    retry). Any other request gets its task at once, so nothing in it binds to the caller's task
+    (``asyncio.timeout``)."""
     from .._session import _resume  # not at import: asyncio comes after stdio's first answer (_stdio)
 
     message = transport.message
     if type(message) is not dict or not answers_at_once(server, _Call(message)):
         return spawn(server._serve_http(transport, True))
     context = contextvars.copy_context()
-    coro = server._serve_http(transport, True)
+    if _direct.applies(server, message) and not http_trace(server):
+        coro = _direct.answer(server, transport)
+    else:
+        coro = server._serve_http(transport, True)
     try:
         waits_on = context.run(coro.send, None)
     except StopIteration:

@@ -368,6 +368,13 @@ class RequestTransport:
         if final:
             self._done.set()
 
+    async def answer(self, frame: bytes) -> None:
+        """Send ``frame``, the request's final answer (known to be one: not looked into again)."""
+        if self.stream.gone:
+            raise TransportError("the client closed the response stream")
+        await self.stream.put(frame, True)
+        self._done.set()
+
     async def aclose(self) -> None:
         self._done.set()
 

@@ -1,0 +1,101 @@
+"""A 2026-07-28 ``tools/call`` over HTTP answered without a Session (issue 17: HTTP per request).
+
+A stateless POST's request needs none of what a :class:`~mcpio._session.Session` and its
+:class:`~mcpio._protocol._connection.Connection` keep — ids in flight, cancellations, a
+lifecycle, requests to the client — when the tool cannot wait and reaches nothing of them: a
+sync tool run inline that takes no Context, with no middleware (``_tools.answers_at_once``). For
+those, :func:`answer` does what the session would, in the same order and with the same
+functions: the request's ``_meta`` admitted (``modern_admission``: version, capabilities,
+method), the handler (``_handlers.tools_call``: capability gate, arguments, the tool, its
+result and size cap), the era's decorations (``Server._decorate``), and the same error objects
+(an ``MCPError`` as itself; anything else as -32603, its text only with ``expose_errors=True``).
+The message was classified once, by the app (``rpc.classify`` in ``_protocol._http.kinds``).
+
+:func:`applies` keeps on the session what needs it: telemetry (its span wraps the session's
+request handler), a progress token (heartbeats), an MRTR retry (``requestState``: its state is
+verified through the session's round machinery), a subclass's own ``_on_request``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, cast
+
+from .. import _jsonrpc as rpc
+from .._errors import MCPError, TransportError, to_error_object
+from .._protocol._connection import modern_admission
+from .._versions import RULES
+from ._context import Context
+from ._handlers import tools_call
+
+if TYPE_CHECKING:
+    from .._session import Session
+    from ._server import Server
+
+log = logging.getLogger("mcpio.server")
+
+
+class _Stateless:
+    """What a Context of a request answered without a session reads of its session."""
+
+    __slots__ = ("expose_errors",)
+
+    def __init__(self, expose_errors: bool) -> None:
+        self.expose_errors = expose_errors
+
+
+def applies(server: Server, message: dict[str, Any]) -> bool:
+    """Whether ``message`` (a ``tools/call`` that ``answers_at_once``) may be answered by
+    :func:`answer` rather than by a session (module docstring)."""
+    if getattr(server._on_request_hook, "__func__", None) is not _plain_handler():
+        return False  # telemetry wraps it, or a subclass serves requests its own way
+    params = message["params"]  # a dict: answers_at_once
+    if "requestState" in params:
+        return False
+    meta = params.get("_meta")
+    return type(meta) is not dict or "progressToken" not in meta
+
+
+def _plain_handler() -> Any:
+    from ._server import Server  # not at import: _server imports this module
+
+    return Server._on_request
+
+
+async def answer(server: Server, transport: Any) -> None:
+    """Answer the request of ``transport`` (a ``RequestTransport`` holding one decoded request
+    that :func:`applies`) on its stream, as a stateless session would."""
+    message = transport.message
+    id_ = message["id"]
+    params: dict[str, Any] = message["params"]
+    meta = params.get("_meta")
+    admitted = modern_admission("tools/call", meta if type(meta) is dict else {})
+    if type(admitted) is dict:
+        out = rpc.error_response(id_, admitted)
+    else:
+        rules = RULES[cast("str", admitted)]
+        expose = server.expose_errors is True  # remote clients get the type only (serve_session)
+        session = cast("Session", _Stateless(expose))
+        try:
+            ctx = Context(server, session, id_, meta, rules, None, _principal())
+            result = await tools_call(server, ctx, params)
+            if rules.result_type:
+                result = server._decorate(result, rules, "tools/call")
+            out = rpc.response(id_, result)
+        except MCPError as exc:
+            out = rpc.error_response(id_, exc.to_error_object())
+        except Exception as exc:  # a handler bug: internal error, details to stderr only
+            log.exception("handler for tools/call failed")
+            out = rpc.error_response(id_, to_error_object(exc, detail=expose))
+    try:
+        await transport.answer(rpc.encode(out))
+    except TransportError as exc:
+        log.debug("could not send the answer to %r: %s", id_, exc)
+
+
+def _principal() -> str | None:
+    """The principal the HTTP auth guard verified (``mcpio._auth._info``, loaded only by it)."""
+    import sys
+
+    info = sys.modules.get("mcpio._auth._info")
+    return info.current_principal() if info is not None else None

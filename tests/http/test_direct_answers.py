@@ -1,0 +1,187 @@
+"""A 2026-07-28 ``tools/call`` of a tool that cannot wait is answered without a Session
+(``_server/_direct``, issue 17), and its answer is byte for byte the one a session gives.
+
+Each request below goes to two apps of the same server: one as users get it (the direct
+answer applies) and one with a pass-through middleware, which keeps every request on the
+session (``answers_at_once`` is false under middleware). The two HTTP answers must be equal:
+status, content type and JSON body — results, isError results, the size cap, the era's
+``_meta``, and every error object (admission of ``_meta``, arguments, the tool's own errors,
+unexpected exceptions with and without ``expose_errors``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+
+from mcpio import InvalidParams, Server, ToolError
+
+from .test_http_cost import BOTH, HOST, MODERN_META, Client, scope
+
+PROTOCOL = "io.modelcontextprotocol/protocolVersion"
+CAPS = "io.modelcontextprotocol/clientCapabilities"
+LEVEL = "io.modelcontextprotocol/logLevel"
+
+
+def build(*, expose_errors: bool | None = None, via_session: bool) -> Server:
+    server = Server("direct", expose_errors=expose_errors)
+
+    @server.tool(inline=True)
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    @server.tool(inline=True)
+    def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    @server.tool(inline=True, max_result_bytes=64)
+    def big(n: int) -> str:
+        """A long text, over the 64-byte cap."""
+        return "x" * n
+
+    @server.tool(inline=True)
+    def fails(kind: str) -> str:
+        """Raise what ``kind`` names."""
+        if kind == "tool":
+            raise ToolError("the tool refused: no such row")
+        if kind == "protocol":
+            raise InvalidParams("Invalid params: kind 'protocol' is refused on purpose")
+        raise ValueError("secret detail of a bug")
+
+    @server.tool(inline=True)
+    def wrong_type() -> int:
+        """Declares int, returns a list."""
+        return [1, 2]  # type: ignore[return-value]
+
+    if via_session:
+
+        @server.middleware
+        async def passthrough(request: Any, call_next: Any) -> Any:
+            return await call_next(request)
+
+    return server
+
+
+def request(params: dict[str, Any], id_: Any = 1) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": params}
+
+
+def call(name: str, arguments: Any, meta: Any = MODERN_META, id_: Any = 1) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": name, "arguments": arguments}
+    if meta is not None:
+        params["_meta"] = meta
+    return request(params, id_)
+
+
+CASES = {
+    "result": call("add", {"a": 2, "b": 40}),
+    "string id": call("add", {"a": 1, "b": 1}, id_="req-7"),
+    "string result": call("echo", {"text": "héllo"}),
+    "arguments wrong": call("add", {"a": "two", "b": 40}),
+    "arguments missing": call("add", {"a": 1}),
+    "arguments not an object": call("add", [1, 2]),
+    "no arguments": request({"name": "add", "_meta": MODERN_META}),
+    "result over the cap": call("big", {"n": 500}),
+    "ToolError": call("fails", {"kind": "tool"}),
+    "MCPError": call("fails", {"kind": "protocol"}),
+    "unexpected exception": call("fails", {"kind": "bug"}),
+    "result breaks the output schema": call("wrong_type", {}),
+    "unknown tool": call("nope", {}),
+    "no clientCapabilities": call("add", {"a": 1, "b": 2}, meta={PROTOCOL: "2026-07-28"}),
+    "clientCapabilities not an object": call("add", {"a": 1, "b": 2}, meta={PROTOCOL: "2026-07-28", CAPS: []}),
+    "bad log level": call("add", {"a": 1, "b": 2}, meta={**MODERN_META, LEVEL: "loud"}),
+    "a log level": call("add", {"a": 1, "b": 2}, meta={**MODERN_META, LEVEL: "debug"}),
+    "a progress token": call("add", {"a": 1, "b": 2}, meta={**MODERN_META, "progressToken": "p1"}),
+    "an MRTR retry": request({"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": MODERN_META, "requestState": "x"}),
+}
+
+
+def headers_for(body: dict[str, Any]) -> list[tuple[bytes, bytes]]:
+    name = str(body["params"].get("name", ""))
+    return (
+        HOST
+        + BOTH
+        + [(b"mcp-protocol-version", b"2026-07-28"), (b"mcp-method", b"tools/call"), (b"mcp-name", name.encode())]
+    )
+
+
+async def answer(app: Any, body: dict[str, Any]) -> tuple[int, bytes | None, Any]:
+    c = Client(body)
+    await app(scope(headers_for(body)), c.receive, c.send)
+    return c.status(), c.header(b"content-type"), c.json()
+
+
+def answers(expose_errors: bool | None, bodies: list[dict[str, Any]]) -> tuple[list[Any], list[Any], list[int]]:
+    """The answers of the direct app and of the session app, and how many sessions the direct
+    app built for each request."""
+
+    async def go() -> tuple[list[Any], list[Any], list[int]]:
+        direct_server = build(expose_errors=expose_errors, via_session=False)
+        built: list[int] = []
+        session = direct_server.session
+
+        def counting(*args: Any, **kwargs: Any) -> Any:  # a spy: the real method runs
+            built[-1] += 1
+            return session(*args, **kwargs)
+
+        direct_server.session = counting  # type: ignore[method-assign]
+        direct = direct_server.http_app("/mcp")
+        viaSession = build(expose_errors=expose_errors, via_session=True).http_app("/mcp")
+        out_direct, out_session = [], []
+        try:
+            for body in bodies:
+                built.append(0)
+                out_direct.append(await answer(direct, body))
+                out_session.append(await answer(viaSession, body))
+        finally:
+            await direct.aclose()
+            await viaSession.aclose()
+        return out_direct, out_session, built
+
+    return asyncio.run(go())
+
+
+@pytest.mark.parametrize("expose_errors", [None, True], ids=["default", "expose_errors"])
+def test_the_direct_answer_is_the_sessions_answer(expose_errors: bool | None, caplog: Any) -> None:
+    names = list(CASES)
+    with caplog.at_level(logging.ERROR, logger="mcpio"):
+        direct, via_session, built = answers(expose_errors, [CASES[n] for n in names])
+    for name, d, s in zip(names, direct, via_session, strict=True):
+        assert d == s, f"{name}: direct {d} != session {s}"
+    # The case list is not vacuous: it has results, isError results and JSON-RPC errors.
+    bodies = dict(zip(names, (d[2] for d in direct), strict=True))
+    assert bodies["result"]["result"]["structuredContent"] == {"result": 42}
+    assert "max_result_bytes" in str(bodies["result over the cap"]["result"]["content"])
+    assert bodies["ToolError"]["result"]["isError"] is True
+    assert bodies["MCPError"]["error"]["code"] == -32602
+    assert bodies["bad log level"]["error"]["code"] == -32602
+    assert bodies["no clientCapabilities"]["error"]["code"] == -32602
+    unexpected = bodies["unexpected exception"]["result"]["content"][0]["text"]
+    assert ("secret detail" in unexpected) is (expose_errors is True)
+    # What the direct answer serves, it serves without a session; the rest goes to one.
+    sessions = dict(zip(names, built, strict=True))
+    on_session = {"unknown tool", "a progress token", "an MRTR retry"}
+    assert {n for n, count in sessions.items() if count} == on_session, sessions
+    # The unexpected exception was logged by both apps, with its traceback.
+    logged = [r for r in caplog.records if "tool fails raised" in r.getMessage()]
+    assert len(logged) == 2 and all(r.exc_info for r in logged)
+
+
+def test_telemetry_keeps_the_request_on_the_session() -> None:
+    pytest.importorskip("opentelemetry", reason="the otel extra")
+    server = Server("direct-otel", telemetry=True)
+
+    @server.tool(inline=True)
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    from mcpio._server import _direct
+
+    assert not _direct.applies(server, CASES["result"])
+    assert _direct.applies(build(via_session=False), CASES["result"])
