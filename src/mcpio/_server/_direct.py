@@ -19,6 +19,7 @@ verified through the session's round machinery), a subclass's own ``_on_request`
 from __future__ import annotations
 
 import logging
+import sys
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import _jsonrpc as rpc
@@ -56,10 +57,16 @@ def applies(server: Server, message: dict[str, Any]) -> bool:
     return type(meta) is not dict or "progressToken" not in meta
 
 
-def _plain_handler() -> Any:
-    from ._server import Server  # not at import: _server imports this module
+_PLAIN: Any = None  # Server._on_request, looked up once (_server imports this module)
 
-    return Server._on_request
+
+def _plain_handler() -> Any:
+    global _PLAIN
+    if _PLAIN is None:
+        from ._server import Server
+
+        _PLAIN = Server._on_request
+    return _PLAIN
 
 
 async def answer(server: Server, transport: Any) -> None:
@@ -95,7 +102,5 @@ async def answer(server: Server, transport: Any) -> None:
 
 def _principal() -> str | None:
     """The principal the HTTP auth guard verified (``mcpio._auth._info``, loaded only by it)."""
-    import sys
-
     info = sys.modules.get("mcpio._auth._info")
     return info.current_principal() if info is not None else None

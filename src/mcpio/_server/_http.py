@@ -208,8 +208,6 @@ def serve_now(server: Server, transport: Any, spawn: Callable[..., asyncio.Task[
     (:mod:`._direct`) unless it needs one (telemetry, ``MCPIO_TRACE``, a progress token, an MRTR
     retry). Any other request gets its task at once, so nothing in it binds to the caller's task
     (``asyncio.timeout``)."""
-    from .._session import _resume  # not at import: asyncio comes after stdio's first answer (_stdio)
-
     message = transport.message
     if type(message) is not dict or not answers_at_once(server, _Call(message)):
         return spawn(server._serve_http(transport, True))
@@ -222,6 +220,8 @@ def serve_now(server: Server, transport: Any, spawn: Callable[..., asyncio.Task[
         waits_on = context.run(coro.send, None)
     except StopIteration:
         return None
+    from .._session import _resume  # not at import, nor per request (the import statement costs)
+
     return spawn(_resume(coro, waits_on), context)
 
 
