@@ -110,6 +110,15 @@ def refuse(
     return Refusal(status, err, id, headers)
 
 
+def route_path(scope: Mapping[str, Any]) -> str:
+    """The request's path below the ASGI ``root_path`` (where the app is mounted)."""
+    path: str = scope.get("path", "/")
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root) :] or "/"
+    return path
+
+
 def header_map(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
     """ASGI headers as {lower-case name: value}; repeated headers are joined with ", "."""
     out: dict[str, str] = {}
@@ -309,8 +318,9 @@ def select_era(headers: Mapping[str, str], messages: list[Any]) -> str:
     ``MCP-Protocol-Version`` header names a version that is not a legacy one (so a stateless
     request whose ``_meta`` is missing gets the modern -32602, not "initialize first").
     """
-    if any(modern_meta(m) is not None for m in messages):
-        return MODERN
+    for m in messages:  # a loop, not any(genexpr): every POST comes here (issue 17)
+        if modern_meta(m) is not None:
+            return MODERN
     version = headers.get(PROTOCOL_VERSION, "").strip()
     if SESSION_ID not in headers and version and version not in LEGACY_VERSIONS:
         return MODERN

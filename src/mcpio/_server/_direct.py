@@ -45,6 +45,10 @@ class _Stateless:
         self.expose_errors = expose_errors
 
 
+# The session of a Context answered directly, by ``expose_errors`` (made once: no per-request object)
+_SESSIONS = {True: cast("Session", _Stateless(True)), False: cast("Session", _Stateless(False))}
+
+
 def applies(server: Server, message: dict[str, Any]) -> bool:
     """Whether ``message`` (a ``tools/call`` that ``answers_at_once``) may be answered by
     :func:`answer` rather than by a session (module docstring)."""
@@ -77,14 +81,13 @@ async def answer(server: Server, transport: Any) -> None:
     params: dict[str, Any] = message["params"]
     meta = params.get("_meta")
     admitted = modern_admission("tools/call", meta if type(meta) is dict else {})
-    if type(admitted) is dict:
+    if not isinstance(admitted, str):
         out = rpc.error_response(id_, admitted)
     else:
-        rules = RULES[cast("str", admitted)]
+        rules = RULES[admitted]
         expose = server.expose_errors is True  # remote clients get the type only (serve_session)
-        session = cast("Session", _Stateless(expose))
         try:
-            ctx = Context(server, session, id_, meta, rules, None, _principal())
+            ctx = Context(server, _SESSIONS[expose], id_, meta, rules, None, _principal())
             result = await tools_call(server, ctx, params)
             if rules.result_type:
                 result = server._decorate(result, rules, "tools/call")

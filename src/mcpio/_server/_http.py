@@ -186,16 +186,6 @@ async def serve_session(server: Server, transport: Transport, stateless: bool) -
         await server._run_session(session)
 
 
-class _Call:
-    """What :func:`~._tools.answers_at_once` reads of a request: its method and params."""
-
-    __slots__ = ("method", "params")
-
-    def __init__(self, message: dict[str, Any]) -> None:
-        self.method = message.get("method")
-        self.params = message.get("params")
-
-
 def serve_now(server: Server, transport: Any, spawn: Callable[..., asyncio.Task[Any]]) -> asyncio.Task[Any] | None:
     """Serve one modern POST's request (``transport``, a ``RequestTransport``); None once it is
     answered, else the task serving it (from ``spawn(coroutine, context)``).
@@ -209,7 +199,7 @@ def serve_now(server: Server, transport: Any, spawn: Callable[..., asyncio.Task[
     retry). Any other request gets its task at once, so nothing in it binds to the caller's task
     (``asyncio.timeout``)."""
     message = transport.message
-    if type(message) is not dict or not answers_at_once(server, _Call(message)):
+    if type(message) is not dict or not answers_at_once(server, message.get("method"), message.get("params")):
         return spawn(server._serve_http(transport, True))
     context = contextvars.copy_context()
     if _direct.applies(server, message) and not http_trace(server):

@@ -450,7 +450,7 @@ class Server:
             on_notification=self._on_notification,
             max_in_flight=self.max_in_flight,
             drain_timeout=0.0 if stateless else 30.0,
-            eager=lambda ev: answers_at_once(self, ev),
+            eager=lambda ev: answers_at_once(self, ev.method, ev.params),
         )
         s.expose_errors = self.expose_errors is not False
         self._sessions.add(s)

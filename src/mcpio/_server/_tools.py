@@ -90,12 +90,12 @@ def _cancelled_error() -> type[BaseException]:
     return asyncio.CancelledError
 
 
-def answers_at_once(server: Any, ev: Any) -> bool:
-    """Whether the session may start request ``ev`` without a Task (``Session(eager=)``): a
-    ``tools/call`` of a sync tool that runs inline now, takes no Context, is not a task tool, and
-    no middleware wraps it — the call cannot wait, so it is answered on the reader's stack."""
-    params = ev.params
-    if ev.method != "tools/call" or server._middleware or type(params) is not dict or "task" in params:
+def answers_at_once(server: Any, method: Any, params: Any) -> bool:
+    """Whether the session may start request ``method``/``params`` without a Task
+    (``Session(eager=)``): a ``tools/call`` of a sync tool that runs inline now, takes no Context,
+    is not a task tool, and no middleware wraps it — the call cannot wait, so it is answered on
+    the reader's stack."""
+    if method != "tools/call" or server._middleware or type(params) is not dict or "task" in params:
         return False
     name = params.get("name")
     tool = server._tools.get(name) if type(name) is str else None

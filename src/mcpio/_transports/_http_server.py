@@ -43,17 +43,9 @@ from .._state._base import StateBackend, StateUnavailable
 from .._versions import RULES
 from ._http_drain import closing, health
 from ._http_events import EventStore, MemoryEventStore
+from ._http_request import RequestTransport
 from ._http_server_sse import LegacySSE
-from ._http_server_streams import (
-    Disconnected,
-    LegacyTransport,
-    RequestTransport,
-    Stream,
-    TooLarge,
-    plain,
-    refuse,
-    watch_disconnect,
-)
+from ._http_server_streams import Disconnected, LegacyTransport, Stream, TooLarge, plain, refuse, watch_disconnect
 from ._http_sessions import SharedSessions
 
 log = logging.getLogger("mcpio.http")
@@ -137,10 +129,12 @@ class StreamableHTTPApp:
             return
         if kind != "http":
             return
-        await self._ensure_started()
+        started = self._started  # once started, no await here (issue 17: a coroutine per request)
+        if started is None or not started.done() or started.cancelled() or started.exception() is not None:
+            await self._ensure_started()
         if self.draining:  # a kept-alive connection carries one last request, then closes (_http_drain)
             send = closing(send)
-        route = _route_path(scope)
+        route = h.route_path(scope)
         if route in HEALTH_PATHS and route != self.path and scope.get("method") in ("GET", "HEAD"):
             await health(self, send, route)  # before Host checks: probes come by address
             return
@@ -590,11 +584,3 @@ class StreamableHTTPApp:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
-
-
-def _route_path(scope: Scope) -> str:
-    path: str = scope.get("path", "/")
-    root: str = scope.get("root_path", "")
-    if root and path.startswith(root):
-        path = path[len(root) :] or "/"
-    return path

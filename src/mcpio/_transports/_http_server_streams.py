@@ -10,7 +10,7 @@ How HTTP maps onto :class:`~mcpio._session.Session` (one engine for every transp
   the engine in each request's task), or else to the standalone GET stream. Each message goes
   on exactly one stream (spec: no broadcast).
 * **Modern era** (2026-07-28): one short-lived Session per POST, on a
-  :class:`RequestTransport` whose only stream is that POST's response. The era is stateless,
+  :class:`~._http_request.RequestTransport` whose only stream is that POST's response. The era is stateless,
   so nothing may carry over between requests, and this makes it so by construction: no
   routing, no shared state, and closing the response ends the session, which cancels the
   request (spec 2026-07-28: closing the stream is cancellation). A per-request Session costs
@@ -39,7 +39,7 @@ from typing import Any
 import msgspec
 
 from .. import _jsonrpc as rpc
-from .._errors import EndOfStream, TransportError
+from .._errors import EndOfStream
 from .._protocol import _http as h
 from .._protocol._framing import Decoded
 from .._state._base import StateUnavailable
@@ -109,13 +109,24 @@ class Stream:
         self.gone = False  # the client closed the connection
         self.detach_retry: int | None = None  # close_stream() asked to end the connection
         self.on_done: Callable[[Stream], None] | None = None
-        self.released = asyncio.Event()  # set while no HTTP response is attached
+        self._released: asyncio.Event | None = None  # made when first waited on (``released``)
         # (receive, on_gone): what watch_disconnect() needs; the stream starts watching once a
         # hang-up matters (see pump), so a POST answered as plain JSON spawns no watcher task.
         self.hangup: tuple[Receive, Callable[[], None]] | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._timed_out = False
         self.wait_token = 0  # changes as each timed wait starts and ends (_http_deadlines)
+
+    @property
+    def released(self) -> asyncio.Event:
+        """Set while no HTTP response is attached (graceful shutdown waits on it); made on first
+        use, so a stream nobody waits on costs no Event (issue 17)."""
+        event = self._released
+        if event is None:
+            event = self._released = asyncio.Event()
+            if not self.attached:
+                event.set()
+        return event
 
     async def put(self, frame: bytes, final: bool) -> None:
         if final:
@@ -272,7 +283,8 @@ class Stream:
     def _release(self) -> None:
         """The HTTP response ended: what is still queued goes to the store (or is dropped)."""
         self.attached = False
-        self.released.set()
+        if self._released is not None:
+            self._released.set()
         left = list(self.items)
         self.items.clear()
         self.detach_retry = None
@@ -286,7 +298,8 @@ class Stream:
 
     def reattach(self) -> None:
         self.attached = True
-        self.released.clear()
+        if self._released is not None:
+            self._released.clear()
         self.gone = False
         self.items.clear()
         self.wake.clear()
@@ -329,67 +342,6 @@ async def _send_json(send: Send, frame: bytes, headers: list[tuple[bytes, bytes]
         }
     )
     await send({"type": "http.response.body", "body": frame, "more_body": False})
-
-
-class RequestTransport:
-    """The transport of one modern (2026-07-28) POST: one frame in, its answers out to the
-    POST's own stream; end of stream once the final answer is out or the client has gone."""
-
-    listen = False  # a subscriptions/listen stream: no final answer, handed over at once when draining
-
-    def __init__(self, frame: bytes, stream: Stream, message: Any = None) -> None:
-        """``message``: ``frame`` decoded already (the session then does not decode it again)."""
-        self._frame: bytes | Decoded | None = frame if message is None else Decoded(frame, message)
-        self.message = message
-        self.stream = stream
-        self._done = asyncio.Event()
-        # The task serving the request (set by the app; none when it was answered at once, with
-        # no task: issue 17): its session serves the one request in it, so closing the transport
-        # cancels that task.
-        self.task: asyncio.Task[Any] | None = None
-
-    async def receive(self) -> bytes | Decoded:
-        frame = self._frame
-        if frame is not None:
-            self._frame = None
-            if not self._done.is_set():  # closed before it was read: never served
-                return frame
-        await self._done.wait()
-        raise EndOfStream()
-
-    async def send(self, frame: bytes) -> None:
-        stream = self.stream
-        if stream.gone:
-            raise TransportError("the client closed the response stream")
-        final = any(e.method is None for e in peek(frame))
-        if not final and not stream.sse_ok:
-            return  # a JSON-only client gets the answer alone
-        await stream.put(frame, final)
-        if final:
-            self._done.set()
-
-    async def answer(self, frame: bytes) -> None:
-        """Send ``frame``, the request's final answer (known to be one: not looked into again)."""
-        if self.stream.gone:
-            raise TransportError("the client closed the response stream")
-        await self.stream.put(frame, True)
-        self._done.set()
-
-    async def aclose(self) -> None:
-        self._done.set()
-
-    def hung_up(self) -> None:
-        """The client closed the connection (``watch_disconnect``): closing the stream cancels
-        the request (spec 2026-07-28)."""
-        self.stream.disconnected()
-        self.close()
-
-    def close(self) -> None:
-        """The client went away: end the session, which cancels the request."""
-        self._done.set()
-        task = self.task
-        if task is not None and not task.done():
-            task.cancel()
 
 
 class LegacyTransport:
