@@ -235,3 +235,41 @@ def test_one_session_served_by_two_objects_in_one_process_is_one_owner(redis_url
             await close(states)
 
     asyncio.run(go())
+
+
+def test_a_lease_held_by_a_request_that_ends_during_the_beat_is_given_up_at_once(redis_url):
+    # A legacy HTTP request in flight holds its process's lease (``hold``); the heartbeat that
+    # left saying "held" may come back after the request was answered. That beat kept the lease,
+    # so the heartbeat must give it up with one more beat at once, not leave ``tasks:nodes`` in
+    # Redis until it expires (a CI failure: an idle database did not go back to zero keys).
+    # Redis pauses writes so the beat is in flight, deterministically, when the request ends.
+    import redis.asyncio as aredis
+
+    async def blocked_scripts(admin: Any) -> int:
+        clients = (await admin.execute_command("CLIENT", "LIST")).decode().splitlines()
+        return sum("cmd=evalsha" in line and "flags=b" in line for line in clients)
+
+    async def go() -> None:
+        state = RedisState(redis_url, task_lease=30.0)  # a beat every 10 s: only the extra one is in time
+        await state.start()
+        admin = aredis.Redis.from_url(redis_url)
+        try:
+            await state.tasks.alive("warm-up")  # a connection is open before the pause
+            await admin.execute_command("CLIENT", "PAUSE", "10000", "WRITE")
+            try:
+                state.tasks.hold("request")
+                async with asyncio.timeout(10):
+                    while not await blocked_scripts(admin):
+                        await asyncio.sleep(0.01)  # until the beat's script waits on the pause
+                state.tasks.release("request")  # answered while the beat is in flight
+            finally:
+                await admin.execute_command("CLIENT", "UNPAUSE")
+            beat = state.tasks._beat
+            assert beat is not None
+            await asyncio.wait_for(beat, 10)  # the heartbeat ended: nothing holds the lease
+            assert not await admin.exists("mcpio:tasks:nodes"), "the lease was left in Redis"
+        finally:
+            await admin.aclose()
+            await state.aclose()
+
+    asyncio.run(go())

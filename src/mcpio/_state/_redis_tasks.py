@@ -415,13 +415,22 @@ class RedisTaskDirectory:
     async def _heartbeat(self) -> None:
         """Refresh this node's lease while it runs live tasks or holds requests (one script per
         ``lease / 3``); the beat after the last one ended gives the lease up."""
+        again = False
         while not self._stop.is_set():
+            held, live = bool(self._held), 0
             try:
-                await self._run("beat", self.node, self.lease_ms, "1" if self._held else "0")
+                live = int(await self._run("beat", self.node, self.lease_ms, "1" if held else "0"))
             except StateUnavailable as exc:
                 log.warning("task lease not refreshed: %s", exc)
             if not (self._live or self._held):
+                if (held or live) and not again:
+                    # What held the lease when that beat left ended while it ran (a request
+                    # answered, a task's end written): the beat kept the lease, so one more,
+                    # now, gives it up (else it stays until it expires).
+                    again = True
+                    continue
                 return  # that beat dropped the lease (a hold() since then starts a new loop)
+            again = False
             # an event, not a plain sleep: a cancel that lands inside a Redis command may be
             # absorbed by the client library, and closing must not wait for the next beat
             with contextlib.suppress(TimeoutError):
