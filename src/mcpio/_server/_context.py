@@ -58,6 +58,14 @@ class ClientRequestError(MCPError):
     an error; ``code``, ``message`` and ``data`` are the client's."""
 
 
+def current_principal() -> str | None:
+    """The principal the HTTP auth guard verified for the request being served (it binds MRTR
+    state and counts tasks per requester), or None: ``mcpio._auth._info`` is loaded only by that
+    guard, so without auth nothing is imported."""
+    info = sys.modules.get("mcpio._auth._info")
+    return info.current_principal() if info is not None else None
+
+
 class Context:
     """Per-request access to progress, logging, the client's features and the lifespan value.
 

@@ -19,14 +19,13 @@ verified through the session's round machinery), a subclass's own ``_on_request`
 from __future__ import annotations
 
 import logging
-import sys
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import _jsonrpc as rpc
 from .._errors import MCPError, TransportError, to_error_object
 from .._protocol._connection import modern_admission
 from .._versions import RULES
-from ._context import Context
+from ._context import Context, current_principal
 from ._handlers import tools_call
 
 if TYPE_CHECKING:
@@ -87,7 +86,7 @@ async def answer(server: Server, transport: Any) -> None:
         rules = RULES[admitted]
         expose = server.expose_errors is True  # remote clients get the type only (serve_session)
         try:
-            ctx = Context(server, _SESSIONS[expose], id_, meta, rules, None, _principal())
+            ctx = Context(server, _SESSIONS[expose], id_, meta, rules, None, current_principal())
             result = await tools_call(server, ctx, params)
             if rules.result_type:
                 result = server._decorate(result, rules, "tools/call")
@@ -101,9 +100,3 @@ async def answer(server: Server, transport: Any) -> None:
         await transport.answer(rpc.encode(out))
     except TransportError as exc:
         log.debug("could not send the answer to %r: %s", id_, exc)
-
-
-def _principal() -> str | None:
-    """The principal the HTTP auth guard verified (``mcpio._auth._info``, loaded only by it)."""
-    info = sys.modules.get("mcpio._auth._info")
-    return info.current_principal() if info is not None else None

@@ -33,7 +33,7 @@ from .._versions import (
     Rules,
 )
 from . import _http, _stdio
-from ._context import Context
+from ._context import Context, current_principal
 from ._core_tasks import CAPABILITY as CORE_TASKS_CAPABILITY
 from ._handlers import METHODS
 from ._middleware import Request, build_chain, check_middleware, run_hook
@@ -383,10 +383,7 @@ class Server:
         rules = RULES[ev.version] if ev.version is not None else None
         params = ev.params or {}
         rounds = None
-        # The principal the HTTP auth guard verified (mcpio._auth._info, loaded only by that guard:
-        # without auth it is None) binds MRTR state and counts tasks per requester.
-        auth_info = sys.modules.get("mcpio._auth._info")
-        principal: str | None = auth_info.current_principal() if auth_info is not None else None
+        principal = current_principal()  # the HTTP auth guard's (None without auth)
         if rules is not None and rules.input_required and ev.method in INPUT_REQUIRED_METHODS:
             rounds = Rounds.from_request(self._state_codec, ev.method, params, principal)
         ctx = Context(self, session, ev.id, params.get("_meta"), rules, rounds, principal)

@@ -46,15 +46,13 @@ class RequestTransport:
             self._done.set()
 
     async def send(self, frame: bytes) -> None:
-        stream = self.stream
-        if stream.gone:
+        if any(e.method is None for e in peek(frame)):
+            await self.answer(frame)
+            return
+        if self.stream.gone:
             raise TransportError("the client closed the response stream")
-        final = any(e.method is None for e in peek(frame))
-        if not final and not stream.sse_ok:
-            return  # a JSON-only client gets the answer alone
-        await stream.put(frame, final)
-        if final:
-            self._end()
+        if self.stream.sse_ok:  # a JSON-only client gets the answer alone
+            await self.stream.put(frame, False)
 
     async def answer(self, frame: bytes) -> None:
         """Send ``frame``, the request's final answer (known to be one: not looked into again)."""
