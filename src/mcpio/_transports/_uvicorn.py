@@ -186,12 +186,29 @@ class Server(uvicorn.Server):
         self.drain = drain
         self.grace = grace
 
+    async def serve(self, sockets: list[socket.socket] | None = None) -> None:
+        try:
+            await super().serve(sockets)
+        except asyncio.CancelledError:
+            # The task serving was cancelled (an application embedding ``serve_http``): uvicorn
+            # would skip its shutdown, leaving the lifespan (the user's and the app's) open and
+            # its task pending. Stop as on SIGTERM with no grace, then let the cancellation go on.
+            if self.started and not self.stopping:
+                self.grace, self.announce = 0.0, False
+                await self.shutdown(sockets)
+            raise
+
+    stopping = False  # shutdown() has begun
+    announce = True  # say "draining" on stderr (not when cancelled)
+
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self.stopping = True
         for server in self.servers:  # stop accepting first: new connections go to other processes
             server.close()
         if self.drain is not None and not self.force_exit:
-            sys.stderr.write(f"mcpio: draining (up to {self.grace:g} s), then stopping\n")
-            sys.stderr.flush()
+            if self.announce:
+                sys.stderr.write(f"mcpio: draining (up to {self.grace:g} s), then stopping\n")
+                sys.stderr.flush()
             await self.drain(self.grace)
         await super().shutdown(sockets)
 
