@@ -29,3 +29,25 @@ def test_fast_path_matches_msgspec(value):
     expected = msgspec.json.decode(msgspec.json.encode(value))
     got = _jsonable(value)
     assert type(got) is type(expected) and (got == expected or (got != got and expected != expected))
+
+
+@pytest.mark.parametrize("value", [0, -5, 10**30, True, None, "", "x", 'é\n"q"', 1.5, Level.LOW, Name.A])
+def test_tool_result_scalar_fast_path_matches_general_path(value):
+    """``Tool.result`` builds an int or str result at once; it must equal the general rule: the
+    structured ``{"result": …}`` plus its JSON text (a string is its own text), spec 2025-06-18."""
+    from mcpio._server._tools import Tool
+    from mcpio._versions import RULES
+
+    def f() -> int | str | bool | float | None:
+        return value
+
+    tool = Tool.from_function(f)
+    data = _jsonable(value)
+    expected = {
+        "content": [{"type": "text", "text": data if isinstance(data, str) else json_text(data)}],
+        "structuredContent": {"result": data},
+    }
+    got = tool.result(value, RULES["2025-11-25"])
+    assert got == expected
+    assert [type(b["text"]) for b in got["content"]] == [str]
+    assert type(got["structuredContent"]["result"]) is type(data)

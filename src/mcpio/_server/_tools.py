@@ -274,6 +274,12 @@ class Tool:
             # spec 2025-06-18 server/tools §Structured Content: the structured result, and for
             # backwards compatibility its serialized JSON in a text block (a string result is
             # its own text, not a JSON string literal).
+            kind = type(value)
+            if (kind is int or kind is str) and self.sig.wrap_output:  # the common scalar, built at once (issue 17)
+                return {
+                    "content": [{"type": "text", "text": value if kind is str else str(value)}],
+                    "structuredContent": {"result": value},
+                }
             structured = self.sig.to_structured(value)
             raw = structured["result"] if self.sig.wrap_output else structured
             text = raw if isinstance(raw, str) else json_text(raw)
