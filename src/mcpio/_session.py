@@ -82,8 +82,9 @@ class Session:
         self._max_in_flight = max_in_flight
         self._drain_timeout = drain_timeout
         self._tasks: dict[Any, asyncio.Task[None]] = {}
-        self._room = asyncio.Event()
+        self._room = asyncio.Event()  # set while fewer than max_in_flight requests run
         self._room.set()
+        self._has_room = True  # self._room.is_set(), read per message without a call (issue 17)
         self._pending: dict[Any, asyncio.Future[Any]] = {}
         self._progress: dict[Any, ProgressCallback] = {}
         self._next_token = 0
@@ -106,7 +107,7 @@ class Session:
         conn_receive = self.connection.receive
         try:
             while True:
-                if not self._room.is_set():
+                if not self._has_room:
                     await self._room.wait()
                 try:
                     frame = await receive()
@@ -151,7 +152,7 @@ class Session:
                     log.debug("transport failed while answering a bad message: %s", exc)
                     break
                 for ev in conn_receive(msg):
-                    if type(ev) is RequestReceived and not self._room.is_set():
+                    if type(ev) is RequestReceived and not self._has_room:
                         await self._room.wait()  # a batch counts item by item against max_in_flight
                     if self._aborted:  # the peer is gone: the rest of a batch never starts
                         break
@@ -180,6 +181,7 @@ class Session:
                 task = asyncio.get_running_loop().create_task(self._serve(ev))
             self._tasks[ev.id] = task
             if len(self._tasks) >= self._max_in_flight:
+                self._has_room = False
                 self._room.clear()
         elif t is NotificationReceived:
             if ev.method == "notifications/progress":
@@ -240,7 +242,8 @@ class Session:
             log.exception("could not send the answer to %r", id_)
         finally:
             self._tasks.pop(id_, None)
-            if not self._room.is_set() and len(self._tasks) < self._max_in_flight:
+            if not self._has_room and len(self._tasks) < self._max_in_flight:
+                self._has_room = True
                 self._room.set()
 
     async def _finish(self) -> None:
@@ -377,6 +380,7 @@ class Session:
         ``drain_timeout`` (their answers could not be delivered). Nothing more is read: what is
         still unread, or left of a batch, never starts."""
         self._aborted = True
+        self._has_room = True
         self._room.set()  # a run loop waiting for room sees the abort
         self._drain_timeout = min(self._drain_timeout, grace)
         tasks = list(self._tasks.values())

@@ -99,16 +99,19 @@ class _Writer(asyncio.Protocol):
         self.owner = owner
         self.can_write = asyncio.Event()
         self.can_write.set()
+        self.ready = True  # can_write.is_set(), read by every send without a call (issue 17)
 
     def pause_writing(self) -> None:
+        self.ready = False
         self.can_write.clear()
 
     def resume_writing(self) -> None:
+        self.ready = True
         self.can_write.set()
 
     def connection_lost(self, exc: BaseException | None) -> None:
         self.owner._output_lost(exc or BrokenPipeError("the client closed the server's stdout"))
-        self.can_write.set()
+        self.resume_writing()
 
 
 class StdioServerTransport:
@@ -152,6 +155,7 @@ class StdioServerTransport:
         self._write_transport: asyncio.WriteTransport | ThreadWriter | None = None
         self._writer: _Writer | None = None
         self._send_lock = asyncio.Lock()
+        self._slow_senders = 0  # sends waiting for or holding _send_lock: small frames queue behind them
         self._out: list[bytes] = []  # small frames queued in this loop iteration, written as one
         self._in_fd = stdin_fd
         self._out_fd = stdout_fd
@@ -298,7 +302,7 @@ class StdioServerTransport:
         self._terminated = True
         self._stop_input()
         if self._writer is not None:
-            self._writer.can_write.set()  # wake senders waiting on backpressure; they raise
+            self._writer.resume_writing()  # wake senders waiting on backpressure; they raise
 
     def _gone(self, why: str) -> None:
         callback, self.on_gone = self.on_gone, None  # once
@@ -345,11 +349,12 @@ class StdioServerTransport:
             raise TransportError(f"cannot write to stdout: {self._lost}")
 
     async def send(self, frame: bytes) -> None:
-        self._check_writable()
+        if self._terminated or self._lost is not None:
+            self._check_writable()
         wt = self._write_transport
         if wt is None:
             raise TransportError("the stdio transport is not open")
-        if len(frame) < _SMALL_FRAME and self._writer.can_write.is_set() and not self._send_lock.locked():  # type: ignore[union-attr]
+        if len(frame) < _SMALL_FRAME and self._writer.ready and not self._slow_senders:  # type: ignore[union-attr]
             if self.trace is not None:
                 self.trace("out", frame)
             # The common case: queued, and every frame queued in this loop iteration goes out in
@@ -359,9 +364,13 @@ class StdioServerTransport:
             if len(out) == 1:
                 self._loop.call_soon(self._flush_out)  # type: ignore[union-attr]
             return
-        async with self._send_lock:  # FIFO; a large frame is never interleaved with another
-            self._flush_out()
-            await self._send_waiting(wt, frame)
+        self._slow_senders += 1
+        try:
+            async with self._send_lock:  # FIFO; a large frame is never interleaved with another
+                self._flush_out()
+                await self._send_waiting(wt, frame)
+        finally:
+            self._slow_senders -= 1
 
     def _flush_out(self) -> None:
         out = self._out
@@ -448,6 +457,6 @@ class StdioServerTransport:
         # With a high-water mark of 0 the transport reports "resume" exactly when it is empty.
         wt.set_write_buffer_limits(high=0)
         while wt.get_write_buffer_size() and self._lost is None:
-            if w.can_write.is_set():
-                w.can_write.clear()
+            if w.ready:
+                w.pause_writing()
             await w.can_write.wait()
