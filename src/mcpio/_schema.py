@@ -51,6 +51,7 @@ __all__ = ["ArgumentError", "FunctionSignature", "Parameter", "analyze_function"
 _EMPTY = inspect.Parameter.empty
 _REF = "#/$defs/"
 _convert = msgspec.convert
+_EXACT = (str, int, float, bool)  # a value of exactly one of these converts to itself
 _asdict = msgspec.structs.asdict
 
 
@@ -74,6 +75,7 @@ class FunctionSignature:
 
     __slots__ = (
         "_choices",
+        "_exact",
         "_fields",
         "_json_params",
         "_optional",
@@ -107,6 +109,9 @@ class FunctionSignature:
         self._fields = fields
         self._struct: type | None = None
         self._optional = tuple(f[0] for f in fields if len(f) == 3 and f[2] is UNSET)
+        # Arguments that are already exactly the declared types need no conversion (issue 17):
+        # name -> type when every parameter is a required plain str/int/float/bool, else None.
+        self._exact = {f[0]: f[1] for f in fields} if all(len(f) == 2 and f[1] in _EXACT for f in fields) else None
         self._choices: dict[str, Any] | None = None  # these two: on the first bad arguments
         self._json_params: tuple[str, ...] = ()
 
@@ -132,6 +137,13 @@ class FunctionSignature:
                     f"Invalid arguments for {self.name}: expected an object, got {json_type(arguments)}"
                 )
             arguments = dict(arguments)
+        exact = self._exact
+        if exact is not None and len(arguments) == len(exact):
+            for name, value in arguments.items():
+                if type(value) is not exact.get(name):
+                    break
+            else:  # what msgspec would give: the same values (the identity), no unknown keys
+                return dict(arguments)
         try:
             obj: Any = _convert(arguments, self._struct or self._build(), strict=False, dec_hook=_dec_hook)
         except msgspec.ValidationError as exc:

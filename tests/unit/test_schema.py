@@ -1230,3 +1230,45 @@ def test_the_arguments_struct_is_built_on_the_first_bind_not_at_registration() -
     again = analyze_function(f)  # bad arguments on the very first call
     with pytest.raises(ArgumentError, match="expected one of 'a', 'b'"):
         again.bind({"xs": [1], "mode": "c"})
+
+
+def _plain(a: int, b: str, c: float, d: bool) -> None: ...
+
+
+def _none() -> None: ...
+
+
+@pytest.mark.parametrize("fn", [_plain, _none])
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"a": 1, "b": "x", "c": 1.5, "d": True},
+        {"d": False, "c": float("inf"), "b": "", "a": -(10**40)},  # any order, any int
+        {"a": True, "b": "x", "c": 1.5, "d": True},  # bool is not an int
+        {"a": 1, "b": "x", "c": 1, "d": True},  # an int converts to a float
+        {"a": "1", "b": "x", "c": 1.5, "d": True},  # lenient: "1" converts to 1
+        {"a": 1.0, "b": "x", "c": 1.5, "d": 1},
+        {"a": 1, "b": "x", "c": 1.5},  # missing
+        {"a": 1, "b": "x", "c": 1.5, "d": True, "e": 5},  # unknown keys are dropped
+        {"a": 1, "b": "x", "c": 1.5, "e": 5},
+        {"e": None},
+        {},
+        None,
+    ],
+)
+def test_bind_exact_arguments_fast_path_matches_msgspec(fn, arguments):
+    """``bind`` passes arguments that are exactly the declared plain types through as they are;
+    the result (or the error) must be what the general path, msgspec's conversion, gives."""
+    fast = analyze_function(fn)
+    general = analyze_function(fn)
+    general._exact = None
+
+    def outcome(sig):
+        try:
+            kwargs = sig.bind(None if arguments is None else dict(arguments))
+        except ArgumentError as exc:
+            return ("error", str(exc))
+        return ("ok", sorted((k, type(v).__name__, repr(v)) for k, v in kwargs.items()))
+
+    assert fast._exact is not None
+    assert outcome(fast) == outcome(general)
