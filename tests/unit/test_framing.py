@@ -73,3 +73,36 @@ def test_any_chunking_gives_the_same_lines(lines, data):
         out += b.feed(stream[prev:c])
         prev = c
     assert out == lines
+
+
+def _reference(stream: bytes, limit: int) -> list[bytes | Oversized]:
+    """What the module docstring promises, computed on the whole stream at once."""
+    out: list[bytes | Oversized] = []
+    for line in stream.split(b"\n"):
+        if len(line) > limit:
+            out.append(Oversized(len(line), limit))
+            continue
+        line = line[:-1] if line.endswith(b"\r") else line
+        if line and not line.isspace():
+            out.append(line)
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.one_of(st.binary(max_size=12), st.sampled_from([b"", b" ", b"\r", b"ab\r", b"x" * 9])), max_size=12),
+    st.booleans(),
+    st.data(),
+)
+def test_any_chunking_with_oversized_lines_matches_the_whole_stream(lines, final_newline, data):
+    stream = b"\n".join(lines) + (b"\n" if final_newline else b"")
+    limit = 6
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=12)))
+    b = LineBuffer(max_line_size=limit)
+    out: list[bytes | Oversized] = []
+    prev = 0
+    for c in cuts + [len(stream)]:
+        out += b.feed(stream[prev:c])
+        prev = c
+    out += b.close()
+    assert out == _reference(stream, limit)

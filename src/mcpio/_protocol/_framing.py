@@ -40,13 +40,12 @@ class Decoded(msgspec.Struct, frozen=True):
 class LineBuffer:
     """Incremental splitter of a byte stream into lines. See the module docstring."""
 
-    __slots__ = ("_buf", "_discarding", "_limit", "_scan")
+    __slots__ = ("_buf", "_discarding", "_limit")
 
     def __init__(self, max_line_size: int = DEFAULT_MAX_LINE_SIZE) -> None:
         if max_line_size < 1:
             raise ValueError("max_line_size must be positive")
         self._buf = bytearray()
-        self._scan = 0  # bytes of _buf already known to hold no newline
         self._limit = max_line_size
         self._discarding = 0  # >0: size of the oversized line being discarded
 
@@ -61,39 +60,29 @@ class LineBuffer:
             self._discarding = 0
             data = data[nl + 1 :]
         buf = self._buf
-        if not buf:
-            # Fast path: whole lines in the chunk need no copy into the buffer.
-            start = 0
-            find = data.find
-            while True:
-                nl = find(b"\n", start)
-                if nl < 0:
-                    break
-                self._emit(data[start:nl], out)
-                start = nl + 1
-            rest = len(data) - start
-            if rest:
-                if rest > self._limit:
-                    self._discarding = rest
-                else:
-                    buf += data[start:] if start else data
-            return out
-        buf += data
         start = 0
-        scan = self._scan
-        while True:
-            nl = buf.find(b"\n", scan)
+        if buf:  # the end of the line begun in an earlier chunk, if this chunk has it
+            nl = data.find(b"\n")
             if nl < 0:
-                break
-            self._emit(bytes(buf[start:nl]), out)
-            start = scan = nl + 1
-        if start:
-            del buf[:start]
-        self._scan = len(buf)
-        if len(buf) > self._limit:
-            self._discarding = len(buf)
+                buf += data
+                if len(buf) > self._limit:
+                    self._discarding = len(buf)
+                    buf.clear()
+                return out
+            buf += data[:nl]
+            self._emit(bytes(buf), out)
             buf.clear()
-            self._scan = 0
+            start = nl + 1
+        # Whole lines in the chunk need no copy into the buffer: split once, in C.
+        lines = data[start:].split(b"\n") if start else data.split(b"\n")
+        rest = lines.pop()
+        for line in lines:
+            self._emit(line, out)
+        if rest:
+            if len(rest) > self._limit:
+                self._discarding = len(rest)
+            else:
+                buf += rest
         return out
 
     def _emit(self, line: bytes, out: list[bytes | Oversized]) -> None:
@@ -115,7 +104,6 @@ class LineBuffer:
         elif self._buf:
             self._emit(bytes(self._buf), out)
         self._buf.clear()
-        self._scan = 0
         return out
 
     @property
