@@ -81,10 +81,6 @@ def error_response(id: RequestId | None, error: dict[str, Any]) -> dict[str, Any
     return {"jsonrpc": "2.0", "id": id, "error": error}
 
 
-def _valid_id(value: Any) -> bool:
-    return (type(value) is int) or (type(value) is str)
-
-
 def classify(msg: Any) -> int:
     """Return REQUEST, NOTIFICATION, RESPONSE or ERROR for one (non-batch) message.
 
@@ -96,7 +92,7 @@ def classify(msg: Any) -> int:
         )
     has_id = "id" in msg
     raw_id = msg.get("id")
-    id_ = raw_id if _valid_id(raw_id) else None
+    id_ = raw_id if type(raw_id) is int or type(raw_id) is str else None
     method = msg.get("method")
     if msg.get("jsonrpc") != "2.0":
         # A response-shaped object is refused without its id: that id is one of *our* request

@@ -203,9 +203,21 @@ class Connection:
         Returns the version it is served under (None before initialize completes), or the
         error object refusing it.
         """
-        refusal = self._legacy_refusal(method, params, batch)
-        if refusal is not None:
-            return {"code": INVALID_REQUEST, "message": refusal}
+        lc = self.lifecycle
+        if method == "initialize":
+            refusal = self._initialize(params, batch)
+            if refusal is not None:
+                return {"code": INVALID_REQUEST, "message": refusal}
+        else:
+            accepts = st.SERVER_ACCEPTS[lc.state]
+            if accepts is not None and method not in accepts:
+                if lc.state == st.CLOSED:
+                    return {"code": INVALID_REQUEST, "message": "Invalid Request: the connection is closed"}
+                return {
+                    "code": INVALID_REQUEST,
+                    "message": f"Invalid Request: received {method!r} before initialization completed; "
+                    "the client must send 'initialize' and wait for its result first (MCP lifecycle)",
+                }
         rules = self.rules
         if rules is not None and method not in rules.client_requests:
             return {
@@ -219,31 +231,21 @@ class Connection:
             }
         return self.version
 
-    def _legacy_refusal(self, method: str, params: Any, batch: _Batch | None) -> str | None:
-        """Apply the lifecycle table to a legacy request; return a refusal or None."""
+    def _initialize(self, params: Any, batch: _Batch | None) -> str | None:
+        """A legacy ``initialize``: negotiate the version and record the client; a refusal or None."""
         lc = self.lifecycle
-        accepts = st.SERVER_ACCEPTS[lc.state]
-        if method == "initialize":
-            if batch is not None:
-                return "Invalid Request: initialize must not be part of a JSON-RPC batch"
-            if not lc.can(st.RECV_INITIALIZE):
-                return "Invalid Request: the connection is already initialized; initialize may be sent only once"
-            lc.process(st.RECV_INITIALIZE)
-            p = params or {}
-            self.version = negotiate(p.get("protocolVersion"))
-            self.rules = RULES[self.version]
-            caps = p.get("capabilities")
-            self.peer_capabilities = caps if isinstance(caps, dict) else {}
-            info = p.get("clientInfo")
-            self.peer_info = info if isinstance(info, dict) else {}
-            return None
-        if accepts is not None and method not in accepts:
-            if lc.state == st.CLOSED:
-                return "Invalid Request: the connection is closed"
-            return (
-                f"Invalid Request: received {method!r} before initialization completed; "
-                "the client must send 'initialize' and wait for its result first (MCP lifecycle)"
-            )
+        if batch is not None:
+            return "Invalid Request: initialize must not be part of a JSON-RPC batch"
+        if not lc.can(st.RECV_INITIALIZE):
+            return "Invalid Request: the connection is already initialized; initialize may be sent only once"
+        lc.process(st.RECV_INITIALIZE)
+        p = params or {}
+        self.version = negotiate(p.get("protocolVersion"))
+        self.rules = RULES[self.version]
+        caps = p.get("capabilities")
+        self.peer_capabilities = caps if isinstance(caps, dict) else {}
+        info = p.get("clientInfo")
+        self.peer_info = info if isinstance(info, dict) else {}
         return None
 
     def _receive_notification(self, method: str, params: Any, out: list[Event]) -> None:
