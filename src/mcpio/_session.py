@@ -269,8 +269,10 @@ class Session:
         self.connection.close()
 
     # ------------------------------------------------------------------ sending
-    async def _send_obj(self, obj: Any) -> None:
-        await self.transport.send(self._encode(obj))
+    def _send_obj(self, obj: Any) -> Awaitable[None]:
+        """Encode ``obj`` and return the transport's send of it, to await (not a coroutine of its
+        own: one frame less per answer, issue 17)."""
+        return self.transport.send(self._encode(obj))
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification; silently dropped once the session has closed."""
