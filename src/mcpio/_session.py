@@ -73,6 +73,7 @@ class Session:
         eager: Callable[[RequestReceived], bool] | None = None,
     ) -> None:
         self.transport = transport
+        self._routing_key = routing_key(transport)  # what serving records (stable: an identity)
         # Eager start (module docstring): only on a transport whose send enters nothing bound to
         # the current task (asyncio.timeout), since until it waits the request runs in run()'s task.
         self._eager = eager if getattr(transport, "eager_safe", False) is True else None
@@ -214,7 +215,7 @@ class Session:
     async def _serve(self, ev: RequestReceived) -> None:
         conn = self.connection
         id_ = ev.id
-        serving.set((routing_key(self.transport), id_))  # this task's own context: what it sends relates to id_
+        serving.set((self._routing_key, id_))  # this task's own context: what it sends relates to id_
         try:
             try:
                 if conn.is_cancelled(id_):  # cancelled before it started: never run it
