@@ -70,14 +70,13 @@ class LineBuffer:
                     buf.clear()
                 return out
             buf += data[:nl]
-            self._emit(bytes(buf), out)
+            self._emit([bytes(buf)], out)
             buf.clear()
             start = nl + 1
         # Whole lines in the chunk need no copy into the buffer: split once, in C.
         lines = data[start:].split(b"\n") if start else data.split(b"\n")
         rest = lines.pop()
-        for line in lines:
-            self._emit(line, out)
+        self._emit(lines, out)
         if rest:
             if len(rest) > self._limit:
                 self._discarding = len(rest)
@@ -85,15 +84,18 @@ class LineBuffer:
                 buf += rest
         return out
 
-    def _emit(self, line: bytes, out: list[bytes | Oversized]) -> None:
-        if len(line) > self._limit:
-            out.append(Oversized(len(line), self._limit))
-            return
-        if line.endswith(b"\r"):
-            line = line[:-1]
-        if not line or line.isspace():
-            return
-        out.append(line)
+    def _emit(self, lines: list[bytes], out: list[bytes | Oversized]) -> None:
+        """Append the messages of complete ``lines`` to ``out`` (module docstring): a marker for
+        an oversized one, a trailing CR stripped, blank ones dropped."""
+        limit = self._limit
+        for line in lines:
+            if len(line) > limit:
+                out.append(Oversized(len(line), limit))
+                continue
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if line and not line.isspace():
+                out.append(line)
 
     def close(self) -> list[bytes | Oversized]:
         """End of stream: a final line without newline is still a message (lenient)."""
@@ -102,7 +104,7 @@ class LineBuffer:
             out.append(Oversized(self._discarding, self._limit))
             self._discarding = 0
         elif self._buf:
-            self._emit(bytes(self._buf), out)
+            self._emit([bytes(self._buf)], out)
         self._buf.clear()
         return out
 
