@@ -12,6 +12,7 @@ unexpected exceptions with and without ``expose_errors``).
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from typing import Any
 
@@ -101,22 +102,36 @@ CASES = {
 }
 
 
-def headers_for(body: dict[str, Any]) -> list[tuple[bytes, bytes]]:
+# What the client accepts: the direct answer is sent as the whole JSON response when it may be,
+# else on an event stream (a client that accepts only SSE), as the session's answer is.
+ACCEPTS = {"both": BOTH, "json": [(b"accept", b"application/json")], "sse": [(b"accept", b"text/event-stream")]}
+
+
+def headers_for(body: dict[str, Any], accept: list[tuple[bytes, bytes]] = BOTH) -> list[tuple[bytes, bytes]]:
     name = str(body["params"].get("name", ""))
     return (
         HOST
-        + BOTH
+        + accept
         + [(b"mcp-protocol-version", b"2026-07-28"), (b"mcp-method", b"tools/call"), (b"mcp-name", name.encode())]
     )
 
 
-async def answer(app: Any, body: dict[str, Any]) -> tuple[int, bytes | None, Any]:
+async def answer(app: Any, body: dict[str, Any], accept: list[tuple[bytes, bytes]]) -> tuple[int, bytes | None, Any]:
     c = Client(body)
-    await app(scope(headers_for(body)), c.receive, c.send)
-    return c.status(), c.header(b"content-type"), c.json()
+    await app(scope(headers_for(body, accept)), c.receive, c.send)
+    ctype = c.header(b"content-type")
+    if ctype == b"text/event-stream":  # the answer is the stream's one event (a session's stream
+        # opens with a comment first: its answer comes after the response has started)
+        raw = b"".join(m.get("body", b"") for m in c.messages[1:])
+        data = [line[5:] for line in raw.split(b"\n") if line.startswith(b"data:")]
+        assert len(data) == 1, raw
+        return c.status(), ctype, json.loads(data[0])
+    return c.status(), ctype, c.json()
 
 
-def answers(expose_errors: bool | None, bodies: list[dict[str, Any]]) -> tuple[list[Any], list[Any], list[int]]:
+def answers(
+    expose_errors: bool | None, bodies: list[dict[str, Any]], accept: list[tuple[bytes, bytes]] = BOTH
+) -> tuple[list[Any], list[Any], list[int]]:
     """The answers of the direct app and of the session app, and how many sessions the direct
     app built for each request."""
 
@@ -136,8 +151,8 @@ def answers(expose_errors: bool | None, bodies: list[dict[str, Any]]) -> tuple[l
         try:
             for body in bodies:
                 built.append(0)
-                out_direct.append(await answer(direct, body))
-                out_session.append(await answer(viaSession, body))
+                out_direct.append(await answer(direct, body, accept))
+                out_session.append(await answer(viaSession, body, accept))
         finally:
             await direct.aclose()
             await viaSession.aclose()
@@ -146,13 +161,16 @@ def answers(expose_errors: bool | None, bodies: list[dict[str, Any]]) -> tuple[l
     return asyncio.run(go())
 
 
+@pytest.mark.parametrize("accept", list(ACCEPTS))
 @pytest.mark.parametrize("expose_errors", [None, True], ids=["default", "expose_errors"])
-def test_the_direct_answer_is_the_sessions_answer(expose_errors: bool | None, caplog: Any) -> None:
+def test_the_direct_answer_is_the_sessions_answer(expose_errors: bool | None, accept: str, caplog: Any) -> None:
     names = list(CASES)
     with caplog.at_level(logging.ERROR, logger="mcpio"):
-        direct, via_session, built = answers(expose_errors, [CASES[n] for n in names])
+        direct, via_session, built = answers(expose_errors, [CASES[n] for n in names], ACCEPTS[accept])
     for name, d, s in zip(names, direct, via_session, strict=True):
         assert d == s, f"{name}: direct {d} != session {s}"
+    sse = accept == "sse"
+    assert {d[1] for d in direct} == {b"text/event-stream" if sse else b"application/json"}
     # The case list is not vacuous: it has results, isError results and JSON-RPC errors.
     bodies = dict(zip(names, (d[2] for d in direct), strict=True))
     assert bodies["result"]["result"]["structuredContent"] == {"result": 42}

@@ -119,11 +119,35 @@ def route_path(scope: Mapping[str, Any]) -> str:
     return path
 
 
+# The names every request carries, as ASGI servers deliver them (lower case), already decoded:
+# one dict lookup instead of a decode and a lower() each (issue 17); any other spelling is
+# decoded and lowered as before, to the same key.
+_NAMES = {
+    n.encode(): n
+    for n in (
+        "host",
+        "origin",
+        "accept",
+        "content-type",
+        "content-length",
+        "user-agent",
+        "authorization",
+        "connection",
+        SESSION_ID,
+        PROTOCOL_VERSION,
+        MCP_METHOD,
+        MCP_NAME,
+        LAST_EVENT_ID,
+    )
+}
+
+
 def header_map(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
     """ASGI headers as {lower-case name: value}; repeated headers are joined with ", "."""
     out: dict[str, str] = {}
+    names = _NAMES
     for name, value in raw:
-        key = name.decode("latin-1").lower()
+        key = names.get(name) or name.decode("latin-1").lower()
         text = value.decode("latin-1")
         out[key] = f"{out[key]}, {text}" if key in out else text
     return out
@@ -366,6 +390,8 @@ def decode_header_value(value: str) -> str:
     ``=?base64?<b64>?=`` decoded as UTF-8. Raises ValueError for invalid Base64 (bad alphabet
     or padding), invalid UTF-8, or characters a header value may not carry."""
     value = value.strip(" \t")
+    if value.isascii() and value.isprintable() and not value.startswith("=?"):
+        return value  # the common case, without the two patterns: visible ASCII, no sentinel
     if not _FIELD_VALUE.fullmatch(value):
         raise ValueError("the value has characters outside visible ASCII; encode it as =?base64?…?=")
     m = _SENTINEL.fullmatch(value)

@@ -7,27 +7,47 @@ import asyncio
 from typing import Any
 
 from .._errors import EndOfStream, TransportError
+from .._protocol import _http as h
 from .._protocol._framing import Decoded
 from ._http_server_streams import Stream, peek
 
 
 class RequestTransport:
     """The transport of one modern (2026-07-28) POST: one frame in, its answers out to the
-    POST's own stream; end of stream once the final answer is out or the client has gone."""
+    POST's own stream; end of stream once the final answer is out or the client has gone.
+
+    The stream is made when first used (:attr:`stream`): a final answer given before that, with
+    nothing sent ahead of it, is kept in :attr:`answered` for the app to send as the whole
+    response (a request answered at once, issue 17: no Stream, no pump)."""
 
     listen = False  # a subscriptions/listen stream: no final answer, handed over at once when draining
 
-    def __init__(self, frame: bytes, stream: Stream, message: Any = None) -> None:
-        """``message``: ``frame`` decoded already (the session then does not decode it again)."""
+    def __init__(self, frame: bytes, message: Any = None, *, json_ok: bool = True, sse_ok: bool = True) -> None:
+        """``message``: ``frame`` decoded already (the session then does not decode it again);
+        ``json_ok``/``sse_ok``: what the client accepts (``_http.accepts``)."""
         self._frame: bytes | Decoded | None = frame if message is None else Decoded(frame, message)
         self.message = message
-        self.stream = stream
+        self.json_ok = json_ok
+        self.sse_ok = sse_ok
+        self._stream: Stream | None = None
+        self.answered: bytes | None = None  # the final answer, given before the stream was made
         self._ended = False  # the final answer is out, or the client has gone
         self._done: asyncio.Event | None = None  # made only when receive() must wait (issue 17)
         # The task serving the request (set by the app; none when it was answered at once, with
         # no task: issue 17): its session serves the one request in it, so closing the transport
         # cancels that task.
         self.task: asyncio.Task[Any] | None = None
+
+    @property
+    def stream(self) -> Stream:
+        """The POST's response stream (made on first use; holding :attr:`answered` if given)."""
+        stream = self._stream
+        if stream is None:
+            stream = self._stream = Stream("0", era=h.MODERN, json_ok=self.json_ok, sse_ok=self.sse_ok)
+            if self.answered is not None:
+                stream.items.append(self.answered)
+                stream.finished = True
+        return stream
 
     async def receive(self) -> bytes | Decoded:
         frame = self._frame
@@ -56,6 +76,10 @@ class RequestTransport:
 
     async def answer(self, frame: bytes) -> None:
         """Send ``frame``, the request's final answer (known to be one: not looked into again)."""
+        if self._stream is None:  # nothing went out before it: the app sends it as the response
+            self.answered = frame
+            self._end()
+            return
         if self.stream.gone:
             raise TransportError("the client closed the response stream")
         await self.stream.put(frame, True)

@@ -41,6 +41,7 @@ from .. import _jsonrpc as rpc
 from .._protocol import _http as h
 from .._state._base import StateBackend, StateUnavailable
 from .._versions import RULES
+from . import _http_server_streams as streams
 from ._http_drain import closing, health
 from ._http_events import EventStore, MemoryEventStore
 from ._http_request import RequestTransport
@@ -245,11 +246,15 @@ class StreamableHTTPApp:
             await plain(send, 202, b"")  # core 2026-07-28 defines no client notifications on HTTP
             return
         json_ok, sse_ok = h.accepts(headers.get("accept"))
-        stream = Stream("0", era=h.MODERN, json_ok=json_ok, sse_ok=sse_ok)
-        transport = RequestTransport(body, stream, message)  # the body decoded once
+        transport = RequestTransport(body, message, json_ok=json_ok, sse_ok=sse_ok)  # the body decoded once
         transport.listen = message.get("method") == "subscriptions/listen"  # handed over first when draining
         now = self.serve_now  # set by the Server: its eager start; None if it answered at once, no task
         task = self._spawn(self.serve(transport, True)) if now is None else now(transport, self._spawn)
+        if task is None and json_ok and transport.answered is not None:
+            # Answered at once, nothing before it: the JSON response the stream would send (issue 17).
+            await streams._send_json(send, transport.answered, [], h.MODERN)
+            return
+        stream = transport.stream  # made before anything can be put on it
         if task is not None:  # closing the transport cancels the task serving it
             transport.task = task
             self._requests.add(transport)
