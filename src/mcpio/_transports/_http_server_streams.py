@@ -456,10 +456,16 @@ class LegacyTransport:
         (:func:`~mcpio._protocol._http.messages_of`), so the session does not decode the frame a
         second time (issue 17); a batch stays a batch (a JSON array, whitespace allowed before)."""
         self.last_active = time.monotonic()
-        if messages is not None:
-            await self._inbox.put(Decoded(frame, messages if frame.lstrip()[:1] == b"[" else messages[0]))
-        else:
+        if messages is None:
             await self._inbox.put(frame)
+            return
+        item = Decoded(frame, messages if frame.lstrip()[:1] == b"[" else messages[0])
+        feeder = self.feeder
+        one_request = type(item.value) is dict and "id" in item.value
+        if feeder is not None and one_request and self._inbox.empty() and feeder.reading():
+            await feeder.feed(item)  # nothing queued ahead of it: served on this POST's task
+            return
+        await self._inbox.put(item)
 
     async def close_stream(self, request_id: Any, retry_ms: int | None = None) -> None:
         """End the HTTP connection carrying ``request_id``'s stream now; the client resumes with
@@ -473,6 +479,9 @@ class LegacyTransport:
                         await s.released.wait()
 
     retry_ms = 1000
+    # Set by the server: the session, when one POST's request may be served on the POST's own
+    # task (``Session.reading``/``feed``: no queue hop, no wake-up of the reader; issue 17).
+    feeder: Any = None
     stream_prefix = ""  # before each POST stream's number: unique per process when sessions are shared
     # Set by the server: cancel what the session has in flight (DELETE: nobody can receive it).
     on_abort: Callable[[], None] | None = None
