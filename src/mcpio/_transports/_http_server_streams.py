@@ -409,7 +409,8 @@ class LegacyTransport:
 
     # ---- the HTTP side
     def new_stream(self, request_ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool) -> Stream:
-        """A stream for a POST carrying requests ``request_ids``."""
+        """A stream for a POST carrying requests ``request_ids`` (a set the stream keeps: it is
+        emptied as they are answered)."""
         self._seq += 1
         s = Stream(
             self.stream_prefix + str(self._seq),
@@ -419,7 +420,7 @@ class LegacyTransport:
             store=self.store,
             session_id=self.id,
             priming=priming,
-            request_ids=set(request_ids),
+            request_ids=request_ids,
         )
         for rid in request_ids:
             self._by_request[rid] = s
