@@ -176,11 +176,12 @@ class Session:
         return self._reading and not self._feeding and self._room.is_set() and not self._aborted
 
     async def feed(self, frame: Decoded) -> None:
-        """Serve ``frame`` (decoded; it never was queued) in the caller's task, as ``run()``
-        would: only when :meth:`reading` said so just before (the order of frames is kept)."""
+        """Serve ``frame`` (decoded; it never was queued; one request, classified as such by the
+        transport: ``Connection.receive_request``) in the caller's task, as ``run()`` would: only
+        when :meth:`reading` said so just before (the order of frames is kept)."""
         self._feeding = True
         try:
-            for ev in self.connection.receive(frame.value):
+            for ev in self.connection.receive_request(frame.value):
                 if self._aborted:
                     break
                 await self._dispatch(ev)

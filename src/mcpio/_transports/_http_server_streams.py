@@ -454,8 +454,8 @@ class LegacyTransport:
         return [r for r in request_ids if r in self._by_request]
 
     async def deliver(self, frame: bytes, messages: list[Any] | None = None) -> None:
-        """Queue a POSTed ``frame`` for the session. ``messages``: its messages, decoded already
-        (:func:`~mcpio._protocol._http.messages_of`), so the session does not decode the frame a
+        """Queue a POSTed ``frame`` for the session. ``messages``: its messages, decoded and checked
+        already (:func:`~mcpio._protocol._http.messages_of`, ``kinds``), so the session does not decode the frame a
         second time (issue 17); a batch stays a batch (a JSON array, whitespace allowed before)."""
         self.last_active = time.monotonic()
         if messages is None:
@@ -463,7 +463,8 @@ class LegacyTransport:
             return
         item = Decoded(frame, messages if frame.lstrip()[:1] == b"[" else messages[0])
         feeder = self.feeder
-        one_request = type(item.value) is dict and "id" in item.value
+        value = item.value  # checked by the app (_protocol._http.kinds): a method and an id make a request
+        one_request = type(value) is dict and "id" in value and value.get("method") is not None
         if feeder is not None and one_request and self._inbox.empty() and feeder.reading():
             await feeder.feed(item)  # nothing queued ahead of it: served on this POST's task
             return
