@@ -12,6 +12,10 @@ decodes them, feeds the connection and acts on its events:
   unbounded queue. A session made for one request (``inline_requests = True``: a modern
   Streamable HTTP POST) serves it in ``run()``'s own task instead, one task fewer; cancelling
   that task cancels the request;
+* a transport whose frames arrive on another task (a legacy HTTP session: each POST) may hand
+  one over with :meth:`feed` instead of queueing it, when :meth:`reading` says the reader waits
+  on nothing queued: the POST's own task then does what the reader would, in the same order,
+  and saves the reader's wake-up (issue 17);
 * ``notifications/cancelled`` cancels the request's task and no response is sent;
 * responses to our own requests resolve the futures of :meth:`request`;
 * at end of stream every request already received is still answered (within
@@ -99,6 +103,8 @@ class Session:
         self.expose_errors = True
         # Serve requests in run()'s own task, one after the other (see the module docstring).
         self.inline_requests = False
+        self._reading = False  # run() waits on receive() (feed may go ahead of it)
+        self._feeding = False  # a feed() is under way (another waits its turn in the queue)
 
     # ------------------------------------------------------------------ main loop
     async def run(self) -> None:
@@ -110,6 +116,7 @@ class Session:
             while True:
                 if not self._has_room:
                     await self._room.wait()
+                self._reading = True
                 try:
                     frame = await receive()
                 except EndOfStream:
@@ -117,6 +124,8 @@ class Session:
                 except TransportError as exc:
                     log.warning("transport failed: %s", exc)
                     break
+                finally:
+                    self._reading = False
                 try:
                     if type(frame) is Oversized:
                         if self.connection.role == "server":
@@ -162,6 +171,24 @@ class Session:
                     break
         finally:
             await self._finish()
+
+    def reading(self) -> bool:
+        """Whether :meth:`feed` may serve a frame now: the reader waits on the transport (whose
+        queue the caller knows to be empty), no other feed is under way, there is room in flight."""
+        return self._reading and not self._feeding and self._room.is_set() and not self._aborted
+
+    async def feed(self, frame: Decoded) -> None:
+        """Serve ``frame`` (decoded; it never was queued; one request, classified as such by the
+        transport: ``Connection.receive_request``) in the caller's task, as ``run()`` would: only
+        when :meth:`reading` said so just before (the order of frames is kept)."""
+        self._feeding = True
+        try:
+            for ev in self.connection.receive_request(frame.value):
+                if self._aborted:
+                    break
+                await self._dispatch(ev)
+        finally:
+            self._feeding = False
 
     async def _dispatch(self, ev: Any) -> None:
         t = type(ev)

@@ -7,6 +7,9 @@ session (``answers_at_once`` is false under middleware). The two HTTP answers mu
 status, content type and JSON body — results, isError results, the size cap, the era's
 ``_meta``, and every error object (admission of ``_meta``, arguments, the tool's own errors,
 unexpected exceptions with and without ``expose_errors``).
+
+And a legacy session's request is served on its POST's own task when nothing is queued ahead
+of it (``Session.feed``), and queued, in order, when the session is busy.
 """
 
 from __future__ import annotations
@@ -203,3 +206,68 @@ def test_telemetry_keeps_the_request_on_the_session() -> None:
 
     assert not _direct.applies(server, CASES["result"])
     assert _direct.applies(build(via_session=False), CASES["result"])
+
+
+def test_a_legacy_sessions_requests_are_served_on_their_posts_tasks_in_order() -> None:
+    # A legacy POST's one request is served on the POST's own task when the session's reader
+    # waits on an empty queue (Session.feed: no queue hop, issue 17); when the session is busy
+    # (here: max_in_flight=1 and a request holds it), the next ones queue, and are served in the
+    # order they came once there is room.
+    from .test_http_cost import call_body, open_legacy_session
+
+    async def go() -> None:
+        server = Server("fed", max_in_flight=1)
+        order: list[str] = []
+        release = asyncio.Event()
+
+        @server.tool
+        async def hold() -> str:
+            """Hold the session's one slot until released."""
+            order.append("hold")
+            await release.wait()
+            return "held"
+
+        @server.tool(inline=True)
+        def mark(tag: str) -> str:
+            """Record ``tag``."""
+            order.append(tag)
+            return tag
+
+        app = server.http_app("/mcp")
+        try:
+            legacy = await open_legacy_session(app)
+            (session,) = [s for s in server._sessions if not s.closed]
+            fed: list[Any] = []
+            feed = session.feed
+
+            async def counting(frame: Any) -> None:  # a spy: the real method runs
+                fed.append(frame.value["id"])
+                await feed(frame)
+
+            session.feed = counting  # type: ignore[method-assign]
+            while not session.reading():  # notifications/initialized went through the queue
+                await asyncio.sleep(0)
+            for i in range(3):
+                c = Client(call_body(i + 1, "mark", {"tag": f"fed-{i}"}, modern=False))
+                await app(scope(legacy), c.receive, c.send)
+                assert c.json()["result"]["content"][0]["text"] == f"fed-{i}"
+            assert fed == [1, 2, 3]
+            held = Client(call_body(10, "hold", {}, modern=False))
+            posts = [asyncio.ensure_future(app(scope(legacy), held.receive, held.send))]
+            while "hold" not in order:
+                await asyncio.sleep(0)  # until the slot is taken (no timing: a loop turn at a time)
+            queued = [Client(call_body(11 + i, "mark", {"tag": f"queued-{i}"}, modern=False)) for i in range(3)]
+            for c in queued:
+                posts.append(asyncio.ensure_future(app(scope(legacy), c.receive, c.send)))
+                for _ in range(5):
+                    await asyncio.sleep(0)
+            assert order == ["fed-0", "fed-1", "fed-2", "hold"], order  # nothing ran past the held slot
+            release.set()
+            await asyncio.wait_for(asyncio.gather(*posts), 10)
+            assert order == ["fed-0", "fed-1", "fed-2", "hold", "queued-0", "queued-1", "queued-2"], order
+            assert fed == [1, 2, 3, 10], fed  # the slot was free for "hold"; the queued ones were queued
+            assert [c.json()["result"]["content"][0]["text"] for c in queued] == ["queued-0", "queued-1", "queued-2"]
+        finally:
+            await app.aclose()
+
+    asyncio.run(go())

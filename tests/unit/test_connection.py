@@ -232,3 +232,41 @@ def test_requests_pipelined_behind_initialize_are_admitted_under_the_negotiated_
     assert isinstance(ev, RequestReceived) and ev.version == "2025-06-18"
     [r] = s.receive(init_msg(id_=3))  # but never a second initialize
     assert isinstance(r, Reply) and r.message["error"]["code"] == -32600
+
+
+def test_receive_request_gives_the_events_receive_gives():
+    # Connection.receive_request (a request its transport classified already: Streamable HTTP)
+    # must answer exactly as receive: before initialize, during it, when ready, a duplicate id in
+    # flight, a method of another era, a modern _meta on a legacy connection.
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},  # before initialize: refused
+        {"jsonrpc": "2.0", "id": 2, "method": "ping"},  # allowed before initialize
+        init_msg(3),
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {}},  # after the result
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "x", "arguments": {}}},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "x"}},  # id in flight
+        {"jsonrpc": "2.0", "id": "s", "method": "subscriptions/listen", "params": {}},  # a 2026 method
+        init_msg(6),  # a second initialize
+        {
+            "jsonrpc": "2.0",
+            "id": 7,
+            "method": "tools/list",
+            "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}},
+        },
+    ]
+    general, direct = Connection("server"), Connection("server")
+    for msg in requests:
+        if "id" not in msg:
+            assert general.receive(msg) == direct.receive(msg)
+            continue
+        a, b = general.receive(msg), direct.receive_request(msg)
+        assert a == b, msg
+        if msg.get("method") == "initialize" and isinstance(a[0], RequestReceived):
+            result = {
+                "protocolVersion": general.version,
+                "capabilities": {},
+                "serverInfo": {"name": "x", "version": "1"},
+            }
+            assert general.respond(msg["id"], result) == direct.respond(msg["id"], result)
+    assert general.lifecycle.state == direct.lifecycle.state == st.READY

@@ -97,6 +97,14 @@ class Connection:
         self._receive_one(msg, out, None)
         return out
 
+    def receive_request(self, msg: dict[str, Any]) -> list[Event]:
+        """:meth:`receive` for one message its transport has classified already as a request
+        (``rpc.classify`` gave REQUEST: Streamable HTTP checks each POSTed message before it
+        hands it over): the same events, without classifying it a second time (issue 17)."""
+        out: list[Event] = []
+        self._receive_request(msg, out, None)
+        return out
+
     def _receive_batch(self, items: list[Any]) -> list[Event]:
         rules = self.rules
         if rules is None or not rules.batching:

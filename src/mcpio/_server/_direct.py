@@ -51,8 +51,8 @@ _SESSIONS = {True: cast("Session", _Stateless(True)), False: cast("Session", _St
 def applies(server: Server, message: dict[str, Any]) -> bool:
     """Whether ``message`` (a ``tools/call`` that ``answers_at_once``) may be answered by
     :func:`answer` rather than by a session (module docstring)."""
-    if getattr(server._on_request_hook, "__func__", None) is not _plain_handler():
-        return False  # telemetry wraps it, or a subclass serves requests its own way
+    if not plain(server):
+        return False
     params = message["params"]  # a dict: answers_at_once
     if "requestState" in params:
         return False
@@ -61,6 +61,12 @@ def applies(server: Server, message: dict[str, Any]) -> bool:
 
 
 _PLAIN: Any = None  # Server._on_request, looked up once (_server imports this module)
+
+
+def plain(server: Server) -> bool:
+    """Whether the server's sessions run ``Server._on_request`` itself: telemetry does not wrap
+    it, and no subclass serves requests its own way."""
+    return getattr(server._on_request_hook, "__func__", None) is _plain_handler()
 
 
 def _plain_handler() -> Any:

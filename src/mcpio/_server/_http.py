@@ -180,6 +180,11 @@ async def serve_session(server: Server, transport: Transport, stateless: bool) -
         from ._replicas import SessionMirror
 
         bind(SessionMirror(session))
+    if transport is raw and not stateless and getattr(raw, "eager_safe", False) and _direct.plain(server):
+        # A legacy session's POSTs may be served on their own tasks (LegacyTransport.feeder):
+        # not with a trace (it records what the session reads), not across processes (not
+        # eager_safe), not with telemetry (its spans follow the session's task).
+        raw.feeder = session  # type: ignore[attr-defined]
     if stateless:
         await session.run()
     else:

@@ -270,12 +270,14 @@ class StreamableHTTPApp:
         self, receive: Receive, send: Send, headers: dict[str, str], body: bytes, messages: list[Any], kinds: list[int]
     ) -> None:
         sid = headers.get(h.SESSION_ID)
-        requests = [m for m, k in zip(messages, kinds, strict=True) if k == rpc.REQUEST]
-        initializing = any(m.get("method") == "initialize" for m in requests)
+        if len(messages) == 1:  # one message, as every POST but a 2025-03-26 batch: no lists (issue 17)
+            requests = messages if kinds[0] == rpc.REQUEST else []
+        else:
+            requests = [m for m, k in zip(messages, kinds, strict=True) if k == rpc.REQUEST]
         # A refusal of one request carries its id (JSON-RPC: null only when it cannot be read).
         rid = messages[0]["id"] if len(messages) == 1 and requests else None
         if sid is None:
-            if not initializing:
+            if not any(m.get("method") == "initialize" for m in requests):
                 await refuse(
                     send,
                     h.refuse(

@@ -102,7 +102,7 @@ class Stream:
         self.priming = priming
         self.request_ids = request_ids or set()
         self.items: deque[bytes] = deque()
-        self.wake = asyncio.Event()
+        self._wake: asyncio.Event | None = None  # made when first waited on (``wake``)
         self.attached = True
         self.started = False  # the client has seen an event id of this stream
         self.finished = False  # the final response is queued or stored
@@ -116,6 +116,16 @@ class Stream:
         self._watcher: asyncio.Task[None] | None = None
         self._timed_out = False
         self.wait_token = 0  # changes as each timed wait starts and ends (_http_deadlines)
+
+    @property
+    def wake(self) -> asyncio.Event:
+        """Set when there is news for the response's writer; made on first use, so a POST
+        answered before its response starts costs no Event (issue 17). Setting it before a wait
+        is never needed: :meth:`_wait` clears it and looks at the stream first."""
+        event = self._wake
+        if event is None:
+            event = self._wake = asyncio.Event()
+        return event
 
     @property
     def released(self) -> asyncio.Event:
@@ -133,7 +143,8 @@ class Stream:
             self.finished = True
         if self.attached and not self.gone:
             self.items.append(frame)
-            self.wake.set()
+            if self._wake is not None:  # else nobody waits yet (``wake``)
+                self._wake.set()
         elif self.store is not None and self.started:
             await self._store(frame)  # kept for Last-Event-ID (not if the store is unreachable)
         else:
@@ -194,7 +205,58 @@ class Stream:
         the JSON answer of a request that ends within ``sse_after`` needs no watcher task (issue
         17); a client that left meanwhile is noticed when its stream would start (``sse_after``)."""
         try:
-            await self._pump(send, headers, sse_after, keepalive, retry_ms, replay or [])
+            if self.json_ok:
+                if not self.sse_ok:
+                    self._watching()  # nothing bounds the wait below
+                while not (self.items or self.gone or self.detach_retry is not None):
+                    if not await self._wait(sse_after if self.sse_ok else None):
+                        break  # silence: start streaming (keep-alives, priming)
+                if self.gone:
+                    return
+                only_answer = self.finished and len(self.items) == 1
+                if not self.sse_ok or (only_answer and self.detach_retry is None):
+                    while not self.finished and not self.gone:
+                        self.items.clear()  # a JSON-only client cannot receive these here
+                        await self._wait(None)
+                    if self.gone or not self.items:
+                        return
+                    frame = self.items.pop()
+                    self.items.clear()
+                    await _send_json(send, frame, headers, self.era)
+                    return
+            self._watching()
+            await send({"type": "http.response.start", "status": 200, "headers": headers + SSE_HEADERS})
+            self.started = True
+            retry_sent = False
+            if self.priming and self.store is not None:
+                eid = await self._store(b"")
+                await _body(send, h.sse_event(b"", id=eid, retry=retry_ms))
+                retry_sent = True
+            elif not self.items and not replay:
+                await _body(send, h.sse_comment("stream open"))  # flushes the headers through proxies
+            for eid, frame in replay or ():
+                await _body(send, h.sse_event(frame, id=eid))
+            while True:
+                while self.items and not self.gone:
+                    frame = self.items.popleft()
+                    eid = await self._store(frame) if self.store is not None else None
+                    await _body(send, h.sse_event(frame, id=eid))
+                if self.gone or (self.finished and not self.items):
+                    break
+                if self.detach_retry is not None:
+                    if not retry_sent:
+                        await _body(send, b"retry: %d\n\n" % self.detach_retry)
+                    break
+                if not await self._wait(keepalive):
+                    await _body(send, h.sse_comment())
+            if not self.gone:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+                if self.finished and self.store is not None:
+                    # Delivered whole and closed cleanly: resumption cannot need it any more.
+                    discard = getattr(self.store, "discard_stream", None)  # optional for older stores
+                    if discard is not None:
+                        with contextlib.suppress(StateUnavailable):  # its keys expire on their own
+                            await discard(self.session_id, self.id)
         finally:
             self.hangup = None  # it was this response's (a resumed stream is another's)
             if self._watcher is not None:
@@ -207,68 +269,6 @@ class Stream:
         hangup = self.hangup
         if hangup is not None and self._watcher is None:
             self._watcher = asyncio.get_running_loop().create_task(watch_disconnect(*hangup))
-
-    async def _pump(
-        self,
-        send: Send,
-        headers: list[tuple[bytes, bytes]],
-        sse_after: float,
-        keepalive: float,
-        retry_ms: int,
-        replay: list[tuple[str, bytes]],
-    ) -> None:
-        if self.json_ok:
-            if not self.sse_ok:
-                self._watching()  # nothing bounds the wait below
-            while not (self.items or self.gone or self.detach_retry is not None):
-                if not await self._wait(sse_after if self.sse_ok else None):
-                    break  # silence: start streaming (keep-alives, priming)
-            if self.gone:
-                return
-            only_answer = self.finished and len(self.items) == 1
-            if not self.sse_ok or (only_answer and self.detach_retry is None):
-                while not self.finished and not self.gone:
-                    self.items.clear()  # a JSON-only client cannot receive these here
-                    await self._wait(None)
-                if self.gone or not self.items:
-                    return
-                frame = self.items.pop()
-                self.items.clear()
-                await _send_json(send, frame, headers, self.era)
-                return
-        self._watching()
-        await send({"type": "http.response.start", "status": 200, "headers": headers + SSE_HEADERS})
-        self.started = True
-        retry_sent = False
-        if self.priming and self.store is not None:
-            eid = await self._store(b"")
-            await _body(send, h.sse_event(b"", id=eid, retry=retry_ms))
-            retry_sent = True
-        elif not self.items and not replay:
-            await _body(send, h.sse_comment("stream open"))  # flushes the headers through proxies
-        for eid, frame in replay:
-            await _body(send, h.sse_event(frame, id=eid))
-        while True:
-            while self.items and not self.gone:
-                frame = self.items.popleft()
-                eid = await self._store(frame) if self.store is not None else None
-                await _body(send, h.sse_event(frame, id=eid))
-            if self.gone or (self.finished and not self.items):
-                break
-            if self.detach_retry is not None:
-                if not retry_sent:
-                    await _body(send, b"retry: %d\n\n" % self.detach_retry)
-                break
-            if not await self._wait(keepalive):
-                await _body(send, h.sse_comment())
-        if not self.gone:
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-            if self.finished and self.store is not None:
-                # Delivered whole and closed cleanly: resumption cannot need it any more.
-                discard = getattr(self.store, "discard_stream", None)  # optional for older stores
-                if discard is not None:
-                    with contextlib.suppress(StateUnavailable):  # its keys expire on their own
-                        await discard(self.session_id, self.id)
 
     async def _store(self, frame: bytes) -> str | None:
         """Record a frame for resumption and return its event id; with the store unreachable
@@ -285,14 +285,15 @@ class Stream:
         self.attached = False
         if self._released is not None:
             self._released.set()
-        left = list(self.items)
-        self.items.clear()
         self.detach_retry = None
-        if left and self.store is not None and self.started:
-            store = self.store
-            task = asyncio.get_running_loop().create_task(_store_all(store, self.session_id, self.id, left))
-            _STORING.add(task)
-            task.add_done_callback(_STORING.discard)
+        if self.items:
+            left = list(self.items)
+            self.items.clear()
+            if self.store is not None and self.started:
+                store = self.store
+                task = asyncio.get_running_loop().create_task(_store_all(store, self.session_id, self.id, left))
+                _STORING.add(task)
+                task.add_done_callback(_STORING.discard)
         if self.on_done is not None and (self.finished or (self.gone and not self.started)):
             self.on_done(self)
 
@@ -409,7 +410,8 @@ class LegacyTransport:
 
     # ---- the HTTP side
     def new_stream(self, request_ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool) -> Stream:
-        """A stream for a POST carrying requests ``request_ids``."""
+        """A stream for a POST carrying requests ``request_ids`` (a set the stream keeps: it is
+        emptied as they are answered)."""
         self._seq += 1
         s = Stream(
             self.stream_prefix + str(self._seq),
@@ -419,7 +421,7 @@ class LegacyTransport:
             store=self.store,
             session_id=self.id,
             priming=priming,
-            request_ids=set(request_ids),
+            request_ids=request_ids,
         )
         for rid in request_ids:
             self._by_request[rid] = s
@@ -452,14 +454,21 @@ class LegacyTransport:
         return [r for r in request_ids if r in self._by_request]
 
     async def deliver(self, frame: bytes, messages: list[Any] | None = None) -> None:
-        """Queue a POSTed ``frame`` for the session. ``messages``: its messages, decoded already
-        (:func:`~mcpio._protocol._http.messages_of`), so the session does not decode the frame a
+        """Queue a POSTed ``frame`` for the session. ``messages``: its messages, decoded and checked
+        already (:func:`~mcpio._protocol._http.messages_of`, ``kinds``), so the session does not decode the frame a
         second time (issue 17); a batch stays a batch (a JSON array, whitespace allowed before)."""
         self.last_active = time.monotonic()
-        if messages is not None:
-            await self._inbox.put(Decoded(frame, messages if frame.lstrip()[:1] == b"[" else messages[0]))
-        else:
+        if messages is None:
             await self._inbox.put(frame)
+            return
+        item = Decoded(frame, messages if frame.lstrip()[:1] == b"[" else messages[0])
+        feeder = self.feeder
+        value = item.value  # checked by the app (_protocol._http.kinds): a method and an id make a request
+        one_request = type(value) is dict and "id" in value and value.get("method") is not None
+        if feeder is not None and one_request and self._inbox.empty() and feeder.reading():
+            await feeder.feed(item)  # nothing queued ahead of it: served on this POST's task
+            return
+        await self._inbox.put(item)
 
     async def close_stream(self, request_id: Any, retry_ms: int | None = None) -> None:
         """End the HTTP connection carrying ``request_id``'s stream now; the client resumes with
@@ -473,6 +482,9 @@ class LegacyTransport:
                         await s.released.wait()
 
     retry_ms = 1000
+    # Set by the server: the session, when one POST's request may be served on the POST's own
+    # task (``Session.reading``/``feed``: no queue hop, no wake-up of the reader; issue 17).
+    feeder: Any = None
     stream_prefix = ""  # before each POST stream's number: unique per process when sessions are shared
     # Set by the server: cancel what the session has in flight (DELETE: nobody can receive it).
     on_abort: Callable[[], None] | None = None
