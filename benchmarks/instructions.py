@@ -1,0 +1,108 @@
+"""CPU instructions per request, counted by valgrind's callgrind (``PYTHONHASHSEED=0``): the
+figure issue 17's cuts are measured by, because it does not move with the machine's load.
+
+    python benchmarks/instructions.py stdio [SERVER_SCRIPT]     # default servers/mcpio_inline_server.py
+    python benchmarks/instructions.py http legacy|modern [APP]  # APP: mcpio-inline (default), mcpio, floor
+
+stdio: the server script runs with stdin = a file holding initialize, initialized and N pipelined
+``tools/call add`` (stdout to /dev/null), once with N = 2,000 and once with 12,000; the figure is
+the difference over 10,000. The plain-``def`` server (``servers/mcpio_server.py``) inlines ``add``
+adaptively: under valgrind every call is ~50× slower in wall time, so on a loaded machine the
+policy may move it back to worker threads mid-run; the run is then reported as unreliable.
+http: ``http_app_cost.py`` drives the ASGI app alone (no uvicorn, no sockets) for 500 and 1,500
+requests; the figure is the difference over 1,000. A/B a patched copy with ``PYTHONPATH=SRC``.
+Needs ``valgrind`` on PATH. A profiling aid, not a test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _stdin_file(n: int) -> str:
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}
+    lines = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    ]
+    for i in range(n):
+        args = {"name": "add", "arguments": {"a": i, "b": 2}}
+        lines.append({"jsonrpc": "2.0", "id": 100_000 + i, "method": "tools/call", "params": args})
+    fd, path = tempfile.mkstemp(suffix=".jsonl")
+    with os.fdopen(fd, "w") as f:
+        f.write("".join(json.dumps(m) + "\n" for m in lines))
+    return path
+
+
+def _count(argv: list[str], stdin_path: str | None = None) -> tuple[int, str]:
+    """Instructions of one run of ``argv`` under callgrind, and its stderr."""
+    out = tempfile.mktemp(prefix="callgrind.")
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL  # noqa: SIM115
+    try:
+        r = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv],
+            stdin=stdin,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=env,
+            check=False,
+        )
+    finally:
+        if stdin_path:
+            stdin.close()  # type: ignore[union-attr]
+        if os.path.exists(out):
+            os.unlink(out)
+    err = r.stderr.decode(errors="replace")
+    m = re.search(r"Collected : (\d+)", err)
+    if m is None:
+        sys.exit(f"valgrind gave no count for {argv}:\n{err[-2000:]}")
+    return int(m.group(1)), err
+
+
+def stdio(script: str) -> None:
+    counts = []
+    demoted = False
+    for n in (2_000, 12_000):
+        path = _stdin_file(n)
+        try:
+            count, err = _count([sys.executable, script], path)
+        finally:
+            os.unlink(path)
+        counts.append(count)
+        demoted = demoted or "worker threads" in err
+    per_call = (counts[1] - counts[0]) / 10_000 / 1000
+    print(f"{script}: {per_call:.1f} k instructions per pipelined tools/call")
+    if demoted:
+        print("unreliable: the adaptive policy moved a tool to worker threads during a run (machine loaded?)")
+
+
+def http(era: str, app: str) -> None:
+    counts = []
+    for n in (500, 1_500):
+        argv = [sys.executable, str(HERE / "http_app_cost.py"), "--rounds", "1", "--apps", app]
+        count, _ = _count([*argv, "--eras", era, "--requests", str(n)])
+        counts.append(count)
+    print(f"{app} {era}: {(counts[1] - counts[0]) / 1000 / 1000:.1f} k instructions per tools/call request")
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    if args[:1] == ["stdio"] and len(args) <= 2:
+        stdio(args[1] if len(args) == 2 else str(HERE / "servers" / "mcpio_inline_server.py"))
+    elif args[:1] == ["http"] and len(args) in (2, 3) and args[1] in ("legacy", "modern"):
+        http(args[1], args[2] if len(args) == 3 else "mcpio-inline")
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main()
