@@ -240,8 +240,15 @@ def summarize(raw: dict[str, dict[str, dict[str, list[Any]]]]) -> tuple[dict, di
     return med, ratios
 
 
+def _label(server: str, version: str | None) -> str:
+    """A column's name: the server and its version (the floor's is the msgspec it runs on)."""
+    if server == "floor":
+        return f"floor (msgspec {version})" if version else "floor"
+    return f"{server} {version or ''}".strip()
+
+
 def table(med: dict, ratios: dict, servers: list[str], eras: list[str], meta: dict, info: dict) -> str:
-    names = [f"{s} {meta['versions'].get(s) or ''}".strip() for s in servers]
+    names = [_label(s, meta["versions"].get(s)) for s in servers]
     out = [
         f"| figure (median of {meta['rounds']} rounds, {meta['clients']} clients) | " + " | ".join(names) + " |",
         "|---|" + "---:|" * len(servers),

@@ -46,7 +46,7 @@ def _count(argv: list[str], stdin_path: str | None = None) -> tuple[int, str]:
     """Instructions of one run of ``argv`` under callgrind, and its stderr."""
     out = tempfile.mktemp(prefix="callgrind.")
     env = dict(os.environ, PYTHONHASHSEED="0")
-    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL  # noqa: SIM115
+    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
     try:
         r = subprocess.run(
             ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv],

@@ -175,7 +175,7 @@ class Session:
     def reading(self) -> bool:
         """Whether :meth:`feed` may serve a frame now: the reader waits on the transport (whose
         queue the caller knows to be empty), no other feed is under way, there is room in flight."""
-        return self._reading and not self._feeding and self._room.is_set() and not self._aborted
+        return self._reading and not self._feeding and self._has_room and not self._aborted
 
     async def feed(self, frame: Decoded) -> None:
         """Serve ``frame`` (decoded; it never was queued; one request, classified as such by the

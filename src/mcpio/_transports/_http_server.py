@@ -252,7 +252,7 @@ class StreamableHTTPApp:
         task = self._spawn(self.serve(transport, True)) if now is None else now(transport, self._spawn)
         if task is None and json_ok and transport.answered is not None:
             # Answered at once, nothing before it: the JSON response the stream would send (issue 17).
-            await streams._send_json(send, transport.answered, [], h.MODERN)
+            await streams.send_json(send, transport.answered, [], h.MODERN)
             return
         stream = transport.stream  # made before anything can be put on it
         if task is not None:  # closing the transport cancels the task serving it

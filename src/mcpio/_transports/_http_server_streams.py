@@ -222,7 +222,7 @@ class Stream:
                         return
                     frame = self.items.pop()
                     self.items.clear()
-                    await _send_json(send, frame, headers, self.era)
+                    await send_json(send, frame, headers, self.era)
                     return
             self._watching()
             await send({"type": "http.response.start", "status": 200, "headers": headers + SSE_HEADERS})
@@ -328,7 +328,9 @@ async def _body(send: Send, data: bytes) -> None:
     await send({"type": "http.response.body", "body": data, "more_body": True})
 
 
-async def _send_json(send: Send, frame: bytes, headers: list[tuple[bytes, bytes]], era: str) -> None:
+async def send_json(send: Send, frame: bytes, headers: list[tuple[bytes, bytes]], era: str) -> None:
+    """Send ``frame`` (one JSON-RPC message) as the whole JSON response: 200, or the status the
+    era gives its error code (a refused request's 4xx), with ``headers`` added."""
     status = 200
     if frame[:1] == b"{" and b'"error"' in frame:
         with contextlib.suppress(Exception):
