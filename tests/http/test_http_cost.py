@@ -81,13 +81,8 @@ class Client:
         return json.loads(b"".join(m.get("body", b"") for m in self.messages[1:]))
 
 
-def make_server(started: asyncio.Event, cancelled: asyncio.Event) -> Server:
-    server = Server("cost")
-
-    @server.tool
-    async def add(a: int, b: int) -> int:
-        """Add."""
-        return a + b
+def add_wait_forever(server: Server, started: asyncio.Event, cancelled: asyncio.Event) -> None:
+    """Register ``wait_forever``: sets ``started``, waits until cancelled, then sets ``cancelled``."""
 
     @server.tool
     async def wait_forever() -> str:
@@ -100,6 +95,16 @@ def make_server(started: asyncio.Event, cancelled: asyncio.Event) -> Server:
             raise
         return "never"
 
+
+def make_server(started: asyncio.Event, cancelled: asyncio.Event) -> Server:
+    server = Server("cost")
+
+    @server.tool
+    async def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    add_wait_forever(server, started, cancelled)
     return server
 
 

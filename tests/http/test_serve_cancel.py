@@ -16,7 +16,7 @@ import httpx
 from mcpio import Server
 from tests.support.http import free_port
 
-from .test_http_cost import MODERN_META
+from .test_http_cost import MODERN_META, add_wait_forever
 
 
 def test_cancelling_serve_http_stops_the_server_and_exits_the_lifespan(caplog: Any) -> None:
@@ -32,17 +32,7 @@ def test_cancelling_serve_http_stops_the_server_and_exits_the_lifespan(caplog: A
             events.append("lifespan exit")
 
     server = Server("cancel", lifespan=lifespan)
-
-    @server.tool
-    async def wait_forever() -> str:
-        """Wait until cancelled."""
-        started.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            cancelled.set()
-            raise
-        return "never"
+    add_wait_forever(server, started, cancelled)
 
     async def go() -> None:
         port = free_port()

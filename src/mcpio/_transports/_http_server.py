@@ -324,7 +324,7 @@ class StreamableHTTPApp:
         stream = transport.new_stream(
             set(ids), json_ok=json_ok, sse_ok=sse_ok, priming=rules is not None and rules.sse_polling
         )
-        await transport.deliver(body, messages)
+        await transport.deliver(body, messages, one_request=len(messages) == 1)  # then a request
         stream.hangup = (receive, stream.disconnected)  # not a cancellation; watched once it matters
         await stream.pump(
             send, session_header, sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms

@@ -34,7 +34,7 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -347,6 +347,15 @@ async def send_json(send: Send, frame: bytes, headers: list[tuple[bytes, bytes]]
     await send({"type": "http.response.body", "body": frame, "more_body": False})
 
 
+class Feeder(Protocol):
+    """What may serve a POSTed request on the POST's own task (the session engine's
+    ``Session.reading``/``feed``; typed here so the transport needs nothing above it)."""
+
+    def reading(self) -> bool: ...
+
+    async def feed(self, frame: Decoded) -> None: ...
+
+
 class LegacyTransport:
     """The transport of one legacy HTTP session (see the module docstring)."""
 
@@ -455,19 +464,22 @@ class LegacyTransport:
         the protocol layer; its stream must not replace the first one's)."""
         return [r for r in request_ids if r in self._by_request]
 
-    async def deliver(self, frame: bytes, messages: list[Any] | None = None) -> None:
+    async def deliver(self, frame: bytes, messages: list[Any] | None = None, *, one_request: bool = False) -> None:
         """Queue a POSTed ``frame`` for the session. ``messages``: its messages, decoded and checked
-        already (:func:`~mcpio._protocol._http.messages_of`, ``kinds``), so the session does not decode the frame a
-        second time (issue 17); a batch stays a batch (a JSON array, whitespace allowed before)."""
+        already (:func:`~mcpio._protocol._http.messages_of`), so the session does not decode the
+        frame a second time (issue 17); a batch stays a batch (a JSON array, whitespace allowed
+        before). ``one_request``: the POST carries one message, a request (the app classified it); unless it
+        came as a batch of one, the :attr:`feeder` may then serve it on the caller's task."""
         self.last_active = time.monotonic()
         if messages is None:
             await self._inbox.put(frame)
             return
-        item = Decoded(frame, messages if frame.lstrip()[:1] == b"[" else messages[0])
+        if frame.lstrip()[:1] == b"[":
+            await self._inbox.put(Decoded(frame, messages))  # a batch, even of one
+            return
+        item = Decoded(frame, messages[0])
         feeder = self.feeder
-        value = item.value  # checked by the app (_protocol._http.kinds): a method and an id make a request
-        one_request = type(value) is dict and "id" in value and value.get("method") is not None
-        if feeder is not None and one_request and self._inbox.empty() and feeder.reading():
+        if one_request and feeder is not None and self._inbox.empty() and feeder.reading():
             await feeder.feed(item)  # nothing queued ahead of it: served on this POST's task
             return
         await self._inbox.put(item)
@@ -486,7 +498,7 @@ class LegacyTransport:
     retry_ms = 1000
     # Set by the server: the session, when one POST's request may be served on the POST's own
     # task (``Session.reading``/``feed``: no queue hop, no wake-up of the reader; issue 17).
-    feeder: Any = None
+    feeder: Feeder | None = None
     stream_prefix = ""  # before each POST stream's number: unique per process when sessions are shared
     # Set by the server: cancel what the session has in flight (DELETE: nobody can receive it).
     on_abort: Callable[[], None] | None = None
