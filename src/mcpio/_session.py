@@ -6,7 +6,9 @@ decodes them, feeds the connection and acts on its events:
 * each incoming request runs in its own task (many in flight at once) — or, when the framework's
   ``eager`` predicate says it will not wait (an inline tool) and the transport is ``eager_safe``,
   it is started at once on the reader's stack in its own context, and only becomes a task if it
-  waits after all (no Task and no loop iteration for a request answered synchronously); at most
+  waits after all (no Task and no loop iteration for a request answered synchronously; with
+  ``answer_now``, the framework's plain-function twin of ``on_request``, no coroutine below the
+  session's own for it either); at most
   ``max_in_flight`` run together (each item of a batch counts) — past that the session stops
   reading, which fills the transport's buffer and then the OS pipe: backpressure, never an
   unbounded queue. A session made for one request (``inline_requests = True``: a modern
@@ -75,12 +77,17 @@ class Session:
         max_in_flight: int = 1024,
         drain_timeout: float = 30.0,
         eager: Callable[[RequestReceived], bool] | None = None,
+        answer_now: Callable[[Session, RequestReceived], Any] | None = None,
     ) -> None:
         self.transport = transport
         self._routing_key = routing_key(transport)  # what serving records (stable: an identity)
         # Eager start (module docstring): only on a transport whose send enters nothing bound to
         # the current task (asyncio.timeout), since until it waits the request runs in run()'s task.
         self._eager = eager if getattr(transport, "eager_safe", False) is True else None
+        # What answers a request eager admitted, if given: on_request's twin as a plain function
+        # (it returns the result or raises as on_request would; it never waits): no coroutines
+        # below _serve for it.
+        self._answer_now = answer_now
         self.connection = connection
         self._on_request = on_request
         self._on_notification = on_notification
@@ -199,7 +206,7 @@ class Session:
             eager = self._eager
             if eager is not None and eager(ev):
                 context = contextvars.copy_context()
-                coro = self._serve(ev)
+                coro = self._serve(ev, self._answer_now)
                 try:
                     waits_on = context.run(coro.send, None)
                 except StopIteration:  # answered already
@@ -239,7 +246,8 @@ class Session:
         elif t is Reply:
             await self._send_obj(ev.message)
 
-    async def _serve(self, ev: RequestReceived) -> None:
+    async def _serve(self, ev: RequestReceived, now: Callable[[Session, RequestReceived], Any] | None = None) -> None:
+        """Answer request ``ev``: ``on_request``'s result or error, or ``now``'s (eager)."""
         conn = self.connection
         id_ = ev.id
         serving.set((self._routing_key, id_))  # this task's own context: what it sends relates to id_
@@ -247,7 +255,7 @@ class Session:
             try:
                 if conn.is_cancelled(id_):  # cancelled before it started: never run it
                     raise asyncio.CancelledError
-                result = await self._on_request(self, ev)
+                result = now(self, ev) if now is not None else await self._on_request(self, ev)
             except asyncio.CancelledError:
                 out = conn.respond_error(id_, {"code": INVALID_REQUEST, "message": "Request cancelled"})
                 if conn.is_cancelled(id_) or out is None:

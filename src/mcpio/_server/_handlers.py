@@ -111,9 +111,10 @@ async def set_level(server: Server, ctx: Context, params: Params) -> dict[str, A
 
 
 # ---------------------------------------------------------------------- tools
-def tools_call(server: Server, ctx: Context, params: Params) -> Awaitable[dict[str, Any]]:
+def tools_call(server: Server, ctx: Context, params: Params, now: bool = False) -> Any:
     """A plain function returning the call to await (one coroutine frame less per call, issue 17);
-    its refusals (capability, unknown tool) are raised at once."""
+    its refusals (capability, unknown tool) are raised at once. ``now``: the call cannot wait
+    (``_tools.answers_at_once``): its result itself (``Tool.call_now``), not an awaitable."""
     rules = server.gate(ctx, "tools", "tools/call")
     name = params.get("name")
     tool = server._tools.get(name) if isinstance(name, str) else None
@@ -123,6 +124,8 @@ def tools_call(server: Server, ctx: Context, params: Params) -> Awaitable[dict[s
         return call_tool(tool, params.get("arguments"), ctx, rules)  # may answer a task handle
     if rules.core_tasks and (tool.task_support != "forbidden" or "task" in params):
         return _core_tasks.call_tool(tool, params, ctx, rules)  # 2025-11-25: the client asks for a task
+    if now:
+        return tool.call_now(params.get("arguments"), ctx, rules)
     return tool.call(params.get("arguments"), ctx, rules)
 
 

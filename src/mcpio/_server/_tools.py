@@ -77,11 +77,16 @@ async def invoke(
             return await WORKERS.run(fn, kwargs, speed)
         return await WORKERS.run(fn, kwargs)
     except (SystemExit, KeyboardInterrupt) as exc:  # sys.exit() in a library ends a call, not the server
-        raise RuntimeError(f"the handler raised {type(exc).__name__}: {exc}") from None  # as worker threads do
+        raise _exited(exc) from None
     except BaseException as exc:  # asyncio is looked up here, not on every call (the hot path)
         if ctx is not None and isinstance(exc, _cancelled_error()):
             ctx._cancelled = True  # a sync function's thread runs on: ctx.cancelled tells it to stop
         raise
+
+
+def _exited(exc: BaseException) -> RuntimeError:
+    """What a call that raised SystemExit or KeyboardInterrupt fails with (as worker threads do)."""
+    return RuntimeError(f"the handler raised {type(exc).__name__}: {exc}")
 
 
 def _cancelled_error() -> type[BaseException]:
@@ -235,22 +240,47 @@ class Tool:
                 )
             else:
                 value = await invoke(self.sig, self.fn, kwargs, ctx, self.inline, self.speed)
-        except ToolError as exc:
+        except Exception as exc:
+            return self._failed(exc, ctx, rules)
+        return self._answer(value, ctx, rules)
+
+    def call_now(self, arguments: Any, ctx: Context, rules: Rules) -> dict[str, Any]:
+        """:meth:`call` for a call that cannot wait (:func:`answers_at_once`: a sync tool run
+        inline, no Context, no task), without a coroutine: the same answers (issue 17). No
+        heartbeat: none could be sent while the function holds the loop."""
+        try:
+            kwargs = self.sig.bind(arguments)
+        except ArgumentError as exc:
             return _error_result(str(exc))
-        except (ClientCapabilityError, ClientRequestError, RequestTimeout, ResourceNotFound) as exc:
+        try:
+            speed = self.speed
+            value = speed.call(self.fn, kwargs) if speed is not None and not self.inline else self.fn(**kwargs)
+        except Exception as exc:
+            return self._failed(exc, ctx, rules)
+        except (SystemExit, KeyboardInterrupt) as exc:  # as invoke
+            return self._failed(_exited(exc), ctx, rules)
+        return self._answer(value, ctx, rules)
+
+    def _failed(self, exc: Exception, ctx: Context, rules: Rules) -> dict[str, Any]:
+        """The isError result for an exception of the call, or raise it: a JSON-RPC error."""
+        if isinstance(exc, ToolError):
+            return _error_result(str(exc))
+        if isinstance(exc, (ClientCapabilityError, ClientRequestError, RequestTimeout, ResourceNotFound)):
             if isinstance(exc, ClientCapabilityError) and rules.missing_capability_is_error:
-                raise  # 2026-07-28: -32021 with data.requiredCapabilities
+                raise exc  # 2026-07-28: -32021 with data.requiredCapabilities
             # What the tool asked of the client (or of ctx.read_resource) failed: an execution
             # error the model should see, not a protocol error (spec: server/tools §Error Handling).
             return _error_result(f"Error executing tool {self.name}: {exc.message}")
-        except MCPError:
-            raise  # raised on purpose: answer with exactly this JSON-RPC error
-        except SafePathError as exc:  # a refused path: the client's mistake, one line in the log
+        if isinstance(exc, MCPError):
+            raise exc  # raised on purpose: answer with exactly this JSON-RPC error
+        if isinstance(exc, SafePathError):  # a refused path: the client's mistake, one line in the log
             log.warning("tool %s refused a path: %s", self.name, exc)
             return _error_result(f"Error executing tool {self.name}: {exc}")
-        except Exception as exc:
-            log.exception("tool %s raised", self.name)
-            return _exception_result(self.name, exc, _expose(ctx))
+        log.exception("tool %s raised", self.name, exc_info=exc)
+        return _exception_result(self.name, exc, _expose(ctx))
+
+    def _answer(self, value: Any, ctx: Context, rules: Rules) -> dict[str, Any]:
+        """The CallToolResult for the function's ``value``, its text capped (module docstring)."""
         try:
             limit = self.max_result_bytes
             if limit is ...:

@@ -1,0 +1,173 @@
+"""A ``tools/call`` that cannot wait, started eagerly, is answered without coroutines
+(``Session(answer_now=)``: ``Server._on_request_now`` -> ``Tool.call_now``, issue 17), and its
+answer is byte for byte the one the general path gives.
+
+The same frames go to two sessions of the same server over an ``eager_safe`` in-memory
+transport: one as users get it (the plain-function path applies) and one with a pass-through
+middleware, which keeps every request on ``on_request``'s coroutines (``answers_at_once`` is
+false under middleware). The two sequences of answers must be equal: results, ``isError``
+results, ``structuredContent``, the size cap, bad arguments, an unknown tool, a tool that
+raises (``ToolError``, an ``MCPError``, a bug, ``sys.exit``), a value that breaks the output
+schema, a tool taking a Context, with and without ``expose_errors``, in legacy versions and
+in 2026-07-28 (the era's ``_meta`` on every result).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from typing import Any
+
+import pytest
+
+from mcpio import Context, InvalidParams, Server, ToolError
+from mcpio._server._tools import Tool
+from mcpio._transports._memory import memory_pair
+from tests.server.peer import arun, within
+
+MODERN = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def build(*, expose_errors: bool | None, via_session: bool) -> Server:
+    server = Server("now", expose_errors=expose_errors)
+
+    @server.tool(inline=True)
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    @server.tool(inline=True)
+    def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    @server.tool(inline=True)
+    def pair(a: int) -> dict[str, int]:
+        """A structured result that is not a scalar."""
+        return {"a": a, "twice": 2 * a}
+
+    @server.tool(inline=True, structured_output=False)
+    def unstructured(text: str) -> str:
+        """Content only."""
+        return text
+
+    @server.tool(inline=True, max_result_bytes=64)
+    def big(n: int) -> str:
+        """A long text, over the 64-byte cap."""
+        return "x" * n
+
+    @server.tool(inline=True)
+    def fails(kind: str) -> str:
+        """Raise what ``kind`` names."""
+        if kind == "tool":
+            raise ToolError("the tool refused: no such row")
+        if kind == "protocol":
+            raise InvalidParams("Invalid params: kind 'protocol' is refused on purpose")
+        if kind == "exit":
+            sys.exit(3)
+        raise ValueError("secret detail of a bug")
+
+    @server.tool(inline=True)
+    def wrong_type() -> int:
+        """Declares int, returns a list."""
+        return [1, 2]  # type: ignore[return-value]
+
+    @server.tool
+    def adaptive(a: int) -> int:
+        """A plain def tool: on worker threads until promoted, then inline (answer_now)."""
+        return a * 3
+
+    @server.tool(inline=True)
+    def with_ctx(a: int, ctx: Context) -> str:
+        """Takes a Context: never answered by the plain-function path."""
+        return f"{a} {ctx.request_id}"
+
+    if via_session:
+
+        @server.middleware
+        async def passthrough(request: Any, call_next: Any) -> Any:
+            return await call_next(request)
+
+    return server
+
+
+CALLS: list[tuple[str, Any]] = [
+    ("add", {"a": 1, "b": 2}),
+    ("add", {"a": "1", "b": 2}),  # lenient: converted as the signature says
+    ("add", {"a": 1}),  # a missing argument
+    ("add", None),
+    ("add", [1, 2]),
+    ("echo", {"text": "héllo"}),
+    ("pair", {"a": 4}),
+    ("unstructured", {"text": "plain"}),
+    ("big", {"n": 10}),
+    ("big", {"n": 500}),
+    ("fails", {"kind": "tool"}),
+    ("fails", {"kind": "protocol"}),
+    ("fails", {"kind": "bug"}),
+    ("fails", {"kind": "exit"}),
+    ("wrong_type", {}),
+    ("with_ctx", {"a": 5}),
+    ("missing", {}),
+    *[("adaptive", {"a": i}) for i in range(40)],  # its probation, then inline
+]
+
+
+def frames(version: str) -> list[dict[str, Any]]:
+    modern = version == "2026-07-28"
+    out: list[dict[str, Any]] = []
+    if not modern:
+        init = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+        out.append({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
+        out.append({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    for i, (name, arguments) in enumerate(CALLS):
+        params: dict[str, Any] = {"name": name, "arguments": arguments}
+        if modern:
+            params["_meta"] = MODERN
+        out.append({"jsonrpc": "2.0", "id": 100 + i, "method": "tools/call", "params": params})
+    return out
+
+
+async def answers(server: Server, version: str) -> list[Any]:
+    client, end = memory_pair()
+    end.eager_safe = True  # type: ignore[attr-defined]  # as the stdio transport
+    expected = len(CALLS) + (0 if version == "2026-07-28" else 1)
+    got: list[Any] = []
+    async with server.running():
+        session = server.session(end)
+        run = asyncio.get_running_loop().create_task(session.run())
+        for frame in frames(version):  # one at a time: the adaptive tool's calls go in order
+            await client.send(json.dumps(frame).encode())
+            if "id" in frame:
+                got.append(json.loads(await within(client.receive())))
+        await end.aclose()
+        await client.aclose()
+        await within(run)
+    assert len(got) == expected
+    return got
+
+
+@pytest.mark.parametrize("version", ["2025-03-26", "2025-11-25", "2026-07-28"])
+@pytest.mark.parametrize("expose_errors", [None, False])
+def test_answer_now_answers_as_the_general_path(version: str, expose_errors: bool | None, monkeypatch: Any) -> None:
+    used: list[str] = []
+    call_now = Tool.call_now
+
+    def counted(self: Tool, arguments: Any, ctx: Any, rules: Any) -> Any:
+        used.append(self.name)
+        return call_now(self, arguments, ctx, rules)
+
+    monkeypatch.setattr(Tool, "call_now", counted)
+    general = arun(answers(build(expose_errors=expose_errors, via_session=True), version))
+    assert used == []
+    now = arun(answers(build(expose_errors=expose_errors, via_session=False), version))
+    assert now == general
+    assert {"add", "fails", "big", "wrong_type", "adaptive"} <= set(used)  # the fast path did answer
+    assert "with_ctx" not in used
+    assert any(a.get("result", {}).get("isError") for a in now)
+    assert any("error" in a for a in now)
