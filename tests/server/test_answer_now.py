@@ -1,5 +1,6 @@
 """A ``tools/call`` that cannot wait, started eagerly, is answered without coroutines
-(``Session(answer_now=)``: ``Server._on_request_now`` -> ``Tool.call_now``, issue 17), and its
+(``Session(answer_now=)``: ``Server._on_request_now`` -> ``Tool.call_now``, no Context made,
+issue 17), and its
 answer is byte for byte the one the general path gives.
 
 The same frames go to two sessions of the same server over an ``eager_safe`` in-memory
@@ -9,7 +10,7 @@ false under middleware). The two sequences of answers must be equal: results, ``
 results, ``structuredContent``, the size cap, bad arguments, an unknown tool, a tool that
 raises (``ToolError``, an ``MCPError``, a bug, ``sys.exit``), a value that breaks the output
 schema, a tool taking a Context, with and without ``expose_errors``, in legacy versions and
-in 2026-07-28 (the era's ``_meta`` on every result).
+in 2026-07-28 (the era's ``_meta`` on every result, a forged ``requestState`` refused).
 """
 
 from __future__ import annotations
@@ -130,13 +131,18 @@ def frames(version: str) -> list[dict[str, Any]]:
         if modern:
             params["_meta"] = MODERN
         out.append({"jsonrpc": "2.0", "id": 100 + i, "method": "tools/call", "params": params})
+    # A retry carrying a requestState that does not verify (2026-07-28: refused; before: ignored)
+    retry = {"name": "add", "arguments": {"a": 1, "b": 2}, "requestState": "forged", "inputResponses": {}}
+    if modern:
+        retry["_meta"] = MODERN
+    out.append({"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": retry})
     return out
 
 
 async def answers(server: Server, version: str) -> list[Any]:
     client, end = memory_pair()
     end.eager_safe = True  # type: ignore[attr-defined]  # as the stdio transport
-    expected = len(CALLS) + (0 if version == "2026-07-28" else 1)
+    expected = len(CALLS) + (1 if version == "2026-07-28" else 2)
     got: list[Any] = []
     async with server.running():
         session = server.session(end)
@@ -158,9 +164,9 @@ def test_answer_now_answers_as_the_general_path(version: str, expose_errors: boo
     used: list[str] = []
     call_now = Tool.call_now
 
-    def counted(self: Tool, arguments: Any, ctx: Any, rules: Any) -> Any:
+    def counted(self: Tool, *args: Any) -> Any:
         used.append(self.name)
-        return call_now(self, arguments, ctx, rules)
+        return call_now(self, *args)
 
     monkeypatch.setattr(Tool, "call_now", counted)
     general = arun(answers(build(expose_errors=expose_errors, via_session=True), version))

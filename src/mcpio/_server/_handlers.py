@@ -24,8 +24,10 @@ from ._subscriptions import listen, subscribe, unsubscribe, uri_param
 from ._tasks import call_tool, tasks_cancel, tasks_get, tasks_update
 
 if TYPE_CHECKING:
+    from .._session import Session
     from .._versions import Rules
     from ._server import Server
+    from ._tools import Tool
 
 Params = dict[str, Any]
 Handler = Callable[["Server", Context, Params], Awaitable[dict[str, Any]]]
@@ -111,22 +113,32 @@ async def set_level(server: Server, ctx: Context, params: Params) -> dict[str, A
 
 
 # ---------------------------------------------------------------------- tools
-def tools_call(server: Server, ctx: Context, params: Params, now: bool = False) -> Any:
+def tools_call(server: Server, ctx: Context, params: Params) -> Awaitable[dict[str, Any]]:
     """A plain function returning the call to await (one coroutine frame less per call, issue 17);
-    its refusals (capability, unknown tool) are raised at once. ``now``: the call cannot wait
-    (``_tools.answers_at_once``): its result itself (``Tool.call_now``), not an awaitable."""
+    its refusals (capability, unknown tool) are raised at once."""
     rules = server.gate(ctx, "tools", "tools/call")
-    name = params.get("name")
-    tool = server._tools.get(name) if isinstance(name, str) else None
-    if tool is None:
-        raise InvalidParams(f"Unknown tool: {name!r}; call tools/list for the tools this server offers")
+    tool = _tool(server, params)
     if tool.task_support != "forbidden" and rules.tasks_extension:
         return call_tool(tool, params.get("arguments"), ctx, rules)  # may answer a task handle
     if rules.core_tasks and (tool.task_support != "forbidden" or "task" in params):
         return _core_tasks.call_tool(tool, params, ctx, rules)  # 2025-11-25: the client asks for a task
-    if now:
-        return tool.call_now(params.get("arguments"), ctx, rules)
     return tool.call(params.get("arguments"), ctx, rules)
+
+
+def tools_call_now(server: Server, session: Session, rules: Rules | None, params: Params) -> dict[str, Any]:
+    """:func:`tools_call` of a call that cannot wait (``_tools.answers_at_once``: not a task, no
+    Context): its result itself (``Tool.call_now``), with the same refusals (issue 17)."""
+    announced = server.announced(rules, session, "tools", "tools/call")
+    return _tool(server, params).call_now(params.get("arguments"), server, session, announced)
+
+
+def _tool(server: Server, params: Params) -> Tool:
+    """The tool ``params`` name, or -32602."""
+    name = params.get("name")
+    tool = server._tools.get(name) if isinstance(name, str) else None
+    if tool is None:
+        raise InvalidParams(f"Unknown tool: {name!r}; call tools/list for the tools this server offers")
+    return tool
 
 
 def by_era(core: Handler, extension: Handler) -> Handler:

@@ -35,7 +35,7 @@ from .._versions import (
 from . import _direct, _http, _stdio
 from ._context import Context, current_principal
 from ._core_tasks import CAPABILITY as CORE_TASKS_CAPABILITY
-from ._handlers import METHODS, tools_call
+from ._handlers import METHODS, tools_call_now
 from ._middleware import Request, build_chain, check_middleware, run_hook
 from ._mrtr import InputRequired, Rounds, StateCodec
 from ._resources import Prompt, Resource
@@ -342,9 +342,12 @@ class Server:
     def gate(self, ctx: Context, capability: str, method: str) -> Rules:
         """The request's rules, or -32601 when the server did not announce ``capability``
         (legacy: at initialize; modern: now)."""
-        rules = ctx.rules
+        return self.announced(ctx.rules, ctx.session, capability, method)
+
+    def announced(self, rules: Rules | None, session: Session, capability: str, method: str) -> Rules:
+        """:meth:`gate` of a request served under ``rules`` on ``session``."""
         assert rules is not None  # the protocol layer admits these only with a version
-        caps = self.capabilities(rules) if rules.stateless else ctx.session.state.get("capabilities", {})
+        caps = self.capabilities(rules) if rules.stateless else session.state.get("capabilities", {})
         if capability not in caps:
             raise MethodNotFound(
                 f"Method not found: {method!r} (this server did not announce the {capability!r} capability)"
@@ -398,13 +401,15 @@ class Server:
 
     def _on_request_now(self, session: Session, ev: RequestReceived) -> Any:
         """:meth:`_on_request` for a request the session starts eagerly (``Session(answer_now=)``:
-        a ``tools/call`` that ``answers_at_once``, no middleware), without a coroutine: the same
-        result, or the same exception (issue 17)."""
+        a ``tools/call`` that ``answers_at_once``, no middleware), without a coroutine and without
+        a Context (the tool takes none; in an era with input_required one is still made, as it
+        verifies a retry's requestState): the same result, or the same exception (issue 17)."""
         rules = RULES[ev.version] if ev.version is not None else None
         params = ev.params or {}  # a dict: answers_at_once
-        ctx = self._context(session, ev, rules, params)
+        if rules is None or rules.input_required:  # a retry's requestState is verified even so
+            self._context(session, ev, rules, params)
         try:
-            result = tools_call(self, ctx, params, now=True)
+            result = tools_call_now(self, session, rules, params)
         except InputRequired:
             raise _no_rounds(ev.method) from None
         if rules is not None and rules.result_type:

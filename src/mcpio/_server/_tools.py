@@ -241,13 +241,14 @@ class Tool:
             else:
                 value = await invoke(self.sig, self.fn, kwargs, ctx, self.inline, self.speed)
         except Exception as exc:
-            return self._failed(exc, ctx, rules)
-        return self._answer(value, ctx, rules)
+            return self._failed(exc, ctx.session, rules)
+        return self._answer(value, ctx.server, ctx.session, rules)
 
-    def call_now(self, arguments: Any, ctx: Context, rules: Rules) -> dict[str, Any]:
+    def call_now(self, arguments: Any, server: Any, session: Any, rules: Rules) -> dict[str, Any]:
         """:meth:`call` for a call that cannot wait (:func:`answers_at_once`: a sync tool run
-        inline, no Context, no task), without a coroutine: the same answers (issue 17). No
-        heartbeat: none could be sent while the function holds the loop."""
+        inline, no Context, no task), without a coroutine and without a Context (the function
+        takes none): the same answers (issue 17). No heartbeat: none could be sent while the
+        function holds the loop."""
         try:
             kwargs = self.sig.bind(arguments)
         except ArgumentError as exc:
@@ -256,12 +257,12 @@ class Tool:
             speed = self.speed
             value = speed.call(self.fn, kwargs) if speed is not None and not self.inline else self.fn(**kwargs)
         except Exception as exc:
-            return self._failed(exc, ctx, rules)
+            return self._failed(exc, session, rules)
         except (SystemExit, KeyboardInterrupt) as exc:  # as invoke
-            return self._failed(_exited(exc), ctx, rules)
-        return self._answer(value, ctx, rules)
+            return self._failed(_exited(exc), session, rules)
+        return self._answer(value, server, session, rules)
 
-    def _failed(self, exc: Exception, ctx: Context, rules: Rules) -> dict[str, Any]:
+    def _failed(self, exc: Exception, session: Any, rules: Rules) -> dict[str, Any]:
         """The isError result for an exception of the call, or raise it: a JSON-RPC error."""
         if isinstance(exc, ToolError):
             return _error_result(str(exc))
@@ -277,18 +278,18 @@ class Tool:
             log.warning("tool %s refused a path: %s", self.name, exc)
             return _error_result(f"Error executing tool {self.name}: {exc}")
         log.exception("tool %s raised", self.name, exc_info=exc)
-        return _exception_result(self.name, exc, _expose(ctx))
+        return _exception_result(self.name, exc, _expose(session))
 
-    def _answer(self, value: Any, ctx: Context, rules: Rules) -> dict[str, Any]:
+    def _answer(self, value: Any, server: Any, session: Any, rules: Rules) -> dict[str, Any]:
         """The CallToolResult for the function's ``value``, its text capped (module docstring)."""
         try:
             limit = self.max_result_bytes
             if limit is ...:
-                limit = getattr(ctx.server, "max_result_bytes", DEFAULT_MAX_RESULT_BYTES)
+                limit = getattr(server, "max_result_bytes", DEFAULT_MAX_RESULT_BYTES)
             return cap_text(self.result(value, rules), limit)
         except Exception as exc:  # e.g. a value that breaks the declared output schema
             log.exception("tool %s returned a value that cannot be sent", self.name)
-            return _exception_result(self.name, exc, _expose(ctx))
+            return _exception_result(self.name, exc, _expose(session))
 
     def result(self, value: Any, rules: Rules) -> dict[str, Any]:
         if isinstance(value, ToolResult):
@@ -398,9 +399,9 @@ def cap_text(result: dict[str, Any], limit: int | None) -> dict[str, Any]:
     return {**result, "content": out, "_meta": meta}
 
 
-def _expose(ctx: Context | None) -> bool:
+def _expose(session: Any) -> bool:
     """Whether this request's client may read unexpected exceptions' text (``expose_errors``)."""
-    return ctx is None or getattr(ctx.session, "expose_errors", True)
+    return bool(getattr(session, "expose_errors", True))
 
 
 def _exception_result(tool: str, exc: BaseException, detail: bool = True) -> dict[str, Any]:
