@@ -1,7 +1,6 @@
-"""A ``tools/call`` that cannot wait, started eagerly, is answered without coroutines
-(``Session(answer_now=)``: ``Server._on_request_now`` -> ``Tool.call_now``, no Context made,
-issue 17), and its
-answer is byte for byte the one the general path gives.
+"""A ``tools/call`` that cannot wait, started eagerly, is answered without coroutines and
+without a Context (``Session(answer_now=)``: ``_handlers.answer_now`` -> ``Tool.call_now``,
+issue 17), and its answer is byte for byte the one the general path gives.
 
 The same frames go to two sessions of the same server over an ``eager_safe`` in-memory
 transport: one as users get it (the plain-function path applies) and one with a pass-through

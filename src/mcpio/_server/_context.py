@@ -21,12 +21,20 @@ from .._errors import (
     RequestTimeout,
     ResourceNotFound,
 )
-from .._versions import LOG_LEVELS, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, Rules
+from .._versions import (
+    INPUT_REQUIRED_METHODS,
+    LOG_LEVELS,
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    Rules,
+)
 from ._mrtr import Rounds
 
 if TYPE_CHECKING:
     import asyncio
 
+    from .._protocol._events import RequestReceived
     from .._session import Session
     from ._server import Server
     from ._tasks import Task
@@ -64,6 +72,18 @@ def current_principal() -> str | None:
     guard, so without auth nothing is imported."""
     info = sys.modules.get("mcpio._auth._info")
     return info.current_principal() if info is not None else None
+
+
+def request_context(
+    server: Server, session: Session, ev: RequestReceived, rules: Rules | None, params: dict[str, Any]
+) -> Context:
+    """The Context of request ``ev`` served under ``rules``: its ``_meta``, the auth principal, and
+    in an era with input_required the earlier rounds' answers (a retry's requestState, verified here)."""
+    rounds = None
+    principal = current_principal()  # the HTTP auth guard's (None without auth)
+    if rules is not None and rules.input_required and ev.method in INPUT_REQUIRED_METHODS:
+        rounds = Rounds.from_request(server._state_codec, ev.method, params, principal)
+    return Context(server, session, ev.id, params.get("_meta"), rules, rounds, principal)
 
 
 class Context:

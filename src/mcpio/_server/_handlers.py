@@ -14,16 +14,18 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from .._errors import InvalidParams, ResourceNotFound
-from .._versions import LOG_LEVELS, SUPPORTED_VERSIONS
+from .._errors import INTERNAL_ERROR, InvalidParams, MCPError, ResourceNotFound
+from .._versions import LOG_LEVELS, RULES, SUPPORTED_VERSIONS
 from . import _core_tasks
 from ._completion import complete
-from ._context import Context
+from ._context import Context, request_context
+from ._mrtr import InputRequired
 from ._pagination import paginate
 from ._subscriptions import listen, subscribe, unsubscribe, uri_param
 from ._tasks import call_tool, tasks_cancel, tasks_get, tasks_update
 
 if TYPE_CHECKING:
+    from .._protocol._events import RequestReceived
     from .._session import Session
     from .._versions import Rules
     from ._server import Server
@@ -123,6 +125,29 @@ def tools_call(server: Server, ctx: Context, params: Params) -> Awaitable[dict[s
     if rules.core_tasks and (tool.task_support != "forbidden" or "task" in params):
         return _core_tasks.call_tool(tool, params, ctx, rules)  # 2025-11-25: the client asks for a task
     return tool.call(params.get("arguments"), ctx, rules)
+
+
+def answer_now(server: Server, session: Session, ev: RequestReceived) -> Any:
+    """``Server._on_request`` for a request the session starts eagerly (``Session(answer_now=)``:
+    a ``tools/call`` that ``_tools.answers_at_once``, no middleware), without a coroutine and
+    without a Context (the tool takes none; in an era with input_required one is still made, as it
+    verifies a retry's requestState): the same result, or the same exception (issue 17)."""
+    rules = RULES[ev.version] if ev.version is not None else None
+    params = ev.params or {}  # a dict: answers_at_once
+    if rules is None or rules.input_required:  # a retry's requestState is verified even so
+        request_context(server, session, ev, rules, params)
+    try:
+        result = tools_call_now(server, session, rules, params)
+    except InputRequired:
+        raise no_rounds(ev.method) from None
+    if rules is not None and rules.result_type:
+        result = server._decorate(result, rules, ev.method)
+    return result
+
+
+def no_rounds(method: str) -> MCPError:
+    """What InputRequired from a request without rounds becomes (cannot happen: Context asks through them)."""
+    return MCPError(f"{method} cannot ask the client for input", INTERNAL_ERROR)
 
 
 def tools_call_now(server: Server, session: Session, rules: Rules | None, params: Params) -> dict[str, Any]:

@@ -15,17 +15,17 @@ import os
 import sys
 import weakref
 from collections.abc import Callable
+from types import MethodType
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import _otel
-from .._errors import INTERNAL_ERROR, MCPError, MethodNotFound
+from .._errors import MethodNotFound
 from .._protocol._connection import Connection
 from .._protocol._events import NotificationReceived, RequestReceived
 from .._protocol._framing import DEFAULT_MAX_LINE_SIZE
 from .._transports._base import Transport
 from .._versions import (
     CACHEABLE_METHODS,
-    INPUT_REQUIRED_METHODS,
     META_SERVER_INFO,
     RULES,
     SKILLS_EXTENSION,  # not from _skills: that module loads with the first skill (issue 17)
@@ -33,11 +33,11 @@ from .._versions import (
     Rules,
 )
 from . import _direct, _http, _stdio
-from ._context import Context, current_principal
+from ._context import Context, request_context
 from ._core_tasks import CAPABILITY as CORE_TASKS_CAPABILITY
-from ._handlers import METHODS, tools_call_now
+from ._handlers import METHODS, answer_now, no_rounds
 from ._middleware import Request, build_chain, check_middleware, run_hook
-from ._mrtr import InputRequired, Rounds, StateCodec
+from ._mrtr import InputRequired, StateCodec
 from ._resources import Prompt, Resource
 from ._subscriptions import list_changed_targets, task_targets, updated_targets
 from ._tasks import Task, TaskStore
@@ -385,7 +385,7 @@ class Server:
             raise MethodNotFound(f"Method not found: {ev.method!r} is not an MCP method this server serves")
         rules = RULES[ev.version] if ev.version is not None else None
         params = ev.params or {}
-        ctx = self._context(session, ev, rules, params)
+        ctx = request_context(self, session, ev, rules, params)
         try:
             if self._middleware:
                 result = await self._through_middleware(handler, ev.method, params, ctx)
@@ -393,37 +393,11 @@ class Server:
                 result = await handler(self, ctx, params)
         except InputRequired as pending:
             if ctx._rounds is None:  # cannot happen: Context asks through rounds only when it has them
-                raise _no_rounds(ev.method) from None
+                raise no_rounds(ev.method) from None
             result = ctx._rounds.result(self._state_codec, ev.method, params, pending)
         if rules is not None and rules.result_type:
             result = self._decorate(result, rules, ev.method)
         return result
-
-    def _on_request_now(self, session: Session, ev: RequestReceived) -> Any:
-        """:meth:`_on_request` for a request the session starts eagerly (``Session(answer_now=)``:
-        a ``tools/call`` that ``answers_at_once``, no middleware), without a coroutine and without
-        a Context (the tool takes none; in an era with input_required one is still made, as it
-        verifies a retry's requestState): the same result, or the same exception (issue 17)."""
-        rules = RULES[ev.version] if ev.version is not None else None
-        params = ev.params or {}  # a dict: answers_at_once
-        if rules is None or rules.input_required:  # a retry's requestState is verified even so
-            self._context(session, ev, rules, params)
-        try:
-            result = tools_call_now(self, session, rules, params)
-        except InputRequired:
-            raise _no_rounds(ev.method) from None
-        if rules is not None and rules.result_type:
-            result = self._decorate(result, rules, ev.method)
-        return result
-
-    def _context(self, session: Session, ev: RequestReceived, rules: Rules | None, params: dict[str, Any]) -> Context:
-        """The Context of request ``ev``: its ``_meta``, the auth principal, and in an era with
-        input_required the earlier rounds' answers (a retry's requestState, verified here)."""
-        rounds = None
-        principal = current_principal()  # the HTTP auth guard's (None without auth)
-        if rules is not None and rules.input_required and ev.method in INPUT_REQUIRED_METHODS:
-            rounds = Rounds.from_request(self._state_codec, ev.method, params, principal)
-        return Context(self, session, ev.id, params.get("_meta"), rules, rounds, principal)
 
     async def _through_middleware(self, handler: Any, method: str, params: dict[str, Any], ctx: Context) -> Any:
         async def innermost(request: Request) -> dict[str, Any]:
@@ -474,7 +448,7 @@ class Server:
             drain_timeout=0.0 if stateless else 30.0,
             eager=lambda ev: answers_at_once(self, ev.method, ev.params),
             # without telemetry or a subclass's own _on_request (they see every request as it is)
-            answer_now=self._on_request_now if _direct.plain(self) else None,
+            answer_now=MethodType(answer_now, self) if _direct.plain(self) else None,
         )
         s.expose_errors = self.expose_errors is not False
         self._sessions.add(s)
@@ -622,8 +596,3 @@ def _configure_logging() -> None:
         handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
         root.addHandler(handler)
         root.setLevel(os.environ.get("MCPIO_LOG_LEVEL", "WARNING").upper())
-
-
-def _no_rounds(method: str) -> MCPError:
-    """InputRequired from a request without rounds (cannot happen: Context asks through them)."""
-    return MCPError(f"{method} cannot ask the client for input", INTERNAL_ERROR)
