@@ -173,7 +173,10 @@ class Session:
                         await self._room.wait()  # a batch counts item by item against max_in_flight
                     if self._aborted:  # the peer is gone: the rest of a batch never starts
                         break
-                    await self._dispatch(ev)
+                    if type(ev) is RequestReceived and not self.inline_requests:
+                        self._start(ev)  # a plain call: no coroutine per request (issue 17)
+                    else:
+                        await self._dispatch(ev)
                 if self._aborted:
                     break
         finally:
@@ -202,22 +205,8 @@ class Session:
         if t is RequestReceived:
             if self.inline_requests:
                 await self._serve(ev)
-                return
-            eager = self._eager
-            if eager is not None and eager(ev):
-                context = contextvars.copy_context()
-                coro = self._serve(ev, self._answer_now)
-                try:
-                    waits_on = context.run(coro.send, None)
-                except StopIteration:  # answered already
-                    return
-                task = asyncio.get_running_loop().create_task(_resume(coro, waits_on), context=context)
             else:
-                task = asyncio.get_running_loop().create_task(self._serve(ev))
-            self._tasks[ev.id] = task
-            if len(self._tasks) >= self._max_in_flight:
-                self._has_room = False
-                self._room.clear()
+                self._start(ev)
         elif t is NotificationReceived:
             if ev.method == "notifications/progress":
                 self._route_progress(ev.params)
@@ -245,6 +234,25 @@ class Session:
                 asyncio.get_running_loop().call_soon(running.cancel)
         elif t is Reply:
             await self._send_obj(ev.message)
+
+    def _start(self, ev: RequestReceived) -> None:
+        """Start request ``ev``: at once on this stack when ``eager`` admits it (a Task only if it
+        waits after all), else as a Task (module docstring)."""
+        eager = self._eager
+        if eager is not None and eager(ev):
+            context = contextvars.copy_context()
+            coro = self._serve(ev, self._answer_now)
+            try:
+                waits_on = context.run(coro.send, None)
+            except StopIteration:  # answered already
+                return
+            task = asyncio.get_running_loop().create_task(_resume(coro, waits_on), context=context)
+        else:
+            task = asyncio.get_running_loop().create_task(self._serve(ev))
+        self._tasks[ev.id] = task
+        if len(self._tasks) >= self._max_in_flight:
+            self._has_room = False
+            self._room.clear()
 
     async def _serve(self, ev: RequestReceived, now: Callable[[Session, RequestReceived], Any] | None = None) -> None:
         """Answer request ``ev``: ``on_request``'s result or error, or ``now``'s (eager)."""
