@@ -88,6 +88,9 @@ class Session:
         # (it returns the result or raises as on_request would; it never waits): no coroutines
         # below _serve for it.
         self._answer_now = answer_now
+        # The transport's optional send_nowait(frame) -> bool: the frame queued without waiting
+        # (True), or nothing done (False: send it). Answers go this way, no coroutine each.
+        self._send_nowait = getattr(transport, "send_nowait", None)
         self.connection = connection
         self._on_request = on_request
         self._on_notification = on_notification
@@ -279,7 +282,9 @@ class Session:
             else:
                 out = conn.respond(id_, result)
             if out is not None:
-                await self._send_obj(out)
+                frame = self._encode(out)
+                if self._send_nowait is None or not self._send_nowait(frame):
+                    await self.transport.send(frame)
         except TransportError as exc:
             log.debug("could not send the answer to %r: %s", id_, exc)
         except Exception:  # a bug below us must not kill the session silently

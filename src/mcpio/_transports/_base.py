@@ -5,6 +5,9 @@ the newline. ``receive`` returns the next frame, or an ``Oversized`` marker for 
 exceeded the size limit (so the session can answer it and go on), and raises
 :class:`~mcpio._errors.EndOfStream` once the peer has closed and every frame was delivered.
 ``send`` may wait (backpressure) but never reorders. ``aclose`` is idempotent and bounded.
+A transport may also offer ``send_nowait(frame) -> bool``: the frame queued, in order, when that
+needs no waiting (True), else nothing done (False: ``send`` it); a wrapper that must see every
+frame sets it to None.
 
 :data:`serving` names the incoming request the current task is serving, as (key, id): the
 session engine sets it in each request's task, so a transport that carries several streams

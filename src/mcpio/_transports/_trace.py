@@ -71,6 +71,8 @@ def oversized_marker(frame: Oversized) -> bytes:
 class Traced:
     """``inner`` (any transport), with every frame written to ``trace`` on its way."""
 
+    send_nowait = None  # not the inner transport's (it would skip the trace): every frame through send
+
     def __init__(self, inner: Any, trace: Trace) -> None:
         self.inner = inner
         self.trace = trace
