@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from . import _jsonrpc as rpc
@@ -244,7 +244,9 @@ class Session:
         eager = self._eager
         if eager is not None and eager(ev):
             context = contextvars.copy_context()
-            coro = self._serve(ev, self._answer_now)
+            coro = context.run(self._serve_now, ev) if self._answer_now is not None else self._serve(ev)
+            if coro is None:  # answered already
+                return
             try:
                 waits_on = context.run(coro.send, None)
             except StopIteration:  # answered already
@@ -257,43 +259,89 @@ class Session:
             self._has_room = False
             self._room.clear()
 
-    async def _serve(self, ev: RequestReceived, now: Callable[[Session, RequestReceived], Any] | None = None) -> None:
-        """Answer request ``ev``: ``on_request``'s result or error, or ``now``'s (eager)."""
-        conn = self.connection
+    async def _serve(self, ev: RequestReceived) -> None:
+        """Answer request ``ev`` with ``on_request``'s result or error."""
         id_ = ev.id
         serving.set((self._routing_key, id_))  # this task's own context: what it sends relates to id_
         try:
             try:
-                if conn.is_cancelled(id_):  # cancelled before it started: never run it
+                if self.connection.is_cancelled(id_):  # cancelled before it started: never run it
                     raise asyncio.CancelledError
-                result = now(self, ev) if now is not None else await self._on_request(self, ev)
-            except asyncio.CancelledError:
-                out = conn.respond_error(id_, {"code": INVALID_REQUEST, "message": "Request cancelled"})
-                if conn.is_cancelled(id_) or out is None:
-                    return
-                # Cancelled by our own shutdown: still answer.
-                await self._send_obj(out)
-                return
-            except MCPError as exc:
-                out = conn.respond_error(id_, exc.to_error_object())
-            except Exception as exc:  # a handler bug: internal error, details to stderr only
-                log.exception("handler for %s failed", ev.method)
-                out = conn.respond_error(id_, to_error_object(exc, detail=self.expose_errors))
+                result = await self._on_request(self, ev)
+            except (asyncio.CancelledError, Exception) as exc:
+                sending = self._reply(ev, None, exc)
             else:
+                sending = self._reply(ev, result, None)
+        except BaseException:
+            self._done(id_)
+            raise
+        if sending is None:
+            self._done(id_)
+        else:
+            await self._sent(id_, sending)
+
+    def _serve_now(self, ev: RequestReceived) -> Coroutine[Any, Any, None] | None:
+        """:meth:`_serve` for a request ``answer_now`` answers (eager start), without a coroutine:
+        the same answer. Returns None once done, or the coroutine that sends the answer when the
+        transport cannot take it at once (started like an eager request: a Task only if it waits)."""
+        id_ = ev.id
+        serving.set((self._routing_key, id_))  # in the request's own context (_start)
+        try:
+            if self.connection.is_cancelled(id_):  # cancelled before it started (in its batch)
+                raise asyncio.CancelledError
+            result = self._answer_now(self, ev)  # type: ignore[misc]  # set: _start checked
+        except (asyncio.CancelledError, Exception) as exc:
+            sending = self._reply(ev, None, exc)
+        else:
+            sending = self._reply(ev, result, None)
+        return None if sending is None else self._sent(id_, sending)
+
+    def _reply(self, ev: RequestReceived, result: Any, exc: BaseException | None) -> Awaitable[None] | None:
+        """Answer request ``ev`` with its handler's ``result``, or the exception ``exc`` it raised
+        (a CancelledError or an Exception). Returns the transport's send still to await, or None:
+        the answer queued already (``send_nowait``), or nothing to send (cancelled by the peer, a
+        batch still waiting, or the answer could not be built: logged)."""
+        conn = self.connection
+        id_ = ev.id
+        try:
+            if exc is None:
                 out = conn.respond(id_, result)
-            if out is not None:
-                frame = self._encode(out)
-                if self._send_nowait is None or not self._send_nowait(frame):
-                    await self.transport.send(frame)
+            elif isinstance(exc, asyncio.CancelledError):
+                out = conn.respond_error(id_, {"code": INVALID_REQUEST, "message": "Request cancelled"})
+                if conn.is_cancelled(id_):  # by the peer: no answer (spec); by our own shutdown: still answer
+                    return None
+            elif isinstance(exc, MCPError):
+                out = conn.respond_error(id_, exc.to_error_object())
+            else:  # a handler bug: internal error, details to stderr only
+                log.error("handler for %s failed", ev.method, exc_info=exc)
+                out = conn.respond_error(id_, to_error_object(exc, detail=self.expose_errors))
+            if out is None:
+                return None
+            frame = self._encode(out)
+            if self._send_nowait is not None and self._send_nowait(frame):
+                return None
+            return self.transport.send(frame)
+        except Exception:  # a bug below us must not kill the session silently
+            log.exception("could not send the answer to %r", id_)
+            return None
+
+    async def _sent(self, id_: Any, sending: Awaitable[None]) -> None:
+        """Await ``sending`` (the answer to request ``id_``), then :meth:`_done`."""
+        try:
+            await sending
         except TransportError as exc:
             log.debug("could not send the answer to %r: %s", id_, exc)
         except Exception:  # a bug below us must not kill the session silently
             log.exception("could not send the answer to %r", id_)
         finally:
-            self._tasks.pop(id_, None)
-            if not self._has_room and len(self._tasks) < self._max_in_flight:
-                self._has_room = True
-                self._room.set()
+            self._done(id_)
+
+    def _done(self, id_: Any) -> None:
+        """Request ``id_`` is over: it leaves the count in flight."""
+        self._tasks.pop(id_, None)
+        if not self._has_room and len(self._tasks) < self._max_in_flight:
+            self._has_room = True
+            self._room.set()
 
     async def _finish(self) -> None:
         self.closing.set()

@@ -9,7 +9,9 @@ false under middleware). The two sequences of answers must be equal: results, ``
 results, ``structuredContent``, the size cap, bad arguments, an unknown tool, a tool that
 raises (``ToolError``, an ``MCPError``, a bug, ``sys.exit``), a value that breaks the output
 schema, a tool taking a Context, with and without ``expose_errors``, in legacy versions and
-in 2026-07-28 (the era's ``_meta`` on every result, a forged ``requestState`` refused).
+in 2026-07-28 (the era's ``_meta`` on every result, a forged ``requestState`` refused), and
+a call cancelled in its batch before it started; each answer queued at once (``send_nowait``)
+or, when the transport offers no such thing, sent by a Task.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ MODERN = {
     "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
     "io.modelcontextprotocol/clientCapabilities": {},
 }
+
+
+RAN: list[int] = []  # the calls of ``noted`` that ran
 
 
 def build(*, expose_errors: bool | None, via_session: bool) -> Server:
@@ -71,6 +76,12 @@ def build(*, expose_errors: bool | None, via_session: bool) -> Server:
         if kind == "exit":
             sys.exit(3)
         raise ValueError("secret detail of a bug")
+
+    @server.tool(inline=True)
+    def noted(n: int) -> int:
+        """Records that it ran."""
+        RAN.append(n)
+        return n
 
     @server.tool(inline=True)
     def wrong_type() -> int:
@@ -135,31 +146,63 @@ def frames(version: str) -> list[dict[str, Any]]:
     if modern:
         retry["_meta"] = MODERN
     out.append({"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": retry})
+    if version == "2025-03-26":  # a batch (this version only): a call cancelled before it started is not answered
+        cancel = {"requestId": 200, "reason": "changed my mind"}
+        out.append(
+            [
+                {
+                    "jsonrpc": "2.0",
+                    "id": 200,
+                    "method": "tools/call",
+                    "params": {"name": "noted", "arguments": {"n": 200}},
+                },
+                {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel},
+                {
+                    "jsonrpc": "2.0",
+                    "id": 201,
+                    "method": "tools/call",
+                    "params": {"name": "noted", "arguments": {"n": 201}},
+                },
+            ]
+        )
     return out
 
 
-async def answers(server: Server, version: str) -> list[Any]:
+async def answers(server: Server, version: str, nowait: bool) -> list[Any]:
     client, end = memory_pair()
     end.eager_safe = True  # type: ignore[attr-defined]  # as the stdio transport
-    expected = len(CALLS) + (1 if version == "2026-07-28" else 2)
+    if nowait:  # as the stdio transport: answers queued without a coroutine when there is room
+
+        def send_nowait(frame: bytes) -> bool:
+            try:
+                end._outbox.put_nowait(bytes(frame))
+            except asyncio.QueueFull:
+                return False
+            return True
+
+        end.send_nowait = send_nowait  # type: ignore[attr-defined]
+    # else every answer the fast path builds is sent by a Task (Session._sent)
     got: list[Any] = []
     async with server.running():
         session = server.session(end)
         run = asyncio.get_running_loop().create_task(session.run())
         for frame in frames(version):  # one at a time: the adaptive tool's calls go in order
             await client.send(json.dumps(frame).encode())
-            if "id" in frame:
+            if type(frame) is list or "id" in frame:
                 got.append(json.loads(await within(client.receive())))
         await end.aclose()
         await client.aclose()
         await within(run)
-    assert len(got) == expected
+    assert len(got) == len([f for f in frames(version) if type(f) is list or "id" in f])
     return got
 
 
 @pytest.mark.parametrize("version", ["2025-03-26", "2025-11-25", "2026-07-28"])
 @pytest.mark.parametrize("expose_errors", [None, False])
-def test_answer_now_answers_as_the_general_path(version: str, expose_errors: bool | None, monkeypatch: Any) -> None:
+@pytest.mark.parametrize("nowait", [True, False])
+def test_answer_now_answers_as_the_general_path(
+    version: str, expose_errors: bool | None, nowait: bool, monkeypatch: Any
+) -> None:
     used: list[str] = []
     call_now = Tool.call_now
 
@@ -168,9 +211,13 @@ def test_answer_now_answers_as_the_general_path(version: str, expose_errors: boo
         return call_now(self, *args)
 
     monkeypatch.setattr(Tool, "call_now", counted)
-    general = arun(answers(build(expose_errors=expose_errors, via_session=True), version))
+    RAN.clear()
+    general = arun(answers(build(expose_errors=expose_errors, via_session=True), version, nowait))
     assert used == []
-    now = arun(answers(build(expose_errors=expose_errors, via_session=False), version))
+    ran_general = RAN[:]
+    RAN.clear()
+    now = arun(answers(build(expose_errors=expose_errors, via_session=False), version, nowait))
+    assert RAN == ran_general == ([201] if version == "2025-03-26" else [])  # the cancelled call never ran
     assert now == general
     assert {"add", "fails", "big", "wrong_type", "adaptive"} <= set(used)  # the fast path did answer
     assert "with_ctx" not in used
