@@ -7,13 +7,13 @@ decodes them, feeds the connection and acts on its events:
   ``eager`` predicate says it will not wait (an inline tool) and the transport is ``eager_safe``,
   it is started at once on the reader's stack in its own context, and only becomes a task if it
   waits after all (no Task and no loop iteration for a request answered synchronously; with
-  ``answer_now``, the framework's plain-function twin of ``on_request``, no coroutine below the
-  session's own for it either); at most
-  ``max_in_flight`` run together (each item of a batch counts) — past that the session stops
-  reading, which fills the transport's buffer and then the OS pipe: backpressure, never an
-  unbounded queue. A session made for one request (``inline_requests = True``: a modern
-  Streamable HTTP POST) serves it in ``run()``'s own task instead, one task fewer; cancelling
-  that task cancels the request;
+  ``answer_now``, the framework's plain-function twin of ``on_request``, and a transport whose
+  ``send_nowait`` takes the answer, no coroutine at all); at most ``max_in_flight`` run
+  together (each item of a batch counts) — past that the session stops reading, which fills
+  the transport's buffer and then the OS pipe: backpressure, never an unbounded queue. A
+  session made for one request (``inline_requests = True``: a modern Streamable HTTP POST)
+  serves it in ``run()``'s own task instead, one task fewer; cancelling that task cancels the
+  request;
 * a transport whose frames arrive on another task (a legacy HTTP session: each POST) may hand
   one over with :meth:`feed` instead of queueing it, when :meth:`reading` says the reader waits
   on nothing queued: the POST's own task then does what the reader would, in the same order,
@@ -85,8 +85,8 @@ class Session:
         # the current task (asyncio.timeout), since until it waits the request runs in run()'s task.
         self._eager = eager if getattr(transport, "eager_safe", False) is True else None
         # What answers a request eager admitted, if given: on_request's twin as a plain function
-        # (it returns the result or raises as on_request would; it never waits): no coroutines
-        # below _serve for it.
+        # (it returns the result or raises as on_request would; it never waits): served by
+        # _serve_now, without coroutines.
         self._answer_now = answer_now
         # The transport's optional send_nowait(frame) -> bool: the frame queued without waiting
         # (True), or nothing done (False: send it). Answers go this way, no coroutine each.
