@@ -85,8 +85,8 @@ class Session:
         # the current task (asyncio.timeout), since until it waits the request runs in run()'s task.
         self._eager = eager if getattr(transport, "eager_safe", False) is True else None
         # What answers a request eager admitted, if given: on_request's twin as a plain function
-        # (it returns the result or raises as on_request would; it never waits): served by
-        # _serve_now, without coroutines.
+        # (it returns the result or raises as on_request would; it never waits and sends nothing
+        # of its own): served by _serve_now, without coroutines.
         self._answer_now = answer_now
         # The transport's optional send_nowait(frame) -> bool: the frame queued without waiting
         # (True), or nothing done (False: send it). Answers go this way, no coroutine each.
@@ -285,7 +285,8 @@ class Session:
         the same answer. Returns None once done, or the coroutine that sends the answer when the
         transport cannot take it at once (started like an eager request: a Task only if it waits)."""
         id_ = ev.id
-        serving.set((self._routing_key, id_))  # in the request's own context (_start)
+        # No `serving` set (a new context map and a Token per call): answer_now sends nothing of its
+        # own, and the answer is routed by its id. The context is still the request's own (_start).
         try:
             if self.connection.is_cancelled(id_):  # cancelled before it started (in its batch)
                 raise asyncio.CancelledError
