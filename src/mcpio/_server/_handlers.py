@@ -118,7 +118,7 @@ async def set_level(server: Server, ctx: Context, params: Params) -> dict[str, A
 def tools_call(server: Server, ctx: Context, params: Params) -> Awaitable[dict[str, Any]]:
     """A plain function returning the call to await (one coroutine frame less per call, issue 17);
     its refusals (capability, unknown tool) are raised at once."""
-    rules = server.gate(ctx, "tools", "tools/call")
+    rules = server.announced(ctx.rules, ctx.session, "tools", "tools/call")  # gate, one frame less
     tool = _tool(server, params)
     if tool.task_support != "forbidden" and rules.tasks_extension:
         return call_tool(tool, params.get("arguments"), ctx, rules)  # may answer a task handle
