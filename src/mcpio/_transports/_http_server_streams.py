@@ -46,6 +46,7 @@ from .._state._base import StateUnavailable
 from . import _http_deadlines as deadlines
 from ._base import serving
 from ._http_events import EventStore, MemoryEventStore
+from ._http_unmade import UnmadeStream
 
 log = logging.getLogger("mcpio.http")
 
@@ -367,7 +368,7 @@ class LegacyTransport:
         # on its reader's stack, without a Task (Session ``eager``, issue 17).
         self.eager_safe = store is None or type(store) is MemoryEventStore
         self._inbox: asyncio.Queue[bytes | Decoded | None] = asyncio.Queue(inbox_size)
-        self._by_request: dict[Any, Stream] = {}
+        self._by_request: dict[Any, Stream | UnmadeStream] = {}
         self.streams: dict[str, Stream] = {}  # live streams, for Last-Event-ID resumption
         self.get_stream: Stream | None = None
         self._seq = 0
@@ -440,6 +441,23 @@ class LegacyTransport:
         s.on_done = self._stream_done
         return s
 
+    async def post(
+        self, frame: bytes, messages: list[Any], request_ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool
+    ) -> Stream | bytes:
+        """Deliver a POST carrying requests ``request_ids`` (:meth:`deliver`) and give its
+        response: the :meth:`new_stream` to pump, or, for one request answered as it was
+        delivered (served on the caller's task, :attr:`feeder`) before anything else was sent
+        for it, to a client that accepts JSON, that answer: the whole response, for which no
+        stream is made (issue 17). The stream is made as soon as something else comes first."""
+        if json_ok and len(messages) == 1 and self.feeder is not None and self._inbox.empty():
+            route = UnmadeStream(self, request_ids, sse_ok, priming)
+            self._by_request[messages[0]["id"]] = route
+            await self.deliver(frame, messages, one_request=True)  # nothing queued: no wait
+            return route.answered if route.answered is not None else route.made()
+        stream = self.new_stream(request_ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
+        await self.deliver(frame, messages, one_request=len(messages) == 1)
+        return stream
+
     def open_get_stream(self, *, priming: bool) -> Stream | None:
         """The standalone GET stream, attached to a new connection; None if one is attached."""
         s = self.get_stream
@@ -488,6 +506,8 @@ class LegacyTransport:
         """End the HTTP connection carrying ``request_id``'s stream now; the client resumes with
         GET + Last-Event-ID after ``retry_ms`` and gets the rest there (SEP-1699 polling)."""
         s = self._by_request.get(request_id)
+        if isinstance(s, UnmadeStream):  # asked before anything was sent for it
+            s = s.made()
         if s is not None and s.attached:
             s.detach(retry_ms if retry_ms is not None else self.retry_ms)
             if s.detach_retry is not None:  # returns once the connection has ended (bounded)
