@@ -21,7 +21,7 @@ from mcpio._protocol._framing import Decoded
 from mcpio._transports._base import serving
 from mcpio._transports._http_server_streams import LegacyTransport, Stream
 
-from .test_http_cost import Client, call_body, open_legacy_session, scope
+from .test_http_cost import Client, add_wait_forever, call_body, open_legacy_session, scope
 
 
 def build() -> Server:
@@ -189,5 +189,35 @@ def test_without_a_feeder_with_frames_queued_or_for_a_batch_the_stream_is_made_f
         batch = b" [" + body2.replace(b'"id":2', b'"id":3') + b"]"  # a batch of one: queued
         out3 = await t.post(batch, [json.loads(batch)[0]], {3}, json_ok=True, sse_ok=True, priming=False)
         assert isinstance(out3, Stream) and t.pending([3]) == [3] and t._inbox.qsize() == queued + 1
+
+    asyncio.run(go())
+
+
+def test_a_request_id_in_flight_is_refused_on_another_post() -> None:
+    async def go() -> None:
+        server = build()
+        started, cancelled = asyncio.Event(), asyncio.Event()
+        add_wait_forever(server, started, cancelled)
+        app = server.http_app("/mcp")
+        try:
+            session = await open_legacy_session(app)
+            first = Client(call(5, "wait_forever", {}))
+            running = asyncio.ensure_future(app(scope(session), first.receive, first.send))
+            await asyncio.wait_for(started.wait(), 10)
+            again = Client(call(5, "add", {"a": 1, "b": 2}))
+            await app(scope(session), again.receive, again.send)
+            assert again.status() == 400
+            assert again.json()["id"] == 5
+            assert "request id 5 is already in flight" in again.json()["error"]["message"]
+            other = Client(call(6, "add", {"a": 1, "b": 2}))
+            await app(scope(session), other.receive, other.send)
+            assert other.json()["result"]["structuredContent"] == {"result": 3}
+            end = Client({})
+            await app({**scope(session), "method": "DELETE"}, end.receive, end.send)  # cancels it
+            await asyncio.wait_for(cancelled.wait(), 10)
+            first.left.set()
+            await asyncio.wait_for(running, 10)
+        finally:
+            await app.aclose()
 
     asyncio.run(go())

@@ -309,7 +309,7 @@ class StreamableHTTPApp:
             await transport.deliver(body, messages)  # decoded once (issue 17)
             await plain(send, 202, b"", session_header)
             return
-        ids = [m["id"] for m in requests]
+        ids = [rid] if rid is not None else [m["id"] for m in requests]
         busy = transport.pending(ids)
         if busy:
             await refuse(
