@@ -444,18 +444,30 @@ class LegacyTransport:
     async def post(
         self, frame: bytes, messages: list[Any], request_ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool
     ) -> Stream | bytes:
-        """Deliver a POST carrying requests ``request_ids`` (:meth:`deliver`) and give its
-        response: the :meth:`new_stream` to pump, or, for one request answered as it was
-        delivered (served on the caller's task, :attr:`feeder`) before anything else was sent
-        for it, to a client that accepts JSON, that answer: the whole response, for which no
-        stream is made (issue 17). The stream is made as soon as something else comes first."""
-        if json_ok and len(messages) == 1 and self.feeder is not None and self._inbox.empty():
-            route = UnmadeStream(self, request_ids, sse_ok, priming)
+        """Deliver a POST carrying requests ``request_ids`` and give its response: the stream to
+        pump, or the answer that is the whole response.
+
+        A POST of one request (not a batch of one: that is queued as a batch), with nothing
+        queued ahead of it and the session's reader waiting (:attr:`feeder`), is served on the
+        caller's task: no queue hop, no wake-up of the reader (issue 17). Answered so, before
+        anything else was sent for it, to a client that accepts JSON, its answer is returned
+        and no stream is made; the stream is made as soon as something else comes first.
+        Anything else is queued for the session (:meth:`deliver`), its stream made first."""
+        feeder = self.feeder
+        if (
+            len(messages) == 1
+            and feeder is not None
+            and self._inbox.empty()
+            and frame.lstrip()[:1] != b"["
+            and feeder.reading()
+        ):
+            self.last_active = time.monotonic()
+            route = UnmadeStream(self, request_ids, json_ok, sse_ok, priming)
             self._by_request[messages[0]["id"]] = route
-            await self.deliver(frame, messages, one_request=True)  # nothing queued: no wait
+            await feeder.feed(Decoded(frame, messages[0]))
             return route.answered if route.answered is not None else route.made()
         stream = self.new_stream(request_ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
-        await self.deliver(frame, messages, one_request=len(messages) == 1)
+        await self.deliver(frame, messages)
         return stream
 
     def open_get_stream(self, *, priming: bool) -> Stream | None:
@@ -485,25 +497,18 @@ class LegacyTransport:
             return request_ids if request_ids[0] in known else []
         return [r for r in request_ids if r in known]
 
-    async def deliver(self, frame: bytes, messages: list[Any] | None = None, *, one_request: bool = False) -> None:
-        """Queue a POSTed ``frame`` for the session. ``messages``: its messages, decoded and checked
-        already (:func:`~mcpio._protocol._http.messages_of`), so the session does not decode the
-        frame a second time (issue 17); a batch stays a batch (a JSON array, whitespace allowed
-        before). ``one_request``: the POST carries one message, a request (the app classified it); unless it
-        came as a batch of one, the :attr:`feeder` may then serve it on the caller's task."""
+    async def deliver(self, frame: bytes, messages: list[Any] | None = None) -> None:
+        """Queue a POSTed ``frame`` for the session (requests come through :meth:`post`).
+        ``messages``: its messages, decoded and checked already
+        (:func:`~mcpio._protocol._http.messages_of`), so the session does not decode the frame
+        a second time (issue 17); a batch stays a batch (a JSON array, whitespace allowed before)."""
         self.last_active = time.monotonic()
         if messages is None:
             await self._inbox.put(frame)
-            return
-        if frame.lstrip()[:1] == b"[":
+        elif frame.lstrip()[:1] == b"[":
             await self._inbox.put(Decoded(frame, messages))  # a batch, even of one
-            return
-        item = Decoded(frame, messages[0])
-        feeder = self.feeder
-        if one_request and feeder is not None and self._inbox.empty() and feeder.reading():
-            await feeder.feed(item)  # nothing queued ahead of it: served on this POST's task
-            return
-        await self._inbox.put(item)
+        else:
+            await self._inbox.put(Decoded(frame, messages[0]))
 
     async def close_stream(self, request_id: Any, retry_ms: int | None = None) -> None:
         """End the HTTP connection carrying ``request_id``'s stream now; the client resumes with
