@@ -309,7 +309,7 @@ class StreamableHTTPApp:
             await transport.deliver(body, messages)  # decoded once (issue 17)
             await plain(send, 202, b"", session_header)
             return
-        ids = [m["id"] for m in requests]
+        ids = [rid] if rid is not None else [m["id"] for m in requests]
         busy = transport.pending(ids)
         if busy:
             await refuse(
@@ -321,10 +321,12 @@ class StreamableHTTPApp:
             return
         json_ok, sse_ok = h.accepts(headers.get("accept"))
         rules = RULES.get(version)
-        stream = transport.new_stream(
-            set(ids), json_ok=json_ok, sse_ok=sse_ok, priming=rules is not None and rules.sse_polling
+        stream = await transport.post(
+            body, messages, set(ids), json_ok=json_ok, sse_ok=sse_ok, priming=rules is not None and rules.sse_polling
         )
-        await transport.deliver(body, messages, one_request=len(messages) == 1)  # then a request
+        if isinstance(stream, bytes):  # answered at once: the whole response, no stream (issue 17)
+            await streams.send_json(send, stream, session_header, h.LEGACY)
+            return
         stream.hangup = (receive, stream.disconnected)  # not a cancellation; watched once it matters
         await stream.pump(
             send, session_header, sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms

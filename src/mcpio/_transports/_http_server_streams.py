@@ -46,6 +46,7 @@ from .._state._base import StateUnavailable
 from . import _http_deadlines as deadlines
 from ._base import serving
 from ._http_events import EventStore, MemoryEventStore
+from ._http_unmade import UnmadeStream
 
 log = logging.getLogger("mcpio.http")
 
@@ -367,7 +368,7 @@ class LegacyTransport:
         # on its reader's stack, without a Task (Session ``eager``, issue 17).
         self.eager_safe = store is None or type(store) is MemoryEventStore
         self._inbox: asyncio.Queue[bytes | Decoded | None] = asyncio.Queue(inbox_size)
-        self._by_request: dict[Any, Stream] = {}
+        self._by_request: dict[Any, Stream | UnmadeStream] = {}
         self.streams: dict[str, Stream] = {}  # live streams, for Last-Event-ID resumption
         self.get_stream: Stream | None = None
         self._seq = 0
@@ -440,6 +441,35 @@ class LegacyTransport:
         s.on_done = self._stream_done
         return s
 
+    async def post(
+        self, frame: bytes, messages: list[Any], request_ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool
+    ) -> Stream | bytes:
+        """Deliver a POST carrying requests ``request_ids`` and give its response: the stream to
+        pump, or the answer that is the whole response.
+
+        A POST of one request (not a batch of one: that is queued as a batch), with nothing
+        queued ahead of it and the session's reader waiting (:attr:`feeder`), is served on the
+        caller's task: no queue hop, no wake-up of the reader (issue 17). Answered so, before
+        anything else was sent for it, to a client that accepts JSON, its answer is returned
+        and no stream is made; the stream is made as soon as something else comes first.
+        Anything else is queued for the session (:meth:`deliver`), its stream made first."""
+        feeder = self.feeder
+        if (
+            len(messages) == 1
+            and feeder is not None
+            and self._inbox.empty()
+            and frame.lstrip()[:1] != b"["
+            and feeder.reading()
+        ):
+            self.last_active = time.monotonic()
+            route = UnmadeStream(self, request_ids, json_ok, sse_ok, priming)
+            self._by_request[messages[0]["id"]] = route
+            await feeder.feed(Decoded(frame, messages[0]))
+            return route.answered if route.answered is not None else route.made()
+        stream = self.new_stream(request_ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
+        await self.deliver(frame, messages)
+        return stream
+
     def open_get_stream(self, *, priming: bool) -> Stream | None:
         """The standalone GET stream, attached to a new connection; None if one is attached."""
         s = self.get_stream
@@ -462,32 +492,30 @@ class LegacyTransport:
     def pending(self, request_ids: list[Any]) -> list[Any]:
         """The ids among ``request_ids`` that are still being served (a duplicate is refused by
         the protocol layer; its stream must not replace the first one's)."""
-        return [r for r in request_ids if r in self._by_request]
+        known = self._by_request
+        if len(request_ids) == 1:  # one request, as every POST but a 2025-03-26 batch (issue 17)
+            return request_ids if request_ids[0] in known else []
+        return [r for r in request_ids if r in known]
 
-    async def deliver(self, frame: bytes, messages: list[Any] | None = None, *, one_request: bool = False) -> None:
-        """Queue a POSTed ``frame`` for the session. ``messages``: its messages, decoded and checked
-        already (:func:`~mcpio._protocol._http.messages_of`), so the session does not decode the
-        frame a second time (issue 17); a batch stays a batch (a JSON array, whitespace allowed
-        before). ``one_request``: the POST carries one message, a request (the app classified it); unless it
-        came as a batch of one, the :attr:`feeder` may then serve it on the caller's task."""
+    async def deliver(self, frame: bytes, messages: list[Any] | None = None) -> None:
+        """Queue a POSTed ``frame`` for the session (requests come through :meth:`post`).
+        ``messages``: its messages, decoded and checked already
+        (:func:`~mcpio._protocol._http.messages_of`), so the session does not decode the frame
+        a second time (issue 17); a batch stays a batch (a JSON array, whitespace allowed before)."""
         self.last_active = time.monotonic()
         if messages is None:
             await self._inbox.put(frame)
-            return
-        if frame.lstrip()[:1] == b"[":
+        elif frame.lstrip()[:1] == b"[":
             await self._inbox.put(Decoded(frame, messages))  # a batch, even of one
-            return
-        item = Decoded(frame, messages[0])
-        feeder = self.feeder
-        if one_request and feeder is not None and self._inbox.empty() and feeder.reading():
-            await feeder.feed(item)  # nothing queued ahead of it: served on this POST's task
-            return
-        await self._inbox.put(item)
+        else:
+            await self._inbox.put(Decoded(frame, messages[0]))
 
     async def close_stream(self, request_id: Any, retry_ms: int | None = None) -> None:
         """End the HTTP connection carrying ``request_id``'s stream now; the client resumes with
         GET + Last-Event-ID after ``retry_ms`` and gets the rest there (SEP-1699 polling)."""
         s = self._by_request.get(request_id)
+        if isinstance(s, UnmadeStream):  # asked before anything was sent for it
+            s = s.made()
         if s is not None and s.attached:
             s.detach(retry_ms if retry_ms is not None else self.retry_ms)
             if s.detach_retry is not None:  # returns once the connection has ended (bounded)

@@ -74,6 +74,9 @@ class SharedLegacyTransport(LegacyTransport):
 
     def __init__(self, session_id: str, *, registry: SharedSessions, record: dict[str, str] | None) -> None:
         super().__init__(session_id, store=registry.app.event_store)
+        # Its send may wait on the backend (sync: a record write) whatever the event store, and
+        # its deliver keeps books: no request started on another task's stack, none fed.
+        self.eager_safe = False
         self.registry = registry
         self.stream_prefix = registry.tag
         self.record = record  # what a replica is primed from (None: this process made it)
@@ -110,7 +113,7 @@ class SharedLegacyTransport(LegacyTransport):
         else:
             self.record = record
 
-    async def deliver(self, frame: bytes, messages: list[Any] | None = None, *, one_request: bool = False) -> None:
+    async def deliver(self, frame: bytes, messages: list[Any] | None = None) -> None:
         forward = False
         for e in peek(frame):
             if e.method is None:  # an answer: to a request of this copy, or of another process's
@@ -122,7 +125,7 @@ class SharedLegacyTransport(LegacyTransport):
                 forward = True  # its request may run on another process
             elif e.method in RECORDED and isinstance(e.id, (int, str)):
                 self.recorded.add(e.id)
-        await super().deliver(frame, messages, one_request=one_request)
+        await super().deliver(frame, messages)
         if forward:
             await self.registry.forward(self.id, frame)
 

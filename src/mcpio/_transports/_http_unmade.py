@@ -1,0 +1,44 @@
+"""The response stream of a legacy POST carrying one request, until it is needed
+(:meth:`~._http_server_streams.LegacyTransport.post`, issue 17): most such requests are
+answered as they are delivered, and their answer is then the whole JSON response."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._http_server_streams import LegacyTransport, Stream
+
+
+class UnmadeStream:
+    """The stream of a POST carrying one request (:meth:`LegacyTransport.post`) until it is
+    needed: routed to as the stream would be; keeps the request's answer if it comes first to
+    a client that accepts JSON."""
+
+    __slots__ = ("answered", "json_ok", "priming", "request_ids", "sse_ok", "stream", "transport")
+    finished = False
+
+    def __init__(
+        self, transport: LegacyTransport, request_ids: set[Any], json_ok: bool, sse_ok: bool, priming: bool
+    ) -> None:
+        self.transport = transport
+        self.request_ids = request_ids
+        self.json_ok = json_ok
+        self.sse_ok = sse_ok
+        self.priming = priming
+        self.answered: bytes | None = None
+        self.stream: Stream | None = None
+
+    async def put(self, frame: bytes, final: bool) -> None:
+        if final and self.stream is None and self.json_ok:
+            self.answered = frame
+        else:
+            await self.made().put(frame, final)
+
+    def made(self) -> Stream:
+        """The stream, made now if it is not yet (it takes this one's place in the routing)."""
+        if self.stream is None:
+            self.stream = self.transport.new_stream(
+                self.request_ids, json_ok=self.json_ok, sse_ok=self.sse_ok, priming=self.priming
+            )
+        return self.stream

@@ -1,0 +1,223 @@
+"""A legacy POST whose one request is answered as it is delivered (served on the POST's own
+task, ``Session.feed``) is sent as the whole JSON response without a response stream
+(``LegacyTransport.post``, issue 17), and its answer is the one the general path gives.
+
+Each request below goes to two sessions of the same server on one app: one as users get it,
+and one whose transport has no feeder, so each of its requests is queued for the session's
+reader and its POST's stream is made first (the general path). The HTTP answers must be equal:
+status, headers (but the session's own id), and the body, JSON or the data of each event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from mcpio import InvalidParams, Server, ToolError
+from mcpio._protocol._framing import Decoded
+from mcpio._transports._base import serving
+from mcpio._transports._http_server_streams import LegacyTransport, Stream
+
+from .test_http_cost import Client, add_wait_forever, call_body, open_legacy_session, scope
+
+
+def build() -> Server:
+    server = Server("at-once")
+
+    @server.tool(inline=True)
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    @server.tool(inline=True)
+    def fails(kind: str) -> str:
+        """Raise what ``kind`` names."""
+        if kind == "tool":
+            raise ToolError("the tool refused")
+        if kind == "protocol":
+            raise InvalidParams("Invalid params: refused on purpose")
+        raise ValueError("a bug")
+
+    @server.tool
+    async def progress(ctx: Any) -> str:
+        """Report progress, then answer (a task: its stream is made)."""
+        await ctx.report_progress(1, 2)
+        await ctx.info("half way")
+        return "done"
+
+    return server
+
+
+def call(id_: Any, name: str, arguments: Any) -> dict[str, Any]:
+    body = call_body(1, name, arguments, modern=False)
+    body["id"] = id_
+    return body
+
+
+CASES: dict[str, Any] = {
+    "result": call(1, "add", {"a": 2, "b": 40}),
+    "string id": call("r-1", "add", {"a": 1, "b": 1}),
+    "arguments wrong": call(2, "add", {"a": "two", "b": 40}),
+    "ToolError": call(3, "fails", {"kind": "tool"}),
+    "MCPError": call(4, "fails", {"kind": "protocol"}),
+    "unexpected exception": call(5, "fails", {"kind": "bug"}),
+    "unknown tool": call(6, "nope", {}),
+    "unknown method": {"jsonrpc": "2.0", "id": 7, "method": "no/such", "params": {}},
+    "a 2026-07-28 method": {"jsonrpc": "2.0", "id": 8, "method": "subscriptions/listen", "params": {}},
+    "ping": {"jsonrpc": "2.0", "id": 9, "method": "ping"},
+    "a progress token": {**call(10, "progress", {}), "params": {"name": "progress", "_meta": {"progressToken": 1}}},
+}
+AT_ONCE = set(CASES) - {"a progress token", "unknown tool", "ping"}  # these run as tasks
+ACCEPTS = {
+    "both": [(b"accept", b"application/json, text/event-stream")],
+    "json": [(b"accept", b"application/json")],
+    "sse": [(b"accept", b"text/event-stream")],
+}
+
+
+async def answer(app: Any, session: list[tuple[bytes, bytes]], body: dict[str, Any], accept: Any) -> tuple[Any, ...]:
+    headers = [h for h in session if h[0] != b"accept"] + accept
+    c = Client(body)
+    await asyncio.wait_for(app(scope(headers), c.receive, c.send), 10)
+    start = c.messages[0]
+    got = {k: v for k, v in start["headers"] if k != b"mcp-session-id"}
+    assert dict(start["headers"]).get(b"mcp-session-id")
+    raw = b"".join(m.get("body", b"") for m in c.messages[1:])
+    if got.get(b"content-type") == b"text/event-stream":
+        data = [line[5:].strip() for line in raw.split(b"\n") if line.startswith(b"data:")]
+        body_out: Any = [json.loads(d) for d in data if d]  # not the priming event's empty data
+    else:
+        body_out = json.loads(raw)
+    return start["status"], got, body_out
+
+
+@pytest.mark.parametrize("accept", list(ACCEPTS))
+def test_a_legacy_answer_at_once_is_the_general_paths_answer(accept: str) -> None:
+    async def go() -> None:
+        server = build()
+        app = server.http_app("/mcp")
+        made: list[str] = []
+        new_stream = LegacyTransport.new_stream
+
+        def counting(self: LegacyTransport, *args: Any, **kwargs: Any) -> Stream:  # a spy
+            made.append(self.id)
+            return new_stream(self, *args, **kwargs)
+
+        try:
+            at_once = await open_legacy_session(app)
+            general = await open_legacy_session(app)
+            queued = app.sessions[dict(general)[b"mcp-session-id"].decode()]
+            queued.feeder = None  # every request through the queue, its stream made first
+            LegacyTransport.new_stream = counting  # type: ignore[method-assign]
+            fed: set[str] = set()
+            for name, body in CASES.items():
+                made.clear()
+                a = await answer(app, at_once, body, ACCEPTS[accept])
+                fast = not made
+                g = await answer(app, general, body, ACCEPTS[accept])
+                assert made[-1:] == [queued.id], name
+                assert a == g, f"{name}: at once {a} != general {g}"
+                if fast:
+                    fed.add(name)
+            # Answered without a stream: a request answered as it was fed, to a client that
+            # takes JSON; not what a task serves (not answered at once).
+            assert fed == (set() if accept == "sse" else AT_ONCE), fed
+        finally:
+            LegacyTransport.new_stream = new_stream  # type: ignore[method-assign]
+            await app.aclose()
+
+    asyncio.run(go())
+
+
+class _Feeder:
+    """Serves what it is fed by sending ``sends`` (each in the request's serving context)."""
+
+    def __init__(self, transport: LegacyTransport, sends: list[bytes]) -> None:
+        self.transport = transport
+        self.sends = sends
+
+    def reading(self) -> bool:
+        return True
+
+    async def feed(self, frame: Decoded) -> None:
+        serving.set((self.transport, frame.value["id"]))
+        for f in self.sends:
+            await self.transport.send(f)
+
+
+ANSWER = b'{"jsonrpc":"2.0","id":1,"result":{}}'
+NOTE = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}'
+
+
+@pytest.mark.parametrize(
+    ("sends", "at_once"), [([ANSWER], True), ([NOTE, ANSWER], False), ([NOTE], False), ([], False)]
+)
+def test_the_stream_is_made_when_anything_comes_before_the_answer(sends: list[bytes], at_once: bool) -> None:
+    async def go() -> None:
+        t = LegacyTransport("s", store=None)
+        t.feeder = _Feeder(t, sends)
+        body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+        out = await t.post(body, [json.loads(body)], {1}, json_ok=True, sse_ok=True, priming=False)
+        if at_once:
+            assert out == ANSWER and not t.streams and not t.pending([1])
+            return
+        assert isinstance(out, Stream) and t.streams == {out.id: out}
+        assert list(out.items) == sends and out.finished is (ANSWER in sends)
+        assert t.pending([1]) == ([] if ANSWER in sends else [1])
+        if ANSWER not in sends:  # it comes later, on the stream
+            await t.send(ANSWER)
+            assert list(out.items)[-1] == ANSWER and out.finished
+
+    asyncio.run(go())
+
+
+def test_without_a_feeder_with_frames_queued_or_for_a_batch_the_stream_is_made_first() -> None:
+    async def go() -> None:
+        t = LegacyTransport("s", store=None)
+        body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+        out = await t.post(body, [json.loads(body)], {1}, json_ok=True, sse_ok=True, priming=False)
+        assert isinstance(out, Stream) and t.pending([1]) == [1]
+        t.feeder = _Feeder(t, [ANSWER])
+        await t.deliver(b'{"jsonrpc":"2.0","method":"notifications/initialized"}', [{}])  # queued
+        body2 = b'{"jsonrpc":"2.0","id":2,"method":"ping"}'
+        out2 = await t.post(body2, [json.loads(body2)], {2}, json_ok=True, sse_ok=True, priming=False)
+        assert isinstance(out2, Stream) and t.pending([2]) == [2]
+        queued = t._inbox.qsize()
+        batch = b" [" + body2.replace(b'"id":2', b'"id":3') + b"]"  # a batch of one: queued
+        out3 = await t.post(batch, [json.loads(batch)[0]], {3}, json_ok=True, sse_ok=True, priming=False)
+        assert isinstance(out3, Stream) and t.pending([3]) == [3] and t._inbox.qsize() == queued + 1
+
+    asyncio.run(go())
+
+
+def test_a_request_id_in_flight_is_refused_on_another_post() -> None:
+    async def go() -> None:
+        server = build()
+        started, cancelled = asyncio.Event(), asyncio.Event()
+        add_wait_forever(server, started, cancelled)
+        app = server.http_app("/mcp")
+        try:
+            session = await open_legacy_session(app)
+            first = Client(call(5, "wait_forever", {}))
+            running = asyncio.ensure_future(app(scope(session), first.receive, first.send))
+            await asyncio.wait_for(started.wait(), 10)
+            again = Client(call(5, "add", {"a": 1, "b": 2}))
+            await app(scope(session), again.receive, again.send)
+            assert again.status() == 400
+            assert again.json()["id"] == 5
+            assert "request id 5 is already in flight" in again.json()["error"]["message"]
+            other = Client(call(6, "add", {"a": 1, "b": 2}))
+            await app(scope(session), other.receive, other.send)
+            assert other.json()["result"]["structuredContent"] == {"result": 3}
+            end = Client({})
+            await app({**scope(session), "method": "DELETE"}, end.receive, end.send)  # cancels it
+            await asyncio.wait_for(cancelled.wait(), 10)
+            first.left.set()
+            await asyncio.wait_for(running, 10)
+        finally:
+            await app.aclose()
+
+    asyncio.run(go())
