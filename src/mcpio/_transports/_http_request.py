@@ -74,11 +74,19 @@ class RequestTransport:
         if self.stream.sse_ok:  # a JSON-only client gets the answer alone
             await self.stream.put(frame, False)
 
+    def answer_at_once(self, frame: bytes) -> bool:
+        """Keep ``frame``, the request's final answer, for the app to send as the whole response
+        when nothing went out before it (no stream yet): True; else False (send it with
+        :meth:`answer`). A plain call: the direct answer awaits nothing (issue 17)."""
+        if self._stream is not None:
+            return False
+        self.answered = frame
+        self._end()
+        return True
+
     async def answer(self, frame: bytes) -> None:
         """Send ``frame``, the request's final answer (known to be one: not looked into again)."""
-        if self._stream is None:  # nothing went out before it: the app sends it as the response
-            self.answered = frame
-            self._end()
+        if self.answer_at_once(frame):  # the app sends it as the response
             return
         if self.stream.gone:
             raise TransportError("the client closed the response stream")
