@@ -25,7 +25,7 @@ class RequestTransport:
     def __init__(self, frame: bytes, message: Any = None, *, json_ok: bool = True, sse_ok: bool = True) -> None:
         """``message``: ``frame`` decoded already (the session then does not decode it again);
         ``json_ok``/``sse_ok``: what the client accepts (``_http.accepts``)."""
-        self._frame: bytes | Decoded | None = frame if message is None else Decoded(frame, message)
+        self._frame: bytes | None = frame  # read once by receive(), with message as a Decoded
         self.message = message
         self.json_ok = json_ok
         self.sse_ok = sse_ok
@@ -54,7 +54,7 @@ class RequestTransport:
         if frame is not None:
             self._frame = None
             if not self._ended:  # closed before it was read: never served
-                return frame
+                return frame if self.message is None else Decoded(frame, self.message)
         if not self._ended:
             done = self._done = self._done or asyncio.Event()
             await done.wait()
