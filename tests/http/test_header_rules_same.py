@@ -117,11 +117,27 @@ MESSAGES: list[dict[str, Any]] = [
     {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "add", "_meta": {META_PROTOCOL_VERSION: 3}}},
     {"jsonrpc": "2.0", "id": 9, "result": {}},  # a response: no method
     {"jsonrpc": "2.0", "method": "notifications/x", "params": None},
+    {
+        "jsonrpc": "2.0",
+        "id": 10,
+        "method": " tools/call",
+        "params": {"name": " add", "_meta": {META_PROTOCOL_VERSION: " 2026-07-28"}},
+    },
 ]
 VALUES: dict[str, list[str | None]] = {
-    h.MCP_METHOD: [None, "tools/call", " tools/call\t", "tools/list", "ping", "resources/read", ""],
-    h.PROTOCOL_VERSION: [None, "2026-07-28", " 2026-07-28 ", "2025-11-25"],
-    h.MCP_NAME: [None, "add", " add ", "=?base64?Y2Fmw6k=?=", "=?base64?!!?=", "caf\u00e9", "file:///a b", "x\x01"],
+    h.MCP_METHOD: [None, "tools/call", " tools/call\t", " tools/call", "tools/list", "ping", "resources/read", ""],
+    h.PROTOCOL_VERSION: [None, "2026-07-28", " 2026-07-28 ", " 2026-07-28", "2025-11-25"],
+    h.MCP_NAME: [
+        None,
+        "add",
+        " add ",
+        " add",
+        "=?base64?Y2Fmw6k=?=",
+        "=?base64?!!?=",
+        "caf\u00e9",
+        "file:///a b",
+        "x\x01",
+    ],
 }
 
 

@@ -453,13 +453,13 @@ def check_standard_headers(headers: Mapping[str, str], message: dict[str, Any]) 
     the methods in NAME_FIELDS), ``MCP-Protocol-Version`` the ``_meta`` version; a missing,
     different or undecodable header is 400 + -32020 (spec 2026-07-28 transports).
 
-    Every request comes here (issue 17): a header equal to its body value is taken as is, a
-    different one is compared once trimmed (RFC 9110 OWS), and the id is read only to refuse."""
+    Every request comes here (issue 17): ``_meta`` is read in place (not through
+    :func:`modern_meta`) and the id only to refuse."""
     method = message.get("method")
     raw = headers.get(MCP_METHOD)
     if raw is None:
         return _mismatch(f"the Mcp-Method header is required (it must be {method!r})", message.get("id"))
-    if raw != method and raw.strip(" \t") != method:
+    if raw.strip(" \t") != method:
         return _mismatch(f"Mcp-Method {raw.strip()!r} does not match the body's method {method!r}", message.get("id"))
     params = message.get("params")
     if type(params) is not dict:
@@ -468,7 +468,7 @@ def check_standard_headers(headers: Mapping[str, str], message: dict[str, Any]) 
     body_version = meta.get(META_PROTOCOL_VERSION) if type(meta) is dict else None  # modern_meta's version
     if isinstance(body_version, str):
         hv = headers.get(PROTOCOL_VERSION)
-        if hv is None or (hv != body_version and hv.strip(" \t") != body_version):
+        if hv is None or hv.strip(" \t") != body_version:
             return _mismatch(
                 f'MCP-Protocol-Version {hv!r} does not match _meta["{META_PROTOCOL_VERSION}"] {body_version!r}',
                 message.get("id"),
