@@ -133,6 +133,11 @@ _NAMES = {
         "user-agent",
         "authorization",
         "connection",
+        "accept-encoding",
+        "accept-language",
+        "cache-control",
+        "traceparent",
+        "tracestate",
         SESSION_ID,
         PROTOCOL_VERSION,
         MCP_METHOD,
@@ -144,6 +149,17 @@ _NAMES = {
 
 def header_map(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
     """ASGI headers as {lower-case name: value}; repeated headers are joined with ", "."""
+    if type(raw) is list:
+        try:  # the usual request: names known, none repeated; one comprehension (issue 17)
+            out = {_NAMES[name]: value.decode("latin-1") for name, value in raw}
+        except KeyError:  # another name, or one not in lower case
+            return _header_map(raw)
+        if len(out) == len(raw):
+            return out
+    return _header_map(raw)
+
+
+def _header_map(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
     out: dict[str, str] = {}
     names = _NAMES
     for name, value in raw:
@@ -273,7 +289,7 @@ def check_post(headers: Mapping[str, str]) -> Refusal | None:
     a missing one is refused too, because a web page can send a body without a CORS preflight
     only as ``text/plain`` or form data, or with no type at all (issue 12, break 6d)."""
     ctype = headers.get("content-type")
-    if ctype is None or ctype.split(";")[0].strip().lower() != JSON:
+    if ctype != JSON and (ctype is None or ctype.split(";")[0].strip().lower() != JSON):
         got = "none" if ctype is None else repr(ctype)
         return refuse(415, f"Unsupported Media Type: a POST body must be sent with Content-Type: {JSON}, got {got}")
     json_ok, sse_ok = accepts(headers.get("accept"))
@@ -315,14 +331,13 @@ def messages_of(value: Any) -> list[Any]:
 
 
 def kinds(messages: list[Any]) -> list[int]:
-    """The JSON-RPC kind of each message; ``BadBody`` (400) for one that is not JSON-RPC."""
-    out = []
-    for msg in messages:
-        try:
-            out.append(rpc.classify(msg))
-        except rpc.InvalidMessage as exc:
-            raise BadBody(refuse(400, exc.message, exc.code, id=exc.id)) from None
-    return out
+    """The JSON-RPC kind of each message; ``BadBody`` (400) for the first that is not JSON-RPC."""
+    try:
+        if len(messages) == 1:  # every POST but a 2025-03-26 batch (issue 17)
+            return [rpc.classify(messages[0])]
+        return [rpc.classify(msg) for msg in messages]
+    except rpc.InvalidMessage as exc:
+        raise BadBody(refuse(400, exc.message, exc.code, id=exc.id)) from None
 
 
 # ---------------------------------------------------------------------------- eras
@@ -436,37 +451,46 @@ def _mismatch(message: str, id: Any) -> Refusal:
 def check_standard_headers(headers: Mapping[str, str], message: dict[str, Any]) -> Refusal | None:
     """Modern era: ``Mcp-Method`` must equal the body's method, ``Mcp-Name`` its name/uri (for
     the methods in NAME_FIELDS), ``MCP-Protocol-Version`` the ``_meta`` version; a missing,
-    different or undecodable header is 400 + -32020 (spec 2026-07-28 transports)."""
-    id_ = message.get("id")
+    different or undecodable header is 400 + -32020 (spec 2026-07-28 transports).
+
+    Every request comes here (issue 17): ``_meta`` is read in place (not through
+    :func:`modern_meta`) and the id only to refuse."""
     method = message.get("method")
     raw = headers.get(MCP_METHOD)
     if raw is None:
-        return _mismatch(f"the Mcp-Method header is required (it must be {method!r})", id_)
+        return _mismatch(f"the Mcp-Method header is required (it must be {method!r})", message.get("id"))
     if raw.strip(" \t") != method:
-        return _mismatch(f"Mcp-Method {raw.strip()!r} does not match the body's method {method!r}", id_)
-    meta = modern_meta(message)
-    body_version = meta.get(META_PROTOCOL_VERSION) if meta is not None else None
+        return _mismatch(f"Mcp-Method {raw.strip()!r} does not match the body's method {method!r}", message.get("id"))
+    params = message.get("params")
+    if type(params) is not dict:
+        params = None
+    meta = params.get("_meta") if params is not None else None
+    body_version = meta.get(META_PROTOCOL_VERSION) if type(meta) is dict else None  # modern_meta's version
     if isinstance(body_version, str):
         hv = headers.get(PROTOCOL_VERSION)
         if hv is None or hv.strip(" \t") != body_version:
             return _mismatch(
-                f'MCP-Protocol-Version {hv!r} does not match _meta["{META_PROTOCOL_VERSION}"] {body_version!r}', id_
+                f'MCP-Protocol-Version {hv!r} does not match _meta["{META_PROTOCOL_VERSION}"] {body_version!r}',
+                message.get("id"),
             )
     name_field = NAME_FIELDS.get(method) if isinstance(method, str) else None
     if name_field is not None:
-        params = message.get("params")
-        body_name = params.get(name_field) if type(params) is dict else None
+        body_name = params.get(name_field) if params is not None else None
         raw = headers.get(MCP_NAME)
         if raw is None:
             if body_name is not None:
-                return _mismatch(f"the Mcp-Name header is required for {method} (it must be {body_name!r})", id_)
+                return _mismatch(
+                    f"the Mcp-Name header is required for {method} (it must be {body_name!r})", message.get("id")
+                )
         else:
             try:
                 value = decode_header_value(raw)
             except ValueError as exc:
-                return _mismatch(f"Mcp-Name: {exc}", id_)
+                return _mismatch(f"Mcp-Name: {exc}", message.get("id"))
             if value != body_name:
-                return _mismatch(f"Mcp-Name {value!r} does not match the body's {name_field} {body_name!r}", id_)
+                return _mismatch(
+                    f"Mcp-Name {value!r} does not match the body's {name_field} {body_name!r}", message.get("id")
+                )
     return None
 
 

@@ -66,7 +66,8 @@ _PLAIN: Any = None  # Server._on_request, looked up once (_server imports this m
 def plain(server: Server) -> bool:
     """Whether the server's sessions run ``Server._on_request`` itself: telemetry does not wrap
     it, and no subclass serves requests its own way."""
-    return getattr(server._on_request_hook, "__func__", None) is _plain_handler()
+    handler = _PLAIN if _PLAIN is not None else _plain_handler()
+    return getattr(server._on_request_hook, "__func__", None) is handler
 
 
 def _plain_handler() -> Any:
@@ -102,7 +103,10 @@ async def answer(server: Server, transport: Any) -> None:
         except Exception as exc:  # a handler bug: internal error, details to stderr only
             log.exception("handler for tools/call failed")
             out = rpc.error_response(id_, to_error_object(exc, detail=expose))
+    frame = rpc.encode(out)
+    if transport.answer_at_once(frame):  # nothing sent before it: no await (issue 17)
+        return
     try:
-        await transport.answer(rpc.encode(out))
+        await transport.answer(frame)
     except TransportError as exc:
         log.debug("could not send the answer to %r: %s", id_, exc)

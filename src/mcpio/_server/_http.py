@@ -207,7 +207,7 @@ def serve_now(server: Server, transport: Any, spawn: Callable[..., asyncio.Task[
     if type(message) is not dict or not answers_at_once(server, message.get("method"), message.get("params")):
         return spawn(server._serve_http(transport, True))
     context = contextvars.copy_context()
-    if _direct.applies(server, message) and not http_trace(server):
+    if _direct.applies(server, message) and (server._http_trace is False or not http_trace(server)):
         coro = _direct.answer(server, transport)
     else:
         coro = server._serve_http(transport, True)

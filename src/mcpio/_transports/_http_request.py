@@ -25,7 +25,7 @@ class RequestTransport:
     def __init__(self, frame: bytes, message: Any = None, *, json_ok: bool = True, sse_ok: bool = True) -> None:
         """``message``: ``frame`` decoded already (the session then does not decode it again);
         ``json_ok``/``sse_ok``: what the client accepts (``_http.accepts``)."""
-        self._frame: bytes | Decoded | None = frame if message is None else Decoded(frame, message)
+        self._frame: bytes | None = frame  # read once by receive(), with message as a Decoded
         self.message = message
         self.json_ok = json_ok
         self.sse_ok = sse_ok
@@ -54,7 +54,7 @@ class RequestTransport:
         if frame is not None:
             self._frame = None
             if not self._ended:  # closed before it was read: never served
-                return frame
+                return frame if self.message is None else Decoded(frame, self.message)
         if not self._ended:
             done = self._done = self._done or asyncio.Event()
             await done.wait()
@@ -74,11 +74,19 @@ class RequestTransport:
         if self.stream.sse_ok:  # a JSON-only client gets the answer alone
             await self.stream.put(frame, False)
 
+    def answer_at_once(self, frame: bytes) -> bool:
+        """Keep ``frame``, the request's final answer, for the app to send as the whole response
+        when nothing went out before it (no stream yet): True; else False (send it with
+        :meth:`answer`). A plain call: the direct answer awaits nothing (issue 17)."""
+        if self._stream is not None:
+            return False
+        self.answered = frame
+        self._end()
+        return True
+
     async def answer(self, frame: bytes) -> None:
         """Send ``frame``, the request's final answer (known to be one: not looked into again)."""
-        if self._stream is None:  # nothing went out before it: the app sends it as the response
-            self.answered = frame
-            self._end()
+        if self.answer_at_once(frame):  # the app sends it as the response
             return
         if self.stream.gone:
             raise TransportError("the client closed the response stream")

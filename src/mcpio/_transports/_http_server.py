@@ -113,6 +113,7 @@ class StreamableHTTPApp:
         self._requests: set[RequestTransport] = set()  # modern requests in flight (listen streams too)
         self._tasks: set[asyncio.Task[Any]] = set()
         self._started: asyncio.Future[None] | None = None
+        self._running = False  # the lifespan is entered: requests need not wait for it
         self._stop: asyncio.Event | None = None
         self._reaper: asyncio.Task[None] | None = None
         directory = getattr(state, "sessions", None)  # legacy sessions shared by all processes of state
@@ -130,12 +131,11 @@ class StreamableHTTPApp:
             return
         if kind != "http":
             return
-        started = self._started  # once started, no await here (issue 17: a coroutine per request)
-        if started is None or not started.done() or started.cancelled() or started.exception() is not None:
+        if not self._running:  # once started, no await here (issue 17: a coroutine per request)
             await self._ensure_started()
         if self.draining:  # a kept-alive connection carries one last request, then closes (_http_drain)
             send = closing(send)
-        route = h.route_path(scope)
+        route = h.route_path(scope) if scope.get("root_path") else scope.get("path", "/")  # mounted: below it
         if route in HEALTH_PATHS and route != self.path and scope.get("method") in ("GET", "HEAD"):
             await health(self, send, route)  # before Host checks: probes come by address
             return
@@ -152,7 +152,7 @@ class StreamableHTTPApp:
                 return
             await self.sse.handle(scope, receive, send, headers, route)
             return
-        if route.rstrip("/") != self.path.rstrip("/"):
+        if route != self.path and route.rstrip("/") != self.path.rstrip("/"):
             await plain(send, 404, b"Not Found")
             return
         if refusal is not None:
@@ -515,6 +515,7 @@ class StreamableHTTPApp:
             try:
                 async with self._lifespan() if self._lifespan is not None else contextlib.nullcontext():
                     self._started.set_result(None)
+                    self._running = True
                     await self._stop.wait()
                     await self._close_sessions()
             finally:
@@ -549,6 +550,7 @@ class StreamableHTTPApp:
             if waiting:
                 await asyncio.wait(waiting, timeout=10)
         self._started = None
+        self._running = False
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Any = None) -> AsyncIterator[None]:

@@ -329,22 +329,19 @@ async def _body(send: Send, data: bytes) -> None:
     await send({"type": "http.response.body", "body": data, "more_body": True})
 
 
+_JSON_TYPE = (b"content-type", b"application/json")
+
+
 async def send_json(send: Send, frame: bytes, headers: list[tuple[bytes, bytes]], era: str) -> None:
     """Send ``frame`` (one JSON-RPC message) as the whole JSON response: 200, or the status the
     era gives its error code (a refused request's 4xx), with ``headers`` added."""
     status = 200
-    if frame[:1] == b"{" and b'"error"' in frame:
+    if b'"error"' in frame and frame[:1] == b"{":
         with contextlib.suppress(Exception):
             err = rpc.decode(frame).get("error")
             status = h.status_for_error(err.get("code") if isinstance(err, dict) else None, era)
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": headers
-            + [(b"content-type", b"application/json"), (b"content-length", str(len(frame)).encode())],
-        }
-    )
+    out = [*headers, _JSON_TYPE, (b"content-length", b"%d" % len(frame))]
+    await send({"type": "http.response.start", "status": status, "headers": out})
     await send({"type": "http.response.body", "body": frame, "more_body": False})
 
 

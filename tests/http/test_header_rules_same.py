@@ -1,0 +1,187 @@
+"""The header rules' faster forms (issue 17: every request runs them) give the answers of the
+plain forms they replaced, kept below as the reference: ``header_map`` (one comprehension for
+the usual request), ``check_standard_headers`` (equal values taken as is), ``check_post``
+(the exact ``application/json`` taken as is) and ``kinds`` (one message, no loop)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pytest
+
+from mcpio import _jsonrpc as rpc
+from mcpio._protocol import _http as h
+from mcpio._versions import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
+
+
+# ---------------------------------------------------------------- the reference forms
+def ref_header_map(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name, value in raw:
+        key = name.decode("latin-1").lower()
+        text = value.decode("latin-1")
+        out[key] = f"{out[key]}, {text}" if key in out else text
+    return out
+
+
+def ref_check_standard_headers(headers: Mapping[str, str], message: dict[str, Any]) -> h.Refusal | None:
+    id_ = message.get("id")
+    method = message.get("method")
+    raw = headers.get(h.MCP_METHOD)
+    if raw is None:
+        return h._mismatch(f"the Mcp-Method header is required (it must be {method!r})", id_)
+    if raw.strip(" \t") != method:
+        return h._mismatch(f"Mcp-Method {raw.strip()!r} does not match the body's method {method!r}", id_)
+    meta = h.modern_meta(message)
+    body_version = meta.get(META_PROTOCOL_VERSION) if meta is not None else None
+    if isinstance(body_version, str):
+        hv = headers.get(h.PROTOCOL_VERSION)
+        if hv is None or hv.strip(" \t") != body_version:
+            return h._mismatch(
+                f'MCP-Protocol-Version {hv!r} does not match _meta["{META_PROTOCOL_VERSION}"] {body_version!r}', id_
+            )
+    name_field = h.NAME_FIELDS.get(method) if isinstance(method, str) else None
+    if name_field is not None:
+        params = message.get("params")
+        body_name = params.get(name_field) if type(params) is dict else None
+        raw = headers.get(h.MCP_NAME)
+        if raw is None:
+            if body_name is not None:
+                return h._mismatch(f"the Mcp-Name header is required for {method} (it must be {body_name!r})", id_)
+        else:
+            try:
+                value = h.decode_header_value(raw)
+            except ValueError as exc:
+                return h._mismatch(f"Mcp-Name: {exc}", id_)
+            if value != body_name:
+                return h._mismatch(f"Mcp-Name {value!r} does not match the body's {name_field} {body_name!r}", id_)
+    return None
+
+
+def ref_check_post(headers: Mapping[str, str]) -> h.Refusal | None:
+    ctype = headers.get("content-type")
+    if ctype is None or ctype.split(";")[0].strip().lower() != h.JSON:
+        got = "none" if ctype is None else repr(ctype)
+        return h.refuse(415, f"Unsupported Media Type: a POST body must be sent with Content-Type: {h.JSON}, got {got}")
+    json_ok, sse_ok = h.accepts(headers.get("accept"))
+    if not (json_ok or sse_ok):
+        return h.refuse(
+            406, f"Not Acceptable: the Accept header must allow {h.JSON} or {h.SSE}, got {headers.get('accept')!r}"
+        )
+    return None
+
+
+def ref_kinds(messages: list[Any]) -> list[int] | h.Refusal:
+    out = []
+    for msg in messages:
+        try:
+            out.append(rpc.classify(msg))
+        except rpc.InvalidMessage as exc:
+            return h.refuse(400, exc.message, exc.code, id=exc.id)
+    return out
+
+
+# ---------------------------------------------------------------- header_map
+RAWS: list[Any] = [
+    [],
+    [(b"host", b"127.0.0.1:8000"), (b"accept", b"application/json, text/event-stream")],
+    [(b"host", b"a"), (b"host", b"b")],  # repeated: joined
+    [(b"Host", b"a"), (b"host", b"b")],  # not in lower case, then repeated
+    [(b"x-other", b"1"), (b"accept", b"*/*")],  # a name not known in advance
+    [(b"mcp-name", "caf\u00e9".encode()), (b"user-agent", b"\xff\xfe")],  # not ASCII: latin-1
+    [(b"MCP-Method", b"tools/call"), (b"mcp-method", b" tools/call ")],
+    [(b"content-length", b"12"), (b"accept-encoding", b"gzip"), (b"traceparent", b"00-ab-cd-01")],
+    ((b"host", b"a"), (b"host", b"b")),  # a tuple, not a list
+]
+
+
+@pytest.mark.parametrize("raw", RAWS)
+def test_header_map_same(raw: Any) -> None:
+    assert h.header_map(raw) == ref_header_map(raw)
+    assert h.header_map(iter(list(raw))) == ref_header_map(raw)  # any iterable
+
+
+# ---------------------------------------------------------------- check_standard_headers
+META = {META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {}}
+MESSAGES: list[dict[str, Any]] = [
+    {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add", "_meta": META}},
+    {"jsonrpc": "2.0", "id": "x", "method": "tools/call", "params": {"name": "caf\u00e9", "_meta": META}},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"_meta": META}},  # no name
+    {"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"_meta": META}},
+    {"jsonrpc": "2.0", "id": 4, "method": "resources/read", "params": {"uri": "file:///a b"}},
+    {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "add", "_meta": {"other": 1}}},
+    {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "add", "_meta": []}},
+    {"jsonrpc": "2.0", "id": 7, "method": "ping"},
+    {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "add", "_meta": {META_PROTOCOL_VERSION: 3}}},
+    {"jsonrpc": "2.0", "id": 9, "result": {}},  # a response: no method
+    {"jsonrpc": "2.0", "method": "notifications/x", "params": None},
+    {
+        "jsonrpc": "2.0",
+        "id": 10,
+        "method": " tools/call",
+        "params": {"name": " add", "_meta": {META_PROTOCOL_VERSION: " 2026-07-28"}},
+    },
+]
+VALUES: dict[str, list[str | None]] = {
+    h.MCP_METHOD: [None, "tools/call", " tools/call\t", " tools/call", "tools/list", "ping", "resources/read", ""],
+    h.PROTOCOL_VERSION: [None, "2026-07-28", " 2026-07-28 ", " 2026-07-28", "2025-11-25"],
+    h.MCP_NAME: [
+        None,
+        "add",
+        " add ",
+        " add",
+        "=?base64?Y2Fmw6k=?=",
+        "=?base64?!!?=",
+        "caf\u00e9",
+        "file:///a b",
+        "x\x01",
+    ],
+}
+
+
+@pytest.mark.parametrize("message", MESSAGES)
+def test_check_standard_headers_same(message: dict[str, Any]) -> None:
+    for combo in itertools.product(*VALUES.values()):
+        headers = {k: v for k, v in zip(VALUES, combo, strict=True) if v is not None}
+        assert h.check_standard_headers(headers, message) == ref_check_standard_headers(headers, message), headers
+
+
+# ---------------------------------------------------------------- check_post, kinds
+@pytest.mark.parametrize(
+    "ctype",
+    [
+        None,
+        "application/json",
+        "Application/JSON",
+        "application/json; charset=utf-8",
+        " application/json ",
+        "text/plain",
+        "",
+    ],
+)
+@pytest.mark.parametrize("accept", [None, "application/json", "text/event-stream", "text/html", "*/*;q=0"])
+def test_check_post_same(ctype: str | None, accept: str | None) -> None:
+    headers = {k: v for k, v in (("content-type", ctype), ("accept", accept)) if v is not None}
+    assert h.check_post(headers) == ref_check_post(headers)
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [{"jsonrpc": "2.0", "id": 1, "method": "ping"}],
+        [{"jsonrpc": "2.0", "method": "notifications/x"}],
+        [{"jsonrpc": "2.0", "id": 1, "result": {}}],
+        [{"jsonrpc": "1.0", "id": 1, "method": "ping"}],
+        [[1]],
+        [{"jsonrpc": "2.0", "id": 1, "method": "ping"}, {"jsonrpc": "2.0", "id": 2, "result": {}}],
+        [{"jsonrpc": "2.0", "id": 1, "method": "ping"}, "bad", {"jsonrpc": "2.0", "id": [], "method": "x"}],
+    ],
+)
+def test_kinds_same(messages: list[Any]) -> None:
+    try:
+        got: list[int] | h.Refusal = h.kinds(messages)
+    except h.BadBody as exc:
+        got = exc.refusal
+    assert got == ref_kinds(messages)
