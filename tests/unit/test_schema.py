@@ -484,6 +484,13 @@ def test_docstring_with_only_args_has_no_description():
     assert parse_docstring("\n    Args:\n        a: x\n    ") == (None, {"a": "x"})
 
 
+def test_colons_inside_prose_are_prose_and_headers_still_parse():
+    # Only a line ending with ':' (Google), starting with ':' (Sphinx) or over a rule (NumPy)
+    # is tried as a header: the same results as trying the patterns on every line with a colon.
+    doc = "Look up: a thing.\nNote: at 10:30.\n\nArgs:  \n    q: the query\n  :param n:  a number\n"
+    assert parse_docstring(doc) == ("Look up: a thing.\nNote: at 10:30.", {"q": "the query", "n": "a number"})
+
+
 def test_google_entry_text_on_next_line_and_section_aliases():
     doc = "Do it.\n\nArguments:\n    a:\n        On the next line.\n\nNotes:\n    kept\n"
     assert parse_docstring(doc) == ("Do it.\n\nNotes:\n    kept", {"a": "On the next line."})
