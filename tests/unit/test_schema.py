@@ -1279,3 +1279,52 @@ def test_bind_exact_arguments_fast_path_matches_msgspec(fn, arguments):
 
     assert fast._exact is not None
     assert outcome(fast) == outcome(general)
+
+
+def _signature_cases() -> list[Any]:
+    def plain(a, b: int = 2, *, c, d=4): ...
+    def star(a, /, b=1, *args, c=3, **kw): ...
+    def only_kw(*, x: str = "x", y): ...
+    def only_var(**kw): ...
+    def none(): ...
+    async def coro(q: str, limit: int = 10) -> str: ...
+    def with_locals(a, b=None):
+        c = a
+        return c
+
+    def inner(a: int, b: int = 1) -> int: ...
+
+    @functools.wraps(inner)
+    def wrapped(*args, **kwargs): ...
+
+    def tagged(a, b=2): ...
+
+    tagged.meta = "attribute"  # type: ignore[attr-defined]
+
+    class Methods:
+        def method(self, a, b=1): ...
+
+    return [
+        plain,
+        star,
+        only_kw,
+        only_var,
+        none,
+        coro,
+        with_locals,
+        wrapped,
+        tagged,
+        lambda a, b=3, *c, d, **e: None,
+        Methods().method,
+        Methods.method,
+        functools.partial(plain, 1),
+        len,
+        types.FunctionType((lambda: [x * 2 for x in ()]).__code__.co_consts[1], {}),  # a comprehension's ".0"
+    ]
+
+
+@pytest.mark.parametrize("fn", _signature_cases())
+def test_parameters_read_from_code_are_what_inspect_signature_gives(fn):
+    from mcpio._schema import _parameters
+
+    assert _parameters(fn) == [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
