@@ -349,10 +349,14 @@ def _parameters(fn: Any) -> list[tuple[str, Any, Any]]:
 
 def _strip(tp: Any) -> Any:
     """``tp`` without ``Annotated`` metadata."""
+    if type(tp) is type:  # a plain class (most hints): no typing construct to look into (issue 17)
+        return tp
     return get_args(tp)[0] if get_origin(tp) is Annotated else tp
 
 
 def _is_injected(tp: Any, injected: tuple[type, ...]) -> bool:
+    if type(tp) is type:  # a plain class: what the general path below concludes
+        return issubclass(tp, injected)
     tp = _strip(tp)
     if get_origin(tp) in (Union, types.UnionType):  # Optional[Context]
         args = [a for a in get_args(tp) if a is not type(None)]
@@ -371,6 +375,8 @@ def _mentions(tp: Any, classes: tuple[type, ...]) -> bool:
 def _normalize(tp: Any) -> Any:
     """``tp`` for msgspec: ``Annotated`` strings, ``pydantic.Field`` and annotated-types constraints
     become ``msgspec.Meta``; datetime/time get a ``format``; generic arguments are rewritten too."""
+    if type(tp) is type:  # a plain class: what the general path below gives (issue 17)
+        return Annotated[tp, msgspec.Meta(extra_json_schema={"format": _FORMATS[tp]})] if tp in _FORMATS else tp
     origin = get_origin(tp)
     if origin is Annotated:
         base, *extras = get_args(tp)

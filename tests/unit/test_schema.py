@@ -1328,3 +1328,18 @@ def test_parameters_read_from_code_are_what_inspect_signature_gives(fn):
     from mcpio._schema import _parameters
 
     assert _parameters(fn) == [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+
+
+@pytest.mark.parametrize("tp", [int, str, float, bool, bytes, datetime, time, date, Decimal, uuid.UUID, object, Path])
+def test_plain_class_shortcuts_give_what_the_typing_walk_gives(tp):
+    # _strip, _is_injected and _normalize answer a plain class without get_origin/get_args (issue 17)
+    from typing import Generic
+
+    from mcpio._schema import _is_injected, _normalize, _strip
+
+    assert _strip(tp) is tp and _strip(Annotated[tp, "x"]) is tp
+    assert _is_injected(tp, (int,)) is issubclass(tp, int) is _is_injected(Optional[tp], (int,))
+    normalized = _normalize(tp)
+    assert normalized == _normalize(Optional[tp]).__args__[0]  # the general path, on the same class inside
+    assert (normalized is tp) is (tp not in (datetime, time))
+    assert _strip(Generic) is Generic and _normalize(Generic) is Generic and not _is_injected(Generic, (int,))
