@@ -3,6 +3,7 @@ figure issue 17's cuts are measured by, because it does not move with the machin
 
     python benchmarks/instructions.py stdio [SERVER_SCRIPT]     # default servers/mcpio_inline_server.py
     python benchmarks/instructions.py http legacy|modern [APP]  # APP: mcpio-inline (default), mcpio, floor
+    python benchmarks/instructions.py cold [SERVER_SCRIPT] [--extra-tools N]  # default servers/mcpio_server.py
 
 stdio: the server script runs with stdin = a file holding initialize, initialized and N pipelined
 ``tools/call add`` (stdout to /dev/null), once with N = 2,000 and once with 12,000; the figure is
@@ -11,6 +12,13 @@ adaptively: under valgrind every call is ~50× slower in wall time, so on a load
 policy may move it back to worker threads mid-run; the run is then reported as unreliable.
 http: ``http_app_cost.py`` drives the ASGI app alone (no uvicorn, no sockets) for 500 and 1,500
 requests; the figure is the difference over 1,000. A/B a patched copy with ``PYTHONPATH=SRC``.
+cold: spawn -> ``initialize`` answered, for the server script and for ``servers/floor_server.py``
+(both with ``BENCH_EXTRA_TOOLS=N``): the whole process, stdin = a file holding one ``initialize``,
+stopped with ``os._exit`` as soon as its first answer line is written to fd 1 (a ``-c`` wrapper
+patches ``os.write``, which both servers write with, then runs the script as ``__main__``; the
+wrapper is the same for both and costs ~0.1 M). Run once first without valgrind so the ``.pyc``
+files are warm; ``PYTHONDONTWRITEBYTECODE`` and ``PYTHONUNBUFFERED`` are dropped (benchmarks/PROFILE.md
+section 2). Prints both counts and their ratio.
 Needs ``valgrind`` on PATH. A profiling aid, not a test.
 """
 
@@ -42,10 +50,10 @@ def _stdin_file(n: int) -> str:
     return path
 
 
-def _count(argv: list[str], stdin_path: str | None = None) -> tuple[int, str]:
+def _count(argv: list[str], stdin_path: str | None = None, env: dict[str, str] | None = None) -> tuple[int, str]:
     """Instructions of one run of ``argv`` under callgrind, and its stderr."""
     out = tempfile.mktemp(prefix="callgrind.")
-    env = dict(os.environ, PYTHONHASHSEED="0")
+    env = dict(os.environ if env is None else env, PYTHONHASHSEED="0")
     stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
     try:
         r = subprocess.run(
@@ -94,10 +102,65 @@ def http(era: str, app: str) -> None:
     print(f"{app} {era}: {(counts[1] - counts[0]) / 1000 / 1000:.1f} k instructions per tools/call request")
 
 
+# Runs sys.argv[1] as __main__ and ends the process right after its first write to fd 1 holding a
+# newline: the initialize answer (both the floor's loop and mcpio's first answer use os.write).
+_UNTIL_ANSWER = """
+import os, sys
+def _write(fd, data, _w=os.write):
+    n = _w(fd, data)
+    if fd == 1 and b"\\n" in bytes(data):
+        os._exit(17)  # the exit status cold() checks for
+    return n
+os.write = _write
+path = sys.argv[1]
+sys.argv = sys.argv[1:]
+sys.path[0] = os.path.dirname(os.path.abspath(path))
+with open(path, "rb") as f:
+    code = compile(f.read(), path, "exec")
+exec(code, {"__name__": "__main__", "__file__": path, "__builtins__": __builtins__})
+sys.exit("no answer written")
+"""
+
+
+def cold(script: str, extra_tools: int) -> None:
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}
+    fd, path = tempfile.mkstemp(suffix=".jsonl")
+    with os.fdopen(fd, "w") as f:
+        f.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}) + "\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED")}
+    env["BENCH_EXTRA_TOOLS"] = str(extra_tools)
+    counts = []
+    try:
+        for s in (script, str(HERE / "servers" / "floor_server.py")):
+            argv = [sys.executable, "-c", _UNTIL_ANSWER, s]
+            with open(path, "rb") as stdin:  # once outside valgrind: warm .pyc, and check the answer
+                r = subprocess.run(argv, stdin=stdin, capture_output=True, env=env, check=False)
+            if r.returncode != 17 or b'"result"' not in r.stdout:
+                sys.exit(
+                    f"{s}: no initialize answer (exit {r.returncode}):\n{r.stderr.decode(errors='replace')[-2000:]}"
+                )
+            counts.append(_count(argv, path, env)[0])
+    finally:
+        os.unlink(path)
+    mcpio, floor = counts
+    tools = f" with {extra_tools} extra tools" if extra_tools else ""
+    print(f"spawn -> initialize answered{tools}: {Path(script).name} {mcpio / 1e6:.1f} M, ", end="")
+    print(f"floor {floor / 1e6:.1f} M instructions: {mcpio / floor:.2f}x the floor")
+
+
 def main() -> None:
     args = sys.argv[1:]
     if args[:1] == ["stdio"] and len(args) <= 2:
         stdio(args[1] if len(args) == 2 else str(HERE / "servers" / "mcpio_inline_server.py"))
+    elif args[:1] == ["cold"] and len(args) <= 4:
+        extra = 0
+        if "--extra-tools" in args:
+            i = args.index("--extra-tools")
+            extra = int(args[i + 1])
+            del args[i : i + 2]
+        if len(args) > 2:
+            sys.exit(__doc__)
+        cold(args[1] if len(args) == 2 else str(HERE / "servers" / "mcpio_server.py"), extra)
     elif args[:1] == ["http"] and len(args) in (2, 3) and args[1] in ("legacy", "modern"):
         http(args[1], args[2] if len(args) == 3 else "mcpio-inline")
     else:

@@ -55,9 +55,12 @@ def parse_docstring(doc: str | None) -> tuple[str | None, dict[str, str]]:
     i = 0
     while i < len(lines):
         line = lines[i]
-        # A section header has a colon (Google, Sphinx) or a rule under it (NumPy): lines with
-        # neither are prose, kept without trying the patterns.
-        if ":" in line or (i + 1 < len(lines) and "---" in lines[i + 1]):
+        # A section header ends with a colon (Google), starts with one (Sphinx) or has a rule
+        # under it (NumPy): other lines are prose, kept without trying the patterns (a colon
+        # inside a sentence is common; compiling and trying four patterns on it cost issue 17's
+        # 200-tool start ~50k instructions a tool).
+        bare = line.strip()
+        if bare.endswith(":") or bare.startswith(":") or (i + 1 < len(lines) and "---" in lines[i + 1]):
             m = re.match(_GOOGLE_HEADER, line)
             if m:
                 i = _google(lines, i + 1, len(m.group("indent")), params)

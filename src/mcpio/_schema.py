@@ -206,7 +206,7 @@ def analyze_function(
     target, default_name, doc, is_async = _unwrap(fn)
     fname = name or default_name
     try:
-        signature = inspect.signature(fn)
+        params = _parameters(fn)
         hints = typing.get_type_hints(target, include_extras=True)
     except Exception as exc:
         raise TypeError(
@@ -218,29 +218,29 @@ def analyze_function(
     specs: list[tuple[str, Any, Any, bool, Any]] = []  # name, hint, normalized type, required, default
     injected_names: list[str] = []
     fields: list[tuple[Any, ...]] = []
-    for p in signature.parameters.values():
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            stars = "*" if p.kind is p.VAR_POSITIONAL else "**"
-            raise TypeError(f"{fname}(): {stars}{p.name} is not supported; declare each argument as a named parameter")
-        if p.kind is p.POSITIONAL_ONLY:
+    for pname, kind, default in params:
+        if kind in (_VAR_POSITIONAL, _VAR_KEYWORD):
+            stars = "*" if kind is _VAR_POSITIONAL else "**"
+            raise TypeError(f"{fname}(): {stars}{pname} is not supported; declare each argument as a named parameter")
+        if kind is _POSITIONAL_ONLY:
             raise TypeError(
-                f"{fname}(): positional-only parameter {p.name!r} is not supported (arguments are passed by name)"
+                f"{fname}(): positional-only parameter {pname!r} is not supported (arguments are passed by name)"
             )
-        hint = hints.get(p.name, Any)
+        hint = hints.get(pname, Any)
         if injected and _is_injected(hint, injected):
-            injected_names.append(p.name)
+            injected_names.append(pname)
             continue
-        tp, default, factory = _normalize(hint), p.default, None
+        tp, factory = _normalize(hint), None
         if _is_field_info(default):  # param: int = pydantic.Field(3, description=...): msgspec fills it in
             meta = _field_meta(default)
             tp = Annotated[tp, meta] if meta is not None else tp
             default, factory = _field_default(default)
         required = default is _EMPTY and factory is None
-        specs.append((p.name, hint, tp, required, default))
+        specs.append((pname, hint, tp, required, default))
         if factory is not None:
-            fields.append((p.name, tp, msgspec.field(default_factory=factory)))
+            fields.append((pname, tp, msgspec.field(default_factory=factory)))
         else:
-            fields.append((p.name, tp) if required else (p.name, Union[tp, UnsetType], UNSET))
+            fields.append((pname, tp) if required else (pname, Union[tp, UnsetType], UNSET))
 
     try:
         schemas, defs = _generate([s[2] for s in specs], "validation")
@@ -305,12 +305,58 @@ def _unwrap(fn: Any) -> tuple[Any, str, str | None, bool]:
     return call, type(f).__name__, getattr(call, "__doc__", None) or type(f).__doc__, inspect.iscoroutinefunction(call)
 
 
+_P = inspect.Parameter
+_POSITIONAL_ONLY, _POSITIONAL_OR_KEYWORD, _KEYWORD_ONLY = _P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD, _P.KEYWORD_ONLY
+_VAR_POSITIONAL, _VAR_KEYWORD = _P.VAR_POSITIONAL, _P.VAR_KEYWORD
+_FUNCTION = types.FunctionType
+
+
+def _parameters(fn: Any) -> list[tuple[str, Any, Any]]:
+    """(name, kind, default) of each parameter of ``fn``, as ``inspect.signature(fn)`` lists them.
+
+    A plain Python function with nothing in its ``__dict__`` (no ``__wrapped__``, ``__signature__``
+    or partialmethod marker that ``inspect`` would follow) is read straight from its code object:
+    building ``Signature`` and ``Parameter`` objects was a quarter of a tool's registration, and a
+    server may register hundreds before it answers ``initialize`` (issue 17). The same result
+    (tests/unit: test_schema)."""
+    if type(fn) is not _FUNCTION or fn.__dict__:
+        return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+    code = fn.__code__
+    names = code.co_varnames
+    npos, nkw, nposonly = code.co_argcount, code.co_kwonlyargcount, code.co_posonlyargcount
+    defaults = fn.__defaults__ or ()
+    first_default = npos - len(defaults)
+    out: list[tuple[str, Any, Any]] = [
+        (
+            names[i],
+            _POSITIONAL_ONLY if i < nposonly else _POSITIONAL_OR_KEYWORD,
+            defaults[i - first_default] if i >= first_default else _EMPTY,
+        )
+        for i in range(npos)
+    ]
+    at = npos + nkw
+    if code.co_flags & inspect.CO_VARARGS:
+        out.append((names[at], _VAR_POSITIONAL, _EMPTY))
+        at += 1
+    kwdefaults = fn.__kwdefaults__ or {}
+    out += [(name, _KEYWORD_ONLY, kwdefaults.get(name, _EMPTY)) for name in names[npos : npos + nkw]]
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        out.append((names[at], _VAR_KEYWORD, _EMPTY))
+    if not all(name.isidentifier() for name, _, _ in out):  # e.g. a comprehension's ".0": inspect's rules
+        return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+    return out
+
+
 def _strip(tp: Any) -> Any:
     """``tp`` without ``Annotated`` metadata."""
+    if type(tp) is type:  # a plain class (most hints): no typing construct to look into (issue 17)
+        return tp
     return get_args(tp)[0] if get_origin(tp) is Annotated else tp
 
 
 def _is_injected(tp: Any, injected: tuple[type, ...]) -> bool:
+    if type(tp) is type:  # a plain class: what the general path below concludes
+        return issubclass(tp, injected)
     tp = _strip(tp)
     if get_origin(tp) in (Union, types.UnionType):  # Optional[Context]
         args = [a for a in get_args(tp) if a is not type(None)]
@@ -329,6 +375,8 @@ def _mentions(tp: Any, classes: tuple[type, ...]) -> bool:
 def _normalize(tp: Any) -> Any:
     """``tp`` for msgspec: ``Annotated`` strings, ``pydantic.Field`` and annotated-types constraints
     become ``msgspec.Meta``; datetime/time get a ``format``; generic arguments are rewritten too."""
+    if type(tp) is type:  # a plain class: what the general path below gives (issue 17)
+        return Annotated[tp, msgspec.Meta(extra_json_schema={"format": _FORMATS[tp]})] if tp in _FORMATS else tp
     origin = get_origin(tp)
     if origin is Annotated:
         base, *extras = get_args(tp)

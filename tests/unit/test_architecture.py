@@ -16,6 +16,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "mcpio"
 # from its own layer or lower ones).
 LAYERS = {
     "_version": 0,
+    "_log": 0,
     "_errors": 0,
     "_jsonrpc": 0,
     "_versions": 0,

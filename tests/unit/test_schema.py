@@ -484,6 +484,13 @@ def test_docstring_with_only_args_has_no_description():
     assert parse_docstring("\n    Args:\n        a: x\n    ") == (None, {"a": "x"})
 
 
+def test_colons_inside_prose_are_prose_and_headers_still_parse():
+    # Only a line ending with ':' (Google), starting with ':' (Sphinx) or over a rule (NumPy)
+    # is tried as a header: the same results as trying the patterns on every line with a colon.
+    doc = "Look up: a thing.\nNote: at 10:30.\n\nArgs:  \n    q: the query\n  :param n:  a number\n"
+    assert parse_docstring(doc) == ("Look up: a thing.\nNote: at 10:30.", {"q": "the query", "n": "a number"})
+
+
 def test_google_entry_text_on_next_line_and_section_aliases():
     doc = "Do it.\n\nArguments:\n    a:\n        On the next line.\n\nNotes:\n    kept\n"
     assert parse_docstring(doc) == ("Do it.\n\nNotes:\n    kept", {"a": "On the next line."})
@@ -1272,3 +1279,67 @@ def test_bind_exact_arguments_fast_path_matches_msgspec(fn, arguments):
 
     assert fast._exact is not None
     assert outcome(fast) == outcome(general)
+
+
+def _signature_cases() -> list[Any]:
+    def plain(a, b: int = 2, *, c, d=4): ...
+    def star(a, /, b=1, *args, c=3, **kw): ...
+    def only_kw(*, x: str = "x", y): ...
+    def only_var(**kw): ...
+    def none(): ...
+    async def coro(q: str, limit: int = 10) -> str: ...
+    def with_locals(a, b=None):
+        c = a
+        return c
+
+    def inner(a: int, b: int = 1) -> int: ...
+
+    @functools.wraps(inner)
+    def wrapped(*args, **kwargs): ...
+
+    def tagged(a, b=2): ...
+
+    tagged.meta = "attribute"  # type: ignore[attr-defined]
+
+    class Methods:
+        def method(self, a, b=1): ...
+
+    return [
+        plain,
+        star,
+        only_kw,
+        only_var,
+        none,
+        coro,
+        with_locals,
+        wrapped,
+        tagged,
+        lambda a, b=3, *c, d, **e: None,
+        Methods().method,
+        Methods.method,
+        functools.partial(plain, 1),
+        len,
+        types.FunctionType((lambda: [x * 2 for x in ()]).__code__.co_consts[1], {}),  # a comprehension's ".0"
+    ]
+
+
+@pytest.mark.parametrize("fn", _signature_cases())
+def test_parameters_read_from_code_are_what_inspect_signature_gives(fn):
+    from mcpio._schema import _parameters
+
+    assert _parameters(fn) == [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+
+
+@pytest.mark.parametrize("tp", [int, str, float, bool, bytes, datetime, time, date, Decimal, uuid.UUID, object, Path])
+def test_plain_class_shortcuts_give_what_the_typing_walk_gives(tp):
+    # _strip, _is_injected and _normalize answer a plain class without get_origin/get_args (issue 17)
+    from typing import Generic
+
+    from mcpio._schema import _is_injected, _normalize, _strip
+
+    assert _strip(tp) is tp and _strip(Annotated[tp, "x"]) is tp
+    assert _is_injected(tp, (int,)) is issubclass(tp, int) is _is_injected(Optional[tp], (int,))
+    normalized = _normalize(tp)
+    assert normalized == _normalize(Optional[tp]).__args__[0]  # the general path, on the same class inside
+    assert (normalized is tp) is (tp not in (datetime, time))
+    assert _strip(Generic) is Generic and _normalize(Generic) is Generic and not _is_injected(Generic, (int,))

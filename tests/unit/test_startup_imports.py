@@ -143,7 +143,7 @@ async def seen(ctx, params):
     pass
 
 
-heavy = ["asyncio", "concurrent.futures", "ssl", "socket", "selectors", "subprocess"]
+heavy = ["asyncio", "concurrent.futures", "ssl", "socket", "selectors", "subprocess", "logging"]
 print(",".join(m for m in heavy if m in sys.modules))
 """
 
@@ -155,7 +155,8 @@ print(",".join(m for m in heavy if m in sys.modules))
 def test_building_a_server_imports_no_asyncio() -> None:
     """``from mcpio import Server``, ``Server(...)`` and every registration decorator leave
     asyncio (and what it imports) unloaded: the stdio start-up answers ``initialize`` before it
-    (``mcpio._server._stdio``; issue 17)."""
+    (``mcpio._server._stdio``; issue 17). logging too: mcpio's loggers load it at their first
+    use (``mcpio._log``)."""
     done = subprocess.run(
         [sys.executable, "-c", BUILD],
         capture_output=True,

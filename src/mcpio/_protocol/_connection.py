@@ -16,10 +16,10 @@ writes the messages returned by :meth:`request`, :meth:`respond`, :meth:`notify`
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from .. import _jsonrpc as rpc
+from .. import _log
 from .._errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -55,7 +55,7 @@ from ._events import (
     ResponseReceived,
 )
 
-log = logging.getLogger("mcpio.protocol")
+log = _log.logger("mcpio.protocol", globals())
 
 
 class _Batch:

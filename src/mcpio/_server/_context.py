@@ -9,10 +9,10 @@ with a clear message when it is absent.
 
 from __future__ import annotations
 
-import logging
 import sys
 from typing import TYPE_CHECKING, Any, cast
 
+from .. import _log
 from .._errors import (
     INTERNAL_ERROR,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ._server import Server
     from ._tasks import Task
 
-log = logging.getLogger("mcpio.server")
+log = _log.logger("mcpio.server", globals())
 
 _LEVEL_RANK = {name: i for i, name in enumerate(LOG_LEVELS)}
 

@@ -18,10 +18,10 @@ verified through the session's round machinery), a subclass's own ``_on_request`
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import _jsonrpc as rpc
+from .. import _log
 from .._errors import MCPError, TransportError, to_error_object
 from .._protocol._connection import modern_admission
 from .._versions import RULES
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .._session import Session
     from ._server import Server
 
-log = logging.getLogger("mcpio.server")
+log = _log.logger("mcpio.server", globals())
 
 
 class _Stateless:

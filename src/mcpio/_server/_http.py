@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import logging
 import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .. import _otel
+from .. import _log, _otel
 from .._transports._base import Transport
 from .._transports._trace import Traced, open_trace
 from . import _direct
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
 
     from ._server import Server
 
-log = logging.getLogger("mcpio.server")
+log = _log.logger("mcpio.server", globals())
 
 
 def http_app(server: Server, path: str, **options: Any) -> Any:

@@ -32,14 +32,15 @@ Tools that take a :class:`~mcpio.Context` are never inlined by this policy.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-log = logging.getLogger("mcpio.server")
+from .. import _log
+
+log = _log.logger("mcpio.server", globals())
 
 FAST = 100e-6  # a call this quick (seconds, wall time) counts towards promotion
 PROMOTE_AFTER = 16  # consecutive fast calls on worker threads before a tool runs inline

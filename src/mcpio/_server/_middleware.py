@@ -16,14 +16,16 @@ Notifications do not pass through it. With no middleware registered nothing of t
 from __future__ import annotations
 
 import inspect
-import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from .. import _log
 from ._tools import ToolError
 
 if TYPE_CHECKING:
     from ._context import Context
+
+log = _log.logger("mcpio.server", globals())
 
 CallNext = Callable[["Request"], Awaitable[dict[str, Any]]]
 Middleware = Callable[["Request", CallNext], Awaitable[dict[str, Any]]]
@@ -95,4 +97,4 @@ async def run_hook(hook: Callable[..., Any], ctx: Context, params: dict[str, Any
         if asyncio.iscoroutine(r):
             await r
     except Exception:
-        logging.getLogger("mcpio.server").exception("notification hook %r failed", getattr(hook, "__name__", hook))
+        log.exception("notification hook %r failed", getattr(hook, "__name__", hook))

@@ -10,7 +10,6 @@ lifecycle and version rules are applied before it by the protocol layer.
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import sys
 import weakref
@@ -18,7 +17,7 @@ from collections.abc import Callable
 from types import MethodType
 from typing import TYPE_CHECKING, Any, cast
 
-from .. import _otel
+from .. import _log, _otel
 from .._errors import MethodNotFound
 from .._protocol._connection import Connection
 from .._protocol._events import NotificationReceived, RequestReceived
@@ -49,7 +48,7 @@ if TYPE_CHECKING:
     from .._session import Session
     from ._skills import Skill
 
-log = logging.getLogger("mcpio.server")
+log = _log.logger("mcpio.server", globals())
 
 
 class Server:
@@ -580,8 +579,9 @@ class Server:
         ``server/discover`` is answered before asyncio loads, unless middleware, telemetry, a lifespan
         or MCPIO_TRACE is on.
         """
-        _configure_logging()
+        _log.configure(_configure_logging)  # now if logging is loaded; on stdio else after the first answer
         if transport == "http":
+            _log.load()
             _http.run(self, host, port, options)
             return
         if transport != "stdio":
@@ -590,6 +590,8 @@ class Server:
 
 
 def _configure_logging() -> None:
+    import logging  # once, when serving starts (the module loads lazily: mcpio._log)
+
     root = logging.getLogger("mcpio")
     if not root.handlers:
         handler = logging.StreamHandler(sys.stderr)

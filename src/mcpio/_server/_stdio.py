@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import logging
 import os
 from typing import TYPE_CHECKING, Any
 
 from .. import _jsonrpc as rpc
+from .. import _log
 from .._errors import TransportError
 from .._protocol._connection import Connection
 from .._protocol._events import RequestReceived
@@ -33,7 +33,7 @@ from ._handlers import discover_result, initialize_result
 if TYPE_CHECKING:
     from ._server import Server
 
-log = logging.getLogger("mcpio.server")
+log = _log.logger("mcpio.server", globals())
 
 _FIRST_LINE_MAX = 64 * 1024  # a first line longer than this goes to the engine (an initialize is ~200 bytes)
 
@@ -70,6 +70,8 @@ def run(server: Server) -> None:
                 primed = answer_initialize(server)
                 if primed is None:
                     return  # SIGTERM or the client gone before serving started: exit 0, as the engine does
+            _log.load()  # logging, configured as Server.run() asked (asyncio would import it anyway)
+            gc.freeze()  # its objects out of the collector's sight too, as when it loaded before run()
             import asyncio  # only now (module docstring)
 
             asyncio.run(serve_stdio(server, primed))

@@ -43,12 +43,12 @@ and share the global cap only.
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from .. import _log
 from .._errors import (
     INTERNAL_ERROR,
     InvalidParams,
@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from ._context import Context
     from ._tools import Tool
 
-log = logging.getLogger("mcpio.server")
+log = _log.logger("mcpio.server", globals())
 
 TASK_SUPPORT = ("forbidden", "optional", "required")
 RETAIN_AFTER_END = 60.0  # seconds a task that ends after its TTL is still kept

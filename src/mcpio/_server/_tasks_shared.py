@@ -25,17 +25,17 @@ backend's task directory (``state.tasks``, :class:`mcpio._state._redis_tasks.Red
 from __future__ import annotations
 
 import contextlib
-import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from .. import _log
 from .._errors import INTERNAL_ERROR, MCPError
 from .._transports._base import routing_key
 
 if TYPE_CHECKING:
     from ._tasks import Task, TaskStore
 
-log = logging.getLogger("mcpio.server")
+log = _log.logger("mcpio.server", globals())
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})  # a task in one of these never changes again
 

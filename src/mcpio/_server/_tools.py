@@ -22,11 +22,11 @@ audio, resources) and ``structuredContent`` (it must match the output schema) ar
 from __future__ import annotations
 
 import contextlib
-import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
+from .. import _log
 from .._content import CONTENT_TYPES, ToolResult, json_text, to_blocks
 from .._errors import HIDDEN_DETAIL, MCPError, RequestTimeout, ResourceNotFound
 from .._safepath import SafePathError
@@ -37,7 +37,7 @@ from ._inline import Speed
 from ._tasks import TASK_SUPPORT
 from ._threads import WORKERS
 
-log = logging.getLogger("mcpio.server")
+log = _log.logger("mcpio.server", globals())
 
 
 DEFAULT_MAX_RESULT_BYTES = 1024 * 1024
