@@ -6,7 +6,7 @@ lifecycle, requests to the client — when the tool cannot wait and reaches noth
 sync tool run inline that takes no Context, with no middleware (``_tools.answers_at_once``). For
 those, :func:`answer` does what the session would, in the same order and with the same
 functions: the request's ``_meta`` admitted (``modern_admission``: version, capabilities,
-method), the handler (``_handlers.tools_call``: capability gate, arguments, the tool, its
+method), the handler (``_handlers.tools_call_now``: capability gate, arguments, the tool, its
 result and size cap), the era's decorations (``Server._decorate``), and the same error objects
 (an ``MCPError`` as itself; anything else as -32603, its text only with ``expose_errors=True``).
 The message was classified once, by the app (``rpc.classify`` in ``_protocol._http.kinds``).
@@ -25,8 +25,7 @@ from .. import _log
 from .._errors import MCPError, TransportError, to_error_object
 from .._protocol._connection import modern_admission
 from .._versions import RULES
-from ._context import Context, current_principal
-from ._handlers import tools_call
+from ._handlers import tools_call_now
 
 if TYPE_CHECKING:
     from .._session import Session
@@ -93,8 +92,7 @@ async def answer(server: Server, transport: Any) -> None:
         rules = RULES[admitted]
         expose = server.expose_errors is True  # remote clients get the type only (serve_session)
         try:
-            ctx = Context(server, _SESSIONS[expose], id_, meta, rules, None, current_principal())
-            result = await tools_call(server, ctx, params)
+            result = tools_call_now(server, _SESSIONS[expose], rules, params)  # no Context: takes none
             if rules.result_type:
                 result = server._decorate(result, rules, "tools/call")
             out = rpc.response(id_, result)
