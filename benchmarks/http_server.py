@@ -144,7 +144,7 @@ def with_stats(app: Any, count: Any, kind: str) -> Any:
             if b"gc=1" in scope.get("query_string", b""):
                 gc.collect()
                 if kind == "mcpio":
-                    from mcpio._transports._http_server_streams import LegacyTransport
+                    from mcpio._transports._http_legacy import LegacyTransport
 
                     stats["session_objects"] = sum(1 for o in gc.get_objects() if type(o) is LegacyTransport)
             body = json.dumps(stats).encode()

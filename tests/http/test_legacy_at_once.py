@@ -19,7 +19,8 @@ import pytest
 from mcpio import InvalidParams, Server, ToolError
 from mcpio._protocol._framing import Decoded
 from mcpio._transports._base import serving
-from mcpio._transports._http_server_streams import LegacyTransport, Stream
+from mcpio._transports._http_legacy import LegacyTransport
+from mcpio._transports._http_server_streams import Stream
 
 from .test_http_cost import Client, add_wait_forever, call_body, open_legacy_session, scope
 

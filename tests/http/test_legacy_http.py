@@ -384,6 +384,27 @@ def test_batch_in_2025_03_26(srv, http):
     assert sorted(m["id"] for m in r.json()) == [1, 2]
 
 
+def test_a_batch_in_a_version_without_batches_is_answered_not_left_open(srv, http):
+    # The protocol layer refuses a whole batch with a null id (only 2025-03-26 has batches); that
+    # refusal answers the POST that carried it. It used to be dropped as "a response to an
+    # unknown request", and the POST's stream stayed open with keep-alives: the client hung.
+    sid = initialize(http, srv.url)
+    batches = (
+        [rpc(1, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})],
+        [rpc(2, "ping"), rpc(3, "ping")],
+    )
+    for accept in (ACCEPT_BOTH, "application/json"):
+        for batch in batches:
+            r = http.post(srv.url, json=batch, headers={**session_headers(sid), "accept": accept}, timeout=5)
+            json_body = r.headers["content-type"].startswith("application/json")
+            body = r.json() if json_body else messages(read_events(r))[0]
+            assert body["id"] is None and body["error"]["code"] == -32600, body
+            assert "2025-03-26" in body["error"]["message"]
+    # Its ids are free again, and the session still serves plain requests.
+    r = http.post(srv.url, json=rpc(1, "ping"), headers=session_headers(sid), timeout=5)
+    assert r.json() == {"jsonrpc": "2.0", "id": 1, "result": {}}
+
+
 def test_a_batch_stays_a_batch_when_the_body_is_decoded_once(srv, http):
     # The session takes the body the HTTP layer decoded (issue 17): a one-message batch is still
     # answered with an array, whitespace before "[" included, and a plain object with an object.

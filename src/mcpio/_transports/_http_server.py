@@ -44,9 +44,10 @@ from .._versions import RULES
 from . import _http_server_streams as streams
 from ._http_drain import closing, health
 from ._http_events import EventStore, MemoryEventStore
+from ._http_legacy import LegacyTransport
 from ._http_request import RequestTransport
 from ._http_server_sse import LegacySSE
-from ._http_server_streams import Disconnected, LegacyTransport, Stream, TooLarge, plain, refuse, watch_disconnect
+from ._http_server_streams import Disconnected, Stream, TooLarge, plain, refuse, watch_disconnect
 from ._http_sessions import SharedSessions
 
 log = logging.getLogger("mcpio.http")

@@ -53,7 +53,8 @@ from typing import TYPE_CHECKING, Any
 
 from .._protocol import _http as h
 from .._state._base import SessionDirectory, StateUnavailable
-from ._http_server_streams import LegacyTransport, Stream, peek
+from ._http_legacy import LegacyTransport
+from ._http_server_streams import Stream, peek
 
 if TYPE_CHECKING:
     from ._http_server import StreamableHTTPApp

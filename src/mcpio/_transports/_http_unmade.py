@@ -1,5 +1,5 @@
 """The response stream of a legacy POST carrying one request, until it is needed
-(:meth:`~._http_server_streams.LegacyTransport.post`, issue 17): most such requests are
+(:meth:`~._http_legacy.LegacyTransport.post`, issue 17): most such requests are
 answered as they are delivered, and their answer is then the whole JSON response."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._http_server_streams import LegacyTransport, Stream
+    from ._http_legacy import LegacyTransport
+    from ._http_server_streams import Stream
 
 
 class UnmadeStream:

@@ -1,0 +1,270 @@
+"""The transport of one legacy HTTP session (``Mcp-Session-Id``, ≤ 2025-11-25): the Session
+engine's ``receive()``/``send()`` on one side, the session's POST and GET streams on the other
+(the mapping is described in :mod:`._http_server_streams`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from .._errors import EndOfStream
+from .._protocol import _http as h
+from .._protocol._framing import Decoded
+from ._base import serving
+from ._http_events import EventStore, MemoryEventStore
+from ._http_server_streams import Stream, peek
+from ._http_unmade import UnmadeStream
+
+log = logging.getLogger("mcpio.http")
+
+_EOF = None  # the end marker on the inbox (frames are bytes or Decoded, never None)
+
+
+class Feeder(Protocol):
+    """What may serve a POSTed request on the POST's own task (the session engine's
+    ``Session.reading``/``feed``; typed here so the transport needs nothing above it)."""
+
+    def reading(self) -> bool: ...
+
+    async def feed(self, frame: Decoded) -> None: ...
+
+
+class LegacyTransport:
+    """The transport of one legacy HTTP session (see the module docstring)."""
+
+    def __init__(self, session_id: str, *, store: EventStore | None, inbox_size: int = 256) -> None:
+        self.id = session_id
+        self.store = store
+        # send() waits on nothing bound to the current task (no asyncio.timeout; an event store
+        # in another process, Redis, may), so the session may start a request that cannot wait
+        # on its reader's stack, without a Task (Session ``eager``, issue 17).
+        self.eager_safe = store is None or type(store) is MemoryEventStore
+        self._inbox: asyncio.Queue[bytes | Decoded | None] = asyncio.Queue(inbox_size)
+        self._by_request: dict[Any, Stream | UnmadeStream] = {}
+        self._batches: deque[Stream] = deque()  # streams of POSTed batches, oldest first (_refused_batch)
+        self.streams: dict[str, Stream] = {}  # live streams, for Last-Event-ID resumption
+        self.get_stream: Stream | None = None
+        self._seq = 0
+        self.closed = False
+        self.last_active = time.monotonic()
+
+    @property
+    def routing_key(self) -> LegacyTransport:
+        """What :data:`~._base.serving` records for this session, whatever wraps the transport
+        (``MCPIO_TRACE``'s :class:`~._trace.Traced` included): routing never compares wrappers."""
+        return self
+
+    # ---- the Transport interface, for the Session engine
+    async def receive(self) -> bytes | Decoded:
+        item = await self._inbox.get()
+        if item is _EOF:
+            self._inbox.put_nowait(_EOF)
+            raise EndOfStream()
+        return item
+
+    async def send(self, frame: bytes) -> None:
+        self.last_active = time.monotonic()
+        envelopes = peek(frame)
+        if envelopes and envelopes[0].method is None:  # a response (or a batch of them)
+            stream = None
+            for e in envelopes:
+                s = self._by_request.pop(e.id, None) if isinstance(e.id, (int, str)) else None
+                if s is not None:
+                    s.request_ids.discard(e.id)
+                    stream = s
+            if stream is None and len(envelopes) == 1 and envelopes[0].id is None:
+                stream = self._refused_batch()
+            if stream is None:
+                log.debug("dropping a response to an unknown request in session %s", self.id)
+                return
+            await stream.put(frame, final=not stream.request_ids)
+            return
+        stream = None
+        related = serving.get()
+        if related is not None and related[0] is self.routing_key:
+            s = self._by_request.get(related[1])
+            if s is not None and s.sse_ok and not s.finished:
+                stream = s
+        if stream is None:
+            stream = self.get_stream
+        if stream is None:
+            log.debug("session %s: no stream for %s (no GET stream is open); dropped", self.id, envelopes[0].method)
+            return
+        await stream.put(frame, final=False)
+
+    async def aclose(self) -> None:
+        self.terminate()
+
+    # ---- the HTTP side
+    def new_stream(self, request_ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool) -> Stream:
+        """A stream for a POST carrying requests ``request_ids`` (a set the stream keeps: it is
+        emptied as they are answered)."""
+        self._seq += 1
+        s = Stream(
+            self.stream_prefix + str(self._seq),
+            era=h.LEGACY,
+            json_ok=json_ok,
+            sse_ok=sse_ok,
+            store=self.store,
+            session_id=self.id,
+            priming=priming,
+            request_ids=request_ids,
+        )
+        for rid in request_ids:
+            self._by_request[rid] = s
+        self.streams[s.id] = s
+        s.on_done = self._stream_done
+        return s
+
+    async def post(
+        self, frame: bytes, messages: list[Any], request_ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool
+    ) -> Stream | bytes:
+        """Deliver a POST carrying requests ``request_ids`` and give its response: the stream to
+        pump, or the answer that is the whole response.
+
+        A POST of one request (not a batch of one: that is queued as a batch), with nothing
+        queued ahead of it and the session's reader waiting (:attr:`feeder`), is served on the
+        caller's task: no queue hop, no wake-up of the reader (issue 17). Answered so, before
+        anything else was sent for it, to a client that accepts JSON, its answer is returned
+        and no stream is made; the stream is made as soon as something else comes first.
+        Anything else is queued for the session (:meth:`deliver`), its stream made first."""
+        feeder = self.feeder
+        if (
+            len(messages) == 1
+            and feeder is not None
+            and self._inbox.empty()
+            and frame.lstrip()[:1] != b"["
+            and feeder.reading()
+        ):
+            self.last_active = time.monotonic()
+            route = UnmadeStream(self, request_ids, json_ok, sse_ok, priming)
+            self._by_request[messages[0]["id"]] = route
+            await feeder.feed(Decoded(frame, messages[0]))
+            return route.answered if route.answered is not None else route.made()
+        stream = self.new_stream(request_ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
+        if len(messages) != 1 or frame.lstrip()[:1] == b"[":
+            batches = self._batches
+            while batches and not batches[0].request_ids:  # answered: no refusal can come for it
+                batches.popleft()
+            batches.append(stream)
+        await self.deliver(frame, messages)
+        return stream
+
+    def _refused_batch(self) -> Stream | None:
+        """The stream a response with a null id answers, its requests forgotten: the oldest
+        POSTed batch none of whose requests is answered. Such a response is the protocol layer's
+        refusal of a whole batch (a version without batches; the HTTP layer refuses anything
+        else without an id before delivering it), made as the session reads the batch, so in
+        the order the batches were delivered. Without this the POST's stream waited forever."""
+        batches = self._batches
+        while batches:
+            s = batches.popleft()
+            if s.request_ids and not s.finished:
+                for rid in s.request_ids:
+                    self._by_request.pop(rid, None)
+                s.request_ids.clear()
+                return s
+        return None
+
+    def open_get_stream(self, *, priming: bool) -> Stream | None:
+        """The standalone GET stream, attached to a new connection; None if one is attached."""
+        s = self.get_stream
+        if s is not None and s.attached:
+            return None
+        if s is None:
+            s = self.get_stream = Stream(
+                "0", era=h.LEGACY, json_ok=False, store=self.store, session_id=self.id, priming=priming
+            )
+            self.streams["0"] = s
+        else:
+            s.reattach()
+            s.priming = priming
+        return s
+
+    def _stream_done(self, stream: Stream) -> None:
+        if stream is not self.get_stream and not stream.request_ids:
+            self.streams.pop(stream.id, None)
+
+    def pending(self, request_ids: list[Any]) -> list[Any]:
+        """The ids among ``request_ids`` that are still being served (a duplicate is refused by
+        the protocol layer; its stream must not replace the first one's)."""
+        known = self._by_request
+        if len(request_ids) == 1:  # one request, as every POST but a 2025-03-26 batch (issue 17)
+            return request_ids if request_ids[0] in known else []
+        return [r for r in request_ids if r in known]
+
+    async def deliver(self, frame: bytes, messages: list[Any] | None = None) -> None:
+        """Queue a POSTed ``frame`` for the session (requests come through :meth:`post`).
+        ``messages``: its messages, decoded and checked already
+        (:func:`~mcpio._protocol._http.messages_of`), so the session does not decode the frame
+        a second time (issue 17); a batch stays a batch (a JSON array, whitespace allowed before)."""
+        self.last_active = time.monotonic()
+        if messages is None:
+            await self._inbox.put(frame)
+        elif frame.lstrip()[:1] == b"[":
+            await self._inbox.put(Decoded(frame, messages))  # a batch, even of one
+        else:
+            await self._inbox.put(Decoded(frame, messages[0]))
+
+    async def close_stream(self, request_id: Any, retry_ms: int | None = None) -> None:
+        """End the HTTP connection carrying ``request_id``'s stream now; the client resumes with
+        GET + Last-Event-ID after ``retry_ms`` and gets the rest there (SEP-1699 polling)."""
+        s = self._by_request.get(request_id)
+        if isinstance(s, UnmadeStream):  # asked before anything was sent for it
+            s = s.made()
+        if s is not None and s.attached:
+            s.detach(retry_ms if retry_ms is not None else self.retry_ms)
+            if s.detach_retry is not None:  # returns once the connection has ended (bounded)
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(5):
+                        await s.released.wait()
+
+    retry_ms = 1000
+    # Set by the server: the session, when one POST's request may be served on the POST's own
+    # task (``Session.reading``/``feed``: no queue hop, no wake-up of the reader; issue 17).
+    feeder: Feeder | None = None
+    stream_prefix = ""  # before each POST stream's number: unique per process when sessions are shared
+    # Set by the server: cancel what the session has in flight (DELETE: nobody can receive it).
+    on_abort: Callable[[], None] | None = None
+    # Set by the server: how many of the session's requests are running (graceful shutdown waits).
+    in_flight: Callable[[], int] | None = None
+
+    def abort(self) -> None:
+        """End the session and cancel its requests in flight now (DELETE): their answers could
+        not be delivered, and their queued sync calls must not hold workers others need."""
+        self.terminate()
+        if self.on_abort is not None:
+            self.on_abort()
+
+    def terminate(self) -> None:
+        """End the session: the engine sees end of stream; every HTTP response ends."""
+        if self.closed:
+            return
+        self.closed = True
+        try:
+            self._inbox.put_nowait(_EOF)
+        except asyncio.QueueFull:  # the engine is behind: what it has not read is dropped
+            while not self._inbox.empty():
+                self._inbox.get_nowait()
+            self._inbox.put_nowait(_EOF)
+
+    def end_streams(self) -> None:
+        for s in list(self.streams.values()):
+            s.finished = True
+            s.wake.set()
+
+    def busy(self) -> bool:
+        """Requests in flight or a connection open: never expired while so."""
+        return (
+            bool(self._by_request)
+            or any(s.attached and not s.finished for s in self.streams.values())
+            or (self.get_stream is not None and self.get_stream.attached)
+        )
+
+    def idle_for(self, now: float) -> float:
+        return 0.0 if self.busy() else now - self.last_active
