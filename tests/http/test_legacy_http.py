@@ -389,10 +389,7 @@ def test_a_batch_in_a_version_without_batches_is_answered_not_left_open(srv, htt
     # refusal answers the POST that carried it. It used to be dropped as "a response to an
     # unknown request", and the POST's stream stayed open with keep-alives: the client hung.
     sid = initialize(http, srv.url)
-    batches = (
-        [rpc(1, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})],
-        [rpc(2, "ping"), rpc(3, "ping")],
-    )
+    batches = ([rpc(1, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})], [rpc(2, "ping"), rpc(3, "ping")])
     for accept in (ACCEPT_BOTH, "application/json"):
         for batch in batches:
             r = http.post(srv.url, json=batch, headers={**session_headers(sid), "accept": accept}, timeout=5)
