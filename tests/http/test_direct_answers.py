@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from mcpio import InvalidParams, Server, ToolError
+from mcpio import Server
+from tests.support.differential_tools import add_differential_tools
 
 from .test_http_cost import BOTH, HOST, MODERN_META, Client, scope
 
@@ -32,35 +33,7 @@ LEVEL = "io.modelcontextprotocol/logLevel"
 
 def build(*, expose_errors: bool | None = None, via_session: bool) -> Server:
     server = Server("direct", expose_errors=expose_errors)
-
-    @server.tool(inline=True)
-    def add(a: int, b: int) -> int:
-        """Add."""
-        return a + b
-
-    @server.tool(inline=True)
-    def echo(text: str) -> str:
-        """Echo."""
-        return text
-
-    @server.tool(inline=True, max_result_bytes=64)
-    def big(n: int) -> str:
-        """A long text, over the 64-byte cap."""
-        return "x" * n
-
-    @server.tool(inline=True)
-    def fails(kind: str) -> str:
-        """Raise what ``kind`` names."""
-        if kind == "tool":
-            raise ToolError("the tool refused: no such row")
-        if kind == "protocol":
-            raise InvalidParams("Invalid params: kind 'protocol' is refused on purpose")
-        raise ValueError("secret detail of a bug")
-
-    @server.tool(inline=True)
-    def wrong_type() -> int:
-        """Declares int, returns a list."""
-        return [1, 2]  # type: ignore[return-value]
+    add_differential_tools(server)
 
     if via_session:
 

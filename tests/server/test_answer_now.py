@@ -18,15 +18,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from typing import Any
 
 import pytest
 
-from mcpio import Context, InvalidParams, Server, ToolError
+from mcpio import Context, Server
 from mcpio._server._tools import Tool
 from mcpio._transports._memory import memory_pair
 from tests.server.peer import arun, within
+from tests.support.differential_tools import add_differential_tools
 
 MODERN = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -40,16 +40,7 @@ RAN: list[int] = []  # the calls of ``noted`` that ran
 
 def build(*, expose_errors: bool | None, via_session: bool) -> Server:
     server = Server("now", expose_errors=expose_errors)
-
-    @server.tool(inline=True)
-    def add(a: int, b: int) -> int:
-        """Add."""
-        return a + b
-
-    @server.tool(inline=True)
-    def echo(text: str) -> str:
-        """Echo."""
-        return text
+    add_differential_tools(server)
 
     @server.tool(inline=True)
     def pair(a: int) -> dict[str, int]:
@@ -61,32 +52,11 @@ def build(*, expose_errors: bool | None, via_session: bool) -> Server:
         """Content only."""
         return text
 
-    @server.tool(inline=True, max_result_bytes=64)
-    def big(n: int) -> str:
-        """A long text, over the 64-byte cap."""
-        return "x" * n
-
-    @server.tool(inline=True)
-    def fails(kind: str) -> str:
-        """Raise what ``kind`` names."""
-        if kind == "tool":
-            raise ToolError("the tool refused: no such row")
-        if kind == "protocol":
-            raise InvalidParams("Invalid params: kind 'protocol' is refused on purpose")
-        if kind == "exit":
-            sys.exit(3)
-        raise ValueError("secret detail of a bug")
-
     @server.tool(inline=True)
     def noted(n: int) -> int:
         """Records that it ran."""
         RAN.append(n)
         return n
-
-    @server.tool(inline=True)
-    def wrong_type() -> int:
-        """Declares int, returns a list."""
-        return [1, 2]  # type: ignore[return-value]
 
     @server.tool
     def adaptive(a: int) -> int:
