@@ -365,6 +365,11 @@ def cap_text(result: dict[str, Any], limit: int | None) -> dict[str, Any]:
     content = result.get("content")
     if limit is None or not content:
         return result
+    if len(content) == 1:  # one block, as most results: nothing built per call (issue 17)
+        block = content[0]
+        text = block.get("text") if type(block) is dict else None
+        if type(text) is not str or block.get("type") != "text" or len(text) * 4 <= limit:
+            return result  # no text to cut, or it cannot be over, whatever the characters
     texts = [b["text"] for b in content if type(b) is dict and b.get("type") == "text" and type(b.get("text")) is str]
     if sum(map(len, texts)) * 4 <= limit:  # the common case: cannot be over, whatever the characters
         return result
