@@ -16,31 +16,19 @@ from typing import Any
 
 import pytest
 
-from mcpio import InvalidParams, Server, ToolError
+from mcpio import Server
 from mcpio._protocol._framing import Decoded
 from mcpio._transports._base import serving
 from mcpio._transports._http_legacy import LegacyTransport
 from mcpio._transports._http_server_streams import Stream
+from tests.support.differential_tools import add_differential_tools
 
 from .test_http_cost import Client, add_wait_forever, call_body, open_legacy_session, scope
 
 
 def build() -> Server:
     server = Server("at-once")
-
-    @server.tool(inline=True)
-    def add(a: int, b: int) -> int:
-        """Add."""
-        return a + b
-
-    @server.tool(inline=True)
-    def fails(kind: str) -> str:
-        """Raise what ``kind`` names."""
-        if kind == "tool":
-            raise ToolError("the tool refused")
-        if kind == "protocol":
-            raise InvalidParams("Invalid params: refused on purpose")
-        raise ValueError("a bug")
+    add_differential_tools(server)
 
     @server.tool
     async def progress(ctx: Any) -> str:

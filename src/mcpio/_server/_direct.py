@@ -6,8 +6,8 @@ lifecycle, requests to the client — when the tool cannot wait and reaches noth
 sync tool run inline that takes no Context, with no middleware (``_tools.answers_at_once``). For
 those, :func:`answer` does what the session would, in the same order and with the same
 functions: the request's ``_meta`` admitted (``modern_admission``: version, capabilities,
-method), the handler (``_handlers.tools_call_now``: capability gate, arguments, the tool, its
-result and size cap), the era's decorations (``Server._decorate``), and the same error objects
+method), the handler and the era's decorations (``_handlers.tools_call_now``, as the session's
+plain-function answer: capability gate, arguments, the tool, its result and size cap), and the same error objects
 (an ``MCPError`` as itself; anything else as -32603, its text only with ``expose_errors=True``).
 The message was classified once, by the app (``rpc.classify`` in ``_protocol._http.kinds``).
 
@@ -92,10 +92,7 @@ async def answer(server: Server, transport: Any) -> None:
         rules = RULES[admitted]
         expose = server.expose_errors is True  # remote clients get the type only (serve_session)
         try:
-            result = tools_call_now(server, _SESSIONS[expose], rules, params)  # no Context: takes none
-            if rules.result_type:
-                result = server._decorate(result, rules, "tools/call")
-            out = rpc.response(id_, result)
+            out = rpc.response(id_, tools_call_now(server, _SESSIONS[expose], rules, params))  # no Context
         except MCPError as exc:
             out = rpc.error_response(id_, exc.to_error_object())
         except Exception as exc:  # a handler bug: internal error, details to stderr only

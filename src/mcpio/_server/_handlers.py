@@ -136,13 +136,7 @@ def answer_now(server: Server, session: Session, ev: RequestReceived) -> Any:
     params = ev.params or {}  # a dict: answers_at_once
     if rules is None or rules.input_required:  # a retry's requestState is verified even so
         request_context(server, session, ev, rules, params)
-    try:
-        result = tools_call_now(server, session, rules, params)
-    except InputRequired:
-        raise no_rounds(ev.method) from None
-    if rules is not None and rules.result_type:
-        result = server._decorate(result, rules, ev.method)
-    return result
+    return tools_call_now(server, session, rules, params)
 
 
 def no_rounds(method: str) -> MCPError:
@@ -151,10 +145,18 @@ def no_rounds(method: str) -> MCPError:
 
 
 def tools_call_now(server: Server, session: Session, rules: Rules | None, params: Params) -> dict[str, Any]:
-    """:func:`tools_call` of a call that cannot wait (``_tools.answers_at_once``: not a task, no
-    Context): its result itself (``Tool.call_now``), with the same refusals (issue 17)."""
+    """The result of a ``tools/call`` that cannot wait (``_tools.answers_at_once``: not a task, no
+    Context), as ``Server._on_request`` gives it: :func:`tools_call`'s refusals, the result itself
+    (``Tool.call_now``) and the era's decorations; :func:`answer_now` and the direct HTTP answer
+    (``_direct``) both answer through it (issue 17)."""
     announced = server.announced(rules, session, "tools", "tools/call")
-    return _tool(server, params).call_now(params.get("arguments"), server, session, announced)
+    try:
+        result = _tool(server, params).call_now(params.get("arguments"), server, session, announced)
+    except InputRequired:
+        raise no_rounds("tools/call") from None
+    if announced.result_type:
+        result = server._decorate(result, announced, "tools/call")
+    return result
 
 
 def _tool(server: Server, params: Params) -> Tool:
