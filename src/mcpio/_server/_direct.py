@@ -12,8 +12,8 @@ plain-function answer: capability gate, arguments, the tool, its result and size
 The message was classified once, by the app (``rpc.classify`` in ``_protocol._http.kinds``).
 
 :func:`applies` keeps on the session what needs it: telemetry (its span wraps the session's
-request handler), a progress token (heartbeats), an MRTR retry (``requestState``: its state is
-verified through the session's round machinery), a subclass's own ``_on_request``.
+request handler), a progress token (heartbeats), a subclass's own ``_on_request``; an MRTR retry
+(``requestState``: its state is verified by the request's Context) never ``answers_at_once``.
 """
 
 from __future__ import annotations
@@ -52,10 +52,7 @@ def applies(server: Server, message: dict[str, Any]) -> bool:
     :func:`answer` rather than by a session (module docstring)."""
     if not plain(server):
         return False
-    params = message["params"]  # a dict: answers_at_once
-    if "requestState" in params:
-        return False
-    meta = params.get("_meta")
+    meta = message["params"].get("_meta")  # params: a dict without requestState (answers_at_once)
     return type(meta) is not dict or "progressToken" not in meta
 
 

@@ -18,7 +18,7 @@ from .._errors import INTERNAL_ERROR, InvalidParams, MCPError, ResourceNotFound
 from .._versions import LOG_LEVELS, RULES, SUPPORTED_VERSIONS
 from . import _core_tasks
 from ._completion import complete
-from ._context import Context, request_context
+from ._context import Context
 from ._mrtr import InputRequired
 from ._pagination import paginate
 from ._subscriptions import listen, subscribe, unsubscribe, uri_param
@@ -130,13 +130,10 @@ def tools_call(server: Server, ctx: Context, params: Params) -> Awaitable[dict[s
 def answer_now(server: Server, session: Session, ev: RequestReceived) -> Any:
     """``Server._on_request`` for a request the session starts eagerly (``Session(answer_now=)``:
     a ``tools/call`` that ``_tools.answers_at_once``, no middleware), without a coroutine and
-    without a Context (the tool takes none; in an era with input_required one is still made, as it
-    verifies a retry's requestState): the same result, or the same exception (issue 17)."""
+    without a Context (the tool takes none, and a retry carrying a requestState, which its Context
+    would verify, does not answer at once): the same result, or the same exception (issue 17)."""
     rules = RULES[ev.version] if ev.version is not None else None
-    params = ev.params or {}  # a dict: answers_at_once
-    if rules is None or rules.input_required:  # a retry's requestState is verified even so
-        request_context(server, session, ev, rules, params)
-    return tools_call_now(server, session, rules, params)
+    return tools_call_now(server, session, rules, ev.params or {})  # params: a dict (answers_at_once)
 
 
 def no_rounds(method: str) -> MCPError:

@@ -99,8 +99,11 @@ def answers_at_once(server: Any, method: Any, params: Any) -> bool:
     """Whether the session may start request ``method``/``params`` without a Task
     (``Session(eager=)``): a ``tools/call`` of a sync tool that runs inline now, takes no Context,
     is not a task tool, and no middleware wraps it — the call cannot wait, so it is answered on
-    the reader's stack."""
-    if method != "tools/call" or server._middleware or type(params) is not dict or "task" in params:
+    the reader's stack. A retry carrying a ``requestState`` is not: its state is verified by the
+    request's Context (spec 2026-07-28 MRTR), so it is served like any request."""
+    if method != "tools/call" or server._middleware or type(params) is not dict:
+        return False
+    if "task" in params or "requestState" in params:
         return False
     name = params.get("name")
     tool = server._tools.get(name) if type(name) is str else None
