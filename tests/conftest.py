@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 
@@ -9,6 +10,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
+
+# A suite started in the background by a non-interactive shell (`scripts/test &`, nohup) inherits
+# SIGINT ignored, and every server it spawns would too: the tests that stop a server with SIGINT,
+# as a person's Ctrl-C does, would wait in vain. A handler here is the default again in each child
+# (exec resets handlers, not an ignored signal).
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # Test files that need what only the Linux test machine has: the Node peers (conformance suite,
