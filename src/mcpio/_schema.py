@@ -290,12 +290,19 @@ def prompt_arguments(sig: FunctionSignature) -> list[dict[str, Any]]:
 # ---- the callable and its types ------------------------------------------------------------------
 
 _FORMATS = {datetime.datetime: "date-time", datetime.time: "time"}
+_FUNCTION = types.FunctionType
 _CONSTRAINTS = ("gt", "ge", "lt", "le", "multiple_of", "min_length", "max_length", "pattern")
 
 
 def _unwrap(fn: Any) -> tuple[Any, str, str | None, bool]:
-    """(object carrying the annotations, default name, docstring, is_async) of a callable."""
+    """(object carrying the annotations, default name, docstring, is_async) of a callable.
+
+    A plain function with an empty ``__dict__`` (nothing ``inspect`` would follow or mark) is
+    async iff its code says so: what ``inspect.iscoroutinefunction`` reads, without its unwrapping
+    (issue 17: registration; tests/unit: test_schema)."""
     f = fn
+    if type(f) is _FUNCTION and not f.__dict__:
+        return f, f.__name__ or type(f).__name__, f.__doc__, bool(f.__code__.co_flags & inspect.CO_COROUTINE)
     while isinstance(f, functools.partial):
         f = f.func
     if inspect.isroutine(f) or isinstance(f, type):
@@ -308,7 +315,6 @@ def _unwrap(fn: Any) -> tuple[Any, str, str | None, bool]:
 _P = inspect.Parameter
 _POSITIONAL_ONLY, _POSITIONAL_OR_KEYWORD, _KEYWORD_ONLY = _P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD, _P.KEYWORD_ONLY
 _VAR_POSITIONAL, _VAR_KEYWORD = _P.VAR_POSITIONAL, _P.VAR_KEYWORD
-_FUNCTION = types.FunctionType
 
 
 def _parameters(fn: Any) -> list[tuple[str, Any, Any]]:
