@@ -207,7 +207,7 @@ def analyze_function(
     fname = name or default_name
     try:
         params = _parameters(fn)
-        hints = typing.get_type_hints(target, include_extras=True)
+        hints = _hints(target)
     except Exception as exc:
         raise TypeError(
             f"{fname}(): cannot resolve its signature ({type(exc).__name__}: {exc}); "
@@ -315,6 +315,17 @@ def _unwrap(fn: Any) -> tuple[Any, str, str | None, bool]:
 _P = inspect.Parameter
 _POSITIONAL_ONLY, _POSITIONAL_OR_KEYWORD, _KEYWORD_ONLY = _P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD, _P.KEYWORD_ONLY
 _VAR_POSITIONAL, _VAR_KEYWORD = _P.VAR_POSITIONAL, _P.VAR_KEYWORD
+
+
+def _hints(target: Any) -> dict[str, Any]:
+    """``typing.get_type_hints(target, include_extras=True)``. The annotations of a plain function
+    (empty ``__dict__``: no ``__wrapped__`` to follow) that are all plain classes are its hints as
+    they are: nothing to evaluate (issue 17: registration; tests/unit: test_schema)."""
+    if type(target) is _FUNCTION and not target.__dict__:
+        annotations = target.__annotations__
+        if all(type(v) is type for v in annotations.values()):
+            return dict(annotations)
+    return typing.get_type_hints(target, include_extras=True)
 
 
 def _parameters(fn: Any) -> list[tuple[str, Any, Any]]:

@@ -1368,10 +1368,14 @@ def _annotated_cases() -> list[Any]:
 
 @pytest.mark.parametrize("fn", _signature_cases() + _annotated_cases())
 def test_plain_function_shortcuts_give_what_inspect_and_typing_give(fn):
-    # _unwrap reads a plain function's async-ness from its code (issue 17): what inspect gives
-    from mcpio._schema import _unwrap
+    # _unwrap reads a plain function's async-ness from its code, _hints takes plain-class
+    # annotations as they are (issue 17): the same as inspect and typing
+    import typing
+
+    from mcpio._schema import _hints, _unwrap
 
     target, name, doc, is_async = _unwrap(fn)
     assert is_async is inspect.iscoroutinefunction(target)
     if type(fn) is types.FunctionType:
         assert (target, name, doc) == (fn, fn.__name__, fn.__doc__)
+    assert _hints(target) == typing.get_type_hints(target, include_extras=True)
