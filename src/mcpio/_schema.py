@@ -75,35 +75,36 @@ class FunctionSignature:
 
     __slots__ = (
         "_choices",
+        "_described",
         "_exact",
         "_fields",
         "_json_params",
         "_optional",
+        "_pending",
         "_struct",
-        "description",
         "injected",
-        "input_schema",
         "is_async",
         "name",
         "output_schema",
-        "parameters",
         "wrap_output",
     )
 
     def __init__(
         self,
         name: str,
-        description: str | None,
-        parameters: list[Parameter],
         injected: list[str],
         is_async: bool,
-        input_schema: dict[str, Any],
         output: tuple[dict[str, Any] | None, bool],
         fields: list[tuple[Any, ...]],
+        pending: tuple[Any, ...],
     ) -> None:
-        self.name, self.description, self.parameters, self.injected = name, description, parameters, injected
-        self.is_async, self.input_schema = is_async, input_schema
+        self.name, self.injected, self.is_async = name, injected, is_async
         self.output_schema, self.wrap_output = output
+        # What only tools/list and the like show (descriptions, parameters, input_schema) is
+        # made from ``pending`` (the arguments of _describe) on first use: nothing in it can fail,
+        # and a server registering hundreds of tools answers initialize before (issue 17).
+        self._pending: tuple[Any, ...] | None = pending
+        self._described: tuple[str | None, list[Parameter], dict[str, Any]] = (None, [], {})
         # The arguments Struct (and msgspec's decoder for it) is built on the first bind, not at
         # registration: a server with 200 tools starts without compiling 200 decoders (issue 17).
         self._fields = fields
@@ -114,6 +115,27 @@ class FunctionSignature:
         self._exact = {f[0]: f[1] for f in fields} if all(len(f) == 2 and f[1] in _EXACT for f in fields) else None
         self._choices: dict[str, Any] | None = None  # these two: on the first bad arguments
         self._json_params: tuple[str, ...] = ()
+
+    @property
+    def description(self) -> str | None:
+        """The docstring without its parameter sections, or None."""
+        return self._describe()[0]
+
+    @property
+    def parameters(self) -> list[Parameter]:
+        """The schema-visible parameters, in declaration order."""
+        return self._describe()[1]
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        """The arguments' JSON Schema (see the module docstring)."""
+        return self._describe()[2]
+
+    def _describe(self) -> tuple[str | None, list[Parameter], dict[str, Any]]:
+        pending = self._pending
+        if pending is not None:  # once; a race makes the same thing twice, harmlessly
+            self._described, self._pending = _describe(*pending), None
+        return self._described
 
     def _build(self) -> type:
         struct = msgspec.defstruct(re.sub(r"\W", "_", self.name) + "_arguments", self._fields, kw_only=True)
@@ -213,8 +235,6 @@ def analyze_function(
             f"{fname}(): cannot resolve its signature ({type(exc).__name__}: {exc}); "
             "annotation types must be defined at module level or imported"
         ) from None
-    description, doc_params = parse_docstring(doc)
-
     specs: list[tuple[str, Any, Any, bool, Any]] = []  # name, hint, normalized type, required, default
     injected_names: list[str] = []
     fields: list[tuple[Any, ...]] = []
@@ -255,6 +275,15 @@ def analyze_function(
                 ) from None
         raise
 
+    output = _output_schema(hints.get("return", _EMPTY), content_types)
+    return FunctionSignature(fname, injected_names, is_async, output, fields, (doc, specs, schemas, defs))
+
+
+def _describe(
+    doc: str | None, specs: list[tuple[str, Any, Any, bool, Any]], schemas: list[dict[str, Any]], defs: dict[str, Any]
+) -> tuple[str | None, list[Parameter], dict[str, Any]]:
+    """(description, parameters, input_schema) of an analysed function: docstring, schemas, defaults."""
+    description, doc_params = parse_docstring(doc)
     parameters: list[Parameter] = []
     for (pname, hint, _, required, default), schema in zip(specs, schemas, strict=True):
         desc = schema.get("description") or doc_params.get(pname)
@@ -273,10 +302,7 @@ def analyze_function(
     required_names = [p.name for p in parameters if p.required]
     if required_names:
         input_schema["required"] = required_names
-    _attach_defs(input_schema, defs)
-
-    output = _output_schema(hints.get("return", _EMPTY), content_types)
-    return FunctionSignature(fname, description, parameters, injected_names, is_async, input_schema, output, fields)
+    return description, parameters, _attach_defs(input_schema, defs)
 
 
 def prompt_arguments(sig: FunctionSignature) -> list[dict[str, Any]]:
