@@ -27,18 +27,20 @@ once the user's code has imported pydantic (looked up in ``sys.modules``).
 from __future__ import annotations
 
 import datetime
-import functools
-import inspect
 import re
 import sys
 import types
-import typing
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from ._callables import EMPTY as _EMPTY
+from ._callables import POSITIONAL_ONLY, VAR_KEYWORD, VAR_POSITIONAL
+from ._callables import parameters as _parameters
+from ._callables import type_hints as _type_hints
+from ._callables import unwrap as _unwrap
 from ._docstrings import parse_docstring
 from ._schema_docs import attach_defs as _attach_defs
 from ._schema_docs import clean as _clean
@@ -48,7 +50,6 @@ from ._schema_errors import explain, json_type
 
 __all__ = ["ArgumentError", "FunctionSignature", "Parameter", "analyze_function", "prompt_arguments"]
 
-_EMPTY = inspect.Parameter.empty
 _REF = "#/$defs/"
 _convert = msgspec.convert
 _EXACT = (str, int, float, bool)  # a value of exactly one of these converts to itself
@@ -229,7 +230,7 @@ def analyze_function(
     fname = name or default_name
     try:
         params = _parameters(fn)
-        hints = _hints(target)
+        hints = _type_hints(target)
     except Exception as exc:
         raise TypeError(
             f"{fname}(): cannot resolve its signature ({type(exc).__name__}: {exc}); "
@@ -239,10 +240,10 @@ def analyze_function(
     injected_names: list[str] = []
     fields: list[tuple[Any, ...]] = []
     for pname, kind, default in params:
-        if kind in (_VAR_POSITIONAL, _VAR_KEYWORD):
-            stars = "*" if kind is _VAR_POSITIONAL else "**"
+        if kind in (VAR_POSITIONAL, VAR_KEYWORD):
+            stars = "*" if kind is VAR_POSITIONAL else "**"
             raise TypeError(f"{fname}(): {stars}{pname} is not supported; declare each argument as a named parameter")
-        if kind is _POSITIONAL_ONLY:
+        if kind is POSITIONAL_ONLY:
             raise TypeError(
                 f"{fname}(): positional-only parameter {pname!r} is not supported (arguments are passed by name)"
             )
@@ -316,78 +317,7 @@ def prompt_arguments(sig: FunctionSignature) -> list[dict[str, Any]]:
 # ---- the callable and its types ------------------------------------------------------------------
 
 _FORMATS = {datetime.datetime: "date-time", datetime.time: "time"}
-_FUNCTION = types.FunctionType
 _CONSTRAINTS = ("gt", "ge", "lt", "le", "multiple_of", "min_length", "max_length", "pattern")
-
-
-def _unwrap(fn: Any) -> tuple[Any, str, str | None, bool]:
-    """(object carrying the annotations, default name, docstring, is_async) of a callable.
-
-    A plain function with an empty ``__dict__`` (nothing ``inspect`` would follow or mark) is
-    async iff its code says so: what ``inspect.iscoroutinefunction`` reads, without its unwrapping
-    (issue 17: registration; tests/unit: test_schema)."""
-    f = fn
-    if type(f) is _FUNCTION and not f.__dict__:
-        return f, f.__name__ or type(f).__name__, f.__doc__, bool(f.__code__.co_flags & inspect.CO_COROUTINE)
-    while isinstance(f, functools.partial):
-        f = f.func
-    if inspect.isroutine(f) or isinstance(f, type):
-        name = str(getattr(f, "__name__", None) or type(f).__name__)
-        return f, name, f.__doc__, inspect.iscoroutinefunction(f)
-    call = type(f).__call__  # a callable object
-    return call, type(f).__name__, getattr(call, "__doc__", None) or type(f).__doc__, inspect.iscoroutinefunction(call)
-
-
-_P = inspect.Parameter
-_POSITIONAL_ONLY, _POSITIONAL_OR_KEYWORD, _KEYWORD_ONLY = _P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD, _P.KEYWORD_ONLY
-_VAR_POSITIONAL, _VAR_KEYWORD = _P.VAR_POSITIONAL, _P.VAR_KEYWORD
-
-
-def _hints(target: Any) -> dict[str, Any]:
-    """``typing.get_type_hints(target, include_extras=True)``. The annotations of a plain function
-    (empty ``__dict__``: no ``__wrapped__`` to follow) that are all plain classes are its hints as
-    they are: nothing to evaluate (issue 17: registration; tests/unit: test_schema)."""
-    if type(target) is _FUNCTION and not target.__dict__:
-        annotations = target.__annotations__
-        if all(type(v) is type for v in annotations.values()):
-            return dict(annotations)
-    return typing.get_type_hints(target, include_extras=True)
-
-
-def _parameters(fn: Any) -> list[tuple[str, Any, Any]]:
-    """(name, kind, default) of each parameter of ``fn``, as ``inspect.signature(fn)`` lists them.
-
-    A plain Python function with nothing in its ``__dict__`` (no ``__wrapped__``, ``__signature__``
-    or partialmethod marker that ``inspect`` would follow) is read straight from its code object:
-    building ``Signature`` and ``Parameter`` objects was a quarter of a tool's registration, and a
-    server may register hundreds before it answers ``initialize`` (issue 17). The same result
-    (tests/unit: test_schema)."""
-    if type(fn) is not _FUNCTION or fn.__dict__:
-        return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
-    code = fn.__code__
-    names = code.co_varnames
-    npos, nkw, nposonly = code.co_argcount, code.co_kwonlyargcount, code.co_posonlyargcount
-    defaults = fn.__defaults__ or ()
-    first_default = npos - len(defaults)
-    out: list[tuple[str, Any, Any]] = [
-        (
-            names[i],
-            _POSITIONAL_ONLY if i < nposonly else _POSITIONAL_OR_KEYWORD,
-            defaults[i - first_default] if i >= first_default else _EMPTY,
-        )
-        for i in range(npos)
-    ]
-    at = npos + nkw
-    if code.co_flags & inspect.CO_VARARGS:
-        out.append((names[at], _VAR_POSITIONAL, _EMPTY))
-        at += 1
-    kwdefaults = fn.__kwdefaults__ or {}
-    out += [(name, _KEYWORD_ONLY, kwdefaults.get(name, _EMPTY)) for name in names[npos : npos + nkw]]
-    if code.co_flags & inspect.CO_VARKEYWORDS:
-        out.append((names[at], _VAR_KEYWORD, _EMPTY))
-    if not all(name.isidentifier() for name, _, _ in out):  # e.g. a comprehension's ".0": inspect's rules
-        return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
-    return out
 
 
 def _strip(tp: Any) -> Any:

@@ -1325,9 +1325,9 @@ def _signature_cases() -> list[Any]:
 
 @pytest.mark.parametrize("fn", _signature_cases())
 def test_parameters_read_from_code_are_what_inspect_signature_gives(fn):
-    from mcpio._schema import _parameters
+    from mcpio._callables import parameters
 
-    assert _parameters(fn) == [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+    assert parameters(fn) == [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
 
 
 @pytest.mark.parametrize("tp", [int, str, float, bool, bytes, datetime, time, date, Decimal, uuid.UUID, object, Path])
@@ -1368,14 +1368,14 @@ def _annotated_cases() -> list[Any]:
 
 @pytest.mark.parametrize("fn", _signature_cases() + _annotated_cases())
 def test_plain_function_shortcuts_give_what_inspect_and_typing_give(fn):
-    # _unwrap reads a plain function's async-ness from its code, _hints takes plain-class
+    # unwrap reads a plain function's async-ness from its code, type_hints takes plain-class
     # annotations as they are (issue 17): the same as inspect and typing
     import typing
 
-    from mcpio._schema import _hints, _unwrap
+    from mcpio._callables import type_hints, unwrap
 
-    target, name, doc, is_async = _unwrap(fn)
+    target, name, doc, is_async = unwrap(fn)
     assert is_async is inspect.iscoroutinefunction(target)
     if type(fn) is types.FunctionType:
         assert (target, name, doc) == (fn, fn.__name__, fn.__doc__)
-    assert _hints(target) == typing.get_type_hints(target, include_extras=True)
+    assert type_hints(target) == typing.get_type_hints(target, include_extras=True)
