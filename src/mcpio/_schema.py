@@ -27,18 +27,20 @@ once the user's code has imported pydantic (looked up in ``sys.modules``).
 from __future__ import annotations
 
 import datetime
-import functools
-import inspect
 import re
 import sys
 import types
-import typing
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from ._callables import EMPTY as _EMPTY
+from ._callables import POSITIONAL_ONLY, VAR_KEYWORD, VAR_POSITIONAL
+from ._callables import parameters as _parameters
+from ._callables import type_hints as _type_hints
+from ._callables import unwrap as _unwrap
 from ._docstrings import parse_docstring
 from ._schema_docs import attach_defs as _attach_defs
 from ._schema_docs import clean as _clean
@@ -48,7 +50,6 @@ from ._schema_errors import explain, json_type
 
 __all__ = ["ArgumentError", "FunctionSignature", "Parameter", "analyze_function", "prompt_arguments"]
 
-_EMPTY = inspect.Parameter.empty
 _REF = "#/$defs/"
 _convert = msgspec.convert
 _EXACT = (str, int, float, bool)  # a value of exactly one of these converts to itself
@@ -75,35 +76,36 @@ class FunctionSignature:
 
     __slots__ = (
         "_choices",
+        "_described",
         "_exact",
         "_fields",
         "_json_params",
         "_optional",
+        "_pending",
         "_struct",
-        "description",
         "injected",
-        "input_schema",
         "is_async",
         "name",
         "output_schema",
-        "parameters",
         "wrap_output",
     )
 
     def __init__(
         self,
         name: str,
-        description: str | None,
-        parameters: list[Parameter],
         injected: list[str],
         is_async: bool,
-        input_schema: dict[str, Any],
         output: tuple[dict[str, Any] | None, bool],
         fields: list[tuple[Any, ...]],
+        pending: tuple[Any, ...],
     ) -> None:
-        self.name, self.description, self.parameters, self.injected = name, description, parameters, injected
-        self.is_async, self.input_schema = is_async, input_schema
+        self.name, self.injected, self.is_async = name, injected, is_async
         self.output_schema, self.wrap_output = output
+        # What only tools/list and the like show (descriptions, parameters, input_schema) is
+        # made from ``pending`` (the arguments of _describe) on first use: nothing in it can fail,
+        # and a server registering hundreds of tools answers initialize before (issue 17).
+        self._pending: tuple[Any, ...] | None = pending
+        self._described: tuple[str | None, list[Parameter], dict[str, Any]] = (None, [], {})
         # The arguments Struct (and msgspec's decoder for it) is built on the first bind, not at
         # registration: a server with 200 tools starts without compiling 200 decoders (issue 17).
         self._fields = fields
@@ -114,6 +116,27 @@ class FunctionSignature:
         self._exact = {f[0]: f[1] for f in fields} if all(len(f) == 2 and f[1] in _EXACT for f in fields) else None
         self._choices: dict[str, Any] | None = None  # these two: on the first bad arguments
         self._json_params: tuple[str, ...] = ()
+
+    @property
+    def description(self) -> str | None:
+        """The docstring without its parameter sections, or None."""
+        return self._describe()[0]
+
+    @property
+    def parameters(self) -> list[Parameter]:
+        """The schema-visible parameters, in declaration order."""
+        return self._describe()[1]
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        """The arguments' JSON Schema (see the module docstring)."""
+        return self._describe()[2]
+
+    def _describe(self) -> tuple[str | None, list[Parameter], dict[str, Any]]:
+        pending = self._pending
+        if pending is not None:  # once; a race makes the same thing twice, harmlessly
+            self._described, self._pending = _describe(*pending), None
+        return self._described
 
     def _build(self) -> type:
         struct = msgspec.defstruct(re.sub(r"\W", "_", self.name) + "_arguments", self._fields, kw_only=True)
@@ -207,22 +230,20 @@ def analyze_function(
     fname = name or default_name
     try:
         params = _parameters(fn)
-        hints = typing.get_type_hints(target, include_extras=True)
+        hints = _type_hints(target)
     except Exception as exc:
         raise TypeError(
             f"{fname}(): cannot resolve its signature ({type(exc).__name__}: {exc}); "
             "annotation types must be defined at module level or imported"
         ) from None
-    description, doc_params = parse_docstring(doc)
-
     specs: list[tuple[str, Any, Any, bool, Any]] = []  # name, hint, normalized type, required, default
     injected_names: list[str] = []
     fields: list[tuple[Any, ...]] = []
     for pname, kind, default in params:
-        if kind in (_VAR_POSITIONAL, _VAR_KEYWORD):
-            stars = "*" if kind is _VAR_POSITIONAL else "**"
+        if kind in (VAR_POSITIONAL, VAR_KEYWORD):
+            stars = "*" if kind is VAR_POSITIONAL else "**"
             raise TypeError(f"{fname}(): {stars}{pname} is not supported; declare each argument as a named parameter")
-        if kind is _POSITIONAL_ONLY:
+        if kind is POSITIONAL_ONLY:
             raise TypeError(
                 f"{fname}(): positional-only parameter {pname!r} is not supported (arguments are passed by name)"
             )
@@ -255,6 +276,15 @@ def analyze_function(
                 ) from None
         raise
 
+    output = _output_schema(hints.get("return", _EMPTY), content_types)
+    return FunctionSignature(fname, injected_names, is_async, output, fields, (doc, specs, schemas, defs))
+
+
+def _describe(
+    doc: str | None, specs: list[tuple[str, Any, Any, bool, Any]], schemas: list[dict[str, Any]], defs: dict[str, Any]
+) -> tuple[str | None, list[Parameter], dict[str, Any]]:
+    """(description, parameters, input_schema) of an analysed function: docstring, schemas, defaults."""
+    description, doc_params = parse_docstring(doc)
     parameters: list[Parameter] = []
     for (pname, hint, _, required, default), schema in zip(specs, schemas, strict=True):
         desc = schema.get("description") or doc_params.get(pname)
@@ -273,10 +303,7 @@ def analyze_function(
     required_names = [p.name for p in parameters if p.required]
     if required_names:
         input_schema["required"] = required_names
-    _attach_defs(input_schema, defs)
-
-    output = _output_schema(hints.get("return", _EMPTY), content_types)
-    return FunctionSignature(fname, description, parameters, injected_names, is_async, input_schema, output, fields)
+    return description, parameters, _attach_defs(input_schema, defs)
 
 
 def prompt_arguments(sig: FunctionSignature) -> list[dict[str, Any]]:
@@ -291,60 +318,6 @@ def prompt_arguments(sig: FunctionSignature) -> list[dict[str, Any]]:
 
 _FORMATS = {datetime.datetime: "date-time", datetime.time: "time"}
 _CONSTRAINTS = ("gt", "ge", "lt", "le", "multiple_of", "min_length", "max_length", "pattern")
-
-
-def _unwrap(fn: Any) -> tuple[Any, str, str | None, bool]:
-    """(object carrying the annotations, default name, docstring, is_async) of a callable."""
-    f = fn
-    while isinstance(f, functools.partial):
-        f = f.func
-    if inspect.isroutine(f) or isinstance(f, type):
-        name = str(getattr(f, "__name__", None) or type(f).__name__)
-        return f, name, f.__doc__, inspect.iscoroutinefunction(f)
-    call = type(f).__call__  # a callable object
-    return call, type(f).__name__, getattr(call, "__doc__", None) or type(f).__doc__, inspect.iscoroutinefunction(call)
-
-
-_P = inspect.Parameter
-_POSITIONAL_ONLY, _POSITIONAL_OR_KEYWORD, _KEYWORD_ONLY = _P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD, _P.KEYWORD_ONLY
-_VAR_POSITIONAL, _VAR_KEYWORD = _P.VAR_POSITIONAL, _P.VAR_KEYWORD
-_FUNCTION = types.FunctionType
-
-
-def _parameters(fn: Any) -> list[tuple[str, Any, Any]]:
-    """(name, kind, default) of each parameter of ``fn``, as ``inspect.signature(fn)`` lists them.
-
-    A plain Python function with nothing in its ``__dict__`` (no ``__wrapped__``, ``__signature__``
-    or partialmethod marker that ``inspect`` would follow) is read straight from its code object:
-    building ``Signature`` and ``Parameter`` objects was a quarter of a tool's registration, and a
-    server may register hundreds before it answers ``initialize`` (issue 17). The same result
-    (tests/unit: test_schema)."""
-    if type(fn) is not _FUNCTION or fn.__dict__:
-        return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
-    code = fn.__code__
-    names = code.co_varnames
-    npos, nkw, nposonly = code.co_argcount, code.co_kwonlyargcount, code.co_posonlyargcount
-    defaults = fn.__defaults__ or ()
-    first_default = npos - len(defaults)
-    out: list[tuple[str, Any, Any]] = [
-        (
-            names[i],
-            _POSITIONAL_ONLY if i < nposonly else _POSITIONAL_OR_KEYWORD,
-            defaults[i - first_default] if i >= first_default else _EMPTY,
-        )
-        for i in range(npos)
-    ]
-    at = npos + nkw
-    if code.co_flags & inspect.CO_VARARGS:
-        out.append((names[at], _VAR_POSITIONAL, _EMPTY))
-        at += 1
-    kwdefaults = fn.__kwdefaults__ or {}
-    out += [(name, _KEYWORD_ONLY, kwdefaults.get(name, _EMPTY)) for name in names[npos : npos + nkw]]
-    if code.co_flags & inspect.CO_VARKEYWORDS:
-        out.append((names[at], _VAR_KEYWORD, _EMPTY))
-    if not all(name.isidentifier() for name, _, _ in out):  # e.g. a comprehension's ".0": inspect's rules
-        return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
-    return out
 
 
 def _strip(tp: Any) -> Any:

@@ -25,6 +25,7 @@ LAYERS = {
     "_schema_errors": 0,
     "_schema_docs": 0,
     "_docstrings": 0,
+    "_callables": 0,
     "_uritemplate": 0,
     "_content": 0,
     "_safepath": 0,

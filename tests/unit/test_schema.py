@@ -1325,9 +1325,9 @@ def _signature_cases() -> list[Any]:
 
 @pytest.mark.parametrize("fn", _signature_cases())
 def test_parameters_read_from_code_are_what_inspect_signature_gives(fn):
-    from mcpio._schema import _parameters
+    from mcpio._callables import parameters
 
-    assert _parameters(fn) == [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+    assert parameters(fn) == [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
 
 
 @pytest.mark.parametrize("tp", [int, str, float, bool, bytes, datetime, time, date, Decimal, uuid.UUID, object, Path])
@@ -1343,3 +1343,39 @@ def test_plain_class_shortcuts_give_what_the_typing_walk_gives(tp):
     assert normalized == _normalize(Optional[tp]).__args__[0]  # the general path, on the same class inside
     assert (normalized is tp) is (tp not in (datetime, time))
     assert _strip(Generic) is Generic and _normalize(Generic) is Generic and not _is_injected(Generic, (int,))
+
+
+class _Shade(enum.Enum):
+    LIGHT = "light"
+
+
+def _annotated_cases() -> list[Any]:
+    # This module's annotations are strings (``from __future__ import annotations``): set real ones.
+    def classes(a, b=1, *, c): ...
+    def mixed(a, b): ...
+    def enum_none(a): ...
+    async def coro(a, b=2): ...
+    def marked(a): ...
+
+    classes.__annotations__ = {"a": int, "b": str, "c": list, "return": float}  # read as they are
+    mixed.__annotations__ = {"a": int, "b": "str"}  # a string: evaluated
+    enum_none.__annotations__ = {"a": _Shade, "return": None}  # a metaclass; None is NoneType
+    coro.__annotations__ = {"a": str, "b": int, "return": str}
+    marked.__annotations__ = {"a": int}
+    marked._is_coroutine_marker = object()  # type: ignore[attr-defined]  # a __dict__: the general path
+    return [classes, mixed, enum_none, coro, marked]
+
+
+@pytest.mark.parametrize("fn", _signature_cases() + _annotated_cases())
+def test_plain_function_shortcuts_give_what_inspect_and_typing_give(fn):
+    # unwrap reads a plain function's async-ness from its code, type_hints takes plain-class
+    # annotations as they are (issue 17): the same as inspect and typing
+    import typing
+
+    from mcpio._callables import type_hints, unwrap
+
+    target, name, doc, is_async = unwrap(fn)
+    assert is_async is inspect.iscoroutinefunction(target)
+    if type(fn) is types.FunctionType:
+        assert (target, name, doc) == (fn, fn.__name__, fn.__doc__)
+    assert type_hints(target) == typing.get_type_hints(target, include_extras=True)

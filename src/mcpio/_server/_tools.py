@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import _log
 from .._content import CONTENT_TYPES, ToolResult, json_text, to_blocks
@@ -112,6 +112,23 @@ def answers_at_once(server: Any, method: Any, params: Any) -> bool:
     return tool.inline or (tool.speed is not None and tool.speed.inline)
 
 
+class _FromSignature:
+    """A tool attribute that is, until set, its signature's attribute of the same name, read once
+    and then kept as the tool's own. Unlike ``functools.cached_property`` it stores the value with
+    ``setattr``, not through ``__dict__``, which in CPython would give the tool a materialized dict
+    and slow every later attribute read of it (~3k instructions per HTTP tools/call)."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, tool: Any, owner: type | None = None) -> Any:
+        if tool is None:
+            return self
+        value = getattr(tool.sig, self.name)
+        setattr(tool, self.name, value)
+        return value
+
+
 class Tool:
     """A registered tool. Build with :meth:`from_function`."""
 
@@ -148,13 +165,15 @@ class Tool:
         check_max_result_bytes(max_result_bytes, allow_default=True)
         self.max_result_bytes = max_result_bytes  # ... = the server's setting
         self.sig = sig
-        # What tools/list shows: the schema from the signature, or one given as is (any JSON
-        # Schema 2020-12, e.g. with $defs, allOf, if/then/else); arguments are still bound and
-        # validated by the signature.
-        self.input_schema = input_schema if input_schema is not None else sig.input_schema
+        # What tools/list shows: the schema from the signature (input_schema below), or one given
+        # as is (any JSON Schema 2020-12, e.g. with $defs, allOf, if/then/else); arguments are
+        # still bound and validated by the signature.
+        if input_schema is not None:
+            self.input_schema = input_schema
+        if description is not None:  # else the docstring's (description below)
+            self.description = description
         self.name = name
         self.title = title
-        self.description = description
         self.annotations = annotations
         self.icons = icons
         self.meta = meta
@@ -192,7 +211,7 @@ class Tool:
             sig,
             name=name or sig.name,
             title=title,
-            description=description or sig.description,
+            description=description or None,
             annotations=annotations,
             icons=icons,
             meta=meta,
@@ -204,6 +223,16 @@ class Tool:
             task_after=task_after,
             heartbeat=heartbeat,
         )
+
+    # The signature's schema and docstring description are made on first read (tools/list, or
+    # anything else that reads them), not at registration (issue 17: cold start); __init__ sets
+    # them when given.
+    if TYPE_CHECKING:
+        input_schema: dict[str, Any]
+        description: str | None
+    else:
+        input_schema = _FromSignature()
+        description = _FromSignature()
 
     def definition(self, rules: Rules) -> dict[str, Any]:
         """The ``Tool`` object for tools/list in ``rules.version`` (cached)."""

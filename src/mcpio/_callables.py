@@ -1,0 +1,99 @@
+"""What a callable declares, read as ``inspect`` and ``typing`` read it (layer 0, pure): the object
+carrying its annotations, its name, docstring and async-ness (:func:`unwrap`), its parameters
+(:func:`parameters`) and type hints (:func:`type_hints`).
+
+A plain Python function with nothing in its ``__dict__`` (nothing ``inspect`` would follow or
+mark: ``__wrapped__``, ``__signature__``, a partialmethod or coroutine marker) is read straight
+from its code object and annotations, giving the same results faster: a server may register
+hundreds of tools before it answers ``initialize`` (issue 17). tests/unit: test_schema.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+import typing
+from typing import Any
+
+__all__ = [
+    "EMPTY",
+    "KEYWORD_ONLY",
+    "POSITIONAL_ONLY",
+    "VAR_KEYWORD",
+    "VAR_POSITIONAL",
+    "parameters",
+    "type_hints",
+    "unwrap",
+]
+
+EMPTY = inspect.Parameter.empty
+_P = inspect.Parameter
+POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, KEYWORD_ONLY = _P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD, _P.KEYWORD_ONLY
+VAR_POSITIONAL, VAR_KEYWORD = _P.VAR_POSITIONAL, _P.VAR_KEYWORD
+_FUNCTION = types.FunctionType
+
+
+def unwrap(fn: Any) -> tuple[Any, str, str | None, bool]:
+    """(object carrying the annotations, default name, docstring, is_async) of a callable.
+
+    A plain function with an empty ``__dict__`` (nothing ``inspect`` would follow or mark) is
+    async iff its code says so: what ``inspect.iscoroutinefunction`` reads, without its unwrapping
+    (issue 17: registration; tests/unit: test_schema)."""
+    f = fn
+    if type(f) is _FUNCTION and not f.__dict__:
+        return f, f.__name__ or type(f).__name__, f.__doc__, bool(f.__code__.co_flags & inspect.CO_COROUTINE)
+    while isinstance(f, functools.partial):
+        f = f.func
+    if inspect.isroutine(f) or isinstance(f, type):
+        name = str(getattr(f, "__name__", None) or type(f).__name__)
+        return f, name, f.__doc__, inspect.iscoroutinefunction(f)
+    call = type(f).__call__  # a callable object
+    return call, type(f).__name__, getattr(call, "__doc__", None) or type(f).__doc__, inspect.iscoroutinefunction(call)
+
+
+def type_hints(target: Any) -> dict[str, Any]:
+    """``typing.get_type_hints(target, include_extras=True)``. The annotations of a plain function
+    (empty ``__dict__``: no ``__wrapped__`` to follow) that are all plain classes are its hints as
+    they are: nothing to evaluate (issue 17: registration; tests/unit: test_schema)."""
+    if type(target) is _FUNCTION and not target.__dict__:
+        annotations = target.__annotations__
+        if all(type(v) is type for v in annotations.values()):
+            return dict(annotations)
+    return typing.get_type_hints(target, include_extras=True)
+
+
+def parameters(fn: Any) -> list[tuple[str, Any, Any]]:
+    """(name, kind, default) of each parameter of ``fn``, as ``inspect.signature(fn)`` lists them.
+
+    A plain Python function with nothing in its ``__dict__`` (no ``__wrapped__``, ``__signature__``
+    or partialmethod marker that ``inspect`` would follow) is read straight from its code object:
+    building ``Signature`` and ``Parameter`` objects was a quarter of a tool's registration, and a
+    server may register hundreds before it answers ``initialize`` (issue 17). The same result
+    (tests/unit: test_schema)."""
+    if type(fn) is not _FUNCTION or fn.__dict__:
+        return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+    code = fn.__code__
+    names = code.co_varnames
+    npos, nkw, nposonly = code.co_argcount, code.co_kwonlyargcount, code.co_posonlyargcount
+    defaults = fn.__defaults__ or ()
+    first_default = npos - len(defaults)
+    out: list[tuple[str, Any, Any]] = [
+        (
+            names[i],
+            POSITIONAL_ONLY if i < nposonly else POSITIONAL_OR_KEYWORD,
+            defaults[i - first_default] if i >= first_default else EMPTY,
+        )
+        for i in range(npos)
+    ]
+    at = npos + nkw
+    if code.co_flags & inspect.CO_VARARGS:
+        out.append((names[at], VAR_POSITIONAL, EMPTY))
+        at += 1
+    kwdefaults = fn.__kwdefaults__ or {}
+    out += [(name, KEYWORD_ONLY, kwdefaults.get(name, EMPTY)) for name in names[npos : npos + nkw]]
+    if code.co_flags & inspect.CO_VARKEYWORDS:
+        out.append((names[at], VAR_KEYWORD, EMPTY))
+    if not all(name.isidentifier() for name, _, _ in out):  # e.g. a comprehension's ".0": inspect's rules
+        return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+    return out
