@@ -91,6 +91,10 @@ class Session:
         # The transport's optional send_nowait(frame) -> bool: the frame queued without waiting
         # (True), or nothing done (False: send it). Answers go this way, no coroutine each.
         self._send_nowait = getattr(transport, "send_nowait", None)
+        # The transport's optional answer_nowait(id, frame) -> bool: send_nowait for the frame that
+        # answers request id alone, told its id (a transport routing answers by id needs not
+        # decode the frame again: legacy HTTP, issue 17).
+        self._answer_nowait = getattr(transport, "answer_nowait", None)
         self.connection = connection
         self._on_request = on_request
         self._on_notification = on_notification
@@ -321,6 +325,8 @@ class Session:
             frame = self._encode(out)
             if self._send_nowait is not None and self._send_nowait(frame):
                 return None
+            if self._answer_nowait is not None and type(out) is dict and self._answer_nowait(id_, frame):
+                return None  # one response (a batch's answer is a list)
             return self.transport.send(frame)
         except Exception:  # a bug below us must not kill the session silently
             log.exception("could not send the answer to %r", id_)

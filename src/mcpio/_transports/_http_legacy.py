@@ -97,6 +97,19 @@ class LegacyTransport:
             return
         await stream.put(frame, final=False)
 
+    def answer_nowait(self, request_id: Any, frame: bytes) -> bool:
+        """:meth:`send` of ``frame``, the one message answering request ``request_id`` (the engine
+        knows the id: the frame is not decoded again to route it, issue 17), when that needs no
+        waiting: the answer of a fed POST kept as its whole JSON response (``UnmadeStream.take``).
+        False: nothing done (send it)."""
+        s = self._by_request.get(request_id)
+        if type(s) is not UnmadeStream or not s.take(frame):  # an UnmadeStream has one request
+            return False
+        del self._by_request[request_id]
+        s.request_ids.discard(request_id)
+        self.last_active = time.monotonic()
+        return True
+
     async def aclose(self) -> None:
         self.terminate()
 
