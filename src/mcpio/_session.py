@@ -194,13 +194,24 @@ class Session:
         queue the caller knows to be empty), no other feed is under way, there is room in flight."""
         return self._reading and not self._feeding and self._has_room and not self._aborted
 
-    async def feed(self, frame: Decoded) -> None:
+    def feed(self, frame: Decoded) -> Awaitable[None] | None:
         """Serve ``frame`` (decoded; it never was queued; one request, classified as such by the
         transport: ``Connection.receive_request``) in the caller's task, as ``run()`` would: only
-        when :meth:`reading` said so just before (the order of frames is kept)."""
+        when :meth:`reading` said so just before (the order of frames is kept). Returns what is
+        left to await (the protocol layer's refusal to send), or None: the request is started
+        (``_start``, a plain call: no coroutine per request, issue 17)."""
+        events = self.connection.receive_request(frame.value)
+        ev = events[0]  # one request: one event (RequestReceived, or the Reply refusing it)
+        if type(ev) is RequestReceived and not self.inline_requests:
+            if not self._aborted:
+                self._start(ev)  # nothing here waits: no other feed can come between
+            return None
+        return self._feed_events(events)
+
+    async def _feed_events(self, events: list[Any]) -> None:
         self._feeding = True
         try:
-            for ev in self.connection.receive_request(frame.value):
+            for ev in events:
                 if self._aborted:
                     break
                 await self._dispatch(ev)

@@ -9,7 +9,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from .._errors import EndOfStream
@@ -31,7 +31,7 @@ class Feeder(Protocol):
 
     def reading(self) -> bool: ...
 
-    async def feed(self, frame: Decoded) -> None: ...
+    def feed(self, frame: Decoded) -> Awaitable[None] | None: ...
 
 
 class LegacyTransport:
@@ -157,7 +157,9 @@ class LegacyTransport:
             self.last_active = time.monotonic()
             route = UnmadeStream(self, request_ids, json_ok, sse_ok, priming)
             self._by_request[messages[0]["id"]] = route
-            await feeder.feed(Decoded(frame, messages[0]))
+            pending = feeder.feed(Decoded(frame, messages[0]))
+            if pending is not None:
+                await pending
             return route.answered if route.answered is not None else route.made()
         stream = self.new_stream(request_ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
         if len(messages) != 1 or frame.lstrip()[:1] == b"[":
