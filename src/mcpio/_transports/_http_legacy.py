@@ -9,7 +9,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
 from .._errors import EndOfStream
@@ -67,9 +67,13 @@ class LegacyTransport:
             raise EndOfStream()
         return item
 
-    async def send(self, frame: bytes) -> None:
+    def send(self, frame: bytes) -> Coroutine[Any, Any, None]:
+        return self.route(frame, peek(frame))
+
+    async def route(self, frame: bytes, envelopes: list[Any]) -> None:
+        """:meth:`send` of ``frame``, whose messages' ids and methods are ``envelopes``
+        (``peek(frame)``: a subclass that read them already passes them on)."""
         self.last_active = time.monotonic()
-        envelopes = peek(frame)
         if envelopes and envelopes[0].method is None:  # a response (or a batch of them)
             stream = None
             for e in envelopes:
