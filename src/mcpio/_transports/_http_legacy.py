@@ -39,6 +39,7 @@ class LegacyTransport:
 
     def __init__(self, session_id: str, *, store: EventStore | None, inbox_size: int = 256) -> None:
         self.id = session_id
+        self.session_header = [(b"mcp-session-id", session_id.encode())]  # on every response (read only)
         self.store = store
         # send() waits on nothing bound to the current task (no asyncio.timeout; an event store
         # in another process, Redis, may), so the session may start a request that cannot wait
@@ -209,13 +210,10 @@ class LegacyTransport:
         if stream is not self.get_stream and not stream.request_ids:
             self.streams.pop(stream.id, None)
 
-    def pending(self, request_ids: list[Any]) -> list[Any]:
-        """The ids among ``request_ids`` that are still being served (a duplicate is refused by
-        the protocol layer; its stream must not replace the first one's)."""
-        known = self._by_request
-        if len(request_ids) == 1:  # one request, as every POST but a 2025-03-26 batch (issue 17)
-            return request_ids if request_ids[0] in known else []
-        return [r for r in request_ids if r in known]
+    def answering(self, request_id: Any) -> bool:
+        """Whether request ``request_id`` is still being served (a duplicate is refused by the
+        protocol layer; its stream must not replace the first one's)."""
+        return request_id in self._by_request
 
     async def deliver(self, frame: bytes, messages: list[Any] | None = None) -> None:
         """Queue a POSTed ``frame`` for the session (requests come through :meth:`post`).
