@@ -194,13 +194,13 @@ class Session:
         queue the caller knows to be empty), no other feed is under way, there is room in flight."""
         return self._reading and not self._feeding and self._has_room and not self._aborted
 
-    def feed(self, frame: Decoded) -> Awaitable[None] | None:
-        """Serve ``frame`` (decoded; it never was queued; one request, classified as such by the
-        transport: ``Connection.receive_request``) in the caller's task, as ``run()`` would: only
+    def feed(self, message: dict[str, Any]) -> Awaitable[None] | None:
+        """Serve ``message`` (a frame's, decoded; it never was queued; one request, classified as
+        such by the transport: ``Connection.receive_request``) in the caller's task, as ``run()`` would: only
         when :meth:`reading` said so just before (the order of frames is kept). Returns what is
         left to await (the protocol layer's refusal to send), or None: the request is started
         (``_start``, a plain call: no coroutine per request, issue 17)."""
-        events = self.connection.receive_request(frame.value)
+        events = self.connection.receive_request(message)
         ev = events[0]  # one request: one event (RequestReceived, or the Reply refusing it)
         if type(ev) is RequestReceived and not self.inline_requests:
             if not self._aborted:

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from mcpio import Server
-from mcpio._protocol._framing import Decoded
 from mcpio._transports._base import serving
 from mcpio._transports._http_legacy import LegacyTransport
 from mcpio._transports._http_server_streams import Stream
@@ -131,8 +130,8 @@ class _Feeder:
     def reading(self) -> bool:
         return True
 
-    async def feed(self, frame: Decoded) -> None:
-        serving.set((self.transport, frame.value["id"]))
+    async def feed(self, message: dict[str, Any]) -> None:
+        serving.set((self.transport, message["id"]))
         for f in self.sends:
             await self.transport.send(f)
 

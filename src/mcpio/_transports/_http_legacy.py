@@ -31,7 +31,7 @@ class Feeder(Protocol):
 
     def reading(self) -> bool: ...
 
-    def feed(self, frame: Decoded) -> Awaitable[None] | None: ...
+    def feed(self, message: dict[str, Any]) -> Awaitable[None] | None: ...
 
 
 class LegacyTransport:
@@ -162,7 +162,7 @@ class LegacyTransport:
             self.last_active = time.monotonic()
             route = UnmadeStream(self, request_ids, json_ok, sse_ok, priming)
             self._by_request[messages[0]["id"]] = route
-            pending = feeder.feed(Decoded(frame, messages[0]))
+            pending = feeder.feed(messages[0])
             if pending is not None:
                 await pending
             return route.answered if route.answered is not None else route.made()
