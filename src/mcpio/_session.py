@@ -91,6 +91,10 @@ class Session:
         # The transport's optional send_nowait(frame) -> bool: the frame queued without waiting
         # (True), or nothing done (False: send it). Answers go this way, no coroutine each.
         self._send_nowait = getattr(transport, "send_nowait", None)
+        # The transport's optional answer_nowait(id, frame) -> bool: send_nowait for the frame that
+        # answers request id alone, told its id (a transport routing answers by id needs not
+        # decode the frame again: legacy HTTP, issue 17).
+        self._answer_nowait = getattr(transport, "answer_nowait", None)
         self.connection = connection
         self._on_request = on_request
         self._on_notification = on_notification
@@ -190,13 +194,24 @@ class Session:
         queue the caller knows to be empty), no other feed is under way, there is room in flight."""
         return self._reading and not self._feeding and self._has_room and not self._aborted
 
-    async def feed(self, frame: Decoded) -> None:
-        """Serve ``frame`` (decoded; it never was queued; one request, classified as such by the
-        transport: ``Connection.receive_request``) in the caller's task, as ``run()`` would: only
-        when :meth:`reading` said so just before (the order of frames is kept)."""
+    def feed(self, message: dict[str, Any]) -> Awaitable[None] | None:
+        """Serve ``message`` (a frame's, decoded; it never was queued; one request, classified as
+        such by the transport: ``Connection.receive_request``) in the caller's task, as ``run()`` would: only
+        when :meth:`reading` said so just before (the order of frames is kept). Returns what is
+        left to await (the protocol layer's refusal to send), or None: the request is started
+        (``_start``, a plain call: no coroutine per request, issue 17)."""
+        events = self.connection.receive_request(message)
+        ev = events[0]  # one request: one event (RequestReceived, or the Reply refusing it)
+        if type(ev) is RequestReceived and not self.inline_requests:
+            if not self._aborted:
+                self._start(ev)  # nothing here waits: no other feed can come between
+            return None
+        return self._feed_events(events)
+
+    async def _feed_events(self, events: list[Any]) -> None:
         self._feeding = True
         try:
-            for ev in self.connection.receive_request(frame.value):
+            for ev in events:
                 if self._aborted:
                     break
                 await self._dispatch(ev)
@@ -321,6 +336,8 @@ class Session:
             frame = self._encode(out)
             if self._send_nowait is not None and self._send_nowait(frame):
                 return None
+            if self._answer_nowait is not None and type(out) is dict and self._answer_nowait(id_, frame):
+                return None  # one response (a batch's answer is a list)
             return self.transport.send(frame)
         except Exception:  # a bug below us must not kill the session silently
             log.exception("could not send the answer to %r", id_)

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 
 from mcpio import Server
-from mcpio._protocol._framing import Decoded
 from mcpio._transports._base import serving
 from mcpio._transports._http_legacy import LegacyTransport
 from mcpio._transports._http_server_streams import Stream
@@ -131,8 +130,8 @@ class _Feeder:
     def reading(self) -> bool:
         return True
 
-    async def feed(self, frame: Decoded) -> None:
-        serving.set((self.transport, frame.value["id"]))
+    async def feed(self, message: dict[str, Any]) -> None:
+        serving.set((self.transport, message["id"]))
         for f in self.sends:
             await self.transport.send(f)
 
@@ -151,11 +150,11 @@ def test_the_stream_is_made_when_anything_comes_before_the_answer(sends: list[by
         body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
         out = await t.post(body, [json.loads(body)], {1}, json_ok=True, sse_ok=True, priming=False)
         if at_once:
-            assert out == ANSWER and not t.streams and not t.pending([1])
+            assert out == ANSWER and not t.streams and not t.answering(1)
             return
         assert isinstance(out, Stream) and t.streams == {out.id: out}
         assert list(out.items) == sends and out.finished is (ANSWER in sends)
-        assert t.pending([1]) == ([] if ANSWER in sends else [1])
+        assert t.answering(1) is (ANSWER not in sends)
         if ANSWER not in sends:  # it comes later, on the stream
             await t.send(ANSWER)
             assert list(out.items)[-1] == ANSWER and out.finished
@@ -168,16 +167,16 @@ def test_without_a_feeder_with_frames_queued_or_for_a_batch_the_stream_is_made_f
         t = LegacyTransport("s", store=None)
         body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
         out = await t.post(body, [json.loads(body)], {1}, json_ok=True, sse_ok=True, priming=False)
-        assert isinstance(out, Stream) and t.pending([1]) == [1]
+        assert isinstance(out, Stream) and t.answering(1)
         t.feeder = _Feeder(t, [ANSWER])
         await t.deliver(b'{"jsonrpc":"2.0","method":"notifications/initialized"}', [{}])  # queued
         body2 = b'{"jsonrpc":"2.0","id":2,"method":"ping"}'
         out2 = await t.post(body2, [json.loads(body2)], {2}, json_ok=True, sse_ok=True, priming=False)
-        assert isinstance(out2, Stream) and t.pending([2]) == [2]
+        assert isinstance(out2, Stream) and t.answering(2)
         queued = t._inbox.qsize()
         batch = b" [" + body2.replace(b'"id":2', b'"id":3') + b"]"  # a batch of one: queued
         out3 = await t.post(batch, [json.loads(batch)[0]], {3}, json_ok=True, sse_ok=True, priming=False)
-        assert isinstance(out3, Stream) and t.pending([3]) == [3] and t._inbox.qsize() == queued + 1
+        assert isinstance(out3, Stream) and t.answering(3) and t._inbox.qsize() == queued + 1
 
     asyncio.run(go())
 
@@ -201,11 +200,20 @@ def test_a_request_id_in_flight_is_refused_on_another_post() -> None:
             other = Client(call(6, "add", {"a": 1, "b": 2}))
             await app(scope(session), other.receive, other.send)
             assert other.json()["result"]["structuredContent"] == {"result": 3}
+            second = Client(call(7, "wait_forever", {}))
+            also = asyncio.ensure_future(app(scope(session), second.receive, second.send))
+            while not any(t.answering(7) for t in app.sessions.values()):
+                await asyncio.sleep(0)
+            batch = Client([call(9, "add", {"a": 1, "b": 2}), call(7, "add", {}), call(5, "add", {})])
+            await app(scope(session), batch.receive, batch.send)  # refused whole: the first busy id named
+            assert batch.status() == 400 and batch.json()["id"] == 7
+            assert "request id 7 is already in flight" in batch.json()["error"]["message"]
             end = Client({})
             await app({**scope(session), "method": "DELETE"}, end.receive, end.send)  # cancels it
             await asyncio.wait_for(cancelled.wait(), 10)
             first.left.set()
-            await asyncio.wait_for(running, 10)
+            second.left.set()
+            await asyncio.wait_for(asyncio.gather(running, also), 10)
         finally:
             await app.aclose()
 

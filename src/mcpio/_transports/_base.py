@@ -6,8 +6,9 @@ exceeded the size limit (so the session can answer it and go on), and raises
 :class:`~mcpio._errors.EndOfStream` once the peer has closed and every frame was delivered.
 ``send`` may wait (backpressure) but never reorders. ``aclose`` is idempotent and bounded.
 A transport may also offer ``send_nowait(frame) -> bool``: the frame queued, in order, when that
-needs no waiting (True), else nothing done (False: ``send`` it); a wrapper that must see every
-frame sets it to None.
+needs no waiting (True), else nothing done (False: ``send`` it); and ``answer_nowait(id, frame)
+-> bool``, the same for a frame answering request ``id`` alone, told its id (no decoding to
+route it). A wrapper that must see every frame sets both to None.
 
 :data:`serving` names the incoming request the current task is serving, as (key, id): the
 session engine sets it in each request's task, so a transport that carries several streams

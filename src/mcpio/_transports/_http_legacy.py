@@ -9,7 +9,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
 
 from .._errors import EndOfStream
@@ -31,7 +31,7 @@ class Feeder(Protocol):
 
     def reading(self) -> bool: ...
 
-    async def feed(self, frame: Decoded) -> None: ...
+    def feed(self, message: dict[str, Any]) -> Awaitable[None] | None: ...
 
 
 class LegacyTransport:
@@ -39,6 +39,7 @@ class LegacyTransport:
 
     def __init__(self, session_id: str, *, store: EventStore | None, inbox_size: int = 256) -> None:
         self.id = session_id
+        self.session_header = [(b"mcp-session-id", session_id.encode())]  # on every response (read only)
         self.store = store
         # send() waits on nothing bound to the current task (no asyncio.timeout; an event store
         # in another process, Redis, may), so the session may start a request that cannot wait
@@ -67,9 +68,13 @@ class LegacyTransport:
             raise EndOfStream()
         return item
 
-    async def send(self, frame: bytes) -> None:
+    def send(self, frame: bytes) -> Coroutine[Any, Any, None]:
+        return self.route(frame, peek(frame))
+
+    async def route(self, frame: bytes, envelopes: list[Any]) -> None:
+        """:meth:`send` of ``frame``, whose messages' ids and methods are ``envelopes``
+        (``peek(frame)``: a subclass that read them already passes them on)."""
         self.last_active = time.monotonic()
-        envelopes = peek(frame)
         if envelopes and envelopes[0].method is None:  # a response (or a batch of them)
             stream = None
             for e in envelopes:
@@ -96,6 +101,19 @@ class LegacyTransport:
             log.debug("session %s: no stream for %s (no GET stream is open); dropped", self.id, envelopes[0].method)
             return
         await stream.put(frame, final=False)
+
+    def answer_nowait(self, request_id: Any, frame: bytes) -> bool:
+        """:meth:`send` of ``frame``, the one message answering request ``request_id`` (the engine
+        knows the id: the frame is not decoded again to route it, issue 17), when that needs no
+        waiting: the answer of a fed POST kept as its whole JSON response (``UnmadeStream.take``).
+        False: nothing done (send it)."""
+        s = self._by_request.get(request_id)
+        if type(s) is not UnmadeStream or not s.take(frame):  # an UnmadeStream has one request
+            return False
+        del self._by_request[request_id]
+        s.request_ids.discard(request_id)
+        self.last_active = time.monotonic()
+        return True
 
     async def aclose(self) -> None:
         self.terminate()
@@ -144,7 +162,9 @@ class LegacyTransport:
             self.last_active = time.monotonic()
             route = UnmadeStream(self, request_ids, json_ok, sse_ok, priming)
             self._by_request[messages[0]["id"]] = route
-            await feeder.feed(Decoded(frame, messages[0]))
+            pending = feeder.feed(messages[0])
+            if pending is not None:
+                await pending
             return route.answered if route.answered is not None else route.made()
         stream = self.new_stream(request_ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
         if len(messages) != 1 or frame.lstrip()[:1] == b"[":
@@ -190,13 +210,10 @@ class LegacyTransport:
         if stream is not self.get_stream and not stream.request_ids:
             self.streams.pop(stream.id, None)
 
-    def pending(self, request_ids: list[Any]) -> list[Any]:
-        """The ids among ``request_ids`` that are still being served (a duplicate is refused by
-        the protocol layer; its stream must not replace the first one's)."""
-        known = self._by_request
-        if len(request_ids) == 1:  # one request, as every POST but a 2025-03-26 batch (issue 17)
-            return request_ids if request_ids[0] in known else []
-        return [r for r in request_ids if r in known]
+    def answering(self, request_id: Any) -> bool:
+        """Whether request ``request_id`` is still being served (a duplicate is refused by the
+        protocol layer; its stream must not replace the first one's)."""
+        return request_id in self._by_request
 
     async def deliver(self, frame: bytes, messages: list[Any] | None = None) -> None:
         """Queue a POSTed ``frame`` for the session (requests come through :meth:`post`).

@@ -305,25 +305,26 @@ class StreamableHTTPApp:
             if refusal is not None:
                 await refuse(send, dataclasses.replace(refusal, id=rid))
                 return
-        session_header = [(b"mcp-session-id", transport.id.encode())]
+        session_header = transport.session_header
         if not requests:  # notifications and responses: accepted, answered with nothing
             await transport.deliver(body, messages)  # decoded once (issue 17)
             await plain(send, 202, b"", session_header)
             return
-        ids = [rid] if rid is not None else [m["id"] for m in requests]
-        busy = transport.pending(ids)
-        if busy:
+        if rid is not None:  # one request, as every POST but a 2025-03-26 batch: no lists (issue 17)
+            ids, busy = {rid}, (rid if transport.answering(rid) else None)
+        else:
+            order = [m["id"] for m in requests]
+            ids, busy = set(order), next((r for r in order if transport.answering(r)), None)
+        if busy is not None:
             await refuse(
                 send,
-                h.refuse(
-                    400, f"Invalid Request: request id {busy[0]!r} is already in flight in this session", id=busy[0]
-                ),
+                h.refuse(400, f"Invalid Request: request id {busy!r} is already in flight in this session", id=busy),
             )
             return
         json_ok, sse_ok = h.accepts(headers.get("accept"))
         rules = RULES.get(version)
         stream = await transport.post(
-            body, messages, set(ids), json_ok=json_ok, sse_ok=sse_ok, priming=rules is not None and rules.sse_polling
+            body, messages, ids, json_ok=json_ok, sse_ok=sse_ok, priming=rules is not None and rules.sse_polling
         )
         if isinstance(stream, bytes):  # answered at once: the whole response, no stream (issue 17)
             await streams.send_json(send, stream, session_header, h.LEGACY)

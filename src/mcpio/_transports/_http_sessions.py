@@ -73,6 +73,8 @@ FRESH_FOR = 1.0  # seconds a touch vouches for a local copy (SharedSessions.find
 class SharedLegacyTransport(LegacyTransport):
     """A local copy of a shared legacy session (see the module docstring)."""
 
+    answer_nowait = None  # type: ignore[assignment]  # every answer through send: it keeps this copy's books
+
     def __init__(self, session_id: str, *, registry: SharedSessions, record: dict[str, str] | None) -> None:
         super().__init__(session_id, store=registry.app.event_store)
         # Its send may wait on the backend (sync: a record write) whatever the event store, and
@@ -166,7 +168,7 @@ class SharedLegacyTransport(LegacyTransport):
                 if len(self.outbound) >= 1024:  # most were never answered (timed out): forget them
                     self.outbound.clear()  # (a late answer then goes on the bus too: harmless)
                 self.outbound.add(e.id)
-        await super().send(frame)
+        await self.route(frame, envelopes)  # LegacyTransport.send, without peeking again
         if self.held and envelopes and envelopes[0].method is None:  # answered: stored or sent now
             self._release([k for k, s in self.held.items() if s.finished])
 

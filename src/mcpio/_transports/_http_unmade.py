@@ -31,10 +31,16 @@ class UnmadeStream:
         self.stream: Stream | None = None
 
     async def put(self, frame: bytes, final: bool) -> None:
-        if final and self.stream is None and self.json_ok:
-            self.answered = frame
-        else:
+        if not (final and self.take(frame)):
             await self.made().put(frame, final)
+
+    def take(self, frame: bytes) -> bool:
+        """Keep ``frame``, the request's answer, as the whole response if nothing came before it
+        and the client accepts JSON (True); else nothing done (False: put it on the stream)."""
+        if self.stream is None and self.json_ok:
+            self.answered = frame
+            return True
+        return False
 
     def made(self) -> Stream:
         """The stream, made now if it is not yet (it takes this one's place in the routing)."""

@@ -72,6 +72,7 @@ class Traced:
     """``inner`` (any transport), with every frame written to ``trace`` on its way."""
 
     send_nowait = None  # not the inner transport's (it would skip the trace): every frame through send
+    answer_nowait = None  # likewise
 
     def __init__(self, inner: Any, trace: Trace) -> None:
         self.inner = inner
