@@ -207,9 +207,11 @@ def serve_now(server: Server, transport: Any, spawn: Callable[..., asyncio.Task[
         return spawn(server._serve_http(transport, True))
     context = contextvars.copy_context()
     if _direct.applies(server, message) and (server._http_trace is False or not http_trace(server)):
-        coro = _direct.answer(server, transport)
-    else:
-        coro = server._serve_http(transport, True)
+        frame = context.run(_direct.answer, server, message)  # a plain call: no coroutine (issue 17)
+        if transport.answer_at_once(frame):  # nothing sent before it: the whole response
+            return None
+        return spawn(_direct.send(transport, frame), context)
+    coro = server._serve_http(transport, True)
     try:
         waits_on = context.run(coro.send, None)
     except StopIteration:
