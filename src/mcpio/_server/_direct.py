@@ -75,10 +75,10 @@ def _plain_handler() -> Any:
     return _PLAIN
 
 
-async def answer(server: Server, transport: Any) -> None:
-    """Answer the request of ``transport`` (a ``RequestTransport`` holding one decoded request
-    that :func:`applies`) on its stream, as a stateless session would."""
-    message = transport.message
+def answer(server: Server, message: dict[str, Any]) -> bytes:
+    """The answer frame to ``message`` (a decoded request that :func:`applies`), as a stateless
+    session would give it. A plain call (issue 17: no coroutine to start and finish per request);
+    the caller sends the frame (:func:`send`, when it cannot be the whole response at once)."""
     id_ = message["id"]
     params: dict[str, Any] = message["params"]
     meta = params.get("_meta")
@@ -95,10 +95,13 @@ async def answer(server: Server, transport: Any) -> None:
         except Exception as exc:  # a handler bug: internal error, details to stderr only
             log.exception("handler for tools/call failed")
             out = rpc.error_response(id_, to_error_object(exc, detail=expose))
-    frame = rpc.encode(out)
-    if transport.answer_at_once(frame):  # nothing sent before it: no await (issue 17)
-        return
+    return rpc.encode(out)
+
+
+async def send(transport: Any, frame: bytes) -> None:
+    """Send ``frame``, :func:`answer`'s answer, on the stream of ``transport`` (a
+    ``RequestTransport``) when something went out before it (it cannot be the whole response)."""
     try:
         await transport.answer(frame)
     except TransportError as exc:
-        log.debug("could not send the answer to %r: %s", id_, exc)
+        log.debug("could not send the answer to %r: %s", transport.message.get("id"), exc)

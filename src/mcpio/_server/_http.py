@@ -62,6 +62,7 @@ def http_app(server: Server, path: str, **options: Any) -> Any:
         server._serve_http, path=path, tool_schema=server._tool_schema, lifespan=lifespan, **options
     )
     app.serve_now = lambda transport, spawn: serve_now(server, transport, spawn)
+    app.answer_now = lambda message: answer_now(server, message)
     return _otel.http_app(server, app)  # with telemetry on: trace context from headers, SSE streams counted
 
 
@@ -206,10 +207,12 @@ def serve_now(server: Server, transport: Any, spawn: Callable[..., asyncio.Task[
     if type(message) is not dict or not answers_at_once(server, message.get("method"), message.get("params")):
         return spawn(server._serve_http(transport, True))
     context = contextvars.copy_context()
-    if _direct.applies(server, message) and (server._http_trace is False or not http_trace(server)):
-        coro = _direct.answer(server, transport)
-    else:
-        coro = server._serve_http(transport, True)
+    if direct(server, message):
+        frame = context.run(_direct.answer, server, message)  # a plain call: no coroutine (issue 17)
+        if transport.answer_at_once(frame):  # nothing sent before it: the whole response
+            return None
+        return spawn(_direct.send(transport, frame), context)
+    coro = server._serve_http(transport, True)
     try:
         waits_on = context.run(coro.send, None)
     except StopIteration:
@@ -217,6 +220,23 @@ def serve_now(server: Server, transport: Any, spawn: Callable[..., asyncio.Task[
     from .._session import _resume  # not at import, nor per request (the import statement costs)
 
     return spawn(_resume(coro, waits_on), context)
+
+
+def direct(server: Server, message: dict[str, Any]) -> bool:
+    """Whether a request that ``answers_at_once`` is answered without a Session (``_direct``)."""
+    return _direct.applies(server, message) and (server._http_trace is False or not http_trace(server))
+
+
+def answer_now(server: Server, message: Any) -> bytes | None:
+    """The answer frame of a modern POST's request (decoded) when :func:`serve_now` would answer
+    it without a Session (:func:`direct`), answered here, in a context of its own; else None
+    (serve it with :func:`serve_now`). For a client that accepts JSON: the app sends the frame
+    as the whole response, with no transport made for the request (issue 17)."""
+    if type(message) is not dict or not answers_at_once(server, message.get("method"), message.get("params")):
+        return None
+    if not direct(server, message):
+        return None
+    return contextvars.copy_context().run(_direct.answer, server, message)
 
 
 async def serve(

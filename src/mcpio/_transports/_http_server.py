@@ -68,6 +68,7 @@ class StreamableHTTPApp:
     """An ASGI application serving one MCP server over Streamable HTTP (both eras)."""
 
     serve_now: Callable[[RequestTransport, Callable[..., asyncio.Task[Any]]], asyncio.Task[Any] | None] | None = None
+    answer_now: Callable[[dict[str, Any]], bytes | None] | None = None  # set by the Server (_server._http)
 
     def __init__(
         self,
@@ -199,11 +200,11 @@ class StreamableHTTPApp:
             # Read (and drop) the body first, as every other answer does: refusing mid-request
             # races the server's HTTP parser on a malformed body (h11: a response in MUST_CLOSE).
             with contextlib.suppress(TooLarge):
-                await self.read_body(receive, headers)
+                await streams.read_body(receive, headers, self.max_body_size)
             await refuse(send, refusal)
             return
         try:
-            body = await self.read_body(receive, headers)
+            body = await streams.read_body(receive, headers, self.max_body_size)
         except TooLarge:
             await refuse(
                 send,
@@ -247,6 +248,12 @@ class StreamableHTTPApp:
             await plain(send, 202, b"")  # core 2026-07-28 defines no client notifications on HTTP
             return
         json_ok, sse_ok = h.accepts(headers.get("accept"))
+        frame = self.answer_now(message) if json_ok and self.answer_now is not None else None
+        if frame is not None:  # answered at once, without a session: the whole JSON response (issue 17)
+            start, end = streams.json_response(frame, [], h.MODERN)
+            await send(start)
+            await send(end)
+            return
         transport = RequestTransport(body, message, json_ok=json_ok, sse_ok=sse_ok)  # the body decoded once
         transport.listen = message.get("method") == "subscriptions/listen"  # handed over first when draining
         now = self.serve_now  # set by the Server: its eager start; None if it answered at once, no task
@@ -580,20 +587,5 @@ class StreamableHTTPApp:
 
     # ================================================================ helpers
     async def read_body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:
-        declared = headers.get("content-length", "")
-        # isascii: "²" (latin-1 0xB2) passes isdigit() but not int()
-        if declared.isascii() and declared.isdigit() and int(declared) > self.max_body_size:
-            raise TooLarge()
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                raise Disconnected()
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_body_size:
-                raise TooLarge()
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
+        """The request's body (``streams.read_body``): TooLarge past ``max_body_size``."""
+        return await streams.read_body(receive, headers, self.max_body_size)

@@ -32,7 +32,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -326,20 +326,52 @@ async def _body(send: Send, data: bytes) -> None:
 _JSON_TYPE = (b"content-type", b"application/json")
 
 
-async def send_json(send: Send, frame: bytes, headers: list[tuple[bytes, bytes]], era: str) -> None:
-    """Send ``frame`` (one JSON-RPC message) as the whole JSON response: 200, or the status the
-    era gives its error code (a refused request's 4xx), with ``headers`` added."""
+def json_response(frame: bytes, headers: list[tuple[bytes, bytes]], era: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The two ASGI messages of ``frame`` (one JSON-RPC message) as the whole JSON response:
+    200, or the status the era gives its error code (a refused request's 4xx), with ``headers``
+    added. A plain call: the app sends them itself (issue 17: no coroutine per request)."""
     status = 200
     if b'"error"' in frame and frame[:1] == b"{":
         with contextlib.suppress(Exception):
             err = rpc.decode(frame).get("error")
             status = h.status_for_error(err.get("code") if isinstance(err, dict) else None, era)
     out = [*headers, _JSON_TYPE, (b"content-length", b"%d" % len(frame))]
-    await send({"type": "http.response.start", "status": status, "headers": out})
-    await send({"type": "http.response.body", "body": frame, "more_body": False})
+    return (
+        {"type": "http.response.start", "status": status, "headers": out},
+        {"type": "http.response.body", "body": frame, "more_body": False},
+    )
+
+
+async def send_json(send: Send, frame: bytes, headers: list[tuple[bytes, bytes]], era: str) -> None:
+    """Send ``frame`` as the whole JSON response (:func:`json_response`)."""
+    start, body = json_response(frame, headers, era)
+    await send(start)
+    await send(body)
 
 
 # ---------------------------------------------------------------------------- ASGI helpers
+async def read_body(receive: Receive, headers: Mapping[str, str], limit: int) -> bytes:
+    """The request's body; TooLarge when ``Content-Length`` or the bytes read pass ``limit``,
+    Disconnected when the client goes first."""
+    declared = headers.get("content-length", "")
+    # isascii: "²" (latin-1 0xB2) passes isdigit() but not int()
+    if declared.isascii() and declared.isdigit() and int(declared) > limit:
+        raise TooLarge()
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise Disconnected()
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            raise TooLarge()
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
 async def watch_disconnect(receive: Receive, on_gone: Callable[[], None]) -> None:
     while True:
         message = await receive()
