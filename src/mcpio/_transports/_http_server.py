@@ -334,7 +334,9 @@ class StreamableHTTPApp:
             body, messages, ids, json_ok=json_ok, sse_ok=sse_ok, priming=rules is not None and rules.sse_polling
         )
         if isinstance(stream, bytes):  # answered at once: the whole response, no stream (issue 17)
-            await streams.send_json(send, stream, session_header, h.LEGACY)
+            start, end = streams.json_response(stream, session_header, h.LEGACY)
+            await send(start)
+            await send(end)
             return
         stream.hangup = (receive, stream.disconnected)  # not a cancellation; watched once it matters
         await stream.pump(
