@@ -1,13 +1,14 @@
 """CPU instructions per request, counted by valgrind's callgrind (``PYTHONHASHSEED=0``): the
 figure issue 17's cuts are measured by, because it does not move with the machine's load.
 
-    python benchmarks/instructions.py stdio [SERVER_SCRIPT]     # default servers/mcpio_inline_server.py
+    python benchmarks/instructions.py stdio [SERVER_SCRIPT] [--modern]  # default servers/mcpio_inline_server.py
     python benchmarks/instructions.py http legacy|modern [APP]  # APP: mcpio-inline (default), mcpio, floor
     python benchmarks/instructions.py cold [SERVER_SCRIPT] [--extra-tools N]  # default servers/mcpio_server.py
 
 stdio: the server script runs with stdin = a file holding initialize, initialized and N pipelined
 ``tools/call add`` (stdout to /dev/null), once with N = 2,000 and once with 12,000; the figure is
-the difference over 10,000. The plain-``def`` server (``servers/mcpio_server.py``) inlines ``add``
+the difference over 10,000. ``--modern``: 2026-07-28 instead (no ``initialize``; each call carries
+the era's ``_meta``). The plain-``def`` server (``servers/mcpio_server.py``) inlines ``add``
 adaptively: under valgrind every call is ~50× slower in wall time, so on a loaded machine the
 policy may move it back to worker threads mid-run; the run is then reported as unreliable.
 http: ``http_app_cost.py`` drives the ASGI app alone (no uvicorn, no sockets) for 500 and 1,500
@@ -35,14 +36,25 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def _stdin_file(n: int) -> str:
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "c", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def _stdin_file(n: int, modern: bool = False) -> str:
     init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}
     lines = [
         {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
     ]
+    if modern:
+        lines = []
     for i in range(n):
-        args = {"name": "add", "arguments": {"a": i, "b": 2}}
+        args: dict[str, object] = {"name": "add", "arguments": {"a": i, "b": 2}}
+        if modern:
+            args["_meta"] = MODERN_META
         lines.append({"jsonrpc": "2.0", "id": 100_000 + i, "method": "tools/call", "params": args})
     fd, path = tempfile.mkstemp(suffix=".jsonl")
     with os.fdopen(fd, "w") as f:
@@ -76,11 +88,11 @@ def _count(argv: list[str], stdin_path: str | None = None, env: dict[str, str] |
     return int(m.group(1)), err
 
 
-def stdio(script: str) -> None:
+def stdio(script: str, modern: bool = False) -> None:
     counts = []
     demoted = False
     for n in (2_000, 12_000):
-        path = _stdin_file(n)
+        path = _stdin_file(n, modern)
         try:
             count, err = _count([sys.executable, script], path)
         finally:
@@ -88,7 +100,8 @@ def stdio(script: str) -> None:
         counts.append(count)
         demoted = demoted or "worker threads" in err
     per_call = (counts[1] - counts[0]) / 10_000 / 1000
-    print(f"{script}: {per_call:.1f} k instructions per pipelined tools/call")
+    era = " (2026-07-28)" if modern else ""
+    print(f"{script}: {per_call:.1f} k instructions per pipelined tools/call{era}")
     if demoted:
         print("unreliable: the adaptive policy moved a tool to worker threads during a run (machine loaded?)")
 
@@ -150,8 +163,11 @@ def cold(script: str, extra_tools: int) -> None:
 
 def main() -> None:
     args = sys.argv[1:]
+    modern = args[:1] == ["stdio"] and "--modern" in args
+    if modern:
+        args.remove("--modern")
     if args[:1] == ["stdio"] and len(args) <= 2:
-        stdio(args[1] if len(args) == 2 else str(HERE / "servers" / "mcpio_inline_server.py"))
+        stdio(args[1] if len(args) == 2 else str(HERE / "servers" / "mcpio_inline_server.py"), modern)
     elif args[:1] == ["cold"] and len(args) <= 4:
         extra = 0
         if "--extra-tools" in args:
