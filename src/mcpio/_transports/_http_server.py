@@ -586,8 +586,3 @@ class StreamableHTTPApp:
                 await self.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
-
-    # ================================================================ helpers
-    async def read_body(self, receive: Receive, headers: Mapping[str, str]) -> bytes:
-        """The request's body (``streams.read_body``): TooLarge past ``max_body_size``."""
-        return await streams.read_body(receive, headers, self.max_body_size)

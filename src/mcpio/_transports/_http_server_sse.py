@@ -16,7 +16,7 @@ from urllib.parse import parse_qs
 
 from .._errors import EndOfStream, TransportError
 from .._protocol import _http as h
-from ._http_server_streams import SSE_HEADERS, TooLarge, plain, refuse, watch_disconnect
+from ._http_server_streams import SSE_HEADERS, TooLarge, plain, read_body, refuse, watch_disconnect
 
 if TYPE_CHECKING:
     from ._http_server import Receive, Scope, Send, StreamableHTTPApp
@@ -91,7 +91,7 @@ class LegacySSE:
             await refuse(send, refusal)
             return
         try:
-            body = await self.app.read_body(receive, headers)
+            body = await read_body(receive, headers, self.app.max_body_size)
             value = h.parse_body(body)
             h.kinds(h.messages_of(value))
         except TooLarge:
