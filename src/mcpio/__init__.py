@@ -88,9 +88,20 @@ def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'mcpio' has no attribute {name!r}")
+    import gc
     import importlib
 
-    obj = getattr(importlib.import_module(module, __name__), name)
+    # No collections while mcpio's modules load (issue 17: cold start): an import makes only
+    # long-lived objects (modules, classes, functions), so the collector's passes over them
+    # (several million instructions for the server's modules and msgspec) find nothing to free.
+    # The previous state is back afterwards, whatever the import did.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        obj = getattr(importlib.import_module(module, __name__), name)
+    finally:
+        if collecting:
+            gc.enable()
     try:
         obj.__module__ = "mcpio"
     except (AttributeError, TypeError):

@@ -11,7 +11,6 @@ hundreds of tools before it answers ``initialize`` (issue 17). tests/unit: test_
 from __future__ import annotations
 
 import functools
-import inspect
 import types
 import typing
 from typing import Any
@@ -27,11 +26,29 @@ __all__ = [
     "unwrap",
 ]
 
-EMPTY = inspect.Parameter.empty
-_P = inspect.Parameter
-POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, KEYWORD_ONLY = _P.POSITIONAL_ONLY, _P.POSITIONAL_OR_KEYWORD, _P.KEYWORD_ONLY
-VAR_POSITIONAL, VAR_KEYWORD = _P.VAR_POSITIONAL, _P.VAR_KEYWORD
+
+class EMPTY:
+    """No default value, no annotation: what ``inspect.Parameter.empty`` marks."""
+
+
+# ``inspect`` is not imported on the stdio start-up path (issue 17: ~32 M instructions, 0.4x the
+# floor's whole cold start, where msgspec does not import it through typing_extensions), so the
+# parameter kinds are ``inspect._ParameterKind``'s values as plain ints (it is an IntEnum: they
+# compare equal) and the code flags are CPython's (``inspect.CO_*``, Include/cpython/code.h).
+POSITIONAL_ONLY, POSITIONAL_OR_KEYWORD, VAR_POSITIONAL, KEYWORD_ONLY, VAR_KEYWORD = range(5)
+CO_VARARGS, CO_VARKEYWORDS, CO_COROUTINE = 0x04, 0x08, 0x80
 _FUNCTION = types.FunctionType
+
+
+def _signature(fn: Any) -> list[tuple[str, int, Any]]:
+    """What ``inspect.signature`` lists, in this module's terms (callables that are not plain functions)."""
+    import inspect  # not at start-up: a plain function never needs it
+
+    empty = inspect.Parameter.empty
+    return [
+        (p.name, int(p.kind), EMPTY if p.default is empty else p.default)
+        for p in inspect.signature(fn).parameters.values()
+    ]
 
 
 def unwrap(fn: Any) -> tuple[Any, str, str | None, bool]:
@@ -42,7 +59,9 @@ def unwrap(fn: Any) -> tuple[Any, str, str | None, bool]:
     (issue 17: registration; tests/unit: test_schema)."""
     f = fn
     if type(f) is _FUNCTION and not f.__dict__:
-        return f, f.__name__ or type(f).__name__, f.__doc__, bool(f.__code__.co_flags & inspect.CO_COROUTINE)
+        return f, f.__name__ or type(f).__name__, f.__doc__, bool(f.__code__.co_flags & CO_COROUTINE)
+    import inspect  # not at start-up: a plain function never needs it
+
     while isinstance(f, functools.partial):
         f = f.func
     if inspect.isroutine(f) or isinstance(f, type):
@@ -63,7 +82,7 @@ def type_hints(target: Any) -> dict[str, Any]:
     return typing.get_type_hints(target, include_extras=True)
 
 
-def parameters(fn: Any) -> list[tuple[str, Any, Any]]:
+def parameters(fn: Any) -> list[tuple[str, int, Any]]:
     """(name, kind, default) of each parameter of ``fn``, as ``inspect.signature(fn)`` lists them.
 
     A plain Python function with nothing in its ``__dict__`` (no ``__wrapped__``, ``__signature__``
@@ -72,13 +91,13 @@ def parameters(fn: Any) -> list[tuple[str, Any, Any]]:
     server may register hundreds before it answers ``initialize`` (issue 17). The same result
     (tests/unit: test_schema)."""
     if type(fn) is not _FUNCTION or fn.__dict__:
-        return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+        return _signature(fn)
     code = fn.__code__
     names = code.co_varnames
     npos, nkw, nposonly = code.co_argcount, code.co_kwonlyargcount, code.co_posonlyargcount
     defaults = fn.__defaults__ or ()
     first_default = npos - len(defaults)
-    out: list[tuple[str, Any, Any]] = [
+    out: list[tuple[str, int, Any]] = [
         (
             names[i],
             POSITIONAL_ONLY if i < nposonly else POSITIONAL_OR_KEYWORD,
@@ -87,13 +106,13 @@ def parameters(fn: Any) -> list[tuple[str, Any, Any]]:
         for i in range(npos)
     ]
     at = npos + nkw
-    if code.co_flags & inspect.CO_VARARGS:
+    if code.co_flags & CO_VARARGS:
         out.append((names[at], VAR_POSITIONAL, EMPTY))
         at += 1
     kwdefaults = fn.__kwdefaults__ or {}
     out += [(name, KEYWORD_ONLY, kwdefaults.get(name, EMPTY)) for name in names[npos : npos + nkw]]
-    if code.co_flags & inspect.CO_VARKEYWORDS:
+    if code.co_flags & CO_VARKEYWORDS:
         out.append((names[at], VAR_KEYWORD, EMPTY))
     if not all(name.isidentifier() for name, _, _ in out):  # e.g. a comprehension's ".0": inspect's rules
-        return [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+        return _signature(fn)
     return out

@@ -11,7 +11,7 @@ what was left out, never sent in a shape the version's schema rejects.
 
 from __future__ import annotations
 
-import base64
+import binascii
 import os
 from typing import Any, cast
 
@@ -24,8 +24,9 @@ from ._versions import Rules
 _BLOCK_TYPES = frozenset({"text", "image", "audio", "resource", "resource_link"})
 
 
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+def b64(data: bytes) -> str:
+    """``base64.b64encode(data)`` as text: its primitive, without importing ``base64`` at start-up (issue 17)."""
+    return binascii.b2a_base64(data, newline=False).decode("ascii")
 
 
 def _load(
@@ -40,10 +41,10 @@ def _load(
         p = Path(path)
         raw = p.read_bytes()
         guessed = mimetypes.guess_type(p.name)[0]
-        return _b64(raw), mime_type or guessed or "application/octet-stream"
+        return b64(raw), mime_type or guessed or "application/octet-stream"
     if isinstance(data, str):  # already base64
         return data, mime_type or "application/octet-stream"
-    return _b64(bytes(data)), mime_type or "application/octet-stream"  # type: ignore[arg-type]
+    return b64(bytes(data)), mime_type or "application/octet-stream"  # type: ignore[arg-type]
 
 
 # Annotations members by version: audience and priority from the start, lastModified from
@@ -158,7 +159,7 @@ class EmbeddedResource(msgspec.Struct, frozen=True):  # a Struct: defined ~40x f
         if self.mime_type:
             c["mimeType"] = self.mime_type
         if self.blob is not None:
-            c["blob"] = _b64(self.blob)
+            c["blob"] = b64(self.blob)
         else:
             c["text"] = self.text or ""
         return c

@@ -19,7 +19,6 @@ Pure functions, no imports beyond the standard library.
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import re
 
@@ -49,6 +48,8 @@ def parse_docstring(doc: str | None) -> tuple[str | None, dict[str, str]]:
     """Split ``doc`` into (description without parameter sections, {param: description})."""
     if not doc or not doc.strip():
         return None, {}
+    import inspect  # not at start-up (issue 17): a description is made on first read, after asyncio loaded it
+
     lines = inspect.cleandoc(doc).splitlines()
     kept: list[str] = []
     params: dict[str, str] = {}

@@ -62,3 +62,17 @@ class _Deferred:
 
     def __repr__(self) -> str:
         return f"<logger {self._name} (logging not loaded yet)>"
+
+
+def to_stderr() -> None:
+    """A server's logging: the ``mcpio`` loggers to stderr at ``MCPIO_LOG_LEVEL`` (WARNING), unless
+    the application gave them a handler. For :func:`configure`, when serving starts."""
+    import logging
+    import os
+
+    root = logging.getLogger("mcpio")
+    if not root.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
+        root.addHandler(handler)
+        root.setLevel(os.environ.get("MCPIO_LOG_LEVEL", "WARNING").upper())

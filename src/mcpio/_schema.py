@@ -241,9 +241,9 @@ def analyze_function(
     fields: list[tuple[Any, ...]] = []
     for pname, kind, default in params:
         if kind in (VAR_POSITIONAL, VAR_KEYWORD):
-            stars = "*" if kind is VAR_POSITIONAL else "**"
+            stars = "*" if kind == VAR_POSITIONAL else "**"
             raise TypeError(f"{fname}(): {stars}{pname} is not supported; declare each argument as a named parameter")
-        if kind is POSITIONAL_ONLY:
+        if kind == POSITIONAL_ONLY:
             raise TypeError(
                 f"{fname}(): positional-only parameter {pname!r} is not supported (arguments are passed by name)"
             )

@@ -7,7 +7,7 @@ catalogues), §6 (error codes).
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 
@@ -33,6 +33,8 @@ META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
 # The tasks extension of 2026-07-28 (ext-tasks spec; SEP-2663): its capability key under
 # ``extensions`` and the methods it adds.
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
+# The 2025-11-25 ``tasks`` capability a server with task-capable tools announces (``_core_tasks``).
+CORE_TASKS_CAPABILITY: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
 SKILLS_EXTENSION: Final = "io.modelcontextprotocol/skills"  # SEP-2640 (the rest of it is in _skills)
 TASKS_METHODS: Final = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 # The skills extension (SEP-2640; its rules are in ``_skills``): the methods it adds, 2026-07-28.

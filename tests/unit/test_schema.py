@@ -31,12 +31,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import mcpio._callables
 from mcpio._content import CONTENT_TYPES, Image, Text, ToolResult
 from mcpio._docstrings import parse_docstring
 from mcpio._schema import ArgumentError, FunctionSignature, analyze_function, prompt_arguments
 from mcpio._server._context import Context
 
-EMPTY = inspect.Parameter.empty
+EMPTY = inspect.Parameter.empty  # what a test function's parameter default is not
+NO_DEFAULT = mcpio._callables.EMPTY  # how mcpio marks a parameter without a default
 TOOL_CONTENT = CONTENT_TYPES + (ToolResult,)
 
 
@@ -366,7 +368,7 @@ def test_required_iff_no_default_and_defaults_in_schema():
     assert "default" not in props["a"] and "default" not in props["b"]
     assert [props[k]["default"] for k in "cdefgh"] == [3, None, "blue", [1, 2], {"x": 1, "y": 2}, None]
     assert [p.required for p in sig.parameters] == [True, True, False, False, False, False, False, False]
-    assert sig.parameters[2].default == 3 and sig.parameters[0].default is EMPTY
+    assert sig.parameters[2].default == 3 and sig.parameters[0].default is NO_DEFAULT
     check_schema(sig.input_schema)
 
 
@@ -1325,9 +1327,17 @@ def _signature_cases() -> list[Any]:
 
 @pytest.mark.parametrize("fn", _signature_cases())
 def test_parameters_read_from_code_are_what_inspect_signature_gives(fn):
+    # in mcpio's terms: kinds as ints (inspect's are an IntEnum), no default as _callables.EMPTY
+    # (inspect is not imported at start-up, issue 17)
+    from mcpio._callables import EMPTY as NO_DEFAULT
     from mcpio._callables import parameters
 
-    assert parameters(fn) == [(p.name, p.kind, p.default) for p in inspect.signature(fn).parameters.values()]
+    expected = [
+        (p.name, p.kind, NO_DEFAULT if p.default is EMPTY else p.default)
+        for p in inspect.signature(fn).parameters.values()
+    ]
+    assert parameters(fn) == expected
+    assert all(type(kind) is int for _, kind, _ in parameters(fn))
 
 
 @pytest.mark.parametrize("tp", [int, str, float, bool, bytes, datetime, time, date, Decimal, uuid.UUID, object, Path])

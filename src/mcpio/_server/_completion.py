@@ -13,7 +13,6 @@ object or None) returns a list of values or a completion object ``{"values", "to
 
 from __future__ import annotations
 
-import inspect
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InvalidParams
@@ -23,6 +22,13 @@ if TYPE_CHECKING:
     from ._server import Server
 
 MAX_VALUES = 100  # spec: at most 100 values per response
+
+
+def _isawaitable(value: Any) -> bool:
+    """``inspect.isawaitable``, from asyncio's copy (loaded by then; ``inspect`` is not at start-up)."""
+    import inspect
+
+    return inspect.isawaitable(value)
 
 
 async def complete(server: Server, params: dict[str, Any]) -> dict[str, Any]:
@@ -37,7 +43,7 @@ async def complete(server: Server, params: dict[str, Any]) -> dict[str, Any]:
     has_more: Any = None
     if server._completer is not None:
         r = server._completer(ref, argument, params.get("context"))
-        values = await r if inspect.isawaitable(r) else r
+        values = await r if _isawaitable(r) else r
         if isinstance(values, dict):
             total, has_more = values.get("total"), values.get("hasMore")
             values = values.get("values")

@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InvalidParams, MCPError, MethodNotFound
-from .._versions import Rules
+from .._versions import CORE_TASKS_CAPABILITY, Rules
 from ._pagination import paginate
 from ._tasks import RELATED_TASK, TaskStore, attach
 from ._tasks_shared import TERMINAL
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ._context import Context
     from ._tools import Tool
 
-CAPABILITY: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+CAPABILITY = CORE_TASKS_CAPABILITY
 
 
 def announces(server: Any, rules: Rules) -> bool:

@@ -15,10 +15,11 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .._errors import INTERNAL_ERROR, InvalidParams, MCPError, ResourceNotFound
-from .._versions import LOG_LEVELS, RULES, SUPPORTED_VERSIONS
+from .._versions import LOG_LEVELS, RULES
 from . import _core_tasks
 from ._completion import complete
 from ._context import Context
+from ._lifecycle import discover_result, initialize_result
 from ._mrtr import InputRequired
 from ._pagination import paginate
 from ._subscriptions import listen, subscribe, unsubscribe, uri_param
@@ -70,36 +71,11 @@ async def initialize(server: Server, ctx: Context, params: Params) -> dict[str, 
     return initialize_result(server, ctx.rules, ctx.session.state)
 
 
-def initialize_result(server: Server, rules: Rules, state: dict[str, Any]) -> dict[str, Any]:
-    """The result of a legacy ``initialize`` served under ``rules``; records the capabilities
-    announced in the session's ``state``. Synchronous: the stdio start-up answers the first
-    ``initialize`` with it before the async engine exists (``_stdio.answer_initialize``)."""
-    caps = server.capabilities(rules)
-    state["capabilities"] = caps
-    result: dict[str, Any] = {
-        "protocolVersion": rules.version,
-        "capabilities": caps,
-        "serverInfo": server.server_info(rules),
-    }
-    if server.instructions:
-        result["instructions"] = server.instructions
-    return result
-
-
 async def discover(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
     """``server/discover`` (2026-07-28, MUST): versions, capabilities, instructions; the era
     decorations add resultType, ttlMs, cacheScope and _meta serverInfo."""
     assert ctx.rules is not None
     return discover_result(server, ctx.rules)
-
-
-def discover_result(server: Server, rules: Rules) -> dict[str, Any]:
-    """The result of ``server/discover`` before the era's decorations. Synchronous: the stdio
-    start-up answers a first ``server/discover`` with it (``_stdio.answer_initialize``)."""
-    result: dict[str, Any] = {"supportedVersions": list(SUPPORTED_VERSIONS), "capabilities": server.capabilities(rules)}
-    if server.instructions:
-        result["instructions"] = server.instructions
-    return result
 
 
 async def ping(server: Server, ctx: Context, params: Params) -> dict[str, Any]:

@@ -32,13 +32,16 @@ Tools that take a :class:`~mcpio.Context` are never inlined by this policy.
 
 from __future__ import annotations
 
+import _thread
 import os
-import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import _log
+
+if TYPE_CHECKING:
+    import threading
 
 log = _log.logger("mcpio.server", globals())
 
@@ -128,13 +131,16 @@ class Watchdog:
         self.awake = False
         self.noticed = 0  # blocked calls noticed (for tests and stats)
         self.ticks = 0  # looks taken
-        self._event = threading.Event()
+        self._event: threading.Event | None = None  # with the thread: threading loads then (issue 17)
         self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
 
     def start(self) -> None:
+        import threading  # not at start-up (issue 17): the first promotion comes after asyncio loaded it
+
         with self._lock:
             if self._thread is None:
+                self._event = threading.Event()
                 self.awake = True
                 self._thread = threading.Thread(target=self._watch, name="mcpio-inline-watchdog", daemon=True)
                 self._thread.start()
@@ -144,16 +150,18 @@ class Watchdog:
             self.start()
             return
         self.awake = True
-        self._event.set()
+        self._event.set()  # type: ignore[union-attr]  # made with the thread
 
     def _forked(self) -> None:  # in a child process, right after fork()
         self._thread = None
         self.awake = False
         self.running = None
-        self._event = threading.Event()
-        self._lock = threading.Lock()
+        self._event = None
+        self._lock = _thread.allocate_lock()
 
     def _watch(self) -> None:
+        event = self._event  # made by start() before this thread
+        assert event is not None
         last_seq, idle = -1, 0
         while True:
             time.sleep(TICK)
@@ -165,10 +173,10 @@ class Watchdog:
             if running is None and seq == last_seq:
                 idle += 1
                 if idle >= 2:  # no inline call for two ticks: sleep until the next one
-                    self._event.clear()
+                    event.clear()
                     self.awake = False
                     if self.running is None:  # set before the loop thread reads `awake`: no lost wake-up
-                        self._event.wait()
+                        event.wait()
                     self.awake = True
                     idle = 0
             else:

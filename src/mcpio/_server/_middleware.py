@@ -15,7 +15,6 @@ Notifications do not pass through it. With no middleware registered nothing of t
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -62,6 +61,8 @@ class Request:
 
 
 def check_middleware(fn: Any) -> None:
+    import inspect  # not at start-up (issue 17): only a server with middleware registers one
+
     if not callable(fn) or not (
         inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004 - the bound method
     ):

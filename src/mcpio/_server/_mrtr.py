@@ -41,7 +41,6 @@ What the state guarantees (issue 12, break 4):
 
 from __future__ import annotations
 
-import base64
 import time
 from typing import Any
 
@@ -74,10 +73,14 @@ class InputRequired(BaseException):
 
 
 def _b64(data: bytes) -> str:
+    import base64  # not at start-up (issue 17): only a multi-round request signs state
+
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
 def _unb64(text: str) -> bytes:
+    import base64  # not at start-up (issue 17)
+
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 

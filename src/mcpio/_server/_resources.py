@@ -15,11 +15,10 @@ outside its SafePath roots) is "not found" too, with the reason.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Callable
 from typing import Annotated, Any, get_args, get_origin
 
-from .._content import CONTENT_TYPES, EmbeddedResource, cut_annotations, json_text, to_blocks
+from .._content import CONTENT_TYPES, EmbeddedResource, b64, cut_annotations, json_text, to_blocks
 from .._errors import InvalidParams, ResourceNotFound
 from .._safepath import PathParam, SafePathError
 from .._schema import ArgumentError, analyze_function, prompt_arguments
@@ -150,11 +149,7 @@ class Resource:
         if isinstance(value, str):
             return {"uri": uri, "mimeType": self.mime_type or "text/plain", "text": value}
         if isinstance(value, (bytes, bytearray, memoryview)):
-            return {
-                "uri": uri,
-                "mimeType": self.mime_type or "application/octet-stream",
-                "blob": base64.b64encode(bytes(value)).decode("ascii"),
-            }
+            return {"uri": uri, "mimeType": self.mime_type or "application/octet-stream", "blob": b64(bytes(value))}
         return {"uri": uri, "mimeType": self.mime_type or "application/json", "text": json_text(value)}
 
 

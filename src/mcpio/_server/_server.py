@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 import weakref
 from collections.abc import Callable
 from types import MethodType
@@ -23,18 +22,10 @@ from .._protocol._connection import Connection
 from .._protocol._events import NotificationReceived, RequestReceived
 from .._protocol._framing import DEFAULT_MAX_LINE_SIZE
 from .._transports._base import Transport
-from .._versions import (
-    CACHEABLE_METHODS,
-    META_SERVER_INFO,
-    RULES,
-    SKILLS_EXTENSION,  # not from _skills: that module loads with the first skill (issue 17)
-    TASKS_EXTENSION,
-    Rules,
-)
-from . import _direct, _http, _stdio
+from .._versions import CACHEABLE_METHODS, META_SERVER_INFO, RULES, Rules
+from . import _stdio
 from ._context import Context, request_context
-from ._core_tasks import CAPABILITY as CORE_TASKS_CAPABILITY
-from ._handlers import METHODS, answer_now, no_rounds
+from ._lifecycle import capabilities
 from ._middleware import Request, build_chain, check_middleware, run_hook
 from ._mrtr import InputRequired, StateCodec
 from ._resources import Prompt, Resource
@@ -46,7 +37,11 @@ if TYPE_CHECKING:
     import asyncio
 
     from .._session import Session
+    from . import _direct, _http
+    from ._handlers import METHODS, answer_now, no_rounds
     from ._skills import Skill
+else:  # the method table, the HTTP glue, the direct answer: loaded with the first session or app
+    _direct = _http = METHODS = answer_now = no_rounds = None  # (_load_serving)
 
 log = _log.logger("mcpio.server", globals())
 
@@ -313,30 +308,8 @@ class Server:
 
     # ================================================================ capabilities
     def capabilities(self, rules: Rules) -> dict[str, Any]:
-        """What this server announces (initialize, server/discover): derived from what is
-        registered now (spec-notes §4). ``completions`` (2025-03-26+) only when something can
-        be completed: a prompt, a resource template or a registered completer."""
-        cached = self._caps_cache.get(rules.version)
-        if cached is not None:
-            return cached
-        caps: dict[str, Any] = {"logging": {}}
-        if rules.completions_capability and (self._prompts or self._templates or self._completer is not None):
-            caps["completions"] = {}
-        if self._prompts:
-            caps["prompts"] = {"listChanged": True}
-        if self._resources or self._templates:
-            caps["resources"] = {"subscribe": True, "listChanged": True}
-        if self._tools:
-            caps["tools"] = {"listChanged": True}
-        if any(t.task_support != "forbidden" for t in self._tools.values()):
-            if rules.tasks_extension:
-                caps.setdefault("extensions", {})[TASKS_EXTENSION] = {}
-            elif rules.core_tasks:
-                caps["tasks"] = CORE_TASKS_CAPABILITY
-        if self._skills and rules.stateless:  # extensions exist from 2026-07-28 (SEP-2133); SEP-2640
-            caps.setdefault("extensions", {})[SKILLS_EXTENSION] = {"directoryRead": True}
-        self._caps_cache[rules.version] = caps
-        return caps
+        """What this server announces (initialize, server/discover): :func:`._lifecycle.capabilities`."""
+        return capabilities(self, rules)
 
     def gate(self, ctx: Context, capability: str, method: str) -> Rules:
         """The request's rules, or -32601 when the server did not announce ``capability``
@@ -438,6 +411,8 @@ class Server:
         """
         from .._session import Session  # not at import: asyncio comes after initialize's answer (_stdio)
 
+        if _direct is None:
+            _load_serving()
         s = Session(
             transport,
             Connection("server", stateless=stateless),
@@ -501,6 +476,7 @@ class Server:
         with any ASGI server; ``app.lifespan`` enters this server's lifespan for frameworks
         that do not forward ASGI lifespan events to mounted apps.
         """
+        _load_serving()
         return _http.http_app(self, path, **options)
 
     async def _serve_http(self, transport: Transport, stateless: bool) -> None:
@@ -542,17 +518,18 @@ class Server:
         or ``allow_remote=True``: the server is then reachable by other machines; pass
         ``allowed_hosts`` with the names clients use to reach it.
 
-        Connection limits (``_transports/_uvicorn``): past ``max_connections`` open
-        connections a new one closes the longest-idle one (none with a request in flight);
-        a connection must send a complete request head within ``header_timeout`` seconds;
-        idle keep-alive connections close after ``timeout_keep_alive`` seconds; a request
-        head is at most ``h11_max_incomplete_event_size`` bytes; ``limit_concurrency`` is
-        uvicorn's (503 past it; off by default). Repeated server warnings are logged once a minute as one
-        line. ``redis="redis://HOST:PORT/DB"`` keeps the server's state on Redis (``pip install
-        'mcpio[redis]'``; StateUnavailable before listening if it cannot be reached). ``certfile``/``keyfile`` (PEM) serve HTTPS; ``http2=True`` serves HTTP/2 too, with hypercorn (``pip install 'mcpio[http2]'``: h2 over TLS, h2c in cleartext).
-        On SIGTERM or Ctrl-C: stop accepting, /readyz 503, requests in flight get ``grace`` seconds, open SSE
-        streams are handed over (``_transports/_http_drain``). Other ``options`` go to :meth:`http_app`.
+        Connection limits (``_transports/_uvicorn``): past ``max_connections`` open connections a new one closes the
+        longest-idle one (none with a request in flight); a connection must send a complete request head within
+        ``header_timeout`` seconds; idle keep-alive connections close after ``timeout_keep_alive`` seconds; a
+        request head is at most ``h11_max_incomplete_event_size`` bytes; ``limit_concurrency`` is uvicorn's (503
+        past it; off by default). Repeated server warnings are logged once a minute as one line.
+        ``redis="redis://HOST:PORT/DB"`` keeps the server's state on Redis (``pip install 'mcpio[redis]'``;
+        StateUnavailable before listening if it cannot be reached). ``certfile``/``keyfile`` (PEM) serve HTTPS;
+        ``http2=True`` serves HTTP/2 too, with hypercorn (``pip install 'mcpio[http2]'``: h2 over TLS, h2c in
+        cleartext). On SIGTERM or Ctrl-C: stop accepting, /readyz 503, requests in flight get ``grace`` seconds,
+        open SSE streams are handed over (``_transports/_http_drain``). Other ``options`` go to :meth:`http_app`.
         """
+        _load_serving()
         await _http.serve(
             self,
             host,
@@ -579,9 +556,10 @@ class Server:
         ``server/discover`` is answered before asyncio loads, unless middleware, telemetry, a lifespan
         or MCPIO_TRACE is on.
         """
-        _log.configure(_configure_logging)  # now if logging is loaded; on stdio else after the first answer
+        _log.configure(_log.to_stderr)  # now if logging is loaded; on stdio else after the first answer
         if transport == "http":
             _log.load()
+            _load_serving()
             _http.run(self, host, port, options)
             return
         if transport != "stdio":
@@ -589,12 +567,9 @@ class Server:
         _stdio.run(self)
 
 
-def _configure_logging() -> None:
-    import logging  # once, when serving starts (the module loads lazily: mcpio._log)
-
-    root = logging.getLogger("mcpio")
-    if not root.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s: %(message)s"))
-        root.addHandler(handler)
-        root.setLevel(os.environ.get("MCPIO_LOG_LEVEL", "WARNING").upper())
+def _load_serving() -> None:
+    """Bind the method table, ``_http`` and ``_direct``: not at import, a stdio server answers
+    ``initialize`` first (issue 17: cold start). Every way to a session or an HTTP app calls it."""
+    global _direct, _http, METHODS, answer_now, no_rounds
+    from . import _direct, _http
+    from ._handlers import METHODS, answer_now, no_rounds

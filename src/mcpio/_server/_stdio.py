@@ -6,7 +6,7 @@ Cold start (issue 17): :func:`run` answers the first line itself when it is a le
 ``initialize`` or a 2026-07-28 ``server/discover``, before asyncio is imported (asyncio with ssl, socket, selectors, subprocess and
 concurrent.futures is about half of a server's start-up). It reads fd 0 synchronously up to the
 first newline, feeds that line to the sans-IO :class:`Connection`, builds the result with
-``_handlers.initialize_result`` or ``discover_result`` (what the async engine's handlers run;
+``_lifecycle.initialize_result`` or ``discover_result`` (what the async engine's handlers run;
 discover with ``Server._decorate``'s era decorations, as ``Server._on_request`` adds them), writes the answer to
 fd 1, then imports asyncio and hands the initialised connection, the session state and every
 byte read after that line to the normal engine (:func:`serve_stdio`). Anything else as the first
@@ -28,7 +28,7 @@ from .._errors import TransportError
 from .._protocol._connection import Connection
 from .._protocol._events import RequestReceived
 from .._versions import RULES
-from ._handlers import discover_result, initialize_result
+from ._lifecycle import discover_result, initialize_result
 
 if TYPE_CHECKING:
     from ._server import Server

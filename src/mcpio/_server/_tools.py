@@ -35,7 +35,9 @@ from .._versions import Rules
 from ._context import ClientCapabilityError, ClientRequestError, Context
 from ._inline import Speed
 from ._tasks import TASK_SUPPORT
-from ._threads import WORKERS
+
+if TYPE_CHECKING:
+    from ._threads import Workers
 
 log = _log.logger("mcpio.server", globals())
 
@@ -74,14 +76,27 @@ async def invoke(
         if speed is not None:
             if speed.inline:
                 return speed.call(fn, kwargs)
-            return await WORKERS.run(fn, kwargs, speed)
-        return await WORKERS.run(fn, kwargs)
+            return await (_pool if _pool is not None else _workers()).run(fn, kwargs, speed)
+        return await (_pool if _pool is not None else _workers()).run(fn, kwargs)
     except (SystemExit, KeyboardInterrupt) as exc:  # sys.exit() in a library ends a call, not the server
         raise _exited(exc) from None
     except BaseException as exc:  # asyncio is looked up here, not on every call (the hot path)
         if ctx is not None and isinstance(exc, _cancelled_error()):
             ctx._cancelled = True  # a sync function's thread runs on: ctx.cancelled tells it to stop
         raise
+
+
+_pool: Workers | None = None  # _threads.WORKERS, from the first call that needs a thread
+
+
+def _workers() -> Workers:
+    """The worker pool: loaded at the first call that runs in a thread, not at start-up (issue 17:
+    it and ``threading`` are ~5 M instructions of a cold start, and the first answer needs neither)."""
+    global _pool
+    from ._threads import WORKERS
+
+    _pool = WORKERS
+    return WORKERS
 
 
 def _exited(exc: BaseException) -> RuntimeError:

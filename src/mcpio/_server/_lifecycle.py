@@ -1,0 +1,69 @@
+"""The lifecycle's results: the capabilities a server announces, and what a legacy ``initialize``
+and a ``server/discover`` answer, before the era's decorations. Synchronous, and apart from the method table (``_handlers``, whose
+``initialize`` and ``discover`` return them): the stdio start-up answers a first request with
+them before the engine and the method table are loaded (issue 17: cold start).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+# not from _skills: that module loads with the first skill (issue 17)
+from .._versions import CORE_TASKS_CAPABILITY, SKILLS_EXTENSION, SUPPORTED_VERSIONS, TASKS_EXTENSION
+
+if TYPE_CHECKING:
+    from .._versions import Rules
+    from ._server import Server
+
+
+def capabilities(server: Server, rules: Rules) -> dict[str, Any]:
+    """What ``server`` announces under ``rules`` (initialize, server/discover): derived from what is
+    registered now (spec-notes §4), cached per version until the registry changes. ``completions``
+    (2025-03-26+) only when something can be completed: a prompt, a resource template or a
+    registered completer."""
+    cached = server._caps_cache.get(rules.version)
+    if cached is not None:
+        return cached
+    caps: dict[str, Any] = {"logging": {}}
+    if rules.completions_capability and (server._prompts or server._templates or server._completer is not None):
+        caps["completions"] = {}
+    if server._prompts:
+        caps["prompts"] = {"listChanged": True}
+    if server._resources or server._templates:
+        caps["resources"] = {"subscribe": True, "listChanged": True}
+    if server._tools:
+        caps["tools"] = {"listChanged": True}
+    if any(t.task_support != "forbidden" for t in server._tools.values()):
+        if rules.tasks_extension:
+            caps.setdefault("extensions", {})[TASKS_EXTENSION] = {}
+        elif rules.core_tasks:
+            caps["tasks"] = CORE_TASKS_CAPABILITY
+    if server._skills and rules.stateless:  # extensions exist from 2026-07-28 (SEP-2133); SEP-2640
+        caps.setdefault("extensions", {})[SKILLS_EXTENSION] = {"directoryRead": True}
+    server._caps_cache[rules.version] = caps
+    return caps
+
+
+def initialize_result(server: Server, rules: Rules, state: dict[str, Any]) -> dict[str, Any]:
+    """The result of a legacy ``initialize`` served under ``rules``; records the capabilities
+    announced in the session's ``state``. Synchronous: the stdio start-up answers the first
+    ``initialize`` with it before the async engine exists (``_stdio``)."""
+    caps = server.capabilities(rules)
+    state["capabilities"] = caps
+    result: dict[str, Any] = {
+        "protocolVersion": rules.version,
+        "capabilities": caps,
+        "serverInfo": server.server_info(rules),
+    }
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return result
+
+
+def discover_result(server: Server, rules: Rules) -> dict[str, Any]:
+    """The result of ``server/discover`` before the era's decorations. Synchronous: the stdio
+    start-up answers a first ``server/discover`` with it (``_stdio.answer_initialize``)."""
+    result: dict[str, Any] = {"supportedVersions": list(SUPPORTED_VERSIONS), "capabilities": server.capabilities(rules)}
+    if server.instructions:
+        result["instructions"] = server.instructions
+    return result
