@@ -183,3 +183,9 @@ def to_error_object(exc: BaseException, *, detail: bool = True) -> dict[str, Any
         "code": INTERNAL_ERROR,
         "message": f"Internal error: {type(exc).__name__}: {text}" if text else f"Internal error: {type(exc).__name__}",
     }
+
+
+class SafePathError(ValueError):
+    """A path that is refused (outside the roots, NUL byte, a link, not a regular file …).
+    Public as ``mcpio.SafePathError``; defined here so the server's error handling needs no
+    ``_safepath`` at start-up (issue 17)."""

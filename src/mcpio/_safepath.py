@@ -33,6 +33,8 @@ import stat
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from ._errors import SafePathError as SafePathError  # defined there: a server catches it without this module
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -41,10 +43,6 @@ if TYPE_CHECKING:
 
 StrPath = str | os.PathLike[str]
 _CHUNK = 1 << 20
-
-
-class SafePathError(ValueError):
-    """A path that is refused (outside the roots, NUL byte, a link, not a regular file …)."""
 
 
 class PathParam:

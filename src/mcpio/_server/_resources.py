@@ -19,10 +19,8 @@ from collections.abc import Callable
 from typing import Annotated, Any, get_args, get_origin
 
 from .._content import CONTENT_TYPES, EmbeddedResource, b64, cut_annotations, json_text, to_blocks
-from .._errors import InvalidParams, ResourceNotFound
-from .._safepath import PathParam, SafePathError
+from .._errors import InvalidParams, ResourceNotFound, SafePathError
 from .._schema import ArgumentError, analyze_function, prompt_arguments
-from .._uritemplate import UriTemplate
 from .._versions import Rules
 from ._context import Context
 from ._tools import invoke
@@ -74,6 +72,8 @@ class Resource:
         self.cache_scope = cache_scope
         self.fn = fn
         self.uri = uri
+        from .._uritemplate import UriTemplate  # with the first resource, not at start-up (issue 17)
+
         self.template = UriTemplate(uri)
         self.sig = analyze_function(fn, injected=(Context,), content_types=CONTENT_TYPES)
         params = {p.name for p in self.sig.parameters}
@@ -155,6 +155,8 @@ class Resource:
 
 def _is_path(annotation: Any) -> bool:
     """``Annotated[str, PathParam]`` (also inside ``Optional``)."""
+    from .._safepath import PathParam  # with the first template, not at start-up (issue 17)
+
     if get_origin(annotation) is Annotated:
         return any(m is PathParam for m in get_args(annotation)[1:])
     return any(_is_path(a) for a in get_args(annotation))

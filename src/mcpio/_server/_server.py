@@ -10,8 +10,9 @@ lifecycle and version rules are applied before it by the protocol layer.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
-import weakref
+from _weakrefset import WeakSet  # weakref's own: weakref itself is not at start-up (issue 17)
 from collections.abc import Callable
 from types import MethodType
 from typing import TYPE_CHECKING, Any, cast
@@ -29,9 +30,14 @@ from ._lifecycle import capabilities
 from ._middleware import Request, build_chain, check_middleware, run_hook
 from ._mrtr import InputRequired, StateCodec
 from ._resources import Prompt, Resource
-from ._subscriptions import list_changed_targets, task_targets, updated_targets
-from ._tasks import Task, TaskStore
-from ._tools import DEFAULT_MAX_RESULT_BYTES, Tool, answers_at_once, check_heartbeat, check_max_result_bytes
+from ._tools import (
+    DEFAULT_MAX_RESULT_BYTES,
+    Tool,
+    answers_at_once,
+    check_heartbeat,
+    check_max_result_bytes,
+    check_task_options,
+)
 
 if TYPE_CHECKING:
     import asyncio
@@ -40,8 +46,10 @@ if TYPE_CHECKING:
     from . import _direct, _http
     from ._handlers import METHODS, answer_now, no_rounds
     from ._skills import Skill
-else:  # the method table, the HTTP glue, the direct answer: loaded with the first session or app
-    _direct = _http = METHODS = answer_now = no_rounds = None  # (_load_serving)
+    from ._subscriptions import list_changed_targets, task_targets, updated_targets
+    from ._tasks import Task, TaskStore
+else:  # the method table, the HTTP glue, the direct answer, who hears what: from the first session
+    _direct = _http = METHODS = answer_now = no_rounds = list_changed_targets = task_targets = updated_targets = None
 
 log = _log.logger("mcpio.server", globals())
 
@@ -110,8 +118,8 @@ class Server:
         # The tasks extension (2026-07-28): tools registered with task_support may answer a task handle;
         # finished tasks are kept task_ttl seconds from creation, at most max_tasks at once. At the cap a
         # terminal task is evicted first; one requester holds at most max_tasks_per_requester live tasks.
-        self._tasks = TaskStore(task_ttl, task_poll_interval, max_tasks, max_tasks_per_requester)
-        self._tasks.on_change = self._task_changed
+        check_task_options(task_ttl, task_poll_interval, max_tasks, max_tasks_per_requester)
+        self._task_options = (task_ttl, task_poll_interval, max_tasks, max_tasks_per_requester)
         self._caps_cache: dict[str, dict[str, Any]] = {}
         self._tools: dict[str, Tool] = {}
         self._resources: dict[str, Resource] = {}  # static, by URI
@@ -122,7 +130,7 @@ class Server:
         self._completer: Callable[..., Any] | None = None
         self._middleware: list[Callable[..., Any]] = []
         self._notification_hooks: dict[str, list[Callable[..., Any]]] = {}
-        self._sessions: weakref.WeakSet[Session] = weakref.WeakSet()
+        self._sessions: WeakSet[Session] = WeakSet()
         self._lifespan_value: Any = None
         self._background: set[asyncio.Task[Any]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop serving our sessions
@@ -132,6 +140,15 @@ class Server:
         self._on_request_hook = _otel.request_handler(self, telemetry)  # OpenTelemetry: None = MCPIO_OTEL
         if skills is not None:
             self.add_skills(skills)
+
+    @functools.cached_property
+    def _tasks(self) -> TaskStore:
+        """The task store, made at its first use (issue 17: ``_tasks`` is not on the stdio start-up path)."""
+        from ._tasks import TaskStore
+
+        store = TaskStore(*self._task_options)
+        store.on_change = self._task_changed
+        return store
 
     # ================================================================ registration
     def tool(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
@@ -303,6 +320,8 @@ class Server:
             await _http.publish(self._state_bus, {"type": "resources/updated", "uri": uri})
 
     async def _resource_updated_here(self, uri: str) -> None:
+        if not self._sessions:  # no client yet (nor _subscriptions: _load_serving comes with the first)
+            return
         for session, params in list(updated_targets(iter(list(self._sessions)), uri)):
             await session.notify("notifications/resources/updated", params)
 
@@ -570,6 +589,7 @@ class Server:
 def _load_serving() -> None:
     """Bind the method table, ``_http`` and ``_direct``: not at import, a stdio server answers
     ``initialize`` first (issue 17: cold start). Every way to a session or an HTTP app calls it."""
-    global _direct, _http, METHODS, answer_now, no_rounds
+    global _direct, _http, METHODS, answer_now, no_rounds, list_changed_targets, task_targets, updated_targets
     from . import _direct, _http
     from ._handlers import METHODS, answer_now, no_rounds
+    from ._subscriptions import list_changed_targets, task_targets, updated_targets

@@ -61,6 +61,7 @@ from .._versions import TASKS_EXTENSION, Rules
 from . import _tasks_shared
 from ._mrtr import ANSWER_SHAPES, KEY_PREFIX
 from ._tasks_shared import TERMINAL, TaskView
+from ._tools import TASK_SUPPORT, check_task_options  # noqa: F401 - TASK_SUPPORT: this module's name for it too
 
 if TYPE_CHECKING:
     import asyncio
@@ -70,7 +71,6 @@ if TYPE_CHECKING:
 
 log = _log.logger("mcpio.server", globals())
 
-TASK_SUPPORT = ("forbidden", "optional", "required")
 RETAIN_AFTER_END = 60.0  # seconds a task that ends after its TTL is still kept
 REQUIRED: dict[str, Any] = {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
 CANCELLED = "Cancelled at the client's request (tasks/cancel)."
@@ -275,10 +275,7 @@ class TaskStore:
     """The tasks of one Server, by id, in memory."""
 
     def __init__(self, ttl: float, poll_interval: float, max_tasks: int, max_per_requester: int | None = None) -> None:
-        if ttl <= 0 or poll_interval <= 0 or max_tasks < 1:
-            raise ValueError("task_ttl and task_poll_interval must be > 0 and max_tasks at least 1")
-        if max_per_requester is not None and max_per_requester < 1:
-            raise ValueError(f"max_tasks_per_requester must be at least 1, not {max_per_requester!r}")
+        check_task_options(ttl, poll_interval, max_tasks, max_per_requester)
         self.ttl = ttl
         self.poll_ms = max(1, round(poll_interval * 1000))
         self.max_tasks = max_tasks

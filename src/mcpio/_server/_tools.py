@@ -28,13 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _log
 from .._content import CONTENT_TYPES, ToolResult, json_text, to_blocks
-from .._errors import HIDDEN_DETAIL, MCPError, RequestTimeout, ResourceNotFound
-from .._safepath import SafePathError
+from .._errors import HIDDEN_DETAIL, MCPError, RequestTimeout, ResourceNotFound, SafePathError
 from .._schema import ArgumentError, FunctionSignature, analyze_function
 from .._versions import Rules
 from ._context import ClientCapabilityError, ClientRequestError, Context
 from ._inline import Speed
-from ._tasks import TASK_SUPPORT
 
 if TYPE_CHECKING:
     from ._threads import Workers
@@ -43,6 +41,7 @@ log = _log.logger("mcpio.server", globals())
 
 
 DEFAULT_MAX_RESULT_BYTES = 1024 * 1024
+TASK_SUPPORT = ("forbidden", "optional", "required")  # a tool's execution.taskSupport
 TRUNCATED_META = "io.mcpio/truncated"
 
 
@@ -398,6 +397,15 @@ def check_heartbeat(value: Any, allow_default: bool = False) -> None:
         return
     if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
         raise ValueError(f"heartbeat must be seconds > 0 or None (off), not {value!r}")
+
+
+def check_task_options(ttl: float, poll_interval: float, max_tasks: int, max_per_requester: int | None) -> None:
+    """The task store's options (``Server(task_ttl=, task_poll_interval=, max_tasks=,
+    max_tasks_per_requester=)``), checked by the Server at construction, before its store exists."""
+    if ttl <= 0 or poll_interval <= 0 or max_tasks < 1:
+        raise ValueError("task_ttl and task_poll_interval must be > 0 and max_tasks at least 1")
+    if max_per_requester is not None and max_per_requester < 1:
+        raise ValueError(f"max_tasks_per_requester must be at least 1, not {max_per_requester!r}")
 
 
 def check_max_result_bytes(value: Any, allow_default: bool = False) -> None:
