@@ -110,10 +110,21 @@ class FunctionSignature:
         # registration: a server with 200 tools starts without compiling 200 decoders (issue 17).
         self._fields = fields
         self._struct: type | None = None
-        self._optional = tuple(f[0] for f in fields if len(f) == 3 and f[2] is UNSET)
-        # Arguments that are already exactly the declared types need no conversion (issue 17):
-        # name -> type when every parameter is a required plain str/int/float/bool, else None.
-        self._exact = {f[0]: f[1] for f in fields} if all(len(f) == 2 and f[1] in _EXACT for f in fields) else None
+        # One pass, no comprehension frames (issue 17: per registered tool): the optional
+        # parameters, and the arguments that are already exactly the declared types and need no
+        # conversion: name -> type when every parameter is a required plain str/int/float/bool.
+        optional: list[str] = []
+        exact: dict[str, Any] | None = {}
+        for f in fields:
+            if len(f) == 2 and f[1] in _EXACT:
+                if exact is not None:
+                    exact[f[0]] = f[1]
+                continue
+            exact = None
+            if len(f) == 3 and f[2] is UNSET:
+                optional.append(f[0])
+        self._optional = tuple(optional)
+        self._exact = exact
         self._choices: dict[str, Any] | None = None  # these two: on the first bad arguments
         self._json_params: tuple[str, ...] = ()
 
@@ -490,9 +501,14 @@ def _scalar(tp: Any) -> dict[str, Any] | None:
 
 def _generate(tps: list[Any], mode: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Schemas of ``tps`` plus their shared ``$defs``: titles stripped, Enums inlined."""
-    scalars = [_scalar(tp) for tp in tps]
-    if all(s is not None for s in scalars):  # the same as msgspec's (tests/unit: test_schema)
-        return [dict(s) for s in scalars if s is not None], {}
+    plain: list[dict[str, Any]] = []  # all plain scalars: the same as msgspec's (tests/unit: test_schema)
+    for tp in tps:  # a loop, not comprehensions: a frame less each, per registered tool (issue 17)
+        scalar = _scalar(tp)
+        if scalar is None:
+            break
+        plain.append(dict(scalar))
+    else:
+        return plain, {}
     extra: dict[str, Any] = {}
 
     def hook(tp: Any) -> dict[str, Any]:
