@@ -30,6 +30,7 @@ from ._handlers import tools_call_now
 if TYPE_CHECKING:
     from .._session import Session
     from ._server import Server
+    from ._tools import Tool
 
 log = _log.logger("mcpio.server", globals())
 
@@ -75,10 +76,11 @@ def _plain_handler() -> Any:
     return _PLAIN
 
 
-def answer(server: Server, message: dict[str, Any]) -> bytes:
-    """The answer frame to ``message`` (a decoded request that :func:`applies`), as a stateless
-    session would give it. A plain call (issue 17: no coroutine to start and finish per request);
-    the caller sends the frame (:func:`send`, when it cannot be the whole response at once)."""
+def answer(server: Server, message: dict[str, Any], tool: Tool) -> bytes:
+    """The answer frame to ``message`` (a decoded request that :func:`applies`; ``tool``, the one
+    it calls, as ``answers_at_once`` gave it), as a stateless session would give it. A plain call
+    (issue 17: no coroutine to start and finish per request); the caller sends the frame
+    (:func:`send`, when it cannot be the whole response at once)."""
     id_ = message["id"]
     params: dict[str, Any] = message["params"]
     meta = params.get("_meta")
@@ -89,7 +91,7 @@ def answer(server: Server, message: dict[str, Any]) -> bytes:
         rules = RULES[admitted]
         expose = server.expose_errors is True  # remote clients get the type only (serve_session)
         try:
-            out = rpc.response(id_, tools_call_now(server, _SESSIONS[expose], rules, params))  # no Context
+            out = rpc.response(id_, tools_call_now(server, _SESSIONS[expose], rules, params, tool))  # no Context
         except MCPError as exc:
             out = rpc.error_response(id_, exc.to_error_object())
         except Exception as exc:  # a handler bug: internal error, details to stderr only

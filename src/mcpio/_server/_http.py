@@ -204,11 +204,12 @@ def serve_now(server: Server, transport: Any, spawn: Callable[..., asyncio.Task[
     retry). Any other request gets its task at once, so nothing in it binds to the caller's task
     (``asyncio.timeout``)."""
     message = transport.message
-    if type(message) is not dict or not answers_at_once(server, message.get("method"), message.get("params")):
+    tool = answers_at_once(server, message.get("method"), message.get("params")) if type(message) is dict else None
+    if tool is None:
         return spawn(server._serve_http(transport, True))
     context = contextvars.copy_context()
     if direct(server, message):
-        frame = context.run(_direct.answer, server, message)  # a plain call: no coroutine (issue 17)
+        frame = context.run(_direct.answer, server, message, tool)  # a plain call: no coroutine (issue 17)
         if transport.answer_at_once(frame):  # nothing sent before it: the whole response
             return None
         return spawn(_direct.send(transport, frame), context)
@@ -232,11 +233,10 @@ def answer_now(server: Server, message: Any) -> bytes | None:
     it without a Session (:func:`direct`), answered here, in a context of its own; else None
     (serve it with :func:`serve_now`). For a client that accepts JSON: the app sends the frame
     as the whole response, with no transport made for the request (issue 17)."""
-    if type(message) is not dict or not answers_at_once(server, message.get("method"), message.get("params")):
+    tool = answers_at_once(server, message.get("method"), message.get("params")) if type(message) is dict else None
+    if tool is None or not direct(server, message):
         return None
-    if not direct(server, message):
-        return None
-    return contextvars.copy_context().run(_direct.answer, server, message)
+    return contextvars.copy_context().run(_direct.answer, server, message, tool)
 
 
 async def serve(

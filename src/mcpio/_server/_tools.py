@@ -95,21 +95,24 @@ def _cancelled_error() -> type[BaseException]:
     return asyncio.CancelledError
 
 
-def answers_at_once(server: Any, method: Any, params: Any) -> bool:
+def answers_at_once(server: Any, method: Any, params: Any) -> Tool | None:
     """Whether the session may start request ``method``/``params`` without a Task
     (``Session(eager=)``): a ``tools/call`` of a sync tool that runs inline now, takes no Context,
     is not a task tool, and no middleware wraps it — the call cannot wait, so it is answered on
     the reader's stack. A retry carrying a ``requestState`` is not: its state is verified by the
-    request's Context (spec 2026-07-28 MRTR), so it is served like any request."""
+    request's Context (spec 2026-07-28 MRTR), so it is served like any request.
+
+    The tool when it may (true), else None: a caller that answers it passes the tool on rather
+    than looking its name up again (issue 17)."""
     if method != "tools/call" or server._middleware or type(params) is not dict:
-        return False
+        return None
     if "task" in params or "requestState" in params:
-        return False
+        return None
     name = params.get("name")
     tool = server._tools.get(name) if type(name) is str else None
     if tool is None or tool.sig.is_async or tool.sig.injected or tool.task_support != "forbidden":
-        return False
-    return tool.inline or (tool.speed is not None and tool.speed.inline)
+        return None
+    return tool if tool.inline or (tool.speed is not None and tool.speed.inline) else None
 
 
 class _FromSignature:
