@@ -14,6 +14,7 @@ import contextvars
 import os
 import sys
 from collections.abc import Callable
+from types import MethodType
 from typing import TYPE_CHECKING, Any
 
 from .. import _log, _otel
@@ -61,8 +62,8 @@ def http_app(server: Server, path: str, **options: Any) -> Any:
     app = StreamableHTTPApp(
         server._serve_http, path=path, tool_schema=server._tool_schema, lifespan=lifespan, **options
     )
-    app.serve_now = lambda transport, spawn: serve_now(server, transport, spawn)
-    app.answer_now = lambda message: answer_now(server, message)
+    app.serve_now = MethodType(serve_now, server)  # bound: no lambda frame per request (issue 17)
+    app.answer_now = MethodType(answer_now, server)
     return _otel.http_app(server, app)  # with telemetry on: trace context from headers, SSE streams counted
 
 
