@@ -11,7 +11,7 @@ plain-function answer: capability gate, arguments, the tool, its result and size
 (an ``MCPError`` as itself; anything else as -32603, its text only with ``expose_errors=True``).
 The message was classified once, by the app (``rpc.classify`` in ``_protocol._http.kinds``).
 
-:func:`applies` keeps on the session what needs it: telemetry (its span wraps the session's
+:func:`~._http.direct` keeps on the session what needs it: telemetry (its span wraps the session's
 request handler), a progress token (heartbeats), a subclass's own ``_on_request``; an MRTR retry
 (``requestState``: its state is verified by the request's Context) never ``answers_at_once``.
 """
@@ -48,15 +48,6 @@ class _Stateless:
 _SESSIONS = {True: cast("Session", _Stateless(True)), False: cast("Session", _Stateless(False))}
 
 
-def applies(server: Server, message: dict[str, Any]) -> bool:
-    """Whether ``message`` (a ``tools/call`` that ``answers_at_once``) may be answered by
-    :func:`answer` rather than by a session (module docstring)."""
-    if not plain(server):
-        return False
-    meta = message["params"].get("_meta")  # params: a dict without requestState (answers_at_once)
-    return type(meta) is not dict or "progressToken" not in meta
-
-
 _PLAIN: Any = None  # Server._on_request, looked up once (_server imports this module)
 
 
@@ -77,7 +68,7 @@ def _plain_handler() -> Any:
 
 
 def answer(server: Server, message: dict[str, Any], tool: Tool) -> bytes:
-    """The answer frame to ``message`` (a decoded request that :func:`applies`; ``tool``, the one
+    """The answer frame to ``message`` (a decoded request that ``_http.direct`` admits; ``tool``, the one
     it calls, as ``answers_at_once`` gave it), as a stateless session would give it. A plain call
     (issue 17: no coroutine to start and finish per request); the caller sends the frame
     (:func:`send`, when it cannot be the whole response at once)."""

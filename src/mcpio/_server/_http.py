@@ -225,8 +225,15 @@ def serve_now(server: Server, transport: Any, spawn: Callable[..., asyncio.Task[
 
 
 def direct(server: Server, message: dict[str, Any]) -> bool:
-    """Whether a request that ``answers_at_once`` is answered without a Session (``_direct``)."""
-    return _direct.applies(server, message) and (server._http_trace is False or not http_trace(server))
+    """Whether a request that ``answers_at_once`` is answered without a Session (``_direct``):
+    unless it needs one — a progress token, telemetry or a subclass's own ``_on_request``
+    (``_direct.plain``), ``MCPIO_TRACE`` (``_direct``'s docstring)."""
+    meta = message["params"].get("_meta")  # params: a dict without requestState (answers_at_once)
+    return (
+        (type(meta) is not dict or "progressToken" not in meta)
+        and _direct.plain(server)
+        and (server._http_trace is False or not http_trace(server))
+    )
 
 
 def answer_now(server: Server, message: Any) -> bytes | None:

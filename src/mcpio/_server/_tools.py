@@ -110,9 +110,19 @@ def answers_at_once(server: Any, method: Any, params: Any) -> Tool | None:
         return None
     name = params.get("name")
     tool = server._tools.get(name) if type(name) is str else None
-    if tool is None or tool.sig.is_async or tool.sig.injected or tool.task_support != "forbidden":
-        return None
-    return tool if tool.inline or (tool.speed is not None and tool.speed.inline) else None
+    at_once = tool.at_once if tool is not None else None  # (the tool's fixed part, made once)
+    return tool if at_once is not None and at_once.inline else None
+
+
+class _Inline:
+    """The ``Tool.at_once`` of a tool that always runs inline (``inline=True``): like its
+    :class:`Speed`, it says whether the tool runs inline now, and it always does."""
+
+    __slots__ = ()
+    inline = True
+
+
+_INLINE = _Inline()
 
 
 class _FromSignature:
@@ -187,6 +197,11 @@ class Tool:
         # (default) = adaptive for a sync function without a Context parameter (_inline).
         self.inline = inline is True
         self.speed = Speed(name) if inline is None and not sig.is_async and not sig.injected else None
+        # What answers_at_once reads per call (issue 17): None when a call may wait (an async
+        # function, a Context parameter, a task tool, worker threads only), else whether the tool
+        # runs inline now: always (inline=True), or as its adaptive record says.
+        static = not sig.is_async and not sig.injected and task_support == "forbidden"
+        self.at_once: _Inline | Speed | None = (_INLINE if self.inline else self.speed) if static else None
         self._definitions: dict[str, dict[str, Any]] = {}
 
     @classmethod
@@ -289,8 +304,8 @@ class Tool:
         except ArgumentError as exc:
             return _error_result(str(exc))
         try:
-            speed = self.speed
-            value = speed.call(self.fn, kwargs) if speed is not None and not self.inline else self.fn(**kwargs)
+            speed = self.speed  # None when inline=True (or False: not answered at once)
+            value = speed.call(self.fn, kwargs) if speed is not None else self.fn(**kwargs)
         except Exception as exc:
             return self._failed(exc, session, rules)
         except (SystemExit, KeyboardInterrupt) as exc:  # as invoke
@@ -327,6 +342,14 @@ class Tool:
             return _exception_result(self.name, exc, _expose(session))
 
     def result(self, value: Any, rules: Rules) -> dict[str, Any]:
+        kind = type(value)
+        if (kind is int or kind is str) and self.structured_output and rules.structured_output and self.sig.wrap_output:
+            # spec 2025-06-18 server/tools §Structured Content (below): the common scalar, built
+            # at once (issue 17)
+            return {
+                "content": [{"type": "text", "text": value if kind is str else str(value)}],
+                "structuredContent": {"result": value},
+            }
         if isinstance(value, ToolResult):
             out: dict[str, Any] = {"content": to_blocks(value.content, rules)}
             if value.structured_content is not None and rules.structured_output:
@@ -340,12 +363,6 @@ class Tool:
             # spec 2025-06-18 server/tools §Structured Content: the structured result, and for
             # backwards compatibility its serialized JSON in a text block (a string result is
             # its own text, not a JSON string literal).
-            kind = type(value)
-            if (kind is int or kind is str) and self.sig.wrap_output:  # the common scalar, built at once (issue 17)
-                return {
-                    "content": [{"type": "text", "text": value if kind is str else str(value)}],
-                    "structuredContent": {"result": value},
-                }
             structured = self.sig.to_structured(value)
             raw = structured["result"] if self.sig.wrap_output else structured
             text = raw if isinstance(raw, str) else json_text(raw)
