@@ -60,11 +60,18 @@ def http_app(server: Server, path: str, **options: Any) -> Any:
             server._tasks.share(state.tasks)
             state.tasks.on_changed = lambda task_id: task_changed_elsewhere(server, task_id)
     app = StreamableHTTPApp(
-        server._serve_http, path=path, tool_schema=server._tool_schema, lifespan=lifespan, **options
+        server._serve_http, path=path, param_headers=MethodType(param_headers, server), lifespan=lifespan, **options
     )
     app.serve_now = MethodType(serve_now, server)  # bound: no lambda frame per request (issue 17)
     app.answer_now = MethodType(answer_now, server)
     return _otel.http_app(server, app)  # with telemetry on: trace context from headers, SSE streams counted
+
+
+def param_headers(server: Server, name: str) -> dict[str, tuple[str, ...]] | None:
+    """The ``Mcp-Param-*`` headers tool ``name`` declares (the app checks them on every modern
+    ``tools/call``), kept per tool (``Tool.param_headers``); None for an unknown tool."""
+    tool = server._tools.get(name)
+    return tool.param_headers if tool is not None else None
 
 
 async def on_state_message(server: Server, message: dict[str, Any]) -> None:

@@ -142,6 +142,23 @@ class _FromSignature:
         return value
 
 
+class _ParamHeaders:
+    """``Tool.param_headers``: the ``Mcp-Param-*`` headers the tool's input schema declares
+    (``_protocol._http.param_headers``), read by the HTTP app on every modern ``tools/call``
+    (issue 17: not per call). Made on first read and kept as the tool's own, as
+    :class:`_FromSignature`; a tool's schema is fixed once it is made (a tool registered again is
+    a new Tool)."""
+
+    def __get__(self, tool: Any, owner: type | None = None) -> Any:
+        if tool is None:
+            return self
+        from .._protocol._http import param_headers  # once per tool, over HTTP only (not at start-up)
+
+        value = param_headers(tool.input_schema)
+        tool.param_headers = value
+        return value
+
+
 class Tool:
     """A registered tool. Build with :meth:`from_function`."""
 
@@ -248,9 +265,11 @@ class Tool:
     if TYPE_CHECKING:
         input_schema: dict[str, Any]
         description: str | None
+        param_headers: dict[str, tuple[str, ...]]
     else:
         input_schema = _FromSignature()
         description = _FromSignature()
+        param_headers = _ParamHeaders()
 
     def definition(self, rules: Rules) -> dict[str, Any]:
         """The ``Tool`` object for tools/list in ``rules.version`` (cached)."""
