@@ -175,10 +175,10 @@ def test_telemetry_keeps_the_request_on_the_session() -> None:
         """Add."""
         return a + b
 
-    from mcpio._server import _direct
+    from mcpio._server import _http
 
-    assert not _direct.applies(server, CASES["result"])
-    assert _direct.applies(build(via_session=False), CASES["result"])
+    assert not _http.direct(server, CASES["result"])
+    assert _http.direct(build(via_session=False), CASES["result"])
 
 
 def test_a_legacy_sessions_requests_are_served_on_their_posts_tasks_in_order() -> None:

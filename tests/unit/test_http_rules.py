@@ -241,14 +241,37 @@ def test_param_headers_are_read_from_the_schema():
     assert h.param_headers({"type": "object"}) == {}
 
 
-def test_declared_param_headers_are_remembered_per_schema_object():
-    first = h.declared_param_headers(SCHEMA)
+def test_a_tools_param_headers_are_read_once_from_its_schema():
+    from mcpio import Server
+    from mcpio._server import _http as server_http
+
+    server = Server("param-headers")
+
+    @server.tool(input_schema=SCHEMA)
+    def search(region: str = "", count: int = 0) -> str:
+        """Search."""
+        return region
+
+    @server.tool
+    def plain(a: int) -> int:
+        """Plain."""
+        return a
+
+    first = server_http.param_headers(server, "search")
     assert first == h.param_headers(SCHEMA)
-    assert h.declared_param_headers(SCHEMA) is first  # walked once per schema object
-    # A tool registered again has a new schema object: read afresh, never the old answer.
+    assert server_http.param_headers(server, "search") is first  # walked once per tool
+    assert server_http.param_headers(server, "plain") == {}
+    assert server_http.param_headers(server, "missing") is None
+
+    # A tool registered again is a new Tool: read afresh from its schema, never the old answer.
     replaced = {"type": "object", "properties": {"q": {"type": "string", "x-mcp-header": "Query"}}}
-    assert h.declared_param_headers(replaced) == {"query": ("q",)}
-    assert h.declared_param_headers({"type": "object"}) == {}
+
+    @server.tool(name="search", input_schema=replaced)
+    def search_again(q: str = "") -> str:
+        """Search."""
+        return q
+
+    assert server_http.param_headers(server, "search") == {"query": ("q",)}
 
 
 def test_param_headers_mirror_the_arguments():

@@ -523,24 +523,6 @@ def param_headers(input_schema: Any) -> dict[str, tuple[str, ...]]:
     return out
 
 
-_declared: dict[int, tuple[Any, dict[str, tuple[str, ...]]]] = {}  # id(schema) -> (schema, headers)
-
-
-def declared_param_headers(input_schema: Any) -> dict[str, tuple[str, ...]]:
-    """:func:`param_headers` of a tool's schema, remembered per schema object (issue 17: it
-    depends only on the server's configuration, and the server checks it on every modern
-    ``tools/call``). A tool's schema is built once at registration, replaced and never edited in
-    place; the entry holds the schema, so its id is not reused while it is cached. Read only."""
-    hit = _declared.get(id(input_schema))
-    if hit is not None and hit[0] is input_schema:
-        return hit[1]
-    out = param_headers(input_schema)
-    if len(_declared) >= 1024:  # bounded: more tools than this only cost the walk again
-        _declared.clear()
-    _declared[id(input_schema)] = (input_schema, out)
-    return out
-
-
 def check_param_headers(
     headers: Mapping[str, str], declared: Mapping[str, tuple[str, ...]], arguments: Any, id: Any = None
 ) -> Refusal | None:

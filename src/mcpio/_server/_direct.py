@@ -11,7 +11,7 @@ plain-function answer: capability gate, arguments, the tool, its result and size
 (an ``MCPError`` as itself; anything else as -32603, its text only with ``expose_errors=True``).
 The message was classified once, by the app (``rpc.classify`` in ``_protocol._http.kinds``).
 
-:func:`applies` keeps on the session what needs it: telemetry (its span wraps the session's
+:func:`~._http.direct` keeps on the session what needs it: telemetry (its span wraps the session's
 request handler), a progress token (heartbeats), a subclass's own ``_on_request``; an MRTR retry
 (``requestState``: its state is verified by the request's Context) never ``answers_at_once``.
 """
@@ -30,6 +30,7 @@ from ._handlers import tools_call_now
 if TYPE_CHECKING:
     from .._session import Session
     from ._server import Server
+    from ._tools import Tool
 
 log = _log.logger("mcpio.server", globals())
 
@@ -45,15 +46,6 @@ class _Stateless:
 
 # The session of a Context answered directly, by ``expose_errors`` (made once: no per-request object)
 _SESSIONS = {True: cast("Session", _Stateless(True)), False: cast("Session", _Stateless(False))}
-
-
-def applies(server: Server, message: dict[str, Any]) -> bool:
-    """Whether ``message`` (a ``tools/call`` that ``answers_at_once``) may be answered by
-    :func:`answer` rather than by a session (module docstring)."""
-    if not plain(server):
-        return False
-    meta = message["params"].get("_meta")  # params: a dict without requestState (answers_at_once)
-    return type(meta) is not dict or "progressToken" not in meta
 
 
 _PLAIN: Any = None  # Server._on_request, looked up once (_server imports this module)
@@ -75,10 +67,11 @@ def _plain_handler() -> Any:
     return _PLAIN
 
 
-def answer(server: Server, message: dict[str, Any]) -> bytes:
-    """The answer frame to ``message`` (a decoded request that :func:`applies`), as a stateless
-    session would give it. A plain call (issue 17: no coroutine to start and finish per request);
-    the caller sends the frame (:func:`send`, when it cannot be the whole response at once)."""
+def answer(server: Server, message: dict[str, Any], tool: Tool) -> bytes:
+    """The answer frame to ``message`` (a decoded request that ``_http.direct`` admits; ``tool``, the one
+    it calls, as ``answers_at_once`` gave it), as a stateless session would give it. A plain call
+    (issue 17: no coroutine to start and finish per request); the caller sends the frame
+    (:func:`send`, when it cannot be the whole response at once)."""
     id_ = message["id"]
     params: dict[str, Any] = message["params"]
     meta = params.get("_meta")
@@ -89,7 +82,7 @@ def answer(server: Server, message: dict[str, Any]) -> bytes:
         rules = RULES[admitted]
         expose = server.expose_errors is True  # remote clients get the type only (serve_session)
         try:
-            out = rpc.response(id_, tools_call_now(server, _SESSIONS[expose], rules, params))  # no Context
+            out = rpc.response(id_, tools_call_now(server, _SESSIONS[expose], rules, params, tool))  # no Context
         except MCPError as exc:
             out = rpc.error_response(id_, exc.to_error_object())
         except Exception as exc:  # a handler bug: internal error, details to stderr only

@@ -117,14 +117,19 @@ def no_rounds(method: str) -> MCPError:
     return MCPError(f"{method} cannot ask the client for input", INTERNAL_ERROR)
 
 
-def tools_call_now(server: Server, session: Session, rules: Rules | None, params: Params) -> dict[str, Any]:
+def tools_call_now(
+    server: Server, session: Session, rules: Rules | None, params: Params, tool: Tool | None = None
+) -> dict[str, Any]:
     """The result of a ``tools/call`` that cannot wait (``_tools.answers_at_once``: not a task, no
     Context), as ``Server._on_request`` gives it: :func:`tools_call`'s refusals, the result itself
     (``Tool.call_now``) and the era's decorations; :func:`answer_now` and the direct HTTP answer
-    (``_direct``) both answer through it (issue 17)."""
+    (``_direct``) both answer through it (issue 17). ``tool``: the tool ``params`` names, when the
+    caller has it already (``answers_at_once`` gave it)."""
     announced = server.announced(rules, session, "tools", "tools/call")
+    if tool is None:
+        tool = _tool(server, params)
     try:
-        result = _tool(server, params).call_now(params.get("arguments"), server, session, announced)
+        result = tool.call_now(params.get("arguments"), server, session, announced)
     except InputRequired:
         raise no_rounds("tools/call") from None
     if announced.result_type:

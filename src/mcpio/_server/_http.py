@@ -14,6 +14,7 @@ import contextvars
 import os
 import sys
 from collections.abc import Callable
+from types import MethodType
 from typing import TYPE_CHECKING, Any
 
 from .. import _log, _otel
@@ -59,11 +60,18 @@ def http_app(server: Server, path: str, **options: Any) -> Any:
             server._tasks.share(state.tasks)
             state.tasks.on_changed = lambda task_id: task_changed_elsewhere(server, task_id)
     app = StreamableHTTPApp(
-        server._serve_http, path=path, tool_schema=server._tool_schema, lifespan=lifespan, **options
+        server._serve_http, path=path, param_headers=MethodType(param_headers, server), lifespan=lifespan, **options
     )
-    app.serve_now = lambda transport, spawn: serve_now(server, transport, spawn)
-    app.answer_now = lambda message: answer_now(server, message)
+    app.serve_now = MethodType(serve_now, server)  # bound: no lambda frame per request (issue 17)
+    app.answer_now = MethodType(answer_now, server)
     return _otel.http_app(server, app)  # with telemetry on: trace context from headers, SSE streams counted
+
+
+def param_headers(server: Server, name: str) -> dict[str, tuple[str, ...]] | None:
+    """The ``Mcp-Param-*`` headers tool ``name`` declares (the app checks them on every modern
+    ``tools/call``), kept per tool (``Tool.param_headers``); None for an unknown tool."""
+    tool = server._tools.get(name)
+    return tool.param_headers if tool is not None else None
 
 
 async def on_state_message(server: Server, message: dict[str, Any]) -> None:
@@ -204,11 +212,12 @@ def serve_now(server: Server, transport: Any, spawn: Callable[..., asyncio.Task[
     retry). Any other request gets its task at once, so nothing in it binds to the caller's task
     (``asyncio.timeout``)."""
     message = transport.message
-    if type(message) is not dict or not answers_at_once(server, message.get("method"), message.get("params")):
+    tool = answers_at_once(server, message.get("method"), message.get("params")) if type(message) is dict else None
+    if tool is None:
         return spawn(server._serve_http(transport, True))
     context = contextvars.copy_context()
     if direct(server, message):
-        frame = context.run(_direct.answer, server, message)  # a plain call: no coroutine (issue 17)
+        frame = context.run(_direct.answer, server, message, tool)  # a plain call: no coroutine (issue 17)
         if transport.answer_at_once(frame):  # nothing sent before it: the whole response
             return None
         return spawn(_direct.send(transport, frame), context)
@@ -223,8 +232,15 @@ def serve_now(server: Server, transport: Any, spawn: Callable[..., asyncio.Task[
 
 
 def direct(server: Server, message: dict[str, Any]) -> bool:
-    """Whether a request that ``answers_at_once`` is answered without a Session (``_direct``)."""
-    return _direct.applies(server, message) and (server._http_trace is False or not http_trace(server))
+    """Whether a request that ``answers_at_once`` is answered without a Session (``_direct``):
+    unless it needs one — a progress token, telemetry or a subclass's own ``_on_request``
+    (``_direct.plain``), ``MCPIO_TRACE`` (``_direct``'s docstring)."""
+    meta = message["params"].get("_meta")  # params: a dict without requestState (answers_at_once)
+    return (
+        (type(meta) is not dict or "progressToken" not in meta)
+        and _direct.plain(server)
+        and (server._http_trace is False or not http_trace(server))
+    )
 
 
 def answer_now(server: Server, message: Any) -> bytes | None:
@@ -232,11 +248,10 @@ def answer_now(server: Server, message: Any) -> bytes | None:
     it without a Session (:func:`direct`), answered here, in a context of its own; else None
     (serve it with :func:`serve_now`). For a client that accepts JSON: the app sends the frame
     as the whole response, with no transport made for the request (issue 17)."""
-    if type(message) is not dict or not answers_at_once(server, message.get("method"), message.get("params")):
+    tool = answers_at_once(server, message.get("method"), message.get("params")) if type(message) is dict else None
+    if tool is None or not direct(server, message):
         return None
-    if not direct(server, message):
-        return None
-    return contextvars.copy_context().run(_direct.answer, server, message)
+    return contextvars.copy_context().run(_direct.answer, server, message, tool)
 
 
 async def serve(

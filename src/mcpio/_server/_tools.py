@@ -109,21 +109,34 @@ def _cancelled_error() -> type[BaseException]:
     return asyncio.CancelledError
 
 
-def answers_at_once(server: Any, method: Any, params: Any) -> bool:
+def answers_at_once(server: Any, method: Any, params: Any) -> Tool | None:
     """Whether the session may start request ``method``/``params`` without a Task
     (``Session(eager=)``): a ``tools/call`` of a sync tool that runs inline now, takes no Context,
     is not a task tool, and no middleware wraps it — the call cannot wait, so it is answered on
     the reader's stack. A retry carrying a ``requestState`` is not: its state is verified by the
-    request's Context (spec 2026-07-28 MRTR), so it is served like any request."""
+    request's Context (spec 2026-07-28 MRTR), so it is served like any request.
+
+    The tool when it may (true), else None: a caller that answers it passes the tool on rather
+    than looking its name up again (issue 17)."""
     if method != "tools/call" or server._middleware or type(params) is not dict:
-        return False
+        return None
     if "task" in params or "requestState" in params:
-        return False
+        return None
     name = params.get("name")
     tool = server._tools.get(name) if type(name) is str else None
-    if tool is None or tool.sig.is_async or tool.sig.injected or tool.task_support != "forbidden":
-        return False
-    return tool.inline or (tool.speed is not None and tool.speed.inline)
+    at_once = tool.at_once if tool is not None else None  # (the tool's fixed part, made once)
+    return tool if at_once is not None and at_once.inline else None
+
+
+class _Inline:
+    """The ``Tool.at_once`` of a tool that always runs inline (``inline=True``): like its
+    :class:`Speed`, it says whether the tool runs inline now, and it always does."""
+
+    __slots__ = ()
+    inline = True
+
+
+_INLINE = _Inline()
 
 
 class _FromSignature:
@@ -140,6 +153,23 @@ class _FromSignature:
             return self
         value = getattr(tool.sig, self.name)
         setattr(tool, self.name, value)
+        return value
+
+
+class _ParamHeaders:
+    """``Tool.param_headers``: the ``Mcp-Param-*`` headers the tool's input schema declares
+    (``_protocol._http.param_headers``), read by the HTTP app on every modern ``tools/call``
+    (issue 17: not per call). Made on first read and kept as the tool's own, as
+    :class:`_FromSignature`; a tool's schema is fixed once it is made (a tool registered again is
+    a new Tool)."""
+
+    def __get__(self, tool: Any, owner: type | None = None) -> Any:
+        if tool is None:
+            return self
+        from .._protocol._http import param_headers  # once per tool, over HTTP only (not at start-up)
+
+        value = param_headers(tool.input_schema)
+        tool.param_headers = value
         return value
 
 
@@ -198,6 +228,11 @@ class Tool:
         # (default) = adaptive for a sync function without a Context parameter (_inline).
         self.inline = inline is True
         self.speed = Speed(name) if inline is None and not sig.is_async and not sig.injected else None
+        # What answers_at_once reads per call (issue 17): None when a call may wait (an async
+        # function, a Context parameter, a task tool, worker threads only), else whether the tool
+        # runs inline now: always (inline=True), or as its adaptive record says.
+        static = not sig.is_async and not sig.injected and task_support == "forbidden"
+        self.at_once: _Inline | Speed | None = (_INLINE if self.inline else self.speed) if static else None
         self._definitions: dict[str, dict[str, Any]] = {}
 
     @classmethod
@@ -244,9 +279,11 @@ class Tool:
     if TYPE_CHECKING:
         input_schema: dict[str, Any]
         description: str | None
+        param_headers: dict[str, tuple[str, ...]]
     else:
         input_schema = _FromSignature()
         description = _FromSignature()
+        param_headers = _ParamHeaders()
 
     def definition(self, rules: Rules) -> dict[str, Any]:
         """The ``Tool`` object for tools/list in ``rules.version`` (cached)."""
@@ -300,8 +337,8 @@ class Tool:
         except ArgumentError as exc:
             return _error_result(str(exc))
         try:
-            speed = self.speed
-            value = speed.call(self.fn, kwargs) if speed is not None and not self.inline else self.fn(**kwargs)
+            speed = self.speed  # None when inline=True (or False: not answered at once)
+            value = speed.call(self.fn, kwargs) if speed is not None else self.fn(**kwargs)
         except Exception as exc:
             return self._failed(exc, session, rules)
         except (SystemExit, KeyboardInterrupt) as exc:  # as invoke
@@ -338,6 +375,14 @@ class Tool:
             return _exception_result(self.name, exc, _expose(session))
 
     def result(self, value: Any, rules: Rules) -> dict[str, Any]:
+        kind = type(value)
+        if (kind is int or kind is str) and self.structured_output and rules.structured_output and self.sig.wrap_output:
+            # spec 2025-06-18 server/tools §Structured Content (below): the common scalar, built
+            # at once (issue 17)
+            return {
+                "content": [{"type": "text", "text": value if kind is str else str(value)}],
+                "structuredContent": {"result": value},
+            }
         if isinstance(value, ToolResult):
             out: dict[str, Any] = {"content": to_blocks(value.content, rules)}
             if value.structured_content is not None and rules.structured_output:
@@ -351,12 +396,6 @@ class Tool:
             # spec 2025-06-18 server/tools §Structured Content: the structured result, and for
             # backwards compatibility its serialized JSON in a text block (a string result is
             # its own text, not a JSON string literal).
-            kind = type(value)
-            if (kind is int or kind is str) and self.sig.wrap_output:  # the common scalar, built at once (issue 17)
-                return {
-                    "content": [{"type": "text", "text": value if kind is str else str(value)}],
-                    "structuredContent": {"result": value},
-                }
             structured = self.sig.to_structured(value)
             raw = structured["result"] if self.sig.wrap_output else structured
             text = raw if isinstance(raw, str) else json_text(raw)

@@ -85,7 +85,7 @@ class StreamableHTTPApp:
         retry_ms: int = 1000,
         keepalive: float = 15.0,
         sse_after: float = 1.0,
-        tool_schema: Callable[[str], Any] | None = None,
+        param_headers: Callable[[str], Mapping[str, tuple[str, ...]] | None] | None = None,
         lifespan: Callable[[], contextlib.AbstractAsyncContextManager[Any]] | None = None,
         legacy_sse: bool = False,
         sse_path: str = "/sse",
@@ -109,7 +109,9 @@ class StreamableHTTPApp:
         self.retry_ms = retry_ms
         self.keepalive = keepalive
         self.sse_after = sse_after
-        self.tool_schema = tool_schema
+        # The Mcp-Param-* headers tool ``name`` declares ({suffix: argument path}; None or empty:
+        # none), as _protocol._http.param_headers reads its input schema (spec 2026-07-28).
+        self.param_headers = param_headers
         self._lifespan = lifespan
         self.sessions: dict[str, LegacyTransport] = {}
         self._requests: set[RequestTransport] = set()  # modern requests in flight (listen streams too)
@@ -235,10 +237,10 @@ class StreamableHTTPApp:
             await refuse(send, h.refuse(400, "Invalid Request: JSON-RPC batches are not part of protocol 2026-07-28"))
             return
         refusal = h.check_standard_headers(headers, message)
-        if refusal is None and message.get("method") == "tools/call" and self.tool_schema is not None:
+        if refusal is None and message.get("method") == "tools/call" and self.param_headers is not None:
             params = message.get("params") or {}
             name = params.get("name")
-            declared = h.declared_param_headers(self.tool_schema(name)) if isinstance(name, str) else {}
+            declared = self.param_headers(name) if isinstance(name, str) else None
             if declared:
                 refusal = h.check_param_headers(headers, declared, params.get("arguments"), message.get("id"))
         if refusal is not None:
