@@ -338,7 +338,10 @@ class Server:
     def announced(self, rules: Rules | None, session: Session, capability: str, method: str) -> Rules:
         """:meth:`gate` of a request served under ``rules`` on ``session``."""
         assert rules is not None  # the protocol layer admits these only with a version
-        caps = self.capabilities(rules) if rules.stateless else session.state.get("capabilities", {})
+        if rules.stateless:  # the registry's now; cached per version (never empty: logging)
+            caps = self._caps_cache.get(rules.version) or capabilities(self, rules)
+        else:
+            caps = session.state.get("capabilities", {})
         if capability not in caps:
             raise MethodNotFound(
                 f"Method not found: {method!r} (this server did not announce the {capability!r} capability)"
@@ -509,10 +512,6 @@ class Server:
         finally:
             if _http.ended(session):
                 self._tasks.forget_owner(session)
-
-    def _tool_schema(self, name: str) -> dict[str, Any] | None:
-        tool = self._tools.get(name)
-        return tool.input_schema if tool is not None else None
 
     async def serve_http(
         self,
