@@ -236,7 +236,7 @@ def test_requests_pipelined_behind_initialize_are_admitted_under_the_negotiated_
 
 def test_receive_request_gives_the_events_receive_gives():
     # Connection.receive_request (a request its transport classified already: Streamable HTTP)
-    # must answer exactly as receive: before initialize, during it, when ready, a duplicate id in
+    # must answer exactly as receive (its one event): before initialize, during it, when ready, a duplicate id in
     # flight, a method of another era, a modern _meta on a legacy connection.
     requests = [
         {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},  # before initialize: refused
@@ -261,8 +261,8 @@ def test_receive_request_gives_the_events_receive_gives():
             assert general.receive(msg) == direct.receive(msg)
             continue
         a, b = general.receive(msg), direct.receive_request(msg)
-        assert a == b, msg
-        if msg.get("method") == "initialize" and isinstance(a[0], RequestReceived):
+        assert a == [b], msg
+        if msg.get("method") == "initialize" and isinstance(b, RequestReceived):
             result = {
                 "protocolVersion": general.version,
                 "capabilities": {},
