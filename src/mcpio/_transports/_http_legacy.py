@@ -23,6 +23,7 @@ from ._http_unmade import UnmadeStream
 log = logging.getLogger("mcpio.http")
 
 _EOF = None  # the end marker on the inbox (frames are bytes or Decoded, never None)
+_UNSEEN = object()  # no header value seen yet (version_memo)
 
 
 class Feeder(Protocol):
@@ -242,6 +243,9 @@ class LegacyTransport:
                         await s.released.wait()
 
     retry_ms = 1000
+    # Per session, set by the server (``_post_legacy``): the MCP-Protocol-Version header value last
+    # seen, the check's refusal of it (or None) and whether its POST streams are primed (issue 17).
+    version_memo: tuple[Any, Any, bool] = (_UNSEEN, None, False)
     # Set by the server: the session, when one POST's request may be served on the POST's own
     # task (``Session.reading``/``feed``: no queue hop, no wake-up of the reader; issue 17).
     feeder: Feeder | None = None
