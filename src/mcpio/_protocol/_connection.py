@@ -87,6 +87,9 @@ class Connection:
         self._batches: dict[RequestId, _Batch] = {}
         self._outgoing: dict[RequestId, str] = {}  # id -> method, requests we sent
         self._next_id = 0
+        # Methods _server_admission admitted in READY: admitted again without it while READY (its
+        # answer cannot change there: READY is final until close, version and rules are set).
+        self._ready_admits: set[str] = set()
 
     # ------------------------------------------------------------------ receiving
     def receive(self, msg: Any) -> list[Event]:
@@ -184,6 +187,8 @@ class Connection:
                 admitted = self._modern_admission(method, meta)
             elif self.stateless:
                 admitted = self._modern_admission(method, meta if type(meta) is dict else {})
+            elif method in self._ready_admits and self.lifecycle.state == st.READY:
+                admitted = self.version  # the table's answer for it in READY, again (issue 17)
             else:
                 admitted = self._server_admission(method, params, batch)
             if isinstance(admitted, dict):
@@ -229,6 +234,8 @@ class Connection:
                     else ""
                 ),
             }
+        if lc.state == st.READY:  # admitted (not initialize: refused in READY), and so from now on
+            self._ready_admits.add(method)
         return self.version
 
     def _initialize(self, params: Any, batch: _Batch | None) -> str | None:
@@ -358,6 +365,7 @@ class Connection:
         self.peer_capabilities = capabilities
         self.peer_info = info
         self.lifecycle.state = st.READY
+        self._ready_admits.clear()  # admitted under the rules before (none, on a new connection)
 
     def is_cancelled(self, id_: RequestId) -> bool:
         return id_ in self.cancelled
