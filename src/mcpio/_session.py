@@ -200,20 +200,17 @@ class Session:
         when :meth:`reading` said so just before (the order of frames is kept). Returns what is
         left to await (the protocol layer's refusal to send), or None: the request is started
         (``_start``, a plain call: no coroutine per request, issue 17)."""
-        events = self.connection.receive_request(message)
-        ev = events[0]  # one request: one event (RequestReceived, or the Reply refusing it)
+        ev = self.connection.receive_request(message)  # RequestReceived, or the Reply refusing it
         if type(ev) is RequestReceived and not self.inline_requests:
             if not self._aborted:
                 self._start(ev)  # nothing here waits: no other feed can come between
             return None
-        return self._feed_events(events)
+        return self._feed_event(ev)
 
-    async def _feed_events(self, events: list[Any]) -> None:
+    async def _feed_event(self, ev: Any) -> None:
         self._feeding = True
         try:
-            for ev in events:
-                if self._aborted:
-                    break
+            if not self._aborted:
                 await self._dispatch(ev)
         finally:
             self._feeding = False
@@ -280,7 +277,7 @@ class Session:
         serving.set((self._routing_key, id_))  # this task's own context: what it sends relates to id_
         try:
             try:
-                if self.connection.is_cancelled(id_):  # cancelled before it started: never run it
+                if id_ in self.connection.cancelled:  # cancelled before it started: never run it
                     raise asyncio.CancelledError
                 result = await self._on_request(self, ev)
             except (asyncio.CancelledError, Exception) as exc:
@@ -303,7 +300,7 @@ class Session:
         # No `serving` set (a new context map and a Token per call): answer_now sends nothing of its
         # own, and the answer is routed by its id. The context is still the request's own (_start).
         try:
-            if self.connection.is_cancelled(id_):  # cancelled before it started (in its batch)
+            if id_ in self.connection.cancelled:  # cancelled before it started (in its batch)
                 raise asyncio.CancelledError
             result = self._answer_now(self, ev)  # type: ignore[misc]  # set: _start checked
         except (asyncio.CancelledError, Exception) as exc:
@@ -324,7 +321,7 @@ class Session:
                 out = conn.respond(id_, result)
             elif isinstance(exc, asyncio.CancelledError):
                 out = conn.respond_error(id_, {"code": INVALID_REQUEST, "message": "Request cancelled"})
-                if conn.is_cancelled(id_):  # by the peer: no answer (spec); by our own shutdown: still answer
+                if id_ in conn.cancelled:  # by the peer: no answer (spec); by our own shutdown: still answer
                     return None
             elif isinstance(exc, MCPError):
                 out = conn.respond_error(id_, exc.to_error_object())

@@ -218,3 +218,37 @@ def test_a_request_id_in_flight_is_refused_on_another_post() -> None:
             await app.aclose()
 
     asyncio.run(go())
+
+
+VERSIONS = ["2025-11-25", "1999-01-01", None, " 2025-11-25 ", "2025-06-18", "1999-01-01", "2025-03-26", "2025-11-25"]
+
+
+@pytest.mark.parametrize("accept", ["json", "sse"])
+def test_each_posts_version_header_is_checked_as_on_a_sessions_first_post(accept: str) -> None:
+    """A session keeps the MCP-Protocol-Version check's outcome for the value it saw last
+    (``LegacyTransport.version_memo``, issue 17): whatever values came before, each POST gets
+    what the same value gets on a new session's first request (status, id, priming)."""
+
+    async def post(app: Any, session: list[tuple[bytes, bytes]], version: str | None, id_: int) -> Any:
+        headers = [h for h in session if h[0] not in (b"accept", b"mcp-protocol-version")] + ACCEPTS[accept]
+        if version is not None:
+            headers.append((b"mcp-protocol-version", version.encode()))
+        c = Client(call(id_, "add", {"a": 2, "b": 40}))
+        await asyncio.wait_for(app(scope(headers), c.receive, c.send), 10)
+        raw = b"".join(m.get("body", b"") for m in c.messages[1:])
+        data = [json.loads(line[5:]) for line in raw.split(b"\n") if line.startswith(b"data:") and line[5:].strip()]
+        return c.messages[0]["status"], b"retry:" in raw, data or json.loads(raw)
+
+    async def go() -> None:
+        app = build().http_app("/mcp")
+        try:
+            kept = await open_legacy_session(app)
+            for i, version in enumerate(VERSIONS):
+                got = await post(app, kept, version, 100 + i)
+                want = await post(app, await open_legacy_session(app), version, 100 + i)
+                assert got == want, (version, got, want)
+                assert got[0] == (400 if version == "1999-01-01" else 200), (version, got)
+        finally:
+            await app.aclose()
+
+    asyncio.run(go())

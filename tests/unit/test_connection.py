@@ -236,7 +236,7 @@ def test_requests_pipelined_behind_initialize_are_admitted_under_the_negotiated_
 
 def test_receive_request_gives_the_events_receive_gives():
     # Connection.receive_request (a request its transport classified already: Streamable HTTP)
-    # must answer exactly as receive: before initialize, during it, when ready, a duplicate id in
+    # must answer exactly as receive (its one event): before initialize, during it, when ready, a duplicate id in
     # flight, a method of another era, a modern _meta on a legacy connection.
     requests = [
         {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},  # before initialize: refused
@@ -261,8 +261,8 @@ def test_receive_request_gives_the_events_receive_gives():
             assert general.receive(msg) == direct.receive(msg)
             continue
         a, b = general.receive(msg), direct.receive_request(msg)
-        assert a == b, msg
-        if msg.get("method") == "initialize" and isinstance(a[0], RequestReceived):
+        assert a == [b], msg
+        if msg.get("method") == "initialize" and isinstance(b, RequestReceived):
             result = {
                 "protocolVersion": general.version,
                 "capabilities": {},
@@ -270,3 +270,36 @@ def test_receive_request_gives_the_events_receive_gives():
             }
             assert general.respond(msg["id"], result) == direct.respond(msg["id"], result)
     assert general.lifecycle.state == direct.lifecycle.state == st.READY
+
+
+@pytest.mark.parametrize("version", ["2025-03-26", "2025-06-18", "2025-11-25"])
+def test_a_method_admitted_when_ready_is_admitted_again_as_the_table_says(version):
+    # Connection._ready_admits (issue 17): a method admitted in READY is admitted again without the
+    # table, which cannot answer otherwise there. Each request of a READY connection that has
+    # seen every method before must get what a new READY connection gives it; a closed one
+    # refuses them all, and a resumed one follows its new rules.
+    from mcpio._versions import RULES
+
+    methods = sorted(set().union(*(r.client_requests for r in RULES.values()))) + ["initialize", "no/such"]
+    seen = ready_server(version)
+    for round_ in range(2):
+        for i, method in enumerate(methods):
+            msg = {"jsonrpc": "2.0", "id": f"{round_}-{i}", "method": method, "params": {}}
+            fresh = ready_server(version)
+            assert seen.receive_request(msg) == fresh.receive_request(msg), method
+            assert seen.receive([msg]) == fresh.receive([msg]), method  # as a batch item too
+            for c in (seen, fresh):
+                c._incoming.clear()
+    closed = ready_server(version)
+    for method in methods:
+        closed.receive_request({"jsonrpc": "2.0", "id": method, "method": method, "params": {}})
+        closed._incoming.clear()
+    closed.close()
+    ev = closed.receive_request({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+    assert isinstance(ev, Reply) and "closed" in ev.message["error"]["message"]
+    other = "2025-03-26" if version != "2025-03-26" else "2025-11-25"
+    seen.resume_legacy(other, {}, {})
+    for i, method in enumerate(methods):
+        msg = {"jsonrpc": "2.0", "id": f"r-{i}", "method": method, "params": {}}
+        assert seen.receive_request(msg) == ready_server(other).receive_request(msg), method
+        seen._incoming.clear()

@@ -83,10 +83,13 @@ class Connection:
         self.peer_capabilities: dict[str, Any] = {}
         self.peer_info: dict[str, Any] = {}
         self._incoming: dict[RequestId, str] = {}  # id -> method, requests we must answer
-        self._cancelled: set[RequestId] = set()
+        self.cancelled: set[RequestId] = set()  # ids of requests in flight the peer cancelled (read only)
         self._batches: dict[RequestId, _Batch] = {}
         self._outgoing: dict[RequestId, str] = {}  # id -> method, requests we sent
         self._next_id = 0
+        # Methods _server_admission admitted in READY: admitted again without it while READY (its
+        # answer cannot change there: READY is final until close, version and rules are set).
+        self._ready_admits: set[str] = set()
 
     # ------------------------------------------------------------------ receiving
     def receive(self, msg: Any) -> list[Event]:
@@ -95,14 +98,6 @@ class Connection:
             return self._receive_batch(msg)
         out: list[Event] = []
         self._receive_one(msg, out, None)
-        return out
-
-    def receive_request(self, msg: dict[str, Any]) -> list[Event]:
-        """:meth:`receive` for one message its transport has classified already as a request
-        (``rpc.classify`` gave REQUEST: Streamable HTTP checks each POSTed message before it
-        hands it over): the same events, without classifying it a second time (issue 17)."""
-        out: list[Event] = []
-        self._receive_request(msg, out, None)
         return out
 
     def _receive_batch(self, items: list[Any]) -> list[Event]:
@@ -157,30 +152,31 @@ class Connection:
             out.append(Reply(exc.error_response()))
             return
         if kind == rpc.REQUEST:
-            self._receive_request(msg, out, batch)
+            out.append(self.receive_request(msg, batch))
         elif kind == rpc.NOTIFICATION:
             self._receive_notification(msg["method"], msg.get("params"), out)
         else:
             self._receive_response(msg, kind, out)
 
-    def _receive_request(self, msg: dict[str, Any], out: list[Event], batch: _Batch | None) -> None:
+    def receive_request(self, msg: dict[str, Any], batch: _Batch | None = None) -> RequestReceived | Reply:
+        """The one event of ``msg``, classified already as a request (``rpc.classify`` gave
+        REQUEST): RequestReceived, or the Reply refusing it. :meth:`receive` comes here for each
+        request; Streamable HTTP, which checks each POSTed message before it hands it over, calls
+        it directly, so the message is not classified a second time (issue 17)."""
         id_ = msg["id"]
         method = msg["method"]
         params = msg.get("params")
         if id_ in self._incoming:
-            out.append(
-                Reply(
-                    rpc.error_response(
-                        id_,
-                        {
-                            "code": INVALID_REQUEST,
-                            "message": f"Invalid Request: request id {id_!r} is already in use by a request in flight; "
-                            "ids must be unique among the requests a peer has not yet been answered",
-                        },
-                    )
+            return Reply(
+                rpc.error_response(
+                    id_,
+                    {
+                        "code": INVALID_REQUEST,
+                        "message": f"Invalid Request: request id {id_!r} is already in use by a request in flight; "
+                        "ids must be unique among the requests a peer has not yet been answered",
+                    },
                 )
             )
-            return
         version = self.version
         admitted: str | dict[str, Any] | None
         if self.role == st.SERVER:
@@ -191,16 +187,17 @@ class Connection:
                 admitted = self._modern_admission(method, meta)
             elif self.stateless:
                 admitted = self._modern_admission(method, meta if type(meta) is dict else {})
+            elif method in self._ready_admits and self.lifecycle.state == st.READY:
+                admitted = self.version  # the table's answer for it in READY, again (issue 17)
             else:
                 admitted = self._server_admission(method, params, batch)
             if isinstance(admitted, dict):
-                out.append(Reply(rpc.error_response(id_, admitted)))
-                return
+                return Reply(rpc.error_response(id_, admitted))
             version = admitted
         self._incoming[id_] = method
         if batch is not None:
             batch.pending.add(id_)
-        out.append(RequestReceived(id=id_, method=method, params=params, version=version))
+        return RequestReceived(id=id_, method=method, params=params, version=version)
 
     def _modern_admission(self, method: str, meta: dict[str, Any]) -> str | dict[str, Any]:
         return modern_admission(method, meta)
@@ -237,6 +234,8 @@ class Connection:
                     else ""
                 ),
             }
+        if lc.state == st.READY:  # admitted (not initialize: refused in READY), and so from now on
+            self._ready_admits.add(method)
         return self.version
 
     def _initialize(self, params: Any, batch: _Batch | None) -> str | None:
@@ -263,7 +262,7 @@ class Connection:
                 log.debug("ignoring cancellation with invalid requestId %r", rid)
                 return
             if rid in self._incoming and self._incoming[rid] != "initialize":
-                self._cancelled.add(rid)
+                self.cancelled.add(rid)
                 reason = params.get("reason")
                 out.append(CancelRequested(id=rid, reason=reason if isinstance(reason, str) else None))
             else:
@@ -339,8 +338,8 @@ class Connection:
             self.lifecycle.process(st.SEND_INIT_RESULT if ok else st.SEND_INIT_ERROR)
             if not ok:
                 self.version = self.rules = None
-        if self._cancelled and id_ in self._cancelled:
-            self._cancelled.discard(id_)
+        if self.cancelled and id_ in self.cancelled:
+            self.cancelled.discard(id_)
             batch = self._batches.pop(id_, None)
             if batch is not None:
                 batch.pending.discard(id_)
@@ -366,9 +365,10 @@ class Connection:
         self.peer_capabilities = capabilities
         self.peer_info = info
         self.lifecycle.state = st.READY
+        self._ready_admits.clear()  # admitted under the rules before (none, on a new connection)
 
     def is_cancelled(self, id_: RequestId) -> bool:
-        return id_ in self._cancelled
+        return id_ in self.cancelled
 
     def in_flight(self) -> int:
         """Requests received and not yet answered."""

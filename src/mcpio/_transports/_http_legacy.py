@@ -23,6 +23,7 @@ from ._http_unmade import UnmadeStream
 log = logging.getLogger("mcpio.http")
 
 _EOF = None  # the end marker on the inbox (frames are bytes or Decoded, never None)
+_UNSEEN = object()  # no header value seen yet (version_memo)
 
 
 class Feeder(Protocol):
@@ -46,7 +47,12 @@ class LegacyTransport:
         # on its reader's stack, without a Task (Session ``eager``, issue 17).
         self.eager_safe = store is None or type(store) is MemoryEventStore
         self._inbox: asyncio.Queue[bytes | Decoded | None] = asyncio.Queue(inbox_size)
+        self._queued = 0  # frames delivered (or waiting for room) that the engine has not received
         self._by_request: dict[Any, Stream | UnmadeStream] = {}
+        # answering(request_id): whether that request is still being served (a duplicate is
+        # refused by the protocol layer; its stream must not replace the first one's). The
+        # dict's own method: no Python frame per POST (issue 17).
+        self.answering: Callable[[Any], bool] = self._by_request.__contains__
         self._batches: deque[Stream] = deque()  # streams of POSTed batches, oldest first (_refused_batch)
         self.streams: dict[str, Stream] = {}  # live streams, for Last-Event-ID resumption
         self.get_stream: Stream | None = None
@@ -66,6 +72,7 @@ class LegacyTransport:
         if item is _EOF:
             self._inbox.put_nowait(_EOF)
             raise EndOfStream()
+        self._queued -= 1
         return item
 
     def send(self, frame: bytes) -> Coroutine[Any, Any, None]:
@@ -110,8 +117,7 @@ class LegacyTransport:
         s = self._by_request.get(request_id)
         if type(s) is not UnmadeStream or not s.take(frame):  # an UnmadeStream has one request
             return False
-        del self._by_request[request_id]
-        s.request_ids.discard(request_id)
+        del self._by_request[request_id]  # s, answered, is dropped: its request_ids no longer matter
         self.last_active = time.monotonic()
         return True
 
@@ -155,7 +161,7 @@ class LegacyTransport:
         if (
             len(messages) == 1
             and feeder is not None
-            and self._inbox.empty()
+            and not self._queued
             and frame.lstrip()[:1] != b"["
             and feeder.reading()
         ):
@@ -210,11 +216,6 @@ class LegacyTransport:
         if stream is not self.get_stream and not stream.request_ids:
             self.streams.pop(stream.id, None)
 
-    def answering(self, request_id: Any) -> bool:
-        """Whether request ``request_id`` is still being served (a duplicate is refused by the
-        protocol layer; its stream must not replace the first one's)."""
-        return request_id in self._by_request
-
     async def deliver(self, frame: bytes, messages: list[Any] | None = None) -> None:
         """Queue a POSTed ``frame`` for the session (requests come through :meth:`post`).
         ``messages``: its messages, decoded and checked already
@@ -222,11 +223,17 @@ class LegacyTransport:
         a second time (issue 17); a batch stays a batch (a JSON array, whitespace allowed before)."""
         self.last_active = time.monotonic()
         if messages is None:
-            await self._inbox.put(frame)
+            item: bytes | Decoded = frame
         elif frame.lstrip()[:1] == b"[":
-            await self._inbox.put(Decoded(frame, messages))  # a batch, even of one
+            item = Decoded(frame, messages)  # a batch, even of one
         else:
-            await self._inbox.put(Decoded(frame, messages[0]))
+            item = Decoded(frame, messages[0])
+        self._queued += 1  # counted while it waits for room too: ahead of any later POST (post())
+        try:
+            await self._inbox.put(item)
+        except BaseException:  # not put (cancelled while the inbox was full)
+            self._queued -= 1
+            raise
 
     async def close_stream(self, request_id: Any, retry_ms: int | None = None) -> None:
         """End the HTTP connection carrying ``request_id``'s stream now; the client resumes with
@@ -242,6 +249,9 @@ class LegacyTransport:
                         await s.released.wait()
 
     retry_ms = 1000
+    # Per session, set by the server (``_post_legacy``): the MCP-Protocol-Version header value last
+    # seen, the check's refusal of it (or None) and whether its POST streams are primed (issue 17).
+    version_memo: tuple[Any, Any, bool] = (_UNSEEN, None, False)
     # Set by the server: the session, when one POST's request may be served on the POST's own
     # task (``Session.reading``/``feed``: no queue hop, no wake-up of the reader; issue 17).
     feeder: Feeder | None = None
@@ -268,6 +278,7 @@ class LegacyTransport:
         except asyncio.QueueFull:  # the engine is behind: what it has not read is dropped
             while not self._inbox.empty():
                 self._inbox.get_nowait()
+            self._queued = 0
             self._inbox.put_nowait(_EOF)
 
     def end_streams(self) -> None:

@@ -301,7 +301,7 @@ class StreamableHTTPApp:
             if transport is None:
                 await refuse(send, self._at_capacity(rid))
                 return
-            version = h.DEFAULT_LEGACY_VERSION
+            priming = _priming(h.DEFAULT_LEGACY_VERSION)
         else:
             found = self.sessions.get(sid)
             if self.shared is not None:  # the session may live on another process
@@ -310,7 +310,12 @@ class StreamableHTTPApp:
                 await refuse(send, h.refuse(404, "Not Found: session unknown or ended; initialize a new one", id=rid))
                 return
             transport = found
-            version, refusal = h.check_legacy_version(headers)
+            raw = headers.get(h.PROTOCOL_VERSION)
+            memo = transport.version_memo
+            if memo[0] != raw:  # the check's outcome kept per session for the value last seen (issue 17)
+                version, refusal = h.check_legacy_version(headers)
+                memo = transport.version_memo = (raw, refusal, _priming(version))
+            _, refusal, priming = memo
             if refusal is not None:
                 await refuse(send, dataclasses.replace(refusal, id=rid))
                 return
@@ -331,10 +336,7 @@ class StreamableHTTPApp:
             )
             return
         json_ok, sse_ok = h.accepts(headers.get("accept"))
-        rules = RULES.get(version)
-        stream = await transport.post(
-            body, messages, ids, json_ok=json_ok, sse_ok=sse_ok, priming=rules is not None and rules.sse_polling
-        )
+        stream = await transport.post(body, messages, ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
         if isinstance(stream, bytes):  # answered at once: the whole response, no stream (issue 17)
             start, end = streams.json_response(stream, session_header, h.LEGACY)
             await send(start)
@@ -588,3 +590,9 @@ class StreamableHTTPApp:
                 await self.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+
+def _priming(version: str) -> bool:
+    """Whether a legacy POST stream of ``version`` starts with a priming event (SEP-1699 polling)."""
+    rules = RULES.get(version)
+    return rules is not None and rules.sse_polling

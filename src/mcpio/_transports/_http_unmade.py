@@ -6,29 +6,27 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 if TYPE_CHECKING:
     from ._http_legacy import LegacyTransport
     from ._http_server_streams import Stream
 
 
-class UnmadeStream:
+class UnmadeStream(msgspec.Struct):
     """The stream of a POST carrying one request (:meth:`LegacyTransport.post`) until it is
     needed: routed to as the stream would be; keeps the request's answer if it comes first to
-    a client that accepts JSON."""
+    a client that accepts JSON. A Struct: made per POST without a Python ``__init__`` (issue 17);
+    never compared nor hashed (a Struct compares its fields)."""
 
-    __slots__ = ("answered", "json_ok", "priming", "request_ids", "sse_ok", "stream", "transport")
+    transport: LegacyTransport
+    request_ids: set[Any]
+    json_ok: bool
+    sse_ok: bool
+    priming: bool
+    answered: bytes | None = None
+    stream: Stream | None = None
     finished = False
-
-    def __init__(
-        self, transport: LegacyTransport, request_ids: set[Any], json_ok: bool, sse_ok: bool, priming: bool
-    ) -> None:
-        self.transport = transport
-        self.request_ids = request_ids
-        self.json_ok = json_ok
-        self.sse_ok = sse_ok
-        self.priming = priming
-        self.answered: bytes | None = None
-        self.stream: Stream | None = None
 
     async def put(self, frame: bytes, final: bool) -> None:
         if not (final and self.take(frame)):
