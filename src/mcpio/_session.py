@@ -76,8 +76,8 @@ class Session:
         on_notification: NotificationHandler | None = None,
         max_in_flight: int = 1024,
         drain_timeout: float = 30.0,
-        eager: Callable[[RequestReceived], bool] | None = None,
-        answer_now: Callable[[Session, RequestReceived], Any] | None = None,
+        eager: Callable[[RequestReceived], Any] | None = None,
+        answer_now: Callable[[Session, RequestReceived, Any], Any] | None = None,
     ) -> None:
         self.transport = transport
         self._routing_key = routing_key(transport)  # what serving records (stable: an identity)
@@ -86,7 +86,8 @@ class Session:
         self._eager = eager if getattr(transport, "eager_safe", False) is True else None
         # What answers a request eager admitted, if given: on_request's twin as a plain function
         # (it returns the result or raises as on_request would; it never waits and sends nothing
-        # of its own): served by _serve_now, without coroutines.
+        # of its own): served by _serve_now, without coroutines. eager's truthy value is its third
+        # argument (the framework's: the tool it calls, looked up once).
         self._answer_now = answer_now
         # The transport's optional send_nowait(frame) -> bool: the frame queued without waiting
         # (True), or nothing done (False: send it). Answers go this way, no coroutine each.
@@ -254,9 +255,10 @@ class Session:
         """Start request ``ev``: at once on this stack when ``eager`` admits it (a Task only if it
         waits after all), else as a Task (module docstring)."""
         eager = self._eager
-        if eager is not None and eager(ev):
+        admitted = eager(ev) if eager is not None else None
+        if admitted:
             context = contextvars.copy_context()
-            coro = context.run(self._serve_now, ev) if self._answer_now is not None else self._serve(ev)
+            coro = context.run(self._serve_now, ev, admitted) if self._answer_now is not None else self._serve(ev)
             if coro is None:  # answered already
                 return
             try:
@@ -292,7 +294,7 @@ class Session:
         else:
             await self._sent(id_, sending)
 
-    def _serve_now(self, ev: RequestReceived) -> Coroutine[Any, Any, None] | None:
+    def _serve_now(self, ev: RequestReceived, admitted: Any) -> Coroutine[Any, Any, None] | None:
         """:meth:`_serve` for a request ``answer_now`` answers (eager start), without a coroutine:
         the same answer. Returns None once done, or the coroutine that sends the answer when the
         transport cannot take it at once (started like an eager request: a Task only if it waits)."""
@@ -302,7 +304,7 @@ class Session:
         try:
             if id_ in self.connection.cancelled:  # cancelled before it started (in its batch)
                 raise asyncio.CancelledError
-            result = self._answer_now(self, ev)  # type: ignore[misc]  # set: _start checked
+            result = self._answer_now(self, ev, admitted)  # type: ignore[misc]  # set: _start checked
         except (asyncio.CancelledError, Exception) as exc:
             sending = self._reply(ev, None, exc)
         else:

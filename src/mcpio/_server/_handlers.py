@@ -103,13 +103,14 @@ def tools_call(server: Server, ctx: Context, params: Params) -> Awaitable[dict[s
     return tool.call(params.get("arguments"), ctx, rules)
 
 
-def answer_now(server: Server, session: Session, ev: RequestReceived) -> Any:
+def answer_now(server: Server, session: Session, ev: RequestReceived, tool: Tool) -> Any:
     """``Server._on_request`` for a request the session starts eagerly (``Session(answer_now=)``:
     a ``tools/call`` that ``_tools.answers_at_once``, no middleware), without a coroutine and
     without a Context (the tool takes none, and a retry carrying a requestState, which its Context
-    would verify, does not answer at once): the same result, or the same exception (issue 17)."""
+    would verify, does not answer at once): the same result, or the same exception (issue 17).
+    ``tool``: what the eager predicate gave the session (``answers_at_once``: the tool called)."""
     rules = RULES[ev.version] if ev.version is not None else None
-    return tools_call_now(server, session, rules, ev.params or {})  # params: a dict (answers_at_once)
+    return tools_call_now(server, session, rules, ev.params or {}, tool)  # params: a dict (answers_at_once)
 
 
 def no_rounds(method: str) -> MCPError:

@@ -442,7 +442,7 @@ class Server:
             on_notification=self._on_notification,
             max_in_flight=self.max_in_flight,
             drain_timeout=0.0 if stateless else 30.0,
-            eager=lambda ev: answers_at_once(self, ev.method, ev.params) is not None,
+            eager=lambda ev: answers_at_once(self, ev.method, ev.params),  # the Tool: answer_now's
             # without telemetry or a subclass's own _on_request (they see every request as it is)
             answer_now=MethodType(answer_now, self) if _direct.plain(self) else None,
         )
