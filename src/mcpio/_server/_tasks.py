@@ -61,7 +61,7 @@ from .._versions import TASKS_EXTENSION, Rules
 from . import _tasks_shared
 from ._mrtr import ANSWER_SHAPES, KEY_PREFIX
 from ._tasks_shared import TERMINAL, TaskView
-from ._tools import TASK_SUPPORT, check_task_options  # noqa: F401 - TASK_SUPPORT: this module's name for it too
+from ._tools import check_task_options
 
 if TYPE_CHECKING:
     import asyncio
