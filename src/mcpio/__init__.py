@@ -89,7 +89,6 @@ def __getattr__(name: str) -> object:
     if module is None:
         raise AttributeError(f"module 'mcpio' has no attribute {name!r}")
     import gc
-    import importlib
 
     # No collections while mcpio's modules load (issue 17: cold start): an import makes only
     # long-lived objects (modules, classes, functions), so the collector's passes over them
@@ -98,7 +97,8 @@ def __getattr__(name: str) -> object:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        obj = getattr(importlib.import_module(module, __name__), name)
+        # `from .module import name`, without importing importlib (~0.5 M instructions at start-up)
+        obj = getattr(__import__(module[1:], globals(), None, (name,), 1), name)
     finally:
         if collecting:
             gc.enable()

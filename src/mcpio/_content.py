@@ -11,7 +11,6 @@ what was left out, never sent in a shape the version's schema rejects.
 
 from __future__ import annotations
 
-import binascii
 import os
 from typing import Any, cast
 
@@ -25,7 +24,10 @@ _BLOCK_TYPES = frozenset({"text", "image", "audio", "resource", "resource_link"}
 
 
 def b64(data: bytes) -> str:
-    """``base64.b64encode(data)`` as text: its primitive, without importing ``base64`` at start-up (issue 17)."""
+    """``base64.b64encode(data)`` as text: its primitive, imported at the first encoding, not at
+    start-up (issue 17), and without ``base64``."""
+    import binascii
+
     return binascii.b2a_base64(data, newline=False).decode("ascii")
 
 

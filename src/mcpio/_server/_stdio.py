@@ -110,12 +110,19 @@ def answer_initialize(server: Server) -> Primed | None:
     fd 1 is closed (the client is gone). Bytes that cannot be read are left to the engine,
     which reports them as it always did."""
     import select
-    import signal
+
+    # signal's C half: the same functions and constants without the module's enums (Signals,
+    # Handlers, Sigmasks), whose creation costs ~3 M instructions at start-up (issue 17); asyncio
+    # imports `signal` after the answer. Type-checked as `signal` (no stub for `_signal`).
+    if TYPE_CHECKING:
+        import signal as _signal
+    else:
+        import _signal
 
     ppid = os.getppid()
     buf = b""
     try:
-        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+        previous = _signal.signal(_signal.SIGTERM, _on_sigterm)
     except ValueError:  # not the main thread: no synchronous wait here
         return Primed(buf, ppid)
     try:
@@ -135,7 +142,7 @@ def answer_initialize(server: Server) -> Primed | None:
     except OSError:  # fd 0 unusable: the engine says so in its own words
         return Primed(buf, ppid)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        _signal.signal(_signal.SIGTERM, previous)
     nl = buf.find(b"\n")
     if nl < 0:
         return Primed(buf, ppid)
