@@ -150,7 +150,13 @@ class FunctionSignature:
         return self._described
 
     def _build(self) -> type:
-        struct = msgspec.defstruct(re.sub(r"\W", "_", self.name) + "_arguments", self._fields, kw_only=True)
+        # An optional parameter left out stays UNSET (and out of the call): its field's type
+        # admits the marker. Made here, not at registration: typing's Union[...] is ~3 k
+        # instructions a parameter (issue 17: cold start with many tools).
+        fields = [
+            (f[0], Union[f[1], UnsetType], UNSET) if len(f) == 3 and f[2] is UNSET else f for f in self._fields
+        ]
+        struct = msgspec.defstruct(re.sub(r"\W", "_", self.name) + "_arguments", fields, kw_only=True)
         defs = self.input_schema.get("$defs", {})
         self._json_params = tuple(p.name for p in self.parameters if _wants_json(p.schema, defs))
         self._struct = struct
@@ -272,7 +278,7 @@ def analyze_function(
         if factory is not None:
             fields.append((pname, tp, msgspec.field(default_factory=factory)))
         else:
-            fields.append((pname, tp) if required else (pname, Union[tp, UnsetType], UNSET))
+            fields.append((pname, tp) if required else (pname, tp, UNSET))  # Union[tp, UnsetType] in _build
 
     try:
         schemas, defs = _generate([s[2] for s in specs], "validation")

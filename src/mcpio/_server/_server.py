@@ -270,7 +270,7 @@ class Server:
         runs in a worker thread and may add or remove tools)."""
         self._caps_cache.clear()
         loop = self._loop
-        if (not self._sessions and self._state_bus is None) or loop is None or loop.is_closed():
+        if loop is None or (not self._sessions and self._state_bus is None) or loop.is_closed():  # None: not serving yet
             return
         import asyncio  # loaded: a loop serves sessions
 
