@@ -77,7 +77,10 @@ def type_hints(target: Any) -> dict[str, Any]:
     they are: nothing to evaluate (issue 17: registration; tests/unit: test_schema)."""
     if type(target) is _FUNCTION and not target.__dict__:
         annotations = target.__annotations__
-        if all(type(v) is type for v in annotations.values()):
+        for v in annotations.values():  # a loop, not all(<genexpr>): ~5 k instructions less a tool
+            if type(v) is not type:
+                break
+        else:
             return dict(annotations)
     return typing.get_type_hints(target, include_extras=True)
 
