@@ -5,9 +5,11 @@ Public API (everything else lives in private ``_modules``)::
     from mcpio import Server, Context, Image
 """
 
-from typing import TYPE_CHECKING
-
 from ._version import __version__
+
+# typing.TYPE_CHECKING (type checkers read this name as True) without importing typing here:
+# msgspec imports it in __getattr__, where the collector is off (issue 17: cold start).
+TYPE_CHECKING = False
 
 # Names load on first use (PEP 562): ``import mcpio`` stays cheap, and a host that spawns a
 # server pays only for what that server touches.

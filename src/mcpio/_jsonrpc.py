@@ -26,6 +26,11 @@ NOTIFICATION: Final = 2
 RESPONSE: Final = 3
 ERROR: Final = 4
 
+# The largest message (a stdio line, an HTTP body) accepted by default: 256 MiB, since large tool
+# results are normal (pain point #7). Here, not in _protocol._framing, so that Server() takes it as
+# its default without importing the framing (issue 17: cold start).
+DEFAULT_MAX_LINE_SIZE = 256 * 1024 * 1024
+
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
 encode = _encoder.encode

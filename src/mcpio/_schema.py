@@ -41,12 +41,10 @@ from ._callables import POSITIONAL_ONLY, VAR_KEYWORD, VAR_POSITIONAL
 from ._callables import parameters as _parameters
 from ._callables import type_hints as _type_hints
 from ._callables import unwrap as _unwrap
-from ._docstrings import parse_docstring
 from ._schema_docs import attach_defs as _attach_defs
 from ._schema_docs import clean as _clean
 from ._schema_docs import resolve as _resolve
 from ._schema_docs import wants_json as _wants_json
-from ._schema_errors import explain, json_type
 
 __all__ = ["ArgumentError", "FunctionSignature", "Parameter", "analyze_function", "prompt_arguments"]
 
@@ -153,9 +151,7 @@ class FunctionSignature:
         # An optional parameter left out stays UNSET (and out of the call): its field's type
         # admits the marker. Made here, not at registration: typing's Union[...] is ~3 k
         # instructions a parameter (issue 17: cold start with many tools).
-        fields = [
-            (f[0], Union[f[1], UnsetType], UNSET) if len(f) == 3 and f[2] is UNSET else f for f in self._fields
-        ]
+        fields = [(f[0], Union[f[1], UnsetType], UNSET) if len(f) == 3 and f[2] is UNSET else f for f in self._fields]
         struct = msgspec.defstruct(re.sub(r"\W", "_", self.name) + "_arguments", fields, kw_only=True)
         defs = self.input_schema.get("$defs", {})
         self._json_params = tuple(p.name for p in self.parameters if _wants_json(p.schema, defs))
@@ -173,6 +169,8 @@ class FunctionSignature:
             arguments = {}
         elif type(arguments) is not dict:
             if not isinstance(arguments, Mapping):
+                from ._schema_errors import json_type  # bad arguments: not at start-up (issue 17)
+
                 raise ArgumentError(
                     f"Invalid arguments for {self.name}: expected an object, got {json_type(arguments)}"
                 )
@@ -206,6 +204,8 @@ class FunctionSignature:
         if self._choices is None:
             defs = self.input_schema.get("$defs", {})
             self._choices = {p.name: e for p in self.parameters if (e := _resolve(p.schema, defs).get("enum"))}
+        from ._schema_errors import explain
+
         raise ArgumentError(
             f"Invalid arguments for {self.name}: {explain(str(exc), arguments, self._choices)}"
         ) from None
@@ -301,6 +301,8 @@ def _describe(
     doc: str | None, specs: list[tuple[str, Any, Any, bool, Any]], schemas: list[dict[str, Any]], defs: dict[str, Any]
 ) -> tuple[str | None, list[Parameter], dict[str, Any]]:
     """(description, parameters, input_schema) of an analysed function: docstring, schemas, defaults."""
+    from ._docstrings import parse_docstring  # at the first description, not at start-up (issue 17)
+
     description, doc_params = parse_docstring(doc)
     parameters: list[Parameter] = []
     for (pname, hint, _, required, default), schema in zip(specs, schemas, strict=True):

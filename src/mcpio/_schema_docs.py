@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._schema_errors import json_type
-
 REF = "#/$defs/"
 
 _NAMED = frozenset({"properties", "$defs", "patternProperties", "dependentSchemas"})
@@ -49,6 +47,8 @@ def clean(node: Any, enums: dict[str, Any]) -> Any:
         else:
             out[key] = value
     if isinstance(out.get("enum"), list) and "type" not in out:
+        from ._schema_errors import json_type  # with the first enum (issue 17: not at start-up)
+
         kinds = {json_type(v) for v in out["enum"]}
         if {"integer", "number"} <= kinds:
             kinds.discard("integer")

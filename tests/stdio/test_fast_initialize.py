@@ -193,9 +193,15 @@ runpy.run_path(sys.argv[0], run_name="__main__")
 
 
 # What mcpio itself does not import before its first answer (issue 17: cold start), on top of
-# asyncio's modules: inspect, threading, base64, binascii and signal (each where it is used, later), and
+# asyncio's modules: inspect, threading, base64, binascii and signal (each where it is used, later), the
+# method table, the HTTP glue, middleware, resources and prompts, the transport seam, the framing,
+# docstring parsing and argument-error wording, and
 # typing_extensions, which msgspec imports when it is installed (inspect with it) and does without.
-LATER = "typing_extensions,inspect,threading,base64,binascii,signal,mcpio._server._handlers,mcpio._server._http"
+LATER = ",".join(
+    ["typing_extensions", "inspect", "threading", "base64", "binascii", "signal"]
+    + ["mcpio._server." + m for m in ("_handlers", "_http", "_middleware", "_resources")]
+    + ["mcpio._transports._base", "mcpio._protocol._framing", "mcpio._docstrings", "mcpio._schema_errors"]
+)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="the synchronous start-up is POSIX only (select on pipes)")

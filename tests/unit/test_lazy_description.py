@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-import mcpio._schema as schema
+import mcpio._docstrings as docstrings
 from mcpio import Server
 from mcpio._versions import RULES
 
@@ -25,8 +25,8 @@ def _look(query: str, limit: int = 10, mode: str = "fast") -> str:
 
 def _registered(monkeypatch: pytest.MonkeyPatch) -> tuple[Server, list[str | None]]:
     calls: list[str | None] = []
-    real = schema.parse_docstring
-    monkeypatch.setattr(schema, "parse_docstring", lambda doc: calls.append(doc) or real(doc))
+    real = docstrings.parse_docstring  # _schema imports it at the first description
+    monkeypatch.setattr(docstrings, "parse_docstring", lambda doc: calls.append(doc) or real(doc))
     app = Server("t")
     app.add_tool(_look)
     return app, calls

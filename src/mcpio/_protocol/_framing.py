@@ -16,7 +16,7 @@ from typing import Any, final
 
 import msgspec
 
-DEFAULT_MAX_LINE_SIZE = 256 * 1024 * 1024  # 256 MiB: large tool results are normal (pain point #7)
+from .._jsonrpc import DEFAULT_MAX_LINE_SIZE
 
 
 @final  # so `type(frame) is Oversized` narrows both ways (mypy: a final class has no subclass)

@@ -19,17 +19,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .. import _log, _otel
 from .._errors import MethodNotFound
+from .._jsonrpc import DEFAULT_MAX_LINE_SIZE
 from .._protocol._connection import Connection
 from .._protocol._events import NotificationReceived, RequestReceived
-from .._protocol._framing import DEFAULT_MAX_LINE_SIZE
-from .._transports._base import Transport
 from .._versions import CACHEABLE_METHODS, META_SERVER_INFO, RULES, Rules
 from . import _stdio
 from ._context import Context, request_context
 from ._lifecycle import capabilities
-from ._middleware import Request, build_chain, check_middleware, run_hook
 from ._mrtr import InputRequired, StateCodec
-from ._resources import Prompt, Resource
 from ._tools import (
     DEFAULT_MAX_RESULT_BYTES,
     Tool,
@@ -43,13 +40,17 @@ if TYPE_CHECKING:
     import asyncio
 
     from .._session import Session
+    from .._transports._base import Transport
     from . import _direct, _http
     from ._handlers import METHODS, answer_now, no_rounds
+    from ._middleware import Request, build_chain, run_hook
+    from ._resources import Prompt, Resource
     from ._skills import Skill
     from ._subscriptions import list_changed_targets, task_targets, updated_targets
     from ._tasks import Task, TaskStore
-else:  # the method table, the HTTP glue, the direct answer, who hears what: from the first session
+else:  # the method table, the HTTP glue, the direct answer, who hears what, middleware: from the first session
     _direct = _http = METHODS = answer_now = no_rounds = list_changed_targets = task_targets = updated_targets = None
+    Request = build_chain = run_hook = None
 
 log = _log.logger("mcpio.server", globals())
 
@@ -85,14 +86,8 @@ class Server:
         skills: str | os.PathLike[str] | None = None,
         telemetry: bool | None = None,
     ) -> None:
-        self.name = name
-        self.version = version
-        self.title = title
-        self.description = description
-        self.instructions = instructions
-        self.website_url = website_url
-        self.icons = icons
-        self.lifespan = lifespan
+        self.name, self.version, self.title, self.description = name, version, title, description
+        self.instructions, self.website_url, self.icons, self.lifespan = instructions, website_url, icons, lifespan
         if page_size < 1:
             raise ValueError(f"page_size must be at least 1, not {page_size!r}")
         self.page_size = page_size
@@ -181,6 +176,8 @@ class Server:
 
     def add_resource(self, fn: Callable[..., Any], uri: str, **options: Any) -> Resource:
         scopes = options.pop("scopes", None)
+        from ._resources import Resource  # resources and prompts load with the first (issue 17)
+
         res = Resource(fn, uri, **options)
         self._set_scopes("resources/read", uri, scopes)
         (self._templates if res.is_template else self._resources)[uri] = res
@@ -203,6 +200,8 @@ class Server:
 
     def add_prompt(self, fn: Callable[..., Any], **options: Any) -> Prompt:
         scopes = options.pop("scopes", None)
+        from ._resources import Prompt
+
         p = Prompt(fn, **options)
         self._set_scopes("prompts/get", p.name, scopes)
         self._prompts[p.name] = p
@@ -244,6 +243,8 @@ class Server:
     def middleware(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Register ``async def mw(request, call_next)`` to run around every client request
         (the first registered is the outermost); see ``_middleware`` and docs/guides/middleware.md."""
+        from ._middleware import check_middleware  # with the first middleware (issue 17)
+
         check_middleware(fn)
         self._middleware.append(fn)
         return fn
@@ -270,7 +271,9 @@ class Server:
         runs in a worker thread and may add or remove tools)."""
         self._caps_cache.clear()
         loop = self._loop
-        if loop is None or (not self._sessions and self._state_bus is None) or loop.is_closed():  # None: not serving yet
+        if (
+            loop is None or (not self._sessions and self._state_bus is None) or loop.is_closed()
+        ):  # None: not serving yet
             return
         import asyncio  # loaded: a loop serves sessions
 
@@ -586,9 +589,12 @@ class Server:
 
 
 def _load_serving() -> None:
-    """Bind the method table, ``_http`` and ``_direct``: not at import, a stdio server answers
-    ``initialize`` first (issue 17: cold start). Every way to a session or an HTTP app calls it."""
+    """Bind the method table, ``_http``, ``_direct`` and middleware's runners: not at import, a stdio
+    server answers ``initialize`` first (issue 17: cold start). Every way to a session or an HTTP
+    app calls it."""
     global _direct, _http, METHODS, answer_now, no_rounds, list_changed_targets, task_targets, updated_targets
+    global Request, build_chain, run_hook
     from . import _direct, _http
     from ._handlers import METHODS, answer_now, no_rounds
+    from ._middleware import Request, build_chain, run_hook
     from ._subscriptions import list_changed_targets, task_targets, updated_targets

@@ -63,9 +63,9 @@ from typing import Any
 import httpx
 
 from .._errors import EndOfStream, TransportError
+from .._jsonrpc import DEFAULT_MAX_LINE_SIZE
 from .._protocol import _http as h
 from .._protocol import _http_client_rules as rules
-from .._protocol._framing import DEFAULT_MAX_LINE_SIZE
 from ._http_client_sse import HTTPSSEConnection
 
 log = logging.getLogger("mcpio.client")

@@ -64,8 +64,9 @@ from collections.abc import Callable
 from typing import Any
 
 from .._errors import EndOfStream, TransportError
+from .._jsonrpc import DEFAULT_MAX_LINE_SIZE
 from .._platform import claim_wire, is_claimed, is_stream, restore_blocking, stdio_mode, wait_parent_exit
-from .._protocol._framing import DEFAULT_MAX_LINE_SIZE, LineBuffer, Oversized
+from .._protocol._framing import LineBuffer, Oversized
 from ._base import Frame
 from ._threadpipes import ThreadReader, ThreadWriter
 from ._trace import oversized_marker

@@ -49,8 +49,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from .._errors import ConnectionClosed, EndOfStream, TransportError
+from .._jsonrpc import DEFAULT_MAX_LINE_SIZE
 from .._platform import ProcessTree, check_batch_args, spawn_options, stdio_mode, which_path
-from .._protocol._framing import DEFAULT_MAX_LINE_SIZE, LineBuffer
+from .._protocol._framing import LineBuffer
 from ._base import Frame
 from ._threadpipes import ThreadReader, ThreadSubprocess, ThreadWriter
 
