@@ -223,14 +223,16 @@ def test_a_request_id_in_flight_is_refused_on_another_post() -> None:
 VERSIONS = ["2025-11-25", "1999-01-01", None, " 2025-11-25 ", "2025-06-18", "1999-01-01", "2025-03-26", "2025-11-25"]
 
 
-@pytest.mark.parametrize("accept", ["json", "sse"])
+@pytest.mark.parametrize("accept", ["json", "sse", "alternating"])
 def test_each_posts_version_header_is_checked_as_on_a_sessions_first_post(accept: str) -> None:
-    """A session keeps the MCP-Protocol-Version check's outcome for the value it saw last
-    (``LegacyTransport.version_memo``, issue 17): whatever values came before, each POST gets
-    what the same value gets on a new session's first request (status, id, priming)."""
+    """A session keeps the MCP-Protocol-Version and Accept checks' outcomes for the values it saw
+    last (``LegacyTransport.header_memo``, issue 17): whatever values came before, each POST gets
+    what the same values get on a new session's first request (status, id, priming, JSON or SSE)."""
+    kinds = ["json", "sse", "both"]
 
     async def post(app: Any, session: list[tuple[bytes, bytes]], version: str | None, id_: int) -> Any:
-        headers = [h for h in session if h[0] not in (b"accept", b"mcp-protocol-version")] + ACCEPTS[accept]
+        kind = kinds[id_ % 3] if accept == "alternating" else accept
+        headers = [h for h in session if h[0] not in (b"accept", b"mcp-protocol-version")] + ACCEPTS[kind]
         if version is not None:
             headers.append((b"mcp-protocol-version", version.encode()))
         c = Client(call(id_, "add", {"a": 2, "b": 40}))
