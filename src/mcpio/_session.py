@@ -89,6 +89,9 @@ class Session:
         # of its own): served by _serve_now, without coroutines. eager's truthy value is its third
         # argument (the framework's: the tool it calls, looked up once).
         self._answer_now = answer_now
+        # Feeder.answers_only (_http_legacy): a request fed and started on the caller's stack is
+        # served by answer_now, which sends nothing but the answer (through answer_nowait).
+        self.answers_only = answer_now is not None
         # The transport's optional send_nowait(frame) -> bool: the frame queued without waiting
         # (True), or nothing done (False: send it). Answers go this way, no coroutine each.
         self._send_nowait = getattr(transport, "send_nowait", None)

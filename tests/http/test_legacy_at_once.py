@@ -11,6 +11,7 @@ status, headers (but the session's own id), and the body, JSON or the data of ea
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import Any
 
@@ -123,6 +124,8 @@ def test_a_legacy_answer_at_once_is_the_general_paths_answer(accept: str) -> Non
 class _Feeder:
     """Serves what it is fed by sending ``sends`` (each in the request's serving context)."""
 
+    answers_only = False  # sends anything, in the request's context: routed through its UnmadeStream
+
     def __init__(self, transport: LegacyTransport, sends: list[bytes]) -> None:
         self.transport = transport
         self.sends = sends
@@ -223,14 +226,16 @@ def test_a_request_id_in_flight_is_refused_on_another_post() -> None:
 VERSIONS = ["2025-11-25", "1999-01-01", None, " 2025-11-25 ", "2025-06-18", "1999-01-01", "2025-03-26", "2025-11-25"]
 
 
-@pytest.mark.parametrize("accept", ["json", "sse"])
+@pytest.mark.parametrize("accept", ["json", "sse", "alternating"])
 def test_each_posts_version_header_is_checked_as_on_a_sessions_first_post(accept: str) -> None:
-    """A session keeps the MCP-Protocol-Version check's outcome for the value it saw last
-    (``LegacyTransport.version_memo``, issue 17): whatever values came before, each POST gets
-    what the same value gets on a new session's first request (status, id, priming)."""
+    """A session keeps the MCP-Protocol-Version and Accept checks' outcomes for the values it saw
+    last (``LegacyTransport.header_memo``, issue 17): whatever values came before, each POST gets
+    what the same values get on a new session's first request (status, id, priming, JSON or SSE)."""
+    kinds = ["json", "sse", "both"]
 
     async def post(app: Any, session: list[tuple[bytes, bytes]], version: str | None, id_: int) -> Any:
-        headers = [h for h in session if h[0] not in (b"accept", b"mcp-protocol-version")] + ACCEPTS[accept]
+        kind = kinds[id_ % 3] if accept == "alternating" else accept
+        headers = [h for h in session if h[0] not in (b"accept", b"mcp-protocol-version")] + ACCEPTS[kind]
         if version is not None:
             headers.append((b"mcp-protocol-version", version.encode()))
         c = Client(call(id_, "add", {"a": 2, "b": 40}))
@@ -250,5 +255,66 @@ def test_each_posts_version_header_is_checked_as_on_a_sessions_first_post(accept
                 assert got[0] == (400 if version == "1999-01-01" else 200), (version, got)
         finally:
             await app.aclose()
+
+    asyncio.run(go())
+
+
+class _AnswersOnly:
+    """A feeder like the Session's (``answers_only``): what it starts on the caller's stack sends
+    nothing but its answer, through ``answer_nowait``; ``how`` says what it does with a request."""
+
+    answers_only = True
+
+    def __init__(self, transport: LegacyTransport, how: str) -> None:
+        self.transport, self.how = transport, how
+
+    def reading(self) -> bool:
+        return True
+
+    def feed(self, message: dict[str, Any]) -> Any:
+        if self.how == "answer":
+            self.routed = self.transport.answering(message["id"])  # a route while it is fed
+            if not self.transport.answer_nowait(message["id"], ANSWER):  # sent, on this stack (Session._start)
+                with contextlib.suppress(StopIteration):
+                    self.transport.send(ANSWER).send(None)
+        elif self.how == "refuse":  # the protocol layer's refusal, sent once awaited
+            return self.transport.send(REFUSAL)
+        elif self.how == "fail":
+            raise RuntimeError("boom")
+        return None  # "task": started, answered later
+
+
+REFUSAL = b'{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"no"}}'
+
+
+@pytest.mark.parametrize("how", ["answer", "task", "refuse", "fail"])
+@pytest.mark.parametrize("json_ok", [True, False])
+def test_a_request_fed_without_a_route_is_answered_as_through_one(how: str, json_ok: bool) -> None:
+    """``LegacyTransport.post`` with an ``answers_only`` feeder and a JSON-accepting client feeds
+    the request without an UnmadeStream (issue 17): each outcome must be what the same feeder
+    gives through one (``answers_only = False``): the whole answer, or the stream it comes on."""
+
+    async def outcome(answers_only: bool) -> Any:
+        t = LegacyTransport("s", store=None)
+        feeder = _AnswersOnly(t, how)
+        feeder.answers_only = answers_only
+        t.feeder = feeder
+        body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+        try:
+            out = await t.post(body, [json.loads(body)], {1}, json_ok=json_ok, sse_ok=True, priming=False)
+        except RuntimeError as exc:  # a feeder's bug: it reaches the app (the route left, if any, differs)
+            assert t._fed_id != 1
+            return ("raised", str(exc))
+        assert t._fed_id != 1 and t._fed_answer is None  # nothing left of the feed
+        if how == "answer":  # routed while fed only through the general path (or to a stream)
+            assert feeder.routed is not (answers_only and json_ok)
+        if isinstance(out, Stream):
+            if t.answering(1):
+                await t.send(ANSWER)  # answered later, on its stream
+            return ("stream", out.id, list(out.items), out.finished, t.answering(1), sorted(t.streams))
+        return ("answer", out, t.answering(1), sorted(t.streams))
+
+    async def go() -> None:
+        assert await outcome(True) == await outcome(False)
 
     asyncio.run(go())

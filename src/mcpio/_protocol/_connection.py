@@ -89,6 +89,7 @@ class Connection:
         self._next_id = 0
         # Methods _server_admission admitted in READY: admitted again without it while READY (its
         # answer cannot change there: READY is final until close, version and rules are set).
+        # Emptied at close, so holding a method means READY; a stateless connection adds none.
         self._ready_admits: set[str] = set()
 
     # ------------------------------------------------------------------ receiving
@@ -177,27 +178,27 @@ class Connection:
                     },
                 )
             )
-        version = self.version
         admitted: str | dict[str, Any] | None
-        if self.role == st.SERVER:
+        if self.role != st.SERVER:
+            admitted = self.version
+        else:
             meta = params.get("_meta") if params is not None else None
             if type(meta) is dict and (META_PROTOCOL_VERSION in meta or META_CLIENT_CAPABILITIES in meta):
                 # Dual era (spec 2026-07-28 versioning §Backward Compatibility): a request with
                 # modern _meta is served statelessly, whatever the connection's legacy state.
                 admitted = self._modern_admission(method, meta)
+            elif method in self._ready_admits:  # only while READY (emptied at close); never stateless
+                admitted = self.version  # the table's answer for it in READY, again (issue 17)
             elif self.stateless:
                 admitted = self._modern_admission(method, meta if type(meta) is dict else {})
-            elif method in self._ready_admits and self.lifecycle.state == st.READY:
-                admitted = self.version  # the table's answer for it in READY, again (issue 17)
             else:
                 admitted = self._server_admission(method, params, batch)
-            if isinstance(admitted, dict):
+            if type(admitted) is dict:
                 return Reply(rpc.error_response(id_, admitted))
-            version = admitted
         self._incoming[id_] = method
         if batch is not None:
             batch.pending.add(id_)
-        return RequestReceived(id=id_, method=method, params=params, version=version)
+        return RequestReceived(id_, method, params, admitted)  # type: ignore[arg-type]  # str or None
 
     def _modern_admission(self, method: str, meta: dict[str, Any]) -> str | dict[str, Any]:
         return modern_admission(method, meta)
@@ -376,6 +377,7 @@ class Connection:
 
     def close(self) -> None:
         self.lifecycle.process(st.CLOSE)
+        self._ready_admits.clear()  # READY is over: receive_request admits nothing from memory
 
 
 def modern_admission(method: str, meta: dict[str, Any]) -> str | dict[str, Any]:

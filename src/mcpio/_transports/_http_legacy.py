@@ -23,12 +23,18 @@ from ._http_unmade import UnmadeStream
 log = logging.getLogger("mcpio.http")
 
 _EOF = None  # the end marker on the inbox (frames are bytes or Decoded, never None)
-_UNSEEN = object()  # no header value seen yet (version_memo)
+_UNSEEN = object()  # no header value seen yet (header_memo)
+_NO_ID = object()  # no request is being fed without a route (equal to no request id)
 
 
 class Feeder(Protocol):
     """What may serve a POSTed request on the POST's own task (the session engine's
     ``Session.reading``/``feed``; typed here so the transport needs nothing above it)."""
+
+    # True when a fed request started on the feeder's stack sends nothing there but its answer,
+    # handed over with ``answer_nowait`` (the Session's ``answer_now``): no route is needed for it
+    # while it is fed, only after (issue 17).
+    answers_only: bool
 
     def reading(self) -> bool: ...
 
@@ -113,7 +119,11 @@ class LegacyTransport:
         """:meth:`send` of ``frame``, the one message answering request ``request_id`` (the engine
         knows the id: the frame is not decoded again to route it, issue 17), when that needs no
         waiting: the answer of a fed POST kept as its whole JSON response (``UnmadeStream.take``).
-        False: nothing done (send it)."""
+        False: nothing done (send it). The request being fed without a route (:meth:`post`) is
+        answered so whenever it is answered on the feeder's stack."""
+        if request_id == self._fed_id:  # (never equal to an id in _by_request: post checked it)
+            self._fed_answer = frame
+            return True
         s = self._by_request.get(request_id)
         if type(s) is not UnmadeStream or not s.take(frame):  # an UnmadeStream has one request
             return False
@@ -156,7 +166,12 @@ class LegacyTransport:
         caller's task: no queue hop, no wake-up of the reader (issue 17). Answered so, before
         anything else was sent for it, to a client that accepts JSON, its answer is returned
         and no stream is made; the stream is made as soon as something else comes first.
-        Anything else is queued for the session (:meth:`deliver`), its stream made first."""
+        Anything else is queued for the session (:meth:`deliver`), its stream made first.
+
+        When the feeder sends nothing but the answer on its stack (``answers_only``) to a client
+        that accepts JSON, the request has no route while it is fed (:meth:`answer_nowait` keeps
+        its answer); not answered there, it gets one before anything else can run (a refusal
+        still to send, a Task not yet started): no object per request answered at once."""
         feeder = self.feeder
         if (
             len(messages) == 1
@@ -166,9 +181,25 @@ class LegacyTransport:
             and feeder.reading()
         ):
             self.last_active = time.monotonic()
-            route = UnmadeStream(self, request_ids, json_ok, sse_ok, priming)
-            self._by_request[messages[0]["id"]] = route
-            pending = feeder.feed(messages[0])
+            message = messages[0]
+            if json_ok and feeder.answers_only:
+                self._fed_id = message["id"]
+                try:
+                    pending = feeder.feed(message)
+                finally:
+                    self._fed_id = _NO_ID
+                answered = self._fed_answer
+                if answered is not None:
+                    self._fed_answer = None
+                    return answered
+                if pending is None:  # started as a Task (not yet run): its stream, as made below
+                    return self.new_stream(request_ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
+                route = UnmadeStream(self, request_ids, json_ok, sse_ok, priming)
+                self._by_request[message["id"]] = route  # the refusal still to send is routed to it
+            else:
+                route = UnmadeStream(self, request_ids, json_ok, sse_ok, priming)
+                self._by_request[message["id"]] = route
+                pending = feeder.feed(message)
             if pending is not None:
                 await pending
             return route.answered if route.answered is not None else route.made()
@@ -249,12 +280,15 @@ class LegacyTransport:
                         await s.released.wait()
 
     retry_ms = 1000
-    # Per session, set by the server (``_post_legacy``): the MCP-Protocol-Version header value last
-    # seen, the check's refusal of it (or None) and whether its POST streams are primed (issue 17).
-    version_memo: tuple[Any, Any, bool] = (_UNSEEN, None, False)
+    # Per session, set by the server (``_post_legacy``): the MCP-Protocol-Version and Accept header
+    # values last seen, the version check's refusal (or None), whether its POST streams are primed
+    # and what Accept allows, (JSON, SSE) (issue 17: worked out once per session, not per POST).
+    header_memo: tuple[Any, Any, Any, bool, tuple[bool, bool]] = (_UNSEEN, _UNSEEN, None, False, (True, True))
     # Set by the server: the session, when one POST's request may be served on the POST's own
     # task (``Session.reading``/``feed``: no queue hop, no wake-up of the reader; issue 17).
     feeder: Feeder | None = None
+    _fed_id: Any = _NO_ID  # the request post() feeds without a route, while it is fed
+    _fed_answer: bytes | None = None  # its answer, handed over by answer_nowait
     stream_prefix = ""  # before each POST stream's number: unique per process when sessions are shared
     # Set by the server: cancel what the session has in flight (DELETE: nobody can receive it).
     on_abort: Callable[[], None] | None = None

@@ -302,6 +302,7 @@ class StreamableHTTPApp:
                 await refuse(send, self._at_capacity(rid))
                 return
             priming = _priming(h.DEFAULT_LEGACY_VERSION)
+            json_ok, sse_ok = h.accepts(headers.get("accept"))
         else:
             found = self.sessions.get(sid)
             if self.shared is not None:  # the session may live on another process
@@ -311,11 +312,12 @@ class StreamableHTTPApp:
                 return
             transport = found
             raw = headers.get(h.PROTOCOL_VERSION)
-            memo = transport.version_memo
-            if memo[0] != raw:  # the check's outcome kept per session for the value last seen (issue 17)
+            accept = headers.get("accept")
+            memo = transport.header_memo
+            if memo[0] != raw or memo[1] != accept:  # kept per session for the values last seen (issue 17)
                 version, refusal = h.check_legacy_version(headers)
-                memo = transport.version_memo = (raw, refusal, _priming(version))
-            _, refusal, priming = memo
+                memo = transport.header_memo = (raw, accept, refusal, _priming(version), h.accepts(accept))
+            _, _, refusal, priming, (json_ok, sse_ok) = memo
             if refusal is not None:
                 await refuse(send, dataclasses.replace(refusal, id=rid))
                 return
@@ -335,7 +337,6 @@ class StreamableHTTPApp:
                 h.refuse(400, f"Invalid Request: request id {busy!r} is already in flight in this session", id=busy),
             )
             return
-        json_ok, sse_ok = h.accepts(headers.get("accept"))
         stream = await transport.post(body, messages, ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
         if isinstance(stream, bytes):  # answered at once: the whole response, no stream (issue 17)
             start, end = streams.json_response(stream, session_header, h.LEGACY)

@@ -1,6 +1,9 @@
 """The response stream of a legacy POST carrying one request, until it is needed
 (:meth:`~._http_legacy.LegacyTransport.post`, issue 17): most such requests are
-answered as they are delivered, and their answer is then the whole JSON response."""
+answered as they are delivered, and their answer is then the whole JSON response.
+A request the Session answers at once (``answers_only``) to a JSON-accepting client
+needs none while it is fed; this one routes the rest: what other feeders send on the
+caller's stack, an SSE-only client's answer, and the protocol layer's refusal."""
 
 from __future__ import annotations
 
