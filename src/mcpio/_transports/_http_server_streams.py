@@ -350,26 +350,39 @@ async def send_json(send: Send, frame: bytes, headers: list[tuple[bytes, bytes]]
 
 
 # ---------------------------------------------------------------------------- ASGI helpers
-async def read_body(receive: Receive, headers: Mapping[str, str], limit: int) -> bytes:
-    """The request's body; TooLarge when ``Content-Length`` or the bytes read pass ``limit``,
-    Disconnected when the client goes first."""
+def body_part(message: dict[str, Any], headers: Mapping[str, str], limit: int) -> bytes:
+    """The body bytes ``message`` (an ASGI ``receive()`` of the request) carries: TooLarge when
+    ``Content-Length`` or the bytes pass ``limit``, Disconnected when the client went first. A
+    plain call: a small body comes whole in the first message, with no coroutine to read it
+    (issue 17); :func:`read_body` reads the rest when ``more_body`` says more follows."""
     declared = headers.get("content-length", "")
     # isascii: "²" (latin-1 0xB2) passes isdigit() but not int()
     if declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise TooLarge()
-    chunks: list[bytes] = []
-    size = 0
-    while True:
+    if message["type"] == "http.disconnect":
+        raise Disconnected()
+    chunk: bytes = message.get("body", b"")
+    if len(chunk) > limit:
+        raise TooLarge()
+    return chunk
+
+
+async def read_body(
+    receive: Receive, headers: Mapping[str, str], limit: int, first: dict[str, Any] | None = None
+) -> bytes:
+    """The request's body (:func:`body_part`'s rules); ``first``: its first ``receive()``, when
+    the caller has read it already."""
+    message = await receive() if first is None else first
+    chunks = [body_part(message, headers, limit)]
+    size = len(chunks[0])
+    while message.get("more_body", False):
         message = await receive()
-        if message["type"] == "http.disconnect":
-            raise Disconnected()
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise TooLarge()
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
+        chunks.append(body_part(message, _NO_HEADERS, limit - size))  # the rest must fit in what is left
+        size += len(chunks[-1])
+    return b"".join(chunks)
+
+
+_NO_HEADERS: dict[str, str] = {}
 
 
 async def watch_disconnect(receive: Receive, on_gone: Callable[[], None]) -> None:
