@@ -150,8 +150,11 @@ _NAMES = {
 def header_map(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
     """ASGI headers as {lower-case name: value}; repeated headers are joined with ", "."""
     if type(raw) is list:
-        try:  # the usual request: names known, none repeated; one comprehension (issue 17)
-            out = {_NAMES[name]: value.decode("latin-1") for name, value in raw}
+        names = _NAMES
+        out: dict[str, str] = {}
+        try:  # the usual request: names known, none repeated; a loop, not a comprehension's frame (issue 17)
+            for name, value in raw:
+                out[names[name]] = value.decode("latin-1")
         except KeyError:  # another name, or one not in lower case
             return _header_map(raw)
         if len(out) == len(raw):
