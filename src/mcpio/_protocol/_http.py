@@ -285,8 +285,9 @@ def accepts(accept: str | None) -> tuple[bool, bool]:
     return json_ok, sse_ok
 
 
-def check_post(headers: Mapping[str, str]) -> Refusal | None:
-    """A POST must say it carries JSON (415 otherwise) and accept JSON or SSE (406 otherwise).
+def check_post(headers: Mapping[str, str], accepted: tuple[bool, bool] | None = None) -> Refusal | None:
+    """A POST must say it carries JSON (415 otherwise) and accept JSON or SSE (406 otherwise);
+    ``accepted``: :func:`accepts` of its ``Accept`` header, when the caller has it already.
 
     ``Content-Type: application/json`` is required, parameters allowed (``; charset=utf-8``):
     a missing one is refused too, because a web page can send a body without a CORS preflight
@@ -295,7 +296,7 @@ def check_post(headers: Mapping[str, str]) -> Refusal | None:
     if ctype != JSON and (ctype is None or ctype.split(";")[0].strip().lower() != JSON):
         got = "none" if ctype is None else repr(ctype)
         return refuse(415, f"Unsupported Media Type: a POST body must be sent with Content-Type: {JSON}, got {got}")
-    json_ok, sse_ok = accepts(headers.get("accept"))
+    json_ok, sse_ok = accepts(headers.get("accept")) if accepted is None else accepted
     if not (json_ok or sse_ok):
         return refuse(
             406, f"Not Acceptable: the Accept header must allow {JSON} or {SSE}, got {headers.get('accept')!r}"

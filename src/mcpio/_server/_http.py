@@ -17,6 +17,7 @@ from collections.abc import Callable
 from types import MethodType
 from typing import TYPE_CHECKING, Any
 
+from .. import _jsonrpc as rpc
 from .. import _log, _otel
 from .._transports._base import Transport
 from .._transports._trace import Traced, open_trace
@@ -217,7 +218,7 @@ def serve_now(server: Server, transport: Any, spawn: Callable[..., asyncio.Task[
         return spawn(server._serve_http(transport, True))
     context = contextvars.copy_context()
     if direct(server, message):
-        frame = context.run(_direct.answer, server, message, tool)  # a plain call: no coroutine (issue 17)
+        frame = rpc.encode(context.run(_direct.answer, server, message, tool))  # a plain call: no coroutine (issue 17)
         if transport.answer_at_once(frame):  # nothing sent before it: the whole response
             return None
         return spawn(_direct.send(transport, frame), context)
@@ -243,11 +244,12 @@ def direct(server: Server, message: dict[str, Any]) -> bool:
     )
 
 
-def answer_now(server: Server, message: Any) -> bytes | None:
-    """The answer frame of a modern POST's request (decoded) when :func:`serve_now` would answer
-    it without a Session (:func:`direct`), answered here, in a context of its own; else None
-    (serve it with :func:`serve_now`). For a client that accepts JSON: the app sends the frame
-    as the whole response, with no transport made for the request (issue 17)."""
+def answer_now(server: Server, message: Any) -> dict[str, Any] | None:
+    """The answer (a JSON-RPC message, not yet encoded) of a modern POST's request (decoded) when
+    :func:`serve_now` would answer it without a Session (:func:`direct`), answered here, in a
+    context of its own; else None (serve it with :func:`serve_now`). For a client that accepts
+    JSON: the app sends it as the whole response, with no transport made for the request, and
+    reads its status from it (issue 17)."""
     tool = answers_at_once(server, message.get("method"), message.get("params")) if type(message) is dict else None
     if tool is None or not direct(server, message):
         return None

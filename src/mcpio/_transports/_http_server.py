@@ -68,7 +68,7 @@ class StreamableHTTPApp:
     """An ASGI application serving one MCP server over Streamable HTTP (both eras)."""
 
     serve_now: Callable[[RequestTransport, Callable[..., asyncio.Task[Any]]], asyncio.Task[Any] | None] | None = None
-    answer_now: Callable[[dict[str, Any]], bytes | None] | None = None  # set by the Server (_server._http)
+    answer_now: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None  # set by the Server (_server._http)
 
     def __init__(
         self,
@@ -197,7 +197,8 @@ class StreamableHTTPApp:
 
     # ================================================================ POST
     async def _post(self, receive: Receive, send: Send, headers: dict[str, str]) -> None:
-        refusal = h.check_post(headers)
+        accepted = h.accepts(headers.get("accept"))  # once per POST (issue 17)
+        refusal = h.check_post(headers, accepted)
         if refusal is not None:
             # Read (and drop) the body first, as every other answer does: refusing mid-request
             # races the server's HTTP parser on a malformed body (h11: a response in MUST_CLOSE).
@@ -243,10 +244,10 @@ class StreamableHTTPApp:
         if kinds[0] != rpc.REQUEST:
             await plain(send, 202, b"")  # core 2026-07-28 defines no client notifications on HTTP
             return
-        json_ok, sse_ok = h.accepts(headers.get("accept"))
-        frame = self.answer_now(message) if json_ok and self.answer_now is not None else None
-        if frame is not None:  # answered at once, without a session: the whole JSON response (issue 17)
-            start, end = streams.json_response(frame, [], h.MODERN)
+        json_ok, sse_ok = accepted
+        answer = self.answer_now(message) if json_ok and self.answer_now is not None else None
+        if answer is not None:  # answered at once, without a session: the whole JSON response (issue 17)
+            start, end = streams.json_answer(answer, [], h.MODERN)
             await send(start)
             await send(end)
             return

@@ -333,8 +333,28 @@ def json_response(frame: bytes, headers: list[tuple[bytes, bytes]], era: str) ->
     status = 200
     if b'"error"' in frame and frame[:1] == b"{":
         with contextlib.suppress(Exception):
-            err = rpc.decode(frame).get("error")
-            status = h.status_for_error(err.get("code") if isinstance(err, dict) else None, era)
+            status = _status(rpc.decode(frame), era)
+    return _json_messages(frame, headers, status)
+
+
+def json_answer(
+    message: dict[str, Any], headers: list[tuple[bytes, bytes]], era: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`json_response` of ``message`` (one JSON-RPC message, not yet encoded): its status
+    read from the message, not searched for in the frame (issue 17)."""
+    return _json_messages(rpc.encode(message), headers, _status(message, era) if "error" in message else 200)
+
+
+def _status(message: Any, era: str) -> int:
+    """The HTTP status of a whole JSON response carrying ``message`` (decoded): 200, or the one
+    the era gives its error's code."""
+    err = message.get("error")
+    return h.status_for_error(err.get("code") if isinstance(err, dict) else None, era)
+
+
+def _json_messages(
+    frame: bytes, headers: list[tuple[bytes, bytes]], status: int
+) -> tuple[dict[str, Any], dict[str, Any]]:
     out = [*headers, _JSON_TYPE, (b"content-length", b"%d" % len(frame))]
     return (
         {"type": "http.response.start", "status": status, "headers": out},
