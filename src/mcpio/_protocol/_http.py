@@ -361,12 +361,13 @@ def select_era(headers: Mapping[str, str], messages: list[Any]) -> str:
     ``MCP-Protocol-Version`` header names a version that is not a legacy one (so a stateless
     request whose ``_meta`` is missing gets the modern -32602, not "initialize first").
     """
+    if SESSION_ID not in headers:  # the headers first: cheaper than reading _meta (issue 17)
+        version = headers.get(PROTOCOL_VERSION, "").strip()
+        if version and version not in LEGACY_VERSIONS:
+            return MODERN
     for m in messages:  # a loop, not any(genexpr): every POST comes here (issue 17)
         if modern_meta(m) is not None:
             return MODERN
-    version = headers.get(PROTOCOL_VERSION, "").strip()
-    if SESSION_ID not in headers and version and version not in LEGACY_VERSIONS:
-        return MODERN
     return LEGACY
 
 
