@@ -423,6 +423,11 @@ def decode_header_value(value: str) -> str:
         raise ValueError(f"{value!r} is not valid Base64 of UTF-8 text") from None
 
 
+# A client repeats its Mcp-Name values (one per tool or resource it calls): their decoded form is
+# remembered as Host's and Accept's verdicts are (bounded, keyed by the exact string; issue 17).
+_decode_name_cached = functools.lru_cache(maxsize=256)(decode_header_value)
+
+
 def encode_header_value(value: str) -> str:
     """How a client sends ``value`` in Mcp-Name / Mcp-Param-*: as is when it is plain visible
     ASCII, else (non-ASCII, control characters, whitespace at either end, or a value that looks
@@ -489,7 +494,7 @@ def check_standard_headers(headers: Mapping[str, str], message: dict[str, Any]) 
                 )
         else:
             try:
-                value = decode_header_value(raw)
+                value = _decode_name_cached(raw)
             except ValueError as exc:
                 return _mismatch(f"Mcp-Name: {exc}", message.get("id"))
             if value != body_name:
