@@ -150,8 +150,11 @@ _NAMES = {
 def header_map(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
     """ASGI headers as {lower-case name: value}; repeated headers are joined with ", "."""
     if type(raw) is list:
-        try:  # the usual request: names known, none repeated; one comprehension (issue 17)
-            out = {_NAMES[name]: value.decode("latin-1") for name, value in raw}
+        names = _NAMES
+        out: dict[str, str] = {}
+        try:  # the usual request: names known, none repeated; a loop, not a comprehension's frame (issue 17)
+            for name, value in raw:
+                out[names[name]] = value.decode("latin-1")
         except KeyError:  # another name, or one not in lower case
             return _header_map(raw)
         if len(out) == len(raw):
@@ -282,8 +285,9 @@ def accepts(accept: str | None) -> tuple[bool, bool]:
     return json_ok, sse_ok
 
 
-def check_post(headers: Mapping[str, str]) -> Refusal | None:
-    """A POST must say it carries JSON (415 otherwise) and accept JSON or SSE (406 otherwise).
+def check_post(headers: Mapping[str, str], accepted: tuple[bool, bool] | None = None) -> Refusal | None:
+    """A POST must say it carries JSON (415 otherwise) and accept JSON or SSE (406 otherwise);
+    ``accepted``: :func:`accepts` of its ``Accept`` header, when the caller has it already.
 
     ``Content-Type: application/json`` is required, parameters allowed (``; charset=utf-8``):
     a missing one is refused too, because a web page can send a body without a CORS preflight
@@ -292,7 +296,7 @@ def check_post(headers: Mapping[str, str]) -> Refusal | None:
     if ctype != JSON and (ctype is None or ctype.split(";")[0].strip().lower() != JSON):
         got = "none" if ctype is None else repr(ctype)
         return refuse(415, f"Unsupported Media Type: a POST body must be sent with Content-Type: {JSON}, got {got}")
-    json_ok, sse_ok = accepts(headers.get("accept"))
+    json_ok, sse_ok = accepts(headers.get("accept")) if accepted is None else accepted
     if not (json_ok or sse_ok):
         return refuse(
             406, f"Not Acceptable: the Accept header must allow {JSON} or {SSE}, got {headers.get('accept')!r}"
@@ -357,12 +361,13 @@ def select_era(headers: Mapping[str, str], messages: list[Any]) -> str:
     ``MCP-Protocol-Version`` header names a version that is not a legacy one (so a stateless
     request whose ``_meta`` is missing gets the modern -32602, not "initialize first").
     """
+    if SESSION_ID not in headers:  # the headers first: cheaper than reading _meta (issue 17)
+        version = headers.get(PROTOCOL_VERSION, "").strip()
+        if version and version not in LEGACY_VERSIONS:
+            return MODERN
     for m in messages:  # a loop, not any(genexpr): every POST comes here (issue 17)
         if modern_meta(m) is not None:
             return MODERN
-    version = headers.get(PROTOCOL_VERSION, "").strip()
-    if SESSION_ID not in headers and version and version not in LEGACY_VERSIONS:
-        return MODERN
     return LEGACY
 
 
@@ -416,6 +421,11 @@ def decode_header_value(value: str) -> str:
         return base64.b64decode(m.group(1), validate=True).decode("utf-8")
     except (binascii.Error, ValueError):
         raise ValueError(f"{value!r} is not valid Base64 of UTF-8 text") from None
+
+
+# A client repeats its Mcp-Name values (one per tool or resource it calls): their decoded form is
+# remembered as Host's and Accept's verdicts are (bounded, keyed by the exact string; issue 17).
+_decode_name_cached = functools.lru_cache(maxsize=256)(decode_header_value)
 
 
 def encode_header_value(value: str) -> str:
@@ -484,7 +494,7 @@ def check_standard_headers(headers: Mapping[str, str], message: dict[str, Any]) 
                 )
         else:
             try:
-                value = decode_header_value(raw)
+                value = _decode_name_cached(raw)
             except ValueError as exc:
                 return _mismatch(f"Mcp-Name: {exc}", message.get("id"))
             if value != body_name:

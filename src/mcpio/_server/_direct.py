@@ -67,11 +67,12 @@ def _plain_handler() -> Any:
     return _PLAIN
 
 
-def answer(server: Server, message: dict[str, Any], tool: Tool) -> bytes:
-    """The answer frame to ``message`` (a decoded request that ``_http.direct`` admits; ``tool``, the one
-    it calls, as ``answers_at_once`` gave it), as a stateless session would give it. A plain call
-    (issue 17: no coroutine to start and finish per request); the caller sends the frame
-    (:func:`send`, when it cannot be the whole response at once)."""
+def answer(server: Server, message: dict[str, Any], tool: Tool) -> dict[str, Any]:
+    """The answer to ``message`` (a decoded request that ``_http.direct`` admits; ``tool``, the one
+    it calls, as ``answers_at_once`` gave it), as a stateless session would give it: the JSON-RPC
+    response or error, not yet encoded. A plain call (issue 17: no coroutine to start and finish
+    per request); the caller encodes and sends it (:func:`send`, when it cannot be the whole
+    response at once)."""
     id_ = message["id"]
     params: dict[str, Any] = message["params"]
     meta = params.get("_meta")
@@ -88,7 +89,7 @@ def answer(server: Server, message: dict[str, Any], tool: Tool) -> bytes:
         except Exception as exc:  # a handler bug: internal error, details to stderr only
             log.exception("handler for tools/call failed")
             out = rpc.error_response(id_, to_error_object(exc, detail=expose))
-    return rpc.encode(out)
+    return out
 
 
 async def send(transport: Any, frame: bytes) -> None:

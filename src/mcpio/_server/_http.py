@@ -17,6 +17,7 @@ from collections.abc import Callable
 from types import MethodType
 from typing import TYPE_CHECKING, Any
 
+from .. import _jsonrpc as rpc
 from .. import _log, _otel
 from .._transports._base import Transport
 from .._transports._trace import Traced, open_trace
@@ -63,7 +64,9 @@ def http_app(server: Server, path: str, **options: Any) -> Any:
         server._serve_http, path=path, param_headers=MethodType(param_headers, server), lifespan=lifespan, **options
     )
     app.serve_now = MethodType(serve_now, server)  # bound: no lambda frame per request (issue 17)
-    app.answer_now = MethodType(answer_now, server)
+    # Answered without a Session only when the server's sessions would run Server._on_request
+    # itself (fixed at construction), as on stdio (Server.session's answer_now)
+    app.answer_now = MethodType(answer_now, server) if _direct.plain(server) else None
     return _otel.http_app(server, app)  # with telemetry on: trace context from headers, SSE streams counted
 
 
@@ -217,7 +220,7 @@ def serve_now(server: Server, transport: Any, spawn: Callable[..., asyncio.Task[
         return spawn(server._serve_http(transport, True))
     context = contextvars.copy_context()
     if direct(server, message):
-        frame = context.run(_direct.answer, server, message, tool)  # a plain call: no coroutine (issue 17)
+        frame = rpc.encode(context.run(_direct.answer, server, message, tool))  # a plain call: no coroutine (issue 17)
         if transport.answer_at_once(frame):  # nothing sent before it: the whole response
             return None
         return spawn(_direct.send(transport, frame), context)
@@ -233,23 +236,28 @@ def serve_now(server: Server, transport: Any, spawn: Callable[..., asyncio.Task[
 
 def direct(server: Server, message: dict[str, Any]) -> bool:
     """Whether a request that ``answers_at_once`` is answered without a Session (``_direct``):
-    unless it needs one — a progress token, telemetry or a subclass's own ``_on_request``
-    (``_direct.plain``), ``MCPIO_TRACE`` (``_direct``'s docstring)."""
+    unless it needs one — telemetry or a subclass's own ``_on_request`` (``_direct.plain``), or
+    what :func:`sessionless` checks per request."""
+    return _direct.plain(server) and sessionless(server, message)
+
+
+def sessionless(server: Server, message: dict[str, Any]) -> bool:
+    """:func:`direct` for a server known to be ``_direct.plain``: unless the request needs a
+    Session — a progress token, ``MCPIO_TRACE`` (``_direct``'s docstring)."""
     meta = message["params"].get("_meta")  # params: a dict without requestState (answers_at_once)
-    return (
-        (type(meta) is not dict or "progressToken" not in meta)
-        and _direct.plain(server)
-        and (server._http_trace is False or not http_trace(server))
+    return (type(meta) is not dict or "progressToken" not in meta) and (
+        server._http_trace is False or not http_trace(server)
     )
 
 
-def answer_now(server: Server, message: Any) -> bytes | None:
-    """The answer frame of a modern POST's request (decoded) when :func:`serve_now` would answer
-    it without a Session (:func:`direct`), answered here, in a context of its own; else None
-    (serve it with :func:`serve_now`). For a client that accepts JSON: the app sends the frame
-    as the whole response, with no transport made for the request (issue 17)."""
+def answer_now(server: Server, message: Any) -> dict[str, Any] | None:
+    """The answer (a JSON-RPC message, not yet encoded) of a modern POST's request (decoded) when
+    :func:`serve_now` would answer it without a Session (:func:`direct`), answered here, in a
+    context of its own; else None (serve it with :func:`serve_now`). For a client that accepts
+    JSON: the app sends it as the whole response, with no transport made for the request, and
+    reads its status from it (issue 17). Set on the app only for a ``_direct.plain`` server."""
     tool = answers_at_once(server, message.get("method"), message.get("params")) if type(message) is dict else None
-    if tool is None or not direct(server, message):
+    if tool is None or not sessionless(server, message):
         return None
     return contextvars.copy_context().run(_direct.answer, server, message, tool)
 

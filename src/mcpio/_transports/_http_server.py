@@ -68,7 +68,7 @@ class StreamableHTTPApp:
     """An ASGI application serving one MCP server over Streamable HTTP (both eras)."""
 
     serve_now: Callable[[RequestTransport, Callable[..., asyncio.Task[Any]]], asyncio.Task[Any] | None] | None = None
-    answer_now: Callable[[dict[str, Any]], bytes | None] | None = None  # set by the Server (_server._http)
+    answer_now: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None  # set by the Server (_server._http)
 
     def __init__(
         self,
@@ -197,7 +197,8 @@ class StreamableHTTPApp:
 
     # ================================================================ POST
     async def _post(self, receive: Receive, send: Send, headers: dict[str, str]) -> None:
-        refusal = h.check_post(headers)
+        accepted = h.accepts(headers.get("accept"))  # once per POST (issue 17)
+        refusal = h.check_post(headers, accepted)
         if refusal is not None:
             # Read (and drop) the body first, as every other answer does: refusing mid-request
             # races the server's HTTP parser on a malformed body (h11: a response in MUST_CLOSE).
@@ -206,7 +207,10 @@ class StreamableHTTPApp:
             await refuse(send, refusal)
             return
         try:
-            body = await streams.read_body(receive, headers, self.max_body_size)
+            first = await receive()  # the whole body, as servers deliver a small one: no coroutine (issue 17)
+            body = streams.body_part(first, headers, self.max_body_size)
+            if first.get("more_body", False):
+                body = await streams.read_body(receive, headers, self.max_body_size, first)
         except TooLarge:
             await refuse(
                 send,
@@ -219,23 +223,14 @@ class StreamableHTTPApp:
         except h.BadBody as exc:
             await refuse(send, exc.refusal)
             return
-        if h.select_era(headers, messages) == h.MODERN:
-            await self._post_modern(receive, send, headers, body, messages[0] if len(messages) == 1 else None, kinds[0])
-        else:
+        if h.select_era(headers, messages) != h.MODERN:
             await self._post_legacy(receive, send, headers, body, messages, kinds)
-
-    async def _post_modern(
-        self,
-        receive: Receive,
-        send: Send,
-        headers: dict[str, str],
-        body: bytes,
-        message: dict[str, Any] | None,
-        kind: int,
-    ) -> None:
-        if message is None:
+            return
+        # Modern: served here, on this stack, up to the answer at once (issue 17: no coroutine)
+        if len(messages) != 1:
             await refuse(send, h.refuse(400, "Invalid Request: JSON-RPC batches are not part of protocol 2026-07-28"))
             return
+        message = messages[0]
         refusal = h.check_standard_headers(headers, message)
         if refusal is None and message.get("method") == "tools/call" and self.param_headers is not None:
             params = message.get("params") or {}
@@ -246,16 +241,22 @@ class StreamableHTTPApp:
         if refusal is not None:
             await refuse(send, refusal)
             return
-        if kind != rpc.REQUEST:
+        if kinds[0] != rpc.REQUEST:
             await plain(send, 202, b"")  # core 2026-07-28 defines no client notifications on HTTP
             return
-        json_ok, sse_ok = h.accepts(headers.get("accept"))
-        frame = self.answer_now(message) if json_ok and self.answer_now is not None else None
-        if frame is not None:  # answered at once, without a session: the whole JSON response (issue 17)
-            start, end = streams.json_response(frame, [], h.MODERN)
+        json_ok, sse_ok = accepted
+        answer = self.answer_now(message) if json_ok and self.answer_now is not None else None
+        if answer is not None:  # answered at once, without a session: the whole JSON response (issue 17)
+            start, end = streams.json_answer(answer, [], h.MODERN)
             await send(start)
             await send(end)
             return
+        await self._post_modern(receive, send, body, message, json_ok, sse_ok)
+
+    async def _post_modern(
+        self, receive: Receive, send: Send, body: bytes, message: dict[str, Any], json_ok: bool, sse_ok: bool
+    ) -> None:
+        """A modern request not answered at once: served by a session on its stream."""
         transport = RequestTransport(body, message, json_ok=json_ok, sse_ok=sse_ok)  # the body decoded once
         transport.listen = message.get("method") == "subscriptions/listen"  # handed over first when draining
         now = self.serve_now  # set by the Server: its eager start; None if it answered at once, no task

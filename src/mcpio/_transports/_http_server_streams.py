@@ -333,8 +333,28 @@ def json_response(frame: bytes, headers: list[tuple[bytes, bytes]], era: str) ->
     status = 200
     if b'"error"' in frame and frame[:1] == b"{":
         with contextlib.suppress(Exception):
-            err = rpc.decode(frame).get("error")
-            status = h.status_for_error(err.get("code") if isinstance(err, dict) else None, era)
+            status = _status(rpc.decode(frame), era)
+    return _json_messages(frame, headers, status)
+
+
+def json_answer(
+    message: dict[str, Any], headers: list[tuple[bytes, bytes]], era: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """:func:`json_response` of ``message`` (one JSON-RPC message, not yet encoded): its status
+    read from the message, not searched for in the frame (issue 17)."""
+    return _json_messages(rpc.encode(message), headers, _status(message, era) if "error" in message else 200)
+
+
+def _status(message: Any, era: str) -> int:
+    """The HTTP status of a whole JSON response carrying ``message`` (decoded): 200, or the one
+    the era gives its error's code."""
+    err = message.get("error")
+    return h.status_for_error(err.get("code") if isinstance(err, dict) else None, era)
+
+
+def _json_messages(
+    frame: bytes, headers: list[tuple[bytes, bytes]], status: int
+) -> tuple[dict[str, Any], dict[str, Any]]:
     out = [*headers, _JSON_TYPE, (b"content-length", b"%d" % len(frame))]
     return (
         {"type": "http.response.start", "status": status, "headers": out},
@@ -350,26 +370,39 @@ async def send_json(send: Send, frame: bytes, headers: list[tuple[bytes, bytes]]
 
 
 # ---------------------------------------------------------------------------- ASGI helpers
-async def read_body(receive: Receive, headers: Mapping[str, str], limit: int) -> bytes:
-    """The request's body; TooLarge when ``Content-Length`` or the bytes read pass ``limit``,
-    Disconnected when the client goes first."""
+def body_part(message: dict[str, Any], headers: Mapping[str, str], limit: int) -> bytes:
+    """The body bytes ``message`` (an ASGI ``receive()`` of the request) carries: TooLarge when
+    ``Content-Length`` or the bytes pass ``limit``, Disconnected when the client went first. A
+    plain call: a small body comes whole in the first message, with no coroutine to read it
+    (issue 17); :func:`read_body` reads the rest when ``more_body`` says more follows."""
     declared = headers.get("content-length", "")
     # isascii: "²" (latin-1 0xB2) passes isdigit() but not int()
     if declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise TooLarge()
-    chunks: list[bytes] = []
-    size = 0
-    while True:
+    if message["type"] == "http.disconnect":
+        raise Disconnected()
+    chunk: bytes = message.get("body", b"")
+    if len(chunk) > limit:
+        raise TooLarge()
+    return chunk
+
+
+async def read_body(
+    receive: Receive, headers: Mapping[str, str], limit: int, first: dict[str, Any] | None = None
+) -> bytes:
+    """The request's body (:func:`body_part`'s rules); ``first``: its first ``receive()``, when
+    the caller has read it already."""
+    message = await receive() if first is None else first
+    chunks = [body_part(message, headers, limit)]
+    size = len(chunks[0])
+    while message.get("more_body", False):
         message = await receive()
-        if message["type"] == "http.disconnect":
-            raise Disconnected()
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            raise TooLarge()
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
+        chunks.append(body_part(message, _NO_HEADERS, limit - size))  # the rest must fit in what is left
+        size += len(chunks[-1])
+    return b"".join(chunks)
+
+
+_NO_HEADERS: dict[str, str] = {}
 
 
 async def watch_disconnect(receive: Receive, on_gone: Callable[[], None]) -> None:
