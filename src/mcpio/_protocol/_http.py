@@ -43,7 +43,7 @@ from .._errors import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from .._versions import LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
+from .._versions import LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, RULES
 
 # The SSE framing lives in _sse (one place); its names are part of this module's namespace.
 from ._sse import DEFAULT_MAX_EVENT_SIZE as DEFAULT_MAX_EVENT_SIZE
@@ -381,6 +381,12 @@ _SESSION_ID_RE = re.compile(r"[\x21-\x7e]{1,256}")
 
 def valid_session_id(value: str) -> bool:
     return _SESSION_ID_RE.fullmatch(value) is not None
+
+
+def priming(version: str) -> bool:
+    """Whether a legacy POST stream of ``version`` starts with a priming event (SEP-1699 polling)."""
+    rules = RULES.get(version)
+    return rules is not None and rules.sse_polling
 
 
 def check_legacy_version(headers: Mapping[str, str]) -> tuple[str, Refusal | None]:

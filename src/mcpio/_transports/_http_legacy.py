@@ -23,7 +23,7 @@ from ._http_unmade import UnmadeStream
 log = logging.getLogger("mcpio.http")
 
 _EOF = None  # the end marker on the inbox (frames are bytes or Decoded, never None)
-_UNSEEN = object()  # no header value seen yet (header_memo)
+_UNSEEN = object()  # no header value seen yet (version_memo)
 _NO_ID = object()  # no request is being fed without a route (equal to no request id)
 
 
@@ -280,10 +280,9 @@ class LegacyTransport:
                         await s.released.wait()
 
     retry_ms = 1000
-    # Per session, set by the server (``_post_legacy``): the MCP-Protocol-Version and Accept header
-    # values last seen, the version check's refusal (or None), whether its POST streams are primed
-    # and what Accept allows, (JSON, SSE) (issue 17: worked out once per session, not per POST).
-    header_memo: tuple[Any, Any, Any, bool, tuple[bool, bool]] = (_UNSEEN, _UNSEEN, None, False, (True, True))
+    # Per session, set by the server (``_post_legacy``): the MCP-Protocol-Version header value last
+    # seen, the check's refusal of it (or None) and whether its POST streams are primed (issue 17).
+    version_memo: tuple[Any, Any, bool] = (_UNSEEN, None, False)
     # Set by the server: the session, when one POST's request may be served on the POST's own
     # task (``Session.reading``/``feed``: no queue hop, no wake-up of the reader; issue 17).
     feeder: Feeder | None = None

@@ -224,7 +224,7 @@ class StreamableHTTPApp:
             await refuse(send, exc.refusal)
             return
         if h.select_era(headers, messages) != h.MODERN:
-            await self._post_legacy(receive, send, headers, body, messages, kinds)
+            await self._post_legacy(receive, send, headers, body, messages, kinds, accepted)
             return
         # Modern: served here, on this stack, up to the answer at once (issue 17: no coroutine)
         if len(messages) != 1:
@@ -278,7 +278,14 @@ class StreamableHTTPApp:
                 transport.close()
 
     async def _post_legacy(
-        self, receive: Receive, send: Send, headers: dict[str, str], body: bytes, messages: list[Any], kinds: list[int]
+        self,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+        body: bytes,
+        messages: list[Any],
+        kinds: list[int],
+        accepted: tuple[bool, bool],
     ) -> None:
         sid = headers.get(h.SESSION_ID)
         if len(messages) == 1:  # one message, as every POST but a 2025-03-26 batch: no lists (issue 17)
@@ -302,8 +309,7 @@ class StreamableHTTPApp:
             if transport is None:
                 await refuse(send, self._at_capacity(rid))
                 return
-            priming = _priming(h.DEFAULT_LEGACY_VERSION)
-            json_ok, sse_ok = h.accepts(headers.get("accept"))
+            priming = h.priming(h.DEFAULT_LEGACY_VERSION)
         else:
             found = self.sessions.get(sid)
             if self.shared is not None:  # the session may live on another process
@@ -313,12 +319,11 @@ class StreamableHTTPApp:
                 return
             transport = found
             raw = headers.get(h.PROTOCOL_VERSION)
-            accept = headers.get("accept")
-            memo = transport.header_memo
-            if memo[0] != raw or memo[1] != accept:  # kept per session for the values last seen (issue 17)
+            memo = transport.version_memo
+            if memo[0] != raw:  # the check's outcome kept per session for the value last seen (issue 17)
                 version, refusal = h.check_legacy_version(headers)
-                memo = transport.header_memo = (raw, accept, refusal, _priming(version), h.accepts(accept))
-            _, _, refusal, priming, (json_ok, sse_ok) = memo
+                memo = transport.version_memo = (raw, refusal, h.priming(version))
+            _, refusal, priming = memo
             if refusal is not None:
                 await refuse(send, dataclasses.replace(refusal, id=rid))
                 return
@@ -338,6 +343,7 @@ class StreamableHTTPApp:
                 h.refuse(400, f"Invalid Request: request id {busy!r} is already in flight in this session", id=busy),
             )
             return
+        json_ok, sse_ok = accepted
         stream = await transport.post(body, messages, ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
         if isinstance(stream, bytes):  # answered at once: the whole response, no stream (issue 17)
             start, end = streams.json_response(stream, session_header, h.LEGACY)
@@ -592,9 +598,3 @@ class StreamableHTTPApp:
                 await self.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
-
-
-def _priming(version: str) -> bool:
-    """Whether a legacy POST stream of ``version`` starts with a priming event (SEP-1699 polling)."""
-    rules = RULES.get(version)
-    return rules is not None and rules.sse_polling
