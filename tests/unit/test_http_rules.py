@@ -394,3 +394,25 @@ def test_memory_event_store_bounds_bytes_per_session_and_in_total_oldest_first()
         assert store.bytes == 0 and len(store) == 0
 
     asyncio.run(go())
+
+
+@pytest.mark.parametrize("era", [h.LEGACY, h.MODERN])
+def test_a_whole_json_response_has_the_status_its_message_gives(era):
+    """``json_response`` (a frame) and ``json_answer`` (the message) give the status
+    ``status_for_error`` gives the message's error code, in both eras; the legacy era never looks
+    into the frame (issue 17: its responses are 200 whatever they carry)."""
+    from mcpio import _jsonrpc as rpc
+    from mcpio._transports import _http_server_streams as streams
+
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": '"error"'}]}},
+        {"jsonrpc": "2.0", "id": 2, "error": {"code": -32601, "message": "Method not found"}},
+        {"jsonrpc": "2.0", "id": 3, "error": {"code": -32602, "message": "Invalid params"}},
+        {"jsonrpc": "2.0", "id": 4, "error": {"code": -32603, "message": "Internal error"}},
+    ]
+    for message in messages:
+        error = message.get("error")
+        expected = h.status_for_error(error["code"], era) if error else 200
+        start, body = streams.json_response(rpc.encode(message), [], era)
+        assert start["status"] == expected and body["body"] == rpc.encode(message)
+        assert streams.json_answer(message, [], era)[0]["status"] == expected

@@ -579,9 +579,13 @@ _MODERN_STATUS = {
 }
 
 
+# The eras whose JSON error responses carry an HTTP status of their own (status_for_error).
+ERROR_STATUS_ERAS = frozenset({MODERN})
+
+
 def status_for_error(code: Any, era: str) -> int:
     """The HTTP status of a JSON response carrying error ``code``: in the modern era -32601 is
     404 and the client's errors are 400; legacy responses are 200 whatever they carry."""
-    if era == MODERN:
+    if era in ERROR_STATUS_ERAS:
         return _MODERN_STATUS.get(code, 200)
     return 200

@@ -331,7 +331,7 @@ def json_response(frame: bytes, headers: list[tuple[bytes, bytes]], era: str) ->
     200, or the status the era gives its error code (a refused request's 4xx), with ``headers``
     added. A plain call: the app sends them itself (issue 17: no coroutine per request)."""
     status = 200
-    if b'"error"' in frame and frame[:1] == b"{":
+    if era in h.ERROR_STATUS_ERAS and b'"error"' in frame and frame[:1] == b"{":  # else 200 whatever it carries
         with contextlib.suppress(Exception):
             status = _status(rpc.decode(frame), era)
     return _json_messages(frame, headers, status)
