@@ -271,9 +271,8 @@ class Server:
         runs in a worker thread and may add or remove tools)."""
         self._caps_cache.clear()
         loop = self._loop
-        if (
-            loop is None or (not self._sessions and self._state_bus is None) or loop.is_closed()
-        ):  # None: not serving yet
+        # loop None: not serving yet (asked first: no WeakSet length while tools are registered)
+        if loop is None or (not self._sessions and self._state_bus is None) or loop.is_closed():
             return
         import asyncio  # loaded: a loop serves sessions
 

@@ -182,7 +182,8 @@ class LegacyTransport:
         ):
             self.last_active = time.monotonic()
             message = messages[0]
-            if json_ok and feeder.answers_only:
+            unrouted = json_ok and feeder.answers_only  # fed first, routed only if not answered
+            if unrouted:
                 self._fed_id = message["id"]
                 try:
                     pending = feeder.feed(message)
@@ -194,11 +195,9 @@ class LegacyTransport:
                     return answered
                 if pending is None:  # started as a Task (not yet run): its stream, as made below
                     return self.new_stream(request_ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
-                route = UnmadeStream(self, request_ids, json_ok, sse_ok, priming)
-                self._by_request[message["id"]] = route  # the refusal still to send is routed to it
-            else:
-                route = UnmadeStream(self, request_ids, json_ok, sse_ok, priming)
-                self._by_request[message["id"]] = route
+            route = UnmadeStream(self, request_ids, json_ok, sse_ok, priming)
+            self._by_request[message["id"]] = route  # (unrouted: the refusal still to send goes to it)
+            if not unrouted:
                 pending = feeder.feed(message)
             if pending is not None:
                 await pending
