@@ -6,7 +6,8 @@
     python tools/gen_types.py --schema-dir DIR --out-dir DIR --verbose
 
 The schemas are read from ``<schema-dir>/<version>/schema.json``; the default schema dir is
-``$MCPIO_SHARED/mcp-schema``, else ``../shared/mcp-schema`` beside the repository root.
+``$MCPIO_SHARED/mcp-schema``, else ``../shared/mcp-schema`` beside the repository root, else the
+copy in ``schemas/mcp-schema`` (the same files).
 Output is deterministic: the same schema always gives the same bytes (a unit test re-runs the
 generator and compares with the committed modules).
 
@@ -76,8 +77,14 @@ _MISSING = object()
 
 
 def default_schema_dir() -> Path:
+    """``$MCPIO_SHARED/mcp-schema``; else the shared/ folder beside the checkout, where the project's
+    workspace keeps it; else the copy in this repository (``schemas/mcp-schema``, the same files), so
+    that a clone anywhere runs the tests."""
     shared = os.environ.get("MCPIO_SHARED")
-    return (Path(shared) if shared else ROOT.parent / "shared") / "mcp-schema"
+    if shared:
+        return Path(shared) / "mcp-schema"
+    beside = ROOT.parent / "shared" / "mcp-schema"
+    return beside if beside.is_dir() else ROOT / "schemas" / "mcp-schema"
 
 
 def module_name(version: str) -> str:

@@ -15,16 +15,25 @@ allow the id to be absent, so such an envelope is checked with the null id left 
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import os
+import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 
-# shared/ stands beside the checkout (here and in CI); MCPIO_SHARED overrides.
-SCHEMA_DIR = Path(os.environ.get("MCPIO_SHARED", Path(__file__).resolve().parents[3] / "shared")) / "mcp-schema"
+# Where the schemas are: tools/gen_types.py's rule ($MCPIO_SHARED, else shared/ beside the
+# checkout, else the copy in schemas/), loaded from the tool itself so there is one rule.
+_spec = importlib.util.spec_from_file_location(
+    "_gen_types", Path(__file__).resolve().parents[2] / "tools" / "gen_types.py"
+)
+assert _spec is not None and _spec.loader is not None
+_gen_types = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = _gen_types  # its dataclasses look their module up
+_spec.loader.exec_module(_gen_types)
+SCHEMA_DIR: Path = _gen_types.default_schema_dir()
 
 # method -> (request def, result def)
 REQUESTS = {

@@ -235,3 +235,16 @@ def test_the_package_does_not_ship_the_wire_types():
         check=True,
     ).stdout
     assert out.strip() == "None"
+
+
+def test_the_schemas_in_the_repository_are_the_shared_ones() -> None:
+    """``schemas/mcp-schema`` (what a clone anywhere tests against) holds the same files as the
+    workspace's shared/ folder beside the checkout, when there is one."""
+    copy = ROOT / "schemas" / "mcp-schema"
+    shared = ROOT.parent / "shared" / "mcp-schema"
+    if not shared.is_dir():
+        pytest.skip("no shared/ folder beside this checkout")
+    files = sorted(p.relative_to(shared) for p in shared.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(copy) for p in copy.rglob("*") if p.is_file())
+    for f in files:
+        assert (shared / f).read_bytes() == (copy / f).read_bytes(), f
