@@ -5,6 +5,9 @@ Public API (everything else lives in private ``_modules``)::
     from mcpio import Server, Context, Image
 """
 
+import _thread
+import sys as _sys
+
 from ._version import __version__
 
 # typing.TYPE_CHECKING (type checkers read this name as True) without importing typing here:
@@ -86,6 +89,39 @@ if TYPE_CHECKING:
     from ._transports._subprocess import ServerExited, ServerNotFound
 
 
+class _NoTypingExtensions:
+    """A meta path finder that refuses ``typing_extensions`` to one thread (see _import_msgspec)."""
+
+    thread = -1
+
+    @classmethod
+    def find_spec(cls, name: str, path: object = None, target: object = None) -> None:
+        if name == "typing_extensions" and _thread.get_ident() == cls.thread:
+            raise ModuleNotFoundError("typing_extensions: not needed by msgspec on Python 3.11+")
+
+
+def _import_msgspec() -> None:
+    """``import msgspec`` without letting it import typing_extensions (issue 17: cold start).
+
+    msgspec's ``_utils`` takes ``get_type_hints``, ``Required`` and ``NotRequired`` from
+    typing_extensions when it is installed, else from typing. On Python 3.11+ (mcpio's floor)
+    they are the same: typing_extensions' ``Required``/``NotRequired`` *are* typing's, and its
+    ``get_type_hints(..., include_extras=True)`` (the only call msgspec makes) returns
+    ``typing.get_type_hints``'s result unchanged. Importing typing_extensions 4.x costs ~33 M
+    instructions (~9 ms), half the floor server's whole start-up, in nearly every real
+    environment (pydantic, httpx and most SDKs install it). Refused to this thread only, for the
+    time of the import; an application that imports it later gets it as usual, and when it is
+    already imported msgspec takes it as always (tests/unit/test_msgspec_import.py)."""
+    if "msgspec" in _sys.modules or "typing_extensions" in _sys.modules:
+        return  # the import below takes what is there, as always
+    _NoTypingExtensions.thread = _thread.get_ident()
+    _sys.meta_path.insert(0, _NoTypingExtensions)
+    try:
+        import msgspec  # noqa: F401
+    finally:
+        _sys.meta_path.remove(_NoTypingExtensions)
+
+
 def __getattr__(name: str) -> object:
     module = _EXPORTS.get(name)
     if module is None:
@@ -103,6 +139,7 @@ def __getattr__(name: str) -> object:
     collecting = gc.isenabled()
     gc.disable()
     try:
+        _import_msgspec()
         # `from .module import name`, without importing importlib (~0.5 M instructions at start-up)
         obj = getattr(__import__(module[1:], globals(), None, (name,), 1), name)
     finally:

@@ -35,6 +35,9 @@ FORBIDDEN_PACKAGES = {
     "h2",
     "hpack",
     "opentelemetry",
+    # installed here (as in most environments) and taken by msgspec when it may: mcpio imports
+    # msgspec without it (mcpio._import_msgspec; tests/unit/test_msgspec_import.py)
+    "typing_extensions",
 }
 FORBIDDEN_MODULES = {"argparse", "email", "http.client", "urllib.request", "mcpio.cli", "mcpio.auth", "mcpio.types"}
 # Standard-library modules the stdio start-up path once loaded and no longer does (issue 17: cold
@@ -45,8 +48,8 @@ FORBIDDEN_MODULES = {"argparse", "email", "http.client", "urllib.request", "mcpi
 # What is still loaded, and why, is in docs/evidence/benchmarks.md (cold start): asyncio brings
 # ssl, subprocess, socket, concurrent.futures, logging and inspect — since issue 17's synchronous
 # start-up only after the initialize answer is written (tests/stdio/test_fast_initialize.py makes
-# them unimportable and still gets the answer); msgspec brings typing, typing_extensions,
-# datetime, decimal, uuid and platform.
+# them unimportable and still gets the answer); msgspec brings typing, datetime, decimal,
+# uuid and platform.
 FORBIDDEN_STDLIB = {"json", "hashlib", "hmac", "secrets", "pathlib", "urllib", "ipaddress", "mimetypes", "dataclasses"}
 # asyncio on Windows imports tempfile and with it these (asyncio.windows_utils): forbidden elsewhere
 FORBIDDEN_STDLIB_POSIX = {"tempfile", "random", "shutil", "bz2", "lzma", "fnmatch", "zlib"}

@@ -1,0 +1,145 @@
+"""``from mcpio import …`` imports msgspec without letting it import typing_extensions (issue 17:
+cold start; ``mcpio._import_msgspec``). These check, in a fresh interpreter each (the test venv has
+typing_extensions installed), that typing_extensions stays out, that it still imports afterwards,
+that msgspec and a server behave the same for hints written with typing_extensions as after a
+plain ``import msgspec``, and that the refusal is the importing thread's alone."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import mcpio
+
+
+def _run(code: str) -> str:
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_typing_extensions_is_installed_here() -> None:
+    """The other tests mean something only where msgspec would otherwise import it."""
+    _run("import typing_extensions")
+
+
+def test_the_server_imports_without_typing_extensions_and_it_imports_afterwards() -> None:
+    out = _run(
+        """
+import sys
+from mcpio import Server
+print("msgspec" in sys.modules, "typing_extensions" in sys.modules)
+import typing_extensions  # the refusal is gone after the import
+print(typing_extensions.TypedDict is not None)
+"""
+    )
+    assert out.splitlines() == ["True False", "True"]
+
+
+def test_when_already_imported_msgspec_takes_it_as_always() -> None:
+    out = _run(
+        """
+import typing_extensions
+from mcpio import Server
+import msgspec._utils as u
+print(u._get_type_hints is typing_extensions.get_type_hints)
+"""
+    )
+    assert out == "True"
+
+
+# msgspec's behaviour on hints written with typing_extensions: TypedDict with Required/NotRequired
+# and Annotated constraints, ReadOnly, TypeAliasType, Literal; results and error messages, and a
+# JSON schema. Printed as JSON after either kind of import.
+_PROBE = """
+import json
+import typing_extensions as te
+from typing import Annotated
+class TD(te.TypedDict):
+    a: int
+    b: te.NotRequired[str]
+    c: te.Required[Annotated[int, msgspec.Meta(ge=0)]]
+class Opt(te.TypedDict, total=False):
+    x: te.ReadOnly[int]
+    y: te.Required[str]
+Alias = te.TypeAliasType("Alias", list[int])
+cases = [
+    (TD, {"a": 1, "c": 2}), (TD, {"a": 1}), (TD, {"a": 1, "c": -1}), (TD, {"a": 1, "b": 2, "c": 0}),
+    (Opt, {"y": "s"}), (Opt, {}), (Alias, [1, 2]), (te.Literal["a", "b"], "c"),
+    (te.Annotated[int, msgspec.Meta(gt=1)], 1),
+]
+out = []
+for tp, value in cases:
+    try:
+        out.append(repr(msgspec.convert(value, tp)))
+    except Exception as exc:
+        out.append(f"{type(exc).__name__}: {exc}")
+out.append(msgspec.json.schema(TD))
+print(json.dumps(out))
+"""
+
+
+def test_msgspec_behaves_as_after_a_plain_import() -> None:
+    plain = _run("import msgspec\n" + _PROBE)
+    via_mcpio = _run(
+        "import sys\nfrom mcpio import Server\nassert 'typing_extensions' not in sys.modules\nimport msgspec\n" + _PROBE
+    )
+    assert json.loads(via_mcpio) == json.loads(plain)
+    assert "ValidationError: Object missing required field `c`" in json.loads(plain)  # the probe probes
+
+
+def test_a_tool_typed_with_typing_extensions_is_listed_and_validated() -> None:
+    out = _run(
+        """
+import asyncio, json, sys
+from mcpio import Client, Server
+assert "typing_extensions" not in sys.modules
+import typing_extensions as te
+
+class Note(te.TypedDict):
+    text: str
+    tags: te.NotRequired[list[str]]
+
+server = Server("te")
+
+@server.tool
+def save(note: Note) -> int:
+    return len(note["text"]) + len(note.get("tags", []))
+
+async def main():
+    async with Client(server) as client:
+        tools = await client.list_tools()
+        good = await client.call_tool("save", {"note": {"text": "abc", "tags": ["x"]}})
+        bad = await client.call_tool("save", {"note": {"tags": ["x"]}})
+    schema = tools[0].input_schema["$defs"]["Note"]
+    print(json.dumps([sorted(schema["properties"]), schema.get("required")]))
+    print(good.structured_content, bad.is_error, bad.content[0]["text"])
+
+asyncio.run(main())
+"""
+    )
+    assert out.splitlines() == [
+        '[["tags", "text"], ["text"]]',
+        "{'result': 4} True Invalid arguments for save: 'note.text' is required",
+    ]
+
+
+def test_the_refusal_is_the_importing_threads_alone() -> None:
+    finder = mcpio._NoTypingExtensions
+    previous = finder.thread
+    finder.thread = threading.get_ident()
+    try:
+        with pytest.raises(ModuleNotFoundError):
+            finder.find_spec("typing_extensions")
+        assert finder.find_spec("typing") is None
+        seen: list[object] = []
+        other = threading.Thread(target=lambda: seen.append(finder.find_spec("typing_extensions")))
+        other.start()
+        other.join()
+        assert seen == [None]
+    finally:
+        finder.thread = previous
