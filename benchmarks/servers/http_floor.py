@@ -9,7 +9,11 @@ same requests. It implements only what the load sends:
 * legacy: ``initialize`` mints a session id (kept in a set) and answers a fixed
   InitializeResult; ``notifications/initialized`` gets 202; a request must carry a known
   ``Mcp-Session-Id`` (404 otherwise); ``DELETE`` forgets the session;
-* modern (``MCP-Protocol-Version: 2026-07-28``): each POST is answered alone, no session;
+* modern (``MCP-Protocol-Version: 2026-07-28``): each POST is answered alone, no session; a
+  result carries what that era's schema requires of it, as mcpio's does: ``resultType`` (and
+  ``ttlMs``/``cacheScope`` on tools/list) and ``_meta`` serverInfo (a SHOULD): the same answer
+  bytes, so the same work for the codec and the server (before 2026-11-24 it answered the legacy
+  shape, ~120 bytes shorter and invalid against the 2026-07-28 schema);
 * ``tools/call`` of ``add`` (``a + b``, as text and ``structuredContent``, like the SDKs) and
   ``echo``; ``tools/list`` a fixed list; anything else -32601.
 
@@ -49,6 +53,9 @@ _TOOLS = {
         },
     ]
 }
+
+_META = {"io.modelcontextprotocol/serverInfo": {"name": "floor", "version": "1.0.0"}}
+_TOOLS_MODERN = {**_TOOLS, "resultType": "complete", "ttlMs": 0, "cacheScope": "private", "_meta": _META}
 
 
 async def _answer(send: Any, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None) -> None:
@@ -93,7 +100,8 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         await send({"type": "http.response.start", "status": 202, "headers": [(b"content-length", b"0")]})
         await send({"type": "http.response.body", "body": b""})
         return
-    if headers.get(b"mcp-protocol-version") != b"2026-07-28" and sid not in SESSIONS:
+    modern = headers.get(b"mcp-protocol-version") == b"2026-07-28"
+    if not modern and sid not in SESSIONS:
         await _answer(
             send,
             404,
@@ -109,9 +117,12 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         else:
             text = args.get("text", "")
             result = {"content": [{"type": "text", "text": text}], "structuredContent": {"result": text}}
+        if modern:
+            result["resultType"] = "complete"
+            result["_meta"] = _META
         out = {"jsonrpc": "2.0", "id": msg["id"], "result": result}
     elif method == "tools/list":
-        out = {"jsonrpc": "2.0", "id": msg["id"], "result": _TOOLS}
+        out = {"jsonrpc": "2.0", "id": msg["id"], "result": _TOOLS_MODERN if modern else _TOOLS}
     else:
         out = {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "Method not found"}}
     await _answer(send, 200, _encode(out))

@@ -98,3 +98,55 @@ def test_load_answers_every_call_in_both_eras(load: dict) -> None:
         (e, f) for e in ("legacy", "modern") for f in ("server_cpu_us", "p50_ms")
     }
     assert all(isinstance(t["ratio"], float) for t in load["targets"])
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+def test_the_floor_answers_with_the_eras_result_shape(era: str) -> None:
+    """The floor's ``tools/call`` answer is a valid result of the era it is asked in, as mcpio's
+    is (so both do the same work: before, its modern answer had the legacy shape, ~110 bytes
+    shorter and without the required ``resultType``)."""
+    import asyncio
+    import importlib.util
+
+    from tests.support import wire
+
+    spec = importlib.util.spec_from_file_location("bench_http_floor", ROOT / "benchmarks" / "servers" / "http_floor.py")
+    assert spec is not None and spec.loader is not None
+    floor = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(floor)
+    modern = era == "2026-07-28"
+
+    async def post(headers: list[tuple[bytes, bytes]], message: dict) -> tuple[dict, dict]:
+        sent: list[dict] = []
+        body = json.dumps(message).encode()
+        delivered = False
+
+        async def receive() -> dict:
+            nonlocal delivered
+            assert not delivered
+            delivered = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        async def send(m: dict) -> None:
+            sent.append(m)
+
+        scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
+        await floor.app(scope, receive, send)
+        return dict(sent[0]["headers"]), json.loads(sent[1]["body"])
+
+    async def main() -> dict:
+        headers = [(b"content-type", b"application/json")]
+        if modern:
+            headers.append((b"mcp-protocol-version", era.encode()))
+        else:
+            init = {"protocolVersion": era, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+            got, _ = await post(headers, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
+            headers.append((b"mcp-session-id", got[b"mcp-session-id"]))
+        call = {"name": "add", "arguments": {"a": 2, "b": 5}}
+        _, answer = await post(headers, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+        return answer
+
+    answer = asyncio.run(main())
+    wire.check(answer, era, "tools/call")
+    assert answer["result"]["structuredContent"] == {"result": 7}
+    assert ("resultType" in answer["result"]) is modern
