@@ -115,11 +115,13 @@ def _import_msgspec() -> None:
     if "msgspec" in _sys.modules or "typing_extensions" in _sys.modules:
         return  # the import below takes what is there, as always
     _NoTypingExtensions.thread = _thread.get_ident()
-    _sys.meta_path.insert(0, _NoTypingExtensions)
+    # New lists, never the one in place changed: another thread's import may be iterating it by
+    # index, and an insert or remove would make it see a finder twice or skip one.
+    _sys.meta_path = [_NoTypingExtensions, *_sys.meta_path]
     try:
         import msgspec  # noqa: F401
     finally:
-        _sys.meta_path.remove(_NoTypingExtensions)
+        _sys.meta_path = [f for f in _sys.meta_path if f is not _NoTypingExtensions]
 
 
 def __getattr__(name: str) -> object:

@@ -143,3 +143,18 @@ def test_the_refusal_is_the_importing_threads_alone() -> None:
         assert seen == [None]
     finally:
         finder.thread = previous
+
+
+def test_the_finder_list_is_replaced_not_changed_in_place() -> None:
+    """Another thread's import may be iterating ``sys.meta_path`` by index: the list it holds
+    is never changed, and the finders are the same ones afterwards."""
+    out = _run(
+        """
+import sys
+held = sys.meta_path
+before = list(held)
+from mcpio import Server
+print(held == before, sys.meta_path == before, sys.meta_path is not held)
+"""
+    )
+    assert out == "True True True"
