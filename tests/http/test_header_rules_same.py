@@ -185,3 +185,43 @@ def test_kinds_same(messages: list[Any]) -> None:
     except h.BadBody as exc:
         got = exc.refusal
     assert got == ref_kinds(messages)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}',
+        b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        b'{"jsonrpc":"2.0","id":1,"result":{}}',
+        b' [{"jsonrpc":"2.0","id":1,"method":"ping"}]',
+        b'[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"result":{}}]',
+        b'[{"jsonrpc":"2.0","id":1,"method":"ping"},"bad"]',
+        b"[]",
+        b"[[]]",
+        b'{"jsonrpc":"1.0","id":7,"method":"x"}',
+        b'{"jsonrpc":"2.0","id":[],"method":"x"}',
+        b'{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}',
+        b"{nope",
+        b"",
+        b"\xff",
+        b"[" * 5000,
+        b"7",
+        b'"text"',
+        b"null",
+    ],
+)
+def test_read_messages_same(body: bytes) -> None:
+    """``read_messages`` (one call per POST, issue 17) gives what parse_body, messages_of and kinds give."""
+
+    def ref() -> Any:
+        try:
+            messages = h.messages_of(h.parse_body(body))
+            return messages, h.kinds(messages)
+        except h.BadBody as exc:
+            return exc.refusal
+
+    try:
+        got: Any = h.read_messages(body)
+    except h.BadBody as exc:
+        got = exc.refusal
+    assert got == ref()

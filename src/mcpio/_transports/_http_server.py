@@ -35,7 +35,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
-from typing import Any
+from typing import Any, cast
 
 from .. import _jsonrpc as rpc
 from .._protocol import _http as h
@@ -44,7 +44,8 @@ from .._versions import RULES
 from . import _http_server_streams as streams
 from ._http_drain import closing, health
 from ._http_events import EventStore, MemoryEventStore
-from ._http_legacy import LegacyTransport
+from ._http_legacy import RETRY_AFTER as RETRY_AFTER  # the 503 of the session cap (older name)
+from ._http_legacy import LegacyTransport, at_capacity
 from ._http_request import RequestTransport
 from ._http_server_sse import LegacySSE
 from ._http_server_streams import Disconnected, Stream, TooLarge, plain, refuse, watch_disconnect
@@ -60,7 +61,6 @@ Serve = Callable[[Any, bool], Awaitable[None]]
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 HEALTH_PATHS = ("/healthz", "/readyz")
-RETRY_AFTER = 5  # seconds, in the 503 of the session cap
 _UNSET: Any = object()
 
 
@@ -218,8 +218,7 @@ class StreamableHTTPApp:
             )
             return
         try:
-            messages = h.messages_of(h.parse_body(body))
-            kinds = h.kinds(messages)
+            messages, kinds = h.read_messages(body)
         except h.BadBody as exc:
             await refuse(send, exc.refusal)
             return
@@ -307,7 +306,7 @@ class StreamableHTTPApp:
                 return
             transport = self._new_session() if self.shared is None else await self.shared.create()
             if transport is None:
-                await refuse(send, self._at_capacity(rid))
+                await refuse(send, at_capacity(self.max_sessions, self.session_timeout, rid))
                 return
             priming = h.priming(h.DEFAULT_LEGACY_VERSION)
         else:
@@ -344,28 +343,20 @@ class StreamableHTTPApp:
             )
             return
         json_ok, sse_ok = accepted
-        stream = await transport.post(body, messages, ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
-        if isinstance(stream, bytes):  # answered at once: the whole response, no stream (issue 17)
+        stream = transport.post_now(body, messages, ids, json_ok, sse_ok, priming)  # a plain call (issue 17)
+        if type(stream) is bytes:  # answered at once: the whole response, no stream (issue 17)
             start, end = streams.json_response(stream, session_header, h.LEGACY)
             await send(start)
             await send(end)
             return
+        if not isinstance(stream, Stream):  # not at once: a delivery to finish
+            stream = await cast("Awaitable[Stream | bytes]", stream)  # (not bytes: the type() above)
+            if isinstance(stream, bytes):
+                await streams.send_json(send, stream, session_header, h.LEGACY)
+                return
         stream.hangup = (receive, stream.disconnected)  # not a cancellation; watched once it matters
         await stream.pump(
             send, session_header, sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms
-        )
-
-    def _at_capacity(self, rid: Any) -> h.Refusal:
-        """503 for an initialize past ``max_sessions``: the server is full, the request is fine."""
-        expiry = f"idle ones expire after {self.session_timeout:g} s" if self.session_timeout > 0 else "none expire"
-        return h.refuse(
-            503,
-            f"Service Unavailable: this server already holds its maximum of {self.max_sessions} "
-            f"sessions (max_sessions), so it cannot open another; the request itself is fine. Retry "
-            f"after {RETRY_AFTER} s; clients free their sessions with DELETE, and {expiry}",
-            id=rid,
-            data={"maxSessions": self.max_sessions, "retryAfter": RETRY_AFTER},
-            headers=(("retry-after", str(RETRY_AFTER)),),
         )
 
     # ================================================================ GET and DELETE
