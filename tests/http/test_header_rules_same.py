@@ -225,3 +225,44 @@ def test_read_messages_same(body: bytes) -> None:
     except h.BadBody as exc:
         got = exc.refusal
     assert got == ref()
+
+
+_ID_VALUES = [1, 0, -5, 2**70, "a", "", None, True, 1.5, [], {}]
+_METHODS = ["ping", "", None, 7, ["x"]]
+_PARAMS = [{}, {"a": 1}, None, [], "x", 0]
+
+
+def _shapes() -> list[Any]:
+    out: list[Any] = [None, [], "x", 7, {}]
+    for jsonrpc in ("2.0", "1.0", None, 2.0):
+        for method in _METHODS:
+            for id_ in [*_ID_VALUES, "absent"]:
+                for params in [*_PARAMS, "absent"]:
+                    msg: dict[str, Any] = {"jsonrpc": jsonrpc, "method": method}
+                    if jsonrpc is None:
+                        del msg["jsonrpc"]
+                    if method is None:
+                        del msg["method"]
+                    if id_ != "absent":
+                        msg["id"] = id_
+                    if params != "absent":
+                        msg["params"] = params
+                    out.append(msg)
+        for key in ("result", "error"):
+            for id_ in _ID_VALUES:
+                out.append({"jsonrpc": jsonrpc, "id": id_, key: {}})
+    return out
+
+
+def test_classify_same() -> None:
+    """``classify``'s fast path for a well-formed request or notification (issue 17) gives what its
+    rules (``_classify``) give, for every shape: the kind, or the same refusal."""
+
+    def outcome(f: Any, msg: Any) -> Any:
+        try:
+            return f(msg)
+        except rpc.InvalidMessage as exc:
+            return (exc.id, exc.code, exc.message)
+
+    for msg in _shapes():
+        assert outcome(rpc.classify, msg) == outcome(rpc._classify, msg), msg

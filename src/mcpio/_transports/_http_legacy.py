@@ -179,11 +179,18 @@ class LegacyTransport:
         return out if isinstance(out, (bytes, Stream)) else await out
 
     def post_now(
-        self, frame: bytes, messages: list[Any], request_ids: set[Any], json_ok: bool, sse_ok: bool, priming: bool
+        self,
+        frame: bytes,
+        messages: list[Any],
+        request_ids: set[Any] | None,
+        json_ok: bool,
+        sse_ok: bool,
+        priming: bool,
     ) -> Stream | bytes | Coroutine[Any, Any, Stream | bytes]:
         """:meth:`post` as a plain call: its response (the answer as bytes, or the stream) when
         nothing had to be awaited for it, as a POST answered at once (issue 17: no coroutine);
-        else the coroutine that finishes the delivery and gives it.
+        else the coroutine that finishes the delivery and gives it. ``request_ids`` None: the
+        POST carries one request, ``messages[0]`` (its set is made only if a stream needs it).
 
         A POST of one request (not a batch of one: that is queued as a batch), with nothing
         queued ahead of it and the session's reader waiting (:attr:`feeder`), is served on the
@@ -217,8 +224,10 @@ class LegacyTransport:
                 if answered is not None:
                     self._fed_answer = None
                     return answered
-                if pending is None:  # started as a Task (not yet run): its stream, as made below
-                    return self.new_stream(request_ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
+            if request_ids is None:
+                request_ids = {message["id"]}
+            if unrouted and pending is None:  # started as a Task (not yet run): its stream, as made below
+                return self.new_stream(request_ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
             route = UnmadeStream(self, request_ids, json_ok, sse_ok, priming)
             self._by_request[message["id"]] = route  # (unrouted: the refusal still to send goes to it)
             if not unrouted:
@@ -226,6 +235,8 @@ class LegacyTransport:
             if pending is not None:
                 return self._fed(route, pending)
             return route.answered if route.answered is not None else route.made()
+        if request_ids is None:
+            request_ids = {messages[0]["id"]}
         stream = self.new_stream(request_ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
         if len(messages) != 1 or frame.lstrip()[:1] == b"[":
             batches = self._batches

@@ -332,7 +332,7 @@ class StreamableHTTPApp:
             await plain(send, 202, b"", session_header)
             return
         if rid is not None:  # one request, as every POST but a 2025-03-26 batch: no lists (issue 17)
-            ids, busy = {rid}, (rid if transport.answering(rid) else None)
+            ids, busy = None, (rid if transport.answering(rid) else None)  # None: {rid}, made if needed
         else:
             order = [m["id"] for m in requests]
             ids, busy = set(order), next((r for r in order if transport.answering(r)), None)
