@@ -42,7 +42,7 @@ from .._protocol import _http as h
 from .._state._base import StateBackend, StateUnavailable
 from .._versions import RULES
 from . import _http_server_streams as streams
-from ._http_drain import closing, health
+from ._http_drain import closing, health, lifespan_protocol
 from ._http_events import EventStore, MemoryEventStore
 from ._http_legacy import RETRY_AFTER as RETRY_AFTER  # the 503 of the session cap (older name)
 from ._http_legacy import LegacyTransport, at_capacity
@@ -61,6 +61,7 @@ Serve = Callable[[Any, bool], Awaitable[None]]
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 HEALTH_PATHS = ("/healthz", "/readyz")
+PASSED_MAX = 256  # header value sets remembered as passing the request checks (_pass)
 _UNSET: Any = object()
 
 
@@ -95,6 +96,8 @@ class StreamableHTTPApp:
         self.serve = serve
         self.auth = auth  # the authorization guard (_auth._resource.Guard): answers, or lets through
         self.path = "/" + path.strip("/") if path.strip("/") else "/"
+        self._passed: dict[tuple[str | None, ...], tuple[bool, bool]] = {}  # see _pass
+        self._passed_under: tuple[Any, Any] = ((), ())  # the allow lists _passed holds passes of
         self.allowed_hosts = tuple(allowed_hosts) if allowed_hosts is not None else h.LOOPBACK_HOSTS
         self.allowed_origins = tuple(allowed_origins) if allowed_origins is not None else h.LOOPBACK_HOSTS
         self.max_body_size = max_body_size
@@ -131,7 +134,7 @@ class StreamableHTTPApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "lifespan":
-            await self._lifespan_protocol(receive, send)
+            await lifespan_protocol(self, receive, send)
             return
         if kind != "http":
             return
@@ -149,7 +152,13 @@ class StreamableHTTPApp:
                 return
             receive, send = admitted
         headers = h.header_map(scope.get("headers") or ())
-        refusal = h.check_host(headers, self.allowed_hosts) or h.check_origin(headers, self.allowed_origins)
+        key = (headers.get("host"), headers.get("origin"), headers.get("accept"), headers.get("content-type"))
+        under = self._passed_under  # these values passed every check before, under these lists (_pass)
+        accepted = (
+            self._passed.get(key) if under[0] is self.allowed_hosts and under[1] is self.allowed_origins else None
+        )
+        refusal = None if accepted is not None else h.check_host(headers, self.allowed_hosts)
+        refusal = refusal or (None if accepted is not None else h.check_origin(headers, self.allowed_origins))
         if self.sse is not None and route in (self.sse.sse_path, self.sse.message_path):
             if refusal is not None:
                 await refuse(send, refusal)
@@ -165,7 +174,7 @@ class StreamableHTTPApp:
         method = scope.get("method", "GET")
         try:
             if method == "POST":
-                await self._post(receive, send, headers)
+                await self._post(receive, send, headers, accepted, key)
             elif method == "GET":
                 await self._get(receive, send, headers)
             elif method == "DELETE":
@@ -196,16 +205,20 @@ class StreamableHTTPApp:
                 )
 
     # ================================================================ POST
-    async def _post(self, receive: Receive, send: Send, headers: dict[str, str]) -> None:
-        accepted = h.accepts(headers.get("accept"))  # once per POST (issue 17)
-        refusal = h.check_post(headers, accepted)
-        if refusal is not None:
-            # Read (and drop) the body first, as every other answer does: refusing mid-request
-            # races the server's HTTP parser on a malformed body (h11: a response in MUST_CLOSE).
-            with contextlib.suppress(TooLarge):
-                await streams.read_body(receive, headers, self.max_body_size)
-            await refuse(send, refusal)
-            return
+    async def _post(
+        self, receive: Receive, send: Send, headers: dict[str, str], accepted: Any = None, key: Any = None
+    ) -> None:
+        if accepted is None:  # not known for these values (_pass)
+            accepted = h.accepts(headers.get("accept"))  # once per POST (issue 17)
+            refusal = h.check_post(headers, accepted)
+            if refusal is not None:
+                # Read (and drop) the body first, as every other answer does: refusing mid-request
+                # races the server's HTTP parser on a malformed body (h11: a response in MUST_CLOSE).
+                with contextlib.suppress(TooLarge):
+                    await streams.read_body(receive, headers, self.max_body_size)
+                await refuse(send, refusal)
+                return
+            self._pass(key, accepted)
         try:
             first = await receive()  # the whole body, as servers deliver a small one: no coroutine (issue 17)
             body = streams.body_part(first, headers, self.max_body_size)
@@ -251,6 +264,17 @@ class StreamableHTTPApp:
             await send(end)
             return
         await self._post_modern(receive, send, body, message, json_ok, sse_ok)
+
+    def _pass(self, key: tuple[str | None, ...], accepted: tuple[bool, bool]) -> None:
+        """Remember that a POST's Host, Origin, Accept and Content-Type values (``key``) passed
+        check_host, check_origin and check_post under this app's allow lists, with ``accepted``
+        (accepts() of them): a client repeats them on every request, and a request carrying them
+        again skips those checks (issue 17). Only passes are kept (a refusal is checked again
+        each time); bounded: emptied when full; kept for the allow lists it was made under only."""
+        hosts, origins = self._passed_under
+        if len(self._passed) >= PASSED_MAX or hosts is not self.allowed_hosts or origins is not self.allowed_origins:
+            self._passed, self._passed_under = {}, (self.allowed_hosts, self.allowed_origins)
+        self._passed[key] = accepted
 
     async def _post_modern(
         self, receive: Receive, send: Send, body: bytes, message: dict[str, Any], json_ok: bool, sse_ok: bool
@@ -574,18 +598,3 @@ class StreamableHTTPApp:
             yield
         finally:
             await self.aclose()
-
-    async def _lifespan_protocol(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                try:
-                    await self._ensure_started()
-                except Exception as exc:
-                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
-                    return
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.aclose()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
