@@ -208,7 +208,7 @@ class LegacyTransport:
             len(messages) == 1
             and feeder is not None
             and not self._queued
-            and frame.lstrip()[:1] != b"["
+            and (frame[:1] == b"{" or frame.lstrip()[:1] != b"[")  # not a batch (of one); no lstrip for "{"
             and feeder.reading()
         ):
             self.last_active = time.monotonic()

@@ -153,12 +153,11 @@ class StreamableHTTPApp:
             receive, send = admitted
         headers = h.header_map(scope.get("headers") or ())
         key = (headers.get("host"), headers.get("origin"), headers.get("accept"), headers.get("content-type"))
-        under = self._passed_under  # these values passed every check before, under these lists (_pass)
-        accepted = (
-            self._passed.get(key) if under[0] is self.allowed_hosts and under[1] is self.allowed_origins else None
-        )
-        refusal = None if accepted is not None else h.check_host(headers, self.allowed_hosts)
-        refusal = refusal or (None if accepted is not None else h.check_origin(headers, self.allowed_origins))
+        hosts, origins = self._passed_under  # values that passed every check, under these lists (_pass)
+        accepted = self._passed.get(key) if hosts is self.allowed_hosts and origins is self.allowed_origins else None
+        refusal = None  # (remembered: passed)
+        if accepted is None:
+            refusal = h.check_host(headers, self.allowed_hosts) or h.check_origin(headers, self.allowed_origins)
         if self.sse is not None and route in (self.sse.sse_path, self.sse.message_path):
             if refusal is not None:
                 await refuse(send, refusal)
@@ -267,10 +266,9 @@ class StreamableHTTPApp:
 
     def _pass(self, key: tuple[str | None, ...], accepted: tuple[bool, bool]) -> None:
         """Remember that a POST's Host, Origin, Accept and Content-Type values (``key``) passed
-        check_host, check_origin and check_post under this app's allow lists, with ``accepted``
-        (accepts() of them): a client repeats them on every request, and a request carrying them
-        again skips those checks (issue 17). Only passes are kept (a refusal is checked again
-        each time); bounded: emptied when full; kept for the allow lists it was made under only."""
+        check_host, check_origin and check_post (``accepted``: accepts() of them): a client repeats
+        them, and a request carrying them again skips those checks (issue 17). Passes only; bounded
+        (emptied when full); valid under the allow lists (the same objects) it was made under."""
         hosts, origins = self._passed_under
         if len(self._passed) >= PASSED_MAX or hosts is not self.allowed_hosts or origins is not self.allowed_origins:
             self._passed, self._passed_under = {}, (self.allowed_hosts, self.allowed_origins)
@@ -311,12 +309,13 @@ class StreamableHTTPApp:
         accepted: tuple[bool, bool],
     ) -> None:
         sid = headers.get(h.SESSION_ID)
+        # A refusal of one request carries its id (JSON-RPC: null only when it cannot be read).
         if len(messages) == 1:  # one message, as every POST but a 2025-03-26 batch: no lists (issue 17)
             requests = messages if kinds[0] == rpc.REQUEST else []
+            rid = messages[0]["id"] if requests else None
         else:
             requests = [m for m, k in zip(messages, kinds, strict=True) if k == rpc.REQUEST]
-        # A refusal of one request carries its id (JSON-RPC: null only when it cannot be read).
-        rid = messages[0]["id"] if len(messages) == 1 and requests else None
+            rid = None
         if sid is None:
             if not any(m.get("method") == "initialize" for m in requests):
                 await refuse(
@@ -356,7 +355,7 @@ class StreamableHTTPApp:
             await plain(send, 202, b"", session_header)
             return
         if rid is not None:  # one request, as every POST but a 2025-03-26 batch: no lists (issue 17)
-            ids, busy = None, (rid if transport.answering(rid) else None)  # None: {rid}, made if needed
+            ids, busy = None, rid if transport.answering(rid) else None  # ids None: {rid}, made if needed
         else:
             order = [m["id"] for m in requests]
             ids, busy = set(order), next((r for r in order if transport.answering(r)), None)
