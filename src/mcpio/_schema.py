@@ -158,8 +158,10 @@ class FunctionSignature:
         self._struct = struct
         return struct
 
-    def bind(self, arguments: Any) -> dict[str, Any]:
+    def bind(self, arguments: Any, copy: bool = True) -> dict[str, Any]:
         """Validate JSON ``arguments`` (an object or None) and convert them to keyword arguments.
+        ``copy=False``: when they are exactly the declared types, ``arguments`` itself is returned
+        (for a caller that only unpacks it into the call, issue 17), else a new dict as always.
 
         Raises:
             ArgumentError: an argument is missing or does not fit its type; the message names
@@ -181,7 +183,7 @@ class FunctionSignature:
                 if type(value) is not exact.get(name):
                     break
             else:  # what msgspec would give: the same values (the identity), no unknown keys
-                return dict(arguments)
+                return dict(arguments) if copy else arguments
         try:
             obj: Any = _convert(arguments, self._struct or self._build(), strict=False, dec_hook=_dec_hook)
         except msgspec.ValidationError as exc:

@@ -76,13 +76,14 @@ class Session:
         on_notification: NotificationHandler | None = None,
         max_in_flight: int = 1024,
         drain_timeout: float = 30.0,
-        eager: Callable[[RequestReceived], Any] | None = None,
+        eager: Callable[[str, dict[str, Any] | None], Any] | None = None,
         answer_now: Callable[[Session, RequestReceived, Any], Any] | None = None,
     ) -> None:
         self.transport = transport
         self._routing_key = routing_key(transport)  # what serving records (stable: an identity)
         # Eager start (module docstring): only on a transport whose send enters nothing bound to
         # the current task (asyncio.timeout), since until it waits the request runs in run()'s task.
+        # eager(method, params): the request's, not the event (a bound function, no frame of its own).
         self._eager = eager if getattr(transport, "eager_safe", False) is True else None
         # What answers a request eager admitted, if given: on_request's twin as a plain function
         # (it returns the result or raises as on_request would; it never waits and sends nothing
@@ -258,7 +259,7 @@ class Session:
         """Start request ``ev``: at once on this stack when ``eager`` admits it (a Task only if it
         waits after all), else as a Task (module docstring)."""
         eager = self._eager
-        admitted = eager(ev) if eager is not None else None
+        admitted = eager(ev.method, ev.params) if eager is not None else None
         if admitted:
             context = contextvars.copy_context()
             coro = context.run(self._serve_now, ev, admitted) if self._answer_now is not None else self._serve(ev)

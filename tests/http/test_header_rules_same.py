@@ -185,3 +185,84 @@ def test_kinds_same(messages: list[Any]) -> None:
     except h.BadBody as exc:
         got = exc.refusal
     assert got == ref_kinds(messages)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add","arguments":{"a":1,"b":2}}}',
+        b'{"jsonrpc":"2.0","method":"notifications/initialized"}',
+        b'{"jsonrpc":"2.0","id":1,"result":{}}',
+        b' [{"jsonrpc":"2.0","id":1,"method":"ping"}]',
+        b'[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"result":{}}]',
+        b'[{"jsonrpc":"2.0","id":1,"method":"ping"},"bad"]',
+        b"[]",
+        b"[[]]",
+        b'{"jsonrpc":"1.0","id":7,"method":"x"}',
+        b'{"jsonrpc":"2.0","id":[],"method":"x"}',
+        b'{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}',
+        b"{nope",
+        b"",
+        b"\xff",
+        b"[" * 5000,
+        b"7",
+        b'"text"',
+        b"null",
+    ],
+)
+def test_read_messages_same(body: bytes) -> None:
+    """``read_messages`` (one call per POST, issue 17) gives what parse_body, messages_of and kinds give."""
+
+    def ref() -> Any:
+        try:
+            messages = h.messages_of(h.parse_body(body))
+            return messages, h.kinds(messages)
+        except h.BadBody as exc:
+            return exc.refusal
+
+    try:
+        got: Any = h.read_messages(body)
+    except h.BadBody as exc:
+        got = exc.refusal
+    assert got == ref()
+
+
+_ID_VALUES = [1, 0, -5, 2**70, "a", "", None, True, 1.5, [], {}]
+_METHODS = ["ping", "", None, 7, ["x"]]
+_PARAMS = [{}, {"a": 1}, None, [], "x", 0]
+
+
+def _shapes() -> list[Any]:
+    out: list[Any] = [None, [], "x", 7, {}]
+    for jsonrpc in ("2.0", "1.0", None, 2.0):
+        for method in _METHODS:
+            for id_ in [*_ID_VALUES, "absent"]:
+                for params in [*_PARAMS, "absent"]:
+                    msg: dict[str, Any] = {"jsonrpc": jsonrpc, "method": method}
+                    if jsonrpc is None:
+                        del msg["jsonrpc"]
+                    if method is None:
+                        del msg["method"]
+                    if id_ != "absent":
+                        msg["id"] = id_
+                    if params != "absent":
+                        msg["params"] = params
+                    out.append(msg)
+        for key in ("result", "error"):
+            for id_ in _ID_VALUES:
+                out.append({"jsonrpc": jsonrpc, "id": id_, key: {}})
+    return out
+
+
+def test_classify_same() -> None:
+    """``classify``'s fast path for a well-formed request or notification (issue 17) gives what its
+    rules (``_classify``) give, for every shape: the kind, or the same refusal."""
+
+    def outcome(f: Any, msg: Any) -> Any:
+        try:
+            return f(msg)
+        except rpc.InvalidMessage as exc:
+            return (exc.id, exc.code, exc.message)
+
+    for msg in _shapes():
+        assert outcome(rpc.classify, msg) == outcome(rpc._classify, msg), msg

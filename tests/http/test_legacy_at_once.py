@@ -165,6 +165,38 @@ def test_the_stream_is_made_when_anything_comes_before_the_answer(sends: list[by
     asyncio.run(go())
 
 
+def test_post_now_answers_without_a_coroutine_and_gives_one_only_for_what_waits() -> None:
+    """``post_now`` (the app's plain call per POST, issue 17) gives the answer or the stream as
+    ``post`` does when nothing waits, else the coroutine finishing the delivery."""
+    t = LegacyTransport("s", store=None)
+
+    class AtOnce:  # answers on the caller's stack, as a Session with answer_now does
+        answers_only = True
+
+        def reading(self) -> bool:
+            return True
+
+        def feed(self, message: dict[str, Any]) -> None:
+            assert t.answer_nowait(message["id"], ANSWER)
+
+    async def go() -> None:
+        t.feeder = AtOnce()
+        body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+        assert t.post_now(body, [json.loads(body)], {1}, True, True, False) == ANSWER
+        assert not t.streams and not t.answering(1)
+        t.feeder = _Feeder(t, [ANSWER])  # waits (a coroutine to await)
+        pending = t.post_now(body, [json.loads(body)], {1}, True, True, False)
+        assert asyncio.iscoroutine(pending) and await pending == ANSWER
+        t.feeder = None  # queued for the session: a delivery to await
+        body2 = b'{"jsonrpc":"2.0","id":2,"method":"ping"}'
+        pending = t.post_now(body2, [json.loads(body2)], {2}, True, True, False)
+        assert asyncio.iscoroutine(pending)
+        out = await pending
+        assert isinstance(out, Stream) and t.answering(2) and t._inbox.qsize() == 1
+
+    asyncio.run(go())
+
+
 def test_without_a_feeder_with_frames_queued_or_for_a_batch_the_stream_is_made_first() -> None:
     async def go() -> None:
         t = LegacyTransport("s", store=None)

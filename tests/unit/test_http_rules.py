@@ -416,3 +416,21 @@ def test_a_whole_json_response_has_the_status_its_message_gives(era):
         start, body = streams.json_response(rpc.encode(message), [], era)
         assert start["status"] == expected and body["body"] == rpc.encode(message)
         assert streams.json_answer(message, [], era)[0]["status"] == expected
+
+
+def test_a_json_response_says_its_length_and_the_lengths_kept_are_bounded():
+    """``json_response`` keeps Content-Length values it made (issue 17), only below its bound: each
+    says its frame's length, a kept one and a new one alike."""
+    from mcpio._transports import _http_server_streams as streams
+
+    for size in (0, 1, 9, 10, 113, streams._MAX_LENGTH_KEPT - 1, streams._MAX_LENGTH_KEPT, 10**6):
+        for _ in range(2):  # made, then found
+            start, body = streams.json_response(b"x" * size, [(b"mcp-session-id", b"s")], h.LEGACY)
+            assert start["headers"] == [
+                (b"mcp-session-id", b"s"),
+                (b"content-type", b"application/json"),
+                (b"content-length", str(size).encode()),
+            ]
+            assert body == {"type": "http.response.body", "body": b"x" * size, "more_body": False}
+    assert all(n < streams._MAX_LENGTH_KEPT for n in streams._LENGTHS)
+    assert streams._LENGTHS[113] == b"113"

@@ -1283,6 +1283,29 @@ def test_bind_exact_arguments_fast_path_matches_msgspec(fn, arguments):
     assert outcome(fast) == outcome(general)
 
 
+@pytest.mark.parametrize(
+    "arguments", [{"a": 1, "b": "x", "c": 1.5, "d": True}, {"a": "1", "b": "x", "c": 1.5, "d": True}, {"a": 1}, None]
+)
+def test_bind_without_a_copy_gives_the_same_arguments(arguments):
+    """``bind(arguments, False)`` (Tool.call_now: the result is only unpacked into the call) gives
+    what ``bind`` gives; it is ``arguments`` itself only when they needed nothing done, and the
+    default still gives a dict of its own (invoke adds Context parameters to it)."""
+    sig = analyze_function(_plain)
+
+    def outcome(copy):
+        try:
+            kwargs = sig.bind(arguments, copy)
+        except ArgumentError as exc:
+            return ("error", str(exc)), None
+        return ("ok", sorted((k, type(v).__name__, repr(v)) for k, v in kwargs.items())), kwargs
+
+    (shared, kept), (copied, made) = outcome(False), outcome(True)
+    assert shared == copied
+    exact = arguments is not None and [type(arguments.get(k)) for k in "abcd"] == [int, str, float, bool]
+    if kept is not None:
+        assert (kept is arguments) is exact and made is not arguments
+
+
 def _signature_cases() -> list[Any]:
     def plain(a, b: int = 2, *, c, d=4): ...
     def star(a, /, b=1, *args, c=3, **kw): ...

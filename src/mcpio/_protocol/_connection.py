@@ -326,7 +326,7 @@ class Connection:
         None when the request was cancelled by the peer (spec: no response after cancellation),
         or when it belongs to a batch still waiting for other answers.
         """
-        return self._finish(id_, rpc.response(id_, result), ok=True)
+        return self._finish(id_, rpc.response(id_, result), True)
 
     def respond_error(self, id_: RequestId, error: dict[str, Any]) -> Any | None:
         return self._finish(id_, rpc.error_response(id_, error), ok=False)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
-import ipaddress
 import re
 import secrets
 from collections.abc import Collection, Iterable, Mapping
@@ -44,6 +43,12 @@ from .._errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
 )
 from .._versions import LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, RULES
+
+# The host and origin matching lives in _http_hosts; its names are part of this module's namespace.
+from ._http_hosts import host_allowed as host_allowed
+from ._http_hosts import is_loopback as is_loopback
+from ._http_hosts import origin_allowed as origin_allowed
+from ._http_hosts import split_host as split_host
 
 # The SSE framing lives in _sse (one place); its names are part of this module's namespace.
 from ._sse import DEFAULT_MAX_EVENT_SIZE as DEFAULT_MAX_EVENT_SIZE
@@ -173,33 +178,6 @@ def _header_map(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------------- security
-def split_host(host: str) -> tuple[str, str | None]:
-    """``"localhost:8000"`` → ("localhost", "8000"); ``"[::1]:3000"`` → ("[::1]", "3000")."""
-    host = host.strip().lower()
-    if host.startswith("["):
-        end = host.find("]")
-        if end < 0:
-            return host, None
-        rest = host[end + 1 :]
-        return host[: end + 1], rest[1:] if rest.startswith(":") else None
-    name, sep, port = host.rpartition(":")
-    if sep and port.isdigit() and ":" not in name:
-        return name, port
-    return host, None
-
-
-def host_allowed(host: str, allowed: Collection[str]) -> bool:
-    """``allowed`` entries: a name (any port), ``name:port`` (that port), or ``"*"``."""
-    if "*" in allowed:
-        return True
-    name, port = split_host(host)
-    for entry in allowed:
-        e_name, e_port = split_host(entry)
-        if e_name == name and (e_port is None or e_port == port):
-            return True
-    return False
-
-
 # Every request of a client repeats the same Host and Accept values: their verdicts are
 # remembered (bounded; keyed by the exact strings, so a new value is checked in full).
 _host_allowed_cached = functools.lru_cache(maxsize=256)(host_allowed)
@@ -221,20 +199,6 @@ def check_host(headers: Mapping[str, str], allowed: Collection[str]) -> Refusal 
     return None
 
 
-def origin_allowed(origin: str, allowed: Collection[str]) -> bool:
-    """``allowed`` entries: a full origin (``https://app.example.com``), a bare host (any
-    scheme and port, e.g. ``localhost``), or ``"*"``."""
-    if "*" in allowed:
-        return True
-    origin = origin.strip().lower().rstrip("/")
-    if origin in {a.lower().rstrip("/") for a in allowed}:
-        return True
-    scheme, sep, rest = origin.partition("://")
-    if not sep or scheme not in ("http", "https") or not rest:
-        return False  # "null", file://, garbage: never a browser page we trust
-    return host_allowed(rest, [a for a in allowed if "://" not in a])
-
-
 def check_origin(headers: Mapping[str, str], allowed: Collection[str]) -> Refusal | None:
     """DNS-rebinding protection, part 2 (spec: servers MUST validate Origin): a present
     ``Origin`` must be allowed; a missing one (non-browser clients) is fine."""
@@ -248,21 +212,6 @@ def check_origin(headers: Mapping[str, str], allowed: Collection[str]) -> Refusa
             "configure allowed_origins to serve other pages",
         )
     return None
-
-
-def is_loopback(host: str) -> bool:
-    """True for addresses only this machine can reach (binding them needs no opt-in): a literal
-    loopback address (127.0.0.0/8, ::1) or ``localhost`` — never a name that merely starts like
-    one (``127.evil.example`` resolves wherever its owner wants)."""
-    name = host.strip().lower()
-    if name.startswith("[") and name.endswith("]"):
-        name = name[1:-1]
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
 
 
 # ---------------------------------------------------------------------------- negotiation
@@ -341,7 +290,32 @@ def kinds(messages: list[Any]) -> list[int]:
             return [rpc.classify(messages[0])]
         return [rpc.classify(msg) for msg in messages]
     except rpc.InvalidMessage as exc:
-        raise BadBody(refuse(400, exc.message, exc.code, id=exc.id)) from None
+        raise _not_jsonrpc(exc) from None
+
+
+def _not_jsonrpc(exc: rpc.InvalidMessage) -> BadBody:
+    return BadBody(refuse(400, exc.message, exc.code, id=exc.id))
+
+
+_decode_json = rpc.decode_json
+
+
+def read_messages(body: bytes) -> tuple[list[Any], list[int]]:
+    """:func:`parse_body`, :func:`messages_of` and :func:`kinds` of a POST body in one call: its
+    messages and their kinds, or the ``BadBody`` those raise. Every POST comes here (issue 17:
+    one frame, not four, for a body holding one object); anything else, and any body the JSON
+    decoder refuses, takes those functions themselves (their error texts)."""
+    try:
+        value = _decode_json(body)
+    except Exception:
+        value = parse_body(body)  # raises its BadBody (or decodes: then as below)
+    if type(value) is dict:
+        try:
+            return [value], [rpc.classify(value)]
+        except rpc.InvalidMessage as exc:
+            raise _not_jsonrpc(exc) from None
+    messages = messages_of(value)
+    return messages, kinds(messages)
 
 
 # ---------------------------------------------------------------------------- eras
@@ -366,7 +340,9 @@ def select_era(headers: Mapping[str, str], messages: list[Any]) -> str:
         if version and version not in LEGACY_VERSIONS:
             return MODERN
     for m in messages:  # a loop, not any(genexpr): every POST comes here (issue 17)
-        if modern_meta(m) is not None:
+        params = m.get("params") if type(m) is dict else None
+        # modern_meta decides; only for params with a _meta (issue 17: no call for the others)
+        if type(params) is dict and "_meta" in params and modern_meta(m) is not None:
             return MODERN
     return LEGACY
 

@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from ._server import Server
 
 
+NO_CAPABILITIES: dict[str, Any] = {}  # what a session announced before initialize's answer (read only)
+
+
 def capabilities(server: Server, rules: Rules) -> dict[str, Any]:
     """What ``server`` announces under ``rules`` (initialize, server/discover): derived from what is
     registered now (spec-notes §4), cached per version until the registry changes. ``completions``

@@ -25,7 +25,7 @@ from .._protocol._events import NotificationReceived, RequestReceived
 from .._versions import CACHEABLE_METHODS, META_SERVER_INFO, RULES, Rules
 from . import _stdio
 from ._context import Context, request_context
-from ._lifecycle import capabilities
+from ._lifecycle import NO_CAPABILITIES, capabilities
 from ._mrtr import InputRequired, StateCodec
 from ._tools import (
     DEFAULT_MAX_RESULT_BYTES,
@@ -343,7 +343,7 @@ class Server:
         if rules.stateless:  # the registry's now; cached per version (never empty: logging)
             caps = self._caps_cache.get(rules.version) or capabilities(self, rules)
         else:
-            caps = session.state.get("capabilities", {})
+            caps = session.state.get("capabilities", NO_CAPABILITIES)
         if capability not in caps:
             raise MethodNotFound(
                 f"Method not found: {method!r} (this server did not announce the {capability!r} capability)"
@@ -444,7 +444,7 @@ class Server:
             on_notification=self._on_notification,
             max_in_flight=self.max_in_flight,
             drain_timeout=0.0 if stateless else 30.0,
-            eager=lambda ev: answers_at_once(self, ev.method, ev.params),  # the Tool: answer_now's
+            eager=MethodType(answers_at_once, self),  # the Tool: answer_now's (bound: no lambda frame, issue 17)
             # without telemetry or a subclass's own _on_request (they see every request as it is)
             answer_now=MethodType(answer_now, self) if _direct.plain(self) else None,
         )

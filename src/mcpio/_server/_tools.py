@@ -333,7 +333,7 @@ class Tool:
         takes none): the same answers (issue 17). No heartbeat: none could be sent while the
         function holds the loop."""
         try:
-            kwargs = self.sig.bind(arguments)
+            kwargs = self.sig.bind(arguments, False)  # only unpacked below: no copy (issue 17)
         except ArgumentError as exc:
             return _error_result(str(exc))
         try:
@@ -369,7 +369,8 @@ class Tool:
             limit = self.max_result_bytes
             if limit is ...:
                 limit = getattr(server, "max_result_bytes", DEFAULT_MAX_RESULT_BYTES)
-            return cap_text(self.result(value, rules), limit)
+            result = self.result(value, rules)
+            return result if limit is None else cap_text(result, limit)  # no call without a cap (issue 17)
         except Exception as exc:  # e.g. a value that breaks the declared output schema
             log.exception("tool %s returned a value that cannot be sent", self.name)
             return _exception_result(self.name, exc, _expose(session))

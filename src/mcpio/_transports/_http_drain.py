@@ -104,3 +104,20 @@ async def drain(app: Any, grace: float) -> None:
         for t in list(app.sessions.values()):
             if t.on_abort is not None and (t.in_flight() if t.in_flight is not None else t._by_request):
                 t.on_abort()
+
+
+async def lifespan_protocol(app: Any, receive: Any, send: Any) -> None:
+    """The ASGI lifespan protocol for ``app`` (a StreamableHTTPApp): startup enters its lifespan, shutdown leaves it."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            try:
+                await app._ensure_started()
+            except Exception as exc:
+                await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                return
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await app.aclose()
+            await send({"type": "lifespan.shutdown.complete"})
+            return

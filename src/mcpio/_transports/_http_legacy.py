@@ -25,6 +25,21 @@ log = logging.getLogger("mcpio.http")
 _EOF = None  # the end marker on the inbox (frames are bytes or Decoded, never None)
 _UNSEEN = object()  # no header value seen yet (version_memo)
 _NO_ID = object()  # no request is being fed without a route (equal to no request id)
+RETRY_AFTER = 5  # seconds, in the 503 of the session cap
+
+
+def at_capacity(max_sessions: int, session_timeout: float, rid: Any) -> h.Refusal:
+    """503 for an initialize past ``max_sessions``: the server is full, the request is fine."""
+    expiry = f"idle ones expire after {session_timeout:g} s" if session_timeout > 0 else "none expire"
+    return h.refuse(
+        503,
+        f"Service Unavailable: this server already holds its maximum of {max_sessions} "
+        f"sessions (max_sessions), so it cannot open another; the request itself is fine. Retry "
+        f"after {RETRY_AFTER} s; clients free their sessions with DELETE, and {expiry}",
+        id=rid,
+        data={"maxSessions": max_sessions, "retryAfter": RETRY_AFTER},
+        headers=(("retry-after", str(RETRY_AFTER)),),
+    )
 
 
 class Feeder(Protocol):
@@ -159,7 +174,23 @@ class LegacyTransport:
         self, frame: bytes, messages: list[Any], request_ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool
     ) -> Stream | bytes:
         """Deliver a POST carrying requests ``request_ids`` and give its response: the stream to
-        pump, or the answer that is the whole response.
+        pump, or the answer that is the whole response (:meth:`post_now`, awaited if need be)."""
+        out = self.post_now(frame, messages, request_ids, json_ok, sse_ok, priming)
+        return out if isinstance(out, (bytes, Stream)) else await out
+
+    def post_now(
+        self,
+        frame: bytes,
+        messages: list[Any],
+        request_ids: set[Any] | None,
+        json_ok: bool,
+        sse_ok: bool,
+        priming: bool,
+    ) -> Stream | bytes | Coroutine[Any, Any, Stream | bytes]:
+        """:meth:`post` as a plain call: its response (the answer as bytes, or the stream) when
+        nothing had to be awaited for it, as a POST answered at once (issue 17: no coroutine);
+        else the coroutine that finishes the delivery and gives it. ``request_ids`` None: the
+        POST carries one request, ``messages[0]`` (its set is made only if a stream needs it).
 
         A POST of one request (not a batch of one: that is queued as a batch), with nothing
         queued ahead of it and the session's reader waiting (:attr:`feeder`), is served on the
@@ -177,7 +208,7 @@ class LegacyTransport:
             len(messages) == 1
             and feeder is not None
             and not self._queued
-            and frame.lstrip()[:1] != b"["
+            and (frame[:1] == b"{" or frame.lstrip()[:1] != b"[")  # not a batch (of one); no lstrip for "{"
             and feeder.reading()
         ):
             self.last_active = time.monotonic()
@@ -193,21 +224,32 @@ class LegacyTransport:
                 if answered is not None:
                     self._fed_answer = None
                     return answered
-                if pending is None:  # started as a Task (not yet run): its stream, as made below
-                    return self.new_stream(request_ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
+            if request_ids is None:
+                request_ids = {message["id"]}
+            if unrouted and pending is None:  # started as a Task (not yet run): its stream, as made below
+                return self.new_stream(request_ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
             route = UnmadeStream(self, request_ids, json_ok, sse_ok, priming)
             self._by_request[message["id"]] = route  # (unrouted: the refusal still to send goes to it)
             if not unrouted:
                 pending = feeder.feed(message)
             if pending is not None:
-                await pending
+                return self._fed(route, pending)
             return route.answered if route.answered is not None else route.made()
+        if request_ids is None:
+            request_ids = {messages[0]["id"]}
         stream = self.new_stream(request_ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
         if len(messages) != 1 or frame.lstrip()[:1] == b"[":
             batches = self._batches
             while batches and not batches[0].request_ids:  # answered: no refusal can come for it
                 batches.popleft()
             batches.append(stream)
+        return self._delivered(frame, messages, stream)
+
+    async def _fed(self, route: UnmadeStream, pending: Awaitable[None]) -> Stream | bytes:
+        await pending
+        return route.answered if route.answered is not None else route.made()
+
+    async def _delivered(self, frame: bytes, messages: list[Any], stream: Stream) -> Stream:
         await self.deliver(frame, messages)
         return stream
 

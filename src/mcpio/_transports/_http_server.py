@@ -35,16 +35,17 @@ import dataclasses
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
-from typing import Any
+from typing import Any, cast
 
 from .. import _jsonrpc as rpc
 from .._protocol import _http as h
 from .._state._base import StateBackend, StateUnavailable
 from .._versions import RULES
 from . import _http_server_streams as streams
-from ._http_drain import closing, health
+from ._http_drain import closing, health, lifespan_protocol
 from ._http_events import EventStore, MemoryEventStore
-from ._http_legacy import LegacyTransport
+from ._http_legacy import RETRY_AFTER as RETRY_AFTER  # the 503 of the session cap (older name)
+from ._http_legacy import LegacyTransport, at_capacity
 from ._http_request import RequestTransport
 from ._http_server_sse import LegacySSE
 from ._http_server_streams import Disconnected, Stream, TooLarge, plain, refuse, watch_disconnect
@@ -60,7 +61,7 @@ Serve = Callable[[Any, bool], Awaitable[None]]
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 HEALTH_PATHS = ("/healthz", "/readyz")
-RETRY_AFTER = 5  # seconds, in the 503 of the session cap
+PASSED_MAX = 256  # header value sets remembered as passing the request checks (_pass)
 _UNSET: Any = object()
 
 
@@ -95,6 +96,8 @@ class StreamableHTTPApp:
         self.serve = serve
         self.auth = auth  # the authorization guard (_auth._resource.Guard): answers, or lets through
         self.path = "/" + path.strip("/") if path.strip("/") else "/"
+        self._passed: dict[tuple[str | None, ...], tuple[bool, bool]] = {}  # see _pass
+        self._passed_under: tuple[Any, Any] = ((), ())  # the allow lists _passed holds passes of
         self.allowed_hosts = tuple(allowed_hosts) if allowed_hosts is not None else h.LOOPBACK_HOSTS
         self.allowed_origins = tuple(allowed_origins) if allowed_origins is not None else h.LOOPBACK_HOSTS
         self.max_body_size = max_body_size
@@ -131,7 +134,7 @@ class StreamableHTTPApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "lifespan":
-            await self._lifespan_protocol(receive, send)
+            await lifespan_protocol(self, receive, send)
             return
         if kind != "http":
             return
@@ -149,7 +152,12 @@ class StreamableHTTPApp:
                 return
             receive, send = admitted
         headers = h.header_map(scope.get("headers") or ())
-        refusal = h.check_host(headers, self.allowed_hosts) or h.check_origin(headers, self.allowed_origins)
+        key = (headers.get("host"), headers.get("origin"), headers.get("accept"), headers.get("content-type"))
+        hosts, origins = self._passed_under  # values that passed every check, under these lists (_pass)
+        accepted = self._passed.get(key) if hosts is self.allowed_hosts and origins is self.allowed_origins else None
+        refusal = None  # (remembered: passed)
+        if accepted is None:
+            refusal = h.check_host(headers, self.allowed_hosts) or h.check_origin(headers, self.allowed_origins)
         if self.sse is not None and route in (self.sse.sse_path, self.sse.message_path):
             if refusal is not None:
                 await refuse(send, refusal)
@@ -165,7 +173,7 @@ class StreamableHTTPApp:
         method = scope.get("method", "GET")
         try:
             if method == "POST":
-                await self._post(receive, send, headers)
+                await self._post(receive, send, headers, accepted, key)
             elif method == "GET":
                 await self._get(receive, send, headers)
             elif method == "DELETE":
@@ -196,16 +204,20 @@ class StreamableHTTPApp:
                 )
 
     # ================================================================ POST
-    async def _post(self, receive: Receive, send: Send, headers: dict[str, str]) -> None:
-        accepted = h.accepts(headers.get("accept"))  # once per POST (issue 17)
-        refusal = h.check_post(headers, accepted)
-        if refusal is not None:
-            # Read (and drop) the body first, as every other answer does: refusing mid-request
-            # races the server's HTTP parser on a malformed body (h11: a response in MUST_CLOSE).
-            with contextlib.suppress(TooLarge):
-                await streams.read_body(receive, headers, self.max_body_size)
-            await refuse(send, refusal)
-            return
+    async def _post(
+        self, receive: Receive, send: Send, headers: dict[str, str], accepted: Any = None, key: Any = None
+    ) -> None:
+        if accepted is None:  # not known for these values (_pass)
+            accepted = h.accepts(headers.get("accept"))  # once per POST (issue 17)
+            refusal = h.check_post(headers, accepted)
+            if refusal is not None:
+                # Read (and drop) the body first, as every other answer does: refusing mid-request
+                # races the server's HTTP parser on a malformed body (h11: a response in MUST_CLOSE).
+                with contextlib.suppress(TooLarge):
+                    await streams.read_body(receive, headers, self.max_body_size)
+                await refuse(send, refusal)
+                return
+            self._pass(key, accepted)
         try:
             first = await receive()  # the whole body, as servers deliver a small one: no coroutine (issue 17)
             body = streams.body_part(first, headers, self.max_body_size)
@@ -218,8 +230,7 @@ class StreamableHTTPApp:
             )
             return
         try:
-            messages = h.messages_of(h.parse_body(body))
-            kinds = h.kinds(messages)
+            messages, kinds = h.read_messages(body)
         except h.BadBody as exc:
             await refuse(send, exc.refusal)
             return
@@ -252,6 +263,16 @@ class StreamableHTTPApp:
             await send(end)
             return
         await self._post_modern(receive, send, body, message, json_ok, sse_ok)
+
+    def _pass(self, key: tuple[str | None, ...], accepted: tuple[bool, bool]) -> None:
+        """Remember that a POST's Host, Origin, Accept and Content-Type values (``key``) passed
+        check_host, check_origin and check_post (``accepted``: accepts() of them): a client repeats
+        them, and a request carrying them again skips those checks (issue 17). Passes only; bounded
+        (emptied when full); valid under the allow lists (the same objects) it was made under."""
+        hosts, origins = self._passed_under
+        if len(self._passed) >= PASSED_MAX or hosts is not self.allowed_hosts or origins is not self.allowed_origins:
+            self._passed, self._passed_under = {}, (self.allowed_hosts, self.allowed_origins)
+        self._passed[key] = accepted
 
     async def _post_modern(
         self, receive: Receive, send: Send, body: bytes, message: dict[str, Any], json_ok: bool, sse_ok: bool
@@ -288,12 +309,13 @@ class StreamableHTTPApp:
         accepted: tuple[bool, bool],
     ) -> None:
         sid = headers.get(h.SESSION_ID)
+        # A refusal of one request carries its id (JSON-RPC: null only when it cannot be read).
         if len(messages) == 1:  # one message, as every POST but a 2025-03-26 batch: no lists (issue 17)
             requests = messages if kinds[0] == rpc.REQUEST else []
+            rid = messages[0]["id"] if requests else None
         else:
             requests = [m for m, k in zip(messages, kinds, strict=True) if k == rpc.REQUEST]
-        # A refusal of one request carries its id (JSON-RPC: null only when it cannot be read).
-        rid = messages[0]["id"] if len(messages) == 1 and requests else None
+            rid = None
         if sid is None:
             if not any(m.get("method") == "initialize" for m in requests):
                 await refuse(
@@ -307,7 +329,7 @@ class StreamableHTTPApp:
                 return
             transport = self._new_session() if self.shared is None else await self.shared.create()
             if transport is None:
-                await refuse(send, self._at_capacity(rid))
+                await refuse(send, at_capacity(self.max_sessions, self.session_timeout, rid))
                 return
             priming = h.priming(h.DEFAULT_LEGACY_VERSION)
         else:
@@ -333,7 +355,7 @@ class StreamableHTTPApp:
             await plain(send, 202, b"", session_header)
             return
         if rid is not None:  # one request, as every POST but a 2025-03-26 batch: no lists (issue 17)
-            ids, busy = {rid}, (rid if transport.answering(rid) else None)
+            ids, busy = None, rid if transport.answering(rid) else None  # ids None: {rid}, made if needed
         else:
             order = [m["id"] for m in requests]
             ids, busy = set(order), next((r for r in order if transport.answering(r)), None)
@@ -344,28 +366,20 @@ class StreamableHTTPApp:
             )
             return
         json_ok, sse_ok = accepted
-        stream = await transport.post(body, messages, ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
-        if isinstance(stream, bytes):  # answered at once: the whole response, no stream (issue 17)
+        stream = transport.post_now(body, messages, ids, json_ok, sse_ok, priming)  # a plain call (issue 17)
+        if type(stream) is bytes:  # answered at once: the whole response, no stream (issue 17)
             start, end = streams.json_response(stream, session_header, h.LEGACY)
             await send(start)
             await send(end)
             return
+        if not isinstance(stream, Stream):  # not at once: a delivery to finish
+            stream = await cast("Awaitable[Stream | bytes]", stream)  # (not bytes: the type() above)
+            if isinstance(stream, bytes):
+                await streams.send_json(send, stream, session_header, h.LEGACY)
+                return
         stream.hangup = (receive, stream.disconnected)  # not a cancellation; watched once it matters
         await stream.pump(
             send, session_header, sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms
-        )
-
-    def _at_capacity(self, rid: Any) -> h.Refusal:
-        """503 for an initialize past ``max_sessions``: the server is full, the request is fine."""
-        expiry = f"idle ones expire after {self.session_timeout:g} s" if self.session_timeout > 0 else "none expire"
-        return h.refuse(
-            503,
-            f"Service Unavailable: this server already holds its maximum of {self.max_sessions} "
-            f"sessions (max_sessions), so it cannot open another; the request itself is fine. Retry "
-            f"after {RETRY_AFTER} s; clients free their sessions with DELETE, and {expiry}",
-            id=rid,
-            data={"maxSessions": self.max_sessions, "retryAfter": RETRY_AFTER},
-            headers=(("retry-after", str(RETRY_AFTER)),),
         )
 
     # ================================================================ GET and DELETE
@@ -583,18 +597,3 @@ class StreamableHTTPApp:
             yield
         finally:
             await self.aclose()
-
-    async def _lifespan_protocol(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                try:
-                    await self._ensure_started()
-                except Exception as exc:
-                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
-                    return
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.aclose()
-                await send({"type": "lifespan.shutdown.complete"})
-                return

@@ -326,15 +326,38 @@ async def _body(send: Send, data: bytes) -> None:
 _JSON_TYPE = (b"content-type", b"application/json")
 
 
-def json_response(frame: bytes, headers: list[tuple[bytes, bytes]], era: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def json_response(
+    frame: bytes, headers: list[tuple[bytes, bytes]], era: str, status: int | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The two ASGI messages of ``frame`` (one JSON-RPC message) as the whole JSON response:
-    200, or the status the era gives its error code (a refused request's 4xx), with ``headers``
-    added. A plain call: the app sends them itself (issue 17: no coroutine per request)."""
-    status = 200
-    if era in h.ERROR_STATUS_ERAS and b'"error"' in frame and frame[:1] == b"{":  # else 200 whatever it carries
-        with contextlib.suppress(Exception):
-            status = _status(rpc.decode(frame), era)
-    return _json_messages(frame, headers, status)
+    200, or the status the era gives its error code (a refused request's 4xx; ``status``: that
+    status, when the caller knows it), with ``headers`` added. A plain call: the app sends them
+    itself (issue 17: no coroutine per request)."""
+    if status is None:
+        status = 200
+        if era in h.ERROR_STATUS_ERAS and b'"error"' in frame and frame[:1] == b"{":  # else 200 whatever it carries
+            with contextlib.suppress(Exception):
+                status = _status(rpc.decode(frame), era)
+    size = len(frame)
+    length = _LENGTHS.get(size)
+    if length is None:
+        length = b"%d" % size
+        if size < _MAX_LENGTH_KEPT:
+            _LENGTHS[size] = length
+    return (
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*headers, _JSON_TYPE, (b"content-length", length)],
+        },
+        {"type": "http.response.body", "body": frame, "more_body": False},
+    )
+
+
+# Content-Length values as bytes, by length, made once each (issue 17: formatting one costs more
+# than finding it); bounded: only lengths below _MAX_LENGTH_KEPT are kept (at most that many).
+_LENGTHS: dict[int, bytes] = {}
+_MAX_LENGTH_KEPT = 4096
 
 
 def json_answer(
@@ -342,7 +365,7 @@ def json_answer(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """:func:`json_response` of ``message`` (one JSON-RPC message, not yet encoded): its status
     read from the message, not searched for in the frame (issue 17)."""
-    return _json_messages(rpc.encode(message), headers, _status(message, era) if "error" in message else 200)
+    return json_response(rpc.encode(message), headers, era, _status(message, era) if "error" in message else 200)
 
 
 def _status(message: Any, era: str) -> int:
@@ -350,16 +373,6 @@ def _status(message: Any, era: str) -> int:
     the era gives its error's code."""
     err = message.get("error")
     return h.status_for_error(err.get("code") if isinstance(err, dict) else None, era)
-
-
-def _json_messages(
-    frame: bytes, headers: list[tuple[bytes, bytes]], status: int
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    out = [*headers, _JSON_TYPE, (b"content-length", b"%d" % len(frame))]
-    return (
-        {"type": "http.response.start", "status": status, "headers": out},
-        {"type": "http.response.body", "body": frame, "more_body": False},
-    )
 
 
 async def send_json(send: Send, frame: bytes, headers: list[tuple[bytes, bytes]], era: str) -> None:
