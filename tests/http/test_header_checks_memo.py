@@ -63,3 +63,17 @@ def test_the_memory_is_bounded_and_kept_for_its_allow_lists_only() -> None:
         await app.aclose()
 
     asyncio.run(go())
+
+
+def test_allow_lists_that_can_change_in_place_are_checked_every_time() -> None:
+    async def go() -> None:
+        app = Server("m").http_app()
+        app.allowed_hosts = ["localhost"]  # a list: it may change under a remembered verdict
+        ok = _headers(("localhost", None, None, "application/json"))
+        assert (await _post(app, ok))[0] == 400 and not app._passed
+        app.allowed_hosts[:] = ["example.com"]
+        status, body = await _post(app, ok)
+        assert status == 403 and "Host" in body["error"]["message"]
+        await app.aclose()
+
+    asyncio.run(go())

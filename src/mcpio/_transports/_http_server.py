@@ -265,10 +265,11 @@ class StreamableHTTPApp:
         await self._post_modern(receive, send, body, message, json_ok, sse_ok)
 
     def _pass(self, key: tuple[str | None, ...], accepted: tuple[bool, bool]) -> None:
-        """Remember that a POST's Host, Origin, Accept and Content-Type values (``key``) passed
-        check_host, check_origin and check_post (``accepted``: accepts() of them): a client repeats
-        them, and a request carrying them again skips those checks (issue 17). Passes only; bounded
-        (emptied when full); valid under the allow lists (the same objects) it was made under."""
+        """Remember that a POST's Host, Origin, Accept and Content-Type (``key``) passed check_host,
+        check_origin and check_post (``accepted``: their accepts()): a request with them skips those
+        (issue 17). Passes only; bounded; for the allow-list tuples made under (a list may change)."""
+        if type(self.allowed_hosts) is not tuple or type(self.allowed_origins) is not tuple:
+            return
         hosts, origins = self._passed_under
         if len(self._passed) >= PASSED_MAX or hosts is not self.allowed_hosts or origins is not self.allowed_origins:
             self._passed, self._passed_under = {}, (self.allowed_hosts, self.allowed_origins)
