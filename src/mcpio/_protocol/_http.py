@@ -482,14 +482,14 @@ def check_standard_headers(headers: Mapping[str, str], message: dict[str, Any]) 
         params = None
     meta = params.get("_meta") if params is not None else None
     body_version = meta.get(META_PROTOCOL_VERSION) if type(meta) is dict else None  # modern_meta's version
-    if isinstance(body_version, str):
+    if type(body_version) is str:  # a decoded message's strings are str (issue 17: no isinstance)
         hv = headers.get(PROTOCOL_VERSION)
         if hv is None or hv.strip(" \t") != body_version:
             return _mismatch(
                 f'MCP-Protocol-Version {hv!r} does not match _meta["{META_PROTOCOL_VERSION}"] {body_version!r}',
                 message.get("id"),
             )
-    name_field = NAME_FIELDS.get(method) if isinstance(method, str) else None
+    name_field = NAME_FIELDS.get(method) if type(method) is str else None
     if name_field is not None:
         body_name = params.get(name_field) if params is not None else None
         raw = headers.get(MCP_NAME)
