@@ -149,7 +149,9 @@ class StreamableHTTPApp:
                 return
             receive, send = admitted
         headers = h.header_map(scope.get("headers") or ())
-        refusal = h.check_host(headers, self.allowed_hosts) or h.check_origin(headers, self.allowed_origins)
+        refusal = h.check_host(headers, self.allowed_hosts)
+        if refusal is None and "origin" in headers:  # browsers send one; other clients mostly not (issue 17)
+            refusal = h.check_origin(headers, self.allowed_origins)
         if self.sse is not None and route in (self.sse.sse_path, self.sse.message_path):
             if refusal is not None:
                 await refuse(send, refusal)
@@ -234,8 +236,7 @@ class StreamableHTTPApp:
         refusal = h.check_standard_headers(headers, message)
         if refusal is None and message.get("method") == "tools/call" and self.param_headers is not None:
             params = message.get("params") or {}
-            name = params.get("name")
-            declared = self.param_headers(name) if isinstance(name, str) else None
+            declared = self.param_headers(name) if type(name := params.get("name")) is str else None
             if declared:
                 refusal = h.check_param_headers(headers, declared, params.get("arguments"), message.get("id"))
         if refusal is not None:
@@ -244,14 +245,13 @@ class StreamableHTTPApp:
         if kinds[0] != rpc.REQUEST:
             await plain(send, 202, b"")  # core 2026-07-28 defines no client notifications on HTTP
             return
-        json_ok, sse_ok = accepted
-        answer = self.answer_now(message) if json_ok and self.answer_now is not None else None
+        answer = self.answer_now(message) if accepted[0] and self.answer_now is not None else None  # JSON accepted
         if answer is not None:  # answered at once, without a session: the whole JSON response (issue 17)
             start, end = streams.json_answer(answer, [], h.MODERN)
             await send(start)
             await send(end)
             return
-        await self._post_modern(receive, send, body, message, json_ok, sse_ok)
+        await self._post_modern(receive, send, body, message, *accepted)
 
     async def _post_modern(
         self, receive: Receive, send: Send, body: bytes, message: dict[str, Any], json_ok: bool, sse_ok: bool
