@@ -44,6 +44,29 @@ def capabilities(server: Server, rules: Rules) -> dict[str, Any]:
     return caps
 
 
+# What a server's serverInfo is made of: Server.__setattr__ forgets the kept ones when one is set.
+INFO_FIELDS = frozenset({"name", "version", "title", "description", "website_url", "icons"})
+
+
+def server_info(server: Server, rules: Rules) -> dict[str, Any]:
+    """The ``Implementation`` object (serverInfo) of ``server`` under ``rules``: made once per
+    version and kept in ``server._infos`` until one of :data:`INFO_FIELDS` is set again, since
+    every modern result carries it (``Server._decorate``; issue 17). Shared by the results that
+    carry it: never changed in place (an ``icons`` list changed in place shows in it, as before)."""
+    info: dict[str, Any] = {"name": server.name, "version": server.version}
+    if server.title and rules.titles:
+        info["title"] = server.title
+    if rules.icons:  # 2025-11-25 added these Implementation fields
+        if server.description and rules.implementation_description:
+            info["description"] = server.description
+        if server.website_url:
+            info["websiteUrl"] = server.website_url
+        if server.icons:
+            info["icons"] = server.icons
+    server._infos[rules.version] = info
+    return info
+
+
 def initialize_result(server: Server, rules: Rules, state: dict[str, Any]) -> dict[str, Any]:
     """The result of a legacy ``initialize`` served under ``rules``; records the capabilities
     announced in the session's ``state``. Synchronous: the stdio start-up answers the first
