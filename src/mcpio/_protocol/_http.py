@@ -29,7 +29,7 @@ import functools
 import ipaddress
 import re
 import secrets
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -464,13 +464,16 @@ def _mismatch(message: str, id: Any) -> Refusal:
     return refuse(400, f"Header mismatch: {message}", HEADER_MISMATCH, id=id)
 
 
-def check_standard_headers(headers: Mapping[str, str], message: dict[str, Any]) -> Refusal | None:
-    """Modern era: ``Mcp-Method`` must equal the body's method, ``Mcp-Name`` its name/uri (for
-    the methods in NAME_FIELDS), ``MCP-Protocol-Version`` the ``_meta`` version; a missing,
-    different or undecodable header is 400 + -32020 (spec 2026-07-28 transports).
-
-    Every request comes here (issue 17): ``_meta`` is read in place (not through
-    :func:`modern_meta`) and the id only to refuse."""
+def check_standard_headers(
+    headers: Mapping[str, str],
+    message: dict[str, Any],
+    param_headers: Callable[[str], Mapping[str, tuple[str, ...]] | None] | None = None,
+) -> Refusal | None:
+    """Modern era: ``Mcp-Method`` must equal the body's method, ``Mcp-Name`` its name/uri (for the methods in
+    NAME_FIELDS), ``MCP-Protocol-Version`` the ``_meta`` version; a missing, different or undecodable header is
+    400 + -32020 (spec 2026-07-28 transports); then a tools/call's ``Mcp-Param-*`` (:func:`check_param_headers`)
+    as ``param_headers(tool name)`` declares them. Every request comes here (issue 17): ``_meta`` read in place
+    (not through :func:`modern_meta`), the body's name once for both checks, the id only to refuse."""
     method = message.get("method")
     raw = headers.get(MCP_METHOD)
     if raw is None:
@@ -507,6 +510,11 @@ def check_standard_headers(headers: Mapping[str, str], message: dict[str, Any]) 
                 return _mismatch(
                     f"Mcp-Name {value!r} does not match the body's {name_field} {body_name!r}", message.get("id")
                 )
+        if param_headers is not None and method == "tools/call" and type(body_name) is str:
+            declared = param_headers(body_name)
+            if declared:
+                assert params is not None  # it holds body_name
+                return check_param_headers(headers, declared, params.get("arguments"), message.get("id"))
     return None
 
 

@@ -233,12 +233,7 @@ class StreamableHTTPApp:
             await refuse(send, h.refuse(400, "Invalid Request: JSON-RPC batches are not part of protocol 2026-07-28"))
             return
         message = messages[0]
-        refusal = h.check_standard_headers(headers, message)
-        if refusal is None and message.get("method") == "tools/call" and self.param_headers is not None:
-            params = message.get("params") or {}
-            declared = self.param_headers(name) if type(name := params.get("name")) is str else None
-            if declared:
-                refusal = h.check_param_headers(headers, declared, params.get("arguments"), message.get("id"))
+        refusal = h.check_standard_headers(headers, message, self.param_headers)  # Mcp-Param-* too
         if refusal is not None:
             await refuse(send, refusal)
             return
