@@ -48,3 +48,17 @@ def test_decorate_carries_the_same_info_as_server_info() -> None:
     out = server._decorate({"content": [], "_meta": {"k": 1}}, MODERN, "tools/call")
     assert out["_meta"] == {META_SERVER_INFO: {"name": "s", "version": "1.0"}, "k": 1}
     assert out["resultType"] == "complete"
+
+
+def test_a_result_without_meta_gets_the_kept_meta_one_with_meta_a_new_one() -> None:
+    server = Server("s", "1.0")
+    first = server._decorate({"content": []}, MODERN, "tools/call")["_meta"]
+    second = server._decorate({"content": []}, MODERN, "tools/call")["_meta"]
+    assert first is second and first == {META_SERVER_INFO: {"name": "s", "version": "1.0"}}
+    own = server._decorate({"content": [], "_meta": {"k": 1}}, MODERN, "tools/call")["_meta"]
+    assert own is not first and own == {META_SERVER_INFO: {"name": "s", "version": "1.0"}, "k": 1}
+    assert first == {META_SERVER_INFO: {"name": "s", "version": "1.0"}}  # unchanged by the other
+    server.version = "2.0"
+    after = server._decorate({"content": []}, MODERN, "tools/call")["_meta"]
+    assert after == {META_SERVER_INFO: {"name": "s", "version": "2.0"}}
+    assert first == {META_SERVER_INFO: {"name": "s", "version": "1.0"}}  # an earlier answer's, as it was

@@ -59,6 +59,7 @@ class Server:
     """An MCP server. The guides under docs/ tour it; every option is keyword-only and optional."""
 
     _infos: dict[str, dict[str, Any]]  # serverInfo by version (_lifecycle.server_info), emptied by __setattr__
+    _metas: dict[str, dict[str, Any]]  # {serverInfo: it}: the _meta of a result without one (_decorate)
 
     def __init__(
         self,
@@ -360,6 +361,7 @@ class Server:
         object.__setattr__(self, name, value)
         if name in INFO_FIELDS:  # serverInfo is made of it: made again when next needed
             object.__setattr__(self, "_infos", {})
+            object.__setattr__(self, "_metas", {})
 
     def find_resource(self, uri: str) -> tuple[Resource, dict[str, Any]] | None:
         """The resource serving ``uri`` and its template arguments, or None."""
@@ -404,8 +406,8 @@ class Server:
         ``_meta`` serverInfo and, on cacheable results, ttlMs + cacheScope."""
         result.setdefault("resultType", "complete")
         meta = result.get("_meta")
-        info = self._infos.get(rules.version) or server_info(self, rules)  # kept (issue 17)
-        result["_meta"] = {META_SERVER_INFO: info} if meta is None else {META_SERVER_INFO: info, **meta}
+        info = self._infos.get(rules.version) or server_info(self, rules)  # kept (issue 17), with its _meta:
+        result["_meta"] = self._metas[rules.version] if meta is None else {META_SERVER_INFO: info, **meta}
         if rules.cache_hints and method in CACHEABLE_METHODS and result["resultType"] == "complete":
             result.setdefault("ttlMs", self.cache_ttl_ms)
             result.setdefault("cacheScope", self.cache_scope)
