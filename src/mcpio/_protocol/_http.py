@@ -43,7 +43,7 @@ from .._errors import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from .._versions import LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, RULES
+from .._versions import LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, RULES, SUPPORTED_VERSIONS
 
 # The SSE framing lives in _sse (one place); its names are part of this module's namespace.
 from ._sse import DEFAULT_MAX_EVENT_SIZE as DEFAULT_MAX_EVENT_SIZE
@@ -464,10 +464,11 @@ def _mismatch(message: str, id: Any) -> Refusal:
     return refuse(400, f"Header mismatch: {message}", HEADER_MISMATCH, id=id)
 
 
+ParamHeadersOf = Callable[[str], Mapping[str, tuple[str, ...]] | None]  # a tool's Mcp-Param-* by its name
+
+
 def check_standard_headers(
-    headers: Mapping[str, str],
-    message: dict[str, Any],
-    param_headers: Callable[[str], Mapping[str, tuple[str, ...]] | None] | None = None,
+    headers: Mapping[str, str], message: dict[str, Any], param_headers: ParamHeadersOf | None = None
 ) -> Refusal | None:
     """Modern era: ``Mcp-Method`` must equal the body's method, ``Mcp-Name`` its name/uri (for the methods in
     NAME_FIELDS), ``MCP-Protocol-Version`` the ``_meta`` version; a missing, different or undecodable header is
@@ -478,7 +479,8 @@ def check_standard_headers(
     raw = headers.get(MCP_METHOD)
     if raw is None:
         return _mismatch(f"the Mcp-Method header is required (it must be {method!r})", message.get("id"))
-    if raw.strip(" \t") != method:
+    name_field = NAME_FIELDS.get(method) if type(method) is str else None  # no OWS in these, nor in versions:
+    if (raw != method or name_field is None) and raw.strip(" \t") != method:  # so equal matches as is (issue 17)
         return _mismatch(f"Mcp-Method {raw.strip()!r} does not match the body's method {method!r}", message.get("id"))
     params = message.get("params")
     if type(params) is not dict:
@@ -487,12 +489,11 @@ def check_standard_headers(
     body_version = meta.get(META_PROTOCOL_VERSION) if type(meta) is dict else None  # modern_meta's version
     if type(body_version) is str:  # a decoded message's strings are str (issue 17: no isinstance)
         hv = headers.get(PROTOCOL_VERSION)
-        if hv is None or hv.strip(" \t") != body_version:
+        if hv is None or ((hv != body_version or hv not in SUPPORTED_VERSIONS) and hv.strip(" \t") != body_version):
             return _mismatch(
                 f'MCP-Protocol-Version {hv!r} does not match _meta["{META_PROTOCOL_VERSION}"] {body_version!r}',
                 message.get("id"),
             )
-    name_field = NAME_FIELDS.get(method) if type(method) is str else None
     if name_field is not None:
         body_name = params.get(name_field) if params is not None else None
         raw = headers.get(MCP_NAME)
