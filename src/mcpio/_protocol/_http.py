@@ -28,7 +28,7 @@ import binascii
 import functools
 import re
 import secrets
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +42,7 @@ from .._errors import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from .._versions import LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, RULES
+from .._versions import LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, RULES, SUPPORTED_VERSIONS
 
 # The host and origin matching lives in _http_hosts; its names are part of this module's namespace.
 from ._http_hosts import host_allowed as host_allowed
@@ -440,32 +440,36 @@ def _mismatch(message: str, id: Any) -> Refusal:
     return refuse(400, f"Header mismatch: {message}", HEADER_MISMATCH, id=id)
 
 
-def check_standard_headers(headers: Mapping[str, str], message: dict[str, Any]) -> Refusal | None:
-    """Modern era: ``Mcp-Method`` must equal the body's method, ``Mcp-Name`` its name/uri (for
-    the methods in NAME_FIELDS), ``MCP-Protocol-Version`` the ``_meta`` version; a missing,
-    different or undecodable header is 400 + -32020 (spec 2026-07-28 transports).
+ParamHeadersOf = Callable[[str], Mapping[str, tuple[str, ...]] | None]  # a tool's Mcp-Param-* by its name
 
-    Every request comes here (issue 17): ``_meta`` is read in place (not through
-    :func:`modern_meta`) and the id only to refuse."""
+
+def check_standard_headers(
+    headers: Mapping[str, str], message: dict[str, Any], param_headers: ParamHeadersOf | None = None
+) -> Refusal | None:
+    """Modern era: ``Mcp-Method`` must equal the body's method, ``Mcp-Name`` its name/uri (for the methods in
+    NAME_FIELDS), ``MCP-Protocol-Version`` the ``_meta`` version; a missing, different or undecodable header is
+    400 + -32020 (spec 2026-07-28 transports); then a tools/call's ``Mcp-Param-*`` (:func:`check_param_headers`)
+    as ``param_headers(tool name)`` declares them. Every request comes here (issue 17): ``_meta`` read in place
+    (not through :func:`modern_meta`), the body's name once for both checks, the id only to refuse."""
     method = message.get("method")
     raw = headers.get(MCP_METHOD)
     if raw is None:
         return _mismatch(f"the Mcp-Method header is required (it must be {method!r})", message.get("id"))
-    if raw.strip(" \t") != method:
+    name_field = NAME_FIELDS.get(method) if type(method) is str else None  # no OWS in these, nor in versions:
+    if (raw != method or name_field is None) and raw.strip(" \t") != method:  # so equal matches as is (issue 17)
         return _mismatch(f"Mcp-Method {raw.strip()!r} does not match the body's method {method!r}", message.get("id"))
     params = message.get("params")
     if type(params) is not dict:
         params = None
     meta = params.get("_meta") if params is not None else None
     body_version = meta.get(META_PROTOCOL_VERSION) if type(meta) is dict else None  # modern_meta's version
-    if isinstance(body_version, str):
+    if type(body_version) is str:  # a decoded message's strings are str (issue 17: no isinstance)
         hv = headers.get(PROTOCOL_VERSION)
-        if hv is None or hv.strip(" \t") != body_version:
+        if hv is None or ((hv != body_version or hv not in SUPPORTED_VERSIONS) and hv.strip(" \t") != body_version):
             return _mismatch(
                 f'MCP-Protocol-Version {hv!r} does not match _meta["{META_PROTOCOL_VERSION}"] {body_version!r}',
                 message.get("id"),
             )
-    name_field = NAME_FIELDS.get(method) if isinstance(method, str) else None
     if name_field is not None:
         body_name = params.get(name_field) if params is not None else None
         raw = headers.get(MCP_NAME)
@@ -483,6 +487,11 @@ def check_standard_headers(headers: Mapping[str, str], message: dict[str, Any]) 
                 return _mismatch(
                     f"Mcp-Name {value!r} does not match the body's {name_field} {body_name!r}", message.get("id")
                 )
+        if param_headers is not None and method == "tools/call" and type(body_name) is str:
+            declared = param_headers(body_name)
+            if declared:
+                assert params is not None  # it holds body_name
+                return check_param_headers(headers, declared, params.get("arguments"), message.get("id"))
     return None
 
 

@@ -48,6 +48,7 @@ class _Stateless:
 _SESSIONS = {True: cast("Session", _Stateless(True)), False: cast("Session", _Stateless(False))}
 
 
+_NO_META: dict[str, Any] = {}  # the _meta of a request without one (read only)
 _PLAIN: Any = None  # Server._on_request, looked up once (_server imports this module)
 
 
@@ -76,20 +77,17 @@ def answer(server: Server, message: dict[str, Any], tool: Tool) -> dict[str, Any
     id_ = message["id"]
     params: dict[str, Any] = message["params"]
     meta = params.get("_meta")
-    admitted = modern_admission("tools/call", meta if type(meta) is dict else {})
-    if not isinstance(admitted, str):
-        out = rpc.error_response(id_, admitted)
-    else:
-        rules = RULES[admitted]
-        expose = server.expose_errors is True  # remote clients get the type only (serve_session)
-        try:
-            out = rpc.response(id_, tools_call_now(server, _SESSIONS[expose], rules, params, tool))  # no Context
-        except MCPError as exc:
-            out = rpc.error_response(id_, exc.to_error_object())
-        except Exception as exc:  # a handler bug: internal error, details to stderr only
-            log.exception("handler for tools/call failed")
-            out = rpc.error_response(id_, to_error_object(exc, detail=expose))
-    return out
+    admitted = modern_admission("tools/call", meta if type(meta) is dict else _NO_META)
+    if not isinstance(admitted, str):  # the error object
+        return rpc.error_response(id_, admitted)
+    expose = server.expose_errors is True  # remote clients get the type only (serve_session)
+    try:
+        return rpc.response(id_, tools_call_now(server, _SESSIONS[expose], RULES[admitted], params, tool))  # no Context
+    except MCPError as exc:
+        return rpc.error_response(id_, exc.to_error_object())
+    except Exception as exc:  # a handler bug: internal error, details to stderr only
+        log.exception("handler for tools/call failed")
+        return rpc.error_response(id_, to_error_object(exc, detail=expose))
 
 
 async def send(transport: Any, frame: bytes) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 # not from _skills: that module loads with the first skill (issue 17)
-from .._versions import CORE_TASKS_CAPABILITY, SKILLS_EXTENSION, SUPPORTED_VERSIONS, TASKS_EXTENSION
+from .._versions import CORE_TASKS_CAPABILITY, META_SERVER_INFO, SKILLS_EXTENSION, SUPPORTED_VERSIONS, TASKS_EXTENSION
 
 if TYPE_CHECKING:
     from .._versions import Rules
@@ -45,6 +45,31 @@ def capabilities(server: Server, rules: Rules) -> dict[str, Any]:
         caps.setdefault("extensions", {})[SKILLS_EXTENSION] = {"directoryRead": True}
     server._caps_cache[rules.version] = caps
     return caps
+
+
+# What a server's serverInfo is made of: Server.__setattr__ forgets the kept ones when one is set.
+INFO_FIELDS = frozenset({"name", "version", "title", "description", "website_url", "icons"})
+
+
+def server_info(server: Server, rules: Rules) -> dict[str, Any]:
+    """The ``Implementation`` object (serverInfo) of ``server`` under ``rules``: made once per
+    version and kept in ``server._infos`` (``{serverInfo: it}``, a result's ``_meta`` when it has
+    none, in ``server._metas``) until one of :data:`INFO_FIELDS` is set again, since every modern
+    result carries it (``Server._decorate``; issue 17). Shared by the results that carry them:
+    never changed in place (an ``icons`` list changed in place shows in it, as before)."""
+    info: dict[str, Any] = {"name": server.name, "version": server.version}
+    if server.title and rules.titles:
+        info["title"] = server.title
+    if rules.icons:  # 2025-11-25 added these Implementation fields
+        if server.description and rules.implementation_description:
+            info["description"] = server.description
+        if server.website_url:
+            info["websiteUrl"] = server.website_url
+        if server.icons:
+            info["icons"] = server.icons
+    server._infos[rules.version] = info
+    server._metas[rules.version] = {META_SERVER_INFO: info}
+    return info
 
 
 def initialize_result(server: Server, rules: Rules, state: dict[str, Any]) -> dict[str, Any]:

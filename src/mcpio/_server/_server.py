@@ -25,7 +25,7 @@ from .._protocol._events import NotificationReceived, RequestReceived
 from .._versions import CACHEABLE_METHODS, META_SERVER_INFO, RULES, Rules
 from . import _stdio
 from ._context import Context, request_context
-from ._lifecycle import NO_CAPABILITIES, capabilities
+from ._lifecycle import INFO_FIELDS, NO_CAPABILITIES, capabilities, server_info
 from ._mrtr import InputRequired, StateCodec
 from ._tools import (
     DEFAULT_MAX_RESULT_BYTES,
@@ -57,6 +57,9 @@ log = _log.logger("mcpio.server", globals())
 
 class Server:
     """An MCP server. The guides under docs/ tour it; every option is keyword-only and optional."""
+
+    _infos: dict[str, dict[str, Any]]  # serverInfo by version (_lifecycle.server_info), emptied by __setattr__
+    _metas: dict[str, dict[str, Any]]  # {serverInfo: it}: the _meta of a result without one (_decorate)
 
     def __init__(
         self,
@@ -351,17 +354,14 @@ class Server:
         return rules
 
     def server_info(self, rules: Rules) -> dict[str, Any]:
-        info: dict[str, Any] = {"name": self.name, "version": self.version}
-        if self.title and rules.titles:
-            info["title"] = self.title
-        if rules.icons:  # 2025-11-25 added these Implementation fields
-            if self.description and rules.implementation_description:
-                info["description"] = self.description
-            if self.website_url:
-                info["websiteUrl"] = self.website_url
-            if self.icons:
-                info["icons"] = self.icons
-        return info
+        """serverInfo under ``rules`` (``_lifecycle.server_info``: kept, shared, never changed in place)."""
+        return self._infos.get(rules.version) or server_info(self, rules)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if name in INFO_FIELDS:  # serverInfo is made of it: made again when next needed
+            object.__setattr__(self, "_infos", {})
+            object.__setattr__(self, "_metas", {})
 
     def find_resource(self, uri: str) -> tuple[Resource, dict[str, Any]] | None:
         """The resource serving ``uri`` and its template arguments, or None."""
@@ -406,8 +406,8 @@ class Server:
         ``_meta`` serverInfo and, on cacheable results, ttlMs + cacheScope."""
         result.setdefault("resultType", "complete")
         meta = result.get("_meta")
-        info = self.server_info(rules)
-        result["_meta"] = {META_SERVER_INFO: info} if meta is None else {META_SERVER_INFO: info, **meta}
+        info = self._infos.get(rules.version) or server_info(self, rules)  # kept (issue 17), with its _meta:
+        result["_meta"] = self._metas[rules.version] if meta is None else {META_SERVER_INFO: info, **meta}
         if rules.cache_hints and method in CACHEABLE_METHODS and result["resultType"] == "complete":
             result.setdefault("ttlMs", self.cache_ttl_ms)
             result.setdefault("cacheScope", self.cache_scope)

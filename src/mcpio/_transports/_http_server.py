@@ -242,27 +242,20 @@ class StreamableHTTPApp:
             await refuse(send, h.refuse(400, "Invalid Request: JSON-RPC batches are not part of protocol 2026-07-28"))
             return
         message = messages[0]
-        refusal = h.check_standard_headers(headers, message)
-        if refusal is None and message.get("method") == "tools/call" and self.param_headers is not None:
-            params = message.get("params") or {}
-            name = params.get("name")
-            declared = self.param_headers(name) if isinstance(name, str) else None
-            if declared:
-                refusal = h.check_param_headers(headers, declared, params.get("arguments"), message.get("id"))
+        refusal = h.check_standard_headers(headers, message, self.param_headers)  # Mcp-Param-* too
         if refusal is not None:
             await refuse(send, refusal)
             return
         if kinds[0] != rpc.REQUEST:
             await plain(send, 202, b"")  # core 2026-07-28 defines no client notifications on HTTP
             return
-        json_ok, sse_ok = accepted
-        answer = self.answer_now(message) if json_ok and self.answer_now is not None else None
+        answer = self.answer_now(message) if accepted[0] and self.answer_now is not None else None  # JSON accepted
         if answer is not None:  # answered at once, without a session: the whole JSON response (issue 17)
             start, end = streams.json_answer(answer, [], h.MODERN)
             await send(start)
             await send(end)
             return
-        await self._post_modern(receive, send, body, message, json_ok, sse_ok)
+        await self._post_modern(receive, send, body, message, *accepted)
 
     def _pass(self, key: tuple[str | None, ...], accepted: tuple[bool, bool]) -> None:
         """Remember that a POST's Host, Origin, Accept and Content-Type (``key``) passed check_host,
