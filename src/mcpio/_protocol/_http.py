@@ -42,7 +42,7 @@ from .._errors import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
-from .._versions import LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, RULES, SUPPORTED_VERSIONS
+from .._versions import LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, RULES
 
 # The host and origin matching lives in _http_hosts; its names are part of this module's namespace.
 from ._http_hosts import host_allowed as host_allowed
@@ -455,8 +455,7 @@ def check_standard_headers(
     raw = headers.get(MCP_METHOD)
     if raw is None:
         return _mismatch(f"the Mcp-Method header is required (it must be {method!r})", message.get("id"))
-    name_field = NAME_FIELDS.get(method) if type(method) is str else None  # no OWS in these, nor in versions:
-    if (raw != method or name_field is None) and raw.strip(" \t") != method:  # so equal matches as is (issue 17)
+    if raw.strip(" \t") != method:
         return _mismatch(f"Mcp-Method {raw.strip()!r} does not match the body's method {method!r}", message.get("id"))
     params = message.get("params")
     if type(params) is not dict:
@@ -465,11 +464,12 @@ def check_standard_headers(
     body_version = meta.get(META_PROTOCOL_VERSION) if type(meta) is dict else None  # modern_meta's version
     if type(body_version) is str:  # a decoded message's strings are str (issue 17: no isinstance)
         hv = headers.get(PROTOCOL_VERSION)
-        if hv is None or ((hv != body_version or hv not in SUPPORTED_VERSIONS) and hv.strip(" \t") != body_version):
+        if hv is None or hv.strip(" \t") != body_version:
             return _mismatch(
                 f'MCP-Protocol-Version {hv!r} does not match _meta["{META_PROTOCOL_VERSION}"] {body_version!r}',
                 message.get("id"),
             )
+    name_field = NAME_FIELDS.get(method) if type(method) is str else None
     if name_field is not None:
         body_name = params.get(name_field) if params is not None else None
         raw = headers.get(MCP_NAME)
