@@ -325,15 +325,10 @@ class Session:
         try:
             if exc is None:
                 out = conn.respond(id_, result)
-            elif isinstance(exc, asyncio.CancelledError):
-                out = conn.respond_error(id_, {"code": INVALID_REQUEST, "message": "Request cancelled"})
-                if id_ in conn.cancelled:  # by the peer: no answer (spec); by our own shutdown: still answer
-                    return None
-            elif isinstance(exc, MCPError):
-                out = conn.respond_error(id_, exc.to_error_object())
-            else:  # a handler bug: internal error, details to stderr only
-                log.error("handler for %s failed", ev.method, exc_info=exc)
-                out = conn.respond_error(id_, to_error_object(exc, detail=self.expose_errors))
+            else:
+                out = conn.respond_error(id_, self._error_object(ev.method, exc))
+                if id_ in conn.cancelled and isinstance(exc, asyncio.CancelledError):
+                    return None  # cancelled by the peer: no answer (spec); by our own shutdown: still answer
             if out is None:
                 return None
             frame = self._encode(out)
@@ -345,6 +340,45 @@ class Session:
         except Exception:  # a bug below us must not kill the session silently
             log.exception("could not send the answer to %r", id_)
             return None
+
+    def _error_object(self, method: str, exc: BaseException) -> dict[str, Any]:
+        """The JSON-RPC error object answering a request ``method`` whose handler raised ``exc``
+        (a CancelledError or an Exception): an MCPError as itself, a handler bug as -32603 (its
+        text only with ``expose_errors``; the traceback to the log)."""
+        if isinstance(exc, asyncio.CancelledError):
+            return {"code": INVALID_REQUEST, "message": "Request cancelled"}
+        if isinstance(exc, MCPError):
+            return exc.to_error_object()
+        log.error("handler for %s failed", method, exc_info=exc)
+        return to_error_object(exc, detail=self.expose_errors)
+
+    def answer_at_once(self, message: dict[str, Any]) -> bytes | None:
+        """The encoded answer to ``message`` (one request, classified as such, with nothing queued
+        ahead of it: :meth:`reading` said so just before) when it is answered without entering
+        the protocol's state: the connection admits it from memory (``Connection.ready_version``),
+        ``eager`` admits it and ``answer_now`` answers it — a call that cannot wait and sends
+        nothing of its own, so there is nothing in flight to record and nothing the peer could
+        cancel meanwhile. The same answer :meth:`feed` would give, in its own context; None: feed
+        it (issue 17: a legacy HTTP ``tools/call`` of an inline tool without the engine's
+        bookkeeping)."""
+        now, eager = self._answer_now, self._eager
+        if now is None or eager is None or self._aborted:
+            return None
+        id_, method, params = message["id"], message["method"], message.get("params")
+        version = self.connection.ready_version(id_, method, params)
+        tool = eager(method, params) if version is not None else None
+        if not tool:
+            return None
+        try:
+            out = rpc.response(
+                id_, contextvars.copy_context().run(now, self, RequestReceived(id_, method, params, version), tool)
+            )
+        except (asyncio.CancelledError, Exception) as exc:
+            out = rpc.error_response(id_, self._error_object(method, exc))
+        try:
+            return self._encode(out)
+        except Exception as exc:  # a result that cannot be encoded: the handler's fault, answered as such
+            return self._encode(rpc.error_response(id_, self._error_object(method, exc)))
 
     async def _sent(self, id_: Any, sending: Awaitable[None]) -> None:
         """Await ``sending`` (the answer to request ``id_``), then :meth:`_done`."""

@@ -9,7 +9,9 @@ status, content type and JSON body — results, isError results, the size cap, t
 unexpected exceptions with and without ``expose_errors``).
 
 And a legacy session's request is served on its POST's own task when nothing is queued ahead
-of it (``Session.feed``), and queued, in order, when the session is busy.
+of it (``Session.feed``), and queued, in order, when the session is busy; one the connection
+admits from memory and an inline tool answers is answered without the engine's bookkeeping
+(``Session.answer_at_once``), with the same answers as a session behind a middleware gives.
 """
 
 from __future__ import annotations
@@ -224,7 +226,7 @@ def test_a_legacy_sessions_requests_are_served_on_their_posts_tasks_in_order() -
                 c = Client(call_body(i + 1, "mark", {"tag": f"fed-{i}"}, modern=False))
                 await app(scope(legacy), c.receive, c.send)
                 assert c.json()["result"]["content"][0]["text"] == f"fed-{i}"
-            assert fed == [1, 2, 3]
+            assert fed == [1]  # the first fed; the others answered at once (admitted from memory)
             held = Client(call_body(10, "hold", {}, modern=False))
             posts = [asyncio.ensure_future(app(scope(legacy), held.receive, held.send))]
             while "hold" not in order:
@@ -238,8 +240,116 @@ def test_a_legacy_sessions_requests_are_served_on_their_posts_tasks_in_order() -
             release.set()
             await asyncio.wait_for(asyncio.gather(*posts), 10)
             assert order == ["fed-0", "fed-1", "fed-2", "hold", "queued-0", "queued-1", "queued-2"], order
-            assert fed == [1, 2, 3, 10], fed  # the slot was free for "hold"; the queued ones were queued
+            assert fed == [1, 10], fed  # the slot was free for "hold"; the queued ones were queued
             assert [c.json()["result"]["content"][0]["text"] for c in queued] == ["queued-0", "queued-1", "queued-2"]
+        finally:
+            await app.aclose()
+
+    asyncio.run(go())
+
+
+def legacy(case: dict[str, Any], id_: int) -> dict[str, Any]:
+    """``case`` as a legacy session's request: without the modern ``_meta`` (other ``_meta`` kept)."""
+    params = {k: v for k, v in case["params"].items() if k != "_meta"}
+    meta = {k: v for k, v in case["params"].get("_meta", {}).items() if not k.startswith("io.modelcontextprotocol/")}
+    if meta:
+        params["_meta"] = meta
+    return request(params, id_)
+
+
+@pytest.mark.parametrize("expose_errors", [None, True], ids=["default", "expose_errors"])
+def test_a_legacy_request_answered_at_once_is_the_sessions_answer(expose_errors: bool | None, caplog: Any) -> None:
+    from .test_http_cost import open_legacy_session
+
+    names = [n for n in CASES if "log level" not in n and "clientCapabilities" not in n]  # modern _meta only
+    bodies = [legacy(CASES[n], 100 + i) for i, n in enumerate(names)]
+
+    async def answers(app: Any, server: Server) -> tuple[list[Any], list[Any]]:
+        headers = await open_legacy_session(app)
+        (session,) = [s for s in server._sessions if not s.closed]
+        fed: list[Any] = []
+        feed = session.feed
+
+        def counting(message: Any) -> Any:  # a spy: the real method runs
+            fed.append(message["id"])
+            return feed(message)
+
+        session.feed = counting  # type: ignore[method-assign]
+        while not session.reading():  # notifications/initialized went through the queue
+            await asyncio.sleep(0)
+        out = []
+        for body in [request({"name": "add", "arguments": {"a": 0, "b": 0}}, 99), *bodies]:
+            c = Client(body)
+            await app(scope(headers), c.receive, c.send)
+            out.append((c.status(), c.header(b"content-type"), c.json()))
+        return out, fed
+
+    async def go() -> None:
+        direct_server = build(expose_errors=expose_errors, via_session=False)
+        session_server = build(expose_errors=expose_errors, via_session=True)
+        direct, session = direct_server.http_app("/mcp"), session_server.http_app("/mcp")
+        try:
+            with caplog.at_level(logging.ERROR, logger="mcpio"):
+                got, fed = await answers(direct, direct_server)
+                want, _ = await answers(session, session_server)
+        finally:
+            await direct.aclose()
+            await session.aclose()
+        for name, d, w in zip(["warm-up", *names], got, want, strict=True):
+            assert d == w, f"{name}: answered at once {d} != session {w}"
+        by_name = dict(zip(names, (g[2] for g in got[1:]), strict=True))
+        assert by_name["result"]["result"]["structuredContent"] == {"result": 42}
+        assert by_name["ToolError"]["result"]["isError"] is True
+        assert by_name["MCPError"]["error"]["code"] == -32602
+        assert by_name["unknown tool"]["error"]["code"] == -32602
+        unexpected = by_name["unexpected exception"]["result"]["content"][0]["text"]
+        assert ("secret detail" in unexpected) is (expose_errors is True)
+        # The first call went through the engine (fed, or queued behind notifications/initialized;
+        # it admits tools/call to memory); after it, only what answer_at_once does not take: an
+        # unknown tool, a _meta (progress token), an MRTR retry.
+        on_session = {"unknown tool", "a progress token", "an MRTR retry"}
+        assert [i for i in fed if i != 99] == [100 + i for i, n in enumerate(names) if n in on_session], fed
+        logged = [r for r in caplog.records if "tool fails raised" in r.getMessage()]
+        assert len(logged) == 2 and all(r.exc_info for r in logged)
+
+    asyncio.run(go())
+
+
+def test_a_request_id_in_flight_is_refused_not_answered_at_once() -> None:
+    # A request whose id is still in flight in the session is refused (JSON-RPC ids are unique
+    # among a peer's unanswered requests), never answered at once beside it.
+    from .test_http_cost import call_body, open_legacy_session
+
+    async def go() -> None:
+        server = Server("in-flight")
+        release = asyncio.Event()
+        started = asyncio.Event()
+
+        @server.tool
+        async def hold() -> str:
+            """Wait until released."""
+            started.set()
+            await release.wait()
+            return "held"
+
+        add_differential_tools(server)
+        app = server.http_app("/mcp")
+        try:
+            headers = await open_legacy_session(app)
+            warm = Client(call_body(1, "add", {"a": 1, "b": 1}, modern=False))
+            await app(scope(headers), warm.receive, warm.send)
+            held = Client(call_body(7, "hold", {}, modern=False))
+            post = asyncio.ensure_future(app(scope(headers), held.receive, held.send))
+            await started.wait()
+            dup = Client(call_body(7, "add", {"a": 1, "b": 2}, modern=False))
+            await app(scope(headers), dup.receive, dup.send)
+            assert dup.status() == 400 and "already in flight" in dup.json()["error"]["message"]
+            release.set()
+            await asyncio.wait_for(post, 10)
+            assert "held" in str(b"".join(m.get("body", b"") for m in held.messages))
+            again = Client(call_body(7, "add", {"a": 1, "b": 2}, modern=False))  # answered: the id is free
+            await app(scope(headers), again.receive, again.send)
+            assert again.json()["result"]["structuredContent"] == {"result": 3}
         finally:
             await app.aclose()
 

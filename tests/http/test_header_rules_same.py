@@ -97,10 +97,28 @@ RAWS: list[Any] = [
 ]
 
 
+RAWS += [
+    [(b"host", bytearray(b"a")), (b"accept", b"*/*")],  # a value not bytes: decoded all the same
+    [(b"host", b"x"), (b"authorization", b"Bearer x"), (b"mcp-session-id", b"x")],  # a kept value, elsewhere
+]
+
+
 @pytest.mark.parametrize("raw", RAWS)
 def test_header_map_same(raw: Any) -> None:
     assert h.header_map(raw) == ref_header_map(raw)
+    assert h.header_map(raw) == ref_header_map(raw)  # again: values kept by the first call
     assert h.header_map(iter(list(raw))) == ref_header_map(raw)  # any iterable
+
+
+def test_header_map_keeps_no_credential_and_is_bounded() -> None:
+    secret, sid = b"Bearer secret-token-1", b"session-id-not-kept"
+    raw = [(b"host", b"kept.example"), (b"authorization", secret), (b"mcp-session-id", sid), (b"traceparent", b"00-1")]
+    assert h.header_map(raw)["authorization"] == "Bearer secret-token-1"
+    assert b"kept.example" in h._KEPT_VALUES
+    assert secret not in h._KEPT_VALUES and sid not in h._KEPT_VALUES and b"00-1" not in h._KEPT_VALUES
+    for i in range(3 * h._KEPT_MAX):  # many distinct hosts: the store stays bounded
+        assert h.header_map([(b"host", b"h%d" % i)]) == {"host": f"h{i}"}
+        assert len(h._KEPT_VALUES) <= h._KEPT_MAX
 
 
 # ---------------------------------------------------------------- check_standard_headers

@@ -133,6 +133,9 @@ class _Feeder:
     def reading(self) -> bool:
         return True
 
+    def answer_at_once(self, message: dict[str, Any]) -> bytes | None:
+        return None  # fed, always (Session.answer_at_once: not without the engine's bookkeeping)
+
     async def feed(self, message: dict[str, Any]) -> None:
         serving.set((self.transport, message["id"]))
         for f in self.sends:
@@ -176,6 +179,9 @@ def test_post_now_answers_without_a_coroutine_and_gives_one_only_for_what_waits(
         def reading(self) -> bool:
             return True
 
+        def answer_at_once(self, message: dict[str, Any]) -> bytes | None:
+            return ANSWER if message["id"] == 5 else None  # Session.answer_at_once's answer, or fed
+
         def feed(self, message: dict[str, Any]) -> None:
             assert t.answer_nowait(message["id"], ANSWER)
 
@@ -184,6 +190,9 @@ def test_post_now_answers_without_a_coroutine_and_gives_one_only_for_what_waits(
         body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
         assert t.post_now(body, [json.loads(body)], {1}, True, True, False) == ANSWER
         assert not t.streams and not t.answering(1)
+        body5 = b'{"jsonrpc":"2.0","id":5,"method":"ping"}'  # answered at once: neither fed nor routed
+        assert t.post_now(body5, [json.loads(body5)], None, True, True, False) == ANSWER
+        assert not t.streams and not t.answering(5)
         t.feeder = _Feeder(t, [ANSWER])  # waits (a coroutine to await)
         pending = t.post_now(body, [json.loads(body)], {1}, True, True, False)
         assert asyncio.iscoroutine(pending) and await pending == ANSWER
@@ -303,6 +312,9 @@ class _AnswersOnly:
 
     def reading(self) -> bool:
         return True
+
+    def answer_at_once(self, message: dict[str, Any]) -> bytes | None:
+        return None  # fed, always (Session.answer_at_once: not without the engine's bookkeeping)
 
     def feed(self, message: dict[str, Any]) -> Any:
         if self.how == "answer":

@@ -200,6 +200,17 @@ class Connection:
             batch.pending.add(id_)
         return RequestReceived(id_, method, params, admitted)  # type: ignore[arg-type]  # str or None
 
+    def ready_version(self, id_: RequestId, method: str, params: dict[str, Any] | None) -> str | None:
+        """The version :meth:`receive_request` would serve this request under when it admits it
+        from memory alone — READY, ``method`` admitted in READY before, no ``_meta`` (so none of
+        the modern era's), no request in flight with its id — else None (receive it).
+
+        For a request answered at once without entering this state (``Session.answer_at_once``):
+        nothing is recorded, so nothing can be cancelled or answered twice (issue 17)."""
+        if method in self._ready_admits and id_ not in self._incoming and (params is None or "_meta" not in params):
+            return self.version
+        return None
+
     def _modern_admission(self, method: str, meta: dict[str, Any]) -> str | dict[str, Any]:
         return modern_admission(method, meta)
 

@@ -152,15 +152,35 @@ _NAMES = {
 }
 
 
+# The decoded values of the headers a client repeats on every request (host, accept, ...), by
+# their bytes: a lookup instead of a decode, and a str whose hash is kept (issue 17). Only these
+# names: never a credential (authorization, cookie), a session id or a per-request value (trace
+# context): an allow-list, so a name added to _NAMES is not kept unless added here. Bounded:
+# emptied when full.
+_KEPT_NAMES = frozenset(("host", "origin", "accept", "content-type", "content-length", "user-agent", "connection"))
+_KEPT_NAMES |= {"accept-encoding", "accept-language", "cache-control", PROTOCOL_VERSION, MCP_METHOD, MCP_NAME}
+_KEPT_VALUES: dict[bytes, str] = {}
+_KEPT_MAX = 512
+
+
 def header_map(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
     """ASGI headers as {lower-case name: value}; repeated headers are joined with ", "."""
     if type(raw) is list:
         names = _NAMES
+        kept = _KEPT_VALUES
         out: dict[str, str] = {}
         try:  # the usual request: names known, none repeated; a loop, not a comprehension's frame (issue 17)
             for name, value in raw:
-                out[names[name]] = value.decode("latin-1")
-        except KeyError:  # another name, or one not in lower case
+                key = names[name]
+                text = kept.get(value)
+                if text is None:
+                    text = value.decode("latin-1")
+                    if key in _KEPT_NAMES:
+                        if len(kept) >= _KEPT_MAX:
+                            kept.clear()
+                        kept[value] = text
+                out[key] = text
+        except (KeyError, TypeError):  # another name, or one not in lower case; a value not bytes
             return _header_map(raw)
         if len(out) == len(raw):
             return out

@@ -55,6 +55,8 @@ class Feeder(Protocol):
 
     def feed(self, message: dict[str, Any]) -> Awaitable[None] | None: ...
 
+    def answer_at_once(self, message: dict[str, Any]) -> bytes | None: ...
+
 
 class LegacyTransport:
     """The transport of one legacy HTTP session (see the module docstring)."""
@@ -215,6 +217,9 @@ class LegacyTransport:
             message = messages[0]
             unrouted = json_ok and feeder.answers_only  # fed first, routed only if not answered
             if unrouted:
+                answered = feeder.answer_at_once(message)  # no bookkeeping for it (issue 17)
+                if answered is not None:
+                    return answered
                 self._fed_id = message["id"]
                 try:
                     pending = feeder.feed(message)

@@ -385,18 +385,20 @@ async def send_json(send: Send, frame: bytes, headers: list[tuple[bytes, bytes]]
 # ---------------------------------------------------------------------------- ASGI helpers
 def body_part(message: dict[str, Any], headers: Mapping[str, str], limit: int) -> bytes:
     """The body bytes ``message`` (an ASGI ``receive()`` of the request) carries: TooLarge when
-    ``Content-Length`` or the bytes pass ``limit``, Disconnected when the client went first. A
-    plain call: a small body comes whole in the first message, with no coroutine to read it
-    (issue 17); :func:`read_body` reads the rest when ``more_body`` says more follows."""
-    declared = headers.get("content-length", "")
-    # isascii: "²" (latin-1 0xB2) passes isdigit() but not int()
-    if declared.isascii() and declared.isdigit() and int(declared) > limit:
-        raise TooLarge()
+    the bytes pass ``limit``, or when more follow (``more_body``) and ``Content-Length`` passes
+    it (refused before they are read; a body that came whole is judged by its bytes, issue 17);
+    Disconnected when the client went first. A plain call: a small body comes whole in the first
+    message, with no coroutine to read it; :func:`read_body` reads the rest."""
     if message["type"] == "http.disconnect":
         raise Disconnected()
     chunk: bytes = message.get("body", b"")
     if len(chunk) > limit:
         raise TooLarge()
+    if message.get("more_body", False):
+        declared = headers.get("content-length", "")
+        # isascii: "²" (latin-1 0xB2) passes isdigit() but not int()
+        if declared.isascii() and declared.isdigit() and int(declared) > limit:
+            raise TooLarge()
     return chunk
 
 
