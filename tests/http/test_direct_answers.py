@@ -183,12 +183,32 @@ def test_telemetry_keeps_the_request_on_the_session() -> None:
     assert _http.direct(build(via_session=False), CASES["result"])
 
 
+async def legacy_session_feeds(app: Any, server: Server) -> tuple[list[tuple[bytes, bytes]], Any, list[Any]]:
+    """A legacy session opened on ``app`` (of ``server``), once its reader waits: its POST headers,
+    its Session, and the ids of the requests fed to it from then on (``Session.feed``, spied on)."""
+    from .test_http_cost import open_legacy_session
+
+    headers = await open_legacy_session(app)
+    (session,) = [s for s in server._sessions if not s.closed]
+    fed: list[Any] = []
+    feed = session.feed
+
+    def counting(message: Any) -> Any:  # a spy: the real method runs
+        fed.append(message["id"])
+        return feed(message)
+
+    session.feed = counting  # type: ignore[method-assign]
+    while not session.reading():  # notifications/initialized went through the queue
+        await asyncio.sleep(0)
+    return headers, session, fed
+
+
 def test_a_legacy_sessions_requests_are_served_on_their_posts_tasks_in_order() -> None:
     # A legacy POST's one request is served on the POST's own task when the session's reader
     # waits on an empty queue (Session.feed: no queue hop, issue 17); when the session is busy
     # (here: max_in_flight=1 and a request holds it), the next ones queue, and are served in the
     # order they came once there is room.
-    from .test_http_cost import call_body, open_legacy_session
+    from .test_http_cost import call_body
 
     async def go() -> None:
         server = Server("fed", max_in_flight=1)
@@ -210,18 +230,7 @@ def test_a_legacy_sessions_requests_are_served_on_their_posts_tasks_in_order() -
 
         app = server.http_app("/mcp")
         try:
-            legacy = await open_legacy_session(app)
-            (session,) = [s for s in server._sessions if not s.closed]
-            fed: list[Any] = []
-            feed = session.feed
-
-            def counting(message: Any) -> Any:  # a spy: the real method runs
-                fed.append(message["id"])
-                return feed(message)
-
-            session.feed = counting  # type: ignore[method-assign]
-            while not session.reading():  # notifications/initialized went through the queue
-                await asyncio.sleep(0)
+            legacy, session, fed = await legacy_session_feeds(app, server)
             for i in range(3):
                 c = Client(call_body(i + 1, "mark", {"tag": f"fed-{i}"}, modern=False))
                 await app(scope(legacy), c.receive, c.send)
@@ -259,24 +268,12 @@ def legacy(case: dict[str, Any], id_: int) -> dict[str, Any]:
 
 @pytest.mark.parametrize("expose_errors", [None, True], ids=["default", "expose_errors"])
 def test_a_legacy_request_answered_at_once_is_the_sessions_answer(expose_errors: bool | None, caplog: Any) -> None:
-    from .test_http_cost import open_legacy_session
 
     names = [n for n in CASES if "log level" not in n and "clientCapabilities" not in n]  # modern _meta only
     bodies = [legacy(CASES[n], 100 + i) for i, n in enumerate(names)]
 
     async def answers(app: Any, server: Server) -> tuple[list[Any], list[Any]]:
-        headers = await open_legacy_session(app)
-        (session,) = [s for s in server._sessions if not s.closed]
-        fed: list[Any] = []
-        feed = session.feed
-
-        def counting(message: Any) -> Any:  # a spy: the real method runs
-            fed.append(message["id"])
-            return feed(message)
-
-        session.feed = counting  # type: ignore[method-assign]
-        while not session.reading():  # notifications/initialized went through the queue
-            await asyncio.sleep(0)
+        headers, _, fed = await legacy_session_feeds(app, server)
         out = []
         for body in [request({"name": "add", "arguments": {"a": 0, "b": 0}}, 99), *bodies]:
             c = Client(body)
