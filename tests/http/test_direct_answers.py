@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from mcpio import Server
+from mcpio import Server, ToolResult
 from tests.support.differential_tools import add_differential_tools
 
 from .test_http_cost import BOTH, HOST, MODERN_META, Client, scope
@@ -351,3 +351,31 @@ def test_a_request_id_in_flight_is_refused_not_answered_at_once() -> None:
             await app.aclose()
 
     asyncio.run(go())
+
+
+def test_a_result_that_cannot_be_encoded_is_answered_as_the_handlers_fault(caplog: Any) -> None:
+    # Answered at once, a result the JSON encoder refuses (here a _meta value that is no JSON)
+    # is answered -32603, logged with its traceback, rather than left without an answer.
+    async def go() -> None:
+        server = Server("unencodable")
+
+        @server.tool(inline=True)
+        def odd() -> ToolResult:
+            """A result whose _meta holds an object JSON cannot carry."""
+            return ToolResult(content="x", meta={"k": object()})
+
+        add_differential_tools(server)
+        app = server.http_app("/mcp")
+        try:
+            headers, _, fed = await legacy_session_feeds(app, server)
+            for body in (request({"name": "add", "arguments": {"a": 1, "b": 1}}, 1), request({"name": "odd"}, 2)):
+                c = Client(body)
+                await app(scope(headers), c.receive, c.send)
+            assert 2 not in fed  # answered at once
+            assert c.status() == 200 and c.json()["error"]["code"] == -32603
+        finally:
+            await app.aclose()
+
+    with caplog.at_level(logging.ERROR, logger="mcpio"):
+        asyncio.run(go())
+    assert any("handler for tools/call failed" in r.getMessage() and r.exc_info for r in caplog.records)
