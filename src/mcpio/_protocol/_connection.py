@@ -187,6 +187,7 @@ class Connection:
                 # Dual era (spec 2026-07-28 versioning §Backward Compatibility): a request with
                 # modern _meta is served statelessly, whatever the connection's legacy state.
                 admitted = self._modern_admission(method, meta)
+            # (ready_version reads this memo too, for a request answered without entering this state)
             elif method in self._ready_admits:  # only while READY (emptied at close); never stateless
                 admitted = self.version  # the table's answer for it in READY, again (issue 17)
             elif self.stateless:
