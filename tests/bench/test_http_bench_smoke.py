@@ -98,6 +98,13 @@ def test_load_answers_every_call_in_both_eras(load: dict) -> None:
         (e, f) for e in ("legacy", "modern") for f in ("server_cpu_us", "p50_ms")
     }
     assert all(isinstance(t["ratio"], float) for t in load["targets"])
+    # the CPU target is judged side by side (http_paired.py): both servers answered every request there too
+    for era in ("legacy", "modern"):
+        side = load["side_by_side"][era]
+        assert side["errors"] == [] and side["requests"]["mcpio"] > 0 and side["requests"]["floor"] > 0
+        assert all(isinstance(v, float) and v > 0 for v in side["cpu_us"].values())
+        cpu = next(t for t in load["targets"] if t["era"] == era and t["figure"] == "server_cpu_us")
+        assert cpu["ratio"] == side["ratio"] and isinstance(cpu["ratio_of_medians"], float)
 
 
 @pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
