@@ -129,7 +129,7 @@ asyncio.run(main())
 
 
 def test_the_refusal_is_the_importing_threads_alone() -> None:
-    finder = mcpio._NoTypingExtensions
+    finder = mcpio._MsgspecImport
     previous = finder.thread
     finder.thread = threading.get_ident()
     try:
@@ -158,3 +158,87 @@ print(held == before, sys.meta_path == before, sys.meta_path is not held)
 """
     )
     assert out == "True True True"
+
+
+# ---- uuid's platform (Linux): a stand-in while msgspec imports, the real module afterwards
+linux_only = pytest.mark.skipif(sys.platform != "linux", reason="the stand-in is served on Linux only")
+
+
+def _plain(code: str) -> str:
+    """``code`` run after a plain ``import uuid`` (no mcpio), for comparison."""
+    return _run("import uuid, platform, os\n" + code)
+
+
+@linux_only
+def test_platform_is_not_imported_by_the_server_and_uuid_reads_the_same() -> None:
+    probe = "print(uuid._LINUX, uuid._AIX, uuid._platform_system)"
+    out = _run(
+        """
+import sys
+from mcpio import Server
+import uuid
+print("platform" in sys.modules, "uuid" in sys.modules)
+"""
+        + probe
+    )
+    assert out.splitlines() == ["False True", _plain(probe)]
+
+
+@linux_only
+def test_platform_imports_afterwards_as_the_real_module() -> None:
+    out = _run(
+        """
+import os, sys, uuid
+from mcpio import Server
+import platform
+print(type(platform).__name__, platform.__file__.endswith("platform.py"), platform.system() == os.uname().sysname)
+print(platform.python_version() == "%d.%d.%d" % sys.version_info[:3], uuid.uuid4().version, uuid.uuid1().version)
+"""
+    )
+    assert out.splitlines() == ["module True True", "True 4 1"]
+
+
+@linux_only
+def test_platform_imported_before_is_the_one_uuid_reads() -> None:
+    out = _run(
+        """
+import platform
+from mcpio import Server
+import sys, uuid
+print(sys.modules["platform"] is platform, uuid.platform is platform, uuid._platform_system == platform.system())
+"""
+    )
+    assert out == "True True True"
+
+
+def test_the_stand_in_gives_the_real_modules_answers() -> None:
+    """A thread that imports platform while the stand-in is in ``sys.modules`` gets a working
+    module: ``system()`` as the real one gives it on Linux, any other name from the real module."""
+    import os
+    import platform
+
+    standin = mcpio._PlatformForUuid("platform")
+    if sys.platform == "linux":
+        assert standin.system() == platform.system() == os.uname().sysname
+    assert standin.python_version() == platform.python_version()
+    assert standin.uname() == platform.uname()
+    with pytest.raises(AttributeError):
+        standin.__path__  # noqa: B018  # the import system's look-ups find nothing, as on a module
+
+
+@linux_only
+def test_the_stand_in_is_served_to_the_importing_thread_only() -> None:
+    finder = mcpio._MsgspecImport
+    previous = finder.thread
+    finder.thread = threading.get_ident()
+    try:
+        spec = finder.find_spec("platform")
+        assert spec is not None and spec.name == "platform" and spec.loader is finder
+        seen: list[object] = []
+        other = threading.Thread(target=lambda: seen.append(finder.find_spec("platform")))
+        other.start()
+        other.join()
+        assert seen == [None]
+    finally:
+        finder.thread = previous
+        finder.standin = None
