@@ -6,10 +6,12 @@ plain ``import msgspec``, and that the refusal is the importing thread's alone."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 
 import pytest
 
@@ -128,21 +130,33 @@ asyncio.run(main())
     ]
 
 
-def test_the_refusal_is_the_importing_threads_alone() -> None:
+@contextlib.contextmanager
+def _importing_here() -> Iterator[type[mcpio._MsgspecImport]]:
+    """The finder as during msgspec's import on this thread."""
     finder = mcpio._MsgspecImport
     previous = finder.thread
     finder.thread = threading.get_ident()
     try:
+        yield finder
+    finally:
+        finder.thread = previous
+        finder.standin = None
+
+
+def _from_another_thread(name: str) -> object:
+    seen: list[object] = []
+    other = threading.Thread(target=lambda: seen.append(mcpio._MsgspecImport.find_spec(name)))
+    other.start()
+    other.join()
+    return seen[0]
+
+
+def test_the_refusal_is_the_importing_threads_alone() -> None:
+    with _importing_here() as finder:
         with pytest.raises(ModuleNotFoundError):
             finder.find_spec("typing_extensions")
         assert finder.find_spec("typing") is None
-        seen: list[object] = []
-        other = threading.Thread(target=lambda: seen.append(finder.find_spec("typing_extensions")))
-        other.start()
-        other.join()
-        assert seen == [None]
-    finally:
-        finder.thread = previous
+        assert _from_another_thread("typing_extensions") is None
 
 
 def test_the_finder_list_is_replaced_not_changed_in_place() -> None:
@@ -228,17 +242,7 @@ def test_the_stand_in_gives_the_real_modules_answers() -> None:
 
 @linux_only
 def test_the_stand_in_is_served_to_the_importing_thread_only() -> None:
-    finder = mcpio._MsgspecImport
-    previous = finder.thread
-    finder.thread = threading.get_ident()
-    try:
+    with _importing_here() as finder:
         spec = finder.find_spec("platform")
         assert spec is not None and spec.name == "platform" and spec.loader is finder
-        seen: list[object] = []
-        other = threading.Thread(target=lambda: seen.append(finder.find_spec("platform")))
-        other.start()
-        other.join()
-        assert seen == [None]
-    finally:
-        finder.thread = previous
-        finder.standin = None
+        assert _from_another_thread("platform") is None
