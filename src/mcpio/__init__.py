@@ -138,8 +138,8 @@ class _PlatformForUuid(type(_sys)):  # type: ignore[misc]  # a module
         return os.uname().sysname
 
     def __getattr__(self, name: str) -> object:
-        if name[:2] == "__":  # the import system's own look-ups (__loader__, __path__, ...): as a module
-            raise AttributeError(name)
+        if name[:2] == "__":  # the import system's look-ups (__loader__, __path__, ...), as on a module
+            raise AttributeError(name)  # (so __version__ too: only in the window, only for another thread)
         real = self.__dict__.get("_real")
         if real is None:
             import importlib.machinery
@@ -166,9 +166,9 @@ def _import_msgspec() -> None:
     environment (pydantic, httpx and most SDKs install it). Refused to this thread only, for the
     time of the import; an application that imports it later gets it as usual, and when it is
     already imported msgspec takes it as always (``sys.modules`` is read before any finder;
-    tests/unit/test_msgspec_import.py). The
-    stand-in is served only to an import of platform made during msgspec's (none when uuid or
-    platform was imported before: both are then taken from ``sys.modules``)."""
+    tests/unit/test_msgspec_import.py). The stand-in is served only to an import of platform
+    made during msgspec's (none when uuid or platform was imported before: both are then taken
+    from ``sys.modules``)."""
     if "msgspec" in _sys.modules:
         return
     finder = _MsgspecImport
