@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -18,8 +19,13 @@ import pytest
 import mcpio
 
 
-def _run(code: str) -> str:
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+def _run(code: str, measured: bool = True) -> str:
+    """``code`` in a fresh interpreter; ``measured=False``: not under coverage (scripts/test measures
+    subprocesses, and coverage's start-up imports ``platform`` before the code runs)."""
+    env = None if measured else {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_PROCESS_")}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False, env=env
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip()
 
@@ -180,7 +186,7 @@ linux_only = pytest.mark.skipif(sys.platform != "linux", reason="the stand-in is
 
 def _plain(code: str) -> str:
     """``code`` run after a plain ``import uuid`` (no mcpio), for comparison."""
-    return _run("import uuid, platform, os\n" + code)
+    return _run("import uuid, platform, os\n" + code, measured=False)
 
 
 @linux_only
@@ -193,7 +199,8 @@ from mcpio import Server
 import uuid
 print("platform" in sys.modules, "uuid" in sys.modules)
 """
-        + probe
+        + probe,
+        measured=False,
     )
     assert out.splitlines() == ["False True", _plain(probe)]
 
@@ -207,7 +214,8 @@ from mcpio import Server
 import platform
 print(type(platform).__name__, platform.__file__.endswith("platform.py"), platform.system() == os.uname().sysname)
 print(platform.python_version() == "%d.%d.%d" % sys.version_info[:3], uuid.uuid4().version, uuid.uuid1().version)
-"""
+""",
+        measured=False,
     )
     assert out.splitlines() == ["module True True", "True 4 1"]
 
