@@ -62,6 +62,26 @@ def legacy_headers(sid: str) -> bytes:
     return ACCEPT_LINE + b"Mcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\n" % sid.encode()
 
 
+async def open_session(conn: hc.RawConn, timeout: float) -> str:
+    """initialize + notifications/initialized on ``conn`` (untimed); the session id."""
+    r = await conn.request("POST", "/mcp", hc.initialize_body(0), ACCEPT_LINE, timeout)
+    sid = r.headers.get("mcp-session-id")
+    msg = hc.answer_of(r.content_type, r.body, 0)
+    if r.status != 200 or not sid or not msg or "result" not in msg:
+        raise hc.HTTPError(f"initialize: HTTP {r.status} {r.body[:200]!r}")
+    r = await conn.request("POST", "/mcp", hc.INITIALIZED_BODY, legacy_headers(sid), timeout)
+    if r.status != 202:
+        raise hc.HTTPError(f"notifications/initialized: HTTP {r.status} {r.body[:200]!r}")
+    return sid
+
+
+def wrong_answer(r: Any, n: int, a: int) -> str | None:
+    """Why response ``r`` is not the answer to call ``n`` of ``add(a, 2)``; None when it is."""
+    if r.status != 200 or hc.add_value(hc.answer_of(r.content_type, r.body, n)) != a + 2:
+        return f"tools/call: HTTP {r.status} {r.body[:200]!r}"
+    return None
+
+
 class Load:
     def __init__(self, port: int, clients: int, warmup: float, duration: float, timeout: float) -> None:
         self.port = port
@@ -76,17 +96,6 @@ class Load:
     def error(self, what: str) -> None:
         self.errors.append(what)
 
-    async def open_session(self, conn: hc.RawConn) -> str:
-        r = await conn.request("POST", "/mcp", hc.initialize_body(0), ACCEPT_LINE, self.timeout)
-        sid = r.headers.get("mcp-session-id")
-        msg = hc.answer_of(r.content_type, r.body, 0)
-        if r.status != 200 or not sid or not msg or "result" not in msg:
-            raise hc.HTTPError(f"initialize: HTTP {r.status} {r.body[:200]!r}")
-        r = await conn.request("POST", "/mcp", hc.INITIALIZED_BODY, legacy_headers(sid), self.timeout)
-        if r.status != 202:
-            raise hc.HTTPError(f"notifications/initialized: HTTP {r.status} {r.body[:200]!r}")
-        return sid
-
     async def client(self, k: int, era: str, ready: Any, go: asyncio.Event, window: dict[str, float]) -> None:
         conn = hc.RawConn("127.0.0.1", self.port)
         modern = era == "modern"
@@ -97,7 +106,7 @@ class Load:
                     headers = MODERN_HEADERS
                     await conn.connect()
                 else:
-                    sid = await self.open_session(conn)
+                    sid = await open_session(conn, self.timeout)
                     headers = legacy_headers(sid)
             finally:
                 ready()
@@ -115,8 +124,9 @@ class Load:
                     break
                 r = await conn.request("POST", "/mcp", body, headers, self.timeout)
                 t1 = perf()
-                if r.status != 200 or hc.add_value(hc.answer_of(r.content_type, r.body, n)) != a + 2:
-                    self.error(f"tools/call: HTTP {r.status} {r.body[:200]!r}")
+                wrong = wrong_answer(r, n, a)
+                if wrong is not None:
+                    self.error(wrong)
                     if len(self.errors) > 100:
                         return
                     continue

@@ -77,7 +77,7 @@ class Group:
                 headers = hl.MODERN_HEADERS
                 await conn.connect()
             else:
-                sid = await hl.Load(self.srv.port, 1, 0, 0, self.timeout).open_session(conn)
+                sid = await hl.open_session(conn, self.timeout)
                 headers = hl.legacy_headers(sid)
             opened.set_result(None)
             n = 0
@@ -95,8 +95,9 @@ class Group:
                     self.in_flight -= 1
                     if not self.in_flight:
                         self.quiet.set()
-                if r.status != 200 or hc.add_value(hc.answer_of(r.content_type, r.body, n)) != a + 2:
-                    self.errors.append(f"tools/call: HTTP {r.status} {r.body[:200]!r}")
+                wrong = hl.wrong_answer(r, n, a)
+                if wrong is not None:
+                    self.errors.append(wrong)
                     if len(self.errors) > 100:
                         return
                     continue
