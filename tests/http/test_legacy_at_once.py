@@ -72,8 +72,8 @@ async def answer(app: Any, session: list[tuple[bytes, bytes]], body: dict[str, A
     c = Client(body)
     await asyncio.wait_for(app(scope(headers), c.receive, c.send), 10)
     start = c.messages[0]
-    got = {k: v for k, v in start["headers"] if k != b"mcp-session-id"}
-    assert dict(start["headers"]).get(b"mcp-session-id")
+    got = dict(start["headers"])
+    assert b"mcp-session-id" not in got  # sent once, on the answer to initialize
     raw = b"".join(m.get("body", b"") for m in c.messages[1:])
     if got.get(b"content-type") == b"text/event-stream":
         data = [line[5:].strip() for line in raw.split(b"\n") if line.startswith(b"data:")]

@@ -24,7 +24,15 @@ def test_initialize_mints_a_visible_ascii_session_id_and_answers_json(srv, http)
     assert r.status_code == 200
     assert r.headers["content-type"] == "application/json"
     assert r.json()["result"]["structuredContent"] == {"result": 5}
-    assert r.headers["mcp-session-id"] == sid
+    # The id is on the answer that opened the session only (spec: the InitializeResult's
+    # response); a later response does not repeat it, whatever it is (JSON, 202, GET's stream).
+    assert "mcp-session-id" not in r.headers
+    r = http.post(
+        srv.url,
+        json={"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}},
+        headers=session_headers(sid),
+    )
+    assert r.status_code == 202 and "mcp-session-id" not in r.headers
 
 
 def test_session_id_missing_is_400_unknown_is_404_deleted_is_404(srv, http):
@@ -93,6 +101,7 @@ def test_progress_and_logs_come_on_the_requests_sse_stream_after_a_priming_event
         assert r.status_code == 200
         assert r.headers["content-type"] == "text/event-stream"
         assert r.headers["x-accel-buffering"] == "no"
+        assert "mcp-session-id" not in r.headers  # sent on initialize's answer only
         events = read_events(r)
     assert events[0].data == "" and events[0].id and events[0].retry == 1000  # priming (2025-11-25)
     assert all(e.id for e in events)
@@ -188,6 +197,7 @@ def test_get_stream_carries_server_initiated_notifications(srv, http):
             c.stream("GET", srv.url, headers=session_headers(sid, accept="text/event-stream")) as r,
         ):
             assert r.status_code == 200 and r.headers["content-type"] == "text/event-stream"
+            assert "mcp-session-id" not in r.headers  # sent on initialize's answer only
             opened.set()
             for msg in _events(r):
                 got.append(msg)

@@ -63,7 +63,7 @@ class LegacyTransport:
 
     def __init__(self, session_id: str, *, store: EventStore | None, inbox_size: int = 256) -> None:
         self.id = session_id
-        self.session_header = [(b"mcp-session-id", session_id.encode())]  # on every response (read only)
+        self.session_header = [(b"mcp-session-id", session_id.encode())]  # on the response opening it (read only)
         self.store = store
         # send() waits on nothing bound to the current task (no asyncio.timeout; an event store
         # in another process, Redis, may), so the session may start a request that cannot wait

@@ -11,10 +11,10 @@ endpoint serves both eras (spec-notes §9, §13):
     checked against the body (400 + -32020), then a short-lived session serves it (see
     ``_http_server_streams``); its errors set the status (-32601 → 404, client errors → 400);
     ``Mcp-Session-Id`` is ignored and never minted; notifications get 202.
-  - *legacy*: ``initialize`` without a session id creates a session (``Mcp-Session-Id`` on the
-    answer; past ``max_sessions``, 503 with ``Retry-After``); anything else needs a known id
-    (400 missing, 404 unknown or ended) and a legacy ``MCP-Protocol-Version`` (400);
-    notifications and responses get 202.
+  - *legacy*: ``initialize`` without a session id creates a session (``Mcp-Session-Id`` on that
+    answer only, later responses do not repeat it; past ``max_sessions``, 503 with
+    ``Retry-After``); anything else needs a known id (400 missing, 404 unknown or ended) and a
+    legacy ``MCP-Protocol-Version`` (400); notifications and responses get 202.
 
   A refusal's JSON-RPC error carries the request's id once the body has been read and holds
   one request; ``null`` before that (403, 406, 413, 415) and when no one request's id applies
@@ -63,6 +63,7 @@ DEFAULT_MAX_BODY = 16 * 1024 * 1024
 HEALTH_PATHS = ("/healthz", "/readyz")
 PASSED_MAX = 256  # header value sets remembered as passing the request checks (_pass)
 _UNSET: Any = object()
+NO_HEADERS: list[tuple[bytes, bytes]] = []  # no headers of ours on a response (read only)
 
 
 class StreamableHTTPApp:
@@ -343,7 +344,10 @@ class StreamableHTTPApp:
             if refusal is not None:
                 await refuse(send, dataclasses.replace(refusal, id=rid))
                 return
-        session_header = transport.session_header
+        # The id goes out once, on the response that opens the session (spec 2025-03-26+ transports
+        # §Session Management: "on the HTTP response containing the InitializeResult"); the client
+        # sends it, so later responses do not repeat it (issue 17: one header less per request).
+        session_header = transport.session_header if sid is None else NO_HEADERS
         if not requests:  # notifications and responses: accepted, answered with nothing
             await transport.deliver(body, messages)  # decoded once (issue 17)
             await plain(send, 202, b"", session_header)
@@ -407,7 +411,6 @@ class StreamableHTTPApp:
             return
         rules = RULES.get(version)
         priming = rules is not None and rules.sse_polling
-        session_header = [(b"mcp-session-id", transport.id.encode())]
         last = headers.get(h.LAST_EVENT_ID)
         replay: list[tuple[str, bytes]] = []
         if last is not None and self.event_store is not None:
@@ -448,7 +451,7 @@ class StreamableHTTPApp:
         watcher = self._spawn(watch_disconnect(receive, stream.disconnected))
         try:
             await stream.pump(
-                send, session_header, sse_after=0.0, keepalive=self.keepalive, retry_ms=self.retry_ms, replay=replay
+                send, NO_HEADERS, sse_after=0.0, keepalive=self.keepalive, retry_ms=self.retry_ms, replay=replay
             )
         finally:
             watcher.cancel()
