@@ -351,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         "--paired-seconds",
         type=float,
         help="with mcpio and floor: seconds per server and era of the side-by-side CPU measure "
-        "(http_paired.py) the CPU target is judged by (default 16, quick 2; 0: none)",
+        "(http_paired.py) the CPU target is judged by (default 24, quick 2; 0: none)",
     )
     ap.add_argument("--slice", type=float, default=0.5, help="seconds per turn of the side-by-side measure")
     ap.add_argument("--python", default=sys.executable, help="interpreter the servers run on")
@@ -373,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     args.duration = args.duration or (1.5 if args.quick else 4.0)
     args.warmup = args.warmup if args.warmup is not None else (0.3 if args.quick else 0.5)
     if args.paired_seconds is None:
-        args.paired_seconds = 2.0 if args.quick else 16.0
+        args.paired_seconds = 2.0 if args.quick else 24.0
     vers = hc.versions(args.python, servers)
     for s in servers:
         if not vers.get(s):
@@ -420,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.slice,
                 args.timeout,
                 ("mcpio", "floor"),
-                instances=1 if args.quick else 4,
+                instances=1 if args.quick else 8,
             )
         except Exception as exc:
             info["failures"].append(f"side by side: {type(exc).__name__}: {exc}")

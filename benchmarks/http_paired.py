@@ -23,7 +23,9 @@ pins its server: client and server never share a CPU, and both servers run on th
 The same code's figure also moves with the server process itself: a fresh pair of processes
 can sit 10-20 % from the last pair for the whole of its life (memory layout, hash seed; seen
 here: 1.04× and 1.24× for the same code, each with tight per-pair quartiles). So the measure
-takes ``--instances`` fresh pairs of processes (default 4), each for its share of the seconds.
+takes ``--instances`` fresh pairs of processes (default 8), each for its share of the seconds:
+with 4, one outlying process (seen here: a pair at 1.50× among pairs at 1.02-1.30×) moved the
+figure by ~6 %; 8 halve the weight of any one (benchmarks/PROFILE.md §21).
 
 Figures: each server's CPU per request over all its slices, their ratio (the figure), the ratio
 per pair of processes, and the quartiles of the per-slice-pair ratios. A server idle between
@@ -187,7 +189,7 @@ def run(
     timeout: float,
     names: tuple[str, str],
     pin: bool = True,
-    instances: int = 4,
+    instances: int = 8,
 ) -> dict[str, dict[str, Any]]:
     """{era: summary()} of ``instances`` pairs of fresh server processes, each measured for
     ``seconds / instances`` per era (the era order alternating): one process's figure can sit
@@ -235,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--no-pin", action="store_true", help="leave the servers and the clients unpinned")
-    ap.add_argument("--instances", type=int, default=4, help="fresh pairs of server processes (default 4)")
+    ap.add_argument("--instances", type=int, default=8, help="fresh pairs of server processes (default 8)")
     ap.add_argument("--json", dest="json_path")
     args = ap.parse_args(argv)
     names = tuple(s.strip() for s in args.servers.split(","))
