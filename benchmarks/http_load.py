@@ -420,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.slice,
                 args.timeout,
                 ("mcpio", "floor"),
-                instances=1 if args.quick else 8,
+                instances=1 if args.quick else http_paired.INSTANCES,
             )
         except Exception as exc:
             info["failures"].append(f"side by side: {type(exc).__name__}: {exc}")

@@ -46,6 +46,8 @@ from typing import Any
 import http_common as hc
 import http_load as hl
 
+INSTANCES = 8  # fresh pairs of server processes per measure (module docstring)
+
 
 class Group:
     """C clients of one server, sending while it is their turn (``turn``)."""
@@ -189,7 +191,7 @@ def run(
     timeout: float,
     names: tuple[str, str],
     pin: bool = True,
-    instances: int = 8,
+    instances: int = INSTANCES,
 ) -> dict[str, dict[str, Any]]:
     """{era: summary()} of ``instances`` pairs of fresh server processes, each measured for
     ``seconds / instances`` per era (the era order alternating): one process's figure can sit
@@ -237,7 +239,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--no-pin", action="store_true", help="leave the servers and the clients unpinned")
-    ap.add_argument("--instances", type=int, default=8, help="fresh pairs of server processes (default 8)")
+    ap.add_argument(
+        "--instances", type=int, default=INSTANCES, help=f"fresh pairs of server processes (default {INSTANCES})"
+    )
     ap.add_argument("--json", dest="json_path")
     args = ap.parse_args(argv)
     names = tuple(s.strip() for s in args.servers.split(","))
