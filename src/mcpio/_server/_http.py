@@ -44,6 +44,7 @@ def http_app(server: Server, path: str, **options: Any) -> Any:
             scoped=lambda: bool(server._item_scopes),
             max_body_size=options.get("max_body_size", 16 * 1024 * 1024),
         )
+        options["caller"] = guard.caller  # legacy sessions bound to the principal that opened them
 
         @contextlib.asynccontextmanager
         async def lifespan() -> Any:  # the verifier's HTTP client closes with the app
