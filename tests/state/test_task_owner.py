@@ -35,8 +35,8 @@ CAPS = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "exten
 CONFIRM = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
 
 
-def make_server() -> Server:
-    server = Server("tasks", "1.0.0", task_poll_interval=0.05)
+def make_server(**options) -> Server:
+    server = Server("tasks", "1.0.0", task_poll_interval=0.05, **options)
 
     @server.tool(task_support="required")
     async def purge(table: str, ctx: Context) -> str:
@@ -61,9 +61,9 @@ def issuer() -> Iterator[Issuer]:
         yield iss
 
 
-def app(issuer: Issuer, state=None):
+def app(issuer: Issuer, state=None, **options):
     auth = ResourceServer(resource=RESOURCE, issuer=issuer.url, required_scopes=["mcp"])
-    return make_server().http_app(auth=auth, state=state)
+    return make_server(**options).http_app(auth=auth, state=state)
 
 
 class Caller:
@@ -146,3 +146,15 @@ def test_tasks_are_their_requesters_on_every_process(issuer, redis_url):
         one, two = (stack.enter_context(ServerThread(app(issuer, RedisState(redis_url)))).url for _ in range(2))
         c = stack.enter_context(httpx.Client(timeout=10))
         attack_and_check(one, two, Caller(c, issuer, "alice"), Caller(c, issuer, "mallory"))
+
+
+def test_each_principal_has_its_own_task_cap_in_memory(issuer):
+    """``max_tasks_per_requester`` counts the tasks of one principal over its requests (each
+    request's principal is an equal string, not the same object)."""
+    with ServerThread(app(issuer, max_tasks_per_requester=1)) as srv, httpx.Client(timeout=10) as c:
+        a, b = Caller(c, issuer, "alice"), Caller(c, issuer, "mallory")
+        hold = {"name": "hold", "arguments": {}}
+        a.ok(srv.url, "tools/call", hold, "hold")
+        refused = a.send(srv.url, "tools/call", hold, "hold")
+        assert "Too many tasks" in refused["error"]["message"], refused
+        b.ok(srv.url, "tools/call", hold, "hold")  # another principal's count

@@ -14,7 +14,7 @@ its :class:`Guard` at the top of every HTTP request (the one seam, before routin
   peeked before dispatch, so the refusal is an HTTP 403 in both eras; **503** when the
   authorization server cannot be reached to verify. Never a 500.
 * makes the verified token the request's own (a fresh :class:`~._info.Slot` per request,
-  :meth:`Guard.caller`); the HTTP app binds a legacy session to the principal that opened it
+  ``_info.slot()``); the HTTP app binds a legacy session to the principal that opened it
   and refuses every other principal's request for it as an unknown session (404), on every
   process (``mcpio._transports._http_server``).
 """
@@ -257,15 +257,8 @@ class Guard:
                         send, needed | self.required, "this operation needs the scopes " + " ".join(sorted(needed))
                     )
                     return None
-        _info.enter(Slot(info))  # this request's own (a legacy session's: see caller)
+        _info.enter(Slot(info))  # this request's own (a legacy session's follows it: _info)
         return receive, send
-
-    @staticmethod
-    def caller() -> Slot | None:
-        """The verified caller of the request being served (its :class:`~._info.Slot`): the
-        HTTP app binds legacy sessions to its ``principal`` and makes a session's slot
-        ``follow`` it (``StreamableHTTPApp(caller=…)``)."""
-        return _info.slot()
 
     async def aclose(self) -> None:
         """Close the verifier's HTTP client (JWKS, introspection); it reopens when needed."""

@@ -396,7 +396,8 @@ class TaskStore:
         ``requester`` already holds ``max_per_requester`` live tasks."""
         self.sweep()
         if requester is not None:
-            live = sum(1 for t in self._tasks.values() if t.requester is requester and t.ended is None)
+            # equal, not identical: a principal is a string made anew for each request
+            live = sum(1 for t in self._tasks.values() if t.requester == requester and t.ended is None)
             if live >= self.max_per_requester:
                 raise MCPError(
                     f"Too many tasks: this caller already has {live} unfinished tasks, the most this server "

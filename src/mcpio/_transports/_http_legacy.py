@@ -44,7 +44,7 @@ def at_capacity(max_sessions: int, session_timeout: float, rid: Any) -> h.Refusa
 
 class Caller(Protocol):
     """Who sends the request being served, as the HTTP auth guard verified it (its
-    ``mcpio._auth._info.Slot``, ``Guard.caller``): a legacy session is bound to a principal."""
+    ``mcpio._auth._info.Slot``, from ``_info.slot()``): a legacy session is bound to a principal."""
 
     @property
     def principal(self) -> str: ...

@@ -97,7 +97,7 @@ class StreamableHTTPApp:
     ) -> None:
         self.serve = serve
         self.auth = auth  # the authorization guard (_auth._resource.Guard): answers, or lets through
-        self.caller = caller  # the verified caller now (Guard.caller; None: no auth): see admits
+        self.caller = caller  # the verified caller now (_auth._info.slot; None: no auth): admits
         self.path = "/" + path.strip("/") if path.strip("/") else "/"
         self._passed: dict[tuple[str | None, ...], tuple[bool, bool]] = {}  # see _pass
         self._passed_under: tuple[Any, Any] = ((), ())  # the allow lists _passed holds passes of
