@@ -105,6 +105,16 @@ def whoami(c: httpx.Client, url: str, headers: dict[str, str], token: str, rid: 
     )
 
 
+def first_event_id(c: httpx.Client, url: str, headers: dict[str, str]) -> str:
+    """Open the session's GET stream, read its first (priming) event's id, hang up."""
+    with c.stream("GET", url, headers=headers) as r:
+        assert r.status_code == 200, r.read()
+        for line in r.iter_lines():
+            if line.startswith("id:"):
+                return line[3:].strip()
+    raise AssertionError("no event id on the GET stream")
+
+
 def result_of(r: httpx.Response) -> dict:
     assert r.status_code == 200, r.text
     text = r.text
@@ -119,6 +129,13 @@ def refused(r: httpx.Response) -> None:
     assert "alice" not in r.text and "principal" not in r.text
 
 
+def refused_stream(c: httpx.Client, url: str, headers: dict[str, str]) -> None:
+    """A GET (a stream if it were served) answered as for an unknown session."""
+    with c.stream("GET", url, headers=headers) as r:
+        assert r.status_code == 404, r.status_code
+        refused(httpx.Response(404, content=r.read()))
+
+
 def test_another_principal_gets_404_on_every_process(pair, issuer):
     RAN.clear()
     one, two = (s.url for s in pair)
@@ -131,11 +148,14 @@ def test_another_principal_gets_404_on_every_process(pair, issuer):
         refused(whoami(c, one, headers, mallory, 2))
         assert result_of(whoami(c, two, headers, alice, 3))["subject"] == "alice"
         refused(whoami(c, two, headers, mallory, 4))
+        get = {k: v for k, v in headers.items() if k != "accept"} | {"accept": "text/event-stream"}
         for url in (one, two):
-            get = {k: v for k, v in headers.items() if k != "accept"} | {"accept": "text/event-stream"}
-            refused(c.get(url, headers={**get, **bearer(mallory)}))
-            # resumption: a stream of this session, named by an event id of its own
-            refused(c.get(url, headers={**get, **bearer(mallory), "last-event-id": "0:1"}))
+            refused_stream(c, url, {**get, **bearer(mallory)})
+            # resumption of A's GET stream at a real event id of it, on either process
+            last = first_event_id(c, url, {**get, **bearer(alice)})
+            refused_stream(c, url, {**get, **bearer(mallory), "last-event-id": last})
+            with c.stream("GET", url, headers={**get, **bearer(alice), "last-event-id": last}) as r:
+                assert r.status_code == 200
             refused(c.delete(url, headers={**headers, **bearer(mallory)}))
         assert "mallory" not in RAN  # B's calls never ran
         # A still has the session, everywhere; each call sees the principal that sent it
