@@ -6,9 +6,12 @@ without authorization never does.
 How the principal travels (one seam, the HTTP guard in ``_resource``): the guard verifies the
 bearer token at the top of the ASGI app and stores the :class:`AuthInfo` in a :class:`Slot`
 held by a context variable. The modern era serves each POST in a task spawned from that
-request, so the slot is the request's own; a legacy session's task is spawned by its
-``initialize`` POST and keeps that slot, which the guard refreshes with the latest verified
-token on each later request of the session (after checking it is the same principal).
+request, so the slot is the request's own. A legacy session (Streamable HTTP with
+``Mcp-Session-Id``, or HTTP+SSE) belongs to the principal that opened it: the HTTP app records
+that principal with the session (in the shared record on a state backend, so every process
+checks it), refuses any other principal's request for it as an unknown session (404), and
+before each admitted request makes the slot the session's task holds :meth:`Slot.follow` the
+request's, so handlers run by the session see the current request's principal and token.
 """
 
 from __future__ import annotations
@@ -56,11 +59,20 @@ class AuthInfo:
 class Slot:
     """The mutable holder of one request's (or legacy session's) :class:`AuthInfo`."""
 
-    __slots__ = ("__weakref__", "info", "owner")
+    __slots__ = ("info",)
 
     def __init__(self, info: AuthInfo) -> None:
         self.info = info
-        self.owner = info.principal  # who opened it: a legacy session stays theirs
+
+    @property
+    def principal(self) -> str:
+        """Who holds the token (:attr:`AuthInfo.principal`): what a legacy session is bound to."""
+        return self.info.principal
+
+    def follow(self, other: Slot) -> None:
+        """Show ``other``'s token from now on (a session's slot, admitted request by request;
+        the HTTP app calls it only once it checked both name the same principal)."""
+        self.info = other.info
 
 
 _current: contextvars.ContextVar[Slot | None] = contextvars.ContextVar("mcpio_auth", default=None)
@@ -75,6 +87,11 @@ def current() -> AuthInfo | None:
 def enter(slot: Slot) -> None:
     """Make ``slot`` the current one for this task and the tasks it spawns from now on."""
     _current.set(slot)
+
+
+def slot() -> Slot | None:
+    """The :class:`Slot` of the request being served, or None (no authorization)."""
+    return _current.get()
 
 
 def current_principal() -> str | None:

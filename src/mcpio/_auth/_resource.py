@@ -13,8 +13,10 @@ its :class:`Guard` at the top of every HTTP request (the one seam, before routin
   ``prompts/get`` or ``resources/read`` of an item registered with ``scopes=`` — the body is
   peeked before dispatch, so the refusal is an HTTP 403 in both eras; **503** when the
   authorization server cannot be reached to verify. Never a 500.
-* binds a legacy session to the principal that opened it: another principal presenting its
-  ``Mcp-Session-Id`` is refused (403); the session's handlers see the latest verified token.
+* makes the verified token the request's own (a fresh :class:`~._info.Slot` per request,
+  ``_info.slot()``); the HTTP app binds a legacy session to the principal that opened it
+  and refuses every other principal's request for it as an unknown session (404), on every
+  process (``mcpio._transports._http_server``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import weakref
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -171,7 +172,6 @@ class Guard:
         root = WELL_KNOWN
         self.metadata_paths = {config.metadata_path, root, config.metadata_path + "/"}
         self._metadata = json.dumps(config.metadata()).encode()
-        self._sessions: weakref.WeakValueDictionary[str, Slot] = weakref.WeakValueDictionary()
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> tuple[Receive, Send] | None:
         path = scope.get("path", "/")
@@ -183,12 +183,9 @@ class Guard:
             await self._serve_metadata(send, method)
             return None
         raw: list[bytes] = []
-        sid: str | None = None
         for k, v in scope.get("headers") or ():  # one pass; ASGI names are lower case, others tolerated
             if len(k) == 13 and k.lower() == b"authorization":
                 raw.append(v)
-            elif len(k) == 14 and k.lower() == b"mcp-session-id":
-                sid = v.decode("latin-1")
         if not raw:
             await self._challenge(
                 send,
@@ -251,21 +248,6 @@ class Guard:
                 send, self.required, "this server needs the scopes " + " ".join(sorted(self.required))
             )
             return None
-        slot: Slot | None = None
-        if sid is not None:
-            slot = self._sessions.get(sid)
-            if slot is not None:
-                if slot.owner != info.principal:
-                    await _json(
-                        send,
-                        403,
-                        {
-                            "error": "access_denied",
-                            "error_description": "this session was opened by another principal; initialize your own",
-                        },
-                    )
-                    return None
-                slot.info = info  # handlers of this session see the latest token
         if method == "POST" and self.scopes_for is not None and self.scoped():
             receive, needed = await self._peek(receive)
             if needed is not None:
@@ -275,11 +257,7 @@ class Guard:
                         send, needed | self.required, "this operation needs the scopes " + " ".join(sorted(needed))
                     )
                     return None
-        if slot is None:
-            slot = Slot(info)
-            if sid is None and method == "POST":
-                send = self._bind_session(send, slot)
-        _info.enter(slot)
+        _info.enter(Slot(info))  # this request's own (a legacy session's follows it: _info)
         return receive, send
 
     async def aclose(self) -> None:
@@ -299,19 +277,6 @@ class Guard:
                     out.add(narrower)
                     todo.append(narrower)
         return frozenset(out)
-
-    # ------------------------------------------------------------------ sessions
-    def _bind_session(self, send: Send, slot: Slot) -> Send:
-        """Remember which principal a new legacy session belongs to (from the answer's header)."""
-
-        async def watching(message: dict[str, Any]) -> None:
-            if message.get("type") == "http.response.start":
-                for k, v in message.get("headers") or ():
-                    if k.lower() == b"mcp-session-id":
-                        self._sessions[v.decode("latin-1")] = slot
-            await send(message)
-
-        return watching
 
     # ------------------------------------------------------------------ per-item scopes
     async def _peek(self, receive: Receive) -> tuple[Receive, frozenset[str] | None]:

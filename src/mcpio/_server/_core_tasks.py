@@ -82,13 +82,13 @@ def _store(ctx: Context, method: str) -> TaskStore:
 
 
 async def tasks_get(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-    return (await _store(ctx, "tasks/get").find(params, ctx.session)).core_fields()
+    return (await _store(ctx, "tasks/get").find(params, ctx.session, ctx.principal)).core_fields()
 
 
 async def tasks_result(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
     """Wait for the task's end; answer what the call would have answered."""
     store = _store(ctx, "tasks/result")
-    task = await store.wait_end(await store.find(params, ctx.session))
+    task = await store.wait_end(await store.find(params, ctx.session, ctx.principal))
     if task.error is not None:
         raise MCPError.from_error_object(task.error)
     if task.status == "cancelled" and task.result is None:
@@ -109,9 +109,11 @@ async def tasks_list(server: Any, ctx: Context, params: dict[str, Any]) -> dict[
 
 async def tasks_cancel(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
     store = _store(ctx, "tasks/cancel")
-    task = await store.find(params, ctx.session)
+    task = await store.find(params, ctx.session, ctx.principal)
     cancelled = task.status not in TERMINAL and await store.cancel(task)
-    now = await store.find(params, ctx.session)  # with a shared store, possibly ended elsewhere meanwhile
+    now = await store.find(
+        params, ctx.session, ctx.principal
+    )  # with a shared store, possibly ended elsewhere meanwhile
     if not cancelled:
         raise InvalidParams(f"Invalid params: task {task.id} has already ended ({now.status}); it cannot be cancelled")
     return now.core_fields()

@@ -44,6 +44,10 @@ def http_app(server: Server, path: str, **options: Any) -> Any:
             scoped=lambda: bool(server._item_scopes),
             max_body_size=options.get("max_body_size", 16 * 1024 * 1024),
         )
+        from .._auth import _info  # no I/O, no third party (loaded by every guard anyway)
+
+        # Whoever the guard (ResourceServer's, OAuthProxy's) verified: legacy sessions are bound to it
+        options["caller"] = _info.slot
 
         @contextlib.asynccontextmanager
         async def lifespan() -> Any:  # the verifier's HTTP client closes with the app

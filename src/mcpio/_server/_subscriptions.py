@@ -78,7 +78,7 @@ async def listen(server: Server, ctx: Context, params: dict[str, Any]) -> dict[s
         # tasks extension §Task Status Notifications: MUST be -32021 for a non-declaring client
         if not declares_tasks(ctx.client_capabilities):
             raise missing_extension("task status notifications (taskIds)")
-        kept["taskIds"] = await server._tasks.known_anywhere(task_ids)
+        kept["taskIds"] = await server._tasks.known_anywhere(task_ids, ctx.principal)  # the caller's only
     session, sub_id = ctx.session, ctx.request_id
     await session.notify(
         "notifications/subscriptions/acknowledged", {"notifications": kept, "_meta": {META_SUBSCRIPTION_ID: sub_id}}

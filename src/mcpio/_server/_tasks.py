@@ -39,6 +39,13 @@ frees its slot. A requester — the authenticated caller when there is one, else
 (2025-11-25 core tasks) — holds at most ``max_tasks_per_requester`` live tasks (default
 ``max(1, max_tasks // 10)``); anonymous 2026-07-28 requests have no requester to tell apart
 and share the global cap only.
+
+Binding (ext-tasks §Security Considerations): a task created by an authenticated caller is
+that principal's, here and on every process sharing the store: another principal's
+``tasks/get``, ``tasks/update``, ``tasks/cancel`` (and 2025-11-25 ``tasks/result``), or a
+``subscriptions/listen`` naming it, get what an unknown id gets (-32602; not acknowledged). Core
+tasks are also bound to their session. Without auth a 2026-07-28 task is bound to no caller
+(the era has no session): its id, 144 random bits, is the access.
 """
 
 from __future__ import annotations
@@ -113,6 +120,7 @@ class Task(TaskView):
         "owner",
         "pending",
         "poll_ms",
+        "principal",
         "requester",
         "result",
         "runner",
@@ -131,6 +139,8 @@ class Task(TaskView):
 
         self.store = store
         self.requester = requester  # who counts it against max_tasks_per_requester (None: nobody)
+        # The authenticated caller that created it (a str requester is one): only it may reach it.
+        self.principal: str | None = requester if isinstance(requester, str) else None
         self.core = core  # 2025-11-25 core tasks (_core_tasks) rather than the 2026-07-28 extension
         self.owner = owner  # core tasks belong to the session that created them
         self.done = asyncio.Event()  # set when the task reaches a terminal status
@@ -313,24 +323,24 @@ class TaskStore:
                 raise
         return task
 
-    async def find(self, params: dict[str, Any], owner: Any = None) -> TaskView:
+    async def find(self, params: dict[str, Any], owner: Any = None, principal: str | None = None) -> TaskView:
         """:meth:`get`, or with a shared store the record of a task another process runs."""
         try:
-            task = self.get(params, owner)
+            task = self.get(params, owner, principal)
         except InvalidParams:
             if self.shared is None:
                 raise
-            found = await _tasks_shared.fetch(self.shared, params["taskId"], owner)
+            found = await _tasks_shared.fetch(self.shared, params["taskId"], owner, principal)
             if found is None:
                 raise
             return found
         if (
             self.shared is not None
             and task.ended is not None
-            and await _tasks_shared.fetch(self.shared, task.id, owner) is None
+            and await _tasks_shared.fetch(self.shared, task.id, owner, principal) is None
         ):
             del self._tasks[task.id]  # ended, and evicted by another process's new task (the cap is shared)
-            return self.get(params, owner)  # -32602
+            return self.get(params, owner, principal)  # -32602
         return task
 
     async def answer(self, task: TaskView, responses: dict[str, Any]) -> None:
@@ -386,7 +396,8 @@ class TaskStore:
         ``requester`` already holds ``max_per_requester`` live tasks."""
         self.sweep()
         if requester is not None:
-            live = sum(1 for t in self._tasks.values() if t.requester is requester and t.ended is None)
+            # equal, not identical: a principal is a string made anew for each request
+            live = sum(1 for t in self._tasks.values() if t.requester == requester and t.ended is None)
             if live >= self.max_per_requester:
                 raise MCPError(
                     f"Too many tasks: this caller already has {live} unfinished tasks, the most this server "
@@ -408,9 +419,10 @@ class TaskStore:
         self.sweep()
         return [t for t in self._tasks.values() if t.core and self._same(t.owner, owner)]
 
-    def get(self, params: dict[str, Any], owner: Any = None) -> Task:
-        """The task ``params.taskId`` names (of ``owner``'s, for core tasks); -32602 when unknown
-        or expired (spec §Protocol Errors)."""
+    def get(self, params: dict[str, Any], owner: Any = None, principal: str | None = None) -> Task:
+        """The task ``params.taskId`` names (of ``owner``'s, for core tasks; of ``principal``'s,
+        for a task an authenticated caller created); -32602 when unknown or expired (spec
+        §Protocol Errors), and the same for another caller's task: a denial tells nothing."""
         task_id = params.get("taskId")
         if not isinstance(task_id, str):
             raise InvalidParams('Invalid params: "taskId" must be a string (the id of a CreateTaskResult)')
@@ -418,14 +430,16 @@ class TaskStore:
         task = self._tasks.get(task_id)
         if task is not None and task.core and not self._same(task.owner, owner):
             task = None  # another session's task is none of this one's business
+        if task is not None and not _tasks_shared.bound_to(task, principal):
+            task = None  # another principal's (ext-tasks §Security Considerations: check every request)
         if task is None:
             raise InvalidParams(f"Failed to retrieve task: Task not found ({task_id!r} is unknown or has expired)")
         return task
 
-    async def known_anywhere(self, ids: list[Any]) -> list[str]:
-        """:meth:`known`, and with a shared store the tasks other processes run (at most
-        ``max_tasks`` ids are looked up there: no more can be kept)."""
-        here = self.known(ids)
+    async def known_anywhere(self, ids: list[Any], principal: str | None = None) -> list[str]:
+        """:meth:`known` (of ``principal``'s), and with a shared store the tasks other processes
+        run (at most ``max_tasks`` ids are looked up there: no more can be kept)."""
+        here = self.known(ids, principal)
         if self.shared is None:
             return here
         out: list[str] = []
@@ -437,7 +451,7 @@ class TaskStore:
                 out.append(i)
             elif lookups < self.max_tasks:
                 lookups += 1
-                if await _tasks_shared.fetch(self.shared, i, None) is not None:
+                if await _tasks_shared.fetch(self.shared, i, None, principal) is not None:
                     out.append(i)
         return out
 
@@ -451,10 +465,11 @@ class TaskStore:
         key = _tasks_shared.owner_key(owner)
         return key is not None and key == _tasks_shared.owner_key(other)
 
-    def known(self, ids: list[Any]) -> list[str]:
-        """The ids among ``ids`` that name tasks kept here."""
+    def known(self, ids: list[Any], principal: str | None = None) -> list[str]:
+        """The ids among ``ids`` that name tasks kept here that ``principal`` may reach."""
         self.sweep()
-        return [i for i in ids if isinstance(i, str) and i in self._tasks]
+        tasks = self._tasks
+        return [i for i in ids if isinstance(i, str) and i in tasks and _tasks_shared.bound_to(tasks[i], principal)]
 
     def sweep(self) -> None:
         """Forget finished tasks whose TTL has passed."""
@@ -551,12 +566,12 @@ def _store(ctx: Context, method: str) -> TaskStore:
 
 
 async def tasks_get(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-    return (await _store(ctx, "tasks/get").find(params)).detailed()
+    return (await _store(ctx, "tasks/get").find(params, None, ctx.principal)).detailed()
 
 
 async def tasks_update(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
     store = _store(ctx, "tasks/update")
-    task = await store.find(params)
+    task = await store.find(params, None, ctx.principal)
     responses = params.get("inputResponses")
     if not isinstance(responses, dict):
         raise InvalidParams('Invalid params: "inputResponses" must be an object of answers by inputRequests key')
@@ -566,5 +581,5 @@ async def tasks_update(server: Any, ctx: Context, params: dict[str, Any]) -> dic
 
 async def tasks_cancel(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
     store = _store(ctx, "tasks/cancel")
-    await store.cancel(await store.find(params))
+    await store.cancel(await store.find(params, None, ctx.principal))
     return {}  # the same empty ack for a task already finished (idempotent)

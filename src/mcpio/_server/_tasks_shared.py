@@ -19,6 +19,10 @@ backend's task directory (``state.tasks``, :class:`mcpio._state._redis_tasks.Red
   ``subscriptions/listen`` ``taskIds`` for tasks other processes run (``_http``);
 * turns Redis being down into a JSON-RPC error that says so (:func:`reachable`).
 
+A task created by an authenticated caller is that principal's on every process (its record
+carries ``principal``): another principal's ``tasks/get``, ``update``, ``cancel``, ``result``
+and ``listen`` ``taskIds`` get what an unknown task gets (:func:`bound_to`).
+
 :class:`TaskView` (the wire shapes of a task) lives here too, so both kinds of task share them.
 """
 
@@ -58,6 +62,14 @@ def requester_key(requester: Any) -> str | None:
     return None if sid is None else "s:" + sid
 
 
+def bound_to(task: TaskView, principal: str | None) -> bool:
+    """Whether the caller ``principal`` may reach ``task``: the principal that created it (ext-tasks
+    §Security Considerations: servers MUST check every task request against the requester's
+    authorization context). A task created without auth (``task.principal`` None) is bound to no
+    caller: its unguessable id is the access (core tasks are bound to their session too)."""
+    return task.principal is None or task.principal == principal
+
+
 @contextlib.contextmanager
 def reachable() -> Iterator[None]:
     """Redis down (``StateUnavailable``) as a JSON-RPC error that says so: the request was fine."""
@@ -84,6 +96,7 @@ def body(task: Task) -> dict[str, Any]:
         "inputRequests": task.input_requests() if task.status == "input_required" else None,
         "core": task.core,
         "owner": owner_key(task.owner) if task.core else None,
+        "principal": task.principal,
     }
 
 
@@ -156,6 +169,7 @@ class TaskView:
     result: dict[str, Any] | None
     error: dict[str, Any] | None
     core: bool
+    principal: str | None  # the authenticated caller that created it (None: no auth), bound_to
 
     def input_requests(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -205,6 +219,7 @@ class RemoteTask(TaskView):
         "node",
         "owner",
         "poll_ms",
+        "principal",
         "result",
         "status",
         "status_message",
@@ -228,6 +243,7 @@ class RemoteTask(TaskView):
             self.result = None
         self.core: bool = bool(b.get("core"))
         self.owner: str | None = b.get("owner")
+        self.principal: str | None = b.get("principal")
         self.node: str = record["node"]
         self._inputs: dict[str, Any] = b.get("inputRequests") or {}
 
@@ -235,15 +251,15 @@ class RemoteTask(TaskView):
         return dict(self._inputs)
 
 
-async def fetch(directory: Any, task_id: str, owner: Any) -> RemoteTask | None:
-    """The record of ``task_id`` as a task view; None when unknown, expired, or (core tasks)
-    another session's."""
+async def fetch(directory: Any, task_id: str, owner: Any, principal: str | None = None) -> RemoteTask | None:
+    """The record of ``task_id`` as a task view; None when unknown, expired, another
+    principal's (:func:`bound_to`) or (core tasks) another session's."""
     with reachable():
         record = await directory.get(task_id)
     if record is None:
         return None
     task = RemoteTask(record)
-    if task.core and task.owner != owner_key(owner):
+    if (task.core and task.owner != owner_key(owner)) or not bound_to(task, principal):
         return None
     return task
 

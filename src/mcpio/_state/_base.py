@@ -20,10 +20,12 @@ class SessionDirectory(Protocol):
 
     A *record* is a flat ``dict[str, str]``: ``rev`` (bumped by each update), ``v`` (the
     negotiated version), ``caps`` / ``info`` (the client's capabilities and clientInfo, JSON),
-    ``scaps`` (the server capabilities announced, JSON), ``lvl`` (logging/setLevel) and one
-    ``sub:<uri>`` per resource subscription. ``ttl`` is the idle expiry (``session_timeout``;
-    0: never), refreshed by every call that finds the session. Every method raises
-    :class:`StateUnavailable` when the backend is unreachable.
+    ``scaps`` (the server capabilities announced, JSON), ``lvl`` (logging/setLevel), one
+    ``sub:<uri>`` per resource subscription, and with auth ``own``: the principal that opened
+    the session (set at create, never updated; every process admits only that principal).
+    ``ttl`` is the idle expiry (``session_timeout``; 0: never), refreshed by every call that
+    finds the session. Every method raises :class:`StateUnavailable` when the backend is
+    unreachable.
     """
 
     async def create(self, sid: str, fields: dict[str, str], *, ttl: float, max_sessions: int) -> bool:

@@ -42,6 +42,42 @@ def at_capacity(max_sessions: int, session_timeout: float, rid: Any) -> h.Refusa
     )
 
 
+class Caller(Protocol):
+    """Who sends the request being served, as the HTTP auth guard verified it (its
+    ``mcpio._auth._info.Slot``, from ``_info.slot()``): a legacy session is bound to a principal."""
+
+    @property
+    def principal(self) -> str: ...
+
+    def follow(self, other: Any) -> None: ...
+
+
+def principal(caller: Callable[[], Caller | None] | None) -> str | None:
+    """The principal of the request being served (None: no auth): a new session's owner."""
+    now = caller() if caller is not None else None
+    return now.principal if now is not None else None
+
+
+def admits(caller: Callable[[], Caller | None] | None, transport: Any) -> bool:
+    """Whether the request being served may use legacy session ``transport`` (Streamable HTTP
+    or HTTP+SSE). Without auth (``caller`` None), yes. With auth, only if its principal is the
+    one that opened the session (``transport.owner``; on a state backend it comes from the shared
+    record, so every process checks the same owner); the HTTP app answers a refused request
+    with the 404 of an unknown session, which tells nobody that the session exists. Once
+    admitted, the slot the session's task holds shows this request's token (``follow``), so the
+    handlers the session runs see the current caller, never the opener's cached one (spec
+    basic/security_best_practices, "Session Hijacking": bind session ids to the user)."""
+    if caller is None:
+        return True
+    now = caller()
+    if now is None or transport.owner is None or transport.owner != now.principal:
+        return False
+    held = transport.caller
+    if held is not None and held is not now:
+        held.follow(now)
+    return True
+
+
 class Feeder(Protocol):
     """What may serve a POSTed request on the POST's own task (the session engine's
     ``Session.reading``/``feed``; typed here so the transport needs nothing above it)."""
@@ -61,7 +97,9 @@ class Feeder(Protocol):
 class LegacyTransport:
     """The transport of one legacy HTTP session (see the module docstring)."""
 
-    def __init__(self, session_id: str, *, store: EventStore | None, inbox_size: int = 256) -> None:
+    def __init__(
+        self, session_id: str, *, store: EventStore | None, inbox_size: int = 256, owner: str | None = None
+    ) -> None:
         self.id = session_id
         self.session_header = [(b"mcp-session-id", session_id.encode())]  # on the response opening it (read only)
         self.store = store
@@ -82,6 +120,8 @@ class LegacyTransport:
         self._seq = 0
         self.closed = False
         self.last_active = time.monotonic()
+        self.owner = owner  # the principal that opened it (with auth; admits)
+        self.caller: Any = None  # the Caller its task holds (with auth; admits)
 
     @property
     def routing_key(self) -> LegacyTransport:

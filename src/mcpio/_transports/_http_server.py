@@ -45,7 +45,7 @@ from . import _http_server_streams as streams
 from ._http_drain import closing, health, lifespan_protocol
 from ._http_events import EventStore, MemoryEventStore
 from ._http_legacy import RETRY_AFTER as RETRY_AFTER  # the 503 of the session cap (older name)
-from ._http_legacy import LegacyTransport, at_capacity
+from ._http_legacy import Caller, LegacyTransport, admits, at_capacity, principal
 from ._http_request import RequestTransport
 from ._http_server_sse import LegacySSE
 from ._http_server_streams import Disconnected, Stream, TooLarge, plain, refuse, watch_disconnect
@@ -93,9 +93,11 @@ class StreamableHTTPApp:
         sse_path: str = "/sse",
         message_path: str = "/messages",
         auth: Callable[[Scope, Receive, Send], Awaitable[tuple[Receive, Send] | None]] | None = None,
+        caller: Callable[[], Caller | None] | None = None,
     ) -> None:
         self.serve = serve
         self.auth = auth  # the authorization guard (_auth._resource.Guard): answers, or lets through
+        self.caller = caller  # the verified caller now (_auth._info.slot; None: no auth): admits
         self.path = "/" + path.strip("/") if path.strip("/") else "/"
         self._passed: dict[tuple[str | None, ...], tuple[bool, bool]] = {}  # see _pass
         self._passed_under: tuple[Any, Any] = ((), ())  # the allow lists _passed holds passes of
@@ -331,7 +333,7 @@ class StreamableHTTPApp:
             found = self.sessions.get(sid)
             if self.shared is not None:  # the session may live on another process
                 found = await self.shared.find(sid, found)
-            if found is None or found.closed:
+            if found is None or found.closed or not admits(self.caller, found):
                 await refuse(send, h.refuse(404, "Not Found: session unknown or ended; initialize a new one", id=rid))
                 return
             transport = found
@@ -395,7 +397,7 @@ class StreamableHTTPApp:
         found = self.sessions.get(sid)
         if self.shared is not None:
             found = await self.shared.find(sid, found)
-        if found is None or found.closed:
+        if found is None or found.closed or not admits(self.caller, found):
             return None, h.refuse(404, "Not Found: session unknown or ended; initialize a new one")
         return found, None
 
@@ -471,13 +473,14 @@ class StreamableHTTPApp:
         if len(self.sessions) >= self.max_sessions:
             return None
         sid = h.new_session_id()
-        transport = LegacyTransport(sid, store=self.event_store)
+        transport = LegacyTransport(sid, store=self.event_store, owner=principal(self.caller))
         self.start_session(transport, sid)
         return transport
 
     def start_session(self, transport: Any, sid: str) -> None:
         """Register and run session ``sid`` (new, or a local copy of a shared one); reap idle ones."""
         transport.retry_ms = self.retry_ms
+        transport.caller = self.caller() if self.caller is not None else None  # its task's (admits)
         self.sessions[sid] = transport
         self.run_session(transport, sid)
         if self._reaper is None and self.session_timeout > 0:

@@ -5,17 +5,20 @@
 Accepted``; everything the server sends — responses included — goes on the event stream as
 ``message`` events. The session lives as long as that stream: when the client disconnects, the
 session ends. Host/Origin checks and the body size cap are those of the Streamable HTTP app.
+With auth, a session belongs to the principal that opened its event stream: a POST of any other
+principal gets the 404 of an unknown session (``_http_legacy.admits``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from .._errors import EndOfStream, TransportError
 from .._protocol import _http as h
+from ._http_legacy import admits
 from ._http_server_streams import SSE_HEADERS, TooLarge, plain, read_body, refuse, watch_disconnect
 
 if TYPE_CHECKING:
@@ -27,8 +30,10 @@ _EOF = None  # the end marker on the frame queues (frames are bytes, never None)
 class SSETransport:
     """One HTTP+SSE session: POSTed messages in, SSE ``message`` events out."""
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, owner: str | None = None, caller: Any = None) -> None:
         self.id = session_id
+        self.owner = owner  # the principal that opened it (with auth; admits)
+        self.caller = caller  # the Caller its task holds (with auth; admits)
         self.inbox: asyncio.Queue[bytes | None] = asyncio.Queue(256)
         self.outbox: asyncio.Queue[bytes | None] = asyncio.Queue(256)
         self.closed = False
@@ -83,7 +88,7 @@ class LegacySSE:
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         sid = (query.get("session_id") or query.get("sessionId") or [None])[0]
         transport = self.sessions.get(sid) if sid else None
-        if transport is None or transport.closed:
+        if transport is None or transport.closed or not admits(self.app.caller, transport):
             await refuse(send, h.refuse(404, "Not Found: unknown or ended session; open the event stream again"))
             return
         refusal = h.check_post(headers)
@@ -105,7 +110,8 @@ class LegacySSE:
 
     async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
         sid = h.new_session_id()
-        transport = SSETransport(sid)
+        caller = self.app.caller() if self.app.caller is not None else None
+        transport = SSETransport(sid, caller.principal if caller is not None else None, caller)
         self.sessions[sid] = transport
         self.app.run_session(transport, sid)
         watcher = self.app._spawn(watch_disconnect(receive, transport.terminate))

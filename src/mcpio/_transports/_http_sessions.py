@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._protocol import _http as h
 from .._state._base import SessionDirectory, StateUnavailable
-from ._http_legacy import LegacyTransport
+from ._http_legacy import LegacyTransport, principal
 from ._http_server_streams import Stream, peek
 
 if TYPE_CHECKING:
@@ -67,6 +67,7 @@ ENDED = "mcpio/session-ended"
 CHANGED = "mcpio/session-changed"
 FRAME = "mcpio/session-frame"
 GET_MOVED = "mcpio/session-get"
+OWNER = "own"  # the record's field naming the principal that opened the session (with auth)
 FRESH_FOR = 1.0  # seconds a touch vouches for a local copy (SharedSessions.find)
 
 
@@ -75,8 +76,12 @@ class SharedLegacyTransport(LegacyTransport):
 
     answer_nowait = None  # type: ignore[assignment]  # every answer through send: it keeps this copy's books
 
-    def __init__(self, session_id: str, *, registry: SharedSessions, record: dict[str, str] | None) -> None:
-        super().__init__(session_id, store=registry.app.event_store)
+    def __init__(
+        self, session_id: str, *, registry: SharedSessions, record: dict[str, str] | None, owner: str | None = None
+    ) -> None:
+        # The owner (with auth) is the record's: fixed at create, the same on every process.
+        owner = record.get(OWNER) if record is not None else owner
+        super().__init__(session_id, store=registry.app.event_store, owner=owner)
         # Its send may wait on the backend (sync: a record write) whatever the event store, and
         # its deliver keeps books: no request started on another task's stack, none fed.
         self.eager_safe = False
@@ -208,7 +213,8 @@ class SharedLegacyTransport(LegacyTransport):
 
 
 def _fields(record: dict[str, str]) -> dict[str, str]:
-    return {k: v for k, v in record.items() if k != "rev"}
+    """The fields a copy keeps in step with its session (``rev`` and the fixed owner aside)."""
+    return {k: v for k, v in record.items() if k != "rev" and k != OWNER}
 
 
 class SharedSessions:
@@ -226,18 +232,21 @@ class SharedSessions:
         self._toucher: asyncio.Task[None] | None = None
         state.on_message(self.on_message)
 
-    def _local(self, sid: str, record: dict[str, str] | None) -> SharedLegacyTransport:
-        transport = SharedLegacyTransport(sid, registry=self, record=record)
+    def _local(self, sid: str, record: dict[str, str] | None, owner: str | None = None) -> SharedLegacyTransport:
+        transport = SharedLegacyTransport(sid, registry=self, record=record, owner=owner)
         self.app.start_session(transport, sid)
         return transport
 
     async def create(self) -> SharedLegacyTransport | None:
-        """A new session (initialize); None at the cluster-wide cap."""
+        """A new session (initialize); None at the cluster-wide cap. With auth, its record names
+        the principal that opened it (``own``), which every process checks (``admits``)."""
         sid = h.new_session_id()
         app = self.app
-        if not await self.directory.create(sid, {}, ttl=app.session_timeout, max_sessions=app.max_sessions):
+        owner = principal(app.caller)
+        fields = {OWNER: owner} if owner is not None else {}
+        if not await self.directory.create(sid, fields, ttl=app.session_timeout, max_sessions=app.max_sessions):
             return None
-        return self._local(sid, None)
+        return self._local(sid, None, owner)
 
     def _bus(self) -> int | None:
         """The bus's generation (``RedisState.bus_generation``); None: down, or not known."""
@@ -289,7 +298,10 @@ class SharedSessions:
             if local is None or local.mirror is None:
                 return None
             log.info("HTTP session %s: restored in the state store from this process", sid)
-            found = await self.directory.restore(sid, local.mirror.snapshot(), ttl=ttl)
+            fields = local.mirror.snapshot()
+            if local.owner is not None:
+                fields[OWNER] = local.owner
+            found = await self.directory.restore(sid, fields, ttl=ttl)
             local.rev = 0
         if found is None:
             if local is not None:  # ended elsewhere, or expired
