@@ -156,7 +156,8 @@ def proxy_stack(idp: Any, **options: Any) -> Iterator[Stack]:
         scopes=["mcp", "notes:read", "notes:write"],
         upstream_scopes=["openid"],
         upstream_issuer=idp.issuer,
-        **options,
+        # every test request comes from 127.0.0.1: the per-address limits get their own tests
+        **{"max_registrations_per_address": 10_000, "max_logins_per_address": 10_000, **options},
     )
     assert proxy.callback_url == callback
     holder["app"] = server.http_app(auth=proxy)
