@@ -29,7 +29,7 @@ def derive(secret: str, label: str, size: int = 32) -> bytes:
 def check_secret(secret: str) -> str:
     if len(secret) < MIN_SECRET:
         raise ValueError(
-            f"the proxy's secret must be at least {MIN_SECRET} characters of randomness "
+            f"the proxy's secret (OAuthProxy(secret=...), $MCPIO_AUTH_PROXY_SECRET for mcpio run) must be at least {MIN_SECRET} characters of randomness "
             "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(32))')"
         )
     return secret

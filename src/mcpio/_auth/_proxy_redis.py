@@ -104,8 +104,11 @@ return redis.call('ZCARD', ARGV[1] .. 'idx')
 
 
 def _record(flat: Any) -> dict[str, str] | None:
+    """A record from HGETALL (a dict) or a script (a flat list of fields and values)."""
     if not flat:
         return None
+    if isinstance(flat, dict):
+        return {_text(k): _text(v) for k, v in flat.items()}
     items = [x.decode() if isinstance(x, bytes) else str(x) for x in flat]
     return dict(zip(items[::2], items[1::2], strict=True))
 
