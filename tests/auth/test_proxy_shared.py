@@ -13,6 +13,8 @@ import re
 import secrets
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -203,6 +205,26 @@ def test_two_processes_on_one_redis_share_sign_ins_and_revocations(idp, upstream
             b, grant_type="refresh_token", refresh_token=fresh["refresh_token"], client_id=client["client_id"]
         )
         assert again.status_code == 400
+
+        # one refresh token presented to both processes at once: one rotation wins, the other
+        # is a reuse, and the grant is revoked (never two live token chains)
+        verifier, challenge = pkce()
+        with httpx.Client(timeout=20) as ua:
+            back = login(ua, authorize_url(b, client["client_id"], challenge, issuer), REDIRECT, user="kim")
+        race = token(a, **{**redeem, "code": httpx.URL(back).params["code"], "code_verifier": verifier}).json()
+        barrier = threading.Barrier(4)
+
+        def rotate(base: str) -> httpx.Response:
+            barrier.wait()
+            return token(
+                base, grant_type="refresh_token", refresh_token=race["refresh_token"], client_id=client["client_id"]
+            )
+
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(rotate, [a, b, a, b]))
+        assert sorted(r.status_code for r in answers) == [200, 400, 400, 400], [r.text for r in answers]
+        winner = next(r.json() for r in answers if r.status_code == 200)
+        assert refused(a, winner["access_token"]) and refused(b, race["access_token"])
 
         # a third grant survives a restart of the process that issued it
         verifier, challenge = pkce()

@@ -16,7 +16,6 @@ Secrets (client secrets, codes, tokens) never appear in a log line.
 from __future__ import annotations
 
 import base64
-import html
 import ipaddress
 import json
 import logging
@@ -26,6 +25,7 @@ from urllib.parse import parse_qsl, unquote, urlencode
 
 from .._state._base import StateUnavailable
 from ._jwks import AuthUnavailable
+from ._proxy_pages import PAGE_HEADERS, consent_page, page
 from ._proxy_rules import (
     MAX_REGISTRATION,
     ClientInfo,
@@ -536,48 +536,13 @@ class ProxyGuard:
     async def _page(
         self, send: Any, status: int, title: str, text: str, headers: list[tuple[bytes, bytes]] | None = None
     ) -> None:
-        body = _html(title, f"<p>{html.escape(text)}</p>")
-        await _raw(send, status, body, [*_PAGE, *(headers or [])])
+        await _raw(send, status, page(title, text), [*PAGE_HEADERS, *(headers or [])])
 
     async def _consent_page(
         self, send: Any, consent_id: str, login: _Login, clear: list[tuple[bytes, bytes]], cookie: tuple[bytes, bytes]
     ) -> None:
-        c = login.client
-        e = html.escape
-        name = c.client_name or c.client_id
-        how = (
-            ("its metadata document at " + c.client_id)
-            if c.client_id.startswith(("https://", "http://"))
-            else "self-registered (the name is not verified)"
-        )
-        scopes = "".join(f"<li><code>{e(s)}</code></li>" for s in login.scope) or "<li>(no scope)</li>"
-        content = (
-            f"<p><b>{e(name)}</b> ({e(how)}) asks to use <code>{e(login.resource)}</code> as "
-            f"<b>{e(login.subject or '')}</b>.</p><p>Scopes:</p><ul>{scopes}</ul>"
-            f"<p>After approval you go back to <code>{e(login.redirect_uri)}</code>.</p>"
-            f'<form method="post" action="{e(self.proxy.url("consent"))}">'
-            f'<input type="hidden" name="consent" value="{e(consent_id)}">'
-            f'<input type="hidden" name="csrf" value="{e(login.csrf)}">'
-            '<button name="decision" value="allow">Allow</button> '
-            '<button name="decision" value="deny">Deny</button></form>'
-        )
-        await _raw(send, 200, _html("Allow access?", content), [*_PAGE, *clear, cookie])
-
-
-_PAGE = [
-    (b"content-type", b"text/html; charset=utf-8"),
-    *_NO_STORE,
-    (b"x-frame-options", b"DENY"),
-    (b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"),
-    (b"referrer-policy", b"no-referrer"),
-]
-
-
-def _html(title: str, content: str) -> bytes:
-    return (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title></head>"
-        f"<body><h1>{html.escape(title)}</h1>{content}</body></html>"
-    ).encode()
+        body = consent_page(consent_id, login, self.proxy.url("consent"))
+        await _raw(send, 200, body, [*PAGE_HEADERS, *clear, cookie])
 
 
 def _back(redirect_uri: str, state: str | None, issuer: str, **params: str) -> str:
