@@ -9,14 +9,25 @@ import logging
 import time
 
 import httpx
+import pytest
 
+from tests.support import redis as _redis
 from tests.support.oauth_proxy import login, pkce, proxy_stack
+
+redis_server, redis_url = _redis.redis_server, _redis.redis_url  # the real redis-server fixtures
+
+
+@pytest.fixture(params=["memory", "redis"])
+def where(request):
+    """Where the proxy keeps its state: this process, or a real redis-server."""
+    return None if request.param == "memory" else request.getfixturevalue("redis_url")
+
 
 REDIRECT = "http://127.0.0.1:40000/cb"
 
 
-def test_a_flood_of_authorize_calls_cancels_no_sign_in(idp):
-    with proxy_stack(idp, max_logins=20) as stack:
+def test_a_flood_of_authorize_calls_cancels_no_sign_in(idp, where):
+    with proxy_stack(idp, where, max_logins=20) as stack:
         victim = stack.register(REDIRECT)
         verifier, challenge = pkce()
         with stack.http() as ua:
@@ -43,8 +54,8 @@ def test_a_flood_of_authorize_calls_cancels_no_sign_in(idp):
         assert r.status_code == 200, r.text
 
 
-def test_a_flood_of_registrations_unregisters_no_client_in_use(idp):
-    with proxy_stack(idp, max_clients=10) as stack:
+def test_a_flood_of_registrations_unregisters_no_client_in_use(idp, where):
+    with proxy_stack(idp, where, max_clients=10) as stack:
         client, query, verifier, redirect = stack.code_flow()
         tokens = stack.token(
             grant_type="authorization_code",
@@ -80,8 +91,9 @@ def test_unused_registrations_expire_and_make_room(idp):
         stack.register(REDIRECT)
 
 
-def test_limits_per_source_address_and_per_client(idp):
-    with proxy_stack(idp, max_registrations_per_address=3, max_logins_per_address=4, max_logins_per_client=2) as s:
+def test_limits_per_source_address_and_per_client(idp, where):
+    limits = {"max_registrations_per_address": 3, "max_logins_per_address": 4, "max_logins_per_client": 2}
+    with proxy_stack(idp, where, **limits) as s:
         clients = [s.register(REDIRECT) for _ in range(3)]
         r = httpx.post(s.proxy.url("register"), json={"redirect_uris": [REDIRECT]}, timeout=10)
         assert r.status_code == 429 and "your address" in r.json()["error_description"]
