@@ -3,15 +3,12 @@ with a message saying what to fix, and nothing is redirected to an unverified UR
 
 from __future__ import annotations
 
-import json
 import logging
 
 import httpx
 import pytest
 
-from mcpio.auth import OAuthProxy
-from tests.support.http import ServerThread
-from tests.support.oauth_proxy import pkce, proxy_stack
+from tests.support.oauth_proxy import login, pkce, proxy_stack
 
 
 @pytest.fixture(scope="module")
@@ -66,20 +63,38 @@ def test_loopback_redirects_match_any_port_only_on_loopback(stack):
     assert authorize(stack, client=https, redirect_uri="https://app.example:8443/cb").status_code == 400
 
 
-@pytest.mark.parametrize(
-    "params, error",
-    [
-        ({"code_challenge": ""}, "invalid_request"),
-        ({"code_challenge_method": "plain"}, "invalid_request"),
-        ({"code_challenge": "short"}, "invalid_request"),
-        ({"response_type": "token"}, "unsupported_response_type"),
-        ({"scope": "mcp admin:everything"}, "invalid_scope"),
-        ({"resource": "https://other.example/mcp"}, "invalid_target"),
-    ],
-)
-def test_bad_authorization_requests_go_back_with_an_error(stack, params, error):
-    q = redirect_error(authorize(stack, **params))
+@pytest.fixture(scope="module")
+def confirmed(stack):
+    """A client a user has approved once (its redirect URI is trusted with errors since)."""
+    client = stack.register(REDIRECT)
+    with stack.http() as ua:
+        login(ua, stack.authorize_url(client["client_id"], REDIRECT, pkce()[1], "st"), REDIRECT)
+    return client
+
+
+BAD_REQUESTS = [
+    ({"code_challenge": ""}, "invalid_request"),
+    ({"code_challenge_method": "plain"}, "invalid_request"),
+    ({"code_challenge": "short"}, "invalid_request"),
+    ({"response_type": "token"}, "unsupported_response_type"),
+    ({"scope": "mcp admin:everything"}, "invalid_scope"),
+    ({"resource": "https://other.example/mcp"}, "invalid_target"),
+]
+
+
+@pytest.mark.parametrize("params, error", BAD_REQUESTS)
+def test_bad_authorization_requests_go_back_with_an_error(stack, confirmed, params, error):
+    q = redirect_error(authorize(stack, client=confirmed, **params))
     assert q["error"] == error and q["error_description"] and "code" not in q
+
+
+@pytest.mark.parametrize("params, error", BAD_REQUESTS)
+def test_no_error_goes_to_an_unapproved_clients_redirect_uri(stack, params, error):
+    """RFC 9700 §4.11.2: anyone can register a client with their own redirect URI; before a user
+    approved it here, the proxy shows an error page and never redirects (no open redirector)."""
+    r = authorize(stack, **params)
+    assert r.status_code == 400 and "location" not in r.headers, r.headers
+    assert error in r.text and r.headers["x-frame-options"] == "DENY"
 
 
 def test_pkce_verifier_missing_or_wrong(stack):
@@ -184,52 +199,6 @@ def test_consent_needs_the_page_token(stack):
         r = c.post(stack.proxy.url("consent"), data={"consent": "forged", "csrf": "x", "decision": "allow"})
         assert r.status_code == 400 and "location" not in r.headers
         assert c.get(stack.proxy.url("consent")).status_code == 405
-
-
-def test_client_id_metadata_documents(stack):
-    docs = {}
-
-    async def app(scope, receive, send):
-        if scope["type"] != "http":
-            return
-        body = json.dumps(docs.get(scope["path"], {})).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200 if scope["path"] in docs else 404,
-                "headers": [(b"content-type", b"application/json")],
-            }
-        )
-        await send({"type": "http.response.body", "body": body})
-
-    with ServerThread(app) as host:
-        good, liar = host.base + "/client.json", host.base + "/liar.json"
-        docs["/client.json"] = {
-            "client_id": good,
-            "client_name": "CIMD app",
-            "redirect_uris": [REDIRECT],
-            "token_endpoint_auth_method": "none",
-        }
-        docs["/liar.json"] = {"client_id": good, "redirect_uris": [REDIRECT]}
-        r = authorize(stack, client={"client_id": good})
-        assert r.status_code == 302 and r.headers["location"].startswith(stack.proxy.upstream.authorize_url)
-        r = authorize(stack, client={"client_id": liar})
-        assert r.status_code == 400 and "not its own URL" in r.text
-        r = authorize(stack, client={"client_id": host.base + "/missing.json"})
-        assert r.status_code == 400 and "HTTP 404" in r.text
-
-
-def test_memory_is_bounded():
-    proxy = OAuthProxy(
-        issuer="http://127.0.0.1:9",
-        upstream_authorize_url="http://127.0.0.1:9/a",
-        upstream_token_url="http://127.0.0.1:9/t",
-        client_id="x",
-        client_secret="y",
-        max_clients=5,
-    )
-    ids = [proxy.register({"redirect_uris": [REDIRECT]})["client_id"] for _ in range(50)]
-    assert len(proxy._clients) == 5 and proxy._clients.get(ids[-1]) and proxy._clients.get(ids[0]) is None
 
 
 def test_no_secret_or_token_in_the_logs(stack, caplog):

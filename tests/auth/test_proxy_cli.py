@@ -244,3 +244,28 @@ def test_an_unreachable_upstream_is_exit_3_not_a_usage_error(tmp_path):
     )
     assert done.returncode == 3, done.stderr
     assert "cannot read the upstream IdP's metadata" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_proxy_on_redis_needs_its_secret(monkeypatch):
+    """On --redis the proxy's clients and grants outlive the process: its keys must too."""
+    monkeypatch.setenv("GH_SECRET", "s3cret")
+    monkeypatch.delenv("MCPIO_AUTH_PROXY_SECRET", raising=False)
+    flags = [
+        "--auth-proxy-authorize-url",
+        "https://github.com/login/oauth/authorize",
+        "--auth-proxy-token-url",
+        "https://github.com/login/oauth/access_token",
+        "--auth-proxy-client-id",
+        "Iv1.abc",
+        "--auth-proxy-client-secret-env",
+        "GH_SECRET",
+        "--redis",
+        "redis://127.0.0.1:6379/0",
+    ]
+    with pytest.raises(UsageError, match=r"\$MCPIO_AUTH_PROXY_SECRET"):
+        proxy_from(parse(*flags))
+    monkeypatch.setenv("MCPIO_AUTH_PROXY_SECRET", "short")
+    with pytest.raises(UsageError, match="at least 32"):
+        proxy_from(parse(*flags))
+    monkeypatch.setenv("MCPIO_AUTH_PROXY_SECRET", "k" * 40)
+    assert proxy_from(parse(*flags)).issuer == "http://127.0.0.1:8000"

@@ -5,6 +5,7 @@ PKCE and calls a protected mcpio server's tools with the proxy's audience-bound 
 from __future__ import annotations
 
 import asyncio
+import time
 
 import httpx
 import jwt
@@ -70,8 +71,11 @@ def test_login_through_the_proxy_and_call_tools(stack, era):
     assert not added.get("isError") and added["content"][0]["text"].endswith("notes")
     # the upstream (oidc-provider) secret and tokens never reached the MCP client or the browser
     assert stack.seen and not any(stack.upstream_secret in text for text in stack.seen)
-    upstream = list(stack.proxy._grants._items.values())
-    assert upstream and not any(g[1]["access_token"] in text for g in upstream for text in stack.seen)
+    sealed = {grant: record["v"] for grant, (_, record) in stack.proxy.store._kinds["grant"].items()}
+    upstream = [stack.proxy.sealer.open(box, "grant:" + grant) for grant, box in sealed.items()]
+    assert upstream and not any(g["access_token"] in text for g in upstream for text in stack.seen)
+    # kept encrypted (AES-GCM under a key derived from the proxy's secret), never in the clear
+    assert not any(g["access_token"] in box for g in upstream for box in sealed.values())
 
 
 def test_a_replayed_code_is_refused_and_revokes_what_it_gave(stack):
@@ -127,9 +131,10 @@ def test_a_token_for_another_audience_is_refused(stack, idp):
         client_secret="y",
         signing_key=pem,
     )
-    from mcpio._auth._proxy_rules import _Family
-
-    other = twin._issue("f", _Family("c", ["mcp"], "http://127.0.0.1:1/other", "ada", "g"))["access_token"]
+    now = int(time.time())
+    other = twin.sign(
+        {"iss": stack.base, "aud": "http://127.0.0.1:1/other", "sub": "ada", "iat": now, "exp": now + 60, "sid": "f"}
+    )
     r = httpx.post(stack.mcp_url, json={}, headers={"authorization": f"Bearer {other}"}, timeout=10)
     assert r.status_code == 401 and "another audience" in r.json()["error_description"]
     # a real IdP token for this very resource is not the proxy's: refused too (another issuer)

@@ -107,12 +107,16 @@ def test_fuzzed_requests_to_the_proxy():
         upstream_token_url="http://127.0.0.1:1/token",
         client_id="up",
         client_secret=SECRET,
+        max_logins_per_address=10**6,  # every fuzzed request comes from one address
+        max_registrations_per_address=10**6,
     )
-    registered = proxy.register({"redirect_uris": ["http://127.0.0.1:1/cb"], "token_endpoint_auth_method": "none"})
     app = Server("fuzz").http_app(auth=proxy)
     seen: dict[int | None, int] = {}
 
     with asyncio.Runner() as runner:
+        doc = {"redirect_uris": ["http://127.0.0.1:1/cb"], "token_endpoint_auth_method": "none"}
+        post = scope_of("POST", "/register", [(b"host", b"127.0.0.1:9"), (b"content-type", b"application/json")])
+        registered = json.loads(runner.run(call(app, post, [json.dumps(doc).encode()])).body)
 
         @settings(max_examples=N, deadline=None, suppress_health_check=list(HealthCheck), database=None)
         @given(

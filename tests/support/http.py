@@ -47,7 +47,8 @@ def wait_port(port: int, host: str = "127.0.0.1", timeout: float = 20.0, proc: s
 class ServerThread:
     """``with ServerThread(app) as srv: httpx.get(srv.url)`` — uvicorn in a thread."""
 
-    def __init__(self, app: Any, path: str = "/mcp") -> None:
+    def __init__(self, app: Any, path: str = "/mcp", **config: Any) -> None:
+        """``config``: more ``uvicorn.Config`` options (``ssl_certfile``/``ssl_keyfile``: https)."""
         import uvicorn
 
         # IPPROTO_TCP: asyncio sets TCP_NODELAY only on sockets created with it; without, every
@@ -56,11 +57,12 @@ class ServerThread:
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
-        self.base = f"http://127.0.0.1:{self.port}"
+        self.base = f"{'https' if config.get('ssl_certfile') else 'http'}://127.0.0.1:{self.port}"
         self.url = self.base + path
         self.app = app
-        config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
-        self.server = uvicorn.Server(config)
+        self.server = uvicorn.Server(
+            uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2, **config)
+        )
         self.loop: asyncio.AbstractEventLoop | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)
 

@@ -122,7 +122,8 @@ def login(ua: httpx.Client, url: str, stop: str, *, user: str = "alice", decisio
 
 
 @contextlib.contextmanager
-def proxy_stack(idp: Any, **options: Any) -> Iterator[Stack]:
+def proxy_stack(idp: Any, redis: str | None = None, **options: Any) -> Iterator[Stack]:
+    """``redis``: serve with ``state=RedisState(redis)`` (the proxy's store on Redis)."""
     from mcpio.auth import OAuthProxy
     from tests.auth.protected_server import server
 
@@ -156,9 +157,15 @@ def proxy_stack(idp: Any, **options: Any) -> Iterator[Stack]:
         scopes=["mcp", "notes:read", "notes:write"],
         upstream_scopes=["openid"],
         upstream_issuer=idp.issuer,
-        **options,
+        # every test request comes from 127.0.0.1: the per-address limits get their own tests
+        **{"max_registrations_per_address": 10_000, "max_logins_per_address": 10_000, **options},
     )
     assert proxy.callback_url == callback
-    holder["app"] = server.http_app(auth=proxy)
+    if redis is not None:
+        from mcpio._state import RedisState
+
+        holder["app"] = server.http_app(auth=proxy, state=RedisState(redis))
+    else:
+        holder["app"] = server.http_app(auth=proxy)
     with srv:
         yield Stack(proxy, srv.base, srv.url, upstream["client_secret"])

@@ -19,6 +19,8 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from .._protocol._http_hosts import is_loopback
+
 log = logging.getLogger("mcpio.auth")
 
 MAX_DOCUMENT = 512 * 1024  # bytes: a JWKS or metadata document larger than this is refused
@@ -32,8 +34,9 @@ class AuthUnavailable(Exception):
 
 
 def is_loopback_host(host: str | None) -> bool:
-    host = (host or "").lower().strip("[]")
-    return host in ("localhost", "::1") or host.startswith("127.")
+    """The loopback rule of :func:`mcpio._protocol._http.is_loopback` (an address in 127.0.0.0/8
+    or ::1, or ``localhost``; never a name that merely starts like one), for a URL's hostname."""
+    return bool(host) and is_loopback(host or "")
 
 
 def check_url(url: str, what: str) -> str:

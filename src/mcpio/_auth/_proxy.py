@@ -11,12 +11,20 @@ code grant with PKCE S256 only, ``state``, RFC 9207 ``iss`` in every redirect, r
 rotated on each use. The user logs in at the upstream IdP (its own authorization code flow
 with the proxy's PKCE and ``state``, the browser bound by a cookie), comes back to
 ``/callback``, and approves the MCP client on a consent screen (client name, redirect URI,
-scopes). The upstream tokens stay in this process; the MCP client gets the proxy's tokens.
+scopes). The upstream tokens stay on the server side (encrypted at rest); the MCP client gets
+the proxy's tokens.
 
 Access tokens are JWTs (ES256, key published at ``/jwks``) with ``aud`` = the MCP server's
 canonical URI (RFC 8707): verified locally by :class:`JWTVerifier` with no round trip per
-request, and by any other resource server that reads the proxy's JWKS. A replayed code or a
-reused refresh token revokes every token of its grant (their ``jti`` are refused until expiry).
+request, and by any other resource server that reads the proxy's JWKS. Each token names its
+grant (``sid``); a replayed code or a reused refresh token revokes the grant, and this server
+refuses every token of a grant that is gone.
+
+What the proxy remembers lives in a :mod:`._proxy_store`: in this process, or on Redis when the
+server's state backend is shared (``--workers N --redis``, replicas), so any process can finish a
+sign-in another started and a revocation reaches all of them. Every store is capped and refuses
+when full (503) rather than dropping someone's live entry; registrations and sign-ins are also
+limited per source address and sign-ins per client.
 """
 
 from __future__ import annotations
@@ -24,22 +32,25 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from .._state._base import StateUnavailable
+from ._cimd import CIMDFetcher, CIMDUnavailable
 from ._info import AuthInfo
-from ._jwks import AuthUnavailable, check_url, fetch_json, parse_keys
+from ._jwks import AuthUnavailable, check_url, parse_keys
 from ._proxy_endpoints import ProxyGuard
-from ._proxy_rules import Bounded, ClientInfo, OAuthError, _Code, _Family, _Login, digest, token, validate_registration
+from ._proxy_keys import Sealer, check_secret, derive, signing_key
+from ._proxy_rules import ClientInfo, OAuthError, digest, validate_registration
+from ._proxy_store import MemoryProxyStore, ProxyStore, store_for
 from ._proxy_upstream import Upstream
 from ._resource import ResourceServer
 from ._verify import InvalidToken, JWTVerifier
 
 log = logging.getLogger("mcpio.auth")
-
-MAX_CIMD = 64 * 1024
 
 
 @dataclass
@@ -56,8 +67,17 @@ class OAuthProxy:
     ``upstream_userinfo_url`` + ``subject_claim`` (who logged in; default: the ID token's
     ``sub``), ``upstream_auth_method`` (``client_secret_post`` or ``client_secret_basic``),
     ``upstream_issuer`` (when given, an ``iss`` in the IdP's redirect must equal it: RFC 9207).
-    ``signing_key``: a PEM EC P-256 private key to keep tokens valid across restarts (default:
-    a new key per process). Lifetimes in seconds; caps bound every in-memory store.
+    ``secret``: at least 32 random characters from which the signing key and the key that
+    encrypts the IdP's tokens at rest are derived (:mod:`._proxy_keys`), so tokens stay valid
+    across restarts and every process given it agrees; ``signing_key`` (a PEM EC P-256 private
+    key) overrides the derived signing key. Without either, a process makes its own keys.
+    Lifetimes in seconds; ``max_*`` cap each store (full: 503, nothing evicted);
+    ``unused_client_ttl``: how long a registration no user has approved is kept (approved ones:
+    ``client_ttl`` since last use); per source address (an IPv6 /64 counts as one) at most
+    ``max_registrations_per_address`` registrations an hour and ``max_logins_per_address``
+    sign-ins per ``login_ttl``, and ``max_logins_per_client`` sign-ins per client per
+    ``login_ttl``. CIMD: ``cimd_allowed_networks`` (CIDRs whose non-public addresses may be
+    fetched, for an intranet) and ``cimd_ssl_context`` (whom TLS trusts; default the system CAs).
     """
 
     issuer: str
@@ -73,15 +93,23 @@ class OAuthProxy:
     subject_claim: str = "sub"
     upstream_auth_method: str = "client_secret_post"
     upstream_issuer: str | None = None
+    secret: str | None = field(default=None, repr=False)
     signing_key: str | None = field(default=None, repr=False)
     access_token_ttl: float = 3600.0
     refresh_token_ttl: float = 30 * 86400.0
     code_ttl: float = 60.0
     login_ttl: float = 600.0
+    client_ttl: float = 90 * 86400.0
+    unused_client_ttl: float = 86400.0
     max_clients: int = 10_000
     max_logins: int = 1_000
     max_grants: int = 10_000
+    max_registrations_per_address: int = 20
+    max_logins_per_address: int = 30
+    max_logins_per_client: int = 100
     allow_cimd: bool = True
+    cimd_allowed_networks: list[str] = field(default_factory=list)
+    cimd_ssl_context: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         check_url(self.issuer, "the proxy's issuer")
@@ -104,26 +132,25 @@ class OAuthProxy:
         from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric import ec
 
+        if self.secret is not None:
+            check_secret(self.secret)
         if self.signing_key:
             key = serialization.load_pem_private_key(self.signing_key.encode(), None)
             if not isinstance(key, ec.EllipticCurvePrivateKey) or key.curve.name != "secp256r1":
                 raise ValueError("signing_key must be a PEM EC P-256 private key (ES256)")
+        elif self.secret is not None:
+            key = signing_key(self.secret)
         else:
             key = ec.generate_private_key(ec.SECP256R1())
         self._key = key
+        self.sealer = Sealer(derive(self.secret, "aes256gcm") if self.secret is not None else os.urandom(32))
         import jwt
 
         public = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(key.public_key()))
         self._kid = digest(json.dumps(public, sort_keys=True))[:16]
         self._jwks = {"keys": [{**public, "kid": self._kid, "use": "sig", "alg": "ES256"}]}
-        self._clients: Bounded[ClientInfo] = Bounded(self.max_clients, 90 * 86400.0)
-        self._cimd: Bounded[ClientInfo] = Bounded(1000, 3600.0)
-        self._logins: Bounded[_Login] = Bounded(self.max_logins, self.login_ttl)  # by upstream state
-        self._consents: Bounded[_Login] = Bounded(self.max_logins, self.login_ttl)  # by consent id
-        self._codes: Bounded[_Code] = Bounded(self.max_logins, self.code_ttl)
-        self._families: Bounded[_Family] = Bounded(self.max_grants, self.refresh_token_ttl)
-        self._grants: Bounded[dict[str, Any]] = Bounded(self.max_grants, self.refresh_token_ttl)  # upstream tokens
-        self._revoked: Bounded[bool] = Bounded(10 * self.max_grants, self.access_token_ttl + 60)
+        self.cimd = CIMDFetcher(allowed_networks=self.cimd_allowed_networks, ssl_context=self.cimd_ssl_context)
+        self.store: ProxyStore = MemoryProxyStore()  # this process's; a guard on shared state uses Redis
         self._http: Any = None
 
     # ------------------------------------------------------------------ public surface
@@ -158,32 +185,9 @@ class OAuthProxy:
             "authorization_response_iss_parameter_supported": True,
         }
 
-    def register(self, metadata: dict[str, Any]) -> dict[str, Any]:
-        """Register a client as ``POST /register`` would (RFC 7591 §3.1); the response body.
-        OAuthError when the metadata is refused."""
-        info = validate_registration(metadata, scopes=frozenset(self.scopes))
-        info.client_id = "mcpio-" + token(18)
-        out: dict[str, Any] = {
-            "client_id": info.client_id,
-            "client_id_issued_at": int(time.time()),
-            "redirect_uris": info.redirect_uris,
-            "grant_types": info.grant_types,
-            "response_types": ["code"],
-            "token_endpoint_auth_method": info.auth_method,
-        }
-        if info.auth_method != "none":
-            secret = token(32)
-            info.secret_digest = digest(secret)
-            out.update(client_secret=secret, client_secret_expires_at=0)
-        if info.client_name:
-            out["client_name"] = info.client_name
-        if info.scope:
-            out["scope"] = info.scope
-        self._clients.put(info.client_id, info)
-        return out
-
-    def resource_server(self) -> ResourceServer:
-        """The :class:`ResourceServer` that accepts this proxy's tokens (metadata naming the proxy)."""
+    def resource_server(self, store: ProxyStore | None = None) -> ResourceServer:
+        """The :class:`ResourceServer` that accepts this proxy's tokens (metadata naming the
+        proxy) while their grant is alive in ``store`` (default: this process's store)."""
         resource = self.resource
         assert resource is not None  # set by __post_init__
         verifier = JWTVerifier(
@@ -194,18 +198,24 @@ class OAuthProxy:
         return ResourceServer(
             resource=resource,
             issuer=self.issuer,
-            verifier=_NotRevoked(verifier, self),
+            verifier=_NotRevoked(verifier, store or self.store),
             required_scopes=self.required_scopes,
             scopes_supported=self.scopes,
         )
 
-    def guard(self, **options: Any) -> ProxyGuard:
+    def guard(self, *, state: Any = None, **options: Any) -> ProxyGuard:
         """The per-request ASGI check ``http_app(auth=…)`` installs (options as
-        :meth:`ResourceServer.guard`)."""
-        return ProxyGuard(self, self.resource_server().guard(**options))
+        :meth:`ResourceServer.guard`). ``state``: the server's state backend; a shared one
+        (Redis) holds the proxy's clients, sign-ins, codes and grants for every process."""
+        store = store_for(state) or self.store
+        return ProxyGuard(self, self.resource_server(store).guard(**options), store)
 
-    def revoked(self, jti: Any) -> bool:
-        return isinstance(jti, str) and self._revoked.get(jti) is not None
+    async def aclose(self) -> None:
+        """Close the HTTP clients (the IdP's, the CIMD fetcher's); they reopen when needed."""
+        http, self._http = self._http, None
+        if http is not None:
+            await http.aclose()
+        await self.cimd.aclose()
 
     # ------------------------------------------------------------------ helpers
     def client_http(self) -> Any:
@@ -215,100 +225,51 @@ class OAuthProxy:
             self._http = httpx.AsyncClient(follow_redirects=False, trust_env=False)
         return self._http
 
-    async def find_client(self, client_id: str | None) -> ClientInfo:
-        if not client_id:
-            raise OAuthError("invalid_request", "client_id is required")
-        info = self._clients.get(client_id)
-        if info is not None:
-            return info
-        if self.allow_cimd and client_id.startswith(("https://", "http://")):
-            return await self._metadata_document(client_id)
-        raise OAuthError(
-            "invalid_client",
-            "unknown client_id: register at "
-            + self.url("register")
-            + " (Dynamic Client Registration) or use a Client ID Metadata Document URL",
-            401,
-        )
-
-    async def _metadata_document(self, url: str) -> ClientInfo:
+    async def metadata_document(self, url: str) -> ClientInfo:
         """A Client ID Metadata Document (spec basic/authorization "Client ID Metadata Documents"):
-        an https URL with a path, whose JSON names itself as ``client_id``."""
-        cached = self._cimd.get(url)
-        if cached is not None:
-            return cached
-        try:
-            check_url(url, "a client_id metadata document URL")
-        except ValueError as exc:
-            raise OAuthError("invalid_client", str(exc), 401) from None
-        if urlsplit(url).path in ("", "/"):
-            raise OAuthError("invalid_client", "a client_id URL must have a path (the metadata document)", 401)
-        try:
-            doc = await fetch_json(self.client_http(), url, "the client metadata document", max_size=MAX_CIMD)
-        except AuthUnavailable as exc:
-            raise OAuthError("invalid_client", str(exc), 401) from None
+        an https URL with a path, whose JSON names itself as ``client_id``, fetched under the
+        rules of :mod:`._cimd` (public addresses only; errors that say nothing of the target)."""
+        doc = self.cimd.cached(url)
+        if doc is None:
+            try:
+                doc = await self.cimd.fetch(url)
+            except CIMDUnavailable as exc:
+                raise OAuthError("invalid_client", str(exc), 401) from None
         if doc.get("client_id") != url:
             raise OAuthError("invalid_client", "the client metadata document's client_id is not its own URL", 401)
         info = validate_registration(doc, scopes=frozenset(self.scopes), client_id=url)
-        self._cimd.put(url, info)
+        self.cimd.remember(url, doc)
         return info
 
-    def _issue(self, family_id: str, fam: _Family) -> dict[str, Any]:
+    def sign(self, claims: dict[str, Any]) -> str:
         import jwt
 
-        now = int(time.time())
-        jti = token(16)
-        claims = {
-            "iss": self.issuer,
-            "aud": fam.resource,
-            "sub": fam.subject,
-            "client_id": fam.client_id,
-            "scope": " ".join(fam.scope),
-            "iat": now,
-            "exp": now + int(self.access_token_ttl),
-            "jti": jti,
-        }
-        access = jwt.encode(claims, self._key, algorithm="ES256", headers={"kid": self._kid, "typ": "at+jwt"})
-        fam.jtis = [(j, e) for j, e in fam.jtis if e > now] + [(jti, now + self.access_token_ttl)]
-        out: dict[str, Any] = {
-            "access_token": access,
-            "token_type": "Bearer",
-            "expires_in": int(self.access_token_ttl),
-            "scope": " ".join(fam.scope),
-        }
-        client = self._clients.get(fam.client_id) or self._cimd.get(fam.client_id)
-        if client is None or "refresh_token" in client.grant_types:
-            secret = token(32)
-            fam.refresh = digest(secret)
-            out["refresh_token"] = f"{family_id}.{secret}"
-        self._families.put(family_id, fam)
-        return out
-
-    def _revoke(self, family_id: str) -> None:
-        fam = self._families.pop(family_id)
-        if fam is None:
-            return
-        self._grants.pop(fam.grant)  # the upstream tokens of this grant go too
-        now = time.time()
-        for jti, exp in fam.jtis:
-            if exp > now:
-                self._revoked.put(jti, True, ttl=exp - now + 60)
-        log.warning(
-            "revoked the tokens of a grant to client %s (a code replay or a refresh token reuse)", fam.client_id[:80]
-        )
+        return jwt.encode(claims, self._key, algorithm="ES256", headers={"kid": self._kid, "typ": "at+jwt"})
 
 
 class _NotRevoked:
-    """A :class:`JWTVerifier` that also refuses the tokens of revoked grants."""
+    """A :class:`JWTVerifier` that also refuses the tokens of grants that are gone (revoked,
+    expired) from the proxy's store, on every process that shares it."""
 
-    def __init__(self, inner: JWTVerifier, proxy: OAuthProxy) -> None:
+    def __init__(self, inner: JWTVerifier, store: ProxyStore) -> None:
         self.inner = inner
-        self.proxy = proxy
+        self.store = store
 
     async def verify(self, token_: str) -> AuthInfo:
         info = await self.inner.verify(token_)
-        if self.proxy.revoked(info.claims.get("jti")):
+        sid = info.claims.get("sid")
+        try:
+            alive = isinstance(sid, str) and await self.store.get("family", sid) is not None
+        except StateUnavailable as exc:
+            raise AuthUnavailable(f"the grant store is unreachable ({exc})") from None
+        if not alive:
             raise InvalidToken(
-                "the token was revoked (its authorization code was replayed or its refresh token reused)"
+                "the token was revoked (its authorization code was replayed, its refresh token reused, "
+                "or its grant expired); sign in again"
             )
         return info
+
+    async def aclose(self) -> None:
+        close = getattr(self.inner, "aclose", None)
+        if close is not None:
+            await close()

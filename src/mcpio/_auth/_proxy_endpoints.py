@@ -5,38 +5,51 @@
 the client's redirect URI with ``code``, ``state`` and ``iss`` (RFC 9207), and ``/token``
 (authorization_code with PKCE, refresh_token with rotation). Any other request goes to the
 resource server guard the proxy wraps. Errors follow RFC 6749 §4.1.2.1 / §5.2: a bad client or
-redirect URI is answered here (never redirected to an unverified URI); the rest go back to the
-client's redirect URI. Secrets (client secrets, codes, tokens) never appear in a log line.
+redirect URI is answered here (never redirected to an unverified URI); so is any error before
+the user acted for a client no user has approved here yet (RFC 9700 §4.11.2: a self-registered
+client's redirect URI is not trusted to receive errors, or the proxy is an open redirector).
+Later errors go back to the client's redirect URI. A full store (:mod:`._proxy_store`) or a
+source address over its limit gets 503 / 429 with Retry-After: nobody else's entry is dropped.
+Secrets (client secrets, codes, tokens) never appear in a log line.
 """
 
 from __future__ import annotations
 
 import base64
-import html
+import ipaddress
 import json
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote, urlencode
 
+from .._state._base import StateUnavailable
 from ._jwks import AuthUnavailable
+from ._proxy_pages import PAGE_HEADERS, consent_page, page
 from ._proxy_rules import (
     MAX_REGISTRATION,
+    ClientInfo,
     OAuthError,
     _Code,
-    _Family,
     _Login,
     check_challenge,
-    check_verifier,
     digest,
+    dump,
+    load_client,
+    load_login,
     redirect_matches,
     s256,
     same_secret,
     token,
+    validate_registration,
 )
+from ._proxy_store import RETRY_AFTER, StoreFull
+from ._proxy_tokens import Grants, full
 from ._resource import _json, _raw
 
 if TYPE_CHECKING:
     from ._proxy import OAuthProxy
+    from ._proxy_store import ProxyStore
 
 log = logging.getLogger("mcpio.auth")
 
@@ -70,6 +83,21 @@ def _headers(scope: dict[str, Any]) -> dict[str, str]:
     return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or ()}
 
 
+def source_of(scope: dict[str, Any]) -> str:
+    """The source address limits count by: the peer's address, an IPv6 one as its /64 (one
+    host usually holds a whole /64). Behind a reverse proxy every request comes from the proxy:
+    run uvicorn with its proxy-headers option so that the client's address is the peer."""
+    client = scope.get("client")
+    host = str(client[0]) if client else "unknown"
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host[:64]
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is None:
+        return str(ipaddress.IPv6Network(f"{ip}/64", strict=False))
+    return str(ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped else ip)
+
+
 def _cookies(headers: dict[str, str]) -> dict[str, str]:
     out = {}
     for part in headers.get("cookie", "").split(";"):
@@ -82,9 +110,11 @@ def _cookies(headers: dict[str, str]) -> dict[str, str]:
 class ProxyGuard:
     """The ASGI guard of an :class:`OAuthProxy` (``http_app(auth=proxy)`` installs it)."""
 
-    def __init__(self, proxy: OAuthProxy, inner: Any) -> None:
+    def __init__(self, proxy: OAuthProxy, inner: Any, store: ProxyStore) -> None:
         self.proxy = proxy
         self.inner = inner
+        self.store = store
+        self.grants = Grants(proxy, store)
         p = proxy.prefix
         self.routes = {
             "/.well-known/oauth-authorization-server" + p: self.metadata,
@@ -109,10 +139,47 @@ class ProxyGuard:
             await handler(scope, receive, send)
         except OAuthError as exc:
             extra = [(b"www-authenticate", b'Basic realm="token"')] if exc.status == 401 else []  # RFC 6749 §5.2
+            if exc.retry_after is not None:
+                extra.append((b"retry-after", str(exc.retry_after).encode()))
             await _json(send, exc.status, exc.body(), [*_PRAGMA, *extra])
         except TooLarge:
             await _json(send, 413, {"error": "invalid_request", "error_description": "the request body is too large"})
+        except StateUnavailable as exc:  # Redis down: the request was fine, retry it
+            log.warning("the proxy's store is unreachable: %s", exc)
+            await _json(
+                send,
+                503,
+                {
+                    "error": "temporarily_unavailable",
+                    "error_description": "the server's state store is unreachable; retry",
+                },
+                [*_PRAGMA, (b"retry-after", str(exc.retry_after).encode())],
+            )
         return None
+
+    async def aclose(self) -> None:
+        """Close the proxy's HTTP clients and the wrapped resource guard's (at app shutdown)."""
+        try:
+            await self.inner.aclose()
+        finally:
+            await self.proxy.aclose()
+            await self.store.aclose()
+
+    async def find_client(self, client_id: str | None) -> ClientInfo:
+        if not client_id:
+            raise OAuthError("invalid_request", "client_id is required")
+        info = load_client(await self.store.get("client", client_id))
+        if info is not None:
+            return info
+        if self.proxy.allow_cimd and client_id.startswith(("https://", "http://")):
+            return await self.proxy.metadata_document(client_id)
+        raise OAuthError(
+            "invalid_client",
+            "unknown client_id: register at "
+            + self.proxy.url("register")
+            + " (Dynamic Client Registration) or use a Client ID Metadata Document URL",
+            401,
+        )
 
     # ------------------------------------------------------------------ discovery
     async def metadata(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -146,15 +213,59 @@ class ProxyGuard:
             doc = json.loads(body)
         except ValueError:
             raise OAuthError("invalid_client_metadata", "the registration request must be a JSON object") from None
-        out = self.proxy.register(doc)
+        out = await self.register_client(doc, source_of(scope))
         log.info("registered client %s (%s)", out["client_id"], str(out.get("client_name", ""))[:80])
         await _json(send, 201, out, _PRAGMA)
+
+    async def register_client(self, metadata: Any, source: str) -> dict[str, Any]:
+        """Register a client (RFC 7591 §3.1); the response body. It lives
+        ``unused_client_ttl`` until a user approves it, then ``client_ttl`` from each use."""
+        p = self.proxy
+        info = validate_registration(metadata, scopes=frozenset(p.scopes))
+        info.client_id = "mcpio-" + token(18)
+        out: dict[str, Any] = {
+            "client_id": info.client_id,
+            "client_id_issued_at": int(time.time()),
+            "redirect_uris": info.redirect_uris,
+            "grant_types": info.grant_types,
+            "response_types": ["code"],
+            "token_endpoint_auth_method": info.auth_method,
+        }
+        if info.auth_method != "none":
+            secret = token(32)
+            info.secret_digest = digest(secret)
+            out.update(client_secret=secret, client_secret_expires_at=0)
+        if info.client_name:
+            out["client_name"] = info.client_name
+        if info.scope:
+            out["scope"] = info.scope
+        try:
+            await self.store.put(
+                "client",
+                info.client_id,
+                dump(info),
+                ttl=p.unused_client_ttl,
+                cap=p.max_clients,
+                limits=(("src:" + source, p.max_registrations_per_address),),
+                window=3600.0,
+            )
+        except StoreFull as exc:
+            if exc.who == "all":
+                raise full("registrations", p.max_clients) from None
+            raise OAuthError(
+                "temporarily_unavailable",
+                f"too many registrations from your address ({p.max_registrations_per_address} an hour); "
+                "reuse the client_id you registered, or try again later",
+                429,
+                RETRY_AFTER,
+            ) from None
+        return out
 
     # ------------------------------------------------------------------ authorization
     async def authorize(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         q = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
         try:
-            client = await self.proxy.find_client(q.get("client_id"))
+            client = await self.find_client(q.get("client_id"))
         except OAuthError as exc:
             return await self._page(send, 400, "Unknown application", exc.description)
         redirect = q.get("redirect_uri")
@@ -176,6 +287,8 @@ class ProxyGuard:
             scopes = self._scopes(q.get("scope"), client.scope)
             resource = self._resource(q.get("resource"))
         except OAuthError as exc:
+            if not client.confirmed:  # RFC 9700 §4.11.2: no redirect to an unapproved client's URI
+                return await self._page(send, 400, "Invalid authorization request", f"{exc.error}: {exc.description}")
             return await self._redirect(
                 send, _back(redirect, state, self.proxy.issuer, error=exc.error, error_description=exc.description)
             )
@@ -192,7 +305,34 @@ class ProxyGuard:
             token(48),
             redirect_given=given,
         )
-        self.proxy._logins.put(login.upstream_state, login)
+        p = self.proxy
+        try:
+            await self.store.put(
+                "login",
+                login.upstream_state,
+                dump(login),
+                ttl=p.login_ttl,
+                cap=p.max_logins,
+                limits=(
+                    ("src:" + source_of(scope), p.max_logins_per_address),
+                    ("client:" + digest(client.client_id), p.max_logins_per_client),
+                ),
+                window=p.login_ttl,
+            )
+        except StoreFull as exc:
+            why = {
+                "all": f"this server has {p.max_logins} sign-ins in progress, its maximum",
+                "src": f"too many sign-ins were started from your address ({p.max_logins_per_address})",
+                "client": f"too many sign-ins were started for this application ({p.max_logins_per_client})",
+            }[exc.who.split(":")[0]]
+            status = 503 if exc.who == "all" else 429
+            return await self._page(
+                send,
+                status,
+                "Try again later",
+                f"{why}; try again in a few minutes",
+                [(b"retry-after", str(RETRY_AFTER).encode())],
+            )
         up = self.proxy.upstream
         target = (
             up.authorize_url
@@ -215,7 +355,7 @@ class ProxyGuard:
     async def callback(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         """The upstream IdP's redirect: check ``state`` and the browser, exchange the code."""
         q = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True))
-        login = self.proxy._logins.pop(q.get("state", "")) if q.get("state") else None
+        login = load_login(await self.store.take("login", q["state"])) if q.get("state") else None
         if login is None:
             return await self._page(
                 send,
@@ -251,14 +391,20 @@ class ProxyGuard:
             log.warning("upstream sign-in failed: %s", exc)
             return await self._deny(send, login, "server_error", "the identity provider refused the sign-in", clear)
         login.grant = token(16)
-        self.proxy._grants.put(login.grant, tokens)  # upstream tokens: server-side only
         login.subject = subject or "upstream-user-" + login.grant
         login.csrf = token(24)
         consent_id = token(24)
-        self.proxy._consents.put(consent_id, login)
-        await self._consent_page(
-            send, consent_id, login, clear, self._cookie(consent_id, login.csrf, self.proxy.login_ttl)
-        )
+        p = self.proxy
+        sealed = p.sealer.seal(tokens, "grant:" + login.grant)  # the IdP's tokens, encrypted at rest
+        try:
+            await self.store.put("grant", login.grant, {"v": sealed}, ttl=p.refresh_token_ttl, cap=p.max_grants)
+            await self.store.put("consent", consent_id, dump(login), ttl=p.login_ttl, cap=p.max_logins)
+        except StoreFull:
+            await self.store.take("grant", login.grant)
+            return await self._deny(
+                send, login, "temporarily_unavailable", "the server is at capacity; try again later", clear
+            )
+        await self._consent_page(send, consent_id, login, clear, self._cookie(consent_id, login.csrf, p.login_ttl))
         return None
 
     async def consent(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -266,7 +412,7 @@ class ProxyGuard:
             raise OAuthError("invalid_request", "the consent form is sent with POST", 405)
         form = dict(parse_qsl((await _body(receive, MAX_FORM)).decode("utf-8", "replace")))
         cid = form.get("consent", "")
-        login = self.proxy._consents.pop(cid) if cid else None
+        login = load_login(await self.store.take("consent", cid)) if cid else None
         if login is None:
             return await self._page(
                 send, 400, "Request expired", "this approval is unknown or expired; start again from your application"
@@ -284,20 +430,27 @@ class ProxyGuard:
             return await self._deny(send, login, "access_denied", "the user declined", clear)
         code = token(32)
         assert login.subject is not None and login.grant is not None
-        self.proxy._codes.put(
-            digest(code),
-            _Code(
-                login.client.client_id,
-                login.redirect_uri,
-                login.challenge,
-                login.scope,
-                login.resource,
-                login.subject,
-                login.grant,
-                redirect_given=login.redirect_given,
-            ),
+        p = self.proxy
+        record = _Code(
+            login.client.client_id,
+            login.redirect_uri,
+            login.challenge,
+            login.scope,
+            login.resource,
+            login.subject,
+            login.grant,
+            redirect_given=login.redirect_given,
         )
-        await self._redirect(send, _back(login.redirect_uri, login.state, self.proxy.issuer, code=code), clear)
+        try:
+            await self.store.put("code", digest(code), dump(record), ttl=p.code_ttl, cap=p.max_logins)
+        except StoreFull:
+            return await self._deny(
+                send, login, "temporarily_unavailable", "the server is at capacity; try again later", clear
+            )
+        if not login.client.client_id.startswith(("https://", "http://")):  # a user approved it: confirmed
+            login.client.confirmed = True
+            await self.store.touch("client", login.client.client_id, dump(login.client), p.client_ttl)
+        await self._redirect(send, _back(login.redirect_uri, login.state, p.issuer, code=code), clear)
         return None
 
     # ------------------------------------------------------------------ token endpoint
@@ -310,9 +463,9 @@ class ProxyGuard:
         client_id = await self._authenticate(_headers(scope), form)
         grant = form.get("grant_type")
         if grant == "authorization_code":
-            out = self._redeem(client_id, form)
+            out = await self.grants.redeem(client_id, form, self._resource)
         elif grant == "refresh_token":
-            out = self._refresh(client_id, form)
+            out = await self.grants.refresh(client_id, form, self._resource)
         else:
             raise OAuthError("unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
         await _json(send, 200, out, _PRAGMA)
@@ -330,7 +483,7 @@ class ProxyGuard:
                 raise OAuthError("invalid_client", "the Basic credentials are malformed", 401) from None
             client_id, given_secret, method = unquote(user), unquote(pw), "client_secret_basic"
         try:
-            client = await self.proxy.find_client(client_id)
+            client = await self.find_client(client_id)
         except OAuthError:
             raise OAuthError("invalid_client", "unknown client (register first, or check the client_id)", 401) from None
         if client.auth_method != method:
@@ -340,53 +493,6 @@ class ProxyGuard:
         if method != "none" and not (client.secret_digest and same_secret(given_secret or "", client.secret_digest)):
             raise OAuthError("invalid_client", "the client credentials are wrong", 401)
         return client.client_id
-
-    def _redeem(self, client_id: str, form: dict[str, str]) -> dict[str, Any]:
-        code = form.get("code") or ""
-        record = self.proxy._codes.get(digest(code)) if code else None
-        if record is None:
-            raise OAuthError("invalid_grant", "the authorization code is unknown, expired or already used")
-        if record.family is not None:  # a replay: what the first redemption issued is revoked too
-            self.proxy._revoke(record.family)
-            raise OAuthError(
-                "invalid_grant", "the authorization code was already used; the tokens it gave were revoked"
-            )
-        if record.client_id != client_id:
-            raise OAuthError("invalid_grant", "the authorization code was issued to another client")
-        given = form.get("redirect_uri")
-        if given is None and record.redirect_given:  # OAuth 2.1 §4.1.3
-            raise OAuthError("invalid_request", "redirect_uri is required: the authorization request had one")
-        if given is not None and given != record.redirect_uri:
-            raise OAuthError("invalid_grant", "redirect_uri differs from the one of the authorization request")
-        check_verifier(form.get("code_verifier"), record.challenge)
-        if "resource" in form and self._resource(form["resource"]) != record.resource:
-            raise OAuthError("invalid_target", "resource differs from the one of the authorization request")
-        family = token(24)
-        record.family = family
-        return self.proxy._issue(
-            family, _Family(client_id, record.scope, record.resource, record.subject, record.grant)
-        )
-
-    def _refresh(self, client_id: str, form: dict[str, str]) -> dict[str, Any]:
-        family_id, _, secret = (form.get("refresh_token") or "").partition(".")
-        fam = self.proxy._families.get(family_id) if family_id and secret else None
-        if fam is None:
-            raise OAuthError("invalid_grant", "the refresh token is unknown, expired or revoked")
-        if not same_secret(secret, fam.refresh):  # an old (rotated) refresh token: it leaked
-            self.proxy._revoke(family_id)
-            raise OAuthError(
-                "invalid_grant", "the refresh token was already used; this grant is revoked (sign in again)"
-            )
-        if fam.client_id != client_id:
-            raise OAuthError("invalid_grant", "the refresh token was issued to another client")
-        if "resource" in form and self._resource(form["resource"]) != fam.resource:
-            raise OAuthError("invalid_target", "resource differs from the one this grant is for")
-        if form.get("scope"):
-            narrower = form["scope"].split()
-            if not set(narrower) <= set(fam.scope):
-                raise OAuthError("invalid_scope", "a refresh may only narrow the granted scopes")
-            fam.scope = narrower
-        return self.proxy._issue(family_id, fam)
 
     # ------------------------------------------------------------------ pieces
     def _scopes(self, requested: str | None, registered: str | None) -> list[str]:
@@ -430,48 +536,13 @@ class ProxyGuard:
     async def _page(
         self, send: Any, status: int, title: str, text: str, headers: list[tuple[bytes, bytes]] | None = None
     ) -> None:
-        body = _html(title, f"<p>{html.escape(text)}</p>")
-        await _raw(send, status, body, [*_PAGE, *(headers or [])])
+        await _raw(send, status, page(title, text), [*PAGE_HEADERS, *(headers or [])])
 
     async def _consent_page(
         self, send: Any, consent_id: str, login: _Login, clear: list[tuple[bytes, bytes]], cookie: tuple[bytes, bytes]
     ) -> None:
-        c = login.client
-        e = html.escape
-        name = c.client_name or c.client_id
-        how = (
-            ("its metadata document at " + c.client_id)
-            if c.client_id.startswith(("https://", "http://"))
-            else "self-registered (the name is not verified)"
-        )
-        scopes = "".join(f"<li><code>{e(s)}</code></li>" for s in login.scope) or "<li>(no scope)</li>"
-        content = (
-            f"<p><b>{e(name)}</b> ({e(how)}) asks to use <code>{e(login.resource)}</code> as "
-            f"<b>{e(login.subject or '')}</b>.</p><p>Scopes:</p><ul>{scopes}</ul>"
-            f"<p>After approval you go back to <code>{e(login.redirect_uri)}</code>.</p>"
-            f'<form method="post" action="{e(self.proxy.url("consent"))}">'
-            f'<input type="hidden" name="consent" value="{e(consent_id)}">'
-            f'<input type="hidden" name="csrf" value="{e(login.csrf)}">'
-            '<button name="decision" value="allow">Allow</button> '
-            '<button name="decision" value="deny">Deny</button></form>'
-        )
-        await _raw(send, 200, _html("Allow access?", content), [*_PAGE, *clear, cookie])
-
-
-_PAGE = [
-    (b"content-type", b"text/html; charset=utf-8"),
-    *_NO_STORE,
-    (b"x-frame-options", b"DENY"),
-    (b"content-security-policy", b"default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'"),
-    (b"referrer-policy", b"no-referrer"),
-]
-
-
-def _html(title: str, content: str) -> bytes:
-    return (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title></head>"
-        f"<body><h1>{html.escape(title)}</h1>{content}</body></html>"
-    ).encode()
+        body = consent_page(consent_id, login, self.proxy.url("consent"))
+        await _raw(send, 200, body, [*PAGE_HEADERS, *clear, cookie])
 
 
 def _back(redirect_uri: str, state: str | None, issuer: str, **params: str) -> str:

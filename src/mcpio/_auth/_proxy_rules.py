@@ -1,9 +1,6 @@
-"""The rules of the OAuth proxy (:mod:`._proxy`), without I/O: bounded expiring stores, client
-registration validation (RFC 7591), redirect URI matching (RFC 8252), PKCE (RFC 7636).
-
-Everything the proxy remembers (clients, pending logins, codes, refresh tokens, revoked token
-ids) lives in a :class:`Bounded` store: a cap on entries and a lifetime per entry, so a flood
-of registrations or abandoned logins costs bounded memory.
+"""The rules of the OAuth proxy (:mod:`._proxy`), without I/O: client registration validation
+(RFC 7591), redirect URI matching (RFC 8252), PKCE (RFC 7636), and the records the proxy keeps
+(in a :mod:`._proxy_store`) as JSON.
 """
 
 from __future__ import annotations
@@ -11,17 +8,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 import re
 import secrets
-import time
-from collections import OrderedDict
-from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from dataclasses import asdict, dataclass, field
+from typing import Any
 from urllib.parse import urlsplit
 
 from ._jwks import is_loopback_host
-
-V = TypeVar("V")
 
 MAX_REGISTRATION = 16 * 1024  # bytes of a DCR request body
 MAX_REDIRECT_URIS = 10
@@ -36,55 +30,15 @@ class OAuthError(Exception):
     """An OAuth error response: ``error`` code (RFC 6749 §5.2 / RFC 7591 §3.2.2), a description
     that says what to fix, and the HTTP status."""
 
-    def __init__(self, error: str, description: str, status: int = 400) -> None:
+    def __init__(self, error: str, description: str, status: int = 400, retry_after: int | None = None) -> None:
         super().__init__(description)
         self.error = error
         self.description = description
         self.status = status
+        self.retry_after = retry_after
 
     def body(self) -> dict[str, str]:
         return {"error": self.error, "error_description": self.description}
-
-
-class Bounded(Generic[V]):
-    """At most ``size`` entries, each dropped after its own lifetime; the oldest go first when full."""
-
-    def __init__(self, size: int, ttl: float) -> None:
-        self.size = size
-        self.ttl = ttl
-        self._items: OrderedDict[str, tuple[float, V]] = OrderedDict()
-
-    def put(self, key: str, value: V, ttl: float | None = None) -> None:
-        now = time.monotonic()
-        self._items[key] = (now + (self.ttl if ttl is None else ttl), value)
-        self._items.move_to_end(key)
-        self._prune(now)
-
-    def get(self, key: str) -> V | None:
-        item = self._items.get(key)
-        if item is None:
-            return None
-        if time.monotonic() >= item[0]:
-            del self._items[key]
-            return None
-        return item[1]
-
-    def pop(self, key: str) -> V | None:
-        value = self.get(key)
-        self._items.pop(key, None)
-        return value
-
-    def __len__(self) -> int:
-        self._prune(time.monotonic())
-        return len(self._items)
-
-    def _prune(self, now: float) -> None:
-        while self._items:
-            key, (deadline, _) = next(iter(self._items.items()))
-            if len(self._items) > self.size or now >= deadline:
-                del self._items[key]
-            else:
-                break
 
 
 def token(nbytes: int = 32) -> str:
@@ -171,6 +125,7 @@ class ClientInfo:
     secret_digest: str | None = None
     grant_types: list[str] = field(default_factory=lambda: ["authorization_code", "refresh_token"])
     scope: str | None = None
+    confirmed: bool = False  # a user approved it here once: errors may go to its redirect URI
 
 
 def validate_registration(doc: Any, *, scopes: frozenset[str], client_id: str | None = None) -> ClientInfo:
@@ -252,7 +207,6 @@ class _Code:
     resource: str
     subject: str
     grant: str
-    family: str | None = None  # set when redeemed: a replay revokes this family
     redirect_given: bool = True
 
 
@@ -263,5 +217,27 @@ class _Family:  # the tokens of one authorization, refreshed with rotation
     resource: str
     subject: str
     grant: str
-    refresh: str = ""  # digest of the current refresh token
-    jtis: list[tuple[str, float]] = field(default_factory=list)
+
+
+def dump(record: Any) -> dict[str, str]:
+    """A store record (``v``: the JSON) of a :class:`ClientInfo`, ``_Login``, ``_Code`` or ``_Family``."""
+    return {"v": json.dumps(asdict(record), separators=(",", ":"))}
+
+
+def load_client(record: dict[str, str] | None) -> ClientInfo | None:
+    return ClientInfo(**json.loads(record["v"])) if record else None
+
+
+def load_login(record: dict[str, str] | None) -> _Login | None:
+    if not record:
+        return None
+    doc = json.loads(record["v"])
+    return _Login(**{**doc, "client": ClientInfo(**doc["client"])})
+
+
+def load_code(record: dict[str, str]) -> _Code:
+    return _Code(**json.loads(record["v"]))
+
+
+def load_family(record: dict[str, str]) -> _Family:
+    return _Family(**json.loads(record["v"]))

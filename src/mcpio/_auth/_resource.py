@@ -142,10 +142,12 @@ class ResourceServer:
         scopes_for: ScopesFor | None = None,
         scoped: Callable[[], bool] | None = None,
         max_body_size: int = 16 * 1024 * 1024,
+        state: Any = None,
     ) -> Guard:
         """The per-request check for an app; ``scopes_for(method, name)`` names the scopes an
         item needs (the server's ``scopes=`` registrations), ``scoped()`` says whether any
-        item has some (when not, request bodies are not peeked)."""
+        item has some (when not, request bodies are not peeked). ``state``: the server's state
+        backend (an :class:`~mcpio.auth.OAuthProxy` keeps its grants there; unused here)."""
         return Guard(self, scopes_for=scopes_for, scoped=scoped, max_body_size=max_body_size)
 
 

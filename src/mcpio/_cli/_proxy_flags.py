@@ -9,6 +9,10 @@ without code, for IdPs MCP clients cannot register with (GitHub, Google, Entra).
   ``MCPIO_AUTH_PROXY_CLIENT_SECRET``), never from the command line (it would show in ``ps``);
 * ``--auth-proxy-issuer URL`` — the proxy's public URL (default on loopback:
   ``http://HOST:PORT``); register ``ISSUER/callback`` as the redirect URI at the IdP;
+* ``$MCPIO_AUTH_PROXY_SECRET`` — at least 32 random characters from which the proxy's signing
+  key and the key encrypting the IdP's tokens at rest are derived: tokens survive a restart and
+  every process given it (``--workers``, replicas on one ``--redis``) agrees. Required with
+  ``--redis`` (the proxy's state outlives the process there); without it, random per run;
 * ``--auth-proxy-scopes a,b`` (offered to MCP clients, default ``mcp``),
   ``--auth-proxy-upstream-scopes a,b`` (asked of the IdP, default ``openid`` for an OIDC
   provider), ``--auth-proxy-userinfo URL`` + ``--auth-proxy-subject-claim`` (who logged in).
@@ -20,6 +24,7 @@ import os
 from typing import Any
 
 SECRET_ENV = "MCPIO_AUTH_PROXY_CLIENT_SECRET"
+KEYS_ENV = "MCPIO_AUTH_PROXY_SECRET"
 
 
 def add_proxy_flags(p: Any) -> None:
@@ -152,6 +157,13 @@ def proxy_from(args: Any) -> Any:
             upstream_scopes = ["openid"]
     path = args.path.rstrip("/") or "/"
     assert isinstance(authorize_url, str) and isinstance(token_url, str)  # both checked above
+    keys = os.environ.get(KEYS_ENV) or None
+    if keys is None and getattr(args, "redis", None):
+        raise UsageError(
+            f"the OAuth proxy with --redis needs ${KEYS_ENV} (32+ random characters, the same for every "
+            "process): its clients and grants outlive this process on Redis, so its signing and "
+            "encryption keys must too (python -c 'import secrets; print(secrets.token_urlsafe(32))')"
+        )
     try:
         return OAuthProxy(
             issuer=issuer,
@@ -165,6 +177,7 @@ def proxy_from(args: Any) -> Any:
             upstream_userinfo_url=userinfo,
             subject_claim=args.auth_proxy_subject_claim,
             upstream_issuer=upstream_issuer,
+            secret=keys,
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from None

@@ -43,6 +43,7 @@ def http_app(server: Server, path: str, **options: Any) -> Any:
             scopes_for=server._scopes_for,
             scoped=lambda: bool(server._item_scopes),
             max_body_size=options.get("max_body_size", 16 * 1024 * 1024),
+            state=options.get("state"),  # an OAuthProxy keeps its clients and grants there when shared
         )
         from .._auth import _info  # no I/O, no third party (loaded by every guard anyway)
 
