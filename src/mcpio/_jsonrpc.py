@@ -35,6 +35,7 @@ _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
 encode = _encoder.encode
 encode_into = _encoder.encode_into
+Raw = msgspec.Raw  # an encoded message inside a batch being encoded
 # The JSON decoder itself: msgspec's errors, not InvalidMessage; for callers that take the
 # failures through decode() again for their texts (issue 17: one frame less per message).
 decode_json = _decoder.decode

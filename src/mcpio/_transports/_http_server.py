@@ -33,6 +33,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from typing import Any, cast
@@ -46,7 +47,7 @@ from ._http_drain import closing, health, lifespan_protocol
 from ._http_events import EventStore, MemoryEventStore
 from ._http_legacy import RETRY_AFTER as RETRY_AFTER  # the 503 of the session cap (older name)
 from ._http_legacy import LegacyTransport, at_capacity
-from ._http_request import RequestTransport
+from ._http_request import RequestTransport, serve_post
 from ._http_server_sse import LegacySSE
 from ._http_server_streams import Disconnected, Stream, TooLarge, plain, refuse, watch_disconnect
 from ._http_sessions import SharedSessions
@@ -69,9 +70,6 @@ NO_HEADERS: list[tuple[bytes, bytes]] = []  # no headers of ours on a response (
 class StreamableHTTPApp:
     """An ASGI application serving one MCP server over Streamable HTTP (both eras)."""
 
-    serve_now: Callable[[RequestTransport, Callable[..., asyncio.Task[Any]]], asyncio.Task[Any] | None] | None = None
-    answer_now: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None  # set by the Server (_server._http)
-
     def __init__(
         self,
         serve: Serve,
@@ -93,8 +91,12 @@ class StreamableHTTPApp:
         sse_path: str = "/sse",
         message_path: str = "/messages",
         auth: Callable[[Scope, Receive, Send], Awaitable[tuple[Receive, Send] | None]] | None = None,
+        answer: Callable[[dict[str, Any]], bytes | None] | None = None,
     ) -> None:
         self.serve = serve
+        # answer(message): the encoded answer to a modern request that needs neither a session nor
+        # awaiting, or None: serve(transport, True) serves it (the Server's _http.answer_post).
+        self.answer = answer
         self.auth = auth  # the authorization guard (_auth._resource.Guard): answers, or lets through
         self.path = "/" + path.strip("/") if path.strip("/") else "/"
         self._passed: dict[tuple[str | None, ...], tuple[bool, bool]] = {}  # see _pass
@@ -238,7 +240,6 @@ class StreamableHTTPApp:
         if h.select_era(headers, messages) != h.MODERN:
             await self._post_legacy(receive, send, headers, body, messages, kinds, accepted)
             return
-        # Modern: served here, on this stack, up to the answer at once (issue 17: no coroutine)
         if len(messages) != 1:
             await refuse(send, h.refuse(400, "Invalid Request: JSON-RPC batches are not part of protocol 2026-07-28"))
             return
@@ -250,13 +251,13 @@ class StreamableHTTPApp:
         if kinds[0] != rpc.REQUEST:
             await plain(send, 202, b"")  # core 2026-07-28 defines no client notifications on HTTP
             return
-        answer = self.answer_now(message) if accepted[0] and self.answer_now is not None else None  # JSON accepted
-        if answer is not None:  # answered at once, without a session: the whole JSON response (issue 17)
-            start, end = streams.json_answer(answer, [], h.MODERN)
+        answer = self.answer(message) if self.answer is not None else None
+        if answer is not None and accepted[0]:  # JSON accepted: the answer is the whole response
+            start, end = streams.json_response(answer, NO_HEADERS, h.MODERN)
             await send(start)
             await send(end)
             return
-        await self._post_modern(receive, send, body, message, *accepted)
+        await serve_post(self, receive, send, RequestTransport(body, message, *accepted), answer)
 
     def _pass(self, key: tuple[str | None, ...], accepted: tuple[bool, bool]) -> None:
         """Remember that a POST's Host, Origin, Accept and Content-Type (``key``) passed check_host,
@@ -268,30 +269,6 @@ class StreamableHTTPApp:
         if len(self._passed) >= PASSED_MAX or hosts is not self.allowed_hosts or origins is not self.allowed_origins:
             self._passed, self._passed_under = {}, (self.allowed_hosts, self.allowed_origins)
         self._passed[key] = accepted
-
-    async def _post_modern(
-        self, receive: Receive, send: Send, body: bytes, message: dict[str, Any], json_ok: bool, sse_ok: bool
-    ) -> None:
-        """A modern request not answered at once: served by a session on its stream."""
-        transport = RequestTransport(body, message, json_ok=json_ok, sse_ok=sse_ok)  # the body decoded once
-        transport.listen = message.get("method") == "subscriptions/listen"  # handed over first when draining
-        now = self.serve_now  # set by the Server: its eager start; None if it answered at once, no task
-        task = self._spawn(self.serve(transport, True)) if now is None else now(transport, self._spawn)
-        if task is None and json_ok and transport.answered is not None:
-            # Answered at once, nothing before it: the JSON response the stream would send (issue 17).
-            await streams.send_json(send, transport.answered, [], h.MODERN)
-            return
-        stream = transport.stream  # made before anything can be put on it
-        if task is not None:  # closing the transport cancels the task serving it
-            transport.task = task
-            self._requests.add(transport)
-            task.add_done_callback(lambda _: self._requests.discard(transport))
-        stream.hangup = (receive, transport.hung_up)  # watched once a hang-up matters (issue 17)
-        try:
-            await stream.pump(send, [], sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms)
-        finally:
-            if not stream.finished:
-                transport.close()
 
     async def _post_legacy(
         self,
@@ -364,8 +341,8 @@ class StreamableHTTPApp:
             )
             return
         json_ok, sse_ok = accepted
-        stream = transport.post_now(body, messages, ids, json_ok, sse_ok, priming)  # a plain call (issue 17)
-        if type(stream) is bytes:  # answered at once: the whole response, no stream (issue 17)
+        stream = transport.deliver_post(body, messages, ids, json_ok, sse_ok, priming)
+        if type(stream) is bytes:  # answered on this stack: the whole response, no stream
             start, end = streams.json_response(stream, session_header, h.LEGACY)
             await send(start)
             await send(end)
@@ -526,8 +503,14 @@ class StreamableHTTPApp:
                     self.end_session(t)
 
     # ================================================================ life cycle
-    def _spawn(self, coro: Any, context: Any = None) -> asyncio.Task[Any]:
-        task = asyncio.get_running_loop().create_task(coro, context=context)
+    def _spawn(self, coro: Any, *, eager: bool = False) -> asyncio.Task[Any]:
+        """A task of the app's running ``coro``; ``eager``: started at once on this stack, up to
+        its first wait, where the Python has eager tasks (3.12+; asyncio.Task(eager_start=))."""
+        loop = asyncio.get_running_loop()
+        if sys.version_info >= (3, 12) and eager:
+            task: asyncio.Task[Any] = asyncio.Task(coro, loop=loop, eager_start=True)
+        else:
+            task = loop.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task

@@ -133,6 +133,18 @@ class Stream:
                 event.set()
         return event
 
+    def put_nowait(self, frame: bytes, final: bool) -> bool:
+        """:meth:`put` when it needs no waiting — the stream is attached and its client is
+        there: True; else False, nothing done (``put`` it)."""
+        if not self.attached or self.gone:
+            return False
+        if final:
+            self.finished = True
+        self.items.append(frame)
+        if self._wake is not None:
+            self._wake.set()
+        return True
+
     async def put(self, frame: bytes, final: bool) -> None:
         if final:
             self.finished = True
@@ -358,14 +370,6 @@ def json_response(
 # than finding it); bounded: only lengths below _MAX_LENGTH_KEPT are kept (at most that many).
 _LENGTHS: dict[int, bytes] = {}
 _MAX_LENGTH_KEPT = 4096
-
-
-def json_answer(
-    message: dict[str, Any], headers: list[tuple[bytes, bytes]], era: str
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """:func:`json_response` of ``message`` (one JSON-RPC message, not yet encoded): its status
-    read from the message, not searched for in the frame (issue 17)."""
-    return json_response(rpc.encode(message), headers, era, _status(message, era) if "error" in message else 200)
 
 
 def _status(message: Any, era: str) -> int:

@@ -122,10 +122,6 @@ class StdioServerTransport:
     everything else in the process); other ``stdin_fd``/``stdout_fd`` are never redirected.
     """
 
-    # send() waits on nothing bound to the current task (no asyncio.timeout): a session may
-    # start a request on its reader's stack (Session ``eager``).
-    eager_safe = True
-
     def __init__(
         self,
         *,
