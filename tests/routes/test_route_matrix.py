@@ -231,3 +231,20 @@ def test_a_middleware_edit_reaches_its_client_only(servers: dict[str, ServerThre
         assert first["tools"][0]["description"].endswith(" (edited)"), route
         assert not second["tools"][0]["description"].endswith(" (edited)"), route
         assert call["content"][-1] == {"type": "text", "text": "seen by middleware"}, route
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_cancelled_request_gets_no_answer_and_the_next_one_does(kind: str) -> None:
+    # stdio (spec basic/utilities/cancellation: no response after notifications/cancelled). Over
+    # legacy HTTP the cancelled POST is left open without an answer (not checked here: only the
+    # client's timeout would end it); a modern request is cancelled by closing its POST.
+    with StdioPeer.spawn([sys.executable, str(SCRIPT), kind], validate=False) as peer:
+        peer.initialize(LEGACY)
+        waiting = peer.request_msg("tools/call", {"name": "wait", "arguments": {}})
+        peer.send(waiting)
+        peer.notify("notifications/cancelled", {"requestId": waiting["id"], "reason": "matrix"})
+        before: list[Any] = []
+        answer = peer.request("tools/call", CASES["success"], others=before, timeout=10)
+        assert answer["result"]["structuredContent"] == {"result": 3}
+        peer.ping()  # a turn later still: the cancelled call never answers
+        assert all(m.get("id") != waiting["id"] for m in peer.received if isinstance(m, dict)), peer.received
