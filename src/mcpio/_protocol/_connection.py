@@ -163,7 +163,7 @@ class Connection:
         """The one event of ``msg``, classified already as a request (``rpc.classify`` gave
         REQUEST): RequestReceived, or the Reply refusing it. :meth:`receive` comes here for each
         request; Streamable HTTP, which checks each POSTed message before it hands it over, calls
-        it directly, so the message is not classified a second time (issue 17)."""
+        it directly, so the message is not classified a second time."""
         id_ = msg["id"]
         method = msg["method"]
         params = msg.get("params")
@@ -189,7 +189,7 @@ class Connection:
                 admitted = self._modern_admission(method, meta)
             # (ready_version reads this memo too, for a request answered without entering this state)
             elif method in self._ready_admits:  # only while READY (emptied at close); never stateless
-                admitted = self.version  # the table's answer for it in READY, again (issue 17)
+                admitted = self.version  # the table's answer for it in READY, again
             elif self.stateless:
                 admitted = self._modern_admission(method, meta if type(meta) is dict else {})
             else:

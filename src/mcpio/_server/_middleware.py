@@ -62,7 +62,7 @@ class Request:
 
 
 def check_middleware(fn: Any) -> None:
-    import inspect  # not at start-up (issue 17): only a server with middleware registers one
+    import inspect  # not at start-up: only a server with middleware registers one
 
     if not callable(fn) or not (
         inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004 - the bound method

@@ -73,7 +73,7 @@ class LegacyTransport:
         self._by_request: dict[Any, Stream | UnmadeStream] = {}
         # answering(request_id): whether that request is still being served (a duplicate is
         # refused by the protocol layer; its stream must not replace the first one's). The
-        # dict's own method: no Python frame per POST (issue 17).
+        # dict's own method: no Python frame per POST.
         self.answering: Callable[[Any], bool] = self._by_request.__contains__
         self._batches: deque[Stream] = deque()  # streams of POSTed batches, oldest first (_refused_batch)
         self.streams: dict[str, Stream] = {}  # live streams, for Last-Event-ID resumption
@@ -304,7 +304,7 @@ class LegacyTransport:
         """Queue a POSTed ``frame`` for the session (requests come through :meth:`post`).
         ``messages``: its messages, decoded and checked already
         (:func:`~mcpio._protocol._http.messages_of`), so the session does not decode the frame
-        a second time (issue 17); a batch stays a batch (a JSON array, whitespace allowed before)."""
+        a second time; a batch stays a batch (a JSON array, whitespace allowed before)."""
         self.last_active = time.monotonic()
         if messages is None:
             item: bytes | Decoded = frame
@@ -334,10 +334,10 @@ class LegacyTransport:
 
     retry_ms = 1000
     # Per session, set by the server (``_post_legacy``): the MCP-Protocol-Version header value last
-    # seen, the check's refusal of it (or None) and whether its POST streams are primed (issue 17).
+    # seen, the check's refusal of it (or None) and whether its POST streams are primed.
     version_memo: tuple[Any, Any, bool] = (_UNSEEN, None, False)
     # Set by the server: the session, when one POST's request may be served on the POST's own
-    # task (``Session.reading``/``feed``: no queue hop, no wake-up of the reader; issue 17).
+    # task (``Session.reading``/``feed``: no queue hop, no wake-up of the reader).
     feeder: Feeder | None = None
     _fed_id: Any = _NO_ID  # the request post() feeds without a route, while it is fed
     _fed_answer: bytes | None = None  # its answer, handed over by answer_nowait

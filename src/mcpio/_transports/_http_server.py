@@ -141,7 +141,7 @@ class StreamableHTTPApp:
             return
         if kind != "http":
             return
-        if not self._running:  # once started, no await here (issue 17: a coroutine per request)
+        if not self._running:  # once started, no await here
             await self._ensure_started()
         if self.draining:  # a kept-alive connection carries one last request, then closes (_http_drain)
             send = closing(send)
@@ -211,7 +211,7 @@ class StreamableHTTPApp:
         self, receive: Receive, send: Send, headers: dict[str, str], accepted: Any = None, key: Any = None
     ) -> None:
         if accepted is None:  # not known for these values (_pass)
-            accepted = h.accepts(headers.get("accept"))  # once per POST (issue 17)
+            accepted = h.accepts(headers.get("accept"))  # once per POST
             refusal = h.check_post(headers, accepted)
             if refusal is not None:
                 # Read (and drop) the body first, as every other answer does: refusing mid-request
@@ -222,7 +222,7 @@ class StreamableHTTPApp:
                 return
             self._pass(key, accepted)
         try:
-            first = await receive()  # the whole body, as servers deliver a small one: no coroutine (issue 17)
+            first = await receive()  # the whole body, as servers deliver a small one: no coroutine
             body = streams.body_part(first, headers, self.max_body_size)
             if first.get("more_body", False):
                 body = await streams.read_body(receive, headers, self.max_body_size, first)
@@ -261,8 +261,8 @@ class StreamableHTTPApp:
 
     def _pass(self, key: tuple[str | None, ...], accepted: tuple[bool, bool]) -> None:
         """Remember that a POST's Host, Origin, Accept and Content-Type (``key``) passed check_host,
-        check_origin and check_post (``accepted``: their accepts()): a request with them skips those
-        (issue 17). Passes only; bounded; for the allow-list tuples made under (a list may change)."""
+        check_origin and check_post (``accepted``: their accepts()): a request with them skips those.
+        Passes only; bounded; for the allow-list tuples made under (a list may change)."""
         if type(self.allowed_hosts) is not tuple or type(self.allowed_origins) is not tuple:
             return
         hosts, origins = self._passed_under
@@ -282,7 +282,7 @@ class StreamableHTTPApp:
     ) -> None:
         sid = headers.get(h.SESSION_ID)
         # A refusal of one request carries its id (JSON-RPC: null only when it cannot be read).
-        if len(messages) == 1:  # one message, as every POST but a 2025-03-26 batch: no lists (issue 17)
+        if len(messages) == 1:  # one message, as every POST but a 2025-03-26 batch: no lists
             requests = messages if kinds[0] == rpc.REQUEST else []
             rid = messages[0]["id"] if requests else None
         else:
@@ -314,7 +314,7 @@ class StreamableHTTPApp:
             transport = found
             raw = headers.get(h.PROTOCOL_VERSION)
             memo = transport.version_memo
-            if memo[0] != raw:  # the check's outcome kept per session for the value last seen (issue 17)
+            if memo[0] != raw:  # the check's outcome kept per session for the value last seen
                 version, refusal = h.check_legacy_version(headers)
                 memo = transport.version_memo = (raw, refusal, h.priming(version))
             _, refusal, priming = memo
@@ -323,13 +323,13 @@ class StreamableHTTPApp:
                 return
         # The id goes out once, on the response that opens the session (spec 2025-03-26+ transports
         # §Session Management: "on the HTTP response containing the InitializeResult"); the client
-        # sends it, so later responses do not repeat it (issue 17: one header less per request).
+        # sends it, so later responses do not repeat it.
         session_header = transport.session_header if sid is None else NO_HEADERS
         if not requests:  # notifications and responses: accepted, answered with nothing
-            await transport.deliver(body, messages)  # decoded once (issue 17)
+            await transport.deliver(body, messages)  # decoded once
             await plain(send, 202, b"", session_header)
             return
-        if rid is not None:  # one request, as every POST but a 2025-03-26 batch: no lists (issue 17)
+        if rid is not None:  # one request, as every POST but a 2025-03-26 batch: no lists
             ids, busy = None, rid if transport.answering(rid) else None  # ids None: {rid}, made if needed
         else:
             order = [m["id"] for m in requests]
