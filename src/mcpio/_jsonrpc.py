@@ -28,15 +28,16 @@ ERROR: Final = 4
 
 # The largest message (a stdio line, an HTTP body) accepted by default: 256 MiB, since large tool
 # results are normal (pain point #7). Here, not in _protocol._framing, so that Server() takes it as
-# its default without importing the framing (issue 17: cold start).
+# its default without importing the framing.
 DEFAULT_MAX_LINE_SIZE = 256 * 1024 * 1024
 
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
 encode = _encoder.encode
 encode_into = _encoder.encode_into
+Raw = msgspec.Raw  # an encoded message inside a batch being encoded
 # The JSON decoder itself: msgspec's errors, not InvalidMessage; for callers that take the
-# failures through decode() again for their texts (issue 17: one frame less per message).
+# failures through decode() again for their texts.
 decode_json = _decoder.decode
 
 
@@ -94,8 +95,8 @@ def classify(msg: Any) -> int:
 
     Raises InvalidMessage with the error to answer. Unknown extra members are ignored.
     """
-    # A well-formed request or notification, as nearly every message is, in fewer lookups
-    # (issue 17); anything else, and every refusal, is decided by _classify below.
+    # A well-formed request or notification, as nearly every message is, in fewer lookups;
+    # anything else, and every refusal, is decided by _classify below.
     if type(msg) is dict and msg.get("jsonrpc") == "2.0" and type(msg.get("method")) is str:
         params = msg.get("params")
         if params is None or type(params) is dict:

@@ -3,21 +3,20 @@
 A :class:`Session` joins a transport to a sans-IO :class:`Connection`. ``run()`` reads frames,
 decodes them, feeds the connection and acts on its events:
 
-* each incoming request runs in its own task (many in flight at once) — or, when the framework's
-  ``eager`` predicate says it will not wait (an inline tool) and the transport is ``eager_safe``,
-  it is started at once on the reader's stack in its own context, and only becomes a task if it
-  waits after all (no Task and no loop iteration for a request answered synchronously; with
-  ``answer_now``, the framework's plain-function twin of ``on_request``, and a transport whose
-  ``send_nowait`` takes the answer, no coroutine at all); at most ``max_in_flight`` run
-  together (each item of a batch counts) — past that the session stops reading, which fills
-  the transport's buffer and then the OS pipe: backpressure, never an unbounded queue. A
-  session made for one request (``inline_requests = True``: a modern Streamable HTTP POST)
-  serves it in ``run()``'s own task instead, one task fewer; cancelling that task cancels the
-  request;
+* each incoming request runs in its own task (many in flight at once), unless the framework's
+  ``answer(session, event)`` answers it on the reader's stack: a request that needs no
+  awaiting gets its encoded response from it (``None``: it needs ``on_request``, in a task),
+  and that frame is sent through the transport's optional ``send_nowait`` / ``answer_nowait``
+  when they take it at once (else a task sends it). At most ``max_in_flight`` run together
+  (each item of a batch counts) — past that the session stops reading, which fills the
+  transport's buffer and then the OS pipe: backpressure, never an unbounded queue. A session
+  made for one request (``inline_requests = True``: a modern Streamable HTTP POST) serves it
+  in ``run()``'s own task instead; cancelling that task cancels the request;
 * a transport whose frames arrive on another task (a legacy HTTP session: each POST) may hand
   one over with :meth:`feed` instead of queueing it, when :meth:`reading` says the reader waits
-  on nothing queued: the POST's own task then does what the reader would, in the same order,
-  and saves the reader's wake-up (issue 17);
+  on nothing queued: the POST's own task then does what the reader would, in the same order;
+* every answer, on every route, is built by :func:`response_frame`, the one place where a
+  handler's exception or an unencodable result becomes a JSON-RPC error (:func:`error_object`);
 * ``notifications/cancelled`` cancels the request's task and no response is sent;
 * responses to our own requests resolve the futures of :meth:`request`;
 * at end of stream every request already received is still answered (within
@@ -32,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from . import _jsonrpc as rpc
@@ -60,6 +59,7 @@ from ._transports._base import Transport, routing_key, serving
 log = logging.getLogger("mcpio.session")
 
 RequestHandler = Callable[["Session", RequestReceived], Awaitable[Any]]
+SyncAnswer = Callable[["Session", RequestReceived], bytes | None]
 NotificationHandler = Callable[["Session", NotificationReceived], Awaitable[None] | None]
 ProgressCallback = Callable[[float, float | None, str | None], Any]
 
@@ -76,29 +76,21 @@ class Session:
         on_notification: NotificationHandler | None = None,
         max_in_flight: int = 1024,
         drain_timeout: float = 30.0,
-        eager: Callable[[str, dict[str, Any] | None], Any] | None = None,
-        answer_now: Callable[[Session, RequestReceived, Any], Any] | None = None,
+        answer: SyncAnswer | None = None,
     ) -> None:
         self.transport = transport
         self._routing_key = routing_key(transport)  # what serving records (stable: an identity)
-        # Eager start (module docstring): only on a transport whose send enters nothing bound to
-        # the current task (asyncio.timeout), since until it waits the request runs in run()'s task.
-        # eager(method, params): the request's, not the event (a bound function, no frame of its own).
-        self._eager = eager if getattr(transport, "eager_safe", False) is True else None
-        # What answers a request eager admitted, if given: on_request's twin as a plain function
-        # (it returns the result or raises as on_request would; it never waits and sends nothing
-        # of its own): served by _serve_now, without coroutines. eager's truthy value is its third
-        # argument (the framework's: the tool it calls, looked up once).
-        self._answer_now = answer_now
-        # Feeder.answers_only (_http_legacy): a request fed and started on the caller's stack is
-        # served by answer_now, which sends nothing but the answer (through answer_nowait).
-        self.answers_only = answer_now is not None
+        # answer(session, ev): the encoded response to a request that needs no awaiting, built by
+        # response_frame; it never waits and sends nothing of its own. None: on_request serves it.
+        self._answer = answer
+        # Feeder.answers_only (_http_legacy): a request fed and started on the caller's stack
+        # sends nothing there but its answer (answer's frame; anything else runs in a Task).
+        self.answers_only = answer is not None
         # The transport's optional send_nowait(frame) -> bool: the frame queued without waiting
-        # (True), or nothing done (False: send it). Answers go this way, no coroutine each.
+        # (True), or nothing done (False: send it).
         self._send_nowait = getattr(transport, "send_nowait", None)
-        # The transport's optional answer_nowait(id, frame) -> bool: send_nowait for the frame that
-        # answers request id alone, told its id (a transport routing answers by id needs not
-        # decode the frame again: legacy HTTP, issue 17).
+        # The transport's optional answer_nowait(id, frame) -> bool: send_nowait for the frame
+        # that answers request id alone, told its id (legacy HTTP routes answers by id).
         self._answer_nowait = getattr(transport, "answer_nowait", None)
         self.connection = connection
         self._on_request = on_request
@@ -108,13 +100,12 @@ class Session:
         self._tasks: dict[Any, asyncio.Task[None]] = {}
         self._room = asyncio.Event()  # set while fewer than max_in_flight requests run
         self._room.set()
-        self._has_room = True  # self._room.is_set(), read per message without a call (issue 17)
+        self._has_room = True  # self._room.is_set()
         self._pending: dict[Any, asyncio.Future[Any]] = {}
         self._progress: dict[Any, ProgressCallback] = {}
         self._next_token = 0
         self._closed = False
         self._aborted = False
-        self._encode = rpc.encode
         self.closing = asyncio.Event()  # set when the transport ended: long-lived handlers finish up
         self.state: dict[str, Any] = {}  # per-connection data for the framework (subscriptions, log level …)
         # Unexpected exceptions: their text goes to the peer (True: stdio, where the developer is
@@ -186,7 +177,7 @@ class Session:
                     if self._aborted:  # the peer is gone: the rest of a batch never starts
                         break
                     if type(ev) is RequestReceived and not self.inline_requests:
-                        self._start(ev)  # a plain call: no coroutine per request (issue 17)
+                        self._start(ev)
                     else:
                         await self._dispatch(ev)
                 if self._aborted:
@@ -204,7 +195,7 @@ class Session:
         such by the transport: ``Connection.receive_request``) in the caller's task, as ``run()`` would: only
         when :meth:`reading` said so just before (the order of frames is kept). Returns what is
         left to await (the protocol layer's refusal to send), or None: the request is started
-        (``_start``, a plain call: no coroutine per request, issue 17)."""
+        (:meth:`_start`)."""
         ev = self.connection.receive_request(message)  # RequestReceived, or the Reply refusing it
         if type(ev) is RequestReceived and not self.inline_requests:
             if not self._aborted:
@@ -256,23 +247,22 @@ class Session:
             await self._send_obj(ev.message)
 
     def _start(self, ev: RequestReceived) -> None:
-        """Start request ``ev``: at once on this stack when ``eager`` admits it (a Task only if it
-        waits after all), else as a Task (module docstring)."""
-        eager = self._eager
-        admitted = eager(ev.method, ev.params) if eager is not None else None
-        if admitted:
-            context = contextvars.copy_context()
-            coro = context.run(self._serve_now, ev, admitted) if self._answer_now is not None else self._serve(ev)
-            if coro is None:  # answered already
+        """Start request ``ev``: answered on this stack when ``answer`` gives its frame, else in
+        a Task running :meth:`_serve` (module docstring)."""
+        answer = self._answer
+        if answer is not None and ev.id not in self.connection.cancelled:
+            # In a context of its own, as a Task would run it: what the tool sets stays there.
+            frame = contextvars.copy_context().run(answer, self, ev)
+            if frame is not None:
+                sending = self._deliver(ev.id, frame, True)  # answer serves no lifecycle request
+                if sending is not None:
+                    self._track(ev.id, asyncio.get_running_loop().create_task(self._sent(ev.id, sending)))
                 return
-            try:
-                waits_on = context.run(coro.send, None)
-            except StopIteration:  # answered already
-                return
-            task = asyncio.get_running_loop().create_task(_resume(coro, waits_on), context=context)
-        else:
-            task = asyncio.get_running_loop().create_task(self._serve(ev))
-        self._tasks[ev.id] = task
+        self._track(ev.id, asyncio.get_running_loop().create_task(self._serve(ev)))
+
+    def _track(self, id_: Any, task: asyncio.Task[None]) -> None:
+        """Count ``task``, serving request ``id_``, in flight (until :meth:`_done`)."""
+        self._tasks[id_] = task
         if len(self._tasks) >= self._max_in_flight:
             self._has_room = False
             self._room.clear()
@@ -298,87 +288,50 @@ class Session:
         else:
             await self._sent(id_, sending)
 
-    def _serve_now(self, ev: RequestReceived, admitted: Any) -> Coroutine[Any, Any, None] | None:
-        """:meth:`_serve` for a request ``answer_now`` answers (eager start), without a coroutine:
-        the same answer. Returns None once done, or the coroutine that sends the answer when the
-        transport cannot take it at once (started like an eager request: a Task only if it waits)."""
-        id_ = ev.id
-        # No `serving` set (a new context map and a Token per call): answer_now sends nothing of its
-        # own, and the answer is routed by its id. The context is still the request's own (_start).
-        try:
-            if id_ in self.connection.cancelled:  # cancelled before it started (in its batch)
-                raise asyncio.CancelledError
-            result = self._answer_now(self, ev, admitted)  # type: ignore[misc]  # set: _start checked
-        except (asyncio.CancelledError, Exception) as exc:
-            sending = self._reply(ev, None, exc)
-        else:
-            sending = self._reply(ev, result, None)
-        return None if sending is None else self._sent(id_, sending)
-
     def _reply(self, ev: RequestReceived, result: Any, exc: BaseException | None) -> Awaitable[None] | None:
         """Answer request ``ev`` with its handler's ``result``, or the exception ``exc`` it raised
-        (a CancelledError or an Exception). Returns the transport's send still to await, or None:
-        the answer queued already (``send_nowait``), or nothing to send (cancelled by the peer, a
-        batch still waiting, or the answer could not be built: logged)."""
-        conn = self.connection
-        id_ = ev.id
+        (a CancelledError or an Exception): :meth:`_deliver` of :func:`response_frame`."""
         try:
-            if exc is None:
-                out = conn.respond(id_, result)
-            else:
-                out = conn.respond_error(id_, self._error_object(ev.method, exc))
-                if id_ in conn.cancelled and isinstance(exc, asyncio.CancelledError):
-                    return None  # cancelled by the peer: no answer (spec); by our own shutdown: still answer
+            frame = response_frame(ev.id, ev.method, result, exc, self.expose_errors)
+        except Exception:  # an error object that cannot be encoded either: a bug below us
+            log.exception("could not encode the answer to %r", ev.id)
+            frame = response_frame(ev.id, ev.method, None, RuntimeError("unencodable error"), False)
+        return self._deliver(ev.id, frame, exc is None)
+
+    def _deliver(self, id_: Any, frame: bytes, ok: bool) -> Awaitable[None] | None:
+        """Record that request ``id_`` is answered by ``frame`` (``ok``: a result, not an error)
+        and send it. Returns the transport's send still to await, or None: queued already
+        (``send_nowait`` / ``answer_nowait``), or nothing to send (cancelled by the peer, a batch
+        still waiting for other answers, or a failure below us: logged)."""
+        try:
+            out = self.connection.respond_encoded(id_, frame, ok)
             if out is None:
                 return None
-            frame = self._encode(out)
-            if self._send_nowait is not None and self._send_nowait(frame):
+            if type(out) is not bytes:  # a batch's answer, complete
+                out = rpc.encode(out)
+            elif self._answer_nowait is not None and self._answer_nowait(id_, out):
                 return None
-            if self._answer_nowait is not None and type(out) is dict and self._answer_nowait(id_, frame):
-                return None  # one response (a batch's answer is a list)
-            return self.transport.send(frame)
+            if self._send_nowait is not None and self._send_nowait(out):
+                return None
+            return self.transport.send(out)
         except Exception:  # a bug below us must not kill the session silently
             log.exception("could not send the answer to %r", id_)
             return None
 
-    def _error_object(self, method: str, exc: BaseException) -> dict[str, Any]:
-        """The JSON-RPC error object answering a request ``method`` whose handler raised ``exc``
-        (a CancelledError or an Exception): an MCPError as itself, a handler bug as -32603 (its
-        text only with ``expose_errors``; the traceback to the log)."""
-        if isinstance(exc, asyncio.CancelledError):
-            return {"code": INVALID_REQUEST, "message": "Request cancelled"}
-        if isinstance(exc, MCPError):
-            return exc.to_error_object()
-        log.error("handler for %s failed", method, exc_info=exc)
-        return to_error_object(exc, detail=self.expose_errors)
-
-    def answer_at_once(self, message: dict[str, Any]) -> bytes | None:
+    def answer_admitted(self, message: dict[str, Any]) -> bytes | None:
         """The encoded answer to ``message`` (one request, classified as such, with nothing queued
-        ahead of it: :meth:`reading` said so just before) when it is answered without entering
-        the protocol's state: the connection admits it from memory (``Connection.ready_version``),
-        ``eager`` admits it and ``answer_now`` answers it — a call that cannot wait and sends
-        nothing of its own, so there is nothing in flight to record and nothing the peer could
-        cancel meanwhile. The same answer :meth:`feed` would give, in its own context; None: feed
-        it (issue 17: a legacy HTTP ``tools/call`` of an inline tool without the engine's
-        bookkeeping)."""
-        now, eager = self._answer_now, self._eager
-        if now is None or eager is None or self._aborted:
+        ahead of it: :meth:`reading` said so just before) when ``answer`` gives it and the
+        connection admits the request from memory (``Connection.ready_version``); else None:
+        :meth:`feed` it. Nothing is recorded for it: the call cannot wait, so nothing of it is
+        in flight, and the peer cannot cancel it meanwhile."""
+        answer = self._answer
+        if answer is None or self._aborted:
             return None
         id_, method, params = message["id"], message["method"], message.get("params")
         version = self.connection.ready_version(id_, method, params)
-        tool = eager(method, params) if version is not None else None
-        if not tool:
+        if version is None:
             return None
-        try:
-            out = rpc.response(
-                id_, contextvars.copy_context().run(now, self, RequestReceived(id_, method, params, version), tool)
-            )
-        except (asyncio.CancelledError, Exception) as exc:
-            out = rpc.error_response(id_, self._error_object(method, exc))
-        try:
-            return self._encode(out)
-        except Exception as exc:  # a result that cannot be encoded: the handler's fault, answered as such
-            return self._encode(rpc.error_response(id_, self._error_object(method, exc)))
+        return contextvars.copy_context().run(answer, self, RequestReceived(id_, method, params, version))
 
     async def _sent(self, id_: Any, sending: Awaitable[None]) -> None:
         """Await ``sending`` (the answer to request ``id_``), then :meth:`_done`."""
@@ -422,9 +375,8 @@ class Session:
 
     # ------------------------------------------------------------------ sending
     def _send_obj(self, obj: Any) -> Awaitable[None]:
-        """Encode ``obj`` and return the transport's send of it, to await (not a coroutine of its
-        own: one frame less per answer, issue 17)."""
-        return self.transport.send(self._encode(obj))
+        """Encode ``obj`` and return the transport's send of it, to await."""
+        return self.transport.send(rpc.encode(obj))
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification; silently dropped once the session has closed."""
@@ -549,24 +501,25 @@ class Session:
         return len(self._tasks)
 
 
-async def _resume(coro: Any, waits_on: Any) -> None:
-    """Drive ``coro``, started eagerly, from where it first waited (on the future ``waits_on``,
-    or ``None`` for a bare yield), as the Task running this would: it resumes when that is done
-    and reads the outcome itself; cancelling this task cancels what it waits on."""
-    while True:
-        exc: BaseException | None = None
+def error_object(method: str, exc: BaseException, expose: bool) -> dict[str, Any]:
+    """The JSON-RPC error object answering a request ``method`` whose handler raised ``exc`` (a
+    CancelledError or an Exception), on every route: an MCPError as itself, a handler bug as
+    -32603 (its text only with ``expose``; the traceback to the log)."""
+    if isinstance(exc, asyncio.CancelledError):
+        return {"code": INVALID_REQUEST, "message": "Request cancelled"}
+    if isinstance(exc, MCPError):
+        return exc.to_error_object()
+    log.error("handler for %s failed", method, exc_info=exc)
+    return to_error_object(exc, detail=expose)
+
+
+def response_frame(id_: Any, method: str, result: Any, exc: BaseException | None, expose: bool) -> bytes:
+    """The encoded response to request ``id_`` (``method``): ``result``, or the error object of
+    ``exc`` (:func:`error_object`). A result that cannot be encoded is its handler's fault,
+    answered as if the handler had raised the encoder's error (-32603)."""
+    if exc is None:
         try:
-            if waits_on is None:
-                await asyncio.sleep(0)
-            else:
-                waits_on._asyncio_future_blocking = False
-                await waits_on
-        except asyncio.CancelledError as cancelled:
-            if waits_on is None or not waits_on.cancelled():  # this task was cancelled, not the future
-                exc = cancelled
-        except BaseException:  # the coroutine reads the future's exception itself
-            pass
-        try:
-            waits_on = coro.send(None) if exc is None else coro.throw(exc)
-        except StopIteration:
-            return
+            return rpc.encode(rpc.response(id_, result))
+        except Exception as failure:
+            exc = failure
+    return rpc.encode(rpc.error_response(id_, error_object(method, exc, expose)))

@@ -11,16 +11,17 @@ its arguments (call ``_common(p)`` for the TARGET options), and append
 be ``async`` (run with ``asyncio.run``). It reaches a server with
 ``mcpio._cli._targets.client_for(args.target, args)`` (every target kind, the same way) and
 raises ``CLIFailure``/``UsageError`` for one-line errors; other exceptions are mapped to exit
-statuses in ``mcpio._cli._main.report``. Adding flags to an existing command: extend its
+statuses in ``mcpio._cli._dispatch.report``. Adding flags to an existing command: extend its
 ``_*_args`` function here.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ._cli._exit import TABLE as EXIT_TABLE
 
@@ -107,8 +108,7 @@ def _common(
         )
 
 
-@dataclass(frozen=True)
-class Command:
+class Command(NamedTuple):
     """One subcommand: its name, its help line, the function declaring its arguments, and the
     ``module:function`` that runs it (imported only when the command runs)."""
 
@@ -362,20 +362,48 @@ COMMANDS: list[Command] = [
         "mcpio._cli._login:run",
     ),
 ]
+NAMES = frozenset(c.name for c in COMMANDS)
 PASSTHROUGH = ("tap", "replay")  # commands that take the server's command after --
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Formatter(argparse.HelpFormatter):
+    """argparse's formatter, sized to the terminal as ``shutil.get_terminal_size`` sizes it,
+    without importing shutil (and with it bz2, lzma and zlib) for a command that prints no help."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
+        if width is None:
+            try:
+                width = int(os.environ["COLUMNS"])
+            except (KeyError, ValueError):
+                try:
+                    width = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+                except (AttributeError, ValueError, OSError):
+                    width = 80
+            width -= 2
+        super().__init__(prog, indent_increment, max_help_position, width)
+
+
+class _RawDescriptionFormatter(argparse.RawDescriptionHelpFormatter, _Formatter):
+    """:class:`_Formatter` keeping descriptions as written."""
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command; with ``only``, the arguments of that command alone (the
+    others keep their names and help lines): what ``mcpio run`` imports stays what serving needs."""
     parser = argparse.ArgumentParser(
         prog="mcpio",
         description="Model Context Protocol tools: serve, inspect, call, record and check MCP servers.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_RawDescriptionFormatter,
     )
     parser.add_argument("--version", action="store_true", help="print the mcpio version")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
-        command.arguments(sub.add_parser(command.name, help=command.help, description=command.help))
+        subparser = sub.add_parser(
+            command.name, help=command.help, description=command.help, formatter_class=_Formatter
+        )
+        if only is None or command.name == only:
+            command.arguments(subparser)
     return parser
 
 
@@ -385,7 +413,12 @@ def main(argv: list[str] | None = None) -> int:
     if args_list and args_list[0] in PASSTHROUGH and "--" in args_list:
         cut = args_list.index("--")
         args_list, command = args_list[:cut], args_list[cut + 1 :]
-    parser = build_parser()
+    named = args_list[0] if args_list and args_list[0] in NAMES else None
+    if named == "run":  # this process serves: msgspec loads before the server's imports
+        from ._coldstart import import_msgspec
+
+        import_msgspec()
+    parser = build_parser(named)
     args, extra = parser.parse_known_args(args_list)
     if extra and getattr(args, "arguments", None) is not None:  # k=v after an option: `call T t --args {} b=5`
         args.arguments += [e for e in extra if not e.startswith("-")]
@@ -405,7 +438,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{args.command} needs the server's command after --, e.g. mcpio {args.command} ... -- python server.py"
         )
     args.server_command = command
-    from ._cli._main import dispatch
+    from ._cli._dispatch import dispatch
 
     handler = next(c.handler for c in COMMANDS if c.name == args.command)
     return dispatch(args, handler)

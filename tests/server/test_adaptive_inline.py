@@ -1,6 +1,5 @@
-"""Adaptive inlining (issue 17), in one process: which tools it may move onto the event loop,
-the eager start's hand-over to a Task (``mcpio._session._resume``), and the worker pool's
-wake-up accounting. The end-to-end case (a tool that blocks after being fast) is in
+"""Adaptive inlining, in one process: which tools it may move onto the event loop, and the
+worker pool's wake-up accounting. The end-to-end case (a tool that blocks after being fast) is in
 tests/stdio/test_adaptive_inline.py."""
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ import pytest
 from mcpio import Context, Server
 from mcpio._server._inline import PROMOTE_AFTER
 from mcpio._server._threads import Workers
-from mcpio._session import _resume
 from tests.server.peer import Peer, arun, within
 
 CALLS = 50 * PROMOTE_AFTER  # enough for a promotion even when a busy machine makes calls look slow
@@ -62,52 +60,6 @@ def test_inline_takes_true_false_or_none():
     server = Server("adaptive")
     with pytest.raises(ValueError, match="inline must be True, False or None"):
         server.add_tool(lambda: 1, name="bad", inline="yes")
-
-
-def test_resume_finishes_a_coroutine_started_eagerly():
-    async def go() -> list[object]:
-        loop = asyncio.get_running_loop()
-        fut = loop.create_future()
-        out: list[object] = []
-
-        async def request() -> None:
-            out.append("started")
-            out.append(await fut)
-
-        coro = request()
-        waits_on = coro.send(None)  # runs to its first wait, on this stack
-        assert waits_on is fut and out == ["started"]
-        task = loop.create_task(_resume(coro, waits_on))
-        fut.set_result("answer")
-        await within(task)
-        return out
-
-    assert arun(go()) == ["started", "answer"]
-
-
-def test_cancelling_the_resumed_task_cancels_what_the_coroutine_waits_on():
-    async def go() -> tuple[list[object], asyncio.Future[object]]:
-        loop = asyncio.get_running_loop()
-        fut: asyncio.Future[object] = loop.create_future()
-        out: list[object] = []
-
-        async def request() -> None:
-            try:
-                await fut
-            except asyncio.CancelledError:
-                out.append("cancelled")
-                raise
-
-        coro = request()
-        task = loop.create_task(_resume(coro, coro.send(None)))
-        await asyncio.sleep(0)  # the task now waits on fut
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await within(task)
-        return out, fut
-
-    out, fut = arun(go())
-    assert out == ["cancelled"] and fut.cancelled()
 
 
 def test_two_jobs_queued_at_once_get_two_threads_even_when_one_blocks():

@@ -41,6 +41,7 @@ LAYERS = {
     "_auth": 4,
     "_otel": 4,
     "cli": 5,
+    "_coldstart": 5,  # the command line's own start-up (mcpio run)
     "auth": 5,
     "_cli": 5,
     "_inspect": 5,

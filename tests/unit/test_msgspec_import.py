@@ -1,6 +1,8 @@
-"""``from mcpio import …`` imports msgspec without letting it import typing_extensions (issue 17:
-cold start; ``mcpio._import_msgspec``). These check, in a fresh interpreter each (the test venv has
-typing_extensions installed), that typing_extensions stays out, that it still imports afterwards,
+"""``mcpio run`` imports msgspec without letting it import typing_extensions
+(``mcpio._coldstart.import_msgspec``, called before the served script's imports; ``import mcpio``
+itself changes nothing: tests/unit/test_import_side_effects.py). These check, in a fresh
+interpreter each (the test venv has typing_extensions installed), that typing_extensions stays
+out, that it still imports afterwards,
 that msgspec and a server behave the same for hints written with typing_extensions as after a
 plain ``import msgspec``, and that the refusal is the importing thread's alone."""
 
@@ -16,7 +18,7 @@ from collections.abc import Iterator
 
 import pytest
 
-import mcpio
+from mcpio import _coldstart
 
 
 def _run(code: str, measured: bool = True) -> str:
@@ -39,6 +41,7 @@ def test_the_server_imports_without_typing_extensions_and_it_imports_afterwards(
     out = _run(
         """
 import sys
+import mcpio._coldstart as _c; _c.import_msgspec()
 from mcpio import Server
 print("msgspec" in sys.modules, "typing_extensions" in sys.modules)
 import typing_extensions  # the refusal is gone after the import
@@ -52,6 +55,7 @@ def test_when_already_imported_msgspec_takes_it_as_always() -> None:
     out = _run(
         """
 import typing_extensions
+import mcpio._coldstart as _c; _c.import_msgspec()
 from mcpio import Server
 import msgspec._utils as u
 print(u._get_type_hints is typing_extensions.get_type_hints)
@@ -94,7 +98,8 @@ print(json.dumps(out))
 def test_msgspec_behaves_as_after_a_plain_import() -> None:
     plain = _run("import msgspec\n" + _PROBE)
     via_mcpio = _run(
-        "import sys\nfrom mcpio import Server\nassert 'typing_extensions' not in sys.modules\nimport msgspec\n" + _PROBE
+        "import sys\nimport mcpio._coldstart as _c; _c.import_msgspec()\nfrom mcpio import Server\nassert 'typing_extensions' not in sys.modules\nimport msgspec\n"
+        + _PROBE
     )
     assert json.loads(via_mcpio) == json.loads(plain)
     assert "ValidationError: Object missing required field `c`" in json.loads(plain)  # the probe probes
@@ -104,6 +109,7 @@ def test_a_tool_typed_with_typing_extensions_is_listed_and_validated() -> None:
     out = _run(
         """
 import asyncio, json, sys
+import mcpio._coldstart as _c; _c.import_msgspec()
 from mcpio import Client, Server
 assert "typing_extensions" not in sys.modules
 import typing_extensions as te
@@ -137,9 +143,9 @@ asyncio.run(main())
 
 
 @contextlib.contextmanager
-def _importing_here() -> Iterator[type[mcpio._MsgspecImport]]:
+def _importing_here() -> Iterator[type[_coldstart._MsgspecImport]]:
     """The finder as during msgspec's import on this thread."""
-    finder = mcpio._MsgspecImport
+    finder = _coldstart._MsgspecImport
     previous = finder.thread
     finder.thread = threading.get_ident()
     try:
@@ -151,7 +157,7 @@ def _importing_here() -> Iterator[type[mcpio._MsgspecImport]]:
 
 def _from_another_thread(name: str) -> object:
     seen: list[object] = []
-    other = threading.Thread(target=lambda: seen.append(mcpio._MsgspecImport.find_spec(name)))
+    other = threading.Thread(target=lambda: seen.append(_coldstart._MsgspecImport.find_spec(name)))
     other.start()
     other.join()
     return seen[0]
@@ -173,6 +179,7 @@ def test_the_finder_list_is_replaced_not_changed_in_place() -> None:
 import sys
 held = sys.meta_path
 before = list(held)
+import mcpio._coldstart as _c; _c.import_msgspec()
 from mcpio import Server
 print(held == before, sys.meta_path == before, sys.meta_path is not held)
 """
@@ -195,6 +202,7 @@ def test_platform_is_not_imported_by_the_server_and_uuid_reads_the_same() -> Non
     out = _run(
         """
 import sys
+import mcpio._coldstart as _c; _c.import_msgspec()
 from mcpio import Server
 import uuid
 print("platform" in sys.modules, "uuid" in sys.modules)
@@ -210,6 +218,7 @@ def test_platform_imports_afterwards_as_the_real_module() -> None:
     out = _run(
         """
 import os, sys, uuid
+import mcpio._coldstart as _c; _c.import_msgspec()
 from mcpio import Server
 import platform
 print(type(platform).__name__, platform.__file__.endswith("platform.py"), platform.system() == os.uname().sysname)
@@ -225,6 +234,7 @@ def test_platform_imported_before_is_the_one_uuid_reads() -> None:
     out = _run(
         """
 import platform
+import mcpio._coldstart as _c; _c.import_msgspec()
 from mcpio import Server
 import sys, uuid
 print(sys.modules["platform"] is platform, uuid.platform is platform, uuid._platform_system == platform.system())
@@ -239,7 +249,7 @@ def test_the_stand_in_gives_the_real_modules_answers() -> None:
     import os
     import platform
 
-    standin = mcpio._PlatformForUuid("platform")
+    standin = _coldstart._PlatformForUuid("platform")
     if sys.platform == "linux":
         assert standin.system() == platform.system() == os.uname().sysname
     assert standin.python_version() == platform.python_version()

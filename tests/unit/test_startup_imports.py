@@ -1,8 +1,9 @@
-"""What a stdio server has imported by the time it has answered ``initialize`` (issue 17: cold
-start is a feature; hosts spawn stdio servers and wait). A real server process — the stdio
-benchmark's ``benchmarks/servers/mcpio_server.py`` — answers one ``initialize``, sees stdin close,
-and writes ``sys.modules`` at exit; none of the heavy or unrelated modules below may be among
-them. Add a module here when a change must never bring it onto the stdio start-up path."""
+"""What a stdio server has imported by the time it has answered ``initialize`` (cold start is a
+feature; hosts spawn stdio servers and wait). A real server process — the stdio benchmark's
+``benchmarks/servers/mcpio_server.py``, run as a script and as ``mcpio run`` (the command
+``mcpio install`` writes into host configs) — answers one ``initialize``, sees stdin close, and
+writes ``sys.modules`` at exit; none of the heavy or unrelated modules below may be among them.
+Add a module here when a change must never bring it onto the stdio start-up path."""
 
 from __future__ import annotations
 
@@ -35,10 +36,11 @@ FORBIDDEN_PACKAGES = {
     "h2",
     "hpack",
     "opentelemetry",
-    # installed here (as in most environments) and taken by msgspec when it may: mcpio imports
-    # msgspec without it (mcpio._import_msgspec; tests/unit/test_msgspec_import.py)
-    "typing_extensions",
 }
+# installed here (as in most environments) and taken by msgspec when it may: `mcpio run` imports
+# msgspec without it (mcpio._coldstart; tests/unit/test_msgspec_import.py); a script importing
+# mcpio gets msgspec as msgspec imports itself (import mcpio changes nothing)
+FORBIDDEN_WITH_RUN = {"typing_extensions"}
 FORBIDDEN_MODULES = {"argparse", "email", "http.client", "urllib.request", "mcpio.cli", "mcpio.auth", "mcpio.types"}
 # Standard-library modules the stdio start-up path once loaded and no longer does (issue 17: cold
 # start), each now imported where it is used: json (msgspec does the wire), hashlib, hmac,
@@ -51,9 +53,9 @@ FORBIDDEN_MODULES = {"argparse", "email", "http.client", "urllib.request", "mcpi
 # them unimportable and still gets the answer); msgspec brings typing, datetime, decimal and
 # uuid.
 FORBIDDEN_STDLIB = {"json", "hashlib", "hmac", "secrets", "pathlib", "urllib", "ipaddress", "mimetypes", "dataclasses"}
-# uuid (through msgspec) reads platform.system() at import: on Linux mcpio serves it a stand-in
-# (mcpio._PlatformForUuid: ~8 M instructions, 6 % of the start-up) and platform is never imported
-FORBIDDEN_STDLIB_LINUX = {"platform"}
+# uuid (through msgspec) reads platform.system() at import: on Linux `mcpio run` serves it a
+# stand-in (mcpio._coldstart._PlatformForUuid) and platform is never imported
+FORBIDDEN_STDLIB_LINUX_WITH_RUN = {"platform"}
 # asyncio on Windows imports tempfile and with it these (asyncio.windows_utils): forbidden elsewhere
 FORBIDDEN_STDLIB_POSIX = {"tempfile", "random", "shutil", "bz2", "lzma", "fnmatch", "zlib"}
 FORBIDDEN_MCPIO = {"mcpio._skills", "mcpio._server._skills"}
@@ -70,16 +72,24 @@ FORBIDDEN_PREFIXES = (
     "mcpio._otel._",  # the instrumentation itself (mcpio._otel, the seam, imports nothing of it)
 )
 
+# what `mcpio run` never imports before the answer: the other commands' modules
+RUN_NEVER = ("mcpio._cli._main", "mcpio._cli._targets", "mcpio._cli._call", "mcpio._cli._output")
+
 WRAPPER = """
 import atexit, runpy, sys
 out = sys.argv[2]
 atexit.register(lambda: open(out, "w").write("\\n".join(sorted(sys.modules))))  # no json: it is on the list
+if sys.argv[3] == "run":
+    sys.argv = ["mcpio", "run", sys.argv[1]]
+    from mcpio.cli import main
+    sys.exit(main())
 sys.argv = [sys.argv[1]]
 runpy.run_path(sys.argv[0], run_name="__main__")
 """
 
 
-def test_answering_initialize_over_stdio_loads_nothing_heavy(tmp_path: Path) -> None:
+@pytest.mark.parametrize("how", ["script", "run"])
+def test_answering_initialize_over_stdio_loads_nothing_heavy(tmp_path: Path, how: str) -> None:
     out = tmp_path / "modules.json"
     init = {
         "jsonrpc": "2.0",
@@ -88,7 +98,7 @@ def test_answering_initialize_over_stdio_loads_nothing_heavy(tmp_path: Path) -> 
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
     }
     done = subprocess.run(
-        [sys.executable, "-c", WRAPPER, str(SERVER), str(out)],
+        [sys.executable, "-c", WRAPPER, str(SERVER), str(out), how],
         input=json.dumps(init) + "\n",
         capture_output=True,
         text=True,
@@ -102,13 +112,16 @@ def test_answering_initialize_over_stdio_loads_nothing_heavy(tmp_path: Path) -> 
     modules = out.read_text().split("\n")
     assert "mcpio._server._server" in modules  # the list is the server's own
     stdlib = FORBIDDEN_STDLIB | (FORBIDDEN_STDLIB_POSIX if sys.platform != "win32" else set())
-    stdlib |= FORBIDDEN_STDLIB_LINUX if sys.platform == "linux" else set()
+    packages, prefixes, modules_out = FORBIDDEN_PACKAGES, FORBIDDEN_PREFIXES, FORBIDDEN_MODULES
+    if how == "run":  # the command's own modules, but none of the other commands'
+        stdlib |= FORBIDDEN_STDLIB_LINUX_WITH_RUN if sys.platform == "linux" else set()
+        packages = packages | FORBIDDEN_WITH_RUN
+        prefixes = tuple(p for p in prefixes if p != "mcpio._cli") + RUN_NEVER
+        modules_out = modules_out - {"argparse", "mcpio.cli"}
     loaded = [
         m
         for m in modules
-        if m.split(".")[0] in FORBIDDEN_PACKAGES | stdlib
-        or m in FORBIDDEN_MODULES | FORBIDDEN_MCPIO
-        or m.startswith(FORBIDDEN_PREFIXES)
+        if m.split(".")[0] in packages | stdlib or m in modules_out | FORBIDDEN_MCPIO or m.startswith(prefixes)
     ]
     assert not loaded, f"on the stdio start-up path: {loaded}"
 

@@ -41,7 +41,7 @@ def add_auth_flags(p: Any) -> None:
 
 def resource_server_from(args: Any) -> Any:
     """The ResourceServer the flags describe, or None; UsageError when they do not add up."""
-    from ._targets import UsageError  # not at import: ``mcpio --help`` builds the parser and must stay fast
+    from ._exit import UsageError  # not at import: ``mcpio --help`` builds the parser and must stay fast
 
     issuer = getattr(args, "auth_issuer", None)
     others = [

@@ -14,10 +14,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ._exit import FAILED, OK, USAGE, CLIFailure
+from ._exit import FAILED, OK, USAGE, CLIFailure, UsageError
 from ._output import clean, content_text, dump_json, err, error, to_json
 from ._signature import argument_problems, signature, suggest
-from ._targets import UsageError, parse_pairs
+from ._targets import parse_pairs
 
 
 def _progress(args: Any) -> Any:

@@ -25,8 +25,9 @@ from typing import Any
 from .._client._client import Client
 from .._errors import MCPError, RemoteProtocolError, TransportError, UnsupportedProtocolVersion
 from .._versions import LEGACY_VERSIONS
+from ._dispatch import _child_failure
 from ._exit import FAILED, OK, UNAVAILABLE
-from ._main import _child_failure, _fetch
+from ._main import _fetch
 from ._output import dump_json, out, table
 from ._targets import client_for
 from ._validate import schema_problems

@@ -44,3 +44,7 @@ class CLIFailure(Exception):
         self.message = message
         self.status = status
         self.hint = hint
+
+
+class UsageError(ValueError):
+    """A bad command-line value (exit status 2)."""

@@ -33,10 +33,10 @@ from urllib.parse import urlsplit
 from .._client._target import is_url
 from .._host._config import KNOWN, ConfigError, known_files, section_key, strip_jsonc
 from .._platform import interpreter
-from ._exit import UNAVAILABLE, CLIFailure
+from ._exit import UNAVAILABLE, CLIFailure, UsageError
 from ._output import dump_json, error
 from ._run import split_app
-from ._targets import UsageError, importable, resolve
+from ._targets import importable, resolve
 
 PROJECT_HOSTS = ("claude-code", "cursor", "vscode")  # hosts with a project file (first in known_files)
 
@@ -211,7 +211,7 @@ def install(args: Any) -> int:
         try:
             tools, server_name = asyncio.run(check(entry))
         except Exception as exc:  # the entry does not work: say why, write nothing
-            from ._main import _child_failure
+            from ._dispatch import _child_failure
 
             child = _child_failure(getattr(exc, "message", str(exc)))
             if child is not None:

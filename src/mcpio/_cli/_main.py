@@ -1,27 +1,21 @@
-"""Dispatch, the one mapping from failures to messages and exit statuses (:func:`report`),
-and the commands that talk to one server: list, read, prompt (call is in ``_call``), config."""
+"""The commands that talk to one server: list, read, prompt (call is in ``_call``), config."""
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import importlib
-import inspect
-import logging
 import os
-import re
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypedDict
 
 from .._client._client import Client
-from .._client._target import UnsupportedTarget, is_url
-from .._errors import METHOD_NOT_FOUND, ConnectionClosed, MCPError, RemoteProtocolError, RequestTimeout, TransportError
+from .._errors import METHOD_NOT_FOUND, ConnectionClosed, MCPError, RemoteProtocolError, RequestTimeout
 from .._host._config import ConfigError, known_files, load_config
-from ._exit import FAILED, INTERRUPTED, PROTOCOL, UNAVAILABLE, USAGE, CLIFailure
+from ._dispatch import with_code
+from ._exit import FAILED, USAGE, CLIFailure, UsageError
 from ._output import clean, content_text, dump_json, err, error, one_line, out, resource_text, table
 from ._signature import parameters, suggest
-from ._targets import UsageError, client_for, parse_pairs
+from ._targets import client_for, parse_pairs
 
 KINDS = ("tools", "resources", "templates", "prompts")
 METHODS = {
@@ -31,132 +25,6 @@ METHODS = {
     "prompts": "prompts/list",
     "skills": "skills/list",
 }  # skills: only when asked for (SEP-2640)
-
-
-def dispatch(args: Any, handler: str) -> int:
-    """Run ``handler`` (``module:function``) with ``args``; returns the exit status. Every
-    failure goes through :func:`report`."""
-    _logging(bool(getattr(args, "verbose", False)))
-    module, _, name = handler.partition(":")
-    try:
-        fn = getattr(importlib.import_module(module), name)
-        result = fn(args)
-        if inspect.iscoroutine(result):
-            result = asyncio.run(result)
-        return int(result)
-    except KeyboardInterrupt:
-        return INTERRUPTED
-    except Exception as exc:
-        return report(exc, args)
-
-
-class _CleanHandler(logging.Handler):
-    """mcpio's log records on stderr as ``mcpio: warning: …``, cleaned (they may quote a server)."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            err(f"mcpio: {record.levelname.lower()}: {record.getMessage()}")
-        except Exception:
-            self.handleError(record)
-
-
-#: Warnings of the library that are noise on a command line unless -v asks for details: a server
-#: printing lines that are not JSON on stdout (they are skipped; pain point of issue 15).
-_DETAILS = ("skipping a line from the server that is not JSON",)
-
-
-def _logging(verbose: bool) -> None:
-    """mcpio's log records go to stderr, cleaned: warnings and up, or everything from INFO with
-    ``-v`` (which also shows the :data:`_DETAILS` warnings)."""
-    logger = logging.getLogger("mcpio")
-    handler = next((h for h in logger.handlers if isinstance(h, _CleanHandler)), None)
-    if handler is None:
-        handler = _CleanHandler()
-        logger.addHandler(handler)
-    handler.filters.clear()
-    if not verbose:
-        handler.addFilter(lambda record: not str(record.msg).startswith(_DETAILS))
-    logger.setLevel(logging.INFO if verbose else logging.WARNING)
-    logger.propagate = False
-
-
-def with_code(exc: MCPError) -> str:
-    """The error's message with its code, once (servers often put the code in the message)."""
-    message = clean(exc.message, multiline=False)
-    said = re.search(rf"(?<![\d-]){re.escape(str(exc.code))}(?!\d)", message)
-    return message if said else f"{message} (error {exc.code})"
-
-
-def _child_failure(text: str) -> tuple[str, str | None] | None:
-    """A Python target spawned as ``mcpio run`` that failed prints ``mcpio: error: …`` lines:
-    those are the message to show (and its hint), not "the process exited"."""
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        if line.startswith("mcpio: error: "):
-            hint = lines[i + 1].strip() if i + 1 < len(lines) and lines[i + 1].startswith("  ") else None
-            return line[len("mcpio: error: ") :], hint
-    return None
-
-
-def report(exc: BaseException, args: Any) -> int:
-    """Print one or two lines for ``exc`` (whose fault, what to do) and return its exit status."""
-    target = getattr(args, "target", None) or getattr(args, "app", None) or "TARGET"
-    hint: str | None = None
-    details: str | None = getattr(exc, "details", None)
-    if isinstance(exc, CLIFailure):
-        message, status, hint = exc.message, exc.status, exc.hint
-    elif isinstance(exc, UsageError):
-        message, status = str(exc), USAGE
-    elif isinstance(exc, ConfigError):
-        message, status = str(exc), USAGE
-        hint = "fix the configuration file, or name the server another way (mcpio --help lists the TARGET forms)"
-    elif isinstance(exc, RemoteProtocolError):
-        message, status = f"the server broke the protocol: {clean(exc.message, multiline=False)}", PROTOCOL
-        hint = (
-            "this is a bug in the server; tell its authors (--trace FILE records the messages, mcpio doctor checks it)"
-        )
-    elif isinstance(exc, (ConnectionClosed, RequestTimeout)):
-        status = UNAVAILABLE
-        child = _child_failure(exc.message)
-        if child is not None:
-            message, hint = child[0], child[1]
-            message = f"the server did not start: {message}"
-        elif isinstance(exc, RequestTimeout):
-            message = f"the server did not answer in time: {clean(exc.message)}"
-            hint = "raise --timeout, or add -v to see what the server prints"
-        else:
-            message = f"lost the server: {clean(exc.message)}"
-            hint = (
-                "trust the CA that signed its certificate: SSL_CERT_FILE=ca.pem mcpio …"
-                if "TLS certificate is not trusted" in message
-                else f"check that an MCP server is running at {target}"
-                if is_url(str(target))
-                else f"check that {target} starts an MCP server (run its command yourself; -v shows its stderr)"
-            )
-    elif isinstance(exc, MCPError):
-        message, status = f"the server answered with an error: {with_code(exc)}", FAILED
-    elif isinstance(exc, (UnsupportedTarget, TransportError, OSError)):
-        status = UNAVAILABLE
-        text = clean(str(exc))
-        message = text if text.startswith("cannot") else f"cannot start or reach the server: {text}"
-        if isinstance(exc, FileNotFoundError) or "not found" in str(exc):
-            hint = "check the command (is it installed and on PATH?) or give a .py file, a URL or a host:NAME"
-        else:
-            hint = "-v shows the server's stderr"
-    else:
-        raise exc
-    if getattr(args, "json", False):
-        body: dict[str, Any] = {"message": message, "status": status}
-        if isinstance(exc, MCPError):
-            body.update(exc.to_error_object())
-            body["message"] = message
-        if hint:
-            body["hint"] = hint
-        dump_json({"error": body})
-    if details and getattr(args, "verbose", False):
-        err(details.rstrip())
-    error(message, hint)
-    return status
 
 
 def connect(args: Any) -> Client:

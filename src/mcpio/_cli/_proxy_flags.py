@@ -70,7 +70,7 @@ def _split(value: str | None) -> list[str] | None:
 
 def proxy_from(args: Any) -> Any:
     """The OAuthProxy the flags describe, or None; UsageError when they do not add up."""
-    from ._targets import UsageError
+    from ._exit import UsageError
 
     upstream = getattr(args, "auth_proxy_upstream", None)
     endpoints = (getattr(args, "auth_proxy_authorize_url", None), getattr(args, "auth_proxy_token_url", None))

@@ -20,8 +20,9 @@ from typing import Any
 from .._errors import EndOfStream, TransportError
 from .._jsonrpc import decode, encode
 from .._transports._subprocess import SubprocessTransport
+from ._exit import UsageError
 from ._output import dump_json, table
-from ._targets import UsageError, stdio_command
+from ._targets import stdio_command
 
 
 def read_trace(path: str) -> list[tuple[str, dict[str, Any]]]:

@@ -31,8 +31,7 @@ from typing import Any
 
 from .._otel import ENV
 from .._server._server import Server
-from ._exit import UNAVAILABLE, CLIFailure
-from ._targets import UsageError
+from ._exit import UNAVAILABLE, CLIFailure, UsageError
 
 _MCPIO_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

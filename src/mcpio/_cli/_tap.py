@@ -31,7 +31,8 @@ from typing import IO, Any
 from .._platform import ProcessTree, spawn_options
 from .._transports._subprocess import find_executable
 from .._transports._trace import open_private
-from ._targets import UsageError, stdio_command
+from ._exit import UsageError
+from ._targets import stdio_command
 
 REDACTED = "[REDACTED]"
 

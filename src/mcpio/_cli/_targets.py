@@ -27,12 +27,8 @@ from typing import Any
 from .._client._client import Client
 from .._client._target import is_url
 from .._host._config import KNOWN, ServerSpec, find_server, lookup
+from ._exit import UsageError
 from ._signature import deref as _deref
-
-
-class UsageError(ValueError):
-    """A bad command-line value (exit status 2)."""
-
 
 _MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 

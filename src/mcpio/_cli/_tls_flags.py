@@ -36,7 +36,7 @@ def tls_options(args: Any) -> dict[str, Any]:
     )
     if not (http2 or certfile or keyfile):
         return {}
-    from ._targets import UsageError  # not at import: `mcpio --help` builds this parser and stays fast
+    from ._exit import UsageError  # not at import: `mcpio --help` builds this parser and stays fast
 
     if args.transport != "http":
         raise UsageError("--http2, --certfile and --keyfile serve HTTP: add -t http")

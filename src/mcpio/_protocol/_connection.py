@@ -163,7 +163,7 @@ class Connection:
         """The one event of ``msg``, classified already as a request (``rpc.classify`` gave
         REQUEST): RequestReceived, or the Reply refusing it. :meth:`receive` comes here for each
         request; Streamable HTTP, which checks each POSTed message before it hands it over, calls
-        it directly, so the message is not classified a second time (issue 17)."""
+        it directly, so the message is not classified a second time."""
         id_ = msg["id"]
         method = msg["method"]
         params = msg.get("params")
@@ -189,7 +189,7 @@ class Connection:
                 admitted = self._modern_admission(method, meta)
             # (ready_version reads this memo too, for a request answered without entering this state)
             elif method in self._ready_admits:  # only while READY (emptied at close); never stateless
-                admitted = self.version  # the table's answer for it in READY, again (issue 17)
+                admitted = self.version  # the table's answer for it in READY, again
             elif self.stateless:
                 admitted = self._modern_admission(method, meta if type(meta) is dict else {})
             else:
@@ -206,8 +206,8 @@ class Connection:
         from memory alone — READY, ``method`` admitted in READY before, no ``_meta`` (so none of
         the modern era's), no request in flight with its id — else None (receive it).
 
-        For a request answered at once without entering this state (``Session.answer_at_once``):
-        nothing is recorded, so nothing can be cancelled or answered twice (issue 17)."""
+        For a request answered without entering this state (``Session.answer_admitted``):
+        nothing is recorded, so nothing can be cancelled or answered twice."""
         if method in self._ready_admits and id_ not in self._incoming and (params is None or "_meta" not in params):
             return self.version
         return None
@@ -343,7 +343,14 @@ class Connection:
     def respond_error(self, id_: RequestId, error: dict[str, Any]) -> Any | None:
         return self._finish(id_, rpc.error_response(id_, error), ok=False)
 
-    def _finish(self, id_: RequestId, message: dict[str, Any], ok: bool) -> Any | None:
+    def respond_encoded(self, id_: RequestId, frame: bytes, ok: bool) -> bytes | list[Any] | None:
+        """:meth:`respond` (``ok``) or :meth:`respond_error` with the response already encoded
+        (``frame``): the frame to send, the batch's answer once complete (a list, whose encoded
+        members are ``msgspec.Raw``), or None."""
+        out: bytes | list[Any] | None = self._finish(id_, rpc.Raw(frame) if id_ in self._batches else frame, ok)
+        return out
+
+    def _finish(self, id_: RequestId, message: Any, ok: bool) -> Any | None:
         method = self._incoming.pop(id_, None)
         if method is None:
             raise LocalProtocolError(f"there is no request {id_!r} in flight to answer")
@@ -394,7 +401,7 @@ class Connection:
 
 def modern_admission(method: str, meta: dict[str, Any]) -> str | dict[str, Any]:
     """The version a modern request (its ``_meta``) is served under, or the error object refusing
-    it; the same for a stateless connection and for a request answered without one (``_server/_direct``).
+    it; the same for a stateless connection and for a request answered without one (``_server/_http.answer_post``).
 
     Order: version (-32022), required _meta (-32602), method (-32601): a client learns
     first what it can change without guessing (spec 2026-07-28 basic/index §_meta).

@@ -15,20 +15,16 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .._errors import INTERNAL_ERROR, InvalidParams, MCPError, ResourceNotFound
-from .._versions import LOG_LEVELS, RULES
+from .._versions import LOG_LEVELS
 from . import _core_tasks
 from ._completion import complete
 from ._context import Context
 from ._lifecycle import discover_result, initialize_result
-from ._mrtr import InputRequired
 from ._pagination import paginate
 from ._subscriptions import listen, subscribe, unsubscribe, uri_param
 from ._tasks import call_tool, tasks_cancel, tasks_get, tasks_update
 
 if TYPE_CHECKING:
-    from .._protocol._events import RequestReceived
-    from .._session import Session
-    from .._versions import Rules
     from ._server import Server
     from ._tools import Tool
 
@@ -38,7 +34,7 @@ Handler = Callable[["Server", Context, Params], Awaitable[dict[str, Any]]]
 
 def _skills_handler(name: str) -> Handler:
     """The skills extension's handler ``name``, its module (with pathlib and mimetypes) loaded on
-    the first skills request rather than at every server's start-up (issue 17: cold start)."""
+    the first skills request rather than at every server's start-up."""
 
     async def handler(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
         from . import _skills
@@ -92,9 +88,9 @@ async def set_level(server: Server, ctx: Context, params: Params) -> dict[str, A
 
 # ---------------------------------------------------------------------- tools
 def tools_call(server: Server, ctx: Context, params: Params) -> Awaitable[dict[str, Any]]:
-    """A plain function returning the call to await (one coroutine frame less per call, issue 17);
-    its refusals (capability, unknown tool) are raised at once."""
-    rules = server.announced(ctx.rules, ctx.session, "tools", "tools/call")  # gate, one frame less
+    """A plain function returning the call to await; its refusals (capability, unknown tool)
+    are raised at once."""
+    rules = server.announced(ctx.rules, ctx.session, "tools", "tools/call")
     tool = _tool(server, params)
     if tool.task_support != "forbidden" and rules.tasks_extension:
         return call_tool(tool, params.get("arguments"), ctx, rules)  # may answer a task handle
@@ -103,39 +99,9 @@ def tools_call(server: Server, ctx: Context, params: Params) -> Awaitable[dict[s
     return tool.call(params.get("arguments"), ctx, rules)
 
 
-def answer_now(server: Server, session: Session, ev: RequestReceived, tool: Tool) -> Any:
-    """``Server._on_request`` for a request the session starts eagerly (``Session(answer_now=)``:
-    a ``tools/call`` that ``_tools.answers_at_once``, no middleware), without a coroutine and
-    without a Context (the tool takes none, and a retry carrying a requestState, which its Context
-    would verify, does not answer at once): the same result, or the same exception (issue 17).
-    ``tool``: what the eager predicate gave the session (``answers_at_once``: the tool called)."""
-    rules = RULES[ev.version] if ev.version is not None else None
-    return tools_call_now(server, session, rules, ev.params or {}, tool)  # params: a dict (answers_at_once)
-
-
 def no_rounds(method: str) -> MCPError:
     """What InputRequired from a request without rounds becomes (cannot happen: Context asks through them)."""
     return MCPError(f"{method} cannot ask the client for input", INTERNAL_ERROR)
-
-
-def tools_call_now(
-    server: Server, session: Session, rules: Rules | None, params: Params, tool: Tool | None = None
-) -> dict[str, Any]:
-    """The result of a ``tools/call`` that cannot wait (``_tools.answers_at_once``: not a task, no
-    Context), as ``Server._on_request`` gives it: :func:`tools_call`'s refusals, the result itself
-    (``Tool.call_now``) and the era's decorations; :func:`answer_now` and the direct HTTP answer
-    (``_direct``) both answer through it (issue 17). ``tool``: the tool ``params`` names, when the
-    caller has it already (``answers_at_once`` gave it)."""
-    announced = server.announced(rules, session, "tools", "tools/call")
-    if tool is None:
-        tool = _tool(server, params)
-    try:
-        result = tool.call_now(params.get("arguments"), server, session, announced)
-    except InputRequired:
-        raise no_rounds("tools/call") from None
-    if announced.result_type:
-        result = server._decorate(result, announced, "tools/call")
-    return result
 
 
 def _tool(server: Server, params: Params) -> Tool:

@@ -13,20 +13,19 @@ import contextlib
 import contextvars
 import os
 import sys
-from collections.abc import Callable
 from types import MethodType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import _jsonrpc as rpc
 from .. import _log, _otel
+from .._protocol._connection import modern_admission
+from .._protocol._events import RequestReceived
 from .._transports._base import Transport
 from .._transports._trace import Traced, open_trace
-from . import _direct
-from ._tools import answers_at_once
+from . import _answer
 
 if TYPE_CHECKING:
-    import asyncio
-
+    from .._session import Session
     from ._server import Server
 
 log = _log.logger("mcpio.server", globals())
@@ -66,12 +65,14 @@ def http_app(server: Server, path: str, **options: Any) -> Any:
             server._tasks.share(state.tasks)
             state.tasks.on_changed = lambda task_id: task_changed_elsewhere(server, task_id)
     app = StreamableHTTPApp(
-        server._serve_http, path=path, param_headers=MethodType(param_headers, server), lifespan=lifespan, **options
+        server._serve_http,
+        path=path,
+        param_headers=MethodType(param_headers, server),
+        lifespan=lifespan,
+        # without telemetry or a subclass's own _on_request (they see every request as it is)
+        answer=MethodType(answer_post, server) if _answer.plain(server) else None,
+        **options,
     )
-    app.serve_now = MethodType(serve_now, server)  # bound: no lambda frame per request (issue 17)
-    # Answered without a Session only when the server's sessions would run Server._on_request
-    # itself (fixed at construction), as on stdio (Server.session's answer_now)
-    app.answer_now = MethodType(answer_now, server) if _direct.plain(server) else None
     return _otel.http_app(server, app)  # with telemetry on: trace context from headers, SSE streams counted
 
 
@@ -196,7 +197,7 @@ async def serve_session(server: Server, transport: Transport, stateless: bool) -
         from ._replicas import SessionMirror
 
         bind(SessionMirror(session))
-    if transport is raw and not stateless and getattr(raw, "eager_safe", False) and _direct.plain(server):
+    if transport is raw and not stateless and getattr(raw, "eager_safe", False) and _answer.plain(server):
         # A legacy session's POSTs may be served on their own tasks (LegacyTransport.feeder):
         # not with a trace (it records what the session reads), not across processes (not
         # eager_safe), not with telemetry (its spans follow the session's task).
@@ -207,64 +208,36 @@ async def serve_session(server: Server, transport: Transport, stateless: bool) -
         await server._run_session(session)
 
 
-def serve_now(server: Server, transport: Any, spawn: Callable[..., asyncio.Task[Any]]) -> asyncio.Task[Any] | None:
-    """Serve one modern POST's request (``transport``, a ``RequestTransport``); None once it is
-    answered, else the task serving it (from ``spawn(coroutine, context)``).
-
-    A request that cannot wait (:func:`~._tools.answers_at_once`: a sync tool run inline, no
-    Context, no middleware) is started at once on the caller's stack in a context of its own,
-    as the session's eager start does on stdio: answered before this returns, it costs no Task,
-    no loop iteration and no ``sse_after`` timer in the stream (issue 17); if it waits after all,
-    a task drives it on from where it waited. Such a request is answered without a Session
-    (:mod:`._direct`) unless it needs one (telemetry, ``MCPIO_TRACE``, a progress token, an MRTR
-    retry). Any other request gets its task at once, so nothing in it binds to the caller's task
-    (``asyncio.timeout``)."""
-    message = transport.message
-    tool = answers_at_once(server, message.get("method"), message.get("params")) if type(message) is dict else None
-    if tool is None:
-        return spawn(server._serve_http(transport, True))
-    context = contextvars.copy_context()
-    if direct(server, message):
-        frame = rpc.encode(context.run(_direct.answer, server, message, tool))  # a plain call: no coroutine (issue 17)
-        if transport.answer_at_once(frame):  # nothing sent before it: the whole response
-            return None
-        return spawn(_direct.send(transport, frame), context)
-    coro = server._serve_http(transport, True)
-    try:
-        waits_on = context.run(coro.send, None)
-    except StopIteration:
+def answer_post(server: Server, message: Any) -> bytes | None:
+    """The encoded answer to a modern POST's request (``message``, decoded) when it needs neither
+    a Session nor awaiting: ``_answer.answer``'s, after the request's ``_meta`` is admitted as a
+    stateless connection admits it. None: serve it on a session (``MCPIO_TRACE`` records a
+    session's frames, so with a trace every request has one)."""
+    tool = _answer.sync_tool(server, message.get("method"), message.get("params")) if type(message) is dict else None
+    if tool is None or (server._http_trace is not False and http_trace(server)):
         return None
-    from .._session import _resume  # not at import, nor per request (the import statement costs)
-
-    return spawn(_resume(coro, waits_on), context)
-
-
-def direct(server: Server, message: dict[str, Any]) -> bool:
-    """Whether a request that ``answers_at_once`` is answered without a Session (``_direct``):
-    unless it needs one — telemetry or a subclass's own ``_on_request`` (``_direct.plain``), or
-    what :func:`sessionless` checks per request."""
-    return _direct.plain(server) and sessionless(server, message)
+    id_, params = message["id"], message["params"]
+    meta = params.get("_meta")
+    admitted = modern_admission("tools/call", meta if type(meta) is dict else _NO_META)
+    if not isinstance(admitted, str):  # the error object
+        return rpc.encode(rpc.error_response(id_, admitted))
+    ev = RequestReceived(id_, "tools/call", params, admitted)
+    session = _STATELESS[server.expose_errors is True]  # remote clients get the type only (serve_session)
+    return contextvars.copy_context().run(_answer.answer_tool, server, session, ev, tool)
 
 
-def sessionless(server: Server, message: dict[str, Any]) -> bool:
-    """:func:`direct` for a server known to be ``_direct.plain``: unless the request needs a
-    Session — a progress token, ``MCPIO_TRACE`` (``_direct``'s docstring)."""
-    meta = message["params"].get("_meta")  # params: a dict without requestState (answers_at_once)
-    return (type(meta) is not dict or "progressToken" not in meta) and (
-        server._http_trace is False or not http_trace(server)
-    )
+class _Stateless:
+    """What a request answered without a session reads of its session (``Server.announced``
+    reads no state for a stateless version)."""
+
+    __slots__ = ("expose_errors",)
+
+    def __init__(self, expose_errors: bool) -> None:
+        self.expose_errors = expose_errors
 
 
-def answer_now(server: Server, message: Any) -> dict[str, Any] | None:
-    """The answer (a JSON-RPC message, not yet encoded) of a modern POST's request (decoded) when
-    :func:`serve_now` would answer it without a Session (:func:`direct`), answered here, in a
-    context of its own; else None (serve it with :func:`serve_now`). For a client that accepts
-    JSON: the app sends it as the whole response, with no transport made for the request, and
-    reads its status from it (issue 17). Set on the app only for a ``_direct.plain`` server."""
-    tool = answers_at_once(server, message.get("method"), message.get("params")) if type(message) is dict else None
-    if tool is None or not sessionless(server, message):
-        return None
-    return contextvars.copy_context().run(_direct.answer, server, message, tool)
+_STATELESS = {flag: cast("Session", _Stateless(flag)) for flag in (True, False)}
+_NO_META: dict[str, Any] = {}  # the _meta of a request without one (read only)
 
 
 async def serve(

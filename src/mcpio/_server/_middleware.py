@@ -3,7 +3,8 @@
 ``@server.middleware`` registers ``async def mw(request, call_next)``; the first registered is
 the outermost. ``request`` is a :class:`Request` (method, params, name, arguments, the
 Context); ``await call_next(request)`` runs the rest of the chain and the method's handler and
-returns its result (a dict), which the middleware may inspect, change or replace. To refuse a
+returns its result (a dict) as the middleware's own copy, which it may inspect, change in place
+or replace without changing anything the server keeps (cached tool definitions). To refuse a
 request, raise :class:`~mcpio.MCPError` (a JSON-RPC error) — or, for ``tools/call``,
 :class:`~mcpio.ToolError`, which becomes an ``isError`` result the model can read (a rate limit,
 say). ``request.params`` may be replaced before ``call_next`` (it is the handler's input).
@@ -61,7 +62,7 @@ class Request:
 
 
 def check_middleware(fn: Any) -> None:
-    import inspect  # not at start-up (issue 17): only a server with middleware registers one
+    import inspect  # not at start-up: only a server with middleware registers one
 
     if not callable(fn) or not (
         inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(getattr(fn, "__call__", None))  # noqa: B004 - the bound method
@@ -70,11 +71,27 @@ def check_middleware(fn: Any) -> None:
 
 
 def build_chain(middleware: list[Middleware], innermost: CallNext) -> CallNext:
-    """``innermost`` wrapped by each middleware, the first registered outermost."""
-    call = innermost
+    """``innermost`` wrapped by each middleware, the first registered outermost; what the
+    handler returns reaches them as a copy (module docstring)."""
+
+    async def copied(request: Request) -> dict[str, Any]:
+        result: dict[str, Any] = _copy(await innermost(request))
+        return result
+
+    call: CallNext = copied
     for mw in reversed(middleware):
         call = _link(mw, call)
     return call
+
+
+def _copy(value: Any) -> Any:
+    """A copy of ``value`` (a result: JSON-like dicts and lists; other values are kept as they are)."""
+    kind = type(value)
+    if kind is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if kind is list:
+        return [_copy(v) for v in value]
+    return value
 
 
 def _link(mw: Middleware, nxt: CallNext) -> CallNext:

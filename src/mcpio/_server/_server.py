@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from _weakrefset import WeakSet  # weakref's own: weakref itself is not at start-up (issue 17)
+from _weakrefset import WeakSet  # weakref's own: weakref itself is not at start-up
 from collections.abc import Callable
 from types import MethodType
 from typing import TYPE_CHECKING, Any, cast
@@ -27,29 +27,22 @@ from . import _stdio
 from ._context import Context, request_context
 from ._lifecycle import INFO_FIELDS, NO_CAPABILITIES, capabilities, server_info
 from ._mrtr import InputRequired, StateCodec
-from ._tools import (
-    DEFAULT_MAX_RESULT_BYTES,
-    Tool,
-    answers_at_once,
-    check_heartbeat,
-    check_max_result_bytes,
-    check_task_options,
-)
+from ._tools import DEFAULT_MAX_RESULT_BYTES, Tool, check_heartbeat, check_max_result_bytes, check_task_options
 
 if TYPE_CHECKING:
     import asyncio
 
     from .._session import Session
     from .._transports._base import Transport
-    from . import _direct, _http
-    from ._handlers import METHODS, answer_now, no_rounds
+    from . import _answer, _http
+    from ._handlers import METHODS, no_rounds
     from ._middleware import Request, build_chain, run_hook
     from ._resources import Prompt, Resource
     from ._skills import Skill
     from ._subscriptions import list_changed_targets, task_targets, updated_targets
     from ._tasks import Task, TaskStore
-else:  # the method table, the HTTP glue, the direct answer, who hears what, middleware: from the first session
-    _direct = _http = METHODS = answer_now = no_rounds = list_changed_targets = task_targets = updated_targets = None
+else:  # the method table, the HTTP glue, the sync answer, who hears what, middleware: from the first session
+    _answer = _http = METHODS = no_rounds = list_changed_targets = task_targets = updated_targets = None
     Request = build_chain = run_hook = None
 
 log = _log.logger("mcpio.server", globals())
@@ -141,7 +134,7 @@ class Server:
 
     @functools.cached_property
     def _tasks(self) -> TaskStore:
-        """The task store, made at its first use (issue 17: ``_tasks`` is not on the stdio start-up path)."""
+        """The task store, made at its first use (``_tasks`` is not on the stdio start-up path)."""
         from ._tasks import TaskStore
 
         store = TaskStore(*self._task_options)
@@ -179,7 +172,7 @@ class Server:
 
     def add_resource(self, fn: Callable[..., Any], uri: str, **options: Any) -> Resource:
         scopes = options.pop("scopes", None)
-        from ._resources import Resource  # resources and prompts load with the first (issue 17)
+        from ._resources import Resource  # resources and prompts load with the first
 
         res = Resource(fn, uri, **options)
         self._set_scopes("resources/read", uri, scopes)
@@ -236,7 +229,7 @@ class Server:
         """Serve the Agent Skills in ``folder`` through the skills extension (SEP-2640): each
         directory with a SKILL.md becomes ``skill://<path>/SKILL.md``, its files resources with
         digests and sizes, listed by ``skills/list``. Raises ValueError for an invalid skill."""
-        from ._skills import register as register_skills  # only servers with skills load it (issue 17)
+        from ._skills import register as register_skills  # only servers with skills load it
 
         added = register_skills(self, folder)
         self._skills.update((s.uri, s) for s in added)
@@ -246,7 +239,7 @@ class Server:
     def middleware(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Register ``async def mw(request, call_next)`` to run around every client request
         (the first registered is the outermost); see ``_middleware`` and docs/guides/middleware.md."""
-        from ._middleware import check_middleware  # with the first middleware (issue 17)
+        from ._middleware import check_middleware  # with the first middleware
 
         check_middleware(fn)
         self._middleware.append(fn)
@@ -406,7 +399,7 @@ class Server:
         ``_meta`` serverInfo and, on cacheable results, ttlMs + cacheScope."""
         result.setdefault("resultType", "complete")
         meta = result.get("_meta")
-        info = self._infos.get(rules.version) or server_info(self, rules)  # kept (issue 17), with its _meta:
+        info = self._infos.get(rules.version) or server_info(self, rules)  # kept, with its _meta:
         result["_meta"] = self._metas[rules.version] if meta is None else {META_SERVER_INFO: info, **meta}
         if rules.cache_hints and method in CACHEABLE_METHODS and result["resultType"] == "complete":
             result.setdefault("ttlMs", self.cache_ttl_ms)
@@ -435,7 +428,7 @@ class Server:
         """
         from .._session import Session  # not at import: asyncio comes after initialize's answer (_stdio)
 
-        if _direct is None:
+        if _answer is None:
             _load_serving()
         s = Session(
             transport,
@@ -444,9 +437,8 @@ class Server:
             on_notification=self._on_notification,
             max_in_flight=self.max_in_flight,
             drain_timeout=0.0 if stateless else 30.0,
-            eager=MethodType(answers_at_once, self),  # the Tool: answer_now's (bound: no lambda frame, issue 17)
             # without telemetry or a subclass's own _on_request (they see every request as it is)
-            answer_now=MethodType(answer_now, self) if _direct.plain(self) else None,
+            answer=MethodType(_answer.answer, self) if _answer.plain(self) else None,
         )
         s.expose_errors = self.expose_errors is not False
         self._sessions.add(s)
@@ -588,12 +580,11 @@ class Server:
 
 
 def _load_serving() -> None:
-    """Bind the method table, ``_http``, ``_direct`` and middleware's runners: not at import, a stdio
-    server answers ``initialize`` first (issue 17: cold start). Every way to a session or an HTTP
-    app calls it."""
-    global _direct, _http, METHODS, answer_now, no_rounds, list_changed_targets, task_targets, updated_targets
+    """Bind the method table, ``_http``, ``_answer`` and middleware's runners: not at import, a stdio
+    server answers ``initialize`` before loading them. Every way to a session or an HTTP app calls it."""
+    global _answer, _http, METHODS, no_rounds, list_changed_targets, task_targets, updated_targets
     global Request, build_chain, run_hook
-    from . import _direct, _http
-    from ._handlers import METHODS, answer_now, no_rounds
+    from . import _answer, _http
+    from ._handlers import METHODS, no_rounds
     from ._middleware import Request, build_chain, run_hook
     from ._subscriptions import list_changed_targets, task_targets, updated_targets

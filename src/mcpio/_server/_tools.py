@@ -109,28 +109,9 @@ def _cancelled_error() -> type[BaseException]:
     return asyncio.CancelledError
 
 
-def answers_at_once(server: Any, method: Any, params: Any) -> Tool | None:
-    """Whether the session may start request ``method``/``params`` without a Task
-    (``Session(eager=)``): a ``tools/call`` of a sync tool that runs inline now, takes no Context,
-    is not a task tool, and no middleware wraps it — the call cannot wait, so it is answered on
-    the reader's stack. A retry carrying a ``requestState`` is not: its state is verified by the
-    request's Context (spec 2026-07-28 MRTR), so it is served like any request.
-
-    The tool when it may (true), else None: a caller that answers it passes the tool on rather
-    than looking its name up again (issue 17)."""
-    if method != "tools/call" or server._middleware or type(params) is not dict:
-        return None
-    if "task" in params or "requestState" in params:
-        return None
-    name = params.get("name")
-    tool = server._tools.get(name) if type(name) is str else None
-    at_once = tool.at_once if tool is not None else None  # (the tool's fixed part, made once)
-    return tool if at_once is not None and at_once.inline else None
-
-
 class _Inline:
-    """The ``Tool.at_once`` of a tool that always runs inline (``inline=True``): like its
-    :class:`Speed`, it says whether the tool runs inline now, and it always does."""
+    """The ``Tool.on_loop`` of a tool that always runs inline (``inline=True``): like its
+    :class:`Speed`, it says whether the tool runs on the event loop now, and it always does."""
 
     __slots__ = ()
     inline = True
@@ -228,11 +209,11 @@ class Tool:
         # (default) = adaptive for a sync function without a Context parameter (_inline).
         self.inline = inline is True
         self.speed = Speed(name) if inline is None and not sig.is_async and not sig.injected else None
-        # What answers_at_once reads per call (issue 17): None when a call may wait (an async
-        # function, a Context parameter, a task tool, worker threads only), else whether the tool
-        # runs inline now: always (inline=True), or as its adaptive record says.
+        # None when a call may wait (an async function, a Context parameter, a task tool, worker
+        # threads only), else whether the tool runs on the event loop now (its .inline): always
+        # (inline=True), or as its adaptive record says (_answer.sync_tool reads it).
         static = not sig.is_async and not sig.injected and task_support == "forbidden"
-        self.at_once: _Inline | Speed | None = (_INLINE if self.inline else self.speed) if static else None
+        self.on_loop: _Inline | Speed | None = (_INLINE if self.inline else self.speed) if static else None
         self._definitions: dict[str, dict[str, Any]] = {}
 
     @classmethod
@@ -327,17 +308,16 @@ class Tool:
             return self._failed(exc, ctx.session, rules)
         return self._answer(value, ctx.server, ctx.session, rules)
 
-    def call_now(self, arguments: Any, server: Any, session: Any, rules: Rules) -> dict[str, Any]:
-        """:meth:`call` for a call that cannot wait (:func:`answers_at_once`: a sync tool run
-        inline, no Context, no task), without a coroutine and without a Context (the function
-        takes none): the same answers (issue 17). No heartbeat: none could be sent while the
-        function holds the loop."""
+    def call_sync(self, arguments: Any, server: Any, session: Any, rules: Rules) -> dict[str, Any]:
+        """:meth:`call` for a call that cannot wait (``_answer.sync_tool``: a sync tool run on the
+        loop, no Context, no task), as a plain function: the same answers. No heartbeat: none
+        could be sent while the function holds the loop."""
         try:
-            kwargs = self.sig.bind(arguments, False)  # only unpacked below: no copy (issue 17)
+            kwargs = self.sig.bind(arguments, False)  # only unpacked below: no copy
         except ArgumentError as exc:
             return _error_result(str(exc))
         try:
-            speed = self.speed  # None when inline=True (or False: not answered at once)
+            speed = self.speed  # None when inline=True (False: never called here)
             value = speed.call(self.fn, kwargs) if speed is not None else self.fn(**kwargs)
         except Exception as exc:
             return self._failed(exc, session, rules)

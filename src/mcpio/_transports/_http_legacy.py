@@ -83,15 +83,14 @@ class Feeder(Protocol):
     ``Session.reading``/``feed``; typed here so the transport needs nothing above it)."""
 
     # True when a fed request started on the feeder's stack sends nothing there but its answer,
-    # handed over with ``answer_nowait`` (the Session's ``answer_now``): no route is needed for it
-    # while it is fed, only after (issue 17).
+    # handed over with ``answer_nowait``: no route is needed for it while it is fed, only after.
     answers_only: bool
 
     def reading(self) -> bool: ...
 
     def feed(self, message: dict[str, Any]) -> Awaitable[None] | None: ...
 
-    def answer_at_once(self, message: dict[str, Any]) -> bytes | None: ...
+    def answer_admitted(self, message: dict[str, Any]) -> bytes | None: ...
 
 
 class LegacyTransport:
@@ -105,14 +104,14 @@ class LegacyTransport:
         self.store = store
         # send() waits on nothing bound to the current task (no asyncio.timeout; an event store
         # in another process, Redis, may), so the session may start a request that cannot wait
-        # on its reader's stack, without a Task (Session ``eager``, issue 17).
+        # on its reader's stack (Session.feed).
         self.eager_safe = store is None or type(store) is MemoryEventStore
         self._inbox: asyncio.Queue[bytes | Decoded | None] = asyncio.Queue(inbox_size)
         self._queued = 0  # frames delivered (or waiting for room) that the engine has not received
         self._by_request: dict[Any, Stream | UnmadeStream] = {}
         # answering(request_id): whether that request is still being served (a duplicate is
         # refused by the protocol layer; its stream must not replace the first one's). The
-        # dict's own method: no Python frame per POST (issue 17).
+        # dict's own method: no Python frame per POST.
         self.answering: Callable[[Any], bool] = self._by_request.__contains__
         self._batches: deque[Stream] = deque()  # streams of POSTed batches, oldest first (_refused_batch)
         self.streams: dict[str, Stream] = {}  # live streams, for Last-Event-ID resumption
@@ -174,17 +173,25 @@ class LegacyTransport:
 
     def answer_nowait(self, request_id: Any, frame: bytes) -> bool:
         """:meth:`send` of ``frame``, the one message answering request ``request_id`` (the engine
-        knows the id: the frame is not decoded again to route it, issue 17), when that needs no
-        waiting: the answer of a fed POST kept as its whole JSON response (``UnmadeStream.take``).
-        False: nothing done (send it). The request being fed without a route (:meth:`post`) is
-        answered so whenever it is answered on the feeder's stack."""
+        knows the id: the frame is not decoded again to route it), when that needs no waiting:
+        the answer of a fed POST kept as its whole JSON response (``UnmadeStream.take``), or put
+        on a stream whose client is there. False: nothing done (send it). The request being fed
+        without a route (:meth:`post`) is answered so whenever it is answered on the feeder's
+        stack."""
         if request_id == self._fed_id:  # (never equal to an id in _by_request: post checked it)
             self._fed_answer = frame
             return True
         s = self._by_request.get(request_id)
-        if type(s) is not UnmadeStream or not s.take(frame):  # an UnmadeStream has one request
+        if s is None:
             return False
-        del self._by_request[request_id]  # s, answered, is dropped: its request_ids no longer matter
+        if type(s) is UnmadeStream:  # it has one request
+            if not s.take(frame):
+                return False
+        elif not s.put_nowait(frame, final=s.request_ids <= {request_id}):  # type: ignore[union-attr]
+            return False
+        else:
+            s.request_ids.discard(request_id)
+        del self._by_request[request_id]
         self.last_active = time.monotonic()
         return True
 
@@ -216,11 +223,11 @@ class LegacyTransport:
         self, frame: bytes, messages: list[Any], request_ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool
     ) -> Stream | bytes:
         """Deliver a POST carrying requests ``request_ids`` and give its response: the stream to
-        pump, or the answer that is the whole response (:meth:`post_now`, awaited if need be)."""
-        out = self.post_now(frame, messages, request_ids, json_ok, sse_ok, priming)
+        pump, or the answer that is the whole response (:meth:`deliver_post`, awaited if need be)."""
+        out = self.deliver_post(frame, messages, request_ids, json_ok, sse_ok, priming)
         return out if isinstance(out, (bytes, Stream)) else await out
 
-    def post_now(
+    def deliver_post(
         self,
         frame: bytes,
         messages: list[Any],
@@ -230,13 +237,13 @@ class LegacyTransport:
         priming: bool,
     ) -> Stream | bytes | Coroutine[Any, Any, Stream | bytes]:
         """:meth:`post` as a plain call: its response (the answer as bytes, or the stream) when
-        nothing had to be awaited for it, as a POST answered at once (issue 17: no coroutine);
-        else the coroutine that finishes the delivery and gives it. ``request_ids`` None: the
-        POST carries one request, ``messages[0]`` (its set is made only if a stream needs it).
+        nothing had to be awaited for it; else the coroutine that finishes the delivery and
+        gives it. ``request_ids`` None: the POST carries one request, ``messages[0]`` (its set is
+        made only if a stream needs it).
 
         A POST of one request (not a batch of one: that is queued as a batch), with nothing
         queued ahead of it and the session's reader waiting (:attr:`feeder`), is served on the
-        caller's task: no queue hop, no wake-up of the reader (issue 17). Answered so, before
+        caller's task: no queue hop, no wake-up of the reader. Answered so, before
         anything else was sent for it, to a client that accepts JSON, its answer is returned
         and no stream is made; the stream is made as soon as something else comes first.
         Anything else is queued for the session (:meth:`deliver`), its stream made first.
@@ -257,7 +264,7 @@ class LegacyTransport:
             message = messages[0]
             unrouted = json_ok and feeder.answers_only  # fed first, routed only if not answered
             if unrouted:
-                answered = feeder.answer_at_once(message)  # no bookkeeping for it (issue 17)
+                answered = feeder.answer_admitted(message)  # needs no awaiting: nothing to record
                 if answered is not None:
                     return answered
                 self._fed_id = message["id"]
@@ -337,7 +344,7 @@ class LegacyTransport:
         """Queue a POSTed ``frame`` for the session (requests come through :meth:`post`).
         ``messages``: its messages, decoded and checked already
         (:func:`~mcpio._protocol._http.messages_of`), so the session does not decode the frame
-        a second time (issue 17); a batch stays a batch (a JSON array, whitespace allowed before)."""
+        a second time; a batch stays a batch (a JSON array, whitespace allowed before)."""
         self.last_active = time.monotonic()
         if messages is None:
             item: bytes | Decoded = frame
@@ -367,10 +374,10 @@ class LegacyTransport:
 
     retry_ms = 1000
     # Per session, set by the server (``_post_legacy``): the MCP-Protocol-Version header value last
-    # seen, the check's refusal of it (or None) and whether its POST streams are primed (issue 17).
+    # seen, the check's refusal of it (or None) and whether its POST streams are primed.
     version_memo: tuple[Any, Any, bool] = (_UNSEEN, None, False)
     # Set by the server: the session, when one POST's request may be served on the POST's own
-    # task (``Session.reading``/``feed``: no queue hop, no wake-up of the reader; issue 17).
+    # task (``Session.reading``/``feed``: no queue hop, no wake-up of the reader).
     feeder: Feeder | None = None
     _fed_id: Any = _NO_ID  # the request post() feeds without a route, while it is fed
     _fed_answer: bytes | None = None  # its answer, handed over by answer_nowait

@@ -1,15 +1,19 @@
 """The transport of one modern (2026-07-28) Streamable HTTP POST (see ``_http_server_streams``):
-its one request in, its answers out to that POST's own :class:`~._http_server_streams.Stream`."""
+its one request in, its answers out to that POST's own :class:`~._http_server_streams.Stream`;
+and :func:`serve_post`, which serves that POST on it."""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import EndOfStream, TransportError
 from .._protocol import _http as h
 from .._protocol._framing import Decoded
-from ._http_server_streams import Stream, peek
+from ._http_server_streams import Stream, peek, send_json
+
+if TYPE_CHECKING:
+    from ._http_server import Receive, Send, StreamableHTTPApp
 
 
 class RequestTransport:
@@ -18,11 +22,11 @@ class RequestTransport:
 
     The stream is made when first used (:attr:`stream`): a final answer given before that, with
     nothing sent ahead of it, is kept in :attr:`answered` for the app to send as the whole
-    response (a request answered at once, issue 17: no Stream, no pump)."""
+    response (no Stream, no pump)."""
 
     listen = False  # a subscriptions/listen stream: no final answer, handed over at once when draining
 
-    def __init__(self, frame: bytes, message: Any = None, *, json_ok: bool = True, sse_ok: bool = True) -> None:
+    def __init__(self, frame: bytes, message: Any = None, json_ok: bool = True, sse_ok: bool = True) -> None:
         """``message``: ``frame`` decoded already (the session then does not decode it again);
         ``json_ok``/``sse_ok``: what the client accepts (``_http.accepts``)."""
         self._frame: bytes | None = frame  # read once by receive(), with message as a Decoded
@@ -32,10 +36,9 @@ class RequestTransport:
         self._stream: Stream | None = None
         self.answered: bytes | None = None  # the final answer, given before the stream was made
         self._ended = False  # the final answer is out, or the client has gone
-        self._done: asyncio.Event | None = None  # made only when receive() must wait (issue 17)
-        # The task serving the request (set by the app; none when it was answered at once, with
-        # no task: issue 17): its session serves the one request in it, so closing the transport
-        # cancels that task.
+        self._done: asyncio.Event | None = None  # made only when receive() must wait
+        # The task serving the request (set by the app; none when it was answered without one):
+        # its session serves the one request in it, so closing the transport cancels that task.
         self.task: asyncio.Task[Any] | None = None
 
     @property
@@ -74,10 +77,10 @@ class RequestTransport:
         if self.stream.sse_ok:  # a JSON-only client gets the answer alone
             await self.stream.put(frame, False)
 
-    def answer_at_once(self, frame: bytes) -> bool:
+    def keep_answer(self, frame: bytes) -> bool:
         """Keep ``frame``, the request's final answer, for the app to send as the whole response
         when nothing went out before it (no stream yet): True; else False (send it with
-        :meth:`answer`). A plain call: the direct answer awaits nothing (issue 17)."""
+        :meth:`answer`)."""
         if self._stream is not None:
             return False
         self.answered = frame
@@ -86,7 +89,7 @@ class RequestTransport:
 
     async def answer(self, frame: bytes) -> None:
         """Send ``frame``, the request's final answer (known to be one: not looked into again)."""
-        if self.answer_at_once(frame):  # the app sends it as the response
+        if self.keep_answer(frame):  # the app sends it as the response
             return
         if self.stream.gone:
             raise TransportError("the client closed the response stream")
@@ -108,3 +111,31 @@ class RequestTransport:
         task = self.task
         if task is not None and not task.done():
             task.cancel()
+
+
+async def serve_post(
+    app: StreamableHTTPApp, receive: Receive, send: Send, transport: RequestTransport, answer: bytes | None
+) -> None:
+    """Serve a modern POST's request (``transport``) on its stream: ``answer``, its answer already
+    (``app.answer``'s, for a client that takes SSE only), or what a session serving it in a
+    task of its own sends."""
+    transport.listen = transport.message.get("method") == "subscriptions/listen"  # handed over first when draining
+    task = None
+    if answer is not None:
+        transport.keep_answer(answer)
+    else:
+        task = app._spawn(app.serve(transport, True), eager=True)
+        if transport.json_ok and transport.answered is not None:  # answered while the task started eagerly
+            await send_json(send, transport.answered, [], h.MODERN)
+            return
+    stream = transport.stream  # made before anything can be put on it
+    if task is not None and not task.done():  # closing the transport cancels the task serving it
+        transport.task = task
+        app._requests.add(transport)
+        task.add_done_callback(lambda _: app._requests.discard(transport))
+    stream.hangup = (receive, transport.hung_up)  # watched once a hang-up matters
+    try:
+        await stream.pump(send, [], sse_after=app.sse_after, keepalive=app.keepalive, retry_ms=app.retry_ms)
+    finally:
+        if not stream.finished:
+            transport.close()

@@ -33,6 +33,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from typing import Any, cast
@@ -46,7 +47,7 @@ from ._http_drain import closing, health, lifespan_protocol
 from ._http_events import EventStore, MemoryEventStore
 from ._http_legacy import RETRY_AFTER as RETRY_AFTER  # the 503 of the session cap (older name)
 from ._http_legacy import Caller, LegacyTransport, admits, at_capacity, principal
-from ._http_request import RequestTransport
+from ._http_request import RequestTransport, serve_post
 from ._http_server_sse import LegacySSE
 from ._http_server_streams import Disconnected, Stream, TooLarge, plain, refuse, watch_disconnect
 from ._http_sessions import SharedSessions
@@ -68,9 +69,6 @@ NO_HEADERS: list[tuple[bytes, bytes]] = []  # no headers of ours on a response (
 
 class StreamableHTTPApp:
     """An ASGI application serving one MCP server over Streamable HTTP (both eras)."""
-
-    serve_now: Callable[[RequestTransport, Callable[..., asyncio.Task[Any]]], asyncio.Task[Any] | None] | None = None
-    answer_now: Callable[[dict[str, Any]], dict[str, Any] | None] | None = None  # set by the Server (_server._http)
 
     def __init__(
         self,
@@ -94,8 +92,12 @@ class StreamableHTTPApp:
         message_path: str = "/messages",
         auth: Callable[[Scope, Receive, Send], Awaitable[tuple[Receive, Send] | None]] | None = None,
         caller: Callable[[], Caller | None] | None = None,
+        answer: Callable[[dict[str, Any]], bytes | None] | None = None,
     ) -> None:
         self.serve = serve
+        # answer(message): the encoded answer to a modern request that needs neither a session nor
+        # awaiting, or None: serve(transport, True) serves it (the Server's _http.answer_post).
+        self.answer = answer
         self.auth = auth  # the authorization guard (_auth._resource.Guard): answers, or lets through
         self.caller = caller  # the verified caller now (_auth._info.slot; None: no auth): admits
         self.path = "/" + path.strip("/") if path.strip("/") else "/"
@@ -141,7 +143,7 @@ class StreamableHTTPApp:
             return
         if kind != "http":
             return
-        if not self._running:  # once started, no await here (issue 17: a coroutine per request)
+        if not self._running:  # once started, no await here
             await self._ensure_started()
         if self.draining:  # a kept-alive connection carries one last request, then closes (_http_drain)
             send = closing(send)
@@ -211,7 +213,7 @@ class StreamableHTTPApp:
         self, receive: Receive, send: Send, headers: dict[str, str], accepted: Any = None, key: Any = None
     ) -> None:
         if accepted is None:  # not known for these values (_pass)
-            accepted = h.accepts(headers.get("accept"))  # once per POST (issue 17)
+            accepted = h.accepts(headers.get("accept"))  # once per POST
             refusal = h.check_post(headers, accepted)
             if refusal is not None:
                 # Read (and drop) the body first, as every other answer does: refusing mid-request
@@ -222,7 +224,7 @@ class StreamableHTTPApp:
                 return
             self._pass(key, accepted)
         try:
-            first = await receive()  # the whole body, as servers deliver a small one: no coroutine (issue 17)
+            first = await receive()  # the whole body, as servers deliver a small one: no coroutine
             body = streams.body_part(first, headers, self.max_body_size)
             if first.get("more_body", False):
                 body = await streams.read_body(receive, headers, self.max_body_size, first)
@@ -240,7 +242,6 @@ class StreamableHTTPApp:
         if h.select_era(headers, messages) != h.MODERN:
             await self._post_legacy(receive, send, headers, body, messages, kinds, accepted)
             return
-        # Modern: served here, on this stack, up to the answer at once (issue 17: no coroutine)
         if len(messages) != 1:
             await refuse(send, h.refuse(400, "Invalid Request: JSON-RPC batches are not part of protocol 2026-07-28"))
             return
@@ -252,48 +253,24 @@ class StreamableHTTPApp:
         if kinds[0] != rpc.REQUEST:
             await plain(send, 202, b"")  # core 2026-07-28 defines no client notifications on HTTP
             return
-        answer = self.answer_now(message) if accepted[0] and self.answer_now is not None else None  # JSON accepted
-        if answer is not None:  # answered at once, without a session: the whole JSON response (issue 17)
-            start, end = streams.json_answer(answer, [], h.MODERN)
+        answer = self.answer(message) if self.answer is not None else None
+        if answer is not None and accepted[0]:  # JSON accepted: the answer is the whole response
+            start, end = streams.json_response(answer, NO_HEADERS, h.MODERN)
             await send(start)
             await send(end)
             return
-        await self._post_modern(receive, send, body, message, *accepted)
+        await serve_post(self, receive, send, RequestTransport(body, message, *accepted), answer)
 
     def _pass(self, key: tuple[str | None, ...], accepted: tuple[bool, bool]) -> None:
         """Remember that a POST's Host, Origin, Accept and Content-Type (``key``) passed check_host,
-        check_origin and check_post (``accepted``: their accepts()): a request with them skips those
-        (issue 17). Passes only; bounded; for the allow-list tuples made under (a list may change)."""
+        check_origin and check_post (``accepted``: their accepts()): a request with them skips those.
+        Passes only; bounded; for the allow-list tuples made under (a list may change)."""
         if type(self.allowed_hosts) is not tuple or type(self.allowed_origins) is not tuple:
             return
         hosts, origins = self._passed_under
         if len(self._passed) >= PASSED_MAX or hosts is not self.allowed_hosts or origins is not self.allowed_origins:
             self._passed, self._passed_under = {}, (self.allowed_hosts, self.allowed_origins)
         self._passed[key] = accepted
-
-    async def _post_modern(
-        self, receive: Receive, send: Send, body: bytes, message: dict[str, Any], json_ok: bool, sse_ok: bool
-    ) -> None:
-        """A modern request not answered at once: served by a session on its stream."""
-        transport = RequestTransport(body, message, json_ok=json_ok, sse_ok=sse_ok)  # the body decoded once
-        transport.listen = message.get("method") == "subscriptions/listen"  # handed over first when draining
-        now = self.serve_now  # set by the Server: its eager start; None if it answered at once, no task
-        task = self._spawn(self.serve(transport, True)) if now is None else now(transport, self._spawn)
-        if task is None and json_ok and transport.answered is not None:
-            # Answered at once, nothing before it: the JSON response the stream would send (issue 17).
-            await streams.send_json(send, transport.answered, [], h.MODERN)
-            return
-        stream = transport.stream  # made before anything can be put on it
-        if task is not None:  # closing the transport cancels the task serving it
-            transport.task = task
-            self._requests.add(transport)
-            task.add_done_callback(lambda _: self._requests.discard(transport))
-        stream.hangup = (receive, transport.hung_up)  # watched once a hang-up matters (issue 17)
-        try:
-            await stream.pump(send, [], sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms)
-        finally:
-            if not stream.finished:
-                transport.close()
 
     async def _post_legacy(
         self,
@@ -307,7 +284,7 @@ class StreamableHTTPApp:
     ) -> None:
         sid = headers.get(h.SESSION_ID)
         # A refusal of one request carries its id (JSON-RPC: null only when it cannot be read).
-        if len(messages) == 1:  # one message, as every POST but a 2025-03-26 batch: no lists (issue 17)
+        if len(messages) == 1:  # one message, as every POST but a 2025-03-26 batch: no lists
             requests = messages if kinds[0] == rpc.REQUEST else []
             rid = messages[0]["id"] if requests else None
         else:
@@ -339,7 +316,7 @@ class StreamableHTTPApp:
             transport = found
             raw = headers.get(h.PROTOCOL_VERSION)
             memo = transport.version_memo
-            if memo[0] != raw:  # the check's outcome kept per session for the value last seen (issue 17)
+            if memo[0] != raw:  # the check's outcome kept per session for the value last seen
                 version, refusal = h.check_legacy_version(headers)
                 memo = transport.version_memo = (raw, refusal, h.priming(version))
             _, refusal, priming = memo
@@ -348,13 +325,13 @@ class StreamableHTTPApp:
                 return
         # The id goes out once, on the response that opens the session (spec 2025-03-26+ transports
         # §Session Management: "on the HTTP response containing the InitializeResult"); the client
-        # sends it, so later responses do not repeat it (issue 17: one header less per request).
+        # sends it, so later responses do not repeat it.
         session_header = transport.session_header if sid is None else NO_HEADERS
         if not requests:  # notifications and responses: accepted, answered with nothing
-            await transport.deliver(body, messages)  # decoded once (issue 17)
+            await transport.deliver(body, messages)  # decoded once
             await plain(send, 202, b"", session_header)
             return
-        if rid is not None:  # one request, as every POST but a 2025-03-26 batch: no lists (issue 17)
+        if rid is not None:  # one request, as every POST but a 2025-03-26 batch: no lists
             ids, busy = None, rid if transport.answering(rid) else None  # ids None: {rid}, made if needed
         else:
             order = [m["id"] for m in requests]
@@ -366,8 +343,8 @@ class StreamableHTTPApp:
             )
             return
         json_ok, sse_ok = accepted
-        stream = transport.post_now(body, messages, ids, json_ok, sse_ok, priming)  # a plain call (issue 17)
-        if type(stream) is bytes:  # answered at once: the whole response, no stream (issue 17)
+        stream = transport.deliver_post(body, messages, ids, json_ok, sse_ok, priming)
+        if type(stream) is bytes:  # answered on this stack: the whole response, no stream
             start, end = streams.json_response(stream, session_header, h.LEGACY)
             await send(start)
             await send(end)
@@ -529,8 +506,14 @@ class StreamableHTTPApp:
                     self.end_session(t)
 
     # ================================================================ life cycle
-    def _spawn(self, coro: Any, context: Any = None) -> asyncio.Task[Any]:
-        task = asyncio.get_running_loop().create_task(coro, context=context)
+    def _spawn(self, coro: Any, *, eager: bool = False) -> asyncio.Task[Any]:
+        """A task of the app's running ``coro``; ``eager``: started at once on this stack, up to
+        its first wait, where the Python has eager tasks (3.12+; asyncio.Task(eager_start=))."""
+        loop = asyncio.get_running_loop()
+        if sys.version_info >= (3, 12) and eager:
+            task: asyncio.Task[Any] = asyncio.Task(coro, loop=loop, eager_start=True)
+        else:
+            task = loop.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task

@@ -115,7 +115,7 @@ class Stream:
     @property
     def wake(self) -> asyncio.Event:
         """Set when there is news for the response's writer; made on first use, so a POST
-        answered before its response starts costs no Event (issue 17). Setting it before a wait
+        answered before its response starts costs no Event. Setting it before a wait
         is never needed: :meth:`_wait` clears it and looks at the stream first."""
         event = self._wake
         if event is None:
@@ -125,13 +125,25 @@ class Stream:
     @property
     def released(self) -> asyncio.Event:
         """Set while no HTTP response is attached (graceful shutdown waits on it); made on first
-        use, so a stream nobody waits on costs no Event (issue 17)."""
+        use, so a stream nobody waits on costs no Event."""
         event = self._released
         if event is None:
             event = self._released = asyncio.Event()
             if not self.attached:
                 event.set()
         return event
+
+    def put_nowait(self, frame: bytes, final: bool) -> bool:
+        """:meth:`put` when it needs no waiting — the stream is attached and its client is
+        there: True; else False, nothing done (``put`` it)."""
+        if not self.attached or self.gone:
+            return False
+        if final:
+            self.finished = True
+        self.items.append(frame)
+        if self._wake is not None:
+            self._wake.set()
+        return True
 
     async def put(self, frame: bytes, final: bool) -> None:
         if final:
@@ -167,7 +179,7 @@ class Stream:
             return True
         # A deadline that sets ``wake``: cheaper than asyncio.timeout() (no Timeout object, no
         # cancellation of the task) or a timer handle per wait, on a path every POST takes
-        # (issue 17; _http_deadlines). Changing the token ends this wait's deadline.
+        # (_http_deadlines). Changing the token ends this wait's deadline.
         self._timed_out = False
         self.wait_token += 1
         deadlines.start(self, timeout)
@@ -332,7 +344,7 @@ def json_response(
     """The two ASGI messages of ``frame`` (one JSON-RPC message) as the whole JSON response:
     200, or the status the era gives its error code (a refused request's 4xx; ``status``: that
     status, when the caller knows it), with ``headers`` added. A plain call: the app sends them
-    itself (issue 17: no coroutine per request)."""
+    itself."""
     if status is None:
         status = 200
         if era in h.ERROR_STATUS_ERAS and b'"error"' in frame and frame[:1] == b"{":  # else 200 whatever it carries
@@ -354,18 +366,10 @@ def json_response(
     )
 
 
-# Content-Length values as bytes, by length, made once each (issue 17: formatting one costs more
-# than finding it); bounded: only lengths below _MAX_LENGTH_KEPT are kept (at most that many).
+# Content-Length values as bytes, by length, made once each; bounded: only lengths below
+# _MAX_LENGTH_KEPT are kept (at most that many).
 _LENGTHS: dict[int, bytes] = {}
 _MAX_LENGTH_KEPT = 4096
-
-
-def json_answer(
-    message: dict[str, Any], headers: list[tuple[bytes, bytes]], era: str
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """:func:`json_response` of ``message`` (one JSON-RPC message, not yet encoded): its status
-    read from the message, not searched for in the frame (issue 17)."""
-    return json_response(rpc.encode(message), headers, era, _status(message, era) if "error" in message else 200)
 
 
 def _status(message: Any, era: str) -> int:
@@ -386,7 +390,7 @@ async def send_json(send: Send, frame: bytes, headers: list[tuple[bytes, bytes]]
 def body_part(message: dict[str, Any], headers: Mapping[str, str], limit: int) -> bytes:
     """The body bytes ``message`` (an ASGI ``receive()`` of the request) carries: TooLarge when
     the bytes pass ``limit``, or when more follow (``more_body``) and ``Content-Length`` passes
-    it (refused before they are read; a body that came whole is judged by its bytes, issue 17);
+    it (refused before they are read; a body that came whole is judged by its bytes);
     Disconnected when the client went first. A plain call: a small body comes whole in the first
     message, with no coroutine to read it; :func:`read_body` reads the rest."""
     if message["type"] == "http.disconnect":

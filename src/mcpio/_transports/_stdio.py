@@ -100,7 +100,7 @@ class _Writer(asyncio.Protocol):
         self.owner = owner
         self.can_write = asyncio.Event()
         self.can_write.set()
-        self.ready = True  # can_write.is_set(), read by every send without a call (issue 17)
+        self.ready = True  # can_write.is_set(), read by every send without a call
 
     def pause_writing(self) -> None:
         self.ready = False
@@ -121,10 +121,6 @@ class StdioServerTransport:
     ``claim_stdout=False`` leaves fds 0 and 1 as they are (the protocol then shares them with
     everything else in the process); other ``stdin_fd``/``stdout_fd`` are never redirected.
     """
-
-    # send() waits on nothing bound to the current task (no asyncio.timeout): a session may
-    # start a request on its reader's stack (Session ``eager``).
-    eager_safe = True
 
     def __init__(
         self,
@@ -353,7 +349,7 @@ class StdioServerTransport:
         """Queue ``frame`` when that needs no waiting and return True: the common case, a small
         frame with room in the pipe and no sender waiting ahead of it. False: nothing was done,
         :meth:`send` it (which also reports why it cannot be sent). The session sends its
-        answers this way, without a coroutine each (issue 17)."""
+        answers this way, without a coroutine each."""
         if self._terminated or self._lost is not None or self._write_transport is None:
             return False
         if len(frame) < _SMALL_FRAME and self._writer.ready and not self._slow_senders:  # type: ignore[union-attr]

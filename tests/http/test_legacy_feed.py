@@ -1,12 +1,7 @@
-"""A legacy POST whose one request is answered as it is delivered (served on the POST's own
-task, ``Session.feed``) is sent as the whole JSON response without a response stream
-(``LegacyTransport.post``, issue 17), and its answer is the one the general path gives.
-
-Each request below goes to two sessions of the same server on one app: one as users get it,
-and one whose transport has no feeder, so each of its requests is queued for the session's
-reader and its POST's stream is made first (the general path). The HTTP answers must be equal:
-status, headers (but the session's own id), and the body, JSON or the data of each event.
-"""
+"""A legacy session's POST of one request, with nothing queued ahead of it, is served on the
+POST's own task (``Session.feed``) through the transport's feeder seam, and sent as the whole
+JSON response when nothing came before its answer; the same answers as through a stream are
+checked on every route by tests/routes/test_route_matrix.py."""
 
 from __future__ import annotations
 
@@ -21,14 +16,17 @@ from mcpio import Server
 from mcpio._transports._base import serving
 from mcpio._transports._http_legacy import LegacyTransport
 from mcpio._transports._http_server_streams import Stream
-from tests.support.differential_tools import add_differential_tools
 
 from .test_http_cost import Client, add_wait_forever, call_body, open_legacy_session, scope
 
 
 def build() -> Server:
     server = Server("at-once")
-    add_differential_tools(server)
+
+    @server.tool(inline=True)
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
 
     @server.tool
     async def progress(ctx: Any) -> str:
@@ -46,79 +44,11 @@ def call(id_: Any, name: str, arguments: Any) -> dict[str, Any]:
     return body
 
 
-CASES: dict[str, Any] = {
-    "result": call(1, "add", {"a": 2, "b": 40}),
-    "string id": call("r-1", "add", {"a": 1, "b": 1}),
-    "arguments wrong": call(2, "add", {"a": "two", "b": 40}),
-    "ToolError": call(3, "fails", {"kind": "tool"}),
-    "MCPError": call(4, "fails", {"kind": "protocol"}),
-    "unexpected exception": call(5, "fails", {"kind": "bug"}),
-    "unknown tool": call(6, "nope", {}),
-    "unknown method": {"jsonrpc": "2.0", "id": 7, "method": "no/such", "params": {}},
-    "a 2026-07-28 method": {"jsonrpc": "2.0", "id": 8, "method": "subscriptions/listen", "params": {}},
-    "ping": {"jsonrpc": "2.0", "id": 9, "method": "ping"},
-    "a progress token": {**call(10, "progress", {}), "params": {"name": "progress", "_meta": {"progressToken": 1}}},
-}
-AT_ONCE = set(CASES) - {"a progress token", "unknown tool", "ping"}  # these run as tasks
 ACCEPTS = {
     "both": [(b"accept", b"application/json, text/event-stream")],
     "json": [(b"accept", b"application/json")],
     "sse": [(b"accept", b"text/event-stream")],
 }
-
-
-async def answer(app: Any, session: list[tuple[bytes, bytes]], body: dict[str, Any], accept: Any) -> tuple[Any, ...]:
-    headers = [h for h in session if h[0] != b"accept"] + accept
-    c = Client(body)
-    await asyncio.wait_for(app(scope(headers), c.receive, c.send), 10)
-    start = c.messages[0]
-    got = dict(start["headers"])
-    assert b"mcp-session-id" not in got  # sent once, on the answer to initialize
-    raw = b"".join(m.get("body", b"") for m in c.messages[1:])
-    if got.get(b"content-type") == b"text/event-stream":
-        data = [line[5:].strip() for line in raw.split(b"\n") if line.startswith(b"data:")]
-        body_out: Any = [json.loads(d) for d in data if d]  # not the priming event's empty data
-    else:
-        body_out = json.loads(raw)
-    return start["status"], got, body_out
-
-
-@pytest.mark.parametrize("accept", list(ACCEPTS))
-def test_a_legacy_answer_at_once_is_the_general_paths_answer(accept: str) -> None:
-    async def go() -> None:
-        server = build()
-        app = server.http_app("/mcp")
-        made: list[str] = []
-        new_stream = LegacyTransport.new_stream
-
-        def counting(self: LegacyTransport, *args: Any, **kwargs: Any) -> Stream:  # a spy
-            made.append(self.id)
-            return new_stream(self, *args, **kwargs)
-
-        try:
-            at_once = await open_legacy_session(app)
-            general = await open_legacy_session(app)
-            queued = app.sessions[dict(general)[b"mcp-session-id"].decode()]
-            queued.feeder = None  # every request through the queue, its stream made first
-            LegacyTransport.new_stream = counting  # type: ignore[method-assign]
-            fed: set[str] = set()
-            for name, body in CASES.items():
-                made.clear()
-                a = await answer(app, at_once, body, ACCEPTS[accept])
-                fast = not made
-                g = await answer(app, general, body, ACCEPTS[accept])
-                assert made[-1:] == [queued.id], name
-                assert a == g, f"{name}: at once {a} != general {g}"
-                if fast:
-                    fed.add(name)
-            # Answered without a stream: a request answered as it was fed, to a client that
-            # takes JSON; not what a task serves (not answered at once).
-            assert fed == (set() if accept == "sse" else AT_ONCE), fed
-        finally:
-            LegacyTransport.new_stream = new_stream  # type: ignore[method-assign]
-            await app.aclose()
-
-    asyncio.run(go())
 
 
 class _Feeder:
@@ -133,8 +63,8 @@ class _Feeder:
     def reading(self) -> bool:
         return True
 
-    def answer_at_once(self, message: dict[str, Any]) -> bytes | None:
-        return None  # fed, always (Session.answer_at_once: not without the engine's bookkeeping)
+    def answer_admitted(self, message: dict[str, Any]) -> bytes | None:
+        return None  # fed, always (Session.answer_admitted: not without the engine's bookkeeping)
 
     async def feed(self, message: dict[str, Any]) -> None:
         serving.set((self.transport, message["id"]))
@@ -168,8 +98,8 @@ def test_the_stream_is_made_when_anything_comes_before_the_answer(sends: list[by
     asyncio.run(go())
 
 
-def test_post_now_answers_without_a_coroutine_and_gives_one_only_for_what_waits() -> None:
-    """``post_now`` (the app's plain call per POST, issue 17) gives the answer or the stream as
+def test_deliver_post_answers_without_a_coroutine_and_gives_one_only_for_what_waits() -> None:
+    """``deliver_post`` (the app's plain call per POST, issue 17) gives the answer or the stream as
     ``post`` does when nothing waits, else the coroutine finishing the delivery."""
     t = LegacyTransport("s", store=None)
 
@@ -179,8 +109,8 @@ def test_post_now_answers_without_a_coroutine_and_gives_one_only_for_what_waits(
         def reading(self) -> bool:
             return True
 
-        def answer_at_once(self, message: dict[str, Any]) -> bytes | None:
-            return ANSWER if message["id"] == 5 else None  # Session.answer_at_once's answer, or fed
+        def answer_admitted(self, message: dict[str, Any]) -> bytes | None:
+            return ANSWER if message["id"] == 5 else None  # Session.answer_admitted's answer, or fed
 
         def feed(self, message: dict[str, Any]) -> None:
             assert t.answer_nowait(message["id"], ANSWER)
@@ -188,17 +118,17 @@ def test_post_now_answers_without_a_coroutine_and_gives_one_only_for_what_waits(
     async def go() -> None:
         t.feeder = AtOnce()
         body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
-        assert t.post_now(body, [json.loads(body)], {1}, True, True, False) == ANSWER
+        assert t.deliver_post(body, [json.loads(body)], {1}, True, True, False) == ANSWER
         assert not t.streams and not t.answering(1)
         body5 = b'{"jsonrpc":"2.0","id":5,"method":"ping"}'  # answered at once: neither fed nor routed
-        assert t.post_now(body5, [json.loads(body5)], None, True, True, False) == ANSWER
+        assert t.deliver_post(body5, [json.loads(body5)], None, True, True, False) == ANSWER
         assert not t.streams and not t.answering(5)
         t.feeder = _Feeder(t, [ANSWER])  # waits (a coroutine to await)
-        pending = t.post_now(body, [json.loads(body)], {1}, True, True, False)
+        pending = t.deliver_post(body, [json.loads(body)], {1}, True, True, False)
         assert asyncio.iscoroutine(pending) and await pending == ANSWER
         t.feeder = None  # queued for the session: a delivery to await
         body2 = b'{"jsonrpc":"2.0","id":2,"method":"ping"}'
-        pending = t.post_now(body2, [json.loads(body2)], {2}, True, True, False)
+        pending = t.deliver_post(body2, [json.loads(body2)], {2}, True, True, False)
         assert asyncio.iscoroutine(pending)
         out = await pending
         assert isinstance(out, Stream) and t.answering(2) and t._inbox.qsize() == 1
@@ -270,7 +200,7 @@ VERSIONS = ["2025-11-25", "1999-01-01", None, " 2025-11-25 ", "2025-06-18", "199
 @pytest.mark.parametrize("accept", ["json", "sse", "alternating"])
 def test_each_posts_version_header_is_checked_as_on_a_sessions_first_post(accept: str) -> None:
     """A session keeps the MCP-Protocol-Version check's outcome for the value it saw last
-    (``LegacyTransport.version_memo``, issue 17), while Accept is read on each POST: whatever values
+    (``LegacyTransport.version_memo``), while Accept is read on each POST: whatever values
     came before, each POST gets what the same values get on a new session's first request
     (status, id, priming, JSON or SSE)."""
     kinds = ["json", "sse", "both"]
@@ -313,8 +243,8 @@ class _AnswersOnly:
     def reading(self) -> bool:
         return True
 
-    def answer_at_once(self, message: dict[str, Any]) -> bytes | None:
-        return None  # fed, always (Session.answer_at_once: not without the engine's bookkeeping)
+    def answer_admitted(self, message: dict[str, Any]) -> bytes | None:
+        return None  # fed, always (Session.answer_admitted: not without the engine's bookkeeping)
 
     def feed(self, message: dict[str, Any]) -> Any:
         if self.how == "answer":

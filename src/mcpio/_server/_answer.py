@@ -1,0 +1,93 @@
+"""The one synchronous answer path: a request that needs no awaiting, answered on the caller's stack.
+
+A ``tools/call`` of a sync tool that runs on the event loop (``Tool.on_loop``), takes no Context,
+is not a task, carries no progress token and no ``requestState`` (its state is verified by the
+request's Context: spec 2026-07-28 MRTR), on a server without middleware (:func:`sync_tool`),
+cannot wait. :func:`answer` runs it and returns its encoded response, built by
+``_session.response_frame`` (the one mapping of exceptions and unencodable results to the wire);
+None means the request needs the engine (``Server._on_request``, awaited), which gives the same
+answer. Every route goes through it:
+
+* a :class:`~mcpio._session.Session` (stdio; a legacy HTTP session's POSTs) takes it as its
+  ``answer``;
+* a 2026-07-28 HTTP POST answered with no session at all (``_http.answer_post``), after the
+  request's ``_meta`` is admitted as a stateless connection admits it.
+
+Only a server whose sessions run ``Server._on_request`` itself answers so (:func:`plain`: no
+telemetry around it, no subclass's own); the others see every request on the engine.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .._session import response_frame
+from .._versions import RULES
+from ._handlers import no_rounds
+from ._mrtr import InputRequired
+
+if TYPE_CHECKING:
+    from .._protocol._events import RequestReceived
+    from .._session import Session
+    from .._versions import Rules
+    from ._server import Server
+    from ._tools import Tool
+
+_PLAIN: Any = None  # Server._on_request, looked up once (_server imports this module)
+
+
+def plain(server: Server) -> bool:
+    """Whether the server's sessions run ``Server._on_request`` itself: telemetry does not wrap
+    it, and no subclass serves requests its own way."""
+    global _PLAIN
+    if _PLAIN is None:
+        from ._server import Server
+
+        _PLAIN = Server._on_request
+    return getattr(server._on_request_hook, "__func__", None) is _PLAIN
+
+
+def sync_tool(server: Server, method: Any, params: Any) -> Tool | None:
+    """The tool a request ``method``/``params`` calls when :func:`answer` may answer it (module
+    docstring), else None."""
+    if method != "tools/call" or server._middleware or type(params) is not dict:
+        return None
+    if "task" in params or "requestState" in params:
+        return None
+    meta = params.get("_meta")
+    if type(meta) is dict and "progressToken" in meta:  # heartbeats need the engine
+        return None
+    name = params.get("name")
+    tool = server._tools.get(name) if type(name) is str else None
+    on_loop = tool.on_loop if tool is not None else None
+    return tool if on_loop is not None and on_loop.inline else None
+
+
+def answer(server: Server, session: Session, ev: RequestReceived) -> bytes | None:
+    """The encoded response to request ``ev`` when it needs no awaiting (:func:`sync_tool`), as
+    ``Server._on_request`` would give it; None: serve it on the engine."""
+    tool = sync_tool(server, ev.method, ev.params)
+    return None if tool is None else answer_tool(server, session, ev, tool)
+
+
+def answer_tool(server: Server, session: Session, ev: RequestReceived, tool: Tool) -> bytes:
+    """:func:`answer` of a request known to call ``tool`` (``sync_tool`` gave it)."""
+    rules = RULES[ev.version] if ev.version is not None else None
+    try:
+        result = tool_result(server, session, rules, ev.params, tool)  # type: ignore[arg-type]  # a dict: sync_tool
+    except Exception as exc:
+        return response_frame(ev.id, ev.method, None, exc, session.expose_errors)
+    return response_frame(ev.id, ev.method, result, None, session.expose_errors)
+
+
+def tool_result(server: Server, session: Session, rules: Rules | None, params: dict[str, Any], tool: Tool) -> Any:
+    """The result of a ``tools/call`` of ``tool`` that cannot wait, as ``Server._on_request``
+    gives it: the capability gate, the result (``Tool.call_sync``) and the era's decorations."""
+    announced = server.announced(rules, session, "tools", "tools/call")
+    try:
+        result = tool.call_sync(params.get("arguments"), server, session, announced)
+    except InputRequired:
+        raise no_rounds("tools/call") from None
+    if announced.result_type:
+        result = server._decorate(result, announced, "tools/call")
+    return result
