@@ -35,6 +35,7 @@ _EXPORTS = {
     "ClientCapabilityError": "._server._context",
     "Context": "._server._context",
     "Message": "._server._resources",
+    "Arg": "._server._catalog",
     "Server": "._server._server",
     "Request": "._server._middleware",
     "ToolError": "._server._tools",
@@ -82,6 +83,7 @@ if TYPE_CHECKING:
     from ._host._config import ConfigError, ServerSpec, load_config
     from ._host._host import Host
     from ._safepath import PathParam, SafePath, SafePathError
+    from ._server._catalog import Arg
     from ._server._context import ClientCapabilityError, Context
     from ._server._middleware import Request
     from ._server._resources import Message
@@ -226,6 +228,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "Arg",
     "Audio",
     "Client",
     "ClientCapabilityError",

@@ -27,6 +27,7 @@ LAYERS = {
     "_docstrings": 0,
     "_callables": 0,
     "_uritemplate": 0,
+    "_naming": 0,
     "_content": 0,
     "_safepath": 0,
     "_skills": 0,

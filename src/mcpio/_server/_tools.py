@@ -176,6 +176,12 @@ class _ParamHeaders:
 class Tool:
     """A registered tool. Build with :meth:`from_function`."""
 
+    # Catalog shaping (_catalog): the item's tags; for an item mounted from another server, that
+    # server (whose lifespan value and completer serve it) and the item's name or URI there.
+    tags: frozenset[str] = frozenset()
+    owner: Any = None
+    source: str | None = None
+
     def __init__(
         self,
         fn: Callable[..., Any],
@@ -315,6 +321,8 @@ class Tool:
             kwargs = self.sig.bind(arguments)
         except ArgumentError as exc:
             return _error_result(str(exc))
+        if self.owner is not None:
+            ctx.owner = self.owner
         interval = self.heartbeat if self.heartbeat is not ... else getattr(ctx.server, "heartbeat", None)
         try:
             if interval and (ctx.progress_token is not None or ctx._task is not None):
