@@ -119,7 +119,15 @@ class Command:
 
 
 def _run_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("app", metavar="FILE[:OBJECT]", help="a .py file or module, optionally :name of the Server object")
+    p.add_argument(
+        "app", nargs="?", metavar="FILE[:OBJECT]", help="a .py file or module, optionally :name of the Server object"
+    )
+    p.add_argument(
+        "--openapi",
+        metavar="SPEC",
+        help="serve the HTTP API an OpenAPI 3.0/3.1 document describes (a file or URL, JSON or YAML) instead of FILE",
+    )
+    p.add_argument("--base-url", metavar="URL", help="--openapi: the API's root URL (default: the document's servers)")
     p.add_argument(
         "-t",
         "--transport",

@@ -41,6 +41,7 @@ LAYERS = {
     "_host": 4,
     "_auth": 4,
     "_otel": 4,
+    "_openapi": 4,
     "cli": 5,
     "auth": 5,
     "_cli": 5,

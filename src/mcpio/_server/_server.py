@@ -25,6 +25,7 @@ from .._protocol._events import NotificationReceived, RequestReceived
 from .._versions import CACHEABLE_METHODS, META_SERVER_INFO, RULES, Rules
 from . import _stdio
 from ._catalog_api import KINDS_OF, CatalogMixin, tags_of
+from ._constructors import FromAPI
 from ._context import Context, request_context
 from ._lifecycle import INFO_FIELDS, NO_CAPABILITIES, capabilities, server_info
 from ._mrtr import InputRequired, StateCodec
@@ -57,7 +58,7 @@ else:  # the method table, the HTTP glue, the direct answer, who hears what, mid
 log = _log.logger("mcpio.server", globals())
 
 
-class Server(CatalogMixin):
+class Server(CatalogMixin, FromAPI):
     """An MCP server. The guides under docs/ tour it; every option is keyword-only and optional."""
 
     _infos: dict[str, dict[str, Any]]  # serverInfo by version (_lifecycle.server_info), emptied by __setattr__
@@ -164,10 +165,10 @@ class Server(CatalogMixin):
         self.add_tool(fn, **options)
         return fn
 
-    def add_tool(self, fn: Callable[..., Any], **options: Any) -> Tool:
+    def add_tool(self, fn: Callable[..., Any] | Tool, **options: Any) -> Tool:
         scopes = options.pop("scopes", None)
         tags = options.pop("tags", None)
-        tool = Tool.from_function(fn, **options)
+        tool = fn if isinstance(fn, Tool) else Tool.from_function(fn, **options)  # Tool: e.g. Tool.from_schema
         if tags is not None:
             tool.tags = tags_of(tags)
         self._set_scopes("tools/call", tool.name, scopes)
