@@ -120,7 +120,11 @@ class Command:
 
 def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "app", nargs="?", metavar="FILE[:OBJECT]", help="a .py file or module, optionally :name of the Server object"
+        "app",
+        nargs="?",
+        metavar="TARGET",
+        help="a .py file or module (optionally :name of the Server object); or a server to proxy: a URL, a "
+        "command line in quotes, CONFIG:NAME, or an mcpServers JSON file (every entry, one gateway)",
     )
     p.add_argument(
         "--openapi",
@@ -312,7 +316,7 @@ def _config_args(p: argparse.ArgumentParser) -> None:
 COMMANDS: list[Command] = [
     Command(
         "run",
-        "serve a Server from a Python file or module over stdio or Streamable HTTP",
+        "serve a Server (a Python file or module), or proxy a URL, a command or an mcpServers file, over stdio or HTTP",
         _run_args,
         "mcpio._cli._run:command",
     ),

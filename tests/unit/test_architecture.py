@@ -42,6 +42,7 @@ LAYERS = {
     "_auth": 4,
     "_otel": 4,
     "_openapi": 4,
+    "_gateway": 4,
     "cli": 5,
     "auth": 5,
     "_cli": 5,

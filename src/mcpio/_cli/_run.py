@@ -338,7 +338,13 @@ def command(args: Any) -> int:
         from ._openapi import openapi_server  # --openapi SPEC [--base-url URL]
 
         server, args.app = openapi_server(args)
+    else:
+        from ._gateway import gateway_server  # a URL, a command line, an mcpServers file: proxied
+
+        server = gateway_server(args.app)
     if args.reload:
+        if server is not None:
+            raise UsageError("--reload works with Python code (a server.py); a proxied server reloads nothing")
         if args.transport != "stdio":
             raise UsageError("--reload works with stdio (for HTTP, restart the server yourself)")
         from ._reload import run_with_reload

@@ -58,11 +58,22 @@ class Arg:
 
 
 class Mount:
-    __slots__ = ("child", "namespace")
+    __slots__ = ("child", "exclude", "include", "namespace")
 
-    def __init__(self, child: Server, namespace: str | None) -> None:
+    def __init__(
+        self,
+        child: Server,
+        namespace: str | None,
+        include: frozenset[str] | None = None,
+        exclude: frozenset[str] = frozenset(),
+    ) -> None:
         self.child = child
         self.namespace = namespace
+        self.include = include  # the child's names (or URIs) served; None: all
+        self.exclude = exclude
+
+    def serves(self, key: str) -> bool:
+        return key not in self.exclude and (self.include is None or key in self.include)
 
     def key(self, kind: str, key: str) -> str:
         """The parent's name (tools, prompts) or URI (resources, templates) of the child's ``key``."""
@@ -100,6 +111,8 @@ class Mount:
 
             item.uri = new_key
             item.template = UriTemplate(new_key)
+            if self.namespace is not None:
+                item.namespaces = (self.namespace, *item.namespaces)
         return new_key, item
 
 
@@ -129,6 +142,8 @@ class Catalog:
             for mount in self.mounts:
                 child = mount.child
                 for key, item in getattr(child, attr).items():
+                    if not mount.serves(key):
+                        continue
                     new_key, adopted = mount.adopt(kind, key, item)
                     if new_key in own or new_key in table:
                         log.warning("%s %r is served twice; keeping the first", kind[:-1], new_key)

@@ -95,7 +95,14 @@ class CatalogMixin:
             self._catalog = Catalog(self)  # type: ignore[arg-type]  # a CatalogMixin is a Server
         return self._catalog
 
-    def mount(self, child: Server, namespace: str | None = None) -> None:
+    def mount(
+        self,
+        child: Server,
+        namespace: str | None = None,
+        *,
+        include: Iterable[str] | None = None,
+        exclude: Iterable[str] = (),
+    ) -> None:
         """Serve ``child``'s tools, prompts, resources and templates (with their scopes, task
         support, icons, ``_meta``, completion and skills) in this server, under ``namespace``:
         tool and prompt ``add`` → ``math__add``, resource ``greeting://{name}`` →
@@ -104,19 +111,25 @@ class CatalogMixin:
         Live: what the child adds or removes later is served here too, with ``list_changed``.
         The child's lifespan runs inside this server's; ``ctx.lifespan`` in a child's handler is
         the child's value. This server's middleware wraps the child's items; the child's own
-        middleware does not run here. ValueError when a name would be served twice.
+        middleware does not run here. ``include`` / ``exclude`` name the child's items (its own
+        names or URIs) to serve / leave out. ValueError when a name would be served twice.
         """
         from .._naming import check_namespace
         from ._catalog import TABLES, Mount
 
         if child is self or _reaches(child, self):
             raise ValueError(f"cannot mount server {child.name!r} in itself (directly or through its mounts)")
-        mount = Mount(child, None if namespace is None else check_namespace(namespace))
+        mount = Mount(
+            child,
+            None if namespace is None else check_namespace(namespace),
+            None if include is None else frozenset(_names(include)),
+            frozenset(_names(exclude)),
+        )
         clashes = [
             key
             for kind, (attr, _, _) in TABLES.items()
             for key in getattr(child, attr)
-            if mount.key(kind, key) in getattr(self, attr)
+            if mount.serves(key) and mount.key(kind, key) in getattr(self, attr)
         ]
         if clashes:
             shown = ", ".join(repr(k if namespace is None else f"{namespace}/{k}") for k in clashes[:5])
@@ -137,6 +150,29 @@ class CatalogMixin:
         catalog.mounts.append(mount)
         child._mounted_in.append(self)  # type: ignore[arg-type]
         catalog.rebuild()
+
+    @classmethod
+    def proxy(cls, target: Any, *, name: str | None = None, **client_options: Any) -> Server:
+        """A server that serves what ``target`` serves (a URL, a command line, a ``.py`` file, a
+        :class:`~mcpio.ServerSpec`): every list, call, read, prompt and completion, list_changed,
+        progress, cancellation, and sampling/elicitation/roots asked during a call, forwarded.
+        The upstream connects when the proxy starts serving and again after it dies.
+        ``client_options`` go to its :class:`~mcpio.Client` (``headers``, ``auth``, ``env`` …).
+        Guide: docs/guides/gateways.md."""
+        from .._gateway import proxy
+
+        return proxy(target, name=name, **client_options)
+
+    @classmethod
+    def from_config(
+        cls, config: Any, *, name: str = "gateway", names: list[str] | None = None, **client_options: Any
+    ) -> Server:
+        """One server for every enabled entry of an ``mcpServers`` file (a path, or a host alias
+        such as ``"claude"``), each proxied and mounted under its entry name; an entry's
+        ``"tools": {"allow": [...], "deny": [...]}`` chooses its tools. Guide: docs/guides/gateways.md."""
+        from .._gateway import from_config
+
+        return from_config(config, name=name, names=names, **client_options)
 
     def disable(self, names: str | Iterable[str] | None = None, *, tags: str | Iterable[str] | None = None) -> None:
         """Stop serving the tools, prompts and resources named (served names: ``math__add``, a

@@ -51,10 +51,12 @@ class Resource:
     """A static resource (fixed URI) or a resource template (URI with ``{variables}``)."""
 
     # Catalog shaping (_catalog): the item's tags; for an item mounted from another server, that
-    # server (whose lifespan value and completer serve it) and the item's name or URI there.
+    # server (whose lifespan value and completer serve it) and the item's name or URI there, and
+    # the namespaces its URI gained by mounting, outermost first.
     tags: frozenset[str] = frozenset()
     owner: Any = None
     source: str | None = None
+    namespaces: tuple[str, ...] = ()
 
     def __init__(
         self,
