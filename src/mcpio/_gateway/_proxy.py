@@ -80,10 +80,6 @@ class Upstream:
             }
             if not _is_url(self.target) and not (isinstance(self.target, ServerSpec) and self.target.is_remote):
                 options.setdefault("on_stderr", self._on_stderr)
-                # A command's first start (npx fetching a package, a cold Python) can outlast the era
-                # probe's usual 5 s; a dual-era server answering server/discover late would then
-                # refuse the legacy fallback. Servers answer unknown methods (-32601) at once.
-                options.setdefault("probe_timeout", 60.0)
             client = (
                 self.target.client(**options) if isinstance(self.target, ServerSpec) else Client(self.target, **options)
             )
