@@ -31,6 +31,7 @@ _EXPORTS = {
     "ClientCapabilityError": "._server._context",
     "Context": "._server._context",
     "Message": "._server._resources",
+    "Arg": "._server._catalog",
     "Server": "._server._server",
     "Request": "._server._middleware",
     "ToolError": "._server._tools",
@@ -76,6 +77,7 @@ if TYPE_CHECKING:
     from ._host._config import ConfigError, ServerSpec, load_config
     from ._host._host import Host
     from ._safepath import PathParam, SafePath, SafePathError
+    from ._server._catalog import Arg
     from ._server._context import ClientCapabilityError, Context
     from ._server._middleware import Request
     from ._server._resources import Message
@@ -104,6 +106,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "Arg",
     "Audio",
     "Client",
     "ClientCapabilityError",

@@ -119,7 +119,19 @@ class Command(NamedTuple):
 
 
 def _run_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("app", metavar="FILE[:OBJECT]", help="a .py file or module, optionally :name of the Server object")
+    p.add_argument(
+        "app",
+        nargs="?",
+        metavar="TARGET",
+        help="a .py file or module (optionally :name of the Server object); or a server to proxy: a URL, a "
+        "command line in quotes, CONFIG:NAME, or an mcpServers JSON file (every entry, one gateway)",
+    )
+    p.add_argument(
+        "--openapi",
+        metavar="SPEC",
+        help="serve the HTTP API an OpenAPI 3.0/3.1 document describes (a file or URL, JSON or YAML) instead of FILE",
+    )
+    p.add_argument("--base-url", metavar="URL", help="--openapi: the API's root URL (default: the document's servers)")
     p.add_argument(
         "-t",
         "--transport",
@@ -304,7 +316,7 @@ def _config_args(p: argparse.ArgumentParser) -> None:
 COMMANDS: list[Command] = [
     Command(
         "run",
-        "serve a Server from a Python file or module over stdio or Streamable HTTP",
+        "serve a Server (a Python file or module), or proxy a URL, a command or an mcpServers file, over stdio or HTTP",
         _run_args,
         "mcpio._cli._run:command",
     ),

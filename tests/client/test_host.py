@@ -224,3 +224,50 @@ def test_host_from_a_config_file_and_strict_mode(tmp_path):
                 pass
 
     arun(go())
+
+
+def test_host_serves_prompts_resources_templates_and_skills_under_the_naming_rule(tmp_path):
+    """Host at parity with Server.mount: one naming rule (mcpio._naming) for every kind of item."""
+    skill = tmp_path / "skills" / "pdf"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: pdf\ndescription: PDFs.\n---\n# PDF\n")
+    docs = Server("docs", skills=tmp_path / "skills")
+
+    @docs.resource("file:///readme.md")
+    def readme() -> str:
+        return "# readme"
+
+    @docs.resource("page://{slug}")
+    def page(slug: str) -> str:
+        return f"page {slug}"
+
+    @docs.prompt
+    def summarize(topic: str) -> str:
+        return f"Summarize {topic}"
+
+    other = Server("other")
+
+    @other.prompt
+    def summarize_other() -> str:
+        return "other"
+
+    async def go():
+        async with Host({"docs site": docs, "other": other}, era="modern") as host:
+            prompts = sorted(p.name for p in await host.list_prompts())
+            assert prompts == ["docs_site__summarize", "other__summarize_other"]
+            got = await host.get_prompt("docs_site__summarize", {"topic": "mcp"})
+            assert got.messages[0]["content"]["text"] == "Summarize mcp"
+            uris = sorted(r.uri for r in await host.list_resources())
+            assert "file://docs_site//readme.md" in uris
+            assert [t.uri_template for t in await host.list_resource_templates()] == ["page://docs_site/{slug}"]
+            contents = await host.read_resource("page://docs_site/intro")
+            assert contents[0].text == "page intro" and contents[0].uri == "page://docs_site/intro"
+            skills = await host.list_skills()
+            assert [s.uri for s in skills] == ["skill://docs_site/pdf/SKILL.md"]
+            assert await host.load_skill(skills[0]) == (skill / "SKILL.md").read_text()
+            with pytest.raises(InvalidParams, match="no connected server"):
+                await host.read_resource("page://nobody/x")
+            with pytest.raises(InvalidParams, match="no connected server"):
+                await host.get_prompt("nobody__x")
+
+    arun(go())

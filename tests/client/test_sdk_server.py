@@ -107,3 +107,16 @@ def test_everything_the_sdk_server_offers(tmp_path, era):
             await c.ping()
 
     arun(go(), timeout=60)
+
+
+def test_a_late_answer_to_the_era_probe_is_followed():
+    """A server slow to start answers ``server/discover`` after the probe gave up on it; the SDK's
+    dual-era server has then taken the modern era and refuses ``initialize``: the client follows it
+    into the modern era instead of failing (a probe of 1 ms always comes too late)."""
+
+    async def go():
+        async with Client(SDK_SERVER, era="auto", probe_timeout=0.001, timeout=30) as c:
+            assert c.negotiated_version == "2026-07-28"
+            assert (await c.call_tool("add", {"a": 40, "b": 2})).data == 42
+
+    arun(go(), timeout=60)

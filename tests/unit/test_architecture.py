@@ -27,6 +27,7 @@ LAYERS = {
     "_docstrings": 0,
     "_callables": 0,
     "_uritemplate": 0,
+    "_naming": 0,
     "_content": 0,
     "_safepath": 0,
     "_skills": 0,
@@ -40,6 +41,8 @@ LAYERS = {
     "_host": 4,
     "_auth": 4,
     "_otel": 4,
+    "_openapi": 4,
+    "_gateway": 4,
     "cli": 5,
     "_coldstart": 5,  # the command line's own start-up (mcpio run)
     "auth": 5,

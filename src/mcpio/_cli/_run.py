@@ -251,6 +251,7 @@ def run_app(
     tls: dict[str, Any] | None = None,
     workers: int = 1,
     grace: float = 10.0,
+    server: Server | None = None,
 ) -> int:
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport {transport}: use stdio or http")
@@ -263,7 +264,7 @@ def run_app(
             f"--workers {workers} needs --redis redis://HOST:PORT/DB: legacy sessions and SSE events must be "
             "shared by the workers (any of them may receive a session's next request)"
         )
-    server, where = load_server(app)
+    server, where = (server, app) if server is not None else load_server(app)  # given: --openapi
     if server is None:  # a script with its own main block (another SDK, say): run it as one
         if transport != "stdio":
             raise UsageError(f"no mcpio Server found in {where}, so it can only be run as a script (stdio)")
@@ -331,7 +332,18 @@ def command(args: Any) -> int:
         if importlib.util.find_spec("opentelemetry") is None:
             raise UsageError("--otel needs the OpenTelemetry API: pip install 'mcpio[otel]'")
         os.environ[ENV] = "1"  # inherited by --reload's server process too
+    server = None
+    if args.openapi or args.app is None:
+        from ._openapi import openapi_server  # --openapi SPEC [--base-url URL]
+
+        server, args.app = openapi_server(args)
+    else:
+        from ._gateway import gateway_server  # a URL, a command line, an mcpServers file: proxied
+
+        server = gateway_server(args.app)
     if args.reload:
+        if server is not None:
+            raise UsageError("--reload works with Python code (a server.py); a proxied server reloads nothing")
         if args.transport != "stdio":
             raise UsageError("--reload works with stdio (for HTTP, restart the server yourself)")
         from ._reload import run_with_reload
@@ -354,4 +366,5 @@ def command(args: Any) -> int:
         tls=tls_options(args),
         workers=args.workers,
         grace=args.grace,
+        server=server,
     )

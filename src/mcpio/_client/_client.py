@@ -230,7 +230,7 @@ class Client:
             self._tasks.append(asyncio.get_running_loop().create_task(self.session.run()))
             try:
                 self._era = await _era.choose_era(self, self.session, key)
-                self.server_result = await self._era.start(self, self.session)
+                self._era, self.server_result = await _era.start(self, self.session, self._era)
             except (ConnectionClosed, TransportError) as exc:
                 step = "initialize" if self._era is not None and self._era.name == "legacy" else "server/discover"
                 raise await self._gone(f"connecting ({step})", exc) from None

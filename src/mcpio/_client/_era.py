@@ -82,6 +82,7 @@ class LegacyEra:
             raise ValueError(f"protocol_version must be one of {', '.join(LEGACY_VERSIONS)}, not {protocol_version!r}")
         self.requested = protocol_version
         self.from_cache = False  # chosen because ERA_CACHE remembered this server as legacy
+        self.after_probe_timeout = False  # chosen because server/discover got no answer in time
         self.version: str | None = None
         self.rules: Rules = RULES[protocol_version]
 
@@ -173,15 +174,19 @@ async def choose_era(client: Client, session: Session, key: str | None) -> Era:
     return await probe(client, session, modern, legacy)
 
 
-async def probe(client: Client, session: Session, modern: str, legacy: str) -> Era:
-    """``server/discover`` first; the era its answer shows (spec-notes §7)."""
+async def probe(client: Client, session: Session, modern: str, legacy: str, limit: float | None = None) -> Era:
+    """``server/discover`` first; the era its answer shows (spec-notes §7). ``limit``: how long
+    to wait for the answer (default: the client's ``probe_timeout``, at most its ``timeout``)."""
     era = ModernEra(client, modern)
-    limit = client.probe_timeout if client.timeout is None else min(client.probe_timeout, client.timeout)
+    if limit is None:
+        limit = client.probe_timeout if client.timeout is None else min(client.probe_timeout, client.timeout)
     try:
         result = await era.discover(session, limit)
     except RequestTimeout:
         log.debug("no answer to server/discover within %g s: speaking the legacy era", limit)
-        return LegacyEra(legacy)
+        fallback = LegacyEra(legacy)
+        fallback.after_probe_timeout = True
+        return fallback
     except ConnectionClosed:
         raise
     except MCPError as exc:
@@ -200,6 +205,24 @@ async def probe(client: Client, session: Session, modern: str, legacy: str) -> E
         return era
     log.debug("server/discover answered something that is not a DiscoverResult: speaking the legacy era")
     return LegacyEra(legacy)
+
+
+async def start(client: Client, session: Session, era: Era) -> tuple[Era, dict[str, Any]]:
+    """Start ``era`` on ``session``: the era that started and the server's description.
+
+    A server slow to start (a cold interpreter, ``npx`` fetching a package) may answer the
+    ``server/discover`` probe after :func:`probe` gave up on it; a dual-era server has then taken
+    the modern era and refuses the legacy ``initialize`` with a modern error. That refusal means
+    modern: the probe is asked again, waiting as long as any request."""
+    try:
+        return era, await era.start(client, session)
+    except MCPError as exc:
+        if not (isinstance(era, LegacyEra) and era.after_probe_timeout and exc.code in MODERN_ERROR_CODES):
+            raise
+    log.debug("the server refused initialize after a late server/discover: speaking the modern era")
+    legacy, modern = _versions(client)
+    late = await probe(client, session, modern, legacy, client.timeout if client.timeout is not None else 60.0)
+    return late, await late.start(client, session)
 
 
 def remember(key: str | None, era: str) -> None:

@@ -49,6 +49,9 @@ class ServerSpec:
     source: str | None = None  # the file it came from
     workspace: str | None = None  # the folder ${workspaceFolder} means
     oauth: dict[str, Any] = field(default_factory=dict)  # OAuth settings of a URL entry
+    # "tools": {"allow": [...], "deny": [...]}: the tools a gateway serves of this entry (None: all)
+    tools_allow: tuple[str, ...] | None = None
+    tools_deny: tuple[str, ...] = ()
 
     @property
     def is_remote(self) -> bool:
@@ -233,6 +236,12 @@ def _entry(name: str, e: Any, source: str, workspace: str | None) -> ServerSpec:
     kind = {"streamable-http": "http", "streamablehttp": "http", "streamable_http": "http"}.get(kind, kind)
     headers = e.get("headers") or {}
     oauth = e.get("oauth")
+    tools = e.get("tools") or {}
+    if not isinstance(tools, dict) or any(
+        not isinstance(tools.get(k, []), list) or not all(isinstance(n, str) for n in tools.get(k, []))
+        for k in ("allow", "deny")
+    ):
+        raise ConfigError(f'{source}: server {name!r}: "tools" must be {{"allow": [names], "deny": [names]}}')
     return ServerSpec(
         name=name,
         command=command,
@@ -247,6 +256,8 @@ def _entry(name: str, e: Any, source: str, workspace: str | None) -> ServerSpec:
         source=source,
         workspace=workspace,
         oauth=dict(oauth) if isinstance(oauth, dict) else {},
+        tools_allow=tuple(tools["allow"]) if "allow" in tools else None,
+        tools_deny=tuple(tools.get("deny", ())),
     )
 
 

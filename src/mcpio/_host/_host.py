@@ -1,20 +1,22 @@
-"""Host: one object connected to several MCP servers at once, their tools under one namespace.
+"""Host: one object connected to several MCP servers at once, their items under one namespace.
 
 ``async with Host.from_config("claude") as host`` connects every (enabled) server of a
 configuration concurrently. A server that fails to connect does not stop the others: its
-error is kept in ``host.errors`` (``strict=True`` raises instead). ``list_tools()`` returns
-every server's tools with names ``<server><separator><tool>`` (default separator ``__``; the
-server part is reduced to ``[A-Za-z0-9_-]``), and ``call_tool`` routes such a name back.
+error is kept in ``host.errors`` (``strict=True`` raises instead). Names follow the one naming
+rule of ``mcpio._naming`` (the rule ``Server.mount`` uses): ``list_tools()`` / ``list_prompts()``
+give ``<server>__<name>`` (the server part reduced to ``[A-Za-z0-9_-]``), ``list_resources()``,
+``list_resource_templates()`` and ``list_skills()`` give ``scheme://<server>/rest``; and
+``call_tool``, ``get_prompt``, ``read_resource``, ``load_skill`` route such names back.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from .. import _naming
 from .._client._client import Client
 from .._errors import InvalidParams
 from ._config import ServerSpec, load_config, servers_of
@@ -22,8 +24,7 @@ from ._config import ServerSpec, load_config, servers_of
 log = logging.getLogger("mcpio.host")
 
 
-def _prefix(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_-]", "_", name) or "server"
+_prefix = _naming.namespace_of
 
 
 class Host:
@@ -34,7 +35,7 @@ class Host:
         self,
         servers: Mapping[str, Any],
         *,
-        separator: str = "__",
+        separator: str = _naming.SEPARATOR,
         strict: bool = False,
         include_disabled: bool = False,
         **client_options: Any,
@@ -93,7 +94,7 @@ class Host:
         await asyncio.gather(*(c.aclose() for c in clients.values()), return_exceptions=True)
 
     def tool_name(self, server: str, tool: str) -> str:
-        return f"{_prefix(server)}{self.separator}{tool}"
+        return _naming.join_name(_prefix(server), tool, self.separator)
 
     async def list_tools(self) -> list[dict[str, Any]]:
         """Every connected server's tools, each a copy with ``name`` namespaced and
@@ -142,3 +143,80 @@ class Host:
         """Call a namespaced tool on the server it belongs to (options as for ``Client.call_tool``)."""
         client, tool = self.route(name)
         return await client.call_tool(tool, arguments, **options)
+
+    # ------------------------------------------------------------ prompts, resources, skills
+    async def _gather(self, list_name: str) -> list[tuple[str, Any]]:
+        """(server, item) for every item ``client.<list_name>()`` gives, servers in parallel."""
+
+        async def one(server: str, client: Client) -> list[tuple[str, Any]]:
+            try:
+                return [(server, item) for item in await getattr(client, list_name)()]
+            except Exception as exc:
+                log.warning("%s failed on %r: %s", list_name, server, exc)
+                self.errors[server] = exc
+                return []
+
+        lists = await asyncio.gather(*(one(s, c) for s, c in self.clients.items()))
+        return [pair for pairs in lists for pair in pairs]
+
+    async def list_prompts(self) -> list[Any]:
+        """Every connected server's prompts, ``name`` namespaced as tools are."""
+        return [
+            type(p)({**p, "name": self.tool_name(server, p["name"])})
+            for server, p in await self._gather("list_prompts")
+        ]
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None, **options: Any) -> Any:
+        client, prompt = self._by_name(name, "prompt")
+        return await client.get_prompt(prompt, arguments, **options)
+
+    async def list_resources(self) -> list[Any]:
+        """Every connected server's resources, ``uri`` namespaced: ``scheme://<server>/rest``."""
+        return [
+            type(r)({**r, "uri": _naming.join_uri(_prefix(s), r["uri"])})
+            for s, r in await self._gather("list_resources")
+        ]
+
+    async def list_resource_templates(self) -> list[Any]:
+        pairs = await self._gather("list_resource_templates")
+        return [type(t)({**t, "uriTemplate": _naming.join_uri(_prefix(s), t["uriTemplate"])}) for s, t in pairs]
+
+    async def read_resource(self, uri: str, **options: Any) -> Any:
+        """Read a namespaced resource URI from the server it belongs to; the contents' URIs namespaced too."""
+        server, client, original = self._by_uri(uri)
+        contents = await client.read_resource(original, **options)
+        return [
+            type(c)({**c, "uri": _naming.join_uri(_prefix(server), c["uri"])}) if "uri" in c else c for c in contents
+        ]
+
+    async def list_skills(self) -> list[Any]:
+        """Every connected server's skills (the skills extension), their URIs namespaced."""
+        out = []
+        for server, entry in await self._gather("list_skills"):
+            ns = _prefix(server)
+            files = [{**f, "uri": _naming.join_uri(ns, f["uri"])} for f in entry.get("resources") or []]
+            out.append(type(entry)({**entry, "uri": _naming.join_uri(ns, entry["uri"]), "resources": files}))
+        return out
+
+    async def load_skill(self, skill: Any) -> str:
+        """Read and verify a skill :meth:`list_skills` gave (SKILL.md, on the server it belongs to)."""
+        server, client, original = self._by_uri(skill["uri"])
+        ns = _prefix(server)
+        files = [{**f, "uri": _naming.strip_uri(f["uri"], ns) or f["uri"]} for f in skill.get("resources") or []]
+        return await client.load_skill(type(skill)({**skill, "uri": original, "resources": files}))
+
+    def _by_name(self, name: str, what: str) -> tuple[Client, str]:
+        for server, client in self.clients.items():
+            original = _naming.split_name(name, _prefix(server), self.separator)
+            if original is not None:
+                return client, original
+        known = ", ".join(sorted(self.clients)) or "none connected"
+        raise InvalidParams(f"Unknown {what} {name!r}: no connected server matches (servers: {known})")
+
+    def _by_uri(self, uri: str) -> tuple[str, Client, str]:
+        for server, client in self.clients.items():
+            original = _naming.strip_uri(uri, _prefix(server))
+            if original is not None:
+                return server, client, original
+        known = ", ".join(sorted(self.clients)) or "none connected"
+        raise InvalidParams(f"Unknown resource {uri!r}: no connected server matches (servers: {known})")

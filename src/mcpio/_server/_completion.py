@@ -7,7 +7,8 @@ Without a completer, an argument typed ``Literal[...]`` or an Enum completes fro
 that start with ``argument.value``; any other argument completes to nothing. A completer
 ``fn(ref, argument, context)`` (sync or async; ``context`` is the request's ``context``
 object or None) returns a list of values or a completion object ``{"values", "total"?,
-"hasMore"?}``. The answer holds at most 100 values (spec); ``total`` counts them all and
+"hasMore"?}``. An item mounted from another server (``Server.mount``) is completed by that
+server's completer, with ``ref`` naming it as that server does, or from its values. The answer holds at most 100 values (spec); ``total`` counts them all and
 ``hasMore`` says some were left out.
 """
 
@@ -37,12 +38,17 @@ async def complete(server: Server, params: dict[str, Any]) -> dict[str, Any]:
     argument = params.get("argument")
     if not isinstance(ref, dict) or not isinstance(argument, dict) or not isinstance(argument.get("name"), str):
         raise InvalidParams('Invalid params: completion/complete needs "ref" and "argument": {"name", "value"}')
-    sig = _target(server, ref)
+    sig, item = _target(server, ref)
     value = argument.get("value") if isinstance(argument.get("value"), str) else ""
     total: Any = None
     has_more: Any = None
-    if server._completer is not None:
-        r = server._completer(ref, argument, params.get("context"))
+    completer = server._completer
+    owner = getattr(item, "owner", None)
+    if owner is not None:  # mounted: its own server's completer, asked in that server's names
+        completer = owner._completer
+        ref = {**ref, ("name" if ref.get("type") == "ref/prompt" else "uri"): item.source}
+    if completer is not None:
+        r = completer(ref, argument, params.get("context"))
         values = await r if _isawaitable(r) else r
         if isinstance(values, dict):
             total, has_more = values.get("total"), values.get("hasMore")
@@ -55,8 +61,8 @@ async def complete(server: Server, params: dict[str, Any]) -> dict[str, Any]:
     return {"completion": {"values": values[:MAX_VALUES], "total": total, "hasMore": has_more}}
 
 
-def _target(server: Server, ref: dict[str, Any]) -> FunctionSignature | None:
-    """The signature ``ref`` names; -32602 when it names nothing this server has."""
+def _target(server: Server, ref: dict[str, Any]) -> tuple[FunctionSignature | None, Any]:
+    """The signature ``ref`` names and its prompt or resource; -32602 when it names nothing this server has."""
     kind = ref.get("type")
     if kind == "ref/prompt":
         name = ref.get("name")
@@ -65,7 +71,7 @@ def _target(server: Server, ref: dict[str, Any]) -> FunctionSignature | None:
             raise InvalidParams(
                 f"Invalid params: no prompt named {name!r}; call prompts/list for the prompts this server offers"
             )
-        return prompt.sig
+        return prompt.sig, prompt
     if kind == "ref/resource":
         uri = ref.get("uri")
         res = (server._templates.get(uri) or server._resources.get(uri)) if isinstance(uri, str) else None
@@ -74,7 +80,7 @@ def _target(server: Server, ref: dict[str, Any]) -> FunctionSignature | None:
                 f"Invalid params: no resource or resource template {uri!r}; "
                 "call resources/templates/list for the templates this server offers"
             )
-        return res.sig if res.is_template else None
+        return (res.sig if res.is_template else None), res
     raise InvalidParams(f'Invalid params: ref.type must be "ref/prompt" or "ref/resource", not {kind!r}')
 
 

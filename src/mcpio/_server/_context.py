@@ -102,6 +102,7 @@ class Context:
         "_rounds",
         "_task",
         "meta",
+        "owner",
         "principal",
         "request_id",
         "rules",
@@ -130,12 +131,13 @@ class Context:
         self._task: Task | None = None  # set once this call runs as a task (_tasks)
         self._escalate: asyncio.Future[Task] | None = None  # armed while the call may still become one
         self._cancelled = False
+        self.owner: Server | None = None  # the mounted server whose handler serves this request (_catalog)
 
     # ---------------------------------------------------------------- facts
     @property
     def lifespan(self) -> Any:
         """The value your ``lifespan`` context manager yielded (None without one)."""
-        return self.server._lifespan_value
+        return (self.owner or self.server)._lifespan_value
 
     @property
     def auth(self) -> Any:

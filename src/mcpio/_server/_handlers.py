@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import INTERNAL_ERROR, InvalidParams, MCPError, ResourceNotFound
 from .._versions import LOG_LEVELS
 from . import _core_tasks
+from ._catalog_api import authorized
 from ._completion import complete
 from ._context import Context
 from ._lifecycle import discover_result, initialize_result
@@ -52,10 +53,16 @@ def lister(capability: str, method: str, registry: str, key: str) -> Handler:
 
     async def handler(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
         rules = server.gate(ctx, capability, method)
-        page, nxt = paginate(list(getattr(server, registry).values()), params, server.page_size, key)
+        items = list(getattr(server, registry).values())
+        private = server.hide_unauthorized and bool(server._item_scopes)
+        if private:  # what this caller's token may use, only: an answer for this caller alone
+            items = authorized(server, registry, items)
+        page, nxt = paginate(items, params, server.page_size, key)
         out: dict[str, Any] = {key: [item.definition(rules) for item in page]}
         if nxt is not None:
             out["nextCursor"] = nxt
+        if private and rules.cache_hints:
+            out["cacheScope"] = "private"
         return out
 
     return handler

@@ -50,6 +50,14 @@ def _meta_fields(
 class Resource:
     """A static resource (fixed URI) or a resource template (URI with ``{variables}``)."""
 
+    # Catalog shaping (_catalog): the item's tags; for an item mounted from another server, that
+    # server (whose lifespan value and completer serve it) and the item's name or URI there, and
+    # the namespaces its URI gained by mounting, outermost first.
+    tags: frozenset[str] = frozenset()
+    owner: Any = None
+    source: str | None = None
+    namespaces: tuple[str, ...] = ()
+
     def __init__(
         self,
         fn: Callable[..., Any],
@@ -125,6 +133,8 @@ class Resource:
             return None
 
     async def read(self, uri: str, kwargs: dict[str, Any], ctx: Context | None) -> list[dict[str, Any]]:
+        if self.owner is not None and ctx is not None:
+            ctx.owner = self.owner
         try:
             value = await invoke(self.sig, self.fn, kwargs, ctx)
         except SafePathError as exc:  # a path outside the function's SafePath roots
@@ -165,6 +175,12 @@ def _is_path(annotation: Any) -> bool:
 class Prompt:
     """A prompt template: arguments from the signature, messages from the return value."""
 
+    # Catalog shaping (_catalog): the item's tags; for an item mounted from another server, that
+    # server (whose lifespan value and completer serve it) and the item's name or URI there.
+    tags: frozenset[str] = frozenset()
+    owner: Any = None
+    source: str | None = None
+
     def __init__(
         self,
         fn: Callable[..., Any],
@@ -198,6 +214,8 @@ class Prompt:
             kwargs = self.sig.bind(arguments)
         except ArgumentError as exc:
             raise InvalidParams(str(exc)) from None
+        if self.owner is not None:
+            ctx.owner = self.owner
         value = await invoke(self.sig, self.fn, kwargs, ctx)
         result: dict[str, Any] = {}
         if self.description:

@@ -24,6 +24,8 @@ from .._protocol._connection import Connection
 from .._protocol._events import NotificationReceived, RequestReceived
 from .._versions import CACHEABLE_METHODS, META_SERVER_INFO, RULES, Rules
 from . import _stdio
+from ._catalog_api import KINDS_OF, CatalogMixin, tags_of
+from ._constructors import FromAPI
 from ._context import Context, request_context
 from ._lifecycle import INFO_FIELDS, NO_CAPABILITIES, capabilities, server_info
 from ._mrtr import InputRequired, StateCodec
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from .._session import Session
     from .._transports._base import Transport
     from . import _answer, _http
+    from ._catalog import Catalog
     from ._handlers import METHODS, no_rounds
     from ._middleware import Request, build_chain, run_hook
     from ._resources import Prompt, Resource
@@ -48,7 +51,7 @@ else:  # the method table, the HTTP glue, the sync answer, who hears what, middl
 log = _log.logger("mcpio.server", globals())
 
 
-class Server:
+class Server(CatalogMixin, FromAPI):
     """An MCP server. The guides under docs/ tour it; every option is keyword-only and optional."""
 
     _infos: dict[str, dict[str, Any]]  # serverInfo by version (_lifecycle.server_info), emptied by __setattr__
@@ -81,6 +84,7 @@ class Server:
         expose_errors: bool | None = None,
         skills: str | os.PathLike[str] | None = None,
         telemetry: bool | None = None,
+        hide_unauthorized: bool = False,
     ) -> None:
         self.name, self.version, self.title, self.description = name, version, title, description
         self.instructions, self.website_url, self.icons, self.lifespan = instructions, website_url, icons, lifespan
@@ -128,6 +132,11 @@ class Server:
         self._state_bus: Any = None  # the state backend of http_app(state=...): cross-process fan-out
         self._http_trace: Any = None  # MCPIO_TRACE for HTTP sessions: None = not looked at yet, False = off
         self._skills: dict[str, Skill] = {}  # the skills extension (SEP-2640): SKILL.md URI -> skill
+        # Composition and catalog shaping (_catalog): None until the first mount/disable/transform_tool.
+        self._catalog: Catalog | None = None
+        self._mounted_in: list[Server] = []  # the servers this one is mounted in (told of every change)
+        # List results leave out the items the caller's token lacks the scopes for (HTTP with auth).
+        self.hide_unauthorized = hide_unauthorized
         self._on_request_hook = _otel.request_handler(self, telemetry)  # OpenTelemetry: None = MCPIO_OTEL
         if skills is not None:
             self.add_skills(skills)
@@ -149,17 +158,18 @@ class Server:
         self.add_tool(fn, **options)
         return fn
 
-    def add_tool(self, fn: Callable[..., Any], **options: Any) -> Tool:
+    def add_tool(self, fn: Callable[..., Any] | Tool, **options: Any) -> Tool:
         scopes = options.pop("scopes", None)
-        tool = Tool.from_function(fn, **options)
+        tags = options.pop("tags", None)
+        tool = fn if isinstance(fn, Tool) else Tool.from_function(fn, **options)  # Tool: e.g. Tool.from_schema
+        if tags is not None:
+            tool.tags = tags_of(tags)
         self._set_scopes("tools/call", tool.name, scopes)
-        self._tools[tool.name] = tool
-        self._changed("tools")
+        self._register("tools", tool.name, tool)
         return tool
 
     def remove_tool(self, name: str) -> None:
-        del self._tools[name]
-        self._changed("tools")
+        self._unregister("tools", name)
 
     def resource(self, uri: str, **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register a resource (``"file:///a.txt"``) or template (``"users://{id}"``)."""
@@ -172,20 +182,19 @@ class Server:
 
     def add_resource(self, fn: Callable[..., Any], uri: str, **options: Any) -> Resource:
         scopes = options.pop("scopes", None)
+        tags = options.pop("tags", None)
         from ._resources import Resource  # resources and prompts load with the first
 
         res = Resource(fn, uri, **options)
+        if tags is not None:
+            res.tags = tags_of(tags)
         self._set_scopes("resources/read", uri, scopes)
-        (self._templates if res.is_template else self._resources)[uri] = res
-        self._changed("resources")
+        self._register("templates" if res.is_template else "resources", uri, res)
         return res
 
     def remove_resource(self, uri: str) -> None:
-        if uri in self._resources:
-            del self._resources[uri]
-        else:
-            del self._templates[uri]
-        self._changed("resources")
+        own = self._resources if self._catalog is None else self._catalog.own["resources"]
+        self._unregister("resources" if uri in own else "templates", uri)
 
     def prompt(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         """Register a prompt: ``@server.prompt`` or ``@server.prompt(name=…, title=…)``."""
@@ -198,32 +207,16 @@ class Server:
         scopes = options.pop("scopes", None)
         from ._resources import Prompt
 
+        tags = options.pop("tags", None)
         p = Prompt(fn, **options)
+        if tags is not None:
+            p.tags = tags_of(tags)
         self._set_scopes("prompts/get", p.name, scopes)
-        self._prompts[p.name] = p
-        self._changed("prompts")
+        self._register("prompts", p.name, p)
         return p
 
     def remove_prompt(self, name: str) -> None:
-        del self._prompts[name]
-        self._changed("prompts")
-
-    def _set_scopes(self, method: str, name: str, scopes: Any) -> None:
-        if scopes is None:
-            self._item_scopes.pop((method, name), None)
-            return
-        if isinstance(scopes, str) or not all(isinstance(x, str) for x in scopes):
-            raise TypeError(f"scopes= takes a list of scope strings, not {scopes!r}")
-        self._item_scopes[(method, name)] = frozenset(scopes)
-
-    def _scopes_for(self, method: str, name: str) -> frozenset[str]:
-        """The OAuth scopes a ``tools/call``/``prompts/get``/``resources/read`` of ``name`` needs."""
-        if not self._item_scopes:
-            return frozenset()
-        if method == "resources/read":
-            found = self.find_resource(name)
-            return self._item_scopes.get((method, found[0].uri), frozenset()) if found else frozenset()
-        return self._item_scopes.get((method, name), frozenset())
+        self._unregister("prompts", name)
 
     def add_skills(self, folder: str | os.PathLike[str]) -> list[Skill]:
         """Serve the Agent Skills in ``folder`` through the skills extension (SEP-2640): each
@@ -232,7 +225,10 @@ class Server:
         from ._skills import register as register_skills  # only servers with skills load it
 
         added = register_skills(self, folder)
-        self._skills.update((s.uri, s) for s in added)
+        own = self._skills if self._catalog is None else self._catalog.own_skills
+        own.update((s.uri, s) for s in added)
+        if self._catalog is not None:
+            self._catalog.rebuild(("resources",))
         self._changed("resources")
         return added
 
@@ -264,8 +260,12 @@ class Server:
     # ================================================================ notifications out
     def _changed(self, kind: str) -> None:
         """Tell connected clients that ``kind`` changed; safe from any thread (a sync tool
-        runs in a worker thread and may add or remove tools)."""
+        runs in a worker thread and may add or remove tools). The servers this one is mounted
+        in serve its items again (and tell their own clients)."""
         self._caps_cache.clear()
+        for parent in self._mounted_in:
+            assert parent._catalog is not None  # mounting made it
+            parent._catalog.rebuild(KINDS_OF.get(kind, ()))
         loop = self._loop
         # loop None: not serving yet (asked first: no WeakSet length while tools are registered)
         if loop is None or (not self._sessions and self._state_bus is None) or loop.is_closed():
@@ -451,15 +451,14 @@ class Server:
 
         self._loop = asyncio.get_running_loop()  # where list_changed notifications are sent from
         try:
-            if self.lifespan is None:
+            async with contextlib.AsyncExitStack() as stack:
+                if self.lifespan is not None:
+                    self._lifespan_value = await stack.enter_async_context(self.lifespan(self))
+                    stack.callback(setattr, self, "_lifespan_value", None)
+                # Mounted servers' lifespans run inside this one's, in mount order.
+                for mount in self._catalog.mounts if self._catalog is not None else ():
+                    await stack.enter_async_context(mount.child.running())
                 yield self
-                return
-            async with self.lifespan(self) as value:
-                self._lifespan_value = value
-                try:
-                    yield self
-                finally:
-                    self._lifespan_value = None
         finally:
             self._tasks.close()  # task runs end with the server
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import _log
 from .._content import CONTENT_TYPES, ToolResult, json_text, to_blocks
@@ -157,6 +157,12 @@ class _ParamHeaders:
 class Tool:
     """A registered tool. Build with :meth:`from_function`."""
 
+    # Catalog shaping (_catalog): the item's tags; for an item mounted from another server, that
+    # server (whose lifespan value and completer serve it) and the item's name or URI there.
+    tags: frozenset[str] = frozenset()
+    owner: Any = None
+    source: str | None = None
+
     def __init__(
         self,
         fn: Callable[..., Any],
@@ -254,6 +260,28 @@ class Tool:
             heartbeat=heartbeat,
         )
 
+    @classmethod
+    def from_schema(
+        cls,
+        handler: Callable[[dict[str, Any], Context], Any],
+        *,
+        name: str,
+        input_schema: dict[str, Any],
+        output_schema: dict[str, Any] | None = None,
+        description: str | None = None,
+        **options: Any,
+    ) -> Tool:
+        """A tool defined by its JSON Schemas rather than a function's signature (a generated
+        tool, e.g. one per OpenAPI operation): ``async def handler(arguments, ctx)`` receives the
+        arguments object as the client sent it (checked only for being an object with the
+        schema's ``required`` keys: the schema is the handler's to enforce). It returns a value
+        for ``outputSchema`` (an object) or a :class:`ToolResult`. Register it with
+        ``server.add_tool(tool)``; other ``options`` as :meth:`from_function`."""
+        sig = cast("FunctionSignature", SchemaSignature(name, input_schema, output_schema))  # the same duck
+        fields: dict[str, Any] = {"title": None, "annotations": None, "icons": None, "meta": None}
+        fields.update(options, structured_output=output_schema is not None, input_schema=input_schema)
+        return cls(handler, sig, name=name, description=description, **fields)
+
     # The signature's schema and docstring description are made on first read (tools/list, or
     # anything else that reads them), not at registration (issue 17: cold start); __init__ sets
     # them when given.
@@ -296,6 +324,8 @@ class Tool:
             kwargs = self.sig.bind(arguments)
         except ArgumentError as exc:
             return _error_result(str(exc))
+        if self.owner is not None:
+            ctx.owner = self.owner
         interval = self.heartbeat if self.heartbeat is not ... else getattr(ctx.server, "heartbeat", None)
         try:
             if interval and (ctx.progress_token is not None or ctx._task is not None):
@@ -382,6 +412,38 @@ class Tool:
             text = raw if isinstance(raw, str) else json_text(raw)
             return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
         return {"content": to_blocks(value, rules)}
+
+
+class SchemaSignature:
+    """What :class:`Tool` needs of a signature, for :meth:`Tool.from_schema`: the handler is
+    called as ``handler(arguments=…, ctx=…)`` (``invoke`` injects the Context), asynchronously."""
+
+    injected = ("ctx",)
+    is_async = True
+    wrap_output = False
+    description = None
+
+    def __init__(self, name: str, input_schema: dict[str, Any], output_schema: dict[str, Any] | None) -> None:
+        self.name, self.input_schema, self.output_schema = name, input_schema, output_schema
+        required = input_schema.get("required")
+        self._required = [r for r in required if isinstance(r, str)] if isinstance(required, list) else []
+
+    def bind(self, arguments: Any, copy: bool = True) -> dict[str, Any]:
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            from .._schema_errors import json_type
+
+            raise ArgumentError(f"Invalid arguments for {self.name}: expected an object, got {json_type(arguments)}")
+        missing = [r for r in self._required if r not in arguments]
+        if missing:
+            raise ArgumentError(f"Invalid arguments for {self.name}: missing required argument(s) {', '.join(missing)}")
+        return {"arguments": arguments}
+
+    def to_structured(self, value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise TypeError(f"{self.name} returned {type(value).__name__}, but its output schema promises an object")
+        return value
 
 
 async def _with_heartbeat(call: Any, ctx: Context, interval: float) -> Any:

@@ -1,0 +1,36 @@
+"""``mcpio run TARGET`` when TARGET is not Python code: a proxy or a gateway to serve.
+
+- ``mcp.json`` (any ``mcpServers`` file, no ``:NAME``): every entry, mounted under its name
+  (:meth:`Server.from_config`);
+- an ``http(s)://`` URL: a bridge to the remote server (``mcpio run URL`` over stdio is what a
+  stdio-only host needs), logged in with the OAuth client and token store ``mcpio login`` uses;
+- a command line (``"npx -y some-server"``), ``CONFIG:NAME``, a host-config name or a command on
+  PATH: that server, proxied (``mcpio run "npx -y x" -t http`` serves a stdio server over HTTP).
+
+Python code (``server.py``, ``FILE.py:OBJECT``, ``package.module[:OBJECT]``) is not a gateway:
+``None``, and ``mcpio run`` imports and serves it as before.
+"""
+
+from __future__ import annotations
+
+import os
+
+from .._client._target import is_url
+from .._server._server import Server
+from ._targets import importable, resolve
+
+
+def gateway_server(app: str) -> Server | None:
+    """The proxy or gateway Server for ``app``, or None when ``app`` names Python code."""
+    if app.endswith((".json", ".jsonc")) and os.path.isfile(app):
+        return Server.from_config(app, name=os.path.splitext(os.path.basename(app))[0])
+    if is_url(app) or any(c.isspace() for c in app):
+        spec = resolve(app)
+        return Server.proxy(spec, name=spec.name if not is_url(app) else None)
+    head, sep, _ = app.rpartition(":")
+    config_entry = sep and head.endswith((".json", ".jsonc")) and os.path.isfile(head)
+    python = app.endswith(".py") or (sep and head.endswith(".py")) or os.sep in app or importable(app.split(":")[0])
+    if python and not config_entry:
+        return None  # Python code: imported and served by mcpio run
+    spec = resolve(app)  # CONFIG:NAME, a host-config name, a command on PATH
+    return Server.proxy(spec, name=spec.name)

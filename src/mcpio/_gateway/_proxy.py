@@ -1,0 +1,430 @@
+"""``Server.proxy(target)``: a Server that serves what another MCP server serves.
+
+The upstream is any target ``Client`` opens (a URL, a command line, a ``.py`` file, a
+host-config entry as a :class:`~mcpio.ServerSpec`). Its connection opens when the proxy starts
+serving (the proxy's lifespan), not when it is made, and again on the first request after it
+died; a call in flight when it dies gets a JSON-RPC error saying so, never a hang.
+
+What passes through: the upstream's tools, prompts, resources and templates (mirrored into
+the proxy's own tables, again on every ``list_changed`` it sends, which the proxy's clients
+then get), calls, reads, prompts, completion, ``resources/updated``; progress of a call back to
+the client that made it; cancellation (a cancelled call cancels the upstream request);
+sampling, elicitation and roots requests the upstream sends during a call, forwarded to the
+client that made the call (the most recent one, when several calls are in flight) and
+answered back; the upstream's log messages to that client too, else to the proxy's log; a
+subprocess upstream's stderr to the proxy's log.
+
+Security: the proxy's own clients' credentials never go upstream (the spec forbids token
+passthrough); the upstream connection uses only what ``client_options`` give it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from .._client._client import Client
+from .._content import ToolResult
+from .._errors import INTERNAL_ERROR, ConnectionClosed, MCPError, TransportError
+from .._host._config import ServerSpec
+from .._naming import strip_uri
+from .._server._context import Context
+from .._server._resources import Prompt, Resource
+from .._server._server import Server
+from .._server._tools import Tool
+from .._uritemplate import UriTemplate
+
+log = logging.getLogger("mcpio.gateway")
+
+
+class UpstreamError(MCPError):
+    """The upstream server could not be reached or went away during the request."""
+
+
+class Upstream:
+    """One upstream connection: opened on demand, re-opened after it dies, mirrored into ``server``."""
+
+    def __init__(self, server: Server, target: Any, label: str, client_options: dict[str, Any]) -> None:
+        self.server = server
+        self.target = target
+        self.label = label
+        self.client_options = client_options
+        self.client: Client | None = None
+        self.error: BaseException | None = None  # why the last connection attempt failed
+        self._lock = asyncio.Lock()
+        self._active: list[Context] = []  # downstream requests being forwarded, oldest first
+        self._background: set[asyncio.Task[Any]] = set()
+        self.started = False
+
+    # ------------------------------------------------------------ connection
+    async def connect(self) -> Client:
+        """The open upstream client, opening it (and mirroring its catalog) when there is none."""
+        client = self.client
+        if client is not None and _alive(client):
+            return client
+        async with self._lock:
+            if self.client is not None and _alive(self.client):
+                return self.client
+            if self.client is not None:
+                await self._drop()
+            options = {
+                "sampling": self._sampling,
+                "elicitation": self._elicitation,
+                "roots": self._roots,
+                "on_log": self._on_log,
+                "on_notification": self._on_notification,
+                **self.client_options,
+            }
+            if not _is_url(self.target) and not (isinstance(self.target, ServerSpec) and self.target.is_remote):
+                options.setdefault("on_stderr", self._on_stderr)
+            client = (
+                self.target.client(**options) if isinstance(self.target, ServerSpec) else Client(self.target, **options)
+            )
+            try:
+                await client.connect()
+                await self._mirror(client)
+            except BaseException as exc:
+                self.error = exc
+                with contextlib.suppress(Exception):
+                    await client.aclose()
+                raise
+            self.client, self.error = client, None
+            return client
+
+    async def start(self) -> None:
+        """Connect once at start-up (the gateway starts every upstream at once); a failure is
+        logged, and the next request tries again."""
+        if self.started:
+            return
+        self.started = True
+        try:
+            await self.connect()
+        except Exception as exc:
+            log.error("upstream %r did not start: %s", self.label, _reason(exc))
+
+    async def _drop(self) -> None:
+        client, self.client = self.client, None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await client.aclose()
+
+    async def aclose(self) -> None:
+        for task in list(self._background):
+            task.cancel()
+        await self._drop()
+
+    async def forward(self, ctx: Context | None, call: Any) -> Any:
+        """Run ``call(client)`` upstream on behalf of ``ctx``; a dead upstream is an :class:`UpstreamError`."""
+        try:
+            client = await self.connect()
+        except Exception as exc:
+            raise UpstreamError(f"upstream {self.label!r} is not available: {_reason(exc)}", INTERNAL_ERROR) from None
+        if ctx is not None:
+            self._active.append(ctx)
+        try:
+            return await call(client)
+        except (ConnectionClosed, TransportError, OSError, EOFError) as exc:
+            raise self._lost(client, exc) from None
+        except MCPError as exc:
+            if not _alive(client):
+                raise self._lost(client, exc) from None
+            raise
+        finally:
+            if ctx is not None:
+                self._active.remove(ctx)
+
+    def _lost(self, client: Client, exc: BaseException) -> UpstreamError:
+        """The error of a request whose upstream connection ended; the next request opens it again."""
+        if self.client is client:
+            self.client = None
+            self._spawn(_quietly_close(client))
+        return UpstreamError(
+            f"upstream {self.label!r} went away during the request ({_reason(exc)}); "
+            "it is started again on the next request",
+            INTERNAL_ERROR,
+        )
+
+    # ------------------------------------------------------------ the catalog
+    async def _mirror(self, client: Client, kinds: tuple[str, ...] = ("tools", "prompts", "resources")) -> None:
+        """Serve the upstream's current ``kinds`` as the proxy's own items (replacing the last mirror)."""
+        server = self.server
+        caps = client.server_capabilities
+        if "tools" in kinds:
+            tools = await client.list_tools() if caps.get("tools") is not None else []
+            for name in [n for n, t in server._tools.items() if isinstance(t, ForwardedTool)]:
+                server.remove_tool(name)
+            for t in tools:
+                server.add_tool(_tool(self, t))
+        if "prompts" in kinds:
+            prompts = await client.list_prompts() if caps.get("prompts") is not None else []
+            for name in [n for n, p in server._prompts.items() if isinstance(p, ForwardedPrompt)]:
+                server.remove_prompt(name)
+            for p in prompts:
+                server._register("prompts", p["name"], ForwardedPrompt.of(self, p))
+        if "resources" in kinds:
+            has = caps.get("resources") is not None
+            resources = await client.list_resources() if has else []
+            templates = await client.list_resource_templates() if has else []
+            for table in (server._resources, server._templates):
+                for uri in [u for u, r in table.items() if isinstance(r, ForwardedResource)]:
+                    server.remove_resource(uri)
+            for r in resources:
+                server._register("resources", r["uri"], ForwardedResource.of(self, r, r["uri"]))
+            for tmpl in templates:
+                uri_template = tmpl["uriTemplate"]
+                server._register("templates", uri_template, ForwardedResource.of(self, tmpl, uri_template))
+
+    def _on_notification(self, method: str, params: dict[str, Any] | None) -> None:
+        kind = {
+            "notifications/tools/list_changed": "tools",
+            "notifications/prompts/list_changed": "prompts",
+            "notifications/resources/list_changed": "resources",
+        }.get(method)
+        if kind is not None:
+            self._spawn(self._remirror(kind))
+        elif method == "notifications/resources/updated" and params and isinstance(params.get("uri"), str):
+            self._spawn(self.server.notify_resource_updated(params["uri"]))
+
+    async def _remirror(self, kind: str) -> None:
+        client = self.client
+        if client is None or not _alive(client):
+            return
+        try:
+            await self._mirror(client, (kind,))
+        except Exception as exc:
+            log.warning("upstream %r: listing %s after list_changed failed: %s", self.label, kind, _reason(exc))
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # ------------------------------------------------------------ server -> client, forwarded
+    def _caller(self, what: str) -> Context:
+        if not self._active:
+            raise MCPError(f"{what} from upstream {self.label!r} outside any request: no client to forward it to")
+        ctx = self._active[-1]
+        rules = ctx.rules
+        if rules is not None and rules.input_required:
+            # A 2026-07-28 client answers such requests through input_required rounds of the call
+            # itself (MRTR), which a legacy upstream's pending request cannot wait across yet.
+            raise MCPError(
+                f"{what} from upstream {self.label!r} cannot be forwarded to a client connected in the "
+                f"{rules.version} era; connect to the proxy with the legacy handshake (era='legacy')"
+            )
+        return ctx
+
+    async def _sampling(self, params: dict[str, Any]) -> Any:
+        ctx = self._caller("sampling/createMessage")
+        options = {
+            "system_prompt": params.get("systemPrompt"),
+            "temperature": params.get("temperature"),
+            "stop_sequences": params.get("stopSequences"),
+            "model_preferences": params.get("modelPreferences"),
+            "include_context": params.get("includeContext"),
+            "metadata": params.get("metadata"),
+        }
+        return await ctx.sample(
+            params.get("messages") or [], max_tokens=int(params.get("maxTokens") or 1024), **options
+        )
+
+    async def _elicitation(self, params: dict[str, Any]) -> Any:
+        ctx = self._caller("elicitation/create")
+        return await ctx.elicit(str(params.get("message", "")), params.get("requestedSchema") or {"type": "object"})
+
+    async def _roots(self) -> list[dict[str, Any]]:
+        if not self._active:
+            return []
+        try:
+            return await self._active[-1].list_roots()
+        except MCPError:
+            return []
+
+    async def _on_log(self, params: dict[str, Any]) -> None:
+        if self._active:
+            with contextlib.suppress(Exception):
+                await self._active[-1].log(
+                    str(params.get("level", "info")), params.get("data"), logger=params.get("logger")
+                )
+                return
+        log.info("upstream %r: %s", self.label, params.get("data"))
+
+    def _on_stderr(self, line: str) -> None:
+        log.info("upstream %r stderr: %s", self.label, line.rstrip())
+
+
+class ForwardedTool(Tool):
+    """A tool of the upstream: its definition as the upstream lists it, its calls forwarded."""
+
+
+def _tool(upstream: Upstream, t: Any) -> Tool:
+    name = t["name"]
+
+    async def call(arguments: dict[str, Any], ctx: Context) -> ToolResult:
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            await ctx.report_progress(progress, total, message)
+
+        async def go(client: Client) -> ToolResult:
+            raw = await client.request(
+                "tools/call",
+                {"name": name, "arguments": arguments},
+                timeout=None,
+                on_progress=progress if ctx.progress_token is not None else None,
+            )
+            return ToolResult(
+                content=raw.get("content") or [],
+                structured_content=raw.get("structuredContent"),
+                is_error=bool(raw.get("isError")),
+                meta={k: v for k, v in (raw.get("_meta") or {}).items() if not k.startswith("io.modelcontextprotocol/")}
+                or None,
+            )
+
+        result: ToolResult = await upstream.forward(ctx, go)
+        return result
+
+    made = Tool.from_schema(
+        call,
+        name=name,
+        input_schema=t.get("inputSchema") or {"type": "object"},
+        output_schema=t.get("outputSchema"),
+        description=t.get("description"),
+        title=t.get("title"),
+        annotations=t.get("annotations"),
+        icons=t.get("icons"),
+        meta=t.get("_meta"),
+    )
+    made.__class__ = ForwardedTool
+    return made
+
+
+class ForwardedPrompt(Prompt):
+    """A prompt of the upstream: listed as it lists it, rendered by it."""
+
+    upstream: Upstream
+    arguments: list[dict[str, Any]]
+
+    @classmethod
+    def of(cls, upstream: Upstream, p: Any) -> ForwardedPrompt:
+        made = cls.__new__(cls)
+        made.upstream = upstream
+        made.name, made.title, made.description = p["name"], p.get("title"), p.get("description")
+        made.icons, made.meta = p.get("icons"), p.get("_meta")
+        made.arguments = list(p.get("arguments") or [])
+        made.sig = None  # type: ignore[assignment]  # completion asks the upstream (the proxy's completer)
+        return made
+
+    async def render(self, arguments: Any, ctx: Context, rules: Any) -> dict[str, Any]:
+        async def go(client: Client) -> dict[str, Any]:
+            params: dict[str, Any] = {"name": self.name}
+            if arguments is not None:
+                params["arguments"] = arguments
+            result = dict(await client.request("prompts/get", params))
+            result.pop("_meta", None)
+            result.pop("resultType", None)
+            return result
+
+        result: dict[str, Any] = await self.upstream.forward(ctx, go)
+        return result
+
+
+class ForwardedResource(Resource):
+    """A resource or template of the upstream: listed as it lists it, read from it."""
+
+    upstream: Upstream
+
+    @classmethod
+    def of(cls, upstream: Upstream, r: Any, uri: str) -> ForwardedResource:
+        made = cls.__new__(cls)
+        made.upstream, made.uri, made.fn = upstream, uri, None  # type: ignore[assignment]
+        made.template = UriTemplate(uri)
+        made.name, made.title, made.description = r.get("name") or uri, r.get("title"), r.get("description")
+        made.mime_type, made.size = r.get("mimeType"), r.get("size")
+        made.annotations, made.icons, made.meta = r.get("annotations"), r.get("icons"), r.get("_meta")
+        made.ttl_ms = made.cache_scope = None
+        made.path_params = frozenset(made.template.variables)  # the upstream judges its own URIs
+        made.sig = None  # type: ignore[assignment]
+        return made
+
+    def match(self, uri: str) -> dict[str, Any] | None:
+        if not self.is_template:
+            return {} if uri == self.uri else None
+        return self.template.match(uri, self.path_params)
+
+    async def read(self, uri: str, kwargs: dict[str, Any], ctx: Context | None) -> list[dict[str, Any]]:
+        upstream_uri = uri
+        for namespace in self.namespaces:  # mounted (a gateway): the URI as the upstream names it
+            upstream_uri = strip_uri(upstream_uri, namespace) or upstream_uri
+
+        async def go(client: Client) -> list[dict[str, Any]]:
+            result = await client.request("resources/read", {"uri": upstream_uri})
+            contents = [c for c in result.get("contents") or [] if isinstance(c, dict)]
+            return [{**c, "uri": uri} if c.get("uri") == upstream_uri else c for c in contents]
+
+        contents: list[dict[str, Any]] = await self.upstream.forward(ctx, go)
+        return contents
+
+
+class ProxyServer(Server):
+    """The Server :func:`proxy` makes: its ``upstream`` connects in its lifespan and is closed after it."""
+
+    def __init__(self, target: Any, label: str, client_options: dict[str, Any]) -> None:
+        super().__init__(label, lifespan=_connected)
+        self.upstream = Upstream(self, target, label, client_options)
+        self.completion(self._complete)
+
+    async def _complete(self, ref: dict[str, Any], argument: dict[str, Any], context: Any) -> Any:
+        async def go(client: Client) -> Any:
+            params: dict[str, Any] = {"ref": ref, "argument": argument}
+            if context:
+                params["context"] = context
+            return (await client.request("completion/complete", params)).get("completion") or {"values": []}
+
+        try:
+            return await self.upstream.forward(None, go)
+        except MCPError:
+            return []
+
+
+@contextlib.asynccontextmanager
+async def _connected(server: Server) -> AsyncIterator[None]:
+    assert isinstance(server, ProxyServer)
+    await server.upstream.start()  # served empty if it fails; the next request tries again
+    try:
+        yield
+    finally:
+        await server.upstream.aclose()
+
+
+def proxy(target: Any, *, name: str | None = None, **client_options: Any) -> ProxyServer:
+    """The proxy Server of ``target`` (see the module docstring); ``client_options`` go to its ``Client``."""
+    return ProxyServer(target, name or _label(target), client_options)
+
+
+def _alive(client: Client) -> bool:
+    return client.session is not None and not client.session.closed
+
+
+async def _quietly_close(client: Client) -> None:
+    with contextlib.suppress(Exception):
+        await client.aclose()
+
+
+def _is_url(target: Any) -> bool:
+    return isinstance(target, str) and target.startswith(("http://", "https://"))
+
+
+def _label(target: Any) -> str:
+    name = getattr(target, "name", None)
+    if isinstance(name, str):
+        return name
+    if isinstance(target, (list, tuple)):
+        return str(target[0]).rsplit("/", 1)[-1] if target else "upstream"
+    text = str(target)
+    return text.split("?")[0].rstrip("/").rsplit("/", 1)[-1] or text
+
+
+def _reason(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

@@ -1,0 +1,183 @@
+"""``Server.from_openapi`` / ``Server.from_fastapi``: a Server whose tools are an API's operations.
+
+Each operation the ``route_map`` keeps becomes a tool registered through the server's public path
+(``server.add_tool(Tool.from_schema(...))``), its HTTP request made by :class:`._call.Caller`; a
+GET the ``route_map`` sends to ``"resource"`` becomes a resource (or an RFC 6570 resource template
+when it has parameters: ``{id}`` path parameters, ``{?q,limit}`` query parameters) whose read makes
+the request. Operations that cannot be served are skipped, each logged with its reason
+(``mcpio doctor --openapi`` lists them).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import urljoin
+
+from .. import _log
+from .._server._server import Server
+from .._server._tools import Tool
+from ._call import Caller, Credentials
+from ._load import OpenAPIError, load
+from ._operations import Converted, Operation, convert
+from ._schemas import obj
+
+log = _log.logger("mcpio.openapi", globals())
+
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+_KINDS = ("tool", "resource", "skip")
+
+RouteMap = Mapping[str, str] | Callable[[Operation], str]
+
+
+def _route(route_map: RouteMap | None, op: Operation) -> str:
+    """ "tool", "resource" or "skip" for ``op``: by operationId, "METHOD /path" or "METHOD" in a mapping, or a function's answer."""
+    if route_map is None:
+        return "tool"
+    if callable(route_map):
+        kind = route_map(op)
+    else:
+        kind = route_map.get(op.operation_id or "") or route_map.get(op.label) or route_map.get(op.method) or "tool"
+    if kind not in _KINDS:
+        raise OpenAPIError(f"route_map sends {op.label} to {kind!r}; use one of {', '.join(_KINDS)}")
+    if kind == "resource" and op.method != "GET":
+        raise OpenAPIError(f"route_map sends {op.label} to a resource; only GET operations can be resources")
+    return kind
+
+
+def analyze(
+    spec: Any,
+    *,
+    names: Mapping[str, str] | None = None,
+    route_map: RouteMap | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> tuple[dict[str, Any], str, Converted, dict[str, str]]:
+    """(document, where it came from, the conversion, each served operation's kind by tool name)."""
+    doc, where = load(spec, timeout)
+    kinds: dict[int, str] = {}
+
+    def include(op: Operation) -> bool:
+        kinds[id(op)] = kind = _route(route_map, op)
+        return kind != "skip"
+
+    converted = convert(doc, names, include)
+    return doc, where, converted, {op.name: kinds[id(op)] for op in converted.operations}
+
+
+def server_url(doc: dict[str, Any], where: str) -> str | None:
+    """The first ``servers`` entry with its variables' defaults, resolved against ``where`` (a URL)."""
+    servers = doc.get("servers")
+    if not isinstance(servers, list) or not servers or not isinstance(servers[0], dict):
+        url = "/"
+    else:
+        url = str(servers[0].get("url") or "/")
+        for var, spec in (servers[0].get("variables") or {}).items():
+            if isinstance(spec, dict) and "default" in spec:
+                url = url.replace("{" + var + "}", str(spec["default"]))
+    if url.startswith(("http://", "https://")):
+        return url
+    if where.startswith(("http://", "https://")):
+        return urljoin(where, url)
+    return None
+
+
+def from_openapi(
+    spec: Any,
+    *,
+    base_url: str | None = None,
+    client: Any = None,
+    headers: Mapping[str, str] | None = None,
+    secrets: Mapping[str, str] | None = None,
+    credentials: Callable[[Any], Any] | None = None,
+    route_map: RouteMap | None = None,
+    names: Mapping[str, str] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    name: str | None = None,
+    version: str | None = None,
+    **server_options: Any,
+) -> Server:
+    """An MCP server whose tools call the HTTP API ``spec`` describes (docs/guides/openapi.md)."""
+    doc, where, converted, kinds = analyze(spec, names=names, route_map=route_map, timeout=timeout)
+    base = base_url or server_url(doc, where)
+    if base is None:
+        raise OpenAPIError(
+            f"{where}: its servers URL is relative or missing, so the API's address is unknown; pass base_url= "
+            "(--base-url) with the API's root URL"
+        )
+    info = obj(doc.get("info"))
+    server = Server(
+        name or str(info.get("title") or "openapi"),
+        version or str(info.get("version") or "0.1.0"),
+        **({"description": info["description"]} if isinstance(info.get("description"), str) else {}),
+        **server_options,
+    )
+
+    def make_client() -> Any:
+        import httpx
+
+        return httpx.AsyncClient(timeout=timeout, follow_redirects=False)
+
+    caller = Caller(
+        base,
+        client=client,
+        make_client=make_client,
+        headers=headers,
+        credentials=Credentials(doc, secrets, os.environ),
+        auth_hook=credentials,
+        max_response_bytes=max_response_bytes,
+    )
+    for label, reason in converted.skipped:
+        log.warning("skipped %s: %s", label, reason)
+    for op in converted.operations:
+        if kinds[op.name] == "resource":
+            from ._resources import add_resource
+
+            if add_resource(server, op, caller, base):
+                continue
+            log.warning("%s stays a tool: its header or cookie parameters cannot be part of a URI", op.label)
+        server.add_tool(_tool(op, caller))
+    return server
+
+
+def _tool(op: Operation, caller: Caller) -> Tool:
+    async def call(arguments: dict[str, Any], ctx: Any) -> Any:
+        return await caller.call(op, arguments, ctx)
+
+    summary = op.raw.get("summary")
+    read_only = op.method in ("GET", "HEAD", "OPTIONS")
+    annotations: dict[str, Any] = {"readOnlyHint": read_only, "openWorldHint": True}
+    if not read_only:
+        annotations["destructiveHint"] = op.method == "DELETE"
+        annotations["idempotentHint"] = op.method in ("PUT", "DELETE")
+    if isinstance(summary, str) and summary.strip():
+        annotations["title"] = summary.strip()[:200]
+    return Tool.from_schema(
+        call,
+        name=op.name,
+        input_schema=op.input_schema,
+        output_schema=op.output_schema,
+        description=op.description,
+        annotations=annotations,
+    )
+
+
+def from_fastapi(app: Any, *, base_url: str = "http://fastapi", **options: Any) -> Server:
+    """:func:`from_openapi` of a FastAPI (or any ASGI app with ``openapi()``) app's own document,
+    its requests sent to the app in-process (httpx's ASGI transport: no network, no port)."""
+    openapi = getattr(app, "openapi", None)
+    if not callable(openapi):
+        raise TypeError(f"from_fastapi takes a FastAPI app (with .openapi()), not {type(app).__name__}")
+    import httpx
+
+    timeout = options.pop("timeout", DEFAULT_TIMEOUT)
+    client = options.pop("client", None) or httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), timeout=timeout, follow_redirects=False
+    )
+    options.setdefault("name", getattr(app, "title", None))
+    return from_openapi(openapi(), base_url=base_url, client=client, timeout=timeout, **options)
+
+
+__all__ = ["OpenAPIError", "analyze", "from_fastapi", "from_openapi"]

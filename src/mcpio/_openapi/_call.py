@@ -1,0 +1,304 @@
+"""Calling an operation: arguments -> an HTTP request (httpx), the answer -> a tool result.
+
+Path parameters are percent-escaped (a ``/`` in a value cannot reach another path); query,
+header and cookie values are written per their ``style``/``explode`` (OAS 3.x §4.8.12.4: form,
+spaceDelimited, pipeDelimited, deepObject; simple, label, matrix in paths). Bodies are sent as
+declared: JSON, ``application/x-www-form-urlencoded``, ``multipart/form-data`` (file fields arrive
+base64-encoded) or text.
+
+A 2xx JSON answer is the result's structuredContent (``{"result": …}`` when the output schema
+wraps it) and its text; other 2xx answers are text (images: image content). Any other status is
+an ``isError`` result saying the method, path and status with the API's error body, cut to
+``ERROR_BODY_CHARS``; an API that does not answer in time or cannot be reached is an ``isError``
+result too. Answers are read up to ``max_response_bytes``. The tool result's text is then capped
+by the server's ``max_result_bytes`` like any tool's.
+
+Credentials (:class:`Credentials`) come from configuration only, never from the MCP request: the
+MCP client's token is for this server (spec 2025-11-25 basic/authorization §Token Passthrough).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from .._content import ToolResult
+from ._operations import Operation, Param
+from ._schemas import obj
+
+if TYPE_CHECKING:
+    import httpx
+
+ERROR_BODY_CHARS = 2000
+ENV_PREFIX = "MCPIO_OPENAPI_"
+
+
+def env_name(scheme: str) -> str:
+    """The environment variable holding the credential of security scheme ``scheme``."""
+    return ENV_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", scheme).upper()
+
+
+class Credentials:
+    """The API credentials an operation's ``security`` asks for, from ``MCPIO_OPENAPI_<SCHEME>``
+    environment variables (or ``secrets=``): a bearer token (http bearer, oauth2, openIdConnect),
+    ``user:password`` (http basic) or the key (apiKey, in its header, query or cookie)."""
+
+    def __init__(self, doc: dict[str, Any], secrets: Mapping[str, str] | None, environ: Mapping[str, str]) -> None:
+        found = obj(obj(doc.get("components")).get("securitySchemes"))
+        self.schemes: dict[str, dict[str, Any]] = {k: v for k, v in found.items() if isinstance(v, dict)}
+        self.values: dict[str, str] = {}
+        for name in self.schemes:
+            value = (secrets or {}).get(name) or environ.get(env_name(name))
+            if value:
+                self.values[name] = value
+
+    def apply(self, op: Operation, headers: dict[str, str], params: list[tuple[str, str]], cookies: list[str]) -> None:
+        for requirement in op.security or ():
+            if not isinstance(requirement, dict):
+                continue
+            if all(name in self.values for name in requirement):  # {} (no credentials needed) included
+                for name in requirement:
+                    self._one(name, headers, params, cookies)
+                return
+
+    def _one(self, name: str, headers: dict[str, str], params: list[tuple[str, str]], cookies: list[str]) -> None:
+        scheme, value = self.schemes[name], self.values[name]
+        kind = scheme.get("type")
+        if kind == "apiKey":
+            where, key = scheme.get("in"), str(scheme.get("name", ""))
+            if where == "query":
+                params.append((key, value))
+            elif where == "cookie":
+                cookies.append(f"{key}={value}")
+            else:
+                headers[key] = value
+        elif kind == "http" and str(scheme.get("scheme", "")).lower() == "basic":
+            headers["Authorization"] = "Basic " + base64.b64encode(value.encode()).decode()
+        else:  # http bearer, oauth2, openIdConnect: a token
+            headers["Authorization"] = f"Bearer {value}"
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return ""
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)
+
+
+def _path_value(p: Param, value: Any) -> str:
+    """A path parameter's text (style simple, label or matrix), escaped."""
+    if isinstance(value, dict):
+        pairs = [(k, _text(v)) for k, v in value.items()]
+        parts = [f"{k}={v}" for k, v in pairs] if p.explode else [x for kv in pairs for x in kv]
+    elif isinstance(value, list):
+        parts = [_text(v) for v in value]
+    else:
+        parts = [_text(value)]
+    parts = [quote(x, safe="") for x in parts]
+    if p.style == "label":
+        return "." + ("." if p.explode else ",").join(parts)
+    if p.style == "matrix":
+        if p.explode and isinstance(value, list):
+            return "".join(f";{p.name}={x}" for x in parts)
+        return f";{p.name}=" + ",".join(parts)
+    return ",".join(parts)
+
+
+def _query(p: Param, value: Any, out: list[tuple[str, str]]) -> None:
+    if isinstance(value, dict):
+        if p.style == "deepObject":
+            out.extend((f"{p.name}[{k}]", _text(v)) for k, v in value.items())
+        elif p.explode:
+            out.extend((k, _text(v)) for k, v in value.items())
+        else:
+            out.append((p.name, ",".join(x for k, v in value.items() for x in (k, _text(v)))))
+    elif isinstance(value, list):
+        if p.explode and p.style == "form":
+            out.extend((p.name, _text(v)) for v in value)
+        else:
+            sep = {"spaceDelimited": " ", "pipeDelimited": "|"}.get(p.style, ",")
+            out.append((p.name, sep.join(_text(v) for v in value)))
+    else:
+        out.append((p.name, _text(value)))
+
+
+def build_request(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of ``httpx.AsyncClient.build_request`` for ``arguments`` (path
+    relative to the base URL). Raises ValueError for a file argument that is not base64."""
+    path = op.path
+    params: list[tuple[str, str]] = []
+    headers: dict[str, str] = {}
+    cookies: list[str] = []
+    for p in op.params:
+        if p.arg not in arguments or arguments[p.arg] is None:
+            continue
+        value = arguments[p.arg]
+        if p.location == "path":
+            path = path.replace("{" + p.name + "}", _path_value(p, value))
+        elif p.location == "query":
+            _query(p, value, params)
+        elif p.location == "header":
+            headers[p.name] = ",".join(_text(v) for v in value) if isinstance(value, list) else _text(value)
+        else:
+            cookies.append(f"{p.name}={quote(_text(value), safe='')}")
+    request: dict[str, Any] = {"method": op.method, "url": path.lstrip("/"), "params": params, "headers": headers}
+    if op.body_kind is not None:
+        if op.body_args is not None:
+            body: Any = {k: arguments[k] for k in op.body_args if k in arguments}
+            present = bool(body)
+        else:
+            body, present = arguments.get("body"), "body" in arguments
+        if present:
+            _body(op, body, request)
+    if cookies:
+        request["cookies_header"] = "; ".join(cookies)
+    return request
+
+
+def _body(op: Operation, body: Any, request: dict[str, Any]) -> None:
+    kind = op.body_kind
+    if kind == "json":
+        request["content"] = json.dumps(body, separators=(",", ":")).encode()
+        request["headers"]["Content-Type"] = op.body_media if "json" in op.body_media else "application/json"
+    elif kind == "text":
+        request["content"] = _text(body).encode()
+        request["headers"]["Content-Type"] = op.body_media
+    elif kind == "form" and isinstance(body, dict):
+        request["data"] = {k: [_text(x) for x in v] if isinstance(v, list) else _text(v) for k, v in body.items()}
+    elif kind == "multipart" and isinstance(body, dict):
+        files: list[tuple[str, tuple[str, bytes, str]]] = []
+        data: dict[str, Any] = {}
+        for k, v in body.items():
+            if k in op.files:
+                for i, item in enumerate(v if isinstance(v, list) else [v]):
+                    try:
+                        raw = base64.b64decode(str(item), validate=True)
+                    except (binascii.Error, ValueError):
+                        raise ValueError(f"argument {k!r} must be the file's content, base64-encoded") from None
+                    files.append((k, (f"{k}{i or ''}", raw, "application/octet-stream")))
+            else:
+                data[k] = [_text(x) for x in v] if isinstance(v, list) else _text(v)
+        request["data"], request["files"] = data, files or None
+    else:
+        raise ValueError(f"the request body must be an object of fields for {op.body_media}")
+
+
+class Caller:
+    """Serves the operations of one API: one httpx client, made on first use (on the serving loop)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        client: httpx.AsyncClient | None,
+        make_client: Callable[[], httpx.AsyncClient],
+        headers: Mapping[str, str] | None,
+        credentials: Credentials,
+        auth_hook: Callable[..., Any] | None,
+        max_response_bytes: int,
+    ) -> None:
+        self.base_url = base_url.rstrip("/") + "/"
+        self.client, self._make = client, make_client
+        self.headers = dict(headers or {})
+        self.credentials = credentials
+        self.auth_hook = auth_hook
+        self.max_response_bytes = max_response_bytes
+
+    async def call(self, op: Operation, arguments: dict[str, Any], ctx: Any) -> ToolResult:
+        """The tool result of ``op`` called with ``arguments`` (module docstring)."""
+        sent = await self.send(op, arguments, ctx)
+        return _error(sent) if isinstance(sent, str) else answer(op, *sent)
+
+    async def send(self, op: Operation, arguments: dict[str, Any], ctx: Any) -> tuple[httpx.Response, bytes] | str:
+        """The API's answer and its body, or why there is none (a message for the model)."""
+        import httpx
+
+        try:
+            spec = build_request(op, arguments)
+        except ValueError as exc:
+            return f"Invalid arguments for {op.name}: {exc}"
+        headers = {**self.headers, **spec.pop("headers")}
+        cookies = [spec.pop("cookies_header")] if "cookies_header" in spec else []
+        self.credentials.apply(op, headers, spec["params"], cookies)
+        if self.auth_hook is not None:  # the documented hook: the verified principal -> API credentials
+            extra = self.auth_hook(ctx)
+            if hasattr(extra, "__await__"):
+                extra = await extra
+            headers.update(extra or {})
+        if cookies:
+            headers["Cookie"] = "; ".join(cookies)
+        client = self.client
+        if client is None:
+            client = self.client = self._make()
+        request = client.build_request(url=self.base_url + spec.pop("url"), headers=headers, **spec)
+        try:
+            response = await client.send(request, stream=True)
+            try:
+                return response, await _read(response, self.max_response_bytes)
+            finally:
+                await response.aclose()
+        except _TooLarge as exc:
+            return f"{op.label}: the API's answer is over {exc.args[0]:,} bytes (max_response_bytes); not read"
+        except httpx.TimeoutException:
+            return f"{op.label}: the API did not answer within the timeout ({client.timeout.read} s)"
+        except httpx.HTTPError as exc:
+            return f"{op.label}: cannot reach the API at {self.base_url} ({type(exc).__name__}: {exc})"
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _read(response: httpx.Response, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise _TooLarge(limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def answer(op: Operation, response: httpx.Response, body: bytes) -> ToolResult:
+    """The tool result for the API's answer (module docstring)."""
+    media = response.headers.get("content-type", "").split(";")[0].strip().lower()
+    is_json = media == "application/json" or media.endswith("+json")
+    text = body.decode(response.encoding or "utf-8", "replace")
+    if not 200 <= response.status_code < 300:
+        if is_json:
+            try:
+                text = json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
+            except ValueError:
+                pass
+        cut = f"… ({len(text) - ERROR_BODY_CHARS:,} more characters)" if len(text) > ERROR_BODY_CHARS else ""
+        where = f" (Location: {response.headers['location']})" if "location" in response.headers else ""
+        return _error(
+            f"{op.label} failed: HTTP {response.status_code} {response.reason_phrase}{where}\n{text[:ERROR_BODY_CHARS]}{cut}"
+        )
+    if not body:
+        return ToolResult(content=[{"type": "text", "text": f"{op.label}: HTTP {response.status_code} (no content)"}])
+    if media.startswith("image/"):
+        data = base64.b64encode(body).decode()
+        return ToolResult(content=[{"type": "image", "data": data, "mimeType": media}])
+    if is_json or (op.output_schema is not None and text.lstrip()[:1] in "{["):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return ToolResult(content=[{"type": "text", "text": text}])
+        structured = {"result": data} if op.wrap_output else data
+        if op.output_schema is not None and isinstance(structured, dict):
+            return ToolResult(content=[{"type": "text", "text": text}], structured_content=structured)
+    return ToolResult(content=[{"type": "text", "text": text}])
+
+
+def _error(message: str) -> ToolResult:
+    return ToolResult(content=[{"type": "text", "text": message}], is_error=True)

@@ -1,0 +1,89 @@
+"""Reading an OpenAPI description: a dict, a file or a URL; JSON, or YAML (the ``openapi`` extra).
+
+OpenAPI 3.0.x and 3.1.x are read. A Swagger 2.0 document is refused with what to do (convert it
+to OpenAPI 3 first); anything else is refused naming what was found. YAML needs PyYAML
+(``pip install 'mcpio[openapi]'``), imported only for a document that is not JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+
+class OpenAPIError(ValueError):
+    """An OpenAPI description that cannot be served: the message says what and where."""
+
+
+def load(spec: Any, timeout: float = 30.0) -> tuple[dict[str, Any], str]:
+    """The document ``spec`` names (a mapping, a path or an http(s) URL) and where it came from."""
+    if isinstance(spec, Mapping):
+        doc, where = dict(spec), "the OpenAPI document"
+    elif isinstance(spec, (str, os.PathLike)) and str(spec).startswith(("http://", "https://")):
+        doc, where = parse(_download(str(spec), timeout), str(spec)), str(spec)
+    elif isinstance(spec, (str, os.PathLike)):
+        where = os.fspath(spec)
+        try:
+            with open(where, "rb") as f:
+                data = f.read()
+        except OSError as exc:
+            raise OpenAPIError(f"{where}: cannot read the OpenAPI document ({exc.strerror or exc})") from None
+        doc = parse(data, where)
+    else:
+        raise TypeError(f"spec must be a dict, a path or an http(s) URL, not {type(spec).__name__}")
+    check_version(doc, where)
+    return doc, where
+
+
+def _download(url: str, timeout: float) -> bytes:
+    import httpx  # the http extra
+
+    try:
+        r = httpx.get(url, timeout=timeout, follow_redirects=True)
+    except httpx.HTTPError as exc:
+        raise OpenAPIError(f"{url}: cannot download the OpenAPI document ({type(exc).__name__}: {exc})") from None
+    if r.status_code != 200:
+        raise OpenAPIError(f"{url}: the server answered {r.status_code} instead of the OpenAPI document")
+    return r.content
+
+
+def parse(data: bytes | str, where: str) -> dict[str, Any]:
+    """JSON when it looks like JSON (``{`` first), else YAML."""
+    text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
+    if text.lstrip()[:1] == "{":
+        try:
+            doc = json.loads(text)
+        except ValueError as exc:
+            raise OpenAPIError(f"{where}: not valid JSON ({exc})") from None
+    else:
+        doc = _yaml(text, where)
+    if not isinstance(doc, dict):
+        raise OpenAPIError(f"{where}: an OpenAPI document is an object, not {type(doc).__name__}")
+    return doc
+
+
+def _yaml(text: str, where: str) -> Any:
+    try:
+        import yaml
+    except ImportError:
+        raise OpenAPIError(f"{where}: reading a YAML document needs PyYAML: pip install 'mcpio[openapi]'") from None
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's when the wheel has it (10x faster)
+    try:
+        return yaml.load(text, Loader=loader)
+    except yaml.YAMLError as exc:
+        raise OpenAPIError(f"{where}: not valid JSON or YAML ({exc})") from None
+
+
+def check_version(doc: dict[str, Any], where: str) -> None:
+    if "swagger" in doc:
+        raise OpenAPIError(
+            f"{where} is a Swagger {doc['swagger']} document; mcpio reads OpenAPI 3.0 and 3.1: convert it "
+            "first (for example with the swagger2openapi tool), then pass the converted document"
+        )
+    version = doc.get("openapi")
+    if not isinstance(version, str) or not version.startswith(("3.0", "3.1")):
+        raise OpenAPIError(f"{where}: its openapi field is {version!r}; mcpio reads OpenAPI 3.0.x and 3.1.x documents")
+    if not isinstance(doc.get("paths", {}), dict):
+        raise OpenAPIError(f"{where}: its paths field is not an object")

@@ -1,0 +1,305 @@
+"""What a server serves, once it is shaped: mounted servers, disabled names and tags, transformed tools.
+
+A plain server (none of these) has no :class:`Catalog`: its registries (``_tools``,
+``_prompts``, ``_resources``, ``_templates``) are what it registered, and ``add_*`` writes them
+directly. The first ``mount``, ``disable`` or ``transform_tool`` gives it a Catalog, which keeps
+the server's *own* registrations and makes the served tables from them on every change:
+
+    served = (every mounted child's served items, renamed by ``_naming``)
+             + own items (an own item wins over a mounted one of the same name)
+             → transforms (tools) → minus disabled names and tags
+
+The served tables are flat dicts swapped in whole (a reader sees the old table or the new one,
+never half of one), so serving a mounted tool costs the one lookup a plain server's does (spec:
+no chaining through the child at call time). A child tells its parents when it changes (a tool
+added later shows in the parent, with ``list_changed``), so mounting is live.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .. import _naming
+from .._versions import Rules
+from ._context import Context
+from ._tools import Tool
+
+if TYPE_CHECKING:
+    from ._server import Server
+
+log = logging.getLogger("mcpio.server")
+
+# kind -> (the Server attribute that serves it, the scope method of its items, its list_changed kind)
+TABLES = {
+    "tools": ("_tools", "tools/call", "tools"),
+    "prompts": ("_prompts", "prompts/get", "prompts"),
+    "resources": ("_resources", "resources/read", "resources"),
+    "templates": ("_templates", "resources/read", "resources"),
+}
+KINDS_OF = {"tools": ("tools",), "prompts": ("prompts",), "resources": ("resources", "templates")}
+
+_MISSING: Any = object()
+
+
+@dataclass(frozen=True)
+class Arg:
+    """How :meth:`Server.transform_tool` republishes one argument: a new ``name``, a new
+    ``description``, a ``default`` (the argument becomes optional), or ``hide=True`` (absent from
+    the input schema; the call always gets the default, the Arg's or the function's own)."""
+
+    name: str | None = None
+    description: str | None = None
+    default: Any = _MISSING
+    hide: bool = False
+
+
+class Mount:
+    __slots__ = ("child", "exclude", "include", "namespace")
+
+    def __init__(
+        self,
+        child: Server,
+        namespace: str | None,
+        include: frozenset[str] | None = None,
+        exclude: frozenset[str] = frozenset(),
+    ) -> None:
+        self.child = child
+        self.namespace = namespace
+        self.include = include  # the child's names (or URIs) served; None: all
+        self.exclude = exclude
+
+    def serves(self, key: str) -> bool:
+        return key not in self.exclude and (self.include is None or key in self.include)
+
+    def key(self, kind: str, key: str) -> str:
+        """The parent's name (tools, prompts) or URI (resources, templates) of the child's ``key``."""
+        ns = self.namespace
+        if ns is None:
+            return key
+        return _naming.join_name(ns, key) if kind in ("tools", "prompts") else _naming.join_uri(ns, key)
+
+    def rename_skill(self, skill: Any) -> Any:
+        """The child's ``skill`` with every URI under this mount's namespace."""
+        if self.namespace is None:
+            return skill
+        from ._skills import Skill
+
+        return Skill(
+            self.key("resources", skill.uri),
+            skill.frontmatter,
+            {self.key("resources", u): b for u, b in skill.files.items()},
+        )
+
+    def adopt(self, kind: str, key: str, item: Any) -> tuple[str, Any]:
+        """The parent's key and copy of the child's served ``item`` (the child's own stays as it is)."""
+        new_key = self.key(kind, key)
+        item = copy.copy(item)
+        # Whose handler it is: ctx.lifespan and completion ask that server (the innermost child).
+        if item.owner is None:
+            item.owner, item.source = self.child, key
+        if kind == "tools":
+            item.name = new_key
+            item._definitions = {}
+        elif kind == "prompts":
+            item.name = new_key
+        else:
+            from .._uritemplate import UriTemplate
+
+            item.uri = new_key
+            item.template = UriTemplate(new_key)
+            if self.namespace is not None:
+                item.namespaces = (self.namespace, *item.namespaces)
+        return new_key, item
+
+
+class Catalog:
+    """The shaping of one server (see the module docstring)."""
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        # The server's own registrations, taken over from its tables when it is first shaped.
+        self.own: dict[str, dict[str, Any]] = {kind: dict(getattr(server, TABLES[kind][0])) for kind in TABLES}
+        self.mounts: list[Mount] = []
+        self.disabled_names: set[str] = set()
+        self.disabled_tags: set[str] = set()
+        self.transforms: dict[str, Any] = {}  # served tool name -> _Transform
+        self.derived_scopes: dict[str, set[tuple[str, str]]] = {kind: set() for kind in TABLES}
+        self.own_skills: dict[str, Any] = dict(server._skills)  # SKILL.md URI -> Skill (the skills extension)
+
+    def rebuild(self, kinds: Iterable[str] = TABLES) -> None:
+        """Make the served tables of ``kinds`` again and tell clients (``list_changed``)."""
+        server = self.server
+        notified: set[str] = set()
+        for kind in kinds:
+            attr, method, notify = TABLES[kind]
+            own = self.own[kind]
+            table: dict[str, Any] = {}
+            scopes: dict[tuple[str, str], frozenset[str]] = {}
+            for mount in self.mounts:
+                child = mount.child
+                for key, item in getattr(child, attr).items():
+                    if not mount.serves(key):
+                        continue
+                    new_key, adopted = mount.adopt(kind, key, item)
+                    if new_key in own or new_key in table:
+                        log.warning("%s %r is served twice; keeping the first", kind[:-1], new_key)
+                        continue
+                    table[new_key] = adopted
+                    needed = child._item_scopes.get((method, key))
+                    if needed:
+                        scopes[(method, new_key)] = needed
+            table.update(own)
+            if kind == "tools" and self.transforms:
+                for source, transform in self.transforms.items():
+                    tool = table.pop(source, None)
+                    if tool is not None:
+                        made = transform.apply(tool)
+                        table[made.name] = made
+                        if (method, source) in server._item_scopes or (method, source) in scopes:
+                            needed = scopes.get((method, source)) or server._item_scopes[(method, source)]
+                            scopes[(method, made.name)] = needed
+            if self.disabled_names or self.disabled_tags:
+                table = {k: v for k, v in table.items() if not self.is_disabled(k, v)}
+            for key in self.derived_scopes[kind]:
+                server._item_scopes.pop(key, None)
+            server._item_scopes.update(scopes)
+            self.derived_scopes[kind] = set(scopes)
+            setattr(server, attr, table)  # swapped whole: a concurrent reader sees one table or the other
+            notified.add(notify)
+        if "resources" in kinds:  # skills are resources too: their entries follow the same names
+            skills = dict(self.own_skills)
+            for mount in self.mounts:
+                for uri, skill in mount.child._skills.items():
+                    skills.setdefault(mount.key("resources", uri), mount.rename_skill(skill))
+            server._skills = skills
+        for notify in notified:
+            server._changed(notify)
+
+    def is_disabled(self, key: str, item: Any) -> bool:
+        return key in self.disabled_names or not self.disabled_tags.isdisjoint(item.tags)
+
+
+class ArgumentMap:
+    """A transformed tool's arguments as the function takes them: published names renamed back,
+    hidden ones set (a client's value for them is dropped), published defaults filled in."""
+
+    __slots__ = ("defaults", "fixed", "renames")
+
+    def __init__(self, renames: dict[str, str], fixed: dict[str, Any], defaults: dict[str, Any]) -> None:
+        self.renames, self.fixed, self.defaults = renames, fixed, defaults
+
+    def __call__(self, arguments: Any) -> Any:
+        if arguments is not None and not isinstance(arguments, dict):
+            return arguments  # the tool's own binding says what is wrong with it
+        out: dict[str, Any] = {}
+        for key, value in (arguments or {}).items():
+            param = self.renames[key] if key in self.renames else str(key)
+            if param not in self.fixed:
+                out[param] = value
+        for param, value in self.fixed.items():
+            if value is not _MISSING:
+                out[param] = value
+        for param, value in self.defaults.items():
+            out.setdefault(param, value)
+        return out
+
+
+class Transform:
+    """A tool republished by :meth:`Server.transform_tool`."""
+
+    def __init__(
+        self,
+        source: str,
+        new_name: str | None,
+        title: str | None,
+        description: str | None,
+        args: dict[str, Arg],
+        tags: frozenset[str] | None,
+    ) -> None:
+        for name, arg in args.items():
+            if not isinstance(arg, Arg):
+                raise TypeError(f"transform_tool({source!r}): args[{name!r}] must be an mcpio.Arg, not {arg!r}")
+        self.source, self.new_name, self.title, self.description = source, new_name, title, description
+        self.args, self.tags = args, tags
+
+    def apply(self, tool: Tool) -> Tool:
+        """A copy of ``tool`` with the new name, description and arguments."""
+        schema = copy.deepcopy(tool.input_schema)
+        props: dict[str, Any] = schema.setdefault("properties", {})
+        required: list[str] = list(schema.get("required", []))
+        renames: dict[str, str] = {}  # published name -> the function's
+        fixed: dict[str, Any] = {}  # hidden: the function's name -> the value every call gets
+        defaults: dict[str, Any] = {}  # the function's name -> the value when the call omits it
+        for name, arg in self.args.items():
+            if name not in props:
+                known = ", ".join(sorted(props)) or "none"
+                raise ValueError(
+                    f"transform_tool({self.source!r}): the tool has no argument {name!r} (it has: {known})"
+                )
+            prop = props.pop(name)
+            is_required = name in required
+            if is_required:
+                required.remove(name)
+            if arg.hide:
+                if arg.default is not _MISSING:
+                    fixed[name] = arg.default
+                elif is_required:
+                    raise ValueError(
+                        f"transform_tool({self.source!r}): argument {name!r} is required; give it a default "
+                        f"to hide it: Arg(hide=True, default=...)"
+                    )
+                else:  # the function's own default, whatever a client sends
+                    fixed[name] = _MISSING
+                continue
+            published = arg.name or name
+            if published in props:
+                raise ValueError(f"transform_tool({self.source!r}): argument {published!r} exists already")
+            if arg.description is not None:
+                prop = {**prop, "description": arg.description}
+            if arg.default is not _MISSING:
+                prop = {**prop, "default": arg.default}
+                defaults[name] = arg.default
+            elif is_required:
+                required.append(published)
+            renames[published] = name
+            props[published] = prop
+        if required:
+            schema["required"] = required
+        else:
+            schema.pop("required", None)
+        made = TransformedTool.of(tool, schema, ArgumentMap(renames, fixed, defaults))
+        made.name = self.new_name or tool.name
+        if self.title is not None:
+            made.title = self.title
+        if self.description is not None:
+            made.description = self.description
+        if self.tags is not None:
+            made.tags = self.tags
+        return made
+
+
+class TransformedTool(Tool):
+    """A tool republished with other argument names, defaults or hidden arguments: the
+    arguments are mapped back (:class:`ArgumentMap`), then the original tool binds and runs them."""
+
+    arguments_map: ArgumentMap
+
+    @classmethod
+    def of(cls, tool: Tool, input_schema: dict[str, Any], arguments_map: ArgumentMap) -> TransformedTool:
+        made = cls.__new__(cls)
+        made.__dict__.update(tool.__dict__)
+        made.__dict__.pop("param_headers", None)  # made again from the new schema when read
+        made.input_schema = input_schema
+        made._definitions = {}
+        made.arguments_map = arguments_map
+        return made
+
+    async def call(self, arguments: Any, ctx: Context, rules: Rules) -> dict[str, Any]:
+        return await super().call(self.arguments_map(arguments), ctx, rules)
+
+    def call_sync(self, arguments: Any, server: Any, session: Any, rules: Rules) -> dict[str, Any]:
+        return super().call_sync(self.arguments_map(arguments), server, session, rules)

@@ -1,0 +1,255 @@
+"""The registry half of :class:`~mcpio.Server`: where an item is registered, the scopes it needs,
+and the catalog shaping API (``mount``, ``disable``/``enable``, ``transform_tool``).
+
+The shaping itself (how served tables are made from own items and mounts) is ``_catalog``,
+imported with the first shaping call: a plain server never loads it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._catalog import Arg, Catalog
+    from ._resources import Prompt, Resource
+    from ._server import Server
+    from ._skills import Skill
+    from ._tools import Tool
+
+# registry kind -> its Server attribute; -> the list_changed kind it belongs to; list_changed kind -> kinds
+TABLE = {"tools": "_tools", "prompts": "_prompts", "resources": "_resources", "templates": "_templates"}
+NOTIFY = {"tools": "tools", "prompts": "prompts", "resources": "resources", "templates": "resources"}
+KINDS_OF = {"tools": ("tools",), "prompts": ("prompts",), "resources": ("resources", "templates")}
+
+
+def tags_of(tags: Any) -> frozenset[str]:
+    """``tags=`` of a registration as a frozenset; TypeError for anything but strings."""
+    if isinstance(tags, str) or not all(isinstance(t, str) for t in tags):
+        raise TypeError(f"tags= takes a set of strings, e.g. tags={{'admin'}}, not {tags!r}")
+    return frozenset(tags)
+
+
+def _names(value: str | Iterable[str] | None) -> set[str]:
+    if value is None:
+        return set()
+    return {value} if isinstance(value, str) else set(tags_of(value))
+
+
+class CatalogMixin:
+    if TYPE_CHECKING:
+        _catalog: Catalog | None
+        _mounted_in: list[Server]
+        _item_scopes: dict[tuple[str, str], frozenset[str]]
+        _tools: dict[str, Tool]
+        _prompts: dict[str, Prompt]
+        _resources: dict[str, Resource]
+        _templates: dict[str, Resource]
+        _skills: dict[str, Skill]
+        _middleware: list[Any]
+
+        def _changed(self, kind: str) -> None: ...
+        def find_resource(self, uri: str) -> tuple[Resource, dict[str, Any]] | None: ...
+
+    # ------------------------------------------------------------ where an item is registered
+    def _register(self, kind: str, key: str, item: Any) -> None:
+        """Add ``item`` to the ``kind`` registry ("tools", "prompts", "resources", "templates")."""
+        if self._catalog is None:  # a plain server serves what it registers, as it is
+            getattr(self, TABLE[kind])[key] = item
+            self._changed(NOTIFY[kind])
+        else:
+            self._catalog.own[kind][key] = item
+            self._catalog.rebuild((kind,))
+
+    def _unregister(self, kind: str, key: str) -> None:
+        """Remove an own item; KeyError when this server did not register ``key`` itself."""
+        if self._catalog is None:
+            del getattr(self, TABLE[kind])[key]
+            self._changed(NOTIFY[kind])
+        else:
+            del self._catalog.own[kind][key]
+            self._catalog.rebuild((kind,))
+
+    def _set_scopes(self, method: str, name: str, scopes: Any) -> None:
+        if scopes is None:
+            self._item_scopes.pop((method, name), None)
+            return
+        if isinstance(scopes, str) or not all(isinstance(x, str) for x in scopes):
+            raise TypeError(f"scopes= takes a list of scope strings, not {scopes!r}")
+        self._item_scopes[(method, name)] = frozenset(scopes)
+
+    def _scopes_for(self, method: str, name: str) -> frozenset[str]:
+        """The OAuth scopes a ``tools/call``/``prompts/get``/``resources/read`` of ``name`` needs."""
+        if not self._item_scopes:
+            return frozenset()
+        if method == "resources/read":
+            found = self.find_resource(name)
+            return self._item_scopes.get((method, found[0].uri), frozenset()) if found else frozenset()
+        return self._item_scopes.get((method, name), frozenset())
+
+    # ------------------------------------------------------------ shaping
+    def _shaped(self) -> Catalog:
+        if self._catalog is None:
+            from ._catalog import Catalog
+
+            self._catalog = Catalog(self)  # type: ignore[arg-type]  # a CatalogMixin is a Server
+        return self._catalog
+
+    def mount(
+        self,
+        child: Server,
+        namespace: str | None = None,
+        *,
+        include: Iterable[str] | None = None,
+        exclude: Iterable[str] = (),
+    ) -> None:
+        """Serve ``child``'s tools, prompts, resources and templates (with their scopes, task
+        support, icons, ``_meta``, completion and skills) in this server, under ``namespace``:
+        tool and prompt ``add`` → ``math__add``, resource ``greeting://{name}`` →
+        ``greeting://math/{name}`` (the one naming rule, ``mcpio._naming``).
+
+        Live: what the child adds or removes later is served here too, with ``list_changed``.
+        The child's lifespan runs inside this server's; ``ctx.lifespan`` in a child's handler is
+        the child's value. This server's middleware wraps the child's items; the child's own
+        middleware does not run here. ``include`` / ``exclude`` name the child's items (its own
+        names or URIs) to serve / leave out. ValueError when a name would be served twice.
+        """
+        from .._naming import check_namespace
+        from ._catalog import TABLES, Mount
+
+        if child is self or _reaches(child, self):
+            raise ValueError(f"cannot mount server {child.name!r} in itself (directly or through its mounts)")
+        mount = Mount(
+            child,
+            None if namespace is None else check_namespace(namespace),
+            None if include is None else frozenset(_names(include)),
+            frozenset(_names(exclude)),
+        )
+        clashes = [
+            key
+            for kind, (attr, _, _) in TABLES.items()
+            for key in getattr(child, attr)
+            if mount.serves(key) and mount.key(kind, key) in getattr(self, attr)
+        ]
+        if clashes:
+            shown = ", ".join(repr(k if namespace is None else f"{namespace}/{k}") for k in clashes[:5])
+            raise ValueError(
+                f"mounting {child.name!r}{'' if namespace is None else f' under {namespace!r}'} would serve "
+                f"{shown} twice; mount it under a namespace: server.mount(child, namespace='...')"
+            )
+        if child._middleware:
+            import logging
+
+            logging.getLogger("mcpio.server").warning(
+                "server %r has middleware, which does not run for its items mounted in %r; register it on %r",
+                child.name,
+                getattr(self, "name", "?"),
+                getattr(self, "name", "?"),
+            )
+        catalog = self._shaped()
+        catalog.mounts.append(mount)
+        child._mounted_in.append(self)  # type: ignore[arg-type]
+        catalog.rebuild()
+
+    @classmethod
+    def proxy(cls, target: Any, *, name: str | None = None, **client_options: Any) -> Server:
+        """A server that serves what ``target`` serves (a URL, a command line, a ``.py`` file, a
+        :class:`~mcpio.ServerSpec`): every list, call, read, prompt and completion, list_changed,
+        progress, cancellation, and sampling/elicitation/roots asked during a call, forwarded.
+        The upstream connects when the proxy starts serving and again after it dies.
+        ``client_options`` go to its :class:`~mcpio.Client` (``headers``, ``auth``, ``env`` …).
+        Guide: docs/guides/gateways.md."""
+        from .._gateway import proxy
+
+        return proxy(target, name=name, **client_options)
+
+    @classmethod
+    def from_config(
+        cls, config: Any, *, name: str = "gateway", names: list[str] | None = None, **client_options: Any
+    ) -> Server:
+        """One server for every enabled entry of an ``mcpServers`` file (a path, or a host alias
+        such as ``"claude"``), each proxied and mounted under its entry name; an entry's
+        ``"tools": {"allow": [...], "deny": [...]}`` chooses its tools. Guide: docs/guides/gateways.md."""
+        from .._gateway import from_config
+
+        return from_config(config, name=name, names=names, **client_options)
+
+    def disable(self, names: str | Iterable[str] | None = None, *, tags: str | Iterable[str] | None = None) -> None:
+        """Stop serving the tools, prompts and resources named (served names: ``math__add``, a
+        URI or template) or carrying one of ``tags``; clients get ``list_changed``. Calls of a
+        disabled tool get the unknown-tool error. :meth:`enable` undoes it."""
+        catalog = self._shaped()
+        catalog.disabled_names |= _names(names)
+        catalog.disabled_tags |= _names(tags)
+        catalog.rebuild()
+
+    def enable(self, names: str | Iterable[str] | None = None, *, tags: str | Iterable[str] | None = None) -> None:
+        """Serve again what :meth:`disable` stopped (by the same names or tags)."""
+        catalog = self._shaped()
+        catalog.disabled_names -= _names(names)
+        catalog.disabled_tags -= _names(tags)
+        catalog.rebuild()
+
+    def transform_tool(
+        self,
+        name: str,
+        *,
+        new_name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        args: dict[str, Arg] | None = None,
+        tags: Iterable[str] | None = None,
+    ) -> None:
+        """Republish tool ``name`` (an own, mounted or proxied one, by its served name) with a
+        new name, title, description, tags, or arguments renamed, re-described, defaulted or
+        hidden (``args={"q": Arg(name="query", default="", hide=False)}``): a hidden argument
+        takes its default and is absent from the input schema. The original name is no longer
+        served. ValueError for a tool or argument that does not exist."""
+        from ._catalog import Transform
+
+        catalog = self._shaped()
+        if catalog.transforms.pop(name, None) is not None:  # again: the new transform replaces it
+            catalog.rebuild(("tools",))
+        tool = self._tools.get(name)
+        if tool is None:
+            raise ValueError(f"transform_tool: no tool named {name!r} is served (call it with a name tools/list shows)")
+        transform = Transform(
+            name, new_name, title, description, dict(args or {}), None if tags is None else tags_of(tags)
+        )
+        made = transform.apply(tool)  # errors now, not at the next change
+        if made.name != name and made.name in self._tools:
+            raise ValueError(f"transform_tool: a tool named {made.name!r} is served already")
+        catalog.transforms[name] = transform
+        catalog.rebuild(("tools",))
+
+
+_SCOPE_METHOD = {
+    "_tools": "tools/call",
+    "_prompts": "prompts/get",
+    "_resources": "resources/read",
+    "_templates": "resources/read",
+}
+
+
+def authorized(server: Server, registry: str, items: list[Any]) -> list[Any]:
+    """``items`` of ``registry`` that the current request's token has the scopes for
+    (``Server(hide_unauthorized=True)``); all of them without HTTP auth (no token to judge)."""
+    import sys
+
+    info_module = sys.modules.get("mcpio._auth._info")  # loaded by the HTTP auth guard only
+    info = info_module.current() if info_module is not None else None
+    if info is None:
+        return items
+    method = _SCOPE_METHOD[registry]
+    scopes = server._item_scopes
+    return [
+        item
+        for item in items
+        if scopes.get((method, item.uri if method == "resources/read" else item.name), frozenset()) <= info.scopes
+    ]
+
+
+def _reaches(server: Server, target: Any) -> bool:
+    """Whether ``target`` is mounted in ``server``, directly or deeper."""
+    catalog = server._catalog
+    return catalog is not None and any(m.child is target or _reaches(m.child, target) for m in catalog.mounts)

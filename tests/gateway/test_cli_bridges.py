@@ -1,0 +1,138 @@
+"""``mcpio run TARGET`` as a bridge, driven by clients nobody here wrote:
+
+- ``mcpio run http://…/mcp`` over stdio (what ``mcp-remote`` does), driven by the official
+  Python SDK's stdio client, with a real mcpio server on 127.0.0.1 behind it;
+- ``mcpio run "python upstream.py" -t http`` (what ``mcp-proxy``/``supergateway`` do), driven by
+  the official SDK's Streamable HTTP client and by the MCP Inspector's CLI (TypeScript SDK);
+- ``mcpio run mcp.json -t http``: a gateway of several servers, driven by mcpio's client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+from mcp import Client as SDKClient
+from mcp import StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from mcpio import Client, Server
+from tests.client.support import arun
+from tests.support import peers
+from tests.support.http import ServerThread, free_port, wait_port
+
+HERE = Path(__file__).parent
+UPSTREAM = HERE / "upstream.py"
+TIMEOUT = 60.0
+
+
+def remote_server() -> Server:
+    server = Server("remote", version="2.0.0")
+
+    @server.tool
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    @server.resource("notes://{id}")
+    def note(id: str) -> str:
+        return f"note {id}"
+
+    return server
+
+
+@contextlib.contextmanager
+def mcpio_run(*args: str, log: Path) -> Iterator[str]:
+    """``mcpio run ARGS -t http --port P`` as a subprocess; yields its URL."""
+    port = free_port()
+    with log.open("w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mcpio", "run", *args, "-t", "http", "--port", str(port)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+        try:
+            wait_port(port, proc=proc)
+            yield f"http://127.0.0.1:{port}/mcp"
+        finally:
+            proc.terminate()
+            assert proc.wait(30) is not None
+
+
+def test_mcpio_run_url_is_a_stdio_bridge_for_the_official_sdk(tmp_path):
+    with ServerThread(remote_server().http_app()) as remote:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "mcpio", "run", remote.url])
+
+        async def main():
+            with (tmp_path / "bridge-stderr.txt").open("w") as errlog:
+                async with asyncio.timeout(TIMEOUT):
+                    async with SDKClient(stdio_client(params, errlog=errlog), mode="legacy") as client:
+                        tools = await client.list_tools()
+                        assert [t.name for t in tools.tools] == ["add"]
+                        result = await client.call_tool("add", {"a": 2, "b": 40})
+                        assert result.content[0].text == "42"
+                        read = await client.read_resource("notes://7")
+                        assert read.contents[0].text == "note 7"
+
+        asyncio.run(main())
+
+
+def test_mcpio_run_command_over_http_for_the_sdk_and_the_inspector(tmp_path):
+    command = f"{sys.executable} {UPSTREAM}"
+    with mcpio_run(command, log=tmp_path / "stderr.txt") as url:
+
+        async def main():
+            async with asyncio.timeout(TIMEOUT):
+                async with SDKClient(streamable_http_client(url)) as client:
+                    names = {t.name for t in (await client.list_tools()).tools}
+                    assert {"pid", "block", "grow"} <= names
+                    pid = await client.call_tool("pid", {})
+                    assert int(pid.content[0].text) > 0
+
+        asyncio.run(main())
+        env = peers.peers_env()
+        env["MCP_CATALOG_PATH"] = str(tmp_path / "inspector-catalog.json")
+        env["MCP_CLIENT_CONFIG_PATH"] = str(tmp_path / "inspector-client.json")
+        proc = subprocess.run(
+            [*peers.inspector_cli_argv(), url, "--transport", "http", "--format", "json", "--method", "tools/list"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
+        assert proc.returncode == 0, proc.stderr
+        line = next(x for x in proc.stdout.splitlines() if x.startswith('{"result"'))
+        assert "pid" in {t["name"] for t in json.loads(line)["result"]["tools"]}
+
+
+def test_mcpio_run_config_file_is_a_gateway_over_http(tmp_path):
+    config = tmp_path / "team.json"
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "mine": {"command": sys.executable, "args": [str(UPSTREAM)]},
+                    "time": {"command": sys.executable, "args": ["-m", "mcp_server_time"]},
+                }
+            }
+        )
+    )
+    with mcpio_run(str(config), log=tmp_path / "stderr.txt") as url:
+
+        async def go():
+            async with Client(url, timeout=30) as c:
+                assert c.server_info["name"] == "team"
+                names = {t.name for t in await c.list_tools()}
+                assert {"mine__pid", "time__get_current_time", "time__convert_time"} <= names
+                now = await c.call_tool("time__get_current_time", {"timezone": "UTC"})
+                assert "UTC" in now.text
+
+        arun(go(), timeout=90)

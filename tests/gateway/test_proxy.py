@@ -1,0 +1,187 @@
+"""``Server.proxy`` and ``Server.from_config`` against real upstreams (subprocesses): mcpio's own,
+the TypeScript reference server ``server-everything`` and PyPI's ``mcp-server-time``; driven by
+mcpio's client in memory and, for the gateway, over stdio as a host would run it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import select
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcpio import Client, MCPError, Server
+from tests.client.support import arun, within
+from tests.support import peers
+
+HERE = Path(__file__).parent
+UPSTREAM = [sys.executable, str(HERE / "upstream.py")]
+
+
+def test_proxy_forwards_calls_progress_logs_and_list_changed():
+    proxy = Server.proxy(UPSTREAM, name="up")
+    changed = asyncio.Event()
+    logs: list[dict] = []
+
+    def on_notification(method, params):
+        if method == "notifications/tools/list_changed":
+            changed.set()
+
+    async def go():
+        async with Client(proxy, era="legacy", on_notification=on_notification, on_log=logs.append) as c:
+            assert {"pid", "block", "grow"} <= {t.name for t in await c.list_tools()}
+            assert (await c.call_tool("chatty", {})).text == "said"
+            assert logs and logs[0]["data"] == "hello from upstream"
+            await c.call_tool("grow", {"name": "fresh"})
+            await within(changed.wait())
+            assert "fresh" in {t.name for t in await c.list_tools()}
+            assert (await c.call_tool("fresh", {})).text == "fresh"
+            progress: list[tuple] = []
+            first = asyncio.Event()
+
+            def on_progress(p, t, m):
+                progress.append((p, t, m))
+                first.set()
+
+            call = asyncio.ensure_future(c.call_tool("block", {}, on_progress=on_progress))
+            await within(first.wait())
+            await c.call_tool("unblock", {})
+            assert (await within(call)).text == "released"
+            assert progress[0] == (1, 2, "waiting")
+
+    arun(go(), timeout=60)
+
+
+def test_an_upstream_killed_mid_call_gives_an_error_and_is_started_again():
+    proxy = Server.proxy(UPSTREAM, name="up")
+
+    async def go():
+        async with Client(proxy, timeout=30) as c:
+            first = (await c.call_tool("pid", {})).data
+            progress = asyncio.Event()
+            call = asyncio.ensure_future(c.call_tool("block", {}, on_progress=lambda p, t, m: progress.set()))
+            await within(progress.wait())
+            os.kill(first, signal.SIGKILL)
+            with pytest.raises(MCPError, match="went away during the request"):
+                await within(call)
+            second = (await c.call_tool("pid", {})).data  # a new upstream process
+            assert second != first
+
+    arun(go(), timeout=60)
+
+
+def test_proxy_of_server_everything_forwards_sampling_elicitation_completion_and_reads():
+    proxy = Server.proxy(peers.everything_argv(), name="everything")
+
+    async def sampling(params):
+        return {"role": "assistant", "content": {"type": "text", "text": "hello from the model"}, "model": "test-llm"}
+
+    async def go():
+        async with Client(
+            proxy, era="legacy", sampling=sampling, elicitation=lambda p: {"name": "Ada"}, timeout=30
+        ) as c:
+            assert (await c.call_tool("echo", {"message": "hi"})).text == "Echo: hi"
+            assert (await c.read_resource("demo://resource/dynamic/text/3"))[0].text.startswith("Resource 3:")
+            prompt = await c.get_prompt("args-prompt", {"city": "Paris"})
+            assert "Paris" in prompt.messages[0]["content"]["text"]
+            done = await c.complete({"type": "ref/prompt", "name": "completable-prompt"}, "department", "Eng")
+            assert done["values"] == ["Engineering"]
+            sampled = await c.call_tool("trigger-sampling-request", {"prompt": "say hi", "maxTokens": 20})
+            assert "hello from the model" in sampled.text
+            elicited = await c.call_tool("trigger-elicitation-request", {})
+            assert "Ada" in "\n".join(b["text"] for b in elicited.content if b["type"] == "text")
+
+    arun(go(), timeout=90)
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every live process below ``pid`` (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(entry))
+    out: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.add(child)
+            todo.append(child)
+    return out
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_gateway_from_config_over_stdio(tmp_path):
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "everything": {"command": peers.everything_argv()[0], "args": peers.everything_argv()[1:]},
+                    "time": {
+                        "command": sys.executable,
+                        "args": ["-m", "mcp_server_time"],
+                        "tools": {"allow": ["get_current_time"]},
+                    },
+                    "mine": {
+                        "command": sys.executable,
+                        "args": [str(HERE / "upstream.py")],
+                        "tools": {"deny": ["block"]},
+                    },
+                    "broken": {"command": str(tmp_path / "no-such-server")},
+                    "off": {"command": "never-started", "disabled": True},
+                }
+            }
+        )
+    )
+    gateway = tmp_path / "gateway.py"
+    gateway.write_text(f"from mcpio import Server\n\nServer.from_config({str(config)!r}).run()\n")
+    stderr = tmp_path / "stderr.txt"
+
+    async def go():
+        with stderr.open("w") as err:
+            async with Client(
+                [sys.executable, str(gateway)], timeout=60, on_stderr=lambda line: err.write(line + "\n")
+            ) as c:
+                names = {t.name for t in await c.list_tools()}
+                assert {"everything__echo", "time__get_current_time", "mine__pid"} <= names
+                assert "time__convert_time" not in names and "mine__block" not in names
+                assert not any(n.startswith(("broken__", "off__")) for n in names)
+                assert (await c.call_tool("everything__echo", {"message": "hi"})).text == "Echo: hi"
+                now = await c.call_tool("time__get_current_time", {"timezone": "UTC"})
+                assert "UTC" in now.text
+                upstream_pid = (await c.call_tool("mine__pid", {})).data
+                templates = {t.uri_template for t in await c.list_resource_templates()}
+                assert "demo://everything/resource/dynamic/text/{resourceId}" in templates
+                text = await c.read_resource("demo://everything/resource/dynamic/text/2")
+                assert text[0].text.startswith("Resource 2:")
+                gateway_pid = _parent(upstream_pid)
+                family = _descendants(gateway_pid)
+                assert upstream_pid in family and len(family) >= 3
+                # Stopped as a host stops a server: SIGTERM. It ends, and takes its upstreams with it.
+                pidfd = os.pidfd_open(gateway_pid)
+                os.kill(gateway_pid, signal.SIGTERM)
+                assert select.select([pidfd], [], [], 30)[0], "the gateway did not exit within 30 s of SIGTERM"
+                os.close(pidfd)
+        return gateway_pid, family
+
+    gateway_pid, family = arun(go(), timeout=120)
+    assert "broken" in stderr.read_text()  # the failed upstream is reported, the others served
+    alive = {
+        pid
+        for pid in family
+        if Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]
+    }
+    assert not alive, f"upstream processes left behind: {alive}"

@@ -1,0 +1,356 @@
+"""Composition and catalog shaping on the wire (in memory, every frame schema-checked): ``mount``
+under a namespace, live list_changed from a child, lifespans, completion, skills, ``disable`` /
+``enable`` by name and tag, ``transform_tool``; and through the typed client in the 2026-07-28 era."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Literal
+
+import pytest
+
+from mcpio import Arg, Client, Context, InvalidParams, Server
+from tests.server.peer import LEGACY, Peer, arun, since
+
+ICON = {"src": "https://example.com/a.png", "mimeType": "image/png"}
+
+
+def math_server(events: list[str] | None = None) -> Server:
+    @contextlib.asynccontextmanager
+    async def life(server: Server):
+        if events is not None:
+            events.append("child in")
+        yield "child value"
+        if events is not None:
+            events.append("child out")
+
+    child = Server("math", lifespan=life)
+
+    @child.tool(icons=[ICON], meta={"k": "v"}, annotations={"readOnlyHint": True}, tags={"calc"})
+    def add(a: int, b: int) -> int:
+        """Add two numbers."""
+        return a + b
+
+    @child.tool(task_support="optional")
+    async def slow(n: int) -> int:
+        return n
+
+    @child.tool
+    async def whose(ctx: Context) -> dict:
+        return {"lifespan": ctx.lifespan}
+
+    @child.resource("greeting://{name}")
+    def greeting(name: Literal["Ada", "Alan"]) -> str:
+        """A greeting."""
+        return f"Hello, {name}!"
+
+    @child.resource("file:///notes.txt", mime_type="text/plain", tags={"files"})
+    def notes() -> str:
+        return "notes"
+
+    @child.prompt
+    def explain(topic: Literal["sums", "products"]) -> str:
+        """Explain a topic."""
+        return f"Explain {topic}"
+
+    return child
+
+
+def parent_server(child: Server, events: list[str] | None = None) -> Server:
+    @contextlib.asynccontextmanager
+    async def life(server: Server):
+        if events is not None:
+            events.append("parent in")
+        yield "parent value"
+        if events is not None:
+            events.append("parent out")
+
+    parent = Server("main", lifespan=life)
+
+    @parent.tool
+    def hello() -> str:
+        return "hi"
+
+    parent.mount(child, namespace="math")
+    return parent
+
+
+@pytest.mark.parametrize("version", LEGACY)
+def test_mounted_items_are_served_under_the_namespace(version: str) -> None:
+    events: list[str] = []
+    child = math_server(events)
+    parent = parent_server(child, events)
+
+    async def go() -> None:
+        async with Peer(parent, version=version) as peer:
+            tools = {t["name"]: t for t in (await peer.call("tools/list"))["tools"]}
+            assert sorted(tools) == ["hello", "math__add", "math__slow", "math__whose"]
+            add = tools["math__add"]
+            if since(version, "2025-03-26"):
+                assert add["annotations"] == {"readOnlyHint": True}
+            if since(version, "2025-11-25"):
+                assert add["icons"] == [ICON] and tools["math__slow"]["execution"] == {"taskSupport": "optional"}
+            if since(version, "2025-06-18"):
+                assert add["_meta"] == {"k": "v"}
+            result = await peer.call("tools/call", {"name": "math__add", "arguments": {"a": 2, "b": 3}})
+            assert result["content"] == [{"type": "text", "text": "5"}]
+            whose = await peer.call("tools/call", {"name": "math__whose", "arguments": {}})
+            assert "child value" in whose["content"][0]["text"]  # the child's handler sees the child's lifespan
+            # The child's own names are not served by the parent.
+            unknown = await peer.error("tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}})
+            assert unknown["code"] == -32602
+
+            templates = (await peer.call("resources/templates/list"))["resourceTemplates"]
+            assert [t["uriTemplate"] for t in templates] == ["greeting://math/{name}"]
+            resources = (await peer.call("resources/list"))["resources"]
+            assert [r["uri"] for r in resources] == ["file://math//notes.txt"]
+            read = await peer.call("resources/read", {"uri": "greeting://math/Ada"})
+            assert read["contents"][0]["text"] == "Hello, Ada!" and read["contents"][0]["uri"] == "greeting://math/Ada"
+            read = await peer.call("resources/read", {"uri": "file://math//notes.txt"})
+            assert read["contents"][0]["text"] == "notes"
+            missing = await peer.error("resources/read", {"uri": "greeting://Ada"})
+            assert missing["code"] in (-32002, -32602)
+
+            prompts = (await peer.call("prompts/list"))["prompts"]
+            assert [p["name"] for p in prompts] == ["math__explain"]
+            got = await peer.call("prompts/get", {"name": "math__explain", "arguments": {"topic": "sums"}})
+            assert got["messages"][0]["content"]["text"] == "Explain sums"
+            if since(version, "2025-03-26"):  # completion: the child's Literal values, by the parent's names
+                done = await peer.call(
+                    "completion/complete",
+                    {
+                        "ref": {"type": "ref/prompt", "name": "math__explain"},
+                        "argument": {"name": "topic", "value": "p"},
+                    },
+                )
+                assert done["completion"]["values"] == ["products"]
+                done = await peer.call(
+                    "completion/complete",
+                    {
+                        "ref": {"type": "ref/resource", "uri": "greeting://math/{name}"},
+                        "argument": {"name": "name", "value": "A"},
+                    },
+                )
+                assert done["completion"]["values"] == ["Ada", "Alan"]
+        # The child's lifespan ran inside the parent's.
+        assert events == ["parent in", "child in", "child out", "parent out"]
+
+    arun(go())
+
+
+def test_a_child_completer_is_asked_in_its_own_names() -> None:
+    child = math_server()
+    asked = []
+
+    @child.completion
+    def complete(ref, argument, context):
+        asked.append(ref)
+        return ["x1", "x2"]
+
+    parent = parent_server(child)
+
+    async def go() -> None:
+        async with Peer(parent) as peer:
+            done = await peer.call(
+                "completion/complete",
+                {"ref": {"type": "ref/prompt", "name": "math__explain"}, "argument": {"name": "topic", "value": ""}},
+            )
+            assert done["completion"]["values"] == ["x1", "x2"]
+            assert asked == [{"type": "ref/prompt", "name": "explain"}]
+
+    arun(go())
+
+
+def test_mounting_is_live_and_sends_list_changed() -> None:
+    child = math_server()
+    parent = parent_server(child)
+
+    async def go() -> None:
+        async with Peer(parent) as peer:
+
+            @child.tool
+            def mul(a: int, b: int) -> int:
+                return a * b
+
+            await peer.notification("notifications/tools/list_changed")
+            names = [t["name"] for t in (await peer.call("tools/list"))["tools"]]
+            assert "math__mul" in names
+            result = await peer.call("tools/call", {"name": "math__mul", "arguments": {"a": 6, "b": 7}})
+            assert result["content"][0]["text"] == "42"
+
+            child.remove_tool("mul")
+            child.add_resource(lambda id: id, "things://{id}", name="thing")
+            await peer.wait_for(lambda m: len(peer.notifications("notifications/tools/list_changed")) == 2)
+            await peer.wait_for(lambda m: len(peer.notifications("notifications/resources/list_changed")) == 1)
+            assert "math__mul" not in [t["name"] for t in (await peer.call("tools/list"))["tools"]]
+            templates = [t["uriTemplate"] for t in (await peer.call("resources/templates/list"))["resourceTemplates"]]
+            assert "things://math/{id}" in templates
+
+    arun(go())
+
+
+def test_nested_mounts_flatten_and_cycles_are_refused() -> None:
+    leaf = Server("leaf")
+
+    @leaf.tool
+    def ping_leaf() -> str:
+        return "leaf"
+
+    middle = Server("middle")
+    middle.mount(leaf, namespace="leaf")
+    top = Server("top")
+    top.mount(middle, namespace="mid")
+    with pytest.raises(ValueError, match="in itself"):
+        leaf.mount(top, namespace="x")
+    with pytest.raises(ValueError, match="in itself"):
+        top.mount(top)
+
+    async def go() -> None:
+        async with Client(top) as c:
+            assert [t.name for t in await c.list_tools()] == ["mid__leaf__ping_leaf"]
+            assert (await c.call_tool("mid__leaf__ping_leaf", {})).text == "leaf"
+
+            @leaf.tool
+            def later() -> str:
+                return "later"
+
+            assert "mid__leaf__later" in [t.name for t in await c.list_tools()]
+
+    arun(go())
+
+
+def test_mount_refuses_clashes_and_bad_namespaces() -> None:
+    child = math_server()
+    parent = Server("p")
+
+    @parent.tool(name="math__add")
+    def taken() -> str:
+        return "mine"
+
+    with pytest.raises(ValueError, match="twice"):
+        parent.mount(child, namespace="math")
+    for bad in ("", "a b", "x/y", "ü"):
+        with pytest.raises(ValueError, match="not valid"):
+            Server("q").mount(child, namespace=bad)
+
+
+def test_disable_and_enable_by_name_and_tag() -> None:
+    child = math_server()
+    parent = parent_server(child)
+
+    @parent.tool(tags={"admin"})
+    def purge() -> str:
+        return "purged"
+
+    async def go() -> None:
+        async with Peer(parent) as peer:
+            parent.disable(tags={"admin", "calc"})
+            await peer.notification("notifications/tools/list_changed")
+            names = [t["name"] for t in (await peer.call("tools/list"))["tools"]]
+            assert "purge" not in names and "math__add" not in names and "hello" in names
+            refused = await peer.error("tools/call", {"name": "purge", "arguments": {}})
+            assert refused["code"] == -32602
+            parent.disable("hello")
+            parent.disable(tags="files")
+            assert "hello" not in [t["name"] for t in (await peer.call("tools/list"))["tools"]]
+            assert (await peer.call("resources/list"))["resources"] == []
+            parent.enable(tags={"admin"})
+            parent.enable("hello")
+            names = [t["name"] for t in (await peer.call("tools/list"))["tools"]]
+            assert "purge" in names and "hello" in names and "math__add" not in names
+            result = await peer.call("tools/call", {"name": "purge", "arguments": {}})
+            assert result["content"][0]["text"] == "purged"
+
+    arun(go())
+
+
+def test_transform_tool_renames_describes_defaults_and_hides_arguments() -> None:
+    server = Server("t")
+
+    @server.tool
+    def search(q: str, limit: int, api_key: str = "default-key") -> dict:
+        """Search."""
+        return {"q": q, "limit": limit, "key": api_key}
+
+    server.transform_tool(
+        "search",
+        new_name="find",
+        description="Find things.",
+        args={
+            "q": Arg(name="query", description="What to look for"),
+            "limit": Arg(default=5),
+            "api_key": Arg(hide=True, default="server-key"),
+        },
+    )
+
+    async def go() -> None:
+        async with Peer(server) as peer:
+            tools = {t["name"]: t for t in (await peer.call("tools/list"))["tools"]}
+            assert list(tools) == ["find"]
+            schema = tools["find"]["inputSchema"]
+            assert tools["find"]["description"] == "Find things."
+            assert set(schema["properties"]) == {"query", "limit"}
+            assert schema["properties"]["query"]["description"] == "What to look for"
+            assert schema["properties"]["limit"]["default"] == 5 and schema["required"] == ["query"]
+            result = await peer.call("tools/call", {"name": "find", "arguments": {"query": "mcp"}})
+            assert result["structuredContent"] == {"q": "mcp", "limit": 5, "key": "server-key"}
+            # A hidden argument cannot be set by the client.
+            result = await peer.call("tools/call", {"name": "find", "arguments": {"query": "x", "api_key": "evil"}})
+            assert result["structuredContent"]["key"] == "server-key"
+            gone = await peer.error("tools/call", {"name": "search", "arguments": {"q": "x", "limit": 1}})
+            assert gone["code"] == -32602
+
+    arun(go())
+    with pytest.raises(ValueError, match="no argument 'nope'"):
+        server.transform_tool("find", args={"nope": Arg(name="x")})
+    with pytest.raises(ValueError, match="no tool named"):
+        server.transform_tool("missing")
+    server.transform_tool("search", new_name="lookup")  # again: replaces the first transform
+
+    async def listed() -> list[str]:
+        async with Client(server) as c:
+            return [t.name for t in await c.list_tools()]
+
+    assert arun(listed()) == ["lookup"]
+    other = Server("u")
+
+    @other.tool
+    def need(x: int) -> int:
+        return x
+
+    with pytest.raises(ValueError, match="give it a default"):
+        other.transform_tool("need", args={"x": Arg(hide=True)})
+
+
+def test_transform_a_mounted_tool() -> None:
+    parent = parent_server(math_server())
+    parent.transform_tool("math__add", new_name="plus", args={"b": Arg(default=1)})
+
+    async def go() -> None:
+        async with Client(parent) as c:
+            names = [t.name for t in await c.list_tools()]
+            assert "plus" in names and "math__add" not in names
+            assert (await c.call_tool("plus", {"a": 41})).data == 42
+
+    arun(go())
+
+
+def test_modern_era_and_skills_through_a_mount(tmp_path: Path) -> None:
+    skill = tmp_path / "pdf"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: pdf\ndescription: PDFs.\n---\n# PDF\n")
+    child = math_server()
+    child.add_skills(tmp_path)
+    parent = parent_server(child)
+
+    async def go() -> None:
+        async with Client(parent, era="modern") as c:
+            assert (await c.call_tool("math__add", {"a": 1, "b": 2})).data == 3
+            skills = await c.list_skills()
+            assert [s.uri for s in skills] == ["skill://math/pdf/SKILL.md"]
+            assert await c.load_skill(skills[0]) == (skill / "SKILL.md").read_text()
+            with pytest.raises(InvalidParams):
+                await c.call_tool("nothing__here", {})
+
+    arun(go())
