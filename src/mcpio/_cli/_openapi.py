@@ -8,8 +8,7 @@ from typing import Any
 
 from .._openapi._load import OpenAPIError
 from .._server._server import Server
-from ._exit import UNAVAILABLE, CLIFailure
-from ._exit import UsageError
+from ._exit import UNAVAILABLE, CLIFailure, UsageError
 
 
 def openapi_server(args: Any) -> tuple[Server, str]:
