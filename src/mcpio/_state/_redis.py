@@ -8,7 +8,10 @@ Keys, all under ``prefix`` (default ``mcpio:``), for session ``S`` and stream ``
 * ``meta:S`` — a hash: ``seq:T`` (last seq), ``lost:T`` (highest seq discarded before it was
   delivered), ``bytes`` (what the session retains);
 * ``ord:S`` and ``gord`` — sorted sets of the session's / every event by time (oldest first
-  eviction); ``gbytes`` — bytes retained in all; ``evicted`` — a counter.
+  eviction); ``gbytes`` — bytes retained in all; ``evicted`` — a counter;
+* ``bus:key`` — the bus's secret when none is given (:class:`RedisState`); the bus itself is
+  the pub/sub channel ``bus:<hex>`` derived from the secret, its messages sealed
+  (:mod:`._redis_bus`).
 
 Every operation is one Lua script, so concurrent writers (several processes) keep the counts
 exact, and the bounds are those of :class:`~mcpio._transports._http_events.MemoryEventStore`:
@@ -47,6 +50,7 @@ from .._transports._http_events import (
     EVENT_OVERHEAD,
 )
 from ._base import StateUnavailable
+from ._redis_bus import BusSeal
 from ._redis_sessions import RedisSessions
 from ._redis_tasks import RedisTaskDirectory
 
@@ -321,7 +325,18 @@ class RedisState:
     lease (it died) are reported failed by the others. ``fresh_for``: seconds a process serves a
     legacy session from its local copy without reading the record again (at most a quarter of
     ``session_timeout``; 0: every request reads it); a copy learns of a DELETE or a change
-    elsewhere through the bus at once, so this bounds staleness only if a bus message is lost."""
+    elsewhere through the bus at once, so this bounds staleness only if a bus message is lost.
+
+    ``secret`` (at least 16 bytes; a ``str`` is UTF-8): the deployment's bus secret. Pub/sub is
+    server-wide (it ignores database numbers), so the bus's channel name is derived from it and
+    its messages are encrypted and authenticated with it (:mod:`._redis_bus`): a client of
+    another database, or any client without the secret, can neither read a session id or
+    record on the bus nor make a process obey a message. Every process sharing the database
+    must be given the same one. None (the default): a random secret kept in the database itself
+    (key ``<prefix>bus:key``, made by the first process, never expiring), which every process
+    of the database reads; a client that can read this database can read that key too (and
+    the records themselves), so give a secret when other clients of the Redis server are not
+    trusted with this database (see docs/guides/deploying-at-scale.md)."""
 
     def __init__(
         self,
@@ -335,9 +350,16 @@ class RedisState:
         timeout: float = 2.0,
         task_lease: float = 10.0,
         fresh_for: float = 1.0,
+        secret: str | bytes | None = None,
     ) -> None:
         if fresh_for < 0:
             raise ValueError(f"fresh_for must be >= 0 seconds, not {fresh_for!r}")
+        if isinstance(secret, str):
+            secret = secret.encode()
+        if secret is not None and len(secret) < 16:
+            raise ValueError("the Redis bus secret must be at least 16 bytes (32 random hex digits will do)")
+        self._secret = secret
+        self._seal: BusSeal | None = None  # set by start(): the bus's channel and keys
         self.url = url
         self.fresh_for = fresh_for
         self.prefix = prefix
@@ -366,9 +388,15 @@ class RedisState:
         )
         self.on_message(self.tasks.on_bus)
 
-    async def start(self) -> None:
+    async def check(self) -> None:
+        """Raise :class:`StateUnavailable` (one line, password hidden) unless Redis answers."""
         if not await self.ready():
             raise StateUnavailable(f"cannot reach Redis at {_redact(self.url)}; start it or fix --redis")
+
+    async def start(self) -> None:
+        await self.check()
+        if self._seal is None:
+            self._seal = await self._sealer()
         if self._listener is None:
             self._subscribed = asyncio.Event()
             self._listener = asyncio.get_running_loop().create_task(self._listen())
@@ -377,9 +405,40 @@ class RedisState:
                     await self._subscribed.wait()
 
     # ---------------------------------------------------------------- the bus (pub/sub)
+    async def _sealer(self) -> BusSeal:
+        """The bus's seal for the deployment secret: ``secret``, else the database's bus key
+        (made if there is none; after Redis lost its data, this process's key is put back, so
+        the running processes keep theirs, and one started meanwhile adopts it on resubscribing)."""
+        secret = self._secret
+        if secret is None:
+            key = self.prefix + "bus:key"
+            raw = await self._call(lambda: self.client.get(key))
+            if raw is None:
+                mine = self._seal.secret if self._seal is not None else secrets.token_hex(32).encode()
+                await self._call(lambda: self.client.set(key, mine, nx=True))
+                raw = await self._call(lambda: self.client.get(key))
+            secret = bytes(raw or b"")
+            if len(secret) < 16:
+                raise StateUnavailable(f"the Redis bus key {key} holds no secret; delete it and restart the server")
+        if self._seal is not None and self._seal.secret == secret:
+            return self._seal
+        seal = BusSeal(secret, self.prefix, bytes.fromhex(self.node))
+        if self._seal is not None:
+            seal.dropped = self._seal.dropped
+        return seal
+
+    @property
+    def bus_dropped(self) -> int:
+        """Messages on the bus's channel dropped since this process started: not sealed with its
+        secret, stale or replayed (the first is logged; see :mod:`._redis_bus`)."""
+        return self._seal.dropped if self._seal is not None else 0
+
     async def publish(self, message: dict[str, Any]) -> None:
-        body = json.dumps({**message, "from": self.node}, separators=(",", ":"))
-        await self._call(lambda: self.client.publish(self.prefix + "bus", body))
+        seal = self._seal
+        if seal is None:
+            raise StateUnavailable("the Redis bus is not started (RedisState.start)")
+        body = seal.seal(json.dumps({**message, "from": self.node}, separators=(",", ":")).encode())
+        await self._call(lambda: self.client.publish(seal.channel, body))
 
     def on_message(self, handler: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
         self._handlers.append(handler)
@@ -397,21 +456,26 @@ class RedisState:
         assert self._subscribed is not None
         while True:
             try:
+                self._seal = await self._sealer()  # again: Redis may have restarted empty
                 async with self._bus_client.pubsub() as pubsub:
-                    await pubsub.subscribe(self.prefix + "bus")
+                    await pubsub.subscribe(self._seal.channel)
                     self._generation += 1
                     self._subscribed.set()
                     async for raw in pubsub.listen():
                         if raw.get("type") == "message":
                             await self._dispatch(raw["data"])
-            except _FAILED as exc:
+            except (*_FAILED, StateUnavailable) as exc:
                 self._subscribed.clear()  # not ready until the bus listens again
-                log.info("the Redis bus is down (%s); resubscribing", _why(exc))
+                why = exc if isinstance(exc, StateUnavailable) else _why(exc)
+                log.info("the Redis bus is down (%s); resubscribing", why)
                 await asyncio.sleep(0.5)
 
     async def _dispatch(self, data: bytes) -> None:
+        body = self._seal.open(data) if self._seal is not None else None
+        if body is None:
+            return  # this process's own, or not sealed with the secret (dropped, counted)
         try:
-            message = json.loads(data)
+            message = json.loads(body)
         except ValueError:
             return
         if not isinstance(message, dict) or message.get("from") == self.node:
