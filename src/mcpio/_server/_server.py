@@ -530,7 +530,6 @@ class Server:
         limit_concurrency: int | None = None,
         redis: str | None = None,
         grace: float = 10.0,
-        redis_secret: str | bytes | None = None,
         **options: Any,
     ) -> None:
         """Serve :meth:`http_app` with uvicorn (``pip install mcpio[http]``) until cancelled.
@@ -545,8 +544,7 @@ class Server:
         request head is at most ``h11_max_incomplete_event_size`` bytes; ``limit_concurrency`` is uvicorn's (503
         past it; off by default). Repeated server warnings are logged once a minute as one line.
         ``redis="redis://HOST:PORT/DB"`` keeps the server's state on Redis (``pip install 'mcpio[redis]'``;
-        StateUnavailable before listening if it cannot be reached); ``redis_secret``: its bus secret
-        (``RedisState(secret=...)``; with ``workers=N`` the forked workers inherit it in memory). ``certfile``/``keyfile`` (PEM) serve HTTPS;
+        StateUnavailable before listening if it cannot be reached; its bus secret: ``redis_secret=``). ``certfile``/``keyfile`` (PEM) serve HTTPS;
         ``http2=True`` serves HTTP/2 too, with hypercorn (``pip install 'mcpio[http2]'``: h2 over TLS, h2c in
         cleartext). On SIGTERM or Ctrl-C: stop accepting, /readyz 503, requests in flight get ``grace`` seconds,
         open SSE streams are handed over (``_transports/_http_drain``). Other ``options`` go to :meth:`http_app`.
@@ -565,7 +563,6 @@ class Server:
             h11_max_incomplete_event_size=h11_max_incomplete_event_size,
             limit_concurrency=limit_concurrency,
             redis=redis,
-            redis_secret=redis_secret,
             grace=grace,
             **options,
         )

@@ -104,7 +104,8 @@ class BusSeal:
         seen[:] = [high, bits, int(now)]
         return True
 
-    def _drop(self, why: str) -> None:
+    def _drop(self, why: str) -> bytes | None:
+        """None, having counted the drop (the first one logged)."""
         self.dropped += 1
         if self.dropped == 1:
             log.warning(
@@ -112,7 +113,7 @@ class BusSeal:
                 "on the same Redis server, or a forgery; further drops are counted, not logged",
                 why,
             )
-        return
+        return None
 
 
 def _xor(data: bytes, stream: bytes) -> bytes:
