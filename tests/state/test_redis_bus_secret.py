@@ -250,3 +250,32 @@ def test_workers_get_the_secret_from_the_environment_not_the_command_line(redis_
         proc.terminate()
         proc.wait(30)
         db.close()
+
+
+def test_a_missing_or_short_bus_secret_is_a_usage_error(redis_url: str) -> None:
+    for env in ({}, {"MCPIO_TEST_BUS_SECRET": "short"}):
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mcpio",
+                "run",
+                "tests/state/scale_server.py",
+                "-t",
+                "http",
+                "--port",
+                str(free_port()),
+            ]
+            + ["--redis", redis_url, "--redis-secret-env", "MCPIO_TEST_BUS_SECRET"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+            env={k: v for k, v in os.environ.items() if k != "MCPIO_TEST_BUS_SECRET"} | env,
+        )
+        assert proc.returncode == 2, proc.stderr
+        assert (
+            "--redis-secret-env MCPIO_TEST_BUS_SECRET: the environment variable MCPIO_TEST_BUS_SECRET must hold"
+            in proc.stderr
+        )
+        assert "short" not in proc.stderr  # the secret (even a bad one) is never echoed
