@@ -155,6 +155,14 @@ def _run_args(p: argparse.ArgumentParser) -> None:
         help="http: keep the server's state (the SSE event store) on Redis, redis://HOST:PORT/DB",
     )
     p.add_argument(
+        "--redis-secret-env",
+        metavar="VAR",
+        default=None,
+        help="http: the environment variable holding the Redis bus secret (at least 16 bytes; the same "
+        "for every process of the deployment); read once and removed from the environment. Without "
+        "it, a random secret kept in the Redis database",
+    )
+    p.add_argument(
         "--workers",
         type=int,
         default=1,

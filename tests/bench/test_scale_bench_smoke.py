@@ -1,8 +1,8 @@
 """Smoke test of benchmarks/scale.py (issue 14), tiny (``--quick``): in-process state vs Redis,
 1 vs 2 workers (real ``mcpio run --workers`` processes, a real redis-server), both eras, and
 concurrent legacy sessions opened, called and closed across 2 workers. Checks the counts the
-issue sets targets for (errors, Redis commands per stateless call, Redis keys and memory back to
-the baseline: the keys exactly); no timing is asserted (the machine is shared)."""
+issue sets targets for (errors, Redis commands per stateless call, no Redis key of the sessions
+left, memory back to the baseline); no timing is asserted (the machine is shared)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,11 @@ def test_scale_benchmark_runs_tiny_and_meets_the_count_targets(tmp_path: Path) -
     )
     sessions = figures["sessions"]
     assert sessions["errors"] == 0 and sessions["opened"] == sessions["sessions"] == 50
-    assert sessions["dbsize"][1] == sessions["dbsize"][0]  # every session's keys gone
+    assert len(sessions["ids"]) == 50
+    # Every session's keys gone: none names one of them, none is still counted live, and no key
+    # that never expires was added. (Not the key count: a key of the baseline, a warm-up
+    # session's or a process's lease, may expire while the 50 sessions run.)
+    assert sessions["left"] == {"session_keys": [], "live_sessions": [], "new_keys_without_ttl": []}
     met = {t["target"]: t["met"] for t in figures["targets"]}
     assert met["stateless tools/call sends Redis 0 commands"]
     # Redis memory is reported (and judged on full runs); at this size its allocator's and hash

@@ -73,7 +73,7 @@ def test_redis_restarted_mid_session_503_then_service_resumes(own_redis):
             assert c.get(base + "/healthz").status_code == 200  # the process itself is fine
             resume = s.resume(primed)
             assert resume.status_code == 503 and resume.headers["retry-after"] == "2"
-            assert "state store is unreachable" in resume.json()["error"]["message"]
+            assert "state store is unavailable (Redis is unreachable" in resume.json()["error"]["message"]
             # A call still gets its answer (its events just cannot be resumed).
             _, result = s.call("big", n=10)
             assert result["content"][0]["text"] == "b" * 10

@@ -38,14 +38,15 @@ VERSION = "2025-06-18"
 ACCEPT = {"accept": "application/json, text/event-stream"}
 
 
-BASELINE = [b"mcpio:epoch"]  # the one permanent key (see _state/_redis_sessions.py)
+# the permanent keys: the epoch (_state/_redis_sessions.py) and the bus's secret (_state/_redis.py)
+BASELINE = [b"mcpio:bus:key", b"mcpio:epoch"]
 
 
 def wait_baseline(db: redis.Redis, within: float) -> None:
     """Poll Redis (not the servers: a request would keep sessions alive) until only the
     baseline is left."""
     deadline = time.monotonic() + within
-    while db.dbsize() != len(BASELINE) or db.keys() != BASELINE:
+    while db.dbsize() != len(BASELINE) or sorted(db.keys()) != BASELINE:
         assert time.monotonic() < deadline, db.keys()
         time.sleep(0.05)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._state._redis import _call
+from .._state._redis import _caller
 
 _NOW = """
 local t = redis.call('TIME')
@@ -128,6 +128,7 @@ class RedisProxyStore:
         from ._proxy_store import TOMB_TTL
 
         self.client = state.client
+        self._call = _caller(self.client)  # every command through the state's one error translation
         self.prefix = state.prefix + "oauth:"
         self.tomb_ms = int(TOMB_TTL * 1000)
         self._put = self.client.register_script(_PUT)
@@ -165,33 +166,33 @@ class RedisProxyStore:
             *_flat(record),
             *[x for counter, most in limits for x in (counter, most)],
         ]
-        answer = _text(await _call(lambda: self._put(args=args)))
+        answer = _text(await self._call(lambda: self._put(args=args)))
         if answer != "ok":
             raise StoreFull(kind, answer)
 
     async def get(self, kind: str, key: str) -> dict[str, str] | None:
-        return _record(await _call(lambda: self.client.hgetall(self._base(kind) + "r:" + key)))
+        return _record(await self._call(lambda: self.client.hgetall(self._base(kind) + "r:" + key)))
 
     async def take(self, kind: str, key: str) -> dict[str, str] | None:
-        return _record(await _call(lambda: self._take(args=[self._base(kind), key])))
+        return _record(await self._call(lambda: self._take(args=[self._base(kind), key])))
 
     async def touch(self, kind: str, key: str, fields: dict[str, str], ttl: float) -> bool:
         args = [self._base(kind), key, max(1, int(ttl * 1000)), "", *_flat(fields)]
-        return _text(await _call(lambda: self._touch(args=args))) == "ok"
+        return _text(await self._call(lambda: self._touch(args=args))) == "ok"
 
     async def claim(self, kind: str, key: str, field: str, value: str) -> str | None:
-        found = await _call(lambda: self._claim(args=[self._base(kind), key, field, value]))
+        found = await self._call(lambda: self._claim(args=[self._base(kind), key, field, value]))
         return None if found is None else _text(found)
 
     async def rotate(self, kind: str, key: str, expect: str, fields: dict[str, str], ttl: float) -> str:
         args = [self._base(kind), key, max(1, int(ttl * 1000)), expect, *_flat(fields)]
-        return _text(await _call(lambda: self._touch(args=args)))
+        return _text(await self._call(lambda: self._touch(args=args)))
 
     async def revoke(self, kind: str, key: str) -> dict[str, str] | None:
-        return _record(await _call(lambda: self._revoke(args=[self._base(kind), key, self.tomb_ms])))
+        return _record(await self._call(lambda: self._revoke(args=[self._base(kind), key, self.tomb_ms])))
 
     async def count(self, kind: str) -> int:
-        return int(await _call(lambda: self._count(args=[self._base(kind)])))
+        return int(await self._call(lambda: self._count(args=[self._base(kind)])))
 
     async def aclose(self) -> None:
         return None  # the connection pool is the state backend's, closed with it

@@ -248,6 +248,7 @@ def run_app(
     legacy_sse: bool = False,
     auth: Any = None,
     redis: str | None = None,
+    redis_secret_env: str | None = None,
     tls: dict[str, Any] | None = None,
     workers: int = 1,
     grace: float = 10.0,
@@ -264,7 +265,8 @@ def run_app(
             f"--workers {workers} needs --redis redis://HOST:PORT/DB: legacy sessions and SSE events must be "
             "shared by the workers (any of them may receive a session's next request)"
         )
-    server, where = (server, app) if server is not None else load_server(app)  # given: --openapi
+    server, where = (server, app) if server is not None else load_server(app)  # given: --openapi, a proxy
+    redis_secret = _redis_secret(redis, redis_secret_env)  # after: Server() may read the same variable
     if server is None:  # a script with its own main block (another SDK, say): run it as one
         if transport != "stdio":
             raise UsageError(f"no mcpio Server found in {where}, so it can only be run as a script (stdio)")
@@ -318,12 +320,30 @@ def run_app(
         allow_remote=allow_remote,
         legacy_sse=legacy_sse,
         redis=redis,
+        **({"redis_secret": redis_secret} if redis_secret is not None else {}),
         grace=grace,
         **({"workers": workers} if workers > 1 else {}),
         **serve_options(auth),
         **tls,
     )
     return 0
+
+
+def _redis_secret(redis: str | None, env: str | None) -> str | None:
+    """The Redis bus secret named by ``--redis-secret-env VAR``: read from the environment once
+    and removed from it (the tools' subprocesses do not inherit it; forked ``--workers`` get it
+    from this process's memory), never on a command line."""
+    if env is None:
+        return None
+    if redis is None:
+        raise UsageError("--redis-secret-env needs --redis (it is the secret of the Redis bus)")
+    secret = os.environ.pop(env, None)
+    if secret is None or len(secret.encode()) < 16:
+        raise UsageError(
+            f"--redis-secret-env {env}: the environment variable {env} must hold the bus secret, at least 16 "
+            "bytes, the same for every process of the deployment (e.g. 32 random hex digits)"
+        )
+    return secret
 
 
 def command(args: Any) -> int:
@@ -363,6 +383,7 @@ def command(args: Any) -> int:
         legacy_sse=args.legacy_sse,
         auth=proxy_from(args) or resource_server_from(args),
         redis=args.redis,
+        redis_secret_env=getattr(args, "redis_secret_env", None),
         tls=tls_options(args),
         workers=args.workers,
         grace=args.grace,

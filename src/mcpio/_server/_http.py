@@ -254,6 +254,7 @@ async def serve(
     h11_max_incomplete_event_size: int,
     limit_concurrency: int | None,
     redis: str | None,
+    redis_secret: str | bytes | None = None,
     http2: bool = False,
     certfile: str | os.PathLike[str] | None = None,
     keyfile: str | os.PathLike[str] | None = None,
@@ -286,7 +287,7 @@ async def serve(
     if redis is not None:
         from .._state import RedisState
 
-        options["state"] = RedisState(redis)
+        options["state"] = RedisState(redis, secret=redis_secret)
     if options.get("state") is not None:
         await options["state"].start()  # StateUnavailable: not reachable, do not listen
     app = server.http_app(path, **options)

@@ -535,7 +535,7 @@ class Server(CatalogMixin, FromAPI):
         request head is at most ``h11_max_incomplete_event_size`` bytes; ``limit_concurrency`` is uvicorn's (503
         past it; off by default). Repeated server warnings are logged once a minute as one line.
         ``redis="redis://HOST:PORT/DB"`` keeps the server's state on Redis (``pip install 'mcpio[redis]'``;
-        StateUnavailable before listening if it cannot be reached). ``certfile``/``keyfile`` (PEM) serve HTTPS;
+        StateUnavailable before listening if it cannot be reached; its bus secret: ``redis_secret=``). ``certfile``/``keyfile`` (PEM) serve HTTPS;
         ``http2=True`` serves HTTP/2 too, with hypercorn (``pip install 'mcpio[http2]'``: h2 over TLS, h2c in
         cleartext). On SIGTERM or Ctrl-C: stop accepting, /readyz 503, requests in flight get ``grace`` seconds,
         open SSE streams are handed over (``_transports/_http_drain``). Other ``options`` go to :meth:`http_app`.

@@ -42,7 +42,7 @@ def check_reachable(url: str) -> None:
     async def ping() -> None:
         state = RedisState(url)
         try:
-            await state.start()
+            await state.check()  # not start(): it would make the bus's key, for nothing
         finally:
             await state.aclose()
 

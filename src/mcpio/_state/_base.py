@@ -9,8 +9,10 @@ from .._transports._http_events import EventStore
 
 
 class StateUnavailable(Exception):
-    """The state backend cannot be reached (Redis down or restarting). The HTTP server answers
-    the request with 503 and ``Retry-After``; nothing is wrong with the request itself."""
+    """The state backend cannot serve now: unreachable (Redis down or restarting), loading, out
+    of memory, read-only (a replica after a failover), refusing writes; the message says which.
+    The HTTP server answers the request with 503 and ``Retry-After``; nothing is wrong with the
+    request itself, and service resumes by itself when the backend does."""
 
     retry_after = 2  # seconds
 

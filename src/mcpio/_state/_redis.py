@@ -8,13 +8,19 @@ Keys, all under ``prefix`` (default ``mcpio:``), for session ``S`` and stream ``
 * ``meta:S`` — a hash: ``seq:T`` (last seq), ``lost:T`` (highest seq discarded before it was
   delivered), ``bytes`` (what the session retains);
 * ``ord:S`` and ``gord`` — sorted sets of the session's / every event by time (oldest first
-  eviction); ``gbytes`` — bytes retained in all; ``evicted`` — a counter.
+  eviction); ``gbytes`` — bytes retained in all; ``evicted`` — a counter;
+* ``bus:key`` — the bus's secret when none is given (:class:`RedisState`); the bus itself is
+  the pub/sub channel ``bus:<hex>`` derived from the secret, its messages sealed
+  (:mod:`._redis_bus`).
 
 Every operation is one Lua script, so concurrent writers (several processes) keep the counts
 exact, and the bounds are those of :class:`~mcpio._transports._http_events.MemoryEventStore`:
 bytes per session, bytes in total, events per stream, age. One Redis (or a primary with
 replicas); Redis Cluster is not supported (the scripts touch keys of several sessions).
-Connection errors become :class:`~._base.StateUnavailable` (the server answers 503).
+Every Redis error becomes :class:`~._base.StateUnavailable` (the server answers 503 with
+``Retry-After``), in one place (:func:`_caller`): unreachable, timed out, loading its data set,
+out of memory (``maxmemory`` with ``noeviction``), a read-only replica (after a failover),
+refusing writes (``MISCONF``), or any other error reply.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import Any
 
 try:
     import redis.asyncio as aioredis
+    from redis.exceptions import BusyLoadingError, OutOfMemoryError, ReadOnlyError, RedisError
     from redis.exceptions import ConnectionError as RedisConnectionError
     from redis.exceptions import TimeoutError as RedisTimeoutError
 except ImportError:  # pragma: no cover - the extra is missing
@@ -43,10 +50,12 @@ from .._transports._http_events import (
     EVENT_OVERHEAD,
 )
 from ._base import StateUnavailable
+from ._redis_bus import BusSeal
 from ._redis_sessions import RedisSessions
 from ._redis_tasks import RedisTaskDirectory
 
-_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)
+_DOWN = (RedisConnectionError, RedisTimeoutError, OSError)  # worth one more try on a fresh connection
+_FAILED = (RedisError, OSError)  # every error of a command: StateUnavailable
 log = logging.getLogger("mcpio.state")
 
 # Shared by every script: remove one event everywhere (``lose``: it was never delivered, so a
@@ -170,18 +179,51 @@ return 1
 )
 
 
-async def _call(make: Callable[[], Awaitable[Any]]) -> Any:
-    """Run one Redis command; once more if the connection was found dead (after a Redis
-    restart every pooled connection is stale and fails once, so service resumes by itself);
-    :class:`StateUnavailable` if Redis is really down."""
-    try:
-        return await make()
-    except _DOWN:
-        pass
-    try:
-        return await make()
-    except _DOWN as exc:
-        raise StateUnavailable(f"Redis is unreachable ({exc})") from None
+Call = Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]]
+
+
+def _caller(client: Any) -> Call:
+    """How every Redis command of a :class:`RedisState` runs (the one place where Redis errors
+    are translated): ``await call(lambda: command(...))`` returns its answer, or raises
+    :class:`StateUnavailable` saying what is wrong with Redis, never a Redis exception. A command
+    found on a dead connection is tried once more (after a Redis restart every pooled connection
+    is stale and fails once, so service resumes by itself); a read-only reply drops the pooled
+    connections and is tried once more too (after a failover the name may now lead to the new
+    primary)."""
+
+    async def call(make: Callable[[], Awaitable[Any]]) -> Any:
+        try:
+            return await make()
+        except ReadOnlyError:
+            with contextlib.suppress(*_FAILED):
+                await client.connection_pool.disconnect()
+        except _DOWN:
+            pass
+        except _FAILED as exc:
+            raise StateUnavailable(_why(exc)) from None
+        try:
+            return await make()
+        except _FAILED as exc:
+            raise StateUnavailable(_why(exc)) from None
+
+    return call
+
+
+def _why(exc: BaseException) -> str:
+    """What is wrong with Redis, for the 503's message and the logs (one line; the sha of a
+    script and the line in it say nothing to the operator)."""
+    text = str(exc).split(" script: ", 1)[0].strip().rstrip(".") or type(exc).__name__
+    if isinstance(exc, BusyLoadingError):
+        return f"Redis is loading its data set ({text})"
+    if isinstance(exc, (RedisConnectionError, RedisTimeoutError, OSError)):
+        return f"Redis is unreachable ({text})"
+    if isinstance(exc, OutOfMemoryError):
+        return f"Redis is out of memory and refuses writes ({text}; raise maxmemory or let it evict)"
+    if isinstance(exc, ReadOnlyError):
+        return f"Redis is a read-only replica ({text}; point the server at the primary)"
+    if text.startswith("MISCONF"):
+        return f"Redis refuses writes ({text})"
+    return f"Redis answered an error ({text})"
 
 
 class RedisEventStore:
@@ -189,9 +231,18 @@ class RedisEventStore:
     module docstring); the same bounds and answers as the in-memory store."""
 
     def __init__(
-        self, client: Any, *, prefix: str, max_events: int, ttl: float, max_session_bytes: int, max_total_bytes: int
+        self,
+        client: Any,
+        *,
+        prefix: str,
+        max_events: int,
+        ttl: float,
+        max_session_bytes: int,
+        max_total_bytes: int,
+        call: Call | None = None,
     ) -> None:
         self.client = client
+        self._call = call or _caller(client)
         self.prefix = prefix
         self.max_events = max_events
         self.ttl_ms = int(ttl * 1000)
@@ -207,7 +258,7 @@ class RedisEventStore:
     async def store(self, session_id: str, stream_id: str, message: bytes, note: str = "") -> str:
         """Store ``message`` as the next event of the stream; ``note``: kept with the stream
         (:meth:`note`), for the process that resumes it (which process runs it, its request ids)."""
-        seq = await _call(
+        seq = await self._call(
             lambda: self._store(
                 args=self._args(
                     session_id,
@@ -225,7 +276,7 @@ class RedisEventStore:
 
     async def note(self, session_id: str, stream_id: str) -> str | None:
         """The note stored with the stream (see :meth:`store`), None if there is none."""
-        raw = await _call(lambda: self.client.hget(f"{self.prefix}meta:{session_id}", f"note:{stream_id}"))
+        raw = await self._call(lambda: self.client.hget(f"{self.prefix}meta:{session_id}", f"note:{stream_id}"))
         return None if raw is None else bytes(raw).decode()
 
     async def replay_after(self, session_id: str, last_event_id: str) -> tuple[str, list[tuple[str, bytes]]] | None:
@@ -233,7 +284,7 @@ class RedisEventStore:
         if parsed is None:
             return None
         stream_id, seq = parsed
-        found = await _call(lambda: self._replay(args=self._args(session_id, stream_id, seq, self.ttl_ms)))
+        found = await self._call(lambda: self._replay(args=self._args(session_id, stream_id, seq, self.ttl_ms)))
         if found is None:  # the script's false: unknown id, or events after it were discarded
             return None
         pairs = [(event_id(stream_id, int(found[i])), bytes(found[i + 1])) for i in range(0, len(found), 2)]
@@ -246,7 +297,7 @@ class RedisEventStore:
         """The events of one stream after ``seq`` as they are stored (``XREAD BLOCK``): waits
         up to ``block_ms`` for the first; [] if none came. For a stream another process runs."""
         key = f"{self.prefix}ev:{session_id}:{stream_id}"
-        raw = await _call(lambda: self.client.xread({key: f"0-{seq}"}, count=256, block=block_ms))
+        raw = await self._call(lambda: self.client.xread({key: f"0-{seq}"}, count=256, block=block_ms))
         out: list[tuple[int, bytes]] = []
         for _key, entries in raw or ():
             for entry_id, fields in entries:
@@ -257,11 +308,11 @@ class RedisEventStore:
         await self._call_discard(session_id, "")
 
     async def _call_discard(self, session_id: str, stream_id: str) -> None:
-        await _call(lambda: self._discard(args=self._args(session_id, stream_id)))
+        await self._call(lambda: self._discard(args=self._args(session_id, stream_id)))
 
     async def stats(self) -> dict[str, int]:
         """``bytes`` retained and events ``evicted``, all processes together (tests, metrics)."""
-        raw_bytes, evicted = await _call(lambda: self.client.mget(self.prefix + "gbytes", self.prefix + "evicted"))
+        raw_bytes, evicted = await self._call(lambda: self.client.mget(self.prefix + "gbytes", self.prefix + "evicted"))
         return {"bytes": int(raw_bytes or 0), "evicted": int(evicted or 0)}
 
 
@@ -274,7 +325,18 @@ class RedisState:
     lease (it died) are reported failed by the others. ``fresh_for``: seconds a process serves a
     legacy session from its local copy without reading the record again (at most a quarter of
     ``session_timeout``; 0: every request reads it); a copy learns of a DELETE or a change
-    elsewhere through the bus at once, so this bounds staleness only if a bus message is lost."""
+    elsewhere through the bus at once, so this bounds staleness only if a bus message is lost.
+
+    ``secret`` (at least 16 bytes; a ``str`` is UTF-8): the deployment's bus secret. Pub/sub is
+    server-wide (it ignores database numbers), so the bus's channel name is derived from it and
+    its messages are encrypted and authenticated with it (:mod:`._redis_bus`): a client of
+    another database, or any client without the secret, can neither read a session id or
+    record on the bus nor make a process obey a message. Every process sharing the database
+    must be given the same one. None (the default): a random secret kept in the database itself
+    (key ``<prefix>bus:key``, made by the first process, never expiring), which every process
+    of the database reads; a client that can read this database can read that key too (and
+    the records themselves), so give a secret when other clients of the Redis server are not
+    trusted with this database (see docs/guides/deploying-at-scale.md)."""
 
     def __init__(
         self,
@@ -288,9 +350,16 @@ class RedisState:
         timeout: float = 2.0,
         task_lease: float = 10.0,
         fresh_for: float = 1.0,
+        secret: str | bytes | None = None,
     ) -> None:
         if fresh_for < 0:
             raise ValueError(f"fresh_for must be >= 0 seconds, not {fresh_for!r}")
+        if isinstance(secret, str):
+            secret = secret.encode()
+        if secret is not None and len(secret) < 16:
+            raise ValueError("the Redis bus secret must be at least 16 bytes (32 random hex digits will do)")
+        self._secret = secret
+        self._seal: BusSeal | None = None  # set by start(): the bus's channel and keys
         self.url = url
         self.fresh_for = fresh_for
         self.prefix = prefix
@@ -300,6 +369,7 @@ class RedisState:
         self._subscribed: asyncio.Event | None = None
         self._generation = 0  # how many times the bus has (re)subscribed
         self.client = aioredis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+        self._call = _caller(self.client)
         # The bus listens on its own connection, without a read timeout (it is idle between messages).
         self._bus_client = aioredis.Redis.from_url(url, socket_connect_timeout=timeout, socket_keepalive=True)
         self.events = RedisEventStore(
@@ -309,17 +379,24 @@ class RedisState:
             ttl=ttl,
             max_session_bytes=max_session_bytes,
             max_total_bytes=max_total_bytes,
+            call=self._call,
         )
-        self.sessions = RedisSessions(self.client, prefix, _call)
+        self.sessions = RedisSessions(self.client, prefix, self._call)
         # Tasks: records on Redis, commands and wake-ups on the bus (see _redis_tasks).
         self.tasks = RedisTaskDirectory(
-            self.client, prefix=prefix, node=self.node, publish=self.publish, call=_call, lease=task_lease
+            self.client, prefix=prefix, node=self.node, publish=self.publish, call=self._call, lease=task_lease
         )
         self.on_message(self.tasks.on_bus)
 
-    async def start(self) -> None:
+    async def check(self) -> None:
+        """Raise :class:`StateUnavailable` (one line, password hidden) unless Redis answers."""
         if not await self.ready():
             raise StateUnavailable(f"cannot reach Redis at {_redact(self.url)}; start it or fix --redis")
+
+    async def start(self) -> None:
+        await self.check()
+        if self._seal is None:
+            self._seal = await self._sealer()
         if self._listener is None:
             self._subscribed = asyncio.Event()
             self._listener = asyncio.get_running_loop().create_task(self._listen())
@@ -328,9 +405,40 @@ class RedisState:
                     await self._subscribed.wait()
 
     # ---------------------------------------------------------------- the bus (pub/sub)
+    async def _sealer(self) -> BusSeal:
+        """The bus's seal for the deployment secret: ``secret``, else the database's bus key
+        (made if there is none; after Redis lost its data, this process's key is put back, so
+        the running processes keep theirs, and one started meanwhile adopts it on resubscribing)."""
+        secret = self._secret
+        if secret is None:
+            key = self.prefix + "bus:key"
+            raw = await self._call(lambda: self.client.get(key))
+            if raw is None:
+                mine = self._seal.secret if self._seal is not None else secrets.token_hex(32).encode()
+                await self._call(lambda: self.client.set(key, mine, nx=True))
+                raw = await self._call(lambda: self.client.get(key))
+            secret = bytes(raw or b"")
+            if len(secret) < 16:
+                raise StateUnavailable(f"the Redis bus key {key} holds no secret; delete it and restart the server")
+        if self._seal is not None and self._seal.secret == secret:
+            return self._seal
+        seal = BusSeal(secret, self.prefix, bytes.fromhex(self.node))
+        if self._seal is not None:
+            seal.dropped = self._seal.dropped
+        return seal
+
+    @property
+    def bus_dropped(self) -> int:
+        """Messages on the bus's channel dropped since this process started: not sealed with its
+        secret, stale or replayed (the first is logged; see :mod:`._redis_bus`)."""
+        return self._seal.dropped if self._seal is not None else 0
+
     async def publish(self, message: dict[str, Any]) -> None:
-        body = json.dumps({**message, "from": self.node}, separators=(",", ":"))
-        await _call(lambda: self.client.publish(self.prefix + "bus", body))
+        seal = self._seal
+        if seal is None:
+            raise StateUnavailable("the Redis bus is not started (RedisState.start)")
+        body = seal.seal(json.dumps({**message, "from": self.node}, separators=(",", ":")).encode())
+        await self._call(lambda: self.client.publish(seal.channel, body))
 
     def on_message(self, handler: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
         self._handlers.append(handler)
@@ -348,21 +456,26 @@ class RedisState:
         assert self._subscribed is not None
         while True:
             try:
+                self._seal = await self._sealer()  # again: Redis may have restarted empty
                 async with self._bus_client.pubsub() as pubsub:
-                    await pubsub.subscribe(self.prefix + "bus")
+                    await pubsub.subscribe(self._seal.channel)
                     self._generation += 1
                     self._subscribed.set()
                     async for raw in pubsub.listen():
                         if raw.get("type") == "message":
                             await self._dispatch(raw["data"])
-            except _DOWN as exc:
+            except (*_FAILED, StateUnavailable) as exc:
                 self._subscribed.clear()  # not ready until the bus listens again
-                log.info("the Redis bus is down (%s); resubscribing", exc)
+                why = exc if isinstance(exc, StateUnavailable) else _why(exc)
+                log.info("the Redis bus is down (%s); resubscribing", why)
                 await asyncio.sleep(0.5)
 
     async def _dispatch(self, data: bytes) -> None:
+        body = self._seal.open(data) if self._seal is not None else None
+        if body is None:
+            return  # this process's own, or not sealed with the secret (dropped, counted)
         try:
-            message = json.loads(data)
+            message = json.loads(body)
         except ValueError:
             return
         if not isinstance(message, dict) or message.get("from") == self.node:
@@ -377,7 +490,7 @@ class RedisState:
         if self._subscribed is not None and not self._subscribed.is_set():
             return False  # started, but the bus is not listening (Redis restarting)
         try:
-            return bool(await _call(self.client.ping))
+            return bool(await self._call(self.client.ping))
         except StateUnavailable:
             return False
 

@@ -45,10 +45,12 @@ end
 _CREATE = (
     _HEAD
     + """
+-- SET first: Redis out of memory refuses it before anything changed (once a script has
+-- written, its later writes are let through, so the record would be made past maxmemory)
+redis.call('SET', epoch, ARGV[5], 'NX')
 redis.call('ZREMRANGEBYSCORE', sx, '-inf', now)
 local cap = tonumber(ARGV[4])
 if cap > 0 and redis.call('ZCARD', sx) >= cap then return false end
-redis.call('SET', epoch, ARGV[5], 'NX')
 redis.call('DEL', key)
 redis.call('HSET', key, 'rev', 1, unpack(ARGV, 6))
 keep()

@@ -201,7 +201,7 @@ class StreamableHTTPApp:
                     send,
                     h.refuse(
                         503,
-                        f"Service Unavailable: the server's state store is unreachable "
+                        f"Service Unavailable: the server's state store is unavailable "
                         f"({exc}); the request itself is fine: retry after "
                         f"{exc.retry_after} s",
                         headers=(("retry-after", str(exc.retry_after)),),
