@@ -185,3 +185,38 @@ def test_gateway_from_config_over_stdio(tmp_path):
         if Path(f"/proc/{pid}").exists() and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]
     }
     assert not alive, f"upstream processes left behind: {alive}"
+
+
+def test_a_legacy_upstream_asks_a_2026_client_through_input_required_rounds():
+    """Era translation: the upstream speaks the legacy era and asks with requests during the call;
+    the proxy's client speaks 2026-07-28 and answers through MRTR rounds of its own call."""
+    proxy = Server.proxy(UPSTREAM, name="up", era="legacy")
+    asked: list[str] = []
+
+    def elicitation(params):
+        asked.append(params["message"])
+        return {"name": "Ada"} if "name" in params["message"] else {"mood": "curious"}
+
+    def sampling(params):
+        return {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "m"}
+
+    async def go():
+        async with Client(proxy, era="modern", elicitation=elicitation, sampling=sampling, timeout=30) as c:
+            assert c.negotiated_era == "modern"
+            result = await c.call_tool("interview", {})
+            assert result.text == "Ada is curious; the model said hi"
+            assert asked == ["Your name?", "Your mood?"]  # each asked once, in order
+            assert (await c.call_tool("pid", {})).data > 0
+
+    arun(go(), timeout=60)
+
+
+def test_server_everything_elicits_from_a_2026_client_through_the_proxy():
+    proxy = Server.proxy(peers.everything_argv(), name="everything")
+
+    async def go():
+        async with Client(proxy, era="modern", elicitation=lambda p: {"name": "Ada"}, timeout=30) as c:
+            elicited = await c.call_tool("trigger-elicitation-request", {})
+            assert "Ada" in "\n".join(b["text"] for b in elicited.content if b["type"] == "text")
+
+    arun(go(), timeout=90)

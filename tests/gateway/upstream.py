@@ -43,5 +43,14 @@ async def chatty(ctx: Context) -> str:
     return "said"
 
 
+@server.tool
+async def interview(ctx: Context) -> str:
+    """Ask the user twice and the model once, then answer."""
+    who = await ctx.elicit("Your name?", {"type": "object", "properties": {"name": {"type": "string"}}})
+    mood = await ctx.elicit("Your mood?", {"type": "object", "properties": {"mood": {"type": "string"}}})
+    said = await ctx.sample("Say hello", max_tokens=10)
+    return f"{who['content']['name']} is {mood['content']['mood']}; the model said {said['content']['text']}"
+
+
 if __name__ == "__main__":
     server.run()

@@ -346,6 +346,12 @@ def _redis_secret(redis: str | None, env: str | None) -> str | None:
     return secret
 
 
+def _python_file(app: str) -> bool:
+    """Whether ``app`` names a .py file (FILE.py[:OBJECT]), not a command line ending in one."""
+    where = split_app(app)[0]
+    return where.endswith(".py") and (os.path.isfile(where) or not any(c.isspace() for c in where))
+
+
 def command(args: Any) -> int:
     """``mcpio run``: the entry point the command table names."""
     if getattr(args, "otel", False):  # before the server is built: Server(telemetry=None) reads it
@@ -357,7 +363,7 @@ def command(args: Any) -> int:
         from ._openapi import openapi_server  # --openapi SPEC [--base-url URL]
 
         server, args.app = openapi_server(args)
-    else:
+    elif not _python_file(args.app):  # (a .py file is served as ever, importing nothing more)
         from ._gateway import gateway_server  # a URL, a command line, an mcpServers file: proxied
 
         server = gateway_server(args.app)

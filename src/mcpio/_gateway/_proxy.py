@@ -36,6 +36,7 @@ from .._server._resources import Prompt, Resource
 from .._server._server import Server
 from .._server._tools import Tool
 from .._uritemplate import UriTemplate
+from ._rounds import Flight, ask_client, flight_of
 
 log = logging.getLogger("mcpio.gateway")
 
@@ -55,7 +56,10 @@ class Upstream:
         self.client: Client | None = None
         self.error: BaseException | None = None  # why the last connection attempt failed
         self._lock = asyncio.Lock()
-        self._active: list[Context] = []  # downstream requests being forwarded, oldest first
+        # The callers of the requests being forwarded, oldest first: a Context, or the Flight of a
+        # 2026-07-28 client's call (its Context changes with every round).
+        self._callers: list[Context | Flight] = []
+        self._flights: dict[str, Flight] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self.started = False
 
@@ -117,13 +121,27 @@ class Upstream:
         await self._drop()
 
     async def forward(self, ctx: Context | None, call: Any) -> Any:
-        """Run ``call(client)`` upstream on behalf of ``ctx``; a dead upstream is an :class:`UpstreamError`."""
+        """Run ``call(client)`` upstream on behalf of ``ctx``; a dead upstream is an :class:`UpstreamError`.
+
+        For a client in an era with input_required rounds, the call runs in a :class:`Flight`
+        that outlives this run of the handler (``_rounds``): what the upstream asks during it
+        is asked as rounds of the client's call."""
+        if ctx is not None and ctx.rules is not None and ctx.rules.input_required:
+            flight = flight_of(self._flights, ctx)
+            if flight is None:
+                flight = Flight(self._flights, self._call(None, call))
+                self._callers.append(flight)
+                flight.on_end = self._callers.remove
+            return await flight.run(ctx, ask_client)
+        return await self._call(ctx, call)
+
+    async def _call(self, ctx: Context | None, call: Any) -> Any:
         try:
             client = await self.connect()
         except Exception as exc:
             raise UpstreamError(f"upstream {self.label!r} is not available: {_reason(exc)}", INTERNAL_ERROR) from None
         if ctx is not None:
-            self._active.append(ctx)
+            self._callers.append(ctx)
         try:
             return await call(client)
         except (ConnectionClosed, TransportError, OSError, EOFError) as exc:
@@ -134,7 +152,7 @@ class Upstream:
             raise
         finally:
             if ctx is not None:
-                self._active.remove(ctx)
+                self._callers.remove(ctx)
 
     def _lost(self, client: Client, exc: BaseException) -> UpstreamError:
         """The error of a request whose upstream connection ended; the next request opens it again."""
@@ -203,52 +221,35 @@ class Upstream:
         task.add_done_callback(self._background.discard)
 
     # ------------------------------------------------------------ server -> client, forwarded
-    def _caller(self, what: str) -> Context:
-        if not self._active:
-            raise MCPError(f"{what} from upstream {self.label!r} outside any request: no client to forward it to")
-        ctx = self._active[-1]
-        rules = ctx.rules
-        if rules is not None and rules.input_required:
-            # A 2026-07-28 client answers such requests through input_required rounds of the call
-            # itself (MRTR), which a legacy upstream's pending request cannot wait across yet.
-            raise MCPError(
-                f"{what} from upstream {self.label!r} cannot be forwarded to a client connected in the "
-                f"{rules.version} era; connect to the proxy with the legacy handshake (era='legacy')"
-            )
-        return ctx
+    async def _ask(self, method: str, params: dict[str, Any]) -> Any:
+        """The upstream asks ``method`` during a call: asked of the client that made the call (the
+        most recent one when several calls are in flight), in its era's way."""
+        if not self._callers:
+            raise MCPError(f"{method} from upstream {self.label!r} outside any request: no client to forward it to")
+        caller = self._callers[-1]
+        if isinstance(caller, Flight):
+            return await caller.ask(method, params)
+        return await ask_client(caller, method, params, None)
 
     async def _sampling(self, params: dict[str, Any]) -> Any:
-        ctx = self._caller("sampling/createMessage")
-        options = {
-            "system_prompt": params.get("systemPrompt"),
-            "temperature": params.get("temperature"),
-            "stop_sequences": params.get("stopSequences"),
-            "model_preferences": params.get("modelPreferences"),
-            "include_context": params.get("includeContext"),
-            "metadata": params.get("metadata"),
-        }
-        return await ctx.sample(
-            params.get("messages") or [], max_tokens=int(params.get("maxTokens") or 1024), **options
-        )
+        return await self._ask("sampling/createMessage", params)
 
     async def _elicitation(self, params: dict[str, Any]) -> Any:
-        ctx = self._caller("elicitation/create")
-        return await ctx.elicit(str(params.get("message", "")), params.get("requestedSchema") or {"type": "object"})
+        return await self._ask("elicitation/create", params)
 
-    async def _roots(self) -> list[dict[str, Any]]:
-        if not self._active:
+    async def _roots(self) -> Any:
+        if not self._callers:
             return []
         try:
-            return await self._active[-1].list_roots()
+            return await self._ask("roots/list", {})
         except MCPError:
             return []
 
     async def _on_log(self, params: dict[str, Any]) -> None:
-        if self._active:
+        caller = self._callers[-1] if self._callers else None
+        if isinstance(caller, Context):
             with contextlib.suppress(Exception):
-                await self._active[-1].log(
-                    str(params.get("level", "info")), params.get("data"), logger=params.get("logger")
-                )
+                await caller.log(str(params.get("level", "info")), params.get("data"), logger=params.get("logger"))
                 return
         log.info("upstream %r: %s", self.label, params.get("data"))
 

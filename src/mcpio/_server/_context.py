@@ -187,6 +187,12 @@ class Context:
         return self._task.id if self._task is not None else None
 
     @property
+    def input_keys(self) -> frozenset[str]:
+        """The keys of the answers this run of the handler may use (modern era: those the
+        client's earlier rounds brought, carried by the verified requestState; empty otherwise)."""
+        return frozenset(self._rounds.answers) if self._rounds is not None else frozenset()
+
+    @property
     def input_round(self) -> int:
         """How many input_required round trips preceded this run of the handler (modern era;
         always 0 in the legacy era, where the client is asked directly)."""
