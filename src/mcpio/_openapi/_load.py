@@ -72,7 +72,7 @@ def _yaml(text: str, where: str) -> Any:
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's when the wheel has it (10x faster)
     # JSON's values only: a date stays the string it is (YAML 1.1 would make it a datetime, which no
     # JSON Schema holds)
-    loader = type("Loader", (base,), {})
+    loader: Any = type("Loader", (base,), {})
     loader.yaml_implicit_resolvers = {
         k: [r for r in v if r[0] != "tag:yaml.org,2002:timestamp"] for k, v in base.yaml_implicit_resolvers.items()
     }
