@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import signal
 import subprocess
 import sys
@@ -147,3 +148,26 @@ def test_cli_run_openapi_errors_are_one_line(tmp_path):
         [*MCPIO, "run", "x.py", "--openapi", str(relative)], capture_output=True, text=True, timeout=60
     )
     assert both.returncode == 2 and "not both" in both.stderr
+
+
+def test_doctor_reports_tools_token_cost_and_skipped_operations(api: ServerThread, tmp_path):
+    doc = tmp_path / "api.json"
+    spec = app.openapi()
+    spec["paths"]["/raw"] = {
+        "post": {"operationId": "raw", "requestBody": {"content": {"image/png": {}}}, "responses": {}}
+    }
+    doc.write_text(json.dumps(spec))
+    proc = subprocess.run(
+        [*MCPIO, "doctor", "--openapi", str(doc), "--base-url", api.base, "--json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # warnings only
+    assert report["counts"]["tools"] == 7 and report["tools_list_tokens"] > 100
+    assert report["skipped_operations"] == [
+        {
+            "operation": "POST /raw",
+            "reason": "its request body is image/png (JSON, form, multipart and text/plain are served)",
+        }
+    ]
+    assert "operation POST /raw is not served: its request body is image/png" in report["warnings"][0]
