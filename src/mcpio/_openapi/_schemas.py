@@ -87,7 +87,8 @@ class Schemas:
         self._names: dict[str, str] = {}  # $ref -> its $defs name
         self._taken: set[str] = set()
         self._defs: dict[str, tuple[Any, set[str]]] = {}  # $defs name -> (converted, the $refs it uses)
-        self._within: list[str] = []  # the $defs entries being converted, innermost last
+        self._within: list[str] = []
+        self._closures: dict[frozenset[str], dict[str, Any]] = {}  # the $defs entries being converted, innermost last
 
     def convert(self, schema: Any) -> dict[str, Any] | bool:
         """``schema`` as a standalone JSON Schema 2020-12, with the ``$defs`` it reaches."""
@@ -100,6 +101,15 @@ class Schemas:
         return out
 
     def _closure(self, refs: set[str]) -> dict[str, Any]:
+        """The $defs ``refs`` reach; made once per set of references (operations share responses),
+        and shared: never changed in place."""
+        key = frozenset(refs)
+        found = self._closures.get(key)
+        if found is None:
+            found = self._closures[key] = self._reach(refs)
+        return found
+
+    def _reach(self, refs: set[str]) -> dict[str, Any]:
         defs: dict[str, Any] = {}
         todo = list(refs)
         while todo:
