@@ -4,6 +4,7 @@ HTTP request made directly with httpx, and the time to convert the largest real 
 
     python benchmarks/openapi_bench.py            # ~1 min; prints a Markdown table
     python benchmarks/openapi_bench.py --quick    # a few seconds (the test suite's smoke run)
+    python benchmarks/openapi_bench.py --rounds 4 --calls 100   # a shorter full run
 
 The API is a raw ASGI app served by uvicorn in its own process on 127.0.0.1 (``GET /pets/{pet_id}``,
 a small JSON object). Measured, sequential calls, p50 and p99 of every call after a warm-up, the
@@ -231,12 +232,15 @@ def convert_largest(runs: int, peer: bool) -> list[list[str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="a few seconds: the smoke run of tests/bench")
+    parser.add_argument("--rounds", type=int, help="rounds of each way, interleaved (default 10; quick 2)")
+    parser.add_argument("--calls", type=int, help="calls of each way per round (default 200; quick 20)")
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
         serve(args.serve)
         return
     rounds, per_round = (2, 20) if args.quick else (10, 200)
+    rounds, per_round = args.rounds or rounds, args.calls or per_round
     port = free_port()
     proc = subprocess.Popen([sys.executable, __file__, "--serve", str(port)], env={**os.environ})
     try:
