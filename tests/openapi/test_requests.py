@@ -265,6 +265,18 @@ def test_errors_caps_and_timeouts():
     assert down["isError"] is True and "cannot reach the API at http://127.0.0.1:9/" in down["content"][0]["text"]
 
 
+def test_output_schemas_can_be_left_out():
+    server = Server.from_openapi(DOC, client=asgi_client(), output_schemas=False)
+    result = call(server, "getUser", {"user_id": 1})
+    assert "structuredContent" not in result and json.loads(result["content"][0]["text"])["path"] == "/api/users/1"
+
+    async def go() -> list[dict[str, Any]]:
+        async with Client(server) as c:
+            return await c.list_tools()
+
+    assert not any("outputSchema" in t for t in asyncio.run(go()))
+
+
 def test_route_map_makes_resource_templates_and_names_rename():
     server = Server.from_openapi(
         DOC,

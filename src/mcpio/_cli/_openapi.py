@@ -22,8 +22,6 @@ def openapi_server(args: Any) -> tuple[Server, str]:
         raise UsageError(f"give FILE[:OBJECT] or --openapi SPEC, not both ({args.app} and {args.openapi})")
     if args.reload:
         raise UsageError("--reload works with FILE (a Python server), not --openapi")
-    if args.workers != 1:
-        raise UsageError("--workers works with FILE (each worker imports it), not --openapi")
     try:
         server = Server.from_openapi(args.openapi, base_url=args.base_url)
     except OpenAPIError as exc:
