@@ -17,6 +17,11 @@ rounds of each way interleaved:
 * ``FastMCP in-process``: ``FastMCP.from_openapi`` driven by its own in-memory client, when
   ``fastmcp`` is installed (scripts/bench's .venv-bench has it): the peer figure.
 
+Beside latency, the CPU time this process spends per call (``time.process_time``): on a shared
+machine the wall clock also measures the other processes, the CPU time does not. For the
+in-process ways it is the whole MCP layer (client, server and the httpx request); for stdio it
+is the client's side only.
+
 Conversion: ``Server.from_openapi`` of the largest document at hand (GitHub's REST API, 1,200+
 operations, from .cache/openapi-specs: scripts/setup-peers), loading the JSON included; the target
 is at most 1 s. FastMCP's ``from_openapi`` of the same document beside it (full runs only).
@@ -171,7 +176,9 @@ async def run_rounds(ways: dict[str, Any], samples: dict[str, list[float]], roun
         await timed([], max(5, per_round // 5), call)
     for _ in range(rounds):
         for name, call in ways.items():
+            c = time.process_time()
             await timed(samples.setdefault(name, []), per_round, call)
+            samples.setdefault(f"cpu:{name}", []).append((time.process_time() - c) / per_round)
 
 
 def fastmcp_client(base: str) -> Any:
@@ -250,13 +257,24 @@ def main() -> None:
         proc.terminate()
         proc.wait(10)
     floor = statistics.median(samples["httpx direct"])
-    print("| way | p50 | p99 | p50 / httpx direct | target |")
-    print("| --- | --- | --- | --- | --- |")
+    cpu_floor = statistics.median(samples["cpu:httpx direct"])
+    print(
+        f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (latency on a busy machine measures it too)"
+    )
+    print("| way | p50 | p99 | p50 / httpx direct | target | CPU per call in this process |")
+    print("| --- | --- | --- | --- | --- | --- |")
     for name, s in samples.items():
+        if name.startswith("cpu:"):
+            continue
         s.sort()
         p50, p99 = statistics.median(s), s[min(len(s) - 1, int(len(s) * 0.99))]
         target = "≤ 1.5x: " + ("met" if p50 / floor <= 1.5 else "NOT met") if name == "mcpio stdio" else ""
-        print(f"| {name} | {p50 * 1e6:.0f} µs | {p99 * 1e6:.0f} µs | {p50 / floor:.2f}x | {target} |")
+        cpu = statistics.median(samples[f"cpu:{name}"])
+        where = " (the client only: the server is its own process)" if name == "mcpio stdio" else ""
+        print(
+            f"| {name} | {p50 * 1e6:.0f} µs | {p99 * 1e6:.0f} µs | {p50 / floor:.2f}x | {target} "
+            f"| {cpu * 1e6:.0f} µs ({cpu / cpu_floor:.2f}x){where} |"
+        )
     print()
     print("| conversion | time | target | |")
     print("| --- | --- | --- | --- |")
