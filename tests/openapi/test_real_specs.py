@@ -6,6 +6,7 @@ and a server made from each lists its tools through a real client."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 from typing import Any
@@ -21,6 +22,11 @@ from tests.openapi.specs import all_specs
 NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 SPECS = all_specs()
 check = jsonschema.Draft202012Validator.check_schema
+
+
+@functools.cache
+def analyzed(name: str) -> tuple[dict[str, Any], str, Any, dict[str, str]]:
+    return analyze(str(SPECS[name]))
 
 
 def _operations(doc: dict[str, Any]) -> int:
@@ -51,7 +57,7 @@ def _check_all(schemas: list[dict[str, Any]]) -> None:
 
 @pytest.mark.parametrize("name", list(SPECS))
 def test_every_operation_is_a_valid_tool_or_skipped_with_a_reason(name: str):
-    doc, _, converted, _ = analyze(str(SPECS[name]))
+    doc, _, converted, _ = analyzed(name)
     assert len(converted.operations) + len(converted.skipped) == _operations(doc)
     assert len(converted.operations) >= 6
     for label, reason in converted.skipped:
@@ -69,7 +75,7 @@ def test_every_operation_is_a_valid_tool_or_skipped_with_a_reason(name: str):
 
 
 def test_github_skips_only_what_it_cannot_send_and_lists_through_a_client():
-    doc, _, converted, _ = analyze(str(SPECS["github"]))
+    doc, _, converted, _ = analyzed("github")
     assert doc["openapi"].startswith("3.0") and len(converted.operations) > 1000
     assert converted.skipped == [
         (
@@ -77,7 +83,7 @@ def test_github_skips_only_what_it_cannot_send_and_lists_through_a_client():
             "its request body is application/octet-stream (JSON, form, multipart and text/plain are served)",
         )
     ]
-    server = Server.from_openapi(str(SPECS["github"]))
+    server = Server.from_openapi(doc)  # the document read once by this module
 
     async def go() -> None:
         async with Client(server) as c:
