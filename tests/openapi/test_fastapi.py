@@ -133,6 +133,17 @@ def test_cli_run_openapi_over_http_never_forwards_the_client_token(api: ServerTh
     assert out == ""
 
 
+def test_list_and_call_name_the_generated_server_as_a_command_line(api: ServerThread):
+    served = f"{sys.executable} -m mcpio run --openapi {api.base}/openapi.json --base-url {api.base}"
+    listed = subprocess.run([*MCPIO, "list", served, "tools"], capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0 and "create_pet" in listed.stdout, listed.stderr
+    called = subprocess.run(
+        [*MCPIO, "call", served, "get_pet", "pet_id=1", "--json"], capture_output=True, text=True, timeout=60
+    )
+    assert called.returncode == 0, called.stderr
+    assert json.loads(called.stdout)["structuredContent"]["name"] == "Rex"
+
+
 def test_cli_run_openapi_errors_are_one_line(tmp_path):
     swagger = tmp_path / "old.json"
     swagger.write_text('{"swagger": "2.0", "info": {"title": "x", "version": "1"}, "paths": {}}')
