@@ -159,7 +159,7 @@ class Server(FromAPI):
 
     def add_tool(self, fn: Callable[..., Any] | Tool, **options: Any) -> Tool:
         scopes = options.pop("scopes", None)
-        tool = fn if isinstance(fn, Tool) and not options else Tool.from_function(fn, **options)  # Tool.from_schema
+        tool = fn if isinstance(fn, Tool) else Tool.from_function(fn, **options)  # Tool: e.g. Tool.from_schema
         self._set_scopes("tools/call", tool.name, scopes)
         self._tools[tool.name] = tool
         self._changed("tools")
