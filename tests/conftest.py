@@ -37,6 +37,8 @@ LINUX_ONLY = {
     "tests/state/test_graceful_shutdown.py",
     "tests/bench/test_scale_bench_smoke.py",  # redis-server, fork
     "tests/stdio/test_stdio_transport.py",
+    "tests/openapi/test_real_specs.py",  # GitHub's OpenAPI document: scripts/setup-peers (npm)
+    "tests/bench/test_openapi_bench.py",
     # the real components that scripts/test installs on Linux: oidc-provider (npm), the conformance
     # suite, Chromium, redis-server, a pty, /proc, venv/bin paths
     "tests/auth/test_client_oidc_e2e.py",

@@ -288,7 +288,13 @@ def _replay_args(p: argparse.ArgumentParser) -> None:
 
 
 def _doctor_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
+    p.add_argument("target", nargs="?", metavar="TARGET", help=TARGET_HELP)
+    p.add_argument(
+        "--openapi",
+        metavar="SPEC",
+        help="check the server `mcpio run --openapi SPEC` makes, and list the operations it skips and why",
+    )
+    p.add_argument("--base-url", metavar="URL", help="--openapi: the API's root URL (default: the document's servers)")
     _common(p)
 
 

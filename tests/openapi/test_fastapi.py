@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import signal
 import subprocess
 import sys
@@ -132,6 +133,17 @@ def test_cli_run_openapi_over_http_never_forwards_the_client_token(api: ServerTh
     assert out == ""
 
 
+def test_list_and_call_name_the_generated_server_as_a_command_line(api: ServerThread):
+    served = f"{sys.executable} -m mcpio run --openapi {api.base}/openapi.json --base-url {api.base}"
+    listed = subprocess.run([*MCPIO, "list", served, "tools"], capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0 and "create_pet" in listed.stdout, listed.stderr
+    called = subprocess.run(
+        [*MCPIO, "call", served, "get_pet", "pet_id=1", "--json"], capture_output=True, text=True, timeout=60
+    )
+    assert called.returncode == 0, called.stderr
+    assert json.loads(called.stdout)["structuredContent"]["name"] == "Rex"
+
+
 def test_cli_run_openapi_errors_are_one_line(tmp_path):
     swagger = tmp_path / "old.json"
     swagger.write_text('{"swagger": "2.0", "info": {"title": "x", "version": "1"}, "paths": {}}')
@@ -147,3 +159,26 @@ def test_cli_run_openapi_errors_are_one_line(tmp_path):
         [*MCPIO, "run", "x.py", "--openapi", str(relative)], capture_output=True, text=True, timeout=60
     )
     assert both.returncode == 2 and "not both" in both.stderr
+
+
+def test_doctor_reports_tools_token_cost_and_skipped_operations(api: ServerThread, tmp_path):
+    doc = tmp_path / "api.json"
+    spec = app.openapi()
+    spec["paths"]["/raw"] = {
+        "post": {"operationId": "raw", "requestBody": {"content": {"image/png": {}}}, "responses": {}}
+    }
+    doc.write_text(json.dumps(spec))
+    proc = subprocess.run(
+        [*MCPIO, "doctor", "--openapi", str(doc), "--base-url", api.base, "--json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0, proc.stdout + proc.stderr  # warnings only
+    assert report["counts"]["tools"] == 7 and report["tools_list_tokens"] > 100
+    assert report["skipped_operations"] == [
+        {
+            "operation": "POST /raw",
+            "reason": "its request body is image/png (JSON, form, multipart and text/plain are served)",
+        }
+    ]
+    assert "operation POST /raw is not served: its request body is image/png" in report["warnings"][0]

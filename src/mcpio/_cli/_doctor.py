@@ -105,7 +105,15 @@ def _tool_findings(tools: Sequence[dict[str, Any]]) -> tuple[list[str], list[str
 
 
 async def doctor(args: Any) -> int:
+    skipped: list[tuple[str, str]] = []
+    if getattr(args, "openapi", None) or args.target is None:  # the server `mcpio run --openapi SPEC` makes
+        from ._openapi import doctor_target
+
+        args.target, skipped = doctor_target(args)
     report: dict[str, Any] = {"target": args.target, "problems": [], "warnings": []}
+    if skipped:
+        report["skipped_operations"] = [{"operation": op, "reason": why} for op, why in skipped]
+        report["warnings"] += [f"operation {op} is not served: {why}" for op, why in skipped]
     client: Client = client_for(args.target, args)
     t0 = time.perf_counter()
     try:

@@ -4,8 +4,10 @@ command line's side of the OpenAPI support (one-line errors, not tracebacks)."""
 from __future__ import annotations
 
 import shlex
+import sys
 from typing import Any
 
+from .._openapi._build import analyze
 from .._openapi._load import OpenAPIError
 from .._server._server import Server
 from ._exit import UNAVAILABLE, CLIFailure, UsageError
@@ -19,8 +21,6 @@ def openapi_server(args: Any) -> tuple[Server, str]:
         raise UsageError(f"give FILE[:OBJECT] or --openapi SPEC, not both ({args.app} and {args.openapi})")
     if args.reload:
         raise UsageError("--reload works with FILE (a Python server), not --openapi")
-    if args.workers != 1:
-        raise UsageError("--workers works with FILE (each worker imports it), not --openapi")
     try:
         server = Server.from_openapi(args.openapi, base_url=args.base_url)
     except OpenAPIError as exc:
@@ -31,3 +31,20 @@ def openapi_server(args: Any) -> tuple[Server, str]:
     if args.base_url:
         where += f" --base-url {shlex.quote(args.base_url)}"
     return server, shlex.quote(where)
+
+
+def doctor_target(args: Any) -> tuple[str, list[tuple[str, str]]]:
+    """``mcpio doctor --openapi SPEC``: the command line serving SPEC (the TARGET doctor checks) and
+    the operations the conversion skips, with why."""
+    if args.openapi is None:
+        raise UsageError("mcpio doctor needs TARGET or --openapi SPEC")
+    if args.target is not None:
+        raise UsageError(f"give TARGET or --openapi SPEC, not both ({args.target} and {args.openapi})")
+    try:
+        _, _, converted, _ = analyze(args.openapi)
+    except OpenAPIError as exc:
+        raise CLIFailure(str(exc), UNAVAILABLE, "check --openapi") from None
+    command = [sys.executable, "-m", "mcpio", "run", "--openapi", args.openapi]
+    if args.base_url:
+        command += ["--base-url", args.base_url]
+    return shlex.join(command), converted.skipped

@@ -95,6 +95,7 @@ def from_openapi(
     names: Mapping[str, str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    output_schemas: bool = True,
     name: str | None = None,
     version: str | None = None,
     **server_options: Any,
@@ -132,6 +133,8 @@ def from_openapi(
     for label, reason in converted.skipped:
         log.warning("skipped %s: %s", label, reason)
     for op in converted.operations:
+        if not output_schemas:  # an API that answers outside its document: plain text results
+            op.output_schema, op.wrap_output = None, False
         if kinds[op.name] == "resource":
             from ._resources import add_resource
 

@@ -7,10 +7,11 @@ to OpenAPI 3 first); anything else is refused naming what was found. YAML needs 
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from typing import Any
+
+import msgspec
 
 
 class OpenAPIError(ValueError):
@@ -51,14 +52,14 @@ def _download(url: str, timeout: float) -> bytes:
 
 def parse(data: bytes | str, where: str) -> dict[str, Any]:
     """JSON when it looks like JSON (``{`` first), else YAML."""
-    text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
-    if text.lstrip()[:1] == "{":
+    raw = data.encode() if isinstance(data, str) else data.removeprefix(b"\xef\xbb\xbf")  # no BOM
+    if raw.lstrip()[:1] == b"{":
         try:
-            doc = json.loads(text)
-        except ValueError as exc:
+            doc = msgspec.json.decode(raw)  # GitHub's 13 MB: ~3x faster than the json module
+        except msgspec.DecodeError as exc:
             raise OpenAPIError(f"{where}: not valid JSON ({exc})") from None
     else:
-        doc = _yaml(text, where)
+        doc = _yaml(raw.decode("utf-8", "replace"), where)
     if not isinstance(doc, dict):
         raise OpenAPIError(f"{where}: an OpenAPI document is an object, not {type(doc).__name__}")
     return doc
@@ -69,7 +70,13 @@ def _yaml(text: str, where: str) -> Any:
         import yaml
     except ImportError:
         raise OpenAPIError(f"{where}: reading a YAML document needs PyYAML: pip install 'mcpio[openapi]'") from None
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's when the wheel has it (10x faster)
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's when the wheel has it (10x faster)
+    # JSON's values only: a date stays the string it is (YAML 1.1 would make it a datetime, which no
+    # JSON Schema holds)
+    loader: Any = type("Loader", (base,), {})
+    loader.yaml_implicit_resolvers = {
+        k: [r for r in v if r[0] != "tag:yaml.org,2002:timestamp"] for k, v in base.yaml_implicit_resolvers.items()
+    }
     try:
         return yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:

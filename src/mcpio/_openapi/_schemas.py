@@ -1,7 +1,7 @@
 """OpenAPI schemas -> JSON Schema 2020-12, with every ``$ref`` kept as a ``$defs`` entry.
 
 An OpenAPI 3.1 schema is JSON Schema 2020-12 already; a 3.0 schema differs in a few keywords,
-rewritten here: ``nullable: true`` adds ``"null"`` to ``type`` (or ``anyOf`` a null), a boolean
+rewritten here (in 3.1 documents too, where authors often still write them): ``nullable: true`` adds ``"null"`` to ``type`` (or ``anyOf`` a null), a boolean
 ``exclusiveMinimum``/``exclusiveMaximum`` becomes the number form, ``example`` is dropped. Keywords
 only OpenAPI reads (``discriminator``, ``xml``, ``externalDocs``, ``x-*``) are dropped in both, so
 ``tools/list`` carries only what a JSON Schema validator and a model read.
@@ -25,7 +25,20 @@ _ONE = frozenset(
 )  # fmt: skip
 _LIST = frozenset(("allOf", "anyOf", "oneOf", "prefixItems"))
 _MAP = frozenset(("properties", "patternProperties", "dependentSchemas", "$defs", "definitions"))
-_DROPPED = frozenset(("discriminator", "xml", "externalDocs", "nullable", "$schema", "$id", "$anchor"))
+_DROPPED = frozenset(
+    (
+        "discriminator",
+        "xml",
+        "externalDocs",
+        "nullable",
+        "$schema",
+        "$id",
+        "$anchor",
+        "$recursiveAnchor",
+        "$dynamicAnchor",
+    )
+)
+_RECURSIVE = frozenset(("$recursiveRef", "$dynamicRef"))  # "#": the schema being defined -> a $ref to its $defs entry
 
 
 def obj(value: Any) -> dict[str, Any]:
@@ -74,6 +87,8 @@ class Schemas:
         self._names: dict[str, str] = {}  # $ref -> its $defs name
         self._taken: set[str] = set()
         self._defs: dict[str, tuple[Any, set[str]]] = {}  # $defs name -> (converted, the $refs it uses)
+        self._within: list[str] = []
+        self._closures: dict[frozenset[str], dict[str, Any]] = {}  # the $defs entries being converted, innermost last
 
     def convert(self, schema: Any) -> dict[str, Any] | bool:
         """``schema`` as a standalone JSON Schema 2020-12, with the ``$defs`` it reaches."""
@@ -86,6 +101,15 @@ class Schemas:
         return out
 
     def _closure(self, refs: set[str]) -> dict[str, Any]:
+        """The $defs ``refs`` reach; made once per set of references (operations share responses),
+        and shared: never changed in place."""
+        key = frozenset(refs)
+        found = self._closures.get(key)
+        if found is None:
+            found = self._closures[key] = self._reach(refs)
+        return found
+
+    def _reach(self, refs: set[str]) -> dict[str, Any]:
         defs: dict[str, Any] = {}
         todo = list(refs)
         while todo:
@@ -112,7 +136,11 @@ class Schemas:
         self._names[ref] = name
         uses: set[str] = set()
         self._defs[name] = ({}, uses)  # placeholder: a cycle back here is a reference, not a loop
-        self._defs[name] = (self._convert(target, uses), uses)
+        self._within.append(name)
+        try:
+            self._defs[name] = (self._convert(target, uses), uses)
+        finally:
+            self._within.pop()
         return name
 
     def _convert(self, node: Any, refs: set[str]) -> Any:
@@ -130,24 +158,31 @@ class Schemas:
         for key, value in node.items():
             if key == "$ref" or key in _DROPPED or key.startswith("x-"):
                 continue
+            if key in _RECURSIVE:
+                if value == "#" and self._within:
+                    refs.add(self._within[-1])
+                    out["$ref"] = f"#/$defs/{self._within[-1]}"
+                continue  # another dynamic reference cannot be kept once the schema is moved: anything goes
             if key in _ONE:
                 out[key] = self._convert(value, refs) if isinstance(value, (dict, bool)) else value
             elif key in _LIST and isinstance(value, list):
                 out[key] = [self._convert(v, refs) for v in value]
             elif key in _MAP and isinstance(value, dict):
                 out[key] = {k: self._convert(v, refs) for k, v in value.items()}
+            elif key == "required" and isinstance(value, list):  # unique names (OpenAI's repeat some)
+                out[key] = list(dict.fromkeys(v for v in value if isinstance(v, str)))
             elif key == "example":
                 if not self.v30:
                     out[key] = value
             else:
                 out[key] = value
-        if self.v30:
-            _from_30(node, out)
+        _from_30(node, out)  # in 3.1 documents too: their authors write 3.0 keywords (OpenAI's: exclusiveMinimum: true)
         return out
 
 
 def _from_30(node: dict[str, Any], out: dict[str, Any]) -> None:
-    """The OpenAPI 3.0 keywords that JSON Schema 2020-12 spells differently (module docstring)."""
+    """The OpenAPI 3.0 keywords that JSON Schema 2020-12 spells differently (module docstring),
+    rewritten wherever they appear (never valid 2020-12 as they are: lenient on input)."""
     for bound, exclusive in (("minimum", "exclusiveMinimum"), ("maximum", "exclusiveMaximum")):
         flag = node.get(exclusive)
         if isinstance(flag, bool):

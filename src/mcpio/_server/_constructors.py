@@ -22,7 +22,8 @@ class FromAPI:
         request's Context returning headers: the verified principal -> API credentials),
         ``route_map`` (operationId, "METHOD /path" or "METHOD" -> "tool", "resource" or "skip"; or a
         function of the Operation), ``names`` (operationId or "METHOD /path" -> tool name),
-        ``timeout`` (30 s per request), ``max_response_bytes`` (16 MiB), ``name``/``version`` (default:
+        ``timeout`` (30 s per request), ``max_response_bytes`` (16 MiB), ``output_schemas`` (True: each
+        tool's from its 2xx JSON response, results with structuredContent), ``name``/``version`` (default:
         the document's info); any other option is the Server's."""
         from .._openapi import from_openapi
 
