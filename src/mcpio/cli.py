@@ -405,6 +405,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{args.command} needs the server's command after --, e.g. mcpio {args.command} ... -- python server.py"
         )
     args.server_command = command
+    args.end_of_options = "--" in args_list  # `mcpio call -- TARGET TOOL …`: what follows is data
     from ._cli._main import dispatch
 
     handler = next(c.handler for c in COMMANDS if c.name == args.command)

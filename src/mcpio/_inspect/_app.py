@@ -22,7 +22,6 @@ import hmac
 import importlib.resources
 import logging
 import os
-import shlex
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs
@@ -30,7 +29,7 @@ from urllib.parse import parse_qs
 import msgspec
 
 from .._errors import MCPError
-from ._export import pytest_source
+from ._export import call_command, pytest_source
 from ._session import InspectorSession
 
 log = logging.getLogger("mcpio.inspect")
@@ -209,15 +208,6 @@ class InspectorApp:
             log.debug("inspector request failed", exc_info=True)
             return 502, {"error": {"message": f"{type(exc).__name__}: {exc}"}}
         raise _Refused(404, f"no API operation {op!r}")
-
-
-def call_command(target: str, name: Any, arguments: Any) -> str:
-    """The ``mcpio call`` command line that makes the same tool call (POSIX shell quoting)."""
-    argv = ["mcpio", "call", target, str(name)]
-    for key, value in (arguments or {}).items() if isinstance(arguments, dict) else ():
-        text = value if isinstance(value, str) else msgspec.json.encode(value).decode()
-        argv.append(f"{key}={text}")
-    return shlex.join(argv)
 
 
 async def _read(receive: Receive) -> bytes:
