@@ -3,7 +3,8 @@
 // never as HTML (and the Content-Security-Policy forbids inline and foreign scripts anyway).
 "use strict";
 
-const TOKEN = new URLSearchParams(location.search).get("token") || "";
+// The page's API calls are authorized by an HttpOnly, SameSite=Strict cookie, set when the
+// one-time link that `mcpio inspect` opened was used: nothing secret is visible to this script.
 const $ = (sel) => document.querySelector(sel);
 const MAX_TEXT = 100000;      // characters of one text block shown before "show all"
 const MAX_WIRE_ROWS = 2000;   // wire rows kept in the page
@@ -32,7 +33,7 @@ function short(text, n) { text = String(text); return text.length > n ? text.sli
 
 // ---------------------------------------------------------------- API
 async function api(op, body) {
-  const r = await fetch("/api/" + op, { method: "POST", headers: { "Content-Type": "application/json", "X-Inspector-Token": TOKEN },
+  const r = await fetch("/api/" + op, { method: "POST", headers: { "Content-Type": "application/json" },
                                         body: JSON.stringify(body || {}) });
   let data;
   try { data = await r.json(); } catch (e) { throw new Error(`the inspector answered ${r.status} with no JSON`); }
@@ -615,8 +616,8 @@ function onEvent(ev) {
 async function poll() {
   for (;;) {
     try {
-      const r = await fetch(`/api/events?after=${state.seq}`, { headers: { "X-Inspector-Token": TOKEN } });
-      if (r.status === 403) { setStatus("refused: open the URL that mcpio inspect printed (with its token)", "err"); return; }
+      const r = await fetch(`/api/events?after=${state.seq}`);
+      if (r.status === 403) { setStatus("refused: open the link that mcpio inspect printed (it works once; restart mcpio inspect for a new one)", "err"); return; }
       const data = await r.json();
       for (const ev of data.events || []) onEvent(ev);
     } catch (e) {
