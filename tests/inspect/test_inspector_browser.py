@@ -117,6 +117,15 @@ def inspector(request: pytest.FixtureRequest) -> Iterator[Inspector]:
         insp.close()
 
 
+def sign_in(http: httpx.Client, insp: Inspector) -> dict[str, str]:
+    """Use the inspector's link with ``http`` (its cookie is kept there); the API's headers."""
+    signed = http.get(insp.url)
+    assert signed.status_code == 200, signed.text
+    key = re.search(r"url=/#k=(\w+)", signed.text)
+    assert key, signed.text
+    return {"Content-Type": "application/json", "X-Inspector-Key": key.group(1)}
+
+
 def wait(driver, timeout: float = 20):
     return WebDriverWait(driver, timeout)
 
@@ -232,17 +241,17 @@ def test_wrong_code_and_foreign_origin_are_refused(browser, inspector: Inspector
     assert "not signed in" in browser.page_source
     shot(browser, "wrong-token")
     with httpx.Client() as http:  # the link signs this client in: an HttpOnly, SameSite=Strict cookie
-        signed = http.get(inspector.url)
-        assert signed.status_code == 200
-        cookie = signed.headers["set-cookie"]
-        assert cookie.startswith(f"mcpio_inspect_{inspector.port}=") and inspector.code not in cookie
-        assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
-        # the API: no cookie, a foreign Origin, a rebinding Host, a form post: all refused, no CORS
+        good = sign_in(http, inspector)
+        cookie = next(c for c in http.cookies.jar if c.name == f"mcpio_inspect_{inspector.port}")
+        assert cookie.has_nonstandard_attr("HttpOnly") and cookie.get_nonstandard_attr("SameSite") == "Strict"
+        assert inspector.code not in str(cookie.value)
+        # the API: no cookie, no key, a foreign Origin, a rebinding Host, a form post: all refused, no CORS
         api = inspector.base + "/api/initial"
-        good = {"Content-Type": "application/json"}
         assert http.post(api, headers=good, content=b"{}").status_code == 200
-        assert httpx.post(api, headers=good, content=b"{}").status_code == 403
-        assert httpx.get(inspector.base + "/api/events").status_code == 403
+        assert httpx.post(api, headers=good, content=b"{}").status_code == 403  # the key without the cookie
+        json_only = {"Content-Type": "application/json"}  # the cookie without the key (leaked to another port)
+        assert http.post(api, headers=json_only, content=b"{}").status_code == 403
+        assert http.get(inspector.base + "/api/events").status_code == 403
         r = http.post(api, headers={**good, "Origin": "http://127.0.0.1:1"}, content=b"{}")
         assert r.status_code == 403 and "access-control-allow-origin" not in r.headers
         assert (
@@ -280,6 +289,7 @@ def test_the_browser_is_started_without_a_secret_on_its_command_line(browser, tm
         cookie = browser.get_cookie(f"mcpio_inspect_{insp.port}")
         assert cookie and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
         assert browser.execute_script("return document.cookie") == ""  # no script sees it
+        assert len(browser.execute_script("return localStorage.getItem('mcpio-inspect-key')")) == 48
         replayed = httpx.get(insp.url)
         assert replayed.status_code == 403 and "already used" in replayed.text
         browser.refresh()  # the signed-in browser goes on working
@@ -321,8 +331,7 @@ def test_copy_as_mcpio_call_keeps_a_hostile_tool_name_a_tool_name(tmp_path: Path
     trace = tmp_path / "bashrc"
     try:
         with httpx.Client(timeout=60) as http:
-            assert http.get(insp.url).status_code == 200
-            api, json_ = insp.base + "/api/", {"Content-Type": "application/json"}
+            api, json_ = insp.base + "/api/", sign_in(http, insp)
             assert http.post(api + "connect", headers=json_, json={"target": str(SERVER)}).status_code == 200
             answer = http.post(api + "command", headers=json_, json={"name": f"--trace={trace}", "arguments": {"a": 1}})
         command = answer.json()["command"]

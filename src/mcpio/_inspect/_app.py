@@ -7,10 +7,10 @@ CVE-2025-58444, both reachable from a web page on another origin):
 * bound to 127.0.0.1 only (the CLI refuses anything else);
 * every request's ``Host`` must name this loopback address and port (DNS rebinding), and an
   ``Origin``, when sent, must be this page's own origin; no CORS headers are ever sent;
-* the page and every API call need this inspector's session cookie (``HttpOnly``,
-  ``SameSite=Strict``), which only the one-time link ``mcpio inspect`` opened gives
-  (:mod:`._signin`: the code works once, for a few minutes, and is never on a command line),
-  so another local user or page cannot use the inspector;
+* the page needs this inspector's session cookie (``HttpOnly``, ``SameSite=Strict``), and every
+  API call the cookie and the page key (``X-Inspector-Key``), which only the one-time link
+  ``mcpio inspect`` opened gives (:mod:`._signin`: the code works once, for a few minutes, and
+  is never on a command line), so another local user or page cannot use the inspector;
 * API writes must be ``Content-Type: application/json`` (no "simple" cross-site form posts);
   bodies are capped at :data:`MAX_BODY`;
 * the page runs under a Content-Security-Policy that allows only its own scripts and styles
@@ -69,12 +69,13 @@ def _asset(name: str) -> bytes:
     return importlib.resources.files("mcpio._inspect").joinpath("static", name).read_bytes()
 
 
-# What ``GET /?code=…`` answers once the cookie is set: a page of this origin that moves to ``/``
-# (a navigation started by the launcher file is cross-site: a redirect would not carry the
-# SameSite=Strict cookie, a navigation from this page does).
+# What ``GET /?code=…`` answers once the cookie is set: a page of this origin that moves to
+# ``/#k=KEY`` (a navigation started by the launcher file is cross-site: a redirect would not
+# carry the SameSite=Strict cookie, a navigation from this page does; the fragment hands the
+# page its key without sending it to any server).
 SIGNED_IN = (
-    b'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=/">'
-    b'<title>mcpio inspect</title><p>Signed in: <a href="/">open mcpio inspect</a></p>\n'
+    '<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=/#k={key}">'
+    '<title>mcpio inspect</title><p>Signed in: <a href="/#k={key}">open mcpio inspect</a></p>\n'
 )
 
 
@@ -122,8 +123,11 @@ class InspectorApp:
         """The one-time code for the link that opens the page (see :mod:`._signin`)."""
         return self.signin.new_code()
 
-    def _check_session(self, headers: dict[str, str]) -> None:
-        if not self.signin.has_session(headers.get("cookie")):
+    def _check_session(self, headers: dict[str, str], *, api: bool = True) -> None:
+        """The session cookie, and for the API the page key too (see :mod:`._signin`)."""
+        if not self.signin.has_session(headers.get("cookie")) or (
+            api and not self.signin.has_key(headers.get("x-inspector-key"))
+        ):
             raise _Refused(
                 403,
                 "not signed in: open the link that `mcpio inspect` printed (it works once, for a few "
@@ -139,9 +143,10 @@ class InspectorApp:
                 if refused is not None:
                     raise _Refused(403, f"{refused}: restart mcpio inspect for a new link")
                 cookie = [(b"set-cookie", self.signin.set_cookie())]
-                await _send(send, 200, SIGNED_IN, STATIC["index.html"], cookie)
+                page = SIGNED_IN.format(key=self.signin.page_key).encode()
+                await _send(send, 200, page, STATIC["index.html"], cookie)
                 return
-            self._check_session(headers)
+            self._check_session(headers, api=False)
             await _send(send, 200, _asset("index.html"), STATIC["index.html"])
             return
         if method == "GET" and path.startswith("/static/"):

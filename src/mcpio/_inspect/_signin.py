@@ -12,8 +12,13 @@ by every local user; so the page is opened this way instead:
 3. ``GET /?code=…`` redeems the code for the **session cookie**: a random value, ``HttpOnly``
    (no script sees it), ``SameSite=Strict`` (no other site's page sends it), named after the
    port (inspectors on other ports keep theirs). A used or expired code is refused.
-4. Every later request (the page, the API, the event poll) needs the cookie; the ``Host`` and
-   ``Origin`` checks of :mod:`._app` apply as before.
+4. Cookies are not isolated by port: a browser sends this one to any server on 127.0.0.1
+   (another local user's, say) that it visits by a typed URL or from another 127.0.0.1 page.
+   So the API also needs the **page key**, handed to the page once, in the fragment of the
+   address the sign-in moves to (``/#k=…``: never sent to a server), kept by the page in
+   ``localStorage`` (which *is* isolated by port) and sent as ``X-Inspector-Key``.
+5. The page needs the cookie; the API and the event poll need the cookie and the key; the
+   ``Host`` and ``Origin`` checks of :mod:`._app` apply as before.
 
 The printed URL (``--no-browser``) carries the same one-time code: the first use wins.
 """
@@ -42,6 +47,7 @@ class SignIn:
         self.cookie_name = f"mcpio_inspect_{port}"
         self.code_seconds = code_seconds
         self._session = new_secret()
+        self.page_key = new_secret()
         self._code: str | None = None
         self._code_deadline = 0.0
 
@@ -72,6 +78,10 @@ class SignIn:
             return False
         morsel = jar.get(self.cookie_name)
         return morsel is not None and hmac.compare_digest(morsel.value.encode(), self._session.encode())
+
+    def has_key(self, given: str | None) -> bool:
+        """Whether ``given`` (the ``X-Inspector-Key`` header) is this inspector's page key."""
+        return bool(given) and hmac.compare_digest((given or "").encode(), self.page_key.encode())
 
     def set_cookie(self) -> bytes:
         """The ``Set-Cookie`` value that gives the browser its session (ends with the browser)."""
