@@ -159,6 +159,18 @@ def test_pre_registered_credentials_are_not_sent_to_another_issuer(two_servers, 
     assert real.log == []
 
 
+def test_a_fixed_assertion_is_bound_to_its_issuer_too(two_servers):
+    """A workload's JWT (the jwt_bearer grant) is a credential for one authorization server:
+    issuer= is required with it, and it is not sent to another."""
+    real, hostile, url = two_servers
+    with pytest.raises(ValueError, match="a fixed assertion= needs issuer="):
+        OAuth(grant="jwt_bearer", client_id="pre", assertion="a.workload.jwt")
+    auth = OAuth(grant="jwt_bearer", client_id="pre", assertion="a.workload.jwt", issuer=real.issuer, store="memory")
+    message = _fails(url, auth)
+    assert f"belongs to {real.issuer}" in message, message
+    assert hostile.count("/token") == 0 and real.log == []
+
+
 def test_pre_registered_credentials_work_with_their_issuer(two_servers):
     real, _, _ = two_servers
     with ServerThread(protect(_server().http_app(), real)) as mcp:

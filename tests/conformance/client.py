@@ -191,7 +191,13 @@ def make_auth(scenario: str, context: dict[str, Any]) -> Any:
             store="memory",
         )
     if scenario == "auth/wif-jwt-bearer":
-        return OAuth(grant="jwt_bearer", client_id=context["client_id"], assertion=context["valid_jwt"], store="memory")
+        return OAuth(
+            grant="jwt_bearer",
+            client_id=context["client_id"],
+            assertion=context["valid_jwt"],
+            issuer=context["issuer"],
+            store="memory",
+        )
     if scenario.startswith("auth/client-credentials"):
         return OAuth(
             grant="client_credentials",
@@ -216,8 +222,8 @@ def make_auth(scenario: str, context: dict[str, Any]) -> Any:
 
 async def _issuer_of(url: str) -> str:
     """The authorization server the scenario's server names. The suite hands out pre-registered
-    secrets without their issuer; mcpio sends a secret only to the issuer it is bound to, so this
-    harness (which trusts the server it tests) looks it up first."""
+    secrets and fixed assertions without their issuer; mcpio sends them only to the issuer they
+    are bound to, so this harness (which trusts the server it tests) looks it up first."""
     from mcpio._auth._discovery import discover, oauth_http, parse_www_authenticate
 
     async with oauth_http(20) as http:
@@ -228,7 +234,7 @@ async def _issuer_of(url: str) -> str:
 
 async def run(url: str, scenario: str, version: str | None, context: dict[str, Any]) -> None:
     play = SCENARIOS.get(scenario, call_every_tool)
-    if context.get("client_secret") and not context.get("issuer"):
+    if (context.get("client_secret") or context.get("valid_jwt")) and not context.get("issuer"):
         context = {**context, "issuer": await _issuer_of(url)}
     era = "modern" if version in MODERN_VERSIONS else "legacy"
     async with Client(

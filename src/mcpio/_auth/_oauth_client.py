@@ -154,6 +154,10 @@ class OAuth(httpx.Auth):
             raise ValueError(
                 "the jwt_bearer grant needs client_id= and assertion= (a JWT, or a callable (issuer, resource) -> JWT)"
             )
+        if grant == "jwt_bearer" and isinstance(assertion, str) and not issuer:
+            raise ValueError(  # a fixed JWT is a credential for one authorization server, like a secret
+                "a fixed assertion= needs issuer=: the authorization server it is for (mcpio sends it there only)"
+            )
         self.assertion = assertion
         self.client_id = client_id
         self.client_secret = client_secret
