@@ -398,6 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         extra = [e for e in extra if e.startswith("-")]
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.end_of_options = "--" in args_list  # `mcpio call -- TARGET TOOL …`: what follows is data
     if args.version:
         from ._version import __version__
 
@@ -411,7 +412,6 @@ def main(argv: list[str] | None = None) -> int:
             f"{args.command} needs the server's command after --, e.g. mcpio {args.command} ... -- python server.py"
         )
     args.server_command = command
-    args.end_of_options = "--" in args_list  # `mcpio call -- TARGET TOOL …`: what follows is data
     from ._cli._main import dispatch
 
     handler = next(c.handler for c in COMMANDS if c.name == args.command)
