@@ -214,6 +214,12 @@ def _login_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("url", metavar="URL", help="the server's Streamable HTTP URL")
     p.add_argument("--client-id", help="a client id registered with the authorization server (else CIMD or DCR)")
     p.add_argument("--client-secret-env", metavar="VAR", help="the environment variable holding the client secret")
+    p.add_argument(
+        "--issuer",
+        metavar="URL",
+        help="the authorization server --client-id is registered with (required with --client-secret-env; "
+        "its credentials are never sent to another)",
+    )
     p.add_argument("--scopes", help="scopes to ask for, comma- or space-separated (default: what the server asks)")
     p.add_argument("--callback-port", type=int, default=0, help="the loopback redirect port (default: any free port)")
     p.add_argument("--no-browser", action="store_true", help="print the login URL instead of opening a browser")
@@ -451,6 +457,7 @@ def main(argv: list[str] | None = None) -> int:
         extra = [e for e in extra if e.startswith("-")]
     if extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.end_of_options = "--" in args_list  # `mcpio call -- TARGET TOOL …`: what follows is data
     if args.version:
         from ._version import __version__
 

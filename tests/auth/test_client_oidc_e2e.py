@@ -315,7 +315,13 @@ def test_a_pre_registered_public_client_registers_nothing(idp, mcp_url):
 def test_client_credentials_grant_with_step_up(idp, mcp_url, era):
     """A machine: the client_credentials grant (client_secret_basic) for the challenged scope,
     then for the union when the scoped tool answers 403; no user agent is involved."""
-    auth = OAuth(grant="client_credentials", client_id="svc", client_secret="svc-secret", store=MemoryTokenStore())
+    auth = OAuth(
+        grant="client_credentials",
+        client_id="svc",
+        client_secret="svc-secret",
+        issuer=idp.issuer,
+        store=MemoryTokenStore(),
+    )
     before = len(idp.events(event="grant", client_id="svc"))
     _, [who, added] = asyncio.run(session(mcp_url, auth, era, ("whoami", {}), ("add_note", {"text": "by svc"})))
     assert who["structuredContent"] == {"subject": "svc", "client": "svc", "scopes": ["mcp"]}

@@ -188,6 +188,73 @@ def test_unknown_kids_do_not_hammer_the_issuer(issuer):
     run(go())
 
 
+def test_a_failing_jwks_is_fetched_once_for_a_flood_of_unknown_kids(issuer):
+    """The IdP answers 500 to every JWKS request: 40 concurrent tokens with made-up kids make one
+    fetch (the others join it, none starts another), and the ones after it fail at once (503)
+    during the backoff, with no fetch at all."""
+    issuer.mode = "jwks-500"
+
+    async def go():
+        v = JWTVerifier(issuer.url, AUD)
+        try:
+            tokens = [issuer.mint(aud=AUD, kid=f"made-up-{n}") for n in range(40)]
+            results = await asyncio.gather(*(v.verify(t) for t in tokens), return_exceptions=True)
+            assert all(isinstance(r, AuthUnavailable) for r in results), results
+            assert issuer.hits.count("/jwks") == 1
+            for n in range(10):
+                with pytest.raises(AuthUnavailable) as err:
+                    await v.verify(issuer.mint(aud=AUD, kid=f"later-{n}"))
+                assert "HTTP 500" in str(err.value) and "next attempt" in str(err.value)
+            assert issuer.hits.count("/jwks") == 1
+        finally:
+            await v.aclose()
+
+    run(go())
+
+
+def test_cached_keys_are_served_while_the_jwks_fails(issuer):
+    """Keys past their ttl go on verifying tokens while the IdP answers 500: one refresh is
+    tried, then none during the backoff."""
+
+    async def go():
+        v = JWTVerifier(issuer.url, AUD, jwks_ttl=0.05)
+        try:
+            await v.verify(issuer.mint(aud=AUD, jti="0"))
+            await asyncio.sleep(0.1)  # the keys are past their ttl
+            issuer.mode = "jwks-500"
+            for n in range(1, 11):
+                assert (await v.verify(issuer.mint(aud=AUD, jti=str(n)))).subject == "alice"
+            assert issuer.hits.count("/jwks") <= 2
+        finally:
+            await v.aclose()
+
+    run(go())
+
+
+def test_a_hanging_refresh_does_not_hold_up_tokens_with_cached_keys(issuer):
+    """The JWKS refresh hangs (until its 30 s timeout): a token whose key is cached is verified
+    at once with the cached key, not queued behind the refresh."""
+
+    async def go():
+        v = JWTVerifier(issuer.url, AUD, jwks_ttl=0.05, timeout=30)
+        try:
+            await v.verify(issuer.mint(aud=AUD, jti="0"))
+            await asyncio.sleep(0.1)  # the keys are past their ttl
+            issuer.mode = "jwks-hang"
+            assert (await asyncio.wait_for(v.verify(issuer.mint(aud=AUD, jti="1")), 10)).subject == "alice"
+            async with asyncio.timeout(10):  # the refresh that token started reaches the IdP, and hangs
+                while issuer.hits.count("/jwks") < 2:
+                    await asyncio.sleep(0.01)
+            for n in range(2, 5):
+                info = await asyncio.wait_for(v.verify(issuer.mint(aud=AUD, jti=str(n))), 10)
+                assert info.subject == "alice"
+            assert issuer.hits.count("/jwks") == 2  # the first fetch, and the one refresh in flight
+        finally:
+            await v.aclose()
+
+    run(go())
+
+
 def test_a_verified_token_is_remembered(issuer):
     async def go():
         v = JWTVerifier(issuer.url, AUD)

@@ -83,6 +83,20 @@ def test_call_failures_exit_non_zero():
     assert out.returncode == 2 and "KEY=VALUE" in out.stderr
 
 
+def test_call_takes_positionals_after_double_dash_and_refuses_option_like_tool_names(tmp_path):
+    """What the inspector's "copy as mcpio call" writes (`mcpio call -- TARGET TOOL k=v`): a tool
+    named like an option is a tool name there, never an option (no file is written); without
+    `--`, a tool name starting with '-' is refused."""
+    trace = tmp_path / "bashrc"
+    out = mcpio("call", "--", QUICKSTART, f"--trace={trace}", "a=1")
+    assert out.returncode == 2 and "has no tool '--trace=" in out.stderr, out.stderr
+    assert not trace.exists()
+    out = mcpio("call", QUICKSTART, "-5")
+    assert out.returncode == 2 and "put -- before the positional arguments" in out.stderr, out.stderr
+    out = mcpio("call", "--", QUICKSTART, "add", "a=1", "b=2")
+    assert (out.returncode, out.stdout) == (0, "3\n"), out.stderr
+
+
 def test_read_and_prompt():
     out = mcpio("read", QUICKSTART, "greeting://Ada")
     assert (out.returncode, out.stdout) == (0, "Hello, Ada!\n")

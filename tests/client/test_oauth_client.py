@@ -140,6 +140,7 @@ def test_pre_registered_client_credentials_grant():
             grant="client_credentials",
             client_id="machine",
             client_secret=SECRET,
+            issuer=auth_server.issuer,
             store="memory",
             scopes=["read", "write"],
         )
@@ -191,7 +192,7 @@ def test_the_loopback_browser_gets_the_redirect():
 )
 def test_bad_authorization_servers_fail_with_a_clear_message(cfg, expected):
     with protected(**cfg) as (auth_server, url):
-        auth = OAuth(user_agent=fetch_redirect, store="memory", client_secret=SECRET)
+        auth = OAuth(user_agent=fetch_redirect, store="memory")
         with pytest.raises(MCPError) as info:
             arun(_use(url, auth))
         message = str(info.value)
@@ -311,26 +312,30 @@ def test_an_unusable_token_file_fails_the_request_instead_of_hanging(tmp_path):
 
 
 def test_host_config_entries_carry_oauth_settings(tmp_path, monkeypatch):
-    from mcpio._host._config import load_config
+    from mcpio._host._config import ConfigError, load_config
 
     monkeypatch.setenv("TEST_OAUTH_SECRET", SECRET)
     config = tmp_path / "mcp.json"
     config.write_text(
         '{"mcpServers": {'
-        '"remote": {"url": "https://example.com/mcp", "oauth": {"clientId": "pre", '
+        '"remote": {"url": "https://example.com/mcp", "oauth": {"clientId": "pre", "issuer": "https://as.example.com", '
         '"clientSecret": "${env:TEST_OAUTH_SECRET}", "scopes": ["read", "write"], "callbackPort": 8765}},'
+        '"unbound": {"url": "https://example.com/u", "oauth": {"clientId": "pre", "clientSecret": "s"}},'
         '"plain": {"url": "https://example.com/other"},'
         '"own": {"url": "https://example.com/x", "headers": {"Authorization": "Bearer abc"}}}}'
     )
     specs = load_config(config)
     auth = specs["remote"].client()._spawn["auth"]
     assert isinstance(auth, OAuth)
-    assert (auth.client_id, auth.client_secret, auth.scopes, auth.user_agent.port) == (
+    assert (auth.client_id, auth.client_secret, auth.issuer, auth.scopes, auth.user_agent.port) == (
         "pre",
         SECRET,
+        "https://as.example.com",
         ["read", "write"],
         8765,
     )
+    with pytest.raises(ConfigError, match="oauth.clientSecret needs oauth.issuer"):  # a secret is bound to its issuer
+        specs["unbound"].client()
     assert SECRET not in repr(auth)
     assert isinstance(specs["plain"].client()._spawn["auth"], OAuth)  # logs in when the server asks
     assert specs["own"].client()._spawn["auth"] is None  # the entry sends its own Authorization
@@ -400,7 +405,13 @@ def test_no_token_secret_or_code_in_logs_or_traces(tmp_path, caplog):
         auth_server,
         url,
     ):
-        auth = OAuth(user_agent=fetch_redirect, store=str(tmp_path / "t.json"), client_id="pre", client_secret=SECRET)
+        auth = OAuth(
+            user_agent=fetch_redirect,
+            store=str(tmp_path / "t.json"),
+            client_id="pre",
+            client_secret=SECRET,
+            issuer=auth_server.issuer,
+        )
 
         async def go() -> None:
             async with Client(url, auth=auth, era="legacy", timeout=20, trace=trace) as c:

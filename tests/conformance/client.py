@@ -186,16 +186,24 @@ def make_auth(scenario: str, context: dict[str, Any]) -> Any:
             grant="jwt_bearer",
             client_id=context["client_id"],
             client_secret=context["client_secret"],
+            issuer=context["issuer"],
             assertion=exchange,
             store="memory",
         )
     if scenario == "auth/wif-jwt-bearer":
-        return OAuth(grant="jwt_bearer", client_id=context["client_id"], assertion=context["valid_jwt"], store="memory")
+        return OAuth(
+            grant="jwt_bearer",
+            client_id=context["client_id"],
+            assertion=context["valid_jwt"],
+            issuer=context["issuer"],
+            store="memory",
+        )
     if scenario.startswith("auth/client-credentials"):
         return OAuth(
             grant="client_credentials",
             client_id=context["client_id"],
             client_secret=context.get("client_secret"),
+            issuer=context.get("issuer"),
             private_key=context.get("private_key_pem"),
             signing_alg=context.get("signing_algorithm") or "ES256",
             store="memory",
@@ -203,6 +211,7 @@ def make_auth(scenario: str, context: dict[str, Any]) -> Any:
     return OAuth(
         client_id=context.get("client_id"),
         client_secret=context.get("client_secret"),
+        issuer=context.get("issuer"),
         client_metadata_url=CIMD_URL,
         user_agent=fetch_redirect,
         redirect_uri="http://127.0.0.1:33418/callback",
@@ -211,8 +220,22 @@ def make_auth(scenario: str, context: dict[str, Any]) -> Any:
     )
 
 
+async def _issuer_of(url: str) -> str:
+    """The authorization server the scenario's server names. The suite hands out pre-registered
+    secrets and fixed assertions without their issuer; mcpio sends them only to the issuer they
+    are bound to, so this harness (which trusts the server it tests) looks it up first."""
+    from mcpio._auth._discovery import discover, oauth_http, parse_www_authenticate
+
+    async with oauth_http(20) as http:
+        probe = await http.post(url, json={"jsonrpc": "2.0", "id": 0, "method": "ping"})
+        found = await discover(http, url, parse_www_authenticate(probe.headers.get("www-authenticate")))
+    return found.issuer
+
+
 async def run(url: str, scenario: str, version: str | None, context: dict[str, Any]) -> None:
     play = SCENARIOS.get(scenario, call_every_tool)
+    if (context.get("client_secret") or context.get("valid_jwt")) and not context.get("issuer"):
+        context = {**context, "issuer": await _issuer_of(url)}
     era = "modern" if version in MODERN_VERSIONS else "legacy"
     async with Client(
         url,

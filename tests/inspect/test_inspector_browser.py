@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -41,8 +42,11 @@ from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 class Inspector:
     """A running ``mcpio inspect`` process and its URL."""
 
-    def __init__(self, *target: str, era: str = "auto", env: dict[str, str] | None = None) -> None:
-        argv = [sys.executable, "-m", "mcpio", "inspect", *target, "--no-browser", "--era", era]
+    def __init__(
+        self, *target: str, era: str = "auto", env: dict[str, str] | None = None, open_browser: bool = False
+    ) -> None:
+        argv = [sys.executable, "-m", "mcpio", "inspect", *target, *([] if open_browser else ["--no-browser"])]
+        argv += ["--era", era]
         self.proc = subprocess.Popen(
             argv,
             stdout=subprocess.PIPE,
@@ -54,11 +58,11 @@ class Inspector:
         )
         assert self.proc.stderr is not None
         line = self.proc.stderr.readline()  # the first line is the URL (or why it could not start)
-        m = re.search(r"open (http://127\.0\.0\.1:(\d+)/\?token=(\w+))", line)
+        m = re.search(r"open (http://127\.0\.0\.1:(\d+)/\?code=(\w+))", line)
         assert m, (
             f"no URL from mcpio inspect: {line!r} {self.proc.stderr.read() if self.proc.poll() is not None else ''}"
         )
-        self.url, self.port, self.token = m.group(1), int(m.group(2)), m.group(3)
+        self.url, self.port, self.code = m.group(1), int(m.group(2)), m.group(3)
         self.base = f"http://127.0.0.1:{self.port}"
 
     def close(self) -> None:
@@ -111,6 +115,15 @@ def inspector(request: pytest.FixtureRequest) -> Iterator[Inspector]:
         yield insp
     finally:
         insp.close()
+
+
+def sign_in(http: httpx.Client, insp: Inspector) -> dict[str, str]:
+    """Use the inspector's link with ``http`` (its cookie is kept there); the API's headers."""
+    signed = http.get(insp.url)
+    assert signed.status_code == 200, signed.text
+    key = re.search(r"url=/#k=(\w+)", signed.text)
+    assert key, signed.text
+    return {"Content-Type": "application/json", "X-Inspector-Key": key.group(1)}
 
 
 def wait(driver, timeout: float = 20):
@@ -221,22 +234,114 @@ def test_hostile_text_is_shown_never_run(browser, inspector: Inspector) -> None:
     assert browser.execute_script("return arguments[0].naturalWidth", img) == 1
 
 
-def test_wrong_token_and_foreign_origin_are_refused(browser, inspector: Inspector) -> None:
-    browser.get(inspector.base + "/?token=wrong")
-    assert "wrong token" in browser.page_source
+def test_wrong_code_and_foreign_origin_are_refused(browser, inspector: Inspector) -> None:
+    browser.get(inspector.base + "/?code=wrong")
+    assert "wrong or was already used" in browser.page_source
+    browser.get(inspector.base + "/")
+    assert "not signed in" in browser.page_source
     shot(browser, "wrong-token")
-    # the API: no token, a foreign Origin, a rebinding Host, a form post: all refused, no CORS
-    api = inspector.base + "/api/initial"
-    good = {"X-Inspector-Token": inspector.token, "Content-Type": "application/json"}
-    assert httpx.post(api, headers=good, content=b"{}").status_code == 200
-    assert httpx.post(api, headers={"Content-Type": "application/json"}, content=b"{}").status_code == 403
-    r = httpx.post(api, headers={**good, "Origin": "http://127.0.0.1:1"}, content=b"{}")
-    assert r.status_code == 403 and "access-control-allow-origin" not in r.headers
-    assert httpx.post(api, headers={**good, "Host": f"evil.example:{inspector.port}"}, content=b"{}").status_code == 403
-    assert httpx.post(api, headers={**good, "Content-Type": "text/plain"}, content=b"{}").status_code == 415
-    page = httpx.get(inspector.url)
-    assert "default-src 'self'" in page.headers["content-security-policy"]
-    assert page.headers["referrer-policy"] == "no-referrer"
+    with httpx.Client() as http:  # the link signs this client in: an HttpOnly, SameSite=Strict cookie
+        good = sign_in(http, inspector)
+        cookie = next(c for c in http.cookies.jar if c.name == f"mcpio_inspect_{inspector.port}")
+        assert cookie.has_nonstandard_attr("HttpOnly") and cookie.get_nonstandard_attr("SameSite") == "Strict"
+        assert inspector.code not in str(cookie.value)
+        # the API: no cookie, no key, a foreign Origin, a rebinding Host, a form post: all refused, no CORS
+        api = inspector.base + "/api/initial"
+        assert http.post(api, headers=good, content=b"{}").status_code == 200
+        assert httpx.post(api, headers=good, content=b"{}").status_code == 403  # the key without the cookie
+        json_only = {"Content-Type": "application/json"}  # the cookie without the key (leaked to another port)
+        assert http.post(api, headers=json_only, content=b"{}").status_code == 403
+        assert http.get(inspector.base + "/api/events").status_code == 403
+        r = http.post(api, headers={**good, "Origin": "http://127.0.0.1:1"}, content=b"{}")
+        assert r.status_code == 403 and "access-control-allow-origin" not in r.headers
+        assert (
+            http.post(api, headers={**good, "Host": f"evil.example:{inspector.port}"}, content=b"{}").status_code == 403
+        )
+        assert http.post(api, headers={**good, "Content-Type": "text/plain"}, content=b"{}").status_code == 415
+        page = http.get(inspector.base + "/")
+        assert page.status_code == 200 and "default-src 'self'" in page.headers["content-security-policy"]
+        assert page.headers["referrer-policy"] == "no-referrer"
+    # the code is used up: replayed, the link signs no one else in
+    replayed = httpx.get(inspector.url)
+    assert replayed.status_code == 403 and "already used" in replayed.text
+    assert "set-cookie" not in replayed.headers
+
+
+def test_the_browser_is_started_without_a_secret_on_its_command_line(browser, tmp_path: Path) -> None:
+    """``mcpio inspect`` starts "the browser" ($BROWSER: a script recording its /proc cmdline,
+    what every local user can read): the command line names a private launcher file and holds
+    neither the code nor the session; Chromium, opening that file, lands signed in; the code,
+    replayed afterwards, is refused."""
+    argv_file = tmp_path / "argv"
+    env = {"BROWSER": f"{sys.executable} {Path(__file__).parent / 'fake_browser.py'} %s"}
+    insp = Inspector(str(SERVER), env={**env, "FAKE_BROWSER_ARGV": str(argv_file)}, open_browser=True)
+    try:
+        wait(browser).until(lambda _: argv_file.exists())
+        cmdline = argv_file.read_bytes().decode().split("\0")
+        assert insp.code not in "".join(cmdline) and "code=" not in "".join(cmdline)
+        launcher = next(a for a in cmdline if a.startswith("file://"))
+        path = Path(launcher.removeprefix("file://"))
+        assert (path.stat().st_mode & 0o777, path.parent.stat().st_mode & 0o777) == (0o600, 0o700)
+        assert path.stat().st_uid == os.getuid()
+        browser.get(launcher)
+        wait(browser).until(EC.text_to_be_present_in_element((By.ID, "status"), "connected:"))
+        assert browser.current_url == insp.base + "/"
+        cookie = browser.get_cookie(f"mcpio_inspect_{insp.port}")
+        assert cookie and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+        assert browser.execute_script("return document.cookie") == ""  # no script sees it
+        assert len(browser.execute_script("return localStorage.getItem('mcpio-inspect-key')")) == 48
+        replayed = httpx.get(insp.url)
+        assert replayed.status_code == 403 and "already used" in replayed.text
+        browser.refresh()  # the signed-in browser goes on working
+        wait(browser).until(EC.text_to_be_present_in_element((By.ID, "status"), "connected:"))
+    finally:
+        insp.close()
+    assert not path.exists()  # the launcher is removed when the inspector stops
+
+
+def test_an_expired_code_is_refused() -> None:
+    """A code works within a few minutes of being made: here, none (``code_seconds=0``)."""
+    from mcpio._inspect._app import InspectorApp
+    from mcpio._inspect._session import InspectorSession
+    from tests.support.http import ServerThread
+
+    apps: list[InspectorApp] = []
+
+    async def app(scope, receive, send):  # the port is known once served: the app is made then
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        await apps[0](scope, receive, send)
+
+    with ServerThread(app, path="") as srv:
+        apps.append(InspectorApp(InspectorSession(lambda *a, **k: None), port=srv.port, code_seconds=0))
+        code = apps[0].new_code()
+        r = httpx.get(f"{srv.base}/?code={code}")
+        assert r.status_code == 403 and "expired" in r.text and "set-cookie" not in r.headers
+        r = httpx.get(f"{srv.base}/?code={code}")  # and it stays used
+        assert r.status_code == 403 and "already used" in r.text
+
+
+def test_copy_as_mcpio_call_keeps_a_hostile_tool_name_a_tool_name(tmp_path: Path) -> None:
+    """A tool named like an option (``--trace=FILE``): the command line the inspector writes makes
+    `mcpio call` look for that tool, and write no file."""
+    insp = Inspector(str(SERVER))
+    trace = tmp_path / "bashrc"
+    try:
+        with httpx.Client(timeout=60) as http:
+            api, json_ = insp.base + "/api/", sign_in(http, insp)
+            assert http.post(api + "connect", headers=json_, json={"target": str(SERVER)}).status_code == 200
+            answer = http.post(api + "command", headers=json_, json={"name": f"--trace={trace}", "arguments": {"a": 1}})
+        command = answer.json()["command"]
+        assert command.startswith("mcpio call -- "), command
+        argv = shlex.split(command)
+        run = subprocess.run([sys.executable, "-m", *argv], capture_output=True, text=True, cwd=ROOT, timeout=120)
+        assert run.returncode == 2 and "has no tool '--trace=" in run.stderr, run.stderr
+        assert not trace.exists()
+    finally:
+        insp.close()
 
 
 def test_export_as_pytest_runs(browser, tmp_path: Path) -> None:

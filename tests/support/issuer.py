@@ -3,7 +3,8 @@ introspection served over HTTP on 127.0.0.1 (a thread), with keys generated per 
 
 ``mode`` switches how the documents are served, to test what a resource server does when its
 authorization server misbehaves: "ok", "down" (503), "html", "huge" (a 2 MiB body), "hang"
-(never answers until the issuer is closed), "wrong-issuer" (metadata naming another issuer).
+(never answers until the issuer is closed), "wrong-issuer" (metadata naming another issuer);
+"jwks-500" and "jwks-hang" break the JWKS only (the metadata is served).
 ``mint(...)`` signs access tokens with the issuer's keys (or any other key, for forgeries).
 """
 
@@ -79,8 +80,11 @@ class Issuer:
             def do_GET(self) -> None:
                 issuer.hits.append(self.path)
                 mode = issuer.mode
-                if mode == "hang":
+                if mode == "hang" or (mode == "jwks-hang" and self.path == "/jwks"):
                     issuer._release.wait(30)
+                    return
+                if mode == "jwks-500" and self.path == "/jwks":
+                    self._send(500, b'{"error": "server_error"}')
                     return
                 if mode == "down":
                     self._send(503, b"down")

@@ -16,7 +16,9 @@ Order, as the spec gives it (2025-11-25 and 2026-07-28):
 4. A 2025-03-26 server (no PRM): its origin is the authorization server; without metadata
    there either, the default endpoints ``/authorize``, ``/token``, ``/register`` of that origin.
 
-Every fetch is bounded (:data:`MAX_METADATA_BYTES`, a timeout, no redirects followed) and every
+Every fetch is bounded (:data:`MAX_METADATA_BYTES`, a timeout, no redirects followed), goes
+through :func:`oauth_http` (https, or plain http to a loopback address only, checked before any
+connection: every URL here is named by a server the client does not trust yet), and every
 step is recorded in :class:`Discovery.steps` (what was fetched, and why it was accepted or
 refused) for ``mcpio auth URL`` and for error messages. Nothing here sees a token.
 """
@@ -30,6 +32,8 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
+
+from .._protocol._http_hosts import is_loopback
 
 MAX_METADATA_BYTES = 256 * 1024
 PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
@@ -126,19 +130,31 @@ def as_metadata_urls(issuer: str) -> list[str]:
     return [f"{root}/.well-known/oauth-authorization-server", f"{root}/.well-known/openid-configuration"]
 
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
-
-
 def require_secure(url: str, what: str) -> None:
     """OAuth 2.1 §1.5: every authorization server endpoint (and a server that gets bearer
-    tokens) is https; plain http only on a loopback host. Raises :class:`AuthorizationError`."""
+    tokens) is https; plain http only to a loopback address (127.0.0.0/8, ::1, ``localhost``:
+    :func:`mcpio._protocol._http_hosts.is_loopback`, never a name that merely starts like one).
+    Raises :class:`AuthorizationError`. :func:`oauth_http` applies it to every request."""
     p = urlsplit(url)
-    if p.scheme == "https" or (p.scheme == "http" and (p.hostname or "") in LOOPBACK_HOSTS):
+    if (p.scheme == "https" and p.hostname) or (p.scheme == "http" and is_loopback(p.hostname or "")):
         return
     raise AuthorizationError(
-        f"{what} {url} is not https (OAuth 2.1 requires TLS, plain http only on "
-        "127.0.0.1/localhost); refusing to send credentials to it"
+        f"{what} {url} is not https (OAuth 2.1 requires TLS, plain http only on a loopback address: "
+        "127.0.0.1, ::1, localhost); refusing to contact it. The server that named it is misconfigured "
+        "or hostile: ask its operator to publish https endpoints"
     )
+
+
+async def _refuse_insecure(request: httpx.Request) -> None:
+    require_secure(str(request.url.copy_with(query=None, fragment=None)), request.method)
+
+
+def oauth_http(timeout: float = 30.0) -> httpx.AsyncClient:
+    """The HTTP client of every request the OAuth client makes (resource and authorization server
+    metadata, registration, token endpoints): no redirects followed, and :func:`require_secure`
+    checked on each request before it is sent (an httpx request hook runs before any connection),
+    so a hostile server cannot make the client fetch a plain-http URL elsewhere (blind SSRF)."""
+    return httpx.AsyncClient(follow_redirects=False, timeout=timeout, event_hooks={"request": [_refuse_insecure]})
 
 
 def resource_covers(resource: str, server_url: str) -> bool:
@@ -246,6 +262,7 @@ async def discover(
     Raises :class:`AuthorizationError` when no usable metadata is found.
     """
     steps = [] if steps is None else steps
+    require_secure(server_url, "the MCP server")
     found = await discover_resource(http, server_url, challenge.get("resource_metadata"), steps)
     if found is None:
         # 2025-03-26 servers publish no PRM: the MCP server's origin is the authorization server.
@@ -261,6 +278,7 @@ async def discover(
         prm = found[0]
         issuer = prm["authorization_servers"][0]
         resource = prm["resource"]
+    require_secure(issuer, "the authorization server")
     metadata = await discover_issuer(http, issuer, steps)
     if metadata is None and found is None:
         # 2025-03-26 "Fallbacks for Servers without Metadata Discovery": the default endpoints
@@ -284,8 +302,6 @@ async def discover(
             "unreachable; `mcpio auth URL` prints every step",
             steps=steps,
         )
-    require_secure(server_url, "the MCP server")
-    require_secure(issuer, "the authorization server")
     for key in ("authorization_endpoint", "token_endpoint", "registration_endpoint"):
         if isinstance(metadata.get(key), str):
             require_secure(metadata[key], f"the {key.replace('_', ' ')}")

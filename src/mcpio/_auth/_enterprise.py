@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 
-from ._discovery import AuthorizationError, require_secure
+from ._discovery import AuthorizationError, oauth_http, require_secure
 
 TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
 ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
@@ -47,7 +47,7 @@ def id_jag_assertion(
         }
         if idp_client_secret:
             data["client_secret"] = idp_client_secret
-        async with httpx.AsyncClient(follow_redirects=False, timeout=timeout) as http:
+        async with oauth_http(timeout) as http:
             try:
                 resp = await http.post(idp_token_endpoint, data=data, headers={"accept": "application/json"})
                 doc = resp.json()

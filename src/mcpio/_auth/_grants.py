@@ -55,6 +55,71 @@ class ClientCredentials:
         return cls(**known)
 
 
+def same_issuer(a: str, b: str) -> bool:
+    """Issuer identifiers compared as strings (RFC 8414 §3.3), a trailing ``/`` aside."""
+    return a.rstrip("/") == b.rstrip("/")
+
+
+class PreRegistered:
+    """The client's pre-registered credentials: ``clients`` (``{issuer: {"client_id": …,
+    "client_secret": …}}``) and/or one ``client_id`` bound to ``issuer``.
+
+    A client secret is a password for one authorization server: ``issuer`` is required with it,
+    and :meth:`credentials` refuses (never sends) them when discovery names another issuer (a
+    hostile MCP server names its own authorization server to collect them). A public
+    ``client_id`` (no secret) without ``issuer`` is used with whichever issuer is discovered.
+    """
+
+    def __init__(
+        self,
+        *,
+        client_id: str | None,
+        client_secret: str | None,
+        private_key: str | None,
+        signing_alg: str,
+        issuer: str | None,
+        clients: dict[str, dict[str, Any]],
+    ) -> None:
+        if client_secret and not issuer:
+            raise ValueError(
+                "client_secret= needs issuer=: the authorization server the client is registered with "
+                "(mcpio sends the secret to that issuer only, never to one another MCP server names)"
+            )
+        if client_secret and not client_id:
+            raise ValueError("client_secret= goes with client_id= (the client the secret belongs to)")
+        self.client_id, self.client_secret, self.private_key = client_id, client_secret, private_key
+        self.signing_alg, self.issuer, self.clients = signing_alg, issuer, clients
+
+    def credentials(self, issuer: str) -> ClientCredentials | None:
+        """The pre-registered credentials for ``issuer``; None if there are none (register then);
+        :class:`AuthorizationError` when the ``client_id`` is bound to another issuer."""
+        entry = next((v for k, v in self.clients.items() if same_issuer(k, issuer)), None)
+        if entry is not None:
+            return ClientCredentials(
+                client_id=entry["client_id"],
+                client_secret=entry.get("client_secret"),
+                private_key=entry.get("private_key"),
+                signing_alg=entry.get("signing_alg", self.signing_alg),
+                auth_method=entry.get("auth_method"),
+            )
+        if not self.client_id:
+            return None
+        if self.issuer is not None and not same_issuer(self.issuer, issuer):
+            raise AuthorizationError(
+                f"the MCP server sends its clients to the authorization server {issuer}, but the pre-registered "
+                f"client {self.client_id!r} belongs to {self.issuer}: mcpio refuses to send its credentials "
+                "there. If the server really moved to that authorization server, register a client with it and "
+                "pass that (issuer=, or clients={issuer: …}; mcpio login --issuer); otherwise the server is "
+                "misconfigured or hostile: tell its operator"
+            )
+        return ClientCredentials(
+            client_id=self.client_id,
+            client_secret=self.client_secret,
+            private_key=self.private_key,
+            signing_alg=self.signing_alg,
+        )
+
+
 def choose_auth_method(creds: ClientCredentials, metadata: dict[str, Any]) -> str:
     """The token endpoint authentication method for ``creds`` at this authorization server."""
     if creds.auth_method:

@@ -6,8 +6,13 @@
   "Communication Security": endpoints MUST be HTTPS; loopback is for development).
 * :class:`JWKS` — the issuer's signing keys: ``jwks_uri`` discovered from RFC 8414 /
   OpenID Connect metadata (path-insertion order of the spec's "Authorization Server Metadata
-  Discovery"), cached for ``ttl`` seconds, refetched when a token names an unknown ``kid``
-  (at most once per ``min_refresh`` seconds, so a flood of made-up kids cannot hammer the IdP).
+  Discovery"), cached for ``ttl`` seconds, refetched when a token names an unknown ``kid``.
+  A flood of made-up kids cannot hammer the IdP nor stall requests: at most one fetch is in
+  flight (every request that needs it joins it, none starts another), at most one per
+  ``min_refresh`` seconds after a success, and after a failure none for a backoff that doubles
+  (up to ``max_backoff``) while the IdP keeps failing; meanwhile unknown kids fail at once
+  (503), and tokens whose key is cached go on being verified with the cached keys, even past
+  ``ttl`` (stale keys are served while a refresh is in flight or failing, never waited for).
 """
 
 from __future__ import annotations
@@ -141,6 +146,7 @@ class JWKS:
         jwks_url: str | None = None,
         ttl: float = 3600.0,
         min_refresh: float = 10.0,
+        max_backoff: float = 300.0,
         client: Any = None,
         timeout: float = TIMEOUT,
     ) -> None:
@@ -150,11 +156,15 @@ class JWKS:
         self.jwks_url = check_url(jwks_url, "the JWKS URL") if jwks_url else None
         self.ttl = ttl
         self.min_refresh = min_refresh
+        self.max_backoff = max_backoff
         self.timeout = timeout
         self._client = client
         self._keys: dict[str | None, list[Any]] = {}  # kid -> PyJWK objects
-        self._fetched_at = float("-inf")
-        self._lock = asyncio.Lock()
+        self._fetched_at = float("-inf")  # the last successful fetch (monotonic)
+        self._refreshing: asyncio.Future[None] | None = None  # the one fetch in flight
+        self._failures = 0  # failed fetches in a row
+        self._retry_at = float("-inf")  # after a failure: no fetch before this (monotonic)
+        self._last_error = ""
 
     def _http(self) -> Any:
         if self._client is None:
@@ -164,33 +174,73 @@ class JWKS:
         return self._client
 
     async def aclose(self) -> None:
+        task, self._refreshing = self._refreshing, None
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
         if self._client is not None:
             await self._client.aclose()
             self._client = None
 
-    def keys_for(self, kid: str | None) -> list[Any] | None:
-        """The cached keys for ``kid`` (any key when the token names none), or None if unknown."""
-        if time.monotonic() - self._fetched_at > self.ttl:
-            return None
+    def _cached(self, kid: str | None) -> list[Any] | None:
+        """The cached keys for ``kid`` (any key when the token names none), fresh or not."""
         if kid is None:
             every = [k for keys in self._keys.values() for k in keys]
             return every or None
         return self._keys.get(kid)
 
+    def keys_for(self, kid: str | None) -> list[Any] | None:
+        """The cached keys for ``kid`` if the cache is fresh (within ``ttl``), else None."""
+        if time.monotonic() - self._fetched_at > self.ttl:
+            return None
+        return self._cached(kid)
+
     async def get(self, kid: str | None) -> list[Any]:
-        """Keys for ``kid``, fetching the JWKS when needed (rate limited). [] when still unknown."""
-        found = self.keys_for(kid)
+        """Keys for ``kid``, fetching the JWKS when needed (see the module docstring). [] when
+        still unknown; :class:`AuthUnavailable` when the JWKS cannot be had now."""
+        now = time.monotonic()
+        stale = now - self._fetched_at > self.ttl
+        found = self._cached(kid)
         if found is not None:
+            if stale:  # served as they are; a refresh (if one may start) runs in the background
+                self._start_refresh(now)
             return found
-        async with self._lock:
-            found = self.keys_for(kid)
-            if found is not None:
-                return found
-            stale = time.monotonic() - self._fetched_at > self.ttl
-            if not stale and time.monotonic() - self._fetched_at < self.min_refresh:
-                return []  # an unknown kid right after a fetch: do not refetch yet
-            await self._refresh()
-        return self.keys_for(kid) or []
+        task = self._refreshing or self._start_refresh(now)
+        if task is None:
+            if now < self._retry_at:
+                raise AuthUnavailable(
+                    f"the issuer's signing keys cannot be fetched ({self._last_error}); "
+                    f"the next attempt is in {self._retry_at - now:.0f} s"
+                )
+            return []  # an unknown kid right after a fetch: do not refetch yet
+        await asyncio.shield(task)  # join the one fetch in flight (its failure is raised here)
+        return self._cached(kid) or []
+
+    def _start_refresh(self, now: float) -> asyncio.Future[None] | None:
+        """Start the fetch if none is in flight and the limits allow one; the fetch, or None."""
+        if self._refreshing is not None or now < self._retry_at:
+            return None
+        if now - self._fetched_at <= self.ttl and now - self._fetched_at < self.min_refresh:
+            return None
+        task = asyncio.ensure_future(self._refresh())
+        self._refreshing = task
+        task.add_done_callback(self._refreshed)
+        return task
+
+    def _refreshed(self, task: asyncio.Future[None]) -> None:
+        if self._refreshing is task:
+            self._refreshing = None
+        if task.cancelled():
+            return
+        exc = task.exception()  # retrieved here too: a background refresh has no one awaiting it
+        if exc is None:
+            self._failures, self._retry_at, self._last_error = 0, float("-inf"), ""
+            return
+        self._failures += 1
+        backoff = min(max(self.min_refresh, 1.0) * 2 ** (self._failures - 1), self.max_backoff)
+        self._retry_at = time.monotonic() + backoff
+        self._last_error = str(exc) if isinstance(exc, AuthUnavailable) else type(exc).__name__
+        log.warning("fetching the signing keys failed (%s); next attempt in %.0f s", self._last_error, backoff)
 
     async def _refresh(self) -> None:
         client = self._http()

@@ -13,8 +13,8 @@ seam: ``HTTPClientTransport(auth=…)``, which ``Client(url, auth=…)`` passes 
   satisfied: the request fails with a message saying so).
 * Before a request, a token that expires within ``refresh_margin`` seconds is refreshed.
 
-Registration, in the spec's priority: pre-registered credentials (``client_id=``, or
-``clients={issuer: {...}}`` per issuer), a Client ID Metadata Document (``client_metadata_url=``,
+Registration, in the spec's priority: pre-registered credentials (``client_id=`` bound to
+``issuer=``, or ``clients={issuer: {...}}`` per issuer; refused, not sent, to another issuer), a Client ID Metadata Document (``client_metadata_url=``,
 when the authorization server lists ``client_id_metadata_document_supported``), a client
 registered earlier with that issuer (kept in the store), Dynamic Client Registration (with
 ``application_type``). Credentials belong to one issuer: when the server's authorization
@@ -49,8 +49,16 @@ import httpx
 
 from . import _pkce
 from ._browser import CallableUserAgent, LoopbackBrowser, UserAgent
-from ._discovery import DPOP_CHALLENGED, AuthorizationError, Discovery, discover, parse_www_authenticate, scopes_of
-from ._grants import ClientCredentials, register, token_request
+from ._discovery import (
+    DPOP_CHALLENGED,
+    AuthorizationError,
+    Discovery,
+    discover,
+    oauth_http,
+    parse_www_authenticate,
+    scopes_of,
+)
+from ._grants import ClientCredentials, PreRegistered, register, token_request
 from ._redirect import code_of_redirect
 from ._tokens import FileTokenStore, MemoryTokenStore, TokenStore
 
@@ -85,8 +93,9 @@ class OAuth(httpx.Auth):
 
     Parameters (all optional):
 
-    ``client_id``/``client_secret``: pre-registered credentials (any issuer); ``clients``: per
-    issuer, ``{issuer: {"client_id": ..., "client_secret": ...}}``. ``private_key`` (PEM) and
+    ``client_id``/``client_secret``: pre-registered credentials of the authorization server
+    ``issuer`` (required with a secret; never sent to another issuer: the authorization fails
+    instead); ``clients``: per issuer, ``{issuer: {"client_id": ..., "client_secret": ...}}``. ``private_key`` (PEM) and
     ``signing_alg``: authenticate with ``private_key_jwt``. ``client_metadata_url``: this
     client's Client ID Metadata Document (an https URL). ``scopes``: request these instead of
     the server's (``WWW-Authenticate`` scope, else the PRM's ``scopes_supported``, else none).
@@ -113,6 +122,7 @@ class OAuth(httpx.Auth):
         *,
         client_id: str | None = None,
         client_secret: str | None = None,
+        issuer: str | None = None,
         clients: Mapping[str, Mapping[str, Any]] | None = None,
         private_key: str | None = None,
         signing_alg: str = "ES256",
@@ -144,12 +154,25 @@ class OAuth(httpx.Auth):
             raise ValueError(
                 "the jwt_bearer grant needs client_id= and assertion= (a JWT, or a callable (issuer, resource) -> JWT)"
             )
+        if grant == "jwt_bearer" and isinstance(assertion, str) and not issuer:
+            raise ValueError(  # a fixed JWT is a credential for one authorization server, like a secret
+                "a fixed assertion= needs issuer=: the authorization server it is for (mcpio sends it there only)"
+            )
         self.assertion = assertion
         self.client_id = client_id
         self.client_secret = client_secret
+        self.issuer = issuer
         self.clients = {k: dict(v) for k, v in (clients or {}).items()}
         self.private_key = private_key
         self.signing_alg = signing_alg
+        self._pre = PreRegistered(
+            client_id=client_id,
+            client_secret=client_secret,
+            private_key=private_key,
+            signing_alg=signing_alg,
+            issuer=issuer,
+            clients=self.clients,
+        )
         self.client_metadata_url = client_metadata_url
         self.scopes = scopes.split() if isinstance(scopes, str) else list(scopes) if scopes is not None else None
         self.grant = grant
@@ -360,7 +383,7 @@ class OAuth(httpx.Auth):
 
     # ------------------------------------------------------------------ 401: refresh or authorize
     def _http(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(follow_redirects=False, timeout=self.timeout)
+        return oauth_http(self.timeout)
 
     async def _on_unauthorized(self, server_url: str, challenge: dict[str, str], *, had_token: bool) -> None:
         tok = self.token
@@ -379,7 +402,10 @@ class OAuth(httpx.Auth):
         metadata = tok.get("metadata") or {}
         if not tok.get("refresh_token") or "token_endpoint" not in metadata:
             return False
-        creds = await self._credentials_for(tok["issuer"], metadata, None, register_if_needed=False)
+        try:
+            creds = await self._credentials_for(tok["issuer"], metadata, None, register_if_needed=False)
+        except AuthorizationError:  # a token of another issuer than the client's: authorize anew
+            return False
         if creds is None:
             return False
         data = {"grant_type": "refresh_token", "refresh_token": tok["refresh_token"], "resource": tok["resource"]}
@@ -519,22 +545,9 @@ class OAuth(httpx.Auth):
         scopes: list[str] | None = None,
     ) -> ClientCredentials | None:
         """Credentials for ``issuer``, in the spec's priority (see the module docstring)."""
-        per_issuer = self.clients.get(issuer)
-        if per_issuer is not None:
-            return ClientCredentials(
-                client_id=per_issuer["client_id"],
-                client_secret=per_issuer.get("client_secret"),
-                private_key=per_issuer.get("private_key"),
-                signing_alg=per_issuer.get("signing_alg", self.signing_alg),
-                auth_method=per_issuer.get("auth_method"),
-            )
-        if self.client_id:
-            return ClientCredentials(
-                client_id=self.client_id,
-                client_secret=self.client_secret,
-                private_key=self.private_key,
-                signing_alg=self.signing_alg,
-            )
+        pre = self._pre.credentials(issuer)  # refuses credentials bound to another issuer
+        if pre is not None:
+            return pre
         if self.client_metadata_url and metadata.get("client_id_metadata_document_supported") is True:
             return ClientCredentials(
                 client_id=self.client_metadata_url,

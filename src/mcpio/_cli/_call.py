@@ -4,7 +4,8 @@ The tool list is fetched before the call: an unknown tool is refused with "did y
 the list of tools; ``k=v`` values are coerced by the tool's ``inputSchema`` (``k:=JSON`` for
 raw JSON, ``--args`` for one JSON object) and then checked (unknown names, missing required
 ones, wrong types), with the tool's signature in the message. Nothing is sent when the check
-fails (exit status 2); ``--no-validate`` sends the arguments as they are.
+fails (exit status 2); ``--no-validate`` sends the arguments as they are. ``--`` ends the options:
+``mcpio call -- TARGET TOOL k=v`` (a tool name starting with ``-`` is taken only after it).
 """
 
 from __future__ import annotations
@@ -57,9 +58,21 @@ def find_tool(tools: Sequence[dict[str, Any]], name: str, target: str) -> dict[s
     )
 
 
+def _check_positionals(args: Any) -> None:
+    """A tool name that starts with ``-`` is taken only after ``--``: without it, the name was
+    most likely an option put in the wrong place, or a hostile one pasted from elsewhere."""
+    if args.tool.startswith("-") and not getattr(args, "end_of_options", False):
+        raise UsageError(
+            f"the tool name {clean(args.tool, multiline=False)!r} starts with '-', like an option: to call "
+            "a tool with such a name, put -- before the positional arguments (mcpio call -- TARGET TOOL KEY=VALUE …)"
+        )
+    args.arguments = [a for a in args.arguments if a != "--"]  # some Pythons keep a `--` among them
+
+
 async def cmd_call(args: Any) -> int:
     from ._main import connect
 
+    _check_positionals(args)
     arguments = _json_arguments(args)
     async with connect(args) as c:
         if args.validate:

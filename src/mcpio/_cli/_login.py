@@ -65,7 +65,19 @@ async def login(args: argparse.Namespace) -> int:
     )
     scopes = args.scopes.replace(",", " ").split() if args.scopes else None
     store = _store(args)
-    auth = OAuth(client_id=args.client_id, client_secret=secret, scopes=scopes, user_agent=agent, store=store)
+    try:
+        auth = OAuth(
+            client_id=args.client_id,
+            client_secret=secret,
+            issuer=args.issuer,
+            scopes=scopes,
+            user_agent=agent,
+            store=store,
+        )
+    except ValueError as exc:
+        message = str(exc).replace("client_secret=", "--client-secret-env").replace("issuer=", "--issuer URL")
+        print(f"mcpio: {message.replace('client_id=', '--client-id')}", file=sys.stderr)
+        return 2
     async with Client(args.url, auth=auth, timeout=args.timeout):
         pass
     if auth.token is None:
@@ -88,7 +100,7 @@ def logout(args: argparse.Namespace) -> int:
 async def explain(args: argparse.Namespace) -> int:
     import httpx
 
-    from .._auth._discovery import AuthorizationError, discover, parse_www_authenticate
+    from .._auth._discovery import AuthorizationError, discover, oauth_http, parse_www_authenticate
 
     steps: list[str] = []
     report: dict[str, Any] = {"url": args.url}
@@ -103,7 +115,7 @@ async def explain(args: argparse.Namespace) -> int:
         },
     }
     code = 0
-    async with httpx.AsyncClient(follow_redirects=False, timeout=30) as http:
+    async with httpx.AsyncClient(follow_redirects=False, timeout=30) as http, oauth_http(30) as guarded:
         try:
             resp = await http.post(args.url, json=probe, headers={"accept": "application/json, text/event-stream"})
         except httpx.HTTPError as exc:
@@ -118,7 +130,7 @@ async def explain(args: argparse.Namespace) -> int:
         if resp.status_code != 401:
             steps.append("the server did not answer 401: it does not ask for authorization (or not for this request)")
         try:
-            found = await discover(http, args.url, challenge, steps)
+            found = await discover(guarded, args.url, challenge, steps)  # the https rule on every fetch
             meta = found.metadata
             report.update(
                 resource=found.resource,

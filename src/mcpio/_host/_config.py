@@ -3,8 +3,8 @@ Windsurf, VS Code's ``servers`` (``.vscode/mcp.json``, or ``"mcp": {"servers": â
 settings.json) and Zed's ``context_servers``; comments and trailing commas (JSONC) are allowed.
 
 An entry becomes a :class:`ServerSpec`: ``command``, ``args``, ``env``, ``cwd`` (stdio) or
-``url``, ``headers``, ``oauth`` (HTTP; ``oauth``: ``clientId``, ``clientSecret``, ``scopes``,
-``callbackPort``, ``clientMetadataUrl``, for mcpio's OAuth client, which logs in when the
+``url``, ``headers``, ``oauth`` (HTTP; ``oauth``: ``clientId``, ``clientSecret`` with its
+``issuer`` (required with a secret), ``scopes``, ``callbackPort``, ``clientMetadataUrl``, for mcpio's OAuth client, which logs in when the
 server asks unless the entry sends its own ``Authorization`` header). Variables are expanded when a server is used, not when the file
 is read, so one bad entry does not spoil the others: ``${env:NAME}`` and
 ``${workspaceFolder}``/``${userHome}`` (VS Code), ``${NAME}`` and ``${NAME:-default}``
@@ -109,13 +109,20 @@ class ServerSpec:
             raise ConfigError(
                 f"server {self.name!r} in {self.source}: oauth.callbackPort must be a port number"
             ) from None
-        return OAuth(
-            client_id=get("clientId", "client_id"),
-            client_secret=get("clientSecret", "client_secret"),
-            scopes=get("scopes", "scope"),
-            callback_port=port,
-            client_metadata_url=get("clientMetadataUrl", "client_metadata_url"),
-        )
+        try:
+            return OAuth(
+                client_id=get("clientId", "client_id"),
+                client_secret=get("clientSecret", "client_secret"),
+                issuer=get("issuer"),
+                scopes=get("scopes", "scope"),
+                callback_port=port,
+                client_metadata_url=get("clientMetadataUrl", "client_metadata_url"),
+            )
+        except ValueError as exc:
+            message = str(exc).replace("client_secret=", "oauth.clientSecret").replace("issuer=", "oauth.issuer")
+            raise ConfigError(
+                f"server {self.name!r} in {self.source}: {message.replace('client_id=', 'oauth.clientId')}"
+            ) from None
 
 
 _VAR = re.compile(r"\$\{([^}]*)\}")

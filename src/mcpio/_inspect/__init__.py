@@ -9,13 +9,15 @@ client in one event loop; :mod:`._app` is the ASGI app and its security rules,
 from __future__ import annotations
 
 import asyncio
+import shutil
 import socket
 import sys
 import webbrowser
 from typing import Any
 
-from ._app import InspectorApp, new_token
+from ._app import InspectorApp
 from ._session import InspectorSession
+from ._signin import write_launcher
 
 
 def serve(
@@ -26,13 +28,13 @@ def serve(
     headers: dict[str, str] | None = None,
     port: int = 0,
     open_browser: bool = True,
-    token: str | None = None,
     on_ready: Any = None,
 ) -> int:
     """Serve the inspector until interrupted; returns the exit status.
 
     ``make_client(target, **options)`` builds an unconnected Client. ``port=0`` picks a free
-    port. The URL (with its token) is printed on stderr and passed to ``on_ready(url)``."""
+    port. The link (with its one-time code, :mod:`._signin`) is printed on stderr and passed to
+    ``on_ready(url)``; the browser is started on a private launcher file, never on the link."""
     import uvicorn
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -44,13 +46,12 @@ def serve(
         return 3
     sock.listen(128)
     port = sock.getsockname()[1]
-    token = token or new_token()
     session = InspectorSession(make_client)
-    app = InspectorApp(
-        session, token=token, port=port, initial={"target": target or "", "era": era, "headers": headers or {}}
-    )
-    url = f"http://127.0.0.1:{port}/?token={token}"
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
+    app = InspectorApp(session, port=port, initial={"target": target or "", "era": era, "headers": headers or {}})
+    url = f"http://127.0.0.1:{port}/?code={app.new_code()}"
+    launcher = write_launcher(url) if open_browser else None
+    # Ctrl-C: an open page's event poll (up to 20 s) is cut after 2 s, not waited for
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False, timeout_graceful_shutdown=2)
     server = uvicorn.Server(config)
 
     async def main() -> None:
@@ -58,16 +59,23 @@ def serve(
         while not server.started and not task.done():
             await asyncio.sleep(0.01)
         if server.started:
-            sys.stderr.write(f"mcpio inspect: open {url}\n(Ctrl-C stops it; the URL's token is what lets a page in)\n")
+            minutes = app.signin.code_seconds / 60
+            sys.stderr.write(
+                f"mcpio inspect: open {url}\n(Ctrl-C stops it; the link works once, within {minutes:g} minutes: "
+                "it signs that browser in)\n"
+            )
             sys.stderr.flush()
             if on_ready is not None:
                 on_ready(url)
-            if open_browser:
-                await asyncio.to_thread(webbrowser.open, url)
+            if launcher is not None:  # the browser's command line names the 0600 file, not the code
+                await asyncio.to_thread(webbrowser.open, launcher.as_uri())
         await task
 
     try:
         asyncio.run(main())
     except KeyboardInterrupt:
         pass
+    finally:
+        if launcher is not None:
+            shutil.rmtree(launcher.parent, ignore_errors=True)
     return 0

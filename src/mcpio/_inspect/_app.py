@@ -7,9 +7,10 @@ CVE-2025-58444, both reachable from a web page on another origin):
 * bound to 127.0.0.1 only (the CLI refuses anything else);
 * every request's ``Host`` must name this loopback address and port (DNS rebinding), and an
   ``Origin``, when sent, must be this page's own origin; no CORS headers are ever sent;
-* every API call carries the random token printed with the URL (``X-Inspector-Token``; the
-  event poll may pass it as ``?token=``), compared in constant time; the page itself needs
-  ``?token=`` too, so another local user or page cannot open it;
+* the page needs this inspector's session cookie (``HttpOnly``, ``SameSite=Strict``), and every
+  API call the cookie and the page key (``X-Inspector-Key``), which only the one-time link
+  ``mcpio inspect`` opened gives (:mod:`._signin`: the code works once, for a few minutes, and
+  is never on a command line), so another local user or page cannot use the inspector;
 * API writes must be ``Content-Type: application/json`` (no "simple" cross-site form posts);
   bodies are capped at :data:`MAX_BODY`;
 * the page runs under a Content-Security-Policy that allows only its own scripts and styles
@@ -18,11 +19,8 @@ CVE-2025-58444, both reachable from a web page on another origin):
 
 from __future__ import annotations
 
-import hmac
 import importlib.resources
 import logging
-import os
-import shlex
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs
@@ -30,8 +28,9 @@ from urllib.parse import parse_qs
 import msgspec
 
 from .._errors import MCPError
-from ._export import pytest_source
+from ._export import call_command, pytest_source
 from ._session import InspectorSession
+from ._signin import CODE_SECONDS, SignIn
 
 log = logging.getLogger("mcpio.inspect")
 
@@ -70,14 +69,30 @@ def _asset(name: str) -> bytes:
     return importlib.resources.files("mcpio._inspect").joinpath("static", name).read_bytes()
 
 
+# What ``GET /?code=…`` answers once the cookie is set: a page of this origin that moves to
+# ``/#k=KEY`` (a navigation started by the launcher file is cross-site: a redirect would not
+# carry the SameSite=Strict cookie, a navigation from this page does; the fragment hands the
+# page its key without sending it to any server).
+SIGNED_IN = (
+    '<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=/#k={key}">'
+    '<title>mcpio inspect</title><p>Signed in: <a href="/#k={key}">open mcpio inspect</a></p>\n'
+)
+
+
 class InspectorApp:
-    """ASGI app: ``GET /?token=…`` the page, ``GET /static/*``, ``POST /api/*`` the JSON API."""
+    """ASGI app: ``GET /?code=…`` signs a browser in, ``GET /`` the page, ``GET /static/*``,
+    ``POST /api/*`` the JSON API. :meth:`new_code` makes the one-time code of the link."""
 
     def __init__(
-        self, session: InspectorSession, *, token: str, port: int, initial: dict[str, Any] | None = None
+        self,
+        session: InspectorSession,
+        *,
+        port: int,
+        initial: dict[str, Any] | None = None,
+        code_seconds: float = CODE_SECONDS,
     ) -> None:
         self.session = session
-        self.token = token
+        self.signin = SignIn(port, code_seconds=code_seconds)
         self.port = port
         self.initial = initial or {}  # what the page's connect form starts with (target, era, headers)
         self.hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
@@ -104,17 +119,34 @@ class InspectorApp:
         if origin is not None and origin not in self.origins:
             raise _Refused(403, "cross-origin request refused")
 
-    def _check_token(self, given: str | None) -> None:
-        if not given or not hmac.compare_digest(given.encode(), self.token.encode()):
+    def new_code(self) -> str:
+        """The one-time code for the link that opens the page (see :mod:`._signin`)."""
+        return self.signin.new_code()
+
+    def _check_session(self, headers: dict[str, str], *, api: bool = True) -> None:
+        """The session cookie, and for the API the page key too (see :mod:`._signin`)."""
+        if not self.signin.has_session(headers.get("cookie")) or (
+            api and not self.signin.has_key(headers.get("x-inspector-key"))
+        ):
             raise _Refused(
-                403, "missing or wrong token: open the URL that `mcpio inspect` printed (it carries ?token=…)"
+                403,
+                "not signed in: open the link that `mcpio inspect` printed (it works once, for a few "
+                "minutes; restart mcpio inspect for a new one)",
             )
 
     async def _route(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
         method, path = scope["method"], scope["path"]
         query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
         if method == "GET" and path == "/":
-            self._check_token((query.get("token") or [None])[0])
+            if "code" in query and not self.signin.has_session(headers.get("cookie")):
+                refused = self.signin.redeem(query["code"][0])
+                if refused is not None:
+                    raise _Refused(403, f"{refused}: restart mcpio inspect for a new link")
+                cookie = [(b"set-cookie", self.signin.set_cookie())]
+                page = SIGNED_IN.format(key=self.signin.page_key).encode()
+                await _send(send, 200, page, STATIC["index.html"], cookie)
+                return
+            self._check_session(headers, api=False)
             await _send(send, 200, _asset("index.html"), STATIC["index.html"])
             return
         if method == "GET" and path.startswith("/static/"):
@@ -127,14 +159,14 @@ class InspectorApp:
             raise _Refused(404, "no such page")
         op = path[len("/api/") :]
         if method == "GET" and op == "events":
-            self._check_token(headers.get("x-inspector-token") or (query.get("token") or [None])[0])
+            self._check_session(headers)
             after = int((query.get("after") or ["0"])[0] or 0) if (query.get("after") or ["0"])[0].isascii() else 0
             events = await self.session.wait(after, POLL_SECONDS)
             await _json(send, 200, {"events": events})
             return
         if method != "POST":
             raise _Refused(405, "use POST for the API")
-        self._check_token(headers.get("x-inspector-token"))
+        self._check_session(headers)
         if headers.get("content-type", "").split(";")[0].strip().lower() != "application/json":
             raise _Refused(415, "the API takes Content-Type: application/json")
         body = await _read(receive)
@@ -211,15 +243,6 @@ class InspectorApp:
         raise _Refused(404, f"no API operation {op!r}")
 
 
-def call_command(target: str, name: Any, arguments: Any) -> str:
-    """The ``mcpio call`` command line that makes the same tool call (POSIX shell quoting)."""
-    argv = ["mcpio", "call", target, str(name)]
-    for key, value in (arguments or {}).items() if isinstance(arguments, dict) else ():
-        text = value if isinstance(value, str) else msgspec.json.encode(value).decode()
-        argv.append(f"{key}={text}")
-    return shlex.join(argv)
-
-
 async def _read(receive: Receive) -> bytes:
     chunks: list[bytes] = []
     size = 0
@@ -236,11 +259,14 @@ async def _read(receive: Receive) -> bytes:
             return b"".join(chunks)
 
 
-async def _send(send: Send, status: int, body: bytes, content_type: str) -> None:
+async def _send(
+    send: Send, status: int, body: bytes, content_type: str, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
     headers = [
         (b"content-type", content_type.encode()),
         (b"content-length", str(len(body)).encode()),
         *SECURITY_HEADERS,
+        *(extra or []),
     ]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
@@ -268,8 +294,3 @@ async def _lifespan(receive: Receive, send: Send, session: InspectorSession) -> 
                 log.debug("disconnect at shutdown failed", exc_info=True)
             await send({"type": "lifespan.shutdown.complete"})
             return
-
-
-def new_token() -> str:
-    """A random URL-safe token (192 bits)."""
-    return os.urandom(24).hex()

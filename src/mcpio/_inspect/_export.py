@@ -1,4 +1,5 @@
-"""``export as a pytest test``: an inspector session's calls as a test file using mcpio.Client.
+"""The inspector's exports: a call as an ``mcpio call`` command line (:func:`call_command`), and
+``export as a pytest test``: an inspector session's calls as a test file using mcpio.Client.
 
 The test replays each recorded request with :meth:`Client.request` (the raw result, the same in
 both eras) and asserts the result the inspector saw; for ``tools/call`` it asserts ``isError``
@@ -10,7 +11,10 @@ from __future__ import annotations
 
 import keyword
 import re
+import shlex
 from typing import Any
+
+import msgspec
 
 
 def _literal(value: Any, indent: int = 8) -> str:
@@ -73,3 +77,16 @@ def pytest_source(target: str, history: list[Any], *, era: str = "auto") -> str:
                 else f"    assert result == {_literal(result, 4)}"
             )
     return "\n".join(lines) + "\n"
+
+
+def call_command(target: str, name: Any, arguments: Any) -> str:
+    """The ``mcpio call`` command line that makes the same tool call (POSIX shell quoting).
+
+    ``--`` comes before the positional values: everything the server chose (the tool's name, its
+    argument names) is data, never an option (a tool named ``--trace=.bashrc`` must not make the
+    command write a file)."""
+    argv = ["mcpio", "call", "--", target, str(name)]
+    for key, value in (arguments or {}).items() if isinstance(arguments, dict) else ():
+        text = value if isinstance(value, str) else msgspec.json.encode(value).decode()
+        argv.append(f"{key}={text}")
+    return shlex.join(argv)

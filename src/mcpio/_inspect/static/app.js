@@ -3,7 +3,15 @@
 // never as HTML (and the Content-Security-Policy forbids inline and foreign scripts anyway).
 "use strict";
 
-const TOKEN = new URLSearchParams(location.search).get("token") || "";
+// The page's API calls are authorized by an HttpOnly, SameSite=Strict cookie, set when the
+// one-time link that `mcpio inspect` opened was used, and by the page key, handed over once in
+// this address's fragment (#k=…) and kept in localStorage, which (unlike cookies) is private to
+// this port: a server on another port of 127.0.0.1 that got the cookie cannot use the API.
+const KEY = (() => {
+  const m = /^#k=([0-9a-f]+)$/.exec(location.hash);
+  if (m) { localStorage.setItem("mcpio-inspect-key", m[1]); history.replaceState(null, "", "/"); }
+  return localStorage.getItem("mcpio-inspect-key") || "";
+})();
 const $ = (sel) => document.querySelector(sel);
 const MAX_TEXT = 100000;      // characters of one text block shown before "show all"
 const MAX_WIRE_ROWS = 2000;   // wire rows kept in the page
@@ -32,7 +40,7 @@ function short(text, n) { text = String(text); return text.length > n ? text.sli
 
 // ---------------------------------------------------------------- API
 async function api(op, body) {
-  const r = await fetch("/api/" + op, { method: "POST", headers: { "Content-Type": "application/json", "X-Inspector-Token": TOKEN },
+  const r = await fetch("/api/" + op, { method: "POST", headers: { "Content-Type": "application/json", "X-Inspector-Key": KEY },
                                         body: JSON.stringify(body || {}) });
   let data;
   try { data = await r.json(); } catch (e) { throw new Error(`the inspector answered ${r.status} with no JSON`); }
@@ -615,8 +623,8 @@ function onEvent(ev) {
 async function poll() {
   for (;;) {
     try {
-      const r = await fetch(`/api/events?after=${state.seq}`, { headers: { "X-Inspector-Token": TOKEN } });
-      if (r.status === 403) { setStatus("refused: open the URL that mcpio inspect printed (with its token)", "err"); return; }
+      const r = await fetch(`/api/events?after=${state.seq}`, { headers: { "X-Inspector-Key": KEY } });
+      if (r.status === 403) { setStatus("refused: open the link that mcpio inspect printed (it works once; restart mcpio inspect for a new one)", "err"); return; }
       const data = await r.json();
       for (const ev of data.events || []) onEvent(ev);
     } catch (e) {
