@@ -161,7 +161,9 @@ class Server(CatalogMixin, FromAPI):
     def add_tool(self, fn: Callable[..., Any] | Tool, **options: Any) -> Tool:
         scopes = options.pop("scopes", None)
         tags = options.pop("tags", None)
-        tool = fn if isinstance(fn, Tool) else Tool.from_function(fn, **options)  # Tool: e.g. Tool.from_schema
+        if isinstance(fn, Tool) and options:  # a Tool (e.g. Tool.from_schema) is registered as it was made
+            raise TypeError(f"add_tool({fn.name!r}): {', '.join(sorted(options))} apply to a function, not a Tool")
+        tool = fn if isinstance(fn, Tool) else Tool.from_function(fn, **options)
         if tags is not None:
             tool.tags = tags_of(tags)
         self._set_scopes("tools/call", tool.name, scopes)
