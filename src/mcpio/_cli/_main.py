@@ -7,6 +7,7 @@ import asyncio
 import base64
 import importlib
 import inspect
+import json
 import logging
 import os
 import re
@@ -98,6 +99,39 @@ def _child_failure(text: str) -> tuple[str, str | None] | None:
     return None
 
 
+#: The first line for a server that wants a token the CLI cannot obtain by itself
+WANTS_TOKEN = "this server wants a bearer token: -H 'Authorization: Bearer …'"
+
+
+def _unauthorized(exc: MCPError, args: Any) -> tuple[str, str, str] | None:
+    """(message, hint, details shown with -v) for an HTTP server's refusal for want of a token,
+    in the command line's terms; None for any other error."""
+    if not is_url(str(getattr(args, "target", "") or "")):
+        return None
+    from .._auth._discovery import WANTS_TOKEN as NO_OAUTH  # the OAuth client's "no usable metadata"
+
+    data = exc.data if isinstance(exc.data, dict) else {}
+    if NO_OAUTH in exc.message:
+        return (
+            WANTS_TOKEN,
+            "ask the server's operator for one (-v says why it cannot be obtained by OAuth)",
+            exc.message,
+        )
+    if data.get("status") != 401:
+        return None
+    said = exc.message.partition(": ")[2]
+    try:  # RFC 6750's JSON body: {"error": …, "error_description": …}
+        said = str(json.loads(said).get("error_description") or said)
+    except (ValueError, AttributeError):
+        pass
+    said = clean(said, multiline=False)
+    sent = any(h.partition(":")[0].strip().lower() == "authorization" for h in getattr(args, "header", None) or [])
+    if sent:
+        hint = "send -H 'Authorization: Bearer <token>' with a token its operator gave you"
+        return f"the server refused the Authorization header (HTTP 401): {said}", hint, exc.message
+    return WANTS_TOKEN, f"the server says: {said}", exc.message
+
+
 def report(exc: BaseException, args: Any) -> int:
     """Print one or two lines for ``exc`` (whose fault, what to do) and return its exit status."""
     target = getattr(args, "target", None) or getattr(args, "app", None) or "TARGET"
@@ -133,6 +167,8 @@ def report(exc: BaseException, args: Any) -> int:
                 if is_url(str(target))
                 else f"check that {target} starts an MCP server (run its command yourself; -v shows its stderr)"
             )
+    elif isinstance(exc, MCPError) and (refusal := _unauthorized(exc, args)) is not None:
+        (message, hint, details), status = refusal, FAILED
     elif isinstance(exc, MCPError):
         message, status = f"the server answered with an error: {with_code(exc)}", FAILED
     elif isinstance(exc, (UnsupportedTarget, TransportError, OSError)):
