@@ -285,6 +285,13 @@ def _install_args(p: argparse.ArgumentParser) -> None:
         "--env", action="append", metavar="NAME=VALUE", help="an environment variable for the server (repeatable)"
     )
     p.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="a URL entry's HTTP header (repeatable); ${VAR} is replaced by $VAR, e.g. 'Authorization: Bearer ${TOKEN}'",
+    )
+    p.add_argument(
         "--project", action="store_true", help="the host's project file in this folder (claude-code, cursor, vscode)"
     )
     p.add_argument("--config", metavar="FILE", help="write this file instead of the host's own")
