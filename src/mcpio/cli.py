@@ -255,6 +255,7 @@ def _prompt_args(p: argparse.ArgumentParser) -> None:
 
 
 def _tap_args(p: argparse.ArgumentParser) -> None:
+    p.usage = "mcpio tap -o FILE [--redact KEY] [--] COMMAND ..."
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="the trace file (JSON lines; appended)")
     p.add_argument(
         "--redact", action="append", default=[], metavar="KEY", help="replace the value of every KEY in the trace"
@@ -262,6 +263,7 @@ def _tap_args(p: argparse.ArgumentParser) -> None:
 
 
 def _replay_args(p: argparse.ArgumentParser) -> None:
+    p.usage = "mcpio replay FILE [--ignore KEY] [options] [--] COMMAND ..."
     p.add_argument("trace", metavar="FILE")
     p.add_argument("--ignore", action="append", default=[], metavar="KEY", help="ignore KEY (anywhere) when comparing")
     _common(p, era_flag=False, trace_flag=False)  # the trace's own messages are sent, in their era
@@ -369,7 +371,39 @@ COMMANDS: list[Command] = [
         "mcpio._cli._login:run",
     ),
 ]
-PASSTHROUGH = ("tap", "replay")  # commands that take the server's command after --
+PASSTHROUGH = ("tap", "replay")  # commands that take the server's command after their options
+
+
+def split_passthrough(name: str, words: list[str]) -> tuple[list[str], list[str]]:
+    """``mcpio tap|replay …``'s own words, and the server's command.
+
+    The command starts after ``--``, or else at the first word that is neither one of the
+    command's options (nor an option's value) nor one of its own positionals (``replay``'s
+    FILE): ``mcpio tap -o t.jsonl python server.py --port 3`` runs ``python server.py --port 3``.
+    Hosts that drop the first ``--`` of a server's arguments (Gemini CLI's ``mcp add``) thus still work."""
+    if "--" in words:
+        cut = words.index("--")
+        return words[:cut], words[cut + 1 :]
+    sub = argparse.ArgumentParser(add_help=False)
+    command = next(c for c in COMMANDS if c.name == name)
+    command.arguments(sub)
+    options = sub._option_string_actions  # the command's own flags (and whether they take a value)
+    positionals = sum(1 for a in sub._actions if not a.option_strings)
+    i = 1  # words[0] is the command's name
+    while i < len(words):
+        word = words[i]
+        if word.startswith("-") and len(word) > 1:
+            action = options.get(word.split("=", 1)[0])
+            if action is None:  # a command does not start with an option: a typo of ours
+                sub.prog = f"mcpio {name}"
+                sub.error(f"unrecognized option {word} (the server's command goes after the options)")
+            i += 1 if ("=" in word or action.nargs == 0) else 2
+        elif positionals > 0:
+            positionals -= 1
+            i += 1
+        else:
+            break
+    return words[:i], words[i:]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -389,9 +423,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     command: list[str] = []
-    if args_list and args_list[0] in PASSTHROUGH and "--" in args_list:
-        cut = args_list.index("--")
-        args_list, command = args_list[:cut], args_list[cut + 1 :]
+    if args_list and args_list[0] in PASSTHROUGH:
+        args_list, command = split_passthrough(args_list[0], args_list)
     parser = build_parser()
     args, extra = parser.parse_known_args(args_list)
     if extra and getattr(args, "arguments", None) is not None:  # k=v after an option: `call T t --args {} b=5`
@@ -408,9 +441,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     if args.command in PASSTHROUGH and not command:
-        parser.error(
-            f"{args.command} needs the server's command after --, e.g. mcpio {args.command} ... -- python server.py"
-        )
+        example = "-o trace.jsonl" if args.command == "tap" else "trace.jsonl"
+        sub = argparse.ArgumentParser(prog=f"mcpio {args.command}")
+        next(c for c in COMMANDS if c.name == args.command).arguments(sub)
+        sub.error(f"the server's command goes after the options, e.g. mcpio {args.command} {example} python server.py")
     args.server_command = command
     from ._cli._main import dispatch
 

@@ -99,6 +99,25 @@ def _child_failure(text: str) -> tuple[str, str | None] | None:
     return None
 
 
+#: The library's advice names Python keywords; on a command line it names the flags
+_CLI_WORDS = [
+    (re.compile(r"\bera=['\"](legacy|modern|auto)['\"]"), r"--era \1"),
+    (
+        re.compile(r"\bpass client_id= \(and client_secret=\)"),
+        "log in: mcpio login URL --client-id ID (--client-secret-env VAR)",
+    ),
+    (re.compile(r"\bpass client_id="), "log in: mcpio login URL --client-id ID"),
+    (re.compile(r"Client\(\.\.\., verify='ca\.pem'\), or (SSL_CERT_FILE=ca\.pem) for mcpio commands"), r"\1 mcpio …"),
+]
+
+
+def _in_cli_words(text: str) -> str:
+    """``text`` with the Python API's keywords (``era='legacy'``) as this command's flags (``--era legacy``)."""
+    for pattern, words in _CLI_WORDS:
+        text = pattern.sub(words, text)
+    return text
+
+
 #: The first line for a server that wants a token the CLI cannot obtain by itself
 WANTS_TOKEN = "this server wants a bearer token: -H 'Authorization: Bearer …'"
 
@@ -181,6 +200,7 @@ def report(exc: BaseException, args: Any) -> int:
             hint = "-v shows the server's stderr"
     else:
         raise exc
+    message, hint = _in_cli_words(message), _in_cli_words(hint) if hint else hint
     if getattr(args, "json", False):
         body: dict[str, Any] = {"message": message, "status": status}
         if isinstance(exc, MCPError):
