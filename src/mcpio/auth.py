@@ -42,7 +42,7 @@ from ._auth._info import AuthInfo, current_principal
 from ._auth._jwks import AuthUnavailable
 from ._auth._proxy import OAuthProxy
 from ._auth._resource import ResourceServer
-from ._auth._static import StaticTokens
+from ._auth._static import BearerAuth, StaticTokens
 from ._auth._verify import IntrospectionVerifier, InvalidToken, JWTVerifier, TokenVerifier
 
 if TYPE_CHECKING:
@@ -83,6 +83,7 @@ __all__ = [
     "AuthInfo",
     "AuthUnavailable",
     "AuthorizationError",
+    "BearerAuth",
     "CallableUserAgent",
     "FileTokenStore",
     "IntrospectionVerifier",

@@ -1,8 +1,9 @@
-"""Shared-secret bearer tokens: the simplest way to let a teammate in (``auth=StaticTokens(…)``,
-``mcpio run -t http --auth-token-env VAR``).
+"""Bearer tokens you hand out yourself, with no authorization server: the simplest way to let a
+teammate in (``auth=StaticTokens(…)``, ``mcpio run -t http --auth-token-env VAR``).
 
-:class:`StaticTokens` is both the configuration an app takes as ``auth=`` and the
-:class:`TokenVerifier` its guard calls: the same :class:`~mcpio._auth._resource.Guard` as OAuth
+:class:`BearerAuth` takes any :class:`TokenVerifier` (a JWT you signed, say);
+:class:`StaticTokens` is both such a configuration (what an app takes as ``auth=``) and the
+verifier its guard calls: the same :class:`~mcpio._auth._resource.Guard` as OAuth
 (one place parses the ``Authorization`` header, binds legacy sessions to their principal, sets
 ``ctx.auth``), but with no OAuth metadata: nothing is served at
 ``/.well-known/oauth-protected-resource`` and the 401 challenge names no ``resource_metadata``
@@ -26,7 +27,7 @@ from typing import Any
 
 from ._info import AuthInfo
 from ._resource import _B64TOKEN, Guard
-from ._verify import InvalidToken
+from ._verify import InvalidToken, TokenVerifier
 
 MIN_LENGTH = 16  # characters: shorter shared secrets are refused (guessable)
 MINT = 'python -c "import secrets; print(secrets.token_urlsafe(32))"'
@@ -38,7 +39,30 @@ def split_tokens(text: str) -> list[str]:
     return [t for t in re.split(r"[\s,]+", text) if t]
 
 
-class StaticTokens:
+class BearerAuth:
+    """Protect an HTTP server with bearer tokens that ``verifier`` (any :class:`TokenVerifier`)
+    checks, with no OAuth metadata: for tokens you hand out yourself (a JWT you signed, a
+    database of API keys). :class:`StaticTokens` is the ready-made one."""
+
+    def __init__(self, verifier: TokenVerifier) -> None:
+        self.verifier = verifier
+
+    resource: str | None = None  # no canonical URI: tokens carry no audience
+    metadata_url: str | None = None  # no OAuth metadata: the guard serves none and names none
+    metadata_path: str | None = None
+    required_scopes: frozenset[str] = frozenset()
+    scopes_supported: list[str] = []  # noqa: RUF012 - read only
+    implied_scopes: Mapping[str, Iterable[str]] = {}
+
+    def metadata(self) -> dict[str, Any]:
+        return {}
+
+    def guard(self, **options: Any) -> Any:
+        """The per-request check for an app (``http_app`` calls it): the OAuth guard, with no metadata."""
+        return Guard(self, **options)  # type: ignore[arg-type]
+
+
+class StaticTokens(BearerAuth):
     """Protect an HTTP server with one or more fixed bearer tokens (shared secrets).
 
     ``tokens``: the accepted tokens, or a mapping ``{token: name}`` naming who holds each (the
@@ -73,6 +97,7 @@ class StaticTokens:
                 )
         self._digests = [(hashlib.sha256(t.encode()).digest(), name) for t, name in named]
         self.scopes = frozenset(scopes)
+        super().__init__(self)
 
     def __repr__(self) -> str:
         return f"StaticTokens({len(self._digests)} tokens)"
@@ -87,22 +112,3 @@ class StaticTokens:
         if found is None:
             raise InvalidToken("the token is not one this server accepts; ask its operator for the right one")
         return AuthInfo(subject=found, client_id=None, scopes=self.scopes, issuer="static", _token=token)
-
-    # ------------------------------------------------------------------ what the guard reads
-    @property
-    def verifier(self) -> StaticTokens:
-        return self
-
-    resource: str | None = None  # no canonical URI: tokens carry no audience
-    metadata_url: str | None = None  # no OAuth metadata: the guard serves none and names none
-    metadata_path: str | None = None
-    required_scopes: frozenset[str] = frozenset()
-    scopes_supported: list[str] = []  # noqa: RUF012 - read only
-    implied_scopes: Mapping[str, Iterable[str]] = {}
-
-    def metadata(self) -> dict[str, Any]:
-        return {}
-
-    def guard(self, **options: Any) -> Any:
-        """The per-request check for an app (``http_app`` calls it): the OAuth guard, with no metadata."""
-        return Guard(self, **options)  # type: ignore[arg-type]
