@@ -63,7 +63,12 @@ TARGET (every command that talks to a server accepts all of these, the same way)
 
 
 def _common(
-    p: argparse.ArgumentParser, *, json_flag: bool = True, era_flag: bool = True, trace_flag: bool = True
+    p: argparse.ArgumentParser,
+    *,
+    json_flag: bool = True,
+    era_flag: bool = True,
+    trace_flag: bool = True,
+    timeout: float | None = 60.0,
 ) -> None:
     if json_flag:
         p.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -76,7 +81,13 @@ def _common(
             "legacy (initialize, up to 2025-11-25) or modern (2026-07-28)",
         )
     p.add_argument(
-        "--timeout", type=float, default=60.0, metavar="S", help="seconds to wait for each answer (default 60)"
+        "--timeout",
+        type=float,
+        default=timeout,
+        metavar="S",
+        help=f"seconds to wait for each answer (default {timeout:g})"
+        if timeout is not None
+        else "seconds to wait for each answer (default: no limit; the page has a Cancel button)",
     )
     p.add_argument(
         "-e",
@@ -183,8 +194,7 @@ def _inspect_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--port", type=int, default=0, help="the inspector's port on 127.0.0.1 (default: a free one)")
     p.add_argument("--no-browser", dest="browser", action="store_false", help="print the URL; do not open a browser")
-    _common(p, json_flag=False, trace_flag=False)
-    p.set_defaults(timeout=None)  # no timeout unless --timeout: the page has a Cancel button
+    _common(p, json_flag=False, trace_flag=False, timeout=None)  # no timeout unless --timeout: Cancel instead
 
 
 _STORE_HELP = "the token store file (default: $MCPIO_TOKEN_STORE, else ~/.local/state/mcpio/tokens.json)"

@@ -28,6 +28,8 @@ def serve(
     open_browser: bool = True,
     token: str | None = None,
     on_ready: Any = None,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
 ) -> int:
     """Serve the inspector until interrupted; returns the exit status.
 
@@ -45,7 +47,7 @@ def serve(
     sock.listen(128)
     port = sock.getsockname()[1]
     token = token or new_token()
-    session = InspectorSession(make_client)
+    session = InspectorSession(make_client, env=env, cwd=cwd)  # env, cwd: what make_client gives a server
     app = InspectorApp(
         session, token=token, port=port, initial={"target": target or "", "era": era, "headers": headers or {}}
     )
