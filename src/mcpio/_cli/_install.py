@@ -244,13 +244,13 @@ def _replace(path: Path, content: bytes, like: os.stat_result | None) -> None:
             f.write(content)
             f.flush()
             os.fsync(f.fileno())
-            if hasattr(os, "fchown") and like is not None and (like.st_uid, like.st_gid) != (os.getuid(), os.getgid()):
-                with contextlib.suppress(PermissionError):  # only root can give a file away
-                    os.fchown(f.fileno(), like.st_uid, like.st_gid)
-            if hasattr(os, "fchmod"):
-                os.fchmod(f.fileno(), mode)
-            else:  # pragma: no cover - Windows: only the read-only bit exists
+            if sys.platform == "win32":  # pragma: no cover - only the read-only bit exists
                 os.chmod(tmp, mode)
+            else:
+                if like is not None and (like.st_uid, like.st_gid) != (os.getuid(), os.getgid()):
+                    with contextlib.suppress(PermissionError):  # only root can give a file away
+                        os.fchown(f.fileno(), like.st_uid, like.st_gid)
+                os.fchmod(f.fileno(), mode)
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
