@@ -190,14 +190,17 @@ class Guard:
                 raw.append(v)
             elif len(k) == 14 and k.lower() == b"mcp-session-id":
                 sid = v.decode("latin-1")
-        where = self.config.metadata_url
         if not raw:
             await self._challenge(
                 send,
                 401,
                 None,
                 "this server requires a bearer token (Authorization: Bearer <token>); "
-                + (f"its authorization servers are listed at {where}" if where else "ask its operator for one"),
+                + (
+                    f"its authorization servers are listed at {self.config.metadata_url}"
+                    if self.config.metadata_url  # None: no OAuth metadata (StaticTokens)
+                    else "ask its operator for one"
+                ),
             )
             return None
         if len(raw) > 1:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ._info import AuthInfo
@@ -57,9 +57,17 @@ class BearerAuth:
     def metadata(self) -> dict[str, Any]:
         return {}
 
-    def guard(self, **options: Any) -> Any:
-        """The per-request check for an app (``http_app`` calls it): the OAuth guard, with no metadata."""
-        return Guard(self, **options)  # type: ignore[arg-type]
+    def guard(
+        self,
+        *,
+        scopes_for: Callable[[str, str], Iterable[str]] | None = None,
+        scoped: Callable[[], bool] | None = None,
+        max_body_size: int = 16 * 1024 * 1024,
+        state: Any = None,
+    ) -> Any:
+        """The per-request check for an app (``http_app`` calls it): the OAuth guard, with no
+        metadata. ``state`` (the server's state backend) is not used."""
+        return Guard(self, scopes_for=scopes_for, scoped=scoped, max_body_size=max_body_size)  # type: ignore[arg-type]
 
 
 class StaticTokens(BearerAuth):
