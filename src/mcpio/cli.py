@@ -381,39 +381,7 @@ COMMANDS: list[Command] = [
         "mcpio._cli._login:run",
     ),
 ]
-PASSTHROUGH = ("tap", "replay")  # commands that take the server's command after their options
-
-
-def split_passthrough(name: str, words: list[str]) -> tuple[list[str], list[str]]:
-    """``mcpio tap|replay …``'s own words, and the server's command.
-
-    The command starts after ``--``, or else at the first word that is neither one of the
-    command's options (nor an option's value) nor one of its own positionals (``replay``'s
-    FILE): ``mcpio tap -o t.jsonl python server.py --port 3`` runs ``python server.py --port 3``.
-    Hosts that drop the first ``--`` of a server's arguments (Gemini CLI's ``mcp add``) thus still work."""
-    if "--" in words:
-        cut = words.index("--")
-        return words[:cut], words[cut + 1 :]
-    sub = argparse.ArgumentParser(add_help=False)
-    command = next(c for c in COMMANDS if c.name == name)
-    command.arguments(sub)
-    options = sub._option_string_actions  # the command's own flags (and whether they take a value)
-    positionals = sum(1 for a in sub._actions if not a.option_strings)
-    i = 1  # words[0] is the command's name
-    while i < len(words):
-        word = words[i]
-        if word.startswith("-") and len(word) > 1:
-            action = options.get(word.split("=", 1)[0])
-            if action is None:  # a command does not start with an option: a typo of ours
-                sub.prog = f"mcpio {name}"
-                sub.error(f"unrecognized option {word} (the server's command goes after the options)")
-            i += 1 if ("=" in word or action.nargs == 0) else 2
-        elif positionals > 0:
-            positionals -= 1
-            i += 1
-        else:
-            break
-    return words[:i], words[i:]
+PASSTHROUGH = ("tap", "replay")  # commands that take the server's command after --
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -433,8 +401,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     command: list[str] = []
-    if args_list and args_list[0] in PASSTHROUGH:
-        args_list, command = split_passthrough(args_list[0], args_list)
+    if args_list and args_list[0] in PASSTHROUGH:  # the server's command: after -- or the options
+        from ._cli._passthrough import split_passthrough
+
+        args_list, command = split_passthrough(args_list, next(c.arguments for c in COMMANDS if c.name == args_list[0]))
     parser = build_parser()
     args, extra = parser.parse_known_args(args_list)
     if extra and getattr(args, "arguments", None) is not None:  # k=v after an option: `call T t --args {} b=5`

@@ -7,7 +7,6 @@ import asyncio
 import base64
 import importlib
 import inspect
-import json
 import logging
 import os
 import re
@@ -19,6 +18,7 @@ from .._client._client import Client
 from .._client._target import UnsupportedTarget, is_url
 from .._errors import METHOD_NOT_FOUND, ConnectionClosed, MCPError, RemoteProtocolError, RequestTimeout, TransportError
 from .._host._config import ConfigError, known_files, load_config
+from ._advice import in_cli_words, unauthorized
 from ._exit import FAILED, INTERRUPTED, PROTOCOL, UNAVAILABLE, USAGE, CLIFailure
 from ._output import clean, content_text, dump_json, err, error, one_line, out, resource_text, table
 from ._signature import parameters, suggest
@@ -99,58 +99,6 @@ def _child_failure(text: str) -> tuple[str, str | None] | None:
     return None
 
 
-#: The library's advice names Python keywords; on a command line it names the flags
-_CLI_WORDS = [
-    (re.compile(r"\bera=['\"](legacy|modern|auto)['\"]"), r"--era \1"),
-    (
-        re.compile(r"\bpass client_id= \(and client_secret=\)"),
-        "log in: mcpio login URL --client-id ID (--client-secret-env VAR)",
-    ),
-    (re.compile(r"\bpass client_id="), "log in: mcpio login URL --client-id ID"),
-    (re.compile(r"Client\(\.\.\., verify='ca\.pem'\), or (SSL_CERT_FILE=ca\.pem) for mcpio commands"), r"\1 mcpio …"),
-]
-
-
-def _in_cli_words(text: str) -> str:
-    """``text`` with the Python API's keywords (``era='legacy'``) as this command's flags (``--era legacy``)."""
-    for pattern, words in _CLI_WORDS:
-        text = pattern.sub(words, text)
-    return text
-
-
-#: The first line for a server that wants a token the CLI cannot obtain by itself
-WANTS_TOKEN = "this server wants a bearer token: -H 'Authorization: Bearer …'"
-
-
-def _unauthorized(exc: MCPError, args: Any) -> tuple[str, str, str] | None:
-    """(message, hint, details shown with -v) for an HTTP server's refusal for want of a token,
-    in the command line's terms; None for any other error."""
-    if not is_url(str(getattr(args, "target", "") or "")):
-        return None
-    from .._auth._discovery import WANTS_TOKEN as NO_OAUTH  # the OAuth client's "no usable metadata"
-
-    data = exc.data if isinstance(exc.data, dict) else {}
-    if NO_OAUTH in exc.message:
-        return (
-            WANTS_TOKEN,
-            "ask the server's operator for one (-v says why it cannot be obtained by OAuth)",
-            exc.message,
-        )
-    if data.get("status") != 401:
-        return None
-    said = exc.message.partition(": ")[2]
-    try:  # RFC 6750's JSON body: {"error": …, "error_description": …}
-        said = str(json.loads(said).get("error_description") or said)
-    except (ValueError, AttributeError):
-        pass
-    said = clean(said, multiline=False)
-    sent = any(h.partition(":")[0].strip().lower() == "authorization" for h in getattr(args, "header", None) or [])
-    if sent:
-        hint = "send -H 'Authorization: Bearer <token>' with a token its operator gave you"
-        return f"the server refused the Authorization header (HTTP 401): {said}", hint, exc.message
-    return WANTS_TOKEN, f"the server says: {said}", exc.message
-
-
 def report(exc: BaseException, args: Any) -> int:
     """Print one or two lines for ``exc`` (whose fault, what to do) and return its exit status."""
     target = getattr(args, "target", None) or getattr(args, "app", None) or "TARGET"
@@ -186,7 +134,7 @@ def report(exc: BaseException, args: Any) -> int:
                 if is_url(str(target))
                 else f"check that {target} starts an MCP server (run its command yourself; -v shows its stderr)"
             )
-    elif isinstance(exc, MCPError) and (refusal := _unauthorized(exc, args)) is not None:
+    elif isinstance(exc, MCPError) and (refusal := unauthorized(exc, args)) is not None:
         (message, hint, details), status = refusal, FAILED
     elif isinstance(exc, MCPError):
         message, status = f"the server answered with an error: {with_code(exc)}", FAILED
@@ -200,7 +148,7 @@ def report(exc: BaseException, args: Any) -> int:
             hint = "-v shows the server's stderr"
     else:
         raise exc
-    message, hint = _in_cli_words(message), _in_cli_words(hint) if hint else hint
+    message, hint = in_cli_words(message), in_cli_words(hint) if hint else hint  # flags, not keywords
     if getattr(args, "json", False):
         body: dict[str, Any] = {"message": message, "status": status}
         if isinstance(exc, MCPError):
