@@ -15,6 +15,13 @@ Protecting a server (the resource server side; spec basic/authorization)::
 
 Handlers and middleware read the caller as ``ctx.auth`` (an :class:`AuthInfo`).
 
+Sharing a server with a teammate, no authorization server (fixed bearer tokens, compared in
+constant time; ``mcpio run -t http --auth-token-env VAR`` from the command line)::
+
+    from mcpio.auth import StaticTokens
+
+    server.run("http", auth=StaticTokens([os.environ["TEAM_TOKEN"]]))
+
 Connecting to a protected server (the client side)::
 
     from mcpio import Client
@@ -35,6 +42,7 @@ from ._auth._info import AuthInfo, current_principal
 from ._auth._jwks import AuthUnavailable
 from ._auth._proxy import OAuthProxy
 from ._auth._resource import ResourceServer
+from ._auth._static import BearerAuth, StaticTokens
 from ._auth._verify import IntrospectionVerifier, InvalidToken, JWTVerifier, TokenVerifier
 
 if TYPE_CHECKING:
@@ -75,6 +83,7 @@ __all__ = [
     "AuthInfo",
     "AuthUnavailable",
     "AuthorizationError",
+    "BearerAuth",
     "CallableUserAgent",
     "FileTokenStore",
     "IntrospectionVerifier",
@@ -85,6 +94,7 @@ __all__ = [
     "OAuth",
     "OAuthProxy",
     "ResourceServer",
+    "StaticTokens",
     "TokenStore",
     "TokenStoreError",
     "TokenVerifier",

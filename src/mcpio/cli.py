@@ -64,7 +64,12 @@ TARGET (every command that talks to a server accepts all of these, the same way)
 
 
 def _common(
-    p: argparse.ArgumentParser, *, json_flag: bool = True, era_flag: bool = True, trace_flag: bool = True
+    p: argparse.ArgumentParser,
+    *,
+    json_flag: bool = True,
+    era_flag: bool = True,
+    trace_flag: bool = True,
+    timeout: float | None = 60.0,
 ) -> None:
     if json_flag:
         p.add_argument("--json", action="store_true", help="print JSON instead of text")
@@ -77,7 +82,13 @@ def _common(
             "legacy (initialize, up to 2025-11-25) or modern (2026-07-28)",
         )
     p.add_argument(
-        "--timeout", type=float, default=60.0, metavar="S", help="seconds to wait for each answer (default 60)"
+        "--timeout",
+        type=float,
+        default=timeout,
+        metavar="S",
+        help=f"seconds to wait for each answer (default {timeout:g})"
+        if timeout is not None
+        else "seconds to wait for each answer (default: no limit; the page has a Cancel button)",
     )
     p.add_argument(
         "-e",
@@ -203,8 +214,7 @@ def _inspect_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--port", type=int, default=0, help="the inspector's port on 127.0.0.1 (default: a free one)")
     p.add_argument("--no-browser", dest="browser", action="store_false", help="print the URL; do not open a browser")
-    _common(p, json_flag=False, trace_flag=False)
-    p.set_defaults(timeout=None)  # no timeout unless --timeout: the page has a Cancel button
+    _common(p, json_flag=False, trace_flag=False, timeout=None)  # no timeout unless --timeout: Cancel instead
 
 
 _STORE_HELP = "the token store file (default: $MCPIO_TOKEN_STORE, else ~/.local/state/mcpio/tokens.json)"
@@ -281,6 +291,7 @@ def _prompt_args(p: argparse.ArgumentParser) -> None:
 
 
 def _tap_args(p: argparse.ArgumentParser) -> None:
+    p.usage = "mcpio tap -o FILE [--redact KEY] [--] COMMAND ..."
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="the trace file (JSON lines; appended)")
     p.add_argument(
         "--redact", action="append", default=[], metavar="KEY", help="replace the value of every KEY in the trace"
@@ -288,6 +299,7 @@ def _tap_args(p: argparse.ArgumentParser) -> None:
 
 
 def _replay_args(p: argparse.ArgumentParser) -> None:
+    p.usage = "mcpio replay FILE [--ignore KEY] [options] [--] COMMAND ..."
     p.add_argument("trace", metavar="FILE")
     p.add_argument("--ignore", action="append", default=[], metavar="KEY", help="ignore KEY (anywhere) when comparing")
     _common(p, era_flag=False, trace_flag=False)  # the trace's own messages are sent, in their era
@@ -315,6 +327,13 @@ def _install_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", help="the server's name in the host (default: the name the server gives itself)")
     p.add_argument(
         "--env", action="append", metavar="NAME=VALUE", help="an environment variable for the server (repeatable)"
+    )
+    p.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="a URL entry's HTTP header (repeatable); ${VAR} is replaced by $VAR, e.g. 'Authorization: Bearer ${TOKEN}'",
     )
     p.add_argument(
         "--project", action="store_true", help="the host's project file in this folder (claude-code, cursor, vscode)"
@@ -442,9 +461,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     command: list[str] = []
-    if args_list and args_list[0] in PASSTHROUGH and "--" in args_list:
-        cut = args_list.index("--")
-        args_list, command = args_list[:cut], args_list[cut + 1 :]
+    if args_list and args_list[0] in PASSTHROUGH:  # the server's command: after -- or the options
+        from ._cli._passthrough import split_passthrough
+
+        args_list, command = split_passthrough(args_list, next(c.arguments for c in COMMANDS if c.name == args_list[0]))
     named = args_list[0] if args_list and args_list[0] in NAMES else None
     if named == "run":  # this process serves: msgspec loads before the server's imports
         from ._coldstart import import_msgspec
@@ -467,9 +487,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     if args.command in PASSTHROUGH and not command:
-        parser.error(
-            f"{args.command} needs the server's command after --, e.g. mcpio {args.command} ... -- python server.py"
-        )
+        example = "-o trace.jsonl" if args.command == "tap" else "trace.jsonl"
+        sub = argparse.ArgumentParser(prog=f"mcpio {args.command}")
+        next(c for c in COMMANDS if c.name == args.command).arguments(sub)
+        sub.error(f"the server's command goes after the options, e.g. mcpio {args.command} {example} python server.py")
     args.server_command = command
     from ._cli._dispatch import dispatch
 

@@ -138,7 +138,7 @@ def test_invalid_tokens_are_401_invalid_token(http, srv, issuer, bad):
     assert tok not in r.text and tok not in r.headers["www-authenticate"]
 
 
-@pytest.mark.parametrize("header", ["Bearer", "Bearer a b", "Bearer \u00e9t\u00e9"])
+@pytest.mark.parametrize("header", ["Bearer a b", "Bearer \u00e9t\u00e9"])
 def test_malformed_authorization_is_400(http, srv, header):
     r = http.post(
         srv.url, content=b"{}", headers={"authorization": header.encode("utf-8"), "content-type": "application/json"}
@@ -149,6 +149,22 @@ def test_malformed_authorization_is_400(http, srv, header):
 def test_other_schemes_get_the_bearer_challenge(http, srv):
     r = http.post(srv.url, content=b"{}", headers={"authorization": "Basic dTpw"})
     assert r.status_code == 401 and "resource_metadata" in challenge(r)
+
+
+@pytest.mark.parametrize("header", ["Bearer", "bearer"])
+def test_an_empty_bearer_token_is_401_invalid_token(http, srv, header):
+    """Issue 32: an empty token is an invalid token (401 + the challenge), not a bad request."""
+    r = http.post(srv.url, content=b"{}", headers={"authorization": header, "content-type": "application/json"})
+    assert r.status_code == 401
+    c = challenge(r)
+    assert c["error"] == "invalid_token" and c["resource_metadata"].endswith("/oauth-protected-resource/mcp")
+
+
+def test_a_token_sent_without_the_bearer_prefix_is_not_echoed(http, srv, issuer):
+    tok = token(issuer)
+    r = http.post(srv.url, content=b"{}", headers={"authorization": tok, "content-type": "application/json"})
+    assert r.status_code == 401 and tok[:20] not in r.text and tok[:20] not in r.headers["www-authenticate"]
+    assert "'Bearer <token>'" in r.json()["error_description"]
 
 
 def test_server_wide_scope_missing_is_403_insufficient_scope(http, srv, issuer):

@@ -276,7 +276,7 @@ def test_replay_reports_same_and_different_responses(tmp_path):
     status = {e["method"]: e["status"] for e in json.loads(out.stdout)["requests"]}
     assert status["initialize"] == "same"
     out = mcpio("replay", str(trace))
-    assert out.returncode == 2 and "after --" in out.stderr
+    assert out.returncode == 2 and "goes after the options" in out.stderr
 
 
 def test_replay_of_a_modern_era_trace(tmp_path):

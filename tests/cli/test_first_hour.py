@@ -179,8 +179,8 @@ def test_an_error_in_the_users_code_is_one_line_naming_their_file(tmp_path, brok
         shown = out.stderr + out.stdout
         assert expected in shown and "Traceback" not in shown and len(lines(out.stderr)) <= 2, shown
     install = mcpio("install", "server.py", "--host", "claude", "--config", str(tmp_path / "c.json"), cwd=tmp_path)
-    assert install.returncode == 3 and lines(install.stderr) == [
-        f"mcpio: error: not installed: the server did not start: {expected}",
+    assert install.returncode == 3 and lines(install.stderr) == [  # checked from / as a host runs it: the full path
+        f"mcpio: error: not installed: the server did not start: {tmp_path / expected}",
         hint,
     ]
     assert not (tmp_path / "c.json").exists()

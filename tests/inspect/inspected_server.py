@@ -121,6 +121,12 @@ def cyclic(node: dict | None = None) -> str:
 
 
 @server.tool
+def oops(why: str = "no reason") -> str:
+    """A tool that fails (the result has isError: true)."""
+    raise ValueError(f"oops: {why}")
+
+
+@server.tool
 def die() -> str:
     """The server process exits in the middle of the call."""
     import os

@@ -52,6 +52,21 @@ class AuthorizationError(httpx.HTTPError):
         self.steps = list(steps or [])
 
 
+#: How every "no usable OAuth metadata" failure begins (the CLI turns it into ``-H 'Authorization: Bearer …'``)
+WANTS_TOKEN = "this server wants a bearer token"
+
+
+def wants_token(why: str, steps: list[str] | None = None) -> AuthorizationError:
+    """The failure for a server that answers 401 but offers no usable way to get a token by
+    OAuth (no metadata, or metadata naming an authorization server that cannot be used): the
+    user needs a token from the server's operator. ``why``: the details (after the headline)."""
+    return AuthorizationError(
+        f"{WANTS_TOKEN}: send one as 'Authorization: Bearer <token>' (ask its operator); it cannot be "
+        f"obtained by OAuth: {why}",
+        steps=steps,
+    )
+
+
 @dataclass
 class Discovery:
     """What discovery found for one MCP server URL."""
@@ -296,11 +311,11 @@ async def discover(
             "mcpio_default_endpoints": True,
         }
     if metadata is None:
-        raise AuthorizationError(
+        raise wants_token(
             f"found no usable authorization server metadata for {issuer} (the authorization server of "
             f"{server_url}): " + "; ".join(steps[-3:]) + ". The server's authorization set-up is broken or "
             "unreachable; `mcpio auth URL` prints every step",
-            steps=steps,
+            steps,
         )
     for key in ("authorization_endpoint", "token_endpoint", "registration_endpoint"):
         if isinstance(metadata.get(key), str):

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 import httpx
 
-from ._discovery import MAX_METADATA_BYTES, AuthorizationError
+from ._discovery import MAX_METADATA_BYTES, AuthorizationError, wants_token
 
 MAX_TOKEN_RESPONSE_BYTES = 64 * 1024
 
@@ -287,6 +287,11 @@ async def register(
             raise
         raise AuthorizationError(f"{what} could not be reached: {type(exc).__name__}") from None
     if status not in (200, 201) or not isinstance(doc.get("client_id"), str):
+        if metadata.get("mcpio_default_endpoints"):  # guessed (no metadata at all): not an OAuth server
+            raise wants_token(
+                f"it publishes no OAuth metadata, and the 2025-03-26 default registration endpoint {url} "
+                f"answered HTTP {status}"
+            )
         raise AuthorizationError(
             f"{what} was refused (HTTP {status}): {_oauth_error(doc)}. Register a client "
             "with the authorization server yourself and pass client_id="

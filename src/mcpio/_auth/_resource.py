@@ -7,7 +7,7 @@ its :class:`Guard` at the top of every HTTP request (the one seam, before routin
   (``/.well-known/oauth-protected-resource/mcp``) and at the root one;
 * **401** + ``WWW-Authenticate: Bearer resource_metadata="…", scope="…"`` when the token is
   missing, or (``error="invalid_token"``) invalid (spec basic/authorization, "Error Handling",
-  RFC 6750 §3.1); **400** ``invalid_request`` for a malformed ``Authorization`` header;
+  RFC 6750 §3.1; an empty Bearer token too); **400** ``invalid_request`` for a malformed one;
   **403** ``error="insufficient_scope"`` with every scope the operation needs, in one challenge
   ("Scope Challenge Handling"), for the server-wide scopes and for a ``tools/call``,
   ``prompts/get`` or ``resources/read`` of an item registered with ``scopes=`` — the body is
@@ -172,7 +172,8 @@ class Guard:
         self.scoped = scoped if scoped is not None else (lambda: scopes_for is not None)
         self.max_body_size = max_body_size
         root = WELL_KNOWN
-        self.metadata_paths = {config.metadata_path, root, config.metadata_path + "/"}
+        path = config.metadata_path  # None: no OAuth metadata (StaticTokens), none served
+        self.metadata_paths = {path, root, path + "/"} if path is not None else set()
         self._metadata = json.dumps(config.metadata()).encode()
 
     async def __call__(self, scope: dict[str, Any], receive: Receive, send: Send) -> tuple[Receive, Send] | None:
@@ -193,8 +194,12 @@ class Guard:
                 send,
                 401,
                 None,
-                "this server requires an OAuth bearer token (Authorization: "
-                "Bearer …); its authorization servers are listed at " + self.config.metadata_url,
+                "this server requires a bearer token (Authorization: Bearer <token>); "
+                + (
+                    f"its authorization servers are listed at {self.config.metadata_url}"
+                    if self.config.metadata_url  # None: no OAuth metadata (StaticTokens)
+                    else "ask its operator for one"
+                ),
             )
             return None
         if len(raw) > 1:
@@ -202,12 +207,18 @@ class Guard:
             return None
         scheme, _, token = raw[0].decode("latin-1").strip().partition(" ")
         token = token.strip()
-        if scheme.lower() != "bearer":
+        if scheme.lower() != "bearer":  # never quote the value: without "Bearer " it is often the token itself
             await self._challenge(
-                send, 401, None, f"this server accepts Bearer tokens only, not the {scheme[:20]!r} scheme"
+                send,
+                401,
+                None,
+                "the Authorization header must be 'Bearer <token>' (the Bearer scheme, a space, the token)",
             )
             return None
-        if not token or not _B64TOKEN.fullmatch(token):
+        if not token:  # RFC 6750 §3.1: a Bearer header without a token is an invalid token (401: re-authenticate)
+            await self._challenge(send, 401, "invalid_token", "the Bearer token is empty: send 'Bearer <token>'")
+            return None
+        if not _B64TOKEN.fullmatch(token):
             await self._challenge(
                 send,
                 400,
@@ -360,7 +371,8 @@ class Guard:
             )
 
     def _www_authenticate(self, error: str | None, scopes: Iterable[str] | None, description: str | None) -> bytes:
-        parts = [f'resource_metadata="{self.config.metadata_url}"']
+        where = self.config.metadata_url
+        parts = [f'resource_metadata="{where}"'] if where else []
         scope_list = (
             sorted(scopes) if scopes is not None else sorted(self.required) or list(self.config.scopes_supported or [])
         )
@@ -370,7 +382,7 @@ class Guard:
             parts.insert(0, f'error="{error}"')
         if description:
             parts.append(f'error_description="{_quote(description)}"')
-        return ("Bearer " + ", ".join(parts)).encode("latin-1", "replace")
+        return ("Bearer " + ", ".join(parts)).rstrip().encode("latin-1", "replace")
 
     async def _challenge(self, send: Send, status: int, error: str | None, description: str) -> None:
         header = self._www_authenticate(error, None, description if error else None)

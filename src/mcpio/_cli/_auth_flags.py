@@ -11,6 +11,11 @@ them into a :class:`mcpio.auth.ResourceServer` (None when no ``--auth-*`` option
 * ``--auth-jwks URL`` — take the keys from this JWKS instead of discovering it;
 * ``--auth-introspect URL`` — opaque tokens: RFC 7662 introspection, authenticating with
   ``--auth-client-id`` and the secret in ``$MCPIO_AUTH_CLIENT_SECRET`` (never on the command line).
+
+Or, with no authorization server at all, ``--auth-token-env VAR``: the environment variable
+``VAR`` holds one or more shared-secret bearer tokens (separated by commas, newlines or spaces)
+— a :class:`mcpio.auth.StaticTokens`. The variable's name goes on the command line, never a
+token (argv is readable by every local user in ``/proc``).
 """
 
 from __future__ import annotations
@@ -37,6 +42,11 @@ def add_auth_flags(p: Any) -> None:
         help="verify opaque tokens with this RFC 7662 endpoint (secret in $MCPIO_AUTH_CLIENT_SECRET)",
     )
     g.add_argument("--auth-client-id", metavar="ID", help="--auth-introspect: this server's client id at the issuer")
+    g.add_argument(
+        "--auth-token-env",
+        metavar="VAR",
+        help="no authorization server: accept the shared-secret bearer tokens in $VAR (comma- or newline-separated)",
+    )
 
 
 def resource_server_from(args: Any) -> Any:
@@ -44,6 +54,8 @@ def resource_server_from(args: Any) -> Any:
     from ._exit import UsageError  # not at import: ``mcpio --help`` builds the parser and must stay fast
 
     issuer = getattr(args, "auth_issuer", None)
+    if getattr(args, "auth_token_env", None):
+        return _static_tokens(args, issuer)
     others = [
         f
         for f in ("auth_audience", "auth_scopes", "auth_jwks", "auth_introspect", "auth_client_id")
@@ -92,6 +104,43 @@ def resource_server_from(args: Any) -> Any:
         raise UsageError(str(exc)) from None
 
 
+def _static_tokens(args: Any, issuer: str | None) -> Any:
+    """``--auth-token-env VAR``: the StaticTokens in ``$VAR`` (UsageError naming the variable, never a token)."""
+    from ._exit import UsageError
+
+    var = args.auth_token_env
+    others = [
+        f
+        for f in ("auth_audience", "auth_scopes", "auth_jwks", "auth_introspect", "auth_client_id")
+        if getattr(args, f, None)
+    ]
+    if issuer is not None or others:
+        flag = "--auth-issuer" if issuer is not None else "--" + others[0].replace("_", "-")
+        raise UsageError(f"--auth-token-env and {flag} do not go together: shared tokens need no authorization server")
+    if getattr(args, "transport", "http") != "http":
+        raise UsageError(
+            "--auth-token-env protects Streamable HTTP: add -t http (a stdio server has one client, its host)"
+        )
+    if var.startswith("$") or not var.replace("_", "").isalnum():
+        raise UsageError(
+            "--auth-token-env takes the NAME of an environment variable (e.g. --auth-token-env TEAM_TOKEN), "
+            "not a token: a command line is readable by every local user"
+        )
+    text = os.environ.get(var)
+    from .._auth._static import StaticTokens, split_tokens
+
+    if not text or not split_tokens(text):
+        raise UsageError(
+            f"--auth-token-env {var}: ${var} is {'empty' if text is not None else 'not set'}; put the tokens "
+            "in it (comma-separated), e.g. export "
+            f'{var}=$(python -c "import secrets; print(secrets.token_urlsafe(32))")'
+        )
+    try:
+        return StaticTokens(split_tokens(text))
+    except ValueError as exc:
+        raise UsageError(f"--auth-token-env {var}: {exc}") from None
+
+
 def serve_options(auth: Any) -> dict[str, Any]:
     """``Server.run("http", …)`` options for a server protected by ``auth`` (a ResourceServer):
     the auth itself, and the audience's host among the allowed ``Host`` names (DNS-rebinding
@@ -103,6 +152,9 @@ def serve_options(auth: Any) -> dict[str, Any]:
     from .._protocol._http import LOOPBACK_HOSTS, is_loopback
 
     options: dict[str, Any] = {"auth": auth}
+    if auth.resource is None:  # StaticTokens: every request needs the token, so any Host name may reach it
+        options["allowed_hosts"] = ["*"]
+        return options
     name = urlsplit(auth.resource).hostname
     if name and not is_loopback(name):
         options["allowed_hosts"] = [*LOOPBACK_HOSTS, f"[{name}]" if ":" in name else name]

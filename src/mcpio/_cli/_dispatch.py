@@ -107,6 +107,8 @@ def report(exc: BaseException, args: Any) -> int:
                 if str(target).startswith(("http://", "https://"))  # _client._target.is_url
                 else f"check that {target} starts an MCP server (run its command yourself; -v shows its stderr)"
             )
+    elif isinstance(exc, MCPError) and (refusal := _advice().unauthorized(exc, args)) is not None:
+        (message, hint, details), status = refusal, FAILED
     elif isinstance(exc, MCPError):
         message, status = f"the server answered with an error: {with_code(exc)}", FAILED
     elif isinstance(exc, (_loaded("mcpio._client._target", "UnsupportedTarget"), TransportError, OSError)):
@@ -119,6 +121,8 @@ def report(exc: BaseException, args: Any) -> int:
             hint = "-v shows the server's stderr"
     else:
         raise exc
+    words = _advice().in_cli_words  # flags, not the Python API's keywords
+    message, hint = words(message), words(hint) if hint else hint
     if getattr(args, "json", False):
         body: dict[str, Any] = {"message": message, "status": status}
         if isinstance(exc, MCPError):
@@ -138,3 +142,10 @@ def _loaded(module: str, name: str) -> type[BaseException] | tuple[()]:
     ``isinstance`` matches with nothing): an exception of a module never loaded was not raised."""
     found = getattr(sys.modules.get(module), name, None)
     return found if isinstance(found, type) else ()
+
+
+def _advice() -> Any:
+    """``_advice`` (what a command line says instead of the library), loaded on a failure only."""
+    from . import _advice
+
+    return _advice

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._targets import _headers, client_for
+from ._targets import _env, _headers, client_for
 
 
 def inspect(args: Any) -> int:
@@ -23,4 +23,6 @@ def inspect(args: Any) -> int:
         headers=_headers(args) or None,
         port=args.port,
         open_browser=args.browser,
+        env=_env(args) or None,
+        cwd=args.cwd,
     )

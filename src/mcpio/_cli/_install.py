@@ -13,18 +13,36 @@ the way a host starts it (no shell, only the entry's ``env`` on top of a safe ba
 environment) and must answer ``initialize`` and ``tools/list``: a broken entry is never
 written (``--no-check`` skips this).
 
+A GUI host starts servers from ``/`` (not from the folder you ran ``install`` in), so relative
+paths are resolved before anything is written: ``--env`` values that are explicit relative paths
+(``./notes.db``, ``../data``, ``~/x``, or a relative name of a file that exists here) and a
+copied command line's arguments that name files here become absolute (each is reported), and
+the check runs the server from ``/`` too: a server that still depends on its working folder
+fails the check, not the host.
+
+A URL entry takes ``--header 'NAME: VALUE'`` (repeatable); ``${VAR}`` in a value is replaced by
+``$VAR`` from this environment, so a token need not be on the command line (argv is readable
+by every local user).
+
 The file is read as JSON(C) and written back as plain JSON with two-space indents, atomically
-(a temporary file renamed over it), after a copy to ``FILE.bak``. A file with comments is not
-rewritten (they would be lost): the entry is printed to paste instead. An entry of the same
-name is replaced only with ``--force``.
+(a temporary file created ``O_EXCL|O_NOFOLLOW``, then renamed over it), after a copy to
+``FILE.bak`` made the same way. Both keep the file's mode and owner (a 0600 file holding API
+keys stays 0600); a new file is created 0600. A symlink at ``FILE`` or ``FILE.bak`` is
+refused, never written through. A file with comments is not rewritten (they would be lost):
+the entry is printed to paste instead. An entry of the same name is replaced only with
+``--force``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import re
+import secrets
 import shutil
+import stat
 import sys
 from pathlib import Path
 from typing import Any
@@ -61,6 +79,61 @@ def _is_python(app: str) -> bool:
     if where.endswith(".py") or os.path.exists(where):
         return True
     return (not sep or head not in KNOWN) and importable(where)
+
+
+def _absolute(value: str, *, existing_only: bool = False) -> str | None:
+    """``value`` as an absolute path when it is a relative one a host started from ``/`` would
+    misread: ``./x``, ``../x``, ``~/x`` (unless ``existing_only``), or a relative name of a file
+    that exists here; None otherwise (left as it is)."""
+    if not value or os.path.isabs(value) or is_url(value) or "=" in value or value.startswith("-"):
+        return None
+    explicit = value.startswith(("./", "../", "~/", "." + os.sep, ".." + os.sep, "~" + os.sep)) or value in (".", "..")
+    if (explicit and not existing_only) or os.path.isfile(value) or (explicit and os.path.exists(value)):
+        return str(Path(value).expanduser().resolve())
+    return None
+
+
+def _resolve_paths(entry: dict[str, Any], notes: list[str]) -> None:
+    """Make the entry's relative paths absolute (see the module docstring); each change is noted."""
+    for key, value in list((entry.get("env") or {}).items()):
+        full = _absolute(value)
+        if full is not None:
+            entry["env"][key] = full
+            notes.append(f"--env {key}={value}: a host starts servers from /, so it is written as {full}")
+        elif _FILE_NAME.fullmatch(value):
+            notes.append(
+                f"--env {key}={value} looks like a file name: a host starts servers from /, where it names "
+                f"/{value}; write ./{value} to have it made absolute, or give an absolute path"
+            )
+    if "cwd" not in entry:
+        for i, arg in enumerate(entry.get("args") or []):
+            full = _absolute(arg, existing_only=True)
+            if full is not None:
+                entry["args"][i] = full
+                notes.append(f"argument {arg}: a host starts servers from /, so it is written as {full}")
+
+
+# notes.db, config.json (not 1.5, gpt-4.1, example.com)
+_FILE_NAME = re.compile(r"[\w-]*[A-Za-z_][\w-]*\.(?!(?:com|org|net|io|dev|ai|app)$)[A-Za-z]{1,8}")
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def headers_from(items: list[str]) -> dict[str, str]:
+    """``--header 'NAME: VALUE'`` items, ``${VAR}`` in values replaced from the environment."""
+    headers: dict[str, str] = {}
+    for item in items:
+        name, colon, value = item.partition(":")
+        if not colon or not name.strip() or any(c.isspace() for c in name.strip()):
+            raise UsageError("--header takes 'NAME: VALUE' (e.g. --header 'Authorization: Bearer ${TEAM_TOKEN}')")
+
+        def var(m: re.Match[str], name: str = name.strip()) -> str:
+            found = os.environ.get(m.group(1))
+            if found is None:
+                raise UsageError(f"--header {name}: ${{{m.group(1)}}} names a variable that is not set")
+            return found
+
+        headers[name.strip()] = _VAR.sub(var, value.strip())
+    return headers
 
 
 def entry_for(host: str, app: str, env: dict[str, str]) -> dict[str, Any]:
@@ -145,16 +218,62 @@ def read_document(path: Path) -> tuple[dict[str, Any], bool]:
     return data, not plain
 
 
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _refuse_symlink(path: Path, what: str) -> None:
+    if path.is_symlink():
+        raise CLIFailure(
+            f"not installed: {path} ({what}) is a symlink; mcpio does not write through one",
+            UNAVAILABLE,
+            f"remove it, or name the real file with --config {path.resolve()}"
+            if what == "the configuration file"
+            else "remove it (or move it away) and run install again",
+        )
+
+
+def _replace(path: Path, content: bytes, like: os.stat_result | None) -> None:
+    """Write ``content`` to ``path`` atomically: a new temporary file in the same folder (created
+    ``O_EXCL|O_NOFOLLOW``: never an existing file or a link's target) with ``like``'s mode and
+    owner (0600 for a new file), renamed over ``path`` (which replaces a name, never follows it)."""
+    mode = stat.S_IMODE(like.st_mode) if like is not None else 0o600
+    tmp = path.with_name(f".{path.name}.mcpio-{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(content)
+            f.flush()
+            os.fsync(f.fileno())
+            if sys.platform == "win32":  # pragma: no cover - only the read-only bit exists
+                os.chmod(tmp, mode)
+            else:
+                if like is not None and (like.st_uid, like.st_gid) != (os.getuid(), os.getgid()):
+                    with contextlib.suppress(PermissionError):  # only root can give a file away
+                        os.fchown(f.fileno(), like.st_uid, like.st_gid)
+                os.fchmod(f.fileno(), mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def write_document(path: Path, data: dict[str, Any]) -> Path | None:
-    """Write ``data`` atomically; returns the backup made of the previous file, if any."""
+    """Write ``data`` atomically, keeping the file's mode and owner; returns the backup made of
+    the previous file, if any. A symlink at the file or at its backup is refused (CLIFailure)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    _refuse_symlink(path, "the configuration file")
     backup = None
+    like: os.stat_result | None = None
     if path.exists():
         backup = path.with_name(path.name + ".bak")
-        backup.write_bytes(path.read_bytes())
-    tmp = path.with_name(f".{path.name}.mcpio-{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+        _refuse_symlink(backup, "the backup of the configuration file")
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+        with os.fdopen(fd, "rb") as f:
+            like = os.fstat(f.fileno())
+            previous = f.read()
+        _replace(backup, previous, like)
+    _replace(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"), like)
     return backup
 
 
@@ -170,7 +289,7 @@ async def check(entry: dict[str, Any]) -> tuple[int, str | None]:
         else Client(
             [entry["command"], *entry["args"]],
             env=entry.get("env"),
-            cwd=entry.get("cwd"),
+            cwd=entry.get("cwd") or os.path.abspath(os.sep),  # where a GUI host starts it: / (not here)
             env_mode="safe",
             timeout=30,
             name="mcpio-install",
@@ -205,6 +324,17 @@ def install(args: Any) -> int:
             raise UsageError(f"--env takes NAME=VALUE, not {item!r}")
         env[key] = value
     entry = entry_for(host, args.app, env)
+    if args.header:
+        if "url" not in entry and "serverUrl" not in entry:
+            raise UsageError(
+                "--header is for a URL entry (mcpio install https://…/mcp --header …); "
+                "a command's server takes --env instead"
+            )
+        entry["headers"] = {**entry.get("headers", {}), **headers_from(args.header)}
+    notes: list[str] = []
+    _resolve_paths(entry, notes)
+    for note in notes:
+        print(f"mcpio: note: {note}", file=sys.stderr)
     tools: int | None = None
     server_name: str | None = None
     if args.check:
@@ -213,6 +343,14 @@ def install(args: Any) -> int:
         except Exception as exc:  # the entry does not work: say why, write nothing
             from ._dispatch import _child_failure
 
+            if isinstance(getattr(exc, "data", None), dict) and exc.data.get("status") == 401:  # type: ignore[attr-defined]
+                raise CLIFailure(
+                    "not installed: this server wants a bearer token"
+                    + (" (the one given was refused)" if args.header else ""),
+                    UNAVAILABLE,
+                    "add --header 'Authorization: Bearer ${TOKEN}' with the token in $TOKEN (not on the "
+                    "command line); or --no-check if the host logs in to it with OAuth",
+                ) from None
             child = _child_failure(getattr(exc, "message", str(exc)))
             if child is not None:
                 raise CLIFailure(

@@ -85,7 +85,8 @@ def _short(path: str) -> str:
         rel = os.path.relpath(path)
     except ValueError:
         return path
-    return rel if not rel.startswith(".." + os.sep) else path
+    home = os.getcwd() == os.path.abspath(os.sep)  # started from / (a GUI host): the full path says more
+    return rel if not rel.startswith(".." + os.sep) and not home else path
 
 
 def split_app(app: str) -> tuple[str, str | None]:

@@ -29,6 +29,8 @@ def serve(
     port: int = 0,
     open_browser: bool = True,
     on_ready: Any = None,
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
 ) -> int:
     """Serve the inspector until interrupted; returns the exit status.
 
@@ -46,7 +48,7 @@ def serve(
         return 3
     sock.listen(128)
     port = sock.getsockname()[1]
-    session = InspectorSession(make_client)
+    session = InspectorSession(make_client, env=env, cwd=cwd)  # env, cwd: what make_client gives a server
     app = InspectorApp(session, port=port, initial={"target": target or "", "era": era, "headers": headers or {}})
     url = f"http://127.0.0.1:{port}/?code={app.new_code()}"
     launcher = write_launcher(url) if open_browser else None

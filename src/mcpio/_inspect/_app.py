@@ -228,7 +228,9 @@ class InspectorApp:
                 history = data.get("history")
                 if not isinstance(history, list):
                     raise _Refused(400, "history must be a list")
-                return 200, {"source": pytest_source(s.target or "", history, era=self.initial.get("era", "auto"))}
+                era = self.initial.get("era", "auto")
+                source = pytest_source(s.target or "", history, era=era, env=s.server_env, cwd=s.server_cwd)
+                return 200, {"source": source}
             if op == "command":
                 return 200, {"command": call_command(s.target or "", data.get("name"), data.get("arguments"))}
         except MCPError as exc:

@@ -35,8 +35,11 @@ ASK_TIMEOUT = 3600.0  # a question the page never answers is declined after an h
 class InspectorSession:
     """The inspected server's connection and the events the page reads."""
 
-    def __init__(self, make_client: Callable[..., Client]) -> None:
+    def __init__(
+        self, make_client: Callable[..., Client], *, env: dict[str, str] | None = None, cwd: str | None = None
+    ) -> None:
         self._make_client = make_client
+        self.server_env, self.server_cwd = env, cwd  # what make_client starts a server with (for the export)
         self.client: Client | None = None
         self.target: str | None = None
         self.events: collections.deque[dict[str, Any]] = collections.deque(maxlen=MAX_EVENTS)

@@ -419,7 +419,8 @@ class HTTPClientTransport:
         found = rules.error_in(body)
         if found is not None and found[0] is None:  # an error that could not name our request
             self._fail(id_, found[1])
-        elif rules.is_json(body) and self._deliver(body, id_):
+        elif rules.is_json(body) and (status < 300 or found is not None) and self._deliver(body, id_):
+            # a refusal's own JSON (401 {"error": "invalid_token"}) is not a message: not delivered
             return
         elif status < 300:
             self._fail(id_, rules.http_failure(status, "the server sent no answer to the request"))

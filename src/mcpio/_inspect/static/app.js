@@ -138,10 +138,11 @@ function showServer(info, error) {
 function tree(value, depth) {
   depth = depth || 0;
   const wrap = el("div", { class: "tree" });
-  if (value === null || typeof value !== "object") { wrap.append(el("code", { text: JSON.stringify(value) })); return wrap; }
+  const empty = (v) => v !== null && typeof v === "object" && Object.keys(v).length === 0;
+  if (value === null || typeof value !== "object" || empty(value)) { wrap.append(el("code", { text: JSON.stringify(value) })); return wrap; }
   const entries = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
   for (const [k, v] of entries.slice(0, 500)) {
-    if (v !== null && typeof v === "object") {
+    if (v !== null && typeof v === "object" && !empty(v)) {  // an empty one is a leaf: {} or []
       const d = el("details", depth < 1 ? { open: true } : {}, el("summary", { text: `${k}: ${Array.isArray(v) ? `[${v.length}]` : "{…}"}` }));
       d.addEventListener("toggle", () => { if (d.open && d.childNodes.length === 1) d.append(tree(v, depth + 1)); }, { once: false });
       if (depth < 1) d.append(tree(v, depth + 1));
@@ -172,6 +173,15 @@ function typeOf(schema) {
 // field(name, schema, root, required, depth) -> { node, read() } ; read() returns {value} | {missing} or throws Error(message)
 function field(name, schema, root, required, depth) {
   schema = deref(schema, root);
+  const options = schema.anyOf || schema.oneOf;  // Optional[X]: X with null allowed, shown as X (empty: not sent)
+  if (Array.isArray(options) && options.length === 2) {
+    const real = options.map((o) => deref(o, root)).filter((o) => o.type !== "null");
+    if (real.length === 1) {
+      const merged = { ...real[0] };
+      for (const k of ["title", "description", "default"]) if (k in schema && schema[k] !== null) merged[k] = schema[k];
+      schema = merged;
+    }
+  }
   const t = schema.enum ? "enum" : typeOf(schema);
   const label = el("label", { class: required ? "req" : "", text: (schema.title || name) + (t ? ` (${t})` : "") });
   const hint = schema.description ? el("div", { class: "hint", text: schema.description }) : null;
@@ -214,8 +224,24 @@ function field(name, schema, root, required, depth) {
     input = null;
     box.append(el("fieldset", {}, sub.node));
     read = () => { const v = sub.read(); if (Object.keys(v).length === 0 && !required) return { missing: true }; return { value: v }; };
+  } else if (t === "array" && ["string", "number", "integer"].includes(typeOf(deref(schema.items || {}, root)))) {
+    // a list of strings or numbers: comma-separated values, or a JSON array
+    const it = typeOf(deref(schema.items || {}, root));
+    input = el("input", { name, type: "text", size: 40, placeholder: `comma-separated ${it}s, or a JSON array${schema.default !== undefined ? "; default " + JSON.stringify(schema.default) : ""}` });
+    read = () => {
+      ok();
+      const raw = input.value.trim();
+      if (raw === "") { if (required && schema.default === undefined) fail("required"); return { missing: true }; }
+      let v;
+      if (raw.startsWith("[")) { try { v = JSON.parse(raw); } catch (e) { fail("not a valid JSON array: " + e.message); } if (!Array.isArray(v)) fail("must be a JSON array"); }
+      else v = raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
+      if (it !== "string") v = v.map((x) => { const n = Number(x); if (typeof x === "string" && (x === "" || !Number.isFinite(n))) fail(`not a number: ${x}`); if (it === "integer" && !Number.isInteger(n)) fail(`not a whole number: ${x}`); return n; });
+      if (schema.minItems !== undefined && v.length < schema.minItems) fail(`at least ${schema.minItems} items`);
+      if (schema.maxItems !== undefined && v.length > schema.maxItems) fail(`at most ${schema.maxItems} items`);
+      return { value: v };
+    };
   } else {
-    // arrays, anyOf/oneOf, free-form objects, deep or huge schemas: JSON
+    // other arrays, anyOf/oneOf, free-form objects, deep or huge schemas: JSON
     input = el("textarea", { name, rows: 3, cols: 50, placeholder: `JSON${t ? " " + t : ""}${schema.default !== undefined ? ", default " + JSON.stringify(schema.default) : ""}` });
     read = () => {
       ok();
@@ -584,8 +610,13 @@ function addWire(ev) {
 function matches(row) { const f = $("#wire-filter").value.toLowerCase(); return !f || row.dataset.search.includes(f); }
 function addHistory(entry) {
   state.history.push(entry);
-  const li = el("li", {}, el("code", { text: entry.method }), " ", short(JSON.stringify(entry.params || {}), 200), ` · ${entry.ms} ms · `,
-    entry.error ? el("span", { class: "error-text", text: "error: " + entry.error.message }) : "ok", " ",
+  const toolError = !entry.error && entry.result && entry.result.isError === true;  // a tool call that failed
+  const firstText = toolError ? ((entry.result.content || []).find((c) => c && c.type === "text") || {}).text : "";
+  const outcome = entry.error ? el("span", { class: "error-text", text: "error: " + entry.error.message })
+    : toolError ? el("span", { class: "error-text", text: "tool error" + (firstText ? ": " + short(firstText, 200) : " (isError: true)") })
+    : "ok";
+  const li = el("li", { class: entry.error || toolError ? "failed" : "" }, el("code", { text: entry.method }), " ", short(JSON.stringify(entry.params || {}), 200), ` · ${entry.ms} ms · `,
+    outcome, " ",
     el("button", { type: "button", text: "re-run", onclick: () => request(entry.method, entry.params).then(() => toast("re-ran " + entry.method), (e) => toast(e.message)) }));
   $("#history").append(li);
 }
