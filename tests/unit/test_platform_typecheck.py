@@ -73,6 +73,7 @@ def test_the_platform_seam_and_the_stdio_transports_are_strict_on_every_os():
     assert found == {p: set() for p in PLATFORMS}
 
 
+@pytest.mark.timeout(600)  # three whole-package mypy runs on two cores; each waits at most 300 s
 def test_no_type_error_is_seen_on_one_os_only():
     procs = {p: mypy(p, "src/mcpio") for p in PLATFORMS}
     found = {p: errors(proc) for p, proc in procs.items()}
