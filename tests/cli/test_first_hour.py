@@ -382,8 +382,12 @@ def test_install_takes_every_target(tmp_path):
         "type": "http",
         "url": "http://127.0.0.1:9/mcp",
     }
-    out = mcpio("install", "http://127.0.0.1:9/mcp", "--host", "claude", "--config", str(tmp_path / "claude.json"))
-    assert out.returncode == 2 and "claude's configuration starts commands only" in out.stderr
+    out = mcpio(
+        "install", "http://127.0.0.1:9/mcp", "--host", "claude", "--config", str(tmp_path / "claude.json"), "--no-check"
+    )
+    assert out.returncode == 0, out.stderr  # claude starts commands only: the stdio bridge, mcpio run URL
+    entry = json.loads((tmp_path / "claude.json").read_text())["mcpServers"]
+    assert list(entry.values())[0]["args"] == ["-m", "mcpio", "run", "http://127.0.0.1:9/mcp"]
     (tmp_path / "calc.py").write_text(SHOUTER)
     out = mcpio("install", "calc:server", "--host", "claude", "--config", str(tmp_path / "claude.json"), cwd=tmp_path)
     assert out.returncode == 0, out.stderr

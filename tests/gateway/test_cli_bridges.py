@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -136,3 +137,73 @@ def test_mcpio_run_config_file_is_a_gateway_over_http(tmp_path):
                 assert "UTC" in now.text
 
         arun(go(), timeout=90)
+
+
+def test_install_url_in_a_host_that_starts_commands_only_writes_the_bridge(tmp_path):
+    """`mcpio install URL --host claude --header ...`: Claude Desktop starts commands only, so the
+    entry runs `mcpio run URL`; the header (a bearer token from the environment) is in the
+    entry's env, never its argv; run as the host runs it, the bridge reaches the protected server."""
+    token = "team-token-0123456789abcdef"
+    port = free_port()
+    env = {**os.environ, "TEAM_TOKEN": token}
+    with (tmp_path / "server.txt").open("w") as err:
+        server = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "mcpio",
+                "run",
+                str(UPSTREAM),
+                "-t",
+                "http",
+                "--port",
+                str(port),
+                "--auth-token-env",
+                "TEAM_TOKEN",
+            ],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+        )
+    try:
+        wait_port(port, proc=server)
+        url = f"http://127.0.0.1:{port}/mcp"
+        config = tmp_path / "claude.json"
+        out = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "mcpio",
+                "install",
+                url,
+                "--host",
+                "claude",
+                "--config",
+                str(config),
+                "--name",
+                "team",
+                "--header",
+                "Authorization: Bearer ${TEAM_TOKEN}",
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+        assert out.returncode == 0, out.stderr
+        entry = json.loads(config.read_text())["mcpServers"]["team"]
+        assert entry["args"] == ["-m", "mcpio", "run", url] and token not in json.dumps(entry["args"])
+        assert token in entry["env"]["MCPIO_HEADERS"]
+
+        async def as_the_host():
+            host_env = {k: v for k, v in os.environ.items() if k != "TEAM_TOKEN"}
+            async with Client(
+                [entry["command"], *entry["args"]], env={**host_env, **entry["env"]}, env_mode="exact", timeout=30
+            ) as c:
+                assert (await c.call_tool("pid", {})).data > 0
+
+        arun(as_the_host(), timeout=60)
+    finally:
+        server.terminate()
+        server.wait(30)

@@ -3,7 +3,9 @@
 - ``mcp.json`` (any ``mcpServers`` file, no ``:NAME``): every entry, mounted under its name
   (:meth:`Server.from_config`);
 - an ``http(s)://`` URL: a bridge to the remote server (``mcpio run URL`` over stdio is what a
-  stdio-only host needs), logged in with the OAuth client and token store ``mcpio login`` uses;
+  stdio-only host needs), logged in with the OAuth client and token store ``mcpio login`` uses,
+  or with the headers in ``$MCPIO_HEADERS`` (what ``mcpio install URL --header`` writes for a
+  host that starts commands only);
 - a command line (``"npx -y some-server"``), ``CONFIG:NAME``, a host-config name or a command on
   PATH: that server, proxied (``mcpio run "npx -y x" -t http`` serves a stdio server over HTTP).
 
@@ -19,14 +21,22 @@ from .._client._target import is_url
 from .._server._server import Server
 from ._targets import importable, resolve
 
+#: The headers ``mcpio run URL`` sends upstream, one ``Name: value`` per line: what ``mcpio
+#: install URL --header …`` writes into a stdio-only host's entry (in its env, never its argv).
+BRIDGE_HEADERS = "MCPIO_HEADERS"
+
 
 def gateway_server(app: str) -> Server | None:
     """The proxy or gateway Server for ``app``, or None when ``app`` names Python code."""
     if app.endswith((".json", ".jsonc")) and os.path.isfile(app):
         return Server.from_config(app, name=os.path.splitext(os.path.basename(app))[0])
-    if is_url(app) or any(c.isspace() for c in app):
+    if is_url(app):
+        lines = os.environ.pop(BRIDGE_HEADERS, "").splitlines()  # not inherited by anything it starts
+        headers = {k.strip(): v.strip() for k, sep, v in (line.partition(":") for line in lines) if sep and k.strip()}
+        return Server.proxy(resolve(app), headers=headers or None)
+    if any(c.isspace() for c in app):
         spec = resolve(app)
-        return Server.proxy(spec, name=spec.name if not is_url(app) else None)
+        return Server.proxy(spec, name=spec.name)
     head, sep, _ = app.rpartition(":")
     config_entry = sep and head.endswith((".json", ".jsonc")) and os.path.isfile(head)
     python = app.endswith(".py") or (sep and head.endswith(".py")) or os.sep in app or importable(app.split(":")[0])

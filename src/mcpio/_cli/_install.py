@@ -52,6 +52,7 @@ from .._client._target import is_url
 from .._host._config import KNOWN, ConfigError, known_files, section_key, strip_jsonc
 from .._platform import interpreter
 from ._exit import UNAVAILABLE, CLIFailure, UsageError
+from ._gateway import BRIDGE_HEADERS
 from ._output import dump_json, error
 from ._run import split_app
 from ._targets import importable, resolve
@@ -155,16 +156,14 @@ def entry_for(host: str, app: str, env: dict[str, str]) -> dict[str, Any]:
         entry: dict[str, Any] = {"command": interpreter(), "args": ["-m", "mcpio", "run", target]}
     else:
         spec = resolve(app)
-        if spec.url is not None:
-            if host not in URL_ENTRIES:
-                raise UsageError(
-                    f"{host}'s configuration starts commands only, so it cannot name {spec.url}; "
-                    f"hosts that take a URL: {', '.join(URL_ENTRIES)}"
-                )
+        if spec.url is not None and host in URL_ENTRIES:
             entry = URL_ENTRIES[host](spec.url)
             if spec.headers:
                 entry["headers"] = dict(spec.headers)
             return entry
+        if spec.url is not None:  # a host that starts commands only: mcpio run URL, the stdio bridge
+            entry = {"command": interpreter(), "args": ["-m", "mcpio", "run", spec.url]}
+            return {**entry, "env": env} if env else entry
         if not spec.command:
             raise UsageError(f"{app}: the entry has no command")
         command = spec.command
@@ -325,12 +324,17 @@ def install(args: Any) -> int:
         env[key] = value
     entry = entry_for(host, args.app, env)
     if args.header:
-        if "url" not in entry and "serverUrl" not in entry:
+        headers = headers_from(args.header)
+        if "url" in entry or "serverUrl" in entry:
+            entry["headers"] = {**entry.get("headers", {}), **headers}
+        elif is_url(args.app):  # the stdio bridge (mcpio run URL): in the entry's env, never its argv
+            lines = "\n".join(f"{name}: {value}" for name, value in headers.items())
+            entry["env"] = {**entry.get("env", {}), BRIDGE_HEADERS: lines}
+        else:
             raise UsageError(
                 "--header is for a URL entry (mcpio install https://…/mcp --header …); "
                 "a command's server takes --env instead"
             )
-        entry["headers"] = {**entry.get("headers", {}), **headers_from(args.header)}
     notes: list[str] = []
     _resolve_paths(entry, notes)
     for note in notes:
