@@ -1287,7 +1287,7 @@ def test_bind_exact_arguments_fast_path_matches_msgspec(fn, arguments):
     "arguments", [{"a": 1, "b": "x", "c": 1.5, "d": True}, {"a": "1", "b": "x", "c": 1.5, "d": True}, {"a": 1}, None]
 )
 def test_bind_without_a_copy_gives_the_same_arguments(arguments):
-    """``bind(arguments, False)`` (Tool.call_now: the result is only unpacked into the call) gives
+    """``bind(arguments, False)`` (Tool.call_sync: the result is only unpacked into the call) gives
     what ``bind`` gives; it is ``arguments`` itself only when they needed nothing done, and the
     default still gives a dict of its own (invoke adds Context parameters to it)."""
     sig = analyze_function(_plain)
