@@ -7,7 +7,9 @@ import asyncio
 import sys
 from pathlib import Path
 
-from mcpio import Client
+import pytest
+
+from mcpio import Client, MCPError
 
 BOOM = '''\
 from mcpio import Server
@@ -38,3 +40,48 @@ def test_a_tool_that_raises_under_mcpio_run_logs_its_traceback(tmp_path: Path) -
     assert "Traceback (most recent call last)" in log
     assert 'server.py", line 9, in boom' in log
     assert "ValueError: cannot handle 7" in log
+
+
+def test_a_client_used_without_async_with_says_how_to_connect(tmp_path: Path) -> None:
+    path = tmp_path / "server.py"
+    path.write_text(BOOM)
+
+    async def go() -> None:
+        client = Client(str(path))
+        for attempt in (client.list_tools(), client.call_tool("boom", {"x": 1}), client.ping()):
+            with pytest.raises(RuntimeError) as info:
+                await attempt
+            assert "not connected" in str(info.value)
+            assert "async with Client(...) as client:" in str(info.value)
+            assert "capability" not in str(info.value)
+
+    asyncio.run(go())
+
+
+def test_a_client_serves_a_py_file_without_a_main_block_as_mcpio_run_does(tmp_path: Path) -> None:
+    path = tmp_path / "server.py"
+    path.write_text(BOOM)  # no `if __name__ == "__main__":` block
+    (tmp_path / "two.py").write_text(BOOM.replace('server = Server("boom")', 'other = Server("other")').replace("@server", "@other"))
+
+    async def go() -> None:
+        async with Client(str(path)) as client:
+            assert [t.name for t in await client.list_tools()] == ["boom"]
+        async with Client(f"{tmp_path / 'two.py'}:other") as client:  # FILE.py:OBJECT, as on the CLI
+            assert client.server_info.name == "other"
+
+    asyncio.run(go())
+
+
+def test_a_script_that_exits_without_serving_gets_a_hint(tmp_path: Path) -> None:
+    path = tmp_path / "quiet.py"
+    path.write_text("x = 1\n")  # no mcpio, no serving: it just ends
+
+    async def go() -> None:
+        with pytest.raises(MCPError) as info:
+            async with Client(str(path), timeout=30):
+                pass
+        message = str(info.value)
+        assert "exited with code 0 without serving" in message
+        assert "server.run()" in message
+
+    asyncio.run(go())
