@@ -61,7 +61,9 @@ def test_a_client_used_without_async_with_says_how_to_connect(tmp_path: Path) ->
 def test_a_client_serves_a_py_file_without_a_main_block_as_mcpio_run_does(tmp_path: Path) -> None:
     path = tmp_path / "server.py"
     path.write_text(BOOM)  # no `if __name__ == "__main__":` block
-    (tmp_path / "two.py").write_text(BOOM.replace('server = Server("boom")', 'other = Server("other")').replace("@server", "@other"))
+    (tmp_path / "two.py").write_text(
+        BOOM.replace('server = Server("boom")', 'other = Server("other")').replace("@server", "@other")
+    )
 
     async def go() -> None:
         async with Client(str(path)) as client:
