@@ -178,7 +178,9 @@ def to_error_object(exc: BaseException, *, detail: bool = True) -> dict[str, Any
         return exc.to_error_object()
     if not detail:
         return {"code": INTERNAL_ERROR, "message": f"Internal error: {type(exc).__name__} ({HIDDEN_DETAIL})"}
-    text = str(exc)
+    from ._suggest import exception_text  # CPython's "Did you mean" kept (on the error path only)
+
+    text = exception_text(exc)
     return {
         "code": INTERNAL_ERROR,
         "message": f"Internal error: {type(exc).__name__}: {text}" if text else f"Internal error: {type(exc).__name__}",

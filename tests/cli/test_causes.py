@@ -4,12 +4,13 @@ goes wrong, met as they meet it (a real ``mcpio run`` process and its stderr, a 
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from mcpio import Client, MCPError
+from mcpio import Client, InvalidParams, MCPError
 
 BOOM = '''\
 from mcpio import Server
@@ -36,7 +37,7 @@ def test_a_tool_that_raises_under_mcpio_run_logs_its_traceback(tmp_path: Path) -
 
     asyncio.run(go())
     log = "\n".join(stderr)
-    assert "tool boom raised" in log
+    assert "tool boom raised ValueError: cannot handle 7" in log
     assert "Traceback (most recent call last)" in log
     assert 'server.py", line 9, in boom' in log
     assert "ValueError: cannot handle 7" in log
@@ -87,3 +88,49 @@ def test_a_script_that_exits_without_serving_gets_a_hint(tmp_path: Path) -> None
         assert "server.run()" in message
 
     asyncio.run(go())
+
+
+TYPO = '''\
+from mcpio import Server
+
+server = Server("typo")
+
+
+class Note:
+    title = "t"
+
+
+@server.tool()
+def shout(text: str) -> str:
+    """Shout."""
+    return Note().titel
+'''
+
+
+def test_unknown_tools_and_attribute_errors_carry_did_you_mean(tmp_path: Path) -> None:
+    path = tmp_path / "server.py"
+    path.write_text(TYPO)
+    stderr: list[str] = []
+
+    async def go() -> None:
+        async with Client(str(path), on_stderr=stderr.append) as client:
+            with pytest.raises(InvalidParams) as info:
+                await client.call_tool("shuot", {"text": "a"})
+            assert info.value.code == -32602
+            assert "Unknown tool: 'shuot' (did you mean 'shout'?)" in info.value.message
+            result = await client.call_tool("shout", {"text": "a"})
+            assert result.is_error
+            assert "AttributeError: 'Note' object has no attribute 'titel'. Did you mean: 'title'?" in result.text
+
+    asyncio.run(go())
+    assert "Did you mean: 'title'?" in "\n".join(stderr)  # the log's traceback says it too
+
+
+def test_an_import_time_name_error_keeps_its_did_you_mean(tmp_path: Path) -> None:
+    path = tmp_path / "server.py"
+    path.write_text("from mcpio import Server\n\nserver = Server('x')\nservr.name\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpio", "list", str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode != 0
+    assert "NameError: name 'servr' is not defined. Did you mean: 'server'?" in done.stderr

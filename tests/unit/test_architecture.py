@@ -29,6 +29,7 @@ LAYERS = {
     "_uritemplate": 0,
     "_content": 0,
     "_safepath": 0,
+    "_suggest": 0,
     "_skills": 0,
     "_protocol": 1,
     "_transports": 2,

@@ -31,6 +31,7 @@ from typing import Any
 
 from .._otel import ENV
 from .._server._server import Server
+from .._suggest import exception_text
 from ._exit import UNAVAILABLE, CLIFailure
 from ._targets import UsageError
 
@@ -53,7 +54,7 @@ class UserCodeError(CLIFailure):
 def _what(exc: BaseException) -> str:
     if isinstance(exc, SyntaxError):
         return exc.msg
-    return str(exc) or "(no message)"
+    return exception_text(exc) or "(no message)"
 
 
 def _where(exc: BaseException) -> str:

@@ -30,6 +30,7 @@ from .. import _log
 from .._content import CONTENT_TYPES, ToolResult, json_text, to_blocks
 from .._errors import HIDDEN_DETAIL, MCPError, RequestTimeout, ResourceNotFound, SafePathError
 from .._schema import ArgumentError, FunctionSignature, analyze_function
+from .._suggest import exception_text
 from .._versions import Rules
 from ._context import ClientCapabilityError, ClientRequestError, Context
 from ._inline import Speed
@@ -360,7 +361,7 @@ class Tool:
         if isinstance(exc, SafePathError):  # a refused path: the client's mistake, one line in the log
             log.warning("tool %s refused a path: %s", self.name, exc)
             return _error_result(f"Error executing tool {self.name}: {exc}")
-        log.exception("tool %s raised", self.name, exc_info=exc)
+        log.exception("tool %s raised %s", self.name, _summary(exc), exc_info=exc)
         return _exception_result(self.name, exc, _expose(session))
 
     def _answer(self, value: Any, server: Any, session: Any, rules: Rules) -> dict[str, Any]:
@@ -509,11 +510,16 @@ def _exception_result(tool: str, exc: BaseException, detail: bool = True) -> dic
     see ``Server(expose_errors=…)``), never a traceback."""
     if not detail:
         return _error_result(f"Error executing tool {tool}: {type(exc).__name__} ({HIDDEN_DETAIL})")
+    return _error_result(f"Error executing tool {tool}: {_summary(exc)}")
+
+
+def _summary(exc: BaseException) -> str:
+    """``Type: message`` (CPython's "Did you mean" kept), on one line for the log and the result."""
     try:
-        text = str(exc)
+        text = exception_text(exc)
     except Exception:  # an exception whose __str__ fails still gets its type reported
         text = "(its message could not be read)"
-    return _error_result(f"Error executing tool {tool}: {type(exc).__name__}" + (f": {text}" if text else ""))
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _error_result(message: str) -> dict[str, Any]:
