@@ -24,6 +24,7 @@ LAYERS = {
     "_schema_types": 0,
     "_schema_errors": 0,
     "_schema_docs": 0,
+    "_schema_output": 0,
     "_docstrings": 0,
     "_callables": 0,
     "_uritemplate": 0,

@@ -63,9 +63,7 @@ log = logging.getLogger("mcpio.client")
 T = TypeVar("T")
 Handler = Callable[[dict[str, Any]], Any]
 DEFAULT: Any = ...  # "use the client's setting" for per-request timeouts
-NOT_CONNECTED = (
-    "this Client is not connected: use it as 'async with Client(...) as client:' (or await client.connect())"
-)
+NOT_CONNECTED = "this Client is not connected: use it as 'async with Client(...) as client:'"
 
 _LIST_KEYS = {"tools": "name", "prompts": "name", "resources": "uri", "resourceTemplates": "uriTemplate"}
 # request method -> (server capability it needs, sub-capability or None)

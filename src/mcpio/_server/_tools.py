@@ -4,12 +4,15 @@ The definition (name, title, description, inputSchema, outputSchema, annotations
 built once from the signature (``_schema.analyze_function``) and cut per protocol version
 (fields a version lacks are left out, so every message validates against its schema).
 
-Calling: arguments are validated and converted by the signature; a sync function runs in a
+Calling: arguments are validated and converted by the signature (one it does not take is
+refused with -32602 and a did-you-mean, never dropped); a sync function runs in a
 worker thread (it never blocks the event loop), an async one on the loop. Errors of the *call*
 (bad arguments, an exception in the function) are tool results with ``isError: true`` and a
 message an LLM can act on, and so are failures of what the tool asked of the client through
 its Context (missing capability, the client's error, a timeout). Only a protocol problem
-(unknown tool), or an :class:`MCPError` the function raises on purpose, is a JSON-RPC error.
+(unknown tool or argument), or an :class:`MCPError` the function raises on purpose, is a
+JSON-RPC error. A returned value that does not match the return annotation (the outputSchema)
+is the tool's bug: an isError result saying so, and an error in the server's log.
 
 Result budget (pain point #8): the text of a result's content blocks is capped at
 ``max_result_bytes`` (UTF-8 bytes, all text blocks together; the tool's own setting, else the
@@ -28,8 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _log
 from .._content import CONTENT_TYPES, ToolResult, json_text, to_blocks
-from .._errors import HIDDEN_DETAIL, MCPError, RequestTimeout, ResourceNotFound, SafePathError
-from .._schema import ArgumentError, FunctionSignature, analyze_function
+from .._errors import HIDDEN_DETAIL, InvalidParams, MCPError, RequestTimeout, ResourceNotFound, SafePathError
+from .._schema import ArgumentError, FunctionSignature, UnknownArguments, analyze_function
+from .._schema_output import OutputMismatch
 from .._suggest import exception_text
 from .._versions import Rules
 from ._context import ClientCapabilityError, ClientRequestError, Context
@@ -314,6 +318,8 @@ class Tool:
         """Run the tool; always returns a CallToolResult dict (errors as isError results)."""
         try:
             kwargs = self.sig.bind(arguments)
+        except UnknownArguments as exc:  # a misspelt name is the caller's: -32602 with did-you-mean
+            raise InvalidParams(str(exc)) from None
         except ArgumentError as exc:
             return _error_result(str(exc))
         interval = self.heartbeat if self.heartbeat is not ... else getattr(ctx.server, "heartbeat", None)
@@ -335,6 +341,8 @@ class Tool:
         function holds the loop."""
         try:
             kwargs = self.sig.bind(arguments, False)  # only unpacked below: no copy (issue 17)
+        except UnknownArguments as exc:
+            raise InvalidParams(str(exc)) from None
         except ArgumentError as exc:
             return _error_result(str(exc))
         try:
@@ -372,13 +380,24 @@ class Tool:
                 limit = getattr(server, "max_result_bytes", DEFAULT_MAX_RESULT_BYTES)
             result = self.result(value, rules)
             return result if limit is None else cap_text(result, limit)  # no call without a cap (issue 17)
-        except Exception as exc:  # e.g. a value that breaks the declared output schema
+        except OutputMismatch as exc:  # the tool broke its own outputSchema: its author's bug, said so
+            log.error("tool %s broke its return annotation (a bug in the tool): %s", self.name, exc)
+            shown = str(exc) if _expose(session) else f"OutputMismatch ({HIDDEN_DETAIL})"
+            return _error_result(
+                f"Error executing tool {self.name}: its result does not match its output schema: {shown}"
+            )
+        except Exception as exc:  # e.g. a value that cannot be serialized
             log.exception("tool %s returned a value that cannot be sent", self.name)
             return _exception_result(self.name, exc, _expose(session))
 
     def result(self, value: Any, rules: Rules) -> dict[str, Any]:
         kind = type(value)
-        if (kind is int or kind is str) and self.structured_output and rules.structured_output and self.sig.wrap_output:
+        if (
+            (kind is int or kind is str)
+            and kind is self.sig.output_type
+            and self.structured_output
+            and rules.structured_output
+        ):
             # spec 2025-06-18 server/tools §Structured Content (below): the common scalar, built
             # at once (issue 17)
             return {

@@ -1,0 +1,86 @@
+"""Issue 34, "contracts the server does not keep": what a server promises in tools/list (the
+input and output schemas) it keeps on every call, in both eras, met through a real Client (in
+memory for each era, and a real ``mcpio run`` process where the server's log matters)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcpio import Client, InvalidParams, Server
+
+ERAS = ["legacy", "modern"]
+
+
+def contract_server() -> Server:
+    server = Server("contracts")
+
+    @server.tool()
+    def count(text: str) -> int:
+        """A tool with a bug: its annotation says int, it returns a string."""
+        return "five" if text == "bug" else len(text)
+
+    @server.tool()
+    def ratio(a: int, b: int) -> float:
+        """An int for a float is fine: nothing is lost."""
+        return a // b
+
+    @server.tool()
+    def search(query: str, limit: int = 10) -> list[str]:
+        """Search."""
+        return [query] * limit
+
+    return server
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_a_result_that_breaks_its_annotation_fails_the_call_clearly(era: str) -> None:
+    async def go() -> None:
+        async with Client(contract_server(), era=era) as client:
+            bad = await client.call_tool("count", {"text": "bug"})
+            assert bad.is_error and bad.structured_content is None
+            assert bad.text.startswith("Error executing tool count: its result does not match its output schema")
+            assert "count() returned str 'five', which does not match its return annotation int" in bad.text
+            good = await client.call_tool("count", {"text": "abc"})
+            assert not good.is_error and good.data == 3
+            lenient = await client.call_tool("ratio", {"a": 7, "b": 2})
+            assert not lenient.is_error and lenient.data == 3
+
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_an_unknown_argument_is_refused_with_did_you_mean(era: str) -> None:
+    async def go() -> None:
+        async with Client(contract_server(), era=era) as client:
+            (tool,) = [t for t in await client.list_tools() if t.name == "search"]
+            assert tool.input_schema["additionalProperties"] is False
+            with pytest.raises(InvalidParams) as info:
+                await client.call_tool("search", {"query": "a", "limt": 2})
+            assert info.value.code == -32602
+            assert "unknown argument 'limt' (did you mean 'limit'?)" in info.value.message
+            assert "it takes query, limit" in info.value.message
+            ok = await client.call_tool("search", {"query": "a", "limit": 2})
+            assert ok.data == ["a", "a"]
+
+    asyncio.run(go())
+
+
+def test_mcpio_run_logs_a_broken_result_as_the_tools_bug(tmp_path: Path) -> None:
+    path = tmp_path / "server.py"
+    path.write_text(
+        "from mcpio import Server\n\nserver = Server('s')\n\n\n@server.tool()\ndef count() -> int:\n    return 'five'\n"
+    )
+    stderr: list[str] = []
+
+    async def go() -> None:
+        async with Client([sys.executable, "-m", "mcpio", "run", str(path)], on_stderr=stderr.append) as client:
+            assert (await client.call_tool("count")).is_error
+
+    asyncio.run(go())
+    log = "\n".join(stderr)
+    assert "mcpio: error: tool count broke its return annotation (a bug in the tool)" in log
+    assert "returned str 'five'" in log
