@@ -102,12 +102,14 @@ class MethodNotFound(MCPError):
 
 
 class ResourceNotFound(MCPError):
-    """No resource matches the URI; the era table picks the wire code (-32002 or -32602)."""
+    """No resource matches the URI; the era table picks the wire code (-32002 or -32602).
+    Raise it from a resource function for "no such item" (``raise ResourceNotFound(uri)``): the
+    server answers with the era's not-found code and the URI that was read."""
 
     code = RESOURCE_NOT_FOUND
 
-    def __init__(self, uri: str, message: str | None = None, code: int | None = None) -> None:
-        super().__init__(message or f"Resource not found: {uri}", code, data={"uri": uri})
+    def __init__(self, uri: str = "", message: str | None = None, code: int | None = None) -> None:
+        super().__init__(message or f"Resource not found{': ' + uri if uri else ''}", code, data={"uri": uri})
         self.uri = uri
 
 

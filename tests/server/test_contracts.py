@@ -5,12 +5,13 @@ memory for each era, and a real ``mcpio run`` process where the server's log mat
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from mcpio import Client, InvalidParams, Server
+from mcpio import Client, InvalidParams, ResourceNotFound, Server
 
 ERAS = ["legacy", "modern"]
 
@@ -84,3 +85,86 @@ def test_mcpio_run_logs_a_broken_result_as_the_tools_bug(tmp_path: Path) -> None
     log = "\n".join(stderr)
     assert "mcpio: error: tool count broke its return annotation (a bug in the tool)" in log
     assert "returned str 'five'" in log
+
+
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        (
+            "@server.resource\ndef notes() -> str:\n    return 'n'\n",
+            'TypeError: @server.resource needs the resource\'s URI: write @server.resource("notes://notes")',
+        ),
+        (
+            "@server.resource('notes')\ndef notes() -> str:\n    return 'n'\n",
+            "ValueError: resource URI 'notes': a URI starts with its scheme",
+        ),
+        (
+            "@server.tool(name='add note')\ndef add(text: str) -> str:\n    return text\n",
+            "ValueError: tool name 'add note': the name must be 1-64 characters of A-Z a-z 0-9 _ . / -",
+        ),
+    ],
+    ids=["bare resource", "resource without scheme", "tool name with a space"],
+)
+def test_registration_mistakes_fail_at_registration(tmp_path: Path, code: str, message: str) -> None:
+    path = tmp_path / "server.py"
+    path.write_text(f"from mcpio import Server\n\nserver = Server('s')\n\n\n{code}")
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpio", "list", str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode != 0
+    assert message in done.stderr
+    assert "server.py:6:" in done.stderr  # the user's line, not mcpio's
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_str_and_int_tools_give_data_by_one_rule(era: str) -> None:
+    server = Server("typed")
+
+    @server.tool()
+    def greet(name: str) -> str:
+        return f"Hello, {name}!"
+
+    @server.tool()
+    def length(name: str) -> int:
+        return len(name)
+
+    @server.tool()
+    def fail() -> str:
+        raise ValueError("no")
+
+    async def go() -> None:
+        async with Client(server, era=era) as client:
+            assert (await client.call_tool("greet", {"name": "Ada"})).data == "Hello, Ada!"
+            assert (await client.call_tool("length", {"name": "Ada"})).data == 3
+            failed = await client.call_tool("fail")
+            assert failed.is_error and failed.data is None and "ValueError: no" in failed.text
+
+    asyncio.run(go())
+
+
+@pytest.mark.parametrize(("era", "code"), [("legacy", -32002), ("modern", -32602)])
+def test_a_template_that_finds_nothing_answers_the_eras_not_found(era: str, code: int) -> None:
+    server = Server("notes")
+    notes = {1: "Buy milk"}
+
+    @server.resource("notes://{note_id}")
+    def note(note_id: int) -> str:
+        if note_id not in notes:
+            raise ResourceNotFound(f"notes://{note_id}")
+        return notes[note_id]
+
+    @server.resource("files://{name}")
+    def file(name: str) -> str:
+        raise ResourceNotFound()  # no URI given: the one read is reported
+
+    async def go() -> None:
+        async with Client(server, era=era) as client:
+            assert (await client.read_resource("notes://1"))[0].text == "Buy milk"
+            for uri in ("notes://7", "files://a.txt"):
+                with pytest.raises(ResourceNotFound) as info:
+                    await client.read_resource(uri)
+                assert info.value.code == code
+                assert info.value.message == f"Resource not found: {uri}"
+                assert info.value.data == {"uri": uri}
+
+    asyncio.run(go())

@@ -54,6 +54,21 @@ class ToolError(Exception):
     """Raise from a tool to return ``isError: true`` with exactly this message."""
 
 
+# A tool's name: spec 2025-11-25 server/tools §Tool Names (SHOULD be 1-128 characters of
+# A-Z a-z 0-9 _ - .), as the conformance suite checks it (tools-name-format: 1-64 characters,
+# "/" allowed). Checked at registration and by ``mcpio doctor`` (a server mcpio did not write).
+NAME_RULE = r"^[A-Za-z0-9_./-]{1,64}$"
+NAME_PROBLEM = "the name must be 1-64 characters of A-Z a-z 0-9 _ . / -"
+
+
+def check_name(name: Any) -> None:
+    """Refuse a tool name outside :data:`NAME_RULE` (ValueError naming it and the rule)."""
+    import re  # at registration, compiled once by re's cache
+
+    if not isinstance(name, str) or not re.match(NAME_RULE, name):
+        raise ValueError(f"tool name {name!r}: {NAME_PROBLEM} (spec: server/tools, Tool Names); pass name=...")
+
+
 async def invoke(
     sig: FunctionSignature,
     fn: Callable[..., Any],
@@ -221,6 +236,7 @@ class Tool:
             self.input_schema = input_schema
         if description is not None:  # else the docstring's (description below)
             self.description = description
+        check_name(name)  # after the options: a lambda with a bad option hears of the option first
         self.name = name
         self.title = title
         self.annotations = annotations
