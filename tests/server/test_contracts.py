@@ -168,3 +168,43 @@ def test_a_template_that_finds_nothing_answers_the_eras_not_found(era: str, code
                 assert info.value.data == {"uri": uri}
 
     asyncio.run(go())
+
+
+BLOCKER = """\
+import asyncio
+import time
+
+from mcpio import Server
+
+server = Server("blocking")
+
+
+@server.tool()
+async def blocker() -> str:
+    time.sleep(0.4)  # the mistake: a blocking call in an async def
+    return "done"
+
+
+@server.tool()
+async def polite() -> str:
+    await asyncio.sleep(0.4)
+    return "done"
+"""
+
+
+def test_an_async_tool_that_blocks_the_loop_is_named_in_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "server.py"
+    path.write_text(BLOCKER)
+    stderr: list[str] = []
+
+    async def go() -> None:
+        async with Client([sys.executable, "-m", "mcpio", "run", str(path)], on_stderr=stderr.append) as client:
+            assert (await client.call_tool("polite")).data == "done"
+            assert (await client.call_tool("blocker")).data == "done"
+            await client.ping()  # the warning is written before the next answer
+
+    asyncio.run(go())
+    log = "\n".join(stderr)
+    assert "mcpio: warning: async tool 'blocker' held the event loop for 0.4" in log
+    assert "time.sleep" in log and "make it a plain def" in log
+    assert "polite" not in log

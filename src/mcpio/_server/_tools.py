@@ -38,6 +38,7 @@ from .._suggest import exception_text
 from .._versions import Rules
 from ._context import ClientCapabilityError, ClientRequestError, Context
 from ._inline import Speed
+from ._loopwatch import Watched
 
 if TYPE_CHECKING:
     from ._threads import Workers
@@ -89,7 +90,7 @@ async def invoke(
         kwargs[name] = ctx
     try:
         if sig.is_async:
-            return await fn(**kwargs)
+            return await Watched(fn(**kwargs), sig.name)
         if inline:
             return fn(**kwargs)
         if speed is not None:
