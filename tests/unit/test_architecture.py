@@ -43,6 +43,7 @@ LAYERS = {
     "_auth": 4,
     "_otel": 4,
     "cli": 5,
+    "testing": 5,
     "auth": 5,
     "_cli": 5,
     "_inspect": 5,
