@@ -134,3 +134,36 @@ def test_an_import_time_name_error_keeps_its_did_you_mean(tmp_path: Path) -> Non
     )
     assert done.returncode != 0
     assert "NameError: name 'servr' is not defined. Did you mean: 'server'?" in done.stderr
+
+
+def test_an_unreachable_issuer_is_told_at_start_up_and_refused_tokens_are_logged(tmp_path: Path) -> None:
+    import signal
+
+    import httpx
+
+    from tests.support.http import free_port, wait_port
+
+    path = tmp_path / "server.py"
+    path.write_text(BOOM)
+    port, nobody = free_port(), free_port()  # nothing listens on `nobody`: the issuer is down
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcpio", "run", str(path), "-t", "http", "--port", str(port)]
+        + ["--auth-issuer", f"http://127.0.0.1:{nobody}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    secret = "not-a-jwt-but-a-secret"
+    try:
+        wait_port(port, proc=proc)  # a warning, not a failure: it serves
+        headers = {"authorization": f"Bearer {secret}", "accept": "application/json, text/event-stream"}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        answer = httpx.post(f"http://127.0.0.1:{port}/mcp", json=body, headers=headers, timeout=30)
+        assert answer.status_code == 401
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert f"mcpio: warning: cannot fetch the signing keys of http://127.0.0.1:{nobody}" in err
+    assert "check --auth-issuer" in err
+    assert "refused a request: 401 invalid_token (the token is not a well-formed JWT)" in err
+    assert secret not in err  # never the token
