@@ -46,6 +46,8 @@ def conform(value: Any, tp: Any, name: str, dec_hook: Callable[[type, Any], Any]
     raw = msgspec.json.encode(value, enc_hook=_enc_hook)
     try:
         msgspec.json.decode(raw, type=tp, strict=True, dec_hook=dec_hook)
+    except (TypeError, NotImplementedError):  # a type msgspec encodes but cannot decode: not checked
+        return msgspec.json.decode(raw)
     except msgspec.ValidationError as exc:
         shown = repr(value)
         shown = shown if len(shown) <= 80 else shown[:77] + "..."
