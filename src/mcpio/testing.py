@@ -52,8 +52,8 @@ def pytest_fixture_setup(fixturedef: Any, request: Any) -> Any:
     """Run ``client`` on the test's runner: anyio's when the test uses anyio (it then has an
     ``anyio_backend`` fixture), else pytest-asyncio's (the mark ``pytest_asyncio.fixture`` sets,
     which strict mode needs; left off for anyio, whose plugin runs the fixture then)."""
-    func = getattr(fixturedef, "func", None)
-    if getattr(func, "__module__", None) == __name__ and fixturedef.argname == "client":
+    func: Any = getattr(fixturedef, "func", None)
+    if func is not None and getattr(func, "__module__", None) == __name__ and fixturedef.argname == "client":
         target = getattr(func, "__func__", func)
         target._force_asyncio_fixture = "anyio_backend" not in request.fixturenames
     yield
