@@ -102,12 +102,14 @@ class MethodNotFound(MCPError):
 
 
 class ResourceNotFound(MCPError):
-    """No resource matches the URI; the era table picks the wire code (-32002 or -32602)."""
+    """No resource matches the URI; the era table picks the wire code (-32002 or -32602).
+    Raise it from a resource function for "no such item" (``raise ResourceNotFound(uri)``): the
+    server answers with the era's not-found code and the URI that was read."""
 
     code = RESOURCE_NOT_FOUND
 
-    def __init__(self, uri: str, message: str | None = None, code: int | None = None) -> None:
-        super().__init__(message or f"Resource not found: {uri}", code, data={"uri": uri})
+    def __init__(self, uri: str = "", message: str | None = None, code: int | None = None) -> None:
+        super().__init__(message or f"Resource not found{': ' + uri if uri else ''}", code, data={"uri": uri})
         self.uri = uri
 
 
@@ -178,7 +180,9 @@ def to_error_object(exc: BaseException, *, detail: bool = True) -> dict[str, Any
         return exc.to_error_object()
     if not detail:
         return {"code": INTERNAL_ERROR, "message": f"Internal error: {type(exc).__name__} ({HIDDEN_DETAIL})"}
-    text = str(exc)
+    from ._suggest import exception_text  # CPython's "Did you mean" kept (on the error path only)
+
+    text = exception_text(exc)
     return {
         "code": INTERNAL_ERROR,
         "message": f"Internal error: {type(exc).__name__}: {text}" if text else f"Internal error: {type(exc).__name__}",

@@ -4,7 +4,8 @@
 the :class:`FunctionSignature` it returns holds everything the hot path needs:
 
 - ``input_schema``: JSON Schema 2020-12, ``type: object``, ``properties`` always present,
-  ``required`` only when non-empty (required iff no default). Models are ``$ref``s into
+  ``required`` only when non-empty (required iff no default), ``additionalProperties: false``
+  (``**kwargs`` is refused, so a function takes no other argument). Models are ``$ref``s into
   ``$defs``; Enums are inlined; no ``title`` keys. Descriptions come from ``Annotated``
   metadata (``msgspec.Meta``, a string, ``pydantic.Field``), else from the docstring.
   Parameters typed as one of ``injected`` (or Optional of one) are listed in ``injected``.
@@ -14,8 +15,8 @@ the :class:`FunctionSignature` it returns holds everything the hot path needs:
 - ``bind(arguments)``: ONE precompiled msgspec conversion (a Struct per function) validates
   the arguments and converts them to the annotated types. It is lax like pydantic: numeric
   and boolean strings are accepted (URI template variables and prompt arguments are strings),
-  unknown arguments are ignored, absent optional ones are left out (the default applies).
-  Failure raises :class:`ArgumentError` naming the argument and what was expected.
+  absent optional ones are left out (the default applies). Failure raises :class:`ArgumentError`
+  naming the argument and what was expected; an unknown one, :class:`UnknownArguments`.
 - ``to_structured(value)``: the JSON-able structuredContent of a return value.
 
 What cannot work raises TypeError at registration, naming the function, the parameter and the
@@ -43,8 +44,11 @@ from ._callables import type_hints as _type_hints
 from ._callables import unwrap as _unwrap
 from ._schema_docs import attach_defs as _attach_defs
 from ._schema_docs import clean as _clean
+from ._schema_docs import prompt_arguments
 from ._schema_docs import resolve as _resolve
 from ._schema_docs import wants_json as _wants_json
+from ._schema_output import conform as _conform
+from ._schema_output import jsonable as _jsonable
 
 __all__ = ["ArgumentError", "FunctionSignature", "Parameter", "analyze_function", "prompt_arguments"]
 
@@ -56,6 +60,10 @@ _asdict = msgspec.structs.asdict
 
 class ArgumentError(Exception):
     """Arguments that do not fit a function's signature; ``str(exc)`` says what to fix."""
+
+
+class UnknownArguments(ArgumentError):
+    """Arguments the function does not take (a misspelt name, say): refused, never dropped."""
 
 
 class Parameter(msgspec.Struct):  # a Struct, not a dataclass: dataclasses is not imported at start-up
@@ -78,6 +86,7 @@ class FunctionSignature:
         "_exact",
         "_fields",
         "_json_params",
+        "_names",
         "_optional",
         "_pending",
         "_struct",
@@ -85,6 +94,7 @@ class FunctionSignature:
         "is_async",
         "name",
         "output_schema",
+        "output_type",
         "wrap_output",
     )
 
@@ -93,12 +103,12 @@ class FunctionSignature:
         name: str,
         injected: list[str],
         is_async: bool,
-        output: tuple[dict[str, Any] | None, bool],
+        output: tuple[dict[str, Any] | None, bool, Any],
         fields: list[tuple[Any, ...]],
         pending: tuple[Any, ...],
     ) -> None:
         self.name, self.injected, self.is_async = name, injected, is_async
-        self.output_schema, self.wrap_output = output
+        self.output_schema, self.wrap_output, self.output_type = output
         # What only tools/list and the like show (descriptions, parameters, input_schema) is
         # made from ``pending`` (the arguments of _describe) on first use: nothing in it can fail,
         # and a server registering hundreds of tools answers initialize before (issue 17).
@@ -125,6 +135,7 @@ class FunctionSignature:
         self._exact = exact
         self._choices: dict[str, Any] | None = None  # these two: on the first bad arguments
         self._json_params: tuple[str, ...] = ()
+        self._names: frozenset[str] = frozenset()  # the parameters' names (from _build)
 
     @property
     def description(self) -> str | None:
@@ -155,6 +166,7 @@ class FunctionSignature:
         struct = msgspec.defstruct(re.sub(r"\W", "_", self.name) + "_arguments", fields, kw_only=True)
         defs = self.input_schema.get("$defs", {})
         self._json_params = tuple(p.name for p in self.parameters if _wants_json(p.schema, defs))
+        self._names = frozenset(f[0] for f in self._fields)
         self._struct = struct
         return struct
 
@@ -164,6 +176,8 @@ class FunctionSignature:
         (for a caller that only unpacks it into the call, issue 17), else a new dict as always.
 
         Raises:
+            UnknownArguments: an argument the function does not take (it is never dropped
+                silently); the message suggests the close name.
             ArgumentError: an argument is missing or does not fit its type; the message names
                 the argument, what was expected and what was given.
         """
@@ -184,8 +198,15 @@ class FunctionSignature:
                     break
             else:  # what msgspec would give: the same values (the identity), no unknown keys
                 return dict(arguments) if copy else arguments
+        struct = self._struct or self._build()
+        if not arguments.keys() <= self._names:
+            from ._schema_errors import unknown  # bad arguments: not at start-up (issue 17)
+
+            raise UnknownArguments(
+                f"Invalid arguments for {self.name}: {unknown(arguments, [f[0] for f in self._fields])}"
+            )
         try:
-            obj: Any = _convert(arguments, self._struct or self._build(), strict=False, dec_hook=_dec_hook)
+            obj: Any = _convert(arguments, struct, strict=False, dec_hook=_dec_hook)
         except msgspec.ValidationError as exc:
             obj = self._retry_json(arguments, exc)
         kwargs = _asdict(obj)
@@ -214,7 +235,7 @@ class FunctionSignature:
 
     def to_structured(self, value: Any) -> dict[str, Any]:
         """The structuredContent for ``value``: JSON-able, wrapped as ``{"result": ...}`` if ``wrap_output``."""
-        data = _jsonable(value)
+        data = _conform(value, self.output_type, self.name, _dec_hook)  # OutputMismatch: a bug in the tool
         if self.wrap_output:
             return {"result": data}
         if not isinstance(data, dict):
@@ -324,15 +345,8 @@ def _describe(
     required_names = [p.name for p in parameters if p.required]
     if required_names:
         input_schema["required"] = required_names
+    input_schema["additionalProperties"] = False  # no **kwargs (refused at analysis): others are refused
     return description, parameters, _attach_defs(input_schema, defs)
-
-
-def prompt_arguments(sig: FunctionSignature) -> list[dict[str, Any]]:
-    """The MCP ``PromptArgument`` list for ``sig``: name, description (if any), required."""
-    return [
-        {"name": p.name, **({"description": p.description} if p.description else {}), "required": p.required}
-        for p in sig.parameters
-    ]
 
 
 # ---- the callable and its types ------------------------------------------------------------------
@@ -472,22 +486,6 @@ def _dec_hook(tp: Any, obj: Any) -> Any:
         raise ValueError(f"\x1f{loc}\x1f{'' if first['type'] == 'missing' else first['msg']}") from None
 
 
-def _enc_hook(obj: Any) -> Any:
-    if _is_model(type(obj)):
-        return obj.model_dump(mode="json")
-    raise TypeError(f"cannot serialize {type(obj).__name__} to JSON")
-
-
-_PLAIN = frozenset({str, int, bool, type(None)})  # exact types that are JSON data as they are
-
-
-def _jsonable(value: Any) -> Any:
-    """``value`` as plain JSON data (tuples become lists, datetimes strings, models dicts...)."""
-    if type(value) in _PLAIN:  # the common scalar result: no round trip through bytes (issue 17)
-        return value
-    return msgspec.json.decode(msgspec.json.encode(value, enc_hook=_enc_hook))
-
-
 # ---- schema generation ---------------------------------------------------------------------------
 
 # The schemas msgspec gives the plain scalar types, written out: most tools take only these, and a
@@ -577,20 +575,21 @@ def _enum_classes(tps: list[Any]) -> dict[str, Any]:
     return found
 
 
-def _output_schema(ret: Any, content_types: tuple[type, ...]) -> tuple[dict[str, Any] | None, bool]:
-    """(outputSchema, wrap_output) for a return annotation."""
+def _output_schema(ret: Any, content_types: tuple[type, ...]) -> tuple[dict[str, Any] | None, bool, Any]:
+    """(outputSchema, wrap_output, the type results are checked against) for a return annotation."""
     base = _strip(ret)
     # A plain ``str`` is text content already: structuredContent {"result": text} would only
     # send it twice (user-pain-points #8, #24). Annotate another type to get structured output.
     if ret is _EMPTY or base in (None, type(None), Any, str) or (content_types and _mentions(ret, content_types)):
-        return None, False
+        return None, False, None
     try:
         (schema,), defs = _generate([_normalize(ret)], "serialization")
     except TypeError:
-        return None, False
+        return None, False, None
     if not schema:
-        return None, False
+        return None, False, None
     target = _resolve(schema, defs)
     if target.get("type") == "object":
-        return _attach_defs(dict(target), defs), False
-    return _attach_defs({"type": "object", "properties": {"result": schema}, "required": ["result"]}, defs), True
+        return _attach_defs(dict(target), defs), False, _normalize(ret)
+    wrapped = {"type": "object", "properties": {"result": schema}, "required": ["result"]}
+    return _attach_defs(wrapped, defs), True, _normalize(ret)

@@ -97,3 +97,12 @@ def wants_json(schema: dict[str, Any], defs: dict[str, Any]) -> bool:
     found = [resolve(s, defs).get("type") for s in schema.get("anyOf", [schema])]
     kinds = {k for t in found for k in (t if isinstance(t, list) else [t])} - {"null"}
     return bool(kinds) and kinds <= {"array", "object"}
+
+
+def prompt_arguments(sig: Any) -> list[dict[str, Any]]:
+    """The MCP ``PromptArgument`` list for ``sig`` (a ``FunctionSignature``): name, description
+    (if any), required."""
+    return [
+        {"name": p.name, **({"description": p.description} if p.description else {}), "required": p.required}
+        for p in sig.parameters
+    ]

@@ -8,7 +8,7 @@ msgspec says ``Expected `int`, got `str` - at `$.a``; an LLM or a person acts be
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -80,3 +80,13 @@ def explain(message: str, arguments: Any, choices: dict[str, list[Any]]) -> str:
             body += f", got {_show(value)}"
     loc = path.lstrip(".")
     return f"'{loc}': {body}" if loc else body
+
+
+def unknown(arguments: Mapping[str, Any], names: Iterable[str]) -> str:
+    """What to say of ``arguments`` the function does not take: each one, the close name it may
+    mean (did you mean), and the names it takes."""
+    from ._suggest import did_you_mean
+
+    takes = list(names)
+    what = "; ".join(f"unknown argument {k!r}{did_you_mean(str(k), takes)}" for k in arguments if k not in takes)
+    return f"{what}; it takes {', '.join(takes)}" if takes else f"{what}; it takes no arguments"

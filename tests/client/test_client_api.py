@@ -103,7 +103,9 @@ def test_server_errors_are_typed_with_code_message_and_data():
             assert info.value.code == -32602 and "nope" in info.value.message
             with pytest.raises(ResourceNotFound) as info:
                 await c.read_resource("data://missing")
-            assert info.value.code == -32002 and info.value.data == {"uri": "data://missing"}
+            # raised by the template's function: the era's not-found code (issue 34)
+            not_found = -32002 if c.negotiated_era == "legacy" else -32602
+            assert info.value.code == not_found and info.value.data == {"uri": "data://missing"}
             assert info.value.uri == "data://missing"
             assert isinstance(info.value, MCPError)
             # No prompts registered: the capability is absent, so the client does not even ask.

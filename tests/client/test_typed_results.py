@@ -128,7 +128,7 @@ def test_call_tool_content_data_and_result_type(era: str) -> None:
         assert [type(b) for b in p.content] == [TextContent, ImageContent]
         img = p.content[1]
         assert isinstance(img, ImageContent) and img.mime_type == "image/png" and img.decoded() == b"\x89PNG...."
-        assert p.data is None
+        assert p.data == p.text  # no structured content: its text (issue 34: one rule for .data)
         failed = await c.call_tool("boom")
         assert failed.is_error and "nope" in failed.text and failed["isError"] is True
         assert pickle.loads(pickle.dumps(b)).data == b.data

@@ -43,6 +43,7 @@ def test_tools_list_and_call(peer):
         "type": "object",
         "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
         "required": ["a", "b"],
+        "additionalProperties": False,  # an argument add does not take is refused (issue 34)
     }
     structured = peer.version >= "2025-06-18"
     assert ("outputSchema" in add) == structured

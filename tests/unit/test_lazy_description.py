@@ -47,6 +47,7 @@ def test_registration_leaves_the_docstring_to_the_first_use(monkeypatch):
                 "mode": {"type": "string", "default": "fast"},
             },
             "required": ["query"],
+            "additionalProperties": False,
         },
     }
     [tool.definition(rules) for rules in RULES.values()]

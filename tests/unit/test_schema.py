@@ -34,7 +34,8 @@ from hypothesis import strategies as st
 import mcpio._callables
 from mcpio._content import CONTENT_TYPES, Image, Text, ToolResult
 from mcpio._docstrings import parse_docstring
-from mcpio._schema import ArgumentError, FunctionSignature, analyze_function, prompt_arguments
+from mcpio._schema import ArgumentError, FunctionSignature, UnknownArguments, analyze_function, prompt_arguments
+from mcpio._schema_output import OutputMismatch
 from mcpio._server._context import Context
 
 EMPTY = inspect.Parameter.empty  # what a test function's parameter default is not
@@ -228,7 +229,12 @@ PROPERTY_CASES = [
 )
 def test_property_schema(annotation, expected):
     sig = sig_of(annotation)
-    assert sig.input_schema == {"type": "object", "properties": {"v": expected}, "required": ["v"]}
+    assert sig.input_schema == {
+        "type": "object",
+        "properties": {"v": expected},
+        "required": ["v"],
+        "additionalProperties": False,
+    }
     assert sig.parameters[0].schema == expected
     check_schema(sig.input_schema)
 
@@ -378,7 +384,7 @@ def test_unencodable_default_is_left_out_of_the_schema():
     def f(a: Any = sentinel) -> None: ...
 
     sig = analyze_function(f)
-    assert sig.input_schema == {"type": "object", "properties": {"a": {}}}
+    assert sig.input_schema == {"type": "object", "properties": {"a": {}}, "additionalProperties": False}
     assert sig.bind({}) == {}
 
 
@@ -387,9 +393,14 @@ def test_no_parameters_and_unannotated_parameters():
 
     def loose(a, b=1): ...
 
-    assert analyze_function(none).input_schema == {"type": "object", "properties": {}}
+    assert analyze_function(none).input_schema == {"type": "object", "properties": {}, "additionalProperties": False}
     sig = analyze_function(loose)
-    assert sig.input_schema == {"type": "object", "properties": {"a": {}, "b": {"default": 1}}, "required": ["a"]}
+    assert sig.input_schema == {
+        "type": "object",
+        "properties": {"a": {}, "b": {"default": 1}},
+        "required": ["a"],
+        "additionalProperties": False,
+    }
     assert sig.bind({"a": [1, {"x": None}]}) == {"a": [1, {"x": None}]}
 
 
@@ -544,8 +555,15 @@ def test_injected_parameters_are_not_in_the_schema():
     sig = analyze_function(f, injected=(Ctx,))
     assert sig.injected == ["ctx", "maybe", "sub", "ann"]
     assert [p.name for p in sig.parameters] == ["a"]
-    assert sig.input_schema == {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]}
-    assert sig.bind({"a": 1, "ctx": "ignored"}) == {"a": 1}
+    assert sig.input_schema == {
+        "type": "object",
+        "properties": {"a": {"type": "integer"}},
+        "required": ["a"],
+        "additionalProperties": False,
+    }
+    assert sig.bind({"a": 1}) == {"a": 1}
+    with pytest.raises(UnknownArguments, match="unknown argument 'ctx'"):  # injected: not the client's to give
+        sig.bind({"a": 1, "ctx": "given"})
 
 
 def test_the_real_context_is_injected():
@@ -618,12 +636,17 @@ def test_bind_converts_to_the_annotated_type(annotation, value, expected):
     assert type(kwargs["v"]) is type(expected)
 
 
-def test_bind_leaves_missing_optionals_out_and_ignores_unknown_arguments():
+def test_bind_leaves_missing_optionals_out_and_refuses_unknown_arguments():
     def f(a: int, b: int = 2, c: Optional[str] = None) -> None: ...
 
     sig = analyze_function(f)
     assert sig.bind({"a": 1}) == {"a": 1}
-    assert sig.bind({"a": 1, "c": None, "zzz": 5}) == {"a": 1, "c": None}
+    assert sig.bind({"a": 1, "c": None}) == {"a": 1, "c": None}
+    with pytest.raises(UnknownArguments) as info:  # never dropped silently (issue 34)
+        sig.bind({"a": 1, "bb": 5, "zzz": 5})
+    assert str(info.value) == (
+        "Invalid arguments for f: unknown argument 'bb' (did you mean 'b'?); unknown argument 'zzz'; it takes a, b, c"
+    )
     assert sig.bind({"a": 1, "b": 5, "c": "x"}) == {"a": 1, "b": 5, "c": "x"}
 
 
@@ -984,8 +1007,20 @@ def test_missing_return_annotation_has_no_output_schema():
 
 def test_to_structured_rejects_a_non_object_for_an_object_schema():
     sig = returning(Point)
-    with pytest.raises(TypeError, match="promises an object"):
+    with pytest.raises(TypeError, match="returned int 3, which does not match its return annotation Point"):
         sig.to_structured(3)
+
+
+def test_to_structured_holds_the_value_to_the_annotation_lenient_only_where_lossless():
+    with pytest.raises(OutputMismatch, match=r"f\(\) returned str '5', which does not match its return annotation int"):
+        returning(int).to_structured("5")  # a -> int tool returning a string: its own bug (issue 34)
+    with pytest.raises(OutputMismatch, match=r"list\[int\]"):
+        returning(list[int]).to_structured([1, "2"])
+    assert returning(float).to_structured(1) == {"result": 1}  # an int is a number: kept as is
+    assert returning(list[int]).to_structured((1, 2)) == {"result": [1, 2]}
+    when = datetime(2024, 1, 2, 3, 4, 5)
+    assert returning(datetime).to_structured(when) == {"result": "2024-01-02T03:04:05"}
+    assert returning(Point).to_structured(Point(1, 2)) == {"x": 1, "y": 2}
 
 
 # ---- MCP Tool shape -------------------------------------------------------------------------------
@@ -1068,7 +1103,12 @@ def test_name_override_and_lambda():
     def f(a: int) -> None: ...
 
     assert analyze_function(f, name="renamed").name == "renamed"
-    assert analyze_function(lambda x: x).input_schema == {"type": "object", "properties": {"x": {}}, "required": ["x"]}
+    assert analyze_function(lambda x: x).input_schema == {
+        "type": "object",
+        "properties": {"x": {}},
+        "required": ["x"],
+        "additionalProperties": False,
+    }
 
 
 def test_future_annotations_and_forward_refs(tmp_path):

@@ -385,6 +385,17 @@ class Guard:
         return ("Bearer " + ", ".join(parts)).rstrip().encode("latin-1", "replace")
 
     async def _challenge(self, send: Send, status: int, error: str | None, description: str) -> None:
+        # The operator's line for every refusal (never the token: the reason is the verifier's,
+        # said without it). A request without a token is how OAuth clients start: INFO only.
+        if error is None and status == 401:
+            log.info("refused a request: 401, it carried no usable bearer token")
+        else:
+            log.warning(
+                "refused a request: %d %s%s",
+                status,
+                error or "unauthorized",
+                f" ({description})" if error == "invalid_token" else "",
+            )
         header = self._www_authenticate(error, None, description if error else None)
         await _json(
             send,
@@ -394,6 +405,7 @@ class Guard:
         )
 
     async def _insufficient(self, send: Send, scopes: Iterable[str], description: str) -> None:
+        log.warning("refused a request: 403 insufficient_scope (%s)", description)
         header = self._www_authenticate("insufficient_scope", scopes, description)
         await _json(
             send,

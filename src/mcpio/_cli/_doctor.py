@@ -24,6 +24,8 @@ from typing import Any
 
 from .._client._client import Client
 from .._errors import MCPError, RemoteProtocolError, TransportError, UnsupportedProtocolVersion
+from .._server._tools import NAME_PROBLEM
+from .._server._tools import NAME_RULE as TOOL_NAME
 from .._versions import LEGACY_VERSIONS
 from ._dispatch import _child_failure
 from ._exit import FAILED, OK, UNAVAILABLE
@@ -32,7 +34,7 @@ from ._output import dump_json, out, table
 from ._targets import client_for
 from ._validate import schema_problems
 
-NAME_RULE = re.compile(r"^[A-Za-z0-9_./-]{1,64}$")
+NAME_RULE = re.compile(TOOL_NAME)  # the rule registration checks (a server mcpio did not write is checked here)
 
 
 def _size(obj: Any) -> int:
@@ -76,7 +78,7 @@ def _tool_findings(tools: Sequence[dict[str, Any]]) -> tuple[list[str], list[str
         name = t.get("name")
         label = json.dumps(name)
         if not isinstance(name, str) or not NAME_RULE.match(name):
-            problems.append(f"tool {label}: the name must be 1-64 characters of A-Z a-z 0-9 _ . / -")
+            problems.append(f"tool {label}: {NAME_PROBLEM}")
         if name in seen:
             problems.append(f"tool {label} is listed twice")
         seen.add(name)  # type: ignore[arg-type]

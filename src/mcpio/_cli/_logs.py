@@ -7,15 +7,23 @@ import logging
 
 
 class _CleanHandler(logging.Handler):
-    """mcpio's log records on stderr as ``mcpio: warning: …``, cleaned (they may quote a server)."""
+    """mcpio's log records on stderr as ``mcpio: warning: …``, cleaned (they may quote a server),
+    each followed by its exception's traceback when it carries one (a tool that raised under
+    ``mcpio run``: host logs are where its author debugs it), as ``logging``'s own handlers do."""
 
     def emit(self, record: logging.LogRecord) -> None:
         from ._output import err  # with the first record: a server that logs nothing never loads it
 
         try:
-            err(f"mcpio: {record.levelname.lower()}: {record.getMessage()}")
+            text = f"mcpio: {record.levelname.lower()}: {record.getMessage()}"
+            if record.exc_info and record.exc_info[1] is not None:
+                text += "\n" + _FORMATTER.formatException(record.exc_info).rstrip()
+            err(text)
         except Exception:
             self.handleError(record)
+
+
+_FORMATTER = logging.Formatter()
 
 
 #: Warnings of the library that are noise on a command line unless -v asks for details: a server

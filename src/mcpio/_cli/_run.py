@@ -31,6 +31,7 @@ from typing import Any
 
 from .._otel import ENV
 from .._server._server import Server
+from .._suggest import exception_text
 from ._exit import UNAVAILABLE, CLIFailure, UsageError
 
 _MCPIO_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -52,7 +53,7 @@ class UserCodeError(CLIFailure):
 def _what(exc: BaseException) -> str:
     if isinstance(exc, SyntaxError):
         return exc.msg
-    return str(exc) or "(no message)"
+    return exception_text(exc) or "(no message)"
 
 
 def _where(exc: BaseException) -> str:
@@ -303,6 +304,8 @@ def run_app(
         except StateUnavailable as exc:
             print(f"mcpio: {exc}", file=sys.stderr, flush=True)
             return 1
+    if auth is not None:
+        _check_issuer(auth)
     tls = tls or {}  # _tls_flags.tls_options: http2, certfile, keyfile (checked)
     shown = f"[{host}]" if ":" in host else host
     url = f"{'https' if tls.get('certfile') else 'http'}://{shown}:{port}{path}"
@@ -351,6 +354,37 @@ def _python_file(app: str) -> bool:
     """Whether ``app`` names a .py file (FILE.py[:OBJECT]), not a command line ending in one."""
     where = split_app(app)[0]
     return where.endswith(".py") and (os.path.isfile(where) or not any(c.isspace() for c in where))
+
+
+def _check_issuer(auth: Any, timeout: float = 5.0) -> None:
+    """Fetch the signing keys of ``auth``'s authorization server once at start-up (its metadata,
+    then its JWKS): one warning when they cannot be had (a typo in --auth-issuer, the issuer
+    down), instead of a first client's 503. A warning, not a failure: an issuer that is down for
+    a moment must not keep the server from starting (tokens are checked once it answers)."""
+    jwks = getattr(getattr(auth, "verifier", None), "jwks", None)
+    if jwks is None:  # introspection, a verifier of the application's, the OAuth proxy
+        return
+    import asyncio
+
+    from .._auth._jwks import AuthUnavailable
+
+    async def fetch() -> None:
+        try:
+            async with asyncio.timeout(timeout):
+                await jwks.get(None)
+        finally:
+            await jwks.aclose()
+
+    try:
+        asyncio.run(fetch())
+    except (AuthUnavailable, TimeoutError) as exc:
+        issuer = getattr(auth, "issuer", None) or "the authorization server"
+        print(
+            f"mcpio: warning: cannot fetch the signing keys of {issuer} now ({exc or 'no answer in time'}): "
+            "every token is refused with 503 until it can be reached; check --auth-issuer (and --auth-jwks)",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def command(args: Any) -> int:

@@ -9,8 +9,9 @@ enums); the server stays the judge of everything else (formats, ranges, patterns
 
 from __future__ import annotations
 
-import difflib
 from typing import Any
+
+from .._suggest import did_you_mean
 
 _NAMES = {
     "string": "str",
@@ -114,10 +115,7 @@ def parameters(schema: Any) -> str:
     return ", ".join(parts)
 
 
-def suggest(word: str, choices: list[str]) -> str:
-    """`` (did you mean 'x'?)`` when a choice is close to ``word``, else ``""``."""
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+suggest = did_you_mean  # the one "did you mean" rule (the server's messages use it too)
 
 
 def _matches(value: Any, schema: Any, root: Any, depth: int = 0) -> bool:

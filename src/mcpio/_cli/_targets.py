@@ -25,7 +25,7 @@ import sys
 from typing import Any
 
 from .._client._client import Client
-from .._client._target import is_url
+from .._client._target import is_url, python_file, serve_argv
 from .._host._config import KNOWN, ServerSpec, find_server, lookup
 from ._exit import UsageError
 from ._signature import deref as _deref
@@ -49,8 +49,8 @@ def importable(name: str) -> bool:
 
 
 def _mcpio_run(app: str, name: str, verbose: bool = False) -> ServerSpec:
-    args = ("-m", "mcpio", "run", *(("-v",) if verbose else ()), app)
-    return ServerSpec(name=name, command=sys.executable, args=args, source="file")
+    argv = serve_argv(app, verbose)
+    return ServerSpec(name=name, command=argv[0], args=tuple(argv[1:]), source="file")
 
 
 def resolve(target: str, *, verbose: bool = False) -> ServerSpec:
@@ -60,11 +60,10 @@ def resolve(target: str, *, verbose: bool = False) -> ServerSpec:
         raise UsageError("TARGET is empty")
     if is_url(target):
         return ServerSpec(name=target, url=target, source="url")
-    if target.endswith(".py") and os.path.isfile(target):
-        return _mcpio_run(target, os.path.basename(target), verbose)
+    file = python_file(target)
+    if file is not None:
+        return _mcpio_run(target, os.path.basename(file), verbose)
     head, sep, tail = target.rpartition(":")
-    if sep and head.endswith(".py") and os.path.isfile(head):
-        return _mcpio_run(target, os.path.basename(head), verbose)
     if (
         sep
         and head

@@ -63,6 +63,7 @@ log = logging.getLogger("mcpio.client")
 T = TypeVar("T")
 Handler = Callable[[dict[str, Any]], Any]
 DEFAULT: Any = ...  # "use the client's setting" for per-request timeouts
+NOT_CONNECTED = "this Client is not connected: use it as 'async with Client(...) as client:'"
 
 _LIST_KEYS = {"tools": "name", "prompts": "name", "resources": "uri", "resourceTemplates": "uriTemplate"}
 # request method -> (server capability it needs, sub-capability or None)
@@ -195,8 +196,7 @@ class Client:
 
     @classmethod
     def stdio(cls, command: str, args: Sequence[str] = (), **options: Any) -> Client:
-        """Spawn ``command args…`` (no shell) and speak stdio to it; options as for ``Client``."""
-        return cls([command, *args], **options)
+        return cls([command, *args], **options)  # spawn ``command args…`` (no shell), options as Client's
 
     # ------------------------------------------------------------------ lifecycle
     async def __aenter__(self) -> Client:
@@ -379,7 +379,7 @@ class Client:
         ``timeout`` defaults to the client's; ``max_timeout`` (default: none for raw requests)
         lets progress notifications restart the timeout up to that cap."""
         if self.session is None or self._era is None:
-            raise RuntimeError("the client is not connected: use 'async with Client(...) as client'")
+            raise RuntimeError(NOT_CONNECTED)
         t = self.timeout if timeout is DEFAULT else timeout
         try:
             return await (self._era.request if self._telemetry is None else self._telemetry(self._era.request))(
@@ -396,7 +396,9 @@ class Client:
             raise _handlers.typed_error(exc, method, params) from None
 
     def _require(self, method: str) -> bool:
-        """Whether the server announced what ``method`` needs."""
+        """Whether the server announced what ``method`` needs (a RuntimeError when not connected)."""
+        if self._era is None:
+            raise RuntimeError(NOT_CONNECTED)
         need = _NEEDS.get(method)
         if need is None:
             return True
@@ -411,9 +413,7 @@ class Client:
         if not self._require(method):
             cap, sub = _NEEDS[method]
             what = f"{cap}.{sub}" if sub else cap
-            raise MethodNotFound(
-                f"{method}: the server did not announce the {what!r} capability, so the client does not send it"
-            )
+            raise MethodNotFound(f"{method}: the server did not announce the {what!r} capability, so it is not sent")
 
     async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
         """Every item of a paginated list (``_pages.collect``); [] when the capability is absent."""
@@ -422,8 +422,8 @@ class Client:
         return await collect(self, method, key, _LIST_KEYS.get(key), getattr(self._transport, "accept_tools", None))
 
     async def ping(self) -> None:
-        assert self._era is not None, "not connected"
-        await self._era.ping(self)
+        self._require("ping")
+        await cast(_era.Era, self._era).ping(self)
 
     async def list_tools(self) -> list[Tool]:
         """Every tool (all pages): :class:`~mcpio.types.Tool` (``.name``, ``.input_schema`` …)."""

@@ -317,9 +317,11 @@ def _blocks(items: Any) -> list[ContentBlock]:
 class CallToolResult(WireObject, Generic[T]):
     """The result of ``tools/call``. ``is_error`` True is the tool's failure, reported (not raised).
 
-    ``data`` is the structured result as Python values: ``structuredContent`` (unwrapped from
-    ``{"result": x}`` when the tool's output schema wrapped a non-object value), converted to the
-    ``result_type`` given to :meth:`~mcpio.Client.call_tool` when there was one."""
+    ``data`` is the tool's result as Python values, one rule for every tool: its
+    ``structuredContent`` (unwrapped from ``{"result": x}`` when the tool's output schema wrapped
+    a non-object value), else the text of its text blocks (a ``-> str`` tool, or a server without
+    structured output), else None (a failed call, or only images and other blocks); converted
+    to the ``result_type`` given to :meth:`~mcpio.Client.call_tool` when there was one."""
 
     __slots__ = ("_type",)
 
@@ -349,13 +351,15 @@ class CallToolResult(WireObject, Generic[T]):
 
     @property
     def data(self) -> T:
-        """The structured result, decoded (``None`` when the tool sent none).
+        """The result, decoded: structured content, else the text, else None (class docstring).
 
         Raises ``msgspec.ValidationError`` when it does not fit the requested ``result_type``."""
         result_type, wrapped = self._type
         value: Any = self.get("structuredContent")
         if wrapped and isinstance(value, dict) and set(value) == {"result"}:
             value = value["result"]
+        elif value is None and not self.is_error and any(isinstance(b, TextContent) for b in self.content):
+            value = self.text  # a text result (-> str) is its text: the same .data for every tool
         if result_type is None or value is None:
             return cast(T, value)
         return msgspec.convert(value, result_type, strict=False)

@@ -1,7 +1,7 @@
 """What a Client connects to: turn a target into a transport (one small function, no I/O).
 
-Targets: an mcpio ``Server`` object (in memory, for tests), a ``.py`` file (run with this
-Python), a command line (a string split with :func:`shlex.split`, or a list of argv; never a
+Targets: an mcpio ``Server`` object (in memory, for tests), a ``.py`` file (served as
+``mcpio run`` serves it, :func:`python_file`), a command line (a string split with :func:`shlex.split`, or a list of argv; never a
 shell), or an ``http(s)://`` URL (Streamable HTTP, both eras; httpx is imported only then).
 """
 
@@ -32,12 +32,29 @@ def is_server(obj: Any) -> bool:
     return callable(getattr(obj, "serve", None)) and callable(getattr(obj, "session", None))
 
 
+def python_file(target: str) -> str | None:
+    """The file of a ``FILE.py`` or ``FILE.py:OBJECT`` target naming an existing file, else None.
+    Such a target is served as ``mcpio run`` serves it (:func:`serve_argv`): the module's mcpio
+    ``Server`` (``OBJECT``, or the one it holds), so a file without a ``__main__`` block works; a
+    script without an mcpio Server is run as one. The one rule for the Client and every CLI command."""
+    if target.endswith(".py") and os.path.isfile(target):
+        return target
+    head, sep, tail = target.rpartition(":")
+    return head if sep and tail and head.endswith(".py") and os.path.isfile(head) else None
+
+
+def serve_argv(app: str, verbose: bool = False) -> list[str]:
+    """The argv serving ``app`` (``FILE.py[:OBJECT]`` or ``MODULE:OBJECT``) over stdio with this
+    Python: ``python -m mcpio run [-v] APP`` (``-v``: full tracebacks of an import error)."""
+    return [sys.executable, "-m", "mcpio", "run", *(("-v",) if verbose else ()), app]
+
+
 def command_for(target: str | os.PathLike[str] | Sequence[str]) -> list[str]:
-    """The argv to spawn for a ``.py`` path, a command line or an argv list."""
+    """The argv to spawn for a ``.py`` path (:func:`python_file`), a command line or an argv list."""
     if isinstance(target, (str, os.PathLike)):
         text = os.fspath(target)
-        if text.endswith(".py") and os.path.isfile(text):
-            return [sys.executable, text]
+        if python_file(text) is not None:
+            return serve_argv(text)
         try:
             argv = shlex.split(text)
         except ValueError as exc:

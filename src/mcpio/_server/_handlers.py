@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .._errors import INTERNAL_ERROR, InvalidParams, MCPError, ResourceNotFound
+from .._suggest import did_you_mean
 from .._versions import LOG_LEVELS
 from . import _core_tasks
 from ._catalog_api import authorized
@@ -116,7 +117,8 @@ def _tool(server: Server, params: Params) -> Tool:
     name = params.get("name")
     tool = server._tools.get(name) if isinstance(name, str) else None
     if tool is None:
-        raise InvalidParams(f"Unknown tool: {name!r}; call tools/list for the tools this server offers")
+        near = did_you_mean(name, server._tools) if isinstance(name, str) else ""
+        raise InvalidParams(f"Unknown tool: {name!r}{near}; call tools/list for the tools this server offers")
     return tool
 
 

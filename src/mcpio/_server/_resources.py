@@ -47,6 +47,26 @@ def _meta_fields(
         d["_meta"] = meta
 
 
+_SCHEME = r"^[A-Za-z][A-Za-z0-9+.-]*:"  # RFC 3986 §3.1: a URI starts with its scheme
+
+
+def check_uri(uri: Any) -> None:
+    """Refuse what cannot be a resource's URI (or URI template) at registration: a function
+    (``@server.resource`` without its URI), a non-string, a string without a scheme."""
+    import re
+
+    if callable(uri) and not isinstance(uri, str):
+        name = getattr(uri, "__name__", "fn")
+        raise TypeError(
+            f'@server.resource needs the resource\'s URI: write @server.resource("notes://{name}") '
+            f'above def {name}(...) (or a template such as "notes://{{id}}")'
+        )
+    if not isinstance(uri, str) or not re.match(_SCHEME, uri):
+        raise ValueError(
+            f'resource URI {uri!r}: a URI starts with its scheme, such as "notes://all" or "file:///a.txt"'
+        )
+
+
 class Resource:
     """A static resource (fixed URI) or a resource template (URI with ``{variables}``)."""
 
@@ -78,6 +98,7 @@ class Resource:
             raise ValueError(f"resource {uri!r}: ttl_ms must be >= 0 and cache_scope 'public' or 'private'")
         self.ttl_ms = ttl_ms  # 2026-07-28 caching hints for resources/read (None: the server's)
         self.cache_scope = cache_scope
+        check_uri(uri)
         self.fn = fn
         self.uri = uri
         from .._uritemplate import UriTemplate  # with the first resource, not at start-up (issue 17)
@@ -137,11 +158,18 @@ class Resource:
             ctx.owner = self.owner
         try:
             value = await invoke(self.sig, self.fn, kwargs, ctx)
-        except SafePathError as exc:  # a path outside the function's SafePath roots
+        except (SafePathError, ResourceNotFound) as exc:
+            # Not found, whoever says so: a path outside the function's SafePath roots, or the
+            # function's own ``raise ResourceNotFound(...)`` (no such note): the era's code
+            # (legacy -32002, 2026-07-28 -32602) and the URI read, whatever the function gave.
             rules = ctx.rules if ctx is not None else None
+            said = (
+                (exc.message, f"Resource not found: {exc.uri}") if isinstance(exc, ResourceNotFound) else (str(exc), "")
+            )
+            reason = "" if said[0] in (said[1], "Resource not found") else f" ({said[0]})"
             raise ResourceNotFound(
                 uri,
-                f"Resource not found: {uri} ({exc})",
+                f"Resource not found: {uri}{reason}",
                 code=rules.resource_not_found_code if rules is not None else None,
             ) from None
         return self.contents(uri, value)

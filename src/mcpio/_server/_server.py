@@ -175,12 +175,10 @@ class Server(CatalogMixin, FromAPI):
 
     def resource(self, uri: str, **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register a resource (``"file:///a.txt"``) or template (``"users://{id}"``)."""
+        from ._resources import check_uri
 
-        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-            self.add_resource(fn, uri, **options)
-            return fn
-
-        return register
+        check_uri(uri)  # a bare @server.resource (no URI) fails here, not silently later
+        return lambda fn: (self.add_resource(fn, uri, **options), fn)[1]
 
     def add_resource(self, fn: Callable[..., Any], uri: str, **options: Any) -> Resource:
         scopes = options.pop("scopes", None)

@@ -4,12 +4,15 @@ The definition (name, title, description, inputSchema, outputSchema, annotations
 built once from the signature (``_schema.analyze_function``) and cut per protocol version
 (fields a version lacks are left out, so every message validates against its schema).
 
-Calling: arguments are validated and converted by the signature; a sync function runs in a
+Calling: arguments are validated and converted by the signature (one it does not take is
+refused with -32602 and a did-you-mean, never dropped); a sync function runs in a
 worker thread (it never blocks the event loop), an async one on the loop. Errors of the *call*
 (bad arguments, an exception in the function) are tool results with ``isError: true`` and a
 message an LLM can act on, and so are failures of what the tool asked of the client through
 its Context (missing capability, the client's error, a timeout). Only a protocol problem
-(unknown tool), or an :class:`MCPError` the function raises on purpose, is a JSON-RPC error.
+(unknown tool or argument), or an :class:`MCPError` the function raises on purpose, is a
+JSON-RPC error. A returned value that does not match the return annotation (the outputSchema)
+is the tool's bug: an isError result saying so, and an error in the server's log.
 
 Result budget (pain point #8): the text of a result's content blocks is capped at
 ``max_result_bytes`` (UTF-8 bytes, all text blocks together; the tool's own setting, else the
@@ -28,11 +31,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .. import _log
 from .._content import CONTENT_TYPES, ToolResult, json_text, to_blocks
-from .._errors import HIDDEN_DETAIL, MCPError, RequestTimeout, ResourceNotFound, SafePathError
-from .._schema import ArgumentError, FunctionSignature, analyze_function
+from .._errors import HIDDEN_DETAIL, InvalidParams, MCPError, RequestTimeout, ResourceNotFound, SafePathError
+from .._schema import ArgumentError, FunctionSignature, UnknownArguments, analyze_function
+from .._schema_output import OutputMismatch
+from .._suggest import exception_text
 from .._versions import Rules
 from ._context import ClientCapabilityError, ClientRequestError, Context
 from ._inline import Speed
+from ._loopwatch import Watched
 
 if TYPE_CHECKING:
     from ._threads import Workers
@@ -47,6 +53,21 @@ TRUNCATED_META = "io.mcpio/truncated"
 
 class ToolError(Exception):
     """Raise from a tool to return ``isError: true`` with exactly this message."""
+
+
+# A tool's name: spec 2025-11-25 server/tools §Tool Names (SHOULD be 1-128 characters of
+# A-Z a-z 0-9 _ - .), as the conformance suite checks it (tools-name-format: 1-64 characters,
+# "/" allowed). Checked at registration and by ``mcpio doctor`` (a server mcpio did not write).
+NAME_RULE = r"^[A-Za-z0-9_./-]{1,64}$"
+NAME_PROBLEM = "the name must be 1-64 characters of A-Z a-z 0-9 _ . / -"
+
+
+def check_name(name: Any) -> None:
+    """Refuse a tool name outside :data:`NAME_RULE` (ValueError naming it and the rule)."""
+    import re  # at registration, compiled once by re's cache
+
+    if not isinstance(name, str) or not re.match(NAME_RULE, name):
+        raise ValueError(f"tool name {name!r}: {NAME_PROBLEM} (spec: server/tools, Tool Names); pass name=...")
 
 
 async def invoke(
@@ -69,7 +90,7 @@ async def invoke(
         kwargs[name] = ctx
     try:
         if sig.is_async:
-            return await fn(**kwargs)
+            return await Watched(fn(**kwargs), sig.name)
         if inline:
             return fn(**kwargs)
         if speed is not None:
@@ -203,6 +224,7 @@ class Tool:
             self.input_schema = input_schema
         if description is not None:  # else the docstring's (description below)
             self.description = description
+        check_name(name)  # after the options: a lambda with a bad option hears of the option first
         self.name = name
         self.title = title
         self.annotations = annotations
@@ -322,6 +344,8 @@ class Tool:
         """Run the tool; always returns a CallToolResult dict (errors as isError results)."""
         try:
             kwargs = self.sig.bind(arguments)
+        except UnknownArguments as exc:  # a misspelt name is the caller's: -32602 with did-you-mean
+            raise InvalidParams(str(exc)) from None
         except ArgumentError as exc:
             return _error_result(str(exc))
         if self.owner is not None:
@@ -344,6 +368,8 @@ class Tool:
         could be sent while the function holds the loop."""
         try:
             kwargs = self.sig.bind(arguments, False)  # only unpacked below: no copy
+        except UnknownArguments as exc:
+            raise InvalidParams(str(exc)) from None
         except ArgumentError as exc:
             return _error_result(str(exc))
         try:
@@ -370,7 +396,7 @@ class Tool:
         if isinstance(exc, SafePathError):  # a refused path: the client's mistake, one line in the log
             log.warning("tool %s refused a path: %s", self.name, exc)
             return _error_result(f"Error executing tool {self.name}: {exc}")
-        log.exception("tool %s raised", self.name, exc_info=exc)
+        log.exception("tool %s raised %s", self.name, _summary(exc), exc_info=exc)
         return _exception_result(self.name, exc, _expose(session))
 
     def _answer(self, value: Any, server: Any, session: Any, rules: Rules) -> dict[str, Any]:
@@ -381,13 +407,24 @@ class Tool:
                 limit = getattr(server, "max_result_bytes", DEFAULT_MAX_RESULT_BYTES)
             result = self.result(value, rules)
             return result if limit is None else cap_text(result, limit)  # no call without a cap (issue 17)
-        except Exception as exc:  # e.g. a value that breaks the declared output schema
+        except OutputMismatch as exc:  # the tool broke its own outputSchema: its author's bug, said so
+            log.error("tool %s broke its return annotation (a bug in the tool): %s", self.name, exc)
+            shown = str(exc) if _expose(session) else f"OutputMismatch ({HIDDEN_DETAIL})"
+            return _error_result(
+                f"Error executing tool {self.name}: its result does not match its output schema: {shown}"
+            )
+        except Exception as exc:  # e.g. a value that cannot be serialized
             log.exception("tool %s returned a value that cannot be sent", self.name)
             return _exception_result(self.name, exc, _expose(session))
 
     def result(self, value: Any, rules: Rules) -> dict[str, Any]:
         kind = type(value)
-        if (kind is int or kind is str) and self.structured_output and rules.structured_output and self.sig.wrap_output:
+        if (
+            (kind is int or kind is str)
+            and kind is self.sig.output_type
+            and self.structured_output
+            and rules.structured_output
+        ):
             # spec 2025-06-18 server/tools §Structured Content (below): the common scalar, built
             # at once (issue 17)
             return {
@@ -551,11 +588,16 @@ def _exception_result(tool: str, exc: BaseException, detail: bool = True) -> dic
     see ``Server(expose_errors=…)``), never a traceback."""
     if not detail:
         return _error_result(f"Error executing tool {tool}: {type(exc).__name__} ({HIDDEN_DETAIL})")
+    return _error_result(f"Error executing tool {tool}: {_summary(exc)}")
+
+
+def _summary(exc: BaseException) -> str:
+    """``Type: message`` (CPython's "Did you mean" kept), on one line for the log and the result."""
     try:
-        text = str(exc)
+        text = exception_text(exc)
     except Exception:  # an exception whose __str__ fails still gets its type reported
         text = "(its message could not be read)"
-    return _error_result(f"Error executing tool {tool}: {type(exc).__name__}" + (f": {text}" if text else ""))
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _error_result(message: str) -> dict[str, Any]:

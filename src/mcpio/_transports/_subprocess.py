@@ -395,6 +395,11 @@ class SubprocessTransport:
         else:
             what = f"the server process exited with code {rc}"
         tail = self.stderr_tail()
+        if rc == 0 and not tail:  # a script that ended quietly: it never started serving
+            return (
+                f"{what} without serving (it wrote nothing to stderr): a server keeps running and answers on "
+                "stdin; a Python script must start serving (server.run()), or give its file to mcpio run"
+            )
         return what + (f"; last stderr lines:\n{tail}" if tail else " (it wrote nothing to stderr)")
 
     async def wait_exit(self, timeout: float) -> int | None:
