@@ -175,7 +175,10 @@ class Upstream:
             for name in [n for n, t in server._tools.items() if isinstance(t, ForwardedTool)]:
                 server.remove_tool(name)
             for t in tools:
-                server.add_tool(_tool(self, t))
+                try:
+                    server.add_tool(_tool(self, t))
+                except ValueError as exc:  # a name outside the 2025-11-25 rules: one line, the rest served
+                    log.warning("upstream %r: tool left out: %s", self.label, exc)
         if "prompts" in kinds:
             prompts = await client.list_prompts() if caps.get("prompts") is not None else []
             for name in [n for n, p in server._prompts.items() if isinstance(p, ForwardedPrompt)]:
