@@ -33,6 +33,7 @@ _EXPORTS = {
     "Message": "._server._resources",
     "Server": "._server._server",
     "Request": "._server._middleware",
+    "Extension": "._server._extensions",
     "ToolError": "._server._tools",
     "Client": "._client._client",
     "TaskCancelled": "._client._tasks",
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
     from ._host._host import Host
     from ._safepath import PathParam, SafePath, SafePathError
     from ._server._context import ClientCapabilityError, Context
+    from ._server._extensions import Extension
     from ._server._middleware import Request
     from ._server._resources import Message
     from ._server._server import Server
@@ -112,6 +114,7 @@ __all__ = [
     "Context",
     "EmbeddedResource",
     "EndOfStream",
+    "Extension",
     "HeaderMismatch",
     "Host",
     "Image",
