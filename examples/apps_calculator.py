@@ -79,14 +79,14 @@ server.ui_resource("ui://calculator/view", html=VIEW, name="calculator_view", pr
 history: list[int] = []
 
 
-@server.app_tool(view="ui://calculator/view")
+@server.app_tool(view="ui://calculator/view", title="Add", annotations={"readOnlyHint": True})
 def add(a: int, b: int) -> int:
     """Add two integers."""
     history.append(a + b)
     return a + b
 
 
-@server.app_tool(view="ui://calculator/view", visibility=["app"])
+@server.app_tool(view="ui://calculator/view", visibility=["app"], title="Double", annotations={"readOnlyHint": True})
 def double(value: int) -> int:
     """Double a number (called by the view's button)."""
     return 2 * value
