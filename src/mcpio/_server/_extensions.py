@@ -7,7 +7,8 @@ returns its :class:`Extension`; on it (or on the server, naming no extension)
 * ``@ext.method("acme/search")`` serves a custom request: its parameters are validated from the
   function's signature by the same machinery as a tool's arguments (-32602 naming the argument
   that does not fit), the return value is encoded as the result (an object; a dataclass, Struct
-  or TypedDict becomes one; any other value is wrapped as ``{"result": value}``), exceptions go
+  or TypedDict becomes one; None an empty result; a value annotated as something else than an
+  object is wrapped as ``{"result": value}``, as a tool's structured output), exceptions go
   through the one exception-to-wire mapping (``MCPError`` as itself, anything else -32603).
   Declare a :class:`~mcpio.Context` parameter to get the request's context;
 * ``@ext.notification("acme/changed")`` runs a typed handler for a notification the client sends;
@@ -138,7 +139,7 @@ def typed_handler(name: str, fn: Callable[..., Any]) -> Handler:
         except ArgumentError as exc:
             raise InvalidParams(f"Invalid params: {exc}") from None
         value = await invoke(sig, fn, kwargs, ctx)
-        return sig.to_structured(value) if not isinstance(value, dict) or sig.wrap_output else value
+        return {} if value is None else sig.to_structured(value)  # None: an empty result (an acknowledgement)
 
     handler.__name__ = handler.__qualname__ = getattr(fn, "__name__", name)
     return handler
