@@ -164,7 +164,7 @@ class ExtensionsMixin:
         server: Any = self
         if "_extensions" not in server.__dict__:
             server._extensions, server._extension_methods = {}, {}
-        ext = server._extensions.get(id)
+        ext: Extension | None = server._extensions.get(id)
         if ext is None:
             ext = server._extensions[id] = Extension(server, id, settings, legacy)
         else:
@@ -222,12 +222,14 @@ class ExtensionsMixin:
         """Serve an MCP Apps view at ``ui://…``: see :func:`mcpio._server._apps.ui_resource`."""
         from ._apps import ui_resource
 
-        return ui_resource(self, uri, html, **options)
+        server: Any = self
+        return ui_resource(server, uri, html, **options)
 
     def app_tool(self, fn: Callable[..., Any] | None = None, /, *, view: str, **options: Any) -> Any:
         """A tool whose results a host renders in ``view``: see :func:`mcpio._server._apps.app_tool`."""
         from ._apps import app_tool
 
+        server: Any = self
         if fn is None:
-            return lambda f: app_tool(self, f, view, **options)
-        return app_tool(self, fn, view, **options)
+            return lambda f: app_tool(server, f, view, **options)
+        return app_tool(server, fn, view, **options)
