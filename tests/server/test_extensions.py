@@ -8,12 +8,13 @@ no JSON Schema for them: §UI Resource Format, §Resource Discovery, §Visibilit
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
 from mcpio import Context, MCPError, Server
-from tests.server.peer import LEGACY, Peer, arun
+from tests.server.peer import LEGACY, Peer, arun, within
 
 MODERN = "2026-07-28"
 UI = "io.modelcontextprotocol/ui"
@@ -197,12 +198,15 @@ def test_notifications_both_ways() -> None:
     server = make_server()
     ext = server._extensions["com.acme/search"]
     got: list[Any] = []
+    arrived: list[asyncio.Event] = []
 
     @ext.notification("acme/changed")
-    def changed(index: str, count: int) -> None:
+    async def changed(index: str, count: int) -> None:
         got.append((index, count))
+        arrived[0].set()
 
     async def go() -> None:
+        arrived.append(asyncio.Event())
         declared = await legacy_peer(server, "2025-11-25", {"extensions": {"com.acme/search": {}}})
         other = await legacy_peer(server, "2025-11-25", {})
         try:
@@ -210,8 +214,7 @@ def test_notifications_both_ways() -> None:
             note = await declared.wait_for(lambda m: m.get("method") == "acme/reindexed")
             assert note["params"] == {"count": 2}
             await declared.notify("acme/changed", {"index": "main", "count": 4})
-            await declared.call("ping")
-            await declared.wait_for(lambda m: bool(got))
+            await within(arrived[0].wait())
         finally:
             await declared.__aexit__(None, None, None)
             await other.__aexit__(None, None, None)
