@@ -11,7 +11,6 @@ import msgspec
 import pytest
 
 from mcpio import Client, InvalidParams, MethodNotFound
-from mcpio._client._extensions import call_method
 from tests.client.support import EXAMPLES, arun
 from tests.support.http import ServerThread
 
@@ -38,7 +37,7 @@ async def exercise(client_target: Any, era: str, expected_era: str) -> None:
         result = await c.call_tool("add", {"a": 2, "b": 3})
         assert result.content[0]["text"] == "5"
         assert (await c.request("acme/history", {"last": 5}))["sums"] == [5]
-        assert (await call_method(c, "acme/history", {}, History)).sums == [5]
+        assert (await c.call_method("acme/history", {}, History)).sums == [5]
         with pytest.raises(InvalidParams, match="last"):
             await c.request("acme/history", {"last": "all"})
         with pytest.raises(MethodNotFound):

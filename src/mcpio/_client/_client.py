@@ -389,6 +389,10 @@ class Client:
         except MCPError as exc:
             raise _handlers.typed_error(exc, method, params) from None
 
+    async def call_method(self, method: str, params: dict[str, Any] | None, result_type: type[T]) -> T:
+        """A custom request (an extension's method) whose result is converted to ``result_type``."""
+        return await _extensions.call_method(self, method, params, result_type)
+
     def _require(self, method: str) -> bool:
         """Whether the server announced what ``method`` needs."""
         need = _NEEDS.get(method)
