@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import sys
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from mcpio import Client, InvalidParams, MethodNotFound
+from mcpio import Client, InvalidParams, MethodNotFound, Server
 from tests.client.support import EXAMPLES, arun
 from tests.support.http import ServerThread
 
@@ -60,3 +61,33 @@ def test_stdio_subprocess(era: str) -> None:
 def test_streamable_http(era: str) -> None:
     with ServerThread(example_server().http_app()) as srv:
         arun(exercise(srv.url, era, era))
+
+
+def test_extension_notification_over_legacy_http() -> None:
+    """``server.notify_extension`` reaches a legacy HTTP client that declared the extension (on its
+    GET stream), and not one that did not."""
+    server = Server("push")
+    server.extension("com.acme/push")
+
+    @server.tool
+    async def poke() -> str:
+        return str(await server.notify_extension("com.acme/push", "acme/pushed", {"x": 1}))
+
+    async def go(url: str) -> None:
+        got: list[Any] = []
+        arrived = asyncio.Event()
+
+        def on(method: str, params: Any) -> None:
+            if method == "acme/pushed":
+                got.append(params)
+                arrived.set()
+
+        async with Client(url, era="legacy", on_notification=on) as plain:
+            assert (await plain.call_tool("poke")).content[0]["text"] == "0"
+        async with Client(url, era="legacy", extensions={"com.acme/push": {}}, on_notification=on) as c:
+            assert (await c.call_tool("poke")).content[0]["text"] == "1"
+            await asyncio.wait_for(arrived.wait(), 10)
+        assert got == [{"x": 1}]
+
+    with ServerThread(server.http_app()) as srv:
+        arun(go(srv.url))
