@@ -236,6 +236,11 @@ def test_declaration_errors() -> None:
         server.ui_resource("ui://x/view")
     with pytest.raises(ValueError, match="visibility"):
         server.app_tool(lambda: "x", view="ui://x/view", visibility=["user"])
+    with pytest.raises(ValueError, match="visibility"):
+        server.app_tool(lambda: "x", view="ui://x/view", visibility="app")
+    server.method("acme/x")(lambda: {})
+    with pytest.raises(ValueError, match="already a method"):
+        server.extension("com.acme/other").method("acme/x")(lambda: {})
     with pytest.raises(ValueError, match="permissions"):
         server.ui_resource("ui://x/view", html="x", permissions=["usb"])
 

@@ -153,8 +153,9 @@ def app_tool(server: Server, fn: Callable[..., Any], view: str, **options: Any) 
     (default ``("model", "app")``) and the options of ``server.tool`` (``meta`` merged)."""
     if not isinstance(view, str) or not view.startswith("ui://"):
         raise ValueError(f"app_tool: view must be a 'ui://' resource URI, not {view!r}")
-    visibility = list(options.pop("visibility", VISIBILITIES))
-    if isinstance(options.get("visibility"), str) or not visibility or any(v not in VISIBILITIES for v in visibility):
+    raw = options.pop("visibility", VISIBILITIES)
+    visibility = [raw] if isinstance(raw, str) else list(raw)
+    if isinstance(raw, str) or not visibility or any(v not in VISIBILITIES for v in visibility):
         raise ValueError(f"app_tool: visibility takes a non-empty list of 'model' and 'app', not {visibility!r}")
     meta = dict(options.pop("meta", None) or {})
     meta["ui"] = {**meta.get("ui", {}), "resourceUri": view, "visibility": visibility}

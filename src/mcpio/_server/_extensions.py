@@ -85,6 +85,9 @@ class Extension:
         """Serve request ``name`` with ``handler(server, ctx, params) -> result`` (the form of the
         built-in method table): for extensions that read their params themselves."""
         _check_method(name)
+        held = self.server._extension_methods.get(name)
+        if held is not None and held[0] is not self:
+            raise ValueError(f"{name!r} is already a method of the {held[0].id} extension")
         self.server._extension_methods[name] = (self, handler)
 
     def notification(self, name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
