@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from .._content import CONTENT_TYPES
 from .._errors import InvalidParams, MethodNotFound
 from .._schema import ArgumentError, analyze_function
+from .._versions import SKILLS_EXTENSION, TASKS_EXTENSION
 from ._context import Context
 from ._tools import invoke
 
@@ -54,19 +55,22 @@ _RESERVED_PREFIXES = ("notifications/", "ui/")
 class Extension:
     """One declared extension: its identifier, settings and what it adds (module docstring)."""
 
-    def __init__(self, server: Server, id: str, settings: dict[str, Any] | None, legacy: bool) -> None:
-        import re  # not at start-up: only a server that declares an extension needs it
-
-        if not isinstance(id, str) or not re.match(_ID, id):
-            raise ValueError(
-                f"extension identifier {id!r} must be a prefixed name such as 'com.example/search' (SEP-2133)"
-            )
+    def __init__(
+        self,
+        server: Server | None,
+        id: str,
+        settings: dict[str, Any] | None = None,
+        legacy: bool = True,
+        active: Callable[[Any], bool] | None = None,
+    ) -> None:
         if settings is not None and not isinstance(settings, dict):
             raise TypeError(f"extension {id!r}: settings must be a dict (a JSON object), not {settings!r}")
-        self.server = server
+        self.server = server  # None: a built-in extension, declared on every server it is active on
         self.id = id
         self.settings: dict[str, Any] = dict(settings or {})
         self.legacy = legacy  # its methods are served to legacy requests too
+        self.active = active  # None: always declared; else while ``active(server)`` holds
+        self.methods: dict[str, Handler] = {}
 
     def serves(self, rules: Rules | None) -> bool:
         """Whether this extension's methods are served under ``rules``."""
@@ -85,10 +89,10 @@ class Extension:
         """Serve request ``name`` with ``handler(server, ctx, params) -> result`` (the form of the
         built-in method table): for extensions that read their params themselves."""
         _check_method(name)
-        held = self.server._extension_methods.get(name)
-        if held is not None and held[0] is not self:
-            raise ValueError(f"{name!r} is already a method of the {held[0].id} extension")
-        self.server._extension_methods[name] = (self, handler)
+        for other in self.server._all_extensions() if self.server is not None else ():
+            if other is not self and name in other.methods:
+                raise ValueError(f"{name!r} is already a method of the {other.id} extension")
+        self.methods[name] = handler
 
     def notification(self, name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Run the decorated function (typed parameters, optional Context) when the client sends
@@ -101,7 +105,7 @@ class Extension:
                 kwargs = sig.bind({k: v for k, v in params.items() if k != "_meta"})
                 await invoke(sig, fn, kwargs, ctx)
 
-            self.server.on_notification(name)(hook)
+            self._server().on_notification(name)(hook)
             return fn
 
         return register
@@ -116,8 +120,13 @@ class Extension:
             return dict(await fn(request, call_next))
 
         only_tool_calls.__name__ = getattr(fn, "__name__", "wrap_tools")
-        self.server.middleware(only_tool_calls)
+        self._server().middleware(only_tool_calls)
         return fn
+
+    def _server(self) -> Server:
+        if self.server is None:
+            raise TypeError(f"the built-in {self.id} extension takes no hooks")
+        return self.server
 
     def __repr__(self) -> str:
         return f"<Extension {self.id} {self.settings}>"
@@ -158,20 +167,35 @@ def client_extension(capabilities: dict[str, Any], extension: str) -> dict[str, 
 class ExtensionsMixin:
     """The extension API of :class:`~mcpio.Server` (its methods live here: ``_server`` is full)."""
 
-    # Read-only empty defaults; the first declaration gives the server its own.
-    _extensions: ClassVar[dict[str, Extension]] = {}
-    _extension_methods: ClassVar[dict[str, tuple[Extension, Handler]]] = {}
+    _extensions: ClassVar[
+        dict[str, Extension]
+    ] = {}  # read-only default; the first declaration gives the server its own
 
-    def extension(self, id: str, settings: dict[str, Any] | None = None, *, legacy: bool = True) -> Extension:
-        """Declare extension ``id`` with ``settings`` (again: its settings are replaced) and return it."""
+    def extension(
+        self,
+        id: str,
+        settings: dict[str, Any] | None = None,
+        *,
+        legacy: bool = True,
+        active: Callable[[Any], bool] | None = None,
+    ) -> Extension:
+        """Declare extension ``id`` with ``settings`` (again: its settings are replaced) and return
+        it; ``active(server)``, when given, says whether it is declared now (read at each
+        ``server/discover``, after any change to the server's tools, resources or prompts)."""
+        import re  # not at start-up: only a server that declares an extension needs it
+
+        if not isinstance(id, str) or not re.match(_ID, id):
+            raise ValueError(
+                f"extension identifier {id!r} must be a prefixed name such as 'com.example/search' (SEP-2133)"
+            )
         server: Any = self
         if "_extensions" not in server.__dict__:
-            server._extensions, server._extension_methods = {}, {}
+            server._extensions = {}
         ext: Extension | None = server._extensions.get(id)
         if ext is None:
-            ext = server._extensions[id] = Extension(server, id, settings, legacy)
+            ext = server._extensions[id] = Extension(server, id, settings, legacy, active)
         else:
-            ext.settings, ext.legacy = dict(settings or {}), legacy
+            ext.settings, ext.legacy, ext.active = dict(settings or {}), legacy, active
         server._caps_cache.clear()
         return ext
 
@@ -188,22 +212,33 @@ class ExtensionsMixin:
         server: Any = self
         holder = server.__dict__.get("_custom_methods")
         if holder is None:
-            if "_extensions" not in server.__dict__:
-                server._extensions, server._extension_methods = {}, {}
-            holder = server._custom_methods = Extension(server, "mcpio/custom", None, True)
+            holder = server._custom_methods = Extension(server, "mcpio/custom")
         return holder  # type: ignore[no-any-return]
+
+    def _all_extensions(self) -> list[Extension]:
+        """The built-in extensions, the declared ones and the holder of custom methods."""
+        custom = self.__dict__.get("_custom_methods")
+        return [*BUILTIN, *self._extensions.values(), *([custom] if custom is not None else [])]
+
+    def active_extensions(self) -> list[Extension]:
+        """The extensions this server declares now (``capabilities.extensions`` of 2026-07-28)."""
+        return [e for e in (*BUILTIN, *self._extensions.values()) if e.active is None or e.active(self)]
 
     def _extension_handler(self, method: str) -> Handler | None:
         """The handler of custom request ``method``, or None. It refuses with -32601 a request
-        served under rules its extension does not serve (``legacy=False``)."""
-        entry = self._extension_methods.get(method)
-        if entry is None:
+        its extension does not serve: under legacy rules (``legacy=False``), or while inactive."""
+        for ext in self._all_extensions():
+            handler = ext.methods.get(method)
+            if handler is not None:
+                break
+        else:
             return None
-        ext, handler = entry
 
         async def gated(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-            if not ext.serves(ctx.rules):
-                raise MethodNotFound(f"Method not found: {method!r} (the {ext.id} extension is served from 2026-07-28)")
+            if not ext.serves(ctx.rules) or (ext.active is not None and not ext.active(server)):
+                raise MethodNotFound(
+                    f"Method not found: {method!r} (this server did not declare the {ext.id} extension)"
+                )
             return await handler(server, ctx, params)
 
         return gated
@@ -236,3 +271,41 @@ class ExtensionsMixin:
         if fn is None:
             return lambda f: app_tool(server, f, view, **options)
         return app_tool(server, fn, view, **options)
+
+
+# ---------------------------------------------------------------------- built-in extensions
+def _skills_method(name: str) -> Handler:
+    """A skills method, its module (pathlib, mimetypes) loaded with the first skills request."""
+
+    async def handler(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+        from . import _skills
+
+        result: dict[str, Any] = await getattr(_skills, name)(server, ctx, params)
+        return result
+
+    handler.__name__ = handler.__qualname__ = name
+    return handler
+
+
+def _builtins() -> tuple[Extension, ...]:
+    """The extensions mcpio declares itself, on the same API: skills (SEP-2640) while the server
+    serves a skill (its own or a mounted server's: ``server._skills``), the tasks extension of
+    2026-07-28 while a tool may run as a task (its methods are in the method table: they serve
+    2025-11-25's core tasks too)."""
+    skills = Extension(None, SKILLS_EXTENSION, {"directoryRead": True}, legacy=False, active=lambda s: bool(s._skills))
+    for method, name in (
+        ("skills/list", "skills_list"),
+        ("skills/get", "skills_get"),
+        ("resources/directory/read", "directory_read"),
+    ):
+        skills.add_handler(method, _skills_method(name))
+    tasks = Extension(
+        None,
+        TASKS_EXTENSION,
+        legacy=False,
+        active=lambda s: any(t.task_support != "forbidden" for t in s._tools.values()),
+    )
+    return skills, tasks
+
+
+BUILTIN = _builtins()

@@ -137,11 +137,6 @@ def _read_skill(root: Path, folder: Path) -> Skill:
 def register(server: Server, folder: str | os.PathLike[str]) -> list[Skill]:
     """Read ``folder`` and add its files to ``server`` as resources; returns the skills."""
     skills = read_skills(folder)
-    if skills:  # the declaration, on the public extension API (2026-07-28 only, as SEP-2640)
-        ext = server.extension(SKILLS_EXTENSION, {"directoryRead": True}, legacy=False)
-        ext.add_handler("skills/list", skills_list)
-        ext.add_handler("skills/get", skills_get)
-        ext.add_handler("resources/directory/read", directory_read)
     for skill in skills:
         for uri, data in skill.files.items():
             if uri == skill.uri:
