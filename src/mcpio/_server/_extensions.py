@@ -2,7 +2,9 @@
 
 An extension has an identifier (``"com.acme/search"``: a ``_meta``-style key with a prefix) and
 settings (a JSON object, ``{}`` for none). ``server.extension(id, settings)`` declares it and
-returns its :class:`Extension`; on it (or on the server, naming no extension)
+returns its :class:`Extension` (``active=``: a predicate of the server, for an extension declared
+only while it has something to serve, as the built-in skills and tasks extensions at the end of
+this module); on it (or on the server, naming no extension)
 
 * ``@ext.method("acme/search")`` serves a custom request: its parameters are validated from the
   function's signature by the same machinery as a tool's arguments (-32602 naming the argument
