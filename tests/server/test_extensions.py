@@ -306,3 +306,30 @@ def test_ui_resource_from_file(tmp_path: Any) -> None:
             assert again["text"] == "<!DOCTYPE html><p>v2</p>"
 
     arun(go())
+
+
+def test_an_inactive_extension_is_neither_declared_nor_served() -> None:
+    server = Server("toggle")
+    state = {"on": False}
+    ext = server.extension("com.acme/toggle", {"v": 1}, active=lambda s: state["on"])
+
+    @ext.method("acme/toggled")
+    def toggled() -> dict[str, Any]:
+        return {"on": True}
+
+    @server.tool
+    def noop() -> str:
+        return "ok"
+
+    async def go() -> None:
+        async with Peer(server, version=MODERN, initialize=False) as peer:
+            caps = (await peer.call("server/discover", {"_meta": meta()}))["capabilities"]
+            assert "com.acme/toggle" not in caps.get("extensions", {})
+            assert (await peer.error("acme/toggled", {"_meta": meta()}))["code"] == -32601
+            state["on"] = True
+            server.add_tool(lambda: "x", name="another")  # a change: capabilities are made again
+            caps = (await peer.call("server/discover", {"_meta": meta()}))["capabilities"]
+            assert caps["extensions"]["com.acme/toggle"] == {"v": 1}
+            assert (await peer.call("acme/toggled", {"_meta": meta()}))["on"] is True
+
+    arun(go())
