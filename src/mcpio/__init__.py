@@ -34,6 +34,7 @@ _EXPORTS = {
     "Arg": "._server._catalog",
     "Server": "._server._server",
     "Request": "._server._middleware",
+    "Extension": "._server._extensions",
     "ToolError": "._server._tools",
     "Client": "._client._client",
     "TaskCancelled": "._client._tasks",
@@ -79,6 +80,7 @@ if TYPE_CHECKING:
     from ._safepath import PathParam, SafePath, SafePathError
     from ._server._catalog import Arg
     from ._server._context import ClientCapabilityError, Context
+    from ._server._extensions import Extension
     from ._server._middleware import Request
     from ._server._resources import Message
     from ._server._server import Server
@@ -115,6 +117,7 @@ __all__ = [
     "Context",
     "EmbeddedResource",
     "EndOfStream",
+    "Extension",
     "HeaderMismatch",
     "Host",
     "Image",

@@ -98,6 +98,9 @@ _CLIENT_REQUESTS_MODERN = (
     | SKILLS_METHODS
 )
 
+# Every request method of MCP in any version: a server connection leaves a name outside it (an
+# extension's method, SEP-2133) to the framework, which knows the extensions it serves.
+ALL_CLIENT_REQUESTS: Final = _CLIENT_REQUESTS_2025_11 | _CLIENT_REQUESTS_MODERN
 LEGACY_ONLY_METHODS: Final = _CLIENT_REQUESTS_2024 - _CLIENT_REQUESTS_MODERN
 MODERN_ONLY_METHODS: Final = _CLIENT_REQUESTS_MODERN - _CLIENT_REQUESTS_2024
 

@@ -10,7 +10,9 @@ and approximate tokens (bytes / 4) per tool, and these findings:
   ``[A-Za-z0-9_./-]``), duplicate names, an ``inputSchema``/``outputSchema`` that is not a
   valid JSON Schema (or whose ``type`` is not ``"object"``), a server that does not connect;
 * warnings: tools without a ``title`` or without ``annotations`` (hosts then ask before every
-  call, since ``destructiveHint`` defaults to true), descriptions over 2 KB.
+  call, since ``destructiveHint`` defaults to true), descriptions over 2 KB;
+* MCP Apps (``_doctor_apps``): each linked view exists and is ``text/html;profile=mcp-app``, each
+  UI tool returns text content for hosts without apps.
 """
 
 from __future__ import annotations
@@ -146,6 +148,14 @@ async def doctor(args: Any) -> int:
     report["tools_list_bytes"] = _size({"tools": tools})
     report["tools_list_tokens"] = round(report["tools_list_bytes"] / 4)
     report["tools"] = sorted(rows, key=lambda r: -r["bytes"])
+    extensions = report["capabilities"].get("extensions") or {}
+    if "io.modelcontextprotocol/ui" in extensions or any("ui" in (t.get("_meta") or {}) for t in tools):
+        from ._doctor_apps import APPS_HOST, check_apps  # MCP Apps: as a host that renders them
+
+        async with client_for(args.target, args, extensions=APPS_HOST) as apps_client:
+            found_p, found_w, report["ui_tools"] = await check_apps(apps_client)
+        report["problems"] += found_p
+        report["warnings"] += found_w
     found = await asyncio.gather(_modern(args), *(_legacy_version(args, v) for v in LEGACY_VERSIONS))
     legacy = [v for v, got in zip(LEGACY_VERSIONS, found[1:], strict=True) if got == v]
     report["eras"] = {"legacy": legacy, "modern": found[0]}

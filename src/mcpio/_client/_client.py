@@ -37,8 +37,8 @@ from .._session import ProgressCallback, Session
 from .._transports._base import Transport
 from .._transports._trace import Traced, open_trace
 from .._version import __version__
-from .._versions import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS, TASKS_EXTENSION
-from . import _era, _handlers, _skills
+from .._versions import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS
+from . import _era, _extensions, _handlers, _skills
 from ._pages import collect
 from ._results import (
     CallToolResult,
@@ -100,7 +100,8 @@ class Client:
 
     ``tasks`` (default True): declare the tasks extension on 2026-07-28 requests; a tool call
     the server answers with a task is followed to its result (polling ``tasks/get``, answering
-    its input requests with the handlers above), within ``max_timeout``.
+    its input requests with the handlers above), within ``max_timeout``. ``extensions``
+    ``{id: settings}`` declares client extensions (SEP-2133), in ``initialize`` and in ``_meta``.
 
     ``trace="wire.log"`` appends every message sent and received to that file (a line each: time, ``out``/``in``,
     the message); a callable ``trace(direction, frame)`` receives each frame instead (``direction`` is ``"out"`` or
@@ -139,6 +140,7 @@ class Client:
         auth: Any = None,
         verify: Any = None,
         tasks: bool = True,
+        extensions: dict[str, dict[str, Any]] | None = None,
         trace: str | os.PathLike[str] | Callable[[str, bytes], Any] | None = None,
         telemetry: bool | None = None,
     ) -> None:
@@ -182,6 +184,7 @@ class Client:
         self.max_pages = max_pages
         self.max_input_rounds = max_input_rounds
         self.tasks = tasks  # declare the tasks extension (2026-07-28) and follow task handles
+        self.extensions = dict(extensions or {})  # {id: settings}: capabilities.extensions, both eras
         self.trace = trace  # a file: every message sent and received is appended to it
         self._telemetry = _otel.client_requests(telemetry)  # OpenTelemetry CLIENT spans (None: off)
         self._task_support: dict[str, Any] | None = None  # tool -> execution.taskSupport (2025-11-25)
@@ -295,16 +298,7 @@ class Client:
         return self._era.name if self._era is not None else None
 
     def _capabilities(self, rules: Any) -> dict[str, Any]:
-        caps: dict[str, Any] = {}
-        if self.roots is not None:
-            caps["roots"] = {} if rules.stateless else {"listChanged": True}
-        if self.sampling is not None:
-            caps["sampling"] = {}
-        if self.elicitation is not None and rules.elicitation:
-            caps["elicitation"] = {}
-        if self.tasks and rules.tasks_extension:
-            caps["extensions"] = {TASKS_EXTENSION: {}}
-        return caps
+        return _extensions.capabilities(self, rules)  # what this client declares under ``rules``
 
     # ------------------------------------------------------------------ server → client
     async def _on_request(self, session: Session, ev: RequestReceived) -> Any:
@@ -394,6 +388,10 @@ class Client:
             raise await self._gone(method, exc) from None
         except MCPError as exc:
             raise _handlers.typed_error(exc, method, params) from None
+
+    async def call_method(self, method: str, params: dict[str, Any] | None, result_type: type[T]) -> T:
+        """A custom request (an extension's method) whose result is converted to ``result_type``."""
+        return await _extensions.call_method(self, method, params, result_type)
 
     def _require(self, method: str) -> bool:
         """Whether the server announced what ``method`` needs (a RuntimeError when not connected)."""

@@ -29,6 +29,7 @@ from .._errors import (
     MCPError,
 )
 from .._versions import (
+    ALL_CLIENT_REQUESTS,
     LATEST,
     LEGACY_ONLY_METHODS,
     LEGACY_VERSIONS,
@@ -237,7 +238,7 @@ class Connection:
                     "the client must send 'initialize' and wait for its result first (MCP lifecycle)",
                 }
         rules = self.rules
-        if rules is not None and method not in rules.client_requests:
+        if rules is not None and method not in rules.client_requests and method in ALL_CLIENT_REQUESTS:
             return {
                 "code": METHOD_NOT_FOUND,
                 "message": f"Method not found: {method!r} is not a {rules.version} method"
@@ -435,7 +436,7 @@ def modern_admission(method: str, meta: dict[str, Any]) -> str | dict[str, Any]:
             "message": f'Invalid params: _meta["{META_LOG_LEVEL}"] must be one of {", ".join(LOG_LEVELS)}, got {level!r}',
         }
     rules = RULES[requested]
-    if method not in rules.client_requests:
+    if method not in rules.client_requests and method in ALL_CLIENT_REQUESTS:  # else: an extension's, or -32601 above
         return {
             "code": METHOD_NOT_FOUND,
             "message": f"Method not found: {method!r} is not a {requested} method"

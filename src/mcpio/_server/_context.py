@@ -165,6 +165,16 @@ class Context:
             return info if isinstance(info, dict) else {}
         return self.session.connection.peer_info
 
+    def client_supports(self, extension: str) -> bool:
+        """Whether the client declared ``extension`` (``capabilities.extensions``; SEP-2133)."""
+        return self.client_extension(extension) is not None
+
+    def client_extension(self, extension: str) -> dict[str, Any] | None:
+        """The settings the client declared for ``extension``, or None when it did not declare it."""
+        declared = self.client_capabilities.get("extensions")
+        settings = declared.get(extension) if isinstance(declared, dict) else None
+        return settings if isinstance(settings, dict) else None
+
     @property
     def protocol_version(self) -> str | None:
         return self.rules.version if self.rules is not None else None

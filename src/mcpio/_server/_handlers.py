@@ -19,6 +19,7 @@ from .._suggest import did_you_mean
 from .._versions import LOG_LEVELS
 from . import _core_tasks
 from ._catalog_api import authorized
+from ._apps import model_tools
 from ._completion import complete
 from ._context import Context
 from ._lifecycle import discover_result, initialize_result
@@ -34,20 +35,6 @@ Params = dict[str, Any]
 Handler = Callable[["Server", Context, Params], Awaitable[dict[str, Any]]]
 
 
-def _skills_handler(name: str) -> Handler:
-    """The skills extension's handler ``name``, its module (with pathlib and mimetypes) loaded on
-    the first skills request rather than at every server's start-up."""
-
-    async def handler(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
-        from . import _skills
-
-        result: dict[str, Any] = await getattr(_skills, name)(server, ctx, params)
-        return result
-
-    handler.__name__ = handler.__qualname__ = name
-    return handler
-
-
 def lister(capability: str, method: str, registry: str, key: str) -> Handler:
     """A paginated list handler (tools/list, resources/list …): one page of the registry's
     definitions, cut to the request's version, with an opaque cursor to the next."""
@@ -58,6 +45,8 @@ def lister(capability: str, method: str, registry: str, key: str) -> Handler:
         private = server.hide_unauthorized and bool(server._item_scopes)
         if private:  # what this caller's token may use, only: an answer for this caller alone
             items = authorized(server, registry, items)
+        if key == "tools" and server._extensions:  # an extension may hide tools from this client (MCP Apps)
+            items = model_tools(ctx, items)
         page, nxt = paginate(items, params, server.page_size, key)
         out: dict[str, Any] = {key: [item.definition(rules) for item in page]}
         if nxt is not None:
@@ -141,7 +130,10 @@ async def resources_read(server: Server, ctx: Context, params: Params) -> dict[s
         # legacy -32002; 2026-07-28 -32602 with data.uri (spec-notes §6)
         raise ResourceNotFound(uri, code=rules.resource_not_found_code)
     resource, kwargs = found
-    result: dict[str, Any] = {"contents": await resource.read(uri, kwargs, ctx)}
+    contents = await resource.read(uri, kwargs, ctx)
+    if not rules.titles:  # ResourceContents._meta: 2025-06-18+ (MCP Apps views carry _meta.ui there)
+        contents = [{k: v for k, v in c.items() if k != "_meta"} if "_meta" in c else c for c in contents]
+    result: dict[str, Any] = {"contents": contents}
     if rules.cache_hints:
         if resource.ttl_ms is not None:
             result["ttlMs"] = resource.ttl_ms
@@ -188,7 +180,4 @@ METHODS = {
     "tasks/update": tasks_update,  # the extension only
     "tasks/result": _core_tasks.tasks_result,  # core tasks only
     "tasks/list": _core_tasks.tasks_list,
-    "skills/list": _skills_handler("skills_list"),  # the skills extension (SEP-2640), 2026-07-28
-    "skills/get": _skills_handler("skills_get"),
-    "resources/directory/read": _skills_handler("directory_read"),
 }

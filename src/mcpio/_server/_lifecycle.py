@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 # not from _skills: that module loads with the first skill (issue 17)
-from .._versions import CORE_TASKS_CAPABILITY, META_SERVER_INFO, SKILLS_EXTENSION, SUPPORTED_VERSIONS, TASKS_EXTENSION
+from .._versions import CORE_TASKS_CAPABILITY, META_SERVER_INFO, SUPPORTED_VERSIONS
 
 if TYPE_CHECKING:
     from .._versions import Rules
@@ -36,13 +36,11 @@ def capabilities(server: Server, rules: Rules) -> dict[str, Any]:
         caps["resources"] = {"subscribe": True, "listChanged": True}
     if server._tools:
         caps["tools"] = {"listChanged": True}
-    if any(t.task_support != "forbidden" for t in server._tools.values()):
-        if rules.tasks_extension:
-            caps.setdefault("extensions", {})[TASKS_EXTENSION] = {}
-        elif rules.core_tasks:
-            caps["tasks"] = CORE_TASKS_CAPABILITY
-    if server._skills and rules.stateless:  # extensions exist from 2026-07-28 (SEP-2133); SEP-2640
-        caps.setdefault("extensions", {})[SKILLS_EXTENSION] = {"directoryRead": True}
+    if rules.core_tasks and any(t.task_support != "forbidden" for t in server._tools.values()):
+        caps["tasks"] = CORE_TASKS_CAPABILITY  # 2025-11-25; 2026-07-28 has the tasks extension instead
+    if rules.stateless:  # extensions (Server.extension; skills, tasks): a member from 2026-07-28 (SEP-2133)
+        for ext in server.active_extensions():
+            caps.setdefault("extensions", {})[ext.id] = ext.settings
     server._caps_cache[rules.version] = caps
     return caps
 

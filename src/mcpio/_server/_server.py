@@ -27,6 +27,7 @@ from . import _stdio
 from ._catalog_api import KINDS_OF, CatalogMixin, tags_of
 from ._constructors import FromAPI
 from ._context import Context, request_context
+from ._extensions import ExtensionsMixin
 from ._lifecycle import INFO_FIELDS, NO_CAPABILITIES, capabilities, server_info
 from ._mrtr import InputRequired, StateCodec
 from ._tools import DEFAULT_MAX_RESULT_BYTES, Tool, check_heartbeat, check_max_result_bytes, check_task_options
@@ -51,7 +52,7 @@ else:  # the method table, the HTTP glue, the sync answer, who hears what, middl
 log = _log.logger("mcpio.server", globals())
 
 
-class Server(CatalogMixin, FromAPI):
+class Server(CatalogMixin, FromAPI, ExtensionsMixin):
     """An MCP server. The guides under docs/ tour it; every option is keyword-only and optional."""
 
     _infos: dict[str, dict[str, Any]]  # serverInfo by version (_lifecycle.server_info), emptied by __setattr__
@@ -369,7 +370,7 @@ class Server(CatalogMixin, FromAPI):
 
     # ================================================================ requests
     async def _on_request(self, session: Session, ev: RequestReceived) -> Any:
-        handler = METHODS.get(ev.method)
+        handler = METHODS.get(ev.method) or self._extension_handler(ev.method)  # built-in, else an extension's
         if handler is None:
             raise MethodNotFound(f"Method not found: {ev.method!r} is not an MCP method this server serves")
         rules = RULES[ev.version] if ev.version is not None else None

@@ -1,0 +1,313 @@
+"""The public extension API (SEP-2133): declare an extension, add its methods, wrap tool calls.
+
+An extension has an identifier (``"com.acme/search"``: a ``_meta``-style key with a prefix) and
+settings (a JSON object, ``{}`` for none). ``server.extension(id, settings)`` declares it and
+returns its :class:`Extension` (``active=``: a predicate of the server, for an extension declared
+only while it has something to serve, as the built-in skills and tasks extensions at the end of
+this module); on it (or on the server, naming no extension)
+
+* ``@ext.method("acme/search")`` serves a custom request: its parameters are validated from the
+  function's signature by the same machinery as a tool's arguments (-32602 naming the argument
+  that does not fit), the return value is encoded as the result (an object; a dataclass, Struct
+  or TypedDict becomes one; None an empty result; a value annotated as something else than an
+  object is wrapped as ``{"result": value}``, as a tool's structured output), exceptions go
+  through the one exception-to-wire mapping (``MCPError`` as itself, anything else -32603).
+  Declare a :class:`~mcpio.Context` parameter to get the request's context;
+* ``@ext.notification("acme/changed")`` runs a typed handler for a notification the client sends;
+* ``@ext.wrap_tools`` registers ``async def wrap(request, call_next)`` around every ``tools/call``
+  (it is middleware, run only for tool calls: one chain, see ``_middleware``).
+
+Advertising (spec 2026-07-28 ``ServerCapabilities.extensions``): a declared extension appears
+under ``capabilities.extensions`` of ``server/discover``. The legacy versions' schemas define no
+``extensions`` member, so a legacy ``initialize`` result does not carry it; a legacy client's
+own ``capabilities.extensions`` (which hosts send, e.g. MCP Apps) is read all the same.
+``legacy=False`` serves the extension's methods only to 2026-07-28 requests.
+
+In a handler, ``ctx.client_supports(id)`` says whether the client declared the extension (legacy:
+at ``initialize``; 2026-07-28: in the request's ``_meta`` client capabilities) and
+``ctx.client_extension(id)`` gives its settings. ``await server.notify_extension(id, method,
+params)`` sends a notification to every connected client that declared the extension.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from .._content import CONTENT_TYPES
+from .._errors import InvalidParams, MethodNotFound
+from .._schema import ArgumentError, analyze_function
+from .._versions import SKILLS_EXTENSION, TASKS_EXTENSION
+from ._context import Context
+from ._tools import invoke
+
+if TYPE_CHECKING:
+    from .._versions import Rules
+    from ._server import Server
+
+Handler = Callable[["Server", Context, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+# SEP-2133 / 2026-07-28 MetaObject key rules: a prefix of dot-separated labels, a slash, a name.
+_LABEL = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+_ID = rf"^{_LABEL}(?:\.{_LABEL})*/[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$"  # compiled at first use (re)
+# The methods of MCP itself: an extension may not take them over.
+_RESERVED_PREFIXES = ("notifications/", "ui/")
+
+
+class Extension:
+    """One declared extension: its identifier, settings and what it adds (module docstring)."""
+
+    def __init__(
+        self,
+        server: Server | None,
+        id: str,
+        settings: dict[str, Any] | None = None,
+        legacy: bool = True,
+        active: Callable[[Any], bool] | None = None,
+    ) -> None:
+        if settings is not None and not isinstance(settings, dict):
+            raise TypeError(f"extension {id!r}: settings must be a dict (a JSON object), not {settings!r}")
+        self.server = server  # None: a built-in extension, declared on every server it is active on
+        self.id = id
+        self.settings: dict[str, Any] = dict(settings or {})
+        self.legacy = legacy  # its methods are served to legacy requests too
+        self.active = active  # None: always declared; else while ``active(server)`` holds
+        self.methods: dict[str, Handler] = {}
+
+    def serves(self, rules: Rules | None) -> bool:
+        """Whether this extension's methods are served under ``rules``."""
+        return self.legacy or (rules is not None and rules.stateless)
+
+    def method(self, name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Serve request ``name`` with the decorated function (module docstring)."""
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            self.add_handler(name, typed_handler(name, fn))
+            return fn
+
+        return register
+
+    def add_handler(self, name: str, handler: Handler) -> None:
+        """Serve request ``name`` with ``handler(server, ctx, params) -> result`` (the form of the
+        built-in method table): for extensions that read their params themselves."""
+        _check_method(name)
+        for other in self.server._all_extensions() if self.server is not None else ():
+            if other is not self and name in other.methods:
+                raise ValueError(f"{name!r} is already a method of the {other.id} extension")
+        self.methods[name] = handler
+
+    def notification(self, name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Run the decorated function (typed parameters, optional Context) when the client sends
+        notification ``name``; a failure is logged (a notification has no answer)."""
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            sig = analyze_function(fn, injected=(Context,))
+
+            async def hook(ctx: Context, params: dict[str, Any]) -> None:
+                kwargs = sig.bind({k: v for k, v in params.items() if k != "_meta"})
+                await invoke(sig, fn, kwargs, ctx)
+
+            self._server().on_notification(name)(hook)
+            return fn
+
+        return register
+
+    def wrap_tools(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Register ``async def wrap(request, call_next)`` around every ``tools/call`` (middleware
+        that other requests pass by; the first registered is the outermost)."""
+
+        async def only_tool_calls(request: Any, call_next: Any) -> dict[str, Any]:
+            if request.method != "tools/call":
+                return dict(await call_next(request))
+            return dict(await fn(request, call_next))
+
+        only_tool_calls.__name__ = getattr(fn, "__name__", "wrap_tools")
+        self._server().middleware(only_tool_calls)
+        return fn
+
+    def _server(self) -> Server:
+        if self.server is None:
+            raise TypeError(f"the built-in {self.id} extension takes no hooks")
+        return self.server
+
+    def __repr__(self) -> str:
+        return f"<Extension {self.id} {self.settings}>"
+
+
+def _check_method(name: str) -> None:
+    from .._versions import ALL_CLIENT_REQUESTS, SKILLS_METHODS  # the skills extension is built on this API
+
+    if not isinstance(name, str) or "/" not in name or name.startswith(_RESERVED_PREFIXES):
+        raise ValueError(f"custom method {name!r} needs a 'prefix/name' form outside notifications/ and ui/")
+    if name in ALL_CLIENT_REQUESTS and name not in SKILLS_METHODS:
+        raise ValueError(f"{name!r} is an MCP method; an extension adds methods of its own")
+
+
+def typed_handler(name: str, fn: Callable[..., Any]) -> Handler:
+    """A method-table handler for ``fn``: params bound by its signature, the value encoded."""
+    sig = analyze_function(fn, injected=(Context,), content_types=CONTENT_TYPES)
+
+    async def handler(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            kwargs = sig.bind({k: v for k, v in params.items() if k != "_meta"})
+        except ArgumentError as exc:
+            raise InvalidParams(f"Invalid params: {exc}") from None
+        value = await invoke(sig, fn, kwargs, ctx)
+        return {} if value is None else sig.to_structured(value)  # None: an empty result (an acknowledgement)
+
+    handler.__name__ = handler.__qualname__ = getattr(fn, "__name__", name)
+    return handler
+
+
+def client_extension(capabilities: dict[str, Any], extension: str) -> dict[str, Any] | None:
+    """The settings a client with ``capabilities`` declared for ``extension``, or None."""
+    declared = capabilities.get("extensions")
+    settings = declared.get(extension) if isinstance(declared, dict) else None
+    return settings if isinstance(settings, dict) else None
+
+
+class ExtensionsMixin:
+    """The extension API of :class:`~mcpio.Server` (its methods live here: ``_server`` is full)."""
+
+    _extensions: ClassVar[
+        dict[str, Extension]
+    ] = {}  # read-only default; the first declaration gives the server its own
+
+    def extension(
+        self,
+        id: str,
+        settings: dict[str, Any] | None = None,
+        *,
+        legacy: bool = True,
+        active: Callable[[Any], bool] | None = None,
+    ) -> Extension:
+        """Declare extension ``id`` with ``settings`` (again: its settings are replaced) and return
+        it; ``active(server)``, when given, says whether it is declared now (read at each
+        ``server/discover``, after any change to the server's tools, resources or prompts)."""
+        import re  # not at start-up: only a server that declares an extension needs it
+
+        if not isinstance(id, str) or not re.match(_ID, id):
+            raise ValueError(
+                f"extension identifier {id!r} must be a prefixed name such as 'com.example/search' (SEP-2133)"
+            )
+        server: Any = self
+        if "_extensions" not in server.__dict__:
+            server._extensions = {}
+        ext: Extension | None = server._extensions.get(id)
+        if ext is None:
+            ext = server._extensions[id] = Extension(server, id, settings, legacy, active)
+        else:
+            ext.settings, ext.legacy, ext.active = dict(settings or {}), legacy, active
+        server._caps_cache.clear()
+        return ext
+
+    def method(self, name: str, *, extension: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """``@server.method("acme/search")``: serve a custom request (see :meth:`Extension.method`),
+        as part of ``extension`` when given (declared with no settings if it is not yet)."""
+        ext = self._extensions.get(extension) if extension is not None else None
+        if ext is None:
+            ext = self.extension(extension) if extension is not None else self._custom()
+        return ext.method(name)
+
+    def _custom(self) -> Extension:
+        """The holder of methods added with no extension: never advertised (not in ``_extensions``)."""
+        server: Any = self
+        holder = server.__dict__.get("_custom_methods")
+        if holder is None:
+            holder = server._custom_methods = Extension(server, "mcpio/custom")
+        return holder  # type: ignore[no-any-return]
+
+    def _all_extensions(self) -> list[Extension]:
+        """The built-in extensions, the declared ones and the holder of custom methods."""
+        custom = self.__dict__.get("_custom_methods")
+        return [*BUILTIN, *self._extensions.values(), *([custom] if custom is not None else [])]
+
+    def active_extensions(self) -> list[Extension]:
+        """The extensions this server declares now (``capabilities.extensions`` of 2026-07-28)."""
+        return [e for e in (*BUILTIN, *self._extensions.values()) if e.active is None or e.active(self)]
+
+    def _extension_handler(self, method: str) -> Handler | None:
+        """The handler of custom request ``method``, or None. It refuses with -32601 a request
+        its extension does not serve: under legacy rules (``legacy=False``), or while inactive."""
+        for ext in self._all_extensions():
+            handler = ext.methods.get(method)
+            if handler is not None:
+                break
+        else:
+            return None
+
+        async def gated(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+            if not ext.serves(ctx.rules) or (ext.active is not None and not ext.active(server)):
+                raise MethodNotFound(
+                    f"Method not found: {method!r} (this server did not declare the {ext.id} extension)"
+                )
+            return await handler(server, ctx, params)
+
+        return gated
+
+    async def notify_extension(self, extension: str, method: str, params: dict[str, Any] | None = None) -> int:
+        """Send notification ``method`` to every connected client that declared ``extension``
+        (legacy sessions; a 2026-07-28 client has no connection to send it on). Returns how many."""
+        server: Any = self
+        sent = 0
+        for session in list(server._sessions):
+            if session.closed or client_extension(session.connection.peer_capabilities, extension) is None:
+                continue
+            await session.notify(method, params)
+            sent += 1
+        return sent
+
+    # ---------------------------------------------------------------- MCP Apps (``_apps``)
+    def ui_resource(self, uri: str, html: str | None = None, **options: Any) -> Any:
+        """Serve an MCP Apps view at ``ui://…``: see :func:`mcpio._server._apps.ui_resource`."""
+        from ._apps import ui_resource
+
+        server: Any = self
+        return ui_resource(server, uri, html, **options)
+
+    def app_tool(self, fn: Callable[..., Any] | None = None, /, *, view: str, **options: Any) -> Any:
+        """A tool whose results a host renders in ``view``: see :func:`mcpio._server._apps.app_tool`."""
+        from ._apps import app_tool
+
+        server: Any = self
+        if fn is None:
+            return lambda f: app_tool(server, f, view, **options)
+        return app_tool(server, fn, view, **options)
+
+
+# ---------------------------------------------------------------------- built-in extensions
+def _skills_method(name: str) -> Handler:
+    """A skills method, its module (pathlib, mimetypes) loaded with the first skills request."""
+
+    async def handler(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+        from . import _skills
+
+        result: dict[str, Any] = await getattr(_skills, name)(server, ctx, params)
+        return result
+
+    handler.__name__ = handler.__qualname__ = name
+    return handler
+
+
+def _builtins() -> tuple[Extension, ...]:
+    """The extensions mcpio declares itself, on the same API: skills (SEP-2640) while the server
+    serves a skill (its own or a mounted server's: ``server._skills``), the tasks extension of
+    2026-07-28 while a tool may run as a task (its methods are in the method table: they serve
+    2025-11-25's core tasks too)."""
+    skills = Extension(None, SKILLS_EXTENSION, {"directoryRead": True}, legacy=False, active=lambda s: bool(s._skills))
+    for method, name in (
+        ("skills/list", "skills_list"),
+        ("skills/get", "skills_get"),
+        ("resources/directory/read", "directory_read"),
+    ):
+        skills.add_handler(method, _skills_method(name))
+    tasks = Extension(
+        None,
+        TASKS_EXTENSION,
+        legacy=False,
+        active=lambda s: any(t.task_support != "forbidden" for t in s._tools.values()),
+    )
+    return skills, tasks
+
+
+BUILTIN = _builtins()
