@@ -18,8 +18,8 @@ from .._errors import INTERNAL_ERROR, InvalidParams, MCPError, ResourceNotFound
 from .._suggest import did_you_mean
 from .._versions import LOG_LEVELS
 from . import _core_tasks
-from ._catalog_api import authorized
 from ._apps import model_tools
+from ._catalog_api import authorized
 from ._completion import complete
 from ._context import Context
 from ._lifecycle import discover_result, initialize_result
