@@ -1,10 +1,12 @@
 """Make the inspector screenshots of docs/guides/inspector.md (docs/images/inspector/*.png).
 
-    .venv/bin/python tools/inspector_screenshots.py
+    .venv/bin/python tools/inspector_screenshots.py [FOLDER]
 
-Runs ``mcpio inspect quickstart.py`` from examples/ (so the page shows a relative path, never a
-folder of this machine) and headless Chromium (Debian's chromium and chromedriver, as the
-inspector tests use) at a 1100×640 window with 2× pixels: readable when the docs scale it down.
+Runs ``mcpio inspect`` on examples/quickstart.py (a tool call, progress, resources, the wire
+view) and examples/trip_planner.py (an elicitation and a sampling request answered from the
+page) from examples/, so the page shows a relative path, never a folder of this machine; with
+headless Chromium (Debian's chromium and chromedriver, as the inspector tests use) at a
+1100x640 window with 2x pixels: readable when the docs scale it down.
 """
 
 from __future__ import annotations
@@ -24,12 +26,12 @@ from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
 ROOT = Path(__file__).resolve().parents[1]
-OUT = ROOT / "docs" / "images" / "inspector"
+OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs" / "images" / "inspector"
 
 
-def main() -> int:
+def inspect(script: str, era: str) -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mcpio", "inspect", "quickstart.py", "--no-browser"],
+        [sys.executable, "-m", "mcpio", "inspect", script, "--no-browser", "--era", era],
         cwd=ROOT / "examples",
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
@@ -38,34 +40,94 @@ def main() -> int:
     assert proc.stderr is not None
     found = re.search(r"open (http://127\.0\.0\.1:\d+/\?code=\w+)", proc.stderr.readline())
     assert found, "mcpio inspect printed no URL"
+    return proc, found.group(1)
+
+
+def browser(profile: str) -> webdriver.Chrome:
     options = Options()
     options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
-    profile = tempfile.mkdtemp(prefix="shots-")
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1100,640",
-                 "--force-device-scale-factor=2", f"--user-data-dir={profile}"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--window-size=1100,640",
+        "--force-device-scale-factor=2",
+        f"--user-data-dir={profile}",
+    ):
         options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
+    return webdriver.Chrome(service=Service(shutil.which("chromedriver") or "/usr/bin/chromedriver"), options=options)
+
+
+def tab(driver: webdriver.Chrome, name: str) -> None:
+    driver.find_element(By.CSS_SELECTOR, f'#tabs button[data-tab="{name}"]').click()
+
+
+def tool(driver: webdriver.Chrome, wait: WebDriverWait, name: str) -> object:
+    tab(driver, "tools")
+    wait.until(EC.element_to_be_clickable((By.CSS_SELECTOR, f'#tool-list li[data-name="{name}"]'))).click()
+    return wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#tool-panel form.tool-form")))
+
+
+def quickstart(driver: webdriver.Chrome) -> None:
+    proc, url = inspect("quickstart.py", "auto")
     try:
         wait = WebDriverWait(driver, 30)
-        driver.get(found.group(1))
+        driver.get(url)
         wait.until(EC.text_to_be_present_in_element((By.ID, "status"), "connected:"))
-        driver.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="tools"]').click()
-        wait.until(EC.element_to_be_clickable((By.CSS_SELECTOR, '#tool-list li[data-name="add"]'))).click()
-        panel = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#tool-panel form.tool-form")))
+        panel = tool(driver, wait, "add")
         panel.find_element(By.NAME, "a").send_keys("2")
         panel.find_element(By.NAME, "b").send_keys("3")
         panel.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#tool-panel .result pre"))
         driver.save_screenshot(str(OUT / "tool-call-modern.png"))
-        driver.find_element(By.CSS_SELECTOR, '#tabs button[data-tab="wire"]').click()
+        panel = tool(driver, wait, "slow_sum")
+        panel.find_element(By.NAME, "values").send_keys("1, 2, 3.5")
+        panel.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#tool-panel .result pre"))
+        driver.save_screenshot(str(OUT / "progress.png"))
+        tab(driver, "resources")
+        wait.until(lambda d: "greeting" in d.find_element(By.ID, "tab-resources").text)
+        driver.save_screenshot(str(OUT / "resources.png"))
+        tab(driver, "wire")
         wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, "#wire tbody tr"))
         driver.save_screenshot(str(OUT / "wire-legacy.png"))
     finally:
-        driver.quit()
         proc.terminate()
         proc.wait(10)
+
+
+def trip(driver: webdriver.Chrome) -> None:
+    proc, url = inspect("trip_planner.py", "legacy")
+    try:
+        wait = WebDriverWait(driver, 30)
+        driver.get(url)
+        wait.until(EC.text_to_be_present_in_element((By.ID, "status"), "connected:"))
+        panel = tool(driver, wait, "plan_trip")
+        panel.find_element(By.NAME, "city").send_keys("Lisbon")
+        panel.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+        wait.until(lambda d: d.find_element(By.ID, "ask-count").is_displayed())
+        tab(driver, "asks")
+        ask = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#asks .ask")))
+        driver.save_screenshot(str(OUT / "elicitation.png"))
+        ask.find_element(By.NAME, "budget").send_keys("80")
+        ask.find_element(By.XPATH, './/button[text()="Accept"]').click()
+        wait.until(lambda d: "sampling" in d.find_element(By.ID, "asks").text)
+        driver.save_screenshot(str(OUT / "sampling.png"))
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def main() -> int:
+    profile = tempfile.mkdtemp(prefix="shots-")
+    driver = browser(profile)
+    try:
+        quickstart(driver)
+        trip(driver)
+    finally:
+        driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
-    print(f"wrote {OUT / 'tool-call-modern.png'} and {OUT / 'wire-legacy.png'}")
+    print(f"wrote the screenshots in {OUT}")
     return 0
 
 
