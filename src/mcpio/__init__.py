@@ -30,6 +30,7 @@ _EXPORTS = {
     "TransportError": "._errors",
     "ClientCapabilityError": "._server._context",
     "Context": "._server._context",
+    "Depends": "._server._deps",
     "Message": "._server._resources",
     "Server": "._server._server",
     "Request": "._server._middleware",
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
     from ._host._host import Host
     from ._safepath import PathParam, SafePath, SafePathError
     from ._server._context import ClientCapabilityError, Context
+    from ._server._deps import Depends
     from ._server._middleware import Request
     from ._server._resources import Message
     from ._server._server import Server
@@ -110,6 +112,7 @@ __all__ = [
     "ConfigError",
     "ConnectionClosed",
     "Context",
+    "Depends",
     "EmbeddedResource",
     "EndOfStream",
     "HeaderMismatch",

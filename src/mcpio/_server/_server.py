@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .._session import Session
     from .._transports._base import Transport
     from . import _answer, _http
+    from ._deps import Overrides
     from ._handlers import METHODS, no_rounds
     from ._middleware import Request, build_chain, run_hook
     from ._resources import Prompt, Resource
@@ -53,6 +54,7 @@ class Server:
 
     _infos: dict[str, dict[str, Any]]  # serverInfo by version (_lifecycle.server_info), emptied by __setattr__
     _metas: dict[str, dict[str, Any]]  # {serverInfo: it}: the _meta of a result without one (_decorate)
+    _overrides: Overrides | None = None  # replaced dependency providers (override), made at the first
 
     def __init__(
         self,
@@ -355,6 +357,12 @@ class Server:
         if name in INFO_FIELDS:  # serverInfo is made of it: made again when next needed
             object.__setattr__(self, "_infos", {})
             object.__setattr__(self, "_metas", {})
+
+    def override(self, provider: Callable[..., Any], replacement: Callable[..., Any]) -> Any:
+        """Make ``Depends(provider)`` use ``replacement`` (tests); the handle's ``undo()`` (or its ``with``) restores it."""
+        from ._deps import override
+
+        return override(self, provider, replacement)
 
     def find_resource(self, uri: str) -> tuple[Resource, dict[str, Any]] | None:
         """The resource serving ``uri`` and its template arguments, or None."""

@@ -32,6 +32,7 @@ from .._errors import HIDDEN_DETAIL, MCPError, RequestTimeout, ResourceNotFound,
 from .._schema import ArgumentError, FunctionSignature, analyze_function
 from .._versions import Rules
 from ._context import ClientCapabilityError, ClientRequestError, Context
+from ._deps import INJECTED, wrap
 from ._inline import Speed
 
 if TYPE_CHECKING:
@@ -176,6 +177,8 @@ class Tool:
         task_after: float | None = 0.0,
         heartbeat: Any = ...,
     ) -> None:
+        if sig.provided:  # Depends(...) parameters: an async function resolving them (_deps), decided here
+            fn, sig = wrap(fn, sig, name, inline)
         self.fn = fn
         check_heartbeat(heartbeat, allow_default=True)
         self.heartbeat = heartbeat  # ... = the server's setting
@@ -235,7 +238,7 @@ class Tool:
         task_after: float | None = 0.0,
         heartbeat: Any = ...,
     ) -> Tool:
-        sig = analyze_function(fn, injected=(Context,), content_types=CONTENT_TYPES + (ToolResult,), name=name)
+        sig = analyze_function(fn, injected=INJECTED, content_types=CONTENT_TYPES + (ToolResult,), name=name)
         return cls(
             fn,
             sig,

@@ -1,0 +1,199 @@
+"""Dependencies (``mcpio.Depends``) on the wire: over stdio (a real subprocess) and Streamable
+HTTP (real uvicorn on 127.0.0.1), in both eras, with the mcpio Client. Providers write what
+they do to a file ($DEPS_LOG), so cleanup after an error and after a cancellation is seen from
+outside the server, not by looking at its internals."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpio import Client, Context, Depends, RequestTimeout, Server
+from tests.client.test_modern_client import _load
+from tests.server.peer import arun
+
+SERVER = Path(__file__).resolve().parents[1] / "servers" / "deps_server.py"
+ROUTES = [("stdio", "legacy"), ("stdio", "modern"), ("http", "legacy"), ("http", "modern")]
+
+
+@pytest.fixture(params=ROUTES, ids=lambda r: f"{r[0]}-{r[1]}")
+def route(request: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, str, Path]]:
+    """(client target, era, provider log): the deps server over one transport."""
+    log = tmp_path / "deps.log"
+    log.write_text("")
+    monkeypatch.setenv("DEPS_LOG", str(log))
+    transport, era = request.param
+    if transport == "stdio":
+        yield [sys.executable, str(SERVER)], era, log
+        return
+    from tests.support.http import ServerThread
+
+    with ServerThread(_load(SERVER).http_app()) as srv:
+        yield srv.url, era, log
+
+
+def answer(account: str) -> Any:
+    return lambda params: {"action": "accept", "content": {"account": account}}
+
+
+@contextlib.asynccontextmanager
+async def client(target: Any, era: str, **options: Any) -> AsyncIterator[Client]:
+    async with Client(target, era=era, env=dict(os.environ), **options) as c:
+        yield c
+
+
+async def until(log: Path, line: str, timeout: float = 10.0) -> list[str]:
+    """The provider log once it has ``line`` (written by the server process)."""
+    async with asyncio.timeout(timeout):
+        while line not in log.read_text().splitlines():
+            await asyncio.sleep(0.02)
+    return log.read_text().splitlines()
+
+
+def test_dependencies_are_resolved_per_call_and_hidden_from_the_schema(route: Any) -> None:
+    target, era, log = route
+
+    async def go() -> None:
+        async with client(target, era) as c:
+            tools = {t.name: t for t in await c.list_tools()}
+            assert tools["lookup"].input_schema["properties"].keys() == {"key"}
+            assert tools["fail"].input_schema["properties"] == {}
+            result = await c.call_tool("lookup", {"key": "k"})
+            assert result.content[0].text == "k from db(memory://) (memory://)"
+            lines = log.read_text().splitlines()
+            # settings ran once although both lookup and get_db depend on it; the db was closed
+            assert lines[0] == "settings" and lines[1].startswith("open db") and lines[2].startswith("close db")
+            assert len(lines) == 3
+            assert (await c.call_tool("pool", {})).content[0].text == "the pool"  # deps.lifespan
+            assert (await c.call_tool("plain", {"a": 1})).data == 2
+            contents = await c.read_resource("deps://item/x")
+            assert contents[0].text == "x in db(memory://)"
+            prompt = await c.get_prompt("greet", {"who": "you"})
+            assert prompt.messages[0].content.text == "hello you (cache)"
+
+    arun(go())
+
+
+def test_a_failing_tool_closes_its_dependencies(route: Any) -> None:
+    target, era, log = route
+
+    async def go() -> None:
+        async with client(target, era) as c:
+            result = await c.call_tool("fail", {})
+            assert result.is_error and "failed with db(memory://) and cache" in result.content[0].text
+            lines = await until(log, "close cache")
+            assert "db saw ToolError" in lines and any(x.startswith("close db") for x in lines)
+            # closed in reverse order of opening: the cache (opened last) first
+            assert lines.index("close cache") < lines.index("db saw ToolError")
+
+    arun(go())
+
+
+def test_a_cancelled_call_closes_its_dependencies(route: Any) -> None:
+    target, era, log = route
+
+    async def go() -> None:
+        async with client(target, era) as c:
+            with pytest.raises(RequestTimeout):
+                await c.call_tool("hang", {}, timeout=0.5)  # the client gives up: notifications/cancelled
+            lines = await until(log, "db saw CancelledError")
+            assert "hanging" in lines
+            await until(log, next(x for x in lines if x.startswith("open db")).replace("open", "close"))
+            assert (await c.call_tool("plain", {"a": 41})).data == 42  # the server goes on
+
+    arun(go())
+
+
+def test_a_provider_may_ask_the_user(route: Any) -> None:
+    """ctx.elicit in a provider: a request to the client (legacy) or an input_required round (2026-07-28)."""
+    target, era, _ = route
+
+    async def go() -> None:
+        async with client(target, era, elicitation=answer("savings")) as c:
+            assert (await c.call_tool("account", {})).content[0].text == "using savings"
+
+    arun(go())
+
+
+# ---- in memory: overrides, the graph's rules, registration errors ----------------------------------
+
+
+def test_override_replaces_a_provider_and_undo_restores_it() -> None:
+    from tests.servers import deps_server as mod
+
+    server = mod.server
+
+    async def go() -> None:
+        async with Client(server) as c:
+            handle = server.override(mod.get_db, lambda: "fake db")
+            assert (await c.call_tool("lookup", {"key": "k"})).content[0].text == "k from fake db (memory://)"
+            handle.undo()
+            assert (await c.call_tool("lookup", {"key": "k"})).content[0].text == "k from db(memory://) (memory://)"
+            with server.override(mod.settings, lambda: {"dsn": "test://"}):
+                assert "db(test://) (test://)" in (await c.call_tool("lookup", {"key": "k"})).content[0].text
+            assert "db(memory://)" in (await c.call_tool("lookup", {"key": "k"})).content[0].text
+
+    arun(go())
+
+
+def test_bad_providers_are_refused_at_registration() -> None:
+    server = Server("bad")
+
+    def needs_arg(x: int) -> int:
+        return x
+
+    with pytest.raises(TypeError, match=r"provider .*needs_arg\(\): parameter 'x' is neither a Context nor a Depends"):
+
+        @server.tool
+        def t(v: int = Depends(needs_arg)) -> int:
+            return v
+
+    def a(v: int = Depends(lambda: 0)) -> int:
+        return v
+
+    def b(v: int = Depends(a)) -> int:
+        return v
+
+    a.__defaults__ = (Depends(b),)  # a -> b -> a
+    with pytest.raises(TypeError, match="dependency cycle"):
+
+        @server.tool
+        def u(v: int = Depends(a)) -> int:
+            return v
+
+    with pytest.raises(TypeError, match="callable provider"):
+        Depends(3)  # type: ignore[arg-type]
+
+
+def test_a_provider_gets_the_context_and_a_class_context_manager_is_closed() -> None:
+    server = Server("ctx")
+    events: list[str] = []
+
+    class Conn:
+        def __init__(self, ctx: Context) -> None:
+            self.version = ctx.protocol_version
+
+        async def __aenter__(self) -> str:
+            events.append("enter")
+            return f"conn for {self.version}"
+
+        async def __aexit__(self, *exc: object) -> None:
+            events.append("exit")
+
+    @server.tool
+    async def use(conn: str = Depends(Conn)) -> str:
+        return conn
+
+    async def go() -> None:
+        async with Client(server, era="legacy") as c:
+            assert (await c.call_tool("use", {})).content[0].text.startswith("conn for 20")
+        assert events == ["enter", "exit"]
+
+    arun(go())

@@ -1,0 +1,106 @@
+"""A server whose tools, resource and prompt take dependencies (``mcpio.Depends``): each
+provider writes what it does ("open db", "close db …") to the file named by $DEPS_LOG, so a
+test sees cleanup from outside the process."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from typing import Annotated, Any
+
+from mcpio import Context, Depends, Server, ToolError, deps
+
+
+def note(line: str) -> None:
+    path = os.environ.get("DEPS_LOG")
+    if path:
+        with open(path, "a") as f:
+            f.write(line + "\n")
+
+
+@contextlib.asynccontextmanager
+async def life(server: Server) -> Any:
+    yield {"pool": "the pool"}
+
+
+server = Server("deps", lifespan=life)
+
+
+def settings() -> dict[str, Any]:
+    note("settings")
+    return {"dsn": "memory://"}
+
+
+async def get_db(ctx: Context, cfg: dict[str, Any] = Depends(settings)) -> Any:
+    note(f"open db {ctx.request_id}")
+    try:
+        yield f"db({cfg['dsn']})"
+    except BaseException as exc:
+        note(f"db saw {type(exc).__name__}")
+        raise
+    finally:
+        note(f"close db {ctx.request_id}")
+
+
+@contextlib.contextmanager
+def get_cache() -> Any:
+    note("open cache")
+    try:
+        yield "cache"
+    finally:
+        note("close cache")
+
+
+async def ask_account(ctx: Context) -> str:
+    answer = await ctx.elicit("Which account?", {"type": "object", "properties": {"account": {"type": "string"}}})
+    if answer.get("action") != "accept":
+        raise ToolError("no account chosen")
+    return str(answer["content"]["account"])
+
+
+@server.tool
+def lookup(key: str, cfg: Annotated[dict[str, Any], Depends(settings)], db: str = Depends(get_db)) -> str:
+    """A sync tool: settings runs once although both the tool and get_db ask for it."""
+    return f"{key} from {db} ({cfg['dsn']})"
+
+
+@server.tool
+async def fail(db: Annotated[str, Depends(get_db)], cache: str = Depends(get_cache)) -> str:
+    raise ToolError(f"failed with {db} and {cache}")
+
+
+@server.tool
+async def hang(ctx: Context, db: str = Depends(get_db)) -> str:
+    note("hanging")
+    await asyncio.Event().wait()
+    return "never"
+
+
+@server.tool
+async def account(choice: str = Depends(ask_account)) -> str:
+    return f"using {choice}"
+
+
+@server.tool
+def pool(value: dict[str, Any] = Depends(deps.lifespan)) -> str:
+    return value["pool"]
+
+
+@server.tool
+def plain(a: int) -> int:
+    return a + 1
+
+
+@server.resource("deps://item/{name}")
+def item(name: str, db: str = Depends(get_db)) -> str:
+    return f"{name} in {db}"
+
+
+@server.prompt
+def greet(who: str, cache: str = Depends(get_cache)) -> str:
+    return f"hello {who} ({cache})"
+
+
+if __name__ == "__main__":
+    server.run()
