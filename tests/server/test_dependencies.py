@@ -122,6 +122,19 @@ def test_a_provider_may_ask_the_user(route: Any) -> None:
     arun(go())
 
 
+def test_middleware_fills_the_request_state_the_handler_reads(route: Any) -> None:
+    """ctx.state: one dict for the whole request (middleware, provider, tool), fresh per request."""
+    target, era, _ = route
+
+    async def go() -> None:
+        async with client(target, era, name="acme") as c:
+            for _ in range(2):
+                text = (await c.call_tool("tenant", {})).content[0].text
+                assert text == "acme (request 1), state keys ['requests', 'tenant']"
+
+    arun(go())
+
+
 # ---- in memory: overrides, the graph's rules, registration errors ----------------------------------
 
 

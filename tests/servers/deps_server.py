@@ -92,6 +92,25 @@ def plain(a: int) -> int:
     return a + 1
 
 
+@server.middleware
+async def tag(request: Any, call_next: Any) -> Any:
+    """Per-request state: the middleware fills ctx.state, the tool (through a provider) reads it."""
+    if request.name == "tenant":
+        state = request.context.state
+        state["requests"] = state.get("requests", 0) + 1  # 1 unless a state outlived its request
+        state["tenant"] = request.client.get("name", "?")
+    return await call_next(request)
+
+
+def tenant_of(ctx: Context) -> str:
+    return f"{ctx.state['tenant']} (request {ctx.state['requests']})"
+
+
+@server.tool
+async def tenant(ctx: Context, who: str = Depends(tenant_of)) -> str:
+    return f"{who}, state keys {sorted(ctx.state)}"
+
+
 @server.resource("deps://item/{name}")
 def item(name: str, db: str = Depends(get_db)) -> str:
     return f"{name} in {db}"

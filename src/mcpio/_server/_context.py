@@ -100,6 +100,7 @@ class Context:
         "_escalate",
         "_last_progress",
         "_rounds",
+        "_state",
         "_task",
         "meta",
         "principal",
@@ -130,12 +131,24 @@ class Context:
         self._task: Task | None = None  # set once this call runs as a task (_tasks)
         self._escalate: asyncio.Future[Task] | None = None  # armed while the call may still become one
         self._cancelled = False
+        self._state: dict[str, Any] | None = None  # made at first use (state)
 
     # ---------------------------------------------------------------- facts
     @property
     def lifespan(self) -> Any:
         """The value your ``lifespan`` context manager yielded (None without one)."""
         return self.server._lifespan_value
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """A dict belonging to this one request: middleware fills it (``request.context.state``),
+        the handler and its dependency providers read it; a task goes on with its call's. Every
+        request starts with a fresh one (in 2026-07-28 each input_required round is a request of
+        its own); what must outlive a request does not belong here."""
+        state = self._state
+        if state is None:
+            state = self._state = {}
+        return state
 
     @property
     def auth(self) -> Any:

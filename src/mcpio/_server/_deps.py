@@ -170,10 +170,10 @@ class _Plan:
     ((argument, source), …)) where a source is ``_CTX`` or an earlier step's index, and
     ``outputs`` ((parameter, step), …). ``closing``: some step needs closing after the call."""
 
-    __slots__ = ("closing", "key", "outputs", "steps")
+    __slots__ = ("closing", "now", "outputs", "overrides", "steps", "version")
 
     def __init__(self, provided: dict[str, Any], overrides: Overrides | None) -> None:
-        self.key = (overrides, overrides.version if overrides is not None else 0)
+        self.overrides, self.version = overrides, overrides.version if overrides is not None else 0
         replace = overrides.map if overrides is not None else {}
         index: dict[Any, int] = {}
         steps: list[tuple[int, Any, tuple[tuple[str, int], ...]]] = []
@@ -196,6 +196,15 @@ class _Plan:
         self.outputs = tuple((pname, step(marker)) for pname, marker in provided.items())
         self.steps = tuple(steps)
         self.closing = any(kind >= _ENTER for kind, _, _ in steps)
+        self.now = all(kind == _CALL for kind, _, _ in steps)  # no awaiting: resolved by _resolve_now
+
+
+def _resolve_now(plan: _Plan, ctx: Context) -> list[Any]:
+    """:func:`_resolve` of a plan of plain functions (no coroutine: the common, cheapest case)."""
+    values: list[Any] = []
+    for _, fn, args in plan.steps:
+        values.append(fn(**{a: ctx if src == _CTX else values[src] for a, src in args}) if args else fn())
+    return values
 
 
 async def _resolve(plan: _Plan, ctx: Context, stack: contextlib.AsyncExitStack | None) -> list[Any]:
@@ -232,17 +241,27 @@ def wrap(
     on_loop = inline is True
     plan: list[_Plan] = []
 
+    is_async, contexts = sig.is_async, sig.injected
+
     async def call(**kwargs: Any) -> Any:
         ctx: Context = kwargs.pop(CONTEXT_PARAM)
         overrides = ctx.server._overrides
         current = plan[0] if plan else None
-        if current is None or current.key != (overrides, overrides.version if overrides is not None else 0):
+        if (
+            current is None
+            or current.overrides is not overrides
+            or (overrides is not None and current.version != overrides.version)
+        ):
             current = _Plan(provided, overrides)
             plan[:] = [current]
         if not current.closing:
-            values = await _resolve(current, ctx, None)
+            values = _resolve_now(current, ctx) if current.now else await _resolve(current, ctx, None)
             for pname, i in current.outputs:
                 kwargs[pname] = values[i]
+            if is_async:  # what invoke does for it, without its frame
+                for cname in contexts:
+                    kwargs[cname] = ctx
+                return await fn(**kwargs)
             return await invoke(inner, fn, kwargs, ctx, on_loop, speed)
         async with contextlib.AsyncExitStack() as stack:
             values = await _resolve(current, ctx, stack)
