@@ -210,3 +210,55 @@ def test_a_provider_gets_the_context_and_a_class_context_manager_is_closed() -> 
         assert events == ["enter", "exit"]
 
     arun(go())
+
+
+# ---- per-tool timeouts ---------------------------------------------------------------------------
+
+TIMEOUTS = Path(__file__).resolve().parents[1] / "servers" / "timeout_server.py"
+
+
+@pytest.fixture(params=ROUTES, ids=lambda r: f"{r[0]}-{r[1]}")
+def timed(request: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Any, str, Path]]:
+    log = tmp_path / "timeouts.log"
+    log.write_text("")
+    monkeypatch.setenv("DEPS_LOG", str(log))
+    transport, era = request.param
+    if transport == "stdio":
+        yield [sys.executable, str(TIMEOUTS)], era, log
+        return
+    from tests.support.http import ServerThread
+
+    with ServerThread(_load(TIMEOUTS).http_app()) as srv:
+        yield srv.url, era, log
+
+
+def test_a_tool_past_its_timeout_is_stopped_and_answered_with_an_error(timed: Any) -> None:
+    target, era, log = timed
+
+    async def go() -> None:
+        async with client(target, era) as c:
+            # more timed-out calls than the server's max_in_flight (2): each frees its slot
+            for _ in range(3):
+                result = await c.call_tool("wait_forever", {})
+                assert result.is_error
+                text = result.content[0].text
+                assert "tool wait_forever" in text and "time limit of 0.2 s" in text
+            await until(log, "async cancelled")
+            result = await c.call_tool("crunch", {})  # the server's default, 0.4 s
+            assert result.is_error and "tool crunch" in result.content[0].text and "0.4 s" in result.content[0].text
+            await until(log, "sync saw cancelled")
+            own = await c.call_tool("own_timeout", {})
+            assert own.is_error and "time limit" not in own.content[0].text
+            assert (await c.call_tool("quick", {"a": 1})).data == 2
+
+    arun(go())
+
+
+def test_timeouts_are_checked_at_registration() -> None:
+    server = Server("t")
+    with pytest.raises(ValueError, match="timeout must be seconds > 0"):
+        server.tool(lambda: 1, name="a", timeout=0)
+    with pytest.raises(ValueError, match="inline=True cannot be combined with timeout"):
+        server.tool(lambda: 1, name="b", timeout=1, inline=True)
+    with pytest.raises(ValueError, match="timeout must be seconds > 0"):
+        Server("t", tool_timeout=-1)

@@ -11,6 +11,12 @@ message an LLM can act on, and so are failures of what the tool asked of the cli
 its Context (missing capability, the client's error, a timeout). Only a protocol problem
 (unknown tool), or an :class:`MCPError` the function raises on purpose, is a JSON-RPC error.
 
+Timeout: ``@server.tool(timeout=30)`` (else ``Server(tool_timeout=)``, else none): past it the
+call is cancelled as a cancelled request is — an async function at its ``await``, a sync one's
+worker thread left to finish with ``ctx.cancelled`` set — and the client gets an ``isError``
+result naming the tool and the limit; the request's in-flight slot is free at once. A tool with a
+timeout never runs on the event loop (nothing could stop it there).
+
 Result budget (pain point #8): the text of a result's content blocks is capped at
 ``max_result_bytes`` (UTF-8 bytes, all text blocks together; the tool's own setting, else the
 server's, 1 MiB by default, None = no cap). Past it the text is cut at a character boundary and
@@ -22,9 +28,10 @@ audio, resources) and ``structuredContent`` (it must match the output schema) ar
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import _log
 from .._content import CONTENT_TYPES, ToolResult, json_text, to_blocks
@@ -32,7 +39,6 @@ from .._errors import HIDDEN_DETAIL, MCPError, RequestTimeout, ResourceNotFound,
 from .._schema import ArgumentError, FunctionSignature, analyze_function
 from .._versions import Rules
 from ._context import ClientCapabilityError, ClientRequestError, Context
-from ._deps import INJECTED, wrap
 from ._inline import Speed
 
 if TYPE_CHECKING:
@@ -84,6 +90,14 @@ async def invoke(
         if ctx is not None and isinstance(exc, _cancelled_error()):
             ctx._cancelled = True  # a sync function's thread runs on: ctx.cancelled tells it to stop
         raise
+
+
+def injected() -> tuple[type, ...]:
+    """What the framework supplies to a handler (``analyze_function(injected=)``): a Context, and
+    ``Depends(...)`` markers once ``mcpio.Depends`` was imported — a function cannot declare one
+    before, and a server without dependencies never loads ``_deps``."""
+    deps = sys.modules.get("mcpio._server._deps")
+    return (Context,) if deps is None else cast("tuple[type, ...]", deps.INJECTED)
 
 
 _pool: Workers | None = None  # _threads.WORKERS, from the first call that needs a thread
@@ -176,9 +190,17 @@ class Tool:
         task_support: str = "forbidden",
         task_after: float | None = 0.0,
         heartbeat: Any = ...,
+        timeout: float | None = None,
     ) -> None:
+        self.timeout = self.check_timeout(timeout)  # seconds the call may take (the module docstring)
+        if timeout is not None and inline is True:
+            raise ValueError(
+                f"tool {name}: inline=True cannot be combined with timeout= (a call on the event loop cannot be stopped)"
+            )
         if sig.provided:  # Depends(...) parameters: an async function resolving them (_deps), decided here
-            fn, sig = wrap(fn, sig, name, inline)
+            from ._deps import wrap
+
+            fn, sig = wrap(fn, sig, name, False if timeout is not None else inline)
         self.fn = fn
         check_heartbeat(heartbeat, allow_default=True)
         self.heartbeat = heartbeat  # ... = the server's setting
@@ -211,11 +233,12 @@ class Tool:
         # inline: True = always on the event loop; False = always on worker threads; None
         # (default) = adaptive for a sync function without a Context parameter (_inline).
         self.inline = inline is True
-        self.speed = Speed(name) if inline is None and not sig.is_async and not sig.injected else None
+        adaptive = inline is None and not sig.is_async and not sig.injected and timeout is None
+        self.speed = Speed(name) if adaptive else None  # a timed tool stays on worker threads: it can be left
         # None when a call may wait (an async function, a Context parameter, a task tool, worker
         # threads only), else whether the tool runs on the event loop now (its .inline): always
         # (inline=True), or as its adaptive record says (_answer.sync_tool reads it).
-        static = not sig.is_async and not sig.injected and task_support == "forbidden"
+        static = not sig.is_async and not sig.injected and task_support == "forbidden" and timeout is None
         self.on_loop: _Inline | Speed | None = (_INLINE if self.inline else self.speed) if static else None
         self._definitions: dict[str, dict[str, Any]] = {}
 
@@ -237,8 +260,9 @@ class Tool:
         task_support: str = "forbidden",
         task_after: float | None = 0.0,
         heartbeat: Any = ...,
+        timeout: float | None = None,
     ) -> Tool:
-        sig = analyze_function(fn, injected=INJECTED, content_types=CONTENT_TYPES + (ToolResult,), name=name)
+        sig = analyze_function(fn, injected=injected(), content_types=CONTENT_TYPES + (ToolResult,), name=name)
         return cls(
             fn,
             sig,
@@ -255,6 +279,7 @@ class Tool:
             task_support=task_support,
             task_after=task_after,
             heartbeat=heartbeat,
+            timeout=timeout,
         )
 
     # The signature's schema and docstring description are made on first read (tools/list, or
@@ -302,14 +327,20 @@ class Tool:
         interval = self.heartbeat if self.heartbeat is not ... else getattr(ctx.server, "heartbeat", None)
         try:
             if interval and (ctx.progress_token is not None or ctx._task is not None):
-                value = await _with_heartbeat(
-                    invoke(self.sig, self.fn, kwargs, ctx, self.inline, self.speed), ctx, interval
-                )
+                call = _with_heartbeat(invoke(self.sig, self.fn, kwargs, ctx, self.inline, self.speed), ctx, interval)
             else:
-                value = await invoke(self.sig, self.fn, kwargs, ctx, self.inline, self.speed)
+                call = invoke(self.sig, self.fn, kwargs, ctx, self.inline, self.speed)
+            value = await (call if self.timeout is None else _within(call, self.timeout, self.name))
         except Exception as exc:
             return self._failed(exc, ctx.session, rules)
         return self._answer(value, ctx.server, ctx.session, rules)
+
+    @staticmethod
+    def check_timeout(value: Any) -> float | None:
+        """``timeout`` (of a tool, or ``Server(tool_timeout=)``): seconds > 0, or None (no limit)."""
+        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0):
+            raise ValueError(f"timeout must be seconds > 0 or None (no limit), not {value!r}")
+        return value
 
     def call_sync(self, arguments: Any, server: Any, session: Any, rules: Rules) -> dict[str, Any]:
         """:meth:`call` for a call that cannot wait (``_answer.sync_tool``: a sync tool run on the
@@ -385,6 +416,28 @@ class Tool:
             text = raw if isinstance(raw, str) else json_text(raw)
             return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
         return {"content": to_blocks(value, rules)}
+
+
+class ToolTimeout(ToolError):
+    """A tool call that outlived its ``timeout``: an isError result naming the tool and the limit."""
+
+
+async def _within(call: Any, seconds: float, name: str) -> Any:
+    """Await ``call`` for at most ``seconds``: past that it is cancelled (an async tool at its
+    ``await``; a sync one's worker thread is left to finish, ``ctx.cancelled`` set, as for a
+    cancelled request) and the call fails with :class:`ToolTimeout`."""
+    import asyncio
+
+    try:
+        async with asyncio.timeout(seconds) as limit:
+            return await call
+    except TimeoutError:
+        if not limit.expired():  # the tool's own TimeoutError: its failure, reported as such
+            raise
+        raise ToolTimeout(
+            f"Error executing tool {name}: it did not finish within its time limit of {seconds:g} s and was "
+            "stopped; try again with a smaller request, or ask the server's operator to raise the tool's timeout"
+        ) from None
 
 
 async def _with_heartbeat(call: Any, ctx: Context, interval: float) -> Any:
