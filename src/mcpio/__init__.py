@@ -31,6 +31,7 @@ _EXPORTS = {
     "ClientCapabilityError": "._server._context",
     "Context": "._server._context",
     "Depends": "._server._deps",
+    "ElicitResult": "._server._elicit",
     "Message": "._server._resources",
     "Server": "._server._server",
     "Request": "._server._middleware",
@@ -79,6 +80,7 @@ if TYPE_CHECKING:
     from ._safepath import PathParam, SafePath, SafePathError
     from ._server._context import ClientCapabilityError, Context
     from ._server._deps import Depends
+    from ._server._elicit import ElicitResult
     from ._server._middleware import Request
     from ._server._resources import Message
     from ._server._server import Server
@@ -113,6 +115,7 @@ __all__ = [
     "ConnectionClosed",
     "Context",
     "Depends",
+    "ElicitResult",
     "EmbeddedResource",
     "EndOfStream",
     "HeaderMismatch",

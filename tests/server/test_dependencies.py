@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -16,7 +17,6 @@ from typing import Any
 import pytest
 
 from mcpio import Client, Context, Depends, RequestTimeout, Server
-from tests.client.test_modern_client import _load
 from tests.server.peer import arun
 
 SERVER = Path(__file__).resolve().parents[1] / "servers" / "deps_server.py"
@@ -37,6 +37,20 @@ def route(request: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iter
 
     with ServerThread(_load(SERVER).http_app()) as srv:
         yield srv.url, era, log
+
+
+def _load(path: Path) -> Server:
+    """The ``server`` of the file at ``path``, imported as a module of its own (in sys.modules:
+    its dataclasses resolve their annotations there)."""
+    import importlib.util
+
+    name = f"loaded_{path.stem}_{id(path)}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module.server  # type: ignore[no-any-return]
 
 
 def answer(account: str) -> Any:
@@ -133,6 +147,63 @@ def test_middleware_fills_the_request_state_the_handler_reads(route: Any) -> Non
                 assert text == "acme (request 1), state keys ['requests', 'tenant']"
 
     arun(go())
+
+
+def test_typed_elicitation_asks_a_form_made_from_the_type_and_converts_the_answer(route: Any) -> None:
+    target, era, _ = route
+    asked: list[dict[str, Any]] = []
+
+    def user(params: dict[str, Any]) -> dict[str, Any]:
+        asked.append(params["requestedSchema"])
+        if "value" in params["requestedSchema"]["properties"]:
+            return {"action": "accept", "content": {"value": "large"}}
+        return {"action": "accept", "content": {"name": "Ada", "seats": "2"}}  # "2": converted, lax
+
+    async def go() -> None:
+        async with client(target, era, elicitation=user) as c:
+            text = (await c.call_tool("book", {})).content[0].text
+            assert text == "2 seats for Ada (vip=False) in the large room"
+        assert asked[0] == {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "seats": {"type": "integer"},
+                "vip": {"type": "boolean", "default": False},
+            },
+            "required": ["name", "seats"],
+        }
+        assert asked[-1]["properties"]["value"] == {"type": "string", "enum": ["small", "large"]}
+        async with client(target, era, elicitation=lambda p: {"action": "decline"}) as c:
+            assert (await c.call_tool("book", {})).content[0].text == "not booked (decline)"
+        async with client(target, era, elicitation=lambda p: {"action": "accept", "content": {"name": "Ada"}}) as c:
+            bad = await c.call_tool("book", {})
+            assert (
+                bad.is_error
+                and "does not fit the requested form" in bad.content[0].text
+                and "seats" in bad.content[0].text
+            )
+
+    arun(go())
+
+
+@dataclasses.dataclass
+class Inner:
+    x: int
+
+
+@dataclasses.dataclass
+class Nested:
+    inner: Inner
+
+
+def test_typed_elicitation_refuses_types_a_form_cannot_hold() -> None:
+    from mcpio._server._elicit import form
+
+    with pytest.raises(TypeError, match=r"property 'inner' .* is not one elicitation can ask for"):
+        form(Nested)
+    with pytest.raises(TypeError, match=r"property 'value' .* is not one elicitation can ask for"):
+        form(list[int])
+    assert form(["low", "high"]).schema["properties"]["value"]["enum"] == ["low", "high"]
 
 
 # ---- in memory: overrides, the graph's rules, registration errors ----------------------------------

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcpio import Context, Depends, Server, ToolError, deps
 
@@ -109,6 +110,24 @@ def tenant_of(ctx: Context) -> str:
 @server.tool
 async def tenant(ctx: Context, who: str = Depends(tenant_of)) -> str:
     return f"{who}, state keys {sorted(ctx.state)}"
+
+
+@dataclasses.dataclass
+class Booking:
+    name: str
+    seats: int
+    vip: bool = False
+
+
+@server.tool
+async def book(ctx: Context) -> str:
+    """Typed elicitation: a dataclass form, then one choice."""
+    booking = await ctx.elicit("Who and how many?", response_type=Booking, key="who")
+    if booking.action != "accept":
+        return f"not booked ({booking.action})"
+    size = await ctx.elicit("Which room?", response_type=Literal["small", "large"], key="room")
+    assert isinstance(booking.data, Booking)
+    return f"{booking.data.seats} seats for {booking.data.name} (vip={booking.data.vip}) in the {size.data} room"
 
 
 @server.resource("deps://item/{name}")

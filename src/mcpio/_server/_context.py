@@ -373,13 +373,32 @@ class Context:
         return cast("dict[str, Any]", await self._request("sampling/createMessage", params, timeout, key))
 
     async def elicit(
-        self, message: str, schema: dict[str, Any], *, timeout: float | None = 600.0, key: str | None = None
-    ) -> dict[str, Any]:
+        self,
+        message: str,
+        schema: dict[str, Any] | None = None,
+        *,
+        response_type: Any = None,
+        timeout: float | None = 600.0,
+        key: str | None = None,
+    ) -> Any:
         """Ask the user for structured input (``elicitation/create``, form mode).
 
-        ``schema`` is a flat object schema of primitive properties. Returns the client's result:
-        ``{"action": "accept"|"decline"|"cancel", "content": {...}}``.
+        With ``schema`` (a flat object schema of primitive properties) it returns the client's
+        result as is: ``{"action": "accept"|"decline"|"cancel", "content": {...}}``. With
+        ``response_type=T`` (a dataclass, TypedDict, msgspec Struct, ``Literal``/``Enum``, a list
+        of string choices or a primitive) the schema is made from ``T`` and it returns an
+        :class:`~mcpio.ElicitResult`: ``.action``, and ``.data`` as a ``T`` (see ``_elicit``).
         """
+        typed = None
+        if response_type is not None:
+            if schema is not None:
+                raise TypeError("ctx.elicit(): give a schema or a response_type, not both")
+            from ._elicit import form
+
+            typed = form(response_type)  # a TypeError for a type a form cannot ask for: before asking
+            schema = typed.schema
+        elif schema is None:
+            raise TypeError("ctx.elicit() needs a schema (a dict) or a response_type")
         rules = self.rules
         if rules is not None and not rules.elicitation:
             raise ClientCapabilityError(
@@ -396,7 +415,8 @@ class Context:
         params = {"message": message, "requestedSchema": schema}
         if rules is not None and rules.icons:  # 2025-11-25 added the explicit mode field
             params = {"mode": "form", **params}
-        return cast("dict[str, Any]", await self._request("elicitation/create", params, timeout, key))
+        result = await self._request("elicitation/create", params, timeout, key)
+        return typed.read(result) if typed is not None else result
 
     async def list_roots(self, *, timeout: float | None = 30.0, key: str | None = None) -> list[dict[str, Any]]:
         """The client's roots (``roots/list``): a list of ``{"uri": "file://…", "name"?}``."""
