@@ -333,3 +333,5 @@ def test_timeouts_are_checked_at_registration() -> None:
         server.tool(lambda: 1, name="b", timeout=1, inline=True)
     with pytest.raises(ValueError, match="timeout must be seconds > 0"):
         Server("t", tool_timeout=-1)
+    # the server's default leaves alone a tool that runs on the event loop on purpose
+    assert Server("t", tool_timeout=5).add_tool(lambda: 1, name="c", inline=True).timeout is None

@@ -96,7 +96,7 @@ class Server:
         self.max_result_bytes = max_result_bytes  # text of a tool result, per call (see _tools.cap_text)
         check_heartbeat(heartbeat)
         self.heartbeat = heartbeat  # seconds between "still working" progress of a tool call (None: off)
-        self.tool_timeout = Tool.check_timeout(tool_timeout)  # seconds: of tools registered without timeout=
+        self.tool_timeout = Tool.check_timeout(tool_timeout)  # seconds: for tools without timeout= (or inline=True)
         # The text of unexpected exceptions (not ToolError, not MCPError): None = sent over stdio (the
         # developer is the user), only their type over HTTP (the text is logged); True = always; False = never.
         self.expose_errors = expose_errors
@@ -155,7 +155,7 @@ class Server:
 
     def add_tool(self, fn: Callable[..., Any], **options: Any) -> Tool:
         scopes = options.pop("scopes", None)
-        tool = Tool.from_function(fn, **{"timeout": self.tool_timeout, **options})
+        tool = Tool.from_function(fn, **{"timeout": None if options.get("inline") else self.tool_timeout, **options})
         self._set_scopes("tools/call", tool.name, scopes)
         self._tools[tool.name] = tool
         self._changed("tools")
