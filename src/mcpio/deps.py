@@ -18,7 +18,7 @@ from typing import Any
 from ._server._context import Context
 from ._server._deps import Depends
 
-__all__ = ["Depends", "access_token", "lifespan", "token_claims"]
+__all__ = ["Depends", "access_token", "http_request", "lifespan", "token_claims"]
 
 
 def lifespan(ctx: Context) -> Any:
@@ -36,3 +36,9 @@ def token_claims(ctx: Context) -> dict[str, Any]:
     info = ctx.auth
     claims = getattr(info, "claims", None) if info is not None else None
     return dict(claims) if claims else {}
+
+
+def http_request(ctx: Context) -> Any:
+    """The HTTP request that carried the call (``ctx.http``: method, path, query, headers with
+    credentials redacted, client address), None over stdio."""
+    return ctx.http

@@ -206,6 +206,71 @@ def test_typed_elicitation_refuses_types_a_form_cannot_hold() -> None:
     assert form(["low", "high"]).schema["properties"]["value"]["enum"] == ["low", "high"]
 
 
+def test_ctx_http_shows_the_current_http_request_with_credentials_redacted(route: Any) -> None:
+    target, era, _ = route
+    if isinstance(target, str):
+        target += "?region=eu"
+
+    async def go() -> None:
+        for tenant in ("t1", "t2"):  # each request its own, never the one that opened the session
+            headers = {"X-Tenant": tenant, "Authorization": "Bearer not-checked-here"}
+            options = {"headers": headers} if isinstance(target, str) else {}
+            async with client(target, era, **options) as c:
+                for _ in range(2):
+                    data = (await c.call_tool("http_info", {})).data
+                    if not isinstance(target, str):
+                        assert data == {"http": None}  # stdio
+                        return
+                    assert data == {
+                        "method": "POST",
+                        "path": "/mcp",
+                        "query": {"region": "eu"},
+                        "tenant": tenant,
+                        "authorization": "[redacted]",
+                        "secret": "Bearer not-checked-here",
+                        "client": "127.0.0.1",
+                        "middleware": tenant,
+                    }
+
+    arun(go())
+
+
+def test_a_task_sees_the_http_request_that_started_it(route: Any) -> None:
+    target, era, _ = route
+    if not isinstance(target, str) or era != "legacy":
+        pytest.skip("core tasks (2025-11-25) over HTTP: the request that started the task")
+
+    async def go() -> None:
+        async with client(target, era, headers={"X-Tenant": "t9"}) as c:
+            created = await c.request("tools/call", {"name": "task_tenant", "arguments": {}, "task": {}})
+            task_id = created["task"]["taskId"]
+            result = await c.request("tasks/result", {"taskId": task_id})
+            assert result["content"][0]["text"] == "task=True tenant=t9"
+
+    arun(go())
+
+
+def test_the_http_view_is_a_read_only_case_insensitive_mapping() -> None:
+    from mcpio._server._http_view import REDACTED, HttpRequest
+
+    view = HttpRequest(
+        {
+            "method": "POST",
+            "path": "/mcp",
+            "query_string": b"a=1&a=2&b=",
+            "headers": [(b"x-a", b"1"), (b"x-a", b"2"), (b"cookie", b"sid=s"), (b"proxy-authorization", b"p")],
+            "client": ("10.0.0.1", 5000),
+        }
+    )
+    assert view.headers["X-A"] == "1, 2" and "x-a" in view.headers and len(view.headers) == 3
+    assert view.headers["Cookie"] == REDACTED and view.headers.get("proxy-authorization") == REDACTED
+    assert REDACTED in repr(view.headers) and "sid=s" not in repr(view.headers)
+    assert view.secret_header("COOKIE") == "sid=s" and view.secret_header("absent") is None
+    assert view.query == {"a": "1", "b": ""} and view.client == ("10.0.0.1", 5000)
+    with pytest.raises(TypeError):
+        view.headers["x-a"] = "3"  # type: ignore[index]
+
+
 # ---- in memory: overrides, the graph's rules, registration errors ----------------------------------
 
 

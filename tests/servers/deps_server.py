@@ -96,6 +96,9 @@ def plain(a: int) -> int:
 @server.middleware
 async def tag(request: Any, call_next: Any) -> Any:
     """Per-request state: the middleware fills ctx.state, the tool (through a provider) reads it."""
+    if request.name == "http_info":  # middleware sees the same HTTP request as the handler
+        http = request.context.http
+        request.context.state["seen by middleware"] = http.headers.get("x-tenant") if http is not None else None
     if request.name == "tenant":
         state = request.context.state
         state["requests"] = state.get("requests", 0) + 1  # 1 unless a state outlived its request
@@ -128,6 +131,33 @@ async def book(ctx: Context) -> str:
     size = await ctx.elicit("Which room?", response_type=Literal["small", "large"], key="room")
     assert isinstance(booking.data, Booking)
     return f"{booking.data.seats} seats for {booking.data.name} (vip={booking.data.vip}) in the {size.data} room"
+
+
+@server.tool
+async def http_info(ctx: Context, http: Any = Depends(deps.http_request)) -> dict[str, Any]:
+    """What ctx.http shows (None over stdio)."""
+    if http is None:
+        return {"http": None}
+    assert http is ctx.http
+    return {
+        "method": http.method,
+        "path": http.path,
+        "query": dict(http.query),
+        "tenant": http.headers.get("X-Tenant"),
+        "authorization": http.headers.get("authorization"),
+        "secret": http.secret_header("Authorization"),
+        "client": http.client[0] if http.client else None,
+        "middleware": ctx.state.get("seen by middleware"),
+    }
+
+
+@server.tool(task_support="optional")
+async def task_tenant(ctx: Context) -> str:
+    """Run as a task: ctx.http is still the request that started it, after its handle was answered."""
+    started = ctx.task_id is not None
+    await asyncio.sleep(0.05)
+    http = ctx.http
+    return f"task={started} tenant={http.headers.get('x-tenant') if http is not None else None}"
 
 
 @server.resource("deps://item/{name}")

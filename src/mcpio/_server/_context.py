@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
     from .._protocol._events import RequestReceived
     from .._session import Session
+    from ._http_view import HttpRequest
     from ._server import Server
     from ._tasks import Task
 
@@ -98,6 +99,7 @@ class Context:
     __slots__ = (
         "_cancelled",
         "_escalate",
+        "_http",
         "_last_progress",
         "_rounds",
         "_state",
@@ -132,12 +134,28 @@ class Context:
         self._escalate: asyncio.Future[Task] | None = None  # armed while the call may still become one
         self._cancelled = False
         self._state: dict[str, Any] | None = None  # made at first use (state)
+        self._http: HttpRequest | None = None  # made at first use (http)
 
     # ---------------------------------------------------------------- facts
     @property
     def lifespan(self) -> Any:
         """The value your ``lifespan`` context manager yielded (None without one)."""
         return self.server._lifespan_value
+
+    @property
+    def http(self) -> HttpRequest | None:
+        """The HTTP request that carried this client request (method, path, query, headers with
+        credentials redacted, client address: :class:`~mcpio._server._http_view.HttpRequest`),
+        or None over stdio. In a task it is the request that started the task."""
+        view = self._http
+        if view is None and self.request_id is not None:
+            find = getattr(self.session.transport, "http_scope", None)  # declared by the HTTP transports
+            scope = find(self.request_id) if find is not None else None
+            if scope is not None:
+                from ._http_view import HttpRequest
+
+                view = self._http = HttpRequest(scope)
+        return view
 
     @property
     def state(self) -> dict[str, Any]:
@@ -441,6 +459,7 @@ class Context:
     async def _begin_task(self, core: bool = False, ttl: float | None = None) -> Task:
         """Create the task this call becomes and switch to it (``_tasks`` / ``_core_tasks``)."""
         if self._task is None:
+            _ = self.http  # kept: the transport forgets the request once the task handle answers it
             self._task = await self.server._tasks.begin(
                 core, self.session if core else None, ttl, requester=self.principal or (self.session if core else None)
             )
