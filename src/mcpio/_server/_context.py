@@ -10,7 +10,7 @@ with a clear message when it is absent.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from .. import _log
 from .._errors import (
@@ -36,11 +36,13 @@ if TYPE_CHECKING:
 
     from .._protocol._events import RequestReceived
     from .._session import Session
+    from ._elicit import ElicitResult
     from ._http_view import HttpRequest
     from ._server import Server
     from ._tasks import Task
 
 log = _log.logger("mcpio.server", globals())
+T = TypeVar("T")
 
 _LEVEL_RANK = {name: i for i, name in enumerate(LOG_LEVELS)}
 
@@ -389,6 +391,21 @@ class Context:
             if value is not None:
                 params[name] = value
         return cast("dict[str, Any]", await self._request("sampling/createMessage", params, timeout, key))
+
+    @overload
+    async def elicit(
+        self, message: str, schema: dict[str, Any], *, timeout: float | None = 600.0, key: str | None = None
+    ) -> dict[str, Any]: ...
+
+    @overload
+    async def elicit(
+        self, message: str, *, response_type: type[T], timeout: float | None = 600.0, key: str | None = None
+    ) -> ElicitResult[T]: ...
+
+    @overload
+    async def elicit(
+        self, message: str, *, response_type: Any, timeout: float | None = 600.0, key: str | None = None
+    ) -> ElicitResult[Any]: ...
 
     async def elicit(
         self,

@@ -41,18 +41,15 @@ if TYPE_CHECKING:
     from .._schema import FunctionSignature
     from ._server import Server
 
-__all__ = ["INJECTED", "Depends", "Overrides", "wrap"]
+__all__ = ["INJECTED", "Dependency", "Depends", "Overrides", "wrap"]
 
 _CALL, _AWAIT, _ENTER, _AENTER = range(4)  # how a provider gives its value
 _CTX = -1  # an argument source: the call's Context
 CONTEXT_PARAM = "__mcpio_context__"  # the wrapper's one injected parameter
 
 
-class Depends:
-    """Mark a parameter as made by ``provider`` for each call (see :mod:`mcpio.deps`).
-
-    ``db: DB = Depends(get_db)`` or ``db: Annotated[DB, Depends(get_db)]``; the parameter is not
-    part of the input schema. ``server.override(get_db, fake)`` replaces the provider (tests)."""
+class Dependency:
+    """The marker :func:`Depends` puts on a parameter: the provider that makes its value."""
 
     __slots__ = ("provider",)
 
@@ -65,7 +62,18 @@ class Depends:
         return f"Depends({getattr(self.provider, '__qualname__', self.provider)!r})"
 
 
-INJECTED = (Context, Depends)  # what analyze_function is told the framework supplies
+def Depends(provider: Callable[..., Any]) -> Any:  # typed Any: `db: DB = Depends(get_db)` type-checks
+    """Mark a parameter as made by ``provider`` for each call (docs: dependencies).
+
+    ``db: DB = Depends(get_db)`` or ``db: Annotated[DB, Depends(get_db)]``; the parameter is not
+    part of the input schema. ``provider`` is a function, an ``async def``, a (async) generator
+    function or context manager factory, whose own parameters may be a ``Context`` and other
+    ``Depends(...)``. ``server.override(get_db, fake)`` replaces it (tests); ``mcpio.deps`` has
+    ready-made ones."""
+    return Dependency(provider)
+
+
+INJECTED = (Context, Dependency)  # what analyze_function is told the framework supplies
 
 
 class Overrides:
@@ -179,7 +187,7 @@ class _Plan:
         steps: list[tuple[int, Any, tuple[tuple[str, int], ...]]] = []
         visiting: set[Any] = set()
 
-        def step(marker: Depends) -> int:
+        def step(marker: Dependency) -> int:
             provider = marker.provider
             if provider in index:
                 return index[provider]
