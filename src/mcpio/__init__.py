@@ -30,6 +30,8 @@ _EXPORTS = {
     "TransportError": "._errors",
     "ClientCapabilityError": "._server._context",
     "Context": "._server._context",
+    "Depends": "._server._deps",
+    "ElicitResult": "._server._elicit",
     "Message": "._server._resources",
     "Arg": "._server._catalog",
     "Server": "._server._server",
@@ -80,6 +82,8 @@ if TYPE_CHECKING:
     from ._safepath import PathParam, SafePath, SafePathError
     from ._server._catalog import Arg
     from ._server._context import ClientCapabilityError, Context
+    from ._server._deps import Depends
+    from ._server._elicit import ElicitResult
     from ._server._extensions import Extension
     from ._server._middleware import Request
     from ._server._resources import Message
@@ -115,6 +119,8 @@ __all__ = [
     "ConfigError",
     "ConnectionClosed",
     "Context",
+    "Depends",
+    "ElicitResult",
     "EmbeddedResource",
     "EndOfStream",
     "Extension",

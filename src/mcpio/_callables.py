@@ -21,6 +21,7 @@ __all__ = [
     "POSITIONAL_ONLY",
     "VAR_KEYWORD",
     "VAR_POSITIONAL",
+    "injection",
     "parameters",
     "type_hints",
     "unwrap",
@@ -118,3 +119,28 @@ def parameters(fn: Any) -> list[tuple[str, int, Any]]:
     if flags & CO_VARKEYWORDS:
         out.append((names[at], VAR_KEYWORD, EMPTY))
     return out
+
+
+def injection(hint: Any, default: Any, injected: tuple[type, ...]) -> Any:
+    """How the framework supplies a parameter annotated ``hint`` with ``default``, or None (it is
+    an argument of the schema): True when its type is one of ``injected`` (or Optional of one: a
+    ``Context``); else the marker object — an instance of one of ``injected`` — that is its
+    default or part of its ``Annotated`` metadata (``db: DB = Depends(get_db)``,
+    ``db: Annotated[DB, Depends(get_db)]``)."""
+    if isinstance(default, injected):
+        return default
+    if type(hint) is type:  # a plain class (most hints): no typing construct to look into
+        return True if issubclass(hint, injected) else None
+    if typing.get_origin(hint) is typing.Annotated:
+        base, *extras = typing.get_args(hint)
+        for extra in extras:
+            if isinstance(extra, injected):
+                return extra
+        hint = base
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):  # Optional[Context]
+        args = [a for a in typing.get_args(hint) if a is not type(None)]
+        hint = args[0] if len(args) == 1 else None
+        if typing.get_origin(hint) is typing.Annotated:
+            hint = typing.get_args(hint)[0]
+    hint = typing.get_origin(hint) or hint
+    return True if isinstance(hint, type) and issubclass(hint, injected) else None

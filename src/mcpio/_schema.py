@@ -8,7 +8,9 @@ the :class:`FunctionSignature` it returns holds everything the hot path needs:
   (``**kwargs`` is refused, so a function takes no other argument). Models are ``$ref``s into
   ``$defs``; Enums are inlined; no ``title`` keys. Descriptions come from ``Annotated``
   metadata (``msgspec.Meta``, a string, ``pydantic.Field``), else from the docstring.
-  Parameters typed as one of ``injected`` (or Optional of one) are listed in ``injected``.
+  Parameters the framework supplies are left out (``_callables.injection``): typed as one of
+  ``injected`` (or Optional of one) they are listed in ``injected``; with a marker instance of
+  one as default or ``Annotated`` metadata (``Depends(get_db)``) they are in ``provided``.
 - ``output_schema``: from the return annotation, or None (missing, None, Any, plain ``str``
   — text needs no structured twin —, mentions a content type, unrepresentable). A non-object
   schema is wrapped as ``{"result": ...}``.
@@ -39,6 +41,7 @@ from msgspec import UNSET, UnsetType
 
 from ._callables import EMPTY as _EMPTY
 from ._callables import POSITIONAL_ONLY, VAR_KEYWORD, VAR_POSITIONAL
+from ._callables import injection as _injection
 from ._callables import parameters as _parameters
 from ._callables import type_hints as _type_hints
 from ._callables import unwrap as _unwrap
@@ -95,6 +98,7 @@ class FunctionSignature:
         "name",
         "output_schema",
         "output_type",
+        "provided",
         "wrap_output",
     )
 
@@ -106,8 +110,10 @@ class FunctionSignature:
         output: tuple[dict[str, Any] | None, bool, Any],
         fields: list[tuple[Any, ...]],
         pending: tuple[Any, ...],
+        provided: dict[str, Any] | None = None,
     ) -> None:
         self.name, self.injected, self.is_async = name, injected, is_async
+        self.provided = provided or {}  # parameter -> its marker (e.g. Depends), resolved per call
         self.output_schema, self.wrap_output, self.output_type = output
         # What only tools/list and the like show (descriptions, parameters, input_schema) is
         # made from ``pending`` (the arguments of _describe) on first use: nothing in it can fail,
@@ -256,7 +262,8 @@ def analyze_function(
 
     Args:
         fn: the user's function.
-        injected: parameter types the framework supplies (e.g. Context), kept out of the schema.
+        injected: what the framework supplies, kept out of the schema: parameter types (Context)
+            and marker classes (Depends), see ``_callables.injection``.
         content_types: return types that are content blocks rather than structured output.
         name: the name to report (default: the function's ``__name__``).
 
@@ -278,6 +285,7 @@ def analyze_function(
         ) from None
     specs: list[tuple[str, Any, Any, bool, Any]] = []  # name, hint, normalized type, required, default
     injected_names: list[str] = []
+    provided: dict[str, Any] = {}
     fields: list[tuple[Any, ...]] = []
     for pname, kind, default in params:
         if kind in (VAR_POSITIONAL, VAR_KEYWORD):
@@ -288,8 +296,12 @@ def analyze_function(
                 f"{fname}(): positional-only parameter {pname!r} is not supported (arguments are passed by name)"
             )
         hint = hints.get(pname, Any)
-        if injected and _is_injected(hint, injected):
-            injected_names.append(pname)
+        how = _injection(hint, default, injected) if injected else None
+        if how is not None:
+            if how is True:
+                injected_names.append(pname)
+            else:
+                provided[pname] = how
             continue
         tp, factory = _normalize(hint), None
         if _is_field_info(default):  # param: int = pydantic.Field(3, description=...): msgspec fills it in
@@ -317,7 +329,7 @@ def analyze_function(
         raise
 
     output = _output_schema(hints.get("return", _EMPTY), content_types)
-    return FunctionSignature(fname, injected_names, is_async, output, fields, (doc, specs, schemas, defs))
+    return FunctionSignature(fname, injected_names, is_async, output, fields, (doc, specs, schemas, defs), provided)
 
 
 def _describe(
@@ -360,17 +372,6 @@ def _strip(tp: Any) -> Any:
     if type(tp) is type:  # a plain class (most hints): no typing construct to look into (issue 17)
         return tp
     return get_args(tp)[0] if get_origin(tp) is Annotated else tp
-
-
-def _is_injected(tp: Any, injected: tuple[type, ...]) -> bool:
-    if type(tp) is type:  # a plain class: what the general path below concludes
-        return issubclass(tp, injected)
-    tp = _strip(tp)
-    if get_origin(tp) in (Union, types.UnionType):  # Optional[Context]
-        args = [a for a in get_args(tp) if a is not type(None)]
-        tp = _strip(args[0]) if len(args) == 1 else None
-    tp = get_origin(tp) or tp
-    return isinstance(tp, type) and issubclass(tp, injected)
 
 
 def _mentions(tp: Any, classes: tuple[type, ...]) -> bool:

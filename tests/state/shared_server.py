@@ -30,6 +30,13 @@ def where() -> int:
 
 
 @server.tool
+async def tenant(ctx: Context) -> str:
+    """This process and the X-Tenant header of the POST carrying the call (ctx.http)."""
+    http = ctx.http
+    return f"{os.getpid()} {http.headers.get('x-tenant') if http is not None else None}"
+
+
+@server.tool
 async def chatty(ctx: Context) -> str:
     for level in ("debug", "info", "warning", "error"):
         await ctx.log(level, level)

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from mcpio import Client, Server, SkillVerificationError
+from mcpio import Client, Context, Depends, ElicitResult, Server, SkillVerificationError
 from mcpio.types import CallToolResult, ContentBlock, ResourceContents, SkillEntry, TextContent, Tool
 
 
@@ -33,13 +33,25 @@ def memo() -> str:
     return "stand-up at ten"
 
 
+def base() -> int:
+    return 10
+
+
+@server.tool
+async def confirm(ctx: Context, offset: int = Depends(base)) -> int:
+    """A dependency and typed elicitation: the answer's data is a Sum (or None)."""
+    answer: ElicitResult[Sum] = await ctx.elicit("Which parts?", response_type=Sum)
+    raw: dict[str, Any] = await ctx.elicit("Anything else?", {"type": "object", "properties": {}})
+    return offset + (answer.data.total if answer.data is not None else 0) + len(raw)
+
+
 async def main() -> None:
     async with Client(server) as client:
         tools: list[Tool] = await client.list_tools()
         names: list[str] = [t.name for t in tools]
         schema: dict[str, Any] = tools[0].input_schema
         raw_schema: Any = tools[0]["inputSchema"]  # the raw wire dict stays available
-        assert schema == raw_schema and names == ["add"]
+        assert schema == raw_schema and names == ["add", "confirm"]
 
         result: CallToolResult[Sum] = await client.call_tool("add", {"parts": [1, 2, 3]}, result_type=Sum)
         total: int = result.data.total

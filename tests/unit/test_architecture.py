@@ -53,6 +53,7 @@ LAYERS = {
     "_inspect": 5,
     "__main__": 5,
     "types": 4,
+    "deps": 4,  # the public ready-made dependency providers
 }
 # Packages of the same layer that must not import each other.
 SIBLINGS_APART = {("_server", "_client"), ("_client", "_server")}

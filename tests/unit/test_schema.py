@@ -1405,10 +1405,15 @@ def test_parameters_read_from_code_are_what_inspect_signature_gives(fn):
 
 @pytest.mark.parametrize("tp", [int, str, float, bool, bytes, datetime, time, date, Decimal, uuid.UUID, object, Path])
 def test_plain_class_shortcuts_give_what_the_typing_walk_gives(tp):
-    # _strip, _is_injected and _normalize answer a plain class without get_origin/get_args (issue 17)
+    # _strip, injection and _normalize answer a plain class without get_origin/get_args (issue 17)
     from typing import Generic
 
-    from mcpio._schema import _is_injected, _normalize, _strip
+    from mcpio._callables import EMPTY
+    from mcpio._callables import injection as _injection
+    from mcpio._schema import _normalize, _strip
+
+    def _is_injected(hint: Any, injected: tuple[type, ...]) -> bool:
+        return _injection(hint, EMPTY, injected) is True
 
     assert _strip(tp) is tp and _strip(Annotated[tp, "x"]) is tp
     assert _is_injected(tp, (int,)) is issubclass(tp, int) is _is_injected(Optional[tp], (int,))

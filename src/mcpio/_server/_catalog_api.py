@@ -7,7 +7,7 @@ imported with the first shaping call: a plain server never loads it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -49,7 +49,6 @@ class CatalogMixin:
         _middleware: list[Any]
 
         def _changed(self, kind: str) -> None: ...
-        def find_resource(self, uri: str) -> tuple[Resource, dict[str, Any]] | None: ...
 
     # ------------------------------------------------------------ where an item is registered
     def _register(self, kind: str, key: str, item: Any) -> None:
@@ -86,6 +85,23 @@ class CatalogMixin:
             found = self.find_resource(name)
             return self._item_scopes.get((method, found[0].uri), frozenset()) if found else frozenset()
         return self._item_scopes.get((method, name), frozenset())
+
+    def override(self, provider: Callable[..., Any], replacement: Callable[..., Any]) -> Any:
+        """Make ``Depends(provider)`` use ``replacement`` (tests); the handle's ``undo()`` (or its ``with``) restores it."""
+        from ._deps import override
+
+        return override(self, provider, replacement)  # type: ignore[arg-type]  # a CatalogMixin is a Server
+
+    def find_resource(self, uri: str) -> tuple[Resource, dict[str, Any]] | None:
+        """The resource serving ``uri`` and its template arguments, or None."""
+        res = self._resources.get(uri)
+        if res is not None:
+            return res, {}
+        for tmpl in self._templates.values():
+            kwargs = tmpl.match(uri)
+            if kwargs is not None:
+                return tmpl, kwargs
+        return None
 
     # ------------------------------------------------------------ shaping
     def _shaped(self) -> Catalog:

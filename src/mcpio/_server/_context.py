@@ -10,7 +10,7 @@ with a clear message when it is absent.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from .. import _log
 from .._errors import (
@@ -36,10 +36,13 @@ if TYPE_CHECKING:
 
     from .._protocol._events import RequestReceived
     from .._session import Session
+    from ._elicit import ElicitResult
+    from ._http_view import HttpRequest
     from ._server import Server
     from ._tasks import Task
 
 log = _log.logger("mcpio.server", globals())
+T = TypeVar("T")
 
 _LEVEL_RANK = {name: i for i, name in enumerate(LOG_LEVELS)}
 
@@ -98,8 +101,10 @@ class Context:
     __slots__ = (
         "_cancelled",
         "_escalate",
+        "_http",
         "_last_progress",
         "_rounds",
+        "_state",
         "_task",
         "meta",
         "owner",
@@ -132,12 +137,40 @@ class Context:
         self._escalate: asyncio.Future[Task] | None = None  # armed while the call may still become one
         self._cancelled = False
         self.owner: Server | None = None  # the mounted server whose handler serves this request (_catalog)
+        self._state: dict[str, Any] | None = None  # made at first use (state)
+        self._http: HttpRequest | None = None  # made at first use (http)
 
     # ---------------------------------------------------------------- facts
     @property
     def lifespan(self) -> Any:
         """The value your ``lifespan`` context manager yielded (None without one)."""
         return (self.owner or self.server)._lifespan_value
+
+    @property
+    def http(self) -> HttpRequest | None:
+        """The HTTP request that carried this client request (method, path, query, headers with
+        credentials redacted, client address: :class:`~mcpio._server._http_view.HttpRequest`),
+        or None over stdio. In a task it is the request that started the task."""
+        view = self._http
+        if view is None and self.request_id is not None:
+            find = getattr(self.session.transport, "http_scope", None)  # declared by the HTTP transports
+            scope = find(self.request_id) if find is not None else None
+            if scope is not None:
+                from ._http_view import HttpRequest
+
+                view = self._http = HttpRequest(scope)
+        return view
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """A dict belonging to this one request: middleware fills it (``request.context.state``),
+        the handler and its dependency providers read it; a task goes on with its call's. Every
+        request starts with a fresh one (in 2026-07-28 each input_required round is a request of
+        its own); what must outlive a request does not belong here."""
+        state = self._state
+        if state is None:
+            state = self._state = {}
+        return state
 
     @property
     def auth(self) -> Any:
@@ -377,14 +410,48 @@ class Context:
                 params[name] = value
         return cast("dict[str, Any]", await self._request("sampling/createMessage", params, timeout, key))
 
+    @overload
     async def elicit(
         self, message: str, schema: dict[str, Any], *, timeout: float | None = 600.0, key: str | None = None
-    ) -> dict[str, Any]:
+    ) -> dict[str, Any]: ...
+
+    @overload
+    async def elicit(
+        self, message: str, *, response_type: type[T], timeout: float | None = 600.0, key: str | None = None
+    ) -> ElicitResult[T]: ...
+
+    @overload
+    async def elicit(
+        self, message: str, *, response_type: Any, timeout: float | None = 600.0, key: str | None = None
+    ) -> ElicitResult[Any]: ...
+
+    async def elicit(
+        self,
+        message: str,
+        schema: dict[str, Any] | None = None,
+        *,
+        response_type: Any = None,
+        timeout: float | None = 600.0,
+        key: str | None = None,
+    ) -> Any:
         """Ask the user for structured input (``elicitation/create``, form mode).
 
-        ``schema`` is a flat object schema of primitive properties. Returns the client's result:
-        ``{"action": "accept"|"decline"|"cancel", "content": {...}}``.
+        With ``schema`` (a flat object schema of primitive properties) it returns the client's
+        result as is: ``{"action": "accept"|"decline"|"cancel", "content": {...}}``. With
+        ``response_type=T`` (a dataclass, TypedDict, msgspec Struct, ``Literal``/``Enum``, a list
+        of string choices or a primitive) the schema is made from ``T`` and it returns an
+        :class:`~mcpio.ElicitResult`: ``.action``, and ``.data`` as a ``T`` (see ``_elicit``).
         """
+        typed = None
+        if response_type is not None:
+            if schema is not None:
+                raise TypeError("ctx.elicit(): give a schema or a response_type, not both")
+            from ._elicit import form
+
+            typed = form(response_type)  # a TypeError for a type a form cannot ask for: before asking
+            schema = typed.schema
+        elif schema is None:
+            raise TypeError("ctx.elicit() needs a schema (a dict) or a response_type")
         rules = self.rules
         if rules is not None and not rules.elicitation:
             raise ClientCapabilityError(
@@ -401,7 +468,8 @@ class Context:
         params = {"message": message, "requestedSchema": schema}
         if rules is not None and rules.icons:  # 2025-11-25 added the explicit mode field
             params = {"mode": "form", **params}
-        return cast("dict[str, Any]", await self._request("elicitation/create", params, timeout, key))
+        result = await self._request("elicitation/create", params, timeout, key)
+        return typed.read(result) if typed is not None else result
 
     async def list_roots(self, *, timeout: float | None = 30.0, key: str | None = None) -> list[dict[str, Any]]:
         """The client's roots (``roots/list``): a list of ``{"uri": "file://…", "name"?}``."""
@@ -426,6 +494,7 @@ class Context:
     async def _begin_task(self, core: bool = False, ttl: float | None = None) -> Task:
         """Create the task this call becomes and switch to it (``_tasks`` / ``_core_tasks``)."""
         if self._task is None:
+            _ = self.http  # kept: the transport forgets the request once the task handle answers it
             self._task = await self.server._tasks.begin(
                 core, self.session if core else None, ttl, requester=self.principal or (self.session if core else None)
             )

@@ -23,7 +23,7 @@ from .._errors import InvalidParams, ResourceNotFound, SafePathError
 from .._schema import ArgumentError, analyze_function, prompt_arguments
 from .._versions import Rules
 from ._context import Context
-from ._tools import invoke
+from ._tools import injected, invoke
 
 
 def _meta_fields(
@@ -104,7 +104,11 @@ class Resource:
         from .._uritemplate import UriTemplate  # with the first resource, not at start-up (issue 17)
 
         self.template = UriTemplate(uri)
-        self.sig = analyze_function(fn, injected=(Context,), content_types=CONTENT_TYPES)
+        self.sig = analyze_function(fn, injected=injected(), content_types=CONTENT_TYPES)
+        if self.sig.provided:  # Depends(...) parameters (_deps)
+            from ._deps import wrap
+
+            self.fn, self.sig = wrap(fn, self.sig, uri, False)
         params = {p.name for p in self.sig.parameters}
         if self.template.is_template:
             missing = set(self.template.variables) - params
@@ -220,7 +224,11 @@ class Prompt:
         meta: dict[str, Any] | None = None,
     ) -> None:
         self.fn = fn
-        self.sig = analyze_function(fn, injected=(Context,), content_types=CONTENT_TYPES, name=name)
+        self.sig = analyze_function(fn, injected=injected(), content_types=CONTENT_TYPES, name=name)
+        if self.sig.provided:  # Depends(...) parameters (_deps)
+            from ._deps import wrap
+
+            self.fn, self.sig = wrap(fn, self.sig, self.sig.name, False)
         self.name = name or self.sig.name
         self.title = title
         self.description = description or self.sig.description

@@ -30,7 +30,8 @@ from ._context import Context, request_context
 from ._extensions import ExtensionsMixin
 from ._lifecycle import INFO_FIELDS, NO_CAPABILITIES, capabilities, server_info
 from ._mrtr import InputRequired, StateCodec
-from ._tools import DEFAULT_MAX_RESULT_BYTES, Tool, check_heartbeat, check_max_result_bytes, check_task_options
+from ._result_cap import DEFAULT_MAX_RESULT_BYTES, check_max_result_bytes
+from ._tools import Tool, check_heartbeat, check_task_options
 
 if TYPE_CHECKING:
     import asyncio
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from .._transports._base import Transport
     from . import _answer, _http
     from ._catalog import Catalog
+    from ._deps import Overrides
     from ._handlers import METHODS, no_rounds
     from ._middleware import Request, build_chain, run_hook
     from ._resources import Prompt, Resource
@@ -57,6 +59,7 @@ class Server(CatalogMixin, FromAPI, ExtensionsMixin):
 
     _infos: dict[str, dict[str, Any]]  # serverInfo by version (_lifecycle.server_info), emptied by __setattr__
     _metas: dict[str, dict[str, Any]]  # {serverInfo: it}: the _meta of a result without one (_decorate)
+    _overrides: Overrides | None = None  # replaced dependency providers (override), made at the first
 
     def __init__(
         self,
@@ -82,6 +85,7 @@ class Server(CatalogMixin, FromAPI, ExtensionsMixin):
         max_tasks: int = 1000,
         max_tasks_per_requester: int | None = None,
         heartbeat: float | None = None,
+        tool_timeout: float | None = None,
         expose_errors: bool | None = None,
         skills: str | os.PathLike[str] | None = None,
         telemetry: bool | None = None,
@@ -95,9 +99,10 @@ class Server(CatalogMixin, FromAPI, ExtensionsMixin):
         self.max_message_size = max_message_size
         self.max_in_flight = max_in_flight
         check_max_result_bytes(max_result_bytes)
-        self.max_result_bytes = max_result_bytes  # text of a tool result, per call (see _tools.cap_text)
+        self.max_result_bytes = max_result_bytes  # text of a tool result, per call (see _result_cap)
         check_heartbeat(heartbeat)
         self.heartbeat = heartbeat  # seconds between "still working" progress of a tool call (None: off)
+        self.tool_timeout = Tool.check_timeout(tool_timeout)  # seconds: for tools without timeout= (or inline=True)
         # The text of unexpected exceptions (not ToolError, not MCPError): None = sent over stdio (the
         # developer is the user), only their type over HTTP (the text is logged); True = always; False = never.
         self.expose_errors = expose_errors
@@ -164,7 +169,12 @@ class Server(CatalogMixin, FromAPI, ExtensionsMixin):
         tags = options.pop("tags", None)
         if isinstance(fn, Tool) and options:  # a Tool (e.g. Tool.from_schema) is registered as it was made
             raise TypeError(f"add_tool({fn.name!r}): {', '.join(sorted(options))} apply to a function, not a Tool")
-        tool = fn if isinstance(fn, Tool) else Tool.from_function(fn, **options)
+        if isinstance(fn, Tool):
+            tool = fn
+        else:
+            tool = Tool.from_function(
+                fn, **{"timeout": None if options.get("inline") else self.tool_timeout, **options}
+            )
         if tags is not None:
             tool.tags = tags_of(tags)
         self._set_scopes("tools/call", tool.name, scopes)
@@ -356,17 +366,6 @@ class Server(CatalogMixin, FromAPI, ExtensionsMixin):
         if name in INFO_FIELDS:  # serverInfo is made of it: made again when next needed
             object.__setattr__(self, "_infos", {})
             object.__setattr__(self, "_metas", {})
-
-    def find_resource(self, uri: str) -> tuple[Resource, dict[str, Any]] | None:
-        """The resource serving ``uri`` and its template arguments, or None."""
-        res = self._resources.get(uri)
-        if res is not None:
-            return res, {}
-        for tmpl in self._templates.values():
-            kwargs = tmpl.match(uri)
-            if kwargs is not None:
-                return tmpl, kwargs
-        return None
 
     # ================================================================ requests
     async def _on_request(self, session: Session, ev: RequestReceived) -> Any:

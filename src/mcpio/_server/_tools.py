@@ -14,6 +14,12 @@ its Context (missing capability, the client's error, a timeout). Only a protocol
 JSON-RPC error. A returned value that does not match the return annotation (the outputSchema)
 is the tool's bug: an isError result saying so, and an error in the server's log.
 
+Timeout: ``@server.tool(timeout=30)`` (else ``Server(tool_timeout=)``, else none): past it the
+call is cancelled as a cancelled request is — an async function at its ``await``, a sync one's
+worker thread left to finish with ``ctx.cancelled`` set — and the client gets an ``isError``
+result naming the tool and the limit; the request's in-flight slot is free at once. A tool with a
+timeout never runs on the event loop (nothing could stop it there).
+
 Result budget (pain point #8): the text of a result's content blocks is capped at
 ``max_result_bytes`` (UTF-8 bytes, all text blocks together; the tool's own setting, else the
 server's, 1 MiB by default, None = no cap). Past it the text is cut at a character boundary and
@@ -25,6 +31,7 @@ audio, resources) and ``structuredContent`` (it must match the output schema) ar
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
@@ -39,6 +46,7 @@ from .._versions import Rules
 from ._context import ClientCapabilityError, ClientRequestError, Context
 from ._inline import Speed
 from ._loopwatch import Watched
+from ._result_cap import DEFAULT_MAX_RESULT_BYTES, cap_text, check_max_result_bytes
 
 if TYPE_CHECKING:
     from ._threads import Workers
@@ -46,9 +54,7 @@ if TYPE_CHECKING:
 log = _log.logger("mcpio.server", globals())
 
 
-DEFAULT_MAX_RESULT_BYTES = 1024 * 1024
 TASK_SUPPORT = ("forbidden", "optional", "required")  # a tool's execution.taskSupport
-TRUNCATED_META = "io.mcpio/truncated"
 
 
 class ToolError(Exception):
@@ -104,6 +110,14 @@ async def invoke(
         if ctx is not None and isinstance(exc, _cancelled_error()):
             ctx._cancelled = True  # a sync function's thread runs on: ctx.cancelled tells it to stop
         raise
+
+
+def injected() -> tuple[type, ...]:
+    """What the framework supplies to a handler (``analyze_function(injected=)``): a Context, and
+    ``Depends(...)`` markers once ``mcpio.Depends`` was imported — a function cannot declare one
+    before, and a server without dependencies never loads ``_deps``."""
+    deps = sys.modules.get("mcpio._server._deps")
+    return (Context,) if deps is None else cast("tuple[type, ...]", deps.INJECTED)
 
 
 _pool: Workers | None = None  # _threads.WORKERS, from the first call that needs a thread
@@ -202,7 +216,17 @@ class Tool:
         task_support: str = "forbidden",
         task_after: float | None = 0.0,
         heartbeat: Any = ...,
+        timeout: float | None = None,
     ) -> None:
+        self.timeout = self.check_timeout(timeout)  # seconds the call may take (the module docstring)
+        if timeout is not None and inline is True:
+            raise ValueError(
+                f"tool {name}: inline=True cannot be combined with timeout= (a call on the event loop cannot be stopped)"
+            )
+        if sig.provided:  # Depends(...) parameters: an async function resolving them (_deps), decided here
+            from ._deps import wrap
+
+            fn, sig = wrap(fn, sig, name, False if timeout is not None else inline)
         self.fn = fn
         check_heartbeat(heartbeat, allow_default=True)
         self.heartbeat = heartbeat  # ... = the server's setting
@@ -236,11 +260,12 @@ class Tool:
         # inline: True = always on the event loop; False = always on worker threads; None
         # (default) = adaptive for a sync function without a Context parameter (_inline).
         self.inline = inline is True
-        self.speed = Speed(name) if inline is None and not sig.is_async and not sig.injected else None
+        adaptive = inline is None and not sig.is_async and not sig.injected and timeout is None
+        self.speed = Speed(name) if adaptive else None  # a timed tool stays on worker threads: it can be left
         # None when a call may wait (an async function, a Context parameter, a task tool, worker
         # threads only), else whether the tool runs on the event loop now (its .inline): always
         # (inline=True), or as its adaptive record says (_answer.sync_tool reads it).
-        static = not sig.is_async and not sig.injected and task_support == "forbidden"
+        static = not sig.is_async and not sig.injected and task_support == "forbidden" and timeout is None
         self.on_loop: _Inline | Speed | None = (_INLINE if self.inline else self.speed) if static else None
         self._definitions: dict[str, dict[str, Any]] = {}
 
@@ -262,8 +287,9 @@ class Tool:
         task_support: str = "forbidden",
         task_after: float | None = 0.0,
         heartbeat: Any = ...,
+        timeout: float | None = None,
     ) -> Tool:
-        sig = analyze_function(fn, injected=(Context,), content_types=CONTENT_TYPES + (ToolResult,), name=name)
+        sig = analyze_function(fn, injected=injected(), content_types=CONTENT_TYPES + (ToolResult,), name=name)
         return cls(
             fn,
             sig,
@@ -280,6 +306,7 @@ class Tool:
             task_support=task_support,
             task_after=task_after,
             heartbeat=heartbeat,
+            timeout=timeout,
         )
 
     @classmethod
@@ -299,6 +326,8 @@ class Tool:
         schema's ``required`` keys: the schema is the handler's to enforce). It returns a value
         for ``outputSchema`` (an object) or a :class:`ToolResult`. Register it with
         ``server.add_tool(tool)``; other ``options`` as :meth:`from_function`."""
+        from ._schema_tool import SchemaSignature
+
         sig = cast("FunctionSignature", SchemaSignature(name, input_schema, output_schema))  # the same duck
         fields: dict[str, Any] = {"title": None, "annotations": None, "icons": None, "meta": None}
         fields.update(options, structured_output=output_schema is not None, input_schema=input_schema)
@@ -353,14 +382,24 @@ class Tool:
         interval = self.heartbeat if self.heartbeat is not ... else getattr(ctx.server, "heartbeat", None)
         try:
             if interval and (ctx.progress_token is not None or ctx._task is not None):
-                value = await _with_heartbeat(
-                    invoke(self.sig, self.fn, kwargs, ctx, self.inline, self.speed), ctx, interval
-                )
+                call = _with_heartbeat(invoke(self.sig, self.fn, kwargs, ctx, self.inline, self.speed), ctx, interval)
             else:
-                value = await invoke(self.sig, self.fn, kwargs, ctx, self.inline, self.speed)
+                call = invoke(self.sig, self.fn, kwargs, ctx, self.inline, self.speed)
+            if self.timeout is not None:
+                from ._timeouts import within  # (after _tools: it builds on ToolError)
+
+                call = within(call, self.timeout, self.name)
+            value = await call
         except Exception as exc:
             return self._failed(exc, ctx.session, rules)
         return self._answer(value, ctx.server, ctx.session, rules)
+
+    @staticmethod
+    def check_timeout(value: Any) -> float | None:
+        """``timeout`` (of a tool, or ``Server(tool_timeout=)``): seconds > 0, or None (no limit)."""
+        if value is not None and (not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0):
+            raise ValueError(f"timeout must be seconds > 0 or None (no limit), not {value!r}")
+        return value
 
     def call_sync(self, arguments: Any, server: Any, session: Any, rules: Rules) -> dict[str, Any]:
         """:meth:`call` for a call that cannot wait (``_answer.sync_tool``: a sync tool run on the
@@ -451,38 +490,6 @@ class Tool:
         return {"content": to_blocks(value, rules)}
 
 
-class SchemaSignature:
-    """What :class:`Tool` needs of a signature, for :meth:`Tool.from_schema`: the handler is
-    called as ``handler(arguments=…, ctx=…)`` (``invoke`` injects the Context), asynchronously."""
-
-    injected = ("ctx",)
-    is_async = True
-    wrap_output = False
-    description = None
-
-    def __init__(self, name: str, input_schema: dict[str, Any], output_schema: dict[str, Any] | None) -> None:
-        self.name, self.input_schema, self.output_schema = name, input_schema, output_schema
-        required = input_schema.get("required")
-        self._required = [r for r in required if isinstance(r, str)] if isinstance(required, list) else []
-
-    def bind(self, arguments: Any, copy: bool = True) -> dict[str, Any]:
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, dict):
-            from .._schema_errors import json_type
-
-            raise ArgumentError(f"Invalid arguments for {self.name}: expected an object, got {json_type(arguments)}")
-        missing = [r for r in self._required if r not in arguments]
-        if missing:
-            raise ArgumentError(f"Invalid arguments for {self.name}: missing required argument(s) {', '.join(missing)}")
-        return {"arguments": arguments}
-
-    def to_structured(self, value: Any) -> dict[str, Any]:
-        if not isinstance(value, dict):
-            raise TypeError(f"{self.name} returned {type(value).__name__}, but its output schema promises an object")
-        return value
-
-
 async def _with_heartbeat(call: Any, ctx: Context, interval: float) -> Any:
     """Await ``call`` while telling the client, every ``interval`` seconds, that it still runs:
     ``notifications/progress`` with the seconds elapsed (a client that resets its timeout on
@@ -525,57 +532,6 @@ def check_task_options(ttl: float, poll_interval: float, max_tasks: int, max_per
         raise ValueError("task_ttl and task_poll_interval must be > 0 and max_tasks at least 1")
     if max_per_requester is not None and max_per_requester < 1:
         raise ValueError(f"max_tasks_per_requester must be at least 1, not {max_per_requester!r}")
-
-
-def check_max_result_bytes(value: Any, allow_default: bool = False) -> None:
-    if value is None or (allow_default and value is ...):
-        return
-    if type(value) is not int or value < 1:
-        raise ValueError(f"max_result_bytes must be a positive int or None (no cap), not {value!r}")
-
-
-def cap_text(result: dict[str, Any], limit: int | None) -> dict[str, Any]:
-    """``result`` with the text of its content cut to ``limit`` UTF-8 bytes (module docstring)."""
-    content = result.get("content")
-    if limit is None or not content:
-        return result
-    if len(content) == 1:  # one block, as most results: nothing built per call (issue 17)
-        block = content[0]
-        text = block.get("text") if type(block) is dict else None
-        if type(text) is not str or block.get("type") != "text" or len(text) * 4 <= limit:
-            return result  # no text to cut, or it cannot be over, whatever the characters
-    texts = [b["text"] for b in content if type(b) is dict and b.get("type") == "text" and type(b.get("text")) is str]
-    if sum(map(len, texts)) * 4 <= limit:  # the common case: cannot be over, whatever the characters
-        return result
-    total = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
-    if total <= limit:
-        return result
-    marker = (
-        f"\n\n[truncated: this result has {total:,} bytes of text, over the limit of {limit:,} "
-        "(max_result_bytes); only the first part is shown, the rest was dropped]"
-    )
-    room = limit - len(marker.encode())
-    out: list[Any] = []
-    used = 0
-    cut = False
-    for block in content:
-        if type(block) is not dict or block.get("type") != "text" or type(block.get("text")) is not str:
-            out.append(block)
-            continue
-        if cut:
-            continue  # text past the cut is dropped
-        data = block["text"].encode("utf-8", "surrogatepass")
-        if used + len(data) <= room:
-            out.append(block)
-            used += len(data)
-            continue
-        keep = data[: max(0, room - used)].decode("utf-8", "ignore")  # at a character boundary
-        out.append({**block, "text": keep + marker if keep else marker.lstrip()})
-        used += len(keep.encode("utf-8", "surrogatepass"))
-        cut = True
-    meta = dict(result.get("_meta") or {})
-    meta[TRUNCATED_META] = {"textBytes": total, "shownBytes": used, "maxResultBytes": limit}
-    return {**result, "content": out, "_meta": meta}
 
 
 def _expose(session: Any) -> bool:

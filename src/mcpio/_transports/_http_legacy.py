@@ -109,6 +109,7 @@ class LegacyTransport:
         self._inbox: asyncio.Queue[bytes | Decoded | None] = asyncio.Queue(inbox_size)
         self._queued = 0  # frames delivered (or waiting for room) that the engine has not received
         self._by_request: dict[Any, Stream | UnmadeStream] = {}
+        self._scopes: dict[Any, Any] = {}  # request id -> the ASGI scope of its POST, while served (http_scope)
         # answering(request_id): whether that request is still being served (a duplicate is
         # refused by the protocol layer; its stream must not replace the first one's). The
         # dict's own method: no Python frame per POST.
@@ -146,8 +147,11 @@ class LegacyTransport:
         self.last_active = time.monotonic()
         if envelopes and envelopes[0].method is None:  # a response (or a batch of them)
             stream = None
+            scopes = self._scopes
             for e in envelopes:
                 s = self._by_request.pop(e.id, None) if isinstance(e.id, (int, str)) else None
+                if scopes and s is not None:
+                    scopes.pop(e.id, None)
                 if s is not None:
                     s.request_ids.discard(e.id)
                     stream = s
@@ -192,11 +196,20 @@ class LegacyTransport:
         else:
             s.request_ids.discard(request_id)
         del self._by_request[request_id]
+        if self._scopes:
+            self._scopes.pop(request_id, None)
         self.last_active = time.monotonic()
         return True
 
     async def aclose(self) -> None:
         self.terminate()
+
+    def http_scope(self, request_id: Any) -> Any:
+        """The ASGI scope of the POST that carried request ``request_id``, while it is served
+        (``ctx.http``: this POST's, whichever process opened the session), else None."""
+        if request_id == self._fed_id:
+            return self._fed_scope
+        return self._scopes.get(request_id) if isinstance(request_id, (int, str)) else None
 
     # ---- the HTTP side
     def new_stream(self, request_ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool) -> Stream:
@@ -235,6 +248,7 @@ class LegacyTransport:
         json_ok: bool,
         sse_ok: bool,
         priming: bool,
+        scope: Any = None,
     ) -> Stream | bytes | Coroutine[Any, Any, Stream | bytes]:
         """:meth:`post` as a plain call: its response (the answer as bytes, or the stream) when
         nothing had to be awaited for it; else the coroutine that finishes the delivery and
@@ -251,7 +265,9 @@ class LegacyTransport:
         When the feeder sends nothing but the answer on its stack (``answers_only``) to a client
         that accepts JSON, the request has no route while it is fed (:meth:`answer_nowait` keeps
         its answer); not answered there, it gets one before anything else can run (a refusal
-        still to send, a Task not yet started): no object per request answered at once."""
+        still to send, a Task not yet started): no object per request answered at once.
+
+        ``scope``: the POST's ASGI scope, kept for its requests while they are served (:meth:`http_scope`)."""
         feeder = self.feeder
         if (
             len(messages) == 1
@@ -267,17 +283,20 @@ class LegacyTransport:
                 answered = feeder.answer_admitted(message)  # needs no awaiting: nothing to record
                 if answered is not None:
                     return answered
-                self._fed_id = message["id"]
+                self._fed_id, self._fed_scope = message["id"], scope
                 try:
                     pending = feeder.feed(message)
                 finally:
                     self._fed_id = _NO_ID
+                    self._fed_scope = None
                 answered = self._fed_answer
                 if answered is not None:
                     self._fed_answer = None
                     return answered
             if request_ids is None:
                 request_ids = {message["id"]}
+            if scope is not None:
+                self._scopes[message["id"]] = scope
             if unrouted and pending is None:  # started as a Task (not yet run): its stream, as made below
                 return self.new_stream(request_ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
             route = UnmadeStream(self, request_ids, json_ok, sse_ok, priming)
@@ -289,6 +308,9 @@ class LegacyTransport:
             return route.answered if route.answered is not None else route.made()
         if request_ids is None:
             request_ids = {messages[0]["id"]}
+        if scope is not None:
+            for rid in request_ids:
+                self._scopes[rid] = scope
         stream = self.new_stream(request_ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
         if len(messages) != 1 or frame.lstrip()[:1] == b"[":
             batches = self._batches
@@ -381,6 +403,7 @@ class LegacyTransport:
     feeder: Feeder | None = None
     _fed_id: Any = _NO_ID  # the request post() feeds without a route, while it is fed
     _fed_answer: bytes | None = None  # its answer, handed over by answer_nowait
+    _fed_scope: Any = None  # its POST's ASGI scope (http_scope)
     stream_prefix = ""  # before each POST stream's number: unique per process when sessions are shared
     # Set by the server: cancel what the session has in flight (DELETE: nobody can receive it).
     on_abort: Callable[[], None] | None = None

@@ -26,9 +26,13 @@ class RequestTransport:
 
     listen = False  # a subscriptions/listen stream: no final answer, handed over at once when draining
 
-    def __init__(self, frame: bytes, message: Any = None, json_ok: bool = True, sse_ok: bool = True) -> None:
+    def __init__(
+        self, frame: bytes, message: Any = None, json_ok: bool = True, sse_ok: bool = True, scope: Any = None
+    ) -> None:
         """``message``: ``frame`` decoded already (the session then does not decode it again);
-        ``json_ok``/``sse_ok``: what the client accepts (``_http.accepts``)."""
+        ``json_ok``/``sse_ok``: what the client accepts (``_http.accepts``); ``scope``: the
+        POST's ASGI scope (:meth:`http_scope`)."""
+        self.scope = scope
         self._frame: bytes | None = frame  # read once by receive(), with message as a Decoded
         self.message = message
         self.json_ok = json_ok
@@ -51,6 +55,10 @@ class RequestTransport:
                 stream.items.append(self.answered)
                 stream.finished = True
         return stream
+
+    def http_scope(self, request_id: Any) -> Any:
+        """The ASGI scope of the POST carrying the request (``ctx.http``), or None."""
+        return self.scope
 
     async def receive(self) -> bytes | Decoded:
         frame = self._frame

@@ -178,7 +178,7 @@ class StreamableHTTPApp:
         method = scope.get("method", "GET")
         try:
             if method == "POST":
-                await self._post(receive, send, headers, accepted, key)
+                await self._post(receive, send, headers, accepted, key, scope)
             elif method == "GET":
                 await self._get(receive, send, headers)
             elif method == "DELETE":
@@ -210,7 +210,13 @@ class StreamableHTTPApp:
 
     # ================================================================ POST
     async def _post(
-        self, receive: Receive, send: Send, headers: dict[str, str], accepted: Any = None, key: Any = None
+        self,
+        receive: Receive,
+        send: Send,
+        headers: dict[str, str],
+        accepted: Any = None,
+        key: Any = None,
+        scope: Scope | None = None,
     ) -> None:
         if accepted is None:  # not known for these values (_pass)
             accepted = h.accepts(headers.get("accept"))  # once per POST
@@ -240,7 +246,7 @@ class StreamableHTTPApp:
             await refuse(send, exc.refusal)
             return
         if h.select_era(headers, messages) != h.MODERN:
-            await self._post_legacy(receive, send, headers, body, messages, kinds, accepted)
+            await self._post_legacy(receive, send, headers, body, messages, kinds, accepted, scope)
             return
         if len(messages) != 1:
             await refuse(send, h.refuse(400, "Invalid Request: JSON-RPC batches are not part of protocol 2026-07-28"))
@@ -259,7 +265,7 @@ class StreamableHTTPApp:
             await send(start)
             await send(end)
             return
-        await serve_post(self, receive, send, RequestTransport(body, message, *accepted), answer)
+        await serve_post(self, receive, send, RequestTransport(body, message, accepted[0], accepted[1], scope), answer)
 
     def _pass(self, key: tuple[str | None, ...], accepted: tuple[bool, bool]) -> None:
         """Remember that a POST's Host, Origin, Accept and Content-Type (``key``) passed check_host,
@@ -281,6 +287,7 @@ class StreamableHTTPApp:
         messages: list[Any],
         kinds: list[int],
         accepted: tuple[bool, bool],
+        scope: Scope | None = None,
     ) -> None:
         sid = headers.get(h.SESSION_ID)
         # A refusal of one request carries its id (JSON-RPC: null only when it cannot be read).
@@ -343,7 +350,7 @@ class StreamableHTTPApp:
             )
             return
         json_ok, sse_ok = accepted
-        stream = transport.deliver_post(body, messages, ids, json_ok, sse_ok, priming)
+        stream = transport.deliver_post(body, messages, ids, json_ok, sse_ok, priming, scope)
         if type(stream) is bytes:  # answered on this stack: the whole response, no stream
             start, end = streams.json_response(stream, session_header, h.LEGACY)
             await send(start)
