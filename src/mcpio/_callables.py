@@ -5,7 +5,7 @@ carrying its annotations, its name, docstring and async-ness (:func:`unwrap`), i
 A plain Python function with nothing in its ``__dict__`` (nothing ``inspect`` would follow or
 mark: ``__wrapped__``, ``__signature__``, a partialmethod or coroutine marker) is read straight
 from its code object and annotations, giving the same results faster: a server may register
-hundreds of tools before it answers ``initialize`` (issue 17). tests/unit: test_schema.
+hundreds of tools before it answers ``initialize``. tests/unit: test_schema.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class EMPTY:
     """No default value, no annotation: what ``inspect.Parameter.empty`` marks."""
 
 
-# ``inspect`` is not imported on the stdio start-up path (issue 17: ~32 M instructions, 0.4x the
+# ``inspect`` is not imported on the stdio start-up path (~32 M instructions, 0.4x the
 # floor's whole cold start, where msgspec does not import it through typing_extensions), so the
 # parameter kinds are ``inspect._ParameterKind``'s values as plain ints (it is an IntEnum: they
 # compare equal) and the code flags are CPython's (``inspect.CO_*``, Include/cpython/code.h).
@@ -57,7 +57,7 @@ def unwrap(fn: Any) -> tuple[Any, str, str | None, bool]:
 
     A plain function with an empty ``__dict__`` (nothing ``inspect`` would follow or mark) is
     async iff its code says so: what ``inspect.iscoroutinefunction`` reads, without its unwrapping
-    (issue 17: registration; tests/unit: test_schema)."""
+    (registration; tests/unit: test_schema)."""
     f = fn
     if type(f) is _FUNCTION and not f.__dict__:
         return f, f.__name__ or type(f).__name__, f.__doc__, bool(f.__code__.co_flags & CO_COROUTINE)
@@ -75,7 +75,7 @@ def unwrap(fn: Any) -> tuple[Any, str, str | None, bool]:
 def type_hints(target: Any) -> dict[str, Any]:
     """``typing.get_type_hints(target, include_extras=True)``. The annotations of a plain function
     (empty ``__dict__``: no ``__wrapped__`` to follow) that are all plain classes are its hints as
-    they are: nothing to evaluate (issue 17: registration; tests/unit: test_schema)."""
+    they are: nothing to evaluate (registration; tests/unit: test_schema)."""
     if type(target) is _FUNCTION and not target.__dict__:
         annotations = target.__annotations__
         for v in annotations.values():  # a loop, not all(<genexpr>): ~5 k instructions less a tool
@@ -92,7 +92,7 @@ def parameters(fn: Any) -> list[tuple[str, int, Any]]:
     A plain Python function with nothing in its ``__dict__`` (no ``__wrapped__``, ``__signature__``
     or partialmethod marker that ``inspect`` would follow) is read straight from its code object:
     building ``Signature`` and ``Parameter`` objects was a quarter of a tool's registration, and a
-    server may register hundreds before it answers ``initialize`` (issue 17). The same result
+    server may register hundreds before it answers ``initialize``. The same result
     (tests/unit: test_schema)."""
     if type(fn) is not _FUNCTION or fn.__dict__:
         return _signature(fn)
@@ -104,7 +104,7 @@ def parameters(fn: Any) -> list[tuple[str, int, Any]]:
         return _signature(fn)
     defaults = fn.__defaults__ or ()
     first_default = npos - len(defaults)
-    out: list[tuple[str, int, Any]] = []  # loops, not comprehensions: a frame less each (issue 17)
+    out: list[tuple[str, int, Any]] = []  # loops, not comprehensions: a frame less each
     for i in range(npos):
         kind = POSITIONAL_ONLY if i < nposonly else POSITIONAL_OR_KEYWORD
         out.append((names[i], kind, defaults[i - first_default] if i >= first_default else EMPTY))

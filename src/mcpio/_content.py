@@ -18,14 +18,14 @@ import msgspec
 
 from ._versions import Rules
 
-# mimetypes and pathlib are imported where a file is read (Image(path=...)), not at start-up (issue 17).
+# mimetypes and pathlib are imported where a file is read (Image(path=...)), not at start-up.
 
 _BLOCK_TYPES = frozenset({"text", "image", "audio", "resource", "resource_link"})
 
 
 def b64(data: bytes) -> str:
     """``base64.b64encode(data)`` as text: its primitive, imported at the first encoding, not at
-    start-up (issue 17), and without ``base64``."""
+    start-up, and without ``base64``."""
     import binascii
 
     return binascii.b2a_base64(data, newline=False).decode("ascii")
@@ -185,7 +185,7 @@ class ToolResult(msgspec.Struct):
 def json_text(value: Any) -> str:
     """Compact JSON of a Python value (dataclasses, Structs, pydantic models included)."""
     kind = type(value)
-    if kind is int:  # the common scalar result, written as msgspec would (issue 17)
+    if kind is int:  # the common scalar result, written as msgspec would
         return str(value)
     if kind is bool:
         return "true" if value else "false"

@@ -25,7 +25,7 @@ import re
 __all__ = ["parse_docstring"]
 
 # Patterns as strings, compiled by ``re`` (and cached there) on first use: most docstrings have no
-# parameter section, and a server's start-up should not compile them all (issue 17: cold start).
+# parameter section, and a server's start-up should not compile them all (cold start).
 _GOOGLE_HEADER = r"(?i)^(?P<indent>\s*)(?:args|arguments|parameters|params|keyword args|keyword arguments|kwargs|other parameters)\s*:\s*$"
 _GOOGLE_ENTRY = r"^\*{0,2}(?P<name>\w+)\s*(?:\([^)]*\))?\s*:(?:\s+(?P<text>.*))?$"
 _NUMPY_HEADER = r"(?i)^\s*(?:parameters|other parameters|arguments|keyword arguments)\s*$"
@@ -48,7 +48,7 @@ def parse_docstring(doc: str | None) -> tuple[str | None, dict[str, str]]:
     """Split ``doc`` into (description without parameter sections, {param: description})."""
     if not doc or not doc.strip():
         return None, {}
-    import inspect  # not at start-up (issue 17): a description is made on first read, after asyncio loaded it
+    import inspect  # not at start-up: a description is made on first read, after asyncio loaded it
 
     lines = inspect.cleandoc(doc).splitlines()
     kept: list[str] = []
@@ -58,7 +58,7 @@ def parse_docstring(doc: str | None) -> tuple[str | None, dict[str, str]]:
         line = lines[i]
         # A section header ends with a colon (Google), starts with one (Sphinx) or has a rule
         # under it (NumPy): other lines are prose, kept without trying the patterns (a colon
-        # inside a sentence is common; compiling and trying four patterns on it cost issue 17's
+        # inside a sentence is common; compiling and trying four patterns on it cost a
         # 200-tool start ~50k instructions a tool).
         bare = line.strip()
         if bare.endswith(":") or bare.startswith(":") or (i + 1 < len(lines) and "---" in lines[i + 1]):

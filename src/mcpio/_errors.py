@@ -192,4 +192,4 @@ def to_error_object(exc: BaseException, *, detail: bool = True) -> dict[str, Any
 class SafePathError(ValueError):
     """A path that is refused (outside the roots, NUL byte, a link, not a regular file …).
     Public as ``mcpio.SafePathError``; defined here so the server's error handling needs no
-    ``_safepath`` at start-up (issue 17)."""
+    ``_safepath`` at start-up."""

@@ -1,4 +1,4 @@
-"""Module loggers that import :mod:`logging` only when first used (issue 17, cold start).
+"""Module loggers that import :mod:`logging` only when first used.
 
 ``logging`` (with ``traceback``, ``string``, ``threading``...) is ~19 M instructions of a stdio
 server's ~210 M to its first answer, and the modules loaded before that answer log only on rare

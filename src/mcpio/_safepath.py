@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 # pathlib (and urllib.parse, ipaddress with it) is imported when a SafePath is made, not when a
-# server that imports this module for its errors starts (issue 17: cold start).
+# server that imports this module for its errors starts (cold start).
 
 StrPath = str | os.PathLike[str]
 _CHUNK = 1 << 20

@@ -117,14 +117,14 @@ class FunctionSignature:
         self.output_schema, self.wrap_output, self.output_type = output
         # What only tools/list and the like show (descriptions, parameters, input_schema) is
         # made from ``pending`` (the arguments of _describe) on first use: nothing in it can fail,
-        # and a server registering hundreds of tools answers initialize before (issue 17).
+        # and a server registering hundreds of tools answers initialize before.
         self._pending: tuple[Any, ...] | None = pending
         self._described: tuple[str | None, list[Parameter], dict[str, Any]] = (None, [], {})
         # The arguments Struct (and msgspec's decoder for it) is built on the first bind, not at
-        # registration: a server with 200 tools starts without compiling 200 decoders (issue 17).
+        # registration: a server with 200 tools starts without compiling 200 decoders.
         self._fields = fields
         self._struct: type | None = None
-        # One pass, no comprehension frames (issue 17: per registered tool): the optional
+        # One pass, no comprehension frames (per registered tool): the optional
         # parameters, and the arguments that are already exactly the declared types and need no
         # conversion: name -> type when every parameter is a required plain str/int/float/bool.
         optional: list[str] = []
@@ -167,7 +167,7 @@ class FunctionSignature:
     def _build(self) -> type:
         # An optional parameter left out stays UNSET (and out of the call): its field's type
         # admits the marker. Made here, not at registration: typing's Union[...] is ~3 k
-        # instructions a parameter (issue 17: cold start with many tools).
+        # instructions a parameter (cold start with many tools).
         fields = [(f[0], Union[f[1], UnsetType], UNSET) if len(f) == 3 and f[2] is UNSET else f for f in self._fields]
         struct = msgspec.defstruct(re.sub(r"\W", "_", self.name) + "_arguments", fields, kw_only=True)
         defs = self.input_schema.get("$defs", {})
@@ -179,7 +179,7 @@ class FunctionSignature:
     def bind(self, arguments: Any, copy: bool = True) -> dict[str, Any]:
         """Validate JSON ``arguments`` (an object or None) and convert them to keyword arguments.
         ``copy=False``: when they are exactly the declared types, ``arguments`` itself is returned
-        (for a caller that only unpacks it into the call, issue 17), else a new dict as always.
+        (for a caller that only unpacks it into the call), else a new dict as always.
 
         Raises:
             UnknownArguments: an argument the function does not take (it is never dropped
@@ -191,7 +191,7 @@ class FunctionSignature:
             arguments = {}
         elif type(arguments) is not dict:
             if not isinstance(arguments, Mapping):
-                from ._schema_errors import json_type  # bad arguments: not at start-up (issue 17)
+                from ._schema_errors import json_type  # bad arguments: not at start-up
 
                 raise ArgumentError(
                     f"Invalid arguments for {self.name}: expected an object, got {json_type(arguments)}"
@@ -206,7 +206,7 @@ class FunctionSignature:
                 return dict(arguments) if copy else arguments
         struct = self._struct or self._build()
         if not arguments.keys() <= self._names:
-            from ._schema_errors import unknown  # bad arguments: not at start-up (issue 17)
+            from ._schema_errors import unknown  # bad arguments: not at start-up
 
             raise UnknownArguments(
                 f"Invalid arguments for {self.name}: {unknown(arguments, [f[0] for f in self._fields])}"
@@ -336,7 +336,7 @@ def _describe(
     doc: str | None, specs: list[tuple[str, Any, Any, bool, Any]], schemas: list[dict[str, Any]], defs: dict[str, Any]
 ) -> tuple[str | None, list[Parameter], dict[str, Any]]:
     """(description, parameters, input_schema) of an analysed function: docstring, schemas, defaults."""
-    from ._docstrings import parse_docstring  # at the first description, not at start-up (issue 17)
+    from ._docstrings import parse_docstring  # at the first description, not at start-up
 
     description, doc_params = parse_docstring(doc)
     parameters: list[Parameter] = []
@@ -369,7 +369,7 @@ _CONSTRAINTS = ("gt", "ge", "lt", "le", "multiple_of", "min_length", "max_length
 
 def _strip(tp: Any) -> Any:
     """``tp`` without ``Annotated`` metadata."""
-    if type(tp) is type:  # a plain class (most hints): no typing construct to look into (issue 17)
+    if type(tp) is type:  # a plain class (most hints): no typing construct to look into
         return tp
     return get_args(tp)[0] if get_origin(tp) is Annotated else tp
 
@@ -384,7 +384,7 @@ def _mentions(tp: Any, classes: tuple[type, ...]) -> bool:
 def _normalize(tp: Any) -> Any:
     """``tp`` for msgspec: ``Annotated`` strings, ``pydantic.Field`` and annotated-types constraints
     become ``msgspec.Meta``; datetime/time get a ``format``; generic arguments are rewritten too."""
-    if type(tp) is type:  # a plain class: what the general path below gives (issue 17)
+    if type(tp) is type:  # a plain class: what the general path below gives
         return Annotated[tp, msgspec.Meta(extra_json_schema={"format": _FORMATS[tp]})] if tp in _FORMATS else tp
     origin = get_origin(tp)
     if origin is Annotated:
@@ -490,7 +490,7 @@ def _dec_hook(tp: Any, obj: Any) -> Any:
 # ---- schema generation ---------------------------------------------------------------------------
 
 # The schemas msgspec gives the plain scalar types, written out: most tools take only these, and a
-# server registering hundreds of them should not pay for msgspec's type walk each time (issue 17).
+# server registering hundreds of them should not pay for msgspec's type walk each time.
 _SCALARS: dict[Any, dict[str, Any]] = {
     str: {"type": "string"},
     int: {"type": "integer"},
@@ -511,7 +511,7 @@ def _scalar(tp: Any) -> dict[str, Any] | None:
 def _generate(tps: list[Any], mode: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Schemas of ``tps`` plus their shared ``$defs``: titles stripped, Enums inlined."""
     plain: list[dict[str, Any]] = []  # all plain scalars: the same as msgspec's (tests/unit: test_schema)
-    for tp in tps:  # a loop, not comprehensions: a frame less each, per registered tool (issue 17)
+    for tp in tps:  # a loop, not comprehensions: a frame less each, per registered tool
         scalar = _scalar(tp)
         if scalar is None:
             break

@@ -47,7 +47,7 @@ def clean(node: Any, enums: dict[str, Any]) -> Any:
         else:
             out[key] = value
     if isinstance(out.get("enum"), list) and "type" not in out:
-        from ._schema_errors import json_type  # with the first enum (issue 17: not at start-up)
+        from ._schema_errors import json_type  # with the first enum (not at start-up)
 
         kinds = {json_type(v) for v in out["enum"]}
         if {"integer", "number"} <= kinds:

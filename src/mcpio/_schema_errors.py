@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-# Patterns as strings, compiled by ``re`` on the first error, not at start-up (issue 17: cold start).
+# Patterns as strings, compiled by ``re`` on the first error, not at start-up (cold start).
 _AT = r"(?s)^(?P<body>.*?)(?: - at `\$(?P<path>[^`]*)`)?$"
 _MISSING = r"^Object missing required field `(?P<field>.+)`$"
 _PATH = r"\.([^.\[]+)|\[(\d+|\.\.\.)\]"

@@ -33,7 +33,7 @@ def _enc_hook(obj: Any) -> Any:
 
 def jsonable(value: Any) -> Any:
     """``value`` as plain JSON data (tuples become lists, datetimes strings, models dicts...)."""
-    if type(value) in _PLAIN:  # the common scalar result: no round trip through bytes (issue 17)
+    if type(value) in _PLAIN:  # the common scalar result: no round trip through bytes
         return value
     return msgspec.json.decode(msgspec.json.encode(value, enc_hook=_enc_hook))
 
@@ -41,7 +41,7 @@ def jsonable(value: Any) -> Any:
 def conform(value: Any, tp: Any, name: str, dec_hook: Callable[[type, Any], Any] | None = None) -> Any:
     """``value`` as JSON data, checked against ``tp`` (the normalized return annotation; None:
     unchecked). Raises :class:`OutputMismatch` naming ``name``, the annotation and the mismatch."""
-    if tp is None or (type(value) is tp and tp in _PLAIN):  # int from -> int: nothing to check (issue 17)
+    if tp is None or (type(value) is tp and tp in _PLAIN):  # int from -> int: nothing to check
         return jsonable(value)
     raw = msgspec.json.encode(value, enc_hook=_enc_hook)
     try:

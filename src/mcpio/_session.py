@@ -149,7 +149,7 @@ class Session:
                                     },
                                 )
                             )
-                        else:  # a client never answers a server's garbage (issue 12, break 6g)
+                        else:  # a client never answers a server's garbage
                             log.warning(
                                 "skipping a message of %d bytes from the server: over this client's limit of "
                                 "%d bytes (max_line_size)",

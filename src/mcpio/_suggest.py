@@ -15,7 +15,7 @@ from typing import Any
 
 def close_to(word: str, choices: Iterable[str]) -> str | None:
     """The choice closest to ``word`` when one is close enough, else None."""
-    import difflib  # on the error path only (issue 17: cold start)
+    import difflib  # on the error path only (cold start)
 
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return close[0] if close else None

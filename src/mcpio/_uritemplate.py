@@ -29,9 +29,9 @@ from collections.abc import Collection
 from typing import Final
 
 # urllib.parse (and ipaddress with it) is imported where a URI is matched or expanded, not when
-# a template is registered: a stdio server's start-up should not pay for it (issue 17).
+# a template is registered: a stdio server's start-up should not pay for it.
 
-_EXPR = r"\{([^{}]*)\}"  # compiled by re on first use, not at start-up (issue 17)
+_EXPR = r"\{([^{}]*)\}"  # compiled by re on first use, not at start-up
 _OPERATORS: Final = "+#./;?&"
 _UNRESERVED_SAFE = "-._~"
 _RESERVED_SAFE = ":/?#[]@!$&'()*+,;=" + _UNRESERVED_SAFE

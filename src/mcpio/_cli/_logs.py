@@ -27,7 +27,7 @@ _FORMATTER = logging.Formatter()
 
 
 #: Warnings of the library that are noise on a command line unless -v asks for details: a server
-#: printing lines that are not JSON on stdout (they are skipped; pain point of issue 15).
+#: printing lines that are not JSON on stdout (they are skipped).
 _DETAILS = ("skipping a line from the server that is not JSON",)
 
 

@@ -1,4 +1,4 @@
-"""Optional OpenTelemetry instrumentation (``pip install 'mcpio[otel]'``; issue 14, "Operating it").
+"""Optional OpenTelemetry instrumentation (``pip install 'mcpio[otel]'``).
 
 This package's ``__init__`` is the one seam the rest of mcpio touches, and it imports nothing
 of OpenTelemetry: a server decides once, when it is built, whether to instrument

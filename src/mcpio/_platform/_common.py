@@ -117,7 +117,7 @@ def which_path(candidate: str) -> str | None:
     """``candidate`` (a path with a folder) if it is an executable file, else None; on Windows
     also ``candidate`` plus each ``PATHEXT`` ending (``C:\\nodejs\\npx`` is ``npx.cmd``), which
     ``shutil.which`` only does for such paths from Python 3.12 on."""
-    import shutil  # here, not at start-up: it pulls bz2, lzma and fnmatch (issue 17)
+    import shutil  # here, not at start-up: it pulls bz2, lzma and fnmatch
 
     found = shutil.which(candidate)
     if found is None and sys.platform == "win32":

@@ -125,7 +125,7 @@ def route_path(scope: Mapping[str, Any]) -> str:
 
 
 # The names every request carries, as ASGI servers deliver them (lower case), already decoded:
-# one dict lookup instead of a decode and a lower() each (issue 17); any other spelling is
+# one dict lookup instead of a decode and a lower() each; any other spelling is
 # decoded and lowered as before, to the same key.
 _NAMES = {
     n.encode(): n
@@ -153,7 +153,7 @@ _NAMES = {
 
 
 # The decoded values of the headers a client repeats on every request (host, accept, ...), by
-# their bytes: a lookup instead of a decode, and a str whose hash is kept (issue 17). Only these
+# their bytes: a lookup instead of a decode, and a str whose hash is kept. Only these
 # names: never a credential (authorization, cookie), a session id or a per-request value (trace
 # context): an allow-list, so a name added to _NAMES is not kept unless added here. Bounded:
 # emptied when full.
@@ -169,7 +169,7 @@ def header_map(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
         names = _NAMES
         kept = _KEPT_VALUES
         out: dict[str, str] = {}
-        try:  # the usual request: names known, none repeated; a loop, not a comprehension's frame (issue 17)
+        try:  # the usual request: names known, none repeated; a loop, not a comprehension's frame
             for name, value in raw:
                 key = names[name]
                 text = kept.get(value)
@@ -260,7 +260,7 @@ def check_post(headers: Mapping[str, str], accepted: tuple[bool, bool] | None = 
 
     ``Content-Type: application/json`` is required, parameters allowed (``; charset=utf-8``):
     a missing one is refused too, because a web page can send a body without a CORS preflight
-    only as ``text/plain`` or form data, or with no type at all (issue 12, break 6d)."""
+    only as ``text/plain`` or form data, or with no type at all."""
     ctype = headers.get("content-type")
     if ctype != JSON and (ctype is None or ctype.split(";")[0].strip().lower() != JSON):
         got = "none" if ctype is None else repr(ctype)
@@ -306,7 +306,7 @@ def messages_of(value: Any) -> list[Any]:
 def kinds(messages: list[Any]) -> list[int]:
     """The JSON-RPC kind of each message; ``BadBody`` (400) for the first that is not JSON-RPC."""
     try:
-        if len(messages) == 1:  # every POST but a 2025-03-26 batch (issue 17)
+        if len(messages) == 1:  # every POST but a 2025-03-26 batch
             return [rpc.classify(messages[0])]
         return [rpc.classify(msg) for msg in messages]
     except rpc.InvalidMessage as exc:
@@ -322,8 +322,8 @@ _decode_json = rpc.decode_json
 
 def read_messages(body: bytes) -> tuple[list[Any], list[int]]:
     """:func:`parse_body`, :func:`messages_of` and :func:`kinds` of a POST body in one call: its
-    messages and their kinds, or the ``BadBody`` those raise. Every POST comes here (issue 17:
-    one frame, not four, for a body holding one object); anything else, and any body the JSON
+    messages and their kinds, or the ``BadBody`` those raise. Every POST comes here
+    (one frame, not four, for a body holding one object); anything else, and any body the JSON
     decoder refuses, takes those functions themselves (their error texts)."""
     try:
         value = _decode_json(body)
@@ -355,13 +355,13 @@ def select_era(headers: Mapping[str, str], messages: list[Any]) -> str:
     ``MCP-Protocol-Version`` header names a version that is not a legacy one (so a stateless
     request whose ``_meta`` is missing gets the modern -32602, not "initialize first").
     """
-    if SESSION_ID not in headers:  # the headers first: cheaper than reading _meta (issue 17)
+    if SESSION_ID not in headers:  # the headers first: cheaper than reading _meta
         version = headers.get(PROTOCOL_VERSION, "").strip()
         if version and version not in LEGACY_VERSIONS:
             return MODERN
-    for m in messages:  # a loop, not any(genexpr): every POST comes here (issue 17)
+    for m in messages:  # a loop, not any(genexpr): every POST comes here
         params = m.get("params") if type(m) is dict else None
-        # modern_meta decides; only for params with a _meta (issue 17: no call for the others)
+        # modern_meta decides; only for params with a _meta (no call for the others)
         if type(params) is dict and "_meta" in params and modern_meta(m) is not None:
             return MODERN
     return LEGACY
@@ -426,7 +426,7 @@ def decode_header_value(value: str) -> str:
 
 
 # A client repeats its Mcp-Name values (one per tool or resource it calls): their decoded form is
-# remembered as Host's and Accept's verdicts are (bounded, keyed by the exact string; issue 17).
+# remembered as Host's and Accept's verdicts are (bounded, keyed by the exact string).
 _decode_name_cached = functools.lru_cache(maxsize=256)(decode_header_value)
 
 
@@ -469,7 +469,7 @@ def check_standard_headers(
     """Modern era: ``Mcp-Method`` must equal the body's method, ``Mcp-Name`` its name/uri (for the methods in
     NAME_FIELDS), ``MCP-Protocol-Version`` the ``_meta`` version; a missing, different or undecodable header is
     400 + -32020 (spec 2026-07-28 transports); then a tools/call's ``Mcp-Param-*`` (:func:`check_param_headers`)
-    as ``param_headers(tool name)`` declares them. Every request comes here (issue 17): ``_meta`` read in place
+    as ``param_headers(tool name)`` declares them. Every request comes here: ``_meta`` read in place
     (not through :func:`modern_meta`), the body's name once for both checks, the id only to refuse."""
     method = message.get("method")
     raw = headers.get(MCP_METHOD)
@@ -482,7 +482,7 @@ def check_standard_headers(
         params = None
     meta = params.get("_meta") if params is not None else None
     body_version = meta.get(META_PROTOCOL_VERSION) if type(meta) is dict else None  # modern_meta's version
-    if type(body_version) is str:  # a decoded message's strings are str (issue 17: no isinstance)
+    if type(body_version) is str:  # a decoded message's strings are str (no isinstance)
         hv = headers.get(PROTOCOL_VERSION)
         if hv is None or hv.strip(" \t") != body_version:
             return _mismatch(

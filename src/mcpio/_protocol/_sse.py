@@ -77,7 +77,7 @@ class SSEParser:
     ``last_event_id`` and ``retry`` keep the stream's latest values (an event with an id and no
     data — a priming event — moves ``last_event_id`` without being dispatched).
 
-    Linear in the stream (issue 12, break 5): each byte is scanned for a line end once, however
+    Linear in the stream: each byte is scanned for a line end once, however
     the stream is chunked (``scanned`` counts the bytes looked at), and a line or an event's
     data over ``max_event_size`` bytes raises :class:`SSETooLarge` instead of being buffered.
     """

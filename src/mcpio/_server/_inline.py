@@ -1,4 +1,4 @@
-"""Adaptive inlining of plain ``def`` tools (issue 17): a sync tool that has always returned
+"""Adaptive inlining of plain ``def`` tools: a sync tool that has always returned
 within microseconds runs on the event loop itself, saving the hop to a worker thread and back
 (two thread wake-ups, ~30 µs of CPU and ~100 µs of latency per call); a watchdog notices one
 that blocks and sends it back to the worker threads for good.
@@ -131,12 +131,12 @@ class Watchdog:
         self.awake = False
         self.noticed = 0  # blocked calls noticed (for tests and stats)
         self.ticks = 0  # looks taken
-        self._event: threading.Event | None = None  # with the thread: threading loads then (issue 17)
+        self._event: threading.Event | None = None  # with the thread: threading loads then
         self._thread: threading.Thread | None = None
         self._lock = _thread.allocate_lock()
 
     def start(self) -> None:
-        import threading  # not at start-up (issue 17): the first promotion comes after asyncio loaded it
+        import threading  # not at start-up: the first promotion comes after asyncio loaded it
 
         with self._lock:
             if self._thread is None:

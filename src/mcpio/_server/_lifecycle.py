@@ -1,14 +1,14 @@
 """The lifecycle's results: the capabilities a server announces, and what a legacy ``initialize``
 and a ``server/discover`` answer, before the era's decorations. Synchronous, and apart from the method table (``_handlers``, whose
 ``initialize`` and ``discover`` return them): the stdio start-up answers a first request with
-them before the engine and the method table are loaded (issue 17: cold start).
+them before the engine and the method table are loaded (cold start).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-# not from _skills: that module loads with the first skill (issue 17)
+# not from _skills: that module loads with the first skill
 from .._versions import CORE_TASKS_CAPABILITY, META_SERVER_INFO, SUPPORTED_VERSIONS
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ def server_info(server: Server, rules: Rules) -> dict[str, Any]:
     """The ``Implementation`` object (serverInfo) of ``server`` under ``rules``: made once per
     version and kept in ``server._infos`` (``{serverInfo: it}``, a result's ``_meta`` when it has
     none, in ``server._metas``) until one of :data:`INFO_FIELDS` is set again, since every modern
-    result carries it (``Server._decorate``; issue 17). Shared by the results that carry them:
+    result carries it (``Server._decorate``). Shared by the results that carry them:
     never changed in place (an ``icons`` list changed in place shows in it, as before)."""
     info: dict[str, Any] = {"name": server.name, "version": server.version}
     if server.title and rules.titles:

@@ -21,7 +21,7 @@ keys asked last and an expiry; the MAC is HMAC-SHA256 under the server's secret 
 servers MUST protect the integrity of state that influences business logic and SHOULD bind it
 to the originating request with a short expiry). Anything that fails verification is -32602.
 
-What the state guarantees (issue 12, break 4):
+What the state guarantees:
 
 * **Answers only with the state that asked for them.** ``inputResponses`` are taken only for
   the keys the verified ``requestState`` says were asked in the previous round. A request with
@@ -47,7 +47,7 @@ from typing import Any
 from .._errors import InvalidParams
 
 # hashlib, hmac and json are imported where used: every server builds a StateCodec, few ever
-# seal a requestState, and a stdio server's start-up should not pay for them (issue 17).
+# seal a requestState, and a stdio server's start-up should not pay for them.
 
 STATE_VERSION = "v1"
 # What a well-formed answer to each input request looks like (the result types of the
@@ -73,13 +73,13 @@ class InputRequired(BaseException):
 
 
 def _b64(data: bytes) -> str:
-    import base64  # not at start-up (issue 17): only a multi-round request signs state
+    import base64  # not at start-up: only a multi-round request signs state
 
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
 def _unb64(text: str) -> bytes:
-    import base64  # not at start-up (issue 17)
+    import base64  # not at start-up
 
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 

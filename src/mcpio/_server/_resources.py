@@ -101,7 +101,7 @@ class Resource:
         check_uri(uri)
         self.fn = fn
         self.uri = uri
-        from .._uritemplate import UriTemplate  # with the first resource, not at start-up (issue 17)
+        from .._uritemplate import UriTemplate  # with the first resource, not at start-up
 
         self.template = UriTemplate(uri)
         self.sig = analyze_function(fn, injected=injected(), content_types=CONTENT_TYPES)
@@ -197,7 +197,7 @@ class Resource:
 
 def _is_path(annotation: Any) -> bool:
     """``Annotated[str, PathParam]`` (also inside ``Optional``)."""
-    from .._safepath import PathParam  # with the first template, not at start-up (issue 17)
+    from .._safepath import PathParam  # with the first template, not at start-up
 
     if get_origin(annotation) is Annotated:
         return any(m is PathParam for m in get_args(annotation)[1:])

@@ -21,7 +21,7 @@ def cap_text(result: dict[str, Any], limit: int | None) -> dict[str, Any]:
     content = result.get("content")
     if limit is None or not content:
         return result
-    if len(content) == 1:  # one block, as most results: nothing built per call (issue 17)
+    if len(content) == 1:  # one block, as most results: nothing built per call
         block = content[0]
         text = block.get("text") if type(block) is dict else None
         if type(text) is not str or block.get("type") != "text" or len(text) * 4 <= limit:

@@ -2,7 +2,7 @@
 and the three ways serving ends (stdin EOF, SIGTERM — CTRL_BREAK_EVENT on Windows — and the
 client's death), each without lingering on requests in flight.
 
-Cold start (issue 17): :func:`run` answers the first line itself when it is a legacy
+Cold start: :func:`run` answers the first line itself when it is a legacy
 ``initialize`` or a 2026-07-28 ``server/discover``, before asyncio is imported (asyncio with ssl, socket, selectors, subprocess and
 concurrent.futures is about half of a server's start-up). It reads fd 0 synchronously up to the
 first newline, feeds that line to the sans-IO :class:`Connection`, builds the result with
@@ -112,7 +112,7 @@ def answer_initialize(server: Server) -> Primed | None:
     import select
 
     # signal's C half: the same functions and constants without the module's enums (Signals,
-    # Handlers, Sigmasks), whose creation costs ~3 M instructions at start-up (issue 17); asyncio
+    # Handlers, Sigmasks), whose creation costs ~3 M instructions at start-up; asyncio
     # imports `signal` after the answer. Type-checked as `signal` (no stub for `_signal`).
     if TYPE_CHECKING:
         import signal as _signal

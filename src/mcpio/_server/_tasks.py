@@ -32,7 +32,7 @@ dies are reported failed (``_tasks_shared``, :mod:`mcpio._state._redis_tasks`). 
 is kept for its ``ttlMs`` from creation (and at least ``RETAIN_AFTER_END`` seconds after it
 ends); at most ``max_tasks`` tasks are kept at once.
 
-Bounds (issue 12, break 3): when the store is full, a new task evicts the terminal task
+Bounds: when the store is full, a new task evicts the terminal task
 (completed, failed or cancelled) that ended first; only when every kept task is still live is
 the new one refused (-32603 "Too many tasks"). ``tasks/cancel`` makes a task terminal, so it
 frees its slot. A requester — the authenticated caller when there is one, else the session
@@ -145,7 +145,7 @@ class Task(TaskView):
         self.owner = owner  # core tasks belong to the session that created them
         self.done = asyncio.Event()  # set when the task reaches a terminal status
         self._asking = 0  # core tasks: requests to the client in flight
-        import secrets  # on the first task, not at start-up (issue 17: cold start)
+        import secrets  # on the first task, not at start-up (cold start)
 
         self.id = secrets.token_urlsafe(18)  # unguessable: knowing the id is the access
         self.status = "working"

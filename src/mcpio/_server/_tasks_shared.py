@@ -1,4 +1,4 @@
-"""Tasks shared by the processes of one HTTP server (issue 14): the server side of the state
+"""Tasks shared by the processes of one HTTP server: the server side of the state
 backend's task directory (``state.tasks``, :class:`mcpio._state._redis_tasks.RedisTaskDirectory`).
 
 :class:`~._tasks.TaskStore` keeps running the tasks of this process as before; with a directory

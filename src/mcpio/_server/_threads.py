@@ -6,7 +6,7 @@ tool stuck in ``time.sleep`` or a hung socket would delay a server's exit on std
 SIGTERM until it returned. These workers are daemon threads: at exit they are abandoned.
 Each call runs in a copy of the caller's ``contextvars`` context (as ``asyncio.to_thread``).
 
-Three rules keep one client from starving the others (issue 12, break 2):
+Three rules keep one client from starving the others:
 
 * **A cancelled job never starts.** A call whose request was cancelled (``notifications/
   cancelled``, its session deleted or ended) before a worker took it is dropped when its turn

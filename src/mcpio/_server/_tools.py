@@ -124,8 +124,8 @@ _pool: Workers | None = None  # _threads.WORKERS, from the first call that needs
 
 
 def _workers() -> Workers:
-    """The worker pool: loaded at the first call that runs in a thread, not at start-up (issue 17:
-    it and ``threading`` are ~5 M instructions of a cold start, and the first answer needs neither)."""
+    """The worker pool: loaded at the first call that runs in a thread, not at start-up
+    (it and ``threading`` are ~5 M instructions of a cold start, and the first answer needs neither)."""
     global _pool
     from ._threads import WORKERS
 
@@ -175,7 +175,7 @@ class _FromSignature:
 class _ParamHeaders:
     """``Tool.param_headers``: the ``Mcp-Param-*`` headers the tool's input schema declares
     (``_protocol._http.param_headers``), read by the HTTP app on every modern ``tools/call``
-    (issue 17: not per call). Made on first read and kept as the tool's own, as
+    (not per call). Made on first read and kept as the tool's own, as
     :class:`_FromSignature`; a tool's schema is fixed once it is made (a tool registered again is
     a new Tool)."""
 
@@ -334,7 +334,7 @@ class Tool:
         return cls(handler, sig, name=name, description=description, **fields)
 
     # The signature's schema and docstring description are made on first read (tools/list, or
-    # anything else that reads them), not at registration (issue 17: cold start); __init__ sets
+    # anything else that reads them), not at registration (cold start); __init__ sets
     # them when given.
     if TYPE_CHECKING:
         input_schema: dict[str, Any]
@@ -445,7 +445,7 @@ class Tool:
             if limit is ...:
                 limit = getattr(server, "max_result_bytes", DEFAULT_MAX_RESULT_BYTES)
             result = self.result(value, rules)
-            return result if limit is None else cap_text(result, limit)  # no call without a cap (issue 17)
+            return result if limit is None else cap_text(result, limit)  # no call without a cap
         except OutputMismatch as exc:  # the tool broke its own outputSchema: its author's bug, said so
             log.error("tool %s broke its return annotation (a bug in the tool): %s", self.name, exc)
             shown = str(exc) if _expose(session) else f"OutputMismatch ({HIDDEN_DETAIL})"
@@ -465,7 +465,7 @@ class Tool:
             and rules.structured_output
         ):
             # spec 2025-06-18 server/tools §Structured Content (below): the common scalar, built
-            # at once (issue 17)
+            # at once
             return {
                 "content": [{"type": "text", "text": value if kind is str else str(value)}],
                 "structuredContent": {"result": value},

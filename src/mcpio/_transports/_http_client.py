@@ -41,7 +41,7 @@ verification ends the connection with one line saying so.
 ``key`` (``"http:" + url``) names the server for the era cache; ``close_reason`` says why the
 transport ended.
 
-A hostile server cannot exhaust the client (issue 12, break 5): SSE is parsed incrementally in
+A hostile server cannot exhaust the client: SSE is parsed incrementally in
 linear time, and an SSE event or a JSON body over ``max_message_size`` bytes (256 MiB, as the
 stdio client's line cap) fails the request with a clear error instead of being buffered. Every
 read yields to the event loop, so the Session's ``timeout`` holds however the server trickles

@@ -18,7 +18,7 @@ Every lookup is scoped by session id (pain point #33: stores that replayed event
 streams or sessions leaked data).
 
 :class:`MemoryEventStore` is the default. What it retains is bounded four ways, oldest first
-(issue 12, break 1: without byte bounds one session POSTing 2,000 calls with 1 MB results
+(break 1: without byte bounds one session POSTing 2,000 calls with 1 MB results
 held 1.9 GiB for five minutes):
 
 * ``max_session_bytes`` (8 MiB) per session, so one client cannot take the server's memory;

@@ -1,5 +1,5 @@
 """The response stream of a legacy POST carrying one request, until it is needed
-(:meth:`~._http_legacy.LegacyTransport.post`, issue 17): most such requests are
+(:meth:`~._http_legacy.LegacyTransport.post`): most such requests are
 answered as they are delivered, and their answer is then the whole JSON response.
 A request the Session answers at once (``answers_only``) to a JSON-accepting client
 needs none while it is fed; this one routes the rest: what other feeders send on the
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 class UnmadeStream(msgspec.Struct):
     """The stream of a POST carrying one request (:meth:`LegacyTransport.post`) until it is
     needed: routed to as the stream would be; keeps the request's answer if it comes first to
-    a client that accepts JSON. A Struct: made per POST without a Python ``__init__`` (issue 17);
+    a client that accepts JSON. A Struct: made per POST without a Python ``__init__``;
     never compared nor hashed (a Struct compares its fields)."""
 
     transport: LegacyTransport
