@@ -33,7 +33,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
-from .._protocol._http_hosts import is_loopback
+from ._jwks import tls_or_loopback
 
 MAX_METADATA_BYTES = 256 * 1024
 PRM_WELL_KNOWN = "/.well-known/oauth-protected-resource"
@@ -146,12 +146,9 @@ def as_metadata_urls(issuer: str) -> list[str]:
 
 
 def require_secure(url: str, what: str) -> None:
-    """OAuth 2.1 §1.5: every authorization server endpoint (and a server that gets bearer
-    tokens) is https; plain http only to a loopback address (127.0.0.0/8, ::1, ``localhost``:
-    :func:`mcpio._protocol._http_hosts.is_loopback`, never a name that merely starts like one).
+    """:func:`~mcpio._auth._jwks.tls_or_loopback` for a URL the OAuth client is about to contact.
     Raises :class:`AuthorizationError`. :func:`oauth_http` applies it to every request."""
-    p = urlsplit(url)
-    if (p.scheme == "https" and p.hostname) or (p.scheme == "http" and is_loopback(p.hostname or "")):
+    if tls_or_loopback(url):
         return
     raise AuthorizationError(
         f"{what} {url} is not https (OAuth 2.1 requires TLS, plain http only on a loopback address: "

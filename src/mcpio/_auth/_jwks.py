@@ -44,12 +44,21 @@ def is_loopback_host(host: str | None) -> bool:
     return bool(host) and is_loopback(host or "")
 
 
+def tls_or_loopback(url: str) -> bool:
+    """OAuth 2.1 §1.5, the one rule for every authorization endpoint and every server that gets
+    bearer tokens: ``https://`` with a host, or plain ``http://`` to a loopback address only."""
+    parts = urlsplit(url)
+    if parts.scheme == "https":
+        return bool(parts.hostname)
+    return parts.scheme == "http" and is_loopback_host(parts.hostname)
+
+
 def check_url(url: str, what: str) -> str:
     """``url`` if it may be used for ``what``; ValueError naming the rule otherwise."""
     parts = urlsplit(url)
     if parts.scheme not in ("https", "http") or not parts.hostname:
         raise ValueError(f"{what} must be an absolute https:// URL, not {url!r}")
-    if parts.scheme == "http" and not is_loopback_host(parts.hostname):
+    if not tls_or_loopback(url):
         raise ValueError(
             f"{what} {url!r} uses http:// on a non-loopback host; authorization endpoints must "
             "use https:// (http:// is accepted on 127.0.0.1, ::1 and localhost only)"
