@@ -115,11 +115,29 @@ def test_tools_list_changed_drops_the_cached_list(connect, era):
             before = await hits(c, "tools/list")
             await c.list_tools()
             assert await hits(c, "tools/list") == before  # cached
+            await c.subscribe("note://settled")  # modern: returns once a listen stream is acknowledged
             name = "t" + uuid.uuid4().hex[:12]
             await c.call_tool("add_tool", {"name": name})
             await asyncio.wait_for(changed.wait(), 20)
             assert name in {t.name for t in await c.list_tools()}
             assert await hits(c, "tools/list") == before + 1
+
+    run(main())
+
+
+def test_a_cache_alone_asks_for_list_changed_in_the_modern_era(connect):
+    """No on_notification: the client's listen stream still asks for list_changed, for the cache."""
+
+    async def main():
+        async with connect(era="modern", cache=True) as c:
+            await c.list_tools()
+            await c.subscribe("note://settled")  # returns once a listen stream is acknowledged
+            name = "t" + uuid.uuid4().hex[:12]
+            await c.call_tool("add_tool", {"name": name})
+            start = time.monotonic()
+            while name not in {t.name for t in await c.list_tools()}:  # the list is kept 60 s unless dropped
+                assert time.monotonic() - start < 15, "list_changed never dropped the cached list"
+                await asyncio.sleep(0.05)
 
     run(main())
 
