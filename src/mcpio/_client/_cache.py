@@ -240,5 +240,5 @@ class Policy:
         try:
             return await getattr(self.store, op)(*args)
         except Exception as exc:  # a cache never fails a request: the server answers instead
-            log.warning("client cache: %s failed (%s: %s); asking the server", op, type(exc).__name__, exc)
+            log.warning("client cache: %s failed (%s: %s); served without the cache", op, type(exc).__name__, exc)
             return None
