@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 import os
+import socket
 import subprocess
 import sys
 import uuid
@@ -110,3 +111,26 @@ def test_a_redis_that_is_down_never_fails_a_call(http_url, caplog):
     with caplog.at_level(logging.WARNING, logger="mcpio.client"):
         asyncio.run(main())
     assert "client cache: get failed" in caplog.text and "served without the cache" in caplog.text
+
+
+def test_a_redis_that_hangs_costs_one_timeout_per_outage_not_one_per_call(http_url, caplog):
+    """A socket that accepts and never answers: the first call waits for the cache's timeout,
+    then the cache is left alone for a while (one warning, not one per call and key)."""
+    hung = socket.socket()
+    hung.bind(("127.0.0.1", 0))
+    hung.listen(16)  # connections complete in the backlog; nothing is ever read or answered
+
+    async def main():
+        cache = RedisCache(f"redis://127.0.0.1:{hung.getsockname()[1]}/0", timeout=0.5)
+        async with observer(http_url, cache=cache) as c:
+            before = await hits(c, "tools/list")
+            for _ in range(4):
+                await c.list_tools()
+            assert await hits(c, "tools/list") == before + 4
+
+    try:
+        with caplog.at_level(logging.WARNING, logger="mcpio.client"):
+            asyncio.run(main())
+    finally:
+        hung.close()
+    assert caplog.text.count("client cache:") == 1, caplog.text

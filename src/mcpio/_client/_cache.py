@@ -26,7 +26,8 @@ resources/read):
 * **Per call**, ``cache_mode``: ``"use"`` (default) reads then stores; ``"refresh"`` skips the
   read, fetches and stores; ``"bypass"`` neither reads nor stores.
 * **A store that fails** (Redis down) is logged as a warning and the request goes to the server:
-  a cache never fails a call.
+  a cache never fails a call. It is then left alone for ``RETRY_AFTER`` seconds (invalidations
+  excepted), so a store that hangs costs one timeout per outage.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ log = logging.getLogger("mcpio.client")
 
 T = TypeVar("T")
 MODES = ("use", "refresh", "bypass")
+RETRY_AFTER = 5.0  # seconds without the store after it failed
 _SALT = os.urandom(16).hex()  # identities that cannot outlive this process (an auth object)
 # notification -> the methods whose entries it makes stale (resources/updated: per URI, below)
 _STALE = {
@@ -156,6 +158,7 @@ class Policy:
         self.namespace = ""
         self._env = _digest(json.dumps(sorted((spawn.get("env") or {}).items())))  # a subprocess's configuration
         self._generation = 0  # counts invalidations: a fetch that saw one is not stored
+        self._down_until = 0.0  # the store failed: not used before this time (monotonic)
 
     @classmethod
     def make(cls, cache: Any, default_ttl: float | None, spawn: dict[str, Any]) -> Policy | None:
@@ -237,8 +240,20 @@ class Policy:
                 await self._call("clear", prefix)
 
     async def _call(self, op: str, *args: Any) -> Any:
+        """``store.op(*args)``; a failure is logged and gives None. After one, reads and writes
+        are skipped for :data:`RETRY_AFTER` seconds (a store that hangs costs one timeout per
+        outage, not one per call, and one warning); invalidations are always attempted."""
+        if op != "clear" and time.monotonic() < self._down_until:
+            return None
         try:
             return await getattr(self.store, op)(*args)
         except Exception as exc:  # a cache never fails a request: the server answers instead
-            log.warning("client cache: %s failed (%s: %s); served without the cache", op, type(exc).__name__, exc)
+            self._down_until = time.monotonic() + RETRY_AFTER
+            log.warning(
+                "client cache: %s failed (%s: %s); served without the cache for %g s",
+                op,
+                type(exc).__name__,
+                exc,
+                RETRY_AFTER,
+            )
             return None
