@@ -39,6 +39,9 @@ _EXPORTS = {
     "Extension": "._server._extensions",
     "ToolError": "._server._tools",
     "Client": "._client._client",
+    "ClientCache": "._client._cache",
+    "MemoryCache": "._client._cache",
+    "RedisCache": "._client._cache_redis",
     "TaskCancelled": "._client._tasks",
     "InvalidParams": "._errors",
     "MethodNotFound": "._errors",
@@ -58,6 +61,8 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
+    from ._client._cache import ClientCache, MemoryCache
+    from ._client._cache_redis import RedisCache
     from ._client._client import Client
     from ._client._tasks import TaskCancelled
     from ._content import Audio, EmbeddedResource, Image, ResourceLink, Text, ToolResult
@@ -115,6 +120,7 @@ __all__ = [
     "Arg",
     "Audio",
     "Client",
+    "ClientCache",
     "ClientCapabilityError",
     "ConfigError",
     "ConnectionClosed",
@@ -130,11 +136,13 @@ __all__ = [
     "InvalidParams",
     "LocalProtocolError",
     "MCPError",
+    "MemoryCache",
     "Message",
     "MethodNotFound",
     "MissingRequiredClientCapability",
     "PathParam",
     "ProtocolError",
+    "RedisCache",
     "RemoteProtocolError",
     "Request",
     "RequestTimeout",

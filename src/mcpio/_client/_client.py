@@ -23,7 +23,6 @@ Results are typed (``_results``): each is the wire dict itself with typed attrib
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import os
 from collections.abc import Callable, Sequence
@@ -38,7 +37,7 @@ from .._transports._base import Transport
 from .._transports._trace import Traced, open_trace
 from .._version import __version__
 from .._versions import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS
-from . import _era, _extensions, _handlers, _skills
+from . import _cache, _era, _extensions, _handlers, _skills
 from ._pages import collect
 from ._results import (
     CallToolResult,
@@ -107,6 +106,9 @@ class Client:
     the message); a callable ``trace(direction, frame)`` receives each frame instead (``direction`` is ``"out"`` or
     ``"in"``, ``frame`` the raw bytes). ``telemetry=True`` (None: ``MCPIO_OTEL``): an OpenTelemetry span per request.
 
+    ``cache=True`` (a MemoryCache) or a cache object (RedisCache …) keeps lists and reads for their ``ttlMs``, see
+    ``_cache``; ``cache_ttl``: seconds for results without hints (legacy; None: not kept); per call ``cache_mode``.
+
     Subprocess options: ``env``, ``env_mode`` ("inherit", "safe", "exact"), ``cwd``,
     ``on_stderr(line)``, ``grace`` (seconds per shutdown step).
     """
@@ -143,6 +145,8 @@ class Client:
         extensions: dict[str, dict[str, Any]] | None = None,
         trace: str | os.PathLike[str] | Callable[[str, bytes], Any] | None = None,
         telemetry: bool | None = None,
+        cache: Any = None,
+        cache_ttl: float | None = None,
     ) -> None:
         if era not in _era.ERAS:
             raise ValueError(f"era must be one of {', '.join(_era.ERAS)}, not {era!r}")
@@ -191,6 +195,7 @@ class Client:
         self._tool_defs: list[Tool] = []  # the last tools/list: outputSchemas say which results are wrapped
         self._wrapped: dict[str, bool] | None = None  # tool -> outputSchema wraps {"result": x} (from _tool_defs)
         self.probe_timeout = probe_timeout
+        self._cache = _cache.Policy.make(cache, cache_ttl, self._spawn)  # None: no cache
         self.session: Session | None = None
         self.server_result: dict[str, Any] = {}
         self._era: _era.Era | None = None
@@ -323,6 +328,7 @@ class Client:
             return  # era bookkeeping (a listen stream's acknowledgement) or a stale stream's
         if ev.method == "notifications/tools/list_changed":
             self._task_support = None  # what tools/list said about tasks is stale: ask again when needed
+        await _cache.on_notification(self, ev.method, params)  # stale entries go before the user hears of it
         if ev.method == "notifications/message":
             if self.on_log is not None:
                 await _handlers.call(self.on_log, params)
@@ -346,19 +352,6 @@ class Client:
             await self._era.roots_changed(self.session)
 
     # ------------------------------------------------------------------ requests
-    def _progress(self, on_progress: ProgressCallback | None) -> ProgressCallback | None:
-        if on_progress is None:
-            return None
-
-        def deliver(progress: float, total: float | None, message: str | None) -> None:
-            r = on_progress(progress, total, message)
-            if inspect.isawaitable(r):  # an async callback runs as a task, in order of arrival
-                t = asyncio.ensure_future(r)
-                self._callbacks.add(t)
-                t.add_done_callback(self._callbacks.discard)
-
-        return deliver
-
     async def request(
         self,
         method: str,
@@ -382,7 +375,7 @@ class Client:
                 params,
                 timeout=t,
                 max_timeout=max_timeout,
-                on_progress=self._progress(on_progress),
+                on_progress=_handlers.progress_deliverer(on_progress, self._callbacks),
             )
         except (ConnectionClosed, TransportError) as exc:
             raise await self._gone(method, exc) from None
@@ -413,19 +406,20 @@ class Client:
             what = f"{cap}.{sub}" if sub else cap
             raise MethodNotFound(f"{method}: the server did not announce the {what!r} capability, so it is not sent")
 
-    async def _list(self, method: str, key: str) -> list[dict[str, Any]]:
-        """Every item of a paginated list (``_pages.collect``); [] when the capability is absent."""
+    async def _list(self, method: str, key: str, mode: str) -> list[dict[str, Any]]:
+        """Every item of a paginated list (``_pages.collect``), through the cache; [] when the capability is absent."""
         if not self._require(method):
             return []
-        return await collect(self, method, key, _LIST_KEYS.get(key), getattr(self._transport, "accept_tools", None))
+        accept, ident = getattr(self._transport, "accept_tools", None), _LIST_KEYS.get(key)
+        return await _cache.through(self, method, None, mode, lambda p: collect(self, method, key, ident, accept, p))
 
     async def ping(self) -> None:
         self._require("ping")
         await cast(_era.Era, self._era).ping(self)
 
-    async def list_tools(self) -> list[Tool]:
+    async def list_tools(self, *, cache_mode: str = "use") -> list[Tool]:
         """Every tool (all pages): :class:`~mcpio.types.Tool` (``.name``, ``.input_schema`` …)."""
-        tools = wrap_list(Tool, await self._list("tools/list", "tools"))
+        tools = wrap_list(Tool, await self._list("tools/list", "tools", cache_mode))
         self._task_support = {
             t["name"]: t["execution"].get("taskSupport")
             for t in tools
@@ -504,7 +498,7 @@ class Client:
                 raise
             # 2026-07-28 HTTP: the Mcp-Param-* headers come from the tool's inputSchema; it may
             # have changed (or was never listed): list the tools again and retry once (spec SHOULD).
-            await self.list_tools()
+            await self.list_tools(cache_mode="refresh")
             return cast(
                 "dict[str, Any]",
                 await self.request("tools/call", params, timeout=timeout, max_timeout=cap, on_progress=on_progress),
@@ -527,17 +521,25 @@ class Client:
             await self.list_tools()
         return (self._task_support or {}).get(name) == "required"
 
-    async def list_resources(self) -> list[Resource]:
-        return wrap_list(Resource, await self._list("resources/list", "resources"))
+    async def list_resources(self, *, cache_mode: str = "use") -> list[Resource]:
+        return wrap_list(Resource, await self._list("resources/list", "resources", cache_mode))
 
-    async def list_resource_templates(self) -> list[ResourceTemplate]:
-        return wrap_list(ResourceTemplate, await self._list("resources/templates/list", "resourceTemplates"))
+    async def list_resource_templates(self, *, cache_mode: str = "use") -> list[ResourceTemplate]:
+        return wrap_list(
+            ResourceTemplate, await self._list("resources/templates/list", "resourceTemplates", cache_mode)
+        )
 
-    async def read_resource(self, uri: str, *, timeout: float | None = DEFAULT) -> list[ResourceContents]:
+    async def read_resource(
+        self, uri: str, *, timeout: float | None = DEFAULT, cache_mode: str = "use"
+    ) -> list[ResourceContents]:
         """The resource's contents (a list of text or blob contents: ``.text``, ``.blob``, ``.content_bytes()``)."""
         self._check("resources/read")
-        result = await self.request("resources/read", {"uri": uri}, timeout=timeout)
-        return wrap_list(ResourceContents, result.get("contents", []))
+
+        async def fetch(pages: list[Any]) -> Any:
+            pages.append(result := await self.request("resources/read", {"uri": uri}, timeout=timeout))
+            return result.get("contents", [])
+
+        return wrap_list(ResourceContents, await _cache.through(self, "resources/read", uri, cache_mode, fetch))
 
     async def subscribe(self, uri: str) -> None:
         """Ask for ``notifications/resources/updated`` about ``uri`` (see ``on_notification``)."""
@@ -550,8 +552,8 @@ class Client:
         assert self._era is not None
         await self._era.unsubscribe(self, uri)
 
-    async def list_prompts(self) -> list[Prompt]:
-        return wrap_list(Prompt, await self._list("prompts/list", "prompts"))
+    async def list_prompts(self, *, cache_mode: str = "use") -> list[Prompt]:
+        return wrap_list(Prompt, await self._list("prompts/list", "prompts", cache_mode))
 
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None = None, *, timeout: float | None = DEFAULT

@@ -157,3 +157,21 @@ def forward_log(server_name: str, params: dict[str, Any]) -> None:
     logger = server_log.getChild(server_name) if server_name else server_log
     name = params.get("logger")
     logger.log(level, "%s%s", f"[{name}] " if name else "", params.get("data"))
+
+
+def progress_deliverer(on_progress: Any, pending: set[Any]) -> Any:
+    """The session's progress callback for a caller's ``on_progress`` (None for None): an async
+    callback runs as a task (kept in ``pending`` until done), in order of arrival."""
+    if on_progress is None:
+        return None
+
+    def deliver(progress: float, total: float | None, message: str | None) -> None:
+        r = on_progress(progress, total, message)
+        if inspect.isawaitable(r):
+            import asyncio
+
+            t = asyncio.ensure_future(r)
+            pending.add(t)
+            t.add_done_callback(pending.discard)
+
+    return deliver

@@ -26,7 +26,7 @@ every request the :class:`~mcpio.Client` sends, and handles three things on the 
 Change notifications come through ``subscriptions/listen`` (spec-notes §9b): one long-lived
 request whose filter is fixed when it is sent. The era keeps at most one stream open; its
 filter asks for every ``list_changed`` the server announces (when the client has an
-``on_notification`` callback to give them to) and ``resources/updated`` for the subscribed
+``on_notification`` callback to give them to, or a cache they invalidate) and ``resources/updated`` for the subscribed
 URIs. Changing the filter opens a new stream, waits for its
 ``notifications/subscriptions/acknowledged`` and only then cancels the old one
 (``notifications/cancelled``), so no notification is lost or delivered twice: notifications
@@ -306,7 +306,7 @@ class ModernEra:
     def _filter(self, caps: dict[str, Any]) -> dict[str, Any]:
         """The SubscriptionFilter we want now, for a server with capabilities ``caps``."""
         filt: dict[str, Any] = {}
-        if self.client.on_notification is not None:
+        if self.client.on_notification is not None or self.client._cache is not None:  # someone to tell
             for cap, flag in _LIST_FLAGS.items():
                 have = caps.get(cap)
                 if isinstance(have, dict) and have.get("listChanged"):

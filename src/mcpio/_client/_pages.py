@@ -25,10 +25,12 @@ async def collect(
     key: str,
     id_key: str | None,
     accept_tools: Callable[[list[Any]], list[Any]] | None = None,
+    pages: list[Any] | None = None,
 ) -> list[Any]:
     """Every item of ``method``'s ``key`` list, all pages. ``id_key`` names the field that
     identifies an item (duplicates dropped); ``accept_tools`` filters each tools/list page (HTTP
-    drops tools with invalid x-mcp-header annotations)."""
+    drops tools with invalid x-mcp-header annotations); each page's raw result is appended to
+    ``pages`` when given (the cache reads their ttlMs and cacheScope)."""
     items: list[Any] = []
     seen_cursors: set[Any] = set()
     seen_items: set[Any] = set()
@@ -38,6 +40,8 @@ async def collect(
         page = result.get(key) if isinstance(result, dict) else None
         if not isinstance(page, list):
             raise RemoteProtocolError(f"{method}: the result has no {key!r} list")
+        if pages is not None:
+            pages.append(result)
         if accept_tools is not None and key == "tools":
             page = accept_tools(page)
         for item in page:
