@@ -83,6 +83,8 @@ class StructuredLogging:
         include_arguments: bool = False,
     ) -> None:
         self.logger = logging.getLogger(logger) if isinstance(logger, str) else logger
+        if self.logger.level == logging.NOTSET:  # its lines pass even where "mcpio" logs warnings only
+            self.logger.setLevel(level)
         self.level = level
         self.include_arguments = include_arguments
 
