@@ -15,6 +15,7 @@ import pytest
 from mcpio import Client, MCPError
 from mcpio.middleware import RATE_LIMITED
 from tests.middleware.test_kit_http import Kit, start_kit
+from tests.support.redis import RedisServer
 
 
 def text(result: dict) -> str:
@@ -87,3 +88,28 @@ def test_a_change_on_one_process_drops_the_cached_answers_of_the_other(redis_url
     with two_processes(redis_url, tmp_path) as (a, b):
         first, read, reread, again = asyncio.run(main(a, b))
     assert reread != read and again != first
+
+
+def test_while_redis_is_down_each_process_limits_on_its_own_buckets(tmp_path):
+    own = RedisServer()  # its own: this test stops it
+    own.start()
+    kit = start_kit(tmp_path, "--redis", own.url, KIT_RATE="1/minute", KIT_BURST="2")
+    a = next(kit)
+
+    async def main():
+        async with Client(a.url, era="modern", timeout=20) as c:
+            assert text(await c.call_tool("echo", {"text": "on redis"})) == "on redis"
+            own.stop()
+            served = [text(await c.call_tool("echo", {"text": str(i)})) for i in range(2)]  # a full bucket here
+            with pytest.raises(MCPError) as refused:
+                await c.call_tool("echo", {"text": "one too many"})
+            return served, refused.value
+
+    try:
+        served, refused = asyncio.run(main())
+    finally:
+        kit.close()
+        own.close()
+    assert served == ["0", "1"] and refused.code == RATE_LIMITED
+    log = a.log.read_text()
+    assert "Redis is unreachable" in log and "limiting in this process meanwhile" in log

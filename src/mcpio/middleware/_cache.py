@@ -25,8 +25,10 @@ never changes what is kept.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
+import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -70,7 +72,8 @@ class ResponseCache:
         # key -> (expires at, result, method, uri); oldest use first. Changes come from any thread.
         self._entries: dict[tuple[Any, ...], tuple[float, dict[str, Any], str, str | None]] = {}
         self._lock = threading.Lock()
-        self._watching: set[int] = set()
+        self._servers: weakref.WeakKeyDictionary[Server, int] = weakref.WeakKeyDictionary()  # -> its number
+        self._numbers = itertools.count()
         self.hits = self.misses = 0
 
     def __repr__(self) -> str:
@@ -89,9 +92,11 @@ class ResponseCache:
         server = ctx.server
         if method == "tools/call" and not _read_only(server, request):
             return await call_next(request)
-        self._watch(server)
+        number = self._servers.get(server)
+        if number is None:
+            number = self._watch(server)
         params = {k: v for k, v in request.params.items() if k != "_meta"}
-        base = (id(server), method, ctx.protocol_version, _frozen(params), _frozen(ctx.client_capabilities))
+        base = (number, method, ctx.protocol_version, _frozen(params), _frozen(ctx.client_capabilities))
         private = (*base, _identity.principal(ctx), _scopes(ctx))
         now = time.monotonic()
         found = self._get(private, now) or self._get(base, now)
@@ -122,15 +127,16 @@ class ResponseCache:
             result["ttlMs"] = min(result["ttlMs"], int((entry[0] - now) * 1000))
         return result
 
-    def _watch(self, server: Server) -> None:
-        if id(server) not in self._watching:
-            self._watching.add(id(server))
-            server._change_watchers.append(lambda kind, uri: self._changed(id(server), kind, uri))
+    def _watch(self, server: Server) -> int:
+        """Number ``server`` (its entries' keys start with it) and hear of its changes."""
+        number = self._servers[server] = next(self._numbers)
+        server._change_watchers.append(lambda kind, uri: self._changed(number, kind, uri))
+        return number
 
-    def _changed(self, server_id: int, kind: str, uri: str | None) -> None:
+    def _changed(self, number: int, kind: str, uri: str | None) -> None:
         stale = _STALE.get(kind, ())
         with self._lock:
-            for key in [k for k, e in self._entries.items() if k[0] == server_id and _is_stale(e, stale, kind, uri)]:
+            for key in [k for k, e in self._entries.items() if k[0] == number and _is_stale(e, stale, kind, uri)]:
                 del self._entries[key]
 
 

@@ -119,7 +119,10 @@ class StructuredLogging:
             return result
         finally:
             line["durationMs"] = round((time.perf_counter() - started) * 1000, 3)
-            self._emit(request, line)
+            try:
+                self._emit(request, line)
+            except Exception:  # a log line never changes the answer
+                self.logger.exception("StructuredLogging could not write the line of a %s request", request.method)
 
     def _emit(self, request: Request, line: dict[str, Any]) -> None:
         ctx = request.context

@@ -148,7 +148,8 @@ class RateLimit:
         if self.per == "address":
             return _identity.address(request.context)
         assert callable(self.per)
-        return self.per(request)
+        key = self.per(request)
+        return None if key is None else str(key)
 
     def _refusal(self, wait: float) -> str:
         who = {"principal": "this caller", "address": "this client address"}.get(str(self.per), "this client")
