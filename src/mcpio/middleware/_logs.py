@@ -126,7 +126,8 @@ class StructuredLogging:
 
     def _emit(self, request: Request, line: dict[str, Any]) -> None:
         ctx = request.context
-        line["requestId"] = ctx.request_id
+        rid = ctx.request_id
+        line["requestId"] = rid[:64] if isinstance(rid, str) else rid  # the client's choice: bounded
         if ctx.protocol_version is not None:
             line["protocolVersion"] = ctx.protocol_version
         client = ctx.client_info.get("name")
