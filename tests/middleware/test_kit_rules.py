@@ -181,3 +181,20 @@ def test_timing_keeps_the_eras_meta():
     meta = asyncio.run(main())["_meta"]
     assert meta["io.modelcontextprotocol/serverInfo"]["name"] == "rules"
     assert meta["io.mcpio/durationMs"] >= 0
+
+
+def test_an_answer_computed_while_the_server_changed_is_not_kept():
+    server, runs = counting_server()
+    server.middleware(ResponseCache())
+
+    @server.tool(annotations={"readOnlyHint": True})
+    async def racing() -> str:
+        runs["n"] += 1
+        server.add_tool(lambda: "new", name=f"tool{runs['n']}")  # a change while this answer is made
+        return str(runs["n"])
+
+    async def main():
+        async with Client(server, era="legacy") as c:
+            return [text(await c.call_tool("racing", {})) for _ in range(2)]
+
+    assert asyncio.run(main()) == ["1", "2"]  # the first answer may be stale already: not kept

@@ -74,6 +74,7 @@ class ResponseCache:
         self._lock = threading.Lock()
         self._servers: weakref.WeakKeyDictionary[Server, int] = weakref.WeakKeyDictionary()  # -> its number
         self._numbers = itertools.count()
+        self._generations: dict[int, int] = {}  # server number -> changes heard (see __call__)
         self.hits = self.misses = 0
 
     def __repr__(self) -> str:
@@ -104,6 +105,7 @@ class ResponseCache:
             self.hits += 1
             return found
         self.misses += 1
+        generation = self._generations.get(number, 0)
         result = await call_next(request)
         if not _complete(result) or "task" in params:
             return result
@@ -111,6 +113,8 @@ class ResponseCache:
         if ttl > 0:
             uri = request.name if method == "resources/read" else None
             with self._lock:
+                if self._generations.get(number, 0) != generation:
+                    return result  # the server changed while this was computed: it may be stale already
                 self._entries[private if scope != "public" else base] = (now + ttl, _copy(result), method, uri)
                 while len(self._entries) > self.max_entries:
                     del self._entries[next(iter(self._entries))]
@@ -136,6 +140,7 @@ class ResponseCache:
     def _changed(self, number: int, kind: str, uri: str | None) -> None:
         stale = _STALE.get(kind, ())
         with self._lock:
+            self._generations[number] = self._generations.get(number, 0) + 1
             for key in [k for k, e in self._entries.items() if k[0] == number and _is_stale(e, stale, kind, uri)]:
                 del self._entries[key]
 
