@@ -18,7 +18,7 @@ left of it.
 Invalidated by the server's own changes (``Server._change_watchers``): a tools / resources /
 prompts list change drops the answers of that kind (and ``server/discover``), here or announced
 by another process on the state backend's bus; ``notifications/resources/updated`` drops the reads
-of that URI. The cache is per process (bounded: ``max_entries``, least recently used first).
+of that URI; an answer whose making overlapped a change is not kept. The cache is per process (bounded: ``max_entries``, least recently used first).
 Every answer handed out is a copy: whoever edits it (a middleware outside, the era's decorations)
 never changes what is kept.
 """
