@@ -153,10 +153,14 @@ class RateLimit:
 
     def _refusal(self, wait: float) -> str:
         who = {"principal": "this caller", "address": "this client address"}.get(str(self.per), "this client")
-        per_s = f"{self.rate:g} per second" if self.rate >= 1 else f"{self.rate * 60:g} per minute"
+        per_s = next(
+            f"{self.rate * seconds:.3g} per {unit}"
+            for seconds, unit in ((1, "second"), (60, "minute"), (3600, "hour"))
+            if self.rate * seconds >= 1 or unit == "hour"
+        )
         return (
             f"Rate limit exceeded: {who} sent more than {self.burst:g} requests at once or {per_s} "
-            f"on average; retry in {wait:.1f} s"
+            f"on average; retry in {math.ceil(wait * 10) / 10:.1f} s"
         )
 
     async def _take(self, request: Request, key: str) -> float:
