@@ -41,6 +41,9 @@ MODERN_ERROR_CODES = frozenset({HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABIL
 # mcpio (implementation-defined range -32000..-32019)
 REQUEST_TIMEOUT = -32001
 CONNECTION_CLOSED = -32000
+# Application-defined (JSON-RPC 2.0 reserves -32768..-32000; 2026-07-28 keeps -32020..-32099 for
+# the spec and discourages new codes in -32000..-32019): "429" for the eye. mcpio.middleware.RateLimit.
+RATE_LIMITED = -31429
 
 
 class MCPError(Exception):

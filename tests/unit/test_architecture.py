@@ -54,6 +54,7 @@ LAYERS = {
     "__main__": 5,
     "types": 4,
     "deps": 4,  # the public ready-made dependency providers
+    "middleware": 4,  # the public ready-made middleware (mcpio.middleware)
 }
 # Packages of the same layer that must not import each other.
 SIBLINGS_APART = {("_server", "_client"), ("_client", "_server")}

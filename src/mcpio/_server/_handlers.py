@@ -42,7 +42,7 @@ def lister(capability: str, method: str, registry: str, key: str) -> Handler:
     async def handler(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
         rules = server.gate(ctx, capability, method)
         items = list(getattr(server, registry).values())
-        private = server.hide_unauthorized and bool(server._item_scopes)
+        private = private_listing(server)
         if private:  # what this caller's token may use, only: an answer for this caller alone
             items = authorized(server, registry, items)
         if key == "tools" and server._extensions:  # an extension may hide tools from this client (MCP Apps)
@@ -56,6 +56,12 @@ def lister(capability: str, method: str, registry: str, key: str) -> Handler:
         return out
 
     return handler
+
+
+def private_listing(server: Server) -> bool:
+    """Whether a list result depends on the caller (items hidden by the caller's token scopes):
+    then it is marked ``cacheScope: "private"`` (2026-07-28) and is never shared between callers."""
+    return server.hide_unauthorized and bool(server._item_scopes)
 
 
 # ---------------------------------------------------------------------- lifecycle & discovery

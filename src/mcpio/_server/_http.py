@@ -90,6 +90,7 @@ async def on_state_message(server: Server, message: dict[str, Any]) -> None:
     if kind == "resources/updated" and isinstance(message.get("uri"), str):
         await server._resource_updated_here(message["uri"])
     elif kind == "list_changed" and message.get("kind") in ("tools", "resources", "prompts"):
+        server._tell_watchers(message["kind"], None)
         loop = server._loop
         if loop is not None and not loop.is_closed():
             server._notify_changed(loop, message["kind"], here_only=True)

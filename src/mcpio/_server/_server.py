@@ -131,6 +131,8 @@ class Server(CatalogMixin, FromAPI, ExtensionsMixin):
         self._completer: Callable[..., Any] | None = None
         self._middleware: list[Callable[..., Any]] = []
         self._notification_hooks: dict[str, list[Callable[..., Any]]] = {}
+        # Told (kind, None) of a list change ("tools"…, here or on another process), ("resources/updated", uri); any thread
+        self._change_watchers: list[Callable[[str, str | None], None]] = []
         self._sessions: WeakSet[Session] = WeakSet()
         self._lifespan_value: Any = None
         self._background: set[asyncio.Task[Any]] = set()
@@ -274,6 +276,7 @@ class Server(CatalogMixin, FromAPI, ExtensionsMixin):
         runs in a worker thread and may add or remove tools). The servers this one is mounted
         in serve its items again (and tell their own clients)."""
         self._caps_cache.clear()
+        self._tell_watchers(kind, None)
         for parent in self._mounted_in:
             assert parent._catalog is not None  # mounting made it
             parent._catalog.rebuild(KINDS_OF.get(kind, ()))
@@ -328,7 +331,12 @@ class Server(CatalogMixin, FromAPI, ExtensionsMixin):
         if self._state_bus is not None:
             await _http.publish(self._state_bus, {"type": "resources/updated", "uri": uri})
 
+    def _tell_watchers(self, kind: str, uri: str | None) -> None:
+        for watcher in self._change_watchers:
+            watcher(kind, uri)
+
     async def _resource_updated_here(self, uri: str) -> None:
+        self._tell_watchers("resources/updated", uri)
         if not self._sessions:  # no client yet (nor _subscriptions: _load_serving comes with the first)
             return
         for session, params in list(updated_targets(iter(list(self._sessions)), uri)):

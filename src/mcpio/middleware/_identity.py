@@ -1,0 +1,51 @@
+"""Who is asking: the one rule the kit uses to tell callers apart (rate-limit buckets, private
+cache entries, the ids in log lines).
+
+* ``principal``: the authenticated principal when the server runs with ``auth=`` (``ctx.principal``,
+  issuer + subject: the notion sessions and tasks are bound to); without auth, the client address
+  of the HTTP request (``ctx.http.client``); over stdio (or in memory), the one connection.
+* ``address``: the client address of the HTTP request, whoever is authenticated; the connection
+  without HTTP. Behind a reverse proxy this is the proxy's address: pass ``per=`` a function that
+  reads the header your proxy sets instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .._server._context import Context
+
+_CONNECTION = "mcpio.middleware/connection"  # the connection's random id, in its Session.state
+
+
+def connection(ctx: Context) -> str:
+    """A random id of the connection (session) serving ``ctx``, made at its first use."""
+    state = ctx.session.state
+    found = state.get(_CONNECTION)
+    if found is None:
+        found = state[_CONNECTION] = secrets.token_hex(8)
+    return f"connection:{found}"
+
+
+def address(ctx: Context) -> str:
+    """The HTTP client address (host only, no port), else the connection."""
+    http = ctx.http
+    if http is not None and http.client is not None:
+        return f"address:{http.client[0]}"
+    return connection(ctx)
+
+
+def principal(ctx: Context) -> str:
+    """The authenticated principal, else :func:`address`."""
+    if ctx.principal is not None:
+        return f"principal:{ctx.principal}"
+    return address(ctx)
+
+
+def digest(value: str, size: int = 12) -> str:
+    """A short, stable, one-way name for ``value`` (log lines, Redis keys): the same caller gives
+    the same name on every process, and the value itself is never written."""
+    return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:size]

@@ -1,0 +1,142 @@
+"""The middleware kit over Streamable HTTP with shared-secret bearer tokens: a real ``mcpio run -t
+http --auth-token-env`` process, real Clients with two tokens, both eras. The principal is the
+token's (``token-1``, ``token-2``): buckets and private cache entries are per principal, and the
+request log never holds a token or a credential header."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mcpio import Client, MCPError
+from mcpio.middleware import RATE_LIMITED
+from tests.support.http import free_port, wait_port
+
+KIT = str(Path(__file__).with_name("kit_server.py"))
+ALICE = "alice-MW-token-4f7d1c0e9b2a"
+BOB = "bob-MW-token-83e6a5d2c1f0"
+COOKIE = "sid=COOKIE-MW-8b1e0f3a"
+ERAS = ["legacy", "modern"]
+
+
+class Kit:
+    def __init__(self, url: str, proc: subprocess.Popen, log: Path) -> None:
+        self.url, self.proc, self.log = url, proc, log
+
+    def client(self, token: str, era: str) -> Client:
+        headers = {"Authorization": f"Bearer {token}", "Cookie": COOKIE}
+        return Client(self.url, era=era, headers=headers, timeout=20)
+
+    def lines(self) -> list[dict]:
+        text = self.log.read_text()
+        return [json.loads(line) for line in text.splitlines() if line.startswith('{"event":"mcp.request"')]
+
+
+def start_kit(tmp: Path, *extra: str, **env: str) -> Iterator[Kit]:
+    port = free_port()
+    log = tmp / f"kit-{port}.log"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mcpio", "run", "-t", "http", KIT, "--port", str(port), *extra],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env={**os.environ, "KIT_TOKENS": f"{ALICE},{BOB}", **env},
+        )
+    try:
+        wait_port(port, proc=proc)
+        yield Kit(f"http://127.0.0.1:{port}/mcp", proc, log)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+
+
+@pytest.fixture(scope="module")
+def kit(tmp_path_factory):
+    yield from start_kit(tmp_path_factory.mktemp("kit"), "--auth-token-env", "KIT_TOKENS")
+
+
+@pytest.fixture
+def tight(tmp_path):
+    """A fresh process allowing 2 tool calls per principal, then one a minute."""
+    yield from start_kit(tmp_path, "--auth-token-env", "KIT_TOKENS", KIT_RATE="1/minute", KIT_BURST="2")
+
+
+def text(result: dict) -> str:
+    return result["content"][0]["text"]
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_each_principal_has_its_own_bucket(tight, era):
+    async def main():
+        async with tight.client(ALICE, era) as alice, tight.client(BOB, era) as bob:
+            assert [text(await alice.call_tool("echo", {"text": "a"})) for _ in range(2)] == ["a", "a"]
+            with pytest.raises(MCPError) as refused:
+                await alice.call_tool("echo", {"text": "a"})
+            # Bob's bucket is his own: Alice draining hers costs him nothing.
+            assert [text(await bob.call_tool("echo", {"text": "b"})) for _ in range(2)] == ["b", "b"]
+            with pytest.raises(MCPError):
+                await bob.call_tool("echo", {"text": "b"})
+            return refused.value
+
+    refused = asyncio.run(main())
+    assert refused.code == RATE_LIMITED and refused.data["retryAfter"] > 50
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_the_cache_never_serves_one_principals_private_answer_to_another(kit, era):
+    async def main():
+        async with kit.client(ALICE, era) as alice, kit.client(BOB, era) as bob:
+            a1, a2 = [text(await alice.call_tool("whoami", {})) for _ in range(2)]
+            b1, b2 = [text(await bob.call_tool("whoami", {})) for _ in range(2)]
+            ma = [(await alice.read_resource("memo://mine"))[0]["text"] for _ in range(2)]
+            mb = [(await bob.read_resource("memo://mine"))[0]["text"] for _ in range(2)]
+            pa = (await alice.read_resource("memo://public"))[0]["text"]
+            pb = (await bob.read_resource("memo://public"))[0]["text"]
+            return a1, a2, b1, b2, ma, mb, pa, pb
+
+    a1, a2, b1, b2, ma, mb, pa, pb = asyncio.run(main())
+    assert a1 == a2 and a1.startswith("token-1 #")  # Alice's answer, kept for Alice
+    assert b1 == b2 and b1.startswith("token-2 #") and b1 != a1  # computed for Bob, not Alice's
+    assert ma[0] == ma[1] and ma[0].startswith("memo of token-1 #")
+    assert mb[0] == mb[1] and mb[0].startswith("memo of token-2 #")
+    assert pa == pb  # cache_scope="public": one answer for everybody
+
+
+@pytest.mark.parametrize(("era", "version"), [("legacy", "2025-11-25"), ("modern", "2026-07-28")])
+def test_the_request_log_has_no_token_no_cookie_and_tells_principals_apart(kit, era, version):
+    said = f"hi in {era}"
+
+    async def main():
+        results = []
+        for token in (ALICE, BOB):
+            async with kit.client(token, era) as c:
+                results.append(await c.call_tool("echo", {"text": said, "api_key": ALICE}))
+        return results
+
+    results = asyncio.run(main())
+    assert all(r["_meta"]["io.mcpio/durationMs"] >= 0 for r in results)  # Timing, over HTTP
+    logged = kit.log.read_text()
+    for secret in (ALICE, BOB, COOKIE, COOKIE.split("=")[1], ALICE[:16], BOB[:16]):
+        assert secret not in logged
+    echoes = [line for line in kit.lines() if line.get("name") == "echo" and line["arguments"]["text"] == said]
+    assert len(echoes) == 2
+    assert [line["arguments"]["api_key"] for line in echoes] == ["[redacted]", "[redacted]"]
+    alice, bob = (line["principal"] for line in echoes)
+    assert alice != bob and len(alice) == 12
+    if era == "legacy":  # the session id: a digest, never the id (2026-07-28 has no sessions)
+        assert all(len(line["session"]) == 12 for line in echoes)
+    else:
+        assert all("session" not in line for line in echoes)
+    assert all(line["outcome"] == "ok" and line["protocolVersion"] == version for line in echoes)
