@@ -34,6 +34,7 @@ def configure(fn: Callable[[], None]) -> None:
     """Run ``fn`` (it sets up handlers) now if ``logging`` is imported, else right before the first
     use of a deferred logger or at :func:`load`, whichever comes first."""
     if "logging" in sys.modules:
+        load()  # what was deferred before runs first: configurations apply in the order asked
         fn()
     else:
         _pending.append(fn)

@@ -167,3 +167,33 @@ def test_an_unreachable_issuer_is_told_at_start_up_and_refused_tokens_are_logged
     assert "check --auth-issuer" in err
     assert "refused a request: 401 invalid_token (the token is not a well-formed JWT)" in err
     assert secret not in err  # never the token
+
+
+LOGS_ONCE = """\
+import logging  # imported before the server starts: logging is loaded when serving begins
+
+from mcpio import Server
+
+server = Server("logs-once")
+
+
+@server.tool()
+def warn() -> str:
+    logging.getLogger("mcpio.example").warning("look at me")
+    return "ok"
+"""
+
+
+def test_each_log_record_reaches_stderr_once_under_mcpio_run(tmp_path: Path) -> None:
+    # The command line's handler and a server's default one are both asked for; the first
+    # configured (the command line's) wins and the record is written once.
+    path = tmp_path / "server.py"
+    path.write_text(LOGS_ONCE)
+    stderr: list[str] = []
+
+    async def go() -> None:
+        async with Client([sys.executable, "-m", "mcpio", "run", str(path)], on_stderr=stderr.append) as client:
+            assert (await client.call_tool("warn", {})).text == "ok"
+
+    asyncio.run(go())
+    assert [line for line in stderr if "look at me" in line] == ["mcpio: warning: look at me"]
