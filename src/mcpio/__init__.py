@@ -40,6 +40,8 @@ _EXPORTS = {
     "ToolError": "._server._tools",
     "Client": "._client._client",
     "TaskCancelled": "._client._tasks",
+    "AppView": "._client._apps",
+    "AppViewError": "._client._apps",
     "InvalidParams": "._errors",
     "MethodNotFound": "._errors",
     "HeaderMismatch": "._errors",
@@ -58,6 +60,7 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
+    from ._client._apps import AppView, AppViewError
     from ._client._client import Client
     from ._client._tasks import TaskCancelled
     from ._content import Audio, EmbeddedResource, Image, ResourceLink, Text, ToolResult
@@ -112,6 +115,8 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AppView",
+    "AppViewError",
     "Arg",
     "Audio",
     "Client",
