@@ -110,7 +110,7 @@ async def app_view(client: Client, tool: str) -> AppView:
     except (binascii.Error, UnicodeDecodeError) as exc:
         raise AppViewError(f"the server's view {uri!r} is a blob that is not base64 UTF-8 HTML: {exc}") from None
     meta = content.meta or {}
-    ui = meta.get("ui") if isinstance(meta.get("ui"), dict) else {}
+    ui = meta.get("ui")
     tool_ui = (definition.get("_meta") or {}).get("ui")
     visibility = tool_ui.get("visibility") if isinstance(tool_ui, dict) else None
     return AppView(
@@ -118,7 +118,7 @@ async def app_view(client: Client, tool: str) -> AppView:
         uri=uri,
         html=html,
         mime_type=mime,
-        ui=dict(ui),
+        ui=dict(ui) if isinstance(ui, dict) else {},
         visibility=tuple(v for v in visibility if isinstance(v, str))
         if isinstance(visibility, list)
         else ("model", "app"),
