@@ -87,8 +87,10 @@ VIEW = """<!DOCTYPE html>
       protocolVersion: "2026-01-26",
     });
     notify("ui/notifications/initialized", {});
-    const size = () => notify("ui/notifications/size-changed", {
-      width: document.documentElement.scrollWidth, height: document.documentElement.scrollHeight });
+    const size = () => {  // the content's own size (scrollHeight would never go below the frame's)
+      const box = document.documentElement.getBoundingClientRect();
+      notify("ui/notifications/size-changed", { width: Math.ceil(box.width), height: Math.ceil(box.height) });
+    };
     new ResizeObserver(size).observe(document.documentElement);
   })();
 </script>

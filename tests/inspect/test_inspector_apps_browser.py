@@ -37,7 +37,6 @@ open_connected, pick_tool, shot, tab, wait = base.open_connected, base.pick_tool
 
 EXAMPLE = ROOT / "examples" / "apps_calculator.py"
 PROBE = Path(__file__).resolve().parent / "apps_server.py"
-IMAGES = ROOT / "docs" / "images" / "inspector"
 
 # What the page sends the view (ext-apps 2026-01-26: McpUiInitializeResult, HostContext, the
 # tool-input / tool-result notifications): the members the specification names, and their types.
@@ -158,8 +157,10 @@ def test_the_calculator_view_in_the_inspector(browser: Any, calculator: Inspecto
     ask = wait(browser).until(lambda d: d.find_element(By.CSS_SELECTOR, "#app-view .app-link"))
     assert "https://modelcontextprotocol.io/extensions/apps/overview" in ask.text
     shot(browser, "app-view")
-    IMAGES.mkdir(parents=True, exist_ok=True)
-    browser.find_element(By.ID, "app-view").screenshot(str(IMAGES / "app-view.png"))
+    browser.execute_script("document.getElementById('toast').hidden = true")
+    browser.find_element(By.ID, "app-view").screenshot(
+        str(base.ARTIFACTS / "app-view-box.png")
+    )  # docs/images/inspector/app-view.png
     ask.find_element(By.CSS_SELECTOR, "button.link-deny").click()
     enter_view(browser)
     try:

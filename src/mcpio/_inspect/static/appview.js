@@ -118,7 +118,8 @@ const AppView = (() => {
         else if (this.outcome) this.notify("ui/notifications/tool-cancelled", { reason: this.outcome.cancelled });
       } else if (method === "ui/notifications/size-changed") {
         const h = Number(params.height);
-        if (Number.isFinite(h) && h >= 0) this.frame.style.height = Math.min(Math.ceil(h), MAX_HEIGHT) + "px";
+        const edges = this.frame.offsetHeight - this.frame.clientHeight;  // the frame's borders are not the view's
+        if (Number.isFinite(h) && h >= 0) this.frame.style.height = Math.min(Math.ceil(h), MAX_HEIGHT) + edges + "px";
       } else if (method === "notifications/message") {
         this.note("log", `[${params.level || "info"}] ` + (typeof params.data === "string" ? params.data : JSON.stringify(params.data)));
       } else if (method === "tools/call" || method === "resources/read") {
