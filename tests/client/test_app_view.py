@@ -99,3 +99,31 @@ async def _clear_errors() -> None:
         with pytest.raises(AppViewError, match="declared io.modelcontextprotocol/ui"):
             await plain.app_view("double")
     assert issubclass(AppViewError, LookupError)
+
+
+# The members ext-apps 2026-01-26 names (§UI Resource Format, §Resource Discovery): what the
+# server sends under _meta.ui must be among them, with the types the specification gives.
+TOOL_UI = {"resourceUri", "visibility"}
+RESOURCE_UI = {"csp", "permissions", "domain", "prefersBorder"}
+CSP = {"connectDomains", "resourceDomains", "frameDomains", "baseUriDomains"}
+PERMISSIONS = {"camera", "microphone", "geolocation", "clipboardWrite"}
+
+
+def test_the_meta_the_server_sends_has_the_spec_shapes() -> None:
+    async def go() -> None:
+        async with Client(server_with_views(), era="modern", extensions=APPS_HOST) as host:
+            for tool in await host.list_tools():
+                ui = (tool.meta or {}).get("ui")
+                if ui is None:
+                    continue
+                assert set(ui) <= TOOL_UI and isinstance(ui["resourceUri"], str)
+                assert set(ui.get("visibility", [])) <= {"model", "app"}
+            view = await host.app_view("shown")
+            assert set(view.ui) <= RESOURCE_UI
+            assert set(view.ui["csp"]) <= CSP and all(isinstance(v, list) for v in view.ui["csp"].values())
+            assert set(view.ui["permissions"]) <= PERMISSIONS and all(v == {} for v in view.ui["permissions"].values())
+            assert isinstance(view.ui["prefersBorder"], bool)
+            [listed] = [r for r in await host.list_resources() if r.uri == "ui://views/main"]
+            assert (listed.meta or {}).get("ui") == view.ui  # the same _meta.ui on the list entry
+
+    arun(go())

@@ -8,7 +8,8 @@ Each view reports what it could do in its own page (``#out``), for the test to r
   ``tools/call`` of a model-only tool must be refused, and a message it posts straight to the
   inspector's page (around the sandbox proxy) must be ignored;
 * ``open``: the beacon declared in ``connectDomains`` — its fetch gets through; and it asks the
-  host to open a beacon link (``ui/open-link``), which happens only once the user confirms.
+  host to open a beacon link (``ui/open-link``), which happens only once the user confirms; it
+  tells the beacon when the host tears it down (``ui/resource-teardown``), then answers.
 """
 
 import os
@@ -36,7 +37,10 @@ PROBE = """<!DOCTYPE html>
       const p = pending.get(msg.id); pending.delete(msg.id);
       msg.error ? p.reject(new Error(msg.error.message)) : p.resolve(msg.result);
     } else if (msg && msg.method === "ui/notifications/tool-result") out("result: " + msg.params.content[0].text);
-    else if (msg && msg.method === "ui/resource-teardown") window.parent.postMessage({ jsonrpc: "2.0", id: msg.id, result: {} }, "*");
+    else if (msg && msg.method === "ui/resource-teardown") {  // tell the beacon (if allowed), then answer
+      fetch(BEACON + "/teardown-" + NAME, { mode: "no-cors" }).catch(() => null)
+        .then(() => window.parent.postMessage({ jsonrpc: "2.0", id: msg.id, result: {} }, "*"));
+    }
   });
   document.addEventListener("securitypolicyviolation", (e) => out("csp violation: " + e.violatedDirective));
   document.getElementById("link").addEventListener("click", () => {

@@ -104,10 +104,12 @@ def call_tool(driver: Any, name: str, **args: str) -> None:
     panel.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
 
 
-def enter_view(driver: Any) -> tuple[Any, Any]:
-    """Switch into the view (the proxy's frame, then its inner frame); both frame elements."""
+def enter_view(driver: Any, tool: str, old: Any = None) -> tuple[Any, Any]:
+    """Switch into the view of ``tool`` (the proxy's frame, then its inner frame), not ``old``
+    (a view being replaced); both frame elements."""
     driver.switch_to.default_content()
-    outer = wait(driver).until(lambda d: d.find_element(By.CSS_SELECTOR, "#app-view iframe.app-frame"))
+    css = f'#app-view iframe.app-frame[title="view of {tool}"]'
+    outer = wait(driver).until(lambda d: next((f for f in d.find_elements(By.CSS_SELECTOR, css) if f != old), False))
     driver.switch_to.frame(outer)
     inner = wait(driver).until(lambda d: d.find_element(By.TAG_NAME, "iframe"))
     driver.switch_to.frame(inner)
@@ -132,7 +134,7 @@ def test_the_calculator_view_in_the_inspector(browser: Any, calculator: Inspecto
     open_connected(browser, calculator)
     sandbox = sandbox_origin(browser, calculator)
     call_tool(browser, "add", a="2", b="3")
-    outer, inner = enter_view(browser)
+    outer, inner = enter_view(browser, "add")
     try:
         # two frames, two sandboxes: the proxy on the sandbox origin, the view opaque
         browser.switch_to.parent_frame()
@@ -162,7 +164,7 @@ def test_the_calculator_view_in_the_inspector(browser: Any, calculator: Inspecto
         str(base.ARTIFACTS / "app-view-box.png")
     )  # docs/images/inspector/app-view.png
     ask.find_element(By.CSS_SELECTOR, "button.link-deny").click()
-    enter_view(browser)
+    enter_view(browser, "add")
     try:
         wait(browser).until(lambda d: d.find_element(By.ID, "link").text == "not opened: Link opening denied by user")
     finally:
@@ -174,9 +176,7 @@ def test_the_calculator_view_in_the_inspector(browser: Any, calculator: Inspecto
     # a new call replaces the view: the old one is torn down first (and answers)
     tab(browser, "tools")
     call_tool(browser, "add", a="1", b="1")
-    browser.switch_to.default_content()
-    wait(browser).until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#app-view iframe.app-frame")) == 1)
-    enter_view(browser)
+    enter_view(browser, "add", old=outer)
     try:
         wait(browser).until(lambda d: d.find_element(By.ID, "sum").text == "2")
     finally:
@@ -186,7 +186,7 @@ def test_the_calculator_view_in_the_inspector(browser: Any, calculator: Inspecto
 def test_host_messages_have_the_shapes_the_spec_names(browser: Any, calculator: Inspector) -> None:
     open_connected(browser, calculator)
     call_tool(browser, "add", a="4", b="5")
-    enter_view(browser)
+    enter_view(browser, "add")
     try:
         wait(browser).until(lambda d: d.find_element(By.ID, "sum").text == "9")
         record_host_messages(browser)
@@ -237,7 +237,7 @@ def test_the_sandbox_csp_and_origin_checks(browser: Any) -> None:
             assert "fetch: sent" in out, out
             assert "/fetch-open" in beacon.paths
             # the link: asked, not opened until confirmed
-            enter_view(browser)
+            enter_view(browser, "open_view")
             browser.find_element(By.ID, "link").click()
             browser.switch_to.default_content()
             ask = wait(browser).until(lambda d: d.find_element(By.CSS_SELECTOR, "#app-view .app-link"))
@@ -250,8 +250,14 @@ def test_the_sandbox_csp_and_origin_checks(browser: Any) -> None:
                     browser.switch_to.window(handle)
                     browser.close()
             browser.switch_to.window(main)
-            enter_view(browser)
+            enter_view(browser, "open_view")
             wait(browser).until(lambda d: "link opened" in d.find_element(By.ID, "out").text)
+            # Close view: the view is told first (it reports to the beacon, then answers), then removed
+            browser.switch_to.default_content()
+            assert "/teardown-open" not in beacon.paths
+            browser.find_element(By.CSS_SELECTOR, "#app-view button").click()
+            wait(browser).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "#app-view iframe"))
+            assert "/teardown-open" in beacon.paths
             rows = wire_rows(browser)
             assert not any("spoofed" in t for t in rows), "a message from around the sandbox proxy was taken"
             assert any("tools/call model_only" in t for t in rows) is False  # refused in the page, never sent
@@ -263,7 +269,7 @@ def test_the_sandbox_csp_and_origin_checks(browser: Any) -> None:
 def probe(driver: Any, tool: str) -> list[str]:
     """Call ``tool`` and read its probe view's report once it is complete."""
     call_tool(driver, tool)
-    enter_view(driver)
+    enter_view(driver, tool)
     try:
         wait(driver).until(lambda d: "ready" in d.find_element(By.ID, "out").text.splitlines())
         return str(driver.find_element(By.ID, "out").text).splitlines()
