@@ -51,7 +51,7 @@ CSP = (
     "script-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
     "form-action 'none'"
 )
-SECURITY_HEADERS = [  # and the Content-Security-Policy, CSP or the page's own (frame-src)
+SECURITY_HEADERS = [  # _send adds the Content-Security-Policy: CSP, or the page's own (CSP with frame-src)
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
     (b"referrer-policy", b"no-referrer"),
