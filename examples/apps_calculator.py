@@ -5,7 +5,10 @@ renders apps shows ``ui://calculator/view`` instead. The view talks to the host 
 JSON-RPC bridge on postMessage (ext-apps specification 2026-01-26): ``ui/initialize``, then
 ``ui/notifications/initialized``; it shows the arguments and result the host sends
 (``ui/notifications/tool-input``, ``ui/notifications/tool-result``), and its button calls the
-app-only tool ``double`` through the host (``tools/call``) and shows the answer.
+app-only tool ``double`` through the host (``tools/call``) and shows the answer. It reports its
+size (``ui/notifications/size-changed``), asks the host to open a link (``ui/open-link``: a host
+asks the user first) and answers ``ui/resource-teardown``. ``mcpio inspect examples/apps_calculator.py``
+shows it: call ``add``.
 The ``acme/history`` custom method (an extension of our own) returns the sums computed so far.
 
 Run it: ``python examples/apps_calculator.py`` (stdio) or ``... --http`` (http://127.0.0.1:8000/mcp).
@@ -27,9 +30,10 @@ VIEW = """<!DOCTYPE html>
 </style>
 </head>
 <body>
-  <div>Sum: <span id="sum">…</span></div>
+  <div>Sum of <span id="input">…</span>: <span id="sum">…</span></div>
   <button id="double">Double it</button>
   <div>Answer: <span id="answer">…</span></div>
+  <button id="docs">MCP Apps docs</button> <span id="link"></span>
 <script>
   let nextId = 1;
   const pending = new Map();
@@ -46,9 +50,15 @@ VIEW = """<!DOCTYPE html>
     return (result.content || []).filter(c => c.type === "text").map(c => c.text).join(" ");
   }
   window.addEventListener("message", (event) => {
+    if (event.source !== window.parent) return;  // only the host speaks to the view
     const msg = event.data;
     if (!msg || msg.jsonrpc !== "2.0") return;
-    if (msg.id !== undefined && pending.has(msg.id)) {
+    if (msg.method === "ui/resource-teardown") {  // the host closes the view: nothing to save here
+      window.parent.postMessage({ jsonrpc: "2.0", id: msg.id, result: {} }, "*");
+    } else if (msg.method === "ui/notifications/tool-input") {
+      const args = msg.params.arguments || {};
+      document.getElementById("input").textContent = `${args.a} + ${args.b}`;
+    } else if (msg.id !== undefined && pending.has(msg.id)) {
       const { resolve, reject } = pending.get(msg.id);
       pending.delete(msg.id);
       msg.error ? reject(new Error(msg.error.message)) : resolve(msg.result);
@@ -61,6 +71,15 @@ VIEW = """<!DOCTYPE html>
     const result = await request("tools/call", { name: "double", arguments: { value: sum || 0 } });
     document.getElementById("answer").textContent = textOf(result);
   });
+  document.getElementById("docs").addEventListener("click", async () => {
+    const out = document.getElementById("link");
+    try {
+      await request("ui/open-link", { url: "https://modelcontextprotocol.io/extensions/apps/overview" });
+      out.textContent = "opened";
+    } catch (e) {
+      out.textContent = "not opened: " + e.message;
+    }
+  });
   (async () => {
     await request("ui/initialize", {
       appCapabilities: {},
@@ -68,6 +87,11 @@ VIEW = """<!DOCTYPE html>
       protocolVersion: "2026-01-26",
     });
     notify("ui/notifications/initialized", {});
+    const size = () => {  // the content's own size (scrollHeight would never go below the frame's)
+      const box = document.documentElement.getBoundingClientRect();
+      notify("ui/notifications/size-changed", { width: Math.ceil(box.width), height: Math.ceil(box.height) });
+    };
+    new ResizeObserver(size).observe(document.documentElement);
   })();
 </script>
 </body>

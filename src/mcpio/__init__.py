@@ -43,6 +43,8 @@ _EXPORTS = {
     "MemoryCache": "._client._cache",
     "RedisCache": "._client._cache_redis",
     "TaskCancelled": "._client._tasks",
+    "AppView": "._client._apps",
+    "AppViewError": "._client._apps",
     "InvalidParams": "._errors",
     "MethodNotFound": "._errors",
     "HeaderMismatch": "._errors",
@@ -61,6 +63,7 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
+    from ._client._apps import AppView, AppViewError
     from ._client._cache import ClientCache, MemoryCache
     from ._client._cache_redis import RedisCache
     from ._client._client import Client
@@ -117,6 +120,8 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "AppView",
+    "AppViewError",
     "Arg",
     "Audio",
     "Client",

@@ -7,8 +7,9 @@ specification 2026-01-26, §Lifecycle): it answers ``ui/initialize``, sends
 ``ui/notifications/tool-input`` and ``ui/notifications/tool-result`` (the real result of
 ``add``), and passes the view's ``tools/call`` on to the server. Headless Chromium (Selenium,
 as the inspector's tests) shows the sum, clicks the view's button and reads the answer the
-app-only tool ``double`` gave, inside the iframe. The host's page is a test fixture, not the
-inspector's rendering of apps (that is left to do).
+app-only tool ``double`` gave, inside the iframe. The host's page is a minimal test fixture;
+the inspector's own rendering of views (sandbox origin, CSP, the whole bridge) is tested in
+test_inspector_apps_browser.py.
 """
 
 from __future__ import annotations

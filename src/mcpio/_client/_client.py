@@ -14,10 +14,8 @@ and the :class:`~mcpio._session.Session`:
 * ``timeout`` is per request; with ``max_timeout`` progress restarts the clock up to that cap;
   on timeout or cancellation of the caller the server gets ``notifications/cancelled``.
 
-Server→client traffic goes to the handlers given to the constructor (see ``_handlers``).
-
-Results are typed (``_results``): each is the wire dict itself with typed attributes, so
-``tool.input_schema`` and ``tool["inputSchema"]`` both work, for both eras.
+Server→client traffic goes to the handlers given to the constructor (see ``_handlers``). Results are
+typed (``_results``): the wire dict with typed attributes (``tool.input_schema`` is ``tool["inputSchema"]``).
 """
 
 from __future__ import annotations
@@ -37,7 +35,7 @@ from .._transports._base import Transport
 from .._transports._trace import Traced, open_trace
 from .._version import __version__
 from .._versions import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS
-from . import _cache, _era, _extensions, _handlers, _skills
+from . import _apps, _cache, _era, _extensions, _handlers, _skills
 from ._pages import collect
 from ._results import (
     CallToolResult,
@@ -582,8 +580,7 @@ class Client:
         await self._era.set_logging_level(self, level)
 
     async def list_skills(self) -> list[SkillEntry]:
-        """Every skill the server lists (``skills/list``, all pages; [] when it did not declare
-        the skills extension). Nothing is fetched beyond the listing."""
+        """Every skill listed (``skills/list``, all pages; [] without the skills extension); nothing more is fetched."""
         return await _skills.list_skills(self)
 
     async def get_skill(self, uri: str) -> SkillEntry:
@@ -591,10 +588,13 @@ class Client:
         return await _skills.get_skill(self, uri)
 
     async def load_skill(self, skill: SkillEntry) -> str:
-        """Read and verify the skill's SKILL.md (size, digest, frontmatter); its text.
-        Raises :class:`~mcpio.SkillVerificationError` on a mismatch (the content is not used)."""
+        """Read and verify the skill's SKILL.md (size, digest, frontmatter); its text (SkillVerificationError if not)."""
         return await _skills.load_skill(self, skill)
 
     async def read_skill_file(self, skill: SkillEntry, uri: str) -> bytes:
         """Read and verify one file the skill lists; its raw bytes (SkillVerificationError on a mismatch)."""
         return await _skills.read_skill_file(self, skill, uri)
+
+    async def app_view(self, tool: str) -> _apps.AppView:
+        """The MCP Apps view of ``tool`` (HTML, mimeType, ``_meta.ui``); AppViewError if it has none."""
+        return await _apps.app_view(self, tool)

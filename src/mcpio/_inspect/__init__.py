@@ -2,7 +2,8 @@
 
 :func:`serve` starts the page's server (uvicorn; the ``http`` extra) and the inspected server's
 client in one event loop; :mod:`._app` is the ASGI app and its security rules,
-:mod:`._session` the MCP side, :mod:`._export` the pytest export. The page itself is
+:mod:`._session` the MCP side, :mod:`._export` the pytest export, :mod:`._sandbox` the second
+origin (another port) where MCP Apps views run. The page itself is
 ``static/`` (plain HTML, CSS and JavaScript: no build step, no CDN; shipped in the wheel).
 """
 
@@ -15,7 +16,9 @@ import sys
 import webbrowser
 from typing import Any
 
+from .._version import __version__
 from ._app import InspectorApp
+from ._sandbox import SandboxApp
 from ._session import InspectorSession
 from ._signin import write_launcher
 
@@ -48,16 +51,23 @@ def serve(
         return 3
     sock.listen(128)
     port = sock.getsockname()[1]
+    views = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    views.bind(("127.0.0.1", 0))  # the sandbox origin of MCP Apps views: another port, another origin
+    views.listen(128)
+    sandbox = SandboxApp(port=views.getsockname()[1], host_origin=f"http://127.0.0.1:{port}")
     session = InspectorSession(make_client, env=env, cwd=cwd)  # env, cwd: what make_client gives a server
-    app = InspectorApp(session, port=port, initial={"target": target or "", "era": era, "headers": headers or {}})
+    initial = {"target": target or "", "era": era, "headers": headers or {}, "sandbox": sandbox.origin}
+    app = InspectorApp(session, port=port, initial={**initial, "version": __version__}, frame_origin=sandbox.origin)
     url = f"http://127.0.0.1:{port}/?code={app.new_code()}"
     launcher = write_launcher(url) if open_browser else None
     # Ctrl-C: an open page's event poll (up to 20 s) is cut after 2 s, not waited for
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False, timeout_graceful_shutdown=2)
+    config = uvicorn.Config(
+        _by_port(app, sandbox), log_level="warning", lifespan="on", access_log=False, timeout_graceful_shutdown=2
+    )
     server = uvicorn.Server(config)
 
     async def main() -> None:
-        task = asyncio.ensure_future(server.serve(sockets=[sock]))
+        task = asyncio.ensure_future(server.serve(sockets=[sock, views]))
         while not server.started and not task.done():
             await asyncio.sleep(0.01)
         if server.started:
@@ -81,3 +91,16 @@ def serve(
         if launcher is not None:
             shutil.rmtree(launcher.parent, ignore_errors=True)
     return 0
+
+
+def _by_port(app: InspectorApp, sandbox: SandboxApp) -> Any:
+    """One ASGI app for both listening sockets: the sandbox's port gets :class:`SandboxApp`."""
+
+    async def route(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        server = scope.get("server") or (None, None)
+        if scope["type"] == "http" and server[1] == sandbox.port:
+            await sandbox(scope, receive, send)
+        else:
+            await app(scope, receive, send)
+
+    return route

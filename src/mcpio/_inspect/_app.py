@@ -42,6 +42,7 @@ MAX_BODY = 16 * 1024 * 1024
 POLL_SECONDS = 20.0
 STATIC = {
     "app.js": "text/javascript; charset=utf-8",
+    "appview.js": "text/javascript; charset=utf-8",
     "app.css": "text/css; charset=utf-8",
     "index.html": "text/html; charset=utf-8",
 }
@@ -50,8 +51,7 @@ CSP = (
     "script-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; "
     "form-action 'none'"
 )
-SECURITY_HEADERS = [
-    (b"content-security-policy", CSP.encode()),
+SECURITY_HEADERS = [  # _send adds the Content-Security-Policy: CSP, or the page's own (CSP with frame-src)
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"DENY"),
     (b"referrer-policy", b"no-referrer"),
@@ -90,6 +90,7 @@ class InspectorApp:
         port: int,
         initial: dict[str, Any] | None = None,
         code_seconds: float = CODE_SECONDS,
+        frame_origin: str | None = None,
     ) -> None:
         self.session = session
         self.signin = SignIn(port, code_seconds=code_seconds)
@@ -97,6 +98,9 @@ class InspectorApp:
         self.initial = initial or {}  # what the page's connect form starts with (target, era, headers)
         self.hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
         self.origins = {f"http://{h}" for h in self.hosts}
+        # the page may frame only the sandbox origin of MCP Apps views (:mod:`._sandbox`)
+        frames = f" frame-src {frame_origin};" if frame_origin else ""
+        self.page_csp = CSP.replace("default-src 'self';", "default-src 'self';" + frames, 1)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -147,7 +151,7 @@ class InspectorApp:
                 await _send(send, 200, page, STATIC["index.html"], cookie)
                 return
             self._check_session(headers, api=False)
-            await _send(send, 200, _asset("index.html"), STATIC["index.html"])
+            await _send(send, 200, _asset("index.html"), STATIC["index.html"], csp=self.page_csp)
             return
         if method == "GET" and path.startswith("/static/"):
             name = path[len("/static/") :]
@@ -262,11 +266,17 @@ async def _read(receive: Receive) -> bytes:
 
 
 async def _send(
-    send: Send, status: int, body: bytes, content_type: str, extra: list[tuple[bytes, bytes]] | None = None
+    send: Send,
+    status: int,
+    body: bytes,
+    content_type: str,
+    extra: list[tuple[bytes, bytes]] | None = None,
+    csp: str = CSP,
 ) -> None:
     headers = [
         (b"content-type", content_type.encode()),
         (b"content-length", str(len(body)).encode()),
+        (b"content-security-policy", csp.encode()),
         *SECURITY_HEADERS,
         *(extra or []),
     ]

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .._client._apps import APPS_HOST
 from .._client._client import Client
 from .._client._target import is_url
 from .._errors import MCPError
@@ -118,6 +119,7 @@ class InspectorSession:
             on_log=lambda params: self.emit("log", params=params),
             on_notification=lambda method, params: self.emit("notification", method=method, params=params),
             trace=self._wire,
+            extensions=APPS_HOST,  # a host that renders MCP Apps views (static/appview.js)
         )
         await client.connect()
         self.client, self.target = client, target

@@ -102,6 +102,7 @@ async function connected(info) {
   await refreshAll();
 }
 async function disconnect() {
+  if (window.AppView) await AppView.close("the inspector disconnected");
   await api("disconnect");
   state.info = null; $("#disconnect").disabled = true; setStatus("not connected");
   for (const id of ["#tool-list", "#resource-list", "#prompt-list", "#tool-panel", "#resource-panel", "#prompt-panel"]) clear($(id));
@@ -428,11 +429,14 @@ function showTool(tool) {
     progress.hidden = false; progress.removeAttribute("value"); progressText.textContent = ""; call.disabled = true; cancel.disabled = false;
     state.progress = { id, bar: progress, text: progressText };
     cancel.onclick = () => api("cancel", { call: id });
+    const view = window.AppView ? AppView.forCall(tool, args) : null;  // an MCP Apps view: appview.js
     try {
       const r = await request("tools/call", { name: tool.name, arguments: args }, { call: id });
       clear(result).append(renderResult(r));
+      if (view) view.result(r);
     } catch (e) {
       clear(result).append(el("p", { class: "error-text", text: (e.rpc ? "Error: " : "Failed: ") + e.message }));
+      if (view) view.cancelled(e.message);
     } finally { call.disabled = false; cancel.disabled = true; progress.hidden = true; }
   });
 }

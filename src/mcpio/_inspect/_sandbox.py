@@ -1,0 +1,143 @@
+"""The sandbox origin of ``mcpio inspect``: where MCP Apps views run.
+
+A web host MUST render a view through a *sandbox proxy* on an origin other than its own
+(ext-apps specification 2026-01-26, §Sandbox proxy). The inspector listens on a second port of
+127.0.0.1 for it (another port is another origin); this app serves nothing else:
+
+* ``GET /proxy?csp=JSON`` — the proxy page. ``JSON`` is the view's ``_meta.ui.csp``; the page is
+  served with the Content-Security-Policy :func:`view_csp` builds from it (the spec's
+  restrictive default for what is not declared, ``object-src 'none'``; a declared origin that
+  is not a plain source expression is dropped, never loosening the policy), and with
+  ``frame-ancestors`` naming the inspector's origin only. The view's HTML is loaded by the
+  page's script into an inner ``sandbox="allow-scripts"`` iframe (no ``allow-same-origin``: an
+  opaque origin) through ``srcdoc``, and a ``srcdoc`` document inherits this page's policy;
+* ``GET /proxy.js`` — that script (``static/sandbox.js``): it relays JSON-RPC messages between
+  the inspector's page (checked by origin and source) and the view (checked by source).
+
+No cookie, key or API is served on this origin; the ``Host`` header must name it (DNS rebinding).
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.resources
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import parse_qs
+
+import msgspec
+
+log = logging.getLogger("mcpio.inspect")
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+# A host source expression: scheme, host (a leading "*." allowed), port or ":*", optional path;
+# no quotes, spaces, commas or semicolons, so a server cannot inject a keyword or a directive.
+_SOURCE = re.compile(r"^(https?|wss?)://(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:(\d{1,5}|\*))?(/[^\s;,'\"]*)?$")
+CSP_KEYS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
+MAX_CSP_QUERY = 16_384
+
+PAGE = """<!doctype html>
+<html data-host="{host}"><head><meta charset="utf-8"><title>mcpio inspect: view sandbox</title>
+<style>html, body {{ margin: 0; padding: 0; height: 100%; overflow: hidden; }}
+iframe {{ border: 0; width: 100%; height: 100%; display: block; }}</style>
+<script src="/proxy.js"></script></head><body></body></html>
+"""
+
+
+def allowed_sources(csp: Any) -> dict[str, list[str]]:
+    """The declared origins of ``csp`` (a ``_meta.ui.csp`` object) that are kept: plain source
+    expressions, per key of :data:`CSP_KEYS`; anything else is dropped."""
+    if not isinstance(csp, dict):
+        return {}
+    kept: dict[str, list[str]] = {}
+    for key in CSP_KEYS:
+        values = csp.get(key)
+        if isinstance(values, list):
+            good = [v for v in values if isinstance(v, str) and _SOURCE.match(v)]
+            if good:
+                kept[key] = good
+    return kept
+
+
+def view_csp(csp: Any) -> str:
+    """The Content-Security-Policy a view runs under (§UI Resource Format, Host Behavior; §Sandbox
+    proxy, 5): the spec's restrictive default, widened only by the declared origins."""
+    kept = allowed_sources(csp)
+    res = " ".join(kept.get("resourceDomains", []))
+    connect = " ".join(kept.get("connectDomains", [])) or "'none'"
+    frames = " ".join(kept.get("frameDomains", [])) or "'none'"
+    base = " ".join(kept.get("baseUriDomains", [])) or "'self'"
+    directives = [
+        "default-src 'none'",
+        f"script-src 'self' 'unsafe-inline' {res}",
+        f"style-src 'self' 'unsafe-inline' {res}",
+        f"img-src 'self' data: {res}",
+        f"font-src 'self' {res}",
+        f"media-src 'self' data: {res}",
+        f"connect-src {connect}",
+        f"frame-src {frames}",
+        f"base-uri {base}",
+        "object-src 'none'",
+        "form-action 'none'",
+    ]
+    return "; ".join(d.strip() for d in directives)
+
+
+def _script() -> bytes:
+    return importlib.resources.files("mcpio._inspect").joinpath("static", "sandbox.js").read_bytes()
+
+
+class SandboxApp:
+    """ASGI app of the sandbox origin (``127.0.0.1:port``), framed by the page at ``host_origin``."""
+
+    def __init__(self, *, port: int, host_origin: str) -> None:
+        self.port = port
+        self.origin = f"http://127.0.0.1:{port}"
+        self.host_origin = host_origin
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        if headers.get("host") != f"127.0.0.1:{self.port}":
+            await _send(send, 403, b"wrong Host header", "text/plain; charset=utf-8", [])
+            return
+        if scope["method"] != "GET":
+            await _send(send, 405, b"only GET", "text/plain; charset=utf-8", [])
+            return
+        framed = f"frame-ancestors {self.host_origin}"
+        if scope["path"] == "/proxy.js":
+            await _send(send, 200, _script(), "text/javascript; charset=utf-8", [(b"content-security-policy", framed)])
+            return
+        if scope["path"] != "/proxy":
+            await _send(send, 404, b"no such page", "text/plain; charset=utf-8", [])
+            return
+        query = scope.get("query_string", b"")
+        raw = (parse_qs(query.decode("latin-1")).get("csp") or ["{}"])[0] if len(query) <= MAX_CSP_QUERY else "{}"
+        try:
+            csp = msgspec.json.decode(raw.encode())
+        except msgspec.DecodeError:
+            csp = {}
+        policy = view_csp(csp)
+        log.info("view sandbox served with Content-Security-Policy: %s", policy)  # the audit trail (§Host Behavior)
+        page = PAGE.format(host=html.escape(self.host_origin)).encode()
+        extra = [(b"content-security-policy", policy), (b"content-security-policy", framed)]
+        await _send(send, 200, page, "text/html; charset=utf-8", extra)
+
+
+async def _send(send: Send, status: int, body: bytes, kind: str, policies: list[tuple[bytes, str]]) -> None:
+    headers = [
+        (b"content-type", kind.encode()),
+        (b"content-length", str(len(body)).encode()),
+        (b"x-content-type-options", b"nosniff"),
+        (b"referrer-policy", b"no-referrer"),
+        (b"cache-control", b"no-store"),
+        *[(name, value.encode()) for name, value in policies],
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
