@@ -54,6 +54,7 @@ LINUX_ONLY = {
     "tests/faults/test_event_store.py",
     "tests/inspect/test_inspector_browser.py",
     "tests/inspect/test_inspector_apps_browser.py",
+    "tests/inspect/test_app_view_browser.py",
     "tests/packaging/test_wheel.py",
     "tests/state/test_cross_process.py",
     "tests/state/test_event_stores.py",

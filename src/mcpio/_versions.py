@@ -33,6 +33,9 @@ META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
 # The tasks extension of 2026-07-28 (ext-tasks spec; SEP-2663): its capability key under
 # ``extensions`` and the methods it adds.
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
+# MCP Apps (ext-apps specification 2026-01-26): the extension and the mimeType of its views.
+UI_EXTENSION: Final = "io.modelcontextprotocol/ui"
+UI_MIME_TYPE: Final = "text/html;profile=mcp-app"
 # The 2025-11-25 ``tasks`` capability a server with task-capable tools announces (``_core_tasks``).
 CORE_TASKS_CAPABILITY: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
 SKILLS_EXTENSION: Final = "io.modelcontextprotocol/skills"  # SEP-2640 (the rest of it is in _skills)

@@ -150,7 +150,8 @@ async def doctor(args: Any) -> int:
     report["tools"] = sorted(rows, key=lambda r: -r["bytes"])
     extensions = report["capabilities"].get("extensions") or {}
     if "io.modelcontextprotocol/ui" in extensions or any("ui" in (t.get("_meta") or {}) for t in tools):
-        from ._doctor_apps import APPS_HOST, check_apps  # MCP Apps: as a host that renders them
+        from .._client._apps import APPS_HOST  # MCP Apps: as a host that renders them
+        from ._doctor_apps import check_apps
 
         async with client_for(args.target, args, extensions=APPS_HOST) as apps_client:
             found_p, found_w, report["ui_tools"] = await check_apps(apps_client)

@@ -19,10 +19,8 @@ from typing import Any
 
 from .._client._client import Client
 from .._errors import MCPError
+from .._versions import UI_MIME_TYPE
 
-UI_EXTENSION = "io.modelcontextprotocol/ui"
-UI_MIME_TYPE = "text/html;profile=mcp-app"
-APPS_HOST = {UI_EXTENSION: {"mimeTypes": [UI_MIME_TYPE]}}
 _SAMPLES = {"integer": 1, "number": 1, "string": "a", "boolean": True}
 
 

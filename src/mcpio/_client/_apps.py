@@ -16,12 +16,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._errors import MCPError
+from .._versions import UI_EXTENSION, UI_MIME_TYPE
 
 if TYPE_CHECKING:
     from ._client import Client
 
-UI_EXTENSION = "io.modelcontextprotocol/ui"
-UI_MIME_TYPE = "text/html;profile=mcp-app"
 APPS_HOST = {UI_EXTENSION: {"mimeTypes": [UI_MIME_TYPE]}}  # what a host that renders apps declares
 
 

@@ -26,6 +26,7 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._versions import UI_EXTENSION, UI_MIME_TYPE
 from ._context import Context
 
 if TYPE_CHECKING:
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
     from ._server import Server
     from ._tools import Tool
 
-UI_EXTENSION = "io.modelcontextprotocol/ui"
-UI_MIME_TYPE = "text/html;profile=mcp-app"
 PERMISSIONS = ("camera", "microphone", "geolocation", "clipboardWrite")
 VISIBILITIES = ("model", "app")
 
