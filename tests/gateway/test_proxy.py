@@ -17,6 +17,7 @@ import pytest
 from mcpio import Client, MCPError, Server
 from tests.client.support import arun, within
 from tests.support import peers
+from tests.support.http import ServerThread
 
 HERE = Path(__file__).parent
 UPSTREAM = [sys.executable, str(HERE / "upstream.py")]
@@ -25,10 +26,12 @@ UPSTREAM = [sys.executable, str(HERE / "upstream.py")]
 def test_proxy_forwards_calls_progress_logs_and_list_changed():
     proxy = Server.proxy(UPSTREAM, name="up")
     changed = asyncio.Event()
+    changes: list[str] = []
     logs: list[dict] = []
 
     def on_notification(method, params):
-        if method == "notifications/tools/list_changed":
+        if method.endswith("/list_changed"):
+            changes.append(method)
             changed.set()
 
     async def go():
@@ -40,6 +43,8 @@ def test_proxy_forwards_calls_progress_logs_and_list_changed():
             await within(changed.wait())
             assert "fresh" in {t.name for t in await c.list_tools()}
             assert (await c.call_tool("fresh", {})).text == "fresh"
+            # The new mirror is ONE change: one list_changed, of tools only (not one per tool).
+            assert changes == ["notifications/tools/list_changed"]
             progress: list[tuple] = []
             first = asyncio.Event()
 
@@ -58,9 +63,14 @@ def test_proxy_forwards_calls_progress_logs_and_list_changed():
 
 def test_an_upstream_killed_mid_call_gives_an_error_and_is_started_again():
     proxy = Server.proxy(UPSTREAM, name="up")
+    changes: list[str] = []
+
+    def on_notification(method, params):
+        if method.endswith("/list_changed"):
+            changes.append(method)
 
     async def go():
-        async with Client(proxy, timeout=30) as c:
+        async with Client(proxy, timeout=30, on_notification=on_notification) as c:
             first = (await c.call_tool("pid", {})).data
             progress = asyncio.Event()
             call = asyncio.ensure_future(c.call_tool("block", {}, on_progress=lambda p, t, m: progress.set()))
@@ -70,6 +80,9 @@ def test_an_upstream_killed_mid_call_gives_an_error_and_is_started_again():
                 await within(call)
             second = (await c.call_tool("pid", {})).data  # a new upstream process
             assert second != first
+            # The new process lists what the old one did: the mirror is unchanged, nobody is told.
+            assert (await c.call_tool("pid", {})).data == second
+            assert changes == []
 
     arun(go(), timeout=60)
 
@@ -220,3 +233,34 @@ def test_server_everything_elicits_from_a_2026_client_through_the_proxy():
             assert "Ada" in "\n".join(b["text"] for b in elicited.content if b["type"] == "text")
 
     arun(go(), timeout=90)
+
+
+def test_what_the_upstream_asks_during_concurrent_calls_goes_to_the_client_of_each_call():
+    """Two clients call at once through one proxy (over HTTP); the upstream asks each call's
+    client its name while both calls are in flight; each client is asked about its own call
+    only, and each call gets its own client's answer. In both eras of the proxy's clients."""
+    # The upstream speaks 2026-07-28: what it asks is part of the call's answer. (A legacy stdio
+    # upstream's requests carry no link to their call: docs/guides/gateways.md, limits.)
+    proxy = Server.proxy(UPSTREAM, name="up", era="modern")
+
+    async def one(url: str, era: str, name: str, asked: list[str]) -> str:
+        def elicitation(params):
+            asked.append(params["message"])
+            return {"name": name}
+
+        async with Client(url, era=era, elicitation=elicitation, timeout=30) as c:
+            return (await c.call_tool("ask_name", {})).text
+
+    with ServerThread(proxy.http_app()) as served:
+
+        async def go():
+            for era in ("legacy", "modern"):
+                asked_ada: list[str] = []
+                asked_bob: list[str] = []
+                ada, bob = await asyncio.gather(
+                    one(served.url, era, "Ada", asked_ada), one(served.url, era, "Bob", asked_bob)
+                )
+                assert (ada, bob) == ("hello Ada", "hello Bob"), era
+                assert asked_ada == asked_bob == ["Your name?"], era
+
+        arun(go(), timeout=60)

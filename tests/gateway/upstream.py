@@ -43,6 +43,25 @@ async def chatty(ctx: Context) -> str:
     return "said"
 
 
+pairs: list[asyncio.Event] = []  # calls of ask_name, two by two
+calls = 0
+
+
+@server.tool
+async def ask_name(ctx: Context) -> str:
+    """Wait until a second call of ask_name is in flight too, then ask this call's client its name."""
+    global calls
+    n, calls = calls, calls + 1
+    if n % 2 == 0:
+        pairs.append(asyncio.Event())
+    pair = pairs[n // 2]
+    if n % 2:
+        pair.set()
+    await pair.wait()
+    who = await ctx.elicit("Your name?", {"type": "object", "properties": {"name": {"type": "string"}}})
+    return f"hello {who['content']['name']}"
+
+
 @server.tool
 async def interview(ctx: Context) -> str:
     """Ask the user twice and the model once, then answer."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -39,6 +40,14 @@ from .._uritemplate import UriTemplate
 from ._rounds import Flight, ask_client, flight_of
 
 log = logging.getLogger("mcpio.gateway")
+
+
+#: The caller whose upstream call runs in this task. What the upstream asks during a call is
+#: asked in the call's own task when the ask is part of the call's answer (a 2026-07-28
+#: upstream's ``input_required`` rounds), so it reaches the client that made that call, whatever
+#: else is in flight. A legacy upstream's request arrives on its own (stdio carries no link to
+#: the call): it goes to the only call in flight, or the most recent one when there are several.
+_CALLER: contextvars.ContextVar[Any] = contextvars.ContextVar("mcpio_proxy_caller", default=None)
 
 
 class UpstreamError(MCPError):
@@ -61,6 +70,7 @@ class Upstream:
         self._callers: list[Context | Flight] = []
         self._flights: dict[str, Flight] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        self._listed: dict[str, Any] = {}  # kind -> what the upstream listed when last mirrored
         self.started = False
 
     # ------------------------------------------------------------ connection
@@ -129,19 +139,18 @@ class Upstream:
         if ctx is not None and ctx.rules is not None and ctx.rules.input_required:
             flight = flight_of(self._flights, ctx)
             if flight is None:
-                flight = Flight(self._flights, self._call(None, call))
-                self._callers.append(flight)
-                flight.on_end = self._callers.remove
+                flight = Flight(self._flights, lambda flight: self._call(flight, call))
             return await flight.run(ctx, ask_client)
         return await self._call(ctx, call)
 
-    async def _call(self, ctx: Context | None, call: Any) -> Any:
+    async def _call(self, caller: Context | Flight | None, call: Any) -> Any:
         try:
             client = await self.connect()
         except Exception as exc:
             raise UpstreamError(f"upstream {self.label!r} is not available: {_reason(exc)}", INTERNAL_ERROR) from None
-        if ctx is not None:
-            self._callers.append(ctx)
+        if caller is not None:
+            self._callers.append(caller)
+            _CALLER.set(caller)  # this task's (a handler's run, a flight's task): see _caller
         try:
             return await call(client)
         except (ConnectionClosed, TransportError, OSError, EOFError) as exc:
@@ -151,8 +160,8 @@ class Upstream:
                 raise self._lost(client, exc) from None
             raise
         finally:
-            if ctx is not None:
-                self._callers.remove(ctx)
+            if caller is not None:
+                self._callers.remove(caller)
 
     def _lost(self, client: Client, exc: BaseException) -> UpstreamError:
         """The error of a request whose upstream connection ended; the next request opens it again."""
@@ -167,36 +176,39 @@ class Upstream:
 
     # ------------------------------------------------------------ the catalog
     async def _mirror(self, client: Client, kinds: tuple[str, ...] = ("tools", "prompts", "resources")) -> None:
-        """Serve the upstream's current ``kinds`` as the proxy's own items (replacing the last mirror)."""
-        server = self.server
+        """Serve the upstream's current ``kinds`` as the proxy's own items, replacing the last
+        mirror in ONE change (one rebuild of the served tables, one ``list_changed`` per list
+        kind), and none at all for a kind whose listing is what it was."""
         caps = client.server_capabilities
+        listed: dict[str, Any] = {}
         if "tools" in kinds:
-            tools = await client.list_tools() if caps.get("tools") is not None else []
-            for name in [n for n, t in server._tools.items() if isinstance(t, ForwardedTool)]:
-                server.remove_tool(name)
-            for t in tools:
-                try:
-                    server.add_tool(_tool(self, t))
-                except ValueError as exc:  # a name outside the 2025-11-25 rules: one line, the rest served
-                    log.warning("upstream %r: tool left out: %s", self.label, exc)
+            listed["tools"] = await client.list_tools() if caps.get("tools") is not None else []
         if "prompts" in kinds:
-            prompts = await client.list_prompts() if caps.get("prompts") is not None else []
-            for name in [n for n, p in server._prompts.items() if isinstance(p, ForwardedPrompt)]:
-                server.remove_prompt(name)
-            for p in prompts:
-                server._register("prompts", p["name"], ForwardedPrompt.of(self, p))
+            listed["prompts"] = await client.list_prompts() if caps.get("prompts") is not None else []
         if "resources" in kinds:
             has = caps.get("resources") is not None
             resources = await client.list_resources() if has else []
-            templates = await client.list_resource_templates() if has else []
-            for table in (server._resources, server._templates):
-                for uri in [u for u, r in table.items() if isinstance(r, ForwardedResource)]:
-                    server.remove_resource(uri)
-            for r in resources:
-                server._register("resources", r["uri"], ForwardedResource.of(self, r, r["uri"]))
-            for tmpl in templates:
-                uri_template = tmpl["uriTemplate"]
-                server._register("templates", uri_template, ForwardedResource.of(self, tmpl, uri_template))
+            listed["resources"] = (resources, await client.list_resource_templates() if has else [])
+        listed = {kind: raw for kind, raw in listed.items() if self._listed.get(kind) != raw}
+        if not listed:
+            return
+        items: dict[str, dict[str, Any]] = {}
+        if "tools" in listed:
+            tools: dict[str, Any] = {}
+            for t in listed["tools"]:
+                try:
+                    tools[t["name"]] = _tool(self, t)
+                except ValueError as exc:  # a name outside the 2025-11-25 rules: one line, the rest served
+                    log.warning("upstream %r: tool left out: %s", self.label, exc)
+            items["tools"] = tools
+        if "prompts" in listed:
+            items["prompts"] = {p["name"]: ForwardedPrompt.of(self, p) for p in listed["prompts"]}
+        if "resources" in listed:
+            resources, templates = listed["resources"]
+            items["resources"] = {r["uri"]: ForwardedResource.of(self, r, r["uri"]) for r in resources}
+            items["templates"] = {t["uriTemplate"]: ForwardedResource.of(self, t, t["uriTemplate"]) for t in templates}
+        self.server._replace_own(items, lambda item: getattr(item, "upstream", None) is self)
+        self._listed.update(listed)
 
     def _on_notification(self, method: str, params: dict[str, Any] | None) -> None:
         kind = {
@@ -224,12 +236,19 @@ class Upstream:
         task.add_done_callback(self._background.discard)
 
     # ------------------------------------------------------------ server -> client, forwarded
+    def _caller(self) -> Context | Flight | None:
+        """The caller the upstream's current request or log message belongs to (see _CALLER)."""
+        caller = _CALLER.get()
+        if caller is not None and caller in self._callers:
+            return caller  # type: ignore[no-any-return]
+        return self._callers[-1] if self._callers else None
+
     async def _ask(self, method: str, params: dict[str, Any]) -> Any:
-        """The upstream asks ``method`` during a call: asked of the client that made the call (the
-        most recent one when several calls are in flight), in its era's way."""
-        if not self._callers:
+        """The upstream asks ``method`` during a call: asked of the client that made the call
+        (:meth:`_caller`), in its era's way."""
+        caller = self._caller()
+        if caller is None:
             raise MCPError(f"{method} from upstream {self.label!r} outside any request: no client to forward it to")
-        caller = self._callers[-1]
         if isinstance(caller, Flight):
             return await caller.ask(method, params)
         return await ask_client(caller, method, params, None)
@@ -249,7 +268,7 @@ class Upstream:
             return []
 
     async def _on_log(self, params: dict[str, Any]) -> None:
-        caller = self._callers[-1] if self._callers else None
+        caller = self._caller()
         if isinstance(caller, Context):
             with contextlib.suppress(Exception):
                 await caller.log(str(params.get("level", "info")), params.get("data"), logger=params.get("logger"))
