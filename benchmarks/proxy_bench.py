@@ -174,6 +174,9 @@ def fleet(folder: Path, n: int) -> dict[str, Any]:
     alone = [Server([PY, str(UPSTREAM)]) for _ in range(n)]
     try:
         starts = [s.initialize() for s in alone]
+        for s in alone:  # like for like: each has served a tools/list, as under the gateway (and any host)
+            s.send({"jsonrpc": "2.0", "id": 7, "method": "tools/list"})
+            s.answer(7)
         rss_alone = sum(s.rss_kib() for s in alone)
     finally:
         for s in alone:
