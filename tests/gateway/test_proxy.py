@@ -264,3 +264,35 @@ def test_what_the_upstream_asks_during_concurrent_calls_goes_to_the_client_of_ea
                 assert asked_ada == asked_bob == ["Your name?"], era
 
         arun(go(), timeout=60)
+
+
+def test_resource_subscriptions_pass_through_a_gateway_under_its_names():
+    """A gateway's client subscribes to a namespaced URI: the proxy subscribes upstream (the
+    upstream tells only its subscribers), and the upstream's update reaches the client under the
+    gateway's name for it; after unsubscribing, no more. In both eras of the gateway's clients."""
+    gateway = Server("gw")
+    gateway.mount(Server.proxy(UPSTREAM, name="up"), namespace="up")
+
+    async def go(era: str) -> None:
+        updated: asyncio.Queue[str] = asyncio.Queue()
+
+        def on_notification(method, params):
+            if method == "notifications/resources/updated":
+                updated.put_nowait(params["uri"])
+
+        async with Client(gateway, era=era, on_notification=on_notification, timeout=30) as c:
+            assert (await c.read_resource("note://up/7"))[0].text == "note 7"
+            await c.subscribe("note://up/7")
+            await c.call_tool("up__touch", {"id": "7"})
+            assert await within(updated.get()) == "note://up/7"
+            await c.unsubscribe("note://up/7")
+            await c.subscribe("note://up/8")
+            await c.call_tool("up__touch", {"id": "7"})  # nobody subscribed to it any more
+            await c.call_tool("up__touch", {"id": "8"})
+            assert await within(updated.get()) == "note://up/8"  # the first to come is 8's
+
+    async def both():
+        await go("legacy")
+        await go("modern")
+
+    arun(both(), timeout=60)

@@ -71,5 +71,17 @@ async def interview(ctx: Context) -> str:
     return f"{who['content']['name']} is {mood['content']['mood']}; the model said {said['content']['text']}"
 
 
+@server.resource("note://{id}")
+def note(id: str) -> str:
+    return f"note {id}"
+
+
+@server.tool
+async def touch(id: str) -> str:
+    """Tell note://ID's subscribers it changed."""
+    await server.notify_resource_updated(f"note://{id}")
+    return "touched"
+
+
 if __name__ == "__main__":
     server.run()

@@ -71,6 +71,7 @@ class Upstream:
         self._flights: dict[str, Flight] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._listed: dict[str, Any] = {}  # kind -> what the upstream listed when last mirrored
+        self._watched: dict[str, int] = {}  # upstream URI -> the proxy's subscribers to it
         self.started = False
 
     # ------------------------------------------------------------ connection
@@ -100,6 +101,8 @@ class Upstream:
             try:
                 await client.connect()
                 await self._mirror(client)
+                for uri in self._watched:  # a new connection: the subscriptions held are renewed
+                    await client.subscribe(uri)
             except BaseException as exc:
                 self.error = exc
                 with contextlib.suppress(Exception):
@@ -209,6 +212,28 @@ class Upstream:
             items["templates"] = {t["uriTemplate"]: ForwardedResource.of(self, t, t["uriTemplate"]) for t in templates}
         self.server._replace_own(items, lambda item: getattr(item, "upstream", None) is self)
         self._listed.update(listed)
+
+    async def watch(self, uri: str, on: bool) -> None:
+        """The proxy's clients subscribe to the upstream's ``uri`` (``on``) or leave: the upstream
+        subscription is held while at least one of them is subscribed."""
+        count = self._watched.get(uri, 0) + (1 if on else -1)
+        if count > 0:
+            self._watched[uri] = count
+        else:
+            self._watched.pop(uri, None)
+        if count != (1 if on else 0):
+            return
+
+        async def go(client: Client) -> None:
+            if (client.server_capabilities.get("resources") or {}).get("subscribe"):
+                await (client.subscribe(uri) if on else client.unsubscribe(uri))
+
+        try:
+            await self.forward(None, go)
+        except BaseException:
+            if on:  # not subscribed after all: the client's subscribe fails, nothing is held
+                self._watched.pop(uri, None)
+            raise
 
     def _on_notification(self, method: str, params: dict[str, Any] | None) -> None:
         kind = {
@@ -376,10 +401,17 @@ class ForwardedResource(Resource):
             return {} if uri == self.uri else None
         return self.template.match(uri, self.path_params)
 
+    def upstream_uri(self, uri: str) -> str:
+        """``uri`` as the upstream names it (mounted in a gateway: without the namespaces)."""
+        for namespace in self.namespaces:
+            uri = strip_uri(uri, namespace) or uri
+        return uri
+
+    async def subscribed(self, uri: str, on: bool) -> None:
+        await self.upstream.watch(self.upstream_uri(uri), on)
+
     async def read(self, uri: str, kwargs: dict[str, Any], ctx: Context | None) -> list[dict[str, Any]]:
-        upstream_uri = uri
-        for namespace in self.namespaces:  # mounted (a gateway): the URI as the upstream names it
-            upstream_uri = strip_uri(upstream_uri, namespace) or upstream_uri
+        upstream_uri = self.upstream_uri(uri)
 
         async def go(client: Client) -> list[dict[str, Any]]:
             result = await client.request("resources/read", {"uri": upstream_uri})

@@ -327,6 +327,10 @@ class Server(CatalogMixin, FromAPI, ExtensionsMixin):
         await self._resource_updated_here(uri)
         if self._state_bus is not None:
             await _http.publish(self._state_bus, {"type": "resources/updated", "uri": uri})
+        for parent in self._mounted_in:  # and wherever it is mounted, by the name it has there
+            assert parent._catalog is not None  # mounting made it
+            for served in parent._catalog.served_uris(self, uri):
+                await parent.notify_resource_updated(served)
 
     async def _resource_updated_here(self, uri: str) -> None:
         if not self._sessions:  # no client yet (nor _subscriptions: _load_serving comes with the first)
