@@ -87,15 +87,22 @@ def test_an_upstream_killed_mid_call_gives_an_error_and_is_started_again():
     arun(go(), timeout=60)
 
 
-def test_proxy_of_server_everything_forwards_sampling_elicitation_completion_and_reads():
+@pytest.fixture(scope="module")
+def everything():
+    """One proxy of server-everything for the module (a Node cold start is the cost of these
+    tests), served over HTTP on 127.0.0.1: each test's clients connect to it."""
     proxy = Server.proxy(peers.everything_argv(), name="everything")
+    with ServerThread(proxy.http_app()) as served:
+        yield served.url
 
+
+def test_proxy_of_server_everything_forwards_sampling_elicitation_completion_and_reads(everything):
     async def sampling(params):
         return {"role": "assistant", "content": {"type": "text", "text": "hello from the model"}, "model": "test-llm"}
 
     async def go():
         async with Client(
-            proxy, era="legacy", sampling=sampling, elicitation=lambda p: {"name": "Ada"}, timeout=30
+            everything, era="legacy", sampling=sampling, elicitation=lambda p: {"name": "Ada"}, timeout=30
         ) as c:
             assert (await c.call_tool("echo", {"message": "hi"})).text == "Echo: hi"
             assert (await c.read_resource("demo://resource/dynamic/text/3"))[0].text.startswith("Resource 3:")
@@ -224,11 +231,9 @@ def test_a_legacy_upstream_asks_a_2026_client_through_input_required_rounds():
     arun(go(), timeout=60)
 
 
-def test_server_everything_elicits_from_a_2026_client_through_the_proxy():
-    proxy = Server.proxy(peers.everything_argv(), name="everything")
-
+def test_server_everything_elicits_from_a_2026_client_through_the_proxy(everything):
     async def go():
-        async with Client(proxy, era="modern", elicitation=lambda p: {"name": "Ada"}, timeout=30) as c:
+        async with Client(everything, era="modern", elicitation=lambda p: {"name": "Ada"}, timeout=30) as c:
             elicited = await c.call_tool("trigger-elicitation-request", {})
             assert "Ada" in "\n".join(b["text"] for b in elicited.content if b["type"] == "text")
 
