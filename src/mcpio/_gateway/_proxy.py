@@ -183,15 +183,18 @@ class Upstream:
         mirror in ONE change (one rebuild of the served tables, one ``list_changed`` per list
         kind), and none at all for a kind whose listing is what it was."""
         caps = client.server_capabilities
-        listed: dict[str, Any] = {}
-        if "tools" in kinds:
-            listed["tools"] = await client.list_tools() if caps.get("tools") is not None else []
-        if "prompts" in kinds:
-            listed["prompts"] = await client.list_prompts() if caps.get("prompts") is not None else []
+        asked: dict[str, Any] = {}  # the lists asked at once: one round trip, not four
+        if "tools" in kinds and caps.get("tools") is not None:
+            asked["tools"] = client.list_tools()
+        if "prompts" in kinds and caps.get("prompts") is not None:
+            asked["prompts"] = client.list_prompts()
+        if "resources" in kinds and caps.get("resources") is not None:
+            asked["resources"] = client.list_resources()
+            asked["templates"] = client.list_resource_templates()
+        got = dict(zip(asked, await asyncio.gather(*asked.values()), strict=True))
+        listed: dict[str, Any] = {kind: got.get(kind, []) for kind in kinds}
         if "resources" in kinds:
-            has = caps.get("resources") is not None
-            resources = await client.list_resources() if has else []
-            listed["resources"] = (resources, await client.list_resource_templates() if has else [])
+            listed["resources"] = (got.get("resources", []), got.get("templates", []))
         listed = {kind: raw for kind, raw in listed.items() if self._listed.get(kind) != raw}
         if not listed:
             return
