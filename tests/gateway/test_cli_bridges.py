@@ -207,3 +207,35 @@ def test_install_url_in_a_host_that_starts_commands_only_writes_the_bridge(tmp_p
     finally:
         server.terminate()
         server.wait(30)
+
+
+def test_doctor_of_a_gateway_file_shows_each_upstreams_state(tmp_path):
+    """`mcpio doctor mcp.json`: the gateway as a host runs it, and each upstream's state: started
+    with its counts, or failed with its error (a problem: exit status 1)."""
+    config = tmp_path / "team.json"
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "mine": {"command": sys.executable, "args": [str(UPSTREAM)]},
+                    "broken": {"command": str(tmp_path / "no-such-server")},
+                }
+            }
+        )
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "mcpio", "doctor", str(config), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT * 2,
+        stdin=subprocess.DEVNULL,
+    )
+    assert out.returncode == 1, out.stderr
+    report = json.loads(out.stdout)
+    mine, broken = report["upstreams"]
+    assert (mine["name"], mine["state"], mine["error"]) == ("mine", "started", None)
+    assert mine["tools"] >= 8 and mine["templates"] == 1
+    assert (broken["name"], broken["state"]) == ("broken", "failed")
+    assert "no-such-server" in broken["error"]
+    assert any("upstream 'broken' did not start" in p for p in report["problems"])
+    assert "mine__pid" in {t["name"] for t in report["tools"]}  # the gateway itself, as a host sees it

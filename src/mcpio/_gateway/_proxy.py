@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import contextvars
 import logging
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -73,6 +74,7 @@ class Upstream:
         self._listed: dict[str, Any] = {}  # kind -> what the upstream listed when last mirrored
         self._watched: dict[str, int] = {}  # upstream URI -> the proxy's subscribers to it
         self.started = False
+        self.start_ms: float | None = None  # how long the first start took (connect and mirror)
 
     # ------------------------------------------------------------ connection
     async def connect(self) -> Client:
@@ -117,10 +119,30 @@ class Upstream:
         if self.started:
             return
         self.started = True
+        began = time.perf_counter()
         try:
             await self.connect()
         except Exception as exc:
             log.error("upstream %r did not start: %s", self.label, _reason(exc))
+        self.start_ms = round((time.perf_counter() - began) * 1000, 1)
+
+    def state(self) -> dict[str, Any]:
+        """What ``mcpio doctor`` and ``mcpio inspect`` show of this upstream: ``state`` (started,
+        failed, not started), the ``error`` of a failed start, how long the start took, and
+        how many tools, prompts, resources and templates it serves."""
+        live = self.client is not None and _alive(self.client)
+        state = "started" if live else "failed" if self.error is not None else "not started"
+        resources, templates = self._listed.get("resources", ([], []))
+        counts = {"tools": len(self._listed.get("tools", ())), "prompts": len(self._listed.get("prompts", ()))}
+        return {
+            "name": self.label,
+            "state": state,
+            "error": None if self.error is None else _reason(self.error),
+            "start_ms": self.start_ms,
+            **counts,
+            "resources": len(resources),
+            "templates": len(templates),
+        }
 
     async def _drop(self) -> None:
         client, self.client = self.client, None
