@@ -301,3 +301,19 @@ def test_resource_subscriptions_pass_through_a_gateway_under_its_names():
         await go("modern")
 
     arun(both(), timeout=60)
+
+
+def test_a_tool_the_upstream_runs_as_a_task_is_served_as_a_task():
+    """A 2025-11-25 upstream tool with execution.taskSupport "required": the proxy lists it so,
+    serves it as a task to its client, and calls it upstream as a task, followed to its result."""
+    proxy = Server.proxy(UPSTREAM, name="up", era="legacy")
+
+    async def go():
+        async with Client(proxy, era="legacy", timeout=30) as c:
+            listed = {t.name: dict(t) for t in await c.list_tools()}
+            assert listed["slow_sum"]["execution"] == {"taskSupport": "required"}
+            assert (await c.call_tool("slow_sum", {"a": 2, "b": 40})).data == 42
+        async with Client(proxy, era="modern", timeout=30) as c:  # the tasks extension's handle, followed
+            assert (await c.call_tool("slow_sum", {"a": 1, "b": 2})).data == 3
+
+    arun(go(), timeout=60)

@@ -71,6 +71,13 @@ async def interview(ctx: Context) -> str:
     return f"{who['content']['name']} is {mood['content']['mood']}; the model said {said['content']['text']}"
 
 
+@server.tool(task_support="required")
+async def slow_sum(a: int, b: int) -> int:
+    """Run as a task only (execution.taskSupport: required)."""
+    await asyncio.sleep(0.05)
+    return a + b
+
+
 @server.resource("note://{id}")
 def note(id: str) -> str:
     return f"note {id}"

@@ -36,7 +36,7 @@ from .._naming import strip_uri
 from .._server._context import Context
 from .._server._resources import Prompt, Resource
 from .._server._server import Server
-from .._server._tools import Tool
+from .._server._tools import TASK_SUPPORT, Tool
 from .._uritemplate import UriTemplate
 from ._rounds import Flight, ask_client, flight_of
 
@@ -341,10 +341,12 @@ def _tool(upstream: Upstream, t: Any) -> Tool:
             await ctx.report_progress(progress, total, message)
 
         async def go(client: Client) -> ToolResult:
-            raw = await client.request(
-                "tools/call",
-                {"name": name, "arguments": arguments},
+            # call_tool: a tool the upstream runs as a task is called as one and followed to its result
+            raw = await client.call_tool(
+                name,
+                arguments,
                 timeout=None,
+                max_timeout=None,
                 on_progress=progress if ctx.progress_token is not None else None,
             )
             return ToolResult(
@@ -358,9 +360,12 @@ def _tool(upstream: Upstream, t: Any) -> Tool:
         result: ToolResult = await upstream.forward(ctx, go)
         return result
 
+    execution = t.get("execution")
+    task_support = execution.get("taskSupport") if isinstance(execution, dict) else None
     made = Tool.from_schema(
         call,
         name=name,
+        task_support=task_support if task_support in TASK_SUPPORT else "forbidden",  # served as a task here too
         input_schema=t.get("inputSchema") or {"type": "object"},
         output_schema=t.get("outputSchema"),
         description=t.get("description"),
