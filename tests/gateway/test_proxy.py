@@ -45,6 +45,11 @@ def test_proxy_forwards_calls_progress_logs_and_list_changed():
             assert (await c.call_tool("fresh", {})).text == "fresh"
             # The new mirror is ONE change: one list_changed, of tools only (not one per tool).
             assert changes == ["notifications/tools/list_changed"]
+            changed.clear()
+            await c.call_tool("shrink", {"name": "fresh"})  # a tool the upstream no longer serves
+            await within(changed.wait())
+            assert "fresh" not in {t.name for t in await c.list_tools()}
+            assert changes == ["notifications/tools/list_changed"] * 2
             progress: list[tuple] = []
             first = asyncio.Event()
 

@@ -38,6 +38,13 @@ def grow(name: str) -> str:
 
 
 @server.tool
+def shrink(name: str) -> str:
+    """Remove the tool named `name`: clients get tools/list_changed."""
+    server.remove_tool(name)
+    return name
+
+
+@server.tool
 async def chatty(ctx: Context) -> str:
     await ctx.info("hello from upstream")
     return "said"

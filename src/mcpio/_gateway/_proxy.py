@@ -332,6 +332,8 @@ class Upstream:
 class ForwardedTool(Tool):
     """A tool of the upstream: its definition as the upstream lists it, its calls forwarded."""
 
+    upstream: Upstream
+
 
 def _tool(upstream: Upstream, t: Any) -> Tool:
     name = t["name"]
@@ -375,6 +377,7 @@ def _tool(upstream: Upstream, t: Any) -> Tool:
         meta=t.get("_meta"),
     )
     made.__class__ = ForwardedTool
+    made.upstream = upstream  # type: ignore[attr-defined]  # whose mirror it belongs to (_replace_own)
     return made
 
 
