@@ -115,13 +115,14 @@ def test_mcpio_run_command_over_http_for_the_sdk_and_the_inspector(tmp_path):
 
 
 def test_mcpio_run_config_file_is_a_gateway_over_http(tmp_path):
+    # Two entries of one server (third-party upstreams through a gateway: test_proxy.py, over stdio).
     config = tmp_path / "team.json"
     config.write_text(
         json.dumps(
             {
                 "mcpServers": {
                     "mine": {"command": sys.executable, "args": [str(UPSTREAM)]},
-                    "time": {"command": sys.executable, "args": ["-m", "mcp_server_time"]},
+                    "yours": {"command": sys.executable, "args": [str(UPSTREAM)], "tools": {"allow": ["pid"]}},
                 }
             }
         )
@@ -132,9 +133,9 @@ def test_mcpio_run_config_file_is_a_gateway_over_http(tmp_path):
             async with Client(url, timeout=30) as c:
                 assert c.server_info["name"] == "team"
                 names = {t.name for t in await c.list_tools()}
-                assert {"mine__pid", "time__get_current_time", "time__convert_time"} <= names
-                now = await c.call_tool("time__get_current_time", {"timezone": "UTC"})
-                assert "UTC" in now.text
+                assert {"mine__pid", "mine__grow", "yours__pid"} <= names and "yours__grow" not in names
+                pids = {(await c.call_tool(f"{who}__pid", {})).data for who in ("mine", "yours")}
+                assert len(pids) == 2  # one process per entry
 
         arun(go(), timeout=90)
 
