@@ -173,9 +173,10 @@ class Upstream:
             client = await self.connect()
         except Exception as exc:
             raise UpstreamError(f"upstream {self.label!r} is not available: {_reason(exc)}", INTERNAL_ERROR) from None
+        token = None
         if caller is not None:
             self._callers.append(caller)
-            _CALLER.set(caller)  # this task's (a handler's run, a flight's task): see _caller
+            token = _CALLER.set(caller)  # this task's (a handler's run, a flight's task): see _caller
         try:
             return await call(client)
         except (ConnectionClosed, TransportError, OSError, EOFError) as exc:
@@ -187,6 +188,8 @@ class Upstream:
         finally:
             if caller is not None:
                 self._callers.remove(caller)
+            if token is not None:
+                _CALLER.reset(token)
 
     def _lost(self, client: Client, exc: BaseException) -> UpstreamError:
         """The error of a request whose upstream connection ended; the next request opens it again."""
