@@ -1,6 +1,7 @@
 """Install the benchmark peers into the running interpreter's environment (used by scripts/bench).
 
 * ``mcp``: the newest release of the official Python SDK (and its dependencies).
+* ``mcp-proxy``: the newest release (a stdio-to-HTTP bridge peer of ``mcpio run URL``).
 * ``fastmcp``: the newest release. ``pip install fastmcp`` alone backtracks to an older
   release when the newest one wants a dependency version this registry does not serve (4.1.6
   wants ``certifi>=2026.10.19``; the registry's newest is 2026.10.18). So: install the newest
@@ -74,7 +75,10 @@ def main() -> None:
                 file=sys.stderr,
             )
             pip("install", *[r.name for r in loose])
-    for dist in ("mcp", "fastmcp", "mcpio"):
+    # mcp-proxy (sparfenyuk): a stdio-to-Streamable-HTTP bridge, beside `mcpio run URL` in proxy_bench.py.
+    if pip("install", "-U", "mcp-proxy", check=False, quiet=True) != 0:
+        print("install_peers: mcp-proxy could not be installed; proxy_bench.py leaves it out", file=sys.stderr)
+    for dist in ("mcp", "fastmcp", "mcp-proxy", "mcpio"):
         try:
             print(f"install_peers: {dist} {md.version(dist)}", file=sys.stderr)
         except md.PackageNotFoundError:

@@ -2,7 +2,10 @@
 ``mcpio run "COMMAND"`` (a proxy: one hop), through ``mcpio run gateway.json`` (a gateway
 mounting the server), and through FastMCP's proxy when FastMCP is installed (``scripts/bench``'s
 ``.venv-bench`` has it), side by side in one run; then a gateway over 10 upstreams: its memory
-and its cold start against the upstreams' own.
+and its cold start against the upstreams' own; then, where a peer bridge is installed
+(``mcp-proxy`` from PyPI, ``supergateway`` from npm), the same call through ``mcpio run URL`` and
+through each peer, all bridging stdio to one Streamable HTTP server, with mcpio's throughput
+ratio to each.
 
     python benchmarks/proxy_bench.py            # ~1 min on 2 cores
     python benchmarks/proxy_bench.py --quick    # a few seconds (tests/bench runs it)
@@ -21,6 +24,8 @@ import argparse
 import json
 import os
 import select
+import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -47,6 +52,7 @@ class Server:
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, env=env, bufsize=0
         )
         self.buf = bytearray()
+        self.early: dict[Any, dict[str, Any]] = {}  # answers read before they were waited for
 
     def send(self, msg: dict[str, Any]) -> None:
         assert self.p.stdin is not None
@@ -69,10 +75,12 @@ class Server:
         return out
 
     def answer(self, id_: int) -> dict[str, Any]:
-        while True:
+        """The answer to request ``id_`` (answers to pipelined requests may come in any order)."""
+        while id_ not in self.early:
             msg = json.loads(self.line())
-            if msg.get("id") == id_ and ("result" in msg or "error" in msg):
-                return msg  # type: ignore[no-any-return]
+            if "result" in msg or "error" in msg:
+                self.early[msg.get("id")] = msg
+        return self.early.pop(id_)
 
     def initialize(self) -> float:
         """Send initialize; the seconds from spawn to its answer."""
@@ -162,6 +170,55 @@ def fastmcp_proxy_script(folder: Path) -> Path | None:
     return script
 
 
+def bridge_peers() -> dict[str, list[str]]:
+    """The stdio-to-Streamable-HTTP bridges installed here, by name, as argv prefixes (the URL
+    is appended): ``mcp-proxy`` (PyPI, beside this interpreter or on PATH; benchmarks/install_peers.py
+    installs it) and ``supergateway`` (npm, in .cache/peers when scripts/setup-peers has it)."""
+    found: dict[str, list[str]] = {}
+    beside = Path(sys.executable).parent / "mcp-proxy"
+    mcp_proxy = str(beside) if beside.exists() else shutil.which("mcp-proxy")
+    if mcp_proxy:
+        found["mcp-proxy bridge"] = [mcp_proxy, "--transport", "streamablehttp"]
+    npm_bin = HERE.parent / ".cache" / "peers" / "node_modules" / ".bin" / "supergateway"
+    supergateway = str(npm_bin) if npm_bin.exists() else shutil.which("supergateway")
+    if supergateway:
+        found["supergateway bridge"] = [supergateway, "--streamableHttp"]
+    return found
+
+
+def bridges(calls: int, pipelined: int) -> dict[str, dict[str, Any]]:
+    """The same call through ``mcpio run URL`` and each peer bridge, all in front of one
+    Streamable HTTP server (``mcpio run UPSTREAM -t http``); nothing when no peer is installed."""
+    peers = bridge_peers()
+    if not peers:
+        return {}
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    http = subprocess.Popen(
+        [PY, "-m", "mcpio", "run", str(UPSTREAM), "-t", "http", "--port", str(port)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.perf_counter() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.perf_counter() > deadline or http.poll() is not None:
+                    raise RuntimeError("the Streamable HTTP upstream did not start") from None
+                time.sleep(0.05)
+        url = f"http://127.0.0.1:{port}/mcp"
+        routes = {"mcpio bridge": [PY, "-m", "mcpio", "run", url], **{n: [*a, url] for n, a in peers.items()}}
+        return {name: latency_and_throughput(argv, "add", calls, pipelined) for name, argv in routes.items()}
+    finally:
+        http.terminate()
+        http.wait(10)
+
+
 def gateway_config(folder: Path, n: int) -> Path:
     path = folder / f"gateway{n}.json"
     entries = {f"s{i}": {"command": PY, "args": [str(UPSTREAM)]} for i in range(n)}
@@ -174,6 +231,9 @@ def fleet(folder: Path, n: int) -> dict[str, Any]:
     alone = [Server([PY, str(UPSTREAM)]) for _ in range(n)]
     try:
         starts = [s.initialize() for s in alone]
+        for s in alone:  # like for like: each has served a tools/list, as under the gateway (and any host)
+            s.send({"jsonrpc": "2.0", "id": 7, "method": "tools/list"})
+            s.answer(7)
         rss_alone = sum(s.rss_kib() for s in alone)
     finally:
         for s in alone:
@@ -224,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
             name: {key: statistics.median(m[key] for m in runs) for key in runs[0]} for name, runs in measured.items()
         }
         memory = fleet(folder, n)
+    bridged = bridges(calls, pipelined)
     direct = medians["direct"]
     targets = {
         "proxy p50 <= 2x direct": medians["mcpio proxy"]["p50_us"] / direct["p50_us"],
@@ -253,13 +314,29 @@ def main(argv: list[str] | None = None) -> int:
         f"\ngateway over {n} upstreams: RSS {memory['rss_gateway_kib'] / 1024:.0f} MiB vs {memory['rss_alone_kib'] / 1024:.0f} MiB "
         f"alone; cold start {memory['gateway_cold_ms']:.0f} ms vs the slowest upstream's {memory['slowest_upstream_cold_ms']:.0f} ms"
     )
+    if bridged:
+        ours = bridged["mcpio bridge"]
+        print(f"\n{'stdio -> HTTP bridge':<22}{'p50 (us)':>10}{'calls/s':>10}{'mcpio faster':>14}")
+        for name, m in bridged.items():
+            print(
+                f"{name:<22}{m['p50_us']:>10.0f}{m['calls_per_s']:>10.0f}{ours['calls_per_s'] / m['calls_per_s']:>13.2f}x"
+            )
     print("\ntargets:")
     for name, value in targets.items():
         unit = " ms" if "cold start" in name else "x"
         print(f"  {name:<48} {value:>7.2f}{unit}  {'met' if met[name] else 'NOT met'}")
     if peer is None:
         print("  (FastMCP is not installed here: its proxy is measured by scripts/bench in .venv-bench)")
-    result = {"quick": args.quick, "routes": medians, "fleet": memory, "targets": targets, "met": met}
+    if not bridged:
+        print("  (no peer bridge here: benchmarks/install_peers.py installs mcp-proxy; supergateway comes from npm)")
+    result = {
+        "quick": args.quick,
+        "routes": medians,
+        "bridges": bridged,
+        "fleet": memory,
+        "targets": targets,
+        "met": met,
+    }
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2))
     return 0

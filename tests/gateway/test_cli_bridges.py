@@ -115,13 +115,14 @@ def test_mcpio_run_command_over_http_for_the_sdk_and_the_inspector(tmp_path):
 
 
 def test_mcpio_run_config_file_is_a_gateway_over_http(tmp_path):
+    # Two entries of one server (third-party upstreams through a gateway: test_proxy.py, over stdio).
     config = tmp_path / "team.json"
     config.write_text(
         json.dumps(
             {
                 "mcpServers": {
                     "mine": {"command": sys.executable, "args": [str(UPSTREAM)]},
-                    "time": {"command": sys.executable, "args": ["-m", "mcp_server_time"]},
+                    "yours": {"command": sys.executable, "args": [str(UPSTREAM)], "tools": {"allow": ["pid"]}},
                 }
             }
         )
@@ -132,9 +133,9 @@ def test_mcpio_run_config_file_is_a_gateway_over_http(tmp_path):
             async with Client(url, timeout=30) as c:
                 assert c.server_info["name"] == "team"
                 names = {t.name for t in await c.list_tools()}
-                assert {"mine__pid", "time__get_current_time", "time__convert_time"} <= names
-                now = await c.call_tool("time__get_current_time", {"timezone": "UTC"})
-                assert "UTC" in now.text
+                assert {"mine__pid", "mine__grow", "yours__pid"} <= names and "yours__grow" not in names
+                pids = {(await c.call_tool(f"{who}__pid", {})).data for who in ("mine", "yours")}
+                assert len(pids) == 2  # one process per entry
 
         arun(go(), timeout=90)
 
@@ -207,3 +208,35 @@ def test_install_url_in_a_host_that_starts_commands_only_writes_the_bridge(tmp_p
     finally:
         server.terminate()
         server.wait(30)
+
+
+def test_doctor_of_a_gateway_file_shows_each_upstreams_state(tmp_path):
+    """`mcpio doctor mcp.json`: the gateway as a host runs it, and each upstream's state: started
+    with its counts, or failed with its error (a problem: exit status 1)."""
+    config = tmp_path / "team.json"
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "mine": {"command": sys.executable, "args": [str(UPSTREAM)]},
+                    "broken": {"command": str(tmp_path / "no-such-server")},
+                }
+            }
+        )
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "mcpio", "doctor", str(config), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT * 2,
+        stdin=subprocess.DEVNULL,
+    )
+    assert out.returncode == 1, out.stderr
+    report = json.loads(out.stdout)
+    mine, broken = report["upstreams"]
+    assert (mine["name"], mine["state"], mine["error"]) == ("mine", "started", None)
+    assert mine["tools"] >= 8 and mine["templates"] == 1
+    assert (broken["name"], broken["state"]) == ("broken", "failed")
+    assert "no-such-server" in broken["error"]
+    assert any("upstream 'broken' did not start" in p for p in report["problems"])
+    assert "mine__pid" in {t["name"] for t in report["tools"]}  # the gateway itself, as a host sees it

@@ -17,6 +17,7 @@ import pytest
 from mcpio import Client, MCPError, Server
 from tests.client.support import arun, within
 from tests.support import peers
+from tests.support.http import ServerThread
 
 HERE = Path(__file__).parent
 UPSTREAM = [sys.executable, str(HERE / "upstream.py")]
@@ -25,10 +26,12 @@ UPSTREAM = [sys.executable, str(HERE / "upstream.py")]
 def test_proxy_forwards_calls_progress_logs_and_list_changed():
     proxy = Server.proxy(UPSTREAM, name="up")
     changed = asyncio.Event()
+    changes: list[str] = []
     logs: list[dict] = []
 
     def on_notification(method, params):
-        if method == "notifications/tools/list_changed":
+        if method.endswith("/list_changed"):
+            changes.append(method)
             changed.set()
 
     async def go():
@@ -40,6 +43,13 @@ def test_proxy_forwards_calls_progress_logs_and_list_changed():
             await within(changed.wait())
             assert "fresh" in {t.name for t in await c.list_tools()}
             assert (await c.call_tool("fresh", {})).text == "fresh"
+            # The new mirror is ONE change: one list_changed, of tools only (not one per tool).
+            assert changes == ["notifications/tools/list_changed"]
+            changed.clear()
+            await c.call_tool("shrink", {"name": "fresh"})  # a tool the upstream no longer serves
+            await within(changed.wait())
+            assert "fresh" not in {t.name for t in await c.list_tools()}
+            assert changes == ["notifications/tools/list_changed"] * 2
             progress: list[tuple] = []
             first = asyncio.Event()
 
@@ -58,9 +68,14 @@ def test_proxy_forwards_calls_progress_logs_and_list_changed():
 
 def test_an_upstream_killed_mid_call_gives_an_error_and_is_started_again():
     proxy = Server.proxy(UPSTREAM, name="up")
+    changes: list[str] = []
+
+    def on_notification(method, params):
+        if method.endswith("/list_changed"):
+            changes.append(method)
 
     async def go():
-        async with Client(proxy, timeout=30) as c:
+        async with Client(proxy, timeout=30, on_notification=on_notification) as c:
             first = (await c.call_tool("pid", {})).data
             progress = asyncio.Event()
             call = asyncio.ensure_future(c.call_tool("block", {}, on_progress=lambda p, t, m: progress.set()))
@@ -70,19 +85,29 @@ def test_an_upstream_killed_mid_call_gives_an_error_and_is_started_again():
                 await within(call)
             second = (await c.call_tool("pid", {})).data  # a new upstream process
             assert second != first
+            # The new process lists what the old one did: the mirror is unchanged, nobody is told.
+            assert (await c.call_tool("pid", {})).data == second
+            assert changes == []
 
     arun(go(), timeout=60)
 
 
-def test_proxy_of_server_everything_forwards_sampling_elicitation_completion_and_reads():
+@pytest.fixture(scope="module")
+def everything():
+    """One proxy of server-everything for the module (a Node cold start is the cost of these
+    tests), served over HTTP on 127.0.0.1: each test's clients connect to it."""
     proxy = Server.proxy(peers.everything_argv(), name="everything")
+    with ServerThread(proxy.http_app()) as served:
+        yield served.url
 
+
+def test_proxy_of_server_everything_forwards_sampling_elicitation_completion_and_reads(everything):
     async def sampling(params):
         return {"role": "assistant", "content": {"type": "text", "text": "hello from the model"}, "model": "test-llm"}
 
     async def go():
         async with Client(
-            proxy, era="legacy", sampling=sampling, elicitation=lambda p: {"name": "Ada"}, timeout=30
+            everything, era="legacy", sampling=sampling, elicitation=lambda p: {"name": "Ada"}, timeout=30
         ) as c:
             assert (await c.call_tool("echo", {"message": "hi"})).text == "Echo: hi"
             assert (await c.read_resource("demo://resource/dynamic/text/3"))[0].text.startswith("Resource 3:")
@@ -211,12 +236,89 @@ def test_a_legacy_upstream_asks_a_2026_client_through_input_required_rounds():
     arun(go(), timeout=60)
 
 
-def test_server_everything_elicits_from_a_2026_client_through_the_proxy():
-    proxy = Server.proxy(peers.everything_argv(), name="everything")
-
+def test_server_everything_elicits_from_a_2026_client_through_the_proxy(everything):
     async def go():
-        async with Client(proxy, era="modern", elicitation=lambda p: {"name": "Ada"}, timeout=30) as c:
+        async with Client(everything, era="modern", elicitation=lambda p: {"name": "Ada"}, timeout=30) as c:
             elicited = await c.call_tool("trigger-elicitation-request", {})
             assert "Ada" in "\n".join(b["text"] for b in elicited.content if b["type"] == "text")
 
     arun(go(), timeout=90)
+
+
+def test_what_the_upstream_asks_during_concurrent_calls_goes_to_the_client_of_each_call():
+    """Two clients call at once through one proxy (over HTTP); the upstream asks each call's
+    client its name while both calls are in flight; each client is asked about its own call
+    only, and each call gets its own client's answer. In both eras of the proxy's clients."""
+    # The upstream speaks 2026-07-28: what it asks is part of the call's answer. (A legacy stdio
+    # upstream's requests carry no link to their call: docs/guides/gateways.md, limits.)
+    proxy = Server.proxy(UPSTREAM, name="up", era="modern")
+
+    async def one(url: str, era: str, name: str, asked: list[str]) -> str:
+        def elicitation(params):
+            asked.append(params["message"])
+            return {"name": name}
+
+        async with Client(url, era=era, elicitation=elicitation, timeout=30) as c:
+            return (await c.call_tool("ask_name", {})).text
+
+    with ServerThread(proxy.http_app()) as served:
+
+        async def go():
+            for era in ("legacy", "modern"):
+                asked_ada: list[str] = []
+                asked_bob: list[str] = []
+                ada, bob = await asyncio.gather(
+                    one(served.url, era, "Ada", asked_ada), one(served.url, era, "Bob", asked_bob)
+                )
+                assert (ada, bob) == ("hello Ada", "hello Bob"), era
+                assert asked_ada == asked_bob == ["Your name?"], era
+
+        arun(go(), timeout=60)
+
+
+def test_resource_subscriptions_pass_through_a_gateway_under_its_names():
+    """A gateway's client subscribes to a namespaced URI: the proxy subscribes upstream (the
+    upstream tells only its subscribers), and the upstream's update reaches the client under the
+    gateway's name for it; after unsubscribing, no more. In both eras of the gateway's clients."""
+    gateway = Server("gw")
+    gateway.mount(Server.proxy(UPSTREAM, name="up"), namespace="up")
+
+    async def go(era: str) -> None:
+        updated: asyncio.Queue[str] = asyncio.Queue()
+
+        def on_notification(method, params):
+            if method == "notifications/resources/updated":
+                updated.put_nowait(params["uri"])
+
+        async with Client(gateway, era=era, on_notification=on_notification, timeout=30) as c:
+            assert (await c.read_resource("note://up/7"))[0].text == "note 7"
+            await c.subscribe("note://up/7")
+            await c.call_tool("up__touch", {"id": "7"})
+            assert await within(updated.get()) == "note://up/7"
+            await c.unsubscribe("note://up/7")
+            await c.subscribe("note://up/8")
+            await c.call_tool("up__touch", {"id": "7"})  # nobody subscribed to it any more
+            await c.call_tool("up__touch", {"id": "8"})
+            assert await within(updated.get()) == "note://up/8"  # the first to come is 8's
+
+    async def both():
+        await go("legacy")
+        await go("modern")
+
+    arun(both(), timeout=60)
+
+
+def test_a_tool_the_upstream_runs_as_a_task_is_served_as_a_task():
+    """A 2025-11-25 upstream tool with execution.taskSupport "required": the proxy lists it so,
+    serves it as a task to its client, and calls it upstream as a task, followed to its result."""
+    proxy = Server.proxy(UPSTREAM, name="up", era="legacy")
+
+    async def go():
+        async with Client(proxy, era="legacy", timeout=30) as c:
+            listed = {t.name: dict(t) for t in await c.list_tools()}
+            assert listed["slow_sum"]["execution"] == {"taskSupport": "required"}
+            assert (await c.call_tool("slow_sum", {"a": 2, "b": 40})).data == 42
+        async with Client(proxy, era="modern", timeout=30) as c:  # the tasks extension's handle, followed
+            assert (await c.call_tool("slow_sum", {"a": 1, "b": 2})).data == 3
+
+    arun(go(), timeout=60)

@@ -38,9 +38,35 @@ def grow(name: str) -> str:
 
 
 @server.tool
+def shrink(name: str) -> str:
+    """Remove the tool named `name`: clients get tools/list_changed."""
+    server.remove_tool(name)
+    return name
+
+
+@server.tool
 async def chatty(ctx: Context) -> str:
     await ctx.info("hello from upstream")
     return "said"
+
+
+pairs: list[asyncio.Event] = []  # calls of ask_name, two by two
+calls = 0
+
+
+@server.tool
+async def ask_name(ctx: Context) -> str:
+    """Wait until a second call of ask_name is in flight too, then ask this call's client its name."""
+    global calls
+    n, calls = calls, calls + 1
+    if n % 2 == 0:
+        pairs.append(asyncio.Event())
+    pair = pairs[n // 2]
+    if n % 2:
+        pair.set()
+    await pair.wait()
+    who = await ctx.elicit("Your name?", {"type": "object", "properties": {"name": {"type": "string"}}})
+    return f"hello {who['content']['name']}"
 
 
 @server.tool
@@ -50,6 +76,25 @@ async def interview(ctx: Context) -> str:
     mood = await ctx.elicit("Your mood?", {"type": "object", "properties": {"mood": {"type": "string"}}})
     said = await ctx.sample("Say hello", max_tokens=10)
     return f"{who['content']['name']} is {mood['content']['mood']}; the model said {said['content']['text']}"
+
+
+@server.tool(task_support="required")
+async def slow_sum(a: int, b: int) -> int:
+    """Run as a task only (execution.taskSupport: required)."""
+    await asyncio.sleep(0.05)
+    return a + b
+
+
+@server.resource("note://{id}")
+def note(id: str) -> str:
+    return f"note {id}"
+
+
+@server.tool
+async def touch(id: str) -> str:
+    """Tell note://ID's subscribers it changed."""
+    await server.notify_resource_updated(f"note://{id}")
+    return "touched"
 
 
 if __name__ == "__main__":

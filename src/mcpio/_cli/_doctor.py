@@ -33,7 +33,7 @@ from ._dispatch import _child_failure
 from ._exit import FAILED, OK, UNAVAILABLE
 from ._main import _fetch
 from ._output import dump_json, out, table
-from ._targets import client_for
+from ._targets import client_for, is_gateway_file
 from ._validate import schema_problems
 
 NAME_RULE = re.compile(TOOL_NAME)  # the rule registration checks (a server mcpio did not write is checked here)
@@ -118,6 +118,11 @@ async def doctor(args: Any) -> int:
     if skipped:
         report["skipped_operations"] = [{"operation": op, "reason": why} for op, why in skipped]
         report["warnings"] += [f"operation {op} is not served: {why}" for op, why in skipped]
+    if is_gateway_file(args.target):  # a gateway: each upstream's state, then the gateway as a host sees it
+        from ._gateway import upstream_lines, upstream_states
+
+        report["upstreams"] = await upstream_states(args.target)
+        report["problems"] += upstream_lines(report["upstreams"])[1]
     client: Client = client_for(args.target, args)
     t0 = time.perf_counter()
     try:
@@ -193,6 +198,11 @@ def _print(args: Any, report: dict[str, Any]) -> int:
         lines.append("capabilities: " + (", ".join(sorted(report["capabilities"])) or "none"))
         counts = report["counts"]
         lines.append("catalog: " + ", ".join(f"{n} {k}" for k, n in counts.items()))
+    if "upstreams" in report:
+        from ._gateway import upstream_lines
+
+        lines.append(upstream_lines(report["upstreams"])[0])
+    if "server_info" in report:
         lines.append(f"tools/list: {report['tools_list_bytes']} bytes, ≈{report['tools_list_tokens']} tokens")
         if report["tools"]:
             lines.append(

@@ -15,11 +15,13 @@ Python code (``server.py``, ``FILE.py:OBJECT``, ``package.module[:OBJECT]``) is 
 
 from __future__ import annotations
 
+import logging
 import os
+from typing import Any
 
 from .._client._target import is_url
 from .._server._server import Server
-from ._targets import importable, resolve
+from ._targets import importable, is_gateway_file, resolve
 
 #: The headers ``mcpio run URL`` sends upstream, one ``Name: value`` per line: what ``mcpio
 #: install URL --header …`` writes into a stdio-only host's entry (in its env, never its argv).
@@ -28,7 +30,7 @@ BRIDGE_HEADERS = "MCPIO_HEADERS"
 
 def gateway_server(app: str) -> Server | None:
     """The proxy or gateway Server for ``app``, or None when ``app`` names Python code."""
-    if app.endswith((".json", ".jsonc")) and os.path.isfile(app):
+    if is_gateway_file(app):
         return Server.from_config(app, name=os.path.splitext(os.path.basename(app))[0])
     if is_url(app):
         lines = os.environ.pop(BRIDGE_HEADERS, "").splitlines()  # not inherited by anything it starts
@@ -44,3 +46,30 @@ def gateway_server(app: str) -> Server | None:
         return None  # Python code: imported and served by mcpio run
     spec = resolve(app)  # CONFIG:NAME, a host-config name, a command on PATH
     return Server.proxy(spec, name=spec.name)
+
+
+async def upstream_states(path: str) -> list[dict[str, Any]]:
+    """Each upstream of the gateway of ``path`` (``Upstream.state``: started, failed with its
+    error, its counts), started in this process the way ``mcpio run`` starts them, then stopped."""
+    from .._gateway._config import from_config
+
+    quiet = logging.getLogger("mcpio.gateway")
+    level, quiet.level = quiet.level, logging.CRITICAL  # a failed start is in the states, not the log
+    try:
+        gateway = from_config(path, name=os.path.splitext(os.path.basename(path))[0])
+        async with gateway.running():
+            return gateway.upstream_states()
+    finally:
+        quiet.setLevel(level)
+
+
+def upstream_lines(states: list[dict[str, Any]]) -> tuple[str, list[str]]:
+    """The table of ``states`` and a problem line for each upstream that did not start."""
+    from ._output import table
+
+    rows = [
+        [s["name"], s["state"], s["tools"], s["prompts"], s["resources"] + s["templates"], f"{s['start_ms'] or 0:.0f}"]
+        for s in states
+    ]
+    problems = [f"upstream {s['name']!r} did not start: {s['error']}" for s in states if s["state"] != "started"]
+    return table(["UPSTREAM", "STATE", "TOOLS", "PROMPTS", "RESOURCES", "START (ms)"], rows), problems

@@ -4,12 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._targets import _env, _headers, client_for
+from ._targets import _env, _headers, client_for, is_gateway_file
 
 
 def inspect(args: Any) -> int:
     """Serve the inspector until Ctrl-C; exit 0, or 3 when its port cannot be had."""
     from .._inspect import serve
+
+    if args.target and is_gateway_file(args.target):  # a gateway: each upstream's state first
+        import asyncio
+        import sys
+
+        from ._gateway import upstream_lines, upstream_states
+
+        text, problems = upstream_lines(asyncio.run(upstream_states(args.target)))
+        sys.stderr.write(text + "\n" + "".join(f"PROBLEM: {p}\n" for p in problems))
 
     def make_client(target: str, **options: Any) -> Any:
         if options.get("timeout") is None:

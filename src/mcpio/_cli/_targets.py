@@ -7,11 +7,13 @@ and whatever is added later: they all go through :func:`client_for`). TARGET rul
 2. ``FILE.py`` or ``FILE.py:OBJECT`` (an existing file): spawned as ``python -m mcpio run
    FILE``, exactly what ``mcpio run`` serves, so a file without a ``__main__`` block works
    and its import errors are reported as one line;
-3. ``CONFIG:NAME``: CONFIG is a host alias (claude, cursor …) or a JSON config file;
-4. ``MODULE:OBJECT`` where MODULE is importable from the current folder: ``mcpio run MODULE:OBJECT``;
-5. a string with spaces: a command line (split like a shell would, never run by one);
-6. a NAME found in the known host config files;
-7. otherwise a command on PATH (``mcp-server-time``).
+3. ``FILE.json`` (an existing ``mcpServers`` file, no ``:NAME``): its gateway, spawned as
+   ``python -m mcpio run FILE.json`` (every entry, under its name);
+4. ``CONFIG:NAME``: CONFIG is a host alias (claude, cursor …) or a JSON config file;
+5. ``MODULE:OBJECT`` where MODULE is importable from the current folder: ``mcpio run MODULE:OBJECT``;
+6. a string with spaces: a command line (split like a shell would, never run by one);
+7. a NAME found in the known host config files;
+8. otherwise a command on PATH (``mcp-server-time``).
 """
 
 from __future__ import annotations
@@ -48,6 +50,11 @@ def importable(name: str) -> bool:
         sys.path.remove(here)
 
 
+def is_gateway_file(target: str) -> bool:
+    """Whether TARGET is an ``mcpServers`` file served whole (``mcpio run mcp.json``)."""
+    return target.endswith((".json", ".jsonc")) and os.path.isfile(target)
+
+
 def _mcpio_run(app: str, name: str, verbose: bool = False) -> ServerSpec:
     argv = serve_argv(app, verbose)
     return ServerSpec(name=name, command=argv[0], args=tuple(argv[1:]), source="file")
@@ -63,6 +70,8 @@ def resolve(target: str, *, verbose: bool = False) -> ServerSpec:
     file = python_file(target)
     if file is not None:
         return _mcpio_run(target, os.path.basename(file), verbose)
+    if is_gateway_file(target):
+        return _mcpio_run(target, os.path.splitext(os.path.basename(target))[0], verbose)
     head, sep, tail = target.rpartition(":")
     if (
         sep

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -34,11 +36,19 @@ from .._naming import strip_uri
 from .._server._context import Context
 from .._server._resources import Prompt, Resource
 from .._server._server import Server
-from .._server._tools import Tool
+from .._server._tools import TASK_SUPPORT, Tool
 from .._uritemplate import UriTemplate
 from ._rounds import Flight, ask_client, flight_of
 
 log = logging.getLogger("mcpio.gateway")
+
+
+#: The caller whose upstream call runs in this task. What the upstream asks during a call is
+#: asked in the call's own task when the ask is part of the call's answer (a 2026-07-28
+#: upstream's ``input_required`` rounds), so it reaches the client that made that call, whatever
+#: else is in flight. A legacy upstream's request arrives on its own (stdio carries no link to
+#: the call): it goes to the only call in flight, or the most recent one when there are several.
+_CALLER: contextvars.ContextVar[Any] = contextvars.ContextVar("mcpio_proxy_caller", default=None)
 
 
 class UpstreamError(MCPError):
@@ -61,7 +71,10 @@ class Upstream:
         self._callers: list[Context | Flight] = []
         self._flights: dict[str, Flight] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        self._listed: dict[str, Any] = {}  # kind -> what the upstream listed when last mirrored
+        self._watched: dict[str, int] = {}  # upstream URI -> the proxy's subscribers to it
         self.started = False
+        self.start_ms: float | None = None  # how long the first start took (connect and mirror)
 
     # ------------------------------------------------------------ connection
     async def connect(self) -> Client:
@@ -90,6 +103,8 @@ class Upstream:
             try:
                 await client.connect()
                 await self._mirror(client)
+                for uri in self._watched:  # a new connection: the subscriptions held are renewed
+                    await client.subscribe(uri)
             except BaseException as exc:
                 self.error = exc
                 with contextlib.suppress(Exception):
@@ -104,10 +119,30 @@ class Upstream:
         if self.started:
             return
         self.started = True
+        began = time.perf_counter()
         try:
             await self.connect()
         except Exception as exc:
             log.error("upstream %r did not start: %s", self.label, _reason(exc))
+        self.start_ms = round((time.perf_counter() - began) * 1000, 1)
+
+    def state(self) -> dict[str, Any]:
+        """What ``mcpio doctor`` and ``mcpio inspect`` show of this upstream: ``state`` (started,
+        failed, not started), the ``error`` of a failed start, how long the start took, and
+        how many tools, prompts, resources and templates it serves."""
+        live = self.client is not None and _alive(self.client)
+        state = "started" if live else "failed" if self.error is not None else "not started"
+        resources, templates = self._listed.get("resources", ([], []))
+        counts = {"tools": len(self._listed.get("tools", ())), "prompts": len(self._listed.get("prompts", ()))}
+        return {
+            "name": self.label,
+            "state": state,
+            "error": None if self.error is None else _reason(self.error),
+            "start_ms": self.start_ms,
+            **counts,
+            "resources": len(resources),
+            "templates": len(templates),
+        }
 
     async def _drop(self) -> None:
         client, self.client = self.client, None
@@ -129,19 +164,19 @@ class Upstream:
         if ctx is not None and ctx.rules is not None and ctx.rules.input_required:
             flight = flight_of(self._flights, ctx)
             if flight is None:
-                flight = Flight(self._flights, self._call(None, call))
-                self._callers.append(flight)
-                flight.on_end = self._callers.remove
+                flight = Flight(self._flights, lambda flight: self._call(flight, call))
             return await flight.run(ctx, ask_client)
         return await self._call(ctx, call)
 
-    async def _call(self, ctx: Context | None, call: Any) -> Any:
+    async def _call(self, caller: Context | Flight | None, call: Any) -> Any:
         try:
             client = await self.connect()
         except Exception as exc:
             raise UpstreamError(f"upstream {self.label!r} is not available: {_reason(exc)}", INTERNAL_ERROR) from None
-        if ctx is not None:
-            self._callers.append(ctx)
+        token = None
+        if caller is not None:
+            self._callers.append(caller)
+            token = _CALLER.set(caller)  # this task's (a handler's run, a flight's task): see _caller
         try:
             return await call(client)
         except (ConnectionClosed, TransportError, OSError, EOFError) as exc:
@@ -151,8 +186,10 @@ class Upstream:
                 raise self._lost(client, exc) from None
             raise
         finally:
-            if ctx is not None:
-                self._callers.remove(ctx)
+            if caller is not None:
+                self._callers.remove(caller)
+            if token is not None:
+                _CALLER.reset(token)
 
     def _lost(self, client: Client, exc: BaseException) -> UpstreamError:
         """The error of a request whose upstream connection ended; the next request opens it again."""
@@ -167,36 +204,64 @@ class Upstream:
 
     # ------------------------------------------------------------ the catalog
     async def _mirror(self, client: Client, kinds: tuple[str, ...] = ("tools", "prompts", "resources")) -> None:
-        """Serve the upstream's current ``kinds`` as the proxy's own items (replacing the last mirror)."""
-        server = self.server
+        """Serve the upstream's current ``kinds`` as the proxy's own items, replacing the last
+        mirror in ONE change (one rebuild of the served tables, one ``list_changed`` per list
+        kind), and none at all for a kind whose listing is what it was."""
         caps = client.server_capabilities
-        if "tools" in kinds:
-            tools = await client.list_tools() if caps.get("tools") is not None else []
-            for name in [n for n, t in server._tools.items() if isinstance(t, ForwardedTool)]:
-                server.remove_tool(name)
-            for t in tools:
+        asked: dict[str, Any] = {}  # the lists asked at once: one round trip, not four
+        if "tools" in kinds and caps.get("tools") is not None:
+            asked["tools"] = client.list_tools()
+        if "prompts" in kinds and caps.get("prompts") is not None:
+            asked["prompts"] = client.list_prompts()
+        if "resources" in kinds and caps.get("resources") is not None:
+            asked["resources"] = client.list_resources()
+            asked["templates"] = client.list_resource_templates()
+        got = dict(zip(asked, await asyncio.gather(*asked.values()), strict=True))
+        listed: dict[str, Any] = {kind: got.get(kind, []) for kind in kinds}
+        if "resources" in kinds:
+            listed["resources"] = (got.get("resources", []), got.get("templates", []))
+        listed = {kind: raw for kind, raw in listed.items() if self._listed.get(kind) != raw}
+        if not listed:
+            return
+        items: dict[str, dict[str, Any]] = {}
+        if "tools" in listed:
+            tools: dict[str, Any] = {}
+            for t in listed["tools"]:
                 try:
-                    server.add_tool(_tool(self, t))
+                    tools[t["name"]] = _tool(self, t)
                 except ValueError as exc:  # a name outside the 2025-11-25 rules: one line, the rest served
                     log.warning("upstream %r: tool left out: %s", self.label, exc)
-        if "prompts" in kinds:
-            prompts = await client.list_prompts() if caps.get("prompts") is not None else []
-            for name in [n for n, p in server._prompts.items() if isinstance(p, ForwardedPrompt)]:
-                server.remove_prompt(name)
-            for p in prompts:
-                server._register("prompts", p["name"], ForwardedPrompt.of(self, p))
-        if "resources" in kinds:
-            has = caps.get("resources") is not None
-            resources = await client.list_resources() if has else []
-            templates = await client.list_resource_templates() if has else []
-            for table in (server._resources, server._templates):
-                for uri in [u for u, r in table.items() if isinstance(r, ForwardedResource)]:
-                    server.remove_resource(uri)
-            for r in resources:
-                server._register("resources", r["uri"], ForwardedResource.of(self, r, r["uri"]))
-            for tmpl in templates:
-                uri_template = tmpl["uriTemplate"]
-                server._register("templates", uri_template, ForwardedResource.of(self, tmpl, uri_template))
+            items["tools"] = tools
+        if "prompts" in listed:
+            items["prompts"] = {p["name"]: ForwardedPrompt.of(self, p) for p in listed["prompts"]}
+        if "resources" in listed:
+            resources, templates = listed["resources"]
+            items["resources"] = {r["uri"]: ForwardedResource.of(self, r, r["uri"]) for r in resources}
+            items["templates"] = {t["uriTemplate"]: ForwardedResource.of(self, t, t["uriTemplate"]) for t in templates}
+        self.server._replace_own(items, lambda item: getattr(item, "upstream", None) is self)
+        self._listed.update(listed)
+
+    async def watch(self, uri: str, on: bool) -> None:
+        """The proxy's clients subscribe to the upstream's ``uri`` (``on``) or leave: the upstream
+        subscription is held while at least one of them is subscribed."""
+        count = self._watched.get(uri, 0) + (1 if on else -1)
+        if count > 0:
+            self._watched[uri] = count
+        else:
+            self._watched.pop(uri, None)
+        if count != (1 if on else 0):
+            return
+
+        async def go(client: Client) -> None:
+            if (client.server_capabilities.get("resources") or {}).get("subscribe"):
+                await (client.subscribe(uri) if on else client.unsubscribe(uri))
+
+        try:
+            await self.forward(None, go)
+        except BaseException:
+            if on:  # not subscribed after all: the client's subscribe fails, nothing is held
+                self._watched.pop(uri, None)
+            raise
 
     def _on_notification(self, method: str, params: dict[str, Any] | None) -> None:
         kind = {
@@ -224,12 +289,19 @@ class Upstream:
         task.add_done_callback(self._background.discard)
 
     # ------------------------------------------------------------ server -> client, forwarded
+    def _caller(self) -> Context | Flight | None:
+        """The caller the upstream's current request or log message belongs to (see _CALLER)."""
+        caller = _CALLER.get()
+        if caller is not None and caller in self._callers:
+            return caller  # type: ignore[no-any-return]
+        return self._callers[-1] if self._callers else None
+
     async def _ask(self, method: str, params: dict[str, Any]) -> Any:
-        """The upstream asks ``method`` during a call: asked of the client that made the call (the
-        most recent one when several calls are in flight), in its era's way."""
-        if not self._callers:
+        """The upstream asks ``method`` during a call: asked of the client that made the call
+        (:meth:`_caller`), in its era's way."""
+        caller = self._caller()
+        if caller is None:
             raise MCPError(f"{method} from upstream {self.label!r} outside any request: no client to forward it to")
-        caller = self._callers[-1]
         if isinstance(caller, Flight):
             return await caller.ask(method, params)
         return await ask_client(caller, method, params, None)
@@ -249,7 +321,7 @@ class Upstream:
             return []
 
     async def _on_log(self, params: dict[str, Any]) -> None:
-        caller = self._callers[-1] if self._callers else None
+        caller = self._caller()
         if isinstance(caller, Context):
             with contextlib.suppress(Exception):
                 await caller.log(str(params.get("level", "info")), params.get("data"), logger=params.get("logger"))
@@ -263,6 +335,8 @@ class Upstream:
 class ForwardedTool(Tool):
     """A tool of the upstream: its definition as the upstream lists it, its calls forwarded."""
 
+    upstream: Upstream
+
 
 def _tool(upstream: Upstream, t: Any) -> Tool:
     name = t["name"]
@@ -272,10 +346,12 @@ def _tool(upstream: Upstream, t: Any) -> Tool:
             await ctx.report_progress(progress, total, message)
 
         async def go(client: Client) -> ToolResult:
-            raw = await client.request(
-                "tools/call",
-                {"name": name, "arguments": arguments},
+            # call_tool: a tool the upstream runs as a task is called as one and followed to its result
+            raw = await client.call_tool(
+                name,
+                arguments,
                 timeout=None,
+                max_timeout=None,
                 on_progress=progress if ctx.progress_token is not None else None,
             )
             return ToolResult(
@@ -289,9 +365,12 @@ def _tool(upstream: Upstream, t: Any) -> Tool:
         result: ToolResult = await upstream.forward(ctx, go)
         return result
 
+    execution = t.get("execution")
+    task_support = execution.get("taskSupport") if isinstance(execution, dict) else None
     made = Tool.from_schema(
         call,
         name=name,
+        task_support=task_support if task_support in TASK_SUPPORT else "forbidden",  # served as a task here too
         input_schema=t.get("inputSchema") or {"type": "object"},
         output_schema=t.get("outputSchema"),
         description=t.get("description"),
@@ -301,6 +380,7 @@ def _tool(upstream: Upstream, t: Any) -> Tool:
         meta=t.get("_meta"),
     )
     made.__class__ = ForwardedTool
+    made.upstream = upstream  # type: ignore[attr-defined]  # whose mirror it belongs to (_replace_own)
     return made
 
 
@@ -357,10 +437,17 @@ class ForwardedResource(Resource):
             return {} if uri == self.uri else None
         return self.template.match(uri, self.path_params)
 
+    def upstream_uri(self, uri: str) -> str:
+        """``uri`` as the upstream names it (mounted in a gateway: without the namespaces)."""
+        for namespace in self.namespaces:
+            uri = strip_uri(uri, namespace) or uri
+        return uri
+
+    async def subscribed(self, uri: str, on: bool) -> None:
+        await self.upstream.watch(self.upstream_uri(uri), on)
+
     async def read(self, uri: str, kwargs: dict[str, Any], ctx: Context | None) -> list[dict[str, Any]]:
-        upstream_uri = uri
-        for namespace in self.namespaces:  # mounted (a gateway): the URI as the upstream names it
-            upstream_uri = strip_uri(upstream_uri, namespace) or upstream_uri
+        upstream_uri = self.upstream_uri(uri)
 
         async def go(client: Client) -> list[dict[str, Any]]:
             result = await client.request("resources/read", {"uri": upstream_uri})

@@ -56,14 +56,14 @@ async def ask_client(ctx: Context, method: str, params: dict[str, Any], key: str
 class Flight:
     """One upstream call that outlives the runs of the handler that started it."""
 
-    def __init__(self, flights: dict[str, Flight], call: Awaitable[Any]) -> None:
+    def __init__(self, flights: dict[str, Flight], start: Callable[[Flight], Awaitable[Any]]) -> None:
+        """``start(flight)``: the upstream call, run in the flight's own task."""
         self.id = secrets.token_hex(8)
         self.flights = flights
-        self.on_end: Callable[[Flight], Any] | None = None
         self.asked: list[tuple[str, dict[str, Any], asyncio.Future[Any]]] = []  # (method, params, answer)
         self.events: asyncio.Queue[int] = asyncio.Queue()  # indexes into asked, as they come
         loop = asyncio.get_running_loop()
-        self.result: asyncio.Task[Any] = loop.create_task(_awaited(call))
+        self.result: asyncio.Task[Any] = loop.create_task(_awaited(start(self)))
         self.expiry = loop.call_later(FLIGHT_TTL, self.end)
         flights[self.id] = self
 
@@ -78,8 +78,7 @@ class Flight:
         return await answer
 
     def end(self) -> None:
-        if self.flights.pop(self.id, None) is not None and self.on_end is not None:
-            self.on_end(self)
+        self.flights.pop(self.id, None)
         self.expiry.cancel()
         if not self.result.done():
             self.result.cancel()

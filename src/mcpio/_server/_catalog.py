@@ -179,6 +179,10 @@ class Catalog:
         for notify in notified:
             server._changed(notify)
 
+    def served_uris(self, child: Server, uri: str) -> list[str]:
+        """The URIs this server serves ``child``'s resource ``uri`` under (one per mount of it)."""
+        return [m.key("resources", uri) for m in self.mounts if m.child is child and m.serves(uri)]
+
     def is_disabled(self, key: str, item: Any) -> bool:
         return key in self.disabled_names or not self.disabled_tags.isdisjoint(item.tags)
 

@@ -69,6 +69,25 @@ class CatalogMixin:
             del self._catalog.own[kind][key]
             self._catalog.rebuild((kind,))
 
+    def _replace_own(self, items: dict[str, dict[str, Any]], owned: Callable[[Any], bool]) -> None:
+        """For each kind of ``items``: the own items that ``owned`` selects give way to
+        ``items[kind]`` (an own item ``owned`` does not select keeps its key), as ONE change: each
+        table swapped whole, the served tables made once, one ``list_changed`` per list kind."""
+        kinds = tuple(items)
+        for kind, new in items.items():
+            table = getattr(self, TABLE[kind]) if self._catalog is None else self._catalog.own[kind]
+            kept = {key: item for key, item in table.items() if not owned(item)}
+            made = {**{k: v for k, v in new.items() if k not in kept}, **kept}
+            if self._catalog is None:
+                setattr(self, TABLE[kind], made)  # a concurrent reader sees one table or the other
+            else:
+                self._catalog.own[kind] = made
+        if self._catalog is not None:
+            self._catalog.rebuild(kinds)  # tells clients and parents, once per list kind
+            return
+        for notify in dict.fromkeys(NOTIFY[kind] for kind in kinds):
+            self._changed(notify)
+
     def _set_scopes(self, method: str, name: str, scopes: Any) -> None:
         if scopes is None:
             self._item_scopes.pop((method, name), None)

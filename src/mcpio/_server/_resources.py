@@ -157,6 +157,10 @@ class Resource:
         except ArgumentError:
             return None
 
+    async def subscribed(self, uri: str, on: bool) -> None:
+        """A client subscribed to ``uri`` (``on``) or left (not ``on``): nothing to do for a
+        resource served here; a forwarded one subscribes upstream (``mcpio._gateway``)."""
+
     async def read(self, uri: str, kwargs: dict[str, Any], ctx: Context | None) -> list[dict[str, Any]]:
         if self.owner is not None and ctx is not None:
             ctx.owner = self.owner

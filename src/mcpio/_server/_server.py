@@ -330,6 +330,10 @@ class Server(CatalogMixin, FromAPI, ExtensionsMixin):
         await self._resource_updated_here(uri)
         if self._state_bus is not None:
             await _http.publish(self._state_bus, {"type": "resources/updated", "uri": uri})
+        for parent in self._mounted_in:  # and wherever it is mounted, by the name it has there
+            assert parent._catalog is not None  # mounting made it
+            for served in parent._catalog.served_uris(self, uri):
+                await parent.notify_resource_updated(served)
 
     def _tell_watchers(self, kind: str, uri: str | None) -> None:
         for watcher in self._change_watchers:

@@ -17,12 +17,15 @@ carrying the DetailedTask (``_tasks``).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InvalidParams
 from .._versions import META_SUBSCRIPTION_ID, TASKS_EXTENSION
 from ._tasks import declares_tasks, missing_extension
+
+log = logging.getLogger("mcpio.server")
 
 if TYPE_CHECKING:
     from .._session import Session
@@ -42,14 +45,30 @@ def uri_param(params: dict[str, Any]) -> str:
 
 async def subscribe(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
     server.gate(ctx, "resources", "resources/subscribe")
-    ctx.session.state.setdefault("subscriptions", set()).add(uri_param(params))
+    uri = uri_param(params)
+    subscriptions = ctx.session.state.setdefault("subscriptions", set())
+    if uri not in subscriptions:
+        await watch(server, uri, True)
+        subscriptions.add(uri)
     return {}
 
 
 async def unsubscribe(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
     server.gate(ctx, "resources", "resources/unsubscribe")
-    ctx.session.state.setdefault("subscriptions", set()).discard(uri_param(params))
+    uri = uri_param(params)
+    subscriptions = ctx.session.state.setdefault("subscriptions", set())
+    if uri in subscriptions:
+        subscriptions.discard(uri)
+        await watch(server, uri, False)
     return {}
+
+
+async def watch(server: Server, uri: str, on: bool) -> None:
+    """Tell the resource serving ``uri`` that a client subscribed (``on``) or left: a forwarded
+    resource holds its upstream subscription while it has subscribers."""
+    found = server.find_resource(uri)
+    if found is not None:
+        await found[0].subscribed(uri, on)
 
 
 def honoured(filt: dict[str, Any], capabilities: dict[str, Any]) -> dict[str, Any]:
@@ -80,16 +99,32 @@ async def listen(server: Server, ctx: Context, params: dict[str, Any]) -> dict[s
             raise missing_extension("task status notifications (taskIds)")
         kept["taskIds"] = await server._tasks.known_anywhere(task_ids, ctx.principal)  # the caller's only
     session, sub_id = ctx.session, ctx.request_id
-    await session.notify(
-        "notifications/subscriptions/acknowledged", {"notifications": kept, "_meta": {META_SUBSCRIPTION_ID: sub_id}}
-    )
+    watched = list(kept.get("resourceSubscriptions", ()))
+    for i, uri in enumerate(watched):
+        try:
+            await watch(server, uri, True)
+        except BaseException:
+            await _unwatch(server, watched[:i])
+            raise
     listeners: dict[Any, dict[str, Any]] = session.state.setdefault("listeners", {})
-    listeners[sub_id] = kept  # registered after the acknowledgement: it is the first message of the stream
     try:
+        await session.notify(
+            "notifications/subscriptions/acknowledged", {"notifications": kept, "_meta": {META_SUBSCRIPTION_ID: sub_id}}
+        )
+        listeners[sub_id] = kept  # registered after the acknowledgement: it is the first message of the stream
         await session.closing.wait()
     finally:
         listeners.pop(sub_id, None)
+        await _unwatch(server, watched)
     return {"_meta": {META_SUBSCRIPTION_ID: sub_id}}
+
+
+async def _unwatch(server: Server, uris: list[str]) -> None:
+    for uri in uris:
+        try:
+            await watch(server, uri, False)
+        except Exception as exc:  # the stream ends all the same
+            log.warning("ending the subscription to %r failed: %s", uri, exc)
 
 
 def list_changed_targets(sessions: Iterator[Session], kind: str) -> Iterator[tuple[Session, dict[str, Any] | None]]:
