@@ -272,9 +272,8 @@ class Server(CatalogMixin, FromAPI, ExtensionsMixin):
 
     # ================================================================ notifications out
     def _changed(self, kind: str) -> None:
-        """Tell connected clients that ``kind`` changed; safe from any thread (a sync tool
-        runs in a worker thread and may add or remove tools). The servers this one is mounted
-        in serve its items again (and tell their own clients)."""
+        """Tell connected clients that ``kind`` changed; safe from any thread (a sync tool may add or
+        remove tools). The servers this one is mounted in serve its items again (and tell theirs)."""
         self._caps_cache.clear()
         self._tell_watchers(kind, None)
         for parent in self._mounted_in:
