@@ -5,13 +5,16 @@ in both eras."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.inspect.test_inspector_browser import Inspector, browser, open_connected, shot, tab, wait
 
@@ -20,6 +23,7 @@ __all__ = ["browser"]  # the module-scoped Chromium of test_inspector_browser
 HERE = Path(__file__).resolve().parent
 TASKS_SERVER = HERE / "tasks_server.py"
 EMPTY_SERVER = HERE / "empty_server.py"
+FAILING_SERVER = HERE / "failing_list_server.py"
 
 
 @pytest.fixture
@@ -47,8 +51,21 @@ def start_task(driver, tool: str, **fields: str) -> None:
     wait(driver).until(EC.presence_of_element_located((By.ID, "task-status")))
 
 
+def text_of(driver, element_id: str) -> str:
+    """The element's text now (read in the page: the task panel is redrawn as the task changes)."""
+    return driver.execute_script(
+        "const e = document.getElementById(arguments[0]); return e ? e.innerText : ''", element_id
+    )
+
+
+def click(driver, xpath: str) -> None:
+    """Click what ``xpath`` finds, again if the panel was redrawn under the click."""
+    again = WebDriverWait(driver, 20, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException))
+    again.until(lambda d: d.find_element(By.XPATH, xpath).click() or True)
+
+
 def task_status(driver, status: str, timeout: float = 20) -> None:
-    wait(driver, timeout).until(lambda d: d.find_element(By.ID, "task-status").text == status)
+    wait(driver, timeout).until(lambda d: text_of(d, "task-status") == status)
 
 
 @pytest.mark.parametrize("inspector", ["legacy", "modern"], indirect=True)
@@ -56,13 +73,10 @@ def test_a_task_runs_to_completed_with_its_result(browser, inspector: Inspector)
     open_connected(browser, inspector)
     console_errors(browser)
     start_task(browser, "build_report", topic="tea")
-    wait(browser).until(
-        lambda d: (
-            "working" in d.find_element(By.ID, "task-status").text
-            or "completed" in d.find_element(By.ID, "task-status").text
-        )
-    )
     task_status(browser, "completed")
+    history = [h.text for h in browser.find_elements(By.CSS_SELECTOR, "#task-panel .task-history li")]
+    assert history[0].startswith("working") and history[-1].startswith("completed"), history
+    assert any("wrote page 3 of 3" in h for h in history), history  # the status messages on the way
     panel = browser.find_element(By.ID, "task-panel")
     assert "Report on tea: 3 pages" in panel.text
     row = browser.find_element(By.CSS_SELECTOR, "#task-list li.active")
@@ -83,9 +97,9 @@ def test_a_long_task_is_cancelled_from_the_page(browser, inspector: Inspector) -
     open_connected(browser, inspector)
     start_task(browser, "wait_forever")
     task_status(browser, "working")
-    browser.find_element(By.XPATH, '//div[@id="task-panel"]//button[text()="Cancel task"]').click()
+    click(browser, '//div[@id="task-panel"]//button[text()="Cancel task"]')
     task_status(browser, "cancelled")
-    assert "Cancel task" not in browser.find_element(By.ID, "task-panel").text
+    assert "Cancel task" not in text_of(browser, "task-panel")
     tab(browser, "wire")  # the page sent tasks/cancel
     assert any("tasks/cancel" in r.text for r in browser.find_elements(By.CSS_SELECTOR, "#wire tbody tr"))
 
@@ -95,18 +109,17 @@ def test_an_input_required_task_is_answered_from_the_page(browser, inspector: In
     open_connected(browser, inspector)
     start_task(browser, "publish", draft="the notes")
     task_status(browser, "input_required")
-    box = browser.find_element(By.CSS_SELECTOR, "#task-panel .task-ask")
     if inspector.proc.args[-1] == "modern":  # the question is in the task itself
-        assert "Publish where?" in box.text
+        assert "Publish where?" in text_of(browser, "task-panel")
     shot(browser, f"task-input-required-{inspector.proc.args[-1]}")
-    box.find_element(By.XPATH, './/button[text()="Answer in Requests"]').click()
+    click(browser, '//div[@id="task-panel"]//button[text()="Answer in Requests"]')
     ask = wait(browser).until(EC.presence_of_element_located((By.CSS_SELECTOR, "#asks .ask")))
     assert "Publish where?" in ask.text
     ask.find_element(By.NAME, "channel").send_keys("#news")
     ask.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
     tab(browser, "tasks")
     task_status(browser, "completed")
-    assert "published the notes to #news" in browser.find_element(By.ID, "task-panel").text
+    assert "published the notes to #news" in text_of(browser, "task-panel")
 
 
 def test_skills_are_listed_and_skill_md_is_shown_as_text(browser, inspector: Inspector) -> None:
@@ -154,8 +167,26 @@ def test_empty_states_and_a_clean_console(browser) -> None:
             tab(browser, name)
             wait(browser).until(lambda d, i=list_id, t=text: t in d.find_element(By.ID, i).text)
         shot(browser, "empty-states")
+        assert console_errors(browser) == []
+        # the page names its icon, which the inspector serves (Chrome fetches an icon at a time of
+        # its choosing, or not at all: ask for the one the page names, as the browser would)
+        icon = "const i = document.querySelector('link[rel=icon]'); return i ? i.href : null"
+        assert browser.execute_script(icon) == insp.base + "/favicon.ico"
         favicon = httpx.get(insp.base + "/favicon.ico")
         assert favicon.status_code == 200 and favicon.headers["content-type"] == "image/svg+xml"
-        assert console_errors(browser) == []
+        assert favicon.content.startswith(b"<svg")
+    finally:
+        insp.close()
+
+
+def test_a_list_that_fails_says_why_in_its_place(browser) -> None:
+    insp = Inspector(f"{sys.executable} {FAILING_SERVER}", era="legacy")
+    try:
+        open_connected(browser, insp)
+        tab(browser, "tools")
+        error = wait(browser).until(EC.presence_of_element_located((By.CSS_SELECTOR, "#tool-list li.list-error")))
+        assert "Could not list the tools: the tool catalogue is broken" in error.text
+        tab(browser, "prompts")
+        assert "This server has no prompts." in browser.find_element(By.ID, "prompt-list").text
     finally:
         insp.close()

@@ -10,7 +10,6 @@
 
   async function load() {
     const ul = $("#skill-list");
-    clear($("#skill-panel"));
     if ((caps().extensions || {})[EXT] === undefined) {
       const why = state.info && state.info.era === "legacy" ? " (skills are an extension of 2026-07-28; this connection is legacy)" : " (it does not declare the skills extension)";
       listItems(ul, [], null, "This server offers no skills" + why + ".");
@@ -63,5 +62,6 @@
     read(entry, entry.uri, out);
   }
 
-  panels.push({ listed: load, disconnected() { clear($("#skill-list")); clear($("#skill-panel")); } });
+  // listed: after every listing (a list_changed too), so a skill being read stays in the panel
+  panels.push({ connected() { clear($("#skill-panel")); }, listed: load, disconnected() { clear($("#skill-list")); clear($("#skill-panel")); } });
 })();

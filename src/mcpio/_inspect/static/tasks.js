@@ -58,7 +58,12 @@
   function update(ev) {
     const entry = tasks.get(ev.taskId) || { taskId: ev.taskId, tool: ev.tool || "?" };
     if (ev.tool) entry.tool = ev.tool;
-    if (ev.task) entry.task = { ...(entry.task || {}), ...ev.task };
+    if (ev.task) {
+      entry.task = { ...(entry.task || {}), ...ev.task };
+      const step = entry.task.status + (entry.task.statusMessage ? " · " + entry.task.statusMessage : "");
+      entry.history = entry.history || [];
+      if (entry.history[entry.history.length - 1] !== step) entry.history.push(step);  // the way it went
+    }
     if (ev.result !== undefined) entry.result = ev.result;
     if (ev.error !== undefined) entry.error = ev.error;
     tasks.set(ev.taskId, entry);
@@ -108,6 +113,7 @@
       try { const t = await request("tasks/get", { taskId: id }, { quiet: true }); update({ taskId: id, task: t }); } catch (e) { toast(e.message); }
     } }));
     panel.append(actions);
+    panel.append(el("h3", { text: "Status history" }), el("ol", { class: "task-history log" }, ...(entry.history || []).map((h) => el("li", { text: h }))));
     if (entry.result) panel.append(el("h3", { text: "Result" }), renderResult(entry.result));
     if (entry.error) panel.append(el("p", { class: "error-text task-error", text: (status === "cancelled" ? "Cancelled: " : "Error: ") + errorText(entry.error) }));
     panel.append(el("details", {}, el("summary", { text: "the task as the server last sent it" }), tree(task)));
