@@ -217,10 +217,10 @@ class InspectorApp:
                 )
                 return 200, {"result": result}
             if op == "task":
-                arguments = data.get("arguments")
-                return 200, await s.start_task(
-                    str(data.get("name")), arguments if isinstance(arguments, dict) else None
-                )
+                name, arguments = data.get("name"), data.get("arguments")
+                if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
+                    raise _Refused(400, "a task needs the tool's name and its arguments as an object")
+                return 200, await s.start_task(name, arguments)
             if op == "skills":
                 return 200, {"skills": await s.list_skills()}
             if op == "skill_file":
