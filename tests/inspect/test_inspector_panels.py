@@ -77,8 +77,7 @@ def test_a_task_runs_to_completed_with_its_result(browser, inspector: Inspector)
     history = [h.text for h in browser.find_elements(By.CSS_SELECTOR, "#task-panel .task-history li")]
     assert history[0].startswith("working") and history[-1].startswith("completed"), history
     assert any("wrote page 3 of 3" in h for h in history), history  # the status messages on the way
-    panel = browser.find_element(By.ID, "task-panel")
-    assert "Report on tea: 3 pages" in panel.text
+    assert "Report on tea: 3 pages" in text_of(browser, "task-panel")  # shown with the end, not after it
     row = browser.find_element(By.CSS_SELECTOR, "#task-list li.active")
     assert "build_report" in row.text and "completed" in row.text
     # only the tools that run as tasks are offered; the plain one is not

@@ -140,7 +140,9 @@
     event(ev) {
       if (ev.kind === "task" && ev.taskId) update(ev);
       else if (ev.kind === "notification" && ev.method === "notifications/tasks/status" && ev.params && tasks.has(ev.params.taskId)) {
-        update({ taskId: ev.params.taskId, task: ev.params });  // 2025-11-25 status notifications
+        // 2025-11-25 status notifications, on the way only: the end is shown with the result, from the "task" event
+        const entry = tasks.get(ev.params.taskId);
+        if (!DONE.has(ev.params.status) && !DONE.has(statusOf(entry))) update({ taskId: ev.params.taskId, task: ev.params });
       }
     },
   });
