@@ -4,7 +4,8 @@
 
 Runs ``mcpio inspect`` on examples/quickstart.py (a tool call, progress, resources, the wire
 view) and examples/trip_planner.py (an elicitation and a sampling request answered from the
-page) from examples/, so the page shows a relative path, never a folder of this machine; with
+page) from examples/, and tests/inspect/tasks_server.py (the Tasks and Skills panels) from its
+folder, so the page shows a relative path, never a folder of this machine; with
 headless Chromium (Debian's chromium and chromedriver, as the inspector tests use) at a
 1100x640 window with 2x pixels: readable when the docs scale it down.
 """
@@ -29,10 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "docs" / "images" / "inspector"
 
 
-def inspect(script: str, era: str) -> tuple[subprocess.Popen[str], str]:
+def inspect(script: str, era: str, cwd: Path = ROOT / "examples") -> tuple[subprocess.Popen[str], str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "mcpio", "inspect", script, "--no-browser", "--era", era],
-        cwd=ROOT / "examples",
+        cwd=cwd,
         stderr=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         text=True,
@@ -118,12 +119,42 @@ def trip(driver: webdriver.Chrome) -> None:
         proc.wait(10)
 
 
+def panels(driver: webdriver.Chrome) -> None:
+    proc, url = inspect("tasks_server.py", "modern", cwd=ROOT / "tests" / "inspect")
+    try:
+        wait = WebDriverWait(driver, 30)
+        driver.get(url)
+        wait.until(EC.text_to_be_present_in_element((By.ID, "status"), "connected:"))
+        tab(driver, "tasks")
+        quiet = "document.getElementById('toast').hidden = true; window.scrollTo(0, 0);"
+        for name, status in (("build_report", "completed"), ("publish", "input_required")):
+            wait.until(EC.element_to_be_clickable((By.CSS_SELECTOR, f'#task-tool-list li[data-name="{name}"]'))).click()
+            form = wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#task-panel form.task-form")))
+            form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+            wait.until(
+                lambda d, s=status: d.execute_script("return document.getElementById('task-status')?.innerText") == s
+            )
+            driver.execute_script(quiet)
+            if status == "completed":  # the status, its history and the result in view
+                driver.execute_script("document.querySelector('#task-panel h2').scrollIntoView()")
+            driver.save_screenshot(str(OUT / f"task-{status.replace('_', '-')}.png"))
+        tab(driver, "skills")
+        wait.until(EC.element_to_be_clickable((By.CSS_SELECTOR, "#skill-list li[data-name]"))).click()
+        wait.until(EC.presence_of_element_located((By.CSS_SELECTOR, "#skill-panel .skill-md")))
+        driver.execute_script(quiet + "document.querySelector('#skill-panel h3').scrollIntoView()")
+        driver.save_screenshot(str(OUT / "skills.png"))
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 def main() -> int:
     profile = tempfile.mkdtemp(prefix="shots-")
     driver = browser(profile)
     try:
         quickstart(driver)
         trip(driver)
+        panels(driver)
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)

@@ -99,6 +99,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
         f"--user-data-dir={tmp_path_factory.mktemp('chromium')}",
     ):
         options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # the console, for console_errors()
     driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     driver.set_page_load_timeout(30)
     try:

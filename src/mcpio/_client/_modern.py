@@ -227,8 +227,10 @@ class ModernEra:
         timeout: float | None,
         max_timeout: float | None,
         on_progress: ProgressCallback | None,
+        follow_task: bool = True,
     ) -> Any:
-        """Send ``method``; answer input_required rounds until the result is complete."""
+        """Send ``method``; answer input_required rounds until the result is complete (or, with
+        ``follow_task=False``, until the server answers with a task handle: returned as sent)."""
         base = dict(params or {})
         current = base
         rounds = self.client.max_input_rounds
@@ -241,7 +243,7 @@ class ModernEra:
             kind = result.get("resultType", "complete")
             if kind == "complete":
                 return {k: v for k, v in result.items() if k != "resultType"}
-            if kind == "task" and method == "tools/call" and self.client.tasks:
+            if kind == "task" and method == "tools/call" and self.client.tasks and follow_task:
                 # the tasks extension: follow the task to its result (_tasks)
                 return await await_task(self, session, result, timeout=timeout, max_timeout=max_timeout)
             if kind != "input_required":

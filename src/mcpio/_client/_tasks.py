@@ -18,12 +18,14 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
 from .._errors import INTERNAL_ERROR, MCPError, RemoteProtocolError, RequestTimeout
 
 if TYPE_CHECKING:
     from .._session import Session
+    from ._client import Client
     from ._modern import ModernEra
 
 log = logging.getLogger("mcpio.client")
@@ -41,16 +43,23 @@ class TaskCancelled(MCPError):
 
 
 def _interval(task: dict[str, Any]) -> float:
-    ms = task.get("pollIntervalMs")
+    ms = task.get("pollIntervalMs", task.get("pollInterval"))  # 2026-07-28, 2025-11-25
     if type(ms) is not int or ms <= 0:
         return DEFAULT_POLL
     return min(MAX_POLL, max(MIN_POLL, ms / 1000))
 
 
 async def await_task(
-    era: ModernEra, session: Session, created: dict[str, Any], *, timeout: float | None, max_timeout: float | None
+    era: ModernEra,
+    session: Session,
+    created: dict[str, Any],
+    *,
+    timeout: float | None,
+    max_timeout: float | None,
+    on_status: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
-    """Follow the task ``created`` (a CreateTaskResult) to its end; see the module docstring."""
+    """Follow the task ``created`` (a CreateTaskResult) to its end; see the module docstring.
+    ``on_status`` is given the task as first seen and as every ``tasks/get`` answers it."""
     task_id = created.get("taskId")
     if not isinstance(task_id, str) or not task_id:
         raise RemoteProtocolError("tools/call: the server answered a task without a taskId")
@@ -65,6 +74,8 @@ async def await_task(
 
     try:
         while True:
+            if on_status is not None:
+                on_status(task)
             status = task.get("status")
             if status == "completed":
                 result = task.get("result")
@@ -146,7 +157,62 @@ async def legacy_task_call(
                     asyncio.shield(client.request("tasks/cancel", {"taskId": task_id}, timeout=5.0)), 5.0
                 )
         raise
+    return _unrelated(result)
+
+
+def _unrelated(result: Any) -> dict[str, Any]:
+    """A ``tasks/result`` answer without the related-task ``_meta`` entry (2025-11-25)."""
     if isinstance(result, dict) and isinstance(result.get("_meta"), dict) and RELATED_TASK in result["_meta"]:
         meta = {k: v for k, v in result["_meta"].items() if k != RELATED_TASK}
         result = {k: v for k, v in result.items() if k != "_meta"} | ({"_meta": meta} if meta else {})
     return cast("dict[str, Any]", result)
+
+
+# ---------------------------------------------------------------- task handles (the inspector's view)
+async def start_tool_task(client: Client, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+    """``tools/call`` as a task, not followed: ``{"task": Task}`` when the server made one,
+    ``{"result": CallToolResult}`` when it answered at once. 2026-07-28: the tasks extension is
+    declared and the server decides; 2025-11-25: the call carries ``task`` (the client asks)."""
+    era, session = client._era, client.session
+    if era is None or session is None:
+        raise RuntimeError("not connected: connect first")
+    params: dict[str, Any] = {"name": name, "arguments": arguments or {}}
+    if era.name == "legacy":
+        created = await client.request("tools/call", {**params, "task": {}})
+        task = created.get("task") if isinstance(created, dict) else None
+        return {"task": task} if isinstance(task, dict) else {"result": created}
+    result = await cast("ModernEra", era).request(
+        session, "tools/call", params, timeout=client.timeout, max_timeout=None, on_progress=None, follow_task=False
+    )
+    if isinstance(result, dict) and result.get("resultType") == "task":
+        return {"task": {k: v for k, v in result.items() if k != "resultType"}}
+    return {"result": result}
+
+
+async def follow_tool_task(
+    client: Client, task: dict[str, Any], on_status: Callable[[dict[str, Any]], None]
+) -> dict[str, Any]:
+    """Follow a task :func:`start_tool_task` made to its end, giving ``on_status`` every state
+    seen; returns the tool's result, raises its error (:class:`TaskCancelled` when cancelled).
+    2026-07-28: :func:`await_task` (input requests answered with the client's handlers);
+    2025-11-25: ``tasks/get`` at the task's ``pollInterval``, then ``tasks/result`` (the
+    server's questions come as ordinary requests, answered by the handlers)."""
+    era, session = client._era, client.session
+    if era is None or session is None:
+        raise RuntimeError("not connected: connect first")
+    if era.name != "legacy":
+        return await await_task(
+            cast("ModernEra", era), session, task, timeout=client.timeout, max_timeout=None, on_status=on_status
+        )
+    task_id = task.get("taskId")
+    while True:
+        on_status(task)
+        status = task.get("status")
+        if status in ("completed", "failed"):
+            return _unrelated(await client.request("tasks/result", {"taskId": task_id}))
+        if status == "cancelled":
+            raise TaskCancelled(f"task {task_id} was cancelled")
+        await asyncio.sleep(_interval(task))
+        task = await client.request("tasks/get", {"taskId": task_id})
+        if not isinstance(task, dict):
+            raise RemoteProtocolError(f"task {task_id}: tasks/get answered {type(task).__name__}, not an object")

@@ -43,6 +43,9 @@ POLL_SECONDS = 20.0
 STATIC = {
     "app.js": "text/javascript; charset=utf-8",
     "appview.js": "text/javascript; charset=utf-8",
+    "tasks.js": "text/javascript; charset=utf-8",
+    "skills.js": "text/javascript; charset=utf-8",
+    "favicon.svg": "image/svg+xml",
     "app.css": "text/css; charset=utf-8",
     "index.html": "text/html; charset=utf-8",
 }
@@ -74,7 +77,8 @@ def _asset(name: str) -> bytes:
 # carry the SameSite=Strict cookie, a navigation from this page does; the fragment hands the
 # page its key without sending it to any server).
 SIGNED_IN = (
-    '<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=/#k={key}">'
+    '<!doctype html><meta charset="utf-8"><link rel="icon" href="/favicon.ico" type="image/svg+xml">'
+    '<meta http-equiv="refresh" content="0;url=/#k={key}">'
     '<title>mcpio inspect</title><p>Signed in: <a href="/#k={key}">open mcpio inspect</a></p>\n'
 )
 
@@ -159,6 +163,9 @@ class InspectorApp:
                 raise _Refused(404, "no such file")
             await _send(send, 200, _asset(name), STATIC[name])
             return
+        if method == "GET" and path == "/favicon.ico":  # browsers ask for it on every page
+            await _send(send, 200, _asset("favicon.svg"), STATIC["favicon.svg"])
+            return
         if not path.startswith("/api/"):
             raise _Refused(404, "no such page")
         op = path[len("/api/") :]
@@ -213,6 +220,15 @@ class InspectorApp:
                     call_id=str(data["call"]) if data.get("call") else None,
                 )
                 return 200, {"result": result}
+            if op == "task":
+                name, arguments = data.get("name"), data.get("arguments")
+                if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
+                    raise _Refused(400, "a task needs the tool's name and its arguments as an object")
+                return 200, await s.start_task(name, arguments)
+            if op == "skills":
+                return 200, {"skills": await s.list_skills()}
+            if op == "skill_file":
+                return 200, {"text": await s.read_skill_file(str(data.get("skill")), str(data.get("uri")))}
             if op == "subscribe":
                 await s.subscribe(str(data.get("uri")))
                 return 200, {}

@@ -25,11 +25,14 @@ from typing import Any
 
 from .._client._apps import APPS_HOST
 from .._client._client import Client
+from .._client._results import SkillEntry
 from .._client._target import is_url
+from .._client._tasks import TaskCancelled, follow_tool_task, start_tool_task
 from .._errors import MCPError
 
 MAX_EVENTS = 5000
 MAX_FRAME_CHARS = 200_000
+ENDED = ("completed", "failed", "cancelled")  # a task's final statuses
 ASK_TIMEOUT = 3600.0  # a question the page never answers is declined after an hour
 
 
@@ -48,6 +51,8 @@ class InspectorSession:
         self._changed = asyncio.Event()
         self._asks: dict[str, asyncio.Future[Any]] = {}
         self._calls: dict[str, asyncio.Task[Any]] = {}
+        self._followed: dict[str, asyncio.Task[Any]] = {}  # task id -> its follower (start_task)
+        self._skills: dict[str, SkillEntry] = {}  # SKILL.md URI -> the entry last listed
         self._ask_ids = itertools.count(1)
         self.roots: list[dict[str, Any]] = []
         self.connecting: str | None = None  # the target of a connect under way (a login may be pending)
@@ -142,8 +147,9 @@ class InspectorSession:
 
     async def disconnect(self) -> None:
         """Close the connection (calls in flight are cancelled, open questions declined)."""
-        for task in list(self._calls.values()):
+        for task in [*self._calls.values(), *self._followed.values()]:
             task.cancel()
+        self._skills.clear()
         for fut in list(self._asks.values()):
             if not fut.done():
                 fut.set_result(None)
@@ -203,6 +209,58 @@ class InspectorSession:
             return False
         task.cancel()
         return True
+
+    # ------------------------------------------------------------------ tasks and skills
+    async def start_task(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        """Call tool ``name`` as a task: ``{"task": …}`` (then followed: every status it goes
+        through, and its end with the result or error, arrive as ``task`` events; its input
+        requests as ``ask`` events) or ``{"result": …}`` when the server answered at once."""
+        client = self._need()
+        started = await start_tool_task(client, name, arguments)
+        task = started.get("task")
+        if isinstance(task, dict) and isinstance(task.get("taskId"), str):
+            task_id = task["taskId"]
+            self._followed[task_id] = asyncio.ensure_future(self._follow(client, name, task_id, task))
+        return started
+
+    async def _follow(self, client: Client, tool: str, task_id: str, task: dict[str, Any]) -> None:
+        seen: list[Any] = [None]
+        last = [task]
+
+        def status(t: dict[str, Any]) -> None:  # the end is told once, with the result or error (below)
+            last[0] = t
+            shown = (t.get("status"), t.get("statusMessage"), t.get("inputRequests"))
+            if shown != seen[0] and t.get("status") not in ENDED:
+                seen[0] = shown
+                self.emit("task", taskId=task_id, tool=tool, task=t)
+
+        def ended(default: str) -> dict[str, Any]:
+            t = {k: v for k, v in last[0].items() if k not in ("result", "error", "inputRequests")}
+            return {**t, "status": t["status"] if t.get("status") in ENDED else default}
+
+        try:
+            result = await follow_tool_task(client, task, status)
+            self.emit("task", taskId=task_id, tool=tool, task=ended("completed"), result=result)
+        except MCPError as exc:
+            final = ended("cancelled" if isinstance(exc, TaskCancelled) else "failed")
+            self.emit("task", taskId=task_id, tool=tool, task=final, error=exc.to_error_object())
+        except Exception as exc:  # the connection went away: say so, the page keeps the last state
+            self.emit("task", taskId=task_id, tool=tool, error={"message": f"{type(exc).__name__}: {exc}"}, task=None)
+        finally:
+            self._followed.pop(task_id, None)
+
+    async def list_skills(self) -> list[dict[str, Any]]:
+        """The server's skills (``skills/list``, every page; [] without the extension)."""
+        entries = await self._need().list_skills()
+        self._skills = {e.uri: e for e in entries}
+        return [dict(e) for e in entries]
+
+    async def read_skill_file(self, skill: str, uri: str) -> str:
+        """One file of the listed skill ``skill`` (its SKILL.md URI), verified against the entry
+        (size, digest, frontmatter: SkillVerificationError otherwise), decoded as UTF-8."""
+        client = self._need()
+        entry = self._skills.get(skill) or await client.get_skill(skill)
+        return (await client.read_skill_file(entry, uri)).decode("utf-8", "replace")
 
     async def subscribe(self, uri: str) -> None:
         """Subscribe to ``uri``'s updates in the era's way (legacy ``resources/subscribe``,

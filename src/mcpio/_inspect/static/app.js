@@ -18,6 +18,8 @@ const MAX_WIRE_ROWS = 2000;   // wire rows kept in the page
 const MAX_FORM_PROPS = 200;   // an object with more properties is edited as JSON
 const MAX_DEPTH = 6;          // nesting (and $ref) depth rendered as form fields
 
+// The panels in other files (tasks.js, skills.js) register here: { connected(), event(ev), disconnected() }.
+const panels = [];
 const state = { info: null, tools: [], resources: [], templates: [], prompts: [], history: [], seq: 0, initialSeq: 0,
                 asks: new Map(), lastOut: new Map(), calls: 0 };
 
@@ -99,6 +101,7 @@ async function connected(info) {
   setStatus(`connected: ${si.name || "?"} ${si.version || ""} · ${info.protocolVersion} (${info.era})`, "ok");
   $("#disconnect").disabled = false;
   showServer(info);
+  for (const p of panels) if (p.connected) p.connected();
   await refreshAll();
 }
 async function disconnect() {
@@ -106,18 +109,24 @@ async function disconnect() {
   await api("disconnect");
   state.info = null; $("#disconnect").disabled = true; setStatus("not connected");
   for (const id of ["#tool-list", "#resource-list", "#prompt-list", "#tool-panel", "#resource-panel", "#prompt-panel"]) clear($(id));
+  for (const p of panels) if (p.disconnected) p.disconnected();
 }
 function caps() { return (state.info && state.info.capabilities) || {}; }
 async function refreshAll() {
   const c = caps();
   const jobs = [];
-  if (c.tools) jobs.push(listAll("tools/list", "tools").then((t) => { state.tools = t; renderTools(); }));
+  // a server without the capability has none (an empty state); a list that fails says why in its place
+  const listFailed = (sel, what) => (e) => { clear($(sel)).append(el("li", { class: "error-text list-error", text: `Could not list ${what}: ${e.message}` })); throw e; };
+  if (c.tools) jobs.push(listAll("tools/list", "tools").then((t) => { state.tools = t; renderTools(); }, listFailed("#tool-list", "the tools")));
+  else { state.tools = []; renderTools(); }
   if (c.resources) {
-    jobs.push(listAll("resources/list", "resources").then((r) => { state.resources = r; renderResources(); }));
-    jobs.push(listAll("resources/templates/list", "resourceTemplates").then((r) => { state.templates = r; renderResources(); }));
-  }
-  if (c.prompts) jobs.push(listAll("prompts/list", "prompts").then((p) => { state.prompts = p; renderPrompts(); }));
+    jobs.push(Promise.all([listAll("resources/list", "resources"), listAll("resources/templates/list", "resourceTemplates")])
+      .then(([r, t]) => { state.resources = r; state.templates = t; renderResources(); }, listFailed("#resource-list", "the resources")));
+  } else { state.resources = []; state.templates = []; renderResources(); }
+  if (c.prompts) jobs.push(listAll("prompts/list", "prompts").then((p) => { state.prompts = p; renderPrompts(); }, listFailed("#prompt-list", "the prompts")));
+  else { state.prompts = []; renderPrompts(); }
   const results = await Promise.allSettled(jobs);
+  for (const p of panels) if (p.listed) p.listed();
   const failed = results.filter((r) => r.status === "rejected").map((r) => r.reason.message);
   if (failed.length) toast("Some lists failed: " + failed.join("; "));
 }
@@ -388,7 +397,7 @@ function renderResult(result) {
 }
 
 // ---------------------------------------------------------------- tools
-function listItems(ul, items, onpick) {
+function listItems(ul, items, onpick, empty) {
   clear(ul);
   for (const item of items) {
     const li = el("li", { tabindex: 0, "data-name": item.name || item.uri || item.uriTemplate }, el("span", { text: item.title || item.name || item.uri || item.uriTemplate }),
@@ -396,9 +405,9 @@ function listItems(ul, items, onpick) {
     li.addEventListener("click", () => { for (const x of ul.children) x.classList.remove("active"); li.classList.add("active"); onpick(item); });
     ul.append(li);
   }
-  if (!items.length) ul.append(el("li", { class: "muted", text: "none" }));
+  if (!items.length) ul.append(el("li", { class: "muted empty", text: empty || "none" }));
 }
-function renderTools() { listItems($("#tool-list"), state.tools, showTool); }
+function renderTools() { listItems($("#tool-list"), state.tools, showTool, "This server has no tools."); }
 function showTool(tool) {
   const panel = clear($("#tool-panel"));
   const form = objectForm(tool.inputSchema || {}, tool.inputSchema || {}, 0);
@@ -444,7 +453,7 @@ function showTool(tool) {
 // ---------------------------------------------------------------- resources and prompts
 function renderResources() {
   const items = [...state.resources, ...state.templates.map((t) => ({ ...t, template: true }))];
-  listItems($("#resource-list"), items, showResource);
+  listItems($("#resource-list"), items, showResource, "This server has no resources or resource templates.");
 }
 function templateVars(tpl) { const vars = []; for (const m of tpl.matchAll(/\{([+#./;?&]?)([^}]+)\}/g)) for (const v of m[2].split(",")) vars.push(v.replace(/\*$|:\d+$/, "")); return vars; }
 function expand(tpl, values) { return tpl.replace(/\{([+#./;?&]?)([^}]+)\}/g, (_, op, names) => names.split(",").map((n) => encodeURIComponent(values[n.replace(/\*$|:\d+$/, "")] || "")).join(",")); }
@@ -482,7 +491,7 @@ function showResource(item) {
     } }));
   }
 }
-function renderPrompts() { listItems($("#prompt-list"), state.prompts, showPrompt); }
+function renderPrompts() { listItems($("#prompt-list"), state.prompts, showPrompt, "This server has no prompts."); }
 function showPrompt(prompt) {
   const panel = clear($("#prompt-panel"));
   const schema = { type: "object", properties: {}, required: [] };
@@ -636,6 +645,7 @@ async function exportTest() {
 // ---------------------------------------------------------------- events from the inspector
 function onEvent(ev) {
   state.seq = Math.max(state.seq, ev.seq);
+  for (const p of panels) if (p.event) p.event(ev);
   if (ev.kind === "wire") addWire(ev);
   else if (ev.kind === "log") addLog(ev.params || {});
   else if (ev.kind === "progress" && state.progress && state.progress.id === ev.call) {
@@ -698,4 +708,4 @@ async function start() {
   else if (initial.connecting) { state.loginPending = true; setStatus("connecting… (a login may be waiting)"); }
   else if (initial.target) await connect();
 }
-start();
+document.addEventListener("DOMContentLoaded", start);  // after every deferred script (the panels) ran
