@@ -38,6 +38,9 @@ _EXPORTS = {
     "Request": "._server._middleware",
     "Extension": "._server._extensions",
     "ToolError": "._server._tools",
+    "StateHandle": "._handle",
+    "SessionState": "._server._session_state",
+    "SessionStateError": "._server._session_state",
     "Client": "._client._client",
     "TaskCancelled": "._client._tasks",
     "InvalidParams": "._errors",
@@ -77,6 +80,7 @@ if TYPE_CHECKING:
         TransportError,
         UnsupportedProtocolVersion,
     )
+    from ._handle import StateHandle
     from ._host._config import ConfigError, ServerSpec, load_config
     from ._host._host import Host
     from ._safepath import PathParam, SafePath, SafePathError
@@ -88,6 +92,7 @@ if TYPE_CHECKING:
     from ._server._middleware import Request
     from ._server._resources import Message
     from ._server._server import Server
+    from ._server._session_state import SessionState, SessionStateError
     from ._server._tools import ToolError
     from ._skills import SkillVerificationError
     from ._transports._subprocess import ServerExited, ServerNotFound
@@ -146,7 +151,10 @@ __all__ = [
     "ServerExited",
     "ServerNotFound",
     "ServerSpec",
+    "SessionState",
+    "SessionStateError",
     "SkillVerificationError",
+    "StateHandle",
     "TaskCancelled",
     "Text",
     "ToolError",

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ._elicit import ElicitResult
     from ._http_view import HttpRequest
     from ._server import Server
+    from ._session_state import SessionState
     from ._tasks import Task
 
 log = _log.logger("mcpio.server", globals())
@@ -104,6 +105,7 @@ class Context:
         "_http",
         "_last_progress",
         "_rounds",
+        "_session_state",
         "_state",
         "_task",
         "meta",
@@ -139,6 +141,7 @@ class Context:
         self.owner: Server | None = None  # the mounted server whose handler serves this request (_catalog)
         self._state: dict[str, Any] | None = None  # made at first use (state)
         self._http: HttpRequest | None = None  # made at first use (http)
+        self._session_state: SessionState | None = None  # made at first use, or by a StateHandle parameter
 
     # ---------------------------------------------------------------- facts
     @property
@@ -170,6 +173,20 @@ class Context:
         state = self._state
         if state is None:
             state = self._state = {}
+        return state
+
+    @property
+    def session_state(self) -> SessionState:
+        """State that outlives this request (:class:`~mcpio._server._session_state.SessionState`:
+        ``await get(key)``, ``await set(key, value, ttl=)``, ``await delete(key)``), kept for the
+        tool's ``mcpio.StateHandle`` parameter, else the legacy session, else the authenticated
+        caller; in memory, or on Redis with ``state=RedisState(...)`` / ``--redis``. Raises
+        ``SessionStateError`` (an isError result) when the call has none of these."""
+        state = self._session_state
+        if state is None:
+            from ._session_state import for_context
+
+            state = self._session_state = for_context(self)
         return state
 
     @property
