@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import runpy
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -160,3 +161,44 @@ async def test_two_processes_on_one_redis_share_the_state(redis_url):
         for proc in (a, b):
             proc.terminate()
             proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def guarded() -> Iterator[tuple[str, Callable[[str], dict[str, str]]]]:
+    """The example behind ``auth=ResourceServer`` (a real issuer), in a uvicorn thread on
+    127.0.0.1; yields its URL and ``headers(subject)``: a valid bearer token's header."""
+    from mcpio.auth import ResourceServer
+    from tests.support.http import ServerThread
+    from tests.support.issuer import Issuer
+
+    resource = "https://mcp.test/mcp"
+    server = runpy.run_path(EXAMPLE)["server"]
+    with Issuer() as issuer:
+        app = server.http_app(auth=ResourceServer(resource=resource, issuer=issuer.url, required_scopes=["mcp"]))
+        with ServerThread(app) as srv:
+            yield srv.url, lambda sub: {"authorization": "Bearer " + issuer.mint(aud=resource, scope="mcp", sub=sub)}
+
+
+@sync
+async def test_a_principal_keeps_its_state_across_stateless_calls(guarded):
+    url, headers = guarded
+    async with Client(url, era="modern", headers=headers("alice")) as alice:
+        assert (await alice.call_tool("remember", {"key": "k", "value": "alice's"})).text == "kept k"
+    async with Client(url, era="modern", headers=headers("alice")) as again:  # new client, same principal
+        assert (await again.call_tool("recall", {"key": "k"})).data == "alice's"
+    async with Client(url, era="modern", headers=headers("bob")) as bob:
+        assert (await bob.call_tool("recall", {"key": "k"})).data is None
+
+
+@sync
+async def test_a_handle_minted_for_one_principal_is_refused_for_another(guarded):
+    url, headers = guarded
+    async with Client(url, era="modern", headers=headers("alice")) as alice:
+        cart = (await alice.call_tool("add_to_cart", {"item": "apple"})).data["cart"]
+        assert (await alice.call_tool("view_cart", {"cart": cart})).data["items"] == ["apple"]
+    async with Client(url, era="modern", headers=headers("bob")) as bob:
+        stolen = await bob.call_tool("view_cart", {"cart": cart})
+        assert stolen.is_error and "unknown or expired state handle" in stolen.text
+        assert "apple" not in stolen.text
+    async with Client(url, era="legacy", headers=headers("alice")) as alice:  # any era: the handle is hers
+        assert (await alice.call_tool("add_to_cart", {"item": "pear", "cart": cart})).data["items"] == ["apple", "pear"]
