@@ -169,7 +169,7 @@ class Context:
         """A dict belonging to this one request: middleware fills it (``request.context.state``),
         the handler and its dependency providers read it; a task goes on with its call's. Every
         request starts with a fresh one (in 2026-07-28 each input_required round is a request of
-        its own); what must outlive a request does not belong here."""
+        its own); what must outlive a request goes in :attr:`session_state`."""
         state = self._state
         if state is None:
             state = self._state = {}
