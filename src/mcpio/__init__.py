@@ -48,6 +48,7 @@ _EXPORTS = {
     "HeaderMismatch": "._errors",
     "MissingRequiredClientCapability": "._errors",
     "UnsupportedProtocolVersion": "._errors",
+    "URLElicitationRequired": "._errors",
     "ServerExited": "._transports._subprocess",
     "ServerNotFound": "._transports._subprocess",
     "ConfigError": "._host._config",
@@ -79,6 +80,7 @@ if TYPE_CHECKING:
         ResourceNotFound,
         TransportError,
         UnsupportedProtocolVersion,
+        URLElicitationRequired,
     )
     from ._handle import StateHandle
     from ._host._config import ConfigError, ServerSpec, load_config
@@ -160,6 +162,7 @@ __all__ = [
     "ToolError",
     "ToolResult",
     "TransportError",
+    "URLElicitationRequired",
     "UnsupportedProtocolVersion",
     "__version__",
     "load_config",

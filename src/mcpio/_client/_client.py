@@ -94,7 +94,9 @@ class Client:
     Handlers (sync or async; each declares its capability when given):
     ``sampling(params)`` returns a CreateMessageResult dict or the reply text; ``elicitation(params)`` returns an
     ElicitResult, the content alone (accept) or None (decline) — accepted content gets the schema's defaults for
-    the fields it leaves out; ``roots`` is a list (paths, ``file://`` URIs or Root dicts) or a callable returning one.
+    the fields it leaves out; ``elicitation_modes=("form", "url")`` declares URL mode too (2025-11-25+: the
+    handler then gets ``mode: "url"`` requests, shows ``url`` to the user and returns the action); ``roots`` is a
+    list (paths, ``file://`` URIs or Root dicts) or a callable returning one.
     ``on_log(params)`` receives ``notifications/message`` (default: the ``mcpio.server``
     logger); ``on_notification(method, params)`` receives every notification.
 
@@ -122,6 +124,7 @@ class Client:
         protocol_version: str | None = None,
         sampling: Handler | None = None,
         elicitation: Handler | None = None,
+        elicitation_modes: Sequence[str] = ("form",),
         roots: Sequence[Any] | Callable[[], Any] | None = None,
         on_log: Callable[[dict[str, Any]], Any] | None = None,
         on_notification: Callable[[str, dict[str, Any] | None], Any] | None = None,
@@ -175,6 +178,7 @@ class Client:
         self.protocol_version = protocol_version
         self.sampling = sampling
         self.elicitation = elicitation
+        self.elicitation_modes = tuple(elicitation_modes)  # "form", "url" (2025-11-25+): what it declares
         self.roots = roots
         self.on_log = on_log
         self.on_notification = on_notification
@@ -314,7 +318,7 @@ class Client:
         if method == "sampling/createMessage" and self.sampling is not None:
             return await _handlers.answer_sampling(self.sampling, params)
         if method == "elicitation/create" and self.elicitation is not None:
-            return await _handlers.answer_elicitation(self.elicitation, params)
+            return await _handlers.answer_elicitation(self.elicitation, params, self.elicitation_modes)
         raise MethodNotFound(f"Method not found: this client does not handle {method!r}")
 
     async def _on_notif(self, session: Session, ev: NotificationReceived) -> None:

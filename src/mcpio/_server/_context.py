@@ -488,6 +488,48 @@ class Context:
         result = await self._request("elicitation/create", params, timeout, key)
         return typed.read(result) if typed is not None else result
 
+    async def elicit_url(
+        self,
+        url: str,
+        message: str,
+        *,
+        elicitation_id: str | None = None,
+        timeout: float | None = 600.0,
+        key: str | None = None,
+    ) -> dict[str, Any]:
+        """Ask the user to visit ``url`` out of band (URL-mode elicitation, 2025-11-25 and later):
+        sign-in, payment, anything the client must not see. Returns the client's result,
+        ``{"action": "accept"|"decline"|"cancel"}`` (accept: the user agreed to open it, not that
+        the interaction finished) and, in the legacy era, ``elicitationId``: the id sent
+        (``elicitation_id``, else minted), for :meth:`complete_elicitation`. In 2026-07-28 it is
+        an input_required round like :meth:`elicit`. The client must declare ``elicitation.url``."""
+        from ._elicit import new_elicitation_id, url_params
+
+        rules = self.rules
+        if rules is not None and not (rules.elicitation and rules.icons):  # URL mode came with 2025-11-25
+            raise ClientCapabilityError(
+                f"URL-mode elicitation is not part of protocol version {rules.version}", "elicitation", rules
+            )
+        if "url" not in self._require("elicitation", "ctx.elicit_url()"):
+            raise ClientCapabilityError(
+                f"ctx.elicit_url() needs URL-mode elicitation, which {self.client_info.get('name', 'the client')} "
+                "did not declare (capability elicitation.url is absent)",
+                "elicitation",
+                rules,
+            )
+        eid = None if self.stateless else (elicitation_id or new_elicitation_id())
+        result = await self._request(
+            "elicitation/create", url_params(url, message, eid, legacy=eid is not None), timeout, key
+        )
+        return {**result, "elicitationId": eid} if eid is not None and isinstance(result, dict) else result
+
+    async def complete_elicitation(self, elicitation_id: str) -> None:
+        """Tell the client the URL-mode elicitation ``elicitation_id`` finished out of band
+        (``notifications/elicitation/complete``, 2025-11-25; 2026-07-28 has no such notification:
+        the client retries instead, so this is a no-op there)."""
+        if not self.stateless:
+            await self.session.notify("notifications/elicitation/complete", {"elicitationId": elicitation_id})
+
     async def list_roots(self, *, timeout: float | None = 30.0, key: str | None = None) -> list[dict[str, Any]]:
         """The client's roots (``roots/list``): a list of ``{"uri": "file://…", "name"?}``."""
         self._require("roots", "ctx.list_roots()")
