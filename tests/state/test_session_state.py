@@ -202,3 +202,36 @@ async def test_a_handle_minted_for_one_principal_is_refused_for_another(guarded)
         assert "apple" not in stolen.text
     async with Client(url, era="legacy", headers=headers("alice")) as alice:  # any era: the handle is hers
         assert (await alice.call_tool("add_to_cart", {"item": "pear", "cart": cart})).data["items"] == ["apple", "pear"]
+
+
+@sync
+async def test_redis_down_is_the_clean_error_and_service_resumes():
+    """Redis stopped under a serving ``mcpio run --redis``: the call is answered with an error
+    that says the store is unreachable and the request was fine; Redis back, it works again."""
+    from mcpio import MCPError
+    from tests.support.redis import RedisServer
+
+    redis = RedisServer()
+    redis.start()
+    proc, url = serve("--redis", redis.url)
+    try:
+        async with Client(url, era="modern") as c:
+            cart = (await c.call_tool("add_to_cart", {"item": "apple"})).data["cart"]
+            redis.stop()
+            with pytest.raises(MCPError) as down:
+                await c.call_tool("view_cart", {"cart": cart})
+            assert "session-state store is unreachable" in down.value.message
+            assert "the request was fine, retry it" in down.value.message
+            redis.start()  # empty: it ran without persistence; the old handle is gone, new state works
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    fresh = await c.call_tool("add_to_cart", {"item": "pear"})
+                    break
+                except MCPError:
+                    assert time.monotonic() < deadline, "service did not resume after Redis came back"
+            assert fresh.data["items"] == ["pear"]
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        redis.close()

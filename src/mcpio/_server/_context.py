@@ -105,7 +105,7 @@ class Context:
         "_http",
         "_last_progress",
         "_rounds",
-        "_session_state",
+        "_session_state",  # made at first use, or by a StateHandle parameter (_session_state)
         "_state",
         "_task",
         "meta",
@@ -141,7 +141,6 @@ class Context:
         self.owner: Server | None = None  # the mounted server whose handler serves this request (_catalog)
         self._state: dict[str, Any] | None = None  # made at first use (state)
         self._http: HttpRequest | None = None  # made at first use (http)
-        self._session_state: SessionState | None = None  # made at first use, or by a StateHandle parameter
 
     # ---------------------------------------------------------------- facts
     @property
@@ -182,12 +181,13 @@ class Context:
         tool's ``mcpio.StateHandle`` parameter, else the legacy session, else the authenticated
         caller; in memory, or on Redis with ``state=RedisState(...)`` / ``--redis``. Raises
         ``SessionStateError`` (an isError result) when the call has none of these."""
-        state = self._session_state
-        if state is None:
+        try:  # the slot is left unset by __init__: no per-call cost for a tool that never asks
+            return self._session_state
+        except AttributeError:
             from ._session_state import for_context
 
             state = self._session_state = for_context(self)
-        return state
+            return state
 
     @property
     def auth(self) -> Any:
