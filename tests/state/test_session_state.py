@@ -127,7 +127,11 @@ async def test_ttl_expiry(http_url):
 
 @sync
 async def test_size_caps_name_the_limit(http_url):
-    async with Client(http_url, era="legacy") as c:
+    await size_caps(http_url)
+
+
+async def size_caps(url: str) -> None:
+    async with Client(url, era="legacy") as c:
         big = await c.call_tool("remember", {"key": "big", "value": "x" * 300_000})
         assert big.is_error and "limit of 262144 bytes per value (max_value_bytes)" in big.text
         for i in range(5):  # 5 x 200 kB fit the scope's 1 MiB
@@ -157,6 +161,7 @@ async def test_two_processes_on_one_redis_share_the_state(redis_url):
             async with Client(url, era="legacy") as c:
                 await c.call_tool("remember", {"key": "k", "value": url})
                 assert (await c.call_tool("recall", {"key": "k"})).data == url
+        await size_caps(url_b)  # the same bounds on Redis (one Lua script counts the scope)
     finally:
         for proc in (a, b):
             proc.terminate()
