@@ -94,9 +94,7 @@ class Client:
     Handlers (sync or async; each declares its capability when given):
     ``sampling(params)`` returns a CreateMessageResult dict or the reply text; ``elicitation(params)`` returns an
     ElicitResult, the content alone (accept) or None (decline) — accepted content gets the schema's defaults for
-    the fields it leaves out; ``elicitation_modes=("form", "url")`` declares URL mode too (2025-11-25+: the
-    handler then gets ``mode: "url"`` requests, shows ``url`` to the user and returns the action); ``roots`` is a
-    list (paths, ``file://`` URIs or Root dicts) or a callable returning one.
+    the fields it leaves out; ``roots`` is a list (paths, ``file://`` URIs or Root dicts) or a callable returning one.
     ``on_log(params)`` receives ``notifications/message`` (default: the ``mcpio.server``
     logger); ``on_notification(method, params)`` receives every notification.
 
@@ -124,7 +122,7 @@ class Client:
         protocol_version: str | None = None,
         sampling: Handler | None = None,
         elicitation: Handler | None = None,
-        elicitation_modes: Sequence[str] = ("form",),
+        elicitation_modes: Sequence[str] = ("form",),  # with "url": URL mode too (2025-11-25+, docs/guides/client.md)
         roots: Sequence[Any] | Callable[[], Any] | None = None,
         on_log: Callable[[dict[str, Any]], Any] | None = None,
         on_notification: Callable[[str, dict[str, Any] | None], Any] | None = None,
@@ -177,8 +175,7 @@ class Client:
         self.era = era
         self.protocol_version = protocol_version
         self.sampling = sampling
-        self.elicitation = elicitation
-        self.elicitation_modes = tuple(elicitation_modes)  # "form", "url" (2025-11-25+): what it declares
+        self.elicitation, self.elicitation_modes = elicitation, tuple(elicitation_modes)  # modes: what it declares
         self.roots = roots
         self.on_log = on_log
         self.on_notification = on_notification
