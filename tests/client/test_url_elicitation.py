@@ -16,6 +16,7 @@ import pytest
 
 from mcpio import Client, URLElicitationRequired
 from tests.support.http import free_port, wait_port
+from tests.support.wire import validate_def
 
 EXAMPLE = "examples/url_elicitation.py"
 
@@ -66,6 +67,16 @@ def test_legacy_url_elicitation_and_its_completion(target, http_url):
     assert params["mode"] == "url" and params["url"] == "https://auth.example.com/github/connect"
     assert params["message"] == "Sign in to github" and len(params["elicitationId"]) >= 16
     assert ("notifications/elicitation/complete", {"elicitationId": params["elicitationId"]}) in notes
+    validate_def(params, "2025-11-25", "ElicitRequestURLParams")  # the official schema
+    validate_def(
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/elicitation/complete",
+            "params": next(p for m, p in notes if m.endswith("/complete")),
+        },
+        "2025-11-25",
+        "ElicitationCompleteNotification",
+    )
     declined, _, _ = asyncio.run(connect(where, "legacy", "decline"))
     assert declined.text == "not connected (decline)"
 
@@ -77,6 +88,7 @@ def test_modern_url_elicitation_is_an_input_required_round(target, http_url):
     assert result.text == "connected github"
     (params,) = asked
     assert params == {"mode": "url", "message": "Sign in to github", "url": "https://auth.example.com/github/connect"}
+    validate_def(params, "2026-07-28", "ElicitRequestURLParams")
     assert not any(m == "notifications/elicitation/complete" for m, _ in notes)
 
 
@@ -100,5 +112,7 @@ def test_url_elicitation_required_is_typed_on_the_client():
             (wanted,) = caught.value.elicitations
             assert wanted["mode"] == "url" and wanted["url"] == "https://auth.example.com/github/connect"
             assert caught.value.code == -32042 and wanted["elicitationId"]
+            error = {"code": caught.value.code, "message": caught.value.message, "data": caught.value.data}
+            validate_def({"jsonrpc": "2.0", "id": 1, "error": error}, "2025-11-25", "URLElicitationRequiredError")
 
     asyncio.run(run())
