@@ -116,6 +116,7 @@ class Context:
         "server",
         "session",
     )
+    _session_state: SessionState  # unset until first used (session_state)
 
     def __init__(
         self,
