@@ -228,9 +228,8 @@ class Tool:
             from ._deps import wrap
 
             fn, sig = wrap(fn, sig, name, False if timeout is not None else inline)
-        if any(
-            f[1] is HANDLE_TYPE for f in sig._fields
-        ):  # a StateHandle parameter: opened (or minted) per call (_session_state)
+        # A StateHandle parameter (a function's, not a schema-defined tool's): opened or minted per call.
+        if any(f[1] is HANDLE_TYPE for f in getattr(sig, "_fields", ())):
             from ._session_state import wrap as opening
 
             fn, sig = opening(fn, sig, name, inline is True)
