@@ -38,6 +38,9 @@ _EXPORTS = {
     "Request": "._server._middleware",
     "Extension": "._server._extensions",
     "ToolError": "._server._tools",
+    "StateHandle": "._handle",
+    "SessionState": "._server._session_state",
+    "SessionStateError": "._server._session_state",
     "Client": "._client._client",
     "ClientCache": "._client._cache",
     "MemoryCache": "._client._cache",
@@ -50,6 +53,7 @@ _EXPORTS = {
     "HeaderMismatch": "._errors",
     "MissingRequiredClientCapability": "._errors",
     "UnsupportedProtocolVersion": "._errors",
+    "URLElicitationRequired": "._errors",
     "ServerExited": "._transports._subprocess",
     "ServerNotFound": "._transports._subprocess",
     "ConfigError": "._host._config",
@@ -84,7 +88,9 @@ if TYPE_CHECKING:
         ResourceNotFound,
         TransportError,
         UnsupportedProtocolVersion,
+        URLElicitationRequired,
     )
+    from ._handle import StateHandle
     from ._host._config import ConfigError, ServerSpec, load_config
     from ._host._host import Host
     from ._safepath import PathParam, SafePath, SafePathError
@@ -96,6 +102,7 @@ if TYPE_CHECKING:
     from ._server._middleware import Request
     from ._server._resources import Message
     from ._server._server import Server
+    from ._server._session_state import SessionState, SessionStateError
     from ._server._tools import ToolError
     from ._skills import SkillVerificationError
     from ._transports._subprocess import ServerExited, ServerNotFound
@@ -159,12 +166,16 @@ __all__ = [
     "ServerExited",
     "ServerNotFound",
     "ServerSpec",
+    "SessionState",
+    "SessionStateError",
     "SkillVerificationError",
+    "StateHandle",
     "TaskCancelled",
     "Text",
     "ToolError",
     "ToolResult",
     "TransportError",
+    "URLElicitationRequired",
     "UnsupportedProtocolVersion",
     "__version__",
     "load_config",

@@ -116,6 +116,29 @@ class ResourceNotFound(MCPError):
         self.uri = uri
 
 
+class URLElicitationRequired(MCPError):
+    """-32042 (2025-11-25): the request cannot go on until the user completes the URL-mode
+    elicitations in ``data.elicitations`` (``ElicitRequestURLParams``: mode, message, url,
+    elicitationId). A tool raises it (``raise URLElicitationRequired.for_url(url, message)``)
+    when the client should retry after the user visited the URL; the client gets it back typed,
+    the list as ``elicitations``."""
+
+    code = URL_ELICITATION_REQUIRED
+
+    def __init__(self, message: str, code: int | None = None, data: Any = None) -> None:
+        super().__init__(message, code, data)
+        found = data.get("elicitations") if isinstance(data, dict) else None
+        self.elicitations: list[dict[str, Any]] = found if isinstance(found, list) else []
+
+    @classmethod
+    def for_url(cls, url: str, message: str, *, elicitation_id: str | None = None) -> URLElicitationRequired:
+        import secrets
+
+        eid = elicitation_id or secrets.token_urlsafe(16)
+        params = {"mode": "url", "message": message, "url": url, "elicitationId": eid}
+        return cls(f"This request requires more information: {message}", None, {"elicitations": [params]})
+
+
 class HeaderMismatch(MCPError):
     """-32020 (2026-07-28, HTTP): a required header is missing or disagrees with the body."""
 

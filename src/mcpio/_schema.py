@@ -45,6 +45,7 @@ from ._callables import injection as _injection
 from ._callables import parameters as _parameters
 from ._callables import type_hints as _type_hints
 from ._callables import unwrap as _unwrap
+from ._handle import HANDLE_TYPE, StateHandle
 from ._schema_docs import attach_defs as _attach_defs
 from ._schema_docs import clean as _clean
 from ._schema_docs import prompt_arguments
@@ -308,7 +309,7 @@ def analyze_function(
             meta = _field_meta(default)
             tp = Annotated[tp, meta] if meta is not None else tp
             default, factory = _field_default(default)
-        required = default is _EMPTY and factory is None
+        required = default is _EMPTY and factory is None and hint is not StateHandle  # minted when absent
         specs.append((pname, hint, tp, required, default))
         if factory is not None:
             fields.append((pname, tp, msgspec.field(default_factory=factory)))
@@ -386,6 +387,8 @@ def _normalize(tp: Any) -> Any:
     become ``msgspec.Meta``; datetime/time get a ``format``; generic arguments are rewritten too."""
     if type(tp) is type:  # a plain class: what the general path below gives
         return Annotated[tp, msgspec.Meta(extra_json_schema={"format": _FORMATS[tp]})] if tp in _FORMATS else tp
+    if tp is StateHandle:  # a string the framework describes (and mints when absent)
+        return HANDLE_TYPE
     origin = get_origin(tp)
     if origin is Annotated:
         base, *extras = get_args(tp)

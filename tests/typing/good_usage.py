@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from mcpio import Client, Context, Depends, ElicitResult, Server, SkillVerificationError
+from mcpio import Client, Context, Depends, ElicitResult, Server, SkillVerificationError, StateHandle
 from mcpio.types import CallToolResult, ContentBlock, ResourceContents, SkillEntry, TextContent, Tool
 
 
@@ -45,13 +45,26 @@ async def confirm(ctx: Context, offset: int = Depends(base)) -> int:
     return offset + (answer.data.total if answer.data is not None else 0) + len(raw)
 
 
+@server.tool
+async def cart(item: str, handle: StateHandle, ctx: Context) -> dict[str, Any]:
+    """State that outlives the call, under a handle the client passes back (minted when absent)."""
+    items: list[str] = await ctx.session_state.get("items", [])
+    await ctx.session_state.set("items", [*items, item], ttl=60)
+    removed: bool = await ctx.session_state.delete("nothing")
+    assert ctx.session_state.handle == handle and not removed
+    return {"handle": handle, "items": [*items, item]}
+
+
 async def main() -> None:
     async with Client(server) as client:
         tools: list[Tool] = await client.list_tools()
         names: list[str] = [t.name for t in tools]
         schema: dict[str, Any] = tools[0].input_schema
         raw_schema: Any = tools[0]["inputSchema"]  # the raw wire dict stays available
-        assert schema == raw_schema and names == ["add", "confirm"]
+        assert schema == raw_schema and names == ["add", "confirm", "cart"]
+        kept: CallToolResult[Any] = await client.call_tool("cart", {"item": "pen"})
+        again = await client.call_tool("cart", {"item": "ink", "handle": kept.data["handle"]})
+        assert again.data["items"] == ["pen", "ink"]
 
         result: CallToolResult[Sum] = await client.call_tool("add", {"parts": [1, 2, 3]}, result_type=Sum)
         total: int = result.data.total

@@ -33,6 +33,7 @@ LAYERS = {
     "_safepath": 0,
     "_suggest": 0,
     "_skills": 0,
+    "_handle": 0,
     "_protocol": 1,
     "_transports": 2,
     "_state": 2,

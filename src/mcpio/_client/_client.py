@@ -122,6 +122,7 @@ class Client:
         protocol_version: str | None = None,
         sampling: Handler | None = None,
         elicitation: Handler | None = None,
+        elicitation_modes: Sequence[str] = ("form",),  # with "url": URL mode too (2025-11-25+, docs/guides/client.md)
         roots: Sequence[Any] | Callable[[], Any] | None = None,
         on_log: Callable[[dict[str, Any]], Any] | None = None,
         on_notification: Callable[[str, dict[str, Any] | None], Any] | None = None,
@@ -176,7 +177,7 @@ class Client:
         self.era = era
         self.protocol_version = protocol_version
         self.sampling = sampling
-        self.elicitation = elicitation
+        self.elicitation, self.elicitation_modes = elicitation, tuple(elicitation_modes)  # modes: what it declares
         self.roots = roots
         self.on_log = on_log
         self.on_notification = on_notification
@@ -317,7 +318,7 @@ class Client:
         if method == "sampling/createMessage" and self.sampling is not None:
             return await _handlers.answer_sampling(self.sampling, params)
         if method == "elicitation/create" and self.elicitation is not None:
-            return await _handlers.answer_elicitation(self.elicitation, params)
+            return await _handlers.answer_elicitation(self.elicitation, params, self.elicitation_modes)
         raise MethodNotFound(f"Method not found: this client does not handle {method!r}")
 
     async def _on_notif(self, session: Session, ev: NotificationReceived) -> None:

@@ -28,8 +28,9 @@ def capabilities(client: Client, rules: Any) -> dict[str, Any]:
         caps["roots"] = {} if rules.stateless else {"listChanged": True}
     if client.sampling is not None:
         caps["sampling"] = {}
-    if client.elicitation is not None and rules.elicitation:
-        caps["elicitation"] = {}
+    if client.elicitation is not None and rules.elicitation:  # {}: form only; modes named since 2025-11-25
+        modes = client.elicitation_modes
+        caps["elicitation"] = {m: {} for m in modes} if rules.icons and modes != ("form",) else {}
     extensions: dict[str, Any] = {TASKS_EXTENSION: {}} if client.tasks and rules.tasks_extension else {}
     extensions.update(client.extensions)
     if extensions:

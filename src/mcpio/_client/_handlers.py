@@ -26,6 +26,7 @@ from .._errors import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
     RESOURCE_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
+    URL_ELICITATION_REQUIRED,
     HeaderMismatch,
     InvalidParams,
     MCPError,
@@ -34,6 +35,7 @@ from .._errors import (
     RemoteProtocolError,
     ResourceNotFound,
     UnsupportedProtocolVersion,
+    URLElicitationRequired,
 )
 
 server_log = logging.getLogger("mcpio.server")
@@ -57,6 +59,7 @@ _TYPED: dict[int, type[MCPError]] = {
     HEADER_MISMATCH: HeaderMismatch,
     MISSING_REQUIRED_CLIENT_CAPABILITY: MissingRequiredClientCapability,
     UNSUPPORTED_PROTOCOL_VERSION: UnsupportedProtocolVersion,
+    URL_ELICITATION_REQUIRED: URLElicitationRequired,
 }
 
 
@@ -111,10 +114,20 @@ def fill_defaults(schema: Any, content: dict[str, Any] | None) -> dict[str, Any]
     return out
 
 
-async def answer_elicitation(handler: Callable[..., Any], params: dict[str, Any]) -> dict[str, Any]:
+async def answer_elicitation(
+    handler: Callable[..., Any], params: dict[str, Any], modes: tuple[str, ...] = ("form",)
+) -> dict[str, Any]:
     """``elicitation/create``. The handler returns an ElicitResult dict, or the content dict
     alone (meaning accept), or None (meaning decline). Accepted form content gets the
-    schema's defaults for the fields it leaves out."""
+    schema's defaults for the fields it leaves out. A URL-mode request (``mode: "url"``: show
+    ``url`` to the user, spec 2025-11-25) reaches the handler only when ``modes`` has "url"
+    (what the client declared); its answer carries the action alone (no content)."""
+    mode = params.get("mode", "form")
+    if mode not in modes:
+        raise InvalidParams(
+            f"Invalid params: this client did not declare {mode}-mode elicitation "
+            f"(it declared {', '.join(modes)}); ask in a mode it declared"
+        )
     r = await call(handler, params)
     if r is None:
         return {"action": "decline"}
@@ -122,7 +135,9 @@ async def answer_elicitation(handler: Callable[..., Any], params: dict[str, Any]
         raise MCPError(f"the elicitation handler returned {type(r).__name__}; return a dict or None")
     if r.get("action") not in ("accept", "decline", "cancel"):
         r = {"action": "accept", "content": r}
-    if r["action"] == "accept" and params.get("mode", "form") == "form":
+    if mode == "url":
+        return {"action": r["action"]}
+    if r["action"] == "accept" and mode == "form":
         r = {**r, "content": fill_defaults(params.get("requestedSchema"), r.get("content"))}
     return r
 

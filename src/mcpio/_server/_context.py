@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ._elicit import ElicitResult
     from ._http_view import HttpRequest
     from ._server import Server
+    from ._session_state import SessionState
     from ._tasks import Task
 
 log = _log.logger("mcpio.server", globals())
@@ -104,6 +105,7 @@ class Context:
         "_http",
         "_last_progress",
         "_rounds",
+        "_session_state",  # made at first use, or by a StateHandle parameter (_session_state)
         "_state",
         "_task",
         "meta",
@@ -114,6 +116,7 @@ class Context:
         "server",
         "session",
     )
+    _session_state: SessionState  # unset until first used (session_state)
 
     def __init__(
         self,
@@ -166,11 +169,26 @@ class Context:
         """A dict belonging to this one request: middleware fills it (``request.context.state``),
         the handler and its dependency providers read it; a task goes on with its call's. Every
         request starts with a fresh one (in 2026-07-28 each input_required round is a request of
-        its own); what must outlive a request does not belong here."""
+        its own); what must outlive a request goes in :attr:`session_state`."""
         state = self._state
         if state is None:
             state = self._state = {}
         return state
+
+    @property
+    def session_state(self) -> SessionState:
+        """State that outlives this request (:class:`~mcpio._server._session_state.SessionState`:
+        ``await get(key)``, ``await set(key, value, ttl=)``, ``await delete(key)``), kept for the
+        tool's ``mcpio.StateHandle`` parameter, else the legacy session, else the authenticated
+        caller; in memory, or on Redis with ``state=RedisState(...)`` / ``--redis``. Raises
+        ``SessionStateError`` (an isError result) when the call has none of these."""
+        try:  # the slot is left unset by __init__: no per-call cost for a tool that never asks
+            return self._session_state
+        except AttributeError:
+            from ._session_state import for_context
+
+            state = self._session_state = for_context(self)
+            return state
 
     @property
     def auth(self) -> Any:
@@ -470,6 +488,48 @@ class Context:
             params = {"mode": "form", **params}
         result = await self._request("elicitation/create", params, timeout, key)
         return typed.read(result) if typed is not None else result
+
+    async def elicit_url(
+        self,
+        url: str,
+        message: str,
+        *,
+        elicitation_id: str | None = None,
+        timeout: float | None = 600.0,
+        key: str | None = None,
+    ) -> dict[str, Any]:
+        """Ask the user to visit ``url`` out of band (URL-mode elicitation, 2025-11-25 and later):
+        sign-in, payment, anything the client must not see. Returns the client's result,
+        ``{"action": "accept"|"decline"|"cancel"}`` (accept: the user agreed to open it, not that
+        the interaction finished) and, in the legacy era, ``elicitationId``: the id sent
+        (``elicitation_id``, else minted), for :meth:`complete_elicitation`. In 2026-07-28 it is
+        an input_required round like :meth:`elicit`. The client must declare ``elicitation.url``."""
+        from ._elicit import new_elicitation_id, url_params
+
+        rules = self.rules
+        if rules is not None and not (rules.elicitation and rules.icons):  # URL mode came with 2025-11-25
+            raise ClientCapabilityError(
+                f"URL-mode elicitation is not part of protocol version {rules.version}", "elicitation", rules
+            )
+        if "url" not in self._require("elicitation", "ctx.elicit_url()"):
+            raise ClientCapabilityError(
+                f"ctx.elicit_url() needs URL-mode elicitation, which {self.client_info.get('name', 'the client')} "
+                "did not declare (capability elicitation.url is absent)",
+                "elicitation",
+                rules,
+            )
+        eid = None if self.stateless else (elicitation_id or new_elicitation_id())
+        result = await self._request(
+            "elicitation/create", url_params(url, message, eid, legacy=eid is not None), timeout, key
+        )
+        return {**result, "elicitationId": eid} if eid is not None and isinstance(result, dict) else result
+
+    async def complete_elicitation(self, elicitation_id: str) -> None:
+        """Tell the client the URL-mode elicitation ``elicitation_id`` finished out of band
+        (``notifications/elicitation/complete``, 2025-11-25; 2026-07-28 has no such notification:
+        the client retries instead, so this is a no-op there)."""
+        if not self.stateless:
+            await self.session.notify("notifications/elicitation/complete", {"elicitationId": elicitation_id})
 
     async def list_roots(self, *, timeout: float | None = 30.0, key: str | None = None) -> list[dict[str, Any]]:
         """The client's roots (``roots/list``): a list of ``{"uri": "file://…", "name"?}``."""

@@ -126,3 +126,20 @@ def form(response_type: Any) -> _Form:
     if found is None:
         found = _FORMS[response_type] = _Form(response_type)
     return found
+
+
+def new_elicitation_id() -> str:
+    import secrets
+
+    return secrets.token_urlsafe(16)
+
+
+def url_params(url: str, message: str, elicitation_id: str | None, *, legacy: bool) -> dict[str, Any]:
+    """``ElicitRequestURLParams``: the 2025-11-25 shape carries ``elicitationId`` (the id
+    ``notifications/elicitation/complete`` names later); 2026-07-28 has none (MRTR retries)."""
+    if not isinstance(url, str) or "://" not in url:
+        raise ValueError(f"elicit_url: url must be an absolute URL (https://…), not {url!r}")
+    params: dict[str, Any] = {"mode": "url", "message": message, "url": url}
+    if legacy:
+        params["elicitationId"] = elicitation_id
+    return params

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from .._session import Session
+    from .._state._kv import MemoryKV
     from .._transports._base import Transport
     from . import _answer, _http
     from ._catalog import Catalog
@@ -157,6 +158,13 @@ class Server(CatalogMixin, FromAPI, ExtensionsMixin):
         store = TaskStore(*self._task_options)
         store.on_change = self._task_changed
         return store
+
+    @functools.cached_property
+    def _kv(self) -> MemoryKV:
+        """The session-state store of a server without a shared one (``_session_state.store_of``)."""
+        from .._state._kv import MemoryKV
+
+        return MemoryKV()
 
     # ================================================================ registration
     def tool(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, cast
 from .. import _log
 from .._content import CONTENT_TYPES, ToolResult, json_text, to_blocks
 from .._errors import HIDDEN_DETAIL, InvalidParams, MCPError, RequestTimeout, ResourceNotFound, SafePathError
+from .._handle import HANDLE_TYPE
 from .._schema import ArgumentError, FunctionSignature, UnknownArguments, analyze_function
 from .._schema_output import OutputMismatch
 from .._suggest import exception_text
@@ -227,6 +228,11 @@ class Tool:
             from ._deps import wrap
 
             fn, sig = wrap(fn, sig, name, False if timeout is not None else inline)
+        # A StateHandle parameter (a function's, not a schema-defined tool's): opened or minted per call.
+        if any(f[1] is HANDLE_TYPE for f in getattr(sig, "_fields", ())):
+            from ._session_state import wrap as opening
+
+            fn, sig = opening(fn, sig, name, inline is True)
         self.fn = fn
         check_heartbeat(heartbeat, allow_default=True)
         self.heartbeat = heartbeat  # ... = the server's setting

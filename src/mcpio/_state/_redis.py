@@ -51,6 +51,7 @@ from .._transports._http_events import (
 )
 from ._base import StateUnavailable
 from ._redis_bus import BusSeal
+from ._redis_kv import RedisKV
 from ._redis_sessions import RedisSessions
 from ._redis_tasks import RedisTaskDirectory
 
@@ -382,6 +383,7 @@ class RedisState:
             call=self._call,
         )
         self.sessions = RedisSessions(self.client, prefix, self._call)
+        self.kv = RedisKV(self.client, prefix, self._call)  # ctx.session_state, shared by every process
         # Tasks: records on Redis, commands and wake-ups on the bus (see _redis_tasks).
         self.tasks = RedisTaskDirectory(
             self.client, prefix=prefix, node=self.node, publish=self.publish, call=self._call, lease=task_lease

@@ -1,0 +1,206 @@
+"""``ctx.session_state``: state that outlives a request, and ``mcpio.StateHandle`` parameters.
+
+What the state is keyed by (its *scope*), first match wins:
+
+1. the tool's ``StateHandle`` parameter, when it declares one (SEP-2567: explicit, server-minted
+   handles; the client passes the handle back, or leaves it out and a new one is minted);
+2. the legacy session (protocol versions up to 2025-11-25): the ``Mcp-Session-Id`` of a
+   Streamable HTTP or HTTP+SSE session (the same on every process sharing a Redis backend), or
+   the connection itself over stdio and in memory;
+3. the authenticated principal (``ctx.principal``: token issuer and subject, or client), so a
+   caller's stateless 2026-07-28 calls share their state;
+4. none: ``ctx.session_state`` raises :class:`SessionStateError` saying how to get one.
+
+Scopes are namespaced by kind (``h:``, ``s:``, ``p:``) and named by a digest of their id, so
+no two kinds collide and the store's keys reveal no session id, principal or handle.
+
+A handle is ``sh_`` + 32 random URL-safe characters (``secrets.token_urlsafe``), recorded in
+the store with its *owner*: the principal it was minted for ("" without auth). A handle the
+store does not know (never minted, expired ``DEFAULT_TTL`` after its last use) or that another
+principal presents is refused with one message (nobody learns that another's handle exists).
+Without auth, holding the handle is the authority: treat it as a bearer secret.
+
+Values are JSON (msgspec), at most ``max_value_bytes`` each; the store bounds each scope
+(:mod:`mcpio._state._kv`). Nothing here runs for a tool that does not use it: the store is
+made, and this module loaded, at the first ``ctx.session_state`` or ``StateHandle`` parameter.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import secrets
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from .._errors import INTERNAL_ERROR, MCPError
+from .._handle import HANDLE_TYPE, StateHandle
+from .._state._base import StateUnavailable
+from .._state._kv import DEFAULT_MAX_VALUE_BYTES, DEFAULT_TTL, MAX_TTL, KVStore, StateLimitError
+from .._transports._base import routing_key
+from ._tools import ToolError, invoke
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .._schema import FunctionSignature
+    from ._context import Context
+    from ._server import Server
+
+CONTEXT_PARAM = "__mcpio_context__"
+MAX_KEY_LENGTH = 256
+
+
+class SessionStateError(ToolError):
+    """``ctx.session_state`` cannot serve this call (no scope, a value over a bound, a handle the
+    server does not know): an ``isError`` result carrying this message."""
+
+
+def store_of(server: Server) -> KVStore:
+    """The state backend's store (``RedisState.kv``: every process) when the server serves with
+    one, else the server's own :class:`~mcpio._state._kv.MemoryKV`."""
+    bus = server._state_bus
+    shared = getattr(bus, "kv", None) if bus is not None else None
+    return shared if shared is not None else server._kv
+
+
+def _scope(kind: str, ident: str) -> str:
+    return kind + ":" + hashlib.sha256(ident.encode()).hexdigest()[:40]
+
+
+def _legacy_session(ctx: Context) -> str | None:
+    """The id of the legacy session serving ``ctx`` (made for a connection that has none)."""
+    if ctx.stateless:
+        return None
+    session = ctx.session
+    sid = getattr(routing_key(session.transport), "id", None)
+    if not isinstance(sid, str):
+        sid = session.state.get("session_state_id")
+        if sid is None:
+            sid = session.state["session_state_id"] = secrets.token_urlsafe(24)
+    return sid
+
+
+def for_context(ctx: Context) -> SessionState:
+    """The SessionState of ``ctx`` by session or principal (module docstring), else the error."""
+    sid = _legacy_session(ctx)
+    if sid is not None:
+        return SessionState(store_of(ctx.server), _scope("s", sid), "session")
+    if ctx.principal is not None:
+        return SessionState(store_of(ctx.server), _scope("p", ctx.principal), "principal")
+    raise SessionStateError(
+        f"ctx.session_state: this call has nothing to keep state for (protocol {ctx.protocol_version}, "
+        "no session and no authenticated caller); declare a parameter annotated mcpio.StateHandle so the "
+        "client passes back a handle the server minted, or serve with auth= so state is kept per caller"
+    )
+
+
+class SessionState:
+    """State that outlives a request, in one scope (see the module docstring).
+
+    ``await get(key, default=None)``, ``await set(key, value, ttl=None)`` (``value``: anything
+    JSON can hold; ``ttl``: seconds, default :data:`~mcpio._state._kv.DEFAULT_TTL` = 1 hour, at
+    most 30 days), ``await delete(key)`` (whether it was there). ``kind`` is "handle",
+    "session" or "principal"; ``handle`` the :class:`~mcpio.StateHandle` of a handle's scope
+    (return it so the client can pass it back), else None.
+    """
+
+    __slots__ = ("_store", "handle", "kind", "max_value_bytes", "scope")
+
+    def __init__(self, store: KVStore, scope: str, kind: str, handle: StateHandle | None = None) -> None:
+        self._store, self.scope, self.kind, self.handle = store, scope, kind, handle
+        self.max_value_bytes = DEFAULT_MAX_VALUE_BYTES
+
+    async def get(self, key: str, default: Any = None) -> Any:
+        raw = await _reachable(self._store.get(self.scope, _key(key)))
+        return default if raw is None else msgspec.json.decode(raw)
+
+    async def set(self, key: str, value: Any, ttl: float | None = None) -> None:
+        key = _key(key)
+        if ttl is None:
+            ttl = DEFAULT_TTL
+        elif isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not 0 < ttl <= MAX_TTL:
+            raise ValueError(f"session_state.set({key!r}): ttl must be seconds > 0 and <= {MAX_TTL:g}, not {ttl!r}")
+        try:
+            raw = msgspec.json.encode(value)
+        except (TypeError, msgspec.EncodeError) as exc:
+            raise TypeError(f"session_state.set({key!r}): the value must be JSON-serialisable ({exc})") from None
+        if len(raw) > self.max_value_bytes:
+            raise SessionStateError(
+                f"session_state.set({key!r}): the value is {len(raw)} bytes as JSON, over the limit of "
+                f"{self.max_value_bytes} bytes per value (max_value_bytes)"
+            )
+        try:
+            await _reachable(self._store.set(self.scope, key, raw, float(ttl)))
+        except StateLimitError as exc:
+            raise SessionStateError(f"session_state.set({key!r}): {exc}") from None
+
+    async def delete(self, key: str) -> bool:
+        return bool(await _reachable(self._store.delete(self.scope, _key(key))))
+
+    def __repr__(self) -> str:
+        return f"SessionState(kind={self.kind!r})"
+
+
+def _key(key: Any) -> str:
+    if not isinstance(key, str) or not 0 < len(key) <= MAX_KEY_LENGTH:
+        raise TypeError(f"session_state: a key is a string of 1 to {MAX_KEY_LENGTH} characters, not {key!r}")
+    return key
+
+
+async def _reachable(call: Any) -> Any:
+    """``await call``, the backend being down (Redis) an internal error that says so."""
+    try:
+        return await call
+    except StateUnavailable as exc:
+        raise MCPError(
+            f"Internal error: the session-state store is unreachable ({exc}); the request was fine, "
+            f"retry it in {exc.retry_after} s",
+            INTERNAL_ERROR,
+        ) from None
+
+
+async def open_handle(ctx: Context, value: Any) -> SessionState:
+    """The SessionState of the handle the client passed (verified), or of a new one when absent."""
+    store = store_of(ctx.server)
+    owner = ctx.principal or ""
+    if value is None:
+        while True:  # a collision of 192 random bits does not happen; the loop states the contract
+            handle = StateHandle("sh_" + secrets.token_urlsafe(24))
+            scope = _scope("h", handle)
+            if await _reachable(store.bind(scope, owner, DEFAULT_TTL)):
+                return SessionState(store, scope, "handle", handle)
+    scope = _scope("h", value)
+    if await _reachable(store.owner(scope, DEFAULT_TTL)) != owner:
+        raise SessionStateError(
+            "unknown or expired state handle: pass a handle this server returned to you (it expires "
+            f"{DEFAULT_TTL:g} s after its last use), or leave the parameter out to start new state"
+        )
+    return SessionState(store, scope, "handle", StateHandle(value))
+
+
+def handle_params(sig: FunctionSignature) -> list[str]:
+    """The parameters of ``sig`` annotated ``StateHandle`` (``_schema`` gives them ``HANDLE_TYPE``)."""
+    return [f[0] for f in sig._fields if f[1] is HANDLE_TYPE]
+
+
+def wrap(fn: Callable[..., Any], sig: FunctionSignature, name: str, inline: bool) -> tuple[Callable[..., Any], Any]:
+    """``fn`` as an async function that opens (or mints) its handle, scopes ``ctx.session_state``
+    to it and passes it in; and the signature to call it by (its one injected parameter: the Context)."""
+    params = handle_params(sig)
+    if len(params) > 1:
+        raise TypeError(f"tool {name}: one StateHandle parameter at most ({', '.join(params)})")
+    (pname,) = params
+    inner = sig
+
+    async def call(**kwargs: Any) -> Any:
+        ctx: Context = kwargs.pop(CONTEXT_PARAM)
+        state = ctx._session_state = await open_handle(ctx, kwargs.get(pname))
+        kwargs[pname] = state.handle
+        return await invoke(inner, fn, kwargs, ctx, inline)
+
+    outer = copy.copy(sig)
+    outer.injected = [CONTEXT_PARAM]
+    outer.is_async = True
+    return call, outer

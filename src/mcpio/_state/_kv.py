@@ -1,0 +1,166 @@
+"""The session-state store: what ``ctx.session_state`` keeps between requests.
+
+One store holds many *scopes* (``s:…`` a legacy session, ``p:…`` an authenticated principal,
+``h:…`` a state handle; the framework names them, ``mcpio._server._session_state``). A scope
+holds string keys with JSON values (bytes here: the framework encodes them) and, for a handle's
+scope, the *owner* the handle was minted for. Every value has its own expiry; the owner record
+expires ``ttl`` seconds after the handle was last used.
+
+Bounds, checked on every ``set`` (the same in memory and on Redis): one value at most
+``max_value_bytes`` (checked by the framework before it reaches the store), one scope at most
+``max_scope_bytes`` (each key costs its key, its value and :data:`ENTRY_OVERHEAD` bytes);
+in memory, all scopes together at most ``max_total_bytes``. A ``set`` over a bound raises
+:class:`StateLimitError` and changes nothing.
+
+:class:`MemoryKV` keeps it in this process (the default); ``RedisState.kv``
+(:mod:`._redis_kv`) keeps it on Redis, shared by every process of the database.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Protocol
+
+DEFAULT_TTL = 3600.0  # seconds a value lives when set without ttl=, and a handle after its last use
+MAX_TTL = 30 * 24 * 3600.0  # the longest ttl= accepted (30 days)
+DEFAULT_MAX_VALUE_BYTES = 256 * 1024
+DEFAULT_MAX_SCOPE_BYTES = 1024 * 1024
+DEFAULT_MAX_TOTAL_BYTES = 256 * 1024 * 1024
+ENTRY_OVERHEAD = 64  # what a key costs its scope beyond its key and value bytes
+
+
+class StateLimitError(ValueError):
+    """A ``set`` over a size bound (the message names the bound, its value and what was asked)."""
+
+
+class KVStore(Protocol):
+    """What a session-state store does (see the module docstring). Every method may raise
+    :class:`~._base.StateUnavailable` (a backend that is down)."""
+
+    max_scope_bytes: int
+
+    async def get(self, scope: str, key: str) -> bytes | None:
+        """The value of ``key`` in ``scope``, None if it is absent or expired."""
+        ...
+
+    async def set(self, scope: str, key: str, value: bytes, ttl: float) -> None:
+        """Set ``key`` to ``value`` for ``ttl`` seconds (replacing it); StateLimitError over a bound."""
+        ...
+
+    async def delete(self, scope: str, key: str) -> bool:
+        """Remove ``key``; whether it was there."""
+        ...
+
+    async def bind(self, scope: str, owner: str, ttl: float) -> bool:
+        """Record ``owner`` for ``scope`` for ``ttl`` seconds unless it has a live owner; whether it was recorded."""
+        ...
+
+    async def owner(self, scope: str, ttl: float) -> str | None:
+        """The live owner of ``scope`` (its life renewed to ``ttl`` seconds from now), or None."""
+        ...
+
+
+def scope_limit(used: int, cost: int, limit: int) -> StateLimitError:
+    return StateLimitError(
+        f"session state is full: this scope holds {used} bytes and the value needs {cost} more, over the "
+        f"limit of {limit} bytes per scope (max_scope_bytes); delete keys or store less"
+    )
+
+
+class _Scope:
+    __slots__ = ("bytes", "owner", "values")
+
+    def __init__(self) -> None:
+        self.values: dict[str, tuple[bytes, float]] = {}  # key -> (value, expiry on time.monotonic())
+        self.owner: tuple[str, float] | None = None
+        self.bytes = 0
+
+    def sweep(self, now: float) -> None:
+        for key, (value, expiry) in list(self.values.items()):
+            if expiry <= now:
+                del self.values[key]
+                self.bytes -= len(key.encode()) + len(value) + ENTRY_OVERHEAD
+        if self.owner is not None and self.owner[1] <= now:
+            self.owner = None
+
+
+class MemoryKV:
+    """Session state in this process (the default store): bounded (module docstring), swept of
+    expired entries as scopes are used and, at most once a minute, as a whole."""
+
+    def __init__(
+        self, *, max_scope_bytes: int = DEFAULT_MAX_SCOPE_BYTES, max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES
+    ) -> None:
+        self.max_scope_bytes = max_scope_bytes
+        self.max_total_bytes = max_total_bytes
+        self._scopes: dict[str, _Scope] = {}
+        self._total = 0
+        self._swept = time.monotonic()
+
+    def _scope(self, scope: str, now: float) -> _Scope | None:
+        found = self._scopes.get(scope)
+        if found is not None:
+            before = found.bytes
+            found.sweep(now)
+            self._total -= before - found.bytes
+            if not found.values and found.owner is None:
+                del self._scopes[scope]
+                return None
+        return found
+
+    def _sweep_all(self, now: float) -> None:
+        if now - self._swept >= 60.0:
+            self._swept = now
+            for name in list(self._scopes):
+                self._scope(name, now)
+
+    async def get(self, scope: str, key: str) -> bytes | None:
+        found = self._scope(scope, time.monotonic())
+        entry = found.values.get(key) if found is not None else None
+        return entry[0] if entry is not None else None
+
+    async def set(self, scope: str, key: str, value: bytes, ttl: float) -> None:
+        now = time.monotonic()
+        self._sweep_all(now)
+        found = self._scope(scope, now) or _Scope()
+        cost = len(key.encode()) + len(value) + ENTRY_OVERHEAD
+        old = found.values.get(key)
+        freed = len(key.encode()) + len(old[0]) + ENTRY_OVERHEAD if old is not None else 0
+        if found.bytes - freed + cost > self.max_scope_bytes:
+            raise scope_limit(found.bytes - freed, cost, self.max_scope_bytes)
+        if self._total - freed + cost > self.max_total_bytes:
+            raise StateLimitError(
+                f"the server's session state is full ({self._total} bytes, the limit is {self.max_total_bytes} "
+                "bytes in all: MemoryKV(max_total_bytes=)); retry later, when values have expired"
+            )
+        found.values[key] = (value, now + ttl)
+        found.bytes += cost - freed
+        self._total += cost - freed
+        self._scopes[scope] = found
+
+    async def delete(self, scope: str, key: str) -> bool:
+        found = self._scope(scope, time.monotonic())
+        old = found.values.pop(key, None) if found is not None else None
+        if found is None or old is None:
+            return False
+        cost = len(key.encode()) + len(old[0]) + ENTRY_OVERHEAD
+        found.bytes -= cost
+        self._total -= cost
+        return True
+
+    async def bind(self, scope: str, owner: str, ttl: float) -> bool:
+        now = time.monotonic()
+        found = self._scope(scope, now) or _Scope()
+        if found.owner is not None:
+            return False
+        found.owner = (owner, now + ttl)
+        self._scopes[scope] = found
+        return True
+
+    async def owner(self, scope: str, ttl: float) -> str | None:
+        now = time.monotonic()
+        found = self._scope(scope, now)
+        if found is None or found.owner is None:
+            return None
+        found.owner = (found.owner[0], now + ttl)
+        return found.owner[0]

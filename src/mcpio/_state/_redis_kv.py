@@ -1,0 +1,135 @@
+"""Session state on Redis (``RedisState.kv``): the :class:`~._kv.KVStore` every process of a
+database shares, with the bounds and answers of :class:`~._kv.MemoryKV`.
+
+Keys, under the backend's ``prefix`` (default ``mcpio:``): ``kv:<scope>``, a hash per scope with
+``v:<key>`` (the value), ``e:<key>`` (its expiry, ms on Redis's clock), and for a handle's scope
+``o`` (the owner) and ``oe`` (the owner's expiry). Each operation is one Lua script: atomic
+across processes (two processes setting keys of one scope at once both count against its
+bound), expired fields swept as the scope is written, and the hash's own expiry kept at its
+latest field's, so an abandoned scope leaves nothing behind. Time is Redis's (``TIME``), so the
+processes' clocks do not matter. Redis errors are :class:`~._base.StateUnavailable`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._kv import DEFAULT_MAX_SCOPE_BYTES, ENTRY_OVERHEAD, StateLimitError, scope_limit
+
+_NOW = """
+local h = ARGV[1] .. 'kv:' .. ARGV[2]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function keep(at)
+  local left = redis.call('PTTL', h)
+  if left < 0 or now + left < at then redis.call('PEXPIREAT', h, at) end
+end
+"""
+
+# ARGV: prefix, scope, key -> the value or false
+_GET = (
+    _NOW
+    + """
+local got = redis.call('HMGET', h, 'v:' .. ARGV[3], 'e:' .. ARGV[3])
+if not got[1] then return false end
+if tonumber(got[2]) <= now then
+  redis.call('HDEL', h, 'v:' .. ARGV[3], 'e:' .. ARGV[3])
+  return false
+end
+return got[1]
+"""
+)
+
+# ARGV: prefix, scope, key, value, ttl ms, max scope bytes, overhead -> false (set) or {used, cost}
+_SET = (
+    _NOW
+    + """
+local key, value, ttl = ARGV[3], ARGV[4], tonumber(ARGV[5])
+local limit, overhead = tonumber(ARGV[6]), tonumber(ARGV[7])
+local all = redis.call('HGETALL', h)
+local fields = {}
+for i = 1, #all, 2 do fields[all[i]] = all[i + 1] end
+local used, latest = 0, now + ttl
+for f, v in pairs(fields) do
+  if string.sub(f, 1, 2) == 'e:' then
+    local k = string.sub(f, 3)
+    if tonumber(v) <= now then
+      redis.call('HDEL', h, 'v:' .. k, f)
+    elseif k ~= key then
+      used = used + string.len(k) + string.len(fields['v:' .. k] or '') + overhead
+      if tonumber(v) > latest then latest = tonumber(v) end
+    end
+  end
+end
+if fields['oe'] then
+  if tonumber(fields['oe']) <= now then redis.call('HDEL', h, 'o', 'oe')
+  elseif tonumber(fields['oe']) > latest then latest = tonumber(fields['oe']) end
+end
+local cost = string.len(key) + string.len(value) + overhead
+if used + cost > limit then return {used, cost} end
+redis.call('HSET', h, 'v:' .. key, value, 'e:' .. key, now + ttl)
+redis.call('PEXPIREAT', h, latest)
+return false
+"""
+)
+
+# ARGV: prefix, scope, owner, ttl ms -> 1 recorded, 0 the scope has a live owner
+_BIND = (
+    _NOW
+    + """
+local oe = redis.call('HGET', h, 'oe')
+if oe and tonumber(oe) > now then return 0 end
+redis.call('HSET', h, 'o', ARGV[3], 'oe', now + tonumber(ARGV[4]))
+keep(now + tonumber(ARGV[4]))
+return 1
+"""
+)
+
+# ARGV: prefix, scope, ttl ms -> the owner (its life renewed) or false
+_OWNER = (
+    _NOW
+    + """
+local got = redis.call('HMGET', h, 'o', 'oe')
+if not got[1] or tonumber(got[2]) <= now then return false end
+redis.call('HSET', h, 'oe', now + tonumber(ARGV[3]))
+keep(now + tonumber(ARGV[3]))
+return got[1]
+"""
+)
+
+
+class RedisKV:
+    """The session-state store on Redis (see the module docstring)."""
+
+    def __init__(self, client: Any, prefix: str, call: Any, *, max_scope_bytes: int = DEFAULT_MAX_SCOPE_BYTES) -> None:
+        self.client, self.prefix, self._call = client, prefix, call
+        self.max_scope_bytes = max_scope_bytes
+        self._get = client.register_script(_GET)
+        self._set = client.register_script(_SET)
+        self._bind = client.register_script(_BIND)
+        self._owner = client.register_script(_OWNER)
+
+    async def get(self, scope: str, key: str) -> bytes | None:
+        raw = await self._call(lambda: self._get(args=[self.prefix, scope, key]))
+        return None if raw is None else bytes(raw)
+
+    async def set(self, scope: str, key: str, value: bytes, ttl: float) -> None:
+        args = [self.prefix, scope, key, value, max(1, int(ttl * 1000)), self.max_scope_bytes, ENTRY_OVERHEAD]
+        refused = await self._call(lambda: self._set(args=args))
+        if refused:
+            used, cost = (int(x) for x in refused)
+            raise scope_limit(used, cost, self.max_scope_bytes)
+
+    async def delete(self, scope: str, key: str) -> bool:
+        key_name = f"{self.prefix}kv:{scope}"
+        return bool(await self._call(lambda: self.client.hdel(key_name, "v:" + key, "e:" + key)))
+
+    async def bind(self, scope: str, owner: str, ttl: float) -> bool:
+        return bool(await self._call(lambda: self._bind(args=[self.prefix, scope, owner, max(1, int(ttl * 1000))])))
+
+    async def owner(self, scope: str, ttl: float) -> str | None:
+        raw = await self._call(lambda: self._owner(args=[self.prefix, scope, max(1, int(ttl * 1000))]))
+        return None if raw is None else bytes(raw).decode()
+
+
+__all__ = ["RedisKV", "StateLimitError"]

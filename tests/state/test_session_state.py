@@ -1,0 +1,242 @@
+"""``ctx.session_state`` and ``mcpio.StateHandle`` on the wire (examples/session_state.py).
+
+Real processes: the example over stdio (the mcpio Client spawns it) and served by
+``mcpio run -t http`` on 127.0.0.1, both eras; two ``mcpio run --redis`` processes on one real
+redis-server share the state. Scoping: two legacy sessions do not see each other's state; a
+handle carries state across calls and processes; a handle the server did not mint is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import runpy
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from mcpio import Client
+from tests.support.http import free_port, wait_port
+
+EXAMPLE = "examples/session_state.py"
+
+
+def sync(fn):
+    """Run the async test ``fn`` on its own event loop (the suite's tests are plain functions)."""
+
+    @functools.wraps(fn)
+    def test(*args, **kwargs):
+        return asyncio.run(fn(*args, **kwargs))
+
+    return test
+
+
+def serve(*more: str) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcpio", "run", "-t", "http", "--port", str(port), *more, EXAMPLE],
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    wait_port(port, proc=proc)
+    return proc, f"http://127.0.0.1:{port}/mcp"
+
+
+@pytest.fixture(scope="module")
+def http_url() -> Iterator[str]:
+    proc, url = serve()
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+async def cart_round_trip(target: str, era: str) -> None:
+    async with Client(target, era=era) as c:
+        first = await c.call_tool("add_to_cart", {"item": "apple"})
+        cart = first.data["cart"]
+        assert cart.startswith("sh_") and first.data["items"] == ["apple"]
+        second = await c.call_tool("add_to_cart", {"item": "pear", "cart": cart})
+        assert second.data == {"cart": cart, "items": ["apple", "pear"]}
+        other = await c.call_tool("add_to_cart", {"item": "fig"})  # no handle: new state
+        assert other.data["cart"] != cart and other.data["items"] == ["fig"]
+        forged = await c.call_tool("view_cart", {"cart": "sh_" + "A" * 32})
+        assert forged.is_error and "unknown or expired state handle" in forged.text
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+@sync
+async def test_handle_round_trip_over_stdio_and_http(era, http_url):
+    await cart_round_trip(EXAMPLE, era)
+    await cart_round_trip(http_url, era)
+
+
+@sync
+async def test_the_handle_parameter_in_the_schema(http_url):
+    async with Client(http_url, era="modern") as c:
+        tool = next(t for t in await c.list_tools() if t.name == "add_to_cart")
+        schema = tool.input_schema
+        assert schema["required"] == ["item"]  # minted when absent
+        assert schema["properties"]["cart"]["type"] == "string"
+        assert "pass back" in schema["properties"]["cart"]["description"]
+
+
+@sync
+async def test_legacy_sessions_do_not_see_each_other(http_url):
+    for target in (EXAMPLE, http_url):
+        async with Client(target, era="legacy") as a, Client(target, era="legacy") as b:
+            assert (await a.call_tool("remember", {"key": "k", "value": "from a"})).text == "kept k"
+            assert (await a.call_tool("recall", {"key": "k"})).data == "from a"
+            assert (await b.call_tool("recall", {"key": "k"})).data is None
+            await b.call_tool("remember", {"key": "k", "value": "from b"})
+            assert (await a.call_tool("recall", {"key": "k"})).data == "from a"
+            assert (await b.call_tool("forget", {"key": "k"})).data is True
+            assert (await b.call_tool("recall", {"key": "k"})).data is None
+
+
+@sync
+async def test_no_scope_in_the_stateless_era_says_how_to_get_one(http_url):
+    for target in (EXAMPLE, http_url):
+        async with Client(target, era="modern") as c:
+            r = await c.call_tool("remember", {"key": "k", "value": "v"})
+            assert r.is_error and "mcpio.StateHandle" in r.text and "auth=" in r.text
+
+
+async def wait_gone(c: Client, tool: str, args: dict, expect_gone: object, within: float = 15.0) -> None:
+    """Poll ``tool`` until it answers ``expect_gone`` (the value expired)."""
+    deadline = time.monotonic() + within
+    while (await c.call_tool(tool, args)).data != expect_gone:
+        assert time.monotonic() < deadline, f"{tool} still answers the value after {within} s"
+
+
+@sync
+async def test_ttl_expiry(http_url):
+    async with Client(http_url, era="legacy") as c:
+        await c.call_tool("remember", {"key": "short", "value": "v", "ttl": 0.5})
+        await c.call_tool("remember", {"key": "long", "value": "w"})
+        assert (await c.call_tool("recall", {"key": "short"})).data == "v"
+        await wait_gone(c, "recall", {"key": "short"}, None)
+        assert (await c.call_tool("recall", {"key": "long"})).data == "w"  # its own ttl: still there
+        bad = await c.call_tool("remember", {"key": "k", "value": "v", "ttl": -1})
+        assert bad.is_error and "ValueError" in bad.text  # the tool's bug: its text only in the log over HTTP
+
+
+@sync
+async def test_size_caps_name_the_limit(http_url):
+    await size_caps(http_url)
+
+
+async def size_caps(url: str) -> None:
+    async with Client(url, era="legacy") as c:
+        big = await c.call_tool("remember", {"key": "big", "value": "x" * 300_000})
+        assert big.is_error and "limit of 262144 bytes per value (max_value_bytes)" in big.text
+        for i in range(5):  # 5 x 200 kB fit the scope's 1 MiB
+            assert not (await c.call_tool("remember", {"key": f"k{i}", "value": "x" * 200_000})).is_error
+        full = await c.call_tool("remember", {"key": "k5", "value": "x" * 200_000})
+        assert full.is_error and "limit of 1048576 bytes per scope (max_scope_bytes)" in full.text
+        await c.call_tool("forget", {"key": "k0"})  # room again
+        assert not (await c.call_tool("remember", {"key": "k5", "value": "x" * 200_000})).is_error
+
+
+@sync
+async def test_two_processes_on_one_redis_share_the_state(redis_url):
+    a, url_a = serve("--redis", redis_url)
+    b, url_b = serve("--redis", redis_url)
+    try:
+        async with Client(url_a, era="modern") as on_a, Client(url_b, era="modern") as on_b:
+            cart = (await on_a.call_tool("add_to_cart", {"item": "apple"})).data["cart"]
+            got = await on_b.call_tool("add_to_cart", {"item": "pear", "cart": cart})
+            assert got.data["items"] == ["apple", "pear"]
+            assert (await on_a.call_tool("view_cart", {"cart": cart})).data["items"] == ["apple", "pear"]
+            short = (await on_a.call_tool("add_to_cart", {"item": "fig", "ttl": 0.5})).data["cart"]
+            assert (await on_b.call_tool("view_cart", {"cart": short})).data["items"] == ["fig"]
+            deadline = time.monotonic() + 15
+            while (await on_b.call_tool("view_cart", {"cart": short})).data["items"]:
+                assert time.monotonic() < deadline, "the value set with ttl=0.5 never expired on Redis"
+        for url in (url_a, url_b):  # a legacy session's state, on the process that serves it
+            async with Client(url, era="legacy") as c:
+                await c.call_tool("remember", {"key": "k", "value": url})
+                assert (await c.call_tool("recall", {"key": "k"})).data == url
+        await size_caps(url_b)  # the same bounds on Redis (one Lua script counts the scope)
+    finally:
+        for proc in (a, b):
+            proc.terminate()
+            proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def guarded() -> Iterator[tuple[str, Callable[[str], dict[str, str]]]]:
+    """The example behind ``auth=ResourceServer`` (a real issuer), in a uvicorn thread on
+    127.0.0.1; yields its URL and ``headers(subject)``: a valid bearer token's header."""
+    from mcpio.auth import ResourceServer
+    from tests.support.http import ServerThread
+    from tests.support.issuer import Issuer
+
+    resource = "https://mcp.test/mcp"
+    server = runpy.run_path(EXAMPLE)["server"]
+    with Issuer() as issuer:
+        app = server.http_app(auth=ResourceServer(resource=resource, issuer=issuer.url, required_scopes=["mcp"]))
+        with ServerThread(app) as srv:
+            yield srv.url, lambda sub: {"authorization": "Bearer " + issuer.mint(aud=resource, scope="mcp", sub=sub)}
+
+
+@sync
+async def test_a_principal_keeps_its_state_across_stateless_calls(guarded):
+    url, headers = guarded
+    async with Client(url, era="modern", headers=headers("alice")) as alice:
+        assert (await alice.call_tool("remember", {"key": "k", "value": "alice's"})).text == "kept k"
+    async with Client(url, era="modern", headers=headers("alice")) as again:  # new client, same principal
+        assert (await again.call_tool("recall", {"key": "k"})).data == "alice's"
+    async with Client(url, era="modern", headers=headers("bob")) as bob:
+        assert (await bob.call_tool("recall", {"key": "k"})).data is None
+
+
+@sync
+async def test_a_handle_minted_for_one_principal_is_refused_for_another(guarded):
+    url, headers = guarded
+    async with Client(url, era="modern", headers=headers("alice")) as alice:
+        cart = (await alice.call_tool("add_to_cart", {"item": "apple"})).data["cart"]
+        assert (await alice.call_tool("view_cart", {"cart": cart})).data["items"] == ["apple"]
+    async with Client(url, era="modern", headers=headers("bob")) as bob:
+        stolen = await bob.call_tool("view_cart", {"cart": cart})
+        assert stolen.is_error and "unknown or expired state handle" in stolen.text
+        assert "apple" not in stolen.text
+    async with Client(url, era="legacy", headers=headers("alice")) as alice:  # any era: the handle is hers
+        assert (await alice.call_tool("add_to_cart", {"item": "pear", "cart": cart})).data["items"] == ["apple", "pear"]
+
+
+@sync
+async def test_redis_down_is_the_clean_error_and_service_resumes():
+    """Redis stopped under a serving ``mcpio run --redis``: the call is answered with an error
+    that says the store is unreachable and the request was fine; Redis back, it works again."""
+    from mcpio import MCPError
+    from tests.support.redis import RedisServer
+
+    redis = RedisServer()
+    redis.start()
+    proc, url = serve("--redis", redis.url)
+    try:
+        async with Client(url, era="modern") as c:
+            cart = (await c.call_tool("add_to_cart", {"item": "apple"})).data["cart"]
+            redis.stop()
+            with pytest.raises(MCPError) as down:
+                await c.call_tool("view_cart", {"cart": cart})
+            assert "session-state store is unreachable" in down.value.message
+            assert "the request was fine, retry it" in down.value.message
+            redis.start()  # empty: it ran without persistence; the old handle is gone, new state works
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    fresh = await c.call_tool("add_to_cart", {"item": "pear"})
+                    break
+                except MCPError:
+                    assert time.monotonic() < deadline, "service did not resume after Redis came back"
+            assert fresh.data["items"] == ["pear"]
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        redis.close()
