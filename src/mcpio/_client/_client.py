@@ -107,8 +107,7 @@ class Client:
     ``cache=True`` (a MemoryCache) or a cache object (RedisCache …) keeps lists and reads for their ``ttlMs``, see
     ``_cache``; ``cache_ttl``: seconds for results without hints (legacy; None: not kept); per call ``cache_mode``.
 
-    Subprocess options: ``env``, ``env_mode`` ("inherit", "safe", "exact"), ``cwd``,
-    ``on_stderr(line)``, ``grace`` (seconds per shutdown step).
+    Subprocess options: ``env``, ``env_mode`` ("inherit", "safe", "exact"), ``cwd``, ``on_stderr(line)``, ``grace``.
     """
 
     def __init__(

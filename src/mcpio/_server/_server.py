@@ -24,7 +24,8 @@ from .._protocol._connection import Connection
 from .._protocol._events import NotificationReceived, RequestReceived
 from .._versions import CACHEABLE_METHODS, META_SERVER_INFO, RULES, Rules
 from . import _stdio
-from ._catalog_api import KINDS_OF, CatalogMixin, tags_of
+from ._catalog_api import CatalogMixin, tags_of
+from ._changes import ChangesMixin
 from ._constructors import FromAPI
 from ._context import Context, request_context
 from ._extensions import ExtensionsMixin
@@ -46,16 +47,15 @@ if TYPE_CHECKING:
     from ._middleware import Request, build_chain, run_hook
     from ._resources import Prompt, Resource
     from ._skills import Skill
-    from ._subscriptions import list_changed_targets, task_targets, updated_targets
-    from ._tasks import Task, TaskStore
-else:  # the method table, the HTTP glue, the sync answer, who hears what, middleware: from the first session
-    _answer = _http = METHODS = no_rounds = list_changed_targets = task_targets = updated_targets = None
+    from ._tasks import TaskStore
+else:  # the method table, the HTTP glue, the sync answer, middleware: from the first session
+    _answer = _http = METHODS = no_rounds = None
     Request = build_chain = run_hook = None
 
 log = _log.logger("mcpio.server", globals())
 
 
-class Server(CatalogMixin, FromAPI, ExtensionsMixin):
+class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
     """An MCP server. The guides under docs/ tour it; every option is keyword-only and optional."""
 
     _infos: dict[str, dict[str, Any]]  # serverInfo by version (_lifecycle.server_info), emptied by __setattr__
@@ -277,81 +277,6 @@ class Server(CatalogMixin, FromAPI, ExtensionsMixin):
             return fn
 
         return register
-
-    # ================================================================ notifications out
-    def _changed(self, kind: str) -> None:
-        """Tell connected clients that ``kind`` changed; safe from any thread (a sync tool may add or
-        remove tools). The servers this one is mounted in serve its items again (and tell theirs)."""
-        self._caps_cache.clear()
-        self._tell_watchers(kind, None)
-        for parent in self._mounted_in:
-            assert parent._catalog is not None  # mounting made it
-            parent._catalog.rebuild(KINDS_OF.get(kind, ()))
-        loop = self._loop
-        # loop None: not serving yet (asked first: no WeakSet length while tools are registered)
-        if loop is None or (not self._sessions and self._state_bus is None) or loop.is_closed():
-            return
-        import asyncio  # loaded: a loop serves sessions
-
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            self._notify_changed(loop, kind)
-        else:
-            loop.call_soon_threadsafe(self._notify_changed, loop, kind)
-
-    def _notify_changed(self, loop: asyncio.AbstractEventLoop, kind: str, here_only: bool = False) -> None:
-        for session, params in list_changed_targets(iter(list(self._sessions)), kind):
-            self._spawn(loop, session.notify(f"notifications/{kind}/list_changed", params))
-        if self._state_bus is not None and not here_only:  # and to the sessions of every other process
-            self._spawn(loop, _http.publish(self._state_bus, {"type": "list_changed", "kind": kind}))
-
-    def _spawn(self, loop: asyncio.AbstractEventLoop, coro: Any) -> None:
-        t = loop.create_task(coro)
-        self._background.add(t)
-        t.add_done_callback(self._background.discard)
-
-    def _task_changed(self, task: Task) -> None:
-        """A task's state changed: ``notifications/tasks`` to the listen streams that asked for it."""
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            return
-        if task.core:  # 2025-11-25: notifications/tasks/status to the session that owns it
-            if task.owner is not None and not task.owner.closed:
-                self._spawn(loop, task.owner.notify("notifications/tasks/status", task.core_fields()))
-            if self._state_bus is not None:  # and to its copies elsewhere: one holds its GET stream
-                self._spawn(loop, _http.core_status(self, task))
-            return
-        targets = list(task_targets(iter(list(self._sessions)), task.id))
-        if targets:
-            detailed = task.detailed()
-            for session, meta in targets:
-                self._spawn(loop, session.notify("notifications/tasks", {**detailed, "_meta": meta}))
-
-    async def notify_resource_updated(self, uri: str) -> None:
-        """Tell every client subscribed to ``uri`` that it changed (``notifications/resources/updated``):
-        legacy ``resources/subscribe`` subscribers and modern ``subscriptions/listen`` streams,
-        on every process that shares this server's state backend (``http_app(state=...)``)."""
-        await self._resource_updated_here(uri)
-        if self._state_bus is not None:
-            await _http.publish(self._state_bus, {"type": "resources/updated", "uri": uri})
-        for parent in self._mounted_in:  # and wherever it is mounted, by the name it has there
-            assert parent._catalog is not None  # mounting made it
-            for served in parent._catalog.served_uris(self, uri):
-                await parent.notify_resource_updated(served)
-
-    def _tell_watchers(self, kind: str, uri: str | None) -> None:
-        for watcher in self._change_watchers:
-            watcher(kind, uri)
-
-    async def _resource_updated_here(self, uri: str) -> None:
-        self._tell_watchers("resources/updated", uri)
-        if not self._sessions:  # no client yet (nor _subscriptions: _load_serving comes with the first)
-            return
-        for session, params in list(updated_targets(iter(list(self._sessions)), uri)):
-            await session.notify("notifications/resources/updated", params)
 
     # ================================================================ capabilities
     def capabilities(self, rules: Rules) -> dict[str, Any]:
@@ -600,9 +525,8 @@ class Server(CatalogMixin, FromAPI, ExtensionsMixin):
 def _load_serving() -> None:
     """Bind the method table, ``_http``, ``_answer`` and middleware's runners: not at import, a stdio
     server answers ``initialize`` before loading them. Every way to a session or an HTTP app calls it."""
-    global _answer, _http, METHODS, no_rounds, list_changed_targets, task_targets, updated_targets
+    global _answer, _http, METHODS, no_rounds
     global Request, build_chain, run_hook
     from . import _answer, _http
     from ._handlers import METHODS, no_rounds
     from ._middleware import Request, build_chain, run_hook
-    from ._subscriptions import list_changed_targets, task_targets, updated_targets

@@ -1,0 +1,119 @@
+"""The notifying half of :class:`~mcpio.Server`: what it tells clients when its lists, a resource or
+a task change (``notifications/*/list_changed``, ``resources/updated``, ``tasks``), on this process
+and, through the state backend's bus, on every other; and the servers it is mounted in.
+
+Changes are rare: the modules that find the sessions to tell (``_subscriptions``) and the bus
+(``_http``) are imported by each method, never at start-up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
+
+from ._catalog_api import KINDS_OF
+
+if TYPE_CHECKING:
+    import asyncio
+    from _weakrefset import WeakSet
+
+    from .._session import Session
+    from ._server import Server
+    from ._tasks import Task
+
+
+class ChangesMixin:
+    if TYPE_CHECKING:
+        _caps_cache: dict[str, dict[str, Any]]
+        _change_watchers: list[Callable[[str, str | None], None]]
+        _sessions: WeakSet[Session]
+        _background: set[asyncio.Task[Any]]
+        _loop: asyncio.AbstractEventLoop | None
+        _state_bus: Any
+        _mounted_in: list[Server]
+
+    def _changed(self, kind: str) -> None:
+        """Tell connected clients that ``kind`` changed; safe from any thread (a sync tool may add or
+        remove tools). The servers this one is mounted in serve its items again (and tell theirs)."""
+        self._caps_cache.clear()
+        self._tell_watchers(kind, None)
+        for parent in self._mounted_in:
+            assert parent._catalog is not None  # mounting made it
+            parent._catalog.rebuild(KINDS_OF.get(kind, ()))
+        loop = self._loop
+        # loop None: not serving yet (asked first: no WeakSet length while tools are registered)
+        if loop is None or (not self._sessions and self._state_bus is None) or loop.is_closed():
+            return
+        import asyncio  # loaded: a loop serves sessions
+
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            self._notify_changed(loop, kind)
+        else:
+            loop.call_soon_threadsafe(self._notify_changed, loop, kind)
+
+    def _notify_changed(self, loop: asyncio.AbstractEventLoop, kind: str, here_only: bool = False) -> None:
+        from ._subscriptions import list_changed_targets
+
+        for session, params in list_changed_targets(iter(list(self._sessions)), kind):
+            self._spawn(loop, session.notify(f"notifications/{kind}/list_changed", params))
+        if self._state_bus is not None and not here_only:  # and to the sessions of every other process
+            from . import _http
+
+            self._spawn(loop, _http.publish(self._state_bus, {"type": "list_changed", "kind": kind}))
+
+    def _spawn(self, loop: asyncio.AbstractEventLoop, coro: Any) -> None:
+        t = loop.create_task(coro)
+        self._background.add(t)
+        t.add_done_callback(self._background.discard)
+
+    def _task_changed(self, task: Task) -> None:
+        """A task's state changed: ``notifications/tasks`` to the listen streams that asked for it."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        if task.core:  # 2025-11-25: notifications/tasks/status to the session that owns it
+            if task.owner is not None and not task.owner.closed:
+                self._spawn(loop, task.owner.notify("notifications/tasks/status", task.core_fields()))
+            if self._state_bus is not None:  # and to its copies elsewhere: one holds its GET stream
+                from . import _http
+
+                self._spawn(loop, _http.core_status(cast("Server", self), task))
+            return
+        from ._subscriptions import task_targets
+
+        targets = list(task_targets(iter(list(self._sessions)), task.id))
+        if targets:
+            detailed = task.detailed()
+            for session, meta in targets:
+                self._spawn(loop, session.notify("notifications/tasks", {**detailed, "_meta": meta}))
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell every client subscribed to ``uri`` that it changed (``notifications/resources/updated``):
+        legacy ``resources/subscribe`` subscribers and modern ``subscriptions/listen`` streams,
+        on every process that shares this server's state backend (``http_app(state=...)``)."""
+        await self._resource_updated_here(uri)
+        if self._state_bus is not None:
+            from . import _http
+
+            await _http.publish(self._state_bus, {"type": "resources/updated", "uri": uri})
+        for parent in self._mounted_in:  # and wherever it is mounted, by the name it has there
+            assert parent._catalog is not None  # mounting made it
+            for served in parent._catalog.served_uris(cast("Server", self), uri):
+                await parent.notify_resource_updated(served)
+
+    def _tell_watchers(self, kind: str, uri: str | None) -> None:
+        for watcher in self._change_watchers:
+            watcher(kind, uri)
+
+    async def _resource_updated_here(self, uri: str) -> None:
+        self._tell_watchers("resources/updated", uri)
+        if not self._sessions:  # no client yet (nor _subscriptions: _load_serving comes with the first)
+            return
+        from ._subscriptions import updated_targets
+
+        for session, params in list(updated_targets(iter(list(self._sessions)), uri)):
+            await session.notify("notifications/resources/updated", params)
