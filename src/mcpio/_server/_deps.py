@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, cast
 
 from .._callables import EMPTY, VAR_KEYWORD, VAR_POSITIONAL, injection, parameters, type_hints, unwrap
 from ._context import Context
@@ -264,18 +264,19 @@ def wrap(
             plan[:] = [current]
         if not current.closing:
             values = _resolve_now(current, ctx) if current.now else await _resolve(current, ctx, None)
-            for pname, i in current.outputs:
-                kwargs[pname] = values[i]
-            if is_async:  # what invoke does for it, without its frame
-                for cname in contexts:
-                    kwargs[cname] = ctx
-                return await fn(**kwargs)
-            return await invoke(inner, fn, kwargs, ctx, on_loop, speed)
+            return await start(kwargs, values, current, ctx)
         async with contextlib.AsyncExitStack() as stack:
-            values = await _resolve(current, ctx, stack)
-            for pname, i in current.outputs:
-                kwargs[pname] = values[i]
-            return await invoke(inner, fn, kwargs, ctx, on_loop, speed)
+            return await start(kwargs, await _resolve(current, ctx, stack), current, ctx)
+
+    def start(kwargs: dict[str, Any], values: list[Any], current: _Plan, ctx: Context) -> Awaitable[Any]:
+        """The call of ``fn`` with its resolved values, to await (no frame of its own)."""
+        for pname, i in current.outputs:
+            kwargs[pname] = values[i]
+        if is_async:  # what invoke does for it, without its frame
+            for cname in contexts:
+                kwargs[cname] = ctx
+            return cast("Awaitable[Any]", fn(**kwargs))
+        return invoke(inner, fn, kwargs, ctx, on_loop, speed)
 
     import copy
 
