@@ -137,7 +137,7 @@ def mcp_inspector(tmp_path: Path) -> Iterator[McpInspectorWeb]:
 
 
 def test_the_mcp_inspector_renders_the_calculator_view(
-    browser: Any, mcp_inspector: McpInspectorWeb, calculator_url: str
+    mcp_inspector: McpInspectorWeb, calculator_url: str, browser: Any
 ) -> None:
     browser.execute_cdp_cmd("Network.enable", {})
     browser.execute_cdp_cmd("Network.setBlockedURLs", {"urls": OFF_LOOPBACK})
