@@ -29,6 +29,7 @@ LINUX_ONLY = {
     "tests/client/test_modern_client.py",
     "tests/http/test_inspector_http.py",
     "tests/interop/test_inspector_cli.py",
+    "tests/interop/test_mcp_inspector_apps.py",
     "tests/faults/test_client_death.py",
     "tests/faults/test_load.py",
     "tests/soak/test_soak_short.py",
