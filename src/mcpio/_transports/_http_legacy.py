@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from .._errors import EndOfStream
 from .._protocol import _http as h
 from .._protocol._framing import Decoded
-from ._base import serving
+from ._base import Abilities, serving
 from ._http_events import EventStore, MemoryEventStore
 from ._http_server_streams import Stream, peek
 from ._http_unmade import UnmadeStream
@@ -100,6 +100,7 @@ class LegacyTransport:
         self, session_id: str, *, store: EventStore | None, inbox_size: int = 256, owner: str | None = None
     ) -> None:
         self.id = session_id
+        self.abilities = Abilities(answer_nowait=self.answer_nowait)
         self.session_header = [(b"mcp-session-id", session_id.encode())]  # on the response opening it (read only)
         self.store = store
         # send() waits on nothing bound to the current task (no asyncio.timeout; an event store
@@ -122,12 +123,6 @@ class LegacyTransport:
         self.last_active = time.monotonic()
         self.owner = owner  # the principal that opened it (with auth; admits)
         self.caller: Any = None  # the Caller its task holds (with auth; admits)
-
-    @property
-    def routing_key(self) -> LegacyTransport:
-        """What :data:`~._base.serving` records for this session, whatever wraps the transport
-        (``MCPIO_TRACE``'s :class:`~._trace.Traced` included): routing never compares wrappers."""
-        return self
 
     # ---- the Transport interface, for the Session engine
     async def receive(self) -> bytes | Decoded:
@@ -164,7 +159,7 @@ class LegacyTransport:
             return
         stream = None
         related = serving.get()
-        if related is not None and related[0] is self.routing_key:
+        if related is not None and related[0] is self:  # its routing key, whatever wraps it (_base)
             s = self._by_request.get(related[1])
             if s is not None and s.sse_ok and not s.finished:
                 stream = s

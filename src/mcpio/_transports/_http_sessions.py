@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._protocol import _http as h
 from .._state._base import SessionDirectory, StateUnavailable
+from ._base import NONE
 from ._http_legacy import LegacyTransport, principal
 from ._http_server_streams import Stream, peek
 
@@ -74,14 +75,13 @@ FRESH_FOR = 1.0  # seconds a touch vouches for a local copy (SharedSessions.find
 class SharedLegacyTransport(LegacyTransport):
     """A local copy of a shared legacy session (see the module docstring)."""
 
-    answer_nowait = None  # type: ignore[assignment]  # every answer through send: it keeps this copy's books
-
     def __init__(
         self, session_id: str, *, registry: SharedSessions, record: dict[str, str] | None, owner: str | None = None
     ) -> None:
         # The owner (with auth) is the record's: fixed at create, the same on every process.
         owner = record.get(OWNER) if record is not None else owner
         super().__init__(session_id, store=registry.app.event_store, owner=owner)
+        self.abilities = NONE  # every answer through send: it keeps this copy's books
         # Its send may wait on the backend (sync: a record write) whatever the event store, and
         # its deliver keeps books: no request started on another task's stack, none fed.
         self.eager_safe = False
