@@ -55,6 +55,9 @@ class Abilities(NamedTuple):
     # What serving records for the transport, when not the transport itself (a wrapper's: the
     # routing key of what it wraps).
     routing_key: Any = None
+    # attach(engine, *, feed, mirror): the session engine serving the transport, given once by
+    # the server before the engine reads anything (legacy HTTP: LegacyTransport.attach).
+    attach: Callable[..., None] | None = None
 
 
 NONE = Abilities()

@@ -93,6 +93,14 @@ class Feeder(Protocol):
     def answer_admitted(self, message: dict[str, Any]) -> bytes | None: ...
 
 
+class Engine(Feeder, Protocol):
+    """The session engine serving a legacy session (``Session``), as the transport uses it."""
+
+    def abort(self, grace: float = 0.0) -> None: ...
+
+    def in_flight(self) -> int: ...
+
+
 class LegacyTransport:
     """The transport of one legacy HTTP session (see the module docstring)."""
 
@@ -100,7 +108,7 @@ class LegacyTransport:
         self, session_id: str, *, store: EventStore | None, inbox_size: int = 256, owner: str | None = None
     ) -> None:
         self.id = session_id
-        self.abilities = Abilities(answer_nowait=self.answer_nowait)
+        self.abilities = Abilities(answer_nowait=self.answer_nowait, attach=self.attach)
         self.session_header = [(b"mcp-session-id", session_id.encode())]  # on the response opening it (read only)
         self.store = store
         # send() waits on nothing bound to the current task (no asyncio.timeout; an event store
@@ -389,20 +397,32 @@ class LegacyTransport:
                     async with asyncio.timeout(5):
                         await s.released.wait()
 
+    def attach(self, engine: Engine, *, feed: bool, mirror: Callable[[Any], Any]) -> None:
+        """The session engine serving this transport, given once by the server before the engine
+        reads anything: DELETE cancels its requests in flight (:meth:`abort`), graceful shutdown
+        waits for them (``_http_drain``), and with ``feed`` a POST's request may be served on the
+        POST's own task (:attr:`feeder`) when :meth:`send` waits on nothing bound to the caller's
+        task (``eager_safe``). ``mirror(engine)`` makes what a shared session's copy keeps its
+        record with (:class:`~._http_sessions.SharedLegacyTransport`); unused here."""
+        self.on_abort = lambda: engine.abort(0.0)
+        self.in_flight = engine.in_flight
+        if feed and self.eager_safe:
+            self.feeder = engine
+
     retry_ms = 1000
     # Per session, set by the server (``_post_legacy``): the MCP-Protocol-Version header value last
     # seen, the check's refusal of it (or None) and whether its POST streams are primed.
     version_memo: tuple[Any, Any, bool] = (_UNSEEN, None, False)
-    # Set by the server: the session, when one POST's request may be served on the POST's own
-    # task (``Session.reading``/``feed``: no queue hop, no wake-up of the reader).
+    # The session, when one POST's request may be served on the POST's own task
+    # (``Session.reading``/``feed``: no queue hop, no wake-up of the reader; :meth:`attach`).
     feeder: Feeder | None = None
     _fed_id: Any = _NO_ID  # the request post() feeds without a route, while it is fed
     _fed_answer: bytes | None = None  # its answer, handed over by answer_nowait
     _fed_scope: Any = None  # its POST's ASGI scope (http_scope)
     stream_prefix = ""  # before each POST stream's number: unique per process when sessions are shared
-    # Set by the server: cancel what the session has in flight (DELETE: nobody can receive it).
+    # Cancel what the session has in flight (DELETE: nobody can receive it; :meth:`attach`).
     on_abort: Callable[[], None] | None = None
-    # Set by the server: how many of the session's requests are running (graceful shutdown waits).
+    # How many of the session's requests are running (graceful shutdown waits; :meth:`attach`).
     in_flight: Callable[[], int] | None = None
 
     def abort(self) -> None:
