@@ -13,13 +13,14 @@ adaptively: under valgrind every call is ~50× slower in wall time, so on a load
 policy may move it back to worker threads mid-run; the run is then reported as unreliable.
 http: ``http_app_cost.py`` drives the ASGI app alone (no uvicorn, no sockets) for 500 and 1,500
 requests; the figure is the difference over 1,000. A/B a patched copy with ``PYTHONPATH=SRC``.
-cold: spawn -> ``initialize`` answered, for the server script and for ``servers/floor_server.py``
+cold: spawn -> ``initialize`` answered, for ``python SCRIPT``, ``python -m mcpio run SCRIPT`` (the
+command ``mcpio install`` writes into host configs) and ``servers/floor_server.py``
 (both with ``BENCH_EXTRA_TOOLS=N``): the whole process, stdin = a file holding one ``initialize``,
 stopped with ``os._exit`` as soon as its first answer line is written to fd 1 (a ``-c`` wrapper
-patches ``os.write``, which both servers write with, then runs the script as ``__main__``; the
-wrapper is the same for both and costs ~0.1 M). Run once first without valgrind so the ``.pyc``
+patches ``os.write``, which every server here writes with, then runs the script, or ``-m mcpio``,
+as ``__main__``; the wrapper is the same for all and costs ~0.1 M). Run once first without valgrind so the ``.pyc``
 files are warm; ``PYTHONDONTWRITEBYTECODE`` and ``PYTHONUNBUFFERED`` are dropped (benchmarks/PROFILE.md
-section 2). Prints both counts and their ratio.
+section 2). Prints the counts and their ratios to the floor.
 Needs ``valgrind`` on PATH. A profiling aid, not a test.
 """
 
@@ -130,6 +131,11 @@ def _write(fd, data, _w=os.write):
 os.write = _write
 path = sys.argv[1]
 sys.argv = sys.argv[1:]
+if path == "-m":  # `python -m MODULE ARGS...`, as the interpreter runs it (runpy's own entry point)
+    import runpy
+    sys.argv = sys.argv[1:]
+    runpy._run_module_as_main(sys.argv[0])
+    sys.exit("no answer written")
 sys.path[0] = os.path.dirname(os.path.abspath(path))
 with open(path, "rb") as f:
     source = f.read()
@@ -147,23 +153,29 @@ def cold(script: str, extra_tools: int) -> None:
         f.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}) + "\n")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED")}
     env["BENCH_EXTRA_TOOLS"] = str(extra_tools)
-    counts = []
+    runs = {  # what a host runs: the script, the command `mcpio install` writes, and the floor
+        f"python {Path(script).name}": [script],
+        f"python -m mcpio run {Path(script).name}": ["-m", "mcpio", "run", script],
+        "floor": [str(HERE / "servers" / "floor_server.py")],
+    }
+    counts = {}
     try:
-        for s in (script, str(HERE / "servers" / "floor_server.py")):
-            argv = [sys.executable, "-c", _UNTIL_ANSWER, s]
+        for name, tail in runs.items():
+            argv = [sys.executable, "-c", _UNTIL_ANSWER, *tail]
             with open(path, "rb") as stdin:  # once outside valgrind: warm .pyc, and check the answer
                 r = subprocess.run(argv, stdin=stdin, capture_output=True, env=env, check=False)
             if r.returncode != 17 or b'"result"' not in r.stdout:
                 sys.exit(
-                    f"{s}: no initialize answer (exit {r.returncode}):\n{r.stderr.decode(errors='replace')[-2000:]}"
+                    f"{name}: no initialize answer (exit {r.returncode}):\n{r.stderr.decode(errors='replace')[-2000:]}"
                 )
-            counts.append(_count(argv, path, env)[0])
+            counts[name] = _count(argv, path, env)[0]
     finally:
         os.unlink(path)
-    mcpio, floor = counts
+    floor = counts["floor"]
     tools = f" with {extra_tools} extra tools" if extra_tools else ""
-    print(f"spawn -> initialize answered{tools}: {Path(script).name} {mcpio / 1e6:.1f} M, ", end="")
-    print(f"floor {floor / 1e6:.1f} M instructions: {mcpio / floor:.2f}x the floor")
+    print(f"spawn -> initialize answered{tools}, instructions:")
+    for name, n in counts.items():
+        print(f"  {name:<40} {n / 1e6:7.1f} M  {n / floor:.2f}x the floor")
 
 
 def main() -> None:

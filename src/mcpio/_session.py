@@ -54,7 +54,7 @@ from ._protocol._events import (
     ResponseReceived,
 )
 from ._protocol._framing import Decoded, Oversized
-from ._transports._base import Transport, routing_key, serving
+from ._transports._base import Transport, abilities, serving
 
 log = logging.getLogger("mcpio.session")
 
@@ -79,19 +79,18 @@ class Session:
         answer: SyncAnswer | None = None,
     ) -> None:
         self.transport = transport
-        self._routing_key = routing_key(transport)  # what serving records (stable: an identity)
+        offers = abilities(transport)  # read once: a transport's abilities do not change
+        # what serving records (stable: an identity)
+        self._routing_key = transport if offers.routing_key is None else offers.routing_key
         # answer(session, ev): the encoded response to a request that needs no awaiting, built by
         # response_frame; it never waits and sends nothing of its own. None: on_request serves it.
         self._answer = answer
         # Feeder.answers_only (_http_legacy): a request fed and started on the caller's stack
         # sends nothing there but its answer (answer's frame; anything else runs in a Task).
         self.answers_only = answer is not None
-        # The transport's optional send_nowait(frame) -> bool: the frame queued without waiting
-        # (True), or nothing done (False: send it).
-        self._send_nowait = getattr(transport, "send_nowait", None)
-        # The transport's optional answer_nowait(id, frame) -> bool: send_nowait for the frame
-        # that answers request id alone, told its id (legacy HTTP routes answers by id).
-        self._answer_nowait = getattr(transport, "answer_nowait", None)
+        self._send_nowait = offers.send_nowait
+        self._answer_nowait = offers.answer_nowait
+        self._close_reason = offers.close_reason
         self.connection = connection
         self._on_request = on_request
         self._on_notification = on_notification
@@ -357,9 +356,8 @@ class Session:
         self._pending.clear()
         if pending:
             reason = "the connection closed before the peer answered"
-            close_reason = getattr(self.transport, "close_reason", None)
-            if close_reason is not None:
-                reason = await close_reason()
+            if self._close_reason is not None:
+                reason = await self._close_reason()
             for fut in pending:
                 if not fut.done():
                     fut.set_exception(ConnectionClosed(reason))

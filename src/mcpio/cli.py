@@ -17,13 +17,15 @@ statuses in ``mcpio._cli._dispatch.report``. Adding flags to an existing command
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._cli._exit import TABLE as EXIT_TABLE
+
+if TYPE_CHECKING:
+    import argparse  # imported by build_parser: `mcpio run server.py` serves without it (parse_plain_run)
 
 TARGET_HELP = (
     "the server: a .py file (optionally FILE:OBJECT) or MODULE:OBJECT, a quoted command line ('npx -y some-server'), an http(s):// URL "
@@ -206,6 +208,40 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     add_auth_flags(p)
     add_proxy_flags(p)
     add_tls_flags(p)
+
+
+#: What the run parser gives for ``run TARGET`` alone, besides ``command``, ``version`` and ``app``
+#: (tests/cli/test_plain_run.py compares it with argparse's result).
+RUN_DEFAULTS: dict[str, Any] = {
+    **dict.fromkeys(("openapi", "base_url", "redis", "redis_secret_env")),
+    **dict.fromkeys(("allow_remote", "legacy_sse", "reload", "otel", "verbose", "http2"), False),
+    "transport": "stdio",
+    "host": "127.0.0.1",
+    "port": 8000,
+    "path": "/mcp",
+    "workers": 1,
+    "grace": 10.0,
+    **dict.fromkeys(
+        ("auth_issuer", "auth_audience", "auth_scopes", "auth_jwks", "auth_introspect", "auth_client_id")
+        + ("auth_token_env", "auth_proxy_upstream", "auth_proxy_authorize_url", "auth_proxy_token_url")
+        + ("auth_proxy_client_id", "auth_proxy_issuer", "auth_proxy_scopes", "auth_proxy_upstream_scopes")
+        + ("auth_proxy_userinfo", "certfile", "keyfile")
+    ),
+    "auth_proxy_client_secret_env": "MCPIO_AUTH_PROXY_CLIENT_SECRET",
+    "auth_proxy_subject_claim": "sub",
+}
+
+
+def parse_plain_run(args_list: list[str]) -> Any:
+    """``run TARGET`` and nothing else (the command ``mcpio install`` writes into host configs)
+    parsed without argparse, which with its parser costs a fifth of a stdio server's start-up;
+    None for any other command line."""
+    # Invariant: for each list accepted here the result equals argparse's; all else goes to argparse.
+    if len(args_list) != 2 or args_list[0] != "run" or args_list[1][:1] == "-":
+        return None
+    from types import SimpleNamespace
+
+    return SimpleNamespace(version=False, command="run", app=args_list[1], **RUN_DEFAULTS)
 
 
 def _inspect_args(p: argparse.ArgumentParser) -> None:
@@ -417,42 +453,49 @@ NAMES = frozenset(c.name for c in COMMANDS)
 PASSTHROUGH = ("tap", "replay")  # commands that take the server's command after --
 
 
-class _Formatter(argparse.HelpFormatter):
-    """argparse's formatter, sized to the terminal as ``shutil.get_terminal_size`` sizes it,
-    without importing shutil (and with it bz2, lzma and zlib) for a command that prints no help."""
+def _formatters() -> tuple[type[argparse.HelpFormatter], type[argparse.HelpFormatter]]:
+    """argparse's formatter sized to the terminal as ``shutil.get_terminal_size`` sizes it (without
+    importing shutil, and with it bz2, lzma and zlib, for a command that prints no help), and the
+    same keeping descriptions as written."""
+    import argparse
 
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None):
-        if width is None:
-            try:
-                width = int(os.environ["COLUMNS"])
-            except (KeyError, ValueError):
+    class Formatter(argparse.HelpFormatter):
+        def __init__(
+            self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None
+        ) -> None:
+            if width is None:
                 try:
-                    width = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
-                except (AttributeError, ValueError, OSError):
-                    width = 80
-            width -= 2
-        super().__init__(prog, indent_increment, max_help_position, width)
+                    width = int(os.environ["COLUMNS"])
+                except (KeyError, ValueError):
+                    try:
+                        width = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+                    except (AttributeError, ValueError, OSError):
+                        width = 80
+                width -= 2
+            super().__init__(prog, indent_increment, max_help_position, width)
 
+    class RawDescriptionFormatter(argparse.RawDescriptionHelpFormatter, Formatter):
+        pass
 
-class _RawDescriptionFormatter(argparse.RawDescriptionHelpFormatter, _Formatter):
-    """:class:`_Formatter` keeping descriptions as written."""
+    return Formatter, RawDescriptionFormatter
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command; with ``only``, the arguments of that command alone (the
     others keep their names and help lines): what ``mcpio run`` imports stays what serving needs."""
+    import argparse
+
+    formatter, raw_description_formatter = _formatters()
     parser = argparse.ArgumentParser(
         prog="mcpio",
         description="Model Context Protocol tools: serve, inspect, call, record and check MCP servers.",
         epilog=EPILOG,
-        formatter_class=_RawDescriptionFormatter,
+        formatter_class=raw_description_formatter,
     )
     parser.add_argument("--version", action="store_true", help="print the mcpio version")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for command in COMMANDS:
-        subparser = sub.add_parser(
-            command.name, help=command.help, description=command.help, formatter_class=_Formatter
-        )
+        subparser = sub.add_parser(command.name, help=command.help, description=command.help, formatter_class=formatter)
         if only is None or command.name == only:
             command.arguments(subparser)
     return parser
@@ -470,23 +513,27 @@ def main(argv: list[str] | None = None) -> int:
         from ._coldstart import import_msgspec
 
         import_msgspec()
-    parser = build_parser(named)
-    args, extra = parser.parse_known_args(args_list)
-    if extra and getattr(args, "arguments", None) is not None:  # k=v after an option: `call T t --args {} b=5`
-        args.arguments += [e for e in extra if not e.startswith("-")]
-        extra = [e for e in extra if e.startswith("-")]
-    if extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    args.end_of_options = "--" in args_list  # `mcpio call -- TARGET TOOL …`: what follows is data
-    if args.version:
-        from ._version import __version__
+    args = parse_plain_run(args_list)
+    if args is None:
+        parser = build_parser(named)
+        args, extra = parser.parse_known_args(args_list)
+        if extra and getattr(args, "arguments", None) is not None:  # k=v after an option: `call T t --args {} b=5`
+            args.arguments += [e for e in extra if not e.startswith("-")]
+            extra = [e for e in extra if e.startswith("-")]
+        if extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        if args.version:
+            from ._version import __version__
 
-        print(f"mcpio {__version__}")
-        return 0
-    if args.command is None:
-        parser.print_help()
-        return 2
+            print(f"mcpio {__version__}")
+            return 0
+        if args.command is None:
+            parser.print_help()
+            return 2
+    args.end_of_options = "--" in args_list  # `mcpio call -- TARGET TOOL …`: what follows is data
     if args.command in PASSTHROUGH and not command:
+        import argparse
+
         example = "-o trace.jsonl" if args.command == "tap" else "trace.jsonl"
         sub = argparse.ArgumentParser(prog=f"mcpio {args.command}")
         next(c for c in COMMANDS if c.name == args.command).arguments(sub)

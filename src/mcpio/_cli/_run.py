@@ -17,22 +17,15 @@ stderr says what is served and how to try it; stdout stays the protocol's alone.
 
 from __future__ import annotations
 
-import errno
-import importlib
-import importlib.util
 import os
-import re
-import runpy
-import socket
 import sys
-import sysconfig
-import traceback
 from typing import Any
 
-from .._otel import ENV
 from .._server._server import Server
-from .._suggest import exception_text
 from ._exit import UNAVAILABLE, CLIFailure, UsageError
+
+# What a failure, HTTP, a script or a module name needs is imported where it is used: `mcpio run
+# server.py` over stdio, the command hosts run, imports only what serving needs.
 
 _MCPIO_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -42,6 +35,8 @@ class UserCodeError(CLIFailure):
     file and line; ``details`` is the full traceback (shown with ``-v``)."""
 
     def __init__(self, exc: BaseException) -> None:
+        import traceback
+
         self.details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         super().__init__(
             f"{_where(exc)}{type(exc).__name__}: {_what(exc)} (in your server's code)",
@@ -51,6 +46,8 @@ class UserCodeError(CLIFailure):
 
 
 def _what(exc: BaseException) -> str:
+    from .._suggest import exception_text
+
     if isinstance(exc, SyntaxError):
         return exc.msg
     return exception_text(exc) or "(no message)"
@@ -60,6 +57,9 @@ def _where(exc: BaseException) -> str:
     """``file:line: `` of the user's frame that raised: the SyntaxError's location, else the
     last frame outside mcpio, the import machinery and installed libraries (the standard
     library, site-packages), else the last frame outside mcpio."""
+    import sysconfig
+    import traceback
+
     if isinstance(exc, SyntaxError) and exc.filename:
         return f"{_short(exc.filename)}:{exc.lineno}: "
     libraries = tuple(
@@ -100,6 +100,8 @@ def split_app(app: str) -> tuple[str, str | None]:
 
 
 def load_module(where: str) -> Any:
+    import importlib.util
+
     if where.endswith(".py") or os.sep in where:
         path = os.path.abspath(where)
         if not os.path.isfile(path):
@@ -150,14 +152,16 @@ def load_server(app: str) -> tuple[Server | None, str]:
         sys.stdout = real_stdout
 
 
-_IMPORTS_MCPIO = re.compile(r"^[ \t]*(?:from[ \t]+mcpio\b|import[ \t]+(?:[\w.]+[ \t]*,[ \t]*)*mcpio\b)", re.MULTILINE)
+_IMPORTS_MCPIO = r"^[ \t]*(?:from[ \t]+mcpio\b|import[ \t]+(?:[\w.]+[ \t]*,[ \t]*)*mcpio\b)"
 
 
 def _mentions_mcpio(path: str) -> bool:
     """Whether the file imports mcpio (a line ``import mcpio`` or ``from mcpio…``)."""
+    import re
+
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            return _IMPORTS_MCPIO.search(f.read()) is not None
+            return re.search(_IMPORTS_MCPIO, f.read(), re.MULTILINE) is not None
     except OSError:
         return True  # let the import report it
 
@@ -195,6 +199,9 @@ def banner(server: Server, app: str, transport: str, url: str | None = None) -> 
 
 def check_port(host: str, port: int) -> None:
     """Fail with exit status 3 when ``host:port`` cannot be bound (in use, not ours)."""
+    import errno
+    import socket
+
     if port == 0:
         return
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -272,6 +279,8 @@ def run_app(
     if server is None:  # a script with its own main block (another SDK, say): run it as one
         if transport != "stdio":
             raise UsageError(f"no mcpio Server found in {where}, so it can only be run as a script (stdio)")
+        import runpy
+
         sys.argv = [where]
         runpy.run_path(where, run_name="__main__")
         return 0
@@ -390,6 +399,10 @@ def _check_issuer(auth: Any, timeout: float = 5.0) -> None:
 def command(args: Any) -> int:
     """``mcpio run``: the entry point the command table names."""
     if getattr(args, "otel", False):  # before the server is built: Server(telemetry=None) reads it
+        import importlib.util
+
+        from .._otel import ENV
+
         if importlib.util.find_spec("opentelemetry") is None:
             raise UsageError("--otel needs the OpenTelemetry API: pip install 'mcpio[otel]'")
         os.environ[ENV] = "1"  # inherited by --reload's server process too

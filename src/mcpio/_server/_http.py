@@ -20,7 +20,7 @@ from .. import _jsonrpc as rpc
 from .. import _log, _otel
 from .._protocol._connection import modern_admission
 from .._protocol._events import RequestReceived
-from .._transports._base import Transport
+from .._transports._base import Transport, abilities
 from .._transports._trace import Traced, open_trace
 from . import _answer
 
@@ -190,23 +190,22 @@ async def serve_session(server: Server, transport: Transport, stateless: bool) -
     session.expose_errors = server.expose_errors is True  # remote clients get the type only
     # A modern POST's one request runs in this task (RequestTransport.close() cancels it).
     session.inline_requests = stateless
-    if hasattr(raw, "on_abort"):  # DELETE cancels the session's requests in flight
-        raw.on_abort = lambda: session.abort(0.0)
-        setattr(raw, "in_flight", session.in_flight)  # noqa: B010 - graceful shutdown waits for these (_http_drain)
-    bind = getattr(raw, "bind_mirror", None)
-    if bind is not None:  # a session shared across processes: resumed from / kept in its record
-        from ._replicas import SessionMirror
-
-        bind(SessionMirror(session))
-    if transport is raw and not stateless and getattr(raw, "eager_safe", False) and _answer.plain(server):
-        # A legacy session's POSTs may be served on their own tasks (LegacyTransport.feeder):
-        # not with a trace (it records what the session reads), not across processes (not
-        # eager_safe), not with telemetry (its spans follow the session's task).
-        raw.feeder = session  # type: ignore[attr-defined]
+    attach = abilities(raw).attach
+    if attach is not None:  # a legacy session (LegacyTransport.attach)
+        # Its POSTs may be served on their own tasks: not with a trace (it records what the
+        # session reads), not with telemetry (its spans follow the session's task).
+        attach(session, feed=transport is raw and _answer.plain(server), mirror=_mirror)
     if stateless:
         await session.run()
     else:
         await server._run_session(session)
+
+
+def _mirror(session: Session) -> Any:
+    """What a legacy session shared across processes is resumed from and kept in its record with."""
+    from ._replicas import SessionMirror
+
+    return SessionMirror(session)
 
 
 def answer_post(server: Server, message: Any) -> bytes | None:

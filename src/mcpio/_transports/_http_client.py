@@ -66,6 +66,7 @@ from .._errors import EndOfStream, TransportError
 from .._jsonrpc import DEFAULT_MAX_LINE_SIZE
 from .._protocol import _http as h
 from .._protocol import _http_client_rules as rules
+from ._base import Abilities
 from ._http_client_sse import HTTPSSEConnection
 
 log = logging.getLogger("mcpio.client")
@@ -134,6 +135,7 @@ class HTTPClientTransport:
         if max_message_size < 1:
             raise ValueError(f"max_message_size must be positive, not {max_message_size!r}")
         self.url = url
+        self.abilities = Abilities(close_reason=self.close_reason)
         self.max_message_size = max_message_size  # one SSE event or JSON body, in bytes
         self.auth = auth  # authorization (mcpio._auth.OAuth): adds the token, answers 401/403
         self.verify = verify

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from .._errors import EndOfStream
 from .._protocol import _http as h
 from .._protocol._framing import Decoded
-from ._base import serving
+from ._base import Abilities, serving
 from ._http_events import EventStore, MemoryEventStore
 from ._http_server_streams import Stream, peek
 from ._http_unmade import UnmadeStream
@@ -93,6 +93,14 @@ class Feeder(Protocol):
     def answer_admitted(self, message: dict[str, Any]) -> bytes | None: ...
 
 
+class Engine(Feeder, Protocol):
+    """The session engine serving a legacy session (``Session``), as the transport uses it."""
+
+    def abort(self, grace: float = 0.0) -> None: ...
+
+    def in_flight(self) -> int: ...
+
+
 class LegacyTransport:
     """The transport of one legacy HTTP session (see the module docstring)."""
 
@@ -100,6 +108,7 @@ class LegacyTransport:
         self, session_id: str, *, store: EventStore | None, inbox_size: int = 256, owner: str | None = None
     ) -> None:
         self.id = session_id
+        self.abilities = Abilities(answer_nowait=self.answer_nowait, attach=self.attach)
         self.session_header = [(b"mcp-session-id", session_id.encode())]  # on the response opening it (read only)
         self.store = store
         # send() waits on nothing bound to the current task (no asyncio.timeout; an event store
@@ -122,12 +131,6 @@ class LegacyTransport:
         self.last_active = time.monotonic()
         self.owner = owner  # the principal that opened it (with auth; admits)
         self.caller: Any = None  # the Caller its task holds (with auth; admits)
-
-    @property
-    def routing_key(self) -> LegacyTransport:
-        """What :data:`~._base.serving` records for this session, whatever wraps the transport
-        (``MCPIO_TRACE``'s :class:`~._trace.Traced` included): routing never compares wrappers."""
-        return self
 
     # ---- the Transport interface, for the Session engine
     async def receive(self) -> bytes | Decoded:
@@ -164,7 +167,7 @@ class LegacyTransport:
             return
         stream = None
         related = serving.get()
-        if related is not None and related[0] is self.routing_key:
+        if related is not None and related[0] is self:  # its routing key, whatever wraps it (_base)
             s = self._by_request.get(related[1])
             if s is not None and s.sse_ok and not s.finished:
                 stream = s
@@ -394,20 +397,32 @@ class LegacyTransport:
                     async with asyncio.timeout(5):
                         await s.released.wait()
 
+    def attach(self, engine: Engine, *, feed: bool, mirror: Callable[[Any], Any]) -> None:
+        """The session engine serving this transport, given once by the server before the engine
+        reads anything: DELETE cancels its requests in flight (:meth:`abort`), graceful shutdown
+        waits for them (``_http_drain``), and with ``feed`` a POST's request may be served on the
+        POST's own task (:attr:`feeder`) when :meth:`send` waits on nothing bound to the caller's
+        task (``eager_safe``). ``mirror(engine)`` makes what a shared session's copy keeps its
+        record with (:class:`~._http_sessions.SharedLegacyTransport`); unused here."""
+        self.on_abort = lambda: engine.abort(0.0)
+        self.in_flight = engine.in_flight
+        if feed and self.eager_safe:
+            self.feeder = engine
+
     retry_ms = 1000
     # Per session, set by the server (``_post_legacy``): the MCP-Protocol-Version header value last
     # seen, the check's refusal of it (or None) and whether its POST streams are primed.
     version_memo: tuple[Any, Any, bool] = (_UNSEEN, None, False)
-    # Set by the server: the session, when one POST's request may be served on the POST's own
-    # task (``Session.reading``/``feed``: no queue hop, no wake-up of the reader).
+    # The session, when one POST's request may be served on the POST's own task
+    # (``Session.reading``/``feed``: no queue hop, no wake-up of the reader; :meth:`attach`).
     feeder: Feeder | None = None
     _fed_id: Any = _NO_ID  # the request post() feeds without a route, while it is fed
     _fed_answer: bytes | None = None  # its answer, handed over by answer_nowait
     _fed_scope: Any = None  # its POST's ASGI scope (http_scope)
     stream_prefix = ""  # before each POST stream's number: unique per process when sessions are shared
-    # Set by the server: cancel what the session has in flight (DELETE: nobody can receive it).
+    # Cancel what the session has in flight (DELETE: nobody can receive it; :meth:`attach`).
     on_abort: Callable[[], None] | None = None
-    # Set by the server: how many of the session's requests are running (graceful shutdown waits).
+    # How many of the session's requests are running (graceful shutdown waits; :meth:`attach`).
     in_flight: Callable[[], int] | None = None
 
     def abort(self) -> None:

@@ -49,11 +49,13 @@ import logging
 import secrets
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._protocol import _http as h
 from .._state._base import SessionDirectory, StateUnavailable
-from ._http_legacy import LegacyTransport, principal
+from ._base import Abilities
+from ._http_legacy import Engine, LegacyTransport, principal
 from ._http_server_streams import Stream, peek
 
 if TYPE_CHECKING:
@@ -74,14 +76,14 @@ FRESH_FOR = 1.0  # seconds a touch vouches for a local copy (SharedSessions.find
 class SharedLegacyTransport(LegacyTransport):
     """A local copy of a shared legacy session (see the module docstring)."""
 
-    answer_nowait = None  # type: ignore[assignment]  # every answer through send: it keeps this copy's books
-
     def __init__(
         self, session_id: str, *, registry: SharedSessions, record: dict[str, str] | None, owner: str | None = None
     ) -> None:
         # The owner (with auth) is the record's: fixed at create, the same on every process.
         owner = record.get(OWNER) if record is not None else owner
         super().__init__(session_id, store=registry.app.event_store, owner=owner)
+        # every answer through send: it keeps this copy's books
+        self.abilities = Abilities(attach=self.attach)
         # Its send may wait on the backend (sync: a record write) whatever the event store, and
         # its deliver keeps books: no request started on another task's stack, none fed.
         self.eager_safe = False
@@ -99,11 +101,13 @@ class SharedLegacyTransport(LegacyTransport):
         self.generation: int | None = None  # the bus's generation when the record was last read
         self.checked = 0.0  # when it was last read (monotonic): find() trusts it for a window
 
-    def bind_mirror(self, mirror: Any) -> None:
-        """Called by the server before its session reads anything: prime a replica."""
-        self.mirror = mirror
+    def attach(self, engine: Engine, *, feed: bool, mirror: Callable[[Any], Any]) -> None:
+        """:meth:`LegacyTransport.attach`, and the copy's mirror made: a replica primed from the
+        record it was made from."""
+        super().attach(engine, feed=feed, mirror=mirror)
+        self.mirror = mirror(engine)
         if self.record is not None:
-            mirror.apply(self.record)
+            self.mirror.apply(self.record)
             self.record = None
 
     def refresh(self, record: dict[str, str], *, newer_only: bool = False) -> None:

@@ -67,7 +67,7 @@ from .._errors import EndOfStream, TransportError
 from .._jsonrpc import DEFAULT_MAX_LINE_SIZE
 from .._platform import claim_wire, is_claimed, is_stream, restore_blocking, stdio_mode, wait_parent_exit
 from .._protocol._framing import LineBuffer, Oversized
-from ._base import Frame
+from ._base import Abilities, Frame
 from ._threadpipes import ThreadReader, ThreadWriter
 from ._trace import oversized_marker
 
@@ -136,6 +136,7 @@ class StdioServerTransport:
         self._stdin_fd = stdin_fd
         self._stdout_fd = stdout_fd
         self._claim = claim_stdout
+        self.abilities = Abilities(send_nowait=self.send_nowait)
         self._lines = LineBuffer(max_line_size)
         self._frames: collections.deque[Frame] = collections.deque()
         self._max_frames = max(1, max_buffered_frames)

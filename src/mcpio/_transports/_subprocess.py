@@ -52,7 +52,7 @@ from .._errors import ConnectionClosed, EndOfStream, TransportError
 from .._jsonrpc import DEFAULT_MAX_LINE_SIZE
 from .._platform import ProcessTree, check_batch_args, spawn_options, stdio_mode, which_path
 from .._protocol._framing import LineBuffer
-from ._base import Frame
+from ._base import Abilities, Frame
 from ._threadpipes import ThreadReader, ThreadSubprocess, ThreadWriter
 
 log = logging.getLogger("mcpio.client")
@@ -198,6 +198,7 @@ class SubprocessTransport:
     ) -> None:
         self.command = command
         self.args = [os.fspath(a) for a in args]
+        self.abilities = Abilities(close_reason=self.close_reason)
         self.env = build_env(env, env_mode)
         self.cwd = os.fspath(cwd) if cwd is not None else None
         self.on_stderr = on_stderr

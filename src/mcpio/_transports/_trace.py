@@ -22,6 +22,7 @@ from typing import IO, Any
 
 from .._platform import restore_blocking
 from .._protocol._framing import Decoded, Oversized
+from ._base import Abilities, abilities, routing_key
 
 Trace = Callable[[str, bytes], None]
 
@@ -71,12 +72,13 @@ def oversized_marker(frame: Oversized) -> bytes:
 class Traced:
     """``inner`` (any transport), with every frame written to ``trace`` on its way."""
 
-    send_nowait = None  # not the inner transport's (it would skip the trace): every frame through send
-    answer_nowait = None  # likewise
-
     def __init__(self, inner: Any, trace: Trace) -> None:
         self.inner = inner
         self.trace = trace
+        # Not the inner transport's send_nowait/answer_nowait (they would skip the trace): every
+        # frame through send.
+        inner_offers = abilities(inner)
+        self.abilities = Abilities(close_reason=inner_offers.close_reason, routing_key=routing_key(inner))
 
     def __getattr__(self, name: str) -> Any:  # key, stderr_tail, accept_tools … of the inner transport
         return getattr(self.inner, name)
