@@ -18,5 +18,12 @@ def test_deps_cost_benchmark_runs() -> None:
         cwd=ROOT,
     )
     assert out.returncode == 0, out.stderr
-    for row in ("| passed_in |", "| no_parameter |", "| sync_provider |", "| async_provider |", "| context_manager |"):
+    for row in (
+        "| passed_in |",
+        "| no_parameter |",
+        "| entered_in_body |",
+        "| sync_provider |",
+        "| async_provider |",
+        "| context_manager |",
+    ):
         assert row in out.stdout, out.stdout
