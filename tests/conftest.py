@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from pathlib import Path
@@ -17,6 +18,14 @@ EXAMPLES = ROOT / "examples"
 # (exec resets handlers, not an ignored signal).
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+# A pytest-xdist worker (scripts/test runs two) starts with COLUMNS=80 and LINES=24 in its
+# environment, which the suite's own process never has: every `mcpio` command a test starts
+# would size its tables to 80 columns and cut the cells the test reads. The workers run with the
+# environment a single-process run has.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    for _name in ("COLUMNS", "LINES"):
+        os.environ.pop(_name, None)
 
 
 # Test files that need what only the Linux test machine has: the Node peers (conformance suite,

@@ -265,16 +265,17 @@ def test_disconnect_is_not_cancellation(srv, http):
 def test_duplicate_in_flight_id_is_refused(serve, http):
     srv = serve(sse_after=0.05)
     sid = initialize(http, srv.url)
-    done = threading.Thread(
-        target=lambda: httpx.post(
-            srv.url,
-            json=rpc(9, "tools/call", {"name": "slow", "arguments": {"seconds": 0.5}}),
-            headers=session_headers(sid),
-            timeout=10,
-        )
-    )
+    in_flight = threading.Event()  # the SSE response has started: the server holds id 9
+
+    def call() -> None:
+        call = rpc(9, "tools/call", {"name": "slow", "arguments": {"seconds": 0.5}})
+        with httpx.stream("POST", srv.url, json=call, headers=session_headers(sid), timeout=10) as r:
+            in_flight.set()
+            r.read()
+
+    done = threading.Thread(target=call)
     done.start()
-    time.sleep(0.2)
+    assert in_flight.wait(10)
     r = http.post(srv.url, json=rpc(9, "ping"), headers=session_headers(sid))
     assert r.status_code == 400 and r.json()["id"] == 9
     done.join()
