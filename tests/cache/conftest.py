@@ -4,16 +4,13 @@ over Streamable HTTP (one ``mcpio run -t http … --auth-token-env`` process, tw
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mcpio import Client
-from tests.support.http import free_port, wait_port
+from tests.support.http import mcpio_http
 from tests.support.redis import redis_server, redis_url  # noqa: F401  (fixtures)
 
 SERVER = Path(__file__).parent / "cache_server.py"
@@ -24,27 +21,10 @@ BOB = "bob-cache-team-token-0000002"
 @pytest.fixture(scope="module")
 def http_url(tmp_path_factory):
     """The cache server on 127.0.0.1 (``token-1`` is Alice, ``token-2`` Bob)."""
-    port = free_port()
     log = tmp_path_factory.mktemp("cache") / "stderr.log"
-    with open(log, "wb") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "mcpio", "run", "-t", "http", str(SERVER), "--port", str(port)]
-            + ["--auth-token-env", "TEAM_TOKENS"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            env={**os.environ, "TEAM_TOKENS": f"{ALICE},{BOB}", "SHORT_TTL_MS": "1000"},
-        )
-    try:
-        wait_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+    tokens = {"TEAM_TOKENS": f"{ALICE},{BOB}", "SHORT_TTL_MS": "1000"}
+    with mcpio_http(str(SERVER), "--auth-token-env", "TEAM_TOKENS", env=tokens, log=log) as (url, _):
+        yield url
     assert "Traceback" not in log.read_text()
 
 

@@ -7,15 +7,13 @@ that did not declare URL mode refused with a clear error, and -32042 typed on th
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from mcpio import Client, URLElicitationRequired
-from tests.support.http import free_port, wait_port
+from tests.support.http import mcpio_http
 from tests.support.wire import validate_def
 
 EXAMPLE = "examples/url_elicitation.py"
@@ -23,18 +21,8 @@ EXAMPLE = "examples/url_elicitation.py"
 
 @pytest.fixture(scope="module")
 def http_url() -> Iterator[str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mcpio", "run", "-t", "http", "--port", str(port), EXAMPLE],
-        stdin=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    with mcpio_http(EXAMPLE) as (url, _):
+        yield url
 
 
 async def connect(target: str, era: str, action: str) -> tuple[Any, list[dict], list[tuple[str, Any]]]:

@@ -6,10 +6,9 @@ request log never holds a token or a credential header."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pytest
 
 from mcpio import Client, MCPError
 from mcpio.middleware import RATE_LIMITED
-from tests.support.http import free_port, wait_port
+from tests.support.http import mcpio_http
 
 KIT = str(Path(__file__).with_name("kit_server.py"))
 ALICE = "alice-MW-token-4f7d1c0e9b2a"
@@ -39,27 +38,13 @@ class Kit:
         return [json.loads(line) for line in text.splitlines() if line.startswith('{"event":"mcp.request"')]
 
 
+_KITS = itertools.count()
+
+
 def start_kit(tmp: Path, *extra: str, **env: str) -> Iterator[Kit]:
-    port = free_port()
-    log = tmp / f"kit-{port}.log"
-    with open(log, "wb") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "mcpio", "run", "-t", "http", KIT, "--port", str(port), *extra],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            env={**os.environ, "KIT_TOKENS": f"{ALICE},{BOB}", **env},
-        )
-    try:
-        wait_port(port, proc=proc)
-        yield Kit(f"http://127.0.0.1:{port}/mcp", proc, log)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+    log = tmp / f"kit-{next(_KITS)}.log"
+    with mcpio_http(KIT, *extra, env={"KIT_TOKENS": f"{ALICE},{BOB}", **env}, log=log) as (url, proc):
+        yield Kit(url, proc, log)
 
 
 @pytest.fixture(scope="module")

@@ -94,6 +94,35 @@ class ServerThread:
 
 
 @contextlib.contextmanager
+def mcpio_http(
+    *args: str, env: dict[str, str] | None = None, log: Path | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``mcpio run -t http ARGS --port P`` on 127.0.0.1 (``env`` added to this one; its stderr to
+    ``log``): yields its ``/mcp`` URL and the process once the port accepts; stopped after."""
+    port = free_port()
+    err = open(log, "wb") if log is not None else subprocess.DEVNULL
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcpio", "run", "-t", "http", *args, "--port", str(port)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=err,
+        env={**os.environ, **(env or {})},
+    )
+    try:
+        wait_port(port, proc=proc)
+        yield f"http://127.0.0.1:{port}/mcp", proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+        if log is not None:
+            err.close()  # type: ignore[union-attr]
+
+
+@contextlib.contextmanager
 def spawn_fixture(port: int | None = None, log: Path | None = None) -> Iterator[str]:
     """Run the conformance fixture server; yields its URL."""
     port = port or free_port()
