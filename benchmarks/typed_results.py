@@ -56,7 +56,7 @@ async def rates(rounds: int, per_round: int) -> dict[str, float]:
         await c.list_tools()
 
         async def list_raw() -> Any:
-            return await c._list("tools/list", "tools")  # what list_tools returned before: the dicts
+            return await c._list("tools/list", "tools", "bypass")  # what list_tools returned before: the dicts
 
         async def list_typed() -> Any:
             return await c.list_tools()
