@@ -354,3 +354,22 @@ def test_modern_era_and_skills_through_a_mount(tmp_path: Path) -> None:
                 await c.call_tool("nothing__here", {})
 
     arun(go())
+
+
+def test_a_mounted_app_tool_links_its_view_by_the_name_it_has_in_the_parent() -> None:
+    import runpy
+
+    from mcpio._client._apps import APPS_HOST
+
+    calculator = runpy.run_path(str(Path(__file__).parents[2] / "examples" / "apps_calculator.py"))["server"]
+    parent = Server("parent")
+    parent.mount(calculator, namespace="calc")
+
+    async def go() -> None:
+        async with Client(parent, extensions=APPS_HOST) as host:
+            view = await host.app_view("calc__add")
+            assert view.uri == "ui://calc/calculator/view"
+            assert "<html" in view.html.lower()
+            assert "calc__double" in {t.name for t in await host.list_tools()}  # app-only, for a host
+
+    arun(go())

@@ -104,6 +104,9 @@ class Mount:
         if kind == "tools":
             item.name = new_key
             item._definitions = {}
+            view = (item.meta or {}).get("ui", {}).get("resourceUri")
+            if isinstance(view, str) and self.namespace is not None:  # MCP Apps: its view, as served here
+                item.meta = {**item.meta, "ui": {**item.meta["ui"], "resourceUri": self.key("resources", view)}}
         elif kind == "prompts":
             item.name = new_key
         else:
