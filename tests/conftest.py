@@ -53,6 +53,7 @@ LINUX_ONLY = {
     # suite, Chromium, redis-server, a pty, /proc, venv/bin paths
     "tests/auth/test_client_oidc_e2e.py",
     "tests/auth/test_oidc_e2e.py",
+    "tests/gateway/test_oauth_bridge.py",
     "tests/auth/test_proxy_bad_input.py",
     "tests/auth/test_proxy_cli.py",
     "tests/auth/test_proxy_conformance.py",
