@@ -124,3 +124,31 @@ def test_the_bridge_uses_the_token_mcpio_login_stored(idp, remote, tmp_path):
     assert [g["grant_type"] for g in grants] == ["authorization_code"]
     logged = "\n".join(said) + (tmp_path / "sdk-bridge-stderr.txt").read_text()
     assert all(s not in logged and s.split(".")[-1] not in logged for s in secrets)
+
+
+def test_without_a_stored_login_and_no_browser_the_bridge_says_to_run_mcpio_login(idp, remote, tmp_path):
+    """No token and no browser (``BROWSER=false`` fails): nobody reads the bridge's stderr (a
+    host's log), so it does not wait for someone to open the login URL (it used to, for the
+    browser timeout of 300 s, and the host's initialize timed out): it starts at once, with one
+    line saying what to run, and serves nothing until restarted."""
+    said: list[str] = []
+
+    async def main() -> list:
+        async with Client(
+            [sys.executable, "-m", "mcpio", "run", remote],
+            env=bridge_env(tmp_path / "tokens.json"),
+            on_stderr=said.append,
+            timeout=20,  # the initialize is answered at once; without the fix it times out here
+        ) as c:
+            return list(await c.list_tools())
+
+    assert asyncio.run(main()) == []
+    [line] = [s for s in said if "mcpio login" in s]
+    assert line.endswith(
+        f"needs a login and no browser could be opened here: run `mcpio login {remote}` in a terminal, then try again"
+    )
+    assert not any("/auth?" in s for s in said)  # no URL printed for nobody to open
+    assert not (tmp_path / "tokens.json").exists() or not any(
+        k.startswith("token ")
+        for k in FileTokenStore(tmp_path / "tokens.json").keys()  # noqa: SIM118
+    )

@@ -5,7 +5,9 @@ bring back the redirect URL (with ``code``, ``state`` and maybe ``iss``).
   on a one-shot listener at ``http://127.0.0.1:<port>/callback`` (RFC 8252 §7.3; a random free
   port unless one is given). Only a request carrying the expected ``state`` ends the wait; any
   other request gets a 400 and is otherwise ignored. When no browser can be opened the URL is
-  printed for the user to open.
+  printed for the user to open, or, with ``wait_for_url=False`` (nobody reads the announcement:
+  a proxy's upstream, the stdio bridge whose stderr is a host's log), the login fails at once
+  saying to run ``mcpio login``.
 * Any callable ``fn(authorization_url) -> redirect_url`` (sync or async) with a fixed
   ``redirect_uri``: an app's own UI, or :func:`fetch_redirect` for an authorization server
   that approves without a user (test servers, the conformance suite's mock).
@@ -71,7 +73,9 @@ class LoopbackBrowser:
     ``port``: 0 for a free port (the default), or a fixed one when the client's registration
     names it. ``open_browser(url) -> bool`` defaults to :func:`webbrowser.open`; ``announce``
     (default: print to stderr) tells the user what is happening and gives the URL. ``timeout``
-    bounds the wait for the user (seconds).
+    bounds the wait for the user (seconds). ``wait_for_url``: when no browser opens, announce
+    the URL and wait for the user (True), or raise :class:`AuthorizationError` at once naming
+    ``mcpio login RESOURCE`` (False: for a process whose stderr no user watches).
     """
 
     def __init__(
@@ -83,6 +87,7 @@ class LoopbackBrowser:
         timeout: float = 300.0,
         open_browser: Callable[[str], bool] | None = None,
         announce: Callable[[str], None] | None = None,
+        wait_for_url: bool = True,
     ) -> None:
         self.port = port
         self.host = host
@@ -90,6 +95,7 @@ class LoopbackBrowser:
         self.timeout = timeout
         self.open_browser = open_browser or webbrowser.open
         self.announce = announce or (lambda text: print(text, file=sys.stderr, flush=True))
+        self.wait_for_url = wait_for_url
 
     @contextlib.asynccontextmanager
     async def session(self, *, reuse: Sequence[str] = ()) -> AsyncIterator[UserAgentSession]:
@@ -172,6 +178,14 @@ class _LoopbackSession:
                 opened = bool(await asyncio.to_thread(self.owner.open_browser, url))
             if opened:
                 self.owner.announce(f"Opened your browser to log in. If it did not open, visit:\n  {url}")
+            elif not self.owner.wait_for_url:
+                from ._discovery import AuthorizationError
+
+                server = (parse_qs(urlsplit(url).query).get("resource") or ["URL"])[0]
+                raise AuthorizationError(
+                    f"{server} needs a login and no browser could be opened here: "
+                    f"run `mcpio login {server}` in a terminal, then try again"
+                )
             else:
                 self.owner.announce(f"Open this URL in a browser to log in:\n  {url}")
             try:

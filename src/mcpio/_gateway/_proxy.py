@@ -97,8 +97,10 @@ class Upstream:
             }
             if not _is_url(self.target) and not (isinstance(self.target, ServerSpec) and self.target.is_remote):
                 options.setdefault("on_stderr", self._on_stderr)
-            client = (
-                self.target.client(**options) if isinstance(self.target, ServerSpec) else Client(self.target, **options)
+            client = (  # unattended: nobody watches a proxy's stderr for a login URL
+                self.target.client(unattended=True, **options)
+                if isinstance(self.target, ServerSpec)
+                else Client(self.target, **options)
             )
             try:
                 await client.connect()

@@ -78,23 +78,27 @@ class ServerSpec:
             oauth={k: x(v) if isinstance(v, str) else v for k, v in self.oauth.items()},
         )
 
-    def client(self, **options: Any) -> Client:
-        """An (unconnected) :class:`~mcpio.Client` for this server; ``options`` go to ``Client``."""
+    def client(self, *, unattended: bool = False, **options: Any) -> Client:
+        """An (unconnected) :class:`~mcpio.Client` for this server; ``options`` go to ``Client``.
+        ``unattended``: no user watches this process's stderr (a proxy's upstream): a login that
+        cannot open a browser fails at once saying to run ``mcpio login`` instead of waiting."""
         spec = self.resolved()
         if spec.url is not None:
             headers = {**spec.headers, **(options.pop("headers", None) or {})}
             if "auth" not in options and not any(k.lower() == "authorization" for k in headers):
-                options["auth"] = spec.oauth_client()
+                options["auth"] = spec.oauth_client(unattended=unattended)
             return Client(spec.url, headers=headers or None, **options)
         if not spec.command:
             raise ConfigError(f"server {self.name!r} in {self.source}: it has neither 'command' nor 'url'")
         env = {**spec.env, **(options.pop("env", None) or {})}
         return Client([spec.command, *spec.args], env=env or None, cwd=options.pop("cwd", None) or spec.cwd, **options)
 
-    def oauth_client(self) -> Any:
+    def oauth_client(self, *, unattended: bool = False) -> Any:
         """mcpio's OAuth client with this entry's ``oauth`` settings (tokens in the default
-        store); None when the HTTP extra is missing (the connection then says so itself)."""
+        store); None when the HTTP extra is missing (the connection then says so itself).
+        ``unattended``: see :meth:`client`."""
         try:
+            from .._auth._browser import LoopbackBrowser
             from .._auth._oauth_client import OAuth
         except ImportError:
             return None
@@ -115,7 +119,7 @@ class ServerSpec:
                 client_secret=get("clientSecret", "client_secret"),
                 issuer=get("issuer"),
                 scopes=get("scopes", "scope"),
-                callback_port=port,
+                user_agent=LoopbackBrowser(port=port, wait_for_url=not unattended),
                 client_metadata_url=get("clientMetadataUrl", "client_metadata_url"),
             )
         except ValueError as exc:
