@@ -152,3 +152,28 @@ def test_without_a_stored_login_and_no_browser_the_bridge_says_to_run_mcpio_logi
         k.startswith("token ")
         for k in FileTokenStore(tmp_path / "tokens.json").keys()  # noqa: SIM118
     )
+
+
+def test_a_login_slower_than_the_era_probe_opens_one_browser_and_the_bridge_waits_for_it(idp, remote, tmp_path):
+    """No stored token; the browser opens and the user takes longer than the bridge's
+    ``server/discover`` probe (5 s) to log in. The probe gives up and the legacy ``initialize``
+    goes instead: it waits for the login in progress. (It used to cancel that login with the
+    probe, closing its redirect listener under the user's login page, and open a second one.)"""
+    opened = tmp_path / "browser.log"
+    env = {
+        **bridge_env(tmp_path / "tokens.json"),
+        "BROWSER": f"{sys.executable} {Path(__file__).with_name('slow_browser.py')} %s",
+        "SLOW_BROWSER_LOG": str(opened),
+        "SLOW_BROWSER_DELAY": "6",
+        "SLOW_BROWSER_USER": "slow-user",
+    }
+
+    async def main() -> dict:
+        async with Client([sys.executable, "-m", "mcpio", "run", remote], env=env, timeout=40) as c:
+            return (await c.call_tool("whoami", {})).structured_content
+
+    who = asyncio.run(main())
+    [url] = opened.read_text().splitlines()  # one browser opened, once
+    client_id = dict(parse_qsl(urlsplit(url).query))["client_id"]
+    assert who == {"subject": "slow-user", "client": client_id, "scopes": ["mcp"]}
+    assert len(idp.events(event="authorization", client_id=client_id)) == 1

@@ -59,6 +59,7 @@ from ._discovery import (
     scopes_of,
 )
 from ._grants import ClientCredentials, PreRegistered, register, token_request
+from ._once import Once
 from ._redirect import code_of_redirect
 from ._tokens import FileTokenStore, MemoryTokenStore, TokenStore
 
@@ -203,6 +204,7 @@ class OAuth(httpx.Auth):
         self.last_steps: list[str] = []  # what the last discovery did, step by step
         self.authorizations = 0  # authorization flows run (for tests and diagnostics)
         self._lock: asyncio.Lock | None = None
+        self._once = Once()  # the login in progress: not abandoned when its request is cancelled
         self._loaded = False
 
     def __repr__(self) -> str:
@@ -257,7 +259,7 @@ class OAuth(httpx.Auth):
                 reauthorized += 1
                 async with self._lock, _as_authorization_error():
                     if self._current() == used:  # else another request already got a new token
-                        await self._on_unauthorized(server_url, challenge, had_token=used is not None)
+                        await self._once.run(self._on_unauthorized, server_url, challenge, had_token=used is not None)
             elif response.status_code == 403 and challenge.get("error") == "insufficient_scope":
                 wanted = scopes_of(challenge.get("scope"))
                 async with self._lock, _as_authorization_error():
@@ -272,7 +274,7 @@ class OAuth(httpx.Auth):
                             )
                         step_ups += 1
                         prior = scopes_of((self.token or {}).get("requested_scope"))
-                        await self._authorize(server_url, challenge, _union(prior, held, wanted))
+                        await self._once.run(self._authorize, server_url, challenge, _union(prior, held, wanted))
             else:
                 return
             used = self._apply(request)
