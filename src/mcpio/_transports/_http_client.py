@@ -332,7 +332,7 @@ class HTTPClientTransport:
                 )
             self._inbox.put_nowait(_EOF)
             return
-        self._fail(id_, rules.http_failure(None, f"POST {self.url} failed: {exc or type(exc).__name__}"))
+        self._fail(id_, rules.http_failure(None, f"POST {self.url} failed: {str(exc) or type(exc).__name__}"))
 
     async def _post_quietly(self, msg: dict[str, Any], frame: bytes) -> None:
         """POST a notification or a response: 202 is expected; a failure is logged."""
@@ -346,7 +346,7 @@ class HTTPClientTransport:
                 except BodyTooLarge as exc:
                     body = str(exc).encode()
         except httpx.HTTPError as exc:
-            raise TransportError(f"POST {self.url} failed: {exc or type(exc).__name__}") from None
+            raise TransportError(f"POST {self.url} failed: {str(exc) or type(exc).__name__}") from None
         if status >= 300:
             log.warning(
                 "%s: the server answered HTTP %d to %s: %.200s",

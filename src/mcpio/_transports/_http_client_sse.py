@@ -77,7 +77,7 @@ class HTTPSSEConnection:
                         elif ev.event == "message":
                             self._deliver(ev.data)
         except httpx.HTTPError as exc:
-            reason = f"the HTTP+SSE event stream of {self.url} failed: {exc or type(exc).__name__}"
+            reason = f"the HTTP+SSE event stream of {self.url} failed: {str(exc) or type(exc).__name__}"
         except h.SSETooLarge as exc:
             reason = f"the HTTP+SSE event stream of {self.url} failed: {exc}"
         finally:
@@ -91,7 +91,7 @@ class HTTPSSEConnection:
         try:
             resp = await self._http.post(self.endpoint, content=frame, headers={"content-type": h.JSON})
         except httpx.HTTPError as exc:
-            failure = rules.http_failure(None, f"POST {self.endpoint} failed: {exc or type(exc).__name__}")
+            failure = rules.http_failure(None, f"POST {self.endpoint} failed: {str(exc) or type(exc).__name__}")
         else:
             if resp.status_code < 300:
                 return
