@@ -237,7 +237,7 @@ def check_origin(headers: Mapping[str, str], allowed: Collection[str]) -> Refusa
 # ---------------------------------------------------------------------------- negotiation
 @functools.lru_cache(maxsize=64)  # the same few Accept values come again and again (see above)
 def accepts(accept: str | None) -> tuple[bool, bool]:
-    """(JSON acceptable, SSE acceptable). Lenient (pain point #34): a missing or empty header
+    """(JSON acceptable, SSE acceptable). Lenient (hosts send odd ones): a missing or empty header
     means both; ``*/*``, ``application/*``, ``text/*`` count; ``q=0`` excludes."""
     if not accept or not accept.strip():
         return True, True

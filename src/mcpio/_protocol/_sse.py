@@ -36,7 +36,7 @@ def sse_comment(text: str = "keep-alive") -> bytes:
 
 def event_id(stream_id: str, seq: int) -> str:
     """Event ids are ``<stream>-<seq>``; the store keys them by session, so an id is only ever
-    looked up in the session that presents it (no cross-session replay, pain point #33)."""
+    looked up in the session that presents it (no cross-session replay, a pain point of other SDKs)."""
     return f"{stream_id}-{seq}"
 
 

@@ -14,7 +14,7 @@ so a shared store (Redis, a database) can stand behind several workers:
   its connection closed cleanly: nothing of it can be needed for resumption any more;
 * ``forget(session_id)`` — the session ended: drop its events.
 
-Every lookup is scoped by session id (pain point #33: stores that replayed events of other
+Every lookup is scoped by session id (a pain point of other SDKs: stores that replayed events of other
 streams or sessions leaked data).
 
 :class:`MemoryEventStore` is the default. What it retains is bounded four ways, oldest first

@@ -108,8 +108,8 @@ async def serve(app: Any, cfg: Config, sockets: list[socket.socket] | None = Non
         await stop.wait()
         # hypercorn now stops accepting and gives the requests in flight graceful_timeout, then
         # cancels them; cancelling a task that holds an HTTP/2 stream fails inside hypercorn
-        # (0.18: "TaskGroup is shutting down", exit status 1; hypercorn issue 308, unmerged fix in
-        # its PR 374). So the app itself ends what is still open (SSE streams, sessions) just
+        # (0.18: "TaskGroup is shutting down", exit status 1; a known hypercorn bug, unfixed in
+        # its releases). So the app itself ends what is still open (SSE streams, sessions) just
         # before: every handler returns on its own.
         aclose = getattr(app, "aclose", None)
         if aclose is not None:
