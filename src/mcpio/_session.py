@@ -19,6 +19,10 @@ decodes them, feeds the connection and acts on its events:
   handler's exception or an unencodable result becomes a JSON-RPC error (:func:`error_object`);
 * ``notifications/cancelled`` cancels the request's task and no response is sent;
 * responses to our own requests resolve the futures of :meth:`request`;
+* a request of the peer's that the transport marks as related to one of our requests (its
+  ``relates`` ability; a :class:`Related` frame: a legacy Streamable HTTP server's request on a
+  POST's SSE stream) runs in a copy of the context :meth:`request` was called in for that
+  request, so the handler knows which of our calls it serves (a context variable the caller set);
 * at end of stream every request already received is still answered (within
   ``drain_timeout``), our own pending requests fail with ConnectionClosed, and ``run`` returns.
 
@@ -53,7 +57,7 @@ from ._protocol._events import (
     RequestReceived,
     ResponseReceived,
 )
-from ._protocol._framing import Decoded, Oversized
+from ._protocol._framing import Decoded, Oversized, Related
 from ._transports._base import Transport, abilities, serving
 
 log = logging.getLogger("mcpio.session")
@@ -91,6 +95,8 @@ class Session:
         self._send_nowait = offers.send_nowait
         self._answer_nowait = offers.answer_nowait
         self._close_reason = offers.close_reason
+        # our request id -> the context it was sent from, kept while it is pending (offers.relates)
+        self._origins: dict[Any, contextvars.Context] | None = {} if offers.relates else None
         self.connection = connection
         self._on_request = on_request
         self._on_notification = on_notification
@@ -156,15 +162,21 @@ class Session:
                                 frame.limit,
                             )
                         continue
+                    origin = None  # the context of the request of ours this frame relates to
                     try:
-                        msg = frame.value if type(frame) is Decoded else rpc.decode(frame)
+                        if type(frame) is Related:
+                            if self._origins is not None:
+                                origin = self._origins.get(frame.to)
+                            msg = rpc.decode(frame.raw)
+                        else:
+                            msg = frame.value if type(frame) is Decoded else rpc.decode(frame)
                     except rpc.InvalidMessage as exc:
                         if self.connection.role == "server":
                             await self._send_obj(exc.error_response())
                         else:  # a client never answers a server's garbage; it skips it (pain point #5)
                             log.warning(
                                 "skipping a line from the server that is not JSON: %.200r",
-                                frame.raw if type(frame) is Decoded else bytes(frame),
+                                frame.raw if isinstance(frame, (Decoded, Related)) else bytes(frame),
                             )
                         continue
                 except TransportError as exc:  # answering the garbage failed: the peer is gone
@@ -176,7 +188,7 @@ class Session:
                     if self._aborted:  # the peer is gone: the rest of a batch never starts
                         break
                     if type(ev) is RequestReceived and not self.inline_requests:
-                        self._start(ev)
+                        self._start(ev, origin)
                     else:
                         await self._dispatch(ev)
                 if self._aborted:
@@ -245,9 +257,10 @@ class Session:
         elif t is Reply:
             await self._send_obj(ev.message)
 
-    def _start(self, ev: RequestReceived) -> None:
+    def _start(self, ev: RequestReceived, origin: contextvars.Context | None = None) -> None:
         """Start request ``ev``: answered on this stack when ``answer`` gives its frame, else in
-        a Task running :meth:`_serve` (module docstring)."""
+        a Task running :meth:`_serve` (module docstring), in a copy of ``origin`` when given (the
+        context of the request of ours it relates to)."""
         answer = self._answer
         if answer is not None and ev.id not in self.connection.cancelled:
             # In a context of its own, as a Task would run it: what the tool sets stays there.
@@ -257,7 +270,8 @@ class Session:
                 if sending is not None:
                     self._track(ev.id, asyncio.get_running_loop().create_task(self._sent(ev.id, sending)))
                 return
-        self._track(ev.id, asyncio.get_running_loop().create_task(self._serve(ev)))
+        context = None if origin is None else origin.copy()
+        self._track(ev.id, asyncio.get_running_loop().create_task(self._serve(ev), context=context))
 
     def _track(self, id_: Any, task: asyncio.Task[None]) -> None:
         """Count ``task``, serving request ``id_``, in flight (until :meth:`_done`)."""
@@ -434,6 +448,9 @@ class Session:
         id_, msg = conn.request(method, params)
         fut = loop.create_future()
         self._pending[id_] = fut
+        origins = self._origins
+        if origins is not None:  # what the peer asks on this request's stream is served in this context
+            origins[id_] = contextvars.copy_context()
         try:
             if on_sent is not None:
                 on_sent(id_)
@@ -459,6 +476,8 @@ class Session:
             raise
         finally:
             self._pending.pop(id_, None)
+            if origins is not None:
+                origins.pop(id_, None)
             if token is not None:
                 self._progress.pop(token, None)
 

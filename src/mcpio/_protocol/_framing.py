@@ -37,6 +37,17 @@ class Decoded(msgspec.Struct, frozen=True):
     value: Any
 
 
+@final
+class Related(msgspec.Struct, frozen=True):
+    """A frame that arrived on the response stream of one of our own requests, ``to`` being that
+    request's id: a legacy Streamable HTTP POST's SSE stream, on which the server MAY send
+    requests and notifications related to the POSTed request before its response (spec 2025-11-25,
+    basic/transports: Streamable HTTP, sending messages to the server)."""
+
+    raw: bytes
+    to: Any
+
+
 class LineBuffer:
     """Incremental splitter of a byte stream into lines. See the module docstring."""
 

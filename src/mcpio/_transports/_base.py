@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any, NamedTuple, Protocol
 
-from .._protocol._framing import Decoded, Oversized
+from .._protocol._framing import Decoded, Oversized, Related
 
 Frame = bytes | Oversized
 
@@ -35,7 +35,8 @@ serving: ContextVar[tuple[Any, Any] | None] = ContextVar("mcpio_serving", defaul
 class Transport(Protocol):
     async def send(self, frame: bytes) -> None: ...
 
-    async def receive(self) -> Frame | Decoded: ...  # Decoded: parsed already (Streamable HTTP)
+    # Decoded: parsed already (Streamable HTTP); Related: arrived on one of our requests' streams
+    async def receive(self) -> Frame | Decoded | Related: ...
 
     async def aclose(self) -> None: ...
 
@@ -58,6 +59,10 @@ class Abilities(NamedTuple):
     # attach(engine, *, feed, mirror): the session engine serving the transport, given once by
     # the server before the engine reads anything (legacy HTTP: LegacyTransport.attach).
     attach: Callable[..., None] | None = None
+    # receive marks what arrived on the response stream of one of our own requests (Related), so
+    # the session can serve a request of the peer's in the context of the request it belongs to
+    # (a legacy Streamable HTTP client: the SSE stream of a POST).
+    relates: bool = False
 
 
 NONE = Abilities()

@@ -6,7 +6,9 @@ Each message is inspected once, and the HTTP rules come from ``_protocol/_http_c
 
 * **A request** is POSTed in a task of its own (so a slow answer never holds up the next
   request); the answer — a JSON body, or an SSE stream whose events (progress, logs, requests
-  from the server in the legacy era) all go to ``receive`` — ends the task. An HTTP failure
+  from the server in the legacy era) all go to ``receive`` — ends the task. A request from the
+  server on that stream goes as a ``Related`` frame naming the request it came with (the
+  ``relates`` ability), so the Session serves it in the context of the call it belongs to. An HTTP failure
   without a JSON-RPC error body becomes a JSON-RPC error for that request id (code -32000,
   with ``data.status``), so the caller gets an exception and era detection reads "not modern".
   If nothing ever reached the server (connection refused …), the transport ends instead, and
@@ -66,6 +68,7 @@ from .._errors import EndOfStream, TransportError
 from .._jsonrpc import DEFAULT_MAX_LINE_SIZE
 from .._protocol import _http as h
 from .._protocol import _http_client_rules as rules
+from .._protocol._framing import Related
 from ._base import Abilities
 from ._http_client_sse import HTTPSSEConnection
 
@@ -135,7 +138,7 @@ class HTTPClientTransport:
         if max_message_size < 1:
             raise ValueError(f"max_message_size must be positive, not {max_message_size!r}")
         self.url = url
-        self.abilities = Abilities(close_reason=self.close_reason)
+        self.abilities = Abilities(close_reason=self.close_reason, relates=True)
         self.max_message_size = max_message_size  # one SSE event or JSON body, in bytes
         self.auth = auth  # authorization (mcpio._auth.OAuth): adds the token, answers 401/403
         self.verify = verify
@@ -146,7 +149,7 @@ class HTTPClientTransport:
         self.http_sse = http_sse
         self._own_client = client is None
         self._http: httpx.AsyncClient | None = client
-        self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._inbox: asyncio.Queue[bytes | Related | None] = asyncio.Queue()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._requests: dict[Any, tuple[asyncio.Task[Any], str, bool]] = {}  # id -> (task, method, modern)
         self._answered: dict[Any, asyncio.Event] = {}
@@ -186,7 +189,7 @@ class HTTPClientTransport:
     async def _saw(self, resp: httpx.Response) -> None:
         self.http_version = resp.http_version
 
-    async def receive(self) -> bytes:
+    async def receive(self) -> bytes | Related:
         item = await self._inbox.get()
         if item is _EOF:
             self._inbox.put_nowait(_EOF)
@@ -292,7 +295,8 @@ class HTTPClientTransport:
         )
 
     def _deliver(self, data: bytes | str, waiting: Any = None) -> bool:
-        """Hand one JSON-RPC message to ``receive``; True if it answers request ``waiting``."""
+        """Hand one JSON-RPC message to ``receive``; True if it answers request ``waiting`` (the
+        request whose response stream it came on, if any)."""
         raw = data.encode() if isinstance(data, str) else data
         if not raw.strip():
             return False
@@ -301,9 +305,13 @@ class HTTPClientTransport:
         except ValueError:
             log.warning("skipping a message from %s that is not JSON: %.200r", self.url, raw)
             return False
-        answered = False
+        answered = asks = False
         for msg in doc if isinstance(doc, list) else [doc]:
-            if isinstance(msg, dict) and "method" not in msg and ("result" in msg or "error" in msg):
+            if not isinstance(msg, dict):
+                continue
+            if "method" in msg:
+                asks = asks or "id" in msg
+            elif "result" in msg or "error" in msg:
                 id_ = msg.get("id")
                 entry = self._requests.get(id_)
                 if entry is not None and entry[1] == "initialize" and isinstance(msg.get("result"), dict):
@@ -313,7 +321,8 @@ class HTTPClientTransport:
                 if event is not None:
                     event.set()
                 answered = answered or (waiting is not None and id_ == waiting)
-        self._inbox.put_nowait(raw)
+        # A request on the stream of our request ``waiting`` relates to it (abilities.relates)
+        self._inbox.put_nowait(Related(raw, waiting) if asks and waiting is not None else raw)
         return answered
 
     def _fail(self, id_: Any, error: dict[str, Any]) -> None:

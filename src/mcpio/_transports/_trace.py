@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import IO, Any
 
 from .._platform import restore_blocking
-from .._protocol._framing import Decoded, Oversized
+from .._protocol._framing import Decoded, Oversized, Related
 from ._base import Abilities, abilities, routing_key
 
 Trace = Callable[[str, bytes], None]
@@ -78,7 +78,9 @@ class Traced:
         # Not the inner transport's send_nowait/answer_nowait (they would skip the trace): every
         # frame through send.
         inner_offers = abilities(inner)
-        self.abilities = Abilities(close_reason=inner_offers.close_reason, routing_key=routing_key(inner))
+        self.abilities = Abilities(
+            close_reason=inner_offers.close_reason, routing_key=routing_key(inner), relates=inner_offers.relates
+        )
 
     def __getattr__(self, name: str) -> Any:  # key, stderr_tail, accept_tools … of the inner transport
         return getattr(self.inner, name)
@@ -96,7 +98,11 @@ class Traced:
         frame = await self.inner.receive()
         self.trace(
             "in",
-            oversized_marker(frame) if type(frame) is Oversized else frame.raw if type(frame) is Decoded else frame,
+            oversized_marker(frame)
+            if type(frame) is Oversized
+            else frame.raw
+            if type(frame) in (Decoded, Related)
+            else frame,
         )
         return frame
 
