@@ -443,12 +443,19 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
 
     async def _run_session(self, session: Session) -> None:
         """Run a legacy-capable session; when it ends (not a copy dropped, ``_http.ended``), so do
-        the 2025-11-25 core tasks it owns (nobody else may reach them)."""
+        the 2025-11-25 core tasks it owns (nobody else may reach them) and its resource
+        subscriptions (a client may leave without unsubscribing: a forwarded resource's upstream
+        subscription is then held for the subscribers left, if any)."""
         try:
             await session.run()
         finally:
             if _http.ended(session):
                 self._tasks.forget_owner(session)
+                subscriptions = session.state.pop("subscriptions", None)
+                if subscriptions:
+                    from ._subscriptions import unwatch
+
+                    await unwatch(self, list(subscriptions))
 
     async def serve_http(
         self,

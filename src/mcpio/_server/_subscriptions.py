@@ -104,7 +104,7 @@ async def listen(server: Server, ctx: Context, params: dict[str, Any]) -> dict[s
         try:
             await watch(server, uri, True)
         except BaseException:
-            await _unwatch(server, watched[:i])
+            await unwatch(server, watched[:i])
             raise
     listeners: dict[Any, dict[str, Any]] = session.state.setdefault("listeners", {})
     try:
@@ -115,11 +115,12 @@ async def listen(server: Server, ctx: Context, params: dict[str, Any]) -> dict[s
         await session.closing.wait()
     finally:
         listeners.pop(sub_id, None)
-        await _unwatch(server, watched)
+        await unwatch(server, watched)
     return {"_meta": {META_SUBSCRIPTION_ID: sub_id}}
 
 
-async def _unwatch(server: Server, uris: list[str]) -> None:
+async def unwatch(server: Server, uris: list[str]) -> None:
+    """The subscribers of ``uris`` left (each once): :func:`watch` off; a failure is logged."""
     for uri in uris:
         try:
             await watch(server, uri, False)
