@@ -53,7 +53,7 @@ from ._results import (
     wraps_result,
 )
 from ._target import make_transport
-from ._tasks import legacy_task_call
+from ._tasks import StatusWatch, legacy_task_call, task_required
 
 log = logging.getLogger("mcpio.client")
 
@@ -190,6 +190,7 @@ class Client:
         self.trace = trace  # a file: every message sent and received is appended to it
         self._telemetry = _otel.client_requests(telemetry)  # OpenTelemetry CLIENT spans (None: off)
         self._task_support: dict[str, Any] | None = None  # tool -> execution.taskSupport (2025-11-25)
+        self._task_status = StatusWatch()  # notifications/tasks/status to the calls following the tasks
         self._tool_defs: list[Tool] = []  # the last tools/list: outputSchemas say which results are wrapped
         self._wrapped: dict[str, bool] | None = None  # tool -> outputSchema wraps {"result": x} (from _tool_defs)
         self.probe_timeout = probe_timeout
@@ -327,6 +328,8 @@ class Client:
         if ev.method == "notifications/tools/list_changed":
             self._task_support = None  # what tools/list said about tasks is stale: ask again when needed
         await _cache.on_notification(self, ev.method, params)  # stale entries go before the user hears of it
+        if ev.method == "notifications/tasks/status":
+            await self._task_status.status(params)
         if ev.method == "notifications/message":
             if self.on_log is not None:
                 await _handlers.call(self.on_log, params)
@@ -436,6 +439,7 @@ class Client:
         timeout: float | None = DEFAULT,
         max_timeout: float | None = DEFAULT,
         on_progress: ProgressCallback | None = None,
+        on_task_status: Callable[[dict[str, Any]], Any] | None = None,
     ) -> CallToolResult[Any]: ...
 
     @overload
@@ -448,6 +452,7 @@ class Client:
         timeout: float | None = DEFAULT,
         max_timeout: float | None = DEFAULT,
         on_progress: ProgressCallback | None = None,
+        on_task_status: Callable[[dict[str, Any]], Any] | None = None,
     ) -> CallToolResult[T]: ...
 
     async def call_tool(
@@ -459,12 +464,22 @@ class Client:
         timeout: float | None = DEFAULT,
         max_timeout: float | None = DEFAULT,
         on_progress: ProgressCallback | None = None,
+        on_task_status: Callable[[dict[str, Any]], Any] | None = None,
     ) -> CallToolResult[Any]:
         """Call a tool; returns the :class:`~mcpio.types.CallToolResult` (``is_error`` True is
         a result, not raised): ``.content`` typed blocks, ``.data`` the structured result as
         Python values, converted to ``result_type`` (a msgspec Struct, dataclass, TypedDict …)
-        when given. Progress restarts ``timeout`` up to ``max_timeout`` (defaults: the client's)."""
-        raw = await self._call_tool(name, arguments, timeout=timeout, max_timeout=max_timeout, on_progress=on_progress)
+        when given. Progress restarts ``timeout`` up to ``max_timeout`` (defaults: the client's).
+        ``on_task_status(task)`` (sync or async): each ``notifications/tasks/status`` about the
+        task a 2025-11-25 server runs the call as (its taskId, status, statusMessage …)."""
+        raw = await self._call_tool(
+            name,
+            arguments,
+            timeout=timeout,
+            max_timeout=max_timeout,
+            on_progress=on_progress,
+            on_task_status=on_task_status,
+        )
         # {"result": x} is unwrapped when the listed outputSchema is mcpio's wrapper (or unknown)
         if self._wrapped is None:
             self._wrapped = {t.name: wraps_result(t.output_schema) for t in self._tool_defs}
@@ -478,14 +493,15 @@ class Client:
         timeout: float | None,
         max_timeout: float | None,
         on_progress: ProgressCallback | None,
+        on_task_status: Callable[[dict[str, Any]], Any] | None = None,
     ) -> dict[str, Any]:
         self._check("tools/call")
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
         cap = self.max_timeout if max_timeout is DEFAULT else max_timeout
-        if await self._task_required(name):  # 2025-11-25 core tasks: such a tool is called as a task
-            return await legacy_task_call(self, params, timeout=timeout, max_timeout=cap)
+        if await task_required(self, name):  # 2025-11-25 core tasks: such a tool is called as a task
+            return await legacy_task_call(self, params, timeout=timeout, max_timeout=cap, on_status=on_task_status)
         try:
             return cast(
                 "dict[str, Any]",
@@ -501,23 +517,6 @@ class Client:
                 "dict[str, Any]",
                 await self.request("tools/call", params, timeout=timeout, max_timeout=cap, on_progress=on_progress),
             )
-
-    async def _task_required(self, name: str) -> bool:
-        """True when the server (2025-11-25) supports task-augmented tools/call and lists this
-        tool with ``execution.taskSupport: "required"`` (looked up in tools/list once)."""
-        tasks = self.server_capabilities.get("tasks")
-        if not self.tasks or self.negotiated_era != "legacy" or not isinstance(tasks, dict):
-            return False
-        requests = tasks.get("requests")
-        if not (
-            isinstance(requests, dict)
-            and isinstance(requests.get("tools"), dict)
-            and isinstance(requests["tools"].get("call"), dict)
-        ):
-            return False
-        if self._task_support is None:
-            await self.list_tools()
-        return (self._task_support or {}).get(name) == "required"
 
     async def list_resources(self, *, cache_mode: str = "use") -> list[Resource]:
         return wrap_list(Resource, await self._list("resources/list", "resources", cache_mode))

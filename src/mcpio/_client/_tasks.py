@@ -18,10 +18,11 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 from .._errors import INTERNAL_ERROR, MCPError, RemoteProtocolError, RequestTimeout
+from . import _handlers
 
 if TYPE_CHECKING:
     from .._session import Session
@@ -128,25 +129,95 @@ async def await_task(
 
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
+MAX_EARLY = 256  # statuses of tasks not known yet, kept while calls wait for their task's id
+
+
+class StatusWatch:
+    """``notifications/tasks/status`` (2025-11-25) to the calls following the tasks they name.
+
+    A status may be read before the call that made its task learns the task's id (the
+    notification can come ahead of the CreateTaskResult, or be read before the call resumes):
+    while a call waits for its id (:meth:`creating`), statuses of tasks nobody follows yet are
+    kept (at most :data:`MAX_EARLY`) and handed to the call when it follows its task."""
+
+    def __init__(self) -> None:
+        self._following: dict[str, Callable[[dict[str, Any]], Any]] = {}
+        self._creating = 0
+        self._early: list[dict[str, Any]] = []
+
+    async def status(self, params: dict[str, Any]) -> None:
+        follow = self._following.get(params.get("taskId"))  # type: ignore[arg-type]
+        if follow is not None:
+            await _handlers.call(follow, params)
+        elif self._creating and len(self._early) < MAX_EARLY:
+            self._early.append(params)
+
+    @contextlib.contextmanager
+    def creating(self) -> Iterator[None]:
+        self._creating += 1
+        try:
+            yield
+        finally:
+            self._creating -= 1
+            if not self._creating:
+                self._early.clear()
+
+    async def follow(self, task_id: str, on_status: Callable[[dict[str, Any]], Any]) -> None:
+        early = [p for p in self._early if p.get("taskId") == task_id]
+        self._early = [p for p in self._early if p.get("taskId") != task_id]
+        self._following[task_id] = on_status
+        for params in early:
+            await _handlers.call(on_status, params)
+
+    def leave(self, task_id: str) -> None:
+        self._following.pop(task_id, None)
+
+
+async def task_required(client: Client, name: str) -> bool:
+    """True when the server (2025-11-25) supports task-augmented tools/call and lists this
+    tool with ``execution.taskSupport: "required"`` (looked up in tools/list once)."""
+    tasks = client.server_capabilities.get("tasks")
+    if not client.tasks or client.negotiated_era != "legacy" or not isinstance(tasks, dict):
+        return False
+    requests = tasks.get("requests")
+    if not (
+        isinstance(requests, dict)
+        and isinstance(requests.get("tools"), dict)
+        and isinstance(requests["tools"].get("call"), dict)
+    ):
+        return False
+    if client._task_support is None:
+        await client.list_tools()
+    return (client._task_support or {}).get(name) == "required"
 
 
 async def legacy_task_call(
-    client: Any, params: dict[str, Any], *, timeout: float | None, max_timeout: float | None
+    client: Any,
+    params: dict[str, Any],
+    *,
+    timeout: float | None,
+    max_timeout: float | None,
+    on_status: Callable[[dict[str, Any]], Any] | None = None,
 ) -> dict[str, Any]:
     """``tools/call`` of a tool whose ``execution.taskSupport`` is ``"required"`` (2025-11-25,
     basic/utilities/tasks): send it with ``task``, then wait on ``tasks/result``, which blocks
     until the task ends and carries its input requests (answered by the client's handlers);
-    returns the tool's result (or raises its JSON-RPC error). If the caller gives up (cancelled,
-    or ``max_timeout`` passes) the server is sent ``tasks/cancel`` when it announced it."""
-    created = await client.request("tools/call", {**params, "task": {}}, timeout=timeout)
-    task = created.get("task") if isinstance(created, dict) else None
-    task_id = task.get("taskId") if isinstance(task, dict) else None
-    if not isinstance(task_id, str):
-        if isinstance(created, dict) and "content" in created:
-            return created  # the server answered at once after all
-        raise RemoteProtocolError(
-            f"tools/call {params.get('name')!r}: the server answered a task call without a task id"
-        )
+    returns the tool's result (or raises its JSON-RPC error). ``on_status`` is given each
+    ``notifications/tasks/status`` about the task. If the caller gives up (cancelled, or
+    ``max_timeout`` passes) the server is sent ``tasks/cancel`` when it announced it."""
+    watch: StatusWatch = client._task_status
+    with watch.creating():
+        created = await client.request("tools/call", {**params, "task": {}}, timeout=timeout)
+        task = created.get("task") if isinstance(created, dict) else None
+        task_id = task.get("taskId") if isinstance(task, dict) else None
+        if not isinstance(task_id, str):
+            if isinstance(created, dict) and "content" in created:
+                return created  # the server answered at once after all
+            raise RemoteProtocolError(
+                f"tools/call {params.get('name')!r}: the server answered a task call without a task id"
+            )
+        if on_status is not None:
+            await watch.follow(task_id, on_status)
     try:
         result = await client.request("tasks/result", {"taskId": task_id}, timeout=max_timeout)
     except (asyncio.CancelledError, RequestTimeout):
@@ -157,6 +228,8 @@ async def legacy_task_call(
                     asyncio.shield(client.request("tasks/cancel", {"taskId": task_id}, timeout=5.0)), 5.0
                 )
         raise
+    finally:
+        watch.leave(task_id)
     return _unrelated(result)
 
 

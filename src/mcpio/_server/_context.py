@@ -551,6 +551,14 @@ class Context:
             await self._begin_task()
         return self._task is not None
 
+    def set_task_status(self, message: str) -> None:
+        """In a task (``ctx.task_id``): show ``message`` as the task's ``statusMessage`` now; the
+        clients watching the task are told (2025-11-25 ``notifications/tasks/status``; 2026-07-28
+        ``notifications/tasks`` to the listen streams naming it). Unlike :meth:`report_progress`
+        it sends no progress. Outside a task, or once the task ended: nothing."""
+        if self._task is not None:
+            self._task.progress(message)
+
     async def _begin_task(self, core: bool = False, ttl: float | None = None) -> Task:
         """Create the task this call becomes and switch to it (``_tasks`` / ``_core_tasks``)."""
         if self._task is None:
