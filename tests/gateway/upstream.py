@@ -85,6 +85,14 @@ async def slow_sum(a: int, b: int) -> int:
     return a + b
 
 
+@server.tool(task_support="required")
+async def staged(ctx: Context) -> str:
+    """Run as a task only, through three stages, each shown as the task's statusMessage."""
+    for step in (1, 2, 3):
+        await ctx.report_progress(step, 3, f"step {step}")
+    return "staged"
+
+
 @server.resource("note://{id}")
 def note(id: str) -> str:
     return f"note {id}"

@@ -8,11 +8,12 @@ died; a call in flight when it dies gets a JSON-RPC error saying so, never a han
 What passes through: the upstream's tools, prompts, resources and templates (mirrored into
 the proxy's own tables, again on every ``list_changed`` it sends, which the proxy's clients
 then get), calls, reads, prompts, completion, ``resources/updated``; progress of a call back to
-the client that made it; cancellation (a cancelled call cancels the upstream request);
+the client that made it (and the statusMessage of a 2025-11-25 upstream's task, as that of the
+proxy's task for the call); cancellation (a cancelled call cancels the upstream request);
 sampling, elicitation and roots requests the upstream sends during a call, forwarded to the
-client that made the call (the most recent one, when several calls are in flight) and
-answered back; the upstream's log messages to that client too, else to the proxy's log; a
-subprocess upstream's stderr to the proxy's log.
+client that made the call (with a legacy stdio upstream, the most recent one when several
+calls are in flight: see _CALLER) and answered back; the upstream's log messages to that
+client too, else to the proxy's log; a subprocess upstream's stderr to the proxy's log.
 
 Security: the proxy's own clients' credentials never go upstream (the spec forbids token
 passthrough); the upstream connection uses only what ``client_options`` give it.
@@ -36,6 +37,7 @@ from .._naming import strip_uri
 from .._server._context import Context
 from .._server._resources import Prompt, Resource
 from .._server._server import Server
+from .._server._tasks_shared import TERMINAL
 from .._server._tools import TASK_SUPPORT, Tool
 from .._uritemplate import UriTemplate
 from ._rounds import Flight, ask_client, flight_of
@@ -45,9 +47,11 @@ log = logging.getLogger("mcpio.gateway")
 
 #: The caller whose upstream call runs in this task. What the upstream asks during a call is
 #: asked in the call's own task when the ask is part of the call's answer (a 2026-07-28
-#: upstream's ``input_required`` rounds), so it reaches the client that made that call, whatever
-#: else is in flight. A legacy upstream's request arrives on its own (stdio carries no link to
-#: the call): it goes to the only call in flight, or the most recent one when there are several.
+#: upstream's ``input_required`` rounds), or in a copy of its context when the ask came on the
+#: call's own response stream (a legacy Streamable HTTP upstream: the Session serves a Related
+#: request so), so it reaches the client that made that call, whatever else is in flight. A
+#: legacy stdio upstream's request carries no link to its call: it goes to the only call in
+#: flight, or the most recent one when there are several.
 _CALLER: contextvars.ContextVar[Any] = contextvars.ContextVar("mcpio_proxy_caller", default=None)
 
 
@@ -253,6 +257,8 @@ class Upstream:
             self._watched.pop(uri, None)
         if count != (1 if on else 0):
             return
+        if not on and (self.client is None or not _alive(self.client)):
+            return  # nothing is held upstream (a new connection subscribes only what is watched)
 
         async def go(client: Client) -> None:
             if (client.server_capabilities.get("resources") or {}).get("subscribe"):
@@ -347,6 +353,13 @@ def _tool(upstream: Upstream, t: Any) -> Tool:
         async def progress(progress: float, total: float | None, message: str | None) -> None:
             await ctx.report_progress(progress, total, message)
 
+        def relay(status: dict[str, Any]) -> None:
+            # The upstream task's statusMessage, as the proxy's task's (its status is the proxy's
+            # own: it asks the client itself when the upstream asks, and ends with the call).
+            message = status.get("statusMessage")
+            if isinstance(message, str) and status.get("status") not in TERMINAL:
+                ctx.set_task_status(message)
+
         async def go(client: Client) -> ToolResult:
             # call_tool: a tool the upstream runs as a task is called as one and followed to its result
             raw = await client.call_tool(
@@ -355,6 +368,7 @@ def _tool(upstream: Upstream, t: Any) -> Tool:
                 timeout=None,
                 max_timeout=None,
                 on_progress=progress if ctx.progress_token is not None else None,
+                on_task_status=relay if ctx.task_id is not None else None,
             )
             return ToolResult(
                 content=raw.get("content") or [],
