@@ -8,9 +8,10 @@ Each message is inspected once, and the HTTP rules come from ``_protocol/_http_c
   request); the answer — a JSON body, or an SSE stream whose events (progress, logs, requests
   from the server in the legacy era) all go to ``receive`` — ends the task. A request from the
   server on that stream goes as a ``Related`` frame naming the request it came with (the
-  ``relates`` ability), so the Session serves it in the context of the call it belongs to. An HTTP failure
-  without a JSON-RPC error body becomes a JSON-RPC error for that request id (code -32000,
-  with ``data.status``), so the caller gets an exception and era detection reads "not modern".
+  ``relates`` ability), so the Session serves it in the context of the call it belongs to. An
+  HTTP failure without a JSON-RPC error body becomes a JSON-RPC error for that request id (code
+  -32000, with ``data.status``), so the caller gets an exception and era detection reads "not
+  modern".
   If nothing ever reached the server (connection refused …), the transport ends instead, and
   the connection fails with that reason.
 * **Notifications and responses** are POSTed before ``send`` returns (202 expected), which
