@@ -16,7 +16,7 @@ from mcpio import Client
 from mcpio._cli._proxy_flags import proxy_from
 from mcpio._cli._targets import UsageError
 from mcpio.cli import build_parser
-from tests.support.http import free_port, wait_port
+from tests.support.http import free_port, mcpio_http
 from tests.support.oauth_proxy import login, pkce
 
 HERE = Path(__file__).parent
@@ -124,36 +124,18 @@ def test_mcpio_run_with_the_proxy_end_to_end(idp, tmp_path):
     )
     upstream = r.json()
     log = tmp_path / "stderr.log"
-    with open(log, "wb") as err:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "mcpio",
-                "run",
-                "-t",
-                "http",
-                str(HERE / "protected_server.py"),
-                "--port",
-                str(port),
-                "--auth-proxy-upstream",
-                idp.issuer,
-                # the "=" form: the identity provider's random client ids may start with "-",
-                # which argparse would take for an option (it did, once in CI)
-                f"--auth-proxy-client-id={upstream['client_id']}",
-                "--auth-proxy-scopes",
-                "mcp,notes:write",
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            env={**os.environ, "PYTHONUNBUFFERED": "1", "MCPIO_AUTH_PROXY_CLIENT_SECRET": upstream["client_secret"]},
-        )
-    try:
-        try:
-            wait_port(port, proc=proc)
-        except AssertionError as exc:  # say why the server did not start (its stderr), not only that
-            raise AssertionError(f"{exc}; its stderr:\n{log.read_text()}") from None
+    with mcpio_http(
+        str(HERE / "protected_server.py"),
+        "--auth-proxy-upstream",
+        idp.issuer,
+        # the "=" form: the identity provider's random client ids may start with "-",
+        # which argparse would take for an option (it did, once in CI)
+        f"--auth-proxy-client-id={upstream['client_id']}",
+        *("--auth-proxy-scopes", "mcp,notes:write"),
+        env={"PYTHONUNBUFFERED": "1", "MCPIO_AUTH_PROXY_CLIENT_SECRET": upstream["client_secret"]},
+        log=log,
+        port=port,
+    ):
         meta = httpx.get(base + "/.well-known/oauth-authorization-server", timeout=10).json()
         assert meta["issuer"] == base
         redirect = "http://127.0.0.1:45678/cb"
@@ -205,13 +187,6 @@ def test_mcpio_run_with_the_proxy_end_to_end(idp, tmp_path):
 
         who = asyncio.run(main())
         assert who["structuredContent"]["subject"] == "grace"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
     text = log.read_text()
     assert "Traceback" not in text and upstream["client_secret"] not in text
 

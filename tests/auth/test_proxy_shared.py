@@ -8,11 +8,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import html
-import os
 import re
 import secrets
-import subprocess
-import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,7 +19,7 @@ import pytest
 
 from mcpio import Client
 from tests.support import redis as _redis
-from tests.support.http import free_port, wait_port
+from tests.support.http import free_port, mcpio_http
 from tests.support.oauth_proxy import login, pkce
 
 HERE = Path(__file__).parent
@@ -54,52 +51,19 @@ def upstream(idp):
 
 @contextlib.contextmanager
 def proxy_process(idp, up: dict, port: int, issuer: str, redis: str, log: Path, *extra: str):
-    with open(log, "ab") as err:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "mcpio",
-                "run",
-                "-t",
-                "http",
-                str(HERE / "protected_server.py"),
-                "--port",
-                str(port),
-                "--auth-proxy-upstream",
-                idp.issuer,
-                f"--auth-proxy-client-id={up['client_id']}",
-                "--auth-proxy-issuer",
-                issuer,
-                "--auth-proxy-scopes",
-                "mcp,notes:write",
-                "--redis",
-                redis,
-                *extra,
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            env={
-                **os.environ,
-                "PYTHONUNBUFFERED": "1",
-                "MCPIO_AUTH_PROXY_CLIENT_SECRET": up["client_secret"],
-                "MCPIO_AUTH_PROXY_SECRET": KEYS,
-            },
-        )
-    try:
-        try:
-            wait_port(port, proc=proc)
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}; its stderr:\n{log.read_text()}") from None
+    with mcpio_http(
+        str(HERE / "protected_server.py"),
+        *("--auth-proxy-upstream", idp.issuer, f"--auth-proxy-client-id={up['client_id']}"),
+        *("--auth-proxy-issuer", issuer, "--auth-proxy-scopes", "mcp,notes:write", "--redis", redis, *extra),
+        env={
+            "PYTHONUNBUFFERED": "1",
+            "MCPIO_AUTH_PROXY_CLIENT_SECRET": up["client_secret"],
+            "MCPIO_AUTH_PROXY_SECRET": KEYS,
+        },
+        log=log,
+        port=port,
+    ) as (_url, proc):
         yield proc
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
 
 
 def refused(base: str, access: str) -> bool:

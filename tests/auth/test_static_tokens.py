@@ -16,7 +16,7 @@ import pytest
 
 from mcpio import Client, Context, Server
 from mcpio.auth import StaticTokens
-from tests.support.http import ServerThread, free_port, wait_port
+from tests.support.http import ServerThread, free_port, mcpio_http
 
 HERE = Path(__file__).parent
 ALICE = "alice-s3cret-team-token-0001"
@@ -44,38 +44,13 @@ def mcpio(*argv: str, env: dict[str, str] | None = None) -> subprocess.Completed
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory):
     """``mcpio run -t http --auth-token-env TEAM_TOKENS`` with two tokens (comma and newline)."""
-    port = free_port()
     log = tmp_path_factory.mktemp("static") / "stderr.log"
-    with open(log, "wb") as err:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "mcpio",
-                "run",
-                "-t",
-                "http",
-                str(HERE / "protected_server.py"),
-                "--port",
-                str(port),
-                "--auth-token-env",
-                "TEAM_TOKENS",
-            ],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-            env={**os.environ, "TEAM_TOKENS": f"{ALICE},\n{BOB}\n", "MCPIO_LOG_LEVEL": "DEBUG"},
-        )
-    try:
-        wait_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}/mcp", proc
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
+    with mcpio_http(
+        *(str(HERE / "protected_server.py"), "--auth-token-env", "TEAM_TOKENS"),
+        env={"TEAM_TOKENS": f"{ALICE},\n{BOB}\n", "MCPIO_LOG_LEVEL": "DEBUG"},
+        log=log,
+    ) as running:
+        yield running
     text = log.read_text()
     assert "Traceback" not in text and ALICE not in text and BOB not in text
 

@@ -95,12 +95,14 @@ class ServerThread:
 
 @contextlib.contextmanager
 def mcpio_http(
-    *args: str, env: dict[str, str] | None = None, log: Path | None = None
+    *args: str, env: dict[str, str] | None = None, log: Path | None = None, port: int | None = None
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """``mcpio run -t http ARGS --port P`` on 127.0.0.1 (``env`` added to this one; its stderr to
-    ``log``): yields its ``/mcp`` URL and the process once the port accepts; stopped after."""
-    port = free_port()
-    err = open(log, "wb") if log is not None else subprocess.DEVNULL
+    ``log``; ``port`` when the caller must know it before, e.g. for an issuer URL): yields its
+    ``/mcp`` URL and the process once the port accepts (if it never does, the failure carries the
+    process's stderr); stopped after."""
+    port = port or free_port()
+    err = open(log, "ab") if log is not None else subprocess.DEVNULL  # several processes may share one log
     proc = subprocess.Popen(
         [sys.executable, "-m", "mcpio", "run", "-t", "http", *args, "--port", str(port)],
         stdin=subprocess.DEVNULL,
@@ -109,12 +111,16 @@ def mcpio_http(
         env={**os.environ, **(env or {})},
     )
     try:
-        wait_port(port, proc=proc)
+        try:
+            wait_port(port, proc=proc)
+        except AssertionError as exc:  # say why the server did not start (its stderr), not only that
+            said = log.read_text(errors="replace") if log is not None else "(not kept: pass log=)"
+            raise AssertionError(f"{exc}; its stderr:\n{said}") from None
         yield f"http://127.0.0.1:{port}/mcp", proc
     finally:
         proc.terminate()
         try:
-            proc.wait(10)
+            proc.wait(15)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)
