@@ -41,6 +41,7 @@ import argparse
 import json
 import os
 import select
+import shlex
 import statistics
 import subprocess
 import sys
@@ -237,7 +238,7 @@ def routes(folder: Path, url: str, calls: int, pipelined: int) -> list[Route]:
     """Every route of one run: the same ``add`` call, with the client speaking stdio (directly,
     through a proxy, a gateway, or a bridge to the Streamable HTTP server at ``url``) or HTTP
     (directly to ``url``, or to a bridge in front of the stdio server)."""
-    cmd = f"{PY} {UPSTREAM}"
+    cmd = shlex.join([PY, str(UPSTREAM)])
 
     def stdio(argv: list[str], tool: str = "add") -> Measure:
         return lambda: latency_and_throughput(argv, tool, calls, pipelined)
