@@ -234,6 +234,51 @@ BASELINE = {STDIO: "direct", TO_HTTP: "direct HTTP", FROM_HTTP: "direct HTTP"}
 OURS = {STDIO: "mcpio proxy", TO_HTTP: "mcpio run URL", FROM_HTTP: "mcpio run CMD -t http"}
 
 
+def served_measure(argv_for: Callable[[int], list[str]], calls: int, total: int) -> Measure:
+    """Start ``argv_for(port)`` (a process serving Streamable HTTP at /mcp), time the call over
+    HTTP, stop it; a failure names the process's last stderr line."""
+
+    def run() -> dict[str, float]:
+        port = free_port()
+        server = HttpServer(argv_for(port), port)
+        try:
+            server.ready()
+            return measure(port, "/mcp", calls, total)
+        except Exception as exc:
+            raise RuntimeError(f"{exc}{server.tail()}") from exc
+        finally:
+            server.close()
+
+    return run
+
+
+def run_rounds(table: list[Route], rounds: int) -> tuple[dict[str, list[dict[str, float]]], dict[str, str]]:
+    """Every route's figures, round by round (the routes in a rotated order each round: a noisy
+    minute hurts all alike), and why each peer left out was (not installed, or failed: its
+    first failure leaves it out of the later rounds). An mcpio route failing is raised."""
+    skipped: dict[str, str] = {}
+    measured: dict[str, list[dict[str, float]]] = {}
+    for route in table:
+        if isinstance(route.run, str):
+            skipped[route.name] = route.run
+        else:
+            measured[route.name] = []
+    live = [r for r in table if r.name in measured]
+    for i in range(rounds):
+        for route in live[i % len(live) :] + live[: i % len(live)]:
+            if route.name in skipped:
+                continue
+            assert not isinstance(route.run, str)
+            try:
+                measured[route.name].append(route.run())
+            except Exception as exc:
+                if route.mcpio:
+                    raise
+                skipped[route.name] = f"failed: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+                del measured[route.name]
+    return measured, skipped
+
+
 def routes(folder: Path, url: str, calls: int, pipelined: int) -> list[Route]:
     """Every route of one run: the same ``add`` call, with the client speaking stdio (directly,
     through a proxy, a gateway, or a bridge to the Streamable HTTP server at ``url``) or HTTP
@@ -244,18 +289,7 @@ def routes(folder: Path, url: str, calls: int, pipelined: int) -> list[Route]:
         return lambda: latency_and_throughput(argv, tool, calls, pipelined)
 
     def served(argv_for: Callable[[int], list[str]]) -> Measure:
-        def run() -> dict[str, float]:
-            port = free_port()
-            server = HttpServer(argv_for(port), port)
-            try:
-                server.ready()
-                return measure(port, "/mcp", calls, pipelined)
-            except Exception as exc:
-                raise RuntimeError(f"{exc}{server.tail()}") from exc
-            finally:
-                server.close()
-
-        return run
+        return served_measure(argv_for, calls, pipelined)
 
     http_port = int(url.split(":")[2].split("/")[0])
     out = [
@@ -339,7 +373,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", metavar="PATH", help="write the results here")
     args = ap.parse_args(argv)
     calls, pipelined, rounds, n = (50, 100, 1, 3) if args.quick else (400, 2000, args.rounds, 10)
-    skipped: dict[str, str] = {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         port = free_port()
@@ -347,25 +380,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             upstream.ready()
             table = routes(folder, upstream.url, calls, pipelined)
-            measured: dict[str, list[dict[str, float]]] = {}
-            for route in table:
-                if isinstance(route.run, str):
-                    skipped[route.name] = route.run
-                else:
-                    measured[route.name] = []
-            live = [r for r in table if r.name in measured]
-            for i in range(rounds):  # routes in a rotated order each round: a noisy minute hurts all alike
-                for route in live[i % len(live) :] + live[: i % len(live)]:
-                    if route.name in skipped:
-                        continue
-                    assert not isinstance(route.run, str)
-                    try:
-                        measured[route.name].append(route.run())
-                    except Exception as exc:
-                        if route.mcpio:
-                            raise
-                        skipped[route.name] = f"failed: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
-                        del measured[route.name]
+            measured, skipped = run_rounds(table, rounds)
         finally:
             upstream.close()
         memory = fleet(folder, n)
