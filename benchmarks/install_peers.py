@@ -1,7 +1,11 @@
 """Install the benchmark peers into the running interpreter's environment (used by scripts/bench).
 
 * ``mcp``: the newest release of the official Python SDK (and its dependencies).
-* ``mcp-proxy``: the newest release (a stdio-to-HTTP bridge peer of ``mcpio run URL``).
+* ``mcp-proxy``: the newest release (a stdio <-> Streamable HTTP bridge, a peer of ``mcpio run URL``
+  and ``mcpio run "COMMAND" -t http`` in proxy_bench.py), in a venv of its own,
+  ``.venv-bench-mcp-proxy``: it requires ``mcp<2``, and installed beside fastmcp it downgraded
+  ``mcp`` to 1.30, which fastmcp 4.2 (``mcp>=2.3``) does not import with (nor would the other
+  benchmarks then measure the newest SDK).
 * ``fastmcp``: the newest release. ``pip install fastmcp`` alone backtracks to an older
   release when the newest one wants a dependency version this registry does not serve (4.1.6
   wants ``certifi>=2026.10.19``; the registry's newest is 2026.10.18). So: install the newest
@@ -9,7 +13,9 @@
   ``client``/``server`` extras fastmcp asks for), each relaxed to the bare package name when
   its version range cannot be met.
 
-Idempotent and quiet; prints one line per peer with the installed version.
+Idempotent and quiet; prints one line per peer with the installed version, and checks that
+``fastmcp`` imports (its server class is imported lazily: ``import fastmcp`` alone succeeds when
+its ``mcp`` is the wrong one).
 """
 
 from __future__ import annotations
@@ -17,8 +23,12 @@ from __future__ import annotations
 import importlib.metadata as md
 import subprocess
 import sys
+import venv
+from pathlib import Path
 
 PIP = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+ROOT = Path(__file__).resolve().parents[1]
+MCP_PROXY_VENV = ROOT / ".venv-bench-mcp-proxy"  # proxy_bench.py looks for bin/mcp-proxy here
 
 
 def pip(*args: str, check: bool = True, quiet: bool = False) -> int:
@@ -75,14 +85,49 @@ def main() -> None:
                 file=sys.stderr,
             )
             pip("install", *[r.name for r in loose])
-    # mcp-proxy (sparfenyuk): a stdio-to-Streamable-HTTP bridge, beside `mcpio run URL` in proxy_bench.py.
-    if pip("install", "-U", "mcp-proxy", check=False, quiet=True) != 0:
+    # mcp-proxy (sparfenyuk) in its own venv (its mcp<2 would downgrade the mcp fastmcp needs);
+    # an earlier install_peers put it here: remove it, and let fastmcp's requirements restore mcp.
+    if _installed("mcp-proxy"):
+        pip("uninstall", "-y", "mcp-proxy", quiet=True)
+        pip("install", *[str(r) for r in wanted.values() if r.name == "mcp"] or ["mcp"], check=False, quiet=True)
+    mcp_proxy()
+    for dist in ("mcp", "fastmcp", "mcpio"):
+        print(f"install_peers: {dist} {_installed(dist) or 'NOT INSTALLED'}", file=sys.stderr)
+    probe = subprocess.run([sys.executable, "-c", "from fastmcp import FastMCP"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        why = (probe.stderr.strip().splitlines() or ["?"])[-1]
+        print(f"install_peers: fastmcp does not import ({why}); proxy_bench.py skips it", file=sys.stderr)
+
+
+def mcp_proxy() -> None:
+    python = MCP_PROXY_VENV / "bin" / "python"
+    if not python.exists():
+        venv.EnvBuilder(with_pip=True).create(MCP_PROXY_VENV)
+    got = subprocess.run(
+        [str(python), "-m", "pip", "--disable-pip-version-check", "-q", "install", "-U", "mcp-proxy"],
+        capture_output=True,
+        text=True,
+    )
+    if got.returncode != 0:
         print("install_peers: mcp-proxy could not be installed; proxy_bench.py leaves it out", file=sys.stderr)
-    for dist in ("mcp", "fastmcp", "mcp-proxy", "mcpio"):
-        try:
-            print(f"install_peers: {dist} {md.version(dist)}", file=sys.stderr)
-        except md.PackageNotFoundError:
-            print(f"install_peers: {dist} NOT INSTALLED", file=sys.stderr)
+        return
+    version = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import importlib.metadata as m; print(m.version('mcp-proxy'), '(mcp', m.version('mcp') + ')')",
+        ],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    print(f"install_peers: mcp-proxy {version} in {MCP_PROXY_VENV.name}", file=sys.stderr)
+
+
+def _installed(dist: str) -> str | None:
+    try:
+        return md.version(dist)
+    except md.PackageNotFoundError:
+        return None
 
 
 if __name__ == "__main__":

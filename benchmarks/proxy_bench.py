@@ -1,21 +1,38 @@
-"""Proxies and gateways over stdio (issue 35): the same ``add`` tool called directly, through
-``mcpio run "COMMAND"`` (a proxy: one hop), through ``mcpio run gateway.json`` (a gateway
-mounting the server), and through FastMCP's proxy when FastMCP is installed (``scripts/bench``'s
-``.venv-bench`` has it), side by side in one run; then a gateway over 10 upstreams: its memory
-and its cold start against the upstreams' own; then, where a peer bridge is installed
-(``mcp-proxy`` from PyPI, ``supergateway`` from npm), the same call through ``mcpio run URL`` and
-through each peer, all bridging stdio to one Streamable HTTP server, with mcpio's throughput
-ratio to each.
+"""Proxies, bridges and gateways (issue 35): the same ``add`` tool of one server
+(benchmarks/servers/mcpio_server.py), side by side in one run, called
 
-    python benchmarks/proxy_bench.py            # ~1 min on 2 cores
-    python benchmarks/proxy_bench.py --quick    # a few seconds (tests/bench runs it)
+* stdio -> stdio: directly; through ``mcpio run "COMMAND"`` (a proxy: one more hop); through
+  ``mcpio run gateway.json`` (a gateway mounting it); through FastMCP's proxy;
+* stdio -> HTTP: directly over Streamable HTTP (``mcpio run SERVER -t http``); through a bridge
+  from stdio to that server: ``mcpio run URL``, FastMCP's proxy of the URL, ``mcp-proxy URL``
+  (sparfenyuk) and ``supergateway --streamableHttp URL``;
+* HTTP -> stdio: through a bridge serving the stdio server over Streamable HTTP:
+  ``mcpio run "COMMAND" -t http``, FastMCP's proxy served over HTTP, ``mcp-proxy --port P --
+  COMMAND`` and ``supergateway --stdio COMMAND --outputTransport streamableHttp --stateful``,
+  against the same server served over HTTP directly (the client and the server are the same,
+  only the hop differs);
 
-Targets (printed with their ratios): one proxy hop adds at most the direct call's p50 (p50
-through it ≤ 2× direct); ≥ 5× the throughput of every peer proxy; RSS of a gateway over 10
-upstreams, its upstreams included, ≤ 1.5× what those upstreams use alone; a gateway's cold start
-to its first answer ≤ the slowest upstream's cold start + 50 ms (the upstreams start in
-parallel). The client is the standard library: raw pipes, ``select``; JSON parsing outside the
-timed sections. No timing is asserted anywhere: the smoke test checks answers and the JSON.
+then a gateway over 10 upstreams: its memory and its cold start against the upstreams' own.
+Each route's p50 is printed against its direct call, and mcpio's throughput against each peer
+of its section. A peer that is not installed, does not import or fails is left out with one
+line saying why (``SKIP``); mcpio's own routes failing stop the run. The peers:
+``benchmarks/install_peers.py`` (FastMCP in the running venv, mcp-proxy in
+``.venv-bench-mcp-proxy``) and ``benchmarks/install_node_peers.sh`` (supergateway, pinned, in
+``.cache/bench-proxy``); ``scripts/bench --only proxy`` installs both and runs this.
+
+    python benchmarks/proxy_bench.py            # ~2-3 min on 2 cores, 3 rounds
+    python benchmarks/proxy_bench.py --quick    # under a minute (tests/bench runs it)
+
+Targets (printed with their ratios and PASS/MISS): one proxy hop adds at most the direct call's
+p50 (p50 through it ≤ 2× direct, for every mcpio route); ≥ 5× the throughput of every peer of
+the same section; RSS of a gateway over 10 upstreams, its upstreams included, ≤ 1.5× what those
+upstreams use alone; a gateway's cold start to its first answer ≤ the slowest upstream's cold
+start + 50 ms (the upstreams start in parallel). The stdio client is the standard library: raw
+pipes, ``select``, 100 (2,000 in full mode) calls pipelined for the throughput; the HTTP client
+is http_common.py's lean keep-alive client, the same number of calls over 8 connections of one
+session. No timing is asserted anywhere: the smoke test checks answers and the JSON. Loopback
+only (supergateway listens on every interface: it has no option to bind one; the client connects
+to 127.0.0.1).
 """
 
 from __future__ import annotations
@@ -24,28 +41,38 @@ import argparse
 import json
 import os
 import select
-import shutil
-import socket
+import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from proxy_http import (  # noqa: E402
+    HttpServer,
+    bench_env,
+    fastmcp_problem,
+    fastmcp_proxy_script,
+    free_port,
+    mcp_proxy,
+    measure,
+    supergateway,
+)
+
 UPSTREAM = HERE / "servers" / "mcpio_server.py"
 PY = sys.executable
-SCRUBBED = {"PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONDEVMODE", "PYTHONASYNCIODEBUG", "MCPIO_TRACE"}
 
 
 class Server:
     """One stdio MCP server on pipes."""
 
     def __init__(self, argv: list[str]) -> None:
-        env = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
-        env["FASTMCP_CHECK_FOR_UPDATES"] = "off"
+        env = bench_env()
         self.err = tempfile.TemporaryFile()
         self.started = time.perf_counter()
         self.p = subprocess.Popen(
@@ -154,71 +181,6 @@ def latency_and_throughput(argv: list[str], tool: str, calls: int, pipelined: in
         s.close()
 
 
-def fastmcp_proxy_script(folder: Path) -> Path | None:
-    """A FastMCP proxy of the same upstream, if FastMCP is importable here."""
-    try:
-        import fastmcp  # noqa: F401
-    except ImportError:
-        return None
-    script = folder / "fastmcp_proxy.py"
-    script.write_text(
-        "import sys\n"
-        "from fastmcp import FastMCP\n"
-        "config = {'mcpServers': {'s': {'command': sys.executable, 'args': [" + repr(str(UPSTREAM)) + "]}}}\n"
-        "FastMCP.as_proxy(config, name='proxy').run(show_banner=False)\n"
-    )
-    return script
-
-
-def bridge_peers() -> dict[str, list[str]]:
-    """The stdio-to-Streamable-HTTP bridges installed here, by name, as argv prefixes (the URL
-    is appended): ``mcp-proxy`` (PyPI, beside this interpreter or on PATH; benchmarks/install_peers.py
-    installs it) and ``supergateway`` (npm, in .cache/peers when scripts/setup-peers has it)."""
-    found: dict[str, list[str]] = {}
-    beside = Path(sys.executable).parent / "mcp-proxy"
-    mcp_proxy = str(beside) if beside.exists() else shutil.which("mcp-proxy")
-    if mcp_proxy:
-        found["mcp-proxy bridge"] = [mcp_proxy, "--transport", "streamablehttp"]
-    npm_bin = HERE.parent / ".cache" / "peers" / "node_modules" / ".bin" / "supergateway"
-    supergateway = str(npm_bin) if npm_bin.exists() else shutil.which("supergateway")
-    if supergateway:
-        found["supergateway bridge"] = [supergateway, "--streamableHttp"]
-    return found
-
-
-def bridges(calls: int, pipelined: int) -> dict[str, dict[str, Any]]:
-    """The same call through ``mcpio run URL`` and each peer bridge, all in front of one
-    Streamable HTTP server (``mcpio run UPSTREAM -t http``); nothing when no peer is installed."""
-    peers = bridge_peers()
-    if not peers:
-        return {}
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    http = subprocess.Popen(
-        [PY, "-m", "mcpio", "run", str(UPSTREAM), "-t", "http", "--port", str(port)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.perf_counter() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.perf_counter() > deadline or http.poll() is not None:
-                    raise RuntimeError("the Streamable HTTP upstream did not start") from None
-                time.sleep(0.05)
-        url = f"http://127.0.0.1:{port}/mcp"
-        routes = {"mcpio bridge": [PY, "-m", "mcpio", "run", url], **{n: [*a, url] for n, a in peers.items()}}
-        return {name: latency_and_throughput(argv, "add", calls, pipelined) for name, argv in routes.items()}
-    finally:
-        http.terminate()
-        http.wait(10)
-
-
 def gateway_config(folder: Path, n: int) -> Path:
     path = folder / f"gateway{n}.json"
     entries = {f"s{i}": {"command": PY, "args": [str(UPSTREAM)]} for i in range(n)}
@@ -257,6 +219,153 @@ def fleet(folder: Path, n: int) -> dict[str, Any]:
     }
 
 
+Measure = Callable[[], dict[str, float]]
+
+
+class Route(NamedTuple):
+    name: str
+    section: str  # STDIO, TO_HTTP or FROM_HTTP
+    mcpio: bool  # mcpio's own route (a failure is a bug: the run stops), or a peer's (left out)
+    run: Measure | str  # how to measure it, or why a peer is left out
+
+
+STDIO, TO_HTTP, FROM_HTTP = "stdio -> stdio", "stdio -> HTTP", "HTTP -> stdio"
+BASELINE = {STDIO: "direct", TO_HTTP: "direct HTTP", FROM_HTTP: "direct HTTP"}
+OURS = {STDIO: "mcpio proxy", TO_HTTP: "mcpio run URL", FROM_HTTP: "mcpio run CMD -t http"}
+
+
+def served_measure(argv_for: Callable[[int], list[str]], calls: int, total: int) -> Measure:
+    """Start ``argv_for(port)`` (a process serving Streamable HTTP at /mcp), time the call over
+    HTTP, stop it; a failure names the process's last stderr line."""
+
+    def run() -> dict[str, float]:
+        port = free_port()
+        server = HttpServer(argv_for(port), port)
+        try:
+            server.ready()
+            return measure(port, "/mcp", calls, total)
+        except Exception as exc:
+            raise RuntimeError(f"{exc}{server.tail()}") from exc
+        finally:
+            server.close()
+
+    return run
+
+
+def run_rounds(table: list[Route], rounds: int) -> tuple[dict[str, list[dict[str, float]]], dict[str, str]]:
+    """Every route's figures, round by round (the routes in a rotated order each round: a noisy
+    minute hurts all alike), and why each peer left out was (not installed, or failed: its
+    first failure leaves it out of the later rounds). An mcpio route failing is raised."""
+    skipped: dict[str, str] = {}
+    measured: dict[str, list[dict[str, float]]] = {}
+    for route in table:
+        if isinstance(route.run, str):
+            skipped[route.name] = route.run
+        else:
+            measured[route.name] = []
+    live = [r for r in table if r.name in measured]
+    for i in range(rounds):
+        for route in live[i % len(live) :] + live[: i % len(live)]:
+            if route.name in skipped:
+                continue
+            assert not isinstance(route.run, str)
+            try:
+                measured[route.name].append(route.run())
+            except Exception as exc:
+                if route.mcpio:
+                    raise
+                skipped[route.name] = f"failed: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+                del measured[route.name]
+    return measured, skipped
+
+
+def routes(folder: Path, url: str, calls: int, pipelined: int) -> list[Route]:
+    """Every route of one run: the same ``add`` call, with the client speaking stdio (directly,
+    through a proxy, a gateway, or a bridge to the Streamable HTTP server at ``url``) or HTTP
+    (directly to ``url``, or to a bridge in front of the stdio server)."""
+    cmd = shlex.join([PY, str(UPSTREAM)])
+
+    def stdio(argv: list[str], tool: str = "add") -> Measure:
+        return lambda: latency_and_throughput(argv, tool, calls, pipelined)
+
+    def served(argv_for: Callable[[int], list[str]]) -> Measure:
+        return served_measure(argv_for, calls, pipelined)
+
+    http_port = int(url.split(":")[2].split("/")[0])
+    out = [
+        Route("direct", STDIO, True, stdio([PY, str(UPSTREAM)])),
+        Route("mcpio proxy", STDIO, True, stdio([PY, "-m", "mcpio", "run", cmd])),
+        Route(
+            "mcpio gateway", STDIO, True, stdio([PY, "-m", "mcpio", "run", str(gateway_config(folder, 1))], "s0__add")
+        ),
+        Route("direct HTTP", TO_HTTP, True, lambda: measure(http_port, "/mcp", calls, pipelined)),
+        Route("mcpio run URL", TO_HTTP, True, stdio([PY, "-m", "mcpio", "run", url])),
+        Route(
+            "mcpio run CMD -t http",
+            FROM_HTTP,
+            True,
+            served(lambda port: [PY, "-m", "mcpio", "run", cmd, "-t", "http", "--port", str(port)]),
+        ),
+    ]
+    problem = fastmcp_problem(PY)
+    if problem is not None:
+        why = f"FastMCP does not import here ({problem}); scripts/bench's .venv-bench has it"
+        out += [
+            Route(f"fastmcp {kind}", section, False, why)
+            for kind, section in (("proxy", STDIO), ("URL", TO_HTTP), ("CMD", FROM_HTTP))
+        ]
+    else:
+        to_stdio = fastmcp_proxy_script(folder, "to_stdio", cmd, "stdio")
+        to_http = fastmcp_proxy_script(folder, "to_http", url, "stdio")
+        from_http = fastmcp_proxy_script(folder, "from_http", cmd, "http")
+        out += [
+            Route("fastmcp proxy", STDIO, False, stdio([PY, str(to_stdio)])),
+            Route("fastmcp URL", TO_HTTP, False, stdio([PY, str(to_http)])),
+            Route("fastmcp CMD", FROM_HTTP, False, served(lambda port: [PY, str(from_http), str(port)])),
+        ]
+    mp = mcp_proxy()
+    if mp is None:
+        why = "not installed (benchmarks/install_peers.py puts it in .venv-bench-mcp-proxy)"
+        out += [
+            Route(f"mcp-proxy {kind}", section, False, why) for kind, section in (("URL", TO_HTTP), ("CMD", FROM_HTTP))
+        ]
+    else:
+        out += [
+            Route("mcp-proxy URL", TO_HTTP, False, stdio([mp, "--transport", "streamablehttp", url])),
+            Route(
+                "mcp-proxy CMD",
+                FROM_HTTP,
+                False,
+                served(lambda port: [mp, "--host", "127.0.0.1", "--port", str(port), "--", PY, str(UPSTREAM)]),
+            ),
+        ]
+    sg = supergateway()
+    if sg is None:
+        why = "not installed (benchmarks/install_node_peers.sh installs it)"
+        out += [
+            Route(f"supergateway {kind}", section, False, why)
+            for kind, section in (("URL", TO_HTTP), ("CMD", FROM_HTTP))
+        ]
+    else:
+        out += [
+            Route("supergateway URL", TO_HTTP, False, stdio([*sg, "--streamableHttp", url, "--logLevel", "none"])),
+            Route(
+                "supergateway CMD",
+                FROM_HTTP,
+                False,
+                # --stateful: one stdio child per session (stateless, its default, spawns one per request)
+                served(
+                    lambda port: [
+                        *sg,
+                        *("--stdio", cmd, "--outputTransport", "streamableHttp", "--stateful"),
+                        *("--port", str(port), "--logLevel", "none"),
+                    ]
+                ),
+            ),
+        ]
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true")
@@ -266,73 +375,69 @@ def main(argv: list[str] | None = None) -> int:
     calls, pipelined, rounds, n = (50, 100, 1, 3) if args.quick else (400, 2000, args.rounds, 10)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        routes: dict[str, tuple[list[str], str]] = {
-            "direct": ([PY, str(UPSTREAM)], "add"),
-            "mcpio proxy": ([PY, "-m", "mcpio", "run", f"{PY} {UPSTREAM}"], "add"),
-            "mcpio gateway": ([PY, "-m", "mcpio", "run", str(gateway_config(folder, 1))], "s0__add"),
-        }
-        peer = fastmcp_proxy_script(folder)
-        if peer is not None:
-            routes["fastmcp proxy"] = ([PY, str(peer)], "add")
-        measured: dict[str, list[dict[str, Any]]] = {name: [] for name in routes}
-        for r in range(rounds):  # routes in a rotated order each round: a noisy minute hurts all alike
-            order = list(routes)[r % len(routes) :] + list(routes)[: r % len(routes)]
-            for name in order:
-                route, tool = routes[name]
-                measured[name].append(latency_and_throughput(route, tool, calls, pipelined))
-        medians = {
-            name: {key: statistics.median(m[key] for m in runs) for key in runs[0]} for name, runs in measured.items()
-        }
+        port = free_port()
+        upstream = HttpServer([PY, "-m", "mcpio", "run", str(UPSTREAM), "-t", "http", "--port", str(port)], port)
+        try:
+            upstream.ready()
+            table = routes(folder, upstream.url, calls, pipelined)
+            measured, skipped = run_rounds(table, rounds)
+        finally:
+            upstream.close()
         memory = fleet(folder, n)
-    bridged = bridges(calls, pipelined)
-    direct = medians["direct"]
-    targets = {
-        "proxy p50 <= 2x direct": medians["mcpio proxy"]["p50_us"] / direct["p50_us"],
-        "gateway p50 <= 2x direct": medians["mcpio gateway"]["p50_us"] / direct["p50_us"],
-        f"gateway RSS over {n} upstreams <= 1.5x theirs": memory["rss_ratio"],
-        "gateway cold start <= slowest upstream + 50 ms": memory["gateway_cold_ms"]
-        - memory["slowest_upstream_cold_ms"],
+    medians = {
+        name: {key: statistics.median(m[key] for m in runs) for key in runs[0]} for name, runs in measured.items()
     }
-    if "fastmcp proxy" in medians:
-        targets["proxy throughput >= 5x fastmcp proxy"] = (
-            medians["mcpio proxy"]["calls_per_s"] / medians["fastmcp proxy"]["calls_per_s"]
-        )
-    met = {
-        name: (
-            value <= 50
-            if "cold start" in name
-            else value >= 5
-            if ">=" in name
-            else value <= float(name.split("<= ")[1].split("x")[0])
-        )
-        for name, value in targets.items()
-    }
-    print(f"{'route':<16}{'p50 (us)':>10}{'calls/s':>10}")
-    for name, m in medians.items():
-        print(f"{name:<16}{m['p50_us']:>10.0f}{m['calls_per_s']:>10.0f}")
+    section_of = {r.name: r.section for r in table}
+    targets: dict[str, float] = {}
+    met: dict[str, bool] = {}
+    for route in table:
+        if route.mcpio and not route.name.startswith("direct"):
+            base = BASELINE[route.section]
+            name = f"{route.name} ({route.section}) p50 <= 2x {base}"
+            targets[name] = medians[route.name]["p50_us"] / medians[base]["p50_us"]
+            met[name] = targets[name] <= 2
+    for route in table:
+        if not route.mcpio and route.name in medians:
+            ours = OURS[route.section]
+            name = f"{ours} throughput >= 5x {route.name}"
+            targets[name] = medians[ours]["calls_per_s"] / medians[route.name]["calls_per_s"]
+            met[name] = targets[name] >= 5
+    name = f"gateway RSS over {n} upstreams <= 1.5x theirs"
+    targets[name] = memory["rss_ratio"]
+    met[name] = targets[name] <= 1.5
+    name = "gateway cold start <= slowest upstream + 50 ms"
+    targets[name] = memory["gateway_cold_ms"] - memory["slowest_upstream_cold_ms"]
+    met[name] = targets[name] <= 50
+    for section in (STDIO, TO_HTTP, FROM_HTTP):
+        base = medians[BASELINE[section]]
+        ours = medians[OURS[section]]
+        print(f"\n{section:<24}{'p50 (us)':>10}{'vs direct':>11}{'calls/s':>10}{'mcpio faster':>14}")
+        for route in table:
+            if section_of[route.name] == section or (route.name == "direct HTTP" and section == FROM_HTTP):
+                if route.name in medians:
+                    m = medians[route.name]
+                    faster = f"{ours['calls_per_s'] / m['calls_per_s']:>13.2f}x" if not route.mcpio else ""
+                    print(
+                        f"{route.name:<24}{m['p50_us']:>10.0f}{m['p50_us'] / base['p50_us']:>10.2f}x"
+                        f"{m['calls_per_s']:>10.0f}{faster}"
+                    )
+                else:
+                    print(f"{route.name:<24}  SKIP: {skipped[route.name]}")
     print(
         f"\ngateway over {n} upstreams: RSS {memory['rss_gateway_kib'] / 1024:.0f} MiB vs {memory['rss_alone_kib'] / 1024:.0f} MiB "
         f"alone; cold start {memory['gateway_cold_ms']:.0f} ms vs the slowest upstream's {memory['slowest_upstream_cold_ms']:.0f} ms"
     )
-    if bridged:
-        ours = bridged["mcpio bridge"]
-        print(f"\n{'stdio -> HTTP bridge':<22}{'p50 (us)':>10}{'calls/s':>10}{'mcpio faster':>14}")
-        for name, m in bridged.items():
-            print(
-                f"{name:<22}{m['p50_us']:>10.0f}{m['calls_per_s']:>10.0f}{ours['calls_per_s'] / m['calls_per_s']:>13.2f}x"
-            )
     print("\ntargets:")
     for name, value in targets.items():
         unit = " ms" if "cold start" in name else "x"
-        print(f"  {name:<48} {value:>7.2f}{unit}  {'met' if met[name] else 'NOT met'}")
-    if peer is None:
-        print("  (FastMCP is not installed here: its proxy is measured by scripts/bench in .venv-bench)")
-    if not bridged:
-        print("  (no peer bridge here: benchmarks/install_peers.py installs mcp-proxy; supergateway comes from npm)")
+        print(f"  {name:<64} {value:>8.2f}{unit}  {'PASS' if met[name] else 'MISS'}")
+    for name, why in skipped.items():
+        print(f"  SKIP {name}: {why}")
     result = {
         "quick": args.quick,
         "routes": medians,
-        "bridges": bridged,
+        "sections": section_of,
+        "skipped": skipped,
         "fleet": memory,
         "targets": targets,
         "met": met,

@@ -6,8 +6,8 @@
 
 Client throughput is measured end to end in one process (``Client(server)``: the in-memory
 transport, through the same serialisation as stdio), interleaving rounds of the raw request
-(today's dict: ``tools/list`` through the client's pager, as ``list_tools`` did, and
-``tools/call`` through the same path ``call_tool`` takes, as it did) and the typed method (``list_tools()`` /
+(the dicts: ``tools/list`` page by page and ``tools/call`` with ``Client.request``, the
+requests ``list_tools`` and ``call_tool`` send) and the typed method (``list_tools()`` /
 ``call_tool()``), median of the rounds. The wrapping alone is timed too, against the alternative
 of converting into msgspec Structs (the generated wire types in tests/support/wire_types).
 """
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import msgspec
 
 from mcpio import Client, Server
-from mcpio._client._results import CallToolResult, Tool, wrap_list
+from mcpio.types import CallToolResult, Tool
 
 N_TOOLS = 100
 
@@ -55,15 +55,22 @@ async def rates(rounds: int, per_round: int) -> dict[str, float]:
     async with Client(make_server(), era="modern") as c:
         await c.list_tools()
 
-        async def list_raw() -> Any:
-            return await c._list("tools/list", "tools", "bypass")  # what list_tools returned before: the dicts
+        async def list_raw() -> Any:  # what list_tools returned before: the dicts of every page
+            tools: list[dict[str, Any]] = []
+            params: dict[str, Any] = {}
+            while True:
+                page = await c.request("tools/list", params)
+                tools += page["tools"]
+                if not page.get("nextCursor"):
+                    return tools
+                params = {"cursor": page["nextCursor"]}
 
         async def list_typed() -> Any:
             return await c.list_tools()
 
-        async def call_raw() -> Any:  # what call_tool was before: the same path, the dict
-            return await c._call_tool(
-                "add", {"a": 1, "b": 2}, timeout=c.timeout, max_timeout=c.max_timeout, on_progress=None
+        async def call_raw() -> Any:  # what call_tool was before: the same request, the dict
+            return await c.request(
+                "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}}, max_timeout=c.max_timeout
             )
 
         async def call_typed() -> Any:
@@ -90,7 +97,7 @@ def wrap_costs(repeat: int) -> dict[str, float]:
 
     tools, call = asyncio.run(grab())
     out = {
-        "wrap 100 tools (Tool views)": _time(lambda: wrap_list(Tool, tools), repeat),
+        "wrap 100 tools (Tool views)": _time(lambda: [Tool(t) for t in tools], repeat),
         "wrap a call result (CallToolResult)": _time(lambda: CallToolResult(call).data, repeat),
     }
     try:

