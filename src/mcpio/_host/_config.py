@@ -23,9 +23,10 @@ import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._client._client import Client
+if TYPE_CHECKING:  # imported by client(): a gateway reads its file before it answers initialize
+    from .._client._client import Client
 
 
 class ConfigError(ValueError):
@@ -82,6 +83,8 @@ class ServerSpec:
         """An (unconnected) :class:`~mcpio.Client` for this server; ``options`` go to ``Client``.
         ``unattended``: no user watches this process's stderr (a proxy's upstream): a login that
         cannot open a browser fails at once saying to run ``mcpio login`` instead of waiting."""
+        from .._client._client import Client
+
         spec = self.resolved()
         if spec.url is not None:
             headers = {**spec.headers, **(options.pop("headers", None) or {})}

@@ -18,12 +18,11 @@ added later shows in the parent, with ``list_changed``), so mounting is live.
 from __future__ import annotations
 
 import copy
-import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import _naming
+from .. import _log, _naming
 from .._versions import Rules
 from ._context import Context
 from ._tools import Tool
@@ -31,7 +30,7 @@ from ._tools import Tool
 if TYPE_CHECKING:
     from ._server import Server
 
-log = logging.getLogger("mcpio.server")
+log = _log.logger("mcpio.server", globals())  # logging loads with a first record (a gateway answers before it)
 
 # kind -> (the Server attribute that serves it, the scope method of its items, its list_changed kind)
 TABLES = {
