@@ -6,7 +6,7 @@ import sys
 with open(sys.argv[1], encoding="utf-8") as gate:
     gate.readline()
 
-from mcpio import Server  # noqa: E402 - after the gate: the start itself is what is held back
+from mcpio import Server  # after the gate: the start itself is what is held back
 
 server = Server("slow", version="1.0.0")
 
