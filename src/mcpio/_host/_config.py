@@ -21,9 +21,10 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 if TYPE_CHECKING:  # imported by client(): a gateway reads its file before it answers initialize
     from .._client._client import Client
@@ -33,23 +34,23 @@ class ConfigError(ValueError):
     """A configuration file or entry that cannot be used (the message says which and why)."""
 
 
-@dataclass(frozen=True)
-class ServerSpec:
-    """One server entry of a host configuration file."""
+class ServerSpec(msgspec.Struct, frozen=True):
+    """One server entry of a host configuration file. (A msgspec Struct, not a dataclass:
+    dataclasses, with inspect and ast, is not imported before a gateway's first answer.)"""
 
     name: str
     command: str | None = None
     args: tuple[str, ...] = ()
-    env: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = msgspec.field(default_factory=dict)
     cwd: str | None = None
     url: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
     type: str = "stdio"  # "stdio", "http" or "sse"
     env_file: str | None = None
     disabled: bool = False
     source: str | None = None  # the file it came from
     workspace: str | None = None  # the folder ${workspaceFolder} means
-    oauth: dict[str, Any] = field(default_factory=dict)  # OAuth settings of a URL entry
+    oauth: dict[str, Any] = msgspec.field(default_factory=dict)  # OAuth settings of a URL entry
     # "tools": {"allow": [...], "deny": [...]}: the tools a gateway serves of this entry (None: all)
     tools_allow: tuple[str, ...] | None = None
     tools_deny: tuple[str, ...] = ()
@@ -68,7 +69,7 @@ class ServerSpec:
         if self.env_file:
             env.update(_read_env_file(Path(x(self.env_file)), self))
         env.update({k: x(str(v)) for k, v in self.env.items()})
-        return replace(
+        return msgspec.structs.replace(
             self,
             command=x(self.command) if self.command else None,
             args=tuple(x(str(a)) for a in self.args),

@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from .. import _log, _naming
 from .._versions import Rules
@@ -44,8 +45,7 @@ KINDS_OF = {"tools": ("tools",), "prompts": ("prompts",), "resources": ("resourc
 _MISSING: Any = object()
 
 
-@dataclass(frozen=True)
-class Arg:
+class Arg(msgspec.Struct, frozen=True):  # a Struct, not a dataclass: dataclasses is not imported at start-up
     """How :meth:`Server.transform_tool` republishes one argument: a new ``name``, a new
     ``description``, a ``default`` (the argument becomes optional), or ``hide=True`` (absent from
     the input schema; the call always gets the default, the Arg's or the function's own)."""
