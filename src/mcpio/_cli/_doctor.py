@@ -31,9 +31,10 @@ from .._server._tools import NAME_RULE as TOOL_NAME
 from .._versions import LEGACY_VERSIONS
 from ._dispatch import _child_failure
 from ._exit import FAILED, OK, UNAVAILABLE
+from ._gateway import is_gateway_file
 from ._main import _fetch
 from ._output import dump_json, out, table
-from ._targets import client_for, is_gateway_file
+from ._targets import client_for
 from ._validate import schema_problems
 
 NAME_RULE = re.compile(TOOL_NAME)  # the rule registration checks (a server mcpio did not write is checked here)

@@ -15,23 +15,32 @@ Python code (``server.py``, ``FILE.py:OBJECT``, ``package.module[:OBJECT]``) is 
 
 from __future__ import annotations
 
-import logging
 import os
 from typing import Any
 
-from .._client._target import is_url
 from .._server._server import Server
-from ._targets import importable, is_gateway_file, resolve
+
+# What a proxy of a URL or a command needs (the client's target rules, the CLI's TARGET rules) is
+# imported below a gateway file's case: `mcpio run mcp.json` answers initialize before asyncio
+# loads, as `mcpio run server.py` does (the module docstring of mcpio._server._stdio).
 
 #: The headers ``mcpio run URL`` sends upstream, one ``Name: value`` per line: what ``mcpio
 #: install URL --header …`` writes into a stdio-only host's entry (in its env, never its argv).
 BRIDGE_HEADERS = "MCPIO_HEADERS"
 
 
+def is_gateway_file(target: str) -> bool:
+    """Whether TARGET is an ``mcpServers`` file served whole (``mcpio run mcp.json``)."""
+    return target.endswith((".json", ".jsonc")) and os.path.isfile(target)
+
+
 def gateway_server(app: str) -> Server | None:
     """The proxy or gateway Server for ``app``, or None when ``app`` names Python code."""
     if is_gateway_file(app):
         return Server.from_config(app, name=os.path.splitext(os.path.basename(app))[0])
+    from .._client._target import is_url
+    from ._targets import importable, resolve
+
     if is_url(app):
         lines = os.environ.pop(BRIDGE_HEADERS, "").splitlines()  # not inherited by anything it starts
         headers = {k.strip(): v.strip() for k, sep, v in (line.partition(":") for line in lines) if sep and k.strip()}
@@ -51,6 +60,8 @@ def gateway_server(app: str) -> Server | None:
 async def upstream_states(path: str) -> list[dict[str, Any]]:
     """Each upstream of the gateway of ``path`` (``Upstream.state``: started, failed with its
     error, its counts), started in this process the way ``mcpio run`` starts them, then stopped."""
+    import logging
+
     from .._gateway._config import from_config
 
     quiet = logging.getLogger("mcpio.gateway")
@@ -58,6 +69,7 @@ async def upstream_states(path: str) -> list[dict[str, Any]]:
     try:
         gateway = from_config(path, name=os.path.splitext(os.path.basename(path))[0])
         async with gateway.running():
+            await gateway.started()
             return gateway.upstream_states()
     finally:
         quiet.setLevel(level)

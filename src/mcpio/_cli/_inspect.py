@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._targets import _env, _headers, client_for, is_gateway_file
+from ._gateway import is_gateway_file
+from ._targets import _env, _headers, client_for
 
 
 def inspect(args: Any) -> int:

@@ -30,6 +30,7 @@ from .._client._client import Client
 from .._client._target import is_url, python_file, serve_argv
 from .._host._config import KNOWN, ServerSpec, find_server, lookup
 from ._exit import UsageError
+from ._gateway import is_gateway_file
 from ._signature import deref as _deref
 
 _MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
@@ -48,11 +49,6 @@ def importable(name: str) -> bool:
         return False
     finally:
         sys.path.remove(here)
-
-
-def is_gateway_file(target: str) -> bool:
-    """Whether TARGET is an ``mcpServers`` file served whole (``mcpio run mcp.json``)."""
-    return target.endswith((".json", ".jsonc")) and os.path.isfile(target)
 
 
 def _mcpio_run(app: str, name: str, verbose: bool = False) -> ServerSpec:

@@ -5,43 +5,74 @@ rule of ``mcpio._naming``: ``files__read_file``); ``"disabled": true`` entries a
 ``"tools": {"allow": [...], "deny": [...]}`` chooses the entry's tools. The upstreams start in
 parallel when the gateway starts serving; one that fails to start is logged and served as
 nothing (its next request tries again), the others are not held back.
+
+Cold start: the gateway answers ``initialize`` (``server/discover``, ``ping``,
+``logging/setLevel``) at once, as a plain server does, while its upstreams start; every other
+request waits until each upstream's first start has ended (connected and listed, or failed), so
+the first ``tools/list`` a host sends lists every upstream's tools, also for a host that ignores
+``list_changed``. Until then it announces every kind an upstream may bring (tools, prompts,
+resources, completions, each with ``listChanged``: spec-notes §4); a client that lists a kind
+no upstream has gets an empty list.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
 import os
-from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._host._config import load_config, servers_of
 from .._naming import namespace_of
 from .._server._server import Server
-from ._proxy import Upstream, proxy
+from ._proxy import ProxyServer, Upstream
 
-log = logging.getLogger("mcpio.gateway")
+if TYPE_CHECKING:
+    from .._protocol._events import RequestReceived
+    from .._session import Session
+    from .._versions import Rules
+
+#: What the gateway answers without waiting for its upstreams: nothing of theirs is in the answer.
+AT_ONCE = frozenset({"initialize", "server/discover", "ping", "logging/setLevel"})
 
 
 class GatewayServer(Server):
     """The Server :func:`from_config` makes: its ``upstreams`` (by entry name) start together, in
-    parallel, when it starts serving."""
+    parallel, when it starts serving (the lifespans of its mounted proxies); requests other than
+    :data:`AT_ONCE` wait until each one's first start has ended."""
 
     def __init__(self, name: str, upstreams: dict[str, Upstream]) -> None:
-        super().__init__(name, lifespan=_start_all)
+        super().__init__(name)
         self.upstreams = upstreams
 
     def upstream_states(self) -> list[dict[str, Any]]:
         """Each upstream's :meth:`~._proxy.Upstream.state`, in the file's order."""
         return [{**upstream.state(), "name": name} for name, upstream in self.upstreams.items()]
 
+    async def started(self) -> None:
+        """Return when each upstream's first start has ended (begun now if serving has not)."""
+        import asyncio  # not at import: the gateway answers initialize before asyncio loads
 
-@contextlib.asynccontextmanager
-async def _start_all(server: Server) -> AsyncIterator[None]:
-    assert isinstance(server, GatewayServer)
-    await asyncio.gather(*(u.start() for u in server.upstreams.values()))  # failures are logged by start
-    yield
+        await asyncio.gather(*(u.start() for u in self.upstreams.values()))  # failures are logged by start
+
+    def capabilities(self, rules: Rules) -> dict[str, Any]:
+        """What is registered (the upstreams' mirrored items), and, while an upstream is still
+        starting, every kind it may bring."""
+        caps = super().capabilities(rules)
+        if not any(u.starting for u in self.upstreams.values()):
+            return caps
+        caps = {
+            **caps,
+            "tools": {"listChanged": True},
+            "prompts": {"listChanged": True},
+            "resources": {"subscribe": True, "listChanged": True},
+        }
+        if rules.completions_capability:
+            caps["completions"] = {}
+        return caps
+
+    async def _on_request(self, session: Session, ev: RequestReceived) -> Any:
+        if ev.method not in AT_ONCE and any(u.starting for u in self.upstreams.values()):
+            await self.started()
+        return await super()._on_request(session, ev)
 
 
 def from_config(
@@ -53,7 +84,11 @@ def from_config(
     specs = load_config(text) if text.endswith((".json", ".jsonc")) or os.path.exists(text) else servers_of(text)
     if names is not None:
         specs = {n: specs[n] for n in names if n in specs}
-    children = {entry: proxy(spec, name=entry, **client_options) for entry, spec in specs.items() if not spec.disabled}
+    children = {
+        entry: ProxyServer(spec, entry, client_options, waits=False)  # begun by their lifespans, awaited by the gateway
+        for entry, spec in specs.items()
+        if not spec.disabled
+    }
     gateway = GatewayServer(name, {entry: child.upstream for entry, child in children.items()})
     for entry, child in children.items():
         spec = specs[entry]

@@ -21,15 +21,13 @@ passthrough); the upstream connection uses only what ``client_options`` give it.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
-import logging
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._client._client import Client
+from .. import _log
 from .._content import ToolResult
 from .._errors import INTERNAL_ERROR, ConnectionClosed, MCPError, TransportError
 from .._host._config import ServerSpec
@@ -40,9 +38,16 @@ from .._server._server import Server
 from .._server._tasks_shared import TERMINAL
 from .._server._tools import TASK_SUPPORT, Tool
 from .._uritemplate import UriTemplate
-from ._rounds import Flight, ask_client, flight_of
 
-log = logging.getLogger("mcpio.gateway")
+if TYPE_CHECKING:
+    import asyncio
+
+    from .._client._client import Client
+    from ._rounds import Flight
+
+# asyncio, the client and logging are imported when an upstream starts, not with this module: a
+# gateway (``from_config``) is made, and answers initialize, before asyncio loads (_server._stdio).
+log = _log.logger("mcpio.gateway", globals())
 
 
 #: The caller whose upstream call runs in this task. What the upstream asks during a call is
@@ -69,7 +74,7 @@ class Upstream:
         self.client_options = client_options
         self.client: Client | None = None
         self.error: BaseException | None = None  # why the last connection attempt failed
-        self._lock = asyncio.Lock()
+        self._lock: asyncio.Lock | None = None  # made by the first connect, in the event loop
         # The callers of the requests being forwarded, oldest first: a Context, or the Flight of a
         # 2026-07-28 client's call (its Context changes with every round).
         self._callers: list[Context | Flight] = []
@@ -79,13 +84,20 @@ class Upstream:
         self._watched: dict[str, int] = {}  # upstream URI -> the proxy's subscribers to it
         self.started = False
         self.start_ms: float | None = None  # how long the first start took (connect and mirror)
+        self._first: asyncio.Task[None] | None = None  # the first start (begin)
 
     # ------------------------------------------------------------ connection
     async def connect(self) -> Client:
         """The open upstream client, opening it (and mirroring its catalog) when there is none."""
+        import asyncio
+
+        from .._client._client import Client
+
         client = self.client
         if client is not None and _alive(client):
             return client
+        if self._lock is None:
+            self._lock = asyncio.Lock()
         async with self._lock:
             if self.client is not None and _alive(self.client):
                 return self.client
@@ -119,11 +131,28 @@ class Upstream:
             self.client, self.error = client, None
             return client
 
+    def begin(self) -> asyncio.Task[None]:
+        """The first start (:meth:`start`), begun now in the background if it was not already:
+        a gateway begins every upstream at once and serves meanwhile."""
+        import asyncio
+
+        if self._first is None:
+            self._first = asyncio.get_running_loop().create_task(self._start())
+        return self._first
+
+    @property
+    def starting(self) -> bool:
+        """Whether the first start has yet to end (or to begin)."""
+        return self._first is None or not self._first.done()
+
     async def start(self) -> None:
-        """Connect once at start-up (the gateway starts every upstream at once); a failure is
-        logged, and the next request tries again."""
-        if self.started:
-            return
+        """Connect once at start-up and mirror the catalog; returns when that first start has
+        ended. A failure is logged, and the next request tries again."""
+        import asyncio
+
+        await asyncio.shield(self.begin())  # a waiter cancelled does not cancel the start
+
+    async def _start(self) -> None:
         self.started = True
         began = time.perf_counter()
         try:
@@ -157,6 +186,11 @@ class Upstream:
                 await client.aclose()
 
     async def aclose(self) -> None:
+        import asyncio
+
+        if self._first is not None and not self._first.done():
+            self._first.cancel()  # serving ended before the first start did: it closes what it opened
+            await asyncio.wait([self._first])
         for task in list(self._background):
             task.cancel()
         await self._drop()
@@ -168,6 +202,8 @@ class Upstream:
         that outlives this run of the handler (``_rounds``): what the upstream asks during it
         is asked as rounds of the client's call."""
         if ctx is not None and ctx.rules is not None and ctx.rules.input_required:
+            from ._rounds import Flight, ask_client, flight_of
+
             flight = flight_of(self._flights, ctx)
             if flight is None:
                 flight = Flight(self._flights, lambda flight: self._call(flight, call))
@@ -213,6 +249,8 @@ class Upstream:
         """Serve the upstream's current ``kinds`` as the proxy's own items, replacing the last
         mirror in ONE change (one rebuild of the served tables, one ``list_changed`` per list
         kind), and none at all for a kind whose listing is what it was."""
+        import asyncio
+
         caps = client.server_capabilities
         asked: dict[str, Any] = {}  # the lists asked at once: one round trip, not four
         if "tools" in kinds and caps.get("tools") is not None:
@@ -292,6 +330,8 @@ class Upstream:
             log.warning("upstream %r: listing %s after list_changed failed: %s", self.label, kind, _reason(exc))
 
     def _spawn(self, coro: Any) -> None:
+        import asyncio
+
         task = asyncio.get_running_loop().create_task(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -307,6 +347,8 @@ class Upstream:
     async def _ask(self, method: str, params: dict[str, Any]) -> Any:
         """The upstream asks ``method`` during a call: asked of the client that made the call
         (:meth:`_caller`), in its era's way."""
+        from ._rounds import Flight, ask_client
+
         caller = self._caller()
         if caller is None:
             raise MCPError(f"{method} from upstream {self.label!r} outside any request: no client to forward it to")
@@ -475,11 +517,14 @@ class ForwardedResource(Resource):
 
 
 class ProxyServer(Server):
-    """The Server :func:`proxy` makes: its ``upstream`` connects in its lifespan and is closed after it."""
+    """The Server :func:`proxy` makes: its ``upstream`` connects in its lifespan and is closed
+    after it. The lifespan waits for that first start unless ``waits`` is false: then it only
+    begins it, for a parent that holds its requests until it ends (a gateway)."""
 
-    def __init__(self, target: Any, label: str, client_options: dict[str, Any]) -> None:
+    def __init__(self, target: Any, label: str, client_options: dict[str, Any], *, waits: bool = True) -> None:
         super().__init__(label, lifespan=_connected)
         self.upstream = Upstream(self, target, label, client_options)
+        self.waits = waits
         self.completion(self._complete)
 
     async def _complete(self, ref: dict[str, Any], argument: dict[str, Any], context: Any) -> Any:
@@ -498,7 +543,10 @@ class ProxyServer(Server):
 @contextlib.asynccontextmanager
 async def _connected(server: Server) -> AsyncIterator[None]:
     assert isinstance(server, ProxyServer)
-    await server.upstream.start()  # served empty if it fails; the next request tries again
+    if server.waits:
+        await server.upstream.start()  # served empty if it fails; the next request tries again
+    else:
+        server.upstream.begin()
     try:
         yield
     finally:

@@ -21,34 +21,36 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._client._client import Client
+import msgspec
+
+if TYPE_CHECKING:  # imported by client(): a gateway reads its file before it answers initialize
+    from .._client._client import Client
 
 
 class ConfigError(ValueError):
     """A configuration file or entry that cannot be used (the message says which and why)."""
 
 
-@dataclass(frozen=True)
-class ServerSpec:
-    """One server entry of a host configuration file."""
+class ServerSpec(msgspec.Struct, frozen=True):
+    """One server entry of a host configuration file. (A msgspec Struct, not a dataclass:
+    dataclasses, with inspect and ast, is not imported before a gateway's first answer.)"""
 
     name: str
     command: str | None = None
     args: tuple[str, ...] = ()
-    env: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = msgspec.field(default_factory=dict)
     cwd: str | None = None
     url: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
     type: str = "stdio"  # "stdio", "http" or "sse"
     env_file: str | None = None
     disabled: bool = False
     source: str | None = None  # the file it came from
     workspace: str | None = None  # the folder ${workspaceFolder} means
-    oauth: dict[str, Any] = field(default_factory=dict)  # OAuth settings of a URL entry
+    oauth: dict[str, Any] = msgspec.field(default_factory=dict)  # OAuth settings of a URL entry
     # "tools": {"allow": [...], "deny": [...]}: the tools a gateway serves of this entry (None: all)
     tools_allow: tuple[str, ...] | None = None
     tools_deny: tuple[str, ...] = ()
@@ -67,7 +69,7 @@ class ServerSpec:
         if self.env_file:
             env.update(_read_env_file(Path(x(self.env_file)), self))
         env.update({k: x(str(v)) for k, v in self.env.items()})
-        return replace(
+        return msgspec.structs.replace(
             self,
             command=x(self.command) if self.command else None,
             args=tuple(x(str(a)) for a in self.args),
@@ -82,6 +84,8 @@ class ServerSpec:
         """An (unconnected) :class:`~mcpio.Client` for this server; ``options`` go to ``Client``.
         ``unattended``: no user watches this process's stderr (a proxy's upstream): a login that
         cannot open a browser fails at once saying to run ``mcpio login`` instead of waiting."""
+        from .._client._client import Client
+
         spec = self.resolved()
         if spec.url is not None:
             headers = {**spec.headers, **(options.pop("headers", None) or {})}

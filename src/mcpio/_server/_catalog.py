@@ -18,12 +18,12 @@ added later shows in the parent, with ``list_changed``), so mounting is live.
 from __future__ import annotations
 
 import copy
-import logging
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import _naming
+import msgspec
+
+from .. import _log, _naming
 from .._versions import Rules
 from ._context import Context
 from ._tools import Tool
@@ -31,7 +31,7 @@ from ._tools import Tool
 if TYPE_CHECKING:
     from ._server import Server
 
-log = logging.getLogger("mcpio.server")
+log = _log.logger("mcpio.server", globals())  # logging loads with a first record (a gateway answers before it)
 
 # kind -> (the Server attribute that serves it, the scope method of its items, its list_changed kind)
 TABLES = {
@@ -45,8 +45,7 @@ KINDS_OF = {"tools": ("tools",), "prompts": ("prompts",), "resources": ("resourc
 _MISSING: Any = object()
 
 
-@dataclass(frozen=True)
-class Arg:
+class Arg(msgspec.Struct, frozen=True):  # a Struct, not a dataclass: dataclasses is not imported at start-up
     """How :meth:`Server.transform_tool` republishes one argument: a new ``name``, a new
     ``description``, a ``default`` (the argument becomes optional), or ``hide=True`` (absent from
     the input schema; the call always gets the default, the Arg's or the function's own)."""
