@@ -8,10 +8,9 @@ Changes are rare: the modules that find the sessions to tell (``_subscriptions``
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from ._catalog_api import KINDS_OF
+from ._registry import KINDS_OF, Registry
 
 if TYPE_CHECKING:
     import asyncio
@@ -24,8 +23,7 @@ if TYPE_CHECKING:
 
 class ChangesMixin:
     if TYPE_CHECKING:
-        _caps_cache: dict[str, dict[str, Any]]
-        _change_watchers: list[Callable[[str, str | None], None]]
+        registry: Registry
         _sessions: WeakSet[Session]
         _background: set[asyncio.Task[Any]]
         _loop: asyncio.AbstractEventLoop | None
@@ -35,8 +33,8 @@ class ChangesMixin:
     def _changed(self, kind: str) -> None:
         """Tell connected clients that ``kind`` changed; safe from any thread (a sync tool may add or
         remove tools). The servers this one is mounted in serve its items again (and tell theirs)."""
-        self._caps_cache.clear()
-        self._tell_watchers(kind, None)
+        self.registry.changed()
+        self.registry.tell(kind, None)
         for parent in self._mounted_in:
             assert parent._catalog is not None  # mounting made it
             parent._catalog.rebuild(KINDS_OF.get(kind, ()))
@@ -105,12 +103,11 @@ class ChangesMixin:
             for served in parent._catalog.served_uris(cast("Server", self), uri):
                 await parent.notify_resource_updated(served)
 
-    def _tell_watchers(self, kind: str, uri: str | None) -> None:
-        for watcher in self._change_watchers:
-            watcher(kind, uri)
+    def _tell_watchers(self, kind: str, uri: str | None) -> None:  # for _http (a change on another process)
+        self.registry.tell(kind, uri)
 
     async def _resource_updated_here(self, uri: str) -> None:
-        self._tell_watchers("resources/updated", uri)
+        self.registry.tell("resources/updated", uri)
         if not self._sessions:  # no client yet (nor _subscriptions: _load_serving comes with the first)
             return
         from ._subscriptions import updated_targets
