@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -115,9 +115,12 @@ class Mount:
 class Catalog:
     """The shaping of one server (see the module docstring)."""
 
-    def __init__(self, registry: Registry, changed: Callable[[str], None]) -> None:
+    def __init__(
+        self, registry: Registry, changed: Callable[[str], None], updated: Callable[[str], Awaitable[None]]
+    ) -> None:
         self.registry = registry  # whose served tables this catalog makes
-        self.changed = changed  # told each list_changed kind that changed (the server notifies)
+        # The server's notifiers: a list kind changed (``list_changed``), a served resource was updated.
+        self.changed, self.updated = changed, updated
         # The server's own registrations, taken over from its tables when it is first shaped.
         self.own: dict[str, dict[str, Any]] = {kind: dict(registry.table(kind)) for kind in KINDS}
         self.mounts: list[Mount] = []
@@ -177,9 +180,12 @@ class Catalog:
         for notify in notified:
             self.changed(notify)
 
-    def served_uris(self, child: Server, uri: str) -> list[str]:
-        """The URIs this server serves ``child``'s resource ``uri`` under (one per mount of it)."""
-        return [m.key("resources", uri) for m in self.mounts if m.child is child and m.serves(uri)]
+    async def child_updated(self, child: Registry, uri: str) -> None:
+        """``child``'s resource ``uri`` was updated: tell this server's subscribers, under each URI
+        this server serves it by (one per mount of it)."""
+        for m in self.mounts:
+            if m.child.registry is child and m.serves(uri):
+                await self.updated(m.key("resources", uri))
 
     def is_disabled(self, key: str, item: Any) -> bool:
         return key in self.disabled_names or not self.disabled_tags.isdisjoint(item.tags)

@@ -35,10 +35,11 @@ def _names(value: str | Iterable[str] | None) -> set[str]:
 class CatalogMixin:
     if TYPE_CHECKING:
         _catalog: Catalog | None
-        _mounted_in: list[Server]
         registry: Registry
 
         def _changed(self, kind: str) -> None: ...
+
+        async def notify_resource_updated(self, uri: str) -> None: ...
 
     # ------------------------------------------------------------ where an item is registered
     def _register(self, kind: str, key: str, item: Any) -> None:
@@ -93,7 +94,7 @@ class CatalogMixin:
         if self._catalog is None:
             from ._catalog import Catalog
 
-            self._catalog = Catalog(self.registry, self._changed)
+            self._catalog = Catalog(self.registry, self._changed, self.notify_resource_updated)
         return self._catalog
 
     def mount(
@@ -119,7 +120,7 @@ class CatalogMixin:
         from ._catalog import Mount
         from ._registry import KINDS
 
-        if child is self or _reaches(child, self):
+        if child is self or self.registry.serves_into(child.registry):
             raise ValueError(f"cannot mount server {child.name!r} in itself (directly or through its mounts)")
         mount = Mount(
             child,
@@ -150,7 +151,7 @@ class CatalogMixin:
             )
         catalog = self._shaped()
         catalog.mounts.append(mount)
-        child._mounted_in.append(self)  # type: ignore[arg-type]
+        child.registry.parents.append(catalog)
         catalog.rebuild()
 
     @classmethod
@@ -233,9 +234,3 @@ def authorized(registry: Registry, kind: str, items: list[Any]) -> list[Any]:
     info_module = sys.modules.get("mcpio._auth._info")  # loaded by the HTTP auth guard only
     info = info_module.current() if info_module is not None else None
     return items if info is None else registry.permitted(kind, items, info.scopes)
-
-
-def _reaches(server: Server, target: Any) -> bool:
-    """Whether ``target`` is mounted in ``server``, directly or deeper."""
-    catalog = server._catalog
-    return catalog is not None and any(m.child is target or _reaches(m.child, target) for m in catalog.mounts)

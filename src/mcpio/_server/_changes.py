@@ -28,16 +28,14 @@ class ChangesMixin:
         _background: set[asyncio.Task[Any]]
         _loop: asyncio.AbstractEventLoop | None
         _state_bus: Any
-        _mounted_in: list[Server]
 
     def _changed(self, kind: str) -> None:
         """Tell connected clients that ``kind`` changed; safe from any thread (a sync tool may add or
         remove tools). The servers this one is mounted in serve its items again (and tell theirs)."""
         self.registry.changed()
         self.registry.tell(kind, None)
-        for parent in self._mounted_in:
-            assert parent._catalog is not None  # mounting made it
-            parent._catalog.rebuild(KINDS_OF.get(kind, ()))
+        for catalog in self.registry.parents:
+            catalog.rebuild(KINDS_OF.get(kind, ()))
         loop = self._loop
         # loop None: not serving yet (asked first: no WeakSet length while tools are registered)
         if loop is None or (not self._sessions and self._state_bus is None) or loop.is_closed():
@@ -98,10 +96,8 @@ class ChangesMixin:
             from . import _http
 
             await _http.publish(self._state_bus, {"type": "resources/updated", "uri": uri})
-        for parent in self._mounted_in:  # and wherever it is mounted, by the name it has there
-            assert parent._catalog is not None  # mounting made it
-            for served in parent._catalog.served_uris(cast("Server", self), uri):
-                await parent.notify_resource_updated(served)
+        for catalog in self.registry.parents:  # and wherever it is mounted, by the name it has there
+            await catalog.child_updated(self.registry, uri)
 
     def _tell_watchers(self, kind: str, uri: str | None) -> None:  # for _http (a change on another process)
         self.registry.tell(kind, uri)

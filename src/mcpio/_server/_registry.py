@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._catalog import Catalog
     from ._deps import Overrides
     from ._extensions import Extension
     from ._resources import Prompt, Resource
@@ -55,6 +56,7 @@ class Registry:
         "middleware",
         "notification_hooks",
         "overrides",
+        "parents",
         "prompts",
         "resources",
         "scopes",
@@ -81,6 +83,8 @@ class Registry:
         # Told (kind, None) of a list change ("tools"…, here or on another process), ("resources/updated", uri)
         self.watchers: list[Callable[[str, str | None], None]] = []
         self.announced: dict[str, dict[str, Any]] = {}  # capabilities by version (``_lifecycle.capabilities``)
+        # The catalogs of the servers these items are mounted in (``Server.mount``): told of every change.
+        self.parents: list[Catalog] = []
 
     def table(self, kind: str) -> dict[str, Any]:
         """The served table of ``kind`` (one of :data:`KINDS`)."""
@@ -139,6 +143,10 @@ class Registry:
             if kwargs is not None:
                 return tmpl, kwargs
         return None
+
+    def serves_into(self, other: Registry) -> bool:
+        """Whether these items are served by ``other`` too: mounted in it, directly or deeper."""
+        return any(c.registry is other or c.registry.serves_into(other) for c in self.parents)
 
     def has_task_tools(self) -> bool:
         """Whether a tool may run as a task (the tasks capability and extension follow from it)."""

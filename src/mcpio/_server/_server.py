@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from .._session import Session
-    from .._state._kv import MemoryKV
+    from .._state._kv import KVStore, MemoryKV
     from .._transports._base import Transport
     from . import _answer, _http
     from ._catalog import Catalog
@@ -130,7 +130,6 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         self._http_trace: Any = None  # MCPIO_TRACE for HTTP sessions: None = not looked at yet, False = off
         # Composition and catalog shaping (_catalog): None until the first mount/disable/transform_tool.
         self._catalog: Catalog | None = None
-        self._mounted_in: list[Server] = []  # the servers this one is mounted in (told of every change)
         # List results leave out the items the caller's token lacks the scopes for (HTTP with auth).
         self.hide_unauthorized = hide_unauthorized
         self.telemetry = _otel.wanted(telemetry)  # OpenTelemetry around every request (None: MCPIO_OTEL)
@@ -154,10 +153,22 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
 
     @functools.cached_property
     def _kv(self) -> MemoryKV:
-        """The session-state store of a server without a shared one (``_session_state.store_of``)."""
         from .._state._kv import MemoryKV
 
         return MemoryKV()
+
+    @property
+    def state_backend(self) -> Any:
+        """The state backend this server's HTTP app shares across processes (``http_app(state=...)``,
+        ``serve_http(redis=...)``), or None (stdio; no HTTP app yet)."""
+        return self._state_bus
+
+    @property
+    def session_store(self) -> KVStore:
+        """Where ``ctx.session_state`` is kept: the state backend's store (``RedisState.kv``: every
+        process) when there is one, else this server's own memory."""
+        shared = getattr(self._state_bus, "kv", None)
+        return shared if shared is not None else self._kv
 
     # ================================================================ registration
     def tool(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
@@ -422,7 +433,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         ``transport`` so the peer sees end of stream (``aclose`` is idempotent)."""
         try:
             async with self.running():
-                await self._run_session(self.session(transport))
+                await self.run_session(self.session(transport))
         finally:
             await transport.aclose()
 
@@ -452,7 +463,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
     async def _serve_http(self, transport: Transport, stateless: bool) -> None:
         await _http.serve_session(self, transport, stateless)
 
-    async def _run_session(self, session: Session) -> None:
+    async def run_session(self, session: Session) -> None:
         """Run a legacy-capable session; when it ends (not a copy dropped, ``_http.ended``), so do
         the 2025-11-25 core tasks it owns (nobody else may reach them)."""
         try:
@@ -532,7 +543,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
             raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
         _stdio.run(self)
 
-    # Read by ``_http`` only, until it reads ``registry`` and ``tasks`` itself.
+    # Read by ``_http`` only, until it reads ``registry``, ``tasks`` and ``run_session`` itself.
     @property
     def _tools(self) -> dict[str, Tool]:
         return self.registry.tools
@@ -544,6 +555,8 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
     @property
     def _tasks(self) -> TaskStore:
         return self.tasks
+
+    _run_session = run_session
 
     @property
     def _scopes_for(self) -> Callable[[str, str], frozenset[str]]:

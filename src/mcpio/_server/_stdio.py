@@ -238,6 +238,6 @@ async def serve_stdio(server: Server, primed: Primed | None = None) -> None:
     on_terminate(loop, on_signal)  # SIGTERM; Windows: CTRL_BREAK_EVENT (mcpio._platform)
     try:
         async with server.running():
-            await server._run_session(session)
+            await server.run_session(session)
     finally:
         await transport.aclose()
