@@ -27,6 +27,9 @@ def capabilities(registry: Registry, rules: Rules, extensions: Callable[[], Iter
     derived from what is registered now (spec-notes §4), kept in ``registry.announced`` until it
     changes. ``completions`` (2025-03-26+) only when something can be completed: a prompt, a
     resource template or a registered completer. ``extensions()``: those declared now (2026-07-28)."""
+    cached = registry.announced.get(rules.version)
+    if cached is not None:
+        return cached
     caps: dict[str, Any] = {"logging": {}}
     if rules.completions_capability and (registry.prompts or registry.templates or registry.completer is not None):
         caps["completions"] = {}

@@ -286,7 +286,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
     # ================================================================ capabilities
     def capabilities(self, rules: Rules) -> dict[str, Any]:
         """What this server announces (initialize, server/discover): :func:`._lifecycle.capabilities`."""
-        return self.registry.announced.get(rules.version) or capabilities(self.registry, rules, self.active_extensions)
+        return capabilities(self.registry, rules, self.active_extensions)
 
     def gate(self, ctx: Context, capability: str, method: str) -> Rules:
         """The request's rules, or -32601 when the server did not announce ``capability``
@@ -297,9 +297,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         """:meth:`gate` of a request served under ``rules`` on ``session``."""
         assert rules is not None  # the protocol layer admits these only with a version
         if rules.stateless:  # the registry's now; cached per version (never empty: logging)
-            caps = self.registry.announced.get(rules.version) or capabilities(
-                self.registry, rules, self.active_extensions
-            )
+            caps = self.registry.announced.get(rules.version) or self.capabilities(rules)
         else:
             caps = session.state.get("capabilities", NO_CAPABILITIES)
         if capability not in caps:
