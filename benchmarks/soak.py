@@ -234,7 +234,7 @@ async def soak_cycles(cycles: int, samples: int = 20, echo: bool = True) -> dict
         async with mcpio.Client(server) as client:
             tools = await client.list_tools()
             r = await client.call_tool("add", {"a": i, "b": 2})
-            out["errors"] += len(tools) != len(server._tools) or r["structuredContent"]["result"] != i + 2
+            out["errors"] += len(tools) != len(server.registry.tools) or r["structuredContent"]["result"] != i + 2
 
     def sample() -> None:
         gc.collect()

@@ -47,7 +47,7 @@ def main() -> None:
         """Add two integers."""
         return a + b
 
-    tool = server._tools["add"]
+    tool = server.registry.tools["add"]
     lines = [
         b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"add","arguments":{"a":%d,"b":2}}}' % (i, i)
         for i in range(n)

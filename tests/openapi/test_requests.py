@@ -314,7 +314,7 @@ def test_documents_refused_with_what_to_do(tmp_path: Any):
         "openapi: 3.1.0\ninfo: {title: Y, version: 2024-01-01}\npaths:\n  /a:\n    get:\n      operationId: a\n      responses: {200: {description: ok}}\n"
     )
     server = Server.from_openapi(str(yaml_doc), base_url="http://x")
-    assert server.version == "2024-01-01" and "a" in server._tools  # a date stays a string
+    assert server.version == "2024-01-01" and "a" in server.registry.tools  # a date stays a string
 
 
 def test_yaml_needs_pyyaml_and_says_so(tmp_path: Any):

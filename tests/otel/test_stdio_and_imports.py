@@ -113,7 +113,7 @@ def test_telemetry_off_imports_nothing_of_opentelemetry_and_wraps_nothing() -> N
     assert not [m for m in _modules(code) if m.startswith(("opentelemetry", "mcpio._otel."))]
     # no wrapper on the hot path: the sessions run the server's own handler, the app is the app
     server = Server("x")
-    assert server._on_request_hook == server._on_request
+    assert server.plain and not server.telemetry
     assert type(server.http_app()).__name__ == "StreamableHTTPApp"
 
 

@@ -196,7 +196,7 @@ def test_wrap_tools_runs_around_tool_calls_only() -> None:
 
 def test_notifications_both_ways() -> None:
     server = make_server()
-    ext = server._extensions["com.acme/search"]
+    ext = server.registry.extensions["com.acme/search"]
     got: list[Any] = []
     arrived: list[asyncio.Event] = []
 

@@ -25,10 +25,10 @@ def test_bad_task_options_are_refused_by_the_constructor(options: dict[str, obje
 
 def test_the_task_store_is_made_at_first_use_with_the_options() -> None:
     server = Server("s", max_tasks=7, max_tasks_per_requester=3, task_ttl=12.0)
-    assert "_tasks" not in vars(server)
-    store = server._tasks
+    assert "tasks" not in vars(server)
+    store = server.tasks
     assert (store.max_tasks, store.max_per_requester, store.ttl) == (7, 3, 12.0)
-    assert server._tasks is store and store.on_change == server._task_changed
+    assert server.tasks is store and store.on_change == server._task_changed
 
 
 def test_a_resource_update_before_any_client_is_a_no_op() -> None:

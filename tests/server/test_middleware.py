@@ -89,3 +89,48 @@ def test_middleware_must_be_async():
     server = Server("x")
     with pytest.raises(TypeError, match="async function"):
         server.middleware(lambda request, call_next: None)
+
+
+def test_a_middleware_editing_list_results_deep_in_place_changes_nothing_the_next_request_sees():
+    # The list handlers answer with the definitions the server keeps (made once per version);
+    # middleware gets its own copy, so edits at any depth stay in the one answer it edits.
+    server = Server("edits")
+
+    @server.tool(annotations={"readOnlyHint": True})
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    @server.prompt
+    def greet(name: str) -> str:
+        return f"hello {name}"
+
+    @server.middleware
+    async def vandal(request: Request, call_next):
+        result = await call_next(request)
+        if not (request.params.get("_meta") or {}).get("edit"):
+            return result
+        if request.method == "tools/list":
+            tool = result["tools"][0]
+            tool["inputSchema"]["properties"]["a"]["type"] = "string"
+            tool["inputSchema"]["required"].append("c")
+            tool["annotations"]["readOnlyHint"] = False
+            tool["name"] = "vandalised"
+        elif request.method == "prompts/list":
+            result["prompts"][0]["arguments"][0]["name"] = "vandalised"
+        return result
+
+    async def go() -> None:
+        for _ in range(2):  # a client after another one's edits too
+            async with Peer(server) as peer:
+                edited = await peer.call("tools/list", {"_meta": {"edit": True}})
+                assert edited["tools"][0]["name"] == "vandalised"
+                await peer.call("prompts/list", {"_meta": {"edit": True}})
+                tool = (await peer.call("tools/list"))["tools"][0]
+                assert tool["name"] == "add"
+                assert tool["inputSchema"]["properties"]["a"]["type"] == "integer"
+                assert tool["inputSchema"]["required"] == ["a", "b"]
+                assert tool["annotations"] == {"readOnlyHint": True}
+                prompt = (await peer.call("prompts/list"))["prompts"][0]
+                assert prompt["arguments"][0]["name"] == "name"
+
+    arun(go())

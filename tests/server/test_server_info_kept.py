@@ -32,7 +32,7 @@ def test_kept_per_version_and_made_again_when_a_field_is_set() -> None:
     ):
         setattr(server, field, value)
         assert server.server_info(MODERN)[key] == shown, field
-        assert server._decorate({}, MODERN, "tools/call")["_meta"][META_SERVER_INFO][key] == shown, field
+        assert server.decorate({}, MODERN, "tools/call")["_meta"][META_SERVER_INFO][key] == shown, field
     server.implementation_description = True  # not a field of serverInfo: kept as it is
     assert server.server_info(MODERN) is server.server_info(MODERN)
     server.description = "D3"
@@ -45,20 +45,20 @@ def test_kept_per_version_and_made_again_when_a_field_is_set() -> None:
 
 def test_decorate_carries_the_same_info_as_server_info() -> None:
     server = Server("s", "1.0")
-    out = server._decorate({"content": [], "_meta": {"k": 1}}, MODERN, "tools/call")
+    out = server.decorate({"content": [], "_meta": {"k": 1}}, MODERN, "tools/call")
     assert out["_meta"] == {META_SERVER_INFO: {"name": "s", "version": "1.0"}, "k": 1}
     assert out["resultType"] == "complete"
 
 
 def test_a_result_without_meta_gets_the_kept_meta_one_with_meta_a_new_one() -> None:
     server = Server("s", "1.0")
-    first = server._decorate({"content": []}, MODERN, "tools/call")["_meta"]
-    second = server._decorate({"content": []}, MODERN, "tools/call")["_meta"]
+    first = server.decorate({"content": []}, MODERN, "tools/call")["_meta"]
+    second = server.decorate({"content": []}, MODERN, "tools/call")["_meta"]
     assert first is second and first == {META_SERVER_INFO: {"name": "s", "version": "1.0"}}
-    own = server._decorate({"content": [], "_meta": {"k": 1}}, MODERN, "tools/call")["_meta"]
+    own = server.decorate({"content": [], "_meta": {"k": 1}}, MODERN, "tools/call")["_meta"]
     assert own is not first and own == {META_SERVER_INFO: {"name": "s", "version": "1.0"}, "k": 1}
     assert first == {META_SERVER_INFO: {"name": "s", "version": "1.0"}}  # unchanged by the other
     server.version = "2.0"
-    after = server._decorate({"content": []}, MODERN, "tools/call")["_meta"]
+    after = server.decorate({"content": []}, MODERN, "tools/call")["_meta"]
     assert after == {META_SERVER_INFO: {"name": "s", "version": "2.0"}}
     assert first == {META_SERVER_INFO: {"name": "s", "version": "1.0"}}  # an earlier answer's, as it was

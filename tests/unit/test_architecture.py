@@ -250,7 +250,7 @@ def test_shared_tasks_load_only_with_a_redis_state():
     code = (
         "import sys; from mcpio import Server; from mcpio._state import MemoryState; s = Server('x')\n"
         "@s.tool(task_support='optional')\ndef t() -> str: return 'x'\n"
-        "s.http_app(state=MemoryState()); print(s._tasks.shared is None, 'mcpio._state._redis_tasks' in sys.modules)"
+        "s.http_app(state=MemoryState()); print(s.tasks.shared is None, 'mcpio._state._redis_tasks' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["True", "False"]

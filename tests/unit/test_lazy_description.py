@@ -35,7 +35,7 @@ def _registered(monkeypatch: pytest.MonkeyPatch) -> tuple[Server, list[str | Non
 def test_registration_leaves_the_docstring_to_the_first_use(monkeypatch):
     app, calls = _registered(monkeypatch)
     assert calls == []
-    tool = app._tools["_look"]
+    tool = app.registry.tools["_look"]
     assert tool.definition(RULES["2025-11-25"]) == {
         "name": "_look",
         "description": "Look something up: carefully.",
@@ -58,9 +58,9 @@ def test_registration_leaves_the_docstring_to_the_first_use(monkeypatch):
 @pytest.mark.parametrize("first", ["definition", "parameters", "description", "input_schema", "bind"])
 def test_the_definitions_do_not_depend_on_what_is_read_first(monkeypatch, first):
     reference, _ = _registered(monkeypatch)
-    expected = json.dumps([reference._tools["_look"].definition(rules) for rules in RULES.values()])
+    expected = json.dumps([reference.registry.tools["_look"].definition(rules) for rules in RULES.values()])
     app, _ = _registered(monkeypatch)
-    tool = app._tools["_look"]
+    tool = app.registry.tools["_look"]
     if first == "bind":
         assert tool.sig.bind({"query": "q", "limit": "7"}) == {"query": "q", "limit": 7}  # builds the Struct
     elif first != "definition":

@@ -282,7 +282,7 @@ class Upstream:
             resources, templates = listed["resources"]
             items["resources"] = {r["uri"]: ForwardedResource.of(self, r, r["uri"]) for r in resources}
             items["templates"] = {t["uriTemplate"]: ForwardedResource.of(self, t, t["uriTemplate"]) for t in templates}
-        self.server._replace_own(items, lambda item: getattr(item, "upstream", None) is self)
+        self.server.replace_own(items, lambda item: getattr(item, "upstream", None) is self)
         self._listed.update(listed)
 
     async def watch(self, uri: str, on: bool) -> None:
@@ -438,7 +438,7 @@ def _tool(upstream: Upstream, t: Any) -> Tool:
         meta=t.get("_meta"),
     )
     made.__class__ = ForwardedTool
-    made.upstream = upstream  # type: ignore[attr-defined]  # whose mirror it belongs to (_replace_own)
+    made.upstream = upstream  # type: ignore[attr-defined]  # whose mirror it belongs to (Server.replace_own)
     return made
 
 

@@ -36,14 +36,11 @@ def wanted(telemetry: bool | None) -> bool:
     return os.environ.get(ENV, "").strip().lower() in ("1", "true", "yes", "on")
 
 
-def request_handler(server: Server, telemetry: bool | None) -> RequestHandler:
-    """The ``on_request`` the server's sessions run: ``server._on_request`` itself when telemetry
-    is off, else the same wrapped in one span and one measurement per request.
+def traced(server: Server, handle: RequestHandler) -> RequestHandler:
+    """The ``on_request`` the sessions of an instrumented server run: ``handle`` (the server's own)
+    wrapped in one span and one measurement per request.
 
-    Raises RuntimeError (what to install) when telemetry is wanted and opentelemetry-api is not
-    installed."""
-    if not wanted(telemetry):
-        return server._on_request
+    Raises RuntimeError (what to install) when opentelemetry-api is not installed."""
     try:
         from . import _server
     except ImportError:
@@ -51,7 +48,7 @@ def request_handler(server: Server, telemetry: bool | None) -> RequestHandler:
             "telemetry needs the OpenTelemetry API: pip install 'mcpio[otel]' "
             f"(or build the Server with telemetry=False and unset {ENV})"
         ) from None
-    return _server.instrument(server)
+    return _server.instrument(server, handle)
 
 
 def client_requests(telemetry: bool | None) -> Callable[[Any], Any] | None:
@@ -72,7 +69,7 @@ def client_requests(telemetry: bool | None) -> Callable[[Any], Any] | None:
 def http_app(server: Server, app: Any) -> Any:
     """``app`` (the server's ASGI app), wrapped to read W3C trace context from HTTP headers and
     count open SSE streams when the server is instrumented; else ``app`` itself."""
-    if server._on_request_hook == server._on_request:
+    if not server.telemetry:
         return app
     from ._asgi import TracedApp
 

@@ -48,8 +48,8 @@ _PROPAGATION_KEYS = ("traceparent", "tracestate", "baggage")
 _servers: weakref.WeakSet[Server] = weakref.WeakSet()  # whose sessions the gauge counts
 
 
-def instrument(server: Server) -> RequestHandler:
-    """``server._on_request`` inside a span and a duration measurement."""
+def instrument(server: Server, handle: RequestHandler) -> RequestHandler:
+    """``handle`` (``server``'s own request handler) inside a span and a duration measurement."""
     tracer = trace.get_tracer(SCOPE, __version__)
     meter = metrics.get_meter(SCOPE, __version__)
     duration = meter.create_histogram(
@@ -61,7 +61,6 @@ def instrument(server: Server) -> RequestHandler:
     )
     _sessions_gauge(meter)
     _servers.add(server)
-    handle = server._on_request
 
     async def on_request(session: Session, ev: RequestReceived) -> Any:
         attrs = _attributes(server, session, ev)
@@ -139,19 +138,20 @@ def _attributes(server: Server, session: Session, ev: RequestReceived) -> dict[s
         attrs["network.transport"] = transport
     params = ev.params or {}
     name = params.get("name")
+    registry = server.registry
     # Only names this server knows: a client cannot mint attribute values (cardinality) at will.
-    if ev.method == "tools/call" and isinstance(name, str) and name in server._tools:
+    if ev.method == "tools/call" and isinstance(name, str) and name in registry.tools:
         attrs["gen_ai.tool.name"] = name
         attrs["gen_ai.operation.name"] = "execute_tool"
-    elif ev.method == "prompts/get" and isinstance(name, str) and name in server._prompts:
+    elif ev.method == "prompts/get" and isinstance(name, str) and name in registry.prompts:
         attrs["gen_ai.prompt.name"] = name
     elif ev.method in ("resources/read", "resources/subscribe", "resources/unsubscribe"):
         uri = params.get("uri")
         # A static resource's URI names it; a template's URI carries the client's values, so
         # the template stands in for it.
-        if isinstance(uri, str) and uri in server._resources:
+        if isinstance(uri, str) and uri in registry.resources:
             attrs["mcp.resource.uri"] = uri
-        elif isinstance(uri, str) and (found := server.find_resource(uri)) is not None:
+        elif isinstance(uri, str) and (found := registry.find_resource(uri)) is not None:
             attrs["mcpio.resource.template"] = found[0].uri
     return attrs
 
@@ -202,7 +202,7 @@ def _sessions_gauge(meter: Any) -> None:
     def observe(options: Any) -> list[metrics.Observation]:
         out = []
         for server in _snapshot(_servers):
-            n = sum(1 for s in _snapshot(server._sessions) if not s.connection.stateless and not s.closed)
+            n = len(server.open_sessions())
             out.append(metrics.Observation(n, {"mcpio.server.name": server.name}))
         return out
 

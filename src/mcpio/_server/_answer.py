@@ -2,7 +2,7 @@
 
 A ``tools/call`` of a sync tool that runs on the event loop (``Tool.on_loop``), takes no Context,
 is not a task, carries no progress token and no ``requestState`` (its state is verified by the
-request's Context: spec 2026-07-28 MRTR), on a server without middleware (:func:`sync_tool`),
+request's Context: spec 2026-07-28 MRTR), on a plain server (:func:`sync_tool`),
 cannot wait. :func:`answer` runs it and returns its encoded response, built by
 ``_session.response_frame`` (the one mapping of exceptions and unencodable results to the wire);
 None means the request needs the engine (``Server._on_request``, awaited), which gives the same
@@ -13,8 +13,8 @@ answer. Every route goes through it:
 * a 2026-07-28 HTTP POST answered with no session at all (``_http.answer_post``), after the
   request's ``_meta`` is admitted as a stateless connection admits it.
 
-Only a server whose sessions run ``Server._on_request`` itself answers so (:func:`plain`: no
-telemetry around it, no subclass's own); the others see every request on the engine.
+Only a plain server answers so (``Server.plain``: no telemetry around ``Server._on_request``,
+no subclass's own, no middleware); the others see every request on the engine.
 """
 
 from __future__ import annotations
@@ -33,24 +33,16 @@ if TYPE_CHECKING:
     from ._server import Server
     from ._tools import Tool
 
-_PLAIN: Any = None  # Server._on_request, looked up once (_server imports this module)
-
 
 def plain(server: Server) -> bool:
-    """Whether the server's sessions run ``Server._on_request`` itself: telemetry does not wrap
-    it, and no subclass serves requests its own way."""
-    global _PLAIN
-    if _PLAIN is None:
-        from ._server import Server
-
-        _PLAIN = Server._on_request
-    return getattr(server._on_request_hook, "__func__", None) is _PLAIN
+    """``server.plain`` (read by ``_http`` until it reads the attribute itself)."""
+    return server.plain
 
 
 def sync_tool(server: Server, method: Any, params: Any) -> Tool | None:
     """The tool a request ``method``/``params`` calls when :func:`answer` may answer it (module
     docstring), else None."""
-    if method != "tools/call" or server._middleware or type(params) is not dict:
+    if method != "tools/call" or not server.plain or type(params) is not dict:
         return None
     if "task" in params or "requestState" in params:
         return None
@@ -58,7 +50,7 @@ def sync_tool(server: Server, method: Any, params: Any) -> Tool | None:
     if type(meta) is dict and "progressToken" in meta:  # heartbeats need the engine
         return None
     name = params.get("name")
-    tool = server._tools.get(name) if type(name) is str else None
+    tool = server.registry.tools.get(name) if type(name) is str else None
     on_loop = tool.on_loop if tool is not None else None
     return tool if on_loop is not None and on_loop.inline else None
 
@@ -89,5 +81,5 @@ def tool_result(server: Server, session: Session, rules: Rules | None, params: d
     except InputRequired:
         raise no_rounds("tools/call") from None
     if announced.result_type:
-        result = server._decorate(result, announced, "tools/call")
+        result = server.decorate(result, announced, "tools/call")
     return result

@@ -40,7 +40,7 @@ VISIBILITIES = ("model", "app")
 
 def declare(server: Any) -> None:
     """Declare the extension (once; no server settings are defined by the spec)."""
-    if UI_EXTENSION not in server._extensions:
+    if UI_EXTENSION not in server.registry.extensions:
         server.extension(UI_EXTENSION)
 
 
@@ -173,6 +173,6 @@ def app_only(tool: Tool) -> bool:
 def model_tools(ctx: Context, tools: list[Any]) -> list[Any]:
     """``tools`` as ``tools/list`` shows them to this client: without the app-only ones unless it
     declared MCP Apps (a host that renders apps filters them for its model itself, §Visibility)."""
-    if UI_EXTENSION not in ctx.server._extensions or client_supports_apps(ctx):
+    if UI_EXTENSION not in ctx.server.registry.extensions or client_supports_apps(ctx):
         return tools
     return [t for t in tools if not app_only(t)]

@@ -1,9 +1,9 @@
 """What a server serves, once it is shaped: mounted servers, disabled names and tags, transformed tools.
 
-A plain server (none of these) has no :class:`Catalog`: its registries (``_tools``,
-``_prompts``, ``_resources``, ``_templates``) are what it registered, and ``add_*`` writes them
-directly. The first ``mount``, ``disable`` or ``transform_tool`` gives it a Catalog, which keeps
-the server's *own* registrations and makes the served tables from them on every change:
+A plain server (none of these) has no :class:`Catalog`: the tables of its
+:class:`~._registry.Registry` are what it registered, and ``add_*`` writes them directly. The
+first ``mount``, ``disable`` or ``transform_tool`` gives it a Catalog, which keeps the server's
+*own* registrations and makes the registry's served tables from them on every change:
 
     served = (every mounted child's served items, renamed by ``_naming``)
              + own items (an own item wins over a mounted one of the same name)
@@ -18,7 +18,7 @@ added later shows in the parent, with ``list_changed``), so mounting is live.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -26,6 +26,7 @@ import msgspec
 from .. import _log, _naming
 from .._versions import Rules
 from ._context import Context
+from ._registry import KINDS, NOTIFY, SCOPE_METHOD, Registry
 from ._tools import Tool
 
 if TYPE_CHECKING:
@@ -33,14 +34,6 @@ if TYPE_CHECKING:
 
 log = _log.logger("mcpio.server", globals())  # logging loads with a first record (a gateway answers before it)
 
-# kind -> (the Server attribute that serves it, the scope method of its items, its list_changed kind)
-TABLES = {
-    "tools": ("_tools", "tools/call", "tools"),
-    "prompts": ("_prompts", "prompts/get", "prompts"),
-    "resources": ("_resources", "resources/read", "resources"),
-    "templates": ("_templates", "resources/read", "resources"),
-}
-KINDS_OF = {"tools": ("tools",), "prompts": ("prompts",), "resources": ("resources", "templates")}
 
 _MISSING: Any = object()
 
@@ -121,29 +114,34 @@ class Mount:
 class Catalog:
     """The shaping of one server (see the module docstring)."""
 
-    def __init__(self, server: Server) -> None:
-        self.server = server
+    def __init__(
+        self, registry: Registry, changed: Callable[[str], None], updated: Callable[[str], Awaitable[None]]
+    ) -> None:
+        self.registry = registry  # whose served tables this catalog makes
+        # The server's notifiers: a list kind changed (``list_changed``), a served resource was updated.
+        self.changed, self.updated = changed, updated
         # The server's own registrations, taken over from its tables when it is first shaped.
-        self.own: dict[str, dict[str, Any]] = {kind: dict(getattr(server, TABLES[kind][0])) for kind in TABLES}
+        self.own: dict[str, dict[str, Any]] = {kind: dict(registry.table(kind)) for kind in KINDS}
         self.mounts: list[Mount] = []
         self.disabled_names: set[str] = set()
         self.disabled_tags: set[str] = set()
         self.transforms: dict[str, Any] = {}  # served tool name -> _Transform
-        self.derived_scopes: dict[str, set[tuple[str, str]]] = {kind: set() for kind in TABLES}
-        self.own_skills: dict[str, Any] = dict(server._skills)  # SKILL.md URI -> Skill (the skills extension)
+        self.derived_scopes: dict[str, set[tuple[str, str]]] = {kind: set() for kind in KINDS}
+        self.own_skills: dict[str, Any] = dict(registry.skills)  # SKILL.md URI -> Skill (the skills extension)
 
-    def rebuild(self, kinds: Iterable[str] = TABLES) -> None:
+    def rebuild(self, kinds: Iterable[str] = KINDS) -> None:
         """Make the served tables of ``kinds`` again and tell clients (``list_changed``)."""
-        server = self.server
+        registry = self.registry
+        served_scopes = registry.scopes
         notified: set[str] = set()
         for kind in kinds:
-            attr, method, notify = TABLES[kind]
+            method, notify = SCOPE_METHOD[kind], NOTIFY[kind]
             own = self.own[kind]
             table: dict[str, Any] = {}
             scopes: dict[tuple[str, str], frozenset[str]] = {}
             for mount in self.mounts:
-                child = mount.child
-                for key, item in getattr(child, attr).items():
+                child = mount.child.registry
+                for key, item in child.table(kind).items():
                     if not mount.serves(key):
                         continue
                     new_key, adopted = mount.adopt(kind, key, item)
@@ -151,7 +149,7 @@ class Catalog:
                         log.warning("%s %r is served twice; keeping the first", kind[:-1], new_key)
                         continue
                     table[new_key] = adopted
-                    needed = child._item_scopes.get((method, key))
+                    needed = child.scopes.get((method, key))
                     if needed:
                         scopes[(method, new_key)] = needed
             table.update(own)
@@ -161,29 +159,32 @@ class Catalog:
                     if tool is not None:
                         made = transform.apply(tool)
                         table[made.name] = made
-                        if (method, source) in server._item_scopes or (method, source) in scopes:
-                            needed = scopes.get((method, source)) or server._item_scopes[(method, source)]
+                        if (method, source) in served_scopes or (method, source) in scopes:
+                            needed = scopes.get((method, source)) or served_scopes[(method, source)]
                             scopes[(method, made.name)] = needed
             if self.disabled_names or self.disabled_tags:
                 table = {k: v for k, v in table.items() if not self.is_disabled(k, v)}
-            for key in self.derived_scopes[kind]:
-                server._item_scopes.pop(key, None)
-            server._item_scopes.update(scopes)
+            for derived in self.derived_scopes[kind]:
+                served_scopes.pop(derived, None)
+            served_scopes.update(scopes)
             self.derived_scopes[kind] = set(scopes)
-            setattr(server, attr, table)  # swapped whole: a concurrent reader sees one table or the other
+            registry.swap(kind, table)  # swapped whole: a concurrent reader sees one table or the other
             notified.add(notify)
         if "resources" in kinds:  # skills are resources too: their entries follow the same names
             skills = dict(self.own_skills)
             for mount in self.mounts:
-                for uri, skill in mount.child._skills.items():
+                for uri, skill in mount.child.registry.skills.items():
                     skills.setdefault(mount.key("resources", uri), mount.rename_skill(skill))
-            server._skills = skills
+            registry.skills = skills
         for notify in notified:
-            server._changed(notify)
+            self.changed(notify)
 
-    def served_uris(self, child: Server, uri: str) -> list[str]:
-        """The URIs this server serves ``child``'s resource ``uri`` under (one per mount of it)."""
-        return [m.key("resources", uri) for m in self.mounts if m.child is child and m.serves(uri)]
+    async def child_updated(self, child: Registry, uri: str) -> None:
+        """``child``'s resource ``uri`` was updated: tell this server's subscribers, under each URI
+        this server serves it by (one per mount of it)."""
+        for m in self.mounts:
+            if m.child.registry is child and m.serves(uri):
+                await self.updated(m.key("resources", uri))
 
     def is_disabled(self, key: str, item: Any) -> bool:
         return key in self.disabled_names or not self.disabled_tags.isdisjoint(item.tags)

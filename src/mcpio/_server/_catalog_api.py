@@ -1,5 +1,6 @@
-"""The registry half of :class:`~mcpio.Server`: where an item is registered, the scopes it needs,
-and the catalog shaping API (``mount``, ``disable``/``enable``, ``transform_tool``).
+"""The registering half of :class:`~mcpio.Server`: where an item is registered (its
+:class:`~._registry.Registry`, or the catalog's own items once it is shaped), and the catalog
+shaping API (``mount``, ``disable``/``enable``, ``transform_tool``).
 
 The shaping itself (how served tables are made from own items and mounts) is ``_catalog``,
 imported with the first shaping call: a plain server never loads it.
@@ -10,17 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from ._registry import NOTIFY, Registry
+
 if TYPE_CHECKING:
     from ._catalog import Arg, Catalog
-    from ._resources import Prompt, Resource
+    from ._resources import Resource
     from ._server import Server
-    from ._skills import Skill
-    from ._tools import Tool
-
-# registry kind -> its Server attribute; -> the list_changed kind it belongs to; list_changed kind -> kinds
-TABLE = {"tools": "_tools", "prompts": "_prompts", "resources": "_resources", "templates": "_templates"}
-NOTIFY = {"tools": "tools", "prompts": "prompts", "resources": "resources", "templates": "resources"}
-KINDS_OF = {"tools": ("tools",), "prompts": ("prompts",), "resources": ("resources", "templates")}
 
 
 def tags_of(tags: Any) -> frozenset[str]:
@@ -39,22 +35,17 @@ def _names(value: str | Iterable[str] | None) -> set[str]:
 class CatalogMixin:
     if TYPE_CHECKING:
         _catalog: Catalog | None
-        _mounted_in: list[Server]
-        _item_scopes: dict[tuple[str, str], frozenset[str]]
-        _tools: dict[str, Tool]
-        _prompts: dict[str, Prompt]
-        _resources: dict[str, Resource]
-        _templates: dict[str, Resource]
-        _skills: dict[str, Skill]
-        _middleware: list[Any]
+        registry: Registry
 
         def _changed(self, kind: str) -> None: ...
+
+        async def notify_resource_updated(self, uri: str) -> None: ...
 
     # ------------------------------------------------------------ where an item is registered
     def _register(self, kind: str, key: str, item: Any) -> None:
         """Add ``item`` to the ``kind`` registry ("tools", "prompts", "resources", "templates")."""
         if self._catalog is None:  # a plain server serves what it registers, as it is
-            getattr(self, TABLE[kind])[key] = item
+            self.registry.table(kind)[key] = item
             self._changed(NOTIFY[kind])
         else:
             self._catalog.own[kind][key] = item
@@ -63,23 +54,23 @@ class CatalogMixin:
     def _unregister(self, kind: str, key: str) -> None:
         """Remove an own item; KeyError when this server did not register ``key`` itself."""
         if self._catalog is None:
-            del getattr(self, TABLE[kind])[key]
+            del self.registry.table(kind)[key]
             self._changed(NOTIFY[kind])
         else:
             del self._catalog.own[kind][key]
             self._catalog.rebuild((kind,))
 
-    def _replace_own(self, items: dict[str, dict[str, Any]], owned: Callable[[Any], bool]) -> None:
+    def replace_own(self, items: dict[str, dict[str, Any]], owned: Callable[[Any], bool]) -> None:
         """For each kind of ``items``: the own items that ``owned`` selects give way to
         ``items[kind]`` (an own item ``owned`` does not select keeps its key), as ONE change: each
         table swapped whole, the served tables made once, one ``list_changed`` per list kind."""
         kinds = tuple(items)
         for kind, new in items.items():
-            table = getattr(self, TABLE[kind]) if self._catalog is None else self._catalog.own[kind]
+            table = self.registry.table(kind) if self._catalog is None else self._catalog.own[kind]
             kept = {key: item for key, item in table.items() if not owned(item)}
             made = {**{k: v for k, v in new.items() if k not in kept}, **kept}
             if self._catalog is None:
-                setattr(self, TABLE[kind], made)  # a concurrent reader sees one table or the other
+                self.registry.swap(kind, made)  # a concurrent reader sees one table or the other
             else:
                 self._catalog.own[kind] = made
         if self._catalog is not None:
@@ -88,46 +79,22 @@ class CatalogMixin:
         for notify in dict.fromkeys(NOTIFY[kind] for kind in kinds):
             self._changed(notify)
 
-    def _set_scopes(self, method: str, name: str, scopes: Any) -> None:
-        if scopes is None:
-            self._item_scopes.pop((method, name), None)
-            return
-        if isinstance(scopes, str) or not all(isinstance(x, str) for x in scopes):
-            raise TypeError(f"scopes= takes a list of scope strings, not {scopes!r}")
-        self._item_scopes[(method, name)] = frozenset(scopes)
-
-    def _scopes_for(self, method: str, name: str) -> frozenset[str]:
-        """The OAuth scopes a ``tools/call``/``prompts/get``/``resources/read`` of ``name`` needs."""
-        if not self._item_scopes:
-            return frozenset()
-        if method == "resources/read":
-            found = self.find_resource(name)
-            return self._item_scopes.get((method, found[0].uri), frozenset()) if found else frozenset()
-        return self._item_scopes.get((method, name), frozenset())
-
     def override(self, provider: Callable[..., Any], replacement: Callable[..., Any]) -> Any:
         """Make ``Depends(provider)`` use ``replacement`` (tests); the handle's ``undo()`` (or its ``with``) restores it."""
         from ._deps import override
 
-        return override(self, provider, replacement)  # type: ignore[arg-type]  # a CatalogMixin is a Server
+        return override(self.registry, provider, replacement)
 
     def find_resource(self, uri: str) -> tuple[Resource, dict[str, Any]] | None:
         """The resource serving ``uri`` and its template arguments, or None."""
-        res = self._resources.get(uri)
-        if res is not None:
-            return res, {}
-        for tmpl in self._templates.values():
-            kwargs = tmpl.match(uri)
-            if kwargs is not None:
-                return tmpl, kwargs
-        return None
+        return self.registry.find_resource(uri)
 
     # ------------------------------------------------------------ shaping
     def _shaped(self) -> Catalog:
         if self._catalog is None:
             from ._catalog import Catalog
 
-            self._catalog = Catalog(self)  # type: ignore[arg-type]  # a CatalogMixin is a Server
+            self._catalog = Catalog(self.registry, self._changed, self.notify_resource_updated)
         return self._catalog
 
     def mount(
@@ -150,9 +117,10 @@ class CatalogMixin:
         names or URIs) to serve / leave out. ValueError when a name would be served twice.
         """
         from .._naming import check_namespace
-        from ._catalog import TABLES, Mount
+        from ._catalog import Mount
+        from ._registry import KINDS
 
-        if child is self or _reaches(child, self):
+        if child is self or self.registry.serves_into(child.registry):
             raise ValueError(f"cannot mount server {child.name!r} in itself (directly or through its mounts)")
         mount = Mount(
             child,
@@ -162,9 +130,9 @@ class CatalogMixin:
         )
         clashes = [
             key
-            for kind, (attr, _, _) in TABLES.items()
-            for key in getattr(child, attr)
-            if mount.serves(key) and mount.key(kind, key) in getattr(self, attr)
+            for kind in KINDS
+            for key in child.registry.table(kind)
+            if mount.serves(key) and mount.key(kind, key) in self.registry.table(kind)
         ]
         if clashes:
             shown = ", ".join(repr(k if namespace is None else f"{namespace}/{k}") for k in clashes[:5])
@@ -172,7 +140,7 @@ class CatalogMixin:
                 f"mounting {child.name!r}{'' if namespace is None else f' under {namespace!r}'} would serve "
                 f"{shown} twice; mount it under a namespace: server.mount(child, namespace='...')"
             )
-        if child._middleware:
+        if child.registry.middleware:
             import logging
 
             logging.getLogger("mcpio.server").warning(
@@ -183,7 +151,7 @@ class CatalogMixin:
             )
         catalog = self._shaped()
         catalog.mounts.append(mount)
-        child._mounted_in.append(self)  # type: ignore[arg-type]
+        child.registry.parents.append(catalog)
         catalog.rebuild()
 
     @classmethod
@@ -245,46 +213,24 @@ class CatalogMixin:
         catalog = self._shaped()
         if catalog.transforms.pop(name, None) is not None:  # again: the new transform replaces it
             catalog.rebuild(("tools",))
-        tool = self._tools.get(name)
+        tool = self.registry.tools.get(name)
         if tool is None:
             raise ValueError(f"transform_tool: no tool named {name!r} is served (call it with a name tools/list shows)")
         transform = Transform(
             name, new_name, title, description, dict(args or {}), None if tags is None else tags_of(tags)
         )
         made = transform.apply(tool)  # errors now, not at the next change
-        if made.name != name and made.name in self._tools:
+        if made.name != name and made.name in self.registry.tools:
             raise ValueError(f"transform_tool: a tool named {made.name!r} is served already")
         catalog.transforms[name] = transform
         catalog.rebuild(("tools",))
 
 
-_SCOPE_METHOD = {
-    "_tools": "tools/call",
-    "_prompts": "prompts/get",
-    "_resources": "resources/read",
-    "_templates": "resources/read",
-}
-
-
-def authorized(server: Server, registry: str, items: list[Any]) -> list[Any]:
-    """``items`` of ``registry`` that the current request's token has the scopes for
+def authorized(registry: Registry, kind: str, items: list[Any]) -> list[Any]:
+    """``items`` of ``kind`` that the current request's token has the scopes for
     (``Server(hide_unauthorized=True)``); all of them without HTTP auth (no token to judge)."""
     import sys
 
     info_module = sys.modules.get("mcpio._auth._info")  # loaded by the HTTP auth guard only
     info = info_module.current() if info_module is not None else None
-    if info is None:
-        return items
-    method = _SCOPE_METHOD[registry]
-    scopes = server._item_scopes
-    return [
-        item
-        for item in items
-        if scopes.get((method, item.uri if method == "resources/read" else item.name), frozenset()) <= info.scopes
-    ]
-
-
-def _reaches(server: Server, target: Any) -> bool:
-    """Whether ``target`` is mounted in ``server``, directly or deeper."""
-    catalog = server._catalog
-    return catalog is not None and any(m.child is target or _reaches(m.child, target) for m in catalog.mounts)
+    return items if info is None else registry.permitted(kind, items, info.scopes)

@@ -8,10 +8,9 @@ Changes are rare: the modules that find the sessions to tell (``_subscriptions``
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from ._catalog_api import KINDS_OF
+from ._registry import KINDS_OF, Registry
 
 if TYPE_CHECKING:
     import asyncio
@@ -24,22 +23,19 @@ if TYPE_CHECKING:
 
 class ChangesMixin:
     if TYPE_CHECKING:
-        _caps_cache: dict[str, dict[str, Any]]
-        _change_watchers: list[Callable[[str, str | None], None]]
+        registry: Registry
         _sessions: WeakSet[Session]
         _background: set[asyncio.Task[Any]]
         _loop: asyncio.AbstractEventLoop | None
         _state_bus: Any
-        _mounted_in: list[Server]
 
     def _changed(self, kind: str) -> None:
         """Tell connected clients that ``kind`` changed; safe from any thread (a sync tool may add or
         remove tools). The servers this one is mounted in serve its items again (and tell theirs)."""
-        self._caps_cache.clear()
-        self._tell_watchers(kind, None)
-        for parent in self._mounted_in:
-            assert parent._catalog is not None  # mounting made it
-            parent._catalog.rebuild(KINDS_OF.get(kind, ()))
+        self.registry.changed()
+        self.registry.tell(kind, None)
+        for catalog in self.registry.parents:
+            catalog.rebuild(KINDS_OF.get(kind, ()))
         loop = self._loop
         # loop None: not serving yet (asked first: no WeakSet length while tools are registered)
         if loop is None or (not self._sessions and self._state_bus is None) or loop.is_closed():
@@ -100,17 +96,14 @@ class ChangesMixin:
             from . import _http
 
             await _http.publish(self._state_bus, {"type": "resources/updated", "uri": uri})
-        for parent in self._mounted_in:  # and wherever it is mounted, by the name it has there
-            assert parent._catalog is not None  # mounting made it
-            for served in parent._catalog.served_uris(cast("Server", self), uri):
-                await parent.notify_resource_updated(served)
+        for catalog in self.registry.parents:  # and wherever it is mounted, by the name it has there
+            await catalog.child_updated(self.registry, uri)
 
-    def _tell_watchers(self, kind: str, uri: str | None) -> None:
-        for watcher in self._change_watchers:
-            watcher(kind, uri)
+    def _tell_watchers(self, kind: str, uri: str | None) -> None:  # for _http (a change on another process)
+        self.registry.tell(kind, uri)
 
     async def _resource_updated_here(self, uri: str) -> None:
-        self._tell_watchers("resources/updated", uri)
+        self.registry.tell("resources/updated", uri)
         if not self._sessions:  # no client yet (nor _subscriptions: _load_serving comes with the first)
             return
         from ._subscriptions import updated_targets

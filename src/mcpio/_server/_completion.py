@@ -20,7 +20,7 @@ from .._errors import InvalidParams
 
 if TYPE_CHECKING:
     from .._schema import FunctionSignature
-    from ._server import Server
+    from ._registry import Registry
 
 MAX_VALUES = 100  # spec: at most 100 values per response
 
@@ -32,20 +32,20 @@ def _isawaitable(value: Any) -> bool:
     return inspect.isawaitable(value)
 
 
-async def complete(server: Server, params: dict[str, Any]) -> dict[str, Any]:
-    """The CompleteResult for ``params`` (see the module docstring)."""
+async def complete(registry: Registry, params: dict[str, Any]) -> dict[str, Any]:
+    """The CompleteResult for ``params`` from what ``registry`` serves (see the module docstring)."""
     ref = params.get("ref")
     argument = params.get("argument")
     if not isinstance(ref, dict) or not isinstance(argument, dict) or not isinstance(argument.get("name"), str):
         raise InvalidParams('Invalid params: completion/complete needs "ref" and "argument": {"name", "value"}')
-    sig, item = _target(server, ref)
+    sig, item = _target(registry, ref)
     value = argument.get("value") if isinstance(argument.get("value"), str) else ""
     total: Any = None
     has_more: Any = None
-    completer = server._completer
+    completer = registry.completer
     owner = getattr(item, "owner", None)
     if owner is not None:  # mounted: its own server's completer, asked in that server's names
-        completer = owner._completer
+        completer = owner.registry.completer
         ref = {**ref, ("name" if ref.get("type") == "ref/prompt" else "uri"): item.source}
     if completer is not None:
         r = completer(ref, argument, params.get("context"))
@@ -61,12 +61,12 @@ async def complete(server: Server, params: dict[str, Any]) -> dict[str, Any]:
     return {"completion": {"values": values[:MAX_VALUES], "total": total, "hasMore": has_more}}
 
 
-def _target(server: Server, ref: dict[str, Any]) -> tuple[FunctionSignature | None, Any]:
+def _target(registry: Registry, ref: dict[str, Any]) -> tuple[FunctionSignature | None, Any]:
     """The signature ``ref`` names and its prompt or resource; -32602 when it names nothing this server has."""
     kind = ref.get("type")
     if kind == "ref/prompt":
         name = ref.get("name")
-        prompt = server._prompts.get(name) if isinstance(name, str) else None
+        prompt = registry.prompts.get(name) if isinstance(name, str) else None
         if prompt is None:
             raise InvalidParams(
                 f"Invalid params: no prompt named {name!r}; call prompts/list for the prompts this server offers"
@@ -74,7 +74,7 @@ def _target(server: Server, ref: dict[str, Any]) -> tuple[FunctionSignature | No
         return prompt.sig, prompt
     if kind == "ref/resource":
         uri = ref.get("uri")
-        res = (server._templates.get(uri) or server._resources.get(uri)) if isinstance(uri, str) else None
+        res = (registry.templates.get(uri) or registry.resources.get(uri)) if isinstance(uri, str) else None
         if res is None:
             raise InvalidParams(
                 f"Invalid params: no resource or resource template {uri!r}; "

@@ -86,7 +86,7 @@ def request_context(
     rounds = None
     principal = current_principal()  # the HTTP auth guard's (None without auth)
     if rules is not None and rules.input_required and ev.method in INPUT_REQUIRED_METHODS:
-        rounds = Rounds.from_request(server._state_codec, ev.method, params, principal)
+        rounds = Rounds.from_request(server.state_codec, ev.method, params, principal)
     return Context(server, session, ev.id, params.get("_meta"), rules, rounds, principal)
 
 
@@ -359,7 +359,7 @@ class Context:
         try:
             if task is not None:  # a core task (2025-11-25): asked now, tagged with the task
                 return await task.ask_client(self.session, method, params, timeout)
-            if self.server._on_request_hook != self.server._on_request:  # OpenTelemetry: a CLIENT span
+            if self.server.telemetry:  # OpenTelemetry: a CLIENT span
                 from .._otel._client import traced
 
                 ask = traced(lambda _, m, p, **o: self.session.request(m, p, **o))
@@ -563,7 +563,7 @@ class Context:
         """Create the task this call becomes and switch to it (``_tasks`` / ``_core_tasks``)."""
         if self._task is None:
             _ = self.http  # kept: the transport forgets the request once the task handle answers it
-            self._task = await self.server._tasks.begin(
+            self._task = await self.server.tasks.begin(
                 core, self.session if core else None, ttl, requester=self.principal or (self.session if core else None)
             )
             if self._escalate is not None and not self._escalate.done():

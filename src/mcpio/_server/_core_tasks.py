@@ -66,7 +66,7 @@ async def call_tool(tool: Tool, params: dict[str, Any], ctx: Context, rules: Rul
         )
     if not isinstance(wanted, dict):
         raise InvalidParams('Invalid params: "task" must be an object, e.g. {"ttl": 60000}')
-    store: TaskStore = ctx.server._tasks
+    store: TaskStore = ctx.server.tasks
     ttl = wanted.get("ttl")
     seconds = min(ttl / 1000, store.ttl) if type(ttl) is int and ttl > 0 else None  # the server may shorten it
     task = await ctx._begin_task(core=True, ttl=seconds)
@@ -78,7 +78,7 @@ def _store(ctx: Context, method: str) -> TaskStore:
     assert ctx.rules is not None
     if not announces(ctx.server, ctx.rules):
         raise MethodNotFound(f"Method not found: {method!r} (this server has no tools that run as tasks)")
-    return ctx.server._tasks
+    return ctx.server.tasks
 
 
 async def tasks_get(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:

@@ -39,7 +39,7 @@ from ._context import Context
 
 if TYPE_CHECKING:
     from .._schema import FunctionSignature
-    from ._server import Server
+    from ._registry import Registry
 
 __all__ = ["INJECTED", "Dependency", "Depends", "Overrides", "wrap"]
 
@@ -117,11 +117,11 @@ class _Undo:
         self.undo()
 
 
-def override(server: Server, provider: Callable[..., Any], replacement: Callable[..., Any]) -> _Undo:
-    """``Server.override``: the server's :class:`Overrides`, made at the first."""
-    if server._overrides is None:
-        server._overrides = Overrides()
-    return server._overrides.set(provider, replacement)
+def override(registry: Registry, provider: Callable[..., Any], replacement: Callable[..., Any]) -> _Undo:
+    """``Server.override``: the registry's :class:`Overrides`, made at the first."""
+    if registry.overrides is None:
+        registry.overrides = Overrides()
+    return registry.overrides.set(provider, replacement)
 
 
 def _kind(fn: Any) -> tuple[int, Any]:
@@ -253,7 +253,7 @@ def wrap(
 
     async def call(**kwargs: Any) -> Any:
         ctx: Context = kwargs.pop(CONTEXT_PARAM)
-        overrides = ctx.server._overrides
+        overrides = ctx.server.registry.overrides
         current = plan[0] if plan else None
         if (
             current is None

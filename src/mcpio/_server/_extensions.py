@@ -32,7 +32,7 @@ params)`` sends a notification to every connected client that declared the exten
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from .._content import CONTENT_TYPES
 from .._errors import InvalidParams, MethodNotFound
@@ -42,7 +42,9 @@ from ._context import Context
 from ._tools import invoke
 
 if TYPE_CHECKING:
+    from .._session import Session
     from .._versions import Rules
+    from ._registry import Registry
     from ._server import Server
 
 Handler = Callable[["Server", Context, dict[str, Any]], Awaitable[dict[str, Any]]]
@@ -91,7 +93,7 @@ class Extension:
         """Serve request ``name`` with ``handler(server, ctx, params) -> result`` (the form of the
         built-in method table): for extensions that read their params themselves."""
         _check_method(name)
-        for other in self.server._all_extensions() if self.server is not None else ():
+        for other in all_extensions(self.server.registry) if self.server is not None else ():
             if other is not self and name in other.methods:
                 raise ValueError(f"{name!r} is already a method of the {other.id} extension")
         self.methods[name] = handler
@@ -166,12 +168,20 @@ def client_extension(capabilities: dict[str, Any], extension: str) -> dict[str, 
     return settings if isinstance(settings, dict) else None
 
 
-class ExtensionsMixin:
-    """The extension API of :class:`~mcpio.Server` (its methods live here: ``_server`` is full)."""
+def all_extensions(registry: Registry) -> list[Extension]:
+    """The built-in extensions, those declared in ``registry`` and the holder of its custom methods."""
+    custom = registry.custom
+    return [*BUILTIN, *registry.extensions.values(), *([custom] if custom is not None else [])]
 
-    _extensions: ClassVar[
-        dict[str, Extension]
-    ] = {}  # read-only default; the first declaration gives the server its own
+
+class ExtensionsMixin:
+    """The extension API of :class:`~mcpio.Server` (its methods live here: ``_server`` is full);
+    what it declares is kept in the server's :class:`~._registry.Registry`."""
+
+    if TYPE_CHECKING:
+        registry: Registry
+
+        def open_sessions(self) -> list[Session]: ...
 
     def extension(
         self,
@@ -190,46 +200,40 @@ class ExtensionsMixin:
             raise ValueError(
                 f"extension identifier {id!r} must be a prefixed name such as 'com.example/search' (SEP-2133)"
             )
-        server: Any = self
-        if "_extensions" not in server.__dict__:
-            server._extensions = {}
-        ext: Extension | None = server._extensions.get(id)
+        declared = self.registry.extensions
+        ext = declared.get(id)
         if ext is None:
-            ext = server._extensions[id] = Extension(server, id, settings, legacy, active)
+            server: Any = self
+            ext = declared[id] = Extension(server, id, settings, legacy, active)
         else:
             ext.settings, ext.legacy, ext.active = dict(settings or {}), legacy, active
-        server._caps_cache.clear()
+        self.registry.changed()
         return ext
 
     def method(self, name: str, *, extension: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """``@server.method("acme/search")``: serve a custom request (see :meth:`Extension.method`),
         as part of ``extension`` when given (declared with no settings if it is not yet)."""
-        ext = self._extensions.get(extension) if extension is not None else None
+        ext = self.registry.extensions.get(extension) if extension is not None else None
         if ext is None:
             ext = self.extension(extension) if extension is not None else self._custom()
         return ext.method(name)
 
     def _custom(self) -> Extension:
-        """The holder of methods added with no extension: never advertised (not in ``_extensions``)."""
-        server: Any = self
-        holder = server.__dict__.get("_custom_methods")
+        """The holder of methods added with no extension: never advertised (not declared)."""
+        holder = self.registry.custom
         if holder is None:
-            holder = server._custom_methods = Extension(server, "mcpio/custom")
-        return holder  # type: ignore[no-any-return]
-
-    def _all_extensions(self) -> list[Extension]:
-        """The built-in extensions, the declared ones and the holder of custom methods."""
-        custom = self.__dict__.get("_custom_methods")
-        return [*BUILTIN, *self._extensions.values(), *([custom] if custom is not None else [])]
+            server: Any = self
+            holder = self.registry.custom = Extension(server, "mcpio/custom")
+        return holder
 
     def active_extensions(self) -> list[Extension]:
         """The extensions this server declares now (``capabilities.extensions`` of 2026-07-28)."""
-        return [e for e in (*BUILTIN, *self._extensions.values()) if e.active is None or e.active(self)]
+        return [e for e in (*BUILTIN, *self.registry.extensions.values()) if e.active is None or e.active(self)]
 
     def _extension_handler(self, method: str) -> Handler | None:
         """The handler of custom request ``method``, or None. It refuses with -32601 a request
         its extension does not serve: under legacy rules (``legacy=False``), or while inactive."""
-        for ext in self._all_extensions():
+        for ext in all_extensions(self.registry):
             handler = ext.methods.get(method)
             if handler is not None:
                 break
@@ -248,10 +252,9 @@ class ExtensionsMixin:
     async def notify_extension(self, extension: str, method: str, params: dict[str, Any] | None = None) -> int:
         """Send notification ``method`` to every connected client that declared ``extension``
         (legacy sessions; a 2026-07-28 client has no connection to send it on). Returns how many."""
-        server: Any = self
         sent = 0
-        for session in list(server._sessions):
-            if session.closed or client_extension(session.connection.peer_capabilities, extension) is None:
+        for session in self.open_sessions():
+            if client_extension(session.connection.peer_capabilities, extension) is None:
                 continue
             await session.notify(method, params)
             sent += 1
@@ -291,22 +294,19 @@ def _skills_method(name: str) -> Handler:
 
 def _builtins() -> tuple[Extension, ...]:
     """The extensions mcpio declares itself, on the same API: skills (SEP-2640) while the server
-    serves a skill (its own or a mounted server's: ``server._skills``), the tasks extension of
+    serves a skill (its own or a mounted server's: ``registry.skills``), the tasks extension of
     2026-07-28 while a tool may run as a task (its methods are in the method table: they serve
     2025-11-25's core tasks too)."""
-    skills = Extension(None, SKILLS_EXTENSION, {"directoryRead": True}, legacy=False, active=lambda s: bool(s._skills))
+    skills = Extension(
+        None, SKILLS_EXTENSION, {"directoryRead": True}, legacy=False, active=lambda s: bool(s.registry.skills)
+    )
     for method, name in (
         ("skills/list", "skills_list"),
         ("skills/get", "skills_get"),
         ("resources/directory/read", "directory_read"),
     ):
         skills.add_handler(method, _skills_method(name))
-    tasks = Extension(
-        None,
-        TASKS_EXTENSION,
-        legacy=False,
-        active=lambda s: any(t.task_support != "forbidden" for t in s._tools.values()),
-    )
+    tasks = Extension(None, TASKS_EXTENSION, legacy=False, active=lambda s: s.registry.has_task_tools())
     return skills, tasks
 
 

@@ -35,17 +35,18 @@ Params = dict[str, Any]
 Handler = Callable[["Server", Context, Params], Awaitable[dict[str, Any]]]
 
 
-def lister(capability: str, method: str, registry: str, key: str) -> Handler:
-    """A paginated list handler (tools/list, resources/list …): one page of the registry's
-    definitions, cut to the request's version, with an opaque cursor to the next."""
+def lister(capability: str, method: str, kind: str, key: str) -> Handler:
+    """A paginated list handler (tools/list, resources/list …): one page of the definitions of
+    the registry's ``kind``, cut to the request's version, with an opaque cursor to the next."""
 
     async def handler(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
         rules = server.gate(ctx, capability, method)
-        items = list(getattr(server, registry).values())
+        registry = server.registry
+        items = list(registry.table(kind).values())
         private = private_listing(server)
         if private:  # what this caller's token may use, only: an answer for this caller alone
-            items = authorized(server, registry, items)
-        if key == "tools" and server._extensions:  # an extension may hide tools from this client (MCP Apps)
+            items = authorized(registry, kind, items)
+        if key == "tools" and registry.extensions:  # an extension may hide tools from this client (MCP Apps)
             items = model_tools(ctx, items)
         page, nxt = paginate(items, params, server.page_size, key)
         out: dict[str, Any] = {key: [item.definition(rules) for item in page]}
@@ -61,7 +62,7 @@ def lister(capability: str, method: str, registry: str, key: str) -> Handler:
 def private_listing(server: Server) -> bool:
     """Whether a list result depends on the caller (items hidden by the caller's token scopes):
     then it is marked ``cacheScope: "private"`` (2026-07-28) and is never shared between callers."""
-    return server.hide_unauthorized and bool(server._item_scopes)
+    return server.hide_unauthorized and bool(server.registry.scopes)
 
 
 # ---------------------------------------------------------------------- lifecycle & discovery
@@ -110,9 +111,10 @@ def no_rounds(method: str) -> MCPError:
 def _tool(server: Server, params: Params) -> Tool:
     """The tool ``params`` name, or -32602."""
     name = params.get("name")
-    tool = server._tools.get(name) if isinstance(name, str) else None
+    tools = server.registry.tools
+    tool = tools.get(name) if isinstance(name, str) else None
     if tool is None:
-        near = did_you_mean(name, server._tools) if isinstance(name, str) else ""
+        near = did_you_mean(name, tools) if isinstance(name, str) else ""
         raise InvalidParams(f"Unknown tool: {name!r}{near}; call tools/list for the tools this server offers")
     return tool
 
@@ -152,7 +154,7 @@ async def resources_read(server: Server, ctx: Context, params: Params) -> dict[s
 async def prompts_get(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
     rules = server.gate(ctx, "prompts", "prompts/get")
     name = params.get("name")
-    prompt = server._prompts.get(name) if isinstance(name, str) else None
+    prompt = server.registry.prompts.get(name) if isinstance(name, str) else None
     if prompt is None:
         raise InvalidParams(f"Unknown prompt: {name!r}; call prompts/list for the prompts this server offers")
     return await prompt.render(params.get("arguments"), ctx, rules)
@@ -162,7 +164,7 @@ async def completion(server: Server, ctx: Context, params: Params) -> dict[str, 
     rules = ctx.rules
     if rules is not None and rules.completions_capability:  # 2024-11-05 had no such capability
         server.gate(ctx, "completions", "completion/complete")
-    return await complete(server, params)
+    return await complete(server.registry, params)
 
 
 METHODS = {
@@ -170,15 +172,15 @@ METHODS = {
     "server/discover": discover,
     "ping": ping,
     "logging/setLevel": set_level,
-    "tools/list": lister("tools", "tools/list", "_tools", "tools"),
+    "tools/list": lister("tools", "tools/list", "tools", "tools"),
     "tools/call": tools_call,
-    "resources/list": lister("resources", "resources/list", "_resources", "resources"),
-    "resources/templates/list": lister("resources", "resources/templates/list", "_templates", "resourceTemplates"),
+    "resources/list": lister("resources", "resources/list", "resources", "resources"),
+    "resources/templates/list": lister("resources", "resources/templates/list", "templates", "resourceTemplates"),
     "resources/read": resources_read,
     "resources/subscribe": subscribe,
     "resources/unsubscribe": unsubscribe,
     "subscriptions/listen": listen,
-    "prompts/list": lister("prompts", "prompts/list", "_prompts", "prompts"),
+    "prompts/list": lister("prompts", "prompts/list", "prompts", "prompts"),
     "prompts/get": prompts_get,
     "completion/complete": completion,
     "tasks/get": by_era(_core_tasks.tasks_get, tasks_get),  # tasks: 2025-11-25 core, 2026-07-28 extension

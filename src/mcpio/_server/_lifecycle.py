@@ -6,42 +6,45 @@ them before the engine and the method table are loaded (cold start).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 # not from _skills: that module loads with the first skill
-from .._versions import CORE_TASKS_CAPABILITY, META_SERVER_INFO, SUPPORTED_VERSIONS
+from .._versions import CORE_TASKS_CAPABILITY, SUPPORTED_VERSIONS
 
 if TYPE_CHECKING:
     from .._versions import Rules
+    from ._extensions import Extension
+    from ._registry import Registry
     from ._server import Server
 
 
 NO_CAPABILITIES: dict[str, Any] = {}  # what a session announced before initialize's answer (read only)
 
 
-def capabilities(server: Server, rules: Rules) -> dict[str, Any]:
-    """What ``server`` announces under ``rules`` (initialize, server/discover): derived from what is
-    registered now (spec-notes §4), cached per version until the registry changes. ``completions``
-    (2025-03-26+) only when something can be completed: a prompt, a resource template or a
-    registered completer."""
-    cached = server._caps_cache.get(rules.version)
+def capabilities(registry: Registry, rules: Rules, extensions: Callable[[], Iterable[Extension]]) -> dict[str, Any]:
+    """What a server serving ``registry`` announces under ``rules`` (initialize, server/discover):
+    derived from what is registered now (spec-notes §4), kept in ``registry.announced`` until it
+    changes. ``completions`` (2025-03-26+) only when something can be completed: a prompt, a
+    resource template or a registered completer. ``extensions()``: those declared now (2026-07-28)."""
+    cached = registry.announced.get(rules.version)
     if cached is not None:
         return cached
     caps: dict[str, Any] = {"logging": {}}
-    if rules.completions_capability and (server._prompts or server._templates or server._completer is not None):
+    if rules.completions_capability and (registry.prompts or registry.templates or registry.completer is not None):
         caps["completions"] = {}
-    if server._prompts:
+    if registry.prompts:
         caps["prompts"] = {"listChanged": True}
-    if server._resources or server._templates:
+    if registry.resources or registry.templates:
         caps["resources"] = {"subscribe": True, "listChanged": True}
-    if server._tools:
+    if registry.tools:
         caps["tools"] = {"listChanged": True}
-    if rules.core_tasks and any(t.task_support != "forbidden" for t in server._tools.values()):
+    if rules.core_tasks and registry.has_task_tools():
         caps["tasks"] = CORE_TASKS_CAPABILITY  # 2025-11-25; 2026-07-28 has the tasks extension instead
     if rules.stateless:  # extensions (Server.extension; skills, tasks): a member from 2026-07-28 (SEP-2133)
-        for ext in server.active_extensions():
+        for ext in extensions():
             caps.setdefault("extensions", {})[ext.id] = ext.settings
-    server._caps_cache[rules.version] = caps
+    registry.announced[rules.version] = caps
     return caps
 
 
@@ -50,11 +53,9 @@ INFO_FIELDS = frozenset({"name", "version", "title", "description", "website_url
 
 
 def server_info(server: Server, rules: Rules) -> dict[str, Any]:
-    """The ``Implementation`` object (serverInfo) of ``server`` under ``rules``: made once per
-    version and kept in ``server._infos`` (``{serverInfo: it}``, a result's ``_meta`` when it has
-    none, in ``server._metas``) until one of :data:`INFO_FIELDS` is set again, since every modern
-    result carries it (``Server._decorate``). Shared by the results that carry them:
-    never changed in place (an ``icons`` list changed in place shows in it, as before)."""
+    """The ``Implementation`` object (serverInfo) of ``server`` under ``rules``. ``Server.server_info``
+    keeps it per version until one of :data:`INFO_FIELDS` is set again, since every modern result
+    carries it (``Server.decorate``): shared by the results that carry it, never changed in place."""
     info: dict[str, Any] = {"name": server.name, "version": server.version}
     if server.title and rules.titles:
         info["title"] = server.title
@@ -65,8 +66,6 @@ def server_info(server: Server, rules: Rules) -> dict[str, Any]:
             info["websiteUrl"] = server.website_url
         if server.icons:
             info["icons"] = server.icons
-    server._infos[rules.version] = info
-    server._metas[rules.version] = {META_SERVER_INFO: info}
     return info
 
 

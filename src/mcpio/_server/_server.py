@@ -31,6 +31,7 @@ from ._context import Context, request_context
 from ._extensions import ExtensionsMixin
 from ._lifecycle import INFO_FIELDS, NO_CAPABILITIES, capabilities, server_info
 from ._mrtr import InputRequired, StateCodec
+from ._registry import Registry
 from ._result_cap import DEFAULT_MAX_RESULT_BYTES, check_max_result_bytes
 from ._tools import Tool, check_heartbeat, check_task_options
 
@@ -38,11 +39,10 @@ if TYPE_CHECKING:
     import asyncio
 
     from .._session import Session
-    from .._state._kv import MemoryKV
+    from .._state._kv import KVStore, MemoryKV
     from .._transports._base import Transport
     from . import _answer, _http
     from ._catalog import Catalog
-    from ._deps import Overrides
     from ._handlers import METHODS, no_rounds
     from ._middleware import Request, build_chain, run_hook
     from ._resources import Prompt, Resource
@@ -59,8 +59,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
     """An MCP server. The guides under docs/ tour it; every option is keyword-only and optional."""
 
     _infos: dict[str, dict[str, Any]]  # serverInfo by version (_lifecycle.server_info), emptied by __setattr__
-    _metas: dict[str, dict[str, Any]]  # {serverInfo: it}: the _meta of a result without one (_decorate)
-    _overrides: Overrides | None = None  # replaced dependency providers (override), made at the first
+    _metas: dict[str, dict[str, Any]]  # {serverInfo: it}: the _meta of a result without one (decorate)
 
     def __init__(
         self,
@@ -116,43 +115,36 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         # requestState integrity (MRTR): one secret per server; set it (or MCPIO_STATE_SECRET) for many processes.
         secret = state_secret if state_secret is not None else os.environ.get("MCPIO_STATE_SECRET")
         secret = secret.encode() if isinstance(secret, str) else secret
-        self._state_codec = StateCodec(secret or os.urandom(32), state_ttl)
+        self.state_codec = StateCodec(secret or os.urandom(32), state_ttl)
         # The tasks extension (2026-07-28): tools registered with task_support may answer a task handle;
         # finished tasks are kept task_ttl seconds from creation, at most max_tasks at once. At the cap a
         # terminal task is evicted first; one requester holds at most max_tasks_per_requester live tasks.
         check_task_options(task_ttl, task_poll_interval, max_tasks, max_tasks_per_requester)
         self._task_options = (task_ttl, task_poll_interval, max_tasks, max_tasks_per_requester)
-        self._caps_cache: dict[str, dict[str, Any]] = {}
-        self._tools: dict[str, Tool] = {}
-        self._resources: dict[str, Resource] = {}  # static, by URI
-        self._templates: dict[str, Resource] = {}  # by template string
-        self._prompts: dict[str, Prompt] = {}
-        # OAuth scopes an item needs over HTTP with auth (``scopes=``), by (method, name or URI)
-        self._item_scopes: dict[tuple[str, str], frozenset[str]] = {}
-        self._completer: Callable[..., Any] | None = None
-        self._middleware: list[Callable[..., Any]] = []
-        self._notification_hooks: dict[str, list[Callable[..., Any]]] = {}
-        # Told (kind, None) of a list change ("tools"…, here or on another process), ("resources/updated", uri); any thread
-        self._change_watchers: list[Callable[[str, str | None], None]] = []
+        self.registry = Registry()  # what it serves (_registry): the helper modules read it, not the Server
         self._sessions: WeakSet[Session] = WeakSet()
         self._lifespan_value: Any = None
         self._background: set[asyncio.Task[Any]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop serving our sessions
         self._state_bus: Any = None  # the state backend of http_app(state=...): cross-process fan-out
         self._http_trace: Any = None  # MCPIO_TRACE for HTTP sessions: None = not looked at yet, False = off
-        self._skills: dict[str, Skill] = {}  # the skills extension (SEP-2640): SKILL.md URI -> skill
         # Composition and catalog shaping (_catalog): None until the first mount/disable/transform_tool.
         self._catalog: Catalog | None = None
-        self._mounted_in: list[Server] = []  # the servers this one is mounted in (told of every change)
         # List results leave out the items the caller's token lacks the scopes for (HTTP with auth).
         self.hide_unauthorized = hide_unauthorized
-        self._on_request_hook = _otel.request_handler(self, telemetry)  # OpenTelemetry: None = MCPIO_OTEL
+        self.telemetry = _otel.wanted(telemetry)  # OpenTelemetry around every request (None: MCPIO_OTEL)
+        self._on_request_hook = _otel.traced(self, self._on_request) if self.telemetry else self._on_request
+        # Whether requests reach the method table as they come: no telemetry, no subclass's own
+        # _on_request, no middleware (``middleware()`` clears it). The one predicate of every way
+        # that answers without the engine (_answer, _stdio's first answer, the HTTP app).
+        self.plain = not self.telemetry and type(self)._on_request is Server._on_request
         if skills is not None:
             self.add_skills(skills)
 
     @functools.cached_property
-    def _tasks(self) -> TaskStore:
-        """The task store, made at its first use (``_tasks`` is not on the stdio start-up path)."""
+    def tasks(self) -> TaskStore:
+        """The task store (2025-11-25 core tasks, the 2026-07-28 tasks extension), made at its first
+        use: it is not on the stdio start-up path."""
         from ._tasks import TaskStore
 
         store = TaskStore(*self._task_options)
@@ -161,10 +153,22 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
 
     @functools.cached_property
     def _kv(self) -> MemoryKV:
-        """The session-state store of a server without a shared one (``_session_state.store_of``)."""
         from .._state._kv import MemoryKV
 
         return MemoryKV()
+
+    @property
+    def state_backend(self) -> Any:
+        """The state backend this server's HTTP app shares across processes (``http_app(state=...)``,
+        ``serve_http(redis=...)``), or None (stdio; no HTTP app yet)."""
+        return self._state_bus
+
+    @property
+    def session_store(self) -> KVStore:
+        """Where ``ctx.session_state`` is kept: the state backend's store (``RedisState.kv``: every
+        process) when there is one, else this server's own memory."""
+        shared = getattr(self._state_bus, "kv", None)
+        return shared if shared is not None else self._kv
 
     # ================================================================ registration
     def tool(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
@@ -187,7 +191,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
             )
         if tags is not None:
             tool.tags = tags_of(tags)
-        self._set_scopes("tools/call", tool.name, scopes)
+        self.registry.set_scopes("tools/call", tool.name, scopes)
         self._register("tools", tool.name, tool)
         return tool
 
@@ -209,12 +213,12 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         res = Resource(fn, uri, **options)
         if tags is not None:
             res.tags = tags_of(tags)
-        self._set_scopes("resources/read", uri, scopes)
+        self.registry.set_scopes("resources/read", uri, scopes)
         self._register("templates" if res.is_template else "resources", uri, res)
         return res
 
     def remove_resource(self, uri: str) -> None:
-        own = self._resources if self._catalog is None else self._catalog.own["resources"]
+        own = self.registry.resources if self._catalog is None else self._catalog.own["resources"]
         self._unregister("resources" if uri in own else "templates", uri)
 
     def prompt(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
@@ -232,7 +236,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         p = Prompt(fn, **options)
         if tags is not None:
             p.tags = tags_of(tags)
-        self._set_scopes("prompts/get", p.name, scopes)
+        self.registry.set_scopes("prompts/get", p.name, scopes)
         self._register("prompts", p.name, p)
         return p
 
@@ -246,7 +250,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         from ._skills import register as register_skills  # only servers with skills load it
 
         added = register_skills(self, folder)
-        own = self._skills if self._catalog is None else self._catalog.own_skills
+        own = self.registry.skills if self._catalog is None else self._catalog.own_skills
         own.update((s.uri, s) for s in added)
         if self._catalog is not None:
             self._catalog.rebuild(("resources",))
@@ -259,13 +263,14 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         from ._middleware import check_middleware  # with the first middleware
 
         check_middleware(fn)
-        self._middleware.append(fn)
+        self.registry.middleware.append(fn)
+        self.plain = False
         return fn
 
     def completion(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Register the completion handler: ``fn(ref, argument, context) -> list[str]`` (sync or
         async). Without one, arguments typed Literal/Enum complete from their values."""
-        self._completer = fn
+        self.registry.completer = fn
         return fn
 
     def on_notification(self, method: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -273,7 +278,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         e.g. ``"notifications/initialized"`` or ``"notifications/roots/list_changed"``."""
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-            self._notification_hooks.setdefault(method, []).append(fn)
+            self.registry.notification_hooks.setdefault(method, []).append(fn)
             return fn
 
         return register
@@ -281,7 +286,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
     # ================================================================ capabilities
     def capabilities(self, rules: Rules) -> dict[str, Any]:
         """What this server announces (initialize, server/discover): :func:`._lifecycle.capabilities`."""
-        return capabilities(self, rules)
+        return capabilities(self.registry, rules, self.active_extensions)
 
     def gate(self, ctx: Context, capability: str, method: str) -> Rules:
         """The request's rules, or -32601 when the server did not announce ``capability``
@@ -292,7 +297,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         """:meth:`gate` of a request served under ``rules`` on ``session``."""
         assert rules is not None  # the protocol layer admits these only with a version
         if rules.stateless:  # the registry's now; cached per version (never empty: logging)
-            caps = self._caps_cache.get(rules.version) or capabilities(self, rules)
+            caps = self.registry.announced.get(rules.version) or self.capabilities(rules)
         else:
             caps = session.state.get("capabilities", NO_CAPABILITIES)
         if capability not in caps:
@@ -303,7 +308,13 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
 
     def server_info(self, rules: Rules) -> dict[str, Any]:
         """serverInfo under ``rules`` (``_lifecycle.server_info``: kept, shared, never changed in place)."""
-        return self._infos.get(rules.version) or server_info(self, rules)
+        return self._infos.get(rules.version) or self._keep_info(rules)
+
+    def _keep_info(self, rules: Rules) -> dict[str, Any]:
+        info = server_info(self, rules)
+        self._infos[rules.version] = info
+        self._metas[rules.version] = {META_SERVER_INFO: info}
+        return info
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
@@ -320,30 +331,30 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         params = ev.params or {}
         ctx = request_context(self, session, ev, rules, params)
         try:
-            if self._middleware:
+            if self.registry.middleware:
                 result = await self._through_middleware(handler, ev.method, params, ctx)
             else:
                 result = await handler(self, ctx, params)
         except InputRequired as pending:
             if ctx._rounds is None:  # cannot happen: Context asks through rounds only when it has them
                 raise no_rounds(ev.method) from None
-            result = ctx._rounds.result(self._state_codec, ev.method, params, pending)
+            result = ctx._rounds.result(self.state_codec, ev.method, params, pending)
         if rules is not None and rules.result_type:
-            result = self._decorate(result, rules, ev.method)
+            result = self.decorate(result, rules, ev.method)
         return result
 
     async def _through_middleware(self, handler: Any, method: str, params: dict[str, Any], ctx: Context) -> Any:
         async def innermost(request: Request) -> dict[str, Any]:
             return cast("dict[str, Any]", await handler(self, request.context, request.params))
 
-        return await build_chain(self._middleware, innermost)(Request(method, params, ctx))
+        return await build_chain(self.registry.middleware, innermost)(Request(method, params, ctx))
 
-    def _decorate(self, result: dict[str, Any], rules: Rules, method: str) -> dict[str, Any]:
+    def decorate(self, result: dict[str, Any], rules: Rules, method: str) -> dict[str, Any]:
         """The modern era's additions to every result (spec-notes §3, §5): resultType,
         ``_meta`` serverInfo and, on cacheable results, ttlMs + cacheScope."""
         result.setdefault("resultType", "complete")
         meta = result.get("_meta")
-        info = self._infos.get(rules.version) or server_info(self, rules)  # kept, with its _meta:
+        info = self._infos.get(rules.version) or self._keep_info(rules)  # kept, with its _meta:
         result["_meta"] = self._metas[rules.version] if meta is None else {META_SERVER_INFO: info, **meta}
         if rules.cache_hints and method in CACHEABLE_METHODS and result["resultType"] == "complete":
             result.setdefault("ttlMs", self.cache_ttl_ms)
@@ -353,7 +364,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
     async def _on_notification(self, session: Session, ev: NotificationReceived) -> None:
         import asyncio
 
-        hooks = self._notification_hooks.get(ev.method)
+        hooks = self.registry.notification_hooks.get(ev.method)
         if hooks:
             loop = asyncio.get_running_loop()
             params = ev.params or {}
@@ -381,12 +392,21 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
             on_notification=self._on_notification,
             max_in_flight=self.max_in_flight,
             drain_timeout=0.0 if stateless else 30.0,
-            # without telemetry or a subclass's own _on_request (they see every request as it is)
-            answer=MethodType(_answer.answer, self) if _answer.plain(self) else None,
+            answer=MethodType(_answer.answer, self) if self.plain else None,  # else the engine sees every request
         )
         s.expose_errors = self.expose_errors is not False
         self._sessions.add(s)
         return s
+
+    def open_sessions(self) -> list[Session]:
+        """The sessions connected now (stdio connections, legacy HTTP sessions; a 2026-07-28
+        request is not one): a snapshot, safe to take from another thread (an exporter's)."""
+        for _ in range(10):
+            try:  # the loop may change the set while it is copied: copy again
+                return [s for s in list(self._sessions) if not s.connection.stateless and not s.closed]
+            except RuntimeError:
+                continue
+        return []
 
     @contextlib.asynccontextmanager
     async def running(self) -> Any:
@@ -404,14 +424,14 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
                     await stack.enter_async_context(mount.child.running())
                 yield self
         finally:
-            self._tasks.close()  # task runs end with the server
+            self.tasks.close()  # task runs end with the server
 
     async def serve(self, transport: Transport) -> None:
         """Serve one connection on ``transport`` until it ends (lifespan included), then close
         ``transport`` so the peer sees end of stream (``aclose`` is idempotent)."""
         try:
             async with self.running():
-                await self._run_session(self.session(transport))
+                await self.run_session(self.session(transport))
         finally:
             await transport.aclose()
 
@@ -441,7 +461,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
     async def _serve_http(self, transport: Transport, stateless: bool) -> None:
         await _http.serve_session(self, transport, stateless)
 
-    async def _run_session(self, session: Session) -> None:
+    async def run_session(self, session: Session) -> None:
         """Run a legacy-capable session; when it ends (not a copy dropped, ``_http.ended``), so do
         the 2025-11-25 core tasks it owns (nobody else may reach them) and its resource
         subscriptions (a client may leave without unsubscribing: a forwarded resource's upstream
@@ -450,7 +470,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
             await session.run()
         finally:
             if _http.ended(session):
-                self._tasks.forget_owner(session)
+                self.tasks.forget_owner(session)
                 subscriptions = session.state.pop("subscriptions", None)
                 if subscriptions:
                     from ._subscriptions import unwatch
@@ -527,6 +547,25 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         if transport != "stdio":
             raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
         _stdio.run(self)
+
+    # Read by ``_http`` only, until it reads ``registry``, ``tasks`` and ``run_session`` itself.
+    @property
+    def _tools(self) -> dict[str, Tool]:
+        return self.registry.tools
+
+    @property
+    def _item_scopes(self) -> dict[tuple[str, str], frozenset[str]]:
+        return self.registry.scopes
+
+    @property
+    def _tasks(self) -> TaskStore:
+        return self.tasks
+
+    _run_session = run_session
+
+    @property
+    def _scopes_for(self) -> Callable[[str, str], frozenset[str]]:
+        return self.registry.scopes_for
 
 
 def _load_serving() -> None:

@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 
     from .._schema import FunctionSignature
     from ._context import Context
-    from ._server import Server
 
 CONTEXT_PARAM = "__mcpio_context__"
 MAX_KEY_LENGTH = 256
@@ -55,14 +54,6 @@ MAX_KEY_LENGTH = 256
 class SessionStateError(ToolError):
     """``ctx.session_state`` cannot serve this call (no scope, a value over a bound, a handle the
     server does not know): an ``isError`` result carrying this message."""
-
-
-def store_of(server: Server) -> KVStore:
-    """The state backend's store (``RedisState.kv``: every process) when the server serves with
-    one, else the server's own :class:`~mcpio._state._kv.MemoryKV`."""
-    bus = server._state_bus
-    shared = getattr(bus, "kv", None) if bus is not None else None
-    return shared if shared is not None else server._kv
 
 
 def _scope(kind: str, ident: str) -> str:
@@ -86,9 +77,9 @@ def for_context(ctx: Context) -> SessionState:
     """The SessionState of ``ctx`` by session or principal (module docstring), else the error."""
     sid = _legacy_session(ctx)
     if sid is not None:
-        return SessionState(store_of(ctx.server), _scope("s", sid), "session")
+        return SessionState(ctx.server.session_store, _scope("s", sid), "session")
     if ctx.principal is not None:
-        return SessionState(store_of(ctx.server), _scope("p", ctx.principal), "principal")
+        return SessionState(ctx.server.session_store, _scope("p", ctx.principal), "principal")
     raise SessionStateError(
         f"ctx.session_state: this call has nothing to keep state for (protocol {ctx.protocol_version}, "
         "no session and no authenticated caller); declare a parameter annotated mcpio.StateHandle so the "
@@ -163,7 +154,7 @@ async def _reachable(call: Any) -> Any:
 
 async def open_handle(ctx: Context, value: Any) -> SessionState:
     """The SessionState of the handle the client passed (verified), or of a new one when absent."""
-    store = store_of(ctx.server)
+    store = ctx.server.session_store
     owner = ctx.principal or ""
     if value is None:
         while True:  # a collision of 192 random bits does not happen; the loop states the contract

@@ -176,7 +176,7 @@ def _skills_of(server: Server, ctx: Context, method: str) -> dict[str, Skill]:
         raise MethodNotFound(
             f"Method not found: {method!r} (this server did not declare the {SKILLS_EXTENSION} extension)"
         )
-    return server._skills
+    return server.registry.skills
 
 
 async def skills_list(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:

@@ -7,7 +7,7 @@ Cold start: :func:`run` answers the first line itself when it is a legacy
 concurrent.futures is about half of a server's start-up). It reads fd 0 synchronously up to the
 first newline, feeds that line to the sans-IO :class:`Connection`, builds the result with
 ``_lifecycle.initialize_result`` or ``discover_result`` (what the async engine's handlers run;
-discover with ``Server._decorate``'s era decorations, as ``Server._on_request`` adds them), writes the answer to
+discover with ``Server.decorate``'s era decorations, as ``Server._on_request`` adds them), writes the answer to
 fd 1, then imports asyncio and hands the initialised connection, the session state and every
 byte read after that line to the normal engine (:func:`serve_stdio`). Anything else as the first
 line — any other request, a batch, a notification, garbage, a blank or
@@ -81,14 +81,14 @@ def run(server: Server) -> None:
 
 def fast_start(server: Server) -> bool:
     """Whether :func:`answer_initialize` may answer the first ``initialize`` before the engine
-    runs. Not when something must see that request or precede its answer: middleware (it may
-    wrap ``initialize``), telemetry (a span per request), a ``lifespan`` (entered before any
+    runs. Not when something must see that request or precede its answer: a server that is not
+    ``plain`` (middleware may wrap ``initialize``, telemetry makes a span per request, a subclass
+    serves requests its own way), a ``lifespan`` (entered before any
     request is served), ``MCPIO_TRACE`` (the trace records every frame); nor on Windows (no
     ``select`` on pipes) or when stdin is a terminal (its end of input is not sticky)."""
     return (
         os.name == "posix"
-        and not server._middleware
-        and server._on_request_hook == server._on_request
+        and server.plain
         and server.lifespan is None
         and not os.environ.get("MCPIO_TRACE")
         and not _isatty(0)
@@ -190,7 +190,7 @@ def _answer(server: Server, line: bytes) -> tuple[Connection, dict[str, Any], by
         if ev.method == "initialize" and not rules.result_type:  # legacy handshake
             result = initialize_result(server, rules, state)
         elif ev.method == "server/discover" and rules.result_type:  # 2026-07-28: with the era's decorations
-            result = server._decorate(discover_result(server, rules), rules, ev.method)
+            result = server.decorate(discover_result(server, rules), rules, ev.method)
         else:
             return None
     except Exception:  # the engine answers it again and reports the failure its own way
@@ -238,6 +238,6 @@ async def serve_stdio(server: Server, primed: Primed | None = None) -> None:
     on_terminate(loop, on_signal)  # SIGTERM; Windows: CTRL_BREAK_EVENT (mcpio._platform)
     try:
         async with server.running():
-            await server._run_session(session)
+            await server.run_session(session)
     finally:
         await transport.aclose()

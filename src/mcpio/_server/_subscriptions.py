@@ -97,7 +97,7 @@ async def listen(server: Server, ctx: Context, params: dict[str, Any]) -> dict[s
         # tasks extension §Task Status Notifications: MUST be -32021 for a non-declaring client
         if not declares_tasks(ctx.client_capabilities):
             raise missing_extension("task status notifications (taskIds)")
-        kept["taskIds"] = await server._tasks.known_anywhere(task_ids, ctx.principal)  # the caller's only
+        kept["taskIds"] = await server.tasks.known_anywhere(task_ids, ctx.principal)  # the caller's only
     session, sub_id = ctx.session, ctx.request_id
     watched = list(kept.get("resourceSubscriptions", ()))
     for i, uri in enumerate(watched):

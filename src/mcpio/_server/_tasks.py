@@ -562,7 +562,7 @@ def _store(ctx: Context, method: str) -> TaskStore:
         )
     if not declares_tasks(ctx.client_capabilities):
         raise missing_extension(method)  # spec §Protocol Errors: MUST for non-declaring clients
-    return ctx.server._tasks
+    return ctx.server.tasks
 
 
 async def tasks_get(server: Any, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:

@@ -15,7 +15,7 @@ is only ever served to the caller it was made for. The time-to-live is ``ttl``, 
 result's or the resource's ``ttlMs`` (0: not cached); a hit served with a ``ttlMs`` carries what is
 left of it.
 
-Invalidated by the server's own changes (``Server._change_watchers``): a tools / resources /
+Invalidated by the server's own changes (``server.registry.watchers``): a tools / resources /
 prompts list change drops the answers of that kind (and ``server/discover``), here or announced
 by another process on the state backend's bus; ``notifications/resources/updated`` drops the reads
 of that URI; an answer whose making overlapped a change is not kept. The cache is per process (bounded: ``max_entries``, least recently used first).
@@ -134,7 +134,7 @@ class ResponseCache:
     def _watch(self, server: Server) -> int:
         """Number ``server`` (its entries' keys start with it) and hear of its changes."""
         number = self._servers[server] = next(self._numbers)
-        server._change_watchers.append(lambda kind, uri: self._changed(number, kind, uri))
+        server.registry.watchers.append(lambda kind, uri: self._changed(number, kind, uri))
         return number
 
     def _changed(self, number: int, kind: str, uri: str | None) -> None:
@@ -152,7 +152,7 @@ def _is_stale(entry: tuple[float, dict[str, Any], str, str | None], stale: Any, 
 
 
 def _read_only(server: Server, request: Request) -> bool:
-    tool = server._tools.get(request.name or "")
+    tool = server.registry.tools.get(request.name or "")
     annotations = getattr(tool, "annotations", None)
     return isinstance(annotations, dict) and annotations.get("readOnlyHint") is True
 

@@ -164,7 +164,7 @@ class RateLimit:
         )
 
     async def _take(self, request: Request, key: str) -> float:
-        backend = request.context.server._state_bus  # http_app(state=...): None over stdio
+        backend = request.context.server.state_backend  # http_app(state=...): None over stdio
         if backend is not None and getattr(backend, "client", None) is not None:  # RedisState
             shared = self._shared
             if shared is None or shared[0] is not backend:

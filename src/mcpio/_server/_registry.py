@@ -1,0 +1,153 @@
+"""What a server serves: the one :class:`Registry` a :class:`~mcpio.Server` holds (``server.registry``).
+
+The modules that serve requests (the method table, completion, the synchronous answer path,
+capabilities, the catalog, middleware, telemetry) read what they serve here, not from the
+Server: its tools, resources, templates and prompts (the *served* tables: what the server
+registered, or, once it is shaped by ``mount``/``disable``/``transform_tool``, what ``_catalog``
+made of its own items and its mounts), the OAuth scopes those items need, the middleware, the
+completer, the skills, the notification hooks, the declared extensions and dependency overrides.
+
+Contracts:
+
+* a served table is swapped whole when it is made again (:meth:`Registry.swap`): a reader (the
+  loop, while a worker thread registers a tool) sees the old table or the new one, never half of
+  one; a plain server's ``add_*`` writes its table in place;
+* :attr:`Registry.announced` memoizes the capabilities per protocol version; every change to
+  what is served (:meth:`Registry.changed`) forgets them;
+* the Registry never notifies clients: the Server does (``_changes``), after changing it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._catalog import Catalog
+    from ._deps import Overrides
+    from ._extensions import Extension
+    from ._resources import Prompt, Resource
+    from ._skills import Skill
+    from ._tools import Tool
+
+# The item kinds of a registry (its table attributes), the scope method of their items and the
+# list_changed kind each belongs to.
+KINDS = ("tools", "prompts", "resources", "templates")
+SCOPE_METHOD = {
+    "tools": "tools/call",
+    "prompts": "prompts/get",
+    "resources": "resources/read",
+    "templates": "resources/read",
+}
+NOTIFY = {"tools": "tools", "prompts": "prompts", "resources": "resources", "templates": "resources"}
+KINDS_OF = {"tools": ("tools",), "prompts": ("prompts",), "resources": ("resources", "templates")}
+
+_NO_SCOPES: frozenset[str] = frozenset()
+
+
+class Registry:
+    """The tools, resources, templates, prompts and the hooks a server serves with (module docstring)."""
+
+    __slots__ = (
+        "announced",
+        "completer",
+        "custom",
+        "extensions",
+        "middleware",
+        "notification_hooks",
+        "overrides",
+        "parents",
+        "prompts",
+        "resources",
+        "scopes",
+        "skills",
+        "templates",
+        "tools",
+        "watchers",
+    )
+
+    def __init__(self) -> None:
+        self.tools: dict[str, Tool] = {}
+        self.resources: dict[str, Resource] = {}  # static, by URI
+        self.templates: dict[str, Resource] = {}  # by template string
+        self.prompts: dict[str, Prompt] = {}
+        # OAuth scopes an item needs over HTTP with auth (``scopes=``), by (scope method, name or URI)
+        self.scopes: dict[tuple[str, str], frozenset[str]] = {}
+        self.middleware: list[Callable[..., Any]] = []  # the first is the outermost (``_middleware``)
+        self.completer: Callable[..., Any] | None = None
+        self.skills: dict[str, Skill] = {}  # the skills extension (SEP-2640): SKILL.md URI -> skill
+        self.notification_hooks: dict[str, list[Callable[..., Any]]] = {}
+        self.extensions: dict[str, Extension] = {}  # declared (SEP-2133), by identifier
+        self.custom: Extension | None = None  # the holder of custom methods of no extension (never announced)
+        self.overrides: Overrides | None = None  # replaced dependency providers (``_deps``), made at the first
+        # Told (kind, None) of a list change ("tools"…, here or on another process), ("resources/updated", uri)
+        self.watchers: list[Callable[[str, str | None], None]] = []
+        self.announced: dict[str, dict[str, Any]] = {}  # capabilities by version (``_lifecycle.capabilities``)
+        # The catalogs of the servers these items are mounted in (``Server.mount``): told of every change.
+        self.parents: list[Catalog] = []
+
+    def table(self, kind: str) -> dict[str, Any]:
+        """The served table of ``kind`` (one of :data:`KINDS`)."""
+        return getattr(self, kind)  # type: ignore[no-any-return]
+
+    def swap(self, kind: str, table: dict[str, Any]) -> None:
+        """Serve ``table`` as ``kind`` from now on (whole: see the module docstring)."""
+        setattr(self, kind, table)
+
+    def changed(self) -> None:
+        """What is served changed: the capabilities follow from it again."""
+        self.announced.clear()
+
+    def tell(self, kind: str, uri: str | None) -> None:
+        """Tell the watchers (``middleware.ResponseCache``…) that ``kind`` changed (``uri``: the
+        resource of a ``resources/updated``); safe from any thread."""
+        for watcher in self.watchers:
+            watcher(kind, uri)
+
+    def set_scopes(self, method: str, name: str, scopes: Any) -> None:
+        """Record the OAuth scopes a ``method`` of ``name`` needs (``scopes=`` of a registration;
+        None: none). TypeError for anything but a list of strings."""
+        if scopes is None:
+            self.scopes.pop((method, name), None)
+            return
+        if isinstance(scopes, str) or not all(isinstance(x, str) for x in scopes):
+            raise TypeError(f"scopes= takes a list of scope strings, not {scopes!r}")
+        self.scopes[(method, name)] = frozenset(scopes)
+
+    def scopes_for(self, method: str, name: str) -> frozenset[str]:
+        """The OAuth scopes a ``tools/call``/``prompts/get``/``resources/read`` of ``name`` needs."""
+        if not self.scopes:
+            return _NO_SCOPES
+        if method == "resources/read":
+            found = self.find_resource(name)
+            return self.scopes.get((method, found[0].uri), _NO_SCOPES) if found else _NO_SCOPES
+        return self.scopes.get((method, name), _NO_SCOPES)
+
+    def permitted(self, kind: str, items: list[Any], granted: frozenset[str]) -> list[Any]:
+        """``items`` of ``kind`` that a token holding ``granted`` scopes may use."""
+        method = SCOPE_METHOD[kind]
+        scopes = self.scopes
+        return [
+            item
+            for item in items
+            if scopes.get((method, item.uri if method == "resources/read" else item.name), _NO_SCOPES) <= granted
+        ]
+
+    def find_resource(self, uri: str) -> tuple[Resource, dict[str, Any]] | None:
+        """The resource serving ``uri`` and its template arguments, or None."""
+        res = self.resources.get(uri)
+        if res is not None:
+            return res, {}
+        for tmpl in self.templates.values():
+            kwargs = tmpl.match(uri)
+            if kwargs is not None:
+                return tmpl, kwargs
+        return None
+
+    def serves_into(self, other: Registry) -> bool:
+        """Whether these items are served by ``other`` too: mounted in it, directly or deeper."""
+        return any(c.registry is other or c.registry.serves_into(other) for c in self.parents)
+
+    def has_task_tools(self) -> bool:
+        """Whether a tool may run as a task (the tasks capability and extension follow from it)."""
+        return any(t.task_support != "forbidden" for t in self.tools.values())
