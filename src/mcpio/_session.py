@@ -90,6 +90,7 @@ class Session:
         self.answers_only = answer is not None
         self._send_nowait = offers.send_nowait
         self._answer_nowait = offers.answer_nowait
+        self._unanswered = offers.unanswered
         self._close_reason = offers.close_reason
         self.connection = connection
         self._on_request = on_request
@@ -235,7 +236,9 @@ class Session:
             fut = self._pending.pop(ev.id, None)
             if fut is not None and not fut.done():
                 fut.set_exception(ev.error)
-        elif t is CancelRequested:
+        elif t is CancelRequested:  # the connection sends no answer to ev.id from now on
+            if self._unanswered is not None:
+                self._unanswered(ev.id)
             running = self._tasks.get(ev.id)
             if running is not None:
                 # Deferred: a task cancelled before its first step never enters _serve's
