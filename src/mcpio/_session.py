@@ -94,6 +94,7 @@ class Session:
         self.answers_only = answer is not None
         self._send_nowait = offers.send_nowait
         self._answer_nowait = offers.answer_nowait
+        self._unanswered = offers.unanswered
         self._close_reason = offers.close_reason
         # our request id -> the context it was sent from, kept while it is pending (offers.relates)
         self._origins: dict[Any, contextvars.Context] | None = {} if offers.relates else None
@@ -247,7 +248,9 @@ class Session:
             fut = self._pending.pop(ev.id, None)
             if fut is not None and not fut.done():
                 fut.set_exception(ev.error)
-        elif t is CancelRequested:
+        elif t is CancelRequested:  # the connection sends no answer to ev.id from now on
+            if self._unanswered is not None:
+                self._unanswered(ev.id)
             running = self._tasks.get(ev.id)
             if running is not None:
                 # Deferred: a task cancelled before its first step never enters _serve's

@@ -149,12 +149,11 @@ def _run_args(p: argparse.ArgumentParser) -> None:
         "-t",
         "--transport",
         choices=("stdio", "http"),
-        default="stdio",
         help="stdio (the default) or http (Streamable HTTP with uvicorn: pip install 'mcpio[http]')",
     )
-    p.add_argument("--host", default="127.0.0.1", help="http: the address to bind (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=8000, help="http: the port (default 8000)")
-    p.add_argument("--path", default="/mcp", help="http: the endpoint path (default /mcp)")
+    p.add_argument("--host", help="http: the address to bind (default %(default)s)")
+    p.add_argument("--port", type=int, help="http: the port (default %(default)s)")
+    p.add_argument("--path", help="http: the endpoint path (default %(default)s)")
     p.add_argument("--allow-remote", action="store_true", help="http: allow binding an address other than loopback")
     p.add_argument(
         "--legacy-sse",
@@ -164,13 +163,11 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--redis",
         metavar="URL",
-        default=None,
         help="http: keep the server's state (the SSE event store) on Redis, redis://HOST:PORT/DB",
     )
     p.add_argument(
         "--redis-secret-env",
         metavar="VAR",
-        default=None,
         help="http: the environment variable holding the Redis bus secret (at least 16 bytes; the same "
         "for every process of the deployment); read once and removed from the environment. Without "
         "it, a random secret kept in the Redis database",
@@ -178,16 +175,14 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--workers",
         type=int,
-        default=1,
         metavar="N",
         help="http: serve the port from N processes (N > 1 needs --redis); a dead one is restarted",
     )
     p.add_argument(
         "--grace",
         type=float,
-        default=10.0,
         metavar="SECONDS",
-        help="http: on SIGTERM/Ctrl-C, how long requests in flight may finish (default 10)",
+        help="http: on SIGTERM/Ctrl-C, how long requests in flight may finish (default %(default)g)",
     )
     p.add_argument(
         "--reload",
@@ -208,10 +203,12 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     add_auth_flags(p)
     add_proxy_flags(p)
     add_tls_flags(p)
+    p.set_defaults(**RUN_DEFAULTS)  # the one statement of each default (parse_plain_run gives the same)
 
 
-#: What the run parser gives for ``run TARGET`` alone, besides ``command``, ``version`` and ``app``
-#: (tests/cli/test_plain_run.py compares it with argparse's result).
+#: The run command's defaults: what its parser gives for ``run TARGET`` alone, besides ``command``,
+#: ``version`` and ``app``. The parser takes them from here (``set_defaults``), and so does
+#: :func:`parse_plain_run` (tests/cli/test_plain_run.py compares the two results).
 RUN_DEFAULTS: dict[str, Any] = {
     **dict.fromkeys(("openapi", "base_url", "redis", "redis_secret_env")),
     **dict.fromkeys(("allow_remote", "legacy_sse", "reload", "otel", "verbose", "http2"), False),

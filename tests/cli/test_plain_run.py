@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpio.cli import build_parser, parse_plain_run
+from mcpio.cli import RUN_DEFAULTS, build_parser, parse_plain_run
 
 TARGETS = [
     "server.py",
@@ -49,3 +49,13 @@ def test_run_target_alone_parses_as_argparse_does(target: str) -> None:
 )
 def test_every_other_command_line_goes_to_argparse(argv: list[str]) -> None:
     assert parse_plain_run(argv) is None
+
+
+def test_every_run_default_names_an_option_of_run(capsys: pytest.CaptureFixture[str]) -> None:
+    """The run parser takes its defaults from ``RUN_DEFAULTS`` (``set_defaults``: one statement
+    of each), so a stale entry there would reach argparse's result as silently as the fast
+    path's: each must name an option ``run --help`` lists."""
+    with pytest.raises(SystemExit):
+        build_parser("run").parse_args(["run", "--help"])
+    listed = capsys.readouterr().out
+    assert [k for k in RUN_DEFAULTS if f"--{k.replace('_', '-')} " not in listed] == []

@@ -10,6 +10,8 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
+from mcpio._transports._base import abilities, routing_key
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 SERVERS = ROOT / "tests" / "servers"
@@ -66,16 +68,14 @@ class Recorder:
         self.inner = inner
         self.sent: list[Any] = []
         self.received: list[Any] = []
-        self.key = getattr(inner, "key", None)
+        # What stays true through a recording: all but what would skip its send (the nowait ones)
+        # or feed the engine frames it never saw (attach).
+        offers = abilities(inner)
+        self.abilities = offers._replace(
+            send_nowait=None, answer_nowait=None, attach=None, routing_key=routing_key(inner)
+        )
+        self.key = offers.key
         self._arrival: asyncio.Event | None = None
-
-    def __getattr__(self, name: str) -> Any:  # stderr_tail, closed_error … of the inner transport
-        return getattr(self.inner, name)
-
-    async def open(self) -> None:
-        opener = getattr(self.inner, "open", None)
-        if opener is not None:
-            await opener()
 
     async def send(self, frame: bytes) -> None:
         self.sent.append(json.loads(frame))

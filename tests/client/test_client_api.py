@@ -287,7 +287,7 @@ def test_server_description_and_eras():
             assert c.negotiated_era == "legacy"  # a legacy protocol_version means the legacy era
             assert "tools" in c.server_capabilities
             await c.ping()
-            assert _era.ERA_CACHE[c._transport.key] == "legacy"  # remembered per server
+            assert _era.ERA_CACHE[c._transport.abilities.key] == "legacy"  # remembered per server
         for era in ("modern", "auto"):
             async with Client(server, era=era, name="tests", version="9") as c:
                 assert c.negotiated_era == "modern" and c.negotiated_version == "2026-07-28"
@@ -299,7 +299,7 @@ def test_server_description_and_eras():
                 r = await c.call_tool("wait", {"seconds": 0})
                 assert "resultType" not in r and r["content"][0]["text"] == "done"
                 assert r["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "api"
-                assert _era.ERA_CACHE[c._transport.key] == "modern"
+                assert _era.ERA_CACHE[c._transport.abilities.key] == "modern"
         with pytest.raises(ValueError, match="era must be"):
             Client(server, era="future")
         with pytest.raises(ValueError, match="does not belong to the modern era"):
@@ -317,7 +317,7 @@ def test_url_targets_use_streamable_http():
     transport = make_transport(
         "https://example.com/mcp", {"headers": {"Authorization": "Bearer x"}, "env": {"A": "1"}}, []
     )
-    assert isinstance(transport, HTTPClientTransport) and transport.key == "http:https://example.com/mcp"
+    assert isinstance(transport, HTTPClientTransport) and transport.abilities.key == "http:https://example.com/mcp"
     assert transport.headers == {"Authorization": "Bearer x"}  # subprocess options are not for HTTP
     with pytest.raises(UnsupportedTarget, match="give an mcpio Server"):
         make_transport(42, {}, [])

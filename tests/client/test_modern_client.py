@@ -137,8 +137,7 @@ class Scripted:
 
     def __init__(self, respond: Callable[[dict], Any], key: str | None = None) -> None:
         self.respond = respond
-        self.ours, self.theirs = memory_pair()
-        self.ours.key = key
+        self.ours, self.theirs = memory_pair(key=key)
         self.seen: list[dict] = []
         self.task: asyncio.Task | None = None
 

@@ -51,7 +51,24 @@ ACCEPTS = {
 }
 
 
-class _Feeder:
+class _Engine:
+    """What a legacy transport is given as its session engine (``LegacyTransport.attach``)
+    besides feeding: nothing in flight to cancel or wait for."""
+
+    def abort(self, grace: float = 0.0) -> None:
+        pass
+
+    def in_flight(self) -> int:
+        return 0
+
+
+def attach(t: LegacyTransport, engine: Any) -> None:
+    """Give ``t`` its engine as the server does: through its declared ``attach``, feeding on."""
+    assert t.abilities.attach is not None
+    t.abilities.attach(engine, feed=True, mirror=lambda _engine: None)
+
+
+class _Feeder(_Engine):
     """Serves what it is fed by sending ``sends`` (each in the request's serving context)."""
 
     answers_only = False  # sends anything, in the request's context: routed through its UnmadeStream
@@ -82,7 +99,7 @@ NOTE = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"in
 def test_the_stream_is_made_when_anything_comes_before_the_answer(sends: list[bytes], at_once: bool) -> None:
     async def go() -> None:
         t = LegacyTransport("s", store=None)
-        t.feeder = _Feeder(t, sends)
+        attach(t, _Feeder(t, sends))
         body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
         out = await t.post(body, [json.loads(body)], {1}, json_ok=True, sse_ok=True, priming=False)
         if at_once:
@@ -103,7 +120,7 @@ def test_deliver_post_answers_without_a_coroutine_and_gives_one_only_for_what_wa
     ``post`` does when nothing waits, else the coroutine finishing the delivery."""
     t = LegacyTransport("s", store=None)
 
-    class AtOnce:  # answers on the caller's stack, as a Session with answer_now does
+    class AtOnce(_Engine):  # answers on the caller's stack, as a Session with an answer function does
         answers_only = True
 
         def reading(self) -> bool:
@@ -116,22 +133,23 @@ def test_deliver_post_answers_without_a_coroutine_and_gives_one_only_for_what_wa
             assert t.answer_nowait(message["id"], ANSWER)
 
     async def go() -> None:
-        t.feeder = AtOnce()
+        attach(t, AtOnce())
         body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
         assert t.deliver_post(body, [json.loads(body)], {1}, True, True, False) == ANSWER
         assert not t.streams and not t.answering(1)
         body5 = b'{"jsonrpc":"2.0","id":5,"method":"ping"}'  # answered at once: neither fed nor routed
         assert t.deliver_post(body5, [json.loads(body5)], None, True, True, False) == ANSWER
         assert not t.streams and not t.answering(5)
-        t.feeder = _Feeder(t, [ANSWER])  # waits (a coroutine to await)
-        pending = t.deliver_post(body, [json.loads(body)], {1}, True, True, False)
+        waits = LegacyTransport("s", store=None)
+        attach(waits, _Feeder(waits, [ANSWER]))  # waits (a coroutine to await)
+        pending = waits.deliver_post(body, [json.loads(body)], {1}, True, True, False)
         assert asyncio.iscoroutine(pending) and await pending == ANSWER
-        t.feeder = None  # queued for the session: a delivery to await
+        unfed = LegacyTransport("s", store=None)  # no engine fed: queued for the session, a delivery to await
         body2 = b'{"jsonrpc":"2.0","id":2,"method":"ping"}'
-        pending = t.deliver_post(body2, [json.loads(body2)], {2}, True, True, False)
+        pending = unfed.deliver_post(body2, [json.loads(body2)], {2}, True, True, False)
         assert asyncio.iscoroutine(pending)
         out = await pending
-        assert isinstance(out, Stream) and t.answering(2) and t._inbox.qsize() == 1
+        assert isinstance(out, Stream) and unfed.answering(2) and unfed._inbox.qsize() == 1
 
     asyncio.run(go())
 
@@ -142,7 +160,7 @@ def test_without_a_feeder_with_frames_queued_or_for_a_batch_the_stream_is_made_f
         body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
         out = await t.post(body, [json.loads(body)], {1}, json_ok=True, sse_ok=True, priming=False)
         assert isinstance(out, Stream) and t.answering(1)
-        t.feeder = _Feeder(t, [ANSWER])
+        attach(t, _Feeder(t, [ANSWER]))
         await t.deliver(b'{"jsonrpc":"2.0","method":"notifications/initialized"}', [{}])  # queued
         body2 = b'{"jsonrpc":"2.0","id":2,"method":"ping"}'
         out2 = await t.post(body2, [json.loads(body2)], {2}, json_ok=True, sse_ok=True, priming=False)
@@ -231,7 +249,7 @@ def test_each_posts_version_header_is_checked_as_on_a_sessions_first_post(accept
     asyncio.run(go())
 
 
-class _AnswersOnly:
+class _AnswersOnly(_Engine):
     """A feeder like the Session's (``answers_only``): what it starts on the caller's stack sends
     nothing but its answer, through ``answer_nowait``; ``how`` says what it does with a request."""
 
@@ -273,7 +291,7 @@ def test_a_request_fed_without_a_route_is_answered_as_through_one(how: str, json
         t = LegacyTransport("s", store=None)
         feeder = _AnswersOnly(t, how)
         feeder.answers_only = answers_only
-        t.feeder = feeder
+        attach(t, feeder)
         body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
         try:
             out = await t.post(body, [json.loads(body)], {1}, json_ok=json_ok, sse_ok=True, priming=False)

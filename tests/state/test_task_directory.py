@@ -17,11 +17,13 @@ from mcpio import MCPError
 from mcpio._errors import InvalidParams
 from mcpio._server._tasks import TaskStore, attach
 from mcpio._state import RedisState
+from mcpio._transports._base import Abilities
 
 
 def session(sid: str) -> Any:
-    """What a legacy HTTP session looks like to the task store: its transport has the session id."""
-    return SimpleNamespace(transport=SimpleNamespace(id=sid))
+    """What a legacy HTTP session looks like to the task store: its transport declares the
+    session id (``Abilities.session_id``)."""
+    return SimpleNamespace(transport=SimpleNamespace(abilities=Abilities(session_id=sid)))
 
 
 async def two(url: str, lease: float = 30.0, **store: Any) -> tuple[TaskStore, TaskStore, list[RedisState]]:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-SECRET_ENV = "MCPIO_AUTH_PROXY_CLIENT_SECRET"
 KEYS_ENV = "MCPIO_AUTH_PROXY_SECRET"
 
 
@@ -40,8 +39,7 @@ def add_proxy_flags(p: Any) -> None:
     g.add_argument(
         "--auth-proxy-client-secret-env",
         metavar="VAR",
-        default=SECRET_ENV,
-        help=f"the environment variable holding the client secret (default {SECRET_ENV})",
+        help="the environment variable holding the client secret (default %(default)s)",
     )
     g.add_argument("--auth-proxy-issuer", metavar="URL", help="this proxy's public URL (default http://HOST:PORT)")
     g.add_argument("--auth-proxy-scopes", metavar="A,B", help="scopes offered to MCP clients (default mcp)")
@@ -59,8 +57,7 @@ def add_proxy_flags(p: Any) -> None:
     g.add_argument(
         "--auth-proxy-subject-claim",
         metavar="NAME",
-        default="sub",
-        help="the userinfo field naming the user (default sub; GitHub: id)",
+        help="the userinfo field naming the user (default %(default)s; GitHub: id)",
     )
 
 
@@ -101,12 +98,18 @@ def proxy_from(args: Any) -> Any:
         raise UsageError("--auth-proxy-authorize-url and --auth-proxy-token-url go together")
     if not args.auth_proxy_client_id:
         raise UsageError("--auth-proxy-client-id is required: register this proxy at the IdP first")
+    from ..cli import RUN_DEFAULTS  # the flags' defaults (the run parser's)
+
     var = args.auth_proxy_client_secret_env
     secret = os.environ.get(var)
     if not secret:
         # never echo a custom name: argparse takes --auth-proxy-client-secret as an abbreviation of
         # --auth-proxy-client-secret-env, so the "name" may be a secret typed on the command line
-        where = f"${var}" if var == SECRET_ENV else "the variable named by --auth-proxy-client-secret-env"
+        where = (
+            f"${var}"
+            if var == RUN_DEFAULTS["auth_proxy_client_secret_env"]
+            else "the variable named by --auth-proxy-client-secret-env"
+        )
         raise UsageError(
             f"the upstream client secret is read from the environment ({where}), which is empty; "
             "export it (never put a secret on the command line)"

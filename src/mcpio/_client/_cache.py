@@ -176,7 +176,7 @@ class Policy:
         """Name the server, once connected: its transport's identity (none: this process only)
         and the extensions the client declares."""
         if not self.namespace:
-            key = getattr(client._transport, "key", None)
+            key = client._offers.key
             ident = key if isinstance(key, str) else f"anonymous:{id(client._transport)}:{_SALT}"
             ext = json.dumps(client.extensions, sort_keys=True, default=str)
             self.namespace = "mcpio:cc:" + _digest(ident, ext, self._env)[:24] + ":"

@@ -31,7 +31,7 @@ from .._errors import ConnectionClosed, HeaderMismatch, MCPError, MethodNotFound
 from .._protocol._connection import Connection
 from .._protocol._events import NotificationReceived, RequestReceived
 from .._session import ProgressCallback, Session
-from .._transports._base import Transport
+from .._transports._base import NONE, Abilities, Transport, abilities
 from .._transports._trace import Traced, open_trace
 from .._version import __version__
 from .._versions import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS
@@ -162,6 +162,7 @@ class Client:
             raise ValueError(f"log_level must be one of {', '.join(LOG_LEVELS)}, not {log_level!r}")
         self._target = target
         self._transport = transport
+        self._offers: Abilities = NONE  # the transport's abilities, read once it is made (connect)
         self._spawn = {
             "env": env,
             "env_mode": env_mode,
@@ -222,11 +223,11 @@ class Client:
             sink = self.trace if callable(self.trace) else open_trace(os.fspath(self.trace))
             transport = Traced(transport, sink)
         self._transport = transport
-        key = getattr(transport, "key", None)
+        offers = self._offers = abilities(transport)  # read once: a transport's abilities do not change
+        key = offers.key  # the server's identity for its per-server memories (None: this connection only)
         try:
-            opener = getattr(transport, "open", None)
-            if opener is not None:
-                await opener()
+            if offers.open is not None:
+                await offers.open()
             self.session = Session(
                 transport,
                 Connection("client"),
@@ -242,7 +243,7 @@ class Client:
                 step = "initialize" if self._era is not None and self._era.name == "legacy" else "server/discover"
                 raise await self._gone(f"connecting ({step})", exc) from None
             except RequestTimeout as exc:  # a server stuck at start: what it said may tell why
-                tail = getattr(transport, "stderr_tail", lambda: "")()
+                tail = offers.stderr_tail() if offers.stderr_tail is not None else ""
                 raise RequestTimeout(
                     exc.message + (f"; the server's last stderr lines:\n{tail}" if tail else "")
                 ) from None
@@ -270,9 +271,8 @@ class Client:
 
     async def _gone(self, what: str, exc: BaseException) -> MCPError:
         """The error for ``what`` failing because the connection ended (exit code, stderr)."""
-        closed_error = getattr(self._transport, "closed_error", None)
-        if closed_error is not None:
-            return cast(MCPError, await closed_error(what))
+        if self._offers.closed_error is not None:
+            return cast(MCPError, await self._offers.closed_error(what))
         if isinstance(exc, MCPError):
             return exc
         return ConnectionClosed(f"{what} failed: {exc}")
@@ -411,7 +411,7 @@ class Client:
         """Every item of a paginated list (``_pages.collect``), through the cache; [] when the capability is absent."""
         if not self._require(method):
             return []
-        accept, ident = getattr(self._transport, "accept_tools", None), _LIST_KEYS.get(key)
+        accept, ident = self._offers.accept_tools, _LIST_KEYS.get(key)
         return await _cache.through(self, method, None, mode, lambda p: collect(self, method, key, ident, accept, p))
 
     async def ping(self) -> None:
@@ -508,7 +508,7 @@ class Client:
                 await self.request("tools/call", params, timeout=timeout, max_timeout=cap, on_progress=on_progress),
             )
         except HeaderMismatch:
-            if getattr(self._transport, "accept_tools", None) is None:
+            if self._offers.accept_tools is None:
                 raise
             # 2026-07-28 HTTP: the Mcp-Param-* headers come from the tool's inputSchema; it may
             # have changed (or was never listed): list the tools again and retry once (spec SHOULD).

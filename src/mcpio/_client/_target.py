@@ -73,9 +73,8 @@ def make_transport(target: Any, spawn: dict[str, Any], tasks: list[asyncio.Task[
     if is_server(target):
         from .._transports._memory import memory_pair
 
-        ours, theirs = memory_pair()
+        ours, theirs = memory_pair(key=f"memory:{id(target)}")
         tasks.append(asyncio.get_running_loop().create_task(target.serve(theirs)))
-        ours.key = f"memory:{id(target)}"
         return ours
     if isinstance(target, (str, os.PathLike)) and is_url(os.fspath(target)):
         try:

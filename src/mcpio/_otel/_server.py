@@ -31,7 +31,7 @@ from opentelemetry import metrics, propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from .._errors import INTERNAL_ERROR, MCPError
-from .._transports._base import routing_key
+from .._transports._base import abilities, routing_key
 from .._version import __version__
 
 if TYPE_CHECKING:
@@ -180,8 +180,8 @@ def _session_facts(session: Session) -> tuple[str | None, str | None]:
     key = routing_key(session.transport)
     module = type(key).__module__
     if module.startswith("mcpio._transports._http"):
-        sid = getattr(key, "id", None)
-        digest = hashlib.sha256(sid.encode()).hexdigest()[:16] if isinstance(sid, str) and sid else None
+        sid = abilities(session.transport).session_id
+        digest = hashlib.sha256(sid.encode()).hexdigest()[:16] if sid else None
         return digest, "tcp"
     if module.startswith(("mcpio._transports._stdio", "mcpio._transports._threadpipes")):
         return None, "pipe"

@@ -156,7 +156,9 @@ class Context:
         or None over stdio. In a task it is the request that started the task."""
         view = self._http
         if view is None and self.request_id is not None:
-            find = getattr(self.session.transport, "http_scope", None)  # declared by the HTTP transports
+            from .._transports._base import abilities  # not before the first answer (cold start)
+
+            find = abilities(self.session.transport).http_scope  # declared by the HTTP transports
             scope = find(self.request_id) if find is not None else None
             if scope is not None:
                 from ._http_view import HttpRequest
@@ -575,7 +577,9 @@ class Context:
         request's response now. The request goes on; the client reconnects with
         ``Last-Event-ID`` after ``retry_ms`` and receives the rest there. A no-op on other
         transports and eras."""
-        close = getattr(self.session.transport, "close_stream", None)
+        from .._transports._base import abilities  # not before the first answer (cold start)
+
+        close = abilities(self.session.transport).close_stream
         if close is not None and self._task is None:
             await close(self.request_id, retry_ms)
 

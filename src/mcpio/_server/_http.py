@@ -135,9 +135,8 @@ def ended(session: Any) -> bool:
     """Whether the session itself ended (always, but for the local copy of a session shared by
     several processes, which may be dropped here while the session lives on: then only a DELETE
     or expiry, ``SharedLegacyTransport.session_ended``)."""
-    from .._transports._base import routing_key
-
-    return bool(getattr(routing_key(session.transport), "session_ended", True))
+    ended_for_good = abilities(session.transport).session_ended
+    return ended_for_good is None or ended_for_good()
 
 
 async def publish(bus: Any, message: dict[str, Any]) -> None:

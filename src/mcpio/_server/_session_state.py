@@ -38,7 +38,7 @@ from .._errors import INTERNAL_ERROR, MCPError
 from .._handle import HANDLE_TYPE, StateHandle
 from .._state._base import StateUnavailable
 from .._state._kv import DEFAULT_MAX_VALUE_BYTES, DEFAULT_TTL, MAX_TTL, KVStore, StateLimitError
-from .._transports._base import routing_key
+from .._transports._base import abilities
 from ._tools import ToolError, invoke
 
 if TYPE_CHECKING:
@@ -65,8 +65,8 @@ def _legacy_session(ctx: Context) -> str | None:
     if ctx.stateless:
         return None
     session = ctx.session
-    sid = getattr(routing_key(session.transport), "id", None)
-    if not isinstance(sid, str):
+    sid = abilities(session.transport).session_id
+    if sid is None:
         sid = session.state.get("session_state_id")
         if sid is None:
             sid = session.state["session_state_id"] = secrets.token_urlsafe(24)

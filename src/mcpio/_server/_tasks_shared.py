@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _log
 from .._errors import INTERNAL_ERROR, MCPError
-from .._transports._base import routing_key
+from .._transports._base import abilities
 
 if TYPE_CHECKING:
     from ._tasks import Task, TaskStore
@@ -48,8 +48,7 @@ def owner_key(session: Any) -> str | None:
     """The id that names a legacy HTTP session on every process (its ``Mcp-Session-Id``)."""
     if session is None:
         return None
-    sid = getattr(routing_key(getattr(session, "transport", None)), "id", None)
-    return sid if isinstance(sid, str) else None
+    return abilities(getattr(session, "transport", None)).session_id
 
 
 def requester_key(requester: Any) -> str | None:

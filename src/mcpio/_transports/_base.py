@@ -6,10 +6,10 @@ exceeded the size limit (so the session can answer it and go on), and raises
 :class:`~mcpio._errors.EndOfStream` once the peer has closed and every frame was delivered.
 ``send`` may wait (backpressure) but never reorders. ``aclose`` is idempotent and bounded.
 What a transport offers beyond these three is declared in one value, its ``abilities``
-(:class:`Abilities`), which the session engine reads once, when it is made on the transport; a
-transport without it offers nothing more. A wrapper declares its own: it forwards only the
-abilities of what it wraps that stay true through it (a trace, which must see every frame,
-forwards neither ``send_nowait`` nor ``answer_nowait``).
+(:class:`Abilities`), which each reader (the session engine, the server, the client) reads from
+there and nowhere else; a transport without it offers nothing more. A wrapper declares its own:
+it forwards only the abilities of what it wraps that stay true through it (a trace, which must
+see every frame, forwards neither ``send_nowait`` nor ``answer_nowait``, nor ``attach``).
 
 :data:`serving` names the incoming request the current task is serving, as (key, id): the
 session engine sets it in each request's task, so a transport that carries several streams
@@ -42,14 +42,21 @@ class Transport(Protocol):
 
 
 class Abilities(NamedTuple):
-    """A transport's optional abilities (each None when it has not got it)."""
+    """A transport's optional abilities (each None when it has not got it), grouped by who
+    reads them. Each is read from this value only: nothing above the transport looks for an
+    attribute of its own (a wrapper forwards what it opts into, and nothing else)."""
 
+    # ---- read by the session engine, once, when it is made on the transport
     # send_nowait(frame) -> bool: the frame queued, in order, when that needs no waiting (True),
     # else nothing done (False: send it).
     send_nowait: Callable[[bytes], bool] | None = None
     # answer_nowait(id, frame) -> bool: send_nowait for the frame answering request id alone, told
     # its id (no decoding to route it).
     answer_nowait: Callable[[Any, bytes], bool] | None = None
+    # unanswered(id): request id will never be answered (the peer cancelled it: no response
+    # follows a cancellation), so what waits for its answer ends without one (a legacy HTTP
+    # POST's response: its SSE stream closes; a JSON response not yet started is 204).
+    unanswered: Callable[[Any], None] | None = None
     # close_reason() -> why the peer went away (its exit status, its stderr's tail …), for the
     # requests left unanswered.
     close_reason: Callable[[], Awaitable[str]] | None = None
@@ -63,6 +70,36 @@ class Abilities(NamedTuple):
     # the session can serve a request of the peer's in the context of the request it belongs to
     # (a legacy Streamable HTTP client: the SSE stream of a POST).
     relates: bool = False
+
+    # ---- read by the server framework
+    # The id of the HTTP session the transport carries (Mcp-Session-Id; HTTP+SSE's session_id),
+    # which names it on every process; None: no such session.
+    session_id: str | None = None
+    # session_ended() -> bool: whether the session the transport carries ended for good (a
+    # shared legacy HTTP session's local copy may end while the session lives on elsewhere).
+    # None: the session ends with its transport.
+    session_ended: Callable[[], bool] | None = None
+    # http_scope(request_id) -> the ASGI scope of the HTTP request that carried the request, while
+    # it is served, else None (``ctx.http``).
+    http_scope: Callable[[Any], Any] | None = None
+    # close_stream(request_id, retry_ms): end the HTTP connection carrying the request's SSE
+    # stream now; the client resumes it (SEP-1699 polling; ``ctx.close_sse_stream``).
+    close_stream: Callable[[Any, int | None], Awaitable[None]] | None = None
+
+    # ---- read by the client, once, when it connects
+    # Identifies the server for per-server memories (the era it speaks, cached lists); None:
+    # this connection only.
+    key: str | None = None
+    # open(): start the transport (spawn the process, make the HTTP client) before the engine.
+    open: Callable[[], Awaitable[None]] | None = None
+    # stderr_tail() -> the server's last stderr lines, for an error message.
+    stderr_tail: Callable[[], str] | None = None
+    # closed_error(what) -> the error for ``what`` failing because the server went away (its
+    # exit status and stderr).
+    closed_error: Callable[[str], Awaitable[Exception]] | None = None
+    # accept_tools(tools) -> the tools/list items the client may use (2026-07-28 HTTP drops the
+    # tools whose x-mcp-header annotations are invalid, and remembers the others' headers).
+    accept_tools: Callable[[list[Any]], list[Any]] | None = None
 
 
 NONE = Abilities()

@@ -139,12 +139,17 @@ class HTTPClientTransport:
         if max_message_size < 1:
             raise ValueError(f"max_message_size must be positive, not {max_message_size!r}")
         self.url = url
-        self.abilities = Abilities(close_reason=self.close_reason, relates=True)
         self.max_message_size = max_message_size  # one SSE event or JSON body, in bytes
         self.auth = auth  # authorization (mcpio._auth.OAuth): adds the token, answers 401/403
         self.verify = verify
         self.http_version: str | None = None  # of the last response: "HTTP/2" or "HTTP/1.1"
-        self.key = "http:" + url
+        self.abilities = Abilities(
+            close_reason=self.close_reason,
+            relates=True,
+            key="http:" + url,
+            open=self.open,
+            accept_tools=self.accept_tools,
+        )
         self.headers = dict(headers or {})
         self.timeout = timeout
         self.http_sse = http_sse

@@ -108,7 +108,14 @@ class LegacyTransport:
         self, session_id: str, *, store: EventStore | None, inbox_size: int = 256, owner: str | None = None
     ) -> None:
         self.id = session_id
-        self.abilities = Abilities(answer_nowait=self.answer_nowait, attach=self.attach)
+        self.abilities = Abilities(
+            answer_nowait=self.answer_nowait,
+            unanswered=self.unanswered,
+            attach=self.attach,
+            session_id=session_id,
+            http_scope=self.http_scope,
+            close_stream=self.close_stream,
+        )
         self.session_header = [(b"mcp-session-id", session_id.encode())]  # on the response opening it (read only)
         self.store = store
         # send() waits on nothing bound to the current task (no asyncio.timeout; an event store
@@ -203,6 +210,22 @@ class LegacyTransport:
             self._scopes.pop(request_id, None)
         self.last_active = time.monotonic()
         return True
+
+    def unanswered(self, request_id: Any) -> None:
+        """Request ``request_id`` will never be answered (the client cancelled it; spec
+        basic/utilities/cancellation: no response follows): its POST's response ends once it
+        waits for no other answer — an SSE stream closes with no response, a response not yet
+        started is an empty one (:meth:`Stream.pump`) — instead of lasting until the client's
+        timeout."""
+        s = self._by_request.pop(request_id, None) if isinstance(request_id, (int, str)) else None
+        if s is None:
+            return
+        if self._scopes:
+            self._scopes.pop(request_id, None)
+        s.request_ids.discard(request_id)
+        if not s.request_ids:
+            stream = s.made() if isinstance(s, UnmadeStream) else s
+            stream.end()
 
     async def aclose(self) -> None:
         self.terminate()
@@ -410,6 +433,9 @@ class LegacyTransport:
             self.feeder = engine
 
     retry_ms = 1000
+    # Whether the session's end here ends its events in the store (forgotten; a shared session's
+    # local copy: only when the session itself ended).
+    owns_events = True
     # Per session, set by the server (``_post_legacy``): the MCP-Protocol-Version header value last
     # seen, the check's refusal of it (or None) and whether its POST streams are primed.
     version_memo: tuple[Any, Any, bool] = (_UNSEEN, None, False)

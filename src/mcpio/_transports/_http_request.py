@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import EndOfStream, TransportError
 from .._protocol import _http as h
 from .._protocol._framing import Decoded
+from ._base import Abilities
 from ._http_server_streams import Stream, peek, send_json
 
 if TYPE_CHECKING:
@@ -59,6 +60,12 @@ class RequestTransport:
     def http_scope(self, request_id: Any) -> Any:
         """The ASGI scope of the POST carrying the request (``ctx.http``), or None."""
         return self.scope
+
+    @property
+    def abilities(self) -> Abilities:
+        """Made when read (once, by the session made on it): a POST answered without a session
+        never needs it."""
+        return Abilities(http_scope=self.http_scope)
 
     async def receive(self) -> bytes | Decoded:
         frame = self._frame

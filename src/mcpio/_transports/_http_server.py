@@ -48,7 +48,7 @@ from ._http_events import EventStore, MemoryEventStore
 from ._http_legacy import RETRY_AFTER as RETRY_AFTER  # the 503 of the session cap (older name)
 from ._http_legacy import Caller, LegacyTransport, admits, at_capacity, principal
 from ._http_request import RequestTransport, serve_post
-from ._http_server_sse import LegacySSE
+from ._http_server_sse import LegacySSE, SSETransport
 from ._http_server_streams import Disconnected, Stream, TooLarge, plain, refuse, watch_disconnect
 from ._http_sessions import SharedSessions
 
@@ -470,7 +470,7 @@ class StreamableHTTPApp:
         if self._reaper is None and self.session_timeout > 0:
             self._reaper = self._spawn(self._reap())
 
-    def run_session(self, transport: Any, sid: str) -> None:
+    def run_session(self, transport: LegacyTransport | SSETransport, sid: str) -> None:
         async def run() -> None:
             try:
                 await self.serve(transport, False)
@@ -481,7 +481,7 @@ class StreamableHTTPApp:
                 transport.end_streams()
                 if self.sessions.get(sid) is transport:
                     del self.sessions[sid]
-                if self.event_store is not None and getattr(transport, "owns_events", True):
+                if self.event_store is not None and transport.owns_events:
                     try:
                         await self.event_store.forget(sid)
                     except StateUnavailable:  # Redis down: its keys expire on their own (ttl)
@@ -494,7 +494,7 @@ class StreamableHTTPApp:
         ``abort`` (DELETE): its requests in flight are cancelled too, queued ones never start."""
         if self.sessions.get(transport.id) is transport:
             del self.sessions[transport.id]
-        if abort and hasattr(transport, "abort"):
+        if abort:
             transport.abort()
         else:
             transport.terminate()

@@ -18,6 +18,7 @@ from urllib.parse import parse_qs
 
 from .._errors import EndOfStream, TransportError
 from .._protocol import _http as h
+from ._base import Abilities
 from ._http_legacy import admits
 from ._http_server_streams import SSE_HEADERS, TooLarge, plain, read_body, refuse, watch_disconnect
 
@@ -30,8 +31,11 @@ _EOF = None  # the end marker on the frame queues (frames are bytes, never None)
 class SSETransport:
     """One HTTP+SSE session: POSTed messages in, SSE ``message`` events out."""
 
+    owns_events = False  # it keeps none in the event store (HTTP+SSE has no resumption)
+
     def __init__(self, session_id: str, owner: str | None = None, caller: Any = None) -> None:
         self.id = session_id
+        self.abilities = Abilities(session_id=session_id)
         self.owner = owner  # the principal that opened it (with auth; admits)
         self.caller = caller  # the Caller its task holds (with auth; admits)
         self.inbox: asyncio.Queue[bytes | None] = asyncio.Queue(256)

@@ -163,6 +163,16 @@ class Stream:
         self.gone = True
         self.wake.set()
 
+    answerless = False  # ended by end(): what it holds, if anything, is no answer
+
+    def end(self) -> None:
+        """Nothing more will come: the requests it answers get no answer (cancelled), so the
+        response ends after what is queued, without one (:meth:`pump`)."""
+        self.finished = self.answerless = True
+        self.wake.set()
+        if not self.attached and self.on_done is not None:
+            self.on_done(self)
+
     def detach(self, retry_ms: int) -> None:
         """End the connection now (server-initiated polling); the stream itself goes on."""
         if self.store is not None and self.sse_ok:
@@ -215,17 +225,22 @@ class Stream:
             if self.json_ok:
                 if not self.sse_ok:
                     self._watching()  # nothing bounds the wait below
-                while not (self.items or self.gone or self.detach_retry is not None):
+                while not (self.items or self.finished or self.gone or self.detach_retry is not None):
                     if not await self._wait(sse_after if self.sse_ok else None):
                         break  # silence: start streaming (keep-alives, priming)
                 if self.gone:
                     return
-                only_answer = self.finished and len(self.items) == 1
+                only_answer = self.finished and len(self.items) == 1 and not self.answerless
                 if not self.sse_ok or (only_answer and self.detach_retry is None):
                     while not self.finished and not self.gone:
                         self.items.clear()  # a JSON-only client cannot receive these here
                         await self._wait(None)
-                    if self.gone or not self.items:
+                    if self.gone:
+                        return
+                    if self.answerless:  # no answer will come (cancelled): nothing to say
+                        await plain(send, 204, b"", headers)
+                        return
+                    if not self.items:
                         return
                     frame = self.items.pop()
                     self.items.clear()
@@ -235,7 +250,8 @@ class Stream:
             await send({"type": "http.response.start", "status": 200, "headers": headers + SSE_HEADERS})
             self.started = True
             retry_sent = False
-            if self.priming and self.store is not None:
+            if self.priming and self.store is not None and not self.answerless:
+                # (not on a stream ended without an answer: no event id to resume it from)
                 eid = await self._store(b"")
                 await _body(send, h.sse_event(b"", id=eid, retry=retry_ms))
                 retry_sent = True

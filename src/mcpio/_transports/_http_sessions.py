@@ -82,8 +82,15 @@ class SharedLegacyTransport(LegacyTransport):
         # The owner (with auth) is the record's: fixed at create, the same on every process.
         owner = record.get(OWNER) if record is not None else owner
         super().__init__(session_id, store=registry.app.event_store, owner=owner)
-        # every answer through send: it keeps this copy's books
-        self.abilities = Abilities(attach=self.attach)
+        # Every answer through send: it keeps this copy's books.
+        self.abilities = Abilities(
+            unanswered=self.unanswered,
+            attach=self.attach,
+            session_id=session_id,
+            session_ended=self.ended_for_good,
+            http_scope=self.http_scope,
+            close_stream=self.close_stream,
+        )
         # Its send may wait on the backend (sync: a record write) whatever the event store, and
         # its deliver keeps books: no request started on another task's stack, none fed.
         self.eager_safe = False
@@ -109,6 +116,10 @@ class SharedLegacyTransport(LegacyTransport):
         if self.record is not None:
             self.mirror.apply(self.record)
             self.record = None
+
+    def ended_for_good(self) -> bool:
+        """Whether the session itself ended (DELETE, expiry), not only this copy."""
+        return self.session_ended
 
     def refresh(self, record: dict[str, str], *, newer_only: bool = False) -> None:
         """The record as the backend holds it now: apply it to this copy. ``newer_only`` (a bus
@@ -179,6 +190,13 @@ class SharedLegacyTransport(LegacyTransport):
                 self.outbound.add(e.id)
         await self.route(frame, envelopes)  # LegacyTransport.send, without peeking again
         if self.held and envelopes and envelopes[0].method is None:  # answered: stored or sent now
+            self._release([k for k, s in self.held.items() if s.finished])
+
+    def unanswered(self, request_id: Any) -> None:
+        """:meth:`LegacyTransport.unanswered`, and the books kept as for an answer."""
+        super().unanswered(request_id)
+        self.recorded.discard(request_id)
+        if self.held:
             self._release([k for k, s in self.held.items() if s.finished])
 
     def open_get_stream(self, *, priming: bool) -> Stream | None:

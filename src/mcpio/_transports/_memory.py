@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 
 from .._errors import EndOfStream, TransportError
-from ._base import Frame
+from ._base import Abilities, Frame
 
 # None on a queue is the end marker (frames are bytes, never None)
 _EOF = None
@@ -18,12 +18,14 @@ _EOF = None
 class MemoryTransport:
     """One end of a :func:`memory_pair`."""
 
-    def __init__(self, inbox: asyncio.Queue[bytes | None], outbox: asyncio.Queue[bytes | None]) -> None:
+    def __init__(
+        self, inbox: asyncio.Queue[bytes | None], outbox: asyncio.Queue[bytes | None], key: str | None = None
+    ) -> None:
         self._inbox = inbox
         self._outbox = outbox
         self._closed = False
         self._eof = False
-        self.key: str | None = None  # identifies the peer for per-server caches (set by the client)
+        self.abilities = Abilities(key=key)  # key: identifies the peer for per-server memories
 
     async def send(self, frame: bytes) -> None:
         if self._closed:
@@ -52,8 +54,9 @@ class MemoryTransport:
                 self._outbox.put_nowait(_EOF)
 
 
-def memory_pair(max_frames: int = 1024) -> tuple[MemoryTransport, MemoryTransport]:
-    """Two connected transports: what one sends, the other receives."""
+def memory_pair(max_frames: int = 1024, *, key: str | None = None) -> tuple[MemoryTransport, MemoryTransport]:
+    """Two connected transports: what one sends, the other receives. ``key``: what the first
+    one's abilities identify its peer by (a Client's per-server memories)."""
     a_to_b: asyncio.Queue[bytes | None] = asyncio.Queue(max_frames)
     b_to_a: asyncio.Queue[bytes | None] = asyncio.Queue(max_frames)
-    return MemoryTransport(b_to_a, a_to_b), MemoryTransport(a_to_b, b_to_a)
+    return MemoryTransport(b_to_a, a_to_b, key), MemoryTransport(a_to_b, b_to_a)

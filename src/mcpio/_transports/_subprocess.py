@@ -198,9 +198,15 @@ class SubprocessTransport:
     ) -> None:
         self.command = command
         self.args = [os.fspath(a) for a in args]
-        self.abilities = Abilities(close_reason=self.close_reason)
         self.env = build_env(env, env_mode)
         self.cwd = os.fspath(cwd) if cwd is not None else None
+        self.abilities = Abilities(
+            close_reason=self.close_reason,
+            key=self.key,
+            open=self.open,
+            stderr_tail=self.stderr_tail,
+            closed_error=self.closed_error,
+        )
         self.on_stderr = on_stderr
         self.grace = grace
         self.exit_linger = exit_linger

@@ -75,20 +75,25 @@ class Traced:
     def __init__(self, inner: Any, trace: Trace) -> None:
         self.inner = inner
         self.trace = trace
-        # Not the inner transport's send_nowait/answer_nowait (they would skip the trace): every
-        # frame through send.
-        inner_offers = abilities(inner)
+        # Opted into: what stays true through a trace. Not send_nowait/answer_nowait (they would
+        # skip the trace: every frame goes through send), nor attach (the engine would be fed
+        # frames the trace never saw).
+        o = abilities(inner)
         self.abilities = Abilities(
-            close_reason=inner_offers.close_reason, routing_key=routing_key(inner), relates=inner_offers.relates
+            unanswered=o.unanswered,
+            close_reason=o.close_reason,
+            relates=o.relates,
+            routing_key=routing_key(inner),
+            session_id=o.session_id,
+            session_ended=o.session_ended,
+            http_scope=o.http_scope,
+            close_stream=o.close_stream,
+            key=o.key,
+            open=o.open,
+            stderr_tail=o.stderr_tail,
+            closed_error=o.closed_error,
+            accept_tools=o.accept_tools,
         )
-
-    def __getattr__(self, name: str) -> Any:  # key, stderr_tail, accept_tools … of the inner transport
-        return getattr(self.inner, name)
-
-    async def open(self) -> None:
-        opener = getattr(self.inner, "open", None)
-        if opener is not None:
-            await opener()
 
     async def send(self, frame: bytes) -> None:
         self.trace("out", frame)
