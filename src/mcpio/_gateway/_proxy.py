@@ -468,6 +468,14 @@ class ProxyServer(Server):
         self.upstream = Upstream(self, target, label, client_options)
         self.completion(self._complete)
 
+    def unavailable(self) -> str | None:
+        """The upstream's start-up failure while it has never been connected: a proxy of nothing
+        answers ``initialize`` with it (an empty server would hide it from the user)."""
+        error, upstream = self.upstream.error, self.upstream
+        if error is None or upstream.client is not None or upstream._listed:
+            return None
+        return f"the upstream server did not start: {str(error) or _reason(error)}"
+
     async def _complete(self, ref: dict[str, Any], argument: dict[str, Any], context: Any) -> Any:
         async def go(client: Client) -> Any:
             params: dict[str, Any] = {"ref": ref, "argument": argument}
@@ -484,7 +492,7 @@ class ProxyServer(Server):
 @contextlib.asynccontextmanager
 async def _connected(server: Server) -> AsyncIterator[None]:
     assert isinstance(server, ProxyServer)
-    await server.upstream.start()  # served empty if it fails; the next request tries again
+    await server.upstream.start()  # if it fails, initialize answers why (ProxyServer.unavailable)
     try:
         yield
     finally:
