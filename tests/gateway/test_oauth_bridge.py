@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,10 +26,11 @@ from mcp import Client as SDKClient
 from mcp import StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from mcpio import Client
+from mcpio import Client, MCPError
 from mcpio.auth import FileTokenStore
 from tests.support.http import mcpio_http
 from tests.support.oidc import OIDCProvider, missing
+from tests.support.pipes import LineReader, init_lines
 
 SERVER = Path(__file__).parents[1] / "auth" / "protected_server.py"
 
@@ -129,29 +131,53 @@ def test_the_bridge_uses_the_token_mcpio_login_stored(idp, remote, tmp_path):
 def test_without_a_stored_login_and_no_browser_the_bridge_says_to_run_mcpio_login(idp, remote, tmp_path):
     """No token and no browser (``BROWSER=false`` fails): nobody reads the bridge's stderr (a
     host's log), so it does not wait for someone to open the login URL (it used to, for the
-    browser timeout of 300 s, and the host's initialize timed out): it starts at once, with one
-    line saying what to run, and serves nothing until restarted."""
-    said: list[str] = []
-
-    async def main() -> list:
-        async with Client(
-            [sys.executable, "-m", "mcpio", "run", remote],
-            env=bridge_env(tmp_path / "tokens.json"),
-            on_stderr=said.append,
-            timeout=20,  # the initialize is answered at once; without the fix it times out here
-        ) as c:
-            return list(await c.list_tools())
-
-    assert asyncio.run(main()) == []
-    [line] = [s for s in said if "mcpio login" in s]
-    assert line.endswith(
+    browser timeout of 300 s, and the host's initialize timed out): it answers ``initialize`` at
+    once with an error saying what to run (the host shows it; it used to serve an empty server,
+    which hid the problem), says the same on stderr, and exits 1 when the host hangs up."""
+    bridge = subprocess.Popen(
+        [sys.executable, "-m", "mcpio", "run", remote],
+        env=bridge_env(tmp_path / "tokens.json"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert bridge.stdin is not None and bridge.stdout is not None and bridge.stderr is not None
+    try:
+        bridge.stdin.write(init_lines())
+        bridge.stdin.flush()
+        answer = LineReader(bridge.stdout.fileno()).message(20)  # at once; it used to take 300 s
+        bridge.stdin.close()
+        assert bridge.wait(20) == 1
+        said = bridge.stderr.read().decode()
+    finally:
+        if bridge.poll() is None:
+            bridge.kill()
+            bridge.wait()
+        bridge.stdout.close()
+        bridge.stderr.close()
+    line = (
         f"needs a login and no browser could be opened here: run `mcpio login {remote}` in a terminal, then try again"
     )
-    assert not any("/auth?" in s for s in said)  # no URL printed for nobody to open
+    assert answer["id"] == "init" and "result" not in answer
+    message = answer["error"]["message"]
+    assert message.startswith("the upstream server did not start: ") and message.endswith(f"{remote} {line}")
+    assert line in said
+    assert "/auth?" not in said  # no URL printed for nobody to open
     assert not (tmp_path / "tokens.json").exists() or not any(
         k.startswith("token ")
         for k in FileTokenStore(tmp_path / "tokens.json").keys()  # noqa: SIM118
     )
+
+
+def test_through_mcpio_client_the_missing_login_is_the_connection_error(idp, remote, tmp_path):
+    async def main() -> None:
+        async with Client(
+            [sys.executable, "-m", "mcpio", "run", remote], env=bridge_env(tmp_path / "t.json"), timeout=20
+        ):
+            pass
+
+    with pytest.raises(MCPError, match=r"run `mcpio login .*` in a terminal, then try again"):
+        asyncio.run(main())
 
 
 def test_a_login_slower_than_the_era_probe_opens_one_browser_and_the_bridge_waits_for_it(idp, remote, tmp_path):

@@ -288,7 +288,7 @@ def run_app(
         if sys.stderr.isatty() and sys.stdin.isatty():
             print(banner(server, app, "stdio"), file=sys.stderr, flush=True)
         server.run()
-        return 0
+        return 1 if server.unavailable() is not None else 0  # a proxy whose upstream never started
     if not path.startswith("/"):
         raise UsageError(f"--path {path!r}: an endpoint path starts with /")
     from .._protocol._http import is_loopback

@@ -527,6 +527,14 @@ class ProxyServer(Server):
         self.waits = waits
         self.completion(self._complete)
 
+    def unavailable(self) -> str | None:
+        """The upstream's start-up failure while it has never been connected: a proxy of nothing
+        answers ``initialize`` with it (an empty server would hide it from the user)."""
+        error, upstream = self.upstream.error, self.upstream
+        if error is None or upstream.client is not None or upstream._listed:
+            return None
+        return f"the upstream server did not start: {str(error) or _reason(error)}"
+
     async def _complete(self, ref: dict[str, Any], argument: dict[str, Any], context: Any) -> Any:
         async def go(client: Client) -> Any:
             params: dict[str, Any] = {"ref": ref, "argument": argument}
@@ -544,9 +552,9 @@ class ProxyServer(Server):
 async def _connected(server: Server) -> AsyncIterator[None]:
     assert isinstance(server, ProxyServer)
     if server.waits:
-        await server.upstream.start()  # served empty if it fails; the next request tries again
+        await server.upstream.start()  # if it fails, initialize answers why (ProxyServer.unavailable)
     else:
-        server.upstream.begin()
+        server.upstream.begin()  # a gateway: it holds its requests until this start ends
     try:
         yield
     finally:

@@ -66,8 +66,15 @@ def private_listing(server: Server) -> bool:
 
 
 # ---------------------------------------------------------------------- lifecycle & discovery
+def _check_available(server: Server) -> None:
+    reason = server.unavailable()
+    if reason is not None:
+        raise MCPError(reason, INTERNAL_ERROR)
+
+
 async def initialize(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
     assert ctx.rules is not None
+    _check_available(server)
     return initialize_result(server, ctx.rules, ctx.session.state)
 
 
@@ -75,6 +82,7 @@ async def discover(server: Server, ctx: Context, params: Params) -> dict[str, An
     """``server/discover`` (2026-07-28, MUST): versions, capabilities, instructions; the era
     decorations add resultType, ttlMs, cacheScope and _meta serverInfo."""
     assert ctx.rules is not None
+    _check_available(server)
     return discover_result(server, ctx.rules)
 
 

@@ -529,6 +529,11 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
             **options,
         )
 
+    def unavailable(self) -> str | None:
+        """Why this server cannot serve at all (``initialize`` and ``server/discover`` then answer a
+        JSON-RPC error with it), or None. A proxy whose only upstream failed to start says why."""
+        return None
+
     def run(self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, **options: Any) -> None:
         """Serve until the client goes away (stdio) or until interrupted (HTTP).
 

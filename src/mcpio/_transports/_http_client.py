@@ -14,6 +14,14 @@ Each message is inspected once, and the HTTP rules come from ``_protocol/_http_c
   modern".
   If nothing ever reached the server (connection refused …), the transport ends instead, and
   the connection fails with that reason.
+* **A burst of requests** (a host pipelining thousands of calls through ``mcpio run URL``):
+  at most ``MAX_REQUESTS_IN_FLIGHT`` are POSTed at once, on at most ``MAX_CONNECTIONS`` kept-alive
+  connections; the rest wait their turn in this transport. httpx's pool costs time in proportion
+  to the requests queued in it at every step, and closes a connection that goes idle whenever
+  more than ``max_keepalive_connections`` are open (it counts the busy ones too): handed a whole
+  burst, it kept the event loop busy for seconds between opening connections and writing requests
+  on them, past a server's header timeout (uvicorn here: 10 s), and the server closed them: the
+  POSTs failed with ``ReadError``.
 * **Notifications and responses** are POSTed before ``send`` returns (202 expected), which
   keeps ``notifications/initialized`` ahead of the requests that follow it.
 * **Legacy era** (a message without 2026-07-28 ``_meta``): the ``Mcp-Session-Id`` of the
@@ -78,6 +86,10 @@ log = logging.getLogger("mcpio.client")
 _EOF = None  # the end marker on the frame queues (frames are bytes, never None)
 MAX_RESUMES = 5  # GET + Last-Event-ID attempts for one broken response stream
 MAX_GET_FAILURES = 5  # consecutive failures before the standalone GET stream is given up
+MAX_CONNECTIONS = 100  # per transport (one origin)
+# Requests POSTed at once; more wait here, not in httpx's pool. The other connections stay free
+# for notifications, responses to the server's requests and GET streams.
+MAX_REQUESTS_IN_FLIGHT = 90
 
 
 def _content_type(resp: httpx.Response) -> str:
@@ -157,6 +169,7 @@ class HTTPClientTransport:
         self._http: httpx.AsyncClient | None = client
         self._inbox: asyncio.Queue[bytes | Related | None] = asyncio.Queue()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._in_flight = asyncio.Semaphore(MAX_REQUESTS_IN_FLIGHT)  # POSTed requests (the module docstring)
         self._requests: dict[Any, tuple[asyncio.Task[Any], str, bool]] = {}  # id -> (task, method, modern)
         self._answered: dict[Any, asyncio.Event] = {}
         self.session_id: str | None = None
@@ -189,7 +202,10 @@ class HTTPClientTransport:
                 follow_redirects=True,
                 auth=self.auth,
                 timeout=httpx.Timeout(self.timeout, read=None),
-                limits=httpx.Limits(keepalive_expiry=2.0),
+                # max_keepalive_connections = max_connections: busy connections count against it
+                limits=httpx.Limits(
+                    max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS, keepalive_expiry=2.0
+                ),
             )
 
     async def _saw(self, resp: httpx.Response) -> None:
@@ -372,34 +388,11 @@ class HTTPClientTransport:
             )
 
     async def _request(self, msg: dict[str, Any], frame: bytes) -> None:
-        assert self._http is not None, "open() first"
         id_, method = msg["id"], msg["method"]
         modern = h.modern_meta(msg) is not None
         try:
-            for attempt in (0, 1):
-                headers = self._post_headers(msg)
-                async with self._http.stream("POST", self.url, content=frame, headers=headers) as resp:
-                    self._reached = True
-                    status = resp.status_code
-                    if (
-                        status == 404
-                        and attempt == 0
-                        and not modern
-                        and method != "initialize"
-                        and headers.get(h.SESSION_ID) is not None
-                    ):
-                        await read_capped(resp, self.max_message_size)
-                        if await self._reinitialize(headers[h.SESSION_ID]):
-                            continue  # the same request, in the new session
-                    if method == "initialize" and not modern and status in (400, 404, 405) and self.http_sse:
-                        body = await read_capped(resp, self.max_message_size)
-                        if rules.use_http_sse(status, body) and await self._open_http_sse():
-                            await self._sse.send(msg, frame)  # type: ignore[union-attr]
-                            return
-                        self._answer_body(id_, status, resp.reason_phrase, body)
-                        return
-                    await self._read_answer(resp, id_, legacy=not modern)
-                    return
+            async with self._in_flight:
+                await self._post_request(msg, frame, id_, method, modern)
         except asyncio.CancelledError:
             raise
         except httpx.HTTPError as exc:
@@ -409,6 +402,34 @@ class HTTPClientTransport:
         finally:
             self._requests.pop(id_, None)
             self._answered.pop(id_, None)
+
+    async def _post_request(self, msg: dict[str, Any], frame: bytes, id_: Any, method: str, modern: bool) -> None:
+        """POST request ``id_`` and read its answer (a 404 of an ended legacy session: once more in a new one)."""
+        assert self._http is not None, "open() first"
+        for attempt in (0, 1):
+            headers = self._post_headers(msg)
+            async with self._http.stream("POST", self.url, content=frame, headers=headers) as resp:
+                self._reached = True
+                status = resp.status_code
+                if (
+                    status == 404
+                    and attempt == 0
+                    and not modern
+                    and method != "initialize"
+                    and headers.get(h.SESSION_ID) is not None
+                ):
+                    await read_capped(resp, self.max_message_size)
+                    if await self._reinitialize(headers[h.SESSION_ID]):
+                        continue  # the same request, in the new session
+                if method == "initialize" and not modern and status in (400, 404, 405) and self.http_sse:
+                    body = await read_capped(resp, self.max_message_size)
+                    if rules.use_http_sse(status, body) and await self._open_http_sse():
+                        await self._sse.send(msg, frame)  # type: ignore[union-attr]
+                        return
+                    self._answer_body(id_, status, resp.reason_phrase, body)
+                    return
+                await self._read_answer(resp, id_, legacy=not modern)
+                return
 
     async def _read_answer(self, resp: httpx.Response, id_: Any, *, legacy: bool) -> None:
         """Read the answer to request ``id_`` from ``resp`` (JSON or SSE) into ``receive``."""
