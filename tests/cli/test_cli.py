@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -25,18 +24,21 @@ def mcpio(
     return subprocess.run([*MCPIO, *args], capture_output=True, text=True, cwd=cwd, env=full_env, timeout=timeout)
 
 
-def test_help_is_fast_and_lists_every_command():
+def test_help_is_light_and_lists_every_command():
     script = Path(sys.executable).parent / "mcpio"
     assert script.exists(), "the mcpio console script is installed with the package"
-    best = float("inf")
-    for _ in range(3):
-        started = time.perf_counter()
-        out = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=30)
-        best = min(best, time.perf_counter() - started)
+    out = subprocess.run([str(script), "--help"], capture_output=True, text=True, timeout=30)
     assert out.returncode == 0
     for command in ("run", "list", "call", "read", "prompt", "tap", "replay", "doctor", "config"):
         assert f"  {command}" in out.stdout
-    assert best < 0.5, f"mcpio --help took {best:.3f} s"
+    # Fast because it loads only argparse and the flag tables: what --help imports, not a timing
+    # (a loaded machine makes any wall-clock bound fail or meaningless).
+    timed = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "mcpio", "--help"], capture_output=True, text=True, timeout=30
+    )
+    loaded = {line.split("|")[-1].strip() for line in timed.stderr.splitlines() if line.startswith("import time:")}
+    heavy = {"asyncio", "ssl", "httpx", "msgspec", "pydantic", "logging", "mcpio._client", "mcpio._server"}
+    assert not heavy & loaded, f"mcpio --help imports {sorted(heavy & loaded)}"
     version = mcpio("--version")
     assert version.returncode == 0 and version.stdout.startswith("mcpio ")
     bad = mcpio("frobnicate")
