@@ -6,6 +6,7 @@ import base64
 
 import pytest
 
+from mcpio import _jsonrpc as rpc
 from mcpio._protocol import _http as h
 from mcpio._transports._http_events import MemoryEventStore
 
@@ -110,13 +111,20 @@ def test_post_needs_json_body_and_an_acceptable_answer():
 
 def test_bad_bodies_are_400_with_the_jsonrpc_error():
     with pytest.raises(h.BadBody) as e:
-        h.parse_body(b"{nope")
+        h.read_messages(b"{nope")
     assert e.value.refusal.status == 400 and e.value.refusal.error["code"] == -32700
     with pytest.raises(h.BadBody) as e:
-        h.kinds([{"jsonrpc": "1.0", "id": 7, "method": "x"}])
+        h.read_messages(b'[{"jsonrpc": "2.0", "method": "x"}, {"jsonrpc": "1.0", "id": 7, "method": "x"}]')
     assert e.value.refusal.error["code"] == -32600 and e.value.refusal.id == 7
-    with pytest.raises(h.BadBody):
-        h.messages_of([])
+    with pytest.raises(h.BadBody) as e:
+        h.read_messages(b" []")
+    assert e.value.refusal.error["message"] == "Invalid Request: empty batch"
+
+
+def test_a_json_array_is_a_batch_even_of_one():
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    assert h.read_messages(b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}') == ([ping], [rpc.REQUEST], False)
+    assert h.read_messages(b' \n[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]') == ([ping], [rpc.REQUEST], True)
 
 
 # ---------------------------------------------------------------------------- eras and sessions

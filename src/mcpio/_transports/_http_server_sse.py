@@ -97,8 +97,7 @@ class LegacySSE:
             return
         try:
             body = await read_body(receive, headers, self.app.max_body_size)
-            value = h.parse_body(body)
-            h.kinds(h.messages_of(value))
+            h.read_messages(body)  # BadBody: not JSON-RPC
         except TooLarge:
             await refuse(send, h.refuse(413, f"Payload Too Large: the limit is {self.app.max_body_size} bytes"))
             return
