@@ -281,31 +281,6 @@ class BadBody(Exception):
         self.refusal = refusal
 
 
-_decode_json = rpc.decode_json
-
-
-def read_messages(body: bytes) -> tuple[list[Any], list[int], bool]:
-    """A POST body's messages, their JSON-RPC kinds, and whether it is a batch: a JSON array, even
-    of one (2025-03-26 only; the era and the session decide). ``BadBody`` (400) for bad JSON, an
-    empty batch, or the first message that is not JSON-RPC (with its id when it has one)."""
-    try:
-        value = _decode_json(body)
-    except Exception:  # the decoder's own error: read again for the error's text
-        try:
-            value = rpc.decode(body)
-        except rpc.InvalidMessage as exc:
-            raise BadBody(refuse(400, exc.message, PARSE_ERROR)) from None
-    batch = type(value) is list
-    if batch and not value:
-        raise BadBody(refuse(400, "Invalid Request: empty batch"))
-    messages = value if batch else [value]
-    try:
-        kinds = [rpc.classify(m) for m in messages] if batch else [rpc.classify(value)]
-    except rpc.InvalidMessage as exc:
-        raise BadBody(refuse(400, exc.message, exc.code, id=exc.id)) from None
-    return messages, kinds, batch
-
-
 # ---------------------------------------------------------------------------- eras
 def modern_meta(message: Any) -> dict[str, Any] | None:
     """The ``_meta`` of a request that carries the modern keys, else None."""

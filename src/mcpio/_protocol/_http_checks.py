@@ -4,7 +4,8 @@
   against the app's allow-lists, DNS-rebinding protection: pain points §1.8; a POST's
   ``Content-Type``/``Accept``; the legacy ``MCP-Protocol-Version``), made once per app from
   immutable allow-lists. It owns its memos: the :class:`Verdict` of header values that passed, and
-  the decoded text of the header values clients repeat (:meth:`RequestChecks.headers`) and of
+  the decoded text of the header values clients repeat (:attr:`RequestChecks.texts`, for
+  ``_http.header_map``) and of
   their ``Mcp-Name`` values (:attr:`RequestChecks.decode_name`).
 * :func:`read_post` — a POST body read into a :class:`Post`: its messages, their kinds, whether
   it is a batch, its era and whether its stream is primed. Each of those rules is decided here
@@ -22,6 +23,7 @@ from typing import Any
 import msgspec
 
 from .. import _jsonrpc as rpc
+from .._errors import PARSE_ERROR
 from ._http import (
     LOOPBACK_HOSTS,
     PROTOCOL_VERSION,
@@ -34,9 +36,8 @@ from ._http import (
     check_origin,
     check_post,
     decode_header_value,
-    header_map,
     priming,
-    read_messages,
+    refuse,
     select_era,
 )
 
@@ -60,19 +61,15 @@ class RequestChecks:
     at most :data:`MEMO_MAX` of them: a request repeating a client's values skips the checks,
     and a new value (a hostile client's stream of made-up Hosts too) is checked in full."""
 
-    __slots__ = ("_passed", "_texts", "decode_name", "hosts", "origins")
+    __slots__ = ("_passed", "decode_name", "hosts", "origins", "texts")
 
     def __init__(self, hosts: Iterable[str] | None = None, origins: Iterable[str] | None = None) -> None:
         self.hosts: tuple[str, ...] = LOOPBACK_HOSTS if hosts is None else tuple(hosts)
         self.origins: tuple[str, ...] = LOOPBACK_HOSTS if origins is None else tuple(origins)
         self._passed: dict[tuple[str | None, ...], Verdict] = {}
-        self._texts: dict[bytes, str] = {}  # header_map's memo (bounded there: KEPT_MAX)
+        self.texts: dict[bytes, str] = {}  # header_map(raw, texts): its memo (bounded there: KEPT_MAX)
         # decode_header_value of the Mcp-Name values a client repeats (one per tool it calls), bounded
         self.decode_name: Callable[[str], str] = functools.lru_cache(maxsize=256)(decode_header_value)
-
-    def headers(self, raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
-        """The request's ASGI headers as {lower-case name: value} (``header_map``)."""
-        return header_map(raw, self._texts)
 
     def request(self, headers: Mapping[str, str]) -> Refusal | None:
         """The 403 of a request whose ``Host`` or ``Origin`` is not allowed (any method), else None."""
@@ -81,8 +78,13 @@ class RequestChecks:
     def post(self, headers: Mapping[str, str]) -> Verdict | Refusal:
         """A POST's checks in order — Host, Origin (403), Content-Type (415), Accept (406) — and
         what its headers allow when it passes them."""
-        get = headers.get
-        key = (get("host"), get("origin"), get("accept"), get("content-type"), get(PROTOCOL_VERSION))
+        key = (
+            headers.get("host"),
+            headers.get("origin"),
+            headers.get("accept"),
+            headers.get("content-type"),
+            headers.get(PROTOCOL_VERSION),
+        )
         verdict = self._passed.get(key)
         # A hit: these exact values passed every check below against these same (immutable) lists.
         if verdict is not None:
@@ -90,7 +92,7 @@ class RequestChecks:
         refusal = self.request(headers)
         if refusal is not None:
             return refusal
-        json_ok, sse_ok = accepted = accepts(get("accept"))
+        json_ok, sse_ok = accepted = accepts(key[2])
         refusal = check_post(headers, accepted)
         if refusal is not None:
             return refusal
@@ -116,19 +118,35 @@ class Post(msgspec.Struct, frozen=True, gc=False):  # nothing a Post holds refer
     priming: bool  # legacy, in a session: its stream starts with a priming event (SEP-1699)
 
 
+_decode_json = rpc.decode_json
+_REQUEST = rpc.REQUEST
+
+
 def read_post(body: bytes, headers: Mapping[str, str], verdict: Verdict) -> Post:
-    """``body`` read once; ``BadBody`` (400) for bad JSON, an empty batch, or a message that is
-    not JSON-RPC. A POST without a session (``initialize``) has agreed no version yet: its
-    stream is not primed."""
-    messages, kinds, batch = read_messages(body)
-    if len(messages) == 1:  # every POST but a 2025-03-26 batch: no list made
-        requests = messages if kinds[0] == rpc.REQUEST else []
-        rid = messages[0]["id"] if requests else None
-    else:
-        requests = [m for m, k in zip(messages, kinds, strict=True) if k == rpc.REQUEST]
-        rid = None
+    """``body`` read once. ``BadBody`` (400) for bad JSON, an empty batch, or the first message
+    that is not JSON-RPC (with its id when it has one). A POST without a session (``initialize``)
+    has agreed no version yet: its stream is not primed."""
+    try:
+        value = _decode_json(body)
+    except Exception:  # the decoder's own error: decoded again for the error's text
+        try:
+            value = rpc.decode(body)
+        except rpc.InvalidMessage as exc:
+            raise BadBody(refuse(400, exc.message, PARSE_ERROR)) from None
+    try:
+        if type(value) is dict:  # one message, as every POST but a 2025-03-26 batch: no list walked
+            messages, kind = [value], rpc.classify(value)
+            kinds, batch = [kind], False
+            requests, rid = (messages, value["id"]) if kind == _REQUEST else ([], None)
+        else:  # a batch (a JSON array, even of one), or a value that is no message at all
+            batch = type(value) is list
+            if batch and not value:
+                raise BadBody(refuse(400, "Invalid Request: empty batch"))
+            messages = value if batch else [value]
+            kinds = [rpc.classify(m) for m in messages]
+            requests = [m for m, k in zip(messages, kinds, strict=True) if k == _REQUEST]
+            rid = requests[0]["id"] if len(messages) == 1 and requests else None
+    except rpc.InvalidMessage as exc:
+        raise BadBody(refuse(400, exc.message, exc.code, id=exc.id)) from None
     primed = verdict.priming and SESSION_ID in headers
     return Post(body, messages, kinds, batch, select_era(headers, messages), requests, rid, primed)
-
-
-__all__ = ["MEMO_MAX", "BadBody", "Post", "RequestChecks", "Verdict", "read_post"]

@@ -163,7 +163,7 @@ class StreamableHTTPApp:
             if admitted is None:
                 return
             receive, send = admitted
-        headers = self.checks.headers(scope.get("headers") or ())
+        headers = h.header_map(scope.get("headers") or (), self.checks.texts)
         if self.sse is not None and route in (self.sse.sse_path, self.sse.message_path):
             refusal = self.checks.request(headers)
             if refusal is not None:
