@@ -124,8 +124,19 @@ RAWS += [
 
 @pytest.mark.parametrize("raw", RAWS)
 def test_header_map_same(raw: Any) -> None:
+    kept: dict[bytes, str] = {}  # a memo, as RequestChecks.texts
     assert h.header_map(raw) == ref_header_map(raw)
-    assert h.header_map(iter(list(raw))) == ref_header_map(raw)  # any iterable
+    assert h.header_map(raw, kept) == ref_header_map(raw)
+    assert h.header_map(raw, kept) == ref_header_map(raw)  # again: values kept by the first call
+    assert h.header_map(iter(list(raw)), kept) == ref_header_map(raw)  # any iterable
+
+
+def test_header_map_keeps_no_credential_and_no_long_value() -> None:
+    secret, sid, long = b"Bearer secret-token-1", b"session-id-not-kept", b"x" * 257
+    raw = [(b"host", b"kept.example"), (b"authorization", secret), (b"mcp-session-id", sid), (b"user-agent", long)]
+    kept: dict[bytes, str] = {}
+    assert h.header_map(raw, kept)["authorization"] == "Bearer secret-token-1"
+    assert list(kept) == [b"kept.example"]
 
 
 # ---------------------------------------------------------------- check_standard_headers

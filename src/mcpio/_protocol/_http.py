@@ -160,13 +160,13 @@ _NAMES = {
 # unless added here.
 KEPT_NAMES = frozenset(("host", "origin", "accept", "content-type", "content-length", "user-agent", "connection"))
 KEPT_NAMES |= {"accept-encoding", "accept-language", "cache-control", PROTOCOL_VERSION, MCP_METHOD, MCP_NAME}
-KEPT_MAX = 512  # values a memo given to header_map holds (emptied when full)
+KEPT_MAX = 512  # values a memo given to header_map holds (emptied when full), each of at most 256 bytes
 
 
 def header_map(raw: Iterable[tuple[bytes, bytes]], kept: dict[bytes, str] | None = None) -> dict[str, str]:
     """ASGI headers as {lower-case name: value}; repeated headers are joined with ", ".
     ``kept``: the caller's memo of decoded values by their bytes (``RequestChecks`` owns one), for
-    the names in KEPT_NAMES only, at most KEPT_MAX of them."""
+    the names in KEPT_NAMES only, at most KEPT_MAX short ones."""
     if type(raw) is list and kept is not None:
         names = _NAMES
         out: dict[str, str] = {}
@@ -176,7 +176,7 @@ def header_map(raw: Iterable[tuple[bytes, bytes]], kept: dict[bytes, str] | None
                 text = kept.get(value)
                 if text is None:  # not kept: decoded (and kept when its name is in KEPT_NAMES)
                     text = value.decode("latin-1")
-                    if key in KEPT_NAMES:
+                    if key in KEPT_NAMES and len(value) <= 256:
                         if len(kept) >= KEPT_MAX:
                             kept.clear()
                         kept[value] = text

@@ -3,10 +3,9 @@
 * :class:`RequestChecks` — the checks every request passes before MCP sees it (Host and Origin
   against the app's allow-lists, DNS-rebinding protection: pain points §1.8; a POST's
   ``Content-Type``/``Accept``; the legacy ``MCP-Protocol-Version``), made once per app from
-  immutable allow-lists. It owns its memos: the :class:`Verdict` of header values that passed, and
-  the decoded text of the header values clients repeat (:attr:`RequestChecks.texts`, for
-  ``_http.header_map``) and of
-  their ``Mcp-Name`` values (:attr:`RequestChecks.decode_name`).
+  immutable allow-lists. It owns the request path's memos, all bounded: the :class:`Verdict` of
+  header values that passed, the decoded header values clients repeat (``texts``, for
+  ``_http.header_map``) and their decoded ``Mcp-Name`` values (``decode_name``).
 * :func:`read_post` — a POST body read into a :class:`Post`: its messages, their kinds, whether
   it is a batch, its era and whether its stream is primed. Each of those rules is decided here
   and nowhere else; the app reads the value.
