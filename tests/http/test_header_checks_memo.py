@@ -1,16 +1,21 @@
-"""The app remembers the Host, Origin, Accept and Content-Type values that passed the request
-checks (``StreamableHTTPApp._pass``, issue 17): a request carrying them again answers exactly
-as the checks would have, only passes are kept, the memory is bounded, and it holds only for the
-allow lists it was made under."""
+"""The request checks remember the Host, Origin, Accept, Content-Type and MCP-Protocol-Version
+values that passed (``_protocol._http_checks.RequestChecks``), seen through the app's answers
+only: a request carrying remembered values answers exactly as the checks would have, a stream
+of made-up Host values does not make the app hold more memory, and the allow-lists are fixed
+when the app is made."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
+import tracemalloc
 from typing import Any
 
+import pytest
+
 from mcpio import Server
-from mcpio._transports import _http_server
+from mcpio._protocol._http_checks import MEMO_MAX
 
 from .test_http_cost import Client, scope
 
@@ -40,40 +45,57 @@ def test_a_remembered_pass_answers_as_the_checks_do() -> None:
             fresh = await _post(Server("f").http_app(), headers)  # nothing remembered: the checks
             first, again = await _post(remembering, headers), await _post(remembering, headers)
             assert first == fresh and again == fresh, values
-            assert (values in remembering._passed) is (fresh[0] == 400), values  # passes only
         await remembering.aclose()
 
     asyncio.run(go())
 
 
-def test_the_memory_is_bounded_and_kept_for_its_allow_lists_only() -> None:
-    async def go() -> None:
-        app = Server("m").http_app()
-        ok = ("localhost", None, None, "application/json")
-        for port in range(_http_server.PASSED_MAX + 10):
-            status, _ = await _post(app, _headers((f"localhost:{port}", None, None, "application/json")))
-            assert status == 400 and len(app._passed) <= _http_server.PASSED_MAX
-        assert await _post(app, _headers(ok)) == (400, (await _post(app, _headers(ok)))[1])
-        assert ok in app._passed
-        app.allowed_hosts = ("example.com",)  # what passed under the old list is checked again
-        status, body = await _post(app, _headers(ok))
-        assert status == 403 and "Host" in body["error"]["message"]
-        assert (await _post(app, _headers(("example.com", None, None, "application/json"))))[0] == 400
-        assert list(app._passed) == [("example.com", None, None, "application/json")]  # the old ones dropped
+@pytest.mark.parametrize("allowed", [None, ["*"]], ids=["loopback", "any-host"])
+def test_a_stream_of_made_up_hosts_does_not_grow_memory(allowed: list[str] | None) -> None:
+    """Every request carries a Host never seen before (allowed ones on ever new ports, made-up
+    names): what the app holds after 2 x MEMO_MAX of them and after 10 x MEMO_MAX more differs by
+    less than 200 bytes per MEMO_MAX; remembering each new value would take several hundred."""
+
+    async def go() -> int:
+        app = Server("m").http_app(allowed_hosts=allowed)
+        counter = itertools.count()
+
+        async def burst(n: int) -> None:
+            for _ in range(n):
+                i = next(counter)
+                host = f"localhost:{i}" if i % 2 else f"made-up-{i:08d}.example"
+                assert (await _post(app, _headers((host, None, None, "application/json"))))[0] in (400, 403)
+
+        await burst(2 * MEMO_MAX)  # warm: every structure at its working size
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        await burst(10 * MEMO_MAX)
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
         await app.aclose()
+        return grown
 
-    asyncio.run(go())
+    tracemalloc.start()
+    try:
+        grown = asyncio.run(go())
+    finally:
+        tracemalloc.stop()
+    # Each remembered Host costs well over 100 bytes (its string, its key, its verdict, a table slot).
+    assert grown < 2 * MEMO_MAX * 100, f"{grown} bytes more after {10 * MEMO_MAX} new Host values"
 
 
-def test_allow_lists_that_can_change_in_place_are_checked_every_time() -> None:
+def test_the_allow_lists_are_fixed_when_the_app_is_made() -> None:
     async def go() -> None:
-        app = Server("m").http_app()
-        app.allowed_hosts = ["localhost"]  # a list: it may change under a remembered verdict
-        ok = _headers(("localhost", None, None, "application/json"))
-        assert (await _post(app, ok))[0] == 400 and not app._passed
-        app.allowed_hosts[:] = ["example.com"]
-        status, body = await _post(app, ok)
-        assert status == 403 and "Host" in body["error"]["message"]
+        hosts = ["localhost"]
+        app = Server("m").http_app(allowed_hosts=hosts)
+        ok, other = _headers(("localhost", None, None, "application/json")), _headers(("example.com", None, None, None))
+        assert (await _post(app, ok))[0] == 400  # passed the checks: no session
+        hosts[:] = ["example.com"]  # the caller's list, changed afterwards: the app's is a copy
+        assert (await _post(app, ok))[0] == 400
+        assert (await _post(app, other))[0] == 403
+        assert app.allowed_hosts == ("localhost",)
+        with pytest.raises(AttributeError):
+            app.allowed_hosts = ("example.com",)  # type: ignore[misc]  # another list: another app
         await app.aclose()
 
     asyncio.run(go())

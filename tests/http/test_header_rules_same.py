@@ -1,7 +1,7 @@
-"""The header rules' faster forms (issue 17: every request runs them) give the answers of the
-plain forms they replaced, kept below as the reference: ``header_map`` (one comprehension for
-the usual request), ``check_standard_headers`` (equal values taken as is), ``check_post``
-(the exact ``application/json`` taken as is) and ``kinds`` (one message, no loop)."""
+"""The header rules' faster forms (every request runs them) give the answers of the plain forms
+kept below as the reference: ``header_map`` (one loop for the usual request),
+``check_standard_headers`` (equal values taken as is), ``check_post`` (the exact
+``application/json`` taken as is) and ``read_messages`` (one message, no loop)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,14 @@ import pytest
 
 from mcpio import _jsonrpc as rpc
 from mcpio._protocol import _http as h
+from mcpio._protocol._http_checks import Verdict, read_post
 from mcpio._versions import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION
+
+
+def read_messages(body: bytes) -> tuple[list[Any], list[int], bool]:
+    """What ``read_post`` reads of a body: its messages, their kinds, whether it is a batch."""
+    post = read_post(body, {}, Verdict(True, True, None, False))
+    return post.messages, post.kinds, post.batch
 
 
 # ---------------------------------------------------------------- the reference forms
@@ -83,6 +90,18 @@ def ref_kinds(messages: list[Any]) -> list[int] | h.Refusal:
     return out
 
 
+def ref_read_messages(body: bytes) -> Any:
+    try:
+        value = rpc.decode(body)
+    except rpc.InvalidMessage as exc:
+        return h.refuse(400, exc.message, h.PARSE_ERROR)
+    if value == []:
+        return h.refuse(400, "Invalid Request: empty batch")
+    messages = value if isinstance(value, list) else [value]
+    kinds = ref_kinds(messages)
+    return kinds if isinstance(kinds, h.Refusal) else (messages, kinds, isinstance(value, list))
+
+
 # ---------------------------------------------------------------- header_map
 RAWS: list[Any] = [
     [],
@@ -105,20 +124,19 @@ RAWS += [
 
 @pytest.mark.parametrize("raw", RAWS)
 def test_header_map_same(raw: Any) -> None:
+    kept: dict[bytes, str] = {}  # a memo, as RequestChecks.texts
     assert h.header_map(raw) == ref_header_map(raw)
-    assert h.header_map(raw) == ref_header_map(raw)  # again: values kept by the first call
-    assert h.header_map(iter(list(raw))) == ref_header_map(raw)  # any iterable
+    assert h.header_map(raw, kept) == ref_header_map(raw)
+    assert h.header_map(raw, kept) == ref_header_map(raw)  # again: values kept by the first call
+    assert h.header_map(iter(list(raw)), kept) == ref_header_map(raw)  # any iterable
 
 
-def test_header_map_keeps_no_credential_and_is_bounded() -> None:
-    secret, sid = b"Bearer secret-token-1", b"session-id-not-kept"
-    raw = [(b"host", b"kept.example"), (b"authorization", secret), (b"mcp-session-id", sid), (b"traceparent", b"00-1")]
-    assert h.header_map(raw)["authorization"] == "Bearer secret-token-1"
-    assert b"kept.example" in h._KEPT_VALUES
-    assert secret not in h._KEPT_VALUES and sid not in h._KEPT_VALUES and b"00-1" not in h._KEPT_VALUES
-    for i in range(3 * h._KEPT_MAX):  # many distinct hosts: the store stays bounded
-        assert h.header_map([(b"host", b"h%d" % i)]) == {"host": f"h{i}"}
-        assert len(h._KEPT_VALUES) <= h._KEPT_MAX
+def test_header_map_keeps_no_credential_and_no_long_value() -> None:
+    secret, sid, long = b"Bearer secret-token-1", b"session-id-not-kept", b"x" * 257
+    raw = [(b"host", b"kept.example"), (b"authorization", secret), (b"mcp-session-id", sid), (b"user-agent", long)]
+    kept: dict[bytes, str] = {}
+    assert h.header_map(raw, kept)["authorization"] == "Bearer secret-token-1"
+    assert list(kept) == [b"kept.example"]
 
 
 # ---------------------------------------------------------------- check_standard_headers
@@ -198,11 +216,12 @@ def test_check_post_same(ctype: str | None, accept: str | None) -> None:
     ],
 )
 def test_kinds_same(messages: list[Any]) -> None:
-    try:
-        got: list[int] | h.Refusal = h.kinds(messages)
-    except h.BadBody as exc:
-        got = exc.refusal
-    assert got == ref_kinds(messages)
+    for body in (rpc.encode(messages), rpc.encode(messages[0])):  # a batch; its first message alone
+        try:
+            got: Any = read_messages(body)
+        except h.BadBody as exc:
+            got = exc.refusal
+        assert got == ref_read_messages(body)
 
 
 @pytest.mark.parametrize(
@@ -229,20 +248,11 @@ def test_kinds_same(messages: list[Any]) -> None:
     ],
 )
 def test_read_messages_same(body: bytes) -> None:
-    """``read_messages`` (one call per POST, issue 17) gives what parse_body, messages_of and kinds give."""
-
-    def ref() -> Any:
-        try:
-            messages = h.messages_of(h.parse_body(body))
-            return messages, h.kinds(messages)
-        except h.BadBody as exc:
-            return exc.refusal
-
     try:
-        got: Any = h.read_messages(body)
+        got: Any = read_messages(body)
     except h.BadBody as exc:
         got = exc.refusal
-    assert got == ref()
+    assert got == ref_read_messages(body)
 
 
 _ID_VALUES = [1, 0, -5, 2**70, "a", "", None, True, 1.5, [], {}]

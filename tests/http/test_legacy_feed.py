@@ -217,10 +217,10 @@ VERSIONS = ["2025-11-25", "1999-01-01", None, " 2025-11-25 ", "2025-06-18", "199
 
 @pytest.mark.parametrize("accept", ["json", "sse", "alternating"])
 def test_each_posts_version_header_is_checked_as_on_a_sessions_first_post(accept: str) -> None:
-    """A session keeps the MCP-Protocol-Version check's outcome for the value it saw last
-    (``LegacyTransport.version_memo``), while Accept is read on each POST: whatever values
-    came before, each POST gets what the same values get on a new session's first request
-    (status, id, priming, JSON or SSE)."""
+    """The MCP-Protocol-Version check's outcome is remembered with the other header values that
+    passed the request checks (``RequestChecks.post``): whatever values came before, each POST
+    gets what the same values get on a new session's first request (status, id, priming, JSON
+    or SSE)."""
     kinds = ["json", "sse", "both"]
 
     async def post(app: Any, session: list[tuple[bytes, bytes]], version: str | None, id_: int) -> Any:

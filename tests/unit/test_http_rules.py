@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import base64
+from typing import Any
 
 import pytest
 
+from mcpio import _jsonrpc as rpc
 from mcpio._protocol import _http as h
+from mcpio._protocol._http_checks import Verdict, read_post
 from mcpio._transports._http_events import MemoryEventStore
 
 META = {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+def read_messages(body: bytes) -> tuple[list[Any], list[int], bool]:
+    """What ``read_post`` reads of a body: its messages, their kinds, whether it is a batch."""
+    post = read_post(body, {}, Verdict(True, True, None, False))
+    return post.messages, post.kinds, post.batch
 
 
 def call(method="tools/call", name="add", arguments=None, meta=META, id=1):
@@ -110,13 +119,20 @@ def test_post_needs_json_body_and_an_acceptable_answer():
 
 def test_bad_bodies_are_400_with_the_jsonrpc_error():
     with pytest.raises(h.BadBody) as e:
-        h.parse_body(b"{nope")
+        read_messages(b"{nope")
     assert e.value.refusal.status == 400 and e.value.refusal.error["code"] == -32700
     with pytest.raises(h.BadBody) as e:
-        h.kinds([{"jsonrpc": "1.0", "id": 7, "method": "x"}])
+        read_messages(b'[{"jsonrpc": "2.0", "method": "x"}, {"jsonrpc": "1.0", "id": 7, "method": "x"}]')
     assert e.value.refusal.error["code"] == -32600 and e.value.refusal.id == 7
-    with pytest.raises(h.BadBody):
-        h.messages_of([])
+    with pytest.raises(h.BadBody) as e:
+        read_messages(b" []")
+    assert e.value.refusal.error["message"] == "Invalid Request: empty batch"
+
+
+def test_a_json_array_is_a_batch_even_of_one():
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    assert read_messages(b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}') == ([ping], [rpc.REQUEST], False)
+    assert read_messages(b' \n[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]') == ([ping], [rpc.REQUEST], True)
 
 
 # ---------------------------------------------------------------------------- eras and sessions

@@ -5,7 +5,8 @@ lives here once. Sources: spec-notes §9a (legacy shape, 2025-03-26 … 2025-11-
 shape, 2026-07-28), §1.8 of the pain points (DNS rebinding).
 
 * **Security** — :func:`check_host`, :func:`check_origin`: loopback names on any port by
-  default, configurable allow lists, a 403 that names what is allowed.
+  default, configurable allow lists, a 403 that names what is allowed (an app applies them
+  through its ``_http_checks.RequestChecks``, which remembers the values that passed).
 * **Content negotiation** — :func:`accepts` (lenient: a missing ``Accept`` means both JSON and
   SSE), :func:`check_post`, :func:`check_get`.
 * **Era** — :func:`select_era`: a request with modern ``_meta``, or with no session and an
@@ -25,7 +26,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import re
 import secrets
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -42,7 +42,9 @@ from .._errors import (
     PARSE_ERROR,
     UNSUPPORTED_PROTOCOL_VERSION,
 )
+from .._versions import LEGACY as _LEGACY
 from .._versions import LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, RULES
+from .._versions import MODERN as _MODERN
 
 # The host and origin matching lives in _http_hosts; its names are part of this module's namespace.
 from ._http_hosts import host_allowed as host_allowed
@@ -71,8 +73,8 @@ LAST_EVENT_ID = "last-event-id"
 JSON = "application/json"
 SSE = "text/event-stream"
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
-LEGACY: str = "legacy"
-MODERN: str = "modern"
+LEGACY: str = _LEGACY  # the eras of the Rules table (select_era)
+MODERN: str = _MODERN
 # When no MCP-Protocol-Version header comes with a legacy request (spec 2025-06-18 transports).
 DEFAULT_LEGACY_VERSION = "2025-03-26"
 # Methods whose Mcp-Name header mirrors a body field (spec 2026-07-28 transports §Standard headers).
@@ -152,31 +154,30 @@ _NAMES = {
 }
 
 
-# The decoded values of the headers a client repeats on every request (host, accept, ...), by
-# their bytes: a lookup instead of a decode, and a str whose hash is kept. Only these
-# names: never a credential (authorization, cookie), a session id or a per-request value (trace
-# context): an allow-list, so a name added to _NAMES is not kept unless added here. Bounded:
-# emptied when full.
-_KEPT_NAMES = frozenset(("host", "origin", "accept", "content-type", "content-length", "user-agent", "connection"))
-_KEPT_NAMES |= {"accept-encoding", "accept-language", "cache-control", PROTOCOL_VERSION, MCP_METHOD, MCP_NAME}
-_KEPT_VALUES: dict[bytes, str] = {}
-_KEPT_MAX = 512
+# The headers whose values a client repeats on every request (host, accept, ...): those that
+# header_map may keep in a caller's memo. Never a credential (authorization, cookie), a session
+# id or a per-request value (trace context): an allow-list, so a name added to _NAMES is not kept
+# unless added here.
+KEPT_NAMES = frozenset(("host", "origin", "accept", "content-type", "content-length", "user-agent", "connection"))
+KEPT_NAMES |= {"accept-encoding", "accept-language", "cache-control", PROTOCOL_VERSION, MCP_METHOD, MCP_NAME}
+KEPT_MAX = 512  # values a memo given to header_map holds (emptied when full), each of at most 256 bytes
 
 
-def header_map(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
-    """ASGI headers as {lower-case name: value}; repeated headers are joined with ", "."""
-    if type(raw) is list:
+def header_map(raw: Iterable[tuple[bytes, bytes]], kept: dict[bytes, str] | None = None) -> dict[str, str]:
+    """ASGI headers as {lower-case name: value}; repeated headers are joined with ", ".
+    ``kept``: the caller's memo of decoded values by their bytes (``RequestChecks`` owns one), for
+    the names in KEPT_NAMES only, at most KEPT_MAX short ones."""
+    if type(raw) is list and kept is not None:
         names = _NAMES
-        kept = _KEPT_VALUES
         out: dict[str, str] = {}
         try:  # the usual request: names known, none repeated; a loop, not a comprehension's frame
             for name, value in raw:
                 key = names[name]
                 text = kept.get(value)
-                if text is None:
+                if text is None:  # not kept: decoded (and kept when its name is in KEPT_NAMES)
                     text = value.decode("latin-1")
-                    if key in _KEPT_NAMES:
-                        if len(kept) >= _KEPT_MAX:
+                    if key in KEPT_NAMES and len(value) <= 256:
+                        if len(kept) >= KEPT_MAX:
                             kept.clear()
                         kept[value] = text
                 out[key] = text
@@ -198,17 +199,10 @@ def _header_map(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------------- security
-# Every request of a client repeats the same Host and Accept values: their verdicts are
-# remembered (bounded; keyed by the exact strings, so a new value is checked in full).
-_host_allowed_cached = functools.lru_cache(maxsize=256)(host_allowed)
-
-
 def check_host(headers: Mapping[str, str], allowed: Collection[str]) -> Refusal | None:
     """DNS-rebinding protection, part 1: the ``Host`` header must name an allowed host."""
     host = headers.get("host")
-    if host is None or not (
-        _host_allowed_cached(host, allowed) if type(allowed) is tuple else host_allowed(host, allowed)
-    ):
+    if host is None or not host_allowed(host, allowed):
         return refuse(
             403,
             f"Forbidden: Host header {host!r} is not allowed; allowed hosts: "
@@ -235,7 +229,6 @@ def check_origin(headers: Mapping[str, str], allowed: Collection[str]) -> Refusa
 
 
 # ---------------------------------------------------------------------------- negotiation
-@functools.lru_cache(maxsize=64)  # the same few Accept values come again and again (see above)
 def accepts(accept: str | None) -> tuple[bool, bool]:
     """(JSON acceptable, SSE acceptable). Lenient (hosts send odd ones): a missing or empty header
     means both; ``*/*``, ``application/*``, ``text/*`` count; ``q=0`` excludes."""
@@ -280,62 +273,12 @@ def check_get(headers: Mapping[str, str]) -> Refusal | None:
     return None
 
 
-def parse_body(body: bytes) -> Any:
-    """The POSTed JSON value; raises :class:`Refusal`-carrying ``BadBody`` on bad JSON."""
-    try:
-        return rpc.decode(body)
-    except rpc.InvalidMessage as exc:
-        raise BadBody(refuse(400, exc.message, PARSE_ERROR)) from None
-
-
 class BadBody(Exception):
+    """A POST body that is refused before any MCP processing (400): its :class:`Refusal`."""
+
     def __init__(self, refusal: Refusal) -> None:
         super().__init__(refusal.error["message"])
         self.refusal = refusal
-
-
-def messages_of(value: Any) -> list[Any]:
-    """The messages of a POST body (a batch is a list; 2025-03-26 only, the session decides)."""
-    if type(value) is list:
-        if not value:
-            raise BadBody(refuse(400, "Invalid Request: empty batch"))
-        return value
-    return [value]
-
-
-def kinds(messages: list[Any]) -> list[int]:
-    """The JSON-RPC kind of each message; ``BadBody`` (400) for the first that is not JSON-RPC."""
-    try:
-        if len(messages) == 1:  # every POST but a 2025-03-26 batch
-            return [rpc.classify(messages[0])]
-        return [rpc.classify(msg) for msg in messages]
-    except rpc.InvalidMessage as exc:
-        raise _not_jsonrpc(exc) from None
-
-
-def _not_jsonrpc(exc: rpc.InvalidMessage) -> BadBody:
-    return BadBody(refuse(400, exc.message, exc.code, id=exc.id))
-
-
-_decode_json = rpc.decode_json
-
-
-def read_messages(body: bytes) -> tuple[list[Any], list[int]]:
-    """:func:`parse_body`, :func:`messages_of` and :func:`kinds` of a POST body in one call: its
-    messages and their kinds, or the ``BadBody`` those raise. Every POST comes here
-    (one frame, not four, for a body holding one object); anything else, and any body the JSON
-    decoder refuses, takes those functions themselves (their error texts)."""
-    try:
-        value = _decode_json(body)
-    except Exception:
-        value = parse_body(body)  # raises its BadBody (or decodes: then as below)
-    if type(value) is dict:
-        try:
-            return [value], [rpc.classify(value)]
-        except rpc.InvalidMessage as exc:
-            raise _not_jsonrpc(exc) from None
-    messages = messages_of(value)
-    return messages, kinds(messages)
 
 
 # ---------------------------------------------------------------------------- eras
@@ -425,11 +368,6 @@ def decode_header_value(value: str) -> str:
         raise ValueError(f"{value!r} is not valid Base64 of UTF-8 text") from None
 
 
-# A client repeats its Mcp-Name values (one per tool or resource it calls): their decoded form is
-# remembered as Host's and Accept's verdicts are (bounded, keyed by the exact string).
-_decode_name_cached = functools.lru_cache(maxsize=256)(decode_header_value)
-
-
 def encode_header_value(value: str) -> str:
     """How a client sends ``value`` in Mcp-Name / Mcp-Param-*: as is when it is plain visible
     ASCII, else (non-ASCII, control characters, whitespace at either end, or a value that looks
@@ -464,13 +402,17 @@ ParamHeadersOf = Callable[[str], Mapping[str, tuple[str, ...]] | None]  # a tool
 
 
 def check_standard_headers(
-    headers: Mapping[str, str], message: dict[str, Any], param_headers: ParamHeadersOf | None = None
+    headers: Mapping[str, str],
+    message: dict[str, Any],
+    param_headers: ParamHeadersOf | None = None,
+    decode: Callable[[str], str] | None = None,
 ) -> Refusal | None:
     """Modern era: ``Mcp-Method`` must equal the body's method, ``Mcp-Name`` its name/uri (for the methods in
     NAME_FIELDS), ``MCP-Protocol-Version`` the ``_meta`` version; a missing, different or undecodable header is
     400 + -32020 (spec 2026-07-28 transports); then a tools/call's ``Mcp-Param-*`` (:func:`check_param_headers`)
     as ``param_headers(tool name)`` declares them. Every request comes here: ``_meta`` read in place
-    (not through :func:`modern_meta`), the body's name once for both checks, the id only to refuse."""
+    (not through :func:`modern_meta`), the body's name once for both checks, the id only to refuse.
+    ``decode``: :func:`decode_header_value` or a memo of it (``RequestChecks.decode_name``)."""
     method = message.get("method")
     raw = headers.get(MCP_METHOD)
     if raw is None:
@@ -500,7 +442,7 @@ def check_standard_headers(
                 )
         else:
             try:
-                value = _decode_name_cached(raw)
+                value = (decode or decode_header_value)(raw)
             except ValueError as exc:
                 return _mismatch(f"Mcp-Name: {exc}", message.get("id"))
             if value != body_name:

@@ -207,12 +207,12 @@ def _mirror(session: Session) -> Any:
     return SessionMirror(session)
 
 
-def answer_post(server: Server, message: Any) -> bytes | None:
-    """The encoded answer to a modern POST's request (``message``, decoded) when it needs neither
-    a Session nor awaiting: ``_answer.answer``'s, after the request's ``_meta`` is admitted as a
-    stateless connection admits it. None: serve it on a session (``MCPIO_TRACE`` records a
-    session's frames, so with a trace every request has one)."""
-    tool = _answer.sync_tool(server, message.get("method"), message.get("params")) if type(message) is dict else None
+def answer_post(server: Server, message: dict[str, Any]) -> bytes | None:
+    """The encoded answer to a modern POST's one request (``message``: ``_http_checks.Post``'s, a
+    JSON-RPC request) when it needs neither a Session nor awaiting: ``_answer.answer``'s, after
+    the request's ``_meta`` is admitted as a stateless connection admits it. None: serve it on a
+    session (``MCPIO_TRACE`` records a session's frames, so with a trace every request has one)."""
+    tool = _answer.sync_tool(server, message["method"], message.get("params"))
     if tool is None or (server._http_trace is not False and http_trace(server)):
         return None
     id_, params = message["id"], message["params"]

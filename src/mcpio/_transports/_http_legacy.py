@@ -23,7 +23,6 @@ from ._http_unmade import UnmadeStream
 log = logging.getLogger("mcpio.http")
 
 _EOF = None  # the end marker on the inbox (frames are bytes or Decoded, never None)
-_UNSEEN = object()  # no header value seen yet (version_memo)
 _NO_ID = object()  # no request is being fed without a route (equal to no request id)
 RETRY_AFTER = 5  # seconds, in the 503 of the session cap
 
@@ -259,11 +258,19 @@ class LegacyTransport:
         return s
 
     async def post(
-        self, frame: bytes, messages: list[Any], request_ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool
+        self,
+        frame: bytes,
+        messages: list[Any],
+        request_ids: set[Any],
+        *,
+        json_ok: bool,
+        sse_ok: bool,
+        priming: bool,
+        batch: bool = False,
     ) -> Stream | bytes:
         """Deliver a POST carrying requests ``request_ids`` and give its response: the stream to
         pump, or the answer that is the whole response (:meth:`deliver_post`, awaited if need be)."""
-        out = self.deliver_post(frame, messages, request_ids, json_ok, sse_ok, priming)
+        out = self.deliver_post(frame, messages, request_ids, json_ok, sse_ok, priming, batch=batch)
         return out if isinstance(out, (bytes, Stream)) else await out
 
     def deliver_post(
@@ -275,6 +282,7 @@ class LegacyTransport:
         sse_ok: bool,
         priming: bool,
         scope: Any = None,
+        batch: bool = False,
     ) -> Stream | bytes | Coroutine[Any, Any, Stream | bytes]:
         """:meth:`post` as a plain call: its response (the answer as bytes, or the stream) when
         nothing had to be awaited for it; else the coroutine that finishes the delivery and
@@ -293,15 +301,10 @@ class LegacyTransport:
         its answer); not answered there, it gets one before anything else can run (a refusal
         still to send, a Task not yet started): no object per request answered at once.
 
-        ``scope``: the POST's ASGI scope, kept for its requests while they are served (:meth:`http_scope`)."""
+        ``scope``: the POST's ASGI scope, kept for its requests while they are served (:meth:`http_scope`);
+        ``batch``: the body is a JSON array (``_http_checks.Post.batch``)."""
         feeder = self.feeder
-        if (
-            len(messages) == 1
-            and feeder is not None
-            and not self._queued
-            and (frame[:1] == b"{" or frame.lstrip()[:1] != b"[")  # not a batch (of one); no lstrip for "{"
-            and feeder.reading()
-        ):
+        if len(messages) == 1 and feeder is not None and not self._queued and not batch and feeder.reading():
             self.last_active = time.monotonic()
             message = messages[0]
             unrouted = json_ok and feeder.answers_only  # fed first, routed only if not answered
@@ -338,19 +341,19 @@ class LegacyTransport:
             for rid in request_ids:
                 self._scopes[rid] = scope
         stream = self.new_stream(request_ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
-        if len(messages) != 1 or frame.lstrip()[:1] == b"[":
+        if batch:
             batches = self._batches
             while batches and not batches[0].request_ids:  # answered: no refusal can come for it
                 batches.popleft()
             batches.append(stream)
-        return self._delivered(frame, messages, stream)
+        return self._delivered(frame, messages, stream, batch)
 
     async def _fed(self, route: UnmadeStream, pending: Awaitable[None]) -> Stream | bytes:
         await pending
         return route.answered if route.answered is not None else route.made()
 
-    async def _delivered(self, frame: bytes, messages: list[Any], stream: Stream) -> Stream:
-        await self.deliver(frame, messages)
+    async def _delivered(self, frame: bytes, messages: list[Any], stream: Stream, batch: bool) -> Stream:
+        await self.deliver(frame, messages, batch)
         return stream
 
     def _refused_batch(self) -> Stream | None:
@@ -388,15 +391,15 @@ class LegacyTransport:
         if stream is not self.get_stream and not stream.request_ids:
             self.streams.pop(stream.id, None)
 
-    async def deliver(self, frame: bytes, messages: list[Any] | None = None) -> None:
+    async def deliver(self, frame: bytes, messages: list[Any] | None = None, batch: bool = False) -> None:
         """Queue a POSTed ``frame`` for the session (requests come through :meth:`post`).
-        ``messages``: its messages, decoded and checked already
-        (:func:`~mcpio._protocol._http.messages_of`), so the session does not decode the frame
-        a second time; a batch stays a batch (a JSON array, whitespace allowed before)."""
+        ``messages``: its messages, decoded and checked already (``_http_checks.Post``), so the
+        session does not decode the frame a second time; ``batch``: it is a JSON array, which
+        stays a batch."""
         self.last_active = time.monotonic()
         if messages is None:
             item: bytes | Decoded = frame
-        elif frame.lstrip()[:1] == b"[":
+        elif batch:
             item = Decoded(frame, messages)  # a batch, even of one
         else:
             item = Decoded(frame, messages[0])
@@ -436,9 +439,6 @@ class LegacyTransport:
     # Whether the session's end here ends its events in the store (forgotten; a shared session's
     # local copy: only when the session itself ended).
     owns_events = True
-    # Per session, set by the server (``_post_legacy``): the MCP-Protocol-Version header value last
-    # seen, the check's refusal of it (or None) and whether its POST streams are primed.
-    version_memo: tuple[Any, Any, bool] = (_UNSEEN, None, False)
     # The session, when one POST's request may be served on the POST's own task
     # (``Session.reading``/``feed``: no queue hop, no wake-up of the reader; :meth:`attach`).
     feeder: Feeder | None = None

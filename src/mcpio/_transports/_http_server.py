@@ -5,7 +5,8 @@ FastAPI, or run it with any ASGI server (``Server.run(transport="http")`` uses u
 endpoint serves both eras (spec-notes §9, §13):
 
 * **POST** — Host/Origin checks (403), ``Content-Type``/``Accept`` (415/406), body size cap
-  (413), JSON and JSON-RPC shape (400), then the era (``_http.select_era``):
+  (413), JSON and JSON-RPC shape (400), then the era: ``_http_checks`` checks the headers and
+  reads the body once (a :class:`~mcpio._protocol._http_checks.Post`):
 
   - *modern* (2026-07-28): one message per POST; ``Mcp-Method``/``Mcp-Name``/``Mcp-Param-*``
     checked against the body (400 + -32020), then a short-lived session serves it (see
@@ -38,8 +39,8 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from typing import Any, cast
 
-from .. import _jsonrpc as rpc
 from .._protocol import _http as h
+from .._protocol._http_checks import Post, RequestChecks, Verdict, read_post
 from .._state._base import StateBackend, StateUnavailable
 from .._versions import RULES
 from . import _http_server_streams as streams
@@ -62,7 +63,6 @@ Serve = Callable[[Any, bool], Awaitable[None]]
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 HEALTH_PATHS = ("/healthz", "/readyz")
-PASSED_MAX = 256  # header value sets remembered as passing the request checks (_pass)
 _UNSET: Any = object()
 NO_HEADERS: list[tuple[bytes, bytes]] = []  # no headers of ours on a response (read only)
 
@@ -101,10 +101,7 @@ class StreamableHTTPApp:
         self.auth = auth  # the authorization guard (_auth._resource.Guard): answers, or lets through
         self.caller = caller  # the verified caller now (_auth._info.slot; None: no auth): admits
         self.path = "/" + path.strip("/") if path.strip("/") else "/"
-        self._passed: dict[tuple[str | None, ...], tuple[bool, bool]] = {}  # see _pass
-        self._passed_under: tuple[Any, Any] = ((), ())  # the allow lists _passed holds passes of
-        self.allowed_hosts = tuple(allowed_hosts) if allowed_hosts is not None else h.LOOPBACK_HOSTS
-        self.allowed_origins = tuple(allowed_origins) if allowed_origins is not None else h.LOOPBACK_HOSTS
+        self.checks = RequestChecks(allowed_hosts, allowed_origins)  # Host/Origin/Content-Type/Accept
         self.max_body_size = max_body_size
         self.session_timeout = session_timeout
         self.max_sessions = max_sessions
@@ -135,6 +132,16 @@ class StreamableHTTPApp:
         if legacy_sse:
             self.sse = LegacySSE(self, sse_path, message_path)
 
+    @property
+    def allowed_hosts(self) -> tuple[str, ...]:
+        """The Host allow-list (read only: the checks are made from it once)."""
+        return self.checks.hosts
+
+    @property
+    def allowed_origins(self) -> tuple[str, ...]:
+        """The Origin allow-list (read only: the checks are made from it once)."""
+        return self.checks.origins
+
     # ================================================================ ASGI entry
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -156,14 +163,9 @@ class StreamableHTTPApp:
             if admitted is None:
                 return
             receive, send = admitted
-        headers = h.header_map(scope.get("headers") or ())
-        key = (headers.get("host"), headers.get("origin"), headers.get("accept"), headers.get("content-type"))
-        hosts, origins = self._passed_under  # values that passed every check, under these lists (_pass)
-        accepted = self._passed.get(key) if hosts is self.allowed_hosts and origins is self.allowed_origins else None
-        refusal = None  # (remembered: passed)
-        if accepted is None:
-            refusal = h.check_host(headers, self.allowed_hosts) or h.check_origin(headers, self.allowed_origins)
+        headers = h.header_map(scope.get("headers") or (), self.checks.texts)
         if self.sse is not None and route in (self.sse.sse_path, self.sse.message_path):
+            refusal = self.checks.request(headers)
             if refusal is not None:
                 await refuse(send, refusal)
                 return
@@ -172,13 +174,14 @@ class StreamableHTTPApp:
         if route != self.path and route.rstrip("/") != self.path.rstrip("/"):
             await plain(send, 404, b"Not Found")
             return
-        if refusal is not None:
-            await refuse(send, refusal)
-            return
         method = scope.get("method", "GET")
         try:
-            if method == "POST":
-                await self._post(receive, send, headers, accepted, key, scope)
+            if method == "POST":  # its checks are the POST's (RequestChecks.post)
+                await self._post(receive, send, headers, scope)
+                return
+            refusal = self.checks.request(headers)
+            if refusal is not None:
+                await refuse(send, refusal)
             elif method == "GET":
                 await self._get(receive, send, headers)
             elif method == "DELETE":
@@ -209,26 +212,15 @@ class StreamableHTTPApp:
                 )
 
     # ================================================================ POST
-    async def _post(
-        self,
-        receive: Receive,
-        send: Send,
-        headers: dict[str, str],
-        accepted: Any = None,
-        key: Any = None,
-        scope: Scope | None = None,
-    ) -> None:
-        if accepted is None:  # not known for these values (_pass)
-            accepted = h.accepts(headers.get("accept"))  # once per POST
-            refusal = h.check_post(headers, accepted)
-            if refusal is not None:
-                # Read (and drop) the body first, as every other answer does: refusing mid-request
-                # races the server's HTTP parser on a malformed body (h11: a response in MUST_CLOSE).
-                with contextlib.suppress(TooLarge):
-                    await streams.read_body(receive, headers, self.max_body_size)
-                await refuse(send, refusal)
-                return
-            self._pass(key, accepted)
+    async def _post(self, receive: Receive, send: Send, headers: dict[str, str], scope: Scope | None = None) -> None:
+        verdict = self.checks.post(headers)
+        if type(verdict) is not Verdict:  # the refusal
+            # Read (and drop) the body first, as every other answer does: refusing mid-request
+            # races the server's HTTP parser on a malformed body (h11: a response in MUST_CLOSE).
+            with contextlib.suppress(TooLarge):
+                await streams.read_body(receive, headers, self.max_body_size)
+            await refuse(send, cast("h.Refusal", verdict))
+            return
         try:
             first = await receive()  # the whole body, as servers deliver a small one: no coroutine
             body = streams.body_part(first, headers, self.max_body_size)
@@ -241,62 +233,44 @@ class StreamableHTTPApp:
             )
             return
         try:
-            messages, kinds = h.read_messages(body)
+            post = read_post(body, headers, verdict)
         except h.BadBody as exc:
             await refuse(send, exc.refusal)
             return
-        if h.select_era(headers, messages) != h.MODERN:
-            await self._post_legacy(receive, send, headers, body, messages, kinds, accepted, scope)
+        if post.era is not h.MODERN:  # select_era returns one of the two constants
+            await self._post_legacy(receive, send, headers, post, verdict, scope)
             return
-        if len(messages) != 1:
+        if post.batch:
             await refuse(send, h.refuse(400, "Invalid Request: JSON-RPC batches are not part of protocol 2026-07-28"))
             return
-        message = messages[0]
-        refusal = h.check_standard_headers(headers, message, self.param_headers)  # Mcp-Param-* too
+        message = post.messages[0]
+        refusal = h.check_standard_headers(headers, message, self.param_headers, self.checks.decode_name)
         if refusal is not None:
             await refuse(send, refusal)
             return
-        if kinds[0] != rpc.REQUEST:
+        if not post.requests:
             await plain(send, 202, b"")  # core 2026-07-28 defines no client notifications on HTTP
             return
         answer = self.answer(message) if self.answer is not None else None
-        if answer is not None and accepted[0]:  # JSON accepted: the answer is the whole response
+        if answer is not None and verdict.json_ok:  # JSON accepted: the answer is the whole response
             start, end = streams.json_response(answer, NO_HEADERS, h.MODERN)
             await send(start)
             await send(end)
             return
-        await serve_post(self, receive, send, RequestTransport(body, message, accepted[0], accepted[1], scope), answer)
-
-    def _pass(self, key: tuple[str | None, ...], accepted: tuple[bool, bool]) -> None:
-        """Remember that a POST's Host, Origin, Accept and Content-Type (``key``) passed check_host,
-        check_origin and check_post (``accepted``: their accepts()): a request with them skips those.
-        Passes only; bounded; for the allow-list tuples made under (a list may change)."""
-        if type(self.allowed_hosts) is not tuple or type(self.allowed_origins) is not tuple:
-            return
-        hosts, origins = self._passed_under
-        if len(self._passed) >= PASSED_MAX or hosts is not self.allowed_hosts or origins is not self.allowed_origins:
-            self._passed, self._passed_under = {}, (self.allowed_hosts, self.allowed_origins)
-        self._passed[key] = accepted
+        transport = RequestTransport(body, message, verdict.json_ok, verdict.sse_ok, scope)
+        await serve_post(self, receive, send, transport, answer)
 
     async def _post_legacy(
         self,
         receive: Receive,
         send: Send,
         headers: dict[str, str],
-        body: bytes,
-        messages: list[Any],
-        kinds: list[int],
-        accepted: tuple[bool, bool],
+        post: Post,
+        verdict: Verdict,
         scope: Scope | None = None,
     ) -> None:
         sid = headers.get(h.SESSION_ID)
-        # A refusal of one request carries its id (JSON-RPC: null only when it cannot be read).
-        if len(messages) == 1:  # one message, as every POST but a 2025-03-26 batch: no lists
-            requests = messages if kinds[0] == rpc.REQUEST else []
-            rid = messages[0]["id"] if requests else None
-        else:
-            requests = [m for m, k in zip(messages, kinds, strict=True) if k == rpc.REQUEST]
-            rid = None
+        requests, rid = post.requests, post.id  # a refusal of one request carries its id (JSON-RPC)
         if sid is None:
             if not any(m.get("method") == "initialize" for m in requests):
                 await refuse(
@@ -312,7 +286,6 @@ class StreamableHTTPApp:
             if transport is None:
                 await refuse(send, at_capacity(self.max_sessions, self.session_timeout, rid))
                 return
-            priming = h.priming(h.DEFAULT_LEGACY_VERSION)
         else:
             found = self.sessions.get(sid)
             if self.shared is not None:  # the session may live on another process
@@ -321,21 +294,15 @@ class StreamableHTTPApp:
                 await refuse(send, h.refuse(404, "Not Found: session unknown or ended; initialize a new one", id=rid))
                 return
             transport = found
-            raw = headers.get(h.PROTOCOL_VERSION)
-            memo = transport.version_memo
-            if memo[0] != raw:  # the check's outcome kept per session for the value last seen
-                version, refusal = h.check_legacy_version(headers)
-                memo = transport.version_memo = (raw, refusal, h.priming(version))
-            _, refusal, priming = memo
-            if refusal is not None:
-                await refuse(send, dataclasses.replace(refusal, id=rid))
+            if verdict.version_refusal is not None:
+                await refuse(send, dataclasses.replace(verdict.version_refusal, id=rid))
                 return
         # The id goes out once, on the response that opens the session (spec 2025-03-26+ transports
         # §Session Management: "on the HTTP response containing the InitializeResult"); the client
         # sends it, so later responses do not repeat it.
         session_header = transport.session_header if sid is None else NO_HEADERS
         if not requests:  # notifications and responses: accepted, answered with nothing
-            await transport.deliver(body, messages)  # decoded once
+            await transport.deliver(post.body, post.messages, post.batch)  # decoded once
             await plain(send, 202, b"", session_header)
             return
         if rid is not None:  # one request, as every POST but a 2025-03-26 batch: no lists
@@ -349,8 +316,9 @@ class StreamableHTTPApp:
                 h.refuse(400, f"Invalid Request: request id {busy!r} is already in flight in this session", id=busy),
             )
             return
-        json_ok, sse_ok = accepted
-        stream = transport.deliver_post(body, messages, ids, json_ok, sse_ok, priming, scope)
+        stream = transport.deliver_post(
+            post.body, post.messages, ids, verdict.json_ok, verdict.sse_ok, post.priming, scope, post.batch
+        )
         if type(stream) is bytes:  # answered on this stack: the whole response, no stream
             start, end = streams.json_response(stream, session_header, h.LEGACY)
             await send(start)
@@ -395,8 +363,7 @@ class StreamableHTTPApp:
         if refusal is not None:
             await refuse(send, refusal)
             return
-        rules = RULES.get(version)
-        priming = rules is not None and rules.sse_polling
+        priming = h.priming(version)
         last = headers.get(h.LAST_EVENT_ID)
         replay: list[tuple[str, bytes]] = []
         if last is not None and self.event_store is not None:

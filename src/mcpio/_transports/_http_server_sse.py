@@ -18,6 +18,7 @@ from urllib.parse import parse_qs
 
 from .._errors import EndOfStream, TransportError
 from .._protocol import _http as h
+from .._protocol._http_checks import Verdict, read_post
 from ._base import Abilities
 from ._http_legacy import admits
 from ._http_server_streams import SSE_HEADERS, TooLarge, plain, read_body, refuse, watch_disconnect
@@ -95,14 +96,13 @@ class LegacySSE:
         if transport is None or transport.closed or not admits(self.app.caller, transport):
             await refuse(send, h.refuse(404, "Not Found: unknown or ended session; open the event stream again"))
             return
-        refusal = h.check_post(headers)
-        if refusal is not None:
-            await refuse(send, refusal)
+        verdict = self.app.checks.post(headers)
+        if not isinstance(verdict, Verdict):  # the refusal
+            await refuse(send, verdict)
             return
         try:
             body = await read_body(receive, headers, self.app.max_body_size)
-            value = h.parse_body(body)
-            h.kinds(h.messages_of(value))
+            read_post(body, headers, verdict)  # BadBody: not JSON-RPC
         except TooLarge:
             await refuse(send, h.refuse(413, f"Payload Too Large: the limit is {self.app.max_body_size} bytes"))
             return

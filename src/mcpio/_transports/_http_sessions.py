@@ -136,7 +136,7 @@ class SharedLegacyTransport(LegacyTransport):
         else:
             self.record = record
 
-    async def deliver(self, frame: bytes, messages: list[Any] | None = None) -> None:
+    async def deliver(self, frame: bytes, messages: list[Any] | None = None, batch: bool = False) -> None:
         forward = False
         for e in peek(frame):
             if e.method is None:  # an answer: to a request of this copy, or of another process's
@@ -148,7 +148,7 @@ class SharedLegacyTransport(LegacyTransport):
                 forward = True  # its request may run on another process
             elif e.method in RECORDED and isinstance(e.id, (int, str)):
                 self.recorded.add(e.id)
-        await super().deliver(frame, messages)
+        await super().deliver(frame, messages, batch)
         if forward:
             await self.registry.forward(self.id, frame)
 
