@@ -34,11 +34,6 @@ if TYPE_CHECKING:
     from ._tools import Tool
 
 
-def plain(server: Server) -> bool:
-    """``server.plain`` (read by ``_http`` until it reads the attribute itself)."""
-    return server.plain
-
-
 def sync_tool(server: Server, method: Any, params: Any) -> Tool | None:
     """The tool a request ``method``/``params`` calls when :func:`answer` may answer it (module
     docstring), else None."""

@@ -99,9 +99,6 @@ class ChangesMixin:
         for catalog in self.registry.parents:  # and wherever it is mounted, by the name it has there
             await catalog.child_updated(self.registry, uri)
 
-    def _tell_watchers(self, kind: str, uri: str | None) -> None:  # for _http (a change on another process)
-        self.registry.tell(kind, uri)
-
     async def _resource_updated_here(self, uri: str) -> None:
         self.registry.tell("resources/updated", uri)
         if not self._sessions:  # no client yet (nor _subscriptions: _load_serving comes with the first)

@@ -39,8 +39,8 @@ def http_app(server: Server, path: str, **options: Any) -> Any:
     lifespan: Any = server.running
     if auth is not None:  # a mcpio.auth.ResourceServer: its guard runs before routing
         guard = options["auth"] = auth.guard(
-            scopes_for=server._scopes_for,
-            scoped=lambda: bool(server._item_scopes),
+            scopes_for=server.registry.scopes_for,
+            scoped=lambda: bool(server.registry.scopes),
             max_body_size=options.get("max_body_size", 16 * 1024 * 1024),
             state=options.get("state"),  # an OAuthProxy keeps its clients and grants there when shared
         )
@@ -62,7 +62,7 @@ def http_app(server: Server, path: str, **options: Any) -> Any:
         server._state_bus = state
         state.on_message(lambda message: on_state_message(server, message))
         if getattr(state, "tasks", None) is not None:  # tasks on every process (_tasks_shared)
-            server._tasks.share(state.tasks)
+            server.tasks.share(state.tasks)
             state.tasks.on_changed = lambda task_id: task_changed_elsewhere(server, task_id)
     app = StreamableHTTPApp(
         server._serve_http,
@@ -70,7 +70,7 @@ def http_app(server: Server, path: str, **options: Any) -> Any:
         param_headers=MethodType(param_headers, server),
         lifespan=lifespan,
         # without telemetry or a subclass's own _on_request (they see every request as it is)
-        answer=MethodType(answer_post, server) if _answer.plain(server) else None,
+        answer=MethodType(answer_post, server) if server.plain else None,
         **options,
     )
     return _otel.http_app(server, app)  # with telemetry on: trace context from headers, SSE streams counted
@@ -79,7 +79,7 @@ def http_app(server: Server, path: str, **options: Any) -> Any:
 def param_headers(server: Server, name: str) -> dict[str, tuple[str, ...]] | None:
     """The ``Mcp-Param-*`` headers tool ``name`` declares (the app checks them on every modern
     ``tools/call``), kept per tool (``Tool.param_headers``); None for an unknown tool."""
-    tool = server._tools.get(name)
+    tool = server.registry.tools.get(name)
     return tool.param_headers if tool is not None else None
 
 
@@ -90,14 +90,14 @@ async def on_state_message(server: Server, message: dict[str, Any]) -> None:
     if kind == "resources/updated" and isinstance(message.get("uri"), str):
         await server._resource_updated_here(message["uri"])
     elif kind == "list_changed" and message.get("kind") in ("tools", "resources", "prompts"):
-        server._tell_watchers(message["kind"], None)
+        server.registry.tell(message["kind"], None)
         loop = server._loop
         if loop is not None and not loop.is_closed():
             server._notify_changed(loop, message["kind"], here_only=True)
     elif kind == TASK_STATUS and isinstance(message.get("sid"), str) and isinstance(message.get("params"), dict):
         await _status_here(server, message["sid"], message["params"])
     elif kind == SESSION_ENDED and isinstance(message.get("sid"), str):
-        server._tasks.forget_owner(message["sid"])  # ended everywhere: its core tasks running here too
+        server.tasks.forget_owner(message["sid"])  # ended everywhere: its core tasks running here too
 
 
 # A 2025-11-25 core task changed on this process: its ``notifications/tasks/status`` goes to the
@@ -157,9 +157,9 @@ async def task_changed_elsewhere(server: Server, task_id: str) -> None:
     from ._tasks_shared import fetch
 
     targets = list(task_targets(iter(list(server._sessions)), task_id))
-    if not targets or task_id in server._tasks._tasks:
+    if not targets or task_id in server.tasks._tasks:
         return  # nobody here listens, or it runs here (the Server notified already)
-    task = await fetch(server._tasks.shared, task_id, None)
+    task = await fetch(server.tasks.shared, task_id, None)
     if task is not None:
         detailed = task.detailed()
         for session, meta in targets:
@@ -193,11 +193,11 @@ async def serve_session(server: Server, transport: Transport, stateless: bool) -
     if attach is not None:  # a legacy session (LegacyTransport.attach)
         # Its POSTs may be served on their own tasks: not with a trace (it records what the
         # session reads), not with telemetry (its spans follow the session's task).
-        attach(session, feed=transport is raw and _answer.plain(server), mirror=_mirror)
+        attach(session, feed=transport is raw and server.plain, mirror=_mirror)
     if stateless:
         await session.run()
     else:
-        await server._run_session(session)
+        await server.run_session(session)
 
 
 def _mirror(session: Session) -> Any:

@@ -553,25 +553,6 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
             raise ValueError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
         _stdio.run(self)
 
-    # Read by ``_http`` only, until it reads ``registry``, ``tasks`` and ``run_session`` itself.
-    @property
-    def _tools(self) -> dict[str, Tool]:
-        return self.registry.tools
-
-    @property
-    def _item_scopes(self) -> dict[tuple[str, str], frozenset[str]]:
-        return self.registry.scopes
-
-    @property
-    def _tasks(self) -> TaskStore:
-        return self.tasks
-
-    _run_session = run_session
-
-    @property
-    def _scopes_for(self) -> Callable[[str, str], frozenset[str]]:
-        return self.registry.scopes_for
-
 
 def _load_serving() -> None:
     """Bind the method table, ``_http``, ``_answer`` and middleware's runners: not at import, a stdio
