@@ -303,3 +303,22 @@ def test_a_method_admitted_when_ready_is_admitted_again_as_the_table_says(versio
         msg = {"jsonrpc": "2.0", "id": f"r-{i}", "method": method, "params": {}}
         assert seen.receive_request(msg) == ready_server(other).receive_request(msg), method
         seen._incoming.clear()
+
+
+def test_a_shared_session_resumes_through_the_lifecycle_table():
+    """A replica (another process of a shared HTTP server) resumes a legacy session READY; a
+    closed connection, or one whose own handshake is under way, is not resumed."""
+    replica = Connection("server")
+    replica.resume_legacy("2025-06-18", {"roots": {}}, {"name": "c", "version": "1"})
+    assert replica.lifecycle.state == st.READY and replica.version == "2025-06-18"
+    ev = replica.receive_request({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}})
+    assert isinstance(ev, RequestReceived) and ev.version == "2025-06-18"
+    replica.close()
+    with pytest.raises(LocalProtocolError):
+        replica.resume_legacy("2025-06-18", {}, {})
+    handshaking = Connection("server")
+    handshaking.receive(init_msg())
+    with pytest.raises(LocalProtocolError):
+        handshaking.resume_legacy("2025-11-25", {}, {})
+    with pytest.raises(ValueError):
+        Connection("server").resume_legacy("2026-07-28", {}, {})

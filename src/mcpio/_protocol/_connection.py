@@ -378,14 +378,15 @@ class Connection:
         """Continue a legacy session whose handshake happened elsewhere (another process of a
         shared HTTP server): the connection is READY under ``version`` with the client's
         ``capabilities`` and ``info`` from the stored record, as if it had answered initialize.
-        Raises ValueError for a version this server does not speak in the legacy era."""
+        Raises ValueError for a version this server does not speak in the legacy era, and
+        LocalProtocolError once the connection is closed or while its own handshake is under way."""
         if version not in LEGACY_VERSIONS:
             raise ValueError(f"cannot resume a session of protocol {version!r}: not a legacy version")
+        self.lifecycle.process(st.RESUME)  # LocalProtocolError once closed or mid-handshake
         self.version = version
         self.rules = RULES[version]
         self.peer_capabilities = capabilities
         self.peer_info = info
-        self.lifecycle.state = st.READY
         self._ready_admits.clear()  # admitted under the rules before (none, on a new connection)
 
     def is_cancelled(self, id_: RequestId) -> bool:

@@ -11,7 +11,8 @@ A legacy connection moves through four states, the same names for both roles::
 The server enters INITIALIZING when it *receives* initialize and INITIALIZED when it *sends*
 the result; the client mirrors that (sends initialize, receives the result). READY follows
 ``notifications/initialized``. A failed initialize (an error response) returns to NEW so the
-client may try again.
+client may try again. A server continuing a session initialized on another process of a shared
+HTTP server goes to READY by ``resume`` (the record of that handshake stands for it).
 
 What may be received in each state is a second table: before initialize completes a server
 serves only ``initialize`` and ``ping``; after it, everything but a second ``initialize``. We
@@ -50,13 +51,16 @@ RECV_INIT_ERROR = "recv:initialize-error"
 SEND_INITIALIZED = "send:initialized"
 RECV_INITIALIZED = "recv:initialized"
 CLOSE = "close"
+# A server resumes a legacy session whose handshake happened on another process (a shared HTTP
+# session): READY at once, from NEW (a replica) or READY (its record applied again).
+RESUME = "resume"
 
 TRANSITIONS: Final[dict[str, dict[str, dict[str, str]]]] = {
     SERVER: {
-        NEW: {RECV_INITIALIZE: INITIALIZING},
+        NEW: {RECV_INITIALIZE: INITIALIZING, RESUME: READY},
         INITIALIZING: {SEND_INIT_RESULT: INITIALIZED, SEND_INIT_ERROR: NEW},
         INITIALIZED: {RECV_INITIALIZED: READY},
-        READY: {},
+        READY: {RESUME: READY},
         CLOSED: {},
     },
     CLIENT: {
