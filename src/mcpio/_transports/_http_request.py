@@ -25,8 +25,6 @@ class RequestTransport:
     nothing sent ahead of it, is kept in :attr:`answered` for the app to send as the whole
     response (no Stream, no pump)."""
 
-    listen = False  # a subscriptions/listen stream: no final answer, handed over at once when draining
-
     def __init__(
         self, frame: bytes, message: Any = None, json_ok: bool = True, sse_ok: bool = True, scope: Any = None
     ) -> None:
@@ -36,6 +34,8 @@ class RequestTransport:
         self.scope = scope
         self._frame: bytes | None = frame  # read once by receive(), with message as a Decoded
         self.message = message
+        # A subscriptions/listen stream: no final answer, handed over at once when draining.
+        self.listen = type(message) is dict and message.get("method") == "subscriptions/listen"
         self.json_ok = json_ok
         self.sse_ok = sse_ok
         self._stream: Stream | None = None
@@ -134,7 +134,6 @@ async def serve_post(
     """Serve a modern POST's request (``transport``) on its stream: ``answer``, its answer already
     (``app.answer``'s, for a client that takes SSE only), or what a session serving it in a
     task of its own sends."""
-    transport.listen = transport.message.get("method") == "subscriptions/listen"  # handed over first when draining
     task = None
     if answer is not None:
         transport.keep_answer(answer)
