@@ -78,6 +78,14 @@ log = logging.getLogger("mcpio.client")
 _EOF = None  # the end marker on the frame queues (frames are bytes, never None)
 MAX_RESUMES = 5  # GET + Last-Event-ID attempts for one broken response stream
 MAX_GET_FAILURES = 5  # consecutive failures before the standalone GET stream is given up
+# Requests POSTed at once; more wait their turn on this transport's semaphore, in order. httpcore's
+# pool must never hold a queue: it rescans every queued request against every connection each
+# time one is assigned (quadratic: a burst of 2,000 calls ran at ~40/s), and past its
+# keep-alive limit it closes idle connections on every scan. SPARE_CONNECTIONS stay free for
+# what a request may need while it holds its connection (the POSTed response to a server's
+# request on its stream, a GET resuming its stream) and the standalone GET stream.
+MAX_REQUESTS = 32
+SPARE_CONNECTIONS = 8
 
 
 def _content_type(resp: httpx.Response) -> str:
@@ -153,6 +161,7 @@ class HTTPClientTransport:
         self._inbox: asyncio.Queue[bytes | Related | None] = asyncio.Queue()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._requests: dict[Any, tuple[asyncio.Task[Any], str, bool]] = {}  # id -> (task, method, modern)
+        self._slots = asyncio.Semaphore(MAX_REQUESTS)  # held by a request from its POST to its answer
         self._answered: dict[Any, asyncio.Event] = {}
         self.session_id: str | None = None
         self.protocol_version: str | None = None  # legacy: the negotiated version
@@ -184,7 +193,11 @@ class HTTPClientTransport:
                 follow_redirects=True,
                 auth=self.auth,
                 timeout=httpx.Timeout(self.timeout, read=None),
-                limits=httpx.Limits(keepalive_expiry=2.0),
+                limits=httpx.Limits(
+                    max_connections=MAX_REQUESTS + SPARE_CONNECTIONS,
+                    max_keepalive_connections=MAX_REQUESTS + SPARE_CONNECTIONS,
+                    keepalive_expiry=2.0,
+                ),
             )
 
     async def _saw(self, resp: httpx.Response) -> None:
@@ -370,7 +383,10 @@ class HTTPClientTransport:
         assert self._http is not None, "open() first"
         id_, method = msg["id"], msg["method"]
         modern = h.modern_meta(msg) is not None
+        held = False  # a slot of self._slots
         try:
+            await self._slots.acquire()
+            held = True
             for attempt in (0, 1):
                 headers = self._post_headers(msg)
                 async with self._http.stream("POST", self.url, content=frame, headers=headers) as resp:
@@ -402,6 +418,8 @@ class HTTPClientTransport:
         except (h.SSETooLarge, BodyTooLarge) as exc:
             self._fail(id_, rules.http_failure(None, f"{exc} (POST {self.url})"))
         finally:
+            if held:
+                self._slots.release()
             self._requests.pop(id_, None)
             self._answered.pop(id_, None)
 
