@@ -84,7 +84,7 @@ MAX_GET_FAILURES = 5  # consecutive failures before the standalone GET stream is
 # keep-alive limit it closes idle connections on every scan. SPARE_CONNECTIONS stay free for
 # what a request may need while it holds its connection (the POSTed response to a server's
 # request on its stream, a GET resuming its stream) and the standalone GET stream.
-MAX_REQUESTS = 32
+MAX_REQUESTS = 100  # as httpx's default pool allowed: calls that wait for each other all run
 SPARE_CONNECTIONS = 8
 
 
