@@ -4,6 +4,7 @@ figure issue 17's cuts are measured by, because it does not move with the machin
     python benchmarks/instructions.py stdio [SERVER_SCRIPT] [--modern]  # default servers/mcpio_inline_server.py
     python benchmarks/instructions.py http legacy|modern [APP]  # APP: mcpio-inline (default), mcpio, floor
     python benchmarks/instructions.py cold [SERVER_SCRIPT] [--extra-tools N]  # default servers/mcpio_server.py
+    python benchmarks/instructions.py client legacy|modern [CLIENT]  # CLIENT: mcpio (default), httpx, raw
 
 stdio: the server script runs with stdin = a file holding initialize, initialized and N pipelined
 ``tools/call add`` (stdout to /dev/null), once with N = 2,000 and once with 12,000; the figure is
@@ -13,6 +14,9 @@ adaptively: under valgrind every call is ~50× slower in wall time, so on a load
 policy may move it back to worker threads mid-run; the run is then reported as unreliable.
 http: ``http_app_cost.py`` drives the ASGI app alone (no uvicorn, no sockets) for 500 and 1,500
 requests; the figure is the difference over 1,000. A/B a patched copy with ``PYTHONPATH=SRC``.
+client: ``http_client_cost.py`` calls ``add`` 100 and 300 times, one after another, through
+``mcpio.Client(url)`` (or the bare httpx floor, or a raw socket) against ``http_server.py mcpio``
+running outside valgrind; the figure is the client process's difference over 200 calls.
 cold: spawn -> ``initialize`` answered, for ``python SCRIPT``, ``python -m mcpio run SCRIPT`` (the
 command ``mcpio install`` writes into host configs) and ``servers/floor_server.py``
 (both with ``BENCH_EXTRA_TOOLS=N``): the whole process, stdin = a file holding one ``initialize``,
@@ -119,6 +123,18 @@ def http(era: str, app: str) -> None:
     print(f"{app} {era}: {(counts[1] - counts[0]) / 1000 / 1000:.1f} k instructions per tools/call request")
 
 
+def client(era: str, kind: str) -> None:
+    sys.path.insert(0, str(HERE))
+    import http_common as hc
+
+    with hc.ServerProc("mcpio") as server:
+        url = f"http://127.0.0.1:{server.wait_listening()}/mcp"
+        argv = [sys.executable, str(HERE / "http_client_cost.py"), "--url", url, "--era", era, "--clients", kind]
+        subprocess.run([*argv, "--calls", "10"], capture_output=True, check=True)  # warm .pyc (see http())
+        counts = [_count([*argv, "--calls", str(n)])[0] for n in (100, 300)]
+    print(f"{kind} client {era}: {(counts[1] - counts[0]) / 200 / 1000:.1f} k instructions per tools/call")
+
+
 # Runs sys.argv[1] as __main__ and ends the process right after its first write to fd 1 holding a
 # newline: the initialize answer (both the floor's loop and mcpio's first answer use os.write).
 _UNTIL_ANSWER = """
@@ -194,6 +210,8 @@ def main() -> None:
         if len(args) > 2:
             sys.exit(__doc__)
         cold(args[1] if len(args) == 2 else str(HERE / "servers" / "mcpio_server.py"), extra)
+    elif args[:1] == ["client"] and len(args) in (2, 3) and args[1] in ("legacy", "modern"):
+        client(args[1], args[2] if len(args) == 3 else "mcpio")
     elif args[:1] == ["http"] and len(args) in (2, 3) and args[1] in ("legacy", "modern"):
         http(args[1], args[2] if len(args) == 3 else "mcpio-inline")
     else:

@@ -87,8 +87,10 @@ _EOF = None  # the end marker on the frame queues (frames are bytes, never None)
 MAX_RESUMES = 5  # GET + Last-Event-ID attempts for one broken response stream
 MAX_GET_FAILURES = 5  # consecutive failures before the standalone GET stream is given up
 MAX_CONNECTIONS = 100  # per transport (one origin)
-# Requests POSTed at once; more wait here, not in httpx's pool. The other connections stay free
-# for notifications, responses to the server's requests and GET streams.
+# Requests POSTed at once; more wait their turn here, in order, never in httpx's pool: httpcore
+# rescans every queued request against every connection each time one is assigned (quadratic in
+# a burst), and the connections it opens late go past a server's header timeout. The other
+# connections stay free for notifications, responses to the server's requests and GET streams.
 MAX_REQUESTS_IN_FLIGHT = 90
 
 
