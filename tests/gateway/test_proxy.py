@@ -16,6 +16,7 @@ import pytest
 
 from mcpio import Client, MCPError, Server
 from tests.client.support import arun, within
+from tests.gateway.support import each_caller_is_asked_alone
 from tests.support import peers
 from tests.support.http import ServerThread
 
@@ -251,29 +252,7 @@ def test_what_the_upstream_asks_during_concurrent_calls_goes_to_the_client_of_ea
     only, and each call gets its own client's answer. In both eras of the proxy's clients."""
     # The upstream speaks 2026-07-28: what it asks is part of the call's answer. (A legacy stdio
     # upstream's requests carry no link to their call: docs/guides/gateways.md, limits.)
-    proxy = Server.proxy(UPSTREAM, name="up", era="modern")
-
-    async def one(url: str, era: str, name: str, asked: list[str]) -> str:
-        def elicitation(params):
-            asked.append(params["message"])
-            return {"name": name}
-
-        async with Client(url, era=era, elicitation=elicitation, timeout=30) as c:
-            return (await c.call_tool("ask_name", {})).text
-
-    with ServerThread(proxy.http_app()) as served:
-
-        async def go():
-            for era in ("legacy", "modern"):
-                asked_ada: list[str] = []
-                asked_bob: list[str] = []
-                ada, bob = await asyncio.gather(
-                    one(served.url, era, "Ada", asked_ada), one(served.url, era, "Bob", asked_bob)
-                )
-                assert (ada, bob) == ("hello Ada", "hello Bob"), era
-                assert asked_ada == asked_bob == ["Your name?"], era
-
-        arun(go(), timeout=60)
+    each_caller_is_asked_alone(Server.proxy(UPSTREAM, name="up", era="modern"))
 
 
 def test_resource_subscriptions_pass_through_a_gateway_under_its_names():

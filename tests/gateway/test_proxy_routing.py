@@ -13,6 +13,7 @@ from pathlib import Path
 
 from mcpio import Client, Server
 from tests.client.support import arun, within
+from tests.gateway.support import each_caller_is_asked_alone
 from tests.support.http import ServerThread, mcpio_http
 
 HERE = Path(__file__).parent
@@ -25,29 +26,7 @@ def test_what_a_legacy_http_upstream_asks_during_concurrent_calls_goes_to_the_cl
     asked about its own call only, and each call gets its own client's answer. In both eras of
     the proxy's clients."""
     with mcpio_http(str(HERE / "upstream.py")) as (upstream_url, _):
-        proxy = Server.proxy(upstream_url, name="up", era="legacy")
-
-        async def one(url: str, era: str, name: str, asked: list[str]) -> str:
-            def elicitation(params):
-                asked.append(params["message"])
-                return {"name": name}
-
-            async with Client(url, era=era, elicitation=elicitation, timeout=30) as c:
-                return (await c.call_tool("ask_name", {})).text
-
-        with ServerThread(proxy.http_app()) as served:
-
-            async def go():
-                for era in ("legacy", "modern"):
-                    asked_ada: list[str] = []
-                    asked_bob: list[str] = []
-                    ada, bob = await asyncio.gather(
-                        one(served.url, era, "Ada", asked_ada), one(served.url, era, "Bob", asked_bob)
-                    )
-                    assert (ada, bob) == ("hello Ada", "hello Bob"), era
-                    assert asked_ada == asked_bob == ["Your name?"], era
-
-            arun(go(), timeout=60)
+        each_caller_is_asked_alone(Server.proxy(upstream_url, name="up", era="legacy"))
 
 
 def test_the_upstream_subscription_ends_when_its_last_subscriber_leaves_without_unsubscribing():
