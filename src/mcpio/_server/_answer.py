@@ -10,7 +10,7 @@ answer. Every route goes through it:
 
 * a :class:`~mcpio._session.Session` (stdio; a legacy HTTP session's POSTs) takes it as its
   ``answer``;
-* a 2026-07-28 HTTP POST answered with no session at all (``_http.answer_post``), after the
+* a 2026-07-28 HTTP POST answered with no session at all (``_http.HttpBinding.answer_post``), after the
   request's ``_meta`` is admitted as a stateless connection admits it.
 
 Only a plain server answers so (``Server.plain``: no telemetry around ``Server._on_request``,

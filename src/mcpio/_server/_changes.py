@@ -8,7 +8,7 @@ Changes are rare: the modules that find the sessions to tell (``_subscriptions``
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from ._registry import KINDS_OF, Registry
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from _weakrefset import WeakSet
 
     from .._session import Session
-    from ._server import Server
+    from . import _http
     from ._tasks import Task
 
 
@@ -27,7 +27,10 @@ class ChangesMixin:
         _sessions: WeakSet[Session]
         _background: set[asyncio.Task[Any]]
         _loop: asyncio.AbstractEventLoop | None
-        _state_bus: Any
+        _binding: _http.HttpBinding | None
+
+        @property
+        def state_backend(self) -> Any: ...
 
     def _changed(self, kind: str) -> None:
         """Tell connected clients that ``kind`` changed; safe from any thread (a sync tool may add or
@@ -38,7 +41,7 @@ class ChangesMixin:
             catalog.rebuild(KINDS_OF.get(kind, ()))
         loop = self._loop
         # loop None: not serving yet (asked first: no WeakSet length while tools are registered)
-        if loop is None or (not self._sessions and self._state_bus is None) or loop.is_closed():
+        if loop is None or (not self._sessions and self.state_backend is None) or loop.is_closed():
             return
         import asyncio  # loaded: a loop serves sessions
 
@@ -56,10 +59,19 @@ class ChangesMixin:
 
         for session, params in list_changed_targets(iter(list(self._sessions)), kind):
             self._spawn(loop, session.notify(f"notifications/{kind}/list_changed", params))
-        if self._state_bus is not None and not here_only:  # and to the sessions of every other process
+        bus = self.state_backend
+        if bus is not None and not here_only:  # and to the sessions of every other process
             from . import _http
 
-            self._spawn(loop, _http.publish(self._state_bus, {"type": "list_changed", "kind": kind}))
+            self._spawn(loop, _http.publish(bus, {"type": "list_changed", "kind": kind}))
+
+    def notify_list_changed_here(self, kind: str) -> None:
+        """Tell this process's clients that list ``kind`` (tools, resources, prompts) changed on
+        another process (its message on the state backend's bus): not published again."""
+        self.registry.tell(kind, None)
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            self._notify_changed(loop, kind, here_only=True)
 
     def _spawn(self, loop: asyncio.AbstractEventLoop, coro: Any) -> None:
         t = loop.create_task(coro)
@@ -74,10 +86,9 @@ class ChangesMixin:
         if task.core:  # 2025-11-25: notifications/tasks/status to the session that owns it
             if task.owner is not None and not task.owner.closed:
                 self._spawn(loop, task.owner.notify("notifications/tasks/status", task.core_fields()))
-            if self._state_bus is not None:  # and to its copies elsewhere: one holds its GET stream
-                from . import _http
-
-                self._spawn(loop, _http.core_status(cast("Server", self), task))
+            binding = self._binding
+            if binding is not None and binding.bus is not None:  # and to its copies elsewhere: one holds its GET stream
+                self._spawn(loop, binding.core_status(task))
             return
         from ._subscriptions import task_targets
 
@@ -91,15 +102,18 @@ class ChangesMixin:
         """Tell every client subscribed to ``uri`` that it changed (``notifications/resources/updated``):
         legacy ``resources/subscribe`` subscribers and modern ``subscriptions/listen`` streams,
         on every process that shares this server's state backend (``http_app(state=...)``)."""
-        await self._resource_updated_here(uri)
-        if self._state_bus is not None:
+        await self.notify_resource_updated_here(uri)
+        bus = self.state_backend
+        if bus is not None:
             from . import _http
 
-            await _http.publish(self._state_bus, {"type": "resources/updated", "uri": uri})
+            await _http.publish(bus, {"type": "resources/updated", "uri": uri})
         for catalog in self.registry.parents:  # and wherever it is mounted, by the name it has there
             await catalog.child_updated(self.registry, uri)
 
-    async def _resource_updated_here(self, uri: str) -> None:
+    async def notify_resource_updated_here(self, uri: str) -> None:
+        """Tell this process's clients subscribed to ``uri`` that it changed (what
+        :meth:`notify_resource_updated` does here; another process's update arrives by the bus)."""
         self.registry.tell("resources/updated", uri)
         if not self._sessions:  # no client yet (nor _subscriptions: _load_serving comes with the first)
             return

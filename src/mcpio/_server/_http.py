@@ -31,49 +31,142 @@ if TYPE_CHECKING:
 log = _log.logger("mcpio.server", globals())
 
 
-def http_app(server: Server, path: str, **options: Any) -> Any:
-    """The :class:`StreamableHTTPApp` of ``server`` (see :meth:`Server.http_app`)."""
-    from .._transports._http_server import StreamableHTTPApp
+class HttpBinding:
+    """What serving a :class:`~mcpio.Server` over HTTP adds to it, one per server (made by its
+    first ``http_app``): the ``MCPIO_TRACE`` wire trace of its HTTP sessions and the state
+    backend whose bus fans its notifications out to the other processes. The app gets its bound
+    methods; the Server reads ``bus`` to publish its changes."""
 
-    auth = options.pop("auth", None)
-    lifespan: Any = server.running
-    if auth is not None:  # a mcpio.auth.ResourceServer: its guard runs before routing
-        guard = options["auth"] = auth.guard(
-            scopes_for=server.registry.scopes_for,
-            scoped=lambda: bool(server.registry.scopes),
-            max_body_size=options.get("max_body_size", 16 * 1024 * 1024),
-            state=options.get("state"),  # an OAuthProxy keeps its clients and grants there when shared
+    __slots__ = ("bus", "server", "trace")
+
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.bus: Any = None  # the state backend of http_app(state=...): cross-process fan-out
+        self.trace: Any = None  # MCPIO_TRACE for HTTP sessions: None = not looked at yet, False = off
+
+    def app(self, path: str, **options: Any) -> Any:
+        """The :class:`StreamableHTTPApp` of the server (see :meth:`Server.http_app`)."""
+        from .._transports._http_server import StreamableHTTPApp
+
+        server = self.server
+        auth = options.pop("auth", None)
+        lifespan: Any = server.running
+        if auth is not None:  # a mcpio.auth.ResourceServer: its guard runs before routing
+            guard = options["auth"] = auth.guard(
+                scopes_for=server.registry.scopes_for,
+                scoped=lambda: bool(server.registry.scopes),
+                max_body_size=options.get("max_body_size", 16 * 1024 * 1024),
+                state=options.get("state"),  # an OAuthProxy keeps its clients and grants there when shared
+            )
+            from .._auth import _info  # no I/O, no third party (loaded by every guard anyway)
+
+            # Whoever the guard (ResourceServer's, OAuthProxy's) verified: legacy sessions are bound to it
+            options["caller"] = _info.slot
+
+            @contextlib.asynccontextmanager
+            async def lifespan() -> Any:  # the verifier's HTTP client closes with the app
+                try:
+                    async with server.running() as value:
+                        yield value
+                finally:
+                    await guard.aclose()
+
+        state = options.get("state")
+        if state is not None and state is not self.bus:  # one bus per server: its fan-out
+            self.bus = state
+            state.on_message(self.on_state_message)
+            if getattr(state, "tasks", None) is not None:  # tasks on every process (_tasks_shared)
+                server.tasks.share(state.tasks)
+                state.tasks.on_changed = lambda task_id: task_changed_elsewhere(server, task_id)
+        app = StreamableHTTPApp(
+            self.serve_session,
+            path=path,
+            param_headers=MethodType(param_headers, server),
+            lifespan=lifespan,
+            # without telemetry or a subclass's own _on_request (they see every request as it is)
+            answer=self.answer_post if server.plain else None,
+            **options,
         )
-        from .._auth import _info  # no I/O, no third party (loaded by every guard anyway)
+        return _otel.http_app(server, app)  # with telemetry on: trace context from headers, SSE streams counted
 
-        # Whoever the guard (ResourceServer's, OAuthProxy's) verified: legacy sessions are bound to it
-        options["caller"] = _info.slot
+    async def on_state_message(self, message: dict[str, Any]) -> None:
+        """A message another process published on the state backend's bus: a resource update or a
+        list change to tell this process's sessions about (each process tells its own)."""
+        server = self.server
+        kind = message.get("type")
+        if kind == "resources/updated" and isinstance(message.get("uri"), str):
+            await server.notify_resource_updated_here(message["uri"])
+        elif kind == "list_changed" and message.get("kind") in ("tools", "resources", "prompts"):
+            server.notify_list_changed_here(message["kind"])
+        elif kind == TASK_STATUS and isinstance(message.get("sid"), str) and isinstance(message.get("params"), dict):
+            await _status_here(server, message["sid"], message["params"])
+        elif kind == SESSION_ENDED and isinstance(message.get("sid"), str):
+            server.tasks.forget_owner(message["sid"])  # ended everywhere: its core tasks running here too
 
-        @contextlib.asynccontextmanager
-        async def lifespan() -> Any:  # the verifier's HTTP client closes with the app
-            try:
-                async with server.running() as value:
-                    yield value
-            finally:
-                await guard.aclose()
+    async def core_status(self, task: Any) -> None:
+        """A core task of this process changed (shared sessions): ``notifications/tasks/status``
+        to the owning session's copies on the other processes (see ``TASK_STATUS``), and to a newer
+        copy here when the one that created the task was dropped (the Server told a live one)."""
+        from ._tasks_shared import owner_key
 
-    state = options.get("state")
-    if state is not None and state is not server._state_bus:  # one bus per server: its fan-out
-        server._state_bus = state
-        state.on_message(lambda message: on_state_message(server, message))
-        if getattr(state, "tasks", None) is not None:  # tasks on every process (_tasks_shared)
-            server.tasks.share(state.tasks)
-            state.tasks.on_changed = lambda task_id: task_changed_elsewhere(server, task_id)
-    app = StreamableHTTPApp(
-        server._serve_http,
-        path=path,
-        param_headers=MethodType(param_headers, server),
-        lifespan=lifespan,
-        # without telemetry or a subclass's own _on_request (they see every request as it is)
-        answer=MethodType(answer_post, server) if server.plain else None,
-        **options,
-    )
-    return _otel.http_app(server, app)  # with telemetry on: trace context from headers, SSE streams counted
+        sid = owner_key(task.owner)
+        if sid is None:
+            return
+        params = task.core_fields()
+        if task.owner.closed:
+            await _status_here(self.server, sid, params)
+        await publish(self.bus, {"type": TASK_STATUS, "sid": sid, "params": params})
+
+    def http_trace(self) -> Any:
+        """The wire trace of ``MCPIO_TRACE`` for HTTP sessions (the same as on stdio; the variable
+        is read once), or False."""
+        if self.trace is None:
+            path = os.environ.get("MCPIO_TRACE")
+            self.trace = False
+            if path:
+                try:
+                    self.trace = open_trace(path)
+                except OSError as exc:
+                    log.warning("MCPIO_TRACE: cannot write %s (%s); serving without a trace", path, exc.strerror or exc)
+        return self.trace
+
+    async def serve_session(self, transport: Transport, stateless: bool) -> None:
+        """Run one HTTP session (a legacy session, or one stateless request) of the server."""
+        server = self.server
+        raw = transport
+        if self.http_trace():
+            transport = Traced(transport, self.trace)
+        session = server.session(transport, stateless=stateless)
+        session.expose_errors = server.expose_errors is True  # remote clients get the type only
+        # A modern POST's one request runs in this task (RequestTransport.close() cancels it).
+        session.inline_requests = stateless
+        attach = abilities(raw).attach
+        if attach is not None:  # a legacy session (LegacyTransport.attach)
+            # Its POSTs may be served on their own tasks: not with a trace (it records what the
+            # session reads), not with telemetry (its spans follow the session's task).
+            attach(session, feed=transport is raw and server.plain, mirror=_mirror)
+        if stateless:
+            await session.run()
+        else:
+            await server.run_session(session)
+
+    def answer_post(self, message: dict[str, Any]) -> bytes | None:
+        """The encoded answer to a modern POST's one request (``message``: ``_http_checks.Post``'s, a
+        JSON-RPC request) when it needs neither a Session nor awaiting: ``_answer.answer``'s, after
+        the request's ``_meta`` is admitted as a stateless connection admits it. None: serve it on a
+        session (``MCPIO_TRACE`` records a session's frames, so with a trace every request has one)."""
+        server = self.server
+        tool = _answer.sync_tool(server, message["method"], message.get("params"))
+        if tool is None or (self.trace is not False and self.http_trace()):
+            return None
+        id_, params = message["id"], message["params"]
+        meta = params.get("_meta")
+        admitted = modern_admission("tools/call", meta if type(meta) is dict else _NO_META)
+        if not isinstance(admitted, str):  # the error object
+            return rpc.encode(rpc.error_response(id_, admitted))
+        ev = RequestReceived(id_, "tools/call", params, admitted)
+        session = _STATELESS[server.expose_errors is True]  # remote clients get the type only (serve_session)
+        return contextvars.copy_context().run(_answer.answer_tool, server, session, ev, tool)
 
 
 def param_headers(server: Server, name: str) -> dict[str, tuple[str, ...]] | None:
@@ -81,23 +174,6 @@ def param_headers(server: Server, name: str) -> dict[str, tuple[str, ...]] | Non
     ``tools/call``), kept per tool (``Tool.param_headers``); None for an unknown tool."""
     tool = server.registry.tools.get(name)
     return tool.param_headers if tool is not None else None
-
-
-async def on_state_message(server: Server, message: dict[str, Any]) -> None:
-    """A message another process published on the state backend's bus: a resource update or a
-    list change to tell this process's sessions about (each process tells its own)."""
-    kind = message.get("type")
-    if kind == "resources/updated" and isinstance(message.get("uri"), str):
-        await server._resource_updated_here(message["uri"])
-    elif kind == "list_changed" and message.get("kind") in ("tools", "resources", "prompts"):
-        server.registry.tell(message["kind"], None)
-        loop = server._loop
-        if loop is not None and not loop.is_closed():
-            server._notify_changed(loop, message["kind"], here_only=True)
-    elif kind == TASK_STATUS and isinstance(message.get("sid"), str) and isinstance(message.get("params"), dict):
-        await _status_here(server, message["sid"], message["params"])
-    elif kind == SESSION_ENDED and isinstance(message.get("sid"), str):
-        server.tasks.forget_owner(message["sid"])  # ended everywhere: its core tasks running here too
 
 
 # A 2025-11-25 core task changed on this process: its ``notifications/tasks/status`` goes to the
@@ -108,25 +184,10 @@ TASK_STATUS = "mcpio/task-status"
 SESSION_ENDED = "mcpio/session-ended"  # _transports/_http_sessions.ENDED: DELETE/expiry of a shared session
 
 
-async def core_status(server: Server, task: Any) -> None:
-    """A core task of this process changed (shared sessions): ``notifications/tasks/status``
-    to the owning session's copies on the other processes (see ``TASK_STATUS``), and to a newer
-    copy here when the one that created the task was dropped (the Server told a live one)."""
-    from ._tasks_shared import owner_key
-
-    sid = owner_key(task.owner)
-    if sid is None:
-        return
-    params = task.core_fields()
-    if task.owner.closed:
-        await _status_here(server, sid, params)
-    await publish(server._state_bus, {"type": TASK_STATUS, "sid": sid, "params": params})
-
-
 async def _status_here(server: Server, sid: str, params: dict[str, Any]) -> None:
     from ._tasks_shared import owner_key
 
-    for session in list(server._sessions):
+    for session in server.sessions_now():
         if not session.closed and owner_key(session) == sid:
             await session.notify("notifications/tasks/status", params)
 
@@ -156,7 +217,7 @@ async def task_changed_elsewhere(server: Server, task_id: str) -> None:
     from ._subscriptions import task_targets
     from ._tasks_shared import fetch
 
-    targets = list(task_targets(iter(list(server._sessions)), task_id))
+    targets = list(task_targets(iter(server.sessions_now()), task_id))
     if not targets or task_id in server.tasks._tasks:
         return  # nobody here listens, or it runs here (the Server notified already)
     task = await fetch(server.tasks.shared, task_id, None)
@@ -166,63 +227,11 @@ async def task_changed_elsewhere(server: Server, task_id: str) -> None:
             await session.notify("notifications/tasks", {**detailed, "_meta": meta})
 
 
-def http_trace(server: Server) -> Any:
-    """The wire trace of ``MCPIO_TRACE`` for HTTP sessions (the same as on stdio; the variable
-    is read once), or False."""
-    if server._http_trace is None:
-        path = os.environ.get("MCPIO_TRACE")
-        server._http_trace = False
-        if path:
-            try:
-                server._http_trace = open_trace(path)
-            except OSError as exc:
-                log.warning("MCPIO_TRACE: cannot write %s (%s); serving without a trace", path, exc.strerror or exc)
-    return server._http_trace
-
-
-async def serve_session(server: Server, transport: Transport, stateless: bool) -> None:
-    """Run one HTTP session (a legacy session, or one stateless request) of ``server``."""
-    raw = transport
-    if http_trace(server):
-        transport = Traced(transport, server._http_trace)
-    session = server.session(transport, stateless=stateless)
-    session.expose_errors = server.expose_errors is True  # remote clients get the type only
-    # A modern POST's one request runs in this task (RequestTransport.close() cancels it).
-    session.inline_requests = stateless
-    attach = abilities(raw).attach
-    if attach is not None:  # a legacy session (LegacyTransport.attach)
-        # Its POSTs may be served on their own tasks: not with a trace (it records what the
-        # session reads), not with telemetry (its spans follow the session's task).
-        attach(session, feed=transport is raw and server.plain, mirror=_mirror)
-    if stateless:
-        await session.run()
-    else:
-        await server.run_session(session)
-
-
 def _mirror(session: Session) -> Any:
     """What a legacy session shared across processes is resumed from and kept in its record with."""
     from ._replicas import SessionMirror
 
     return SessionMirror(session)
-
-
-def answer_post(server: Server, message: dict[str, Any]) -> bytes | None:
-    """The encoded answer to a modern POST's one request (``message``: ``_http_checks.Post``'s, a
-    JSON-RPC request) when it needs neither a Session nor awaiting: ``_answer.answer``'s, after
-    the request's ``_meta`` is admitted as a stateless connection admits it. None: serve it on a
-    session (``MCPIO_TRACE`` records a session's frames, so with a trace every request has one)."""
-    tool = _answer.sync_tool(server, message["method"], message.get("params"))
-    if tool is None or (server._http_trace is not False and http_trace(server)):
-        return None
-    id_, params = message["id"], message["params"]
-    meta = params.get("_meta")
-    admitted = modern_admission("tools/call", meta if type(meta) is dict else _NO_META)
-    if not isinstance(admitted, str):  # the error object
-        return rpc.encode(rpc.error_response(id_, admitted))
-    ev = RequestReceived(id_, "tools/call", params, admitted)
-    session = _STATELESS[server.expose_errors is True]  # remote clients get the type only (serve_session)
-    return contextvars.copy_context().run(_answer.answer_tool, server, session, ev, tool)
 
 
 class _Stateless:

@@ -126,8 +126,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         self._lifespan_value: Any = None
         self._background: set[asyncio.Task[Any]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop serving our sessions
-        self._state_bus: Any = None  # the state backend of http_app(state=...): cross-process fan-out
-        self._http_trace: Any = None  # MCPIO_TRACE for HTTP sessions: None = not looked at yet, False = off
+        self._binding: _http.HttpBinding | None = None  # what serving over HTTP adds: made by http_app
         # Composition and catalog shaping (_catalog): None until the first mount/disable/transform_tool.
         self._catalog: Catalog | None = None
         # List results leave out the items the caller's token lacks the scopes for (HTTP with auth).
@@ -161,13 +160,14 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
     def state_backend(self) -> Any:
         """The state backend this server's HTTP app shares across processes (``http_app(state=...)``,
         ``serve_http(redis=...)``), or None (stdio; no HTTP app yet)."""
-        return self._state_bus
+        binding = self._binding
+        return binding.bus if binding is not None else None
 
     @property
     def session_store(self) -> KVStore:
         """Where ``ctx.session_state`` is kept: the state backend's store (``RedisState.kv``: every
         process) when there is one, else this server's own memory."""
-        shared = getattr(self._state_bus, "kv", None)
+        shared = getattr(self.state_backend, "kv", None)
         return shared if shared is not None else self._kv
 
     # ================================================================ registration
@@ -408,6 +408,11 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
                 continue
         return []
 
+    def sessions_now(self) -> list[Session]:
+        """Every session served now, 2026-07-28 requests (``subscriptions/listen`` streams) and
+        closed ones not yet collected included: a snapshot for the serving loop to notify from."""
+        return list(self._sessions)
+
     @contextlib.asynccontextmanager
     async def running(self) -> Any:
         """Enter the lifespan (once) for the duration of serving."""
@@ -456,10 +461,9 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         that do not forward ASGI lifespan events to mounted apps.
         """
         _load_serving()
-        return _http.http_app(self, path, **options)
-
-    async def _serve_http(self, transport: Transport, stateless: bool) -> None:
-        await _http.serve_session(self, transport, stateless)
+        if self._binding is None:  # one per server: every app of it shares its trace and bus
+            self._binding = _http.HttpBinding(self)
+        return self._binding.app(path, **options)
 
     async def run_session(self, session: Session) -> None:
         """Run a legacy-capable session; when it ends (not a copy dropped, ``_http.ended``), so do

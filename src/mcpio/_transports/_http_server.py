@@ -96,7 +96,7 @@ class StreamableHTTPApp:
     ) -> None:
         self.serve = serve
         # answer(message): the encoded answer to a modern request that needs neither a session nor
-        # awaiting, or None: serve(transport, True) serves it (the Server's _http.answer_post).
+        # awaiting, or None: serve(transport, True) serves it (the Server's _http.HttpBinding.answer_post).
         self.answer = answer
         self.auth = auth  # the authorization guard (_auth._resource.Guard): answers, or lets through
         self.caller = caller  # the verified caller now (_auth._info.slot; None: no auth): admits
