@@ -218,7 +218,7 @@ async def task_changed_elsewhere(server: Server, task_id: str) -> None:
     from ._tasks_shared import fetch
 
     targets = list(task_targets(iter(server.sessions_now()), task_id))
-    if not targets or task_id in server.tasks._tasks:
+    if not targets or server.tasks.runs_here(task_id):
         return  # nobody here listens, or it runs here (the Server notified already)
     task = await fetch(server.tasks.shared, task_id, None)
     if task is not None:

@@ -414,6 +414,10 @@ class TaskStore:
         self._tasks[task.id] = task  # durable before CreateTaskResult is sent (spec §Task Creation)
         return task
 
+    def runs_here(self, task_id: str) -> bool:
+        """Whether task ``task_id`` is one of this process's (a shared store's others are not)."""
+        return task_id in self._tasks
+
     def owned_by(self, owner: Any) -> list[Task]:
         """The core tasks of one session, oldest first."""
         self.sweep()
