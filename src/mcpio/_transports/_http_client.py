@@ -68,7 +68,7 @@ import json
 import logging
 import os
 import ssl
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 import httpx
@@ -79,6 +79,7 @@ from .._protocol import _http as h
 from .._protocol import _http_client_rules as rules
 from .._protocol._framing import Related
 from ._base import Abilities
+from ._http_body import DRAIN_SECONDS, BodyTooLarge, content_type, read_capped
 from ._http_client_sse import HTTPSSEConnection
 
 log = logging.getLogger("mcpio.client")
@@ -94,11 +95,6 @@ MAX_CONNECTIONS = 100  # per transport (one origin)
 MAX_REQUESTS_IN_FLIGHT = 90
 
 
-def _content_type(resp: httpx.Response) -> str:
-    value: str = resp.headers.get("content-type", "")
-    return value.split(";")[0].strip().lower()
-
-
 def _verify_message(exc: BaseException) -> str:
     """The reason of the certificate check that failed under ``exc`` (its cause chain)."""
     seen: BaseException | None = exc
@@ -107,32 +103,6 @@ def _verify_message(exc: BaseException) -> str:
             return str(seen.verify_message)
         seen = seen.__cause__ or seen.__context__
     return str(exc)
-
-
-class BodyTooLarge(ValueError):
-    """A response body over ``max_message_size``: not read further."""
-
-    def __init__(self, size: int, limit: int) -> None:
-        super().__init__(
-            f"the server's response body exceeds this client's limit of {limit} bytes (at least "
-            f"{size}; max_message_size); it was not read"
-        )
-
-
-async def read_capped(resp: httpx.Response, limit: int) -> bytes:
-    """The body of ``resp``, or :class:`BodyTooLarge` once it passes ``limit`` bytes (a declared
-    Content-Length over it fails before anything is read)."""
-    declared = resp.headers.get("content-length", "")
-    if declared.isascii() and declared.isdigit() and int(declared) > limit:
-        raise BodyTooLarge(int(declared), limit)
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in resp.aiter_bytes():
-        size += len(chunk)
-        if size > limit:
-            raise BodyTooLarge(size, limit)
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 class HTTPClientTransport:
@@ -153,6 +123,7 @@ class HTTPClientTransport:
         if max_message_size < 1:
             raise ValueError(f"max_message_size must be positive, not {max_message_size!r}")
         self.url = url
+        self._url = httpx.URL(url)  # parsed once: httpx parses a str on every request
         self.max_message_size = max_message_size  # one SSE event or JSON body, in bytes
         self.auth = auth  # authorization (mcpio._auth.OAuth): adds the token, answers 401/403
         self.verify = verify
@@ -267,7 +238,7 @@ class HTTPClientTransport:
         elif self.session_id is not None and self._http is not None:
             with contextlib.suppress(Exception):  # the spec's SHOULD; 405 is a fine answer
                 async with asyncio.timeout(2):
-                    await self._http.delete(self.url, headers=self._legacy_headers())
+                    await self._http.delete(self._url, headers=self._legacy_headers())
         if self._http is not None and self._own_client:
             with contextlib.suppress(Exception):
                 await self._http.aclose()
@@ -371,7 +342,7 @@ class HTTPClientTransport:
         """POST a notification or a response: 202 is expected; a failure is logged."""
         assert self._http is not None, "open() first"
         try:
-            async with self._http.stream("POST", self.url, content=frame, headers=self._post_headers(msg)) as resp:
+            async with self._http.stream("POST", self._url, content=frame, headers=self._post_headers(msg)) as resp:
                 self._reached = True
                 status = resp.status_code
                 try:
@@ -392,9 +363,18 @@ class HTTPClientTransport:
     async def _request(self, msg: dict[str, Any], frame: bytes) -> None:
         id_, method = msg["id"], msg["method"]
         modern = h.modern_meta(msg) is not None
+        held = False
+
+        def release() -> None:  # the in-flight slot, once: when the answer is in, or at the end
+            nonlocal held
+            if held:
+                held = False
+                self._in_flight.release()
+
         try:
-            async with self._in_flight:
-                await self._post_request(msg, frame, id_, method, modern)
+            await self._in_flight.acquire()
+            held = True
+            await self._post_request(msg, frame, id_, method, modern, release)
         except asyncio.CancelledError:
             raise
         except httpx.HTTPError as exc:
@@ -402,15 +382,18 @@ class HTTPClientTransport:
         except (h.SSETooLarge, BodyTooLarge) as exc:
             self._fail(id_, rules.http_failure(None, f"{exc} (POST {self.url})"))
         finally:
+            release()
             self._requests.pop(id_, None)
             self._answered.pop(id_, None)
 
-    async def _post_request(self, msg: dict[str, Any], frame: bytes, id_: Any, method: str, modern: bool) -> None:
+    async def _post_request(
+        self, msg: dict[str, Any], frame: bytes, id_: Any, method: str, modern: bool, release: Callable[[], None]
+    ) -> None:
         """POST request ``id_`` and read its answer (a 404 of an ended legacy session: once more in a new one)."""
         assert self._http is not None, "open() first"
         for attempt in (0, 1):
             headers = self._post_headers(msg)
-            async with self._http.stream("POST", self.url, content=frame, headers=headers) as resp:
+            async with self._http.stream("POST", self._url, content=frame, headers=headers) as resp:
                 self._reached = True
                 status = resp.status_code
                 if (
@@ -430,20 +413,36 @@ class HTTPClientTransport:
                         return
                     self._answer_body(id_, status, resp.reason_phrase, body)
                     return
-                await self._read_answer(resp, id_, legacy=not modern)
+                await self._read_answer(resp, id_, release, legacy=not modern)
                 return
 
-    async def _read_answer(self, resp: httpx.Response, id_: Any, *, legacy: bool) -> None:
-        """Read the answer to request ``id_`` from ``resp`` (JSON or SSE) into ``receive``."""
+    async def _read_answer(self, resp: httpx.Response, id_: Any, release: Callable[[], None], *, legacy: bool) -> None:
+        """Read the answer to request ``id_`` from ``resp`` (JSON or SSE) into ``receive``.
+
+        Once the answer is in, ``release`` frees the request's in-flight slot and the rest of an
+        SSE stream is read (delivered as before the answer) to its end, so that its connection
+        is reused, for at most ``DRAIN_SECONDS``: past that, or if reading fails, the response is
+        closed with its connection; the request is answered either way."""
         status = resp.status_code
         if legacy and status == 200 and resp.headers.get(h.SESSION_ID) and self.session_id is None:
             self.session_id = resp.headers[h.SESSION_ID]
-        if status == 200 and _content_type(resp) == h.SSE:
+        if status == 200 and content_type(resp) == h.SSE:
             parser = h.SSEParser(self.max_message_size)
-            async for chunk in resp.aiter_bytes():
-                for ev in parser.feed(chunk):
-                    if self._deliver(ev.data, id_):
-                        return
+            answered = False
+            try:
+                async with asyncio.timeout(None) as bound:
+                    async for chunk in resp.aiter_bytes():
+                        for ev in parser.feed(chunk):
+                            if self._deliver(ev.data, id_) and not answered:
+                                answered = True
+                                release()
+                                bound.reschedule(asyncio.get_running_loop().time() + DRAIN_SECONDS)
+            except (TimeoutError, httpx.HTTPError, h.SSETooLarge) as exc:
+                if not answered:  # (the bound is set only once answered)
+                    raise
+                log.debug("%s: the stream of the answered request %r was closed: %r", self.url, id_, exc)
+            if answered:
+                return
             if legacy and parser.last_event_id is not None:
                 await self._resume(id_, parser.last_event_id, parser.retry)
                 return
@@ -477,8 +476,8 @@ class HTTPClientTransport:
                 return
             headers = self._legacy_headers(accept=h.SSE, **{h.LAST_EVENT_ID: last_id})
             try:
-                async with self._http.stream("GET", self.url, headers=headers) as resp:
-                    if resp.status_code != 200 or _content_type(resp) != h.SSE:
+                async with self._http.stream("GET", self._url, headers=headers) as resp:
+                    if resp.status_code != 200 or content_type(resp) != h.SSE:
                         break  # the server cannot resume this stream
                     parser = h.SSEParser(self.max_message_size)
                     reader = asyncio.ensure_future(self._pump(resp, parser, id_))
@@ -518,9 +517,9 @@ class HTTPClientTransport:
             extra = {h.LAST_EVENT_ID: last_id} if last_id is not None else {}
             try:
                 async with self._http.stream(
-                    "GET", self.url, headers=self._legacy_headers(accept=h.SSE, **extra)
+                    "GET", self._url, headers=self._legacy_headers(accept=h.SSE, **extra)
                 ) as resp:
-                    if resp.status_code != 200 or _content_type(resp) != h.SSE:
+                    if resp.status_code != 200 or content_type(resp) != h.SSE:
                         log.debug("%s: no standalone GET stream (HTTP %d)", self.url, resp.status_code)
                         return  # 405: none offered; 404: the session ended (the next POST starts over)
                     failures = 0
@@ -551,7 +550,7 @@ class HTTPClientTransport:
             log.info("%s: the session ended (404); initializing a new one", self.url)
             self.session_id = None
             try:
-                async with self._http.stream("POST", self.url, json=msg, headers=rules.post_headers(msg)) as resp:
+                async with self._http.stream("POST", self._url, json=msg, headers=rules.post_headers(msg)) as resp:
                     if resp.status_code != 200:
                         return False
                     self.session_id = resp.headers.get(h.SESSION_ID)
@@ -567,7 +566,7 @@ class HTTPClientTransport:
 
     async def _swallow(self, resp: httpx.Response, id_: Any) -> None:
         """Read (and drop) the answer to our own ``id_``; anything else is delivered."""
-        if _content_type(resp) == h.SSE:
+        if content_type(resp) == h.SSE:
             parser = h.SSEParser(self.max_message_size)
             async for chunk in resp.aiter_bytes():
                 for ev in parser.feed(chunk):

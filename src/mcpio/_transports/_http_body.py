@@ -1,0 +1,47 @@
+"""Response bodies for the HTTP client (``_http_client``): read whole, but never past a cap.
+
+A connection goes back to httpx's pool only once its response is read to the end; one left
+with its body unread is closed. So a body is read to its end (capped), and the rest of a
+request-scoped SSE stream after its answer is read too, for at most ``DRAIN_SECONDS``
+(Streamable HTTP: after the response the server SHOULD close the stream; one that does not
+costs that connection, never the request).
+"""
+
+from __future__ import annotations
+
+import httpx
+
+# After the answer on a request's SSE stream: how long its end is awaited (the server closes it
+# at once; a server that keeps it open loses that connection when this passes)
+DRAIN_SECONDS = 1.0
+
+
+def content_type(resp: httpx.Response) -> str:
+    value: str = resp.headers.get("content-type", "")
+    return value.split(";")[0].strip().lower()
+
+
+class BodyTooLarge(ValueError):
+    """A response body over ``max_message_size``: not read further."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        super().__init__(
+            f"the server's response body exceeds this client's limit of {limit} bytes (at least "
+            f"{size}; max_message_size); it was not read"
+        )
+
+
+async def read_capped(resp: httpx.Response, limit: int) -> bytes:
+    """The body of ``resp``, or :class:`BodyTooLarge` once it passes ``limit`` bytes (a declared
+    Content-Length over it fails before anything is read)."""
+    declared = resp.headers.get("content-length", "")
+    if declared.isascii() and declared.isdigit() and int(declared) > limit:
+        raise BodyTooLarge(int(declared), limit)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in resp.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge(size, limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
