@@ -137,7 +137,7 @@ def test_a_sessions_core_tasks_end_with_it():
     async def go():
         async with Client(server, era="legacy") as c:
             created = await c.request("tools/call", {"name": "crunch", "arguments": {"seconds": 30}, "task": {}})
-            assert created["task"]["status"] == "working" and len(server._tasks) == 1
-        assert len(server._tasks) == 0  # the session ended: its task was cancelled and forgotten
+            assert created["task"]["status"] == "working" and len(server.tasks) == 1
+        assert len(server.tasks) == 0  # the session ended: its task was cancelled and forgotten
 
     arun(go())

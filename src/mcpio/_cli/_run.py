@@ -177,7 +177,7 @@ def _has_main_block(path: str) -> bool:
 
 def counts(server: Server) -> dict[str, int]:
     """How many tools, resources, resource templates and prompts ``server`` has."""
-    return {kind: len(getattr(server, f"_{kind}", {}) or {}) for kind in ("tools", "resources", "templates", "prompts")}
+    return {kind: len(server.registry.table(kind)) for kind in ("tools", "resources", "templates", "prompts")}
 
 
 def banner(server: Server, app: str, transport: str, url: str | None = None) -> str:
