@@ -27,7 +27,7 @@ RESPONSE: Final = 3
 ERROR: Final = 4
 
 # The largest message (a stdio line, an HTTP body) accepted by default: 256 MiB, since large tool
-# results are normal (pain point #7). Here, not in _protocol._framing, so that Server() takes it as
+# results are normal (large results cut off by other SDKs' limits). Here, not in _protocol._framing, so that Server() takes it as
 # its default without importing the framing.
 DEFAULT_MAX_LINE_SIZE = 256 * 1024 * 1024
 

@@ -583,7 +583,7 @@ def _output_schema(ret: Any, content_types: tuple[type, ...]) -> tuple[dict[str,
     """(outputSchema, wrap_output, the type results are checked against) for a return annotation."""
     base = _strip(ret)
     # A plain ``str`` is text content already: structuredContent {"result": text} would only
-    # send it twice (user-pain-points #8, #24). Annotate another type to get structured output.
+    # send it twice (results doubled in size for every host). Annotate another type to get structured output.
     if ret is _EMPTY or base in (None, type(None), Any, str) or (content_types and _mentions(ret, content_types)):
         return None, False, None
     try:

@@ -174,7 +174,7 @@ class Session:
                     except rpc.InvalidMessage as exc:
                         if self.connection.role == "server":
                             await self._send_obj(exc.error_response())
-                        else:  # a client never answers a server's garbage; it skips it (pain point #5)
+                        else:  # a client never answers a server's garbage (stray stdout prints); it skips it
                             log.warning(
                                 "skipping a line from the server that is not JSON: %.200r",
                                 frame.raw if isinstance(frame, (Decoded, Related)) else bytes(frame),
