@@ -137,6 +137,42 @@ def test_cancelled_request_stops_its_handler_and_gets_no_response(version):
     arun(go())
 
 
+@pytest.mark.parametrize("version", LEGACY)
+def test_a_handler_running_on_after_its_cancellation_sends_no_progress(version):
+    """Spec basic/utilities/progress: progress references only operations in progress. A handler
+    that outlives its cancelled request (a shielded continuation) reports to nobody; its log
+    message still goes out (logging is the connection's, not the request's)."""
+    server = Server("late")
+    started, release, finished = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    @server.tool
+    async def linger(ctx: Context) -> str:
+        await ctx.report_progress(1)
+        started.set()
+
+        async def rest() -> str:
+            await release.wait()
+            await ctx.report_progress(2)
+            await ctx.info("late")
+            finished.set()
+            return "done"
+
+        return await asyncio.shield(asyncio.ensure_future(rest()))
+
+    async def go():
+        async with Peer(server, version=version) as peer:
+            id_, _ = await peer.start("tools/call", {"name": "linger", "arguments": {}, "_meta": {"progressToken": 9}})
+            await within(started.wait())
+            await peer.notify("notifications/cancelled", {"requestId": id_})
+            await peer.barrier()  # the cancellation is read
+            release.set()
+            await within(finished.wait())
+            await peer.notification("notifications/message")
+            assert [p["progress"] for p in peer.notifications("notifications/progress")] == [1]
+
+    arun(go())
+
+
 def test_a_sync_tool_sees_ctx_cancelled_in_its_thread_and_stops():
     """A worker thread cannot be stopped from outside: ctx.cancelled lets a long loop stop itself."""
     server = Server("cancel-sync")

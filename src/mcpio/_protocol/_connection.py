@@ -392,6 +392,11 @@ class Connection:
     def is_cancelled(self, id_: RequestId) -> bool:
         return id_ in self.cancelled
 
+    def in_progress(self, id_: RequestId) -> bool:
+        """Whether request ``id_`` is an operation in progress: received, not answered, not
+        cancelled by the peer (spec basic/utilities/progress: only such a request's token)."""
+        return id_ in self._incoming and id_ not in self.cancelled
+
     def in_flight(self) -> int:
         """Requests received and not yet answered."""
         return len(self._incoming)

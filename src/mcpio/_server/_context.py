@@ -265,10 +265,14 @@ class Context:
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Send ``notifications/progress`` if the client asked for progress (a progressToken).
 
-        Progress must increase (spec); a value not above the last one sent is dropped. In a task
-        the task's ``statusMessage`` shows ``message`` (or "progress/total") to the client's next
-        ``tasks/get``; a task of the 2026 extension sends no notification (spec), a 2025-11-25
-        core task goes on sending them under the call's progressToken (spec).
+        Progress must increase (spec); a value not above the last one sent is dropped. So is
+        progress once its operation is over (spec basic/utilities/progress: notifications
+        reference only operations in progress, and stop at completion): the request was answered
+        or cancelled — a handler that runs on after a cancellation (a worker thread, a shielded
+        continuation) reports to nobody. In a task the task's ``statusMessage`` shows ``message``
+        (or "progress/total") to the client's next ``tasks/get``; a task of the 2026 extension
+        sends no notification (spec), a 2025-11-25 core task goes on sending them under the
+        call's progressToken until the task ends (spec: the token stays valid for the task).
         """
         task = self._task
         if task is not None:
@@ -279,6 +283,9 @@ class Context:
                 return
         token = self.meta.get("progressToken")
         if token is None:
+            return
+        if (task.ended is not None) if task is not None else not self.session.connection.in_progress(self.request_id):
+            log.debug("dropping progress %s: request %r is over (answered or cancelled)", progress, self.request_id)
             return
         if self._last_progress is not None and progress <= self._last_progress:
             log.debug("dropping non-increasing progress %s (last %s)", progress, self._last_progress)
