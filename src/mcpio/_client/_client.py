@@ -366,6 +366,10 @@ class Client:
 
         ``timeout`` defaults to the client's; ``max_timeout`` (default: none for raw requests)
         lets progress notifications restart the timeout up to that cap."""
+        return await self._request(method, params, timeout, max_timeout, on_progress)
+
+    async def _request(self, method: str, params: Any, timeout: Any, cap: Any, on_progress: Any, **era: Any) -> Any:
+        """:meth:`request`, with options ``era`` only the connected era's ``request`` takes."""
         if self.session is None or self._era is None:
             raise RuntimeError(NOT_CONNECTED)
         t = self.timeout if timeout is DEFAULT else timeout
@@ -375,8 +379,9 @@ class Client:
                 method,
                 params,
                 timeout=t,
-                max_timeout=max_timeout,
+                max_timeout=cap,
                 on_progress=_handlers.progress_deliverer(on_progress, self._callbacks),
+                **era,
             )
         except (ConnectionClosed, TransportError) as exc:
             raise await self._gone(method, exc) from None
@@ -470,8 +475,8 @@ class Client:
         a result, not raised): ``.content`` typed blocks, ``.data`` the structured result as
         Python values, converted to ``result_type`` (a msgspec Struct, dataclass, TypedDict …)
         when given. Progress restarts ``timeout`` up to ``max_timeout`` (defaults: the client's).
-        ``on_task_status(task)`` (sync or async): each ``notifications/tasks/status`` about the
-        task a 2025-11-25 server runs the call as (its taskId, status, statusMessage …)."""
+        ``on_task_status(task)`` (sync or async): each state of the task the server runs the call as
+        (2025-11-25 ``notifications/tasks/status``; 2026-07-28 ``notifications/tasks``, ``tasks/get``)."""
         raw = await self._call_tool(
             name,
             arguments,
@@ -502,21 +507,17 @@ class Client:
         cap = self.max_timeout if max_timeout is DEFAULT else max_timeout
         if await task_required(self, name):  # 2025-11-25 core tasks: such a tool is called as a task
             return await legacy_task_call(self, params, timeout=timeout, max_timeout=cap, on_status=on_task_status)
+        follow = {"on_task_status": on_task_status} if on_task_status and self.negotiated_era == "modern" else {}
         try:
-            return cast(
-                "dict[str, Any]",
-                await self.request("tools/call", params, timeout=timeout, max_timeout=cap, on_progress=on_progress),
-            )
+            raw = await self._request("tools/call", params, timeout, cap, on_progress, **follow)
         except HeaderMismatch:
             if self._offers.accept_tools is None:
                 raise
             # 2026-07-28 HTTP: the Mcp-Param-* headers come from the tool's inputSchema; it may
             # have changed (or was never listed): list the tools again and retry once (spec SHOULD).
             await self.list_tools(cache_mode="refresh")
-            return cast(
-                "dict[str, Any]",
-                await self.request("tools/call", params, timeout=timeout, max_timeout=cap, on_progress=on_progress),
-            )
+            raw = await self._request("tools/call", params, timeout, cap, on_progress, **follow)
+        return cast("dict[str, Any]", raw)
 
     async def list_resources(self, *, cache_mode: str = "use") -> list[Resource]:
         return wrap_list(Resource, await self._list("resources/list", "resources", cache_mode))

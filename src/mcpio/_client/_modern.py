@@ -18,7 +18,8 @@ every request the :class:`~mcpio.Client` sends, and handles three things on the 
   with ``inputResponses`` and the ``requestState`` echoed verbatim (left out when the server
   sent none), for as many rounds as the server needs, up to ``client.max_input_rounds``.
 * **task** (the tasks extension, declared unless ``Client(tasks=False)``): a ``tools/call``
-  answered with a task handle is followed to its end by polling (``_tasks``).
+  answered with a task handle is followed to its end by polling, and, for a caller who wants
+  each status, by a listen stream of its own naming the task (``_tasks``, :meth:`ModernEra.listen`).
 * **resultType**: ``"complete"`` (or absent: a server of an earlier revision) is the final
   result, returned without the ``resultType`` key so that results look the same in both eras;
   any other kind is returned as it came, ``resultType`` included.
@@ -40,6 +41,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._errors import (
@@ -137,6 +139,7 @@ class ModernEra:
         self._delivering: _Stream | None = None  # the stream whose notifications reach the client
         self._lock = asyncio.Lock()
         self._restarts = 0  # listen streams reopened since one was last acknowledged
+        self._private: dict[Any, Callable[[str, Any], None]] = {}  # listen()'s streams by id -> heard
 
     # ------------------------------------------------------------------ start
     async def discover(self, session: Session, timeout: float | None) -> Any:
@@ -228,9 +231,11 @@ class ModernEra:
         max_timeout: float | None,
         on_progress: ProgressCallback | None,
         follow_task: bool = True,
+        on_task_status: Callable[[dict[str, Any]], Any] | None = None,
     ) -> Any:
         """Send ``method``; answer input_required rounds until the result is complete (or, with
-        ``follow_task=False``, until the server answers with a task handle: returned as sent)."""
+        ``follow_task=False``, until the server answers with a task handle: returned as sent).
+        ``on_task_status``: each state of the task a ``tools/call`` becomes (``await_task``)."""
         base = dict(params or {})
         current = base
         rounds = self.client.max_input_rounds
@@ -245,7 +250,9 @@ class ModernEra:
                 return {k: v for k, v in result.items() if k != "resultType"}
             if kind == "task" and method == "tools/call" and self.client.tasks and follow_task:
                 # the tasks extension: follow the task to its result (_tasks)
-                return await await_task(self, session, result, timeout=timeout, max_timeout=max_timeout)
+                return await await_task(
+                    self, session, result, timeout=timeout, max_timeout=max_timeout, on_status=on_task_status
+                )
             if kind != "input_required":
                 return result  # another kind of result (an extension's): as it came
             if method not in INPUT_REQUIRED_METHODS:
@@ -399,6 +406,34 @@ class ModernEra:
                         self._stream = None
                         await self._relisten(wait=False)
 
+    async def listen(self, session: Session, filt: dict[str, Any], heard: Callable[[str, Any], None]) -> None:
+        """A ``subscriptions/listen`` stream of its own with filter ``filt`` (the tasks
+        extension's ``taskIds``), beside the era's: every notification tagged with its id, its
+        acknowledgement first, goes to ``heard(method, params)`` and never to the client's
+        callbacks. Returns when the stream ends (cancel the caller to end it: the server is told);
+        a server that refuses it is logged at debug level, not raised."""
+        ids: list[Any] = []
+
+        def sent(id_: Any) -> None:  # a -32022 retry sends it again, under a new id
+            ids.append(id_)
+            self._private[id_] = heard
+
+        try:
+            await self._send(
+                session,
+                "subscriptions/listen",
+                {"notifications": filt},
+                timeout=None,
+                max_timeout=None,
+                on_progress=None,
+                on_sent=sent,
+            )
+        except (MCPError, ConnectionClosed, TransportError) as exc:
+            log.debug("subscriptions/listen %s: %s", filt, exc)
+        finally:
+            for id_ in ids:
+                self._private.pop(id_, None)
+
     async def _close(self, stream: _Stream) -> None:
         task = stream.task
         if task is not None and not task.done():
@@ -412,6 +447,10 @@ class ModernEra:
         if not isinstance(meta, dict) or META_SUBSCRIPTION_ID not in meta:
             return True
         sub_id = meta[META_SUBSCRIPTION_ID]
+        private = self._private.get(sub_id) if self._private and type(sub_id) in (int, str) else None
+        if private is not None:  # a stream of listen()'s
+            private(method, params)
+            return False
         stream = self._stream
         if method == "notifications/subscriptions/acknowledged":
             if stream is not None and stream.id == sub_id and not stream.acked.is_set():

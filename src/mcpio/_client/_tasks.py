@@ -10,6 +10,16 @@ the default), so a server may answer ``tools/call`` with a task handle (``result
 (``completed``), the inlined JSON-RPC error raised as :class:`~mcpio.MCPError` (``failed``) or
 :class:`TaskCancelled` (``cancelled``). If the caller is cancelled or ``max_timeout`` passes,
 the server is told with ``tasks/cancel``.
+
+A caller who wants every status (``on_status``; ``Client.call_tool(on_task_status=)``) would
+miss those between two polls, so the task is also listened to: a ``subscriptions/listen``
+stream naming it (``taskIds``) carries each state the server pushes as ``notifications/tasks``
+(spec tasks extension §Task Status Notifications: a server MAY push them; each is the
+DetailedTask ``tasks/get`` would give, result included). The call waits for the stream's
+acknowledgement before it reports the first status, so nothing after that is missed; a server
+that does not name the task in it (or refuses the stream) is only polled. Polling goes on
+beside the pushes, at the server's interval: the only way the protocol offers, and the one the
+spec guarantees.
 """
 
 from __future__ import annotations
@@ -57,10 +67,11 @@ async def await_task(
     *,
     timeout: float | None,
     max_timeout: float | None,
-    on_status: Callable[[dict[str, Any]], None] | None = None,
+    on_status: Callable[[dict[str, Any]], Any] | None = None,
 ) -> dict[str, Any]:
     """Follow the task ``created`` (a CreateTaskResult) to its end; see the module docstring.
-    ``on_status`` is given the task as first seen and as every ``tasks/get`` answers it."""
+    ``on_status`` (sync or async) is given the task as first seen, as every ``tasks/get``
+    answers it and as the server pushes each state."""
     task_id = created.get("taskId")
     if not isinstance(task_id, str) or not task_id:
         raise RemoteProtocolError("tools/call: the server answered a task without a taskId")
@@ -73,10 +84,13 @@ async def await_task(
             session, method, {"taskId": task_id, **params}, timeout=timeout, max_timeout=None, on_progress=None
         )
 
+    pushed: _Pushes | None = None
     try:
+        if on_status is not None:
+            pushed = await _Pushes.open(era, session, task_id, timeout)
         while True:
             if on_status is not None:
-                on_status(task)
+                await _handlers.call(on_status, task)
             status = task.get("status")
             if status == "completed":
                 result = task.get("result")
@@ -118,14 +132,90 @@ async def await_task(
                         "(max_timeout); it was cancelled"
                     )
                 pause = min(pause, left)
-            await asyncio.sleep(pause)  # the server's polling interval (spec §Task Polling)
-            task = await send("tasks/get", {})
+            # the server's polling interval (spec §Task Polling), or the next state it pushes
+            state = None
+            if pushed is None:
+                await asyncio.sleep(pause)
+            else:
+                state = await pushed.next(pause)
+            task = state if state is not None else await send("tasks/get", {})
             if not isinstance(task, dict):
                 raise RemoteProtocolError(f"task {task_id}: tasks/get answered {type(task).__name__}, not an object")
     except (asyncio.CancelledError, RequestTimeout):
         with contextlib.suppress(Exception):  # best effort: the caller no longer wants the result
             await asyncio.wait_for(asyncio.shield(send("tasks/cancel", {})), 5.0)
         raise
+    finally:
+        if pushed is not None:
+            await pushed.close()
+
+
+ACK_WAIT = 10.0  # seconds: at most this long for a task's listen stream to be acknowledged
+
+
+class _Pushes:
+    """The ``notifications/tasks`` about one task, from a listen stream of its own (see the
+    module docstring): :meth:`open` it, take states with :meth:`next`, :meth:`close` it."""
+
+    def __init__(self, task_id: str) -> None:
+        self.task_id = task_id
+        self.states: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.acked = asyncio.Event()  # acknowledged, or the stream ended first
+        self.honoured = False  # the acknowledgement names the task
+        self.stream: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def open(cls, era: ModernEra, session: Session, task_id: str, timeout: float | None) -> _Pushes | None:
+        """The pushes about ``task_id``, once the server acknowledged a stream naming it; None
+        when it did not name it, refused the stream or did not acknowledge it in time."""
+        pushes = cls(task_id)
+
+        async def listening() -> None:
+            try:
+                await era.listen(session, {"taskIds": [task_id]}, pushes.heard)
+            finally:
+                pushes.acked.set()
+
+        pushes.stream = asyncio.get_running_loop().create_task(listening())
+        try:
+            async with asyncio.timeout(ACK_WAIT if timeout is None else min(timeout, ACK_WAIT)):
+                await pushes.acked.wait()
+        except TimeoutError:
+            pass
+        except BaseException:  # the caller gave up meanwhile: the stream goes with it
+            await pushes.close()
+            raise
+        if pushes.honoured and not pushes.stream.done():
+            return pushes
+        await pushes.close()
+        return None
+
+    def heard(self, method: str, params: Any) -> None:
+        if not isinstance(params, dict):
+            return
+        if method == "notifications/subscriptions/acknowledged":
+            kept = params.get("notifications")
+            ids = kept.get("taskIds") if isinstance(kept, dict) else None
+            self.honoured = isinstance(ids, list) and self.task_id in ids
+            self.acked.set()
+        elif method == "notifications/tasks" and params.get("taskId") == self.task_id:
+            self.states.put_nowait({k: v for k, v in params.items() if k != "_meta"})
+
+    async def next(self, wait: float) -> dict[str, Any] | None:
+        """The next state pushed within ``wait`` seconds, or None (time to poll)."""
+        try:
+            async with asyncio.timeout(wait):
+                return await self.states.get()
+        except TimeoutError:
+            return None
+
+    async def close(self) -> None:
+        """End the stream (cancelling its request tells the server)."""
+        stream = self.stream
+        if stream is not None and not stream.done():
+            stream.cancel()
+            with contextlib.suppress(BaseException):
+                await stream
 
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
