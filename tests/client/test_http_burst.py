@@ -12,36 +12,16 @@ burst waits in the bridge."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 
 from tests.client.support import SERVERS
-from tests.support.http import free_port, wait_port
+from tests.support.http import script_http
 from tests.support.pipes import LineReader, init_lines
 
 BURST = 1000
 POOL = 100  # the bridge's connections at most (_http_client.MAX_CONNECTIONS)
-
-
-@contextlib.contextmanager
-def upstream() -> Iterator[str]:
-    """tests/servers/burst_server.py on a free port; yields its URL."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(SERVERS / "burst_server.py"), str(port)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(20)
 
 
 def call(id_: object, name: str, **arguments: int) -> bytes:
@@ -50,7 +30,7 @@ def call(id_: object, name: str, **arguments: int) -> bytes:
 
 
 def test_a_burst_through_the_bridge_reuses_its_connections() -> None:
-    with upstream() as url:
+    with script_http(SERVERS / "burst_server.py") as (url, _):  # its add notes each connection's client port
         bridge = subprocess.Popen(
             [sys.executable, "-m", "mcpio", "run", url],
             stdin=subprocess.PIPE,

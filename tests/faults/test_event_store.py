@@ -12,14 +12,12 @@ resumes after its events were evicted gets a clear 404 (never a replay with a ho
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import httpx
 import pytest
 
 from tests.faults.support import HERE
-from tests.support.http import free_port, wait_port
+from tests.support.http import script_http
 from tests.support.redis import redis_server, redis_url  # noqa: F401  (fixtures: a real redis-server)
 
 SESSION_BYTES = 1024 * 1024
@@ -31,17 +29,8 @@ VERSION = "2025-11-25"
 @pytest.fixture(params=["memory", "redis"])
 def url(request):
     extra = [request.getfixturevalue("redis_url")] if request.param == "redis" else []
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(HERE / "event_store_server.py"), str(port), str(SESSION_BYTES), str(TOTAL_BYTES), *extra],
-        stdin=subprocess.DEVNULL,
-    )
-    try:
-        wait_port(port, proc=proc)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    with script_http(HERE / "event_store_server.py", str(SESSION_BYTES), str(TOTAL_BYTES), *extra) as (url, _):
+        yield url
 
 
 def sse_events(text: str) -> list[dict[str, str]]:
@@ -157,21 +146,10 @@ def test_the_issue_reproduction_with_default_bounds_keeps_the_server_small():
     the server's resident memory grows by far less than what was sent."""
     from mcpio._transports._http_events import DEFAULT_MAX_SESSION_BYTES, DEFAULT_MAX_TOTAL_BYTES
 
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            str(HERE / "event_store_server.py"),
-            str(port),
-            str(DEFAULT_MAX_SESSION_BYTES),
-            str(DEFAULT_MAX_TOTAL_BYTES),
-        ],
-        stdin=subprocess.DEVNULL,
-    )
-    try:
-        wait_port(port, proc=proc)
+    script = HERE / "event_store_server.py"
+    with script_http(script, str(DEFAULT_MAX_SESSION_BYTES), str(DEFAULT_MAX_TOTAL_BYTES)) as (url, proc):
         with httpx.Client(timeout=60) as c:
-            s = Session(c, f"http://127.0.0.1:{port}/mcp")
+            s = Session(c, url)
             for _ in range(3):  # warm up: imports, buffers, one stored answer
                 s.call("abandoned", n=1_000_000)
             before = rss(proc.pid)
@@ -183,6 +161,3 @@ def test_the_issue_reproduction_with_default_bounds_keeps_the_server_small():
             grown = rss(proc.pid) - before
             print(f"event store: {stats}; server RSS grew by {grown / 2**20:.1f} MiB")
             assert grown < 48 * 1024 * 1024, f"the server grew by {grown / 2**20:.0f} MiB for 200 MB of answers"
-    finally:
-        proc.terminate()
-        proc.wait(10)

@@ -102,13 +102,30 @@ def mcpio_http(
     ``/mcp`` URL and the process once the port accepts (if it never does, the failure carries the
     process's stderr); stopped after."""
     port = port or free_port()
+    argv = [sys.executable, "-m", "mcpio", "run", "-t", "http", *args, "--port", str(port)]
+    with serving_process(argv, port, env=env, log=log) as served:
+        yield served
+
+
+@contextlib.contextmanager
+def script_http(
+    script: Path, *args: str, env: dict[str, str] | None = None, log: Path | None = None, port: int | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``python SCRIPT PORT ARGS``: a test's own server script that serves Streamable HTTP on
+    127.0.0.1:PORT (its first argument); the rest as :func:`mcpio_http`."""
+    port = port or free_port()
+    with serving_process([sys.executable, str(script), str(port), *args], port, env=env, log=log) as served:
+        yield served
+
+
+@contextlib.contextmanager
+def serving_process(
+    argv: list[str], port: int, *, env: dict[str, str] | None = None, log: Path | None = None
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """The process ``argv``, which serves ``/mcp`` on 127.0.0.1:``port`` (see :func:`mcpio_http`)."""
     err = open(log, "ab") if log is not None else subprocess.DEVNULL  # several processes may share one log
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mcpio", "run", "-t", "http", *args, "--port", str(port)],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=err,
-        env={**os.environ, **(env or {})},
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, env={**os.environ, **(env or {})}
     )
     try:
         try:
