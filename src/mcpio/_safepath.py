@@ -2,7 +2,7 @@
 
 A path argument of a tool or a resource-template variable is text chosen by a client (often an
 LLM), and ``../``, absolute paths and symbolic links are the classic ways out of the folder a
-server meant to expose (pain point #41). :class:`SafePath` is built from one or more root
+server meant to expose (to a credentials file, say). :class:`SafePath` is built from one or more root
 folders and turns such text into a real path inside them, or refuses it with
 :class:`SafePathError` saying why (never the target of a link that points out):
 

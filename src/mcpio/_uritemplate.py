@@ -7,9 +7,9 @@ Supported expressions (levels 1–3 plus the explode modifier on path operators)
 
 :meth:`UriTemplate.match` returns the decoded variables of a concrete URI, or None.
 
-**Path safety** (pain point #41): values are percent-decoded, so ``doc://..%2F..%2Fetc%2Fpasswd``
-would hand ``../../etc/passwd`` to a handler that joins it to a folder. ``match`` therefore
-refuses (returns None, "no match") a decoded value that
+**Path safety** (``../`` in a variable is a way out of a folder): values are percent-decoded,
+so ``doc://..%2F..%2Fetc%2Fpasswd`` would hand ``../../etc/passwd`` to a handler that joins it
+to a folder. ``match`` therefore refuses (returns None, "no match") a decoded value that
 
 * contains a NUL byte or a backslash, or starts with a drive letter (``C:``);
 * for a one-segment variable (``{var}``, ``{.var}``, ``{;var}``, ``{/var}``, queries):

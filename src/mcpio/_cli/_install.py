@@ -5,7 +5,8 @@ commands take: a command line, a command on PATH, a URL (for hosts whose file ta
 entry of another host (``claude:NAME``: copied). The entry is named after the server
 (``serverInfo.name``) unless ``--name`` is given.
 
-What it writes works from a GUI host that has no shell PATH (pain points #11, #50, #51): the
+What it writes works from a GUI host that has no shell PATH (a host that cannot find ``uv`` or
+``npx`` fails with ENOENT; each host reads its own config format and ignores a wrong key): the
 command is this Python interpreter's absolute path and the arguments are
 ``-m mcpio run /absolute/path/server.py[:OBJECT]`` (a module name is kept, with ``PYTHONPATH``
 set to the current folder so the host finds it). Before writing, the exact command is started

@@ -1,5 +1,6 @@
 """``mcpio run FILE --reload``: serve FILE over stdio and restart it whenever a Python file below
-its folder changes, behind a supervisor that keeps the host's pipes open (pain point #52).
+its folder changes, behind a supervisor that keeps the host's pipes open (the host never sees the
+server go away, so it need not reconnect).
 
 The host talks to this process; it runs ``python -m mcpio run FILE`` as a child and passes every
 message through unchanged. When a watched file changes (polled every ``POLL`` seconds: ``*.py``

@@ -2,7 +2,7 @@
 
 Both the ASGI server (``_transports/_http_server``) and an HTTP client call these; each rule
 lives here once. Sources: spec-notes §9a (legacy shape, 2025-03-26 … 2025-11-25), §9b (modern
-shape, 2026-07-28), §1.8 of the pain points (DNS rebinding).
+shape, 2026-07-28), and DNS rebinding (a web page reaching a server on localhost).
 
 * **Security** — :func:`check_host`, :func:`check_origin`: loopback names on any port by
   default, configurable allow lists, a 403 that names what is allowed (an app applies them

@@ -1,7 +1,7 @@
 """One HTTP request of a Streamable HTTP app, checked and read once (no I/O, no asyncio).
 
 * :class:`RequestChecks` — the checks every request passes before MCP sees it (Host and Origin
-  against the app's allow-lists, DNS-rebinding protection: pain points §1.8; a POST's
+  against the app's allow-lists: no web page reaches a local server by DNS rebinding; a POST's
   ``Content-Type``/``Accept``; the legacy ``MCP-Protocol-Version``), made once per app from
   immutable allow-lists. It owns the request path's memos, all bounded: the :class:`Verdict` of
   header values that passed, the decoded header values clients repeat (``texts``, for

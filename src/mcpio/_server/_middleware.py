@@ -1,4 +1,5 @@
-"""Middleware: code that runs around every client request, on every transport (pain point #55).
+"""Middleware: code that runs around every client request, on every transport (stdio too:
+audit, auth gating and rate limits are not an HTTP-only matter).
 
 ``@server.middleware`` registers ``async def mw(request, call_next)``; the first registered is
 the outermost. ``request`` is a :class:`Request` (method, params, name, arguments, the

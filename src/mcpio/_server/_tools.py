@@ -20,7 +20,8 @@ worker thread left to finish with ``ctx.cancelled`` set — and the client gets 
 result naming the tool and the limit; the request's in-flight slot is free at once. A tool with a
 timeout never runs on the event loop (nothing could stop it there).
 
-Result budget (pain point #8): the text of a result's content blocks is capped at
+Result budget (hosts warn on large results and refuse larger ones; each token costs): the
+text of a result's content blocks is capped at
 ``max_result_bytes`` (UTF-8 bytes, all text blocks together; the tool's own setting, else the
 server's, 1 MiB by default, None = no cap). Past it the text is cut at a character boundary and
 ends with a marker saying how much there was and that the rest was dropped, later text blocks
@@ -499,7 +500,7 @@ class Tool:
 async def _with_heartbeat(call: Any, ctx: Context, interval: float) -> Any:
     """Await ``call`` while telling the client, every ``interval`` seconds, that it still runs:
     ``notifications/progress`` with the seconds elapsed (a client that resets its timeout on
-    progress then waits for a long tool instead of giving up; pain point #18), or the task's
+    progress then waits for a long tool instead of giving up at its timeout), or the task's
     statusMessage. It stops for good once the tool reports progress of its own."""
     import asyncio
 

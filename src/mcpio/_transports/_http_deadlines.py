@@ -5,8 +5,8 @@ answer before turning into an event stream, and an open event stream waits ``kee
 seconds between comments. A timer handle per wait (``loop.call_later`` then ``cancel``) costs a
 heap push with Python-level comparisons, and the cancelled handle stays in the loop's heap until
 its time comes: at thousands of requests a second that heap holds thousands of dead handles, and
-each push and pop compares a dozen of them (about 8 % of a legacy request's instructions, issue
-17). Waits of one length on one loop end in the order they start, so a FIFO of deadlines and one
+each push and pop compares a dozen of them (about 8 % of a legacy request's instructions,
+measured). Waits of one length on one loop end in the order they start, so a FIFO of deadlines and one
 timer armed for the earliest does the same: :func:`start` records a deadline; a wait that ends
 early leaves a stale entry, skipped when its time comes (it holds the stream weakly, so a
 stream, its session and its frames are never kept alive by it).

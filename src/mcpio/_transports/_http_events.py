@@ -18,8 +18,8 @@ Every lookup is scoped by session id (a pain point of other SDKs: stores that re
 streams or sessions leaked data).
 
 :class:`MemoryEventStore` is the default. What it retains is bounded four ways, oldest first
-(break 1: without byte bounds one session POSTing 2,000 calls with 1 MB results
-held 1.9 GiB for five minutes):
+(without byte bounds one session POSTing 2,000 calls with 1 MB results held 1.9 GiB for
+five minutes):
 
 * ``max_session_bytes`` (8 MiB) per session, so one client cannot take the server's memory;
 * ``max_total_bytes`` (256 MiB) for the whole process, so many clients cannot either;

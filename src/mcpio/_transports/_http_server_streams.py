@@ -219,8 +219,9 @@ class Stream:
         With :attr:`hangup` set, the client's hang-up is watched (``watch_disconnect``) from the
         moment it matters: as the response turns into an event stream, or before an unbounded
         wait (a client that accepts only JSON). Until then it goes unnoticed, and costs nothing:
-        the JSON answer of a request that ends within ``sse_after`` needs no watcher task (issue
-        17); a client that left meanwhile is noticed when its stream would start (``sse_after``)."""
+        the JSON answer of a request that ends within ``sse_after`` needs no watcher task (one
+        task less per request); a client that left meanwhile is noticed when its stream would
+        start (``sse_after``)."""
         try:
             if self.json_ok:
                 if not self.sse_ok:

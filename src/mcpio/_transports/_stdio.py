@@ -3,7 +3,8 @@
 Contract of :class:`StdioServerTransport` (``await open()``, then ``receive``/``send``, then
 ``aclose()``):
 
-* **fd 1 carries protocol bytes only** (pain point #5). ``open()`` moves the protocol to
+* **fd 1 carries protocol bytes only** (a stray ``print`` corrupts the stream and strict
+  clients drop the session). ``open()`` moves the protocol to
   private, non-inheritable duplicates of fd 0 and fd 1, then points fd 1 at stderr and fd 0 at
   /dev/null and sets ``sys.stdout = sys.stderr``. So ``print``, ``sys.stdout.write``,
   ``os.write(1, …)``, logging handlers bound to the old ``sys.stdout``, C-level ``printf`` and
@@ -14,8 +15,9 @@ Contract of :class:`StdioServerTransport` (``await open()``, then ``receive``/``
   the process exits; a second transport in the same process finds it again).
   Bytes already written to fd 1 before ``open()`` (an unbuffered print at import) are beyond
   reach: print nothing at import time.
-* **EOF is shutdown** (pain point #1). stdin EOF ends ``receive`` with EndOfStream after the
-  frames already read; the session then answers what is in flight and returns.
+* **EOF is shutdown** (else the server outlives its client as an orphan). stdin EOF ends
+  ``receive`` with EndOfStream after the frames already read; the session then answers what is
+  in flight and returns.
 * **Parent death is EOF, even when stdin stays open** (a wrapper such as ``npx``/``uv`` or a
   grandchild holding the pipe). In loop mode a pidfd of the parent (Linux ≥ 5.3) or a kqueue
   ``NOTE_EXIT`` filter (macOS) makes this immediate; on Windows a thread waits on a handle of

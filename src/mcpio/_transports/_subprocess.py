@@ -6,14 +6,15 @@ Contract of :class:`SubprocessTransport` (``await open()``, then ``send``/``rece
 * **Own process group.** The server starts in its own group (POSIX: a new session, so its
   process group id is its pid; Windows: a new process group inside a Job Object with
   kill-on-close), and shutdown reaches the children of wrappers such as ``npx``/``uv``/``sh -c``
-  (pain point #3). See :mod:`mcpio._platform`.
+  (grandchildren that hold the pipes would otherwise deadlock it). See :mod:`mcpio._platform`.
 * **Two modes.** ``mode="loop"`` (the POSIX default) uses the event loop's subprocess pipes;
   ``"threads"`` (the Windows default; ``MCPIO_STDIO_MODE=threads``) serves the pipes with
   blocking threads, so it works on any event loop. Same contract either way.
 * **Environment modes.** ``env_mode="inherit"`` (default) passes our environment plus ``env``;
   ``"safe"`` passes only :data:`SAFE_ENV_KEYS` (PATH, HOME, LANG, TMPDIR …) plus ``env``, so
   secrets in our environment do not leak to every server; ``"exact"`` passes ``env`` alone.
-  PATH is always present (ours, unless ``env`` sets it) (pain point #4).
+  PATH is always present (ours, unless ``env`` sets it): ``npx not found`` is not the
+  price of passing ``env``.
 * **A missing executable is an error naming it and the PATH searched** (:class:`ServerNotFound`);
   a relative path with a slash is looked up from ``cwd``, as ``exec`` would.
 * **stderr never blocks the child.** It is read continuously, split into lines (an endless line
@@ -22,7 +23,7 @@ Contract of :class:`SubprocessTransport` (``await open()``, then ``send``/``rece
 * **Exit is keyed on the process, not on the pipes.** The child watcher tells us when the
   server process exits; if its stdout is still open then (a grandchild inherited it), the
   stream ends ``exit_linger`` seconds later anyway, so a request in flight fails promptly with
-  the exit code and the tail of stderr instead of hanging (pain point #3).
+  the exit code and the tail of stderr instead of hanging.
 * **Shutdown per spec** (``aclose()``, idempotent, bounded): close the server's stdin, wait
   ``grace`` seconds; SIGTERM the group (Windows: CTRL_BREAK_EVENT), wait ``grace``; SIGKILL the
   group (Windows: TerminateJobObject); then kill whatever is left of the group. If the closing

@@ -8,7 +8,8 @@ characters.
 
 A trace holds every message, arguments and results included, so :func:`open_private` creates
 it readable by its owner only (0600) and never follows a symbolic link planted at its path
-(break 6e); an existing regular file is appended to. ``/dev/stdout``,
+(a link planted there would redirect the trace, secrets included); an existing regular file
+is appended to. ``/dev/stdout``,
 ``/dev/stderr`` and ``/dev/fd/N`` name this process's own descriptors and stay usable.
 """
 

@@ -1,5 +1,5 @@
-"""uvicorn for ``Server.serve_http``: connection limits, a header timeout and quiet logs
-(break 6f). Imported only when serving HTTP (the ``http`` extra).
+"""uvicorn for ``Server.serve_http``: connection limits, a header timeout and quiet logs (so
+slow or idle connections cannot exhaust the server). Imported only when serving HTTP (the ``http`` extra).
 
 uvicorn's defaults leave a connection that never sends a request open forever and count idle
 connections against ``limit_concurrency``, so thousands of idle sockets cut off real clients
