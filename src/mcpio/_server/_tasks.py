@@ -284,14 +284,21 @@ class Task(TaskView):
 class TaskStore:
     """The tasks of one Server, by id, in memory."""
 
-    def __init__(self, ttl: float, poll_interval: float, max_tasks: int, max_per_requester: int | None = None) -> None:
+    def __init__(
+        self,
+        ttl: float,
+        poll_interval: float,
+        max_tasks: int,
+        max_per_requester: int | None = None,
+        on_change: Callable[[Task], None] | None = None,
+    ) -> None:
         check_task_options(ttl, poll_interval, max_tasks, max_per_requester)
         self.ttl = ttl
         self.poll_ms = max(1, round(poll_interval * 1000))
         self.max_tasks = max_tasks
         self.max_per_requester = max_per_requester if max_per_requester is not None else max(1, max_tasks // 10)
         self._tasks: dict[str, Task] = {}
-        self.on_change: Callable[[Task], None] | None = None  # status notifications (the Server's)
+        self.on_change = on_change  # told of every change: status notifications (the Server's Changes)
         self.shared: Any = None  # the state backend's task directory when processes share tasks
 
     def share(self, directory: Any) -> None:
