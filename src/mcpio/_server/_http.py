@@ -76,8 +76,7 @@ class HttpBinding:
             self.bus = state
             state.on_message(self.on_state_message)
             if getattr(state, "tasks", None) is not None:  # tasks on every process (_tasks_shared)
-                server.tasks.share(state.tasks)
-                state.tasks.on_changed = lambda task_id: task_changed_elsewhere(server, task_id)
+                server.tasks.share(state.tasks, lambda task_id: task_changed_elsewhere(server, task_id))
         app = StreamableHTTPApp(
             self.serve_session,
             path=path,

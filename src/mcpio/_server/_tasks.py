@@ -51,7 +51,7 @@ tasks are also bound to their session. Without auth a 2026-07-28 task is bound t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -301,11 +301,13 @@ class TaskStore:
         self.on_change = on_change  # told of every change: status notifications (the Server's Changes)
         self.shared: Any = None  # the state backend's task directory when processes share tasks
 
-    def share(self, directory: Any) -> None:
+    def share(self, directory: Any, on_changed: Callable[[str], Awaitable[None]] | None = None) -> None:
         """Keep every task's record in ``directory`` too (``http_app(state=RedisState(...))``):
-        the tasks of this process are then answered on every process (``_tasks_shared``)."""
+        the tasks of this process are then answered on every process (``_tasks_shared``), and the
+        commands meant for them run here. ``on_changed`` is told the id of each task another
+        process changed."""
         self.shared = directory
-        directory.on_command = self._command
+        directory.attach(self._command, on_changed)
 
     def __len__(self) -> int:
         return len(self._tasks)
