@@ -325,9 +325,11 @@ async def serve(
         certfile=certfile,
         keyfile=keyfile,
     )
+    from inspect import unwrap  # the app under telemetry's wrapper drains (_otel._asgi.TracedApp)
+
     from .._transports._http_drain import drain
 
-    await _uvicorn.serve(cfg, drain=lambda g: drain(app, g), grace=grace, sockets=sockets)
+    await _uvicorn.serve(cfg, drain=lambda g: drain(unwrap(app), g), grace=grace, sockets=sockets)
 
 
 def run(server: Server, host: str, port: int, options: dict[str, Any]) -> None:
