@@ -243,7 +243,7 @@ async def soak_cycles(cycles: int, samples: int = 20, echo: bool = True) -> dict
             "seconds": round(time.perf_counter() - started, 2),
             "rss": rss(),
             "fds": fds(),
-            "sessions": len(server._sessions),
+            "sessions": len(server.sessions_now()),
             "tasks": len(asyncio.all_tasks()),
             "threads": threading.active_count(),
         }

@@ -276,3 +276,35 @@ def test_a_body_in_many_chunks_gets_the_header_context_and_an_oversized_one_is_s
         r = http.post(srv.url, content=iter([big[i : i + 1000] for i in range(0, len(big), 1000)]), headers=headers)
         assert r.status_code == 413
         assert len(otel.spans("tools/call echo")) == 1  # the oversized request never ran
+
+
+def test_the_traced_app_reads_as_the_app_under_it(otel: Telemetry) -> None:
+    """With telemetry ``http_app`` returns a wrapper: the app's public attributes read through it
+    (the options given, its legacy sessions, ``draining``), and ``lifespan`` serves it mounted in
+    a framework that does not forward ASGI lifespan events."""
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    options = {
+        "allowed_hosts": ["example.com"],
+        "allowed_origins": ["https://example.com"],
+        "max_body_size": 4096,
+        "session_timeout": 60.0,
+        "max_sessions": 7,
+        "retry_ms": 250,
+        "keepalive": 5.0,
+        "sse_after": 0.5,
+    }
+    traced, plain = make_server().http_app("/x", **options), Server("plain").http_app("/x", **options)
+    assert type(traced) is not type(plain)  # the wrapper, else this test shows nothing
+    for name in ("path", "allowed_hosts", "allowed_origins", "max_body_size", "session_timeout", "max_sessions"):
+        assert getattr(traced, name) == getattr(plain, name), name
+    for name in ("retry_ms", "keepalive", "sse_after", "draining", "sessions", "state"):
+        assert getattr(traced, name) == getattr(plain, name), name
+    assert type(traced.event_store) is type(plain.event_store)
+
+    app = make_server().http_app()
+    with ServerThread(Starlette(routes=[Mount("/api", app=app)], lifespan=app.lifespan), path="/api/mcp") as srv:
+        with httpx.Client(timeout=10) as http:
+            initialize(http, srv.url)
+        assert srv.call(lambda: len(app.sessions)) == 1

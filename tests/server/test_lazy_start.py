@@ -28,7 +28,7 @@ def test_the_task_store_is_made_at_first_use_with_the_options() -> None:
     assert "tasks" not in vars(server)
     store = server.tasks
     assert (store.max_tasks, store.max_per_requester, store.ttl) == (7, 3, 12.0)
-    assert server.tasks is store and store.on_change == server._task_changed
+    assert server.tasks is store
 
 
 def test_a_resource_update_before_any_client_is_a_no_op() -> None:

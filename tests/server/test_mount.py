@@ -139,6 +139,48 @@ def test_mounted_items_are_served_under_the_namespace(version: str) -> None:
     arun(go())
 
 
+def test_each_handler_sees_the_lifespan_of_the_server_that_registered_it() -> None:
+    """A mounted tool, resource and prompt read their own server's ``ctx.lifespan`` (one rule:
+    ``invoke``'s ``owner``), two levels deep; the parent's own items read the parent's."""
+
+    def made(name: str) -> Server:
+        @contextlib.asynccontextmanager
+        async def life(server: Server):
+            yield f"{name} value"
+
+        server = Server(name, lifespan=life)
+
+        @server.tool(name=f"{name}_tool")
+        async def tool(ctx: Context) -> str:
+            return str(ctx.lifespan)
+
+        @server.resource(f"{name}://life")
+        def resource(ctx: Context) -> str:
+            return str(ctx.lifespan)
+
+        @server.prompt(name=f"{name}_prompt")
+        def prompt(ctx: Context) -> str:
+            return str(ctx.lifespan)
+
+        return server
+
+    top, middle, leaf = made("top"), made("middle"), made("leaf")
+    middle.mount(leaf)
+    top.mount(middle)
+
+    async def go() -> None:
+        async with Peer(top) as peer:
+            for name in ("top", "middle", "leaf"):
+                called = await peer.call("tools/call", {"name": f"{name}_tool", "arguments": {}})
+                read = await peer.call("resources/read", {"uri": f"{name}://life"})
+                got = await peer.call("prompts/get", {"name": f"{name}_prompt", "arguments": {}})
+                assert called["content"][0]["text"] == f"{name} value"
+                assert read["contents"][0]["text"] == f"{name} value"
+                assert got["messages"][0]["content"]["text"] == f"{name} value"
+
+    arun(go())
+
+
 def test_a_child_completer_is_asked_in_its_own_names() -> None:
     child = math_server()
     asked = []

@@ -273,6 +273,8 @@ def test_lifespan_value_reaches_handlers_entered_once_and_exited_at_the_end():
             for name in ["which_db", "which_db_async", "which_db"]:
                 assert (await peer.call_tool(name))["content"][0]["text"] == "connection-1"
             assert events == ["enter"]
+            assert server.lifespan_value == {"db": "connection-1"}  # what ctx.lifespan reads
         assert events == ["enter", "exit"]
+        assert server.lifespan_value is None
 
     arun(go())

@@ -82,10 +82,10 @@ def readyz(sock: socket.socket) -> int:
 def serve(redis_url, tmp_path):
     procs: list[subprocess.Popen] = []
 
-    def start(grace: str) -> tuple[subprocess.Popen, int]:
+    def start(grace: str, *options: str) -> tuple[subprocess.Popen, int]:
         port = free_port()
         proc = subprocess.Popen(
-            [*MCPIO, "run", APP, "-t", "http", "--port", str(port), "--redis", redis_url, "--grace", grace],
+            [*MCPIO, "run", APP, "-t", "http", "--port", str(port), "--redis", redis_url, "--grace", grace, *options],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
@@ -112,8 +112,10 @@ def call_body(rid: int, path: str) -> dict:
     }
 
 
-def test_sigterm_drains_hands_streams_over_and_lets_the_call_in_flight_finish(serve, tmp_path):
-    proc, port = serve("60")
+@pytest.mark.parametrize("options", [(), ("--otel",)], ids=["plain", "telemetry"])
+def test_sigterm_drains_hands_streams_over_and_lets_the_call_in_flight_finish(serve, tmp_path, options):
+    """With telemetry the app is wrapped (``_otel._asgi.TracedApp``): the app under it drains."""
+    proc, port = serve("60", *options)
     url = f"http://127.0.0.1:{port}/mcp"
     flag = tmp_path / "release"
     with httpx.Client(timeout=30) as c:

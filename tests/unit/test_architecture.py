@@ -266,3 +266,76 @@ def test_the_oauth_proxy_loads_its_crypto_only_when_built():
         for m in mods
         if m.split(".")[0] in {"jwt", "cryptography", "httpx", "uvicorn"} or m.startswith(("mcpio._cli", "mcpio.cli"))
     ], mods
+
+
+# Server's private state is read in _server/_server.py only (issue #33: no hub others reach
+# into): another module reaches it through ``server.registry``, ``server.changes`` and the other
+# public attributes. A reach is ``X._name`` outside that module, ``_name`` a private member of
+# Server (of its class, its bases or an instance), and X ``self`` in one of Server's bases (its
+# mixins) or an expression naming a server (``server``, ``ctx.server``, ``self.owner`` …). A
+# subclass overriding a hook (``_on_request``) and calling ``super()``'s is not a reach.
+_SERVERISH = ("server", "srv", "owner", "child", "parent")
+
+
+def _server_private_names() -> tuple[set[str], set[tuple[str, str]]]:
+    from mcpio import Server
+
+    def private(name: str) -> bool:
+        return name.startswith("_") and not name.startswith("__")
+
+    mine = [k for k in Server.__mro__ if k.__module__.startswith("mcpio.")]
+    names = {n for k in mine for n in vars(k) if private(n)} | {n for n in vars(Server("probe")) if private(n)}
+    bases = {(k.__module__, k.__qualname__) for k in mine if k is not Server}
+    return names, bases
+
+
+def server_private_reaches(sources: dict[str, str]) -> list[str]:
+    """``where:line: text`` of every reach into Server's private state in ``sources``
+    (module name -> source text), but for mcpio._server._server itself."""
+    names, bases = _server_private_names()
+    found: list[tuple[str, int, str]] = []
+    for module, text in sources.items():
+        if module == "mcpio._server._server":
+            continue
+        tree = ast.parse(text)
+        mixins = {id(n) for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and (module, n.name) in bases}
+        in_mixin: set[int] = set()
+        for node in ast.walk(tree):
+            if id(node) in mixins:
+                in_mixin |= {id(n) for n in ast.walk(node)}
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute) or node.attr not in names:
+                continue
+            value = node.value
+            words = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+            words |= {n.attr for n in ast.walk(value) if isinstance(n, ast.Attribute)}
+            selfish = isinstance(value, ast.Name) and value.id == "self" and id(node) in in_mixin
+            if selfish or words & set(_SERVERISH):
+                found.append((module, node.lineno, ast.unparse(node)))
+    return [f"{m}:{line}: {text}" for m, line, text in sorted(found)]
+
+
+def _package_sources() -> dict[str, str]:
+    out = {}
+    for path in SRC.rglob("*.py"):
+        parts = path.relative_to(SRC.parent).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path.read_text()
+    return out
+
+
+def test_server_private_state_is_read_in_its_own_module_only():
+    reaches = server_private_reaches(_package_sources())
+    assert not reaches, "reach it through server.registry, server.changes or a public method:\n" + "\n".join(reaches)
+
+
+def test_a_reintroduced_private_reach_is_found():
+    sources = {
+        "mcpio._server._changes": "class ChangesMixin:\n    def f(self):\n        return self._binding\n",
+        "mcpio._server._context": "def g(ctx):\n    return (ctx.owner or ctx.server)._lifespan_value\n",
+        "mcpio._server._server": "class Server:\n    def h(self):\n        return self._binding\n",
+        "mcpio._gateway._config": "class G:\n    async def _on_request(self, s, ev):\n        return await super()._on_request(s, ev)\n",
+    }
+    assert server_private_reaches(sources) == [
+        "mcpio._server._changes:3: self._binding",
+        "mcpio._server._context:2: (ctx.owner or ctx.server)._lifespan_value",
+    ]

@@ -6,7 +6,9 @@ CVE-2025-58444, both reachable from a web page on another origin):
 
 * bound to 127.0.0.1 only (the CLI refuses anything else);
 * every request's ``Host`` must name this loopback address and port (DNS rebinding), and an
-  ``Origin``, when sent, must be this page's own origin; no CORS headers are ever sent;
+  ``Origin``, when sent, must be this page's own origin (by either loopback name): the checks of
+  every mcpio HTTP app (``_protocol._http.check_host``/``check_origin``) with this address as
+  the only allowed one; no CORS headers are ever sent;
 * the page needs this inspector's session cookie (``HttpOnly``, ``SameSite=Strict``), and every
   API call the cookie and the page key (``X-Inspector-Key``), which only the one-time link
   ``mcpio inspect`` opened gives (:mod:`._signin`: the code works once, for a few minutes, and
@@ -28,6 +30,7 @@ from urllib.parse import parse_qs
 import msgspec
 
 from .._errors import MCPError
+from .._protocol._http import check_host, check_origin
 from ._export import call_command, pytest_source
 from ._session import InspectorSession
 from ._signin import CODE_SECONDS, SignIn
@@ -100,8 +103,8 @@ class InspectorApp:
         self.signin = SignIn(port, code_seconds=code_seconds)
         self.port = port
         self.initial = initial or {}  # what the page's connect form starts with (target, era, headers)
-        self.hosts = {f"127.0.0.1:{port}", f"localhost:{port}"}
-        self.origins = {f"http://{h}" for h in self.hosts}
+        self.hosts = (f"127.0.0.1:{port}", f"localhost:{port}")  # that port only: DNS rebinding
+        self.origins = tuple(f"http://{h}" for h in self.hosts)  # this page's own origin only
         # the page may frame only the sandbox origin of MCP Apps views (:mod:`._sandbox`)
         frames = f" frame-src {frame_origin};" if frame_origin else ""
         self.page_csp = CSP.replace("default-src 'self';", "default-src 'self';" + frames, 1)
@@ -121,10 +124,9 @@ class InspectorApp:
             await _json(send, exc.status, {"error": {"message": str(exc)}})
 
     def _check_origin(self, headers: dict[str, str]) -> None:
-        if headers.get("host", "") not in self.hosts:
+        if check_host(headers, self.hosts) is not None:
             raise _Refused(403, "wrong Host header: open the inspector at the URL it printed")
-        origin = headers.get("origin")
-        if origin is not None and origin not in self.origins:
+        if check_origin(headers, self.origins) is not None:
             raise _Refused(403, "cross-origin request refused")
 
     def new_code(self) -> str:

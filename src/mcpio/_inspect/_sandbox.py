@@ -29,6 +29,8 @@ from urllib.parse import parse_qs
 
 import msgspec
 
+from .._protocol._http import check_host
+
 log = logging.getLogger("mcpio.inspect")
 
 Scope = dict[str, Any]
@@ -97,6 +99,7 @@ class SandboxApp:
 
     def __init__(self, *, port: int, host_origin: str) -> None:
         self.port = port
+        self.hosts = (f"127.0.0.1:{port}",)  # the Host it answers to (_protocol._http.check_host)
         self.origin = f"http://127.0.0.1:{port}"
         self.host_origin = host_origin
 
@@ -104,7 +107,7 @@ class SandboxApp:
         if scope["type"] != "http":
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        if headers.get("host") != f"127.0.0.1:{self.port}":
+        if check_host(headers, self.hosts) is not None:
             await _send(send, 403, b"wrong Host header", "text/plain; charset=utf-8", [])
             return
         if scope["method"] != "GET":

@@ -17,8 +17,9 @@ of OpenTelemetry:
 
 from __future__ import annotations
 
+import contextlib
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from opentelemetry import metrics
@@ -26,31 +27,93 @@ from opentelemetry import metrics
 from .._version import __version__
 from ._server import SCOPE
 
+if TYPE_CHECKING:
+    from .._transports._http_server import StreamableHTTPApp
+
 # W3C Trace Context, version 00 (https://www.w3.org/TR/trace-context/#traceparent-header)
 _TRACEPARENT = re.compile(r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$")
-_DEFAULT_MAX_BODY = 16 * 1024 * 1024
 
 
 class TracedApp:
-    """``app`` with trace context read from headers and SSE streams counted; every other
-    attribute is the app's own (``lifespan``, ``sessions`` …)."""
+    """``app`` with trace context read from headers and SSE streams counted.
 
-    def __init__(self, app: Any) -> None:
-        self.app = app
+    What ``Server.http_app`` returns with telemetry on, so the app's public attributes are read
+    through it, each declared here: its options (``path``, ``allowed_hosts``, ``max_body_size`` …
+    as passed to ``http_app``), its open legacy ``sessions``, ``draining``, ``lifespan`` (for
+    frameworks that do not forward ASGI lifespan events to a mounted app) and ``aclose``. The
+    app itself is ``__wrapped__`` (the attribute of a wrapper, ``inspect.unwrap``): what drains."""
+
+    def __init__(self, app: StreamableHTTPApp) -> None:
+        self.app = self.__wrapped__ = app
         meter = metrics.get_meter(SCOPE, __version__)
         self._streams = meter.create_up_down_counter(
             "mcpio.server.sse_streams", unit="{stream}", description="Server-Sent Events responses open now."
         )
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.app, name)
+    @property
+    def path(self) -> str:
+        return self.app.path
+
+    @property
+    def allowed_hosts(self) -> tuple[str, ...]:
+        return self.app.allowed_hosts
+
+    @property
+    def allowed_origins(self) -> tuple[str, ...]:
+        return self.app.allowed_origins
+
+    @property
+    def max_body_size(self) -> int:
+        return self.app.max_body_size
+
+    @property
+    def session_timeout(self) -> float:
+        return self.app.session_timeout
+
+    @property
+    def max_sessions(self) -> int:
+        return self.app.max_sessions
+
+    @property
+    def event_store(self) -> Any:
+        return self.app.event_store
+
+    @property
+    def state(self) -> Any:
+        return self.app.state
+
+    @property
+    def retry_ms(self) -> int:
+        return self.app.retry_ms
+
+    @property
+    def keepalive(self) -> float:
+        return self.app.keepalive
+
+    @property
+    def sse_after(self) -> float:
+        return self.app.sse_after
+
+    @property
+    def sessions(self) -> dict[str, Any]:
+        return self.app.sessions
+
+    @property
+    def draining(self) -> bool:
+        return self.app.draining
+
+    def lifespan(self, app: Any = None) -> contextlib.AbstractAsyncContextManager[None]:
+        return self.app.lifespan(app)
+
+    async def aclose(self) -> None:
+        await self.app.aclose()
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope.get("type") != "http":
             await self.app(scope, receive, send)
             return
         if scope.get("method") == "POST":
-            receive = _with_context(scope, receive, getattr(self.app, "max_body_size", _DEFAULT_MAX_BODY))
+            receive = _with_context(scope, receive, self.app.max_body_size)
         streaming = False
         counter = self._streams
 

@@ -1,6 +1,7 @@
-"""The registering half of :class:`~mcpio.Server`: where an item is registered (its
-:class:`~._registry.Registry`, or the catalog's own items once it is shaped), and the catalog
-shaping API (``mount``, ``disable``/``enable``, ``transform_tool``).
+"""The catalog shaping API of :class:`~mcpio.Server` (``mount``, ``disable``/``enable``,
+``transform_tool``, ``replace_own``): where an item is registered (its
+:class:`~._registry.Registry`, or the catalog's own items once it is shaped) is
+:class:`~._changes.Changes`'s rule.
 
 The shaping itself (how served tables are made from own items and mounts) is ``_catalog``,
 imported with the first shaping call: a plain server never loads it.
@@ -14,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from ._registry import NOTIFY, Registry
 
 if TYPE_CHECKING:
-    from ._catalog import Arg, Catalog
+    from ._catalog import Arg
+    from ._changes import Changes
     from ._resources import Resource
     from ._server import Server
 
@@ -33,51 +35,32 @@ def _names(value: str | Iterable[str] | None) -> set[str]:
 
 
 class CatalogMixin:
+    """The registering and shaping methods of :class:`~mcpio.Server`: they change its
+    :class:`~._registry.Registry` through its :class:`~._changes.Changes` (``server.changes``)."""
+
     if TYPE_CHECKING:
-        _catalog: Catalog | None
         registry: Registry
-
-        def _changed(self, kind: str) -> None: ...
-
-        async def notify_resource_updated(self, uri: str) -> None: ...
-
-    # ------------------------------------------------------------ where an item is registered
-    def _register(self, kind: str, key: str, item: Any) -> None:
-        """Add ``item`` to the ``kind`` registry ("tools", "prompts", "resources", "templates")."""
-        if self._catalog is None:  # a plain server serves what it registers, as it is
-            self.registry.table(kind)[key] = item
-            self._changed(NOTIFY[kind])
-        else:
-            self._catalog.own[kind][key] = item
-            self._catalog.rebuild((kind,))
-
-    def _unregister(self, kind: str, key: str) -> None:
-        """Remove an own item; KeyError when this server did not register ``key`` itself."""
-        if self._catalog is None:
-            del self.registry.table(kind)[key]
-            self._changed(NOTIFY[kind])
-        else:
-            del self._catalog.own[kind][key]
-            self._catalog.rebuild((kind,))
+        changes: Changes
 
     def replace_own(self, items: dict[str, dict[str, Any]], owned: Callable[[Any], bool]) -> None:
         """For each kind of ``items``: the own items that ``owned`` selects give way to
         ``items[kind]`` (an own item ``owned`` does not select keeps its key), as ONE change: each
         table swapped whole, the served tables made once, one ``list_changed`` per list kind."""
         kinds = tuple(items)
+        catalog = self.registry.catalog
         for kind, new in items.items():
-            table = self.registry.table(kind) if self._catalog is None else self._catalog.own[kind]
+            table = self.registry.table(kind) if catalog is None else catalog.own[kind]
             kept = {key: item for key, item in table.items() if not owned(item)}
             made = {**{k: v for k, v in new.items() if k not in kept}, **kept}
-            if self._catalog is None:
+            if catalog is None:
                 self.registry.swap(kind, made)  # a concurrent reader sees one table or the other
             else:
-                self._catalog.own[kind] = made
-        if self._catalog is not None:
-            self._catalog.rebuild(kinds)  # tells clients and parents, once per list kind
+                catalog.own[kind] = made
+        if catalog is not None:
+            catalog.rebuild(kinds)  # tells clients and parents, once per list kind
             return
         for notify in dict.fromkeys(NOTIFY[kind] for kind in kinds):
-            self._changed(notify)
+            self.changes.changed(notify)
 
     def override(self, provider: Callable[..., Any], replacement: Callable[..., Any]) -> Any:
         """Make ``Depends(provider)`` use ``replacement`` (tests); the handle's ``undo()`` (or its ``with``) restores it."""
@@ -90,13 +73,6 @@ class CatalogMixin:
         return self.registry.find_resource(uri)
 
     # ------------------------------------------------------------ shaping
-    def _shaped(self) -> Catalog:
-        if self._catalog is None:
-            from ._catalog import Catalog
-
-            self._catalog = Catalog(self.registry, self._changed, self.notify_resource_updated)
-        return self._catalog
-
     def mount(
         self,
         child: Server,
@@ -149,7 +125,7 @@ class CatalogMixin:
                 getattr(self, "name", "?"),
                 getattr(self, "name", "?"),
             )
-        catalog = self._shaped()
+        catalog = self.changes.shaped()
         catalog.mounts.append(mount)
         child.registry.parents.append(catalog)
         catalog.rebuild()
@@ -181,14 +157,14 @@ class CatalogMixin:
         """Stop serving the tools, prompts and resources named (served names: ``math__add``, a
         URI or template) or carrying one of ``tags``; clients get ``list_changed``. Calls of a
         disabled tool get the unknown-tool error. :meth:`enable` undoes it."""
-        catalog = self._shaped()
+        catalog = self.changes.shaped()
         catalog.disabled_names |= _names(names)
         catalog.disabled_tags |= _names(tags)
         catalog.rebuild()
 
     def enable(self, names: str | Iterable[str] | None = None, *, tags: str | Iterable[str] | None = None) -> None:
         """Serve again what :meth:`disable` stopped (by the same names or tags)."""
-        catalog = self._shaped()
+        catalog = self.changes.shaped()
         catalog.disabled_names -= _names(names)
         catalog.disabled_tags -= _names(tags)
         catalog.rebuild()
@@ -210,7 +186,7 @@ class CatalogMixin:
         served. ValueError for a tool or argument that does not exist."""
         from ._catalog import Transform
 
-        catalog = self._shaped()
+        catalog = self.changes.shaped()
         if catalog.transforms.pop(name, None) is not None:  # again: the new transform replaces it
             catalog.rebuild(("tools",))
         tool = self.registry.tools.get(name)

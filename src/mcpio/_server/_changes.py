@@ -1,47 +1,99 @@
-"""The notifying half of :class:`~mcpio.Server`: what it tells clients when its lists, a resource or
-a task change (``notifications/*/list_changed``, ``resources/updated``, ``tasks``), on this process
-and, through the state backend's bus, on every other; and the servers it is mounted in.
+"""Changes to what a :class:`~mcpio.Server` serves, and what it tells clients of them.
 
-Changes are rare: the modules that find the sessions to tell (``_subscriptions``) and the bus
-(``_http``) are imported by each method, never at start-up.
+:class:`Changes` (one per Server, made with it: ``server.changes``) registers an item where it
+is served (the :class:`~._registry.Registry`'s table, or the catalog's own items once the server
+is shaped: ``registry.catalog``), and tells clients when its lists, a resource or a task change
+(``notifications/*/list_changed``, ``resources/updated``, ``tasks``), on this process and,
+through the state backend's bus, on every other; and the servers it is mounted in. It holds the
+sessions to tell and the loop that serves them; the Server reads them there, never the reverse.
+:class:`ChangesMixin` is the Server's public face of it.
+
+Changes are rare: the modules that find the sessions to tell (``_subscriptions``), the catalog
+and the bus (``_http``) are imported by each method, never at start-up.
 """
 
 from __future__ import annotations
 
+from _weakrefset import WeakSet  # weakref's own: weakref itself is not at start-up
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from ._registry import KINDS_OF, Registry
+from ._registry import KINDS_OF, NOTIFY, Registry
 
 if TYPE_CHECKING:
     import asyncio
-    from _weakrefset import WeakSet
 
     from .._session import Session
     from . import _http
+    from ._catalog import Catalog
     from ._tasks import Task
 
 
-class ChangesMixin:
-    if TYPE_CHECKING:
-        registry: Registry
-        _sessions: WeakSet[Session]
-        _background: set[asyncio.Task[Any]]
-        _loop: asyncio.AbstractEventLoop | None
-        _binding: _http.HttpBinding | None
+class Changes:
+    """What changes a server's served items and tells its clients (the module docstring).
 
-        @property
-        def state_backend(self) -> Any: ...
+    ``registry``: what the server serves. ``binding``: the server's HTTP binding now, or None
+    (stdio; no ``http_app`` yet): its state backend's bus fans changes out to the other processes.
+    ``sessions``: every session of the server (``Server.session`` adds each; a closed one goes
+    with its last reference). ``loop``: the loop serving them (``Server.running`` sets it), None
+    before: nothing to tell then. ``background``: the notifications on their way."""
 
-    def _changed(self, kind: str) -> None:
+    __slots__ = ("background", "binding", "loop", "registry", "sessions")
+
+    def __init__(self, registry: Registry, binding: Callable[[], _http.HttpBinding | None]) -> None:
+        self.registry = registry
+        self.binding = binding
+        self.sessions: WeakSet[Session] = WeakSet()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.background: set[asyncio.Task[Any]] = set()
+
+    @property
+    def bus(self) -> Any:
+        """The state backend whose bus reaches the other processes, or None."""
+        binding = self.binding()
+        return binding.bus if binding is not None else None
+
+    # ------------------------------------------------------------ what is served
+    def register(self, kind: str, key: str, item: Any) -> None:
+        """Add ``item`` to the ``kind`` table ("tools", "prompts", "resources", "templates")."""
+        catalog = self.registry.catalog
+        if catalog is None:  # a plain server serves what it registers, as it is
+            self.registry.table(kind)[key] = item
+            self.changed(NOTIFY[kind])
+        else:
+            catalog.own[kind][key] = item
+            catalog.rebuild((kind,))
+
+    def unregister(self, kind: str, key: str) -> None:
+        """Remove an own item; KeyError when the server did not register ``key`` itself."""
+        catalog = self.registry.catalog
+        if catalog is None:
+            del self.registry.table(kind)[key]
+            self.changed(NOTIFY[kind])
+        else:
+            del catalog.own[kind][key]
+            catalog.rebuild((kind,))
+
+    def shaped(self) -> Catalog:
+        """The server's catalog (``_catalog``), made at the first ``mount``/``disable``/``transform_tool``."""
+        catalog = self.registry.catalog
+        if catalog is None:
+            from ._catalog import Catalog
+
+            catalog = self.registry.catalog = Catalog(self.registry, self.changed, self.resource_updated)
+        return catalog
+
+    # ------------------------------------------------------------ telling clients
+    def changed(self, kind: str) -> None:
         """Tell connected clients that ``kind`` changed; safe from any thread (a sync tool may add or
         remove tools). The servers this one is mounted in serve its items again (and tell theirs)."""
         self.registry.changed()
         self.registry.tell(kind, None)
         for catalog in self.registry.parents:
             catalog.rebuild(KINDS_OF.get(kind, ()))
-        loop = self._loop
+        loop = self.loop
         # loop None: not serving yet (asked first: no WeakSet length while tools are registered)
-        if loop is None or (not self._sessions and self.state_backend is None) or loop.is_closed():
+        if loop is None or (not self.sessions and self.bus is None) or loop.is_closed():
             return
         import asyncio  # loaded: a loop serves sessions
 
@@ -57,53 +109,52 @@ class ChangesMixin:
     def _notify_changed(self, loop: asyncio.AbstractEventLoop, kind: str, here_only: bool = False) -> None:
         from ._subscriptions import list_changed_targets
 
-        for session, params in list_changed_targets(iter(list(self._sessions)), kind):
-            self._spawn(loop, session.notify(f"notifications/{kind}/list_changed", params))
-        bus = self.state_backend
+        for session, params in list_changed_targets(iter(list(self.sessions)), kind):
+            self.spawn(loop, session.notify(f"notifications/{kind}/list_changed", params))
+        bus = self.bus
         if bus is not None and not here_only:  # and to the sessions of every other process
             from . import _http
 
-            self._spawn(loop, _http.publish(bus, {"type": "list_changed", "kind": kind}))
+            self.spawn(loop, _http.publish(bus, {"type": "list_changed", "kind": kind}))
 
-    def notify_list_changed_here(self, kind: str) -> None:
-        """Tell this process's clients that list ``kind`` (tools, resources, prompts) changed on
-        another process (its message on the state backend's bus): not published again."""
+    def list_changed_here(self, kind: str) -> None:
+        """Tell this process's clients that list ``kind`` changed on another process: not published again."""
         self.registry.tell(kind, None)
-        loop = self._loop
+        loop = self.loop
         if loop is not None and not loop.is_closed():
             self._notify_changed(loop, kind, here_only=True)
 
-    def _spawn(self, loop: asyncio.AbstractEventLoop, coro: Any) -> None:
+    def spawn(self, loop: asyncio.AbstractEventLoop, coro: Any) -> None:
+        """Run ``coro`` on ``loop``, held until it ends."""
         t = loop.create_task(coro)
-        self._background.add(t)
-        t.add_done_callback(self._background.discard)
+        self.background.add(t)
+        t.add_done_callback(self.background.discard)
 
-    def _task_changed(self, task: Task) -> None:
-        """A task's state changed: ``notifications/tasks`` to the listen streams that asked for it."""
-        loop = self._loop
+    def task_changed(self, task: Task) -> None:
+        """A task's state changed (the task store's ``on_change``): ``notifications/tasks`` to the
+        listen streams that asked for it; a core task's status to the session that owns it."""
+        loop = self.loop
         if loop is None or loop.is_closed():
             return
         if task.core:  # 2025-11-25: notifications/tasks/status to the session that owns it
             if task.owner is not None and not task.owner.closed:
-                self._spawn(loop, task.owner.notify("notifications/tasks/status", task.core_fields()))
-            binding = self._binding
+                self.spawn(loop, task.owner.notify("notifications/tasks/status", task.core_fields()))
+            binding = self.binding()
             if binding is not None and binding.bus is not None:  # and to its copies elsewhere: one holds its GET stream
-                self._spawn(loop, binding.core_status(task))
+                self.spawn(loop, binding.core_status(task))
             return
         from ._subscriptions import task_targets
 
-        targets = list(task_targets(iter(list(self._sessions)), task.id))
+        targets = list(task_targets(iter(list(self.sessions)), task.id))
         if targets:
             detailed = task.detailed()
             for session, meta in targets:
-                self._spawn(loop, session.notify("notifications/tasks", {**detailed, "_meta": meta}))
+                self.spawn(loop, session.notify("notifications/tasks", {**detailed, "_meta": meta}))
 
-    async def notify_resource_updated(self, uri: str) -> None:
-        """Tell every client subscribed to ``uri`` that it changed (``notifications/resources/updated``):
-        legacy ``resources/subscribe`` subscribers and modern ``subscriptions/listen`` streams,
-        on every process that shares this server's state backend (``http_app(state=...)``)."""
-        await self.notify_resource_updated_here(uri)
-        bus = self.state_backend
+    async def resource_updated(self, uri: str) -> None:
+        """:meth:`ChangesMixin.notify_resource_updated`."""
+        await self.resource_updated_here(uri)
+        bus = self.bus
         if bus is not None:
             from . import _http
 
@@ -111,13 +162,35 @@ class ChangesMixin:
         for catalog in self.registry.parents:  # and wherever it is mounted, by the name it has there
             await catalog.child_updated(self.registry, uri)
 
-    async def notify_resource_updated_here(self, uri: str) -> None:
-        """Tell this process's clients subscribed to ``uri`` that it changed (what
-        :meth:`notify_resource_updated` does here; another process's update arrives by the bus)."""
+    async def resource_updated_here(self, uri: str) -> None:
+        """:meth:`ChangesMixin.notify_resource_updated_here`."""
         self.registry.tell("resources/updated", uri)
-        if not self._sessions:  # no client yet (nor _subscriptions: _load_serving comes with the first)
+        if not self.sessions:  # no client yet (nor _subscriptions: _load_serving comes with the first)
             return
         from ._subscriptions import updated_targets
 
-        for session, params in list(updated_targets(iter(list(self._sessions)), uri)):
+        for session, params in list(updated_targets(iter(list(self.sessions)), uri)):
             await session.notify("notifications/resources/updated", params)
+
+
+class ChangesMixin:
+    """The notifying methods of :class:`~mcpio.Server`: its :class:`Changes`'."""
+
+    if TYPE_CHECKING:
+        changes: Changes
+
+    def notify_list_changed_here(self, kind: str) -> None:
+        """Tell this process's clients that list ``kind`` (tools, resources, prompts) changed on
+        another process (its message on the state backend's bus): not published again."""
+        self.changes.list_changed_here(kind)
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Tell every client subscribed to ``uri`` that it changed (``notifications/resources/updated``):
+        legacy ``resources/subscribe`` subscribers and modern ``subscriptions/listen`` streams,
+        on every process that shares this server's state backend (``http_app(state=...)``)."""
+        await self.changes.resource_updated(uri)
+
+    async def notify_resource_updated_here(self, uri: str) -> None:
+        """Tell this process's clients subscribed to ``uri`` that it changed (what
+        :meth:`notify_resource_updated` does here; another process's update arrives by the bus)."""
+        await self.changes.resource_updated_here(uri)

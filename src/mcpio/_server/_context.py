@@ -147,7 +147,7 @@ class Context:
     @property
     def lifespan(self) -> Any:
         """The value your ``lifespan`` context manager yielded (None without one)."""
-        return (self.owner or self.server)._lifespan_value
+        return (self.owner or self.server).lifespan_value
 
     @property
     def http(self) -> HttpRequest | None:

@@ -174,6 +174,33 @@ def all_extensions(registry: Registry) -> list[Extension]:
     return [*BUILTIN, *registry.extensions.values(), *([custom] if custom is not None else [])]
 
 
+def custom_methods(registry: Registry, server: Any) -> Extension:
+    """The holder of ``server``'s methods added with no extension: never advertised (not declared)."""
+    holder = registry.custom
+    if holder is None:
+        holder = registry.custom = Extension(server, "mcpio/custom")
+    return holder
+
+
+def extension_handler(registry: Registry, method: str) -> Handler | None:
+    """The handler of custom request ``method`` of the server serving ``registry``, or None. It
+    refuses with -32601 a request its extension does not serve: under legacy rules
+    (``legacy=False``), or while inactive."""
+    for ext in all_extensions(registry):
+        handler = ext.methods.get(method)
+        if handler is not None:
+            break
+    else:
+        return None
+
+    async def gated(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+        if not ext.serves(ctx.rules) or (ext.active is not None and not ext.active(server)):
+            raise MethodNotFound(f"Method not found: {method!r} (this server did not declare the {ext.id} extension)")
+        return await handler(server, ctx, params)
+
+    return gated
+
+
 class ExtensionsMixin:
     """The extension API of :class:`~mcpio.Server` (its methods live here: ``_server`` is full);
     what it declares is kept in the server's :class:`~._registry.Registry`."""
@@ -215,39 +242,12 @@ class ExtensionsMixin:
         as part of ``extension`` when given (declared with no settings if it is not yet)."""
         ext = self.registry.extensions.get(extension) if extension is not None else None
         if ext is None:
-            ext = self.extension(extension) if extension is not None else self._custom()
+            ext = self.extension(extension) if extension is not None else custom_methods(self.registry, self)
         return ext.method(name)
-
-    def _custom(self) -> Extension:
-        """The holder of methods added with no extension: never advertised (not declared)."""
-        holder = self.registry.custom
-        if holder is None:
-            server: Any = self
-            holder = self.registry.custom = Extension(server, "mcpio/custom")
-        return holder
 
     def active_extensions(self) -> list[Extension]:
         """The extensions this server declares now (``capabilities.extensions`` of 2026-07-28)."""
         return [e for e in (*BUILTIN, *self.registry.extensions.values()) if e.active is None or e.active(self)]
-
-    def _extension_handler(self, method: str) -> Handler | None:
-        """The handler of custom request ``method``, or None. It refuses with -32601 a request
-        its extension does not serve: under legacy rules (``legacy=False``), or while inactive."""
-        for ext in all_extensions(self.registry):
-            handler = ext.methods.get(method)
-            if handler is not None:
-                break
-        else:
-            return None
-
-        async def gated(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-            if not ext.serves(ctx.rules) or (ext.active is not None and not ext.active(server)):
-                raise MethodNotFound(
-                    f"Method not found: {method!r} (this server did not declare the {ext.id} extension)"
-                )
-            return await handler(server, ctx, params)
-
-        return gated
 
     async def notify_extension(self, extension: str, method: str, params: dict[str, Any] | None = None) -> int:
         """Send notification ``method`` to every connected client that declared ``extension``

@@ -76,8 +76,7 @@ class HttpBinding:
             self.bus = state
             state.on_message(self.on_state_message)
             if getattr(state, "tasks", None) is not None:  # tasks on every process (_tasks_shared)
-                server.tasks.share(state.tasks)
-                state.tasks.on_changed = lambda task_id: task_changed_elsewhere(server, task_id)
+                server.tasks.share(state.tasks, lambda task_id: task_changed_elsewhere(server, task_id))
         app = StreamableHTTPApp(
             self.serve_session,
             path=path,
@@ -326,9 +325,11 @@ async def serve(
         certfile=certfile,
         keyfile=keyfile,
     )
+    from inspect import unwrap  # the app under telemetry's wrapper drains (_otel._asgi.TracedApp)
+
     from .._transports._http_drain import drain
 
-    await _uvicorn.serve(cfg, drain=lambda g: drain(app, g), grace=grace, sockets=sockets)
+    await _uvicorn.serve(cfg, drain=lambda g: drain(unwrap(app), g), grace=grace, sockets=sockets)
 
 
 def run(server: Server, host: str, port: int, options: dict[str, Any]) -> None:

@@ -14,7 +14,8 @@ Contracts:
   one; a plain server's ``add_*`` writes its table in place;
 * :attr:`Registry.announced` memoizes the capabilities per protocol version; every change to
   what is served (:meth:`Registry.changed`) forgets them;
-* the Registry never notifies clients: the Server does (``_changes``), after changing it.
+* the Registry never notifies clients: the Server's :class:`~._changes.Changes` does, after
+  changing it.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class Registry:
 
     __slots__ = (
         "announced",
+        "catalog",
         "completer",
         "custom",
         "extensions",
@@ -85,6 +87,9 @@ class Registry:
         self.announced: dict[str, dict[str, Any]] = {}  # capabilities by version (``_lifecycle.capabilities``)
         # The catalogs of the servers these items are mounted in (``Server.mount``): told of every change.
         self.parents: list[Catalog] = []
+        # How the served tables are made once the server is shaped (``mount``/``disable``/``transform_tool``):
+        # from its own items (``catalog.own``) and its mounts; None: it serves what it registers, as it is.
+        self.catalog: Catalog | None = None
 
     def table(self, kind: str) -> dict[str, Any]:
         """The served table of ``kind`` (one of :data:`KINDS`)."""

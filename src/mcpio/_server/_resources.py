@@ -162,10 +162,8 @@ class Resource:
         resource served here; a forwarded one subscribes upstream (``mcpio._gateway``)."""
 
     async def read(self, uri: str, kwargs: dict[str, Any], ctx: Context | None) -> list[dict[str, Any]]:
-        if self.owner is not None and ctx is not None:
-            ctx.owner = self.owner
         try:
-            value = await invoke(self.sig, self.fn, kwargs, ctx)
+            value = await invoke(self.sig, self.fn, kwargs, ctx, owner=self.owner)
         except (SafePathError, ResourceNotFound) as exc:
             # Not found, whoever says so: a path outside the function's SafePath roots, or the
             # function's own ``raise ResourceNotFound(...)`` (no such note): the era's code
@@ -254,9 +252,7 @@ class Prompt:
             kwargs = self.sig.bind(arguments)
         except ArgumentError as exc:
             raise InvalidParams(str(exc)) from None
-        if self.owner is not None:
-            ctx.owner = self.owner
-        value = await invoke(self.sig, self.fn, kwargs, ctx)
+        value = await invoke(self.sig, self.fn, kwargs, ctx, owner=self.owner)
         result: dict[str, Any] = {}
         if self.description:
             result["description"] = self.description

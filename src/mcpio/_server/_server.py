@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from _weakrefset import WeakSet  # weakref's own: weakref itself is not at start-up
 from collections.abc import Callable
 from types import MethodType
 from typing import TYPE_CHECKING, Any, cast
@@ -25,10 +24,10 @@ from .._protocol._events import NotificationReceived, RequestReceived
 from .._versions import CACHEABLE_METHODS, META_SERVER_INFO, RULES, Rules
 from . import _stdio
 from ._catalog_api import CatalogMixin, tags_of
-from ._changes import ChangesMixin
+from ._changes import Changes, ChangesMixin
 from ._constructors import FromAPI
 from ._context import Context, request_context
-from ._extensions import ExtensionsMixin
+from ._extensions import ExtensionsMixin, extension_handler
 from ._lifecycle import INFO_FIELDS, NO_CAPABILITIES, capabilities, server_info
 from ._mrtr import InputRequired, StateCodec
 from ._registry import Registry
@@ -36,13 +35,10 @@ from ._result_cap import DEFAULT_MAX_RESULT_BYTES, check_max_result_bytes
 from ._tools import Tool, check_heartbeat, check_task_options
 
 if TYPE_CHECKING:
-    import asyncio
-
     from .._session import Session
     from .._state._kv import KVStore, MemoryKV
     from .._transports._base import Transport
     from . import _answer, _http
-    from ._catalog import Catalog
     from ._handlers import METHODS, no_rounds
     from ._middleware import Request, build_chain, run_hook
     from ._resources import Prompt, Resource
@@ -122,13 +118,10 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         check_task_options(task_ttl, task_poll_interval, max_tasks, max_tasks_per_requester)
         self._task_options = (task_ttl, task_poll_interval, max_tasks, max_tasks_per_requester)
         self.registry = Registry()  # what it serves (_registry): the helper modules read it, not the Server
-        self._sessions: WeakSet[Session] = WeakSet()
-        self._lifespan_value: Any = None
-        self._background: set[asyncio.Task[Any]] = set()
-        self._loop: asyncio.AbstractEventLoop | None = None  # the loop serving our sessions
         self._binding: _http.HttpBinding | None = None  # what serving over HTTP adds: made by http_app
-        # Composition and catalog shaping (_catalog): None until the first mount/disable/transform_tool.
-        self._catalog: Catalog | None = None
+        # What changes the registry and tells clients (_changes): its sessions, the loop serving them.
+        self.changes = Changes(self.registry, lambda: self._binding)
+        self._lifespan_value: Any = None
         # List results leave out the items the caller's token lacks the scopes for (HTTP with auth).
         self.hide_unauthorized = hide_unauthorized
         self.telemetry = _otel.wanted(telemetry)  # OpenTelemetry around every request (None: MCPIO_OTEL)
@@ -146,15 +139,18 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         use: it is not on the stdio start-up path."""
         from ._tasks import TaskStore
 
-        store = TaskStore(*self._task_options)
-        store.on_change = self._task_changed
-        return store
+        return TaskStore(*self._task_options, on_change=self.changes.task_changed)
 
     @functools.cached_property
     def _kv(self) -> MemoryKV:
         from .._state._kv import MemoryKV
 
         return MemoryKV()
+
+    @property
+    def lifespan_value(self) -> Any:
+        """What ``lifespan`` yielded, while the server runs (``ctx.lifespan``); None otherwise."""
+        return self._lifespan_value
 
     @property
     def state_backend(self) -> Any:
@@ -192,11 +188,11 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         if tags is not None:
             tool.tags = tags_of(tags)
         self.registry.set_scopes("tools/call", tool.name, scopes)
-        self._register("tools", tool.name, tool)
+        self.changes.register("tools", tool.name, tool)
         return tool
 
     def remove_tool(self, name: str) -> None:
-        self._unregister("tools", name)
+        self.changes.unregister("tools", name)
 
     def resource(self, uri: str, **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register a resource (``"file:///a.txt"``) or template (``"users://{id}"``)."""
@@ -214,12 +210,13 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         if tags is not None:
             res.tags = tags_of(tags)
         self.registry.set_scopes("resources/read", uri, scopes)
-        self._register("templates" if res.is_template else "resources", uri, res)
+        self.changes.register("templates" if res.is_template else "resources", uri, res)
         return res
 
     def remove_resource(self, uri: str) -> None:
-        own = self.registry.resources if self._catalog is None else self._catalog.own["resources"]
-        self._unregister("resources" if uri in own else "templates", uri)
+        catalog = self.registry.catalog
+        own = self.registry.resources if catalog is None else catalog.own["resources"]
+        self.changes.unregister("resources" if uri in own else "templates", uri)
 
     def prompt(self, fn: Callable[..., Any] | None = None, /, **options: Any) -> Any:
         """Register a prompt: ``@server.prompt`` or ``@server.prompt(name=…, title=…)``."""
@@ -237,11 +234,11 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         if tags is not None:
             p.tags = tags_of(tags)
         self.registry.set_scopes("prompts/get", p.name, scopes)
-        self._register("prompts", p.name, p)
+        self.changes.register("prompts", p.name, p)
         return p
 
     def remove_prompt(self, name: str) -> None:
-        self._unregister("prompts", name)
+        self.changes.unregister("prompts", name)
 
     def add_skills(self, folder: str | os.PathLike[str]) -> list[Skill]:
         """Serve the Agent Skills in ``folder`` through the skills extension (SEP-2640): each
@@ -250,11 +247,11 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         from ._skills import register as register_skills  # only servers with skills load it
 
         added = register_skills(self, folder)
-        own = self.registry.skills if self._catalog is None else self._catalog.own_skills
-        own.update((s.uri, s) for s in added)
-        if self._catalog is not None:
-            self._catalog.rebuild(("resources",))
-        self._changed("resources")
+        catalog = self.registry.catalog
+        (self.registry.skills if catalog is None else catalog.own_skills).update((s.uri, s) for s in added)
+        if catalog is not None:
+            catalog.rebuild(("resources",))
+        self.changes.changed("resources")
         return added
 
     def middleware(self, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -324,7 +321,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
 
     # ================================================================ requests
     async def _on_request(self, session: Session, ev: RequestReceived) -> Any:
-        handler = METHODS.get(ev.method) or self._extension_handler(ev.method)  # built-in, else an extension's
+        handler = METHODS.get(ev.method) or extension_handler(self.registry, ev.method)  # built-in, else an extension's
         if handler is None:
             raise MethodNotFound(f"Method not found: {ev.method!r} is not an MCP method this server serves")
         rules = RULES[ev.version] if ev.version is not None else None
@@ -372,7 +369,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
             for hook in hooks:
                 # A task, so a hook may itself send requests (e.g. roots/list) without
                 # blocking the loop that must read their answers.
-                self._spawn(loop, run_hook(hook, ctx, params))
+                self.changes.spawn(loop, run_hook(hook, ctx, params))
 
     # ================================================================ serving
     def session(self, transport: Transport, *, stateless: bool = False) -> Session:
@@ -395,7 +392,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
             answer=MethodType(_answer.answer, self) if self.plain else None,  # else the engine sees every request
         )
         s.expose_errors = self.expose_errors is not False
-        self._sessions.add(s)
+        self.changes.sessions.add(s)
         return s
 
     def open_sessions(self) -> list[Session]:
@@ -403,7 +400,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         request is not one): a snapshot, safe to take from another thread (an exporter's)."""
         for _ in range(10):
             try:  # the loop may change the set while it is copied: copy again
-                return [s for s in list(self._sessions) if not s.connection.stateless and not s.closed]
+                return [s for s in list(self.changes.sessions) if not s.connection.stateless and not s.closed]
             except RuntimeError:
                 continue
         return []
@@ -411,21 +408,21 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
     def sessions_now(self) -> list[Session]:
         """Every session served now, 2026-07-28 requests (``subscriptions/listen`` streams) and
         closed ones not yet collected included: a snapshot for the serving loop to notify from."""
-        return list(self._sessions)
+        return list(self.changes.sessions)
 
     @contextlib.asynccontextmanager
     async def running(self) -> Any:
         """Enter the lifespan (once) for the duration of serving."""
         import asyncio
 
-        self._loop = asyncio.get_running_loop()  # where list_changed notifications are sent from
+        self.changes.loop = asyncio.get_running_loop()  # where list_changed notifications are sent from
         try:
             async with contextlib.AsyncExitStack() as stack:
                 if self.lifespan is not None:
                     self._lifespan_value = await stack.enter_async_context(self.lifespan(self))
                     stack.callback(setattr, self, "_lifespan_value", None)
                 # Mounted servers' lifespans run inside this one's, in mount order.
-                for mount in self._catalog.mounts if self._catalog is not None else ():
+                for mount in self.registry.catalog.mounts if self.registry.catalog is not None else ():
                     await stack.enter_async_context(mount.child.running())
                 yield self
         finally:

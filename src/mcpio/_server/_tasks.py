@@ -51,7 +51,7 @@ tasks are also bound to their session. Without auth a 2026-07-28 task is bound t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -284,21 +284,30 @@ class Task(TaskView):
 class TaskStore:
     """The tasks of one Server, by id, in memory."""
 
-    def __init__(self, ttl: float, poll_interval: float, max_tasks: int, max_per_requester: int | None = None) -> None:
+    def __init__(
+        self,
+        ttl: float,
+        poll_interval: float,
+        max_tasks: int,
+        max_per_requester: int | None = None,
+        on_change: Callable[[Task], None] | None = None,
+    ) -> None:
         check_task_options(ttl, poll_interval, max_tasks, max_per_requester)
         self.ttl = ttl
         self.poll_ms = max(1, round(poll_interval * 1000))
         self.max_tasks = max_tasks
         self.max_per_requester = max_per_requester if max_per_requester is not None else max(1, max_tasks // 10)
         self._tasks: dict[str, Task] = {}
-        self.on_change: Callable[[Task], None] | None = None  # status notifications (the Server's)
+        self.on_change = on_change  # told of every change: status notifications (the Server's Changes)
         self.shared: Any = None  # the state backend's task directory when processes share tasks
 
-    def share(self, directory: Any) -> None:
+    def share(self, directory: Any, on_changed: Callable[[str], Awaitable[None]] | None = None) -> None:
         """Keep every task's record in ``directory`` too (``http_app(state=RedisState(...))``):
-        the tasks of this process are then answered on every process (``_tasks_shared``)."""
+        the tasks of this process are then answered on every process (``_tasks_shared``), and the
+        commands meant for them run here. ``on_changed`` is told the id of each task another
+        process changed."""
         self.shared = directory
-        directory.on_command = self._command
+        directory.attach(self._command, on_changed)
 
     def __len__(self) -> int:
         return len(self._tasks)

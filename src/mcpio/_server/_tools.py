@@ -85,8 +85,12 @@ async def invoke(
     ctx: Context | None,
     inline: bool = False,
     speed: Speed | None = None,
+    owner: Any = None,
 ) -> Any:
     """Call ``fn`` with validated ``kwargs`` plus injected Context parameters.
+
+    ``owner``: the mounted server whose handler ``fn`` is (an item's ``owner``, ``_catalog``),
+    None for the serving server's own: ``ctx.owner`` while it runs (its ``ctx.lifespan``).
 
     A sync ``fn`` runs in a worker thread (the loop keeps serving), unless ``inline``: then it
     runs on the event loop itself — for quick functions only, since nothing else is served
@@ -94,6 +98,8 @@ async def invoke(
     With ``speed`` (adaptive inlining, :mod:`._inline`) it runs inline once it has proved quick
     and goes back to worker threads for good once it was not.
     """
+    if owner is not None and ctx is not None:
+        ctx.owner = owner
     for name in sig.injected:
         kwargs[name] = ctx
     try:
@@ -384,14 +390,14 @@ class Tool:
             raise InvalidParams(str(exc)) from None
         except ArgumentError as exc:
             return _error_result(str(exc))
-        if self.owner is not None:
-            ctx.owner = self.owner
         interval = self.heartbeat if self.heartbeat is not ... else getattr(ctx.server, "heartbeat", None)
         try:
             if interval and (ctx.progress_token is not None or ctx._task is not None):
-                call = _with_heartbeat(invoke(self.sig, self.fn, kwargs, ctx, self.inline, self.speed), ctx, interval)
+                call = _with_heartbeat(
+                    invoke(self.sig, self.fn, kwargs, ctx, self.inline, self.speed, self.owner), ctx, interval
+                )
             else:
-                call = invoke(self.sig, self.fn, kwargs, ctx, self.inline, self.speed)
+                call = invoke(self.sig, self.fn, kwargs, ctx, self.inline, self.speed, self.owner)
             if self.timeout is not None:
                 from ._timeouts import within  # (after _tools: it builds on ToolError)
 

@@ -295,10 +295,10 @@ class RedisTaskDirectory:
     cannot: ``("requester", n)`` / ``("full", max_tasks)``); ``put`` writes the node's change;
     ``get`` reads a record (None when unknown or expired), marking it failed first when its node
     died; ``cancel`` makes a live task cancelled wherever it runs; ``send`` carries an
-    ``update``/``cancel`` to the node that runs a task (``on_command`` receives those meant for
-    this process); every change written is announced on the bus (``on_changed`` receives the
-    ids the other processes changed); ``wait_ended`` sleeps until some task ends somewhere (or
-    ``timeout``).
+    ``update``/``cancel`` to the node that runs a task; every change written is announced on the
+    bus; ``attach`` names who hears of both on this process (the commands meant for it, the ids
+    of the tasks the other processes changed); ``wait_ended`` sleeps until some task ends
+    somewhere (or ``timeout``).
     Connection errors raise :class:`StateUnavailable`.
     """
 
@@ -335,14 +335,23 @@ class RedisTaskDirectory:
                 ("alive", _ALIVE),
             )
         }
-        self.on_command: Callable[[dict[str, Any]], Any] | None = None  # returns the write to wait for
+        self._on_command: Callable[[dict[str, Any]], Any] | None = None  # ``attach``
         self._acks: dict[str, asyncio.Future[None]] = {}  # commands sent, by ref, until acknowledged
-        self.on_changed: Callable[[str], Awaitable[None]] | None = None  # a task changed elsewhere
+        self._on_changed: Callable[[str], Awaitable[None]] | None = None  # ``attach``
         self._live: set[str] = set()  # this node's live tasks (the heartbeat runs while any)
         self._held: set[Any] = set()  # requests in flight here that hold the lease too (``hold``)
         self._beat: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()  # set by aclose
         self._waiters: set[asyncio.Event] = set()
+
+    def attach(
+        self, on_command: Callable[[dict[str, Any]], Any], on_changed: Callable[[str], Awaitable[None]] | None = None
+    ) -> None:
+        """Serve this process's task store (``TaskStore.share``): ``on_command`` runs each command
+        meant for this node (an ``update``/``cancel`` of a task it runs) and returns the write to wait
+        for before acknowledging it, or None; ``on_changed`` is told the id of each task another
+        process changed (None: nobody here listens). A later call replaces both."""
+        self._on_command, self._on_changed = on_command, on_changed
 
     async def _run(self, name: str, *args: Any, when: str | None = None) -> Any:
         argv = [self.prefix, when or _now_iso(), self.horizon_ms, self.retain_ms, *args]
@@ -472,7 +481,7 @@ class RedisTaskDirectory:
 
     async def _apply(self, message: dict[str, Any]) -> None:
         """A command for this node: run it, wait for its write, and acknowledge it."""
-        writer = self.on_command(message) if self.on_command is not None else None
+        writer = self._on_command(message) if self._on_command is not None else None
         if writer is not None and not writer.done():
             await asyncio.shield(writer)
         if message.get("from") is not None:  # it came over the bus: the sender waits for this
@@ -496,15 +505,15 @@ class RedisTaskDirectory:
                 await event.wait()
 
     async def on_bus(self, message: dict[str, Any]) -> None:
-        """The state backend's bus: wake ``wait_ended``; tell ``on_changed``; run commands meant
-        for this node."""
+        """The state backend's bus: wake ``wait_ended``; tell ``attach``'s ``on_changed``; run the
+        commands meant for this node."""
         kind = message.get("type")
         if kind == "tasks/changed" and isinstance(message.get("id"), str):
             if message.get("ended"):
                 for event in list(self._waiters):
                     event.set()
-            if self.on_changed is not None:
-                await self.on_changed(message["id"])
+            if self._on_changed is not None:
+                await self._on_changed(message["id"])
         elif kind == "tasks/command" and message.get("node") == self.node:
             await self._apply(message)
         elif kind == "tasks/ack" and message.get("to") == self.node:
