@@ -3,8 +3,9 @@
 ``@server.tool`` / ``@server.resource(uri)`` / ``@server.prompt`` register a function and return
 it unchanged; ``add_*`` / ``remove_*`` are the same at run time (connected clients get
 ``notifications/*/list_changed``). Capabilities announced at ``initialize`` follow from what is
-registered then. The method table ``_methods`` maps each client request to one coroutine; the
-lifecycle and version rules are applied before it by the protocol layer.
+registered then. The method table (``_handlers.METHODS``, else an extension's handler) maps each
+client request to one coroutine; the lifecycle and version rules are applied before it by the
+protocol layer.
 """
 
 from __future__ import annotations
