@@ -42,9 +42,6 @@ class RequestTransport:
         self.answered: bytes | None = None  # the final answer, given before the stream was made
         self._ended = False  # the final answer is out, or the client has gone
         self._done: asyncio.Event | None = None  # made only when receive() must wait
-        # The task serving the request (set by the app; none when it was answered without one):
-        # its session serves the one request in it, so closing the transport cancels that task.
-        self.task: asyncio.Task[Any] | None = None
 
     @property
     def stream(self) -> Stream:
@@ -114,18 +111,18 @@ class RequestTransport:
     async def aclose(self) -> None:
         self._end()
 
-    def hung_up(self) -> None:
-        """The client closed the connection (``watch_disconnect``): closing the stream cancels
-        the request (spec 2026-07-28)."""
-        self.stream.disconnected()
-        self.close()
-
     def close(self) -> None:
-        """The client went away: end the session, which cancels the request."""
+        """End the session: nothing more is sent (:func:`end_request` also cancels its task)."""
         self._end()
-        task = self.task
-        if task is not None and not task.done():
-            task.cancel()
+
+
+def end_request(app: StreamableHTTPApp, transport: RequestTransport) -> None:
+    """End a modern request: close its transport and cancel the task serving it, if any (its
+    session serves the one request in that task: ``app._requests`` maps the two)."""
+    transport.close()
+    task = app._requests.get(transport)
+    if task is not None:
+        task.cancel()
 
 
 async def serve_post(
@@ -143,13 +140,17 @@ async def serve_post(
             await send_json(send, transport.answered, [], h.MODERN)
             return
     stream = transport.stream  # made before anything can be put on it
-    if task is not None and not task.done():  # closing the transport cancels the task serving it
-        transport.task = task
-        app._requests.add(transport)
-        task.add_done_callback(lambda _: app._requests.discard(transport))
-    stream.hangup = (receive, transport.hung_up)  # watched once a hang-up matters
+    if task is not None and not task.done():  # end_request cancels the task serving it
+        app._requests[transport] = task
+        task.add_done_callback(lambda _: app._requests.pop(transport, None))
+
+    def hung_up() -> None:  # closing the stream cancels the request (spec 2026-07-28)
+        stream.disconnected()
+        end_request(app, transport)
+
+    stream.hangup = (receive, hung_up)  # watched once a hang-up matters
     try:
         await stream.pump(send, [], sse_after=app.sse_after, keepalive=app.keepalive, retry_ms=app.retry_ms)
     finally:
         if not stream.finished:
-            transport.close()
+            end_request(app, transport)
