@@ -533,6 +533,4 @@ ERROR_STATUS_ERAS = frozenset({MODERN})
 def status_for_error(code: Any, era: str) -> int:
     """The HTTP status of a JSON response carrying error ``code``: in the modern era -32601 is
     404 and the client's errors are 400; legacy responses are 200 whatever they carry."""
-    if era in ERROR_STATUS_ERAS:
-        return _MODERN_STATUS.get(code, 200)
-    return 200
+    return _MODERN_STATUS.get(code, 200) if era in ERROR_STATUS_ERAS else 200

@@ -81,32 +81,25 @@ class RequestTransport:
             self._done.set()
 
     async def send(self, frame: bytes) -> None:
-        if any(e.method is None for e in peek(frame)):
-            await self.answer(frame)
+        final = any(e.method is None for e in peek(frame))  # the request's answer
+        if final and self.keep_answer(frame):  # the app sends it as the response
             return
         if self.stream.gone:
             raise TransportError("the client closed the response stream")
-        if self.stream.sse_ok:  # a JSON-only client gets the answer alone
+        if final:
+            await self.stream.put(frame, True)
+            self._end()
+        elif self.stream.sse_ok:  # a JSON-only client gets the answer alone
             await self.stream.put(frame, False)
 
     def keep_answer(self, frame: bytes) -> bool:
         """Keep ``frame``, the request's final answer, for the app to send as the whole response
-        when nothing went out before it (no stream yet): True; else False (send it with
-        :meth:`answer`)."""
+        when nothing went out before it (no stream yet): True; else False (it goes on the stream)."""
         if self._stream is not None:
             return False
         self.answered = frame
         self._end()
         return True
-
-    async def answer(self, frame: bytes) -> None:
-        """Send ``frame``, the request's final answer (known to be one: not looked into again)."""
-        if self.keep_answer(frame):  # the app sends it as the response
-            return
-        if self.stream.gone:
-            raise TransportError("the client closed the response stream")
-        await self.stream.put(frame, True)
-        self._end()
 
     async def aclose(self) -> None:
         self._end()

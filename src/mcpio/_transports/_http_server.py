@@ -45,7 +45,6 @@ from .._state._base import StateBackend, StateUnavailable
 from . import _http_server_streams as streams
 from ._http_drain import closing, health, lifespan_protocol
 from ._http_events import EventStore, MemoryEventStore
-from ._http_legacy import RETRY_AFTER as RETRY_AFTER  # the 503 of the session cap (older name)
 from ._http_legacy import Caller, LegacyTransport, admits, at_capacity, principal
 from ._http_request import RequestTransport, end_request, serve_post
 from ._http_server_sse import LegacySSE, SSETransport

@@ -354,18 +354,15 @@ async def _body(send: Send, data: bytes) -> None:
 _JSON_TYPE = (b"content-type", b"application/json")
 
 
-def json_response(
-    frame: bytes, headers: list[tuple[bytes, bytes]], era: str, status: int | None = None
-) -> tuple[dict[str, Any], dict[str, Any]]:
+def json_response(frame: bytes, headers: list[tuple[bytes, bytes]], era: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """The two ASGI messages of ``frame`` (one JSON-RPC message) as the whole JSON response:
-    200, or the status the era gives its error code (a refused request's 4xx; ``status``: that
-    status, when the caller knows it), with ``headers`` added. A plain call: the app sends them
-    itself."""
-    if status is None:
-        status = 200
-        if era in h.ERROR_STATUS_ERAS and b'"error"' in frame and frame[:1] == b"{":  # else 200 whatever it carries
-            with contextlib.suppress(Exception):
-                status = _status(rpc.decode(frame), era)
+    200, or the status the era gives its error code (a refused request's 4xx), with ``headers``
+    added. A plain call: the app sends them itself."""
+    status = 200
+    if era in h.ERROR_STATUS_ERAS and b'"error"' in frame and frame[:1] == b"{":  # else 200 whatever it carries
+        with contextlib.suppress(Exception):
+            err = rpc.decode(frame).get("error")
+            status = h.status_for_error(err.get("code") if isinstance(err, dict) else None, era)
     size = len(frame)
     length = _LENGTHS.get(size)
     if length is None:
@@ -386,13 +383,6 @@ def json_response(
 # _MAX_LENGTH_KEPT are kept (at most that many).
 _LENGTHS: dict[int, bytes] = {}
 _MAX_LENGTH_KEPT = 4096
-
-
-def _status(message: Any, era: str) -> int:
-    """The HTTP status of a whole JSON response carrying ``message`` (decoded): 200, or the one
-    the era gives its error's code."""
-    err = message.get("error")
-    return h.status_for_error(err.get("code") if isinstance(err, dict) else None, era)
 
 
 async def send_json(send: Send, frame: bytes, headers: list[tuple[bytes, bytes]], era: str) -> None:

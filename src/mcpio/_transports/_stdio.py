@@ -336,9 +336,6 @@ class StdioServerTransport:
             finally:
                 self._waiter = None
 
-    def pending_frames(self) -> int:
-        return len(self._frames)
-
     # ================================================================ writing
     def _check_writable(self) -> None:
         if self._terminated:
