@@ -253,25 +253,25 @@ class Stream:
             if self.priming and self.store is not None and not self.answerless:
                 # (not on a stream ended without an answer: no event id to resume it from)
                 eid = await self._store(b"")
-                await _body(send, h.sse_event(b"", id=eid, retry=retry_ms))
+                await send_part(send, h.sse_event(b"", id=eid, retry=retry_ms))
                 retry_sent = True
             elif not self.items and not replay:
-                await _body(send, h.sse_comment("stream open"))  # flushes the headers through proxies
+                await send_part(send, h.sse_comment("stream open"))  # flushes the headers through proxies
             for eid, frame in replay or ():
-                await _body(send, h.sse_event(frame, id=eid))
+                await send_part(send, h.sse_event(frame, id=eid))
             while True:
                 while self.items and not self.gone:
                     frame = self.items.popleft()
                     eid = await self._store(frame) if self.store is not None else None
-                    await _body(send, h.sse_event(frame, id=eid))
+                    await send_part(send, h.sse_event(frame, id=eid))
                 if self.gone or (self.finished and not self.items):
                     break
                 if self.detach_retry is not None:
                     if not retry_sent:
-                        await _body(send, b"retry: %d\n\n" % self.detach_retry)
+                        await send_part(send, b"retry: %d\n\n" % self.detach_retry)
                     break
                 if not await self._wait(keepalive):
-                    await _body(send, h.sse_comment())
+                    await send_part(send, h.sse_comment())
             if not self.gone:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 if self.finished and self.store is not None:
@@ -347,7 +347,7 @@ async def _store_all(store: EventStore, session_id: str, stream_id: str, frames:
         log.warning("SSE events of stream %s lost for resumption: %s", stream_id, exc)
 
 
-async def _body(send: Send, data: bytes) -> None:
+async def send_part(send: Send, data: bytes) -> None:
     await send({"type": "http.response.body", "body": data, "more_body": True})
 
 

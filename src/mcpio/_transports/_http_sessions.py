@@ -523,19 +523,13 @@ class SharedSessions:
 def _died(request_id: Any, node: str) -> bytes:
     """The answer to a request whose process died before answering it (the client's request
     was fine: it may send it again)."""
-    return json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": request_id,
-            "error": {
-                "code": -32603,
-                "message": "Internal error: the server process running this request died before "
-                "answering it; send the request again",
-                "data": {"reason": "server process died", "process": node},
-            },
-        },
-        separators=(",", ":"),
-    ).encode()
+    error = {
+        "code": -32603,
+        "message": "Internal error: the server process running this request died before answering it; "
+        "send the request again",
+        "data": {"reason": "server process died", "process": node},
+    }
+    return rpc.encode(rpc.error_response(request_id, error))
 
 
 class _NotedStore:
