@@ -198,17 +198,14 @@ class StreamableHTTPApp:
             return
         except StateUnavailable as exc:  # the backend (Redis) is down: the request was fine, retry it
             log.warning("state backend unavailable: %s", exc)
+            refusal = h.refuse(
+                503,
+                f"Service Unavailable: the server's state store is unavailable ({exc}); "
+                f"the request itself is fine: retry after {exc.retry_after} s",
+                headers=(("retry-after", str(exc.retry_after)),),
+            )
             with contextlib.suppress(Exception):  # the response may have started already
-                await refuse(
-                    send,
-                    h.refuse(
-                        503,
-                        f"Service Unavailable: the server's state store is unavailable "
-                        f"({exc}); the request itself is fine: retry after "
-                        f"{exc.retry_after} s",
-                        headers=(("retry-after", str(exc.retry_after)),),
-                    ),
-                )
+                await refuse(send, refusal)
 
     # ================================================================ POST
     async def _post(self, receive: Receive, send: Send, headers: dict[str, str], scope: Scope | None = None) -> None:
@@ -373,16 +370,9 @@ class StreamableHTTPApp:
                 return
             found = await self.event_store.replay_after(transport.id, last)
             if found is None:  # a replay with a hole would lose messages silently: refuse it
-                await refuse(
-                    send,
-                    h.refuse(
-                        404,
-                        f"Not Found: cannot resume at Last-Event-ID {last!r}: the id is "
-                        "unknown, or events after it were discarded (the event store keeps "
-                        "them for a limited time and size); re-send the requests whose "
-                        "answers you are missing",
-                    ),
-                )
+                why = "the id is unknown, or events after it were discarded (the event store keeps them"
+                why += " for a limited time and size); re-send the requests whose answers you are missing"
+                await refuse(send, h.refuse(404, f"Not Found: cannot resume at Last-Event-ID {last!r}: {why}"))
                 return
             replay = found[1]
             stream = live if live is not None or self.shared is None else self.shared.resume(transport, last, *found)
