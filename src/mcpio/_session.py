@@ -145,16 +145,12 @@ class Session:
                 try:
                     if type(frame) is Oversized:
                         if self.connection.role == "server":
-                            await self._send_obj(
-                                rpc.error_response(
-                                    None,
-                                    {
-                                        "code": INVALID_REQUEST,
-                                        "message": f"Invalid Request: a message of {frame.size} bytes exceeds this server's "
-                                        f"limit of {frame.limit} bytes; it was discarded (raise max_message_size to accept it)",
-                                    },
-                                )
-                            )
+                            why = f"a message of {frame.size} bytes exceeds this server's limit of {frame.limit} bytes"
+                            error = {
+                                "code": INVALID_REQUEST,
+                                "message": f"Invalid Request: {why}; it was discarded (raise max_message_size to accept it)",
+                            }
+                            await self._send_obj(rpc.error_response(None, error))
                         else:  # a client never answers a server's garbage
                             log.warning(
                                 "skipping a message of %d bytes from the server: over this client's limit of "
@@ -240,14 +236,13 @@ class Session:
                         await r
                 except Exception:
                     log.exception("notification handler for %s failed", ev.method)
-        elif t is ResponseReceived:
+        elif t is ResponseReceived or t is ErrorReceived:
             fut = self._pending.pop(ev.id, None)
             if fut is not None and not fut.done():
-                fut.set_result(ev.result)
-        elif t is ErrorReceived:
-            fut = self._pending.pop(ev.id, None)
-            if fut is not None and not fut.done():
-                fut.set_exception(ev.error)
+                if t is ResponseReceived:
+                    fut.set_result(ev.result)
+                else:
+                    fut.set_exception(ev.error)
         elif t is CancelRequested:  # the connection sends no answer to ev.id from now on
             if self._unanswered is not None:
                 self._unanswered(ev.id)

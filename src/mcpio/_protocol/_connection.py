@@ -106,21 +106,9 @@ class Connection:
         rules = self.rules
         if rules is None or not rules.batching:
             why = "this connection negotiated " + (self.version or "no version yet")
-            return [
-                Reply(
-                    rpc.error_response(
-                        None,
-                        {
-                            "code": INVALID_REQUEST,
-                            "message": f"Invalid Request: JSON-RPC batches are accepted only with protocol version 2025-03-26 ({why})",
-                        },
-                    )
-                )
-            ]
+            return [_invalid(None, f"JSON-RPC batches are accepted only with protocol version 2025-03-26 ({why})")]
         if not items:
-            return [
-                Reply(rpc.error_response(None, {"code": INVALID_REQUEST, "message": "Invalid Request: empty batch"}))
-            ]
+            return [_invalid(None, "empty batch")]
         batch = _Batch()
         out: list[Event] = []
         for item in items:
@@ -169,15 +157,10 @@ class Connection:
         method = msg["method"]
         params = msg.get("params")
         if id_ in self._incoming:
-            return Reply(
-                rpc.error_response(
-                    id_,
-                    {
-                        "code": INVALID_REQUEST,
-                        "message": f"Invalid Request: request id {id_!r} is already in use by a request in flight; "
-                        "ids must be unique among the requests a peer has not yet been answered",
-                    },
-                )
+            return _invalid(
+                id_,
+                f"request id {id_!r} is already in use by a request in flight; "
+                "ids must be unique among the requests a peer has not yet been answered",
             )
         admitted: str | dict[str, Any] | None
         if self.role != st.SERVER:
@@ -187,12 +170,12 @@ class Connection:
             if type(meta) is dict and (META_PROTOCOL_VERSION in meta or META_CLIENT_CAPABILITIES in meta):
                 # Dual era (spec 2026-07-28 versioning §Backward Compatibility): a request with
                 # modern _meta is served statelessly, whatever the connection's legacy state.
-                admitted = self._modern_admission(method, meta)
+                admitted = modern_admission(method, meta)
             # (ready_version reads this memo too, for a request answered without entering this state)
             elif method in self._ready_admits:  # only while READY (emptied at close); never stateless
                 admitted = self.version  # the table's answer for it in READY, again
             elif self.stateless:
-                admitted = self._modern_admission(method, meta if type(meta) is dict else {})
+                admitted = modern_admission(method, meta if type(meta) is dict else {})
             else:
                 admitted = self._server_admission(method, params, batch)
             if type(admitted) is dict:
@@ -212,9 +195,6 @@ class Connection:
         if method in self._ready_admits and id_ not in self._incoming and (params is None or "_meta" not in params):
             return self.version
         return None
-
-    def _modern_admission(self, method: str, meta: dict[str, Any]) -> str | dict[str, Any]:
-        return modern_admission(method, meta)
 
     def _server_admission(self, method: str, params: Any, batch: _Batch | None) -> str | dict[str, Any] | None:
         """Apply the legacy lifecycle table to a request the server received.
@@ -404,6 +384,11 @@ class Connection:
     def close(self) -> None:
         self.lifecycle.process(st.CLOSE)
         self._ready_admits.clear()  # READY is over: receive_request admits nothing from memory
+
+
+def _invalid(id_: RequestId | None, why: str) -> Reply:
+    """The -32600 answer (``Invalid Request: why``) to request ``id_`` (None: no one request)."""
+    return Reply(rpc.error_response(id_, {"code": INVALID_REQUEST, "message": "Invalid Request: " + why}))
 
 
 def modern_admission(method: str, meta: dict[str, Any]) -> str | dict[str, Any]:

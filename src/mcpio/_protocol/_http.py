@@ -52,15 +52,15 @@ from ._http_hosts import is_loopback as is_loopback
 from ._http_hosts import origin_allowed as origin_allowed
 from ._http_hosts import split_host as split_host
 
-# The SSE framing lives in _sse (one place); its names are part of this module's namespace.
-from ._sse import DEFAULT_MAX_EVENT_SIZE as DEFAULT_MAX_EVENT_SIZE
-from ._sse import SSEEvent as SSEEvent
-from ._sse import SSEParser as SSEParser
-from ._sse import SSETooLarge as SSETooLarge
+# SSE: written by _sse, read by _sse_parser (the client's); their names are part of this namespace.
 from ._sse import event_id as event_id
 from ._sse import parse_event_id as parse_event_id
 from ._sse import sse_comment as sse_comment
 from ._sse import sse_event as sse_event
+from ._sse_parser import DEFAULT_MAX_EVENT_SIZE as DEFAULT_MAX_EVENT_SIZE
+from ._sse_parser import SSEEvent as SSEEvent
+from ._sse_parser import SSEParser as SSEParser
+from ._sse_parser import SSETooLarge as SSETooLarge
 
 # Header names, lower case (ASGI delivers them so; HTTP names are case-insensitive).
 SESSION_ID = "mcp-session-id"
@@ -533,6 +533,4 @@ ERROR_STATUS_ERAS = frozenset({MODERN})
 def status_for_error(code: Any, era: str) -> int:
     """The HTTP status of a JSON response carrying error ``code``: in the modern era -32601 is
     404 and the client's errors are 400; legacy responses are 200 whatever they carry."""
-    if era in ERROR_STATUS_ERAS:
-        return _MODERN_STATUS.get(code, 200)
-    return 200
+    return _MODERN_STATUS.get(code, 200) if era in ERROR_STATUS_ERAS else 200

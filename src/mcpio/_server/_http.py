@@ -137,7 +137,7 @@ class HttpBinding:
             transport = Traced(transport, self.trace)
         session = server.session(transport, stateless=stateless)
         session.expose_errors = server.expose_errors is True  # remote clients get the type only
-        # A modern POST's one request runs in this task (RequestTransport.close() cancels it).
+        # A modern POST's one request runs in this task (_http_request.end_request cancels it).
         session.inline_requests = stateless
         attach = abilities(raw).attach
         if attach is not None:  # a legacy session (LegacyTransport.attach)

@@ -91,15 +91,8 @@ def fast_start(server: Server) -> bool:
         and server.plain
         and server.lifespan is None
         and not os.environ.get("MCPIO_TRACE")
-        and not _isatty(0)
+        and not os.isatty(0)  # False for a closed fd too: it never raises
     )
-
-
-def _isatty(fd: int) -> bool:
-    try:
-        return os.isatty(fd)
-    except OSError:
-        return False
 
 
 def answer_initialize(server: Server) -> Primed | None:

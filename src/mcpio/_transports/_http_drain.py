@@ -34,6 +34,8 @@ import logging
 import time
 from typing import Any
 
+from ._http_request import end_request
+
 log = logging.getLogger("mcpio.http")
 
 POLL = 0.05  # seconds between two looks at the requests in flight while draining
@@ -78,7 +80,7 @@ def _hand_over(app: Any, *, idle_only: bool) -> None:
                 s.detach(app.retry_ms)
     for r in list(app._requests):
         if r.listen or not idle_only:
-            r.close()  # not resumable (2026-07-28 has no event ids): the client listens again elsewhere
+            end_request(app, r)  # not resumable (2026-07-28 has no event ids): the client listens again elsewhere
 
 
 async def drain(app: Any, grace: float) -> None:

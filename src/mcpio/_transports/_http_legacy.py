@@ -189,7 +189,7 @@ class LegacyTransport:
         knows the id: the frame is not decoded again to route it), when that needs no waiting:
         the answer of a fed POST kept as its whole JSON response (``UnmadeStream.take``), or put
         on a stream whose client is there. False: nothing done (send it). The request being fed
-        without a route (:meth:`post`) is answered so whenever it is answered on the feeder's
+        without a route (:meth:`deliver_post`) is answered so whenever it is answered on the feeder's
         stack."""
         if request_id == self._fed_id:  # (never equal to an id in _by_request: post checked it)
             self._fed_answer = frame
@@ -257,22 +257,6 @@ class LegacyTransport:
         s.on_done = self._stream_done
         return s
 
-    async def post(
-        self,
-        frame: bytes,
-        messages: list[Any],
-        request_ids: set[Any],
-        *,
-        json_ok: bool,
-        sse_ok: bool,
-        priming: bool,
-        batch: bool = False,
-    ) -> Stream | bytes:
-        """Deliver a POST carrying requests ``request_ids`` and give its response: the stream to
-        pump, or the answer that is the whole response (:meth:`deliver_post`, awaited if need be)."""
-        out = self.deliver_post(frame, messages, request_ids, json_ok, sse_ok, priming, batch=batch)
-        return out if isinstance(out, (bytes, Stream)) else await out
-
     def deliver_post(
         self,
         frame: bytes,
@@ -284,9 +268,9 @@ class LegacyTransport:
         scope: Any = None,
         batch: bool = False,
     ) -> Stream | bytes | Coroutine[Any, Any, Stream | bytes]:
-        """:meth:`post` as a plain call: its response (the answer as bytes, or the stream) when
-        nothing had to be awaited for it; else the coroutine that finishes the delivery and
-        gives it. ``request_ids`` None: the POST carries one request, ``messages[0]`` (its set is
+        """Deliver a POST carrying requests ``request_ids`` and give its response (the answer as
+        bytes, or the stream to pump) when nothing had to be awaited for it; else the coroutine
+        that finishes the delivery and gives it. ``request_ids`` None: the POST carries one request, ``messages[0]`` (its set is
         made only if a stream needs it).
 
         A POST of one request (not a batch of one: that is queued as a batch), with nothing
@@ -392,7 +376,7 @@ class LegacyTransport:
             self.streams.pop(stream.id, None)
 
     async def deliver(self, frame: bytes, messages: list[Any] | None = None, batch: bool = False) -> None:
-        """Queue a POSTed ``frame`` for the session (requests come through :meth:`post`).
+        """Queue a POSTed ``frame`` for the session (requests come through :meth:`deliver_post`).
         ``messages``: its messages, decoded and checked already (``_http_checks.Post``), so the
         session does not decode the frame a second time; ``batch``: it is a JSON array, which
         stays a batch."""
@@ -403,7 +387,7 @@ class LegacyTransport:
             item = Decoded(frame, messages)  # a batch, even of one
         else:
             item = Decoded(frame, messages[0])
-        self._queued += 1  # counted while it waits for room too: ahead of any later POST (post())
+        self._queued += 1  # counted while it waits for room too: ahead of any later POST (deliver_post)
         try:
             await self._inbox.put(item)
         except BaseException:  # not put (cancelled while the inbox was full)
@@ -442,7 +426,7 @@ class LegacyTransport:
     # The session, when one POST's request may be served on the POST's own task
     # (``Session.reading``/``feed``: no queue hop, no wake-up of the reader; :meth:`attach`).
     feeder: Feeder | None = None
-    _fed_id: Any = _NO_ID  # the request post() feeds without a route, while it is fed
+    _fed_id: Any = _NO_ID  # the request deliver_post feeds without a route, while it is fed
     _fed_answer: bytes | None = None  # its answer, handed over by answer_nowait
     _fed_scope: Any = None  # its POST's ASGI scope (http_scope)
     stream_prefix = ""  # before each POST stream's number: unique per process when sessions are shared

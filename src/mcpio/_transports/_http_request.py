@@ -42,9 +42,6 @@ class RequestTransport:
         self.answered: bytes | None = None  # the final answer, given before the stream was made
         self._ended = False  # the final answer is out, or the client has gone
         self._done: asyncio.Event | None = None  # made only when receive() must wait
-        # The task serving the request (set by the app; none when it was answered without one):
-        # its session serves the one request in it, so closing the transport cancels that task.
-        self.task: asyncio.Task[Any] | None = None
 
     @property
     def stream(self) -> Stream:
@@ -84,48 +81,41 @@ class RequestTransport:
             self._done.set()
 
     async def send(self, frame: bytes) -> None:
-        if any(e.method is None for e in peek(frame)):
-            await self.answer(frame)
+        final = any(e.method is None for e in peek(frame))  # the request's answer
+        if final and self.keep_answer(frame):  # the app sends it as the response
             return
         if self.stream.gone:
             raise TransportError("the client closed the response stream")
-        if self.stream.sse_ok:  # a JSON-only client gets the answer alone
+        if final:
+            await self.stream.put(frame, True)
+            self._end()
+        elif self.stream.sse_ok:  # a JSON-only client gets the answer alone
             await self.stream.put(frame, False)
 
     def keep_answer(self, frame: bytes) -> bool:
         """Keep ``frame``, the request's final answer, for the app to send as the whole response
-        when nothing went out before it (no stream yet): True; else False (send it with
-        :meth:`answer`)."""
+        when nothing went out before it (no stream yet): True; else False (it goes on the stream)."""
         if self._stream is not None:
             return False
         self.answered = frame
         self._end()
         return True
 
-    async def answer(self, frame: bytes) -> None:
-        """Send ``frame``, the request's final answer (known to be one: not looked into again)."""
-        if self.keep_answer(frame):  # the app sends it as the response
-            return
-        if self.stream.gone:
-            raise TransportError("the client closed the response stream")
-        await self.stream.put(frame, True)
-        self._end()
-
     async def aclose(self) -> None:
         self._end()
 
-    def hung_up(self) -> None:
-        """The client closed the connection (``watch_disconnect``): closing the stream cancels
-        the request (spec 2026-07-28)."""
-        self.stream.disconnected()
-        self.close()
-
     def close(self) -> None:
-        """The client went away: end the session, which cancels the request."""
+        """End the session: nothing more is sent (:func:`end_request` also cancels its task)."""
         self._end()
-        task = self.task
-        if task is not None and not task.done():
-            task.cancel()
+
+
+def end_request(app: StreamableHTTPApp, transport: RequestTransport) -> None:
+    """End a modern request: close its transport and cancel the task serving it, if any (its
+    session serves the one request in that task: ``app._requests`` maps the two)."""
+    transport.close()
+    task = app._requests.get(transport)
+    if task is not None:
+        task.cancel()
 
 
 async def serve_post(
@@ -143,13 +133,17 @@ async def serve_post(
             await send_json(send, transport.answered, [], h.MODERN)
             return
     stream = transport.stream  # made before anything can be put on it
-    if task is not None and not task.done():  # closing the transport cancels the task serving it
-        transport.task = task
-        app._requests.add(transport)
-        task.add_done_callback(lambda _: app._requests.discard(transport))
-    stream.hangup = (receive, transport.hung_up)  # watched once a hang-up matters
+    if task is not None and not task.done():  # end_request cancels the task serving it
+        app._requests[transport] = task
+        task.add_done_callback(lambda _: app._requests.pop(transport, None))
+
+    def hung_up() -> None:  # closing the stream cancels the request (spec 2026-07-28)
+        stream.disconnected()
+        end_request(app, transport)
+
+    stream.hangup = (receive, hung_up)  # watched once a hang-up matters
     try:
         await stream.pump(send, [], sse_after=app.sse_after, keepalive=app.keepalive, retry_ms=app.retry_ms)
     finally:
         if not stream.finished:
-            transport.close()
+            end_request(app, transport)

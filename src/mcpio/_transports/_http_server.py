@@ -42,13 +42,11 @@ from typing import Any, cast
 from .._protocol import _http as h
 from .._protocol._http_checks import Post, RequestChecks, Verdict, read_post
 from .._state._base import StateBackend, StateUnavailable
-from .._versions import RULES
 from . import _http_server_streams as streams
 from ._http_drain import closing, health, lifespan_protocol
 from ._http_events import EventStore, MemoryEventStore
-from ._http_legacy import RETRY_AFTER as RETRY_AFTER  # the 503 of the session cap (older name)
 from ._http_legacy import Caller, LegacyTransport, admits, at_capacity, principal
-from ._http_request import RequestTransport, serve_post
+from ._http_request import RequestTransport, end_request, serve_post
 from ._http_server_sse import LegacySSE, SSETransport
 from ._http_server_streams import Disconnected, Stream, TooLarge, plain, refuse, watch_disconnect
 from ._http_sessions import SharedSessions
@@ -119,7 +117,8 @@ class StreamableHTTPApp:
         self.param_headers = param_headers
         self._lifespan = lifespan
         self.sessions: dict[str, LegacyTransport] = {}
-        self._requests: set[RequestTransport] = set()  # modern requests in flight (listen streams too)
+        # Modern requests in flight (listen streams too) and the tasks serving them (end_request).
+        self._requests: dict[RequestTransport, asyncio.Task[Any]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._started: asyncio.Future[None] | None = None
         self._running = False  # the lifespan is entered: requests need not wait for it
@@ -199,17 +198,14 @@ class StreamableHTTPApp:
             return
         except StateUnavailable as exc:  # the backend (Redis) is down: the request was fine, retry it
             log.warning("state backend unavailable: %s", exc)
+            refusal = h.refuse(
+                503,
+                f"Service Unavailable: the server's state store is unavailable ({exc}); "
+                f"the request itself is fine: retry after {exc.retry_after} s",
+                headers=(("retry-after", str(exc.retry_after)),),
+            )
             with contextlib.suppress(Exception):  # the response may have started already
-                await refuse(
-                    send,
-                    h.refuse(
-                        503,
-                        f"Service Unavailable: the server's state store is unavailable "
-                        f"({exc}); the request itself is fine: retry after "
-                        f"{exc.retry_after} s",
-                        headers=(("retry-after", str(exc.retry_after)),),
-                    ),
-                )
+                await refuse(send, refusal)
 
     # ================================================================ POST
     async def _post(self, receive: Receive, send: Send, headers: dict[str, str], scope: Scope | None = None) -> None:
@@ -338,11 +334,11 @@ class StreamableHTTPApp:
     async def _session_of(self, headers: Mapping[str, str]) -> tuple[LegacyTransport | None, h.Refusal | None]:
         sid = headers.get(h.SESSION_ID)
         if sid is None:
-            version = headers.get(h.PROTOCOL_VERSION, "").strip()
-            if (version and version not in RULES) or (version in RULES and RULES[version].stateless):
+            if h.select_era(headers, []) is h.MODERN:  # a version that is no legacy one: stateless
                 return None, h.refuse(
                     405,
-                    f"Method Not Allowed: protocol {version} has no sessions; send requests with POST",
+                    f"Method Not Allowed: protocol {headers[h.PROTOCOL_VERSION].strip()} has no sessions; "
+                    "send requests with POST",
                     headers=(("allow", "POST"),),
                 )
             return None, h.refuse(400, "Bad Request: the Mcp-Session-Id header is required")
@@ -374,16 +370,9 @@ class StreamableHTTPApp:
                 return
             found = await self.event_store.replay_after(transport.id, last)
             if found is None:  # a replay with a hole would lose messages silently: refuse it
-                await refuse(
-                    send,
-                    h.refuse(
-                        404,
-                        f"Not Found: cannot resume at Last-Event-ID {last!r}: the id is "
-                        "unknown, or events after it were discarded (the event store keeps "
-                        "them for a limited time and size); re-send the requests whose "
-                        "answers you are missing",
-                    ),
-                )
+                why = "the id is unknown, or events after it were discarded (the event store keeps them"
+                why += " for a limited time and size); re-send the requests whose answers you are missing"
+                await refuse(send, h.refuse(404, f"Not Found: cannot resume at Last-Event-ID {last!r}: {why}"))
                 return
             replay = found[1]
             stream = live if live is not None or self.shared is None else self.shared.resume(transport, last, *found)
@@ -524,7 +513,7 @@ class StreamableHTTPApp:
         for t in list(self.sessions.values()):
             self.end_session(t)
         for r in list(self._requests):
-            r.close()
+            end_request(self, r)
         if self.sse is not None:
             self.sse.close_all()
         if self._reaper is not None:

@@ -21,7 +21,7 @@ from .._protocol import _http as h
 from .._protocol._http_checks import Verdict, read_post
 from ._base import Abilities
 from ._http_legacy import admits
-from ._http_server_streams import SSE_HEADERS, TooLarge, plain, read_body, refuse, watch_disconnect
+from ._http_server_streams import SSE_HEADERS, TooLarge, plain, read_body, refuse, send_part, watch_disconnect
 
 if TYPE_CHECKING:
     from ._http_server import Receive, Scope, Send, StreamableHTTPApp
@@ -122,25 +122,17 @@ class LegacySSE:
         endpoint = f"{scope.get('root_path', '')}{self.message_path}?session_id={sid}"
         try:
             await send({"type": "http.response.start", "status": 200, "headers": list(SSE_HEADERS)})
-            await send(
-                {
-                    "type": "http.response.body",
-                    "body": h.sse_event(endpoint.encode(), event="endpoint"),
-                    "more_body": True,
-                }
-            )
+            await send_part(send, h.sse_event(endpoint.encode(), event="endpoint"))
             while True:
                 try:
                     async with asyncio.timeout(self.app.keepalive):
                         item = await transport.outbox.get()
                 except TimeoutError:
-                    await send({"type": "http.response.body", "body": h.sse_comment(), "more_body": True})
+                    await send_part(send, h.sse_comment())
                     continue
                 if item is _EOF:
                     break
-                await send(
-                    {"type": "http.response.body", "body": h.sse_event(item, event="message"), "more_body": True}
-                )
+                await send_part(send, h.sse_event(item, event="message"))
             if not transport.closed or not watcher.done():
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:

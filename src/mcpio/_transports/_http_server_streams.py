@@ -254,25 +254,25 @@ class Stream:
             if self.priming and self.store is not None and not self.answerless:
                 # (not on a stream ended without an answer: no event id to resume it from)
                 eid = await self._store(b"")
-                await _body(send, h.sse_event(b"", id=eid, retry=retry_ms))
+                await send_part(send, h.sse_event(b"", id=eid, retry=retry_ms))
                 retry_sent = True
             elif not self.items and not replay:
-                await _body(send, h.sse_comment("stream open"))  # flushes the headers through proxies
+                await send_part(send, h.sse_comment("stream open"))  # flushes the headers through proxies
             for eid, frame in replay or ():
-                await _body(send, h.sse_event(frame, id=eid))
+                await send_part(send, h.sse_event(frame, id=eid))
             while True:
                 while self.items and not self.gone:
                     frame = self.items.popleft()
                     eid = await self._store(frame) if self.store is not None else None
-                    await _body(send, h.sse_event(frame, id=eid))
+                    await send_part(send, h.sse_event(frame, id=eid))
                 if self.gone or (self.finished and not self.items):
                     break
                 if self.detach_retry is not None:
                     if not retry_sent:
-                        await _body(send, b"retry: %d\n\n" % self.detach_retry)
+                        await send_part(send, b"retry: %d\n\n" % self.detach_retry)
                     break
                 if not await self._wait(keepalive):
-                    await _body(send, h.sse_comment())
+                    await send_part(send, h.sse_comment())
             if not self.gone:
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
                 if self.finished and self.store is not None:
@@ -348,25 +348,22 @@ async def _store_all(store: EventStore, session_id: str, stream_id: str, frames:
         log.warning("SSE events of stream %s lost for resumption: %s", stream_id, exc)
 
 
-async def _body(send: Send, data: bytes) -> None:
+async def send_part(send: Send, data: bytes) -> None:
     await send({"type": "http.response.body", "body": data, "more_body": True})
 
 
 _JSON_TYPE = (b"content-type", b"application/json")
 
 
-def json_response(
-    frame: bytes, headers: list[tuple[bytes, bytes]], era: str, status: int | None = None
-) -> tuple[dict[str, Any], dict[str, Any]]:
+def json_response(frame: bytes, headers: list[tuple[bytes, bytes]], era: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """The two ASGI messages of ``frame`` (one JSON-RPC message) as the whole JSON response:
-    200, or the status the era gives its error code (a refused request's 4xx; ``status``: that
-    status, when the caller knows it), with ``headers`` added. A plain call: the app sends them
-    itself."""
-    if status is None:
-        status = 200
-        if era in h.ERROR_STATUS_ERAS and b'"error"' in frame and frame[:1] == b"{":  # else 200 whatever it carries
-            with contextlib.suppress(Exception):
-                status = _status(rpc.decode(frame), era)
+    200, or the status the era gives its error code (a refused request's 4xx), with ``headers``
+    added. A plain call: the app sends them itself."""
+    status = 200
+    if era in h.ERROR_STATUS_ERAS and b'"error"' in frame and frame[:1] == b"{":  # else 200 whatever it carries
+        with contextlib.suppress(Exception):
+            err = rpc.decode(frame).get("error")
+            status = h.status_for_error(err.get("code") if isinstance(err, dict) else None, era)
     size = len(frame)
     length = _LENGTHS.get(size)
     if length is None:
@@ -387,13 +384,6 @@ def json_response(
 # _MAX_LENGTH_KEPT are kept (at most that many).
 _LENGTHS: dict[int, bytes] = {}
 _MAX_LENGTH_KEPT = 4096
-
-
-def _status(message: Any, era: str) -> int:
-    """The HTTP status of a whole JSON response carrying ``message`` (decoded): 200, or the one
-    the era gives its error's code."""
-    err = message.get("error")
-    return h.status_for_error(err.get("code") if isinstance(err, dict) else None, era)
 
 
 async def send_json(send: Send, frame: bytes, headers: list[tuple[bytes, bytes]], era: str) -> None:

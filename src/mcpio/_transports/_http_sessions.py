@@ -52,6 +52,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from .. import _jsonrpc as rpc
 from .._protocol import _http as h
 from .._state._base import SessionDirectory, StateUnavailable
 from ._base import Abilities
@@ -137,17 +138,23 @@ class SharedLegacyTransport(LegacyTransport):
             self.record = record
 
     async def deliver(self, frame: bytes, messages: list[Any] | None = None, batch: bool = False) -> None:
+        """:meth:`LegacyTransport.deliver`, keeping this copy's books from ``messages`` (the POST's,
+        decoded once by ``read_post``; decoded here only when not given)."""
+        if messages is None:
+            value = rpc.decode(frame)
+            messages = value if type(value) is list else [value]
         forward = False
-        for e in peek(frame):
-            if e.method is None:  # an answer: to a request of this copy, or of another process's
-                if e.id in self.outbound:
-                    self.outbound.discard(e.id)
+        for m in messages:
+            rid, method = m.get("id"), m.get("method")
+            if method is None:  # an answer: to a request of this copy, or of another process's
+                if rid in self.outbound:
+                    self.outbound.discard(rid)
                 else:
                     forward = True
-            elif e.method == "notifications/cancelled":
+            elif method == "notifications/cancelled":
                 forward = True  # its request may run on another process
-            elif e.method in RECORDED and isinstance(e.id, (int, str)):
-                self.recorded.add(e.id)
+            elif method in RECORDED and isinstance(rid, (int, str)):
+                self.recorded.add(rid)
         await super().deliver(frame, messages, batch)
         if forward:
             await self.registry.forward(self.id, frame)
@@ -516,19 +523,13 @@ class SharedSessions:
 def _died(request_id: Any, node: str) -> bytes:
     """The answer to a request whose process died before answering it (the client's request
     was fine: it may send it again)."""
-    return json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": request_id,
-            "error": {
-                "code": -32603,
-                "message": "Internal error: the server process running this request died before "
-                "answering it; send the request again",
-                "data": {"reason": "server process died", "process": node},
-            },
-        },
-        separators=(",", ":"),
-    ).encode()
+    error = {
+        "code": -32603,
+        "message": "Internal error: the server process running this request died before answering it; "
+        "send the request again",
+        "data": {"reason": "server process died", "process": node},
+    }
+    return rpc.encode(rpc.error_response(request_id, error))
 
 
 class _NotedStore:

@@ -68,10 +68,10 @@ from typing import Any
 from .._errors import EndOfStream, TransportError
 from .._jsonrpc import DEFAULT_MAX_LINE_SIZE
 from .._platform import claim_wire, is_claimed, is_stream, restore_blocking, stdio_mode, wait_parent_exit
-from .._protocol._framing import LineBuffer, Oversized
+from .._protocol._framing import LineBuffer
 from ._base import Abilities, Frame
 from ._threadpipes import ThreadReader, ThreadWriter
-from ._trace import oversized_marker
+from ._trace import as_traced
 
 _WRITE_HIGH_WATER = 4 * 1024 * 1024
 _WRITE_SLICE = 1024 * 1024  # a frame larger than this is written slice by slice
@@ -323,10 +323,7 @@ class StdioServerTransport:
                 if self._paused and len(self._frames) <= self._max_frames // 2 and not self._eof:
                     self._resume()
                 if self.trace is not None:
-                    if type(frame) is bytes:
-                        self.trace("in", frame)
-                    elif type(frame) is Oversized:
-                        self.trace("in", oversized_marker(frame))
+                    self.trace("in", as_traced(frame))
                 return frame
             if self._eof:
                 raise EndOfStream()
@@ -337,9 +334,6 @@ class StdioServerTransport:
                 await self._waiter
             finally:
                 self._waiter = None
-
-    def pending_frames(self) -> int:
-        return len(self._frames)
 
     # ================================================================ writing
     def _check_writable(self) -> None:

@@ -66,8 +66,11 @@ def open_trace(path: str) -> Trace:
     return trace
 
 
-def oversized_marker(frame: Oversized) -> bytes:
-    return f'"<a line of {frame.size} bytes over the limit of {frame.limit}, discarded>"'.encode()
+def as_traced(frame: Any) -> bytes:
+    """What a trace shows of a received frame: its bytes, or a marker for an Oversized one."""
+    if type(frame) is Oversized:
+        return f'"<a line of {frame.size} bytes over the limit of {frame.limit}, discarded>"'.encode()
+    return frame.raw if type(frame) in (Decoded, Related) else frame  # type: ignore[no-any-return]
 
 
 class Traced:
@@ -102,14 +105,7 @@ class Traced:
 
     async def receive(self) -> Any:
         frame = await self.inner.receive()
-        self.trace(
-            "in",
-            oversized_marker(frame)
-            if type(frame) is Oversized
-            else frame.raw
-            if type(frame) in (Decoded, Related)
-            else frame,
-        )
+        self.trace("in", as_traced(frame))
         return frame
 
     async def aclose(self) -> None:
