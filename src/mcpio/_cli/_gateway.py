@@ -36,8 +36,10 @@ def is_gateway_file(target: str) -> bool:
 
 def gateway_server(app: str) -> Server | None:
     """The proxy or gateway Server for ``app``, or None when ``app`` names Python code."""
-    if is_gateway_file(app):
-        return Server.from_config(app, name=os.path.splitext(os.path.basename(app))[0])
+    if is_gateway_file(app):  # its stdio upstreams start now, while it loads the rest of itself
+        from .._gateway._config import from_config
+
+        return from_config(app, name=os.path.splitext(os.path.basename(app))[0], start_now=True)
     from .._client._target import is_url
     from ._targets import importable, resolve
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import subprocess  # (asyncio imports it)
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast, overload
 
@@ -107,7 +108,8 @@ class Client:
     ``cache=True`` (a MemoryCache) or a cache object (RedisCache …) keeps lists and reads for their ``ttlMs``, see
     ``_cache``; ``cache_ttl``: seconds for results without hints (legacy; None: not kept); per call ``cache_mode``.
 
-    Subprocess options: ``env``, ``env_mode`` ("inherit", "safe", "exact"), ``cwd``, ``on_stderr(line)``, ``grace``.
+    Subprocess options: ``env``, ``env_mode`` ("inherit", "safe", "exact"), ``cwd``, ``on_stderr(line)``, ``grace``;
+    ``process``: the server's process, started already from the same command, env and cwd (``mcpio._transports._spawn``).
     """
 
     def __init__(
@@ -136,6 +138,7 @@ class Client:
         cwd: str | None = None,
         on_stderr: Callable[[str], Any] | None = None,
         grace: float | None = None,
+        process: subprocess.Popen[bytes] | None = None,
         headers: dict[str, str] | None = None,
         auth: Any = None,
         verify: Any = None,
@@ -163,16 +166,8 @@ class Client:
         self._target = target
         self._transport = transport
         self._offers: Abilities = NONE  # the transport's abilities, read once it is made (connect)
-        self._spawn = {
-            "env": env,
-            "env_mode": env_mode,
-            "cwd": cwd,
-            "on_stderr": on_stderr,
-            "grace": grace,
-            "headers": headers,
-            "auth": auth,
-            "verify": verify,
-        }
+        self._spawn: dict[str, Any] = {"env": env, "env_mode": env_mode, "cwd": cwd, "on_stderr": on_stderr}
+        self._spawn.update(grace=grace, process=process, headers=headers, auth=auth, verify=verify)
         self.client_info = {"name": name, "version": version}
         self.era = era
         self.protocol_version = protocol_version

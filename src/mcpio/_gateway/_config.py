@@ -20,12 +20,14 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from .._host._config import load_config, servers_of
+from .._host._config import ServerSpec, load_config, servers_of
 from .._naming import namespace_of
 from .._server._server import Server
 from ._proxy import ProxyServer, Upstream
 
 if TYPE_CHECKING:
+    import subprocess
+
     from .._protocol._events import RequestReceived
     from .._session import Session
     from .._versions import Rules
@@ -76,21 +78,39 @@ class GatewayServer(Server):
 
 
 def from_config(
-    config: str | os.PathLike[str], *, name: str = "gateway", names: list[str] | None = None, **client_options: Any
+    config: str | os.PathLike[str],
+    *,
+    name: str = "gateway",
+    names: list[str] | None = None,
+    start_now: bool = False,
+    **client_options: Any,
 ) -> GatewayServer:
     """The gateway Server of ``config`` (a file path or a host alias such as ``"claude"``),
-    optionally only the entries ``names``; ``client_options`` go to every upstream's Client."""
+    optionally only the entries ``names``; ``client_options`` go to every upstream's Client.
+    ``start_now``: start every enabled stdio entry's process now, before serving begins (what
+    ``mcpio run mcp.json`` does: the upstreams start while the gateway loads the rest of itself);
+    each is adopted by its upstream's first connection, and ended at exit if it never is."""
     text = os.fspath(config)
     specs = load_config(text) if text.endswith((".json", ".jsonc")) or os.path.exists(text) else servers_of(text)
     if names is not None:
         specs = {n: specs[n] for n in names if n in specs}
-    children = {
-        entry: ProxyServer(spec, entry, client_options, waits=False)  # begun by their lifespans, awaited by the gateway
+    specs = {entry: spec for entry, spec in specs.items() if not spec.disabled}
+    started = {entry: _start(spec, client_options) for entry, spec in specs.items()} if start_now else {}
+    children = {  # begun by their lifespans, awaited by the gateway
+        entry: ProxyServer(spec, entry, client_options, waits=False, process=started.get(entry))
         for entry, spec in specs.items()
-        if not spec.disabled
     }
     gateway = GatewayServer(name, {entry: child.upstream for entry, child in children.items()})
     for entry, child in children.items():
         spec = specs[entry]
         gateway.mount(child, namespace=namespace_of(entry), include=spec.tools_allow, exclude=spec.tools_deny)
     return gateway
+
+
+def _start(spec: ServerSpec, client_options: dict[str, Any]) -> subprocess.Popen[bytes] | None:
+    """``spec``'s process started now, or None: a URL entry, or one that cannot start now (its
+    connection tries again and reports why, as for an entry not started early)."""
+    try:
+        return spec.start(**client_options)
+    except (ValueError, OSError):  # ConfigError; ServerNotFound, TransportError
+        return None

@@ -1,0 +1,158 @@
+"""``mcpio run mcp.json`` starts its stdio upstreams right after it reads the file, before it
+loads the rest of itself (``from_config(start_now=True)``, :func:`mcpio._transports._spawn.spawn`),
+and the upstream's first connection adopts that process: one process per entry, the one that
+serves. A process never adopted (the gateway fails, or is stopped, before it serves) is ended
+with its whole group."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mcpio import Client
+from mcpio._gateway._config import from_config
+from mcpio._transports._spawn import spawn
+from tests.client.support import arun
+
+HERE = Path(__file__).parent
+COUNTED = HERE / "counted_upstream.py"
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+
+
+def _config(folder: Path, *entries: tuple[str, list[str]]) -> Path:
+    config = folder / "mcp.json"
+    servers = {name: {"command": sys.executable, "args": args} for name, args in entries}
+    config.write_text(json.dumps({"mcpServers": servers}))
+    return config
+
+
+def _pids(file: Path) -> list[int]:
+    return [int(line) for line in file.read_text().split()] if file.exists() else []
+
+
+def _running(marker: str) -> set[int]:
+    """Live (non-zombie) processes whose command line holds ``marker``."""
+    out = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != os.getpid():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+                state = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if marker.encode() in cmdline and state != "Z":
+                out.add(int(entry))
+    return out
+
+
+def _gone(marker: str, seconds: float = 10.0) -> bool:
+    """Whether every process holding ``marker`` has ended within ``seconds`` (those left are killed)."""
+    deadline = time.monotonic() + seconds
+    while left := _running(marker):
+        if time.monotonic() > deadline:
+            for pid in left:  # not left behind by the test either
+                os.kill(pid, signal.SIGKILL)
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _started(file: Path, count: int, seconds: float = 30.0) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while len(_pids(file)) < count:
+        assert time.monotonic() < deadline, f"{count} upstream(s) did not start within {seconds} s"
+        time.sleep(0.02)
+    return _pids(file)
+
+
+def test_the_upstream_started_before_serving_is_the_one_that_serves(tmp_path):
+    starts = tmp_path / "starts"
+    config = _config(tmp_path, ("counted", [str(COUNTED), str(starts)]))
+    gateway = from_config(config, start_now=True)
+    (pid,) = _started(starts, 1)  # running before the gateway serves, before any event loop exists
+
+    async def go():
+        async with Client(gateway, timeout=60) as c:
+            assert "counted__pid" in {t.name for t in await c.list_tools()}
+            return (await c.call_tool("counted__pid", {})).data
+
+    assert arun(go(), timeout=90) == pid
+    assert _pids(starts) == [pid]  # one process for the entry: the one started early
+    assert _gone(str(starts)), "the upstream outlived the gateway"
+
+
+def test_mcpio_run_starts_one_process_per_entry_and_leaves_none(tmp_path):
+    starts = tmp_path / "starts"
+    config = _config(
+        tmp_path, ("a", [str(COUNTED), str(starts)]), ("b", [str(COUNTED), str(starts)]), ("off", ["-c", "1/0"])
+    )
+    data = json.loads(config.read_text())
+    data["mcpServers"]["off"]["disabled"] = True
+    config.write_text(json.dumps(data))
+
+    async def go():
+        async with Client([sys.executable, "-m", "mcpio", "run", str(config)], timeout=60) as c:
+            names = {t.name for t in await c.list_tools()}
+            assert {"a__pid", "b__pid"} <= names
+            return {(await c.call_tool(f"{e}__pid", {})).data for e in ("a", "b")}
+
+    served = arun(go(), timeout=90)
+    assert sorted(_pids(starts)) == sorted(served)  # exactly the two early processes served
+    assert _gone(str(starts)), "an upstream outlived the gateway"
+
+
+def test_a_gateway_failing_before_it_serves_ends_what_it_started(tmp_path):
+    """--workers 2 without --redis is refused after the gateway was made: its upstream, which
+    ignores the end of its stdin and SIGTERM, is killed with its group, not left behind."""
+    starts = tmp_path / "starts"
+    config = _config(tmp_path, ("stubborn", [str(COUNTED), str(starts), "stubborn"]))
+    argv = [sys.executable, "-m", "mcpio", "run", str(config), "-t", "http", "--workers", "2"]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert result.returncode == 2, result.stderr
+    assert "--redis" in result.stderr
+    assert _gone(str(starts)), "the upstream started early outlived the gateway"
+
+
+def test_sigterm_before_serving_ends_what_was_started(tmp_path):
+    starts = tmp_path / "starts"
+    config = _config(tmp_path, ("stubborn", [str(COUNTED), str(starts), "stubborn"]))
+    script = tmp_path / "made.py"
+    script.write_text(
+        "import sys, time\n"
+        "from mcpio._gateway._config import from_config\n"
+        f"from_config({str(config)!r}, start_now=True)\n"
+        "print('made', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == "made\n"
+        _started(starts, 1)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(30) == 0  # stopped as a server stopped with SIGTERM: exit status 0
+    finally:
+        proc.kill()
+        proc.wait()
+    assert _gone(str(starts)), "the upstream started early outlived the process stopped with SIGTERM"
+
+
+def test_a_client_adopts_a_process_started_by_spawn(tmp_path):
+    starts = tmp_path / "starts"
+    argv = [sys.executable, str(COUNTED), str(starts)]
+    process = spawn(argv[0], argv[1:])
+
+    async def go():
+        async with Client(argv, process=process, timeout=60) as c:
+            return (await c.call_tool("pid", {})).data
+
+    assert arun(go(), timeout=60) == process.pid
+    assert _pids(starts) == [process.pid]
+    assert process.returncode is not None or process.poll() is not None  # closed with the client
