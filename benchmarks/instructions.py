@@ -20,7 +20,7 @@ running outside valgrind; the figure is the client process's difference over 200
 cold: spawn -> ``initialize`` answered, for ``python SCRIPT``, ``python -m mcpio run SCRIPT`` (the
 command ``mcpio install`` writes into host configs) and ``servers/floor_server.py``
 (both with ``BENCH_EXTRA_TOOLS=N``), and with ``--gateway`` ``python -m mcpio run gateway.json`` (a
-gateway over SCRIPT) up to the start of its upstream (the ``subprocess.Popen`` call; the wrapper
+gateway over SCRIPT) and ``python -m mcpio run "python SCRIPT"`` (its proxy) up to the start of its upstream (the ``subprocess.Popen`` call; the wrapper
 imports subprocess first, which the gateway needs anyway): the whole process, stdin = a file holding one ``initialize``,
 stopped with ``os._exit`` as soon as its first answer line is written to fd 1 (a ``-c`` wrapper
 patches ``os.write``, which every server here writes with, then runs the script, or ``-m mcpio``,
@@ -185,6 +185,7 @@ def cold(script: str, extra_tools: int, gateway: bool = False) -> None:
     if gateway:
         config.write_text(json.dumps({"mcpServers": {"up": {"command": sys.executable, "args": [script]}}}))
         runs["mcpio run gateway.json: to its upstream's start"] = ["-m", "mcpio", "run", str(config)]
+        runs['mcpio run "CMD": to its upstream\'s start'] = ["-m", "mcpio", "run", f"{sys.executable} {script}"]
     counts = {}
     try:
         for name, tail in runs.items():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpio import Client
+from mcpio import Client, ServerExited
 from mcpio._gateway._config import from_config
 from mcpio._transports._spawn import spawn
 from tests.client.support import arun
@@ -109,6 +110,19 @@ def test_mcpio_run_starts_one_process_per_entry_and_leaves_none(tmp_path):
     assert _gone(str(starts)), "an upstream outlived the gateway"
 
 
+def test_the_proxy_of_a_command_line_starts_its_upstream_once(tmp_path):
+    starts = tmp_path / "starts"
+    command = shlex.join([sys.executable, str(COUNTED), str(starts)])
+
+    async def go():
+        async with Client([sys.executable, "-m", "mcpio", "run", command], timeout=60) as c:
+            return (await c.call_tool("pid", {})).data
+
+    served = arun(go(), timeout=90)
+    assert _pids(starts) == [served]  # started before the proxy served: the one process, serving
+    assert _gone(str(starts)), "the upstream outlived the proxy"
+
+
 def test_a_gateway_failing_before_it_serves_ends_what_it_started(tmp_path):
     """--workers 2 without --redis is refused after the gateway was made: its upstream, which
     ignores the end of its stdin and SIGTERM, is killed with its group, not left behind."""
@@ -144,7 +158,11 @@ def test_sigterm_before_serving_ends_what_was_started(tmp_path):
     assert _gone(str(starts)), "the upstream started early outlived the process stopped with SIGTERM"
 
 
-def test_a_client_adopts_a_process_started_by_spawn(tmp_path):
+@pytest.mark.parametrize("mode", ["loop", "threads"])
+def test_a_client_adopts_a_process_started_by_spawn(tmp_path, monkeypatch, mode):
+    """In either stdio mode (the loop's pipe transports, or threads) the process is served,
+    then closed with the client."""
+    monkeypatch.setenv("MCPIO_STDIO_MODE", mode)
     starts = tmp_path / "starts"
     argv = [sys.executable, str(COUNTED), str(starts)]
     process = spawn(argv[0], argv[1:])
@@ -156,3 +174,21 @@ def test_a_client_adopts_a_process_started_by_spawn(tmp_path):
     assert arun(go(), timeout=60) == process.pid
     assert _pids(starts) == [process.pid]
     assert process.returncode is not None or process.poll() is not None  # closed with the client
+
+
+@pytest.mark.parametrize("mode", ["loop", "threads"])
+def test_an_adopted_process_that_already_exited_is_reported_with_its_code_and_stderr(monkeypatch, mode):
+    monkeypatch.setenv("MCPIO_STDIO_MODE", mode)
+    argv = [sys.executable, "-c", "import sys; sys.stderr.write('no config here\\n'); sys.exit(3)"]
+    process = spawn(argv[0], argv[1:])
+    process.wait()  # gone before the client adopts it
+
+    async def go():
+        with pytest.raises(ServerExited) as info:
+            async with Client(argv, process=process, timeout=30):
+                pass
+        return info.value
+
+    error = arun(go(), timeout=60)
+    assert error.exit_code == 3
+    assert "no config here" in error.stderr_tail

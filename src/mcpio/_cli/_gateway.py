@@ -47,16 +47,18 @@ def gateway_server(app: str) -> Server | None:
         lines = os.environ.pop(BRIDGE_HEADERS, "").splitlines()  # not inherited by anything it starts
         headers = {k.strip(): v.strip() for k, sep, v in (line.partition(":") for line in lines) if sep and k.strip()}
         return Server.proxy(resolve(app), headers=headers or None)
-    if any(c.isspace() for c in app):
-        spec = resolve(app)
-        return Server.proxy(spec, name=spec.name)
-    head, sep, _ = app.rpartition(":")
-    config_entry = sep and head.endswith((".json", ".jsonc")) and os.path.isfile(head)
-    python = app.endswith(".py") or (sep and head.endswith(".py")) or os.sep in app or importable(app.split(":")[0])
-    if python and not config_entry:
-        return None  # Python code: imported and served by mcpio run
-    spec = resolve(app)  # CONFIG:NAME, a host-config name, a command on PATH
-    return Server.proxy(spec, name=spec.name)
+    if not any(c.isspace() for c in app):
+        head, sep, _ = app.rpartition(":")
+        config_entry = sep and head.endswith((".json", ".jsonc")) and os.path.isfile(head)
+        python = app.endswith(".py") or (sep and head.endswith(".py")) or os.sep in app or importable(app.split(":")[0])
+        if python and not config_entry:
+            return None  # Python code: imported and served by mcpio run
+    spec = resolve(app)  # a command line, CONFIG:NAME, a host-config name, a command on PATH
+    from .._gateway._config import start_early
+    from .._gateway._proxy import proxy
+
+    process = start_early(spec, {})  # now: it starts while the proxy loads the rest of itself
+    return proxy(spec, name=spec.name, process=process)
 
 
 async def upstream_states(path: str) -> list[dict[str, Any]]:

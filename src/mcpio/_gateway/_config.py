@@ -95,7 +95,7 @@ def from_config(
     if names is not None:
         specs = {n: specs[n] for n in names if n in specs}
     specs = {entry: spec for entry, spec in specs.items() if not spec.disabled}
-    started = {entry: _start(spec, client_options) for entry, spec in specs.items()} if start_now else {}
+    started = {entry: start_early(spec, client_options) for entry, spec in specs.items()} if start_now else {}
     children = {  # begun by their lifespans, awaited by the gateway
         entry: ProxyServer(spec, entry, client_options, waits=False, process=started.get(entry))
         for entry, spec in specs.items()
@@ -107,9 +107,10 @@ def from_config(
     return gateway
 
 
-def _start(spec: ServerSpec, client_options: dict[str, Any]) -> subprocess.Popen[bytes] | None:
-    """``spec``'s process started now, or None: a URL entry, or one that cannot start now (its
-    connection tries again and reports why, as for an entry not started early)."""
+def start_early(spec: ServerSpec, client_options: dict[str, Any]) -> subprocess.Popen[bytes] | None:
+    """``spec``'s process started now (:meth:`ServerSpec.start`), for its upstream's first
+    connection to adopt; None for a URL entry, or one that cannot start now (its connection
+    tries again and reports why, as for an entry not started early)."""
     try:
         return spec.start(**client_options)
     except (ValueError, OSError):  # ConfigError; ServerNotFound, TransportError

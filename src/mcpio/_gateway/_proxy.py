@@ -568,9 +568,9 @@ async def _connected(server: Server) -> AsyncIterator[None]:
         await server.upstream.aclose()
 
 
-def proxy(target: Any, *, name: str | None = None, **client_options: Any) -> ProxyServer:
+def proxy(target: Any, *, name: str | None = None, process: Any = None, **client_options: Any) -> ProxyServer:
     """The proxy Server of ``target`` (see the module docstring); ``client_options`` go to its ``Client``."""
-    return ProxyServer(target, name or _label(target), client_options)
+    return ProxyServer(target, name or _label(target), client_options, process=process)  # process: see Upstream
 
 
 def _alive(client: Client) -> bool:

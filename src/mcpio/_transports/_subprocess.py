@@ -13,8 +13,8 @@ Contract of :class:`SubprocessTransport` (``await open()``, then ``send``/``rece
 * **Started, or adopted.** ``open()`` starts the server by the rules of :mod:`._spawn` (the
   executable, the environment, ``cwd``, the pipes, the group), or, given ``process=`` (a
   ``subprocess.Popen`` that :func:`._spawn.spawn` started from the same command, env and cwd
-  before the event loop existed: a gateway's upstream), adopts it; an adopted process's pipes
-  are served by threads.
+  before the event loop existed: a gateway's upstream), adopts it (its pipes served as the
+  mode serves pipes: :class:`._adopted.LoopSubprocess`, or threads).
 * **Environment modes.** ``env_mode="inherit"`` (default) passes our environment plus ``env``;
   ``"safe"`` passes only ``SAFE_ENV_KEYS`` (PATH, HOME, LANG, TMPDIR …) plus ``env``, so
   secrets in our environment do not leak to every server; ``"exact"`` passes ``env`` alone.
@@ -56,6 +56,7 @@ from .._errors import ConnectionClosed, EndOfStream, TransportError
 from .._jsonrpc import DEFAULT_MAX_LINE_SIZE
 from .._platform import ProcessTree, stdio_mode
 from .._protocol._framing import LineBuffer
+from ._adopted import LoopSubprocess
 from ._base import Abilities, Frame
 from ._spawn import adopt, build_env, not_started, spawn_args
 from ._threadpipes import ThreadReader, ThreadSubprocess, ThreadWriter
@@ -149,7 +150,7 @@ class SubprocessTransport:
         self._waiter: asyncio.Future[None] | None = None
         self._tail: collections.deque[str] = collections.deque(maxlen=stderr_tail)
         self._err_buf = bytearray()
-        self._transport: asyncio.SubprocessTransport | ThreadSubprocess | None = None
+        self._transport: asyncio.SubprocessTransport | ThreadSubprocess | LoopSubprocess | None = None
         self._tree: ProcessTree | None = None
         self._exited = asyncio.Event()
         self._stderr_done = asyncio.Event()  # the server's stderr reached end of file
@@ -168,10 +169,13 @@ class SubprocessTransport:
     # ------------------------------------------------------------------ start
     async def open(self) -> None:
         loop = asyncio.get_running_loop()
-        if self._process is not None:  # its pipes served by threads (the loop cannot adopt a process)
+        if self._process is not None:  # started already: its pipes served as the mode serves them
             proc, self._process = self._process, None
             self._tree = adopt(proc)
-            self._transport = ThreadSubprocess(loop, _Protocol(self), proc)
+            if self.mode == "threads":
+                self._transport = ThreadSubprocess(loop, _Protocol(self), proc)
+            else:
+                self._transport = await LoopSubprocess.adopt(loop, _Protocol(self), proc)
         else:
             argv, options = spawn_args(self.command, self.args, self.env, self.cwd)  # the one set of rules
             try:
