@@ -124,14 +124,14 @@ def test_the_proxy_of_a_command_line_starts_its_upstream_once(tmp_path):
 
 
 def test_a_gateway_failing_before_it_serves_ends_what_it_started(tmp_path):
-    """--workers 2 without --redis is refused after the gateway was made: its upstream, which
-    ignores the end of its stdin and SIGTERM, is killed with its group, not left behind."""
+    """--reload is refused after the gateway was made (it reloads Python code): its upstream,
+    which ignores the end of its stdin and SIGTERM, is killed with its group, not left behind."""
     starts = tmp_path / "starts"
     config = _config(tmp_path, ("stubborn", [str(COUNTED), str(starts), "stubborn"]))
-    argv = [sys.executable, "-m", "mcpio", "run", str(config), "-t", "http", "--workers", "2"]
+    argv = [sys.executable, "-m", "mcpio", "run", str(config), "--reload"]
     result = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert result.returncode == 2, result.stderr
-    assert "--redis" in result.stderr
+    assert "--reload works with Python code" in result.stderr
     assert _gone(str(starts)), "the upstream started early outlived the gateway"
 
 
@@ -192,3 +192,42 @@ def test_an_adopted_process_that_already_exited_is_reported_with_its_code_and_st
     error = arun(go(), timeout=60)
     assert error.exit_code == 3
     assert "no config here" in error.stderr_tail
+
+
+def test_forked_workers_each_start_their_own_upstream(tmp_path, redis_url):
+    """``-t http --workers 2``: nothing is started before the fork (each worker would adopt the
+    same pipes); each worker starts and serves its own upstream, and none is left after SIGTERM."""
+    import httpx
+
+    from tests.http.conftest import modern, modern_headers
+    from tests.support.http import free_port, wait_port
+
+    starts = tmp_path / "starts"
+    config = _config(tmp_path, ("counted", [str(COUNTED), str(starts)]))
+    port = free_port()
+    argv = [sys.executable, "-m", "mcpio", "run", str(config), "-t", "http", "--port", str(port)]
+    proc = subprocess.Popen(
+        [*argv, "--redis", redis_url, "--workers", "2"], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        wait_port(port, proc=proc)
+        served = set()
+        deadline = time.monotonic() + 60
+        while len(served) < 2 and time.monotonic() < deadline:  # a new connection each time: either worker
+            with httpx.Client(timeout=30) as c:
+                r = c.post(
+                    f"http://127.0.0.1:{port}/mcp",
+                    headers=modern_headers("tools/call", "counted__pid"),
+                    json=modern(1, "tools/call", {"name": "counted__pid"}),
+                )
+            assert r.status_code == 200, r.text
+            served.add(r.json()["result"]["structuredContent"]["result"])
+        assert len(served) == 2, "both workers did not answer within 60 s"
+        assert sorted(_pids(starts)) == sorted(served)  # one upstream per worker, none started before the fork
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert _gone(str(starts)), "an upstream outlived the workers"

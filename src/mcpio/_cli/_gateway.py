@@ -34,12 +34,14 @@ def is_gateway_file(target: str) -> bool:
     return target.endswith((".json", ".jsonc")) and os.path.isfile(target)
 
 
-def gateway_server(app: str) -> Server | None:
-    """The proxy or gateway Server for ``app``, or None when ``app`` names Python code."""
-    if is_gateway_file(app):  # its stdio upstreams start now, while it loads the rest of itself
+def gateway_server(app: str, start_now: bool = True) -> Server | None:
+    """The proxy or gateway Server for ``app``, or None when ``app`` names Python code.
+    ``start_now``: its stdio upstreams are started now, while it loads the rest of itself (not
+    for forked ``--workers``: each worker starts its own)."""
+    if is_gateway_file(app):
         from .._gateway._config import from_config
 
-        return from_config(app, name=os.path.splitext(os.path.basename(app))[0], start_now=True)
+        return from_config(app, name=os.path.splitext(os.path.basename(app))[0], start_now=start_now)
     from .._client._target import is_url
     from ._targets import importable, resolve
 
@@ -57,7 +59,7 @@ def gateway_server(app: str) -> Server | None:
     from .._gateway._config import start_early
     from .._gateway._proxy import proxy
 
-    process = start_early(spec, {})  # now: it starts while the proxy loads the rest of itself
+    process = start_early(spec, {}) if start_now else None
     return proxy(spec, name=spec.name, process=process)
 
 

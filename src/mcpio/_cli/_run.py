@@ -414,7 +414,7 @@ def command(args: Any) -> int:
     elif not _python_file(args.app):  # (a .py file is served as ever, importing nothing more)
         from ._gateway import gateway_server  # a URL, a command line, an mcpServers file: proxied
 
-        server = gateway_server(args.app)
+        server = gateway_server(args.app, start_now=args.workers == 1)
     if args.reload:
         if server is not None:
             raise UsageError("--reload works with Python code (a server.py); a proxied server reloads nothing")
