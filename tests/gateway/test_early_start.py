@@ -1,5 +1,5 @@
 """``mcpio run mcp.json`` starts its stdio upstreams right after it reads the file, before it
-loads the rest of itself (``from_config(start_now=True)``, :func:`mcpio._transports._spawn.spawn`),
+loads the rest of itself (``start_servers``, :func:`mcpio._transports._spawn.spawn`),
 and the upstream's first connection adopts that process: one process per entry, the one that
 serves. A process never adopted (the gateway fails, or is stopped, before it serves) is ended
 with its whole group."""
@@ -19,6 +19,7 @@ import pytest
 
 from mcpio import Client, ServerExited
 from mcpio._gateway._config import from_config
+from mcpio._host._config import load_config, start_servers
 from mcpio._transports._spawn import spawn
 from tests.client.support import arun
 
@@ -77,7 +78,8 @@ def _started(file: Path, count: int, seconds: float = 30.0) -> list[int]:
 def test_the_upstream_started_before_serving_is_the_one_that_serves(tmp_path):
     starts = tmp_path / "starts"
     config = _config(tmp_path, ("counted", [str(COUNTED), str(starts)]))
-    gateway = from_config(config, start_now=True)
+    specs = load_config(config)
+    gateway = from_config(specs, processes=start_servers(specs))
     (pid,) = _started(starts, 1)  # running before the gateway serves, before any event loop exists
 
     async def go():
@@ -141,8 +143,8 @@ def test_sigterm_before_serving_ends_what_was_started(tmp_path):
     script = tmp_path / "made.py"
     script.write_text(
         "import sys, time\n"
-        "from mcpio._gateway._config import from_config\n"
-        f"from_config({str(config)!r}, start_now=True)\n"
+        "from mcpio._host._config import load_config, start_servers\n"
+        f"start_servers(load_config({str(config)!r}))\n"
         "print('made', flush=True)\n"
         "time.sleep(60)\n"
     )

@@ -18,6 +18,7 @@ no upstream has gets an empty list.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._host._config import ServerSpec, load_config, servers_of
@@ -78,40 +79,33 @@ class GatewayServer(Server):
 
 
 def from_config(
-    config: str | os.PathLike[str],
+    config: str | os.PathLike[str] | Mapping[str, ServerSpec],
     *,
     name: str = "gateway",
     names: list[str] | None = None,
-    start_now: bool = False,
+    processes: Mapping[str, subprocess.Popen[bytes]] | None = None,
     **client_options: Any,
 ) -> GatewayServer:
-    """The gateway Server of ``config`` (a file path or a host alias such as ``"claude"``),
-    optionally only the entries ``names``; ``client_options`` go to every upstream's Client.
-    ``start_now``: start every enabled stdio entry's process now, before serving begins (what
-    ``mcpio run mcp.json`` does: the upstreams start while the gateway loads the rest of itself);
-    each is adopted by its upstream's first connection, and ended at exit if it never is."""
-    text = os.fspath(config)
-    specs = load_config(text) if text.endswith((".json", ".jsonc")) or os.path.exists(text) else servers_of(text)
+    """The gateway Server of ``config`` (a file path, a host alias such as ``"claude"``, or the
+    entries of a file already read: ``load_config``), optionally only the entries ``names``;
+    ``client_options`` go to every upstream's Client. ``processes``: entry -> its process,
+    started already with the same options (``start_servers``: ``mcpio run mcp.json`` starts them
+    before it loads the gateway), adopted by the upstream's first connection."""
+    if isinstance(config, Mapping):
+        specs = dict(config)
+    else:
+        text = os.fspath(config)
+        specs = load_config(text) if text.endswith((".json", ".jsonc")) or os.path.exists(text) else servers_of(text)
     if names is not None:
         specs = {n: specs[n] for n in names if n in specs}
-    specs = {entry: spec for entry, spec in specs.items() if not spec.disabled}
-    started = {entry: start_early(spec, client_options) for entry, spec in specs.items()} if start_now else {}
+    started = processes or {}
     children = {  # begun by their lifespans, awaited by the gateway
         entry: ProxyServer(spec, entry, client_options, waits=False, process=started.get(entry))
         for entry, spec in specs.items()
+        if not spec.disabled
     }
     gateway = GatewayServer(name, {entry: child.upstream for entry, child in children.items()})
     for entry, child in children.items():
         spec = specs[entry]
         gateway.mount(child, namespace=namespace_of(entry), include=spec.tools_allow, exclude=spec.tools_deny)
     return gateway
-
-
-def start_early(spec: ServerSpec, client_options: dict[str, Any]) -> subprocess.Popen[bytes] | None:
-    """``spec``'s process started now (:meth:`ServerSpec.start`), for its upstream's first
-    connection to adopt; None for a URL entry, or one that cannot start now (its connection
-    tries again and reports why, as for an entry not started early)."""
-    try:
-        return spec.start(**client_options)
-    except (ValueError, OSError):  # ConfigError; ServerNotFound, TransportError
-        return None

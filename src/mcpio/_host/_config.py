@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -343,6 +344,22 @@ def decode_jsonc(raw: bytes, where: str) -> Any:
             return json.loads(text)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+
+
+def start_servers(specs: Mapping[str, ServerSpec], **options: Any) -> dict[str, subprocess.Popen[bytes]]:
+    """The process of every enabled stdio entry of ``specs``, started now (:meth:`ServerSpec.start`;
+    ``options`` as their clients'), by entry name, for their clients to adopt. An entry that
+    cannot start now (a ``${VAR}`` not set, a command not found) is left out: its client starts
+    it, and says why, as it would have."""
+    started = {}
+    for entry, spec in specs.items():
+        try:
+            process = None if spec.disabled else spec.start(**options)
+        except (ValueError, OSError):  # ConfigError; ServerNotFound, TransportError
+            continue
+        if process is not None:
+            started[entry] = process
+    return started
 
 
 def _app_dir() -> Path:
