@@ -25,7 +25,7 @@ import logging
 import os
 import subprocess  # (asyncio imports it)
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from .. import _otel
 from .._errors import ConnectionClosed, HeaderMismatch, MCPError, MethodNotFound, RequestTimeout, TransportError
@@ -36,7 +36,7 @@ from .._transports._base import NONE, Abilities, Transport, abilities
 from .._transports._trace import Traced, open_trace
 from .._version import __version__
 from .._versions import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS
-from . import _apps, _cache, _era, _extensions, _handlers, _skills
+from . import _cache, _era, _extensions, _handlers, _skills
 from ._pages import collect
 from ._results import (
     CallToolResult,
@@ -55,6 +55,9 @@ from ._results import (
 )
 from ._target import make_transport
 from ._tasks import StatusWatch, legacy_task_call, task_required
+
+if TYPE_CHECKING:
+    from ._apps import AppView
 
 log = logging.getLogger("mcpio.client")
 
@@ -589,6 +592,8 @@ class Client:
         """Read and verify one file the skill lists; its raw bytes (SkillVerificationError on a mismatch)."""
         return await _skills.read_skill_file(self, skill, uri)
 
-    async def app_view(self, tool: str) -> _apps.AppView:
+    async def app_view(self, tool: str) -> AppView:
         """The MCP Apps view of ``tool`` (HTML, mimeType, ``_meta.ui``); AppViewError if it has none."""
-        return await _apps.app_view(self, tool)
+        from ._apps import app_view  # dataclasses with it: not on a client's boot
+
+        return await app_view(self, tool)
