@@ -3,7 +3,7 @@ figure issue 17's cuts are measured by, because it does not move with the machin
 
     python benchmarks/instructions.py stdio [SERVER_SCRIPT] [--modern]  # default servers/mcpio_inline_server.py
     python benchmarks/instructions.py http legacy|modern [APP]  # APP: mcpio-inline (default), mcpio, floor
-    python benchmarks/instructions.py cold [SERVER_SCRIPT] [--extra-tools N]  # default servers/mcpio_server.py
+    python benchmarks/instructions.py cold [SERVER_SCRIPT] [--extra-tools N] [--gateway]  # default servers/mcpio_server.py
     python benchmarks/instructions.py client legacy|modern [CLIENT]  # CLIENT: mcpio (default), httpx, raw
 
 stdio: the server script runs with stdin = a file holding initialize, initialized and N pipelined
@@ -19,7 +19,9 @@ client: ``http_client_cost.py`` calls ``add`` 100 and 300 times, one after anoth
 running outside valgrind; the figure is the client process's difference over 200 calls.
 cold: spawn -> ``initialize`` answered, for ``python SCRIPT``, ``python -m mcpio run SCRIPT`` (the
 command ``mcpio install`` writes into host configs) and ``servers/floor_server.py``
-(both with ``BENCH_EXTRA_TOOLS=N``): the whole process, stdin = a file holding one ``initialize``,
+(both with ``BENCH_EXTRA_TOOLS=N``), and with ``--gateway`` ``python -m mcpio run gateway.json`` (a
+gateway over SCRIPT) and ``python -m mcpio run "python SCRIPT"`` (its proxy) up to the start of its upstream (the ``subprocess.Popen`` call; the wrapper
+imports subprocess first, which the gateway needs anyway): the whole process, stdin = a file holding one ``initialize``,
 stopped with ``os._exit`` as soon as its first answer line is written to fd 1 (a ``-c`` wrapper
 patches ``os.write``, which every server here writes with, then runs the script, or ``-m mcpio``,
 as ``__main__``; the wrapper is the same for all and costs ~0.1 M). Run once first without valgrind so the ``.pyc``
@@ -161,8 +163,13 @@ exec(source, {"__name__": "__main__", "__file__": path, "__builtins__": __builti
 sys.exit("no answer written")
 """
 
+# The same, ended at the first subprocess.Popen (a gateway starting its upstream).
+_UNTIL_SPAWN = _UNTIL_ANSWER.replace(
+    "os.write = _write", "import subprocess\nsubprocess.Popen.__init__ = lambda *a, **k: os._exit(17)"
+)
 
-def cold(script: str, extra_tools: int) -> None:
+
+def cold(script: str, extra_tools: int, gateway: bool = False) -> None:
     init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}
     fd, path = tempfile.mkstemp(suffix=".jsonl")
     with os.fdopen(fd, "w") as f:
@@ -174,24 +181,31 @@ def cold(script: str, extra_tools: int) -> None:
         f"python -m mcpio run {Path(script).name}": ["-m", "mcpio", "run", script],
         "floor": [str(HERE / "servers" / "floor_server.py")],
     }
+    config = Path(path).with_suffix(".gateway.json")
+    if gateway:
+        config.write_text(json.dumps({"mcpServers": {"up": {"command": sys.executable, "args": [script]}}}))
+        runs["mcpio run gateway.json: to its upstream's start"] = ["-m", "mcpio", "run", str(config)]
+        runs['mcpio run "CMD": to its upstream\'s start'] = ["-m", "mcpio", "run", f"{sys.executable} {script}"]
     counts = {}
     try:
         for name, tail in runs.items():
-            argv = [sys.executable, "-c", _UNTIL_ANSWER, *tail]
+            spawns = name.endswith("start")
+            argv = [sys.executable, "-c", _UNTIL_SPAWN if spawns else _UNTIL_ANSWER, *tail]
             with open(path, "rb") as stdin:  # once outside valgrind: warm .pyc, and check the answer
                 r = subprocess.run(argv, stdin=stdin, capture_output=True, env=env, check=False)
-            if r.returncode != 17 or b'"result"' not in r.stdout:
+            if r.returncode != 17 or (b'"result"' not in r.stdout and not spawns):
                 sys.exit(
                     f"{name}: no initialize answer (exit {r.returncode}):\n{r.stderr.decode(errors='replace')[-2000:]}"
                 )
             counts[name] = _count(argv, path, env)[0]
     finally:
         os.unlink(path)
+        config.unlink(missing_ok=True)
     floor = counts["floor"]
     tools = f" with {extra_tools} extra tools" if extra_tools else ""
     print(f"spawn -> initialize answered{tools}, instructions:")
     for name, n in counts.items():
-        print(f"  {name:<40} {n / 1e6:7.1f} M  {n / floor:.2f}x the floor")
+        print(f"  {name:<50} {n / 1e6:7.1f} M  {n / floor:.2f}x the floor")
 
 
 def main() -> None:
@@ -201,7 +215,10 @@ def main() -> None:
         args.remove("--modern")
     if args[:1] == ["stdio"] and len(args) <= 2:
         stdio(args[1] if len(args) == 2 else str(HERE / "servers" / "mcpio_inline_server.py"), modern)
-    elif args[:1] == ["cold"] and len(args) <= 4:
+    elif args[:1] == ["cold"] and len(args) <= 5:
+        gateway = "--gateway" in args
+        if gateway:
+            args.remove("--gateway")
         extra = 0
         if "--extra-tools" in args:
             i = args.index("--extra-tools")
@@ -209,7 +226,7 @@ def main() -> None:
             del args[i : i + 2]
         if len(args) > 2:
             sys.exit(__doc__)
-        cold(args[1] if len(args) == 2 else str(HERE / "servers" / "mcpio_server.py"), extra)
+        cold(args[1] if len(args) == 2 else str(HERE / "servers" / "mcpio_server.py"), extra, gateway)
     elif args[:1] == ["client"] and len(args) in (2, 3) and args[1] in ("legacy", "modern"):
         client(args[1], args[2] if len(args) == 3 else "mcpio")
     elif args[:1] == ["http"] and len(args) in (2, 3) and args[1] in ("legacy", "modern"):

@@ -55,7 +55,7 @@ _EXPORTS = {
     "UnsupportedProtocolVersion": "._errors",
     "URLElicitationRequired": "._errors",
     "ServerExited": "._transports._subprocess",
-    "ServerNotFound": "._transports._subprocess",
+    "ServerNotFound": "._transports._spawn",
     "ConfigError": "._host._config",
     "ServerSpec": "._host._config",
     "load_config": "._host._config",
@@ -105,7 +105,8 @@ if TYPE_CHECKING:
     from ._server._session_state import SessionState, SessionStateError
     from ._server._tools import ToolError
     from ._skills import SkillVerificationError
-    from ._transports._subprocess import ServerExited, ServerNotFound
+    from ._transports._spawn import ServerNotFound
+    from ._transports._subprocess import ServerExited
 
 
 def __getattr__(name: str) -> object:

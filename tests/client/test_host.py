@@ -145,6 +145,18 @@ def test_bad_files_are_clear_errors(tmp_path, text, message):
         load_config(tmp_path / "missing.json")
 
 
+def test_a_jsonc_file_with_a_nan_and_a_bad_file_with_its_line_and_column(tmp_path):
+    servers = load_config(write(tmp_path / "a.json", '{"mcpServers": {"x": {"command": "c", "n": NaN}, \n}} // note'))
+    assert servers["x"].command == "c"  # what JSON readers take (NaN, comments, a trailing comma) is read
+    with pytest.raises(ConfigError, match=r"bad\.json: not valid JSON \(Expecting .* at line 2, column 3\)"):
+        load_config(write(tmp_path / "bad.json", '{"mcpServers":\n  x}'))
+    assert load_config(write(tmp_path / "empty.json", " \n")) == {}
+
+
+def test_the_host_aliases_are_the_hosts_whose_files_are_known():
+    assert tuple(_config.known_files()) == _config.KNOWN
+
+
 def test_known_files_lookup_by_host_and_by_name(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))

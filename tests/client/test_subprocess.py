@@ -11,7 +11,8 @@ import time
 import pytest
 
 from mcpio import Client, ConnectionClosed, RequestTimeout, ServerExited, ServerNotFound
-from mcpio._transports._subprocess import SubprocessTransport, build_env
+from mcpio._transports._spawn import build_env
+from mcpio._transports._subprocess import SubprocessTransport
 from tests.client.support import RAW, arun, group_exists, group_members, within
 from tests.support.modes import stdio_mode  # noqa: F401 - autouse: every test here runs in both modes
 

@@ -13,7 +13,7 @@ import pytest
 
 from mcpio._host._config import known_files
 from mcpio._platform import check_batch_args, interpreter, stdio_mode
-from mcpio._transports._subprocess import ServerNotFound, find_executable
+from mcpio._transports._spawn import ServerNotFound, find_executable
 
 ROOT = Path(__file__).resolve().parents[2]
 

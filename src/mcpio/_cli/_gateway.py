@@ -16,13 +16,13 @@ Python code (``server.py``, ``FILE.py:OBJECT``, ``package.module[:OBJECT]``) is 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._server._server import Server
+if TYPE_CHECKING:
+    from .._server._server import Server
 
-# What a proxy of a URL or a command needs (the client's target rules, the CLI's TARGET rules) is
-# imported below a gateway file's case: `mcpio run mcp.json` answers initialize before asyncio
-# loads, as `mcpio run server.py` does (the module docstring of mcpio._server._stdio).
+# What a gateway or a proxy needs (the server, the client's target rules, the CLI's TARGET rules)
+# is imported where it is used, after its stdio upstreams were started: they boot while it loads.
 
 #: The headers ``mcpio run URL`` sends upstream, one ``Name: value`` per line: what ``mcpio
 #: install URL --header …`` writes into a stdio-only host's entry (in its env, never its argv).
@@ -34,27 +34,38 @@ def is_gateway_file(target: str) -> bool:
     return target.endswith((".json", ".jsonc")) and os.path.isfile(target)
 
 
-def gateway_server(app: str) -> Server | None:
-    """The proxy or gateway Server for ``app``, or None when ``app`` names Python code."""
+def gateway_server(app: str, start_now: bool = True) -> Server | None:
+    """The proxy or gateway Server for ``app``, or None when ``app`` names Python code.
+    ``start_now``: its stdio upstreams are started now, while it loads the rest of itself (not
+    for forked ``--workers``: each worker starts its own)."""
+    from .._host._config import load_config, start_servers
+
     if is_gateway_file(app):
-        return Server.from_config(app, name=os.path.splitext(os.path.basename(app))[0])
+        specs = load_config(app)
+        started = start_servers(specs) if start_now else {}
+        from .._gateway._config import from_config
+
+        return from_config(specs, name=os.path.splitext(os.path.basename(app))[0], processes=started)
     from .._client._target import is_url
     from ._targets import importable, resolve
 
     if is_url(app):
+        from .._server._server import Server
+
         lines = os.environ.pop(BRIDGE_HEADERS, "").splitlines()  # not inherited by anything it starts
         headers = {k.strip(): v.strip() for k, sep, v in (line.partition(":") for line in lines) if sep and k.strip()}
         return Server.proxy(resolve(app), headers=headers or None)
-    if any(c.isspace() for c in app):
-        spec = resolve(app)
-        return Server.proxy(spec, name=spec.name)
-    head, sep, _ = app.rpartition(":")
-    config_entry = sep and head.endswith((".json", ".jsonc")) and os.path.isfile(head)
-    python = app.endswith(".py") or (sep and head.endswith(".py")) or os.sep in app or importable(app.split(":")[0])
-    if python and not config_entry:
-        return None  # Python code: imported and served by mcpio run
-    spec = resolve(app)  # CONFIG:NAME, a host-config name, a command on PATH
-    return Server.proxy(spec, name=spec.name)
+    if not any(c.isspace() for c in app):
+        head, sep, _ = app.rpartition(":")
+        config_entry = sep and head.endswith((".json", ".jsonc")) and os.path.isfile(head)
+        python = app.endswith(".py") or (sep and head.endswith(".py")) or os.sep in app or importable(app.split(":")[0])
+        if python and not config_entry:
+            return None  # Python code: imported and served by mcpio run
+    spec = resolve(app)  # a command line, CONFIG:NAME, a host-config name, a command on PATH
+    started = start_servers({spec.name: spec}) if start_now else {}
+    from .._gateway._proxy import proxy
+
+    return proxy(spec, name=spec.name, process=started.get(spec.name))
 
 
 async def upstream_states(path: str) -> list[dict[str, Any]]:

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._server._server import Server
 from ._exit import UNAVAILABLE, CLIFailure, UsageError
+
+if TYPE_CHECKING:  # the served module imports it; a gateway starts its upstreams before it loads
+    from .._server._server import Server
 
 # What a failure, HTTP, a script or a module name needs is imported where it is used: `mcpio run
 # server.py` over stdio, the command hosts run, imports only what serving needs.
@@ -223,6 +225,8 @@ def check_port(host: str, port: int) -> None:
 
 
 def find_server(module: Any, obj: str | None, where: str) -> Server:
+    from .._server._server import Server
+
     if obj is not None:
         value: Any = module
         for part in obj.split("."):
@@ -414,7 +418,7 @@ def command(args: Any) -> int:
     elif not _python_file(args.app):  # (a .py file is served as ever, importing nothing more)
         from ._gateway import gateway_server  # a URL, a command line, an mcpServers file: proxied
 
-        server = gateway_server(args.app)
+        server = gateway_server(args.app, start_now=args.workers == 1)
     if args.reload:
         if server is not None:
             raise UsageError("--reload works with Python code (a server.py); a proxied server reloads nothing")

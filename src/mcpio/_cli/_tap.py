@@ -29,7 +29,7 @@ import time
 from typing import IO, Any
 
 from .._platform import ProcessTree, spawn_options
-from .._transports._subprocess import find_executable
+from .._transports._spawn import find_executable
 from .._transports._trace import open_private
 from ._exit import UsageError
 from ._targets import stdio_command

@@ -24,14 +24,16 @@ import os
 import re
 import shlex
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .._client._client import Client
 from .._client._target import is_url, python_file, serve_argv
 from .._host._config import KNOWN, ServerSpec, find_server, lookup
 from ._exit import UsageError
 from ._gateway import is_gateway_file
 from ._signature import deref as _deref
+
+if TYPE_CHECKING:  # made by ServerSpec.client: `mcpio run "CMD"` starts its upstream before the client loads
+    from .._client._client import Client
 
 _MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 

@@ -32,8 +32,6 @@ resources/read):
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
 import time
@@ -113,6 +111,8 @@ class MemoryCache:
 
 
 def _digest(*parts: str) -> str:
+    import hashlib  # here and below: a client without a cache never needs it (a gateway's boot)
+
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
 
@@ -145,6 +145,8 @@ class Policy:
     """One Client's view of a :class:`ClientCache`: its keys, the hints' rules, invalidation."""
 
     def __init__(self, store: ClientCache, default_ttl: float | None, spawn: dict[str, Any]) -> None:
+        import json
+
         self.store = store
         self.default_ttl = default_ttl
         headers = {str(k).lower(): str(v) for k, v in (spawn.get("headers") or {}).items()}
@@ -178,6 +180,8 @@ class Policy:
         if not self.namespace:
             key = client._offers.key
             ident = key if isinstance(key, str) else f"anonymous:{id(client._transport)}:{_SALT}"
+            import json
+
             ext = json.dumps(client.extensions, sort_keys=True, default=str)
             self.namespace = "mcpio:cc:" + _digest(ident, ext, self._env)[:24] + ":"
 

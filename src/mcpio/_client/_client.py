@@ -23,8 +23,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import subprocess  # (asyncio imports it)
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from .. import _otel
 from .._errors import ConnectionClosed, HeaderMismatch, MCPError, MethodNotFound, RequestTimeout, TransportError
@@ -35,7 +36,7 @@ from .._transports._base import NONE, Abilities, Transport, abilities
 from .._transports._trace import Traced, open_trace
 from .._version import __version__
 from .._versions import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS
-from . import _apps, _cache, _era, _extensions, _handlers, _skills
+from . import _cache, _era, _extensions, _handlers, _skills
 from ._pages import collect
 from ._results import (
     CallToolResult,
@@ -54,6 +55,9 @@ from ._results import (
 )
 from ._target import make_transport
 from ._tasks import StatusWatch, legacy_task_call, task_required
+
+if TYPE_CHECKING:
+    from ._apps import AppView
 
 log = logging.getLogger("mcpio.client")
 
@@ -107,7 +111,8 @@ class Client:
     ``cache=True`` (a MemoryCache) or a cache object (RedisCache …) keeps lists and reads for their ``ttlMs``, see
     ``_cache``; ``cache_ttl``: seconds for results without hints (legacy; None: not kept); per call ``cache_mode``.
 
-    Subprocess options: ``env``, ``env_mode`` ("inherit", "safe", "exact"), ``cwd``, ``on_stderr(line)``, ``grace``.
+    Subprocess options: ``env``, ``env_mode`` ("inherit", "safe", "exact"), ``cwd``, ``on_stderr(line)``, ``grace``;
+    ``process``: the server's process, started already from the same command, env and cwd (``mcpio._transports._spawn``).
     """
 
     def __init__(
@@ -136,6 +141,7 @@ class Client:
         cwd: str | None = None,
         on_stderr: Callable[[str], Any] | None = None,
         grace: float | None = None,
+        process: subprocess.Popen[bytes] | None = None,
         headers: dict[str, str] | None = None,
         auth: Any = None,
         verify: Any = None,
@@ -163,16 +169,8 @@ class Client:
         self._target = target
         self._transport = transport
         self._offers: Abilities = NONE  # the transport's abilities, read once it is made (connect)
-        self._spawn = {
-            "env": env,
-            "env_mode": env_mode,
-            "cwd": cwd,
-            "on_stderr": on_stderr,
-            "grace": grace,
-            "headers": headers,
-            "auth": auth,
-            "verify": verify,
-        }
+        self._spawn: dict[str, Any] = {"env": env, "env_mode": env_mode, "cwd": cwd, "on_stderr": on_stderr}
+        self._spawn.update(grace=grace, process=process, headers=headers, auth=auth, verify=verify)
         self.client_info = {"name": name, "version": version}
         self.era = era
         self.protocol_version = protocol_version
@@ -595,6 +593,8 @@ class Client:
         """Read and verify one file the skill lists; its raw bytes (SkillVerificationError on a mismatch)."""
         return await _skills.read_skill_file(self, skill, uri)
 
-    async def app_view(self, tool: str) -> _apps.AppView:
+    async def app_view(self, tool: str) -> AppView:
         """The MCP Apps view of ``tool`` (HTML, mimeType, ``_meta.ui``); AppViewError if it has none."""
-        return await _apps.app_view(self, tool)
+        from ._apps import app_view  # dataclasses with it: not on a client's boot
+
+        return await app_view(self, tool)

@@ -15,7 +15,6 @@ import inspect
 import logging
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from .._errors import (
@@ -149,6 +148,8 @@ def root(item: Any) -> dict[str, Any]:
     text = os.fspath(item) if isinstance(item, os.PathLike) else str(item)
     if "://" in text:
         return {"uri": text, "name": text.rstrip("/").rsplit("/", 1)[-1] or text}
+    from pathlib import Path  # here: a client's boot does without it (a gateway's, say)
+
     path = Path(text).expanduser().resolve()
     return {"uri": path.as_uri(), "name": path.name or str(path)}
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._errors import MethodNotFound, RemoteProtocolError
-from .._skills import SKILLS_EXTENSION, SkillVerificationError, verify
+from .._versions import SKILLS_EXTENSION
 from ._pages import collect
 from ._results import ResourceContents, SkillEntry, wrap_list
 
@@ -48,6 +48,8 @@ async def read_skill_file(client: Client, entry: SkillEntry, uri: str) -> bytes:
     """The raw bytes of one file the skill ``entry`` lists, verified (size, digest, frontmatter).
 
     Raises :class:`SkillVerificationError` when the file is not listed or does not match."""
+    from .._skills import SkillVerificationError, verify  # hashlib, json: not on a client's boot
+
     listed = entry.files
     if listed is not None and not any(f.uri == uri for f in listed):
         raise SkillVerificationError(uri, "the skill's entry does not list this file, so it cannot be verified")

@@ -7,14 +7,16 @@ shell), or an ``http(s)://`` URL (Streamable HTTP, both eras; httpx is imported 
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shlex
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._transports._base import Transport
+
+if TYPE_CHECKING:  # asyncio is imported for an in-memory server: `mcpio run "CMD"` resolves its target without it
+    import asyncio
 
 _HTTP_OPTIONS = ("headers", "auth", "verify")  # Client options for a URL; the others are for a subprocess
 
@@ -71,6 +73,8 @@ def command_for(target: str | os.PathLike[str] | Sequence[str]) -> list[str]:
 def make_transport(target: Any, spawn: dict[str, Any], tasks: list[asyncio.Task[Any]]) -> Transport:
     """A transport for ``target``; an in-memory server's task is appended to ``tasks``."""
     if is_server(target):
+        import asyncio
+
         from .._transports._memory import memory_pair
 
         ours, theirs = memory_pair(key=f"memory:{id(target)}")

@@ -18,14 +18,17 @@ no upstream has gets an empty list.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._host._config import load_config, servers_of
+from .._host._config import ServerSpec, load_config, servers_of
 from .._naming import namespace_of
 from .._server._server import Server
 from ._proxy import ProxyServer, Upstream
 
 if TYPE_CHECKING:
+    import subprocess
+
     from .._protocol._events import RequestReceived
     from .._session import Session
     from .._versions import Rules
@@ -76,16 +79,28 @@ class GatewayServer(Server):
 
 
 def from_config(
-    config: str | os.PathLike[str], *, name: str = "gateway", names: list[str] | None = None, **client_options: Any
+    config: str | os.PathLike[str] | Mapping[str, ServerSpec],
+    *,
+    name: str = "gateway",
+    names: list[str] | None = None,
+    processes: Mapping[str, subprocess.Popen[bytes]] | None = None,
+    **client_options: Any,
 ) -> GatewayServer:
-    """The gateway Server of ``config`` (a file path or a host alias such as ``"claude"``),
-    optionally only the entries ``names``; ``client_options`` go to every upstream's Client."""
-    text = os.fspath(config)
-    specs = load_config(text) if text.endswith((".json", ".jsonc")) or os.path.exists(text) else servers_of(text)
+    """The gateway Server of ``config`` (a file path, a host alias such as ``"claude"``, or the
+    entries of a file already read: ``load_config``), optionally only the entries ``names``;
+    ``client_options`` go to every upstream's Client. ``processes``: entry -> its process,
+    started already with the same options (``start_servers``: ``mcpio run mcp.json`` starts them
+    before it loads the gateway), adopted by the upstream's first connection."""
+    if isinstance(config, Mapping):
+        specs = dict(config)
+    else:
+        text = os.fspath(config)
+        specs = load_config(text) if text.endswith((".json", ".jsonc")) or os.path.exists(text) else servers_of(text)
     if names is not None:
         specs = {n: specs[n] for n in names if n in specs}
-    children = {
-        entry: ProxyServer(spec, entry, client_options, waits=False)  # begun by their lifespans, awaited by the gateway
+    started = processes or {}
+    children = {  # begun by their lifespans, awaited by the gateway
+        entry: ProxyServer(spec, entry, client_options, waits=False, process=started.get(entry))
         for entry, spec in specs.items()
         if not spec.disabled
     }

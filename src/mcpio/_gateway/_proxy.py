@@ -67,11 +67,14 @@ class UpstreamError(MCPError):
 class Upstream:
     """One upstream connection: opened on demand, re-opened after it dies, mirrored into ``server``."""
 
-    def __init__(self, server: Server, target: Any, label: str, client_options: dict[str, Any]) -> None:
+    def __init__(
+        self, server: Server, target: Any, label: str, client_options: dict[str, Any], process: Any = None
+    ) -> None:
         self.server = server
         self.target = target
         self.label = label
         self.client_options = client_options
+        self.process = process  # started already (ServerSpec.start): the first connection adopts it
         self.client: Client | None = None
         self.error: BaseException | None = None  # why the last connection attempt failed
         self._lock: asyncio.Lock | None = None  # made by the first connect, in the event loop
@@ -113,6 +116,8 @@ class Upstream:
             }
             if not _is_url(self.target) and not (isinstance(self.target, ServerSpec) and self.target.is_remote):
                 options.setdefault("on_stderr", self._on_stderr)
+            if self.process is not None:  # this connection only: a later one starts its own
+                options["process"], self.process = self.process, None
             client = (  # unattended: nobody watches a proxy's stderr for a login URL
                 self.target.client(unattended=True, **options)
                 if isinstance(self.target, ServerSpec)
@@ -521,9 +526,11 @@ class ProxyServer(Server):
     after it. The lifespan waits for that first start unless ``waits`` is false: then it only
     begins it, for a parent that holds its requests until it ends (a gateway)."""
 
-    def __init__(self, target: Any, label: str, client_options: dict[str, Any], *, waits: bool = True) -> None:
+    def __init__(
+        self, target: Any, label: str, client_options: dict[str, Any], *, waits: bool = True, process: Any = None
+    ) -> None:
         super().__init__(label, lifespan=_connected)
-        self.upstream = Upstream(self, target, label, client_options)
+        self.upstream = Upstream(self, target, label, client_options, process)
         self.waits = waits
         self.completion(self._complete)
 
@@ -561,9 +568,9 @@ async def _connected(server: Server) -> AsyncIterator[None]:
         await server.upstream.aclose()
 
 
-def proxy(target: Any, *, name: str | None = None, **client_options: Any) -> ProxyServer:
+def proxy(target: Any, *, name: str | None = None, process: Any = None, **client_options: Any) -> ProxyServer:
     """The proxy Server of ``target`` (see the module docstring); ``client_options`` go to its ``Client``."""
-    return ProxyServer(target, name or _label(target), client_options)
+    return ProxyServer(target, name or _label(target), client_options, process=process)  # process: see Upstream
 
 
 def _alive(client: Client) -> bool:

@@ -17,16 +17,22 @@ bare ``NAME`` is searched for in all of them.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
-from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-if TYPE_CHECKING:  # imported by client(): a gateway reads its file before it answers initialize
+# A gateway (`mcpio run mcp.json`) reads its file with this module before it starts its upstreams:
+# paths are os.path strings here (pathlib, with urllib.parse and ipaddress, is imported by the
+# functions that return Paths), and the file is decoded with msgspec (json is imported for the
+# message of a file that is not valid JSON).
+if TYPE_CHECKING:  # imported by client()
+    import subprocess
+    from pathlib import Path
+
     from .._client._client import Client
 
 
@@ -67,7 +73,7 @@ class ServerSpec(msgspec.Struct, frozen=True):
 
         env = {}
         if self.env_file:
-            env.update(_read_env_file(Path(x(self.env_file)), self))
+            env.update(_read_env_file(x(self.env_file), self))
         env.update({k: x(str(v)) for k, v in self.env.items()})
         return msgspec.structs.replace(
             self,
@@ -92,10 +98,30 @@ class ServerSpec(msgspec.Struct, frozen=True):
             if "auth" not in options and not any(k.lower() == "authorization" for k in headers):
                 options["auth"] = spec.oauth_client(unattended=unattended)
             return Client(spec.url, headers=headers or None, **options)
-        if not spec.command:
+        argv, env, cwd = spec._command_line(options)
+        return Client(argv, env=env, cwd=cwd, **options)
+
+    def start(self, **options: Any) -> subprocess.Popen[bytes] | None:
+        """This server's process, started now as ``client(**options)`` would start it (None for a
+        URL entry), for ``client(process=..., **options)`` to adopt: a gateway starts its upstreams
+        so before it has imported asyncio. Ended at exit (and on SIGTERM) unless adopted; a
+        ConfigError, ServerNotFound or TransportError when it cannot start."""
+        from .._transports._spawn import spawn
+
+        spec = self.resolved()
+        if spec.url is not None:
+            return None
+        options = dict(options)
+        argv, env, cwd = spec._command_line(options)
+        return spawn(argv[0], argv[1:], env=env, env_mode=options.get("env_mode") or "inherit", cwd=cwd)
+
+    def _command_line(self, options: dict[str, Any]) -> tuple[list[str], dict[str, str] | None, str | None]:
+        """The argv, env and cwd of this resolved stdio entry: ``options``' ``env`` over the
+        entry's own, ``options``' ``cwd`` before the entry's (both taken out of ``options``)."""
+        if not self.command:
             raise ConfigError(f"server {self.name!r} in {self.source}: it has neither 'command' nor 'url'")
-        env = {**spec.env, **(options.pop("env", None) or {})}
-        return Client([spec.command, *spec.args], env=env or None, cwd=options.pop("cwd", None) or spec.cwd, **options)
+        env = {**self.env, **(options.pop("env", None) or {})}
+        return [self.command, *self.args], env or None, options.pop("cwd", None) or self.cwd
 
     def oauth_client(self, *, unattended: bool = False) -> Any:
         """mcpio's OAuth client with this entry's ``oauth`` settings (tokens in the default
@@ -145,7 +171,7 @@ def expand(value: str, spec: ServerSpec | None = None) -> str:
         if expr in ("workspaceFolder", "workspaceRoot"):
             return spec.workspace if spec and spec.workspace else os.getcwd()
         if expr == "userHome":
-            return str(Path.home())
+            return os.path.expanduser("~")
         if expr in ("/", "pathSeparator"):
             return os.sep
         if expr.startswith("input:"):
@@ -162,9 +188,10 @@ def expand(value: str, spec: ServerSpec | None = None) -> str:
     return _VAR.sub(one, value)
 
 
-def _read_env_file(path: Path, spec: ServerSpec) -> dict[str, str]:
+def _read_env_file(path: str, spec: ServerSpec) -> dict[str, str]:
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
     except OSError as exc:
         raise ConfigError(
             f"server {spec.name!r} in {spec.source}: cannot read envFile {path}: {exc.strerror}"
@@ -278,27 +305,69 @@ def _entry(name: str, e: Any, source: str, workspace: str | None) -> ServerSpec:
 
 def load_config(path: str | os.PathLike[str], *, workspace: str | None = None) -> dict[str, ServerSpec]:
     """Read one configuration file (JSON or JSONC) and return its servers by name."""
-    p = Path(path).expanduser()
+    p = os.path.normpath(os.path.expanduser(os.fspath(path)))
     try:
-        text = p.read_text(encoding="utf-8")
+        with open(p, "rb") as f:
+            raw = f.read()
     except OSError as exc:
         raise ConfigError(f"cannot read {p}: {exc.strerror or exc}") from None
+    data = decode_jsonc(raw, p)
+    folder = os.path.dirname(p)
+    if workspace is None and os.path.basename(folder) in (".vscode", ".cursor"):
+        workspace = os.path.realpath(os.path.dirname(folder) or os.curdir)
+    elif workspace is None and os.path.basename(p) == ".mcp.json":
+        workspace = os.path.realpath(folder or os.curdir)
+    project = os.getcwd() if os.path.basename(p) == ".claude.json" else None
+    return parse_config(data, p, workspace or os.getcwd(), project)
+
+
+def decode_jsonc(raw: bytes, where: str) -> Any:
+    """The document of a JSON or JSONC file's bytes (an empty file is ``{}``); ConfigError, with
+    the line and column, when it is neither."""
     try:
-        data = json.loads(strip_jsonc(text)) if text.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{p}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
-    if workspace is None and p.parent.name in (".vscode", ".cursor"):
-        workspace = str(p.parent.parent.resolve())
-    elif workspace is None and p.name == ".mcp.json":
-        workspace = str(p.parent.resolve())
-    project = os.getcwd() if p.name == ".claude.json" else None
-    return parse_config(data, str(p), workspace or os.getcwd(), project)
+        return msgspec.json.decode(raw)  # plain JSON (the usual file): no comment to strip
+    except msgspec.DecodeError:
+        pass
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+    if not text.strip():
+        return {}
+    text = strip_jsonc(text)
+    try:
+        return msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        import json  # what msgspec refuses and json reads (NaN), and the line and column of an error
+
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
+
+
+def start_servers(specs: Mapping[str, ServerSpec], **options: Any) -> dict[str, subprocess.Popen[bytes]]:
+    """The process of every enabled stdio entry of ``specs``, started now (:meth:`ServerSpec.start`;
+    ``options`` as their clients'), by entry name, for their clients to adopt. An entry that
+    cannot start now (a ``${VAR}`` not set, a command not found) is left out: its client starts
+    it, and says why, as it would have."""
+    started = {}
+    for entry, spec in specs.items():
+        try:
+            process = None if spec.disabled else spec.start(**options)
+        except (ValueError, OSError):  # ConfigError; ServerNotFound, TransportError
+            continue
+        if process is not None:
+            started[entry] = process
+    return started
 
 
 def _app_dir() -> Path:
     """The per-user application-data folder (Claude Desktop and VS Code keep files there):
     ``%APPDATA%`` on Windows, ``~/Library/Application Support`` on macOS, ``$XDG_CONFIG_HOME``
     (``~/.config``) elsewhere."""
+    from pathlib import Path
+
     home = Path.home()
     if sys.platform == "darwin":
         return home / "Library" / "Application Support"
@@ -308,6 +377,8 @@ def _app_dir() -> Path:
 
 
 def _xdg_config() -> Path:
+    from pathlib import Path
+
     return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
 
 
@@ -325,6 +396,8 @@ def known_files() -> dict[str, list[Path]]:
     Support/Claude/…`` / ``~/.config/Claude/…``; VS Code's user ``mcp.json`` in the same folder
     under ``Code/User``; Cursor, Windsurf and Claude Code under ``~`` on every OS.
     """
+    from pathlib import Path
+
     home, cwd, app = Path.home(), Path.cwd(), _app_dir()
     return {
         "claude-code": [cwd / ".mcp.json", home / ".claude.json"],
@@ -336,7 +409,8 @@ def known_files() -> dict[str, list[Path]]:
     }
 
 
-KNOWN = tuple(known_files())  # the host aliases CONFIG may be
+#: The host aliases CONFIG may be: the keys of known_files(), in its order (tests/client/test_host.py).
+KNOWN = ("claude-code", "claude", "cursor", "vscode", "windsurf", "zed")
 
 
 def section_key(host: str) -> str:

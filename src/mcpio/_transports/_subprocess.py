@@ -10,12 +10,17 @@ Contract of :class:`SubprocessTransport` (``await open()``, then ``send``/``rece
 * **Two modes.** ``mode="loop"`` (the POSIX default) uses the event loop's subprocess pipes;
   ``"threads"`` (the Windows default; ``MCPIO_STDIO_MODE=threads``) serves the pipes with
   blocking threads, so it works on any event loop. Same contract either way.
+* **Started, or adopted.** ``open()`` starts the server by the rules of :mod:`._spawn` (the
+  executable, the environment, ``cwd``, the pipes, the group), or, given ``process=`` (a
+  ``subprocess.Popen`` that :func:`._spawn.spawn` started from the same command, env and cwd
+  before the event loop existed: a gateway's upstream), adopts it (its pipes served as the
+  mode serves pipes: :class:`._adopted.LoopSubprocess`, or threads).
 * **Environment modes.** ``env_mode="inherit"`` (default) passes our environment plus ``env``;
-  ``"safe"`` passes only :data:`SAFE_ENV_KEYS` (PATH, HOME, LANG, TMPDIR …) plus ``env``, so
+  ``"safe"`` passes only ``SAFE_ENV_KEYS`` (PATH, HOME, LANG, TMPDIR …) plus ``env``, so
   secrets in our environment do not leak to every server; ``"exact"`` passes ``env`` alone.
   PATH is always present (ours, unless ``env`` sets it): ``npx not found`` is not the
   price of passing ``env``.
-* **A missing executable is an error naming it and the PATH searched** (:class:`ServerNotFound`);
+* **A missing executable is an error naming it and the PATH searched** (``ServerNotFound``);
   a relative path with a slash is looked up from ``cwd``, as ``exec`` would.
 * **stderr never blocks the child.** It is read continuously, split into lines (an endless line
   is cut every 64 KiB), each line handed to ``on_stderr`` (default: the ``mcpio.server.stderr``
@@ -42,7 +47,6 @@ import collections
 import contextlib
 import logging
 import os
-import shutil
 import signal
 import subprocess
 import weakref
@@ -51,58 +55,22 @@ from typing import Any, cast
 
 from .._errors import ConnectionClosed, EndOfStream, TransportError
 from .._jsonrpc import DEFAULT_MAX_LINE_SIZE
-from .._platform import ProcessTree, check_batch_args, spawn_options, stdio_mode, which_path
+from .._platform import ProcessTree, stdio_mode
 from .._protocol._framing import LineBuffer
+from ._adopted import LoopSubprocess
 from ._base import Abilities, Frame
+from ._spawn import adopt, build_env, not_started, spawn_args
 from ._threadpipes import ThreadReader, ThreadSubprocess, ThreadWriter
 
 log = logging.getLogger("mcpio.client")
 stderr_log = logging.getLogger("mcpio.server.stderr")
 
-SAFE_ENV_KEYS = (
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "LANG",
-    "LANGUAGE",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TERM",
-    "TZ",
-    "TMPDIR",
-    "TMP",
-    "TEMP",
-    "SYSTEMROOT",
-    "SystemRoot",
-    "SYSTEMDRIVE",
-    "COMSPEC",
-    "PATHEXT",
-    "WINDIR",
-    "APPDATA",
-    "LOCALAPPDATA",
-    "PROGRAMDATA",
-    "PROGRAMFILES",
-    "USERPROFILE",
-    "HOMEDRIVE",
-    "HOMEPATH",
-    "XDG_RUNTIME_DIR",
-    "XDG_CONFIG_HOME",
-    "XDG_DATA_HOME",
-    "XDG_CACHE_HOME",
-)
-ENV_MODES = ("inherit", "safe", "exact")
 
 _HIGH_FRAMES = 1024  # stop reading the server's stdout while this many frames wait
 _LOW_FRAMES = 256
 _STDERR_LINE_MAX = 64 * 1024
 
 _live: weakref.WeakSet[SubprocessTransport] = weakref.WeakSet()
-
-
-class ServerNotFound(FileNotFoundError):
-    """The server's executable does not exist (on the PATH that was searched)."""
 
 
 class ServerExited(ConnectionClosed):
@@ -112,42 +80,6 @@ class ServerExited(ConnectionClosed):
         super().__init__(message, data={"exitCode": exit_code, "stderrTail": stderr_tail})
         self.exit_code = exit_code
         self.stderr_tail = stderr_tail
-
-
-def build_env(env: Mapping[str, str] | None, mode: str = "inherit") -> dict[str, str]:
-    """The environment a server is started with (see the module docstring for the modes)."""
-    if mode == "inherit":
-        base = dict(os.environ)
-    elif mode == "safe":
-        base = {k: v for k, v in os.environ.items() if k in SAFE_ENV_KEYS}
-    elif mode == "exact":
-        base = {}
-    else:
-        raise ValueError(f"env_mode must be one of {', '.join(ENV_MODES)}, not {mode!r}")
-    base.update({str(k): str(v) for k, v in (env or {}).items()})
-    if not base.get("PATH"):
-        base["PATH"] = os.environ.get("PATH") or os.defpath
-    return base
-
-
-def find_executable(command: str, path: str, cwd: str | os.PathLike[str] | None = None) -> str:
-    """Resolve ``command`` the way ``exec`` will, or raise :class:`ServerNotFound` saying where we looked."""
-    if not command:
-        raise ServerNotFound("cannot start MCP server: the command is empty")
-    if os.sep in command or (os.altsep and os.altsep in command):
-        candidate = command if os.path.isabs(command) or cwd is None else os.path.join(os.fspath(cwd), command)
-        found = which_path(candidate)  # on Windows with the PATHEXT endings: C:\nodejs\npx -> npx.cmd
-        if found is not None:
-            return found
-        where = f" (looked in {os.path.abspath(candidate)})" if candidate != command else ""
-        raise ServerNotFound(f"cannot start MCP server: {command!r} does not exist or is not executable{where}")
-    exe = shutil.which(command, path=path)  # on Windows with PATHEXT: npx -> npx.cmd, uvx -> uvx.exe
-    if exe is None:
-        raise ServerNotFound(
-            f"cannot start MCP server: executable {command!r} was not found on PATH; searched: {path}. "
-            "Give its absolute path, or set PATH in the server's env"
-        )
-    return exe
 
 
 class _Protocol(asyncio.SubprocessProtocol):
@@ -196,6 +128,7 @@ class SubprocessTransport:
         max_line_size: int = DEFAULT_MAX_LINE_SIZE,
         stderr_tail: int = 40,
         mode: str | None = None,
+        process: subprocess.Popen[bytes] | None = None,
     ) -> None:
         self.command = command
         self.args = [os.fspath(a) for a in args]
@@ -218,7 +151,7 @@ class SubprocessTransport:
         self._waiter: asyncio.Future[None] | None = None
         self._tail: collections.deque[str] = collections.deque(maxlen=stderr_tail)
         self._err_buf = bytearray()
-        self._transport: asyncio.SubprocessTransport | ThreadSubprocess | None = None
+        self._transport: asyncio.SubprocessTransport | ThreadSubprocess | LoopSubprocess | None = None
         self._tree: ProcessTree | None = None
         self._exited = asyncio.Event()
         self._stderr_done = asyncio.Event()  # the server's stderr reached end of file
@@ -226,6 +159,7 @@ class SubprocessTransport:
         self._can_write.set()
         self._reading_paused = False
         self._closed = False
+        self._process = process  # started already (spawn()): adopted by open() instead of starting one
         self.pid: int | None = None
 
     @property
@@ -235,46 +169,25 @@ class SubprocessTransport:
 
     # ------------------------------------------------------------------ start
     async def open(self) -> None:
-        exe = find_executable(self.command, self.env["PATH"], self.cwd)
-        if self.cwd is not None and not os.path.isdir(self.cwd):
-            raise TransportError(
-                f"cannot start MCP server {self.command!r}: working directory {self.cwd!r} does not exist"
-            )
-        try:
-            check_batch_args(exe, self.args)
-        except ValueError as exc:
-            raise TransportError(str(exc)) from None
         loop = asyncio.get_running_loop()
-        pipe = subprocess.PIPE
-        try:
+        if self._process is not None:  # started already: its pipes served as the mode serves them
+            proc, self._process = self._process, None
+            self._tree = adopt(proc)
             if self.mode == "threads":
-                proc = subprocess.Popen(
-                    [exe, *self.args],
-                    bufsize=0,
-                    env=self.env,
-                    cwd=self.cwd,
-                    stdin=pipe,
-                    stdout=pipe,
-                    stderr=pipe,
-                    **spawn_options(),
-                )
                 self._transport = ThreadSubprocess(loop, _Protocol(self), proc)
             else:
-                self._transport, _ = await loop.subprocess_exec(
-                    lambda: _Protocol(self),
-                    exe,
-                    *self.args,
-                    env=self.env,
-                    cwd=self.cwd,
-                    stdin=pipe,
-                    stdout=pipe,
-                    stderr=pipe,
-                    **spawn_options(),
-                )
-        except OSError as exc:
-            raise TransportError(f"cannot start MCP server {exe!r}: {exc.strerror or exc}") from exc
+                self._transport = await LoopSubprocess.adopt(loop, _Protocol(self), proc)
+        else:
+            argv, options = spawn_args(self.command, self.args, self.env, self.cwd)  # the one set of rules
+            try:
+                if self.mode == "threads":
+                    self._transport = ThreadSubprocess(loop, _Protocol(self), subprocess.Popen(argv, **options))
+                else:
+                    self._transport, _ = await loop.subprocess_exec(lambda: _Protocol(self), *argv, **options)
+            except OSError as exc:
+                raise not_started(argv[0], exc) from exc
+            self._tree = ProcessTree(self._transport.get_pid())
         self.pid = self._transport.get_pid()
-        self._tree = ProcessTree(self.pid)
         _live.add(self)
 
     # ------------------------------------------------------------------ events from the loop
