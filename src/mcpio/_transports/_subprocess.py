@@ -53,7 +53,7 @@ from .._jsonrpc import DEFAULT_MAX_LINE_SIZE
 from .._platform import ProcessTree, check_batch_args, spawn_options, stdio_mode, which_path
 from .._protocol._framing import LineBuffer
 from ._base import Abilities, Frame
-from ._threadpipes import ThreadReader, ThreadSubprocess, ThreadWriter
+from ._threadpipes import ThreadReader, ThreadSubprocess, ThreadWriter, read_in_chunks
 
 log = logging.getLogger("mcpio.client")
 stderr_log = logging.getLogger("mcpio.server.stderr")
@@ -272,6 +272,8 @@ class SubprocessTransport:
                 )
         except OSError as exc:
             raise TransportError(f"cannot start MCP server {exe!r}: {exc.strerror or exc}") from exc
+        for fd in (1, 2):
+            read_in_chunks(self._transport.get_pipe_transport(fd))
         self.pid = self._transport.get_pid()
         self._tree = ProcessTree(self.pid)
         _live.add(self)
@@ -360,8 +362,7 @@ class SubprocessTransport:
         pipe = self._stdin_pipe()
         if pipe is None or pipe.is_closing() or self._closed:
             raise TransportError(self.describe_close())
-        pipe.write(frame)
-        pipe.write(b"\n")
+        pipe.write(frame + b"\n")  # one write, one read for the server: never a line without its end
         if not self._can_write.is_set():
             await self._can_write.wait()
             if pipe.is_closing():
