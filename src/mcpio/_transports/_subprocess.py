@@ -178,6 +178,25 @@ class _Protocol(asyncio.SubprocessProtocol):
         self.owner._can_write.set()
 
 
+class _Stdout(asyncio.Protocol):
+    """The protocol of the server's stdout pipe (loop mode): each chunk goes to the transport as
+    it is read. asyncio's subprocess transport hands a chunk on through ``loop.call_soon``, one
+    loop pass later (one more per answer); its end and the pipe's loss still go through it, in
+    order behind the chunks (they are queued after them)."""
+
+    def __init__(self, owner: SubprocessTransport, inner: Any) -> None:
+        self.owner, self.inner = owner, inner
+
+    def data_received(self, data: bytes) -> None:
+        self.owner._on_stdout(data)
+
+    def eof_received(self) -> bool | None:
+        return cast("bool | None", self.inner.eof_received())
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.inner.connection_lost(exc)
+
+
 class SubprocessTransport:
     """Client side of stdio. ``await open()`` spawns; ``aclose()`` runs the shutdown sequence."""
 
@@ -272,8 +291,11 @@ class SubprocessTransport:
                 )
         except OSError as exc:
             raise TransportError(f"cannot start MCP server {exe!r}: {exc.strerror or exc}") from exc
-        for fd in (1, 2):
-            read_in_chunks(self._transport.get_pipe_transport(fd))
+        if self.mode != "threads":  # the event loop's pipes (the threads read READ_CHUNK already)
+            stdout = cast("asyncio.ReadTransport", self._transport.get_pipe_transport(1))
+            stdout.set_protocol(_Stdout(self, stdout.get_protocol()))
+            read_in_chunks(stdout)
+            read_in_chunks(cast("asyncio.ReadTransport", self._transport.get_pipe_transport(2)))
         self.pid = self._transport.get_pid()
         self._tree = ProcessTree(self.pid)
         _live.add(self)

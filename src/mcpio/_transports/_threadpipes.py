@@ -38,11 +38,10 @@ from .._platform import wait_ready
 READ_CHUNK = 64 * 1024
 
 
-def read_in_chunks(pipe: Any) -> None:
+def read_in_chunks(pipe: asyncio.ReadTransport) -> None:
     """Make an event-loop read pipe transport read at most :data:`READ_CHUNK` at a time (its
     ``max_size``, a class attribute of asyncio's pipe transports, set on this one instance)."""
-    if hasattr(pipe, "max_size"):
-        pipe.max_size = READ_CHUNK
+    pipe.max_size = READ_CHUNK  # type: ignore[attr-defined]
 
 
 def _post(loop: asyncio.AbstractEventLoop, callback: Callable[..., Any], *args: Any) -> bool:
