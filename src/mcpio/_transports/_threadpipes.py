@@ -39,9 +39,12 @@ READ_CHUNK = 64 * 1024
 
 
 def read_in_chunks(pipe: asyncio.ReadTransport) -> None:
-    """Make an event-loop read pipe transport read at most :data:`READ_CHUNK` at a time (its
-    ``max_size``, a class attribute of asyncio's pipe transports, set on this one instance)."""
-    pipe.max_size = READ_CHUNK  # type: ignore[attr-defined]
+    """Make an event-loop read pipe transport read at most :data:`READ_CHUNK` at a time: its
+    ``max_size``, a class attribute of asyncio's Unix pipe transports, set on this one instance.
+    Other loops' transports (the Proactor's, uvloop's) have none and read into buffers of their
+    own: left as they are."""
+    if hasattr(type(pipe), "max_size"):
+        pipe.max_size = READ_CHUNK  # type: ignore[attr-defined]
 
 
 def _post(loop: asyncio.AbstractEventLoop, callback: Callable[..., Any], *args: Any) -> bool:
