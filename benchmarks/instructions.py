@@ -5,6 +5,7 @@ figure issue 17's cuts are measured by, because it does not move with the machin
     python benchmarks/instructions.py http legacy|modern [APP]  # APP: mcpio-inline (default), mcpio, floor
     python benchmarks/instructions.py cold [SERVER_SCRIPT] [--extra-tools N] [--gateway]  # default servers/mcpio_server.py
     python benchmarks/instructions.py client legacy|modern [CLIENT]  # CLIENT: mcpio (default), httpx, raw
+    python benchmarks/instructions.py hop proxy|gateway|http  # one proxy hop (issue 35)
 
 stdio: the server script runs with stdin = a file holding initialize, initialized and N pipelined
 ``tools/call add`` (stdout to /dev/null), once with N = 2,000 and once with 12,000; the figure is
@@ -17,6 +18,13 @@ requests; the figure is the difference over 1,000. A/B a patched copy with ``PYT
 client: ``http_client_cost.py`` calls ``add`` 100 and 300 times, one after another, through
 ``mcpio.Client(url)`` (or the bare httpx floor, or a raw socket) against ``http_server.py mcpio``
 running outside valgrind; the figure is the client process's difference over 200 calls.
+hop: the process of ``mcpio run "python servers/mcpio_server.py"`` (proxy; the upstream runs outside
+valgrind), of ``mcpio run gateway.json`` (one upstream; ``s0__add``) or of ``mcpio run "python
+servers/mcpio_server.py" -t http`` (http; driven by proxy_http's raw keep-alive client), after its
+upstream started (a first ``tools/list`` answered): stdio, 100 and 300 calls one after another, then
+200 and 1,200 pipelined; http, 200 and 1,200 calls over 8 connections of one session (one after
+another, its idle timers would count: they tick with the wall clock, which valgrind stretches ~50x).
+The figures are the differences over 200 and 1,000. Stopped by stdin EOF (stdio) or SIGTERM (http).
 cold: spawn -> ``initialize`` answered, for ``python SCRIPT``, ``python -m mcpio run SCRIPT`` (the
 command ``mcpio install`` writes into host configs) and ``servers/floor_server.py``
 (both with ``BENCH_EXTRA_TOOLS=N``), and with ``--gateway`` ``python -m mcpio run gateway.json`` (a
@@ -39,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 
@@ -208,6 +217,102 @@ def cold(script: str, extra_tools: int, gateway: bool = False) -> None:
         print(f"  {name:<50} {n / 1e6:7.1f} M  {n / floor:.2f}x the floor")
 
 
+def _callgrind(out: str) -> list[str]:
+    return ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+
+
+def _collected(err: bytes, what: str) -> int:
+    m = re.search(r"Collected : (\d+)", err.decode(errors="replace"))
+    if m is None:
+        sys.exit(f"valgrind gave no count for {what}:\n{err.decode(errors='replace')[-2000:]}")
+    return int(m.group(1))
+
+
+def _hop_stdio(argv: list[str], tool: str, sequential: int, pipelined: int) -> int:
+    """Instructions of one proxy (or gateway) process under callgrind serving ``sequential`` then
+    ``pipelined`` calls of ``tool``, started and stopped alike (proxy_bench's client)."""
+    import proxy_bench as pb
+
+    out = tempfile.mktemp(prefix="callgrind.")
+    s = pb.Server([*_callgrind(out), *argv])
+    try:
+        s.initialize()
+        s.send({"jsonrpc": "2.0", "id": 7, "method": "tools/list"})  # the upstream has started
+        s.answer(7)
+        for i in range(sequential):
+            s.send(pb.call(tool, i + 1, i))
+            s.answer(i + 1)
+        for i in range(pipelined):
+            s.send(pb.call(tool, 100_000 + i, i))
+        for i in range(pipelined):
+            s.answer(100_000 + i)
+        assert s.p.stdin is not None
+        s.p.stdin.close()
+        s.p.wait(600)
+        s.err.seek(0)
+        return _collected(s.err.read(), " ".join(argv))
+    finally:
+        if s.p.poll() is None:
+            s.p.kill()
+        if os.path.exists(out):
+            os.unlink(out)
+
+
+def _hop_http(argv_for: Any, calls: int) -> int:
+    """Instructions of one ``-t http`` bridge process under callgrind serving ``calls`` calls over
+    8 connections (proxy_http's client, after its one timed call), stopped with SIGTERM."""
+    import signal
+
+    import proxy_http as ph
+
+    out = tempfile.mktemp(prefix="callgrind.")
+    port = ph.free_port()
+    server = ph.HttpServer([*_callgrind(out), *argv_for(port)], port)
+    try:
+        server.ready(300)
+        ph.measure(port, "/mcp", 1, calls)
+        os.killpg(server.p.pid, signal.SIGTERM)
+        server.p.wait(600)
+        server.err.seek(0)
+        return _collected(server.err.read(), " ".join(argv_for(port)))
+    finally:
+        if server.p.poll() is None:
+            os.killpg(server.p.pid, signal.SIGKILL)
+        if os.path.exists(out):
+            os.unlink(out)
+
+
+def hop(kind: str) -> None:
+    import shlex
+
+    sys.path.insert(0, str(HERE))
+    upstream = str(HERE / "servers" / "mcpio_server.py")
+    command = shlex.join([sys.executable, upstream])
+    env_note = "the hop's own process; its upstream outside valgrind"
+    if kind == "http":
+
+        def argv_for(port: int) -> list[str]:
+            return [sys.executable, "-m", "mcpio", "run", command, "-t", "http", "--port", str(port)]
+
+        a, b = (_hop_http(argv_for, n) for n in (200, 1_200))
+        print(f"mcpio run CMD -t http: {(b - a) / 1000 / 1000:.1f} k instructions per call, 8 at once ({env_note})")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        if kind == "gateway":
+            config = Path(tmp) / "gateway.json"
+            config.write_text(json.dumps({"mcpServers": {"s0": {"command": sys.executable, "args": [upstream]}}}))
+            argv, tool = [sys.executable, "-m", "mcpio", "run", str(config)], "s0__add"
+        else:
+            argv, tool = [sys.executable, "-m", "mcpio", "run", command], "add"
+        subprocess.run(argv, input=b"", capture_output=True, check=False)  # warm .pyc (see http())
+        seq = [_hop_stdio(argv, tool, n, 0) for n in (100, 300)]
+        piped = [_hop_stdio(argv, tool, 0, n) for n in (200, 1_200)]
+    print(
+        f"mcpio {kind}: {(seq[1] - seq[0]) / 200 / 1000:.1f} k instructions per sequential call, "
+        f"{(piped[1] - piped[0]) / 1000 / 1000:.1f} k per pipelined call ({env_note})"
+    )
+
+
 def main() -> None:
     args = sys.argv[1:]
     modern = args[:1] == ["stdio"] and "--modern" in args
@@ -229,6 +334,8 @@ def main() -> None:
         cold(args[1] if len(args) == 2 else str(HERE / "servers" / "mcpio_server.py"), extra, gateway)
     elif args[:1] == ["client"] and len(args) in (2, 3) and args[1] in ("legacy", "modern"):
         client(args[1], args[2] if len(args) == 3 else "mcpio")
+    elif args[:1] == ["hop"] and len(args) == 2 and args[1] in ("proxy", "gateway", "http"):
+        hop(args[1])
     elif args[:1] == ["http"] and len(args) in (2, 3) and args[1] in ("legacy", "modern"):
         http(args[1], args[2] if len(args) == 3 else "mcpio-inline")
     else:

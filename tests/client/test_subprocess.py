@@ -72,6 +72,19 @@ def test_a_server_dying_mid_call_fails_the_call_promptly_with_exit_code_and_stde
     arun(go())
 
 
+def test_an_answer_written_just_before_the_server_exits_arrives_before_its_exit():
+    # The server's stdout reaches the transport as it is read, its end and the exit after it:
+    # the last answer is delivered, then the connection ends with the exit code.
+    async def go():
+        async with Client([*RAW, "--answer-then-exit"]) as client:
+            assert (await within(client.call_tool("ok", timeout=30), 10)).text == "ok"
+            with pytest.raises(ServerExited) as info:
+                await within(client.list_tools(cache_mode="refresh"), 10)
+            assert info.value.exit_code == 0
+
+    arun(go())
+
+
 @pytest.mark.linux_peers  # reads /proc
 def test_a_grandchild_holding_stdout_does_not_hide_the_servers_death():
     async def go():

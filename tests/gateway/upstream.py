@@ -1,5 +1,5 @@
 """An upstream for the proxy tests: a tool that blocks until released, one that tells its pid,
-one added at run time (list_changed), progress and a log message."""
+an echo, one added at run time (list_changed), progress and a log message."""
 
 import asyncio
 import os
@@ -22,6 +22,12 @@ async def block(ctx: Context) -> str:
     await ctx.report_progress(1, 2, "waiting")
     await release.wait()
     return "released"
+
+
+@server.tool
+def echo(text: str) -> str:
+    """The text, unchanged."""
+    return text
 
 
 @server.tool

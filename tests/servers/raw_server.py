@@ -5,6 +5,7 @@
 Options (any combination):
   --bad-catalog        tools/list returns bad names, an invalid schema, no titles/annotations
   --crash-on-call      tools/call writes to stderr and exits with code 3 (no answer)
+  --answer-then-exit   tools/call writes its answer, then exits with code 0 at once
   --holder             with --crash-on-call: first start `sleep 60` that inherits stdout
   --ignore-sigterm     ignore SIGTERM and stdin EOF (and so does a child it starts)
   --stderr-flood N     write N bytes to stderr before reading anything
@@ -112,6 +113,8 @@ for line in sys.stdin:
             sys.stderr.flush()
             os._exit(3)
         send({"jsonrpc": "2.0", "id": id_, "result": {"content": [{"type": "text", "text": "ok"}]}})
+        if opt("--answer-then-exit"):
+            os._exit(0)
     elif method == "ping":
         send({"jsonrpc": "2.0", "id": id_, "result": {}})
     else:

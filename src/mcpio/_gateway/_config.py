@@ -45,6 +45,7 @@ class GatewayServer(Server):
     def __init__(self, name: str, upstreams: dict[str, Upstream]) -> None:
         super().__init__(name)
         self.upstreams = upstreams
+        self._all_started = False  # every upstream's first start has ended (it never begins again)
 
     def upstream_states(self) -> list[dict[str, Any]]:
         """Each upstream's :meth:`~._proxy.Upstream.state`, in the file's order."""
@@ -55,6 +56,7 @@ class GatewayServer(Server):
         import asyncio  # not at import: the gateway answers initialize before asyncio loads
 
         await asyncio.gather(*(u.start() for u in self.upstreams.values()))  # failures are logged by start
+        self._all_started = True
 
     def capabilities(self, rules: Rules) -> dict[str, Any]:
         """What is registered (the upstreams' mirrored items), and, while an upstream is still
@@ -73,7 +75,7 @@ class GatewayServer(Server):
         return caps
 
     async def _on_request(self, session: Session, ev: RequestReceived) -> Any:
-        if ev.method not in AT_ONCE and any(u.starting for u in self.upstreams.values()):
+        if not self._all_started and ev.method not in AT_ONCE:
             await self.started()
         return await super()._on_request(session, ev)
 

@@ -70,7 +70,7 @@ from .._jsonrpc import DEFAULT_MAX_LINE_SIZE
 from .._platform import claim_wire, is_claimed, is_stream, restore_blocking, stdio_mode, wait_parent_exit
 from .._protocol._framing import LineBuffer
 from ._base import Abilities, Frame
-from ._threadpipes import ThreadReader, ThreadWriter
+from ._threadpipes import ThreadReader, ThreadWriter, read_in_chunks
 from ._trace import as_traced
 
 _WRITE_HIGH_WATER = 4 * 1024 * 1024
@@ -201,6 +201,7 @@ class StdioServerTransport:
         if self._mode == "loop" and is_stream(self._in_fd):
             pipe_in = open(self._in_fd, "rb", buffering=0, closefd=False)  # noqa: SIM115
             self._read_transport, _ = await loop.connect_read_pipe(lambda: reader, pipe_in)
+            read_in_chunks(self._read_transport)
             self._nonblocking_fds.append(self._in_fd)
         else:  # threads mode; or a tty, /dev/null or a regular file (blocking reads, flags untouched)
             self._read_transport = ThreadReader(

@@ -60,7 +60,7 @@ from .._protocol._framing import LineBuffer
 from ._adopted import LoopSubprocess
 from ._base import Abilities, Frame
 from ._spawn import adopt, build_env, not_started, spawn_args
-from ._threadpipes import ThreadReader, ThreadSubprocess, ThreadWriter
+from ._threadpipes import ThreadReader, ThreadSubprocess, ThreadWriter, read_in_chunks
 
 log = logging.getLogger("mcpio.client")
 stderr_log = logging.getLogger("mcpio.server.stderr")
@@ -109,6 +109,25 @@ class _Protocol(asyncio.SubprocessProtocol):
 
     def resume_writing(self) -> None:
         self.owner._can_write.set()
+
+
+class _Stdout(asyncio.Protocol):
+    """The protocol of the server's stdout pipe (loop mode): each chunk goes to the transport as
+    it is read. asyncio's subprocess transport hands a chunk on through ``loop.call_soon``, one
+    loop pass later (one more per answer); its end and the pipe's loss still go through it, in
+    order behind the chunks (they are queued after them)."""
+
+    def __init__(self, owner: SubprocessTransport, inner: Any) -> None:
+        self.owner, self.inner = owner, inner
+
+    def data_received(self, data: bytes) -> None:
+        self.owner._on_stdout(data)
+
+    def eof_received(self) -> bool | None:
+        return cast("bool | None", self.inner.eof_received())
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.inner.connection_lost(exc)
 
 
 class SubprocessTransport:
@@ -184,9 +203,14 @@ class SubprocessTransport:
                     self._transport = ThreadSubprocess(loop, _Protocol(self), subprocess.Popen(argv, **options))
                 else:
                     self._transport, _ = await loop.subprocess_exec(lambda: _Protocol(self), *argv, **options)
+                    stdout = cast("asyncio.ReadTransport", self._transport.get_pipe_transport(1))
+                    stdout.set_protocol(_Stdout(self, stdout.get_protocol()))  # chunks without a loop pass
             except OSError as exc:
                 raise not_started(argv[0], exc) from exc
             self._tree = ProcessTree(self._transport.get_pid())
+        if self.mode != "threads":  # the event loop's pipes (the threads read READ_CHUNK already)
+            for fd in (1, 2):
+                read_in_chunks(cast("asyncio.ReadTransport", self._transport.get_pipe_transport(fd)))
         self.pid = self._transport.get_pid()
         _live.add(self)
 
@@ -274,8 +298,7 @@ class SubprocessTransport:
         pipe = self._stdin_pipe()
         if pipe is None or pipe.is_closing() or self._closed:
             raise TransportError(self.describe_close())
-        pipe.write(frame)
-        pipe.write(b"\n")
+        pipe.write(frame + b"\n")  # one write, one read for the server: never a line without its end
         if not self._can_write.is_set():
             await self._can_write.wait()
             if pipe.is_closing():

@@ -31,7 +31,20 @@ from typing import IO, Any
 
 from .._platform import wait_ready
 
-_READ_CHUNK = 256 * 1024
+#: The most one read of a pipe asks for, in both modes. Under glibc's mmap threshold (128 KiB),
+#: so the buffer each read allocates comes from the heap: asyncio's own 256 KiB made every read an
+#: mmap, an mremap to the bytes read and an munmap (with page faults), three syscalls per read of
+#: one small frame (benchmarks/PROFILE.md, the proxy hop).
+READ_CHUNK = 64 * 1024
+
+
+def read_in_chunks(pipe: asyncio.ReadTransport) -> None:
+    """Make an event-loop read pipe transport read at most :data:`READ_CHUNK` at a time: its
+    ``max_size``, a class attribute of asyncio's Unix pipe transports, set on this one instance.
+    Other loops' transports (the Proactor's, uvloop's) have none and read into buffers of their
+    own: left as they are."""
+    if hasattr(type(pipe), "max_size"):
+        pipe.max_size = READ_CHUNK  # type: ignore[attr-defined]
 
 
 def _post(loop: asyncio.AbstractEventLoop, callback: Callable[..., Any], *args: Any) -> bool:
@@ -73,7 +86,7 @@ class ThreadReader:
                 if self._closed:
                     return
                 try:
-                    chunk = self._file.read(_READ_CHUNK)
+                    chunk = self._file.read(READ_CHUNK)
                 except BlockingIOError:  # someone sharing the pipe made it non-blocking
                     wait_ready(self._file.fileno(), write=False)
                     continue
