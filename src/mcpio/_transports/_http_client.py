@@ -63,7 +63,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import json
 import logging
 import os
@@ -79,6 +78,7 @@ from .._protocol import _http as h
 from .._protocol import _http_client_rules as rules
 from .._protocol._framing import Related
 from ._base import Abilities
+from ._http_backend import Answer, Backend, HttpxBackend, make_backend
 from ._http_body import DRAIN_SECONDS, BodyTooLarge, content_type, read_capped
 from ._http_client_sse import HTTPSSEConnection
 
@@ -105,6 +105,11 @@ def _verify_message(exc: BaseException) -> str:
     return str(exc)
 
 
+def _json_bytes(msg: dict[str, Any]) -> bytes:
+    """``msg`` encoded as httpx's ``json=`` encodes a body (the bytes on the wire unchanged)."""
+    return json.dumps(msg, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
 class HTTPClientTransport:
     """Client side of Streamable HTTP, both eras (see the module docstring)."""
 
@@ -123,7 +128,6 @@ class HTTPClientTransport:
         if max_message_size < 1:
             raise ValueError(f"max_message_size must be positive, not {max_message_size!r}")
         self.url = url
-        self._url = httpx.URL(url)  # parsed once: httpx parses a str on every request
         self.max_message_size = max_message_size  # one SSE event or JSON body, in bytes
         self.auth = auth  # authorization (mcpio._auth.OAuth): adds the token, answers 401/403
         self.verify = verify
@@ -138,8 +142,7 @@ class HTTPClientTransport:
         self.headers = dict(headers or {})
         self.timeout = timeout
         self.http_sse = http_sse
-        self._own_client = client is None
-        self._http: httpx.AsyncClient | None = client
+        self._http: Backend | None = None if client is None else HttpxBackend(client, own=False)
         self._inbox: asyncio.Queue[bytes | Related | None] = asyncio.Queue()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._in_flight = asyncio.Semaphore(MAX_REQUESTS_IN_FLIGHT)  # POSTed requests (the module docstring)
@@ -163,25 +166,18 @@ class HTTPClientTransport:
         if self._http is None:
             # Idle connections are dropped after 2 s, before common servers drop them (uvicorn:
             # 5 s): reusing one the server is closing loses the request with a ReadError.
-            verify = self.verify
-            if isinstance(verify, (str, os.PathLike)):  # a CA bundle (httpx 0.28 wants a context)
-                verify = ssl.create_default_context(cafile=os.fspath(verify))
-            self._http = httpx.AsyncClient(
-                # offered in TLS's ALPN (h2 is never used over cleartext: no import for http://)
-                http2=self.url.lower().startswith("https:") and importlib.util.find_spec("h2") is not None,
-                verify=verify,
-                event_hooks={"response": [self._saw]},
+            self._http = make_backend(
+                self.url,
                 headers=self.headers,
-                follow_redirects=True,
+                timeout=self.timeout,
                 auth=self.auth,
-                timeout=httpx.Timeout(self.timeout, read=None),
-                # max_keepalive_connections = max_connections: busy connections count against it
-                limits=httpx.Limits(
-                    max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS, keepalive_expiry=2.0
-                ),
+                verify=self.verify,
+                on_response=self._saw,
+                max_connections=MAX_CONNECTIONS,
+                keepalive_expiry=2.0,
             )
 
-    async def _saw(self, resp: httpx.Response) -> None:
+    def _saw(self, resp: Answer) -> None:
         self.http_version = resp.http_version
 
     async def receive(self) -> bytes | Related:
@@ -238,8 +234,9 @@ class HTTPClientTransport:
         elif self.session_id is not None and self._http is not None:
             with contextlib.suppress(Exception):  # the spec's SHOULD; 405 is a fine answer
                 async with asyncio.timeout(2):
-                    await self._http.delete(self._url, headers=self._legacy_headers())
-        if self._http is not None and self._own_client:
+                    async with self._http.stream("DELETE", self.url, headers=self._legacy_headers()):
+                        pass
+        if self._http is not None:
             with contextlib.suppress(Exception):
                 await self._http.aclose()
         self._inbox.put_nowait(_EOF)
@@ -342,7 +339,7 @@ class HTTPClientTransport:
         """POST a notification or a response: 202 is expected; a failure is logged."""
         assert self._http is not None, "open() first"
         try:
-            async with self._http.stream("POST", self._url, content=frame, headers=self._post_headers(msg)) as resp:
+            async with self._http.stream("POST", self.url, content=frame, headers=self._post_headers(msg)) as resp:
                 self._reached = True
                 status = resp.status_code
                 try:
@@ -393,7 +390,7 @@ class HTTPClientTransport:
         assert self._http is not None, "open() first"
         for attempt in (0, 1):
             headers = self._post_headers(msg)
-            async with self._http.stream("POST", self._url, content=frame, headers=headers) as resp:
+            async with self._http.stream("POST", self.url, content=frame, headers=headers) as resp:
                 self._reached = True
                 status = resp.status_code
                 if (
@@ -416,7 +413,7 @@ class HTTPClientTransport:
                 await self._read_answer(resp, id_, release, legacy=not modern)
                 return
 
-    async def _read_answer(self, resp: httpx.Response, id_: Any, release: Callable[[], None], *, legacy: bool) -> None:
+    async def _read_answer(self, resp: Answer, id_: Any, release: Callable[[], None], *, legacy: bool) -> None:
         """Read the answer to request ``id_`` from ``resp`` (JSON or SSE) into ``receive``.
 
         Once the answer is in, ``release`` frees the request's in-flight slot and the rest of an
@@ -476,7 +473,7 @@ class HTTPClientTransport:
                 return
             headers = self._legacy_headers(accept=h.SSE, **{h.LAST_EVENT_ID: last_id})
             try:
-                async with self._http.stream("GET", self._url, headers=headers) as resp:
+                async with self._http.stream("GET", self.url, headers=headers) as resp:
                     if resp.status_code != 200 or content_type(resp) != h.SSE:
                         break  # the server cannot resume this stream
                     parser = h.SSEParser(self.max_message_size)
@@ -502,7 +499,7 @@ class HTTPClientTransport:
                 rules.http_failure(None, "the response stream ended and could not be resumed; the request was lost"),
             )
 
-    async def _pump(self, resp: httpx.Response, parser: h.SSEParser, waiting: Any = None) -> None:
+    async def _pump(self, resp: Answer, parser: h.SSEParser, waiting: Any = None) -> None:
         async for chunk in resp.aiter_bytes():
             for ev in parser.feed(chunk):
                 self._deliver(ev.data, waiting)
@@ -517,7 +514,7 @@ class HTTPClientTransport:
             extra = {h.LAST_EVENT_ID: last_id} if last_id is not None else {}
             try:
                 async with self._http.stream(
-                    "GET", self._url, headers=self._legacy_headers(accept=h.SSE, **extra)
+                    "GET", self.url, headers=self._legacy_headers(accept=h.SSE, **extra)
                 ) as resp:
                     if resp.status_code != 200 or content_type(resp) != h.SSE:
                         log.debug("%s: no standalone GET stream (HTTP %d)", self.url, resp.status_code)
@@ -550,7 +547,9 @@ class HTTPClientTransport:
             log.info("%s: the session ended (404); initializing a new one", self.url)
             self.session_id = None
             try:
-                async with self._http.stream("POST", self._url, json=msg, headers=rules.post_headers(msg)) as resp:
+                async with self._http.stream(
+                    "POST", self.url, content=_json_bytes(msg), headers=rules.post_headers(msg)
+                ) as resp:
                     if resp.status_code != 200:
                         return False
                     self.session_id = resp.headers.get(h.SESSION_ID)
@@ -564,7 +563,7 @@ class HTTPClientTransport:
                 self._get_task = self._spawn(self._standalone_get())
             return self.session_id is not None
 
-    async def _swallow(self, resp: httpx.Response, id_: Any) -> None:
+    async def _swallow(self, resp: Answer, id_: Any) -> None:
         """Read (and drop) the answer to our own ``id_``; anything else is delivered."""
         if content_type(resp) == h.SSE:
             parser = h.SSEParser(self.max_message_size)
