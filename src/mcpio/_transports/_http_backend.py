@@ -31,6 +31,8 @@ import httpx
 class Headers(Protocol):
     def get(self, name: str, default: str | None = None) -> str | None: ...
 
+    def __getitem__(self, name: str) -> str: ...
+
 
 class Answer(Protocol):
     """A response being read (the part of ``httpx.Response`` the transport uses)."""

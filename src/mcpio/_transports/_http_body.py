@@ -9,6 +9,10 @@ costs that connection, never the request).
 
 from __future__ import annotations
 
+import json
+import ssl
+from typing import Any
+
 from ._http_backend import Answer
 
 # After the answer on a request's SSE stream: how long its end is awaited (the server closes it
@@ -34,7 +38,7 @@ class BodyTooLarge(ValueError):
 async def read_capped(resp: Answer, limit: int) -> bytes:
     """The body of ``resp``, or :class:`BodyTooLarge` once it passes ``limit`` bytes (a declared
     Content-Length over it fails before anything is read)."""
-    declared = resp.headers.get("content-length", "")
+    declared = resp.headers.get("content-length") or ""
     if declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise BodyTooLarge(int(declared), limit)
     chunks: list[bytes] = []
@@ -45,3 +49,18 @@ async def read_capped(resp: Answer, limit: int) -> bytes:
             raise BodyTooLarge(size, limit)
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def verify_message(exc: BaseException) -> str:
+    """The reason of the certificate check that failed under ``exc`` (its cause chain)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return str(seen.verify_message)
+        seen = seen.__cause__ or seen.__context__
+    return str(exc)
+
+
+def json_bytes(msg: dict[str, Any]) -> bytes:
+    """``msg`` encoded as httpx's ``json=`` encodes a body (the bytes on the wire unchanged)."""
+    return json.dumps(msg, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()

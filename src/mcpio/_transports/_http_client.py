@@ -79,7 +79,7 @@ from .._protocol import _http_client_rules as rules
 from .._protocol._framing import Related
 from ._base import Abilities
 from ._http_backend import Answer, Backend, HttpxBackend, make_backend
-from ._http_body import DRAIN_SECONDS, BodyTooLarge, content_type, read_capped
+from ._http_body import DRAIN_SECONDS, BodyTooLarge, content_type, json_bytes, read_capped, verify_message
 from ._http_client_sse import HTTPSSEConnection
 
 log = logging.getLogger("mcpio.client")
@@ -93,21 +93,9 @@ MAX_CONNECTIONS = 100  # per transport (one origin)
 # a burst), and the connections it opens late go past a server's header timeout. The other
 # connections stay free for notifications, responses to the server's requests and GET streams.
 MAX_REQUESTS_IN_FLIGHT = 90
-
-
-def _verify_message(exc: BaseException) -> str:
-    """The reason of the certificate check that failed under ``exc`` (its cause chain)."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, ssl.SSLCertVerificationError):
-            return str(seen.verify_message)
-        seen = seen.__cause__ or seen.__context__
-    return str(exc)
-
-
-def _json_bytes(msg: dict[str, Any]) -> bytes:
-    """``msg`` encoded as httpx's ``json=`` encodes a body (the bytes on the wire unchanged)."""
-    return json.dumps(msg, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+# Answered SSE streams read to their end at once (DRAIN_SECONDS each); another is closed at once:
+# streams a server never closes must not hold the connections new requests need
+MAX_DRAINS = MAX_CONNECTIONS - MAX_REQUESTS_IN_FLIGHT
 
 
 class HTTPClientTransport:
@@ -145,6 +133,7 @@ class HTTPClientTransport:
         self._http: Backend | None = None if client is None else HttpxBackend(client, own=False)
         self._inbox: asyncio.Queue[bytes | Related | None] = asyncio.Queue()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._drains = 0  # answered streams being read to their end (MAX_DRAINS)
         self._in_flight = asyncio.Semaphore(MAX_REQUESTS_IN_FLIGHT)  # POSTed requests (the module docstring)
         self._requests: dict[Any, tuple[asyncio.Task[Any], str, bool]] = {}  # id -> (task, method, modern)
         self._answered: dict[Any, asyncio.Event] = {}
@@ -328,7 +317,7 @@ class HTTPClientTransport:
             if "CERTIFICATE_VERIFY_FAILED" in str(exc):
                 self._failure = (
                     f"cannot reach the MCP server at {self.url}: its TLS certificate is not trusted "
-                    f"({_verify_message(exc)}); if it is yours, trust the CA that signed it: "
+                    f"({verify_message(exc)}); if it is yours, trust the CA that signed it: "
                     "Client(..., verify='ca.pem'), or SSL_CERT_FILE=ca.pem for mcpio commands"
                 )
             self._inbox.put_nowait(_EOF)
@@ -425,7 +414,7 @@ class HTTPClientTransport:
             self.session_id = resp.headers[h.SESSION_ID]
         if status == 200 and content_type(resp) == h.SSE:
             parser = h.SSEParser(self.max_message_size)
-            answered = False
+            answered = draining = False
             try:
                 async with asyncio.timeout(None) as bound:
                     async for chunk in resp.aiter_bytes():
@@ -433,11 +422,15 @@ class HTTPClientTransport:
                             if self._deliver(ev.data, id_) and not answered:
                                 answered = True
                                 release()
-                                bound.reschedule(asyncio.get_running_loop().time() + DRAIN_SECONDS)
+                                draining = self._drains < MAX_DRAINS
+                                self._drains += draining
+                                bound.reschedule(asyncio.get_running_loop().time() + DRAIN_SECONDS * draining)
             except (TimeoutError, httpx.HTTPError, h.SSETooLarge) as exc:
                 if not answered:  # (the bound is set only once answered)
                     raise
                 log.debug("%s: the stream of the answered request %r was closed: %r", self.url, id_, exc)
+            finally:
+                self._drains -= draining
             if answered:
                 return
             if legacy and parser.last_event_id is not None:
@@ -548,7 +541,7 @@ class HTTPClientTransport:
             self.session_id = None
             try:
                 async with self._http.stream(
-                    "POST", self.url, content=_json_bytes(msg), headers=rules.post_headers(msg)
+                    "POST", self.url, content=json_bytes(msg), headers=rules.post_headers(msg)
                 ) as resp:
                     if resp.status_code != 200:
                         return False
@@ -565,17 +558,20 @@ class HTTPClientTransport:
 
     async def _swallow(self, resp: Answer, id_: Any) -> None:
         """Read (and drop) the answer to our own ``id_``; anything else is delivered."""
-        if content_type(resp) == h.SSE:
+        if content_type(resp) == h.SSE:  # read to its end once answered, as _read_answer does
             parser = h.SSEParser(self.max_message_size)
-            async for chunk in resp.aiter_bytes():
-                for ev in parser.feed(chunk):
-                    try:
-                        doc = json.loads(ev.data)
-                    except ValueError:
-                        continue
-                    if isinstance(doc, dict) and doc.get("id") == id_ and "method" not in doc:
-                        return
-                    self._deliver(ev.data)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(None) as bound:
+                    async for chunk in resp.aiter_bytes():
+                        for ev in parser.feed(chunk):
+                            try:
+                                doc = json.loads(ev.data)
+                            except ValueError:
+                                continue
+                            if isinstance(doc, dict) and doc.get("id") == id_ and "method" not in doc:
+                                bound.reschedule(asyncio.get_running_loop().time() + DRAIN_SECONDS)
+                                continue
+                            self._deliver(ev.data)
         else:
             await read_capped(resp, self.max_message_size)
 
