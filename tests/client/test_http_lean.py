@@ -309,3 +309,56 @@ def test_a_body_over_max_message_size_is_refused():
             await srv.stop()
 
     arun(go(), timeout=60)
+
+
+def test_answered_streams_the_server_never_closes_are_drained_ten_at_a_time():
+    """30 calls answered on SSE streams the server keeps open: the client reads on at most 10
+    of them (for up to 1 s, to reuse their connections) and closes the other 20 at once, so
+    they never hold connections new requests need."""
+    delays: list[float] = []
+
+    async def go() -> None:
+        loop = asyncio.get_running_loop()
+
+        def open_stream(msg: dict[str, Any]) -> bytes:
+            event = b"data: " + _answer(msg["id"], {"content": [{"type": "text", "text": "hi"}]}) + b"\n\n"
+            head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+            return head + b"%x\r\n%s\r\n" % (len(event), event)
+
+        srv = RawServer({"tools/call": open_stream})
+        all_closed = asyncio.Event()
+
+        async def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+            # like RawServer, but after an open stream: wait for the client to close it
+            head = await r.readuntil(b"\r\n\r\n")
+            length = int(
+                next((x.split(b":")[1] for x in head.split(b"\r\n") if x.lower().startswith(b"content-length")), b"0")
+            )
+            body = await r.readexactly(length)
+            if b'"tools/call"' not in body:
+                out, _ = srv._respond(head.split(b" ")[0].decode(), "/mcp", body)
+                w.write(out)
+                await w.drain()
+                w.close()
+                return
+            w.write(open_stream(json.loads(body)))
+            await w.drain()
+            sent = loop.time()
+            await r.read()  # until the client closes the stream
+            delays.append(loop.time() - sent)
+            if len(delays) == 30:
+                all_closed.set()
+            w.close()
+
+        srv._handle = handle  # type: ignore[method-assign]
+        url = await srv.start()
+        try:
+            async with Client(url, era="legacy") as c:
+                results = await asyncio.gather(*(c.call_tool("add", {}) for _ in range(30)))
+                assert all(r.content[0].text == "hi" for r in results)
+                await all_closed.wait()
+        finally:
+            await srv.stop()
+
+    arun(go(), timeout=60)
+    assert sum(d < 0.5 for d in delays) >= 20, sorted(delays)  # without the cap: every one after 1 s

@@ -244,18 +244,21 @@ class _Inflate:
 
     def step(self, data: bytes) -> bytes:
         try:
-            return self._z.decompress(data, CHUNK)
+            out = self._z.decompress(data, CHUNK)
         except zlib.error as exc:
             if self._first:
                 self._first = False
                 self._z = zlib.decompressobj(-zlib.MAX_WBITS)
                 return self.step(data)
             raise BadContent(f"the {'gzip' if self.gzip else 'deflate'} body does not decode: {exc}") from None
+        self._first = False
+        return out
 
-    def more(self) -> bytes:
-        """Output held back by the CHUNK bound (b"" once none is left)."""
+    def more(self, last: bytes) -> bytes:
+        """Output held back by the CHUNK bound after the step that gave ``last`` (b"" once none
+        is left: zlib may hold output even when all input was taken)."""
         tail = self._z.unconsumed_tail
-        return self.step(tail) if tail else b""
+        return self.step(tail) if tail or len(last) == CHUNK else b""
 
 
 class Decoder:
@@ -279,7 +282,7 @@ class Decoder:
                 chunk = layer.step(piece)
                 while chunk:
                     out.append(chunk)
-                    chunk = layer.more()
+                    chunk = layer.more(chunk)
             pieces = out
         return pieces
 

@@ -171,6 +171,10 @@ class Pool:
                         await waiter
                 except TimeoutError:
                     raise httpx.PoolTimeout("timed out waiting for a connection from the pool") from None
+                except BaseException:
+                    if waiter.done() and not waiter.cancelled():
+                        self._wake()  # woken, but leaving: the next in line gets the turn
+                    raise
                 finally:
                     if not waiter.done():
                         waiter.cancel()
