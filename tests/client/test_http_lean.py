@@ -362,3 +362,23 @@ def test_answered_streams_the_server_never_closes_are_drained_ten_at_a_time():
 
     arun(go(), timeout=60)
     assert sum(d < 0.5 for d in delays) >= 20, sorted(delays)  # without the cap: every one after 1 s
+
+
+def test_an_unreachable_server_reads_as_with_httpx():
+    from tests.support.http import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+
+    async def reason(target: Any) -> str:
+        with pytest.raises(Exception) as err:
+            async with _client(target):
+                pass
+        return str(err.value)
+
+    async def go() -> None:
+        lean = await reason(url)
+        async with httpx.AsyncClient() as http:
+            reference = await reason(HTTPClientTransport(url, client=http))
+        assert lean == reference and f"cannot reach the MCP server at {url}: All connection attempts failed" in lean
+
+    arun(go(), timeout=60)
