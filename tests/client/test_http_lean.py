@@ -47,6 +47,7 @@ class RawServer:
         self.connections = 0
         self.close_after: set[str] = set()  # methods after whose answer the server closes the connection
         self.closed = asyncio.Event()
+        self.log: list[tuple[int, str]] = []  # (connection number, JSON-RPC method or HTTP method)
 
     async def start(self) -> str:
         self._srv = await asyncio.start_server(self._handle, "127.0.0.1", 0)
@@ -57,6 +58,7 @@ class RawServer:
 
     async def _handle(self, r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
         self.connections += 1
+        number = self.connections
         try:
             while True:
                 try:
@@ -69,6 +71,7 @@ class RawServer:
                 fields = {k.lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)}
                 body = await r.readexactly(int(fields.get("content-length", "0")))
                 out, rpc = self._respond(method, path, body)
+                self.log.append((number, rpc))
                 w.write(out)
                 await w.drain()
                 if rpc in self.close_after:
@@ -380,5 +383,43 @@ def test_an_unreachable_server_reads_as_with_httpx():
         async with httpx.AsyncClient() as http:
             reference = await reason(HTTPClientTransport(url, client=http))
         assert lean == reference and f"cannot reach the MCP server at {url}: All connection attempts failed" in lean
+
+    arun(go(), timeout=60)
+
+
+def test_the_answer_to_a_reinitialize_is_read_to_its_end_and_its_connection_reused():
+    """A legacy session ends (404); the client initializes again and the server answers on an
+    SSE stream it then ends: the client reads that stream to its end, so the connection goes
+    back to the pool and carries a later request (it used to stop at the answer and lose it)."""
+
+    async def go() -> None:
+        state = {"inits": 0, "calls": 0}
+
+        def initialize(msg: dict[str, Any]) -> bytes:
+            state["inits"] += 1
+            if state["inits"] == 1:
+                return _ok(_answer(msg["id"], INIT), "mcp-session-id: s1")
+            event = b"data: " + _answer(msg["id"], INIT) + b"\n\n"
+            head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nmcp-session-id: s2\r\ntransfer-encoding: chunked\r\n\r\n"
+            return head + b"%x\r\n%s\r\n0\r\n\r\n" % (len(event), event)
+
+        def call(msg: dict[str, Any]) -> bytes:
+            state["calls"] += 1
+            if state["calls"] == 1:  # the session ended
+                return b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n"
+            return _ok(_answer(msg["id"], {"content": [{"type": "text", "text": "3"}]}))
+
+        srv = RawServer({"initialize": initialize, "tools/call": call})
+        url = await srv.start()
+        try:
+            async with Client(url, era="legacy") as c:
+                assert (await c.call_tool("add", {})).content[0].text == "3"
+                assert (await c.call_tool("add", {})).content[0].text == "3"
+        finally:
+            await srv.stop()
+        inits = [n for n, rpc in srv.log if rpc == "initialize"]
+        assert len(inits) == 2
+        reinit = srv.log.index((inits[1], "initialize"))
+        assert any(n == inits[1] for n, _ in srv.log[reinit + 1 :]), srv.log
 
     arun(go(), timeout=60)
