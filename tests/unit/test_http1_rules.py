@@ -15,6 +15,8 @@ def test_a_response_head_is_parsed_and_a_bad_one_named():
     assert (head.status, head.reason, head.version, size) == (200, "OK", "HTTP/1.1", 48)
     assert head.headers.get("content-type") == "a" and head.headers.get("X") == "1, 2"
     assert p.parse_head(b"HTTP/1.1 200 OK\r\nContent-") is None  # incomplete
+    lf, size = p.parse_head(b"HTTP/1.1 200 OK\nA: 1\n\nx")  # LF-only line ends are taken
+    assert (lf.headers.get("a"), size) == ("1", 22)
     with pytest.raises(p.ProtocolViolation, match="illegal status line"):
         p.parse_head(b"HTTX/1.1 200 OK\r\n\r\n")
     with pytest.raises(p.ProtocolViolation, match="illegal status line"):

@@ -95,10 +95,9 @@ def parse_head(buf: bytes | bytearray) -> tuple[Head, int] | None:
     incomplete; :class:`ProtocolViolation` when it is not a response head."""
     end = buf.find(b"\r\n\r\n")
     size = end + 4
-    if end < 0 or b"\n\n" in buf[:end]:  # lenient: LF-only line ends
-        lf = buf.find(b"\n\n")
-        if lf >= 0 and (end < 0 or lf < end):
-            end, size = lf, lf + 2
+    lf = buf.find(b"\n\n", 0, end if end >= 0 else len(buf))  # lenient: LF-only line ends
+    if lf >= 0:
+        end, size = lf, lf + 2
     if end < 0:
         if len(buf) > MAX_HEAD:
             raise ProtocolViolation(f"the response head exceeds {MAX_HEAD} bytes")
