@@ -63,7 +63,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import json
 import logging
 import os
@@ -79,7 +78,8 @@ from .._protocol import _http as h
 from .._protocol import _http_client_rules as rules
 from .._protocol._framing import Related
 from ._base import Abilities
-from ._http_body import DRAIN_SECONDS, BodyTooLarge, content_type, read_capped
+from ._http_backend import Answer, Backend, HttpxBackend, make_backend
+from ._http_body import DRAIN_SECONDS, BodyTooLarge, content_type, json_bytes, read_capped, verify_message
 from ._http_client_sse import HTTPSSEConnection
 
 log = logging.getLogger("mcpio.client")
@@ -93,16 +93,9 @@ MAX_CONNECTIONS = 100  # per transport (one origin)
 # a burst), and the connections it opens late go past a server's header timeout. The other
 # connections stay free for notifications, responses to the server's requests and GET streams.
 MAX_REQUESTS_IN_FLIGHT = 90
-
-
-def _verify_message(exc: BaseException) -> str:
-    """The reason of the certificate check that failed under ``exc`` (its cause chain)."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, ssl.SSLCertVerificationError):
-            return str(seen.verify_message)
-        seen = seen.__cause__ or seen.__context__
-    return str(exc)
+# Answered SSE streams read to their end at once (DRAIN_SECONDS each); another is closed at once:
+# streams a server never closes must not hold the connections new requests need
+MAX_DRAINS = MAX_CONNECTIONS - MAX_REQUESTS_IN_FLIGHT
 
 
 class HTTPClientTransport:
@@ -123,7 +116,6 @@ class HTTPClientTransport:
         if max_message_size < 1:
             raise ValueError(f"max_message_size must be positive, not {max_message_size!r}")
         self.url = url
-        self._url = httpx.URL(url)  # parsed once: httpx parses a str on every request
         self.max_message_size = max_message_size  # one SSE event or JSON body, in bytes
         self.auth = auth  # authorization (mcpio._auth.OAuth): adds the token, answers 401/403
         self.verify = verify
@@ -138,10 +130,10 @@ class HTTPClientTransport:
         self.headers = dict(headers or {})
         self.timeout = timeout
         self.http_sse = http_sse
-        self._own_client = client is None
-        self._http: httpx.AsyncClient | None = client
+        self._http: Backend | None = None if client is None else HttpxBackend(client, own=False)
         self._inbox: asyncio.Queue[bytes | Related | None] = asyncio.Queue()
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._drains = 0  # answered streams being read to their end (MAX_DRAINS)
         self._in_flight = asyncio.Semaphore(MAX_REQUESTS_IN_FLIGHT)  # POSTed requests (the module docstring)
         self._requests: dict[Any, tuple[asyncio.Task[Any], str, bool]] = {}  # id -> (task, method, modern)
         self._answered: dict[Any, asyncio.Event] = {}
@@ -163,25 +155,18 @@ class HTTPClientTransport:
         if self._http is None:
             # Idle connections are dropped after 2 s, before common servers drop them (uvicorn:
             # 5 s): reusing one the server is closing loses the request with a ReadError.
-            verify = self.verify
-            if isinstance(verify, (str, os.PathLike)):  # a CA bundle (httpx 0.28 wants a context)
-                verify = ssl.create_default_context(cafile=os.fspath(verify))
-            self._http = httpx.AsyncClient(
-                # offered in TLS's ALPN (h2 is never used over cleartext: no import for http://)
-                http2=self.url.lower().startswith("https:") and importlib.util.find_spec("h2") is not None,
-                verify=verify,
-                event_hooks={"response": [self._saw]},
+            self._http = make_backend(
+                self.url,
                 headers=self.headers,
-                follow_redirects=True,
+                timeout=self.timeout,
                 auth=self.auth,
-                timeout=httpx.Timeout(self.timeout, read=None),
-                # max_keepalive_connections = max_connections: busy connections count against it
-                limits=httpx.Limits(
-                    max_connections=MAX_CONNECTIONS, max_keepalive_connections=MAX_CONNECTIONS, keepalive_expiry=2.0
-                ),
+                verify=self.verify,
+                on_response=self._saw,
+                max_connections=MAX_CONNECTIONS,
+                keepalive_expiry=2.0,
             )
 
-    async def _saw(self, resp: httpx.Response) -> None:
+    def _saw(self, resp: Answer) -> None:
         self.http_version = resp.http_version
 
     async def receive(self) -> bytes | Related:
@@ -238,8 +223,9 @@ class HTTPClientTransport:
         elif self.session_id is not None and self._http is not None:
             with contextlib.suppress(Exception):  # the spec's SHOULD; 405 is a fine answer
                 async with asyncio.timeout(2):
-                    await self._http.delete(self._url, headers=self._legacy_headers())
-        if self._http is not None and self._own_client:
+                    async with self._http.stream("DELETE", self.url, headers=self._legacy_headers()):
+                        pass
+        if self._http is not None:
             with contextlib.suppress(Exception):
                 await self._http.aclose()
         self._inbox.put_nowait(_EOF)
@@ -331,7 +317,7 @@ class HTTPClientTransport:
             if "CERTIFICATE_VERIFY_FAILED" in str(exc):
                 self._failure = (
                     f"cannot reach the MCP server at {self.url}: its TLS certificate is not trusted "
-                    f"({_verify_message(exc)}); if it is yours, trust the CA that signed it: "
+                    f"({verify_message(exc)}); if it is yours, trust the CA that signed it: "
                     "Client(..., verify='ca.pem'), or SSL_CERT_FILE=ca.pem for mcpio commands"
                 )
             self._inbox.put_nowait(_EOF)
@@ -342,7 +328,7 @@ class HTTPClientTransport:
         """POST a notification or a response: 202 is expected; a failure is logged."""
         assert self._http is not None, "open() first"
         try:
-            async with self._http.stream("POST", self._url, content=frame, headers=self._post_headers(msg)) as resp:
+            async with self._http.stream("POST", self.url, content=frame, headers=self._post_headers(msg)) as resp:
                 self._reached = True
                 status = resp.status_code
                 try:
@@ -393,7 +379,7 @@ class HTTPClientTransport:
         assert self._http is not None, "open() first"
         for attempt in (0, 1):
             headers = self._post_headers(msg)
-            async with self._http.stream("POST", self._url, content=frame, headers=headers) as resp:
+            async with self._http.stream("POST", self.url, content=frame, headers=headers) as resp:
                 self._reached = True
                 status = resp.status_code
                 if (
@@ -416,7 +402,7 @@ class HTTPClientTransport:
                 await self._read_answer(resp, id_, release, legacy=not modern)
                 return
 
-    async def _read_answer(self, resp: httpx.Response, id_: Any, release: Callable[[], None], *, legacy: bool) -> None:
+    async def _read_answer(self, resp: Answer, id_: Any, release: Callable[[], None], *, legacy: bool) -> None:
         """Read the answer to request ``id_`` from ``resp`` (JSON or SSE) into ``receive``.
 
         Once the answer is in, ``release`` frees the request's in-flight slot and the rest of an
@@ -428,7 +414,7 @@ class HTTPClientTransport:
             self.session_id = resp.headers[h.SESSION_ID]
         if status == 200 and content_type(resp) == h.SSE:
             parser = h.SSEParser(self.max_message_size)
-            answered = False
+            answered = draining = False
             try:
                 async with asyncio.timeout(None) as bound:
                     async for chunk in resp.aiter_bytes():
@@ -436,11 +422,15 @@ class HTTPClientTransport:
                             if self._deliver(ev.data, id_) and not answered:
                                 answered = True
                                 release()
-                                bound.reschedule(asyncio.get_running_loop().time() + DRAIN_SECONDS)
+                                draining = self._drains < MAX_DRAINS
+                                self._drains += draining
+                                bound.reschedule(asyncio.get_running_loop().time() + DRAIN_SECONDS * draining)
             except (TimeoutError, httpx.HTTPError, h.SSETooLarge) as exc:
                 if not answered:  # (the bound is set only once answered)
                     raise
                 log.debug("%s: the stream of the answered request %r was closed: %r", self.url, id_, exc)
+            finally:
+                self._drains -= draining
             if answered:
                 return
             if legacy and parser.last_event_id is not None:
@@ -476,7 +466,7 @@ class HTTPClientTransport:
                 return
             headers = self._legacy_headers(accept=h.SSE, **{h.LAST_EVENT_ID: last_id})
             try:
-                async with self._http.stream("GET", self._url, headers=headers) as resp:
+                async with self._http.stream("GET", self.url, headers=headers) as resp:
                     if resp.status_code != 200 or content_type(resp) != h.SSE:
                         break  # the server cannot resume this stream
                     parser = h.SSEParser(self.max_message_size)
@@ -502,7 +492,7 @@ class HTTPClientTransport:
                 rules.http_failure(None, "the response stream ended and could not be resumed; the request was lost"),
             )
 
-    async def _pump(self, resp: httpx.Response, parser: h.SSEParser, waiting: Any = None) -> None:
+    async def _pump(self, resp: Answer, parser: h.SSEParser, waiting: Any = None) -> None:
         async for chunk in resp.aiter_bytes():
             for ev in parser.feed(chunk):
                 self._deliver(ev.data, waiting)
@@ -517,7 +507,7 @@ class HTTPClientTransport:
             extra = {h.LAST_EVENT_ID: last_id} if last_id is not None else {}
             try:
                 async with self._http.stream(
-                    "GET", self._url, headers=self._legacy_headers(accept=h.SSE, **extra)
+                    "GET", self.url, headers=self._legacy_headers(accept=h.SSE, **extra)
                 ) as resp:
                     if resp.status_code != 200 or content_type(resp) != h.SSE:
                         log.debug("%s: no standalone GET stream (HTTP %d)", self.url, resp.status_code)
@@ -550,7 +540,9 @@ class HTTPClientTransport:
             log.info("%s: the session ended (404); initializing a new one", self.url)
             self.session_id = None
             try:
-                async with self._http.stream("POST", self._url, json=msg, headers=rules.post_headers(msg)) as resp:
+                async with self._http.stream(
+                    "POST", self.url, content=json_bytes(msg), headers=rules.post_headers(msg)
+                ) as resp:
                     if resp.status_code != 200:
                         return False
                     self.session_id = resp.headers.get(h.SESSION_ID)
@@ -564,19 +556,22 @@ class HTTPClientTransport:
                 self._get_task = self._spawn(self._standalone_get())
             return self.session_id is not None
 
-    async def _swallow(self, resp: httpx.Response, id_: Any) -> None:
+    async def _swallow(self, resp: Answer, id_: Any) -> None:
         """Read (and drop) the answer to our own ``id_``; anything else is delivered."""
-        if content_type(resp) == h.SSE:
+        if content_type(resp) == h.SSE:  # read to its end once answered, as _read_answer does
             parser = h.SSEParser(self.max_message_size)
-            async for chunk in resp.aiter_bytes():
-                for ev in parser.feed(chunk):
-                    try:
-                        doc = json.loads(ev.data)
-                    except ValueError:
-                        continue
-                    if isinstance(doc, dict) and doc.get("id") == id_ and "method" not in doc:
-                        return
-                    self._deliver(ev.data)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(None) as bound:
+                    async for chunk in resp.aiter_bytes():
+                        for ev in parser.feed(chunk):
+                            try:
+                                doc = json.loads(ev.data)
+                            except ValueError:
+                                continue
+                            if isinstance(doc, dict) and doc.get("id") == id_ and "method" not in doc:
+                                bound.reschedule(asyncio.get_running_loop().time() + DRAIN_SECONDS)
+                                continue
+                            self._deliver(ev.data)
         else:
             await read_capped(resp, self.max_message_size)
 

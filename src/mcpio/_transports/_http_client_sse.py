@@ -19,6 +19,8 @@ import httpx
 
 from .._protocol import _http as h
 from .._protocol import _http_client_rules as rules
+from ._http_backend import Backend
+from ._http_body import BodyTooLarge, read_capped
 
 log = logging.getLogger("mcpio.client")
 
@@ -28,7 +30,7 @@ class HTTPSSEConnection:
 
     def __init__(
         self,
-        http: httpx.AsyncClient,
+        http: Backend,
         url: str,
         deliver: Callable[[bytes | str], Any],
         ended: Callable[[str], None],
@@ -57,7 +59,7 @@ class HTTPSSEConnection:
         reason = f"the HTTP+SSE event stream of {self.url} ended"
         try:
             async with self._http.stream("GET", self.url, headers={"accept": h.SSE}) as resp:
-                if resp.status_code != 200 or not resp.headers.get("content-type", "").startswith(h.SSE):
+                if resp.status_code != 200 or not (resp.headers.get("content-type") or "").startswith(h.SSE):
                     ready.set_result(False)
                     return
                 parser = h.SSEParser(self.max_message_size)
@@ -89,13 +91,20 @@ class HTTPSSEConnection:
     async def send(self, msg: dict[str, Any], frame: bytes) -> None:
         assert self.endpoint is not None
         try:
-            resp = await self._http.post(self.endpoint, content=frame, headers={"content-type": h.JSON})
+            async with self._http.stream(
+                "POST", self.endpoint, content=frame, headers={"content-type": h.JSON}
+            ) as resp:
+                status, reason = resp.status_code, resp.reason_phrase
+                try:
+                    body = await read_capped(resp, 65536)
+                except BodyTooLarge as exc:
+                    body = str(exc).encode()
         except httpx.HTTPError as exc:
             failure = rules.http_failure(None, f"POST {self.endpoint} failed: {str(exc) or type(exc).__name__}")
         else:
-            if resp.status_code < 300:
+            if status < 300:
                 return
-            failure = rules.http_failure(resp.status_code, resp.reason_phrase, resp.content[:65536])
+            failure = rules.http_failure(status, reason, body)
         if "id" in msg and "method" in msg:  # a request: its caller gets the failure
             self._deliver(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": failure}))
         else:

@@ -1,0 +1,425 @@
+"""The lean HTTP/1.1 client behind ``Client("http://…")`` (issue #35): the same wire as httpx,
+HTTP/1.1 framing and decoding, cookies, redirects, idle connections the server closed, broken
+answers failing one request only; httpx still serves environment proxies (and https).
+
+The servers are raw asyncio servers on 127.0.0.1 that record the bytes of each request head and
+answer with bytes written here, so that the framing under test is exactly what is sent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from mcpio import Client
+from mcpio._transports._http_client import HTTPClientTransport
+from tests.client.support import arun
+
+INIT = {"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "raw", "version": "1"}}
+
+
+def _ok(body: bytes, *extra: str, ctype: str = "application/json") -> bytes:
+    head = ["HTTP/1.1 200 OK", f"content-type: {ctype}", f"content-length: {len(body)}", *extra]
+    return ("\r\n".join(head) + "\r\n\r\n").encode() + body
+
+
+def _answer(id_: Any, result: Any) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": id_, "result": result}).encode()
+
+
+class RawServer:
+    """An MCP server (legacy era) written in raw HTTP/1.1; ``answers[method]`` returns the
+    bytes of the answer to a request (default: a JSON body); each request's head is recorded."""
+
+    def __init__(self, answers: dict[str, Callable[[dict[str, Any]], bytes]] | None = None) -> None:
+        self.answers = answers or {}
+        self.heads: list[bytes] = []
+        self.connections = 0
+        self.close_after: set[str] = set()  # methods after whose answer the server closes the connection
+        self.closed = asyncio.Event()
+        self.log: list[tuple[int, str]] = []  # (connection number, JSON-RPC method or HTTP method)
+
+    async def start(self) -> str:
+        self._srv = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        return f"http://127.0.0.1:{self._srv.sockets[0].getsockname()[1]}/mcp"
+
+    async def stop(self) -> None:
+        self._srv.close()
+
+    async def _handle(self, r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        number = self.connections
+        try:
+            while True:
+                try:
+                    head = await r.readuntil(b"\r\n\r\n")
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    return
+                self.heads.append(head)
+                lines = head.decode().split("\r\n")
+                method, path, _ = lines[0].split(" ")
+                fields = {k.lower(): v.strip() for k, _, v in (x.partition(":") for x in lines[1:] if x)}
+                body = await r.readexactly(int(fields.get("content-length", "0")))
+                out, rpc = self._respond(method, path, body)
+                self.log.append((number, rpc))
+                w.write(out)
+                await w.drain()
+                if rpc in self.close_after:
+                    w.close()
+                    await w.wait_closed()
+                    self.closed.set()
+                    return
+        finally:
+            w.close()
+
+    def _respond(self, method: str, path: str, body: bytes) -> tuple[bytes, str]:
+        if method == "GET":
+            return b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\n\r\n", "GET"
+        if method == "DELETE":
+            return b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n", "DELETE"
+        msg = json.loads(body)
+        rpc = msg.get("method", "")
+        if "id" not in msg:
+            return b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n", rpc
+        if rpc in self.answers:
+            return self.answers[rpc](msg), rpc
+        if rpc == "initialize":
+            return _ok(_answer(msg["id"], INIT), "mcp-session-id: s1", "set-cookie: lb=node7; Path=/"), rpc
+        if rpc == "tools/list":
+            return _ok(_answer(msg["id"], {"tools": [{"name": "add", "inputSchema": {"type": "object"}}]})), rpc
+        return _ok(_answer(msg["id"], {"content": [{"type": "text", "text": "3"}]})), rpc
+
+
+def _chunked_gzip(msg: dict[str, Any]) -> bytes:
+    data = gzip.compress(_answer(msg["id"], {"content": [{"type": "text", "text": "zipped"}]}))
+    chunks = b"".join(b"%x\r\n%s\r\n" % (len(data[i : i + 7]), data[i : i + 7]) for i in range(0, len(data), 7))
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-encoding: gzip\r\ntransfer-encoding: chunked\r\n\r\n"
+    return head + chunks + b"0\r\n\r\n"
+
+
+def _client(target: Any, **options: Any) -> Client:
+    if isinstance(target, str):
+        return Client(target, era="legacy", **options)
+    return Client(transport=target, era="legacy")
+
+
+async def _session(target: Any) -> list[str]:
+    async with _client(target, headers={"X-Api-Key": "k"}) as c:
+        first = await c.call_tool("add", {"a": 1, "b": 2})
+        second = await c.call_tool("zip", {})
+        return [first.content[0].text, second.content[0].text]
+
+
+def test_request_heads_are_httpx_s_and_chunked_gzip_answers_and_cookies_work():
+    """The same calls through the lean client and through httpx put the same bytes on the wire
+    (the Cookie of the initialize answer sent back; a chunked gzip answer decoded)."""
+
+    async def run(via_httpx: bool) -> tuple[list[str], list[bytes]]:
+        srv = RawServer(
+            {
+                "tools/call": lambda m: (
+                    _chunked_gzip(m)
+                    if m["params"]["name"] == "zip"
+                    else _ok(_answer(m["id"], {"content": [{"type": "text", "text": "3"}]}))
+                )
+            }
+        )
+        url = await srv.start()
+        try:
+            if via_httpx:
+                http = httpx.AsyncClient(headers={"X-Api-Key": "k"}, follow_redirects=True)
+                target: Any = HTTPClientTransport(url, client=http)
+            else:
+                target = url
+            texts = await _session(target)
+            if via_httpx:
+                await http.aclose()
+        finally:
+            await srv.stop()
+        port = url.split(":")[2].split("/")[0]
+        return texts, [h.replace(port.encode(), b"PORT") for h in srv.heads]
+
+    lean_texts, lean = arun(run(False), timeout=60)
+    httpx_texts, reference = arun(run(True), timeout=60)
+    assert lean_texts == httpx_texts == ["3", "zipped"]
+    assert lean == reference
+    assert any(b"\r\nCookie: lb=node7\r\n" in h for h in lean)
+    assert b"User-Agent: python-httpx/" in lean[0] and b"Accept-Encoding: gzip, deflate\r\n" in lean[0]
+
+
+def _imports_after_a_call(url: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Run one call in a fresh process; which HTTP machinery it loaded."""
+    code = textwrap.dedent(
+        f"""
+        import asyncio, json, sys
+        from mcpio import Client
+        async def main():
+            async with Client({url!r}, era="legacy") as c:
+                text = (await c.call_tool("add", {{}})).content[0].text
+            print(json.dumps({{"text": text, "h11": "h11" in sys.modules, "httpcore": "httpcore" in sys.modules}}))
+        asyncio.run(main())
+        """
+    )
+    clean = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env={**clean, **(env or {})}
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_a_plain_http_url_takes_the_lean_path_and_an_environment_proxy_takes_httpx():
+    async def go() -> None:
+        srv = RawServer()
+        proxy = RawServer()  # a forward proxy sees absolute-form request lines
+        url = await srv.start()
+        proxy_url = (await proxy.start()).removesuffix("/mcp")
+        try:
+            direct = await asyncio.to_thread(_imports_after_a_call, url)
+            assert direct == {"text": "3", "h11": False, "httpcore": False}  # httpx's machinery never loaded
+            assert proxy.heads == []
+            via = await asyncio.to_thread(_imports_after_a_call, url, {"HTTP_PROXY": proxy_url})
+            assert via["text"] == "3" and via["httpcore"] is True
+            assert proxy.heads and proxy.heads[0].startswith(b"POST " + url.encode() + b" HTTP/1.1")
+            seen = len(proxy.heads)
+            bypass = await asyncio.to_thread(
+                _imports_after_a_call, url, {"HTTP_PROXY": proxy_url, "NO_PROXY": "127.0.0.1"}
+            )
+            assert bypass == {"text": "3", "h11": False, "httpcore": False}
+            assert len(proxy.heads) == seen
+        finally:
+            await srv.stop()
+            await proxy.stop()
+
+    arun(go(), timeout=120)
+
+
+@pytest.mark.parametrize(("status", "method"), [(307, "POST"), (308, "POST"), (303, "GET")])
+def test_redirects_keep_or_change_the_method_as_httpx_does(status, method):
+    async def go() -> None:
+        srv = RawServer()
+        url = await srv.start()
+        moved = url.replace("/mcp", "/moved")
+        seen: list[bytes] = []
+        plain = srv._respond
+        last = {"id": None}
+
+        def respond(m: str, path: str, body: bytes) -> tuple[bytes, str]:
+            if path == "/mcp" and body and json.loads(body).get("method") == "tools/call":
+                last["id"] = json.loads(body)["id"]
+                return f"HTTP/1.1 {status} Moved\r\nlocation: /moved\r\ncontent-length: 0\r\n\r\n".encode(), "x"
+            if path == "/moved":
+                seen.append(m.encode() + b" " + body)
+                answer = _answer(last["id"], {"content": [{"type": "text", "text": "moved"}]}) if m == "GET" else None
+                if answer is not None:
+                    return _ok(answer), "x"
+            return plain(m, path, body)
+
+        srv._respond = respond  # type: ignore[method-assign]
+        try:
+            async with Client(url, era="legacy") as c:
+                if method == "POST":
+                    assert (await c.call_tool("add", {})).content[0].text == "3"
+                    assert seen and seen[0].startswith(b'POST {"')
+                else:  # 303: a GET without the body, whose answer is the answer
+                    assert (await c.call_tool("add", {})).content[0].text == "moved"
+                    assert seen == [b"GET "]
+            assert moved.endswith("/moved")
+        finally:
+            await srv.stop()
+
+    arun(go(), timeout=60)
+
+
+def test_a_kept_alive_connection_the_server_closed_is_not_reused():
+    """The server closes the connection after each answer (its keep-alive timeout passed): the
+    next call opens a new one instead of failing on the dead one."""
+
+    async def go() -> None:
+        srv = RawServer()
+        srv.close_after = {"tools/call"}
+        url = await srv.start()
+        try:
+            async with Client(url, era="legacy") as c:
+                for _ in range(3):
+                    srv.closed.clear()
+                    assert (await c.call_tool("add", {})).content[0].text == "3"
+                    await srv.closed.wait()
+                    await asyncio.sleep(0.05)  # the FIN reaches the client's loop
+            assert srv.connections >= 3
+        finally:
+            await srv.stop()
+
+    arun(go(), timeout=60)
+
+
+@pytest.mark.parametrize(
+    ("broken", "says"),
+    [
+        (b"HTTX/1.1 200 OK\r\n\r\n", "illegal status line"),
+        (
+            b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"jsonrpc"',
+            "peer closed connection",
+        ),
+    ],
+)
+def test_a_broken_answer_fails_that_request_only(broken, says):
+    async def go() -> None:
+        srv = RawServer(
+            {
+                "tools/call": lambda m: (
+                    broken
+                    if m["params"]["name"] == "bad"
+                    else _ok(_answer(m["id"], {"content": [{"type": "text", "text": "3"}]}))
+                )
+            }
+        )
+        srv.close_after = {"tools/call"}  # a broken answer ends its connection
+        url = await srv.start()
+        try:
+            async with Client(url, era="legacy") as c:
+                with pytest.raises(Exception) as err:
+                    await c.call_tool("bad", {})
+                assert says in str(err.value)
+                assert (await c.call_tool("add", {})).content[0].text == "3"
+        finally:
+            await srv.stop()
+
+    arun(go(), timeout=60)
+
+
+def test_a_body_over_max_message_size_is_refused():
+    async def go() -> None:
+        big = _answer(2, {"content": [{"type": "text", "text": "x" * 5000}]})
+        srv = RawServer({"tools/call": lambda m: _ok(big)})
+        url = await srv.start()
+        try:
+            async with _client(HTTPClientTransport(url, max_message_size=2000)) as c:
+                with pytest.raises(Exception) as err:
+                    await c.call_tool("add", {})
+                assert "max_message_size" in str(err.value)
+        finally:
+            await srv.stop()
+
+    arun(go(), timeout=60)
+
+
+def test_answered_streams_the_server_never_closes_are_drained_ten_at_a_time():
+    """30 calls answered on SSE streams the server keeps open: the client reads on at most 10
+    of them (for up to 1 s, to reuse their connections) and closes the other 20 at once, so
+    they never hold connections new requests need."""
+    delays: list[float] = []
+
+    async def go() -> None:
+        loop = asyncio.get_running_loop()
+
+        def open_stream(msg: dict[str, Any]) -> bytes:
+            event = b"data: " + _answer(msg["id"], {"content": [{"type": "text", "text": "hi"}]}) + b"\n\n"
+            head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+            return head + b"%x\r\n%s\r\n" % (len(event), event)
+
+        srv = RawServer({"tools/call": open_stream})
+        all_closed = asyncio.Event()
+
+        async def handle(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+            # like RawServer, but after an open stream: wait for the client to close it
+            head = await r.readuntil(b"\r\n\r\n")
+            length = int(
+                next((x.split(b":")[1] for x in head.split(b"\r\n") if x.lower().startswith(b"content-length")), b"0")
+            )
+            body = await r.readexactly(length)
+            if b'"tools/call"' not in body:
+                out, _ = srv._respond(head.split(b" ")[0].decode(), "/mcp", body)
+                w.write(out)
+                await w.drain()
+                w.close()
+                return
+            w.write(open_stream(json.loads(body)))
+            await w.drain()
+            sent = loop.time()
+            await r.read()  # until the client closes the stream
+            delays.append(loop.time() - sent)
+            if len(delays) == 30:
+                all_closed.set()
+            w.close()
+
+        srv._handle = handle  # type: ignore[method-assign]
+        url = await srv.start()
+        try:
+            async with Client(url, era="legacy") as c:
+                results = await asyncio.gather(*(c.call_tool("add", {}) for _ in range(30)))
+                assert all(r.content[0].text == "hi" for r in results)
+                await all_closed.wait()
+        finally:
+            await srv.stop()
+
+    arun(go(), timeout=60)
+    assert sum(d < 0.5 for d in delays) >= 20, sorted(delays)  # without the cap: every one after 1 s
+
+
+def test_an_unreachable_server_reads_as_with_httpx():
+    from tests.support.http import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+
+    async def reason(target: Any) -> str:
+        with pytest.raises(Exception) as err:
+            async with _client(target):
+                pass
+        return str(err.value)
+
+    async def go() -> None:
+        lean = await reason(url)
+        async with httpx.AsyncClient() as http:
+            reference = await reason(HTTPClientTransport(url, client=http))
+        assert lean == reference and f"cannot reach the MCP server at {url}: All connection attempts failed" in lean
+
+    arun(go(), timeout=60)
+
+
+def test_the_answer_to_a_reinitialize_is_read_to_its_end_and_its_connection_reused():
+    """A legacy session ends (404); the client initializes again and the server answers on an
+    SSE stream it then ends: the client reads that stream to its end, so the connection goes
+    back to the pool and carries a later request (it used to stop at the answer and lose it)."""
+
+    async def go() -> None:
+        state = {"inits": 0, "calls": 0}
+
+        def initialize(msg: dict[str, Any]) -> bytes:
+            state["inits"] += 1
+            if state["inits"] == 1:
+                return _ok(_answer(msg["id"], INIT), "mcp-session-id: s1")
+            event = b"data: " + _answer(msg["id"], INIT) + b"\n\n"
+            head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nmcp-session-id: s2\r\ntransfer-encoding: chunked\r\n\r\n"
+            return head + b"%x\r\n%s\r\n0\r\n\r\n" % (len(event), event)
+
+        def call(msg: dict[str, Any]) -> bytes:
+            state["calls"] += 1
+            if state["calls"] == 1:  # the session ended
+                return b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\n\r\n"
+            return _ok(_answer(msg["id"], {"content": [{"type": "text", "text": "3"}]}))
+
+        srv = RawServer({"initialize": initialize, "tools/call": call})
+        url = await srv.start()
+        try:
+            async with Client(url, era="legacy") as c:
+                assert (await c.call_tool("add", {})).content[0].text == "3"
+                assert (await c.call_tool("add", {})).content[0].text == "3"
+        finally:
+            await srv.stop()
+        inits = [n for n, rpc in srv.log if rpc == "initialize"]
+        assert len(inits) == 2
+        reinit = srv.log.index((inits[1], "initialize"))
+        assert any(n == inits[1] for n, _ in srv.log[reinit + 1 :]), srv.log
+
+    arun(go(), timeout=60)
