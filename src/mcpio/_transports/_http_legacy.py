@@ -104,24 +104,24 @@ class LegacyTransport:
     """The transport of one legacy HTTP session (see the module docstring)."""
 
     def __init__(
-        self, session_id: str, *, store: EventStore | None, inbox_size: int = 256, owner: str | None = None
+        self, sid: str, *, store: EventStore | None, owner: str | None = None, caller: Any = None, retry_ms: int = 1000
     ) -> None:
-        self.id = session_id
+        self.id = sid
         self.abilities = Abilities(
             answer_nowait=self.answer_nowait,
             unanswered=self.unanswered,
             attach=self.attach,
-            session_id=session_id,
+            session_id=sid,
             http_scope=self.http_scope,
             close_stream=self.close_stream,
         )
-        self.session_header = [(b"mcp-session-id", session_id.encode())]  # on the response opening it (read only)
+        self.session_header = [(b"mcp-session-id", sid.encode())]  # on the response opening it (read only)
         self.store = store
         # send() waits on nothing bound to the current task (no asyncio.timeout; an event store
         # in another process, Redis, may), so the session may start a request that cannot wait
         # on its reader's stack (Session.feed).
         self.eager_safe = store is None or type(store) is MemoryEventStore
-        self._inbox: asyncio.Queue[bytes | Decoded | None] = asyncio.Queue(inbox_size)
+        self._inbox: asyncio.Queue[bytes | Decoded | None] = asyncio.Queue(256)
         self._queued = 0  # frames delivered (or waiting for room) that the engine has not received
         self._by_request: dict[Any, Stream | UnmadeStream] = {}
         self._scopes: dict[Any, Any] = {}  # request id -> the ASGI scope of its POST, while served (http_scope)
@@ -136,7 +136,8 @@ class LegacyTransport:
         self.closed = False
         self.last_active = time.monotonic()
         self.owner = owner  # the principal that opened it (with auth; admits)
-        self.caller: Any = None  # the Caller its task holds (with auth; admits)
+        self.caller = caller  # the Caller its task holds (with auth; admits)
+        self.retry_ms = retry_ms  # the SSE retry of a stream closed without one (close_stream)
 
     # ---- the Transport interface, for the Session engine
     async def receive(self) -> bytes | Decoded:
@@ -419,7 +420,6 @@ class LegacyTransport:
         if feed and self.eager_safe:
             self.feeder = engine
 
-    retry_ms = 1000
     # Whether the session's end here ends its events in the store (forgotten; a shared session's
     # local copy: only when the session itself ended).
     owns_events = True

@@ -37,7 +37,7 @@ import logging
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from .._protocol import _http as h
 from .._protocol._http_checks import Post, RequestChecks, Verdict, read_post
@@ -58,6 +58,7 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 # serve(transport, stateless): run one server session on ``transport`` until it ends
 Serve = Callable[[Any, bool], Awaitable[None]]
+_Legacy = TypeVar("_Legacy", bound=LegacyTransport)
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 HEALTH_PATHS = ("/healthz", "/readyz")
@@ -412,19 +413,18 @@ class StreamableHTTPApp:
     def _new_session(self) -> LegacyTransport | None:
         if len(self.sessions) >= self.max_sessions:
             return None
-        sid = h.new_session_id()
-        transport = LegacyTransport(sid, store=self.event_store, owner=principal(self.caller))
-        self.start_session(transport, sid)
-        return transport
+        return self.start_session(LegacyTransport, h.new_session_id(), owner=principal(self.caller))
 
-    def start_session(self, transport: Any, sid: str) -> None:
-        """Register and run session ``sid`` (new, or a local copy of a shared one); reap idle ones."""
-        transport.retry_ms = self.retry_ms
-        transport.caller = self.caller() if self.caller is not None else None  # its task's (admits)
+    def start_session(self, make: type[_Legacy], sid: str, **kw: Any) -> _Legacy:
+        """Make, register and run session ``sid`` (new, or a local copy of a shared one) with this
+        app's event store, SSE retry and the Caller its task holds (admits); reap idle ones."""
+        caller = self.caller() if self.caller is not None else None
+        transport = make(sid, store=self.event_store, retry_ms=self.retry_ms, caller=caller, **kw)
         self.sessions[sid] = transport
         self.run_session(transport, sid)
         if self._reaper is None and self.session_timeout > 0:
             self._reaper = self._spawn(self._reap())
+        return transport
 
     def run_session(self, transport: LegacyTransport | SSETransport, sid: str) -> None:
         async def run() -> None:

@@ -78,16 +78,15 @@ class SharedLegacyTransport(LegacyTransport):
     """A local copy of a shared legacy session (see the module docstring)."""
 
     def __init__(
-        self, session_id: str, *, registry: SharedSessions, record: dict[str, str] | None, owner: str | None = None
+        self, sid: str, *, registry: SharedSessions, record: dict[str, str] | None, owner: str | None = None, **kw: Any
     ) -> None:
         # The owner (with auth) is the record's: fixed at create, the same on every process.
-        owner = record.get(OWNER) if record is not None else owner
-        super().__init__(session_id, store=registry.app.event_store, owner=owner)
+        super().__init__(sid, owner=record.get(OWNER) if record is not None else owner, **kw)
         # Every answer through send: it keeps this copy's books.
         self.abilities = Abilities(
             unanswered=self.unanswered,
             attach=self.attach,
-            session_id=session_id,
+            session_id=sid,
             session_ended=self.ended_for_good,
             http_scope=self.http_scope,
             close_stream=self.close_stream,
@@ -262,9 +261,7 @@ class SharedSessions:
         state.on_message(self.on_message)
 
     def _local(self, sid: str, record: dict[str, str] | None, owner: str | None = None) -> SharedLegacyTransport:
-        transport = SharedLegacyTransport(sid, registry=self, record=record, owner=owner)
-        self.app.start_session(transport, sid)
-        return transport
+        return self.app.start_session(SharedLegacyTransport, sid, registry=self, record=record, owner=owner)
 
     async def create(self) -> SharedLegacyTransport | None:
         """A new session (initialize); None at the cluster-wide cap. With auth, its record names
