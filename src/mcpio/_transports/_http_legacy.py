@@ -238,24 +238,24 @@ class LegacyTransport:
         return self._scopes.get(request_id) if isinstance(request_id, (int, str)) else None
 
     # ---- the HTTP side
-    def new_stream(self, request_ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool) -> Stream:
-        """A stream for a POST carrying requests ``request_ids`` (a set the stream keeps: it is
-        emptied as they are answered)."""
+    def new_stream(self, ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool, store: Any = None) -> Stream:
+        """A stream for a POST carrying requests ``ids`` (a set the stream keeps: it is
+        emptied as they are answered); ``store``: its event store, if not the session's."""
         self._seq += 1
         s = Stream(
             self.stream_prefix + str(self._seq),
             era=h.LEGACY,
             json_ok=json_ok,
             sse_ok=sse_ok,
-            store=self.store,
+            store=self.store if store is None else store,
             session_id=self.id,
             priming=priming,
-            request_ids=request_ids,
+            request_ids=ids,
+            on_done=self._stream_done,
         )
-        for rid in request_ids:
+        for rid in ids:
             self._by_request[rid] = s
         self.streams[s.id] = s
-        s.on_done = self._stream_done
         return s
 
     def deliver_post(

@@ -48,7 +48,7 @@ from ._http_events import EventStore, MemoryEventStore
 from ._http_legacy import Caller, LegacyTransport, admits, at_capacity, principal
 from ._http_request import RequestTransport, end_request, serve_post
 from ._http_server_sse import LegacySSE, SSETransport
-from ._http_server_streams import Disconnected, Stream, TooLarge, plain, refuse, watch_disconnect
+from ._http_server_streams import Disconnected, Stream, TooLarge, plain, refuse
 from ._http_sessions import SharedSessions
 
 log = logging.getLogger("mcpio.http")
@@ -326,9 +326,8 @@ class StreamableHTTPApp:
             if isinstance(stream, bytes):
                 await streams.send_json(send, stream, session_header, h.LEGACY)
                 return
-        stream.hangup = (receive, stream.disconnected)  # not a cancellation; watched once it matters
-        await stream.pump(
-            send, session_header, sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms
+        await stream.pump(  # a hang-up (not a cancellation) is watched once it matters
+            send, session_header, receive, sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms
         )
 
     # ================================================================ GET and DELETE
@@ -391,13 +390,9 @@ class StreamableHTTPApp:
                 return
         assert stream is not None
         transport.last_active = time.monotonic()
-        watcher = self._spawn(watch_disconnect(receive, stream.disconnected))
-        try:
-            await stream.pump(
-                send, NO_HEADERS, sse_after=0.0, keepalive=self.keepalive, retry_ms=self.retry_ms, replay=replay
-            )
-        finally:
-            watcher.cancel()
+        await stream.pump(
+            send, NO_HEADERS, receive, sse_after=0.0, keepalive=self.keepalive, retry_ms=self.retry_ms, replay=replay
+        )
 
     async def _delete(self, send: Send, headers: dict[str, str]) -> None:
         transport, refusal = await self._session_of(headers)

@@ -158,15 +158,16 @@ class SharedLegacyTransport(LegacyTransport):
         if forward:
             await self.registry.forward(self.id, frame)
 
-    def new_stream(self, request_ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool) -> Stream:
+    def new_stream(self, ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool, store: Any = None) -> Stream:
         """A POST's stream; while its requests run here they hold this process's lease, and the
         first event stored says so (which process, which request ids): a process resuming the
         stream after this one died answers them (:meth:`SharedSessions.resume`)."""
-        stream = super().new_stream(request_ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
-        leases = self.registry.leases
-        if leases is not None and request_ids and stream.store is not None and hasattr(stream.store, "note"):
-            note = json.dumps({"node": leases.node, "ids": sorted(request_ids, key=str)}, separators=(",", ":"))
-            stream.store = _NotedStore(stream.store, note)  # type: ignore[assignment]
+        leases, store = self.registry.leases, self.store if store is None else store
+        if noted := leases is not None and ids and store is not None and hasattr(store, "note"):
+            note = json.dumps({"node": leases.node, "ids": sorted(ids, key=str)}, separators=(",", ":"))
+            store = _NotedStore(store, note)
+        stream = super().new_stream(ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming, store=store)
+        if noted:
             leases.hold((self.id, stream.id))
             self.held[stream.id] = stream
         return stream
