@@ -435,6 +435,10 @@ class LegacyTransport:
     # How many of the session's requests are running (graceful shutdown waits; :meth:`attach`).
     in_flight: Callable[[], int] | None = None
 
+    def running(self) -> int:
+        """Its requests still running (graceful shutdown): the engine's count, else those holding a stream."""
+        return self.in_flight() if self.in_flight is not None else len(self._by_request)
+
     def abort(self) -> None:
         """End the session and cancel its requests in flight now (DELETE): their answers could
         not be delivered, and their queued sync calls must not hold workers others need."""

@@ -151,7 +151,7 @@ class StreamableHTTPApp:
         if kind != "http":
             return
         if not self._running:  # once started, no await here
-            await self._ensure_started()
+            await self.ensure_started()
         if self.draining:  # a kept-alive connection carries one last request, then closes (_http_drain)
             send = closing(send)
         route = h.route_path(scope) if scope.get("root_path") else scope.get("path", "/")  # mounted: below it
@@ -476,7 +476,11 @@ class StreamableHTTPApp:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def _ensure_started(self) -> None:
+    def requests(self) -> list[RequestTransport]:
+        """The modern requests in flight now, listen streams too (a copy: ending one changes the map)."""
+        return list(self._requests)
+
+    async def ensure_started(self) -> None:
         """Enter the server's lifespan once, on the serving loop (also when no ASGI lifespan
         events arrive, e.g. when mounted in a router that does not forward them)."""
         if self._started is None:
@@ -507,7 +511,7 @@ class StreamableHTTPApp:
     async def _close_sessions(self) -> None:
         for t in list(self.sessions.values()):
             self.end_session(t)
-        for r in list(self._requests):
+        for r in self.requests():
             end_request(self, r)
         if self.sse is not None:
             self.sse.close_all()
@@ -533,7 +537,7 @@ class StreamableHTTPApp:
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Any = None) -> AsyncIterator[None]:
         """For frameworks that take a lifespan (``Starlette(lifespan=mcp_app.lifespan)``)."""
-        await self._ensure_started()
+        await self.ensure_started()
         try:
             yield
         finally:
