@@ -130,8 +130,7 @@ class HttpBinding:
         raw = transport
         if self.http_trace():
             transport = Traced(transport, self.trace)
-        # remote: clients get the type only; stateless: a modern POST's one request runs in this
-        # task (_http_request.end_request cancels it)
+        # remote: errors' type only; stateless: its one request runs in this task (end_request cancels it)
         session = server.session(transport, stateless=stateless, remote=True)
         attach = abilities(raw).attach
         if attach is not None:  # a legacy session (LegacyTransport.attach)

@@ -195,8 +195,7 @@ def _answer(server: Server, line: bytes) -> tuple[Connection, dict[str, Any], by
 
 
 def env_trace() -> Any:
-    """The wire trace ``MCPIO_TRACE`` names (``_transports._trace.open_trace``), opened now; None
-    when unset or unwritable (a warning: a debugging aid must not stop the server)."""
+    """``MCPIO_TRACE``'s wire trace (``open_trace``), opened now; None if unset or unwritable (warned)."""
     from .._transports._trace import open_trace
 
     path = os.environ.get("MCPIO_TRACE")
@@ -218,20 +217,18 @@ async def serve_stdio(server: Server, primed: Primed | None = None) -> None:
     def on_gone(why: str) -> None:  # the client died: never linger on requests in flight
         session.abort(0.0 if why == "output" else 0.5)
 
-    # The trace is opened at open(), once fd 1 is off the wire (MCPIO_TRACE=/dev/stdout is harmless).
     transport = StdioServerTransport(max_line_size=server.max_message_size, trace=env_trace, on_gone=on_gone)
     primed = primed or Primed(b"", os.getppid())
     transport.prime(primed.rest, primed.ppid)
     session = server.session(transport, conn=primed.connection)  # initialised: continues from READY
     session.state.update(primed.state)
     await transport.open()
-    loop = asyncio.get_running_loop()
 
     def on_signal() -> None:  # SIGTERM: stop now, send nothing more, exit 0
         session.abort()  # also when already draining after stdin EOF
         transport.terminate()
 
-    on_terminate(loop, on_signal)  # SIGTERM; Windows: CTRL_BREAK_EVENT (mcpio._platform)
+    on_terminate(asyncio.get_running_loop(), on_signal)  # SIGTERM; Windows: CTRL_BREAK_EVENT (mcpio._platform)
     try:
         async with server.running():
             await server.run_session(session)

@@ -368,8 +368,7 @@ class LegacyTransport:
             )
             self.streams["0"] = s
         else:
-            s.reattach()
-            s.priming = priming
+            s.reattach(priming)
         return s
 
     def _stream_done(self, stream: Stream) -> None:

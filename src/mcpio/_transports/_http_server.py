@@ -378,8 +378,6 @@ class StreamableHTTPApp:
             stream = live if live is not None or self.shared is None else self.shared.resume(transport, last, *found)
             if live is not None:
                 live.reattach()
-                live.json_ok = False
-                live.priming = False
             elif stream is None:  # that stream is complete: replay it, then end
                 stream = Stream(found[0], era=h.LEGACY, json_ok=False, store=self.event_store, session_id=transport.id)
                 stream.finished = True

@@ -320,8 +320,9 @@ class Stream:
         if self.on_done is not None and (self.finished or (self.gone and not self.started)):
             self.on_done(self)
 
-    def reattach(self) -> None:
-        self.attached = True
+    def reattach(self, priming: bool = False) -> None:
+        """A GET takes the stream over (SSE only; ``priming``: an event id first)."""
+        self.attached, self.json_ok, self.priming = True, False, priming
         if self._released is not None:
             self._released.clear()
         self.gone = False

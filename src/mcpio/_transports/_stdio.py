@@ -185,8 +185,7 @@ class StdioServerTransport:
                 self._out_fd = self._private_dup(1)
             if self._stdin_fd == 0:
                 self._in_fd = self._private_dup(0)
-        if self._open_trace is not None:  # now: a trace at /dev/stdout is not on the wire
-            self.trace = self._open_trace()
+        self.trace = self._open_trace() if self._open_trace is not None else None  # now: /dev/stdout is no wire
         writer = self._writer = _Writer(self)
         if self._mode == "loop" and is_stream(self._out_fd):
             pipe = open(self._out_fd, "wb", buffering=0, closefd=False)  # noqa: SIM115
