@@ -10,7 +10,7 @@ decodes them, feeds the connection and acts on its events:
   when they take it at once (else a task sends it). At most ``max_in_flight`` run together
   (each item of a batch counts) — past that the session stops reading, which fills the
   transport's buffer and then the OS pipe: backpressure, never an unbounded queue. A session
-  made for one request (``inline_requests = True``: a modern Streamable HTTP POST) serves it
+  made for one request (``inline_requests=True``: a modern Streamable HTTP POST) serves it
   in ``run()``'s own task instead; cancelling that task cancels the request;
 * a transport whose frames arrive on another task (a legacy HTTP session: each POST) may hand
   one over with :meth:`feed` instead of queueing it, when :meth:`reading` says the reader waits
@@ -81,6 +81,8 @@ class Session:
         max_in_flight: int = 1024,
         drain_timeout: float = 30.0,
         answer: SyncAnswer | None = None,
+        expose_errors: bool = True,
+        inline_requests: bool = False,
     ) -> None:
         self.transport = transport
         offers = abilities(transport)  # read once: a transport's abilities do not change
@@ -116,9 +118,9 @@ class Session:
         self.state: dict[str, Any] = {}  # per-connection data for the framework (subscriptions, log level …)
         # Unexpected exceptions: their text goes to the peer (True: stdio, where the developer is
         # the user) or only their type (False: a remote HTTP client; the text is logged).
-        self.expose_errors = True
+        self.expose_errors = expose_errors
         # Serve requests in run()'s own task, one after the other (see the module docstring).
-        self.inline_requests = False
+        self.inline_requests = inline_requests
         self._reading = False  # run() waits on receive() (feed may go ahead of it)
         self._feeding = False  # a feed() is under way (another waits its turn in the queue)
 

@@ -181,9 +181,9 @@ def test_fuzzed_requests_get_4xx_never_5xx_or_a_crash():
 
         one()
         deadline = time.monotonic() + 5  # cancelled modern requests wind down on their own
-        while app._requests and time.monotonic() < deadline:
+        while app.requests() and time.monotonic() < deadline:
             runner.run(asyncio.sleep(0.01))
-        assert not app._requests, f"{len(app._requests)} modern requests still in flight"
+        assert not app.requests(), f"{len(app.requests())} modern requests still in flight"
         runner.run(app.aclose())
         assert not errors, [e.getMessage() for e in errors]
     print(

@@ -21,8 +21,9 @@ from .. import _log, _otel
 from .._protocol._connection import modern_admission
 from .._protocol._events import RequestReceived
 from .._transports._base import Transport, abilities
-from .._transports._trace import Traced, open_trace
+from .._transports._trace import Traced
 from . import _answer
+from ._stdio import env_trace
 
 if TYPE_CHECKING:
     from .._session import Session
@@ -120,13 +121,7 @@ class HttpBinding:
         """The wire trace of ``MCPIO_TRACE`` for HTTP sessions (the same as on stdio; the variable
         is read once), or False."""
         if self.trace is None:
-            path = os.environ.get("MCPIO_TRACE")
-            self.trace = False
-            if path:
-                try:
-                    self.trace = open_trace(path)
-                except OSError as exc:
-                    log.warning("MCPIO_TRACE: cannot write %s (%s); serving without a trace", path, exc.strerror or exc)
+            self.trace = env_trace() or False
         return self.trace
 
     async def serve_session(self, transport: Transport, stateless: bool) -> None:
@@ -135,10 +130,8 @@ class HttpBinding:
         raw = transport
         if self.http_trace():
             transport = Traced(transport, self.trace)
-        session = server.session(transport, stateless=stateless)
-        session.expose_errors = server.expose_errors is True  # remote clients get the type only
-        # A modern POST's one request runs in this task (_http_request.end_request cancels it).
-        session.inline_requests = stateless
+        # remote: errors' type only; stateless: its one request runs in this task (end_request cancels it)
+        session = server.session(transport, stateless=stateless, remote=True)
         attach = abilities(raw).attach
         if attach is not None:  # a legacy session (LegacyTransport.attach)
             # Its POSTs may be served on their own tasks: not with a trace (it records what the

@@ -373,26 +373,27 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
                 self.changes.spawn(loop, run_hook(hook, ctx, params))
 
     # ================================================================ serving
-    def session(self, transport: Transport, *, stateless: bool = False) -> Session:
-        """A server-role Session for ``transport`` (``await session.run()`` serves it).
-
-        ``stateless=True``: one request of the modern era (a Streamable HTTP POST): every request
-        is admitted by its ``_meta`` alone, and ending the transport cancels what is in flight.
-        """
+    def session(
+        self, transport: Transport, *, stateless: bool = False, remote: bool = False, conn: Connection | None = None
+    ) -> Session:
+        """A server-role Session for ``transport`` (``await session.run()`` serves it). ``stateless``: a
+        modern POST's one request, admitted by its ``_meta`` alone, run in ``run()``'s task (ending the
+        transport cancels it); ``remote``: HTTP (``expose_errors``); ``conn``: one initialised already."""
         from .._session import Session  # not at import: asyncio comes after initialize's answer (_stdio)
 
         if _answer is None:
             _load_serving()
         s = Session(
             transport,
-            Connection("server", stateless=stateless),
+            conn or Connection("server", stateless=stateless),
             on_request=self._on_request_hook,
             on_notification=self._on_notification,
             max_in_flight=self.max_in_flight,
             drain_timeout=0.0 if stateless else 30.0,
             answer=MethodType(_answer.answer, self) if self.plain else None,  # else the engine sees every request
+            expose_errors=self.expose_errors is True if remote else self.expose_errors is not False,
+            inline_requests=stateless,
         )
-        s.expose_errors = self.expose_errors is not False
         self.changes.sessions.add(s)
         return s
 

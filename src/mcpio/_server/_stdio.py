@@ -194,6 +194,18 @@ def _answer(server: Server, line: bytes) -> tuple[Connection, dict[str, Any], by
     return conn, state, rpc.encode(out) + b"\n"
 
 
+def env_trace() -> Any:
+    """``MCPIO_TRACE``'s wire trace (``open_trace``), opened now; None if unset or unwritable (warned)."""
+    from .._transports._trace import open_trace
+
+    path = os.environ.get("MCPIO_TRACE")
+    try:
+        return open_trace(path) if path else None
+    except OSError as exc:
+        log.warning("MCPIO_TRACE: cannot write %s (%s); serving without a trace", path, exc.strerror or exc)
+        return None
+
+
 async def serve_stdio(server: Server, primed: Primed | None = None) -> None:
     """Serve ``server`` on stdin/stdout until EOF, SIGTERM or the parent's death; ``primed``:
     what :func:`answer_initialize` read and answered already."""
@@ -201,34 +213,22 @@ async def serve_stdio(server: Server, primed: Primed | None = None) -> None:
 
     from .._platform import on_terminate
     from .._transports._stdio import StdioServerTransport
-    from .._transports._trace import open_trace
 
-    transport = StdioServerTransport(max_line_size=server.max_message_size)
-    if primed is not None:
-        transport.prime(primed.rest, primed.ppid)
-    await transport.open()  # first: once fd 1 is off the wire, MCPIO_TRACE=/dev/stdout is harmless
-    trace_path = os.environ.get("MCPIO_TRACE")
-    if trace_path:
-        try:
-            transport.trace = open_trace(trace_path)
-        except OSError as exc:  # a debugging aid must not stop the server
-            log.warning("MCPIO_TRACE: cannot write %s (%s); serving without a trace", trace_path, exc.strerror or exc)
-    loop = asyncio.get_running_loop()
-    session = server.session(transport)
-    if primed is not None and primed.connection is not None:
-        session.connection = primed.connection  # initialised: the engine continues from READY
-        session.state.update(primed.state)
+    def on_gone(why: str) -> None:  # the client died: never linger on requests in flight
+        session.abort(0.0 if why == "output" else 0.5)
+
+    transport = StdioServerTransport(max_line_size=server.max_message_size, trace=env_trace, on_gone=on_gone)
+    primed = primed or Primed(b"", os.getppid())
+    transport.prime(primed.rest, primed.ppid)
+    session = server.session(transport, conn=primed.connection)  # initialised: continues from READY
+    session.state.update(primed.state)
+    await transport.open()
 
     def on_signal() -> None:  # SIGTERM: stop now, send nothing more, exit 0
         session.abort()  # also when already draining after stdin EOF
         transport.terminate()
 
-    def on_gone(why: str) -> None:  # the client died: never linger on requests in flight
-        session.abort(0.0 if why == "output" else 0.5)
-
-    transport.on_gone = on_gone
-
-    on_terminate(loop, on_signal)  # SIGTERM; Windows: CTRL_BREAK_EVENT (mcpio._platform)
+    on_terminate(asyncio.get_running_loop(), on_signal)  # SIGTERM; Windows: CTRL_BREAK_EVENT (mcpio._platform)
     try:
         async with server.running():
             await server.run_session(session)

@@ -67,8 +67,8 @@ async def health(app: Any, send: Any, route: str) -> None:
 def _in_flight(app: Any) -> int:
     """Requests still running: legacy ones (per session: its engine's count; a request cancelled
     by the client holds its stream but runs no more) and modern ones (listen excluded)."""
-    legacy = sum(t.in_flight() if t.in_flight is not None else len(t._by_request) for t in list(app.sessions.values()))
-    modern = sum(1 for r in list(app._requests) if not r.listen and not r.stream.finished)
+    legacy: int = sum(t.running() for t in list(app.sessions.values()))
+    modern = sum(1 for r in app.requests() if not r.listen and not r.stream.finished)
     return legacy + modern
 
 
@@ -78,7 +78,7 @@ def _hand_over(app: Any, *, idle_only: bool) -> None:
         for s in list(t.streams.values()):
             if s.attached and (s is t.get_stream or not idle_only):
                 s.detach(app.retry_ms)
-    for r in list(app._requests):
+    for r in app.requests():
         if r.listen or not idle_only:
             end_request(app, r)  # not resumable (2026-07-28 has no event ids): the client listens again elsewhere
 
@@ -104,7 +104,7 @@ async def drain(app: Any, grace: float) -> None:
                 for s in ending:
                     await s.released.wait()
         for t in list(app.sessions.values()):
-            if t.on_abort is not None and (t.in_flight() if t.in_flight is not None else t._by_request):
+            if t.on_abort is not None and t.running():
                 t.on_abort()
 
 
@@ -114,7 +114,7 @@ async def lifespan_protocol(app: Any, receive: Any, send: Any) -> None:
         message = await receive()
         if message["type"] == "lifespan.startup":
             try:
-                await app._ensure_started()
+                await app.ensure_started()
             except Exception as exc:
                 await send({"type": "lifespan.startup.failed", "message": str(exc)})
                 return

@@ -104,24 +104,24 @@ class LegacyTransport:
     """The transport of one legacy HTTP session (see the module docstring)."""
 
     def __init__(
-        self, session_id: str, *, store: EventStore | None, inbox_size: int = 256, owner: str | None = None
+        self, sid: str, *, store: EventStore | None, owner: str | None = None, caller: Any = None, retry_ms: int = 1000
     ) -> None:
-        self.id = session_id
+        self.id = sid
         self.abilities = Abilities(
             answer_nowait=self.answer_nowait,
             unanswered=self.unanswered,
             attach=self.attach,
-            session_id=session_id,
+            session_id=sid,
             http_scope=self.http_scope,
             close_stream=self.close_stream,
         )
-        self.session_header = [(b"mcp-session-id", session_id.encode())]  # on the response opening it (read only)
+        self.session_header = [(b"mcp-session-id", sid.encode())]  # on the response opening it (read only)
         self.store = store
         # send() waits on nothing bound to the current task (no asyncio.timeout; an event store
         # in another process, Redis, may), so the session may start a request that cannot wait
         # on its reader's stack (Session.feed).
         self.eager_safe = store is None or type(store) is MemoryEventStore
-        self._inbox: asyncio.Queue[bytes | Decoded | None] = asyncio.Queue(inbox_size)
+        self._inbox: asyncio.Queue[bytes | Decoded | None] = asyncio.Queue(256)
         self._queued = 0  # frames delivered (or waiting for room) that the engine has not received
         self._by_request: dict[Any, Stream | UnmadeStream] = {}
         self._scopes: dict[Any, Any] = {}  # request id -> the ASGI scope of its POST, while served (http_scope)
@@ -136,7 +136,8 @@ class LegacyTransport:
         self.closed = False
         self.last_active = time.monotonic()
         self.owner = owner  # the principal that opened it (with auth; admits)
-        self.caller: Any = None  # the Caller its task holds (with auth; admits)
+        self.caller = caller  # the Caller its task holds (with auth; admits)
+        self.retry_ms = retry_ms  # the SSE retry of a stream closed without one (close_stream)
 
     # ---- the Transport interface, for the Session engine
     async def receive(self) -> bytes | Decoded:
@@ -237,24 +238,24 @@ class LegacyTransport:
         return self._scopes.get(request_id) if isinstance(request_id, (int, str)) else None
 
     # ---- the HTTP side
-    def new_stream(self, request_ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool) -> Stream:
-        """A stream for a POST carrying requests ``request_ids`` (a set the stream keeps: it is
-        emptied as they are answered)."""
+    def new_stream(self, ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool, store: Any = None) -> Stream:
+        """A stream for a POST carrying requests ``ids`` (a set the stream keeps: it is
+        emptied as they are answered); ``store``: its event store, if not the session's."""
         self._seq += 1
         s = Stream(
             self.stream_prefix + str(self._seq),
             era=h.LEGACY,
             json_ok=json_ok,
             sse_ok=sse_ok,
-            store=self.store,
+            store=self.store if store is None else store,
             session_id=self.id,
             priming=priming,
-            request_ids=request_ids,
+            request_ids=ids,
+            on_done=self._stream_done,
         )
-        for rid in request_ids:
+        for rid in ids:
             self._by_request[rid] = s
         self.streams[s.id] = s
-        s.on_done = self._stream_done
         return s
 
     def deliver_post(
@@ -367,8 +368,7 @@ class LegacyTransport:
             )
             self.streams["0"] = s
         else:
-            s.reattach()
-            s.priming = priming
+            s.reattach(priming)
         return s
 
     def _stream_done(self, stream: Stream) -> None:
@@ -419,7 +419,6 @@ class LegacyTransport:
         if feed and self.eager_safe:
             self.feeder = engine
 
-    retry_ms = 1000
     # Whether the session's end here ends its events in the store (forgotten; a shared session's
     # local copy: only when the session itself ended).
     owns_events = True
@@ -434,6 +433,10 @@ class LegacyTransport:
     on_abort: Callable[[], None] | None = None
     # How many of the session's requests are running (graceful shutdown waits; :meth:`attach`).
     in_flight: Callable[[], int] | None = None
+
+    def running(self) -> int:
+        """Its requests still running (graceful shutdown): the engine's count, else those holding a stream."""
+        return self.in_flight() if self.in_flight is not None else len(self._by_request)
 
     def abort(self) -> None:
         """End the session and cancel its requests in flight now (DELETE): their answers could

@@ -141,9 +141,10 @@ async def serve_post(
         stream.disconnected()
         end_request(app, transport)
 
-    stream.hangup = (receive, hung_up)  # watched once a hang-up matters
-    try:
-        await stream.pump(send, [], sse_after=app.sse_after, keepalive=app.keepalive, retry_ms=app.retry_ms)
+    try:  # a hang-up is watched once it matters
+        await stream.pump(
+            send, [], receive, sse_after=app.sse_after, keepalive=app.keepalive, retry_ms=app.retry_ms, on_gone=hung_up
+        )
     finally:
         if not stream.finished:
             end_request(app, transport)

@@ -37,7 +37,7 @@ import logging
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from .._protocol import _http as h
 from .._protocol._http_checks import Post, RequestChecks, Verdict, read_post
@@ -48,7 +48,7 @@ from ._http_events import EventStore, MemoryEventStore
 from ._http_legacy import Caller, LegacyTransport, admits, at_capacity, principal
 from ._http_request import RequestTransport, end_request, serve_post
 from ._http_server_sse import LegacySSE, SSETransport
-from ._http_server_streams import Disconnected, Stream, TooLarge, plain, refuse, watch_disconnect
+from ._http_server_streams import Disconnected, Stream, TooLarge, plain, refuse
 from ._http_sessions import SharedSessions
 
 log = logging.getLogger("mcpio.http")
@@ -58,6 +58,7 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 # serve(transport, stateless): run one server session on ``transport`` until it ends
 Serve = Callable[[Any, bool], Awaitable[None]]
+_Legacy = TypeVar("_Legacy", bound=LegacyTransport)
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 HEALTH_PATHS = ("/healthz", "/readyz")
@@ -150,7 +151,7 @@ class StreamableHTTPApp:
         if kind != "http":
             return
         if not self._running:  # once started, no await here
-            await self._ensure_started()
+            await self.ensure_started()
         if self.draining:  # a kept-alive connection carries one last request, then closes (_http_drain)
             send = closing(send)
         route = h.route_path(scope) if scope.get("root_path") else scope.get("path", "/")  # mounted: below it
@@ -325,9 +326,8 @@ class StreamableHTTPApp:
             if isinstance(stream, bytes):
                 await streams.send_json(send, stream, session_header, h.LEGACY)
                 return
-        stream.hangup = (receive, stream.disconnected)  # not a cancellation; watched once it matters
-        await stream.pump(
-            send, session_header, sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms
+        await stream.pump(  # a hang-up (not a cancellation) is watched once it matters
+            send, session_header, receive, sse_after=self.sse_after, keepalive=self.keepalive, retry_ms=self.retry_ms
         )
 
     # ================================================================ GET and DELETE
@@ -378,8 +378,6 @@ class StreamableHTTPApp:
             stream = live if live is not None or self.shared is None else self.shared.resume(transport, last, *found)
             if live is not None:
                 live.reattach()
-                live.json_ok = False
-                live.priming = False
             elif stream is None:  # that stream is complete: replay it, then end
                 stream = Stream(found[0], era=h.LEGACY, json_ok=False, store=self.event_store, session_id=transport.id)
                 stream.finished = True
@@ -390,13 +388,9 @@ class StreamableHTTPApp:
                 return
         assert stream is not None
         transport.last_active = time.monotonic()
-        watcher = self._spawn(watch_disconnect(receive, stream.disconnected))
-        try:
-            await stream.pump(
-                send, NO_HEADERS, sse_after=0.0, keepalive=self.keepalive, retry_ms=self.retry_ms, replay=replay
-            )
-        finally:
-            watcher.cancel()
+        await stream.pump(
+            send, NO_HEADERS, receive, sse_after=0.0, keepalive=self.keepalive, retry_ms=self.retry_ms, replay=replay
+        )
 
     async def _delete(self, send: Send, headers: dict[str, str]) -> None:
         transport, refusal = await self._session_of(headers)
@@ -412,19 +406,18 @@ class StreamableHTTPApp:
     def _new_session(self) -> LegacyTransport | None:
         if len(self.sessions) >= self.max_sessions:
             return None
-        sid = h.new_session_id()
-        transport = LegacyTransport(sid, store=self.event_store, owner=principal(self.caller))
-        self.start_session(transport, sid)
-        return transport
+        return self.start_session(LegacyTransport, h.new_session_id(), owner=principal(self.caller))
 
-    def start_session(self, transport: Any, sid: str) -> None:
-        """Register and run session ``sid`` (new, or a local copy of a shared one); reap idle ones."""
-        transport.retry_ms = self.retry_ms
-        transport.caller = self.caller() if self.caller is not None else None  # its task's (admits)
+    def start_session(self, make: type[_Legacy], sid: str, **kw: Any) -> _Legacy:
+        """Make, register and run session ``sid`` (new, or a local copy of a shared one) with this
+        app's event store, SSE retry and the Caller its task holds (admits); reap idle ones."""
+        caller = self.caller() if self.caller is not None else None
+        transport = make(sid, store=self.event_store, retry_ms=self.retry_ms, caller=caller, **kw)
         self.sessions[sid] = transport
         self.run_session(transport, sid)
         if self._reaper is None and self.session_timeout > 0:
             self._reaper = self._spawn(self._reap())
+        return transport
 
     def run_session(self, transport: LegacyTransport | SSETransport, sid: str) -> None:
         async def run() -> None:
@@ -481,7 +474,11 @@ class StreamableHTTPApp:
         task.add_done_callback(self._tasks.discard)
         return task
 
-    async def _ensure_started(self) -> None:
+    def requests(self) -> list[RequestTransport]:
+        """The modern requests in flight now, listen streams too (a copy: ending one changes the map)."""
+        return list(self._requests)
+
+    async def ensure_started(self) -> None:
         """Enter the server's lifespan once, on the serving loop (also when no ASGI lifespan
         events arrive, e.g. when mounted in a router that does not forward them)."""
         if self._started is None:
@@ -512,7 +509,7 @@ class StreamableHTTPApp:
     async def _close_sessions(self) -> None:
         for t in list(self.sessions.values()):
             self.end_session(t)
-        for r in list(self._requests):
+        for r in self.requests():
             end_request(self, r)
         if self.sse is not None:
             self.sse.close_all()
@@ -538,7 +535,7 @@ class StreamableHTTPApp:
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Any = None) -> AsyncIterator[None]:
         """For frameworks that take a lifespan (``Starlette(lifespan=mcp_app.lifespan)``)."""
-        await self._ensure_started()
+        await self.ensure_started()
         try:
             yield
         finally:

@@ -87,6 +87,7 @@ class Stream:
         session_id: str = "",
         priming: bool = False,
         request_ids: set[Any] | None = None,
+        on_done: Callable[[Stream], None] | None = None,
     ) -> None:
         self.id = stream_id
         self.era = era
@@ -103,11 +104,8 @@ class Stream:
         self.finished = False  # the final response is queued or stored
         self.gone = False  # the client closed the connection
         self.detach_retry: int | None = None  # close_stream() asked to end the connection
-        self.on_done: Callable[[Stream], None] | None = None
+        self.on_done = on_done  # called when done: finished with no response attached (its owner forgets it)
         self._released: asyncio.Event | None = None  # made when first waited on (``released``)
-        # (receive, on_gone): what watch_disconnect() needs; the stream starts watching once a
-        # hang-up matters (see pump), so a POST answered as plain JSON spawns no watcher task.
-        self.hangup: tuple[Receive, Callable[[], None]] | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._timed_out = False
         self.wait_token = 0  # changes as each timed wait starts and ends (_http_deadlines)
@@ -207,25 +205,27 @@ class Stream:
         self,
         send: Send,
         headers: list[tuple[bytes, bytes]],
+        receive: Receive | None,
         *,
         sse_after: float,
         keepalive: float,
         retry_ms: int,
         replay: list[tuple[str, bytes]] | None = None,
+        on_gone: Callable[[], None] | None = None,
     ) -> None:
         """Answer one HTTP request from this stream until it ends (see the module docstring);
         ``replay``: stored events to send first (a resumption).
 
-        With :attr:`hangup` set, the client's hang-up is watched (``watch_disconnect``) from the
-        moment it matters: as the response turns into an event stream, or before an unbounded
-        wait (a client that accepts only JSON). Until then it goes unnoticed, and costs nothing:
-        the JSON answer of a request that ends within ``sse_after`` needs no watcher task (one
-        task less per request); a client that left meanwhile is noticed when its stream would
-        start (``sse_after``)."""
+        With ``receive``, the client's hang-up is watched (``watch_disconnect``: ``on_gone``, else
+        :meth:`disconnected`) from the moment it matters: as the response turns into an event
+        stream, or before an unbounded wait (a client that accepts only JSON). Until then it goes
+        unnoticed, and costs nothing: the JSON answer of a request that ends within ``sse_after``
+        needs no watcher task (one task less per request); a client that left meanwhile is
+        noticed when its stream would start (``sse_after``)."""
         try:
             if self.json_ok:
                 if not self.sse_ok:
-                    self._watching()  # nothing bounds the wait below
+                    self._watching(receive, on_gone)  # nothing bounds the wait below
                 while not (self.items or self.finished or self.gone or self.detach_retry is not None):
                     if not await self._wait(sse_after if self.sse_ok else None):
                         break  # silence: start streaming (keep-alives, priming)
@@ -247,7 +247,7 @@ class Stream:
                     self.items.clear()
                     await send_json(send, frame, headers, self.era)
                     return
-            self._watching()
+            self._watching(receive, on_gone)
             await send({"type": "http.response.start", "status": 200, "headers": headers + SSE_HEADERS})
             self.started = True
             retry_sent = False
@@ -282,17 +282,16 @@ class Stream:
                         with contextlib.suppress(StateUnavailable):  # its keys expire on their own
                             await discard(self.session_id, self.id)
         finally:
-            self.hangup = None  # it was this response's (a resumed stream is another's)
             if self._watcher is not None:
                 self._watcher.cancel()
                 self._watcher = None
             self._release()
 
-    def _watching(self) -> None:
+    def _watching(self, receive: Receive | None, on_gone: Callable[[], None] | None) -> None:
         """Start watching for the client's hang-up (once; see :meth:`pump`)."""
-        hangup = self.hangup
-        if hangup is not None and self._watcher is None:
-            self._watcher = asyncio.get_running_loop().create_task(watch_disconnect(*hangup))
+        if receive is not None and self._watcher is None:
+            watch = watch_disconnect(receive, on_gone or self.disconnected)
+            self._watcher = asyncio.get_running_loop().create_task(watch)
 
     async def _store(self, frame: bytes) -> str | None:
         """Record a frame for resumption and return its event id; with the store unreachable
@@ -321,8 +320,9 @@ class Stream:
         if self.on_done is not None and (self.finished or (self.gone and not self.started)):
             self.on_done(self)
 
-    def reattach(self) -> None:
-        self.attached = True
+    def reattach(self, priming: bool = False) -> None:
+        """A GET takes the stream over (SSE only; ``priming``: an event id first)."""
+        self.attached, self.json_ok, self.priming = True, False, priming
         if self._released is not None:
             self._released.clear()
         self.gone = False

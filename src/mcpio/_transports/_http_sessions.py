@@ -78,16 +78,15 @@ class SharedLegacyTransport(LegacyTransport):
     """A local copy of a shared legacy session (see the module docstring)."""
 
     def __init__(
-        self, session_id: str, *, registry: SharedSessions, record: dict[str, str] | None, owner: str | None = None
+        self, sid: str, *, registry: SharedSessions, record: dict[str, str] | None, owner: str | None = None, **kw: Any
     ) -> None:
         # The owner (with auth) is the record's: fixed at create, the same on every process.
-        owner = record.get(OWNER) if record is not None else owner
-        super().__init__(session_id, store=registry.app.event_store, owner=owner)
+        super().__init__(sid, owner=record.get(OWNER) if record is not None else owner, **kw)
         # Every answer through send: it keeps this copy's books.
         self.abilities = Abilities(
             unanswered=self.unanswered,
             attach=self.attach,
-            session_id=session_id,
+            session_id=sid,
             session_ended=self.ended_for_good,
             http_scope=self.http_scope,
             close_stream=self.close_stream,
@@ -159,15 +158,16 @@ class SharedLegacyTransport(LegacyTransport):
         if forward:
             await self.registry.forward(self.id, frame)
 
-    def new_stream(self, request_ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool) -> Stream:
+    def new_stream(self, ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool, store: Any = None) -> Stream:
         """A POST's stream; while its requests run here they hold this process's lease, and the
         first event stored says so (which process, which request ids): a process resuming the
         stream after this one died answers them (:meth:`SharedSessions.resume`)."""
-        stream = super().new_stream(request_ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming)
-        leases = self.registry.leases
-        if leases is not None and request_ids and stream.store is not None and hasattr(stream.store, "note"):
-            note = json.dumps({"node": leases.node, "ids": sorted(request_ids, key=str)}, separators=(",", ":"))
-            stream.store = _NotedStore(stream.store, note)  # type: ignore[assignment]
+        leases, store = self.registry.leases, self.store if store is None else store
+        if noted := leases is not None and ids and store is not None and hasattr(store, "note"):
+            note = json.dumps({"node": leases.node, "ids": sorted(ids, key=str)}, separators=(",", ":"))
+            store = _NotedStore(store, note)
+        stream = super().new_stream(ids, json_ok=json_ok, sse_ok=sse_ok, priming=priming, store=store)
+        if noted:
             leases.hold((self.id, stream.id))
             self.held[stream.id] = stream
         return stream
@@ -262,9 +262,7 @@ class SharedSessions:
         state.on_message(self.on_message)
 
     def _local(self, sid: str, record: dict[str, str] | None, owner: str | None = None) -> SharedLegacyTransport:
-        transport = SharedLegacyTransport(sid, registry=self, record=record, owner=owner)
-        self.app.start_session(transport, sid)
-        return transport
+        return self.app.start_session(SharedLegacyTransport, sid, registry=self, record=record, owner=owner)
 
     async def create(self) -> SharedLegacyTransport | None:
         """A new session (initialize); None at the cluster-wide cap. With auth, its record names

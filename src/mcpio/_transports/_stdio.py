@@ -37,7 +37,7 @@ Contract of :class:`StdioServerTransport` (``await open()``, then ``receive``/``
   request is a clean one, not death by signal (128+15 would read as a crash to supervisors).
 * **Output gone is shutdown too**: when the client closes its end of our stdout, ``send``
   raises TransportError and input stops as with ``terminate()``.
-* **The client gone**: ``on_gone(why)``, when set, is called once when the client can no
+* **The client gone**: ``on_gone(why)``, when given, is called once when the client can no
   longer be answered — ``"output"`` (our stdout was closed) or ``"parent"`` (the parent died) —
   so the server can stop waiting for requests in flight (``Session.abort``); plain stdin EOF
   is a polite close and does not call it.
@@ -51,8 +51,8 @@ Contract of :class:`StdioServerTransport` (``await open()``, then ``receive``/``
   overlapped handles nothing guarantees for inherited pipes): daemon threads read and write
   with blocking calls (:mod:`._threadpipes`), flags untouched. A tty, /dev/null or a regular
   file is always served by the threads (file status flags are left alone where it matters).
-* ``trace``: an optional ``callable(direction, frame)`` called with ``"in"`` for every frame
-  ``receive`` returns and ``"out"`` for every frame ``send`` writes (``MCPIO_TRACE``).
+* ``trace``: optional, called at ``open()`` (fd 1 off the wire) for a ``Trace`` (or None), called
+  with ``"in"`` for every frame ``receive`` returns and ``"out"`` for every frame ``send`` writes.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ from .._platform import claim_wire, is_claimed, is_stream, restore_blocking, std
 from .._protocol._framing import LineBuffer
 from ._base import Abilities, Frame
 from ._threadpipes import ThreadReader, ThreadWriter, read_in_chunks
-from ._trace import as_traced
+from ._trace import Trace, as_traced
 
 _WRITE_HIGH_WATER = 4 * 1024 * 1024
 _WRITE_SLICE = 1024 * 1024  # a frame larger than this is written slice by slice
@@ -134,6 +134,8 @@ class StdioServerTransport:
         max_buffered_frames: int = 512,
         parent_poll: float | None = 0.5,
         mode: str | None = None,
+        trace: Callable[[], Trace | None] | None = None,
+        on_gone: Callable[[str], None] | None = None,
     ) -> None:
         self._stdin_fd = stdin_fd
         self._stdout_fd = stdout_fd
@@ -166,8 +168,9 @@ class StdioServerTransport:
         self._watchdog: asyncio.Task[None] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
-        self.trace: Callable[[str, bytes], None] | None = None
-        self.on_gone: Callable[[str], None] | None = None  # see "The client gone" in the module docstring
+        self._open_trace = trace
+        self.trace: Trace | None = None  # opened at open()
+        self.on_gone = on_gone  # see "The client gone" in the module docstring
 
     # ================================================================ setup
     @property
@@ -182,6 +185,7 @@ class StdioServerTransport:
                 self._out_fd = self._private_dup(1)
             if self._stdin_fd == 0:
                 self._in_fd = self._private_dup(0)
+        self.trace = self._open_trace() if self._open_trace is not None else None  # now: /dev/stdout is no wire
         writer = self._writer = _Writer(self)
         if self._mode == "loop" and is_stream(self._out_fd):
             pipe = open(self._out_fd, "wb", buffering=0, closefd=False)  # noqa: SIM115
