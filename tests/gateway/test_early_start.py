@@ -219,7 +219,7 @@ def test_forked_workers_each_start_their_own_upstream(tmp_path, redis_url):
             with httpx.Client(timeout=30) as c:
                 r = c.post(
                     f"http://127.0.0.1:{port}/mcp",
-                    headers=modern_headers("tools/call", "counted__pid"),
+                    headers=modern_headers("tools/call", "counted__pid", accept="application/json"),  # never SSE
                     json=modern(1, "tools/call", {"name": "counted__pid"}),
                 )
             assert r.status_code == 200, r.text
