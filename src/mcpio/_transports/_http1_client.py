@@ -29,7 +29,7 @@ import contextlib
 import socket
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 import httpx
@@ -346,6 +346,23 @@ class Response:
         self._finish(False)
 
 
+class _Streamed:
+    """The context manager of :meth:`LeanClient.stream` (a class: no generator per request)."""
+
+    __slots__ = ("_resp", "_sending")
+
+    def __init__(self, sending: Coroutine[Any, Any, Any]) -> None:
+        self._sending = sending
+        self._resp: Any = None
+
+    async def __aenter__(self) -> Any:
+        self._resp = await self._sending
+        return self._resp
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._resp.aclose()
+
+
 class LeanClient:
     """The lean backend: :meth:`stream` as ``httpx.AsyncClient.stream`` for the calls the
     transport makes (``content`` bytes, ``headers``)."""
@@ -385,15 +402,11 @@ class LeanClient:
                 self._origins[url] = origin
         return origin
 
-    @contextlib.asynccontextmanager
-    async def stream(
+    def stream(
         self, method: str, url: str, *, content: bytes | None = None, headers: dict[str, str] | None = None
-    ) -> AsyncIterator[Any]:
-        resp = await self.send(method, url, content, headers)
-        try:
-            yield resp
-        finally:
-            await resp.aclose()
+    ) -> _Streamed:
+        """``async with client.stream(...) as resp``: the response, closed on leaving."""
+        return _Streamed(self.send(method, url, content, headers))
 
     async def send(self, method: str, url: str, content: bytes | None, headers: dict[str, str] | None) -> Any:
         origin = self._origin(url)
@@ -501,6 +514,9 @@ class LeanClient:
     async def _read_head(self, conn: _Conn, method: str) -> tuple[p.Head, str, int]:
         buf = conn.buf
         while True:
+            if not buf and not conn.eof:  # nothing to parse yet
+                await conn.more()
+                continue
             try:
                 found = p.parse_head(buf)
             except p.ProtocolViolation as exc:
