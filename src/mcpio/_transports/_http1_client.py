@@ -19,7 +19,10 @@ it reads both backends alike.
   ``fallback`` (an httpx backend made on first use), which serves it from there.
 * **Authorization**: an ``httpx.Auth`` runs its flow as under httpx: it is handed an
   ``httpx.Request`` of the request about to go out (built only when ``auth`` is set), adds its
-  headers, sees each response's status and headers, and may send the request again.
+  headers, sees each response's status and headers, and may send the request again. One that
+  offers ``ready_headers()`` (mcpio's ``OAuth``) is asked first: while it has nothing to do but
+  add those headers, the request goes without the flow, which runs only on a 401/403 answer
+  (resumed from it: the request is not sent twice) or when it says it must.
 """
 
 from __future__ import annotations
