@@ -247,19 +247,20 @@ def test_mcpio_run_url_sends_concurrent_calls_at_once_over_several_connections()
     kept-alive connection: a tool that answers only once all of them are in proves nothing
     serialises them on the way (the OAuth client the bridge attaches included)."""
     n = 8
-    state: dict[str, object] = {"in": 0}
+    arrived: list[int] = []
+    all_in: list[asyncio.Event] = []  # made in the server's loop, by the first call
     peers_seen: set[object] = set()
     server = Server("meet")
 
     @server.tool
     async def meet(i: int) -> int:
         """Answer once ``n`` calls are in."""
-        all_in = state.setdefault("event", asyncio.Event())
-        assert isinstance(all_in, asyncio.Event)
-        state["in"] = int(state["in"]) + 1  # type: ignore[call-overload]
-        if state["in"] == n:
-            all_in.set()
-        await asyncio.wait_for(all_in.wait(), 30)
+        if not all_in:
+            all_in.append(asyncio.Event())
+        arrived.append(i)
+        if len(arrived) == n:
+            all_in[0].set()
+        await asyncio.wait_for(all_in[0].wait(), 30)
         return i
 
     app = server.http_app()
