@@ -442,6 +442,10 @@ class LeanClient:
                 fields = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in outgoing.headers.raw]
                 resp = await self._follow(outgoing.method, str(outgoing.url), origin, fields, content)
                 step = flow.asend(await self._seen(resp, outgoing))
+        except BaseException:
+            if resp is not None:  # the flow failed on this answer: its connection goes, not kept
+                await resp.aclose()
+            raise
         finally:
             await flow.aclose()
 
