@@ -5,7 +5,7 @@ figure issue 17's cuts are measured by, because it does not move with the machin
     python benchmarks/instructions.py http legacy|modern [APP]  # APP: mcpio-inline (default), mcpio, floor
     python benchmarks/instructions.py cold [SERVER_SCRIPT] [--extra-tools N] [--gateway]  # default servers/mcpio_server.py
     python benchmarks/instructions.py client legacy|modern [CLIENT]  # CLIENT: mcpio (default), httpx, raw
-    python benchmarks/instructions.py hop proxy|gateway|http  # one proxy hop (issue 35)
+    python benchmarks/instructions.py hop proxy|gateway|http|url  # one proxy hop (issue 35)
 
 stdio: the server script runs with stdin = a file holding initialize, initialized and N pipelined
 ``tools/call add`` (stdout to /dev/null), once with N = 2,000 and once with 12,000; the figure is
@@ -20,7 +20,8 @@ client: ``http_client_cost.py`` calls ``add`` 100 and 300 times, one after anoth
 running outside valgrind; the figure is the client process's difference over 200 calls.
 hop: the process of ``mcpio run "python servers/mcpio_server.py"`` (proxy; the upstream runs outside
 valgrind), of ``mcpio run gateway.json`` (one upstream; ``s0__add``) or of ``mcpio run "python
-servers/mcpio_server.py" -t http`` (http; driven by proxy_http's raw keep-alive client), after its
+servers/mcpio_server.py" -t http`` (http; driven by proxy_http's raw keep-alive client), or of
+``mcpio run URL`` (url: the stdio->HTTP bridge; URL an ``http_server.py mcpio`` outside valgrind), after its
 upstream started (a first ``tools/list`` answered): stdio, 100 and 300 calls one after another, then
 200 and 1,200 pipelined; http, 200 and 1,200 calls over 8 connections of one session (one after
 another, its idle timers would count: they tick with the wall clock, which valgrind stretches ~50x).
@@ -235,6 +236,7 @@ def _hop_stdio(argv: list[str], tool: str, sequential: int, pipelined: int) -> i
 
     out = tempfile.mktemp(prefix="callgrind.")
     s = pb.Server([*_callgrind(out), *argv])
+    s.line = lambda timeout=600.0: pb.Server.line(s, timeout)  # type: ignore[method-assign]  # ~50x slower
     try:
         s.initialize()
         s.send({"jsonrpc": "2.0", "id": 7, "method": "tools/list"})  # the upstream has started
@@ -256,6 +258,23 @@ def _hop_stdio(argv: list[str], tool: str, sequential: int, pipelined: int) -> i
             s.p.kill()
         if os.path.exists(out):
             os.unlink(out)
+
+
+def _warm(argv: list[str]) -> None:
+    """One session through ``argv`` outside valgrind, so that every module's .pyc is written."""
+    import proxy_bench as pb
+
+    s = pb.Server(argv)
+    try:
+        s.initialize()
+        s.send(pb.call("add", 1, 1))
+        s.answer(1)
+        assert s.p.stdin is not None
+        s.p.stdin.close()
+        s.p.wait(60)
+    finally:
+        if s.p.poll() is None:
+            s.p.kill()
 
 
 def _hop_http(argv_for: Any, calls: int) -> int:
@@ -289,6 +308,20 @@ def hop(kind: str) -> None:
     upstream = str(HERE / "servers" / "mcpio_server.py")
     command = shlex.join([sys.executable, upstream])
     env_note = "the hop's own process; its upstream outside valgrind"
+    if kind == "url":
+        import http_common as hc
+
+        with hc.ServerProc("mcpio") as server:
+            url = f"http://127.0.0.1:{server.wait_listening()}/mcp"
+            argv = [sys.executable, "-m", "mcpio", "run", url]
+            _warm(argv)  # a whole session: the client's modules load on connecting (see http())
+            seq = [_hop_stdio(argv, "add", n, 0) for n in (100, 300)]
+            piped = [_hop_stdio(argv, "add", 0, n) for n in (200, 1_200)]
+        print(
+            f"mcpio run URL: {(seq[1] - seq[0]) / 200 / 1000:.1f} k instructions per sequential call, "
+            f"{(piped[1] - piped[0]) / 1000 / 1000:.1f} k per pipelined call ({env_note})"
+        )
+        return
     if kind == "http":
 
         def argv_for(port: int) -> list[str]:
@@ -334,7 +367,7 @@ def main() -> None:
         cold(args[1] if len(args) == 2 else str(HERE / "servers" / "mcpio_server.py"), extra, gateway)
     elif args[:1] == ["client"] and len(args) in (2, 3) and args[1] in ("legacy", "modern"):
         client(args[1], args[2] if len(args) == 3 else "mcpio")
-    elif args[:1] == ["hop"] and len(args) == 2 and args[1] in ("proxy", "gateway", "http"):
+    elif args[:1] == ["hop"] and len(args) == 2 and args[1] in ("proxy", "gateway", "http", "url"):
         hop(args[1])
     elif args[:1] == ["http"] and len(args) in (2, 3) and args[1] in ("legacy", "modern"):
         http(args[1], args[2] if len(args) == 3 else "mcpio-inline")

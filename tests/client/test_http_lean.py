@@ -423,3 +423,38 @@ def test_the_answer_to_a_reinitialize_is_read_to_its_end_and_its_connection_reus
         assert any(n == inits[1] for n, _ in srv.log[reinit + 1 :]), srv.log
 
     arun(go(), timeout=60)
+
+
+def test_a_failed_authorization_gives_its_connection_back():
+    """An auth flow that fails on a 401 (a login refused) must not keep that answer's connection:
+    with one connection allowed, the next request would wait for the pool until its timeout."""
+    from mcpio._transports._http1_client import LeanClient
+
+    class Refused(httpx.HTTPError):
+        pass
+
+    class FailingAuth(httpx.Auth):
+        async def async_auth_flow(self, request: httpx.Request) -> Any:
+            response = yield request
+            if response.status_code == 401:
+                raise Refused("the login was refused")
+
+    unauthorized = b"HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer\r\ncontent-length: 2\r\n\r\n{}"
+    server = RawServer({"tools/call": lambda msg: unauthorized})
+
+    async def go() -> list[str]:
+        url = await server.start()
+        client = LeanClient(auth=FailingAuth(), max_connections=1, timeout=3)
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add"}}).encode()
+        errors = []
+        try:
+            for _ in range(2):
+                with pytest.raises(httpx.HTTPError) as err:
+                    await client.send("POST", url, body, {"content-type": "application/json"})
+                errors.append(type(err.value).__name__)
+        finally:
+            await client.aclose()
+            await server.stop()
+        return errors
+
+    assert arun(go(), timeout=30) == ["Refused", "Refused"]

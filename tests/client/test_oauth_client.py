@@ -444,3 +444,51 @@ def test_per_issuer_credentials_are_used_and_nothing_registers():
         assert "5" in str(arun(_use(url, auth)))
         assert {e["client_id"] for e in auth_server.log if e["path"] == "/authorize"} == {"known"}
         assert auth_server.count("/register") == 0
+
+
+def test_a_session_sends_its_held_token_as_the_flow_does_and_answers_a_revocation_once():
+    """Within one session (the ``mcpio run URL`` bridge's case) every request after the login
+    carries the held token with the head the full flow gives it (the lean client's per-request
+    path skips the flow: ``OAuth.ready_headers``), and a 401 mid-session (the token revoked) costs
+    one refresh and one resend of that request: nothing is sent twice."""
+    seen: list[tuple[list[str], str, int]] = []  # (header names, authorization, status) per POST
+    auth_server = TestAS()
+    with ServerThread(auth_server, path="") as as_srv:
+        auth_server.issuer = as_srv.base
+        inner = protect(_server().http_app(), auth_server)
+
+        async def recording(sc: Any, receive: Any, send: Any) -> None:
+            if sc["type"] != "http" or sc["method"] != "POST":
+                return await inner(sc, receive, send)
+            names = [k.decode().lower() for k, _ in sc["headers"]]
+            authorization = dict(sc["headers"]).get(b"authorization", b"").decode()
+
+            async def tap(message: dict[str, Any]) -> None:
+                if message["type"] == "http.response.start":
+                    seen.append((names, authorization, message["status"]))
+                await send(message)
+
+            await inner(sc, receive, tap)
+
+        with ServerThread(recording) as mcp:
+
+            async def session() -> list[str]:
+                auth = OAuth(user_agent=fetch_redirect, store="memory", scopes="read write")
+                async with Client(mcp.url, auth=auth, era="legacy", timeout=20) as c:
+                    out = [str(await c.call_tool("add", {"a": i, "b": 1})) for i in range(3)]
+                    auth_server.tokens.clear()  # revoked: the server refuses the held token
+                    out += [str(await c.call_tool("add", {"a": 2, "b": 3})) for _ in range(2)]
+                return out
+
+            results = arun(session())
+    assert ["1" in results[0], "2" in results[1], "3" in results[2]] == [True] * 3
+    assert all("5" in r for r in results[3:])
+    statuses = [status for _, _, status in seen]
+    assert statuses.count(401) == 2 and statuses[0] == 401, statuses
+    again = statuses.index(401, 1)
+    assert statuses[again + 1 :] == [200, 200], statuses  # the refused call resent once, then the next
+    assert all(a.startswith("Bearer ") for _, a, _ in seen[1:])
+    assert seen[again][1] != seen[again + 1][1] == seen[-1][1]  # the refreshed token from then on
+    assert seen[again + 1][0] == seen[-1][0] == seen[again][0]  # one head, flow or not
+    assert auth_server.count("/authorize") == 1
+    assert sum(1 for e in auth_server.log if e.get("grant_type") == "refresh_token") == 1

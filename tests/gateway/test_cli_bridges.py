@@ -240,3 +240,42 @@ def test_doctor_of_a_gateway_file_shows_each_upstreams_state(tmp_path):
     assert "no-such-server" in broken["error"]
     assert any("upstream 'broken' did not start" in p for p in report["problems"])
     assert "mine__pid" in {t["name"] for t in report["tools"]}  # the gateway itself, as a host sees it
+
+
+def test_mcpio_run_url_sends_concurrent_calls_at_once_over_several_connections():
+    """Calls pipelined into the stdio bridge reach the upstream together, each on its own
+    kept-alive connection: a tool that answers only once all of them are in proves nothing
+    serialises them on the way (the OAuth client the bridge attaches included)."""
+    n = 8
+    arrived: list[int] = []
+    all_in: list[asyncio.Event] = []  # made in the server's loop, by the first call
+    peers_seen: set[object] = set()
+    server = Server("meet")
+
+    @server.tool
+    async def meet(i: int) -> int:
+        """Answer once ``n`` calls are in."""
+        if not all_in:
+            all_in.append(asyncio.Event())
+        arrived.append(i)
+        if len(arrived) == n:
+            all_in[0].set()
+        await asyncio.wait_for(all_in[0].wait(), 30)
+        return i
+
+    app = server.http_app()
+
+    async def tapped(sc, receive, send):
+        if sc["type"] == "http" and sc["method"] == "POST":
+            peers_seen.add(tuple(sc["client"]))
+        await app(sc, receive, send)
+
+    with ServerThread(tapped) as remote:
+
+        async def main() -> list[str]:
+            async with Client([sys.executable, "-m", "mcpio", "run", remote.url], timeout=TIMEOUT) as c:
+                results = await asyncio.gather(*(c.call_tool("meet", {"i": i}) for i in range(n)))
+                return [r.text for r in results]
+
+        assert arun(main(), TIMEOUT) == [str(i) for i in range(n)]
+    assert len(peers_seen) >= n  # one connection per call in flight (HTTP/1.1 answers one at a time)

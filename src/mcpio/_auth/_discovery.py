@@ -25,8 +25,10 @@ refused) for ``mcpio auth URL`` and for error messages. Nothing here sees a toke
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -104,6 +106,44 @@ def parse_www_authenticate(value: str | None) -> dict[str, str]:
             val = re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else bare
             params.setdefault(name.lower(), val)
     return params
+
+
+def union(*scope_lists: list[str]) -> list[str]:
+    out: list[str] = []
+    for scopes in scope_lists:
+        out.extend(s for s in scopes if s not in out)
+    return out
+
+
+@contextlib.asynccontextmanager
+async def as_authorization_error() -> AsyncIterator[None]:
+    """Anything but an HTTP error (a token file that cannot be used, a key that cannot sign, a
+    user agent that failed) becomes an :class:`AuthorizationError`, which the HTTP transport
+    turns into the pending request's error (another exception would leave the request hanging)."""
+    try:
+        yield
+    except httpx.HTTPError:
+        raise
+    except Exception as exc:
+        raise AuthorizationError(f"authorization failed: {type(exc).__name__}: {exc}") from exc
+
+
+def select_scopes(disc: Discovery, challenge: dict[str, str], scopes: list[str] | None, offline: bool) -> list[str]:
+    """Spec "Scope Selection Strategy": ``scopes`` (the client's own), else the challenge's scope,
+    else the PRM's ``scopes_supported``, else none; with ``offline``, ``offline_access`` too
+    when the authorization server lists it (2026)."""
+    if scopes is not None:
+        chosen = list(scopes)
+    elif challenge.get("scope"):
+        chosen = scopes_of(challenge["scope"])
+    elif isinstance(disc.prm.get("scopes_supported"), list):
+        chosen = [s for s in disc.prm["scopes_supported"] if isinstance(s, str)]
+    else:
+        chosen = []
+    as_scopes = disc.metadata.get("scopes_supported")
+    if offline and isinstance(as_scopes, list) and "offline_access" in as_scopes and chosen:
+        chosen = union(chosen, ["offline_access"])
+    return chosen
 
 
 def scopes_of(value: str | None) -> list[str]:

@@ -37,11 +37,10 @@ Tokens go to a :class:`~._tokens.TokenStore` (file-based by default) and are nev
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -53,10 +52,13 @@ from ._discovery import (
     DPOP_CHALLENGED,
     AuthorizationError,
     Discovery,
+    as_authorization_error,
     discover,
     oauth_http,
     parse_www_authenticate,
     scopes_of,
+    select_scopes,
+    union,
 )
 from ._grants import ClientCredentials, PreRegistered, register, token_request
 from ._once import Once
@@ -67,26 +69,6 @@ log = logging.getLogger("mcpio.auth")
 
 GRANTS = ("authorization_code", "client_credentials", "jwt_bearer")
 JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"  # RFC 7523 §2.1
-
-
-def _union(*scope_lists: list[str]) -> list[str]:
-    out: list[str] = []
-    for scopes in scope_lists:
-        out.extend(s for s in scopes if s not in out)
-    return out
-
-
-@contextlib.asynccontextmanager
-async def _as_authorization_error() -> AsyncIterator[None]:
-    """Anything but an HTTP error (a token file that cannot be used, a key that cannot sign, a
-    user agent that failed) becomes an :class:`AuthorizationError`, which the HTTP transport
-    turns into the pending request's error (another exception would leave the request hanging)."""
-    try:
-        yield
-    except httpx.HTTPError:
-        raise
-    except Exception as exc:
-        raise AuthorizationError(f"authorization failed: {type(exc).__name__}: {exc}") from exc
 
 
 class OAuth(httpx.Auth):
@@ -211,8 +193,34 @@ class OAuth(httpx.Auth):
         return f"OAuth(grant={self.grant!r}, client_id={self.client_id!r}, store={self.store!r})"
 
     # ------------------------------------------------------------------ the httpx.Auth seam
-    async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
-        flow = self._flow(request)
+    def ready_headers(self) -> tuple[dict[str, str], str | None] | None:
+        """``(headers, token)`` for a request when the flow has nothing to do before sending it
+        (the store was read, no authorization is under way, the token held, if any, is a Bearer
+        token not about to expire); None when :meth:`async_auth_flow` must run first. A response
+        to that request needs the flow only if it is a 401 or a 403: then
+        ``async_auth_flow(request, sent=(token, response))`` goes on from it. The lean HTTP
+        client's per-request path: no ``httpx.Request`` is built (``_http1_client``)."""
+        if not self._loaded or self.server_url is None or (self._lock is not None and self._lock.locked()):
+            return None
+        tok = self.token
+        if tok is None:
+            return {}, None
+        expires = tok.get("expires_at")
+        if isinstance(expires, (int, float)) and expires - self.refresh_margin <= time.time():
+            return None  # _prepare refreshes it
+        token = tok.get("access_token")
+        if token is None:
+            return {}, None
+        if str(tok.get("token_type", "")).lower() == "dpop" and tok.get("dpop_key"):
+            return None  # a fresh proof per request, and the server's nonces to remember
+        return {"authorization": f"Bearer {token}"}, token
+
+    async def async_auth_flow(
+        self, request: httpx.Request, sent: tuple[str | None, httpx.Response] | None = None
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        """The httpx.Auth flow; ``sent``: ``request`` already went out with
+        :meth:`ready_headers` (that token) and got this response."""
+        flow = self._flow(request, sent)
         try:
             outgoing = await flow.__anext__()
             while True:
@@ -225,16 +233,21 @@ class OAuth(httpx.Auth):
         except Exception as exc:  # a bug must fail the request, not leave it hanging in the transport
             raise AuthorizationError(f"authorization failed: {type(exc).__name__}: {exc}") from exc
 
-    async def _flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+    async def _flow(
+        self, request: httpx.Request, sent: tuple[str | None, httpx.Response] | None
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]:
         if self._lock is None:
             self._lock = asyncio.Lock()
         if self.server_url is None:
             self.server_url = str(request.url.copy_with(query=None, fragment=None))
         server_url = self.server_url
-        async with self._lock, _as_authorization_error():
-            await self._prepare(server_url)
-        used = self._apply(request)
-        response = yield request
+        if sent is not None:  # ready_headers() held: _prepare and _apply had nothing more to do
+            used, response = sent
+        else:
+            async with self._lock, as_authorization_error():
+                await self._prepare(server_url)
+            used = self._apply(request)
+            response = yield request
         reauthorized = step_ups = nonce_retries = 0
         while True:
             challenge = parse_www_authenticate(response.headers.get("www-authenticate"))
@@ -257,12 +270,12 @@ class OAuth(httpx.Auth):
                         "contact the server's operator"
                     )
                 reauthorized += 1
-                async with self._lock, _as_authorization_error():
+                async with self._lock, as_authorization_error():
                     if self._current() == used:  # else another request already got a new token
                         await self._once.run(self._on_unauthorized, server_url, challenge, had_token=used is not None)
             elif response.status_code == 403 and challenge.get("error") == "insufficient_scope":
                 wanted = scopes_of(challenge.get("scope"))
-                async with self._lock, _as_authorization_error():
+                async with self._lock, as_authorization_error():
                     if self._current() == used:
                         held = self._granted()
                         if (wanted and all(s in held for s in wanted)) or step_ups >= self.max_step_ups:
@@ -274,7 +287,7 @@ class OAuth(httpx.Auth):
                             )
                         step_ups += 1
                         prior = scopes_of((self.token or {}).get("requested_scope"))
-                        await self._once.run(self._authorize, server_url, challenge, _union(prior, held, wanted))
+                        await self._once.run(self._authorize, server_url, challenge, union(prior, held, wanted))
             else:
                 return
             used = self._apply(request)
@@ -429,28 +442,6 @@ class OAuth(httpx.Auth):
         log.info("refreshed the access token for %s", tok.get("server_url"))
         return True
 
-    def _select_scopes(self, disc: Discovery, challenge: dict[str, str]) -> list[str]:
-        """Spec "Scope Selection Strategy": the challenge's scope, else the PRM's
-        ``scopes_supported``, else none; ``offline_access`` only if the AS lists it (2026)."""
-        if self.scopes is not None:
-            chosen = list(self.scopes)
-        elif challenge.get("scope"):
-            chosen = scopes_of(challenge["scope"])
-        elif isinstance(disc.prm.get("scopes_supported"), list):
-            chosen = [s for s in disc.prm["scopes_supported"] if isinstance(s, str)]
-        else:
-            chosen = []
-        as_scopes = disc.metadata.get("scopes_supported")
-        if (
-            self.offline_access
-            and self.grant == "authorization_code"
-            and isinstance(as_scopes, list)
-            and "offline_access" in as_scopes
-            and chosen
-        ):
-            chosen = _union(chosen, ["offline_access"])
-        return chosen
-
     async def _authorize(self, server_url: str, challenge: dict[str, str], scopes: list[str] | None) -> None:
         """Discover, register if needed, and obtain a new token (for ``scopes`` if given)."""
         steps: list[str] = []
@@ -459,7 +450,9 @@ class OAuth(httpx.Auth):
             disc = await discover(http, server_url, challenge, steps)
             self.last_steps = steps
             if scopes is None:
-                scopes = self._select_scopes(disc, challenge)
+                scopes = select_scopes(
+                    disc, challenge, self.scopes, self.offline_access and self.grant == "authorization_code"
+                )
             key = self._new_key(disc, challenge)
             if self.grant in ("client_credentials", "jwt_bearer"):
                 creds = await self._credentials_for(disc.issuer, disc.metadata, None, register_if_needed=False)
@@ -578,7 +571,7 @@ class OAuth(httpx.Auth):
                 )
         if not register_if_needed or http is None or redirect_uri is None:
             return None
-        scopes = _union(registered_scopes, scopes or [])
+        scopes = union(registered_scopes, scopes or [])
         host = urlsplit(redirect_uri).hostname or ""
         app_type = self.application_type or (
             "native" if host in ("127.0.0.1", "localhost", "::1") or not redirect_uri.startswith("https://") else "web"

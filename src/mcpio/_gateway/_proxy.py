@@ -92,13 +92,13 @@ class Upstream:
     # ------------------------------------------------------------ connection
     async def connect(self) -> Client:
         """The open upstream client, opening it (and mirroring its catalog) when there is none."""
+        client = self.client
+        if client is not None and _alive(client):
+            return client
         import asyncio
 
         from .._client._client import Client
 
-        client = self.client
-        if client is not None and _alive(client):
-            return client
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:

@@ -19,7 +19,10 @@ it reads both backends alike.
   ``fallback`` (an httpx backend made on first use), which serves it from there.
 * **Authorization**: an ``httpx.Auth`` runs its flow as under httpx: it is handed an
   ``httpx.Request`` of the request about to go out (built only when ``auth`` is set), adds its
-  headers, sees each response's status and headers, and may send the request again.
+  headers, sees each response's status and headers, and may send the request again. One that
+  offers ``ready_headers()`` (mcpio's ``OAuth``) is asked first: while it has nothing to do but
+  add those headers, the request goes without the flow, which runs only on a 401/403 answer
+  (resumed from it: the request is not sent twice) or when it says it must.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import contextlib
 import socket
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 import httpx
@@ -346,6 +349,23 @@ class Response:
         self._finish(False)
 
 
+class _Streamed:
+    """The context manager of :meth:`LeanClient.stream` (a class: no generator per request)."""
+
+    __slots__ = ("_resp", "_sending")
+
+    def __init__(self, sending: Coroutine[Any, Any, Any]) -> None:
+        self._sending = sending
+        self._resp: Any = None
+
+    async def __aenter__(self) -> Any:
+        self._resp = await self._sending
+        return self._resp
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._resp.aclose()
+
+
 class LeanClient:
     """The lean backend: :meth:`stream` as ``httpx.AsyncClient.stream`` for the calls the
     transport makes (``content`` bytes, ``headers``)."""
@@ -370,6 +390,9 @@ class LeanClient:
         self._fallback = fallback
         self._fallback_made: Any = None
         self._on_response = on_response
+        self._ready: Callable[[], tuple[dict[str, str], str | None] | None] | None = getattr(
+            auth, "ready_headers", None
+        )
 
     def _origin(self, url: str) -> p.Origin:
         origin = self._origins.get(url)
@@ -382,41 +405,56 @@ class LeanClient:
                 self._origins[url] = origin
         return origin
 
-    @contextlib.asynccontextmanager
-    async def stream(
+    def stream(
         self, method: str, url: str, *, content: bytes | None = None, headers: dict[str, str] | None = None
-    ) -> AsyncIterator[Any]:
-        resp = await self.send(method, url, content, headers)
-        try:
-            yield resp
-        finally:
-            await resp.aclose()
+    ) -> _Streamed:
+        """``async with client.stream(...) as resp``: the response, closed on leaving."""
+        return _Streamed(self.send(method, url, content, headers))
 
     async def send(self, method: str, url: str, content: bytes | None, headers: dict[str, str] | None) -> Any:
         origin = self._origin(url)
         merged = p.merge_headers(self.headers, (headers or {}).items())
         full = p.request_head(method, origin.target, origin.netloc, merged, None, content)
-        if self.auth is None:
+        auth = self.auth
+        if auth is None:
             return await self._follow(method, url, origin, full, content)
         # the auth flow, as httpx runs it: each request it yields goes out (redirects followed)
         cookie = self._cookies.header(origin, time.time()) if self._cookies else None
-        request = httpx.Request(method, url, headers=_with_cookie(full, cookie), content=content)
-        flow = self.auth.async_auth_flow(request)
+        full = _with_cookie(full, cookie)
+        ready = self._ready() if self._ready is not None else None
+        resp: Any = None
+        if ready is not None:  # the flow would add these headers and nothing else (OAuth.ready_headers)
+            resp = await self._follow(method, url, origin, _set_headers(full, ready[0]), content)
+            if resp.status_code not in (401, 403):
+                return resp
+        request = httpx.Request(method, url, headers=full, content=content)
+        sent = None if ready is None else (ready[1], await self._seen(resp, request))
+        flow = auth.async_auth_flow(request) if sent is None else auth.async_auth_flow(request, sent=sent)  # type: ignore[call-arg]
+        step = flow.__anext__()
         try:
-            outgoing = await flow.__anext__()
             while True:
-                fields = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in outgoing.headers.raw]
-                resp = await self._follow(outgoing.method, str(outgoing.url), origin, fields, content)
-                seen = httpx.Response(resp.status_code, headers=getattr(resp.headers, "raw", []), request=outgoing)
-                if self.auth.requires_response_body:
-                    seen._content = await resp.aread()
                 try:
-                    outgoing = await flow.asend(seen)
+                    outgoing = await step
                 except StopAsyncIteration:
                     return resp
+                if resp is not None:
+                    await resp.aclose()
+                fields = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in outgoing.headers.raw]
+                resp = await self._follow(outgoing.method, str(outgoing.url), origin, fields, content)
+                step = flow.asend(await self._seen(resp, outgoing))
+        except BaseException:
+            if resp is not None:  # the flow failed on this answer: its connection goes, not kept
                 await resp.aclose()
+            raise
         finally:
             await flow.aclose()
+
+    async def _seen(self, resp: Any, request: httpx.Request) -> httpx.Response:
+        """``resp`` as the auth flow sees it (an ``httpx.Response``; its body if it asks)."""
+        seen = httpx.Response(resp.status_code, headers=getattr(resp.headers, "raw", []), request=request)
+        if self.auth is not None and self.auth.requires_response_body:
+            seen._content = await resp.aread()
+        return seen
 
     async def _follow(
         self, method: str, url: str, origin: p.Origin, headers: list[tuple[str, str]], body: bytes | None
@@ -483,6 +521,9 @@ class LeanClient:
     async def _read_head(self, conn: _Conn, method: str) -> tuple[p.Head, str, int]:
         buf = conn.buf
         while True:
+            if not buf and not conn.eof:  # nothing to parse yet
+                await conn.more()
+                continue
             try:
                 found = p.parse_head(buf)
             except p.ProtocolViolation as exc:
@@ -511,6 +552,23 @@ class LeanClient:
         self._pool.close()
         if self._fallback_made is not None:
             await self._fallback_made.aclose()
+
+
+def _set_headers(headers: list[tuple[str, str]], extra: dict[str, str]) -> list[tuple[str, str]]:
+    """``headers`` with each of ``extra`` set as ``httpx.Headers.__setitem__`` sets it: in the
+    place of the first of that name (the others dropped), else at the end."""
+    if not extra:
+        return headers
+    out = list(headers)
+    for name, value in extra.items():
+        low = name.lower()
+        at = [i for i, (k, _) in enumerate(out) if k.lower() == low]
+        if at:
+            out[at[0]] = (name, value)
+            out = [kv for i, kv in enumerate(out) if i not in at[1:]]
+        else:
+            out.append((name, value))
+    return out
 
 
 def _with_cookie(headers: list[tuple[str, str]], cookie: str | None) -> list[tuple[str, str]]:

@@ -275,17 +275,18 @@ class HTTPClientTransport:
             msg, session_id=self.session_id, protocol_version=self.protocol_version, params_for=self._tools.get
         )
 
-    def _deliver(self, data: bytes | str, waiting: Any = None) -> bool:
+    def _deliver(self, data: bytes | str, waiting: Any = None, doc: Any = None) -> bool:
         """Hand one JSON-RPC message to ``receive``; True if it answers request ``waiting`` (the
-        request whose response stream it came on, if any)."""
+        request whose response stream it came on, if any). ``doc``: ``data`` parsed already."""
         raw = data.encode() if isinstance(data, str) else data
-        if not raw.strip():
-            return False
-        try:
-            doc = json.loads(raw)
-        except ValueError:
-            log.warning("skipping a message from %s that is not JSON: %.200r", self.url, raw)
-            return False
+        if doc is None:
+            if not raw.strip():
+                return False
+            try:
+                doc = json.loads(raw)
+            except ValueError:
+                log.warning("skipping a message from %s that is not JSON: %.200r", self.url, raw)
+                return False
         answered = asks = False
         for msg in doc if isinstance(doc, list) else [doc]:
             if not isinstance(msg, dict):
@@ -444,11 +445,16 @@ class HTTPClientTransport:
         self._answer_body(id_, status, resp.reason_phrase, await read_capped(resp, self.max_message_size))
 
     def _answer_body(self, id_: Any, status: int, reason: str, body: bytes) -> None:
-        """A JSON answer, or the JSON-RPC error for an HTTP failure."""
-        found = rules.error_in(body)
+        """A JSON answer, or the JSON-RPC error for an HTTP failure (``body`` parsed once)."""
+        try:
+            doc, is_json = json.loads(body), True  # rules.is_json's test
+        except ValueError:
+            doc, is_json = None, False
+        # rules.error_in finds only a dict with "error": anything else is not parsed again
+        found = rules.error_in(body) if isinstance(doc, dict) and "error" in doc else None
         if found is not None and found[0] is None:  # an error that could not name our request
             self._fail(id_, found[1])
-        elif rules.is_json(body) and (status < 300 or found is not None) and self._deliver(body, id_):
+        elif is_json and (status < 300 or found is not None) and self._deliver(body, id_, doc):
             # a refusal's own JSON (401 {"error": "invalid_token"}) is not a message: not delivered
             return
         elif status < 300:
