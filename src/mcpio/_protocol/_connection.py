@@ -74,9 +74,8 @@ class Connection:
 
     def __init__(self, role: str, *, stateless: bool = False) -> None:
         self.role = role
-        # stateless=True: a server connection that serves only the modern era (one Streamable
-        # HTTP request of 2026-07-28): every request is admitted by its _meta, and one without
-        # it is -32602, never "initialize first".
+        # stateless: a server connection of the modern era only (one 2026-07-28 Streamable HTTP
+        # request): every request is admitted by its _meta (-32602 without it).
         self.stateless = stateless
         self.lifecycle = st.Lifecycle(role)
         self.version: str | None = None  # negotiated legacy version
@@ -88,9 +87,8 @@ class Connection:
         self._batches: dict[RequestId, _Batch] = {}
         self._outgoing: dict[RequestId, str] = {}  # id -> method, requests we sent
         self._next_id = 0
-        # Methods _server_admission admitted in READY: admitted again without it while READY (its
-        # answer cannot change there: READY is final until close, version and rules are set).
-        # Emptied at close, so holding a method means READY; a stateless connection adds none.
+        # Methods admitted in READY, admitted again from memory (READY is final until close, which
+        # empties it); a stateless connection adds none.
         self._ready_admits: set[str] = set()
 
     # ------------------------------------------------------------------ receiving
@@ -113,16 +111,14 @@ class Connection:
         out: list[Event] = []
         for item in items:
             self._receive_one(item, out, batch)
-        # Protocol errors inside a batch belong in the batch's answer.
         events: list[Event] = []
         for ev in out:
-            if type(ev) is Reply:
+            if type(ev) is Reply:  # a protocol error inside a batch belongs in the batch's answer
                 batch.responses.append(ev.message)
-            else:
-                events.append(ev)
-        for ev in events:
+                continue
             if type(ev) is RequestReceived:
                 self._batches[ev.id] = batch
+            events.append(ev)
         if not batch.pending and batch.responses:
             events.append(Reply(batch.responses))
         return events
@@ -133,10 +129,8 @@ class Connection:
         except rpc.InvalidMessage as exc:
             id_ = exc.id
             if id_ is not None and id_ in self._outgoing and "method" not in msg:
-                # An object with the id of a request *we* sent and no method: a broken answer to
-                # that request, not a request of the peer. Answering it with an error under that
-                # id could be read as the reply to a peer request with the same id (cross-talk),
-                # so it is dropped: the request still waits for a real answer (or its timeout).
+                # A broken answer to our request, not a peer's request: an error under that id
+                # could be read as the reply to a peer request with the same id, so it is dropped.
                 log.warning("ignoring a malformed answer to our request %r: %s", id_, exc.message)
                 return
             out.append(Reply(exc.error_response()))
@@ -149,10 +143,8 @@ class Connection:
             self._receive_response(msg, kind, out)
 
     def receive_request(self, msg: dict[str, Any], batch: _Batch | None = None) -> RequestReceived | Reply:
-        """The one event of ``msg``, classified already as a request (``rpc.classify`` gave
-        REQUEST): RequestReceived, or the Reply refusing it. :meth:`receive` comes here for each
-        request; Streamable HTTP, which checks each POSTed message before it hands it over, calls
-        it directly, so the message is not classified a second time."""
+        """The one event of ``msg``, classified already as a request: RequestReceived, or the Reply
+        refusing it (:meth:`receive`, and Streamable HTTP, which classified the message already)."""
         id_ = msg["id"]
         method = msg["method"]
         params = msg.get("params")
@@ -187,21 +179,15 @@ class Connection:
 
     def ready_version(self, id_: RequestId, method: str, params: dict[str, Any] | None) -> str | None:
         """The version :meth:`receive_request` would serve this request under when it admits it
-        from memory alone — READY, ``method`` admitted in READY before, no ``_meta`` (so none of
-        the modern era's), no request in flight with its id — else None (receive it).
-
-        For a request answered without entering this state (``Session.answer_admitted``):
-        nothing is recorded, so nothing can be cancelled or answered twice."""
+        from memory alone (``method`` admitted in READY before, no ``_meta``, its id not in
+        flight), else None; nothing is recorded (``Session.answer_admitted``)."""
         if method in self._ready_admits and id_ not in self._incoming and (params is None or "_meta" not in params):
             return self.version
         return None
 
     def _server_admission(self, method: str, params: Any, batch: _Batch | None) -> str | dict[str, Any] | None:
-        """Apply the legacy lifecycle table to a request the server received.
-
-        Returns the version it is served under (None before initialize completes), or the
-        error object refusing it.
-        """
+        """The legacy lifecycle table applied: the version the request is served under (None
+        before initialize completes), or the error object refusing it."""
         lc = self.lifecycle
         if method == "initialize":
             refusal = self._initialize(params, batch)
@@ -314,11 +300,8 @@ class Connection:
         return rpc.notification(method, params)
 
     def respond(self, id_: RequestId, result: Any) -> Any | None:
-        """The message answering request ``id_``, or None if nothing must be sent.
-
-        None when the request was cancelled by the peer (spec: no response after cancellation),
-        or when it belongs to a batch still waiting for other answers.
-        """
+        """The message answering request ``id_``, or None: cancelled by the peer (spec: no
+        response after cancellation), or its batch still waits for other answers."""
         return self._finish(id_, rpc.response(id_, result), True)
 
     def respond_error(self, id_: RequestId, error: dict[str, Any]) -> Any | None:
@@ -355,14 +338,13 @@ class Connection:
         return message
 
     def resume_legacy(self, version: str, capabilities: dict[str, Any], info: dict[str, Any]) -> None:
-        """Continue a legacy session whose handshake happened elsewhere (another process of a
-        shared HTTP server): the connection is READY under ``version`` with the client's
-        ``capabilities`` and ``info`` from the stored record, as if it had answered initialize.
-        Raises ValueError for a version this server does not speak in the legacy era, and
-        LocalProtocolError once the connection is closed or while its own handshake is under way."""
+        """Continue a legacy session whose handshake happened in another process: READY under
+        ``version`` with the client's ``capabilities`` and ``info``, as if it had answered
+        initialize. ValueError for a version not of the legacy era; LocalProtocolError once
+        closed or mid-handshake."""
         if version not in LEGACY_VERSIONS:
             raise ValueError(f"cannot resume a session of protocol {version!r}: not a legacy version")
-        self.lifecycle.process(st.RESUME)  # LocalProtocolError once closed or mid-handshake
+        self.lifecycle.process(st.RESUME)
         self.version = version
         self.rules = RULES[version]
         self.peer_capabilities = capabilities

@@ -1,25 +1,11 @@
 """Streamable HTTP rules as pure functions: headers in, decisions out (no I/O, no asyncio).
 
-Both the ASGI server (``_transports/_http_server``) and an HTTP client call these; each rule
-lives here once. Sources: spec-notes §9a (legacy shape, 2025-03-26 … 2025-11-25), §9b (modern
-shape, 2026-07-28), and DNS rebinding (a web page reaching a server on localhost).
-
-* **Security** — :func:`check_host`, :func:`check_origin`: loopback names on any port by
-  default, configurable allow lists, a 403 that names what is allowed (an app applies them
-  through its ``_http_checks.RequestChecks``, which remembers the values that passed).
-* **Content negotiation** — :func:`accepts` (lenient: a missing ``Accept`` means both JSON and
-  SSE), :func:`check_post`, :func:`check_get`.
-* **Era** — :func:`select_era`: a request with modern ``_meta``, or with no session and an
-  ``MCP-Protocol-Version`` that is not a legacy version, is served statelessly (2026-07-28).
-* **Legacy** — session ids (:func:`new_session_id`, :func:`valid_session_id`),
-  :func:`check_legacy_version`.
-* **Modern** — :func:`check_standard_headers` (``Mcp-Method``, ``Mcp-Name``,
-  ``MCP-Protocol-Version`` against the body), :func:`param_headers` /
-  :func:`check_param_headers` (``x-mcp-header`` → ``Mcp-Param-*``), the ``=?base64?…?=``
-  value encoding (:func:`decode_header_value`, :func:`encode_header_value`), and
-  :func:`status_for_error` (which JSON-RPC errors change the HTTP status).
-* **SSE** — :func:`sse_event`, :func:`sse_comment`, event ids (:func:`event_id`,
-  :func:`parse_event_id`) and the incremental :class:`SSEParser`.
+Both the ASGI server (``_transports/_http_server``, through ``_http_checks.RequestChecks``) and
+an HTTP client call these; each rule lives here once. Sources: spec-notes §9a (legacy shape,
+2025-03-26 … 2025-11-25), §9b (modern shape, 2026-07-28), and DNS rebinding (a web page
+reaching a server on localhost). Sections: security (Host, Origin), content negotiation, eras,
+legacy session ids and versions, the modern standard and ``Mcp-Param-*`` headers, and the SSE
+names re-exported from ``_sse`` / ``_sse_parser``.
 """
 
 from __future__ import annotations
@@ -46,13 +32,11 @@ from .._versions import LEGACY as _LEGACY
 from .._versions import LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, RULES
 from .._versions import MODERN as _MODERN
 
-# The host and origin matching lives in _http_hosts; its names are part of this module's namespace.
+# Re-exported: the host and origin matching (_http_hosts), SSE written (_sse) and read (_sse_parser).
 from ._http_hosts import host_allowed as host_allowed
 from ._http_hosts import is_loopback as is_loopback
 from ._http_hosts import origin_allowed as origin_allowed
 from ._http_hosts import split_host as split_host
-
-# SSE: written by _sse, read by _sse_parser (the client's); their names are part of this namespace.
 from ._sse import event_id as event_id
 from ._sse import parse_event_id as parse_event_id
 from ._sse import sse_comment as sse_comment
@@ -126,9 +110,8 @@ def route_path(scope: Mapping[str, Any]) -> str:
     return path
 
 
-# The names every request carries, as ASGI servers deliver them (lower case), already decoded:
-# one dict lookup instead of a decode and a lower() each; any other spelling is
-# decoded and lowered as before, to the same key.
+# The names requests carry, as ASGI servers deliver them (lower case), decoded once: one dict
+# lookup each; any other spelling is decoded and lowered, to the same key.
 _NAMES = {
     n.encode(): n
     for n in (
@@ -154,10 +137,8 @@ _NAMES = {
 }
 
 
-# The headers whose values a client repeats on every request (host, accept, ...): those that
-# header_map may keep in a caller's memo. Never a credential (authorization, cookie), a session
-# id or a per-request value (trace context): an allow-list, so a name added to _NAMES is not kept
-# unless added here.
+# The headers whose values header_map may keep in a caller's memo (a client repeats them): an
+# allow-list, never a credential, a session id or a per-request value (trace context).
 KEPT_NAMES = frozenset(("host", "origin", "accept", "content-type", "content-length", "user-agent", "connection"))
 KEPT_NAMES |= {"accept-encoding", "accept-language", "cache-control", PROTOCOL_VERSION, MCP_METHOD, MCP_NAME}
 KEPT_MAX = 512  # values a memo given to header_map holds (emptied when full), each of at most 256 bytes
@@ -385,13 +366,9 @@ def encode_header_value(value: str) -> str:
 def header_text(value: Any) -> str | None:
     """The header form of a body value (spec: string as is, integer in decimal, boolean
     ``true``/``false``; null or absent means no header)."""
-    if value is None:
-        return None
     if value is True or value is False:
         return "true" if value else "false"
-    if isinstance(value, (int, float, str)):
-        return str(value)
-    return None
+    return str(value) if isinstance(value, (int, float, str)) else None
 
 
 def _mismatch(message: str, id: Any) -> Refusal:
