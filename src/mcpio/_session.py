@@ -78,8 +78,7 @@ class Session:
     ) -> None:
         self.transport = transport
         offers = abilities(transport)  # read once: a transport's abilities do not change
-        # what serving records (stable: an identity)
-        self._routing_key = transport if offers.routing_key is None else offers.routing_key
+        self._routing_key = transport if offers.routing_key is None else offers.routing_key  # routing_key()
         self._answer = answer  # never waits, sends nothing of its own (module docstring)
         self.answers_only = answer is not None  # Feeder.answers_only (_http_legacy)
         self._send_nowait = offers.send_nowait

@@ -29,9 +29,8 @@ class Oversized(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faster t
 
 @final
 class Decoded(msgspec.Struct, frozen=True):
-    """A frame its transport has decoded already (Streamable HTTP parses a POST body to check
-    and route it): the session takes ``value`` instead of decoding ``raw`` a second time;
-    ``raw`` stays for tracing. ``value`` is what :func:`mcpio._jsonrpc.decode` gives for ``raw``."""
+    """A frame its transport has decoded already (Streamable HTTP): the session takes ``value``
+    (what :func:`mcpio._jsonrpc.decode` gives for ``raw``); ``raw`` stays for tracing."""
 
     raw: bytes
     value: Any
@@ -39,10 +38,9 @@ class Decoded(msgspec.Struct, frozen=True):
 
 @final
 class Related(msgspec.Struct, frozen=True):
-    """A frame that arrived on the response stream of one of our own requests, ``to`` being that
-    request's id: a legacy Streamable HTTP POST's SSE stream, on which the server MAY send
-    requests and notifications related to the POSTed request before its response (spec 2025-11-25,
-    basic/transports: Streamable HTTP, sending messages to the server)."""
+    """A frame that arrived on the response stream of our request ``to``: a legacy Streamable
+    HTTP POST's SSE stream (spec 2025-11-25 basic/transports: the server MAY send related
+    requests and notifications before the response)."""
 
     raw: bytes
     to: Any

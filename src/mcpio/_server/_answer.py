@@ -2,19 +2,11 @@
 
 A ``tools/call`` of a sync tool that runs on the event loop (``Tool.on_loop``), takes no Context,
 is not a task, carries no progress token and no ``requestState`` (its state is verified by the
-request's Context: spec 2026-07-28 MRTR), on a plain server (:func:`sync_tool`),
-cannot wait. :func:`answer` runs it and returns its encoded response, built by
-``_session.response_frame`` (the one mapping of exceptions and unencodable results to the wire);
-None means the request needs the engine (``Server._on_request``, awaited), which gives the same
-answer. Every route goes through it:
-
-* a :class:`~mcpio._session.Session` (stdio; a legacy HTTP session's POSTs) takes it as its
-  ``answer``;
-* a 2026-07-28 HTTP POST answered with no session at all (``_http.HttpBinding.answer_post``), after the
-  request's ``_meta`` is admitted as a stateless connection admits it.
-
-Only a plain server answers so (``Server.plain``: no telemetry around ``Server._on_request``,
-no subclass's own, no middleware); the others see every request on the engine.
+request's Context: spec 2026-07-28 MRTR), on a plain server (``Server.plain``), cannot wait
+(:func:`sync_tool`). :func:`answer` runs it and returns its encoded response
+(``_session.response_frame``); None: the request needs the engine (``Server._on_request``),
+which gives the same answer. Every route goes through it (docs/project/architecture.md, step 4:
+a Session's ``answer``, and a 2026-07-28 POST answered with no session at all).
 """
 
 from __future__ import annotations

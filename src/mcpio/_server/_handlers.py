@@ -2,11 +2,9 @@
 
 Each handler is ``async def handler(server, ctx, params) -> result`` (or a plain function
 returning the awaitable, raising its refusals at once: ``tools_call``). The protocol layer has
-already applied the lifecycle and the era's method list (``_versions.RULES``); ``ctx.rules``
-is the version this request is served under. What differs by era is read from those rules —
-capabilities come from the connection (legacy, fixed at initialize) or from the registry now
-(modern) — and the era's result decorations are applied once, by the server, after the
-handler returns.
+applied the lifecycle and the era's method list; ``ctx.rules`` are the rules of the version the
+request is served under, which say what differs by era (capabilities: the connection's,
+legacy, or the registry's now, modern); the server adds the era's result decorations after.
 """
 
 from __future__ import annotations

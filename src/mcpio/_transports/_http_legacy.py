@@ -201,7 +201,8 @@ class LegacyTransport:
 
     def unanswered(self, request_id: Any) -> None:
         """Request ``request_id`` will never be answered (cancelled; spec basic/utilities/cancellation):
-        its POST's response ends once it waits for no other answer (:meth:`Stream.pump`)."""
+        its POST's response ends once it waits for no other answer: an SSE stream closes, a JSON
+        response not yet started is 204 (:meth:`Stream.pump`)."""
         s = self._by_request.pop(request_id, None) if isinstance(request_id, (int, str)) else None
         if s is None:
             return

@@ -28,9 +28,8 @@ class RequestTransport:
     def __init__(
         self, frame: bytes, message: Any = None, json_ok: bool = True, sse_ok: bool = True, scope: Any = None
     ) -> None:
-        """``message``: ``frame`` decoded already (the session then does not decode it again);
-        ``json_ok``/``sse_ok``: what the client accepts (``_http.accepts``); ``scope``: the
-        POST's ASGI scope (:meth:`http_scope`)."""
+        """``message``: ``frame`` decoded already; ``json_ok``/``sse_ok``: what the client accepts
+        (``_http.accepts``); ``scope``: the POST's ASGI scope (:meth:`http_scope`)."""
         self.scope = scope
         self._frame: bytes | None = frame  # read once by receive(), with message as a Decoded
         self.message = message
@@ -104,15 +103,11 @@ class RequestTransport:
     async def aclose(self) -> None:
         self._end()
 
-    def close(self) -> None:
-        """End the session: nothing more is sent (:func:`end_request` also cancels its task)."""
-        self._end()
-
 
 def end_request(app: StreamableHTTPApp, transport: RequestTransport) -> None:
-    """End a modern request: close its transport and cancel the task serving it, if any (its
-    session serves the one request in that task: ``app._requests`` maps the two)."""
-    transport.close()
+    """End a modern request: nothing more is sent on its transport, and the task serving it (its
+    session serves the one request in that task: ``app._requests`` maps the two) is cancelled."""
+    transport._end()
     task = app._requests.get(transport)
     if task is not None:
         task.cancel()

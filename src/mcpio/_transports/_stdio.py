@@ -3,38 +3,27 @@
 Contract of :class:`StdioServerTransport` (``await open()``, then ``receive``/``send``, then
 ``aclose()``):
 
-* **fd 1 carries protocol bytes only** (a stray ``print`` corrupts the stream and strict
-  clients drop the session). ``open()`` moves the protocol to
-  private, non-inheritable duplicates of fd 0 and fd 1, then points fd 1 at stderr and fd 0 at
-  /dev/null and sets ``sys.stdout = sys.stderr``. So ``print``, ``sys.stdout.write``,
-  ``os.write(1, …)``, logging handlers bound to the old ``sys.stdout``, C-level ``printf`` and
-  child processes that inherit fd 1 all write to stderr, and a child cannot read protocol bytes
-  from fd 0. What ``sys.stdout`` still buffered from before ``open()`` is flushed to stderr.
-  This holds for the rest of the process: ``aclose()`` does not point fd 1 back at the wire,
-  so output at interpreter exit cannot corrupt the stream (the wire stays open, private, until
-  the process exits; a second transport in the same process finds it again).
-  Bytes already written to fd 1 before ``open()`` (an unbuffered print at import) are beyond
-  reach: print nothing at import time.
+* **fd 1 carries protocol bytes only** (a stray ``print`` corrupts the stream). ``open()``
+  moves the protocol to private, non-inheritable duplicates of fd 0 and fd 1, points fd 1 at
+  stderr and fd 0 at /dev/null and sets ``sys.stdout = sys.stderr``: ``print``,
+  ``os.write(1, …)``, C-level ``printf`` and children that inherit fd 1 all write to stderr,
+  and a child cannot read protocol bytes. This holds for the rest of the process (``aclose()``
+  does not point fd 1 back; a second transport finds the wire again). Bytes written to fd 1
+  before ``open()`` are beyond reach: print nothing at import time.
 * **EOF is shutdown** (else the server outlives its client as an orphan). stdin EOF ends
   ``receive`` with EndOfStream after the frames already read; the session then answers what is
   in flight and returns.
 * **Parent death is EOF, even when stdin stays open** (a wrapper such as ``npx``/``uv`` or a
-  grandchild holding the pipe). In loop mode a pidfd of the parent (Linux ≥ 5.3) or a kqueue
-  ``NOTE_EXIT`` filter (macOS) makes this immediate; on Windows a thread waits on a handle of
-  the parent; otherwise (and in threads mode on POSIX) ``getppid()`` is polled every
-  ``parent_poll`` seconds (default 0.5) and a *change* of parent (not ``== 1``: subreapers
-  exist) counts, so PID reuse cannot fool it (:func:`mcpio._platform.wait_parent_exit`).
-  ``PR_SET_PDEATHSIG`` is deliberately not used: it fires when the parent *thread* that spawned
-  us exits (a thread-pool worker in the host), which kills healthy servers.
-  ``parent_poll=None`` turns the watch off.
+  grandchild holding the pipe): :func:`mcpio._platform.wait_parent_exit` (an event in loop
+  mode, else polling every ``parent_poll`` seconds, default 0.5, for a *change* of parent).
+  ``PR_SET_PDEATHSIG`` is not used: it fires when the parent *thread* exits, killing healthy
+  servers. ``parent_poll=None`` turns the watch off.
 * **terminate()** (what the server does on SIGTERM) stops at once: frames read but not yet
   taken are dropped and ``send`` raises TransportError from then on, so nothing produced after
   it reaches the client. Output queued before it gets 0.25 s to drain at ``aclose()``, then
-  it is dropped (if the client was not reading, the stream may end mid-line: it asked us to
-  stop). ``Server.serve_stdio`` calls it on SIGTERM, cancels the handlers in flight without
-  answering them, leaves the lifespan normally and exits with status **0**: SIGTERM is the
-  spec's polite "please exit" (spec-notes §8), and an exit the process performs itself on
-  request is a clean one, not death by signal (128+15 would read as a crash to supervisors).
+  it is dropped (the stream may end mid-line: the client asked us to stop). ``Server.serve_stdio``
+  then cancels the handlers in flight unanswered and exits with status **0** (SIGTERM is the
+  spec's polite "please exit", spec-notes §8; 128+15 would read as a crash).
 * **Output gone is shutdown too**: when the client closes its end of our stdout, ``send``
   raises TransportError and input stops as with ``terminate()``.
 * **The client gone**: ``on_gone(why)``, when set, is called once when the client can no
@@ -45,12 +34,10 @@ Contract of :class:`StdioServerTransport` (``await open()``, then ``receive``/``
 * **Backpressure both ways**: reading pauses while ``max_buffered_frames`` frames wait to be
   taken; ``send`` waits while the write buffer is over 4 MiB, and a large frame is handed to
   the pipe in 1 MiB slices, so the write buffer never holds more than about 5 MiB.
-* **Two modes, one contract** (``mode=``, else ``MCPIO_STDIO_MODE``, else the platform's
-  default). ``"loop"`` (POSIX): pipes and sockets use the event loop's pipe transports
-  (O_NONBLOCK, restored at ``aclose()``). ``"threads"`` (Windows, where the Proactor loop needs
-  overlapped handles nothing guarantees for inherited pipes): daemon threads read and write
-  with blocking calls (:mod:`._threadpipes`), flags untouched. A tty, /dev/null or a regular
-  file is always served by the threads (file status flags are left alone where it matters).
+* **Two modes, one contract** (``mode=``, else ``MCPIO_STDIO_MODE``, else the platform's):
+  ``"loop"`` (POSIX) uses the event loop's pipe transports (O_NONBLOCK, restored at
+  ``aclose()``); ``"threads"`` (Windows: the Proactor loop needs overlapped handles) uses
+  daemon threads with blocking calls (:mod:`._threadpipes`), as does a tty, /dev/null or a file.
 * ``trace``: an optional ``callable(direction, frame)`` called with ``"in"`` for every frame
   ``receive`` returns and ``"out"`` for every frame ``send`` writes (``MCPIO_TRACE``).
 """
@@ -135,8 +122,8 @@ class StdioServerTransport:
         parent_poll: float | None = 0.5,
         mode: str | None = None,
     ) -> None:
-        self._stdin_fd = stdin_fd
-        self._stdout_fd = stdout_fd
+        self._in_fd = stdin_fd  # the protocol's fds: private duplicates once open() claims 0 and 1
+        self._out_fd = stdout_fd
         self._claim = claim_stdout
         self.abilities = Abilities(send_nowait=self.send_nowait)
         self._lines = LineBuffer(max_line_size)
@@ -157,8 +144,6 @@ class StdioServerTransport:
         self._send_lock = asyncio.Lock()
         self._slow_senders = 0  # sends waiting for or holding _send_lock: small frames queue behind them
         self._out: list[bytes] = []  # small frames queued in this loop iteration, written as one
-        self._in_fd = stdin_fd
-        self._out_fd = stdout_fd
         self._owned_fds: list[int] = []  # protocol duplicates we close at aclose()
         self._nonblocking_fds: list[int] = []  # fds the loop made non-blocking
         self._parent_poll = parent_poll
@@ -178,9 +163,9 @@ class StdioServerTransport:
     async def open(self) -> None:
         loop = self._loop = asyncio.get_running_loop()
         if self._claim:
-            if self._stdout_fd == 1:
+            if self._out_fd == 1:
                 self._out_fd = self._private_dup(1)
-            if self._stdin_fd == 0:
+            if self._in_fd == 0:
                 self._in_fd = self._private_dup(0)
         writer = self._writer = _Writer(self)
         if self._mode == "loop" and is_stream(self._out_fd):
@@ -263,19 +248,13 @@ class StdioServerTransport:
             self._frames.extend(frames)
             self._wake()
             if len(self._frames) >= self._max_frames and not self._paused:
-                self._pause()
+                self._set_paused(True)
 
-    def _pause(self) -> None:
-        self._paused = True
+    def _set_paused(self, paused: bool) -> None:
+        self._paused = paused
         if self._read_transport is not None:
             with contextlib.suppress(RuntimeError):
-                self._read_transport.pause_reading()
-
-    def _resume(self) -> None:
-        self._paused = False
-        if self._read_transport is not None:
-            with contextlib.suppress(RuntimeError):
-                self._read_transport.resume_reading()
+                (self._read_transport.pause_reading if paused else self._read_transport.resume_reading)()
 
     def _wake(self) -> None:
         w = self._waiter
@@ -322,7 +301,7 @@ class StdioServerTransport:
             if self._frames:
                 frame = self._frames.popleft()
                 if self._paused and len(self._frames) <= self._max_frames // 2 and not self._eof:
-                    self._resume()
+                    self._set_paused(False)
                 if self.trace is not None:
                     self.trace("in", as_traced(frame))
                 return frame
