@@ -387,15 +387,10 @@ class Session:
         max_timeout: float | None = None,
         on_sent: Callable[[Any], None] | None = None,
     ) -> Any:
-        """Send a request and wait for its result.
-
-        ``timeout`` bounds the wait for the answer. With ``max_timeout`` set, the request
-        carries a progress token and each ``notifications/progress`` for it restarts the
-        ``timeout`` clock, but the wait never exceeds ``max_timeout`` seconds in all (spec
-        lifecycle §Timeouts: MAY reset on progress, SHOULD enforce a maximum).
-
-        ``on_sent(id)`` is called with the request's JSON-RPC id just before it is sent (a long-lived
-        request such as ``subscriptions/listen`` is known to the peer by it).
+        """Send a request and wait for its result, at most ``timeout`` seconds; with ``max_timeout``
+        it carries a progress token, each ``notifications/progress`` restarts the ``timeout``
+        clock, and the wait never exceeds ``max_timeout`` in all (spec lifecycle §Timeouts).
+        ``on_sent(id)`` gets the request's JSON-RPC id just before it is sent.
 
         Raises the peer's :class:`MCPError`, :class:`RequestTimeout` (after sending
         ``notifications/cancelled``) or :class:`ConnectionClosed`. Cancelling the caller also
@@ -476,10 +471,8 @@ class Session:
                 log.exception("progress callback failed")
 
     def abort(self, grace: float = 0.0) -> None:
-        """The peer is gone (its end of the transport closed, or its process died): requests in
-        flight get at most ``grace`` more seconds, then are cancelled, instead of the full
-        ``drain_timeout`` (their answers could not be delivered). Nothing more is read: what is
-        still unread, or left of a batch, never starts."""
+        """The peer is gone: requests in flight get at most ``grace`` more seconds (not the full
+        ``drain_timeout``), then are cancelled; nothing more is read or started."""
         self._aborted = True
         self._has_room = True
         self._room.set()  # a run loop waiting for room sees the abort

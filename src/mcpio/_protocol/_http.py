@@ -273,12 +273,9 @@ def modern_meta(message: Any) -> dict[str, Any] | None:
 
 
 def select_era(headers: Mapping[str, str], messages: list[Any]) -> str:
-    """Which era serves this POST (spec-notes §7 dual-era rules, §13 era dispatch).
-
-    Modern when a message carries modern ``_meta``, or when no session id came and the
-    ``MCP-Protocol-Version`` header names a version that is not a legacy one (so a stateless
-    request whose ``_meta`` is missing gets the modern -32602, not "initialize first").
-    """
+    """Which era serves this POST (spec-notes §7, §13): modern when a message carries modern
+    ``_meta``, or when no session id came and ``MCP-Protocol-Version`` names no legacy version
+    (so a stateless request without ``_meta`` gets the modern -32602, not "initialize first")."""
     if SESSION_ID not in headers:  # the headers first: cheaper than reading _meta
         version = headers.get(PROTOCOL_VERSION, "").strip()
         if version and version not in LEGACY_VERSIONS:
@@ -387,9 +384,7 @@ def check_standard_headers(
     """Modern era: ``Mcp-Method`` must equal the body's method, ``Mcp-Name`` its name/uri (for the methods in
     NAME_FIELDS), ``MCP-Protocol-Version`` the ``_meta`` version; a missing, different or undecodable header is
     400 + -32020 (spec 2026-07-28 transports); then a tools/call's ``Mcp-Param-*`` (:func:`check_param_headers`)
-    as ``param_headers(tool name)`` declares them. Every request comes here: ``_meta`` read in place
-    (not through :func:`modern_meta`), the body's name once for both checks, the id only to refuse.
-    ``decode``: :func:`decode_header_value` or a memo of it (``RequestChecks.decode_name``)."""
+    as ``param_headers(tool name)`` declares them. ``decode``: :func:`decode_header_value` or a memo of it."""
     method = message.get("method")
     raw = headers.get(MCP_METHOD)
     if raw is None:

@@ -364,11 +364,8 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
 
     # ================================================================ serving
     def session(self, transport: Transport, *, stateless: bool = False) -> Session:
-        """A server-role Session for ``transport`` (``await session.run()`` serves it).
-
-        ``stateless=True``: one request of the modern era (a Streamable HTTP POST): every request
-        is admitted by its ``_meta`` alone, and ending the transport cancels what is in flight.
-        """
+        """A server-role Session for ``transport`` (``await session.run()`` serves it);
+        ``stateless=True``: one modern Streamable HTTP POST (ending it cancels what is in flight)."""
         from .._session import Session  # not at import: asyncio comes after initialize's answer (_stdio)
 
         if _answer is None:
@@ -455,9 +452,8 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
 
     async def run_session(self, session: Session) -> None:
         """Run a legacy-capable session; when it ends (not a copy dropped, ``_http.ended``), so do
-        the 2025-11-25 core tasks it owns (nobody else may reach them) and its resource
-        subscriptions (a client may leave without unsubscribing: a forwarded resource's upstream
-        subscription is then held for the subscribers left, if any)."""
+        the 2025-11-25 core tasks it owns and its resource subscriptions (a forwarded resource's
+        upstream subscription is then held for the subscribers left, if any)."""
         try:
             await session.run()
         finally:

@@ -18,12 +18,9 @@ if TYPE_CHECKING:
 
 
 class RequestTransport:
-    """The transport of one modern (2026-07-28) POST: one frame in, its answers out to the
-    POST's own stream; end of stream once the final answer is out or the client has gone.
-
-    The stream is made when first used (:attr:`stream`): a final answer given before that, with
-    nothing sent ahead of it, is kept in :attr:`answered` for the app to send as the whole
-    response (no Stream, no pump)."""
+    """The transport of one modern POST (module docstring): end of stream once the final answer
+    is out or the client has gone. The stream is made when first used (:attr:`stream`): a final
+    answer given before that is kept in :attr:`answered`, for the app to send as the response."""
 
     def __init__(
         self, frame: bytes, message: Any = None, json_ok: bool = True, sse_ok: bool = True, scope: Any = None

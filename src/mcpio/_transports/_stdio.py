@@ -105,11 +105,8 @@ class _Writer(asyncio.Protocol):
 
 
 class StdioServerTransport:
-    """The server side of stdio. See the module docstring for the contract.
-
-    ``claim_stdout=False`` leaves fds 0 and 1 as they are (the protocol then shares them with
-    everything else in the process); other ``stdin_fd``/``stdout_fd`` are never redirected.
-    """
+    """The server side of stdio (module docstring). ``claim_stdout=False`` leaves fds 0 and 1 as
+    they are; other ``stdin_fd``/``stdout_fd`` are never redirected."""
 
     def __init__(
         self,
@@ -232,9 +229,8 @@ class StdioServerTransport:
         self._feed_eof()
 
     def prime(self, data: bytes, ppid: int) -> None:
-        """Before :meth:`open`: ``data`` was read from fd 0 already (the server's synchronous
-        start-up, ``mcpio._server._stdio``), and ``ppid`` was our parent then. The frames in it
-        come first, exactly as if the reader had read them."""
+        """Before :meth:`open`: ``data`` was read from fd 0 already (``mcpio._server._stdio``), when
+        ``ppid`` was our parent; its frames come first, as if the reader had read them."""
         self._ppid = ppid
         if data:
             self._feed(data)
@@ -323,17 +319,14 @@ class StdioServerTransport:
             raise TransportError(f"cannot write to stdout: {self._lost}")
 
     def send_nowait(self, frame: bytes) -> bool:
-        """Queue ``frame`` when that needs no waiting and return True: the common case, a small
-        frame with room in the pipe and no sender waiting ahead of it. False: nothing was done,
-        :meth:`send` it (which also reports why it cannot be sent). The session sends its
-        answers this way, without a coroutine each."""
+        """Queue ``frame`` when that needs no waiting (a small frame, room in the pipe, no sender
+        ahead of it): True. False: nothing was done, :meth:`send` it."""
         if self._terminated or self._lost is not None or self._write_transport is None:
             return False
         if len(frame) < _SMALL_FRAME and self._writer.ready and not self._slow_senders:  # type: ignore[union-attr]
             if self.trace is not None:
                 self.trace("out", frame)
-            # Queued, and every frame queued in this loop iteration goes out in one write (one
-            # syscall for a burst of answers instead of one each).
+            # Every frame queued in this loop iteration goes out in one write.
             out = self._out
             out.append(frame)
             if len(out) == 1:
