@@ -229,10 +229,7 @@ class Connection:
         p = params or {}
         self.version = negotiate(p.get("protocolVersion"))
         self.rules = RULES[self.version]
-        caps = p.get("capabilities")
-        self.peer_capabilities = caps if isinstance(caps, dict) else {}
-        info = p.get("clientInfo")
-        self.peer_info = info if isinstance(info, dict) else {}
+        self._peer(p, "clientInfo")
         return None
 
     def _receive_notification(self, method: str, params: Any, out: list[Event]) -> None:
@@ -275,10 +272,13 @@ class Connection:
             if isinstance(v, str) and v in LEGACY_VERSIONS:
                 self.version = v
                 self.rules = RULES[v]
-            caps = result.get("capabilities")
-            self.peer_capabilities = caps if isinstance(caps, dict) else {}
-            info = result.get("serverInfo")
-            self.peer_info = info if isinstance(info, dict) else {}
+            self._peer(result, "serverInfo")
+
+    def _peer(self, fields: dict[str, Any], info_key: str) -> None:
+        """The peer's capabilities and info (``info_key``) from its initialize request or result."""
+        caps, info = fields.get("capabilities"), fields.get(info_key)
+        self.peer_capabilities = caps if isinstance(caps, dict) else {}
+        self.peer_info = info if isinstance(info, dict) else {}
 
     # ------------------------------------------------------------------ sending
     def request(self, method: str, params: dict[str, Any] | None = None) -> tuple[RequestId, dict[str, Any]]:

@@ -385,12 +385,12 @@ def check_standard_headers(
     NAME_FIELDS), ``MCP-Protocol-Version`` the ``_meta`` version; a missing, different or undecodable header is
     400 + -32020 (spec 2026-07-28 transports); then a tools/call's ``Mcp-Param-*`` (:func:`check_param_headers`)
     as ``param_headers(tool name)`` declares them. ``decode``: :func:`decode_header_value` or a memo of it."""
-    method = message.get("method")
+    method, rid = message.get("method"), message.get("id")
     raw = headers.get(MCP_METHOD)
     if raw is None:
-        return _mismatch(f"the Mcp-Method header is required (it must be {method!r})", message.get("id"))
+        return _mismatch(f"the Mcp-Method header is required (it must be {method!r})", rid)
     if raw.strip(" \t") != method:
-        return _mismatch(f"Mcp-Method {raw.strip()!r} does not match the body's method {method!r}", message.get("id"))
+        return _mismatch(f"Mcp-Method {raw.strip()!r} does not match the body's method {method!r}", rid)
     params = message.get("params")
     if type(params) is not dict:
         params = None
@@ -399,33 +399,27 @@ def check_standard_headers(
     if type(body_version) is str:  # a decoded message's strings are str (no isinstance)
         hv = headers.get(PROTOCOL_VERSION)
         if hv is None or hv.strip(" \t") != body_version:
-            return _mismatch(
-                f'MCP-Protocol-Version {hv!r} does not match _meta["{META_PROTOCOL_VERSION}"] {body_version!r}',
-                message.get("id"),
-            )
+            why = f'MCP-Protocol-Version {hv!r} does not match _meta["{META_PROTOCOL_VERSION}"] {body_version!r}'
+            return _mismatch(why, rid)
     name_field = NAME_FIELDS.get(method) if type(method) is str else None
     if name_field is not None:
         body_name = params.get(name_field) if params is not None else None
         raw = headers.get(MCP_NAME)
         if raw is None:
             if body_name is not None:
-                return _mismatch(
-                    f"the Mcp-Name header is required for {method} (it must be {body_name!r})", message.get("id")
-                )
+                return _mismatch(f"the Mcp-Name header is required for {method} (it must be {body_name!r})", rid)
         else:
             try:
                 value = (decode or decode_header_value)(raw)
             except ValueError as exc:
-                return _mismatch(f"Mcp-Name: {exc}", message.get("id"))
+                return _mismatch(f"Mcp-Name: {exc}", rid)
             if value != body_name:
-                return _mismatch(
-                    f"Mcp-Name {value!r} does not match the body's {name_field} {body_name!r}", message.get("id")
-                )
+                return _mismatch(f"Mcp-Name {value!r} does not match the body's {name_field} {body_name!r}", rid)
         if param_headers is not None and method == "tools/call" and type(body_name) is str:
             declared = param_headers(body_name)
             if declared:
                 assert params is not None  # it holds body_name
-                return check_param_headers(headers, declared, params.get("arguments"), message.get("id"))
+                return check_param_headers(headers, declared, params.get("arguments"), rid)
     return None
 
 

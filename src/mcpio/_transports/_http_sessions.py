@@ -47,7 +47,6 @@ from typing import TYPE_CHECKING, Any
 from .. import _jsonrpc as rpc
 from .._protocol import _http as h
 from .._state._base import SessionDirectory, StateUnavailable
-from ._base import Abilities
 from ._http_legacy import Engine, LegacyTransport, principal
 from ._http_server_streams import Stream, peek
 
@@ -75,15 +74,8 @@ class SharedLegacyTransport(LegacyTransport):
         # The owner (with auth) is the record's: fixed at create, the same on every process.
         owner = record.get(OWNER) if record is not None else owner
         super().__init__(session_id, store=registry.app.event_store, owner=owner)
-        # Every answer through send: it keeps this copy's books.
-        self.abilities = Abilities(
-            unanswered=self.unanswered,
-            attach=self.attach,
-            session_id=session_id,
-            session_ended=self.ended_for_good,
-            http_scope=self.http_scope,
-            close_stream=self.close_stream,
-        )
+        # Every answer through send (no answer_nowait): it keeps this copy's books.
+        self.abilities = self.abilities._replace(answer_nowait=None, session_ended=self.ended_for_good)
         # Its send may wait on the backend (sync: a record write) whatever the event store, and
         # its deliver keeps books: no request started on another task's stack, none fed.
         self.eager_safe = False
