@@ -42,7 +42,7 @@ from ._errors import (
     TransportError,
     to_error_object,
 )
-from ._protocol._connection import Connection
+from ._protocol._connection import Connection, invalid_request
 from ._protocol._events import (
     CancelRequested,
     ErrorReceived,
@@ -132,10 +132,7 @@ class Session:
                     if type(frame) is Oversized:
                         if self.connection.role == "server":
                             why = f"a message of {frame.size} bytes exceeds this server's limit of {frame.limit} bytes"
-                            error = {
-                                "code": INVALID_REQUEST,
-                                "message": f"Invalid Request: {why}; it was discarded (raise max_message_size to accept it)",
-                            }
+                            error = invalid_request(why + "; it was discarded (raise max_message_size to accept it)")
                             await self._send_obj(rpc.error_response(None, error))
                         else:  # a client never answers a server's garbage
                             log.warning(

@@ -1,17 +1,10 @@
 """The sans-IO MCP connection: messages in, events and messages out; it never awaits.
 
-One class serves both roles (style rule 3). It owns everything about a connection that is
-pure bookkeeping:
-
-* JSON-RPC validity of each incoming message (via ``_jsonrpc.classify``) and batches, which
-  are accepted only when 2025-03-26 was negotiated and are answered as one array;
-* the legacy lifecycle (``_state``) and version negotiation (``_versions.negotiate``);
-* ids: incoming requests in flight (a duplicate id is refused), our outgoing requests awaiting
-  a response (a response to an unknown id is ignored), and cancellation in both directions
-  (after ``notifications/cancelled`` no response is sent for that request).
-
-The caller (the async session) feeds decoded JSON to :meth:`receive`, acts on the events, and
-writes the messages returned by :meth:`request`, :meth:`respond`, :meth:`notify`.
+One class serves both roles (style rule 3; docs/project/architecture.md, step 2). It owns the
+JSON-RPC validity of each message and batches (only under 2025-03-26, answered as one array),
+the legacy lifecycle (``_state``), version negotiation, and ids: requests in flight (a
+duplicate id is refused), ours awaiting a response (one to an unknown id is ignored), and
+cancellation both ways (no response after ``notifications/cancelled``).
 """
 
 from __future__ import annotations
@@ -192,17 +185,16 @@ class Connection:
         if method == "initialize":
             refusal = self._initialize(params, batch)
             if refusal is not None:
-                return {"code": INVALID_REQUEST, "message": refusal}
+                return invalid_request(refusal)
         else:
             accepts = st.SERVER_ACCEPTS[lc.state]
             if accepts is not None and method not in accepts:
                 if lc.state == st.CLOSED:
-                    return {"code": INVALID_REQUEST, "message": "Invalid Request: the connection is closed"}
-                return {
-                    "code": INVALID_REQUEST,
-                    "message": f"Invalid Request: received {method!r} before initialization completed; "
-                    "the client must send 'initialize' and wait for its result first (MCP lifecycle)",
-                }
+                    return invalid_request("the connection is closed")
+                return invalid_request(
+                    f"received {method!r} before initialization completed; the client must send "
+                    "'initialize' and wait for its result first (MCP lifecycle)"
+                )
         rules = self.rules
         if rules is not None and method not in rules.client_requests and method in ALL_CLIENT_REQUESTS:
             return {
@@ -222,9 +214,9 @@ class Connection:
         """A legacy ``initialize``: negotiate the version and record the client; a refusal or None."""
         lc = self.lifecycle
         if batch is not None:
-            return "Invalid Request: initialize must not be part of a JSON-RPC batch"
+            return "initialize must not be part of a JSON-RPC batch"
         if not lc.can(st.RECV_INITIALIZE):
-            return "Invalid Request: the connection is already initialized; initialize may be sent only once"
+            return "the connection is already initialized; initialize may be sent only once"
         lc.process(st.RECV_INITIALIZE)
         p = params or {}
         self.version = negotiate(p.get("protocolVersion"))
@@ -368,9 +360,14 @@ class Connection:
         self._ready_admits.clear()  # READY is over: receive_request admits nothing from memory
 
 
+def invalid_request(why: str) -> dict[str, Any]:
+    """The -32600 error object ``Invalid Request: why``."""
+    return {"code": INVALID_REQUEST, "message": "Invalid Request: " + why}
+
+
 def _invalid(id_: RequestId | None, why: str) -> Reply:
-    """The -32600 answer (``Invalid Request: why``) to request ``id_`` (None: no one request)."""
-    return Reply(rpc.error_response(id_, {"code": INVALID_REQUEST, "message": "Invalid Request: " + why}))
+    """The -32600 answer to request ``id_`` (None: no one request)."""
+    return Reply(rpc.error_response(id_, invalid_request(why)))
 
 
 def modern_admission(method: str, meta: dict[str, Any]) -> str | dict[str, Any]:

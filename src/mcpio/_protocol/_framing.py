@@ -1,13 +1,9 @@
 """NDJSON framing for stdio (spec-notes §8): one UTF-8 JSON message per line.
 
-``LineBuffer.feed(chunk)`` takes bytes exactly as they arrive from a pipe, in chunks of any
-size and with lines split anywhere, and returns the complete lines. It is linear in the input
-(each byte is scanned once, however a 100 MiB line is chunked), strips a trailing CR (lenient
-with CRLF writers), and drops blank lines (the spec allows none; they carry nothing).
-
-A line longer than ``max_line_size`` bytes is not buffered: its bytes are discarded as they
-arrive and one :class:`Oversized` marker stands in its place, so the caller can answer with a
-clear error and keep serving the next line.
+``LineBuffer.feed(chunk)`` takes bytes as they arrive from a pipe, lines split anywhere, and
+returns the complete lines: linear in the input, a trailing CR stripped, blank lines dropped.
+A line longer than ``max_line_size`` bytes is discarded as it arrives, one :class:`Oversized`
+marker in its place, so the caller can answer with a clear error and serve the next line.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """One HTTP request of a Streamable HTTP app, checked and read once (no I/O, no asyncio).
 
-* :class:`RequestChecks` — the checks every request passes before MCP sees it (Host and Origin
-  against the app's allow-lists: no web page reaches a local server by DNS rebinding; a POST's
-  ``Content-Type``/``Accept``; the legacy ``MCP-Protocol-Version``), made once per app from
-  immutable allow-lists. It owns the request path's memos, all bounded: the :class:`Verdict` of
-  header values that passed, the decoded header values clients repeat (``texts``, for
-  ``_http.header_map``) and their decoded ``Mcp-Name`` values (``decode_name``).
+* :class:`RequestChecks` — the checks every request passes before MCP sees it (Host, Origin,
+  a POST's ``Content-Type``/``Accept``, the legacy ``MCP-Protocol-Version``), made once per app;
+  it owns the request path's bounded memos (verdicts, header texts, ``Mcp-Name`` values).
 * :func:`read_post` — a POST body read into a :class:`Post` (messages, kinds, batch, era,
   priming), each decided here and nowhere else.
 

@@ -17,15 +17,12 @@ process keeps *local copies* in ``StreamableHTTPApp.sessions`` (each a
   answer a request of this copy, on the bus to every other copy (which ignore unknown ids);
 * DELETE removes the record and tells every process on the bus to end its copy (requests in
   flight are cancelled); an expired record is found gone by the next request (404);
-* while the backend is unreachable a process serves the sessions it has a copy of from that
-  copy (others get 503 with Retry-After); when it comes back empty (restarted without
-  persistence) the copies restore their records (``"lost"``, :meth:`SessionDirectory.restore`);
+* while the backend is unreachable, sessions with a copy here are served from it (others: 503);
+  when it comes back empty the copies restore their records (``SessionDirectory.restore``);
 * a copy idle here for ``session_timeout`` is dropped here only (if its record expired, every
   process is told, as for a DELETE); a busy one keeps its record alive.
 
-Notifications outside a request (resources/updated, list_changed, logs, a core task's
-``notifications/tasks/status``) go to the GET stream of the copy that holds it; copies without
-one drop them, so the client gets each once.
+Notifications outside a request go to the GET stream of the one copy that holds it.
 
 A POST stream whose requests run here holds this process's lease (``state.tasks``) until they
 are answered, and its first stored event notes the process and the request ids: a process

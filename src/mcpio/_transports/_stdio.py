@@ -10,9 +10,7 @@ Contract of :class:`StdioServerTransport` (``await open()``, then ``receive``/``
   and a child cannot read protocol bytes. This holds for the rest of the process (``aclose()``
   does not point fd 1 back; a second transport finds the wire again). Bytes written to fd 1
   before ``open()`` are beyond reach: print nothing at import time.
-* **EOF is shutdown** (else the server outlives its client as an orphan). stdin EOF ends
-  ``receive`` with EndOfStream after the frames already read; the session then answers what is
-  in flight and returns.
+* **EOF is shutdown**: ``receive`` raises EndOfStream after the frames already read.
 * **Parent death is EOF, even when stdin stays open** (a wrapper such as ``npx``/``uv`` or a
   grandchild holding the pipe): :func:`mcpio._platform.wait_parent_exit` (an event in loop
   mode, else polling every ``parent_poll`` seconds, default 0.5, for a *change* of parent).
@@ -26,10 +24,8 @@ Contract of :class:`StdioServerTransport` (``await open()``, then ``receive``/``
   spec's polite "please exit", spec-notes §8; 128+15 would read as a crash).
 * **Output gone is shutdown too**: when the client closes its end of our stdout, ``send``
   raises TransportError and input stops as with ``terminate()``.
-* **The client gone**: ``on_gone(why)``, when set, is called once when the client can no
-  longer be answered — ``"output"`` (our stdout was closed) or ``"parent"`` (the parent died) —
-  so the server can stop waiting for requests in flight (``Session.abort``); plain stdin EOF
-  is a polite close and does not call it.
+* **The client gone**: ``on_gone(why)`` is called once, ``"output"`` (our stdout closed) or
+  ``"parent"`` (it died), so the server stops waiting for requests in flight; not at stdin EOF.
 * **No fixed line limit** below ``max_line_size`` (default 256 MiB); framing is linear.
 * **Backpressure both ways**: reading pauses while ``max_buffered_frames`` frames wait to be
   taken; ``send`` waits while the write buffer is over 4 MiB, and a large frame is handed to
@@ -38,8 +34,7 @@ Contract of :class:`StdioServerTransport` (``await open()``, then ``receive``/``
   ``"loop"`` (POSIX) uses the event loop's pipe transports (O_NONBLOCK, restored at
   ``aclose()``); ``"threads"`` (Windows: the Proactor loop needs overlapped handles) uses
   daemon threads with blocking calls (:mod:`._threadpipes`), as does a tty, /dev/null or a file.
-* ``trace``: an optional ``callable(direction, frame)`` called with ``"in"`` for every frame
-  ``receive`` returns and ``"out"`` for every frame ``send`` writes (``MCPIO_TRACE``).
+* ``trace``: an optional ``callable(direction, frame)``: "in" / "out" for every frame (``MCPIO_TRACE``).
 """
 
 from __future__ import annotations

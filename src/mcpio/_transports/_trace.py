@@ -2,9 +2,8 @@
 ``<UTC time> in|out <the frame>`` ("in" and "out" as seen by the peer writing the trace).
 
 The server writes one with ``MCPIO_TRACE=/path`` (stdio); the client with ``Client(trace=path)``
-or ``mcpio … --trace FILE``: :class:`Traced` wraps any transport. A trace is a debugging aid:
-lines are flushed as written, and a frame that is not UTF-8 is written with replacement
-characters.
+or ``mcpio … --trace FILE`` (:class:`Traced` wraps any transport). Lines are flushed as
+written; a frame that is not UTF-8 is written with replacement characters.
 
 A trace holds every message, secrets included, so :func:`open_private` creates it readable by
 its owner only (0600) and never follows a symbolic link planted at its path; an existing
