@@ -372,11 +372,8 @@ def _invalid(id_: RequestId | None, why: str) -> Reply:
 
 def modern_admission(method: str, meta: dict[str, Any]) -> str | dict[str, Any]:
     """The version a modern request (its ``_meta``) is served under, or the error object refusing
-    it; the same for a stateless connection and for a request answered without one (``_server/_http.answer_post``).
-
-    Order: version (-32022), required _meta (-32602), method (-32601): a client learns
-    first what it can change without guessing (spec 2026-07-28 basic/index §_meta).
-    """
+    it, with or without a connection. Order: version (-32022), required _meta (-32602), method
+    (-32601): what a client can change without guessing first (spec 2026-07-28 basic/index §_meta)."""
     requested = meta.get(META_PROTOCOL_VERSION)
     if type(requested) is not str:
         return {

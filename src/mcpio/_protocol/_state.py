@@ -9,10 +9,9 @@ A legacy connection moves through four states, the same names for both roles::
      └──────error────────────┘            any state ──close──▶ CLOSED
 
 The server enters INITIALIZING when it *receives* initialize and INITIALIZED when it *sends*
-the result; the client mirrors that (sends initialize, receives the result). READY follows
-``notifications/initialized``. A failed initialize (an error response) returns to NEW so the
-client may try again. A server continuing a session initialized on another process of a shared
-HTTP server goes to READY by ``resume`` (the record of that handshake stands for it).
+the result; the client mirrors that. READY follows ``notifications/initialized``. A failed
+initialize returns to NEW (the client may try again). A server continuing a shared HTTP session
+initialized on another process goes to READY by ``resume``.
 
 What may be received in each state is a second table (``SERVER_ACCEPTS``): before initialize a
 server serves only ``initialize`` and ``ping``; after it, everything but a second

@@ -2,10 +2,8 @@
 
 ``@server.tool`` / ``@server.resource(uri)`` / ``@server.prompt`` register a function and return
 it unchanged; ``add_*`` / ``remove_*`` are the same at run time (connected clients get
-``notifications/*/list_changed``). Capabilities announced at ``initialize`` follow from what is
-registered then. The method table (``_handlers.METHODS``, else an extension's handler) maps each
-client request to one coroutine; the lifecycle and version rules are applied before it by the
-protocol layer.
+``notifications/*/list_changed``). Its parts and its place in a request's way:
+docs/project/architecture.md (step 4, "The server's parts").
 """
 
 from __future__ import annotations
@@ -169,17 +167,20 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         self.add_tool(fn, **options)
         return fn
 
+    def _serve_item(self, kind: str, method: str, key: str, item: Any, scopes: Any, tags: Any) -> None:
+        """Serve ``item`` as ``kind`` under ``key``, with its ``tags`` and the OAuth ``scopes`` ``method`` needs."""
+        if tags is not None:
+            item.tags = tags_of(tags)
+        self.registry.set_scopes(method, key, scopes)
+        self.changes.register(kind, key, item)
+
     def add_tool(self, fn: Callable[..., Any] | Tool, **options: Any) -> Tool:
-        scopes = options.pop("scopes", None)
-        tags = options.pop("tags", None)
+        scopes, tags = options.pop("scopes", None), options.pop("tags", None)
         if isinstance(fn, Tool) and options:  # a Tool (e.g. Tool.from_schema) is registered as it was made
             raise TypeError(f"add_tool({fn.name!r}): {', '.join(sorted(options))} apply to a function, not a Tool")
         timeout = None if options.get("inline") else self.tool_timeout
         tool = fn if isinstance(fn, Tool) else Tool.from_function(fn, **{"timeout": timeout, **options})
-        if tags is not None:
-            tool.tags = tags_of(tags)
-        self.registry.set_scopes("tools/call", tool.name, scopes)
-        self.changes.register("tools", tool.name, tool)
+        self._serve_item("tools", "tools/call", tool.name, tool, scopes, tags)
         return tool
 
     def remove_tool(self, name: str) -> None:
@@ -193,15 +194,11 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         return lambda fn: (self.add_resource(fn, uri, **options), fn)[1]
 
     def add_resource(self, fn: Callable[..., Any], uri: str, **options: Any) -> Resource:
-        scopes = options.pop("scopes", None)
-        tags = options.pop("tags", None)
         from ._resources import Resource  # resources and prompts load with the first
 
+        scopes, tags = options.pop("scopes", None), options.pop("tags", None)
         res = Resource(fn, uri, **options)
-        if tags is not None:
-            res.tags = tags_of(tags)
-        self.registry.set_scopes("resources/read", uri, scopes)
-        self.changes.register("templates" if res.is_template else "resources", uri, res)
+        self._serve_item("templates" if res.is_template else "resources", "resources/read", uri, res, scopes, tags)
         return res
 
     def remove_resource(self, uri: str) -> None:
@@ -217,15 +214,11 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         return fn
 
     def add_prompt(self, fn: Callable[..., Any], **options: Any) -> Prompt:
-        scopes = options.pop("scopes", None)
         from ._resources import Prompt
 
-        tags = options.pop("tags", None)
+        scopes, tags = options.pop("scopes", None), options.pop("tags", None)
         p = Prompt(fn, **options)
-        if tags is not None:
-            p.tags = tags_of(tags)
-        self.registry.set_scopes("prompts/get", p.name, scopes)
-        self.changes.register("prompts", p.name, p)
+        self._serve_item("prompts", "prompts/get", p.name, p, scopes, tags)
         return p
 
     def remove_prompt(self, name: str) -> None:

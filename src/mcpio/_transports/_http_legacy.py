@@ -353,10 +353,8 @@ class LegacyTransport:
             self.streams.pop(stream.id, None)
 
     async def deliver(self, frame: bytes, messages: list[Any] | None = None, batch: bool = False) -> None:
-        """Queue a POSTed ``frame`` for the session (requests come through :meth:`deliver_post`).
-        ``messages``: its messages, decoded and checked already (``_http_checks.Post``), so the
-        session does not decode the frame a second time; ``batch``: it is a JSON array, which
-        stays a batch."""
+        """Queue a POSTed ``frame`` for the session; ``messages``: decoded already (``Post``);
+        ``batch``: it is a JSON array, which stays a batch."""
         self.last_active = time.monotonic()
         if messages is None:
             item: bytes | Decoded = frame

@@ -136,7 +136,7 @@ class SharedLegacyTransport(LegacyTransport):
                 self.recorded.add(rid)
         await super().deliver(frame, messages, batch)
         if forward:
-            await self.registry.forward(self.id, frame)
+            await self.registry.publish({"type": FRAME, "sid": self.id, "frame": frame.decode()})
 
     def new_stream(self, request_ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool) -> Stream:
         """A POST's stream, holding this process's lease while its requests run (module docstring)."""
@@ -356,9 +356,6 @@ class SharedSessions:
         transport.owns_events = transport.session_ended = True
         await self.directory.delete(transport.id)
         await self.publish({"type": ENDED, "sid": transport.id})
-
-    async def forward(self, sid: str, frame: bytes) -> None:
-        await self.publish({"type": FRAME, "sid": sid, "frame": frame.decode()})
 
     async def publish(self, message: dict[str, Any]) -> None:
         try:
