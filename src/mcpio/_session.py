@@ -14,7 +14,6 @@ decodes them, feeds the connection and acts on its events:
   :meth:`feed` when :meth:`reading` says the reader waits on nothing queued (order is kept);
 * every answer, on every route, is built by :func:`response_frame` (:func:`error_object`);
 * ``notifications/cancelled`` cancels the request's task and no response is sent;
-* responses to our own requests resolve the futures of :meth:`request`;
 * a peer's request that the transport marks as related to one of ours (``relates``; a
   :class:`Related` frame) runs in a copy of the context :meth:`request` was called in;
 * at end of stream every request already received is still answered (within
@@ -344,9 +343,8 @@ class Session:
         pending = list(self._pending.values())
         self._pending.clear()
         if pending:
-            reason = "the connection closed before the peer answered"
-            if self._close_reason is not None:
-                reason = await self._close_reason()
+            closed = self._close_reason
+            reason = await closed() if closed is not None else "the connection closed before the peer answered"
             for fut in pending:
                 if not fut.done():
                     fut.set_exception(ConnectionClosed(reason))

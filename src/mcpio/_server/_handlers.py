@@ -1,10 +1,8 @@
 """The method table: one coroutine per client request, for both eras.
 
 Each handler is ``async def handler(server, ctx, params) -> result`` (or a plain function
-returning the awaitable, raising its refusals at once: ``tools_call``). The protocol layer has
-applied the lifecycle and the era's method list; ``ctx.rules`` are the rules of the version the
-request is served under, which say what differs by era (capabilities: the connection's,
-legacy, or the registry's now, modern); the server adds the era's result decorations after.
+returning the awaitable, raising its refusals at once: ``tools_call``); what differs by era is
+read from ``ctx.rules`` (docs/project/architecture.md, step 4).
 """
 
 from __future__ import annotations

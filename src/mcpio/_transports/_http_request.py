@@ -56,8 +56,7 @@ class RequestTransport:
 
     @property
     def abilities(self) -> Abilities:
-        """Made when read (once, by the session made on it): a POST answered without a session
-        never needs it."""
+        """Made when read (once, by its session): a POST answered without a session never needs it."""
         return Abilities(http_scope=self.http_scope)
 
     async def receive(self) -> bytes | Decoded:

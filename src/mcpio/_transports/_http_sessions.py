@@ -479,9 +479,7 @@ class SharedSessions:
             node, ids = note["node"], note["ids"]
         except (ValueError, TypeError, KeyError):
             return None
-        if not isinstance(node, str) or not isinstance(ids, list) or not ids:
-            return None
-        if await self.leases.alive(node):
+        if not isinstance(node, str) or not isinstance(ids, list) or not ids or await self.leases.alive(node):
             return None
         return node, ids
 

@@ -16,12 +16,10 @@ Contract of :class:`StdioServerTransport` (``await open()``, then ``receive``/``
   mode, else polling every ``parent_poll`` seconds, default 0.5, for a *change* of parent).
   ``PR_SET_PDEATHSIG`` is not used: it fires when the parent *thread* exits, killing healthy
   servers. ``parent_poll=None`` turns the watch off.
-* **terminate()** (what the server does on SIGTERM) stops at once: frames read but not yet
-  taken are dropped and ``send`` raises TransportError from then on, so nothing produced after
-  it reaches the client. Output queued before it gets 0.25 s to drain at ``aclose()``, then
-  it is dropped (the stream may end mid-line: the client asked us to stop). ``Server.serve_stdio``
-  then cancels the handlers in flight unanswered and exits with status **0** (SIGTERM is the
-  spec's polite "please exit", spec-notes §8; 128+15 would read as a crash).
+* **terminate()** (on SIGTERM) stops at once: frames not yet taken are dropped and ``send``
+  raises TransportError from then on. Output queued before it gets 0.25 s to drain at
+  ``aclose()``, then is dropped. ``Server.serve_stdio`` exits with status **0** (SIGTERM is the
+  spec's polite "please exit", spec-notes §8).
 * **Output gone is shutdown too**: when the client closes its end of our stdout, ``send``
   raises TransportError and input stops as with ``terminate()``.
 * **The client gone**: ``on_gone(why)`` is called once, ``"output"`` (our stdout closed) or
