@@ -201,11 +201,8 @@ class Session:
 
     async def _dispatch(self, ev: Any) -> None:
         t = type(ev)
-        if t is RequestReceived:
-            if self.inline_requests:
-                await self._serve(ev)
-            else:
-                self._start(ev)
+        if t is RequestReceived:  # with inline_requests only: run() and feed() start the others
+            await self._serve(ev)
         elif t is NotificationReceived:
             if ev.method == "notifications/progress":
                 self._route_progress(ev.params)

@@ -36,7 +36,6 @@ from .._versions import MODERN as _MODERN
 from ._http_hosts import host_allowed as host_allowed
 from ._http_hosts import is_loopback as is_loopback
 from ._http_hosts import origin_allowed as origin_allowed
-from ._http_hosts import split_host as split_host
 from ._sse import event_id as event_id
 from ._sse import parse_event_id as parse_event_id
 from ._sse import sse_comment as sse_comment

@@ -279,8 +279,7 @@ class LegacyTransport:
                 try:
                     pending = feeder.feed(message)
                 finally:
-                    self._fed_id = _NO_ID
-                    self._fed_scope = None
+                    self._fed_id, self._fed_scope = _NO_ID, None
                 answered = self._fed_answer
                 if answered is not None:
                     self._fed_answer = None

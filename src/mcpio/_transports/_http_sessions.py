@@ -10,13 +10,12 @@ process keeps *local copies* in ``StreamableHTTPApp.sessions`` (each a
   404 — and brings a changed record), unless the copy is fresh (:meth:`SharedSessions.find`);
   a process without a copy starts one primed from the record (no handshake) and serves the
   request there, so its progress, logs and server-to-client requests go to the POST's stream;
-* requests that change the record (initialize, logging/setLevel, resources/subscribe and
-  unsubscribe) write the fields that changed *before* their answer goes out, and the new record
-  goes on the bus so every copy is current at once;
+* requests that change the record (``RECORDED``) write it *before* their answer goes out, and
+  the new record goes on the bus so every copy is current at once;
 * a client's responses and ``notifications/cancelled`` go to the local copy and, unless they
   answer a request of this copy, on the bus to every other copy (which ignore unknown ids);
-* DELETE removes the record and tells every process on the bus to end its copy (requests in
-  flight are cancelled); an expired record is found gone by the next request (404);
+* DELETE removes the record and every process ends its copy; an expired record is found gone
+  by the next request (404);
 * while the backend is unreachable, sessions with a copy here are served from it (others: 503);
   when it comes back empty the copies restore their records (``SessionDirectory.restore``);
 * a copy idle here for ``session_timeout`` is dropped here only (if its record expired, every

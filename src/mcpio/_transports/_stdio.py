@@ -1,7 +1,6 @@
 """stdio server transport (spec-notes §8): NDJSON on fd 0 / fd 1, logs on fd 2.
 
-Contract of :class:`StdioServerTransport` (``await open()``, then ``receive``/``send``, then
-``aclose()``):
+Contract of :class:`StdioServerTransport` (``await open()``, ``receive``/``send``, ``aclose()``):
 
 * **fd 1 carries protocol bytes only** (a stray ``print`` corrupts the stream). ``open()``
   moves the protocol to private, non-inheritable duplicates of fd 0 and fd 1, points fd 1 at
@@ -20,14 +19,12 @@ Contract of :class:`StdioServerTransport` (``await open()``, then ``receive``/``
   raises TransportError from then on. Output queued before it gets 0.25 s to drain at
   ``aclose()``, then is dropped. ``Server.serve_stdio`` exits with status **0** (SIGTERM is the
   spec's polite "please exit", spec-notes §8).
-* **Output gone is shutdown too**: when the client closes its end of our stdout, ``send``
-  raises TransportError and input stops as with ``terminate()``.
+* **Output gone is shutdown too**: ``send`` raises TransportError, input stops as at ``terminate()``.
 * **The client gone**: ``on_gone(why)`` is called once, ``"output"`` (our stdout closed) or
   ``"parent"`` (it died), so the server stops waiting for requests in flight; not at stdin EOF.
 * **No fixed line limit** below ``max_line_size`` (default 256 MiB); framing is linear.
-* **Backpressure both ways**: reading pauses while ``max_buffered_frames`` frames wait to be
-  taken; ``send`` waits while the write buffer is over 4 MiB, and a large frame is handed to
-  the pipe in 1 MiB slices, so the write buffer never holds more than about 5 MiB.
+* **Backpressure both ways**: reading pauses while ``max_buffered_frames`` frames wait; ``send``
+  waits while the write buffer is over 4 MiB, and writes a large frame in 1 MiB slices.
 * **Two modes, one contract** (``mode=``, else ``MCPIO_STDIO_MODE``, else the platform's):
   ``"loop"`` (POSIX) uses the event loop's pipe transports (O_NONBLOCK, restored at
   ``aclose()``); ``"threads"`` (Windows: the Proactor loop needs overlapped handles) uses
