@@ -314,20 +314,16 @@ class Connection:
             self.lifecycle.process(st.SEND_INIT_RESULT if ok else st.SEND_INIT_ERROR)
             if not ok:
                 self.version = self.rules = None
-        if self.cancelled and id_ in self.cancelled:
+        cancelled = id_ in self.cancelled  # no response after cancellation (spec)
+        if cancelled:
             self.cancelled.discard(id_)
-            batch = self._batches.pop(id_, None)
-            if batch is not None:
-                batch.pending.discard(id_)
-                return batch.responses if not batch.pending and batch.responses else None
-            return None
-        if self._batches:
-            batch = self._batches.pop(id_, None)
-            if batch is not None:
-                batch.pending.discard(id_)
-                batch.responses.append(message)
-                return batch.responses if not batch.pending else None
-        return message
+        batch = self._batches.pop(id_, None) if self._batches else None
+        if batch is None:
+            return None if cancelled else message
+        batch.pending.discard(id_)
+        if not cancelled:
+            batch.responses.append(message)
+        return batch.responses if not batch.pending and batch.responses else None
 
     def resume_legacy(self, version: str, capabilities: dict[str, Any], info: dict[str, Any]) -> None:
         """Continue a legacy session whose handshake happened in another process: READY under
