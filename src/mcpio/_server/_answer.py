@@ -21,7 +21,6 @@ from ._mrtr import InputRequired
 if TYPE_CHECKING:
     from .._protocol._events import RequestReceived
     from .._session import Session
-    from .._versions import Rules
     from ._server import Server
     from ._tools import Tool
 
@@ -50,23 +49,18 @@ def answer(server: Server, session: Session, ev: RequestReceived) -> bytes | Non
 
 
 def answer_tool(server: Server, session: Session, ev: RequestReceived, tool: Tool) -> bytes:
-    """:func:`answer` of a request known to call ``tool`` (``sync_tool`` gave it)."""
+    """:func:`answer` of a request known to call ``tool`` (``sync_tool`` gave it), as
+    ``Server._on_request`` gives it: the capability gate, ``Tool.call_sync``, the era's decorations."""
     rules = RULES[ev.version] if ev.version is not None else None
     try:
-        result = tool_result(server, session, rules, ev.params, tool)  # type: ignore[arg-type]  # a dict: sync_tool
+        announced = server.announced(rules, session, "tools", "tools/call")
+        try:
+            arguments = ev.params.get("arguments")  # type: ignore[union-attr]  # a dict: sync_tool
+            result = tool.call_sync(arguments, server, session, announced)
+        except InputRequired:
+            raise no_rounds("tools/call") from None
+        if announced.result_type:
+            result = server.decorate(result, announced, "tools/call")
     except Exception as exc:
         return response_frame(ev.id, ev.method, None, exc, session.expose_errors)
     return response_frame(ev.id, ev.method, result, None, session.expose_errors)
-
-
-def tool_result(server: Server, session: Session, rules: Rules | None, params: dict[str, Any], tool: Tool) -> Any:
-    """The result of a ``tools/call`` of ``tool`` that cannot wait, as ``Server._on_request``
-    gives it: the capability gate, the result (``Tool.call_sync``) and the era's decorations."""
-    announced = server.announced(rules, session, "tools", "tools/call")
-    try:
-        result = tool.call_sync(params.get("arguments"), server, session, announced)
-    except InputRequired:
-        raise no_rounds("tools/call") from None
-    if announced.result_type:
-        result = server.decorate(result, announced, "tools/call")
-    return result

@@ -327,8 +327,7 @@ class StdioServerTransport:
     async def send(self, frame: bytes) -> None:
         if self.send_nowait(frame):
             return
-        if self._terminated or self._lost is not None:
-            self._check_writable()
+        self._check_writable()
         wt = self._write_transport
         if wt is None:
             raise TransportError("the stdio transport is not open")
