@@ -138,9 +138,7 @@ class Connection:
     def receive_request(self, msg: dict[str, Any], batch: _Batch | None = None) -> RequestReceived | Reply:
         """The one event of ``msg``, classified already as a request: RequestReceived, or the Reply
         refusing it (:meth:`receive`, and Streamable HTTP, which classified the message already)."""
-        id_ = msg["id"]
-        method = msg["method"]
-        params = msg.get("params")
+        id_, method, params = msg["id"], msg["method"], msg.get("params")
         if id_ in self._incoming:
             return _invalid(
                 id_,
