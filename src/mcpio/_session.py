@@ -1,33 +1,26 @@
-"""Layer 3: the one async engine for both roles (style rule 3).
+"""Layer 3: the one async engine for both roles (style rule 3; its place in a request's way:
+docs/project/architecture.md, step 3).
 
 A :class:`Session` joins a transport to a sans-IO :class:`Connection`. ``run()`` reads frames,
 decodes them, feeds the connection and acts on its events:
 
-* each incoming request runs in its own task (many in flight at once), unless the framework's
-  ``answer(session, event)`` answers it on the reader's stack: a request that needs no
-  awaiting gets its encoded response from it (``None``: it needs ``on_request``, in a task),
-  and that frame is sent through the transport's optional ``send_nowait`` / ``answer_nowait``
-  when they take it at once (else a task sends it). At most ``max_in_flight`` run together
-  (each item of a batch counts) — past that the session stops reading, which fills the
-  transport's buffer and then the OS pipe: backpressure, never an unbounded queue. A session
-  made for one request (``inline_requests=True``: a modern Streamable HTTP POST) serves it
-  in ``run()``'s own task instead; cancelling that task cancels the request;
-* a transport whose frames arrive on another task (a legacy HTTP session: each POST) may hand
-  one over with :meth:`feed` instead of queueing it, when :meth:`reading` says the reader waits
-  on nothing queued: the POST's own task then does what the reader would, in the same order;
-* every answer, on every route, is built by :func:`response_frame`, the one place where a
-  handler's exception or an unencodable result becomes a JSON-RPC error (:func:`error_object`);
+* each incoming request runs in its own task, unless the framework's ``answer(session, event)``
+  gives its encoded response on the reader's stack (``None``: ``on_request`` serves it in a
+  task); that frame goes through the transport's ``send_nowait`` / ``answer_nowait`` when they
+  take it at once. At most ``max_in_flight`` run together (each item of a batch counts); past
+  that the session stops reading: backpressure, never an unbounded queue. With
+  ``inline_requests`` (a modern Streamable HTTP POST) the request runs in ``run()``'s own task;
+* a transport whose frames arrive on another task (a legacy HTTP POST) may hand one over with
+  :meth:`feed` when :meth:`reading` says the reader waits on nothing queued (order is kept);
+* every answer, on every route, is built by :func:`response_frame` (:func:`error_object`);
 * ``notifications/cancelled`` cancels the request's task and no response is sent;
-* responses to our own requests resolve the futures of :meth:`request`;
-* a request of the peer's that the transport marks as related to one of our requests (its
-  ``relates`` ability; a :class:`Related` frame: a legacy Streamable HTTP server's request on a
-  POST's SSE stream) runs in a copy of the context :meth:`request` was called in for that
-  request, so the handler knows which of our calls it serves (a context variable the caller set);
+* a peer's request that the transport marks as related to one of ours (``relates``; a
+  :class:`Related` frame) runs in a copy of the context :meth:`request` was called in;
 * at end of stream every request already received is still answered (within
   ``drain_timeout``), our own pending requests fail with ConnectionClosed, and ``run`` returns.
 
-The session knows nothing about tools or resources: the role's framework supplies
-``on_request(session, event) -> result`` and ``on_notification(session, event)``.
+The framework supplies ``on_request(session, event) -> result`` and
+``on_notification(session, event)``; the session knows nothing about tools or resources.
 """
 
 from __future__ import annotations
@@ -48,7 +41,7 @@ from ._errors import (
     TransportError,
     to_error_object,
 )
-from ._protocol._connection import Connection
+from ._protocol._connection import Connection, invalid_request
 from ._protocol._events import (
     CancelRequested,
     ErrorReceived,
@@ -86,14 +79,9 @@ class Session:
     ) -> None:
         self.transport = transport
         offers = abilities(transport)  # read once: a transport's abilities do not change
-        # what serving records (stable: an identity)
-        self._routing_key = transport if offers.routing_key is None else offers.routing_key
-        # answer(session, ev): the encoded response to a request that needs no awaiting, built by
-        # response_frame; it never waits and sends nothing of its own. None: on_request serves it.
-        self._answer = answer
-        # Feeder.answers_only (_http_legacy): a request fed and started on the caller's stack
-        # sends nothing there but its answer (answer's frame; anything else runs in a Task).
-        self.answers_only = answer is not None
+        self._routing_key = transport if offers.routing_key is None else offers.routing_key  # routing_key()
+        self._answer = answer  # never waits, sends nothing of its own (module docstring)
+        self.answers_only = answer is not None  # Feeder.answers_only (_http_legacy)
         self._send_nowait = offers.send_nowait
         self._answer_nowait = offers.answer_nowait
         self._unanswered = offers.unanswered
@@ -116,11 +104,8 @@ class Session:
         self._aborted = False
         self.closing = asyncio.Event()  # set when the transport ended: long-lived handlers finish up
         self.state: dict[str, Any] = {}  # per-connection data for the framework (subscriptions, log level …)
-        # Unexpected exceptions: their text goes to the peer (True: stdio, where the developer is
-        # the user) or only their type (False: a remote HTTP client; the text is logged).
-        self.expose_errors = expose_errors
-        # Serve requests in run()'s own task, one after the other (see the module docstring).
-        self.inline_requests = inline_requests
+        self.expose_errors = expose_errors  # an unexpected exception's text to the peer (False: its type only)
+        self.inline_requests = inline_requests  # serve requests in run()'s own task (module docstring)
         self._reading = False  # run() waits on receive() (feed may go ahead of it)
         self._feeding = False  # a feed() is under way (another waits its turn in the queue)
 
@@ -148,10 +133,7 @@ class Session:
                     if type(frame) is Oversized:
                         if self.connection.role == "server":
                             why = f"a message of {frame.size} bytes exceeds this server's limit of {frame.limit} bytes"
-                            error = {
-                                "code": INVALID_REQUEST,
-                                "message": f"Invalid Request: {why}; it was discarded (raise max_message_size to accept it)",
-                            }
+                            error = invalid_request(why + "; it was discarded (raise max_message_size to accept it)")
                             await self._send_obj(rpc.error_response(None, error))
                         else:  # a client never answers a server's garbage
                             log.warning(
@@ -196,16 +178,14 @@ class Session:
             await self._finish()
 
     def reading(self) -> bool:
-        """Whether :meth:`feed` may serve a frame now: the reader waits on the transport (whose
-        queue the caller knows to be empty), no other feed is under way, there is room in flight."""
+        """Whether :meth:`feed` may serve a frame now: the reader waits on the transport, no other
+        feed is under way, there is room in flight."""
         return self._reading and not self._feeding and self._has_room and not self._aborted
 
     def feed(self, message: dict[str, Any]) -> Awaitable[None] | None:
-        """Serve ``message`` (a frame's, decoded; it never was queued; one request, classified as
-        such by the transport: ``Connection.receive_request``) in the caller's task, as ``run()`` would: only
-        when :meth:`reading` said so just before (the order of frames is kept). Returns what is
-        left to await (the protocol layer's refusal to send), or None: the request is started
-        (:meth:`_start`)."""
+        """Serve ``message`` (one request, decoded, never queued) in the caller's task as ``run()``
+        would, only when :meth:`reading` said so just before. Returns what is left to await (the
+        protocol layer's refusal to send), or None: the request is started (:meth:`_start`)."""
         ev = self.connection.receive_request(message)  # RequestReceived, or the Reply refusing it
         if type(ev) is RequestReceived and not self.inline_requests:
             if not self._aborted:
@@ -223,11 +203,8 @@ class Session:
 
     async def _dispatch(self, ev: Any) -> None:
         t = type(ev)
-        if t is RequestReceived:
-            if self.inline_requests:
-                await self._serve(ev)
-            else:
-                self._start(ev)
+        if t is RequestReceived:  # with inline_requests only: run() and feed() start the others
+            await self._serve(ev)
         elif t is NotificationReceived:
             if ev.method == "notifications/progress":
                 self._route_progress(ev.params)
@@ -302,8 +279,7 @@ class Session:
             await self._sent(id_, sending)
 
     def _reply(self, ev: RequestReceived, result: Any, exc: BaseException | None) -> Awaitable[None] | None:
-        """Answer request ``ev`` with its handler's ``result``, or the exception ``exc`` it raised
-        (a CancelledError or an Exception): :meth:`_deliver` of :func:`response_frame`."""
+        """:meth:`_deliver` of :func:`response_frame` (``result``, or ``exc`` the handler raised)."""
         try:
             frame = response_frame(ev.id, ev.method, result, exc, self.expose_errors)
         except Exception:  # an error object that cannot be encoded either: a bug below us
@@ -312,10 +288,9 @@ class Session:
         return self._deliver(ev.id, frame, exc is None)
 
     def _deliver(self, id_: Any, frame: bytes, ok: bool) -> Awaitable[None] | None:
-        """Record that request ``id_`` is answered by ``frame`` (``ok``: a result, not an error)
-        and send it. Returns the transport's send still to await, or None: queued already
-        (``send_nowait`` / ``answer_nowait``), or nothing to send (cancelled by the peer, a batch
-        still waiting for other answers, or a failure below us: logged)."""
+        """Record that request ``id_`` is answered by ``frame`` (``ok``: not an error) and send it.
+        Returns the send still to await, or None: taken at once, or nothing to send (cancelled,
+        a batch still waiting for other answers, or a failure below us: logged)."""
         try:
             out = self.connection.respond_encoded(id_, frame, ok)
             if out is None:
@@ -332,11 +307,9 @@ class Session:
             return None
 
     def answer_admitted(self, message: dict[str, Any]) -> bytes | None:
-        """The encoded answer to ``message`` (one request, classified as such, with nothing queued
-        ahead of it: :meth:`reading` said so just before) when ``answer`` gives it and the
-        connection admits the request from memory (``Connection.ready_version``); else None:
-        :meth:`feed` it. Nothing is recorded for it: the call cannot wait, so nothing of it is
-        in flight, and the peer cannot cancel it meanwhile."""
+        """The encoded answer to ``message`` (one request; :meth:`reading` said so just before) when
+        the connection admits it from memory (``Connection.ready_version``) and ``answer`` gives
+        it; else None: :meth:`feed` it. Nothing is recorded: nothing of it is ever in flight."""
         answer = self._answer
         if answer is None or self._aborted:
             return None
@@ -369,9 +342,8 @@ class Session:
         pending = list(self._pending.values())
         self._pending.clear()
         if pending:
-            reason = "the connection closed before the peer answered"
-            if self._close_reason is not None:
-                reason = await self._close_reason()
+            closed = self._close_reason
+            reason = await closed() if closed is not None else "the connection closed before the peer answered"
             for fut in pending:
                 if not fut.done():
                     fut.set_exception(ConnectionClosed(reason))
@@ -409,15 +381,10 @@ class Session:
         max_timeout: float | None = None,
         on_sent: Callable[[Any], None] | None = None,
     ) -> Any:
-        """Send a request and wait for its result.
-
-        ``timeout`` bounds the wait for the answer. With ``max_timeout`` set, the request
-        carries a progress token and each ``notifications/progress`` for it restarts the
-        ``timeout`` clock, but the wait never exceeds ``max_timeout`` seconds in all (spec
-        lifecycle §Timeouts: MAY reset on progress, SHOULD enforce a maximum).
-
-        ``on_sent(id)`` is called with the request's JSON-RPC id just before it is sent (a long-lived
-        request such as ``subscriptions/listen`` is known to the peer by it).
+        """Send a request and wait for its result, at most ``timeout`` seconds; with ``max_timeout``
+        it carries a progress token, each ``notifications/progress`` restarts the ``timeout``
+        clock, and the wait never exceeds ``max_timeout`` in all (spec lifecycle §Timeouts).
+        ``on_sent(id)`` gets the request's JSON-RPC id just before it is sent.
 
         Raises the peer's :class:`MCPError`, :class:`RequestTimeout` (after sending
         ``notifications/cancelled``) or :class:`ConnectionClosed`. Cancelling the caller also
@@ -498,10 +465,8 @@ class Session:
                 log.exception("progress callback failed")
 
     def abort(self, grace: float = 0.0) -> None:
-        """The peer is gone (its end of the transport closed, or its process died): requests in
-        flight get at most ``grace`` more seconds, then are cancelled, instead of the full
-        ``drain_timeout`` (their answers could not be delivered). Nothing more is read: what is
-        still unread, or left of a batch, never starts."""
+        """The peer is gone: requests in flight get at most ``grace`` more seconds (not the full
+        ``drain_timeout``), then are cancelled; nothing more is read or started."""
         self._aborted = True
         self._has_room = True
         self._room.set()  # a run loop waiting for room sees the abort

@@ -1,17 +1,10 @@
 """The sans-IO MCP connection: messages in, events and messages out; it never awaits.
 
-One class serves both roles (style rule 3). It owns everything about a connection that is
-pure bookkeeping:
-
-* JSON-RPC validity of each incoming message (via ``_jsonrpc.classify``) and batches, which
-  are accepted only when 2025-03-26 was negotiated and are answered as one array;
-* the legacy lifecycle (``_state``) and version negotiation (``_versions.negotiate``);
-* ids: incoming requests in flight (a duplicate id is refused), our outgoing requests awaiting
-  a response (a response to an unknown id is ignored), and cancellation in both directions
-  (after ``notifications/cancelled`` no response is sent for that request).
-
-The caller (the async session) feeds decoded JSON to :meth:`receive`, acts on the events, and
-writes the messages returned by :meth:`request`, :meth:`respond`, :meth:`notify`.
+One class serves both roles (style rule 3; docs/project/architecture.md, step 2). It owns the
+JSON-RPC validity of each message and batches (only under 2025-03-26, answered as one array),
+the legacy lifecycle (``_state``), version negotiation, and ids: requests in flight (a
+duplicate id is refused), ours awaiting a response (one to an unknown id is ignored), and
+cancellation both ways (no response after ``notifications/cancelled``).
 """
 
 from __future__ import annotations
@@ -74,9 +67,8 @@ class Connection:
 
     def __init__(self, role: str, *, stateless: bool = False) -> None:
         self.role = role
-        # stateless=True: a server connection that serves only the modern era (one Streamable
-        # HTTP request of 2026-07-28): every request is admitted by its _meta, and one without
-        # it is -32602, never "initialize first".
+        # stateless: a server connection of the modern era only (one 2026-07-28 Streamable HTTP
+        # request): every request is admitted by its _meta (-32602 without it).
         self.stateless = stateless
         self.lifecycle = st.Lifecycle(role)
         self.version: str | None = None  # negotiated legacy version
@@ -88,9 +80,8 @@ class Connection:
         self._batches: dict[RequestId, _Batch] = {}
         self._outgoing: dict[RequestId, str] = {}  # id -> method, requests we sent
         self._next_id = 0
-        # Methods _server_admission admitted in READY: admitted again without it while READY (its
-        # answer cannot change there: READY is final until close, version and rules are set).
-        # Emptied at close, so holding a method means READY; a stateless connection adds none.
+        # Methods admitted in READY, admitted again from memory (READY is final until close, which
+        # empties it); a stateless connection adds none.
         self._ready_admits: set[str] = set()
 
     # ------------------------------------------------------------------ receiving
@@ -113,16 +104,14 @@ class Connection:
         out: list[Event] = []
         for item in items:
             self._receive_one(item, out, batch)
-        # Protocol errors inside a batch belong in the batch's answer.
         events: list[Event] = []
         for ev in out:
-            if type(ev) is Reply:
+            if type(ev) is Reply:  # a protocol error inside a batch belongs in the batch's answer
                 batch.responses.append(ev.message)
-            else:
-                events.append(ev)
-        for ev in events:
+                continue
             if type(ev) is RequestReceived:
                 self._batches[ev.id] = batch
+            events.append(ev)
         if not batch.pending and batch.responses:
             events.append(Reply(batch.responses))
         return events
@@ -133,10 +122,8 @@ class Connection:
         except rpc.InvalidMessage as exc:
             id_ = exc.id
             if id_ is not None and id_ in self._outgoing and "method" not in msg:
-                # An object with the id of a request *we* sent and no method: a broken answer to
-                # that request, not a request of the peer. Answering it with an error under that
-                # id could be read as the reply to a peer request with the same id (cross-talk),
-                # so it is dropped: the request still waits for a real answer (or its timeout).
+                # A broken answer to our request, not a peer's request: an error under that id
+                # could be read as the reply to a peer request with the same id, so it is dropped.
                 log.warning("ignoring a malformed answer to our request %r: %s", id_, exc.message)
                 return
             out.append(Reply(exc.error_response()))
@@ -149,13 +136,9 @@ class Connection:
             self._receive_response(msg, kind, out)
 
     def receive_request(self, msg: dict[str, Any], batch: _Batch | None = None) -> RequestReceived | Reply:
-        """The one event of ``msg``, classified already as a request (``rpc.classify`` gave
-        REQUEST): RequestReceived, or the Reply refusing it. :meth:`receive` comes here for each
-        request; Streamable HTTP, which checks each POSTed message before it hands it over, calls
-        it directly, so the message is not classified a second time."""
-        id_ = msg["id"]
-        method = msg["method"]
-        params = msg.get("params")
+        """The one event of ``msg``, classified already as a request: RequestReceived, or the Reply
+        refusing it (:meth:`receive`, and Streamable HTTP, which classified the message already)."""
+        id_, method, params = msg["id"], msg["method"], msg.get("params")
         if id_ in self._incoming:
             return _invalid(
                 id_,
@@ -187,36 +170,29 @@ class Connection:
 
     def ready_version(self, id_: RequestId, method: str, params: dict[str, Any] | None) -> str | None:
         """The version :meth:`receive_request` would serve this request under when it admits it
-        from memory alone — READY, ``method`` admitted in READY before, no ``_meta`` (so none of
-        the modern era's), no request in flight with its id — else None (receive it).
-
-        For a request answered without entering this state (``Session.answer_admitted``):
-        nothing is recorded, so nothing can be cancelled or answered twice."""
+        from memory alone (``method`` admitted in READY before, no ``_meta``, its id not in
+        flight), else None; nothing is recorded (``Session.answer_admitted``)."""
         if method in self._ready_admits and id_ not in self._incoming and (params is None or "_meta" not in params):
             return self.version
         return None
 
     def _server_admission(self, method: str, params: Any, batch: _Batch | None) -> str | dict[str, Any] | None:
-        """Apply the legacy lifecycle table to a request the server received.
-
-        Returns the version it is served under (None before initialize completes), or the
-        error object refusing it.
-        """
+        """The legacy lifecycle table applied: the version the request is served under (None
+        before initialize completes), or the error object refusing it."""
         lc = self.lifecycle
         if method == "initialize":
             refusal = self._initialize(params, batch)
             if refusal is not None:
-                return {"code": INVALID_REQUEST, "message": refusal}
+                return invalid_request(refusal)
         else:
             accepts = st.SERVER_ACCEPTS[lc.state]
             if accepts is not None and method not in accepts:
                 if lc.state == st.CLOSED:
-                    return {"code": INVALID_REQUEST, "message": "Invalid Request: the connection is closed"}
-                return {
-                    "code": INVALID_REQUEST,
-                    "message": f"Invalid Request: received {method!r} before initialization completed; "
-                    "the client must send 'initialize' and wait for its result first (MCP lifecycle)",
-                }
+                    return invalid_request("the connection is closed")
+                return invalid_request(
+                    f"received {method!r} before initialization completed; the client must send "
+                    "'initialize' and wait for its result first (MCP lifecycle)"
+                )
         rules = self.rules
         if rules is not None and method not in rules.client_requests and method in ALL_CLIENT_REQUESTS:
             return {
@@ -236,17 +212,14 @@ class Connection:
         """A legacy ``initialize``: negotiate the version and record the client; a refusal or None."""
         lc = self.lifecycle
         if batch is not None:
-            return "Invalid Request: initialize must not be part of a JSON-RPC batch"
+            return "initialize must not be part of a JSON-RPC batch"
         if not lc.can(st.RECV_INITIALIZE):
-            return "Invalid Request: the connection is already initialized; initialize may be sent only once"
+            return "the connection is already initialized; initialize may be sent only once"
         lc.process(st.RECV_INITIALIZE)
         p = params or {}
         self.version = negotiate(p.get("protocolVersion"))
         self.rules = RULES[self.version]
-        caps = p.get("capabilities")
-        self.peer_capabilities = caps if isinstance(caps, dict) else {}
-        info = p.get("clientInfo")
-        self.peer_info = info if isinstance(info, dict) else {}
+        self._peer(p, "clientInfo")
         return None
 
     def _receive_notification(self, method: str, params: Any, out: list[Event]) -> None:
@@ -289,10 +262,13 @@ class Connection:
             if isinstance(v, str) and v in LEGACY_VERSIONS:
                 self.version = v
                 self.rules = RULES[v]
-            caps = result.get("capabilities")
-            self.peer_capabilities = caps if isinstance(caps, dict) else {}
-            info = result.get("serverInfo")
-            self.peer_info = info if isinstance(info, dict) else {}
+            self._peer(result, "serverInfo")
+
+    def _peer(self, fields: dict[str, Any], info_key: str) -> None:
+        """The peer's capabilities and info (``info_key``) from its initialize request or result."""
+        caps, info = fields.get("capabilities"), fields.get(info_key)
+        self.peer_capabilities = caps if isinstance(caps, dict) else {}
+        self.peer_info = info if isinstance(info, dict) else {}
 
     # ------------------------------------------------------------------ sending
     def request(self, method: str, params: dict[str, Any] | None = None) -> tuple[RequestId, dict[str, Any]]:
@@ -314,11 +290,8 @@ class Connection:
         return rpc.notification(method, params)
 
     def respond(self, id_: RequestId, result: Any) -> Any | None:
-        """The message answering request ``id_``, or None if nothing must be sent.
-
-        None when the request was cancelled by the peer (spec: no response after cancellation),
-        or when it belongs to a batch still waiting for other answers.
-        """
+        """The message answering request ``id_``, or None: cancelled by the peer (spec: no
+        response after cancellation), or its batch still waits for other answers."""
         return self._finish(id_, rpc.response(id_, result), True)
 
     def respond_error(self, id_: RequestId, error: dict[str, Any]) -> Any | None:
@@ -339,30 +312,25 @@ class Connection:
             self.lifecycle.process(st.SEND_INIT_RESULT if ok else st.SEND_INIT_ERROR)
             if not ok:
                 self.version = self.rules = None
-        if self.cancelled and id_ in self.cancelled:
+        cancelled = id_ in self.cancelled  # no response after cancellation (spec)
+        if cancelled:
             self.cancelled.discard(id_)
-            batch = self._batches.pop(id_, None)
-            if batch is not None:
-                batch.pending.discard(id_)
-                return batch.responses if not batch.pending and batch.responses else None
-            return None
-        if self._batches:
-            batch = self._batches.pop(id_, None)
-            if batch is not None:
-                batch.pending.discard(id_)
-                batch.responses.append(message)
-                return batch.responses if not batch.pending else None
-        return message
+        batch = self._batches.pop(id_, None) if self._batches else None
+        if batch is None:
+            return None if cancelled else message
+        batch.pending.discard(id_)
+        if not cancelled:
+            batch.responses.append(message)
+        return batch.responses if not batch.pending and batch.responses else None
 
     def resume_legacy(self, version: str, capabilities: dict[str, Any], info: dict[str, Any]) -> None:
-        """Continue a legacy session whose handshake happened elsewhere (another process of a
-        shared HTTP server): the connection is READY under ``version`` with the client's
-        ``capabilities`` and ``info`` from the stored record, as if it had answered initialize.
-        Raises ValueError for a version this server does not speak in the legacy era, and
-        LocalProtocolError once the connection is closed or while its own handshake is under way."""
+        """Continue a legacy session whose handshake happened in another process: READY under
+        ``version`` with the client's ``capabilities`` and ``info``, as if it had answered
+        initialize. ValueError for a version not of the legacy era; LocalProtocolError once
+        closed or mid-handshake."""
         if version not in LEGACY_VERSIONS:
             raise ValueError(f"cannot resume a session of protocol {version!r}: not a legacy version")
-        self.lifecycle.process(st.RESUME)  # LocalProtocolError once closed or mid-handshake
+        self.lifecycle.process(st.RESUME)
         self.version = version
         self.rules = RULES[version]
         self.peer_capabilities = capabilities
@@ -386,18 +354,20 @@ class Connection:
         self._ready_admits.clear()  # READY is over: receive_request admits nothing from memory
 
 
+def invalid_request(why: str) -> dict[str, Any]:
+    """The -32600 error object ``Invalid Request: why``."""
+    return {"code": INVALID_REQUEST, "message": "Invalid Request: " + why}
+
+
 def _invalid(id_: RequestId | None, why: str) -> Reply:
-    """The -32600 answer (``Invalid Request: why``) to request ``id_`` (None: no one request)."""
-    return Reply(rpc.error_response(id_, {"code": INVALID_REQUEST, "message": "Invalid Request: " + why}))
+    """The -32600 answer to request ``id_`` (None: no one request)."""
+    return Reply(rpc.error_response(id_, invalid_request(why)))
 
 
 def modern_admission(method: str, meta: dict[str, Any]) -> str | dict[str, Any]:
     """The version a modern request (its ``_meta``) is served under, or the error object refusing
-    it; the same for a stateless connection and for a request answered without one (``_server/_http.answer_post``).
-
-    Order: version (-32022), required _meta (-32602), method (-32601): a client learns
-    first what it can change without guessing (spec 2026-07-28 basic/index §_meta).
-    """
+    it, with or without a connection. Order: version (-32022), required _meta (-32602), method
+    (-32601): what a client can change without guessing first (spec 2026-07-28 basic/index §_meta)."""
     requested = meta.get(META_PROTOCOL_VERSION)
     if type(requested) is not str:
         return {

@@ -15,11 +15,8 @@ RequestId = str | int
 
 
 class RequestReceived(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faster than a dataclass
-    """The peer asks us something; answer with ``Connection.respond``/``respond_error``.
-
-    ``version`` is the protocol version this request is served under: the negotiated legacy
-    version (None before initialize), or the version its modern ``_meta`` names.
-    """
+    """The peer asks us something, served under ``version``: the negotiated legacy version (None
+    before initialize), or the one its modern ``_meta`` names."""
 
     id: RequestId
     method: str

@@ -1,13 +1,9 @@
 """NDJSON framing for stdio (spec-notes §8): one UTF-8 JSON message per line.
 
-``LineBuffer.feed(chunk)`` takes bytes exactly as they arrive from a pipe, in chunks of any
-size and with lines split anywhere, and returns the complete lines. It is linear in the input
-(each byte is scanned once, however a 100 MiB line is chunked), strips a trailing CR (lenient
-with CRLF writers), and drops blank lines (the spec allows none; they carry nothing).
-
-A line longer than ``max_line_size`` bytes is not buffered: its bytes are discarded as they
-arrive and one :class:`Oversized` marker stands in its place, so the caller can answer with a
-clear error and keep serving the next line.
+``LineBuffer.feed(chunk)`` takes bytes as they arrive from a pipe, lines split anywhere, and
+returns the complete lines: linear in the input, a trailing CR stripped, blank lines dropped.
+A line longer than ``max_line_size`` bytes is discarded as it arrives, one :class:`Oversized`
+marker in its place, so the caller can answer with a clear error and serve the next line.
 """
 
 from __future__ import annotations
@@ -29,9 +25,8 @@ class Oversized(msgspec.Struct, frozen=True):  # a Struct: defined ~40x faster t
 
 @final
 class Decoded(msgspec.Struct, frozen=True):
-    """A frame its transport has decoded already (Streamable HTTP parses a POST body to check
-    and route it): the session takes ``value`` instead of decoding ``raw`` a second time;
-    ``raw`` stays for tracing. ``value`` is what :func:`mcpio._jsonrpc.decode` gives for ``raw``."""
+    """A frame its transport has decoded already (Streamable HTTP): the session takes ``value``
+    (what :func:`mcpio._jsonrpc.decode` gives for ``raw``); ``raw`` stays for tracing."""
 
     raw: bytes
     value: Any
@@ -39,10 +34,9 @@ class Decoded(msgspec.Struct, frozen=True):
 
 @final
 class Related(msgspec.Struct, frozen=True):
-    """A frame that arrived on the response stream of one of our own requests, ``to`` being that
-    request's id: a legacy Streamable HTTP POST's SSE stream, on which the server MAY send
-    requests and notifications related to the POSTed request before its response (spec 2025-11-25,
-    basic/transports: Streamable HTTP, sending messages to the server)."""
+    """A frame that arrived on the response stream of our request ``to``: a legacy Streamable
+    HTTP POST's SSE stream (spec 2025-11-25 basic/transports: the server MAY send related
+    requests and notifications before the response)."""
 
     raw: bytes
     to: Any

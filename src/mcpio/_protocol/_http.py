@@ -1,25 +1,11 @@
 """Streamable HTTP rules as pure functions: headers in, decisions out (no I/O, no asyncio).
 
-Both the ASGI server (``_transports/_http_server``) and an HTTP client call these; each rule
-lives here once. Sources: spec-notes §9a (legacy shape, 2025-03-26 … 2025-11-25), §9b (modern
-shape, 2026-07-28), and DNS rebinding (a web page reaching a server on localhost).
-
-* **Security** — :func:`check_host`, :func:`check_origin`: loopback names on any port by
-  default, configurable allow lists, a 403 that names what is allowed (an app applies them
-  through its ``_http_checks.RequestChecks``, which remembers the values that passed).
-* **Content negotiation** — :func:`accepts` (lenient: a missing ``Accept`` means both JSON and
-  SSE), :func:`check_post`, :func:`check_get`.
-* **Era** — :func:`select_era`: a request with modern ``_meta``, or with no session and an
-  ``MCP-Protocol-Version`` that is not a legacy version, is served statelessly (2026-07-28).
-* **Legacy** — session ids (:func:`new_session_id`, :func:`valid_session_id`),
-  :func:`check_legacy_version`.
-* **Modern** — :func:`check_standard_headers` (``Mcp-Method``, ``Mcp-Name``,
-  ``MCP-Protocol-Version`` against the body), :func:`param_headers` /
-  :func:`check_param_headers` (``x-mcp-header`` → ``Mcp-Param-*``), the ``=?base64?…?=``
-  value encoding (:func:`decode_header_value`, :func:`encode_header_value`), and
-  :func:`status_for_error` (which JSON-RPC errors change the HTTP status).
-* **SSE** — :func:`sse_event`, :func:`sse_comment`, event ids (:func:`event_id`,
-  :func:`parse_event_id`) and the incremental :class:`SSEParser`.
+Both the ASGI server (``_transports/_http_server``, through ``_http_checks.RequestChecks``) and
+an HTTP client call these; each rule lives here once. Sources: spec-notes §9a (legacy shape,
+2025-03-26 … 2025-11-25), §9b (modern shape, 2026-07-28), and DNS rebinding (a web page
+reaching a server on localhost). Sections: security (Host, Origin), content negotiation, eras,
+legacy session ids and versions, the modern standard and ``Mcp-Param-*`` headers, and the SSE
+names re-exported from ``_sse`` / ``_sse_parser``.
 """
 
 from __future__ import annotations
@@ -46,13 +32,10 @@ from .._versions import LEGACY as _LEGACY
 from .._versions import LEGACY_VERSIONS, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, RULES
 from .._versions import MODERN as _MODERN
 
-# The host and origin matching lives in _http_hosts; its names are part of this module's namespace.
+# Re-exported: the host and origin matching (_http_hosts), SSE written (_sse) and read (_sse_parser).
 from ._http_hosts import host_allowed as host_allowed
 from ._http_hosts import is_loopback as is_loopback
 from ._http_hosts import origin_allowed as origin_allowed
-from ._http_hosts import split_host as split_host
-
-# SSE: written by _sse, read by _sse_parser (the client's); their names are part of this namespace.
 from ._sse import event_id as event_id
 from ._sse import parse_event_id as parse_event_id
 from ._sse import sse_comment as sse_comment
@@ -126,9 +109,8 @@ def route_path(scope: Mapping[str, Any]) -> str:
     return path
 
 
-# The names every request carries, as ASGI servers deliver them (lower case), already decoded:
-# one dict lookup instead of a decode and a lower() each; any other spelling is
-# decoded and lowered as before, to the same key.
+# The names requests carry, as ASGI servers deliver them (lower case), decoded once: one dict
+# lookup each; any other spelling is decoded and lowered, to the same key.
 _NAMES = {
     n.encode(): n
     for n in (
@@ -154,10 +136,8 @@ _NAMES = {
 }
 
 
-# The headers whose values a client repeats on every request (host, accept, ...): those that
-# header_map may keep in a caller's memo. Never a credential (authorization, cookie), a session
-# id or a per-request value (trace context): an allow-list, so a name added to _NAMES is not kept
-# unless added here.
+# The headers whose values header_map may keep in a caller's memo (a client repeats them): an
+# allow-list, never a credential, a session id or a per-request value (trace context).
 KEPT_NAMES = frozenset(("host", "origin", "accept", "content-type", "content-length", "user-agent", "connection"))
 KEPT_NAMES |= {"accept-encoding", "accept-language", "cache-control", PROTOCOL_VERSION, MCP_METHOD, MCP_NAME}
 KEPT_MAX = 512  # values a memo given to header_map holds (emptied when full), each of at most 256 bytes
@@ -292,12 +272,9 @@ def modern_meta(message: Any) -> dict[str, Any] | None:
 
 
 def select_era(headers: Mapping[str, str], messages: list[Any]) -> str:
-    """Which era serves this POST (spec-notes §7 dual-era rules, §13 era dispatch).
-
-    Modern when a message carries modern ``_meta``, or when no session id came and the
-    ``MCP-Protocol-Version`` header names a version that is not a legacy one (so a stateless
-    request whose ``_meta`` is missing gets the modern -32602, not "initialize first").
-    """
+    """Which era serves this POST (spec-notes §7, §13): modern when a message carries modern
+    ``_meta``, or when no session id came and ``MCP-Protocol-Version`` names no legacy version
+    (so a stateless request without ``_meta`` gets the modern -32602, not "initialize first")."""
     if SESSION_ID not in headers:  # the headers first: cheaper than reading _meta
         version = headers.get(PROTOCOL_VERSION, "").strip()
         if version and version not in LEGACY_VERSIONS:
@@ -385,13 +362,9 @@ def encode_header_value(value: str) -> str:
 def header_text(value: Any) -> str | None:
     """The header form of a body value (spec: string as is, integer in decimal, boolean
     ``true``/``false``; null or absent means no header)."""
-    if value is None:
-        return None
     if value is True or value is False:
         return "true" if value else "false"
-    if isinstance(value, (int, float, str)):
-        return str(value)
-    return None
+    return str(value) if isinstance(value, (int, float, str)) else None
 
 
 def _mismatch(message: str, id: Any) -> Refusal:
@@ -410,15 +383,13 @@ def check_standard_headers(
     """Modern era: ``Mcp-Method`` must equal the body's method, ``Mcp-Name`` its name/uri (for the methods in
     NAME_FIELDS), ``MCP-Protocol-Version`` the ``_meta`` version; a missing, different or undecodable header is
     400 + -32020 (spec 2026-07-28 transports); then a tools/call's ``Mcp-Param-*`` (:func:`check_param_headers`)
-    as ``param_headers(tool name)`` declares them. Every request comes here: ``_meta`` read in place
-    (not through :func:`modern_meta`), the body's name once for both checks, the id only to refuse.
-    ``decode``: :func:`decode_header_value` or a memo of it (``RequestChecks.decode_name``)."""
-    method = message.get("method")
+    as ``param_headers(tool name)`` declares them. ``decode``: :func:`decode_header_value` or a memo of it."""
+    method, rid = message.get("method"), message.get("id")
     raw = headers.get(MCP_METHOD)
     if raw is None:
-        return _mismatch(f"the Mcp-Method header is required (it must be {method!r})", message.get("id"))
+        return _mismatch(f"the Mcp-Method header is required (it must be {method!r})", rid)
     if raw.strip(" \t") != method:
-        return _mismatch(f"Mcp-Method {raw.strip()!r} does not match the body's method {method!r}", message.get("id"))
+        return _mismatch(f"Mcp-Method {raw.strip()!r} does not match the body's method {method!r}", rid)
     params = message.get("params")
     if type(params) is not dict:
         params = None
@@ -427,33 +398,27 @@ def check_standard_headers(
     if type(body_version) is str:  # a decoded message's strings are str (no isinstance)
         hv = headers.get(PROTOCOL_VERSION)
         if hv is None or hv.strip(" \t") != body_version:
-            return _mismatch(
-                f'MCP-Protocol-Version {hv!r} does not match _meta["{META_PROTOCOL_VERSION}"] {body_version!r}',
-                message.get("id"),
-            )
+            why = f'MCP-Protocol-Version {hv!r} does not match _meta["{META_PROTOCOL_VERSION}"] {body_version!r}'
+            return _mismatch(why, rid)
     name_field = NAME_FIELDS.get(method) if type(method) is str else None
     if name_field is not None:
         body_name = params.get(name_field) if params is not None else None
         raw = headers.get(MCP_NAME)
         if raw is None:
             if body_name is not None:
-                return _mismatch(
-                    f"the Mcp-Name header is required for {method} (it must be {body_name!r})", message.get("id")
-                )
+                return _mismatch(f"the Mcp-Name header is required for {method} (it must be {body_name!r})", rid)
         else:
             try:
                 value = (decode or decode_header_value)(raw)
             except ValueError as exc:
-                return _mismatch(f"Mcp-Name: {exc}", message.get("id"))
+                return _mismatch(f"Mcp-Name: {exc}", rid)
             if value != body_name:
-                return _mismatch(
-                    f"Mcp-Name {value!r} does not match the body's {name_field} {body_name!r}", message.get("id")
-                )
+                return _mismatch(f"Mcp-Name {value!r} does not match the body's {name_field} {body_name!r}", rid)
         if param_headers is not None and method == "tools/call" and type(body_name) is str:
             declared = param_headers(body_name)
             if declared:
                 assert params is not None  # it holds body_name
-                return check_param_headers(headers, declared, params.get("arguments"), message.get("id"))
+                return check_param_headers(headers, declared, params.get("arguments"), rid)
     return None
 
 

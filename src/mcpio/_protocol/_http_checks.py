@@ -1,14 +1,10 @@
 """One HTTP request of a Streamable HTTP app, checked and read once (no I/O, no asyncio).
 
-* :class:`RequestChecks` — the checks every request passes before MCP sees it (Host and Origin
-  against the app's allow-lists: no web page reaches a local server by DNS rebinding; a POST's
-  ``Content-Type``/``Accept``; the legacy ``MCP-Protocol-Version``), made once per app from
-  immutable allow-lists. It owns the request path's memos, all bounded: the :class:`Verdict` of
-  header values that passed, the decoded header values clients repeat (``texts``, for
-  ``_http.header_map``) and their decoded ``Mcp-Name`` values (``decode_name``).
-* :func:`read_post` — a POST body read into a :class:`Post`: its messages, their kinds, whether
-  it is a batch, its era and whether its stream is primed. Each of those rules is decided here
-  and nowhere else; the app reads the value.
+* :class:`RequestChecks` — the checks every request passes before MCP sees it (Host, Origin,
+  a POST's ``Content-Type``/``Accept``, the legacy ``MCP-Protocol-Version``), made once per app;
+  it owns the request path's bounded memos (verdicts, header texts, ``Mcp-Name`` values).
+* :func:`read_post` — a POST body read into a :class:`Post` (messages, kinds, batch, era,
+  priming), each decided here and nowhere else.
 
 The rules themselves are the pure functions of :mod:`._http`; this module only combines them.
 """
@@ -54,11 +50,9 @@ class Verdict(msgspec.Struct, frozen=True, gc=False):  # nothing it holds refers
 
 
 class RequestChecks:
-    """The request checks of one app: ``hosts`` and ``origins`` are its allow-lists (default:
-    loopback names on any port), copied into tuples here and never changed; another list means
-    another RequestChecks. Verdicts are remembered per exact header values, passes only,
-    at most :data:`MEMO_MAX` of them: a request repeating a client's values skips the checks,
-    and a new value (a hostile client's stream of made-up Hosts too) is checked in full."""
+    """The request checks of one app: ``hosts`` and ``origins`` are its immutable allow-lists
+    (default: loopback names on any port). Verdicts are remembered per exact header values,
+    passes only, at most :data:`MEMO_MAX`: a new value (made-up Hosts too) is checked in full."""
 
     __slots__ = ("_passed", "decode_name", "hosts", "origins", "texts")
 
@@ -84,8 +78,7 @@ class RequestChecks:
             headers.get("content-type"),
             headers.get(PROTOCOL_VERSION),
         )
-        verdict = self._passed.get(key)
-        # A hit: these exact values passed every check below against these same (immutable) lists.
+        verdict = self._passed.get(key)  # these exact values passed every check below
         if verdict is not None:
             return verdict
         refusal = self.request(headers)

@@ -1,8 +1,5 @@
-"""Server-Sent Events framing (WHATWG HTML §9.2) for Streamable HTTP: writing events and
-comments, and the event ids the resumable streams use. Pure functions, no I/O; the client reads
-streams with :mod:`._sse_parser`. ``_protocol/_http`` re-exports these names, so the HTTP rules
-read as one namespace (``h.sse_event``, ``h.SSEParser``).
-"""
+"""Server-Sent Events framing (WHATWG HTML §9.2) for Streamable HTTP: events, comments and the
+event ids of resumable streams (re-exported by ``_protocol/_http``). Pure functions, no I/O."""
 
 from __future__ import annotations
 

@@ -9,18 +9,14 @@ A legacy connection moves through four states, the same names for both roles::
      └──────error────────────┘            any state ──close──▶ CLOSED
 
 The server enters INITIALIZING when it *receives* initialize and INITIALIZED when it *sends*
-the result; the client mirrors that (sends initialize, receives the result). READY follows
-``notifications/initialized``. A failed initialize (an error response) returns to NEW so the
-client may try again. A server continuing a session initialized on another process of a shared
-HTTP server goes to READY by ``resume`` (the record of that handshake stands for it).
+the result; the client mirrors that. READY follows ``notifications/initialized``. A failed
+initialize returns to NEW (the client may try again). A server continuing a shared HTTP session
+initialized on another process goes to READY by ``resume``.
 
-What may be received in each state is a second table: before initialize completes a server
-serves only ``initialize`` and ``ping``; after it, everything but a second ``initialize``. We
-are lenient about the ``initialized`` notification: requests that arrive after our initialize
-result but before the notification are served (real clients pipeline them). Requests that
-arrive while our initialize result is still being produced (INITIALIZING) are served too:
-the version is already negotiated, and the session answers in arrival order, so their
-results follow the initialize result on the wire.
+What may be received in each state is a second table (``SERVER_ACCEPTS``): before initialize a
+server serves only ``initialize`` and ``ping``; after it, everything but a second
+``initialize``. Leniently, requests pipelined behind initialize (INITIALIZING, INITIALIZED)
+are served: the version is negotiated, and their results follow initialize's on the wire.
 
 Transitions are looked up, never computed: an event with no entry for the current state raises
 :class:`LocalProtocolError` when we caused it; the connection decides how to answer the peer.
@@ -51,9 +47,7 @@ RECV_INIT_ERROR = "recv:initialize-error"
 SEND_INITIALIZED = "send:initialized"
 RECV_INITIALIZED = "recv:initialized"
 CLOSE = "close"
-# A server resumes a legacy session whose handshake happened on another process (a shared HTTP
-# session): READY at once, from NEW (a replica) or READY (its record applied again).
-RESUME = "resume"
+RESUME = "resume"  # a shared HTTP session's handshake happened elsewhere: READY at once
 
 TRANSITIONS: Final[dict[str, dict[str, dict[str, str]]]] = {
     SERVER: {

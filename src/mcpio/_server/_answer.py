@@ -2,19 +2,11 @@
 
 A ``tools/call`` of a sync tool that runs on the event loop (``Tool.on_loop``), takes no Context,
 is not a task, carries no progress token and no ``requestState`` (its state is verified by the
-request's Context: spec 2026-07-28 MRTR), on a plain server (:func:`sync_tool`),
-cannot wait. :func:`answer` runs it and returns its encoded response, built by
-``_session.response_frame`` (the one mapping of exceptions and unencodable results to the wire);
-None means the request needs the engine (``Server._on_request``, awaited), which gives the same
-answer. Every route goes through it:
-
-* a :class:`~mcpio._session.Session` (stdio; a legacy HTTP session's POSTs) takes it as its
-  ``answer``;
-* a 2026-07-28 HTTP POST answered with no session at all (``_http.HttpBinding.answer_post``), after the
-  request's ``_meta`` is admitted as a stateless connection admits it.
-
-Only a plain server answers so (``Server.plain``: no telemetry around ``Server._on_request``,
-no subclass's own, no middleware); the others see every request on the engine.
+request's Context: spec 2026-07-28 MRTR), on a plain server (``Server.plain``), cannot wait
+(:func:`sync_tool`). :func:`answer` runs it and returns its encoded response
+(``_session.response_frame``); None: the request needs the engine (``Server._on_request``),
+which gives the same answer. Every route goes through it (docs/project/architecture.md, step 4:
+a Session's ``answer``, and a 2026-07-28 POST answered with no session at all).
 """
 
 from __future__ import annotations
@@ -29,7 +21,6 @@ from ._mrtr import InputRequired
 if TYPE_CHECKING:
     from .._protocol._events import RequestReceived
     from .._session import Session
-    from .._versions import Rules
     from ._server import Server
     from ._tools import Tool
 
@@ -58,23 +49,18 @@ def answer(server: Server, session: Session, ev: RequestReceived) -> bytes | Non
 
 
 def answer_tool(server: Server, session: Session, ev: RequestReceived, tool: Tool) -> bytes:
-    """:func:`answer` of a request known to call ``tool`` (``sync_tool`` gave it)."""
+    """:func:`answer` of a request known to call ``tool`` (``sync_tool`` gave it), as
+    ``Server._on_request`` gives it: the capability gate, ``Tool.call_sync``, the era's decorations."""
     rules = RULES[ev.version] if ev.version is not None else None
     try:
-        result = tool_result(server, session, rules, ev.params, tool)  # type: ignore[arg-type]  # a dict: sync_tool
+        announced = server.announced(rules, session, "tools", "tools/call")
+        try:
+            arguments = ev.params.get("arguments")  # type: ignore[union-attr]  # a dict: sync_tool
+            result = tool.call_sync(arguments, server, session, announced)
+        except InputRequired:
+            raise no_rounds("tools/call") from None
+        if announced.result_type:
+            result = server.decorate(result, announced, "tools/call")
     except Exception as exc:
         return response_frame(ev.id, ev.method, None, exc, session.expose_errors)
     return response_frame(ev.id, ev.method, result, None, session.expose_errors)
-
-
-def tool_result(server: Server, session: Session, rules: Rules | None, params: dict[str, Any], tool: Tool) -> Any:
-    """The result of a ``tools/call`` of ``tool`` that cannot wait, as ``Server._on_request``
-    gives it: the capability gate, the result (``Tool.call_sync``) and the era's decorations."""
-    announced = server.announced(rules, session, "tools", "tools/call")
-    try:
-        result = tool.call_sync(params.get("arguments"), server, session, announced)
-    except InputRequired:
-        raise no_rounds("tools/call") from None
-    if announced.result_type:
-        result = server.decorate(result, announced, "tools/call")
-    return result

@@ -1,12 +1,8 @@
 """The method table: one coroutine per client request, for both eras.
 
 Each handler is ``async def handler(server, ctx, params) -> result`` (or a plain function
-returning the awaitable, raising its refusals at once: ``tools_call``). The protocol layer has
-already applied the lifecycle and the era's method list (``_versions.RULES``); ``ctx.rules``
-is the version this request is served under. What differs by era is read from those rules —
-capabilities come from the connection (legacy, fixed at initialize) or from the registry now
-(modern) — and the era's result decorations are applied once, by the server, after the
-handler returns.
+returning the awaitable, raising its refusals at once: ``tools_call``); what differs by era is
+read from ``ctx.rules`` (docs/project/architecture.md, step 4).
 """
 
 from __future__ import annotations

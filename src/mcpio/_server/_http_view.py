@@ -1,13 +1,8 @@
 """``ctx.http``: a read-only view of the HTTP request that carried a client request.
 
-Made from the ASGI scope of that request's POST, which the HTTP transport keeps for the request
-while it is served (the transport's ``http_scope(request_id)``: a legacy session's POSTs each
-give theirs, whichever process serves the session; a 2026-07-28 POST is its own). Over stdio
-there is none (``ctx.http`` is None).
-
-Credentials are not handed out by accident: ``Authorization``, ``Proxy-Authorization`` and
-``Cookie`` read as :data:`REDACTED` through ``headers``; :meth:`HttpRequest.secret_header` gives
-the value to code that asks for it by name.
+Made from the ASGI scope of that request's POST (``Abilities.http_scope``); None over stdio.
+Credentials (:data:`SECRET_HEADERS`) read as :data:`REDACTED` through ``headers``;
+:meth:`HttpRequest.secret_header` gives the value to code that asks for it by name.
 """
 
 from __future__ import annotations

@@ -2,10 +2,8 @@
 
 ``@server.tool`` / ``@server.resource(uri)`` / ``@server.prompt`` register a function and return
 it unchanged; ``add_*`` / ``remove_*`` are the same at run time (connected clients get
-``notifications/*/list_changed``). Capabilities announced at ``initialize`` follow from what is
-registered then. The method table (``_handlers.METHODS``, else an extension's handler) maps each
-client request to one coroutine; the lifecycle and version rules are applied before it by the
-protocol layer.
+``notifications/*/list_changed``). Its parts and its place in a request's way:
+docs/project/architecture.md (step 4, "The server's parts").
 """
 
 from __future__ import annotations
@@ -100,11 +98,9 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         check_heartbeat(heartbeat)
         self.heartbeat = heartbeat  # seconds between "still working" progress of a tool call (None: off)
         self.tool_timeout = Tool.check_timeout(tool_timeout)  # seconds: for tools without timeout= (or inline=True)
-        # The text of unexpected exceptions (not ToolError, not MCPError): None = sent over stdio (the
-        # developer is the user), only their type over HTTP (the text is logged); True = always; False = never.
+        # Unexpected exceptions' text to the client: None = over stdio only (HTTP: their type); True; False.
         self.expose_errors = expose_errors
-        # 2026-07-28 caching hints (CacheableResult): ttlMs 0 = stale at once; "private" = never
-        # shared across authorization contexts. Safe defaults; raise them for static servers.
+        # 2026-07-28 caching hints (CacheableResult); safe defaults: stale at once, never shared.
         if cache_ttl_ms < 0 or cache_scope not in ("public", "private"):
             raise ValueError("cache_ttl_ms must be >= 0 and cache_scope 'public' or 'private'")
         self.cache_ttl_ms = cache_ttl_ms
@@ -113,23 +109,19 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         secret = state_secret if state_secret is not None else os.environ.get("MCPIO_STATE_SECRET")
         secret = secret.encode() if isinstance(secret, str) else secret
         self.state_codec = StateCodec(secret or os.urandom(32), state_ttl)
-        # The tasks extension (2026-07-28): tools registered with task_support may answer a task handle;
-        # finished tasks are kept task_ttl seconds from creation, at most max_tasks at once. At the cap a
-        # terminal task is evicted first; one requester holds at most max_tasks_per_requester live tasks.
+        # Tasks (see TaskStore): kept task_ttl s, at most max_tasks (max_tasks_per_requester live each).
         check_task_options(task_ttl, task_poll_interval, max_tasks, max_tasks_per_requester)
         self._task_options = (task_ttl, task_poll_interval, max_tasks, max_tasks_per_requester)
         self.registry = Registry()  # what it serves (_registry): the helper modules read it, not the Server
         self._binding: _http.HttpBinding | None = None  # what serving over HTTP adds: made by http_app
-        # What changes the registry and tells clients (_changes): its sessions, the loop serving them.
         self.changes = Changes(self.registry, lambda: self._binding)
         self._lifespan_value: Any = None
         # List results leave out the items the caller's token lacks the scopes for (HTTP with auth).
         self.hide_unauthorized = hide_unauthorized
         self.telemetry = _otel.wanted(telemetry)  # OpenTelemetry around every request (None: MCPIO_OTEL)
         self._on_request_hook = _otel.traced(self, self._on_request) if self.telemetry else self._on_request
-        # Whether requests reach the method table as they come: no telemetry, no subclass's own
-        # _on_request, no middleware (``middleware()`` clears it). The one predicate of every way
-        # that answers without the engine (_answer, _stdio's first answer, the HTTP app).
+        # Requests reach the method table as they come (no telemetry, no subclass's own _on_request,
+        # no middleware): the one predicate of every way that answers without the engine.
         self.plain = not self.telemetry and type(self)._on_request is Server._on_request
         if skills is not None:
             self.add_skills(skills)
@@ -175,21 +167,20 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         self.add_tool(fn, **options)
         return fn
 
+    def _serve_item(self, kind: str, method: str, key: str, item: Any, scopes: Any, tags: Any) -> None:
+        """Serve ``item`` as ``kind`` under ``key``, with its ``tags`` and the OAuth ``scopes`` ``method`` needs."""
+        if tags is not None:
+            item.tags = tags_of(tags)
+        self.registry.set_scopes(method, key, scopes)
+        self.changes.register(kind, key, item)
+
     def add_tool(self, fn: Callable[..., Any] | Tool, **options: Any) -> Tool:
-        scopes = options.pop("scopes", None)
-        tags = options.pop("tags", None)
+        scopes, tags = options.pop("scopes", None), options.pop("tags", None)
         if isinstance(fn, Tool) and options:  # a Tool (e.g. Tool.from_schema) is registered as it was made
             raise TypeError(f"add_tool({fn.name!r}): {', '.join(sorted(options))} apply to a function, not a Tool")
-        if isinstance(fn, Tool):
-            tool = fn
-        else:
-            tool = Tool.from_function(
-                fn, **{"timeout": None if options.get("inline") else self.tool_timeout, **options}
-            )
-        if tags is not None:
-            tool.tags = tags_of(tags)
-        self.registry.set_scopes("tools/call", tool.name, scopes)
-        self.changes.register("tools", tool.name, tool)
+        timeout = None if options.get("inline") else self.tool_timeout
+        tool = fn if isinstance(fn, Tool) else Tool.from_function(fn, **{"timeout": timeout, **options})
+        self._serve_item("tools", "tools/call", tool.name, tool, scopes, tags)
         return tool
 
     def remove_tool(self, name: str) -> None:
@@ -203,15 +194,11 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         return lambda fn: (self.add_resource(fn, uri, **options), fn)[1]
 
     def add_resource(self, fn: Callable[..., Any], uri: str, **options: Any) -> Resource:
-        scopes = options.pop("scopes", None)
-        tags = options.pop("tags", None)
         from ._resources import Resource  # resources and prompts load with the first
 
+        scopes, tags = options.pop("scopes", None), options.pop("tags", None)
         res = Resource(fn, uri, **options)
-        if tags is not None:
-            res.tags = tags_of(tags)
-        self.registry.set_scopes("resources/read", uri, scopes)
-        self.changes.register("templates" if res.is_template else "resources", uri, res)
+        self._serve_item("templates" if res.is_template else "resources", "resources/read", uri, res, scopes, tags)
         return res
 
     def remove_resource(self, uri: str) -> None:
@@ -227,15 +214,11 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         return fn
 
     def add_prompt(self, fn: Callable[..., Any], **options: Any) -> Prompt:
-        scopes = options.pop("scopes", None)
         from ._resources import Prompt
 
-        tags = options.pop("tags", None)
+        scopes, tags = options.pop("scopes", None), options.pop("tags", None)
         p = Prompt(fn, **options)
-        if tags is not None:
-            p.tags = tags_of(tags)
-        self.registry.set_scopes("prompts/get", p.name, scopes)
-        self.changes.register("prompts", p.name, p)
+        self._serve_item("prompts", "prompts/get", p.name, p, scopes, tags)
         return p
 
     def remove_prompt(self, name: str) -> None:
@@ -466,9 +449,8 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
 
     async def run_session(self, session: Session) -> None:
         """Run a legacy-capable session; when it ends (not a copy dropped, ``_http.ended``), so do
-        the 2025-11-25 core tasks it owns (nobody else may reach them) and its resource
-        subscriptions (a client may leave without unsubscribing: a forwarded resource's upstream
-        subscription is then held for the subscribers left, if any)."""
+        the 2025-11-25 core tasks it owns and its resource subscriptions (a forwarded resource's
+        upstream subscription is then held for the subscribers left, if any)."""
         try:
             await session.run()
         finally:
@@ -503,11 +485,11 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         or ``allow_remote=True``: the server is then reachable by other machines; pass
         ``allowed_hosts`` with the names clients use to reach it.
 
-        Connection limits (``_transports/_uvicorn``): past ``max_connections`` open connections a new one closes the
-        longest-idle one (none with a request in flight); a connection must send a complete request head within
-        ``header_timeout`` seconds; idle keep-alive connections close after ``timeout_keep_alive`` seconds; a
-        request head is at most ``h11_max_incomplete_event_size`` bytes; ``limit_concurrency`` is uvicorn's (503
-        past it; off by default). Repeated server warnings are logged once a minute as one line.
+        Connection limits (``_transports/_uvicorn``): past ``max_connections`` a new connection closes the
+        longest-idle one (none with a request in flight); a request head must come within ``header_timeout``
+        seconds and hold at most ``h11_max_incomplete_event_size`` bytes; idle keep-alive connections close
+        after ``timeout_keep_alive`` seconds; ``limit_concurrency`` is uvicorn's (503 past it; off by default);
+        repeated server warnings are logged once a minute as one line.
         ``redis="redis://HOST:PORT/DB"`` keeps the server's state on Redis (``pip install 'mcpio[redis]'``;
         StateUnavailable before listening if it cannot be reached; its bus secret: ``redis_secret=``). ``certfile``/``keyfile`` (PEM) serve HTTPS;
         ``http2=True`` serves HTTP/2 too, with hypercorn (``pip install 'mcpio[http2]'``: h2 over TLS, h2c in

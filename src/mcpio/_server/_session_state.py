@@ -1,28 +1,13 @@
 """``ctx.session_state``: state that outlives a request, and ``mcpio.StateHandle`` parameters.
 
-What the state is keyed by (its *scope*), first match wins:
-
-1. the tool's ``StateHandle`` parameter, when it declares one (SEP-2567: explicit, server-minted
-   handles; the client passes the handle back, or leaves it out and a new one is minted);
-2. the legacy session (protocol versions up to 2025-11-25): the ``Mcp-Session-Id`` of a
-   Streamable HTTP or HTTP+SSE session (the same on every process sharing a Redis backend), or
-   the connection itself over stdio and in memory;
-3. the authenticated principal (``ctx.principal``: token issuer and subject, or client), so a
-   caller's stateless 2026-07-28 calls share their state;
-4. none: ``ctx.session_state`` raises :class:`SessionStateError` saying how to get one.
-
-Scopes are namespaced by kind (``h:``, ``s:``, ``p:``) and named by a digest of their id, so
-no two kinds collide and the store's keys reveal no session id, principal or handle.
-
-A handle is ``sh_`` + 32 random URL-safe characters (``secrets.token_urlsafe``), recorded in
-the store with its *owner*: the principal it was minted for ("" without auth). A handle the
-store does not know (never minted, expired ``DEFAULT_TTL`` after its last use) or that another
-principal presents is refused with one message (nobody learns that another's handle exists).
-Without auth, holding the handle is the authority: treat it as a bearer secret.
-
-Values are JSON (msgspec), at most ``max_value_bytes`` each; the store bounds each scope
-(:mod:`mcpio._state._kv`). Nothing here runs for a tool that does not use it: the store is
-made, and this module loaded, at the first ``ctx.session_state`` or ``StateHandle`` parameter.
+The API and whose state it is (its *scope*: a ``StateHandle`` parameter, else the legacy
+session, else the authenticated principal, else :class:`SessionStateError`) are
+docs/guides/session-state.md's. Scopes are namespaced by kind (``h:``, ``s:``, ``p:``) and
+named by a digest of their id: the store's keys reveal no session id, principal or handle.
+A handle is recorded with its *owner* (the principal it was minted for, "" without auth); one
+the store does not know or that another principal presents is refused with one message
+(nobody learns that another's handle exists). Values are JSON, at most ``max_value_bytes``
+each; the store bounds each scope (:mod:`mcpio._state._kv`). This module loads at first use.
 """
 
 from __future__ import annotations
@@ -88,14 +73,7 @@ def for_context(ctx: Context) -> SessionState:
 
 
 class SessionState:
-    """State that outlives a request, in one scope (see the module docstring).
-
-    ``await get(key, default=None)``, ``await set(key, value, ttl=None)`` (``value``: anything
-    JSON can hold; ``ttl``: seconds, default :data:`~mcpio._state._kv.DEFAULT_TTL` = 1 hour, at
-    most 30 days), ``await delete(key)`` (whether it was there). ``kind`` is "handle",
-    "session" or "principal"; ``handle`` the :class:`~mcpio.StateHandle` of a handle's scope
-    (return it so the client can pass it back), else None.
-    """
+    """State that outlives a request, in one scope (docs/guides/session-state.md, "The API")."""
 
     __slots__ = ("_store", "handle", "kind", "max_value_bytes", "scope")
 

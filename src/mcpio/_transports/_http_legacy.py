@@ -58,14 +58,11 @@ def principal(caller: Callable[[], Caller | None] | None) -> str | None:
 
 
 def admits(caller: Callable[[], Caller | None] | None, transport: Any) -> bool:
-    """Whether the request being served may use legacy session ``transport`` (Streamable HTTP
-    or HTTP+SSE). Without auth (``caller`` None), yes. With auth, only if its principal is the
-    one that opened the session (``transport.owner``; on a state backend it comes from the shared
-    record, so every process checks the same owner); the HTTP app answers a refused request
-    with the 404 of an unknown session, which tells nobody that the session exists. Once
-    admitted, the slot the session's task holds shows this request's token (``follow``), so the
-    handlers the session runs see the current caller, never the opener's cached one (spec
-    basic/security_best_practices, "Session Hijacking": bind session ids to the user)."""
+    """Whether the request being served may use legacy session ``transport``: without auth
+    (``caller`` None) yes; with auth only if its principal opened the session (``transport.owner``,
+    the shared record's on a state backend); refused, the app answers the 404 of an unknown
+    session. Once admitted, the session's slot follows this request's token, so its handlers see
+    the current caller (spec basic/security_best_practices, "Session Hijacking")."""
     if caller is None:
         return True
     now = caller()
@@ -81,9 +78,7 @@ class Feeder(Protocol):
     """What may serve a POSTed request on the POST's own task (the session engine's
     ``Session.reading``/``feed``; typed here so the transport needs nothing above it)."""
 
-    # True when a fed request started on the feeder's stack sends nothing there but its answer,
-    # handed over with ``answer_nowait``: no route is needed for it while it is fed, only after.
-    answers_only: bool
+    answers_only: bool  # a fed request sends nothing on the feeder's stack but its answer
 
     def reading(self) -> bool: ...
 
@@ -117,17 +112,14 @@ class LegacyTransport:
         )
         self.session_header = [(b"mcp-session-id", sid.encode())]  # on the response opening it (read only)
         self.store = store
-        # send() waits on nothing bound to the current task (no asyncio.timeout; an event store
-        # in another process, Redis, may), so the session may start a request that cannot wait
-        # on its reader's stack (Session.feed).
+        # send() waits on nothing bound to the current task (a Redis event store may), so a
+        # request may be started on the POST's stack (Session.feed).
         self.eager_safe = store is None or type(store) is MemoryEventStore
         self._inbox: asyncio.Queue[bytes | Decoded | None] = asyncio.Queue(256)
         self._queued = 0  # frames delivered (or waiting for room) that the engine has not received
         self._by_request: dict[Any, Stream | UnmadeStream] = {}
         self._scopes: dict[Any, Any] = {}  # request id -> the ASGI scope of its POST, while served (http_scope)
-        # answering(request_id): whether that request is still being served (a duplicate is
-        # refused by the protocol layer; its stream must not replace the first one's). The
-        # dict's own method: no Python frame per POST.
+        # answering(request_id): that request is still served (a duplicate must not replace its stream)
         self.answering: Callable[[Any], bool] = self._by_request.__contains__
         self._batches: deque[Stream] = deque()  # streams of POSTed batches, oldest first (_refused_batch)
         self.streams: dict[str, Stream] = {}  # live streams, for Last-Event-ID resumption
@@ -186,12 +178,9 @@ class LegacyTransport:
         await stream.put(frame, final=False)
 
     def answer_nowait(self, request_id: Any, frame: bytes) -> bool:
-        """:meth:`send` of ``frame``, the one message answering request ``request_id`` (the engine
-        knows the id: the frame is not decoded again to route it), when that needs no waiting:
-        the answer of a fed POST kept as its whole JSON response (``UnmadeStream.take``), or put
-        on a stream whose client is there. False: nothing done (send it). The request being fed
-        without a route (:meth:`deliver_post`) is answered so whenever it is answered on the feeder's
-        stack."""
+        """:meth:`send` of ``frame``, the one message answering ``request_id`` (not decoded again),
+        when that needs no waiting: kept as a fed POST's whole JSON response (the request fed
+        without a route, or ``UnmadeStream.take``), or put on an attached stream. False: send it."""
         if request_id == self._fed_id:  # (never equal to an id in _by_request: post checked it)
             self._fed_answer = frame
             return True
@@ -212,11 +201,9 @@ class LegacyTransport:
         return True
 
     def unanswered(self, request_id: Any) -> None:
-        """Request ``request_id`` will never be answered (the client cancelled it; spec
-        basic/utilities/cancellation: no response follows): its POST's response ends once it
-        waits for no other answer — an SSE stream closes with no response, a response not yet
-        started is an empty one (:meth:`Stream.pump`) — instead of lasting until the client's
-        timeout."""
+        """Request ``request_id`` will never be answered (cancelled; spec basic/utilities/cancellation):
+        its POST's response ends once it waits for no other answer: an SSE stream closes, a JSON
+        response not yet started is 204 (:meth:`Stream.pump`)."""
         s = self._by_request.pop(request_id, None) if isinstance(request_id, (int, str)) else None
         if s is None:
             return
@@ -269,25 +256,17 @@ class LegacyTransport:
         scope: Any = None,
         batch: bool = False,
     ) -> Stream | bytes | Coroutine[Any, Any, Stream | bytes]:
-        """Deliver a POST carrying requests ``request_ids`` and give its response (the answer as
-        bytes, or the stream to pump) when nothing had to be awaited for it; else the coroutine
-        that finishes the delivery and gives it. ``request_ids`` None: the POST carries one request, ``messages[0]`` (its set is
-        made only if a stream needs it).
+        """Deliver a POST carrying requests ``request_ids`` (None: one request, ``messages[0]``) and
+        give its response (the answer as bytes, or the stream to pump) when nothing had to be
+        awaited for it; else the coroutine that finishes the delivery and gives it.
 
-        A POST of one request (not a batch of one: that is queued as a batch), with nothing
-        queued ahead of it and the session's reader waiting (:attr:`feeder`), is served on the
-        caller's task: no queue hop, no wake-up of the reader. Answered so, before
-        anything else was sent for it, to a client that accepts JSON, its answer is returned
-        and no stream is made; the stream is made as soon as something else comes first.
+        A POST of one request (not a batch), with nothing queued ahead of it and the reader
+        waiting (:attr:`feeder`), is served on the caller's task; answered there, to a client
+        that accepts JSON, before anything else was sent for it, its answer is returned and no
+        stream is made. With ``answers_only`` it has no route while it is fed (:meth:`answer_nowait`
+        keeps its answer); not answered there, it gets one before anything else can run.
         Anything else is queued for the session (:meth:`deliver`), its stream made first.
-
-        When the feeder sends nothing but the answer on its stack (``answers_only``) to a client
-        that accepts JSON, the request has no route while it is fed (:meth:`answer_nowait` keeps
-        its answer); not answered there, it gets one before anything else can run (a refusal
-        still to send, a Task not yet started): no object per request answered at once.
-
-        ``scope``: the POST's ASGI scope, kept for its requests while they are served (:meth:`http_scope`);
-        ``batch``: the body is a JSON array (``_http_checks.Post.batch``)."""
+        ``scope``: the POST's ASGI scope (:meth:`http_scope`); ``batch``: the body is a JSON array."""
         feeder = self.feeder
         if len(messages) == 1 and feeder is not None and not self._queued and not batch and feeder.reading():
             self.last_active = time.monotonic()
@@ -301,8 +280,7 @@ class LegacyTransport:
                 try:
                     pending = feeder.feed(message)
                 finally:
-                    self._fed_id = _NO_ID
-                    self._fed_scope = None
+                    self._fed_id, self._fed_scope = _NO_ID, None
                 answered = self._fed_answer
                 if answered is not None:
                     self._fed_answer = None
@@ -342,11 +320,9 @@ class LegacyTransport:
         return stream
 
     def _refused_batch(self) -> Stream | None:
-        """The stream a response with a null id answers, its requests forgotten: the oldest
-        POSTed batch none of whose requests is answered. Such a response is the protocol layer's
-        refusal of a whole batch (a version without batches; the HTTP layer refuses anything
-        else without an id before delivering it), made as the session reads the batch, so in
-        the order the batches were delivered. Without this the POST's stream waited forever."""
+        """The stream a response with a null id answers (the protocol layer's refusal of a whole
+        batch, made in delivery order), its requests forgotten: the oldest POSTed batch none of
+        whose requests is answered."""
         batches = self._batches
         while batches:
             s = batches.popleft()
@@ -376,10 +352,8 @@ class LegacyTransport:
             self.streams.pop(stream.id, None)
 
     async def deliver(self, frame: bytes, messages: list[Any] | None = None, batch: bool = False) -> None:
-        """Queue a POSTed ``frame`` for the session (requests come through :meth:`deliver_post`).
-        ``messages``: its messages, decoded and checked already (``_http_checks.Post``), so the
-        session does not decode the frame a second time; ``batch``: it is a JSON array, which
-        stays a batch."""
+        """Queue a POSTed ``frame`` for the session; ``messages``: decoded already (``Post``);
+        ``batch``: it is a JSON array, which stays a batch."""
         self.last_active = time.monotonic()
         if messages is None:
             item: bytes | Decoded = frame
@@ -408,39 +382,31 @@ class LegacyTransport:
                         await s.released.wait()
 
     def attach(self, engine: Engine, *, feed: bool, mirror: Callable[[Any], Any]) -> None:
-        """The session engine serving this transport, given once by the server before the engine
-        reads anything: DELETE cancels its requests in flight (:meth:`abort`), graceful shutdown
-        waits for them (``_http_drain``), and with ``feed`` a POST's request may be served on the
-        POST's own task (:attr:`feeder`) when :meth:`send` waits on nothing bound to the caller's
-        task (``eager_safe``). ``mirror(engine)`` makes what a shared session's copy keeps its
-        record with (:class:`~._http_sessions.SharedLegacyTransport`); unused here."""
+        """The session engine serving this transport, given once before it reads: DELETE cancels
+        its requests (:meth:`abort`), graceful shutdown waits for them (``_http_drain``), and with
+        ``feed`` (and ``eager_safe``) a POST's request may be served on its own task (:attr:`feeder`).
+        ``mirror(engine)``: a shared session copy's record keeper (``_http_sessions``); unused here."""
         self.on_abort = lambda: engine.abort(0.0)
         self.in_flight = engine.in_flight
         if feed and self.eager_safe:
             self.feeder = engine
 
-    # Whether the session's end here ends its events in the store (forgotten; a shared session's
-    # local copy: only when the session itself ended).
-    owns_events = True
-    # The session, when one POST's request may be served on the POST's own task
-    # (``Session.reading``/``feed``: no queue hop, no wake-up of the reader; :meth:`attach`).
-    feeder: Feeder | None = None
+    owns_events = True  # the session's end here forgets its events in the store
+    feeder: Feeder | None = None  # serves a POST's request on the POST's task (:meth:`attach`)
     _fed_id: Any = _NO_ID  # the request deliver_post feeds without a route, while it is fed
     _fed_answer: bytes | None = None  # its answer, handed over by answer_nowait
     _fed_scope: Any = None  # its POST's ASGI scope (http_scope)
     stream_prefix = ""  # before each POST stream's number: unique per process when sessions are shared
-    # Cancel what the session has in flight (DELETE: nobody can receive it; :meth:`attach`).
-    on_abort: Callable[[], None] | None = None
-    # How many of the session's requests are running (graceful shutdown waits; :meth:`attach`).
-    in_flight: Callable[[], int] | None = None
+    on_abort: Callable[[], None] | None = None  # cancel what is in flight (DELETE; :meth:`attach`)
+    in_flight: Callable[[], int] | None = None  # requests running (graceful shutdown; :meth:`attach`)
 
     def running(self) -> int:
         """Its requests still running (graceful shutdown): the engine's count, else those holding a stream."""
         return self.in_flight() if self.in_flight is not None else len(self._by_request)
 
     def abort(self) -> None:
-        """End the session and cancel its requests in flight now (DELETE): their answers could
-        not be delivered, and their queued sync calls must not hold workers others need."""
+        """End the session and cancel its requests in flight now (DELETE): nobody can receive
+        their answers."""
         self.terminate()
         if self.on_abort is not None:
             self.on_abort()

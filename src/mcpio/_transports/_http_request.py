@@ -18,19 +18,15 @@ if TYPE_CHECKING:
 
 
 class RequestTransport:
-    """The transport of one modern (2026-07-28) POST: one frame in, its answers out to the
-    POST's own stream; end of stream once the final answer is out or the client has gone.
-
-    The stream is made when first used (:attr:`stream`): a final answer given before that, with
-    nothing sent ahead of it, is kept in :attr:`answered` for the app to send as the whole
-    response (no Stream, no pump)."""
+    """The transport of one modern POST (module docstring): end of stream once the final answer
+    is out or the client has gone. The stream is made when first used (:attr:`stream`): a final
+    answer given before that is kept in :attr:`answered`, for the app to send as the response."""
 
     def __init__(
         self, frame: bytes, message: Any = None, json_ok: bool = True, sse_ok: bool = True, scope: Any = None
     ) -> None:
-        """``message``: ``frame`` decoded already (the session then does not decode it again);
-        ``json_ok``/``sse_ok``: what the client accepts (``_http.accepts``); ``scope``: the
-        POST's ASGI scope (:meth:`http_scope`)."""
+        """``message``: ``frame`` decoded already; ``json_ok``/``sse_ok``: what the client accepts
+        (``_http.accepts``); ``scope``: the POST's ASGI scope (:meth:`http_scope`)."""
         self.scope = scope
         self._frame: bytes | None = frame  # read once by receive(), with message as a Decoded
         self.message = message
@@ -60,8 +56,7 @@ class RequestTransport:
 
     @property
     def abilities(self) -> Abilities:
-        """Made when read (once, by the session made on it): a POST answered without a session
-        never needs it."""
+        """Made when read (once, by its session): a POST answered without a session never needs it."""
         return Abilities(http_scope=self.http_scope)
 
     async def receive(self) -> bytes | Decoded:
@@ -104,15 +99,11 @@ class RequestTransport:
     async def aclose(self) -> None:
         self._end()
 
-    def close(self) -> None:
-        """End the session: nothing more is sent (:func:`end_request` also cancels its task)."""
-        self._end()
-
 
 def end_request(app: StreamableHTTPApp, transport: RequestTransport) -> None:
-    """End a modern request: close its transport and cancel the task serving it, if any (its
-    session serves the one request in that task: ``app._requests`` maps the two)."""
-    transport.close()
+    """End a modern request: nothing more is sent on its transport, and the task serving it (its
+    session serves the one request in that task: ``app._requests`` maps the two) is cancelled."""
+    transport._end()
     task = app._requests.get(transport)
     if task is not None:
         task.cancel()

@@ -1,44 +1,32 @@
 """Legacy HTTP sessions shared by every process of a state backend (``RedisState``).
 
-With a backend that has a session directory (``state.sessions``, :class:`~mcpio._state._base.
-SessionDirectory`), a legacy session is no longer the property of the process that answered
-its initialize: its record (version, client capabilities and info, log level, subscriptions)
-lives in the backend with an idle expiry of ``session_timeout`` and the cap ``max_sessions``
-counted over all processes. Each process keeps *local copies* in ``StreamableHTTPApp.sessions``
-(the origin and replicas alike, each a :class:`SharedLegacyTransport` running its own server
-session):
+With a backend that has a session directory (``state.sessions``), a legacy session's record
+(version, client capabilities and info, log level, subscriptions) lives in the backend, with an
+idle expiry of ``session_timeout`` and the cap ``max_sessions`` counted over all processes. Each
+process keeps *local copies* in ``StreamableHTTPApp.sessions`` (each a
+:class:`SharedLegacyTransport` running its own server session):
 
-* a request touches the record (one round trip: it keeps the session alive, tells a
-  deleted or expired session — 404 — and brings a changed record), unless this process read
-  it less than a second ago with the bus listening since: then the copy serves it at once and
-  the touch is done in the background, batched (:meth:`SharedSessions.find`); a process that has no copy
-  starts one primed from the record (no handshake) and serves the request there, so the
-  request's progress, logs and server-to-client requests go to the POST's own stream;
-* requests that change the record (initialize, logging/setLevel, resources/subscribe and
-  unsubscribe) write the fields that changed *before* their answer goes out, and the new record
-  goes on the bus so every copy is current at once;
-* a client's responses (to sampling, elicitation, roots/list) and ``notifications/cancelled``
-  are delivered to the local copy and, unless the response answers a request of this copy,
-  published on the bus to every other copy: the one whose request is waiting takes it, the
-  others ignore an id they do not know;
-* DELETE removes the record and tells every process on the bus to end its copy (requests in
-  flight are cancelled); an expired record is found gone by the next request (404);
-* while the backend is unreachable a process serves the sessions it has a copy of from that
-  copy (others get 503 with Retry-After); when it comes back empty (restarted without
-  persistence) the copies restore their records (``"lost"``, :meth:`SessionDirectory.restore`);
-* a copy idle here for ``session_timeout`` is dropped here only (the session may live on
-  elsewhere; if its record expired meanwhile, the session has ended: every process is told,
-  as for a DELETE); a busy one (request in flight, stream open) keeps its record alive.
+* a request touches the record (it keeps the session alive, tells a deleted or expired one —
+  404 — and brings a changed record), unless the copy is fresh (:meth:`SharedSessions.find`);
+  a process without a copy starts one primed from the record (no handshake) and serves the
+  request there, so its progress, logs and server-to-client requests go to the POST's stream;
+* requests that change the record (``RECORDED``) write it *before* their answer goes out, and
+  the new record goes on the bus so every copy is current at once;
+* a client's responses and ``notifications/cancelled`` go to the local copy and, unless they
+  answer a request of this copy, on the bus to every other copy (which ignore unknown ids);
+* DELETE removes the record and every process ends its copy; an expired record is found gone
+  by the next request (404);
+* while the backend is unreachable, sessions with a copy here are served from it (others: 503);
+  when it comes back empty the copies restore their records (``SessionDirectory.restore``);
+* a copy idle here for ``session_timeout`` is dropped here only (if its record expired, every
+  process is told, as for a DELETE); a busy one keeps its record alive.
 
-Notifications outside a request (resources/updated, list_changed, logs, a core task's
-``notifications/tasks/status``) go to the GET stream of the copy that holds it; copies without
-one drop them, so the client gets each once.
+Notifications outside a request go to the GET stream of the one copy that holds it.
 
-A POST stream whose requests run here holds this process's lease (the per-process lease of
-the task directory, ``state.tasks``: ``hold``/``release``/``alive``) until they are answered,
-and its first stored event notes the process and the request ids. A process following that
-stream for a client that resumed it there answers those ids with -32603 once the lease has
-passed (the runner died): :meth:`SharedSessions.resume`.
+A POST stream whose requests run here holds this process's lease (``state.tasks``) until they
+are answered, and its first stored event notes the process and the request ids: a process
+following it for a resuming client answers them with -32603 once the lease has passed
+(:meth:`SharedSessions.resume`).
 """
 
 from __future__ import annotations
@@ -55,7 +43,6 @@ from typing import TYPE_CHECKING, Any
 from .. import _jsonrpc as rpc
 from .._protocol import _http as h
 from .._state._base import SessionDirectory, StateUnavailable
-from ._base import Abilities
 from ._http_legacy import Engine, LegacyTransport, principal
 from ._http_server_streams import Stream, peek
 
@@ -82,15 +69,8 @@ class SharedLegacyTransport(LegacyTransport):
     ) -> None:
         # The owner (with auth) is the record's: fixed at create, the same on every process.
         super().__init__(sid, owner=record.get(OWNER) if record is not None else owner, **kw)
-        # Every answer through send: it keeps this copy's books.
-        self.abilities = Abilities(
-            unanswered=self.unanswered,
-            attach=self.attach,
-            session_id=sid,
-            session_ended=self.ended_for_good,
-            http_scope=self.http_scope,
-            close_stream=self.close_stream,
-        )
+        # Every answer through send (no answer_nowait): it keeps this copy's books.
+        self.abilities = self.abilities._replace(answer_nowait=None, session_ended=self.ended_for_good)
         # Its send may wait on the backend (sync: a record write) whatever the event store, and
         # its deliver keeps books: no request started on another task's stack, none fed.
         self.eager_safe = False
@@ -122,10 +102,8 @@ class SharedLegacyTransport(LegacyTransport):
         return self.session_ended
 
     def refresh(self, record: dict[str, str], *, newer_only: bool = False) -> None:
-        """The record as the backend holds it now: apply it to this copy. ``newer_only`` (a bus
-        message, which may be overtaken by a fresher read): only if its ``rev`` is higher.
-        Otherwise any other ``rev`` is applied: after Redis lost its data and a copy restored
-        the record, ``rev`` starts again at 1."""
+        """Apply the record as the backend holds it now: with ``newer_only`` (a bus message) only a
+        higher ``rev``, else any other (a restored record starts again at 1)."""
         rev = int(record.get("rev", 0))
         if self.mirror is not None and (rev <= self.rev if newer_only else rev == self.rev):
             return
@@ -156,12 +134,10 @@ class SharedLegacyTransport(LegacyTransport):
                 self.recorded.add(rid)
         await super().deliver(frame, messages, batch)
         if forward:
-            await self.registry.forward(self.id, frame)
+            await self.registry.publish({"type": FRAME, "sid": self.id, "frame": frame.decode()})
 
     def new_stream(self, ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool, store: Any = None) -> Stream:
-        """A POST's stream; while its requests run here they hold this process's lease, and the
-        first event stored says so (which process, which request ids): a process resuming the
-        stream after this one died answers them (:meth:`SharedSessions.resume`)."""
+        """A POST's stream, holding this process's lease while its requests run (module docstring)."""
         leases, store = self.registry.leases, self.store if store is None else store
         if noted := leases is not None and ids and store is not None and hasattr(store, "note"):
             note = json.dumps({"node": leases.node, "ids": sorted(ids, key=str)}, separators=(",", ":"))
@@ -290,14 +266,10 @@ class SharedSessions:
 
     async def find(self, sid: str, local: Any) -> SharedLegacyTransport | None:
         """The local copy of ``sid`` (started from its record if there is none), after touching
-        the record; None if the session is unknown, deleted or expired.
-
-        A copy whose record was read less than :attr:`window` ago, with the bus listening
-        since, is served without a round trip: the bus tells it of a DELETE or a change on
-        another process at once. Its touch (the idle expiry) is then done in the background,
-        batched for every such copy once per window (:meth:`_touch_due`), so a session used
-        only through this process never expires while in use. If a bus message was lost
-        without the bus noticing, a copy is stale for at most the window."""
+        the record; None if the session is unknown, deleted or expired. A copy read less than
+        :attr:`window` ago, with the bus listening since (it tells of a DELETE or a change at
+        once), is served without a round trip, its touch batched in the background
+        (:meth:`_touch_due`): a copy is stale for at most the window."""
         if local is not None and local.closed:
             local = None
         fresh = local is not None and local.generation is not None and local.generation == self._bus()
@@ -343,9 +315,8 @@ class SharedSessions:
         return local  # type: ignore[no-any-return]
 
     async def _touch_due(self) -> None:
-        """The background touch of the copies served without a round trip (see :meth:`find`):
-        once per window, all of them in one round trip (``touch_many``) when the directory
-        has it; each answer is applied as a request's touch would be."""
+        """The background touch of the copies :meth:`find` served without one: once per window,
+        in one round trip (``touch_many``) when the directory has it."""
         try:
             while self._due:
                 await asyncio.sleep(self.window)
@@ -383,9 +354,6 @@ class SharedSessions:
         await self.directory.delete(transport.id)
         await self.publish({"type": ENDED, "sid": transport.id})
 
-    async def forward(self, sid: str, frame: bytes) -> None:
-        await self.publish({"type": FRAME, "sid": sid, "frame": frame.decode()})
-
     async def publish(self, message: dict[str, Any]) -> None:
         try:
             await self.state.publish(message)
@@ -419,13 +387,10 @@ class SharedSessions:
     def resume(
         self, transport: LegacyTransport, last: str, stream_id: str, replay: list[tuple[str, bytes]]
     ) -> Stream | None:
-        """A POST stream that another process runs (its id does not carry this process's tag)
-        and that is not answered yet, resumed here at ``Last-Event-ID`` ``last``: after the
-        replay, its events are read from the store as that process stores them (it stores
-        what it sends while no client is attached), with their own ids, until its answer.
-        Ends early if the session ends. When no event comes for a lease and the process that
-        runs the stream no longer holds its lease (it died), each of its requests is answered
-        here with a -32603 error that says so, and the stream ends. None: not such a stream."""
+        """A POST stream another process runs, not answered yet, resumed here at ``Last-Event-ID``
+        ``last``: after the replay its events are read from the store, with their own ids, until
+        its answer or the session's end. When that process no longer holds its lease (it died),
+        each of its requests is answered with -32603 and the stream ends. None: not such a stream."""
         if stream_id == "0":  # the GET stream moves here: replay, then live (the others drop theirs)
             return transport.open_get_stream(priming=False)
         if stream_id.startswith(self.tag) or not hasattr(self.app.event_store, "read_after"):
@@ -511,9 +476,7 @@ class SharedSessions:
             node, ids = note["node"], note["ids"]
         except (ValueError, TypeError, KeyError):
             return None
-        if not isinstance(node, str) or not isinstance(ids, list) or not ids:
-            return None
-        if await self.leases.alive(node):
+        if not isinstance(node, str) or not isinstance(ids, list) or not ids or await self.leases.alive(node):
             return None
         return node, ids
 

@@ -11,8 +11,7 @@ import asyncio
 from .._errors import EndOfStream, TransportError
 from ._base import Abilities, Frame
 
-# None on a queue is the end marker (frames are bytes, never None)
-_EOF = None
+_EOF = None  # the end marker on a queue (frames are bytes, never None)
 
 
 class MemoryTransport:
@@ -47,8 +46,7 @@ class MemoryTransport:
             try:
                 self._outbox.put_nowait(_EOF)
             except asyncio.QueueFull:
-                # The reader is behind; make room for the end marker (frames are dropped,
-                # which is what closing a real pipe with unread data does too).
+                # The reader is behind: unread frames are dropped, as closing a real pipe does.
                 while not self._outbox.empty():
                     self._outbox.get_nowait()
                 self._outbox.put_nowait(_EOF)

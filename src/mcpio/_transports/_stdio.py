@@ -1,58 +1,36 @@
 """stdio server transport (spec-notes §8): NDJSON on fd 0 / fd 1, logs on fd 2.
 
-Contract of :class:`StdioServerTransport` (``await open()``, then ``receive``/``send``, then
-``aclose()``):
+Contract of :class:`StdioServerTransport` (``await open()``, ``receive``/``send``, ``aclose()``):
 
-* **fd 1 carries protocol bytes only** (a stray ``print`` corrupts the stream and strict
-  clients drop the session). ``open()`` moves the protocol to
-  private, non-inheritable duplicates of fd 0 and fd 1, then points fd 1 at stderr and fd 0 at
-  /dev/null and sets ``sys.stdout = sys.stderr``. So ``print``, ``sys.stdout.write``,
-  ``os.write(1, …)``, logging handlers bound to the old ``sys.stdout``, C-level ``printf`` and
-  child processes that inherit fd 1 all write to stderr, and a child cannot read protocol bytes
-  from fd 0. What ``sys.stdout`` still buffered from before ``open()`` is flushed to stderr.
-  This holds for the rest of the process: ``aclose()`` does not point fd 1 back at the wire,
-  so output at interpreter exit cannot corrupt the stream (the wire stays open, private, until
-  the process exits; a second transport in the same process finds it again).
-  Bytes already written to fd 1 before ``open()`` (an unbuffered print at import) are beyond
-  reach: print nothing at import time.
-* **EOF is shutdown** (else the server outlives its client as an orphan). stdin EOF ends
-  ``receive`` with EndOfStream after the frames already read; the session then answers what is
-  in flight and returns.
+* **fd 1 carries protocol bytes only** (a stray ``print`` corrupts the stream). ``open()``
+  moves the protocol to private, non-inheritable duplicates of fd 0 and fd 1, points fd 1 at
+  stderr and fd 0 at /dev/null and sets ``sys.stdout = sys.stderr``: ``print``,
+  ``os.write(1, …)``, C-level ``printf`` and children that inherit fd 1 all write to stderr,
+  and a child cannot read protocol bytes. This holds for the rest of the process (``aclose()``
+  does not point fd 1 back; a second transport finds the wire again). Bytes written to fd 1
+  before ``open()`` are beyond reach: print nothing at import time.
+* **EOF is shutdown**: ``receive`` raises EndOfStream after the frames already read.
 * **Parent death is EOF, even when stdin stays open** (a wrapper such as ``npx``/``uv`` or a
-  grandchild holding the pipe). In loop mode a pidfd of the parent (Linux ≥ 5.3) or a kqueue
-  ``NOTE_EXIT`` filter (macOS) makes this immediate; on Windows a thread waits on a handle of
-  the parent; otherwise (and in threads mode on POSIX) ``getppid()`` is polled every
-  ``parent_poll`` seconds (default 0.5) and a *change* of parent (not ``== 1``: subreapers
-  exist) counts, so PID reuse cannot fool it (:func:`mcpio._platform.wait_parent_exit`).
-  ``PR_SET_PDEATHSIG`` is deliberately not used: it fires when the parent *thread* that spawned
-  us exits (a thread-pool worker in the host), which kills healthy servers.
-  ``parent_poll=None`` turns the watch off.
-* **terminate()** (what the server does on SIGTERM) stops at once: frames read but not yet
-  taken are dropped and ``send`` raises TransportError from then on, so nothing produced after
-  it reaches the client. Output queued before it gets 0.25 s to drain at ``aclose()``, then
-  it is dropped (if the client was not reading, the stream may end mid-line: it asked us to
-  stop). ``Server.serve_stdio`` calls it on SIGTERM, cancels the handlers in flight without
-  answering them, leaves the lifespan normally and exits with status **0**: SIGTERM is the
-  spec's polite "please exit" (spec-notes §8), and an exit the process performs itself on
-  request is a clean one, not death by signal (128+15 would read as a crash to supervisors).
-* **Output gone is shutdown too**: when the client closes its end of our stdout, ``send``
-  raises TransportError and input stops as with ``terminate()``.
-* **The client gone**: ``on_gone(why)``, when given, is called once when the client can no
-  longer be answered — ``"output"`` (our stdout was closed) or ``"parent"`` (the parent died) —
-  so the server can stop waiting for requests in flight (``Session.abort``); plain stdin EOF
-  is a polite close and does not call it.
+  grandchild holding the pipe): :func:`mcpio._platform.wait_parent_exit` (an event in loop
+  mode, else polling every ``parent_poll`` seconds, default 0.5, for a *change* of parent).
+  ``PR_SET_PDEATHSIG`` is not used: it fires when the parent *thread* exits, killing healthy
+  servers. ``parent_poll=None`` turns the watch off.
+* **terminate()** (on SIGTERM) stops at once: frames not yet taken are dropped and ``send``
+  raises TransportError from then on. Output queued before it gets 0.25 s to drain at
+  ``aclose()``, then is dropped. ``Server.serve_stdio`` exits with status **0** (SIGTERM is the
+  spec's polite "please exit", spec-notes §8).
+* **Output gone is shutdown too**: ``send`` raises TransportError, input stops as at ``terminate()``.
+* **The client gone**: ``on_gone(why)`` is called once, ``"output"`` (our stdout closed) or
+  ``"parent"`` (it died), so the server stops waiting for requests in flight; not at stdin EOF.
 * **No fixed line limit** below ``max_line_size`` (default 256 MiB); framing is linear.
-* **Backpressure both ways**: reading pauses while ``max_buffered_frames`` frames wait to be
-  taken; ``send`` waits while the write buffer is over 4 MiB, and a large frame is handed to
-  the pipe in 1 MiB slices, so the write buffer never holds more than about 5 MiB.
-* **Two modes, one contract** (``mode=``, else ``MCPIO_STDIO_MODE``, else the platform's
-  default). ``"loop"`` (POSIX): pipes and sockets use the event loop's pipe transports
-  (O_NONBLOCK, restored at ``aclose()``). ``"threads"`` (Windows, where the Proactor loop needs
-  overlapped handles nothing guarantees for inherited pipes): daemon threads read and write
-  with blocking calls (:mod:`._threadpipes`), flags untouched. A tty, /dev/null or a regular
-  file is always served by the threads (file status flags are left alone where it matters).
-* ``trace``: optional, called at ``open()`` (fd 1 off the wire) for a ``Trace`` (or None), called
-  with ``"in"`` for every frame ``receive`` returns and ``"out"`` for every frame ``send`` writes.
+* **Backpressure both ways**: reading pauses while ``max_buffered_frames`` frames wait; ``send``
+  waits while the write buffer is over 4 MiB, and writes a large frame in 1 MiB slices.
+* **Two modes, one contract** (``mode=``, else ``MCPIO_STDIO_MODE``, else the platform's):
+  ``"loop"`` (POSIX) uses the event loop's pipe transports (O_NONBLOCK, restored at
+  ``aclose()``); ``"threads"`` (Windows: the Proactor loop needs overlapped handles) uses
+  daemon threads with blocking calls (:mod:`._threadpipes`), as does a tty, /dev/null or a file.
+* ``trace``: optional, called at ``open()`` (fd 1 off the wire) for a ``Trace`` (or None) that
+  records "in" / "out" for every frame (``MCPIO_TRACE``).
 """
 
 from __future__ import annotations
@@ -118,11 +96,8 @@ class _Writer(asyncio.Protocol):
 
 
 class StdioServerTransport:
-    """The server side of stdio. See the module docstring for the contract.
-
-    ``claim_stdout=False`` leaves fds 0 and 1 as they are (the protocol then shares them with
-    everything else in the process); other ``stdin_fd``/``stdout_fd`` are never redirected.
-    """
+    """The server side of stdio (module docstring). ``claim_stdout=False`` leaves fds 0 and 1 as
+    they are; other ``stdin_fd``/``stdout_fd`` are never redirected."""
 
     def __init__(
         self,
@@ -137,8 +112,8 @@ class StdioServerTransport:
         trace: Callable[[], Trace | None] | None = None,
         on_gone: Callable[[str], None] | None = None,
     ) -> None:
-        self._stdin_fd = stdin_fd
-        self._stdout_fd = stdout_fd
+        self._in_fd = stdin_fd  # the protocol's fds: private duplicates once open() claims 0 and 1
+        self._out_fd = stdout_fd
         self._claim = claim_stdout
         self.abilities = Abilities(send_nowait=self.send_nowait)
         self._lines = LineBuffer(max_line_size)
@@ -159,8 +134,6 @@ class StdioServerTransport:
         self._send_lock = asyncio.Lock()
         self._slow_senders = 0  # sends waiting for or holding _send_lock: small frames queue behind them
         self._out: list[bytes] = []  # small frames queued in this loop iteration, written as one
-        self._in_fd = stdin_fd
-        self._out_fd = stdout_fd
         self._owned_fds: list[int] = []  # protocol duplicates we close at aclose()
         self._nonblocking_fds: list[int] = []  # fds the loop made non-blocking
         self._parent_poll = parent_poll
@@ -181,9 +154,9 @@ class StdioServerTransport:
     async def open(self) -> None:
         loop = self._loop = asyncio.get_running_loop()
         if self._claim:
-            if self._stdout_fd == 1:
+            if self._out_fd == 1:
                 self._out_fd = self._private_dup(1)
-            if self._stdin_fd == 0:
+            if self._in_fd == 0:
                 self._in_fd = self._private_dup(0)
         self.trace = self._open_trace() if self._open_trace is not None else None  # now: /dev/stdout is no wire
         writer = self._writer = _Writer(self)
@@ -251,9 +224,8 @@ class StdioServerTransport:
         self._feed_eof()
 
     def prime(self, data: bytes, ppid: int) -> None:
-        """Before :meth:`open`: ``data`` was read from fd 0 already (the server's synchronous
-        start-up, ``mcpio._server._stdio``), and ``ppid`` was our parent then. The frames in it
-        come first, exactly as if the reader had read them."""
+        """Before :meth:`open`: ``data`` was read from fd 0 already (``mcpio._server._stdio``), when
+        ``ppid`` was our parent; its frames come first, as if the reader had read them."""
         self._ppid = ppid
         if data:
             self._feed(data)
@@ -267,19 +239,13 @@ class StdioServerTransport:
             self._frames.extend(frames)
             self._wake()
             if len(self._frames) >= self._max_frames and not self._paused:
-                self._pause()
+                self._set_paused(True)
 
-    def _pause(self) -> None:
-        self._paused = True
+    def _set_paused(self, paused: bool) -> None:
+        self._paused = paused
         if self._read_transport is not None:
             with contextlib.suppress(RuntimeError):
-                self._read_transport.pause_reading()
-
-    def _resume(self) -> None:
-        self._paused = False
-        if self._read_transport is not None:
-            with contextlib.suppress(RuntimeError):
-                self._read_transport.resume_reading()
+                (self._read_transport.pause_reading if paused else self._read_transport.resume_reading)()
 
     def _wake(self) -> None:
         w = self._waiter
@@ -326,7 +292,7 @@ class StdioServerTransport:
             if self._frames:
                 frame = self._frames.popleft()
                 if self._paused and len(self._frames) <= self._max_frames // 2 and not self._eof:
-                    self._resume()
+                    self._set_paused(False)
                 if self.trace is not None:
                     self.trace("in", as_traced(frame))
                 return frame
@@ -348,17 +314,14 @@ class StdioServerTransport:
             raise TransportError(f"cannot write to stdout: {self._lost}")
 
     def send_nowait(self, frame: bytes) -> bool:
-        """Queue ``frame`` when that needs no waiting and return True: the common case, a small
-        frame with room in the pipe and no sender waiting ahead of it. False: nothing was done,
-        :meth:`send` it (which also reports why it cannot be sent). The session sends its
-        answers this way, without a coroutine each."""
+        """Queue ``frame`` when that needs no waiting (a small frame, room in the pipe, no sender
+        ahead of it): True. False: nothing was done, :meth:`send` it."""
         if self._terminated or self._lost is not None or self._write_transport is None:
             return False
         if len(frame) < _SMALL_FRAME and self._writer.ready and not self._slow_senders:  # type: ignore[union-attr]
             if self.trace is not None:
                 self.trace("out", frame)
-            # Queued, and every frame queued in this loop iteration goes out in one write (one
-            # syscall for a burst of answers instead of one each).
+            # Every frame queued in this loop iteration goes out in one write.
             out = self._out
             out.append(frame)
             if len(out) == 1:
@@ -369,8 +332,7 @@ class StdioServerTransport:
     async def send(self, frame: bytes) -> None:
         if self.send_nowait(frame):
             return
-        if self._terminated or self._lost is not None:
-            self._check_writable()
+        self._check_writable()
         wt = self._write_transport
         if wt is None:
             raise TransportError("the stdio transport is not open")

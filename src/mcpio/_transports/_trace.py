@@ -2,15 +2,13 @@
 ``<UTC time> in|out <the frame>`` ("in" and "out" as seen by the peer writing the trace).
 
 The server writes one with ``MCPIO_TRACE=/path`` (stdio); the client with ``Client(trace=path)``
-or ``mcpio … --trace FILE``: :class:`Traced` wraps any transport. A trace is a debugging aid:
-lines are flushed as written, and a frame that is not UTF-8 is written with replacement
-characters.
+or ``mcpio … --trace FILE`` (:class:`Traced` wraps any transport). Lines are flushed as
+written; a frame that is not UTF-8 is written with replacement characters.
 
-A trace holds every message, arguments and results included, so :func:`open_private` creates
-it readable by its owner only (0600) and never follows a symbolic link planted at its path
-(a link planted there would redirect the trace, secrets included); an existing regular file
-is appended to. ``/dev/stdout``,
-``/dev/stderr`` and ``/dev/fd/N`` name this process's own descriptors and stay usable.
+A trace holds every message, secrets included, so :func:`open_private` creates it readable by
+its owner only (0600) and never follows a symbolic link planted at its path; an existing
+regular file is appended to. This process's own descriptors (``/dev/stdout``, ``/dev/fd/N``)
+stay usable.
 """
 
 from __future__ import annotations
@@ -79,9 +77,8 @@ class Traced:
     def __init__(self, inner: Any, trace: Trace) -> None:
         self.inner = inner
         self.trace = trace
-        # Opted into: what stays true through a trace. Not send_nowait/answer_nowait (they would
-        # skip the trace: every frame goes through send), nor attach (the engine would be fed
-        # frames the trace never saw).
+        # What stays true through a trace: not send_nowait/answer_nowait/attach (frames would
+        # skip the trace).
         o = abilities(inner)
         self.abilities = Abilities(
             unanswered=o.unanswered,
