@@ -2,17 +2,14 @@
 and the three ways serving ends (stdin EOF, SIGTERM — CTRL_BREAK_EVENT on Windows — and the
 client's death), each without lingering on requests in flight.
 
-Cold start: :func:`run` answers the first line itself when it is a legacy
-``initialize`` or a 2026-07-28 ``server/discover``, before asyncio is imported (asyncio with ssl, socket, selectors, subprocess and
-concurrent.futures is about half of a server's start-up). It reads fd 0 synchronously up to the
-first newline, feeds that line to the sans-IO :class:`Connection`, builds the result with
-``_lifecycle.initialize_result`` or ``discover_result`` (what the async engine's handlers run;
-discover with ``Server.decorate``'s era decorations, as ``Server._on_request`` adds them), writes the answer to
-fd 1, then imports asyncio and hands the initialised connection, the session state and every
-byte read after that line to the normal engine (:func:`serve_stdio`). Anything else as the first
-line — any other request, a batch, a notification, garbage, a blank or
-oversized line, EOF — is handed over untouched, with the bytes read, and served as it always was.
-See :func:`answer_initialize` for the configurations served by the engine from the first byte.
+Cold start: :func:`run` answers a first line that is a legacy ``initialize`` or a 2026-07-28
+``server/discover`` before asyncio is imported (about half of a server's start-up): it reads fd
+0 synchronously up to the first newline, feeds it to the sans-IO :class:`Connection`, answers
+on fd 1 with what the engine's handlers would (``_lifecycle.initialize_result`` /
+``discover_result`` with ``Server.decorate``'s era decorations), then imports asyncio and hands
+the connection, the session state and every byte read after that line to the engine
+(:func:`serve_stdio`). Any other first line (a request, a batch, garbage, EOF …) is handed over
+untouched. :func:`fast_start` says which servers the engine serves from the first byte.
 """
 
 from __future__ import annotations

@@ -52,6 +52,7 @@ from ._http_server_streams import Disconnected, Stream, TooLarge, plain, refuse
 from ._http_sessions import SharedSessions
 
 log = logging.getLogger("mcpio.http")
+GONE = "Not Found: session unknown or ended; initialize a new one"  # 404: the client starts over
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -284,11 +285,9 @@ class StreamableHTTPApp:
                 await refuse(send, at_capacity(self.max_sessions, self.session_timeout, rid))
                 return
         else:
-            found = self.sessions.get(sid)
-            if self.shared is not None:  # the session may live on another process
-                found = await self.shared.find(sid, found)
-            if found is None or found.closed or not admits(self.caller, found):
-                await refuse(send, h.refuse(404, "Not Found: session unknown or ended; initialize a new one", id=rid))
+            found = await self._find(sid)
+            if found is None:
+                await refuse(send, h.refuse(404, GONE, id=rid))
                 return
             transport = found
             if verdict.version_refusal is not None:
@@ -342,12 +341,15 @@ class StreamableHTTPApp:
                     headers=(("allow", "POST"),),
                 )
             return None, h.refuse(400, "Bad Request: the Mcp-Session-Id header is required")
+        found = await self._find(sid)
+        return found, None if found is not None else h.refuse(404, GONE)
+
+    async def _find(self, sid: str) -> LegacyTransport | None:
+        """The live session ``sid`` (here, or on another process when shared) the caller may use."""
         found = self.sessions.get(sid)
         if self.shared is not None:
             found = await self.shared.find(sid, found)
-        if found is None or found.closed or not admits(self.caller, found):
-            return None, h.refuse(404, "Not Found: session unknown or ended; initialize a new one")
-        return found, None
+        return found if found is not None and not found.closed and admits(self.caller, found) else None
 
     async def _get(self, receive: Receive, send: Send, headers: dict[str, str]) -> None:
         transport, refusal = await self._session_of(headers)

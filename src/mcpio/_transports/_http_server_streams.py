@@ -1,29 +1,22 @@
 """Streamable HTTP on the session engine: response streams, the mapping onto sessions, ASGI helpers.
 
-How HTTP maps onto :class:`~mcpio._session.Session` (one engine for every transport):
-
 * **Legacy era** (≤ 2025-11-25): one Session per ``Mcp-Session-Id``, on a
-  :class:`~._http_legacy.LegacyTransport`. ``receive()`` yields the messages POSTed under that id, in order;
-  ``send()`` routes each outgoing message to one :class:`Stream`: a response to the stream of
-  the POST that carried its request (found by id); anything else — progress, logs, requests
-  to the client — to the stream of the request whose handler sent it (``_base.serving``, set by
-  the engine in each request's task), or else to the standalone GET stream. Each message goes
-  on exactly one stream (spec: no broadcast).
+  :class:`~._http_legacy.LegacyTransport`: ``receive()`` yields the messages POSTed under that
+  id, in order; ``send()`` puts each outgoing message on exactly one :class:`Stream` (spec: no
+  broadcast): a response on its request's POST stream; progress, logs and requests to the client
+  on the stream of the request whose handler sent it (``_base.serving``), else on the GET stream.
 * **Modern era** (2026-07-28): one short-lived Session per POST, on a
-  :class:`~._http_request.RequestTransport` whose only stream is that POST's response. The era is stateless,
-  so nothing may carry over between requests, and this makes it so by construction: no
-  routing, no shared state, and closing the response ends the session, which cancels the
-  request (spec 2026-07-28: closing the stream is cancellation). A per-request Session costs
-  a few small objects and one task. ``subscriptions/listen`` is such a session that stays
-  open; the server's list_changed fan-out finds it like any other session.
+  :class:`~._http_request.RequestTransport` whose only stream is that POST's response: stateless
+  by construction (no routing, no shared state); closing the response ends the session, which
+  cancels the request (spec 2026-07-28). ``subscriptions/listen`` is such a session kept open.
 
-A :class:`Stream` decides lazily how to answer (``pump``): when the first thing to send is the
-final response, a plain JSON body (with the era's status for errors); when a notification or a
-request comes first, or after ``sse_after`` seconds of silence, an SSE stream (priming event,
-``retry``, keep-alive comments, ``X-Accel-Buffering: no``). Legacy SSE events get ids and go
-through the :class:`~._http_events.EventStore` as they are written, so a client can resume
-with ``GET`` + ``Last-Event-ID`` after losing the connection or being told to poll
-(:meth:`~._http_legacy.LegacyTransport.close_stream`, SEP-1699); a disconnect is not a cancellation there.
+A :class:`Stream` decides lazily how to answer (``pump``): a plain JSON body when the first
+thing to send is the final response; an SSE stream (priming event, ``retry``, keep-alive
+comments, ``X-Accel-Buffering: no``) when a notification or request comes first or after
+``sse_after`` seconds of silence. Legacy SSE events get ids and go through the
+:class:`~._http_events.EventStore` as written, so a client resumes with ``GET`` +
+``Last-Event-ID`` (:meth:`~._http_legacy.LegacyTransport.close_stream`, SEP-1699); a disconnect
+is not a cancellation there.
 """
 
 from __future__ import annotations
