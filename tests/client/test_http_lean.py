@@ -254,13 +254,69 @@ def test_a_kept_alive_connection_the_server_closed_is_not_reused():
                 for _ in range(3):
                     srv.closed.clear()
                     assert (await c.call_tool("add", {})).content[0].text == "3"
-                    await srv.closed.wait()
-                    await asyncio.sleep(0.05)  # the FIN reaches the client's loop
+                    await srv.closed.wait()  # closed: the next call must not take that connection
             assert srv.connections >= 3
         finally:
             await srv.stop()
 
     arun(go(), timeout=60)
+
+
+def test_a_connection_closed_before_the_loop_saw_it_is_not_reused():
+    """The server (another thread) closes the connection right after its answer, and the client's
+    loop has had no turn to see the FIN when the next request is sent: the connection is taken
+    as dropped from its readable socket, and the request goes out on a new one."""
+    import socket
+    import threading
+
+    from mcpio._transports._http1_client import LeanClient
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    closed = threading.Event()
+    answered: list[int] = []
+
+    def serve() -> None:
+        for number in (1, 2):
+            conn, _ = listener.accept()
+            with conn:
+                data = b""
+                while b"\r\n\r\n" not in data:
+                    data += conn.recv(65536)
+                head, _, body = data.partition(b"\r\n\r\n")
+                length = int(
+                    next(h.split(b":")[1] for h in head.split(b"\r\n") if h.lower().startswith(b"content-length"))
+                )
+                while len(body) < length:
+                    body += conn.recv(65536)
+                conn.sendall(_ok(b'{"jsonrpc":"2.0","id":1,"result":{}}'))
+                answered.append(number)
+            closed.set()  # closed (the with block), kept alive as far as the answer said
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/mcp"
+
+    async def go() -> list[int]:
+        client = LeanClient(timeout=5)
+        body = b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
+        statuses = []
+        try:
+            for _ in range(2):
+                resp = await client.send("POST", url, body, {"content-type": "application/json"})
+                await resp.aread()
+                statuses.append(resp.status_code)
+                assert closed.wait(5)  # blocks the loop on purpose: it must not see the FIN first
+                closed.clear()
+        finally:
+            await client.aclose()
+        return statuses
+
+    try:
+        assert arun(go(), timeout=30) == [200, 200]
+    finally:
+        listener.close()
+    thread.join(5)
+    assert answered == [1, 2]
 
 
 @pytest.mark.parametrize(
@@ -458,3 +514,43 @@ def test_a_failed_authorization_gives_its_connection_back():
         return errors
 
     assert arun(go(), timeout=30) == ["Refused", "Refused"]
+
+
+def test_a_401_the_auth_flow_answers_keeps_its_connection():
+    """A 401 the auth flow goes past (it sends the request again, authorized) is read to its end
+    first, as httpx does: the authorized request goes out on the same connection."""
+    from mcpio._transports._http1_client import LeanClient
+
+    class RetryAuth(httpx.Auth):
+        async def async_auth_flow(self, request: httpx.Request) -> Any:
+            response = yield request
+            if response.status_code == 401:
+                request.headers["authorization"] = "Bearer fresh"
+                yield request
+
+    unauthorized = b"HTTP/1.1 401 Unauthorized\r\nwww-authenticate: Bearer\r\ncontent-length: 2\r\n\r\n{}"
+    server = RawServer()
+    plain = server._respond
+
+    def respond(method: str, path: str, body: bytes) -> tuple[bytes, str]:
+        authorized = any(h.lower().startswith(b"authorization: bearer fresh") for h in server.heads[-1].split(b"\r\n"))
+        return (unauthorized, "401") if not authorized else plain(method, path, body)
+
+    server._respond = respond  # type: ignore[method-assign]
+
+    async def go() -> tuple[list[int], int]:
+        url = await server.start()
+        client = LeanClient(auth=RetryAuth(), timeout=3)
+        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "add"}}).encode()
+        statuses = []
+        try:
+            for _ in range(2):
+                resp = await client.send("POST", url, body, {"content-type": "application/json"})
+                await resp.aread()
+                statuses.append(resp.status_code)
+        finally:
+            await client.aclose()
+            await server.stop()
+        return statuses, server.connections
+
+    assert arun(go(), timeout=30) == ([200, 200], 1)

@@ -10,7 +10,8 @@ it reads both backends alike.
 * **Connections**: a pool of at most ``max_connections`` (across origins), kept alive for
   ``keepalive_expiry`` seconds once idle. Each is an :class:`asyncio.Protocol`: a server that
   closes an idle connection (its keep-alive timeout) is seen at once (``eof_received`` /
-  ``connection_lost``), and that connection is never handed to a request. A connection goes
+  ``connection_lost``), or, before the loop saw it, from its socket being readable when it is
+  taken from the pool: such a connection is never handed to a request. A connection goes
   back to the pool only once its response was read to the end, with no stray bytes after it.
 * **Timeouts**: ``timeout`` bounds connecting, writing a request and waiting for a free
   connection (httpx's connect, write and pool timeouts); reading is unbounded (the transport
@@ -29,11 +30,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import select
 import socket
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Coroutine
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
+from typing import Any, Protocol, runtime_checkable
 
 import httpx
 
@@ -50,6 +52,18 @@ DEFAULT_HEADERS = (
 )
 
 
+@runtime_checkable
+class ReadyAuth(Protocol):
+    """An ``httpx.Auth`` that can say its headers without I/O and resume its flow from a
+    request already sent with them (mcpio's ``OAuth``; the module docstring)."""
+
+    def ready_headers(self) -> tuple[dict[str, str], str | None] | None: ...
+
+    def async_auth_flow(
+        self, request: httpx.Request, sent: tuple[str | None, httpx.Response] | None = None
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]: ...
+
+
 class _Conn(asyncio.Protocol):
     """One TCP connection: the bytes received, and whether the server closed it."""
 
@@ -64,11 +78,14 @@ class _Conn(asyncio.Protocol):
         self._paused = False
         self._writing_paused = False
         self.idle_since = 0.0
+        self.fd = -1
         self.on_lost: Callable[[_Conn], None] | None = None  # the pool's, while this sits idle
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
+        sock = transport.get_extra_info("socket")
+        self.fd = sock.fileno() if sock is not None else -1
 
     def data_received(self, data: bytes) -> None:
         self.buf += data
@@ -107,6 +124,18 @@ class _Conn(asyncio.Protocol):
             w.set_result(None)
 
     # used by the client
+    def dropped(self) -> bool:
+        """The server closed (or wrote on) this idle connection, though the loop has not seen it
+        yet: the socket is readable now (an idle HTTP/1.1 connection has nothing to read)."""
+        if self.eof or self.buf:
+            return True
+        if self.fd < 0:
+            return False
+        try:
+            return bool(select.select([self.fd], [], [], 0)[0])
+        except (OSError, ValueError):
+            return True
+
     async def more(self) -> None:
         """Wait for more bytes (or the end)."""
         if self._paused and self.transport is not None:
@@ -155,7 +184,7 @@ class Pool:
             while idle:
                 conn = idle.pop()
                 conn.on_lost = None
-                if not conn.eof and not conn.buf and now - conn.idle_since < self.expiry:
+                if now - conn.idle_since < self.expiry and not conn.dropped():
                     return conn
                 self._closed(conn)
             if self.open < self.limit:
@@ -390,9 +419,7 @@ class LeanClient:
         self._fallback = fallback
         self._fallback_made: Any = None
         self._on_response = on_response
-        self._ready: Callable[[], tuple[dict[str, str], str | None] | None] | None = getattr(
-            auth, "ready_headers", None
-        )
+        self._ready_auth = auth if isinstance(auth, ReadyAuth) else None
 
     def _origin(self, url: str) -> p.Origin:
         origin = self._origins.get(url)
@@ -421,15 +448,18 @@ class LeanClient:
         # the auth flow, as httpx runs it: each request it yields goes out (redirects followed)
         cookie = self._cookies.header(origin, time.time()) if self._cookies else None
         full = _with_cookie(full, cookie)
-        ready = self._ready() if self._ready is not None else None
+        ready_auth = self._ready_auth
+        ready = ready_auth.ready_headers() if ready_auth is not None else None
         resp: Any = None
-        if ready is not None:  # the flow would add these headers and nothing else (OAuth.ready_headers)
+        if ready_auth is not None and ready is not None:  # the flow would add these headers, nothing else
             resp = await self._follow(method, url, origin, _set_headers(full, ready[0]), content)
             if resp.status_code not in (401, 403):
                 return resp
-        request = httpx.Request(method, url, headers=full, content=content)
-        sent = None if ready is None else (ready[1], await self._seen(resp, request))
-        flow = auth.async_auth_flow(request) if sent is None else auth.async_auth_flow(request, sent=sent)  # type: ignore[call-arg]
+            request = httpx.Request(method, url, headers=full, content=content)
+            flow = ready_auth.async_auth_flow(request, sent=(ready[1], await self._seen(resp, request)))
+        else:
+            request = httpx.Request(method, url, headers=full, content=content)
+            flow = auth.async_auth_flow(request)
         step = flow.__anext__()
         try:
             while True:
@@ -437,8 +467,11 @@ class LeanClient:
                     outgoing = await step
                 except StopAsyncIteration:
                     return resp
-                if resp is not None:
-                    await resp.aclose()
+                if resp is not None:  # read to the end first, so its connection is reused (as httpx)
+                    try:
+                        await resp.aread()
+                    finally:
+                        await resp.aclose()
                 fields = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in outgoing.headers.raw]
                 resp = await self._follow(outgoing.method, str(outgoing.url), origin, fields, content)
                 step = flow.asend(await self._seen(resp, outgoing))
