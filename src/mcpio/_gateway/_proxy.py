@@ -8,8 +8,8 @@ died; a call in flight when it dies gets a JSON-RPC error saying so, never a han
 What passes through: the upstream's tools, prompts, resources and templates (mirrored into
 the proxy's own tables, again on every ``list_changed`` it sends, which the proxy's clients
 then get), calls, reads, prompts, completion, ``resources/updated``; progress of a call back to
-the client that made it (and the statusMessage of a 2025-11-25 upstream's task, as that of the
-proxy's task for the call); cancellation (a cancelled call cancels the upstream request);
+the client that made it; tasks in either era (the upstream's task status as the proxy's task's:
+``_tasks``); cancellation (a cancelled call cancels the upstream request);
 sampling, elicitation and roots requests the upstream sends during a call, forwarded to the
 client that made the call (with a legacy stdio upstream, the most recent one when several
 calls are in flight: see _CALLER) and answered back; the upstream's log messages to that
