@@ -11,6 +11,7 @@ types included); the others drive ``Server.proxy`` in memory with mcpio's client
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import time
 from pathlib import Path
@@ -186,5 +187,24 @@ def test_a_legacy_upstream_task_tool_is_a_task_for_a_modern_client():
             with pytest.raises(asyncio.CancelledError):
                 await call
             assert (await c.call_tool("was_cancelled", {})).data is True
+
+    arun(go(), timeout=60)
+
+
+def test_a_gateway_serves_its_upstreams_tasks_too(tmp_path):
+    """``Server.from_config``: the mounted proxy's tools keep their task mapping."""
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"t": {"command": TASK_UPSTREAM[0], "args": TASK_UPSTREAM[1:]}}}))
+    gateway = Server.from_config(str(config))
+
+    async def go():
+        async with Client(gateway, era="modern", timeout=30) as c:
+            seen: list[dict] = []
+            assert (await c.call_tool("t__long_sum", {"a": 1, "b": 2}, on_task_status=seen.append)).data == 3
+            assert seen and seen[-1]["status"] == "completed"
+        async with Client(gateway, era="legacy", timeout=30) as c:
+            params = {"name": "t__long_sum", "arguments": {"a": 1, "b": 2}, "task": {"ttl": 60000}}
+            task_id = (await c.request("tools/call", params))["task"]["taskId"]
+            assert (await c.request("tasks/result", {"taskId": task_id}))["structuredContent"] == {"result": 3}
 
     arun(go(), timeout=60)
