@@ -8,8 +8,8 @@ died; a call in flight when it dies gets a JSON-RPC error saying so, never a han
 What passes through: the upstream's tools, prompts, resources and templates (mirrored into
 the proxy's own tables, again on every ``list_changed`` it sends, which the proxy's clients
 then get), calls, reads, prompts, completion, ``resources/updated``; progress of a call back to
-the client that made it (and the statusMessage of a 2025-11-25 upstream's task, as that of the
-proxy's task for the call); cancellation (a cancelled call cancels the upstream request);
+the client that made it; tasks in either era (the upstream's task status as the proxy's task's:
+``_tasks``); cancellation (a cancelled call cancels the upstream request);
 sampling, elicitation and roots requests the upstream sends during a call, forwarded to the
 client that made the call (with a legacy stdio upstream, the most recent one when several
 calls are in flight: see _CALLER) and answered back; the upstream's log messages to that
@@ -35,8 +35,7 @@ from .._naming import strip_uri
 from .._server._context import Context
 from .._server._resources import Prompt, Resource
 from .._server._server import Server
-from .._server._tasks_shared import TERMINAL
-from .._server._tools import TASK_SUPPORT, Tool
+from .._server._tools import Tool
 from .._uritemplate import UriTemplate
 
 if TYPE_CHECKING:
@@ -277,7 +276,7 @@ class Upstream:
             tools: dict[str, Any] = {}
             for t in listed["tools"]:
                 try:
-                    tools[t["name"]] = _tool(self, t)
+                    tools[t["name"]] = _tool(self, t, client)
                 except ValueError as exc:  # a name outside the 2025-11-25 rules: one line, the rest served
                     log.warning("upstream %r: tool left out: %s", self.label, exc)
             items["tools"] = tools
@@ -393,19 +392,14 @@ class ForwardedTool(Tool):
     upstream: Upstream
 
 
-def _tool(upstream: Upstream, t: Any) -> Tool:
+def _tool(upstream: Upstream, t: Any, client: Client) -> Tool:
+    from ._tasks import follower, task_options  # asyncio is loaded by now (see log)
+
     name = t["name"]
 
     async def call(arguments: dict[str, Any], ctx: Context) -> ToolResult:
         async def progress(progress: float, total: float | None, message: str | None) -> None:
             await ctx.report_progress(progress, total, message)
-
-        def relay(status: dict[str, Any]) -> None:
-            # The upstream task's statusMessage, as the proxy's task's (its status is the proxy's
-            # own: it asks the client itself when the upstream asks, and ends with the call).
-            message = status.get("statusMessage")
-            if isinstance(message, str) and status.get("status") not in TERMINAL:
-                ctx.set_task_status(message)
 
         async def go(client: Client) -> ToolResult:
             # call_tool: a tool the upstream runs as a task is called as one and followed to its result
@@ -414,8 +408,8 @@ def _tool(upstream: Upstream, t: Any) -> Tool:
                 arguments,
                 timeout=None,
                 max_timeout=None,
-                on_progress=progress if ctx.progress_token is not None else None,
-                on_task_status=relay if ctx.task_id is not None else None,
+                on_progress=progress if ctx.progress_token is not None or ctx.task_id is not None else None,
+                on_task_status=follower(ctx, _CALLER.get),  # the proxy's task mirrors the upstream's (_tasks)
             )
             return ToolResult(
                 content=raw.get("content") or [],
@@ -428,12 +422,10 @@ def _tool(upstream: Upstream, t: Any) -> Tool:
         result: ToolResult = await upstream.forward(ctx, go)
         return result
 
-    execution = t.get("execution")
-    task_support = execution.get("taskSupport") if isinstance(execution, dict) else None
     made = Tool.from_schema(
         call,
         name=name,
-        task_support=task_support if task_support in TASK_SUPPORT else "forbidden",  # served as a task here too
+        **task_options(client, t),  # task_support (and task_after): as the upstream runs tasks
         input_schema=t.get("inputSchema") or {"type": "object"},
         output_schema=t.get("outputSchema"),
         description=t.get("description"),

@@ -26,6 +26,7 @@ from typing import Any
 
 from .._errors import MCPError
 from .._server._context import Context
+from .._server._mrtr import InputRequired
 
 FLIGHT_TTL = 600.0  # seconds a flight waits for its client's next round
 
@@ -60,6 +61,7 @@ class Flight:
         """``start(flight)``: the upstream call, run in the flight's own task."""
         self.id = secrets.token_hex(8)
         self.flights = flights
+        self.ctx: Context | None = None  # the Context of the latest run (the client's latest round)
         self.asked: list[tuple[str, dict[str, Any], asyncio.Future[Any]]] = []  # (method, params, answer)
         self.events: asyncio.Queue[int] = asyncio.Queue()  # indexes into asked, as they come
         loop = asyncio.get_running_loop()
@@ -88,26 +90,39 @@ class Flight:
 
     async def run(self, ctx: Context, ask_client: Callable[[Context, str, dict[str, Any], str], Awaitable[Any]]) -> Any:
         """One run of the handler: answer what the client brought, then wait for the next event."""
+        self.ctx = ctx
         self.expiry.cancel()
         for n, (method, params, answer) in enumerate(self.asked):
             if not answer.done():  # brought this round: known to the Context, returned at once
                 answer.set_result(await ask_client(ctx, method, params, self.key(n)))
-        waiting = asyncio.ensure_future(self.events.get())
-        try:
-            done, _ = await asyncio.wait({self.result, waiting}, return_when=asyncio.FIRST_COMPLETED)
-        except BaseException:
-            waiting.cancel()
-            self.end()
-            raise
-        if self.result in done:
-            waiting.cancel()
-            self.end()
-            return self.result.result()
-        n = waiting.result()
-        method, params, _ = self.asked[n]
-        self.expiry = asyncio.get_running_loop().call_later(FLIGHT_TTL, self.end)
-        # Not answered yet: this raises InputRequired and ends the run; the flight waits.
-        return await ask_client(ctx, method, params, self.key(n))
+        while True:
+            waiting = asyncio.ensure_future(self.events.get())
+            try:
+                done, _ = await asyncio.wait({self.result, waiting}, return_when=asyncio.FIRST_COMPLETED)
+            except BaseException:
+                waiting.cancel()
+                self.end()
+                raise
+            if self.result in done:
+                waiting.cancel()
+                self.end()
+                return self.result.result()
+            n = waiting.result()
+            method, params, answer = self.asked[n]
+            self.expiry = asyncio.get_running_loop().call_later(FLIGHT_TTL, self.end)
+            # Not answered yet: in a round this raises InputRequired and ends the run; the flight
+            # waits. In a task (the proxy's call became one) the client answers within this run
+            # (tasks/update): the answer goes upstream and the run goes on.
+            try:
+                answered = await ask_client(ctx, method, params, self.key(n))
+            except InputRequired:
+                raise
+            except BaseException:  # the call failed or was cancelled (e.g. its task): so does the flight
+                self.end()
+                raise
+            self.expiry.cancel()
+            if not answer.done():
+                answer.set_result(answered)
 
 
 def flight_of(flights: dict[str, Flight], ctx: Context) -> Flight | None:
