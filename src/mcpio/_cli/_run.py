@@ -285,6 +285,9 @@ def run_app(
             raise UsageError(f"no mcpio Server found in {where}, so it can only be run as a script (stdio)")
         import runpy
 
+        from .. import _collector
+
+        _collector.resume()  # the script serves in its own way (mcpio._collector)
         sys.argv = [where]
         runpy.run_path(where, run_name="__main__")
         return 0

@@ -19,8 +19,8 @@ import gc
 import os
 from typing import TYPE_CHECKING, Any
 
+from .. import _collector, _log
 from .. import _jsonrpc as rpc
-from .. import _log
 from .._errors import TransportError
 from .._protocol._connection import Connection
 from .._protocol._events import RequestReceived
@@ -60,6 +60,7 @@ def run(server: Server) -> None:
     # the collector's sight. Full collections stop traversing it while serving, and the
     # interpreter's exit skips it: stdin EOF -> exit is about 3x faster (benchmarks/PROFILE.md).
     gc.freeze()
+    _collector.resume()  # `mcpio run` paused collection until here (mcpio._collector)
     try:
         with contextlib.suppress(KeyboardInterrupt):
             primed = None
