@@ -1,15 +1,16 @@
 """The garbage collector paused for ``mcpio run``'s start-up, resumed when serving starts.
 
 ``mcpio run TARGET`` (the command hosts run) calls :func:`pause` before it imports msgspec, mcpio
-and the served module (``python -m mcpio``: before its own imports): the automatic collections those imports trigger traverse every object
-they made (~9 M instructions to the first answer of a stdio server) and free almost nothing,
-since those objects live as long as the process; the stdio server then takes them out of the
-collector's sight (``gc.freeze()``) before it answers. :func:`resume` turns collection back on
+and the served module (``python -m mcpio``: before its own imports): the automatic collections
+those imports trigger traverse every object they made (~6 M instructions to a stdio server's
+first answer) and free almost nothing, since those objects live as long as the process; the
+stdio server then takes them out of the collector's sight (``gc.freeze()``) before it answers. :func:`resume` turns collection back on
 at the first of: the stdio server has frozen its start-up objects (``_server._stdio.run``), any
-other serving starts (``Server.run`` over HTTP, a lifespan entered: ``Server.running``), a
-script is run as ``__main__`` (``_cli._run``), the command ends (``mcpio.cli.main``). Only
-``mcpio run`` pauses: ``import mcpio`` and ``Server.run`` in an application's own process never
-turn collection off (tests/cli/test_run_cold.py).
+other serving starts (``Server.run`` over HTTP, a lifespan entered: ``Server.running``; both
+through ``_server._stdio.resume_collection``, which finds this module loaded only when
+something paused), a script is run as ``__main__`` (``_cli._run``), the command ends
+(``mcpio.cli.main``). Only ``mcpio run`` pauses: ``import mcpio`` and ``Server.run`` in an
+application's own process never change the collector's settings (tests/cli/test_run_cold.py).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from types import MethodType
 from typing import TYPE_CHECKING, Any, cast
 
-from .. import _collector, _log, _otel
+from .. import _log, _otel
 from .._errors import MethodNotFound
 from .._jsonrpc import DEFAULT_MAX_LINE_SIZE
 from .._protocol._connection import Connection
@@ -400,7 +400,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         """Enter the lifespan (once) for the duration of serving."""
         import asyncio
 
-        _collector.resume()  # `mcpio run` paused collection until serving starts (mcpio._collector)
+        _stdio.resume_collection()  # `mcpio run` paused it until serving starts
         self.changes.loop = asyncio.get_running_loop()  # where list_changed notifications are sent from
         try:
             async with contextlib.AsyncExitStack() as stack:
@@ -531,7 +531,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         """
         _log.configure(_log.to_stderr)  # now if logging is loaded; on stdio else after the first answer
         if transport == "http":
-            _collector.resume()  # `mcpio run` paused collection until serving starts (stdio: _stdio.run)
+            _stdio.resume_collection()  # `mcpio run` paused it until serving starts (stdio: in _stdio.run)
             _log.load()
             _load_serving()
             _http.run(self, host, port, options)
