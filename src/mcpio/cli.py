@@ -128,7 +128,7 @@ class Command:
     A plain class, not a ``typing.NamedTuple``: under ``from __future__ import annotations`` a
     NamedTuple checks its string annotations with ``compile()``, whose first call in a process
     builds the ast module's node classes (~9.4 M instructions, an eighth of a stdio server's
-    start-up) for ``mcpio run`` that never uses them (tests/unit/test_startup_imports.py)."""
+    start-up) for ``mcpio run`` that never uses them (tests/cli/test_run_cold.py)."""
 
     __slots__ = ("arguments", "handler", "help", "name")
 
@@ -552,11 +552,10 @@ def main(argv: list[str] | None = None) -> int:
         next(c for c in COMMANDS if c.name == args.command).arguments(sub)
         sub.error(f"the server's command goes after the options, e.g. mcpio {args.command} {example} python server.py")
     args.server_command = command
-    from ._cli._dispatch import dispatch
-
-    handler = next(c.handler for c in COMMANDS if c.name == args.command)
     try:
-        return dispatch(args, handler)
+        from ._cli._dispatch import dispatch
+
+        return dispatch(args, next(c.handler for c in COMMANDS if c.name == args.command))
     finally:
         _collector.resume()  # the command ended before serving (a failure): collection is on again
 
