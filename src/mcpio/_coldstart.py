@@ -2,14 +2,17 @@
 never applied by ``import mcpio``, which only defines modules, so an application that imports
 mcpio keeps its interpreter as it was.
 
-:func:`import_msgspec` imports msgspec without letting it import typing_extensions, and with
-uuid's ``platform`` a stand-in (:class:`_PlatformForUuid`); the command line calls it before it
-imports the server it serves. The figures are in docs/evidence/benchmarks.md (cold start).
+:func:`import_msgspec` imports msgspec without letting it import typing_extensions, with uuid's
+``platform`` a stand-in (:class:`_PlatformForUuid`) and without the ``compile()`` of msgspec's
+feature probe (:class:`_ProbeCompile`); the command line calls it before it imports the server it
+serves (and pauses the garbage collector: :mod:`mcpio._collector`). The figures are in
+docs/evidence/benchmarks.md (cold start).
 """
 
 from __future__ import annotations
 
 import _thread
+import builtins
 import sys as _sys
 from typing import TYPE_CHECKING
 
@@ -42,6 +45,31 @@ class _MsgspecImport:
     @staticmethod
     def exec_module(module: object) -> None:
         pass
+
+
+class _ProbeCompile:
+    """``compile`` as ``typing`` sees it during msgspec's import (see :func:`import_msgspec`).
+
+    msgspec's ``_utils`` probes at import whether ``typing.ForwardRef`` takes ``is_class`` by making
+    ``ForwardRef("Foo", is_class=True)`` and dropping it; ForwardRef's constructor compiles its
+    string, and the first ``compile()`` of a process builds the ast module's ~120 node classes
+    (~9.4 M instructions, an eighth of a stdio server's start-up). For that one call (this
+    thread, the source ``"Foo"`` in ``eval`` mode, made by ForwardRef for ``msgspec._utils``) it
+    returns None, the dropped object's ``__forward_code__``: the probe sees its answer, the same
+    as with the real compile. Any other call, from any thread, is the builtin's."""
+
+    thread = -1
+
+    @classmethod
+    def compile(cls, source: object, filename: object, mode: str, *args: object, **kwargs: object) -> object:
+        if (
+            _thread.get_ident() == cls.thread
+            and source == "Foo"
+            and mode == "eval"
+            and _sys._getframe(2).f_globals.get("__name__") == "msgspec._utils"
+        ):
+            return None
+        return builtins.compile(source, filename, mode, *args, **kwargs)  # type: ignore[call-overload]
 
 
 class _PlatformForUuid(type(_sys)):  # type: ignore[misc]  # a module
@@ -80,8 +108,9 @@ class _PlatformForUuid(type(_sys)):  # type: ignore[misc]  # a module
 
 
 def import_msgspec() -> None:
-    """``import msgspec`` without letting it import typing_extensions, and with uuid's
-    ``platform`` a stand-in (:class:`_PlatformForUuid`).
+    """``import msgspec`` without letting it import typing_extensions, with uuid's ``platform``
+    a stand-in (:class:`_PlatformForUuid`), and without the ``compile()`` of its ForwardRef
+    probe (:class:`_ProbeCompile`).
 
     msgspec's ``_utils`` takes ``get_type_hints``, ``Required`` and ``NotRequired`` from
     typing_extensions when it is installed, else from typing. On Python 3.11+ (mcpio's floor)
@@ -97,15 +126,25 @@ def import_msgspec() -> None:
     from ``sys.modules``)."""
     if "msgspec" in _sys.modules:
         return
+    import typing
+
     finder = _MsgspecImport
     finder.thread = _thread.get_ident()
     finder.standin = None
     # New lists, never the one in place changed: another thread's import may be iterating it by
     # index, and an insert or remove would make it see a finder twice or skip one.
     _sys.meta_path = [finder, *_sys.meta_path]
+    names = vars(typing)
+    probe = "compile" not in names  # (typing defines no `compile` of its own: never replaced)
+    if probe:
+        _ProbeCompile.thread = finder.thread
+        names["compile"] = _ProbeCompile.compile  # found before the builtin by typing's functions
     try:
         import msgspec  # noqa: F401
     finally:
+        if probe:
+            _ProbeCompile.thread = -1
+            del names["compile"]
         finder.thread = -1
         _sys.meta_path = [f for f in _sys.meta_path if f is not finder]
         if finder.standin is not None and _sys.modules.get("platform") is finder.standin:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from ._cli._exit import TABLE as EXIT_TABLE
 
@@ -121,14 +121,24 @@ def _common(
         )
 
 
-class Command(NamedTuple):
+class Command:
     """One subcommand: its name, its help line, the function declaring its arguments, and the
-    ``module:function`` that runs it (imported only when the command runs)."""
+    ``module:function`` that runs it (imported only when the command runs).
 
-    name: str
-    help: str
-    arguments: Callable[[argparse.ArgumentParser], None]
-    handler: str
+    A plain class, not a ``typing.NamedTuple``: under ``from __future__ import annotations`` a
+    NamedTuple checks its string annotations with ``compile()``, whose first call in a process
+    builds the ast module's node classes (~9.4 M instructions, an eighth of a stdio server's
+    start-up) for ``mcpio run`` that never uses them (tests/cli/test_run_cold.py)."""
+
+    __slots__ = ("arguments", "handler", "help", "name")
+
+    def __init__(
+        self, name: str, help: str, arguments: Callable[[argparse.ArgumentParser], None], handler: str
+    ) -> None:
+        self.name = name
+        self.help = help
+        self.arguments = arguments
+        self.handler = handler
 
 
 def _run_args(p: argparse.ArgumentParser) -> None:
@@ -506,11 +516,17 @@ def main(argv: list[str] | None = None) -> int:
 
         args_list, command = split_passthrough(args_list, next(c.arguments for c in COMMANDS if c.name == args_list[0]))
     named = args_list[0] if args_list and args_list[0] in NAMES else None
+    args = parse_plain_run(args_list)
+    from . import _collector
+
+    if named == "run" and args is not None:  # `run TARGET`, the command hosts run: paused until it serves
+        _collector.pause()
+    else:  # (python -m mcpio paused it for its imports)
+        _collector.resume()
     if named == "run":  # this process serves: msgspec loads before the server's imports
         from ._coldstart import import_msgspec
 
         import_msgspec()
-    args = parse_plain_run(args_list)
     if args is None:
         parser = build_parser(named)
         args, extra = parser.parse_known_args(args_list)
@@ -536,10 +552,12 @@ def main(argv: list[str] | None = None) -> int:
         next(c for c in COMMANDS if c.name == args.command).arguments(sub)
         sub.error(f"the server's command goes after the options, e.g. mcpio {args.command} {example} python server.py")
     args.server_command = command
-    from ._cli._dispatch import dispatch
+    try:
+        from ._cli._dispatch import dispatch
 
-    handler = next(c.handler for c in COMMANDS if c.name == args.command)
-    return dispatch(args, handler)
+        return dispatch(args, next(c.handler for c in COMMANDS if c.name == args.command))
+    finally:
+        _collector.resume()  # the command ended before serving (a failure): collection is on again
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ LAYERS = {
     "_suggest": 0,
     "_skills": 0,
     "_handle": 0,
+    "_collector": 0,
     "_protocol": 1,
     "_transports": 2,
     "_state": 2,

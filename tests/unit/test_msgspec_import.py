@@ -264,3 +264,40 @@ def test_the_stand_in_is_served_to_the_importing_thread_only() -> None:
         spec = finder.find_spec("platform")
         assert spec is not None and spec.name == "platform" and spec.loader is finder
         assert _from_another_thread("platform") is None
+
+
+# ---- msgspec's ForwardRef probe: answered without compile() (mcpio._coldstart._ProbeCompile)
+
+
+def test_the_forward_ref_probe_finds_what_it_finds_after_a_plain_import() -> None:
+    probe = """
+import typing, msgspec._utils as u
+ref = u._forward_ref("Foo")
+print(ref.__forward_is_class__, ref.__forward_is_argument__, type(typing.ForwardRef("int").__forward_code__).__name__)
+"""
+    plain = _run("import msgspec\n" + probe)
+    via_mcpio = _run(
+        "import typing\nimport mcpio._coldstart as _c; _c.import_msgspec()\nassert 'compile' not in vars(typing)\n"
+        + probe
+    )
+    assert via_mcpio == plain == "True False code"
+
+
+def test_any_other_compile_during_the_import_is_the_builtins() -> None:
+    """Only the probe's own call (this thread, ``"Foo"``, made for ``msgspec._utils``) is answered
+    without compiling: the same source from elsewhere, or from another thread, is compiled."""
+    probe = _coldstart._ProbeCompile
+    previous, probe.thread = probe.thread, threading.get_ident()
+    try:
+
+        def forward_ref_of_someone_else() -> object:  # a frame as ForwardRef's: called from here
+            return probe.compile("Foo", "<string>", "eval")
+
+        codes = [forward_ref_of_someone_else(), probe.compile("x + 1", "<string>", "eval")]
+        other = threading.Thread(target=lambda: codes.append(forward_ref_of_someone_else()))
+        other.start()
+        other.join()
+    finally:
+        probe.thread = previous
+    assert [type(c).__name__ for c in codes] == ["code", "code", "code"]
+    assert eval(codes[1], {"x": 1}) == 2  # the code compiled, run

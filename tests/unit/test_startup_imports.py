@@ -72,8 +72,10 @@ FORBIDDEN_PREFIXES = (
     "mcpio._otel._",  # the instrumentation itself (mcpio._otel, the seam, imports nothing of it)
 )
 
-# what `mcpio run` never imports before the answer: the other commands' modules
+# what `mcpio run` never imports before the answer: the other commands' modules, and for `run
+# TARGET` alone the HTTP options' (auth, OAuth proxy, TLS: nothing to check when all are defaults)
 RUN_NEVER = ("mcpio._cli._main", "mcpio._cli._targets", "mcpio._cli._call", "mcpio._cli._output")
+RUN_NEVER += ("mcpio._cli._auth_flags", "mcpio._cli._proxy_flags", "mcpio._cli._tls_flags")
 
 WRAPPER = """
 import atexit, runpy, sys

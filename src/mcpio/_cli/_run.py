@@ -285,6 +285,9 @@ def run_app(
             raise UsageError(f"no mcpio Server found in {where}, so it can only be run as a script (stdio)")
         import runpy
 
+        from .. import _collector
+
+        _collector.resume()  # the script serves in its own way (mcpio._collector)
         sys.argv = [where]
         runpy.run_path(where, run_name="__main__")
         return 0
@@ -427,10 +430,15 @@ def command(args: Any) -> int:
         from ._reload import run_with_reload
 
         return run_with_reload(args.app, split_app(args.app)[0], verbose=args.verbose)
-    from ._auth_flags import resource_server_from
-    from ._proxy_flags import proxy_from
-    from ._tls_flags import tls_options
+    from ..cli import RUN_DEFAULTS
 
+    auth, tls = None, {}
+    if any(getattr(args, k, v) != v for k, v in RUN_DEFAULTS.items()):  # else `run TARGET` alone: nothing to check
+        from ._auth_flags import resource_server_from
+        from ._proxy_flags import proxy_from
+        from ._tls_flags import tls_options
+
+        auth, tls = proxy_from(args) or resource_server_from(args), tls_options(args)
     return run_app(
         args.app,
         args.transport,
@@ -439,10 +447,10 @@ def command(args: Any) -> int:
         path=args.path,
         allow_remote=args.allow_remote,
         legacy_sse=args.legacy_sse,
-        auth=proxy_from(args) or resource_server_from(args),
+        auth=auth,
         redis=args.redis,
         redis_secret_env=getattr(args, "redis_secret_env", None),
-        tls=tls_options(args),
+        tls=tls,
         workers=args.workers,
         grace=args.grace,
         server=server,

@@ -400,6 +400,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         """Enter the lifespan (once) for the duration of serving."""
         import asyncio
 
+        _stdio.resume_collection()  # `mcpio run` paused it until serving starts
         self.changes.loop = asyncio.get_running_loop()  # where list_changed notifications are sent from
         try:
             async with contextlib.AsyncExitStack() as stack:
@@ -530,6 +531,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         """
         _log.configure(_log.to_stderr)  # now if logging is loaded; on stdio else after the first answer
         if transport == "http":
+            _stdio.resume_collection()  # `mcpio run` paused it until serving starts (stdio: in _stdio.run)
             _log.load()
             _load_serving()
             _http.run(self, host, port, options)

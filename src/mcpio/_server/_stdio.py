@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 from .. import _jsonrpc as rpc
@@ -60,6 +61,7 @@ def run(server: Server) -> None:
     # the collector's sight. Full collections stop traversing it while serving, and the
     # interpreter's exit skips it: stdin EOF -> exit is about 3x faster (benchmarks/PROFILE.md).
     gc.freeze()
+    resume_collection()  # `mcpio run` paused it until here
     try:
         with contextlib.suppress(KeyboardInterrupt):
             primed = None
@@ -74,6 +76,15 @@ def run(server: Server) -> None:
             asyncio.run(serve_stdio(server, primed))
     except TransportError as exc:  # one line, not a traceback
         raise SystemExit(f"{server.name}: cannot serve on stdio: {exc}") from None
+
+
+def resume_collection() -> None:
+    """Automatic garbage collection on again if ``mcpio run`` paused it for its start-up
+    (:mod:`mcpio._collector`): called where serving starts. That module is loaded only by what
+    pauses, so a server started any other way does not load it."""
+    collector = sys.modules.get("mcpio._collector")
+    if collector is not None:
+        collector.resume()
 
 
 def fast_start(server: Server) -> bool:
