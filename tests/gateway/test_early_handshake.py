@@ -95,18 +95,20 @@ def test_the_upstream_gets_the_first_request_before_asyncio_is_imported(tmp_path
     assert meta["io.modelcontextprotocol/clientInfo"]["name"] == "mcpio"
 
 
+@pytest.mark.parametrize("mode", ["loop", "threads"])
 @pytest.mark.parametrize("kind", ["gateway", "proxy"])
 @pytest.mark.parametrize("era", ["legacy", "modern"])
-def test_the_client_continues_from_the_early_request_and_never_sends_it_twice(tmp_path, kind, era):
+def test_the_client_continues_from_the_early_request_and_never_sends_it_twice(tmp_path, kind, era, mode):
     """A legacy upstream refuses the early ``server/discover``: the Client falls back to
     ``initialize`` (id 2) as it always did; a modern one answers it: the Client goes on from it.
-    Each request id is sent once."""
+    Each request id is sent once, in either stdio mode of the adopting transport."""
     record = tmp_path / "record"
     config = _config(tmp_path, record, era)
     target = str(config) if kind == "gateway" else shlex.join([sys.executable, str(RECORDING), str(record), era])
 
     async def go():
-        async with Client([sys.executable, "-m", "mcpio", "run", target], timeout=60) as c:
+        env = {"MCPIO_STDIO_MODE": mode}
+        async with Client([sys.executable, "-m", "mcpio", "run", target], env=env, timeout=60) as c:
             return {t.name for t in await c.list_tools()}
 
     names = arun(go(), timeout=90)
@@ -144,3 +146,25 @@ def test_an_upstream_exiting_on_its_early_request_fails_alone(tmp_path):
     log = "\n".join(said)
     assert "upstream 'dies' did not start: ServerExited" in log and "exited with code 3" in log, log
     assert "no config here" in log, log
+
+
+def test_a_client_whose_first_request_differs_from_the_one_sent_ahead_says_so(tmp_path):
+    """The adopting Client must open with the request written ahead (its options decide it): one
+    that would open otherwise fails to connect, saying so, and never sends a second id 1."""
+    from mcpio._client._opening import send_first
+    from mcpio._transports._spawn import spawn
+
+    record = tmp_path / "record"
+    argv = [sys.executable, str(RECORDING), str(record), "legacy"]
+    process = spawn(argv[0], argv[1:])
+    send_first(process, {})  # a default Client's: server/discover
+
+    async def go():
+        with pytest.raises(Exception) as info:
+            async with Client(argv, process=process, era="legacy", timeout=30):  # would open with initialize
+                pass
+        return info.value
+
+    assert "different first message" in str(arun(go(), timeout=60))
+    process.wait(30)
+    assert [json.loads(line)["method"] for line in record.read_text().splitlines()] == ["server/discover"]

@@ -54,7 +54,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
-from .._errors import ConnectionClosed, EndOfStream, TransportError
+from .._errors import ConnectionClosed, EndOfStream, LocalProtocolError, TransportError
 from .._jsonrpc import DEFAULT_MAX_LINE_SIZE
 from .._platform import ProcessTree, stdio_mode
 from .._protocol._framing import LineBuffer
@@ -300,13 +300,13 @@ class SubprocessTransport:
         pipe = self._stdin_pipe()
         if pipe is None or pipe.is_closing() or self._closed:
             raise TransportError(self.describe_close())
-        if self._ahead:  # the first frame: written before the process was adopted, or a bug
+        if self._ahead:  # the first frame: written before the process was adopted (send_ahead)
             ahead, self._ahead = self._ahead, b""
             if frame == ahead:
                 return
-            raise TransportError(
-                f"mcpio bug: the server {self.command!r} was sent a different first message before it was "
-                "adopted; please report it"
+            raise LocalProtocolError(  # the server would see two first requests with one id
+                f"the server {self.command!r} was sent a different first message before it was adopted: "
+                "give Client(process=...) the options its first request was written with (send_first)"
             )
         pipe.write(frame + b"\n")  # one write, one read for the server: never a line without its end
         if not self._can_write.is_set():
