@@ -58,7 +58,7 @@ from .._errors import (
 )
 from .._versions import LATEST_LEGACY, LEGACY, LEGACY_VERSIONS, MODERN, RULES, Rules
 from ._modern import ModernEra, pick_version
-from ._opening import ERA_CACHE, ERAS
+from ._opening import ERA_CACHE
 
 if TYPE_CHECKING:
     from .._session import ProgressCallback, Session
@@ -66,7 +66,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mcpio.client")
 
-__all__ = ["ERAS", "ERA_CACHE", "Era", "LegacyEra", "choose_era", "forget", "probe", "remember", "start"]
+__all__ = ["ERA_CACHE", "Era", "LegacyEra", "choose_era", "forget", "probe", "remember", "start"]
 
 
 class LegacyEra:
