@@ -173,7 +173,10 @@ def send_first(process: subprocess.Popen[bytes] | None, options: Mapping[str, An
     that cannot take it (it exited: the Client says so)."""
     if process is None:
         return
-    declaring = Declaring(**{k: v for k, v in options.items() if k in DECLARING})
+    try:
+        declaring = Declaring(**{k: v for k, v in options.items() if k in DECLARING})
+    except ValueError:  # options the Client refuses: it says so when it is made, as without this
+        return
     if declaring.starts_legacy(None) != declaring.starts_legacy(LEGACY if LEGACY in ERA_CACHE.values() else None):
         return
     method, params = declaring.opening(None)
