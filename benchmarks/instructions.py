@@ -29,7 +29,9 @@ The figures are the differences over 200 and 1,000. Stopped by stdin EOF (stdio)
 cold: spawn -> ``initialize`` answered, for ``python SCRIPT``, ``python -m mcpio run SCRIPT`` (the
 command ``mcpio install`` writes into host configs) and ``servers/floor_server.py``
 (both with ``BENCH_EXTRA_TOOLS=N``), and with ``--gateway`` ``python -m mcpio run gateway.json`` (a
-gateway over SCRIPT) and ``python -m mcpio run "python SCRIPT"`` (its proxy) up to the start of its upstream (the ``subprocess.Popen`` call; the wrapper
+gateway over SCRIPT) and ``python -m mcpio run "python SCRIPT"`` (its proxy) up to the start of its upstream (the
+``subprocess.Popen`` call), and up to its first request upstream (the first write into that process's stdin; the
+upstream runs, outside valgrind; the wrapper
 imports subprocess first, which the gateway needs anyway): the whole process, stdin = a file holding one ``initialize``,
 stopped with ``os._exit`` as soon as its first answer line is written to fd 1 (a ``-c`` wrapper
 patches ``os.write``, which every server here writes with, then runs the script, or ``-m mcpio``,
@@ -178,12 +180,43 @@ _UNTIL_SPAWN = _UNTIL_ANSWER.replace(
     "os.write = _write", "import subprocess\nsubprocess.Popen.__init__ = lambda *a, **k: os._exit(17)"
 )
 
+# The same, ended at the first write into a started process's stdin (a gateway's first request
+# upstream): through the Popen's own stdin (written before the event loop exists) or os.write on
+# its fd (the event loop's pipe transport). The process itself runs, outside valgrind.
+_UNTIL_REQUEST = _UNTIL_ANSWER.replace(
+    "os.write = _write",
+    """import subprocess
+_popen_init = subprocess.Popen.__init__
+class _Stdin:
+    def __init__(self, raw): self.raw = raw
+    def write(self, data): os._exit(17)
+    def __getattr__(self, name): return getattr(self.raw, name)
+def _init(self, *a, **k):
+    _popen_init(self, *a, **k)
+    fd = self.stdin.fileno()
+    def _write(f, data, _w=os.write):
+        if f == fd:
+            os._exit(17)
+        return _w(f, data)
+    os.write = _write
+    self.stdin = _Stdin(self.stdin)
+subprocess.Popen.__init__ = _init""",
+)
+
 
 def cold(script: str, extra_tools: int, gateway: bool = False) -> None:
     init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}}
     fd, path = tempfile.mkstemp(suffix=".jsonl")
     with os.fdopen(fd, "w") as f:
         f.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}) + "\n")
+    listing = Path(path).with_suffix(".list.jsonl")  # and a tools/list, which holds a gateway until its upstream is up
+    listing.write_text(
+        Path(path).read_text()
+        + json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        + "\n"
+        + json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        + "\n"
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED")}
     env["BENCH_EXTRA_TOOLS"] = str(extra_tools)
     runs = {  # what a host runs: the script, the command `mcpio install` writes, and the floor
@@ -196,20 +229,25 @@ def cold(script: str, extra_tools: int, gateway: bool = False) -> None:
         config.write_text(json.dumps({"mcpServers": {"up": {"command": sys.executable, "args": [script]}}}))
         runs["mcpio run gateway.json: to its upstream's start"] = ["-m", "mcpio", "run", str(config)]
         runs['mcpio run "CMD": to its upstream\'s start'] = ["-m", "mcpio", "run", f"{sys.executable} {script}"]
+        runs["mcpio run gateway.json: to its first request upstream"] = ["-m", "mcpio", "run", str(config)]
+        runs['mcpio run "CMD": to its first request upstream'] = ["-m", "mcpio", "run", f"{sys.executable} {script}"]
     counts = {}
     try:
         for name, tail in runs.items():
-            spawns = name.endswith("start")
-            argv = [sys.executable, "-c", _UNTIL_SPAWN if spawns else _UNTIL_ANSWER, *tail]
-            with open(path, "rb") as stdin:  # once outside valgrind: warm .pyc, and check the answer
+            spawns = name.endswith(("start", "upstream"))
+            wrapper = _UNTIL_SPAWN if name.endswith("start") else _UNTIL_REQUEST if spawns else _UNTIL_ANSWER
+            argv = [sys.executable, "-c", wrapper, *tail]
+            feed = str(listing) if wrapper is _UNTIL_REQUEST else path
+            with open(feed, "rb") as stdin:  # once outside valgrind: warm .pyc, and check the answer
                 r = subprocess.run(argv, stdin=stdin, capture_output=True, env=env, check=False)
             if r.returncode != 17 or (b'"result"' not in r.stdout and not spawns):
                 sys.exit(
                     f"{name}: no initialize answer (exit {r.returncode}):\n{r.stderr.decode(errors='replace')[-2000:]}"
                 )
-            counts[name] = _count(argv, path, env)[0]
+            counts[name] = _count(argv, feed, env)[0]
     finally:
         os.unlink(path)
+        listing.unlink(missing_ok=True)
         config.unlink(missing_ok=True)
     floor = counts["floor"]
     tools = f" with {extra_tools} extra tools" if extra_tools else ""

@@ -35,8 +35,8 @@ from .._session import ProgressCallback, Session
 from .._transports._base import NONE, Abilities, Transport, abilities
 from .._transports._trace import Traced, open_trace
 from .._version import __version__
-from .._versions import LEGACY_VERSIONS, LOG_LEVELS, MODERN_VERSIONS
 from . import _cache, _era, _extensions, _handlers, _skills
+from ._opening import Declaring
 from ._pages import collect
 from ._results import (
     CallToolResult,
@@ -83,7 +83,7 @@ _NEEDS = {
 }
 
 
-class Client:
+class Client(Declaring):
     """An MCP client.
 
     ``target``: an mcpio :class:`~mcpio.Server` (runs in memory, through the same serialisation as stdio), a ``.py``
@@ -152,40 +152,30 @@ class Client:
         cache: Any = None,
         cache_ttl: float | None = None,
     ) -> None:
-        if era not in _era.ERAS:
-            raise ValueError(f"era must be one of {', '.join(_era.ERAS)}, not {era!r}")
-        if protocol_version is not None and protocol_version not in LEGACY_VERSIONS + MODERN_VERSIONS:
-            raise ValueError(
-                f"protocol_version must be one of {', '.join(MODERN_VERSIONS + LEGACY_VERSIONS)}, not {protocol_version!r}"
-            )
-        if (
-            protocol_version is not None
-            and era != "auto"
-            and (protocol_version in MODERN_VERSIONS) != (era == "modern")
-        ):
-            raise ValueError(f"protocol_version {protocol_version!r} does not belong to the {era} era")
-        if log_level is not None and log_level not in LOG_LEVELS:
-            raise ValueError(f"log_level must be one of {', '.join(LOG_LEVELS)}, not {log_level!r}")
+        super().__init__(  # what it declares, and how it opens a connection (_opening)
+            name=name,
+            version=version,
+            era=era,
+            protocol_version=protocol_version,
+            sampling=sampling,
+            elicitation=elicitation,
+            elicitation_modes=elicitation_modes,
+            roots=roots,
+            on_log=on_log,
+            log_level=log_level,
+            tasks=tasks,
+            extensions=extensions,
+        )
         self._target = target
         self._transport = transport
         self._offers: Abilities = NONE  # the transport's abilities, read once it is made (connect)
         self._spawn: dict[str, Any] = {"env": env, "env_mode": env_mode, "cwd": cwd, "on_stderr": on_stderr}
         self._spawn.update(grace=grace, process=process, headers=headers, auth=auth, verify=verify)
-        self.client_info = {"name": name, "version": version}
-        self.era = era
-        self.protocol_version = protocol_version
-        self.sampling = sampling
-        self.elicitation, self.elicitation_modes = elicitation, tuple(elicitation_modes)  # modes: what it declares
-        self.roots = roots
-        self.on_log = on_log
         self.on_notification = on_notification
-        self.log_level = log_level
         self.timeout = timeout
         self.max_timeout = max_timeout
         self.max_pages = max_pages
         self.max_input_rounds = max_input_rounds
-        self.tasks = tasks  # declare the tasks extension (2026-07-28) and follow task handles
-        self.extensions = dict(extensions or {})  # {id: settings}: capabilities.extensions, both eras
         self.trace = trace  # a file: every message sent and received is appended to it
         self._telemetry = _otel.client_requests(telemetry)  # OpenTelemetry CLIENT spans (None: off)
         self._task_support: dict[str, Any] | None = None  # tool -> execution.taskSupport (2025-11-25)
@@ -298,9 +288,6 @@ class Client:
     @property
     def negotiated_era(self) -> str | None:
         return self._era.name if self._era is not None else None
-
-    def _capabilities(self, rules: Any) -> dict[str, Any]:
-        return _extensions.capabilities(self, rules)  # what this client declares under ``rules``
 
     # ------------------------------------------------------------------ server → client
     async def _on_request(self, session: Session, ev: RequestReceived) -> Any:

@@ -56,8 +56,9 @@ from .._errors import (
     MCPError,
     RequestTimeout,
 )
-from .._versions import LATEST, LATEST_LEGACY, LEGACY, LEGACY_VERSIONS, MODERN, MODERN_VERSIONS, RULES, Rules
+from .._versions import LATEST_LEGACY, LEGACY, LEGACY_VERSIONS, MODERN, RULES, Rules
 from ._modern import ModernEra, pick_version
+from ._opening import ERA_CACHE
 
 if TYPE_CHECKING:
     from .._session import ProgressCallback, Session
@@ -65,11 +66,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("mcpio.client")
 
-ERAS = ("auto", LEGACY, MODERN)
-
-
-# transport key -> era name, for every server this process connected to ("remembered per server").
-ERA_CACHE: dict[str, str] = {}
+__all__ = ["ERA_CACHE", "Era", "LegacyEra", "choose_era", "forget", "probe", "remember", "start"]
 
 
 class LegacyEra:
@@ -88,11 +85,7 @@ class LegacyEra:
 
     async def start(self, client: Client, session: Session) -> dict[str, Any]:
         """Run the handshake; returns the server's description (the initialize result)."""
-        params = {
-            "protocolVersion": self.requested,
-            "capabilities": client._capabilities(self.rules),
-            "clientInfo": client.client_info,
-        }
+        params = client.initialize_params(self.requested)  # Declaring: what send_first may have sent already
         result = await session.request("initialize", params, timeout=client.timeout)
         if not isinstance(result, dict):
             raise LocalProtocolError(f"the server answered initialize with {type(result).__name__}, not an object")
@@ -149,28 +142,19 @@ class LegacyEra:
 Era = LegacyEra | ModernEra
 
 
-def _versions(client: Client) -> tuple[str, str]:
-    """(legacy version, modern version) to ask for, from ``client.protocol_version``."""
-    wanted = client.protocol_version
-    return (wanted if wanted in LEGACY_VERSIONS else LATEST_LEGACY, wanted if wanted in MODERN_VERSIONS else LATEST)
-
-
 async def choose_era(client: Client, session: Session, key: str | None) -> Era:
-    """Pick the era for this connection (see the module docstring).
+    """Pick the era for this connection (see the module docstring): the first request is
+    ``client.opening``'s (``_opening``), which a gateway may have written already.
 
     ``session`` is running and nothing was sent yet, so a probe may be the first request."""
-    legacy, modern = _versions(client)
-    wanted = client.era
-    if wanted == LEGACY:
-        return LegacyEra(legacy)
-    if wanted == MODERN:
-        return ModernEra(client, modern)
-    if client.protocol_version in LEGACY_VERSIONS:
-        return LegacyEra(legacy)
-    if key is not None and ERA_CACHE.get(key) == LEGACY:
+    legacy, modern = client.versions()
+    remembered = ERA_CACHE.get(key) if key is not None else None
+    if client.starts_legacy(remembered):
         era = LegacyEra(legacy)
-        era.from_cache = True
+        era.from_cache = not client.starts_legacy(None)
         return era
+    if client.era == MODERN:
+        return ModernEra(client, modern)
     return await probe(client, session, modern, legacy)
 
 
@@ -220,7 +204,7 @@ async def start(client: Client, session: Session, era: Era) -> tuple[Era, dict[s
         if not (isinstance(era, LegacyEra) and era.after_probe_timeout and exc.code in MODERN_ERROR_CODES):
             raise
     log.debug("the server refused initialize after a late server/discover: speaking the modern era")
-    legacy, modern = _versions(client)
+    legacy, modern = client.versions()
     late = await probe(client, session, modern, legacy, client.timeout if client.timeout is not None else 60.0)
     return late, await late.start(client, session)
 

@@ -56,10 +56,6 @@ from .._errors import (
 from .._versions import (
     INPUT_REQUIRED_METHODS,
     LATEST,
-    META_CLIENT_CAPABILITIES,
-    META_CLIENT_INFO,
-    META_LOG_LEVEL,
-    META_PROTOCOL_VERSION,
     META_SERVER_INFO,
     META_SUBSCRIPTION_ID,
     MODERN,
@@ -67,7 +63,7 @@ from .._versions import (
     RULES,
     Rules,
 )
-from ._handlers import forwarded_level, typed_error
+from ._handlers import typed_error
 from ._tasks import await_task
 
 if TYPE_CHECKING:
@@ -175,21 +171,9 @@ class ModernEra:
 
     # ------------------------------------------------------------------ requests
     def meta(self) -> dict[str, Any]:
-        """The per-request ``_meta`` of this era."""
-        client = self.client
-        meta: dict[str, Any] = {
-            META_PROTOCOL_VERSION: self.version,
-            META_CLIENT_CAPABILITIES: client._capabilities(self.rules),
-            META_CLIENT_INFO: client.client_info,
-        }
-        # Logs are opt-in per request. The level: the one set (log_level=, set_logging_level);
-        # else "debug" for an on_log callback (it wants them all), or else the level the
-        # mcpio.server logger lets through (where the logs go by default).
-        level = self.log_level
-        if level is None:
-            level = "debug" if client.on_log is not None else forwarded_level()
-        meta[META_LOG_LEVEL] = level
-        return meta
+        """The per-request ``_meta`` of this era (logs are opt-in per request: the level set by
+        ``log_level=`` or ``set_logging_level``, else the client's default: ``Declaring.modern_meta``)."""
+        return self.client.modern_meta(self.version, self.log_level)
 
     async def _send(
         self,

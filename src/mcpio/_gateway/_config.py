@@ -42,6 +42,8 @@ class GatewayServer(Server):
     parallel, when it starts serving (the lifespans of its mounted proxies); requests other than
     :data:`AT_ONCE` wait until each one's first start has ended."""
 
+    passes_through = AT_ONCE  # answered as a plain server answers them (before asyncio loads: _stdio)
+
     def __init__(self, name: str, upstreams: dict[str, Upstream]) -> None:
         super().__init__(name)
         self.upstreams = upstreams
@@ -75,7 +77,7 @@ class GatewayServer(Server):
         return caps
 
     async def _on_request(self, session: Session, ev: RequestReceived) -> Any:
-        if not self._all_started and ev.method not in AT_ONCE:
+        if not self._all_started and ev.method not in self.passes_through:
             await self.started()
         return await super()._on_request(session, ev)
 

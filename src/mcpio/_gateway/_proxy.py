@@ -28,6 +28,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from .. import _log
+from .._client._opening import send_first
 from .._content import ToolResult
 from .._errors import INTERNAL_ERROR, ConnectionClosed, MCPError, TransportError
 from .._host._config import ServerSpec
@@ -87,6 +88,14 @@ class Upstream:
         self.started = False
         self.start_ms: float | None = None  # how long the first start took (connect and mirror)
         self._first: asyncio.Task[None] | None = None  # the first start (begin)
+        send_first(process, self._options())  # its first request, now: answered while asyncio loads
+
+    def _options(self) -> dict[str, Any]:  # the upstream Client's (but process)
+        handlers = {"sampling": self._sampling, "elicitation": self._elicitation, "roots": self._roots}
+        options = {**handlers, "on_log": self._on_log, "on_notification": self._on_notification, **self.client_options}
+        if not _is_url(self.target) and not (isinstance(self.target, ServerSpec) and self.target.is_remote):
+            options.setdefault("on_stderr", self._on_stderr)
+        return options
 
     # ------------------------------------------------------------ connection
     async def connect(self) -> Client:
@@ -105,16 +114,7 @@ class Upstream:
                 return self.client
             if self.client is not None:
                 await self._drop()
-            options = {
-                "sampling": self._sampling,
-                "elicitation": self._elicitation,
-                "roots": self._roots,
-                "on_log": self._on_log,
-                "on_notification": self._on_notification,
-                **self.client_options,
-            }
-            if not _is_url(self.target) and not (isinstance(self.target, ServerSpec) and self.target.is_remote):
-                options.setdefault("on_stderr", self._on_stderr)
+            options = self._options()
             if self.process is not None:  # this connection only: a later one starts its own
                 options["process"], self.process = self.process, None
             client = (  # unattended: nobody watches a proxy's stderr for a login URL

@@ -13,7 +13,7 @@ import functools
 import os
 from collections.abc import Callable
 from types import MethodType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from .. import _log, _otel
 from .._errors import MethodNotFound
@@ -55,6 +55,10 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
 
     _infos: dict[str, dict[str, Any]]  # serverInfo by version (_lifecycle.server_info), emptied by __setattr__
     _metas: dict[str, dict[str, Any]]  # {serverInfo: it}: the _meta of a result without one (decorate)
+    #: The methods a subclass's own ``_on_request`` hands to Server's as they come (it neither sees
+    #: them first nor changes their answer): they may be answered without it (:meth:`plain_for`).
+    #: A subclass that overrides ``_on_request`` declares them; Server's own hands on every method.
+    passes_through: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(
         self,
@@ -120,11 +124,18 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         self.hide_unauthorized = hide_unauthorized
         self.telemetry = _otel.wanted(telemetry)  # OpenTelemetry around every request (None: MCPIO_OTEL)
         self._on_request_hook = _otel.traced(self, self._on_request) if self.telemetry else self._on_request
-        # Requests reach the method table as they come (no telemetry, no subclass's own _on_request,
-        # no middleware): the one predicate of every way that answers without the engine.
-        self.plain = not self.telemetry and type(self)._on_request is Server._on_request
+        self.plain = self.plain_for()  # every request reaches the method table as it comes (plain_for)
         if skills is not None:
             self.add_skills(skills)
+
+    def plain_for(self, method: str | None = None) -> bool:
+        """Whether requests for ``method`` (None: for every method) reach the method table as they
+        come: no telemetry, no middleware, and no subclass's own ``_on_request`` or one that
+        declares ``method`` in :attr:`passes_through`. The one predicate of every way that answers
+        without the engine; :attr:`plain` is its answer for every method."""
+        if self.telemetry or self.registry.middleware:
+            return False
+        return type(self)._on_request is Server._on_request or method in self.passes_through
 
     @functools.cached_property
     def tasks(self) -> TaskStore:
@@ -245,7 +256,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
 
         check_middleware(fn)
         self.registry.middleware.append(fn)
-        self.plain = False
+        self.plain = self.plain_for()  # False now: the middleware sees every request
         return fn
 
     def completion(self, fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 log = _log.logger("mcpio.server", globals())
 
+#: The first requests :func:`answer_initialize` answers before the engine runs (the handshake's).
+FIRST = ("initialize", "server/discover")
 _FIRST_LINE_MAX = 64 * 1024  # a first line longer than this goes to the engine (an initialize is ~200 bytes)
 
 
@@ -90,13 +92,13 @@ def resume_collection() -> None:
 def fast_start(server: Server) -> bool:
     """Whether :func:`answer_initialize` may answer the first ``initialize`` before the engine
     runs. Not when something must see that request or precede its answer: a server that is not
-    ``plain`` (middleware may wrap ``initialize``, telemetry makes a span per request, a subclass
-    serves requests its own way), a ``lifespan`` (entered before any
+    plain for :data:`FIRST` (middleware may wrap ``initialize``, telemetry makes a span per request,
+    a subclass serves them its own way: ``Server.plain_for``), a ``lifespan`` (entered before any
     request is served), ``MCPIO_TRACE`` (the trace records every frame); nor on Windows (no
     ``select`` on pipes) or when stdin is a terminal (its end of input is not sticky)."""
     return (
         os.name == "posix"
-        and server.plain
+        and all(server.plain_for(method) for method in FIRST)
         and server.lifespan is None
         and not os.environ.get("MCPIO_TRACE")
         and not os.isatty(0)  # False for a closed fd too: it never raises
@@ -176,7 +178,7 @@ def _answer(server: Server, line: bytes) -> tuple[Connection, dict[str, Any], by
         msg = rpc.decode(line)
     except rpc.InvalidMessage:
         return None
-    if type(msg) is not dict or msg.get("method") not in ("initialize", "server/discover"):
+    if type(msg) is not dict or msg.get("method") not in FIRST:
         return None
     conn = Connection("server")
     events = conn.receive(msg)

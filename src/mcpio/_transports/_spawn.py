@@ -16,6 +16,9 @@ its upstreams start while it imports the rest of itself).
   ``SubprocessTransport(process=...)`` to adopt (:func:`adopt`). Until it is adopted its whole
   tree is ended at interpreter exit and on SIGTERM (a gateway that fails before it serves
   leaves no upstream behind).
+* :func:`send_ahead` — a first message written into a spawned process's stdin now (a gateway
+  writes its upstream's first request so, before it loads the client: ``_client._opening``),
+  which the adopting transport does not write again.
 """
 
 from __future__ import annotations
@@ -65,8 +68,9 @@ SAFE_ENV_KEYS = (
 ENV_MODES = ("inherit", "safe", "exact")
 
 # Processes started by spawn() and not adopted yet, with their trees (made at the start: on
-# Windows the Job Object must hold the process before it starts children of its own).
-_waiting: dict[int, tuple[subprocess.Popen[bytes], ProcessTree]] = {}
+# Windows the Job Object must hold the process before it starts children of its own) and the
+# frame written into their stdin already (send_ahead; b"": none).
+_waiting: dict[int, tuple[subprocess.Popen[bytes], ProcessTree, bytes]] = {}
 
 
 class ServerNotFound(FileNotFoundError):
@@ -155,22 +159,42 @@ def spawn(
         raise not_started(argv[0], exc) from exc
     if not _waiting:
         _guard()
-    _waiting[proc.pid] = (proc, ProcessTree(proc.pid))
+    _waiting[proc.pid] = (proc, ProcessTree(proc.pid), b"")
     return proc
 
 
-def adopt(proc: subprocess.Popen[bytes]) -> ProcessTree:
-    """Take over ``proc`` (from :func:`spawn`): it is no longer ended at exit; its tree, to end it by."""
+def send_ahead(proc: subprocess.Popen[bytes], frame: bytes) -> None:
+    """Write ``frame`` (one message, stdio-framed: a line) into the stdin of ``proc`` (from
+    :func:`spawn`, not adopted yet), for the transport that adopts it not to write it again
+    (:func:`adopt`). One frame per process; nothing is written (and nothing recorded) when the
+    process cannot take it now (it exited: its adopter finds out)."""
+    waiting = _waiting.get(proc.pid)
+    if waiting is None or waiting[0] is not proc or waiting[2] or proc.stdin is None:
+        return
+    line, written = frame + b"\n", 0
+    try:
+        while written < len(line):  # bufsize=0: a raw pipe, which may take part of a long line
+            written += proc.stdin.write(line[written:]) or 0
+    except OSError:  # it exited already (EPIPE: nobody reads): its adopter reports how
+        return
+    _waiting[proc.pid] = (proc, waiting[1], frame)
+
+
+def adopt(proc: subprocess.Popen[bytes]) -> tuple[ProcessTree, bytes]:
+    """Take over ``proc`` (from :func:`spawn`): it is no longer ended at exit. Its tree, to end
+    it by, and the frame :func:`send_ahead` wrote into its stdin (b"": none)."""
     waiting = _waiting.pop(proc.pid, None)
     if not _waiting:
         _unguard()
-    return waiting[1] if waiting is not None and waiting[0] is proc else ProcessTree(proc.pid)
+    if waiting is None or waiting[0] is not proc:
+        return ProcessTree(proc.pid), b""
+    return waiting[1], waiting[2]
 
 
 def end_waiting() -> None:
     """End the tree of every process :func:`spawn` started that was never adopted."""
     while _waiting:
-        proc, tree = _waiting.popitem()[1]
+        proc, tree, _ = _waiting.popitem()[1]
         tree.kill()
         tree.close()
         for pipe in (proc.stdin, proc.stdout, proc.stderr):

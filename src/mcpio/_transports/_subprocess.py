@@ -14,7 +14,8 @@ Contract of :class:`SubprocessTransport` (``await open()``, then ``send``/``rece
   executable, the environment, ``cwd``, the pipes, the group), or, given ``process=`` (a
   ``subprocess.Popen`` that :func:`._spawn.spawn` started from the same command, env and cwd
   before the event loop existed: a gateway's upstream), adopts it (its pipes served as the
-  mode serves pipes: :class:`._adopted.LoopSubprocess`, or threads).
+  mode serves pipes: :class:`._adopted.LoopSubprocess`, or threads); a first frame written into
+  it already (:func:`._spawn.send_ahead`) is not sent again: the first ``send`` must be that frame.
 * **Environment modes.** ``env_mode="inherit"`` (default) passes our environment plus ``env``;
   ``"safe"`` passes only ``SAFE_ENV_KEYS`` (PATH, HOME, LANG, TMPDIR …) plus ``env``, so
   secrets in our environment do not leak to every server; ``"exact"`` passes ``env`` alone.
@@ -53,7 +54,7 @@ import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
-from .._errors import ConnectionClosed, EndOfStream, TransportError
+from .._errors import ConnectionClosed, EndOfStream, LocalProtocolError, TransportError
 from .._jsonrpc import DEFAULT_MAX_LINE_SIZE
 from .._platform import ProcessTree, stdio_mode
 from .._protocol._framing import LineBuffer
@@ -179,6 +180,7 @@ class SubprocessTransport:
         self._reading_paused = False
         self._closed = False
         self._process = process  # started already (spawn()): adopted by open() instead of starting one
+        self._ahead = b""  # the adopted process's first frame, written already (send_ahead): not sent again
         self.pid: int | None = None
 
     @property
@@ -191,7 +193,7 @@ class SubprocessTransport:
         loop = asyncio.get_running_loop()
         if self._process is not None:  # started already: its pipes served as the mode serves them
             proc, self._process = self._process, None
-            self._tree = adopt(proc)
+            self._tree, self._ahead = adopt(proc)
             if self.mode == "threads":
                 self._transport = ThreadSubprocess(loop, _Protocol(self), proc)
             else:
@@ -298,6 +300,14 @@ class SubprocessTransport:
         pipe = self._stdin_pipe()
         if pipe is None or pipe.is_closing() or self._closed:
             raise TransportError(self.describe_close())
+        if self._ahead:  # the first frame: written before the process was adopted (send_ahead)
+            ahead, self._ahead = self._ahead, b""
+            if frame == ahead:
+                return
+            raise LocalProtocolError(  # the server would see two first requests with one id
+                f"the server {self.command!r} was sent a different first message before it was adopted: "
+                "give Client(process=...) the options its first request was written with (send_first)"
+            )
         pipe.write(frame + b"\n")  # one write, one read for the server: never a line without its end
         if not self._can_write.is_set():
             await self._can_write.wait()
