@@ -291,32 +291,20 @@ async def serve(
     if options.get("state") is not None:
         await options["state"].start()  # StateUnavailable: not reachable, do not listen
     app = server.http_app(path, **options)
+    # What both servers take alike: the log level, TLS and the limits on a request's head.
+    common: dict[str, Any] = {
+        "log_level": log_level,
+        "certfile": certfile,
+        "keyfile": keyfile,
+        "header_timeout": header_timeout,
+        "timeout_keep_alive": timeout_keep_alive,
+        "h11_max_incomplete_event_size": h11_max_incomplete_event_size,
+    }
     if http2:  # uvicorn speaks HTTP/1.1 only
-        h2cfg = _hypercorn.config(
-            host,
-            port,
-            log_level=log_level,
-            certfile=certfile,
-            keyfile=keyfile,
-            header_timeout=header_timeout,
-            timeout_keep_alive=timeout_keep_alive,
-            h11_max_incomplete_event_size=h11_max_incomplete_event_size,
-            graceful_timeout=grace,
-        )
-        await _hypercorn.serve(app, h2cfg, sockets=sockets)
+        await _hypercorn.serve(app, _hypercorn.config(host, port, graceful_timeout=grace, **common), sockets=sockets)
         return
     cfg = _uvicorn.config(
-        app,
-        host,
-        port,
-        log_level=log_level,
-        max_connections=max_connections,
-        header_timeout=header_timeout,
-        timeout_keep_alive=timeout_keep_alive,
-        h11_max_incomplete_event_size=h11_max_incomplete_event_size,
-        limit_concurrency=limit_concurrency,
-        certfile=certfile,
-        keyfile=keyfile,
+        app, host, port, max_connections=max_connections, limit_concurrency=limit_concurrency, **common
     )
     from inspect import unwrap  # the app under telemetry's wrapper drains (_otel._asgi.TracedApp)
 
