@@ -19,6 +19,7 @@ from ._base import Abilities, serving
 from ._http_events import EventStore, MemoryEventStore
 from ._http_server_streams import Stream, peek
 from ._http_unmade import UnmadeStream
+from ._memory import end_queue
 
 log = logging.getLogger("mcpio.http")
 
@@ -416,13 +417,8 @@ class LegacyTransport:
         if self.closed:
             return
         self.closed = True
-        try:
-            self._inbox.put_nowait(_EOF)
-        except asyncio.QueueFull:  # the engine is behind: what it has not read is dropped
-            while not self._inbox.empty():
-                self._inbox.get_nowait()
+        if end_queue(self._inbox):  # the engine is behind: what it has not read is dropped
             self._queued = 0
-            self._inbox.put_nowait(_EOF)
 
     def end_streams(self) -> None:
         for s in list(self.streams.values()):
