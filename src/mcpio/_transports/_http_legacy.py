@@ -52,10 +52,10 @@ class Caller(Protocol):
     def follow(self, other: Any) -> None: ...
 
 
-def principal(caller: Callable[[], Caller | None] | None) -> str | None:
-    """The principal of the request being served (None: no auth): a new session's owner."""
-    now = caller() if caller is not None else None
-    return now.principal if now is not None else None
+def current(caller: Callable[[], Caller | None] | None) -> Caller | None:
+    """The Caller of the request being served (None: no auth): a session it opens holds it, and
+    is owned by its principal (:func:`admits`)."""
+    return caller() if caller is not None else None
 
 
 def admits(caller: Callable[[], Caller | None] | None, transport: Any) -> bool:

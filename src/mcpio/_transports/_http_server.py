@@ -45,7 +45,7 @@ from .._state._base import StateBackend, StateUnavailable
 from . import _http_server_streams as streams
 from ._http_drain import closing, health, lifespan_protocol
 from ._http_events import EventStore, MemoryEventStore
-from ._http_legacy import Caller, LegacyTransport, admits, at_capacity, principal
+from ._http_legacy import Caller, LegacyTransport, admits, at_capacity, current
 from ._http_request import RequestTransport, end_request, serve_post
 from ._http_server_sse import LegacySSE, SSETransport
 from ._http_server_streams import Disconnected, Stream, TooLarge, plain, refuse
@@ -408,12 +408,13 @@ class StreamableHTTPApp:
     def _new_session(self) -> LegacyTransport | None:
         if len(self.sessions) >= self.max_sessions:
             return None
-        return self.start_session(LegacyTransport, h.new_session_id(), owner=principal(self.caller))
+        return self.start_session(LegacyTransport, h.new_session_id())
 
     def start_session(self, make: type[_Legacy], sid: str, **kw: Any) -> _Legacy:
         """Make, register and run session ``sid`` (new, or a local copy of a shared one) with this
         app's event store, SSE retry and the Caller its task holds (admits); reap idle ones."""
-        caller = self.caller() if self.caller is not None else None
+        caller = current(self.caller)
+        kw.setdefault("owner", caller.principal if caller is not None else None)  # a new session's
         transport = make(sid, store=self.event_store, retry_ms=self.retry_ms, caller=caller, **kw)
         self.sessions[sid] = transport
         self.run_session(transport, sid)

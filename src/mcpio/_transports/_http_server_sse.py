@@ -20,7 +20,7 @@ from .._errors import EndOfStream, TransportError
 from .._protocol import _http as h
 from .._protocol._http_checks import Verdict, read_post
 from ._base import Abilities
-from ._http_legacy import admits
+from ._http_legacy import admits, current
 from ._http_server_streams import SSE_HEADERS, TooLarge, plain, read_body, refuse, send_part, watch_disconnect
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ class LegacySSE:
 
     async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
         sid = h.new_session_id()
-        caller = self.app.caller() if self.app.caller is not None else None
+        caller = current(self.app.caller)
         transport = SSETransport(sid, caller.principal if caller is not None else None, caller)
         self.sessions[sid] = transport
         self.app.run_session(transport, sid)

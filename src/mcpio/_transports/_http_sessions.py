@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from .. import _jsonrpc as rpc
 from .._protocol import _http as h
 from .._state._base import SessionDirectory, StateUnavailable
-from ._http_legacy import Engine, LegacyTransport, principal
+from ._http_legacy import Engine, LegacyTransport, current
 from ._http_server_streams import Stream, peek
 
 if TYPE_CHECKING:
@@ -237,19 +237,19 @@ class SharedSessions:
         self._toucher: asyncio.Task[None] | None = None
         state.on_message(self.on_message)
 
-    def _local(self, sid: str, record: dict[str, str] | None, owner: str | None = None) -> SharedLegacyTransport:
-        return self.app.start_session(SharedLegacyTransport, sid, registry=self, record=record, owner=owner)
+    def _local(self, sid: str, record: dict[str, str] | None) -> SharedLegacyTransport:
+        return self.app.start_session(SharedLegacyTransport, sid, registry=self, record=record)
 
     async def create(self) -> SharedLegacyTransport | None:
         """A new session (initialize); None at the cluster-wide cap. With auth, its record names
         the principal that opened it (``own``), which every process checks (``admits``)."""
         sid = h.new_session_id()
         app = self.app
-        owner = principal(app.caller)
-        fields = {OWNER: owner} if owner is not None else {}
+        caller = current(app.caller)
+        fields = {OWNER: caller.principal} if caller is not None else {}
         if not await self.directory.create(sid, fields, ttl=app.session_timeout, max_sessions=app.max_sessions):
             return None
-        return self._local(sid, None, owner)
+        return self._local(sid, None)  # owned by the caller's principal (start_session)
 
     def _bus(self) -> int | None:
         """The bus's generation (``RedisState.bus_generation``); None: down, or not known."""
