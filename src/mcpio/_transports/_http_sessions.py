@@ -186,7 +186,7 @@ class SharedLegacyTransport(LegacyTransport):
         """The GET stream, here; the other processes' copies drop theirs (one per session)."""
         stream = super().open_get_stream(priming=priming)
         if stream is not None:
-            self.registry.spawn(self.registry.publish({"type": GET_MOVED, "sid": self.id}))
+            self.registry.app._spawn(self.registry.publish({"type": GET_MOVED, "sid": self.id}))
         return stream
 
     def drop_get_stream(self) -> None:
@@ -232,7 +232,6 @@ class SharedSessions:
         self.tag = secrets.token_hex(3) + "."  # this process's POST streams: "<tag><n>"
         leases = getattr(state, "tasks", None)  # per-process leases (_state._redis_tasks), if any
         self.leases: Any = leases if hasattr(leases, "alive") else None
-        self._feeders: set[asyncio.Task[None]] = set()
         self._due: dict[str, SharedLegacyTransport] = {}  # copies served without a touch (find)
         self._toucher: asyncio.Task[None] | None = None
         state.on_message(self.on_message)
@@ -360,11 +359,6 @@ class SharedSessions:
         except StateUnavailable as exc:
             log.warning("session %s: %s not shared with the other processes: %s", message["sid"], message["type"], exc)
 
-    def spawn(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._feeders.add(task)
-        task.add_done_callback(self._feeders.discard)
-
     async def on_message(self, message: dict[str, Any]) -> None:
         """Bus messages from other processes about sessions this process has a copy of."""
         kind = message.get("type")
@@ -382,7 +376,7 @@ class SharedSessions:
             local.refresh(message["record"], newer_only=True)
         elif kind == FRAME and isinstance(message.get("frame"), str):
             # Not forwarded again; a task, so a full inbox never holds up the bus.
-            self.spawn(LegacyTransport.deliver(local, message["frame"].encode()))
+            self.app._spawn(LegacyTransport.deliver(local, message["frame"].encode()))
 
     def resume(
         self, transport: LegacyTransport, last: str, stream_id: str, replay: list[tuple[str, bytes]]
@@ -402,7 +396,7 @@ class SharedSessions:
             return None
         tail = _TailStore(self.app.event_store)
         stream = Stream(stream_id, era=h.LEGACY, json_ok=False, store=tail, session_id=transport.id)  # type: ignore[arg-type]
-        self.spawn(self._feed(stream, tail, transport, last_seq[1]))
+        self.app._spawn(self._feed(stream, tail, transport, last_seq[1]))
         return stream
 
     async def _feed(self, stream: Stream, tail: _TailStore, transport: LegacyTransport, seq: int) -> None:
