@@ -292,13 +292,6 @@ def new_session_id() -> str:
     return secrets.token_urlsafe(32)
 
 
-_SESSION_ID_RE = re.compile(r"[\x21-\x7e]{1,256}")
-
-
-def valid_session_id(value: str) -> bool:
-    return _SESSION_ID_RE.fullmatch(value) is not None
-
-
 def priming(version: str) -> bool:
     """Whether a legacy POST stream of ``version`` starts with a priming event (SEP-1699 polling)."""
     rules = RULES.get(version)
