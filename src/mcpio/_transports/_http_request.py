@@ -11,10 +11,10 @@ from .._errors import EndOfStream, TransportError
 from .._protocol import _http as h
 from .._protocol._framing import Decoded
 from ._base import Abilities
-from ._http_server_streams import Stream, peek, send_json
+from ._http_server_streams import Receive, Send, Stream, peek, send_json
 
 if TYPE_CHECKING:
-    from ._http_server import Receive, Send, StreamableHTTPApp
+    from ._http_server import StreamableHTTPApp
 
 
 class RequestTransport:

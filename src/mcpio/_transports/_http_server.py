@@ -48,15 +48,13 @@ from ._http_events import EventStore, MemoryEventStore
 from ._http_legacy import Caller, LegacyTransport, admits, at_capacity, current
 from ._http_request import RequestTransport, end_request, serve_post
 from ._http_server_sse import LegacySSE, SSETransport
-from ._http_server_streams import Disconnected, Stream, TooLarge, plain, refuse
+from ._http_server_streams import Disconnected, Receive, Send, Stream, TooLarge, plain, refuse
 from ._http_sessions import SharedSessions
 
 log = logging.getLogger("mcpio.http")
 GONE = "Not Found: session unknown or ended; initialize a new one"  # 404: the client starts over
 
 Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
 # serve(transport, stateless): run one server session on ``transport`` until it ends
 Serve = Callable[[Any, bool], Awaitable[None]]
 _Legacy = TypeVar("_Legacy", bound=LegacyTransport)

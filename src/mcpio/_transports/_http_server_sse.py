@@ -24,7 +24,8 @@ from ._http_legacy import admits, current
 from ._http_server_streams import SSE_HEADERS, TooLarge, plain, read_body, refuse, send_part, watch_disconnect
 
 if TYPE_CHECKING:
-    from ._http_server import Receive, Scope, Send, StreamableHTTPApp
+    from ._http_server import Scope, StreamableHTTPApp
+    from ._http_server_streams import Receive, Send
 
 _EOF = None  # the end marker on the frame queues (frames are bytes, never None)
 
