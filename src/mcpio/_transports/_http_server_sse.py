@@ -18,10 +18,9 @@ from urllib.parse import parse_qs
 
 from .._errors import EndOfStream, TransportError
 from .._protocol import _http as h
-from .._protocol._http_checks import Verdict, read_post
 from ._base import Abilities
 from ._http_legacy import admits, current
-from ._http_server_streams import SSE_HEADERS, TooLarge, plain, read_body, refuse, send_part, watch_disconnect
+from ._http_server_streams import SSE_HEADERS, plain, refuse, send_part, watch_disconnect
 
 if TYPE_CHECKING:
     from ._http_server import Scope, StreamableHTTPApp
@@ -97,21 +96,10 @@ class LegacySSE:
         if transport is None or transport.closed or not admits(self.app.caller, transport):
             await refuse(send, h.refuse(404, "Not Found: unknown or ended session; open the event stream again"))
             return
-        verdict = self.app.checks.post(headers)
-        if not isinstance(verdict, Verdict):  # the refusal
-            await refuse(send, verdict)
-            return
-        try:
-            body = await read_body(receive, headers, self.app.max_body_size)
-            read_post(body, headers, verdict)  # BadBody: not JSON-RPC
-        except TooLarge:
-            await refuse(send, h.refuse(413, f"Payload Too Large: the limit is {self.app.max_body_size} bytes"))
-            return
-        except h.BadBody as exc:
-            await refuse(send, exc.refusal)
-            return
-        await transport.inbox.put(body)
-        await plain(send, 202, b"Accepted")
+        read = await self.app.read(receive, send, headers)  # as a Streamable HTTP POST (refused: None)
+        if read is not None:
+            await transport.inbox.put(read[1].body)
+            await plain(send, 202, b"Accepted")
 
     async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
         sid = h.new_session_id()
