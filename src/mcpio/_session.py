@@ -81,7 +81,7 @@ class Session:
         offers = abilities(transport)  # read once: a transport's abilities do not change
         self._routing_key = transport if offers.routing_key is None else offers.routing_key  # routing_key()
         self._answer = answer  # never waits, sends nothing of its own (module docstring)
-        self.answers_only = answer is not None  # Feeder.answers_only (_http_legacy)
+        self.answers_only = answer is not None  # Engine.answers_only (_http_legacy)
         self._send_nowait = offers.send_nowait
         self._answer_nowait = offers.answer_nowait
         self._unanswered = offers.unanswered

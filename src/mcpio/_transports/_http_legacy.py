@@ -75,9 +75,10 @@ def admits(caller: Callable[[], Caller | None] | None, transport: Any) -> bool:
     return True
 
 
-class Feeder(Protocol):
-    """What may serve a POSTed request on the POST's own task (the session engine's
-    ``Session.reading``/``feed``; typed here so the transport needs nothing above it)."""
+class Engine(Protocol):
+    """The session engine serving a legacy session (``Session``), as the transport uses it (typed
+    here so the transport needs nothing above it); as its :attr:`~LegacyTransport.feeder` it may
+    serve a POSTed request on the POST's own task (``reading``/``feed``)."""
 
     answers_only: bool  # a fed request sends nothing on the feeder's stack but its answer
 
@@ -86,10 +87,6 @@ class Feeder(Protocol):
     def feed(self, message: dict[str, Any]) -> Awaitable[None] | None: ...
 
     def answer_admitted(self, message: dict[str, Any]) -> bytes | None: ...
-
-
-class Engine(Feeder, Protocol):
-    """The session engine serving a legacy session (``Session``), as the transport uses it."""
 
     def abort(self, grace: float = 0.0) -> None: ...
 
@@ -393,7 +390,7 @@ class LegacyTransport:
             self.feeder = engine
 
     owns_events = True  # the session's end here forgets its events in the store
-    feeder: Feeder | None = None  # serves a POST's request on the POST's task (:meth:`attach`)
+    feeder: Engine | None = None  # serves a POST's request on the POST's task (:meth:`attach`)
     _fed_id: Any = _NO_ID  # the request deliver_post feeds without a route, while it is fed
     _fed_answer: bytes | None = None  # its answer, handed over by answer_nowait
     _fed_scope: Any = None  # its POST's ASGI scope (http_scope)
