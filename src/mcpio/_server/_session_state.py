@@ -149,15 +149,10 @@ async def open_handle(ctx: Context, value: Any) -> SessionState:
     return SessionState(store, scope, "handle", StateHandle(value))
 
 
-def handle_params(sig: FunctionSignature) -> list[str]:
-    """The parameters of ``sig`` annotated ``StateHandle`` (``_schema`` gives them ``HANDLE_TYPE``)."""
-    return [f[0] for f in sig._fields if f[1] is HANDLE_TYPE]
-
-
 def wrap(fn: Callable[..., Any], sig: FunctionSignature, name: str, inline: bool) -> tuple[Callable[..., Any], Any]:
     """``fn`` as an async function that opens (or mints) its handle, scopes ``ctx.session_state``
     to it and passes it in; and the signature to call it by (its one injected parameter: the Context)."""
-    params = handle_params(sig)
+    params = [f[0] for f in sig._fields if f[1] is HANDLE_TYPE]  # annotated StateHandle (_schema)
     if len(params) > 1:
         raise TypeError(f"tool {name}: one StateHandle parameter at most ({', '.join(params)})")
     (pname,) = params
