@@ -13,7 +13,7 @@ import contextlib
 import contextvars
 import os
 import sys
-from types import MethodType
+from types import MethodType, SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import _jsonrpc as rpc
@@ -226,17 +226,9 @@ def _mirror(session: Session) -> Any:
     return SessionMirror(session)
 
 
-class _Stateless:
-    """What a request answered without a session reads of its session (``Server.announced``
-    reads no state for a stateless version)."""
-
-    __slots__ = ("expose_errors",)
-
-    def __init__(self, expose_errors: bool) -> None:
-        self.expose_errors = expose_errors
-
-
-_STATELESS = {flag: cast("Session", _Stateless(flag)) for flag in (True, False)}
+# What a request answered without a session reads of its session: expose_errors only
+# (``Server.announced`` reads no state for a stateless version).
+_STATELESS = {flag: cast("Session", SimpleNamespace(expose_errors=flag)) for flag in (True, False)}
 _NO_META: dict[str, Any] = {}  # the _meta of a request without one (read only)
 
 
