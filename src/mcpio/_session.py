@@ -100,7 +100,7 @@ class Session:
         self._pending: dict[Any, asyncio.Future[Any]] = {}
         self._progress: dict[Any, ProgressCallback] = {}
         self._next_token = 0
-        self._closed = False
+        self.closed = False  # run() has ended: nothing more is sent (read only)
         self._aborted = False
         self.closing = asyncio.Event()  # set when the transport ended: long-lived handlers finish up
         self.state: dict[str, Any] = {}  # per-connection data for the framework (subscriptions, log level …)
@@ -354,7 +354,7 @@ class Session:
                 t.cancel()
             if late:
                 await asyncio.wait(late, timeout=5)
-        self._closed = True
+        self.closed = True
         self.connection.close()
 
     # ------------------------------------------------------------------ sending
@@ -364,7 +364,7 @@ class Session:
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification; silently dropped once the session has closed."""
-        if self._closed:
+        if self.closed:
             return
         try:
             await self._send_obj(self.connection.notify(method, params))
@@ -390,7 +390,7 @@ class Session:
         ``notifications/cancelled``) or :class:`ConnectionClosed`. Cancelling the caller also
         cancels the request on the peer.
         """
-        if self._closed:
+        if self.closed:
             raise ConnectionClosed(f"cannot send {method}: the connection is closed")
         conn = self.connection
         loop = asyncio.get_running_loop()
@@ -450,7 +450,7 @@ class Session:
 
     async def _abandon(self, id_: Any, reason: str) -> None:
         self.connection.forget(id_)
-        if not self._closed:
+        if not self.closed:
             await self.notify("notifications/cancelled", {"requestId": id_, "reason": reason})
 
     def _route_progress(self, params: Any) -> None:
@@ -474,10 +474,6 @@ class Session:
         tasks = list(self._tasks.values())
         if tasks:
             asyncio.get_running_loop().call_later(grace, lambda: [t.cancel() for t in tasks if not t.done()])
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
 
     def in_flight(self) -> int:
         return len(self._tasks)
