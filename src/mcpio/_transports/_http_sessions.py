@@ -70,7 +70,7 @@ class SharedLegacyTransport(LegacyTransport):
         # The owner (with auth) is the record's: fixed at create, the same on every process.
         super().__init__(sid, owner=record.get(OWNER) if record is not None else owner, **kw)
         # Every answer through send (no answer_nowait): it keeps this copy's books.
-        self.abilities = self.abilities._replace(answer_nowait=None, session_ended=self.ended_for_good)
+        self.abilities = self.abilities._replace(answer_nowait=None, session_ended=lambda: self.session_ended)
         # Its send may wait on the backend (sync: a record write) whatever the event store, and
         # its deliver keeps books: no request started on another task's stack, none fed.
         self.eager_safe = False
@@ -96,10 +96,6 @@ class SharedLegacyTransport(LegacyTransport):
         if self.record is not None:
             self.mirror.apply(self.record)
             self.record = None
-
-    def ended_for_good(self) -> bool:
-        """Whether the session itself ended (DELETE, expiry), not only this copy."""
-        return self.session_ended
 
     def refresh(self, record: dict[str, str], *, newer_only: bool = False) -> None:
         """Apply the record as the backend holds it now: with ``newer_only`` (a bus message) only a
