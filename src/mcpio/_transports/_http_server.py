@@ -163,24 +163,20 @@ class StreamableHTTPApp:
                 return
             receive, send = admitted
         headers = h.header_map(scope.get("headers") or (), self.checks.texts)
-        if self.sse is not None and route in (self.sse.sse_path, self.sse.message_path):
-            refusal = self.checks.request(headers)
-            if refusal is not None:
-                await refuse(send, refusal)
-                return
-            await self.sse.handle(scope, receive, send, headers, route)
-            return
-        if route != self.path and route.rstrip("/") != self.path.rstrip("/"):
+        sse = self.sse if self.sse is not None and route in (self.sse.sse_path, self.sse.message_path) else None
+        if sse is None and route != self.path and route.rstrip("/") != self.path.rstrip("/"):
             await plain(send, 404, b"Not Found")
             return
         method = scope.get("method", "GET")
         try:
-            if method == "POST":  # its checks are the POST's (RequestChecks.post)
+            if method == "POST" and sse is None:  # its checks are the POST's (RequestChecks.post)
                 await self._post(receive, send, headers, scope)
                 return
             refusal = self.checks.request(headers)
             if refusal is not None:
                 await refuse(send, refusal)
+            elif sse is not None:  # the HTTP+SSE transport's two endpoints
+                await sse.handle(scope, receive, send, headers, route)
             elif method == "GET":
                 await self._get(receive, send, headers)
             elif method == "DELETE":
