@@ -23,12 +23,12 @@ class MemoryTransport:
     ) -> None:
         self._inbox = inbox
         self._outbox = outbox
-        self._closed = False
+        self.closed = False  # (read only)
         self._eof = False
         self.abilities = Abilities(key=key)  # key: identifies the peer for per-server memories
 
     async def send(self, frame: bytes) -> None:
-        if self._closed:
+        if self.closed:
             raise TransportError("send on a closed memory transport")
         await self._outbox.put(bytes(frame))
 
@@ -42,8 +42,8 @@ class MemoryTransport:
         return item
 
     async def aclose(self) -> None:
-        if not self._closed:
-            self._closed = True
+        if not self.closed:
+            self.closed = True
             end_queue(self._outbox)
 
 
