@@ -251,14 +251,12 @@ class Session:
         self._track(ev.id, asyncio.get_running_loop().create_task(self._serve(ev), context=context))
 
     def _track(self, id_: Any, task: asyncio.Task[None]) -> None:
-        """Count ``task``, serving request ``id_``, in flight (until :meth:`_done`)."""
         self._tasks[id_] = task
         if len(self._tasks) >= self._max_in_flight:
             self._has_room = False
             self._room.clear()
 
     async def _serve(self, ev: RequestReceived) -> None:
-        """Answer request ``ev`` with ``on_request``'s result or error."""
         id_ = ev.id
         serving.set((self._routing_key, id_))  # this task's own context: what it sends relates to id_
         try:
@@ -320,7 +318,6 @@ class Session:
         return contextvars.copy_context().run(answer, self, RequestReceived(id_, method, params, version))
 
     async def _sent(self, id_: Any, sending: Awaitable[None]) -> None:
-        """Await ``sending`` (the answer to request ``id_``), then :meth:`_done`."""
         try:
             await sending
         except TransportError as exc:
@@ -331,7 +328,6 @@ class Session:
             self._done(id_)
 
     def _done(self, id_: Any) -> None:
-        """Request ``id_`` is over: it leaves the count in flight."""
         self._tasks.pop(id_, None)
         if not self._has_room and len(self._tasks) < self._max_in_flight:
             self._has_room = True
@@ -359,7 +355,6 @@ class Session:
 
     # ------------------------------------------------------------------ sending
     def _send_obj(self, obj: Any) -> Awaitable[None]:
-        """Encode ``obj`` and return the transport's send of it, to await."""
         return self.transport.send(rpc.encode(obj))
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:

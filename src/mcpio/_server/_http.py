@@ -46,7 +46,6 @@ class HttpBinding:
         self.trace: Any = None  # MCPIO_TRACE for HTTP sessions: None = not looked at yet, False = off
 
     def app(self, path: str, **options: Any) -> Any:
-        """The :class:`StreamableHTTPApp` of the server (see :meth:`Server.http_app`)."""
         from .._transports._http_server import StreamableHTTPApp
 
         server = self.server

@@ -380,7 +380,6 @@ _MAX_LENGTH_KEPT = 4096
 
 
 async def send_json(send: Send, frame: bytes, headers: list[tuple[bytes, bytes]], era: str) -> None:
-    """Send ``frame`` as the whole JSON response (:func:`json_response`)."""
     start, body = json_response(frame, headers, era)
     await send(start)
     await send(body)
