@@ -115,7 +115,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         self.registry = Registry()  # what it serves (_registry): the helper modules read it, not the Server
         self._binding: _http.HttpBinding | None = None  # what serving over HTTP adds: made by http_app
         self.changes = Changes(self.registry, lambda: self._binding)
-        self.lifespan_value: Any = None  # what lifespan yielded, while it runs (ctx.lifespan; read only)
+        self._lifespan_value: Any = None
         # List results leave out the items the caller's token lacks the scopes for (HTTP with auth).
         self.hide_unauthorized = hide_unauthorized
         self.telemetry = _otel.wanted(telemetry)  # OpenTelemetry around every request (None: MCPIO_OTEL)
@@ -139,6 +139,11 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         from .._state._kv import MemoryKV
 
         return MemoryKV()
+
+    @property
+    def lifespan_value(self) -> Any:
+        """What ``lifespan`` yielded, while the server runs (``ctx.lifespan``); None otherwise."""
+        return self._lifespan_value
 
     @property
     def state_backend(self) -> Any:
@@ -395,8 +400,8 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         try:
             async with contextlib.AsyncExitStack() as stack:
                 if self.lifespan is not None:
-                    self.lifespan_value = await stack.enter_async_context(self.lifespan(self))
-                    stack.callback(setattr, self, "lifespan_value", None)
+                    self._lifespan_value = await stack.enter_async_context(self.lifespan(self))
+                    stack.callback(setattr, self, "_lifespan_value", None)
                 # Mounted servers' lifespans run inside this one's, in mount order.
                 for mount in self.registry.catalog.mounts if self.registry.catalog is not None else ():
                     await stack.enter_async_context(mount.child.running())
