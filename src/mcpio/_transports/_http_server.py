@@ -204,9 +204,7 @@ class StreamableHTTPApp:
                 await refuse(send, refusal)
 
     # ================================================================ POST
-    async def read(self, receive: Receive, send: Send, headers: dict[str, str]) -> tuple[Verdict, Post] | None:
-        """A POST's header checks (:meth:`RequestChecks.post`) and its body read once
-        (:func:`read_post`), here and on the HTTP+SSE message endpoint; None: refused (sent)."""
+    async def _post(self, receive: Receive, send: Send, headers: dict[str, str], scope: Scope | None = None) -> None:
         verdict = self.checks.post(headers)
         if type(verdict) is not Verdict:  # the refusal
             # Read (and drop) the body first, as every other answer does: refusing mid-request
@@ -214,25 +212,23 @@ class StreamableHTTPApp:
             with contextlib.suppress(TooLarge):
                 await streams.read_body(receive, headers, self.max_body_size)
             await refuse(send, cast("h.Refusal", verdict))
-            return None
+            return
         try:
             first = await receive()  # the whole body, as servers deliver a small one: no coroutine
             body = streams.body_part(first, headers, self.max_body_size)
             if first.get("more_body", False):
                 body = await streams.read_body(receive, headers, self.max_body_size, first)
-            return verdict, read_post(body, headers, verdict)
         except TooLarge:
-            why = f"Payload Too Large: the body exceeds this server's limit of {self.max_body_size} bytes"
-            await refuse(send, h.refuse(413, why))
+            await refuse(
+                send,
+                h.refuse(413, f"Payload Too Large: the body exceeds this server's limit of {self.max_body_size} bytes"),
+            )
+            return
+        try:
+            post = read_post(body, headers, verdict)
         except h.BadBody as exc:
             await refuse(send, exc.refusal)
-        return None
-
-    async def _post(self, receive: Receive, send: Send, headers: dict[str, str], scope: Scope | None = None) -> None:
-        read = await self.read(receive, send, headers)
-        if read is None:
             return
-        verdict, post = read
         if post.era is not h.MODERN:  # select_era returns one of the two constants
             await self._post_legacy(receive, send, headers, post, verdict, scope)
             return
@@ -253,7 +249,7 @@ class StreamableHTTPApp:
             await send(start)
             await send(end)
             return
-        transport = RequestTransport(post.body, message, verdict.json_ok, verdict.sse_ok, scope)
+        transport = RequestTransport(body, message, verdict.json_ok, verdict.sse_ok, scope)
         await serve_post(self, receive, send, transport, answer)
 
     async def _post_legacy(

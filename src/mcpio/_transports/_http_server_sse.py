@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from .._protocol import _http as h
+from .._protocol._http_checks import Verdict, read_post
 from ._base import Abilities
 from ._http_legacy import admits, current
-from ._http_server_streams import SSE_HEADERS, plain, refuse, send_part, watch_disconnect
+from ._http_server_streams import SSE_HEADERS, TooLarge, plain, read_body, refuse, send_part, watch_disconnect
 from ._memory import MemoryTransport, end_queue
 
 if TYPE_CHECKING:
@@ -80,10 +81,21 @@ class LegacySSE:
         if transport is None or transport.closed or not admits(self.app.caller, transport):
             await refuse(send, h.refuse(404, "Not Found: unknown or ended session; open the event stream again"))
             return
-        read = await self.app.read(receive, send, headers)  # as a Streamable HTTP POST (refused: None)
-        if read is not None:
-            await transport.inbox.put(read[1].body)
-            await plain(send, 202, b"Accepted")
+        verdict = self.app.checks.post(headers)
+        if not isinstance(verdict, Verdict):  # the refusal
+            await refuse(send, verdict)
+            return
+        try:
+            body = await read_body(receive, headers, self.app.max_body_size)
+            read_post(body, headers, verdict)  # BadBody: not JSON-RPC
+        except TooLarge:
+            await refuse(send, h.refuse(413, f"Payload Too Large: the limit is {self.app.max_body_size} bytes"))
+            return
+        except h.BadBody as exc:
+            await refuse(send, exc.refusal)
+            return
+        await transport.inbox.put(body)
+        await plain(send, 202, b"Accepted")
 
     async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
         sid = h.new_session_id()
