@@ -81,7 +81,7 @@ class Session:
         offers = abilities(transport)  # read once: a transport's abilities do not change
         self._routing_key = transport if offers.routing_key is None else offers.routing_key  # routing_key()
         self._answer = answer  # never waits, sends nothing of its own (module docstring)
-        self.answers_only = answer is not None  # Feeder.answers_only (_http_legacy)
+        self.answers_only = answer is not None  # Engine.answers_only (_http_legacy)
         self._send_nowait = offers.send_nowait
         self._answer_nowait = offers.answer_nowait
         self._unanswered = offers.unanswered
@@ -100,7 +100,7 @@ class Session:
         self._pending: dict[Any, asyncio.Future[Any]] = {}
         self._progress: dict[Any, ProgressCallback] = {}
         self._next_token = 0
-        self._closed = False
+        self.closed = False  # run() has ended: nothing more is sent (read only)
         self._aborted = False
         self.closing = asyncio.Event()  # set when the transport ended: long-lived handlers finish up
         self.state: dict[str, Any] = {}  # per-connection data for the framework (subscriptions, log level …)
@@ -251,14 +251,12 @@ class Session:
         self._track(ev.id, asyncio.get_running_loop().create_task(self._serve(ev), context=context))
 
     def _track(self, id_: Any, task: asyncio.Task[None]) -> None:
-        """Count ``task``, serving request ``id_``, in flight (until :meth:`_done`)."""
         self._tasks[id_] = task
         if len(self._tasks) >= self._max_in_flight:
             self._has_room = False
             self._room.clear()
 
     async def _serve(self, ev: RequestReceived) -> None:
-        """Answer request ``ev`` with ``on_request``'s result or error."""
         id_ = ev.id
         serving.set((self._routing_key, id_))  # this task's own context: what it sends relates to id_
         try:
@@ -320,7 +318,6 @@ class Session:
         return contextvars.copy_context().run(answer, self, RequestReceived(id_, method, params, version))
 
     async def _sent(self, id_: Any, sending: Awaitable[None]) -> None:
-        """Await ``sending`` (the answer to request ``id_``), then :meth:`_done`."""
         try:
             await sending
         except TransportError as exc:
@@ -331,7 +328,6 @@ class Session:
             self._done(id_)
 
     def _done(self, id_: Any) -> None:
-        """Request ``id_`` is over: it leaves the count in flight."""
         self._tasks.pop(id_, None)
         if not self._has_room and len(self._tasks) < self._max_in_flight:
             self._has_room = True
@@ -354,17 +350,16 @@ class Session:
                 t.cancel()
             if late:
                 await asyncio.wait(late, timeout=5)
-        self._closed = True
+        self.closed = True
         self.connection.close()
 
     # ------------------------------------------------------------------ sending
     def _send_obj(self, obj: Any) -> Awaitable[None]:
-        """Encode ``obj`` and return the transport's send of it, to await."""
         return self.transport.send(rpc.encode(obj))
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification; silently dropped once the session has closed."""
-        if self._closed:
+        if self.closed:
             return
         try:
             await self._send_obj(self.connection.notify(method, params))
@@ -390,7 +385,7 @@ class Session:
         ``notifications/cancelled``) or :class:`ConnectionClosed`. Cancelling the caller also
         cancels the request on the peer.
         """
-        if self._closed:
+        if self.closed:
             raise ConnectionClosed(f"cannot send {method}: the connection is closed")
         conn = self.connection
         loop = asyncio.get_running_loop()
@@ -450,7 +445,7 @@ class Session:
 
     async def _abandon(self, id_: Any, reason: str) -> None:
         self.connection.forget(id_)
-        if not self._closed:
+        if not self.closed:
             await self.notify("notifications/cancelled", {"requestId": id_, "reason": reason})
 
     def _route_progress(self, params: Any) -> None:
@@ -474,10 +469,6 @@ class Session:
         tasks = list(self._tasks.values())
         if tasks:
             asyncio.get_running_loop().call_later(grace, lambda: [t.cancel() for t in tasks if not t.done()])
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
 
     def in_flight(self) -> int:
         return len(self._tasks)

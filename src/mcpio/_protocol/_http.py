@@ -183,13 +183,7 @@ def check_host(headers: Mapping[str, str], allowed: Collection[str]) -> Refusal 
     """DNS-rebinding protection, part 1: the ``Host`` header must name an allowed host."""
     host = headers.get("host")
     if host is None or not host_allowed(host, allowed):
-        return refuse(
-            403,
-            f"Forbidden: Host header {host!r} is not allowed; allowed hosts: "
-            + ", ".join(sorted(allowed))
-            + " (any port unless one is given); "
-            "configure allowed_hosts to serve other names",
-        )
+        return _forbidden(f"Host header {host!r}", "hosts", allowed, "", "names")
     return None
 
 
@@ -198,14 +192,17 @@ def check_origin(headers: Mapping[str, str], allowed: Collection[str]) -> Refusa
     ``Origin`` must be allowed; a missing one (non-browser clients) is fine."""
     origin = headers.get("origin")
     if origin is not None and not origin_allowed(origin, allowed):
-        return refuse(
-            403,
-            f"Forbidden: Origin {origin!r} is not allowed; allowed origins: "
-            + ", ".join(sorted(allowed))
-            + " (http or https, any port unless one is given); "
-            "configure allowed_origins to serve other pages",
-        )
+        return _forbidden(f"Origin {origin!r}", "origins", allowed, "http or https, ", "pages")
     return None
+
+
+def _forbidden(what: str, kind: str, allowed: Collection[str], schemes: str, other: str) -> Refusal:
+    """The 403 of a Host or Origin (``kind``) that is not ``allowed``, saying how to allow it."""
+    return refuse(
+        403,
+        f"Forbidden: {what} is not allowed; allowed {kind}: {', '.join(sorted(allowed))} ({schemes}any port "
+        f"unless one is given); configure allowed_{kind} to serve other {other}",
+    )
 
 
 # ---------------------------------------------------------------------------- negotiation
@@ -290,13 +287,6 @@ def select_era(headers: Mapping[str, str], messages: list[Any]) -> str:
 def new_session_id() -> str:
     """A cryptographically secure session id of visible ASCII (spec: 0x21-0x7E)."""
     return secrets.token_urlsafe(32)
-
-
-_SESSION_ID_RE = re.compile(r"[\x21-\x7e]{1,256}")
-
-
-def valid_session_id(value: str) -> bool:
-    return _SESSION_ID_RE.fullmatch(value) is not None
 
 
 def priming(version: str) -> bool:

@@ -36,7 +36,7 @@ def lister(capability: str, method: str, kind: str, key: str) -> Handler:
     the registry's ``kind``, cut to the request's version, with an opaque cursor to the next."""
 
     async def handler(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
-        rules = server.gate(ctx, capability, method)
+        rules = server.announced(ctx.rules, ctx.session, capability, method)
         registry = server.registry
         items = list(registry.table(kind).values())
         private = private_listing(server)
@@ -135,7 +135,7 @@ def by_era(core: Handler, extension: Handler) -> Handler:
 
 # ---------------------------------------------------------------------- resources
 async def resources_read(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
-    rules = server.gate(ctx, "resources", "resources/read")
+    rules = server.announced(ctx.rules, ctx.session, "resources", "resources/read")
     uri = uri_param(params)
     found = server.find_resource(uri)
     if found is None:
@@ -156,7 +156,7 @@ async def resources_read(server: Server, ctx: Context, params: Params) -> dict[s
 
 # ---------------------------------------------------------------------- prompts & completion
 async def prompts_get(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
-    rules = server.gate(ctx, "prompts", "prompts/get")
+    rules = server.announced(ctx.rules, ctx.session, "prompts", "prompts/get")
     name = params.get("name")
     prompt = server.registry.prompts.get(name) if isinstance(name, str) else None
     if prompt is None:
@@ -167,7 +167,7 @@ async def prompts_get(server: Server, ctx: Context, params: Params) -> dict[str,
 async def completion(server: Server, ctx: Context, params: Params) -> dict[str, Any]:
     rules = ctx.rules
     if rules is not None and rules.completions_capability:  # 2024-11-05 had no such capability
-        server.gate(ctx, "completions", "completion/complete")
+        server.announced(ctx.rules, ctx.session, "completions", "completion/complete")
     return await complete(server.registry, params)
 
 

@@ -13,7 +13,7 @@ import contextlib
 import contextvars
 import os
 import sys
-from types import MethodType
+from types import MethodType, SimpleNamespace
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import _jsonrpc as rpc
@@ -46,7 +46,6 @@ class HttpBinding:
         self.trace: Any = None  # MCPIO_TRACE for HTTP sessions: None = not looked at yet, False = off
 
     def app(self, path: str, **options: Any) -> Any:
-        """The :class:`StreamableHTTPApp` of the server (see :meth:`Server.http_app`)."""
         from .._transports._http_server import StreamableHTTPApp
 
         server = self.server
@@ -226,17 +225,9 @@ def _mirror(session: Session) -> Any:
     return SessionMirror(session)
 
 
-class _Stateless:
-    """What a request answered without a session reads of its session (``Server.announced``
-    reads no state for a stateless version)."""
-
-    __slots__ = ("expose_errors",)
-
-    def __init__(self, expose_errors: bool) -> None:
-        self.expose_errors = expose_errors
-
-
-_STATELESS = {flag: cast("Session", _Stateless(flag)) for flag in (True, False)}
+# What a request answered without a session reads of its session: expose_errors only
+# (``Server.announced`` reads no state for a stateless version).
+_STATELESS = {flag: cast("Session", SimpleNamespace(expose_errors=flag)) for flag in (True, False)}
 _NO_META: dict[str, Any] = {}  # the _meta of a request without one (read only)
 
 
@@ -291,32 +282,20 @@ async def serve(
     if options.get("state") is not None:
         await options["state"].start()  # StateUnavailable: not reachable, do not listen
     app = server.http_app(path, **options)
+    # What both servers take alike: the log level, TLS and the limits on a request's head.
+    common: dict[str, Any] = {
+        "log_level": log_level,
+        "certfile": certfile,
+        "keyfile": keyfile,
+        "header_timeout": header_timeout,
+        "timeout_keep_alive": timeout_keep_alive,
+        "h11_max_incomplete_event_size": h11_max_incomplete_event_size,
+    }
     if http2:  # uvicorn speaks HTTP/1.1 only
-        h2cfg = _hypercorn.config(
-            host,
-            port,
-            log_level=log_level,
-            certfile=certfile,
-            keyfile=keyfile,
-            header_timeout=header_timeout,
-            timeout_keep_alive=timeout_keep_alive,
-            h11_max_incomplete_event_size=h11_max_incomplete_event_size,
-            graceful_timeout=grace,
-        )
-        await _hypercorn.serve(app, h2cfg, sockets=sockets)
+        await _hypercorn.serve(app, _hypercorn.config(host, port, graceful_timeout=grace, **common), sockets=sockets)
         return
     cfg = _uvicorn.config(
-        app,
-        host,
-        port,
-        log_level=log_level,
-        max_connections=max_connections,
-        header_timeout=header_timeout,
-        timeout_keep_alive=timeout_keep_alive,
-        h11_max_incomplete_event_size=h11_max_incomplete_event_size,
-        limit_concurrency=limit_concurrency,
-        certfile=certfile,
-        keyfile=keyfile,
+        app, host, port, max_connections=max_connections, limit_concurrency=limit_concurrency, **common
     )
     from inspect import unwrap  # the app under telemetry's wrapper drains (_otel._asgi.TracedApp)
 

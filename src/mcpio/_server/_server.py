@@ -280,13 +280,9 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         """What this server announces (initialize, server/discover): :func:`._lifecycle.capabilities`."""
         return capabilities(self.registry, rules, self.active_extensions)
 
-    def gate(self, ctx: Context, capability: str, method: str) -> Rules:
-        """The request's rules, or -32601 when the server did not announce ``capability``
-        (legacy: at initialize; modern: now)."""
-        return self.announced(ctx.rules, ctx.session, capability, method)
-
     def announced(self, rules: Rules | None, session: Session, capability: str, method: str) -> Rules:
-        """:meth:`gate` of a request served under ``rules`` on ``session``."""
+        """The rules of a request served under ``rules`` on ``session``, or -32601 when the server
+        did not announce ``capability`` (legacy: at initialize; modern: now)."""
         assert rules is not None  # the protocol layer admits these only with a version
         if rules.stateless:  # the registry's now; cached per version (never empty: logging)
             caps = self.registry.announced.get(rules.version) or self.capabilities(rules)

@@ -45,23 +45,13 @@ def _scope(kind: str, ident: str) -> str:
     return kind + ":" + hashlib.sha256(ident.encode()).hexdigest()[:40]
 
 
-def _legacy_session(ctx: Context) -> str | None:
-    """The id of the legacy session serving ``ctx`` (made for a connection that has none)."""
-    if ctx.stateless:
-        return None
-    session = ctx.session
-    sid = abilities(session.transport).session_id
-    if sid is None:
-        sid = session.state.get("session_state_id")
-        if sid is None:
-            sid = session.state["session_state_id"] = secrets.token_urlsafe(24)
-    return sid
-
-
 def for_context(ctx: Context) -> SessionState:
     """The SessionState of ``ctx`` by session or principal (module docstring), else the error."""
-    sid = _legacy_session(ctx)
-    if sid is not None:
+    if not ctx.stateless:  # the legacy session's id (one made for a connection that has none)
+        state = ctx.session.state
+        sid = abilities(ctx.session.transport).session_id or state.get("session_state_id")
+        if sid is None:
+            sid = state["session_state_id"] = secrets.token_urlsafe(24)
         return SessionState(ctx.server.session_store, _scope("s", sid), "session")
     if ctx.principal is not None:
         return SessionState(ctx.server.session_store, _scope("p", ctx.principal), "principal")
@@ -149,15 +139,10 @@ async def open_handle(ctx: Context, value: Any) -> SessionState:
     return SessionState(store, scope, "handle", StateHandle(value))
 
 
-def handle_params(sig: FunctionSignature) -> list[str]:
-    """The parameters of ``sig`` annotated ``StateHandle`` (``_schema`` gives them ``HANDLE_TYPE``)."""
-    return [f[0] for f in sig._fields if f[1] is HANDLE_TYPE]
-
-
 def wrap(fn: Callable[..., Any], sig: FunctionSignature, name: str, inline: bool) -> tuple[Callable[..., Any], Any]:
     """``fn`` as an async function that opens (or mints) its handle, scopes ``ctx.session_state``
     to it and passes it in; and the signature to call it by (its one injected parameter: the Context)."""
-    params = handle_params(sig)
+    params = [f[0] for f in sig._fields if f[1] is HANDLE_TYPE]  # annotated StateHandle (_schema)
     if len(params) > 1:
         raise TypeError(f"tool {name}: one StateHandle parameter at most ({', '.join(params)})")
     (pname,) = params

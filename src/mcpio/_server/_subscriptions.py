@@ -44,7 +44,7 @@ def uri_param(params: dict[str, Any]) -> str:
 
 
 async def subscribe(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-    server.gate(ctx, "resources", "resources/subscribe")
+    server.announced(ctx.rules, ctx.session, "resources", "resources/subscribe")
     uri = uri_param(params)
     subscriptions = ctx.session.state.setdefault("subscriptions", set())
     if uri not in subscriptions:
@@ -54,7 +54,7 @@ async def subscribe(server: Server, ctx: Context, params: dict[str, Any]) -> dic
 
 
 async def unsubscribe(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-    server.gate(ctx, "resources", "resources/unsubscribe")
+    server.announced(ctx.rules, ctx.session, "resources", "resources/unsubscribe")
     uri = uri_param(params)
     subscriptions = ctx.session.state.setdefault("subscriptions", set())
     if uri in subscriptions:

@@ -19,6 +19,7 @@ from ._base import Abilities, serving
 from ._http_events import EventStore, MemoryEventStore
 from ._http_server_streams import Stream, peek
 from ._http_unmade import UnmadeStream
+from ._memory import end_queue
 
 log = logging.getLogger("mcpio.http")
 
@@ -51,10 +52,10 @@ class Caller(Protocol):
     def follow(self, other: Any) -> None: ...
 
 
-def principal(caller: Callable[[], Caller | None] | None) -> str | None:
-    """The principal of the request being served (None: no auth): a new session's owner."""
-    now = caller() if caller is not None else None
-    return now.principal if now is not None else None
+def current(caller: Callable[[], Caller | None] | None) -> Caller | None:
+    """The Caller of the request being served (None: no auth): a session it opens holds it, and
+    is owned by its principal (:func:`admits`)."""
+    return caller() if caller is not None else None
 
 
 def admits(caller: Callable[[], Caller | None] | None, transport: Any) -> bool:
@@ -74,9 +75,10 @@ def admits(caller: Callable[[], Caller | None] | None, transport: Any) -> bool:
     return True
 
 
-class Feeder(Protocol):
-    """What may serve a POSTed request on the POST's own task (the session engine's
-    ``Session.reading``/``feed``; typed here so the transport needs nothing above it)."""
+class Engine(Protocol):
+    """The session engine serving a legacy session (``Session``), as the transport uses it (typed
+    here so the transport needs nothing above it); as its :attr:`~LegacyTransport.feeder` it may
+    serve a POSTed request on the POST's own task (``reading``/``feed``)."""
 
     answers_only: bool  # a fed request sends nothing on the feeder's stack but its answer
 
@@ -85,10 +87,6 @@ class Feeder(Protocol):
     def feed(self, message: dict[str, Any]) -> Awaitable[None] | None: ...
 
     def answer_admitted(self, message: dict[str, Any]) -> bytes | None: ...
-
-
-class Engine(Feeder, Protocol):
-    """The session engine serving a legacy session (``Session``), as the transport uses it."""
 
     def abort(self, grace: float = 0.0) -> None: ...
 
@@ -392,7 +390,7 @@ class LegacyTransport:
             self.feeder = engine
 
     owns_events = True  # the session's end here forgets its events in the store
-    feeder: Feeder | None = None  # serves a POST's request on the POST's task (:meth:`attach`)
+    feeder: Engine | None = None  # serves a POST's request on the POST's task (:meth:`attach`)
     _fed_id: Any = _NO_ID  # the request deliver_post feeds without a route, while it is fed
     _fed_answer: bytes | None = None  # its answer, handed over by answer_nowait
     _fed_scope: Any = None  # its POST's ASGI scope (http_scope)
@@ -416,13 +414,8 @@ class LegacyTransport:
         if self.closed:
             return
         self.closed = True
-        try:
-            self._inbox.put_nowait(_EOF)
-        except asyncio.QueueFull:  # the engine is behind: what it has not read is dropped
-            while not self._inbox.empty():
-                self._inbox.get_nowait()
+        if end_queue(self._inbox):  # the engine is behind: what it has not read is dropped
             self._queued = 0
-            self._inbox.put_nowait(_EOF)
 
     def end_streams(self) -> None:
         for s in list(self.streams.values()):

@@ -11,10 +11,10 @@ from .._errors import EndOfStream, TransportError
 from .._protocol import _http as h
 from .._protocol._framing import Decoded
 from ._base import Abilities
-from ._http_server_streams import Stream, peek, send_json
+from ._http_server_streams import Receive, Send, Stream, peek, send_json
 
 if TYPE_CHECKING:
-    from ._http_server import Receive, Send, StreamableHTTPApp
+    from ._http_server import StreamableHTTPApp
 
 
 class RequestTransport:
@@ -26,7 +26,7 @@ class RequestTransport:
         self, frame: bytes, message: Any = None, json_ok: bool = True, sse_ok: bool = True, scope: Any = None
     ) -> None:
         """``message``: ``frame`` decoded already; ``json_ok``/``sse_ok``: what the client accepts
-        (``_http.accepts``); ``scope``: the POST's ASGI scope (:meth:`http_scope`)."""
+        (``_http.accepts``); ``scope``: the POST's ASGI scope (``ctx.http``)."""
         self.scope = scope
         self._frame: bytes | None = frame  # read once by receive(), with message as a Decoded
         self.message = message
@@ -50,14 +50,10 @@ class RequestTransport:
                 stream.finished = True
         return stream
 
-    def http_scope(self, request_id: Any) -> Any:
-        """The ASGI scope of the POST carrying the request (``ctx.http``), or None."""
-        return self.scope
-
     @property
     def abilities(self) -> Abilities:
         """Made when read (once, by its session): a POST answered without a session never needs it."""
-        return Abilities(http_scope=self.http_scope)
+        return Abilities(http_scope=lambda request_id: self.scope)  # its one request's POST (ctx.http)
 
     async def receive(self) -> bytes | Decoded:
         frame = self._frame

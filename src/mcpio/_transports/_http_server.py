@@ -45,18 +45,16 @@ from .._state._base import StateBackend, StateUnavailable
 from . import _http_server_streams as streams
 from ._http_drain import closing, health, lifespan_protocol
 from ._http_events import EventStore, MemoryEventStore
-from ._http_legacy import Caller, LegacyTransport, admits, at_capacity, principal
+from ._http_legacy import Caller, LegacyTransport, admits, at_capacity, current
 from ._http_request import RequestTransport, end_request, serve_post
 from ._http_server_sse import LegacySSE, SSETransport
-from ._http_server_streams import Disconnected, Stream, TooLarge, plain, refuse
+from ._http_server_streams import Disconnected, Receive, Send, Stream, TooLarge, plain, refuse
 from ._http_sessions import SharedSessions
 
 log = logging.getLogger("mcpio.http")
 GONE = "Not Found: session unknown or ended; initialize a new one"  # 404: the client starts over
 
 Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
 # serve(transport, stateless): run one server session on ``transport`` until it ends
 Serve = Callable[[Any, bool], Awaitable[None]]
 _Legacy = TypeVar("_Legacy", bound=LegacyTransport)
@@ -165,24 +163,20 @@ class StreamableHTTPApp:
                 return
             receive, send = admitted
         headers = h.header_map(scope.get("headers") or (), self.checks.texts)
-        if self.sse is not None and route in (self.sse.sse_path, self.sse.message_path):
-            refusal = self.checks.request(headers)
-            if refusal is not None:
-                await refuse(send, refusal)
-                return
-            await self.sse.handle(scope, receive, send, headers, route)
-            return
-        if route != self.path and route.rstrip("/") != self.path.rstrip("/"):
+        sse = self.sse if self.sse is not None and route in (self.sse.sse_path, self.sse.message_path) else None
+        if sse is None and route != self.path and route.rstrip("/") != self.path.rstrip("/"):
             await plain(send, 404, b"Not Found")
             return
         method = scope.get("method", "GET")
         try:
-            if method == "POST":  # its checks are the POST's (RequestChecks.post)
+            if method == "POST" and sse is None:  # its checks are the POST's (RequestChecks.post)
                 await self._post(receive, send, headers, scope)
                 return
             refusal = self.checks.request(headers)
             if refusal is not None:
                 await refuse(send, refusal)
+            elif sse is not None:  # the HTTP+SSE transport's two endpoints
+                await sse.handle(scope, receive, send, headers, route)
             elif method == "GET":
                 await self._get(receive, send, headers)
             elif method == "DELETE":
@@ -408,12 +402,13 @@ class StreamableHTTPApp:
     def _new_session(self) -> LegacyTransport | None:
         if len(self.sessions) >= self.max_sessions:
             return None
-        return self.start_session(LegacyTransport, h.new_session_id(), owner=principal(self.caller))
+        return self.start_session(LegacyTransport, h.new_session_id())
 
     def start_session(self, make: type[_Legacy], sid: str, **kw: Any) -> _Legacy:
         """Make, register and run session ``sid`` (new, or a local copy of a shared one) with this
         app's event store, SSE retry and the Caller its task holds (admits); reap idle ones."""
-        caller = self.caller() if self.caller is not None else None
+        caller = current(self.caller)
+        kw.setdefault("owner", caller.principal if caller is not None else None)  # a new session's
         transport = make(sid, store=self.event_store, retry_ms=self.retry_ms, caller=caller, **kw)
         self.sessions[sid] = transport
         self.run_session(transport, sid)

@@ -12,62 +12,47 @@ principal gets the 404 of an unknown session (``_http_legacy.admits``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
-from .._errors import EndOfStream, TransportError
 from .._protocol import _http as h
 from .._protocol._http_checks import Verdict, read_post
 from ._base import Abilities
-from ._http_legacy import admits
+from ._http_legacy import admits, current
 from ._http_server_streams import SSE_HEADERS, TooLarge, plain, read_body, refuse, send_part, watch_disconnect
+from ._memory import MemoryTransport, end_queue
 
 if TYPE_CHECKING:
-    from ._http_server import Receive, Scope, Send, StreamableHTTPApp
+    from ._http_server import Scope, StreamableHTTPApp
+    from ._http_server_streams import Receive, Send
 
-_EOF = None  # the end marker on the frame queues (frames are bytes, never None)
 
-
-class SSETransport:
-    """One HTTP+SSE session: POSTed messages in, SSE ``message`` events out."""
+class SSETransport(MemoryTransport):
+    """One HTTP+SSE session: a memory transport whose other end is HTTP, POSTed messages in
+    (``inbox``), SSE ``message`` events out (``outbox``)."""
 
     owns_events = False  # it keeps none in the event store (HTTP+SSE has no resumption)
 
     def __init__(self, session_id: str, owner: str | None = None, caller: Any = None) -> None:
+        self.inbox: asyncio.Queue[bytes | None] = asyncio.Queue(256)
+        self.outbox: asyncio.Queue[bytes | None] = asyncio.Queue(256)
+        super().__init__(self.inbox, self.outbox)
         self.id = session_id
         self.abilities = Abilities(session_id=session_id)
         self.owner = owner  # the principal that opened it (with auth; admits)
         self.caller = caller  # the Caller its task holds (with auth; admits)
-        self.inbox: asyncio.Queue[bytes | None] = asyncio.Queue(256)
-        self.outbox: asyncio.Queue[bytes | None] = asyncio.Queue(256)
-        self.closed = False
-
-    async def receive(self) -> bytes:
-        item = await self.inbox.get()
-        if item is _EOF:
-            self.inbox.put_nowait(_EOF)
-            raise EndOfStream()
-        return item
-
-    async def send(self, frame: bytes) -> None:
-        if self.closed:
-            raise TransportError("the event stream is closed")
-        await self.outbox.put(bytes(frame))
 
     async def aclose(self) -> None:
         self.terminate()
 
     def terminate(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        for q in (self.inbox, self.outbox):
-            with contextlib.suppress(asyncio.QueueFull):
-                q.put_nowait(_EOF)
+        """End the session: its engine reads end of stream, and so does its event stream."""
+        if not self.closed:
+            self.closed = True
+            end_queue(self.inbox)
+            end_queue(self.outbox)
 
-    def end_streams(self) -> None:
-        self.terminate()
+    end_streams = terminate
 
 
 class LegacySSE:
@@ -114,7 +99,7 @@ class LegacySSE:
 
     async def _stream(self, scope: Scope, receive: Receive, send: Send) -> None:
         sid = h.new_session_id()
-        caller = self.app.caller() if self.app.caller is not None else None
+        caller = current(self.app.caller)
         transport = SSETransport(sid, caller.principal if caller is not None else None, caller)
         self.sessions[sid] = transport
         self.app.run_session(transport, sid)
@@ -130,7 +115,7 @@ class LegacySSE:
                 except TimeoutError:
                     await send_part(send, h.sse_comment())
                     continue
-                if item is _EOF:
+                if item is None:  # the end (end_queue)
                     break
                 await send_part(send, h.sse_event(item, event="message"))
             if not transport.closed or not watcher.done():

@@ -132,18 +132,16 @@ class Stream:
         if final:
             self.finished = True
         self.items.append(frame)
-        if self._wake is not None:
+        if self._wake is not None:  # else nobody waits yet (``wake``)
             self._wake.set()
         return True
 
     async def put(self, frame: bytes, final: bool) -> None:
+        if self.put_nowait(frame, final):
+            return
         if final:
             self.finished = True
-        if self.attached and not self.gone:
-            self.items.append(frame)
-            if self._wake is not None:  # else nobody waits yet (``wake``)
-                self._wake.set()
-        elif self.store is not None and self.started:
+        if self.store is not None and self.started:
             await self._store(frame)  # kept for Last-Event-ID (not if the store is unreachable)
         else:
             log.debug("dropping a message for closed stream %s", self.id)
@@ -380,7 +378,6 @@ _MAX_LENGTH_KEPT = 4096
 
 
 async def send_json(send: Send, frame: bytes, headers: list[tuple[bytes, bytes]], era: str) -> None:
-    """Send ``frame`` as the whole JSON response (:func:`json_response`)."""
     start, body = json_response(frame, headers, era)
     await send(start)
     await send(body)

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from .. import _jsonrpc as rpc
 from .._protocol import _http as h
 from .._state._base import SessionDirectory, StateUnavailable
-from ._http_legacy import Engine, LegacyTransport, principal
+from ._http_legacy import Engine, LegacyTransport, current
 from ._http_server_streams import Stream, peek
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ class SharedLegacyTransport(LegacyTransport):
         # The owner (with auth) is the record's: fixed at create, the same on every process.
         super().__init__(sid, owner=record.get(OWNER) if record is not None else owner, **kw)
         # Every answer through send (no answer_nowait): it keeps this copy's books.
-        self.abilities = self.abilities._replace(answer_nowait=None, session_ended=self.ended_for_good)
+        self.abilities = self.abilities._replace(answer_nowait=None, session_ended=lambda: self.session_ended)
         # Its send may wait on the backend (sync: a record write) whatever the event store, and
         # its deliver keeps books: no request started on another task's stack, none fed.
         self.eager_safe = False
@@ -96,10 +96,6 @@ class SharedLegacyTransport(LegacyTransport):
         if self.record is not None:
             self.mirror.apply(self.record)
             self.record = None
-
-    def ended_for_good(self) -> bool:
-        """Whether the session itself ended (DELETE, expiry), not only this copy."""
-        return self.session_ended
 
     def refresh(self, record: dict[str, str], *, newer_only: bool = False) -> None:
         """Apply the record as the backend holds it now: with ``newer_only`` (a bus message) only a
@@ -186,7 +182,7 @@ class SharedLegacyTransport(LegacyTransport):
         """The GET stream, here; the other processes' copies drop theirs (one per session)."""
         stream = super().open_get_stream(priming=priming)
         if stream is not None:
-            self.registry.spawn(self.registry.publish({"type": GET_MOVED, "sid": self.id}))
+            self.registry.app._spawn(self.registry.publish({"type": GET_MOVED, "sid": self.id}))
         return stream
 
     def drop_get_stream(self) -> None:
@@ -232,24 +228,23 @@ class SharedSessions:
         self.tag = secrets.token_hex(3) + "."  # this process's POST streams: "<tag><n>"
         leases = getattr(state, "tasks", None)  # per-process leases (_state._redis_tasks), if any
         self.leases: Any = leases if hasattr(leases, "alive") else None
-        self._feeders: set[asyncio.Task[None]] = set()
         self._due: dict[str, SharedLegacyTransport] = {}  # copies served without a touch (find)
         self._toucher: asyncio.Task[None] | None = None
         state.on_message(self.on_message)
 
-    def _local(self, sid: str, record: dict[str, str] | None, owner: str | None = None) -> SharedLegacyTransport:
-        return self.app.start_session(SharedLegacyTransport, sid, registry=self, record=record, owner=owner)
+    def _local(self, sid: str, record: dict[str, str] | None) -> SharedLegacyTransport:
+        return self.app.start_session(SharedLegacyTransport, sid, registry=self, record=record)
 
     async def create(self) -> SharedLegacyTransport | None:
         """A new session (initialize); None at the cluster-wide cap. With auth, its record names
         the principal that opened it (``own``), which every process checks (``admits``)."""
         sid = h.new_session_id()
         app = self.app
-        owner = principal(app.caller)
-        fields = {OWNER: owner} if owner is not None else {}
+        caller = current(app.caller)
+        fields = {OWNER: caller.principal} if caller is not None else {}
         if not await self.directory.create(sid, fields, ttl=app.session_timeout, max_sessions=app.max_sessions):
             return None
-        return self._local(sid, None, owner)
+        return self._local(sid, None)  # owned by the caller's principal (start_session)
 
     def _bus(self) -> int | None:
         """The bus's generation (``RedisState.bus_generation``); None: down, or not known."""
@@ -360,11 +355,6 @@ class SharedSessions:
         except StateUnavailable as exc:
             log.warning("session %s: %s not shared with the other processes: %s", message["sid"], message["type"], exc)
 
-    def spawn(self, coro: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._feeders.add(task)
-        task.add_done_callback(self._feeders.discard)
-
     async def on_message(self, message: dict[str, Any]) -> None:
         """Bus messages from other processes about sessions this process has a copy of."""
         kind = message.get("type")
@@ -382,7 +372,7 @@ class SharedSessions:
             local.refresh(message["record"], newer_only=True)
         elif kind == FRAME and isinstance(message.get("frame"), str):
             # Not forwarded again; a task, so a full inbox never holds up the bus.
-            self.spawn(LegacyTransport.deliver(local, message["frame"].encode()))
+            self.app._spawn(LegacyTransport.deliver(local, message["frame"].encode()))
 
     def resume(
         self, transport: LegacyTransport, last: str, stream_id: str, replay: list[tuple[str, bytes]]
@@ -402,7 +392,7 @@ class SharedSessions:
             return None
         tail = _TailStore(self.app.event_store)
         stream = Stream(stream_id, era=h.LEGACY, json_ok=False, store=tail, session_id=transport.id)  # type: ignore[arg-type]
-        self.spawn(self._feed(stream, tail, transport, last_seq[1]))
+        self.app._spawn(self._feed(stream, tail, transport, last_seq[1]))
         return stream
 
     async def _feed(self, stream: Stream, tail: _TailStore, transport: LegacyTransport, seq: int) -> None:

@@ -7,6 +7,7 @@ connection. Each direction is a bounded queue: a sender that outruns its reader 
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from .._errors import EndOfStream, TransportError
 from ._base import Abilities, Frame
@@ -22,12 +23,12 @@ class MemoryTransport:
     ) -> None:
         self._inbox = inbox
         self._outbox = outbox
-        self._closed = False
+        self.closed = False  # (read only)
         self._eof = False
         self.abilities = Abilities(key=key)  # key: identifies the peer for per-server memories
 
     async def send(self, frame: bytes) -> None:
-        if self._closed:
+        if self.closed:
             raise TransportError("send on a closed memory transport")
         await self._outbox.put(bytes(frame))
 
@@ -41,15 +42,19 @@ class MemoryTransport:
         return item
 
     async def aclose(self) -> None:
-        if not self._closed:
-            self._closed = True
-            try:
-                self._outbox.put_nowait(_EOF)
-            except asyncio.QueueFull:
-                # The reader is behind: unread frames are dropped, as closing a real pipe does.
-                while not self._outbox.empty():
-                    self._outbox.get_nowait()
-                self._outbox.put_nowait(_EOF)
+        if not self.closed:
+            self.closed = True
+            end_queue(self._outbox)
+
+
+def end_queue(queue: asyncio.Queue[Any]) -> bool:
+    """Queue the end marker (``None``) for ``queue``'s reader. A full queue means the reader is
+    behind: what it has not read is dropped first, as closing a real pipe does (True)."""
+    dropped = queue.full()
+    while dropped and not queue.empty():
+        queue.get_nowait()
+    queue.put_nowait(_EOF)
+    return dropped
 
 
 def memory_pair(max_frames: int = 1024, *, key: str | None = None) -> tuple[MemoryTransport, MemoryTransport]:

@@ -125,7 +125,7 @@ class StdioServerTransport:
         self._lost: BaseException | None = None  # why stdout failed
         self._paused = False
         try:
-            self._mode = stdio_mode(mode)  # "loop" or "threads"
+            self.mode = stdio_mode(mode)  # "loop" (the event loop's pipe transports) or "threads" (blocking ones)
         except ValueError as exc:
             raise TransportError(str(exc)) from None
         self._read_transport: asyncio.ReadTransport | ThreadReader | None = None
@@ -146,11 +146,6 @@ class StdioServerTransport:
         self.on_gone = on_gone  # see "The client gone" in the module docstring
 
     # ================================================================ setup
-    @property
-    def mode(self) -> str:
-        """``"loop"`` (the event loop's pipe transports) or ``"threads"`` (blocking threads)."""
-        return self._mode
-
     async def open(self) -> None:
         loop = self._loop = asyncio.get_running_loop()
         if self._claim:
@@ -160,7 +155,7 @@ class StdioServerTransport:
                 self._in_fd = self._private_dup(0)
         self.trace = self._open_trace() if self._open_trace is not None else None  # now: /dev/stdout is no wire
         writer = self._writer = _Writer(self)
-        if self._mode == "loop" and is_stream(self._out_fd):
+        if self.mode == "loop" and is_stream(self._out_fd):
             pipe = open(self._out_fd, "wb", buffering=0, closefd=False)  # noqa: SIM115
             self._write_transport, _ = await loop.connect_write_pipe(lambda: writer, pipe)
             self._nonblocking_fds.append(self._out_fd)
@@ -175,7 +170,7 @@ class StdioServerTransport:
             )
         self._write_transport.set_write_buffer_limits(high=_WRITE_HIGH_WATER)
         reader = _Reader(self)
-        if self._mode == "loop" and is_stream(self._in_fd):
+        if self.mode == "loop" and is_stream(self._in_fd):
             pipe_in = open(self._in_fd, "rb", buffering=0, closefd=False)  # noqa: SIM115
             self._read_transport, _ = await loop.connect_read_pipe(lambda: reader, pipe_in)
             read_in_chunks(self._read_transport)
@@ -216,7 +211,7 @@ class StdioServerTransport:
         ppid = self._ppid
         assert self._parent_poll
         # Loop mode: an event (pidfd, kqueue); threads mode: polling, as on systems without one.
-        await wait_parent_exit(ppid, self._parent_poll, events=self._mode == "loop")
+        await wait_parent_exit(ppid, self._parent_poll, events=self.mode == "loop")
         if not self._eof:
             with contextlib.suppress(Exception):
                 print(f"mcpio: the parent process ({ppid}) exited; shutting down", file=sys.stderr, flush=True)
