@@ -34,12 +34,13 @@ import select
 import socket
 import time
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any
 
 import httpx
 
 from .._protocol import _http1 as p
+from ._http_backend import ReadyAuth
 
 MAX_REDIRECTS = 20
 HIGH_WATER = 1 << 20  # bytes buffered from a connection before its reading is paused
@@ -50,18 +51,6 @@ DEFAULT_HEADERS = (
     ("Connection", "keep-alive"),
     ("User-Agent", USER_AGENT),
 )
-
-
-@runtime_checkable
-class ReadyAuth(Protocol):
-    """An ``httpx.Auth`` that can say its headers without I/O and resume its flow from a
-    request already sent with them (mcpio's ``OAuth``; the module docstring)."""
-
-    def ready_headers(self) -> tuple[dict[str, str], str | None] | None: ...
-
-    def async_auth_flow(
-        self, request: httpx.Request, sent: tuple[str | None, httpx.Response] | None = None
-    ) -> AsyncGenerator[httpx.Request, httpx.Response]: ...
 
 
 class _Conn(asyncio.Protocol):
@@ -125,12 +114,9 @@ class _Conn(asyncio.Protocol):
 
     # used by the client
     def dropped(self) -> bool:
-        """The server closed (or wrote on) this idle connection, though the loop has not seen it
-        yet: the socket is readable now (an idle HTTP/1.1 connection has nothing to read)."""
-        if self.eof or self.buf:
-            return True
-        if self.fd < 0:
-            return False
+        """Closed (or written on) by the server while idle, seen by the loop or not yet (a readable socket)."""
+        if self.eof or self.buf or self.fd < 0:
+            return self.eof or bool(self.buf)
         try:
             return bool(select.select([self.fd], [], [], 0)[0])
         except (OSError, ValueError):

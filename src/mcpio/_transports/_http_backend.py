@@ -22,8 +22,8 @@ import importlib.util
 import os
 import ssl
 import urllib.request
-from collections.abc import AsyncIterator, Callable
-from typing import Any, Protocol
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from typing import Any, Protocol, runtime_checkable
 
 import httpx
 
@@ -57,6 +57,18 @@ class Backend(Protocol):
     async def send(self, method: str, url: str, content: bytes | None, headers: dict[str, str] | None) -> Any: ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class ReadyAuth(Protocol):
+    """An ``httpx.Auth`` that can say its headers without I/O and resume its flow from a
+    request already sent with them (mcpio's ``OAuth``; ``_http1_client``'s docstring)."""
+
+    def ready_headers(self) -> tuple[dict[str, str], str | None] | None: ...
+
+    def async_auth_flow(
+        self, request: httpx.Request, sent: tuple[str | None, httpx.Response] | None = None
+    ) -> AsyncGenerator[httpx.Request, httpx.Response]: ...
 
 
 class HttpxBackend:
