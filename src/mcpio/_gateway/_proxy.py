@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import gc
 import time
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import _log
 from .._content import ToolResult
@@ -165,6 +166,7 @@ class Upstream:
         except Exception as exc:
             log.error("upstream %r did not start: %s", self.label, _reason(exc))
         self.start_ms = round((time.perf_counter() - began) * 1000, 1)
+        gc.freeze()  # the client, its modules and the mirror live as long as serving (_server._stdio.run)
 
     def state(self) -> dict[str, Any]:
         """What ``mcpio doctor`` and ``mcpio inspect`` show of this upstream: ``state`` (started,
@@ -425,14 +427,14 @@ def _tool(upstream: Upstream, t: Any) -> Tool:
                 or None,
             )
 
-        result: ToolResult = await upstream.forward(ctx, go)
-        return result
+        return cast(ToolResult, await upstream.forward(ctx, go))
 
     execution = t.get("execution")
     task_support = execution.get("taskSupport") if isinstance(execution, dict) else None
     made = Tool.from_schema(
         call,
         name=name,
+        inline=True,  # the forwarding never blocks the loop: not watched (_tools.invoke)
         task_support=task_support if task_support in TASK_SUPPORT else "forbidden",  # served as a task here too
         input_schema=t.get("inputSchema") or {"type": "object"},
         output_schema=t.get("outputSchema"),
@@ -473,8 +475,7 @@ class ForwardedPrompt(Prompt):
             result.pop("resultType", None)
             return result
 
-        result: dict[str, Any] = await self.upstream.forward(ctx, go)
-        return result
+        return cast("dict[str, Any]", await self.upstream.forward(ctx, go))
 
 
 class ForwardedResource(Resource):
@@ -517,8 +518,7 @@ class ForwardedResource(Resource):
             contents = [c for c in result.get("contents") or [] if isinstance(c, dict)]
             return [{**c, "uri": uri} if c.get("uri") == upstream_uri else c for c in contents]
 
-        contents: list[dict[str, Any]] = await self.upstream.forward(ctx, go)
-        return contents
+        return cast("list[dict[str, Any]]", await self.upstream.forward(ctx, go))
 
 
 class ProxyServer(Server):
