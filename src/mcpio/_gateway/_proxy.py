@@ -25,7 +25,7 @@ import contextlib
 import contextvars
 import gc
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import _log
@@ -202,7 +202,7 @@ class Upstream:
             task.cancel()
         await self._drop()
 
-    async def forward(self, ctx: Context | None, call: Any) -> Any:
+    def forward(self, ctx: Context | None, call: Any) -> Awaitable[Any]:
         """Run ``call(client)`` upstream on behalf of ``ctx``; a dead upstream is an :class:`UpstreamError`.
 
         For a client in an era with input_required rounds, the call runs in a :class:`Flight`
@@ -214,8 +214,8 @@ class Upstream:
             flight = flight_of(self._flights, ctx)
             if flight is None:
                 flight = Flight(self._flights, lambda flight: self._call(flight, call))
-            return await flight.run(ctx, ask_client)
-        return await self._call(ctx, call)
+            return flight.run(ctx, ask_client)
+        return self._call(ctx, call)
 
     async def _call(self, caller: Context | Flight | None, call: Any) -> Any:
         try:
