@@ -131,7 +131,7 @@ class HTTPClientTransport:
         self.timeout = timeout
         self.http_sse = http_sse
         self._http: Backend | None = None if client is None else HttpxBackend(client, own=False)
-        self._inbox: asyncio.Queue[bytes | Related | None] = asyncio.Queue()
+        self._inbox: asyncio.Queue[bytes | Decoded | Related | None] = asyncio.Queue()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._drains = 0  # answered streams being read to their end (MAX_DRAINS)
         self._in_flight = asyncio.Semaphore(MAX_REQUESTS_IN_FLIGHT)  # POSTed requests (the module docstring)
@@ -169,7 +169,7 @@ class HTTPClientTransport:
     def _saw(self, resp: Answer) -> None:
         self.http_version = resp.http_version
 
-    async def receive(self) -> bytes | Related:
+    async def receive(self) -> bytes | Decoded | Related:
         item = await self._inbox.get()
         if item is _EOF:
             self._inbox.put_nowait(_EOF)
