@@ -209,6 +209,8 @@ def to_blocks(value: Any, rules: Rules | None = None) -> list[dict[str, Any]]:
     # isinstance against the Struct classes goes through their metaclass (~0.2 us each)
     if isinstance(value, dict) and value.get("type") in _BLOCK_TYPES:
         return [value]
+    if type(value) is list and value and all(type(v) is dict and v.get("type") in _BLOCK_TYPES for v in value):
+        return list(value)  # blocks as they came (a proxy's upstream result): what the loop below gives
     if isinstance(value, CONTENT_TYPES):
         return [cast(Any, value).to_block(rules)]
     if (

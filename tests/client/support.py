@@ -83,7 +83,7 @@ class Recorder:
 
     async def receive(self) -> Any:
         frame = await self.inner.receive()
-        self.received.append(json.loads(frame))
+        self.received.append(json.loads(getattr(frame, "raw", frame)))  # Decoded, Related: their bytes
         if self._arrival is not None:
             self._arrival.set()
         return frame

@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mcpio import Client
+from mcpio import Client, MCPError
 from mcpio._transports._http_client import HTTPClientTransport
 from tests.client.support import arun
 
@@ -162,7 +162,7 @@ def _imports_after_a_call(url: str, env: dict[str, str] | None = None) -> dict[s
     code = textwrap.dedent(
         f"""
         import asyncio, json, sys
-        from mcpio import Client
+        from mcpio import Client, MCPError
         async def main():
             async with Client({url!r}, era="legacy") as c:
                 text = (await c.call_tool("add", {{}})).content[0].text
@@ -348,6 +348,27 @@ def test_a_broken_answer_fails_that_request_only(broken, says):
                     await c.call_tool("bad", {})
                 assert says in str(err.value)
                 assert (await c.call_tool("add", {})).content[0].text == "3"
+        finally:
+            await srv.stop()
+
+    arun(go(), timeout=60)
+
+
+def test_an_answer_only_a_lenient_json_parser_reads_fails_its_request_at_once():
+    """A body with NaN in it is not JSON to the session: the request gets an error answer at
+    once (it was delivered, skipped as not JSON by the session, and waited for to the timeout)."""
+
+    def nan(m: dict[str, Any]) -> bytes:
+        return _ok(b'{"jsonrpc":"2.0","id":%s,"result":{"content":[],"x":NaN}}' % json.dumps(m["id"]).encode())
+
+    async def go() -> None:
+        srv = RawServer({"tools/call": nan})
+        url = await srv.start()
+        try:
+            async with Client(url, era="legacy", timeout=120) as c:
+                with pytest.raises(MCPError, match="the server sent no answer to the request"):
+                    await c.call_tool("add", {})
+                assert (await c.list_tools())[0].name == "add"  # the connection serves on
         finally:
             await srv.stop()
 

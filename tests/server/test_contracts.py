@@ -189,6 +189,12 @@ async def blocker() -> str:
 async def polite() -> str:
     await asyncio.sleep(0.4)
     return "done"
+
+
+@server.tool(inline=True)  # vouched never to block (as a proxy's forwarding is): not watched
+async def vouched() -> str:
+    time.sleep(0.2)
+    return "done"
 """
 
 
@@ -200,6 +206,7 @@ def test_an_async_tool_that_blocks_the_loop_is_named_in_a_warning(tmp_path: Path
     async def go() -> None:
         async with Client([sys.executable, "-m", "mcpio", "run", str(path)], on_stderr=stderr.append) as client:
             assert (await client.call_tool("polite")).data == "done"
+            assert (await client.call_tool("vouched")).data == "done"
             assert (await client.call_tool("blocker")).data == "done"
             await client.ping()  # the warning is written before the next answer
 
@@ -207,4 +214,4 @@ def test_an_async_tool_that_blocks_the_loop_is_named_in_a_warning(tmp_path: Path
     log = "\n".join(stderr)
     assert "mcpio: warning: async tool 'blocker' held the event loop for 0.4" in log
     assert "time.sleep" in log and "make it a plain def" in log
-    assert "polite" not in log
+    assert "polite" not in log and "vouched" not in log

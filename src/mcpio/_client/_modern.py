@@ -220,7 +220,7 @@ class ModernEra:
         """Send ``method``; answer input_required rounds until the result is complete (or, with
         ``follow_task=False``, until the server answers with a task handle: returned as sent).
         ``on_task_status``: each state of the task a ``tools/call`` becomes (``await_task``)."""
-        base = dict(params or {})
+        base = params or {}  # never changed: a round sends a copy (below)
         current = base
         rounds = self.client.max_input_rounds
         for _ in range(rounds + 1):
@@ -231,7 +231,8 @@ class ModernEra:
                 return result
             kind = result.get("resultType", "complete")
             if kind == "complete":
-                return {k: v for k, v in result.items() if k != "resultType"}
+                result.pop("resultType", None)  # the session decoded it for this request alone
+                return result
             if kind == "task" and method == "tools/call" and self.client.tasks and follow_task:
                 # the tasks extension: follow the task to its result (_tasks)
                 return await await_task(

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import gc
 import time
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import _log
 from .._client._opening import send_first
@@ -164,6 +165,7 @@ class Upstream:
         except Exception as exc:
             log.error("upstream %r did not start: %s", self.label, _reason(exc))
         self.start_ms = round((time.perf_counter() - began) * 1000, 1)
+        gc.freeze()  # the client, its modules and the mirror live as long as serving (_server._stdio.run)
 
     def state(self) -> dict[str, Any]:
         """What ``mcpio doctor`` and ``mcpio inspect`` show of this upstream: ``state`` (started,
@@ -199,7 +201,7 @@ class Upstream:
             task.cancel()
         await self._drop()
 
-    async def forward(self, ctx: Context | None, call: Any) -> Any:
+    def forward(self, ctx: Context | None, call: Any) -> Awaitable[Any]:
         """Run ``call(client)`` upstream on behalf of ``ctx``; a dead upstream is an :class:`UpstreamError`.
 
         For a client in an era with input_required rounds, the call runs in a :class:`Flight`
@@ -211,8 +213,8 @@ class Upstream:
             flight = flight_of(self._flights, ctx)
             if flight is None:
                 flight = Flight(self._flights, lambda flight: self._call(flight, call))
-            return await flight.run(ctx, ask_client)
-        return await self._call(ctx, call)
+            return flight.run(ctx, ask_client)
+        return self._call(ctx, call)
 
     async def _call(self, caller: Context | Flight | None, call: Any) -> Any:
         try:
@@ -419,12 +421,12 @@ def _tool(upstream: Upstream, t: Any, client: Client) -> Tool:
                 or None,
             )
 
-        result: ToolResult = await upstream.forward(ctx, go)
-        return result
+        return cast(ToolResult, await upstream.forward(ctx, go))
 
     made = Tool.from_schema(
         call,
         name=name,
+        inline=True,  # the forwarding never blocks the loop: not watched (_tools.invoke)
         **task_options(client, t),  # task_support (and task_after): as the upstream runs tasks
         input_schema=t.get("inputSchema") or {"type": "object"},
         output_schema=t.get("outputSchema"),
@@ -465,8 +467,7 @@ class ForwardedPrompt(Prompt):
             result.pop("resultType", None)
             return result
 
-        result: dict[str, Any] = await self.upstream.forward(ctx, go)
-        return result
+        return cast("dict[str, Any]", await self.upstream.forward(ctx, go))
 
 
 class ForwardedResource(Resource):
@@ -509,8 +510,7 @@ class ForwardedResource(Resource):
             contents = [c for c in result.get("contents") or [] if isinstance(c, dict)]
             return [{**c, "uri": uri} if c.get("uri") == upstream_uri else c for c in contents]
 
-        contents: list[dict[str, Any]] = await self.upstream.forward(ctx, go)
-        return contents
+        return cast("list[dict[str, Any]]", await self.upstream.forward(ctx, go))
 
 
 class ProxyServer(Server):

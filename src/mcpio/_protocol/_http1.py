@@ -43,6 +43,7 @@ REDIRECTS = frozenset({301, 302, 303, 307, 308})
 
 _STATUS = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: ([^\r\n]*))?")
 _TOKEN = re.compile(rb"[-!#$%&'*+.^_`|~0-9A-Za-z]+")
+_FIELD = re.compile(r"^([-!#$%&'*+.^_`|~0-9A-Za-z]+):(.*)$", re.M)  # one "name:value" field line
 
 
 class ProtocolViolation(Exception):
@@ -104,22 +105,24 @@ def parse_head(buf: bytes | bytearray) -> tuple[Head, int] | None:
         if buf and not b"HTTP/1."[: len(buf)].startswith(bytes(buf[:7])):
             raise ProtocolViolation(f"illegal status line: {bytes(buf[:80])!r}")
         return None
-    lines = bytes(buf[:end]).split(b"\n")
-    status_line = lines[0].rstrip(b"\r")
+    status_line, _, block = bytes(buf[:end]).partition(b"\n")
+    status_line = status_line.rstrip(b"\r")
     m = _STATUS.fullmatch(status_line)
     if m is None:
         raise ProtocolViolation(f"illegal status line: {status_line[:200]!r}")
-    raw: list[tuple[str, str]] = []
-    for line in lines[1:]:
-        line = line.rstrip(b"\r")
-        if line[:1] in (b" ", b"\t") and raw:  # obs-fold (RFC 9112 §5.2): part of the previous value
-            name, value = raw[-1]
-            raw[-1] = (name, f"{value} {line.strip().decode('latin-1')}")
-            continue
-        name_b, sep, value_b = line.partition(b":")
-        if not sep or not _TOKEN.fullmatch(name_b):
-            raise ProtocolViolation(f"illegal header line: {line[:200]!r}")
-        raw.append((name_b.decode("ascii").lower(), value_b.strip(b" \t").decode("latin-1")))
+    raw = [(name.lower(), value.rstrip("\r").strip(" \t")) for name, value in _FIELD.findall(block.decode("latin-1"))]
+    if len(raw) != (block.count(b"\n") + 1 if block else 0):  # a line not a plain field: read line by line
+        raw = []
+        for line in block.split(b"\n"):
+            line = line.rstrip(b"\r")
+            if line[:1] in (b" ", b"\t") and raw:  # obs-fold (RFC 9112 §5.2): part of the previous value
+                name, value = raw[-1]
+                raw[-1] = (name, f"{value} {line.strip().decode('latin-1')}")
+                continue
+            name_b, sep, value_b = line.partition(b":")
+            if not sep or not _TOKEN.fullmatch(name_b):
+                raise ProtocolViolation(f"illegal header line: {line[:200]!r}")
+            raw.append((name_b.decode("ascii").lower(), value_b.strip(b" \t").decode("latin-1")))
     reason = (m.group(3) or b"").decode("latin-1")
     return Head(f"HTTP/1.{m.group(1).decode()}", int(m.group(2)), reason, Headers(raw)), size
 

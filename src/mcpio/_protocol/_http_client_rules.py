@@ -27,12 +27,12 @@ spec-notes §7, §9a, §9b; spec 2026-07-28 basic/transports/streamable-http.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from .._errors import CONNECTION_CLOSED, METHOD_NOT_FOUND, MODERN_ERROR_CODES
+from .._jsonrpc import decode_json
 from .._versions import META_PROTOCOL_VERSION
 from ._http import (
     _TOKEN,
@@ -164,9 +164,10 @@ def tool_header_problem(tool: Any) -> str | None:
 
 
 def is_json(body: bytes) -> bool:
+    """Whether ``body`` is JSON as the session decodes it (msgspec: its errors are ValueErrors)."""
     try:
-        json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        decode_json(body)
+    except (ValueError, RecursionError):
         return False
     return True
 
@@ -174,8 +175,8 @@ def is_json(body: bytes) -> bool:
 def error_in(body: bytes) -> tuple[Any, dict[str, Any]] | None:
     """(id, error object) when ``body`` is a JSON-RPC error response, else None."""
     try:
-        doc = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        doc = decode_json(body)
+    except (ValueError, RecursionError):
         return None
     if isinstance(doc, dict) and isinstance(doc.get("error"), dict) and isinstance(doc["error"].get("code"), int):
         return doc.get("id"), doc["error"]

@@ -103,8 +103,8 @@ async def invoke(
     for name in sig.injected:
         kwargs[name] = ctx
     try:
-        if sig.is_async:
-            return await Watched(fn(**kwargs), sig.name)
+        if sig.is_async:  # watched for blocking unless ``inline``: vouched never to block (a proxy's forwarding)
+            return await (fn(**kwargs) if inline else Watched(fn(**kwargs), sig.name))
         if inline:
             return fn(**kwargs)
         if speed is not None:

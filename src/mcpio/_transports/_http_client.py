@@ -73,10 +73,10 @@ from typing import Any
 import httpx
 
 from .._errors import EndOfStream, TransportError
-from .._jsonrpc import DEFAULT_MAX_LINE_SIZE
+from .._jsonrpc import DEFAULT_MAX_LINE_SIZE, decode_json
 from .._protocol import _http as h
 from .._protocol import _http_client_rules as rules
-from .._protocol._framing import Related
+from .._protocol._framing import Decoded, Related
 from ._base import Abilities
 from ._http_backend import Answer, Backend, HttpxBackend, make_backend
 from ._http_body import DRAIN_SECONDS, BodyTooLarge, content_type, json_bytes, read_capped, verify_message
@@ -131,7 +131,7 @@ class HTTPClientTransport:
         self.timeout = timeout
         self.http_sse = http_sse
         self._http: Backend | None = None if client is None else HttpxBackend(client, own=False)
-        self._inbox: asyncio.Queue[bytes | Related | None] = asyncio.Queue()
+        self._inbox: asyncio.Queue[bytes | Decoded | Related | None] = asyncio.Queue()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._drains = 0  # answered streams being read to their end (MAX_DRAINS)
         self._in_flight = asyncio.Semaphore(MAX_REQUESTS_IN_FLIGHT)  # POSTed requests (the module docstring)
@@ -169,7 +169,7 @@ class HTTPClientTransport:
     def _saw(self, resp: Answer) -> None:
         self.http_version = resp.http_version
 
-    async def receive(self) -> bytes | Related:
+    async def receive(self) -> bytes | Decoded | Related:
         item = await self._inbox.get()
         if item is _EOF:
             self._inbox.put_nowait(_EOF)
@@ -179,7 +179,7 @@ class HTTPClientTransport:
     async def send(self, frame: bytes) -> None:
         if self._closed or self._failure is not None:
             raise TransportError(self._failure or f"the HTTP connection to {self.url} is closed")
-        msg = json.loads(frame)
+        msg = decode_json(frame)
         if not isinstance(msg, dict):
             raise TransportError("this client does not send JSON-RPC batches over HTTP")
         if self._sse is not None:
@@ -283,8 +283,8 @@ class HTTPClientTransport:
             if not raw.strip():
                 return False
             try:
-                doc = json.loads(raw)
-            except ValueError:
+                doc = decode_json(raw)  # as the session would (msgspec's errors are ValueErrors)
+            except (ValueError, RecursionError):
                 log.warning("skipping a message from %s that is not JSON: %.200r", self.url, raw)
                 return False
         answered = asks = False
@@ -304,7 +304,7 @@ class HTTPClientTransport:
                     event.set()
                 answered = answered or (waiting is not None and id_ == waiting)
         # A request on the stream of our request ``waiting`` relates to it (abilities.relates)
-        self._inbox.put_nowait(Related(raw, waiting) if asks and waiting is not None else raw)
+        self._inbox.put_nowait(Related(raw, waiting) if asks and waiting is not None else Decoded(raw, doc))
         return answered
 
     def _fail(self, id_: Any, error: dict[str, Any]) -> None:
@@ -447,8 +447,8 @@ class HTTPClientTransport:
     def _answer_body(self, id_: Any, status: int, reason: str, body: bytes) -> None:
         """A JSON answer, or the JSON-RPC error for an HTTP failure (``body`` parsed once)."""
         try:
-            doc, is_json = json.loads(body), True  # rules.is_json's test
-        except ValueError:
+            doc, is_json = decode_json(body), True  # rules.is_json's test
+        except (ValueError, RecursionError):
             doc, is_json = None, False
         # rules.error_in finds only a dict with "error": anything else is not parsed again
         found = rules.error_in(body) if isinstance(doc, dict) and "error" in doc else None
