@@ -298,14 +298,14 @@ def _hop_stdio(argv: list[str], tool: str, sequential: int, pipelined: int) -> i
             os.unlink(out)
 
 
-def _warm(argv: list[str]) -> None:
+def _warm(argv: list[str], tool: str = "add") -> None:
     """One session through ``argv`` outside valgrind, so that every module's .pyc is written."""
     import proxy_bench as pb
 
     s = pb.Server(argv)
     try:
         s.initialize()
-        s.send(pb.call("add", 1, 1))
+        s.send(pb.call(tool, 1, 1))
         s.answer(1)
         assert s.p.stdin is not None
         s.p.stdin.close()
@@ -375,7 +375,7 @@ def hop(kind: str) -> None:
             argv, tool = [sys.executable, "-m", "mcpio", "run", str(config)], "s0__add"
         else:
             argv, tool = [sys.executable, "-m", "mcpio", "run", command], "add"
-        subprocess.run(argv, input=b"", capture_output=True, check=False)  # warm .pyc (see http())
+        _warm(argv, tool)  # a call, not only initialize: the upstream's client loads on the first start
         seq = [_hop_stdio(argv, tool, n, 0) for n in (100, 300)]
         piped = [_hop_stdio(argv, tool, 0, n) for n in (200, 1_200)]
     print(

@@ -551,3 +551,26 @@ def test_the_log_level_travels_with_each_request():
         assert levels == ["debug", "warning"] and "logging/setLevel" not in transport.methods()
 
     arun(go())
+
+
+def test_without_on_log_each_request_asks_for_what_the_server_logger_lets_through_now():
+    import logging
+
+    server_log = logging.getLogger("mcpio.server")
+    before = server_log.level
+
+    async def go():
+        transport, task = in_memory(_load(SERVERS / "dynamic_server.py"))
+        async with Client(transport=transport, era="modern") as c:
+            server_log.setLevel(logging.ERROR)
+            await c.call_tool("chatty")
+            server_log.setLevel(logging.DEBUG)  # the level in effect now, not the one of the first request
+            await c.call_tool("chatty")
+        await task
+        levels = [m["params"]["_meta"].get(LEVEL) for m in transport.sent if m.get("method") == "tools/call"]
+        assert levels == ["error", "debug"]
+
+    try:
+        arun(go())
+    finally:
+        server_log.setLevel(before)

@@ -462,47 +462,28 @@ class Client(Declaring):
         when given. Progress restarts ``timeout`` up to ``max_timeout`` (defaults: the client's).
         ``on_task_status(task)`` (sync or async): each state of the task the server runs the call as
         (2025-11-25 ``notifications/tasks/status``; 2026-07-28 ``notifications/tasks``, ``tasks/get``)."""
-        raw = await self._call_tool(
-            name,
-            arguments,
-            timeout=timeout,
-            max_timeout=max_timeout,
-            on_progress=on_progress,
-            on_task_status=on_task_status,
-        )
-        # {"result": x} is unwrapped when the listed outputSchema is mcpio's wrapper (or unknown)
-        if self._wrapped is None:
-            self._wrapped = {t.name: wraps_result(t.output_schema) for t in self._tool_defs}
-        return CallToolResult(raw, result_type, self._wrapped.get(name, True))
-
-    async def _call_tool(
-        self,
-        name: str,
-        arguments: dict[str, Any] | None,
-        *,
-        timeout: float | None,
-        max_timeout: float | None,
-        on_progress: ProgressCallback | None,
-        on_task_status: Callable[[dict[str, Any]], Any] | None = None,
-    ) -> dict[str, Any]:
         self._check("tools/call")
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
         cap = self.max_timeout if max_timeout is DEFAULT else max_timeout
         if await task_required(self, name):  # 2025-11-25 core tasks: such a tool is called as a task
-            return await legacy_task_call(self, params, timeout=timeout, max_timeout=cap, on_status=on_task_status)
-        follow = {"on_task_status": on_task_status} if on_task_status and self.negotiated_era == "modern" else {}
-        try:
-            raw = await self._request("tools/call", params, timeout, cap, on_progress, **follow)
-        except HeaderMismatch:
-            if self._offers.accept_tools is None:
-                raise
-            # 2026-07-28 HTTP: the Mcp-Param-* headers come from the tool's inputSchema; it may
-            # have changed (or was never listed): list the tools again and retry once (spec SHOULD).
-            await self.list_tools(cache_mode="refresh")
-            raw = await self._request("tools/call", params, timeout, cap, on_progress, **follow)
-        return cast("dict[str, Any]", raw)
+            raw = await legacy_task_call(self, params, timeout=timeout, max_timeout=cap, on_status=on_task_status)
+        else:
+            follow = {"on_task_status": on_task_status} if on_task_status and self.negotiated_era == "modern" else {}
+            try:
+                raw = await self._request("tools/call", params, timeout, cap, on_progress, **follow)
+            except HeaderMismatch:
+                if self._offers.accept_tools is None:
+                    raise
+                # 2026-07-28 HTTP: the Mcp-Param-* headers come from the tool's inputSchema; it may
+                # have changed (or was never listed): list the tools again and retry once (spec SHOULD).
+                await self.list_tools(cache_mode="refresh")
+                raw = await self._request("tools/call", params, timeout, cap, on_progress, **follow)
+        # {"result": x} is unwrapped when the listed outputSchema is mcpio's wrapper (or unknown)
+        if self._wrapped is None:
+            self._wrapped = {t.name: wraps_result(t.output_schema) for t in self._tool_defs}
+        return CallToolResult(raw, result_type, self._wrapped.get(name, True))
 
     async def list_resources(self, *, cache_mode: str = "use") -> list[Resource]:
         return wrap_list(Resource, await self._list("resources/list", "resources", cache_mode))

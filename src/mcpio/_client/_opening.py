@@ -96,6 +96,7 @@ class Declaring:
         self.log_level = log_level
         self.tasks = tasks  # declare the tasks extension (2026-07-28) and follow task handles
         self.extensions = dict(extensions or {})  # {id: settings}: capabilities.extensions, both eras
+        self._metas: dict[tuple[str, str], dict[str, Any]] = {}  # (version, level) -> modern_meta's answer
 
     def _capabilities(self, rules: Rules) -> dict[str, Any]:
         """The ClientCapabilities this client declares under ``rules``."""
@@ -136,7 +137,8 @@ class Declaring:
     def modern_meta(self, version: str, level: str | None) -> dict[str, Any]:
         """The 2026-07-28 per-request ``_meta`` for ``version``. ``level``: the log level set (None:
         ``"debug"`` for an ``on_log`` callback, which wants them all, or else the level the
-        ``mcpio.server`` logger lets through, where the logs go by default)."""
+        ``mcpio.server`` logger lets through, where the logs go by default). Shared: never changed
+        by its callers (they copy it into the params they send)."""
         if level is None:
             if self.on_log is not None:
                 level = "debug"
@@ -144,12 +146,15 @@ class Declaring:
                 from ._handlers import forwarded_level  # logging: not for a gateway's upstream
 
                 level = forwarded_level()
-        return {
-            META_PROTOCOL_VERSION: version,
-            META_CLIENT_CAPABILITIES: self._capabilities(RULES[version]),
-            META_CLIENT_INFO: self.client_info,
-            META_LOG_LEVEL: level,
-        }
+        meta = self._metas.get((version, level))
+        if meta is None:  # built once: what it holds is the constructor's (set_roots keeps roots declared)
+            meta = self._metas[version, level] = {
+                META_PROTOCOL_VERSION: version,
+                META_CLIENT_CAPABILITIES: self._capabilities(RULES[version]),
+                META_CLIENT_INFO: self.client_info,
+                META_LOG_LEVEL: level,
+            }
+        return meta
 
     def opening(self, remembered: str | None) -> tuple[str, dict[str, Any]]:
         """The first request of a connection (method, params): ``initialize`` when it
@@ -157,7 +162,7 @@ class Declaring:
         legacy, modern = self.versions()
         if self.starts_legacy(remembered):
             return "initialize", self.initialize_params(legacy)
-        return "server/discover", {"_meta": self.modern_meta(modern, self.log_level)}
+        return "server/discover", {"_meta": dict(self.modern_meta(modern, self.log_level))}
 
 
 #: The ``Client`` options :class:`Declaring` takes (its keyword-only parameters).

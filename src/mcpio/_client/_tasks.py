@@ -266,8 +266,10 @@ class StatusWatch:
 async def task_required(client: Client, name: str) -> bool:
     """True when the server (2025-11-25) supports task-augmented tools/call and lists this
     tool with ``execution.taskSupport: "required"`` (looked up in tools/list once)."""
+    if not client.tasks or client.negotiated_era != "legacy":
+        return False
     tasks = client.server_capabilities.get("tasks")
-    if not client.tasks or client.negotiated_era != "legacy" or not isinstance(tasks, dict):
+    if not isinstance(tasks, dict):
         return False
     requests = tasks.get("requests")
     if not (

@@ -18,7 +18,7 @@ no upstream has gets an empty list.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._host._config import ServerSpec, load_config, servers_of
@@ -76,9 +76,13 @@ class GatewayServer(Server):
             caps["completions"] = {}
         return caps
 
-    async def _on_request(self, session: Session, ev: RequestReceived) -> Any:
-        if not self._all_started and ev.method not in self.passes_through:
-            await self.started()
+    def _on_request(self, session: Session, ev: RequestReceived) -> Coroutine[Any, Any, Any]:
+        if self._all_started or ev.method in self.passes_through:
+            return super()._on_request(session, ev)  # Server's own coroutine: no layer of ours per request
+        return self._after_start(session, ev)
+
+    async def _after_start(self, session: Session, ev: RequestReceived) -> Any:
+        await self.started()
         return await super()._on_request(session, ev)
 
 

@@ -99,10 +99,15 @@ class Upstream:
         return options
 
     # ------------------------------------------------------------ connection
+    def live(self) -> Client | None:
+        """The upstream client while its connection is open, else None (:meth:`connect` opens one)."""
+        client = self.client
+        return client if client is not None and _alive(client) else None
+
     async def connect(self) -> Client:
         """The open upstream client, opening it (and mirroring its catalog) when there is none."""
-        client = self.client
-        if client is not None and _alive(client):
+        client = self.live()
+        if client is not None:
             return client
         import asyncio
 
@@ -111,8 +116,9 @@ class Upstream:
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
-            if self.client is not None and _alive(self.client):
-                return self.client
+            client = self.live()
+            if client is not None:
+                return client
             if self.client is not None:
                 await self._drop()
             options = self._options()
@@ -171,7 +177,7 @@ class Upstream:
         """What ``mcpio doctor`` and ``mcpio inspect`` show of this upstream: ``state`` (started,
         failed, not started), the ``error`` of a failed start, how long the start took, and
         how many tools, prompts, resources and templates it serves."""
-        live = self.client is not None and _alive(self.client)
+        live = self.live() is not None
         state = "started" if live else "failed" if self.error is not None else "not started"
         resources, templates = self._listed.get("resources", ([], []))
         counts = {"tools": len(self._listed.get("tools", ())), "prompts": len(self._listed.get("prompts", ()))}
@@ -218,7 +224,7 @@ class Upstream:
 
     async def _call(self, caller: Context | Flight | None, call: Any) -> Any:
         try:
-            client = await self.connect()
+            client = self.live() or await self.connect()  # open: no coroutine of connect's per call
         except Exception as exc:
             raise UpstreamError(f"upstream {self.label!r} is not available: {_reason(exc)}", INTERNAL_ERROR) from None
         token = None
@@ -301,7 +307,7 @@ class Upstream:
             self._watched.pop(uri, None)
         if count != (1 if on else 0):
             return
-        if not on and (self.client is None or not _alive(self.client)):
+        if not on and self.live() is None:
             return  # nothing is held upstream (a new connection subscribes only what is watched)
 
         async def go(client: Client) -> None:
@@ -327,8 +333,8 @@ class Upstream:
             self._spawn(self.server.notify_resource_updated(params["uri"]))
 
     async def _remirror(self, kind: str) -> None:
-        client = self.client
-        if client is None or not _alive(client):
+        client = self.live()
+        if client is None:
             return
         try:
             await self._mirror(client, (kind,))
@@ -403,9 +409,9 @@ def _tool(upstream: Upstream, t: Any, client: Client) -> Tool:
         async def progress(progress: float, total: float | None, message: str | None) -> None:
             await ctx.report_progress(progress, total, message)
 
-        async def go(client: Client) -> ToolResult:
+        def go(client: Client) -> Awaitable[Any]:  # the call itself: no coroutine of ours around it
             # call_tool: a tool the upstream runs as a task is called as one and followed to its result
-            raw = await client.call_tool(
+            return client.call_tool(
                 name,
                 arguments,
                 timeout=None,
@@ -413,15 +419,15 @@ def _tool(upstream: Upstream, t: Any, client: Client) -> Tool:
                 on_progress=progress if ctx.progress_token is not None or ctx.task_id is not None else None,
                 on_task_status=follower(ctx, _CALLER.get),  # the proxy's task mirrors the upstream's (_tasks)
             )
-            return ToolResult(
-                content=raw.get("content") or [],
-                structured_content=raw.get("structuredContent"),
-                is_error=bool(raw.get("isError")),
-                meta={k: v for k, v in (raw.get("_meta") or {}).items() if not k.startswith("io.modelcontextprotocol/")}
-                or None,
-            )
 
-        return cast(ToolResult, await upstream.forward(ctx, go))
+        raw = await upstream.forward(ctx, go)
+        return ToolResult(
+            content=raw.get("content") or [],
+            structured_content=raw.get("structuredContent"),
+            is_error=bool(raw.get("isError")),
+            meta={k: v for k, v in (raw.get("_meta") or {}).items() if not k.startswith("io.modelcontextprotocol/")}
+            or None,
+        )
 
     made = Tool.from_schema(
         call,
