@@ -12,6 +12,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -25,6 +26,7 @@ from tests.client.support import arun
 
 HERE = Path(__file__).parent
 COUNTED = HERE / "counted_upstream.py"
+UPSTREAM = [sys.executable, str(HERE / "upstream.py")]
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 
@@ -233,3 +235,29 @@ def test_forked_workers_each_start_their_own_upstream(tmp_path, redis_url):
             proc.kill()
             proc.wait()
     assert _gone(str(starts)), "an upstream outlived the workers"
+
+
+@pytest.mark.parametrize("run_by", ["application", "mcpio run"])
+def test_a_proxy_freezes_the_collector_only_in_a_process_mcpio_runs(run_by):
+    """A proxy takes what its upstream's start loaded out of the collector's sight (gc.freeze) only
+    in a process mcpio's command line runs; served in an application's own process it leaves the
+    collector as it was."""
+    script = textwrap.dedent(
+        f"""
+        import asyncio, gc, sys
+        {"import mcpio.cli, mcpio._collector" if run_by == "mcpio run" else ""}
+        from mcpio import Client, Server
+
+        async def main():
+            proxy = Server.proxy({UPSTREAM!r}, name="up")
+            async with Client(proxy, era="legacy") as c:
+                await c.list_tools()
+            print(gc.get_freeze_count())
+
+        asyncio.run(main())
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    frozen = int(out.stdout.split()[-1])
+    assert (frozen > 0) == (run_by == "mcpio run"), frozen

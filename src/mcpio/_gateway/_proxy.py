@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import gc
 import time
 from collections.abc import AsyncIterator, Awaitable
 from typing import TYPE_CHECKING, Any, cast
@@ -37,6 +36,7 @@ from .._naming import strip_uri
 from .._server._context import Context
 from .._server._resources import Prompt, Resource
 from .._server._server import Server
+from .._server._stdio import settle
 from .._server._tools import Tool
 from .._uritemplate import UriTemplate
 
@@ -171,7 +171,7 @@ class Upstream:
         except Exception as exc:
             log.error("upstream %r did not start: %s", self.label, _reason(exc))
         self.start_ms = round((time.perf_counter() - began) * 1000, 1)
-        gc.freeze()  # the client, its modules and the mirror live as long as serving (_server._stdio.run)
+        settle()  # the client, its modules and the mirror live as long as serving
 
     def state(self) -> dict[str, Any]:
         """What ``mcpio doctor`` and ``mcpio inspect`` show of this upstream: ``state`` (started,

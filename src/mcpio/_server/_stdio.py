@@ -89,6 +89,14 @@ def resume_collection() -> None:
         collector.resume()
 
 
+def settle() -> None:
+    """What was loaded since serving started (a proxy's upstream client) out of the collector's
+    sight, as :func:`run` does at start-up; only in a process mcpio's command line runs (it loads
+    :mod:`mcpio._collector`): an application's own process keeps its collector as it was."""
+    if "mcpio._collector" in sys.modules:
+        gc.freeze()
+
+
 def fast_start(server: Server) -> bool:
     """Whether :func:`answer_initialize` may answer the first ``initialize`` before the engine
     runs. Not when something must see that request or precede its answer: a server that is not
