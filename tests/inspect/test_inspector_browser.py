@@ -34,6 +34,7 @@ if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
         "Chromium and chromedriver are missing: scripts/test installs them (scripts/setup-system chromium chromium-driver)"
     )
 
+from selenium.common.exceptions import ElementNotInteractableException, StaleElementReferenceException  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
@@ -150,8 +151,11 @@ def tab(driver, name: str) -> None:
 
 def pick_tool(driver, name: str) -> None:
     tab(driver, "tools")
-    item = wait(driver).until(EC.element_to_be_clickable((By.CSS_SELECTOR, f'#tool-list li[data-name="{name}"]')))
-    item.click()
+    # the list is drawn again when the server's tools change (list_changed): click the item found now
+    clicked = WebDriverWait(
+        driver, 20, ignored_exceptions=(StaleElementReferenceException, ElementNotInteractableException)
+    ).until(lambda d: d.find_element(By.CSS_SELECTOR, f'#tool-list li[data-name="{name}"]').click() or True)
+    assert clicked
     wait(driver).until(EC.presence_of_element_located((By.CSS_SELECTOR, "#tool-panel form.tool-form")))
 
 
