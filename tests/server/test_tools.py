@@ -229,6 +229,28 @@ def test_content_helpers_are_downgraded_to_what_the_version_has(version):
     arun(go())
 
 
+def test_a_tool_result_without_content_has_no_blocks_not_the_text_of_an_empty_list():
+    """``ToolResult(structured_content=...)`` (content left at its default) and ``content=[]`` give
+    ``content: []`` (a valid, empty CallToolResult content), not a text block "[]"."""
+    server = Server("empty")
+
+    @server.tool
+    def data_only() -> ToolResult:
+        return ToolResult(structured_content={"rows": 3})
+
+    @server.tool
+    def nothing() -> ToolResult:
+        return ToolResult(content=[])
+
+    async def go():
+        async with Peer(server, version="2025-11-25") as peer:
+            r = await peer.call_tool("data_only")
+            assert r["content"] == [] and r["structuredContent"] == {"rows": 3}
+            assert (await peer.call_tool("nothing"))["content"] == []
+
+    arun(go())
+
+
 @dataclasses.dataclass
 class Weather:
     city: str

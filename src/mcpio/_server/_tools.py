@@ -484,7 +484,10 @@ class Tool:
                 "structuredContent": {"result": value},
             }
         if isinstance(value, ToolResult):
-            out: dict[str, Any] = {"content": to_blocks(value.content, rules)}
+            content = value.content  # an empty list is no blocks (the default), not the text "[]"
+            out: dict[str, Any] = {
+                "content": [] if type(content) is list and not content else to_blocks(content, rules)
+            }
             if value.structured_content is not None and rules.structured_output:
                 out["structuredContent"] = value.structured_content
             if value.is_error:
