@@ -163,24 +163,29 @@ def tool_header_problem(tool: Any) -> str | None:
     return walk(schema, True, "")
 
 
+def decoded(body: bytes) -> tuple[Any, bool]:
+    """``(document, True)`` when ``body`` is JSON as the session decodes it, else ``(None, False)``
+    (msgspec's errors are ValueErrors; a document nested too deep, a RecursionError)."""
+    try:
+        return decode_json(body), True
+    except (ValueError, RecursionError):
+        return None, False
+
+
 def is_json(body: bytes) -> bool:
-    """Whether ``body`` is JSON as the session decodes it (msgspec: its errors are ValueErrors)."""
-    try:
-        decode_json(body)
-    except (ValueError, RecursionError):
-        return False
-    return True
+    return decoded(body)[1]
 
 
-def error_in(body: bytes) -> tuple[Any, dict[str, Any]] | None:
-    """(id, error object) when ``body`` is a JSON-RPC error response, else None."""
-    try:
-        doc = decode_json(body)
-    except (ValueError, RecursionError):
-        return None
+def error_of(doc: Any) -> tuple[Any, dict[str, Any]] | None:
+    """(id, error object) when ``doc`` (decoded) is a JSON-RPC error response, else None."""
     if isinstance(doc, dict) and isinstance(doc.get("error"), dict) and isinstance(doc["error"].get("code"), int):
         return doc.get("id"), doc["error"]
     return None
+
+
+def error_in(body: bytes) -> tuple[Any, dict[str, Any]] | None:
+    """:func:`error_of` the decoded ``body`` (None when it is not JSON)."""
+    return error_of(decoded(body)[0])
 
 
 def is_modern_error(status: int, error: Mapping[str, Any] | None) -> bool:

@@ -282,9 +282,8 @@ class HTTPClientTransport:
         if doc is None:
             if not raw.strip():
                 return False
-            try:
-                doc = decode_json(raw)  # as the session would (msgspec's errors are ValueErrors)
-            except (ValueError, RecursionError):
+            doc, is_json = rules.decoded(raw)  # as the session would
+            if not is_json:
                 log.warning("skipping a message from %s that is not JSON: %.200r", self.url, raw)
                 return False
         answered = asks = False
@@ -446,12 +445,8 @@ class HTTPClientTransport:
 
     def _answer_body(self, id_: Any, status: int, reason: str, body: bytes) -> None:
         """A JSON answer, or the JSON-RPC error for an HTTP failure (``body`` parsed once)."""
-        try:
-            doc, is_json = decode_json(body), True  # rules.is_json's test
-        except (ValueError, RecursionError):
-            doc, is_json = None, False
-        # rules.error_in finds only a dict with "error": anything else is not parsed again
-        found = rules.error_in(body) if isinstance(doc, dict) and "error" in doc else None
+        doc, is_json = rules.decoded(body)
+        found = rules.error_of(doc)
         if found is not None and found[0] is None:  # an error that could not name our request
             self._fail(id_, found[1])
         elif is_json and (status < 300 or found is not None) and self._deliver(body, id_, doc):
