@@ -11,7 +11,10 @@ decodes them, feeds the connection and acts on its events:
   that the session stops reading: backpressure, never an unbounded queue. With
   ``inline_requests`` (a modern Streamable HTTP POST) the request runs in ``run()``'s own task;
 * a transport whose frames arrive on another task (a legacy HTTP POST) may hand one over with
-  :meth:`feed` when :meth:`reading` says the reader waits on nothing queued (order is kept);
+  :meth:`feed` when :meth:`reading` says the reader waits on nothing queued (order is kept); a
+  transport with the ``push`` ability hands each frame to :meth:`take` on its data callback's
+  stack while its queue is empty (a request is started, an answer reaches its waiter, without
+  waking the reader: one event-loop pass less each);
 * every answer, on every route, is built by :func:`response_frame` (:func:`error_object`);
 * ``notifications/cancelled`` cancels the request's task and no response is sent;
 * a peer's request that the transport marks as related to one of ours (``relates``; a
@@ -108,6 +111,9 @@ class Session:
         self.inline_requests = inline_requests  # serve requests in run()'s own task (module docstring)
         self._reading = False  # run() waits on receive() (feed may go ahead of it)
         self._feeding = False  # a feed() is under way (another waits its turn in the queue)
+        self._context = contextvars.copy_context()  # run()'s, once it runs: what take() serves in
+        if offers.push is not None:
+            offers.push(self.take)
 
     # ------------------------------------------------------------------ main loop
     async def run(self) -> None:
@@ -115,6 +121,7 @@ class Session:
         transport = self.transport
         receive = transport.receive
         conn_receive = self.connection.receive
+        self._context = contextvars.copy_context()  # what a request's task copies, here or in take()
         try:
             while True:
                 if not self._has_room:
@@ -168,14 +175,56 @@ class Session:
                         await self._room.wait()  # a batch counts item by item against max_in_flight
                     if self._aborted:  # the peer is gone: the rest of a batch never starts
                         break
-                    if type(ev) is RequestReceived and not self.inline_requests:
-                        self._start(ev, origin)
-                    else:
+                    if not self._act(ev, origin):
                         await self._dispatch(ev)
                 if self._aborted:
                     break
         finally:
             await self._finish()
+
+    def take(self, frame: Any) -> Any:
+        """Serve ``frame`` (what the transport's ``receive`` would return) on the caller's stack,
+        the ``push`` ability's data callback, when that needs no waiting: one request started (or
+        answered at once), one answer handed to the request of ours it answers. The transport
+        calls it only while its own queue is empty, so no frame overtakes another. Returns None
+        when served, else what to queue for :meth:`run` (decoded already, as :class:`Decoded`,
+        when it was): a notification, a batch, garbage, a marker, or any frame while :meth:`run`
+        is not waiting on the transport."""
+        if type(frame) is not bytes or not self.reading():
+            return frame
+        try:
+            msg = rpc.decode(frame)
+        except rpc.InvalidMessage:
+            return frame
+        if type(msg) is not dict or "id" not in msg or (self.inline_requests and "method" in msg):
+            return Decoded(frame, msg)
+        try:
+            for ev in self.connection.receive(msg):  # one event at most: a request or an answer
+                if not self._context.run(self._act, ev, None):  # a Reply: the protocol layer refusing
+                    key = object()  # sent in a task of its own (the transport may make it wait)
+                    loop = asyncio.get_running_loop()
+                    self._track(key, loop.create_task(self._sent(key, self._dispatch(ev))))
+        except Exception:  # a bug here must not reach the transport's callback (it would close it)
+            log.exception("could not serve a message on the transport's callback: %.200r", frame)
+        return None
+
+    def _act(self, ev: Any, origin: contextvars.Context | None) -> bool:
+        """Act on ``ev`` when that needs no waiting: start a request (:meth:`_start`; not with
+        ``inline_requests``), hand an answer to the request of ours it answers. False: the event
+        is :meth:`_dispatch`'s."""
+        t = type(ev)
+        if t is RequestReceived and not self.inline_requests:
+            self._start(ev, origin)
+        elif t is ResponseReceived or t is ErrorReceived:
+            fut = self._pending.pop(ev.id, None)
+            if fut is not None and not fut.done():
+                if t is ResponseReceived:
+                    fut.set_result(ev.result)
+                else:
+                    fut.set_exception(ev.error)
+        else:
+            return False
+        return True
 
     def reading(self) -> bool:
         """Whether :meth:`feed` may serve a frame now: the reader waits on the transport, no other
@@ -203,7 +252,7 @@ class Session:
 
     async def _dispatch(self, ev: Any) -> None:
         t = type(ev)
-        if t is RequestReceived:  # with inline_requests only: run() and feed() start the others
+        if t is RequestReceived:  # with inline_requests only: _act and feed() start the others
             await self._serve(ev)
         elif t is NotificationReceived:
             if ev.method == "notifications/progress":
@@ -215,13 +264,6 @@ class Session:
                         await r
                 except Exception:
                     log.exception("notification handler for %s failed", ev.method)
-        elif t is ResponseReceived or t is ErrorReceived:
-            fut = self._pending.pop(ev.id, None)
-            if fut is not None and not fut.done():
-                if t is ResponseReceived:
-                    fut.set_result(ev.result)
-                else:
-                    fut.set_exception(ev.error)
         elif t is CancelRequested:  # the connection sends no answer to ev.id from now on
             if self._unanswered is not None:
                 self._unanswered(ev.id)
@@ -283,10 +325,12 @@ class Session:
         except Exception:  # an error object that cannot be encoded either: a bug below us
             log.exception("could not encode the answer to %r", ev.id)
             frame = response_frame(ev.id, ev.method, None, RuntimeError("unencodable error"), False)
-        return self._deliver(ev.id, frame, exc is None)
+        # The only request in flight, answered from its task: no other answer can join its write.
+        return self._deliver(ev.id, frame, exc is None, len(self._tasks) == 1)
 
-    def _deliver(self, id_: Any, frame: bytes, ok: bool) -> Awaitable[None] | None:
-        """Record that request ``id_`` is answered by ``frame`` (``ok``: not an error) and send it.
+    def _deliver(self, id_: Any, frame: bytes, ok: bool, now: bool = False) -> Awaitable[None] | None:
+        """Record that request ``id_`` is answered by ``frame`` (``ok``: not an error) and send it
+        (``now``: nothing else is due to join its write, the ``send_nowait`` ability's flag).
         Returns the send still to await, or None: taken at once, or nothing to send (cancelled,
         a batch still waiting for other answers, or a failure below us: logged)."""
         try:
@@ -297,7 +341,7 @@ class Session:
                 out = rpc.encode(out)
             elif self._answer_nowait is not None and self._answer_nowait(id_, out):
                 return None
-            if self._send_nowait is not None and self._send_nowait(out):
+            if self._send_nowait is not None and self._send_nowait(out, now):
                 return None
             return self.transport.send(out)
         except Exception:  # a bug below us must not kill the session silently
@@ -390,7 +434,7 @@ class Session:
         conn = self.connection
         loop = asyncio.get_running_loop()
         start = loop.time()
-        entered: list[asyncio.Timeout] = []  # the deadline, once armed
+        timer: list[asyncio.TimerHandle] = []  # the deadline, once armed: it fails fut with TimeoutError
         token = None
         if on_progress is not None or max_timeout is not None:
             params = dict(params or {})
@@ -400,8 +444,9 @@ class Session:
             params["_meta"] = meta
 
             def progressed(progress: float, total: float | None, message: str | None) -> Any:
-                if entered and timeout is not None and max_timeout is not None:
-                    entered[0].reschedule(min(loop.time() + timeout, start + max_timeout))
+                if timer and timeout is not None and max_timeout is not None:
+                    timer[0].cancel()
+                    timer[0] = loop.call_at(min(loop.time() + timeout, start + max_timeout), _expire, fut)
                 if on_progress is not None:
                     return on_progress(progress, total, message)
                 return None
@@ -420,9 +465,11 @@ class Session:
             if timeout is None and max_timeout is None:
                 return await fut
             limits = [t for t in (timeout, max_timeout) if t is not None]
-            async with asyncio.timeout_at(start + min(limits)) as deadline:
-                entered.append(deadline)
+            timer.append(loop.call_at(start + min(limits), _expire, fut))
+            try:
                 return await fut
+            finally:
+                timer[0].cancel()
         except TimeoutError:
             elapsed = loop.time() - start
             if max_timeout is not None and (timeout is None or elapsed >= max_timeout - 0.001):
@@ -472,6 +519,12 @@ class Session:
 
     def in_flight(self) -> int:
         return len(self._tasks)
+
+
+def _expire(fut: asyncio.Future[Any]) -> None:
+    """A request's deadline: its wait ends with TimeoutError (:meth:`Session.request`)."""
+    if not fut.done():
+        fut.set_exception(TimeoutError())
 
 
 def error_object(method: str, exc: BaseException, expose: bool) -> dict[str, Any]:

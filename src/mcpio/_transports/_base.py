@@ -41,8 +41,9 @@ class Abilities(NamedTuple):
     reads them, from this value only (a wrapper forwards what it opts into, and nothing else)."""
 
     # ---- read by the session engine, once, when it is made on the transport
-    # send_nowait(frame) -> bool: the frame queued, in order, when that needs no waiting (else False).
-    send_nowait: Callable[[bytes], bool] | None = None
+    # send_nowait(frame, now) -> bool: the frame queued, in order, when that needs no waiting (else
+    # False); now: no other frame is due to join its write (written at once, not at the pass's end).
+    send_nowait: Callable[[bytes, bool], bool] | None = None
     # answer_nowait(id, frame) -> bool: send_nowait of the frame answering request id alone.
     answer_nowait: Callable[[Any, bytes], bool] | None = None
     # unanswered(id): the peer cancelled request id, so what waits for its answer ends without one.
@@ -55,6 +56,9 @@ class Abilities(NamedTuple):
     attach: Callable[..., None] | None = None
     # receive marks what arrived on one of our own requests' response streams (Related).
     relates: bool = False
+    # push(take): the engine's take (Session.take), given once; while the transport's queue is
+    # empty each frame read goes to take on the data callback's stack (hand_over), not the queue.
+    push: Callable[[Callable[[Any], Any]], None] | None = None
 
     # ---- read by the server framework
     # The HTTP session's id (Mcp-Session-Id; HTTP+SSE's session_id), the same on every process.
@@ -93,3 +97,16 @@ def routing_key(transport: Any) -> Any:
     (a wrapper's: that of what it wraps), else the transport itself."""
     key = abilities(transport).routing_key
     return transport if key is None else key
+
+
+def hand_over(take: Callable[[Any], Any], frames: list[Any], queue: Any) -> bool:
+    """``frames`` (just read; ``queue``, the transport's own, is empty) to ``take`` in order
+    (:attr:`Abilities.push`), until it hands one back: that one and those after it go to
+    ``queue``. True when something was queued (wake the reader)."""
+    for i, frame in enumerate(frames):
+        rest = take(frame)
+        if rest is not None:
+            queue.append(rest)
+            queue.extend(frames[i + 1 :])
+            return True
+    return False

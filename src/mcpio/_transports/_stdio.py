@@ -47,7 +47,7 @@ from .._errors import EndOfStream, TransportError
 from .._jsonrpc import DEFAULT_MAX_LINE_SIZE
 from .._platform import claim_wire, is_claimed, is_stream, restore_blocking, stdio_mode, wait_parent_exit
 from .._protocol._framing import LineBuffer
-from ._base import Abilities, Frame
+from ._base import Abilities, Frame, hand_over
 from ._threadpipes import ThreadReader, ThreadWriter, read_in_chunks
 from ._trace import Trace, as_traced
 
@@ -115,7 +115,9 @@ class StdioServerTransport:
         self._in_fd = stdin_fd  # the protocol's fds: private duplicates once open() claims 0 and 1
         self._out_fd = stdout_fd
         self._claim = claim_stdout
-        self.abilities = Abilities(send_nowait=self.send_nowait)
+        self.abilities = Abilities(send_nowait=self.send_nowait, push=self.push)
+        self._take: Callable[[Any], Any] | None = None  # the engine's (push)
+        self._handing = False  # _feed is handing frames to _take: their answers are written at its end
         self._lines = LineBuffer(max_line_size)
         self._frames: collections.deque[Frame] = collections.deque()
         self._max_frames = max(1, max_buffered_frames)
@@ -226,15 +228,31 @@ class StdioServerTransport:
             self._feed(data)
 
     # ================================================================ reading
+    def push(self, take: Callable[[Any], Any]) -> None:
+        """Abilities.push. A traced transport keeps every frame on the queue (the trace's order)."""
+        self._take = take
+
     def _feed(self, data: bytes) -> None:
         if self._eof:
             return
         frames = self._lines.feed(data)
-        if frames:
+        if not frames:
+            return
+        take = self._take
+        if take is not None and not self._frames and self.trace is None:
+            self._handing = True
+            try:
+                queued = hand_over(take, frames, self._frames)
+            finally:
+                self._handing = False
+            self._flush_out()  # the answers given on this stack, in one write
+            if not queued:
+                return
+        else:
             self._frames.extend(frames)
-            self._wake()
-            if len(self._frames) >= self._max_frames and not self._paused:
-                self._set_paused(True)
+        self._wake()
+        if len(self._frames) >= self._max_frames and not self._paused:
+            self._set_paused(True)
 
     def _set_paused(self, paused: bool) -> None:
         self._paused = paused
@@ -308,18 +326,23 @@ class StdioServerTransport:
         if self._lost is not None:
             raise TransportError(f"cannot write to stdout: {self._lost}")
 
-    def send_nowait(self, frame: bytes) -> bool:
+    def send_nowait(self, frame: bytes, now: bool = False) -> bool:
         """Queue ``frame`` when that needs no waiting (a small frame, room in the pipe, no sender
-        ahead of it): True. False: nothing was done, :meth:`send` it."""
+        ahead of it): True. False: nothing was done, :meth:`send` it. Written with the frames
+        queued with it: at once with ``now`` (nothing else is due), at the end of :meth:`_feed`
+        when given on its stack, else at the end of this loop iteration."""
         if self._terminated or self._lost is not None or self._write_transport is None:
             return False
         if len(frame) < _SMALL_FRAME and self._writer.ready and not self._slow_senders:  # type: ignore[union-attr]
             if self.trace is not None:
                 self.trace("out", frame)
-            # Every frame queued in this loop iteration goes out in one write.
             out = self._out
             out.append(frame)
-            if len(out) == 1:
+            if self._handing:
+                return True
+            if now:
+                self._flush_out()
+            elif len(out) == 1:
                 self._loop.call_soon(self._flush_out)  # type: ignore[union-attr]
             return True
         return False

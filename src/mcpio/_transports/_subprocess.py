@@ -59,7 +59,7 @@ from .._jsonrpc import DEFAULT_MAX_LINE_SIZE
 from .._platform import ProcessTree, stdio_mode
 from .._protocol._framing import LineBuffer
 from ._adopted import LoopSubprocess
-from ._base import Abilities, Frame
+from ._base import Abilities, Frame, hand_over
 from ._spawn import adopt, build_env, not_started, spawn_args
 from ._threadpipes import ThreadReader, ThreadSubprocess, ThreadWriter, read_in_chunks
 
@@ -160,7 +160,9 @@ class SubprocessTransport:
             open=self.open,
             stderr_tail=self.stderr_tail,
             closed_error=self.closed_error,
+            push=self.push,
         )
+        self._take: Callable[[Any], Any] | None = None  # the engine's (Abilities.push)
         self.on_stderr = on_stderr
         self.grace = grace
         self.exit_linger = exit_linger
@@ -217,12 +219,20 @@ class SubprocessTransport:
         _live.add(self)
 
     # ------------------------------------------------------------------ events from the loop
+    def push(self, take: Callable[[Any], Any]) -> None:
+        self._take = take
+
     def _on_stdout(self, data: bytes) -> None:
         if self._eof:
             return
         frames = self._lines.feed(data)
         if frames:
-            self._frames.extend(frames)
+            take = self._take
+            if take is not None and not self._frames:
+                if not hand_over(take, frames, self._frames):
+                    return
+            else:
+                self._frames.extend(frames)
             self._wake()
             if len(self._frames) >= _HIGH_FRAMES and not self._reading_paused:
                 pipe = self._stdout_pipe()
