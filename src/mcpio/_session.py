@@ -112,6 +112,7 @@ class Session:
         self._reading = False  # run() waits on receive() (feed may go ahead of it)
         self._feeding = False  # a feed() is under way (another waits its turn in the queue)
         self._context = contextvars.copy_context()  # run()'s, once it runs: what take() serves in
+        self._loop: asyncio.AbstractEventLoop | None = None  # run()'s (asking for it is a getpid() on 3.11)
         if offers.push is not None:
             offers.push(self.take)
 
@@ -122,6 +123,7 @@ class Session:
         receive = transport.receive
         conn_receive = self.connection.receive
         self._context = contextvars.copy_context()  # what a request's task copies, here or in take()
+        self._loop = asyncio.get_running_loop()
         try:
             while True:
                 if not self._has_room:
@@ -290,7 +292,8 @@ class Session:
                     self._track(ev.id, asyncio.get_running_loop().create_task(self._sent(ev.id, sending)))
                 return
         context = None if origin is None else origin.copy()
-        self._track(ev.id, asyncio.get_running_loop().create_task(self._serve(ev), context=context))
+        loop = self._loop or asyncio.get_running_loop()
+        self._track(ev.id, loop.create_task(self._serve(ev), context=context))
 
     def _track(self, id_: Any, task: asyncio.Task[None]) -> None:
         self._tasks[id_] = task
@@ -432,7 +435,7 @@ class Session:
         if self.closed:
             raise ConnectionClosed(f"cannot send {method}: the connection is closed")
         conn = self.connection
-        loop = asyncio.get_running_loop()
+        loop = self._loop or asyncio.get_running_loop()
         start = loop.time()
         timer: list[asyncio.TimerHandle] = []  # the deadline, once armed: it fails fut with TimeoutError
         token = None

@@ -69,10 +69,10 @@ class Recorder:
         self.sent: list[Any] = []
         self.received: list[Any] = []
         # What stays true through a recording: all but what would skip its send (the nowait ones)
-        # or feed the engine frames it never saw (attach).
+        # or feed the engine frames it never saw (attach, push).
         offers = abilities(inner)
         self.abilities = offers._replace(
-            send_nowait=None, answer_nowait=None, attach=None, routing_key=routing_key(inner)
+            send_nowait=None, answer_nowait=None, attach=None, push=None, routing_key=routing_key(inner)
         )
         self.key = offers.key
         self._arrival: asyncio.Event | None = None

@@ -54,7 +54,7 @@ from ._results import (
     wraps_result,
 )
 from ._target import make_transport
-from ._tasks import StatusWatch, legacy_task_call, task_required
+from ._tasks import StatusWatch, calls_as_tasks, legacy_task_call, task_required
 
 if TYPE_CHECKING:
     from ._apps import AppView
@@ -467,7 +467,7 @@ class Client(Declaring):
         if arguments is not None:
             params["arguments"] = arguments
         cap = self.max_timeout if max_timeout is DEFAULT else max_timeout
-        if await task_required(self, name):  # 2025-11-25 core tasks: such a tool is called as a task
+        if calls_as_tasks(self) and await task_required(self, name):  # 2025-11-25 core tasks: called as a task
             raw = await legacy_task_call(self, params, timeout=timeout, max_timeout=cap, on_status=on_task_status)
         else:
             follow = {"on_task_status": on_task_status} if on_task_status and self.negotiated_era == "modern" else {}

@@ -263,21 +263,26 @@ class StatusWatch:
         self._following.pop(task_id, None)
 
 
-async def task_required(client: Client, name: str) -> bool:
-    """True when the server (2025-11-25) supports task-augmented tools/call and lists this
-    tool with ``execution.taskSupport: "required"`` (looked up in tools/list once)."""
+def calls_as_tasks(client: Client) -> bool:
+    """Whether the server (2025-11-25) supports task-augmented tools/call: then
+    :func:`task_required` tells which tools are called as tasks (a check with no awaiting, made
+    first on every call)."""
     if not client.tasks or client.negotiated_era != "legacy":
         return False
     tasks = client.server_capabilities.get("tasks")
     if not isinstance(tasks, dict):
         return False
     requests = tasks.get("requests")
-    if not (
+    return (
         isinstance(requests, dict)
         and isinstance(requests.get("tools"), dict)
         and isinstance(requests["tools"].get("call"), dict)
-    ):
-        return False
+    )
+
+
+async def task_required(client: Client, name: str) -> bool:
+    """True when the server lists this tool with ``execution.taskSupport: "required"`` (looked
+    up in tools/list once); asked only when :func:`calls_as_tasks`."""
     if client._task_support is None:
         await client.list_tools()
     return (client._task_support or {}).get(name) == "required"

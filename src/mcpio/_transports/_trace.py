@@ -77,7 +77,7 @@ class Traced:
     def __init__(self, inner: Any, trace: Trace) -> None:
         self.inner = inner
         self.trace = trace
-        # What stays true through a trace: not send_nowait/answer_nowait/attach (frames would
+        # What stays true through a trace: not send_nowait/answer_nowait/attach/push (frames would
         # skip the trace).
         o = abilities(inner)
         self.abilities = Abilities(
