@@ -251,6 +251,44 @@ def test_eof_with_requests_in_flight_answers_them_then_exits(wire_validator):
             p.recv(timeout=5)
 
 
+def test_one_write_of_requests_and_notifications_is_served_in_its_order(wire_validator):
+    """Frames read together are served in the order written, whether the transport hands them to
+    the engine on its read callback (requests, answers) or queues them for its reader (from the
+    first notification on): a request cancelled in the same write is never answered; the requests
+    after the cancellation are; a request sent before initialize in the same write as initialize
+    is refused, and the one after ``initialized`` served."""
+    with StdioPeer.spawn(ECHO) as p:
+        slow = p.request_msg("tools/call", {"name": "sleep", "arguments": {"seconds": 30}}, id_="slow")
+        early = p.request_msg("tools/list", id_="early")
+        init = p.request_msg(
+            "initialize",
+            {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+            id_="init",
+        )
+        p.version = VERSION
+        after = p.request_msg("tools/call", {"name": "echo", "arguments": {"text": "after"}}, id_="after")
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "slow"}}
+        ping = p.request_msg("ping", id_="ping")
+        frames = [early, init, {"jsonrpc": "2.0", "method": "notifications/initialized"}, slow, cancel, after, ping]
+        p.send_raw(b"".join(json.dumps(m).encode() + b"\n" for m in frames))
+        answers = {}
+        while not {"early", "init", "after", "ping"} <= answers.keys():  # answers come in any order
+            m = p.recv(timeout=10)
+            answers[m["id"]] = m
+        assert answers["early"]["error"]["code"] == -32600  # before initialize: refused
+        assert answers["init"]["result"]["protocolVersion"] == VERSION
+        assert answers["after"]["result"]["content"][0]["text"] == "after"
+        assert "slow" not in answers  # cancelled: no answer (spec: basic/utilities/cancellation)
+        assert p.call("ping") == {}  # still serving
+        p.proc.stdin.close()  # at EOF the server answers what is in flight, then exits
+        rest = []
+        with pytest.raises(EOFError):
+            while True:
+                rest.append(p.recv(timeout=10))
+        assert all(m.get("id") != "slow" for m in rest), rest
+        assert p.proc.wait(5) == 0
+
+
 # ---------------------------------------------------------------------------- 3. SIGTERM
 def test_sigterm_when_idle_exits_0_promptly(probe, wire_validator):
     with StdioPeer.spawn(probe, env=BUFFERED) as p:
