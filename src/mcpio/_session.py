@@ -192,8 +192,8 @@ class Session:
         when served, else what to queue for :meth:`run` (decoded already, as :class:`Decoded`,
         when it was): a notification, a batch, garbage, a marker, or any frame while :meth:`run`
         is not waiting on the transport."""
-        if type(frame) is not bytes or not self.reading():
-            return frame
+        if type(frame) is not bytes or not self._reading or self._feeding or not self._has_room or self._aborted:
+            return frame  # (not reading())
         try:
             msg = rpc.decode(frame)
         except rpc.InvalidMessage:
@@ -202,7 +202,7 @@ class Session:
             return Decoded(frame, msg)
         try:
             for ev in self.connection.receive(msg):  # one event at most: a request or an answer
-                if not self._context.run(self._act, ev, None):  # a Reply: the protocol layer refusing
+                if not self._act(ev, self._context):  # a Reply: the protocol layer refusing
                     key = object()  # sent in a task of its own (the transport may make it wait)
                     loop = asyncio.get_running_loop()
                     self._track(key, loop.create_task(self._sent(key, self._dispatch(ev))))
@@ -280,19 +280,21 @@ class Session:
 
     def _start(self, ev: RequestReceived, origin: contextvars.Context | None = None) -> None:
         """Start request ``ev``: answered on this stack when ``answer`` gives its frame, else in
-        a Task running :meth:`_serve` (module docstring), in a copy of ``origin`` when given (the
-        context of the request of ours it relates to)."""
+        a Task running :meth:`_serve` (module docstring); either in a copy of ``origin`` when
+        given (the context of the request of ours it relates to, or run()'s for :meth:`take`),
+        else of the caller's."""
+        context = contextvars.copy_context() if origin is None else origin.copy()
+        loop = self._loop or asyncio.get_running_loop()
         answer = self._answer
         if answer is not None and ev.id not in self.connection.cancelled:
-            # In a context of its own, as a Task would run it: what the tool sets stays there.
-            frame = contextvars.copy_context().run(answer, self, ev)
+            # In the context its task would have: what the tool sets stays there. No frame: no
+            # tool ran (the answer declined before running one), so the task may have it.
+            frame = context.run(answer, self, ev)
             if frame is not None:
                 sending = self._deliver(ev.id, frame, True)  # answer serves no lifecycle request
                 if sending is not None:
-                    self._track(ev.id, asyncio.get_running_loop().create_task(self._sent(ev.id, sending)))
+                    self._track(ev.id, loop.create_task(self._sent(ev.id, sending)))
                 return
-        context = None if origin is None else origin.copy()
-        loop = self._loop or asyncio.get_running_loop()
         self._track(ev.id, loop.create_task(self._serve(ev), context=context))
 
     def _track(self, id_: Any, task: asyncio.Task[None]) -> None:
