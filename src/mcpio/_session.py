@@ -192,14 +192,20 @@ class Session:
         when served, else what to queue for :meth:`run` (decoded already, as :class:`Decoded`,
         when it was): a notification, a batch, garbage, a marker, or any frame while :meth:`run`
         is not waiting on the transport."""
-        if type(frame) is not bytes or not self._reading or self._feeding or not self._has_room or self._aborted:
-            return frame  # (not reading())
-        try:
-            msg = rpc.decode(frame)
-        except rpc.InvalidMessage:
+        kind = type(frame)
+        if not (kind is bytes or kind is Decoded) or not self._reading or self._feeding or not self._has_room:
+            return frame  # (not reading(), or a marker, or Related: run() serves it in its context)
+        if self._aborted:
             return frame
+        if kind is Decoded:
+            msg = frame.value
+        else:
+            try:
+                msg = rpc.decode(frame)
+            except rpc.InvalidMessage:
+                return frame
         if type(msg) is not dict or "id" not in msg or (self.inline_requests and "method" in msg):
-            return Decoded(frame, msg)
+            return frame if kind is Decoded else Decoded(frame, msg)
         try:
             for ev in self.connection.receive(msg):  # one event at most: a request or an answer
                 if not self._act(ev, self._context):  # a Reply: the protocol layer refusing

@@ -126,7 +126,9 @@ class HTTPClientTransport:
             key="http:" + url,
             open=self.open,
             accept_tools=self.accept_tools,
+            push=self.push,
         )
+        self._take: Any = None  # the engine's (Abilities.push)
         self.headers = dict(headers or {})
         self.timeout = timeout
         self.http_sse = http_sse
@@ -303,8 +305,13 @@ class HTTPClientTransport:
                     event.set()
                 answered = answered or (waiting is not None and id_ == waiting)
         # A request on the stream of our request ``waiting`` relates to it (abilities.relates)
-        self._inbox.put_nowait(Related(raw, waiting) if asks and waiting is not None else Decoded(raw, doc))
+        frame = Related(raw, waiting) if asks and waiting is not None else Decoded(raw, doc)
+        if self._take is None or not self._inbox.empty() or self._take(frame) is not None:
+            self._inbox.put_nowait(frame)  # (take hands back what it does not serve, as it came)
         return answered
+
+    def push(self, take: Any) -> None:
+        self._take = take
 
     def _fail(self, id_: Any, error: dict[str, Any]) -> None:
         """Answer our own request ``id_`` with ``error`` (an HTTP failure, as JSON-RPC)."""
