@@ -28,7 +28,9 @@ p50 (p50 through it ≤ 2× direct, for every mcpio route); ≥ 5× the throughp
 the same section; RSS of a gateway over 10 upstreams, its upstreams included, ≤ 1.5× what those
 upstreams use alone; a gateway's cold start to its first answer ≤ the slowest upstream's cold
 start + 50 ms (the upstreams start in parallel). The stdio client is the standard library: raw
-pipes, ``select``, 100 (2,000 in full mode, 500 at a time) calls pipelined for the throughput; the HTTP client
+pipes, ``select``, 100 (2,000 in full mode, 500 at a time) calls pipelined for the throughput, and
+the CPU the process it talks to used per sequential call (``CPU/call``: the server itself, or the
+hop's own process, its upstream apart; /proc, user + system); the HTTP client
 is http_common.py's lean keep-alive client, the same number of calls over 8 connections of one
 session. No timing is asserted anywhere: the smoke test checks answers and the JSON. Loopback
 only (supergateway listens on every interface: it has no option to bind one; the client connects
@@ -169,12 +171,14 @@ def latency_and_throughput(argv: list[str], tool: str, calls: int, pipelined: in
             s.send(call(tool, 1000 + i, i))
             s.answer(1000 + i)
         times = []
+        cpu0 = _cpu_s(s.p.pid)
         for i in range(calls):
             t0 = time.perf_counter()
             s.send(call(tool, i + 1, i))
             msg = s.answer(i + 1)
             times.append(time.perf_counter() - t0)
             assert msg["result"]["content"][0]["text"] == str(i + 2), msg
+        cpu_us = (_cpu_s(s.p.pid) - cpu0) / calls * 1e6
         t0 = time.perf_counter()
         for start in range(0, pipelined, IN_FLIGHT):
             batch = range(start, min(start + IN_FLIGHT, pipelined))
@@ -183,9 +187,15 @@ def latency_and_throughput(argv: list[str], tool: str, calls: int, pipelined: in
             for i in batch:
                 assert s.answer(100_000 + i)["result"]["content"][0]["text"] == str(i + 2)
         elapsed = time.perf_counter() - t0
-        return {"p50_us": statistics.median(times) * 1e6, "calls_per_s": pipelined / elapsed}
+        return {"p50_us": statistics.median(times) * 1e6, "calls_per_s": pipelined / elapsed, "cpu_us": cpu_us}
     finally:
         s.close()
+
+
+def _cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) the process ``pid`` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def gateway_config(folder: Path, n: int) -> Path:
@@ -428,15 +438,16 @@ def main(argv: list[str] | None = None) -> int:
     for section in (STDIO, TO_HTTP, FROM_HTTP):
         base = medians[BASELINE[section]]
         ours = medians[OURS[section]]
-        print(f"\n{section:<24}{'p50 (us)':>10}{'vs direct':>11}{'calls/s':>10}{'mcpio faster':>14}")
+        print(f"\n{section:<24}{'p50 (us)':>10}{'vs direct':>11}{'calls/s':>10}{'mcpio faster':>14}{'CPU/call':>10}")
         for route in table:
             if section_of[route.name] == section or (route.name == "direct HTTP" and section == FROM_HTTP):
                 if route.name in medians:
                     m = medians[route.name]
                     faster = f"{ours['calls_per_s'] / m['calls_per_s']:>13.2f}x" if not route.mcpio else ""
+                    cpu = f"{m['cpu_us']:>8.0f}us" if "cpu_us" in m else ""
                     print(
                         f"{route.name:<24}{m['p50_us']:>10.0f}{m['p50_us'] / base['p50_us']:>10.2f}x"
-                        f"{m['calls_per_s']:>10.0f}{faster}"
+                        f"{m['calls_per_s']:>10.0f}{faster:>14}{cpu}"
                     )
                 else:
                     print(f"{route.name:<24}  SKIP: {skipped[route.name]}")
