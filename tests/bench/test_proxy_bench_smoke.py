@@ -36,7 +36,9 @@ def test_proxy_bench_quick(tmp_path: Path) -> None:
     result = json.loads(out.read_text())
     assert set(result["routes"]) >= MCPIO_ROUTES
     for figures in result["routes"].values():
-        assert all(math.isfinite(v) and v > 0 for v in figures.values())
+        assert figures["p50_us"] > 0 and figures["calls_per_s"] > 0
+        # CPU per call is counted in clock ticks (10 ms): a quick run's may round to 0
+        assert all(math.isfinite(v) and v >= 0 for v in figures.values())
     # Every peer either measured or left out with a reason, and said so on one line.
     assert set(result["routes"]) | set(result["skipped"]) == MCPIO_ROUTES | PEERS
     assert not set(result["routes"]) & set(result["skipped"])
