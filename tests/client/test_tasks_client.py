@@ -159,7 +159,7 @@ def test_tasks_over_real_transports(transport):
 def test_core_tasks_of_2025_11_25_follow_the_tool_list():
     """A 2025-11-25 server with tasks.requests.tools.call: a tool listed taskSupport "required" is
     called with "task" and its result fetched with tasks/result; after tools/list_changed the
-    client lists again (here the tool became "optional": a plain call)."""
+    client lists again (here the tool became "optional": a plain call, unless task=True)."""
     from mcpio._jsonrpc import encode
     from tests.client.test_modern_client import Scripted
 
@@ -210,8 +210,10 @@ def test_core_tasks_of_2025_11_25_follow_the_tool_list():
             await s.theirs.send(encode({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
             await within(changed.wait())
             assert (await c.call_tool("job"))["content"][0]["text"] == "direct"
+            # task=True: an "optional" tool is called as a task too
+            assert (await c.call_tool("job", task=True))["content"][0]["text"] == "from the task"
         calls = [m for m in s.seen if m.get("method") == "tools/call"]
-        assert [("task" in m["params"]) for m in calls] == [True, False]
+        assert [("task" in m["params"]) for m in calls] == [True, False, True]
         assert s.methods().count("tools/list") == 2
 
     arun(go())

@@ -163,8 +163,9 @@ def test_a_legacy_client_task_of_a_modern_upstream_asks_the_client_during_the_ta
 
 def test_a_legacy_upstream_task_tool_is_a_task_for_a_modern_client():
     """A 2025-11-25 upstream lists each tool's execution.taskSupport: a 2026-07-28 client declaring
-    the extension gets a task of an "optional" one as of a "required" one, and the upstream's
-    questions during it are asked in that task."""
+    the extension gets a task of an "optional" one as of a "required" one, the upstream call is a
+    task there too (its status messages are the proxy task's), and the upstream's questions
+    during it are asked in that task."""
     proxy = Server.proxy(TASK_UPSTREAM, name="up", era="legacy")
 
     async def go():
@@ -172,6 +173,7 @@ def test_a_legacy_upstream_task_tool_is_a_task_for_a_modern_client():
             seen: list[dict] = []
             assert (await c.call_tool("long_sum", {"a": 1, "b": 2}, on_task_status=seen.append)).data == 3
             assert seen and seen[0]["status"] == "working" and seen[-1]["status"] == "completed"
+            assert {"step 1", "step 2"} & {m for _, m in statuses(seen)}  # the upstream task's (set_task_status)
             seen.clear()
             assert (await c.call_tool("confirm_sum", {"a": 1, "b": 2}, on_task_status=seen.append)).text == "sum 3"
             assert "input_required" in [s for s, _ in statuses(seen)]

@@ -54,7 +54,7 @@ from ._results import (
     wraps_result,
 )
 from ._target import make_transport
-from ._tasks import StatusWatch, calls_as_tasks, legacy_task_call, task_required
+from ._tasks import StatusWatch, called_as_task, calls_as_tasks, legacy_task_call
 
 if TYPE_CHECKING:
     from ._apps import AppView
@@ -430,6 +430,7 @@ class Client(Declaring):
         max_timeout: float | None = DEFAULT,
         on_progress: ProgressCallback | None = None,
         on_task_status: Callable[[dict[str, Any]], Any] | None = None,
+        task: bool = False,
     ) -> CallToolResult[Any]: ...
 
     @overload
@@ -443,6 +444,7 @@ class Client(Declaring):
         max_timeout: float | None = DEFAULT,
         on_progress: ProgressCallback | None = None,
         on_task_status: Callable[[dict[str, Any]], Any] | None = None,
+        task: bool = False,
     ) -> CallToolResult[T]: ...
 
     async def call_tool(
@@ -455,19 +457,23 @@ class Client(Declaring):
         max_timeout: float | None = DEFAULT,
         on_progress: ProgressCallback | None = None,
         on_task_status: Callable[[dict[str, Any]], Any] | None = None,
+        task: bool = False,
     ) -> CallToolResult[Any]:
         """Call a tool; returns the :class:`~mcpio.types.CallToolResult` (``is_error`` True is
         a result, not raised): ``.content`` typed blocks, ``.data`` the structured result as
         Python values, converted to ``result_type`` (a msgspec Struct, dataclass, TypedDict …)
         when given. Progress restarts ``timeout`` up to ``max_timeout`` (defaults: the client's).
         ``on_task_status(task)`` (sync or async): each state of the task the server runs the call as
-        (2025-11-25 ``notifications/tasks/status``; 2026-07-28 ``notifications/tasks``, ``tasks/get``)."""
+        (2025-11-25 ``notifications/tasks/status``; 2026-07-28 ``notifications/tasks``, ``tasks/get``).
+        A 2025-11-25 server's tool listed with ``taskSupport: "required"`` is always called as a
+        task; ``task=True`` asks for one of an ``"optional"`` tool too (a 2026-07-28 server
+        decides per call by itself)."""
         self._check("tools/call")
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
         cap = self.max_timeout if max_timeout is DEFAULT else max_timeout
-        if calls_as_tasks(self) and await task_required(self, name):  # 2025-11-25 core tasks: called as a task
+        if calls_as_tasks(self) and await called_as_task(self, name, task):  # 2025-11-25 core tasks
             raw = await legacy_task_call(self, params, timeout=timeout, max_timeout=cap, on_status=on_task_status)
         else:
             follow = {"on_task_status": on_task_status} if on_task_status and self.negotiated_era == "modern" else {}

@@ -265,7 +265,7 @@ class StatusWatch:
 
 def calls_as_tasks(client: Client) -> bool:
     """Whether the server (2025-11-25) supports task-augmented tools/call: then
-    :func:`task_required` tells which tools are called as tasks (a check with no awaiting, made
+    :func:`called_as_task` tells which calls are sent as tasks (a check with no awaiting, made
     first on every call)."""
     if not client.tasks or client.negotiated_era != "legacy":
         return False
@@ -280,12 +280,14 @@ def calls_as_tasks(client: Client) -> bool:
     )
 
 
-async def task_required(client: Client, name: str) -> bool:
-    """True when the server lists this tool with ``execution.taskSupport: "required"`` (looked
-    up in tools/list once); asked only when :func:`calls_as_tasks`."""
+async def called_as_task(client: Client, name: str, wanted: bool) -> bool:
+    """Whether ``tools/call`` of ``name`` is sent as a task: the server lists the tool with
+    ``execution.taskSupport: "required"``, or ``"optional"`` and the caller ``wanted`` one
+    (looked up in tools/list once); asked only when :func:`calls_as_tasks`."""
     if client._task_support is None:
         await client.list_tools()
-    return (client._task_support or {}).get(name) == "required"
+    support = (client._task_support or {}).get(name)
+    return support == "required" or (wanted and support == "optional")
 
 
 async def legacy_task_call(

@@ -418,6 +418,7 @@ def _tool(upstream: Upstream, t: Any, client: Client) -> Tool:
                 max_timeout=None,
                 on_progress=progress if ctx.progress_token is not None or ctx.task_id is not None else None,
                 on_task_status=follower(ctx, _CALLER.get),  # the proxy's task mirrors the upstream's (_tasks)
+                task=ctx.task_id is not None,  # a task of the proxy's: one upstream too, when it can
             )
 
         raw = await upstream.forward(ctx, go)

@@ -6,7 +6,9 @@ What a proxied tool's task support is (:func:`task_options`):
 
 * the upstream lists ``execution.taskSupport`` (2025-11-25): that, as listed. The proxy's task
   is made as mcpio's Server makes one for its own tools: when a 2025-11-25 client asks
-  (``params.task``), and at once for a 2026-07-28 client declaring the tasks extension.
+  (``params.task``), and at once for a 2026-07-28 client declaring the tasks extension; the
+  upstream call is then a task too (``Client.call_tool(task=True)``: an ``"optional"`` tool as
+  a ``"required"`` one), whose states the proxy's task shows.
 * a 2026-07-28 upstream announcing the tasks extension (``extensions[TASKS_EXTENSION]``), which
   the proxy's upstream client declares (``Client(tasks=True)``, the default): its ``Tool`` has
   no task support to list (the server decides per call), so each of its tools is served
