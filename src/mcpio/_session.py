@@ -11,10 +11,8 @@ decodes them, feeds the connection and acts on its events:
   that the session stops reading: backpressure, never an unbounded queue. With
   ``inline_requests`` (a modern Streamable HTTP POST) the request runs in ``run()``'s own task;
 * a transport whose frames arrive on another task (a legacy HTTP POST) may hand one over with
-  :meth:`feed` when :meth:`reading` says the reader waits on nothing queued (order is kept); a
-  transport with the ``push`` ability hands each frame to :meth:`take` on its data callback's
-  stack while its queue is empty (a request is started, an answer reaches its waiter, without
-  waking the reader: one event-loop pass less each);
+  :meth:`feed` when :meth:`reading` says the reader waits on nothing queued (order is kept); one
+  with ``push`` hands each frame read while its queue is empty to :meth:`take`, on its callback;
 * every answer, on every route, is built by :func:`response_frame` (:func:`error_object`);
 * ``notifications/cancelled`` cancels the request's task and no response is sent;
 * a peer's request that the transport marks as related to one of ours (``relates``; a
@@ -185,16 +183,13 @@ class Session:
             await self._finish()
 
     def take(self, frame: Any) -> Any:
-        """Serve ``frame`` (what the transport's ``receive`` would return) on the caller's stack,
-        the ``push`` ability's data callback, when that needs no waiting: one request started (or
-        answered at once), one answer handed to the request of ours it answers. The transport
-        calls it only while its own queue is empty, so no frame overtakes another. Returns None
-        when served, else what to queue for :meth:`run` (decoded already, as :class:`Decoded`,
-        when it was): a notification, a batch, garbage, a marker, or any frame while :meth:`run`
-        is not waiting on the transport."""
+        """The ``push`` ability's callback (module docstring): serve ``frame`` now when that needs
+        no waiting (:meth:`_act`), and return None; else return what to queue for :meth:`run`
+        (decoded, when it was): a notification, a batch, garbage, a marker, a Related frame, or
+        anything while :meth:`run` is not :meth:`reading`."""
         kind = type(frame)
         if not (kind is bytes or kind is Decoded) or not self._reading or self._feeding or not self._has_room:
-            return frame  # (not reading(), or a marker, or Related: run() serves it in its context)
+            return frame  # reading(), inline: this runs for every frame
         if self._aborted:
             return frame
         if kind is Decoded:
@@ -217,9 +212,8 @@ class Session:
         return None
 
     def _act(self, ev: Any, origin: contextvars.Context | None) -> bool:
-        """Act on ``ev`` when that needs no waiting: start a request (:meth:`_start`; not with
-        ``inline_requests``), hand an answer to the request of ours it answers. False: the event
-        is :meth:`_dispatch`'s."""
+        """Act on ``ev`` if that needs no waiting: start a request (not with ``inline_requests``),
+        hand an answer to the request of ours it answers. False: it is :meth:`_dispatch`'s."""
         t = type(ev)
         if t is RequestReceived and not self.inline_requests:
             self._start(ev, origin)
