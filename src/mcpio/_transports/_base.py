@@ -99,10 +99,14 @@ def routing_key(transport: Any) -> Any:
     return transport if key is None else key
 
 
-def hand_over(take: Callable[[Any], Any], frames: list[Any], queue: Any) -> bool:
-    """``frames`` (just read; ``queue``, the transport's own, is empty) to ``take`` in order
-    (:attr:`Abilities.push`), until it hands one back: that one and those after it go to
-    ``queue``. True when something was queued (wake the reader)."""
+def hand_over(take: Callable[[Any], Any] | None, frames: list[Any], queue: Any) -> bool:
+    """``frames`` (just read) to ``take`` in order (:attr:`Abilities.push`), until it hands one
+    back: that one and those after it go to ``queue``, the transport's own; all of them while
+    ``queue`` holds frames (nothing overtakes) or without ``take``. True when something was
+    queued (wake the reader)."""
+    if take is None or queue:
+        queue.extend(frames)
+        return True
     for i, frame in enumerate(frames):
         rest = take(frame)
         if rest is not None:

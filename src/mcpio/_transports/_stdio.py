@@ -229,7 +229,6 @@ class StdioServerTransport:
 
     # ================================================================ reading
     def push(self, take: Callable[[Any], Any]) -> None:
-        """Abilities.push. A traced transport keeps every frame on the queue (the trace's order)."""
         self._take = take
 
     def _feed(self, data: bytes) -> None:
@@ -238,18 +237,14 @@ class StdioServerTransport:
         frames = self._lines.feed(data)
         if not frames:
             return
-        take = self._take
-        if take is not None and not self._frames and self.trace is None:
-            self._handing = True
-            try:
-                queued = hand_over(take, frames, self._frames)
-            finally:
-                self._handing = False
-            self._flush_out()  # the answers given on this stack, in one write
-            if not queued:
-                return
-        else:
-            self._frames.extend(frames)
+        self._handing = True
+        try:  # traced: every frame through the queue (the trace's order)
+            queued = hand_over(self._take if self.trace is None else None, frames, self._frames)
+        finally:
+            self._handing = False
+        self._flush_out()  # the answers given on this stack, in one write
+        if not queued:
+            return
         self._wake()
         if len(self._frames) >= self._max_frames and not self._paused:
             self._set_paused(True)

@@ -226,13 +226,7 @@ class SubprocessTransport:
         if self._eof:
             return
         frames = self._lines.feed(data)
-        if frames:
-            take = self._take
-            if take is not None and not self._frames:
-                if not hand_over(take, frames, self._frames):
-                    return
-            else:
-                self._frames.extend(frames)
+        if frames and hand_over(self._take, frames, self._frames):
             self._wake()
             if len(self._frames) >= _HIGH_FRAMES and not self._reading_paused:
                 pipe = self._stdout_pipe()
