@@ -4,8 +4,9 @@
 * :class:`HttpServer`: one process serving Streamable HTTP on 127.0.0.1 (its own process group:
   a bridge's stdio child goes down with it), ready once its port accepts connections;
 * :func:`measure`: initialize a session (2025-11-25), then the p50 of ``calls`` sequential
-  ``tools/call add`` and the calls per second of ``total`` more over ``conns`` keep-alive
-  connections at once (the lean asyncio client of http_common.py), every answer checked;
+  ``tools/call add`` (the lean asyncio client of http_common.py) and the calls per second of
+  ``total`` more over ``conns`` keep-alive connections at once (:func:`load`: one call at a time
+  on each, driven by a selector loop, every answer checked);
 * :func:`mcp_proxy` / :func:`supergateway` / :func:`fastmcp_problem`: where each peer is, or why
   it is left out.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import selectors
 import shutil
 import signal
 import socket
@@ -96,7 +98,6 @@ def measure(port: int, path: str, calls: int, total: int, conns: int = 8) -> dic
 
 async def _measure(port: int, path: str, calls: int, total: int, conns: int) -> dict[str, float]:
     first = RawConn("127.0.0.1", port)
-    pool = [first] + [RawConn("127.0.0.1", port) for _ in range(conns - 1)]
     try:
         head = b"Accept: %s\r\n" % ACCEPT.encode()
         r = await first.request("POST", path, initialize_body(0), head)
@@ -109,8 +110,8 @@ async def _measure(port: int, path: str, calls: int, total: int, conns: int) -> 
             head += b"Mcp-Session-Id: %s\r\n" % sid.encode()
         await first.request("POST", path, INITIALIZED_BODY, head)
 
-        async def add(conn: RawConn, id_: int, a: int) -> None:
-            r = await conn.request("POST", path, add_body(id_, a), head)
+        async def add(id_: int, a: int) -> None:
+            r = await first.request("POST", path, add_body(id_, a), head)
             msg = answer_of(r.content_type, r.body, id_)
             try:
                 text = msg["result"]["content"][0]["text"]  # type: ignore[index]
@@ -120,19 +121,15 @@ async def _measure(port: int, path: str, calls: int, total: int, conns: int) -> 
                 raise RuntimeError(f"add({a}, 2) answered {r.status}: {r.body[:200]!r}")
 
         for i in range(20):  # warm-up
-            await add(first, 1000 + i, i)
+            await add(1000 + i, i)
         times = []
         for i in range(calls):
             t0 = time.perf_counter()
-            await add(first, i + 1, i)
+            await add(i + 1, i)
             times.append(time.perf_counter() - t0)
 
-        async def worker(k: int) -> None:
-            for i in range(k, total, conns):
-                await add(pool[k], 100_000 + i, i)
-
         t0 = time.perf_counter()
-        await asyncio.gather(*(worker(k) for k in range(conns)))
+        load(port, b"POST %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n%s" % (path.encode(), port, head), total, conns)
         elapsed = time.perf_counter() - t0
         if sid:
             try:
@@ -141,8 +138,97 @@ async def _measure(port: int, path: str, calls: int, total: int, conns: int) -> 
                 pass  # ending the session is a courtesy: the process is stopped next
         return {"p50_us": statistics.median(times) * 1e6, "calls_per_s": total / elapsed}
     finally:
-        for conn in pool:
-            conn.close()
+        first.close()
+
+
+def load(port: int, head: bytes, total: int, conns: int) -> None:
+    """``total`` calls of ``add(i, 2)`` over ``conns`` new keep-alive connections, one call at a
+    time on each, every answer checked: a selector loop over plain sockets, so that the load costs
+    the machine about half the CPU per call of http_common's asyncio client (on 2 cores the load
+    shares the machine with what it measures). ``head``: the request line and headers, without
+    Content-Length and the blank line. The answer's body: Content-Length or chunked (one JSON
+    document, or SSE events)."""
+    sel = selectors.DefaultSelector()
+    socks: list[socket.socket] = []
+    pending: dict[socket.socket, tuple[int, bytearray]] = {}
+    next_call = 0
+
+    def send(sock: socket.socket) -> None:
+        nonlocal next_call
+        i, next_call = next_call, next_call + 1
+        body = add_body(100_000 + i, i)
+        sock.sendall(head + b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        pending[sock] = (i, bytearray())
+
+    try:
+        for _ in range(min(conns, total)):
+            sock = socket.create_connection(("127.0.0.1", port))
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            socks.append(sock)
+            sel.register(sock, selectors.EVENT_READ)
+            send(sock)
+        done = 0
+        while done < total:
+            for key, _ in sel.select(60):
+                sock = key.fileobj  # type: ignore[assignment]
+                chunk = sock.recv(1 << 16)
+                if not chunk:
+                    raise HTTPError("the server closed a connection under a call")
+                i, buf = pending[sock]
+                buf += chunk
+                body = _complete_body(buf)
+                if body is None:
+                    continue
+                content_type = _header(buf, b"content-type")
+                msg = answer_of(content_type, body, 100_000 + i)
+                try:
+                    text = msg["result"]["content"][0]["text"]  # type: ignore[index]
+                except (KeyError, IndexError, TypeError):
+                    text = None
+                if text != str(i + 2):
+                    raise RuntimeError(f"add({i}, 2) answered: {bytes(buf[:300])!r}")
+                done += 1
+                del pending[sock]
+                if next_call < total:
+                    send(sock)
+    finally:
+        sel.close()
+        for sock in socks:
+            sock.close()
+
+
+def _complete_body(buf: bytearray) -> bytes | None:
+    """The body of the one response in ``buf`` once it is all there, else None."""
+    end = buf.find(b"\r\n\r\n")
+    if end < 0:
+        return None
+    length = _header(buf, b"content-length")
+    if length:
+        size = int(length)
+        return bytes(buf[end + 4 : end + 4 + size]) if len(buf) >= end + 4 + size else None
+    out, pos = bytearray(), end + 4  # chunked
+    while True:
+        eol = buf.find(b"\r\n", pos)
+        if eol < 0:
+            return None
+        size = int(bytes(buf[pos:eol]).split(b";", 1)[0], 16)
+        if size == 0:
+            return bytes(out) if buf.endswith(b"\r\n\r\n") else None  # no trailers here
+        if len(buf) < eol + 2 + size + 2:
+            return None
+        out += buf[eol + 2 : eol + 2 + size]
+        pos = eol + 2 + size + 2
+
+
+def _header(buf: bytearray, name: bytes) -> str:
+    """The value of header ``name`` (lower case) in the response head at the start of ``buf``."""
+    head = bytes(buf[: buf.find(b"\r\n\r\n")]).lower()
+    at = head.find(b"\r\n" + name + b":")
+    if at < 0:
+        return ""
+    start = at + len(name) + 3
+    stop = head.find(b"\r\n", start)
+    return head[start : stop if stop >= 0 else len(head)].strip().decode("latin-1")
 
 
 def mcp_proxy() -> str | None:

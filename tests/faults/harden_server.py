@@ -2,7 +2,8 @@
 whose tools let a test count what the worker pool and the task store did.
 
     python tests/faults/harden_server.py [--port N] [--max-in-flight N] [--max-tasks N]
-        [--expose-errors] [--max-connections N] [--header-timeout S]
+        [--expose-errors] [--max-connections N] [--header-timeout S] [--max-head N]
+        [--http-parser auto|httptools|h11]
 
 Tools: ``block`` (sync: counts itself started, then waits until ``release`` or 30 s),
 ``quick`` (sync, returns at once), ``delete_all`` (destructive: confirms through
@@ -98,10 +99,16 @@ if __name__ == "__main__":
     ap.add_argument("--expose-errors", action="store_true")
     ap.add_argument("--max-connections", type=int, default=None)
     ap.add_argument("--header-timeout", type=float, default=None)
+    ap.add_argument("--max-head", type=int, default=None)
+    ap.add_argument("--http-parser", default=None)
     a = ap.parse_args()
-    extra = {
-        k: v for k, v in (("max_connections", a.max_connections), ("header_timeout", a.header_timeout)) if v is not None
-    }
+    limits = (
+        ("max_connections", a.max_connections),
+        ("header_timeout", a.header_timeout),
+        ("h11_max_incomplete_event_size", a.max_head),
+        ("http_parser", a.http_parser),
+    )
+    extra = {k: v for k, v in limits if v is not None}
     server = build(a.max_in_flight, a.max_tasks, a.expose_errors)
     if a.port is None:
         server.run()

@@ -128,8 +128,13 @@ def test_trace_files_are_private_and_never_followed_through_a_link(tmp_path):
 
 
 # ------------------------------------------------------------------ (f) uvicorn limits
-def test_idle_connections_cannot_lock_out_a_real_client(tmp_path):
-    with spawn(tmp_path, "--max-connections", "50") as srv, httpx.Client(timeout=30) as http:
+# Every limit holds under both parsers: httptools (llhttp, the default where it imports) and h11.
+PARSERS = pytest.mark.parametrize("parser", ["httptools", "h11"])
+
+
+@PARSERS
+def test_idle_connections_cannot_lock_out_a_real_client(tmp_path, parser):
+    with spawn(tmp_path, "--max-connections", "50", "--http-parser", parser) as srv, httpx.Client(timeout=30) as http:
         port = int(srv.url.split(":")[2].split("/")[0])
         idle = []
         try:
@@ -153,13 +158,81 @@ def test_idle_connections_cannot_lock_out_a_real_client(tmp_path):
     assert len(srv.stderr().splitlines()) <= 5, srv.stderr()
 
 
-def test_a_connection_that_never_finishes_its_head_is_closed(tmp_path):
-    with spawn(tmp_path, "--header-timeout", "0.5") as srv:
+@PARSERS
+def test_a_connection_that_never_finishes_its_head_is_closed(tmp_path, parser):
+    with spawn(tmp_path, "--header-timeout", "0.5", "--http-parser", parser) as srv:
         port = int(srv.url.split(":")[2].split("/")[0])
         with socket.create_connection(("127.0.0.1", port)) as s:
             s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the rest
             s.settimeout(30)
             assert s.recv(1) == b""  # closed by the server
+
+
+def _exchange(port: int, data: bytes) -> bytes:
+    """Send ``data`` on a new connection; everything the server answers until it closes (or 30 s)."""
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.settimeout(30)
+        try:
+            s.sendall(data)
+        except OSError:
+            pass  # the server may close before taking it all; its answer is still there to read
+        got = b""
+        while True:
+            try:
+                chunk = s.recv(65536)
+            except OSError:
+                return got
+            if not chunk:
+                return got
+            got += chunk
+
+
+def _post(body: bytes, extra: bytes = b"", sid: str | None = None) -> bytes:
+    session = b"Mcp-Session-Id: %s\r\nMCP-Protocol-Version: %s\r\n" % (sid.encode(), V.encode()) if sid else b""
+    return (
+        b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n"
+        b"Content-Type: application/json\r\nConnection: close\r\n%s%sContent-Length: %d\r\n\r\n%s"
+        % (session, extra, len(body), body)
+    )
+
+
+@PARSERS
+def test_a_request_head_past_the_limit_is_refused_before_it_is_buffered(tmp_path, parser):
+    """A head past ``h11_max_incomplete_event_size`` is refused and the connection closed, whether it
+    comes in one write or trickles; a head under it is served even when its body, sent in the same
+    write, is larger than the limit (the body is the app's to limit, not the head's)."""
+    with (
+        spawn(tmp_path, "--max-head", "4096", "--header-timeout", "60", "--http-parser", parser) as srv,
+        httpx.Client(timeout=30) as http,
+    ):
+        port = int(srv.url.split(":")[2].split("/")[0])
+        refused = b"431 " if parser == "httptools" else b"400 "
+        ping = json.dumps(rpc(1, "ping")).encode()
+        big_header = b"X-Filler: " + b"a" * 8000 + b"\r\n"
+        answer = _exchange(port, _post(ping, big_header))
+        assert answer.startswith(b"HTTP/1.1 " + refused), answer[:200]
+        # Trickled: a header line that never ends, in small writes, is cut off once past the limit
+        # (not at the head timeout, 60 s here): the server closes while the client still writes.
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Filler: ")
+            try:
+                for _ in range(256):  # 64 times the limit, unless the server closes first
+                    s.sendall(b"a" * 1024)
+            except OSError:
+                pass  # closed under the writes: the refusal is what the rest checks
+            s.settimeout(30)
+            try:
+                got = s.recv(65536)
+            except ConnectionResetError:
+                got = b""  # closed with our bytes unread: the reset may overtake the 431
+            assert got == b"" or got.startswith(b"HTTP/1.1 " + refused), got[:200]
+        # A small head and a body larger than the limit, in one write: served.
+        sid = open_session(http, srv.url, V)
+        body = json.dumps({**rpc(2, "tools/call", {"name": "quick", "arguments": {}}), "filler": "x" * 20000})
+        answer = _exchange(port, _post(body.encode(), sid=sid))
+        assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
+        assert b'"quick"' in answer
+    assert "Traceback" not in srv.stderr(), srv.stderr()
 
 
 # ------------------------------------------------------------------ (g) an oversized line to a client
@@ -189,3 +262,9 @@ import gc; gc.collect()
     assert "failed: ServerExited" in out.stdout, out
     assert "Task exception was never retrieved" not in out.stderr, out.stderr
     assert "skipping a message of" in out.stderr
+
+
+def test_an_unknown_http_parser_is_refused_before_listening():
+    server = Server("parser")
+    with pytest.raises(ValueError, match="http_parser must be one of 'auto', 'httptools', 'h11', not 'llhttp'"):
+        arun(server.serve_http(port=0, http_parser="llhttp"))

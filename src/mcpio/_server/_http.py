@@ -245,6 +245,7 @@ async def serve(
     h11_max_incomplete_event_size: int,
     limit_concurrency: int | None,
     redis: str | None,
+    http_parser: str = "auto",
     redis_secret: str | bytes | None = None,
     http2: bool = False,
     certfile: str | os.PathLike[str] | None = None,
@@ -295,7 +296,13 @@ async def serve(
         await _hypercorn.serve(app, _hypercorn.config(host, port, graceful_timeout=grace, **common), sockets=sockets)
         return
     cfg = _uvicorn.config(
-        app, host, port, max_connections=max_connections, limit_concurrency=limit_concurrency, **common
+        app,
+        host,
+        port,
+        max_connections=max_connections,
+        limit_concurrency=limit_concurrency,
+        http_parser=http_parser,
+        **common,
     )
     from inspect import unwrap  # the app under telemetry's wrapper drains (_otel._asgi.TracedApp)
 

@@ -485,6 +485,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         limit_concurrency: int | None = None,
         redis: str | None = None,
         grace: float = 10.0,
+        http_parser: str = "auto",
         **options: Any,
     ) -> None:
         """Serve :meth:`http_app` with uvicorn (``pip install mcpio[http]``) until cancelled.
@@ -497,7 +498,9 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         longest-idle one (none with a request in flight); a request head must come within ``header_timeout``
         seconds and hold at most ``h11_max_incomplete_event_size`` bytes; idle keep-alive connections close
         after ``timeout_keep_alive`` seconds; ``limit_concurrency`` is uvicorn's (503 past it; off by default);
-        repeated server warnings are logged once a minute as one line.
+        repeated server warnings are logged once a minute as one line. ``http_parser``: ``"auto"`` (httptools,
+        in C, when it imports: the ``http`` extra installs it; h11 otherwise), ``"httptools"`` or ``"h11"``;
+        every limit holds under both (an oversized head: 431 from httptools, 400 from h11).
         ``redis="redis://HOST:PORT/DB"`` keeps the server's state on Redis (``pip install 'mcpio[redis]'``;
         StateUnavailable before listening if it cannot be reached; its bus secret: ``redis_secret=``). ``certfile``/``keyfile`` (PEM) serve HTTPS;
         ``http2=True`` serves HTTP/2 too, with hypercorn (``pip install 'mcpio[http2]'``: h2 over TLS, h2c in
@@ -519,6 +522,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
             limit_concurrency=limit_concurrency,
             redis=redis,
             grace=grace,
+            http_parser=http_parser,
             **options,
         )
 

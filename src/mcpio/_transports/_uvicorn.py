@@ -5,13 +5,19 @@ uvicorn's defaults leave a connection that never sends a request open forever an
 connections against ``limit_concurrency``, so thousands of idle sockets cut off real clients
 and, at the descriptor limit, flood stderr with one traceback per failed ``accept``. Here:
 
+* **The parser** (``http_parser``): ``"httptools"`` (llhttp, in C: half the server CPU of a
+  request), ``"h11"`` (pure Python), or ``"auto"`` (the default): httptools when it imports (the
+  ``http`` extra installs it on CPython), h11 otherwise. Every limit below holds under both.
 * **max_connections** (1000): past it, a new connection closes the connection that has been
   idle longest (no request in flight) — a flood of idle sockets evicts itself, real clients
   get in. Connections with a request in flight (SSE streams included) are never evicted.
 * **header_timeout** (10 s): a connection must deliver a complete request head within this
   time of opening (or of its previous response); trickling bytes does not reset it.
 * **timeout_keep_alive** (5 s, uvicorn's): an idle keep-alive connection is closed.
-* **h11_max_incomplete_event_size** (64 KiB): the largest request head accepted.
+* **h11_max_incomplete_event_size** (64 KiB): the largest request head accepted. h11 enforces
+  it itself (uvicorn answers 400); llhttp has no such limit, so the httptools protocol counts a
+  head's bytes as they arrive and answers 431 and closes once a head would pass it, before the
+  parser buffers them.
 * **limit_concurrency** (None): uvicorn's 503 past that many connections or tasks.
 * **Graceful shutdown** (SIGTERM, Ctrl-C): stop accepting, then ``drain(grace)`` (the app's:
   /readyz 503, idle SSE streams handed over, requests in flight get ``grace`` seconds), then
@@ -41,6 +47,7 @@ DEFAULT_MAX_CONNECTIONS = 1000
 DEFAULT_HEADER_TIMEOUT = 10.0
 DEFAULT_KEEP_ALIVE = 5
 DEFAULT_MAX_HEAD = 64 * 1024
+PARSERS = ("auto", "httptools", "h11")
 LOG_PERIOD = 60.0
 
 
@@ -80,14 +87,35 @@ def ignores_sigint() -> bool:
     return threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) == signal.SIG_IGN
 
 
-def guarded_protocol(max_connections: int, header_timeout: float) -> type[H11Protocol]:
-    """An h11 protocol class enforcing ``max_connections`` and ``header_timeout``."""
+def parser_base(http_parser: str) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP/1.1 protocol class of ``http_parser`` (one of :data:`PARSERS`; see the
+    module docstring); ValueError for another name, RuntimeError for "httptools" when it does not
+    import."""
+    if http_parser not in PARSERS:
+        raise ValueError(f"http_parser must be one of {', '.join(map(repr, PARSERS))}, not {http_parser!r}")
+    if http_parser != "h11":
+        try:
+            from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+        except ImportError:
+            if http_parser == "httptools":
+                raise RuntimeError("http_parser='httptools' needs httptools: pip install 'mcpio[http]'") from None
+        else:
+            return HttpToolsProtocol
+    return H11Protocol
 
-    class Guarded(H11Protocol):
+
+def guarded_protocol(
+    max_connections: int, header_timeout: float, max_head: int = DEFAULT_MAX_HEAD, http_parser: str = "auto"
+) -> type[asyncio.Protocol]:
+    """uvicorn's protocol of ``http_parser`` enforcing ``max_connections``, ``header_timeout``
+    and, where the parser does not (llhttp), ``max_head`` (see the module docstring)."""
+    base: Any = parser_base(http_parser)
+
+    class Guarded(base):  # type: ignore[misc]
         _idle_since = 0.0
         _head_timer: asyncio.TimerHandle | None = None
 
-        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        def connection_made(self, transport: asyncio.Transport) -> None:
             super().connection_made(transport)
             self._idle_since = time.monotonic()
             self._arm()
@@ -120,8 +148,8 @@ def guarded_protocol(max_connections: int, header_timeout: float) -> type[H11Pro
             if not self.transport.is_closing():
                 self.transport.close()
 
-        def handle_events(self) -> None:
-            super().handle_events()
+        def _head_done(self) -> None:
+            """After the parser's events: a request that started stops the head timer."""
             if self._busy() and self._head_timer is not None:
                 self._head_timer.cancel()
                 self._head_timer = None
@@ -138,7 +166,59 @@ def guarded_protocol(max_connections: int, header_timeout: float) -> type[H11Pro
                 self._head_timer = None
             super().connection_lost(exc)
 
-    return Guarded
+    if base is H11Protocol:
+
+        class GuardedH11(Guarded):
+            def handle_events(self) -> None:
+                super().handle_events()
+                self._head_done()
+
+        return GuardedH11
+
+    class GuardedLlhttp(Guarded):
+        # Bytes the request head being read may still take; None from the end of a head to the
+        # end of its message (its body is the app's to limit). A head starts with the connection
+        # and at the end of each message.
+        _head_left: int | None = max_head
+
+        def data_received(self, data: bytes) -> None:
+            left = self._head_left
+            if left is None or len(data) <= left:
+                if left is not None:
+                    self._head_left = left - len(data)
+                super().data_received(data)
+                return
+            self._head_left = 0  # the parser gets what the head may take, and must end it there
+            super().data_received(data[:left])
+            if self.transport.is_closing():
+                return
+            if self._head_left == 0:
+                self._refuse_head()
+                return
+            self.data_received(data[left:])
+
+        def on_headers_complete(self) -> None:
+            self._head_left = None
+            super().on_headers_complete()
+            self._head_done()
+
+        def on_message_complete(self) -> None:
+            super().on_message_complete()
+            self._head_left = max_head
+
+        def _refuse_head(self) -> None:
+            self.logger.warning("Request head larger than %d bytes.", max_head)
+            body = b"Request head too large"
+            self.transport.write(
+                b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+                + b"".join(name + b": " + value + b"\r\n" for name, value in self.server_state.default_headers)
+                + b"content-type: text/plain; charset=utf-8\r\ncontent-length: %d\r\nconnection: close\r\n\r\n"
+                % len(body)
+                + body
+            )
+            self.transport.close()
+
+    return GuardedLlhttp
 
 
 def config(
@@ -154,6 +234,7 @@ def config(
     limit_concurrency: int | None = None,
     certfile: str | None = None,
     keyfile: str | None = None,
+    http_parser: str = "auto",
 ) -> uvicorn.Config:
     """The uvicorn configuration of ``serve_http`` (see the module docstring); ``certfile`` and
     ``keyfile`` (checked by ``_tls.check_certificate``) serve HTTPS, HTTP/1.1 only."""
@@ -169,7 +250,7 @@ def config(
         log_level=log_level,
         lifespan="on",
         timeout_graceful_shutdown=5,
-        http=guarded_protocol(max_connections, header_timeout),
+        http=guarded_protocol(max_connections, header_timeout, h11_max_incomplete_event_size, http_parser),
         timeout_keep_alive=timeout_keep_alive,
         h11_max_incomplete_event_size=h11_max_incomplete_event_size,
         limit_concurrency=limit_concurrency,
