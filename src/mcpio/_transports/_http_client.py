@@ -67,6 +67,7 @@ import json
 import logging
 import os
 import ssl
+from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -77,14 +78,13 @@ from .._jsonrpc import DEFAULT_MAX_LINE_SIZE, decode_json
 from .._protocol import _http as h
 from .._protocol import _http_client_rules as rules
 from .._protocol._framing import Decoded, Related
-from ._base import Abilities
+from ._base import Abilities, hand_over
 from ._http_backend import Answer, Backend, HttpxBackend, make_backend
 from ._http_body import DRAIN_SECONDS, BodyTooLarge, content_type, json_bytes, read_capped, verify_message
 from ._http_client_sse import HTTPSSEConnection
 
 log = logging.getLogger("mcpio.client")
 
-_EOF = None  # the end marker on the frame queues (frames are bytes, never None)
 MAX_RESUMES = 5  # GET + Last-Event-ID attempts for one broken response stream
 MAX_GET_FAILURES = 5  # consecutive failures before the standalone GET stream is given up
 MAX_CONNECTIONS = 100  # per transport (one origin)
@@ -133,7 +133,10 @@ class HTTPClientTransport:
         self.timeout = timeout
         self.http_sse = http_sse
         self._http: Backend | None = None if client is None else HttpxBackend(client, own=False)
-        self._inbox: asyncio.Queue[bytes | Decoded | Related | None] = asyncio.Queue()
+        # Frames for receive(), in order (take's hand-over: _deliver); then the end, once _eof.
+        self._frames: deque[bytes | Decoded | Related] = deque()
+        self._eof = False
+        self._waiter: asyncio.Future[None] | None = None  # receive() waiting for a frame or the end
         self._tasks: set[asyncio.Task[Any]] = set()
         self._drains = 0  # answered streams being read to their end (MAX_DRAINS)
         self._in_flight = asyncio.Semaphore(MAX_REQUESTS_IN_FLIGHT)  # POSTed requests (the module docstring)
@@ -172,11 +175,25 @@ class HTTPClientTransport:
         self.http_version = resp.http_version
 
     async def receive(self) -> bytes | Decoded | Related:
-        item = await self._inbox.get()
-        if item is _EOF:
-            self._inbox.put_nowait(_EOF)
-            raise EndOfStream()
-        return item
+        while not self._frames:
+            if self._eof:
+                raise EndOfStream()
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        return self._frames.popleft()
+
+    def _wake(self) -> None:
+        w = self._waiter
+        if w is not None and not w.done():
+            w.set_result(None)
+
+    def _end(self) -> None:
+        """No frame after those queued: receive() ends once it has given them."""
+        self._eof = True
+        self._wake()
 
     async def send(self, frame: bytes) -> None:
         if self._closed or self._failure is not None:
@@ -230,7 +247,7 @@ class HTTPClientTransport:
         if self._http is not None:
             with contextlib.suppress(Exception):
                 await self._http.aclose()
-        self._inbox.put_nowait(_EOF)
+        self._end()
 
     async def close_reason(self) -> str:
         return self._failure or f"the HTTP connection to {self.url} was closed"
@@ -306,8 +323,8 @@ class HTTPClientTransport:
                 answered = answered or (waiting is not None and id_ == waiting)
         # A request on the stream of our request ``waiting`` relates to it (abilities.relates)
         frame = Related(raw, waiting) if asks and waiting is not None else Decoded(raw, doc)
-        if self._take is None or not self._inbox.empty() or self._take(frame) is not None:
-            self._inbox.put_nowait(frame)  # (take hands back what it does not serve, as it came)
+        if hand_over(self._take, [frame], self._frames):
+            self._wake()
         return answered
 
     def push(self, take: Any) -> None:
@@ -327,7 +344,7 @@ class HTTPClientTransport:
                     f"({verify_message(exc)}); if it is yours, trust the CA that signed it: "
                     "Client(..., verify='ca.pem'), or SSL_CERT_FILE=ca.pem for mcpio commands"
                 )
-            self._inbox.put_nowait(_EOF)
+            self._end()
             return
         self._fail(id_, rules.http_failure(None, f"POST {self.url} failed: {str(exc) or type(exc).__name__}"))
 
@@ -595,4 +612,4 @@ class HTTPClientTransport:
 
     def _ended(self, reason: str) -> None:
         self._failure = reason
-        self._inbox.put_nowait(_EOF)
+        self._end()
