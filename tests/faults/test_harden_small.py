@@ -268,3 +268,26 @@ def test_an_unknown_http_parser_is_refused_before_listening():
     server = Server("parser")
     with pytest.raises(ValueError, match="http_parser must be one of 'auto', 'httptools', 'h11', not 'llhttp'"):
         arun(server.serve_http(port=0, http_parser="llhttp"))
+
+
+def test_an_oversized_pipelined_head_behind_a_response_in_flight_only_closes_the_connection(tmp_path):
+    """llhttp (the limit is ours): a head past the limit, pipelined behind a request still being
+    answered, closes the connection; no 431 is written into the response in flight."""
+    with spawn(tmp_path, "--max-head", "4096", "--http-parser", "httptools") as srv, httpx.Client(timeout=30) as http:
+        port = int(srv.url.split(":")[2].split("/")[0])
+        sid = open_session(http, srv.url, V)
+        block = json.dumps(rpc(2, "tools/call", {"name": "block", "arguments": {}})).encode()
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.sendall(_post(block, sid=sid).replace(b"Connection: close\r\n", b""))  # kept alive
+            while json.loads(text(tool(http, srv.url, sid, "stats", V, id=3)))["block_started"] < 1:
+                pass  # the first request is in: its answer waits for release
+            s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Filler: " + b"a" * 8000)
+            s.settimeout(30)
+            got = b""
+            try:
+                while chunk := s.recv(65536):
+                    got += chunk
+            except ConnectionResetError:
+                pass
+            assert b"431" not in got, got[:300]
+        assert text(tool(http, srv.url, sid, "release", V, id=4)) == "ok"

@@ -208,6 +208,9 @@ def guarded_protocol(
 
         def _refuse_head(self) -> None:
             self.logger.warning("Request head larger than %d bytes.", max_head)
+            if self._busy():  # a pipelined head behind a response still being sent: no answer can follow it
+                self.transport.close()
+                return
             body = b"Request head too large"
             self.transport.write(
                 b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
