@@ -16,12 +16,9 @@ Each message is inspected once, and the HTTP rules come from ``_protocol/_http_c
   the connection fails with that reason.
 * **A burst of requests** (a host pipelining thousands of calls through ``mcpio run URL``):
   at most ``MAX_REQUESTS_IN_FLIGHT`` are POSTed at once, on at most ``MAX_CONNECTIONS`` kept-alive
-  connections; the rest wait their turn in this transport. httpx's pool costs time in proportion
-  to the requests queued in it at every step, and closes a connection that goes idle whenever
-  more than ``max_keepalive_connections`` are open (it counts the busy ones too): handed a whole
-  burst, it kept the event loop busy for seconds between opening connections and writing requests
-  on them, past a server's header timeout (uvicorn here: 10 s), and the server closed them: the
-  POSTs failed with ``ReadError``.
+  connections; the rest wait their turn in this transport, not in the HTTP pool (httpx's costs
+  time in proportion to what is queued in it, and can stall past a server's header timeout).
+* **Frames read** go to the engine's ``take`` through ``hand_over`` (``push``), else wait for ``receive``.
 * **Notifications and responses** are POSTed before ``send`` returns (202 expected), which
   keeps ``notifications/initialized`` ahead of the requests that follow it.
 * **Legacy era** (a message without 2026-07-28 ``_meta``): the ``Mcp-Session-Id`` of the
@@ -42,21 +39,17 @@ Each message is inspected once, and the HTTP rules come from ``_protocol/_http_c
   without a recognised modern error, a GET to the URL expecting an ``endpoint`` event is tried
   (``_http_client_sse``); from then on every message goes that way.
 
-**HTTP/2**: when the ``h2`` package is installed (the ``http2`` extra) the client offers h2 in
-TLS's ALPN and uses it when the server accepts (every request and SSE stream then shares one
-connection); otherwise, and over cleartext ``http://``, HTTP/1.1. ``verify`` is httpx's: True
-(the system's CAs), False, an ``ssl.SSLContext``, or the path of a PEM file of CAs to trust
-(a server with a self-signed or private CA's certificate). A certificate that fails
-verification ends the connection with one line saying so.
+**HTTP/2**: with the ``h2`` package (the ``http2`` extra) the client offers h2 in TLS's ALPN and
+uses it when the server accepts (one connection for every request and stream); otherwise, and
+over ``http://``, HTTP/1.1. ``verify`` is httpx's: True (the system's CAs), False, an
+``ssl.SSLContext``, or a PEM file of CAs to trust; a certificate that fails verification ends
+the connection with one line saying so. ``key`` (``"http:" + url``) names the server for the era
+cache; ``close_reason`` says why the transport ended.
 
-``key`` (``"http:" + url``) names the server for the era cache; ``close_reason`` says why the
-transport ended.
-
-A hostile server cannot exhaust the client: SSE is parsed incrementally in
-linear time, and an SSE event or a JSON body over ``max_message_size`` bytes (256 MiB, as the
-stdio client's line cap) fails the request with a clear error instead of being buffered. Every
-read yields to the event loop, so the Session's ``timeout`` holds however the server trickles
-or floods bytes.
+A hostile server cannot exhaust the client: SSE is parsed incrementally in linear time, an SSE
+event or a JSON body over ``max_message_size`` bytes (256 MiB, as the stdio client's line cap)
+fails the request with a clear error instead of being buffered, and every read yields to the
+event loop, so the Session's ``timeout`` holds however the server trickles or floods bytes.
 """
 
 from __future__ import annotations
@@ -88,10 +81,8 @@ log = logging.getLogger("mcpio.client")
 MAX_RESUMES = 5  # GET + Last-Event-ID attempts for one broken response stream
 MAX_GET_FAILURES = 5  # consecutive failures before the standalone GET stream is given up
 MAX_CONNECTIONS = 100  # per transport (one origin)
-# Requests POSTed at once; more wait their turn here, in order, never in httpx's pool: httpcore
-# rescans every queued request against every connection each time one is assigned (quadratic in
-# a burst), and the connections it opens late go past a server's header timeout. The other
-# connections stay free for notifications, responses to the server's requests and GET streams.
+# Requests POSTed at once (the rest wait here: the module docstring); the other connections stay
+# free for notifications, responses to the server's requests and GET streams.
 MAX_REQUESTS_IN_FLIGHT = 90
 # Answered SSE streams read to their end at once (DRAIN_SECONDS each); another is closed at once:
 # streams a server never closes must not hold the connections new requests need
@@ -133,8 +124,7 @@ class HTTPClientTransport:
         self.timeout = timeout
         self.http_sse = http_sse
         self._http: Backend | None = None if client is None else HttpxBackend(client, own=False)
-        # Frames for receive(), in order (take's hand-over: _deliver); then the end, once _eof.
-        self._frames: deque[bytes | Decoded | Related] = deque()
+        self._frames: deque[bytes | Decoded | Related] = deque()  # for receive(), in order; then _eof
         self._eof = False
         self._waiter: asyncio.Future[None] | None = None  # receive() waiting for a frame or the end
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -178,22 +168,14 @@ class HTTPClientTransport:
         while not self._frames:
             if self._eof:
                 raise EndOfStream()
-            self._waiter = asyncio.get_running_loop().create_future()
-            try:
-                await self._waiter
-            finally:
-                self._waiter = None
+            self._waiter = asyncio.get_running_loop().create_future()  # done once woken or cancelled
+            await self._waiter
         return self._frames.popleft()
 
     def _wake(self) -> None:
         w = self._waiter
         if w is not None and not w.done():
             w.set_result(None)
-
-    def _end(self) -> None:
-        """No frame after those queued: receive() ends once it has given them."""
-        self._eof = True
-        self._wake()
 
     async def send(self, frame: bytes) -> None:
         if self._closed or self._failure is not None:
@@ -247,7 +229,7 @@ class HTTPClientTransport:
         if self._http is not None:
             with contextlib.suppress(Exception):
                 await self._http.aclose()
-        self._end()
+        self._ended()
 
     async def close_reason(self) -> str:
         return self._failure or f"the HTTP connection to {self.url} was closed"
@@ -337,14 +319,14 @@ class HTTPClientTransport:
     def _unreachable(self, id_: Any, exc: Exception) -> None:
         if not self._reached and isinstance(exc, httpx.TransportError):
             # Nothing ever got through: the server is not there; end the connection with why.
-            self._failure = f"cannot reach the MCP server at {self.url}: {exc or type(exc).__name__}"
+            reason = f"cannot reach the MCP server at {self.url}: {exc or type(exc).__name__}"
             if "CERTIFICATE_VERIFY_FAILED" in str(exc):
-                self._failure = (
+                reason = (
                     f"cannot reach the MCP server at {self.url}: its TLS certificate is not trusted "
                     f"({verify_message(exc)}); if it is yours, trust the CA that signed it: "
                     "Client(..., verify='ca.pem'), or SSL_CERT_FILE=ca.pem for mcpio commands"
                 )
-            self._end()
+            self._ended(reason)
             return
         self._fail(id_, rules.http_failure(None, f"POST {self.url} failed: {str(exc) or type(exc).__name__}"))
 
@@ -610,6 +592,9 @@ class HTTPClientTransport:
         self._sse = conn
         return True
 
-    def _ended(self, reason: str) -> None:
-        self._failure = reason
-        self._end()
+    def _ended(self, reason: str | None = None) -> None:
+        """No frame after those queued: receive() ends once it has given them; ``reason``: why."""
+        if reason is not None:
+            self._failure = reason
+        self._eof = True
+        self._wake()
