@@ -112,13 +112,7 @@ async def _measure(port: int, path: str, calls: int, total: int, conns: int) -> 
 
         async def add(id_: int, a: int) -> None:
             r = await first.request("POST", path, add_body(id_, a), head)
-            msg = answer_of(r.content_type, r.body, id_)
-            try:
-                text = msg["result"]["content"][0]["text"]  # type: ignore[index]
-            except (KeyError, IndexError, TypeError):
-                text = None
-            if text != str(a + 2):
-                raise RuntimeError(f"add({a}, 2) answered {r.status}: {r.body[:200]!r}")
+            check_add(r.content_type, r.body, id_, a, f"{r.status}: {r.body[:200]!r}")
 
         for i in range(20):  # warm-up
             await add(1000 + i, i)
@@ -139,6 +133,17 @@ async def _measure(port: int, path: str, calls: int, total: int, conns: int) -> 
         return {"p50_us": statistics.median(times) * 1e6, "calls_per_s": total / elapsed}
     finally:
         first.close()
+
+
+def check_add(content_type: str, body: bytes, id_: int, a: int, shown: str) -> None:
+    """RuntimeError unless ``body`` answers request ``id_``, ``add(a, 2)``, with ``a + 2``."""
+    msg = answer_of(content_type, body, id_)
+    try:
+        text = msg["result"]["content"][0]["text"]  # type: ignore[index]
+    except (KeyError, IndexError, TypeError):
+        text = None
+    if text != str(a + 2):
+        raise RuntimeError(f"add({a}, 2) answered {shown}")
 
 
 def load(port: int, head: bytes, total: int, conns: int) -> None:
@@ -179,14 +184,7 @@ def load(port: int, head: bytes, total: int, conns: int) -> None:
                 body = _complete_body(buf)
                 if body is None:
                     continue
-                content_type = _header(buf, b"content-type")
-                msg = answer_of(content_type, body, 100_000 + i)
-                try:
-                    text = msg["result"]["content"][0]["text"]  # type: ignore[index]
-                except (KeyError, IndexError, TypeError):
-                    text = None
-                if text != str(i + 2):
-                    raise RuntimeError(f"add({i}, 2) answered: {bytes(buf[:300])!r}")
+                check_add(_header(buf, b"content-type"), body, 100_000 + i, i, repr(bytes(buf[:300])))
                 done += 1
                 del pending[sock]
                 if next_call < total:
