@@ -22,6 +22,7 @@ from mcpio._transports._trace import open_private
 from tests.client.support import arun
 from tests.faults.harden_support import ACCEPT_BOTH, ROOT, headers, open_session, rpc, spawn, tool
 from tests.faults.support import FAULTS
+from tests.support.http import exchange
 
 V = "2025-11-25"
 
@@ -168,25 +169,6 @@ def test_a_connection_that_never_finishes_its_head_is_closed(tmp_path, parser):
             assert s.recv(1) == b""  # closed by the server
 
 
-def _exchange(port: int, data: bytes) -> bytes:
-    """Send ``data`` on a new connection; everything the server answers until it closes (or 30 s)."""
-    with socket.create_connection(("127.0.0.1", port)) as s:
-        s.settimeout(30)
-        try:
-            s.sendall(data)
-        except OSError:
-            pass  # the server may close before taking it all; its answer is still there to read
-        got = b""
-        while True:
-            try:
-                chunk = s.recv(65536)
-            except OSError:
-                return got
-            if not chunk:
-                return got
-            got += chunk
-
-
 def _post(body: bytes, extra: bytes = b"", sid: str | None = None) -> bytes:
     session = b"Mcp-Session-Id: %s\r\nMCP-Protocol-Version: %s\r\n" % (sid.encode(), V.encode()) if sid else b""
     return (
@@ -209,7 +191,7 @@ def test_a_request_head_past_the_limit_is_refused_before_it_is_buffered(tmp_path
         refused = b"431 " if parser == "httptools" else b"400 "
         ping = json.dumps(rpc(1, "ping")).encode()
         big_header = b"X-Filler: " + b"a" * 8000 + b"\r\n"
-        answer = _exchange(port, _post(ping, big_header))
+        answer = exchange(port, _post(ping, big_header))
         assert answer.startswith(b"HTTP/1.1 " + refused), answer[:200]
         # Trickled: a header line that never ends, in small writes, is cut off once past the limit
         # (not at the head timeout, 60 s here): the server closes while the client still writes.
@@ -229,7 +211,7 @@ def test_a_request_head_past_the_limit_is_refused_before_it_is_buffered(tmp_path
         # A small head and a body larger than the limit, in one write: served.
         sid = open_session(http, srv.url, V)
         body = json.dumps({**rpc(2, "tools/call", {"name": "quick", "arguments": {}}), "filler": "x" * 20000})
-        answer = _exchange(port, _post(body.encode(), sid=sid))
+        answer = exchange(port, _post(body.encode(), sid=sid))
         assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
         assert b'"quick"' in answer
     assert "Traceback" not in srv.stderr(), srv.stderr()

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from tests.fuzz.http_cases import ACCEPT_BOTH, MAX_BODY, MAX_SESSIONS, Case, cases, fuzz_server
-from tests.support.http import ServerThread
+from tests.support.http import ServerThread, exchange
 
 N = int(os.environ.get("MCPIO_HTTP_SOCKET_FUZZ_EXAMPLES", "60"))
 INIT = json.dumps(
@@ -97,44 +97,6 @@ MALFORMED = [
     ("headers cut short", b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty"),
     ("request line cut short", b"POS"),
 ]
-
-
-def complete(raw: bytes) -> bool:
-    """``raw`` holds a whole response (the server may keep the connection open after it)."""
-    head, sep, body = raw.partition(b"\r\n\r\n")
-    if not sep:
-        return False
-    length = re.search(rb"(?im)^content-length: *(\d+)\r?$", head)
-    if length is not None:
-        return len(body) >= int(length.group(1))
-    return re.search(rb"(?im)^transfer-encoding: *chunked", head) is not None and body.endswith(b"0\r\n\r\n")
-
-
-def exchange(port: int, data: bytes, wait: float = 5.0) -> bytes:
-    """Write ``data``, then read until a whole response came, the server closes, or ``wait``
-    seconds pass; the client then closes (a request the server still waits on ends as a
-    disconnect)."""
-    with socket.create_connection(("127.0.0.1", port), timeout=wait) as s:
-        try:
-            s.sendall(data)
-        except OSError:
-            pass  # the server may refuse and close before it has read everything
-        out = b""
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:
-            s.settimeout(max(0.01, deadline - time.monotonic()))
-            try:
-                chunk = s.recv(65536)
-            except TimeoutError:
-                break
-            except ConnectionResetError:
-                break
-            if not chunk:
-                break
-            out += chunk
-            if complete(out):
-                break
-        return out
 
 
 def statuses(raw: bytes) -> list[int]:

@@ -3,6 +3,8 @@
 :class:`ServerThread` runs an ASGI app (``server.http_app()``) with uvicorn in a daemon thread,
 on a socket bound before the thread starts (no port race), and waits until the port accepts
 connections. :func:`spawn_fixture` runs ``tests/conformance/server.py`` as a subprocess.
+:func:`exchange` writes raw bytes on a new connection and reads the response (malformed or
+hostile HTTP that a client library will not send).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -170,3 +173,41 @@ def spawn_fixture(port: int | None = None, log: Path | None = None) -> Iterator[
             proc.wait()
         if log is not None:
             out.close()  # type: ignore[union-attr]
+
+
+def complete(raw: bytes) -> bool:
+    """``raw`` holds a whole response (the server may keep the connection open after it)."""
+    head, sep, body = raw.partition(b"\r\n\r\n")
+    if not sep:
+        return False
+    length = re.search(rb"(?im)^content-length: *(\d+)\r?$", head)
+    if length is not None:
+        return len(body) >= int(length.group(1))
+    return re.search(rb"(?im)^transfer-encoding: *chunked", head) is not None and body.endswith(b"0\r\n\r\n")
+
+
+def exchange(port: int, data: bytes, wait: float = 5.0) -> bytes:
+    """Write ``data``, then read until a whole response came, the server closes, or ``wait``
+    seconds pass; the client then closes (a request the server still waits on ends as a
+    disconnect)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=wait) as s:
+        try:
+            s.sendall(data)
+        except OSError:
+            pass  # the server may refuse and close before it has read everything
+        out = b""
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            s.settimeout(max(0.01, deadline - time.monotonic()))
+            try:
+                chunk = s.recv(65536)
+            except TimeoutError:
+                break
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            out += chunk
+            if complete(out):
+                break
+        return out
