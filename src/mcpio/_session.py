@@ -5,8 +5,9 @@ A :class:`Session` joins a transport to a sans-IO :class:`Connection`. ``run()``
 decodes them, feeds the connection and acts on its events:
 
 * each incoming request runs in its own task, unless the framework's ``answer(session, event)``
-  gives its encoded response on the reader's stack (``None``: ``on_request`` serves it in a
-  task); that frame goes through the transport's ``send_nowait`` / ``answer_nowait`` when they
+  gives its encoded response on the reader's stack, or its ``relay(session, event)`` forwards it
+  to another peer and ends it later with :meth:`settle` (a :class:`Relayed` stands for it while
+  in flight; ``None`` from both: ``on_request`` serves it in a task); a frame goes through the transport's ``send_nowait`` / ``answer_nowait`` when they
   take it at once. At most ``max_in_flight`` run together (each item of a batch counts); past
   that the session stops reading: backpressure, never an unbounded queue. With
   ``inline_requests`` (a modern Streamable HTTP POST) the request runs in ``run()``'s own task;
@@ -14,6 +15,8 @@ decodes them, feeds the connection and acts on its events:
   :meth:`feed` when :meth:`reading` says the reader waits on nothing queued (order is kept); one
   with ``push`` hands each frame read while its queue is empty to :meth:`take`, on its callback;
 * every answer, on every route, is built by :func:`response_frame` (:func:`error_object`);
+* a request of ours is awaited (:meth:`request`), or answered by a call on the reader's stack
+  (:meth:`request_nowait`): both wait in one table, failed alike when the connection ends;
 * ``notifications/cancelled`` cancels the request's task and no response is sent;
 * a peer's request that the transport marks as related to one of ours (``relates``; a
   :class:`Related` frame) runs in a copy of the context :meth:`request` was called in;
@@ -33,15 +36,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from . import _jsonrpc as rpc
-from ._errors import (
-    INVALID_REQUEST,
-    ConnectionClosed,
-    EndOfStream,
-    MCPError,
-    RequestTimeout,
-    TransportError,
-    to_error_object,
-)
+from ._errors import ConnectionClosed, EndOfStream, RequestTimeout, TransportError
 from ._protocol._connection import Connection, invalid_request
 from ._protocol._events import (
     CancelRequested,
@@ -52,12 +47,16 @@ from ._protocol._events import (
     ResponseReceived,
 )
 from ._protocol._framing import Decoded, Oversized, Related
+from ._replies import Answered, OnAnswer, Relayed, error_object, response_frame
 from ._transports._base import Transport, abilities, serving
 
 log = logging.getLogger("mcpio.session")
 
+__all__ = ["Answered", "OnAnswer", "Relayed", "Session", "error_object", "response_frame"]
+
 RequestHandler = Callable[["Session", RequestReceived], Awaitable[Any]]
 SyncAnswer = Callable[["Session", RequestReceived], bytes | None]
+Relay = Callable[["Session", RequestReceived], Relayed | None]
 NotificationHandler = Callable[["Session", NotificationReceived], Awaitable[None] | None]
 ProgressCallback = Callable[[float, float | None, str | None], Any]
 
@@ -75,6 +74,7 @@ class Session:
         max_in_flight: int = 1024,
         drain_timeout: float = 30.0,
         answer: SyncAnswer | None = None,
+        relay: Relay | None = None,
         expose_errors: bool = True,
         inline_requests: bool = False,
     ) -> None:
@@ -82,6 +82,7 @@ class Session:
         offers = abilities(transport)  # read once: a transport's abilities do not change
         self._routing_key = transport if offers.routing_key is None else offers.routing_key  # routing_key()
         self._answer = answer  # never waits, sends nothing of its own (module docstring)
+        self._relay = relay  # never waits; what it starts ends with settle() (module docstring)
         self.answers_only = answer is not None  # Engine.answers_only (_http_legacy)
         self._send_nowait = offers.send_nowait
         self._answer_nowait = offers.answer_nowait
@@ -94,11 +95,11 @@ class Session:
         self._on_notification = on_notification
         self._max_in_flight = max_in_flight
         self._drain_timeout = drain_timeout
-        self._tasks: dict[Any, asyncio.Task[None]] = {}
+        self._tasks: dict[Any, asyncio.Future[None]] = {}  # a request's Task, or its Relayed
         self._room = asyncio.Event()  # set while fewer than max_in_flight requests run
         self._room.set()
         self._has_room = True  # self._room.is_set()
-        self._pending: dict[Any, asyncio.Future[Any]] = {}
+        self._pending: dict[Any, asyncio.Future[Any] | Answered] = {}
         self._progress: dict[Any, ProgressCallback] = {}
         self._next_token = 0
         self.closed = False  # run() has ended: nothing more is sent (read only)
@@ -295,9 +296,16 @@ class Session:
                 if sending is not None:
                     self._track(ev.id, loop.create_task(self._sent(ev.id, sending)))
                 return
+            relay = self._relay
+            if relay is not None:
+                context.run(serving.set, (self._routing_key, ev.id))  # as _serve's: what it sends relates to ev.id
+                relayed = context.run(relay, self, ev)
+                if relayed is not None:  # in flight, no task: it ends with settle()
+                    self._track(ev.id, relayed)
+                    return
         self._track(ev.id, loop.create_task(self._serve(ev), context=context))
 
-    def _track(self, id_: Any, task: asyncio.Task[None]) -> None:
+    def _track(self, id_: Any, task: asyncio.Future[None]) -> None:
         self._tasks[id_] = task
         if len(self._tasks) >= self._max_in_flight:
             self._has_room = False
@@ -322,6 +330,21 @@ class Session:
             self._done(id_)
         else:
             await self._sent(id_, sending)
+
+    def relayed(self, on_cancel: Callable[[], None]) -> Relayed:
+        """What ``relay`` returns for a request it started (:class:`Relayed`, on this session's loop)."""
+        return Relayed(on_cancel, loop=self._loop or asyncio.get_running_loop())
+
+    def settle(self, ev: RequestReceived, result: Any, exc: BaseException | None) -> None:
+        """End request ``ev`` that ``relay`` started: answer it with ``result``, or the error of
+        ``exc`` (a CancelledError when its :class:`Relayed` was cancelled: nothing is sent), as
+        :meth:`_serve` ends the request its task serves. Called once, on any stack."""
+        sending = self._reply(ev, result, exc)
+        if sending is None:
+            self._done(ev.id)
+        else:  # the answer waits for the transport: a task sends it, and the request ends then
+            loop = self._loop or asyncio.get_running_loop()
+            self._tasks[ev.id] = loop.create_task(self._sent(ev.id, sending))
 
     def _reply(self, ev: RequestReceived, result: Any, exc: BaseException | None) -> Awaitable[None] | None:
         """:meth:`_deliver` of :func:`response_frame` (``result``, or ``exc`` the handler raised)."""
@@ -495,6 +518,40 @@ class Session:
             if token is not None:
                 self._progress.pop(token, None)
 
+    def request_nowait(self, method: str, params: dict[str, Any] | None, on_answer: OnAnswer) -> Any:
+        """Send a request now, answered by ``on_answer(result, None)`` or ``on_answer(None, exc)``
+        (the peer's :class:`MCPError`, or :class:`ConnectionClosed`) on the reader's stack, no task
+        waiting for it: when the transport takes the frame at once (``send_nowait``). Returns its
+        JSON-RPC id (:meth:`cancel_nowait`), or None: nothing was sent, :meth:`request` it. No
+        timeout, no progress token: a caller needing either awaits :meth:`request`."""
+        send_nowait = self._send_nowait
+        if self.closed or send_nowait is None:
+            return None
+        id_, msg = self.connection.request(method, params)
+        if not send_nowait(rpc.encode(msg), True):
+            self.connection.forget(id_)
+            return None
+        self._pending[id_] = Answered(on_answer)
+        if self._origins is not None:  # as request(): what the peer asks on its stream, in this context
+            self._origins[id_] = contextvars.copy_context()
+        return id_
+
+    def cancel_nowait(self, id_: Any, reason: str) -> None:
+        """Give up request ``id_`` of :meth:`request_nowait` (its ``on_answer`` is never called) and
+        tell the peer (``notifications/cancelled``), as :meth:`request` does when its caller is cancelled."""
+        if self._pending.pop(id_, None) is None:
+            return
+        if self._origins is not None:
+            self._origins.pop(id_, None)
+        self.connection.forget(id_)
+        if self.closed:
+            return
+        frame = rpc.encode(self.connection.notify("notifications/cancelled", {"requestId": id_, "reason": reason}))
+        if self._send_nowait is None or not self._send_nowait(frame, True):
+            key = object()  # sent in a task of its own (the transport makes it wait), as take() does
+            loop = self._loop or asyncio.get_running_loop()
+            self._track(key, loop.create_task(self._sent(key, self.transport.send(frame))))
+
     async def _abandon(self, id_: Any, reason: str) -> None:
         self.connection.forget(id_)
         if not self.closed:
@@ -530,27 +587,3 @@ def _expire(fut: asyncio.Future[Any]) -> None:
     """A request's deadline: its wait ends with TimeoutError (:meth:`Session.request`)."""
     if not fut.done():
         fut.set_exception(TimeoutError())
-
-
-def error_object(method: str, exc: BaseException, expose: bool) -> dict[str, Any]:
-    """The JSON-RPC error object answering a request ``method`` whose handler raised ``exc`` (a
-    CancelledError or an Exception), on every route: an MCPError as itself, a handler bug as
-    -32603 (its text only with ``expose``; the traceback to the log)."""
-    if isinstance(exc, asyncio.CancelledError):
-        return {"code": INVALID_REQUEST, "message": "Request cancelled"}
-    if isinstance(exc, MCPError):
-        return exc.to_error_object()
-    log.error("handler for %s failed", method, exc_info=exc)
-    return to_error_object(exc, detail=expose)
-
-
-def response_frame(id_: Any, method: str, result: Any, exc: BaseException | None, expose: bool) -> bytes:
-    """The encoded response to request ``id_`` (``method``): ``result``, or the error object of
-    ``exc`` (:func:`error_object`). A result that cannot be encoded is its handler's fault,
-    answered as if the handler had raised the encoder's error (-32603)."""
-    if exc is None:
-        try:
-            return rpc.encode(rpc.response(id_, result))
-        except Exception as failure:
-            exc = failure
-    return rpc.encode(rpc.error_response(id_, error_object(method, exc, expose)))

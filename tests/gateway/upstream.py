@@ -1,10 +1,12 @@
-"""An upstream for the proxy tests: a tool that blocks until released, one that tells its pid,
-an echo, one added at run time (list_changed), progress and a log message."""
+"""An upstream for the proxy tests: a tool that blocks until released, one that hangs until
+cancelled, one that tells its pid, an echo, one that fails, one added at run time
+(list_changed), progress and a log message."""
 
 import asyncio
 import os
+import sys
 
-from mcpio import Context, Server
+from mcpio import Context, MCPError, Server, ToolError
 
 server = Server("upstream", version="1.0.0")
 release = asyncio.Event()
@@ -28,6 +30,26 @@ async def block(ctx: Context) -> str:
 def echo(text: str) -> str:
     """The text, unchanged."""
     return text
+
+
+@server.tool
+async def hang(ctx: Context) -> str:
+    """Log "hanging", then wait until cancelled (said on stderr: the proxy logs it)."""
+    await ctx.info("hanging")
+    try:
+        await asyncio.Event().wait()
+    except asyncio.CancelledError:
+        print("hang cancelled", file=sys.stderr, flush=True)
+        raise
+    return "never"
+
+
+@server.tool
+def fail(code: int) -> str:
+    """Raise a JSON-RPC error with ``code`` (a non-positive one: a ToolError, an isError result)."""
+    if code > 0:
+        raise ToolError("failed on purpose")
+    raise MCPError("refused on purpose", code, {"why": "asked"})
 
 
 @server.tool

@@ -40,6 +40,7 @@ LAYERS = {
     "_state": 2,
     "_platform": 2,
     "_session": 3,
+    "_replies": 3,
     "_server": 4,
     "_client": 4,
     "_host": 4,

@@ -45,7 +45,9 @@ reads; the modern ``start`` maps the DiscoverResult onto it
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._errors import (
@@ -61,7 +63,7 @@ from ._modern import ModernEra, pick_version
 from ._opening import ERA_CACHE
 
 if TYPE_CHECKING:
-    from .._session import ProgressCallback, Session
+    from .._session import OnAnswer, ProgressCallback, Session
     from ._client import Client
 
 log = logging.getLogger("mcpio.client")
@@ -116,6 +118,13 @@ class LegacyEra:
         on_progress: ProgressCallback | None,
     ) -> Any:
         return await session.request(method, params, timeout=timeout, max_timeout=max_timeout, on_progress=on_progress)
+
+    def send_nowait(
+        self, session: Session, method: str, params: dict[str, Any] | None, on_answer: OnAnswer
+    ) -> Callable[[], None] | None:
+        """``Client.send_nowait``: the request's cancel, or None: nothing was sent."""
+        id_ = session.request_nowait(method, params, on_answer)
+        return None if id_ is None else functools.partial(session.cancel_nowait, id_, "cancelled by the requester")
 
     async def set_logging_level(self, client: Client, level: str) -> None:
         await client.request("logging/setLevel", {"level": level})

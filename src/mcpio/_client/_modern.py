@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -67,7 +68,7 @@ from ._handlers import typed_error
 from ._tasks import await_task
 
 if TYPE_CHECKING:
-    from .._session import ProgressCallback, Session
+    from .._session import OnAnswer, ProgressCallback, Session
     from ._client import Client
 
 log = logging.getLogger("mcpio.client")
@@ -188,11 +189,14 @@ class ModernEra:
     ) -> Any:
         """One request with this era's _meta; follows -32022 to a mutually supported version."""
         for attempt in range(MAX_VERSION_RETRIES + 1):
-            user_meta = params.get("_meta")
-            full = {**params, "_meta": {**(user_meta if isinstance(user_meta, dict) else {}), **self.meta()}}
             try:
                 return await session.request(
-                    method, full, timeout=timeout, max_timeout=max_timeout, on_progress=on_progress, on_sent=on_sent
+                    method,
+                    self._with_meta(params),
+                    timeout=timeout,
+                    max_timeout=max_timeout,
+                    on_progress=on_progress,
+                    on_sent=on_sent,
                 )
             except MCPError as exc:
                 if exc.code != UNSUPPORTED_PROTOCOL_VERSION or attempt == MAX_VERSION_RETRIES:
@@ -205,6 +209,50 @@ class ModernEra:
                 self.version, self.rules = version, RULES[version]
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _with_meta(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``params`` as sent: with this era's ``_meta`` over the caller's (:meth:`meta`)."""
+        user_meta = params.get("_meta")
+        return {**params, "_meta": {**(user_meta if isinstance(user_meta, dict) else {}), **self.meta()}}
+
+    def send_nowait(
+        self, session: Session, method: str, params: dict[str, Any] | None, on_answer: OnAnswer
+    ) -> Callable[[], None] | None:
+        """``Client.send_nowait``: :meth:`request` (no timeout), its result to ``on_answer`` on the
+        reader's stack when the first answer is complete; any other answer (input_required, a task,
+        another version wanted) goes on in a task, in the sender's context, as :meth:`request` goes on. Returns the
+        request's cancel, or None: nothing was sent."""
+        base = params or {}
+        rest: list[asyncio.Task[Any]] = []
+        context = contextvars.copy_context()  # what goes on runs in the sender's, as request() would
+
+        def answered(result: Any, exc: BaseException | None) -> None:
+            if exc is None and type(result) is dict and result.get("resultType", "complete") != "complete":
+                first = result  # request() goes on from this answer
+            elif isinstance(exc, MCPError) and exc.code == UNSUPPORTED_PROTOCOL_VERSION:
+                first = None  # refused, nothing ran: request() sends it again, in a version both speak
+            else:
+                if exc is None and type(result) is dict:
+                    result.pop("resultType", None)  # as request(): the session decoded it for this request alone
+                on_answer(result, exc)
+                return
+            going_on = self.request(
+                session, method, base, timeout=None, max_timeout=None, on_progress=None, first=first
+            )
+            rest.append(asyncio.get_running_loop().create_task(going_on, context=context))
+            rest[0].add_done_callback(lambda task: None if task.cancelled() else on_answer(*_outcome(task)))
+
+        id_ = session.request_nowait(method, self._with_meta(base), answered)
+        if id_ is None:
+            return None
+
+        def cancel() -> None:
+            if rest:
+                rest[0].cancel()
+            else:
+                session.cancel_nowait(id_, "cancelled by the requester")
+
+        return cancel
+
     async def request(
         self,
         session: Session,
@@ -216,17 +264,22 @@ class ModernEra:
         on_progress: ProgressCallback | None,
         follow_task: bool = True,
         on_task_status: Callable[[dict[str, Any]], Any] | None = None,
+        first: dict[str, Any] | None = None,
     ) -> Any:
         """Send ``method``; answer input_required rounds until the result is complete (or, with
         ``follow_task=False``, until the server answers with a task handle: returned as sent).
-        ``on_task_status``: each state of the task a ``tools/call`` becomes (``await_task``)."""
+        ``on_task_status``: each state of the task a ``tools/call`` becomes (``await_task``).
+        ``first``: the answer to its first send, received already (:meth:`send_nowait`)."""
         base = params or {}  # never changed: a round sends a copy (below)
         current = base
         rounds = self.client.max_input_rounds
         for _ in range(rounds + 1):
-            result = await self._send(
-                session, method, current, timeout=timeout, max_timeout=max_timeout, on_progress=on_progress
-            )
+            if first is not None:
+                result, first = first, None
+            else:
+                result = await self._send(
+                    session, method, current, timeout=timeout, max_timeout=max_timeout, on_progress=on_progress
+                )
             if not isinstance(result, dict):
                 return result
             kind = result.get("resultType", "complete")
@@ -461,3 +514,9 @@ class ModernEra:
             with contextlib.suppress(Exception):
                 async with asyncio.timeout(1.0):
                     await self._close(stream)
+
+
+def _outcome(task: asyncio.Task[Any]) -> tuple[Any, BaseException | None]:
+    """A finished task's (result, None), or (None, its exception)."""
+    exc = task.exception()
+    return (None, exc) if exc is not None else (task.result(), None)

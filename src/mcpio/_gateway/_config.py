@@ -76,6 +76,15 @@ class GatewayServer(Server):
             caps["completions"] = {}
         return caps
 
+    def plain_for(self, method: str | None = None) -> bool:
+        """As a Server's, but :attr:`plain` (``method`` None) holds despite this class's own
+        ``_on_request``: what reads it answers only ``tools/call``s of registered tools (mirrored,
+        so their upstream has started) without the engine, which waiting for every upstream's
+        first start would only delay. Any other request waits for it, on the engine."""
+        if method is None:
+            return not (self.telemetry or self.registry.middleware)
+        return super().plain_for(method)
+
     def _on_request(self, session: Session, ev: RequestReceived) -> Coroutine[Any, Any, Any]:
         if self._all_started or ev.method in self.passes_through:
             return super()._on_request(session, ev)  # Server's own coroutine: no layer of ours per request

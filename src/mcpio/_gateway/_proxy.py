@@ -22,14 +22,12 @@ passthrough); the upstream connection uses only what ``client_options`` give it.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import time
 from collections.abc import AsyncIterator, Awaitable
 from typing import TYPE_CHECKING, Any, cast
 
 from .. import _log
 from .._client._opening import send_first
-from .._content import ToolResult
 from .._errors import INTERNAL_ERROR, ConnectionClosed, MCPError, TransportError
 from .._host._config import ServerSpec
 from .._naming import strip_uri
@@ -37,8 +35,8 @@ from .._server._context import Context
 from .._server._resources import Prompt, Resource
 from .._server._server import Server
 from .._server._stdio import settle
-from .._server._tools import Tool
 from .._uritemplate import UriTemplate
+from ._forwarded import _CALLER, forwarded_tool
 
 if TYPE_CHECKING:
     import asyncio
@@ -49,16 +47,6 @@ if TYPE_CHECKING:
 # asyncio, the client and logging are imported when an upstream starts, not with this module: a
 # gateway (``from_config``) is made, and answers initialize, before asyncio loads (_server._stdio).
 log = _log.logger("mcpio.gateway", globals())
-
-
-#: The caller whose upstream call runs in this task. What the upstream asks during a call is
-#: asked in the call's own task when the ask is part of the call's answer (a 2026-07-28
-#: upstream's ``input_required`` rounds), or in a copy of its context when the ask came on the
-#: call's own response stream (a legacy Streamable HTTP upstream: the Session serves a Related
-#: request so), so it reaches the client that made that call, whatever else is in flight. A
-#: legacy stdio upstream's request carries no link to its call: it goes to the only call in
-#: flight, or the most recent one when there are several.
-_CALLER: contextvars.ContextVar[Any] = contextvars.ContextVar("mcpio_proxy_caller", default=None)
 
 
 class UpstreamError(MCPError):
@@ -233,17 +221,25 @@ class Upstream:
             token = _CALLER.set(caller)  # this task's (a handler's run, a flight's task): see _caller
         try:
             return await call(client)
-        except (ConnectionClosed, TransportError, OSError, EOFError) as exc:
-            raise self._lost(client, exc) from None
-        except MCPError as exc:
-            if not _alive(client):
-                raise self._lost(client, exc) from None
-            raise
+        except (ConnectionClosed, TransportError, OSError, EOFError, MCPError) as exc:
+            failure = self.failure(client, exc)
+            if failure is exc:
+                raise
+            raise failure from None
         finally:
             if caller is not None:
                 self._callers.remove(caller)
             if token is not None:
                 _CALLER.reset(token)
+
+    def failure(self, client: Client, exc: BaseException) -> BaseException:
+        """What a request forwarded on ``client`` fails with when it got ``exc``: the upstream's own
+        error as it came, or an :class:`UpstreamError` when the connection ended (:meth:`_lost`)."""
+        if isinstance(exc, (ConnectionClosed, TransportError, OSError, EOFError)) or (
+            isinstance(exc, MCPError) and not _alive(client)
+        ):
+            return self._lost(client, exc)
+        return exc
 
     def _lost(self, client: Client, exc: BaseException) -> UpstreamError:
         """The error of a request whose upstream connection ended; the next request opens it again."""
@@ -284,7 +280,7 @@ class Upstream:
             tools: dict[str, Any] = {}
             for t in listed["tools"]:
                 try:
-                    tools[t["name"]] = _tool(self, t, client)
+                    tools[t["name"]] = forwarded_tool(self, t, client)
                 except ValueError as exc:  # a name outside the 2025-11-25 rules: one line, the rest served
                     log.warning("upstream %r: tool left out: %s", self.label, exc)
             items["tools"] = tools
@@ -392,60 +388,6 @@ class Upstream:
 
     def _on_stderr(self, line: str) -> None:
         log.info("upstream %r stderr: %s", self.label, line.rstrip())
-
-
-class ForwardedTool(Tool):
-    """A tool of the upstream: its definition as the upstream lists it, its calls forwarded."""
-
-    upstream: Upstream
-
-
-def _tool(upstream: Upstream, t: Any, client: Client) -> Tool:
-    from ._tasks import follower, task_options  # asyncio is loaded by now (see log)
-
-    name = t["name"]
-
-    async def call(arguments: dict[str, Any], ctx: Context) -> ToolResult:
-        async def progress(progress: float, total: float | None, message: str | None) -> None:
-            await ctx.report_progress(progress, total, message)
-
-        def go(client: Client) -> Awaitable[Any]:  # the call itself: no coroutine of ours around it
-            # call_tool: a tool the upstream runs as a task is called as one and followed to its result
-            return client.call_tool(
-                name,
-                arguments,
-                timeout=None,
-                max_timeout=None,
-                on_progress=progress if ctx.progress_token is not None or ctx.task_id is not None else None,
-                on_task_status=follower(ctx, _CALLER.get),  # the proxy's task mirrors the upstream's (_tasks)
-                task=ctx.task_id is not None,  # a task of the proxy's: one upstream too, when it can
-            )
-
-        raw = await upstream.forward(ctx, go)
-        return ToolResult(
-            content=raw.get("content") or [],
-            structured_content=raw.get("structuredContent"),
-            is_error=bool(raw.get("isError")),
-            meta={k: v for k, v in (raw.get("_meta") or {}).items() if not k.startswith("io.modelcontextprotocol/")}
-            or None,
-        )
-
-    made = Tool.from_schema(
-        call,
-        name=name,
-        inline=True,  # the forwarding never blocks the loop: not watched (_tools.invoke)
-        **task_options(client, t),  # task_support (and task_after): as the upstream runs tasks
-        input_schema=t.get("inputSchema") or {"type": "object"},
-        output_schema=t.get("outputSchema"),
-        description=t.get("description"),
-        title=t.get("title"),
-        annotations=t.get("annotations"),
-        icons=t.get("icons"),
-        meta=t.get("_meta"),
-    )
-    made.__class__ = ForwardedTool
-    made.upstream = upstream  # type: ignore[attr-defined]  # whose mirror it belongs to (Server.replace_own)
-    return made
 
 
 class ForwardedPrompt(Prompt):

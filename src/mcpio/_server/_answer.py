@@ -7,6 +7,9 @@ request's Context: spec 2026-07-28 MRTR), on a plain server (``Server.plain``), 
 (``_session.response_frame``); None: the request needs the engine (``Server._on_request``),
 which gives the same answer. Every route goes through it (docs/project/architecture.md, step 4:
 a Session's ``answer``, and a 2026-07-28 POST answered with no session at all).
+
+:func:`relayed` is the Session's ``relay``: under the same conditions (:func:`plain_tool`), a
+call of a tool that forwards it by callback (a proxy's) is sent on with no task of its own.
 """
 
 from __future__ import annotations
@@ -20,14 +23,14 @@ from ._mrtr import InputRequired
 
 if TYPE_CHECKING:
     from .._protocol._events import RequestReceived
-    from .._session import Session
+    from .._session import Relayed, Session
     from ._server import Server
     from ._tools import Tool
 
 
-def sync_tool(server: Server, method: Any, params: Any) -> Tool | None:
-    """The tool a request ``method``/``params`` calls when :func:`answer` may answer it (module
-    docstring), else None."""
+def plain_tool(server: Server, method: Any, params: Any) -> Tool | None:
+    """The tool a request ``method``/``params`` calls when nothing of the engine's comes between
+    (a ``tools/call`` on a plain server, not a task, no ``requestState``, no progress token), else None."""
     if method != "tools/call" or not server.plain or type(params) is not dict:
         return None
     if "task" in params or "requestState" in params:
@@ -36,9 +39,24 @@ def sync_tool(server: Server, method: Any, params: Any) -> Tool | None:
     if type(meta) is dict and "progressToken" in meta:  # heartbeats need the engine
         return None
     name = params.get("name")
-    tool = server.registry.tools.get(name) if type(name) is str else None
+    return server.registry.tools.get(name) if type(name) is str else None
+
+
+def sync_tool(server: Server, method: Any, params: Any) -> Tool | None:
+    """The tool a request ``method``/``params`` calls when :func:`answer` may answer it (module
+    docstring), else None."""
+    tool = plain_tool(server, method, params)
     on_loop = tool.on_loop if tool is not None else None
     return tool if on_loop is not None and on_loop.inline else None
+
+
+def relayed(server: Server, session: Session, ev: RequestReceived) -> Relayed | None:
+    """The Session's ``relay``: request ``ev`` forwarded by the tool it calls, when that tool
+    forwards by callback (``Tool.relay``: a proxy's, ``_gateway._relay``) and nothing of the
+    engine's comes between (:func:`plain_tool`); None: serve it on the engine."""
+    tool = plain_tool(server, ev.method, ev.params)
+    relay = tool.relay if tool is not None else None
+    return None if relay is None else relay(server, session, ev)
 
 
 def answer(server: Server, session: Session, ev: RequestReceived) -> bytes | None:

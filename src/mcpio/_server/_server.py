@@ -381,6 +381,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
             max_in_flight=self.max_in_flight,
             drain_timeout=0.0 if stateless else 30.0,
             answer=MethodType(_answer.answer, self) if self.plain else None,  # else the engine sees every request
+            relay=MethodType(_answer.relayed, self) if self.plain else None,
             expose_errors=self.expose_errors is True if remote else self.expose_errors is not False,
             inline_requests=stateless,
         )

@@ -205,6 +205,9 @@ class Tool:
     tags: frozenset[str] = frozenset()
     owner: Any = None
     source: str | None = None
+    # relay(server, session, event) -> Relayed | None: a tool that forwards its calls answers one by
+    # callback, no task (Session's relay; _answer.relayed); None: never, or not this one.
+    relay: Callable[[Any, Any, Any], Any] | None = None
 
     def __init__(
         self,
@@ -432,6 +435,11 @@ class Tool:
         except (SystemExit, KeyboardInterrupt) as exc:  # as invoke
             return self._failed(_exited(exc), session, rules)
         return self._answer(value, server, session, rules)
+
+    def outcome(self, value: Any, exc: Exception | None, server: Any, session: Any, rules: Rules) -> dict[str, Any]:
+        """The CallToolResult of a call that returned ``value`` or raised ``exc``, as :meth:`call`
+        makes it (an :class:`MCPError` ``exc`` is raised: the JSON-RPC error)."""
+        return self._answer(value, server, session, rules) if exc is None else self._failed(exc, session, rules)
 
     def _failed(self, exc: Exception, session: Any, rules: Rules) -> dict[str, Any]:
         """The isError result for an exception of the call, or raise it: a JSON-RPC error."""

@@ -161,6 +161,7 @@ class SubprocessTransport:
             stderr_tail=self.stderr_tail,
             closed_error=self.closed_error,
             push=self.push,
+            send_nowait=self.send_nowait,
         )
         self._take: Callable[[Any], Any] | None = None  # the engine's (Abilities.push)
         self.on_stderr = on_stderr
@@ -299,6 +300,15 @@ class SubprocessTransport:
                 await self._waiter
             finally:
                 self._waiter = None
+
+    def send_nowait(self, frame: bytes, now: bool = False) -> bool:
+        """Write ``frame`` when that needs no waiting (the pipe open and below its high-water mark,
+        the first frame sent): True, written at once whatever ``now`` says. False: :meth:`send` it."""
+        pipe = self._stdin_pipe()
+        if pipe is None or pipe.is_closing() or self._closed or self._ahead or not self._can_write.is_set():
+            return False
+        pipe.write(frame + b"\n")  # one write, one read for the server: never a line without its end
+        return True
 
     async def send(self, frame: bytes) -> None:
         pipe = self._stdin_pipe()

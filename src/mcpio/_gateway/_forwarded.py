@@ -1,0 +1,164 @@
+"""A tool of the upstream as the proxy serves it (:class:`ForwardedTool`): its definition as the
+upstream lists it, its calls forwarded one of two ways, to one answer.
+
+* **Relayed** (:meth:`ForwardedTool.relay`, the Session's ``relay``): a call with nothing to
+  carry but itself (``_answer.plain_tool``: no task, no progress token, no ``requestState``;
+  a legacy-era client; the upstream connected; no time limit) is written upstream on the stack
+  that read it, and the upstream's answer ends it on the stack that read that
+  (``Client.send_nowait``, ``Session.settle``): no task, no coroutine. What the upstream asks
+  or logs meanwhile reaches the call's client as for an awaited call (its Context is a caller,
+  ``Upstream._callers``); an answer that needs more (input_required rounds, a task to follow)
+  goes on in a task of the upstream client's; the client cancelling it cancels it upstream.
+* **Awaited** (the tool's handler, through the engine and ``Upstream.forward``): every other
+  call (progress, tasks, a 2026-07-28 client's rounds, an upstream to open first, middleware).
+
+Both make the answer from the upstream's result with :func:`tool_result` and ``Tool.outcome``,
+and fail as ``Upstream.failure`` says.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any
+
+from .._content import ToolResult
+from .._server._context import Context, request_context
+from .._server._tools import Tool
+from .._versions import RULES
+
+if TYPE_CHECKING:
+    from .._client._client import Client
+    from .._protocol._events import RequestReceived
+    from .._server._server import Server
+    from .._session import Relayed, Session
+    from ._proxy import Upstream
+
+#: The caller whose upstream call runs in this task. What the upstream asks during a call is
+#: asked in the call's own task when the ask is part of the call's answer (a 2026-07-28
+#: upstream's ``input_required`` rounds), or in a copy of its context when the ask came on the
+#: call's own response stream (a legacy Streamable HTTP upstream: the Session serves a Related
+#: request so), so it reaches the client that made that call, whatever else is in flight. A
+#: legacy stdio upstream's request carries no link to its call: it goes to the only call in
+#: flight, or the most recent one when there are several.
+_CALLER: contextvars.ContextVar[Any] = contextvars.ContextVar("mcpio_proxy_caller", default=None)
+
+
+class ForwardedTool(Tool):
+    """A tool of the upstream: its definition as the upstream lists it, its calls forwarded."""
+
+    upstream: Upstream
+    upstream_name: str  # its name upstream (served under another when mounted)
+
+    def relay(self, server: Server, session: Session, ev: RequestReceived) -> Relayed | None:
+        """Forward call ``ev`` by callback (module docstring), or None: the engine serves it."""
+        rules = RULES[ev.version] if ev.version is not None else None
+        if rules is None or rules.input_required or rules.tasks_extension:
+            return None  # a 2026-07-28 client: what the upstream asks becomes rounds (_rounds)
+        if self.task_support == "required" or self.timeout is not None:
+            return None
+        upstream = self.upstream
+        client = upstream.live()
+        if client is None:
+            return None  # opening it needs awaiting
+        params: dict[str, Any] = ev.params  # type: ignore[assignment]  # a dict: plain_tool
+        try:
+            server.announced(rules, session, "tools", "tools/call")
+            arguments = self.sig.bind(params.get("arguments"))["arguments"]
+        except Exception:
+            return None  # refused: the engine's answer says why
+        import asyncio  # loaded: a request is being served
+
+        ctx = request_context(server, session, ev, rules, params)
+        callers = upstream._callers
+        cancel_upstream: Any = None
+
+        def answered(raw: Any, exc: BaseException | None) -> None:
+            if relayed.done():  # cancelled first: it ended there
+                return
+            callers.remove(ctx)
+            relayed.set_result(None)
+            try:
+                try:
+                    if exc is not None:
+                        raise upstream.failure(client, exc)
+                    value, error = tool_result(raw), None
+                except Exception as failure:  # as Tool.call gets the awaited call's
+                    value, error = None, failure
+                result = self.outcome(value, error, server, session, rules)
+            except BaseException as raised:  # an MCPError: the JSON-RPC error (Tool.outcome)
+                session.settle(ev, None, raised)
+            else:
+                session.settle(ev, result, None)
+
+        def cancelled() -> None:  # the client cancelled the call, or the session ended
+            callers.remove(ctx)
+            if cancel_upstream is not None:
+                cancel_upstream()
+            session.settle(ev, None, asyncio.CancelledError())
+
+        relayed = session.relayed(cancelled)
+        callers.append(ctx)
+        _CALLER.set(ctx)  # in this request's own context (Session._start): what goes on upstream runs in it
+        cancel_upstream = client.send_nowait(
+            "tools/call", {"name": self.upstream_name, "arguments": arguments}, answered
+        )
+        if cancel_upstream is None:  # the transport would make it wait: the engine's way
+            callers.remove(ctx)
+            return None
+        return relayed
+
+
+def tool_result(raw: dict[str, Any]) -> ToolResult:
+    """The proxy's result for the upstream's CallToolResult ``raw``: its content, structured
+    content, isError and ``_meta`` (but the protocol's own keys, which are the proxy's to set)."""
+    return ToolResult(
+        content=raw.get("content") or [],
+        structured_content=raw.get("structuredContent"),
+        is_error=bool(raw.get("isError")),
+        meta={k: v for k, v in (raw.get("_meta") or {}).items() if not k.startswith("io.modelcontextprotocol/")}
+        or None,
+    )
+
+
+def forwarded_tool(upstream: Upstream, t: Any, client: Client) -> Tool:
+    """The proxy's tool for the upstream's tool ``t`` (as ``client`` listed it)."""
+    from ._tasks import follower, task_options  # asyncio is loaded by now (see _proxy.log)
+
+    name = t["name"]
+
+    async def call(arguments: dict[str, Any], ctx: Context) -> ToolResult:
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            await ctx.report_progress(progress, total, message)
+
+        def go(client: Client) -> Awaitable[Any]:  # the call itself: no coroutine of ours around it
+            # call_tool: a tool the upstream runs as a task is called as one and followed to its result
+            return client.call_tool(
+                name,
+                arguments,
+                timeout=None,
+                max_timeout=None,
+                on_progress=progress if ctx.progress_token is not None or ctx.task_id is not None else None,
+                on_task_status=follower(ctx, _CALLER.get),  # the proxy's task mirrors the upstream's (_tasks)
+                task=ctx.task_id is not None,  # a task of the proxy's: one upstream too, when it can
+            )
+
+        return tool_result(await upstream.forward(ctx, go))
+
+    made = Tool.from_schema(
+        call,
+        name=name,
+        inline=True,  # the forwarding never blocks the loop: not watched (_tools.invoke)
+        **task_options(client, t),  # task_support (and task_after): as the upstream runs tasks
+        input_schema=t.get("inputSchema") or {"type": "object"},
+        output_schema=t.get("outputSchema"),
+        description=t.get("description"),
+        title=t.get("title"),
+        annotations=t.get("annotations"),
+        icons=t.get("icons"),
+        meta=t.get("_meta"),
+    )
+    made.__class__ = ForwardedTool
+    made.upstream = upstream  # type: ignore[attr-defined]  # whose mirror it belongs to (Server.replace_own)
+    made.upstream_name = name  # type: ignore[attr-defined]
+    return made

@@ -1,0 +1,192 @@
+"""A proxied call with nothing to carry but itself is relayed: written upstream on the stack that
+read it and answered on the stack that read the upstream's answer, no task of its own
+(``_gateway._forwarded``). These tests drive such calls (a legacy-era client, no progress
+token, no task) through ``Server.proxy`` over a real upstream process, and check that they end
+as an awaited call ends: in the same answers, errors, logs, cancellation and death of the
+upstream; and that what the upstream asks during one reaches that call's client."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mcpio import Client, MCPError, Server
+from tests.client.support import arun, within
+from tests.support.http import ServerThread
+
+HERE = Path(__file__).parent
+UPSTREAM = [sys.executable, str(HERE / "upstream.py")]
+AWAITED = {"progressToken": "awaited"}  # a progress token: the call goes through the engine instead
+
+
+async def relayed_call(c: Client, name: str, **arguments: object) -> str:
+    """Call ``name`` as a raw request (``Client.call_tool`` sends a progress token: not relayed);
+    its text."""
+    result = await c.request("tools/call", {"name": name, "arguments": arguments})
+    return str(result["content"][0]["text"]) if result["content"] else ""
+
+
+@contextlib.contextmanager
+def proxy_log_says(text: str) -> Iterator[asyncio.Event]:
+    """An event set when the proxy logs a line containing ``text`` (an upstream's stderr is logged)."""
+    said = asyncio.Event()
+
+    class Watch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if text in record.getMessage():
+                said.set()
+
+    logger = logging.getLogger("mcpio.gateway")
+    watch, level = Watch(), logger.level
+    logger.addHandler(watch)
+    logger.setLevel(logging.INFO)
+    try:
+        yield said
+    finally:
+        logger.removeHandler(watch)
+        logger.setLevel(level)
+
+
+def test_relayed_and_awaited_calls_give_the_same_answers_and_errors():
+    proxy = Server.proxy(UPSTREAM, name="up")
+
+    async def both(c: Client, arguments: dict) -> list:
+        out = []
+        for meta in ({}, AWAITED):
+            try:
+                out.append(
+                    await c.request(
+                        "tools/call",
+                        {"name": "fail" if "code" in arguments else "echo", "arguments": arguments, "_meta": meta},
+                    )
+                )
+            except MCPError as exc:
+                out.append((exc.code, exc.message, exc.data))
+        return out
+
+    async def go():
+        async with Client(proxy, era="legacy", timeout=30) as c:
+            relayed, awaited = await both(c, {"text": "hi"})
+            assert relayed == awaited
+            assert relayed["content"] == [{"type": "text", "text": "hi"}]
+            relayed, awaited = await both(c, {"code": 1})  # a ToolError: an isError result
+            assert relayed == awaited
+            assert relayed["isError"] is True and "failed on purpose" in relayed["content"][0]["text"]
+            relayed, awaited = await both(c, {"code": -32001})  # the upstream's JSON-RPC error, as it came
+            assert relayed == awaited == (-32001, "refused on purpose", {"why": "asked"})
+            relayed, awaited = await both(c, {"text": "hi", "typo": 1})  # refused upstream: -32602
+            assert relayed == awaited
+            assert relayed[0] == -32602
+
+    arun(go(), timeout=60)
+
+
+def test_many_relayed_calls_in_flight_are_each_answered_and_a_slow_one_holds_none_up():
+    proxy = Server.proxy(UPSTREAM, name="up")
+
+    async def go():
+        async with Client(proxy, era="legacy", timeout=30) as c:
+            slow = asyncio.ensure_future(relayed_call(c, "block"))
+            texts = [f"t{i}" for i in range(64)]
+            assert await asyncio.gather(*(relayed_call(c, "echo", text=t) for t in texts)) == texts
+            assert not slow.done()
+            await relayed_call(c, "unblock")
+            assert await within(slow) == "released"
+
+    arun(go(), timeout=60)
+
+
+def test_a_relayed_call_gets_the_upstream_log_and_its_cancellation_reaches_the_upstream():
+    proxy = Server.proxy(UPSTREAM, name="up")
+    logs: list[dict] = []
+    hanging = asyncio.Event()
+
+    def on_log(params: dict) -> None:
+        logs.append(params)
+        hanging.set()
+
+    async def go():
+        with proxy_log_says("hang cancelled") as cancelled:
+            async with Client(proxy, era="legacy", timeout=30, on_log=on_log) as c:
+                call = asyncio.ensure_future(relayed_call(c, "hang"))
+                await within(hanging.wait())
+                assert logs[0]["data"] == "hanging"
+                call.cancel()  # the client sends notifications/cancelled to the proxy
+                with pytest.raises(asyncio.CancelledError):
+                    await call
+                await within(cancelled.wait())  # the proxy cancelled the upstream request
+                assert await relayed_call(c, "echo", text="after") == "after"
+
+    arun(go(), timeout=60)
+
+
+def test_an_upstream_killed_during_a_relayed_call_ends_it_with_an_error_and_is_started_again():
+    proxy = Server.proxy(UPSTREAM, name="up")
+    hanging = asyncio.Event()
+
+    async def go():
+        async with Client(proxy, era="legacy", timeout=30, on_log=lambda params: hanging.set()) as c:
+            first = int(await relayed_call(c, "pid"))
+            call = asyncio.ensure_future(relayed_call(c, "hang"))
+            await within(hanging.wait())
+            os.kill(first, signal.SIGKILL)
+            with pytest.raises(MCPError, match="went away during the request"):
+                await within(call)
+            assert int(await relayed_call(c, "pid")) != first
+
+    arun(go(), timeout=60)
+
+
+def test_what_the_upstream_asks_during_a_relayed_call_reaches_its_client():
+    proxy = Server.proxy(UPSTREAM, name="up")
+    asked: list[str] = []
+
+    def elicitation(params: dict) -> dict:
+        asked.append(params["message"])
+        return {"name": "Ada"} if "name" in params["message"] else {"mood": "fine"}
+
+    async def go():
+        async with Client(proxy, era="legacy", timeout=30, elicitation=elicitation, sampling=sample) as c:
+            # The upstream (2026-07-28 to the proxy) asks in input_required rounds; the legacy
+            # client is asked with requests, in order, and the call ends with their answers.
+            assert await relayed_call(c, "interview") == "Ada is fine; the model said hi"
+            assert asked == ["Your name?", "Your mood?"]
+
+    arun(go(), timeout=60)
+
+
+def sample(params: dict) -> dict:
+    return {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "test"}
+
+
+def test_what_the_upstream_asks_during_concurrent_relayed_calls_goes_to_the_client_of_each_call():
+    """Two clients of one proxy (over HTTP) call ``ask_name``, which the upstream answers only
+    once both calls are in flight, each with a round asking its client's name."""
+    proxy = Server.proxy(UPSTREAM, name="up")
+
+    async def one(url: str, name: str, asked: list[str]) -> str:
+        def elicitation(params: dict) -> dict:
+            asked.append(params["message"])
+            return {"name": name}
+
+        async with Client(url, era="legacy", elicitation=elicitation, timeout=30) as c:
+            return await relayed_call(c, "ask_name")
+
+    with ServerThread(proxy.http_app()) as served:
+
+        async def go():
+            asked_ada: list[str] = []
+            asked_bob: list[str] = []
+            both = await asyncio.gather(one(served.url, "Ada", asked_ada), one(served.url, "Bob", asked_bob))
+            assert both == ["hello Ada", "hello Bob"]
+            assert asked_ada == asked_bob == ["Your name?"]
+
+        arun(go(), timeout=60)
