@@ -86,3 +86,9 @@ def response_frame(id_: Any, method: str, result: Any, exc: BaseException | None
         except Exception as failure:
             exc = failure
     return rpc.encode(rpc.error_response(id_, error_object(method, exc, expose)))
+
+
+def task_outcome(task: asyncio.Task[Any]) -> tuple[Any, BaseException | None]:
+    """A finished task's (result, None), or (None, its exception): what an ``OnAnswer`` takes."""
+    exc = task.exception()
+    return (None, exc) if exc is not None else (task.result(), None)

@@ -7,8 +7,8 @@ decodes them, feeds the connection and acts on its events:
 * each incoming request runs in its own task, unless the framework's ``answer(session, event)``
   gives its encoded response on the reader's stack, or its ``relay(session, event)`` forwards it
   to another peer and ends it later with :meth:`settle` (a :class:`Relayed` stands for it while
-  in flight; ``None`` from both: ``on_request`` serves it in a task); a frame goes through the transport's ``send_nowait`` / ``answer_nowait`` when they
-  take it at once. At most ``max_in_flight`` run together (each item of a batch counts); past
+  in flight); ``None`` from both: ``on_request`` serves it in a task. An answer goes through the
+  transport's ``send_nowait`` / ``answer_nowait`` when they take it at once. At most ``max_in_flight`` run together (each item of a batch counts); past
   that the session stops reading: backpressure, never an unbounded queue. With
   ``inline_requests`` (a modern Streamable HTTP POST) the request runs in ``run()``'s own task;
 * a transport whose frames arrive on another task (a legacy HTTP POST) may hand one over with
@@ -47,12 +47,12 @@ from ._protocol._events import (
     ResponseReceived,
 )
 from ._protocol._framing import Decoded, Oversized, Related
-from ._replies import Answered, OnAnswer, Relayed, error_object, response_frame
+from ._replies import Answered, OnAnswer, Relayed, error_object, response_frame, task_outcome
 from ._transports._base import Transport, abilities, serving
 
 log = logging.getLogger("mcpio.session")
 
-__all__ = ["Answered", "OnAnswer", "Relayed", "Session", "error_object", "response_frame"]
+__all__ = ["Answered", "OnAnswer", "Relayed", "Session", "error_object", "response_frame", "task_outcome"]
 
 RequestHandler = Callable[["Session", RequestReceived], Awaitable[Any]]
 SyncAnswer = Callable[["Session", RequestReceived], bytes | None]

@@ -20,7 +20,7 @@ import pytest
 
 from mcpio import Client, MCPError, Server
 from tests.client.support import arun, within
-from tests.support.http import ServerThread
+from tests.support.http import ServerThread, mcpio_http
 
 HERE = Path(__file__).parent
 UPSTREAM = [sys.executable, str(HERE / "upstream.py")]
@@ -167,10 +167,13 @@ def sample(params: dict) -> dict:
     return {"role": "assistant", "content": {"type": "text", "text": "hi"}, "model": "test"}
 
 
-def test_what_the_upstream_asks_during_concurrent_relayed_calls_goes_to_the_client_of_each_call():
+@pytest.mark.parametrize("upstream", ["stdio-modern", "http-legacy"])
+def test_what_the_upstream_asks_during_concurrent_relayed_calls_goes_to_the_client_of_each_call(upstream):
     """Two clients of one proxy (over HTTP) call ``ask_name``, which the upstream answers only
-    once both calls are in flight, each with a round asking its client's name."""
-    proxy = Server.proxy(UPSTREAM, name="up")
+    once both calls are in flight, asking each call's client its name: a 2026-07-28 upstream
+    on stdio in input_required rounds, a legacy one over HTTP with a request on the SSE stream
+    of the POST carrying the call. (A legacy stdio upstream's requests carry no link to their
+    call: docs/guides/gateways.md, limits.)"""
 
     async def one(url: str, name: str, asked: list[str]) -> str:
         def elicitation(params: dict) -> dict:
@@ -180,13 +183,36 @@ def test_what_the_upstream_asks_during_concurrent_relayed_calls_goes_to_the_clie
         async with Client(url, era="legacy", elicitation=elicitation, timeout=30) as c:
             return await relayed_call(c, "ask_name")
 
-    with ServerThread(proxy.http_app()) as served:
+    def check(proxy: Server) -> None:
+        with ServerThread(proxy.http_app()) as served:
+
+            async def go():
+                asked_ada: list[str] = []
+                asked_bob: list[str] = []
+                both = await asyncio.gather(one(served.url, "Ada", asked_ada), one(served.url, "Bob", asked_bob))
+                assert both == ["hello Ada", "hello Bob"]
+                assert asked_ada == asked_bob == ["Your name?"]
+
+            arun(go(), timeout=60)
+
+    if upstream == "stdio-modern":
+        check(Server.proxy(UPSTREAM, name="up", era="modern"))
+    else:
+        with mcpio_http(str(HERE / "upstream.py")) as (upstream_url, _):
+            check(Server.proxy(upstream_url, name="up", era="legacy"))
+
+
+def test_a_relayed_call_refused_for_a_stale_header_listing_is_called_again_after_listing_the_tools():
+    """A 2026-07-28 upstream over HTTP starts wanting ``echo``'s ``text`` in an ``Mcp-Param-Text``
+    header without telling (no list_changed): the relayed call is refused (-32020), and, as
+    ``Client.call_tool`` does, the proxy lists the tools again and calls once more."""
+    with mcpio_http(str(HERE / "upstream.py")) as (upstream_url, _):
+        proxy = Server.proxy(upstream_url, name="up", era="modern")
 
         async def go():
-            asked_ada: list[str] = []
-            asked_bob: list[str] = []
-            both = await asyncio.gather(one(served.url, "Ada", asked_ada), one(served.url, "Bob", asked_bob))
-            assert both == ["hello Ada", "hello Bob"]
-            assert asked_ada == asked_bob == ["Your name?"]
+            async with Client(proxy, era="legacy", timeout=30) as c:
+                assert await relayed_call(c, "echo", text="before") == "before"
+                assert await relayed_call(c, "header_text", tool="echo") == "ok"
+                assert await relayed_call(c, "echo", text="after") == "after"
 
         arun(go(), timeout=60)

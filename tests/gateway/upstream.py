@@ -53,6 +53,19 @@ def fail(code: int) -> str:
 
 
 @server.tool
+def header_text(tool: str) -> str:
+    """From now on ``tool``'s ``text`` argument also goes in an ``Mcp-Param-Text`` header
+    (2026-07-28 HTTP), and its listing says so, but no list_changed is sent: a client that
+    listed it before gets -32020 until it lists the tools again."""
+    from mcpio._protocol._http import param_headers
+
+    served = server.registry.tools[tool]
+    schema = {**served.input_schema, "properties": {"text": {"type": "string", "x-mcp-header": "Text"}}}
+    served.input_schema, served.param_headers, served._definitions = schema, param_headers(schema), {}
+    return "ok"
+
+
+@server.tool
 def unblock() -> str:
     release.set()
     return "ok"

@@ -54,6 +54,7 @@ from .._errors import (
     RemoteProtocolError,
     TransportError,
 )
+from .._session import task_outcome
 from .._versions import (
     INPUT_REQUIRED_METHODS,
     LATEST,
@@ -239,7 +240,7 @@ class ModernEra:
                 session, method, base, timeout=None, max_timeout=None, on_progress=None, first=first
             )
             rest.append(asyncio.get_running_loop().create_task(going_on, context=context))
-            rest[0].add_done_callback(lambda task: None if task.cancelled() else on_answer(*_outcome(task)))
+            rest[0].add_done_callback(lambda task: None if task.cancelled() else on_answer(*task_outcome(task)))
 
         id_ = session.request_nowait(method, self._with_meta(base), answered)
         if id_ is None:
@@ -514,9 +515,3 @@ class ModernEra:
             with contextlib.suppress(Exception):
                 async with asyncio.timeout(1.0):
                     await self._close(stream)
-
-
-def _outcome(task: asyncio.Task[Any]) -> tuple[Any, BaseException | None]:
-    """A finished task's (result, None), or (None, its exception)."""
-    exc = task.exception()
-    return (None, exc) if exc is not None else (task.result(), None)

@@ -23,6 +23,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from .._content import ToolResult
+from .._errors import HeaderMismatch
 from .._server._context import Context, request_context
 from .._server._tools import Tool
 from .._versions import RULES
@@ -69,15 +70,34 @@ class ForwardedTool(Tool):
             return None  # refused: the engine's answer says why
         import asyncio  # loaded: a request is being served
 
+        from .._session import task_outcome
+
         ctx = request_context(server, session, ev, rules, params)
         callers = upstream._callers
-        cancel_upstream: Any = None
+        held = True  # ctx is among the upstream's callers for this relayed request
+        cancel: Any = None  # what cancels the request upstream now
+
+        def release() -> None:
+            nonlocal held
+            if held:
+                held = False
+                callers.remove(ctx)
+
+        def end(result: Any, exc: BaseException | None) -> None:
+            relayed.set_result(None)
+            session.settle(ev, result, exc)
 
         def answered(raw: Any, exc: BaseException | None) -> None:
+            nonlocal cancel
             if relayed.done():  # cancelled first: it ended there
                 return
-            callers.remove(ctx)
-            relayed.set_result(None)
+            release()
+            if isinstance(exc, HeaderMismatch):  # refused before it ran: the awaited way lists the
+                # tools again and calls once more (Client.call_tool), in a task of its own
+                awaited = asyncio.get_running_loop().create_task(self.call(arguments, ctx, rules))
+                cancel = awaited.cancel
+                awaited.add_done_callback(lambda task: None if task.cancelled() else end(*task_outcome(task)))
+                return
             try:
                 try:
                     if exc is not None:
@@ -87,24 +107,22 @@ class ForwardedTool(Tool):
                     value, error = None, failure
                 result = self.outcome(value, error, server, session, rules)
             except BaseException as raised:  # an MCPError: the JSON-RPC error (Tool.outcome)
-                session.settle(ev, None, raised)
+                end(None, raised)
             else:
-                session.settle(ev, result, None)
+                end(result, None)
 
         def cancelled() -> None:  # the client cancelled the call, or the session ended
-            callers.remove(ctx)
-            if cancel_upstream is not None:
-                cancel_upstream()
+            release()
+            if cancel is not None:
+                cancel()
             session.settle(ev, None, asyncio.CancelledError())
 
         relayed = session.relayed(cancelled)
         callers.append(ctx)
         _CALLER.set(ctx)  # in this request's own context (Session._start): what goes on upstream runs in it
-        cancel_upstream = client.send_nowait(
-            "tools/call", {"name": self.upstream_name, "arguments": arguments}, answered
-        )
-        if cancel_upstream is None:  # the transport would make it wait: the engine's way
-            callers.remove(ctx)
+        cancel = client.send_nowait("tools/call", {"name": self.upstream_name, "arguments": arguments}, answered)
+        if cancel is None:  # the transport would make it wait: the engine's way
+            release()
             return None
         return relayed
 

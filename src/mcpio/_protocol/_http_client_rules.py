@@ -47,6 +47,7 @@ from ._http import (
     encode_header_value,
     header_text,
     modern_meta,
+    param_headers,
 )
 
 ACCEPT = f"{JSON}, {SSE}"
@@ -116,6 +117,30 @@ def post_headers(
             if text is not None:
                 headers[MCP_PARAM + suffix] = encode_header_value(text)
     return headers
+
+
+def accepted_tools(
+    tools: list[Any], headers: dict[str, dict[str, tuple[str, ...]]]
+) -> tuple[list[Any], list[tuple[Any, str]]]:
+    """The ``tools/list`` items a 2026-07-28 client may use, and (name, why) of each dropped: a
+    client MUST drop a tool whose ``x-mcp-header`` annotations are invalid. ``headers`` (tool name
+    -> the argument paths its ``Mcp-Param-*`` headers carry) is brought up to date."""
+    kept: list[Any] = []
+    dropped: list[tuple[Any, str]] = []
+    for tool in tools:
+        name = tool.get("name") if isinstance(tool, dict) else None
+        problem = tool_header_problem(tool)
+        if problem is not None:
+            dropped.append((name, problem))
+            continue
+        if isinstance(name, str):
+            paths = param_headers(tool.get("inputSchema"))
+            if paths:
+                headers[name] = paths
+            else:
+                headers.pop(name, None)
+        kept.append(tool)
+    return kept, dropped
 
 
 def tool_header_problem(tool: Any) -> str | None:

@@ -118,6 +118,7 @@ class HTTPClientTransport:
             open=self.open,
             accept_tools=self.accept_tools,
             push=self.push,
+            send_nowait=self.send_nowait,
         )
         self._take: Any = None  # the engine's (Abilities.push)
         self.headers = dict(headers or {})
@@ -188,13 +189,7 @@ class HTTPClientTransport:
             return
         method = msg.get("method")
         if method is not None and "id" in msg:
-            modern = h.modern_meta(msg) is not None
-            self.modern = modern
-            if method == "initialize" and not modern:
-                self._initialize = msg
-            self._answered[msg["id"]] = asyncio.Event()
-            task = self._spawn(self._request(msg, frame))
-            self._requests[msg["id"]] = (task, method, modern)
+            self._post(msg, method, frame)
             return
         if method == "notifications/cancelled":
             rid = (msg.get("params") or {}).get("requestId")
@@ -209,6 +204,22 @@ class HTTPClientTransport:
         await self._post_quietly(msg, frame)
         if method == "notifications/initialized" and self._get_task is None:
             self._get_task = self._spawn(self._standalone_get())
+
+    def send_nowait(self, frame: bytes, now: bool = False) -> bool:
+        """:meth:`send` of a request (its POST runs in a task: no waiting): True. Else False."""
+        msg = None if self._closed or self._failure is not None or self._sse is not None else decode_json(frame)
+        if type(msg) is not dict or "id" not in msg or msg.get("method") is None:
+            return False
+        self._post(msg, msg["method"], frame)
+        return True
+
+    def _post(self, msg: dict[str, Any], method: str, frame: bytes) -> None:
+        modern = h.modern_meta(msg) is not None
+        self.modern = modern
+        if method == "initialize" and not modern:
+            self._initialize = msg
+        self._answered[msg["id"]] = asyncio.Event()
+        self._requests[msg["id"]] = (self._spawn(self._request(msg, frame)), method, modern)
 
     async def aclose(self) -> None:
         if self._closed:
@@ -240,20 +251,9 @@ class HTTPClientTransport:
         (2026-07-28: a client MUST drop them); remembers each tool's ``Mcp-Param-*`` headers."""
         if not self.modern:
             return tools
-        kept = []
-        for tool in tools:
-            name = tool.get("name") if isinstance(tool, dict) else None
-            problem = rules.tool_header_problem(tool)
-            if problem is not None:
-                log.warning("ignoring tool %r from %s: %s", name, self.url, problem)
-                continue
-            if isinstance(name, str):
-                paths = h.param_headers(tool.get("inputSchema"))
-                if paths:
-                    self._tools[name] = paths
-                else:
-                    self._tools.pop(name, None)
-            kept.append(tool)
+        kept, dropped = rules.accepted_tools(tools, self._tools)
+        for name, problem in dropped:
+            log.warning("ignoring tool %r from %s: %s", name, self.url, problem)
         return kept
 
     # ------------------------------------------------------------------ internals
