@@ -2,7 +2,9 @@
 (benchmarks/servers/mcpio_server.py), side by side in one run, called
 
 * stdio -> stdio: directly; through ``mcpio run "COMMAND"`` (a proxy: one more hop); through
-  ``mcpio run gateway.json`` (a gateway mounting it); through FastMCP's proxy;
+  ``mcpio run gateway.json`` (a gateway mounting it); through FastMCP's proxy; and through the
+  floor of a hop, a relay copying bytes and nothing else (``servers/floor_relay.py``: no
+  target, the p50 the proxy's and the gateway's are also printed against);
 * stdio -> HTTP: directly over Streamable HTTP (``mcpio run SERVER -t http``); through a bridge
   from stdio to that server: ``mcpio run URL``, FastMCP's proxy of the URL, ``mcp-proxy URL``
   (sparfenyuk) and ``supergateway --streamableHttp URL``;
@@ -256,6 +258,10 @@ class Route(NamedTuple):
 STDIO, TO_HTTP, FROM_HTTP = "stdio -> stdio", "stdio -> HTTP", "HTTP -> stdio"
 BASELINE = {STDIO: "direct", TO_HTTP: "direct HTTP", FROM_HTTP: "direct HTTP"}
 OURS = {STDIO: "mcpio proxy", TO_HTTP: "mcpio run URL", FROM_HTTP: "mcpio run CMD -t http"}
+# A hop that copies bytes and does nothing else (servers/floor_relay.py): no target of its own,
+# what the stdio hops' p50 is read against.
+FLOOR = "floor hop (copies bytes)"
+FLOOR_RELAY = Path(__file__).resolve().parent / "servers" / "floor_relay.py"
 
 
 def served_measure(argv_for: Callable[[int], list[str]], calls: int, total: int) -> Measure:
@@ -318,6 +324,7 @@ def routes(folder: Path, url: str, calls: int, pipelined: int) -> list[Route]:
     http_port = int(url.split(":")[2].split("/")[0])
     out = [
         Route("direct", STDIO, True, stdio([PY, str(UPSTREAM)])),
+        Route(FLOOR, STDIO, True, stdio([PY, str(FLOOR_RELAY), PY, str(UPSTREAM)])),
         Route("mcpio proxy", STDIO, True, stdio([PY, "-m", "mcpio", "run", cmd])),
         Route(
             "mcpio gateway", STDIO, True, stdio([PY, "-m", "mcpio", "run", str(gateway_config(folder, 1))], "s0__add")
@@ -415,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
     targets: dict[str, float] = {}
     met: dict[str, bool] = {}
     for route in table:
-        if route.mcpio and not route.name.startswith("direct"):
+        if route.mcpio and not route.name.startswith("direct") and route.name != FLOOR:
             base = BASELINE[route.section]
             name = f"{route.name} ({route.section}) p50 <= 2x {base}"
             targets[name] = medians[route.name]["p50_us"] / medians[base]["p50_us"]
@@ -455,6 +462,12 @@ def main(argv: list[str] | None = None) -> int:
         f"\ngateway over {n} upstreams: RSS {memory['rss_gateway_kib'] / 1024:.0f} MiB vs {memory['rss_alone_kib'] / 1024:.0f} MiB "
         f"alone; cold start {memory['gateway_cold_ms']:.0f} ms vs the slowest upstream's {memory['slowest_upstream_cold_ms']:.0f} ms"
         f" (initialize), {memory['gateway_list_ms']:.0f} ms vs {memory['slowest_upstream_list_ms']:.0f} ms (the first tools/list)"
+    )
+    floor = medians[FLOOR]["p50_us"]
+    print(
+        f"\nthe stdio hop's floor (a relay copying bytes) is {floor / medians['direct']['p50_us']:.2f}x direct; "
+        f"over it, the mcpio proxy {medians['mcpio proxy']['p50_us'] / floor:.2f}x, "
+        f"the mcpio gateway {medians['mcpio gateway']['p50_us'] / floor:.2f}x"
     )
     print("\ntargets:")
     for name, value in targets.items():

@@ -12,7 +12,15 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-MCPIO_ROUTES = {"direct", "mcpio proxy", "mcpio gateway", "direct HTTP", "mcpio run URL", "mcpio run CMD -t http"}
+MCPIO_ROUTES = {
+    "direct",
+    "floor hop (copies bytes)",
+    "mcpio proxy",
+    "mcpio gateway",
+    "direct HTTP",
+    "mcpio run URL",
+    "mcpio run CMD -t http",
+}
 PEERS = {
     "fastmcp proxy",
     "fastmcp URL",
@@ -48,4 +56,6 @@ def test_proxy_bench_quick(tmp_path: Path) -> None:
     assert set(result["targets"]) == set(result["met"])
     for name in result["targets"]:
         assert f"{name} " in proc.stdout
+    assert "the stdio hop's floor (a relay copying bytes) is " in proc.stdout
+    assert not any("floor hop" in name for name in result["targets"])  # a reference, not a target
     assert "targets:" in proc.stdout and ("PASS" in proc.stdout or "MISS" in proc.stdout)
