@@ -8,9 +8,10 @@ decodes them, feeds the connection and acts on its events:
   gives its encoded response on the reader's stack, or its ``relay(session, event)`` forwards it
   to another peer and ends it later with :meth:`settle` (a :class:`Relayed` stands for it while
   in flight); ``None`` from both: ``on_request`` serves it in a task. An answer goes through the
-  transport's ``send_nowait`` / ``answer_nowait`` when they take it at once. At most ``max_in_flight`` run together (each item of a batch counts); past
-  that the session stops reading: backpressure, never an unbounded queue. With
-  ``inline_requests`` (a modern Streamable HTTP POST) the request runs in ``run()``'s own task;
+  transport's ``send_nowait`` / ``answer_nowait`` when they take it at once. At most
+  ``max_in_flight`` run together (each item of a batch counts); past that the session stops
+  reading: backpressure, never an unbounded queue. With ``inline_requests`` (a modern
+  Streamable HTTP POST) the request runs in ``run()``'s own task;
 * a transport whose frames arrive on another task (a legacy HTTP POST) may hand one over with
   :meth:`feed` when :meth:`reading` says the reader waits on nothing queued (order is kept); one
   with ``push`` hands each frame read while its queue is empty to :meth:`take`, on its callback;
@@ -339,6 +340,9 @@ class Session:
         """End request ``ev`` that ``relay`` started: answer it with ``result``, or the error of
         ``exc`` (a CancelledError when its :class:`Relayed` was cancelled: nothing is sent), as
         :meth:`_serve` ends the request its task serves. Called once, on any stack."""
+        relayed = self._tasks.get(ev.id)
+        if relayed is not None and not relayed.done():
+            relayed.set_result(None)  # what waits for it (the end of the session) is done waiting
         sending = self._reply(ev, result, exc)
         if sending is None:
             self._done(ev.id)

@@ -19,14 +19,14 @@ and fail as ``Upstream.failure`` says.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .._content import ToolResult
 from .._errors import HeaderMismatch
 from .._server._context import Context, request_context
 from .._server._tools import Tool
-from .._versions import RULES
+from .._versions import RULES, Rules
 
 if TYPE_CHECKING:
     from .._client._client import Client
@@ -62,69 +62,93 @@ class ForwardedTool(Tool):
         client = upstream.live()
         if client is None:
             return None  # opening it needs awaiting
-        params: dict[str, Any] = ev.params  # type: ignore[assignment]  # a dict: plain_tool
         try:
             server.announced(rules, session, "tools", "tools/call")
-            arguments = self.sig.bind(params.get("arguments"))["arguments"]
+            arguments = self.sig.bind(ev.params.get("arguments"))["arguments"]  # type: ignore[union-attr]  # a dict
         except Exception:
             return None  # refused: the engine's answer says why
-        import asyncio  # loaded: a request is being served
+        relaying = _Relaying(self, server, session, ev, rules, client, arguments)
+        return None if relaying.cancel is None else session.relayed(relaying.cancelled)
 
-        from .._session import task_outcome
 
-        ctx = request_context(server, session, ev, rules, params)
-        callers = upstream._callers
-        held = True  # ctx is among the upstream's callers for this relayed request
-        cancel: Any = None  # what cancels the request upstream now
+class _Relaying:
+    """One relayed call (:meth:`ForwardedTool.relay`), from the upstream request written to the
+    client's request ended: its two callbacks, the upstream's answer and the client's cancel
+    (its ``Relayed``'s). Nothing here refers back to that ``Relayed``: no cycle to collect."""
 
-        def release() -> None:
-            nonlocal held
-            if held:
-                held = False
-                callers.remove(ctx)
+    __slots__ = ("arguments", "cancel", "client", "ctx", "ended", "ev", "held", "rules", "server", "session", "tool")
 
-        def end(result: Any, exc: BaseException | None) -> None:
-            relayed.set_result(None)
-            session.settle(ev, result, exc)
-
-        def answered(raw: Any, exc: BaseException | None) -> None:
-            nonlocal cancel
-            if relayed.done():  # cancelled first: it ended there
-                return
-            release()
-            if isinstance(exc, HeaderMismatch):  # refused before it ran: the awaited way lists the
-                # tools again and calls once more (Client.call_tool), in a task of its own
-                awaited = asyncio.get_running_loop().create_task(self.call(arguments, ctx, rules))
-                cancel = awaited.cancel
-                awaited.add_done_callback(lambda task: None if task.cancelled() else end(*task_outcome(task)))
-                return
-            try:
-                try:
-                    if exc is not None:
-                        raise upstream.failure(client, exc)
-                    value, error = tool_result(raw), None
-                except Exception as failure:  # as Tool.call gets the awaited call's
-                    value, error = None, failure
-                result = self.outcome(value, error, server, session, rules)
-            except BaseException as raised:  # an MCPError: the JSON-RPC error (Tool.outcome)
-                end(None, raised)
-            else:
-                end(result, None)
-
-        def cancelled() -> None:  # the client cancelled the call, or the session ended
-            release()
-            if cancel is not None:
-                cancel()
-            session.settle(ev, None, asyncio.CancelledError())
-
-        relayed = session.relayed(cancelled)
-        callers.append(ctx)
+    def __init__(
+        self,
+        tool: ForwardedTool,
+        server: Server,
+        session: Session,
+        ev: RequestReceived,
+        rules: Rules,
+        client: Client,
+        arguments: dict[str, Any],
+    ) -> None:
+        self.tool, self.server, self.session, self.ev, self.rules = tool, server, session, ev, rules
+        self.client, self.arguments = client, arguments
+        self.ctx = ctx = request_context(server, session, ev, rules, ev.params)  # type: ignore[arg-type]
+        tool.upstream._callers.append(ctx)
+        self.held = True  # ctx is among the upstream's callers
+        self.ended = False  # answered, or cancelled
         _CALLER.set(ctx)  # in this request's own context (Session._start): what goes on upstream runs in it
-        cancel = client.send_nowait("tools/call", {"name": self.upstream_name, "arguments": arguments}, answered)
-        if cancel is None:  # the transport would make it wait: the engine's way
-            release()
-            return None
-        return relayed
+        # what cancels the request upstream now; None: not sent, the transport would make it wait
+        self.cancel: Callable[[], Any] | None = client.send_nowait(
+            "tools/call", {"name": tool.upstream_name, "arguments": arguments}, self.answered
+        )
+        if self.cancel is None:
+            self.release()
+
+    def release(self) -> None:
+        if self.held:
+            self.held = False
+            self.tool.upstream._callers.remove(self.ctx)
+
+    def end(self, result: Any, exc: BaseException | None) -> None:
+        self.ended = True
+        self.session.settle(self.ev, result, exc)
+
+    def answered(self, raw: Any, exc: BaseException | None) -> None:
+        if self.ended:  # cancelled first: it ended there
+            return
+        self.release()
+        tool, server, session, rules = self.tool, self.server, self.session, self.rules
+        if isinstance(exc, HeaderMismatch):  # refused before it ran: the awaited way lists the
+            # tools again and calls once more (Client.call_tool), in a task of its own
+            import asyncio
+
+            from .._session import task_outcome
+
+            awaited = asyncio.get_running_loop().create_task(tool.call(self.arguments, self.ctx, rules))
+            self.cancel = awaited.cancel
+            awaited.add_done_callback(lambda task: None if task.cancelled() else self.end(*task_outcome(task)))
+            return
+        try:
+            try:
+                if exc is not None:
+                    raise tool.upstream.failure(self.client, exc)
+                value, error = tool_result(raw), None
+            except Exception as failure:  # as Tool.call gets the awaited call's
+                value, error = None, failure
+            result = tool.outcome(value, error, server, session, rules)
+        except BaseException as raised:  # an MCPError: the JSON-RPC error (Tool.outcome)
+            self.end(None, raised)
+        else:
+            self.end(result, None)
+
+    def cancelled(self) -> None:
+        """The client cancelled the call, or its session ended: so does the request upstream."""
+        import asyncio
+
+        if self.ended:
+            return
+        self.release()
+        if self.cancel is not None:
+            self.cancel()
+        self.end(None, asyncio.CancelledError())
 
 
 def tool_result(raw: dict[str, Any]) -> ToolResult:
