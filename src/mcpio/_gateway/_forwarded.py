@@ -73,8 +73,8 @@ class ForwardedTool(Tool):
 
 class _Relaying:
     """One relayed call (:meth:`ForwardedTool.relay`), from the upstream request written to the
-    client's request ended: its two callbacks, the upstream's answer and the client's cancel
-    (its ``Relayed``'s). Nothing here refers back to that ``Relayed``: no cycle to collect."""
+    client's request ended, with its two callbacks: the upstream's answer, and the cancel of the
+    call's ``Relayed``. Nothing here refers back to that ``Relayed``: no cycle to collect."""
 
     __slots__ = ("arguments", "cancel", "client", "ctx", "ended", "ev", "held", "rules", "server", "session", "tool")
 
@@ -108,8 +108,9 @@ class _Relaying:
             self.tool.upstream._callers.remove(self.ctx)
 
     def end(self, result: Any, exc: BaseException | None) -> None:
-        self.ended = True
-        self.session.settle(self.ev, result, exc)
+        if not self.ended:  # once: a cancel may come between the awaited way's end and its callback
+            self.ended = True
+            self.session.settle(self.ev, result, exc)
 
     def answered(self, raw: Any, exc: BaseException | None) -> None:
         if self.ended:  # cancelled first: it ended there
