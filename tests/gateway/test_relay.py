@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import signal
@@ -216,3 +217,29 @@ def test_a_relayed_call_refused_for_a_stale_header_listing_is_called_again_after
                 assert await relayed_call(c, "echo", text="after") == "after"
 
         arun(go(), timeout=60)
+
+
+def test_what_the_upstream_says_during_a_call_goes_on_that_call_s_own_stream():
+    """A legacy HTTP client that opens no GET stream still gets the log message its upstream
+    sends during its call: on the SSE stream of the POST carrying the call, though the proxy
+    forwards it from a task of the upstream's, not the call's (Context relates what it sends)."""
+    import httpx
+
+    proxy = Server.proxy(UPSTREAM, name="up")
+    with ServerThread(proxy.http_app()) as served, httpx.Client(timeout=30) as http:
+        accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+        opened = http.post(
+            served.url, headers=accept, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}
+        )
+        headers = {**accept, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+        http.post(served.url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "chatty", "arguments": {}}}
+        answered = http.post(served.url, headers=headers, json=call)
+        assert answered.headers["content-type"].startswith("text/event-stream"), answered.text
+        events = [
+            json.loads(line[5:]) for line in answered.text.splitlines() if line.startswith("data:") and line[5:].strip()
+        ]
+        said = [e["params"]["data"] for e in events if e.get("method") == "notifications/message"]
+        assert said == ["hello from upstream"], events
+        assert events[-1]["result"]["content"][0]["text"] == "said"

@@ -33,6 +33,7 @@ from ._mrtr import Rounds
 
 if TYPE_CHECKING:
     import asyncio
+    from collections.abc import Awaitable
 
     from .._protocol._events import RequestReceived
     from .._session import Session
@@ -70,21 +71,14 @@ class ClientRequestError(MCPError):
     an error; ``code``, ``message`` and ``data`` are the client's."""
 
 
-def current_principal() -> str | None:
-    """The principal the HTTP auth guard verified for the request being served (it binds MRTR
-    state and counts tasks per requester), or None: ``mcpio._auth._info`` is loaded only by that
-    guard, so without auth nothing is imported."""
-    info = sys.modules.get("mcpio._auth._info")
-    return info.current_principal() if info is not None else None
-
-
 def request_context(
     server: Server, session: Session, ev: RequestReceived, rules: Rules | None, params: dict[str, Any]
 ) -> Context:
     """The Context of request ``ev`` served under ``rules``: its ``_meta``, the auth principal, and
     in an era with input_required the earlier rounds' answers (a retry's requestState, verified here)."""
     rounds = None
-    principal = current_principal()  # the HTTP auth guard's (None without auth)
+    info = sys.modules.get("mcpio._auth._info")  # loaded by the HTTP auth guard only: no auth, no import
+    principal = info.current_principal() if info is not None else None  # binds MRTR state, counts tasks
     if rules is not None and rules.input_required and ev.method in INPUT_REQUIRED_METHODS:
         rounds = Rounds.from_request(server.state_codec, ev.method, params, principal)
     return Context(server, session, ev.id, params.get("_meta"), rules, rounds, principal)
@@ -297,7 +291,13 @@ class Context:
         rules = self.rules
         if message is not None and (rules is None or rules.progress_message):
             params["message"] = message
-        await self.session.notify("notifications/progress", params)
+        await self._related(self.session.notify("notifications/progress", params))
+
+    def _related(self, sending: Awaitable[T]) -> Awaitable[T]:
+        """``sending`` (to this request's client) related to this request (``_base.related``)."""
+        from .._transports._base import related
+
+        return related(self.session.transport, self.request_id, sending)
 
     # ---------------------------------------------------------------- logging
     async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
@@ -318,7 +318,7 @@ class Context:
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        await self.session.notify("notifications/message", params)
+        await self._related(self.session.notify("notifications/message", params))
 
     async def debug(self, data: Any, *, logger: str | None = None) -> None:
         await self.log("debug", data, logger=logger)
@@ -367,13 +367,13 @@ class Context:
             )
         try:
             if task is not None:  # a core task (2025-11-25): asked now, tagged with the task
-                return await task.ask_client(self.session, method, params, timeout)
+                return await self._related(task.ask_client(self.session, method, params, timeout))
             if self.server.telemetry:  # OpenTelemetry: a CLIENT span
                 from .._otel._client import traced
 
                 ask = traced(lambda _, m, p, **o: self.session.request(m, p, **o))
-                return await ask(None, method, params, timeout=timeout)
-            return await self.session.request(method, params, timeout=timeout)
+                return await self._related(ask(None, method, params, timeout=timeout))
+            return await self._related(self.session.request(method, params, timeout=timeout))
         except (RequestTimeout, ConnectionClosed):
             raise
         except MCPError as exc:

@@ -7,12 +7,13 @@ wire what httpx would for the same call (the same headers in the same order, ``U
 included) and raises httpx's exception types with httpx's texts, so that the transport above
 it reads both backends alike.
 
-* **Connections**: a pool of at most ``max_connections`` (across origins), kept alive for
-  ``keepalive_expiry`` seconds once idle. Each is an :class:`asyncio.Protocol`: a server that
-  closes an idle connection (its keep-alive timeout) is seen at once (``eof_received`` /
-  ``connection_lost``), or, before the loop saw it, from its socket being readable when it is
-  taken from the pool: such a connection is never handed to a request. A connection goes
-  back to the pool only once its response was read to the end, with no stray bytes after it.
+* **Connections** (``_http1_pool``): a pool of at most ``max_connections`` (across origins),
+  kept alive for ``keepalive_expiry`` seconds once idle; one the server closed is never handed
+  to a request, and one goes back to the pool only once its response was read to the end.
+* **Without a task** (:meth:`LeanClient.send_nowait`, what a proxy forwarding calls uses): a
+  request that can go at once on a kept-alive connection is written on the caller's stack,
+  and its response handed over by callback on the stack that read it, its body with it when
+  it came whole (two passes of the event loop a call, not four).
 * **Timeouts**: ``timeout`` bounds connecting, writing a request and waiting for a free
   connection (httpx's connect, write and pool timeouts); reading is unbounded (the transport
   and the Session bound their own waits).
@@ -29,21 +30,17 @@ it reads both backends alike.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import select
-import socket
 import time
-from collections import deque
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 import httpx
 
 from .._protocol import _http1 as p
+from ._http1_pool import HIGH_WATER, Conn, Pool
 from ._http_backend import ReadyAuth
 
 MAX_REDIRECTS = 20
-HIGH_WATER = 1 << 20  # bytes buffered from a connection before its reading is paused
 USER_AGENT = f"python-httpx/{httpx.__version__}"  # the wire stays what httpx sends (one rule for both)
 DEFAULT_HEADERS = (
     ("Accept", "*/*"),
@@ -53,217 +50,14 @@ DEFAULT_HEADERS = (
 )
 
 
-class _Conn(asyncio.Protocol):
-    """One TCP connection: the bytes received, and whether the server closed it."""
-
-    def __init__(self, key: tuple[str, int]) -> None:
-        self.key = key
-        self.transport: asyncio.Transport | None = None
-        self.buf = bytearray()
-        self.eof = False  # no more bytes will come
-        self.error: BaseException | None = None
-        self._waiter: asyncio.Future[None] | None = None
-        self._drained: asyncio.Future[None] | None = None
-        self._paused = False
-        self._writing_paused = False
-        self.idle_since = 0.0
-        self.fd = -1
-        self.on_lost: Callable[[_Conn], None] | None = None  # the pool's, while this sits idle
-
-    # asyncio.Protocol
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-        sock = transport.get_extra_info("socket")
-        self.fd = sock.fileno() if sock is not None else -1
-
-    def data_received(self, data: bytes) -> None:
-        self.buf += data
-        if len(self.buf) > HIGH_WATER and not self._paused and self.transport is not None:
-            self._paused = True
-            self.transport.pause_reading()
-        self._wake()
-
-    def eof_received(self) -> bool:
-        self.eof = True
-        self._wake()
-        if self.on_lost is not None:
-            self.on_lost(self)
-        return False  # close our side too
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.eof = True
-        self.error = exc
-        self._wake()
-        if self._drained is not None and not self._drained.done():
-            self._drained.set_result(None)
-        if self.on_lost is not None:
-            self.on_lost(self)
-
-    def pause_writing(self) -> None:
-        self._writing_paused = True
-
-    def resume_writing(self) -> None:
-        self._writing_paused = False
-        if self._drained is not None and not self._drained.done():
-            self._drained.set_result(None)
-
-    def _wake(self) -> None:
-        w = self._waiter
-        if w is not None and not w.done():
-            w.set_result(None)
-
-    # used by the client
-    def dropped(self) -> bool:
-        """Closed (or written on) by the server while idle, seen by the loop or not yet (a readable socket)."""
-        if self.eof or self.buf or self.fd < 0:
-            return self.eof or bool(self.buf)
-        try:
-            return bool(select.select([self.fd], [], [], 0)[0])
-        except (OSError, ValueError):
-            return True
-
-    async def more(self) -> None:
-        """Wait for more bytes (or the end)."""
-        if self._paused and self.transport is not None:
-            self._paused = False
-            self.transport.resume_reading()
-        self._waiter = asyncio.get_running_loop().create_future()
-        try:
-            await self._waiter
-        finally:
-            self._waiter = None
-
-    async def write(self, data: bytes, timeout: float | None) -> None:
-        assert self.transport is not None
-        self.transport.write(data)
-        if self._writing_paused:
-            self._drained = asyncio.get_running_loop().create_future()
-            try:
-                async with asyncio.timeout(timeout):
-                    await self._drained
-            except TimeoutError:
-                raise httpx.WriteTimeout("timed out writing the request") from None
-
-    def close(self) -> None:
-        self.on_lost = None
-        self.eof = True
-        if self.transport is not None:
-            self.transport.close()
-
-
-class Pool:
-    """Kept-alive connections, at most ``limit`` open (the module docstring)."""
-
-    def __init__(self, limit: int, expiry: float, timeout: float | None) -> None:
-        self.limit = limit
-        self.expiry = expiry
-        self.timeout = timeout
-        self.open = 0
-        self._idle: dict[tuple[str, int], list[_Conn]] = {}
-        self._waiting: deque[asyncio.Future[None]] = deque()
-
-    async def acquire(self, key: tuple[str, int]) -> _Conn:
-        loop = asyncio.get_running_loop()
-        while True:
-            idle = self._idle.get(key)
-            now = loop.time()
-            while idle:
-                conn = idle.pop()
-                conn.on_lost = None
-                if now - conn.idle_since < self.expiry and not conn.dropped():
-                    return conn
-                self._closed(conn)
-            if self.open < self.limit:
-                self.open += 1
-                try:
-                    return await self._connect(key)
-                except BaseException:
-                    self.open -= 1
-                    self._wake()
-                    raise
-            if not self._evict_one(now):
-                waiter = loop.create_future()
-                self._waiting.append(waiter)
-                try:
-                    async with asyncio.timeout(self.timeout):
-                        await waiter
-                except TimeoutError:
-                    raise httpx.PoolTimeout("timed out waiting for a connection from the pool") from None
-                except BaseException:
-                    if waiter.done() and not waiter.cancelled():
-                        self._wake()  # woken, but leaving: the next in line gets the turn
-                    raise
-                finally:
-                    if not waiter.done():
-                        waiter.cancel()
-                    with contextlib.suppress(ValueError):
-                        self._waiting.remove(waiter)
-
-    def _evict_one(self, now: float) -> bool:
-        """Close an idle connection of another origin to make room; False if none."""
-        for conns in self._idle.values():
-            if conns:
-                self._closed(conns.pop(0))
-                return True
-        return False
-
-    async def _connect(self, key: tuple[str, int]) -> _Conn:
-        host, port = key
-        loop = asyncio.get_running_loop()
-        try:
-            async with asyncio.timeout(self.timeout):
-                _, conn = await loop.create_connection(lambda: _Conn(key), host, port)
-        except TimeoutError:
-            raise httpx.ConnectTimeout("timed out connecting") from None
-        except socket.gaierror as exc:
-            raise httpx.ConnectError(str(exc)) from exc
-        except OSError as exc:
-            raise httpx.ConnectError("All connection attempts failed") from exc
-        return conn
-
-    def release(self, conn: _Conn, reusable: bool) -> None:
-        if reusable and not conn.eof and not conn.buf:
-            conn.idle_since = asyncio.get_running_loop().time()
-            conn.on_lost = self._lost
-            self._idle.setdefault(conn.key, []).append(conn)
-            self._wake()
-        else:
-            self._closed(conn)
-
-    def _lost(self, conn: _Conn) -> None:
-        """An idle connection the server closed: out of the pool at once."""
-        idle = self._idle.get(conn.key)
-        if idle and conn in idle:
-            idle.remove(conn)
-            self._closed(conn)
-
-    def _closed(self, conn: _Conn) -> None:
-        conn.close()
-        self.open -= 1
-        self._wake()
-
-    def _wake(self) -> None:
-        while self._waiting:
-            waiter = self._waiting.popleft()
-            if not waiter.done():
-                waiter.set_result(None)
-                return
-
-    def close(self) -> None:
-        for conns in self._idle.values():
-            for conn in conns:
-                conn.close()
-        self._idle.clear()
-
-
 class Response:
     """A response being read: the shape the transport reads (as of an ``httpx.Response``)."""
 
     http_version = "HTTP/1.1"
 
-    def __init__(self, pool: Pool, conn: _Conn, method: str, head: p.Head, url: str, kind: str, length: int) -> None:
+    def __init__(self, pool: Pool, conn: Conn, method: str, head: p.Head, url: str, kind: str, length: int) -> None:
         self._pool = pool
-        self._conn: _Conn | None = conn
+        self._conn: Conn | None = conn
         self.status_code = head.status
         self.reason_phrase = head.reason
         self.headers = head.headers
@@ -275,6 +69,20 @@ class Response:
         self._decoder = p.Decoder(head.headers.get("content-encoding"))
         self._buffered: bytes | None = None
         if kind == "none" or (kind == "length" and length == 0):
+            self._buffered = b""
+            self._finish(True)
+
+    @property
+    def body(self) -> bytes | None:
+        """The whole body, once read (:meth:`read_whole`, :meth:`aread`); else None."""
+        return self._buffered
+
+    def read_whole(self) -> None:
+        """Read the body at once if all of it is in already (and not content-encoded)."""
+        conn = self._conn
+        if conn is not None and self._kind == "length" and not self._decoder and len(conn.buf) >= self._length:
+            self._buffered = bytes(conn.buf[: self._length])
+            del conn.buf[: self._length]
             self._finish(True)
 
     def _finish(self, complete: bool) -> None:
@@ -424,21 +232,44 @@ class LeanClient:
         """``async with client.stream(...) as resp``: the response, closed on leaving."""
         return _Streamed(self.send(method, url, content, headers))
 
-    async def send(self, method: str, url: str, content: bytes | None, headers: dict[str, str] | None) -> Any:
+    def _opening(
+        self, method: str, url: str, content: bytes | None, headers: dict[str, str] | None
+    ) -> tuple[p.Origin, list[tuple[str, str]], tuple[dict[str, str], str | None] | None]:
+        """Request ``url``'s origin, its head fields, and a ready auth's headers and token (None:
+        no auth, or its flow runs first)."""
         origin = self._origin(url)
         merged = p.merge_headers(self.headers, (headers or {}).items())
         full = p.request_head(method, origin.target, origin.netloc, merged, None, content)
+        if self.auth is None:
+            return origin, full, None
+        cookie = self._cookies.header(origin, time.time()) if self._cookies else None
+        ready_auth = self._ready_auth
+        return origin, _with_cookie(full, cookie), ready_auth.ready_headers() if ready_auth is not None else None
+
+    async def send(self, method: str, url: str, content: bytes | None, headers: dict[str, str] | None) -> Any:
+        origin, full, ready = self._opening(method, url, content, headers)
+        return await self._sent(method, url, origin, full, content, ready, None)
+
+    async def _sent(
+        self,
+        method: str,
+        url: str,
+        origin: p.Origin,
+        full: list[tuple[str, str]],
+        content: bytes | None,
+        ready: tuple[dict[str, str], str | None] | None,
+        first: Response | None,
+    ) -> Any:
+        """:meth:`send` from its :meth:`_opening`; ``first``: the response to the request
+        already sent with ``ready``'s headers (:meth:`send_nowait`)."""
         auth = self.auth
         if auth is None:
-            return await self._follow(method, url, origin, full, content)
+            return await self._follow(method, url, origin, full, content, first)
         # the auth flow, as httpx runs it: each request it yields goes out (redirects followed)
-        cookie = self._cookies.header(origin, time.time()) if self._cookies else None
-        full = _with_cookie(full, cookie)
         ready_auth = self._ready_auth
-        ready = ready_auth.ready_headers() if ready_auth is not None else None
         resp: Any = None
         if ready_auth is not None and ready is not None:  # the flow would add these headers, nothing else
-            resp = await self._follow(method, url, origin, _set_headers(full, ready[0]), content)
+            resp = await self._follow(method, url, origin, _set_headers(full, ready[0]), content, first)
             if resp.status_code not in (401, 403):
                 return resp
             request = httpx.Request(method, url, headers=full, content=content)
@@ -476,13 +307,23 @@ class LeanClient:
         return seen
 
     async def _follow(
-        self, method: str, url: str, origin: p.Origin, headers: list[tuple[str, str]], body: bytes | None
+        self,
+        method: str,
+        url: str,
+        origin: p.Origin,
+        headers: list[tuple[str, str]],
+        body: bytes | None,
+        first: Response | None = None,
     ) -> Any:
-        """Send the request; follow redirects (the module docstring)."""
+        """Send the request (``first``: its response, when it went already); follow redirects
+        (the module docstring)."""
         for _ in range(MAX_REDIRECTS + 1):
-            if origin.scheme != "http":
+            if first is not None:
+                resp, first = first, None
+            elif origin.scheme != "http":
                 return await self._elsewhere(method, url, headers, body)
-            resp = await self._send_one(method, origin, headers, body)
+            else:
+                resp = await self._send_one(method, origin, headers, body)
             location = resp.headers.get("location")
             if resp.status_code not in p.REDIRECTS or location is None:
                 return resp
@@ -513,50 +354,119 @@ class LeanClient:
         fields = {k: v for k, v in headers if k.lower() not in drop}
         return await self._fallback_made.send(method, url, body, fields)
 
-    async def _send_one(self, method: str, origin: p.Origin, headers: list[tuple[str, str]], body: bytes | None) -> Any:
-        now = time.time()
+    def _request_bytes(
+        self, method: str, origin: p.Origin, headers: list[tuple[str, str]], body: bytes | None, now: float
+    ) -> bytes:
         cookie = self._cookies.header(origin, now) if self._cookies else None
         if cookie and not any(k.lower() == "cookie" for k, _ in headers):
             headers = _with_cookie(headers, cookie)
         data = p.encode_head(method, origin.target, headers)
-        if body:
-            data += body
-        conn = await self._pool.acquire((origin.host, origin.port))
-        try:
-            await conn.write(data, self.timeout)
-            head, kind, length = await self._read_head(conn, method)
-        except BaseException:
-            self._pool.release(conn, False)
-            raise
-        resp = Response(
-            self._pool, conn, method, head, f"{origin.scheme}://{origin.netloc}{origin.target}", kind, length
-        )
+        return data + body if body else data
+
+    def _opened(
+        self, conn: Conn, method: str, origin: p.Origin, found: tuple[p.Head, str, int], now: float
+    ) -> Response:
+        """The response whose head ``found`` was read from ``conn``."""
+        head, kind, length = found
+        url = f"{origin.scheme}://{origin.netloc}{origin.target}"
+        resp = Response(self._pool, conn, method, head, url, kind, length)
         if head.headers.set_cookie:
             self._cookies.store(origin, head.headers.set_cookie, now)
         if self._on_response is not None:
             self._on_response(resp)
         return resp
 
-    async def _read_head(self, conn: _Conn, method: str) -> tuple[p.Head, str, int]:
-        buf = conn.buf
-        while True:
-            if not buf and not conn.eof:  # nothing to parse yet
+    async def _send_one(self, method: str, origin: p.Origin, headers: list[tuple[str, str]], body: bytes | None) -> Any:
+        now = time.time()
+        data = self._request_bytes(method, origin, headers, body, now)
+        conn = await self._pool.acquire((origin.host, origin.port))
+        try:
+            await conn.write(data, self.timeout)
+            while (found := _head_in(conn, method)) is None:
                 await conn.more()
-                continue
+        except BaseException:
+            self._pool.release(conn, False)
+            raise
+        return self._opened(conn, method, origin, found, now)
+
+    def send_nowait(
+        self,
+        method: str,
+        url: str,
+        content: bytes | None,
+        headers: dict[str, str] | None,
+        on_answer: Callable[[Any, BaseException | None], None],
+    ) -> Callable[[], None] | None:
+        """:meth:`send` without a task, when the request can go at once: a plain ``http://``
+        URL, no auth flow to run first, a kept-alive connection idle in the pool. The request is
+        written now; its response goes to ``on_answer(resp, None)`` — or ``(None, exc)``, what
+        ``send`` raises — on the stack that read it, its body read already when it came whole
+        with its head (``Response.body``); a redirect or an auth challenge is followed in a
+        task first, as ``send`` follows it. Returns what cancels it (its connection closed, if
+        it is still being read), or None: nothing was sent, call ``send``. (``url`` is plain
+        ``http://``, as every URL this client is made for.)"""
+        origin, full, ready = self._opening(method, url, content, headers)
+        if self.auth is not None and ready is None:
+            return None
+        conn = self._pool.take_idle((origin.host, origin.port))
+        if conn is None:
+            return None
+        now = time.time()
+        conn.write_nowait(
+            self._request_bytes(method, origin, full if ready is None else _set_headers(full, ready[0]), content, now)
+        )
+        found: tuple[p.Head, str, int] | None = None
+
+        def read() -> None:  # conn.reader: after each read, and at its end
+            nonlocal found
             try:
-                found = p.parse_head(buf)
-            except p.ProtocolViolation as exc:
-                raise httpx.RemoteProtocolError(str(exc)) from None
-            if found is not None:
-                head, size = found
-                del buf[:size]
-                if 100 <= head.status < 200:  # interim (100 Continue, 103 Early Hints): the answer follows
-                    continue
-                try:
-                    kind, length = p.framing(method, head.status, head.headers)
-                except p.ProtocolViolation as exc:
-                    raise httpx.RemoteProtocolError(str(exc)) from None
-                return head, kind, length
+                if found is None and (found := _head_in(conn, method)) is None:
+                    return
+            except httpx.HTTPError as exc:
+                conn.reader = None
+                self._pool.release(conn, False)
+                _call(on_answer, None, exc)
+                return
+            _, kind, length = found
+            if kind == "length" and len(conn.buf) < length <= HIGH_WATER and not conn.eof:
+                return  # the rest of a small body is on its way
+            conn.reader = None
+            resp = self._opened(conn, method, origin, found, now)
+            resp.read_whole()
+            if resp.status_code in p.REDIRECTS or (self.auth is not None and resp.status_code in (401, 403)):
+                # not the answer yet: the rest of send() follows it, in a task
+                rest = asyncio.get_running_loop().create_task(
+                    self._sent(method, url, origin, full, content, ready, resp)
+                )
+                rest.add_done_callback(lambda t: None if t.cancelled() else _call(on_answer, *_outcome(t)))
+                return
+            _call(on_answer, resp, None)
+
+        def cancel() -> None:
+            if conn.reader is read:
+                conn.reader = None
+                self._pool.release(conn, False)
+
+        conn.reader = read
+        return cancel
+
+    async def aclose(self) -> None:
+        self._pool.close()
+        if self._fallback_made is not None:
+            await self._fallback_made.aclose()
+
+
+def _head_in(conn: Conn, method: str) -> tuple[p.Head, str, int] | None:
+    """The head of the response on ``conn`` and its framing, once it is in (consumed from the
+    buffer; interim 1xx heads skipped); None: more bytes are needed. Raises httpx's error for a
+    head that breaks the rules or a connection that ended before it."""
+    buf = conn.buf
+    while buf or conn.eof:
+        try:
+            found = p.parse_head(buf)
+        except p.ProtocolViolation as exc:
+            raise httpx.RemoteProtocolError(str(exc)) from None
+        if found is None:
             if conn.eof:
                 if isinstance(conn.error, OSError):
                     raise httpx.ReadError(str(conn.error) or type(conn.error).__name__)
@@ -565,12 +475,33 @@ class LeanClient:
                     if not buf
                     else "Server disconnected in the middle of the response head."
                 )
-            await conn.more()
+            return None
+        head, size = found
+        del buf[:size]
+        if 100 <= head.status < 200:  # interim (100 Continue, 103 Early Hints): the answer follows
+            continue
+        try:
+            kind, length = p.framing(method, head.status, head.headers)
+        except p.ProtocolViolation as exc:
+            raise httpx.RemoteProtocolError(str(exc)) from None
+        return head, kind, length
+    return None
 
-    async def aclose(self) -> None:
-        self._pool.close()
-        if self._fallback_made is not None:
-            await self._fallback_made.aclose()
+
+def _call(on_answer: Callable[[Any, BaseException | None], None], resp: Any, exc: BaseException | None) -> None:
+    """``on_answer(resp, exc)`` from a protocol callback: what it raises goes to the loop's
+    exception handler (asyncio would close the connection it came from for it)."""
+    try:
+        on_answer(resp, exc)
+    except Exception as failure:
+        asyncio.get_running_loop().call_exception_handler(
+            {"message": "an HTTP response's callback failed", "exception": failure}
+        )
+
+
+def _outcome(task: asyncio.Task[Any]) -> tuple[Any, BaseException | None]:
+    exc = task.exception()
+    return (None, exc) if exc is not None else (task.result(), None)
 
 
 def _set_headers(headers: list[tuple[str, str]], extra: dict[str, str]) -> list[tuple[str, str]]:

@@ -2,7 +2,9 @@
 
 :class:`Backend` is what ``_http_client`` (and ``_http_client_sse``) call: ``stream(method,
 url, content=, headers=)`` yields an :class:`Answer` (status, reason, headers, HTTP version,
-the body piece by piece); ``send`` is the same without the context manager; ``aclose``. Two
+the body piece by piece); ``send`` is the same without the context manager; ``send_nowait``
+hands the answer to a callback when the request can go at once (the lean client's; httpx's
+never can); ``aclose``. Two
 backends provide it:
 
 * the lean HTTP/1.1 client (``_http1_client``) for a plain ``http://`` URL, when the caller
@@ -56,6 +58,18 @@ class Backend(Protocol):
 
     async def send(self, method: str, url: str, content: bytes | None, headers: dict[str, str] | None) -> Any: ...
 
+    def send_nowait(
+        self,
+        method: str,
+        url: str,
+        content: bytes | None,
+        headers: dict[str, str] | None,
+        on_answer: Callable[[Any, BaseException | None], None],
+    ) -> Callable[[], None] | None:
+        """``send`` with its response by callback, when the request can go at once (the lean
+        client's ``send_nowait``); None: nothing was sent, ``send`` it."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -95,6 +109,16 @@ class HttpxBackend:
     async def send(self, method: str, url: str, content: bytes | None, headers: dict[str, str] | None) -> Any:
         request = self.client.build_request(method, self._url(url), content=content, headers=headers)
         return await self.client.send(request, stream=True)
+
+    def send_nowait(
+        self,
+        method: str,
+        url: str,
+        content: bytes | None,
+        headers: dict[str, str] | None,
+        on_answer: Callable[[Any, BaseException | None], None],
+    ) -> None:
+        return None  # httpx sends only by awaiting
 
     async def aclose(self) -> None:
         if self._own:

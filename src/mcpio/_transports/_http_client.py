@@ -6,7 +6,10 @@ Each message is inspected once, and the HTTP rules come from ``_protocol/_http_c
 
 * **A request** is POSTed in a task of its own (so a slow answer never holds up the next
   request); the answer — a JSON body, or an SSE stream whose events (progress, logs, requests
-  from the server in the legacy era) all go to ``receive`` — ends the task. A request from the
+  from the server in the legacy era) all go to ``receive`` — ends the task. When a kept-alive
+  connection is idle, the task is spared: the POST goes on the caller's stack and a whole
+  JSON answer is delivered from the callback that read it (the backend's ``send_nowait``);
+  any other answer (a stream, a failure, a legacy 404) goes on in a task from there. A request from the
   server on that stream goes as a ``Related`` frame naming the request it came with (the
   ``relates`` ability), so the Session serves it in the context of the call it belongs to. An
   HTTP failure without a JSON-RPC error body becomes a JSON-RPC error for that request id (code
@@ -27,7 +30,8 @@ Each message is inspected once, and the HTTP rules come from ``_protocol/_http_c
   has none); a response stream that ends before its answer is resumed with GET +
   ``Last-Event-ID`` after the server's ``retry`` (SEP-1699), as is the GET stream; a 404 on a
   request with a session id means the session ended: initialize once more (the same
-  initialize request, answered here) and retry the request once; ``aclose`` sends DELETE.
+  initialize request, answered here) and retry the request once (these three:
+  ``_http_client_legacy``); ``aclose`` sends DELETE.
   ``notifications/cancelled`` is POSTed (a disconnect is no cancellation in this era).
 * **Modern era** (2026-07-28 ``_meta``): POST only, with ``MCP-Protocol-Version``,
   ``Mcp-Method``, ``Mcp-Name`` and ``Mcp-Param-*`` (the ``x-mcp-header`` arguments of the tools
@@ -56,6 +60,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -71,15 +76,14 @@ from .._jsonrpc import DEFAULT_MAX_LINE_SIZE, decode_json
 from .._protocol import _http as h
 from .._protocol import _http_client_rules as rules
 from .._protocol._framing import Decoded, Related
-from ._base import Abilities, hand_over
+from ._base import Abilities, Slots, hand_over
 from ._http_backend import Answer, Backend, HttpxBackend, make_backend
-from ._http_body import DRAIN_SECONDS, BodyTooLarge, content_type, json_bytes, read_capped, verify_message
+from ._http_body import DRAIN_SECONDS, BodyTooLarge, content_type, read_capped, verify_message
+from ._http_client_legacy import LegacyStreams
 from ._http_client_sse import HTTPSSEConnection
 
 log = logging.getLogger("mcpio.client")
 
-MAX_RESUMES = 5  # GET + Last-Event-ID attempts for one broken response stream
-MAX_GET_FAILURES = 5  # consecutive failures before the standalone GET stream is given up
 MAX_CONNECTIONS = 100  # per transport (one origin)
 # Requests POSTed at once (the rest wait here: the module docstring); the other connections stay
 # free for notifications, responses to the server's requests and GET streams.
@@ -130,15 +134,13 @@ class HTTPClientTransport:
         self._waiter: asyncio.Future[None] | None = None  # receive() waiting for a frame or the end
         self._tasks: set[asyncio.Task[Any]] = set()
         self._drains = 0  # answered streams being read to their end (MAX_DRAINS)
-        self._in_flight = asyncio.Semaphore(MAX_REQUESTS_IN_FLIGHT)  # POSTed requests (the module docstring)
-        self._requests: dict[Any, tuple[asyncio.Task[Any], str, bool]] = {}  # id -> (task, method, modern)
+        self._in_flight = Slots(MAX_REQUESTS_IN_FLIGHT)  # POSTed requests (the module docstring)
+        # id -> (what cancels it, method, modern)
+        self._requests: dict[Any, tuple[Callable[[], Any], str, bool]] = {}
         self._answered: dict[Any, asyncio.Event] = {}
         self.session_id: str | None = None
         self.protocol_version: str | None = None  # legacy: the negotiated version
-        self._initialize: dict[str, Any] | None = None  # the legacy initialize, to start over on 404
-        self._reinit = asyncio.Lock()
-        self._reinits = 0
-        self._get_task: asyncio.Task[Any] | None = None
+        self._legacy = LegacyStreams(self)  # the legacy era's GET streams and new sessions
         self._tools: dict[str, dict[str, tuple[str, ...]]] = {}
         self.modern = False  # the era of the last request sent
         self._sse: HTTPSSEConnection | None = None
@@ -195,15 +197,15 @@ class HTTPClientTransport:
             rid = (msg.get("params") or {}).get("requestId")
             entry = self._requests.get(rid)
             if entry is not None and entry[2]:  # modern: closing the response stream cancels
-                entry[0].cancel()
+                entry[0]()
                 return
             await self._post_quietly(msg, frame)
             if entry is not None:  # legacy: no answer will come; stop reading for one
-                entry[0].cancel()
+                entry[0]()
             return
         await self._post_quietly(msg, frame)
-        if method == "notifications/initialized" and self._get_task is None:
-            self._get_task = self._spawn(self._standalone_get())
+        if method == "notifications/initialized":
+            self._legacy.initialized()
 
     def send_nowait(self, frame: bytes, now: bool = False) -> bool:
         """:meth:`send` of a request (its POST runs in a task: no waiting): True. Else False."""
@@ -216,15 +218,58 @@ class HTTPClientTransport:
     def _post(self, msg: dict[str, Any], method: str, frame: bytes) -> None:
         modern = h.modern_meta(msg) is not None
         self.modern = modern
+        id_ = msg["id"]
         if method == "initialize" and not modern:
-            self._initialize = msg
-        self._answered[msg["id"]] = asyncio.Event()
-        self._requests[msg["id"]] = (self._spawn(self._request(msg, frame)), method, modern)
+            self._legacy.initialize = msg
+        self._answered[id_] = asyncio.Event()
+        if method != "initialize" and self._in_flight.take_nowait():
+            assert self._http is not None, "open() first"
+            # on a kept-alive connection the POST goes now, its answer by callback (no task)
+            done = functools.partial(self._answered_now, msg, frame, modern)
+            cancel = self._http.send_nowait("POST", self.url, frame, self._post_headers(msg), done)
+            if cancel is not None:
+                self._requests[id_] = (functools.partial(self._abandon, id_, cancel), method, modern)
+                return
+            self._in_flight.give()
+        self._requests[id_] = (self._spawn(self._request(msg, frame)).cancel, method, modern)
+
+    def _answered_now(self, msg: dict[str, Any], frame: bytes, modern: bool, resp: Any, exc: Any) -> None:
+        """The answer to ``msg`` POSTed without a task: a whole JSON body is delivered now;
+        anything else (a stream, a failure, a legacy 404) is read on in a task, as ever."""
+        id_ = msg["id"]
+        body = None if exc is not None else resp.body
+        if (
+            body is None
+            or len(body) > self.max_message_size
+            or content_type(resp) == h.SSE
+            or (resp.status_code == 404 and not modern)
+        ):
+            going_on = self._request(msg, frame, (resp, exc))
+            self._requests[id_] = (self._spawn(going_on).cancel, msg["method"], modern)
+            return
+        self._reached = True
+        try:
+            self._adopt_session(resp, legacy=not modern)
+            self._answer_body(id_, resp.status_code, resp.reason_phrase, body)
+        finally:
+            self._settled(id_)
+
+    def _abandon(self, id_: Any, cancel: Callable[[], None]) -> None:
+        cancel()
+        self._settled(id_)
+
+    def _settled(self, id_: Any) -> None:
+        """Request ``id_`` is no longer in flight."""
+        if self._requests.pop(id_, None) is not None:
+            self._in_flight.give()
+        self._answered.pop(id_, None)
 
     async def aclose(self) -> None:
         if self._closed:
             return
         self._closed = True
+        for cancel, _, _ in list(self._requests.values()):
+            cancel()
         tasks = list(self._tasks)
         for t in tasks:
             t.cancel()
@@ -352,21 +397,24 @@ class HTTPClientTransport:
                 body.decode("utf-8", "replace"),
             )
 
-    async def _request(self, msg: dict[str, Any], frame: bytes) -> None:
+    async def _request(self, msg: dict[str, Any], frame: bytes, first: tuple[Any, Any] | None = None) -> None:
+        """POST request ``msg`` and read its answer; ``first``: the response to it (or the
+        error) that came already, in its in-flight slot (``_answered_now``)."""
         id_, method = msg["id"], msg["method"]
         modern = h.modern_meta(msg) is not None
-        held = False
+        held = first is not None
 
         def release() -> None:  # the in-flight slot, once: when the answer is in, or at the end
             nonlocal held
             if held:
                 held = False
-                self._in_flight.release()
+                self._in_flight.give()
 
         try:
-            await self._in_flight.acquire()
-            held = True
-            await self._post_request(msg, frame, id_, method, modern, release)
+            if not held:
+                await self._in_flight.take()
+                held = True
+            await self._post_request(msg, frame, id_, method, modern, release, first)
         except asyncio.CancelledError:
             raise
         except httpx.HTTPError as exc:
@@ -379,13 +427,24 @@ class HTTPClientTransport:
             self._answered.pop(id_, None)
 
     async def _post_request(
-        self, msg: dict[str, Any], frame: bytes, id_: Any, method: str, modern: bool, release: Callable[[], None]
+        self,
+        msg: dict[str, Any],
+        frame: bytes,
+        id_: Any,
+        method: str,
+        modern: bool,
+        release: Callable[[], None],
+        first: tuple[Any, Any] | None,
     ) -> None:
         """POST request ``id_`` and read its answer (a 404 of an ended legacy session: once more in a new one)."""
         assert self._http is not None, "open() first"
         for attempt in (0, 1):
             headers = self._post_headers(msg)
-            async with self._http.stream("POST", self.url, content=frame, headers=headers) as resp:
+            sent = (
+                self._http.stream("POST", self.url, content=frame, headers=headers) if first is None else _Sent(*first)
+            )
+            first = None
+            async with sent as resp:
                 self._reached = True
                 status = resp.status_code
                 if (
@@ -396,7 +455,7 @@ class HTTPClientTransport:
                     and headers.get(h.SESSION_ID) is not None
                 ):
                     await read_capped(resp, self.max_message_size)
-                    if await self._reinitialize(headers[h.SESSION_ID]):
+                    if await self._legacy.reinitialize(headers[h.SESSION_ID]):
                         continue  # the same request, in the new session
                 if method == "initialize" and not modern and status in (400, 404, 405) and self.http_sse:
                     body = await read_capped(resp, self.max_message_size)
@@ -416,8 +475,7 @@ class HTTPClientTransport:
         is reused, for at most ``DRAIN_SECONDS``: past that, or if reading fails, the response is
         closed with its connection; the request is answered either way."""
         status = resp.status_code
-        if legacy and status == 200 and resp.headers.get(h.SESSION_ID) and self.session_id is None:
-            self.session_id = resp.headers[h.SESSION_ID]
+        self._adopt_session(resp, legacy)
         if status == 200 and content_type(resp) == h.SSE:
             parser = h.SSEParser(self.max_message_size)
             answered = draining = False
@@ -440,7 +498,7 @@ class HTTPClientTransport:
             if answered:
                 return
             if legacy and parser.last_event_id is not None:
-                await self._resume(id_, parser.last_event_id, parser.retry)
+                await self._legacy.resume(id_, parser.last_event_id, parser.retry)
                 return
             self._fail(
                 id_,
@@ -448,6 +506,10 @@ class HTTPClientTransport:
             )
             return
         self._answer_body(id_, status, resp.reason_phrase, await read_capped(resp, self.max_message_size))
+
+    def _adopt_session(self, resp: Answer, legacy: bool) -> None:
+        if legacy and resp.status_code == 200 and resp.headers.get(h.SESSION_ID) and self.session_id is None:
+            self.session_id = resp.headers[h.SESSION_ID]
 
     def _answer_body(self, id_: Any, status: int, reason: str, body: bytes) -> None:
         """A JSON answer, or the JSON-RPC error for an HTTP failure (``body`` parsed once)."""
@@ -462,125 +524,6 @@ class HTTPClientTransport:
             self._fail(id_, rules.http_failure(status, "the server sent no answer to the request"))
         else:
             self._fail(id_, rules.http_failure(status, reason, body))
-
-    async def _resume(self, id_: Any, last_id: str, retry: int | None) -> None:
-        """GET + ``Last-Event-ID`` until the answer to ``id_`` arrives (by any stream)."""
-        assert self._http is not None
-        answered = self._answered.get(id_)
-        for attempt in range(MAX_RESUMES):
-            await asyncio.sleep(rules.retry_delay(retry, attempt))
-            if answered is None or answered.is_set():
-                return
-            headers = self._legacy_headers(accept=h.SSE, **{h.LAST_EVENT_ID: last_id})
-            try:
-                async with self._http.stream("GET", self.url, headers=headers) as resp:
-                    if resp.status_code != 200 or content_type(resp) != h.SSE:
-                        break  # the server cannot resume this stream
-                    parser = h.SSEParser(self.max_message_size)
-                    reader = asyncio.ensure_future(self._pump(resp, parser, id_))
-                    waiter = asyncio.ensure_future(answered.wait())
-                    try:
-                        await asyncio.wait({reader, waiter}, return_when=asyncio.FIRST_COMPLETED)
-                    finally:
-                        reader.cancel()
-                        waiter.cancel()
-                    if answered.is_set():
-                        return
-                    last_id = parser.last_event_id or last_id
-                    retry = parser.retry if parser.retry is not None else retry
-            except httpx.HTTPError as exc:
-                log.debug("resuming the stream of request %r failed: %s", id_, exc)
-            except h.SSETooLarge as exc:
-                self._fail(id_, rules.http_failure(None, f"{exc} (GET {self.url})"))
-                return
-        if answered is not None and not answered.is_set():
-            self._fail(
-                id_,
-                rules.http_failure(None, "the response stream ended and could not be resumed; the request was lost"),
-            )
-
-    async def _pump(self, resp: Answer, parser: h.SSEParser, waiting: Any = None) -> None:
-        async for chunk in resp.aiter_bytes():
-            for ev in parser.feed(chunk):
-                self._deliver(ev.data, waiting)
-
-    async def _standalone_get(self) -> None:
-        """The legacy GET stream for server-initiated messages, reconnected per ``retry``."""
-        assert self._http is not None
-        last_id: str | None = None
-        retry: int | None = None
-        failures = 0
-        while not self._closed and self.session_id is not None:
-            extra = {h.LAST_EVENT_ID: last_id} if last_id is not None else {}
-            try:
-                async with self._http.stream(
-                    "GET", self.url, headers=self._legacy_headers(accept=h.SSE, **extra)
-                ) as resp:
-                    if resp.status_code != 200 or content_type(resp) != h.SSE:
-                        log.debug("%s: no standalone GET stream (HTTP %d)", self.url, resp.status_code)
-                        return  # 405: none offered; 404: the session ended (the next POST starts over)
-                    failures = 0
-                    parser = h.SSEParser(self.max_message_size)
-                    await self._pump(resp, parser)
-                    last_id = parser.last_event_id or last_id
-                    retry = parser.retry if parser.retry is not None else retry
-            except (httpx.HTTPError, h.SSETooLarge) as exc:
-                failures += 1
-                if isinstance(exc, h.SSETooLarge):
-                    log.warning("%s: the standalone GET stream: %s", self.url, exc)
-                if failures > MAX_GET_FAILURES:
-                    log.warning("%s: giving up the standalone GET stream: %s", self.url, exc)
-                    return
-            await asyncio.sleep(rules.retry_delay(retry, failures))
-
-    async def _reinitialize(self, stale: str) -> bool:
-        """The session ``stale`` ended (404): initialize again with the same request; True once
-        a new session is open (by this call or a concurrent one)."""
-        async with self._reinit:
-            if self.session_id != stale:
-                return self.session_id is not None
-            init = self._initialize
-            if init is None or self._http is None:
-                return False
-            self._reinits += 1
-            msg = {**init, "id": f"mcpio-reinitialize-{self._reinits}"}
-            log.info("%s: the session ended (404); initializing a new one", self.url)
-            self.session_id = None
-            try:
-                async with self._http.stream(
-                    "POST", self.url, content=json_bytes(msg), headers=rules.post_headers(msg)
-                ) as resp:
-                    if resp.status_code != 200:
-                        return False
-                    self.session_id = resp.headers.get(h.SESSION_ID)
-                    await self._swallow(resp, msg["id"])
-                done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-                await self._post_quietly(done, json.dumps(done).encode())
-            except (httpx.HTTPError, TransportError, h.SSETooLarge, BodyTooLarge) as exc:
-                log.warning("%s: initializing a new session failed: %s", self.url, exc)
-                return False
-            if self._get_task is not None and self._get_task.done():
-                self._get_task = self._spawn(self._standalone_get())
-            return self.session_id is not None
-
-    async def _swallow(self, resp: Answer, id_: Any) -> None:
-        """Read (and drop) the answer to our own ``id_``; anything else is delivered."""
-        if content_type(resp) == h.SSE:  # read to its end once answered, as _read_answer does
-            parser = h.SSEParser(self.max_message_size)
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(None) as bound:
-                    async for chunk in resp.aiter_bytes():
-                        for ev in parser.feed(chunk):
-                            try:
-                                doc = json.loads(ev.data)
-                            except ValueError:
-                                continue
-                            if isinstance(doc, dict) and doc.get("id") == id_ and "method" not in doc:
-                                bound.reschedule(asyncio.get_running_loop().time() + DRAIN_SECONDS)
-                                continue
-                            self._deliver(ev.data)
-        else:
-            await read_capped(resp, self.max_message_size)
 
     async def _open_http_sse(self) -> bool:
         """Switch to the deprecated HTTP+SSE transport if the server offers it."""
@@ -598,3 +541,18 @@ class HTTPClientTransport:
             self._failure = reason
         self._eof = True
         self._wake()
+
+
+class _Sent:
+    """``async with``, as ``stream()``, of a response that came already (or of its error)."""
+
+    def __init__(self, resp: Any, exc: BaseException | None) -> None:
+        self.resp, self.exc = resp, exc
+
+    async def __aenter__(self) -> Any:
+        if self.exc is not None:
+            raise self.exc
+        return self.resp
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.resp.aclose()
