@@ -405,6 +405,9 @@ class LeanClient:
         task first, as ``send`` follows it. Returns what cancels it (its connection closed, if
         it is still being read), or None: nothing was sent, call ``send``. (``url`` is plain
         ``http://``, as every URL this client is made for.)"""
+        target = self._origin(url)
+        if not self._pool.has_idle((target.host, target.port)):
+            return None  # (asked first: a burst's requests wait for connections, made once, in send)
         origin, full, ready = self._opening(method, url, content, headers)
         if self.auth is not None and ready is None:
             return None

@@ -151,6 +151,10 @@ class Pool:
         self._waiting: deque[asyncio.Future[None]] = deque()
         self._scratch = memoryview(bytearray(SCRATCH))  # what each connection's socket is read into
 
+    def has_idle(self, key: tuple[str, int]) -> bool:
+        """Whether a kept-alive connection to ``key`` sits idle (maybe closed by now: ``take_idle``)."""
+        return bool(self._idle.get(key))
+
     def take_idle(self, key: tuple[str, int]) -> Conn | None:
         """A kept-alive connection to ``key`` that is still good, or None."""
         idle = self._idle.get(key)
