@@ -16,15 +16,11 @@ session engine sets it in each request's task, so a transport that carries sever
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from .._protocol._framing import Decoded, Oversized, Related
-
-if TYPE_CHECKING:
-    import asyncio
 
 T = TypeVar("T")
 Frame = bytes | Oversized
@@ -134,42 +130,3 @@ def hand_over(take: Callable[[Any], Any] | None, frames: list[Any], queue: Any) 
             queue.extend(frames[i + 1 :])
             return True
     return False
-
-
-class Slots:
-    """At most ``n`` of something at once: :meth:`take_nowait` one now if one is free,
-    ``await`` :meth:`take` one in turn; :meth:`give` frees one (to the next in line)."""
-
-    def __init__(self, n: int) -> None:
-        self.free = n
-        self._waiting: deque[asyncio.Future[None]] = deque()
-
-    def take_nowait(self) -> bool:
-        if self.free > 0 and not self._waiting:
-            self.free -= 1
-            return True
-        return False
-
-    async def take(self) -> None:
-        import asyncio  # here: importing this module loads no asyncio (the stdio server answers first)
-
-        if self.take_nowait():
-            return
-        turn = asyncio.get_running_loop().create_future()
-        self._waiting.append(turn)
-        try:
-            await turn
-        except BaseException:
-            if turn.done() and not turn.cancelled():
-                self.give()  # handed one, but leaving: the next in line gets it
-            else:
-                self._waiting.remove(turn)
-            raise
-
-    def give(self) -> None:
-        while self._waiting:
-            turn = self._waiting.popleft()
-            if not turn.done():
-                turn.set_result(None)  # handed over: ``free`` stays as it is
-                return
-        self.free += 1

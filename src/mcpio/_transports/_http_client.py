@@ -76,7 +76,7 @@ from .._jsonrpc import DEFAULT_MAX_LINE_SIZE, decode_json
 from .._protocol import _http as h
 from .._protocol import _http_client_rules as rules
 from .._protocol._framing import Decoded, Related
-from ._base import Abilities, Slots, hand_over
+from ._base import Abilities, hand_over
 from ._http_backend import Answer, Backend, HttpxBackend, make_backend
 from ._http_body import DRAIN_SECONDS, BodyTooLarge, content_type, read_capped, verify_message
 from ._http_client_legacy import LegacyStreams
@@ -134,7 +134,8 @@ class HTTPClientTransport:
         self._waiter: asyncio.Future[None] | None = None  # receive() waiting for a frame or the end
         self._tasks: set[asyncio.Task[Any]] = set()
         self._drains = 0  # answered streams being read to their end (MAX_DRAINS)
-        self._in_flight = Slots(MAX_REQUESTS_IN_FLIGHT)  # POSTed requests (the module docstring)
+        self._free = MAX_REQUESTS_IN_FLIGHT  # more requests that may be POSTed now (the module docstring)
+        self._turns: deque[tuple[dict[str, Any], bytes, bool]] = deque()  # requests waiting their turn
         # id -> (what cancels it, method, modern)
         self._requests: dict[Any, tuple[Callable[[], Any], str, bool]] = {}
         self._answered: dict[Any, asyncio.Event] = {}
@@ -222,16 +223,32 @@ class HTTPClientTransport:
         if method == "initialize" and not modern:
             self._legacy.initialize = msg
         self._answered[id_] = asyncio.Event()
-        if method != "initialize" and self._in_flight.take_nowait():
+        self._requests[id_] = (functools.partial(self._dropped, id_), method, modern)  # until its turn
+        self._turns.append((msg, frame, modern))
+        self._next()
+
+    def _next(self) -> None:
+        """POST the requests waiting their turn, in order, while fewer than the most are in
+        flight: on a kept-alive connection at once, the answer by callback (no task; not an
+        ``initialize``, whose answer may switch transports); else in a task."""
+        turns = self._turns
+        while turns and self._free > 0:
+            msg, frame, modern = turns.popleft()
+            id_, method = msg["id"], msg["method"]
+            if id_ not in self._requests:  # cancelled while it waited
+                continue
             assert self._http is not None, "open() first"
-            # on a kept-alive connection the POST goes now, its answer by callback (no task)
+            self._free -= 1
             done = functools.partial(self._answered_now, msg, frame, modern)
-            cancel = self._http.send_nowait("POST", self.url, frame, self._post_headers(msg), done)
+            cancel = (
+                self._http.send_nowait("POST", self.url, frame, self._post_headers(msg), done)
+                if method != "initialize"
+                else None
+            )
             if cancel is not None:
                 self._requests[id_] = (functools.partial(self._abandon, id_, cancel), method, modern)
-                return
-            self._in_flight.give()
-        self._requests[id_] = (self._spawn(self._request(msg, frame)).cancel, method, modern)
+            else:
+                self._requests[id_] = (self._spawn(self._request(msg, frame)).cancel, method, modern)
 
     def _answered_now(self, msg: dict[str, Any], frame: bytes, modern: bool, resp: Any, exc: Any) -> None:
         """The answer to ``msg`` POSTed without a task: a whole JSON body is delivered now;
@@ -258,16 +275,23 @@ class HTTPClientTransport:
         cancel()
         self._settled(id_)
 
-    def _settled(self, id_: Any) -> None:
-        """Request ``id_`` is no longer in flight."""
-        if self._requests.pop(id_, None) is not None:
-            self._in_flight.give()
+    def _dropped(self, id_: Any) -> None:
+        """Request ``id_`` was given up while it waited its turn (``_next`` skips it)."""
+        self._requests.pop(id_, None)
         self._answered.pop(id_, None)
+
+    def _settled(self, id_: Any) -> None:
+        """Request ``id_``, POSTed without a task, is over (answered, or given up): its slot is free."""
+        self._answered.pop(id_, None)
+        if self._requests.pop(id_, None) is not None:
+            self._free += 1
+            self._next()
 
     async def aclose(self) -> None:
         if self._closed:
             return
         self._closed = True
+        self._turns.clear()  # (first: a request given up below frees a slot, which starts no other)
         for cancel, _, _ in list(self._requests.values()):
             cancel()
         tasks = list(self._tasks)
@@ -398,22 +422,20 @@ class HTTPClientTransport:
             )
 
     async def _request(self, msg: dict[str, Any], frame: bytes, first: tuple[Any, Any] | None = None) -> None:
-        """POST request ``msg`` and read its answer; ``first``: the response to it (or the
-        error) that came already, in its in-flight slot (``_answered_now``)."""
+        """POST request ``msg`` in its in-flight slot (``_next``) and read its answer; ``first``:
+        the response to it (or the error) that came already (``_answered_now``)."""
         id_, method = msg["id"], msg["method"]
         modern = h.modern_meta(msg) is not None
-        held = first is not None
+        held = True
 
         def release() -> None:  # the in-flight slot, once: when the answer is in, or at the end
             nonlocal held
             if held:
                 held = False
-                self._in_flight.give()
+                self._free += 1
+                self._next()
 
         try:
-            if not held:
-                await self._in_flight.take()
-                held = True
             await self._post_request(msg, frame, id_, method, modern, release, first)
         except asyncio.CancelledError:
             raise
