@@ -19,8 +19,9 @@ Each message is inspected once, and the HTTP rules come from ``_protocol/_http_c
   the connection fails with that reason.
 * **A burst of requests** (a host pipelining thousands of calls through ``mcpio run URL``):
   at most ``MAX_REQUESTS_IN_FLIGHT`` are POSTed at once, on at most ``MAX_CONNECTIONS`` kept-alive
-  connections; the rest wait their turn in this transport, not in the HTTP pool (httpx's costs
-  time in proportion to what is queued in it, and can stall past a server's header timeout).
+  connections; the rest wait their turn in this transport, in order, not in the HTTP pool
+  (httpx's costs time in proportion to what is queued in it, and can stall past a server's
+  header timeout); the slot an answer frees POSTs the next at once, on the connection it freed.
 * **Frames read** go to the engine's ``take`` through ``hand_over`` (``push``), else wait for ``receive``.
 * **Notifications and responses** are POSTed before ``send`` returns (202 expected), which
   keeps ``notifications/initialized`` ahead of the requests that follow it.
@@ -135,7 +136,8 @@ class HTTPClientTransport:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._drains = 0  # answered streams being read to their end (MAX_DRAINS)
         self._free = MAX_REQUESTS_IN_FLIGHT  # more requests that may be POSTed now (the module docstring)
-        self._turns: deque[tuple[dict[str, Any], bytes, bool]] = deque()  # requests waiting their turn
+        # requests waiting their turn: (message, frame, modern, their entry in _requests meanwhile)
+        self._turns: deque[tuple[dict[str, Any], bytes, bool, Any]] = deque()
         # id -> (what cancels it, method, modern)
         self._requests: dict[Any, tuple[Callable[[], Any], str, bool]] = {}
         self._answered: dict[Any, asyncio.Event] = {}
@@ -209,7 +211,7 @@ class HTTPClientTransport:
             self._legacy.initialized()
 
     def send_nowait(self, frame: bytes, now: bool = False) -> bool:
-        """:meth:`send` of a request (its POST runs in a task: no waiting): True. Else False."""
+        """:meth:`send` of a request (POSTed now, or when its turn comes: no waiting): True. Else False."""
         msg = None if self._closed or self._failure is not None or self._sse is not None else decode_json(frame)
         if type(msg) is not dict or "id" not in msg or msg.get("method") is None:
             return False
@@ -223,8 +225,9 @@ class HTTPClientTransport:
         if method == "initialize" and not modern:
             self._legacy.initialize = msg
         self._answered[id_] = asyncio.Event()
-        self._requests[id_] = (functools.partial(self._dropped, id_), method, modern)  # until its turn
-        self._turns.append((msg, frame, modern))
+        waiting = functools.partial(self._dropped, id_)  # what cancels it until its turn
+        self._requests[id_] = (waiting, method, modern)
+        self._turns.append((msg, frame, modern, waiting))
         self._next()
 
     def _next(self) -> None:
@@ -233,9 +236,9 @@ class HTTPClientTransport:
         ``initialize``, whose answer may switch transports); else in a task."""
         turns = self._turns
         while turns and self._free > 0:
-            msg, frame, modern = turns.popleft()
+            msg, frame, modern, waiting = turns.popleft()
             id_, method = msg["id"], msg["method"]
-            if id_ not in self._requests:  # cancelled while it waited
+            if self._requests.get(id_, (None,))[0] is not waiting:  # cancelled while it waited
                 continue
             assert self._http is not None, "open() first"
             self._free -= 1
