@@ -138,6 +138,7 @@ class HTTPClientTransport:
         self._free = MAX_REQUESTS_IN_FLIGHT  # more requests that may be POSTed now (the module docstring)
         # requests waiting their turn: (message, frame, modern, their entry in _requests meanwhile)
         self._turns: deque[tuple[dict[str, Any], bytes, bool, Any]] = deque()
+        self.held = False  # the turns wait (the standalone GET goes out first: LegacyStreams.initialized)
         # id -> (what cancels it, method, modern)
         self._requests: dict[Any, tuple[Callable[[], Any], str, bool]] = {}
         self._answered: dict[Any, asyncio.Event] = {}
@@ -235,7 +236,7 @@ class HTTPClientTransport:
         flight: on a kept-alive connection at once, the answer by callback (no task; not an
         ``initialize``, whose answer may switch transports); else in a task."""
         turns = self._turns
-        while turns and self._free > 0:
+        while turns and self._free > 0 and not self.held:
             msg, frame, modern, waiting = turns.popleft()
             id_, method = msg["id"], msg["method"]
             if self._requests.get(id_, (None,))[0] is not waiting:  # cancelled while it waited
@@ -277,6 +278,10 @@ class HTTPClientTransport:
     def _abandon(self, id_: Any, cancel: Callable[[], None]) -> None:
         cancel()
         self._settled(id_)
+
+    def resume_turns(self) -> None:
+        self.held = False
+        self._next()
 
     def _dropped(self, id_: Any) -> None:
         """Request ``id_`` was given up while it waited its turn (``_next`` skips it)."""

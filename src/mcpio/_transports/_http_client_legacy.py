@@ -45,8 +45,12 @@ class LegacyStreams:
         self._get: asyncio.Task[Any] | None = None
 
     def initialized(self) -> None:
-        """``notifications/initialized`` went: open the standalone GET stream (once)."""
+        """``notifications/initialized`` went: open the standalone GET stream (once), its request
+        sent before those that follow (``standalone_get``), as a client that opens it at once
+        sends it: a server may read the first GET after a call as that call's reconnection
+        (the conformance suite's sse-retry does)."""
         if self._get is None:
+            self.t.held = True
             self._get = self.t._spawn(self.standalone_get())
 
     async def resume(self, id_: Any, last_id: str, retry: int | None) -> None:
@@ -96,6 +100,8 @@ class LegacyStreams:
         """The legacy GET stream for server-initiated messages, reconnected per ``retry``."""
         t = self.t
         assert t._http is not None
+        if t.held:  # the turns go on once this step has sent the GET (on an idle connection) or waits
+            asyncio.get_running_loop().call_soon(t.resume_turns)
         last_id: str | None = None
         retry: int | None = None
         failures = 0
