@@ -576,3 +576,48 @@ def test_a_401_the_auth_flow_answers_keeps_its_connection():
         return statuses, server.connections
 
     assert arun(go(), timeout=30) == ([200, 200], 1)
+
+
+def test_a_call_given_up_while_its_redirect_is_followed_closes_the_redirected_request():
+    """A call whose POST (sent at once, on a kept-alive connection) was redirected (307), then
+    given up while the redirected POST waits for its answer: that POST's connection is closed
+    then, not left waiting for the client's end."""
+
+    class Watched(RawServer):
+        ended: set[int]
+
+        async def _handle(self, r: Any, w: Any) -> None:
+            number = self.connections + 1  # (super() counts it before its first await)
+            try:
+                await super()._handle(r, w)
+            finally:
+                self.ended.add(number)
+                self.closed.set()
+
+    async def go() -> None:
+        srv = Watched()
+        srv.ended = set()
+        plain = srv._respond
+
+        def respond(m: str, path: str, body: bytes) -> tuple[bytes, str]:
+            if path == "/mcp" and body and json.loads(body).get("params", {}).get("name") == "moving":
+                return b"HTTP/1.1 307 Moved\r\nlocation: /moved\r\ncontent-length: 0\r\n\r\n", "tools/call"
+            if path == "/moved":
+                return b"", "moved"  # no answer, ever
+            return plain(m, path, body)
+
+        srv._respond = respond  # type: ignore[method-assign]
+        url = await srv.start()
+        try:
+            async with Client(url, era="legacy") as c:
+                assert (await c.call_tool("add", {})).content[0].text == "3"  # a connection kept alive
+                with pytest.raises(MCPError):
+                    await c.request("tools/call", {"name": "moving", "arguments": {}}, timeout=0.5)
+                held = next(n for n, rpc in srv.log if rpc == "moved")
+                while held not in srv.ended:
+                    srv.closed.clear()
+                    await asyncio.wait_for(srv.closed.wait(), 10)
+        finally:
+            await srv.stop()
+
+    arun(go(), timeout=60)

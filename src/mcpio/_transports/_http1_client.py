@@ -403,7 +403,7 @@ class LeanClient:
         ``send`` raises — on the stack that read it, its body read already when it came whole
         with its head (``Response.body``); a redirect or an auth challenge is followed in a
         task first, as ``send`` follows it. Returns what cancels it (its connection closed, if
-        it is still being read), or None: nothing was sent, call ``send``. (``url`` is plain
+        it is still being read, or that task), or None: nothing was sent, call ``send``. (``url`` is plain
         ``http://``, as every URL this client is made for.)"""
         target = self._origin(url)
         if not self._pool.has_idle((target.host, target.port)):
@@ -419,9 +419,10 @@ class LeanClient:
             self._request_bytes(method, origin, full if ready is None else _set_headers(full, ready[0]), content, now)
         )
         found: tuple[p.Head, str, int] | None = None
+        rest: asyncio.Task[Any] | None = None  # a redirect or an auth challenge followed
 
         def read() -> None:  # conn.reader: after each read, and at its end
-            nonlocal found
+            nonlocal found, rest
             try:
                 if found is None and (found := _head_in(conn, method)) is None:
                     return
@@ -449,6 +450,8 @@ class LeanClient:
             if conn.reader is read:
                 conn.reader = None
                 self._pool.release(conn, False)
+            elif rest is not None:
+                rest.cancel()
 
         conn.reader = read
         return cancel
