@@ -221,6 +221,8 @@ class Session:
             self._start(ev, origin)
         elif t is ResponseReceived or t is ErrorReceived:
             fut = self._pending.pop(ev.id, None)
+            if self._origins is not None:  # answered: nothing more comes on its stream
+                self._origins.pop(ev.id, None)
             if fut is not None and not fut.done():
                 if t is ResponseReceived:
                     fut.set_result(ev.result)

@@ -243,3 +243,41 @@ def test_what_the_upstream_says_during_a_call_goes_on_that_call_s_own_stream():
         said = [e["params"]["data"] for e in events if e.get("method") == "notifications/message"]
         assert said == ["hello from upstream"], events
         assert events[-1]["result"]["content"][0]["text"] == "said"
+
+
+@pytest.mark.parametrize("over", ["stdio", "http"])
+def test_a_proxy_keeps_nothing_of_the_calls_it_relayed(over):
+    """A long-running proxy or bridge (``mcpio run URL``) relays calls for ever: what it
+    allocated for one is freed when the call is answered, so its memory does not grow with the
+    calls (over HTTP, each call's context was once kept for the answer's stream: ~600 bytes)."""
+    import gc
+    import tracemalloc
+
+    with contextlib.ExitStack() as stack:
+        if over == "http":
+            upstream_url, _ = stack.enter_context(mcpio_http(str(HERE / "upstream.py")))
+            proxy = Server.proxy(upstream_url, name="up", era="legacy")
+        else:
+            proxy = Server.proxy(UPSTREAM, name="up")
+
+        async def calls(c: Client, n: int) -> None:
+            for start in range(0, n, 50):
+                texts = [f"t{i}" for i in range(start, start + 50)]
+                assert await asyncio.gather(*(relayed_call(c, "echo", text=t) for t in texts)) == texts
+
+        async def go() -> tuple[int, int]:
+            async with Client(proxy, era="legacy", timeout=30) as c:
+                await calls(c, 200)  # warm: caches, the connection pool
+                tracemalloc.start()
+                try:
+                    await calls(c, 200)  # what stays from the last calls is in both figures
+                    gc.collect()
+                    before = tracemalloc.get_traced_memory()[0]
+                    await calls(c, 1000)
+                    gc.collect()
+                    return before, tracemalloc.get_traced_memory()[0]
+                finally:
+                    tracemalloc.stop()
+
+        before, after = arun(go(), timeout=120)
+        assert after - before < 50 * 1000, f"{(after - before) / 1000:.0f} bytes kept per relayed call"
