@@ -293,6 +293,11 @@ def test_a_tool_the_upstream_runs_as_a_task_is_served_as_a_task():
     proxy = Server.proxy(UPSTREAM, name="up", era="legacy")
 
     async def go():
+        async with Client(proxy, era="legacy", protocol_version="2025-06-18", timeout=30) as c:
+            # an era before tasks, a plain call (no progress token: one the proxy relays when it
+            # can): upstream it is still called as a task
+            result = await c.request("tools/call", {"name": "slow_sum", "arguments": {"a": 5, "b": 6}})
+            assert result["structuredContent"] == {"result": 11}, result
         async with Client(proxy, era="legacy", timeout=30) as c:
             listed = {t.name: dict(t) for t in await c.list_tools()}
             assert listed["slow_sum"]["execution"] == {"taskSupport": "required"}

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from .._content import ToolResult
 from .._errors import HeaderMismatch
 from .._server._context import Context, request_context
+from .._server._handlers import called_plainly
 from .._server._tools import Tool
 from .._versions import RULES, Rules
 
@@ -56,7 +57,9 @@ class ForwardedTool(Tool):
         rules = RULES[ev.version] if ev.version is not None else None
         if rules is None or rules.input_required or rules.tasks_extension:
             return None  # a 2026-07-28 client: what the upstream asks becomes rounds (_rounds)
-        if self.task_support == "required" or self.timeout is not None:
+        if self.timeout is not None or not called_plainly(self, ev.params, rules):  # type: ignore[arg-type]  # a dict
+            return None
+        if self.task_support == "required":  # upstream it is called as a task, in any era (_gateway._tasks)
             return None
         upstream = self.upstream
         client = upstream.live()

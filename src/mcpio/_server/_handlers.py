@@ -24,6 +24,7 @@ from ._subscriptions import listen, subscribe, unsubscribe, uri_param
 from ._tasks import call_tool, tasks_cancel, tasks_get, tasks_update
 
 if TYPE_CHECKING:
+    from .._versions import Rules
     from ._server import Server
     from ._tools import Tool
 
@@ -100,11 +101,25 @@ def tools_call(server: Server, ctx: Context, params: Params) -> Awaitable[dict[s
     are raised at once."""
     rules = server.announced(ctx.rules, ctx.session, "tools", "tools/call")
     tool = _tool(server, params)
+    if called_plainly(tool, params, rules):
+        return tool.call(params.get("arguments"), ctx, rules)
     if tool.task_support != "forbidden" and rules.tasks_extension:
         return call_tool(tool, params.get("arguments"), ctx, rules)  # may answer a task handle
     if rules.core_tasks and (tool.task_support != "forbidden" or "task" in params):
         return _core_tasks.call_tool(tool, params, ctx, rules)  # 2025-11-25: the client asks for a task
     return tool.call(params.get("arguments"), ctx, rules)
+
+
+def called_plainly(tool: Tool, params: Params, rules: Rules) -> bool:
+    """Whether :func:`tools_call` comes down to ``tool.call`` with nothing of the tasks' around
+    it: the call cannot become a task (2025-11-25's core tasks, the 2026-07-28 extension) and
+    is not refused for want of one. A proxy's relay asks it too (``_gateway._forwarded``)."""
+    support = tool.task_support
+    if rules.tasks_extension and support != "forbidden":
+        return False  # it may become a task
+    if "task" in params:
+        return not rules.core_tasks  # a task asked for (ignored before 2025-11-25)
+    return not (rules.core_tasks and support == "required")  # refused: it runs only as a task
 
 
 def no_rounds(method: str) -> MCPError:
