@@ -141,7 +141,8 @@ class HTTPClientTransport:
         self.held = False  # the turns wait (the standalone GET goes out first: LegacyStreams.initialized)
         # id -> (what cancels it, method, modern)
         self._requests: dict[Any, tuple[Callable[[], Any], str, bool]] = {}
-        self._answered: dict[Any, asyncio.Event] = {}
+        # id -> set when its answer arrives, by any stream; made only when awaited (a legacy resume)
+        self._answered: dict[Any, asyncio.Event | None] = {}
         self.session_id: str | None = None
         self.protocol_version: str | None = None  # legacy: the negotiated version
         self._legacy = LegacyStreams(self)  # the legacy era's GET streams and new sessions
@@ -225,7 +226,7 @@ class HTTPClientTransport:
         id_ = msg["id"]
         if method == "initialize" and not modern:
             self._legacy.initialize = msg
-        self._answered[id_] = asyncio.Event()
+        self._answered[id_] = None
         waiting = functools.partial(self._dropped, id_)  # what cancels it until its turn
         self._requests[id_] = (waiting, method, modern)
         self._turns.append((msg, frame, modern, waiting))

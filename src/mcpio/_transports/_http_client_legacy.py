@@ -57,10 +57,14 @@ class LegacyStreams:
         """GET + ``Last-Event-ID`` until the answer to ``id_`` arrives (by any stream)."""
         t = self.t
         assert t._http is not None
-        answered = t._answered.get(id_)
+        if id_ not in t._answered:
+            return  # answered already
+        answered = t._answered[id_]
+        if answered is None:
+            answered = t._answered[id_] = asyncio.Event()
         for attempt in range(MAX_RESUMES):
             await asyncio.sleep(rules.retry_delay(retry, attempt))
-            if answered is None or answered.is_set():
+            if answered.is_set():
                 return
             headers = t._legacy_headers(accept=h.SSE, **{h.LAST_EVENT_ID: last_id})
             try:
