@@ -301,7 +301,6 @@ class Session:
                 return
             relay = self._relay
             if relay is not None:
-                context.run(serving.set, (self._routing_key, ev.id))  # as _serve's: what it sends relates to ev.id
                 relayed = context.run(relay, self, ev)
                 if relayed is not None:  # in flight, no task: it ends with settle()
                     self._track(ev.id, relayed)
