@@ -103,11 +103,9 @@ def tools_call(server: Server, ctx: Context, params: Params) -> Awaitable[dict[s
     tool = _tool(server, params)
     if called_plainly(tool, params, rules):
         return tool.call(params.get("arguments"), ctx, rules)
-    if tool.task_support != "forbidden" and rules.tasks_extension:
-        return call_tool(tool, params.get("arguments"), ctx, rules)  # may answer a task handle
-    if rules.core_tasks and (tool.task_support != "forbidden" or "task" in params):
-        return _core_tasks.call_tool(tool, params, ctx, rules)  # 2025-11-25: the client asks for a task
-    return tool.call(params.get("arguments"), ctx, rules)
+    if rules.tasks_extension:  # a tool with task support: it may answer a task handle
+        return call_tool(tool, params.get("arguments"), ctx, rules)
+    return _core_tasks.call_tool(tool, params, ctx, rules)  # 2025-11-25: a task asked for, or a "required" tool
 
 
 def called_plainly(tool: Tool, params: Params, rules: Rules) -> bool:
