@@ -57,9 +57,11 @@ class ForwardedTool(Tool):
         rules = RULES[ev.version] if ev.version is not None else None
         if rules is None or rules.input_required or rules.tasks_extension:
             return None  # a 2026-07-28 client: what the upstream asks becomes rounds (_rounds)
-        if self.timeout is not None or not called_plainly(self, ev.params, rules):  # type: ignore[arg-type]  # a dict
-            return None
-        if self.task_support == "required":  # upstream it is called as a task, in any era (_gateway._tasks)
+        # Served the awaited way: a call under a timeout, one with anything of the tasks around it,
+        # and a tool the upstream runs only as a task (called as a task upstream, in any era:
+        # _gateway._tasks).
+        plain = called_plainly(self, ev.params, rules)  # type: ignore[arg-type]  # a dict
+        if self.timeout is not None or self.task_support == "required" or not plain:
             return None
         upstream = self.upstream
         client = upstream.live()

@@ -227,7 +227,7 @@ class HTTPClientTransport:
         if method == "initialize" and not modern:
             self._legacy.initialize = msg
         self._answered[id_] = None
-        waiting = functools.partial(self._dropped, id_)  # what cancels it until its turn
+        waiting = functools.partial(self._settled, id_, False)  # what cancels it until its turn
         self._requests[id_] = (waiting, method, modern)
         self._turns.append((msg, frame, modern, waiting))
         self._next()
@@ -284,15 +284,11 @@ class HTTPClientTransport:
         self.held = False
         self._next()
 
-    def _dropped(self, id_: Any) -> None:
-        """Request ``id_`` was given up while it waited its turn (``_next`` skips it)."""
-        self._requests.pop(id_, None)
+    def _settled(self, id_: Any, posted: bool = True) -> None:
+        """Request ``id_`` is over: answered or given up after it was POSTed without a task (its
+        slot is free), or given up while it waited its turn (``posted=False``: ``_next`` skips it)."""
         self._answered.pop(id_, None)
-
-    def _settled(self, id_: Any) -> None:
-        """Request ``id_``, POSTed without a task, is over (answered, or given up): its slot is free."""
-        self._answered.pop(id_, None)
-        if self._requests.pop(id_, None) is not None:
+        if self._requests.pop(id_, None) is not None and posted:
             self._free += 1
             self._next()
 
