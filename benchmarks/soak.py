@@ -3,6 +3,7 @@
     python benchmarks/soak.py                              # 1,000,000 calls + 10,000 cycles
     python benchmarks/soak.py --calls 20000 --cycles 500   # a quick look (seconds)
     python benchmarks/soak.py --json soak.json             # also write every sample as JSON
+    python benchmarks/soak.py --proxy http --calls 100000  # one proxy route only (none: --proxy "")
 
 Part 1, **stdio**: one server process (this file with ``--serve``) and one ``mcpio.Client``,
 ``--calls`` ``tools/call`` over the one connection, ``--window`` in flight at a time. The mix:
@@ -11,6 +12,14 @@ every thousand calls one with bad arguments, one whose tool raises, one unknown 
 cancelled by the caller 1 ms after it was sent, and a ping. Sampled ``--samples`` times: the
 server's and the client's RSS and open fds; at the end, the requests the server still holds
 as in flight (only the asking one may remain).
+
+Part 1 again **through a proxy** (``--proxy stdio|http``, both by default): the same client and
+mix, but the server is ``Server.proxy(upstream)`` in a process of its own (this file with
+``--serve-proxy``) whose upstream is the part-1 server, spawned over stdio or served over
+Streamable HTTP (``mcpio run -t http``). The ``add`` calls (half the mix) are plain ``tools/call``
+requests (no progress token: the proxy relays them by callback) and the rest of the mix goes the
+awaited way (``Client.call_tool`` sends a progress token). Sampled and traced in the proxy's
+process (its own ``proxy_memstat`` and ``proxy_in_flight`` tools).
 
 Part 2, **connect/disconnect**: ``--cycles`` times ``async with mcpio.Client(server)`` (in
 memory, same process): initialize, ``tools/list``, one call, close. Sampled likewise, plus
@@ -28,9 +37,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
 import os
+import shlex
 import sys
 import threading
 import time
@@ -83,6 +94,25 @@ def make_server() -> Any:
     return server
 
 
+def make_proxy(target: str) -> Any:
+    """``Server.proxy(target)`` with two tools of its own, which measure the proxy's process."""
+    from mcpio import Server
+
+    proxy = Server.proxy(target, name="soak-proxy")
+
+    @proxy.tool
+    def proxy_memstat(op: str) -> dict[str, Any]:
+        """As ``memstat``, in the proxy's process."""
+        return trace(op)
+
+    @proxy.tool
+    async def proxy_in_flight(ctx: Context) -> dict[str, int]:
+        """As ``in_flight``, for the proxy's session with this client."""
+        return {"session": ctx.session.in_flight(), "connection": ctx.session.connection.in_flight()}
+
+    return proxy
+
+
 _BASELINE: list[Any] = []
 
 
@@ -130,12 +160,40 @@ def verdict(samples: list[dict[str, Any]], key: str) -> dict[str, Any]:
 
 
 # =============================================================================== part 1
-async def soak_stdio(calls: int, samples: int = 20, window: int = 32, echo: bool = True) -> dict[str, Any]:
-    """``calls`` tools/call over one stdio connection; samples of both processes."""
+async def soak_stdio(
+    calls: int, samples: int = 20, window: int = 32, echo: bool = True, via: str | None = None
+) -> dict[str, Any]:
+    """``calls`` tools/call over one stdio connection; samples of both processes. ``via``
+    "stdio" or "http": the server is a proxy of the part-1 server reached that way (the
+    samples and the trace are the proxy's)."""
+    with contextlib.ExitStack() as stack:
+        return await _soak(calls, samples, window, echo, via, stack)
+
+
+async def _soak(
+    calls: int, samples: int, window: int, echo: bool, via: str | None, stack: contextlib.ExitStack
+) -> dict[str, Any]:
     import mcpio
 
-    out: dict[str, Any] = {"calls": calls, "window": window, "samples": [], "errors": 0}
-    async with mcpio.Client([sys.executable, __file__, "--serve"], timeout=60) as client:
+    serve = [sys.executable, __file__, "--serve"]
+    if via == "http":
+        sys.path.insert(0, str(Path(__file__).parent))
+        from proxy_http import HttpServer, free_port
+
+        port = free_port()
+        argv = [sys.executable, "-m", "mcpio", "run", "-t", "http", f"{__file__}:make_server", "--port", str(port)]
+        upstream = HttpServer(argv, port).ready()
+        stack.callback(upstream.close)
+        serve = [sys.executable, __file__, "--serve-proxy", upstream.url]
+    elif via == "stdio":
+        serve = [sys.executable, __file__, "--serve-proxy", shlex.join(serve)]
+    elif via is not None:
+        raise ValueError(f"via: 'stdio', 'http' or None, not {via!r}")
+    own = "proxy_" if via else ""  # the measuring tools of the process sampled
+    out: dict[str, Any] = {"calls": calls, "window": window, "via": via, "samples": [], "errors": 0}
+    # Through a proxy, a 2025-era client: a 2026-07-28 client's calls are all awaited (what the
+    # upstream asks becomes input_required rounds), a legacy client's plain calls are relayed.
+    async with mcpio.Client(serve, timeout=60, **({"era": "legacy"} if via else {})) as client:
         pid = client._transport.pid
         n = 0
         errors = 0
@@ -166,6 +224,9 @@ async def soak_stdio(calls: int, samples: int = 20, window: int = 32, echo: bool
                     pass
             elif kind == 5:
                 await client.ping()
+            elif i % 2 and via:  # no progress token: a proxy relays it by callback
+                r = await client.request("tools/call", {"name": "add", "arguments": {"a": i, "b": 1}})
+                errors += r["structuredContent"]["result"] != i + 1
             elif i % 2:
                 r = await client.call_tool("add", {"a": i, "b": 1})
                 errors += r["structuredContent"]["result"] != i + 1
@@ -202,14 +263,14 @@ async def soak_stdio(calls: int, samples: int = 20, window: int = 32, echo: bool
         warm = max(2000, calls // 100)
         await run(min(warm, calls))
         sample()
-        await client.call_tool("memstat", {"op": "start"})
+        await client.call_tool(f"{own}memstat", {"op": "start"})
         step = max(1, (calls - n) // max(1, samples))
         while n < calls:
             await run(min(step, calls - n))
             sample()
-        out["tracemalloc"] = (await client.call_tool("memstat", {"op": "diff"}))["structuredContent"]
+        out["tracemalloc"] = (await client.call_tool(f"{own}memstat", {"op": "diff"}))["structuredContent"]
         out["pending_after"] = len(client.session._pending)
-        out["in_flight_after"] = (await client.call_tool("in_flight"))["structuredContent"]
+        out["in_flight_after"] = (await client.call_tool(f"{own}in_flight"))["structuredContent"]
         out["rate_per_s"] = round(calls / (time.perf_counter() - started))
     out["errors"] = errors
     out["exit_code"] = client._transport.returncode
@@ -289,30 +350,41 @@ def main() -> None:
     if "--serve" in sys.argv:
         make_server().run()
         return
+    if "--serve-proxy" in sys.argv:
+        make_proxy(sys.argv[sys.argv.index("--serve-proxy") + 1]).run()
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=1_000_000)
     parser.add_argument("--cycles", type=int, default=10_000)
     parser.add_argument("--samples", type=int, default=20)
     parser.add_argument("--window", type=int, default=32, help="calls in flight at once (part 1)")
     parser.add_argument("--json", help="write the samples and the verdict here")
+    parser.add_argument(
+        "--proxy", default="stdio,http", help="part 1 through a proxy, over these upstream transports (comma-separated)"
+    )
     args = parser.parse_args()
     report: dict[str, Any] = {"python": sys.version.split()[0], "cpus": os.cpu_count()}
     if args.calls:
-        print(f"stdio: {args.calls:,} tools/call over one connection, {args.window} in flight")
-        s = report["stdio"] = asyncio.run(soak_stdio(args.calls, args.samples, args.window))
-        print(
-            f"  {s['rate_per_s']:,} calls/s; wrong answers: {s['errors']}; exit code {s['exit_code']}; "
-            f"held in flight at the end: {s['in_flight_after']} (1 = the asking call)"
-        )
-        print(
-            f"  server RSS {s['server_rss']['first'] / MiB:.1f} -> {s['server_rss']['last'] / MiB:.1f} MiB "
-            f"(max {s['server_rss']['max'] / MiB:.1f}); fds {s['server_fds']['first']} -> {s['server_fds']['last']}"
-        )
-        print(
-            f"  client RSS {s['client_rss']['first'] / MiB:.1f} -> {s['client_rss']['last'] / MiB:.1f} MiB "
-            f"(max {s['client_rss']['max'] / MiB:.1f}); fds {s['client_fds']['first']} -> {s['client_fds']['last']}"
-        )
-        _print_trace(s["tracemalloc"])
+        for via in [None, *(v for v in args.proxy.split(",") if v)]:
+            where = f"through a proxy of a server over {via}" if via else "over one connection"
+            print(f"stdio: {args.calls:,} tools/call {where}, {args.window} in flight")
+            s = report[f"proxy_{via}" if via else "stdio"] = asyncio.run(
+                soak_stdio(args.calls, args.samples, args.window, via=via)
+            )
+            server = "proxy" if via else "server"
+            print(
+                f"  {s['rate_per_s']:,} calls/s; wrong answers: {s['errors']}; exit code {s['exit_code']}; "
+                f"held in flight at the end: {s['in_flight_after']} (1 = the asking call)"
+            )
+            print(
+                f"  {server} RSS {s['server_rss']['first'] / MiB:.1f} -> {s['server_rss']['last'] / MiB:.1f} MiB "
+                f"(max {s['server_rss']['max'] / MiB:.1f}); fds {s['server_fds']['first']} -> {s['server_fds']['last']}"
+            )
+            print(
+                f"  client RSS {s['client_rss']['first'] / MiB:.1f} -> {s['client_rss']['last'] / MiB:.1f} MiB "
+                f"(max {s['client_rss']['max'] / MiB:.1f}); fds {s['client_fds']['first']} -> {s['client_fds']['last']}"
+            )
+            _print_trace(s["tracemalloc"])
     if args.cycles:
         print(f"connect/disconnect: {args.cycles:,} in-memory Client(server) cycles")
         c = report["cycles"] = asyncio.run(soak_cycles(args.cycles, args.samples))
