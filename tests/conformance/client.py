@@ -21,14 +21,26 @@ and hands back its ``Location`` (``fetch_redirect``); tokens are kept in memory 
 It uses only mcpio's public API (``mcpio.Client``) over Streamable HTTP, does what the scenario
 asks, and exits 0 (the suite judges the traffic, not our output); an exception exits 1 with the
 reason on stderr.
+
+``MCPIO_CONFORMANCE_LOCK=PATH``: hold an exclusive lock on that file for the whole run, taken
+before anything else is loaded. The suite starts every client of a ``--requirements`` run at
+once; with the lock they play one at a time, so a run never takes both cores from the tests
+running beside it (test_client_conformance.py).
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
 import sys
+
+if os.environ.get("MCPIO_CONFORMANCE_LOCK") and sys.platform != "win32":
+    import fcntl
+
+    fcntl.flock(os.open(os.environ["MCPIO_CONFORMANCE_LOCK"], os.O_CREAT | os.O_RDWR, 0o600), fcntl.LOCK_EX)
+
+# after the lock: a client waiting its turn loads nothing
+import asyncio
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 

@@ -8,9 +8,10 @@ runs beside them, and the extension scenarios mcpio implements (OAuth client cre
 ``auth/client-credentials-jwt``, ``auth/client-credentials-basic``; workload identity
 federation: ``auth/wif-jwt-bearer``; enterprise-managed authorization:
 ``auth/enterprise-managed-authorization``; DPoP: ``auth/dpop``, ``auth/dpop-nonce``), is run by
-one ``conformance client --requirements R`` (the suite runs the set's scenarios in parallel,
-each against its own server and a client process of its own, and writes each one's checks
-apart). The run must cover exactly the scenarios the listing names, exit 0, and no check of
+one ``conformance client --requirements R`` (the suite starts the set's scenarios together,
+each with its own server and a client process of its own, and writes each one's checks apart;
+the clients take turns on a lock, ``MCPIO_CONFORMANCE_LOCK``: started all at once, they took
+both cores for 20 s and starved a test running beside them). The run must cover exactly the scenarios the listing names, exit 0, and no check of
 any scenario may be a FAILURE or a WARNING. The 2025-03-26 back-compat scenarios, in no set,
 run once each with ``--scenario S --force`` at the 2025-11-25 wire and must report OVERALL:
 PASSED. There is no expected-failures file.
@@ -80,14 +81,14 @@ def run_requirements(requirements: str, outdir: Path) -> tuple[subprocess.Comple
             "--requirements",
             requirements,
             "--timeout",
-            "120000",  # each scenario's, in ms: all of them run at once, beside the other tests
+            "300000",  # each scenario's, in ms, from its start: its client may wait for its turn
             "-o",
             str(outdir),
         ],
         capture_output=True,
         text=True,
-        env=peers.peers_env(),
-        timeout=480,
+        env={**peers.peers_env(), "MCPIO_CONFORMANCE_LOCK": str(outdir.parent / "clients.lock")},
+        timeout=540,
         stdin=subprocess.DEVNULL,
     )
     checks: dict[str, list[dict]] = {}
@@ -125,7 +126,7 @@ def run_scenario(scenario: str, requirements: str, outdir: Path) -> tuple[subpro
     return proc, checks
 
 
-@pytest.mark.timeout(600)  # one run of the set, at most 480 s
+@pytest.mark.timeout(600)  # one run of the set, at most 540 s
 @pytest.mark.parametrize("requirements", REQUIREMENT_SETS)
 def test_client_conformance(requirements: str, tmp_path: Path) -> None:
     scenarios = client_scenarios(requirements)
@@ -174,7 +175,7 @@ def test_client_conformance(requirements: str, tmp_path: Path) -> None:
         },
     }
     assert expected[requirements] <= set(scenarios), scenarios
-    proc, checks = run_requirements(requirements, tmp_path)
+    proc, checks = run_requirements(requirements, tmp_path / "results")
     output = proc.stdout + proc.stderr
     assert set(checks) == set(scenarios), (
         f"the run covered {sorted(checks)}, the listing names {sorted(scenarios)}\n{output[-3000:]}"
