@@ -136,8 +136,11 @@ def test_an_import_time_name_error_keeps_its_did_you_mean(tmp_path: Path) -> Non
     assert "NameError: name 'servr' is not defined. Did you mean: 'server'?" in done.stderr
 
 
-def test_an_unreachable_issuer_is_told_at_start_up_and_refused_tokens_are_logged(tmp_path: Path) -> None:
+@pytest.mark.parametrize("issuer", ["down", "silent"])
+def test_an_unreachable_issuer_is_told_at_start_up_and_refused_tokens_are_logged(tmp_path: Path, issuer: str) -> None:
+    import contextlib
     import signal
+    import socket
 
     import httpx
 
@@ -145,7 +148,12 @@ def test_an_unreachable_issuer_is_told_at_start_up_and_refused_tokens_are_logged
 
     path = tmp_path / "server.py"
     path.write_text(BOOM)
-    port, nobody = free_port(), free_port()  # nothing listens on `nobody`: the issuer is down
+    stack = contextlib.ExitStack()
+    if issuer == "down":  # nothing listens on `nobody`
+        port, nobody = free_port(), free_port()
+    else:  # `nobody` takes connections (the kernel's backlog) and never answers
+        listener = stack.enter_context(socket.create_server(("127.0.0.1", 0)))
+        port, nobody = free_port(), listener.getsockname()[1]
     proc = subprocess.Popen(
         [sys.executable, "-m", "mcpio", "run", str(path), "-t", "http", "--port", str(port)]
         + ["--auth-issuer", f"http://127.0.0.1:{nobody}"],
@@ -163,7 +171,10 @@ def test_an_unreachable_issuer_is_told_at_start_up_and_refused_tokens_are_logged
     finally:
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
-    assert f"mcpio: warning: cannot fetch the signing keys of http://127.0.0.1:{nobody}" in err
+        stack.close()
+    assert f"mcpio: warning: cannot fetch the signing keys of http://127.0.0.1:{nobody} now (" in err
+    reason = err.split(" now (", 1)[1].split("): every token", 1)[0]
+    assert reason == "no answer within 5 s" if issuer == "silent" else reason, err  # a reason, always
     assert "check --auth-issuer" in err
     assert "refused a request: 401 invalid_token (the token is not a well-formed JWT)" in err
     assert secret not in err  # never the token

@@ -396,7 +396,7 @@ def _check_issuer(auth: Any, timeout: float = 5.0) -> None:
     except (AuthUnavailable, TimeoutError) as exc:
         issuer = getattr(auth, "issuer", None) or "the authorization server"
         print(
-            f"mcpio: warning: cannot fetch the signing keys of {issuer} now ({exc or 'no answer in time'}): "
+            f"mcpio: warning: cannot fetch the signing keys of {issuer} now ({str(exc) or f'no answer within {timeout:g} s'}): "
             "every token is refused with 503 until it can be reached; check --auth-issuer (and --auth-jwks)",
             file=sys.stderr,
             flush=True,
