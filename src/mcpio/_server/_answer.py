@@ -1,9 +1,11 @@
 """The one synchronous answer path: a request that needs no awaiting, answered on the caller's stack.
 
 A ``tools/call`` of a sync tool that runs on the event loop (``Tool.on_loop``), takes no Context,
-is not a task, carries no progress token and no ``requestState`` (its state is verified by the
-request's Context: spec 2026-07-28 MRTR), on a plain server (``Server.plain``), cannot wait
-(:func:`sync_tool`). :func:`answer` runs it and returns its encoded response
+is not a task and carries no ``requestState`` (its state is verified by the request's Context:
+spec 2026-07-28 MRTR), on a plain server (``Server.plain``), cannot wait (:func:`sync_tool`). A
+progress token may come with it: such a tool has no Context to report progress with, and no
+heartbeat (``Tool.call``'s) can be sent while it holds the loop, so the engine would answer it
+with no progress either (``Tool.call_sync``). :func:`answer` runs it and returns its encoded response
 (``_session.response_frame``); None: the request needs the engine (``Server._on_request``),
 which gives the same answer. Every route goes through it (docs/project/architecture.md, step 4:
 a Session's ``answer``, and a 2026-07-28 POST answered with no session at all).
@@ -28,16 +30,18 @@ if TYPE_CHECKING:
     from ._tools import Tool
 
 
-def plain_tool(server: Server, method: Any, params: Any) -> Tool | None:
+def plain_tool(server: Server, method: Any, params: Any, progress: bool = False) -> Tool | None:
     """The tool a request ``method``/``params`` calls when nothing of the engine's comes between
-    (a ``tools/call`` on a plain server, not a task, no ``requestState``, no progress token), else None."""
+    (a ``tools/call`` on a plain server, not a task, no ``requestState``, and no progress token
+    unless ``progress``), else None."""
     if method != "tools/call" or not server.plain or type(params) is not dict:
         return None
     if "task" in params or "requestState" in params:
         return None
-    meta = params.get("_meta")
-    if type(meta) is dict and "progressToken" in meta:  # heartbeats need the engine
-        return None
+    if not progress:
+        meta = params.get("_meta")
+        if type(meta) is dict and "progressToken" in meta:  # its progress and heartbeats need the engine
+            return None
     name = params.get("name")
     return server.registry.tools.get(name) if type(name) is str else None
 
@@ -45,7 +49,7 @@ def plain_tool(server: Server, method: Any, params: Any) -> Tool | None:
 def sync_tool(server: Server, method: Any, params: Any) -> Tool | None:
     """The tool a request ``method``/``params`` calls when :func:`answer` may answer it (module
     docstring), else None."""
-    tool = plain_tool(server, method, params)
+    tool = plain_tool(server, method, params, progress=True)  # no progress could be sent: see above
     on_loop = tool.on_loop if tool is not None else None
     return tool if on_loop is not None and on_loop.inline else None
 
