@@ -20,6 +20,7 @@ its era allows.
 from __future__ import annotations
 
 import asyncio
+import collections
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -55,33 +56,48 @@ async def ask_client(ctx: Context, method: str, params: dict[str, Any], key: str
 
 
 class Flight:
-    """One upstream call that outlives the runs of the handler that started it."""
+    """One upstream call that outlives the runs of the handler that started it.
+
+    Most calls never ask anything: such a flight is its task and nothing more. Its id (what a
+    retry's answer keys name, so what finds it again) and its place in ``flights`` come with its
+    first ask, its expiry only when a run ends with the client's round still to come."""
 
     def __init__(self, flights: dict[str, Flight], start: Callable[[Flight], Awaitable[Any]]) -> None:
         """``start(flight)``: the upstream call, run in the flight's own task."""
-        self.id = secrets.token_hex(8)
+        self.id: str | None = None
         self.flights = flights
         self.ctx: Context | None = None  # the Context of the latest run (the client's latest round)
         self.asked: list[tuple[str, dict[str, Any], asyncio.Future[Any]]] = []  # (method, params, answer)
-        self.events: asyncio.Queue[int] = asyncio.Queue()  # indexes into asked, as they come
-        loop = asyncio.get_running_loop()
-        self.result: asyncio.Task[Any] = loop.create_task(_awaited(start(self)))
-        self.expiry = loop.call_later(FLIGHT_TTL, self.end)
-        flights[self.id] = self
+        self.fresh: collections.deque[int] = collections.deque()  # indexes into asked no run has taken
+        self.expiry: asyncio.TimerHandle | None = None
+        self._waiting: list[asyncio.Future[None]] = []  # the waiting runs': the result or an ask came
+        self.result: asyncio.Future[Any] = asyncio.ensure_future(start(self))
+        self.result.add_done_callback(self._woken)
 
     def key(self, n: int) -> str:
         return f"{self.id}.{n}"
 
+    def _woken(self, _: object = None) -> None:
+        for wake in self._waiting:  # every run waiting (a client may retry while a run waits)
+            if not wake.done():
+                wake.set_result(None)
+
     async def ask(self, method: str, params: dict[str, Any]) -> Any:
         """The upstream's request, waiting for the client's answer in a later round."""
+        if self.id is None:
+            self.id = secrets.token_hex(8)
+            self.flights[self.id] = self
         answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self.asked.append((method, params, answer))
-        self.events.put_nowait(len(self.asked) - 1)
+        self.fresh.append(len(self.asked) - 1)
+        self._woken()
         return await answer
 
     def end(self) -> None:
-        self.flights.pop(self.id, None)
-        self.expiry.cancel()
+        if self.id is not None:
+            self.flights.pop(self.id, None)
+        if self.expiry is not None:
+            self.expiry.cancel()
         if not self.result.done():
             self.result.cancel()
         for _, _, answer in self.asked:
@@ -89,38 +105,43 @@ class Flight:
                 answer.cancel()
 
     async def run(self, ctx: Context, ask_client: Callable[[Context, str, dict[str, Any], str], Awaitable[Any]]) -> Any:
-        """One run of the handler: answer what the client brought, then wait for the next event."""
+        """One run of the handler: answer what the client brought, then wait for the next event
+        (the upstream's result first, when both are there)."""
         self.ctx = ctx
-        self.expiry.cancel()
+        if self.expiry is not None:
+            self.expiry.cancel()
+            self.expiry = None
         for n, (method, params, answer) in enumerate(self.asked):
             if not answer.done():  # brought this round: known to the Context, returned at once
                 answer.set_result(await ask_client(ctx, method, params, self.key(n)))
         while True:
-            waiting = asyncio.ensure_future(self.events.get())
-            try:
-                done, _ = await asyncio.wait({self.result, waiting}, return_when=asyncio.FIRST_COMPLETED)
-            except BaseException:
-                waiting.cancel()
-                self.end()
-                raise
-            if self.result in done:
-                waiting.cancel()
+            if self.result.done():
                 self.end()
                 return self.result.result()
-            n = waiting.result()
+            if not self.fresh:  # woken by either; an ask goes to the first run that takes it
+                wake = asyncio.get_running_loop().create_future()
+                self._waiting.append(wake)
+                try:
+                    await wake
+                except BaseException:
+                    self.end()
+                    raise
+                finally:
+                    self._waiting.remove(wake)
+                continue
+            n = self.fresh.popleft()
             method, params, answer = self.asked[n]
-            self.expiry = asyncio.get_running_loop().call_later(FLIGHT_TTL, self.end)
             # Not answered yet: in a round this raises InputRequired and ends the run; the flight
-            # waits. In a task (the proxy's call became one) the client answers within this run
-            # (tasks/update): the answer goes upstream and the run goes on.
+            # waits (until FLIGHT_TTL). In a task (the proxy's call became one) the client answers
+            # within this run (tasks/update): the answer goes upstream and the run goes on.
             try:
                 answered = await ask_client(ctx, method, params, self.key(n))
             except InputRequired:
+                self.expiry = asyncio.get_running_loop().call_later(FLIGHT_TTL, self.end)
                 raise
             except BaseException:  # the call failed or was cancelled (e.g. its task): so does the flight
                 self.end()
                 raise
-            self.expiry.cancel()
             if not answer.done():
                 answer.set_result(answered)
 
@@ -132,7 +153,3 @@ def flight_of(flights: dict[str, Flight], ctx: Context) -> Flight | None:
         if flight is not None:
             return flight
     return None
-
-
-async def _awaited(call: Awaitable[Any]) -> Any:
-    return await call
