@@ -69,17 +69,20 @@ def _section(text: str, name: str) -> str:
     return m.group(1) if m else ""
 
 
-def run_requirements(requirements: str, outdir: Path) -> tuple[subprocess.CompletedProcess, dict[str, list[dict]]]:
-    """One ``--requirements`` run: the process, and {scenario: its checks} from the
-    ``<scenario>-<time>/checks.json`` files (``auth/x-<time>/`` for the auth scenarios)."""
+def run_client(
+    selection: list[str], outdir: Path, timeout: float
+) -> tuple[subprocess.CompletedProcess, dict[str, list[dict]]]:
+    """One run of the suite's client command over ``selection`` (``--requirements R`` or
+    ``--scenario S …``): the process, and {scenario: its checks} from the
+    ``<scenario>-<time>/checks.json`` files (``auth/x-<time>/`` for the auth scenarios). The
+    clients of a run take turns on a lock (module docstring)."""
     proc = subprocess.run(
         [
             *peers.conformance_argv(),
             "client",
             "--command",
             f"{sys.executable} {HARNESS}",  # the suite splits --command on spaces
-            "--requirements",
-            requirements,
+            *selection,
             "--timeout",
             "300000",  # each scenario's, in ms, from its start: its client may wait for its turn
             "-o",
@@ -88,41 +91,13 @@ def run_requirements(requirements: str, outdir: Path) -> tuple[subprocess.Comple
         capture_output=True,
         text=True,
         env={**peers.peers_env(), "MCPIO_CONFORMANCE_LOCK": str(outdir.parent / "clients.lock")},
-        timeout=540,
+        timeout=timeout,
         stdin=subprocess.DEVNULL,
     )
     checks: dict[str, list[dict]] = {}
     for f in sorted(outdir.rglob("checks.json")):
         scenario = re.sub(r"-\d{4}-\d{2}-\d{2}T.*$", "", f.parent.relative_to(outdir).as_posix())
         checks[scenario] = json.loads(f.read_text())
-    return proc, checks
-
-
-def run_scenario(scenario: str, requirements: str, outdir: Path) -> tuple[subprocess.CompletedProcess, list[dict]]:
-    command = f"{sys.executable} {HARNESS}"  # the suite splits --command on spaces
-    proc = subprocess.run(
-        [
-            *peers.conformance_argv(),
-            "client",
-            "--command",
-            command,
-            "--scenario",
-            scenario,
-            "--spec-version",
-            requirements,
-            *(["--force"] if scenario in EXTENSIONS or scenario in BACKCOMPAT else []),
-            "-o",
-            str(outdir),
-        ],
-        capture_output=True,
-        text=True,
-        env=peers.peers_env(),
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
-    checks: list[dict] = []
-    for f in outdir.rglob("checks.json"):  # auth/x scenarios write to auth/x-<time>/
-        checks.extend(json.loads(f.read_text()))
     return proc, checks
 
 
@@ -175,7 +150,7 @@ def test_client_conformance(requirements: str, tmp_path: Path) -> None:
         },
     }
     assert expected[requirements] <= set(scenarios), scenarios
-    proc, checks = run_requirements(requirements, tmp_path / "results")
+    proc, checks = run_client(["--requirements", requirements], tmp_path / "results", timeout=540)
     output = proc.stdout + proc.stderr
     assert set(checks) == set(scenarios), (
         f"the run covered {sorted(checks)}, the listing names {sorted(scenarios)}\n{output[-3000:]}"
@@ -199,7 +174,9 @@ def test_client_conformance(requirements: str, tmp_path: Path) -> None:
 @pytest.mark.parametrize("scenario", BACKCOMPAT)
 def test_client_auth_backcompat(scenario: str, tmp_path: Path) -> None:
     """A 2025-03-26 server: AS metadata at its origin, or only the default endpoints there."""
-    proc, checks = run_scenario(scenario, "2025-11-25", tmp_path)
+    selection = ["--scenario", scenario, "--spec-version", "2025-11-25", "--force"]  # in no set
+    proc, by_scenario = run_client(selection, tmp_path / "results", timeout=120)
+    checks = [c for found in by_scenario.values() for c in found]
     bad = [
         f"{c['id']} {c['status']}: {c.get('errorMessage') or c.get('description')}"
         for c in checks
