@@ -194,6 +194,9 @@ class Upstream:
         for task in list(self._background):
             task.cancel()
         await self._drop()
+        for uri in list(self._watched):  # this process hears their updates no more
+            with contextlib.suppress(Exception):
+                await self.server.changes.turn_over(self._turn(uri))
 
     def forward(self, ctx: Context | None, call: Any) -> Awaitable[Any]:
         """Run ``call(client)`` upstream on behalf of ``ctx``; a dead upstream is an :class:`UpstreamError`.
@@ -303,19 +306,28 @@ class Upstream:
             self._watched.pop(uri, None)
         if count != (1 if on else 0):
             return
-        if not on and self.live() is None:
-            return  # nothing is held upstream (a new connection subscribes only what is watched)
 
         async def go(client: Client) -> None:
             if (client.server_capabilities.get("resources") or {}).get("subscribe"):
                 await (client.subscribe(uri) if on else client.unsubscribe(uri))
 
+        if not on:
+            try:
+                if self.live() is not None:  # else nothing is held (a new connection subscribes what is watched)
+                    await self.forward(None, go)
+            finally:  # this process hears its updates no more
+                await self.server.changes.turn_over(self._turn(uri))
+            return
         try:
             await self.forward(None, go)
-        except BaseException:
-            if on:  # not subscribed after all: the client's subscribe fails, nothing is held
-                self._watched.pop(uri, None)
+        except BaseException:  # not subscribed after all: the client's subscribe fails, nothing is held
+            self._watched.pop(uri, None)
             raise
+
+    def _turn(self, uri: str) -> str:
+        """The turn of the upstream's updates of ``uri``: every process of a shared server that
+        holds the subscription hears them, and the one holding this turn tells (``_changes``)."""
+        return f"upstream {self.label}: {uri}"
 
     def _on_notification(self, method: str, params: dict[str, Any] | None) -> None:
         kind = {
@@ -326,7 +338,8 @@ class Upstream:
         if kind is not None:
             self._spawn(self._remirror(kind))
         elif method == "notifications/resources/updated" and params and isinstance(params.get("uri"), str):
-            self._spawn(self.server.notify_resource_updated(params["uri"]))
+            uri = params["uri"]
+            self._spawn(self.server.changes.resource_updated(uri, self._turn(uri)))
 
     async def _remirror(self, kind: str) -> None:
         client = self.live()

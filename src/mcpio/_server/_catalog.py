@@ -18,7 +18,7 @@ added later shows in the parent, with ``list_changed``), so mounting is live.
 from __future__ import annotations
 
 import copy
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -30,6 +30,7 @@ from ._registry import KINDS, NOTIFY, SCOPE_METHOD, Registry
 from ._tools import Tool
 
 if TYPE_CHECKING:
+    from ._changes import Changes
     from ._server import Server
 
 log = _log.logger("mcpio.server", globals())  # logging loads with a first record (a gateway answers before it)
@@ -114,12 +115,9 @@ class Mount:
 class Catalog:
     """The shaping of one server (see the module docstring)."""
 
-    def __init__(
-        self, registry: Registry, changed: Callable[[str], None], updated: Callable[[str], Awaitable[None]]
-    ) -> None:
+    def __init__(self, registry: Registry, changes: Changes) -> None:
         self.registry = registry  # whose served tables this catalog makes
-        # The server's notifiers: a list kind changed (``list_changed``), a served resource was updated.
-        self.changed, self.updated = changed, updated
+        self.changes = changes  # the server's notifiers (list_changed, resources/updated)
         # The server's own registrations, taken over from its tables when it is first shaped.
         self.own: dict[str, dict[str, Any]] = {kind: dict(registry.table(kind)) for kind in KINDS}
         self.mounts: list[Mount] = []
@@ -177,14 +175,14 @@ class Catalog:
                     skills.setdefault(mount.key("resources", uri), mount.rename_skill(skill))
             registry.skills = skills
         for notify in notified:
-            self.changed(notify)
+            self.changes.changed(notify)
 
-    async def child_updated(self, child: Registry, uri: str) -> None:
+    async def child_updated(self, child: Registry, uri: str, turn: str | None) -> None:
         """``child``'s resource ``uri`` was updated: tell this server's subscribers, under each URI
-        this server serves it by (one per mount of it)."""
+        this server serves it by (one per mount of it); ``turn``: :meth:`Changes.resource_updated`."""
         for m in self.mounts:
             if m.child.registry is child and m.serves(uri):
-                await self.updated(m.key("resources", uri))
+                await self.changes.resource_updated(m.key("resources", uri), turn)
 
     def is_disabled(self, key: str, item: Any) -> bool:
         return key in self.disabled_names or not self.disabled_tags.isdisjoint(item.tags)

@@ -80,7 +80,7 @@ class Changes:
         if catalog is None:
             from ._catalog import Catalog
 
-            catalog = self.registry.catalog = Catalog(self.registry, self.changed, self.resource_updated)
+            catalog = self.registry.catalog = Catalog(self.registry, self)
         return catalog
 
     # ------------------------------------------------------------ telling clients
@@ -151,16 +151,37 @@ class Changes:
             for session, meta in targets:
                 self.spawn(loop, session.notify("notifications/tasks", {**detailed, "_meta": meta}))
 
-    async def resource_updated(self, uri: str) -> None:
-        """:meth:`ChangesMixin.notify_resource_updated`."""
-        await self.resource_updated_here(uri)
+    async def resource_updated(self, uri: str, turn: str | None = None) -> None:
+        """:meth:`ChangesMixin.notify_resource_updated`. ``turn``: every process sharing the state
+        backend hears this same update (a proxy's: each process's upstream holds the subscription
+        its own clients asked for), so only the process holding ``turn`` tells anyone, here and
+        on the others: the first to hear one, for as long as it goes on hearing them
+        (``StateBackend.claim``, :data:`TURN_TTL`; :meth:`turn_over` when it stops)."""
         bus = self.bus
+        if turn is not None and bus is not None and not await _has_turn(bus, turn):
+            return  # the process holding the turn heard it too, and tells every process
+        await self.resource_updated_here(uri)
         if bus is not None:
             from . import _http
 
             await _http.publish(bus, {"type": "resources/updated", "uri": uri})
         for catalog in self.registry.parents:  # and wherever it is mounted, by the name it has there
-            await catalog.child_updated(self.registry, uri)
+            await catalog.child_updated(self.registry, uri, turn)
+
+    async def turn_over(self, turn: str) -> None:
+        """This process hears the updates of ``turn`` no more (its upstream subscription ended):
+        the turn is free for a process that does (``StateBackend.release``), here and wherever
+        this server is mounted."""
+        bus = self.bus
+        if bus is not None:
+            from .._state._base import StateUnavailable
+
+            try:
+                await bus.release(turn)
+            except StateUnavailable:
+                pass  # it expires after TURN_TTL all the same
+        for catalog in self.registry.parents:
+            await catalog.changes.turn_over(turn)
 
     async def resource_updated_here(self, uri: str) -> None:
         """:meth:`ChangesMixin.notify_resource_updated_here`."""
@@ -171,6 +192,20 @@ class Changes:
 
         for session, params in list(updated_targets(iter(list(self.sessions)), uri)):
             await session.notify("notifications/resources/updated", params)
+
+
+TURN_TTL = 2.0  # seconds a process holds the turn of an update it told (each one it tells renews it)
+
+
+async def _has_turn(bus: Any, turn: str) -> bool:
+    """Whether this process holds ``turn`` now (taking it if it was free); a backend that is down
+    cannot say: the update is told (twice at worst, never lost for it)."""
+    from .._state._base import StateUnavailable
+
+    try:
+        return bool(await bus.claim(turn, TURN_TTL))
+    except StateUnavailable:
+        return True
 
 
 class ChangesMixin:

@@ -135,11 +135,17 @@ class HttpBinding:
         if attach is not None:  # a legacy session (LegacyTransport.attach)
             # Its POSTs may be served on their own tasks: not with a trace (it records what the
             # session reads), not with telemetry (its spans follow the session's task).
-            attach(session, feed=transport is raw and server.plain, mirror=_mirror)
+            attach(session, feed=transport is raw and server.plain, mirror=self.mirror)
         if stateless:
             await session.run()
         else:
             await server.run_session(session)
+
+    def mirror(self, session: Session) -> Any:
+        """What a legacy session shared across processes is resumed from and kept in its record with."""
+        from ._replicas import SessionMirror
+
+        return SessionMirror(session, self.server)
 
     def answer_post(self, message: dict[str, Any]) -> bytes | None:
         """The encoded answer to a modern POST's one request (``message``: ``_http_checks.Post``'s, a
@@ -216,13 +222,6 @@ async def task_changed_elsewhere(server: Server, task_id: str) -> None:
         detailed = task.detailed()
         for session, meta in targets:
             await session.notify("notifications/tasks", {**detailed, "_meta": meta})
-
-
-def _mirror(session: Session) -> Any:
-    """What a legacy session shared across processes is resumed from and kept in its record with."""
-    from ._replicas import SessionMirror
-
-    return SessionMirror(session)
 
 
 # What a request answered without a session reads of its session: expose_errors only

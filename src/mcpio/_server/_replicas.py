@@ -14,10 +14,14 @@ belong to the process running them.
 
 from __future__ import annotations
 
+import asyncio
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._session import Session
+
+if TYPE_CHECKING:
+    from ._server import Server
 
 _SUB = "sub:"
 
@@ -35,12 +39,12 @@ def _load(raw: str | None) -> dict[str, Any]:
 
 
 class SessionMirror:
-    """The record of one server session (see the module docstring)."""
+    """The record of one server session of ``server`` (see the module docstring)."""
 
-    __slots__ = ("session",)
+    __slots__ = ("server", "session")
 
-    def __init__(self, session: Session) -> None:
-        self.session = session
+    def __init__(self, session: Session, server: Server) -> None:
+        self.session, self.server = session, server
 
     def snapshot(self) -> dict[str, str]:
         """The session's record fields now (``rev`` aside); nothing before initialize."""
@@ -79,4 +83,11 @@ class SessionMirror:
             state["log_level"] = level
         else:
             state.pop("log_level", None)
-        state["subscriptions"] = {k[len(_SUB) :] for k in record if k.startswith(_SUB)}
+        held: set[str] = state.get("subscriptions") or set()
+        subscriptions = state["subscriptions"] = {k[len(_SUB) :] for k in record if k.startswith(_SUB)}
+        if held != subscriptions:  # this copy's subscriptions are watched here, as its own (_subscriptions)
+            from ._subscriptions import follow
+
+            self.server.changes.spawn(
+                asyncio.get_running_loop(), follow(self.server, subscriptions - held, held - subscriptions)
+            )

@@ -458,18 +458,19 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
 
     async def run_session(self, session: Session) -> None:
         """Run a legacy-capable session; when it ends (not a copy dropped, ``_http.ended``), so do
-        the 2025-11-25 core tasks it owns and its resource subscriptions (a forwarded resource's
-        upstream subscription is then held for the subscribers left, if any)."""
+        the 2025-11-25 core tasks it owns. Its resource subscriptions leave this process either
+        way (a forwarded resource's upstream subscription is then held for the subscribers left
+        here, if any; a copy elsewhere holds its own)."""
         try:
             await session.run()
         finally:
             if _http.ended(session):
                 self.tasks.forget_owner(session)
-                subscriptions = session.state.pop("subscriptions", None)
-                if subscriptions:
-                    from ._subscriptions import unwatch
+            subscriptions = session.state.pop("subscriptions", None)
+            if subscriptions:
+                from ._subscriptions import unwatch
 
-                    await unwatch(self, list(subscriptions))
+                await unwatch(self, list(subscriptions))
 
     async def serve_http(
         self,

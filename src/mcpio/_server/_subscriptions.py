@@ -18,7 +18,7 @@ carrying the DetailedTask (``_tasks``).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from .._errors import InvalidParams
@@ -121,11 +121,20 @@ async def listen(server: Server, ctx: Context, params: dict[str, Any]) -> dict[s
 
 async def unwatch(server: Server, uris: list[str]) -> None:
     """The subscribers of ``uris`` left (each once): :func:`watch` off; a failure is logged."""
-    for uri in uris:
-        try:
-            await watch(server, uri, False)
-        except Exception as exc:  # the stream ends all the same
-            log.warning("ending the subscription to %r failed: %s", uri, exc)
+    await follow(server, (), uris)
+
+
+async def follow(server: Server, added: Iterable[str], removed: Iterable[str]) -> None:
+    """A session's subscriptions changed without its requests here (a copy of a shared session,
+    ``_replicas``; a session that ended): :func:`watch` on for ``added``, off for ``removed``.
+    Each process watches what its own copies are subscribed to, so each count it keeps is its
+    own. A failure is logged (no request of the client's is there to fail)."""
+    for on, uris in ((True, added), (False, removed)):
+        for uri in uris:
+            try:
+                await watch(server, uri, on)
+            except Exception as exc:
+                log.warning("%s the subscription to %r failed: %s", "holding" if on else "ending", uri, exc)
 
 
 def list_changed_targets(sessions: Iterator[Session], kind: str) -> Iterator[tuple[Session, dict[str, Any] | None]]:

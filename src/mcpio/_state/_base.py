@@ -75,6 +75,11 @@ class StateBackend(Protocol):
     only (the in-memory backend: the HTTP app's own dict, no await on that path).
     ``tasks``: None when the server's in-memory task store is enough (one process), else a
     directory of every process's task records (:class:`~mcpio._state._redis_tasks.RedisTaskDirectory`).
+    ``claim(name, ttl)``: whether ``name`` is this process's turn, taken when no process holds it
+    (or it is this one's), for ``ttl`` seconds from now; ``release(name)`` gives it up if this
+    process holds it. A proxy's resource updates are heard by every process whose upstream holds
+    the subscription: only the one holding the update's turn tells the clients (``_changes``).
+    One process (the in-memory backend) always has the turn.
     """
 
     events: EventStore
@@ -84,6 +89,10 @@ class StateBackend(Protocol):
     async def publish(self, message: dict[str, Any]) -> None: ...
 
     def on_message(self, handler: Callable[[dict[str, Any]], Awaitable[None]]) -> None: ...
+
+    async def claim(self, name: str, ttl: float) -> bool: ...
+
+    async def release(self, name: str) -> None: ...
 
     async def start(self) -> None: ...
 

@@ -49,3 +49,9 @@ class MemoryState:
 
     def on_message(self, handler: Callable[[dict[str, Any]], Awaitable[None]]) -> None:
         return None
+
+    async def claim(self, name: str, ttl: float) -> bool:
+        return True  # one process: every turn is its own
+
+    async def release(self, name: str) -> None:
+        return None

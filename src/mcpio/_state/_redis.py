@@ -9,6 +9,7 @@ Keys, all under ``prefix`` (default ``mcpio:``), for session ``S`` and stream ``
   delivered), ``bytes`` (what the session retains);
 * ``ord:S`` and ``gord`` — sorted sets of the session's / every event by time (oldest first
   eviction); ``gbytes`` — bytes retained in all; ``evicted`` — a counter;
+* ``turn:<hash>`` — the node holding a turn (:meth:`RedisState.claim`), expiring with it;
 * ``bus:key`` — the bus's secret when none is given (:class:`RedisState`); the bus itself is
   the pub/sub channel ``bus:<hex>`` derived from the secret, its messages sealed
   (:mod:`._redis_bus`).
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import secrets
@@ -179,6 +181,19 @@ return 1
 """
 )
 
+# KEYS: the turn; ARGV: this node, ttl ms -> 1 (this node's now, for ttl) or 0 (another node's)
+_CLAIM = """
+local held = redis.call('GET', KEYS[1])
+if held and held ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+"""
+
+# KEYS: the turn; ARGV: this node -> 1 if it held the turn (now free)
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
 
 Call = Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]]
 
@@ -389,6 +404,8 @@ class RedisState:
             self.client, prefix=prefix, node=self.node, publish=self.publish, call=self._call, lease=task_lease
         )
         self.on_message(self.tasks.on_bus)
+        self._claim = self.client.register_script(_CLAIM)
+        self._release = self.client.register_script(_RELEASE)
 
     async def check(self) -> None:
         """Raise :class:`StateUnavailable` (one line, password hidden) unless Redis answers."""
@@ -487,6 +504,17 @@ class RedisState:
                 await handler(message)
             except Exception:
                 log.exception("a bus message handler failed")
+
+    # ---------------------------------------------------------------- turns (StateBackend.claim)
+    def _turn(self, name: str) -> str:
+        return f"{self.prefix}turn:{hashlib.sha256(name.encode()).hexdigest()[:32]}"
+
+    async def claim(self, name: str, ttl: float) -> bool:
+        args: list[str | int] = [self.node, max(1, int(ttl * 1000))]
+        return bool(await self._call(lambda: self._claim(keys=[self._turn(name)], args=args)))
+
+    async def release(self, name: str) -> None:
+        await self._call(lambda: self._release(keys=[self._turn(name)], args=[self.node]))
 
     async def ready(self) -> bool:
         if self._subscribed is not None and not self._subscribed.is_set():
