@@ -2,7 +2,8 @@
 the session engine (:mod:`mcpio._session`, which names them to the rest of the package).
 
 * :func:`response_frame` builds every answer, on every route (:func:`error_object`);
-* :class:`Answered` waits in ``Session._pending`` for a request answered by a call;
+* :class:`Answered` waits in ``Session._pending`` for a request answered by a call, and
+  :class:`ProgressRoutes` takes the peer's progress for a request of ours to its callback;
 * :class:`Relayed` stands for a request in flight that no task serves (``relay``).
 """
 
@@ -19,16 +20,57 @@ from ._errors import INVALID_REQUEST, MCPError, to_error_object
 log = logging.getLogger("mcpio.session")
 
 OnAnswer = Callable[[Any, BaseException | None], None]
+ProgressCallback = Callable[[float, float | None, str | None], Any]
+
+
+class ProgressRoutes:
+    """The progress tokens of a session's requests in flight, each to its callback: a token is
+    opened with its request (:meth:`open`) and closed when the request ends (:meth:`close`);
+    each ``notifications/progress`` for an open one goes to its callback (:meth:`route`)."""
+
+    __slots__ = ("callbacks", "made")
+
+    def __init__(self) -> None:
+        self.callbacks: dict[Any, ProgressCallback] = {}
+        self.made = 0  # tokens made so far
+
+    def open(self, params: dict[str, Any] | None, callback: ProgressCallback) -> tuple[dict[str, Any], Any]:
+        """``params`` with a progress token in their ``_meta`` (the caller's own, if it gave one,
+        else a new one), routed to ``callback``; and that token."""
+        params = dict(params or {})
+        meta = dict(params.get("_meta") or {})
+        self.made += 1
+        token = meta.setdefault("progressToken", f"mcpio-{self.made}")
+        params["_meta"] = meta
+        self.callbacks[token] = callback
+        return params, token
+
+    def close(self, token: Any) -> None:
+        self.callbacks.pop(token, None)
+
+    def route(self, params: Any) -> None:
+        token = params.get("progressToken") if params else None
+        if type(token) not in (int, str):  # the schema's ProgressToken; anything else matches nothing
+            return
+        callback = self.callbacks.get(token)
+        if callback is not None:
+            try:
+                callback(params.get("progress"), params.get("total"), params.get("message"))
+            except Exception:
+                log.exception("progress callback failed")
 
 
 class Answered:
     """A request of ours answered by a call, not awaited (:meth:`Session.request_nowait`): what
-    ``_pending`` holds for it, taking the answer as a Future does."""
+    ``_pending`` holds for it, taking the answer as a Future does. ``progress``: the session's
+    routes, when this request carries the progress token ``token``: open until the request is
+    answered or dropped (:meth:`drop`, the request given up)."""
 
-    __slots__ = ("_on_answer",)
+    __slots__ = ("_on_answer", "progress", "token")
 
-    def __init__(self, on_answer: OnAnswer) -> None:
+    def __init__(self, on_answer: OnAnswer, progress: ProgressRoutes | None = None, token: Any = None) -> None:
         self._on_answer: OnAnswer | None = on_answer
+        self.progress, self.token = progress, token
 
     def done(self) -> bool:
         return self._on_answer is None
@@ -39,8 +81,15 @@ class Answered:
     def set_exception(self, exc: BaseException) -> None:
         self._end(None, exc)
 
+    def drop(self) -> None:
+        """Given up: ``on_answer`` is never called, and no progress is delivered for it any more."""
+        self._on_answer = None
+        if self.progress is not None:
+            self.progress.close(self.token)
+
     def _end(self, result: Any, exc: BaseException | None) -> None:
-        on_answer, self._on_answer = self._on_answer, None
+        on_answer = self._on_answer
+        self.drop()
         if on_answer is not None:
             try:
                 on_answer(result, exc)
@@ -92,3 +141,9 @@ def task_outcome(task: asyncio.Task[Any]) -> tuple[Any, BaseException | None]:
     """A finished task's (result, None), or (None, its exception): what an ``OnAnswer`` takes."""
     exc = task.exception()
     return (None, exc) if exc is not None else (task.result(), None)
+
+
+def expire(fut: asyncio.Future[Any]) -> None:
+    """A request's deadline: its wait ends with TimeoutError (``Session.request``)."""
+    if not fut.done():
+        fut.set_exception(TimeoutError())

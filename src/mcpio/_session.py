@@ -48,7 +48,17 @@ from ._protocol._events import (
     ResponseReceived,
 )
 from ._protocol._framing import Decoded, Oversized, Related
-from ._replies import Answered, OnAnswer, Relayed, error_object, response_frame, task_outcome
+from ._replies import (
+    Answered,
+    OnAnswer,
+    ProgressCallback,
+    ProgressRoutes,
+    Relayed,
+    error_object,
+    expire,
+    response_frame,
+    task_outcome,
+)
 from ._transports._base import Transport, abilities, serving
 
 log = logging.getLogger("mcpio.session")
@@ -59,7 +69,6 @@ RequestHandler = Callable[["Session", RequestReceived], Awaitable[Any]]
 SyncAnswer = Callable[["Session", RequestReceived], bytes | None]
 Relay = Callable[["Session", RequestReceived], Relayed | None]
 NotificationHandler = Callable[["Session", NotificationReceived], Awaitable[None] | None]
-ProgressCallback = Callable[[float, float | None, str | None], Any]
 
 
 class Session:
@@ -101,8 +110,7 @@ class Session:
         self._room.set()
         self._has_room = True  # self._room.is_set()
         self._pending: dict[Any, asyncio.Future[Any] | Answered] = {}
-        self._progress: dict[Any, ProgressCallback] = {}
-        self._next_token = 0
+        self._progress = ProgressRoutes()
         self.closed = False  # run() has ended: nothing more is sent (read only)
         self._aborted = False
         self.closing = asyncio.Event()  # set when the transport ended: long-lived handlers finish up
@@ -262,7 +270,7 @@ class Session:
             await self._serve(ev)
         elif t is NotificationReceived:
             if ev.method == "notifications/progress":
-                self._route_progress(ev.params)
+                self._progress.route(ev.params)
             if self._on_notification is not None:
                 try:
                     r = self._on_notification(self, ev)
@@ -470,21 +478,16 @@ class Session:
         timer: list[asyncio.TimerHandle] = []  # the deadline, once armed: it fails fut with TimeoutError
         token = None
         if on_progress is not None or max_timeout is not None:
-            params = dict(params or {})
-            meta = dict(params.get("_meta") or {})
-            self._next_token += 1
-            token = meta.setdefault("progressToken", f"mcpio-{self._next_token}")
-            params["_meta"] = meta
 
             def progressed(progress: float, total: float | None, message: str | None) -> Any:
                 if timer and timeout is not None and max_timeout is not None:
                     timer[0].cancel()
-                    timer[0] = loop.call_at(min(loop.time() + timeout, start + max_timeout), _expire, fut)
+                    timer[0] = loop.call_at(min(loop.time() + timeout, start + max_timeout), expire, fut)
                 if on_progress is not None:
                     return on_progress(progress, total, message)
                 return None
 
-            self._progress[token] = progressed
+            params, token = self._progress.open(params, progressed)
         id_, msg = conn.request(method, params)
         fut = loop.create_future()
         self._pending[id_] = fut
@@ -498,7 +501,7 @@ class Session:
             if timeout is None and max_timeout is None:
                 return await fut
             limits = [t for t in (timeout, max_timeout) if t is not None]
-            timer.append(loop.call_at(start + min(limits), _expire, fut))
+            timer.append(loop.call_at(start + min(limits), expire, fut))
             try:
                 return await fut
             finally:
@@ -521,22 +524,35 @@ class Session:
             if origins is not None:
                 origins.pop(id_, None)
             if token is not None:
-                self._progress.pop(token, None)
+                self._progress.close(token)
 
-    def request_nowait(self, method: str, params: dict[str, Any] | None, on_answer: OnAnswer) -> Any:
+    def request_nowait(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        on_answer: OnAnswer,
+        on_progress: ProgressCallback | None = None,
+    ) -> Any:
         """Send a request now, answered by ``on_answer(result, None)`` or ``on_answer(None, exc)``
         (the peer's :class:`MCPError`, or :class:`ConnectionClosed`) on the reader's stack, no task
         waiting for it: when the transport takes the frame at once (``send_nowait``). Returns its
-        JSON-RPC id (:meth:`cancel_nowait`), or None: nothing was sent, :meth:`request` it. No
-        timeout, no progress token: a caller needing either awaits :meth:`request`."""
+        JSON-RPC id (:meth:`cancel_nowait`), or None: nothing was sent, :meth:`request` it. With
+        ``on_progress`` it carries a progress token, and each ``notifications/progress`` for it is
+        given to ``on_progress(progress, total, message)`` on the reader's stack until it is
+        answered or cancelled. No timeout: a caller needing one awaits :meth:`request`."""
         send_nowait = self._send_nowait
         if self.closed or send_nowait is None:
             return None
+        answered = Answered(on_answer)
+        if on_progress is not None:
+            params, answered.token = self._progress.open(params, on_progress)
+            answered.progress = self._progress
         id_, msg = self.connection.request(method, params)
         if not send_nowait(rpc.encode(msg), True):
             self.connection.forget(id_)
+            answered.drop()
             return None
-        self._pending[id_] = Answered(on_answer)
+        self._pending[id_] = answered
         if self._origins is not None:  # as request(): what the peer asks on its stream, in this context
             self._origins[id_] = contextvars.copy_context()
         return id_
@@ -544,8 +560,11 @@ class Session:
     def cancel_nowait(self, id_: Any, reason: str) -> None:
         """Give up request ``id_`` of :meth:`request_nowait` (its ``on_answer`` is never called) and
         tell the peer (``notifications/cancelled``), as :meth:`request` does when its caller is cancelled."""
-        if self._pending.pop(id_, None) is None:
+        pending = self._pending.pop(id_, None)
+        if pending is None:
             return
+        if type(pending) is Answered:  # (a request() of the same id cannot be: ids are not reused)
+            pending.drop()
         if self._origins is not None:
             self._origins.pop(id_, None)
         self.connection.forget(id_)
@@ -562,17 +581,6 @@ class Session:
         if not self.closed:
             await self.notify("notifications/cancelled", {"requestId": id_, "reason": reason})
 
-    def _route_progress(self, params: Any) -> None:
-        token = params.get("progressToken") if params else None
-        if type(token) not in (int, str):  # the schema's ProgressToken; anything else matches nothing
-            return
-        cb = self._progress.get(token)
-        if cb is not None:
-            try:
-                cb(params.get("progress"), params.get("total"), params.get("message"))
-            except Exception:
-                log.exception("progress callback failed")
-
     def abort(self, grace: float = 0.0) -> None:
         """The peer is gone: requests in flight get at most ``grace`` more seconds (not the full
         ``drain_timeout``), then are cancelled; nothing more is read or started."""
@@ -586,9 +594,3 @@ class Session:
 
     def in_flight(self) -> int:
         return len(self._tasks)
-
-
-def _expire(fut: asyncio.Future[Any]) -> None:
-    """A request's deadline: its wait ends with TimeoutError (:meth:`Session.request`)."""
-    if not fut.done():
-        fut.set_exception(TimeoutError())

@@ -1,7 +1,7 @@
 """A proxied call with nothing to carry but itself is relayed: written upstream on the stack that
 read it and answered on the stack that read the upstream's answer, no task of its own
-(``_gateway._forwarded``). These tests drive such calls (a legacy-era client, no progress
-token, no task) through ``Server.proxy`` over a real upstream process, and check that they end
+(``_gateway._forwarded``). These tests drive such calls (a legacy-era client, no heartbeat,
+no task) through ``Server.proxy`` over a real upstream process, and check that they end
 as an awaited call ends: in the same answers, errors, logs, cancellation and death of the
 upstream; and that what the upstream asks during one reaches that call's client."""
 
@@ -17,6 +17,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from mcpio import Client, MCPError, Server
@@ -25,7 +26,7 @@ from tests.support.http import ServerThread, mcpio_http
 
 HERE = Path(__file__).parent
 UPSTREAM = [sys.executable, str(HERE / "upstream.py")]
-AWAITED = {"progressToken": "awaited"}  # a progress token: the call goes through the engine instead
+AWAITED = {"progressToken": "awaited"}  # with a heartbeat (below): the call goes through the engine instead
 
 
 async def relayed_call(c: Client, name: str, **arguments: object) -> str:
@@ -58,6 +59,7 @@ def proxy_log_says(text: str) -> Iterator[asyncio.Event]:
 
 def test_relayed_and_awaited_calls_give_the_same_answers_and_errors():
     proxy = Server.proxy(UPSTREAM, name="up")
+    proxy.heartbeat = 3600  # a call with a progress token beats (Tool.call): it is awaited
 
     async def both(c: Client, arguments: dict) -> list:
         out = []
@@ -219,37 +221,72 @@ def test_a_relayed_call_refused_for_a_stale_header_listing_is_called_again_after
         arun(go(), timeout=60)
 
 
+def legacy_session(http: httpx.Client, url: str) -> dict[str, str]:
+    """A legacy session opened on ``url`` with raw requests (no GET stream): its request headers."""
+    accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+    opened = http.post(url, headers=accept, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+    headers = {**accept, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
+    http.post(url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return headers
+
+
+def sse_data(lines: Iterator[str]) -> Iterator[dict]:
+    """The messages of an SSE stream's ``data:`` lines, as they come."""
+    for line in lines:
+        if line.startswith("data:") and line[5:].strip():
+            yield json.loads(line[5:])
+
+
 def test_what_the_upstream_says_during_a_call_goes_on_that_call_s_own_stream():
     """A legacy HTTP client that opens no GET stream still gets the log message its upstream
     sends during its call: on the SSE stream of the POST carrying the call, though the proxy
     forwards it from a task of the upstream's, not the call's (Context relates what it sends)."""
-    import httpx
-
     proxy = Server.proxy(UPSTREAM, name="up")
     with ServerThread(proxy.http_app()) as served, httpx.Client(timeout=30) as http:
-        accept = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
-        init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
-        opened = http.post(
-            served.url, headers=accept, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}
-        )
-        headers = {**accept, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-11-25"}
-        http.post(served.url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        headers = legacy_session(http, served.url)
         call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "chatty", "arguments": {}}}
         answered = http.post(served.url, headers=headers, json=call)
         assert answered.headers["content-type"].startswith("text/event-stream"), answered.text
-        events = [
-            json.loads(line[5:]) for line in answered.text.splitlines() if line.startswith("data:") and line[5:].strip()
-        ]
+        events = list(sse_data(iter(answered.text.splitlines())))
         said = [e["params"]["data"] for e in events if e.get("method") == "notifications/message"]
         assert said == ["hello from upstream"], events
         assert events[-1]["result"]["content"][0]["text"] == "said"
+
+
+def test_the_upstream_s_progress_for_a_relayed_call_reaches_its_client_under_the_client_s_token():
+    """A legacy HTTP client's call with a progress token is relayed, the token sent upstream
+    with it: the upstream's progress comes to the client on the SSE stream of the POST carrying
+    the call, under the client's own token, while the call runs; then its answer."""
+    proxy = Server.proxy(UPSTREAM, name="up")
+    with ServerThread(proxy.http_app()) as served, httpx.Client(timeout=30) as http:
+        headers = legacy_session(http, served.url)
+        params = {"name": "block", "arguments": {}, "_meta": {"progressToken": "mine"}}
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
+        with http.stream("POST", served.url, headers=headers, json=call) as answered:
+            events = sse_data(answered.iter_lines())
+            assert next(events) == {
+                "jsonrpc": "2.0",
+                "method": "notifications/progress",
+                "params": {"progressToken": "mine", "progress": 1, "total": 2, "message": "waiting"},
+            }
+            unblock = {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {"name": "unblock", "arguments": {}},
+            }
+            assert http.post(served.url, headers=headers, json=unblock).status_code == 200
+            last = next(events)
+            assert last["id"] == 2 and last["result"]["content"][0]["text"] == "released", last
 
 
 @pytest.mark.parametrize("over", ["stdio", "http"])
 def test_a_proxy_keeps_nothing_of_the_calls_it_relayed(over):
     """A long-running proxy or bridge (``mcpio run URL``) relays calls for ever: what it
     allocated for one is freed when the call is answered, so its memory does not grow with the
-    calls (over HTTP, each call's context was once kept for the answer's stream: ~600 bytes)."""
+    calls, half of them with a progress token (its callback goes with the call). Over HTTP, each
+    call's context was once kept for the answer's stream: ~600 bytes."""
     import gc
     import tracemalloc
 
@@ -260,10 +297,14 @@ def test_a_proxy_keeps_nothing_of_the_calls_it_relayed(over):
         else:
             proxy = Server.proxy(UPSTREAM, name="up")
 
+        async def with_token(c: Client, text: str) -> str:  # relayed too, the upstream's progress with it
+            return (await c.call_tool("echo", {"text": text})).text
+
         async def calls(c: Client, n: int) -> None:
             for start in range(0, n, 50):
                 texts = [f"t{i}" for i in range(start, start + 50)]
-                assert await asyncio.gather(*(relayed_call(c, "echo", text=t) for t in texts)) == texts
+                sent = (relayed_call(c, "echo", text=t) if i % 2 else with_token(c, t) for i, t in enumerate(texts))
+                assert await asyncio.gather(*sent) == texts
 
         async def go() -> tuple[int, int]:
             async with Client(proxy, era="legacy", timeout=30) as c:

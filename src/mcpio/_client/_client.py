@@ -31,7 +31,8 @@ from .. import _otel
 from .._errors import ConnectionClosed, HeaderMismatch, MCPError, MethodNotFound, RequestTimeout, TransportError
 from .._protocol._connection import Connection
 from .._protocol._events import NotificationReceived, RequestReceived
-from .._session import OnAnswer, ProgressCallback, Session
+from .._replies import ProgressCallback
+from .._session import OnAnswer, Session
 from .._transports._base import NONE, Abilities, Transport, abilities
 from .._transports._trace import Traced, open_trace
 from .._version import __version__
@@ -373,13 +374,21 @@ class Client(Declaring):
         except MCPError as exc:
             raise _handlers.typed_error(exc, method, params) from None
 
-    def send_nowait(self, method: str, params: dict[str, Any] | None, on_answer: OnAnswer) -> Callable[[], None] | None:
+    def send_nowait(
+        self,
+        method: str,
+        params: dict[str, Any] | None,
+        on_answer: OnAnswer,
+        on_progress: ProgressCallback | None = None,
+    ) -> Callable[[], None] | None:
         """Send a request and give its raw result as :meth:`request` does (no timeout) to
         ``on_answer(result, None)``, or ``on_answer(None, exc)`` (a typed :class:`MCPError`, or
         :class:`ConnectionClosed`), on the reader's stack with no task waiting for it, when that
         needs no waiting: connected, no telemetry, a transport that takes the frame at once. For
-        forwarding (``Server.proxy``). Returns a function that cancels it (``on_answer`` is then
-        never called), or None: nothing was sent, :meth:`request` it."""
+        forwarding (``Server.proxy``). With ``on_progress`` it carries a progress token, and the
+        server's progress for it goes to ``on_progress`` as for :meth:`request`, until it ends.
+        Returns a function that cancels it (``on_answer`` is then never called), or None:
+        nothing was sent, :meth:`request` it."""
         session, era = self.session, self._era
         if session is None or era is None or self._telemetry is not None:
             return None
@@ -387,7 +396,8 @@ class Client(Declaring):
         def answered(result: Any, exc: BaseException | None) -> None:
             on_answer(result, _handlers.typed_error(exc, method, params) if isinstance(exc, MCPError) else exc)
 
-        return era.send_nowait(session, method, params, answered)
+        deliver = _handlers.progress_deliverer(on_progress, self._callbacks)
+        return era.send_nowait(session, method, params, answered, deliver)
 
     async def call_method(self, method: str, params: dict[str, Any] | None, result_type: type[T]) -> T:
         """A custom request (an extension's method) whose result is converted to ``result_type``."""

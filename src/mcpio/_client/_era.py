@@ -63,7 +63,8 @@ from ._modern import ModernEra, pick_version
 from ._opening import ERA_CACHE
 
 if TYPE_CHECKING:
-    from .._session import OnAnswer, ProgressCallback, Session
+    from .._replies import ProgressCallback
+    from .._session import OnAnswer, Session
     from ._client import Client
 
 log = logging.getLogger("mcpio.client")
@@ -120,10 +121,15 @@ class LegacyEra:
         return await session.request(method, params, timeout=timeout, max_timeout=max_timeout, on_progress=on_progress)
 
     def send_nowait(
-        self, session: Session, method: str, params: dict[str, Any] | None, on_answer: OnAnswer
+        self,
+        session: Session,
+        method: str,
+        params: dict[str, Any] | None,
+        on_answer: OnAnswer,
+        on_progress: ProgressCallback | None = None,
     ) -> Callable[[], None] | None:
         """``Client.send_nowait``: the request's cancel, or None: nothing was sent."""
-        id_ = session.request_nowait(method, params, on_answer)
+        id_ = session.request_nowait(method, params, on_answer, on_progress)
         return None if id_ is None else functools.partial(session.cancel_nowait, id_, "cancelled by the requester")
 
     async def set_logging_level(self, client: Client, level: str) -> None:

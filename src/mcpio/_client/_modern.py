@@ -69,7 +69,8 @@ from ._handlers import typed_error
 from ._tasks import await_task
 
 if TYPE_CHECKING:
-    from .._session import OnAnswer, ProgressCallback, Session
+    from .._replies import ProgressCallback
+    from .._session import OnAnswer, Session
     from ._client import Client
 
 log = logging.getLogger("mcpio.client")
@@ -216,7 +217,12 @@ class ModernEra:
         return {**params, "_meta": {**(user_meta if isinstance(user_meta, dict) else {}), **self.meta()}}
 
     def send_nowait(
-        self, session: Session, method: str, params: dict[str, Any] | None, on_answer: OnAnswer
+        self,
+        session: Session,
+        method: str,
+        params: dict[str, Any] | None,
+        on_answer: OnAnswer,
+        on_progress: ProgressCallback | None = None,
     ) -> Callable[[], None] | None:
         """``Client.send_nowait``: :meth:`request` (no timeout), its result to ``on_answer`` on the
         reader's stack when the first answer is complete; any other answer (input_required, a task,
@@ -237,12 +243,12 @@ class ModernEra:
                 on_answer(result, exc)
                 return
             going_on = self.request(
-                session, method, base, timeout=None, max_timeout=None, on_progress=None, first=first
+                session, method, base, timeout=None, max_timeout=None, on_progress=on_progress, first=first
             )
             rest.append(asyncio.get_running_loop().create_task(going_on, context=context))
             rest[0].add_done_callback(lambda task: None if task.cancelled() else on_answer(*task_outcome(task)))
 
-        id_ = session.request_nowait(method, self._with_meta(base), answered)
+        id_ = session.request_nowait(method, self._with_meta(base), answered, on_progress)
         if id_ is None:
             return None
 

@@ -2,15 +2,16 @@
 upstream lists it, its calls forwarded one of two ways, to one answer.
 
 * **Relayed** (:meth:`ForwardedTool.relay`, the Session's ``relay``): a call with nothing to
-  carry but itself (``_answer.plain_tool``: no task, no progress token, no ``requestState``;
-  a legacy-era client; the upstream connected; no time limit) is written upstream on the stack
-  that read it, and the upstream's answer ends it on the stack that read that
-  (``Client.send_nowait``, ``Session.settle``): no task, no coroutine. What the upstream asks
-  or logs meanwhile reaches the call's client as for an awaited call (its Context is a caller,
-  ``Upstream._callers``); an answer that needs more (input_required rounds, a task to follow)
-  goes on in a task of the upstream client's; the client cancelling it cancels it upstream.
+  carry but itself and its progress token (``_answer.plain_tool``: no task, no ``requestState``;
+  a legacy-era client; the upstream connected; no time limit; no heartbeat) is written upstream
+  on the stack that read it, and the upstream's answer ends it on the stack that read that
+  (``Client.send_nowait``, ``Session.settle``): no task, no coroutine. The upstream's progress
+  for it comes back by callback too, and goes to the client as the Context reports it. What the
+  upstream asks or logs meanwhile reaches the call's client as for an awaited call (its Context
+  is a caller, ``Upstream._callers``); an answer that needs more (input_required rounds, a task
+  to follow) goes on in a task of the upstream client's; the client cancelling it cancels it upstream.
 * **Awaited** (the tool's handler, through the engine and ``Upstream.forward``): every other
-  call (progress, tasks, a 2026-07-28 client's rounds, an upstream to open first, middleware).
+  call (tasks, heartbeats, a 2026-07-28 client's rounds, an upstream to open first, middleware).
 
 Both make the answer from the upstream's result with :func:`tool_result` and ``Tool.outcome``,
 and fail as ``Upstream.failure`` says.
@@ -63,6 +64,9 @@ class ForwardedTool(Tool):
         plain = called_plainly(self, ev.params, rules)  # type: ignore[arg-type]  # a dict
         if self.timeout is not None or self.task_support == "required" or not plain:
             return None
+        meta = ev.params.get("_meta")  # type: ignore[union-attr]  # a dict
+        if type(meta) is dict and "progressToken" in meta and self.beats(server):
+            return None  # the heartbeats of a call with a progress token are the engine's (Tool.call)
         upstream = self.upstream
         client = upstream.live()
         if client is None:
@@ -102,7 +106,10 @@ class _Relaying:
         _CALLER.set(ctx)  # in this request's own context (Session._start): what goes on upstream runs in it
         # what cancels the request upstream now; None: not sent, the transport would make it wait
         self.cancel: Callable[[], Any] | None = client.send_nowait(
-            "tools/call", {"name": tool.upstream_name, "arguments": arguments}, self.answered
+            "tools/call",
+            {"name": tool.upstream_name, "arguments": arguments},
+            self.answered,
+            None if ctx.progress_token is None else self.progressed,
         )
         if self.cancel is None:
             self.release()
@@ -144,6 +151,11 @@ class _Relaying:
             self.end(None, raised)
         else:
             self.end(result, None)
+
+    def progressed(self, progress: float, total: float | None, message: str | None) -> None:
+        """The upstream's progress for the call: to the call's client, under its own token (the
+        Context drops it once the call has ended, and whatever does not go up)."""
+        self.tool.upstream._spawn(self.ctx.report_progress(progress, total, message))
 
     def cancelled(self) -> None:
         """The client cancelled the call, or its session ended: so does the request upstream."""

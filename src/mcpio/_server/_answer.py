@@ -11,7 +11,9 @@ which gives the same answer. Every route goes through it (docs/project/architect
 a Session's ``answer``, and a 2026-07-28 POST answered with no session at all).
 
 :func:`relayed` is the Session's ``relay``: under the same conditions (:func:`plain_tool`), a
-call of a tool that forwards it by callback (a proxy's) is sent on with no task of its own.
+call of a tool that forwards it by callback (a proxy's) is sent on with no task of its own; its
+progress token goes upstream with it, and the upstream's progress comes back by callback too
+(``_gateway._forwarded``).
 """
 
 from __future__ import annotations
@@ -30,18 +32,14 @@ if TYPE_CHECKING:
     from ._tools import Tool
 
 
-def plain_tool(server: Server, method: Any, params: Any, progress: bool = False) -> Tool | None:
+def plain_tool(server: Server, method: Any, params: Any) -> Tool | None:
     """The tool a request ``method``/``params`` calls when nothing of the engine's comes between
-    (a ``tools/call`` on a plain server, not a task, no ``requestState``, and no progress token
-    unless ``progress``), else None."""
+    (a ``tools/call`` on a plain server, not a task, no ``requestState``; a progress token may
+    come with it: the module docstring), else None."""
     if method != "tools/call" or not server.plain or type(params) is not dict:
         return None
     if "task" in params or "requestState" in params:
         return None
-    if not progress:
-        meta = params.get("_meta")
-        if type(meta) is dict and "progressToken" in meta:  # its progress and heartbeats need the engine
-            return None
     name = params.get("name")
     return server.registry.tools.get(name) if type(name) is str else None
 
@@ -49,7 +47,7 @@ def plain_tool(server: Server, method: Any, params: Any, progress: bool = False)
 def sync_tool(server: Server, method: Any, params: Any) -> Tool | None:
     """The tool a request ``method``/``params`` calls when :func:`answer` may answer it (module
     docstring), else None."""
-    tool = plain_tool(server, method, params, progress=True)  # no progress could be sent: see above
+    tool = plain_tool(server, method, params)
     on_loop = tool.on_loop if tool is not None else None
     return tool if on_loop is not None and on_loop.inline else None
 

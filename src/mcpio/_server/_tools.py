@@ -393,7 +393,7 @@ class Tool:
             raise InvalidParams(str(exc)) from None
         except ArgumentError as exc:
             return _error_result(str(exc))
-        interval = self.heartbeat if self.heartbeat is not ... else getattr(ctx.server, "heartbeat", None)
+        interval = self.beats(ctx.server)
         try:
             if interval and (ctx.progress_token is not None or ctx._task is not None):
                 call = _with_heartbeat(
@@ -409,6 +409,11 @@ class Tool:
         except Exception as exc:
             return self._failed(exc, ctx.session, rules)
         return self._answer(value, ctx.server, ctx.session, rules)
+
+    def beats(self, server: Any) -> float | None:
+        """Seconds between the heartbeats of a call of this tool on ``server`` that carries a progress
+        token or runs as a task (its own ``heartbeat=``, else the server's), or None (off)."""
+        return self.heartbeat if self.heartbeat is not ... else getattr(server, "heartbeat", None)
 
     @staticmethod
     def check_timeout(value: Any) -> float | None:
