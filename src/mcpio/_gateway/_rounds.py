@@ -10,7 +10,9 @@ across the client's rounds, and found again by the next run through the keys of 
 at another flight). Each run hands the answers the client brought to the upstream requests
 waiting for them, then waits for the next event: the upstream's result (the call's answer) or
 its next request (asked as the next round). A flight nobody comes back for ends after
-:data:`FLIGHT_TTL` seconds, cancelling the upstream call.
+:data:`FLIGHT_TTL` seconds, cancelling the upstream call. A flight that has its answer is kept
+:data:`ANSWERED_TTL` seconds more: a late retry (one the client sent twice, or again after a
+timeout) gets that answer, and the upstream call is not made a second time.
 
 The reverse direction needs nothing here: a 2026-07-28 upstream's ``input_required`` results
 are answered by the proxy's upstream Client through the same handlers, which ask the caller as
@@ -30,6 +32,7 @@ from .._server._context import Context
 from .._server._mrtr import InputRequired
 
 FLIGHT_TTL = 600.0  # seconds a flight waits for its client's next round
+ANSWERED_TTL = 60.0  # seconds an answered flight still answers a late retry
 
 
 async def ask_client(ctx: Context, method: str, params: dict[str, Any], key: str | None) -> Any:
@@ -94,10 +97,16 @@ class Flight:
         return await answer
 
     def end(self) -> None:
-        if self.id is not None:
-            self.flights.pop(self.id, None)
+        """The flight is over: the upstream call and the asks still waiting are cancelled. An
+        answered one is found by a late retry for :data:`ANSWERED_TTL` seconds more."""
+        answered = self.result.done() and not self.result.cancelled()
         if self.expiry is not None:
             self.expiry.cancel()
+        if answered and self.id is not None and self.flights.get(self.id) is self:
+            self.expiry = asyncio.get_running_loop().call_later(ANSWERED_TTL, self.flights.pop, self.id, None)
+        elif self.id is not None:
+            self.flights.pop(self.id, None)
+            self.expiry = None
         if not self.result.done():
             self.result.cancel()
         for _, _, answer in self.asked:

@@ -1,0 +1,112 @@
+"""A 2026-07-28 client's call through a proxy whose legacy upstream asks during it: the upstream
+call lives across the client's ``input_required`` rounds (``_gateway._rounds``). Here the client
+sends one retry twice at once (as a client that timed out and tried again would): both retries
+join the same upstream call, which runs once, and each ends, through its own rounds if it gets
+any, with that call's one answer; and a retry sent again after the call was answered gets that
+answer, not a second run of the upstream call. Real HTTP (uvicorn on 127.0.0.1), raw POSTs, a real upstream
+process (``upstream.py``)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from mcpio import Server
+from tests.client.support import arun
+from tests.http.conftest import modern, modern_headers
+from tests.support.http import ServerThread
+
+HERE = Path(__file__).parent
+UPSTREAM = [sys.executable, str(HERE / "upstream.py")]
+CAPS = {"io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}}}
+ANSWERS = {
+    "Your name?": {"action": "accept", "content": {"name": "Ada"}},
+    "Your mood?": {"action": "accept", "content": {"mood": "curious"}},
+}
+SAID = {"role": "assistant", "model": "m", "content": {"type": "text", "text": "hi"}}
+TEXT = "Ada is curious; the model said hi"  # interview's answer
+
+
+class Caller:
+    """Raw ``tools/call`` POSTs of ``interview`` to ``url``, and the client's answers to rounds."""
+
+    def __init__(self, http: httpx.AsyncClient, url: str) -> None:
+        self.http, self.url = http, url
+        self.ids = iter(range(1, 1000))
+        self.asked: list[str] = []  # what the rounds asked, in the order the client answered them
+
+    async def call(self, extra: dict[str, Any]) -> dict[str, Any]:
+        params = {"name": "interview", "arguments": {}, **extra}
+        r = await self.http.post(
+            self.url,
+            json=modern(next(self.ids), "tools/call", params, meta=CAPS),
+            headers=modern_headers("tools/call", "interview", accept="application/json"),
+        )
+        assert r.status_code == 200, r.text
+        return r.json()["result"]  # type: ignore[no-any-return]
+
+    def answers(self, round_: dict[str, Any]) -> dict[str, Any]:
+        """The retry's params for an input_required result: every request of it answered."""
+        assert round_["resultType"] == "input_required", round_
+        responses = {}
+        for key, request in round_["inputRequests"].items():
+            if request["method"] == "elicitation/create":
+                self.asked.append(request["params"]["message"])
+                responses[key] = ANSWERS[request["params"]["message"]]
+            else:
+                self.asked.append(request["method"])
+                responses[key] = SAID
+        return {"requestState": round_["requestState"], "inputResponses": responses}
+
+
+def served_proxy() -> ServerThread:
+    return ServerThread(Server.proxy(UPSTREAM, name="up", era="legacy").http_app())
+
+
+def test_a_retry_sent_twice_joins_the_one_upstream_call_and_both_end_with_its_answer():
+    with served_proxy() as served:
+
+        async def go() -> None:
+            async with httpx.AsyncClient(timeout=60) as http:
+                caller = Caller(http, served.url)
+                retry = caller.answers(await caller.call({}))
+                running = {asyncio.ensure_future(caller.call(retry)) for _ in range(2)}  # the same retry, twice
+                finals = []
+                while running:
+                    done, running = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                    for answered in done:
+                        result = answered.result()
+                        if result.get("resultType") == "input_required":
+                            running.add(asyncio.ensure_future(caller.call(caller.answers(result))))
+                        else:
+                            finals.append(result)
+                assert [f["content"][0]["text"] for f in finals] == [TEXT] * 2
+                # The upstream call ran once: its first question was asked once. A later one is
+                # asked of each retry that comes for it before the other has answered it.
+                asked = caller.asked
+                assert asked.count("Your name?") == 1
+                assert 1 <= asked.count("Your mood?") <= 2 and 1 <= asked.count("sampling/createMessage") <= 2
+
+        arun(go(), timeout=90)
+
+
+def test_a_retry_sent_again_after_the_answer_gets_that_answer():
+    with served_proxy() as served:
+
+        async def go() -> None:
+            async with httpx.AsyncClient(timeout=60) as http:
+                caller = Caller(http, served.url)
+                result = await caller.call({})
+                while result.get("resultType") == "input_required":
+                    last = caller.answers(result)
+                    result = await caller.call(last)
+                assert result["content"][0]["text"] == TEXT
+                assert caller.asked == ["Your name?", "Your mood?", "sampling/createMessage"]
+                again = await caller.call(last)  # the last retry, again: no new round, the same answer
+                assert again == result
+
+        arun(go(), timeout=90)
