@@ -17,9 +17,10 @@ Part 1 again **through a proxy** (``--proxy stdio|http``, both by default): the 
 mix, but the server is ``Server.proxy(upstream)`` in a process of its own (this file with
 ``--serve-proxy``) whose upstream is the part-1 server, spawned over stdio or served over
 Streamable HTTP (``mcpio run -t http``). The ``add`` calls (half the mix) are plain ``tools/call``
-requests (no progress token: the proxy relays them by callback) and the rest of the mix goes the
-awaited way (``Client.call_tool`` sends a progress token). Sampled and traced in the proxy's
-process (its own ``proxy_memstat`` and ``proxy_in_flight`` tools).
+requests and the rest are ``Client.call_tool``'s, with a progress token: the proxy relays both by
+callback (the token's progress route opened and closed with each call); bad arguments and the
+unknown tool are answered by the proxy's engine. Sampled and traced in the proxy's process (its
+own ``proxy_memstat`` and ``proxy_in_flight`` tools).
 
 Part 2, **connect/disconnect**: ``--cycles`` times ``async with mcpio.Client(server)`` (in
 memory, same process): initialize, ``tools/list``, one call, close. Sampled likewise, plus
@@ -166,122 +167,117 @@ async def soak_stdio(
     """``calls`` tools/call over one stdio connection; samples of both processes. ``via``
     "stdio" or "http": the server is a proxy of the part-1 server reached that way (the
     samples and the trace are the proxy's)."""
-    with contextlib.ExitStack() as stack:
-        return await _soak(calls, samples, window, echo, via, stack)
-
-
-async def _soak(
-    calls: int, samples: int, window: int, echo: bool, via: str | None, stack: contextlib.ExitStack
-) -> dict[str, Any]:
     import mcpio
 
-    serve = [sys.executable, __file__, "--serve"]
-    if via == "http":
-        sys.path.insert(0, str(Path(__file__).parent))
-        from proxy_http import HttpServer, free_port
+    with contextlib.ExitStack() as stack:  # the HTTP upstream, closed whatever happens
+        serve = [sys.executable, __file__, "--serve"]
+        if via == "http":
+            sys.path.insert(0, str(Path(__file__).parent))
+            from proxy_http import HttpServer, free_port
 
-        port = free_port()
-        argv = [sys.executable, "-m", "mcpio", "run", "-t", "http", f"{__file__}:make_server", "--port", str(port)]
-        upstream = HttpServer(argv, port).ready()
-        stack.callback(upstream.close)
-        serve = [sys.executable, __file__, "--serve-proxy", upstream.url]
-    elif via == "stdio":
-        serve = [sys.executable, __file__, "--serve-proxy", shlex.join(serve)]
-    elif via is not None:
-        raise ValueError(f"via: 'stdio', 'http' or None, not {via!r}")
-    own = "proxy_" if via else ""  # the measuring tools of the process sampled
-    out: dict[str, Any] = {"calls": calls, "window": window, "via": via, "samples": [], "errors": 0}
-    # Through a proxy, a 2025-era client: a 2026-07-28 client's calls are all awaited (what the
-    # upstream asks becomes input_required rounds), a legacy client's plain calls are relayed.
-    async with mcpio.Client(serve, timeout=60, **({"era": "legacy"} if via else {})) as client:
-        pid = client._transport.pid
-        n = 0
-        errors = 0
-        started = time.perf_counter()
+            port = free_port()
+            argv = [sys.executable, "-m", "mcpio", "run", "-t", "http", f"{__file__}:make_server", "--port", str(port)]
+            upstream = HttpServer(argv, port).ready()
+            stack.callback(upstream.close)
+            serve = [sys.executable, __file__, "--serve-proxy", upstream.url]
+        elif via == "stdio":
+            serve = [sys.executable, __file__, "--serve-proxy", shlex.join(serve)]
+        elif via is not None:
+            raise ValueError(f"via: 'stdio', 'http' or None, not {via!r}")
+        own = "proxy_" if via else ""  # the measuring tools of the process sampled
+        out: dict[str, Any] = {"calls": calls, "window": window, "via": via, "samples": [], "errors": 0}
+        # Through a proxy, a 2025-era client: a 2026-07-28 client's calls are all awaited (what the
+        # upstream asks becomes input_required rounds), a legacy client's plain calls are relayed.
+        async with mcpio.Client(serve, timeout=60, **({"era": "legacy"} if via else {})) as client:
+            pid = client._transport.pid
+            n = 0
+            errors = 0
+            started = time.perf_counter()
 
-        async def one(i: int) -> None:
-            nonlocal errors
-            kind = i % 1000
-            if kind == 1:
-                r = await client.call_tool("add", {"a": "not a number", "b": 1})
-                errors += not r.get("isError")
-            elif kind == 2:
-                r = await client.call_tool("fail", {"why": f"planned failure {i}"})
-                errors += not r.get("isError")
-            elif kind == 3:
-                try:
-                    await client.call_tool("no_such_tool")
-                    errors += 1
-                except mcpio.MCPError:
-                    pass
-            elif kind == 4:
-                task = asyncio.ensure_future(client.call_tool("nap", {"ms": 50}))
-                await asyncio.sleep(0.001)
-                task.cancel()
-                try:
-                    await task
-                except asyncio.CancelledError:
-                    pass
-            elif kind == 5:
-                await client.ping()
-            elif i % 2 and via:  # no progress token: a proxy relays it by callback
-                r = await client.request("tools/call", {"name": "add", "arguments": {"a": i, "b": 1}})
-                errors += r["structuredContent"]["result"] != i + 1
-            elif i % 2:
-                r = await client.call_tool("add", {"a": i, "b": 1})
-                errors += r["structuredContent"]["result"] != i + 1
-            else:
-                text = "e" * (i % 8192)
-                r = await client.call_tool("echo", {"text": text})
-                errors += r["content"][0]["text"] != text
+            async def one(i: int) -> None:
+                nonlocal errors
+                kind = i % 1000
+                if kind == 1:
+                    r = await client.call_tool("add", {"a": "not a number", "b": 1})
+                    errors += not r.get("isError")
+                elif kind == 2:
+                    r = await client.call_tool("fail", {"why": f"planned failure {i}"})
+                    errors += not r.get("isError")
+                elif kind == 3:
+                    try:
+                        await client.call_tool("no_such_tool")
+                        errors += 1
+                    except mcpio.MCPError:
+                        pass
+                elif kind == 4:
+                    task = asyncio.ensure_future(client.call_tool("nap", {"ms": 50}))
+                    await asyncio.sleep(0.001)
+                    task.cancel()
+                    try:
+                        await task
+                    except asyncio.CancelledError:
+                        pass
+                elif kind == 5:
+                    await client.ping()
+                elif i % 2 and via:  # no progress token: a proxy relays it by callback
+                    r = await client.request("tools/call", {"name": "add", "arguments": {"a": i, "b": 1}})
+                    errors += r["structuredContent"]["result"] != i + 1
+                elif i % 2:
+                    r = await client.call_tool("add", {"a": i, "b": 1})
+                    errors += r["structuredContent"]["result"] != i + 1
+                else:
+                    text = "e" * (i % 8192)
+                    r = await client.call_tool("echo", {"text": text})
+                    errors += r["content"][0]["text"] != text
 
-        async def run(count: int) -> None:
-            nonlocal n
-            end = n + count
-            while n < end:
-                batch = range(n, min(n + window, end))
-                await asyncio.gather(*(one(i) for i in batch))
-                n = batch[-1] + 1
+            async def run(count: int) -> None:
+                nonlocal n
+                end = n + count
+                while n < end:
+                    batch = range(n, min(n + window, end))
+                    await asyncio.gather(*(one(i) for i in batch))
+                    n = batch[-1] + 1
 
-        def sample() -> None:
-            s = {
-                "calls": n,
-                "seconds": round(time.perf_counter() - started, 2),
-                "server_rss": rss(pid),
-                "server_fds": fds(pid),
-                "client_rss": rss(),
-                "client_fds": fds(),
-            }
-            out["samples"].append(s)
-            if echo:
-                print(
-                    f"  {s['calls']:>9,} calls {s['seconds']:>8.1f} s   server RSS {s['server_rss'] / MiB:7.1f} MiB, "
-                    f"{s['server_fds']} fds   client RSS {s['client_rss'] / MiB:7.1f} MiB, {s['client_fds']} fds",
-                    flush=True,
-                )
+            def sample() -> None:
+                s = {
+                    "calls": n,
+                    "seconds": round(time.perf_counter() - started, 2),
+                    "server_rss": rss(pid),
+                    "server_fds": fds(pid),
+                    "client_rss": rss(),
+                    "client_fds": fds(),
+                }
+                out["samples"].append(s)
+                if echo:
+                    print(
+                        f"  {s['calls']:>9,} calls {s['seconds']:>8.1f} s   server RSS {s['server_rss'] / MiB:7.1f} MiB, "
+                        f"{s['server_fds']} fds   client RSS {s['client_rss'] / MiB:7.1f} MiB, {s['client_fds']} fds",
+                        flush=True,
+                    )
 
-        warm = max(2000, calls // 100)
-        await run(min(warm, calls))
-        sample()
-        await client.call_tool(f"{own}memstat", {"op": "start"})
-        step = max(1, (calls - n) // max(1, samples))
-        while n < calls:
-            await run(min(step, calls - n))
+            warm = max(2000, calls // 100)
+            await run(min(warm, calls))
             sample()
-        out["tracemalloc"] = (await client.call_tool(f"{own}memstat", {"op": "diff"}))["structuredContent"]
-        out["pending_after"] = len(client.session._pending)
-        out["in_flight_after"] = (await client.call_tool(f"{own}in_flight"))["structuredContent"]
-        out["rate_per_s"] = round(calls / (time.perf_counter() - started))
-    out["errors"] = errors
-    out["exit_code"] = client._transport.returncode
-    out["server_rss"] = verdict(out["samples"], "server_rss")
-    out["server_fds"] = verdict(out["samples"], "server_fds")
-    out["client_rss"] = verdict(out["samples"], "client_rss")
-    out["client_fds"] = verdict(out["samples"], "client_fds")
-    return out
+            await client.call_tool(f"{own}memstat", {"op": "start"})
+            step = max(1, (calls - n) // max(1, samples))
+            while n < calls:
+                await run(min(step, calls - n))
+                sample()
+            out["tracemalloc"] = (await client.call_tool(f"{own}memstat", {"op": "diff"}))["structuredContent"]
+            out["pending_after"] = len(client.session._pending)
+            out["in_flight_after"] = (await client.call_tool(f"{own}in_flight"))["structuredContent"]
+            out["rate_per_s"] = round(calls / (time.perf_counter() - started))
+        out["errors"] = errors
+        out["exit_code"] = client._transport.returncode
+        out["server_rss"] = verdict(out["samples"], "server_rss")
+        out["server_fds"] = verdict(out["samples"], "server_fds")
+        out["client_rss"] = verdict(out["samples"], "client_rss")
+        out["client_fds"] = verdict(out["samples"], "client_fds")
+        return out
+
+    # =============================================================================== part 2
 
 
-# =============================================================================== part 2
 async def soak_cycles(cycles: int, samples: int = 20, echo: bool = True) -> dict[str, Any]:
     """``cycles`` in-memory connect/use/disconnect cycles against one Server, in this process."""
     import mcpio

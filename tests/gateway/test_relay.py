@@ -281,23 +281,26 @@ def test_the_upstream_s_progress_for_a_relayed_call_reaches_its_client_under_the
             assert last["id"] == 2 and last["result"]["content"][0]["text"] == "released", last
 
 
-@pytest.mark.parametrize("over", ["stdio", "http"])
-def test_a_proxy_keeps_nothing_of_the_calls_it_relayed(over):
-    """A long-running proxy or bridge (``mcpio run URL``) relays calls for ever: what it
+@pytest.mark.parametrize("over", ["stdio", "http", "http, heartbeats on"])
+def test_a_proxy_keeps_nothing_of_the_calls_it_forwards(over):
+    """A long-running proxy or bridge (``mcpio run URL``) forwards calls for ever: what it
     allocated for one is freed when the call is answered, so its memory does not grow with the
-    calls, half of them with a progress token (its callback goes with the call). Over HTTP, each
-    call's context was once kept for the answer's stream: ~600 bytes."""
+    calls. Half of them carry a progress token: relayed too, its callback going with the call;
+    with heartbeats on, awaited through the engine. Over HTTP, each relayed call's context was
+    once kept for the answer's stream: ~600 bytes."""
     import gc
     import tracemalloc
 
     with contextlib.ExitStack() as stack:
-        if over == "http":
+        if over.startswith("http"):
             upstream_url, _ = stack.enter_context(mcpio_http(str(HERE / "upstream.py")))
             proxy = Server.proxy(upstream_url, name="up", era="legacy")
         else:
             proxy = Server.proxy(UPSTREAM, name="up")
+        if over.endswith("heartbeats on"):
+            proxy.heartbeat = 3600  # a call with a progress token is awaited (Tool.call beats)
 
-        async def with_token(c: Client, text: str) -> str:  # relayed too, the upstream's progress with it
+        async def with_token(c: Client, text: str) -> str:
             return (await c.call_tool("echo", {"text": text})).text
 
         async def calls(c: Client, n: int) -> None:
@@ -321,4 +324,4 @@ def test_a_proxy_keeps_nothing_of_the_calls_it_relayed(over):
                     tracemalloc.stop()
 
         before, after = arun(go(), timeout=120)
-        assert after - before < 50 * 1000, f"{(after - before) / 1000:.0f} bytes kept per relayed call"
+        assert after - before < 50 * 1000, f"{(after - before) / 1000:.0f} bytes kept per call"

@@ -45,9 +45,10 @@ def test_500_in_memory_connect_disconnect_cycles_stay_flat():
 
 def test_6000_calls_through_a_proxy_over_http_stay_flat():
     """The same mix through ``Server.proxy`` of that server, served over Streamable HTTP; the
-    proxy's process is sampled and traced. Half the calls are relayed by callback (no progress
-    token), the rest awaited; what either way allocates for a call is freed with it (a relayed
-    call over HTTP once kept ~600 bytes for ever: over 1 MiB here). The stdio route is the
+    proxy's process is sampled and traced. The calls are relayed by callback, half of them with a
+    progress token (its route goes with the call), and those the proxy refuses are answered by
+    its engine; what each allocates for a call is freed with it (a relayed call over HTTP once
+    kept ~600 bytes for ever: over 1 MiB here). The stdio route is the
     benchmark's (``--proxy stdio``); tests/gateway/test_relay.py guards its relayed calls."""
     out = asyncio.run(soak.soak_stdio(6_000, samples=3, window=32, echo=False, via="http"))
     assert out["errors"] == 0 and out["exit_code"] == 0 and out["pending_after"] == 0
