@@ -194,9 +194,12 @@ class Upstream:
         for task in list(self._background):
             task.cancel()
         await self._drop()
-        for uri in list(self._watched):  # this process hears their updates no more
+        if self._watched:  # this process hears their updates no more: the turns go, at once and
+            # within 2 s (a backend that is down keeps them 2 s: TURN_TTL), never holding up the stop
+            turns = [self.server.changes.turn_over(self._turn(uri)) for uri in self._watched]
             with contextlib.suppress(Exception):
-                await self.server.changes.turn_over(self._turn(uri))
+                async with asyncio.timeout(2):
+                    await asyncio.gather(*turns)
 
     def forward(self, ctx: Context | None, call: Any) -> Awaitable[Any]:
         """Run ``call(client)`` upstream on behalf of ``ctx``; a dead upstream is an :class:`UpstreamError`.
