@@ -3,12 +3,14 @@ call lives across the client's ``input_required`` rounds (``_gateway._rounds``).
 sends one retry twice at once (as a client that timed out and tried again would): both retries
 join the same upstream call, which runs once, and each ends, through its own rounds if it gets
 any, with that call's one answer; and a retry sent again after the call was answered gets that
-answer, not a second run of the upstream call. Real HTTP (uvicorn on 127.0.0.1), raw POSTs, a real upstream
-process (``upstream.py``)."""
+answer, not a second run of the upstream call; and a retry the client cancels while it waits
+leaves the flight to the retry that got the next round. Real HTTP (uvicorn on 127.0.0.1), raw
+POSTs, or a proxy process on stdio; a real upstream process (``upstream.py``)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,7 @@ from mcpio import Server
 from tests.client.support import arun
 from tests.http.conftest import modern, modern_headers
 from tests.support.http import ServerThread
+from tests.support.stdio_peer import StdioPeer
 
 HERE = Path(__file__).parent
 UPSTREAM = [sys.executable, str(HERE / "upstream.py")]
@@ -110,3 +113,36 @@ def test_a_retry_sent_again_after_the_answer_gets_that_answer():
                 assert again == result
 
         arun(go(), timeout=90)
+
+
+def test_a_retry_cancelled_while_it_waits_leaves_the_flight_to_the_other():
+    """Two retries of one round wait on the upstream call; the upstream's next question goes to
+    one, as its round, and the client cancels the other (``notifications/cancelled``, 2026-07-28
+    on stdio). The flight waits for that round's retry: the upstream call goes on and answers
+    it. Before, the cancelled run ended the flight, and the retry started the upstream call over."""
+    program = f"from mcpio import Server; Server.proxy({UPSTREAM!r}, name='up', era='legacy').run()"
+    with StdioPeer.spawn([sys.executable, "-c", program]) as peer:
+        peer.modern(capabilities=CAPS["io.modelcontextprotocol/clientCapabilities"])
+        caller = Caller(None, "")  # type: ignore[arg-type]  # only its answers(): the calls go on stdio
+
+        def call(extra: dict[str, Any]) -> dict[str, Any]:
+            msg = peer.request_msg("tools/call", {"name": "interview", "arguments": {}, **extra})
+            peer.send(msg)
+            return msg
+
+        first = call({})
+        retry = caller.answers(peer.response(first["id"])["result"])  # "Your name?" answered
+        twice = [peer.request_msg("tools/call", {"name": "interview", "arguments": {}, **retry}) for _ in range(2)]
+        peer.send_raw(b"".join(json.dumps(msg).encode() + b"\n" for msg in twice))  # one write: both wait
+        twice = [msg["id"] for msg in twice]
+        answered = peer.wait_for(lambda m: m.get("id") in twice)  # the one the upstream's next question went to
+        waiting = next(i for i in twice if i != answered["id"])
+        peer.notify("notifications/cancelled", {"requestId": waiting})
+        peer.call("tools/list")  # the proxy has read the cancellation before the next retry
+        result = answered["result"]
+        while result.get("resultType") == "input_required":
+            result = peer.response(call(caller.answers(result))["id"])["result"]
+        assert result["content"][0]["text"] == TEXT
+        assert not [m for m in peer.received if m.get("id") == waiting]  # it waited: cancelled, never answered
+        # One upstream call: its first question was asked once, each later one once.
+        assert caller.asked == ["Your name?", "Your mood?", "sampling/createMessage"]

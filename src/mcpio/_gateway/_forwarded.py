@@ -8,7 +8,7 @@ upstream lists it, its calls forwarded one of two ways, to one answer.
   (``Client.send_nowait``, ``Session.settle``): no task, no coroutine. The upstream's progress
   for it comes back by callback too, and goes to the client as the Context reports it. What the
   upstream asks or logs meanwhile reaches the call's client as for an awaited call (its Context
-  is a caller, ``Upstream._callers``); an answer that needs more (input_required rounds, a task
+  is a caller, ``Upstream.callers``); an answer that needs more (input_required rounds, a task
   to follow) goes on in a task of the upstream client's; the client cancelling it cancels it upstream.
 * **Awaited** (the tool's handler, through the engine and ``Upstream.forward``): every other
   call (tasks, heartbeats, a 2026-07-28 client's rounds, an upstream to open first, middleware).
@@ -100,7 +100,7 @@ class _Relaying:
         self.tool, self.server, self.session, self.ev, self.rules = tool, server, session, ev, rules
         self.client, self.arguments = client, arguments
         self.ctx = ctx = request_context(server, session, ev, rules, ev.params)  # type: ignore[arg-type]
-        tool.upstream._callers.append(ctx)
+        tool.upstream.callers.append(ctx)
         self.held = True  # ctx is among the upstream's callers
         self.ended = False  # answered, or cancelled
         _CALLER.set(ctx)  # in this request's own context (Session._start): what goes on upstream runs in it
@@ -117,7 +117,7 @@ class _Relaying:
     def release(self) -> None:
         if self.held:
             self.held = False
-            self.tool.upstream._callers.remove(self.ctx)
+            self.tool.upstream.callers.remove(self.ctx)
 
     def end(self, result: Any, exc: BaseException | None) -> None:
         if not self.ended:  # once: a cancel may come between the awaited way's end and its callback
@@ -155,7 +155,7 @@ class _Relaying:
     def progressed(self, progress: float, total: float | None, message: str | None) -> None:
         """The upstream's progress for the call: to the call's client, under its own token (the
         Context drops it once the call has ended, and whatever does not go up)."""
-        self.tool.upstream._spawn(self.ctx.report_progress(progress, total, message))
+        self.tool.upstream.spawn(self.ctx.report_progress(progress, total, message))
 
     def cancelled(self) -> None:
         """The client cancelled the call, or its session ended: so does the request upstream."""

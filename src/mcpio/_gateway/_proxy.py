@@ -69,7 +69,7 @@ class Upstream:
         self._lock: asyncio.Lock | None = None  # made by the first connect, in the event loop
         # The callers of the requests being forwarded, oldest first: a Context, or the Flight of a
         # 2026-07-28 client's call (its Context changes with every round).
-        self._callers: list[Context | Flight] = []
+        self.callers: list[Context | Flight] = []
         self._flights: dict[str, Flight] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._listed: dict[str, Any] = {}  # kind -> what the upstream listed when last mirrored
@@ -223,7 +223,7 @@ class Upstream:
             raise UpstreamError(f"upstream {self.label!r} is not available: {_reason(exc)}", INTERNAL_ERROR) from None
         token = None
         if caller is not None:
-            self._callers.append(caller)
+            self.callers.append(caller)
             token = _CALLER.set(caller)  # this task's (a handler's run, a flight's task): see _caller
         try:
             return await call(client)
@@ -234,7 +234,7 @@ class Upstream:
             raise failure from None
         finally:
             if caller is not None:
-                self._callers.remove(caller)
+                self.callers.remove(caller)
             if token is not None:
                 _CALLER.reset(token)
 
@@ -251,7 +251,7 @@ class Upstream:
         """The error of a request whose upstream connection ended; the next request opens it again."""
         if self.client is client:
             self.client = None
-            self._spawn(_quietly_close(client))
+            self.spawn(_quietly_close(client))
         return UpstreamError(
             f"upstream {self.label!r} went away during the request ({_reason(exc)}); "
             "it is started again on the next request",
@@ -339,10 +339,10 @@ class Upstream:
             "notifications/resources/list_changed": "resources",
         }.get(method)
         if kind is not None:
-            self._spawn(self._remirror(kind))
+            self.spawn(self._remirror(kind))
         elif method == "notifications/resources/updated" and params and isinstance(params.get("uri"), str):
             uri = params["uri"]
-            self._spawn(self.server.changes.resource_updated(uri, self._turn(uri)))
+            self.spawn(self.server.changes.resource_updated(uri, self._turn(uri)))
 
     async def _remirror(self, kind: str) -> None:
         client = self.live()
@@ -353,7 +353,8 @@ class Upstream:
         except Exception as exc:
             log.warning("upstream %r: listing %s after list_changed failed: %s", self.label, kind, _reason(exc))
 
-    def _spawn(self, coro: Any) -> None:
+    def spawn(self, coro: Any) -> None:
+        """Run ``coro`` in a task of this upstream's (one it cancels when it closes)."""
         import asyncio
 
         task = asyncio.get_running_loop().create_task(coro)
@@ -364,9 +365,9 @@ class Upstream:
     def _caller(self) -> Context | Flight | None:
         """The caller the upstream's current request or log message belongs to (see _CALLER)."""
         caller = _CALLER.get()
-        if caller is not None and caller in self._callers:
+        if caller is not None and caller in self.callers:
             return caller  # type: ignore[no-any-return]
-        return self._callers[-1] if self._callers else None
+        return self.callers[-1] if self.callers else None
 
     async def _ask(self, method: str, params: dict[str, Any]) -> Any:
         """The upstream asks ``method`` during a call: asked of the client that made the call
@@ -387,7 +388,7 @@ class Upstream:
         return await self._ask("elicitation/create", params)
 
     async def _roots(self) -> Any:
-        if not self._callers:
+        if not self.callers:
             return []
         try:
             return await self._ask("roots/list", {})

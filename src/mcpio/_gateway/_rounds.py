@@ -72,7 +72,8 @@ class Flight:
         self.ctx: Context | None = None  # the Context of the latest run (the client's latest round)
         self.asked: list[tuple[str, dict[str, Any], asyncio.Future[Any]]] = []  # (method, params, answer)
         self.fresh: collections.deque[int] = collections.deque()  # indexes into asked no run has taken
-        self.expiry: asyncio.TimerHandle | None = None
+        self.expiry: asyncio.TimerHandle | None = None  # ends it: the client's next round is overdue
+        self.kept: asyncio.TimerHandle | None = None  # forgets it: answered, no late retry can come now
         self._waiting: list[asyncio.Future[None]] = []  # the waiting runs': the result or an ask came
         self.result: asyncio.Future[Any] = asyncio.ensure_future(start(self))
         self.result.add_done_callback(self._woken)
@@ -102,11 +103,12 @@ class Flight:
         answered = self.result.done() and not self.result.cancelled()
         if self.expiry is not None:
             self.expiry.cancel()
+            self.expiry = None
         if answered and self.id is not None and self.flights.get(self.id) is self:
-            self.expiry = asyncio.get_running_loop().call_later(ANSWERED_TTL, self.flights.pop, self.id, None)
+            if self.kept is None:  # counted from the answer, not from each late retry
+                self.kept = asyncio.get_running_loop().call_later(ANSWERED_TTL, self.flights.pop, self.id, None)
         elif self.id is not None:
             self.flights.pop(self.id, None)
-            self.expiry = None
         if not self.result.done():
             self.result.cancel()
         for _, _, answer in self.asked:
@@ -133,10 +135,11 @@ class Flight:
                 try:
                     await wake
                 except BaseException:
-                    self.end()
-                    raise
-                finally:
                     self._waiting.remove(wake)
+                    if self.expiry is None and not self._waiting:  # no other run, no round to come
+                        self.end()
+                    raise
+                self._waiting.remove(wake)
                 continue
             n = self.fresh.popleft()
             method, params, answer = self.asked[n]

@@ -174,12 +174,9 @@ class Changes:
         this server is mounted."""
         bus = self.bus
         if bus is not None:
-            from .._state._base import StateUnavailable
+            from . import _http
 
-            try:
-                await bus.release(turn)
-            except StateUnavailable:
-                pass  # it expires after TURN_TTL all the same
+            await _http.on_bus(bus.release(turn), None)  # down: it expires after TURN_TTL all the same
         for catalog in self.registry.parents:
             await catalog.changes.turn_over(turn)
 
@@ -200,12 +197,9 @@ TURN_TTL = 2.0  # seconds a process holds the turn of an update it told (each on
 async def _has_turn(bus: Any, turn: str) -> bool:
     """Whether this process holds ``turn`` now (taking it if it was free); a backend that is down
     cannot say: the update is told (twice at worst, never lost for it)."""
-    from .._state._base import StateUnavailable
+    from . import _http
 
-    try:
-        return bool(await bus.claim(turn, TURN_TTL))
-    except StateUnavailable:
-        return True
+    return bool(await _http.on_bus(bus.claim(turn, TURN_TTL), True))
 
 
 class ChangesMixin:

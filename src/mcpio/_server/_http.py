@@ -13,8 +13,9 @@ import contextlib
 import contextvars
 import os
 import sys
+from collections.abc import Awaitable
 from types import MethodType, SimpleNamespace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .. import _jsonrpc as rpc
 from .. import _log, _otel
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from ._server import Server
 
 log = _log.logger("mcpio.server", globals())
+T = TypeVar("T")
 
 
 class HttpBinding:
@@ -197,15 +199,24 @@ def ended(session: Any) -> bool:
     return ended_for_good is None or ended_for_good()
 
 
-async def publish(bus: Any, message: dict[str, Any]) -> None:
-    """Publish ``message`` to the other processes on the state backend's bus; a backend that is
-    down loses it with a warning (this process's own subscribers were already told)."""
+async def on_bus(call: Awaitable[T], down: T, lost: str | None = None) -> T:
+    """What ``call`` to the state backend (its bus, its turns) gives, or ``down`` when the backend
+    is down (StateUnavailable): a process goes on serving its own clients without it. ``lost``:
+    what the other processes miss then, said in a warning."""
     from .._state._base import StateUnavailable
 
     try:
-        await bus.publish(message)
+        return await call
     except StateUnavailable as exc:
-        log.warning("%s not sent to the other processes: %s", message.get("type"), exc)
+        if lost is not None:
+            log.warning("%s not sent to the other processes: %s", lost, exc)
+        return down
+
+
+async def publish(bus: Any, message: dict[str, Any]) -> None:
+    """Publish ``message`` to the other processes on the state backend's bus; a backend that is
+    down loses it with a warning (this process's own subscribers were already told)."""
+    await on_bus(bus.publish(message), None, message.get("type"))
 
 
 async def task_changed_elsewhere(server: Server, task_id: str) -> None:
