@@ -1,9 +1,10 @@
 """A proxied call with nothing to carry but itself is relayed: written upstream on the stack that
 read it and answered on the stack that read the upstream's answer, no task of its own
-(``_gateway._forwarded``). These tests drive such calls (a legacy-era client, no heartbeat,
-no task) through ``Server.proxy`` over a real upstream process, and check that they end
-as an awaited call ends: in the same answers, errors, logs, cancellation and death of the
-upstream; and that what the upstream asks during one reaches that call's client."""
+(``_gateway._forwarded``). These tests drive such calls (a client of either era, no
+heartbeat, no task) through ``Server.proxy`` over a real upstream process, and check that they
+end as an awaited call ends: in the same answers, errors, logs, cancellation and death of the
+upstream; and that what the upstream asks during one reaches that call's client (a 2026-07-28
+client's as ``input_required`` rounds of its call)."""
 
 from __future__ import annotations
 
@@ -27,6 +28,20 @@ from tests.support.http import ServerThread, mcpio_http
 HERE = Path(__file__).parent
 UPSTREAM = [sys.executable, str(HERE / "upstream.py")]
 AWAITED = {"progressToken": "awaited"}  # with a heartbeat (below): the call goes through the engine instead
+ERAS = pytest.mark.parametrize("era", ["legacy", "modern"])  # the client's: 2025-11-25, 2026-07-28
+
+
+def proxy_for(era: str) -> Server:
+    """The proxy over ``upstream.py`` for a client of ``era``. A 2026-07-28 client's call of a tool
+    the proxy may run as a task is awaited (``called_plainly``), and ``upstream.py`` has task tools:
+    its 2026-07-28 side would announce the tasks extension, so the proxy speaks 2025-11-25 to it,
+    whose tools without ``execution.taskSupport`` are never tasks."""
+    return Server.proxy(UPSTREAM, name="up", era="legacy" if era == "modern" else "auto")
+
+
+def client_era(era: str) -> str:
+    """``"modern, awaited"``: a 2026-07-28 client whose calls :func:`proxy_for` awaits."""
+    return era.split(",")[0]
 
 
 async def relayed_call(c: Client, name: str, **arguments: object) -> str:
@@ -57,8 +72,9 @@ def proxy_log_says(text: str) -> Iterator[asyncio.Event]:
         logger.setLevel(level)
 
 
-def test_relayed_and_awaited_calls_give_the_same_answers_and_errors():
-    proxy = Server.proxy(UPSTREAM, name="up")
+@ERAS
+def test_relayed_and_awaited_calls_give_the_same_answers_and_errors(era):
+    proxy = proxy_for(era)
     proxy.heartbeat = 3600  # a call with a progress token beats (Tool.call): it is awaited
 
     async def both(c: Client, arguments: dict) -> list:
@@ -76,7 +92,7 @@ def test_relayed_and_awaited_calls_give_the_same_answers_and_errors():
         return out
 
     async def go():
-        async with Client(proxy, era="legacy", timeout=30) as c:
+        async with Client(proxy, era=era, timeout=30) as c:
             relayed, awaited = await both(c, {"text": "hi"})
             assert relayed == awaited
             assert relayed["content"] == [{"type": "text", "text": "hi"}]
@@ -92,11 +108,12 @@ def test_relayed_and_awaited_calls_give_the_same_answers_and_errors():
     arun(go(), timeout=60)
 
 
-def test_many_relayed_calls_in_flight_are_each_answered_and_a_slow_one_holds_none_up():
-    proxy = Server.proxy(UPSTREAM, name="up")
+@ERAS
+def test_many_relayed_calls_in_flight_are_each_answered_and_a_slow_one_holds_none_up(era):
+    proxy = proxy_for(era)
 
     async def go():
-        async with Client(proxy, era="legacy", timeout=30) as c:
+        async with Client(proxy, era=era, timeout=30) as c:
             slow = asyncio.ensure_future(relayed_call(c, "block"))
             texts = [f"t{i}" for i in range(64)]
             assert await asyncio.gather(*(relayed_call(c, "echo", text=t) for t in texts)) == texts
@@ -107,8 +124,9 @@ def test_many_relayed_calls_in_flight_are_each_answered_and_a_slow_one_holds_non
     arun(go(), timeout=60)
 
 
-def test_a_relayed_call_gets_the_upstream_log_and_its_cancellation_reaches_the_upstream():
-    proxy = Server.proxy(UPSTREAM, name="up")
+@pytest.mark.parametrize("era", ["legacy", "modern", "modern, awaited"])
+def test_a_relayed_call_gets_the_upstream_log_and_its_cancellation_reaches_the_upstream(era):
+    proxy = proxy_for(era)
     logs: list[dict] = []
     hanging = asyncio.Event()
 
@@ -118,7 +136,7 @@ def test_a_relayed_call_gets_the_upstream_log_and_its_cancellation_reaches_the_u
 
     async def go():
         with proxy_log_says("hang cancelled") as cancelled:
-            async with Client(proxy, era="legacy", timeout=30, on_log=on_log) as c:
+            async with Client(proxy, era=client_era(era), timeout=30, on_log=on_log, log_level="info") as c:
                 call = asyncio.ensure_future(relayed_call(c, "hang"))
                 await within(hanging.wait())
                 assert logs[0]["data"] == "hanging"
@@ -131,12 +149,13 @@ def test_a_relayed_call_gets_the_upstream_log_and_its_cancellation_reaches_the_u
     arun(go(), timeout=60)
 
 
-def test_an_upstream_killed_during_a_relayed_call_ends_it_with_an_error_and_is_started_again():
-    proxy = Server.proxy(UPSTREAM, name="up")
+@ERAS
+def test_an_upstream_killed_during_a_relayed_call_ends_it_with_an_error_and_is_started_again(era):
+    proxy = proxy_for(era)
     hanging = asyncio.Event()
 
     async def go():
-        async with Client(proxy, era="legacy", timeout=30, on_log=lambda params: hanging.set()) as c:
+        async with Client(proxy, era=era, timeout=30, on_log=lambda params: hanging.set(), log_level="info") as c:
             first = int(await relayed_call(c, "pid"))
             call = asyncio.ensure_future(relayed_call(c, "hang"))
             await within(hanging.wait())
@@ -148,8 +167,9 @@ def test_an_upstream_killed_during_a_relayed_call_ends_it_with_an_error_and_is_s
     arun(go(), timeout=60)
 
 
-def test_what_the_upstream_asks_during_a_relayed_call_reaches_its_client():
-    proxy = Server.proxy(UPSTREAM, name="up")
+@ERAS
+def test_what_the_upstream_asks_during_a_relayed_call_reaches_its_client(era):
+    proxy = proxy_for(era)
     asked: list[str] = []
 
     def elicitation(params: dict) -> dict:
@@ -157,9 +177,11 @@ def test_what_the_upstream_asks_during_a_relayed_call_reaches_its_client():
         return {"name": "Ada"} if "name" in params["message"] else {"mood": "fine"}
 
     async def go():
-        async with Client(proxy, era="legacy", timeout=30, elicitation=elicitation, sampling=sample) as c:
-            # The upstream (2026-07-28 to the proxy) asks in input_required rounds; the legacy
-            # client is asked with requests, in order, and the call ends with their answers.
+        async with Client(proxy, era=era, timeout=30, elicitation=elicitation, sampling=sample) as c:
+            # A legacy client: the upstream (2026-07-28 to the proxy) asks in input_required
+            # rounds, and the client is asked with requests. A 2026-07-28 client: the upstream
+            # (2025-11-25 to the proxy) asks with requests, and the client is asked in rounds of
+            # its call. Either way in order, and the call ends with their answers.
             assert await relayed_call(c, "interview") == "Ada is fine; the model said hi"
             assert asked == ["Your name?", "Your mood?"]
 
@@ -281,13 +303,14 @@ def test_the_upstream_s_progress_for_a_relayed_call_reaches_its_client_under_the
             assert last["id"] == 2 and last["result"]["content"][0]["text"] == "released", last
 
 
-@pytest.mark.parametrize("over", ["stdio", "http", "http, heartbeats on"])
+@pytest.mark.parametrize("over", ["stdio", "stdio, 2026-07-28 client", "http", "http, heartbeats on"])
 def test_a_proxy_keeps_nothing_of_the_calls_it_forwards(over):
     """A long-running proxy or bridge (``mcpio run URL``) forwards calls for ever: what it
     allocated for one is freed when the call is answered, so its memory does not grow with the
     calls. Half of them carry a progress token: relayed too, its callback going with the call;
-    with heartbeats on, awaited through the engine. Over HTTP, each relayed call's context was
-    once kept for the answer's stream: ~600 bytes."""
+    with heartbeats on, awaited through the engine. A 2026-07-28 client's are relayed as well
+    (the flight of input_required rounds is made only when the upstream asks). Over HTTP, each
+    relayed call's context was once kept for the answer's stream: ~600 bytes."""
     import gc
     import tracemalloc
 
@@ -296,7 +319,7 @@ def test_a_proxy_keeps_nothing_of_the_calls_it_forwards(over):
             upstream_url, _ = stack.enter_context(mcpio_http(str(HERE / "upstream.py")))
             proxy = Server.proxy(upstream_url, name="up", era="legacy")
         else:
-            proxy = Server.proxy(UPSTREAM, name="up")
+            proxy = proxy_for("modern" if "2026" in over else "legacy")
         if over.endswith("heartbeats on"):
             proxy.heartbeat = 3600  # a call with a progress token is awaited (Tool.call beats)
 
@@ -310,7 +333,7 @@ def test_a_proxy_keeps_nothing_of_the_calls_it_forwards(over):
                 assert await asyncio.gather(*sent) == texts
 
         async def go() -> tuple[int, int]:
-            async with Client(proxy, era="legacy", timeout=30) as c:
+            async with Client(proxy, era="modern" if "2026" in over else "legacy", timeout=30) as c:
                 await calls(c, 200)  # warm: caches, the connection pool
                 tracemalloc.start()
                 try:

@@ -2,16 +2,20 @@
 upstream lists it, its calls forwarded one of two ways, to one answer.
 
 * **Relayed** (:meth:`ForwardedTool.relay`, the Session's ``relay``): a call with nothing to
-  carry but itself and its progress token (``_answer.plain_tool``: no task, no ``requestState``;
-  a legacy-era client; the upstream connected; no time limit; no heartbeat) is written upstream
-  on the stack that read it, and the upstream's answer ends it on the stack that read that
-  (``Client.send_nowait``, ``Session.settle``): no task, no coroutine. The upstream's progress
-  for it comes back by callback too, and goes to the client as the Context reports it. What the
-  upstream asks or logs meanwhile reaches the call's client as for an awaited call (its Context
-  is a caller, ``Upstream.callers``); an answer that needs more (input_required rounds, a task
-  to follow) goes on in a task of the upstream client's; the client cancelling it cancels it upstream.
+  carry but itself and its progress token (``_answer.plain_tool``: no task, none possible
+  (``called_plainly``), no ``requestState``; the upstream connected; no time limit; no
+  heartbeat) is written upstream on the stack that read it, and the upstream's answer ends it
+  on the stack that read that (``Client.send_nowait``, ``Session.settle``): no task, no
+  coroutine. The upstream's progress for it comes back by callback too, and goes to the client
+  as the Context reports it. What the upstream asks or logs meanwhile reaches the call's client
+  as for an awaited call (the call is a caller, ``Upstream.callers``): a 2026-07-28 client is
+  asked in rounds of its call, so at the first question a :class:`~._rounds.Flight` takes the
+  upstream call over (``_Relaying.asking``), the call is answered with the round, and the
+  client's retry finds the flight, as it finds an awaited call's. An answer that needs more
+  (input_required rounds, a task to follow) goes on in a task of the upstream client's; the
+  client cancelling the call cancels it upstream.
 * **Awaited** (the tool's handler, through the engine and ``Upstream.forward``): every other
-  call (tasks, heartbeats, a 2026-07-28 client's rounds, an upstream to open first, middleware).
+  call (tasks, heartbeats, a 2026-07-28 client's retries, an upstream to open first, middleware).
 
 Both make the answer from the upstream's result with :func:`tool_result` and ``Tool.outcome``,
 and fail as ``Upstream.failure`` says.
@@ -27,15 +31,19 @@ from .._content import ToolResult
 from .._errors import HeaderMismatch
 from .._server._context import Context, request_context
 from .._server._handlers import called_plainly
+from .._server._mrtr import InputRequired
 from .._server._tools import Tool
 from .._versions import RULES, Rules
 
 if TYPE_CHECKING:
+    import asyncio
+
     from .._client._client import Client
     from .._protocol._events import RequestReceived
     from .._server._server import Server
     from .._session import Relayed, Session
     from ._proxy import Upstream
+    from ._rounds import Flight
 
 #: The caller whose upstream call runs in this task. What the upstream asks during a call is
 #: asked in the call's own task when the ask is part of the call's answer (a 2026-07-28
@@ -56,11 +64,11 @@ class ForwardedTool(Tool):
     def relay(self, server: Server, session: Session, ev: RequestReceived) -> Relayed | None:
         """Forward call ``ev`` by callback (module docstring), or None: the engine serves it."""
         rules = RULES[ev.version] if ev.version is not None else None
-        if rules is None or rules.input_required or rules.tasks_extension:
-            return None  # a 2026-07-28 client: what the upstream asks becomes rounds (_rounds)
+        if rules is None:
+            return None
         # Served the awaited way: a call under a timeout, one with anything of the tasks around it,
         # and a tool the upstream runs only as a task (called as a task upstream, in any era:
-        # _gateway._tasks).
+        # _gateway._tasks). A 2026-07-28 client's retry (its requestState) is not plain_tool's.
         plain = called_plainly(self, ev.params, rules)  # type: ignore[arg-type]  # a dict
         if self.timeout is not None or self.task_support == "required" or not plain:
             return None
@@ -85,7 +93,20 @@ class _Relaying:
     client's request ended, with its two callbacks: the upstream's answer, and the cancel of the
     call's ``Relayed``. Nothing here refers back to that ``Relayed``: no cycle to collect."""
 
-    __slots__ = ("arguments", "cancel", "client", "ctx", "ended", "ev", "held", "rules", "server", "session", "tool")
+    __slots__ = (
+        "arguments",
+        "cancel",
+        "client",
+        "ctx",
+        "ended",
+        "ev",
+        "flight",
+        "held",
+        "rules",
+        "server",
+        "session",
+        "tool",
+    )
 
     def __init__(
         self,
@@ -100,10 +121,11 @@ class _Relaying:
         self.tool, self.server, self.session, self.ev, self.rules = tool, server, session, ev, rules
         self.client, self.arguments = client, arguments
         self.ctx = ctx = request_context(server, session, ev, rules, ev.params)  # type: ignore[arg-type]
-        tool.upstream.callers.append(ctx)
-        self.held = True  # ctx is among the upstream's callers
+        self.flight: Flight | None = None  # the upstream asked, the client's era has rounds (asking)
+        tool.upstream.callers.append(self)
+        self.held = True  # among the upstream's callers
         self.ended = False  # answered, or cancelled
-        _CALLER.set(ctx)  # in this request's own context (Session._start): what goes on upstream runs in it
+        _CALLER.set(self)  # in this request's own context (Session._start): what goes on upstream runs in it
         # what cancels the request upstream now; None: not sent, the transport would make it wait
         self.cancel: Callable[[], Any] | None = client.send_nowait(
             "tools/call",
@@ -117,40 +139,95 @@ class _Relaying:
     def release(self) -> None:
         if self.held:
             self.held = False
-            self.tool.upstream.callers.remove(self.ctx)
+            self.tool.upstream.callers.remove(self)
+
+    def asking(self) -> Context | Flight:
+        """Whom the upstream's request during this call is asked of: the call's client, through
+        its Context; for a client whose era answers only through ``input_required`` rounds
+        (2026-07-28), a :class:`Flight` that takes the upstream call over from the first request
+        on, as the awaited way runs it (``Upstream.forward``): the call is answered with the
+        round at once, and the client's retry finds the flight (``_rounds``)."""
+        if self.flight is None and self.rules.input_required and not self.ended and self.cancel is not None:
+            import asyncio
+
+            from ._rounds import Flight, ask_client
+
+            upstream_cancel = self.cancel
+
+            def drop() -> None:  # the flight ended before the upstream answered: so does the call
+                self.release()
+                upstream_cancel()
+
+            flight = self.flight = Flight.adopting(self.tool.upstream.flights, drop)
+            first = asyncio.get_running_loop().create_task(flight.run(self.ctx, ask_client))
+            self.cancel = first.cancel  # the client cancelling the call cancels this run (and so the flight)
+            first.add_done_callback(self.rounded)
+        return self.ctx if self.flight is None else self.flight
 
     def end(self, result: Any, exc: BaseException | None) -> None:
+        """The client's call answered with ``result``, or with what ``exc`` is (the engine's way:
+        ``_answer.finished``: an InputRequired is the call's round; the era's decorations)."""
         if not self.ended:  # once: a cancel may come between the awaited way's end and its callback
             self.ended = True
+            pending = exc if isinstance(exc, InputRequired) else None
+            if pending is not None or (exc is None and self.rules.result_type):
+                from .._server._answer import finished
+
+                params: Any = self.ev.params  # a dict (relay)
+                try:
+                    result, exc = finished(self.server, self.ctx, "tools/call", params, result, pending), None
+                except Exception as failed:  # as the engine answers it
+                    result, exc = None, failed
             self.session.settle(self.ev, result, exc)
 
     def answered(self, raw: Any, exc: BaseException | None) -> None:
+        """The upstream's answer: the upstream's result ``raw``, or ``exc``."""
+        failure = None if exc is None else self.tool.upstream.failure(self.client, exc)
+        flight = self.flight
+        if flight is not None:  # the flight has the call: its outcome is the flight's (as _call sets it)
+            self.release()
+            if not flight.result.done():
+                if failure is None:
+                    flight.result.set_result(raw)
+                else:
+                    flight.result.set_exception(failure)
+            return
         if self.ended:  # cancelled first: it ended there
             return
         self.release()
-        tool, server, session, rules = self.tool, self.server, self.session, self.rules
         if isinstance(exc, HeaderMismatch):  # refused before it ran: the awaited way lists the
             # tools again and calls once more (Client.call_tool), in a task of its own
             import asyncio
 
             from .._session import task_outcome
 
-            awaited = asyncio.get_running_loop().create_task(tool.call(self.arguments, self.ctx, rules))
+            awaited = asyncio.get_running_loop().create_task(self.tool.call(self.arguments, self.ctx, self.rules))
             self.cancel = awaited.cancel
             awaited.add_done_callback(lambda task: None if task.cancelled() else self.end(*task_outcome(task)))
             return
+        self.end(*self.outcome(raw, failure))
+
+    def outcome(self, raw: Any, failure: BaseException | None) -> tuple[Any, BaseException | None]:
+        """The call's answer, (result, None) or (None, the JSON-RPC error's exception), from the
+        upstream's result ``raw`` or the call's ``failure``, as ``Tool.call`` makes it."""
         try:
             try:
-                if exc is not None:
-                    raise tool.upstream.failure(self.client, exc)
+                if failure is not None:
+                    raise failure
                 value, error = tool_result(raw), None
-            except Exception as failure:  # as Tool.call gets the awaited call's
-                value, error = None, failure
-            result = tool.outcome(value, error, server, session, rules)
+            except Exception as exc:  # as Tool.call gets the awaited call's
+                value, error = None, exc
+            return self.tool.outcome(value, error, self.server, self.session, self.rules), None
         except BaseException as raised:  # an MCPError: the JSON-RPC error (Tool.outcome)
-            self.end(None, raised)
-        else:
-            self.end(result, None)
+            return None, raised
+
+    def rounded(self, run: asyncio.Task[Any]) -> None:
+        """The flight's first run ended (:meth:`asking`): the call's round, or its answer."""
+        if not run.cancelled():
+            from .._session import task_outcome
+
+            raw, exc = task_outcome(run)
+            self.end(*((None, exc) if isinstance(exc, InputRequired) else self.outcome(raw, exc)))
 
     def progressed(self, progress: float, total: float | None, message: str | None) -> None:
         """The upstream's progress for the call: to the call's client, under its own token (the

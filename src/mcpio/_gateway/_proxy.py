@@ -36,7 +36,7 @@ from .._server._resources import Prompt, Resource
 from .._server._server import Server
 from .._server._stdio import settle
 from .._uritemplate import UriTemplate
-from ._forwarded import _CALLER, forwarded_tool
+from ._forwarded import _CALLER, _Relaying, forwarded_tool
 
 if TYPE_CHECKING:
     import asyncio
@@ -67,10 +67,10 @@ class Upstream:
         self.client: Client | None = None
         self.error: BaseException | None = None  # why the last connection attempt failed
         self._lock: asyncio.Lock | None = None  # made by the first connect, in the event loop
-        # The callers of the requests being forwarded, oldest first: a Context, or the Flight of a
-        # 2026-07-28 client's call (its Context changes with every round).
-        self.callers: list[Context | Flight] = []
-        self._flights: dict[str, Flight] = {}
+        # The callers of the requests being forwarded, oldest first: a Context, the Flight of a
+        # 2026-07-28 client's call (its Context changes with every round), or a relayed call.
+        self.callers: list[Context | Flight | _Relaying] = []
+        self.flights: dict[str, Flight] = {}
         self._background: set[asyncio.Task[Any]] = set()
         self._listed: dict[str, Any] = {}  # kind -> what the upstream listed when last mirrored
         self._watched: dict[str, int] = {}  # upstream URI -> the proxy's subscribers to it
@@ -210,9 +210,9 @@ class Upstream:
         if ctx is not None and ctx.rules is not None and ctx.rules.input_required:
             from ._rounds import Flight, ask_client, flight_of
 
-            flight = flight_of(self._flights, ctx)
+            flight = flight_of(self.flights, ctx)
             if flight is None:
-                flight = Flight(self._flights, lambda flight: self._call(flight, call))
+                flight = Flight(self.flights, lambda flight: self._call(flight, call))
             return flight.run(ctx, ask_client)
         return self._call(ctx, call)
 
@@ -362,7 +362,7 @@ class Upstream:
         task.add_done_callback(self._background.discard)
 
     # ------------------------------------------------------------ server -> client, forwarded
-    def _caller(self) -> Context | Flight | None:
+    def _caller(self) -> Context | Flight | _Relaying | None:
         """The caller the upstream's current request or log message belongs to (see _CALLER)."""
         caller = _CALLER.get()
         if caller is not None and caller in self.callers:
@@ -377,6 +377,8 @@ class Upstream:
         caller = self._caller()
         if caller is None:
             raise MCPError(f"{method} from upstream {self.label!r} outside any request: no client to forward it to")
+        if isinstance(caller, _Relaying):
+            caller = caller.asking()
         if isinstance(caller, Flight):
             return await caller.ask(method, params)
         return await ask_client(caller, method, params, None)
@@ -396,7 +398,13 @@ class Upstream:
             return []
 
     async def _on_log(self, params: dict[str, Any]) -> None:
+        from ._rounds import Flight
+
         caller = self._caller()
+        if isinstance(caller, _Relaying):
+            caller = caller.ctx
+        elif isinstance(caller, Flight):  # a 2026-07-28 client's call: its round going on, if any
+            caller = caller.ctx if caller.running else None
         if isinstance(caller, Context):
             with contextlib.suppress(Exception):
                 await caller.log(str(params.get("level", "info")), params.get("data"), logger=params.get("logger"))

@@ -75,8 +75,18 @@ class Flight:
         self.expiry: asyncio.TimerHandle | None = None  # ends it: the client's next round is overdue
         self.kept: asyncio.TimerHandle | None = None  # forgets it: answered, no late retry can come now
         self._waiting: list[asyncio.Future[None]] = []  # the waiting runs': the result or an ask came
+        self.running = 0  # runs going on: while there is one, ctx's request is unanswered
         self.result: asyncio.Future[Any] = asyncio.ensure_future(start(self))
         self.result.add_done_callback(self._woken)
+
+    @classmethod
+    def adopting(cls, flights: dict[str, Flight], cancel: Callable[[], Any]) -> Flight:
+        """A flight for an upstream call in flight already (a relayed call the upstream asked
+        something during: ``_forwarded``): its outcome is set on :attr:`result` by whoever has
+        the call, and the flight ending before it (:meth:`end`) cancels it with ``cancel``."""
+        result: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        result.add_done_callback(lambda done: cancel() if done.cancelled() else None)
+        return cls(flights, lambda _: result)
 
     def key(self, n: int) -> str:
         return f"{self.id}.{n}"
@@ -117,13 +127,28 @@ class Flight:
 
     async def run(self, ctx: Context, ask_client: Callable[[Context, str, dict[str, Any], str], Awaitable[Any]]) -> Any:
         """One run of the handler: answer what the client brought, then wait for the next event
-        (the upstream's result first, when both are there)."""
+        (the upstream's result first, when both are there). A run that ends with a round for the
+        client (InputRequired) leaves the flight waiting for its retry, :data:`FLIGHT_TTL` at most."""
         self.ctx = ctx
         if self.expiry is not None:
             self.expiry.cancel()
             self.expiry = None
+        self.running += 1
+        try:
+            return await self._run(ctx, ask_client)
+        except InputRequired:
+            if self.expiry is not None:  # another run's round: the time counts from this one
+                self.expiry.cancel()
+            self.expiry = asyncio.get_running_loop().call_later(FLIGHT_TTL, self.end)
+            raise
+        finally:
+            self.running -= 1
+
+    async def _run(
+        self, ctx: Context, ask_client: Callable[[Context, str, dict[str, Any], str], Awaitable[Any]]
+    ) -> Any:
         for n, (method, params, answer) in enumerate(self.asked):
-            if not answer.done():  # brought this round: known to the Context, returned at once
+            if not answer.done() and n not in self.fresh:  # asked in a round: the client brought it
                 answer.set_result(await ask_client(ctx, method, params, self.key(n)))
         while True:
             if self.result.done():
@@ -149,8 +174,7 @@ class Flight:
             try:
                 answered = await ask_client(ctx, method, params, self.key(n))
             except InputRequired:
-                self.expiry = asyncio.get_running_loop().call_later(FLIGHT_TTL, self.end)
-                raise
+                raise  # the client's round (run)
             except BaseException:  # the call failed or was cancelled (e.g. its task): so does the flight
                 self.end()
                 raise

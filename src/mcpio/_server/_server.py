@@ -38,13 +38,13 @@ if TYPE_CHECKING:
     from .._state._kv import KVStore, MemoryKV
     from .._transports._base import Transport
     from . import _answer, _http
-    from ._handlers import METHODS, no_rounds
+    from ._handlers import METHODS
     from ._middleware import Request, build_chain, run_hook
     from ._resources import Prompt, Resource
     from ._skills import Skill
     from ._tasks import TaskStore
 else:  # the method table, the HTTP glue, the sync answer, middleware: from the first session
-    _answer = _http = METHODS = no_rounds = None
+    _answer = _http = METHODS = None
     Request = build_chain = run_hook = None
 
 log = _log.logger("mcpio.server", globals())
@@ -324,12 +324,8 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
             else:
                 result = await handler(self, ctx, params)
         except InputRequired as pending:
-            if ctx._rounds is None:  # cannot happen: Context asks through rounds only when it has them
-                raise no_rounds(ev.method) from None
-            result = ctx._rounds.result(self.state_codec, ev.method, params, pending)
-        if rules is not None and rules.result_type:
-            result = self.decorate(result, rules, ev.method)
-        return result
+            return _answer.finished(self, ctx, ev.method, params, None, pending)
+        return _answer.finished(self, ctx, ev.method, params, result)
 
     async def _through_middleware(self, handler: Any, method: str, params: dict[str, Any], ctx: Context) -> Any:
         async def innermost(request: Request) -> dict[str, Any]:
@@ -557,8 +553,8 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
 def _load_serving() -> None:
     """Bind the method table, ``_http``, ``_answer`` and middleware's runners: not at import, a stdio
     server answers ``initialize`` before loading them. Every way to a session or an HTTP app calls it."""
-    global _answer, _http, METHODS, no_rounds
+    global _answer, _http, METHODS
     global Request, build_chain, run_hook
     from . import _answer, _http
-    from ._handlers import METHODS, no_rounds
+    from ._handlers import METHODS
     from ._middleware import Request, build_chain, run_hook
