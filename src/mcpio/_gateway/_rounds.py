@@ -4,8 +4,8 @@ when the client that made the call is in the 2026-07-28 era.
 A legacy upstream asks with a request and waits for the answer; a 2026-07-28 client answers
 only through ``input_required`` rounds of its own call (MRTR): the handler's run ends, the
 client retries the call with the answers. So the upstream call cannot live inside one run of
-the handler. It lives in a :class:`Flight`: started by the call's first run, kept by the proxy
-across the client's rounds, and found again by the next run through the keys of the answers
+the handler. It lives in a :class:`Flight`: started by the call's first run (a relayed call's
+when the upstream first asks: :meth:`Flight.adopting`), kept by the proxy across the client's rounds, and found again by the next run through the keys of the answers
 (``<flight id>.<n>``, carried by the signed ``requestState``, so a client cannot point a retry
 at another flight). Each run hands the answers the client brought to the upstream requests
 waiting for them, then waits for the next event: the upstream's result (the call's answer) or
@@ -161,7 +161,7 @@ class Flight:
                     await wake
                 except BaseException:
                     self._waiting.remove(wake)
-                    if self.expiry is None and not self._waiting:  # no other run, no round to come
+                    if self.running == 1 and self.expiry is None:  # no other run, no round to come
                         self.end()
                     raise
                 self._waiting.remove(wake)
