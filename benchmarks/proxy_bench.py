@@ -14,6 +14,9 @@
   against the same server served over HTTP directly (the client and the server are the same,
   only the hop differs);
 
+* stdio -> stdio, a 2026-07-28 client (no ``initialize``, each request's ``_meta``): directly,
+  and through ``mcpio run "COMMAND"`` (the peers speak 2025-11-25 only);
+
 then a gateway over 10 upstreams: its memory and its cold start against the upstreams' own.
 Each route's p50 is printed against its direct call, and mcpio's throughput against each peer
 of its section. A peer that is not installed, does not import or fails is left out with one
@@ -76,7 +79,8 @@ PY = sys.executable
 class Server:
     """One stdio MCP server on pipes."""
 
-    def __init__(self, argv: list[str]) -> None:
+    def __init__(self, argv: list[str], modern: bool = False) -> None:
+        self.modern = modern  # a 2026-07-28 client: no initialize, _meta on every request (call)
         env = bench_env()
         self.err = tempfile.TemporaryFile()
         self.started = time.perf_counter()
@@ -115,7 +119,12 @@ class Server:
         return self.early.pop(id_)
 
     def initialize(self) -> float:
-        """Send initialize; the seconds from spawn to its answer."""
+        """Send initialize (a 2026-07-28 client: ``server/discover``); the seconds from spawn to
+        its answer."""
+        if self.modern:
+            self.send({"jsonrpc": "2.0", "id": 0, "method": "server/discover", "params": {"_meta": MODERN_META}})
+            self.answer(0)
+            return time.perf_counter() - self.started
         self.send(
             {
                 "jsonrpc": "2.0",
@@ -157,27 +166,35 @@ class Server:
 IN_FLIGHT = 500
 
 
-def call(name: str, id_: int, a: int) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": id_,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": {"a": a, "b": 2}},
-    }
+# What a 2026-07-28 client sends with every request (spec: the per-request _meta; no initialize).
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "b", "version": "1"},
+}
 
 
-def latency_and_throughput(argv: list[str], tool: str, calls: int, pipelined: int) -> dict[str, Any]:
-    s = Server(argv)
+def call(name: str, id_: int, a: int, modern: bool = False) -> dict[str, Any]:
+    params: dict[str, Any] = {"name": name, "arguments": {"a": a, "b": 2}}
+    if modern:
+        params["_meta"] = MODERN_META
+    return {"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": params}
+
+
+def latency_and_throughput(
+    argv: list[str], tool: str, calls: int, pipelined: int, modern: bool = False
+) -> dict[str, Any]:
+    s = Server(argv, modern)
     try:
         s.initialize()
         for i in range(20):  # warm-up: every lazy import and cache on the way
-            s.send(call(tool, 1000 + i, i))
+            s.send(call(tool, 1000 + i, i, modern))
             s.answer(1000 + i)
         times = []
         cpu0 = _cpu_s(s.p.pid)
         for i in range(calls):
             t0 = time.perf_counter()
-            s.send(call(tool, i + 1, i))
+            s.send(call(tool, i + 1, i, modern))
             msg = s.answer(i + 1)
             times.append(time.perf_counter() - t0)
             assert msg["result"]["content"][0]["text"] == str(i + 2), msg
@@ -186,7 +203,7 @@ def latency_and_throughput(argv: list[str], tool: str, calls: int, pipelined: in
         for start in range(0, pipelined, IN_FLIGHT):
             batch = range(start, min(start + IN_FLIGHT, pipelined))
             for i in batch:
-                s.send(call(tool, 100_000 + i, i))
+                s.send(call(tool, 100_000 + i, i, modern))
             for i in batch:
                 assert s.answer(100_000 + i)["result"]["content"][0]["text"] == str(i + 2)
         elapsed = time.perf_counter() - t0
@@ -270,14 +287,15 @@ Measure = Callable[[], dict[str, float]]
 
 class Route(NamedTuple):
     name: str
-    section: str  # STDIO, TO_HTTP or FROM_HTTP
+    section: str  # STDIO, MODERN, TO_HTTP or FROM_HTTP
     mcpio: bool  # mcpio's own route (a failure is a bug: the run stops), or a peer's (left out)
     run: Measure | str  # how to measure it, or why a peer is left out
 
 
 STDIO, TO_HTTP, FROM_HTTP = "stdio -> stdio", "stdio -> HTTP", "HTTP -> stdio"
-BASELINE = {STDIO: "direct", TO_HTTP: "direct HTTP", FROM_HTTP: "direct HTTP"}
-OURS = {STDIO: "mcpio proxy", TO_HTTP: "mcpio run URL", FROM_HTTP: "mcpio run CMD -t http"}
+MODERN = "stdio, 2026-07-28"  # stdio -> stdio for a client of the stateless era
+BASELINE = {STDIO: "direct", TO_HTTP: "direct HTTP", FROM_HTTP: "direct HTTP", MODERN: "direct 2026"}
+OURS = {STDIO: "mcpio proxy", TO_HTTP: "mcpio run URL", FROM_HTTP: "mcpio run CMD -t http", MODERN: "mcpio proxy 2026"}
 # A hop that copies bytes and does nothing else (servers/floor_relay.py): no target of its own,
 # what the stdio hops' p50 is read against.
 FLOOR = "floor hop (copies bytes)"
@@ -335,8 +353,8 @@ def routes(folder: Path, url: str, calls: int, pipelined: int) -> list[Route]:
     (directly to ``url``, or to a bridge in front of the stdio server)."""
     cmd = shlex.join([PY, str(UPSTREAM)])
 
-    def stdio(argv: list[str], tool: str = "add") -> Measure:
-        return lambda: latency_and_throughput(argv, tool, calls, pipelined)
+    def stdio(argv: list[str], tool: str = "add", modern: bool = False) -> Measure:
+        return lambda: latency_and_throughput(argv, tool, calls, pipelined, modern)
 
     def served(argv_for: Callable[[int], list[str]]) -> Measure:
         return served_measure(argv_for, calls, pipelined)
@@ -349,6 +367,8 @@ def routes(folder: Path, url: str, calls: int, pipelined: int) -> list[Route]:
         Route(
             "mcpio gateway", STDIO, True, stdio([PY, "-m", "mcpio", "run", str(gateway_config(folder, 1))], "s0__add")
         ),
+        Route("direct 2026", MODERN, True, stdio([PY, str(UPSTREAM)], modern=True)),
+        Route("mcpio proxy 2026", MODERN, True, stdio([PY, "-m", "mcpio", "run", cmd], modern=True)),
         Route("direct HTTP", TO_HTTP, True, lambda: measure(http_port, "/mcp", calls, pipelined)),
         Route("mcpio run URL", TO_HTTP, True, stdio([PY, "-m", "mcpio", "run", url])),
         Route(
@@ -462,7 +482,7 @@ def main(argv: list[str] | None = None) -> int:
     name = "gateway cold start to tools/list <= slowest upstream's + 50 ms"
     targets[name] = memory["list_over_ms"]
     met[name] = targets[name] <= 50
-    for section in (STDIO, TO_HTTP, FROM_HTTP):
+    for section in (STDIO, MODERN, TO_HTTP, FROM_HTTP):
         base = medians[BASELINE[section]]
         ours = medians[OURS[section]]
         print(f"\n{section:<24}{'p50 (us)':>10}{'vs direct':>11}{'calls/s':>10}{'mcpio faster':>14}{'CPU/call':>10}")

@@ -1,7 +1,8 @@
 """Smoke test of benchmarks/proxy_bench.py in quick mode: it runs, every route answered every call
 right (the harness asserts each answer), and the JSON holds every figure. No timing is asserted.
 The peers (FastMCP, mcp-proxy, supergateway) run where installed and are left out with a reason
-otherwise; mcpio's own routes (stdio -> stdio, stdio -> HTTP, HTTP -> stdio) always run."""
+otherwise; mcpio's own routes (stdio -> stdio for a client of either era, stdio -> HTTP,
+HTTP -> stdio) always run."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ MCPIO_ROUTES = {
     "floor hop (copies bytes)",
     "mcpio proxy",
     "mcpio gateway",
+    "direct 2026",
+    "mcpio proxy 2026",
     "direct HTTP",
     "mcpio run URL",
     "mcpio run CMD -t http",
@@ -58,4 +61,5 @@ def test_proxy_bench_quick(tmp_path: Path) -> None:
         assert f"{name} " in proc.stdout
     assert "the stdio hop's floor (a relay copying bytes) is " in proc.stdout
     assert not any("floor hop" in name for name in result["targets"])  # a reference, not a target
+    assert "mcpio proxy 2026 (stdio, 2026-07-28) p50 <= 2x direct 2026" in result["targets"]
     assert "targets:" in proc.stdout and ("PASS" in proc.stdout or "MISS" in proc.stdout)

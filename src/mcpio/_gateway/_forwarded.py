@@ -31,7 +31,7 @@ from .._content import ToolResult
 from .._errors import HeaderMismatch
 from .._server._context import Context, request_context
 from .._server._handlers import called_plainly
-from .._server._mrtr import InputRequired
+from .._server._mrtr import InputRequired, finished
 from .._server._tools import Tool
 from .._versions import RULES, Rules
 
@@ -166,13 +166,11 @@ class _Relaying:
 
     def end(self, result: Any, exc: BaseException | None) -> None:
         """The client's call answered with ``result``, or with what ``exc`` is (the engine's way:
-        ``_answer.finished``: an InputRequired is the call's round; the era's decorations)."""
+        ``_mrtr.finished``: an InputRequired is the call's round; the era's decorations)."""
         if not self.ended:  # once: a cancel may come between the awaited way's end and its callback
             self.ended = True
             pending = exc if isinstance(exc, InputRequired) else None
             if pending is not None or (exc is None and self.rules.result_type):
-                from .._server._answer import finished
-
                 params: Any = self.ev.params  # a dict (relay)
                 try:
                     result, exc = finished(self.server, self.ctx, "tools/call", params, result, pending), None

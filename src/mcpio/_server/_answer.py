@@ -28,7 +28,6 @@ from ._mrtr import InputRequired
 if TYPE_CHECKING:
     from .._protocol._events import RequestReceived
     from .._session import Relayed, Session
-    from ._context import Context
     from ._server import Server
     from ._tools import Tool
 
@@ -60,23 +59,6 @@ def relayed(server: Server, session: Session, ev: RequestReceived) -> Relayed | 
     tool = plain_tool(server, ev.method, ev.params)
     relay = tool.relay if tool is not None else None
     return None if relay is None else relay(server, session, ev)
-
-
-def finished(
-    server: Server, ctx: Context, method: str, params: dict[str, Any], result: Any, pending: InputRequired | None = None
-) -> Any:
-    """What request ``method`` is answered with, from its handler's ``result`` or from ``pending``
-    (the handler's run stopped to ask the client: a 2026-07-28 ``input_required`` round), with the
-    era's decorations: the engine's (``Server._on_request``) and a proxy's relayed call's."""
-    if pending is not None:
-        rounds = ctx._rounds
-        if rounds is None:  # cannot happen: Context asks through rounds only when it has them
-            raise no_rounds(method) from None
-        result = rounds.result(server.state_codec, method, params, pending)
-    rules = ctx.rules
-    if rules is not None and rules.result_type:
-        result = server.decorate(result, rules, method)
-    return result
 
 
 def answer(server: Server, session: Session, ev: RequestReceived) -> bytes | None:

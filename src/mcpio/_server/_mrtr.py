@@ -42,9 +42,13 @@ What the state guarantees:
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import InvalidParams
+
+if TYPE_CHECKING:
+    from ._context import Context
+    from ._server import Server
 
 # hashlib, hmac and json are imported where used: every server builds a StateCodec, few ever
 # seal a requestState, and a stdio server's start-up should not pay for them.
@@ -224,3 +228,22 @@ class Rounds:
             "inputRequests": dict(asked),
             "requestState": codec.seal(request_digest(method, params), known, list(asked), self.round, self.principal),
         }
+
+
+def finished(
+    server: Server, ctx: Context, method: str, params: dict[str, Any], result: Any, pending: InputRequired | None = None
+) -> Any:
+    """What request ``method`` is answered with, from its handler's ``result`` or from ``pending``
+    (the handler's run stopped to ask the client: a 2026-07-28 ``input_required`` round), with the
+    era's decorations: the engine's (``Server._on_request``) and a proxy's relayed call's."""
+    if pending is not None:
+        rounds = ctx._rounds
+        if rounds is None:  # cannot happen: Context asks through rounds only when it has them
+            from ._handlers import no_rounds
+
+            raise no_rounds(method) from None
+        result = rounds.result(server.state_codec, method, params, pending)
+    rules = ctx.rules
+    if rules is not None and rules.result_type:
+        result = server.decorate(result, rules, method)
+    return result

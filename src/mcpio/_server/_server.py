@@ -28,7 +28,7 @@ from ._constructors import FromAPI
 from ._context import Context, request_context
 from ._extensions import ExtensionsMixin, extension_handler
 from ._lifecycle import INFO_FIELDS, NO_CAPABILITIES, capabilities, server_info
-from ._mrtr import InputRequired, StateCodec
+from ._mrtr import InputRequired, StateCodec, finished
 from ._registry import Registry
 from ._result_cap import DEFAULT_MAX_RESULT_BYTES, check_max_result_bytes
 from ._tools import Tool, check_heartbeat, check_task_options
@@ -324,8 +324,8 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
             else:
                 result = await handler(self, ctx, params)
         except InputRequired as pending:
-            return _answer.finished(self, ctx, ev.method, params, None, pending)
-        return _answer.finished(self, ctx, ev.method, params, result)
+            return finished(self, ctx, ev.method, params, None, pending)
+        return finished(self, ctx, ev.method, params, result)
 
     async def _through_middleware(self, handler: Any, method: str, params: dict[str, Any], ctx: Context) -> Any:
         async def innermost(request: Request) -> dict[str, Any]:
