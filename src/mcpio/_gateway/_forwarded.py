@@ -169,11 +169,10 @@ class _Relaying:
         ``_mrtr.finished``: an InputRequired is the call's round; the era's decorations)."""
         if not self.ended:  # once: a cancel may come between the awaited way's end and its callback
             self.ended = True
-            pending = exc if isinstance(exc, InputRequired) else None
-            if pending is not None or (exc is None and self.rules.result_type):
+            if exc is None or isinstance(exc, InputRequired):
                 params: Any = self.ev.params  # a dict (relay)
                 try:
-                    result, exc = finished(self.server, self.ctx, "tools/call", params, result, pending), None
+                    result, exc = finished(self.server, self.ctx, "tools/call", params, result, exc), None
                 except Exception as failed:  # as the engine answers it
                     result, exc = None, failed
             self.session.settle(self.ev, result, exc)

@@ -5,7 +5,8 @@ A legacy upstream asks with a request and waits for the answer; a 2026-07-28 cli
 only through ``input_required`` rounds of its own call (MRTR): the handler's run ends, the
 client retries the call with the answers. So the upstream call cannot live inside one run of
 the handler. It lives in a :class:`Flight`: started by the call's first run (a relayed call's
-when the upstream first asks: :meth:`Flight.adopting`), kept by the proxy across the client's rounds, and found again by the next run through the keys of the answers
+when the upstream first asks: :meth:`Flight.adopting`), kept by the proxy across the client's
+rounds, and found again by the next run through the keys of the answers
 (``<flight id>.<n>``, carried by the signed ``requestState``, so a client cannot point a retry
 at another flight). Each run hands the answers the client brought to the upstream requests
 waiting for them, then waits for the next event: the upstream's result (the call's answer) or
@@ -160,11 +161,11 @@ class Flight:
                 try:
                     await wake
                 except BaseException:
-                    self._waiting.remove(wake)
                     if self.running == 1 and self.expiry is None:  # no other run, no round to come
                         self.end()
                     raise
-                self._waiting.remove(wake)
+                finally:
+                    self._waiting.remove(wake)
                 continue
             n = self.fresh.popleft()
             method, params, answer = self.asked[n]
