@@ -13,11 +13,13 @@ import asyncio
 import contextlib
 import json
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from mcp import Client as SDKClient
 from mcp import StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -279,3 +281,20 @@ def test_mcpio_run_url_sends_concurrent_calls_at_once_over_several_connections()
 
         assert arun(main(), TIMEOUT) == [str(i) for i in range(n)]
     assert len(peers_seen) >= n  # one connection per call in flight (HTTP/1.1 answers one at a time)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a #! script: POSIX")
+def test_mcpio_run_of_a_path_to_a_program_that_is_not_python_proxies_it(tmp_path):
+    """``mcpio run ./bin/some-server`` (a path without ``.py``: an npm package's bin, a shell
+    wrapper) serves that program, as ``mcpio call`` runs the same path; it was imported as
+    Python ("cannot be imported as a Python module")."""
+    script = tmp_path / "bin" / "upstream-server"
+    script.parent.mkdir()
+    script.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(HERE / 'upstream.py'))}\n")
+    script.chmod(0o755)
+
+    async def go() -> None:
+        async with Client([sys.executable, "-m", "mcpio", "run", str(script)], timeout=TIMEOUT) as c:
+            assert (await c.call_tool("echo", {"text": "hi"})).text == "hi"
+
+    arun(go(), timeout=90)

@@ -6,8 +6,9 @@
   stdio-only host needs), logged in with the OAuth client and token store ``mcpio login`` uses,
   or with the headers in ``$MCPIO_HEADERS`` (what ``mcpio install URL --header`` writes for a
   host that starts commands only);
-- a command line (``"npx -y some-server"``), ``CONFIG:NAME``, a host-config name or a command on
-  PATH: that server, proxied (``mcpio run "npx -y x" -t http`` serves a stdio server over HTTP).
+- a command line (``"npx -y some-server"``), ``CONFIG:NAME``, a host-config name, a command on
+  PATH or a path to a program that is not Python (:func:`foreign_program`): that server,
+  proxied (``mcpio run "npx -y x" -t http`` serves a stdio server over HTTP).
 
 Python code (``server.py``, ``FILE.py:OBJECT``, ``package.module[:OBJECT]``) is not a gateway:
 ``None``, and ``mcpio run`` imports and serves it as before.
@@ -34,6 +35,17 @@ def is_gateway_file(target: str) -> bool:
     return target.endswith((".json", ".jsonc")) and os.path.isfile(target)
 
 
+def foreign_program(path: str) -> bool:
+    """Whether ``path`` is a program that is not Python (an executable file whose first line is no
+    Python ``#!``: a node script, a shell wrapper, a binary): ``mcpio run PATH`` proxies it, as
+    ``mcpio call PATH`` runs it. A path to Python code (a file without ``.py``) is imported."""
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        return False
+    with open(path, "rb") as f:
+        first = f.readline(256)
+    return not (first.startswith(b"#!") and b"python" in first)
+
+
 def gateway_server(app: str, start_now: bool = True) -> Server | None:
     """The proxy or gateway Server for ``app``, or None when ``app`` names Python code.
     ``start_now``: its stdio upstreams are started now, while it loads the rest of itself (not
@@ -58,7 +70,12 @@ def gateway_server(app: str, start_now: bool = True) -> Server | None:
     if not any(c.isspace() for c in app):
         head, sep, _ = app.rpartition(":")
         config_entry = sep and head.endswith((".json", ".jsonc")) and os.path.isfile(head)
-        python = app.endswith(".py") or (sep and head.endswith(".py")) or os.sep in app or importable(app.split(":")[0])
+        python = (
+            app.endswith(".py")
+            or (sep and head.endswith(".py"))
+            or (os.sep in app and not foreign_program(app))
+            or importable(app.split(":")[0])
+        )
         if python and not config_entry:
             return None  # Python code: imported and served by mcpio run
     spec = resolve(app)  # a command line, CONFIG:NAME, a host-config name, a command on PATH
