@@ -93,6 +93,30 @@ def test_an_upstream_killed_mid_call_gives_an_error_and_is_started_again():
     arun(go(), timeout=60)
 
 
+def test_clients_of_one_proxy_in_memory_share_its_upstream_until_the_last_one_leaves():
+    """``Client(proxy)`` twice at once: the first leaving closes nothing the second uses (the
+    lifespan holding the upstream connections ends with the last connection), and the second's
+    calls reach the same upstream process, not a restarted one."""
+    proxy = Server.proxy(UPSTREAM, name="up")
+
+    async def go():
+        first = Client(proxy, timeout=30)
+        await first.connect()
+        try:
+            async with Client(proxy, timeout=30) as second:
+                upstream = (await first.call_tool("pid", {})).data
+                assert (await second.call_tool("pid", {})).data == upstream
+                await first.aclose()
+                assert (await second.call_tool("echo", {"text": "still here"})).text == "still here"
+                assert (await second.call_tool("pid", {})).data == upstream
+        finally:
+            await first.aclose()
+        with pytest.raises(ProcessLookupError):  # the last one out stopped the upstream
+            os.kill(upstream, 0)
+
+    arun(go(), timeout=60)
+
+
 @pytest.fixture(scope="module")
 def everything():
     """One proxy of server-everything for the module (a Node cold start is the cost of these

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from mcpio import Context, Server
+from mcpio import Client, Context, Server
 from tests.server.peer import LEGACY, Peer, arun, since, within
 
 
@@ -276,5 +276,75 @@ def test_lifespan_value_reaches_handlers_entered_once_and_exited_at_the_end():
             assert server.lifespan_value == {"db": "connection-1"}  # what ctx.lifespan reads
         assert events == ["enter", "exit"]
         assert server.lifespan_value is None
+
+    arun(go())
+
+
+def test_connections_served_at_once_share_one_lifespan_until_the_last_one_leaves():
+    """Two in-memory clients of one server: the lifespan is entered by the first, still held for
+    the second after the first leaves, exited when the last leaves (in the task that entered it:
+    a task group in the lifespan closes cleanly), and entered anew by a later connection."""
+    events = []
+
+    @contextlib.asynccontextmanager
+    async def lifespan(server):
+        events.append("enter")
+        async with asyncio.TaskGroup() as group:  # bound to the task that enters it
+            group.create_task(asyncio.sleep(0))
+            try:
+                yield {"db": f"connection-{events.count('enter')}"}
+            finally:
+                events.append("exit")
+
+    server = Server("life", lifespan=lifespan)
+
+    @server.tool
+    async def which_db(ctx: Context) -> str:
+        return ctx.lifespan["db"]
+
+    async def go():
+        async with contextlib.AsyncExitStack() as first_only:
+            first = await first_only.enter_async_context(Client(server))
+            async with Client(server) as second:
+                assert (await first.call_tool("which_db")).text == "connection-1"
+                await first_only.aclose()  # the first leaves; the second still uses the lifespan
+                assert events == ["enter"]
+                assert (await second.call_tool("which_db")).text == "connection-1"
+            assert events == ["enter", "exit"]
+        async with Client(server) as third:
+            assert (await third.call_tool("which_db")).text == "connection-2"
+        assert events == ["enter", "exit", "enter", "exit"]
+        assert server.lifespan_value is None
+
+    arun(go())
+
+
+def test_a_lifespan_that_fails_to_start_fails_each_waiting_connection_and_is_tried_again():
+    starts = []
+
+    @contextlib.asynccontextmanager
+    async def lifespan(server):
+        starts.append(1)
+        await asyncio.sleep(0)  # both connections wait on this start
+        if len(starts) == 1:
+            raise RuntimeError("database unreachable")
+        yield "up"
+
+    server = Server("life", lifespan=lifespan)
+
+    @server.tool
+    async def state(ctx: Context) -> str:
+        return ctx.lifespan
+
+    async def connect() -> str:
+        async with Client(server) as client:
+            return (await client.call_tool("state")).text
+
+    async def go():
+        failed = await asyncio.gather(connect(), connect(), return_exceptions=True)
+        assert all("the server stopped: RuntimeError: database unreachable" in str(e) for e in failed), failed
+        assert len(starts) == 1
+        assert await connect() == "up"
+        assert len(starts) == 2
 
     arun(go())

@@ -54,7 +54,7 @@ from ._results import (
     wrap_list,
     wraps_result,
 )
-from ._target import make_transport
+from ._target import closed_error, make_transport
 from ._tasks import StatusWatch, called_as_task, calls_as_tasks, legacy_task_call
 
 if TYPE_CHECKING:
@@ -262,9 +262,7 @@ class Client(Declaring):
         """The error for ``what`` failing because the connection ended (exit code, stderr)."""
         if self._offers.closed_error is not None:
             return cast(MCPError, await self._offers.closed_error(what))
-        if isinstance(exc, MCPError):
-            return exc
-        return ConnectionClosed(f"{what} failed: {exc}")
+        return closed_error(what, exc, self._tasks)
 
     # ------------------------------------------------------------------ what the server said
     @property

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._errors import ConnectionClosed, MCPError
 from .._transports._base import Transport
 
 if TYPE_CHECKING:  # asyncio is imported for an in-memory server: `mcpio run "CMD"` resolves its target without it
@@ -68,6 +69,15 @@ def command_for(target: str | os.PathLike[str] | Sequence[str]) -> list[str]:
     if len(argv) == 1 and argv[0].endswith(".py") and not os.path.exists(argv[0]):
         raise UnsupportedTarget(f"{argv[0]}: no such file")
     return argv
+
+
+def closed_error(what: str, exc: BaseException, tasks: list[asyncio.Task[Any]]) -> MCPError:
+    """The error for ``what`` failing because the connection ended with ``exc``, for a transport
+    that cannot tell why: an in-memory server's error, if its task (``make_transport``) failed."""
+    for task in tasks:
+        if task.done() and not task.cancelled() and (error := task.exception()) is not None:
+            return ConnectionClosed(f"{what} failed: the server stopped: {type(error).__name__}: {error}")
+    return exc if isinstance(exc, MCPError) else ConnectionClosed(f"{what} failed: {exc}")
 
 
 def make_transport(target: Any, spawn: dict[str, Any], tasks: list[asyncio.Task[Any]]) -> Transport:

@@ -31,6 +31,7 @@ from ._lifecycle import INFO_FIELDS, NO_CAPABILITIES, capabilities, server_info
 from ._mrtr import InputRequired, StateCodec, finished
 from ._registry import Registry
 from ._result_cap import DEFAULT_MAX_RESULT_BYTES, check_max_result_bytes
+from ._running import Held
 from ._tools import Tool, check_heartbeat, check_task_options
 
 if TYPE_CHECKING:
@@ -120,6 +121,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         self._binding: _http.HttpBinding | None = None  # what serving over HTTP adds: made by http_app
         self.changes = Changes(self.registry, lambda: self._binding)
         self._lifespan_value: Any = None
+        self._running = Held(self._lifespan_entered)  # the lifespan, shared by concurrent connections
         # List results leave out the items the caller's token lacks the scopes for (HTTP with auth).
         self.hide_unauthorized = hide_unauthorized
         self.telemetry = _otel.wanted(telemetry)  # OpenTelemetry around every request (None: MCPIO_OTEL)
@@ -399,9 +401,13 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         closed ones not yet collected included: a snapshot for the serving loop to notify from."""
         return list(self.changes.sessions)
 
+    def running(self) -> contextlib.AbstractAsyncContextManager[Server]:
+        """Hold the lifespan (and mounted servers') for the block: entered by the first of the
+        connections served at the same time, exited when the last one leaves."""
+        return self._running.use()
+
     @contextlib.asynccontextmanager
-    async def running(self) -> Any:
-        """Enter the lifespan (once) for the duration of serving."""
+    async def _lifespan_entered(self) -> Any:
         import asyncio
 
         _stdio.resume_collection()  # `mcpio run` paused it until serving starts
