@@ -97,6 +97,10 @@ def test_call_takes_positionals_after_double_dash_and_refuses_option_like_tool_n
     assert out.returncode == 2 and "put -- before the positional arguments" in out.stderr, out.stderr
     out = mcpio("call", "--", QUICKSTART, "add", "a=1", "b=2")
     assert (out.returncode, out.stdout) == (0, "3\n"), out.stderr
+    # A program alone, "called" with an option-like tool: the command line was meant quoted.
+    out = mcpio("call", "--", "true", "-m", "some_server", "tool")
+    assert out.returncode == 3 and "the server is the program 'true' alone" in out.stderr, out.stderr
+    assert "mcpio call -- 'true -m …' TOOL" in out.stderr
 
 
 def test_read_and_prompt():
@@ -146,8 +150,12 @@ def test_targets_command_lines_config_names_urls_and_missing_programs(tmp_path):
     out = mcpio("list", "definitely-not-an-mcp-server", env={"PATH": str(tmp_path)})
     assert out.returncode == 3 and "'definitely-not-an-mcp-server' was not found on PATH" in out.stderr
     assert str(tmp_path) in out.stderr
-    out = mcpio("list", f"{sys.executable} -c 'import sys; sys.stderr.write(\"bad token\\n\"); sys.exit(4)'")
+    dying = f"{sys.executable} -c 'import sys; sys.stderr.write(\"bad token\\n\"); sys.exit(4)'"
+    out = mcpio("list", dying)
     assert out.returncode == 3 and "exited with code 4" in out.stderr and "bad token" in out.stderr
+    out = mcpio("list", dying, "--era", "modern")  # its exit, not "does not speak 2026-07-28"
+    assert out.returncode == 3 and "exited with code 4" in out.stderr and "bad token" in out.stderr
+    assert "does not speak" not in out.stderr
 
 
 def test_env_and_verbose_reach_the_server(tmp_path):

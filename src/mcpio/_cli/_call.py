@@ -11,6 +11,7 @@ fails (exit status 2); ``--no-validate`` sends the arguments as they are. ``--``
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -65,6 +66,13 @@ def _check_positionals(args: Any) -> None:
         raise UsageError(
             f"the tool name {clean(args.tool, multiline=False)!r} starts with '-', like an option: to call "
             "a tool with such a name, put -- before the positional arguments (mcpio call -- TARGET TOOL KEY=VALUE …)"
+        )
+    elif args.tool.startswith("-") and " " not in args.target and shutil.which(args.target) is not None:
+        # `mcpio call -- python -m pkg TOOL`: the command line was meant as one argument
+        err(
+            f"mcpio: note: the server is the program {clean(args.target, multiline=False)!r} alone, called "
+            f"with the tool {clean(args.tool, multiline=False)!r}; if that belongs to the command, quote "
+            f"the command line: mcpio call -- {clean(repr(args.target + ' ' + args.tool + ' …'), multiline=False)} TOOL"
         )
     args.arguments = [a for a in args.arguments if a != "--"]  # some Pythons keep a `--` among them
 

@@ -52,6 +52,7 @@ from .._errors import (
     MCPError,
     MethodNotFound,
     RemoteProtocolError,
+    RequestTimeout,
     TransportError,
 )
 from .._session import task_outcome
@@ -153,7 +154,8 @@ class ModernEra:
             try:
                 result = await self.discover(session, client.timeout)
             except MCPError as exc:
-                if exc.code in MODERN_ERROR_CODES:
+                # Only an answer says the server does not speak the era; a server gone or silent does not.
+                if exc.code in MODERN_ERROR_CODES or isinstance(exc, (ConnectionClosed, RequestTimeout)):
                     raise
                 raise MCPError(
                     f"the server does not speak the 2026-07-28 era (server/discover: {exc.message}); "

@@ -22,8 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._session import response_frame
 from .._versions import RULES
-from ._handlers import no_rounds
-from ._mrtr import InputRequired
+from ._mrtr import InputRequired, outcome
 
 if TYPE_CHECKING:
     from .._protocol._events import RequestReceived
@@ -74,13 +73,13 @@ def answer_tool(server: Server, session: Session, ev: RequestReceived, tool: Too
     rules = RULES[ev.version] if ev.version is not None else None
     try:
         announced = server.announced(rules, session, "tools", "tools/call")
+        params: Any = ev.params  # a dict: sync_tool
+        pending = None
         try:
-            arguments = ev.params.get("arguments")  # type: ignore[union-attr]  # a dict: sync_tool
-            result = tool.call_sync(arguments, server, session, announced)
-        except InputRequired:
-            raise no_rounds("tools/call") from None
-        if announced.result_type:
-            result = server.decorate(result, announced, "tools/call")
+            result = tool.call_sync(params.get("arguments"), server, session, announced)
+        except InputRequired as asked:
+            result, pending = None, asked
+        result = outcome(server, announced, None, "tools/call", params, result, pending)
     except Exception as exc:
         return response_frame(ev.id, ev.method, None, exc, session.expose_errors)
     return response_frame(ev.id, ev.method, result, None, session.expose_errors)

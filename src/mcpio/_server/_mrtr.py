@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import InvalidParams
 
 if TYPE_CHECKING:
+    from .._versions import Rules
     from ._context import Context
     from ._server import Server
 
@@ -233,17 +234,30 @@ class Rounds:
 def finished(
     server: Server, ctx: Context, method: str, params: dict[str, Any], result: Any, pending: InputRequired | None = None
 ) -> Any:
-    """What request ``method`` is answered with, from its handler's ``result`` or from ``pending``
-    (the handler's run stopped to ask the client: a 2026-07-28 ``input_required`` round), with the
-    era's decorations: the engine's (``Server._on_request``) and a proxy's relayed call's."""
+    """:func:`outcome` of a request served with ``ctx``: the engine's (``Server._on_request``) and
+    a proxy's relayed call's."""
+    return outcome(server, ctx.rules, ctx._rounds, method, params, result, pending)
+
+
+def outcome(
+    server: Server,
+    rules: Rules | None,
+    rounds: Rounds | None,
+    method: str,
+    params: dict[str, Any],
+    result: Any,
+    pending: InputRequired | None = None,
+) -> Any:
+    """What request ``method`` is answered with under ``rules``, from its handler's ``result`` or
+    from ``pending`` (the handler's run stopped to ask the client: a 2026-07-28 ``input_required``
+    round of ``rounds``), with the era's decorations. Every answer path's (the synchronous one
+    has no ``rounds``: its tools cannot ask)."""
     if pending is not None:
-        rounds = ctx._rounds
-        if rounds is None:  # cannot happen: Context asks through rounds only when it has them
+        if rounds is None:  # a request that cannot ask (Context asks through rounds only when it has them)
             from ._handlers import no_rounds
 
             raise no_rounds(method) from None
         result = rounds.result(server.state_codec, method, params, pending)
-    rules = ctx.rules
     if rules is not None and rules.result_type:
         result = server.decorate(result, rules, method)
     return result
