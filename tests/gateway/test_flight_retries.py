@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from mcpio import Server
 from tests.client.support import arun
@@ -146,3 +149,66 @@ def test_a_retry_cancelled_while_it_waits_leaves_the_flight_to_the_other():
         assert not [m for m in peer.received if m.get("id") == waiting]  # it waited: cancelled, never answered
         # One upstream call: its first question was asked once, each later one once.
         assert caller.asked == ["Your name?", "Your mood?", "sampling/createMessage"]
+
+
+EXPIRED = "did not come back for its input_required round within 0.5 s"
+
+
+@pytest.mark.parametrize("over", ["stdio", "http"])
+def test_a_call_whose_client_does_not_come_back_is_cancelled_upstream_after_the_round_timeout(over):
+    """``Server.proxy(round_timeout=0.5)``: the client gets its call's first round and does not
+    come back within it. The proxy says so in its log and cancels the upstream call; the retry
+    the client sends after that finds no call to join, so the call starts over upstream (its
+    first question is asked again) and then ends normally. On stdio the call was relayed (its
+    flight adopted at the first question), over HTTP awaited: both flights expire."""
+    if over == "stdio":
+        program = (
+            f"from mcpio import Server; Server.proxy({UPSTREAM!r}, name='up', era='legacy', round_timeout=0.5).run()"
+        )
+        with StdioPeer.spawn([sys.executable, "-c", program]) as peer:
+            peer.modern(capabilities=CAPS["io.modelcontextprotocol/clientCapabilities"])
+            caller = Caller(None, "")  # type: ignore[arg-type]  # only its answers(): the calls go on stdio
+
+            def call(extra: dict[str, Any]) -> dict[str, Any]:
+                return peer.request("tools/call", {"name": "interview", "arguments": {}, **extra})["result"]  # type: ignore[no-any-return]
+
+            late = caller.answers(call({}))
+            peer.wait_stderr(EXPIRED)  # the proxy's log (stderr): the round timed out
+            result = call(late)
+            while result.get("resultType") == "input_required":
+                result = call(caller.answers(result))
+            assert result["content"][0]["text"] == TEXT
+            assert caller.asked == ["Your name?", "Your name?", "Your mood?", "sampling/createMessage"]
+        return
+    expired = threading.Event()
+
+    class Watch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if EXPIRED in record.getMessage():
+                expired.set()
+
+    watch, logger = Watch(), logging.getLogger("mcpio.gateway")
+    logger.addHandler(watch)
+    try:
+        with ServerThread(Server.proxy(UPSTREAM, name="up", era="legacy", round_timeout=0.5).http_app()) as served:
+
+            async def go() -> None:
+                async with httpx.AsyncClient(timeout=60) as http:
+                    caller = Caller(http, served.url)
+                    late = caller.answers(await caller.call({}))
+                    assert await asyncio.to_thread(expired.wait, 30)
+                    result = await caller.call(late)
+                    while result.get("resultType") == "input_required":
+                        result = await caller.call(caller.answers(result))
+                    assert result["content"][0]["text"] == TEXT
+                    assert caller.asked == ["Your name?", "Your name?", "Your mood?", "sampling/createMessage"]
+
+            arun(go(), timeout=90)
+    finally:
+        logger.removeHandler(watch)
+
+
+def test_a_round_timeout_must_be_a_positive_number_of_seconds():
+    for bad in (0, -1, "600"):
+        with pytest.raises(ValueError, match="round_timeout must be a positive number of seconds"):
+            Server.proxy(UPSTREAM, round_timeout=bad)  # type: ignore[arg-type]

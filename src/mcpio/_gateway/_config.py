@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from .._host._config import ServerSpec, load_config, servers_of
 from .._naming import namespace_of
 from .._server._server import Server
-from ._proxy import ProxyServer, Upstream
+from ._proxy import ROUND_TIMEOUT, ProxyServer, Upstream
 
 if TYPE_CHECKING:
     import subprocess
@@ -101,13 +101,15 @@ def from_config(
     name: str = "gateway",
     names: list[str] | None = None,
     processes: Mapping[str, subprocess.Popen[bytes]] | None = None,
+    round_timeout: float = ROUND_TIMEOUT,
     **client_options: Any,
 ) -> GatewayServer:
     """The gateway Server of ``config`` (a file path, a host alias such as ``"claude"``, or the
     entries of a file already read: ``load_config``), optionally only the entries ``names``;
     ``client_options`` go to every upstream's Client. ``processes``: entry -> its process,
     started already with the same options (``start_servers``: ``mcpio run mcp.json`` starts them
-    before it loads the gateway), adopted by the upstream's first connection."""
+    before it loads the gateway), adopted by the upstream's first connection. ``round_timeout``:
+    every upstream's (``proxy``)."""
     if isinstance(config, Mapping):
         specs = dict(config)
     else:
@@ -117,7 +119,9 @@ def from_config(
         specs = {n: specs[n] for n in names if n in specs}
     started = processes or {}
     children = {  # begun by their lifespans, awaited by the gateway
-        entry: ProxyServer(spec, entry, client_options, waits=False, process=started.get(entry))
+        entry: ProxyServer(
+            spec, entry, client_options, waits=False, process=started.get(entry), round_timeout=round_timeout
+        )
         for entry, spec in specs.items()
         if not spec.disabled
     }

@@ -53,11 +53,30 @@ class UpstreamError(MCPError):
     """The upstream server could not be reached or went away during the request."""
 
 
+ROUND_TIMEOUT = 600.0  # seconds a call waits for its 2026-07-28 client's next round, by default
+
+
+class Flights(dict[str, "Flight"]):
+    """An upstream's calls that asked their client something (``_rounds.Flight``), by id."""
+
+    def __init__(self, round_timeout: float = ROUND_TIMEOUT) -> None:
+        super().__init__()
+        if not (isinstance(round_timeout, (int, float)) and round_timeout > 0):
+            raise ValueError(f"round_timeout must be a positive number of seconds, not {round_timeout!r}")
+        self.round_timeout = float(round_timeout)  # how long each waits for its client's next round
+
+
 class Upstream:
     """One upstream connection: opened on demand, re-opened after it dies, mirrored into ``server``."""
 
     def __init__(
-        self, server: Server, target: Any, label: str, client_options: dict[str, Any], process: Any = None
+        self,
+        server: Server,
+        target: Any,
+        label: str,
+        client_options: dict[str, Any],
+        process: Any = None,
+        round_timeout: float = ROUND_TIMEOUT,
     ) -> None:
         self.server = server
         self.target = target
@@ -70,7 +89,7 @@ class Upstream:
         # The callers of the requests being forwarded, oldest first: a Context, the Flight of a
         # 2026-07-28 client's call (its Context changes with every round), or a relayed call.
         self.callers: list[Context | Flight | _Relaying] = []
-        self.flights: dict[str, Flight] = {}
+        self.flights = Flights(round_timeout)
         self._background: set[asyncio.Task[Any]] = set()
         self._listed: dict[str, Any] = {}  # kind -> what the upstream listed when last mirrored
         self._watched: dict[str, int] = {}  # upstream URI -> the proxy's subscribers to it
@@ -493,10 +512,17 @@ class ProxyServer(Server):
     begins it, for a parent that holds its requests until it ends (a gateway)."""
 
     def __init__(
-        self, target: Any, label: str, client_options: dict[str, Any], *, waits: bool = True, process: Any = None
+        self,
+        target: Any,
+        label: str,
+        client_options: dict[str, Any],
+        *,
+        waits: bool = True,
+        process: Any = None,
+        round_timeout: float = ROUND_TIMEOUT,
     ) -> None:
         super().__init__(label, lifespan=_connected)
-        self.upstream = Upstream(self, target, label, client_options, process)
+        self.upstream = Upstream(self, target, label, client_options, process, round_timeout)
         self.waits = waits
         self.completion(self._complete)
 
@@ -534,9 +560,17 @@ async def _connected(server: Server) -> AsyncIterator[None]:
         await server.upstream.aclose()
 
 
-def proxy(target: Any, *, name: str | None = None, process: Any = None, **client_options: Any) -> ProxyServer:
+def proxy(
+    target: Any,
+    *,
+    name: str | None = None,
+    process: Any = None,
+    round_timeout: float = ROUND_TIMEOUT,
+    **client_options: Any,
+) -> ProxyServer:
     """The proxy Server of ``target`` (see the module docstring); ``client_options`` go to its ``Client``."""
-    return ProxyServer(target, name or _label(target), client_options, process=process)  # process: see Upstream
+    label = name or _label(target)
+    return ProxyServer(target, label, client_options, process=process, round_timeout=round_timeout)  # process: Upstream
 
 
 def _alive(client: Client) -> bool:

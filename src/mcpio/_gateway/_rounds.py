@@ -10,8 +10,8 @@ rounds, and found again by the next run through the keys of the answers
 (``<flight id>.<n>``, carried by the signed ``requestState``, so a client cannot point a retry
 at another flight). Each run hands the answers the client brought to the upstream requests
 waiting for them, then waits for the next event: the upstream's result (the call's answer) or
-its next request (asked as the next round). A flight nobody comes back for ends after
-:data:`FLIGHT_TTL` seconds, cancelling the upstream call. A flight that has its answer is kept
+its next request (asked as the next round). A flight nobody comes back for ends after its
+proxy's ``round_timeout`` (``_proxy.ROUND_TIMEOUT`` s by default), cancelling the upstream call. A flight that has its answer is kept
 :data:`ANSWERED_TTL` seconds more: a late retry (one the client sent twice, or again after a
 timeout) gets that answer, and the upstream call is not made a second time.
 
@@ -26,13 +26,17 @@ import asyncio
 import collections
 import secrets
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .. import _log
 from .._errors import MCPError
 from .._server._context import Context
 from .._server._mrtr import InputRequired
 
-FLIGHT_TTL = 600.0  # seconds a flight waits for its client's next round
+if TYPE_CHECKING:
+    from ._proxy import Flights
+
+log = _log.logger("mcpio.gateway", globals())
 ANSWERED_TTL = 60.0  # seconds an answered flight still answers a late retry
 
 
@@ -66,7 +70,7 @@ class Flight:
     retry's answer keys name, so what finds it again) and its place in ``flights`` come with its
     first ask, its expiry only when a run ends with the client's round still to come."""
 
-    def __init__(self, flights: dict[str, Flight], start: Callable[[Flight], Awaitable[Any]]) -> None:
+    def __init__(self, flights: Flights, start: Callable[[Flight], Awaitable[Any]]) -> None:
         """``start(flight)``: the upstream call, run in the flight's own task."""
         self.id: str | None = None
         self.flights = flights
@@ -81,7 +85,7 @@ class Flight:
         self.result.add_done_callback(self._woken)
 
     @classmethod
-    def adopting(cls, flights: dict[str, Flight], cancel: Callable[[], Any]) -> Flight:
+    def adopting(cls, flights: Flights, cancel: Callable[[], Any]) -> Flight:
         """A flight for an upstream call in flight already (a relayed call the upstream asked
         something during: ``_forwarded``): its outcome is set on :attr:`result` by whoever has
         the call, and the flight ending before it (:meth:`end`) cancels it with ``cancel``."""
@@ -126,10 +130,18 @@ class Flight:
             if not answer.done():
                 answer.cancel()
 
+    def _expired(self) -> None:
+        log.warning(
+            "a call's client did not come back for its input_required round within %g s: the upstream call is "
+            "cancelled (Server.proxy(round_timeout=) sets how long a call waits)",
+            self.flights.round_timeout,
+        )
+        self.end()
+
     async def run(self, ctx: Context, ask_client: Callable[[Context, str, dict[str, Any], str], Awaitable[Any]]) -> Any:
         """One run of the handler: answer what the client brought, then wait for the next event
         (the upstream's result first, when both are there). A run that ends with a round for the
-        client (InputRequired) leaves the flight waiting for its retry, :data:`FLIGHT_TTL` at most."""
+        client (InputRequired) leaves the flight waiting for its retry, ``flights.round_timeout`` at most."""
         self.ctx = ctx
         if self.expiry is not None:
             self.expiry.cancel()
@@ -140,7 +152,7 @@ class Flight:
         except InputRequired:
             if self.expiry is not None:  # another run's round: the time counts from this one
                 self.expiry.cancel()
-            self.expiry = asyncio.get_running_loop().call_later(FLIGHT_TTL, self.end)
+            self.expiry = asyncio.get_running_loop().call_later(self.flights.round_timeout, self._expired)
             raise
         finally:
             self.running -= 1
@@ -170,7 +182,7 @@ class Flight:
             n = self.fresh.popleft()
             method, params, answer = self.asked[n]
             # Not answered yet: in a round this raises InputRequired and ends the run; the flight
-            # waits (until FLIGHT_TTL). In a task (the proxy's call became one) the client answers
+            # waits (its round_timeout). In a task (the proxy's call became one) the client answers
             # within this run (tasks/update): the answer goes upstream and the run goes on.
             try:
                 answered = await ask_client(ctx, method, params, self.key(n))
@@ -183,7 +195,7 @@ class Flight:
                 answer.set_result(answered)
 
 
-def flight_of(flights: dict[str, Flight], ctx: Context) -> Flight | None:
+def flight_of(flights: Flights, ctx: Context) -> Flight | None:
     """The flight a retry's answers point at, if any."""
     for key in ctx.input_keys:
         flight = flights.get(key.rsplit(".", 1)[0])

@@ -131,27 +131,38 @@ class CatalogMixin:
         catalog.rebuild()
 
     @classmethod
-    def proxy(cls, target: Any, *, name: str | None = None, **client_options: Any) -> Server:
+    def proxy(
+        cls, target: Any, *, name: str | None = None, round_timeout: float = 600.0, **client_options: Any
+    ) -> Server:
         """A server that serves what ``target`` serves (a URL, a command line, a ``.py`` file, a
         :class:`~mcpio.ServerSpec`): every list, call, read, prompt and completion, list_changed,
         progress, cancellation, and sampling/elicitation/roots asked during a call, forwarded.
         The upstream connects when the proxy starts serving and again after it dies.
+        ``round_timeout``: seconds a call the upstream asked something during waits for its
+        2026-07-28 client's next ``input_required`` round before the upstream call is cancelled.
         ``client_options`` go to its :class:`~mcpio.Client` (``headers``, ``auth``, ``env`` …).
         Guide: docs/guides/gateways.md."""
         from .._gateway import proxy
 
-        return proxy(target, name=name, **client_options)
+        return proxy(target, name=name, round_timeout=round_timeout, **client_options)
 
     @classmethod
     def from_config(
-        cls, config: Any, *, name: str = "gateway", names: list[str] | None = None, **client_options: Any
+        cls,
+        config: Any,
+        *,
+        name: str = "gateway",
+        names: list[str] | None = None,
+        round_timeout: float = 600.0,
+        **client_options: Any,
     ) -> Server:
         """One server for every enabled entry of an ``mcpServers`` file (a path, or a host alias
-        such as ``"claude"``), each proxied and mounted under its entry name; an entry's
-        ``"tools": {"allow": [...], "deny": [...]}`` chooses its tools. Guide: docs/guides/gateways.md."""
+        such as ``"claude"``), each proxied (``round_timeout``: :meth:`proxy`'s) and mounted under
+        its entry name; an entry's ``"tools": {"allow": [...], "deny": [...]}`` chooses its tools.
+        Guide: docs/guides/gateways.md."""
         from .._gateway import from_config
 
-        return from_config(config, name=name, names=names, **client_options)
+        return from_config(config, name=name, names=names, round_timeout=round_timeout, **client_options)
 
     def disable(self, names: str | Iterable[str] | None = None, *, tags: str | Iterable[str] | None = None) -> None:
         """Stop serving the tools, prompts and resources named (served names: ``math__add``, a
