@@ -195,6 +195,13 @@ def _run_args(p: argparse.ArgumentParser) -> None:
         help="http: on SIGTERM/Ctrl-C, how long requests in flight may finish (default %(default)g)",
     )
     p.add_argument(
+        "--round-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="a proxied target: how long a call its upstream asked something during waits for a 2026-07-28 "
+        "client's next input_required round (default %(default)g)",
+    )
+    p.add_argument(
         "--reload",
         action="store_true",
         help="stdio: restart the server when a .py file below its folder changes (the host stays connected)",
@@ -228,6 +235,7 @@ RUN_DEFAULTS: dict[str, Any] = {
     "path": "/mcp",
     "workers": 1,
     "grace": 10.0,
+    "round_timeout": 600.0,
     **dict.fromkeys(
         ("auth_issuer", "auth_audience", "auth_scopes", "auth_jwks", "auth_introspect", "auth_client_id")
         + ("auth_token_env", "auth_proxy_upstream", "auth_proxy_authorize_url", "auth_proxy_token_url")

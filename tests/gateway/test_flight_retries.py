@@ -12,6 +12,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import shlex
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -154,18 +156,22 @@ def test_a_retry_cancelled_while_it_waits_leaves_the_flight_to_the_other():
 EXPIRED = "did not come back for its input_required round within 0.5 s"
 
 
-@pytest.mark.parametrize("over", ["stdio", "http"])
+@pytest.mark.parametrize("over", ["stdio", "mcpio run", "http"])
 def test_a_call_whose_client_does_not_come_back_is_cancelled_upstream_after_the_round_timeout(over):
-    """``Server.proxy(round_timeout=0.5)``: the client gets its call's first round and does not
-    come back within it. The proxy says so in its log and cancels the upstream call; the retry
-    the client sends after that finds no call to join, so the call starts over upstream (its
-    first question is asked again) and then ends normally. On stdio the call was relayed (its
-    flight adopted at the first question), over HTTP awaited: both flights expire."""
-    if over == "stdio":
+    """``Server.proxy(round_timeout=0.5)`` (``mcpio run CMD --round-timeout 0.5``): the client gets
+    its call's first round and does not come back within it. The proxy says so in its log and
+    cancels the upstream call; the retry the client sends after that finds no call to join, so
+    the call starts over upstream (its first question is asked again) and then ends normally. On
+    stdio the call was relayed (its flight adopted at the first question), over HTTP awaited:
+    both flights expire."""
+    if over != "http":
         program = (
             f"from mcpio import Server; Server.proxy({UPSTREAM!r}, name='up', era='legacy', round_timeout=0.5).run()"
         )
-        with StdioPeer.spawn([sys.executable, "-c", program]) as peer:
+        argv = [sys.executable, "-c", program]
+        if over == "mcpio run":
+            argv = [sys.executable, "-m", "mcpio", "run", shlex.join(UPSTREAM), "--round-timeout", "0.5"]
+        with StdioPeer.spawn(argv) as peer:
             peer.modern(capabilities=CAPS["io.modelcontextprotocol/clientCapabilities"])
             caller = Caller(None, "")  # type: ignore[arg-type]  # only its answers(): the calls go on stdio
 
@@ -212,3 +218,19 @@ def test_a_round_timeout_must_be_a_positive_number_of_seconds():
     for bad in (0, -1, "600"):
         with pytest.raises(ValueError, match="round_timeout must be a positive number of seconds"):
             Server.proxy(UPSTREAM, round_timeout=bad)  # type: ignore[arg-type]
+    out = subprocess.run(
+        [sys.executable, "-m", "mcpio", "run", shlex.join(UPSTREAM), "--round-timeout", "0"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    assert out.returncode == 2 and "--round-timeout must be a positive number of seconds" in out.stderr
+    out = subprocess.run(  # Python code is served, not proxied: nothing waits for rounds
+        [sys.executable, "-m", "mcpio", "run", str(HERE / "upstream.py"), "--round-timeout", "5"],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    assert out.returncode == 2 and "--round-timeout is for a proxied target" in out.stderr

@@ -133,7 +133,7 @@ class Flight:
     def _expired(self) -> None:
         log.warning(
             "a call's client did not come back for its input_required round within %g s: the upstream call is "
-            "cancelled (Server.proxy(round_timeout=) sets how long a call waits)",
+            "cancelled (round_timeout=, mcpio run --round-timeout, sets how long a call waits)",
             self.flights.round_timeout,
         )
         self.end()
