@@ -319,6 +319,67 @@ def test_connections_served_at_once_share_one_lifespan_until_the_last_one_leaves
     arun(go())
 
 
+def test_one_server_served_on_two_event_loops_at_once_holds_a_lifespan_on_each():
+    """Two threads, each with its event loop and an in-memory client of the same server (two
+    ServerThreads of one module-level server do this): each loop holds the lifespan of its own,
+    one leaving ends only its own, and a third connection later enters it again. (What the
+    lifespan yielded, ``server.lifespan_value``, is one per server: not read here.)"""
+    events = []
+
+    @contextlib.asynccontextmanager
+    async def lifespan(server):
+        events.append("enter")
+        try:
+            yield "db"
+        finally:
+            events.append("exit")
+
+    server = Server("life", lifespan=lifespan)
+
+    @server.tool
+    async def ping() -> str:
+        return "pong"
+
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+
+    async def first():
+        async with Client(server) as client:
+            assert (await client.call_tool("ping")).text == "pong"
+            first_in.set()
+            assert await asyncio.to_thread(second_in.wait, 20)
+        first_out.set()
+
+    async def second():
+        assert await asyncio.to_thread(first_in.wait, 20)
+        async with Client(server) as client:
+            second_in.set()
+            assert await asyncio.to_thread(first_out.wait, 20)
+            assert (await client.call_tool("ping")).text == "pong"  # the other loop's end is not ours
+
+    failures = []
+
+    def run(coro_fn):
+        try:
+            arun(coro_fn())
+        except BaseException as exc:  # reported below, from the test's thread
+            failures.append(exc)
+
+    threads = [threading.Thread(target=run, args=(fn,)) for fn in (first, second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not failures, failures
+    assert events == ["enter", "enter", "exit", "exit"]
+
+    async def third():
+        async with Client(server) as client:
+            return (await client.call_tool("ping")).text
+
+    assert arun(third()) == "pong"
+    assert events == ["enter", "enter", "exit", "exit", "enter", "exit"]
+
+
 def test_a_lifespan_that_fails_to_start_fails_each_waiting_connection_and_is_tried_again():
     starts = []
 

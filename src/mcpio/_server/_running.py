@@ -23,14 +23,11 @@ if TYPE_CHECKING:
 class Held:
     """One async context manager (made by ``enter``) held while anyone uses it."""
 
-    __slots__ = ("enter", "entered", "holder", "release", "users")
+    __slots__ = ("current", "enter")
 
     def __init__(self, enter: Callable[[], contextlib.AbstractAsyncContextManager[Any]]) -> None:
         self.enter = enter
-        self.users = 0
-        self.holder: asyncio.Task[None] | None = None  # holds it open; None when nobody does
-        self.entered: asyncio.Future[Any] | None = None  # what it yielded, or why entering failed
-        self.release: asyncio.Event | None = None  # set when the last user leaves
+        self.current: _Holding | None = None  # the latest time it was entered
 
     @contextlib.asynccontextmanager
     async def use(self) -> AsyncIterator[Any]:
@@ -38,51 +35,64 @@ class Held:
         waiting user's; exiting's is the last user's."""
         import asyncio
 
-        if self.holder is not None and self.holder.get_loop() is not asyncio.get_running_loop():
-            self.users, self.holder = 0, None  # a loop that ended without closing it (not ours to close)
-        while self.users == 0 and self.holder is not None:  # the last one out still closes it
-            await asyncio.wait({self.holder})
-        if self.users == 0:
-            self.entered = asyncio.get_running_loop().create_future()
-            self.release = asyncio.Event()
-            self.holder = asyncio.create_task(self._hold(self.entered, self.release))
-        holder, entered, release = self.holder, self.entered, self.release
-        assert holder is not None and entered is not None and release is not None
-        self.users += 1
+        loop = asyncio.get_running_loop()
+        while True:
+            holding = self.current
+            # Entered anew when it is not held on this loop: never entered, failed to enter,
+            # exited, or held on a loop that ended without exiting it (not ours to close).
+            if holding is None or holding.task.done() or holding.task.get_loop() is not loop:
+                holding = self.current = _Holding(self, loop)
+                break
+            if not holding.release.is_set():
+                break
+            await asyncio.wait({holding.task})  # the last one out still exits it: enter after that
+        holding.users += 1
         awaiting = True
         try:
             # shield: a user cancelled while it starts must not cancel it for the others
-            yield await asyncio.shield(entered)
+            yield await asyncio.shield(holding.entered)
         except GeneratorExit:  # closed unawaited (its loop is gone): nothing more can be awaited
             awaiting = False
             raise
         finally:
-            self.users -= 1
-            if self.users == 0:
-                release.set()
+            holding.users -= 1
+            if holding.users == 0:
+                holding.release.set()
                 if awaiting:
-                    await holder
+                    await holding.task
 
-    async def _hold(self, entered: asyncio.Future[Any], release: asyncio.Event) -> None:
+
+class _Holding:
+    """One time it is held: entered by ``task`` (what it yielded, or why entering failed, is
+    ``entered``), exited when ``release`` is set (its last user left)."""
+
+    __slots__ = ("entered", "release", "task", "users")
+
+    def __init__(self, held: Held, loop: asyncio.AbstractEventLoop) -> None:
+        import asyncio
+
+        self.users = 0
+        self.entered: asyncio.Future[Any] = loop.create_future()
+        self.release = asyncio.Event()
+        self.task: asyncio.Task[None] = loop.create_task(self._hold(held.enter))
+
+    async def _hold(self, enter: Callable[[], contextlib.AbstractAsyncContextManager[Any]]) -> None:
         import asyncio
 
         try:
-            try:
-                manager = self.enter()
-                value = await manager.__aenter__()
-            except asyncio.CancelledError:
-                entered.cancel()
+            manager = enter()
+            value = await manager.__aenter__()
+        except asyncio.CancelledError:
+            self.entered.cancel()
+            raise
+        except BaseException as exc:
+            self.entered.set_exception(exc)
+            return
+        self.entered.set_result(value)
+        try:
+            await self.release.wait()
+        except BaseException as exc:
+            if not await manager.__aexit__(type(exc), exc, exc.__traceback__):
                 raise
-            except BaseException as exc:
-                entered.set_exception(exc)
-                return
-            entered.set_result(value)
-            try:
-                await release.wait()
-            except BaseException as exc:
-                if not await manager.__aexit__(type(exc), exc, exc.__traceback__):
-                    raise
-            else:
-                await manager.__aexit__(None, None, None)
-        finally:
-            self.holder = None
+        else:
+            await manager.__aexit__(None, None, None)
