@@ -319,6 +319,41 @@ def test_connections_served_at_once_share_one_lifespan_until_the_last_one_leaves
     arun(go())
 
 
+def test_a_lifespan_still_starting_when_its_last_user_is_cancelled_is_cancelled_too():
+    """A serving cancelled (SIGTERM, a closed connection) while the lifespan starts stops the
+    start at once, as it did before the lifespan was shared: nothing waits for it to finish
+    starting only to exit it."""
+    events = []
+    starting = asyncio.Event()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(server):
+        events.append("starting")
+        starting.set()
+        try:
+            await asyncio.Event().wait()  # a start that never ends (an upstream that never answers)
+        except asyncio.CancelledError:
+            events.append("start cancelled")
+            raise
+        yield
+
+    server = Server("life", lifespan=lifespan)
+
+    async def serving():
+        async with server.running():
+            events.append("served")  # never
+
+    async def go():
+        task = asyncio.ensure_future(serving())
+        await starting.wait()
+        task.cancel()
+        done, _ = await asyncio.wait({task}, timeout=10)  # (waiting on it must not cancel it again)
+        assert done and task.cancelled(), "the cancelled serving waited for the start to end"
+        assert events == ["starting", "start cancelled"]
+
+    arun(go())
+
+
 def test_one_server_served_on_two_event_loops_at_once_holds_a_lifespan_on_each():
     """Two threads, each with its event loop and an in-memory client of the same server (two
     ServerThreads of one module-level server do this): each loop holds the lifespan of its own,

@@ -58,8 +58,15 @@ class Held:
             holding.users -= 1
             if holding.users == 0:
                 holding.release.set()
+                starting = not holding.entered.done()
+                if starting:  # the last user was cancelled while it started: stop starting it
+                    holding.task.cancel()
                 if awaiting:
-                    await holding.task
+                    try:
+                        await holding.task
+                    except asyncio.CancelledError:
+                        if not starting:  # else the cancellation just made (this user's own is in flight)
+                            raise
 
 
 class _Holding:
