@@ -194,12 +194,14 @@ def _run_args(p: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="http: on SIGTERM/Ctrl-C, how long requests in flight may finish (default %(default)g)",
     )
+    from ._server._mrtr import ROUND_TIMEOUT
+
     p.add_argument(
         "--round-timeout",
         type=float,
         metavar="SECONDS",
         help="a proxied target: how long a call its upstream asked something during waits for a 2026-07-28 "
-        "client's next input_required round (default %(default)g)",
+        f"client's next input_required round (default {ROUND_TIMEOUT:g})",
     )
     p.add_argument(
         "--reload",
@@ -227,7 +229,7 @@ def _run_args(p: argparse.ArgumentParser) -> None:
 #: ``version`` and ``app``. The parser takes them from here (``set_defaults``), and so does
 #: :func:`parse_plain_run` (tests/cli/test_plain_run.py compares the two results).
 RUN_DEFAULTS: dict[str, Any] = {
-    **dict.fromkeys(("openapi", "base_url", "redis", "redis_secret_env")),
+    **dict.fromkeys(("openapi", "base_url", "redis", "redis_secret_env", "round_timeout")),
     **dict.fromkeys(("allow_remote", "legacy_sse", "reload", "otel", "verbose", "http2"), False),
     "transport": "stdio",
     "host": "127.0.0.1",
@@ -235,7 +237,6 @@ RUN_DEFAULTS: dict[str, Any] = {
     "path": "/mcp",
     "workers": 1,
     "grace": 10.0,
-    "round_timeout": 600.0,
     **dict.fromkeys(
         ("auth_issuer", "auth_audience", "auth_scopes", "auth_jwks", "auth_introspect", "auth_client_id")
         + ("auth_token_env", "auth_proxy_upstream", "auth_proxy_authorize_url", "auth_proxy_token_url")

@@ -46,10 +46,12 @@ def foreign_program(path: str) -> bool:
     return not (first.startswith(b"#!") and b"python" in first)
 
 
-def gateway_server(app: str, start_now: bool = True, round_timeout: float = 600.0) -> Server | None:
+def gateway_server(app: str, start_now: bool = True, round_timeout: float | None = None) -> Server | None:
     """The proxy or gateway Server for ``app``, or None when ``app`` names Python code.
     ``start_now``: its stdio upstreams are started now, while it loads the rest of itself (not
-    for forked ``--workers``: each worker starts its own). ``round_timeout``: ``Server.proxy``'s."""
+    for forked ``--workers``: each worker starts its own). ``round_timeout``: ``Server.proxy``'s
+    (None: its default)."""
+    options: dict[str, Any] = {} if round_timeout is None else {"round_timeout": round_timeout}
     from .._host._config import load_config, start_servers
 
     if is_gateway_file(app):
@@ -58,7 +60,7 @@ def gateway_server(app: str, start_now: bool = True, round_timeout: float = 600.
         from .._gateway._config import from_config
 
         name = os.path.splitext(os.path.basename(app))[0]
-        return from_config(specs, name=name, processes=started, round_timeout=round_timeout)
+        return from_config(specs, name=name, processes=started, **options)
     from .._client._target import is_url
     from ._targets import importable, resolve
 
@@ -67,7 +69,7 @@ def gateway_server(app: str, start_now: bool = True, round_timeout: float = 600.
 
         lines = os.environ.pop(BRIDGE_HEADERS, "").splitlines()  # not inherited by anything it starts
         headers = {k.strip(): v.strip() for k, sep, v in (line.partition(":") for line in lines) if sep and k.strip()}
-        return Server.proxy(resolve(app), headers=headers or None, round_timeout=round_timeout)
+        return Server.proxy(resolve(app), headers=headers or None, **options)
     if not any(c.isspace() for c in app):
         head, sep, _ = app.rpartition(":")
         config_entry = sep and head.endswith((".json", ".jsonc")) and os.path.isfile(head)
@@ -83,7 +85,7 @@ def gateway_server(app: str, start_now: bool = True, round_timeout: float = 600.
     started = start_servers({spec.name: spec}) if start_now else {}
     from .._gateway._proxy import proxy
 
-    return proxy(spec, name=spec.name, process=started.get(spec.name), round_timeout=round_timeout)
+    return proxy(spec, name=spec.name, process=started.get(spec.name), **options)
 
 
 async def upstream_states(path: str) -> list[dict[str, Any]]:

@@ -419,14 +419,12 @@ def command(args: Any) -> int:
 
         server, args.app = openapi_server(args)
     elif not _python_file(args.app):  # (a .py file is served as ever, importing nothing more)
-        if not args.round_timeout > 0:
+        if args.round_timeout is not None and not args.round_timeout > 0:
             raise UsageError(f"--round-timeout must be a positive number of seconds, not {args.round_timeout:g}")
         from ._gateway import gateway_server  # a URL, a command line, an mcpServers file: proxied
 
         server = gateway_server(args.app, start_now=args.workers == 1, round_timeout=args.round_timeout)
-    from ..cli import RUN_DEFAULTS
-
-    if args.round_timeout != RUN_DEFAULTS["round_timeout"] and (server is None or args.openapi):
+    if args.round_timeout is not None and (server is None or args.openapi):
         raise UsageError("--round-timeout is for a proxied target: a URL, a command line or an mcpServers file")
     if args.reload:
         if server is not None:
@@ -436,6 +434,7 @@ def command(args: Any) -> int:
         from ._reload import run_with_reload
 
         return run_with_reload(args.app, split_app(args.app)[0], verbose=args.verbose)
+    from ..cli import RUN_DEFAULTS
 
     auth, tls = None, {}
     if any(getattr(args, k, v) != v for k, v in RUN_DEFAULTS.items()):  # else `run TARGET` alone: nothing to check

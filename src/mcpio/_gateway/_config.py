@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from .._host._config import ServerSpec, load_config, servers_of
 from .._naming import namespace_of
+from .._server._mrtr import ROUND_TIMEOUT
 from .._server._server import Server
-from ._proxy import ROUND_TIMEOUT, ProxyServer, Upstream
+from ._proxy import ProxyServer, Upstream
 
 if TYPE_CHECKING:
     import subprocess

@@ -32,6 +32,7 @@ from .._errors import INTERNAL_ERROR, ConnectionClosed, MCPError, TransportError
 from .._host._config import ServerSpec
 from .._naming import strip_uri
 from .._server._context import Context
+from .._server._mrtr import ROUND_TIMEOUT
 from .._server._resources import Prompt, Resource
 from .._server._server import Server
 from .._server._stdio import settle
@@ -51,9 +52,6 @@ log = _log.logger("mcpio.gateway", globals())
 
 class UpstreamError(MCPError):
     """The upstream server could not be reached or went away during the request."""
-
-
-ROUND_TIMEOUT = 600.0  # seconds a call waits for its 2026-07-28 client's next round, by default
 
 
 class Flights(dict[str, "Flight"]):

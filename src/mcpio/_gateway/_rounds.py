@@ -11,9 +11,10 @@ rounds, and found again by the next run through the keys of the answers
 at another flight). Each run hands the answers the client brought to the upstream requests
 waiting for them, then waits for the next event: the upstream's result (the call's answer) or
 its next request (asked as the next round). A flight nobody comes back for ends after its
-proxy's ``round_timeout`` (``_proxy.ROUND_TIMEOUT`` s by default), cancelling the upstream call. A flight that has its answer is kept
-:data:`ANSWERED_TTL` seconds more: a late retry (one the client sent twice, or again after a
-timeout) gets that answer, and the upstream call is not made a second time.
+proxy's ``round_timeout`` (``_mrtr.ROUND_TIMEOUT`` s by default), cancelling the upstream call.
+A flight that has its answer is kept :data:`ANSWERED_TTL` seconds more: a late retry (one the
+client sent twice, or again after a timeout) gets that answer, and the upstream call is not
+made a second time.
 
 The reverse direction needs nothing here: a 2026-07-28 upstream's ``input_required`` results
 are answered by the proxy's upstream Client through the same handlers, which ask the caller as

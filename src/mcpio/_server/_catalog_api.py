@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from ._mrtr import ROUND_TIMEOUT
 from ._registry import NOTIFY, Registry
 
 if TYPE_CHECKING:
@@ -132,7 +133,7 @@ class CatalogMixin:
 
     @classmethod
     def proxy(
-        cls, target: Any, *, name: str | None = None, round_timeout: float = 600.0, **client_options: Any
+        cls, target: Any, *, name: str | None = None, round_timeout: float = ROUND_TIMEOUT, **client_options: Any
     ) -> Server:
         """A server that serves what ``target`` serves (a URL, a command line, a ``.py`` file, a
         :class:`~mcpio.ServerSpec`): every list, call, read, prompt and completion, list_changed,
@@ -153,7 +154,7 @@ class CatalogMixin:
         *,
         name: str = "gateway",
         names: list[str] | None = None,
-        round_timeout: float = 600.0,
+        round_timeout: float = ROUND_TIMEOUT,
         **client_options: Any,
     ) -> Server:
         """One server for every enabled entry of an ``mcpServers`` file (a path, or a host alias

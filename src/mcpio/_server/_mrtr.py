@@ -54,6 +54,9 @@ if TYPE_CHECKING:
 # hashlib, hmac and json are imported where used: every server builds a StateCodec, few ever
 # seal a requestState, and a stdio server's start-up should not pay for them.
 
+# Seconds a proxied call the upstream asked something during waits for its client's next round,
+# by default (``Server.proxy(round_timeout=)``: ``_gateway._rounds``).
+ROUND_TIMEOUT = 600.0
 STATE_VERSION = "v1"
 # What a well-formed answer to each input request looks like (the result types of the
 # legacy requests they replace): a missing or malformed answer is asked for again.
