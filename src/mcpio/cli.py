@@ -194,14 +194,12 @@ def _run_args(p: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="http: on SIGTERM/Ctrl-C, how long requests in flight may finish (default %(default)g)",
     )
-    from ._server._mrtr import ROUND_TIMEOUT
-
     p.add_argument(
         "--round-timeout",
         type=float,
         metavar="SECONDS",
         help="a proxied target: how long a call its upstream asked something during waits for a 2026-07-28 "
-        f"client's next input_required round (default {ROUND_TIMEOUT:g})",
+        "client's next input_required round (default 600)",  # _mrtr.ROUND_TIMEOUT: --help loads no server code
     )
     p.add_argument(
         "--reload",

@@ -23,6 +23,7 @@ import httpx
 import pytest
 
 from mcpio import Server
+from mcpio._server._mrtr import ROUND_TIMEOUT
 from tests.client.support import arun
 from tests.http.conftest import modern, modern_headers
 from tests.support.http import ServerThread
@@ -234,3 +235,5 @@ def test_a_round_timeout_must_be_a_positive_number_of_seconds():
         timeout=60,
     )
     assert out.returncode == 2 and "--round-timeout is for a proxied target" in out.stderr
+    usage = subprocess.run([sys.executable, "-m", "mcpio", "run", "--help"], capture_output=True, text=True, timeout=60)
+    assert f"(default {ROUND_TIMEOUT:g})" in " ".join(usage.stdout.split())  # the help says the default
