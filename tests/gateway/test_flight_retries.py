@@ -4,12 +4,15 @@ sends one retry twice at once (as a client that timed out and tried again would)
 join the same upstream call, which runs once, and each ends, through its own rounds if it gets
 any, with that call's one answer; and a retry sent again after the call was answered gets that
 answer, not a second run of the upstream call; and a retry the client cancels while it waits
-leaves the flight to the retry that got the next round. Real HTTP (uvicorn on 127.0.0.1), raw
-POSTs, or a proxy process on stdio; a real upstream process (``upstream.py``)."""
+leaves the flight to the retry that got the next round; and a call whose client does not come
+back within the proxy's ``round_timeout`` is cancelled upstream, and its late retry starts it
+over. Real HTTP (uvicorn on 127.0.0.1), raw POSTs, or a proxy process on stdio; a real upstream
+process (``upstream.py``)."""
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 import shlex
@@ -23,7 +26,6 @@ import httpx
 import pytest
 
 from mcpio import Server
-from mcpio._server._mrtr import ROUND_TIMEOUT
 from tests.client.support import arun
 from tests.http.conftest import modern, modern_headers
 from tests.support.http import ServerThread
@@ -236,4 +238,5 @@ def test_a_round_timeout_must_be_a_positive_number_of_seconds():
     )
     assert out.returncode == 2 and "--round-timeout is for a proxied target" in out.stderr
     usage = subprocess.run([sys.executable, "-m", "mcpio", "run", "--help"], capture_output=True, text=True, timeout=60)
-    assert f"(default {ROUND_TIMEOUT:g})" in " ".join(usage.stdout.split())  # the help says the default
+    default = inspect.signature(Server.proxy).parameters["round_timeout"].default
+    assert f"(default {default:g})" in " ".join(usage.stdout.split())  # the help says the API's default
