@@ -419,8 +419,13 @@ def command(args: Any) -> int:
 
         server, args.app = openapi_server(args)
     elif not _python_file(args.app):  # (a .py file is served as ever, importing nothing more)
-        if args.round_timeout is not None and not args.round_timeout > 0:
-            raise UsageError(f"--round-timeout must be a positive number of seconds, not {args.round_timeout:g}")
+        if args.round_timeout is not None:  # refused before any upstream starts
+            from .._server._mrtr import round_timeout_checked
+
+            try:
+                round_timeout_checked(args.round_timeout, "--round-timeout")
+            except ValueError as exc:
+                raise UsageError(str(exc)) from None
         from ._gateway import gateway_server  # a URL, a command line, an mcpServers file: proxied
 
         server = gateway_server(args.app, start_now=args.workers == 1, round_timeout=args.round_timeout)

@@ -32,7 +32,7 @@ from .._errors import INTERNAL_ERROR, ConnectionClosed, MCPError, TransportError
 from .._host._config import ServerSpec
 from .._naming import strip_uri
 from .._server._context import Context
-from .._server._mrtr import ROUND_TIMEOUT
+from .._server._mrtr import ROUND_TIMEOUT, round_timeout_checked
 from .._server._resources import Prompt, Resource
 from .._server._server import Server
 from .._server._stdio import settle
@@ -59,9 +59,7 @@ class Flights(dict[str, "Flight"]):
 
     def __init__(self, round_timeout: float = ROUND_TIMEOUT) -> None:
         super().__init__()
-        if not (isinstance(round_timeout, (int, float)) and round_timeout > 0):
-            raise ValueError(f"round_timeout must be a positive number of seconds, not {round_timeout!r}")
-        self.round_timeout = float(round_timeout)  # how long each waits for its client's next round
+        self.round_timeout = round_timeout_checked(round_timeout)  # how long each waits for its client's next round
 
 
 class Upstream:

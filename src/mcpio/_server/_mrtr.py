@@ -58,6 +58,15 @@ if TYPE_CHECKING:
 # by default (``Server.proxy(round_timeout=)``: ``_gateway._rounds``).
 ROUND_TIMEOUT = 600.0
 STATE_VERSION = "v1"
+
+
+def round_timeout_checked(seconds: object, name: str = "round_timeout") -> float:
+    """``seconds`` as a round timeout; ValueError, naming ``name``, unless a positive number."""
+    if isinstance(seconds, bool) or not (isinstance(seconds, (int, float)) and seconds > 0):
+        raise ValueError(f"{name} must be a positive number of seconds, not {seconds!r}")
+    return float(seconds)
+
+
 # What a well-formed answer to each input request looks like (the result types of the
 # legacy requests they replace): a missing or malformed answer is asked for again.
 ANSWER_SHAPES = {
