@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mcpio import Server
+from mcpio import ConfigError, Server, load_config
 from tests.client.support import arun
 from tests.http.conftest import modern, modern_headers
 from tests.support.http import ServerThread
@@ -159,9 +159,10 @@ def test_a_retry_cancelled_while_it_waits_leaves_the_flight_to_the_other():
 EXPIRED = "did not come back for its input_required round within 0.5 s"
 
 
-@pytest.mark.parametrize("over", ["stdio", "mcpio run", "http"])
-def test_a_call_whose_client_does_not_come_back_is_cancelled_upstream_after_the_round_timeout(over):
-    """``Server.proxy(round_timeout=0.5)`` (``mcpio run CMD --round-timeout 0.5``): the client gets
+@pytest.mark.parametrize("over", ["stdio", "mcpio run", "mcpServers entry", "http"])
+def test_a_call_whose_client_does_not_come_back_is_cancelled_upstream_after_the_round_timeout(over, tmp_path):
+    """``Server.proxy(round_timeout=0.5)`` (``mcpio run CMD --round-timeout 0.5``, or a gateway
+    file's entry with ``"roundTimeout": 0.5``, its gateway left at the default): the client gets
     its call's first round and does not come back within it. The proxy says so in its log and
     cancels the upstream call; the retry the client sends after that finds no call to join, so
     the call starts over upstream (its first question is asked again) and then ends normally. On
@@ -172,14 +173,19 @@ def test_a_call_whose_client_does_not_come_back_is_cancelled_upstream_after_the_
             f"from mcpio import Server; Server.proxy({UPSTREAM!r}, name='up', era='legacy', round_timeout=0.5).run()"
         )
         argv = [sys.executable, "-c", program]
+        tool = "interview"
         if over == "mcpio run":
             argv = [sys.executable, "-m", "mcpio", "run", shlex.join(UPSTREAM), "--round-timeout", "0.5"]
+        elif over == "mcpServers entry":
+            entry = {"command": UPSTREAM[0], "args": UPSTREAM[1:], "roundTimeout": 0.5}
+            (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"up": entry}}))
+            argv, tool = [sys.executable, "-m", "mcpio", "run", str(tmp_path / "mcp.json")], "up__interview"
         with StdioPeer.spawn(argv) as peer:
             peer.modern(capabilities=CAPS["io.modelcontextprotocol/clientCapabilities"])
             caller = Caller(None, "")  # type: ignore[arg-type]  # only its answers(): the calls go on stdio
 
             def call(extra: dict[str, Any]) -> dict[str, Any]:
-                return peer.request("tools/call", {"name": "interview", "arguments": {}, **extra})["result"]  # type: ignore[no-any-return]
+                return peer.request("tools/call", {"name": tool, "arguments": {}, **extra})["result"]  # type: ignore[no-any-return]
 
             late = caller.answers(call({}))
             peer.wait_stderr(EXPIRED)  # the proxy's log (stderr): the round timed out
@@ -217,7 +223,7 @@ def test_a_call_whose_client_does_not_come_back_is_cancelled_upstream_after_the_
         logger.removeHandler(watch)
 
 
-def test_a_round_timeout_must_be_a_positive_number_of_seconds():
+def test_a_round_timeout_must_be_a_positive_number_of_seconds(tmp_path):
     for bad in (0, -1, "600"):
         with pytest.raises(ValueError, match="round_timeout must be a positive number of seconds"):
             Server.proxy(UPSTREAM, round_timeout=bad)  # type: ignore[arg-type]
@@ -229,6 +235,9 @@ def test_a_round_timeout_must_be_a_positive_number_of_seconds():
         timeout=60,
     )
     assert out.returncode == 2 and "--round-timeout must be a positive number of seconds" in out.stderr
+    (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"up": {"command": "x", "roundTimeout": "ten"}}}))
+    with pytest.raises(ConfigError, match="server 'up': \"roundTimeout\" must be a positive number of seconds"):
+        load_config(tmp_path / "mcp.json")
     out = subprocess.run(  # Python code is served, not proxied: nothing waits for rounds
         [sys.executable, "-m", "mcpio", "run", str(HERE / "upstream.py"), "--round-timeout", "5"],
         capture_output=True,

@@ -110,7 +110,7 @@ def from_config(
     ``client_options`` go to every upstream's Client. ``processes``: entry -> its process,
     started already with the same options (``start_servers``: ``mcpio run mcp.json`` starts them
     before it loads the gateway), adopted by the upstream's first connection. ``round_timeout``:
-    every upstream's (``proxy``)."""
+    every upstream's (``proxy``) but an entry's with a ``"roundTimeout"`` of its own."""
     if isinstance(config, Mapping):
         specs = dict(config)
     else:

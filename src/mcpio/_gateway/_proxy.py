@@ -85,7 +85,7 @@ class Upstream:
         # The callers of the requests being forwarded, oldest first: a Context, the Flight of a
         # 2026-07-28 client's call (its Context changes with every round), or a relayed call.
         self.callers: list[Context | Flight | _Relaying] = []
-        self.flights = Flights(round_timeout)
+        self.flights = Flights(getattr(target, "round_timeout", None) or round_timeout)  # a ServerSpec's own first
         self._background: set[asyncio.Task[Any]] = set()
         self._listed: dict[str, Any] = {}  # kind -> what the upstream listed when last mirrored
         self._watched: dict[str, int] = {}  # upstream URI -> the proxy's subscribers to it

@@ -60,6 +60,9 @@ class ServerSpec(msgspec.Struct, frozen=True):
     # "tools": {"allow": [...], "deny": [...]}: the tools a gateway serves of this entry (None: all)
     tools_allow: tuple[str, ...] | None = None
     tools_deny: tuple[str, ...] = ()
+    # "roundTimeout": seconds a proxied call waits for its client's next input_required round
+    # (None: the gateway's round_timeout)
+    round_timeout: float | None = None
 
     @property
     def is_remote(self) -> bool:
@@ -284,6 +287,14 @@ def _entry(name: str, e: Any, source: str, workspace: str | None) -> ServerSpec:
         for k in ("allow", "deny")
     ):
         raise ConfigError(f'{source}: server {name!r}: "tools" must be {{"allow": [names], "deny": [names]}}')
+    round_timeout = e.get("roundTimeout")
+    if round_timeout is not None:
+        from .._server._mrtr import round_timeout_checked
+
+        try:
+            round_timeout = round_timeout_checked(round_timeout, '"roundTimeout"')
+        except ValueError as exc:
+            raise ConfigError(f"{source}: server {name!r}: {exc}") from None
     return ServerSpec(
         name=name,
         command=command,
@@ -300,6 +311,7 @@ def _entry(name: str, e: Any, source: str, workspace: str | None) -> ServerSpec:
         oauth=dict(oauth) if isinstance(oauth, dict) else {},
         tools_allow=tuple(tools["allow"]) if "allow" in tools else None,
         tools_deny=tuple(tools.get("deny", ())),
+        round_timeout=round_timeout,
     )
 
 
