@@ -59,7 +59,7 @@ from ._replies import (
     response_frame,
     task_outcome,
 )
-from ._transports._base import Transport, abilities, serving
+from ._transports._base import Transport, abilities, related, serving
 
 log = logging.getLogger("mcpio.session")
 
@@ -439,6 +439,10 @@ class Session:
         self.connection.close()
 
     # ------------------------------------------------------------------ sending
+    def related(self, id_: Any, sending: Awaitable[Any]) -> Awaitable[Any]:
+        """``sending`` (what request ``id_``'s handler sends), to await, related to it (``_base.related``)."""
+        return related(self._routing_key, id_, sending)
+
     def _send_obj(self, obj: Any) -> Awaitable[None]:
         return self.transport.send(rpc.encode(obj))
 

@@ -294,10 +294,8 @@ class Context:
         await self._related(self.session.notify("notifications/progress", params))
 
     def _related(self, sending: Awaitable[T]) -> Awaitable[T]:
-        """``sending`` (to this request's client) related to this request (``_base.related``)."""
-        from .._transports._base import related
-
-        return related(self.session.transport, self.request_id, sending)
+        """``sending`` (to this request's client) related to this request (``Session.related``)."""
+        return self.session.related(self.request_id, sending)
 
     # ---------------------------------------------------------------- logging
     async def log(self, level: str, data: Any, *, logger: str | None = None) -> None:

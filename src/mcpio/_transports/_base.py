@@ -100,14 +100,19 @@ def routing_key(transport: Any) -> Any:
     return transport if key is None else key
 
 
-async def related(transport: Any, request_id: Any, sending: Awaitable[T]) -> T:
-    """Await ``sending`` (what a handler sends its client) related to request ``request_id`` of
-    ``transport``'s session: a transport with several streams puts it on that request's own (legacy
-    Streamable HTTP: the POST's SSE stream) by :data:`serving`, which names that request in its own
-    task but not in another's, such as a proxy's forwarding what its upstream asks or says."""
-    relation = (routing_key(transport), request_id)
+def related(key: Any, request_id: Any, sending: Awaitable[T]) -> Awaitable[T]:
+    """``sending`` (what a handler sends its client), to await, related to request ``request_id``
+    of the session on the transport whose :func:`routing_key` is ``key``: a transport with several
+    streams puts it on that request's own (legacy Streamable HTTP: the POST's SSE stream) by
+    :data:`serving`, which names that request in its own task but not in another's, such as a
+    proxy's forwarding what its upstream asks or says."""
+    relation = (key, request_id)
     if request_id is None or serving.get() == relation:
-        return await sending
+        return sending  # the request's own task (or none to name): awaited as it is, no frame of ours
+    return _relating(relation, sending)
+
+
+async def _relating(relation: tuple[Any, Any], sending: Awaitable[T]) -> T:
     token = serving.set(relation)
     try:
         return await sending
