@@ -357,39 +357,49 @@ def test_a_lifespan_still_starting_when_its_last_user_is_cancelled_is_cancelled_
 def test_one_server_served_on_two_event_loops_at_once_holds_a_lifespan_on_each():
     """Two threads, each with its event loop and an in-memory client of the same server (two
     ServerThreads of one module-level server do this): each loop holds the lifespan of its own,
-    one leaving ends only its own, and a third connection later enters it again. (What the
-    lifespan yielded, ``server.lifespan_value``, is one per server: not read here.)"""
+    and its handlers read what their own loop's lifespan yielded (``ctx.lifespan``, from an async
+    tool and from a sync one in a worker thread); one leaving ends only its own, and a third
+    connection later enters it again."""
     events = []
 
     @contextlib.asynccontextmanager
     async def lifespan(server):
         events.append("enter")
         try:
-            yield "db"
+            yield f"db-{events.count('enter')}"
         finally:
             events.append("exit")
 
     server = Server("life", lifespan=lifespan)
 
     @server.tool
-    async def ping() -> str:
-        return "pong"
+    async def ping(ctx: Context) -> str:
+        return f"pong from {ctx.lifespan}"
+
+    @server.tool(inline=False)
+    def ping_in_a_thread(ctx: Context) -> str:
+        return f"pong from {ctx.lifespan}"
+
+    async def pings(client: Client) -> set[str]:
+        return {(await client.call_tool(name)).text for name in ("ping", "ping_in_a_thread")}
 
     first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
 
     async def first():
         async with Client(server) as client:
-            assert (await client.call_tool("ping")).text == "pong"
+            assert await pings(client) == {"pong from db-1"}
             first_in.set()
             assert await asyncio.to_thread(second_in.wait, 20)
+            assert await pings(client) == {"pong from db-1"}  # not the other loop's, entered since
         first_out.set()
 
     async def second():
         assert await asyncio.to_thread(first_in.wait, 20)
         async with Client(server) as client:
+            assert await pings(client) == {"pong from db-2"}
             second_in.set()
             assert await asyncio.to_thread(first_out.wait, 20)
-            assert (await client.call_tool("ping")).text == "pong"  # the other loop's end is not ours
+            assert await pings(client) == {"pong from db-2"}  # the other loop's end is not ours
 
     failures = []
 
@@ -409,9 +419,9 @@ def test_one_server_served_on_two_event_loops_at_once_holds_a_lifespan_on_each()
 
     async def third():
         async with Client(server) as client:
-            return (await client.call_tool("ping")).text
+            return await pings(client)
 
-    assert arun(third()) == "pong"
+    assert arun(third()) == {"pong from db-3"}
     assert events == ["enter", "enter", "exit", "exit", "enter", "exit"]
 
 

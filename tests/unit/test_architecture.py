@@ -333,11 +333,11 @@ def test_server_private_state_is_read_in_its_own_module_only():
 def test_a_reintroduced_private_reach_is_found():
     sources = {
         "mcpio._server._changes": "class ChangesMixin:\n    def f(self):\n        return self._binding\n",
-        "mcpio._server._context": "def g(ctx):\n    return (ctx.owner or ctx.server)._lifespan_value\n",
+        "mcpio._server._context": "def g(ctx):\n    return (ctx.owner or ctx.server)._lifespan_values\n",
         "mcpio._server._server": "class Server:\n    def h(self):\n        return self._binding\n",
         "mcpio._gateway._config": "class G:\n    async def _on_request(self, s, ev):\n        return await super()._on_request(s, ev)\n",
     }
     assert server_private_reaches(sources) == [
         "mcpio._server._changes:3: self._binding",
-        "mcpio._server._context:2: (ctx.owner or ctx.server)._lifespan_value",
+        "mcpio._server._context:2: (ctx.owner or ctx.server)._lifespan_values",
     ]

@@ -3,7 +3,8 @@
 ``Server.running()`` is entered by each connection ``Server.serve`` serves (two in-memory
 clients of one server are two), by the HTTP app's lifespan and by a parent for its mounted
 children. The first to enter starts the lifespan, the last to leave ends it: a client that
-leaves early never closes what the others still use (a proxy's upstream connections).
+leaves early never closes what the others still use (a proxy's upstream connections). It is
+held once per event loop: what it holds (connections, tasks) belongs to the loop that made it.
 
 The lifespan runs in a task of its own, so it is entered and exited in the same task whoever
 leaves last (a lifespan that opens a task group or a timeout needs that). asyncio is imported
@@ -23,11 +24,12 @@ if TYPE_CHECKING:
 class Held:
     """One async context manager (made by ``enter``) held while anyone uses it."""
 
-    __slots__ = ("current", "enter")
+    __slots__ = ("enter", "holdings")
 
     def __init__(self, enter: Callable[[], contextlib.AbstractAsyncContextManager[Any]]) -> None:
         self.enter = enter
-        self.current: _Holding | None = None  # the latest time it was entered
+        # event loop -> the latest time it was entered there (what it holds belongs to that loop)
+        self.holdings: dict[Any, _Holding] = {}
 
     @contextlib.asynccontextmanager
     async def use(self) -> AsyncIterator[Any]:
@@ -37,11 +39,12 @@ class Held:
 
         loop = asyncio.get_running_loop()
         while True:
-            holding = self.current
-            # Entered anew when it is not held on this loop: never entered, failed to enter,
-            # exited, or held on a loop that ended without exiting it (not ours to close).
-            if holding is None or holding.task.done() or holding.task.get_loop() is not loop:
-                holding = self.current = _Holding(self, loop)
+            holding = self.holdings.get(loop)
+            # Entered anew when it is not held on this loop: never entered, failed to enter, exited.
+            if holding is None or holding.task.done():
+                for gone in [other for other in list(self.holdings) if other.is_closed()]:
+                    self.holdings.pop(gone, None)  # ended without exiting it: not ours to close
+                holding = self.holdings[loop] = _Holding(self, loop)
                 break
             if not holding.release.is_set():
                 break

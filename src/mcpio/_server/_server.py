@@ -120,7 +120,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         self.registry = Registry()  # what it serves (_registry): the helper modules read it, not the Server
         self._binding: _http.HttpBinding | None = None  # what serving over HTTP adds: made by http_app
         self.changes = Changes(self.registry, lambda: self._binding)
-        self._lifespan_value: Any = None
+        self._lifespan_values: dict[Any, Any] = {}  # event loop -> what the lifespan yielded there
         self._running = Held(self._lifespan_entered)  # the lifespan, shared by concurrent connections
         # List results leave out the items the caller's token lacks the scopes for (HTTP with auth).
         self.hide_unauthorized = hide_unauthorized
@@ -155,8 +155,14 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
 
     @property
     def lifespan_value(self) -> Any:
-        """What ``lifespan`` yielded, while the server runs (``ctx.lifespan``); None otherwise."""
-        return self._lifespan_value
+        """What ``lifespan`` yielded, while the server runs (``ctx.lifespan``); None otherwise. A
+        server served on several event loops at once has a lifespan on each: the caller's loop's."""
+        held = list(self._lifespan_values.values())  # (a copy: another loop's thread may change it)
+        if len(held) < 2:  # held on one loop at most (almost always): nothing to choose from
+            return held[0] if held else None
+        from ._threads import loop_here
+
+        return self._lifespan_values.get(loop_here())
 
     @property
     def state_backend(self) -> Any:
@@ -411,12 +417,15 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         import asyncio
 
         _stdio.resume_collection()  # `mcpio run` paused it until serving starts
-        self.changes.loop = asyncio.get_running_loop()  # where list_changed notifications are sent from
+        loop = self.changes.loop = asyncio.get_running_loop()  # where list_changed notifications are sent from
         try:
             async with contextlib.AsyncExitStack() as stack:
                 if self.lifespan is not None:
-                    self._lifespan_value = await stack.enter_async_context(self.lifespan(self))
-                    stack.callback(setattr, self, "_lifespan_value", None)
+                    values = self._lifespan_values
+                    for gone in [other for other in list(values) if other.is_closed()]:
+                        values.pop(gone, None)  # a loop that ended without exiting its lifespan
+                    values[loop] = await stack.enter_async_context(self.lifespan(self))
+                    stack.callback(values.pop, loop, None)
                 # Mounted servers' lifespans run inside this one's, in mount order.
                 for mount in self.registry.catalog.mounts if self.registry.catalog is not None else ():
                     await stack.enter_async_context(mount.child.running())

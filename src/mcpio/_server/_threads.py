@@ -39,6 +39,20 @@ from .._transports._base import serving
 if TYPE_CHECKING:
     import asyncio
 
+#: In a worker thread, the event loop that handed it the call it runs (see :func:`loop_here`).
+handing_loop: contextvars.ContextVar[Any] = contextvars.ContextVar("mcpio_handing_loop", default=None)
+
+
+def loop_here() -> Any:
+    """The event loop the calling code belongs to: the running one, or in a worker thread the one
+    that handed it its call (None elsewhere)."""
+    import asyncio
+
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return handing_loop.get()
+
 
 def _max_workers() -> int:
     """``MCPIO_WORKERS`` (default 32): the most worker threads of the process."""
@@ -89,7 +103,9 @@ class Workers:
         fut = loop.create_future()
         current = serving.get()
         owner = current[0] if current is not None else None
-        job = (owner, _inbox(loop), fut, contextvars.copy_context(), fn, kwargs, probe)
+        context = contextvars.copy_context()
+        context.run(handing_loop.set, loop)
+        job = (owner, _inbox(loop), fut, context, fn, kwargs, probe)
         with self._cond:
             q = self._queues.get(owner)
             if q is None:
