@@ -159,7 +159,7 @@ def test_a_retry_cancelled_while_it_waits_leaves_the_flight_to_the_other():
 EXPIRED = "did not come back for its input_required round within 0.5 s"
 
 
-@pytest.mark.parametrize("over", ["stdio", "mcpio run", "mcpServers entry", "http"])
+@pytest.mark.parametrize("over", ["stdio", "mcpio run", "mcpServers entry", "mcpServers entry by name", "http"])
 def test_a_call_whose_client_does_not_come_back_is_cancelled_upstream_after_the_round_timeout(over, tmp_path):
     """``Server.proxy(round_timeout=0.5)`` (``mcpio run CMD --round-timeout 0.5``, or a gateway
     file's entry with ``"roundTimeout": 0.5``, its gateway left at the default): the client gets
@@ -176,10 +176,13 @@ def test_a_call_whose_client_does_not_come_back_is_cancelled_upstream_after_the_
         tool = "interview"
         if over == "mcpio run":
             argv = [sys.executable, "-m", "mcpio", "run", shlex.join(UPSTREAM), "--round-timeout", "0.5"]
-        elif over == "mcpServers entry":
+        elif over.startswith("mcpServers entry"):  # the whole file (a gateway), or mcp.json:up (its proxy)
             entry = {"command": UPSTREAM[0], "args": UPSTREAM[1:], "roundTimeout": 0.5}
             (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"up": entry}}))
             argv, tool = [sys.executable, "-m", "mcpio", "run", str(tmp_path / "mcp.json")], "up__interview"
+            if over.endswith("by name"):
+                argv[-1] += ":up"
+                tool = "interview"
         with StdioPeer.spawn(argv) as peer:
             peer.modern(capabilities=CAPS["io.modelcontextprotocol/clientCapabilities"])
             caller = Caller(None, "")  # type: ignore[arg-type]  # only its answers(): the calls go on stdio
