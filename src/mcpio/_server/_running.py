@@ -21,6 +21,13 @@ if TYPE_CHECKING:
     import asyncio
 
 
+def drop_closed_loops(by_loop: dict[Any, Any]) -> None:
+    """Forget what ``by_loop`` keeps for event loops that closed without giving it up (a list
+    copy first: another loop's thread may change it)."""
+    for gone in [loop for loop in list(by_loop) if loop.is_closed()]:
+        by_loop.pop(gone, None)
+
+
 class Held:
     """One async context manager (made by ``enter``) held while anyone uses it."""
 
@@ -42,8 +49,7 @@ class Held:
             holding = self.holdings.get(loop)
             # Entered anew when it is not held on this loop: never entered, failed to enter, exited.
             if holding is None or holding.task.done():
-                for gone in [other for other in list(self.holdings) if other.is_closed()]:
-                    self.holdings.pop(gone, None)  # ended without exiting it: not ours to close
+                drop_closed_loops(self.holdings)  # ended without exiting it: not ours to close
                 holding = self.holdings[loop] = _Holding(self, loop)
                 break
             if not holding.release.is_set():

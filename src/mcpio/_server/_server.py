@@ -31,7 +31,7 @@ from ._lifecycle import INFO_FIELDS, NO_CAPABILITIES, capabilities, server_info
 from ._mrtr import InputRequired, StateCodec, finished
 from ._registry import Registry
 from ._result_cap import DEFAULT_MAX_RESULT_BYTES, check_max_result_bytes
-from ._running import Held
+from ._running import Held, drop_closed_loops
 from ._tools import Tool, check_heartbeat, check_task_options
 
 if TYPE_CHECKING:
@@ -422,8 +422,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
             async with contextlib.AsyncExitStack() as stack:
                 if self.lifespan is not None:
                     values = self._lifespan_values
-                    for gone in [other for other in list(values) if other.is_closed()]:
-                        values.pop(gone, None)  # a loop that ended without exiting its lifespan
+                    drop_closed_loops(values)
                     values[loop] = await stack.enter_async_context(self.lifespan(self))
                     stack.callback(values.pop, loop, None)
                 # Mounted servers' lifespans run inside this one's, in mount order.
