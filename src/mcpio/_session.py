@@ -120,7 +120,7 @@ class Session:
         self._reading = False  # run() waits on receive() (feed may go ahead of it)
         self._feeding = False  # a feed() is under way (another waits its turn in the queue)
         self._context = contextvars.copy_context()  # run()'s, once it runs: what take() serves in
-        self._loop: asyncio.AbstractEventLoop | None = None  # run()'s (asking for it is a getpid() on 3.11)
+        self.loop: asyncio.AbstractEventLoop | None = None  # run()'s (read only; asking is a getpid() on 3.11)
         if offers.push is not None:
             offers.push(self.take)
 
@@ -131,7 +131,7 @@ class Session:
         receive = transport.receive
         conn_receive = self.connection.receive
         self._context = contextvars.copy_context()  # what a request's task copies, here or in take()
-        self._loop = asyncio.get_running_loop()
+        self.loop = asyncio.get_running_loop()
         try:
             while True:
                 if not self._has_room:
@@ -296,7 +296,7 @@ class Session:
         given (the context of the request of ours it relates to, or run()'s for :meth:`take`),
         else of the caller's."""
         context = contextvars.copy_context() if origin is None else origin.copy()
-        loop = self._loop or asyncio.get_running_loop()
+        loop = self.loop or asyncio.get_running_loop()
         answer = self._answer
         if answer is not None and ev.id not in self.connection.cancelled:
             # In the context its task would have: what the tool sets stays there. No frame: no
@@ -343,7 +343,7 @@ class Session:
 
     def relayed(self, on_cancel: Callable[[], None]) -> Relayed:
         """What ``relay`` returns for a request it started (:class:`Relayed`, on this session's loop)."""
-        return Relayed(on_cancel, loop=self._loop or asyncio.get_running_loop())
+        return Relayed(on_cancel, loop=self.loop or asyncio.get_running_loop())
 
     def settle(self, ev: RequestReceived, result: Any, exc: BaseException | None) -> None:
         """End request ``ev`` that ``relay`` started: answer it with ``result``, or the error of
@@ -356,7 +356,7 @@ class Session:
         if sending is None:
             self._done(ev.id)
         else:  # the answer waits for the transport: a task sends it, and the request ends then
-            loop = self._loop or asyncio.get_running_loop()
+            loop = self.loop or asyncio.get_running_loop()
             self._tasks[ev.id] = loop.create_task(self._sent(ev.id, sending))
 
     def _reply(self, ev: RequestReceived, result: Any, exc: BaseException | None) -> Awaitable[None] | None:
@@ -477,7 +477,7 @@ class Session:
         if self.closed:
             raise ConnectionClosed(f"cannot send {method}: the connection is closed")
         conn = self.connection
-        loop = self._loop or asyncio.get_running_loop()
+        loop = self.loop or asyncio.get_running_loop()
         start = loop.time()
         timer: list[asyncio.TimerHandle] = []  # the deadline, once armed: it fails fut with TimeoutError
         token = None
@@ -577,7 +577,7 @@ class Session:
         frame = rpc.encode(self.connection.notify("notifications/cancelled", {"requestId": id_, "reason": reason}))
         if self._send_nowait is None or not self._send_nowait(frame, True):
             key = object()  # sent in a task of its own (the transport makes it wait), as take() does
-            loop = self._loop or asyncio.get_running_loop()
+            loop = self.loop or asyncio.get_running_loop()
             self._track(key, loop.create_task(self._sent(key, self.transport.send(frame))))
 
     async def _abandon(self, id_: Any, reason: str) -> None:

@@ -425,6 +425,78 @@ def test_one_server_served_on_two_event_loops_at_once_holds_a_lifespan_on_each()
     assert events == ["enter", "enter", "exit", "exit", "enter", "exit"]
 
 
+def test_one_server_served_on_two_event_loops_at_once_tells_each_loops_clients_and_keeps_its_tasks():
+    """Two threads, each with its event loop and a client of the same server: a tool added from a
+    third thread reaches both clients (``list_changed``); the second loop's client leaving (its
+    lifespan there ends) does not end the task the first loop's client started; and the first
+    loop's client still hears of changes once the second loop is closed."""
+    server = Server("two loops")
+    started, release = threading.Event(), threading.Event()
+
+    @server.tool(task_support="optional")
+    async def slow() -> str:
+        started.set()
+        await asyncio.to_thread(release.wait, 20)
+        return "done"
+
+    first_in, second_in, second_out = threading.Event(), threading.Event(), threading.Event()
+
+    def listener():
+        heard: list[str] = []
+        arrived = asyncio.Event()
+
+        def on_notification(method, params):
+            heard.append(method)
+            arrived.set()
+
+        async def changes(count: int) -> None:
+            while heard.count("notifications/tools/list_changed") < count:
+                arrived.clear()
+                await within(arrived.wait())
+
+        return on_notification, changes
+
+    async def first():
+        on_notification, changes = listener()
+        async with Client(server, era="legacy", on_notification=on_notification) as client:
+            call = asyncio.ensure_future(client.call_tool("slow", task=True))
+            assert await asyncio.to_thread(started.wait, 20)
+            first_in.set()
+            await changes(1)
+            assert await asyncio.to_thread(second_out.wait, 20)
+            release.set()  # the task runs on after the other loop's lifespan ended
+            assert (await within(call)).text == "done"
+            server.add_tool(lambda: "later", name="later")  # the other loop is closed by now
+            await changes(2)
+
+    async def second():
+        assert await asyncio.to_thread(first_in.wait, 20)
+        on_notification, changes = listener()
+        async with Client(server, era="legacy", on_notification=on_notification):
+            second_in.set()
+            await changes(1)
+
+    failures = []
+
+    def run(coro_fn, then=None):
+        try:
+            arun(coro_fn())
+        except BaseException as exc:  # reported below, from the test's thread
+            failures.append(exc)
+        finally:
+            if then is not None:
+                then.set()
+
+    threads = [threading.Thread(target=run, args=args) for args in ((first,), (second, second_out))]
+    for t in threads:
+        t.start()
+    assert second_in.wait(20), failures
+    server.add_tool(lambda: "new", name="new")  # from neither loop's thread
+    for t in threads:
+        t.join(60)
+    assert not failures, failures
+
+
 def test_a_lifespan_that_fails_to_start_fails_each_waiting_connection_and_is_tried_again():
     starts = []
 

@@ -5,8 +5,12 @@ is served (the :class:`~._registry.Registry`'s table, or the catalog's own items
 is shaped: ``registry.catalog``), and tells clients when its lists, a resource or a task change
 (``notifications/*/list_changed``, ``resources/updated``, ``tasks``), on this process and,
 through the state backend's bus, on every other; and the servers it is mounted in. It holds the
-sessions to tell and the loop that serves them; the Server reads them there, never the reverse.
+sessions to tell and the loops that serve them; the Server reads them there, never the reverse.
 :class:`ChangesMixin` is the Server's public face of it.
+
+A session is written to from the event loop that runs it (:meth:`Changes.tell`): one server may
+be served on several loops at once (threads, each with a loop and clients of its own), and a
+change made on one, or on no loop at all (a sync handler's thread), reaches the others' clients.
 
 Changes are rare: the modules that find the sessions to tell (``_subscriptions``), the catalog
 and the bus (``_http``) are imported by each method, never at start-up.
@@ -15,7 +19,7 @@ and the bus (``_http``) are imported by each method, never at start-up.
 from __future__ import annotations
 
 from _weakrefset import WeakSet  # weakref's own: weakref itself is not at start-up
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from ._registry import KINDS_OF, NOTIFY, Registry
@@ -35,16 +39,17 @@ class Changes:
     ``registry``: what the server serves. ``binding``: the server's HTTP binding now, or None
     (stdio; no ``http_app`` yet): its state backend's bus fans changes out to the other processes.
     ``sessions``: every session of the server (``Server.session`` adds each; a closed one goes
-    with its last reference). ``loop``: the loop serving them (``Server.running`` sets it), None
-    before: nothing to tell then. ``background``: the notifications on their way."""
+    with its last reference). ``loops``: the event loops serving them now, in the order they
+    started (``Server.running`` adds and removes each); none: nothing to tell. ``background``: the
+    notifications on their way."""
 
-    __slots__ = ("background", "binding", "loop", "registry", "sessions")
+    __slots__ = ("background", "binding", "loops", "registry", "sessions")
 
     def __init__(self, registry: Registry, binding: Callable[[], _http.HttpBinding | None]) -> None:
         self.registry = registry
         self.binding = binding
         self.sessions: WeakSet[Session] = WeakSet()
-        self.loop: asyncio.AbstractEventLoop | None = None
+        self.loops: dict[asyncio.AbstractEventLoop, None] = {}  # (a dict: changed from their own threads)
         self.background: set[asyncio.Task[Any]] = set()
 
     @property
@@ -91,26 +96,31 @@ class Changes:
         self.registry.tell(kind, None)
         for catalog in self.registry.parents:
             catalog.rebuild(KINDS_OF.get(kind, ()))
-        loop = self.loop
-        # loop None: not serving yet (asked first: no WeakSet length while tools are registered)
-        if loop is None or (not self.sessions and self.bus is None) or loop.is_closed():
-            return
-        import asyncio  # loaded: a loop serves sessions
+        # no loop: not serving yet (asked first: no WeakSet length while tools are registered)
+        if self.loops and (self.sessions or self.bus is not None):
+            self._notify_changed(kind)
 
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            self._notify_changed(loop, kind)
-        else:
-            loop.call_soon_threadsafe(self._notify_changed, loop, kind)
+    def _serving_loop(self, again: Callable[..., None], *args: Any) -> asyncio.AbstractEventLoop | None:
+        """The caller's event loop when it serves; else None, and ``again(*args)`` is called from
+        the first serving loop still open (the caller is a sync handler's thread, or none's)."""
+        running = _running_loop()
+        if running in self.loops:
+            return running
+        loop = next((loop for loop in list(self.loops) if not loop.is_closed()), None)
+        if loop is not None:
+            loop.call_soon_threadsafe(again, *args)
+        return None
 
-    def _notify_changed(self, loop: asyncio.AbstractEventLoop, kind: str, here_only: bool = False) -> None:
+    def _notify_changed(self, kind: str, here_only: bool = False) -> None:
         from ._subscriptions import list_changed_targets
 
-        for session, params in list_changed_targets(iter(list(self.sessions)), kind):
-            self.spawn(loop, session.notify(f"notifications/{kind}/list_changed", params))
+        loop = self._serving_loop(self._notify_changed, kind, here_only)
+        if loop is None:
+            return
+        for session, params in list_changed_targets(iter(self.snapshot()), kind):
+            sending = self.tell(session, f"notifications/{kind}/list_changed", params)
+            if sending is not None:
+                self.spawn(loop, sending)
         bus = self.bus
         if bus is not None and not here_only:  # and to the sessions of every other process
             from . import _http
@@ -120,36 +130,60 @@ class Changes:
     def list_changed_here(self, kind: str) -> None:
         """Tell this process's clients that list ``kind`` changed on another process: not published again."""
         self.registry.tell(kind, None)
-        loop = self.loop
-        if loop is not None and not loop.is_closed():
-            self._notify_changed(loop, kind, here_only=True)
+        self._notify_changed(kind, here_only=True)
 
     def spawn(self, loop: asyncio.AbstractEventLoop, coro: Any) -> None:
-        """Run ``coro`` on ``loop``, held until it ends."""
+        """Run ``coro`` on ``loop`` (the caller's), held until it ends."""
         t = loop.create_task(coro)
         self.background.add(t)
         t.add_done_callback(self.background.discard)
 
+    def snapshot(self) -> list[Session]:
+        """Every session now (closed ones not yet collected included): a copy, safe to take from
+        any thread (another loop's may change the set while it is copied: copied again)."""
+        for _ in range(10):
+            try:
+                return list(self.sessions)
+            except RuntimeError:
+                continue
+        return []
+
+    def tell(self, session: Session, method: str, params: dict[str, Any] | None) -> Coroutine[Any, Any, None] | None:
+        """``session.notify(method, params)`` to await or spawn on the caller's loop, when that
+        loop runs the session (every session, while one loop serves); else sent from the loop
+        that does (held until sent) and None: a session is written to from its own loop."""
+        theirs = session.loop
+        if theirs is None or len(self.loops) < 2 or theirs is _running_loop():
+            return session.notify(method, params)
+        if not theirs.is_closed():
+            theirs.call_soon_threadsafe(lambda: self.spawn(theirs, session.notify(method, params)))
+        return None
+
     def task_changed(self, task: Task) -> None:
         """A task's state changed (the task store's ``on_change``): ``notifications/tasks`` to the
-        listen streams that asked for it; a core task's status to the session that owns it."""
-        loop = self.loop
-        if loop is None or loop.is_closed():
+        listen streams that asked for it; a core task's status to the session that owns it. Told
+        on the loop running the task."""
+        loop = self._serving_loop(self.task_changed, task)
+        if loop is None:
             return
         if task.core:  # 2025-11-25: notifications/tasks/status to the session that owns it
             if task.owner is not None and not task.owner.closed:
-                self.spawn(loop, task.owner.notify("notifications/tasks/status", task.core_fields()))
+                sending = self.tell(task.owner, "notifications/tasks/status", task.core_fields())
+                if sending is not None:
+                    self.spawn(loop, sending)
             binding = self.binding()
             if binding is not None and binding.bus is not None:  # and to its copies elsewhere: one holds its GET stream
                 self.spawn(loop, binding.core_status(task))
             return
         from ._subscriptions import task_targets
 
-        targets = list(task_targets(iter(list(self.sessions)), task.id))
+        targets = list(task_targets(iter(self.snapshot()), task.id))
         if targets:
             detailed = task.detailed()
             for session, meta in targets:
-                self.spawn(loop, session.notify("notifications/tasks", {**detailed, "_meta": meta}))
+                sending = self.tell(session, "notifications/tasks", {**detailed, "_meta": meta})
+                if sending is not None:
+                    self.spawn(loop, sending)
 
     async def resource_updated(self, uri: str, turn: str | None = None) -> None:
         """:meth:`ChangesMixin.notify_resource_updated`. ``turn``: every process sharing the state
@@ -187,8 +221,20 @@ class Changes:
             return
         from ._subscriptions import updated_targets
 
-        for session, params in list(updated_targets(iter(list(self.sessions)), uri)):
-            await session.notify("notifications/resources/updated", params)
+        for session, params in list(updated_targets(iter(self.snapshot()), uri)):
+            sending = self.tell(session, "notifications/resources/updated", params)
+            if sending is not None:
+                await sending
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    """The caller's event loop, or None (a thread without one); asked only once a loop serves."""
+    import asyncio  # loaded: a loop serves sessions
+
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 TURN_TTL = 2.0  # seconds a process holds the turn of an update it told (each one it tells renews it)

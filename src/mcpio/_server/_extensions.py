@@ -44,6 +44,7 @@ from ._tools import invoke
 if TYPE_CHECKING:
     from .._session import Session
     from .._versions import Rules
+    from ._changes import Changes
     from ._registry import Registry
     from ._server import Server
 
@@ -207,6 +208,7 @@ class ExtensionsMixin:
 
     if TYPE_CHECKING:
         registry: Registry
+        changes: Changes
 
         def open_sessions(self) -> list[Session]: ...
 
@@ -256,7 +258,9 @@ class ExtensionsMixin:
         for session in self.open_sessions():
             if client_extension(session.connection.peer_capabilities, extension) is None:
                 continue
-            await session.notify(method, params)
+            sending = self.changes.tell(session, method, params)
+            if sending is not None:
+                await sending
             sent += 1
         return sent
 

@@ -188,7 +188,9 @@ async def _status_here(server: Server, sid: str, params: dict[str, Any]) -> None
 
     for session in server.sessions_now():
         if not session.closed and owner_key(session) == sid:
-            await session.notify("notifications/tasks/status", params)
+            sending = server.changes.tell(session, "notifications/tasks/status", params)
+            if sending is not None:
+                await sending
 
 
 def ended(session: Any) -> bool:
@@ -232,7 +234,9 @@ async def task_changed_elsewhere(server: Server, task_id: str) -> None:
     if task is not None:
         detailed = task.detailed()
         for session, meta in targets:
-            await session.notify("notifications/tasks", {**detailed, "_meta": meta})
+            sending = server.changes.tell(session, "notifications/tasks", {**detailed, "_meta": meta})
+            if sending is not None:
+                await sending
 
 
 # What a request answered without a session reads of its session: expose_errors only

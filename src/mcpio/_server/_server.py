@@ -395,17 +395,12 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
     def open_sessions(self) -> list[Session]:
         """The sessions connected now (stdio connections, legacy HTTP sessions; a 2026-07-28
         request is not one): a snapshot, safe to take from another thread (an exporter's)."""
-        for _ in range(10):
-            try:  # the loop may change the set while it is copied: copy again
-                return [s for s in list(self.changes.sessions) if not s.connection.stateless and not s.closed]
-            except RuntimeError:
-                continue
-        return []
+        return [s for s in self.changes.snapshot() if not s.connection.stateless and not s.closed]
 
     def sessions_now(self) -> list[Session]:
         """Every session served now, 2026-07-28 requests (``subscriptions/listen`` streams) and
         closed ones not yet collected included: a snapshot for the serving loop to notify from."""
-        return list(self.changes.sessions)
+        return self.changes.snapshot()
 
     def running(self) -> contextlib.AbstractAsyncContextManager[Server]:
         """Hold the lifespan (and mounted servers') for the block: entered by the first of the
@@ -417,7 +412,8 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         import asyncio
 
         _stdio.resume_collection()  # `mcpio run` paused it until serving starts
-        loop = self.changes.loop = asyncio.get_running_loop()  # where list_changed notifications are sent from
+        loop = asyncio.get_running_loop()
+        self.changes.loops[loop] = None  # its clients are told of changes from it
         try:
             async with contextlib.AsyncExitStack() as stack:
                 if self.lifespan is not None:
@@ -430,7 +426,8 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
                     await stack.enter_async_context(mount.child.running())
                 yield self
         finally:
-            self.tasks.close()  # task runs end with the server
+            self.changes.loops.pop(loop, None)
+            self.tasks.close(loop)  # this loop's task runs end with it
 
     async def serve(self, transport: Transport) -> None:
         """Serve one connection on ``transport`` until it ends (lifespan included), then close

@@ -513,11 +513,13 @@ class TaskStore:
                     task.runner.cancel()
                 del self._tasks[task_id]
 
-    def close(self) -> None:
-        """Server shutdown: cancel every run still going."""
-        for task in self._tasks.values():
-            if task.runner is not None and not task.runner.done():
-                task.runner.cancel()
+    def close(self, loop: Any = None) -> None:
+        """The server stops serving on event loop ``loop`` (on every one: None): cancel the runs
+        still going there (a run is its loop's: another loop's go on)."""
+        for task in list(self._tasks.values()):
+            runner = task.runner
+            if runner is not None and not runner.done() and (loop is None or runner.get_loop() is loop):
+                runner.cancel()
 
 
 async def call_tool(tool: Tool, arguments: Any, ctx: Context, rules: Rules) -> dict[str, Any]:
