@@ -133,41 +133,13 @@ class Catalog:
         served_scopes = registry.scopes
         notified: set[str] = set()
         for kind in kinds:
-            method, notify = SCOPE_METHOD[kind], NOTIFY[kind]
-            own = self.own[kind]
-            table: dict[str, Any] = {}
-            scopes: dict[tuple[str, str], frozenset[str]] = {}
-            for mount in self.mounts:
-                child = mount.child.registry
-                for key, item in child.table(kind).items():
-                    if not mount.serves(key):
-                        continue
-                    new_key, adopted = mount.adopt(kind, key, item)
-                    if new_key in own or new_key in table:
-                        log.warning("%s %r is served twice; keeping the first", kind[:-1], new_key)
-                        continue
-                    table[new_key] = adopted
-                    needed = child.scopes.get((method, key))
-                    if needed:
-                        scopes[(method, new_key)] = needed
-            table.update(own)
-            if kind == "tools" and self.transforms:
-                for source, transform in self.transforms.items():
-                    tool = table.pop(source, None)
-                    if tool is not None:
-                        made = transform.apply(tool)
-                        table[made.name] = made
-                        if (method, source) in served_scopes or (method, source) in scopes:
-                            needed = scopes.get((method, source)) or served_scopes[(method, source)]
-                            scopes[(method, made.name)] = needed
-            if self.disabled_names or self.disabled_tags:
-                table = {k: v for k, v in table.items() if not self.is_disabled(k, v)}
+            table, scopes = self.made(kind, self.transforms)
             for derived in self.derived_scopes[kind]:
                 served_scopes.pop(derived, None)
             served_scopes.update(scopes)
             self.derived_scopes[kind] = set(scopes)
             registry.swap(kind, table)  # swapped whole: a concurrent reader sees one table or the other
-            notified.add(notify)
+            notified.add(NOTIFY[kind])
         if "resources" in kinds:  # skills are resources too: their entries follow the same names
             skills = dict(self.own_skills)
             for mount in self.mounts:
@@ -176,6 +148,42 @@ class Catalog:
             registry.skills = skills
         for notify in notified:
             self.changes.changed(notify)
+
+    def made(
+        self, kind: str, transforms: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[tuple[str, str], frozenset[str]]]:
+        """The served table of ``kind`` with ``transforms`` (tools), and the scopes its items
+        have by their served names here (those the own items were registered with aside)."""
+        served_scopes = self.registry.scopes
+        method = SCOPE_METHOD[kind]
+        own = self.own[kind]
+        table: dict[str, Any] = {}
+        scopes: dict[tuple[str, str], frozenset[str]] = {}
+        for mount in self.mounts:
+            child = mount.child.registry
+            for key, item in child.table(kind).items():
+                if not mount.serves(key):
+                    continue
+                new_key, adopted = mount.adopt(kind, key, item)
+                if new_key in own or new_key in table:
+                    log.warning("%s %r is served twice; keeping the first", kind[:-1], new_key)
+                    continue
+                table[new_key] = adopted
+                needed = child.scopes.get((method, key))
+                if needed:
+                    scopes[(method, new_key)] = needed
+        table.update(own)
+        if kind == "tools" and transforms:
+            for source, transform in transforms.items():
+                tool = table.pop(source, None)
+                if tool is not None:
+                    made = transform.apply(tool)
+                    table[made.name] = made
+                    if (method, source) in served_scopes or (method, source) in scopes:
+                        scopes[(method, made.name)] = scopes.get((method, source)) or served_scopes[(method, source)]
+        if self.disabled_names or self.disabled_tags:
+            table = {k: v for k, v in table.items() if not self.is_disabled(k, v)}
+        return table, scopes
 
     async def child_updated(self, child: Registry, uri: str, turn: str | None) -> None:
         """``child``'s resource ``uri`` was updated: tell this server's subscribers, under each URI

@@ -1,0 +1,46 @@
+"""``transform_tool`` against the calls that go wrong: a refused transform, a tool that changes
+under a transform, and the argument errors a client gets (in the names it was given)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcpio import Arg, Client, Server
+from tests.server.peer import arun
+
+
+def search_server() -> Server:
+    server = Server("t")
+
+    @server.tool
+    def search(q: str, limit: int = 3) -> dict:
+        return {"q": q, "limit": limit}
+
+    @server.tool
+    def other() -> str:
+        return "other"
+
+    return server
+
+
+async def served(server: Server) -> list[str]:
+    async with Client(server) as c:
+        return sorted(t.name for t in await c.list_tools())
+
+
+def test_a_refused_transform_leaves_the_one_before_in_place() -> None:
+    server = search_server()
+    server.transform_tool("search", new_name="find", args={"q": Arg(name="query")})
+    with pytest.raises(ValueError, match="no argument 'nope'"):
+        server.transform_tool("search", args={"nope": Arg()})
+    with pytest.raises(ValueError, match="served already"):
+        server.transform_tool("search", new_name="other")
+    assert arun(served(server)) == ["find", "other"]
+
+    async def call() -> object:
+        async with Client(server) as c:
+            return (await c.call_tool("find", {"query": "mcp"})).data
+
+    assert arun(call()) == {"q": "mcp", "limit": 3}
+    server.transform_tool("search", new_name="find", description="Find.")  # again, the same new name: replaced
+    assert arun(served(server)) == ["find", "other"]
