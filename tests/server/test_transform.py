@@ -44,3 +44,39 @@ def test_a_refused_transform_leaves_the_one_before_in_place() -> None:
     assert arun(call()) == {"q": "mcp", "limit": 3}
     server.transform_tool("search", new_name="find", description="Find.")  # again, the same new name: replaced
     assert arun(served(server)) == ["find", "other"]
+
+
+def test_a_tool_that_no_longer_fits_its_transform_is_withheld_and_its_server_goes_on() -> None:
+    """A mounted tool is registered again without the argument a transform hides: the child's
+    registration succeeds, the parent goes on serving (not the tool: its hidden argument would
+    be open to clients), and serves it transformed again once it fits."""
+    child = Server("c")
+
+    @child.tool
+    def fetch(url: str, token: str = "") -> dict:
+        return {"url": url, "token": token}
+
+    parent = Server("p")
+    parent.mount(child, namespace="c")
+    parent.transform_tool("c__fetch", new_name="get", args={"token": Arg(hide=True, default="secret")})
+    child.remove_tool("fetch")
+
+    @child.tool(name="fetch")
+    def fetch_again(url: str) -> dict:
+        return {"url": url}
+
+    @child.tool
+    def later() -> str:
+        return "later"
+
+    assert arun(served(child)) == ["fetch", "later"]
+    assert arun(served(parent)) == ["c__later"]
+    child.remove_tool("fetch")
+    child.add_tool(fetch)
+
+    async def call() -> object:
+        async with Client(parent) as c:
+            return (await c.call_tool("get", {"url": "u"})).data
+
+    assert arun(served(parent)) == ["c__later", "get"]
+    assert arun(call()) == {"url": "u", "token": "secret"}

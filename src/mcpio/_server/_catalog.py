@@ -176,11 +176,16 @@ class Catalog:
         if kind == "tools" and transforms:
             for source, transform in transforms.items():
                 tool = table.pop(source, None)
-                if tool is not None:
+                if tool is None:
+                    continue
+                try:
                     made = transform.apply(tool)
-                    table[made.name] = made
-                    if (method, source) in served_scopes or (method, source) in scopes:
-                        scopes[(method, made.name)] = scopes.get((method, source)) or served_scopes[(method, source)]
+                except ValueError as exc:  # registered again since, without an argument the transform names
+                    log.warning("tool %r is not served: it no longer fits its transform_tool (%s)", source, exc)
+                    continue  # nor as it is: an argument the transform hides would be open to clients
+                table[made.name] = made
+                if (method, source) in served_scopes or (method, source) in scopes:
+                    scopes[(method, made.name)] = scopes.get((method, source)) or served_scopes[(method, source)]
         if self.disabled_names or self.disabled_tags:
             table = {k: v for k, v in table.items() if not self.is_disabled(k, v)}
         return table, scopes
