@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpio import Arg, Client, Server
+from mcpio import Arg, Client, InvalidParams, Server
 from tests.server.peer import arun
 
 
@@ -80,3 +80,48 @@ def test_a_tool_that_no_longer_fits_its_transform_is_withheld_and_its_server_goe
 
     assert arun(served(parent)) == ["c__later", "get"]
     assert arun(call()) == {"url": "u", "token": "secret"}
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_argument_errors_name_the_arguments_as_the_client_knows_them(kind: str) -> None:
+    """The transformed tool's schema is all a client knows: a missing, mistyped or unknown
+    argument is named as it is published (``query``, not the function's ``q``), under the
+    tool's published name; the function's names are not taken, and a hidden one is not shown."""
+    server = Server("t")
+
+    if kind == "sync":
+
+        @server.tool
+        def search(q: str, limit: int, api_key: str = "") -> dict:
+            return {"q": q, "limit": limit, "key": api_key}
+
+    else:
+
+        @server.tool
+        async def search(q: str, limit: int, api_key: str = "") -> dict:
+            return {"q": q, "limit": limit, "key": api_key}
+
+    server.transform_tool(
+        "search",
+        new_name="find",
+        args={"q": Arg(name="query"), "limit": Arg(name="max", default=5), "api_key": Arg(hide=True, default="k")},
+    )
+
+    async def go() -> None:
+        async with Client(server) as c:
+            missing = await c.call_tool("find", {})
+            assert missing.is_error and missing.text == "Invalid arguments for find: 'query' is required"
+            mistyped = await c.call_tool("find", {"query": "x", "max": "lots"})
+            assert mistyped.is_error
+            assert mistyped.text == "Invalid arguments for find: 'max': expected integer, got string 'lots'"
+            mistyped = await c.call_tool("find", {"query": 3})
+            assert mistyped.text == "Invalid arguments for find: 'query': expected string, got integer 3"
+            for unknown in ({"query": "x", "bogus": 1}, {"q": "x"}):
+                with pytest.raises(InvalidParams) as refused:
+                    await c.call_tool("find", unknown)
+                assert refused.value.message.endswith("; it takes query, max"), refused.value.message
+                assert "api_key" not in refused.value.message and "search" not in refused.value.message
+            kept = await c.call_tool("find", {"query": "x", "api_key": "client's"})  # hidden: dropped
+            assert kept.data == {"q": "x", "limit": 5, "key": "k"}
+
+    arun(go())
