@@ -128,7 +128,8 @@ class CatalogMixin:
             )
         catalog = self.changes.shaped()
         catalog.mounts.append(mount)
-        child.registry.parents.append(catalog)
+        if catalog not in child.registry.parents:  # once, however often it is mounted here: each
+            child.registry.parents.append(catalog)  # change is told to all its mounts here at once
         catalog.rebuild()
 
     @classmethod
