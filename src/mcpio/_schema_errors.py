@@ -90,3 +90,12 @@ def unknown(arguments: Mapping[str, Any], names: Iterable[str]) -> str:
     takes = list(names)
     what = "; ".join(f"unknown argument {k!r}{did_you_mean(str(k), takes)}" for k in arguments if k not in takes)
     return f"{what}; it takes {', '.join(takes)}" if takes else f"{what}; it takes no arguments"
+
+
+def rename_argument(detail: str, names: Mapping[str, str]) -> str:
+    """``detail`` (what :func:`explain` says: ``'a.b': ...``, ``'a' is required``) with the
+    argument it starts with named as ``names`` maps it (a transformed tool's published names)."""
+    m = re.match(r"'([^'.\[]+)", detail)
+    if m is None or m.group(1) not in names:
+        return detail
+    return f"'{names[m.group(1)]}{detail[m.end() :]}"

@@ -415,3 +415,28 @@ def test_a_mounted_app_tool_links_its_view_by_the_name_it_has_in_the_parent() ->
             assert "calc__double" in {t.name for t in await host.list_tools()}  # app-only, for a host
 
     arun(go())
+
+
+def test_a_child_mounted_twice_tells_each_subscriber_once() -> None:
+    """One child under two namespaces of one parent: an update of its resource reaches the
+    subscribers of each URI the parent serves it by, once each."""
+    child = Server("c")
+
+    @child.resource("greeting://{name}")
+    def greeting(name: str) -> str:
+        return f"Hello, {name}!"
+
+    parent = Server("p")
+    parent.mount(child, namespace="a")
+    parent.mount(child, namespace="b")
+
+    async def go() -> None:
+        async with Peer(parent, version="2025-06-18") as peer:
+            for ns in ("a", "b"):
+                await peer.call("resources/subscribe", {"uri": f"greeting://{ns}/Ada"})
+            await child.notify_resource_updated("greeting://Ada")  # told (written) before it returns
+            await peer.call("ping")  # answered after the notifications written before it
+            told = [n["uri"] for n in peer.notifications("notifications/resources/updated")]
+            assert sorted(told) == ["greeting://a/Ada", "greeting://b/Ada"]
+
+    arun(go())

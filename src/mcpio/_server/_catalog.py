@@ -24,8 +24,6 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .. import _log, _naming
-from .._versions import Rules
-from ._context import Context
 from ._registry import KINDS, NOTIFY, SCOPE_METHOD, Registry
 from ._tools import Tool
 
@@ -133,41 +131,13 @@ class Catalog:
         served_scopes = registry.scopes
         notified: set[str] = set()
         for kind in kinds:
-            method, notify = SCOPE_METHOD[kind], NOTIFY[kind]
-            own = self.own[kind]
-            table: dict[str, Any] = {}
-            scopes: dict[tuple[str, str], frozenset[str]] = {}
-            for mount in self.mounts:
-                child = mount.child.registry
-                for key, item in child.table(kind).items():
-                    if not mount.serves(key):
-                        continue
-                    new_key, adopted = mount.adopt(kind, key, item)
-                    if new_key in own or new_key in table:
-                        log.warning("%s %r is served twice; keeping the first", kind[:-1], new_key)
-                        continue
-                    table[new_key] = adopted
-                    needed = child.scopes.get((method, key))
-                    if needed:
-                        scopes[(method, new_key)] = needed
-            table.update(own)
-            if kind == "tools" and self.transforms:
-                for source, transform in self.transforms.items():
-                    tool = table.pop(source, None)
-                    if tool is not None:
-                        made = transform.apply(tool)
-                        table[made.name] = made
-                        if (method, source) in served_scopes or (method, source) in scopes:
-                            needed = scopes.get((method, source)) or served_scopes[(method, source)]
-                            scopes[(method, made.name)] = needed
-            if self.disabled_names or self.disabled_tags:
-                table = {k: v for k, v in table.items() if not self.is_disabled(k, v)}
+            table, scopes = self.made(kind, self.transforms)
             for derived in self.derived_scopes[kind]:
                 served_scopes.pop(derived, None)
             served_scopes.update(scopes)
             self.derived_scopes[kind] = set(scopes)
             registry.swap(kind, table)  # swapped whole: a concurrent reader sees one table or the other
-            notified.add(notify)
+            notified.add(NOTIFY[kind])
         if "resources" in kinds:  # skills are resources too: their entries follow the same names
             skills = dict(self.own_skills)
             for mount in self.mounts:
@@ -176,6 +146,47 @@ class Catalog:
             registry.skills = skills
         for notify in notified:
             self.changes.changed(notify)
+
+    def made(
+        self, kind: str, transforms: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[tuple[str, str], frozenset[str]]]:
+        """The served table of ``kind`` with ``transforms`` (tools), and the scopes its items
+        have by their served names here (those the own items were registered with aside)."""
+        served_scopes = self.registry.scopes
+        method = SCOPE_METHOD[kind]
+        own = self.own[kind]
+        table: dict[str, Any] = {}
+        scopes: dict[tuple[str, str], frozenset[str]] = {}
+        for mount in self.mounts:
+            child = mount.child.registry
+            for key, item in child.table(kind).items():
+                if not mount.serves(key):
+                    continue
+                new_key, adopted = mount.adopt(kind, key, item)
+                if new_key in own or new_key in table:
+                    log.warning("%s %r is served twice; keeping the first", kind[:-1], new_key)
+                    continue
+                table[new_key] = adopted
+                needed = child.scopes.get((method, key))
+                if needed:
+                    scopes[(method, new_key)] = needed
+        table.update(own)
+        if kind == "tools" and transforms:
+            for source, transform in transforms.items():
+                tool = table.pop(source, None)
+                if tool is None:
+                    continue
+                try:
+                    made = transform.apply(tool)
+                except ValueError as exc:  # registered again since, without an argument the transform names
+                    log.warning("tool %r is not served: it no longer fits its transform_tool (%s)", source, exc)
+                    continue  # nor as it is: an argument the transform hides would be open to clients
+                table[made.name] = made
+                if (method, source) in served_scopes or (method, source) in scopes:
+                    scopes[(method, made.name)] = scopes.get((method, source)) or served_scopes[(method, source)]
+        if self.disabled_names or self.disabled_tags:
+            table = {k: v for k, v in table.items() if not self.is_disabled(k, v)}
+        return table, scopes
 
     async def child_updated(self, child: Registry, uri: str, turn: str | None) -> None:
         """``child``'s resource ``uri`` was updated: tell this server's subscribers, under each URI
@@ -188,29 +199,60 @@ class Catalog:
         return key in self.disabled_names or not self.disabled_tags.isdisjoint(item.tags)
 
 
-class ArgumentMap:
-    """A transformed tool's arguments as the function takes them: published names renamed back,
-    hidden ones set (a client's value for them is dropped), published defaults filled in."""
+class PublishedSignature:
+    """A transformed tool's signature as its clients know it (:attr:`Tool.sig` of a
+    :class:`TransformedTool`): ``bind`` checks the arguments by their published names (an
+    unknown one, a missing required one) and names them so in every error, then maps them to the
+    function's (renamed back, hidden ones set: a client's value for one is dropped, published
+    defaults filled in) for the original signature to bind. Everything else is the original's."""
 
-    __slots__ = ("defaults", "fixed", "renames")
+    def __init__(
+        self,
+        sig: Any,
+        name: str,
+        schema: dict[str, Any],
+        renames: dict[str, str],
+        fixed: dict[str, Any],
+        defaults: dict[str, Any],
+    ) -> None:
+        self.sig, self.name = sig, name
+        self.published: list[str] = list(schema.get("properties", {}))
+        self.required: list[str] = list(schema.get("required", []))
+        self.renames, self.fixed, self.defaults = renames, fixed, defaults  # published -> function's; by function's
+        self.names = {param: published for published, param in renames.items()}  # function's -> published
 
-    def __init__(self, renames: dict[str, str], fixed: dict[str, Any], defaults: dict[str, Any]) -> None:
-        self.renames, self.fixed, self.defaults = renames, fixed, defaults
+    def __getattr__(self, attr: str) -> Any:  # injected, is_async, output_schema, to_structured …
+        return getattr(self.sig, attr)
 
-    def __call__(self, arguments: Any) -> Any:
-        if arguments is not None and not isinstance(arguments, dict):
-            return arguments  # the tool's own binding says what is wrong with it
-        out: dict[str, Any] = {}
-        for key, value in (arguments or {}).items():
-            param = self.renames[key] if key in self.renames else str(key)
-            if param not in self.fixed:
-                out[param] = value
-        for param, value in self.fixed.items():
-            if value is not _MISSING:
+    def bind(self, arguments: Any, copy: bool = True) -> dict[str, Any]:
+        from .._schema import ArgumentError, UnknownArguments
+        from .._schema_errors import json_type, rename_argument, unknown
+
+        said = f"Invalid arguments for {self.name}"
+        if arguments is None:
+            arguments = {}
+        elif not isinstance(arguments, dict):
+            raise ArgumentError(f"{said}: expected an object, got {json_type(arguments)}")
+        published, renames, fixed = self.published, self.renames, self.fixed
+        extra = {k: v for k, v in arguments.items() if k not in published and k not in fixed}
+        if extra:
+            raise UnknownArguments(f"{said}: {unknown(extra, published)}")
+        for name in self.required:
+            if name not in arguments:
+                raise ArgumentError(f"{said}: {name!r} is required")
+        out: dict[str, Any] = {renames.get(k, k): v for k, v in arguments.items() if k in published}
+        for param, value in fixed.items():  # hidden (never a published name's function name)
+            if value is not _MISSING:  # else the function's own default
                 out[param] = value
         for param, value in self.defaults.items():
             out.setdefault(param, value)
-        return out
+        try:
+            return self.sig.bind(out, copy)  # type: ignore[no-any-return]
+        except ArgumentError as exc:  # named as the client knows them
+            inner = f"Invalid arguments for {self.sig.name}: "
+            message = str(exc)
+            detail = message[len(inner) :] if message.startswith(inner) else message
+            raise type(exc)(f"{said}: {rename_argument(detail, self.names)}") from None
 
 
 class Transform:
@@ -276,8 +318,9 @@ class Transform:
             schema["required"] = required
         else:
             schema.pop("required", None)
-        made = TransformedTool.of(tool, schema, ArgumentMap(renames, fixed, defaults))
-        made.name = self.new_name or tool.name
+        name = self.new_name or tool.name
+        made = TransformedTool.of(tool, schema, PublishedSignature(tool.sig, name, schema, renames, fixed, defaults))
+        made.name = name
         if self.title is not None:
             made.title = self.title
         if self.description is not None:
@@ -288,23 +331,15 @@ class Transform:
 
 
 class TransformedTool(Tool):
-    """A tool republished with other argument names, defaults or hidden arguments: the
-    arguments are mapped back (:class:`ArgumentMap`), then the original tool binds and runs them."""
-
-    arguments_map: ArgumentMap
+    """A tool republished with other argument names, defaults or hidden arguments: its
+    :class:`PublishedSignature` binds a call's arguments for the original tool's function."""
 
     @classmethod
-    def of(cls, tool: Tool, input_schema: dict[str, Any], arguments_map: ArgumentMap) -> TransformedTool:
+    def of(cls, tool: Tool, input_schema: dict[str, Any], sig: PublishedSignature) -> TransformedTool:
         made = cls.__new__(cls)
         made.__dict__.update(tool.__dict__)
         made.__dict__.pop("param_headers", None)  # made again from the new schema when read
         made.input_schema = input_schema
         made._definitions = {}
-        made.arguments_map = arguments_map
+        made.sig = sig  # type: ignore[assignment]  # the same duck as the original's
         return made
-
-    async def call(self, arguments: Any, ctx: Context, rules: Rules) -> dict[str, Any]:
-        return await super().call(self.arguments_map(arguments), ctx, rules)
-
-    def call_sync(self, arguments: Any, server: Any, session: Any, rules: Rules) -> dict[str, Any]:
-        return super().call_sync(self.arguments_map(arguments), server, session, rules)

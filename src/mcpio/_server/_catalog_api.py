@@ -128,7 +128,8 @@ class CatalogMixin:
             )
         catalog = self.changes.shaped()
         catalog.mounts.append(mount)
-        child.registry.parents.append(catalog)
+        if catalog not in child.registry.parents:  # once, however often it is mounted here: each
+            child.registry.parents.append(catalog)  # change is told to all its mounts here at once
         catalog.rebuild()
 
     @classmethod
@@ -195,22 +196,24 @@ class CatalogMixin:
         new name, title, description, tags, or arguments renamed, re-described, defaulted or
         hidden (``args={"q": Arg(name="query", default="", hide=False)}``): a hidden argument
         takes its default and is absent from the input schema. The original name is no longer
-        served. ValueError for a tool or argument that does not exist."""
+        served. ValueError for a tool or argument that does not exist (nothing changes then)."""
         from ._catalog import Transform
 
         catalog = self.changes.shaped()
-        if catalog.transforms.pop(name, None) is not None:  # again: the new transform replaces it
-            catalog.rebuild(("tools",))
-        tool = self.registry.tools.get(name)
+        # Judged against what would be served without a transform of ``name`` (transforming it
+        # again replaces that one); nothing changes until it is judged good.
+        others = {source: t for source, t in catalog.transforms.items() if source != name}
+        tools, _ = catalog.made("tools", others)
+        tool = tools.get(name)
         if tool is None:
             raise ValueError(f"transform_tool: no tool named {name!r} is served (call it with a name tools/list shows)")
         transform = Transform(
             name, new_name, title, description, dict(args or {}), None if tags is None else tags_of(tags)
         )
         made = transform.apply(tool)  # errors now, not at the next change
-        if made.name != name and made.name in self.registry.tools:
+        if made.name != name and made.name in tools:
             raise ValueError(f"transform_tool: a tool named {made.name!r} is served already")
-        catalog.transforms[name] = transform
+        catalog.transforms = {**others, name: transform}
         catalog.rebuild(("tools",))
 
 
