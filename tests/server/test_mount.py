@@ -270,7 +270,7 @@ def test_mount_refuses_clashes_and_bad_namespaces() -> None:
     def taken() -> str:
         return "mine"
 
-    with pytest.raises(ValueError, match="twice"):
+    with pytest.raises(ValueError, match="would serve 'math__add' twice"):  # the name that clashes
         parent.mount(child, namespace="math")
     for bad in ("", "a b", "x/y", "ü"):
         with pytest.raises(ValueError, match="not valid"):
@@ -374,6 +374,21 @@ def test_transform_a_mounted_tool() -> None:
             names = [t.name for t in await c.list_tools()]
             assert "plus" in names and "math__add" not in names
             assert (await c.call_tool("plus", {"a": 41})).data == 42
+
+    arun(go())
+
+
+def test_a_mounted_tools_argument_errors_name_it_as_the_client_called_it() -> None:
+    """The name the client called (``math__add``), not the child's function's (``add``): in the
+    isError result of a missing or mistyped argument, and in the -32602 of an unknown one."""
+    parent = parent_server(math_server())
+
+    async def go() -> None:
+        async with Client(parent) as c:
+            missing = await c.call_tool("math__add", {"a": 1})
+            assert missing.is_error and missing.text == "Invalid arguments for math__add: 'b' is required"
+            with pytest.raises(InvalidParams, match=r"^Invalid arguments for math__add: unknown argument 'c'"):
+                await c.call_tool("math__add", {"a": 1, "b": 2, "c": 3})
 
     arun(go())
 

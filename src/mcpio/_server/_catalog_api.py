@@ -106,16 +106,17 @@ class CatalogMixin:
             frozenset(_names(exclude)),
         )
         clashes = [
-            key
+            mount.key(kind, key)
             for kind in KINDS
             for key in child.registry.table(kind)
             if mount.serves(key) and mount.key(kind, key) in self.registry.table(kind)
         ]
         if clashes:
-            shown = ", ".join(repr(k if namespace is None else f"{namespace}/{k}") for k in clashes[:5])
+            shown = ", ".join(repr(k) for k in clashes[:5])
             raise ValueError(
                 f"mounting {child.name!r}{'' if namespace is None else f' under {namespace!r}'} would serve "
-                f"{shown} twice; mount it under a namespace: server.mount(child, namespace='...')"
+                f"{shown} twice; mount it under {'a' if namespace is None else 'another'} namespace: "
+                "server.mount(child, namespace='...')"
             )
         if child.registry.middleware:
             import logging

@@ -389,10 +389,8 @@ class Tool:
         """Run the tool; always returns a CallToolResult dict (errors as isError results)."""
         try:
             kwargs = self.sig.bind(arguments)
-        except UnknownArguments as exc:  # a misspelt name is the caller's: -32602 with did-you-mean
-            raise InvalidParams(str(exc)) from None
         except ArgumentError as exc:
-            return _error_result(str(exc))
+            return self._refused(exc)
         interval = self.beats(ctx.server)
         try:
             if interval and (ctx.progress_token is not None or ctx._task is not None):
@@ -409,6 +407,17 @@ class Tool:
         except Exception as exc:
             return self._failed(exc, ctx.session, rules)
         return self._answer(value, ctx.server, ctx.session, rules)
+
+    def _refused(self, exc: ArgumentError) -> dict[str, Any]:
+        """A call's arguments refused: -32602 for an unknown one (a misspelt name is the caller's:
+        with did-you-mean), else an isError result; the tool named as the caller called it (a
+        mounted copy's served name, not its function's)."""
+        message, function = str(exc), f"Invalid arguments for {self.sig.name}"
+        if self.sig.name != self.name and message.startswith(function):
+            message = f"Invalid arguments for {self.name}{message[len(function) :]}"
+        if isinstance(exc, UnknownArguments):
+            raise InvalidParams(message) from None
+        return _error_result(message)
 
     def beats(self, server: Any) -> float | None:
         """Seconds between the heartbeats of a call of this tool on ``server`` that carries a progress
@@ -428,10 +437,8 @@ class Tool:
         could be sent while the function holds the loop."""
         try:
             kwargs = self.sig.bind(arguments, False)  # only unpacked below: no copy
-        except UnknownArguments as exc:
-            raise InvalidParams(str(exc)) from None
         except ArgumentError as exc:
-            return _error_result(str(exc))
+            return self._refused(exc)
         try:
             speed = self.speed  # None when inline=True (False: never called here)
             value = speed.call(self.fn, kwargs) if speed is not None else self.fn(**kwargs)
