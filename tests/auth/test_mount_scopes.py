@@ -117,3 +117,19 @@ def test_mounted_scopes_in_a_legacy_session(srv, issuer):
             headers=headers,
         )
         assert r.status_code == 403
+
+
+def test_a_disabled_tool_is_unknown_whatever_its_scopes(issuer):
+    """A tool ``disable``d (here a mounted one with ``scopes=``) is refused as unknown (-32602), not
+    with a 403 naming the scope it would need: a caller learns nothing of what is not served."""
+    server = make_server()
+    server.disable(names=["notes__write"])
+    app = server.http_app(auth=ResourceServer(resource=RESOURCE, issuer=issuer.url, required_scopes=["mcp"]))
+    with ServerThread(app) as s, httpx.Client(timeout=10) as http:
+        headers = legacy_session(http, s.url, issuer.mint(aud=RESOURCE, scope="mcp"))
+        call = {"name": "notes__write", "arguments": {"text": "x"}}
+        r = http.post(s.url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call}, headers=headers)
+        assert r.status_code == 200, (r.status_code, r.headers.get("www-authenticate"))
+        assert answer(r)["error"]["code"] == -32602
+        r = modern(http, s, "tools/call", call, tok=issuer.mint(aud=RESOURCE, scope="mcp"), name="notes__write")
+        assert r.status_code != 403 and r.json()["error"]["code"] == -32602, (r.status_code, r.text)

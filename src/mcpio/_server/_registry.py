@@ -120,13 +120,17 @@ class Registry:
         self.scopes[(method, name)] = frozenset(scopes)
 
     def scopes_for(self, method: str, name: str) -> frozenset[str]:
-        """The OAuth scopes a ``tools/call``/``prompts/get``/``resources/read`` of ``name`` needs."""
+        """The OAuth scopes a ``tools/call``/``prompts/get``/``resources/read`` of ``name`` needs;
+        none for a name not served (its call fails as unknown)."""
         if not self.scopes:
             return _NO_SCOPES
         if method == "resources/read":
             found = self.find_resource(name)
             return self.scopes.get((method, found[0].uri), _NO_SCOPES) if found else _NO_SCOPES
-        return self.scopes.get((method, name), _NO_SCOPES)
+        needed = self.scopes.get((method, name), _NO_SCOPES)
+        if needed and name not in (self.tools if method == "tools/call" else self.prompts):
+            return _NO_SCOPES  # not served (disabled): refused as unknown, never for the scopes it has
+        return needed
 
     def permitted(self, kind: str, items: list[Any], granted: frozenset[str]) -> list[Any]:
         """``items`` of ``kind`` that a token holding ``granted`` scopes may use."""
