@@ -283,3 +283,30 @@ def test_host_serves_prompts_resources_templates_and_skills_under_the_naming_rul
                 await host.get_prompt("nobody__x")
 
     arun(go())
+
+
+def test_a_name_goes_to_the_server_with_the_longest_namespace_it_is_under():
+    """Servers ``a`` and ``a__b``: ``a__b__x`` is ``x`` of ``a__b`` (called before any list, and
+    whichever server was given first), and ``a__y`` still ``y`` of ``a``."""
+    short, long = Server("a"), Server("a b")
+
+    @short.tool
+    def y() -> str:
+        return "y of a"
+
+    @long.tool
+    def x() -> str:
+        return "x of a__b"
+
+    @long.prompt
+    def p() -> str:
+        return "p of a__b"
+
+    async def go():
+        async with Host({"a": short, "a__b": long}) as host:
+            assert (await host.call_tool("a__b__x"))["content"][0]["text"] == "x of a__b"
+            assert (await host.call_tool("a__y"))["content"][0]["text"] == "y of a"
+            got = await host.get_prompt("a__b__p")
+            assert got.messages[0]["content"]["text"] == "p of a__b"
+
+    arun(go())

@@ -128,16 +128,9 @@ class Host:
     def route(self, name: str) -> tuple[Client, str]:
         """The client and original tool name behind a namespaced tool name."""
         hit = self._routes.get(name)
-        if hit is None:  # not listed yet: split on the separator
-            for server in self.clients:
-                prefix = _prefix(server) + self.separator
-                if name.startswith(prefix):
-                    hit = (server, name[len(prefix) :])
-                    break
-        if hit is None or hit[0] not in self.clients:
-            known = ", ".join(sorted(self.clients)) or "none connected"
-            raise InvalidParams(f"Unknown tool {name!r}: no connected server matches (servers: {known})")
-        return self.clients[hit[0]], hit[1]
+        if hit is not None and hit[0] in self.clients:
+            return self.clients[hit[0]], hit[1]
+        return self._by_name(name, "tool")  # not listed yet: split on the separator
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
         """Call a namespaced tool on the server it belongs to (options as for ``Client.call_tool``)."""
@@ -205,8 +198,13 @@ class Host:
         files = [{**f, "uri": _naming.strip_uri(f["uri"], ns) or f["uri"]} for f in skill.get("resources") or []]
         return await client.load_skill(type(skill)({**skill, "uri": original, "resources": files}))
 
+    def _longest_first(self) -> list[tuple[str, Client]]:
+        """The servers, the longest namespace first: ``a__b__x`` is ``x`` of a server ``a__b``,
+        never ``b__x`` of a server ``a`` (nor ``page://a/b/x`` ``b/x`` of ``a``'s)."""
+        return sorted(self.clients.items(), key=lambda pair: len(_prefix(pair[0])), reverse=True)
+
     def _by_name(self, name: str, what: str) -> tuple[Client, str]:
-        for server, client in self.clients.items():
+        for server, client in self._longest_first():
             original = _naming.split_name(name, _prefix(server), self.separator)
             if original is not None:
                 return client, original
@@ -214,7 +212,7 @@ class Host:
         raise InvalidParams(f"Unknown {what} {name!r}: no connected server matches (servers: {known})")
 
     def _by_uri(self, uri: str) -> tuple[str, Client, str]:
-        for server, client in self.clients.items():
+        for server, client in self._longest_first():
             original = _naming.strip_uri(uri, _prefix(server))
             if original is not None:
                 return server, client, original
