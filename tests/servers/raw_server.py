@@ -12,6 +12,8 @@ Options (any combination):
   --cursor-loop        tools/list always answers nextCursor "again"
   --duplicates         tools/list pages repeat a tool
   --pid-file PATH      write "<pid> <child pid>" to PATH once running
+  --resources          announce resources (no subscribe) and serve mem://a, but answer
+                       resources/templates/list with -32601 (as an SDK server without templates does)
 Every tool call otherwise answers with the text "ok".
 """
 
@@ -89,7 +91,7 @@ for line in sys.stdin:
                 "id": id_,
                 "result": {
                     "protocolVersion": msg["params"]["protocolVersion"],
-                    "capabilities": {"tools": {}},
+                    "capabilities": {"tools": {}, **({"resources": {}} if opt("--resources") else {})},
                     "serverInfo": {"name": "raw", "version": "0.0.1"},
                 },
             }
@@ -115,6 +117,10 @@ for line in sys.stdin:
         send({"jsonrpc": "2.0", "id": id_, "result": {"content": [{"type": "text", "text": "ok"}]}})
         if opt("--answer-then-exit"):
             os._exit(0)
+    elif method == "resources/list" and opt("--resources"):
+        send({"jsonrpc": "2.0", "id": id_, "result": {"resources": [{"uri": "mem://a", "name": "a"}]}})
+    elif method == "resources/read" and opt("--resources"):
+        send({"jsonrpc": "2.0", "id": id_, "result": {"contents": [{"uri": "mem://a", "text": "A"}]}})
     elif method == "ping":
         send({"jsonrpc": "2.0", "id": id_, "result": {}})
     else:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _log
 from .._client._opening import send_first
-from .._errors import INTERNAL_ERROR, ConnectionClosed, MCPError, TransportError
+from .._errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ConnectionClosed, MCPError, TransportError
 from .._host._config import ServerSpec
 from .._server._context import Context
 from .._server._mrtr import ROUND_TIMEOUT, round_timeout_checked
@@ -287,6 +287,7 @@ class Upstream:
         if "resources" in kinds and caps.get("resources") is not None:
             asked["resources"] = client.list_resources()
             asked["templates"] = client.list_resource_templates()
+        asked = {kind: self._listing(kind, aw) for kind, aw in asked.items()}
         got = dict(zip(asked, await asyncio.gather(*asked.values()), strict=True))
         listed: dict[str, Any] = {kind: got.get(kind, []) for kind in kinds}
         if "resources" in kinds:
@@ -311,6 +312,18 @@ class Upstream:
             items["templates"] = {t["uriTemplate"]: ForwardedResource.of(self, t, t["uriTemplate"]) for t in templates}
         self.server.replace_own(items, lambda item: getattr(item, "upstream", None) is self)
         self._listed.update(listed)
+
+    async def _listing(self, kind: str, listing: Awaitable[list[Any]]) -> list[Any]:
+        """What ``listing`` lists; none when the upstream announced the capability but does not
+        implement the method (-32601: an SDK server with resources and no templates), with a
+        warning: the rest of what it serves is served all the same."""
+        try:
+            return await listing
+        except MCPError as exc:
+            if exc.code != METHOD_NOT_FOUND:
+                raise
+            log.warning("upstream %r: its %s are not served: it does not list them (%s)", self.label, kind, exc)
+            return []
 
     async def watch(self, uri: str, on: bool) -> None:
         """The proxy's clients subscribe to the upstream's ``uri`` (``on``) or leave: the upstream
