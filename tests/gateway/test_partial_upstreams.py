@@ -5,10 +5,12 @@ resources (without ``subscribe``) and serves one, but answers ``resources/templa
 
 from __future__ import annotations
 
+import os
 import shlex
+import signal
 import sys
 
-from mcpio import Client
+from mcpio import Client, MCPError, Server
 from tests.client.support import RAW, arun
 
 TIMEOUT = 60.0
@@ -33,3 +35,28 @@ def test_an_upstream_without_resources_templates_list_is_served_with_what_it_lis
 
     arun(go(), timeout=90)
     assert any("resources/templates/list" in line for line in stderr), stderr
+
+
+def test_a_subscription_held_of_an_upstream_without_subscriptions_does_not_keep_it_from_starting_again(tmp_path):
+    """A client of the proxy subscribes to the upstream's resource (the upstream does not announce
+    ``resources.subscribe``: nothing is sent upstream); the upstream dies and is started again on
+    the next request. Renewing the subscriptions held was sent to the new connection regardless,
+    refused by the client ("did not announce the 'resources.subscribe' capability"), and failed
+    every later start: the upstream stayed "not available" while the subscriber stayed."""
+    pid_file = tmp_path / "pid"
+    proxy = Server.proxy([*RAW, "--resources", "--pid-file", str(pid_file)], name="up")
+
+    async def go() -> None:
+        async with Client(proxy, timeout=TIMEOUT) as c:
+            await c.subscribe("mem://a")
+            first = int(pid_file.read_text().split()[0])
+            os.kill(first, signal.SIGKILL)
+            try:  # the proxy may not have seen the upstream's end yet: this call goes to it
+                await c.call_tool("ok", {})
+            except MCPError as exc:
+                assert "went away during the request" in str(exc)
+            assert (await c.call_tool("ok", {})).text == "ok"  # from a new upstream process
+            assert int(pid_file.read_text().split()[0]) != first
+            assert (await c.read_resource("mem://a"))[0].text == "A"
+
+    arun(go(), timeout=90)

@@ -133,8 +133,8 @@ class Upstream:
             try:
                 await client.connect()
                 await self._mirror(client)
-                for uri in self._watched:  # a new connection: the subscriptions held are renewed
-                    await client.subscribe(uri)
+                for uri in list(self._watched):  # a new connection: the subscriptions held are renewed
+                    await self._renew(client, uri)
             except BaseException as exc:
                 self.error = exc
                 with contextlib.suppress(Exception):
@@ -337,8 +337,7 @@ class Upstream:
             return
 
         async def go(client: Client) -> None:
-            if (client.server_capabilities.get("resources") or {}).get("subscribe"):
-                await (client.subscribe(uri) if on else client.unsubscribe(uri))
+            await _hold(client, uri, on)
 
         if not on:
             try:
@@ -352,6 +351,14 @@ class Upstream:
         except BaseException:  # not subscribed after all: the client's subscribe fails, nothing is held
             self._watched.pop(uri, None)
             raise
+
+    async def _renew(self, client: Client, uri: str) -> None:
+        """Subscribe a new connection to ``uri``, watched by the proxy's clients: a refusal is a
+        warning, not a failed start (the upstream's tools and the rest are served all the same)."""
+        try:
+            await _hold(client, uri, True)
+        except MCPError as exc:
+            log.warning("upstream %r: subscribing to %s again failed: %s", self.label, uri, _reason(exc))
 
     def _turn(self, uri: str) -> str:
         """The turn of the upstream's updates of ``uri``: every process of a shared server that
@@ -510,6 +517,13 @@ def proxy(
 
 def _alive(client: Client) -> bool:
     return client.session is not None and not client.session.closed
+
+
+async def _hold(client: Client, uri: str, on: bool) -> None:
+    """Subscribe upstream to ``uri`` (``on``) or unsubscribe, when the upstream announces
+    subscriptions (else nothing is held: its ``resources/updated`` come unasked, or never)."""
+    if (client.server_capabilities.get("resources") or {}).get("subscribe"):
+        await (client.subscribe(uri) if on else client.unsubscribe(uri))
 
 
 async def _quietly_close(client: Client) -> None:
