@@ -60,3 +60,22 @@ def test_a_subscription_held_of_an_upstream_without_subscriptions_does_not_keep_
             assert (await c.read_resource("mem://a"))[0].text == "A"
 
     arun(go(), timeout=90)
+
+
+def test_an_upstream_template_mcpio_cannot_parse_is_left_out_and_the_rest_is_served():
+    """The upstream lists a template whose variable name RFC 6570 refuses (``{user-id}``) beside a
+    good one: the proxy leaves that one out, with a warning, and serves the rest, as it does a
+    tool whose name it refuses. The whole upstream failed to start ("invalid variable name")."""
+    command = shlex.join([*RAW, "--resources", "--templates"])
+    stderr: list[str] = []
+
+    async def go() -> None:
+        async with Client(
+            [sys.executable, "-m", "mcpio", "run", command], timeout=TIMEOUT, on_stderr=stderr.append
+        ) as c:
+            assert [t.uri_template for t in await c.list_resource_templates()] == ["mem://{name}"]
+            assert (await c.read_resource("mem://b"))[0].text == "mem://b"
+            assert (await c.call_tool("ok", {})).text == "ok"
+
+    arun(go(), timeout=90)
+    assert any("users://{user-id}/profile" in line for line in stderr), stderr

@@ -14,6 +14,8 @@ Options (any combination):
   --pid-file PATH      write "<pid> <child pid>" to PATH once running
   --resources          announce resources (no subscribe) and serve mem://a, but answer
                        resources/templates/list with -32601 (as an SDK server without templates does)
+  --templates          with --resources: list the templates users://{user-id}/profile (a variable
+                       name RFC 6570 refuses) and mem://{name}, and read any URI (its text: the URI)
 Every tool call otherwise answers with the text "ok".
 """
 
@@ -119,8 +121,21 @@ for line in sys.stdin:
             os._exit(0)
     elif method == "resources/list" and opt("--resources"):
         send({"jsonrpc": "2.0", "id": id_, "result": {"resources": [{"uri": "mem://a", "name": "a"}]}})
+    elif method == "resources/templates/list" and opt("--templates"):
+        templates = [
+            {"uriTemplate": "users://{user-id}/profile", "name": "user"},
+            {"uriTemplate": "mem://{name}", "name": "m"},
+        ]
+        send({"jsonrpc": "2.0", "id": id_, "result": {"resourceTemplates": templates}})
     elif method == "resources/read" and opt("--resources"):
-        send({"jsonrpc": "2.0", "id": id_, "result": {"contents": [{"uri": "mem://a", "text": "A"}]}})
+        uri = msg["params"]["uri"]
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": id_,
+                "result": {"contents": [{"uri": uri, "text": "A" if uri == "mem://a" else uri}]},
+            }
+        )
     elif method == "ping":
         send({"jsonrpc": "2.0", "id": id_, "result": {}})
     else:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import _log
@@ -297,21 +297,31 @@ class Upstream:
             return
         items: dict[str, dict[str, Any]] = {}
         if "tools" in listed:
-            tools: dict[str, Any] = {}
-            for t in listed["tools"]:
-                try:
-                    tools[t["name"]] = forwarded_tool(self, t, client)
-                except ValueError as exc:  # a name outside the 2025-11-25 rules: one line, the rest served
-                    log.warning("upstream %r: tool left out: %s", self.label, exc)
-            items["tools"] = tools
+            items["tools"] = self._made("tool", "name", listed["tools"], lambda t: forwarded_tool(self, t, client))
         if "prompts" in listed:
-            items["prompts"] = {p["name"]: ForwardedPrompt.of(self, p) for p in listed["prompts"]}
+            items["prompts"] = self._made("prompt", "name", listed["prompts"], lambda p: ForwardedPrompt.of(self, p))
         if "resources" in listed:
             resources, templates = listed["resources"]
-            items["resources"] = {r["uri"]: ForwardedResource.of(self, r, r["uri"]) for r in resources}
-            items["templates"] = {t["uriTemplate"]: ForwardedResource.of(self, t, t["uriTemplate"]) for t in templates}
+            items["resources"] = self._made(
+                "resource", "uri", resources, lambda r: ForwardedResource.of(self, r, r["uri"])
+            )
+            items["templates"] = self._made(
+                "resource template", "uriTemplate", templates, lambda t: ForwardedResource.of(self, t, t["uriTemplate"])
+            )
         self.server.replace_own(items, lambda item: getattr(item, "upstream", None) is self)
         self._listed.update(listed)
+
+    def _made(self, what: str, key: str, listed: list[Any], make: Callable[[Any], Any]) -> dict[str, Any]:
+        """The proxy's items for the upstream's ``listed`` ones, by their ``key``: one mcpio cannot
+        serve (a tool name outside the 2025-11-25 rules, a template RFC 6570 refuses) is left out
+        with one line in the log, and the rest are served."""
+        made: dict[str, Any] = {}
+        for raw in listed:
+            try:
+                made[raw[key]] = make(raw)
+            except ValueError as exc:
+                log.warning("upstream %r: %s %r left out: %s", self.label, what, raw[key], exc)
+        return made
 
     async def _listing(self, kind: str, listing: Awaitable[list[Any]]) -> list[Any]:
         """What ``listing`` lists; none when the upstream announced the capability but does not
