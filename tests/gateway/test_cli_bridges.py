@@ -237,7 +237,7 @@ def test_doctor_of_a_gateway_file_shows_each_upstreams_state(tmp_path):
     report = json.loads(out.stdout)
     mine, broken = report["upstreams"]
     assert (mine["name"], mine["state"], mine["error"]) == ("mine", "started", None)
-    assert mine["tools"] >= 8 and mine["templates"] == 1
+    assert mine["tools"] >= 8 and mine["templates"] == 2  # note://{id}, gone://{id}
     assert (broken["name"], broken["state"]) == ("broken", "failed")
     assert "no-such-server" in broken["error"]
     assert any("upstream 'broken' did not start" in p for p in report["problems"])

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
+from .._errors import ResourceNotFound
 from .._naming import strip_uri
-from .._server._resources import Prompt, Resource
+from .._server._resources import Prompt, Resource, not_found
 from .._uritemplate import UriTemplate
 
 if TYPE_CHECKING:
@@ -84,4 +85,7 @@ class ForwardedResource(Resource):
             contents = [c for c in result.get("contents") or [] if isinstance(c, dict)]
             return [{**c, "uri": uri} if c.get("uri") == upstream_uri else c for c in contents]
 
-        return cast("list[dict[str, Any]]", await self.upstream.forward(ctx, go))
+        try:
+            return cast("list[dict[str, Any]]", await self.upstream.forward(ctx, go))
+        except ResourceNotFound as exc:  # the upstream's: in the client's era, under the URI it read
+            raise not_found(uri, exc, ctx) from None
