@@ -79,3 +79,20 @@ def test_an_upstream_template_mcpio_cannot_parse_is_left_out_and_the_rest_is_ser
 
     arun(go(), timeout=90)
     assert any("users://{user-id}/profile" in line for line in stderr), stderr
+
+
+def test_a_resource_link_to_a_resource_the_upstream_does_not_list_is_read_through_the_proxy():
+    """The spec does not promise a tool's resource links in ``resources/list``; the host reads them
+    with ``resources/read``. Through ``mcpio run "COMMAND"`` the read goes to the upstream, which
+    serves it; the proxy answered "Resource not found" for any URI it had not listed."""
+    command = shlex.join([*RAW, "--resources"])
+
+    async def go() -> None:
+        async with Client([sys.executable, "-m", "mcpio", "run", command], timeout=TIMEOUT) as c:
+            result = await c.call_tool("ok", {})
+            links = [b.uri for b in result.content if b.type == "resource_link"]
+            assert links == ["mem://report"]
+            assert [r.uri for r in await c.list_resources()] == ["mem://a"]  # listed: not the link
+            assert (await c.read_resource("mem://report"))[0].text == "mem://report"
+
+    arun(go(), timeout=90)

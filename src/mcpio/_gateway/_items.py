@@ -63,6 +63,17 @@ class ForwardedResource(Resource):
         made.sig = None  # type: ignore[assignment]
         return made
 
+    @classmethod
+    def unlisted(cls, upstream: Upstream, uri: str) -> ForwardedResource | None:
+        """The upstream's resource ``uri``, which it does not list, read from it all the same (the
+        spec does not promise a tool's resource links in ``resources/list``); None for a URI in
+        a template's form."""
+        try:
+            made = cls.of(upstream, {}, uri)
+        except ValueError:
+            return None
+        return None if made.is_template else made
+
     def match(self, uri: str) -> dict[str, Any] | None:
         if not self.is_template:
             return {} if uri == self.uri else None

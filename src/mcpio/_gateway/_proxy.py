@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from .._client._client import Client
+    from .._server._resources import Resource
     from ._rounds import Flight
 
 # asyncio, the client and logging are imported when an upstream starts, not with this module: a
@@ -485,6 +486,14 @@ class ProxyServer(Server):
         if error is None or upstream.client is not None or upstream._listed:
             return None
         return f"the upstream server did not start: {str(error) or _reason(error)}"
+
+    def find_resource(self, uri: str) -> tuple[Resource, dict[str, Any]] | None:
+        """As a Server's, and a URI the upstream does not list is read from it all the same
+        (:meth:`ForwardedResource.unlisted`): the upstream says whether it serves it."""
+        found = super().find_resource(uri)
+        if found is None and (unlisted := ForwardedResource.unlisted(self.upstream, uri)) is not None:
+            return unlisted, {}
+        return found
 
     async def _complete(self, ref: dict[str, Any], argument: dict[str, Any], context: Any) -> Any:
         async def go(client: Client) -> Any:
