@@ -8,7 +8,7 @@ import sys
 
 from mcpio import Context, MCPError, ResourceNotFound, Server, ToolError
 
-server = Server("upstream", version="1.0.0")
+server = Server("upstream", version="1.0.0", title="The test upstream", instructions="Call pid to learn who serves.")
 release = asyncio.Event()
 
 

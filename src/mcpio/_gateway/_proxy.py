@@ -49,6 +49,10 @@ if TYPE_CHECKING:
 log = _log.logger("mcpio.gateway", globals())
 
 
+#: What an upstream says of itself (its serverInfo, as the proxy's Server attributes, and instructions)
+_SAID = ("name", "version", "title", "description", "website_url", "icons", "instructions")
+
+
 class UpstreamError(MCPError):
     """The upstream server could not be reached or went away during the request."""
 
@@ -72,6 +76,7 @@ class Upstream:
         client_options: dict[str, Any],
         process: Any = None,
         round_timeout: float = ROUND_TIMEOUT,
+        named: bool = True,
     ) -> None:
         self.server = server
         self.target = target
@@ -91,6 +96,8 @@ class Upstream:
         self.started = False
         self.start_ms: float | None = None  # how long the first start took (connect and mirror)
         self._first: asyncio.Task[None] | None = None  # the first start (begin)
+        # What the proxy says of itself until the upstream says it (_adopt); its name when not named
+        self._said = {attr: getattr(server, attr) for attr in _SAID if not (named and attr == "name")}
         send_first(process, self._options())  # its first request, now: answered while asyncio loads
 
     def _options(self) -> dict[str, Any]:  # the upstream Client's (but process)
@@ -142,7 +149,23 @@ class Upstream:
                     await client.aclose()
                 raise
             self.client, self.error = client, None
+            self._adopt(client)
             return client
+
+    def _adopt(self, client: Client) -> None:
+        """Say what the upstream says of itself (a bridge is transparent: a host shows its
+        ``serverInfo`` and gives the model its ``instructions``), but what the proxy's owner set:
+        a name given to ``proxy()``, a field set on the proxy since."""
+        info = client.server_info
+        said = {**info, "website_url": info.get("websiteUrl"), "instructions": client.instructions}
+        for attr, was in self._said.items():
+            value = said.get(attr)
+            fits = isinstance(value, list if attr == "icons" else str) or (
+                value is None and attr not in ("name", "version")
+            )
+            if fits and getattr(self.server, attr) == was:
+                setattr(self.server, attr, value)
+                self._said[attr] = value
 
     def begin(self) -> asyncio.Task[None]:
         """The first start (:meth:`start`), begun now in the background if it was not already:
@@ -473,9 +496,10 @@ class ProxyServer(Server):
         waits: bool = True,
         process: Any = None,
         round_timeout: float = ROUND_TIMEOUT,
+        named: bool = True,
     ) -> None:
         super().__init__(label, lifespan=_connected)
-        self.upstream = Upstream(self, target, label, client_options, process, round_timeout)
+        self.upstream = Upstream(self, target, label, client_options, process, round_timeout, named)
         self.waits = waits
         self.completion(self._complete)
 
@@ -531,7 +555,8 @@ def proxy(
 ) -> ProxyServer:
     """The proxy Server of ``target`` (see the module docstring); ``client_options`` go to its ``Client``."""
     label = name or _label(target)
-    return ProxyServer(target, label, client_options, process=process, round_timeout=round_timeout)  # process: Upstream
+    named = name is not None  # else it takes the upstream's name (Upstream._adopt)
+    return ProxyServer(target, label, client_options, process=process, round_timeout=round_timeout, named=named)
 
 
 def _alive(client: Client) -> bool:
