@@ -81,6 +81,9 @@ def test_an_answer_written_just_before_the_server_exits_arrives_before_its_exit(
             with pytest.raises(ServerExited) as info:
                 await within(client.list_tools(cache_mode="refresh"), 10)
             assert info.value.exit_code == 0
+            # It served (an answer came): not the hint for a script that never started serving
+            # (a proxy's client says this to its user: "upstream went away (... without serving ...)")
+            assert "without serving" not in str(info.value) and "server.run()" not in str(info.value), info.value
 
     arun(go())
 

@@ -36,7 +36,7 @@ TIMEOUT = 60.0
 
 
 def remote_server() -> Server:
-    server = Server("remote", version="2.0.0")
+    server = Server("remote", version="2.0.0", instructions="Add with add.")
 
     @server.tool
     def add(a: int, b: int) -> int:
@@ -237,7 +237,7 @@ def test_doctor_of_a_gateway_file_shows_each_upstreams_state(tmp_path):
     report = json.loads(out.stdout)
     mine, broken = report["upstreams"]
     assert (mine["name"], mine["state"], mine["error"]) == ("mine", "started", None)
-    assert mine["tools"] >= 8 and mine["templates"] == 1
+    assert mine["tools"] >= 8 and mine["templates"] == 2  # note://{id}, gone://{id}
     assert (broken["name"], broken["state"]) == ("broken", "failed")
     assert "no-such-server" in broken["error"]
     assert any("upstream 'broken' did not start" in p for p in report["problems"])
@@ -298,3 +298,29 @@ def test_mcpio_run_of_a_path_to_a_program_that_is_not_python_proxies_it(tmp_path
             assert (await c.call_tool("echo", {"text": "hi"})).text == "hi"
 
     arun(go(), timeout=90)
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_the_bridge_says_what_its_upstream_says_of_itself(era):
+    """A host takes a server's ``instructions`` (into the model's context) and ``serverInfo`` from
+    its ``initialize`` (2026-07-28: ``server/discover``) answer. Through ``mcpio run URL`` and
+    ``mcpio run "COMMAND"`` they are the upstream's; they were the bridge's own: no
+    instructions, and the name of the command (``python``) or the URL, version 0.1.0."""
+    with ServerThread(remote_server().http_app()) as remote:
+        targets = {
+            remote.url: ("Add with add.", "remote", "2.0.0", None),
+            shlex.join([sys.executable, str(UPSTREAM)]): (
+                "Call pid to learn who serves.",
+                "upstream",
+                "1.0.0",
+                "The test upstream",
+            ),
+        }
+
+        async def go() -> None:
+            for target, said in targets.items():
+                async with Client([sys.executable, "-m", "mcpio", "run", target], era=era, timeout=TIMEOUT) as c:
+                    info = c.server_info
+                    assert (c.instructions, info["name"], info["version"], info.get("title")) == said
+
+        arun(go(), timeout=90)

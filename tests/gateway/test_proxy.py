@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpio import Client, MCPError, Server
+from mcpio import Client, MCPError, ResourceNotFound, Server
 from tests.client.support import arun, within
 from tests.gateway.support import each_caller_is_asked_alone
 from tests.support import peers
@@ -328,5 +328,25 @@ def test_a_tool_the_upstream_runs_as_a_task_is_served_as_a_task():
             assert (await c.call_tool("slow_sum", {"a": 2, "b": 40})).data == 42
         async with Client(proxy, era="modern", timeout=30) as c:  # the tasks extension's handle, followed
             assert (await c.call_tool("slow_sum", {"a": 1, "b": 2})).data == 3
+
+    arun(go(), timeout=60)
+
+
+@pytest.mark.parametrize(("upstream_era", "era", "code"), [("legacy", "modern", -32602), ("modern", "legacy", -32002)])
+def test_an_upstream_resource_not_found_reaches_the_client_in_its_era_s_code_and_under_the_served_uri(
+    upstream_era, era, code
+):
+    """The upstream answers ``resources/read`` of a URI of its template with "not found", in its
+    era's code; the gateway's client gets its own era's code (legacy -32002, 2026-07-28 -32602)
+    and the URI it read (the gateway's name for it). It got the upstream's code and URI as they came."""
+    gateway = Server("gw")
+    gateway.mount(Server.proxy(UPSTREAM, name="up", era=upstream_era), namespace="up")
+
+    async def go() -> None:
+        async with Client(gateway, era=era, timeout=30) as c:
+            with pytest.raises(ResourceNotFound) as caught:
+                await c.read_resource("gone://up/7")
+            assert (caught.value.code, caught.value.uri) == (code, "gone://up/7")
+            assert "gone://up/7" in str(caught.value)
 
     arun(go(), timeout=60)

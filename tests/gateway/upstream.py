@@ -6,9 +6,9 @@ import asyncio
 import os
 import sys
 
-from mcpio import Context, MCPError, Server, ToolError
+from mcpio import Context, MCPError, ResourceNotFound, Server, ToolError
 
-server = Server("upstream", version="1.0.0")
+server = Server("upstream", version="1.0.0", title="The test upstream", instructions="Call pid to learn who serves.")
 release = asyncio.Event()
 
 
@@ -137,6 +137,12 @@ async def staged(ctx: Context) -> str:
 @server.resource("note://{id}")
 def note(id: str) -> str:
     return f"note {id}"
+
+
+@server.resource("gone://{id}")
+def gone(id: str) -> str:
+    """Every one of them is gone: resources/read answers "not found"."""
+    raise ResourceNotFound(f"gone://{id}")
 
 
 @server.tool

@@ -12,6 +12,11 @@ Options (any combination):
   --cursor-loop        tools/list always answers nextCursor "again"
   --duplicates         tools/list pages repeat a tool
   --pid-file PATH      write "<pid> <child pid>" to PATH once running
+  --resources          announce resources (no subscribe) and list mem://a, but answer
+                       resources/templates/list with -32601 (as an SDK server without templates does);
+                       a tool call's answer links to mem://report, read but not listed
+  --templates          with --resources: list the templates users://{user-id}/profile (a variable
+                       name RFC 6570 refuses) and mem://{name}, and read any URI (its text: the URI)
 Every tool call otherwise answers with the text "ok".
 """
 
@@ -89,7 +94,7 @@ for line in sys.stdin:
                 "id": id_,
                 "result": {
                     "protocolVersion": msg["params"]["protocolVersion"],
-                    "capabilities": {"tools": {}},
+                    "capabilities": {"tools": {}, **({"resources": {}} if opt("--resources") else {})},
                     "serverInfo": {"name": "raw", "version": "0.0.1"},
                 },
             }
@@ -112,9 +117,29 @@ for line in sys.stdin:
             sys.stderr.write("fatal: out of cheese\n")
             sys.stderr.flush()
             os._exit(3)
-        send({"jsonrpc": "2.0", "id": id_, "result": {"content": [{"type": "text", "text": "ok"}]}})
+        content = [{"type": "text", "text": "ok"}]
+        if opt("--resources"):  # a link to a resource it does not list (the spec allows it)
+            content.append({"type": "resource_link", "uri": "mem://report", "name": "report"})
+        send({"jsonrpc": "2.0", "id": id_, "result": {"content": content}})
         if opt("--answer-then-exit"):
             os._exit(0)
+    elif method == "resources/list" and opt("--resources"):
+        send({"jsonrpc": "2.0", "id": id_, "result": {"resources": [{"uri": "mem://a", "name": "a"}]}})
+    elif method == "resources/templates/list" and opt("--templates"):
+        templates = [
+            {"uriTemplate": "users://{user-id}/profile", "name": "user"},
+            {"uriTemplate": "mem://{name}", "name": "m"},
+        ]
+        send({"jsonrpc": "2.0", "id": id_, "result": {"resourceTemplates": templates}})
+    elif method == "resources/read" and opt("--resources"):
+        uri = msg["params"]["uri"]
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": id_,
+                "result": {"contents": [{"uri": uri, "text": "A" if uri == "mem://a" else uri}]},
+            }
+        )
     elif method == "ping":
         send({"jsonrpc": "2.0", "id": id_, "result": {}})
     else:

@@ -85,7 +85,7 @@ def gateway_server(app: str, start_now: bool = True, round_timeout: float | None
     started = start_servers({spec.name: spec}) if start_now else {}
     from .._gateway._proxy import proxy
 
-    return proxy(spec, name=spec.name, process=started.get(spec.name), **options)
+    return proxy(spec, process=started.get(spec.name), **options)  # named as the upstream names itself
 
 
 async def upstream_states(path: str) -> list[dict[str, Any]]:

@@ -23,31 +23,34 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from .. import _log
 from .._client._opening import send_first
-from .._errors import INTERNAL_ERROR, ConnectionClosed, MCPError, TransportError
+from .._errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ConnectionClosed, MCPError, TransportError
 from .._host._config import ServerSpec
-from .._naming import strip_uri
 from .._server._context import Context
 from .._server._mrtr import ROUND_TIMEOUT, round_timeout_checked
-from .._server._resources import Prompt, Resource
 from .._server._server import Server
 from .._server._stdio import settle
-from .._uritemplate import UriTemplate
 from ._forwarded import _CALLER, _Relaying, forwarded_tool
+from ._items import ForwardedPrompt, ForwardedResource
 
 if TYPE_CHECKING:
     import asyncio
 
     from .._client._client import Client
+    from .._server._resources import Resource
     from ._rounds import Flight
 
 # asyncio, the client and logging are imported when an upstream starts, not with this module: a
 # gateway (``from_config``) is made, and answers initialize, before asyncio loads (_server._stdio).
 log = _log.logger("mcpio.gateway", globals())
+
+
+#: What an upstream says of itself (its serverInfo, as the proxy's Server attributes, and instructions)
+_SAID = ("name", "version", "title", "description", "website_url", "icons", "instructions")
 
 
 class UpstreamError(MCPError):
@@ -73,6 +76,7 @@ class Upstream:
         client_options: dict[str, Any],
         process: Any = None,
         round_timeout: float = ROUND_TIMEOUT,
+        named: bool = True,
     ) -> None:
         self.server = server
         self.target = target
@@ -92,6 +96,8 @@ class Upstream:
         self.started = False
         self.start_ms: float | None = None  # how long the first start took (connect and mirror)
         self._first: asyncio.Task[None] | None = None  # the first start (begin)
+        # What the proxy says of itself until the upstream says it (_adopt); its name when not named
+        self._said = {attr: getattr(server, attr) for attr in _SAID if not (named and attr == "name")}
         send_first(process, self._options())  # its first request, now: answered while asyncio loads
 
     def _options(self) -> dict[str, Any]:  # the upstream Client's (but process)
@@ -135,15 +141,31 @@ class Upstream:
             try:
                 await client.connect()
                 await self._mirror(client)
-                for uri in self._watched:  # a new connection: the subscriptions held are renewed
-                    await client.subscribe(uri)
+                for uri in list(self._watched):  # a new connection: the subscriptions held are renewed
+                    await self._renew(client, uri)
             except BaseException as exc:
                 self.error = exc
                 with contextlib.suppress(Exception):
                     await client.aclose()
                 raise
             self.client, self.error = client, None
+            self._adopt(client)
             return client
+
+    def _adopt(self, client: Client) -> None:
+        """Say what the upstream says of itself (a bridge is transparent: a host shows its
+        ``serverInfo`` and gives the model its ``instructions``), but what the proxy's owner set:
+        a name given to ``proxy()``, a field set on the proxy since."""
+        info = client.server_info
+        said = {**info, "website_url": info.get("websiteUrl"), "instructions": client.instructions}
+        for attr, was in self._said.items():
+            value = said.get(attr)
+            fits = isinstance(value, list if attr == "icons" else str) or (
+                value is None and attr not in ("name", "version")
+            )
+            if fits and getattr(self.server, attr) == was:
+                setattr(self.server, attr, value)
+                self._said[attr] = value
 
     def begin(self) -> asyncio.Task[None]:
         """The first start (:meth:`start`), begun now in the background if it was not already:
@@ -289,6 +311,7 @@ class Upstream:
         if "resources" in kinds and caps.get("resources") is not None:
             asked["resources"] = client.list_resources()
             asked["templates"] = client.list_resource_templates()
+        asked = {kind: self._listing(kind, aw) for kind, aw in asked.items()}
         got = dict(zip(asked, await asyncio.gather(*asked.values()), strict=True))
         listed: dict[str, Any] = {kind: got.get(kind, []) for kind in kinds}
         if "resources" in kinds:
@@ -298,21 +321,43 @@ class Upstream:
             return
         items: dict[str, dict[str, Any]] = {}
         if "tools" in listed:
-            tools: dict[str, Any] = {}
-            for t in listed["tools"]:
-                try:
-                    tools[t["name"]] = forwarded_tool(self, t, client)
-                except ValueError as exc:  # a name outside the 2025-11-25 rules: one line, the rest served
-                    log.warning("upstream %r: tool left out: %s", self.label, exc)
-            items["tools"] = tools
+            items["tools"] = self._made("tool", "name", listed["tools"], lambda t: forwarded_tool(self, t, client))
         if "prompts" in listed:
-            items["prompts"] = {p["name"]: ForwardedPrompt.of(self, p) for p in listed["prompts"]}
+            items["prompts"] = self._made("prompt", "name", listed["prompts"], lambda p: ForwardedPrompt.of(self, p))
         if "resources" in listed:
             resources, templates = listed["resources"]
-            items["resources"] = {r["uri"]: ForwardedResource.of(self, r, r["uri"]) for r in resources}
-            items["templates"] = {t["uriTemplate"]: ForwardedResource.of(self, t, t["uriTemplate"]) for t in templates}
+            items["resources"] = self._made(
+                "resource", "uri", resources, lambda r: ForwardedResource.of(self, r, r["uri"])
+            )
+            items["templates"] = self._made(
+                "resource template", "uriTemplate", templates, lambda t: ForwardedResource.of(self, t, t["uriTemplate"])
+            )
         self.server.replace_own(items, lambda item: getattr(item, "upstream", None) is self)
         self._listed.update(listed)
+
+    def _made(self, what: str, key: str, listed: list[Any], make: Callable[[Any], Any]) -> dict[str, Any]:
+        """The proxy's items for the upstream's ``listed`` ones, by their ``key``: one mcpio cannot
+        serve (a tool name outside the 2025-11-25 rules, a template RFC 6570 refuses) is left out
+        with one line in the log, and the rest are served."""
+        made: dict[str, Any] = {}
+        for raw in listed:
+            try:
+                made[raw[key]] = make(raw)
+            except ValueError as exc:
+                log.warning("upstream %r: %s %r left out: %s", self.label, what, raw[key], exc)
+        return made
+
+    async def _listing(self, kind: str, listing: Awaitable[list[Any]]) -> list[Any]:
+        """What ``listing`` lists; none when the upstream announced the capability but does not
+        implement the method (-32601: an SDK server with resources and no templates), with a
+        warning: the rest of what it serves is served all the same."""
+        try:
+            return await listing
+        except MCPError as exc:
+            if exc.code != METHOD_NOT_FOUND:
+                raise
+            log.warning("upstream %r: its %s are not served: it does not list them (%s)", self.label, kind, exc)
+            return []
 
     async def watch(self, uri: str, on: bool) -> None:
         """The proxy's clients subscribe to the upstream's ``uri`` (``on``) or leave: the upstream
@@ -326,8 +371,7 @@ class Upstream:
             return
 
         async def go(client: Client) -> None:
-            if (client.server_capabilities.get("resources") or {}).get("subscribe"):
-                await (client.subscribe(uri) if on else client.unsubscribe(uri))
+            await _hold(client, uri, on)
 
         if not on:
             try:
@@ -341,6 +385,14 @@ class Upstream:
         except BaseException:  # not subscribed after all: the client's subscribe fails, nothing is held
             self._watched.pop(uri, None)
             raise
+
+    async def _renew(self, client: Client, uri: str) -> None:
+        """Subscribe a new connection to ``uri``, watched by the proxy's clients: a refusal is a
+        warning, not a failed start (the upstream's tools and the rest are served all the same)."""
+        try:
+            await _hold(client, uri, True)
+        except MCPError as exc:
+            log.warning("upstream %r: subscribing to %s again failed: %s", self.label, uri, _reason(exc))
 
     def _turn(self, uri: str) -> str:
         """The turn of the upstream's updates of ``uri``: every process of a shared server that
@@ -430,78 +482,6 @@ class Upstream:
         log.info("upstream %r stderr: %s", self.label, line.rstrip())
 
 
-class ForwardedPrompt(Prompt):
-    """A prompt of the upstream: listed as it lists it, rendered by it."""
-
-    upstream: Upstream
-    arguments: list[dict[str, Any]]
-
-    @classmethod
-    def of(cls, upstream: Upstream, p: Any) -> ForwardedPrompt:
-        made = cls.__new__(cls)
-        made.upstream = upstream
-        made.name, made.title, made.description = p["name"], p.get("title"), p.get("description")
-        made.icons, made.meta = p.get("icons"), p.get("_meta")
-        made.arguments = list(p.get("arguments") or [])
-        made.sig = None  # type: ignore[assignment]  # completion asks the upstream (the proxy's completer)
-        return made
-
-    async def render(self, arguments: Any, ctx: Context, rules: Any) -> dict[str, Any]:
-        async def go(client: Client) -> dict[str, Any]:
-            params: dict[str, Any] = {"name": self.name}
-            if arguments is not None:
-                params["arguments"] = arguments
-            result = dict(await client.request("prompts/get", params))
-            result.pop("_meta", None)
-            result.pop("resultType", None)
-            return result
-
-        return cast("dict[str, Any]", await self.upstream.forward(ctx, go))
-
-
-class ForwardedResource(Resource):
-    """A resource or template of the upstream: listed as it lists it, read from it."""
-
-    upstream: Upstream
-
-    @classmethod
-    def of(cls, upstream: Upstream, r: Any, uri: str) -> ForwardedResource:
-        made = cls.__new__(cls)
-        made.upstream, made.uri, made.fn = upstream, uri, None  # type: ignore[assignment]
-        made.template = UriTemplate(uri)
-        made.name, made.title, made.description = r.get("name") or uri, r.get("title"), r.get("description")
-        made.mime_type, made.size = r.get("mimeType"), r.get("size")
-        made.annotations, made.icons, made.meta = r.get("annotations"), r.get("icons"), r.get("_meta")
-        made.ttl_ms = made.cache_scope = None
-        made.path_params = frozenset(made.template.variables)  # the upstream judges its own URIs
-        made.sig = None  # type: ignore[assignment]
-        return made
-
-    def match(self, uri: str) -> dict[str, Any] | None:
-        if not self.is_template:
-            return {} if uri == self.uri else None
-        return self.template.match(uri, self.path_params)
-
-    def upstream_uri(self, uri: str) -> str:
-        """``uri`` as the upstream names it (mounted in a gateway: without the namespaces)."""
-        for namespace in self.namespaces:
-            uri = strip_uri(uri, namespace) or uri
-        return uri
-
-    async def subscribed(self, uri: str, on: bool) -> None:
-        await self.upstream.watch(self.upstream_uri(uri), on)
-
-    async def read(self, uri: str, kwargs: dict[str, Any], ctx: Context | None) -> list[dict[str, Any]]:
-        upstream_uri = self.upstream_uri(uri)
-
-        async def go(client: Client) -> list[dict[str, Any]]:
-            result = await client.request("resources/read", {"uri": upstream_uri})
-            contents = [c for c in result.get("contents") or [] if isinstance(c, dict)]
-            return [{**c, "uri": uri} if c.get("uri") == upstream_uri else c for c in contents]
-
-        return cast("list[dict[str, Any]]", await self.upstream.forward(ctx, go))
-
-
 class ProxyServer(Server):
     """The Server :func:`proxy` makes: its ``upstream`` connects in its lifespan and is closed
     after it. The lifespan waits for that first start unless ``waits`` is false: then it only
@@ -516,9 +496,10 @@ class ProxyServer(Server):
         waits: bool = True,
         process: Any = None,
         round_timeout: float = ROUND_TIMEOUT,
+        named: bool = True,
     ) -> None:
         super().__init__(label, lifespan=_connected)
-        self.upstream = Upstream(self, target, label, client_options, process, round_timeout)
+        self.upstream = Upstream(self, target, label, client_options, process, round_timeout, named)
         self.waits = waits
         self.completion(self._complete)
 
@@ -529,6 +510,14 @@ class ProxyServer(Server):
         if error is None or upstream.client is not None or upstream._listed:
             return None
         return f"the upstream server did not start: {str(error) or _reason(error)}"
+
+    def find_resource(self, uri: str) -> tuple[Resource, dict[str, Any]] | None:
+        """As a Server's, and a URI the upstream does not list is read from it all the same
+        (:meth:`ForwardedResource.unlisted`): the upstream says whether it serves it."""
+        found = super().find_resource(uri)
+        if found is None and (unlisted := ForwardedResource.unlisted(self.upstream, uri)) is not None:
+            return unlisted, {}
+        return found
 
     async def _complete(self, ref: dict[str, Any], argument: dict[str, Any], context: Any) -> Any:
         async def go(client: Client) -> Any:
@@ -566,11 +555,19 @@ def proxy(
 ) -> ProxyServer:
     """The proxy Server of ``target`` (see the module docstring); ``client_options`` go to its ``Client``."""
     label = name or _label(target)
-    return ProxyServer(target, label, client_options, process=process, round_timeout=round_timeout)  # process: Upstream
+    named = name is not None  # else it takes the upstream's name (Upstream._adopt)
+    return ProxyServer(target, label, client_options, process=process, round_timeout=round_timeout, named=named)
 
 
 def _alive(client: Client) -> bool:
     return client.session is not None and not client.session.closed
+
+
+async def _hold(client: Client, uri: str, on: bool) -> None:
+    """Subscribe upstream to ``uri`` (``on``) or unsubscribe, when the upstream announces
+    subscriptions (else nothing is held: its ``resources/updated`` come unasked, or never)."""
+    if (client.server_capabilities.get("resources") or {}).get("subscribe"):
+        await (client.subscribe(uri) if on else client.unsubscribe(uri))
 
 
 async def _quietly_close(client: Client) -> None:

@@ -165,19 +165,8 @@ class Resource:
         try:
             value = await invoke(self.sig, self.fn, kwargs, ctx, owner=self.owner)
         except (SafePathError, ResourceNotFound) as exc:
-            # Not found, whoever says so: a path outside the function's SafePath roots, or the
-            # function's own ``raise ResourceNotFound(...)`` (no such note): the era's code
-            # (legacy -32002, 2026-07-28 -32602) and the URI read, whatever the function gave.
-            rules = ctx.rules if ctx is not None else None
-            said = (
-                (exc.message, f"Resource not found: {exc.uri}") if isinstance(exc, ResourceNotFound) else (str(exc), "")
-            )
-            reason = "" if said[0] in (said[1], "Resource not found") else f" ({said[0]})"
-            raise ResourceNotFound(
-                uri,
-                f"Resource not found: {uri}{reason}",
-                code=rules.resource_not_found_code if rules is not None else None,
-            ) from None
+            # a path outside the function's SafePath roots, or its own ``raise ResourceNotFound(...)``
+            raise not_found(uri, exc, ctx) from None
         return self.contents(uri, value)
 
     def contents(self, uri: str, value: Any) -> list[dict[str, Any]]:
@@ -204,6 +193,17 @@ def _is_path(annotation: Any) -> bool:
     if get_origin(annotation) is Annotated:
         return any(m is PathParam for m in get_args(annotation)[1:])
     return any(_is_path(a) for a in get_args(annotation))
+
+
+def not_found(uri: str, exc: SafePathError | ResourceNotFound, ctx: Context | None) -> ResourceNotFound:
+    """The answer to a read of ``uri`` that ``exc`` says is not found, whoever says so (a resource
+    function, its SafePath roots, a proxy's upstream): the era's code (legacy -32002, 2026-07-28
+    -32602) and the URI read, whatever ``exc`` gave."""
+    rules = ctx.rules if ctx is not None else None
+    said = (exc.message, f"Resource not found: {exc.uri}") if isinstance(exc, ResourceNotFound) else (str(exc), "")
+    reason = "" if said[0] in (said[1], "Resource not found") else f" ({said[0]})"
+    code = rules.resource_not_found_code if rules is not None else None
+    return ResourceNotFound(uri, f"Resource not found: {uri}{reason}", code=code)
 
 
 class Prompt:

@@ -171,6 +171,7 @@ class SubprocessTransport:
         self._lines = LineBuffer(max_line_size)
         self._frames: collections.deque[Frame] = collections.deque()
         self._eof = False
+        self._spoke = False  # a line came on its stdout (then it is no script that never served)
         self._waiter: asyncio.Future[None] | None = None
         self._tail: collections.deque[str] = collections.deque(maxlen=stderr_tail)
         self._err_buf = bytearray()
@@ -227,7 +228,10 @@ class SubprocessTransport:
         if self._eof:
             return
         frames = self._lines.feed(data)
-        if frames and hand_over(self._take, frames, self._frames):
+        if not frames:
+            return
+        self._spoke = True
+        if hand_over(self._take, frames, self._frames):
             self._wake()
             if len(self._frames) >= _HIGH_FRAMES and not self._reading_paused:
                 pipe = self._stdout_pipe()
@@ -363,7 +367,7 @@ class SubprocessTransport:
         else:
             what = f"the server process exited with code {rc}"
         tail = self.stderr_tail()
-        if rc == 0 and not tail:  # a script that ended quietly: it never started serving
+        if rc == 0 and not tail and not self._spoke:  # a script that ended quietly: it never started serving
             return (
                 f"{what} without serving (it wrote nothing to stderr): a server keeps running and answers on "
                 "stdin; a Python script must start serving (server.run()), or give its file to mcpio run"
