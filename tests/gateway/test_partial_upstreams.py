@@ -96,3 +96,57 @@ def test_a_resource_link_to_a_resource_the_upstream_does_not_list_is_read_throug
             assert (await c.read_resource("mem://report"))[0].text == "mem://report"
 
     arun(go(), timeout=90)
+
+
+def test_an_upstream_that_announces_tools_and_lists_none_yet_is_announced_with_them():
+    """An upstream that announces ``tools`` and lists none when the proxy connects (a server whose
+    tools come later: after a login, a project opened): the proxy announces ``tools`` to its
+    legacy client all the same, so the client hears ``list_changed`` when the upstream's first
+    tool comes and lists it through the proxy. Before, the proxy announced what it listed: no
+    ``tools``, no ``list_changed``, and the tool never reached the client."""
+    import asyncio
+
+    upstream = Server("later")
+
+    @upstream.tool
+    def first() -> str:
+        return "first"
+
+    async def go() -> None:
+        async with Client(upstream) as c:  # announced once: announced for good (its list now empty)
+            assert [t.name for t in await c.list_tools()] == ["first"]
+        upstream.remove_tool("first")
+        changed = asyncio.Event()
+
+        def heard(method: str, params: object) -> None:
+            if method == "notifications/tools/list_changed":
+                changed.set()
+
+        async with Client(Server.proxy(upstream), era="legacy", on_notification=heard) as c:
+            assert "tools" in c.server_capabilities
+            assert await c.list_tools() == []
+            upstream.add_tool(lambda: "late", name="late")
+            await asyncio.wait_for(changed.wait(), TIMEOUT)
+            assert [t.name for t in await c.list_tools()] == ["late"]
+            assert (await c.call_tool("late", {})).text == "late"
+
+    arun(go(), timeout=90)
+
+
+def test_malformed_tools_of_an_upstream_are_left_out_and_the_rest_is_served():
+    """A listed tool without a name, and one whose ``inputSchema`` is a string: each is left out
+    with a warning naming it, and the upstream's other tool is served (it failed the whole
+    upstream: KeyError 'name')."""
+    command = shlex.join([*RAW, "--malformed-tools"])
+    stderr: list[str] = []
+
+    async def go() -> None:
+        async with Client(
+            [sys.executable, "-m", "mcpio", "run", command], timeout=TIMEOUT, on_stderr=stderr.append
+        ) as c:
+            assert [t.name for t in await c.list_tools()] == ["ok"]
+            assert (await c.call_tool("ok", {})).text == "ok"
+
+    arun(go(), timeout=90)
+    left_out = [line for line in stderr if "left out" in line]
+    assert len(left_out) == 2 and "None" in left_out[0] and "stringly" in left_out[1], stderr

@@ -158,3 +158,29 @@ def test_a_sync_tool_may_register_tools_from_its_worker_thread():
 def test_page_size_must_be_positive():
     with pytest.raises(ValueError, match="page_size"):
         Server("s", page_size=0)
+
+
+def test_a_list_announced_once_stays_announced_when_it_empties():
+    """2026-07-28 (capabilities are the server's now, request by request): every tool disabled,
+    then removed, the client told ``list_changed`` lists again and gets an empty list, never -32601
+    ("did not announce the 'tools' capability"); a new client still sees ``tools`` announced."""
+    from mcpio import Client
+
+    server = Server("emptied")
+
+    @server.tool
+    def only() -> str:
+        return "only"
+
+    async def go():
+        async with Client(server, era="modern") as c:
+            assert [t.name for t in await c.list_tools()] == ["only"]
+            server.disable(names=["only"])
+            assert await c.list_tools() == []
+            server.enable(names=["only"])
+            server.remove_tool("only")
+            assert await c.list_tools() == []
+        async with Client(server, era="modern") as c:
+            assert "tools" in c.server_capabilities and await c.list_tools() == []
+
+    arun(go())

@@ -10,6 +10,8 @@ Options (any combination):
   --ignore-sigterm     ignore SIGTERM and stdin EOF (and so does a child it starts)
   --stderr-flood N     write N bytes to stderr before reading anything
   --cursor-loop        tools/list always answers nextCursor "again"
+  --malformed-tools    tools/list lists "ok" between a tool without a name and one whose
+                       inputSchema is a string
   --duplicates         tools/list pages repeat a tool
   --pid-file PATH      write "<pid> <child pid>" to PATH once running
   --resources          announce resources (no subscribe) and list mem://a, but answer
@@ -107,6 +109,13 @@ for line in sys.stdin:
             tools = [{"name": "a", "inputSchema": {"type": "object"}}, {"name": "b", "inputSchema": {"type": "object"}}]
             result = {"tools": tools if cursor else tools[:1], **({} if cursor else {"nextCursor": "page2"})}
             send({"jsonrpc": "2.0", "id": id_, "result": result})
+        elif opt("--malformed-tools"):
+            tools = [
+                {"title": "nameless", "inputSchema": {"type": "object"}},
+                {"name": "ok", "inputSchema": {"type": "object"}},
+                {"name": "stringly", "inputSchema": "object"},
+            ]
+            send({"jsonrpc": "2.0", "id": id_, "result": {"tools": tools}})
         else:
             tools = BAD_TOOLS if opt("--bad-catalog") else [{"name": "ok", "inputSchema": {"type": "object"}}]
             send({"jsonrpc": "2.0", "id": id_, "result": {"tools": tools}})

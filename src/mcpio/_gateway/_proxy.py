@@ -303,6 +303,8 @@ class Upstream:
         import asyncio
 
         caps = client.server_capabilities
+        # What the upstream announces, the proxy announces, listed or not yet (told by the change below)
+        self.server.registry.promised.update(kind for kind in kinds if caps.get(kind) is not None)
         asked: dict[str, Any] = {}  # the lists asked at once: one round trip, not four
         if "tools" in kinds and caps.get("tools") is not None:
             asked["tools"] = client.list_tools()
@@ -337,14 +339,17 @@ class Upstream:
 
     def _made(self, what: str, key: str, listed: list[Any], make: Callable[[Any], Any]) -> dict[str, Any]:
         """The proxy's items for the upstream's ``listed`` ones, by their ``key``: one mcpio cannot
-        serve (a tool name outside the 2025-11-25 rules, a template RFC 6570 refuses) is left out
-        with one line in the log, and the rest are served."""
+        serve (no ``key``, a tool name outside the 2025-11-25 rules, a template RFC 6570 refuses, a
+        schema that is no object) is left out with one line in the log, and the rest are served."""
         made: dict[str, Any] = {}
         for raw in listed:
+            name = raw.get(key) if isinstance(raw, dict) else None
             try:
-                made[raw[key]] = make(raw)
-            except ValueError as exc:
-                log.warning("upstream %r: %s %r left out: %s", self.label, what, raw[key], exc)
+                if not isinstance(name, str):
+                    raise ValueError(f"its {key!r} is {name!r}, not a string")
+                made[name] = make(raw)
+            except Exception as exc:  # the upstream's data, whatever is wrong with it: this item only
+                log.warning("upstream %r: %s %.80r left out: %s", self.label, what, name, _reason(exc))
         return made
 
     async def _listing(self, kind: str, listing: Awaitable[list[Any]]) -> list[Any]:

@@ -25,20 +25,24 @@ NO_CAPABILITIES: dict[str, Any] = {}  # what a session announced before initiali
 def capabilities(registry: Registry, rules: Rules, extensions: Callable[[], Iterable[Extension]]) -> dict[str, Any]:
     """What a server serving ``registry`` announces under ``rules`` (initialize, server/discover):
     derived from what is registered now (spec-notes §4), kept in ``registry.announced`` until it
-    changes. ``completions`` (2025-03-26+) only when something can be completed: a prompt, a
-    resource template or a registered completer. ``extensions()``: those declared now (2026-07-28)."""
+    changes; a list kind announced once stays announced (``registry.promised``, with a proxy's
+    upstream's: :meth:`Registry.promised_kinds`). ``completions`` (2025-03-26+) only when something
+    can be completed: a prompt, a resource template or a registered completer. ``extensions()``:
+    those declared now (2026-07-28)."""
     cached = registry.announced.get(rules.version)
     if cached is not None:
         return cached
     caps: dict[str, Any] = {"logging": {}}
     if rules.completions_capability and (registry.prompts or registry.templates or registry.completer is not None):
         caps["completions"] = {}
-    if registry.prompts:
+    promised = registry.promised_kinds() if registry.promised or registry.catalog is not None else registry.promised
+    if registry.prompts or "prompts" in promised:
         caps["prompts"] = {"listChanged": True}
-    if registry.resources or registry.templates:
+    if registry.resources or registry.templates or "resources" in promised:
         caps["resources"] = {"subscribe": True, "listChanged": True}
-    if registry.tools:
+    if registry.tools or "tools" in promised:
         caps["tools"] = {"listChanged": True}
+    registry.promised.update(kind for kind in ("prompts", "resources", "tools") if kind in caps)
     if rules.core_tasks and registry.has_task_tools():
         caps["tasks"] = CORE_TASKS_CAPABILITY  # 2025-11-25; 2026-07-28 has the tasks extension instead
     if rules.stateless:  # extensions (Server.extension; skills, tasks): a member from 2026-07-28 (SEP-2133)

@@ -13,7 +13,9 @@ Contracts:
   loop, while a worker thread registers a tool) sees the old table or the new one, never half of
   one; a plain server's ``add_*`` writes its table in place;
 * :attr:`Registry.announced` memoizes the capabilities per protocol version; every change to
-  what is served (:meth:`Registry.changed`) forgets them;
+  what is served (:meth:`Registry.changed`) forgets them; a list capability announced once stays
+  announced (:attr:`Registry.promised`): a client told ``list_changed`` lists again, and an empty
+  list is its answer, never -32601;
 * the Registry never notifies clients: the Server's :class:`~._changes.Changes` does, after
   changing it.
 """
@@ -59,6 +61,7 @@ class Registry:
         "notification_hooks",
         "overrides",
         "parents",
+        "promised",
         "prompts",
         "resources",
         "scopes",
@@ -85,6 +88,9 @@ class Registry:
         # Told (kind, None) of a list change ("tools"…, here or on another process), ("resources/updated", uri)
         self.watchers: list[Callable[[str, str | None], None]] = []
         self.announced: dict[str, dict[str, Any]] = {}  # capabilities by version (``_lifecycle.capabilities``)
+        # The list kinds ("tools", "prompts", "resources") announced whatever is served now: each one
+        # announced once (for good), and a proxy's its upstream announces (it may list nothing yet)
+        self.promised: set[str] = set()
         # The catalogs of the servers these items are mounted in (``Server.mount``): told of every change.
         self.parents: list[Catalog] = []
         # How the served tables are made once the server is shaped (``mount``/``disable``/``transform_tool``):
@@ -102,6 +108,13 @@ class Registry:
     def changed(self) -> None:
         """What is served changed: the capabilities follow from it again."""
         self.announced.clear()
+
+    def promised_kinds(self) -> set[str]:
+        """:attr:`promised`, and that of every server mounted here (a mounted proxy's upstream's)."""
+        kinds = set(self.promised)
+        for mount in self.catalog.mounts if self.catalog is not None else ():
+            kinds |= mount.child.registry.promised_kinds()
+        return kinds
 
     def tell(self, kind: str, uri: str | None) -> None:
         """Tell the watchers (``middleware.ResponseCache``…) that ``kind`` changed (``uri``: the
