@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import uncovered_env
+
 INIT = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -79,7 +81,7 @@ runpy._run_module_as_main("mcpio")
 
 def _env() -> dict[str, str]:
     # not under coverage (scripts/test measures subprocesses): its tracer is not the command's
-    return {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_PROCESS_")}
+    return uncovered_env()
 
 
 def _serve(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import uncovered_env
+
 ROOT = Path(__file__).resolve().parents[2]
 FIRST_SERVER = ROOT / "docs" / "getting-started" / "first-server.md"
 
@@ -39,7 +41,8 @@ def dist(tmp_path_factory) -> Path:
     """`python -m build`: the sdist, then the wheel from it (built once per session)."""
     pytest.importorskip("build", reason="the test extra installs `build`")
     out = tmp_path_factory.mktemp("dist")
-    run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], timeout=300)
+    # not under coverage: the build (pip, setuptools) runs no mcpio code, and the tracer slows it down
+    run([sys.executable, "-m", "build", "--outdir", str(out), str(ROOT)], timeout=300, env=uncovered_env())
     return out
 
 

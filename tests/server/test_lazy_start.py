@@ -6,13 +6,13 @@ table and the HTTP glue load when first needed."""
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
 import sys
 
 import pytest
 
 from mcpio import Server
+from tests.support import uncovered_env
 
 
 @pytest.mark.parametrize(
@@ -62,7 +62,7 @@ print(" ".join(m for m in later if m in sys.modules))
 
 def test_registering_loads_none_of_what_serving_loads_later() -> None:
     # not measured by coverage: its start-up would load threading and the rest into the probe
-    env = {k: v for k, v in os.environ.items() if k not in ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG")}
+    env = uncovered_env()
     done = subprocess.run(
         [sys.executable, "-c", PROBE], capture_output=True, text=True, timeout=60, check=True, env=env
     )

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import uncovered_env
 from tests.support.pipes import LineReader
 
 SERVER = '''
@@ -218,7 +219,7 @@ def test_initialize_is_answered_before_asyncio_is_imported(server: str, first: s
         script.write_text(SERVER)
     else:
         script = Path(__file__).resolve().parents[2] / server
-    env = {k: v for k, v in os.environ.items() if k not in ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG")}
+    env = uncovered_env()
     env.pop("MCPIO_TRACE", None)
     env["POISON_ALSO"] = also
     done = subprocess.run(

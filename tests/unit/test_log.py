@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-import os
 import subprocess
 import sys
 
 from mcpio import _log
+from tests.support import uncovered_env
 
 
 def test_a_deferred_logger_becomes_the_real_one_at_first_use() -> None:
@@ -40,7 +40,7 @@ print(before, seen, ns["log"] is logging.getLogger("mcpio.x"))
 
 
 def test_logging_loads_at_the_first_use_after_what_configure_deferred() -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG")}
+    env = uncovered_env()
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=60, env=env)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "[True]", "True"]

@@ -19,12 +19,13 @@ from collections.abc import Iterator
 import pytest
 
 from mcpio import _coldstart
+from tests.support import uncovered_env
 
 
 def _run(code: str, measured: bool = True) -> str:
     """``code`` in a fresh interpreter; ``measured=False``: not under coverage (scripts/test measures
     subprocesses, and coverage's start-up imports ``platform`` before the code runs)."""
-    env = None if measured else {k: v for k, v in os.environ.items() if not k.startswith("COVERAGE_PROCESS_")}
+    env = None if measured else uncovered_env()
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False, env=env
     )
@@ -246,7 +247,6 @@ print(sys.modules["platform"] is platform, uuid.platform is platform, uuid._plat
 def test_the_stand_in_gives_the_real_modules_answers() -> None:
     """A thread that imports platform while the stand-in is in ``sys.modules`` gets a working
     module: ``system()`` as the real one gives it on Linux, any other name from the real module."""
-    import os
     import platform
 
     standin = _coldstart._PlatformForUuid("platform")

@@ -8,12 +8,13 @@ Add a module here when a change must never bring it onto the stdio start-up path
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support import uncovered_env
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "benchmarks" / "servers" / "mcpio_server.py"
@@ -107,7 +108,7 @@ def test_answering_initialize_over_stdio_loads_nothing_heavy(tmp_path: Path, how
         timeout=60,
         # not measured by coverage (scripts/test measures subprocesses): its start-up imports json,
         # pathlib, hashlib … into the server, which would be on the list for the wrong reason
-        env={k: v for k, v in os.environ.items() if k not in ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG")},
+        env=uncovered_env(),
     )
     answer = json.loads(done.stdout.splitlines()[0])
     assert answer["id"] == 1 and "result" in answer, done.stdout + done.stderr
@@ -180,11 +181,7 @@ def test_building_a_server_imports_no_asyncio() -> None:
     (``mcpio._server._stdio``; issue 17). logging too: mcpio's loggers load it at their first
     use (``mcpio._log``)."""
     done = subprocess.run(
-        [sys.executable, "-c", BUILD],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={k: v for k, v in os.environ.items() if k not in ("COVERAGE_PROCESS_START", "COVERAGE_PROCESS_CONFIG")},
+        [sys.executable, "-c", BUILD], capture_output=True, text=True, timeout=60, env=uncovered_env()
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "", f"imported while building a server: {done.stdout.strip()}"

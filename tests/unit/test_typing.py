@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import uncovered_env
+
 ROOT = Path(__file__).resolve().parents[2]
 TYPING = ROOT / "tests" / "typing"
 
@@ -19,7 +21,15 @@ pytest.importorskip("mypy", reason="mypy is in the test extra: pip install -e '.
 
 
 def mypy(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "mypy", *args], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    # not under coverage (mypy runs no mcpio code: the tracer would only slow it down)
+    return subprocess.run(
+        [sys.executable, "-m", "mypy", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=600,
+        env=uncovered_env(),
+    )
 
 
 @pytest.mark.timeout(600)
