@@ -9,6 +9,7 @@ import os
 import shlex
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 
 from mcpio import Client, MCPError, Server
 from tests.client.support import RAW, arun
@@ -16,24 +17,34 @@ from tests.client.support import RAW, arun
 TIMEOUT = 60.0
 
 
+def through_the_bridge(options: list[str], check: Callable[[Client], Awaitable[None]]) -> list[str]:
+    """``check`` a client of ``mcpio run "raw_server.py OPTIONS"`` (stdio, a real subprocess
+    proxying the hand-written upstream); the lines the proxy wrote on stderr."""
+    command = shlex.join([*RAW, *options])
+    stderr: list[str] = []
+
+    async def go() -> None:
+        argv = [sys.executable, "-m", "mcpio", "run", command]
+        async with Client(argv, timeout=TIMEOUT, on_stderr=stderr.append) as c:
+            await check(c)
+
+    arun(go(), timeout=90)
+    return stderr
+
+
 def test_an_upstream_without_resources_templates_list_is_served_with_what_it_lists():
     """``mcpio run "COMMAND"`` (stdio, a real subprocess): the upstream's tools and resources are
     served and its templates are none, with one warning on stderr; it failed to start ("the
     upstream server did not start: Method not found: resources/templates/list")."""
-    command = shlex.join([*RAW, "--resources"])
-    stderr: list[str] = []
 
-    async def go() -> None:
-        async with Client(
-            [sys.executable, "-m", "mcpio", "run", command], timeout=TIMEOUT, on_stderr=stderr.append
-        ) as c:
-            assert [t.name for t in await c.list_tools()] == ["ok"]
-            assert [r.uri for r in await c.list_resources()] == ["mem://a"]
-            assert await c.list_resource_templates() == []
-            assert (await c.read_resource("mem://a"))[0].text == "A"
-            assert (await c.call_tool("ok", {})).text == "ok"
+    async def check(c: Client) -> None:
+        assert [t.name for t in await c.list_tools()] == ["ok"]
+        assert [r.uri for r in await c.list_resources()] == ["mem://a"]
+        assert await c.list_resource_templates() == []
+        assert (await c.read_resource("mem://a"))[0].text == "A"
+        assert (await c.call_tool("ok", {})).text == "ok"
 
-    arun(go(), timeout=90)
+    stderr = through_the_bridge(["--resources"], check)
     assert any("resources/templates/list" in line for line in stderr), stderr
 
 
@@ -66,18 +77,13 @@ def test_an_upstream_template_mcpio_cannot_parse_is_left_out_and_the_rest_is_ser
     """The upstream lists a template whose variable name RFC 6570 refuses (``{user-id}``) beside a
     good one: the proxy leaves that one out, with a warning, and serves the rest, as it does a
     tool whose name it refuses. The whole upstream failed to start ("invalid variable name")."""
-    command = shlex.join([*RAW, "--resources", "--templates"])
-    stderr: list[str] = []
 
-    async def go() -> None:
-        async with Client(
-            [sys.executable, "-m", "mcpio", "run", command], timeout=TIMEOUT, on_stderr=stderr.append
-        ) as c:
-            assert [t.uri_template for t in await c.list_resource_templates()] == ["mem://{name}"]
-            assert (await c.read_resource("mem://b"))[0].text == "mem://b"
-            assert (await c.call_tool("ok", {})).text == "ok"
+    async def check(c: Client) -> None:
+        assert [t.uri_template for t in await c.list_resource_templates()] == ["mem://{name}"]
+        assert (await c.read_resource("mem://b"))[0].text == "mem://b"
+        assert (await c.call_tool("ok", {})).text == "ok"
 
-    arun(go(), timeout=90)
+    stderr = through_the_bridge(["--resources", "--templates"], check)
     assert any("users://{user-id}/profile" in line for line in stderr), stderr
 
 
@@ -85,17 +91,15 @@ def test_a_resource_link_to_a_resource_the_upstream_does_not_list_is_read_throug
     """The spec does not promise a tool's resource links in ``resources/list``; the host reads them
     with ``resources/read``. Through ``mcpio run "COMMAND"`` the read goes to the upstream, which
     serves it; the proxy answered "Resource not found" for any URI it had not listed."""
-    command = shlex.join([*RAW, "--resources"])
 
-    async def go() -> None:
-        async with Client([sys.executable, "-m", "mcpio", "run", command], timeout=TIMEOUT) as c:
-            result = await c.call_tool("ok", {})
-            links = [b.uri for b in result.content if b.type == "resource_link"]
-            assert links == ["mem://report"]
-            assert [r.uri for r in await c.list_resources()] == ["mem://a"]  # listed: not the link
-            assert (await c.read_resource("mem://report"))[0].text == "mem://report"
+    async def check(c: Client) -> None:
+        result = await c.call_tool("ok", {})
+        links = [b.uri for b in result.content if b.type == "resource_link"]
+        assert links == ["mem://report"]
+        assert [r.uri for r in await c.list_resources()] == ["mem://a"]  # listed: not the link
+        assert (await c.read_resource("mem://report"))[0].text == "mem://report"
 
-    arun(go(), timeout=90)
+    through_the_bridge(["--resources"], check)
 
 
 def test_an_upstream_that_announces_tools_and_lists_none_yet_is_announced_with_them():
@@ -137,16 +141,11 @@ def test_malformed_tools_of_an_upstream_are_left_out_and_the_rest_is_served():
     """A listed tool without a name, and one whose ``inputSchema`` is a string: each is left out
     with a warning naming it, and the upstream's other tool is served (it failed the whole
     upstream: KeyError 'name')."""
-    command = shlex.join([*RAW, "--malformed-tools"])
-    stderr: list[str] = []
 
-    async def go() -> None:
-        async with Client(
-            [sys.executable, "-m", "mcpio", "run", command], timeout=TIMEOUT, on_stderr=stderr.append
-        ) as c:
-            assert [t.name for t in await c.list_tools()] == ["ok"]
-            assert (await c.call_tool("ok", {})).text == "ok"
+    async def check(c: Client) -> None:
+        assert [t.name for t in await c.list_tools()] == ["ok"]
+        assert (await c.call_tool("ok", {})).text == "ok"
 
-    arun(go(), timeout=90)
+    stderr = through_the_bridge(["--malformed-tools"], check)
     left_out = [line for line in stderr if "left out" in line]
     assert len(left_out) == 2 and "None" in left_out[0] and "stringly" in left_out[1], stderr
