@@ -310,3 +310,15 @@ def test_a_name_goes_to_the_server_with_the_longest_namespace_it_is_under():
             assert got.messages[0]["content"]["text"] == "p of a__b"
 
     arun(go())
+
+
+def test_two_servers_sharing_a_namespace_are_warned_of(caplog):
+    """``"my server"`` and ``"my_server"`` reduce to one namespace: the Host says so when it is made
+    (a name under it can reach only one of them), and names the two."""
+    with caplog.at_level("WARNING", logger="mcpio.host"):
+        Host({"my server": Server("a"), "my_server": Server("b"), "other": Server("c")})
+    warned = [r.getMessage() for r in caplog.records if "share the namespace" in r.getMessage()]
+    assert warned == [
+        "servers 'my server', 'my_server' share the namespace 'my_server': a tool, prompt or resource "
+        "under it reaches one of them only; rename one"
+    ]

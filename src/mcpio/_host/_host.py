@@ -44,6 +44,17 @@ class Host:
             name: s for name, s in servers.items() if include_disabled or not (isinstance(s, ServerSpec) and s.disabled)
         }
         self.separator = separator
+        by_namespace: dict[str, list[str]] = {}
+        for name in self.specs:
+            by_namespace.setdefault(_prefix(name), []).append(name)
+        for namespace, names in by_namespace.items():
+            if len(names) > 1:  # a name under it reaches only one of them
+                log.warning(
+                    "servers %s share the namespace %r: a tool, prompt or resource under it reaches one of "
+                    "them only; rename one",
+                    ", ".join(map(repr, names)),
+                    namespace,
+                )
         self.strict = strict
         self.client_options = client_options
         self.clients: dict[str, Client] = {}
