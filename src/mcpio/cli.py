@@ -58,7 +58,8 @@ TARGET (every command that talks to a server accepts all of these, the same way)
   'npx -y @modelcontextprotocol/server-everything'     a command line (no shell)
   http://127.0.0.1:8000/mcp                            Streamable HTTP (either era)
   claude:NAME  cursor:NAME  ./mcp.json:NAME  NAME      an entry of a host's config file
-  mcp-server-time                                      a command on PATH
+  mcp-server-time  ./bin/some-server                   a command on PATH, a program by its path
+  mcp.json                                             every entry of an mcpServers file, one gateway
 
 """
     + EXIT_TABLE
@@ -147,7 +148,8 @@ def _run_args(p: argparse.ArgumentParser) -> None:
         nargs="?",
         metavar="TARGET",
         help="a .py file or module (optionally :name of the Server object); or a server to proxy: a URL, a "
-        "command line in quotes, CONFIG:NAME, or an mcpServers JSON file (every entry, one gateway)",
+        "command line in quotes, CONFIG:NAME, a command or program path, or an mcpServers JSON file (every "
+        "entry, one gateway)",
     )
     p.add_argument(
         "--openapi",

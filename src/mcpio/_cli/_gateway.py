@@ -7,11 +7,12 @@
   or with the headers in ``$MCPIO_HEADERS`` (what ``mcpio install URL --header`` writes for a
   host that starts commands only);
 - a command line (``"npx -y some-server"``), ``CONFIG:NAME``, a host-config name, a command on
-  PATH or a path to a program that is not Python (:func:`foreign_program`): that server,
-  proxied (``mcpio run "npx -y x" -t http`` serves a stdio server over HTTP).
+  PATH or a path to a program that is not mcpio code (a console script, an npm package's bin):
+  that server, proxied (``mcpio run "npx -y x" -t http`` serves a stdio server over HTTP).
 
-Python code (``server.py``, ``FILE.py:OBJECT``, ``package.module[:OBJECT]``) is not a gateway:
-``None``, and ``mcpio run`` imports and serves it as before.
+Python code (``server.py``, ``FILE.py:OBJECT``, ``package.module[:OBJECT]``, a path to a file
+that imports mcpio: ``_targets.resolve`` decides, as for every command) is not a gateway:
+``None``, and ``mcpio run`` imports and serves it.
 """
 
 from __future__ import annotations
@@ -35,17 +36,6 @@ def is_gateway_file(target: str) -> bool:
     return target.endswith((".json", ".jsonc")) and os.path.isfile(target)
 
 
-def foreign_program(path: str) -> bool:
-    """Whether ``path`` is a program that is not Python (an executable file whose first line is no
-    Python ``#!``: a node script, a shell wrapper, a binary): ``mcpio run PATH`` proxies it, as
-    ``mcpio call PATH`` runs it. A path to Python code (a file without ``.py``) is imported."""
-    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-        return False
-    with open(path, "rb") as f:
-        first = f.readline(256)
-    return not (first.startswith(b"#!") and b"python" in first)
-
-
 def gateway_server(app: str, start_now: bool = True, round_timeout: float | None = None) -> Server | None:
     """The proxy or gateway Server for ``app``, or None when ``app`` names Python code.
     ``start_now``: its stdio upstreams are started now, while it loads the rest of itself (not
@@ -62,7 +52,7 @@ def gateway_server(app: str, start_now: bool = True, round_timeout: float | None
         name = os.path.splitext(os.path.basename(app))[0]
         return from_config(specs, name=name, processes=started, **options)
     from .._client._target import is_url
-    from ._targets import importable, resolve
+    from ._targets import PYTHON, resolve
 
     if is_url(app):
         from .._server._server import Server
@@ -70,18 +60,9 @@ def gateway_server(app: str, start_now: bool = True, round_timeout: float | None
         lines = os.environ.pop(BRIDGE_HEADERS, "").splitlines()  # not inherited by anything it starts
         headers = {k.strip(): v.strip() for k, sep, v in (line.partition(":") for line in lines) if sep and k.strip()}
         return Server.proxy(resolve(app), headers=headers or None, **options)
-    if not any(c.isspace() for c in app):
-        head, sep, _ = app.rpartition(":")
-        config_entry = sep and head.endswith((".json", ".jsonc")) and os.path.isfile(head)
-        python = (
-            app.endswith(".py")
-            or (sep and head.endswith(".py"))
-            or (os.sep in app and not foreign_program(app))
-            or importable(app.split(":")[0])
-        )
-        if python and not config_entry:
-            return None  # Python code: imported and served by mcpio run
-    spec = resolve(app)  # a command line, CONFIG:NAME, a host-config name, a command on PATH
+    spec = resolve(app)  # the CLI's one TARGET rule, as `mcpio list APP` starts it
+    if spec.source == PYTHON:
+        return None  # imported and served by mcpio run
     started = start_servers({spec.name: spec}) if start_now else {}
     from .._gateway._proxy import proxy
 

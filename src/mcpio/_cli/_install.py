@@ -50,13 +50,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .._client._target import is_url
-from .._host._config import KNOWN, ConfigError, known_files, section_key, strip_jsonc
+from .._host._config import ConfigError, known_files, section_key, strip_jsonc
 from .._platform import interpreter
 from ._exit import UNAVAILABLE, CLIFailure, UsageError
 from ._gateway import BRIDGE_HEADERS
 from ._output import dump_json, error
 from ._run import split_app
-from ._targets import importable, resolve
+from ._targets import python_code, resolve
 
 PROJECT_HOSTS = ("claude-code", "cursor", "vscode")  # hosts with a project file (first in known_files)
 
@@ -68,19 +68,6 @@ URL_ENTRIES = {
     "cursor": lambda url: {"url": url},
     "windsurf": lambda url: {"serverUrl": url},
 }
-
-
-def _is_python(app: str) -> bool:
-    """Whether ``app`` names Python code for ``mcpio run`` (a file or ``module[:OBJECT]``)."""
-    if is_url(app) or any(c.isspace() for c in app):
-        return False
-    head, sep, _tail = app.rpartition(":")
-    if sep and head.endswith((".json", ".jsonc")):
-        return False  # CONFIG.json:NAME
-    where, _ = split_app(app)
-    if where.endswith(".py") or os.path.exists(where):
-        return True
-    return (not sep or head not in KNOWN) and importable(where)
 
 
 def _absolute(value: str, *, existing_only: bool = False) -> str | None:
@@ -143,7 +130,7 @@ def entry_for(host: str, app: str, env: dict[str, str]) -> dict[str, Any]:
     MODULE[:OBJECT], served by ``mcpio run``), or any other TARGET (a command line, a command
     on PATH, a URL, another host's entry ``HOST:NAME``) as it is."""
     env = dict(env)
-    if _is_python(app):
+    if python_code(app):
         where, obj = split_app(app)
         if where.endswith(".py") or os.sep in where or (os.altsep and os.altsep in where) or os.path.exists(where):
             path = Path(where).expanduser().resolve()
@@ -305,7 +292,7 @@ def entry_name(server_name: str | None, app: str) -> str:
     """The entry's name: the server's own name (``Server("weather")``, ``serverInfo.name``), else
     the file's stem (or the entry's, command's or host's name); lower case, with spaces and
     underscores as dashes (what hosts show and accept)."""
-    if server_name is None and not _is_python(app):
+    if server_name is None and not python_code(app):
         spec = resolve(app)
         server_name = urlsplit(spec.url).hostname or "server" if spec.url else os.path.basename(spec.name.split()[0])
     raw = server_name or Path(split_app(app)[0]).stem
@@ -366,7 +353,7 @@ def install(args: Any) -> int:
                 UNAVAILABLE,
                 f"run 'mcpio doctor {args.app}' to see more, or add --no-check",
             ) from None
-    elif not args.name and _is_python(args.app):
+    elif not args.name and python_code(args.app):
         from ._run import load_server
 
         server, _ = load_server(args.app)

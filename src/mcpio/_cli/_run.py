@@ -21,6 +21,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from .._client._target import imports_mcpio
 from ._exit import UNAVAILABLE, CLIFailure, UsageError
 
 if TYPE_CHECKING:  # the served module imports it; a gateway starts its upstreams before it loads
@@ -102,14 +103,16 @@ def split_app(app: str) -> tuple[str, str | None]:
 
 
 def load_module(where: str) -> Any:
+    import importlib.machinery
     import importlib.util
 
-    if where.endswith(".py") or os.sep in where:
+    if where.endswith(".py") or os.sep in where or (os.altsep and os.altsep in where):
         path = os.path.abspath(where)
         if not os.path.isfile(path):
             raise UsageError(f"{where}: no such file")
         name = "__mcpio_app__"
-        spec = importlib.util.spec_from_file_location(name, path)
+        loader = importlib.machinery.SourceFileLoader(name, path)  # the file may lack .py (bin/server)
+        spec = importlib.util.spec_from_file_location(name, path, loader=loader)
         if spec is None or spec.loader is None:
             raise UsageError(f"{where}: cannot be imported as a Python module")
         module = importlib.util.module_from_spec(spec)
@@ -137,7 +140,7 @@ def load_server(app: str) -> tuple[Server | None, str]:
     imports mcpio (it may serve at import time, on the real stdout), or one without an mcpio
     Server that has a ``__main__`` block."""
     where, obj = split_app(app)
-    if obj is None and where.endswith(".py") and os.path.isfile(where) and not _mentions_mcpio(where):
+    if obj is None and where.endswith(".py") and os.path.isfile(where) and not imports_mcpio(where):
         return None, where  # cannot hold an mcpio Server: a script, maybe serving at import time (never redirect it)
     real_stdout = sys.stdout
     sys.stdout = sys.stderr  # prints at import time must not reach the protocol stream
@@ -147,32 +150,18 @@ def load_server(app: str) -> tuple[Server | None, str]:
             return find_server(module, obj, where), where
         except UsageError:
             path = getattr(module, "__file__", None) or ""
-            if obj is None and path.endswith(".py") and _has_main_block(path):
+            if obj is None and path and _has_main_block(path):
                 return None, path
             raise
     finally:
         sys.stdout = real_stdout
 
 
-_IMPORTS_MCPIO = r"^[ \t]*(?:from[ \t]+mcpio\b|import[ \t]+(?:[\w.]+[ \t]*,[ \t]*)*mcpio\b)"
-
-
-def _mentions_mcpio(path: str) -> bool:
-    """Whether the file imports mcpio (a line ``import mcpio`` or ``from mcpio…``)."""
-    import re
-
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return re.search(_IMPORTS_MCPIO, f.read(), re.MULTILINE) is not None
-    except OSError:
-        return True  # let the import report it
-
-
 def _has_main_block(path: str) -> bool:
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
-    except OSError:
+    except (OSError, ValueError):  # unreadable, or not text (an extension module)
         return False
     return "__name__" in text and "__main__" in text
 

@@ -4,16 +4,23 @@ One resolution for every command that talks to a server (list, call, read, promp
 and whatever is added later: they all go through :func:`client_for`). TARGET rules, in order:
 
 1. an ``http(s)://`` URL: Streamable HTTP (either era);
-2. ``FILE.py`` or ``FILE.py:OBJECT`` (an existing file): spawned as ``python -m mcpio run
-   FILE``, exactly what ``mcpio run`` serves, so a file without a ``__main__`` block works
-   and its import errors are reported as one line;
+2. ``FILE.py`` or ``FILE.py:OBJECT`` (an existing file), or a path to a file without ``.py``
+   whose code imports mcpio (:func:`python_file`): spawned as ``python -m mcpio run FILE``,
+   exactly what ``mcpio run`` serves, so a file without a ``__main__`` block works and its
+   import errors are reported as one line;
 3. ``FILE.json`` (an existing ``mcpServers`` file, no ``:NAME``): its gateway, spawned as
    ``python -m mcpio run FILE.json`` (every entry, under its name);
 4. ``CONFIG:NAME``: CONFIG is a host alias (claude, cursor …) or a JSON config file;
 5. ``MODULE:OBJECT`` where MODULE is importable from the current folder: ``mcpio run MODULE:OBJECT``;
 6. a string with spaces: a command line (split like a shell would, never run by one);
 7. a NAME found in the known host config files;
-8. otherwise a command on PATH (``mcp-server-time``).
+8. a MODULE importable from the current folder: ``mcpio run MODULE``;
+9. otherwise a command on PATH (``mcp-server-time``), or a path to a program that is not mcpio
+   code (a console script, an npm package's bin, a binary): started as it is.
+
+Rules 2, 5 and 8 are Python code (``ServerSpec.source`` is :data:`PYTHON`): ``mcpio run``
+imports and serves it; ``mcpio run`` proxies every other TARGET, and ``mcpio install`` writes
+it as it is.
 """
 
 from __future__ import annotations
@@ -40,8 +47,9 @@ _MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 def importable(name: str) -> bool:
     """Whether ``name`` is a module importable from the current folder (its parent packages
-    may be imported to find out; the module itself is not)."""
-    if not _MODULE.match(name):
+    may be imported to find out; the module itself is not), and not one of the standard
+    library's (``time`` is a host's entry or a command, never a module holding a Server)."""
+    if not _MODULE.match(name) or name.partition(".")[0] in sys.stdlib_module_names:
         return False
     here = os.getcwd()
     sys.path.insert(0, here)
@@ -53,9 +61,19 @@ def importable(name: str) -> bool:
         sys.path.remove(here)
 
 
-def _mcpio_run(app: str, name: str, verbose: bool = False) -> ServerSpec:
+#: ``ServerSpec.source`` of a TARGET that is Python code ``mcpio run`` imports and serves itself.
+PYTHON = "python code"
+
+
+def _mcpio_run(app: str, name: str, verbose: bool = False, source: str = PYTHON) -> ServerSpec:
     argv = serve_argv(app, verbose)
-    return ServerSpec(name=name, command=argv[0], args=tuple(argv[1:]), source="file")
+    return ServerSpec(name=name, command=argv[0], args=tuple(argv[1:]), source=source)
+
+
+def python_code(target: str) -> bool:
+    """Whether TARGET is Python code that ``mcpio run`` imports and serves (rules 2, 5 and a bare
+    MODULE), not a server it proxies; :func:`resolve` decides (UsageError as it raises it)."""
+    return resolve(target).source == PYTHON
 
 
 def resolve(target: str, *, verbose: bool = False) -> ServerSpec:
@@ -69,7 +87,7 @@ def resolve(target: str, *, verbose: bool = False) -> ServerSpec:
     if file is not None:
         return _mcpio_run(target, os.path.basename(file), verbose)
     if is_gateway_file(target):
-        return _mcpio_run(target, os.path.splitext(os.path.basename(target))[0], verbose)
+        return _mcpio_run(target, os.path.splitext(os.path.basename(target))[0], verbose, source=target)
     head, sep, tail = target.rpartition(":")
     if (
         sep
@@ -94,6 +112,8 @@ def resolve(target: str, *, verbose: bool = False) -> ServerSpec:
     found = find_server(target)
     if found is not None:
         return found
+    if importable(target):  # a module (mcpio run imports it), after a host's entry of that name
+        return _mcpio_run(target, target, verbose)
     return ServerSpec(name=target, command=target, source="command line")
 
 
