@@ -31,6 +31,7 @@ LAYERS = {
     "_naming": 0,
     "_content": 0,
     "_safepath": 0,
+    "_pyfile": 0,  # which files are Python code mcpio serves, which are programs
     "_suggest": 0,
     "_skills": 0,
     "_handle": 0,

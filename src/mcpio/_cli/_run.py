@@ -21,7 +21,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .._client._target import imports_mcpio
+from .._pyfile import imports_mcpio
 from ._exit import UNAVAILABLE, CLIFailure, UsageError
 
 if TYPE_CHECKING:  # the served module imports it; a gateway starts its upstreams before it loads

@@ -33,8 +33,9 @@ import shlex
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .._client._target import is_url, python_file, serve_argv
+from .._client._target import is_url, serve_argv
 from .._host._config import KNOWN, ServerSpec, find_server, lookup
+from .._pyfile import python_file
 from ._exit import UsageError
 from ._gateway import is_gateway_file
 from ._signature import deref as _deref
