@@ -63,7 +63,12 @@ _asdict = msgspec.structs.asdict
 
 
 class ArgumentError(Exception):
-    """Arguments that do not fit a function's signature; ``str(exc)`` says what to fix."""
+    """Arguments that do not fit a function's signature; ``str(exc)`` says what to fix:
+    ``Invalid arguments for TOOL: DETAIL`` (the one place it is worded), or DETAIL alone."""
+
+    def __init__(self, detail: str, tool: str | None = None) -> None:
+        super().__init__(detail if tool is None else f"Invalid arguments for {tool}: {detail}")
+        self.detail, self.tool = detail, tool
 
 
 class UnknownArguments(ArgumentError):
@@ -194,9 +199,7 @@ class FunctionSignature:
             if not isinstance(arguments, Mapping):
                 from ._schema_errors import json_type  # bad arguments: not at start-up
 
-                raise ArgumentError(
-                    f"Invalid arguments for {self.name}: expected an object, got {json_type(arguments)}"
-                )
+                raise ArgumentError(f"expected an object, got {json_type(arguments)}", self.name)
             arguments = dict(arguments)
         exact = self._exact
         if exact is not None and len(arguments) == len(exact):
@@ -209,9 +212,7 @@ class FunctionSignature:
         if not arguments.keys() <= self._names:
             from ._schema_errors import unknown  # bad arguments: not at start-up
 
-            raise UnknownArguments(
-                f"Invalid arguments for {self.name}: {unknown(arguments, [f[0] for f in self._fields])}"
-            )
+            raise UnknownArguments(unknown(arguments, [f[0] for f in self._fields]), self.name)
         try:
             obj: Any = _convert(arguments, struct, strict=False, dec_hook=_dec_hook)
         except msgspec.ValidationError as exc:
@@ -236,9 +237,7 @@ class FunctionSignature:
             self._choices = {p.name: e for p in self.parameters if (e := _resolve(p.schema, defs).get("enum"))}
         from ._schema_errors import explain
 
-        raise ArgumentError(
-            f"Invalid arguments for {self.name}: {explain(str(exc), arguments, self._choices)}"
-        ) from None
+        raise ArgumentError(explain(str(exc), arguments, self._choices), self.name) from None
 
     def to_structured(self, value: Any) -> dict[str, Any]:
         """The structuredContent for ``value``: JSON-able, wrapped as ``{"result": ...}`` if ``wrap_output``."""

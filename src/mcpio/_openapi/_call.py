@@ -224,7 +224,9 @@ class Caller:
         try:
             spec = build_request(op, arguments)
         except ValueError as exc:
-            return f"Invalid arguments for {op.name}: {exc}"
+            from .._schema import ArgumentError
+
+            return str(ArgumentError(str(exc), op.name))
         headers = {**self.headers, **spec.pop("headers")}
         cookies = [spec.pop("cookies_header")] if "cookies_header" in spec else []
         self.credentials.apply(op, headers, spec["params"], cookies)

@@ -228,18 +228,17 @@ class PublishedSignature:
         from .._schema import ArgumentError, UnknownArguments
         from .._schema_errors import json_type, rename_argument, unknown
 
-        said = f"Invalid arguments for {self.name}"
         if arguments is None:
             arguments = {}
         elif not isinstance(arguments, dict):
-            raise ArgumentError(f"{said}: expected an object, got {json_type(arguments)}")
+            raise ArgumentError(f"expected an object, got {json_type(arguments)}", self.name)
         published, renames, fixed = self.published, self.renames, self.fixed
         extra = {k: v for k, v in arguments.items() if k not in published and k not in fixed}
         if extra:
-            raise UnknownArguments(f"{said}: {unknown(extra, published)}")
+            raise UnknownArguments(unknown(extra, published), self.name)
         for name in self.required:
             if name not in arguments:
-                raise ArgumentError(f"{said}: {name!r} is required")
+                raise ArgumentError(f"{name!r} is required", self.name)
         out: dict[str, Any] = {renames.get(k, k): v for k, v in arguments.items() if k in published}
         for param, value in fixed.items():  # hidden (never a published name's function name)
             if value is not _MISSING:  # else the function's own default
@@ -249,10 +248,7 @@ class PublishedSignature:
         try:
             return self.sig.bind(out, copy)  # type: ignore[no-any-return]
         except ArgumentError as exc:  # named as the client knows them
-            inner = f"Invalid arguments for {self.sig.name}: "
-            message = str(exc)
-            detail = message[len(inner) :] if message.startswith(inner) else message
-            raise type(exc)(f"{said}: {rename_argument(detail, self.names)}") from None
+            raise type(exc)(rename_argument(exc.detail, self.names), self.name) from None
 
 
 class Transform:

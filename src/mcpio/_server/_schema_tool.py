@@ -30,10 +30,10 @@ class SchemaSignature:
         if not isinstance(arguments, dict):
             from .._schema_errors import json_type
 
-            raise ArgumentError(f"Invalid arguments for {self.name}: expected an object, got {json_type(arguments)}")
+            raise ArgumentError(f"expected an object, got {json_type(arguments)}", self.name)
         missing = [r for r in self._required if r not in arguments]
         if missing:
-            raise ArgumentError(f"Invalid arguments for {self.name}: missing required argument(s) {', '.join(missing)}")
+            raise ArgumentError(f"missing required argument(s) {', '.join(missing)}", self.name)
         return {"arguments": arguments}
 
     def to_structured(self, value: Any) -> dict[str, Any]:

@@ -412,9 +412,7 @@ class Tool:
         """A call's arguments refused: -32602 for an unknown one (a misspelt name is the caller's:
         with did-you-mean), else an isError result; the tool named as the caller called it (a
         mounted copy's served name, not its function's)."""
-        message, function = str(exc), f"Invalid arguments for {self.sig.name}"
-        if self.sig.name != self.name and message.startswith(function):
-            message = f"Invalid arguments for {self.name}{message[len(function) :]}"
+        message = str(exc if exc.tool in (None, self.name) else type(exc)(exc.detail, self.name))
         if isinstance(exc, UnknownArguments):
             raise InvalidParams(message) from None
         return _error_result(message)
