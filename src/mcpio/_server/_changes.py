@@ -118,9 +118,7 @@ class Changes:
         if loop is None:
             return
         for session, params in list_changed_targets(iter(self.snapshot()), kind):
-            sending = self.tell(session, f"notifications/{kind}/list_changed", params)
-            if sending is not None:
-                self.spawn(loop, sending)
+            self.tell_soon(loop, session, f"notifications/{kind}/list_changed", params)
         bus = self.bus
         if bus is not None and not here_only:  # and to the sessions of every other process
             from . import _http
@@ -148,7 +146,20 @@ class Changes:
                 continue
         return []
 
-    def tell(self, session: Session, method: str, params: dict[str, Any] | None) -> Coroutine[Any, Any, None] | None:
+    async def tell(self, session: Session, method: str, params: dict[str, Any] | None) -> None:
+        """``session.notify(method, params)``, sent by the loop running the session: awaited here
+        when that is the caller's loop, else handed to it (held until sent)."""
+        sending = self._sending(session, method, params)
+        if sending is not None:
+            await sending
+
+    def tell_soon(self, loop: asyncio.AbstractEventLoop, session: Session, method: str, params: Any) -> None:
+        """:meth:`tell`, spawned on ``loop`` (the caller's) and held until sent."""
+        sending = self._sending(session, method, params)
+        if sending is not None:
+            self.spawn(loop, sending)
+
+    def _sending(self, session: Session, method: str, params: Any) -> Coroutine[Any, Any, None] | None:
         """``session.notify(method, params)`` to await or spawn on the caller's loop, when that
         loop runs the session (every session, while one loop serves); else sent from the loop
         that does (held until sent) and None: a session is written to from its own loop."""
@@ -168,9 +179,7 @@ class Changes:
             return
         if task.core:  # 2025-11-25: notifications/tasks/status to the session that owns it
             if task.owner is not None and not task.owner.closed:
-                sending = self.tell(task.owner, "notifications/tasks/status", task.core_fields())
-                if sending is not None:
-                    self.spawn(loop, sending)
+                self.tell_soon(loop, task.owner, "notifications/tasks/status", task.core_fields())
             binding = self.binding()
             if binding is not None and binding.bus is not None:  # and to its copies elsewhere: one holds its GET stream
                 self.spawn(loop, binding.core_status(task))
@@ -181,9 +190,7 @@ class Changes:
         if targets:
             detailed = task.detailed()
             for session, meta in targets:
-                sending = self.tell(session, "notifications/tasks", {**detailed, "_meta": meta})
-                if sending is not None:
-                    self.spawn(loop, sending)
+                self.tell_soon(loop, session, "notifications/tasks", {**detailed, "_meta": meta})
 
     async def resource_updated(self, uri: str, turn: str | None = None) -> None:
         """:meth:`ChangesMixin.notify_resource_updated`. ``turn``: every process sharing the state
@@ -222,9 +229,7 @@ class Changes:
         from ._subscriptions import updated_targets
 
         for session, params in list(updated_targets(iter(self.snapshot()), uri)):
-            sending = self.tell(session, "notifications/resources/updated", params)
-            if sending is not None:
-                await sending
+            await self.tell(session, "notifications/resources/updated", params)
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

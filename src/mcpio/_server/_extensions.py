@@ -258,9 +258,7 @@ class ExtensionsMixin:
         for session in self.open_sessions():
             if client_extension(session.connection.peer_capabilities, extension) is None:
                 continue
-            sending = self.changes.tell(session, method, params)
-            if sending is not None:
-                await sending
+            await self.changes.tell(session, method, params)
             sent += 1
         return sent
 

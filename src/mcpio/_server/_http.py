@@ -188,9 +188,7 @@ async def _status_here(server: Server, sid: str, params: dict[str, Any]) -> None
 
     for session in server.sessions_now():
         if not session.closed and owner_key(session) == sid:
-            sending = server.changes.tell(session, "notifications/tasks/status", params)
-            if sending is not None:
-                await sending
+            await server.changes.tell(session, "notifications/tasks/status", params)
 
 
 def ended(session: Any) -> bool:
@@ -234,9 +232,7 @@ async def task_changed_elsewhere(server: Server, task_id: str) -> None:
     if task is not None:
         detailed = task.detailed()
         for session, meta in targets:
-            sending = server.changes.tell(session, "notifications/tasks", {**detailed, "_meta": meta})
-            if sending is not None:
-                await sending
+            await server.changes.tell(session, "notifications/tasks", {**detailed, "_meta": meta})
 
 
 # What a request answered without a session reads of its session: expose_errors only
