@@ -35,7 +35,7 @@ def capabilities(registry: Registry, rules: Rules, extensions: Callable[[], Iter
     caps: dict[str, Any] = {"logging": {}}
     if rules.completions_capability and (registry.prompts or registry.templates or registry.completer is not None):
         caps["completions"] = {}
-    promised = registry.promised_kinds() if registry.promised or registry.catalog is not None else registry.promised
+    promised = registry.promised_kinds()
     if registry.prompts or "prompts" in promised:
         caps["prompts"] = {"listChanged": True}
     if registry.resources or registry.templates or "resources" in promised:
