@@ -516,13 +516,9 @@ class ProxyServer(Server):
             return None
         return f"the upstream server did not start: {str(error) or _reason(error)}"
 
-    def find_resource(self, uri: str) -> tuple[Resource, dict[str, Any]] | None:
-        """As a Server's, and a URI the upstream does not list is read from it all the same
-        (:meth:`ForwardedResource.unlisted`): the upstream says whether it serves it."""
-        found = super().find_resource(uri)
-        if found is None and (unlisted := ForwardedResource.unlisted(self.upstream, uri)) is not None:
-            return unlisted, {}
-        return found
+    def unlisted(self, uri: str) -> Resource | None:
+        """Any URI it does not list is read from the upstream (:meth:`ForwardedResource.unlisted`)."""
+        return super().unlisted(uri) or ForwardedResource.unlisted(self.upstream, uri)
 
     async def _complete(self, ref: dict[str, Any], argument: dict[str, Any], context: Any) -> Any:
         async def go(client: Client) -> Any:
