@@ -521,15 +521,18 @@ class ProxyServer(Server):
         return super().unlisted(uri) or ForwardedResource.unlisted(self.upstream, uri)
 
     async def _complete(self, ref: dict[str, Any], argument: dict[str, Any], context: Any) -> Any:
+        """The upstream's completion, or its error as any forwarded request's (``Upstream.failure``),
+        but -32601 (it completes nothing: none, as ``_listing``)."""
+
         async def go(client: Client) -> Any:
-            params: dict[str, Any] = {"ref": ref, "argument": argument}
-            if context:
-                params["context"] = context
+            params = {"ref": ref, "argument": argument, **({"context": context} if context else {})}
             return (await client.request("completion/complete", params)).get("completion") or {"values": []}
 
         try:
             return await self.upstream.forward(None, go)
-        except MCPError:
+        except MCPError as exc:
+            if exc.code != METHOD_NOT_FOUND:
+                raise
             return []
 
 
