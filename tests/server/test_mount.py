@@ -10,7 +10,7 @@ from typing import Literal
 
 import pytest
 
-from mcpio import Arg, Client, Context, InvalidParams, Server
+from mcpio import Arg, Client, Context, EmbeddedResource, InvalidParams, Message, ResourceLink, Server, ToolResult
 from tests.server.peer import LEGACY, Peer, arun, since
 
 ICON = {"src": "https://example.com/a.png", "mimeType": "image/png"}
@@ -453,5 +453,79 @@ def test_a_child_mounted_twice_tells_each_subscriber_once() -> None:
             await peer.call("ping")  # answered after the notifications written before it
             told = [n["uri"] for n in peer.notifications("notifications/resources/updated")]
             assert sorted(told) == ["greeting://a/Ada", "greeting://b/Ada"]
+
+    arun(go())
+
+
+def linking_server() -> Server:
+    """A server whose tool and prompt name resources in their results: a template's match, a
+    listed resource (embedded), a URI it does not serve and a web page."""
+    child = Server("notes")
+
+    @child.resource("notes://{id}")
+    def note(id: str) -> str:
+        return f"note {id}"
+
+    @child.resource("file:///index.txt")
+    def index() -> str:
+        return "index"
+
+    @child.tool
+    def find() -> ToolResult:
+        links = [ResourceLink("other://x", "not its own"), ResourceLink("https://example.com/a", "the web")]
+        found = [ResourceLink("notes://1", "one"), EmbeddedResource("file:///index.txt", text="index")]
+        return ToolResult(["found", *found, *links])
+
+    @child.prompt
+    def brief() -> list:
+        return [Message("user", EmbeddedResource("notes://2", text="note 2")), Message("user", "read it")]
+
+    return child
+
+
+@pytest.mark.parametrize("version", ["2025-03-26", "2025-11-25"])
+def test_resource_uris_in_a_mounted_tools_and_prompts_results_are_the_ones_the_parent_serves(version: str) -> None:
+    """A resource link (2025-06-18+) or an embedded resource naming what the child serves (a
+    template's match, a listed resource) names it as the parent serves it, through a mount of a
+    mount too, so a client reads it there; a URI the child does not serve and a web link are left
+    as they are. They were the child's own (``notes://1``), which the parent does not serve."""
+    inner = Server("inner")
+    inner.mount(linking_server(), namespace="n")
+    outer = Server("outer")
+    outer.mount(inner, namespace="o")
+
+    def uris(blocks: list) -> list:
+        return [b.get("uri") or b.get("resource", {}).get("uri") for b in blocks if b["type"] != "text"]
+
+    async def go() -> None:
+        for server, prefix, tool, prompt in (
+            (inner, "", "n__find", "n__brief"),
+            (outer, "o/", "o__n__find", "o__n__brief"),
+        ):
+            async with Peer(server, version=version) as peer:
+                blocks = (await peer.call("tools/call", {"name": tool, "arguments": {}}))["content"]
+                links = ["other://x", "https://example.com/a"]  # not the child's: as they were
+                if since(version, "2025-06-18"):
+                    assert uris(blocks) == [f"notes://{prefix}n/1", f"file://{prefix}n//index.txt", *links]
+                else:  # no resource_link blocks: text (never rewritten) but the embedded resource
+                    assert uris(blocks) == [f"file://{prefix}n//index.txt"]
+                messages = (await peer.call("prompts/get", {"name": prompt}))["messages"]
+                assert messages[0]["content"]["resource"]["uri"] == f"notes://{prefix}n/2"
+                texts = {f"notes://{prefix}n/1": "note 1", f"file://{prefix}n//index.txt": "index"}
+                for uri, text in {**texts, f"notes://{prefix}n/2": "note 2"}.items():
+                    assert (await peer.call("resources/read", {"uri": uri}))["contents"][0]["text"] == text
+
+    arun(go())
+
+
+def test_a_mount_without_a_namespace_leaves_result_uris_as_they_are() -> None:
+    parent = Server("parent")
+    parent.mount(linking_server())
+
+    async def go() -> None:
+        async with Client(parent) as c:
+            result = await c.call_tool("find", {})
+            assert [b.uri for b in result.content if b.type == "resource_link"][0] == "notes://1"
+            assert (await c.read_resource("notes://1"))[0].text == "note 1"
 
     arun(go())

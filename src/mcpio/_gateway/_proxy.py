@@ -516,24 +516,23 @@ class ProxyServer(Server):
             return None
         return f"the upstream server did not start: {str(error) or _reason(error)}"
 
-    def find_resource(self, uri: str) -> tuple[Resource, dict[str, Any]] | None:
-        """As a Server's, and a URI the upstream does not list is read from it all the same
-        (:meth:`ForwardedResource.unlisted`): the upstream says whether it serves it."""
-        found = super().find_resource(uri)
-        if found is None and (unlisted := ForwardedResource.unlisted(self.upstream, uri)) is not None:
-            return unlisted, {}
-        return found
+    def unlisted(self, uri: str) -> Resource | None:
+        """Any URI it does not list is read from the upstream (:meth:`ForwardedResource.unlisted`)."""
+        return super().unlisted(uri) or ForwardedResource.unlisted(self.upstream, uri)
 
     async def _complete(self, ref: dict[str, Any], argument: dict[str, Any], context: Any) -> Any:
+        """The upstream's completion, or its error as any forwarded request's (``Upstream.failure``),
+        but -32601 (it completes nothing: none, as ``_listing``)."""
+
         async def go(client: Client) -> Any:
-            params: dict[str, Any] = {"ref": ref, "argument": argument}
-            if context:
-                params["context"] = context
+            params = {"ref": ref, "argument": argument, **({"context": context} if context else {})}
             return (await client.request("completion/complete", params)).get("completion") or {"values": []}
 
         try:
             return await self.upstream.forward(None, go)
-        except MCPError:
+        except MCPError as exc:
+            if exc.code != METHOD_NOT_FOUND:
+                raise
             return []
 
 

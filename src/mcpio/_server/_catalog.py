@@ -29,6 +29,7 @@ from ._tools import Tool
 
 if TYPE_CHECKING:
     from ._changes import Changes
+    from ._resources import Resource
     from ._server import Server
 
 log = _log.logger("mcpio.server", globals())  # logging loads with a first record (a gateway answers before it)
@@ -65,6 +66,21 @@ class Mount:
 
     def serves(self, key: str) -> bool:
         return key not in self.exclude and (self.include is None or key in self.include)
+
+    def link(self, uri: str) -> str | None:
+        """The URI the parent serves the child's resource ``uri`` under, or None: the child does not
+        serve it (neither lists it nor matches it with a template, nor reads it unlisted, as a
+        proxy reads its upstream's: ``Server.unlisted``, but an ``http(s)`` URI there: a link to
+        the web, which the client opens itself), or this mount leaves it out."""
+        child = self.child
+        found = child.registry.find_resource(uri)
+        if found is not None:
+            key = found[0].uri  # the child's key: its URI or its template
+        elif uri.partition(":")[0].lower() in ("http", "https") or child.unlisted(uri) is None:
+            return None
+        else:
+            key = uri
+        return self.key("resources", uri) if self.serves(key) else None
 
     def key(self, kind: str, key: str) -> str:
         """The parent's name (tools, prompts) or URI (resources, templates) of the child's ``key``."""
@@ -107,7 +123,75 @@ class Mount:
             item.template = UriTemplate(new_key)
             if self.namespace is not None:
                 item.namespaces = (self.namespace, *item.namespaces)
+            return new_key, item
+        if self.namespace is not None:  # the resource URIs in its results, as served here (Links)
+            item.links = Links((self,) if item.links is None else (*item.links.mounts, self))
         return new_key, item
+
+
+class Links:
+    """The resource URIs in the results of a tool or prompt mounted under a namespace (a
+    gateway's are), as the serving server names them: the URI of every ``resource_link`` block
+    (2025-06-18+) and embedded ``resource`` block of a ``tools/call`` result's content and of a
+    ``prompts/get`` result's messages that the child serves (:meth:`Mount.link`) becomes the one
+    the parent serves it under, one mount after the other (a mount of a mount: innermost first),
+    so a client reads it here with ``resources/read``. Only those blocks: text (a legacy era's
+    resource link is text: ``_content.ResourceLink``), ``structuredContent`` and ``_meta`` are
+    the tool's own and go as they are. A tool or prompt mounted without a namespace has none."""
+
+    __slots__ = ("mounts",)
+
+    def __init__(self, mounts: tuple[Mount, ...]) -> None:
+        self.mounts = mounts  # innermost first
+
+    def uri(self, uri: str) -> str:
+        for mount in self.mounts:
+            uri = mount.link(uri) or uri
+        return uri
+
+    def result(self, result: dict[str, Any]) -> dict[str, Any]:
+        """``result`` (a CallToolResult or GetPromptResult) with its links as served here: a copy
+        where one changed, else ``result`` itself (a result without resource blocks costs a scan)."""
+        content = result.get("content")
+        if type(content) is list:
+            blocks = self.blocks(content)
+            if blocks is not content:
+                result = {**result, "content": blocks}
+        messages = result.get("messages")
+        if type(messages) is list:
+            made = None
+            for i, message in enumerate(messages):
+                if type(message) is dict and "content" in message:
+                    was = message["content"]
+                    now = self.blocks(was) if type(was) is list else self.block(was)
+                    if now is not was:
+                        made = made or list(messages)
+                        made[i] = {**message, "content": now}
+            if made is not None:
+                result = {**result, "messages": made}
+        return result
+
+    def blocks(self, blocks: list[Any]) -> list[Any]:
+        made = None
+        for i, block in enumerate(blocks):
+            now = self.block(block)
+            if now is not block:
+                made = made or list(blocks)
+                made[i] = now
+        return blocks if made is None else made
+
+    def block(self, block: Any) -> Any:
+        kind = block.get("type") if type(block) is dict else None
+        if kind == "resource_link":
+            uri = block.get("uri")
+            if type(uri) is str and (now := self.uri(uri)) != uri:
+                return {**block, "uri": now}
+        elif kind == "resource":
+            inner = block.get("resource")
+            uri = inner.get("uri") if type(inner) is dict else None
+            if type(uri) is str and (now := self.uri(uri)) != uri:
+                return {**block, "resource": {**inner, "uri": now}}
+        return block
 
 
 class Catalog:
@@ -187,6 +271,20 @@ class Catalog:
         if self.disabled_names or self.disabled_tags:
             table = {k: v for k, v in table.items() if not self.is_disabled(k, v)}
         return table, scopes
+
+    def unlisted(self, uri: str) -> Resource | None:
+        """A mounted child's resource it does not list (``Server.unlisted``, as a proxy reads its
+        upstream's) at this server's ``uri``, as served here, or None."""
+        for mount in self.mounts:
+            inner = uri if mount.namespace is None else _naming.strip_uri(uri, mount.namespace)
+            if inner is None or not mount.serves(inner):
+                continue
+            found = mount.child.unlisted(inner)
+            if found is not None:
+                key, adopted = mount.adopt("resources", inner, found)
+                if not self.is_disabled(key, adopted):
+                    return adopted  # type: ignore[no-any-return]
+        return None
 
     async def child_updated(self, child: Registry, uri: str, turn: str | None) -> None:
         """``child``'s resource ``uri`` was updated: tell this server's subscribers, under each URI

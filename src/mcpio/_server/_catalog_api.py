@@ -70,8 +70,20 @@ class CatalogMixin:
         return override(self.registry, provider, replacement)
 
     def find_resource(self, uri: str) -> tuple[Resource, dict[str, Any]] | None:
-        """The resource serving ``uri`` and its template arguments, or None."""
-        return self.registry.find_resource(uri)
+        """The resource serving ``uri`` and its template arguments, or None: a listed resource, a
+        template's match, else what :meth:`unlisted` reads."""
+        found = self.registry.find_resource(uri)
+        if found is None and (unlisted := self.unlisted(uri)) is not None:
+            return unlisted, {}
+        return found
+
+    def unlisted(self, uri: str) -> Resource | None:
+        """The resource read at ``uri`` though no listed resource or template serves it: a
+        mounted child's under its namespace (a proxy reads any URI from its upstream, which says
+        whether it serves it: the spec does not promise a tool's resource links in
+        ``resources/list``), or None (a server that mounts none)."""
+        catalog = self.registry.catalog
+        return None if catalog is None else catalog.unlisted(uri)
 
     # ------------------------------------------------------------ shaping
     def mount(

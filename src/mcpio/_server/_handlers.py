@@ -174,7 +174,8 @@ async def prompts_get(server: Server, ctx: Context, params: Params) -> dict[str,
     prompt = server.registry.prompts.get(name) if isinstance(name, str) else None
     if prompt is None:
         raise InvalidParams(f"Unknown prompt: {name!r}; call prompts/list for the prompts this server offers")
-    return await prompt.render(params.get("arguments"), ctx, rules)
+    result = await prompt.render(params.get("arguments"), ctx, rules)
+    return result if prompt.links is None else prompt.links.result(result)  # mounted under a namespace
 
 
 async def completion(server: Server, ctx: Context, params: Params) -> dict[str, Any]:

@@ -210,10 +210,12 @@ class Prompt:
     """A prompt template: arguments from the signature, messages from the return value."""
 
     # Catalog shaping (_catalog): the item's tags; for an item mounted from another server, that
-    # server (whose lifespan value and completer serve it) and the item's name or URI there.
+    # server (whose lifespan value and completer serve it) and the item's name or URI there, and
+    # (mounted under a namespace) the ``_catalog.Links`` that name its results' resources as served here.
     tags: frozenset[str] = frozenset()
     owner: Any = None
     source: str | None = None
+    links: Any = None
 
     def __init__(
         self,

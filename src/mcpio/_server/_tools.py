@@ -205,6 +205,7 @@ class Tool:
     tags: frozenset[str] = frozenset()
     owner: Any = None
     source: str | None = None
+    links: Any = None  # mounted under a namespace: the _catalog.Links of its results' resource URIs
     # relay(server, session, event) -> Relayed | None: a tool that forwards its calls answers one by
     # callback, no task (Session's relay; _answer.relayed); None: never, or not this one.
     relay: Callable[[Any, Any, Any], Any] | None = None
@@ -476,6 +477,8 @@ class Tool:
             if limit is ...:
                 limit = getattr(server, "max_result_bytes", DEFAULT_MAX_RESULT_BYTES)
             result = self.result(value, rules)
+            if self.links is not None:
+                result = self.links.result(result)
             return result if limit is None else cap_text(result, limit)  # no call without a cap
         except OutputMismatch as exc:  # the tool broke its own outputSchema: its author's bug, said so
             log.error("tool %s broke its return annotation (a bug in the tool): %s", self.name, exc)
