@@ -131,3 +131,21 @@ def test_install_of_an_mcpservers_file_writes_its_gateway(tmp_path, checked):
     assert ("checked: the server starts and lists 2 tools" in out.stderr) is checked
     entries = json.loads((tmp_path / ".cursor" / "mcp.json").read_text())["mcpServers"]
     assert entries["mcp"]["args"] == ["-m", "mcpio", "run", str(config)]
+
+
+@pytest.mark.parametrize(
+    "target,said",
+    [
+        ("bin/nosuch", "bin/nosuch: no such file"),
+        ("conf/nosuch.json:demo", "conf/nosuch.json: no such file"),
+        ("nosuchmod:server", "nosuchmod:server: no module 'nosuchmod' can be imported from"),
+    ],
+)
+def test_a_target_that_names_nothing_is_the_same_usage_error_for_run_and_list(tmp_path, target, said):
+    """A missing path, a missing config file, a module nothing imports: one line and exit status 2
+    from ``run`` and ``list`` alike (``run`` proxied them as commands and failed to start them,
+    exit 1; ``list`` tried to start ``bin/nosuch``, exit 3)."""
+    env = isolated(tmp_path)
+    for command in ("run", "list"):
+        out = mcpio(command, target, env=env, cwd=tmp_path)
+        assert (out.returncode, out.stderr.startswith(f"mcpio: error: {said}")) == (2, True), out.stderr

@@ -16,7 +16,8 @@ and whatever is added later: they all go through :func:`client_for`). TARGET rul
 7. a NAME found in the known host config files;
 8. a MODULE importable from the current folder: ``mcpio run MODULE``;
 9. otherwise a command on PATH (``mcp-server-time``), or a path to a program that is not mcpio
-   code (a console script, an npm package's bin, a binary): started as it is.
+   code (a console script, an npm package's bin, a binary): started as it is. A path that does
+   not exist, and a ``MODULE:OBJECT`` nothing imports, are usage errors.
 
 Rules 2, 5 and 8 are Python code (``ServerSpec.source`` is :data:`PYTHON`): ``mcpio run``
 imports and serves it; ``mcpio run`` proxies every other TARGET, and ``mcpio install`` writes
@@ -115,6 +116,15 @@ def resolve(target: str, *, verbose: bool = False) -> ServerSpec:
         return found
     if importable(target):  # a module (mcpio run imports it), after a host's entry of that name
         return _mcpio_run(target, target, verbose)
+    config = sep and head.endswith((".json", ".jsonc"))
+    if (config or os.sep in target or (os.altsep and os.altsep in target)) and not os.path.exists(
+        path := head if config else target
+    ):
+        raise UsageError(f"{path}: no such file")
+    if sep and head and tail and _MODULE.match(head) and _MODULE.match(tail.replace(".", "_")):
+        raise UsageError(
+            f"{target}: no module {head!r} can be imported from {os.getcwd()}, and no host has an entry of that name"
+        )
     return ServerSpec(name=target, command=target, source="command line")
 
 
