@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
+from collections.abc import Callable
+from typing import Any
 
 from mcpio import Client, Server
 from tests.client.support import arun
@@ -35,3 +39,27 @@ def each_caller_is_asked_alone(proxy: Server) -> None:
                 assert asked_ada == asked_bob == ["Your name?"], era
 
         arun(go(), timeout=60)
+
+
+async def upstream_learns(client: Client, changed: asyncio.Event, tool: str, roots: list[str]) -> None:
+    """Return once ``tool`` (``roots_upstream.py``'s ``roots``, as ``client`` lists it) says the
+    upstream learned ``roots`` (its URIs); ``changed`` is set on each ``tools/list_changed``."""
+    want, said = json.dumps(sorted(roots)), None
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(15):
+            while said != want:
+                changed.clear()
+                said = {t.name: t.description for t in await client.list_tools()}.get(tool)
+                if said != want:
+                    await changed.wait()
+    assert said == want, f"{tool}: the upstream learned the roots {said}, not {want}"
+
+
+def tools_changed(changed: asyncio.Event) -> Callable[[str, Any], None]:
+    """An ``on_notification`` that sets ``changed`` on each ``tools/list_changed``."""
+
+    def on_notification(method: str, params: Any) -> None:
+        if method == "notifications/tools/list_changed":
+            changed.set()
+
+    return on_notification

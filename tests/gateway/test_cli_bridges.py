@@ -27,6 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from mcpio import Client, Server
 from tests.client.support import arun
+from tests.gateway.support import tools_changed, upstream_learns
 from tests.support import peers
 from tests.support.http import ServerThread, free_port, wait_port
 
@@ -324,3 +325,21 @@ def test_the_bridge_says_what_its_upstream_says_of_itself(era):
                     assert (c.instructions, info["name"], info["version"], info.get("title")) == said
 
         arun(go(), timeout=90)
+
+
+def test_the_upstream_of_the_stdio_bridge_gets_the_hosts_roots():
+    """``mcpio run "COMMAND"`` over stdio (its one client: the host): the upstream asks
+    ``roots/list`` outside any call, right after initialize and on ``roots/list_changed`` (as
+    the reference filesystem server does), and gets the host's roots, again after they change.
+    It got none, and never heard of a change."""
+    argv = [sys.executable, "-m", "mcpio", "run", shlex.join([sys.executable, str(HERE / "roots_upstream.py")])]
+    changed = asyncio.Event()
+
+    async def go() -> None:
+        on = tools_changed(changed)
+        async with Client(argv, era="legacy", roots=["file:///a"], on_notification=on, timeout=TIMEOUT) as c:
+            await upstream_learns(c, changed, "roots", ["file:///a"])
+            await c.set_roots(["file:///b"])
+            await upstream_learns(c, changed, "roots", ["file:///b"])
+
+    arun(go(), timeout=90)

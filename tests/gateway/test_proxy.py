@@ -16,12 +16,13 @@ import pytest
 
 from mcpio import Client, MCPError, ResourceNotFound, Server
 from tests.client.support import arun, within
-from tests.gateway.support import each_caller_is_asked_alone
+from tests.gateway.support import each_caller_is_asked_alone, tools_changed, upstream_learns
 from tests.support import peers
 from tests.support.http import ServerThread
 
 HERE = Path(__file__).parent
 UPSTREAM = [sys.executable, str(HERE / "upstream.py")]
+ROOTS_UPSTREAM = [sys.executable, str(HERE / "roots_upstream.py")]
 
 
 def test_proxy_forwards_calls_progress_logs_and_list_changed():
@@ -348,5 +349,47 @@ def test_an_upstream_resource_not_found_reaches_the_client_in_its_era_s_code_and
                 await c.read_resource("gone://up/7")
             assert (caught.value.code, caught.value.uri) == (code, "gone://up/7")
             assert "gone://up/7" in str(caught.value)
+
+    arun(go(), timeout=60)
+
+
+def test_the_upstream_gets_the_roots_of_the_proxys_sole_client_outside_any_call():
+    """An upstream asks ``roots/list`` outside any call: right after initialize and on
+    ``roots/list_changed`` (the reference filesystem server does). Through a proxy it gets the
+    roots of the proxy's one client and hears that client's changes; with a second client it
+    gets none (whose would they be?), and the first one's again once that client is the only one.
+    It got no roots at all outside a call, and never heard of a change."""
+    proxy = Server.proxy(ROOTS_UPSTREAM, name="up")
+    changed = asyncio.Event()
+
+    async def go():
+        on = tools_changed(changed)
+        async with Client(proxy, era="legacy", roots=["file:///a"], on_notification=on, timeout=30) as c:
+            await upstream_learns(c, changed, "roots", ["file:///a"])
+            await c.set_roots(["file:///b", "file:///c"])
+            await upstream_learns(c, changed, "roots", ["file:///b", "file:///c"])
+            async with Client(proxy, era="legacy", roots=["file:///d"], timeout=30):
+                await upstream_learns(c, changed, "roots", [])
+            await c.set_roots(["file:///e"])
+            await upstream_learns(c, changed, "roots", ["file:///e"])
+
+    arun(go(), timeout=60)
+
+
+def test_the_sole_client_of_a_gateway_gives_its_roots_to_every_upstream(tmp_path):
+    entry = {"command": ROOTS_UPSTREAM[0], "args": ROOTS_UPSTREAM[1:]}
+    config = tmp_path / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {"one": entry, "two": entry}}))
+    gateway = Server.from_config(str(config))
+    changed = asyncio.Event()
+
+    async def go():
+        on = tools_changed(changed)
+        async with Client(gateway, era="legacy", roots=["file:///a"], on_notification=on, timeout=30) as c:
+            for tool in ("one__roots", "two__roots"):
+                await upstream_learns(c, changed, tool, ["file:///a"])
+            await c.set_roots(["file:///b"])
+            for tool in ("one__roots", "two__roots"):
+                await upstream_learns(c, changed, tool, ["file:///b"])
 
     arun(go(), timeout=60)

@@ -9,11 +9,12 @@ What passes through: the upstream's tools, prompts, resources and templates (mir
 the proxy's own tables, again on every ``list_changed`` it sends, which the proxy's clients
 then get), calls, reads, prompts, completion, ``resources/updated``; progress of a call back to
 the client that made it; tasks in either era (the upstream's task status as the proxy's task's:
-``_tasks``); cancellation (a cancelled call cancels the upstream request);
-sampling, elicitation and roots requests the upstream sends during a call, forwarded to the
-client that made the call (with a legacy stdio upstream, the most recent one when several
-calls are in flight: see _CALLER) and answered back; the upstream's log messages to that
-client too, else to the proxy's log; a subprocess upstream's stderr to the proxy's log.
+``_tasks``); cancellation (a cancelled call cancels the upstream request); sampling,
+elicitation and roots requests the upstream sends during a call, forwarded to the client that
+made the call (with a legacy stdio upstream, the most recent one when several calls are in
+flight: see _CALLER) and answered back, and outside a call the roots of the proxy's sole client,
+whose ``roots/list_changed`` goes upstream too (``_roots``); the upstream's log messages to the
+call's client, else to the proxy's log; a subprocess upstream's stderr to the proxy's log.
 
 Security: the proxy's own clients' credentials never go upstream (the spec forbids token
 passthrough); the upstream connection uses only what ``client_options`` give it.
@@ -36,6 +37,7 @@ from .._server._server import Server
 from .._server._stdio import settle
 from ._forwarded import _CALLER, _Relaying, forwarded_tool
 from ._items import ForwardedPrompt, ForwardedResource
+from ._roots import RootsRelay
 
 if TYPE_CHECKING:
     import asyncio
@@ -98,6 +100,7 @@ class Upstream:
         self._first: asyncio.Task[None] | None = None  # the first start (begin)
         # What the proxy says of itself until the upstream says it (_adopt); its name when not named
         self._said = {attr: getattr(server, attr) for attr in _SAID if not (named and attr == "name")}
+        self.relay = RootsRelay(self)  # the roots it sees outside a call: the proxy's sole client's
         send_first(process, self._options())  # its first request, now: answered while asyncio loads
 
     def _options(self) -> dict[str, Any]:  # the upstream Client's (but process)
@@ -462,10 +465,8 @@ class Upstream:
         return await self._ask("elicitation/create", params)
 
     async def _roots(self) -> Any:
-        if not self.callers:
-            return []
-        try:
-            return await self._ask("roots/list", {})
+        try:  # outside any call: the roots of the proxy's sole client, or none (_roots)
+            return await (self._ask("roots/list", {}) if self.callers else self.relay.listed())
         except MCPError:
             return []
 

@@ -101,9 +101,10 @@ class CatalogMixin:
 
         Live: what the child adds or removes later is served here too, with ``list_changed``.
         The child's lifespan runs inside this server's; ``ctx.lifespan`` in a child's handler is
-        the child's value. This server's middleware wraps the child's items; the child's own
-        middleware does not run here. ``include`` / ``exclude`` name the child's items (its own
-        names or URIs) to serve / leave out. ValueError when a name would be served twice.
+        the child's value; the child's ``on_notification`` hooks hear this server's clients. This
+        server's middleware wraps the child's items; the child's own middleware does not run here.
+        ``include`` / ``exclude`` name the child's items (its own names or URIs) to serve / leave
+        out. ValueError when a name would be served twice.
         """
         from .._naming import check_namespace
         from ._catalog import Mount

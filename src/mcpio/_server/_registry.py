@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ._deps import Overrides
     from ._extensions import Extension
     from ._resources import Prompt, Resource
+    from ._server import Server
     from ._skills import Skill
     from ._tools import Tool
 
@@ -165,6 +166,21 @@ class Registry:
             if kwargs is not None:
                 return tmpl, kwargs
         return None
+
+    def hooks_of(self, method: str) -> list[tuple[Server | None, Callable[..., Any]]]:
+        """The hooks of client notification ``method`` (``Server.on_notification``): this server's
+        (None), then those of the servers mounted in it, deeper ones too, each with the server
+        that registered it: a mounted server hears the clients of the servers it is mounted in."""
+        found: list[tuple[Server | None, Callable[..., Any]]] = [
+            (None, hook) for hook in self.notification_hooks.get(method, ())
+        ]
+        if self.catalog is not None:
+            for mount in self.catalog.mounts:
+                child = mount.child
+                for owner, hook in child.registry.hooks_of(method):
+                    if not any(h is hook for _, h in found):  # a server mounted twice hears it once
+                        found.append((owner or child, hook))
+        return found
 
     def serves_into(self, other: Registry) -> bool:
         """Whether these items are served by ``other`` too: mounted in it, directly or deeper."""

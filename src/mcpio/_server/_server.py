@@ -275,7 +275,8 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
 
     def on_notification(self, method: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Run ``fn(ctx, params)`` (async) when the client sends notification ``method``,
-        e.g. ``"notifications/initialized"`` or ``"notifications/roots/list_changed"``."""
+        e.g. ``"notifications/initialized"`` or ``"notifications/roots/list_changed"``. A server
+        mounted in another (``mount``) hears that one's clients' notifications too."""
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             self.registry.notification_hooks.setdefault(method, []).append(fn)
@@ -356,12 +357,13 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
     async def _on_notification(self, session: Session, ev: NotificationReceived) -> None:
         import asyncio
 
-        hooks = self.registry.notification_hooks.get(ev.method)
+        hooks = self.registry.hooks_of(ev.method)
         if hooks:
             loop = asyncio.get_running_loop()
             params = ev.params or {}
-            ctx = Context(self, session, None, params.get("_meta"))
-            for hook in hooks:
+            for owner, hook in hooks:
+                ctx = Context(self, session, None, params.get("_meta"))
+                ctx.owner = owner  # a mounted server's hook: its lifespan (ctx.lifespan)
                 # A task, so a hook may itself send requests (e.g. roots/list) without
                 # blocking the loop that must read their answers.
                 self.changes.spawn(loop, run_hook(hook, ctx, params))
