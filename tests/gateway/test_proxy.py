@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpio import Client, MCPError, ResourceNotFound, Server
+from mcpio import Client, Context, MCPError, ResourceNotFound, Server
 from tests.client.support import arun, within
 from tests.gateway.support import each_caller_is_asked_alone, tools_changed, upstream_learns
 from tests.support import peers
@@ -372,6 +372,28 @@ def test_the_upstream_gets_the_roots_of_the_proxys_sole_client_outside_any_call(
                 await upstream_learns(c, changed, "roots", [])
             await c.set_roots(["file:///e"])
             await upstream_learns(c, changed, "roots", ["file:///e"])
+
+    arun(go(), timeout=60)
+
+
+@pytest.mark.parametrize("upstream_era", ["legacy", "modern"])
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_an_upstream_asking_roots_of_a_client_without_roots_gets_none_and_the_call_goes_on(era, upstream_era):
+    """The upstream asks ``roots/list`` during a call whose client declared no ``roots``: it gets
+    an empty list and the call answers. A 2026-07-28 client's call failed whole with -32021
+    (the proxy asked the client in a round it could not take); server-everything asks its roots
+    so, right after initialize, and a call in flight then failed now and then."""
+    upstream = Server("asks-roots")
+
+    @upstream.tool
+    async def roots_now(ctx: Context) -> list[str]:
+        return [r["uri"] for r in await ctx.list_roots()]
+
+    proxy = Server.proxy(upstream, name="up", era=upstream_era)
+
+    async def go() -> None:
+        async with Client(proxy, era=era, timeout=30) as c:
+            assert (await c.call_tool("roots_now", {}))["structuredContent"] == {"result": []}
 
     arun(go(), timeout=60)
 

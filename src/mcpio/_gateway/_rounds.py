@@ -43,7 +43,9 @@ ANSWERED_TTL = 60.0  # seconds an answered flight still answers a late retry
 
 async def ask_client(ctx: Context, method: str, params: dict[str, Any], key: str | None) -> Any:
     """Ask the client of ``ctx`` what the upstream asked, as that client's era allows (a request
-    in the legacy era; an input_required round named ``key`` in the 2026-07-28 era)."""
+    in the legacy era; an input_required round named ``key`` in the 2026-07-28 era). An
+    upstream's ``roots/list`` to a client without the ``roots`` capability is answered with no
+    roots, during a call as outside one: it must not fail the call it came in."""
     if method == "sampling/createMessage":
         return await ctx.sample(
             params.get("messages") or [],
@@ -59,8 +61,8 @@ async def ask_client(ctx: Context, method: str, params: dict[str, Any], key: str
     if method == "elicitation/create":
         schema = params.get("requestedSchema") or {"type": "object", "properties": {}}
         return await ctx.elicit(str(params.get("message", "")), schema, key=key)
-    if method == "roots/list":
-        return await ctx.list_roots(key=key)
+    if method == "roots/list":  # a client that declared no roots has none (spec client/roots): not an error
+        return await ctx.list_roots(key=key) if "roots" in ctx.client_capabilities else []
     raise MCPError(f"the proxy cannot forward {method!r} to its client")
 
 
