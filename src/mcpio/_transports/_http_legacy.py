@@ -26,6 +26,7 @@ log = logging.getLogger("mcpio.http")
 _EOF = None  # the end marker on the inbox (frames are bytes or Decoded, never None)
 _NO_ID = object()  # no request is being fed without a route (equal to no request id)
 RETRY_AFTER = 5  # seconds, in the 503 of the session cap
+HELD_FOR_GET = 32  # messages sent outside any request kept for the client's first GET stream
 
 
 def at_capacity(max_sessions: int, session_timeout: float, rid: Any) -> h.Refusal:
@@ -122,6 +123,9 @@ class LegacyTransport:
         self._batches: deque[Stream] = deque()  # streams of POSTed batches, oldest first (_refused_batch)
         self.streams: dict[str, Stream] = {}  # live streams, for Last-Event-ID resumption
         self.get_stream: Stream | None = None
+        # What is sent outside any request before the client first opened the GET stream, for it
+        # (the last HELD_FOR_GET messages; None once a GET stream was opened: :meth:`route`).
+        self.before_get: deque[bytes] | None = deque(maxlen=HELD_FOR_GET)
         self._seq = 0
         self.closed = False
         self.last_active = time.monotonic()
@@ -171,7 +175,11 @@ class LegacyTransport:
         if stream is None:
             stream = self.get_stream
         if stream is None:
-            log.debug("session %s: no stream for %s (no GET stream is open); dropped", self.id, envelopes[0].method)
+            if self.before_get is None:
+                log.debug("session %s: no stream for %s (no GET stream is open); dropped", self.id, envelopes[0].method)
+            else:  # held for the client's first GET (beyond HELD_FOR_GET, the oldest goes): a
+                # server's first words after notifications/initialized race the GET that follows it
+                self.before_get.append(frame)
             return
         await stream.put(frame, final=False)
 
@@ -341,6 +349,9 @@ class LegacyTransport:
                 "0", era=h.LEGACY, json_ok=False, store=self.store, session_id=self.id, priming=priming
             )
             self.streams["0"] = s
+            if self.before_get:
+                s.items.extend(self.before_get)  # what was sent for it before it opened, first
+            self.before_get = None
         else:
             s.reattach(priming)
         return s

@@ -187,7 +187,7 @@ class SharedLegacyTransport(LegacyTransport):
 
     def drop_get_stream(self) -> None:
         """Another process holds the session's GET stream now: end this one."""
-        stream, self.get_stream = self.get_stream, None
+        stream, self.get_stream, self.before_get = self.get_stream, None, None
         if stream is not None:
             self.streams.pop(stream.id, None)
             stream.finished = True
