@@ -207,10 +207,13 @@ def to_blocks(value: Any, rules: Rules | None = None) -> list[dict[str, Any]]:
         return [{"type": "text", "text": value}]
     # dicts first: a block as it came (a proxy's upstream result) is the common case, and
     # isinstance against the Struct classes goes through their metaclass (~0.2 us each)
+    # (a version with resource links has every block type: blocks as they came fit it)
     if isinstance(value, dict) and value.get("type") in _BLOCK_TYPES:
-        return [value]
+        return [value if rules is None or rules.resource_links else for_era(value, rules)]
     if type(value) is list and value and all(type(v) is dict and v.get("type") in _BLOCK_TYPES for v in value):
-        return list(value)  # blocks as they came (a proxy's upstream result): what the loop below gives
+        if rules is None or rules.resource_links:
+            return list(value)  # blocks as they came (a proxy's upstream result): what the loop below gives
+        return [for_era(v, rules) for v in value]
     if isinstance(value, CONTENT_TYPES):
         return [cast(Any, value).to_block(rules)]
     if (
@@ -224,6 +227,21 @@ def to_blocks(value: Any, rules: Rules | None = None) -> list[dict[str, Any]]:
             out.extend(to_blocks(v, rules))
         return out
     return [{"type": "text", "text": json_text(value)}]
+
+
+def for_era(block: dict[str, Any], rules: Rules) -> dict[str, Any]:
+    """A content block as it came (a proxy's upstream's, in a newer version) in a shape the
+    version of ``rules`` has: a ``resource_link`` (2025-06-18+) or ``audio`` block (2025-03-26+)
+    it lacks is the text its helper class downgrades it to; any other block as it is."""
+    kind = block.get("type")
+    if kind == "resource_link" and not rules.resource_links:
+        said = block.get("description")
+        return ResourceLink(str(block.get("uri")), "", description=said if isinstance(said, str) else None).to_block(
+            rules
+        )
+    if kind == "audio" and not rules.audio_content:
+        return Audio(data="").to_block(rules)
+    return block
 
 
 def _is_block(v: Any) -> bool:

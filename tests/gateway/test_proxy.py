@@ -398,6 +398,48 @@ def test_an_upstream_asking_roots_of_a_client_without_roots_gets_none_and_the_ca
     arun(go(), timeout=60)
 
 
+@pytest.mark.parametrize(
+    "version,link,audio",
+    [
+        ("2024-11-05", "text", "text"),  # neither block type exists yet
+        ("2025-03-26", "text", "audio"),  # audio, no resource links
+        ("2025-06-18", "resource_link", "audio"),
+    ],
+)
+def test_a_proxied_result_has_only_the_blocks_the_clients_version_has(version, link, audio):
+    """The upstream (speaking the newest version) answers with a resource link and audio; a
+    client of the proxy on an older version gets what its version has: a block it lacks is the
+    text mcpio's own tools downgrade it to, in tool results and prompt messages. The blocks went
+    through as they came, in shapes the client's schema rejects."""
+    from mcpio import Audio, ResourceLink
+
+    upstream = Server("newest")
+
+    @upstream.tool
+    def media():  # content blocks, no output schema
+        return [
+            ResourceLink("mem://report", "report", description="the report"),
+            Audio(data=b"RIFF", mime_type="audio/wav"),
+        ]
+
+    @upstream.prompt
+    def linked():
+        return [{"role": "user", "content": ResourceLink("mem://report", "report").to_block()}]
+
+    proxy = Server.proxy(upstream, name="up")
+
+    async def go() -> None:
+        async with Client(proxy, protocol_version=version, timeout=30) as c:
+            blocks = (await c.call_tool("media", {}))["content"]
+            assert [b["type"] for b in blocks] == [link, audio]
+            if link == "text":
+                assert blocks[0]["text"] == "Resource: mem://report (the report)"
+            message = (await c.get_prompt("linked"))["messages"][0]["content"]
+            assert message["type"] == link
+
+    arun(go(), timeout=60)
+
+
 def test_the_sole_client_of_a_gateway_gives_its_roots_to_every_upstream(tmp_path):
     entry = {"command": ROOTS_UPSTREAM[0], "args": ROOTS_UPSTREAM[1:]}
     config = tmp_path / "mcp.json"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, cast
 
+from .._content import for_era
 from .._errors import ResourceNotFound
 from .._naming import strip_uri
 from .._server._resources import Prompt, Resource, not_found
@@ -40,9 +41,18 @@ class ForwardedPrompt(Prompt):
             result = dict(await client.request("prompts/get", params))
             result.pop("_meta", None)
             result.pop("resultType", None)
+            messages = result.get("messages")
+            if rules is not None and not rules.resource_links and isinstance(messages, list):
+                result["messages"] = [_for_era(m, rules) for m in messages]
             return result
 
         return cast("dict[str, Any]", await self.upstream.forward(ctx, go))
+
+
+def _for_era(message: Any, rules: Any) -> Any:
+    """A prompt message of the upstream's with its content in the shape the client's version has."""
+    content = message.get("content") if isinstance(message, dict) else None
+    return {**message, "content": for_era(content, rules)} if isinstance(content, dict) else message
 
 
 class ForwardedResource(Resource):
