@@ -137,6 +137,10 @@ def test_mcpio_run_config_file_is_a_gateway_over_http(tmp_path):
                 assert c.server_info["name"] == "team"
                 names = {t.name for t in await c.list_tools()}
                 assert {"mine__pid", "mine__grow", "yours__pid"} <= names and "yours__grow" not in names
+                # "tools": {"allow": …} chooses tools only: the entry's resources are served all the same
+                templates = {t.uri_template for t in await c.list_resource_templates()}
+                assert {"note://mine/{id}", "note://yours/{id}"} <= templates
+                assert (await c.read_resource("note://yours/7"))[0].text == "note 7"
                 pids = {(await c.call_tool(f"{who}__pid", {})).data for who in ("mine", "yours")}
                 assert len(pids) == 2  # one process per entry
 

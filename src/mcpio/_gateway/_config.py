@@ -127,7 +127,6 @@ def from_config(
         if not spec.disabled
     }
     gateway = GatewayServer(name, {entry: child.upstream for entry, child in children.items()})
-    for entry, child in children.items():
-        spec = specs[entry]
-        gateway.mount(child, namespace=namespace_of(entry), include=spec.tools_allow, exclude=spec.tools_deny)
+    for entry, child in children.items():  # an entry's "tools" allow/deny: its proxy's (chosen_tools)
+        gateway.mount(child, namespace=namespace_of(entry))
     return gateway

@@ -255,6 +255,17 @@ def tool_result(raw: dict[str, Any]) -> ToolResult:
     )
 
 
+def chosen_tools(target: Any, listed: list[Any]) -> list[Any]:
+    """The upstream's ``listed`` tools its entry chooses: ``"tools": {"allow": [...], "deny":
+    [...]}`` of an ``mcpServers`` entry (``ServerSpec.tools_allow``, ``tools_deny``) names tools
+    only; its prompts and resources are served whatever it says. Every tool of another target."""
+    allow, deny = getattr(target, "tools_allow", None), getattr(target, "tools_deny", ())
+    if allow is None and not deny:
+        return listed
+    names = [t.get("name") if isinstance(t, dict) else None for t in listed]
+    return [t for t, n in zip(listed, names, strict=True) if (allow is None or n in allow) and n not in deny]
+
+
 def forwarded_tool(upstream: Upstream, t: Any, client: Client) -> Tool:
     """The proxy's tool for the upstream's tool ``t`` (as ``client`` listed it)."""
     from ._tasks import follower, task_options  # asyncio is loaded by now (see _proxy.log)

@@ -35,7 +35,7 @@ from .._server._context import Context
 from .._server._mrtr import ROUND_TIMEOUT, round_timeout_checked
 from .._server._server import Server
 from .._server._stdio import settle
-from ._forwarded import _CALLER, _Relaying, forwarded_tool
+from ._forwarded import _CALLER, _Relaying, chosen_tools, forwarded_tool
 from ._items import ForwardedPrompt, ForwardedResource
 from ._roots import RootsRelay
 
@@ -326,7 +326,8 @@ class Upstream:
             return
         items: dict[str, dict[str, Any]] = {}
         if "tools" in listed:
-            items["tools"] = self._made("tool", "name", listed["tools"], lambda t: forwarded_tool(self, t, client))
+            tools = chosen_tools(self.target, listed["tools"])
+            items["tools"] = self._made("tool", "name", tools, lambda t: forwarded_tool(self, t, client))
         if "prompts" in listed:
             items["prompts"] = self._made("prompt", "name", listed["prompts"], lambda p: ForwardedPrompt.of(self, p))
         if "resources" in listed:

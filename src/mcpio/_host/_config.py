@@ -57,7 +57,7 @@ class ServerSpec(msgspec.Struct, frozen=True):
     source: str | None = None  # the file it came from
     workspace: str | None = None  # the folder ${workspaceFolder} means
     oauth: dict[str, Any] = msgspec.field(default_factory=dict)  # OAuth settings of a URL entry
-    # "tools": {"allow": [...], "deny": [...]}: the tools a gateway serves of this entry (None: all)
+    # "tools": {"allow": [...], "deny": [...]}: the tools a proxy of this entry serves (None: all)
     tools_allow: tuple[str, ...] | None = None
     tools_deny: tuple[str, ...] = ()
     # "roundTimeout": seconds a proxied call waits for its client's next input_required round
