@@ -66,9 +66,8 @@ def test_a_console_script_by_its_path_is_run_as_the_program_it_is(tmp_path):
             assert json.loads(result.text)["timezone"] == "UTC"
 
     arun(go(), timeout=90)
-    out = mcpio("install", script, "--host", "claude", env=env, cwd=tmp_path)
+    out = mcpio("install", script, "--host", "claude", "--no-check", env=env, cwd=tmp_path)  # it ran above
     assert out.returncode == 0, out.stderr
-    assert "checked: the server starts and lists 2 tools" in out.stderr
     entries = json.loads((tmp_path / ".config/Claude/claude_desktop_config.json").read_text())["mcpServers"]
     assert list(entries.values()) == [{"command": script, "args": []}]
 
