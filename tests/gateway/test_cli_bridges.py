@@ -147,6 +147,21 @@ def test_mcpio_run_config_file_is_a_gateway_over_http(tmp_path):
         arun(go(), timeout=90)
 
 
+def test_mcpio_run_of_one_entry_serves_the_tools_it_allows_and_all_its_resources(tmp_path):
+    """``mcpio run mcp.json:NAME`` (a proxy of one entry) serves the tools its ``"tools"`` allow
+    list names and every resource template; it served every tool."""
+    config = tmp_path / "team.json"
+    entry = {"command": sys.executable, "args": [str(UPSTREAM)], "tools": {"allow": ["pid"]}}
+    config.write_text(json.dumps({"mcpServers": {"yours": entry}}))
+
+    async def go():
+        async with Client([sys.executable, "-m", "mcpio", "run", f"{config}:yours"], timeout=30) as c:
+            assert [t.name for t in await c.list_tools()] == ["pid"]
+            assert "note://{id}" in {t.uri_template for t in await c.list_resource_templates()}
+
+    arun(go(), timeout=90)
+
+
 def test_install_url_in_a_host_that_starts_commands_only_writes_the_bridge(tmp_path):
     """`mcpio install URL --host claude --header ...`: Claude Desktop starts commands only, so the
     entry runs `mcpio run URL`; the header (a bearer token from the environment) is in the
