@@ -440,6 +440,24 @@ def test_a_proxied_result_has_only_the_blocks_the_clients_version_has(version, l
     arun(go(), timeout=60)
 
 
+def test_a_gateway_mounted_in_another_server_serves_its_upstreams_from_the_first_request(tmp_path):
+    """``outer.mount(Server.from_config(path))``: the outer server announces the kinds the
+    gateway's upstreams may bring, and its first request already finds their tools. It announced
+    no tools (a typed client then refuses every call) and answered "Unknown tool" until the
+    upstreams had started."""
+    config = tmp_path / "team.json"
+    config.write_text(json.dumps({"mcpServers": {"up": {"command": UPSTREAM[0], "args": UPSTREAM[1:]}}}))
+    outer = Server("outer")
+    outer.mount(Server.from_config(str(config)), namespace="gw")
+
+    async def go() -> None:
+        async with Client(outer, timeout=30) as c:
+            assert {"tools", "prompts", "resources"} <= set(c.server_capabilities)
+            assert (await c.call_tool("gw__up__echo", {"text": "hi"})).text == "hi"
+
+    arun(go(), timeout=60)
+
+
 def test_the_sole_client_of_a_gateway_gives_its_roots_to_every_upstream(tmp_path):
     entry = {"command": ROOTS_UPSTREAM[0], "args": ROOTS_UPSTREAM[1:]}
     config = tmp_path / "mcp.json"

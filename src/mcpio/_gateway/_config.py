@@ -10,15 +10,18 @@ Cold start: the gateway answers ``initialize`` (``server/discover``, ``ping``,
 ``logging/setLevel``) at once, as a plain server does, while its upstreams start; every other
 request waits until each upstream's first start has ended (connected and listed, or failed), so
 the first ``tools/list`` a host sends lists every upstream's tools, also for a host that ignores
-``list_changed``. Until then it announces every kind an upstream may bring (tools, prompts,
-resources, completions, each with ``listChanged``: spec-notes §4); a client that lists a kind
-no upstream has gets an empty list.
+``list_changed``. It announces every kind an upstream may bring (tools, prompts, resources,
+completions, each with ``listChanged``: spec-notes §4; ``Registry.promised``, so a server it is
+mounted in announces them too); a client that lists a kind no upstream has gets an empty list.
+Mounted in another server, which serves its items without this hold, it waits for the
+upstreams' first start as that server's lifespan enters it (:meth:`GatewayServer.running`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Coroutine, Mapping
+from collections.abc import AsyncIterator, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._host._config import ServerSpec, load_config, servers_of
@@ -32,7 +35,6 @@ if TYPE_CHECKING:
 
     from .._protocol._events import RequestReceived
     from .._session import Session
-    from .._versions import Rules
 
 #: What the gateway answers without waiting for its upstreams: nothing of theirs is in the answer.
 AT_ONCE = frozenset({"initialize", "server/discover", "ping", "logging/setLevel"})
@@ -49,6 +51,7 @@ class GatewayServer(Server):
         super().__init__(name)
         self.upstreams = upstreams
         self._all_started = False  # every upstream's first start has ended (it never begins again)
+        self.registry.promised.update(("tools", "prompts", "resources", "completions"))  # what upstreams may bring
 
     def upstream_states(self) -> list[dict[str, Any]]:
         """Each upstream's :meth:`~._proxy.Upstream.state`, in the file's order."""
@@ -61,21 +64,18 @@ class GatewayServer(Server):
         await asyncio.gather(*(u.start() for u in self.upstreams.values()))  # failures are logged by start
         self._all_started = True
 
-    def capabilities(self, rules: Rules) -> dict[str, Any]:
-        """What is registered (the upstreams' mirrored items), and, while an upstream is still
-        starting, every kind it may bring."""
-        caps = super().capabilities(rules)
-        if not any(u.starting for u in self.upstreams.values()):
-            return caps
-        caps = {
-            **caps,
-            "tools": {"listChanged": True},
-            "prompts": {"listChanged": True},
-            "resources": {"subscribe": True, "listChanged": True},
-        }
-        if rules.completions_capability:
-            caps["completions"] = {}
-        return caps
+    def running(self) -> contextlib.AbstractAsyncContextManager[Server]:
+        """As a Server's; mounted in another server (which serves this one's items without the
+        hold of :meth:`_on_request`), entered with that server's lifespan, it also waits for the
+        upstreams' first start, so that server's requests come after it. (Not a ``lifespan``:
+        served itself, the gateway answers ``initialize`` before its event loop exists.)"""
+        return self._running_started() if self.registry.parents else super().running()
+
+    @contextlib.asynccontextmanager
+    async def _running_started(self) -> AsyncIterator[Server]:
+        async with super().running() as server:
+            await self.started()
+            yield server
 
     def plain_for(self, method: str | None = None) -> bool:
         """As a Server's, but :attr:`plain` (``method`` None) holds despite this class's own

@@ -27,15 +27,18 @@ def capabilities(registry: Registry, rules: Rules, extensions: Callable[[], Iter
     derived from what is registered now (spec-notes §4), kept in ``registry.announced`` until it
     changes; a list kind announced once stays announced (``registry.promised``, with a proxy's
     upstream's: :meth:`Registry.promised_kinds`). ``completions`` (2025-03-26+) only when something
-    can be completed: a prompt, a resource template or a registered completer. ``extensions()``:
+    can be completed: a prompt, a resource template or a registered completer (or promised: a
+    gateway's upstreams may bring them). ``extensions()``:
     those declared now (2026-07-28)."""
     cached = registry.announced.get(rules.version)
     if cached is not None:
         return cached
     caps: dict[str, Any] = {"logging": {}}
-    if rules.completions_capability and (registry.prompts or registry.templates or registry.completer is not None):
-        caps["completions"] = {}
     promised = registry.promised_kinds()
+    if rules.completions_capability and (
+        registry.prompts or registry.templates or registry.completer is not None or "completions" in promised
+    ):
+        caps["completions"] = {}
     if registry.prompts or "prompts" in promised:
         caps["prompts"] = {"listChanged": True}
     if registry.resources or registry.templates or "resources" in promised:
