@@ -238,6 +238,27 @@ def test_host_from_a_config_file_and_strict_mode(tmp_path):
     arun(go())
 
 
+def test_an_entrys_tools_lists_choose_what_the_host_lists_and_calls():
+    """An entry's ``"tools": {"allow": …}`` / ``{"deny": …}`` choose its tools for a Host as for a
+    gateway of the same file (``ServerSpec.chooses``): the others are neither listed nor called.
+    The Host listed and called every tool."""
+    quickstart = str(EXAMPLES / "quickstart.py")
+    servers = {
+        "only": ServerSpec(name="only", command=sys.executable, args=(quickstart,), tools_allow=("add",)),
+        "but": ServerSpec(name="but", command=sys.executable, args=(quickstart,), tools_deny=("add",)),
+    }
+
+    async def go():
+        async with Host(servers, strict=True) as host:
+            assert sorted(t["name"] for t in await host.list_tools()) == ["but__slow_sum", "only__add"]
+            assert (await host.call_tool("only__add", {"a": 1, "b": 2}))["structuredContent"] == {"result": 3}
+            for name in ("only__slow_sum", "but__add"):
+                with pytest.raises(InvalidParams, match="does not allow it"):
+                    await host.call_tool(name, {"a": 1, "b": 2})
+
+    arun(go())
+
+
 def test_host_serves_prompts_resources_templates_and_skills_under_the_naming_rule(tmp_path):
     """Host at parity with Server.mount: one naming rule (mcpio._naming) for every kind of item."""
     skill = tmp_path / "skills" / "pdf"

@@ -256,14 +256,12 @@ def tool_result(raw: dict[str, Any]) -> ToolResult:
 
 
 def chosen_tools(target: Any, listed: list[Any]) -> list[Any]:
-    """The upstream's ``listed`` tools its entry chooses: ``"tools": {"allow": [...], "deny":
-    [...]}`` of an ``mcpServers`` entry (``ServerSpec.tools_allow``, ``tools_deny``) names tools
-    only; its prompts and resources are served whatever it says. Every tool of another target."""
-    allow, deny = getattr(target, "tools_allow", None), getattr(target, "tools_deny", ())
-    if allow is None and not deny:
+    """The upstream's ``listed`` tools its ``mcpServers`` entry chooses (``ServerSpec.chooses``);
+    every tool of another target."""
+    chooses = getattr(target, "chooses", None)
+    if chooses is None:
         return listed
-    names = [t.get("name") if isinstance(t, dict) else None for t in listed]
-    return [t for t, n in zip(listed, names, strict=True) if (allow is None or n in allow) and n not in deny]
+    return [t for t in listed if not isinstance(t, dict) or chooses(t.get("name"))]
 
 
 def forwarded_tool(upstream: Upstream, t: Any, client: Client) -> Tool:

@@ -57,7 +57,7 @@ class ServerSpec(msgspec.Struct, frozen=True):
     source: str | None = None  # the file it came from
     workspace: str | None = None  # the folder ${workspaceFolder} means
     oauth: dict[str, Any] = msgspec.field(default_factory=dict)  # OAuth settings of a URL entry
-    # "tools": {"allow": [...], "deny": [...]}: the tools a proxy of this entry serves (None: all)
+    # "tools": {"allow": [...], "deny": [...]}: the tools served of this entry (None: all): chooses()
     tools_allow: tuple[str, ...] | None = None
     tools_deny: tuple[str, ...] = ()
     # "roundTimeout": seconds a proxied call waits for its client's next input_required round
@@ -67,6 +67,12 @@ class ServerSpec(msgspec.Struct, frozen=True):
     @property
     def is_remote(self) -> bool:
         return self.url is not None
+
+    def chooses(self, tool: str) -> bool:
+        """Whether the entry's ``"tools": {"allow": [...], "deny": [...]}`` lets its tool ``tool``
+        be served (a proxy's, a gateway's) and called (a ``Host``'s). They name tools only: the
+        entry's prompts and resources are served whatever they say."""
+        return (self.tools_allow is None or tool in self.tools_allow) and tool not in self.tools_deny
 
     def resolved(self) -> ServerSpec:
         """A copy with every ``${…}`` variable expanded and ``envFile`` merged into ``env``."""

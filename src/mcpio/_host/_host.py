@@ -113,7 +113,7 @@ class Host:
 
         async def one(server: str, client: Client) -> list[dict[str, Any]]:
             try:
-                return [dict(t, _server=server) for t in await client.list_tools()]
+                return [dict(t, _server=server) for t in await client.list_tools() if self._chooses(server, t["name"])]
             except Exception as exc:
                 log.warning("tools/list failed on %r: %s", server, exc)
                 self.errors[server] = exc
@@ -144,9 +144,18 @@ class Host:
         return self._by_name(name, "tool")  # not listed yet: split on the separator
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, **options: Any) -> dict[str, Any]:
-        """Call a namespaced tool on the server it belongs to (options as for ``Client.call_tool``)."""
+        """Call a namespaced tool on the server it belongs to (options as for ``Client.call_tool``);
+        one its entry's ``"tools"`` lists leave out is unknown (-32602), as it is unlisted."""
         client, tool = self.route(name)
+        server = next(s for s, c in self.clients.items() if c is client)
+        if not self._chooses(server, tool):
+            raise InvalidParams(f'Unknown tool {name!r}: the entry {server!r} does not allow it (its "tools" lists)')
         return await client.call_tool(tool, arguments, **options)
+
+    def _chooses(self, server: str, tool: str) -> bool:
+        """Whether ``server``'s entry lets ``tool`` be listed and called (``ServerSpec.chooses``)."""
+        spec = self.specs.get(server)
+        return not isinstance(spec, ServerSpec) or spec.chooses(tool)
 
     # ------------------------------------------------------------ prompts, resources, skills
     async def _gather(self, list_name: str) -> list[tuple[str, Any]]:
