@@ -5,7 +5,9 @@ does not list (the spec does not promise a tool's resource links in ``resources/
 
 from __future__ import annotations
 
-from mcpio import Client, Server
+import pytest
+
+from mcpio import Client, MCPError, Server
 from mcpio._host._config import ServerSpec
 from tests.client.support import RAW, arun
 
@@ -35,5 +37,53 @@ def test_a_link_to_an_unlisted_upstream_resource_is_namespaced_and_read_through_
                 assert [b.uri for b in result.content if b.type == "resource_link"] == [link], era
                 read = await c.read_resource(link)
                 assert (read[0].uri, read[0].text) == (link, "mem://report"), era  # the upstream's, read there
+
+    arun(go(), timeout=90)
+
+
+UPSTREAM = """\
+from mcpio import Server
+
+server = Server("up")
+
+
+@server.resource("mem://secret")
+def secret() -> str:
+    return "secret"
+
+
+@server.resource("mem://notes/{id}")
+def note(id: str) -> str:
+    return f"note {id}"
+
+
+@server.resource("mem://open")
+def open_() -> str:
+    return "open"
+"""
+
+
+def test_what_a_gateway_or_proxy_leaves_out_is_not_read_as_an_unlisted_resource(tmp_path):
+    """A resource or template excluded from a mount, or disabled in the gateway or in the proxy
+    itself, is not read through the unlisted path (a proxy reads any URI its upstream does not
+    list): it was, so ``exclude``/``disable`` hid it from the lists only."""
+    upstream = tmp_path / "up.py"
+    upstream.write_text(UPSTREAM)
+    excluded = Server("excluded")
+    excluded.mount(Server.proxy(str(upstream), name="up"), "up", exclude=["mem://secret", "mem://notes/{id}"])
+    disabled = Server("disabled")
+    disabled.mount(Server.proxy(str(upstream), name="up"), "up")
+    disabled.disable(["mem://up/secret", "mem://up/notes/{id}"])
+    proxy = Server.proxy(str(upstream), name="up")
+    proxy.disable(["mem://secret", "mem://notes/{id}"])
+
+    async def go() -> None:
+        for server, ns in ((excluded, "up/"), (disabled, "up/"), (proxy, "")):
+            async with Client(server, timeout=60) as c:
+                assert (await c.read_resource(f"mem://{ns}open"))[0].text == "open"
+                for uri in (f"mem://{ns}secret", f"mem://{ns}notes/1"):
+                    with pytest.raises(MCPError):
+                        await c.read_resource(uri)
+                    assert uri not in {r.uri for r in await c.list_resources()}
 
     arun(go(), timeout=90)

@@ -274,17 +274,28 @@ class Catalog:
 
     def unlisted(self, uri: str) -> Resource | None:
         """A mounted child's resource it does not list (``Server.unlisted``, as a proxy reads its
-        upstream's) at this server's ``uri``, as served here, or None."""
+        upstream's) at this server's ``uri``, as served here, or None. Never a URI that an own
+        resource or template, or a child's listed one, serves (:meth:`owns`): what a mount's
+        include/exclude or a disable leaves out is not served, listed or not."""
+        if self.owns(uri):
+            return None
         for mount in self.mounts:
             inner = uri if mount.namespace is None else _naming.strip_uri(uri, mount.namespace)
-            if inner is None or not mount.serves(inner):
-                continue
+            if inner is None or not mount.serves(inner) or mount.child.registry.find_resource(inner) is not None:
+                continue  # (a child's listed resource is served here as listed, unless left out)
             found = mount.child.unlisted(inner)
             if found is not None:
                 key, adopted = mount.adopt("resources", inner, found)
                 if not self.is_disabled(key, adopted):
                     return adopted  # type: ignore[no-any-return]
         return None
+
+    def owns(self, uri: str) -> bool:
+        """Whether one of this server's own resources or templates, served or disabled, is ``uri``'s:
+        it is read as that item (when served), never as an unlisted resource."""
+        if uri in self.own["resources"]:
+            return True
+        return any(t.match(uri) is not None for t in self.own["templates"].values())
 
     async def child_updated(self, child: Registry, uri: str, turn: str | None) -> None:
         """``child``'s resource ``uri`` was updated: tell this server's subscribers, under each URI
