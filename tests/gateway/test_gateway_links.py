@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpio import Client, MCPError, Server
+from mcpio import Audio, Client, MCPError, ResourceLink, Server
 from mcpio._host._config import ServerSpec
 from tests.client.support import RAW, arun
 
@@ -87,3 +87,41 @@ def test_what_a_gateway_or_proxy_leaves_out_is_not_read_as_an_unlisted_resource(
                     assert uri not in {r.uri for r in await c.list_resources()}
 
     arun(go(), timeout=90)
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26"])
+def test_a_link_downgraded_to_text_for_an_older_client_names_the_uri_served_here(version):
+    """A client of a version without resource_link blocks gets a link as the text ``Resource:
+    URI``: the URI the gateway serves it by, which it reads, in a tool result and a prompt message,
+    of a proxied upstream and of a server mounted as it is; audio as its version has it. The text
+    named the child's URI, which the gateway does not serve (rewritten after it was downgraded)."""
+    child = Server("child")
+
+    @child.resource("mem://report")
+    def report() -> str:
+        return "the report"
+
+    @child.tool
+    def linked():
+        return [ResourceLink("mem://report", "report"), Audio(data=b"RIFF", mime_type="audio/wav")]
+
+    @child.prompt
+    def read_it():
+        return [{"role": "user", "content": ResourceLink("mem://report", "report").to_block()}]
+
+    gateway = Server("gateway")
+    gateway.mount(Server.proxy(child, name="up"), "up")
+    gateway.mount(child, "own")
+    audio = "text" if version == "2024-11-05" else "audio"
+
+    async def go() -> None:
+        async with Client(gateway, protocol_version=version, timeout=30) as c:
+            for ns in ("up", "own"):
+                said = (await c.call_tool(f"{ns}__linked", {}))["content"]
+                message = (await c.get_prompt(f"{ns}__read_it"))["messages"][0]["content"]
+                assert said[0] == {"type": "text", "text": f"Resource: mem://{ns}/report"}, said
+                assert said[1]["type"] == audio, said
+                assert message == said[0], message
+                assert (await c.read_resource(f"mem://{ns}/report"))[0].text == "the report"
+
+    arun(go(), timeout=60)
