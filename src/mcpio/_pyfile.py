@@ -40,6 +40,7 @@ def imports_mcpio(path: str) -> bool:
             head = f.read(_PROGRAM_HEAD)
     except OSError:
         return True
+    head = head.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 BOM (a Windows editor's): Python skips it
     if b"\0" in head[:4096] or (head.startswith(b"#!") and b"python" not in head.split(b"\n", 1)[0]):
         return False
     return re.search(_IMPORTS_MCPIO, head, re.MULTILINE) is not None

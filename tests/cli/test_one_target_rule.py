@@ -148,3 +148,22 @@ def test_a_target_that_names_nothing_is_the_same_usage_error_for_run_and_list(tm
     for command in ("run", "list"):
         out = mcpio(command, target, env=env, cwd=tmp_path)
         assert (out.returncode, out.stderr.startswith(f"mcpio: error: {said}")) == (2, True), out.stderr
+
+
+def test_mcpio_code_saved_with_a_bom_and_crlf_is_served(tmp_path):
+    """A server saved by a Windows editor (a UTF-8 BOM, CRLF line ends) whose first line imports
+    mcpio is mcpio code: ``server.py`` was run as a script (it defined its Server and exited 0:
+    "exited without serving"), ``bin/server`` started as a program."""
+    code = "\ufeff" + MCPIO_CODE.replace("\n", "\r\n")
+    (tmp_path / "bin").mkdir()
+    for path in (tmp_path / "server.py", tmp_path / "bin" / "server"):
+        path.write_bytes(code.encode())
+    env = isolated(tmp_path)
+    out = mcpio("call", "bin/server", "shout", "text=hi", env=env, cwd=tmp_path)
+    assert (out.returncode, out.stdout) == (0, "HI\n"), out.stderr
+
+    async def go() -> None:
+        async with served_by_run("server.py", env, tmp_path) as c:
+            assert (await c.call_tool("shout", {"text": "a"})).text == "A"
+
+    arun(go(), timeout=90)

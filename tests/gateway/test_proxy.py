@@ -398,6 +398,28 @@ def test_an_upstream_asking_roots_of_a_client_without_roots_gets_none_and_the_ca
     arun(go(), timeout=60)
 
 
+def test_a_proxied_prompt_is_rendered_through_a_gateway():
+    """A proxy mounted under a namespace (every gateway's upstream: ``Server.from_config``) asks
+    its upstream for the prompt by the upstream's name: it asked for ``up__greet``, which the
+    upstream does not have ("Unknown prompt"), so no proxied prompt rendered through a gateway."""
+    upstream = Server("up")
+
+    @upstream.prompt
+    def greet(who: str) -> str:
+        return f"hello {who}"
+
+    gateway = Server("gateway")
+    gateway.mount(Server.proxy(upstream, name="up"), "up")
+
+    async def go() -> None:
+        for era in ("legacy", "modern"):
+            async with Client(gateway, era=era, timeout=30) as c:
+                message = (await c.get_prompt("up__greet", {"who": "you"}))["messages"][0]
+                assert message["content"]["text"] == "hello you", era
+
+    arun(go(), timeout=60)
+
+
 @pytest.mark.parametrize(
     "version,link,audio",
     [

@@ -21,6 +21,7 @@ class ForwardedPrompt(Prompt):
     """A prompt of the upstream: listed as it lists it, rendered by it."""
 
     upstream: Upstream
+    upstream_name: str  # its name upstream (served under another when mounted: ``up__name``)
     arguments: list[dict[str, Any]]
 
     @classmethod
@@ -28,6 +29,7 @@ class ForwardedPrompt(Prompt):
         made = cls.__new__(cls)
         made.upstream = upstream
         made.name, made.title, made.description = p["name"], p.get("title"), p.get("description")
+        made.upstream_name = made.name
         made.icons, made.meta = p.get("icons"), p.get("_meta")
         made.arguments = list(p.get("arguments") or [])
         made.sig = None  # type: ignore[assignment]  # completion asks the upstream (the proxy's completer)
@@ -35,7 +37,7 @@ class ForwardedPrompt(Prompt):
 
     async def render(self, arguments: Any, ctx: Context, rules: Any) -> dict[str, Any]:
         async def go(client: Client) -> dict[str, Any]:
-            params: dict[str, Any] = {"name": self.name}
+            params: dict[str, Any] = {"name": self.upstream_name}
             if arguments is not None:
                 params["arguments"] = arguments
             result = dict(await client.request("prompts/get", params))

@@ -519,8 +519,9 @@ class ProxyServer(Server):
         return f"the upstream server did not start: {str(error) or _reason(error)}"
 
     def unlisted(self, uri: str) -> Resource | None:
-        """Any URI it does not list is read from the upstream (:meth:`ForwardedResource.unlisted`)."""
-        return super().unlisted(uri) or ForwardedResource.unlisted(self.upstream, uri)
+        """Any URI it does not list is read from the upstream (ForwardedResource.unlisted), but a disabled one's."""
+        owned = (catalog := self.registry.catalog) is not None and catalog.owns(uri)  # disabled: not served
+        return None if owned else super().unlisted(uri) or ForwardedResource.unlisted(self.upstream, uri)
 
     async def _complete(self, ref: dict[str, Any], argument: dict[str, Any], context: Any) -> Any:
         """The upstream's completion, or its error as any forwarded request's (``Upstream.failure``),

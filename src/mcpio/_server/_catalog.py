@@ -24,10 +24,12 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .. import _log, _naming
+from .._content import for_era
 from ._registry import KINDS, NOTIFY, SCOPE_METHOD, Registry
 from ._tools import Tool
 
 if TYPE_CHECKING:
+    from .._versions import Rules
     from ._changes import Changes
     from ._resources import Resource
     from ._server import Server
@@ -135,9 +137,10 @@ class Links:
     (2025-06-18+) and embedded ``resource`` block of a ``tools/call`` result's content and of a
     ``prompts/get`` result's messages that the child serves (:meth:`Mount.link`) becomes the one
     the parent serves it under, one mount after the other (a mount of a mount: innermost first),
-    so a client reads it here with ``resources/read``. Only those blocks: text (a legacy era's
-    resource link is text: ``_content.ResourceLink``), ``structuredContent`` and ``_meta`` are
-    the tool's own and go as they are. A tool or prompt mounted without a namespace has none."""
+    so a client reads it here with ``resources/read``; for a version without resource links the
+    link is then the text ``_content.for_era`` makes of it. Only those blocks: other text,
+    ``structuredContent`` and ``_meta`` are the tool's own and go as they are. A tool or prompt
+    mounted without a namespace has none."""
 
     __slots__ = ("mounts",)
 
@@ -149,12 +152,21 @@ class Links:
             uri = mount.link(uri) or uri
         return uri
 
-    def result(self, result: dict[str, Any]) -> dict[str, Any]:
-        """``result`` (a CallToolResult or GetPromptResult) with its links as served here: a copy
-        where one changed, else ``result`` itself (a result without resource blocks costs a scan)."""
+    @staticmethod
+    def made_under(rules: Rules) -> Rules:
+        """The rules a result is made under for :meth:`result`: with resource links, so that a link
+        is a block to rewrite before :meth:`result` makes it the text of a version without them
+        (``_content.for_era``), naming the URI served here (it named the child's)."""
+        return rules if rules.resource_links else msgspec.structs.replace(rules, resource_links=True)
+
+    def result(self, result: dict[str, Any], rules: Rules) -> dict[str, Any]:
+        """``result`` (a CallToolResult or GetPromptResult made under :meth:`made_under`) with its
+        links as served here, in the shape of ``rules``' version: a copy where one changed, else
+        ``result`` itself (a result without resource blocks costs a scan)."""
+        era = None if rules.resource_links else rules  # a link rewritten goes as text (for_era)
         content = result.get("content")
         if type(content) is list:
-            blocks = self.blocks(content)
+            blocks = self.blocks(content, era)
             if blocks is not content:
                 result = {**result, "content": blocks}
         messages = result.get("messages")
@@ -163,7 +175,7 @@ class Links:
             for i, message in enumerate(messages):
                 if type(message) is dict and "content" in message:
                     was = message["content"]
-                    now = self.blocks(was) if type(was) is list else self.block(was)
+                    now = self.blocks(was, era) if type(was) is list else self.block(was, era)
                     if now is not was:
                         made = made or list(messages)
                         made[i] = {**message, "content": now}
@@ -171,27 +183,27 @@ class Links:
                 result = {**result, "messages": made}
         return result
 
-    def blocks(self, blocks: list[Any]) -> list[Any]:
+    def blocks(self, blocks: list[Any], era: Rules | None = None) -> list[Any]:
         made = None
         for i, block in enumerate(blocks):
-            now = self.block(block)
+            now = self.block(block, era)
             if now is not block:
                 made = made or list(blocks)
                 made[i] = now
         return blocks if made is None else made
 
-    def block(self, block: Any) -> Any:
+    def block(self, block: Any, era: Rules | None = None) -> Any:
         kind = block.get("type") if type(block) is dict else None
         if kind == "resource_link":
             uri = block.get("uri")
             if type(uri) is str and (now := self.uri(uri)) != uri:
-                return {**block, "uri": now}
+                block = {**block, "uri": now}
         elif kind == "resource":
             inner = block.get("resource")
             uri = inner.get("uri") if type(inner) is dict else None
             if type(uri) is str and (now := self.uri(uri)) != uri:
-                return {**block, "resource": {**inner, "uri": now}}
-        return block
+                block = {**block, "resource": {**inner, "uri": now}}
+        return block if era is None or kind is None else for_era(block, era)
 
 
 class Catalog:
@@ -274,17 +286,28 @@ class Catalog:
 
     def unlisted(self, uri: str) -> Resource | None:
         """A mounted child's resource it does not list (``Server.unlisted``, as a proxy reads its
-        upstream's) at this server's ``uri``, as served here, or None."""
+        upstream's) at this server's ``uri``, as served here, or None. Never a URI that an own
+        resource or template, or a child's listed one, serves (:meth:`owns`): what a mount's
+        include/exclude or a disable leaves out is not served, listed or not."""
+        if self.owns(uri):
+            return None
         for mount in self.mounts:
             inner = uri if mount.namespace is None else _naming.strip_uri(uri, mount.namespace)
-            if inner is None or not mount.serves(inner):
-                continue
+            if inner is None or not mount.serves(inner) or mount.child.registry.find_resource(inner) is not None:
+                continue  # (a child's listed resource is served here as listed, unless left out)
             found = mount.child.unlisted(inner)
             if found is not None:
                 key, adopted = mount.adopt("resources", inner, found)
                 if not self.is_disabled(key, adopted):
                     return adopted  # type: ignore[no-any-return]
         return None
+
+    def owns(self, uri: str) -> bool:
+        """Whether one of this server's own resources or templates, served or disabled, is ``uri``'s:
+        it is read as that item (when served), never as an unlisted resource."""
+        if uri in self.own["resources"]:
+            return True
+        return any(t.match(uri) is not None for t in self.own["templates"].values())
 
     async def child_updated(self, child: Registry, uri: str, turn: str | None) -> None:
         """``child``'s resource ``uri`` was updated: tell this server's subscribers, under each URI

@@ -174,8 +174,10 @@ async def prompts_get(server: Server, ctx: Context, params: Params) -> dict[str,
     prompt = server.registry.prompts.get(name) if isinstance(name, str) else None
     if prompt is None:
         raise InvalidParams(f"Unknown prompt: {name!r}; call prompts/list for the prompts this server offers")
-    result = await prompt.render(params.get("arguments"), ctx, rules)
-    return result if prompt.links is None else prompt.links.result(result)  # mounted under a namespace
+    links = prompt.links  # mounted under a namespace: links rewritten, then in the era's shape
+    made = await prompt.render(params.get("arguments"), ctx, rules if links is None else links.made_under(rules))
+    result: dict[str, Any] = made if links is None else links.result(made, rules)
+    return result
 
 
 async def completion(server: Server, ctx: Context, params: Params) -> dict[str, Any]:

@@ -476,9 +476,9 @@ class Tool:
             limit = self.max_result_bytes
             if limit is ...:
                 limit = getattr(server, "max_result_bytes", DEFAULT_MAX_RESULT_BYTES)
-            result = self.result(value, rules)
-            if self.links is not None:
-                result = self.links.result(result)
+            links = self.links  # mounted under a namespace: links rewritten, then in the era's shape
+            made = self.result(value, rules if links is None else links.made_under(rules))
+            result = made if links is None else links.result(made, rules)
             return result if limit is None else cap_text(result, limit)  # no call without a cap
         except OutputMismatch as exc:  # the tool broke its own outputSchema: its author's bug, said so
             log.error("tool %s broke its return annotation (a bug in the tool): %s", self.name, exc)
