@@ -138,12 +138,15 @@ def test_install_of_an_mcpservers_file_writes_its_gateway(tmp_path, checked):
         ("bin/nosuch", "bin/nosuch: no such file"),
         ("conf/nosuch.json:demo", "conf/nosuch.json: no such file"),
         ("nosuchmod:server", "nosuchmod:server: no module 'nosuchmod' can be imported from"),
+        ("package.json", "package.json: not a server configuration"),  # served as an empty gateway
     ],
 )
 def test_a_target_that_names_nothing_is_the_same_usage_error_for_run_and_list(tmp_path, target, said):
-    """A missing path, a missing config file, a module nothing imports: one line and exit status 2
-    from ``run`` and ``list`` alike (``run`` proxied them as commands and failed to start them,
-    exit 1; ``list`` tried to start ``bin/nosuch``, exit 3)."""
+    """A missing path, a missing config file, a module nothing imports, a JSON file that is no
+    server configuration: one line and exit status 2 from ``run`` and ``list`` alike (``run``
+    proxied the first three as commands and failed to start them, exit 1; ``list`` tried to
+    start ``bin/nosuch``, exit 3; both served ``package.json`` as an empty gateway, exit 0)."""
+    (tmp_path / "package.json").write_text('{"name": "pkg"}')  # JSON, but no server in it
     env = isolated(tmp_path)
     for command in ("run", "list"):
         out = mcpio(command, target, env=env, cwd=tmp_path)

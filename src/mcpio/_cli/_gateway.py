@@ -32,8 +32,23 @@ BRIDGE_HEADERS = "MCPIO_HEADERS"
 
 
 def is_gateway_file(target: str) -> bool:
-    """Whether TARGET is an ``mcpServers`` file served whole (``mcpio run mcp.json``)."""
-    return target.endswith((".json", ".jsonc")) and os.path.isfile(target)
+    """Whether TARGET is an ``mcpServers`` file served whole (``mcpio run mcp.json``). A JSON file
+    with no section of servers (a ``package.json``) is a usage error, not an empty gateway."""
+    if not (target.endswith((".json", ".jsonc")) and os.path.isfile(target)):
+        return False
+    from .._host._config import ConfigError, decode_jsonc, holds_servers
+    from ._exit import UsageError
+
+    try:
+        with open(target, "rb") as f:
+            data = decode_jsonc(f.read(), target)
+    except (OSError, ConfigError):
+        return True  # served as one: loading it says what is wrong
+    if not holds_servers(data):
+        raise UsageError(
+            f'{target}: not a server configuration: it has no "mcpServers" (nor "servers", "context_servers") object'
+        )
+    return True
 
 
 def gateway_server(app: str, start_now: bool = True, round_timeout: float | None = None) -> Server | None:

@@ -248,6 +248,20 @@ def strip_jsonc(text: str) -> str:
     return "".join(out)
 
 
+#: The keys of a configuration document whose object holds servers by name (and VS Code's ``mcp.servers``).
+SECTIONS = ("mcpServers", "servers", "context_servers")
+
+
+def holds_servers(data: Any) -> bool:
+    """Whether a decoded document has a section of servers (:data:`SECTIONS`, ``mcp.servers``), if
+    empty: a configuration, not some other JSON file (a ``package.json``)."""
+    mcp = data.get("mcp") if isinstance(data, dict) else None
+    return isinstance(data, dict) and (
+        any(isinstance(data.get(k), dict) for k in SECTIONS)
+        or (isinstance(mcp, dict) and isinstance(mcp.get("servers"), dict))
+    )
+
+
 def parse_config(
     data: Any, source: str = "<config>", workspace: str | None = None, project: str | None = None
 ) -> dict[str, ServerSpec]:
@@ -255,7 +269,7 @@ def parse_config(
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: a configuration file must hold a JSON object")
     entries: dict[str, Any] = {}
-    for key in ("mcpServers", "servers", "context_servers"):
+    for key in SECTIONS:
         section = data.get(key)
         if isinstance(section, dict):
             entries.update(section)
