@@ -357,8 +357,9 @@ def test_the_upstream_gets_the_roots_of_the_proxys_sole_client_outside_any_call(
     """An upstream asks ``roots/list`` outside any call: right after initialize and on
     ``roots/list_changed`` (the reference filesystem server does). Through a proxy it gets the
     roots of the proxy's one client and hears that client's changes; with a second client it
-    gets none (whose would they be?), and the first one's again once that client is the only one.
-    It got no roots at all outside a call, and never heard of a change."""
+    gets none (whose would they be?), and the first one's again once the second has left. It got
+    no roots at all outside a call, and never heard of a change (nor, until the first client's
+    next change, of the second one leaving)."""
     proxy = Server.proxy(ROOTS_UPSTREAM, name="up")
     changed = asyncio.Event()
 
@@ -370,6 +371,7 @@ def test_the_upstream_gets_the_roots_of_the_proxys_sole_client_outside_any_call(
             await upstream_learns(c, changed, "roots", ["file:///b", "file:///c"])
             async with Client(proxy, era="legacy", roots=["file:///d"], timeout=30):
                 await upstream_learns(c, changed, "roots", [])
+            await upstream_learns(c, changed, "roots", ["file:///b", "file:///c"])  # the sole client again
             await c.set_roots(["file:///e"])
             await upstream_learns(c, changed, "roots", ["file:///e"])
 

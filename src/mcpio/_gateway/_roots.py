@@ -16,7 +16,8 @@ The proxy's upstream client announces ``roots`` with ``listChanged`` (its capabi
 fixed at initialize, before any client of the proxy is known) and keeps that promise here:
 the sole client's ``notifications/roots/list_changed`` goes upstream, and so does a change of
 whose roots the upstream was last given (a client's ``notifications/initialized``: the first
-client ready after the upstream asked, or a second one, after which there is no sole client).
+client ready after the upstream asked, or a second one, after which there is no sole client;
+a client's session ending: the one left may be the sole client again).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import MCPError
 from .._protocol._state import READY
 from .._server._context import Context
+from .._server._registry import SESSION_ENDED
 
 if TYPE_CHECKING:
     from .._server._catalog import Catalog
@@ -49,6 +51,7 @@ class RootsRelay:
         self.given: Any = _NOT_ASKED
         upstream.server.on_notification(INITIALIZED)(self._initialized)
         upstream.server.on_notification(ROOTS_CHANGED)(self._roots_changed)
+        upstream.server.registry.notification_hooks.setdefault(SESSION_ENDED, []).append(self._ended)
 
     async def listed(self) -> list[Any]:
         """The answer to the upstream's ``roots/list`` outside a call: the sole client's roots, or none."""
@@ -89,6 +92,9 @@ class RootsRelay:
 
     async def _roots_changed(self, ctx: Context, params: dict[str, Any]) -> None:
         await self._heard(ctx.session, True)
+
+    async def _ended(self, ctx: Context, params: dict[str, Any]) -> None:  # a client left: a sole one again?
+        await self._heard(ctx.session, False)
 
     async def _heard(self, session: Session, roots_changed: bool) -> None:
         """A client's ``initialized`` or (``roots_changed``) ``roots/list_changed``: the upstream is

@@ -49,6 +49,11 @@ KINDS_OF = {"tools": ("tools",), "prompts": ("prompts",), "resources": ("resourc
 _NO_SCOPES: frozenset[str] = frozenset()
 
 
+#: The key of :attr:`Registry.notification_hooks` for a session's end (``Server.run_session``):
+#: heard as a client's notifications are, under a key no client can send (a method is a string).
+SESSION_ENDED = None
+
+
 class Registry:
     """The tools, resources, templates, prompts and the hooks a server serves with (module docstring)."""
 
@@ -82,7 +87,8 @@ class Registry:
         self.middleware: list[Callable[..., Any]] = []  # the first is the outermost (``_middleware``)
         self.completer: Callable[..., Any] | None = None
         self.skills: dict[str, Skill] = {}  # the skills extension (SEP-2640): SKILL.md URI -> skill
-        self.notification_hooks: dict[str, list[Callable[..., Any]]] = {}
+        # By client notification method, and SESSION_ENDED (no method a client can send): a session's end
+        self.notification_hooks: dict[str | None, list[Callable[..., Any]]] = {}
         self.extensions: dict[str, Extension] = {}  # declared (SEP-2133), by identifier
         self.custom: Extension | None = None  # the holder of custom methods of no extension (never announced)
         self.overrides: Overrides | None = None  # replaced dependency providers (``_deps``), made at the first
@@ -167,8 +173,9 @@ class Registry:
                 return tmpl, kwargs
         return None
 
-    def hooks_of(self, method: str) -> list[tuple[Server | None, Callable[..., Any]]]:
-        """The hooks of client notification ``method`` (``Server.on_notification``): this server's
+    def hooks_of(self, method: str | None) -> list[tuple[Server | None, Callable[..., Any]]]:
+        """The hooks of client notification ``method`` (``Server.on_notification``; ``SESSION_ENDED``:
+        of a session's end): this server's
         (None), then those of the servers mounted in it, deeper ones too, each with the server
         that registered it: a mounted server hears the clients of the servers it is mounted in."""
         found: list[tuple[Server | None, Callable[..., Any]]] = [

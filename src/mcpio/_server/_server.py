@@ -29,7 +29,7 @@ from ._context import Context, request_context
 from ._extensions import ExtensionsMixin, extension_handler
 from ._lifecycle import INFO_FIELDS, NO_CAPABILITIES, capabilities, server_info
 from ._mrtr import InputRequired, StateCodec, finished
-from ._registry import Registry
+from ._registry import SESSION_ENDED, Registry
 from ._result_cap import DEFAULT_MAX_RESULT_BYTES, check_max_result_bytes
 from ._running import Held, drop_closed_loops
 from ._tools import Tool, check_heartbeat, check_task_options
@@ -355,12 +355,16 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         return result
 
     async def _on_notification(self, session: Session, ev: NotificationReceived) -> None:
+        self._hear(session, ev.method, ev.params or {})
+
+    def _hear(self, session: Session, method: str | None, params: dict[str, Any]) -> None:
+        """Run the hooks of ``method`` (``SESSION_ENDED``: the session's end), this server's and
+        its mounted servers', each in a task of its own."""
         import asyncio
 
-        hooks = self.registry.hooks_of(ev.method)
+        hooks = self.registry.hooks_of(method)
         if hooks:
             loop = asyncio.get_running_loop()
-            params = ev.params or {}
             for owner, hook in hooks:
                 ctx = Context(self, session, None, params.get("_meta"))
                 ctx.owner = owner  # a mounted server's hook: its lifespan (ctx.lifespan)
@@ -473,6 +477,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         try:
             await session.run()
         finally:
+            self._hear(session, SESSION_ENDED, {})  # (a roots relay: whose roots the upstream sees)
             if _http.ended(session):
                 self.tasks.forget_owner(session)
             subscriptions = session.state.pop("subscriptions", None)
