@@ -139,6 +139,7 @@ def test_install_of_an_mcpservers_file_writes_its_gateway(tmp_path, checked):
         ("conf/nosuch.json:demo", "conf/nosuch.json: no such file"),
         ("nosuchmod:server", "nosuchmod:server: no module 'nosuchmod' can be imported from"),
         ("package.json", "package.json: not a server configuration"),  # served as an empty gateway
+        ("./bin", "./bin: a folder, not a server"),  # "does not exist or is not executable", exit 3
     ],
 )
 def test_a_target_that_names_nothing_is_the_same_usage_error_for_run_and_list(tmp_path, target, said):
@@ -147,6 +148,7 @@ def test_a_target_that_names_nothing_is_the_same_usage_error_for_run_and_list(tm
     proxied the first three as commands and failed to start them, exit 1; ``list`` tried to
     start ``bin/nosuch``, exit 3; both served ``package.json`` as an empty gateway, exit 0)."""
     (tmp_path / "package.json").write_text('{"name": "pkg"}')  # JSON, but no server in it
+    (tmp_path / "bin").mkdir()
     env = isolated(tmp_path)
     for command in ("run", "list"):
         out = mcpio(command, target, env=env, cwd=tmp_path)

@@ -117,10 +117,10 @@ def resolve(target: str, *, verbose: bool = False) -> ServerSpec:
     if importable(target):  # a module (mcpio run imports it), after a host's entry of that name
         return _mcpio_run(target, target, verbose)
     config = sep and head.endswith((".json", ".jsonc"))
-    if (config or os.sep in target or (os.altsep and os.altsep in target)) and not os.path.exists(
-        path := head if config else target
-    ):
-        raise UsageError(f"{path}: no such file")
+    if config or os.sep in target or (os.altsep and os.altsep in target):  # a path: to a file
+        path = head if config else target
+        if not os.path.isfile(path):
+            raise UsageError(f"{path}: {'a folder, not a server' if os.path.isdir(path) else 'no such file'}")
     if sep and head and tail and _MODULE.match(head) and _MODULE.match(tail.replace(".", "_")):
         raise UsageError(
             f"{target}: no module {head!r} can be imported from {os.getcwd()}, and no host has an entry of that name"
