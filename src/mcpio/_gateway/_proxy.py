@@ -9,15 +9,13 @@ What passes through: the upstream's tools, prompts, resources and templates (mir
 the proxy's own tables, again on every ``list_changed`` it sends, which the proxy's clients
 then get), calls, reads, prompts, completion, ``resources/updated``; progress of a call back to
 the client that made it; tasks in either era (the upstream's task status as the proxy's task's:
-``_tasks``); cancellation (a cancelled call cancels the upstream request); sampling,
-elicitation and roots requests the upstream sends during a call, forwarded to the client that
-made the call (with a legacy stdio upstream, the most recent one when several calls are in
-flight: see _CALLER) and answered back, and outside a call the roots of the proxy's sole client,
-whose ``roots/list_changed`` goes upstream too (``_roots``); the upstream's log messages to the
-call's client, else to the proxy's log; a subprocess upstream's stderr to the proxy's log.
-
-Security: the proxy's own clients' credentials never go upstream (the spec forbids token
-passthrough); the upstream connection uses only what ``client_options`` give it.
+``_tasks``); cancellation (a cancelled call cancels the upstream request); sampling, elicitation
+and roots requests the upstream sends during a call, forwarded to the client that made the call
+(with a legacy stdio upstream, the most recent one when several calls are in flight: see
+_CALLER) and answered back, and outside a call the roots of the proxy's sole client (``_roots``);
+the upstream's log messages to the call's client, else to the proxy's log; a subprocess
+upstream's stderr to the proxy's log. Security: the proxy's own clients' credentials never go
+upstream (the spec forbids token passthrough); it uses only what ``client_options`` give it.
 """
 
 from __future__ import annotations
@@ -404,8 +402,7 @@ class Upstream:
             log.warning("upstream %r: subscribing to %s again failed: %s", self.label, uri, _reason(exc))
 
     def _turn(self, uri: str) -> str:
-        """The turn of the upstream's updates of ``uri``: every process of a shared server that
-        holds the subscription hears them, and the one holding this turn tells (``_changes``)."""
+        """The turn of the upstream's updates of ``uri``: of the processes hearing them, its holder tells."""
         return f"upstream {self.label}: {uri}"
 
     def _on_notification(self, method: str, params: dict[str, Any] | None) -> None:
@@ -421,6 +418,9 @@ class Upstream:
             self.spawn(self.server.changes.resource_updated(uri, self._turn(uri)))
 
     async def _remirror(self, kind: str) -> None:
+        if self.client is None and (lock := self._lock) is not None and lock.locked():  # told during the
+            await lock.acquire()  # first connect, whose listing may predate it: listed again after it
+            lock.release()
         client = self.live()
         if client is None:
             return
