@@ -131,6 +131,9 @@ class Mount:
         return new_key, item
 
 
+_WITH_LINKS: dict[str, Rules] = {}  # a version's rules with resource links (Links.made_under)
+
+
 class Links:
     """The resource URIs in the results of a tool or prompt mounted under a namespace (a
     gateway's are), as the serving server names them: the URI of every ``resource_link`` block
@@ -157,7 +160,12 @@ class Links:
         """The rules a result is made under for :meth:`result`: with resource links, so that a link
         is a block to rewrite before :meth:`result` makes it the text of a version without them
         (``_content.for_era``), naming the URI served here (it named the child's)."""
-        return rules if rules.resource_links else msgspec.structs.replace(rules, resource_links=True)
+        if rules.resource_links:
+            return rules
+        made = _WITH_LINKS.get(rules.version)
+        if made is None:  # once per version
+            made = _WITH_LINKS[rules.version] = msgspec.structs.replace(rules, resource_links=True)
+        return made
 
     def result(self, result: dict[str, Any], rules: Rules) -> dict[str, Any]:
         """``result`` (a CallToolResult or GetPromptResult made under :meth:`made_under`) with its
