@@ -300,6 +300,11 @@ OURS = {STDIO: "mcpio proxy", TO_HTTP: "mcpio run URL", FROM_HTTP: "mcpio run CM
 # what the stdio hops' p50 is read against.
 FLOOR = "floor hop (copies bytes)"
 FLOOR_RELAY = Path(__file__).resolve().parent / "servers" / "floor_relay.py"
+# The same for the bridges (servers/floor_bridge.py: bodies copied between lines and POSTs): what
+# their throughput, mcpio's and the peers', is read against on the same machine.
+FLOOR_BRIDGE = Path(__file__).resolve().parent / "servers" / "floor_bridge.py"
+FLOOR_OF = {TO_HTTP: "floor URL bridge", FROM_HTTP: "floor CMD bridge"}
+FLOORS = {FLOOR, *FLOOR_OF.values()}
 
 
 def served_measure(argv_for: Callable[[int], list[str]], calls: int, total: int) -> Measure:
@@ -372,10 +377,22 @@ def routes(folder: Path, url: str, calls: int, pipelined: int) -> list[Route]:
         Route("direct HTTP", TO_HTTP, True, lambda: measure(http_port, "/mcp", calls, pipelined)),
         Route("mcpio run URL", TO_HTTP, True, stdio([PY, "-m", "mcpio", "run", url])),
         Route(
+            FLOOR_OF[TO_HTTP],
+            TO_HTTP,
+            True,
+            stdio([PY, str(FLOOR_BRIDGE), "to-http", "127.0.0.1", str(http_port), "/mcp"]),
+        ),
+        Route(
             "mcpio run CMD -t http",
             FROM_HTTP,
             True,
             served(lambda port: [PY, "-m", "mcpio", "run", cmd, "-t", "http", "--port", str(port)]),
+        ),
+        Route(
+            FLOOR_OF[FROM_HTTP],
+            FROM_HTTP,
+            True,
+            served(lambda port: [PY, str(FLOOR_BRIDGE), "from-http", str(port), PY, str(UPSTREAM)]),
         ),
     ]
     problem = fastmcp_problem(PY)
@@ -462,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
     targets: dict[str, float] = {}
     met: dict[str, bool] = {}
     for route in table:
-        if route.mcpio and not route.name.startswith("direct") and route.name != FLOOR:
+        if route.mcpio and not route.name.startswith("direct") and route.name not in FLOORS:
             base = BASELINE[route.section]
             name = f"{route.name} ({route.section}) p50 <= 2x {base}"
             targets[name] = medians[route.name]["p50_us"] / medians[base]["p50_us"]
@@ -490,7 +507,8 @@ def main(argv: list[str] | None = None) -> int:
             if section_of[route.name] == section or (route.name == "direct HTTP" and section == FROM_HTTP):
                 if route.name in medians:
                     m = medians[route.name]
-                    faster = f"{ours['calls_per_s'] / m['calls_per_s']:>13.2f}x" if not route.mcpio else ""
+                    versus = not route.mcpio or route.name in FLOOR_OF.values()
+                    faster = f"{ours['calls_per_s'] / m['calls_per_s']:>13.2f}x" if versus else ""
                     cpu = f"{m['cpu_us']:>8.0f}us" if "cpu_us" in m else ""
                     print(
                         f"{route.name:<24}{m['p50_us']:>10.0f}{m['p50_us'] / base['p50_us']:>10.2f}x"
@@ -514,6 +532,14 @@ def main(argv: list[str] | None = None) -> int:
         f"over it, the mcpio proxy {medians['mcpio proxy']['p50_us'] / floor:.2f}x, "
         f"the mcpio gateway {medians['mcpio gateway']['p50_us'] / floor:.2f}x"
     )
+    for section, floor_name in FLOOR_OF.items():
+        bridge = medians[floor_name]["calls_per_s"]
+        peers = [r.name for r in table if section_of[r.name] == section and not r.mcpio and r.name in medians]
+        print(
+            f"the {section} bridges' floor (copies bodies) makes {bridge:.0f} calls/s; {OURS[section]} reaches "
+            f"{medians[OURS[section]]['calls_per_s'] / bridge:.0%} of it"
+            + "".join(f"; the floor is {bridge / medians[p]['calls_per_s']:.2f}x {p}" for p in peers)
+        )
     print("\ntargets:")
     for name, value in targets.items():
         unit = " ms" if "cold start" in name else "x"

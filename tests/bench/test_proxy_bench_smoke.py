@@ -23,6 +23,8 @@ MCPIO_ROUTES = {
     "direct HTTP",
     "mcpio run URL",
     "mcpio run CMD -t http",
+    "floor URL bridge",
+    "floor CMD bridge",
 }
 PEERS = {
     "fastmcp proxy",
@@ -60,6 +62,8 @@ def test_proxy_bench_quick(tmp_path: Path) -> None:
     for name in result["targets"]:
         assert f"{name} " in proc.stdout
     assert "the stdio hop's floor (a relay copying bytes) is " in proc.stdout
-    assert not any("floor hop" in name for name in result["targets"])  # a reference, not a target
+    assert not any("floor" in name for name in result["targets"])  # references, not targets
+    for section in ("stdio -> HTTP", "HTTP -> stdio"):
+        assert f"the {section} bridges' floor (copies bodies) makes " in proc.stdout
     assert "mcpio proxy 2026 (stdio, 2026-07-28) p50 <= 2x direct 2026" in result["targets"]
     assert "targets:" in proc.stdout and ("PASS" in proc.stdout or "MISS" in proc.stdout)
