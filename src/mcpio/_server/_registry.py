@@ -22,7 +22,7 @@ Contracts:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -189,9 +189,21 @@ class Registry:
                         found.append((owner or child, hook))
         return found
 
+    def mounted_in(self) -> Iterator[Catalog]:
+        """The catalogs of the servers these items are mounted in, directly or deeper, each once
+        (a server mounted in two servers that are both mounted in a third is in that one once;
+        ``Server.mount`` refuses a cycle, and one would end here all the same)."""
+        seen: set[int] = set()
+        todo = list(self.parents)
+        for catalog in todo:  # it grows as it goes: the parents, then theirs, and so on
+            if id(catalog) not in seen:
+                seen.add(id(catalog))
+                yield catalog
+                todo.extend(catalog.registry.parents)
+
     def serves_into(self, other: Registry) -> bool:
         """Whether these items are served by ``other`` too: mounted in it, directly or deeper."""
-        return any(c.registry is other or c.registry.serves_into(other) for c in self.parents)
+        return any(catalog.registry is other for catalog in self.mounted_in())
 
     def has_task_tools(self) -> bool:
         """Whether a tool may run as a task (the tasks capability and extension follow from it)."""
