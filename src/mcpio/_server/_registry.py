@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ._deps import Overrides
     from ._extensions import Extension
     from ._resources import Prompt, Resource
+    from ._running import Starting
     from ._server import Server
     from ._skills import Skill
     from ._tools import Tool
@@ -63,6 +64,7 @@ class Registry:
         "completer",
         "custom",
         "extensions",
+        "first_start",
         "middleware",
         "notification_hooks",
         "overrides",
@@ -100,6 +102,10 @@ class Registry:
         self.promised: set[str] = set()
         # The catalogs of the servers these items are mounted in (``Server.mount``): told of every change.
         self.parents: list[Catalog] = []
+        # What these items come from that starts once, as serving begins (a gateway's upstream): until
+        # its first start has ended, requests but ``_running.AT_ONCE`` wait for it, here and in the
+        # servers these items are mounted in (:meth:`first_starts`); None: nothing of the kind.
+        self.first_start: Starting | None = None
         # How the served tables are made once the server is shaped (``mount``/``disable``/``transform_tool``):
         # from its own items (``catalog.own``) and its mounts; None: it serves what it registers, as it is.
         self.catalog: Catalog | None = None
@@ -122,6 +128,15 @@ class Registry:
         for mount in self.catalog.mounts if self.catalog is not None else ():
             kinds |= mount.child.registry.promised_kinds()
         return kinds
+
+    def first_starts(self) -> list[Starting]:
+        """:attr:`first_start` of this registry and of every one mounted in it, deeper too, while
+        it has yet to end (a gateway's upstreams still starting)."""
+        first = self.first_start
+        found = [first] if first is not None and first.starting else []
+        for mount in self.catalog.mounts if self.catalog is not None else ():
+            found += mount.child.registry.first_starts()
+        return found
 
     def tell(self, kind: str, uri: str | None) -> None:
         """Tell the watchers (``middleware.ResponseCache``…) that ``kind`` changed (``uri``: the
