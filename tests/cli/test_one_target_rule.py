@@ -139,15 +139,18 @@ def test_install_of_an_mcpservers_file_writes_its_gateway(tmp_path, checked):
         ("conf/nosuch.json:demo", "conf/nosuch.json: no such file"),
         ("nosuchmod:server", "nosuchmod:server: no module 'nosuchmod' can be imported from"),
         ("package.json", "package.json: not a server configuration"),  # served as an empty gateway
+        ("broken.json", "broken.json: not valid JSON"),  # list: "the server did not start: …", exit 3
         ("./bin", "./bin: a folder, not a server"),  # "does not exist or is not executable", exit 3
     ],
 )
 def test_a_target_that_names_nothing_is_the_same_usage_error_for_run_and_list(tmp_path, target, said):
     """A missing path, a missing config file, a module nothing imports, a JSON file that is no
-    server configuration: one line and exit status 2 from ``run`` and ``list`` alike (``run``
-    proxied the first three as commands and failed to start them, exit 1; ``list`` tried to
-    start ``bin/nosuch``, exit 3; both served ``package.json`` as an empty gateway, exit 0)."""
+    server configuration, an ``.json`` file that is not JSON: one line and exit status 2 from
+    ``run`` and ``list`` alike (``run`` proxied the first three as commands and failed to start
+    them, exit 1; ``list`` tried to start ``bin/nosuch``, exit 3; both served ``package.json`` as
+    an empty gateway, exit 0; ``list`` started ``mcpio run broken.json``, which failed: exit 3)."""
     (tmp_path / "package.json").write_text('{"name": "pkg"}')  # JSON, but no server in it
+    (tmp_path / "broken.json").write_text("{oops")
     (tmp_path / "bin").mkdir()
     env = isolated(tmp_path)
     for command in ("run", "list"):

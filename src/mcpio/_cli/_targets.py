@@ -38,7 +38,7 @@ from .._client._target import is_url, serve_argv
 from .._host._config import KNOWN, ServerSpec, find_server, lookup
 from .._pyfile import python_file
 from ._exit import UsageError
-from ._gateway import is_gateway_file
+from ._gateway import gateway_specs
 from ._signature import deref as _deref
 
 if TYPE_CHECKING:  # made by ServerSpec.client: `mcpio run "CMD"` starts its upstream before the client loads
@@ -88,7 +88,7 @@ def resolve(target: str, *, verbose: bool = False) -> ServerSpec:
     file = python_file(target)
     if file is not None:
         return _mcpio_run(target, os.path.basename(file), verbose)
-    if is_gateway_file(target):
+    if gateway_specs(target) is not None:  # an mcpServers file (a usage error if it holds none)
         return _mcpio_run(target, os.path.splitext(os.path.basename(target))[0], verbose, source=target)
     head, sep, tail = target.rpartition(":")
     if (
