@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import os
 
+#: How the name of a Python source file ends (``.pyw``: a script Windows runs without a console);
+#: such a file is Python code by its name alone, with a path or without one (``server.py``).
+SOURCE_SUFFIXES = (".py", ".pyw")
+
 
 def python_file(target: str) -> str | None:
     """The file of a ``FILE[:OBJECT]`` target naming Python code mcpio serves, else None: an
-    existing ``FILE.py``, or a path (with a separator) to a file without ``.py`` whose code imports
+    existing ``FILE.py`` (or ``.pyw``: :data:`SOURCE_SUFFIXES`), or a path (with a separator) to a file without ``.py`` whose code imports
     mcpio (:func:`imports_mcpio`: an mcpio server saved as ``bin/server``). Such a target is
     served as ``mcpio run`` serves it (``_client._target.serve_argv``): the module's mcpio ``Server``
     (``OBJECT``, or the one it holds), so a file without a ``__main__`` block works; a ``.py``
@@ -17,7 +21,7 @@ def python_file(target: str) -> str | None:
     (a console script of an installed package runs with its own interpreter and packages). The
     one rule for the Client and every CLI command."""
     for file in (target, target.rpartition(":")[0]):
-        if file.endswith(".py"):
+        if file.endswith(SOURCE_SUFFIXES):
             if os.path.isfile(file):
                 return file
         elif (os.sep in file or (os.altsep and os.altsep in file)) and os.path.isfile(file) and imports_mcpio(file):

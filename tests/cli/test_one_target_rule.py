@@ -93,6 +93,30 @@ def test_mcpio_code_in_a_file_without_py_is_imported_by_every_command(tmp_path):
     arun(go(), timeout=90)
 
 
+def test_a_pyw_file_named_without_a_path_is_python_code_for_every_command(tmp_path):
+    """``good.pyw`` in the current folder, named as ``good.py`` would be (no path): ``mcpio run``,
+    ``list`` and ``call`` serve the Python file it is, and ``mcpio install`` writes ``mcpio run``
+    of it. Every command looked it up on PATH ("executable 'good.pyw' was not found on PATH");
+    ``./good.pyw`` was served."""
+    (tmp_path / "good.pyw").write_text(MCPIO_CODE)
+    env = isolated(tmp_path)
+    out = mcpio("list", "good.pyw", env=env, cwd=tmp_path)
+    assert out.returncode == 0 and "shout" in out.stdout, out.stderr
+    out = mcpio("call", "good.pyw:server", "shout", "text=hi", env=env, cwd=tmp_path)
+    assert (out.returncode, out.stdout) == (0, "HI\n"), out.stderr
+    out = mcpio("install", "good.pyw", "--host", "cursor", "--no-check", env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    entries = json.loads((tmp_path / ".cursor" / "mcp.json").read_text())["mcpServers"]
+    assert [e["args"] for e in entries.values()] == [["-m", "mcpio", "run", str((tmp_path / "good.pyw").resolve())]]
+
+    async def go() -> None:
+        async with served_by_run("good.pyw", env, tmp_path) as c:
+            assert c.server_info["name"] == "noext"
+            assert (await c.call_tool("shout", {"text": "a"})).text == "A"
+
+    arun(go(), timeout=90)
+
+
 def test_a_bare_name_is_a_hosts_entry_then_a_module_for_run_as_for_list(tmp_path):
     """``mcpio run time`` with an entry ``time`` in a host's file serves that entry, as ``mcpio
     list time`` does; it imported the standard library's ``time`` ("no mcpio Server found in
@@ -136,18 +160,22 @@ def test_install_of_an_mcpservers_file_writes_its_gateway(tmp_path, checked):
     "target,said",
     [
         ("bin/nosuch", "bin/nosuch: no such file"),
+        ("nosuch.pyw", "nosuch.pyw: no such file"),  # as nosuch.py: it was looked up on PATH
         ("conf/nosuch.json:demo", "conf/nosuch.json: no such file"),
         ("nosuchmod:server", "nosuchmod:server: no module 'nosuchmod' can be imported from"),
         ("package.json", "package.json: not a server configuration"),  # served as an empty gateway
+        ("broken.json", "broken.json: not valid JSON"),  # list: "the server did not start: …", exit 3
         ("./bin", "./bin: a folder, not a server"),  # "does not exist or is not executable", exit 3
     ],
 )
 def test_a_target_that_names_nothing_is_the_same_usage_error_for_run_and_list(tmp_path, target, said):
     """A missing path, a missing config file, a module nothing imports, a JSON file that is no
-    server configuration: one line and exit status 2 from ``run`` and ``list`` alike (``run``
-    proxied the first three as commands and failed to start them, exit 1; ``list`` tried to
-    start ``bin/nosuch``, exit 3; both served ``package.json`` as an empty gateway, exit 0)."""
+    server configuration, an ``.json`` file that is not JSON: one line and exit status 2 from
+    ``run`` and ``list`` alike (``run`` proxied the first three as commands and failed to start
+    them, exit 1; ``list`` tried to start ``bin/nosuch``, exit 3; both served ``package.json`` as
+    an empty gateway, exit 0; ``list`` started ``mcpio run broken.json``, which failed: exit 3)."""
     (tmp_path / "package.json").write_text('{"name": "pkg"}')  # JSON, but no server in it
+    (tmp_path / "broken.json").write_text("{oops")
     (tmp_path / "bin").mkdir()
     env = isolated(tmp_path)
     for command in ("run", "list"):

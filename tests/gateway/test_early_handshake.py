@@ -1,5 +1,5 @@
 """A gateway's and a proxy's cold start (issue 35): the gateway answers ``initialize`` before it
-imports asyncio (``GatewayServer.passes_through``: a plain server's synchronous start-up), and
+imports asyncio (``Server.plain_for``: a plain server's synchronous start-up), and
 each stdio upstream gets the Client's first request (``server/discover``, id 1) written into its
 stdin right after it is started, before the gateway or proxy imports asyncio and the Client; the
 Client then continues the handshake from it, and never sends it twice.

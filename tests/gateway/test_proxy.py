@@ -482,6 +482,26 @@ def test_a_gateway_mounted_in_another_server_serves_its_upstreams_from_the_first
     arun(go(), timeout=60)
 
 
+def test_the_sole_client_of_a_server_a_proxy_is_mounted_in_by_two_ways_gives_it_its_roots():
+    """A proxy mounted in two servers that are both mounted in a third: that server's one client
+    is the proxy's sole client, and the upstream gets its roots. Its session was counted once per
+    way up to it (two clients, whose roots would govern the others' calls?), so the upstream got
+    no roots."""
+    upstream = Server.proxy(ROOTS_UPSTREAM, name="up")
+    left, right, outer = Server("left"), Server("right"), Server("outer")
+    left.mount(upstream, namespace="up")
+    right.mount(upstream, namespace="up")
+    outer.mount(left, namespace="l")
+    outer.mount(right, namespace="r")
+    changed = asyncio.Event()
+
+    async def go():
+        async with Client(outer, era="legacy", roots=["file:///a"], on_notification=tools_changed(changed)) as c:
+            await upstream_learns(c, changed, "l__up__roots", ["file:///a"])
+
+    arun(go(), timeout=60)
+
+
 def test_the_sole_client_of_a_gateway_gives_its_roots_to_every_upstream(tmp_path):
     entry = {"command": ROOTS_UPSTREAM[0], "args": ROOTS_UPSTREAM[1:]}
     config = tmp_path / "mcp.json"

@@ -31,7 +31,7 @@ from .._server._tools import NAME_RULE as TOOL_NAME
 from .._versions import LEGACY_VERSIONS
 from ._dispatch import _child_failure
 from ._exit import FAILED, OK, UNAVAILABLE
-from ._gateway import is_gateway_file
+from ._gateway import gateway_specs
 from ._main import _fetch
 from ._output import dump_json, out, table
 from ._targets import client_for
@@ -119,10 +119,11 @@ async def doctor(args: Any) -> int:
     if skipped:
         report["skipped_operations"] = [{"operation": op, "reason": why} for op, why in skipped]
         report["warnings"] += [f"operation {op} is not served: {why}" for op, why in skipped]
-    if is_gateway_file(args.target):  # a gateway: each upstream's state, then the gateway as a host sees it
+    specs = gateway_specs(args.target)
+    if specs is not None:  # a gateway: each upstream's state, then the gateway as a host sees it
         from ._gateway import upstream_lines, upstream_states
 
-        report["upstreams"] = await upstream_states(args.target)
+        report["upstreams"] = await upstream_states(args.target, specs)
         report["problems"] += upstream_lines(report["upstreams"])[1]
     client: Client = client_for(args.target, args)
     t0 = time.perf_counter()

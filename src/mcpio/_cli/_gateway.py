@@ -21,6 +21,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .._host._config import ServerSpec
     from .._server._server import Server
 
 # What a gateway or a proxy needs (the server, the client's target rules, the CLI's TARGET rules)
@@ -31,24 +32,23 @@ if TYPE_CHECKING:
 BRIDGE_HEADERS = "MCPIO_HEADERS"
 
 
-def is_gateway_file(target: str) -> bool:
-    """Whether TARGET is an ``mcpServers`` file served whole (``mcpio run mcp.json``). A JSON file
-    with no section of servers (a ``package.json``) is a usage error, not an empty gateway."""
+def gateway_specs(target: str) -> dict[str, ServerSpec] | None:
+    """The servers of TARGET when it is an ``mcpServers`` file served whole (``mcpio run
+    mcp.json``: its gateway), else None; the file is read and decoded once, here. A JSON file
+    with no section of servers (a ``package.json``) is a usage error, not an empty gateway; one
+    that cannot be read or decoded, or whose entries cannot be used, is the ConfigError that says
+    why."""
     if not (target.endswith((".json", ".jsonc")) and os.path.isfile(target)):
-        return False
-    from .._host._config import ConfigError, decode_jsonc, holds_servers
+        return None
+    from .._host._config import file_servers, holds_servers, read_config
     from ._exit import UsageError
 
-    try:
-        with open(target, "rb") as f:
-            data = decode_jsonc(f.read(), target)
-    except (OSError, ConfigError):
-        return True  # served as one: loading it says what is wrong
+    path, data = read_config(target)
     if not holds_servers(data):
         raise UsageError(
             f'{target}: not a server configuration: it has no "mcpServers" (nor "servers", "context_servers") object'
         )
-    return True
+    return file_servers(path, data)
 
 
 def gateway_server(app: str, start_now: bool = True, round_timeout: float | None = None) -> Server | None:
@@ -57,10 +57,10 @@ def gateway_server(app: str, start_now: bool = True, round_timeout: float | None
     for forked ``--workers``: each worker starts its own). ``round_timeout``: ``Server.proxy``'s
     (None: its default)."""
     options: dict[str, Any] = {} if round_timeout is None else {"round_timeout": round_timeout}
-    from .._host._config import load_config, start_servers
+    from .._host._config import start_servers
 
-    if is_gateway_file(app):
-        specs = load_config(app)
+    specs = gateway_specs(app)
+    if specs is not None:
         started = start_servers(specs) if start_now else {}
         from .._gateway._config import from_config
 
@@ -84,9 +84,10 @@ def gateway_server(app: str, start_now: bool = True, round_timeout: float | None
     return proxy(spec, process=started.get(spec.name), **options)  # named as the upstream names itself
 
 
-async def upstream_states(path: str) -> list[dict[str, Any]]:
-    """Each upstream of the gateway of ``path`` (``Upstream.state``: started, failed with its
-    error, its counts), started in this process the way ``mcpio run`` starts them, then stopped."""
+async def upstream_states(path: str, specs: dict[str, ServerSpec]) -> list[dict[str, Any]]:
+    """Each upstream of the gateway of file ``path`` (its ``specs``: :func:`gateway_specs`)
+    (``Upstream.state``: started, failed with its error, its counts), started in this process the
+    way ``mcpio run`` starts them, then stopped."""
     import logging
 
     from .._gateway._config import from_config
@@ -94,7 +95,7 @@ async def upstream_states(path: str) -> list[dict[str, Any]]:
     quiet = logging.getLogger("mcpio.gateway")
     level, quiet.level = quiet.level, logging.CRITICAL  # a failed start is in the states, not the log
     try:
-        gateway = from_config(path, name=os.path.splitext(os.path.basename(path))[0])
+        gateway = from_config(specs, name=os.path.splitext(os.path.basename(path))[0])
         async with gateway.running():
             await gateway.started()
             return gateway.upstream_states()

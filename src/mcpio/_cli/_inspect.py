@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._gateway import is_gateway_file
+from ._gateway import gateway_specs
 from ._targets import _env, _headers, client_for
 
 
@@ -12,13 +12,14 @@ def inspect(args: Any) -> int:
     """Serve the inspector until Ctrl-C; exit 0, or 3 when its port cannot be had."""
     from .._inspect import serve
 
-    if args.target and is_gateway_file(args.target):  # a gateway: each upstream's state first
+    specs = gateway_specs(args.target) if args.target else None
+    if specs is not None:  # a gateway: each upstream's state first
         import asyncio
         import sys
 
         from ._gateway import upstream_lines, upstream_states
 
-        text, problems = upstream_lines(asyncio.run(upstream_states(args.target)))
+        text, problems = upstream_lines(asyncio.run(upstream_states(args.target, specs)))
         sys.stderr.write(text + "\n" + "".join(f"PROBLEM: {p}\n" for p in problems))
 
     def make_client(target: str, **options: Any) -> Any:

@@ -52,6 +52,7 @@ from urllib.parse import urlsplit
 from .._client._target import is_url
 from .._host._config import ConfigError, known_files, section_key, strip_jsonc
 from .._platform import interpreter
+from .._pyfile import SOURCE_SUFFIXES
 from ._exit import UNAVAILABLE, CLIFailure, UsageError
 from ._gateway import BRIDGE_HEADERS
 from ._output import dump_json, error
@@ -132,7 +133,12 @@ def entry_for(host: str, app: str, env: dict[str, str]) -> dict[str, Any]:
     env = dict(env)
     if python_code(app):
         where, obj = split_app(app)
-        if where.endswith(".py") or os.sep in where or (os.altsep and os.altsep in where) or os.path.exists(where):
+        if (
+            where.endswith(SOURCE_SUFFIXES)
+            or os.sep in where
+            or (os.altsep and os.altsep in where)
+            or os.path.exists(where)
+        ):
             path = Path(where).expanduser().resolve()
             if not path.is_file():
                 raise UsageError(f"{where}: no such file")

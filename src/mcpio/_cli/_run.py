@@ -21,7 +21,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
-from .._pyfile import imports_mcpio
+from .._pyfile import SOURCE_SUFFIXES, imports_mcpio
 from ._exit import UNAVAILABLE, CLIFailure, UsageError
 
 if TYPE_CHECKING:  # the served module imports it; a gateway starts its upstreams before it loads
@@ -106,7 +106,7 @@ def load_module(where: str) -> Any:
     import importlib.machinery
     import importlib.util
 
-    if where.endswith(".py") or os.sep in where or (os.altsep and os.altsep in where):
+    if where.endswith(SOURCE_SUFFIXES) or os.sep in where or (os.altsep and os.altsep in where):
         path = os.path.abspath(where)
         if not os.path.isfile(path):
             raise UsageError(f"{where}: no such file")
@@ -140,7 +140,7 @@ def load_server(app: str) -> tuple[Server | None, str]:
     imports mcpio (it may serve at import time, on the real stdout), or one without an mcpio
     Server that has a ``__main__`` block."""
     where, obj = split_app(app)
-    if obj is None and where.endswith(".py") and os.path.isfile(where) and not imports_mcpio(where):
+    if obj is None and where.endswith(SOURCE_SUFFIXES) and os.path.isfile(where) and not imports_mcpio(where):
         return None, where  # cannot hold an mcpio Server: a script, maybe serving at import time (never redirect it)
     real_stdout = sys.stdout
     sys.stdout = sys.stderr  # prints at import time must not reach the protocol stream
@@ -356,9 +356,9 @@ def _redis_secret(redis: str | None, env: str | None) -> str | None:
 
 
 def _python_file(app: str) -> bool:
-    """Whether ``app`` names a .py file (FILE.py[:OBJECT]), not a command line ending in one."""
+    """Whether ``app`` names a .py file (FILE.py[:OBJECT], or .pyw), not a command line ending in one."""
     where = split_app(app)[0]
-    return where.endswith(".py") and (os.path.isfile(where) or not any(c.isspace() for c in where))
+    return where.endswith(SOURCE_SUFFIXES) and (os.path.isfile(where) or not any(c.isspace() for c in where))
 
 
 def _check_issuer(auth: Any, timeout: float = 5.0) -> None:

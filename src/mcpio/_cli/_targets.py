@@ -4,7 +4,7 @@ One resolution for every command that talks to a server (list, call, read, promp
 and whatever is added later: they all go through :func:`client_for`). TARGET rules, in order:
 
 1. an ``http(s)://`` URL: Streamable HTTP (either era);
-2. ``FILE.py`` or ``FILE.py:OBJECT`` (an existing file), or a path to a file without ``.py``
+2. ``FILE.py`` or ``FILE.py:OBJECT`` (an existing file; ``.pyw`` too), or a path to a file without ``.py``
    whose code imports mcpio (:func:`python_file`): spawned as ``python -m mcpio run FILE``,
    exactly what ``mcpio run`` serves, so a file without a ``__main__`` block works and its
    import errors are reported as one line;
@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any
 
 from .._client._target import is_url, serve_argv
 from .._host._config import KNOWN, ServerSpec, find_server, lookup
-from .._pyfile import python_file
+from .._pyfile import SOURCE_SUFFIXES, python_file
 from ._exit import UsageError
-from ._gateway import is_gateway_file
+from ._gateway import gateway_specs
 from ._signature import deref as _deref
 
 if TYPE_CHECKING:  # made by ServerSpec.client: `mcpio run "CMD"` starts its upstream before the client loads
@@ -88,7 +88,7 @@ def resolve(target: str, *, verbose: bool = False) -> ServerSpec:
     file = python_file(target)
     if file is not None:
         return _mcpio_run(target, os.path.basename(file), verbose)
-    if is_gateway_file(target):
+    if gateway_specs(target) is not None:  # an mcpServers file (a usage error if it holds none)
         return _mcpio_run(target, os.path.splitext(os.path.basename(target))[0], verbose, source=target)
     head, sep, tail = target.rpartition(":")
     if (
@@ -109,8 +109,8 @@ def resolve(target: str, *, verbose: bool = False) -> ServerSpec:
         if not argv:
             raise UsageError("TARGET is empty")
         return ServerSpec(name=os.path.basename(argv[0]), command=argv[0], args=tuple(argv[1:]), source="command line")
-    if target.endswith(".py") or (sep and head.endswith(".py")):
-        raise UsageError(f"{head if sep and head.endswith('.py') else target}: no such file")
+    if target.endswith(SOURCE_SUFFIXES) or (sep and head.endswith(SOURCE_SUFFIXES)):
+        raise UsageError(f"{head if sep and head.endswith(SOURCE_SUFFIXES) else target}: no such file")
     found = find_server(target)
     if found is not None:
         return found

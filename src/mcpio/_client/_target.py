@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ConnectionClosed, MCPError
-from .._pyfile import python_file
+from .._pyfile import SOURCE_SUFFIXES, python_file
 
 if TYPE_CHECKING:  # asyncio is imported for an in-memory server: `mcpio run "CMD"` resolves its target without it
     import asyncio
@@ -57,7 +57,7 @@ def command_for(target: str | os.PathLike[str] | Sequence[str]) -> list[str]:
         argv = [os.fspath(a) for a in target]
     if not argv:
         raise UnsupportedTarget("the command line is empty")
-    if len(argv) == 1 and argv[0].endswith(".py") and not os.path.exists(argv[0]):
+    if len(argv) == 1 and argv[0].endswith(SOURCE_SUFFIXES) and not os.path.exists(argv[0]):
         raise UnsupportedTarget(f"{argv[0]}: no such file")
     return argv
 

@@ -492,7 +492,7 @@ class Upstream:
 class ProxyServer(Server):
     """The Server :func:`proxy` makes: its ``upstream`` connects in its lifespan and is closed
     after it. The lifespan waits for that first start unless ``waits`` is false: then it only
-    begins it, for a parent that holds its requests until it ends (a gateway)."""
+    begins it, and requests wait for it (``Registry.first_start``) in the servers it is mounted in."""
 
     def __init__(
         self,
@@ -507,7 +507,7 @@ class ProxyServer(Server):
     ) -> None:
         super().__init__(label, lifespan=_connected)
         self.upstream = Upstream(self, target, label, client_options, process, round_timeout, named)
-        self.waits = waits
+        self.registry.first_start = None if waits else self.upstream  # a gateway's: _server._running
         self.completion(self._complete)
 
     def unavailable(self) -> str | None:
@@ -542,10 +542,10 @@ class ProxyServer(Server):
 @contextlib.asynccontextmanager
 async def _connected(server: Server) -> AsyncIterator[None]:
     assert isinstance(server, ProxyServer)
-    if server.waits:
+    if server.registry.first_start is None:  # waits=True: not a gateway's
         await server.upstream.start()  # if it fails, initialize answers why (ProxyServer.unavailable)
     else:
-        server.upstream.begin()  # a gateway: it holds its requests until this start ends
+        server.upstream.begin()  # a gateway's: requests wait for it (Registry.first_start)
     try:
         yield
     finally:

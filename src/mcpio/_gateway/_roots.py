@@ -32,7 +32,6 @@ from .._server._context import Context
 from .._server._registry import SESSION_ENDED
 
 if TYPE_CHECKING:
-    from .._server._catalog import Catalog
     from .._session import Session
     from ._proxy import Upstream
 
@@ -116,10 +115,5 @@ class RootsRelay:
 def _sessions(server: Any) -> Iterator[Session]:
     """The sessions of ``server`` and of every server it is mounted in (a gateway's clients)."""
     yield from server.changes.snapshot()
-    yield from _parents_sessions(server.registry.parents)
-
-
-def _parents_sessions(parents: list[Catalog]) -> Iterator[Session]:
-    for catalog in parents:
+    for catalog in server.registry.mounted_in():
         yield from catalog.changes.snapshot()
-        yield from _parents_sessions(catalog.registry.parents)

@@ -337,13 +337,26 @@ def _entry(name: str, e: Any, source: str, workspace: str | None) -> ServerSpec:
 
 def load_config(path: str | os.PathLike[str], *, workspace: str | None = None) -> dict[str, ServerSpec]:
     """Read one configuration file (JSON or JSONC) and return its servers by name."""
+    return file_servers(*read_config(path), workspace=workspace)
+
+
+def read_config(path: str | os.PathLike[str]) -> tuple[str, Any]:
+    """A configuration file's path (``~`` expanded, normalized) and its decoded document
+    (:func:`decode_jsonc`); ConfigError when it cannot be read or decoded."""
     p = os.path.normpath(os.path.expanduser(os.fspath(path)))
     try:
         with open(p, "rb") as f:
             raw = f.read()
     except OSError as exc:
         raise ConfigError(f"cannot read {p}: {exc.strerror or exc}") from None
-    data = decode_jsonc(raw, p)
+    return p, decode_jsonc(raw, p)
+
+
+def file_servers(p: str, data: Any, *, workspace: str | None = None) -> dict[str, ServerSpec]:
+    """The servers of the document ``data`` read from file ``p`` (:func:`read_config`): its
+    ``${workspaceFolder}`` is the project of a ``.vscode``/``.cursor`` file or a ``.mcp.json``,
+    else the current folder (``workspace`` chooses it), and ``~/.claude.json`` adds the current
+    project's servers."""
     folder = os.path.dirname(p)
     if workspace is None and os.path.basename(folder) in (".vscode", ".cursor"):
         workspace = os.path.realpath(os.path.dirname(folder) or os.curdir)

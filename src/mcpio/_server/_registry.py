@@ -22,7 +22,7 @@ Contracts:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from ._deps import Overrides
     from ._extensions import Extension
     from ._resources import Prompt, Resource
+    from ._running import Starting
     from ._server import Server
     from ._skills import Skill
     from ._tools import Tool
@@ -63,6 +64,7 @@ class Registry:
         "completer",
         "custom",
         "extensions",
+        "first_start",
         "middleware",
         "notification_hooks",
         "overrides",
@@ -100,6 +102,10 @@ class Registry:
         self.promised: set[str] = set()
         # The catalogs of the servers these items are mounted in (``Server.mount``): told of every change.
         self.parents: list[Catalog] = []
+        # What these items come from that starts once, as serving begins (a gateway's upstream): until
+        # its first start has ended, requests but ``_running.AT_ONCE`` wait for it, here and in the
+        # servers these items are mounted in (:meth:`first_starts`); None: nothing of the kind.
+        self.first_start: Starting | None = None
         # How the served tables are made once the server is shaped (``mount``/``disable``/``transform_tool``):
         # from its own items (``catalog.own``) and its mounts; None: it serves what it registers, as it is.
         self.catalog: Catalog | None = None
@@ -122,6 +128,15 @@ class Registry:
         for mount in self.catalog.mounts if self.catalog is not None else ():
             kinds |= mount.child.registry.promised_kinds()
         return kinds
+
+    def first_starts(self) -> list[Starting]:
+        """:attr:`first_start` of this registry and of every one mounted in it, deeper too, while
+        it has yet to end (a gateway's upstreams still starting)."""
+        first = self.first_start
+        found = [first] if first is not None and first.starting else []
+        for mount in self.catalog.mounts if self.catalog is not None else ():
+            found += mount.child.registry.first_starts()
+        return found
 
     def tell(self, kind: str, uri: str | None) -> None:
         """Tell the watchers (``middleware.ResponseCache``…) that ``kind`` changed (``uri``: the
@@ -189,9 +204,21 @@ class Registry:
                         found.append((owner or child, hook))
         return found
 
+    def mounted_in(self) -> Iterator[Catalog]:
+        """The catalogs of the servers these items are mounted in, directly or deeper, each once
+        (a server mounted in two servers that are both mounted in a third is in that one once;
+        ``Server.mount`` refuses a cycle, and one would end here all the same)."""
+        seen: set[int] = set()
+        todo = list(self.parents)
+        for catalog in todo:  # it grows as it goes: the parents, then theirs, and so on
+            if id(catalog) not in seen:
+                seen.add(id(catalog))
+                yield catalog
+                todo.extend(catalog.registry.parents)
+
     def serves_into(self, other: Registry) -> bool:
         """Whether these items are served by ``other`` too: mounted in it, directly or deeper."""
-        return any(c.registry is other or c.registry.serves_into(other) for c in self.parents)
+        return any(catalog.registry is other for catalog in self.mounted_in())
 
     def has_task_tools(self) -> bool:
         """Whether a tool may run as a task (the tasks capability and extension follow from it)."""

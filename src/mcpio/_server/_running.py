@@ -1,4 +1,5 @@
-"""A server's lifespan held once for every connection it serves at the same time.
+"""A server's lifespan held once for every connection it serves at the same time, and its
+requests held until what it serves from elsewhere has first started.
 
 ``Server.running()`` is entered by each connection ``Server.serve`` serves (two in-memory
 clients of one server are two), by the HTTP app's lifespan and by a parent for its mounted
@@ -9,16 +10,44 @@ held once per event loop: what it holds (connections, tasks) belongs to the loop
 The lifespan runs in a task of its own, so it is entered and exited in the same task whoever
 leaves last (a lifespan that opens a task group or a timeout needs that). asyncio is imported
 by the caller's first use, never by ``import mcpio``.
+
+The first start (:class:`Starting`, ``Registry.first_start``: a gateway's upstream, begun by its
+proxy's lifespan): until it has ended, a request other than :data:`AT_ONCE` waits for it
+(:class:`HeldUntilStarted`), in the server it belongs to and in every server that one is mounted
+in, so the first ``tools/list`` lists what the upstream serves (also to a host that ignores
+``list_changed``). :data:`AT_ONCE` requests are answered meanwhile, as by a plain server: a
+gateway served on stdio answers ``initialize`` before asyncio loads (``_stdio.fast_start``).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import asyncio
+    from typing import Protocol
+
+    from .._protocol._events import RequestReceived
+    from .._session import RequestHandler, Session
+    from ._registry import Registry
+
+    class Starting(Protocol):
+        """Something a server serves from elsewhere that starts once, as serving begins
+        (``Registry.first_start``: a gateway's ``Upstream``)."""
+
+        @property
+        def starting(self) -> bool:
+            """Whether its first start has yet to end (or to begin)."""
+
+        async def start(self) -> None:
+            """Return when its first start has ended (begun now if it has not begun)."""
+
+
+#: The requests answered without waiting for a first start: nothing of what starts is in their
+#: answers (the handshake, ``ping``, the log level).
+AT_ONCE = frozenset({"initialize", "server/discover", "ping", "logging/setLevel"})
 
 
 def drop_closed_loops(by_loop: dict[Any, Any]) -> None:
@@ -112,3 +141,37 @@ class _Holding:
                 raise
         else:
             await manager.__aexit__(None, None, None)
+
+
+async def first_started(registry: Registry) -> None:
+    """Return when every first start of ``registry`` and of the registries mounted in it has
+    ended (``Registry.first_starts``; each begun now if serving has not begun it)."""
+    starting = registry.first_starts()
+    if starting:
+        import asyncio
+
+        await asyncio.gather(*(each.start() for each in starting))  # a failure is logged by its start
+
+
+class HeldUntilStarted:
+    """The ``on_request`` of the sessions a server makes while a first start of its registry is
+    under way (module docstring): ``handle``, after that start for requests other than
+    :data:`AT_ONCE`. A first start never begins again: once it has ended, every request goes to
+    ``handle`` at once."""
+
+    __slots__ = ("ended", "handle", "registry")
+
+    def __init__(self, registry: Registry, handle: RequestHandler) -> None:
+        self.registry = registry
+        self.handle = handle
+        self.ended = False
+
+    def __call__(self, session: Session, ev: RequestReceived) -> Awaitable[Any]:
+        if self.ended or ev.method in AT_ONCE:
+            return self.handle(session, ev)  # the handler's own coroutine: no layer of ours per request
+        return self._after_start(session, ev)
+
+    async def _after_start(self, session: Session, ev: RequestReceived) -> Any:
+        await first_started(self.registry)
+        self.ended = True
+        return await self.handle(session, ev)

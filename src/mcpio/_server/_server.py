@@ -13,7 +13,7 @@ import functools
 import os
 from collections.abc import Callable
 from types import MethodType
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from .. import _log, _otel
 from .._errors import MethodNotFound
@@ -31,11 +31,11 @@ from ._lifecycle import INFO_FIELDS, NO_CAPABILITIES, capabilities, server_info
 from ._mrtr import InputRequired, StateCodec, finished
 from ._registry import SESSION_ENDED, Registry
 from ._result_cap import DEFAULT_MAX_RESULT_BYTES, check_max_result_bytes
-from ._running import Held, drop_closed_loops
+from ._running import Held, HeldUntilStarted, drop_closed_loops
 from ._tools import Tool, check_heartbeat, check_task_options
 
 if TYPE_CHECKING:
-    from .._session import Session
+    from .._session import RequestHandler, Session
     from .._state._kv import KVStore, MemoryKV
     from .._transports._base import Transport
     from . import _answer, _http
@@ -56,10 +56,6 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
 
     _infos: dict[str, dict[str, Any]]  # serverInfo by version (_lifecycle.server_info), emptied by __setattr__
     _metas: dict[str, dict[str, Any]]  # {serverInfo: it}: the _meta of a result without one (decorate)
-    #: The methods a subclass's own ``_on_request`` hands to Server's as they come (it neither sees
-    #: them first nor changes their answer): they may be answered without it (:meth:`plain_for`).
-    #: A subclass that overrides ``_on_request`` declares them; Server's own hands on every method.
-    passes_through: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(
         self,
@@ -130,14 +126,14 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         if skills is not None:
             self.add_skills(skills)
 
-    def plain_for(self, method: str | None = None) -> bool:
-        """Whether requests for ``method`` (None: for every method) reach the method table as they
-        come: no telemetry, no middleware, and no subclass's own ``_on_request`` or one that
-        declares ``method`` in :attr:`passes_through`. The one predicate of every way that answers
-        without the engine; :attr:`plain` is its answer for every method."""
+    def plain_for(self) -> bool:
+        """Whether requests reach the method table as they come: no telemetry, no middleware, no
+        subclass's own ``_on_request``. The one predicate of every way that answers without the
+        engine (a call of a registered tool; the stdio start-up's ``initialize``: neither waits for
+        a first start, ``_running``); :attr:`plain` is its answer."""
         if self.telemetry or self.registry.middleware:
             return False
-        return type(self)._on_request is Server._on_request or method in self.passes_through
+        return type(self)._on_request is Server._on_request
 
     @functools.cached_property
     def tasks(self) -> TaskStore:
@@ -146,6 +142,13 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         from ._tasks import TaskStore
 
         return TaskStore(*self._task_options, on_change=self.changes.task_changed)
+
+    @functools.cached_property
+    def _held_hook(self) -> RequestHandler:
+        """The ``on_request`` of a session made while a first start is under way (``_running``):
+        requests but ``AT_ONCE`` wait for it, inside the span of each (telemetry)."""
+        held = HeldUntilStarted(self.registry, self._on_request)
+        return _otel.traced(self, held) if self.telemetry else held
 
     @functools.cached_property
     def _kv(self) -> MemoryKV:
@@ -386,7 +389,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         s = Session(
             transport,
             conn or Connection("server", stateless=stateless),
-            on_request=self._on_request_hook,
+            on_request=self._held_hook if self.registry.first_starts() else self._on_request_hook,
             on_notification=self._on_notification,
             max_in_flight=self.max_in_flight,
             drain_timeout=0.0 if stateless else 30.0,

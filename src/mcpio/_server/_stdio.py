@@ -100,13 +100,13 @@ def settle() -> None:
 def fast_start(server: Server) -> bool:
     """Whether :func:`answer_initialize` may answer the first ``initialize`` before the engine
     runs. Not when something must see that request or precede its answer: a server that is not
-    plain for :data:`FIRST` (middleware may wrap ``initialize``, telemetry makes a span per request,
-    a subclass serves them its own way: ``Server.plain_for``), a ``lifespan`` (entered before any
+    plain (middleware may wrap ``initialize``, telemetry makes a span per request, a subclass
+    serves requests its own way: ``Server.plain_for``), a ``lifespan`` (entered before any
     request is served), ``MCPIO_TRACE`` (the trace records every frame); nor on Windows (no
     ``select`` on pipes) or when stdin is a terminal (its end of input is not sticky)."""
     return (
         os.name == "posix"
-        and all(server.plain_for(method) for method in FIRST)
+        and server.plain_for()
         and server.lifespan is None
         and not os.environ.get("MCPIO_TRACE")
         and not os.isatty(0)  # False for a closed fd too: it never raises
