@@ -1,6 +1,8 @@
 """Calling an operation: arguments -> an HTTP request (httpx), the answer -> a tool result.
 
-Path parameters are percent-escaped (a ``/`` in a value cannot reach another path); query,
+Path parameters are percent-escaped (a ``/`` in a value cannot reach another path), and a value
+that would leave its segment empty, ``.`` or ``..`` is refused (RFC 3986 §5.2.4 dot-segment removal,
+or a proxy merging ``//``, would send the request to another operation's path); query,
 header and cookie values are written per their ``style``/``explode`` (OAS 3.x §4.8.12.4: form,
 spaceDelimited, pipeDelimited, deepObject; simple, label, matrix in paths). Bodies are sent as
 declared: JSON, ``application/x-www-form-urlencoded``, ``multipart/form-data`` (file fields arrive
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
 
 ERROR_BODY_CHARS = 2000
 ENV_PREFIX = "MCPIO_OPENAPI_"
+_DOT_OR_EMPTY = ("", ".", "..")
 
 
 def env_name(scheme: str) -> str:
@@ -139,6 +142,8 @@ def build_request(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
     cookies: list[str] = []
     for p in op.params:
         if p.arg not in arguments or arguments[p.arg] is None:
+            if p.location == "path":
+                raise ValueError(f"argument {p.arg!r} needs a value: it is part of the path {op.path}")
             continue
         value = arguments[p.arg]
         if p.location == "path":
@@ -149,6 +154,7 @@ def build_request(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
             headers[p.name] = ",".join(_text(v) for v in value) if isinstance(value, list) else _text(value)
         else:
             cookies.append(f"{p.name}={quote(_text(value), safe='')}")
+    _check_segments(op.path, path)
     request: dict[str, Any] = {"method": op.method, "url": path.lstrip("/"), "params": params, "headers": headers}
     if op.body_kind is not None:
         if op.body_args is not None:
@@ -161,6 +167,17 @@ def build_request(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
     if cookies:
         request["cookies_header"] = "; ".join(cookies)
     return request
+
+
+def _check_segments(template: str, path: str) -> None:
+    """Each segment of ``path`` is its template segment's: values are escaped (no ``/``), so the
+    segments line up one to one; one that a value leaves empty, ``.`` or ``..`` is refused."""
+    for before, after in zip(template.split("/"), path.split("/"), strict=True):
+        if after != before and after in _DOT_OR_EMPTY:
+            raise ValueError(
+                f"the path {template} cannot have its segment {before!r} be {after!r} (that is another path): "
+                "pass the value the parameter names"
+            )
 
 
 def _body(op: Operation, body: Any, request: dict[str, Any]) -> None:
