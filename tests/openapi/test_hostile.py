@@ -90,3 +90,38 @@ def test_a_path_parameter_cannot_leave_its_segment_by_dot_segments_or_an_empty_v
         "/api/users/a..b/profile",
         "/api/files/..json",  # not a dot segment
     ]
+
+
+def test_header_values_never_carry_line_breaks_and_errors_never_carry_secrets(api: ServerThread):
+    """An argument with CR/LF is the caller's error; a credential read with its file's newline is
+    sent without it; a configured header that cannot be sent is named, its value never shown (the
+    HTTP library's own message quotes it: a token in the model's context)."""
+    server = Server.from_openapi(DOC, base_url=api.base, secrets={"token": "api-token\n"})
+    injected, unicode, sent = calls(
+        server, ("trace", {"X-Trace": "a\r\nX-Evil: 1"}), ("trace", {"X-Trace": "café"}), ("trace", {"X-Trace": "t1"})
+    )
+    assert injected["isError"] is True
+    assert injected["content"][0]["text"] == (
+        "Invalid arguments for trace: argument 'X-Trace' is an HTTP header: it cannot hold line breaks or control characters"
+    )
+    assert unicode["structuredContent"]["headers"]["x-trace"].encode("latin-1").decode() == "café"  # UTF-8 bytes
+    assert sent["structuredContent"]["headers"] == {"authorization": "Bearer api-token", "x-trace": "t1"}
+
+    def hook(ctx: Any) -> dict[str, str]:
+        return {"X-Key": "hook-secret\r\n"}
+
+    (bad,) = calls(Server.from_openapi(DOC, base_url=api.base, credentials=hook), ("trace", {}))
+    assert bad["isError"] is True and "hook-secret" not in bad["content"][0]["text"]
+    assert bad["content"][0]["text"].startswith("GET /trace: the X-Key header configured for the API")
+    (down,) = calls(Server.from_openapi(DOC, base_url="http://ada:pass-word@127.0.0.1:9"), ("trace", {}))
+    assert down["isError"] is True and "pass-word" not in down["content"][0]["text"]
+    assert "cannot reach the API at http://127.0.0.1:9/ (ConnectError" in down["content"][0]["text"]
+    logged_in = Server.from_openapi(
+        DOC, base_url=f"http://ada:pass-word@{api.base[7:]}", route_map={"profile": "resource"}
+    )
+
+    async def templates() -> list[Any]:
+        async with Client(logged_in) as c:
+            return [t["uriTemplate"] for t in await c.list_resource_templates()]
+
+    assert asyncio.run(templates()) == [f"{api.base}/users/{{id}}/profile"]  # every client sees a URI

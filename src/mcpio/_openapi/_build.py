@@ -18,7 +18,7 @@ from urllib.parse import urljoin
 from .. import _log
 from .._server._server import Server
 from .._server._tools import Tool
-from ._call import Caller, Credentials
+from ._call import Caller, Credentials, shown
 from ._load import OpenAPIError, load
 from ._operations import Converted, Operation, convert
 from ._schemas import obj
@@ -138,7 +138,7 @@ def from_openapi(
         if kinds[op.name] == "resource":
             from ._resources import add_resource
 
-            if add_resource(server, op, caller, base):
+            if add_resource(server, op, caller, shown(base)):  # a URI names, it does not log in
                 continue
             log.warning("%s stays a tool: its header or cookie parameters cannot be part of a URI", op.label)
         server.add_tool(_tool(op, caller))

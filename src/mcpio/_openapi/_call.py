@@ -17,6 +17,9 @@ by the server's ``max_result_bytes`` like any tool's.
 
 Credentials (:class:`Credentials`) come from configuration only, never from the MCP request: the
 MCP client's token is for this server (spec 2025-11-25 basic/authorization §Token Passthrough).
+No header value leaves with a line break or control character (RFC 9110 §5.5): an argument's is an
+argument error, a configured one (``headers=``, ``credentials=``, a credential) an error naming the
+header, never its value; a message never shows the user:password of the base URL either.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from .._content import ToolResult
 from ._operations import Operation, Param
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
 
 ERROR_BODY_CHARS = 2000
 ENV_PREFIX = "MCPIO_OPENAPI_"
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # what no HTTP field value holds (tab aside)
 _DOT_OR_EMPTY = ("", ".", "..")
 
 
@@ -56,7 +60,7 @@ class Credentials:
         self.schemes: dict[str, dict[str, Any]] = {k: v for k, v in found.items() if isinstance(v, dict)}
         self.values: dict[str, str] = {}
         for name in self.schemes:
-            value = (secrets or {}).get(name) or environ.get(env_name(name))
+            value = ((secrets or {}).get(name) or environ.get(env_name(name)) or "").strip()  # a file's newline
             if value:
                 self.values[name] = value
 
@@ -152,6 +156,10 @@ def build_request(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
             _query(p, value, params)
         elif p.location == "header":
             headers[p.name] = ",".join(_text(v) for v in value) if isinstance(value, list) else _text(value)
+            if _CONTROL.search(headers[p.name]):
+                raise ValueError(
+                    f"argument {p.arg!r} is an HTTP header: it cannot hold line breaks or control characters"
+                )
         else:
             cookies.append(f"{p.name}={quote(_text(value), safe='')}")
     _check_segments(op.path, path)
@@ -178,6 +186,14 @@ def _check_segments(template: str, path: str) -> None:
                 f"the path {template} cannot have its segment {before!r} be {after!r} (that is another path): "
                 "pass the value the parameter names"
             )
+
+
+def shown(url: str) -> str:
+    """``url`` without its user:password, for messages and resource URIs."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
 def _body(op: Operation, body: Any, request: dict[str, Any]) -> None:
@@ -223,6 +239,7 @@ class Caller:
         max_response_bytes: int,
     ) -> None:
         self.base_url = base_url.rstrip("/") + "/"
+        self.shown_url = shown(self.base_url)
         self.client, self._make = client, make_client
         self.headers = dict(headers or {})
         self.credentials = credentials
@@ -244,7 +261,7 @@ class Caller:
             from .._schema import ArgumentError
 
             return str(ArgumentError(str(exc), op.name))
-        headers = {**self.headers, **spec.pop("headers")}
+        headers: dict[str, Any] = {**self.headers, **spec.pop("headers")}
         cookies = [spec.pop("cookies_header")] if "cookies_header" in spec else []
         self.credentials.apply(op, headers, spec["params"], cookies)
         if self.auth_hook is not None:  # the documented hook: the verified principal -> API credentials
@@ -254,6 +271,16 @@ class Caller:
             headers.update(extra or {})
         if cookies:
             headers["Cookie"] = "; ".join(cookies)
+        for key, value in headers.items():
+            if not isinstance(value, str):
+                continue
+            if _CONTROL.search(value):  # not an argument's (build_request checked those): configuration's
+                return (
+                    f"{op.label}: the {key} header configured for the API (headers=, credentials= or an "
+                    f"{ENV_PREFIX}* credential) holds a line break or control character; the server's operator must fix it"
+                )
+            if not value.isascii():
+                headers[key] = value.encode()  # UTF-8 (RFC 9110 §5.5 obs-text); httpx would refuse it
         client = self.client
         if client is None:
             client = self.client = self._make()
@@ -269,7 +296,7 @@ class Caller:
         except httpx.TimeoutException:
             return f"{op.label}: the API did not answer within the timeout ({client.timeout.read} s)"
         except httpx.HTTPError as exc:
-            return f"{op.label}: cannot reach the API at {self.base_url} ({type(exc).__name__}: {exc})"
+            return f"{op.label}: cannot reach the API at {self.shown_url} ({type(exc).__name__}: {exc})"
 
 
 class _TooLarge(Exception):
