@@ -5,6 +5,7 @@ what the caller is told, never a secret."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from mcpio import Client, Server
+from mcpio._openapi import OpenAPIError
 from tests.openapi.test_requests import ANY, ECHO, param
 from tests.support.http import ServerThread
 
@@ -125,3 +127,22 @@ def test_header_values_never_carry_line_breaks_and_errors_never_carry_secrets(ap
             return [t["uriTemplate"] for t in await c.list_resource_templates()]
 
     assert asyncio.run(templates()) == [f"{api.base}/users/{{id}}/profile"]  # every client sees a URI
+
+
+def test_a_base_url_that_cannot_be_called_is_refused_at_start(tmp_path: Any):
+    """Not on every call with a connection error (a server variable without a default, no scheme)."""
+    region = {**DOC, "servers": [{"url": "https://{region}.example.com", "variables": {"region": {"enum": ["eu"]}}}]}
+    with pytest.raises(OpenAPIError, match=r"servers URL 'https://\{region\}.example.com' has a \{variable\} without"):
+        Server.from_openapi(region)
+    with pytest.raises(OpenAPIError, match=r"base_url 'api.example.com' is not an http\(s\) URL with a host"):
+        Server.from_openapi(DOC, base_url="api.example.com")
+    with pytest.raises(OpenAPIError, match=r"base_url 'ftp://x' is not an http"):
+        Server.from_openapi(DOC, base_url="ftp://x")
+    doc = tmp_path / "api.json"
+    doc.write_text('{"openapi": "3.1.0", "info": {"title": "x", "version": "1"}, "paths": {}}')
+    proc = subprocess.run(
+        [*MCPIO, "run", "--openapi", str(doc), "--base-url", "api.example.com"],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr
+    assert "base_url 'api.example.com' is not an http(s) URL with a host" in proc.stderr

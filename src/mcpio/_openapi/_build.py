@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from .. import _log
 from .._server._server import Server
@@ -83,6 +83,20 @@ def server_url(doc: dict[str, Any], where: str) -> str | None:
     return None
 
 
+def _check_base(base: str, what: str) -> None:
+    """An http(s) URL with a host and no ``{variable}`` left (a server variable without a default),
+    checked once here rather than failing every call."""
+    parts = urlsplit(base)
+    if "{" in base or "}" in base:
+        raise OpenAPIError(
+            f"{what} {shown(base)!r} has a {{variable}} without a default; pass base_url= (--base-url) with the API's root URL"
+        )
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise OpenAPIError(
+            f"{what} {shown(base)!r} is not an http(s) URL with a host; pass the API's root URL, such as https://api.example.com"
+        )
+
+
 def from_openapi(
     spec: Any,
     *,
@@ -108,6 +122,7 @@ def from_openapi(
             f"{where}: its servers URL is relative or missing, so the API's address is unknown; pass base_url= "
             "(--base-url) with the API's root URL"
         )
+    _check_base(base, "base_url" if base_url else f"{where}: its servers URL")
     info = obj(doc.get("info"))
     server = Server(
         name or str(info.get("title") or "openapi"),
