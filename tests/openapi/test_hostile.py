@@ -146,3 +146,42 @@ def test_a_base_url_that_cannot_be_called_is_refused_at_start(tmp_path: Any):
     )  # fmt: skip
     assert proc.returncode != 0 and "Traceback" not in proc.stderr
     assert "base_url 'api.example.com' is not an http(s) URL with a host" in proc.stderr
+
+
+def test_a_yaml_bomb_a_cyclic_alias_or_deep_nesting_is_refused_not_a_hang_or_a_traceback(tmp_path: Any):
+    """Ten lines of YAML aliases expand to 10^8 schemas (converting them never ended); an alias
+    inside itself, or JSON nested past Python's recursion, ended in a RecursionError traceback."""
+    lines = ["openapi: 3.1.0", "info: {title: bomb, version: '1'}", "x-0: &n0 {type: string}"]
+    for i in range(1, 9):
+        lines.append(f"x-{i}: &n{i} {{anyOf: [{', '.join([f'*n{i - 1}'] * 10)}]}}")
+    lines += ["paths:", "  /a:", "    post:", "      operationId: a", "      requestBody:"]
+    lines += ["        content: {application/json: {schema: *n8}}", "      responses: {}"]
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text("\n".join(lines) + "\n")
+    proc = subprocess.run(
+        [*MCPIO, "run", "--openapi", str(bomb), "--base-url", "http://127.0.0.1:9"],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "its YAML aliases expand to over 5,000,000 values" in proc.stderr
+    cyclic = tmp_path / "cyclic.yaml"
+    cyclic.write_text(
+        "openapi: 3.1.0\ninfo: {title: c, version: '1'}\nx-node: &node {type: array, items: *node}\n"
+        "paths: {/a: {post: {operationId: a, requestBody: {content: {application/json: {schema: *node}}}, responses: {}}}}\n"
+    )
+    with pytest.raises(OpenAPIError, match="a YAML alias refers to a node that contains it"):
+        Server.from_openapi(str(cyclic), base_url="http://x")
+    deep = tmp_path / "deep.json"
+    schema = '{"type":"array","items":' * 5000 + "{}" + "}" * 5000
+    deep.write_text(
+        '{"openapi":"3.1.0","info":{"title":"d","version":"1"},"paths":{"/a":{"post":{"operationId":"a",'
+        f'"requestBody":{{"content":{{"application/json":{{"schema":{schema}}}}}}}}}}}}}}}'
+    )
+    with pytest.raises(OpenAPIError, match="nests deeper than mcpio reads"):
+        Server.from_openapi(str(deep), base_url="http://x")
+    anchors = tmp_path / "anchors.yaml"  # aliases that repeat a little are fine
+    anchors.write_text(
+        "openapi: 3.1.0\ninfo: {title: a, version: '1'}\nx-ok: &ok {200: {description: ok}}\n"
+        "paths: {/a: {get: {operationId: a, responses: *ok}}, /b: {get: {operationId: b, responses: *ok}}}\n"
+    )
+    assert set(Server.from_openapi(str(anchors), base_url="http://x").registry.tools) == {"a", "b"}

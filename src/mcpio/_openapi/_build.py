@@ -19,7 +19,7 @@ from .. import _log
 from .._server._server import Server
 from .._server._tools import Tool
 from ._call import Caller, Credentials, shown
-from ._load import OpenAPIError, load
+from ._load import TOO_DEEP, OpenAPIError, load
 from ._operations import Converted, Operation, convert
 from ._schemas import obj
 
@@ -62,7 +62,10 @@ def analyze(
         kinds[id(op)] = kind = _route(route_map, op)
         return kind != "skip"
 
-    converted = convert(doc, names, include)
+    try:
+        converted = convert(doc, names, include)
+    except RecursionError:  # a dict passed in, or YAML nested within what its parser takes
+        raise OpenAPIError(f"{where}: {TOO_DEEP}") from None
     return doc, where, converted, {op.name: kinds[id(op)] for op in converted.operations}
 
 
