@@ -185,3 +185,13 @@ def test_a_yaml_bomb_a_cyclic_alias_or_deep_nesting_is_refused_not_a_hang_or_a_t
         "paths: {/a: {get: {operationId: a, responses: *ok}}, /b: {get: {operationId: b, responses: *ok}}}\n"
     )
     assert set(Server.from_openapi(str(anchors), base_url="http://x").registry.tools) == {"a", "b"}
+
+
+def test_a_server_serves_again_on_a_new_event_loop(api: ServerThread):
+    """The client mcpio makes for the API is the loop's it was made on: a server served once per
+    ``asyncio.run`` (a script, a notebook, a test) kept the first loop's pooled connection, and the
+    next run's first call failed with "Event loop is closed"."""
+    server = Server.from_openapi(DOC, base_url=f"{api.base}/api")
+    for _ in range(3):
+        (result,) = calls(server, ("profile", {"id": "7"}))
+        assert result["structuredContent"]["path"] == "/api/users/7/profile", result

@@ -225,7 +225,10 @@ def _body(op: Operation, body: Any, request: dict[str, Any]) -> None:
 
 
 class Caller:
-    """Serves the operations of one API: one httpx client, made on first use (on the serving loop)."""
+    """Serves the operations of one API: one httpx client, made on first use on the serving loop,
+    and made again when the server is served on another loop (a pooled connection belongs to the
+    loop that opened it: reused from a later ``asyncio.run`` it fails, "Event loop is closed"). A
+    ``client=`` of the user's is theirs to keep on one loop."""
 
     def __init__(
         self,
@@ -241,6 +244,7 @@ class Caller:
         self.base_url = base_url.rstrip("/") + "/"
         self.shown_url = shown(self.base_url)
         self.client, self._make = client, make_client
+        self._loop: object = None  # the loop of the client made here (None: none made, or the user's)
         self.headers = dict(headers or {})
         self.credentials = credentials
         self.auth_hook = auth_hook
@@ -281,9 +285,12 @@ class Caller:
                 )
             if not value.isascii():
                 headers[key] = value.encode()  # UTF-8 (RFC 9110 §5.5 obs-text); httpx would refuse it
-        client = self.client
-        if client is None:
-            client = self.client = self._make()
+        import asyncio
+
+        client, loop = self.client, asyncio.get_running_loop()
+        if client is None or (self._loop is not None and self._loop is not loop):
+            client, self._loop = self._make(), loop
+            self.client = client
         request = client.build_request(url=self.base_url + spec.pop("url"), headers=headers, **spec)
         try:
             response = await client.send(request, stream=True)
