@@ -11,10 +11,14 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
 
 from mcpio import Client, Server
 from mcpio._openapi import OpenAPIError
-from tests.openapi.test_requests import ANY, ECHO, param
+from tests.openapi.test_requests import ANY, ECHO, echo, param
 from tests.support.http import ServerThread
 
 MCPIO = [sys.executable, "-m", "mcpio"]
@@ -195,3 +199,28 @@ def test_a_server_serves_again_on_a_new_event_loop(api: ServerThread):
     for _ in range(3):
         (result,) = calls(server, ("profile", {"id": "7"}))
         assert result["structuredContent"]["path"] == "/api/users/7/profile", result
+
+
+async def login(request: Request) -> Response:
+    response = JSONResponse({"logged_in": True})
+    response.set_cookie("session", "session-of-the-first-caller")
+    return response
+
+
+SESSIONS = Starlette(routes=[Route("/login", login, methods=["POST"]), Route("/{rest:path}", echo)])
+
+
+def test_a_cookie_the_api_sets_is_not_sent_on_later_calls_which_may_be_another_users():
+    """One httpx client serves every MCP client: a cookie jar would hand the first caller's API
+    session to the next caller (with ``credentials=``, another principal's session)."""
+    doc = {**DOC, "paths": {**DOC["paths"], "/login": {"post": {"operationId": "login", "responses": ANY}}}}
+    with ServerThread(SESSIONS) as api:
+        server = Server.from_openapi(doc, base_url=api.base)
+
+        async def go() -> tuple[dict[str, Any], dict[str, Any]]:
+            async with Client(server) as alice, Client(server) as bob:  # two clients of one server
+                return await alice.call_tool("login", {}), await bob.call_tool("trace", {})
+
+        first, second = asyncio.run(go())
+        assert first["structuredContent"] == {"logged_in": True}
+        assert "cookie" not in second["structuredContent"]["headers"], second

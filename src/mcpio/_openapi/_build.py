@@ -18,7 +18,7 @@ from urllib.parse import urljoin, urlsplit
 from .. import _log
 from .._server._server import Server
 from .._server._tools import Tool
-from ._call import Caller, Credentials, shown
+from ._call import Caller, Credentials, api_client, shown
 from ._load import TOO_DEEP, OpenAPIError, load
 from ._operations import Converted, Operation, convert
 from ._schemas import obj
@@ -135,9 +135,7 @@ def from_openapi(
     )
 
     def make_client() -> Any:
-        import httpx
-
-        return httpx.AsyncClient(timeout=timeout, follow_redirects=False)
+        return api_client(timeout)
 
     caller = Caller(
         base,
@@ -194,9 +192,7 @@ def from_fastapi(app: Any, *, base_url: str = "http://fastapi", **options: Any) 
     import httpx
 
     timeout = options.pop("timeout", DEFAULT_TIMEOUT)
-    client = options.pop("client", None) or httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), timeout=timeout, follow_redirects=False
-    )
+    client = options.pop("client", None) or api_client(timeout, transport=httpx.ASGITransport(app=app))
     options.setdefault("name", getattr(app, "title", None))
     return from_openapi(openapi(), base_url=base_url, client=client, timeout=timeout, **options)
 

@@ -224,6 +224,21 @@ def _body(op: Operation, body: Any, request: dict[str, Any]) -> None:
         raise ValueError(f"the request body must be an object of fields for {op.body_media}")
 
 
+def api_client(timeout: float, **options: Any) -> httpx.AsyncClient:
+    """The httpx client mcpio makes for an API: no redirects followed, and no cookie jar. One server
+    serves every MCP client (and, with ``credentials=``, every principal) through it: a cookie the
+    API sets on one call (a session) would go out with the next, which may be another user's."""
+    from http.cookiejar import CookieJar, DefaultCookiePolicy
+
+    import httpx
+
+    class _Refuse(DefaultCookiePolicy):
+        def set_ok(self, cookie: Any, request: Any) -> bool:
+            return False
+
+    return httpx.AsyncClient(timeout=timeout, follow_redirects=False, cookies=CookieJar(policy=_Refuse()), **options)
+
+
 class Caller:
     """Serves the operations of one API: one httpx client, made on first use on the serving loop,
     and made again when the server is served on another loop (a pooled connection belongs to the
