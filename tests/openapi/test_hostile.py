@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from mcpio import Client, Server
@@ -207,7 +207,18 @@ async def login(request: Request) -> Response:
     return response
 
 
-SESSIONS = Starlette(routes=[Route("/login", login, methods=["POST"]), Route("/{rest:path}", echo)])
+async def trickle(request: Request) -> Response:
+    async def body() -> Any:
+        for _ in range(100):  # 5 s in all, never 0.5 s without a byte
+            yield b" "
+            await asyncio.sleep(0.05)  # the slow API itself: what the test is about
+
+    return StreamingResponse(body(), media_type="application/json")
+
+
+SESSIONS = Starlette(
+    routes=[Route("/login", login, methods=["POST"]), Route("/trickle", trickle), Route("/{rest:path}", echo)]
+)
 
 
 def test_a_cookie_the_api_sets_is_not_sent_on_later_calls_which_may_be_another_users():
@@ -224,3 +235,13 @@ def test_a_cookie_the_api_sets_is_not_sent_on_later_calls_which_may_be_another_u
         first, second = asyncio.run(go())
         assert first["structuredContent"] == {"logged_in": True}
         assert "cookie" not in second["structuredContent"]["headers"], second
+
+
+def test_the_timeout_bounds_the_whole_call_not_each_read():
+    """An API that sends its answer a byte at a time never trips httpx's per-read timeout; the
+    call still ends at ``timeout`` with an isError result, not when the API stops."""
+    doc = {**DOC, "paths": {**DOC["paths"], "/trickle": {"get": {"operationId": "trickle", "responses": ANY}}}}
+    with ServerThread(SESSIONS) as api:
+        (slow,) = calls(Server.from_openapi(doc, base_url=api.base, timeout=0.5), ("trickle", {}))
+    assert slow["isError"] is True, slow
+    assert slow["content"][0]["text"] == "GET /trickle: the API did not answer within the timeout (0.5 s)"

@@ -145,6 +145,7 @@ def from_openapi(
         credentials=Credentials(doc, secrets, os.environ),
         auth_hook=credentials,
         max_response_bytes=max_response_bytes,
+        timeout=timeout,
     )
     for label, reason in converted.skipped:
         log.warning("skipped %s: %s", label, reason)

@@ -12,8 +12,9 @@ A 2xx JSON answer is the result's structuredContent (``{"result": …}`` when th
 wraps it) and its text; other 2xx answers are text (images: image content). Any other status is
 an ``isError`` result saying the method, path and status with the API's error body, cut to
 ``ERROR_BODY_CHARS``; an API that does not answer in time or cannot be reached is an ``isError``
-result too. Answers are read up to ``max_response_bytes``. The tool result's text is then capped
-by the server's ``max_result_bytes`` like any tool's.
+result too: ``timeout`` bounds the whole call, the answer's body included (an answer trickling in
+byte by byte never trips httpx's per-read timeout). Answers are read up to ``max_response_bytes``.
+The tool result's text is then capped by the server's ``max_result_bytes`` like any tool's.
 
 Credentials (:class:`Credentials`) come from configuration only, never from the MCP request: the
 MCP client's token is for this server (spec 2025-11-25 basic/authorization §Token Passthrough).
@@ -255,7 +256,9 @@ class Caller:
         credentials: Credentials,
         auth_hook: Callable[..., Any] | None,
         max_response_bytes: int,
+        timeout: float,
     ) -> None:
+        self.timeout = timeout  # the whole call's, answer read included (httpx's are per read)
         self.base_url = base_url.rstrip("/") + "/"
         self.shown_url = shown(self.base_url)
         self.client, self._make = client, make_client
@@ -308,11 +311,14 @@ class Caller:
             self.client = client
         request = client.build_request(url=self.base_url + spec.pop("url"), headers=headers, **spec)
         try:
-            response = await client.send(request, stream=True)
-            try:
-                return response, await _read(response, self.max_response_bytes)
-            finally:
-                await response.aclose()
+            async with asyncio.timeout(self.timeout):  # an answer trickling in never times out a read
+                response = await client.send(request, stream=True)
+                try:
+                    return response, await _read(response, self.max_response_bytes)
+                finally:
+                    await response.aclose()
+        except TimeoutError:
+            return f"{op.label}: the API did not answer within the timeout ({self.timeout} s)"
         except _TooLarge as exc:
             return f"{op.label}: the API's answer is over {exc.args[0]:,} bytes (max_response_bytes); not read"
         except httpx.TimeoutException:
