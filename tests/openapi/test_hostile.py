@@ -245,3 +245,42 @@ def test_the_timeout_bounds_the_whole_call_not_each_read():
         (slow,) = calls(Server.from_openapi(doc, base_url=api.base, timeout=0.5), ("trickle", {}))
     assert slow["isError"] is True, slow
     assert slow["content"][0]["text"] == "GET /trickle: the API did not answer within the timeout (0.5 s)"
+
+
+async def odd(request: Request) -> Response:
+    if request.url.path == "/gone":
+        return Response(status_code=204)
+    return Response("<html>maintenance</html>", media_type="text/html")
+
+
+ODD = Starlette(routes=[Route("/gone", odd, methods=["DELETE"]), Route("/page", odd)])
+OBJECT = {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}
+
+
+def test_a_tool_with_an_output_schema_always_answers_structured_content_or_an_error():
+    """Spec 2025-11-25 server/tools: with an outputSchema, a result MUST carry conforming
+    structuredContent (the official SDKs' clients raise without it). A 204 documented beside a JSON
+    200 gives no output schema; an answer outside the document is an isError result, not bare text."""
+    doc = {
+        **DOC,
+        "paths": {
+            "/gone": {"delete": {"operationId": "gone", "responses": {"200": OBJECT, "204": {"description": "gone"}}}},
+            "/page": {"get": {"operationId": "page", "responses": {"200": OBJECT}}},
+        },
+    }
+    with ServerThread(ODD) as api:
+        server = Server.from_openapi(doc, base_url=api.base)
+
+        async def go() -> tuple[dict[str, Any], list[dict[str, Any]]]:
+            async with Client(server) as c:
+                tools = {t["name"]: t for t in await c.list_tools()}
+                return tools, [await c.call_tool("gone", {}), await c.call_tool("page", {})]
+
+        tools, (gone, page) = asyncio.run(go())
+    assert "outputSchema" not in tools["gone"] and "outputSchema" in tools["page"]
+    assert gone["content"] == [{"type": "text", "text": "DELETE /gone: HTTP 204 (no content)"}]
+    assert "isError" not in gone and "structuredContent" not in gone
+    assert page["isError"] is True and page["content"][0]["text"] == (
+        "GET /page: the API answered HTTP 200 with text/html, not the JSON its OpenAPI document describes "
+        "(serve it with output_schemas=False if it answers so)\n<html>maintenance</html>"
+    )

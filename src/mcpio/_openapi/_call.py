@@ -9,7 +9,9 @@ declared: JSON, ``application/x-www-form-urlencoded``, ``multipart/form-data`` (
 base64-encoded) or text.
 
 A 2xx JSON answer is the result's structuredContent (``{"result": …}`` when the output schema
-wraps it) and its text; other 2xx answers are text (images: image content). Any other status is
+wraps it) and its text; other 2xx answers are text (images: image content), except for a tool with
+an output schema, which must answer structured content: there an answer that is not the JSON the
+document describes is an ``isError`` result with its text. Any other status is
 an ``isError`` result saying the method, path and status with the API's error body, cut to
 ``ERROR_BODY_CHARS``; an API that does not answer in time or cannot be reached is an ``isError``
 result too: ``timeout`` bounds the whole call, the answer's body included (an answer trickling in
@@ -342,8 +344,9 @@ async def _read(response: httpx.Response, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def answer(op: Operation, response: httpx.Response, body: bytes) -> ToolResult:
-    """The tool result for the API's answer (module docstring)."""
+def answer(op: Operation, response: httpx.Response, body: bytes, tool: bool = True) -> ToolResult:
+    """The tool result for the API's answer (module docstring); ``tool=False``: a resource's
+    contents, whose text needs no structured content."""
     media = response.headers.get("content-type", "").split(";")[0].strip().lower()
     is_json = media == "application/json" or media.endswith("+json")
     text = body.decode(response.encoding or "utf-8", "replace")
@@ -358,19 +361,24 @@ def answer(op: Operation, response: httpx.Response, body: bytes) -> ToolResult:
         return _error(
             f"{op.label} failed: HTTP {response.status_code} {response.reason_phrase}{where}\n{text[:ERROR_BODY_CHARS]}{cut}"
         )
+    if tool and op.output_schema is not None:  # structured content or an error, never bare text (_operations._output)
+        try:
+            data = json.loads(text) if body else None
+        except ValueError:
+            data = None
+        structured = {"result": data} if op.wrap_output and body else data
+        if isinstance(structured, dict):
+            return ToolResult(content=[{"type": "text", "text": text}], structured_content=structured)
+        what = f"{media or 'no content type'}" if body else "no content"
+        return _error(
+            f"{op.label}: the API answered HTTP {response.status_code} with {what}, not the JSON its OpenAPI "
+            f"document describes (serve it with output_schemas=False if it answers so)\n{text[:ERROR_BODY_CHARS]}"
+        )
     if not body:
         return ToolResult(content=[{"type": "text", "text": f"{op.label}: HTTP {response.status_code} (no content)"}])
     if media.startswith("image/"):
         data = base64.b64encode(body).decode()
         return ToolResult(content=[{"type": "image", "data": data, "mimeType": media}])
-    if is_json or (op.output_schema is not None and text.lstrip()[:1] in "{["):
-        try:
-            data = json.loads(text)
-        except ValueError:
-            return ToolResult(content=[{"type": "text", "text": text}])
-        structured = {"result": data} if op.wrap_output else data
-        if op.output_schema is not None and isinstance(structured, dict):
-            return ToolResult(content=[{"type": "text", "text": text}], structured_content=structured)
     return ToolResult(content=[{"type": "text", "text": text}])
 
 
