@@ -216,8 +216,18 @@ async def trickle(request: Request) -> Response:
     return StreamingResponse(body(), media_type="application/json")
 
 
+async def who(request: Request) -> Response:
+    said = {k: request.headers.getlist(k) for k in ("x-key", "x-tenant", "cookie")}
+    return JSONResponse({**said, "query": request.scope["query_string"].decode()})
+
+
 SESSIONS = Starlette(
-    routes=[Route("/login", login, methods=["POST"]), Route("/trickle", trickle), Route("/{rest:path}", echo)]
+    routes=[
+        Route("/who", who),
+        Route("/login", login, methods=["POST"]),
+        Route("/trickle", trickle),
+        Route("/{rest:path}", echo),
+    ]
 )
 
 
@@ -284,3 +294,51 @@ def test_a_tool_with_an_output_schema_always_answers_structured_content_or_an_er
         "GET /page: the API answered HTTP 200 with text/html, not the JSON its OpenAPI document describes "
         "(serve it with output_schemas=False if it answers so)\n<html>maintenance</html>"
     )
+
+
+def test_a_configured_credential_or_header_replaces_an_argument_of_the_same_name_never_goes_beside_it():
+    """A document often declares its API key as a parameter too (in another case, say). The model's
+    value went out beside the configured one, first, and an API reads the first: the model chose
+    the key, the tenant, the session. The configured value now replaces it."""
+    doc: dict[str, Any] = {
+        "openapi": "3.1.0",
+        "info": {"title": "Keys", "version": "1"},
+        "components": {
+            "securitySchemes": {
+                "key": {"type": "apiKey", "in": "header", "name": "X-Key"},
+                "qkey": {"type": "apiKey", "in": "query", "name": "api_key"},
+                "ckey": {"type": "apiKey", "in": "cookie", "name": "sid"},
+            }
+        },
+        "paths": {
+            "/who": {
+                "get": {
+                    "operationId": "who",
+                    "security": [{"key": [], "qkey": [], "ckey": []}],
+                    "parameters": [
+                        param("x-key", "header", {"type": "string"}),
+                        param("X-Tenant", "header", {"type": "string"}),
+                        param("api_key", "query", {"type": "string"}),
+                        param("sid", "cookie", {"type": "string"}),
+                        param("other", "cookie", {"type": "string"}),
+                    ],
+                    "responses": ANY,
+                }
+            }
+        },
+    }
+    with ServerThread(SESSIONS) as api:
+        server = Server.from_openapi(
+            doc,
+            base_url=api.base,
+            headers={"X-Tenant": "acme"},
+            secrets={"key": "k-secret", "qkey": "q-secret", "ckey": "c-secret"},
+        )
+        arguments = {"x-key": "model", "X-Tenant": "other", "api_key": "model", "sid": "model", "other": "o"}
+        (seen,) = calls(server, ("who", arguments))
+    assert seen["structuredContent"] == {
+        "x-key": ["k-secret"],
+        "x-tenant": ["acme"],
+        "cookie": ["other=o; sid=c-secret"],
+        "query": "api_key=q-secret",
+    }

@@ -67,7 +67,7 @@ class Credentials:
             if value:
                 self.values[name] = value
 
-    def apply(self, op: Operation, headers: dict[str, str], params: list[tuple[str, str]], cookies: list[str]) -> None:
+    def apply(self, op: Operation, headers: dict[str, Any], params: list[tuple[str, str]], cookies: list[str]) -> None:
         for requirement in op.security or ():
             if not isinstance(requirement, dict):
                 continue
@@ -76,21 +76,32 @@ class Credentials:
                     self._one(name, headers, params, cookies)
                 return
 
-    def _one(self, name: str, headers: dict[str, str], params: list[tuple[str, str]], cookies: list[str]) -> None:
+    def _one(self, name: str, headers: dict[str, Any], params: list[tuple[str, str]], cookies: list[str]) -> None:
         scheme, value = self.schemes[name], self.values[name]
         kind = scheme.get("type")
         if kind == "apiKey":
             where, key = scheme.get("in"), str(scheme.get("name", ""))
             if where == "query":
+                params[:] = [(k, v) for k, v in params if k != key]
                 params.append((key, value))
             elif where == "cookie":
+                cookies[:] = [c for c in cookies if c.split("=", 1)[0] != key]
                 cookies.append(f"{key}={value}")
             else:
-                headers[key] = value
+                put(headers, key, value)
         elif kind == "http" and str(scheme.get("scheme", "")).lower() == "basic":
-            headers["Authorization"] = "Basic " + base64.b64encode(value.encode()).decode()
+            put(headers, "Authorization", "Basic " + base64.b64encode(value.encode()).decode())
         else:  # http bearer, oauth2, openIdConnect: a token
-            headers["Authorization"] = f"Bearer {value}"
+            put(headers, "Authorization", f"Bearer {value}")
+
+
+def put(headers: dict[str, Any], key: str, value: Any) -> None:
+    """Set header ``key``, removing any other spelling of it: a configured value (``headers=``, a
+    credential, the ``credentials=`` hook) replaces an argument's rather than going beside it (an
+    API reads the first of two, which was the model's). Query and cookie credentials likewise."""
+    for other in [k for k in headers if k.lower() == key.lower()]:
+        del headers[other]
+    headers[key] = value
 
 
 def _text(value: Any) -> str:
@@ -175,8 +186,7 @@ def build_request(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
             body, present = arguments.get("body"), "body" in arguments
         if present:
             _body(op, body, request)
-    if cookies:
-        request["cookies_header"] = "; ".join(cookies)
+    request["cookies"] = cookies
     return request
 
 
@@ -285,16 +295,19 @@ class Caller:
             from .._schema import ArgumentError
 
             return str(ArgumentError(str(exc), op.name))
-        headers: dict[str, Any] = {**self.headers, **spec.pop("headers")}
-        cookies = [spec.pop("cookies_header")] if "cookies_header" in spec else []
+        headers: dict[str, Any] = spec.pop("headers")
+        for key, value in self.headers.items():
+            put(headers, key, value)
+        cookies: list[str] = spec.pop("cookies")
         self.credentials.apply(op, headers, spec["params"], cookies)
         if self.auth_hook is not None:  # the documented hook: the verified principal -> API credentials
             extra = self.auth_hook(ctx)
             if hasattr(extra, "__await__"):
                 extra = await extra
-            headers.update(extra or {})
+            for key, value in (extra or {}).items():
+                put(headers, key, value)
         if cookies:
-            headers["Cookie"] = "; ".join(cookies)
+            put(headers, "Cookie", "; ".join(cookies))
         for key, value in headers.items():
             if not isinstance(value, str):
                 continue
