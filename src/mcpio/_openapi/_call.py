@@ -193,7 +193,7 @@ def build_request(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
 def _check_segments(template: str, path: str) -> None:
     """Each segment of ``path`` is its template segment's: values are escaped (no ``/``), so the
     segments line up one to one; one that a value leaves empty, ``.`` or ``..`` is refused."""
-    for before, after in zip(template.split("/"), path.split("/"), strict=True):
+    for before, after in zip(template.split("/"), path.split("/"), strict=False):
         if after != before and after in _DOT_OR_EMPTY:
             raise ValueError(
                 f"the path {template} cannot have its segment {before!r} be {after!r} (that is another path): "
@@ -287,6 +287,8 @@ class Caller:
 
     async def send(self, op: Operation, arguments: dict[str, Any], ctx: Any) -> tuple[httpx.Response, bytes] | str:
         """The API's answer and its body, or why there is none (a message for the model)."""
+        import asyncio
+
         import httpx
 
         try:
@@ -297,7 +299,8 @@ class Caller:
             return str(ArgumentError(str(exc), op.name))
         headers: dict[str, Any] = spec.pop("headers")
         for key, value in self.headers.items():
-            put(headers, key, value)
+            if key.lower() != "content-type" or "Content-Type" not in headers:  # the body's own type stays
+                put(headers, key, value)
         cookies: list[str] = spec.pop("cookies")
         self.credentials.apply(op, headers, spec["params"], cookies)
         if self.auth_hook is not None:  # the documented hook: the verified principal -> API credentials
@@ -318,8 +321,6 @@ class Caller:
                 )
             if not value.isascii():
                 headers[key] = value.encode()  # UTF-8 (RFC 9110 §5.5 obs-text); httpx would refuse it
-        import asyncio
-
         client, loop = self.client, asyncio.get_running_loop()
         if client is None or (self._loop is not None and self._loop is not loop):
             client, self._loop = self._make(), loop
@@ -382,7 +383,7 @@ def answer(op: Operation, response: httpx.Response, body: bytes, tool: bool = Tr
         structured = {"result": data} if op.wrap_output and body else data
         if isinstance(structured, dict):
             return ToolResult(content=[{"type": "text", "text": text}], structured_content=structured)
-        what = f"{media or 'no content type'}" if body else "no content"
+        what = (media or "no content type") if body else "no content"
         return _error(
             f"{op.label}: the API answered HTTP {response.status_code} with {what}, not the JSON its OpenAPI "
             f"document describes (serve it with output_schemas=False if it answers so)\n{text[:ERROR_BODY_CHARS]}"
