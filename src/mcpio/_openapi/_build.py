@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 from .. import _log
 from .._server._server import Server
 from .._server._tools import Tool
-from ._call import Caller, Credentials
-from ._load import OpenAPIError, load
+from ._call import Caller, Credentials, api_client, shown
+from ._load import TOO_DEEP, OpenAPIError, load
 from ._operations import Converted, Operation, convert
 from ._schemas import obj
 
@@ -62,7 +62,10 @@ def analyze(
         kinds[id(op)] = kind = _route(route_map, op)
         return kind != "skip"
 
-    converted = convert(doc, names, include)
+    try:
+        converted = convert(doc, names, include)
+    except RecursionError:  # a dict passed in, or YAML nested within what its parser takes
+        raise OpenAPIError(f"{where}: {TOO_DEEP}") from None
     return doc, where, converted, {op.name: kinds[id(op)] for op in converted.operations}
 
 
@@ -81,6 +84,20 @@ def server_url(doc: dict[str, Any], where: str) -> str | None:
     if where.startswith(("http://", "https://")):
         return urljoin(where, url)
     return None
+
+
+def _check_base(base: str, what: str) -> None:
+    """An http(s) URL with a host and no ``{variable}`` left (a server variable without a default),
+    checked once here rather than failing every call."""
+    parts = urlsplit(base)
+    if "{" in base or "}" in base:
+        raise OpenAPIError(
+            f"{what} {shown(base)!r} has a {{variable}} without a default; pass base_url= (--base-url) with the API's root URL"
+        )
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise OpenAPIError(
+            f"{what} {shown(base)!r} is not an http(s) URL with a host; pass the API's root URL, such as https://api.example.com"
+        )
 
 
 def from_openapi(
@@ -108,6 +125,7 @@ def from_openapi(
             f"{where}: its servers URL is relative or missing, so the API's address is unknown; pass base_url= "
             "(--base-url) with the API's root URL"
         )
+    _check_base(base, "base_url" if base_url else f"{where}: its servers URL")
     info = obj(doc.get("info"))
     server = Server(
         name or str(info.get("title") or "openapi"),
@@ -117,9 +135,7 @@ def from_openapi(
     )
 
     def make_client() -> Any:
-        import httpx
-
-        return httpx.AsyncClient(timeout=timeout, follow_redirects=False)
+        return api_client(timeout)
 
     caller = Caller(
         base,
@@ -129,6 +145,7 @@ def from_openapi(
         credentials=Credentials(doc, secrets, os.environ),
         auth_hook=credentials,
         max_response_bytes=max_response_bytes,
+        timeout=timeout,
     )
     for label, reason in converted.skipped:
         log.warning("skipped %s: %s", label, reason)
@@ -138,7 +155,7 @@ def from_openapi(
         if kinds[op.name] == "resource":
             from ._resources import add_resource
 
-            if add_resource(server, op, caller, base):
+            if add_resource(server, op, caller, shown(base)):  # a URI names, it does not log in
                 continue
             log.warning("%s stays a tool: its header or cookie parameters cannot be part of a URI", op.label)
         server.add_tool(_tool(op, caller))
@@ -176,9 +193,7 @@ def from_fastapi(app: Any, *, base_url: str = "http://fastapi", **options: Any) 
     import httpx
 
     timeout = options.pop("timeout", DEFAULT_TIMEOUT)
-    client = options.pop("client", None) or httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=app), timeout=timeout, follow_redirects=False
-    )
+    client = options.pop("client", None) or api_client(timeout, transport=httpx.ASGITransport(app=app))
     options.setdefault("name", getattr(app, "title", None))
     return from_openapi(openapi(), base_url=base_url, client=client, timeout=timeout, **options)
 

@@ -1,20 +1,28 @@
 """Calling an operation: arguments -> an HTTP request (httpx), the answer -> a tool result.
 
-Path parameters are percent-escaped (a ``/`` in a value cannot reach another path); query,
+Path parameters are percent-escaped (a ``/`` in a value cannot reach another path), and a value
+that would leave its segment empty, ``.`` or ``..`` is refused (RFC 3986 §5.2.4 dot-segment removal,
+or a proxy merging ``//``, would send the request to another operation's path); query,
 header and cookie values are written per their ``style``/``explode`` (OAS 3.x §4.8.12.4: form,
 spaceDelimited, pipeDelimited, deepObject; simple, label, matrix in paths). Bodies are sent as
 declared: JSON, ``application/x-www-form-urlencoded``, ``multipart/form-data`` (file fields arrive
 base64-encoded) or text.
 
 A 2xx JSON answer is the result's structuredContent (``{"result": …}`` when the output schema
-wraps it) and its text; other 2xx answers are text (images: image content). Any other status is
+wraps it) and its text; other 2xx answers are text (images: image content), except for a tool with
+an output schema, which must answer structured content: there an answer that is not the JSON the
+document describes is an ``isError`` result with its text. Any other status is
 an ``isError`` result saying the method, path and status with the API's error body, cut to
 ``ERROR_BODY_CHARS``; an API that does not answer in time or cannot be reached is an ``isError``
-result too. Answers are read up to ``max_response_bytes``. The tool result's text is then capped
-by the server's ``max_result_bytes`` like any tool's.
+result too: ``timeout`` bounds the whole call, the answer's body included (an answer trickling in
+byte by byte never trips httpx's per-read timeout). Answers are read up to ``max_response_bytes``.
+The tool result's text is then capped by the server's ``max_result_bytes`` like any tool's.
 
 Credentials (:class:`Credentials`) come from configuration only, never from the MCP request: the
 MCP client's token is for this server (spec 2025-11-25 basic/authorization §Token Passthrough).
+No header value leaves with a line break or control character (RFC 9110 §5.5): an argument's is an
+argument error, a configured one (``headers=``, ``credentials=``, a credential) an error naming the
+header, never its value; a message never shows the user:password of the base URL either.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from .._content import ToolResult
 from ._operations import Operation, Param
@@ -36,6 +44,8 @@ if TYPE_CHECKING:
 
 ERROR_BODY_CHARS = 2000
 ENV_PREFIX = "MCPIO_OPENAPI_"
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # what no HTTP field value holds (tab aside)
+_DOT_OR_EMPTY = ("", ".", "..")
 
 
 def env_name(scheme: str) -> str:
@@ -53,11 +63,11 @@ class Credentials:
         self.schemes: dict[str, dict[str, Any]] = {k: v for k, v in found.items() if isinstance(v, dict)}
         self.values: dict[str, str] = {}
         for name in self.schemes:
-            value = (secrets or {}).get(name) or environ.get(env_name(name))
+            value = ((secrets or {}).get(name) or environ.get(env_name(name)) or "").strip()  # a file's newline
             if value:
                 self.values[name] = value
 
-    def apply(self, op: Operation, headers: dict[str, str], params: list[tuple[str, str]], cookies: list[str]) -> None:
+    def apply(self, op: Operation, headers: dict[str, Any], params: list[tuple[str, str]], cookies: list[str]) -> None:
         for requirement in op.security or ():
             if not isinstance(requirement, dict):
                 continue
@@ -66,21 +76,32 @@ class Credentials:
                     self._one(name, headers, params, cookies)
                 return
 
-    def _one(self, name: str, headers: dict[str, str], params: list[tuple[str, str]], cookies: list[str]) -> None:
+    def _one(self, name: str, headers: dict[str, Any], params: list[tuple[str, str]], cookies: list[str]) -> None:
         scheme, value = self.schemes[name], self.values[name]
         kind = scheme.get("type")
         if kind == "apiKey":
             where, key = scheme.get("in"), str(scheme.get("name", ""))
             if where == "query":
+                params[:] = [(k, v) for k, v in params if k != key]
                 params.append((key, value))
             elif where == "cookie":
+                cookies[:] = [c for c in cookies if c.split("=", 1)[0] != key]
                 cookies.append(f"{key}={value}")
             else:
-                headers[key] = value
+                put(headers, key, value)
         elif kind == "http" and str(scheme.get("scheme", "")).lower() == "basic":
-            headers["Authorization"] = "Basic " + base64.b64encode(value.encode()).decode()
+            put(headers, "Authorization", "Basic " + base64.b64encode(value.encode()).decode())
         else:  # http bearer, oauth2, openIdConnect: a token
-            headers["Authorization"] = f"Bearer {value}"
+            put(headers, "Authorization", f"Bearer {value}")
+
+
+def put(headers: dict[str, Any], key: str, value: Any) -> None:
+    """Set header ``key``, removing any other spelling of it: a configured value (``headers=``, a
+    credential, the ``credentials=`` hook) replaces an argument's rather than going beside it (an
+    API reads the first of two, which was the model's). Query and cookie credentials likewise."""
+    for other in [k for k in headers if k.lower() == key.lower()]:
+        del headers[other]
+    headers[key] = value
 
 
 def _text(value: Any) -> str:
@@ -139,6 +160,8 @@ def build_request(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
     cookies: list[str] = []
     for p in op.params:
         if p.arg not in arguments or arguments[p.arg] is None:
+            if p.location == "path":
+                raise ValueError(f"argument {p.arg!r} needs a value: it is part of the path {op.path}")
             continue
         value = arguments[p.arg]
         if p.location == "path":
@@ -147,8 +170,13 @@ def build_request(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
             _query(p, value, params)
         elif p.location == "header":
             headers[p.name] = ",".join(_text(v) for v in value) if isinstance(value, list) else _text(value)
+            if _CONTROL.search(headers[p.name]):
+                raise ValueError(
+                    f"argument {p.arg!r} is an HTTP header: it cannot hold line breaks or control characters"
+                )
         else:
             cookies.append(f"{p.name}={quote(_text(value), safe='')}")
+    _check_segments(op.path, path)
     request: dict[str, Any] = {"method": op.method, "url": path.lstrip("/"), "params": params, "headers": headers}
     if op.body_kind is not None:
         if op.body_args is not None:
@@ -158,9 +186,27 @@ def build_request(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
             body, present = arguments.get("body"), "body" in arguments
         if present:
             _body(op, body, request)
-    if cookies:
-        request["cookies_header"] = "; ".join(cookies)
+    request["cookies"] = cookies
     return request
+
+
+def _check_segments(template: str, path: str) -> None:
+    """Each segment of ``path`` is its template segment's: values are escaped (no ``/``), so the
+    segments line up one to one; one that a value leaves empty, ``.`` or ``..`` is refused."""
+    for before, after in zip(template.split("/"), path.split("/"), strict=False):
+        if after != before and after in _DOT_OR_EMPTY:
+            raise ValueError(
+                f"the path {template} cannot have its segment {before!r} be {after!r} (that is another path): "
+                "pass the value the parameter names"
+            )
+
+
+def shown(url: str) -> str:
+    """``url`` without its user:password, for messages and resource URIs."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
 def _body(op: Operation, body: Any, request: dict[str, Any]) -> None:
@@ -191,8 +237,26 @@ def _body(op: Operation, body: Any, request: dict[str, Any]) -> None:
         raise ValueError(f"the request body must be an object of fields for {op.body_media}")
 
 
+def api_client(timeout: float, **options: Any) -> httpx.AsyncClient:
+    """The httpx client mcpio makes for an API: no redirects followed, and no cookie jar. One server
+    serves every MCP client (and, with ``credentials=``, every principal) through it: a cookie the
+    API sets on one call (a session) would go out with the next, which may be another user's."""
+    from http.cookiejar import CookieJar, DefaultCookiePolicy
+
+    import httpx
+
+    class _Refuse(DefaultCookiePolicy):
+        def set_ok(self, cookie: Any, request: Any) -> bool:
+            return False
+
+    return httpx.AsyncClient(timeout=timeout, follow_redirects=False, cookies=CookieJar(policy=_Refuse()), **options)
+
+
 class Caller:
-    """Serves the operations of one API: one httpx client, made on first use (on the serving loop)."""
+    """Serves the operations of one API: one httpx client, made on first use on the serving loop,
+    and made again when the server is served on another loop (a pooled connection belongs to the
+    loop that opened it: reused from a later ``asyncio.run`` it fails, "Event loop is closed"). A
+    ``client=`` of the user's is theirs to keep on one loop."""
 
     def __init__(
         self,
@@ -204,9 +268,13 @@ class Caller:
         credentials: Credentials,
         auth_hook: Callable[..., Any] | None,
         max_response_bytes: int,
+        timeout: float,
     ) -> None:
+        self.timeout = timeout  # the whole call's, answer read included (httpx's are per read)
         self.base_url = base_url.rstrip("/") + "/"
+        self.shown_url = shown(self.base_url)
         self.client, self._make = client, make_client
+        self._loop: object = None  # the loop of the client made here (None: none made, or the user's)
         self.headers = dict(headers or {})
         self.credentials = credentials
         self.auth_hook = auth_hook
@@ -219,6 +287,8 @@ class Caller:
 
     async def send(self, op: Operation, arguments: dict[str, Any], ctx: Any) -> tuple[httpx.Response, bytes] | str:
         """The API's answer and its body, or why there is none (a message for the model)."""
+        import asyncio
+
         import httpx
 
         try:
@@ -227,32 +297,50 @@ class Caller:
             from .._schema import ArgumentError
 
             return str(ArgumentError(str(exc), op.name))
-        headers = {**self.headers, **spec.pop("headers")}
-        cookies = [spec.pop("cookies_header")] if "cookies_header" in spec else []
+        headers: dict[str, Any] = spec.pop("headers")
+        for key, value in self.headers.items():
+            if key.lower() != "content-type" or "Content-Type" not in headers:  # the body's own type stays
+                put(headers, key, value)
+        cookies: list[str] = spec.pop("cookies")
         self.credentials.apply(op, headers, spec["params"], cookies)
         if self.auth_hook is not None:  # the documented hook: the verified principal -> API credentials
             extra = self.auth_hook(ctx)
             if hasattr(extra, "__await__"):
                 extra = await extra
-            headers.update(extra or {})
+            for key, value in (extra or {}).items():
+                put(headers, key, value)
         if cookies:
-            headers["Cookie"] = "; ".join(cookies)
-        client = self.client
-        if client is None:
-            client = self.client = self._make()
+            put(headers, "Cookie", "; ".join(cookies))
+        for key, value in headers.items():
+            if not isinstance(value, str):
+                continue
+            if _CONTROL.search(value):  # not an argument's (build_request checked those): configuration's
+                return (
+                    f"{op.label}: the {key} header configured for the API (headers=, credentials= or an "
+                    f"{ENV_PREFIX}* credential) holds a line break or control character; the server's operator must fix it"
+                )
+            if not value.isascii():
+                headers[key] = value.encode()  # UTF-8 (RFC 9110 §5.5 obs-text); httpx would refuse it
+        client, loop = self.client, asyncio.get_running_loop()
+        if client is None or (self._loop is not None and self._loop is not loop):
+            client, self._loop = self._make(), loop
+            self.client = client
         request = client.build_request(url=self.base_url + spec.pop("url"), headers=headers, **spec)
         try:
-            response = await client.send(request, stream=True)
-            try:
-                return response, await _read(response, self.max_response_bytes)
-            finally:
-                await response.aclose()
+            async with asyncio.timeout(self.timeout):  # an answer trickling in never times out a read
+                response = await client.send(request, stream=True)
+                try:
+                    return response, await _read(response, self.max_response_bytes)
+                finally:
+                    await response.aclose()
+        except TimeoutError:
+            return f"{op.label}: the API did not answer within the timeout ({self.timeout} s)"
         except _TooLarge as exc:
             return f"{op.label}: the API's answer is over {exc.args[0]:,} bytes (max_response_bytes); not read"
         except httpx.TimeoutException:
             return f"{op.label}: the API did not answer within the timeout ({client.timeout.read} s)"
         except httpx.HTTPError as exc:
-            return f"{op.label}: cannot reach the API at {self.base_url} ({type(exc).__name__}: {exc})"
+            return f"{op.label}: cannot reach the API at {self.shown_url} ({type(exc).__name__}: {exc})"
 
 
 class _TooLarge(Exception):
@@ -270,8 +358,9 @@ async def _read(response: httpx.Response, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def answer(op: Operation, response: httpx.Response, body: bytes) -> ToolResult:
-    """The tool result for the API's answer (module docstring)."""
+def answer(op: Operation, response: httpx.Response, body: bytes, tool: bool = True) -> ToolResult:
+    """The tool result for the API's answer (module docstring); ``tool=False``: a resource's
+    contents, whose text needs no structured content."""
     media = response.headers.get("content-type", "").split(";")[0].strip().lower()
     is_json = media == "application/json" or media.endswith("+json")
     text = body.decode(response.encoding or "utf-8", "replace")
@@ -286,19 +375,24 @@ def answer(op: Operation, response: httpx.Response, body: bytes) -> ToolResult:
         return _error(
             f"{op.label} failed: HTTP {response.status_code} {response.reason_phrase}{where}\n{text[:ERROR_BODY_CHARS]}{cut}"
         )
+    if tool and op.output_schema is not None:  # structured content or an error, never bare text (_operations._output)
+        try:
+            data = json.loads(text) if body else None
+        except ValueError:
+            data = None
+        structured = {"result": data} if op.wrap_output and body else data
+        if isinstance(structured, dict):
+            return ToolResult(content=[{"type": "text", "text": text}], structured_content=structured)
+        what = (media or "no content type") if body else "no content"
+        return _error(
+            f"{op.label}: the API answered HTTP {response.status_code} with {what}, not the JSON its OpenAPI "
+            f"document describes (serve it with output_schemas=False if it answers so)\n{text[:ERROR_BODY_CHARS]}"
+        )
     if not body:
         return ToolResult(content=[{"type": "text", "text": f"{op.label}: HTTP {response.status_code} (no content)"}])
     if media.startswith("image/"):
         data = base64.b64encode(body).decode()
         return ToolResult(content=[{"type": "image", "data": data, "mimeType": media}])
-    if is_json or (op.output_schema is not None and text.lstrip()[:1] in "{["):
-        try:
-            data = json.loads(text)
-        except ValueError:
-            return ToolResult(content=[{"type": "text", "text": text}])
-        structured = {"result": data} if op.wrap_output else data
-        if op.output_schema is not None and isinstance(structured, dict):
-            return ToolResult(content=[{"type": "text", "text": text}], structured_content=structured)
     return ToolResult(content=[{"type": "text", "text": text}])
 
 

@@ -3,6 +3,10 @@
 OpenAPI 3.0.x and 3.1.x are read. A Swagger 2.0 document is refused with what to do (convert it
 to OpenAPI 3 first); anything else is refused naming what was found. YAML needs PyYAML
 (``pip install 'mcpio[openapi]'``), imported only for a document that is not JSON.
+
+A hostile document is refused with an :class:`OpenAPIError`, not a hang or a traceback: YAML whose
+aliases expand to more than ``MAX_VALUES`` values (a "billion laughs": ten lines, 10^8 schemas) or
+refer to themselves (a cycle no JSON document can hold), and nesting deeper than Python recurses.
 """
 
 from __future__ import annotations
@@ -12,6 +16,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import msgspec
+
+MAX_VALUES = 5_000_000  # once aliases are expanded; GitHub's 13 MB document holds about 260,000
+TOO_DEEP = "it nests deeper than mcpio reads (about 900 levels)"
 
 
 class OpenAPIError(ValueError):
@@ -58,8 +65,11 @@ def parse(data: bytes | str, where: str) -> dict[str, Any]:
             doc = msgspec.json.decode(raw)  # GitHub's 13 MB: ~3x faster than the json module
         except msgspec.DecodeError as exc:
             raise OpenAPIError(f"{where}: not valid JSON ({exc})") from None
+        except RecursionError:
+            raise OpenAPIError(f"{where}: {TOO_DEEP}") from None
     else:
         doc = _yaml(raw.decode("utf-8", "replace"), where)
+        _check_expansion(doc, where)
     if not isinstance(doc, dict):
         raise OpenAPIError(f"{where}: an OpenAPI document is an object, not {type(doc).__name__}")
     return doc
@@ -81,6 +91,37 @@ def _yaml(text: str, where: str) -> Any:
         return yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         raise OpenAPIError(f"{where}: not valid JSON or YAML ({exc})") from None
+    except RecursionError:
+        raise OpenAPIError(f"{where}: {TOO_DEEP}") from None
+
+
+def _check_expansion(doc: Any, where: str) -> None:
+    """Refuse YAML whose aliases make a cycle or expand past ``MAX_VALUES`` (module docstring):
+    each shared node is sized once (depth first, iteratively), so the check costs the document's
+    own size, not its expansion."""
+    size: dict[int, int] = {}
+    open_: set[int] = set()  # the nodes whose children are being sized: the current path
+    stack: list[tuple[Any, bool]] = [(doc, False)]
+    while stack:
+        node, sized = stack.pop()
+        key = id(node)
+        children = list(node.values() if isinstance(node, dict) else node)
+        if sized:
+            open_.discard(key)
+            size[key] = 1 + sum(size.get(id(c), 1) for c in children)
+            if size[key] > MAX_VALUES:
+                raise OpenAPIError(
+                    f"{where}: its YAML aliases expand to over {MAX_VALUES:,} values; write the document without "
+                    "repeating aliases (or as JSON)"
+                )
+        elif key in open_:
+            raise OpenAPIError(
+                f"{where}: a YAML alias refers to a node that contains it; an OpenAPI document has no cycles"
+            )
+        elif key not in size:
+            open_.add(key)
+            stack.append((node, True))
+            stack.extend((c, False) for c in children if isinstance(c, (dict, list)))
 
 
 def check_version(doc: dict[str, Any], where: str) -> None:

@@ -267,7 +267,12 @@ def _object(props: dict[str, Any], required: list[str]) -> dict[str, Any]:
 
 
 def _output(op: Operation, doc: dict[str, Any], schemas: Schemas) -> tuple[dict[str, Any] | None, bool]:
+    """The 2xx responses' output schema, and whether it is wrapped; none unless every 2xx response
+    is JSON with the same schema: a tool with an output schema MUST answer structured content that
+    conforms (spec 2025-11-25 server/tools §Output Schema), which a 204, a text answer or another
+    2xx's body cannot."""
     responses = obj(op.raw.get("responses"))
+    schema_of: list[Any] = []
     for code, value in sorted((str(k), v) for k, v in responses.items()):  # YAML may key them by int
         if not (code.startswith("2") and len(code) == 3):
             continue
@@ -278,7 +283,9 @@ def _output(op: Operation, doc: dict[str, Any], schemas: Schemas) -> tuple[dict[
         media = next((m for m in content if _is_json(m) and m != "*/*"), None)
         if media is None or not isinstance(content[media], dict) or "schema" not in content[media]:
             return None, False
-        raw = content[media]["schema"]
+        schema_of.append(content[media]["schema"])
+    if schema_of and all(x == schema_of[0] for x in schema_of):
+        raw = schema_of[0]
         resolved = deref(doc, raw)
         schema = schemas.convert(raw)
         is_object = isinstance(resolved, dict) and resolved.get("type") == "object"

@@ -48,7 +48,7 @@ def add_resource(server: Server, op: Operation, caller: Caller, base: str) -> bo
         response, body = sent
         if response.status_code == 404:
             raise ResourceNotFound(f"{op.label}: the API answered 404 for {response.request.url}")
-        result = answer(op, response, body)
+        result = answer(op, response, body, tool=False)
         text = result.content[0]["text"] if result.content and "text" in result.content[0] else ""
         if result.is_error:
             raise MCPError(str(text))
