@@ -125,3 +125,44 @@ def test_the_request_log_has_no_token_no_cookie_and_tells_principals_apart(kit, 
     else:
         assert all("session" not in line for line in echoes)
     assert all(line["outcome"] == "ok" and line["protocolVersion"] == version for line in echoes)
+
+
+@pytest.fixture(scope="module")
+def open_kit(tmp_path_factory):
+    """The kit without auth: callers are told apart by their session, credentials or address."""
+    yield from start_kit(tmp_path_factory.mktemp("open-kit"))
+
+
+def test_a_private_answer_is_never_served_to_another_legacy_session(open_kit):
+    # No auth, both sessions from 127.0.0.1: the read-only recall's answer is made of the
+    # session's own state, and a session must never be handed another's.
+    async def main():
+        async with (
+            Client(open_kit.url, era="legacy", timeout=20) as alice,
+            Client(open_kit.url, era="legacy", timeout=20) as bob,
+        ):
+            await alice.call_tool("remember", {"note": "alice-private-note"})
+            await bob.call_tool("remember", {"note": "bob-private-note"})
+            a1, a2 = [text(await alice.call_tool("recall", {})) for _ in range(2)]
+            return a1, a2, text(await bob.call_tool("recall", {}))
+
+    a1, a2, b1 = asyncio.run(main())
+    assert a1 == a2 and a1.startswith("alice-private-note #")  # cached for Alice's session
+    assert b1.startswith("bob-private-note #")
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_without_auth_a_private_answer_is_kept_per_credentials_not_per_address(open_kit, era):
+    # A server that tells its callers apart by a cookie of its own (no auth=): two callers at one
+    # address with different cookies never get each other's answer; one caller gets its own again.
+    def caller(cookie: str) -> Client:
+        return Client(open_kit.url, era=era, headers={"Cookie": cookie}, timeout=20)
+
+    async def main():
+        async with caller(f"user=alice-{era}") as alice, caller(f"user=bob-{era}") as bob:
+            a1, a2 = [text(await alice.call_tool("cookie_user", {})) for _ in range(2)]
+            return a1, a2, text(await bob.call_tool("cookie_user", {}))
+
+    a1, a2, b1 = asyncio.run(main())
+    assert a1 == a2 and a1.startswith(f"user=alice-{era} #")
+    assert b1.startswith(f"user=bob-{era} #")
