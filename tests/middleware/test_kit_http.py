@@ -166,3 +166,31 @@ def test_without_auth_a_private_answer_is_kept_per_credentials_not_per_address(o
     a1, a2, b1 = asyncio.run(main())
     assert a1 == a2 and a1.startswith(f"user=alice-{era} #")
     assert b1.startswith(f"user=bob-{era} #")
+
+
+@pytest.fixture
+def tight_open(tmp_path):
+    """A fresh process without auth allowing 2 tool calls per address, then one a minute."""
+    yield from start_kit(tmp_path, KIT_RATE="1/minute", KIT_BURST="2")
+
+
+def test_a_client_cannot_choose_its_address_with_x_forwarded_for(tight_open):
+    # No auth, 2 tool calls per address then one a minute. Each caller claims another address in
+    # X-Forwarded-For: the request comes from 127.0.0.1, where nobody named a trusted proxy
+    # (FORWARDED_ALLOW_IPS), so the header is the caller's word, not its address.
+    def caller(n: int) -> Client:
+        return Client(tight_open.url, era="modern", headers={"X-Forwarded-For": f"203.0.113.{n}"}, timeout=20)
+
+    async def main():
+        seen = []
+        for n in range(2):
+            async with caller(n) as c:
+                seen.append(text(await c.call_tool("peer", {})))
+        async with caller(2) as c:
+            with pytest.raises(MCPError) as refused:
+                await c.call_tool("peer", {})
+        return seen, refused.value
+
+    seen, refused = asyncio.run(main())
+    assert seen == ["127.0.0.1", "127.0.0.1"]
+    assert refused.code == RATE_LIMITED and "this caller" in str(refused)
