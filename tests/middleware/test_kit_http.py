@@ -122,6 +122,7 @@ def test_the_request_log_has_no_token_no_cookie_and_tells_principals_apart(kit, 
     assert alice != bob and len(alice) == 12
     if era == "legacy":  # the session id: a digest, never the id (2026-07-28 has no sessions)
         assert all(len(line["session"]) == 12 for line in echoes)
+        assert echoes[0]["session"] != echoes[1]["session"]  # two sessions, told apart
     else:
         assert all("session" not in line for line in echoes)
     assert all(line["outcome"] == "ok" and line["protocolVersion"] == version for line in echoes)

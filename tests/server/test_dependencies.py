@@ -221,6 +221,10 @@ def test_ctx_http_shows_the_current_http_request_with_credentials_redacted(route
                     if not isinstance(target, str):
                         assert data == {"http": None}  # stdio
                         return
+                    printed = data.pop("printed")
+                    assert "not-checked-here" not in printed
+                    assert data.pop("session") == ("[redacted]" if era == "legacy" else None)
+                    assert data.pop("session_sent") is (era == "legacy")
                     assert data == {
                         "method": "POST",
                         "path": "/mcp",
