@@ -10,8 +10,9 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from typing import Any
 
-from mcpio import Context, Server
+from mcpio import Context, Server, StateHandle
 from mcpio.middleware import RateLimit, ResponseCache, StructuredLogging, Timing
 
 server = Server("kit", "1.0.0", cache_scope=os.environ.get("KIT_CACHE_SCOPE", "private"))
@@ -110,3 +111,11 @@ def cookie_user(ctx: Context) -> str:
 def peer(ctx: Context) -> str:
     """The client address ``ctx.http`` reports."""
     return ctx.http.client[0] if ctx.http is not None and ctx.http.client is not None else "none"
+
+
+@server.tool
+async def basket(item: str, cart: StateHandle, ctx: Context) -> dict[str, Any]:
+    """Add ``item`` to the cart the handle names (a new one without): the handle is a bearer secret."""
+    items = [*await ctx.session_state.get("items", []), item]
+    await ctx.session_state.set("items", items)
+    return {"cart": cart, "items": items}

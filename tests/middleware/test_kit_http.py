@@ -195,3 +195,20 @@ def test_a_client_cannot_choose_its_address_with_x_forwarded_for(tight_open):
     seen, refused = asyncio.run(main())
     assert seen == ["127.0.0.1", "127.0.0.1"]
     assert refused.code == RATE_LIMITED and "this caller" in str(refused)
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_the_request_log_never_holds_a_state_handle(open_kit, era):
+    # Without auth a StateHandle is the authority to use its state: a log reader must not get it,
+    # whatever the tool names the parameter.
+    async def main():
+        async with Client(open_kit.url, era=era, timeout=20) as c:
+            first = (await c.call_tool("basket", {"item": f"apple-{era}"})).data
+            again = (await c.call_tool("basket", {"item": f"pear-{era}", "cart": first["cart"]})).data
+            return first["cart"], again
+
+    cart, again = asyncio.run(main())
+    assert again == {"cart": cart, "items": [f"apple-{era}", f"pear-{era}"]}
+    assert cart not in open_kit.log.read_text()
+    logged = [line["arguments"] for line in open_kit.lines() if line.get("name") == "basket"]
+    assert {"item": f"pear-{era}", "cart": "[redacted]"} in logged

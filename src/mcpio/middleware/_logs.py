@@ -17,7 +17,8 @@ Never written: tokens, the ``Authorization``, ``Proxy-Authorization``, ``Cookie`
 query (``name`` keeps scheme, host and path), and argument values, unless ``include_arguments=True``:
 then the arguments are logged with the value of every key that looks secret (``password``,
 ``token``, ``secret``, ``api_key``, ``authorization``, ``cookie``, ``credential``, ``private_key``,
-``session``…, at any depth) and every string that looks like a bearer token replaced by
+``session``…, at any depth) and every string that looks like a bearer token, a JWT or a state
+handle (``mcpio.StateHandle``: without auth, holding one is the authority to use it) replaced by
 ``"[redacted]"``.
 """
 
@@ -31,6 +32,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .._errors import INTERNAL_ERROR, MCPError
+from .._handle import HANDLE_PATTERN
 from . import _identity
 
 if TYPE_CHECKING:
@@ -42,7 +44,10 @@ SECRET_KEY = re.compile(
     r"|session|signature|^pin$",
     re.IGNORECASE,
 )
-SECRET_VALUE = re.compile(r"^\s*(bearer|basic)\s+\S+|^eyJ[\w-]+\.[\w-]+\.", re.IGNORECASE)
+SECRET_VALUE = re.compile(
+    r"^\s*(bearer|basic)\s+\S+|^eyJ[\w-]+\.[\w-]+\.|^" + HANDLE_PATTERN + "$",  # a token, a JWT, a state handle
+    re.IGNORECASE,
+)
 
 
 def shown_name(request: Request) -> str | None:
