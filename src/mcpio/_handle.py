@@ -30,6 +30,12 @@ the client can pass it back. With authorization a handle is bound to the princip
 for: another principal's call with it is refused as an unknown handle."""
 
 
+# A minted handle (``_session_state.open_handle``): the prefix and 24 random bytes, URL-safe
+# base64. A bearer secret without auth: StructuredLogging redacts values of this shape.
+HANDLE_PREFIX = "sh_"
+HANDLE_PATTERN = HANDLE_PREFIX + r"[A-Za-z0-9_-]{32}"
+
+
 # What the input schema shows for it (``_schema._normalize``); the field is optional (the
 # framework mints a handle when it is absent).
 HANDLE_TYPE = Annotated[str, msgspec.Meta(description=HANDLE_DESCRIPTION, min_length=1, max_length=256)]

@@ -210,6 +210,54 @@ def test_private_answers_are_partitioned_by_credentials_public_ones_shared(http_
     run(main())
 
 
+def test_a_new_auth_object_never_reads_the_private_answers_of_an_old_one(http_url):
+    """One cache serves Clients made one after the other, each with its user's ``auth=`` object.
+    Bob's is made where Alice's lived (CPython gives a freed object's address to the next one):
+    it must not inherit Alice's private partition."""
+    import gc
+    import weakref
+
+    import httpx
+
+    from tests.cache.conftest import ALICE
+
+    class Bearer(httpx.Auth):
+        __slots__ = ("token", *(f"pad{i}" for i in range(37)))  # a size few other objects have
+
+        def __init__(self, token: str) -> None:
+            self.token = token
+
+        def auth_flow(self, request):
+            request.headers["Authorization"] = f"Bearer {self.token}"
+            yield request
+
+    cache = MemoryCache()
+
+    async def read(auth: Bearer) -> str:
+        async with Client(http_url, era="modern", auth=auth, cache=cache, timeout=30) as c:
+            return (await c.read_resource("secret://mine"))[0].text
+
+    async def main():
+        auth = Bearer(ALICE)
+        where = id(auth)
+        assert await read(auth) == "the secret of token-1"
+        freed = weakref.ref(auth)
+        del auth
+        for _ in range(100):  # the Client's last tasks may still hold it for a turn or two
+            gc.collect()
+            if freed() is None:
+                break
+            await asyncio.sleep(0)
+        assert freed() is None, gc.get_referrers(freed())
+        made = [Bearer(BOB) for _ in range(1000)]  # kept alive: each takes a fresh address
+        bobs = [a for a in made if id(a) == where]
+        if not bobs:
+            pytest.skip("this interpreter did not reuse the freed address")
+        assert await read(bobs[0]) == "the secret of token-2"
+
+    run(main())
+
+
 def test_two_servers_sharing_a_cache_do_not_see_each_others_answers(http_url):
     from tests.cache.conftest import ALICE
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from typing import Any
 
-from mcpio import Context, Server
+from mcpio import Context, Server, StateHandle
 from mcpio.middleware import RateLimit, ResponseCache, StructuredLogging, Timing
 
 server = Server("kit", "1.0.0", cache_scope=os.environ.get("KIT_CACHE_SCOPE", "private"))
@@ -84,3 +85,37 @@ def my_memo(ctx: Context) -> str:
 @server.resource("memo://fresh", ttl_ms=0)
 def fresh_memo() -> str:
     return f"fresh #{run()}"
+
+
+@server.tool
+async def remember(note: str, ctx: Context) -> str:
+    """Keep ``note`` in this caller's session state (not read-only)."""
+    await ctx.session_state.set("note", note)
+    return "kept"
+
+
+@server.tool(annotations={"readOnlyHint": True})
+async def recall(ctx: Context) -> str:
+    """The note this legacy session kept (read-only: cached, per session)."""
+    return f"{await ctx.session_state.get('note')} #{run()}"
+
+
+@server.tool(annotations={"readOnlyHint": True})
+def cookie_user(ctx: Context) -> str:
+    """Whom the Cookie names: a server that tells its callers apart by a cookie of its own."""
+    cookie = ctx.http.secret_header("cookie") if ctx.http is not None else None
+    return f"{cookie} #{run()}"
+
+
+@server.tool
+def peer(ctx: Context) -> str:
+    """The client address ``ctx.http`` reports."""
+    return ctx.http.client[0] if ctx.http is not None and ctx.http.client is not None else "none"
+
+
+@server.tool
+async def basket(item: str, cart: StateHandle, ctx: Context) -> dict[str, Any]:
+    """Add ``item`` to the cart the handle names (a new one without): the handle is a bearer secret."""
+    items = [*await ctx.session_state.get("items", []), item]
+    await ctx.session_state.set("items", items)
+    return {"cart": cart, "items": items}

@@ -122,6 +122,93 @@ def test_the_request_log_has_no_token_no_cookie_and_tells_principals_apart(kit, 
     assert alice != bob and len(alice) == 12
     if era == "legacy":  # the session id: a digest, never the id (2026-07-28 has no sessions)
         assert all(len(line["session"]) == 12 for line in echoes)
+        assert echoes[0]["session"] != echoes[1]["session"]  # two sessions, told apart
     else:
         assert all("session" not in line for line in echoes)
     assert all(line["outcome"] == "ok" and line["protocolVersion"] == version for line in echoes)
+
+
+@pytest.fixture(scope="module")
+def open_kit(tmp_path_factory):
+    """The kit without auth: callers are told apart by their session, credentials or address."""
+    yield from start_kit(tmp_path_factory.mktemp("open-kit"))
+
+
+def test_a_private_answer_is_never_served_to_another_legacy_session(open_kit):
+    # No auth, both sessions from 127.0.0.1: the read-only recall's answer is made of the
+    # session's own state, and a session must never be handed another's.
+    async def main():
+        async with (
+            Client(open_kit.url, era="legacy", timeout=20) as alice,
+            Client(open_kit.url, era="legacy", timeout=20) as bob,
+        ):
+            await alice.call_tool("remember", {"note": "alice-private-note"})
+            await bob.call_tool("remember", {"note": "bob-private-note"})
+            a1, a2 = [text(await alice.call_tool("recall", {})) for _ in range(2)]
+            return a1, a2, text(await bob.call_tool("recall", {}))
+
+    a1, a2, b1 = asyncio.run(main())
+    assert a1 == a2 and a1.startswith("alice-private-note #")  # cached for Alice's session
+    assert b1.startswith("bob-private-note #")
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_without_auth_a_private_answer_is_kept_per_credentials_not_per_address(open_kit, era):
+    # A server that tells its callers apart by a cookie of its own (no auth=): two callers at one
+    # address with different cookies never get each other's answer; one caller gets its own again.
+    def caller(cookie: str) -> Client:
+        return Client(open_kit.url, era=era, headers={"Cookie": cookie}, timeout=20)
+
+    async def main():
+        async with caller(f"user=alice-{era}") as alice, caller(f"user=bob-{era}") as bob:
+            a1, a2 = [text(await alice.call_tool("cookie_user", {})) for _ in range(2)]
+            return a1, a2, text(await bob.call_tool("cookie_user", {}))
+
+    a1, a2, b1 = asyncio.run(main())
+    assert a1 == a2 and a1.startswith(f"user=alice-{era} #")
+    assert b1.startswith(f"user=bob-{era} #")
+
+
+@pytest.fixture
+def tight_open(tmp_path):
+    """A fresh process without auth allowing 2 tool calls per address, then one a minute."""
+    yield from start_kit(tmp_path, KIT_RATE="1/minute", KIT_BURST="2")
+
+
+def test_a_client_cannot_choose_its_address_with_x_forwarded_for(tight_open):
+    # No auth, 2 tool calls per address then one a minute. Each caller claims another address in
+    # X-Forwarded-For: the request comes from 127.0.0.1, where nobody named a trusted proxy
+    # (FORWARDED_ALLOW_IPS), so the header is the caller's word, not its address.
+    def caller(n: int) -> Client:
+        return Client(tight_open.url, era="modern", headers={"X-Forwarded-For": f"203.0.113.{n}"}, timeout=20)
+
+    async def main():
+        seen = []
+        for n in range(2):
+            async with caller(n) as c:
+                seen.append(text(await c.call_tool("peer", {})))
+        async with caller(2) as c:
+            with pytest.raises(MCPError) as refused:
+                await c.call_tool("peer", {})
+        return seen, refused.value
+
+    seen, refused = asyncio.run(main())
+    assert seen == ["127.0.0.1", "127.0.0.1"]
+    assert refused.code == RATE_LIMITED and "this caller" in str(refused)
+
+
+@pytest.mark.parametrize("era", ERAS)
+def test_the_request_log_never_holds_a_state_handle(open_kit, era):
+    # Without auth a StateHandle is the authority to use its state: a log reader must not get it,
+    # whatever the tool names the parameter.
+    async def main():
+        async with Client(open_kit.url, era=era, timeout=20) as c:
+            first = (await c.call_tool("basket", {"item": f"apple-{era}"})).data
+            again = (await c.call_tool("basket", {"item": f"pear-{era}", "cart": first["cart"]})).data
+            return first["cart"], again
+
+    cart, again = asyncio.run(main())
+    assert again == {"cart": cart, "items": [f"apple-{era}", f"pear-{era}"]}
+    assert cart not in open_kit.log.read_text()
+    logged = [line["arguments"] for line in open_kit.lines() if line.get("name") == "basket"]
+    assert {"item": f"pear-{era}", "cart": "[redacted]"} in logged

@@ -221,6 +221,10 @@ def test_ctx_http_shows_the_current_http_request_with_credentials_redacted(route
                     if not isinstance(target, str):
                         assert data == {"http": None}  # stdio
                         return
+                    printed = data.pop("printed")
+                    assert "not-checked-here" not in printed
+                    assert data.pop("session") == ("[redacted]" if era == "legacy" else None)
+                    assert data.pop("session_sent") is (era == "legacy")
                     assert data == {
                         "method": "POST",
                         "path": "/mcp",
@@ -386,6 +390,23 @@ def test_a_tool_past_its_timeout_is_stopped_and_answered_with_an_error(timed: An
             own = await c.call_tool("own_timeout", {})
             assert own.is_error and "time limit" not in own.content[0].text
             assert (await c.call_tool("quick", {"a": 1})).data == 2
+
+    arun(go())
+
+
+def test_a_timed_out_sync_tool_keeps_its_dependencies_until_its_thread_ends(timed: Any) -> None:
+    """A sync tool's thread cannot be stopped: past its timeout the call is answered at once, but
+    what its providers gave it (a pooled connection) is closed only once the thread is done with
+    it, never under it (the next call would be handed a connection still in use)."""
+    target, era, log = timed
+
+    async def go() -> None:
+        async with client(target, era) as c:
+            result = await c.call_tool("query", {})
+            assert result.is_error and "time limit of 0.2 s" in result.content[0].text
+            assert (await c.call_tool("proceed", {})).content[0].text == "proceeding"
+            lines = await until(log, "connection returned")
+            assert lines == ["query used its own connection", "connection returned"]
 
     arun(go())
 

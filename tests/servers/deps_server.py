@@ -148,6 +148,9 @@ async def http_info(ctx: Context, http: Any = Depends(deps.http_request)) -> dic
         "secret": http.secret_header("Authorization"),
         "client": http.client[0] if http.client else None,
         "middleware": ctx.state.get("seen by middleware"),
+        "session": http.headers.get("Mcp-Session-Id"),  # a legacy session's credential
+        "session_sent": http.secret_header("mcp-session-id") is not None,
+        "printed": repr(http.headers),
     }
 
 

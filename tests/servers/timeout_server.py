@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 import time
+from collections.abc import Iterator
+from typing import Any
 
-from mcpio import Context, Server
+from mcpio import Context, Depends, Server
 
 
 def note(line: str) -> None:
@@ -49,6 +52,36 @@ async def own_timeout() -> str:
 @server.tool(timeout=None)
 def quick(a: int) -> int:
     return a + 1
+
+
+proceed_now = threading.Event()
+
+
+def connection() -> Iterator[dict[str, Any]]:
+    """A pooled connection: handed back to the pool after the call, for the next call to take."""
+    conn = {"open": True}
+    try:
+        yield conn
+    finally:
+        conn["open"] = False
+        note("connection returned")
+
+
+@server.tool(timeout=0.2)
+def query(ctx: Context, conn: dict[str, Any] = Depends(connection)) -> str:
+    """A sync tool past its limit whose thread goes on with its connection a little longer (a
+    statement that cannot be interrupted): until ``proceed`` is called."""
+    while not ctx.cancelled:
+        time.sleep(0.01)
+    proceed_now.wait(10)
+    note("query used " + ("its own connection" if conn["open"] else "a connection already returned to the pool"))
+    return "late"
+
+
+@server.tool
+def proceed() -> str:
+    proceed_now.set()
+    return "proceeding"
 
 
 if __name__ == "__main__":

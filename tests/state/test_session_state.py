@@ -168,6 +168,27 @@ async def test_two_processes_on_one_redis_share_the_state(redis_url):
             proc.wait(10)
 
 
+@sync
+async def test_deleting_an_expired_key_says_it_was_not_there_in_memory_and_on_redis(http_url, redis_url):
+    # A one-time code kept with a ttl: "was it there?" must be False once it expired, on every
+    # store (a tool that consumes the code by deleting it would otherwise accept an expired one).
+    proc, on_redis = serve("--redis", redis_url)
+    try:
+        for url in (http_url, on_redis):
+            async with Client(url, era="legacy") as c:
+                await c.call_tool("remember", {"key": "name", "value": "kept"})  # the scope lives on
+                await c.call_tool("remember", {"key": "code", "value": "123456", "ttl": 0.5})
+                await c.call_tool("remember", {"key": "clock", "value": "x", "ttl": 0.5})  # expires after code
+                await wait_gone(c, "recall", {"key": "clock"}, None)  # code is gone too, never read
+                assert (await c.call_tool("forget", {"key": "code"})).data is False, url
+                await c.call_tool("remember", {"key": "code", "value": "654321"})
+                assert (await c.call_tool("forget", {"key": "code"})).data is True
+                assert (await c.call_tool("forget", {"key": "code"})).data is False
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 @pytest.fixture(scope="module")
 def guarded() -> Iterator[tuple[str, Callable[[str], dict[str, str]]]]:
     """The example behind ``auth=ResourceServer`` (a real issuer), in a uvicorn thread on

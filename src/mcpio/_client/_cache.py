@@ -11,7 +11,7 @@ resources/read):
   (None) keeps nothing the server did not date.
 * **Who may see it.** A ``"private"`` answer is stored under a partition derived from the
   credentials this client sends (every HTTP header, the subprocess ``env``, the ``auth=``
-  object), hashed: a token is never part of a key or a value. Clients with other credentials
+  object: Clients given the same object share it, no other does), hashed: a token is never part of a key or a value. Clients with other credentials
   sharing the same store never read it. ``"public"`` answers are shared by every client of the
   server. A missing or unknown scope (and every result without hints) counts as private.
 * **Whose answers.** Keys are namespaced by the server (the transport's identity: URL, command
@@ -35,6 +35,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+import weakref
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
@@ -116,6 +117,23 @@ def _digest(*parts: str) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:32]
 
 
+_MARKS: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()
+
+
+def _mark(auth: Any) -> str:
+    """A random name of the ``auth`` object, the same for as long as it lives (Clients sharing it
+    share its partition) and never given to another. Not ``id(auth)``: CPython hands a freed
+    object's id to the next one made, so another user's auth object would read the entries of
+    the one before it. An object that cannot be weakly referenced gets a name of its own."""
+    try:
+        found = _MARKS.get(auth)
+        if found is None:
+            found = _MARKS[auth] = os.urandom(16).hex()
+        return found
+    except TypeError:  # unhashable or not weakly referenceable: shared with no one
+        return os.urandom(16).hex()
+
+
 def check_mode(mode: str) -> None:
     if mode not in MODES:
         raise ValueError(f"cache_mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -152,10 +170,10 @@ class Policy:
         headers = {str(k).lower(): str(v) for k, v in (spawn.get("headers") or {}).items()}
         auth = spawn.get("auth")
         credential = json.dumps(
-            [sorted(headers.items()), sorted((spawn.get("env") or {}).items()), None if auth is None else id(auth)]
+            [sorted(headers.items()), sorted((spawn.get("env") or {}).items()), None if auth is None else _mark(auth)]
         )
         # The private partition: a digest of the credentials, never the credentials themselves;
-        # an auth object's identity is valid in this process only (salted).
+        # an auth object's mark is valid in this process only (salted).
         self.partition = "p" + _digest("mcpio-client-cache", credential, _SALT if auth is not None else "")
         self.namespace = ""
         self._env = _digest(json.dumps(sorted((spawn.get("env") or {}).items())))  # a subprocess's configuration

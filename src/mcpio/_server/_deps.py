@@ -230,6 +230,62 @@ async def _resolve(plan: _Plan, ctx: Context, stack: contextlib.AsyncExitStack |
     return values
 
 
+_CLOSING: set[Any] = set()  # the tasks of _ThreadGuard.close_later (kept from the collector)
+
+
+class _ThreadGuard:
+    """A sync function with values to close, run in a worker thread, which nothing can stop.
+    When its call ends early (cancelled, past its ``timeout``) the answer goes out at once, but
+    the values it was given are closed only once its thread is done with them: a pooled
+    connection is never handed back while the thread still uses it. ``abandon`` tells whether
+    the thread has begun (it then defers the closing); a thread that had not begun never will."""
+
+    __slots__ = ("_done", "_fn", "_lock", "_loop", "_state")
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        import asyncio
+        import threading
+
+        self._fn, self._lock, self._state = fn, threading.Lock(), "waiting"  # -> running, done, abandoned
+        self._loop, self._done = asyncio.get_running_loop(), asyncio.Event()
+
+    def run(self, **kwargs: Any) -> Any:  # the worker thread (or the loop, when inlined)
+        with self._lock:
+            if self._state == "abandoned":
+                return None  # nobody waits for it; its values are closed already
+            self._state = "running"
+        try:
+            return self._fn(**kwargs)
+        finally:
+            with self._lock:
+                self._state = "done"
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nothing left to close
+                self._loop.call_soon_threadsafe(self._done.set)
+
+    def abandon(self) -> bool:
+        """The call ended early: whether the function is still running (else it never will)."""
+        with self._lock:
+            if self._state == "waiting":
+                self._state = "abandoned"
+            return self._state == "running"
+
+    def close_later(self, stack: contextlib.AsyncExitStack) -> None:
+        import asyncio
+
+        async def close() -> None:
+            await self._done.wait()
+            try:
+                await stack.aclose()
+            except Exception:
+                import logging
+
+                logging.getLogger("mcpio.server").exception("a provider failed while closing after its tool's thread")
+
+        task = asyncio.ensure_future(close())
+        _CLOSING.add(task)
+        task.add_done_callback(_CLOSING.discard)
+
+
 def wrap(
     fn: Callable[..., Any], sig: FunctionSignature, name: str, inline: bool | None = None
 ) -> tuple[Callable[..., Any], FunctionSignature]:
@@ -264,19 +320,30 @@ def wrap(
             plan[:] = [current]
         if not current.closing:
             values = _resolve_now(current, ctx) if current.now else await _resolve(current, ctx, None)
-            return await start(kwargs, values, current, ctx)
+            return await start(kwargs, values, current, ctx, fn)
         async with contextlib.AsyncExitStack() as stack:
-            return await start(kwargs, await _resolve(current, ctx, stack), current, ctx)
+            values = await _resolve(current, ctx, stack)
+            if is_async or on_loop:
+                return await start(kwargs, values, current, ctx, fn)
+            guard = _ThreadGuard(fn)
+            try:
+                return await start(kwargs, values, current, ctx, guard.run)
+            except BaseException:
+                if guard.abandon():  # its thread still uses the values: closed when it ends
+                    guard.close_later(stack.pop_all())
+                raise
 
-    def start(kwargs: dict[str, Any], values: list[Any], current: _Plan, ctx: Context) -> Awaitable[Any]:
-        """The call of ``fn`` with its resolved values, to await (no frame of its own)."""
+    def start(
+        kwargs: dict[str, Any], values: list[Any], current: _Plan, ctx: Context, target: Callable[..., Any]
+    ) -> Awaitable[Any]:
+        """The call of ``target`` (``fn``) with its resolved values, to await (no frame of its own)."""
         for pname, i in current.outputs:
             kwargs[pname] = values[i]
         if is_async:  # what invoke does for it, without its frame
             for cname in contexts:
                 kwargs[cname] = ctx
-            return cast("Awaitable[Any]", fn(**kwargs))
-        return invoke(inner, fn, kwargs, ctx, on_loop, speed)
+            return cast("Awaitable[Any]", target(**kwargs))
+        return invoke(inner, target, kwargs, ctx, on_loop, speed)
 
     import copy
 

@@ -13,7 +13,9 @@ from typing import Any
 __all__ = ["REDACTED", "HttpRequest"]
 
 REDACTED = "[redacted]"
-SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+# Credentials: a token, a cookie, and a legacy session's id (whoever holds it acts as the
+# session; without auth it is the session's only credential).
+SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "mcp-session-id"})
 
 
 class Headers(Mapping[str, str]):

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from .._errors import INTERNAL_ERROR, MCPError
-from .._handle import HANDLE_TYPE, StateHandle
+from .._handle import HANDLE_PREFIX, HANDLE_TYPE, StateHandle
 from .._state._base import StateUnavailable
 from .._state._kv import DEFAULT_MAX_VALUE_BYTES, DEFAULT_TTL, MAX_TTL, KVStore, StateLimitError
 from .._transports._base import abilities
@@ -126,7 +126,7 @@ async def open_handle(ctx: Context, value: Any) -> SessionState:
     owner = ctx.principal or ""
     if value is None:
         while True:  # a collision of 192 random bits does not happen; the loop states the contract
-            handle = StateHandle("sh_" + secrets.token_urlsafe(24))
+            handle = StateHandle(HANDLE_PREFIX + secrets.token_urlsafe(24))
             scope = _scope("h", handle)
             if await _reachable(store.bind(scope, owner, DEFAULT_TTL)):
                 return SessionState(store, scope, "handle", handle)

@@ -73,6 +73,17 @@ return false
 """
 )
 
+# ARGV: prefix, scope, key -> 1 it was there (live), 0 absent or expired (removed either way)
+_DELETE = (
+    _NOW
+    + """
+local e = redis.call('HGET', h, 'e:' .. ARGV[3])
+redis.call('HDEL', h, 'v:' .. ARGV[3], 'e:' .. ARGV[3])
+if e and tonumber(e) > now then return 1 end
+return 0
+"""
+)
+
 # ARGV: prefix, scope, owner, ttl ms -> 1 recorded, 0 the scope has a live owner
 _BIND = (
     _NOW
@@ -106,6 +117,7 @@ class RedisKV:
         self.max_scope_bytes = max_scope_bytes
         self._get = client.register_script(_GET)
         self._set = client.register_script(_SET)
+        self._delete = client.register_script(_DELETE)
         self._bind = client.register_script(_BIND)
         self._owner = client.register_script(_OWNER)
 
@@ -121,8 +133,7 @@ class RedisKV:
             raise scope_limit(used, cost, self.max_scope_bytes)
 
     async def delete(self, scope: str, key: str) -> bool:
-        key_name = f"{self.prefix}kv:{scope}"
-        return bool(await self._call(lambda: self.client.hdel(key_name, "v:" + key, "e:" + key)))
+        return bool(await self._call(lambda: self._delete(args=[self.prefix, scope, key])))
 
     async def bind(self, scope: str, owner: str, ttl: float) -> bool:
         return bool(await self._call(lambda: self._bind(args=[self.prefix, scope, owner, max(1, int(ttl * 1000))])))

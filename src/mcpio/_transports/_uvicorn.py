@@ -19,6 +19,12 @@ and, at the descriptor limit, flood stderr with one traceback per failed ``accep
   head's bytes as they arrive and answers 431 and closes once a head would pass it, before the
   parser buffers them.
 * **limit_concurrency** (None): uvicorn's 503 past that many connections or tasks.
+* **The client address** (``ctx.http.client``, what ``RateLimit`` and the OAuth proxy's limits
+  count by) is the TCP peer's. uvicorn would by default replace it, and the scheme, with
+  ``X-Forwarded-For`` / ``X-Forwarded-Proto`` of any request from 127.0.0.1, which any local
+  process, or a reverse proxy that passes the client's own header through, can set to anything.
+  They are trusted only from the addresses the operator names in ``FORWARDED_ALLOW_IPS``
+  (uvicorn's variable: your proxy's address, ``*`` for any).
 * **Graceful shutdown** (SIGTERM, Ctrl-C): stop accepting, then ``drain(grace)`` (the app's:
   /readyz 503, idle SSE streams handed over, requests in flight get ``grace`` seconds), then
   uvicorn's own shutdown. A SIGTERM ends the process with status 0 once drained.
@@ -32,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import socket
 import sys
@@ -257,6 +264,7 @@ def config(
         timeout_keep_alive=timeout_keep_alive,
         h11_max_incomplete_event_size=h11_max_incomplete_event_size,
         limit_concurrency=limit_concurrency,
+        proxy_headers=bool(os.environ.get("FORWARDED_ALLOW_IPS")),  # module docstring
         ssl_certfile=certfile,
         ssl_keyfile=keyfile,
     )

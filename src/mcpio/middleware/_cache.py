@@ -7,7 +7,8 @@ annotated ``readOnlyHint: true`` by default; any of the cacheable methods
 
 The key: the method, the params without ``_meta``, the protocol version and the client's
 capabilities (the answer is shaped by both), and, when the answer is private, who asked
-(:func:`._identity.principal` and the token's scopes). The scope is the server's own hint, the one
+(:func:`._identity.audience`: the principal, a legacy session, the credentials sent without auth;
+and the token's scopes). The scope is the server's own hint, the one
 it sends in the 2026-07-28 era (``cacheScope``): the result's when the handler set one (a resource's
 ``cache_scope=``, a list filtered by the caller's scopes), else the resource's, else
 ``Server(cache_scope=)`` ("private" by default); a tool call is always private. A private answer
@@ -98,7 +99,7 @@ class ResponseCache:
             number = self._watch(server)
         params = {k: v for k, v in request.params.items() if k != "_meta"}
         base = (number, method, ctx.protocol_version, _frozen(params), _frozen(ctx.client_capabilities))
-        private = (*base, _identity.principal(ctx), _scopes(ctx))
+        private = (*base, _identity.audience(ctx), _scopes(ctx))
         now = time.monotonic()
         found = self._get(private, now) or self._get(base, now)
         if found is not None:

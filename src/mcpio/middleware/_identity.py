@@ -7,6 +7,10 @@ cache entries, the ids in log lines).
 * ``address``: the client address of the HTTP request, whoever is authenticated; the connection
   without HTTP. Behind a reverse proxy this is the proxy's address: pass ``per=`` a function that
   reads the header your proxy sets instead.
+* ``audience``: whom a *private* answer may be served to again (``ResponseCache``): the
+  ``principal``, and in a legacy session that session (an answer may depend on it: its
+  ``ctx.session_state``, its client), and without auth the credentials the request carried
+  (a server checking a cookie or token of its own tells callers apart by them, not by address).
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from __future__ import annotations
 import hashlib
 import secrets
 from typing import TYPE_CHECKING
+
+from .._server._http_view import SECRET_HEADERS
 
 if TYPE_CHECKING:
     from .._server._context import Context
@@ -43,6 +49,19 @@ def principal(ctx: Context) -> str:
     if ctx.principal is not None:
         return f"principal:{ctx.principal}"
     return address(ctx)
+
+
+def audience(ctx: Context) -> tuple[str, ...]:
+    """Whom a private answer made for ``ctx`` may be served to again (module docstring)."""
+    who: tuple[str, ...] = (principal(ctx),)
+    if not ctx.stateless:
+        who += (connection(ctx),)
+    http = ctx.http
+    if ctx.principal is None and http is not None:
+        sent = [f"{name}={http.secret_header(name)}" for name in sorted(SECRET_HEADERS) if name in http.headers]
+        if sent:
+            who += ("credentials:" + digest("\n".join(sent), 32),)
+    return who
 
 
 def digest(value: str, size: int = 12) -> str:

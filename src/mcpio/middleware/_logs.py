@@ -12,12 +12,13 @@ the JSON-RPC code sent, and ``errorType`` for an unexpected exception), ``input_
 are one-way digests (:func:`._identity.digest`: stable across processes, so lines of one caller
 can be grouped, but neither the principal nor the session id, which is a credential, is written).
 
-Never written: tokens, the ``Authorization``, ``Proxy-Authorization`` and ``Cookie`` headers (no
-header is logged), exception messages (they may quote anything), a resource URI's user info and
+Never written: tokens, the ``Authorization``, ``Proxy-Authorization``, ``Cookie`` and
+``Mcp-Session-Id`` headers (no header is logged), exception messages (they may quote anything), a resource URI's user info and
 query (``name`` keeps scheme, host and path), and argument values, unless ``include_arguments=True``:
 then the arguments are logged with the value of every key that looks secret (``password``,
 ``token``, ``secret``, ``api_key``, ``authorization``, ``cookie``, ``credential``, ``private_key``,
-``session``…, at any depth) and every string that looks like a bearer token replaced by
+``session``…, at any depth) and every string that looks like a bearer token, a JWT or a state
+handle (``mcpio.StateHandle``: without auth, holding one is the authority to use it) replaced by
 ``"[redacted]"``.
 """
 
@@ -31,6 +32,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from .._errors import INTERNAL_ERROR, MCPError
+from .._handle import HANDLE_PATTERN
 from . import _identity
 
 if TYPE_CHECKING:
@@ -42,7 +44,10 @@ SECRET_KEY = re.compile(
     r"|session|signature|^pin$",
     re.IGNORECASE,
 )
-SECRET_VALUE = re.compile(r"^\s*(bearer|basic)\s+\S+|^eyJ[\w-]+\.[\w-]+\.", re.IGNORECASE)
+SECRET_VALUE = re.compile(
+    r"^\s*(bearer|basic)\s+\S+|^eyJ[\w-]+\.[\w-]+\.|^" + HANDLE_PATTERN + "$",  # a token, a JWT, a state handle
+    re.IGNORECASE,
+)
 
 
 def shown_name(request: Request) -> str | None:
@@ -136,7 +141,7 @@ class StructuredLogging:
         if ctx.principal is not None:
             line["principal"] = _identity.digest(ctx.principal)
         http = ctx.http
-        sid = http.headers.get("mcp-session-id") if http is not None else None
+        sid = http.secret_header("mcp-session-id") if http is not None else None
         if sid:
             line["session"] = _identity.digest(sid)
         if self.include_arguments and request.method in ("tools/call", "prompts/get"):
