@@ -432,6 +432,37 @@ def test_a_mounted_app_tool_links_its_view_by_the_name_it_has_in_the_parent() ->
     arun(go())
 
 
+def test_a_parent_serves_and_announces_the_extensions_of_a_mounted_app() -> None:
+    """A parent that mounts an MCP App announces the child's extensions (2026-07-28
+    ``server/discover``), serves the child's extension methods, and hides the child's app-only
+    tool from a client that did not declare MCP Apps (§Visibility), as the child itself does;
+    over Streamable HTTP on 127.0.0.1, both eras."""
+    import runpy
+
+    from mcpio._client._apps import APPS_HOST
+    from tests.support.http import ServerThread
+
+    calculator = runpy.run_path(str(Path(__file__).parents[2] / "examples" / "apps_calculator.py"))["server"]
+    parent = Server("parent")
+    parent.mount(calculator, namespace="calc")
+
+    async def go(url: str) -> None:
+        for era in ("legacy", "modern"):
+            async with Client(url, era=era) as plain:
+                assert [t.name for t in await plain.list_tools()] == ["calc__add"]
+                assert (await plain.request("acme/history", {}))["sums"] == []
+            async with Client(url, era=era, extensions=APPS_HOST) as host:
+                assert {t.name for t in await host.list_tools()} == {"calc__add", "calc__double"}
+                if era == "modern":
+                    assert host.server_capabilities.extensions == {
+                        "io.modelcontextprotocol/ui": {},
+                        "com.example/history": {},
+                    }
+
+    with ServerThread(parent.http_app()) as srv:
+        arun(go(srv.url))
+
+
 def test_a_child_mounted_twice_tells_each_subscriber_once() -> None:
     """One child under two namespaces of one parent: an update of its resource reaches the
     subscribers of each URI the parent serves it by, once each."""

@@ -172,7 +172,8 @@ def app_only(tool: Tool) -> bool:
 
 def model_tools(ctx: Context, tools: list[Any]) -> list[Any]:
     """``tools`` as ``tools/list`` shows them to this client: without the app-only ones unless it
-    declared MCP Apps (a host that renders apps filters them for its model itself, §Visibility)."""
-    if UI_EXTENSION not in ctx.server.registry.extensions or client_supports_apps(ctx):
+    declared MCP Apps (a host that renders apps filters them for its model itself, §Visibility),
+    when the server declares MCP Apps (itself, or a server mounted in it)."""
+    if client_supports_apps(ctx) or all(e.id != UI_EXTENSION for e in ctx.server.active_extensions()):
         return tools
     return [t for t in tools if not app_only(t)]

@@ -95,7 +95,8 @@ class CatalogMixin:
         exclude: Iterable[str] = (),
     ) -> None:
         """Serve ``child``'s tools, prompts, resources and templates (with their scopes, task
-        support, icons, ``_meta``, completion and skills) in this server, under ``namespace``:
+        support, icons, ``_meta``, completion, skills, extensions and their methods) in this
+        server, under ``namespace``:
         tool and prompt ``add`` → ``math__add``, resource ``greeting://{name}`` →
         ``greeting://math/{name}`` (the one naming rule, ``mcpio._naming``).
 

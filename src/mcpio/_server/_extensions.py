@@ -20,7 +20,8 @@ this module); on it (or on the server, naming no extension)
 Advertising (spec 2026-07-28 ``ServerCapabilities.extensions``): a declared extension appears
 under ``capabilities.extensions`` of ``server/discover``. The legacy versions' schemas define no
 ``extensions`` member, so a legacy ``initialize`` result does not carry it; a legacy client's
-own ``capabilities.extensions`` (which hosts send, e.g. MCP Apps) is read all the same.
+own ``capabilities.extensions`` (which hosts send, e.g. MCP Apps) is read all the same. A server
+mounted in another brings its extensions along: the parent announces and serves them.
 ``legacy=False`` serves the extension's methods only to 2026-07-28 requests.
 
 In a handler, ``ctx.client_supports(id)`` says whether the client declared the extension (legacy:
@@ -55,6 +56,7 @@ _LABEL = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
 _ID = rf"^{_LABEL}(?:\.{_LABEL})*/[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$"  # compiled at first use (re)
 # The methods of MCP itself: an extension may not take them over.
 _RESERVED_PREFIXES = ("notifications/", "ui/")
+_CUSTOM = "mcpio/custom"  # the holder of a server's methods of no extension: never announced
 
 
 class Extension:
@@ -170,16 +172,33 @@ def client_extension(capabilities: dict[str, Any], extension: str) -> dict[str, 
 
 
 def all_extensions(registry: Registry) -> list[Extension]:
-    """The built-in extensions, those declared in ``registry`` and the holder of its custom methods."""
+    """The built-in extensions, those declared in ``registry`` and the holder of its custom
+    methods, then those of the servers mounted in it (their methods are served here too)."""
+    return [*BUILTIN, *_own(registry), *_mounted(registry)]
+
+
+def _own(registry: Registry) -> list[Extension]:
     custom = registry.custom
-    return [*BUILTIN, *registry.extensions.values(), *([custom] if custom is not None else [])]
+    return [*registry.extensions.values(), *([custom] if custom is not None else [])]
+
+
+def _mounted(registry: Registry) -> list[Extension]:
+    """The extensions (and custom methods) of every server mounted in ``registry``'s, nearest first:
+    a mount serves them as it serves the child's tools (methods keep their names: an extension's
+    protocol names them; the parent's own win, then the first mount's)."""
+    found: list[Extension] = []
+    for mount in registry.catalog.mounts if registry.catalog is not None else ():
+        found += _own(mount.child.registry)
+    for mount in registry.catalog.mounts if registry.catalog is not None else ():
+        found += _mounted(mount.child.registry)
+    return found
 
 
 def custom_methods(registry: Registry, server: Any) -> Extension:
     """The holder of ``server``'s methods added with no extension: never advertised (not declared)."""
     holder = registry.custom
     if holder is None:
-        holder = registry.custom = Extension(server, "mcpio/custom")
+        holder = registry.custom = Extension(server, _CUSTOM)
     return holder
 
 
@@ -195,9 +214,10 @@ def extension_handler(registry: Registry, method: str) -> Handler | None:
         return None
 
     async def gated(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-        if not ext.serves(ctx.rules) or (ext.active is not None and not ext.active(server)):
+        owner = ext.server or server  # a mounted server's extension: that server's
+        if not ext.serves(ctx.rules) or (ext.active is not None and not ext.active(owner)):
             raise MethodNotFound(f"Method not found: {method!r} (this server did not declare the {ext.id} extension)")
-        return await handler(server, ctx, params)
+        return await handler(owner, ctx, params)
 
     return gated
 
@@ -248,8 +268,14 @@ class ExtensionsMixin:
         return ext.method(name)
 
     def active_extensions(self) -> list[Extension]:
-        """The extensions this server declares now (``capabilities.extensions`` of 2026-07-28)."""
-        return [e for e in (*BUILTIN, *self.registry.extensions.values()) if e.active is None or e.active(self)]
+        """The extensions this server declares now (``capabilities.extensions`` of 2026-07-28): its
+        own, and those its mounted servers declare (it serves their tools and methods; by
+        identifier, its own settings win)."""
+        found: dict[str, Extension] = {}
+        for ext in (*BUILTIN, *self.registry.extensions.values(), *_mounted(self.registry)):
+            if ext.id not in found and ext.id != _CUSTOM and (ext.active is None or ext.active(ext.server or self)):
+                found[ext.id] = ext
+        return list(found.values())
 
     async def notify_extension(self, extension: str, method: str, params: dict[str, Any] | None = None) -> int:
         """Send notification ``method`` to every connected client that declared ``extension``
