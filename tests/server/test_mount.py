@@ -432,6 +432,47 @@ def test_a_mounted_app_tool_links_its_view_by_the_name_it_has_in_the_parent() ->
     arun(go())
 
 
+def test_a_mounted_tool_links_its_view_by_the_deprecated_flat_key_too() -> None:
+    """The deprecated flat ``_meta["ui/resourceUri"]`` (ext-apps §Resource Discovery; the ext-apps
+    SDK sends it next to ``ui.resourceUri``) names the view as the parent serves it, as
+    ``ui.resourceUri`` does; a ``_meta.ui`` that is not an object is kept as it is, not a crash
+    at mount."""
+    from mcpio._client._apps import APPS_HOST
+    from tests.support.http import ServerThread
+
+    child = Server("child")
+    child.ui_resource("ui://child/view", html="<!DOCTYPE html><p>view</p>", name="view")
+
+    @child.tool(meta={"ui/resourceUri": "ui://child/view"})
+    def flat() -> str:
+        return "flat"
+
+    @child.tool(meta={"ui": {"resourceUri": "ui://child/view"}, "ui/resourceUri": "ui://child/view"})
+    def both() -> str:
+        return "both"
+
+    @child.tool(meta={"ui": "not an object"})
+    def odd() -> str:
+        return "odd"
+
+    parent = Server("parent")
+    parent.mount(child, namespace="ns")
+
+    async def go(url: str) -> None:
+        async with Client(url, extensions=APPS_HOST) as host:
+            metas = {t.name: t["_meta"] for t in await host.list_tools()}
+            assert metas["ns__flat"] == {"ui/resourceUri": "ui://ns/child/view"}
+            assert metas["ns__both"] == {
+                "ui": {"resourceUri": "ui://ns/child/view"},
+                "ui/resourceUri": "ui://ns/child/view",
+            }
+            assert metas["ns__odd"] == {"ui": "not an object"}
+            assert (await host.app_view("ns__flat")).html == "<!DOCTYPE html><p>view</p>"
+
+    with ServerThread(parent.http_app()) as srv:
+        arun(go(srv.url))
+
+
 def test_a_parent_serves_and_announces_the_extensions_of_a_mounted_app() -> None:
     """A parent that mounts an MCP App announces the child's extensions (2026-07-28
     ``server/discover``), serves the child's extension methods, and hides the child's app-only

@@ -163,6 +163,21 @@ def app_tool(server: Server, fn: Callable[..., Any], view: str, **options: Any) 
     return fn
 
 
+def relinked(meta: dict[str, Any] | None, rename: Callable[[str], str]) -> dict[str, Any] | None:
+    """A tool's ``meta`` with its view's URI renamed by ``rename`` (a mount's namespace): in
+    ``ui.resourceUri`` and in the deprecated flat ``ui/resourceUri`` (§Resource Discovery; the
+    ext-apps SDK sends both), whichever is a string; anything else is left as it is."""
+    if not meta:
+        return meta
+    out = dict(meta)
+    ui = out.get("ui")
+    if isinstance(ui, dict) and isinstance(ui.get("resourceUri"), str):
+        out["ui"] = {**ui, "resourceUri": rename(ui["resourceUri"])}
+    if isinstance(out.get("ui/resourceUri"), str):
+        out["ui/resourceUri"] = rename(out["ui/resourceUri"])
+    return out
+
+
 def app_only(tool: Tool) -> bool:
     """A tool whose ``_meta.ui.visibility`` lacks ``"model"``: for the view alone."""
     ui = (tool.meta or {}).get("ui")
