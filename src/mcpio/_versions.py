@@ -36,6 +36,7 @@ TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 # MCP Apps (ext-apps specification 2026-01-26): the extension and the mimeType of its views.
 UI_EXTENSION: Final = "io.modelcontextprotocol/ui"
 UI_MIME_TYPE: Final = "text/html;profile=mcp-app"
+APPS_HOST: Final = {UI_EXTENSION: {"mimeTypes": [UI_MIME_TYPE]}}  # what a host that renders apps declares
 # The 2025-11-25 ``tasks`` capability a server with task-capable tools announces (``_core_tasks``).
 CORE_TASKS_CAPABILITY: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
 SKILLS_EXTENSION: Final = "io.modelcontextprotocol/skills"  # SEP-2640 (the rest of it is in _skills)
