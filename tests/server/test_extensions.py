@@ -245,6 +245,39 @@ def test_declaration_errors() -> None:
         server.ui_resource("ui://x/view", html="x", permissions=["usb"])
 
 
+def test_settings_that_are_no_json_object_are_refused_at_declaration_not_at_discover() -> None:
+    """Extension settings go on the wire as a JSON object (``capabilities.extensions``): a value
+    that is not one is the declaring code's mistake, said at declaration, first or again (it used
+    to fail every ``server/discover`` with -32603, which the client read as a server that does not
+    speak 2026-07-28, or to raise dict()'s own message); the server keeps serving. A name of a
+    request MCP servers send (``sampling/createMessage``…) is an MCP method too."""
+    from mcpio import Client
+    from tests.support.http import ServerThread
+
+    server = Server("x")
+    with pytest.raises(TypeError, match=r"^server.extension: the settings of extension 'com.acme/x' must be JSON data"):
+        server.extension("com.acme/x", {"when": object()})
+    server.extension("com.acme/y", {"ok": True})
+    with pytest.raises(
+        TypeError, match=r"settings of extension 'com.acme/y' must be a dict \(a JSON object\), not \[1\]"
+    ):
+        server.extension("com.acme/y", [1])  # type: ignore[arg-type]
+    for name in ("sampling/createMessage", "elicitation/create", "roots/list"):
+        with pytest.raises(ValueError, match="is an MCP method"):
+            server.method(name)(lambda: {})
+
+    @server.tool
+    def ping() -> str:
+        return "pong"
+
+    async def go(url: str) -> None:
+        async with Client(url, era="modern") as c:
+            assert c.server_capabilities.extensions == {"com.acme/y": {"ok": True}}
+
+    with ServerThread(server.http_app()) as srv:
+        arun(go(srv.url))
+
+
 # ---------------------------------------------------------------------- MCP Apps
 @pytest.mark.parametrize("version", [*LEGACY, MODERN])
 @pytest.mark.parametrize("apps", [True, False])

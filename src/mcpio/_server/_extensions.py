@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from .._content import CONTENT_TYPES
 from .._errors import InvalidParams, MethodNotFound
 from .._schema import ArgumentError, analyze_function
-from .._versions import SKILLS_EXTENSION, TASKS_EXTENSION
+from .._versions import SKILLS_EXTENSION, TASKS_EXTENSION, checked_extension
 from ._context import Context
 from ._tools import invoke
 
@@ -51,9 +51,6 @@ if TYPE_CHECKING:
 
 Handler = Callable[["Server", Context, dict[str, Any]], Awaitable[dict[str, Any]]]
 
-# SEP-2133 / 2026-07-28 MetaObject key rules: a prefix of dot-separated labels, a slash, a name.
-_LABEL = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
-_ID = rf"^{_LABEL}(?:\.{_LABEL})*/[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$"  # compiled at first use (re)
 # The methods of MCP itself: an extension may not take them over.
 _RESERVED_PREFIXES = ("notifications/", "ui/")
 _CUSTOM = "mcpio/custom"  # the holder of a server's methods of no extension: never announced
@@ -70,11 +67,9 @@ class Extension:
         legacy: bool = True,
         active: Callable[[Any], bool] | None = None,
     ) -> None:
-        if settings is not None and not isinstance(settings, dict):
-            raise TypeError(f"extension {id!r}: settings must be a dict (a JSON object), not {settings!r}")
         self.server = server  # None: a built-in extension, declared on every server it is active on
         self.id = id
-        self.settings: dict[str, Any] = dict(settings or {})
+        self.settings: dict[str, Any] = checked_extension(id, settings, "server.extension")
         self.legacy = legacy  # its methods are served to legacy requests too
         self.active = active  # None: always declared; else while ``active(server)`` holds
         self.methods: dict[str, Handler] = {}
@@ -98,7 +93,8 @@ class Extension:
         _check_method(name)
         for other in all_extensions(self.server.registry) if self.server is not None else ():
             if other is not self and name in other.methods:
-                raise ValueError(f"{name!r} is already a method of the {other.id} extension")
+                whose = "of no extension (@server.method)" if other.id == _CUSTOM else f"of the {other.id} extension"
+                raise ValueError(f"{name!r} is already a method {whose}; a method has one handler")
         self.methods[name] = handler
 
     def notification(self, name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -140,11 +136,11 @@ class Extension:
 
 
 def _check_method(name: str) -> None:
-    from .._versions import ALL_CLIENT_REQUESTS, SKILLS_METHODS  # the skills extension is built on this API
+    from .._versions import ALL_CLIENT_REQUESTS, SERVER_REQUESTS, SKILLS_METHODS  # skills: built on this API
 
     if not isinstance(name, str) or "/" not in name or name.startswith(_RESERVED_PREFIXES):
         raise ValueError(f"custom method {name!r} needs a 'prefix/name' form outside notifications/ and ui/")
-    if name in ALL_CLIENT_REQUESTS and name not in SKILLS_METHODS:
+    if (name in ALL_CLIENT_REQUESTS and name not in SKILLS_METHODS) or name in SERVER_REQUESTS:
         raise ValueError(f"{name!r} is an MCP method; an extension adds methods of its own")
 
 
@@ -243,19 +239,14 @@ class ExtensionsMixin:
         """Declare extension ``id`` with ``settings`` (again: its settings are replaced) and return
         it; ``active(server)``, when given, says whether it is declared now (read at each
         ``server/discover``, after any change to the server's tools, resources or prompts)."""
-        import re  # not at start-up: only a server that declares an extension needs it
-
-        if not isinstance(id, str) or not re.match(_ID, id):
-            raise ValueError(
-                f"extension identifier {id!r} must be a prefixed name such as 'com.example/search' (SEP-2133)"
-            )
+        checked = checked_extension(id, settings, "server.extension")  # the identifier too: before anything
         declared = self.registry.extensions
         ext = declared.get(id)
         if ext is None:
             server: Any = self
-            ext = declared[id] = Extension(server, id, settings, legacy, active)
+            ext = declared[id] = Extension(server, id, checked, legacy, active)
         else:
-            ext.settings, ext.legacy, ext.active = dict(settings or {}), legacy, active
+            ext.settings, ext.legacy, ext.active = checked, legacy, active
         self.registry.changed()
         return ext
 
