@@ -23,6 +23,7 @@ specification names.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -384,3 +385,57 @@ def base_client(server: Any) -> Any:
     from mcpio._client._apps import APPS_HOST
 
     return Client(server, era="modern", extensions=APPS_HOST)
+
+
+OTHER_SERVER = """
+import pathlib, sys
+
+from mcpio import Server
+
+server = Server("other-server")
+
+
+@server.tool
+def touch() -> str:
+    \"\"\"Leaves a mark: called only if a view of another server reached this one.\"\"\"
+    pathlib.Path(sys.argv[1]).write_text("touched")
+    return "touched"
+
+
+if __name__ == "__main__":
+    server.run()
+"""
+
+
+def test_a_view_never_reaches_the_server_the_inspector_connects_to_next(browser: Any, tmp_path: Path) -> None:
+    """A view belongs to the server connection it was opened on (ext-apps §Visibility: "app" is
+    callable by the app from the same server connection only; cross-server calls are blocked).
+    Connecting the inspector to another server tears the view down, and what it sends meanwhile
+    reaches no server: here it keeps calling the next server's ``touch``, which must never run."""
+    mark = tmp_path / "touched"
+    other = tmp_path / "other_server.py"
+    other.write_text(OTHER_SERVER)
+    insp = Inspector(str(PROBE))
+    try:
+        open_connected(browser, insp)
+        call_tool(browser, "sealed")
+        enter_view(browser, "sealed")
+        try:
+            wait(browser).until(lambda d: "ready" in d.find_element(By.ID, "out").text.splitlines())
+            browser.execute_script(  # from now on, a tools/call of `touch` every 50 ms
+                "let n = 0; setInterval(() => window.parent.postMessage({ jsonrpc: '2.0', id: 'touch-' + n++,"
+                " method: 'tools/call', params: { name: 'touch', arguments: {} } }, '*'), 50);"
+            )
+        finally:
+            browser.switch_to.default_content()
+        target = browser.find_element(By.ID, "target")
+        target.clear()
+        target.send_keys(f"{sys.executable} {other} {mark}")
+        browser.find_element(By.ID, "connect").click()
+        wait(browser).until(lambda d: "connected: other-server" in d.find_element(By.ID, "status").text)
+        pick_tool(browser, "touch")  # its tools are listed: a view's call of it would be sent now
+        wait(browser).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "#app-view iframe"))
+        assert not mark.exists(), "a view of the first server called a tool of the second"
+    finally:
+        browser.switch_to.default_content()
+        insp.close()
