@@ -273,6 +273,7 @@ def test_the_sandbox_csp_and_origin_checks(browser: Any) -> None:
             assert "fetch: blocked" in out and "csp violation: connect-src" in out, out
             assert "top: blocked" in out and "origin: null" in out and "host context tool: sealed" in out
             assert any(line.startswith("model_only: refused") and "visibility" in line for line in out), out
+            assert any(line.startswith("unlisted: refused") and "does not list" in line for line in out), out
             assert not any(p.startswith("/fetch-") for p in beacon.paths), beacon.paths
 
             browser.switch_to.default_content()
@@ -305,6 +306,7 @@ def test_the_sandbox_csp_and_origin_checks(browser: Any) -> None:
             rows = wire_rows(browser)
             assert not any("spoofed" in t for t in rows), "a message from around the sandbox proxy was taken"
             assert any("tools/call model_only" in t for t in rows) is False  # refused in the page, never sent
+            assert not any("tools/call unlisted" in t for t in rows)
         finally:
             browser.switch_to.default_content()
             insp.close()

@@ -130,9 +130,12 @@ const AppView = (() => {
         if (state.info !== this.connection) {  // §Visibility: the same server connection only
           this.fail(id, -32000, "the inspector is no longer connected to this view's server"); return;
         }
-        if (method === "tools/call") {
+        if (method === "tools/call") {  // §Visibility: the host MUST reject a tool whose visibility lacks "app"
           const target = (state.tools || []).find((t) => t.name === params.name);
-          if (target && !visibility(target).includes("app")) {  // §Visibility: the host MUST reject it
+          if (!target) {  // its visibility is unknown: refused, never assumed
+            this.fail(id, -32000, `the server does not list a tool named ${short(String(params.name), 100)}: views may call listed tools only`); return;
+          }
+          if (!visibility(target).includes("app")) {
             this.fail(id, -32000, `the tool ${params.name} is not callable by views (its visibility lacks "app")`); return;
           }
         }
