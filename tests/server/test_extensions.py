@@ -148,7 +148,12 @@ def test_custom_method_legacy(version: str) -> None:
             boom = await peer.error("acme/search", {"query": "boom"})
             assert boom == {"code": -32000, "message": "the index is offline; try again later", "data": {"retry": True}}
             assert (await peer.error("acme/nothing", {}))["code"] == -32601
-            assert (await peer.error("acme/new", {}))["code"] == -32601  # legacy=False
+            modern_only = await peer.error("acme/new", {})  # legacy=False: declared, for 2026-07-28 only
+            assert modern_only["code"] == -32601
+            assert modern_only["message"] == (
+                "Method not found: 'acme/new' (the com.acme/modern extension serves 2026-07-28 requests only; "
+                "connect with era='modern')"
+            )
         finally:
             await peer.__aexit__(None, None, None)
 

@@ -504,6 +504,20 @@ def test_a_parent_serves_and_announces_the_extensions_of_a_mounted_app() -> None
         arun(go(srv.url))
 
 
+def test_a_method_two_mounted_servers_serve_is_refused_at_mount() -> None:
+    """Methods are not namespaced (an extension's protocol names them): a second server bringing
+    a method the parent serves already is refused at ``mount``, as a tool served twice is; the
+    same server mounted twice brings the same handler, which is no clash."""
+    first, second = Server("first"), Server("second")
+    first.method("acme/x")(lambda: {"who": "first"})
+    second.extension("com.second/x").method("acme/x")(lambda: {"who": "second"})
+    parent = Server("parent")
+    parent.mount(first, namespace="a")
+    parent.mount(first, namespace="b")
+    with pytest.raises(ValueError, match=r"^mounting 'second' would serve the method 'acme/x' twice"):
+        parent.mount(second, namespace="c")
+
+
 def test_a_child_mounted_twice_tells_each_subscriber_once() -> None:
     """One child under two namespaces of one parent: an update of its resource reaches the
     subscribers of each URI the parent serves it by, once each."""

@@ -181,13 +181,27 @@ def _own(registry: Registry) -> list[Extension]:
 def _mounted(registry: Registry) -> list[Extension]:
     """The extensions (and custom methods) of every server mounted in ``registry``'s, nearest first:
     a mount serves them as it serves the child's tools (methods keep their names: an extension's
-    protocol names them; the parent's own win, then the first mount's)."""
+    protocol names them; ``mount`` refuses a second server bringing one served already, see
+    :func:`method_clashes`; one a child adds later: the parent's own win, then the first mount's)."""
     found: list[Extension] = []
     for mount in registry.catalog.mounts if registry.catalog is not None else ():
         found += _own(mount.child.registry)
     for mount in registry.catalog.mounts if registry.catalog is not None else ():
         found += _mounted(mount.child.registry)
     return found
+
+
+def method_clashes(parent: Registry, child: Registry) -> list[str]:
+    """The custom methods ``child``'s server (with what is mounted in it) would bring to
+    ``parent``'s that another extension there already serves (the same extension, mounted
+    twice, is no clash)."""
+    served = {name: ext for ext in all_extensions(parent) for name in ext.methods}
+    return [
+        name
+        for ext in (*_own(child), *_mounted(child))
+        for name in ext.methods
+        if name in served and served[name] is not ext
+    ]
 
 
 def custom_methods(registry: Registry, server: Any) -> Extension:
@@ -211,8 +225,13 @@ def extension_handler(registry: Registry, method: str) -> Handler | None:
 
     async def gated(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
         owner = ext.server or server  # a mounted server's extension: that server's
-        if not ext.serves(ctx.rules) or (ext.active is not None and not ext.active(owner)):
+        if ext.active is not None and not ext.active(owner):
             raise MethodNotFound(f"Method not found: {method!r} (this server did not declare the {ext.id} extension)")
+        if not ext.serves(ctx.rules):
+            raise MethodNotFound(
+                f"Method not found: {method!r} (the {ext.id} extension serves 2026-07-28 requests only; "
+                "connect with era='modern')"
+            )
         return await handler(owner, ctx, params)
 
     return gated
