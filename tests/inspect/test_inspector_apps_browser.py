@@ -258,10 +258,14 @@ def test_the_sandbox_csp_and_origin_checks(browser: Any) -> None:
             open_connected(browser, insp)
             sandbox = sandbox_origin(browser, insp)
             # the policy is a header of the page the view is loaded into (its srcdoc frame inherits it)
-            declared = json.dumps({"connectDomains": [origin, "https://x.example; script-src *"]})
+            declared = json.dumps(
+                {"connectDomains": [origin, "https://x.example; script-src *", "https://y.example\n"]}
+            )
             page = httpx.get(f"{sandbox}/proxy", params={"csp": declared})
+            assert page.status_code == 200  # an entry ending in a line break is no plain source: dropped
             policies = page.headers.get_list("content-security-policy")
             assert f"connect-src {origin};" in policies[0] and "script-src *" not in policies[0]
+            assert "y.example" not in policies[0]
             assert "default-src 'none'" in policies[0] and "object-src 'none'" in policies[0]
             assert policies[1] == f"frame-ancestors {insp.base}"
             default = httpx.get(f"{sandbox}/proxy").headers.get_list("content-security-policy")[0]

@@ -250,6 +250,43 @@ def test_declaration_errors() -> None:
         server.ui_resource("ui://x/view", html="x", permissions=["usb"])
 
 
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        ({"connect_domains": ["https://api.example.com; script-src *"]}, r"connect_domains takes origins such as"),
+        ({"resource_domains": ["https://a.example https://b.example"]}, r"one per entry; not 'https://a.example https"),
+        ({"frame_domains": ["www.youtube.com"]}, r"^frame_domains takes origins such as 'https://api.example.com'"),
+        ({"base_uri_domains": ["https://cdn.example\n"]}, r"base_uri_domains takes origins"),
+        ({"prefers_border": "false"}, r"^prefers_border takes True or False, not 'false'$"),
+        ({"domain": 5}, r"^domain takes the host's name for the view's origin \(a string\), not 5$"),
+    ],
+)
+def test_a_view_s_meta_is_checked_when_it_is_declared(options: dict[str, Any], error: str) -> None:
+    """What ``ui_resource`` puts in ``_meta.ui`` is checked there (ext-apps §UI Resource Format):
+    a CSP origin is one origin (a host that joins them into its policy, as the specification's own
+    example does, would otherwise take a space or a ';' as more sources or another directive),
+    ``prefersBorder`` a boolean (``"false"`` was sent as true), ``domain`` a string."""
+    with pytest.raises((TypeError, ValueError), match=error):
+        Server("x").ui_resource("ui://x/view", html="x", **options)
+
+
+def test_declared_view_origins_are_served_as_given() -> None:
+    origins = ["https://api.example.com", "https://*.cdn.example:443/assets/", "wss://live.example:*"]
+    server = Server("x")
+    server.ui_resource("ui://x/view", html="x", connect_domains=origins, prefers_border=False, domain="a.example")
+
+    async def go() -> None:
+        async with Peer(server, version="2025-11-25") as peer:
+            [contents] = (await peer.call("resources/read", {"uri": "ui://x/view"}))["contents"]
+            assert contents["_meta"]["ui"] == {
+                "csp": {"connectDomains": origins},
+                "domain": "a.example",
+                "prefersBorder": False,
+            }
+
+    arun(go())
+
+
 def test_settings_that_are_no_json_object_are_refused_at_declaration_not_at_discover() -> None:
     """Extension settings go on the wire as a JSON object (``capabilities.extensions``): a value
     that is not one is the declaring code's mistake, said at declaration, first or again (it used

@@ -35,6 +35,11 @@ if TYPE_CHECKING:
     from ._tools import Tool
 
 PERMISSIONS = ("camera", "microphone", "geolocation", "clipboardWrite")
+# An origin of a view's CSP (§UI Resource Format: McpUiResourceCsp) as one CSP host source: a
+# scheme, a host (a leading "*." allowed), a port or ":*", a path; no quote, space, comma or
+# semicolon, so it cannot add a keyword or a directive to a host's policy. The inspector keeps
+# only these (``_inspect._sandbox``).
+CSP_SOURCE = r"^(https?|wss?)://(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:(\d{1,5}|\*))?(/[^\s;,'\"]*)?$"
 VISIBILITIES = ("model", "app")
 
 
@@ -66,12 +71,12 @@ def ui_meta(
 ) -> dict[str, Any]:
     """The ``_meta.ui`` object of a UI resource (``UIResourceMeta``); empty members left out."""
     csp = {
-        key: _origins(key, value)
-        for key, value in (
-            ("connectDomains", connect_domains),
-            ("resourceDomains", resource_domains),
-            ("frameDomains", frame_domains),
-            ("baseUriDomains", base_uri_domains),
+        key: _origins(option, value)
+        for key, option, value in (
+            ("connectDomains", "connect_domains", connect_domains),
+            ("resourceDomains", "resource_domains", resource_domains),
+            ("frameDomains", "frame_domains", frame_domains),
+            ("baseUriDomains", "base_uri_domains", base_uri_domains),
         )
         if value
     }
@@ -85,15 +90,27 @@ def ui_meta(
     if perms:
         ui["permissions"] = {p: {} for p in perms}
     if domain is not None:
+        if not isinstance(domain, str) or not domain:
+            raise TypeError(f"domain takes the host's name for the view's origin (a string), not {domain!r}")
         ui["domain"] = domain
     if prefers_border is not None:
-        ui["prefersBorder"] = bool(prefers_border)
+        if not isinstance(prefers_border, bool):
+            raise TypeError(f"prefers_border takes True or False, not {prefers_border!r}")
+        ui["prefersBorder"] = prefers_border
     return ui
 
 
-def _origins(key: str, value: Sequence[str]) -> list[str]:
+def _origins(option: str, value: Sequence[str]) -> list[str]:
+    import re  # with the first view that declares origins
+
     if isinstance(value, str) or not all(isinstance(v, str) and v for v in value):
-        raise TypeError(f"{key} takes a list of origins such as ['https://api.example.com'], not {value!r}")
+        raise TypeError(f"{option} takes a list of origins such as ['https://api.example.com'], not {value!r}")
+    bad = [v for v in value if not re.fullmatch(CSP_SOURCE, v)]
+    if bad:
+        raise ValueError(
+            f"{option} takes origins such as 'https://api.example.com' or 'https://*.example.com', one per entry; "
+            f"not {bad[0]!r}"
+        )
     return list(value)
 
 
