@@ -184,7 +184,7 @@ def send_first(process: subprocess.Popen[bytes] | None, options: Mapping[str, An
         return
     try:
         declaring = Declaring(**{k: v for k, v in options.items() if k in DECLARING})
-    except ValueError:  # options the Client refuses: it says so when it is made, as without this
+    except (ValueError, TypeError):  # options the Client refuses: it says so when it is made, as without this
         return
     if declaring.starts_legacy(None) != declaring.starts_legacy(LEGACY if LEGACY in ERA_CACHE.values() else None):
         return
