@@ -36,6 +36,7 @@ TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 # MCP Apps (ext-apps specification 2026-01-26): the extension and the mimeType of its views.
 UI_EXTENSION: Final = "io.modelcontextprotocol/ui"
 UI_MIME_TYPE: Final = "text/html;profile=mcp-app"
+APPS_HOST: Final = {UI_EXTENSION: {"mimeTypes": [UI_MIME_TYPE]}}  # what a host that renders apps declares
 # The 2025-11-25 ``tasks`` capability a server with task-capable tools announces (``_core_tasks``).
 CORE_TASKS_CAPABILITY: dict[str, Any] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
 SKILLS_EXTENSION: Final = "io.modelcontextprotocol/skills"  # SEP-2640 (the rest of it is in _skills)
@@ -214,3 +215,28 @@ def negotiate(requested: object) -> str:
     if isinstance(requested, str) and requested in LEGACY_VERSIONS:
         return requested
     return LATEST_LEGACY
+
+
+# SEP-2133 / 2026-07-28 MetaObject key rules: a prefix of dot-separated labels, a slash, a name.
+_LABEL = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+EXTENSION_ID = rf"^{_LABEL}(?:\.{_LABEL})*/[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$"  # compiled at first use (re)
+# Requests MCP servers send (every version): an extension's own method may not take one's name.
+SERVER_REQUESTS: Final = frozenset({"sampling/createMessage", "elicitation/create", "roots/list"})
+
+
+def checked_extension(id: object, settings: object, who: str) -> dict[str, Any]:
+    """``settings`` of extension ``id`` as a new dict (None: ``{}``), or ValueError/TypeError
+    saying what ``who`` (``server.extension``, ``Client(extensions=...)``) was given wrong: the
+    identifier's form (SEP-2133) or settings that are not a JSON object
+    (``capabilities.extensions`` maps identifiers to JSON objects, 2026-07-28 schema)."""
+    import re  # not at start-up: only a declared extension needs it
+
+    if not isinstance(id, str) or not re.match(EXTENSION_ID, id):
+        raise ValueError(f"{who}: extension identifier {id!r} must be a prefixed name such as 'com.example/search'")
+    if settings is not None and not isinstance(settings, dict):
+        raise TypeError(f"{who}: the settings of extension {id!r} must be a dict (a JSON object), not {settings!r}")
+    try:
+        msgspec.json.encode(settings or {})
+    except (TypeError, msgspec.EncodeError) as exc:
+        raise TypeError(f"{who}: the settings of extension {id!r} must be JSON data: {exc}") from None
+    return dict(settings or {})

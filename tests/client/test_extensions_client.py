@@ -91,3 +91,21 @@ def test_extension_notification_over_legacy_http() -> None:
 
     with ServerThread(server.http_app()) as srv:
         arun(go(srv.url))
+
+
+def test_client_extensions_are_checked_when_the_client_is_made() -> None:
+    """``capabilities.extensions`` maps SEP-2133 identifiers to JSON objects (2026-07-28 schema):
+    a Client given anything else says so at once, naming the argument, instead of putting it on
+    the wire of every request (a server reads such settings as not declared)."""
+    server = example_server()
+    with pytest.raises(
+        ValueError, match=r"^Client\(extensions=...\): extension identifier 'ui' must be a prefixed name"
+    ):
+        Client(server, extensions={"ui": {}})
+    with pytest.raises(
+        TypeError,
+        match=r"^Client\(extensions=...\): the settings of extension 'io.modelcontextprotocol/ui' must be a dict",
+    ):
+        Client(server, extensions={UI: ["text/html;profile=mcp-app"]})  # type: ignore[dict-item]
+    with pytest.raises(TypeError, match="must be JSON data"):
+        Client(server, extensions={UI: {"mimeTypes": {"text/html;profile=mcp-app": 1j}}})

@@ -519,3 +519,31 @@ def test_the_sole_client_of_a_gateway_gives_its_roots_to_every_upstream(tmp_path
                 await upstream_learns(c, changed, tool, ["file:///b"])
 
     arun(go(), timeout=60)
+
+
+def test_a_proxied_mcp_app_keeps_its_app_only_tools_for_hosts_and_hides_them_from_other_clients():
+    """``Server.proxy`` of ``examples/apps_calculator.py`` (a subprocess), served over Streamable
+    HTTP on 127.0.0.1: a host that declared MCP Apps gets the app-only ``double`` (its view calls
+    it) with every ``_meta.ui`` key, and the extension announced (2026-07-28); a client that did
+    not declare it gets ``add`` alone, as from the app itself (ext-apps §Visibility)."""
+    from mcpio._client._apps import APPS_HOST
+
+    proxy = Server.proxy([sys.executable, str(HERE.parents[1] / "examples" / "apps_calculator.py")])
+
+    async def go(url: str) -> None:
+        for era in ("legacy", "modern"):
+            async with Client(url, era=era, extensions=APPS_HOST) as host:
+                tools = {t.name: t["_meta"] for t in await host.list_tools()}
+                assert tools == {
+                    "add": {"ui": {"resourceUri": "ui://calculator/view", "visibility": ["model", "app"]}},
+                    "double": {"ui": {"resourceUri": "ui://calculator/view", "visibility": ["app"]}},
+                }
+                assert (await host.call_tool("double", {"value": 4})).content[0]["text"] == "8"
+                assert (await host.app_view("add")).prefers_border is True
+                if era == "modern":
+                    assert "io.modelcontextprotocol/ui" in host.server_capabilities.extensions
+            async with Client(url, era=era) as plain:
+                assert [t.name for t in await plain.list_tools()] == ["add"]
+
+    with ServerThread(proxy.http_app()) as served:
+        arun(go(served.url))

@@ -5,7 +5,8 @@ Each view reports what it could do in its own page (``#out``), for the test to r
 
 * ``sealed``: a view with no ``_meta.ui.csp`` — its fetch to the beacon must be blocked (the
   spec's restrictive default), it must not reach the inspector's page (``window.top``), its
-  ``tools/call`` of a model-only tool must be refused, and a message it posts straight to the
+  ``tools/call`` of a model-only tool must be refused, and so must its call of a tool the server
+  does not list (``unlisted``: the host cannot know its visibility), and a message it posts straight to the
   inspector's page (around the sandbox proxy) must be ignored;
 * ``open``: the beacon declared in ``connectDomains`` — its fetch gets through; and it asks the
   host to open a beacon link (``ui/open-link``), which happens only once the user confirms; it
@@ -13,6 +14,7 @@ Each view reports what it could do in its own page (``#out``), for the test to r
 """
 
 import os
+from typing import Any
 
 from mcpio import Server
 
@@ -55,6 +57,8 @@ PROBE = """<!DOCTYPE html>
     try { await fetch(BEACON + "/fetch-" + NAME, { mode: "no-cors" }); out("fetch: sent"); } catch (e) { out("fetch: blocked"); }
     try { await request("tools/call", { name: "model_only", arguments: {} }); out("model_only: called"); }
     catch (e) { out("model_only: refused: " + e.message); }
+    try { await request("tools/call", { name: "unlisted", arguments: {} }); out("unlisted: called"); }
+    catch (e) { out("unlisted: refused: " + e.message); }
     window.top.postMessage({ jsonrpc: "2.0", id: 999, method: "tools/call", params: { name: "spoofed", arguments: {} } }, "*");
     out("ready");
   })();
@@ -90,6 +94,20 @@ def open_view() -> str:
 def model_only() -> str:
     """Only the model may call this: a view's tools/call of it must be refused by the host."""
     return "model"
+
+
+@server.tool(meta={"ui": {"visibility": ["model"]}})
+def unlisted() -> str:
+    """Left out of tools/list (below): the host cannot know its visibility, so a view's call of it must be refused."""
+    return "unlisted"
+
+
+@server.middleware
+async def hide_unlisted(request: Any, call_next: Any) -> Any:
+    result = await call_next(request)
+    if request.method == "tools/list":
+        result["tools"] = [t for t in result["tools"] if t["name"] != "unlisted"]
+    return result
 
 
 @server.tool

@@ -23,6 +23,7 @@ specification names.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -257,10 +258,14 @@ def test_the_sandbox_csp_and_origin_checks(browser: Any) -> None:
             open_connected(browser, insp)
             sandbox = sandbox_origin(browser, insp)
             # the policy is a header of the page the view is loaded into (its srcdoc frame inherits it)
-            declared = json.dumps({"connectDomains": [origin, "https://x.example; script-src *"]})
+            declared = json.dumps(
+                {"connectDomains": [origin, "https://x.example; script-src *", "https://y.example\n"]}
+            )
             page = httpx.get(f"{sandbox}/proxy", params={"csp": declared})
+            assert page.status_code == 200  # an entry ending in a line break is no plain source: dropped
             policies = page.headers.get_list("content-security-policy")
             assert f"connect-src {origin};" in policies[0] and "script-src *" not in policies[0]
+            assert "y.example" not in policies[0]
             assert "default-src 'none'" in policies[0] and "object-src 'none'" in policies[0]
             assert policies[1] == f"frame-ancestors {insp.base}"
             default = httpx.get(f"{sandbox}/proxy").headers.get_list("content-security-policy")[0]
@@ -272,6 +277,7 @@ def test_the_sandbox_csp_and_origin_checks(browser: Any) -> None:
             assert "fetch: blocked" in out and "csp violation: connect-src" in out, out
             assert "top: blocked" in out and "origin: null" in out and "host context tool: sealed" in out
             assert any(line.startswith("model_only: refused") and "visibility" in line for line in out), out
+            assert any(line.startswith("unlisted: refused") and "does not list" in line for line in out), out
             assert not any(p.startswith("/fetch-") for p in beacon.paths), beacon.paths
 
             browser.switch_to.default_content()
@@ -304,6 +310,7 @@ def test_the_sandbox_csp_and_origin_checks(browser: Any) -> None:
             rows = wire_rows(browser)
             assert not any("spoofed" in t for t in rows), "a message from around the sandbox proxy was taken"
             assert any("tools/call model_only" in t for t in rows) is False  # refused in the page, never sent
+            assert not any("tools/call unlisted" in t for t in rows)
         finally:
             browser.switch_to.default_content()
             insp.close()
@@ -384,3 +391,57 @@ def base_client(server: Any) -> Any:
     from mcpio._client._apps import APPS_HOST
 
     return Client(server, era="modern", extensions=APPS_HOST)
+
+
+OTHER_SERVER = """
+import pathlib, sys
+
+from mcpio import Server
+
+server = Server("other-server")
+
+
+@server.tool
+def touch() -> str:
+    \"\"\"Leaves a mark: called only if a view of another server reached this one.\"\"\"
+    pathlib.Path(sys.argv[1]).write_text("touched")
+    return "touched"
+
+
+if __name__ == "__main__":
+    server.run()
+"""
+
+
+def test_a_view_never_reaches_the_server_the_inspector_connects_to_next(browser: Any, tmp_path: Path) -> None:
+    """A view belongs to the server connection it was opened on (ext-apps §Visibility: "app" is
+    callable by the app from the same server connection only; cross-server calls are blocked).
+    Connecting the inspector to another server tears the view down, and what it sends meanwhile
+    reaches no server: here it keeps calling the next server's ``touch``, which must never run."""
+    mark = tmp_path / "touched"
+    other = tmp_path / "other_server.py"
+    other.write_text(OTHER_SERVER)
+    insp = Inspector(str(PROBE))
+    try:
+        open_connected(browser, insp)
+        call_tool(browser, "sealed")
+        enter_view(browser, "sealed")
+        try:
+            wait(browser).until(lambda d: "ready" in d.find_element(By.ID, "out").text.splitlines())
+            browser.execute_script(  # from now on, a tools/call of `touch` every 50 ms
+                "let n = 0; setInterval(() => window.parent.postMessage({ jsonrpc: '2.0', id: 'touch-' + n++,"
+                " method: 'tools/call', params: { name: 'touch', arguments: {} } }, '*'), 50);"
+            )
+        finally:
+            browser.switch_to.default_content()
+        target = browser.find_element(By.ID, "target")
+        target.clear()
+        target.send_keys(f"{sys.executable} {other} {mark}")
+        browser.find_element(By.ID, "connect").click()
+        wait(browser).until(lambda d: "connected: other-server" in d.find_element(By.ID, "status").text)
+        pick_tool(browser, "touch")  # its tools are listed: a view's call of it would be sent now
+        wait(browser).until(lambda d: not d.find_elements(By.CSS_SELECTOR, "#app-view iframe"))
+        assert not mark.exists(), "a view of the first server called a tool of the second"
+    finally:
+        browser.switch_to.default_content()
+        insp.close()

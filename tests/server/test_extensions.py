@@ -148,7 +148,12 @@ def test_custom_method_legacy(version: str) -> None:
             boom = await peer.error("acme/search", {"query": "boom"})
             assert boom == {"code": -32000, "message": "the index is offline; try again later", "data": {"retry": True}}
             assert (await peer.error("acme/nothing", {}))["code"] == -32601
-            assert (await peer.error("acme/new", {}))["code"] == -32601  # legacy=False
+            modern_only = await peer.error("acme/new", {})  # legacy=False: declared, for 2026-07-28 only
+            assert modern_only["code"] == -32601
+            assert modern_only["message"] == (
+                "Method not found: 'acme/new' (the com.acme/modern extension serves 2026-07-28 requests only; "
+                "connect with era='modern')"
+            )
         finally:
             await peer.__aexit__(None, None, None)
 
@@ -243,6 +248,76 @@ def test_declaration_errors() -> None:
         server.extension("com.acme/other").method("acme/x")(lambda: {})
     with pytest.raises(ValueError, match="permissions"):
         server.ui_resource("ui://x/view", html="x", permissions=["usb"])
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        ({"connect_domains": ["https://api.example.com; script-src *"]}, r"connect_domains takes origins such as"),
+        ({"resource_domains": ["https://a.example https://b.example"]}, r"one per entry; not 'https://a.example https"),
+        ({"frame_domains": ["www.youtube.com"]}, r"^frame_domains takes origins such as 'https://api.example.com'"),
+        ({"base_uri_domains": ["https://cdn.example\n"]}, r"base_uri_domains takes origins"),
+        ({"prefers_border": "false"}, r"^prefers_border takes True or False, not 'false'$"),
+        ({"domain": 5}, r"^domain takes the host's name for the view's origin \(a string\), not 5$"),
+    ],
+)
+def test_a_view_s_meta_is_checked_when_it_is_declared(options: dict[str, Any], error: str) -> None:
+    """What ``ui_resource`` puts in ``_meta.ui`` is checked there (ext-apps §UI Resource Format):
+    a CSP origin is one origin (a host that joins them into its policy, as the specification's own
+    example does, would otherwise take a space or a ';' as more sources or another directive),
+    ``prefersBorder`` a boolean (``"false"`` was sent as true), ``domain`` a string."""
+    with pytest.raises((TypeError, ValueError), match=error):
+        Server("x").ui_resource("ui://x/view", html="x", **options)
+
+
+def test_declared_view_origins_are_served_as_given() -> None:
+    origins = ["https://api.example.com", "https://*.cdn.example:443/assets/", "wss://live.example:*"]
+    server = Server("x")
+    server.ui_resource("ui://x/view", html="x", connect_domains=origins, prefers_border=False, domain="a.example")
+
+    async def go() -> None:
+        async with Peer(server, version="2025-11-25") as peer:
+            [contents] = (await peer.call("resources/read", {"uri": "ui://x/view"}))["contents"]
+            assert contents["_meta"]["ui"] == {
+                "csp": {"connectDomains": origins},
+                "domain": "a.example",
+                "prefersBorder": False,
+            }
+
+    arun(go())
+
+
+def test_settings_that_are_no_json_object_are_refused_at_declaration_not_at_discover() -> None:
+    """Extension settings go on the wire as a JSON object (``capabilities.extensions``): a value
+    that is not one is the declaring code's mistake, said at declaration, first or again (it used
+    to fail every ``server/discover`` with -32603, which the client read as a server that does not
+    speak 2026-07-28, or to raise dict()'s own message); the server keeps serving. A name of a
+    request MCP servers send (``sampling/createMessage``…) is an MCP method too."""
+    from mcpio import Client
+    from tests.support.http import ServerThread
+
+    server = Server("x")
+    with pytest.raises(TypeError, match=r"^server.extension: the settings of extension 'com.acme/x' must be JSON data"):
+        server.extension("com.acme/x", {"when": object()})
+    server.extension("com.acme/y", {"ok": True})
+    with pytest.raises(
+        TypeError, match=r"settings of extension 'com.acme/y' must be a dict \(a JSON object\), not \[1\]"
+    ):
+        server.extension("com.acme/y", [1])  # type: ignore[arg-type]
+    for name in ("sampling/createMessage", "elicitation/create", "roots/list"):
+        with pytest.raises(ValueError, match="is an MCP method"):
+            server.method(name)(lambda: {})
+
+    @server.tool
+    def ping() -> str:
+        return "pong"
+
+    async def go(url: str) -> None:
+        async with Client(url, era="modern") as c:
+            assert c.server_capabilities.extensions == {"com.acme/y": {"ok": True}}
+
+    with ServerThread(server.http_app()) as srv:
+        arun(go(srv.url))
 
 
 # ---------------------------------------------------------------------- MCP Apps

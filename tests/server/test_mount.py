@@ -432,6 +432,92 @@ def test_a_mounted_app_tool_links_its_view_by_the_name_it_has_in_the_parent() ->
     arun(go())
 
 
+def test_a_mounted_tool_links_its_view_by_the_deprecated_flat_key_too() -> None:
+    """The deprecated flat ``_meta["ui/resourceUri"]`` (ext-apps §Resource Discovery; the ext-apps
+    SDK sends it next to ``ui.resourceUri``) names the view as the parent serves it, as
+    ``ui.resourceUri`` does; a ``_meta.ui`` that is not an object is kept as it is, not a crash
+    at mount."""
+    from mcpio._client._apps import APPS_HOST
+    from tests.support.http import ServerThread
+
+    child = Server("child")
+    child.ui_resource("ui://child/view", html="<!DOCTYPE html><p>view</p>", name="view")
+
+    @child.tool(meta={"ui/resourceUri": "ui://child/view"})
+    def flat() -> str:
+        return "flat"
+
+    @child.tool(meta={"ui": {"resourceUri": "ui://child/view"}, "ui/resourceUri": "ui://child/view"})
+    def both() -> str:
+        return "both"
+
+    @child.tool(meta={"ui": "not an object"})
+    def odd() -> str:
+        return "odd"
+
+    parent = Server("parent")
+    parent.mount(child, namespace="ns")
+
+    async def go(url: str) -> None:
+        async with Client(url, extensions=APPS_HOST) as host:
+            metas = {t.name: t["_meta"] for t in await host.list_tools()}
+            assert metas["ns__flat"] == {"ui/resourceUri": "ui://ns/child/view"}
+            assert metas["ns__both"] == {
+                "ui": {"resourceUri": "ui://ns/child/view"},
+                "ui/resourceUri": "ui://ns/child/view",
+            }
+            assert metas["ns__odd"] == {"ui": "not an object"}
+            assert (await host.app_view("ns__flat")).html == "<!DOCTYPE html><p>view</p>"
+
+    with ServerThread(parent.http_app()) as srv:
+        arun(go(srv.url))
+
+
+def test_a_parent_serves_and_announces_the_extensions_of_a_mounted_app() -> None:
+    """A parent that mounts an MCP App announces the child's extensions (2026-07-28
+    ``server/discover``), serves the child's extension methods, and hides the child's app-only
+    tool from a client that did not declare MCP Apps (§Visibility), as the child itself does;
+    over Streamable HTTP on 127.0.0.1, both eras."""
+    import runpy
+
+    from mcpio._client._apps import APPS_HOST
+    from tests.support.http import ServerThread
+
+    calculator = runpy.run_path(str(Path(__file__).parents[2] / "examples" / "apps_calculator.py"))["server"]
+    parent = Server("parent")
+    parent.mount(calculator, namespace="calc")
+
+    async def go(url: str) -> None:
+        for era in ("legacy", "modern"):
+            async with Client(url, era=era) as plain:
+                assert [t.name for t in await plain.list_tools()] == ["calc__add"]
+                assert (await plain.request("acme/history", {}))["sums"] == []
+            async with Client(url, era=era, extensions=APPS_HOST) as host:
+                assert {t.name for t in await host.list_tools()} == {"calc__add", "calc__double"}
+                if era == "modern":
+                    assert host.server_capabilities.extensions == {
+                        "io.modelcontextprotocol/ui": {},
+                        "com.example/history": {},
+                    }
+
+    with ServerThread(parent.http_app()) as srv:
+        arun(go(srv.url))
+
+
+def test_a_method_two_mounted_servers_serve_is_refused_at_mount() -> None:
+    """Methods are not namespaced (an extension's protocol names them): a second server bringing
+    a method the parent serves already is refused at ``mount``, as a tool served twice is; the
+    same server mounted twice brings the same handler, which is no clash."""
+    first, second = Server("first"), Server("second")
+    first.method("acme/x")(lambda: {"who": "first"})
+    second.extension("com.second/x").method("acme/x")(lambda: {"who": "second"})
+    parent = Server("parent")
+    parent.mount(first, namespace="a")
+    parent.mount(first, namespace="b")
+    with pytest.raises(ValueError, match=r"^mounting 'second' would serve the method 'acme/x' twice"):
+        parent.mount(second, namespace="c")
+
+
 def test_a_child_mounted_twice_tells_each_subscriber_once() -> None:
     """One child under two namespaces of one parent: an update of its resource reaches the
     subscribers of each URI the parent serves it by, once each."""

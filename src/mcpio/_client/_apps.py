@@ -16,12 +16,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._errors import MCPError
+from .._versions import APPS_HOST as APPS_HOST  # what a host that renders apps declares
 from .._versions import UI_EXTENSION, UI_MIME_TYPE
 
 if TYPE_CHECKING:
     from ._client import Client
-
-APPS_HOST = {UI_EXTENSION: {"mimeTypes": [UI_MIME_TYPE]}}  # what a host that renders apps declares
 
 
 class AppViewError(LookupError):

@@ -39,6 +39,7 @@ from .._versions import (
     RULES,
     TASKS_EXTENSION,
     Rules,
+    checked_extension,
 )
 
 if TYPE_CHECKING:
@@ -95,7 +96,10 @@ class Declaring:
         self.on_log = on_log
         self.log_level = log_level
         self.tasks = tasks  # declare the tasks extension (2026-07-28) and follow task handles
-        self.extensions = dict(extensions or {})  # {id: settings}: capabilities.extensions, both eras
+        if extensions is not None and not isinstance(extensions, dict):
+            raise TypeError(f"Client(extensions=...) takes a dict of identifier to settings, not {extensions!r}")
+        # {id: settings}: capabilities.extensions, both eras
+        self.extensions = {k: checked_extension(k, v, "Client(extensions=...)") for k, v in (extensions or {}).items()}
         self._metas: dict[tuple[str, str], dict[str, Any]] = {}  # (version, level) -> modern_meta's answer
 
     def _capabilities(self, rules: Rules) -> dict[str, Any]:
@@ -180,7 +184,7 @@ def send_first(process: subprocess.Popen[bytes] | None, options: Mapping[str, An
         return
     try:
         declaring = Declaring(**{k: v for k, v in options.items() if k in DECLARING})
-    except ValueError:  # options the Client refuses: it says so when it is made, as without this
+    except (ValueError, TypeError):  # options the Client refuses: it says so when it is made, as without this
         return
     if declaring.starts_legacy(None) != declaring.starts_legacy(LEGACY if LEGACY in ERA_CACHE.values() else None):
         return

@@ -29,11 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 from .._content import ToolResult
 from .._errors import HeaderMismatch
+from .._server._apps import declare
 from .._server._context import Context, request_context
 from .._server._handlers import called_plainly
 from .._server._mrtr import InputRequired, finished
 from .._server._tools import Tool
-from .._versions import RULES, Rules
+from .._versions import APPS_HOST, RULES, Rules
 
 if TYPE_CHECKING:
     import asyncio
@@ -264,8 +265,18 @@ def chosen_tools(target: Any, listed: list[Any]) -> list[Any]:
     return [t for t in listed if not isinstance(t, dict) or chooses(t.get("name"))]
 
 
+def as_host(client_options: dict[str, Any]) -> dict[str, Any]:
+    """The upstream Client's options: MCP Apps declared as a host declares it, next to the
+    owner's extensions, so that the upstream lists its app-only tools too (a server hides them
+    from other clients, ext-apps §Visibility); the proxy, declaring the extension itself once
+    a tool links a view (:func:`forwarded_tool`), lists them only to its own clients that
+    declared it (``_server._apps.model_tools``)."""
+    return {**client_options, "extensions": {**APPS_HOST, **(client_options.get("extensions") or {})}}
+
+
 def forwarded_tool(upstream: Upstream, t: Any, client: Client) -> Tool:
     """The proxy's tool for the upstream's tool ``t`` (as ``client`` listed it)."""
+    from .._client._apps import view_uri
     from ._tasks import follower, task_options  # asyncio is loaded by now (see _proxy.log)
 
     name = t["name"]
@@ -301,6 +312,8 @@ def forwarded_tool(upstream: Upstream, t: Any, client: Client) -> Tool:
         icons=t.get("icons"),
         meta=t.get("_meta"),
     )
+    if view_uri(t) is not None:  # an MCP App's tool: the proxy serves the extension too
+        declare(upstream.server)
     made.__class__ = ForwardedTool
     made.upstream = upstream  # type: ignore[attr-defined]  # whose mirror it belongs to (Server.replace_own)
     made.upstream_name = name  # type: ignore[attr-defined]

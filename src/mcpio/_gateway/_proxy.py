@@ -33,7 +33,7 @@ from .._server._context import Context
 from .._server._mrtr import ROUND_TIMEOUT, round_timeout_checked
 from .._server._server import Server
 from .._server._stdio import settle
-from ._forwarded import _CALLER, _Relaying, chosen_tools, forwarded_tool
+from ._forwarded import _CALLER, _Relaying, as_host, chosen_tools, forwarded_tool
 from ._items import ForwardedPrompt, ForwardedResource
 from ._roots import RootsRelay
 
@@ -81,7 +81,7 @@ class Upstream:
         self.server = server
         self.target = target
         self.label = label
-        self.client_options = client_options
+        self.client_options = as_host(client_options)  # MCP Apps declared upstream (_forwarded.as_host)
         self.process = process  # started already (ServerSpec.start): the first connection adopts it
         self.client: Client | None = None
         self.error: BaseException | None = None  # why the last connection attempt failed

@@ -30,6 +30,7 @@ from urllib.parse import parse_qs
 import msgspec
 
 from .._protocol._http import check_host
+from .._server._apps import CSP_SOURCE
 
 log = logging.getLogger("mcpio.inspect")
 
@@ -37,9 +38,9 @@ Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
-# A host source expression: scheme, host (a leading "*." allowed), port or ":*", optional path;
-# no quotes, spaces, commas or semicolons, so a server cannot inject a keyword or a directive.
-_SOURCE = re.compile(r"^(https?|wss?)://(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:(\d{1,5}|\*))?(/[^\s;,'\"]*)?$")
+# A host source expression (the rule mcpio's servers declare by: _server._apps.CSP_SOURCE);
+# anything else is dropped, so a server cannot inject a keyword or a directive.
+_SOURCE = re.compile(CSP_SOURCE)
 CSP_KEYS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
 MAX_CSP_QUERY = 16_384
 
@@ -60,7 +61,7 @@ def allowed_sources(csp: Any) -> dict[str, list[str]]:
     for key in CSP_KEYS:
         values = csp.get(key)
         if isinstance(values, list):
-            good = [v for v in values if isinstance(v, str) and _SOURCE.match(v)]
+            good = [v for v in values if isinstance(v, str) and _SOURCE.fullmatch(v)]
             if good:
                 kept[key] = good
     return kept

@@ -35,6 +35,11 @@ if TYPE_CHECKING:
     from ._tools import Tool
 
 PERMISSIONS = ("camera", "microphone", "geolocation", "clipboardWrite")
+# An origin of a view's CSP (§UI Resource Format: McpUiResourceCsp) as one CSP host source: a
+# scheme, a host (a leading "*." allowed), a port or ":*", a path; no quote, space, comma or
+# semicolon, so it cannot add a keyword or a directive to a host's policy. The inspector keeps
+# only these (``_inspect._sandbox``).
+CSP_SOURCE = r"^(https?|wss?)://(\*\.)?[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*(:(\d{1,5}|\*))?(/[^\s;,'\"]*)?$"
 VISIBILITIES = ("model", "app")
 
 
@@ -66,12 +71,12 @@ def ui_meta(
 ) -> dict[str, Any]:
     """The ``_meta.ui`` object of a UI resource (``UIResourceMeta``); empty members left out."""
     csp = {
-        key: _origins(key, value)
-        for key, value in (
-            ("connectDomains", connect_domains),
-            ("resourceDomains", resource_domains),
-            ("frameDomains", frame_domains),
-            ("baseUriDomains", base_uri_domains),
+        key: _origins(option, value)
+        for key, option, value in (
+            ("connectDomains", "connect_domains", connect_domains),
+            ("resourceDomains", "resource_domains", resource_domains),
+            ("frameDomains", "frame_domains", frame_domains),
+            ("baseUriDomains", "base_uri_domains", base_uri_domains),
         )
         if value
     }
@@ -85,15 +90,27 @@ def ui_meta(
     if perms:
         ui["permissions"] = {p: {} for p in perms}
     if domain is not None:
+        if not isinstance(domain, str) or not domain:
+            raise TypeError(f"domain takes the host's name for the view's origin (a string), not {domain!r}")
         ui["domain"] = domain
     if prefers_border is not None:
-        ui["prefersBorder"] = bool(prefers_border)
+        if not isinstance(prefers_border, bool):
+            raise TypeError(f"prefers_border takes True or False, not {prefers_border!r}")
+        ui["prefersBorder"] = prefers_border
     return ui
 
 
-def _origins(key: str, value: Sequence[str]) -> list[str]:
+def _origins(option: str, value: Sequence[str]) -> list[str]:
+    import re  # with the first view that declares origins
+
     if isinstance(value, str) or not all(isinstance(v, str) and v for v in value):
-        raise TypeError(f"{key} takes a list of origins such as ['https://api.example.com'], not {value!r}")
+        raise TypeError(f"{option} takes a list of origins such as ['https://api.example.com'], not {value!r}")
+    bad = [v for v in value if not re.fullmatch(CSP_SOURCE, v)]
+    if bad:
+        raise ValueError(
+            f"{option} takes origins such as 'https://api.example.com' or 'https://*.example.com', one per entry; "
+            f"not {bad[0]!r}"
+        )
     return list(value)
 
 
@@ -163,6 +180,21 @@ def app_tool(server: Server, fn: Callable[..., Any], view: str, **options: Any) 
     return fn
 
 
+def relinked(meta: dict[str, Any] | None, rename: Callable[[str], str]) -> dict[str, Any] | None:
+    """A tool's ``meta`` with its view's URI renamed by ``rename`` (a mount's namespace): in
+    ``ui.resourceUri`` and in the deprecated flat ``ui/resourceUri`` (§Resource Discovery; the
+    ext-apps SDK sends both), whichever is a string; anything else is left as it is."""
+    if not meta:
+        return meta
+    out = dict(meta)
+    ui = out.get("ui")
+    if isinstance(ui, dict) and isinstance(ui.get("resourceUri"), str):
+        out["ui"] = {**ui, "resourceUri": rename(ui["resourceUri"])}
+    if isinstance(out.get("ui/resourceUri"), str):
+        out["ui/resourceUri"] = rename(out["ui/resourceUri"])
+    return out
+
+
 def app_only(tool: Tool) -> bool:
     """A tool whose ``_meta.ui.visibility`` lacks ``"model"``: for the view alone."""
     ui = (tool.meta or {}).get("ui")
@@ -172,7 +204,8 @@ def app_only(tool: Tool) -> bool:
 
 def model_tools(ctx: Context, tools: list[Any]) -> list[Any]:
     """``tools`` as ``tools/list`` shows them to this client: without the app-only ones unless it
-    declared MCP Apps (a host that renders apps filters them for its model itself, §Visibility)."""
-    if UI_EXTENSION not in ctx.server.registry.extensions or client_supports_apps(ctx):
+    declared MCP Apps (a host that renders apps filters them for its model itself, §Visibility),
+    when the server declares MCP Apps (itself, or a server mounted in it)."""
+    if client_supports_apps(ctx) or all(e.id != UI_EXTENSION for e in ctx.server.active_extensions()):
         return tools
     return [t for t in tools if not app_only(t)]

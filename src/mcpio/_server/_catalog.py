@@ -25,6 +25,7 @@ import msgspec
 
 from .. import _log, _naming
 from .._content import for_era
+from ._apps import relinked
 from ._registry import KINDS, NOTIFY, SCOPE_METHOD, Registry
 from ._tools import Tool
 
@@ -113,9 +114,8 @@ class Mount:
         if kind == "tools":
             item.name = new_key
             item._definitions = {}
-            view = (item.meta or {}).get("ui", {}).get("resourceUri")
-            if isinstance(view, str) and self.namespace is not None:  # MCP Apps: its view, as served here
-                item.meta = {**item.meta, "ui": {**item.meta["ui"], "resourceUri": self.key("resources", view)}}
+            if self.namespace is not None:  # MCP Apps: its view, as served here
+                item.meta = relinked(item.meta, lambda uri: self.key("resources", uri))
         elif kind == "prompts":
             item.name = new_key
         else:

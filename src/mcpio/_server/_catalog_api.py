@@ -95,7 +95,8 @@ class CatalogMixin:
         exclude: Iterable[str] = (),
     ) -> None:
         """Serve ``child``'s tools, prompts, resources and templates (with their scopes, task
-        support, icons, ``_meta``, completion and skills) in this server, under ``namespace``:
+        support, icons, ``_meta``, completion, skills, extensions and their methods) in this
+        server, under ``namespace``:
         tool and prompt ``add`` → ``math__add``, resource ``greeting://{name}`` →
         ``greeting://math/{name}`` (the one naming rule, ``mcpio._naming``).
 
@@ -108,6 +109,7 @@ class CatalogMixin:
         """
         from .._naming import check_namespace
         from ._catalog import Mount
+        from ._extensions import method_clashes
         from ._registry import KINDS
 
         if child is self or self.registry.serves_into(child.registry):
@@ -130,6 +132,12 @@ class CatalogMixin:
                 f"mounting {child.name!r}{'' if namespace is None else f' under {namespace!r}'} would serve "
                 f"{shown} twice; mount it under {'a' if namespace is None else 'another'} namespace: "
                 "server.mount(child, namespace='...')"
+            )
+        methods = method_clashes(self.registry, child.registry)
+        if methods:
+            raise ValueError(
+                f"mounting {child.name!r} would serve the method {methods[0]!r} twice (methods are not namespaced): "
+                "serve it from one of the two servers"
             )
         if child.registry.middleware:
             import logging

@@ -20,7 +20,8 @@ this module); on it (or on the server, naming no extension)
 Advertising (spec 2026-07-28 ``ServerCapabilities.extensions``): a declared extension appears
 under ``capabilities.extensions`` of ``server/discover``. The legacy versions' schemas define no
 ``extensions`` member, so a legacy ``initialize`` result does not carry it; a legacy client's
-own ``capabilities.extensions`` (which hosts send, e.g. MCP Apps) is read all the same.
+own ``capabilities.extensions`` (which hosts send, e.g. MCP Apps) is read all the same. A server
+mounted in another brings its extensions along: the parent announces and serves them.
 ``legacy=False`` serves the extension's methods only to 2026-07-28 requests.
 
 In a handler, ``ctx.client_supports(id)`` says whether the client declared the extension (legacy:
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from .._content import CONTENT_TYPES
 from .._errors import InvalidParams, MethodNotFound
 from .._schema import ArgumentError, analyze_function
-from .._versions import SKILLS_EXTENSION, TASKS_EXTENSION
+from .._versions import SKILLS_EXTENSION, TASKS_EXTENSION, checked_extension
 from ._context import Context
 from ._tools import invoke
 
@@ -50,11 +51,9 @@ if TYPE_CHECKING:
 
 Handler = Callable[["Server", Context, dict[str, Any]], Awaitable[dict[str, Any]]]
 
-# SEP-2133 / 2026-07-28 MetaObject key rules: a prefix of dot-separated labels, a slash, a name.
-_LABEL = r"[A-Za-z](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
-_ID = rf"^{_LABEL}(?:\.{_LABEL})*/[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$"  # compiled at first use (re)
 # The methods of MCP itself: an extension may not take them over.
 _RESERVED_PREFIXES = ("notifications/", "ui/")
+_CUSTOM = "mcpio/custom"  # the holder of a server's methods of no extension: never announced
 
 
 class Extension:
@@ -68,11 +67,9 @@ class Extension:
         legacy: bool = True,
         active: Callable[[Any], bool] | None = None,
     ) -> None:
-        if settings is not None and not isinstance(settings, dict):
-            raise TypeError(f"extension {id!r}: settings must be a dict (a JSON object), not {settings!r}")
         self.server = server  # None: a built-in extension, declared on every server it is active on
         self.id = id
-        self.settings: dict[str, Any] = dict(settings or {})
+        self.settings: dict[str, Any] = checked_extension(id, settings, "server.extension")
         self.legacy = legacy  # its methods are served to legacy requests too
         self.active = active  # None: always declared; else while ``active(server)`` holds
         self.methods: dict[str, Handler] = {}
@@ -96,7 +93,8 @@ class Extension:
         _check_method(name)
         for other in all_extensions(self.server.registry) if self.server is not None else ():
             if other is not self and name in other.methods:
-                raise ValueError(f"{name!r} is already a method of the {other.id} extension")
+                whose = "of no extension (@server.method)" if other.id == _CUSTOM else f"of the {other.id} extension"
+                raise ValueError(f"{name!r} is already a method {whose}; a method has one handler")
         self.methods[name] = handler
 
     def notification(self, name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -138,11 +136,11 @@ class Extension:
 
 
 def _check_method(name: str) -> None:
-    from .._versions import ALL_CLIENT_REQUESTS, SKILLS_METHODS  # the skills extension is built on this API
+    from .._versions import ALL_CLIENT_REQUESTS, SERVER_REQUESTS, SKILLS_METHODS  # skills: built on this API
 
     if not isinstance(name, str) or "/" not in name or name.startswith(_RESERVED_PREFIXES):
         raise ValueError(f"custom method {name!r} needs a 'prefix/name' form outside notifications/ and ui/")
-    if name in ALL_CLIENT_REQUESTS and name not in SKILLS_METHODS:
+    if (name in ALL_CLIENT_REQUESTS and name not in SKILLS_METHODS) or name in SERVER_REQUESTS:
         raise ValueError(f"{name!r} is an MCP method; an extension adds methods of its own")
 
 
@@ -170,16 +168,47 @@ def client_extension(capabilities: dict[str, Any], extension: str) -> dict[str, 
 
 
 def all_extensions(registry: Registry) -> list[Extension]:
-    """The built-in extensions, those declared in ``registry`` and the holder of its custom methods."""
+    """The built-in extensions, those declared in ``registry`` and the holder of its custom
+    methods, then those of the servers mounted in it (their methods are served here too)."""
+    return [*BUILTIN, *_own(registry), *_mounted(registry)]
+
+
+def _own(registry: Registry) -> list[Extension]:
     custom = registry.custom
-    return [*BUILTIN, *registry.extensions.values(), *([custom] if custom is not None else [])]
+    return [*registry.extensions.values(), *([custom] if custom is not None else [])]
+
+
+def _mounted(registry: Registry) -> list[Extension]:
+    """The extensions (and custom methods) of every server mounted in ``registry``'s, nearest first:
+    a mount serves them as it serves the child's tools (methods keep their names: an extension's
+    protocol names them; ``mount`` refuses a second server bringing one served already, see
+    :func:`method_clashes`; one a child adds later: the parent's own win, then the first mount's)."""
+    found: list[Extension] = []
+    for mount in registry.catalog.mounts if registry.catalog is not None else ():
+        found += _own(mount.child.registry)
+    for mount in registry.catalog.mounts if registry.catalog is not None else ():
+        found += _mounted(mount.child.registry)
+    return found
+
+
+def method_clashes(parent: Registry, child: Registry) -> list[str]:
+    """The custom methods ``child``'s server (with what is mounted in it) would bring to
+    ``parent``'s that another extension there already serves (the same extension, mounted
+    twice, is no clash)."""
+    served = {name: ext for ext in all_extensions(parent) for name in ext.methods}
+    return [
+        name
+        for ext in (*_own(child), *_mounted(child))
+        for name in ext.methods
+        if name in served and served[name] is not ext
+    ]
 
 
 def custom_methods(registry: Registry, server: Any) -> Extension:
     """The holder of ``server``'s methods added with no extension: never advertised (not declared)."""
     holder = registry.custom
     if holder is None:
-        holder = registry.custom = Extension(server, "mcpio/custom")
+        holder = registry.custom = Extension(server, _CUSTOM)
     return holder
 
 
@@ -195,9 +224,15 @@ def extension_handler(registry: Registry, method: str) -> Handler | None:
         return None
 
     async def gated(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
-        if not ext.serves(ctx.rules) or (ext.active is not None and not ext.active(server)):
+        owner = ext.server or server  # a mounted server's extension: that server's
+        if ext.active is not None and not ext.active(owner):
             raise MethodNotFound(f"Method not found: {method!r} (this server did not declare the {ext.id} extension)")
-        return await handler(server, ctx, params)
+        if not ext.serves(ctx.rules):
+            raise MethodNotFound(
+                f"Method not found: {method!r} (the {ext.id} extension serves 2026-07-28 requests only; "
+                "connect with era='modern')"
+            )
+        return await handler(owner, ctx, params)
 
     return gated
 
@@ -223,19 +258,14 @@ class ExtensionsMixin:
         """Declare extension ``id`` with ``settings`` (again: its settings are replaced) and return
         it; ``active(server)``, when given, says whether it is declared now (read at each
         ``server/discover``, after any change to the server's tools, resources or prompts)."""
-        import re  # not at start-up: only a server that declares an extension needs it
-
-        if not isinstance(id, str) or not re.match(_ID, id):
-            raise ValueError(
-                f"extension identifier {id!r} must be a prefixed name such as 'com.example/search' (SEP-2133)"
-            )
+        checked = checked_extension(id, settings, "server.extension")  # the identifier too: before anything
         declared = self.registry.extensions
         ext = declared.get(id)
         if ext is None:
             server: Any = self
-            ext = declared[id] = Extension(server, id, settings, legacy, active)
+            ext = declared[id] = Extension(server, id, checked, legacy, active)
         else:
-            ext.settings, ext.legacy, ext.active = dict(settings or {}), legacy, active
+            ext.settings, ext.legacy, ext.active = checked, legacy, active
         self.registry.changed()
         return ext
 
@@ -248,8 +278,14 @@ class ExtensionsMixin:
         return ext.method(name)
 
     def active_extensions(self) -> list[Extension]:
-        """The extensions this server declares now (``capabilities.extensions`` of 2026-07-28)."""
-        return [e for e in (*BUILTIN, *self.registry.extensions.values()) if e.active is None or e.active(self)]
+        """The extensions this server declares now (``capabilities.extensions`` of 2026-07-28): its
+        own, and those its mounted servers declare (it serves their tools and methods; by
+        identifier, its own settings win)."""
+        found: dict[str, Extension] = {}
+        for ext in (*BUILTIN, *self.registry.extensions.values(), *_mounted(self.registry)):
+            if ext.id not in found and ext.id != _CUSTOM and (ext.active is None or ext.active(ext.server or self)):
+                found[ext.id] = ext
+        return list(found.values())
 
     async def notify_extension(self, extension: str, method: str, params: dict[str, Any] | None = None) -> int:
         """Send notification ``method`` to every connected client that declared ``extension``

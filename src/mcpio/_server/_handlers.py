@@ -43,7 +43,7 @@ def lister(capability: str, method: str, kind: str, key: str) -> Handler:
         private = private_listing(server)
         if private:  # what this caller's token may use, only: an answer for this caller alone
             items = authorized(registry, kind, items)
-        if key == "tools" and registry.extensions:  # an extension may hide tools from this client (MCP Apps)
+        if key == "tools" and (registry.extensions or registry.catalog):  # MCP Apps may hide tools (its own, mounted)
             items = model_tools(ctx, items)
         page, nxt = paginate(items, params, server.page_size, key)
         out: dict[str, Any] = {key: [item.definition(rules) for item in page]}

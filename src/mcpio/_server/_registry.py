@@ -119,8 +119,11 @@ class Registry:
         setattr(self, kind, table)
 
     def changed(self) -> None:
-        """What is served changed: the capabilities follow from it again."""
+        """What is served changed: the capabilities follow from it again (here, and in the servers
+        this one is mounted in: they announce its extensions)."""
         self.announced.clear()
+        for catalog in self.parents:
+            catalog.registry.changed()
 
     def promised_kinds(self) -> set[str]:
         """:attr:`promised`, and that of every server mounted here (a mounted proxy's upstream's)."""

@@ -87,6 +87,9 @@ async function connect(ev) {
   let headers;
   try { headers = parseHeaders($("#headers").value); } catch (e) { setStatus(e.message, "err"); return; }
   setStatus("connecting…");
+  // a view belongs to the connection it was opened on (ext-apps §Visibility): closed (its requests
+  // refused at once, its frame removed once it answered ui/resource-teardown) before another one
+  if (window.AppView) AppView.close("the inspector connects to a server again");
   state.info = null;
   $("#connect").disabled = true;
   const data = await api("connect", { target: $("#target").value, era: $("#era").value, headers });

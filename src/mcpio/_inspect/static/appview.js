@@ -12,7 +12,9 @@
 //     user before opening a link (ui/open-link is never followed silently), and sends
 //     ui/resource-teardown before the view is closed or replaced.
 // Every message is checked: it must come from the sandbox origin AND from the current view's
-// frame; messages go to the sandbox origin only. Everything the view sends is shown as text.
+// frame; messages go to the sandbox origin only. Everything the view sends is shown as text. A
+// view's requests go to the server connection it was opened on, never to one made since (app.js
+// closes the view before connecting again).
 // Uses app.js's globals (el, clear, toast, request, state, api).
 "use strict";
 
@@ -52,6 +54,7 @@ const AppView = (() => {
   class View {
     constructor(tool, args) {
       this.tool = tool; this.args = args; this.uri = viewUri(tool);
+      this.connection = state.info;  // the server connection it belongs to: its requests go there only
       this.initialized = false; this.closed = false; this.outcome = null;  // {result} | {cancelled}
       this.pending = new Map();  // id → resolve, for the host's own requests (teardown)
       this.frame = el("iframe", { class: "app-frame", title: "view of " + tool.name,
@@ -124,9 +127,15 @@ const AppView = (() => {
         this.note("log", `[${params.level || "info"}] ` + (typeof params.data === "string" ? params.data : JSON.stringify(params.data)));
       } else if (method === "tools/call" || method === "resources/read") {
         if (id === undefined) return;
-        if (method === "tools/call") {
+        if (state.info !== this.connection) {  // §Visibility: the same server connection only
+          this.fail(id, -32000, "the inspector is no longer connected to this view's server"); return;
+        }
+        if (method === "tools/call") {  // §Visibility: the host MUST reject a tool whose visibility lacks "app"
           const target = (state.tools || []).find((t) => t.name === params.name);
-          if (target && !visibility(target).includes("app")) {  // §Visibility: the host MUST reject it
+          if (!target) {  // its visibility is unknown: refused, never assumed
+            this.fail(id, -32000, `the server does not list a tool named ${short(String(params.name), 100)}: views may call listed tools only`); return;
+          }
+          if (!visibility(target).includes("app")) {
             this.fail(id, -32000, `the tool ${params.name} is not callable by views (its visibility lacks "app")`); return;
           }
         }
