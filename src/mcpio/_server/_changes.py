@@ -162,12 +162,15 @@ class Changes:
     def _sending(self, session: Session, method: str, params: Any) -> Coroutine[Any, Any, None] | None:
         """``session.notify(method, params)`` to await or spawn on the caller's loop, when that
         loop runs the session (every session, while one loop serves); else sent from the loop
-        that does (held until sent) and None: a session is written to from its own loop."""
+        that does (held until sent) and None: a session is written to from its own loop. Marked as
+        told to every copy of a session shared by several processes (each tells its own)."""
+        from .._transports._base import told_everywhere  # loaded: a loop serves sessions
+
         theirs = session.loop
         if theirs is None or len(self.loops) < 2 or theirs is _running_loop():
-            return session.notify(method, params)
+            return told_everywhere(session.notify(method, params))
         if not theirs.is_closed():
-            theirs.call_soon_threadsafe(lambda: self.spawn(theirs, session.notify(method, params)))
+            theirs.call_soon_threadsafe(lambda: self.spawn(theirs, told_everywhere(session.notify(method, params))))
         return None
 
     def task_changed(self, task: Task) -> None:

@@ -23,8 +23,9 @@ class SessionDirectory(Protocol):
     A *record* is a flat ``dict[str, str]``: ``rev`` (bumped by each update), ``v`` (the
     negotiated version), ``caps`` / ``info`` (the client's capabilities and clientInfo, JSON),
     ``scaps`` (the server capabilities announced, JSON), ``lvl`` (logging/setLevel), one
-    ``sub:<uri>`` per resource subscription, and with auth ``own``: the principal that opened
-    the session (set at create, never updated; every process admits only that principal).
+    ``sub:<uri>`` per resource subscription, with auth ``own``: the principal that opened the
+    session (set at create, never updated; every process admits only that principal), and
+    ``get``: the process that opened the session's GET stream last (:meth:`note`).
     ``ttl`` is the idle expiry (``session_timeout``; 0: never), refreshed by every call that
     finds the session. Every method raises :class:`StateUnavailable` when the backend is
     unreachable.
@@ -48,6 +49,11 @@ class SessionDirectory(Protocol):
         self, sid: str, changed: dict[str, str], removed: list[str], *, ttl: float
     ) -> dict[str, str] | None:
         """Set ``changed`` and delete ``removed`` fields; the record after it (None: gone)."""
+        ...
+
+    async def note(self, sid: str, field: str, value: str, *, ttl: float) -> bool:
+        """Set ``field`` without bumping ``rev``: what only copies started later read (``get``:
+        the process holding the GET stream); whether the session exists."""
         ...
 
     async def delete(self, sid: str) -> bool:

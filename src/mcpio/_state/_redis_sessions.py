@@ -101,6 +101,17 @@ return redis.call('HGETALL', key)
 """
 )
 
+# ARGV[4] field, ARGV[5] value -> 1, or 0 when the record is gone (rev unchanged)
+_NOTE = (
+    _HEAD
+    + """
+if redis.call('EXISTS', key) == 0 then return 0 end
+redis.call('HSET', key, ARGV[4], ARGV[5])
+keep()
+return 1
+"""
+)
+
 # ARGV[1] prefix, ARGV[2] ttl ms, ARGV[3] the epoch the caller knows, then (session id, rev)
 # pairs -> one answer per pair, as _TOUCH's (0 for gone): the batched background touch
 _TOUCH_MANY = """
@@ -171,6 +182,7 @@ class RedisSessions:
         self._touch = client.register_script(_TOUCH)
         self._touch_many = client.register_script(_TOUCH_MANY)
         self._update = client.register_script(_UPDATE)
+        self._note = client.register_script(_NOTE)
         self._delete = client.register_script(_DELETE)
         self._ended = client.register_script(_ENDED)
         self.epoch = ""  # Redis's epoch as this process last saw it
@@ -221,6 +233,9 @@ class RedisSessions:
         flat = [x for kv in changed.items() for x in kv]
         args = self._args(sid, ttl, len(changed), *flat, *removed)
         return _record(await self._call(lambda: self._update(args=args)))
+
+    async def note(self, sid: str, field: str, value: str, *, ttl: float) -> bool:
+        return bool(await self._call(lambda: self._note(args=self._args(sid, ttl, field, value))))
 
     async def delete(self, sid: str) -> bool:
         return bool(await self._call(lambda: self._delete(args=self._args(sid, 0))))

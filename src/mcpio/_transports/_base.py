@@ -26,6 +26,10 @@ T = TypeVar("T")
 Frame = bytes | Oversized
 
 serving: ContextVar[tuple[Any, Any] | None] = ContextVar("mcpio_serving", default=None)
+# Set while a change is told to every copy of a legacy HTTP session shared by several processes
+# (each process tells its own copies: list changes, resource updates; :func:`told_everywhere`):
+# a copy sends it only on a GET stream of its own, never hands it to another process's.
+everywhere: ContextVar[bool] = ContextVar("mcpio_everywhere", default=False)
 
 
 class Transport(Protocol):
@@ -118,6 +122,15 @@ async def _relating(relation: tuple[Any, Any], sending: Awaitable[T]) -> T:
         return await sending
     finally:
         serving.reset(token)
+
+
+async def told_everywhere(sending: Awaitable[T]) -> T:
+    """``sending`` (a notification), marked as told to every copy of its session (:data:`everywhere`)."""
+    token = everywhere.set(True)
+    try:
+        return await sending
+    finally:
+        everywhere.reset(token)
 
 
 def hand_over(take: Callable[[Any], Any] | None, frames: list[Any], queue: Any) -> bool:

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from .._errors import EndOfStream
 from .._protocol import _http as h
 from .._protocol._framing import Decoded
-from ._base import Abilities, serving
+from ._base import Abilities, everywhere, serving
 from ._http_events import EventStore, MemoryEventStore
 from ._http_server_streams import Stream, peek
 from ._http_unmade import UnmadeStream
@@ -123,9 +123,10 @@ class LegacyTransport:
         self._batches: deque[Stream] = deque()  # streams of POSTed batches, oldest first (_refused_batch)
         self.streams: dict[str, Stream] = {}  # live streams, for Last-Event-ID resumption
         self.get_stream: Stream | None = None
-        # What is sent outside any request before the client first opened the GET stream, for it
-        # (the last HELD_FOR_GET messages; None once a GET stream was opened: :meth:`route`).
-        self.before_get: deque[bytes] | None = deque(maxlen=HELD_FOR_GET)
+        # What is sent outside any request before the client first opened the GET stream, for it:
+        # the last HELD_FOR_GET messages, each with whether it was told to every copy of a shared
+        # session (:data:`everywhere`); None once a GET stream was opened (:meth:`outside`).
+        self.before_get: deque[tuple[bytes, bool]] | None = deque(maxlen=HELD_FOR_GET)
         self._seq = 0
         self.closed = False
         self.last_active = time.monotonic()
@@ -175,13 +176,19 @@ class LegacyTransport:
         if stream is None:
             stream = self.get_stream
         if stream is None:
-            if self.before_get is None:
-                log.debug("session %s: no stream for %s (no GET stream is open); dropped", self.id, envelopes[0].method)
-            else:  # held for the client's first GET (beyond HELD_FOR_GET, the oldest goes): a
-                # server's first words after notifications/initialized race the GET that follows it
-                self.before_get.append(frame)
+            await self.outside(frame, envelopes[0].method)
             return
         await stream.put(frame, final=False)
+
+    async def outside(self, frame: bytes, method: str | None) -> None:
+        """``frame`` (``method``), sent outside any request while no GET stream is open here: held
+        for the client's first GET (beyond HELD_FOR_GET, the oldest goes), since a server's first
+        words after notifications/initialized race the GET that follows it; dropped once a GET
+        stream was opened and has gone."""
+        if self.before_get is None:
+            log.debug("session %s: no stream for %s (no GET stream is open); dropped", self.id, method)
+        else:
+            self.before_get.append((frame, everywhere.get()))
 
     def answer_nowait(self, request_id: Any, frame: bytes) -> bool:
         """:meth:`send` of ``frame``, the one message answering ``request_id`` (not decoded again),
@@ -350,7 +357,7 @@ class LegacyTransport:
             )
             self.streams["0"] = s
             if self.before_get:
-                s.items.extend(self.before_get)  # what was sent for it before it opened, first
+                s.items.extend(frame for frame, _ in self.before_get)  # what was sent for it before it opened, first
             self.before_get = None
         else:
             s.reattach(priming)

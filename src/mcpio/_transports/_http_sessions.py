@@ -21,7 +21,13 @@ process keeps *local copies* in ``StreamableHTTPApp.sessions`` (each a
 * a copy idle here for ``session_timeout`` is dropped here only (if its record expired, every
   process is told, as for a DELETE); a busy one keeps its record alive.
 
-Notifications outside a request go to the GET stream of the one copy that holds it.
+What is sent outside a request goes to the session's GET stream, on the one process that holds
+it (``GET_MOVED`` tells the others where). A change told to every copy (list changes, resource
+updates: ``_base.everywhere``) is sent by the copy there and dropped by the others; what a copy
+sends on its own (a log message, a request to the client) goes over the bus to that process
+(``HELD``). Before the session's first GET, each copy holds both (``before_get``), and hands its
+own over when it hears where the GET opened; a copy started later learns it from the record
+(``GET_AT``).
 
 A POST stream whose requests run here holds this process's lease (``state.tasks``) until they
 are answered, and its first stored event notes the process and the request ids: a process
@@ -43,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 from .. import _jsonrpc as rpc
 from .._protocol import _http as h
 from .._state._base import SessionDirectory, StateUnavailable
+from ._base import everywhere
 from ._http_legacy import Engine, LegacyTransport, current
 from ._http_server_streams import Stream, peek
 
@@ -56,8 +63,10 @@ RECORDED = frozenset({"initialize", "logging/setLevel", "resources/subscribe", "
 ENDED = "mcpio/session-ended"
 CHANGED = "mcpio/session-changed"
 FRAME = "mcpio/session-frame"
-GET_MOVED = "mcpio/session-get"
+GET_MOVED = "mcpio/session-get"  # {sid, at}: the GET stream opened on process ``at`` (its tag)
+HELD = "mcpio/session-held"  # {sid, at, frames}: a copy's own messages for the GET stream on ``at``
 OWNER = "own"  # the record's field naming the principal that opened the session (with auth)
+GET_AT = "get"  # the record's field naming the process (its tag) that opened the GET stream last
 FRESH_FOR = 1.0  # seconds a touch vouches for a local copy (SharedSessions.find)
 
 
@@ -87,6 +96,10 @@ class SharedLegacyTransport(LegacyTransport):
         self.held: dict[str, Stream] = {}  # POST streams whose requests hold this process's lease
         self.generation: int | None = None  # the bus's generation when the record was last read
         self.checked = 0.0  # when it was last read (monotonic): find() trusts it for a window
+        self.get_at: str | None = None  # the process holding the session's GET stream, when not this one
+        at = record.get(GET_AT) if record is not None else None
+        if at is not None and at != registry.tag:  # opened before this copy was: nothing to hold for it
+            self.get_at, self.before_get = at, None
 
     def attach(self, engine: Engine, *, feed: bool, mirror: Callable[[Any], Any]) -> None:
         """:meth:`LegacyTransport.attach`, and the copy's mirror made: a replica primed from the
@@ -179,19 +192,54 @@ class SharedLegacyTransport(LegacyTransport):
             self._release([k for k, s in self.held.items() if s.finished])
 
     def open_get_stream(self, *, priming: bool) -> Stream | None:
-        """The GET stream, here; the other processes' copies drop theirs (one per session)."""
+        """The GET stream, here; the other processes' copies drop theirs (one per session) and
+        send theirs what they held for it (:meth:`get_moved`)."""
         stream = super().open_get_stream(priming=priming)
         if stream is not None:
-            self.registry.app._spawn(self.registry.publish({"type": GET_MOVED, "sid": self.id}))
+            self.get_at = None
+            self.registry.app._spawn(self._get_here())
         return stream
 
-    def drop_get_stream(self) -> None:
-        """Another process holds the session's GET stream now: end this one."""
-        stream, self.get_stream, self.before_get = self.get_stream, None, None
+    async def _get_here(self) -> None:
+        """Tell the record (read by copies started from now on), then the other copies, that the
+        GET stream is on this process: a copy is told one way or the other."""
+        reg = self.registry
+        try:  # (rev unchanged: no copy reads the record again for it)
+            await reg.directory.note(self.id, GET_AT, reg.tag, ttl=reg.app.session_timeout)
+        except StateUnavailable as exc:
+            log.warning("session %s: which process holds its GET stream is not recorded: %s", self.id, exc)
+        await reg.publish({"type": GET_MOVED, "sid": self.id, "at": reg.tag})
+
+    def get_moved(self, at: str | None) -> list[str]:
+        """Process ``at`` holds the session's GET stream now: this one ends, and what this copy
+        sends on its own outside a request goes there (:meth:`outside`). Returns what it held
+        for the first GET of its own (for that stream; not the changes every copy was told)."""
+        held = [frame.decode() for frame, told in self.before_get if not told] if self.before_get else []
+        stream, self.get_stream, self.before_get, self.get_at = self.get_stream, None, None, at
         if stream is not None:
             self.streams.pop(stream.id, None)
             stream.finished = True
             stream.wake.set()
+        return held
+
+    async def outside(self, frame: bytes, method: str | None) -> None:
+        """:meth:`LegacyTransport.outside`; what this copy sends on its own while another process
+        holds the session's GET stream goes there, on the bus."""
+        at = self.get_at
+        if at is None or everywhere.get():
+            await super().outside(frame, method)
+        else:
+            await self.registry.publish({"type": HELD, "sid": self.id, "at": at, "frames": [frame.decode()]})
+
+    async def take_held(self, frames: list[str]) -> None:
+        """Put on this copy's GET stream what another copy of the session sent for it (``HELD``);
+        only that process's copy, admitted for the session's principal, can have opened it."""
+        for frame in frames:
+            stream = self.get_stream
+            if stream is None or self.closed:
+                log.debug("session %s: %d message(s) for a GET stream gone from here; dropped", self.id, len(frames))
+                return
+            await stream.put(frame.encode(), final=False)
 
     async def sync(self) -> None:
         """Write what changed in the session to its record, then tell the other copies."""
@@ -214,8 +262,9 @@ class SharedLegacyTransport(LegacyTransport):
 
 
 def _fields(record: dict[str, str]) -> dict[str, str]:
-    """The fields a copy keeps in step with its session (``rev`` and the fixed owner aside)."""
-    return {k: v for k, v in record.items() if k != "rev" and k != OWNER}
+    """The fields a copy keeps in step with its session (``rev``, the fixed owner and where the
+    GET stream is aside)."""
+    return {k: v for k, v in record.items() if k != "rev" and k != OWNER and k != GET_AT}
 
 
 class SharedSessions:
@@ -358,7 +407,7 @@ class SharedSessions:
     async def on_message(self, message: dict[str, Any]) -> None:
         """Bus messages from other processes about sessions this process has a copy of."""
         kind = message.get("type")
-        if kind not in (ENDED, CHANGED, FRAME, GET_MOVED):
+        if kind not in (ENDED, CHANGED, FRAME, GET_MOVED, HELD):
             return
         local = self.app.sessions.get(str(message.get("sid")))
         if not isinstance(local, SharedLegacyTransport) or local.closed:
@@ -367,7 +416,14 @@ class SharedSessions:
             local.session_ended = True
             self.app.end_session(local, abort=True)
         elif kind == GET_MOVED:
-            local.drop_get_stream()
+            at = message.get("at")
+            held = local.get_moved(at if isinstance(at, str) else None)
+            if held and isinstance(at, str):
+                self.app._spawn(self.publish({"type": HELD, "sid": local.id, "at": at, "frames": held}))
+        elif kind == HELD:
+            frames = message.get("frames")
+            if message.get("at") == self.tag and isinstance(frames, list) and all(type(f) is str for f in frames):
+                self.app._spawn(local.take_held(frames))  # a task: a slow stream never holds up the bus
         elif kind == CHANGED and isinstance(message.get("record"), dict):
             local.refresh(message["record"], newer_only=True)
         elif kind == FRAME and isinstance(message.get("frame"), str):

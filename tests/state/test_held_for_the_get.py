@@ -1,0 +1,107 @@
+"""What a legacy session's copy holds for the client's first GET stream reaches that stream on
+whichever process it opens, with two real server processes (``held_server.py``) sharing one
+real redis-server. The server sends, outside any request, a log message and ``roots/list`` on
+``notifications/initialized`` (as the reference filesystem server does), which races the
+client's GET (spec 2025-11-25, transports: such messages go on the GET stream). The GET may
+reach the other process: the copy that holds hands its own messages over to it (on the bus),
+and the client's answer reaches the copy that asked; a change told to every copy comes once.
+What a copy sends on its own once the GET is open on the other process goes there too."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.state.test_shared_sessions import RoundRobin, open_get
+from tests.support.http import free_port, wait_port
+
+SERVER = [sys.executable, "tests/state/held_server.py"]
+ROOTS = {"roots": {"listChanged": True}}
+
+
+@pytest.fixture
+def urls(redis_url) -> Iterator[list[str]]:
+    """Two ``held_server.py`` processes sharing ``redis_url``: A and B."""
+    ports = [free_port() for _ in range(2)]
+    procs = [subprocess.Popen([*SERVER, str(p), redis_url], stdin=subprocess.DEVNULL) for p in ports]
+    try:
+        for p, proc in zip(ports, procs, strict=True):
+            wait_port(p, proc=proc)
+        yield [f"http://127.0.0.1:{p}/mcp" for p in ports]
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(10)
+
+
+def until(s: RoundRobin, at: int, tool: str, want: object) -> None:
+    """Call ``tool`` on process ``at`` until it gives ``want`` (what that process did meanwhile)."""
+    deadline = time.monotonic() + 20
+    while (got := s.call(tool, at=at)["structuredContent"]["result"]) != want:
+        assert time.monotonic() < deadline, f"{tool} on process {at}: {got!r}, not {want!r}"
+        time.sleep(0.05)
+
+
+def answer(ask: dict, uri: str = "file:///r") -> dict:
+    assert ask["method"] == "roots/list", ask
+    return {"jsonrpc": "2.0", "id": ask["id"], "result": {"roots": [{"uri": uri}]}}
+
+
+def test_what_one_process_held_reaches_the_first_get_on_the_other(urls):
+    with httpx.Client(timeout=30) as c:
+        s = RoundRobin(c, urls[:1], capabilities=ROOTS)  # initialize and notifications/initialized on A
+        s.urls = urls
+        until(s, 0, "asked", True)  # A holds its log message and roots/list
+        got = open_get(c, urls[1], s.headers)  # B, which holds nothing
+        said, ask = got.get(timeout=10), got.get(timeout=10)
+        assert said["method"] == "notifications/message" and said["params"]["data"] == "hello"
+        assert s.send(answer(ask), at=1).status_code == 202  # through B, to A (which asked)
+        until(s, 0, "learned", ["file:///r"])
+        assert got.empty(), got.get()
+
+
+def test_what_the_other_process_held_reaches_the_first_get_and_a_change_comes_once(urls):
+    with httpx.Client(timeout=30) as c:
+        s = RoundRobin(c, urls, capabilities=ROOTS)  # initialize on A, notifications/initialized on B
+        until(s, 1, "asked", True)  # B holds its log message and roots/list
+        s.post("resources/subscribe", {"uri": "memo://a"}, at=0)
+        other = RoundRobin(c, urls)  # another session, whose calls tell s only on its GET stream
+        other.call("grow", at=1, name="sprout")  # tools/list_changed, told by the copies on A and on B
+        got = open_get(c, urls[0], s.headers)  # A, which holds only the change
+        first = {m["method"]: m for m in (got.get(timeout=10) for _ in range(3))}
+        assert sorted(first) == ["notifications/message", "notifications/tools/list_changed", "roots/list"]
+        assert first["notifications/message"]["params"]["data"] == "hello"
+        other.call("touch", at=0, uri="memo://a")  # a marker: the next message (no second list_changed)
+        assert got.get(timeout=10)["method"] == "notifications/resources/updated"
+        assert s.send(answer(first["roots/list"]), at=0).status_code == 202  # through A, to B
+        until(s, 1, "learned", ["file:///r"])
+        assert got.empty(), got.get()
+
+
+@pytest.mark.parametrize("copy_on_b", ["before the GET", "after the GET"])
+def test_what_a_process_sends_on_its_own_after_the_get_opened_on_the_other_reaches_it(urls, copy_on_b):
+    """B's copy hears where the GET opened (on the bus), or, started later, reads it in the record."""
+    with httpx.Client(timeout=30) as c:
+        s = RoundRobin(c, urls[:1], capabilities=ROOTS)  # on A
+        s.urls = urls
+        until(s, 0, "asked", True)
+        if copy_on_b == "before the GET":
+            assert s.call("learned", at=1)["structuredContent"]["result"] == []
+        got = open_get(c, urls[0], s.headers)  # on A: what A held, then live
+        said, ask = got.get(timeout=10), got.get(timeout=10)
+        assert said["params"]["data"] == "hello"
+        assert s.send(answer(ask), at=0).status_code == 202
+        until(s, 0, "learned", ["file:///r"])
+        # The roots change, told to B: B asks outside any request, while the GET stream is A's.
+        assert s.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}, at=1).status_code == 202
+        said, ask = got.get(timeout=10), got.get(timeout=10)
+        assert said["params"]["data"] == "hello"
+        assert s.send(answer(ask, "file:///s"), at=0).status_code == 202  # through A, to B
+        until(s, 1, "learned", ["file:///s"])
+        assert got.empty(), got.get()
