@@ -192,7 +192,8 @@ async def test_deleting_an_expired_key_says_it_was_not_there_in_memory_and_on_re
 @pytest.fixture(scope="module")
 def guarded() -> Iterator[tuple[str, Callable[[str], dict[str, str]]]]:
     """The example behind ``auth=ResourceServer`` (a real issuer), in a uvicorn thread on
-    127.0.0.1; yields its URL and ``headers(subject)``: a valid bearer token's header."""
+    127.0.0.1; yields its URL and ``headers(subject, **claims)``: a valid bearer token's header
+    (``subject`` None: a token without ``sub``, as for a client-credentials grant)."""
     from mcpio.auth import ResourceServer
     from tests.support.http import ServerThread
     from tests.support.issuer import Issuer
@@ -202,7 +203,12 @@ def guarded() -> Iterator[tuple[str, Callable[[str], dict[str, str]]]]:
     with Issuer() as issuer:
         app = server.http_app(auth=ResourceServer(resource=resource, issuer=issuer.url, required_scopes=["mcp"]))
         with ServerThread(app) as srv:
-            yield srv.url, lambda sub: {"authorization": "Bearer " + issuer.mint(aud=resource, scope="mcp", sub=sub)}
+            yield (
+                srv.url,
+                lambda sub, **claims: {
+                    "authorization": "Bearer " + issuer.mint(aud=resource, scope="mcp", sub=sub, **claims)
+                },
+            )
 
 
 @sync
@@ -214,6 +220,18 @@ async def test_a_principal_keeps_its_state_across_stateless_calls(guarded):
         assert (await again.call_tool("recall", {"key": "k"})).data == "alice's"
     async with Client(url, era="modern", headers=headers("bob")) as bob:
         assert (await bob.call_tool("recall", {"key": "k"})).data is None
+
+
+@sync
+async def test_a_user_named_like_a_client_does_not_share_that_clients_state(guarded):
+    """A token without ``sub`` names its client (``client_id`` svc); a user whose subject is
+    literally ``client:svc`` is another principal: it sees none of the client's state."""
+    url, headers = guarded
+    async with Client(url, era="modern", headers=headers(None, client_id="svc")) as svc:
+        assert (await svc.call_tool("remember", {"key": "k", "value": "svc's"})).text == "kept k"
+        assert (await svc.call_tool("recall", {"key": "k"})).data == "svc's"
+    async with Client(url, era="modern", headers=headers("client:svc")) as user:
+        assert (await user.call_tool("recall", {"key": "k"})).data is None
 
 
 @sync
