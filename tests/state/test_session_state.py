@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from mcpio import Client
+from mcpio import Client, Context, Server, StateHandle
 from tests.support.http import free_port, wait_port
 
 EXAMPLE = "examples/session_state.py"
@@ -246,6 +246,45 @@ async def test_a_handle_minted_for_one_principal_is_refused_for_another(guarded)
         assert "apple" not in stolen.text
     async with Client(url, era="legacy", headers=headers("alice")) as alice:  # any era: the handle is hers
         assert (await alice.call_tool("add_to_cart", {"item": "pear", "cart": cart})).data["items"] == ["apple", "pear"]
+
+
+@pytest.mark.parametrize("where", ["memory", "redis"])
+@sync
+async def test_state_handles_are_capped_per_caller(where, request):
+    """Each new handle keeps an owner record for an hour: ``Server(max_state_handles=)`` caps the
+    live ones per principal (in memory and on Redis alike); the caller over it gets an isError
+    naming the bound, another principal is not affected, and a handle in use still works."""
+    from mcpio._state import RedisState
+    from mcpio.auth import ResourceServer
+    from tests.support.http import ServerThread
+    from tests.support.issuer import Issuer
+
+    resource = "https://mcp.test/mcp"
+    server = Server("capped", "1.0.0", max_state_handles=3)
+
+    @server.tool
+    async def add_to_cart(item: str, cart: StateHandle, ctx: Context) -> dict:
+        items = [*await ctx.session_state.get("items", []), item]
+        await ctx.session_state.set("items", items)
+        return {"cart": cart, "items": items}
+
+    options = {"state": RedisState(request.getfixturevalue("redis_url"))} if where == "redis" else {}
+    with Issuer() as issuer:
+        auth = ResourceServer(resource=resource, issuer=issuer.url, required_scopes=["mcp"])
+        app = server.http_app(auth=auth, **options)
+
+        def headers(sub):
+            return {"authorization": "Bearer " + issuer.mint(aud=resource, scope="mcp", sub=sub)}
+
+        with ServerThread(app) as srv:
+            async with Client(srv.url, era="modern", headers=headers("alice")) as alice:
+                carts = [(await alice.call_tool("add_to_cart", {"item": str(i)})).data["cart"] for i in range(3)]
+                over = await alice.call_tool("add_to_cart", {"item": "one too many"})
+                assert over.is_error and "max_state_handles" in over.text and "3" in over.text, over.text
+                kept = await alice.call_tool("add_to_cart", {"item": "more", "cart": carts[0]})
+                assert kept.data["items"] == ["0", "more"]
+            async with Client(srv.url, era="modern", headers=headers("bob")) as bob:
+                assert not (await bob.call_tool("add_to_cart", {"item": "x"})).is_error
 
 
 @sync
