@@ -169,6 +169,25 @@ def test_without_auth_a_private_answer_is_kept_per_credentials_not_per_address(o
     assert b1.startswith(f"user=bob-{era} #")
 
 
+@pytest.mark.parametrize("era", ERAS)
+def test_a_cached_answer_is_kept_per_client_info_not_per_request_meta(open_kit, era):
+    # One caller (no auth, one address, no credentials), two clients: a read-only tool answering
+    # by clientInfo gives each client its own answer; per-request _meta (a progress token) does
+    # not fragment the cache, so the first client's answer is served again from it.
+    def client(name: str) -> Client:
+        return Client(open_kit.url, era=era, name=name, timeout=20)
+
+    async def main():
+        async with client(f"app-a-{era}") as a, client(f"app-b-{era}") as b:
+            a1 = text(await a.call_tool("client_name", {}))
+            a2 = text(await a.call_tool("client_name", {}, on_progress=lambda *_: None))
+            return a1, a2, text(await b.call_tool("client_name", {}))
+
+    a1, a2, b1 = asyncio.run(main())
+    assert a1 == a2 and a1.startswith(f"app-a-{era} #")
+    assert b1.startswith(f"app-b-{era} #")
+
+
 @pytest.fixture
 def tight_open(tmp_path):
     """A fresh process without auth allowing 2 tool calls per address, then one a minute."""
