@@ -216,6 +216,45 @@ def test_a_client_cannot_choose_its_address_with_x_forwarded_for(tight_open):
     assert refused.code == RATE_LIMITED and "this caller" in str(refused)
 
 
+@pytest.fixture
+def behind_proxy(tmp_path):
+    """As ``tight_open``, behind a trusted reverse proxy at 127.0.0.1 (FORWARDED_ALLOW_IPS): the
+    client address is the one the proxy names in X-Forwarded-For."""
+    yield from start_kit(tmp_path, KIT_RATE="1/minute", KIT_BURST="2", FORWARDED_ALLOW_IPS="127.0.0.1")
+
+
+def test_an_ipv6_caller_is_limited_per_64_and_ipv4_mapped_as_ipv4(behind_proxy):
+    # No auth, 2 tool calls per address then one a minute: three addresses of one IPv6 /64 are one
+    # caller (a /64 holder must not rotate addresses for fresh buckets); another /64 is another.
+    # An IPv4-mapped IPv6 address is the IPv4 address it maps.
+    def caller(address: str) -> Client:
+        return Client(behind_proxy.url, era="modern", headers={"X-Forwarded-For": address}, timeout=20)
+
+    async def calls(*addresses: str) -> list[str]:
+        seen = []
+        for address in addresses:
+            async with caller(address) as c:
+                try:
+                    seen.append(text(await c.call_tool("peer", {})))
+                except MCPError as exc:
+                    assert exc.code == RATE_LIMITED, exc
+                    seen.append("refused")
+        return seen
+
+    net = "2001:db8:1:2:"
+    assert asyncio.run(calls(net + ":1", net + "aa:bb:cc:dd", net + ":3", "2001:db8:1:3::1")) == [
+        net + ":1",
+        net + "aa:bb:cc:dd",
+        "refused",
+        "2001:db8:1:3::1",
+    ]
+    assert asyncio.run(calls("198.51.100.7", "::ffff:198.51.100.7", "::ffff:198.51.100.7")) == [
+        "198.51.100.7",
+        "::ffff:198.51.100.7",
+        "refused",
+    ]
+
+
 @pytest.mark.parametrize("era", ERAS)
 def test_the_request_log_never_holds_a_state_handle(open_kit, era):
     # Without auth a StateHandle is the authority to use its state: a log reader must not get it,
