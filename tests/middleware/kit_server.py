@@ -107,6 +107,12 @@ def cookie_user(ctx: Context) -> str:
     return f"{cookie} #{run()}"
 
 
+@server.tool(annotations={"readOnlyHint": True})
+def client_name(ctx: Context) -> str:
+    """The name the client gave in its clientInfo: an answer shaped by the client."""
+    return f"{ctx.client_info.get('name')} #{run()}"
+
+
 @server.tool
 def peer(ctx: Context) -> str:
     """The client address ``ctx.http`` reports."""

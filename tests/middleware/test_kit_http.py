@@ -169,6 +169,25 @@ def test_without_auth_a_private_answer_is_kept_per_credentials_not_per_address(o
     assert b1.startswith(f"user=bob-{era} #")
 
 
+@pytest.mark.parametrize("era", ERAS)
+def test_a_cached_answer_is_kept_per_client_info_not_per_request_meta(open_kit, era):
+    # One caller (no auth, one address, no credentials), two clients: a read-only tool answering
+    # by clientInfo gives each client its own answer; per-request _meta (a progress token) does
+    # not fragment the cache, so the first client's answer is served again from it.
+    def client(name: str) -> Client:
+        return Client(open_kit.url, era=era, name=name, timeout=20)
+
+    async def main():
+        async with client(f"app-a-{era}") as a, client(f"app-b-{era}") as b:
+            a1 = text(await a.call_tool("client_name", {}))
+            a2 = text(await a.call_tool("client_name", {}, on_progress=lambda *_: None))
+            return a1, a2, text(await b.call_tool("client_name", {}))
+
+    a1, a2, b1 = asyncio.run(main())
+    assert a1 == a2 and a1.startswith(f"app-a-{era} #")
+    assert b1.startswith(f"app-b-{era} #")
+
+
 @pytest.fixture
 def tight_open(tmp_path):
     """A fresh process without auth allowing 2 tool calls per address, then one a minute."""
@@ -195,6 +214,45 @@ def test_a_client_cannot_choose_its_address_with_x_forwarded_for(tight_open):
     seen, refused = asyncio.run(main())
     assert seen == ["127.0.0.1", "127.0.0.1"]
     assert refused.code == RATE_LIMITED and "this caller" in str(refused)
+
+
+@pytest.fixture
+def behind_proxy(tmp_path):
+    """As ``tight_open``, behind a trusted reverse proxy at 127.0.0.1 (FORWARDED_ALLOW_IPS): the
+    client address is the one the proxy names in X-Forwarded-For."""
+    yield from start_kit(tmp_path, KIT_RATE="1/minute", KIT_BURST="2", FORWARDED_ALLOW_IPS="127.0.0.1")
+
+
+def test_an_ipv6_caller_is_limited_per_64_and_ipv4_mapped_as_ipv4(behind_proxy):
+    # No auth, 2 tool calls per address then one a minute: three addresses of one IPv6 /64 are one
+    # caller (a /64 holder must not rotate addresses for fresh buckets); another /64 is another.
+    # An IPv4-mapped IPv6 address is the IPv4 address it maps.
+    def caller(address: str) -> Client:
+        return Client(behind_proxy.url, era="modern", headers={"X-Forwarded-For": address}, timeout=20)
+
+    async def calls(*addresses: str) -> list[str]:
+        seen = []
+        for address in addresses:
+            async with caller(address) as c:
+                try:
+                    seen.append(text(await c.call_tool("peer", {})))
+                except MCPError as exc:
+                    assert exc.code == RATE_LIMITED, exc
+                    seen.append("refused")
+        return seen
+
+    net = "2001:db8:1:2:"
+    assert asyncio.run(calls(net + ":1", net + "aa:bb:cc:dd", net + ":3", "2001:db8:1:3::1")) == [
+        net + ":1",
+        net + "aa:bb:cc:dd",
+        "refused",
+        "2001:db8:1:3::1",
+    ]
+    assert asyncio.run(calls("198.51.100.7", "::ffff:198.51.100.7", "::ffff:198.51.100.7")) == [
+        "198.51.100.7",
+        "::ffff:198.51.100.7",
+        "refused",
+    ]
 
 
 @pytest.mark.parametrize("era", ERAS)

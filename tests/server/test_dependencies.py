@@ -186,6 +186,42 @@ def test_typed_elicitation_asks_a_form_made_from_the_type_and_converts_the_answe
     arun(go())
 
 
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("tool", ["book", "account"])
+def test_an_elicitation_answer_with_an_action_outside_the_protocol_is_the_clients_error(era: str, tool: str) -> None:
+    # ElicitResult.action is "accept", "decline" or "cancel" (schema): a client answering anything
+    # else broke the protocol, and a raw client over stdio answers "maybe". Legacy era: the call is
+    # an isError naming the client's fault, the handler never sees a made-up action (typed and
+    # untyped alike). 2026-07-28: the answer is malformed input, asked for again (MRTR).
+    import json
+
+    from tests.support.stdio_peer import StdioPeer
+
+    wrong = {"action": "maybe"}
+    with StdioPeer.spawn([sys.executable, str(SERVER)]) as peer:
+        caps = {"elicitation": {"form": {}}}
+        if era == "legacy":
+            peer.initialize("2025-11-25", capabilities=caps)
+            call = peer.request_msg("tools/call", {"name": tool, "arguments": {}})
+            peer.send(call)
+            ask = peer.wait_for(lambda m: m.get("method") == "elicitation/create")
+            peer.send_raw(json.dumps({"jsonrpc": "2.0", "id": ask["id"], "result": wrong}).encode() + b"\n")
+            result = peer.response(call["id"])["result"]
+            assert result.get("isError") is True, result
+            text = result["content"][0]["text"]
+            assert "'maybe'" in text and "accept, decline or cancel" in text, text
+            return
+        peer.modern(capabilities=caps)
+        first = peer.call("tools/call", {"name": tool, "arguments": {}})
+        assert first["resultType"] == "input_required", first
+        (key,) = first["inputRequests"]
+        params = {"name": tool, "arguments": {}, "inputResponses": {key: wrong}, "requestState": first["requestState"]}
+        retry = peer.request_msg("tools/call", params)
+        peer.send_raw(json.dumps(retry).encode() + b"\n")
+        again = peer.response(retry["id"])["result"]
+        assert again["resultType"] == "input_required" and again["inputRequests"] == first["inputRequests"], again
+
+
 @dataclasses.dataclass
 class Inner:
     x: int

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from mcpio import Client
+from mcpio import Client, Context, Server, StateHandle
 from tests.support.http import free_port, wait_port
 
 EXAMPLE = "examples/session_state.py"
@@ -192,7 +192,8 @@ async def test_deleting_an_expired_key_says_it_was_not_there_in_memory_and_on_re
 @pytest.fixture(scope="module")
 def guarded() -> Iterator[tuple[str, Callable[[str], dict[str, str]]]]:
     """The example behind ``auth=ResourceServer`` (a real issuer), in a uvicorn thread on
-    127.0.0.1; yields its URL and ``headers(subject)``: a valid bearer token's header."""
+    127.0.0.1; yields its URL and ``headers(subject, **claims)``: a valid bearer token's header
+    (``subject`` None: a token without ``sub``, as for a client-credentials grant)."""
     from mcpio.auth import ResourceServer
     from tests.support.http import ServerThread
     from tests.support.issuer import Issuer
@@ -202,7 +203,12 @@ def guarded() -> Iterator[tuple[str, Callable[[str], dict[str, str]]]]:
     with Issuer() as issuer:
         app = server.http_app(auth=ResourceServer(resource=resource, issuer=issuer.url, required_scopes=["mcp"]))
         with ServerThread(app) as srv:
-            yield srv.url, lambda sub: {"authorization": "Bearer " + issuer.mint(aud=resource, scope="mcp", sub=sub)}
+            yield (
+                srv.url,
+                lambda sub, **claims: {
+                    "authorization": "Bearer " + issuer.mint(aud=resource, scope="mcp", sub=sub, **claims)
+                },
+            )
 
 
 @sync
@@ -217,6 +223,18 @@ async def test_a_principal_keeps_its_state_across_stateless_calls(guarded):
 
 
 @sync
+async def test_a_user_named_like_a_client_does_not_share_that_clients_state(guarded):
+    """A token without ``sub`` names its client (``client_id`` svc); a user whose subject is
+    literally ``client:svc`` is another principal: it sees none of the client's state."""
+    url, headers = guarded
+    async with Client(url, era="modern", headers=headers(None, client_id="svc")) as svc:
+        assert (await svc.call_tool("remember", {"key": "k", "value": "svc's"})).text == "kept k"
+        assert (await svc.call_tool("recall", {"key": "k"})).data == "svc's"
+    async with Client(url, era="modern", headers=headers("client:svc")) as user:
+        assert (await user.call_tool("recall", {"key": "k"})).data is None
+
+
+@sync
 async def test_a_handle_minted_for_one_principal_is_refused_for_another(guarded):
     url, headers = guarded
     async with Client(url, era="modern", headers=headers("alice")) as alice:
@@ -228,6 +246,45 @@ async def test_a_handle_minted_for_one_principal_is_refused_for_another(guarded)
         assert "apple" not in stolen.text
     async with Client(url, era="legacy", headers=headers("alice")) as alice:  # any era: the handle is hers
         assert (await alice.call_tool("add_to_cart", {"item": "pear", "cart": cart})).data["items"] == ["apple", "pear"]
+
+
+@pytest.mark.parametrize("where", ["memory", "redis"])
+@sync
+async def test_state_handles_are_capped_per_caller(where, request):
+    """Each new handle keeps an owner record for an hour: ``Server(max_state_handles=)`` caps the
+    live ones per principal (in memory and on Redis alike); the caller over it gets an isError
+    naming the bound, another principal is not affected, and a handle in use still works."""
+    from mcpio._state import RedisState
+    from mcpio.auth import ResourceServer
+    from tests.support.http import ServerThread
+    from tests.support.issuer import Issuer
+
+    resource = "https://mcp.test/mcp"
+    server = Server("capped", "1.0.0", max_state_handles=3)
+
+    @server.tool
+    async def add_to_cart(item: str, cart: StateHandle, ctx: Context) -> dict:
+        items = [*await ctx.session_state.get("items", []), item]
+        await ctx.session_state.set("items", items)
+        return {"cart": cart, "items": items}
+
+    options = {"state": RedisState(request.getfixturevalue("redis_url"))} if where == "redis" else {}
+    with Issuer() as issuer:
+        auth = ResourceServer(resource=resource, issuer=issuer.url, required_scopes=["mcp"])
+        app = server.http_app(auth=auth, **options)
+
+        def headers(sub):
+            return {"authorization": "Bearer " + issuer.mint(aud=resource, scope="mcp", sub=sub)}
+
+        with ServerThread(app) as srv:
+            async with Client(srv.url, era="modern", headers=headers("alice")) as alice:
+                carts = [(await alice.call_tool("add_to_cart", {"item": str(i)})).data["cart"] for i in range(3)]
+                over = await alice.call_tool("add_to_cart", {"item": "one too many"})
+                assert over.is_error and "max_state_handles" in over.text and "3" in over.text, over.text
+                kept = await alice.call_tool("add_to_cart", {"item": "more", "cart": carts[0]})
+                assert kept.data["items"] == ["0", "more"]
+            async with Client(srv.url, era="modern", headers=headers("bob")) as bob:
+                assert not (await bob.call_tool("add_to_cart", {"item": "x"})).is_error
 
 
 @sync

@@ -21,6 +21,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+_RESERVED = ("client:", "token:", "\\")  # subjects escaped in AuthInfo.principal
+
 
 @dataclass(frozen=True, slots=True)
 class AuthInfo:
@@ -47,10 +49,25 @@ class AuthInfo:
 
     @property
     def principal(self) -> str:
-        """A stable string naming who holds the token: ``issuer`` + subject (or client id for a
-        client_credentials token). Bind server-side state (sessions, MRTR ``requestState``) to it."""
-        who = self.subject if self.subject is not None else f"client:{self.client_id}"
-        return f"{self.issuer or ''} {who}"
+        """A stable string naming who holds the token; server-side state (sessions, tasks,
+        session state, rate-limit buckets, cache entries) is bound to it.
+
+        ``"<issuer> <subject>"``; a token without ``sub`` (a client_credentials grant) names
+        its client, ``"<issuer> client:<client_id>"``; a token naming neither is its own
+        principal, ``"<issuer> token:<digest>"``. Injective: a subject that begins like those
+        forms (``client:``, ``token:``) or with a backslash gets a backslash in front, and a
+        space or backslash in the issuer is backslash-escaped, so no subject can pose as a
+        client and no issuer/subject pair as another."""
+        if self.subject is not None:
+            who = "\\" + self.subject if self.subject.startswith(_RESERVED) else self.subject
+        elif self.client_id is not None:
+            who = "client:" + self.client_id
+        else:
+            import hashlib
+
+            who = "token:" + hashlib.sha256(self._token.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        issuer = (self.issuer or "").replace("\\", "\\\\").replace(" ", "\\ ")
+        return f"{issuer} {who}"
 
     def has_scopes(self, needed: Iterable[str]) -> bool:
         return self.scopes.issuperset(needed)

@@ -462,17 +462,18 @@ class Context:
         """Ask the user for structured input (``elicitation/create``, form mode).
 
         With ``schema`` (a flat object schema of primitive properties) it returns the client's
-        result as is: ``{"action": "accept"|"decline"|"cancel", "content": {...}}``. With
+        result as is: ``{"action": "accept"|"decline"|"cancel", "content": {...}}`` (another
+        action is the client's error, ``_elicit.checked``). With
         ``response_type=T`` (a dataclass, TypedDict, msgspec Struct, ``Literal``/``Enum``, a list
         of string choices or a primitive) the schema is made from ``T`` and it returns an
         :class:`~mcpio.ElicitResult`: ``.action``, and ``.data`` as a ``T`` (see ``_elicit``).
         """
+        from ._elicit import checked, form
+
         typed = None
         if response_type is not None:
             if schema is not None:
                 raise TypeError("ctx.elicit(): give a schema or a response_type, not both")
-            from ._elicit import form
-
             typed = form(response_type)  # a TypeError for a type a form cannot ask for: before asking
             schema = typed.schema
         elif schema is None:
@@ -494,7 +495,7 @@ class Context:
         if rules is not None and rules.icons:  # 2025-11-25 added the explicit mode field
             params = {"mode": "form", **params}
         result = await self._request("elicitation/create", params, timeout, key)
-        return typed.read(result) if typed is not None else result
+        return typed.read(result) if typed is not None else checked(result)
 
     async def elicit_url(
         self,
@@ -511,7 +512,7 @@ class Context:
         the interaction finished) and, in the legacy era, ``elicitationId``: the id sent
         (``elicitation_id``, else minted), for :meth:`complete_elicitation`. In 2026-07-28 it is
         an input_required round like :meth:`elicit`. The client must declare ``elicitation.url``."""
-        from ._elicit import new_elicitation_id, url_params
+        from ._elicit import checked, new_elicitation_id, url_params
 
         rules = self.rules
         if rules is not None and not (rules.elicitation and rules.icons):  # URL mode came with 2025-11-25
@@ -526,10 +527,9 @@ class Context:
                 rules,
             )
         eid = None if self.stateless else (elicitation_id or new_elicitation_id())
-        result = await self._request(
-            "elicitation/create", url_params(url, message, eid, legacy=eid is not None), timeout, key
-        )
-        return {**result, "elicitationId": eid} if eid is not None and isinstance(result, dict) else result
+        params = url_params(url, message, eid, legacy=eid is not None)
+        result = checked(await self._request("elicitation/create", params, timeout, key))
+        return {**result, "elicitationId": eid} if eid is not None else result
 
     async def complete_elicitation(self, elicitation_id: str) -> None:
         """Tell the client the URL-mode elicitation ``elicitation_id`` finished out of band

@@ -11,7 +11,8 @@ number or integer (bounds), a boolean, a string ``enum``, or an array of string 
 value: a ``Literal[...]`` of strings, a string ``Enum``, a list of strings (the choices), or
 ``str``/``int``/``float``/``bool``, asked as the single property ``value``. The client's
 ``content`` comes back converted to ``T`` (:class:`ElicitResult`); one that does not fit is
-the client's error (:class:`~._context.ClientRequestError`, an isError result in a tool).
+the client's error (:class:`~._context.ClientRequestError`, an isError result in a tool), and
+so is an ``action`` other than accept, decline or cancel (:func:`checked`, every elicitation).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import msgspec
 from .._errors import INVALID_PARAMS
 from .._schema import _generate, _normalize
 from .._schema_docs import resolve
+from ._mrtr import ELICIT_ACTIONS
 
 T = TypeVar("T")
 
@@ -78,12 +80,10 @@ class _Form:
         self.schema = out
 
     def read(self, result: Any) -> ElicitResult[Any]:
-        if not isinstance(result, dict):
-            result = {}
-        action = result.get("action")
+        action = checked(result)["action"]
         content = result.get("content")
         if action != "accept":
-            return ElicitResult(str(action), None, content if isinstance(content, dict) else None)
+            return ElicitResult(action, None, content if isinstance(content, dict) else None)
         from ._context import ClientRequestError
 
         if not isinstance(content, dict):
@@ -96,6 +96,23 @@ class _Form:
                 f"the client's elicitation answer does not fit the requested form: {exc}", INVALID_PARAMS
             ) from None
         return ElicitResult("accept", data, content)
+
+
+def checked(result: Any) -> dict[str, Any]:
+    """The client's ``ElicitResult`` if its ``action`` is one the protocol defines (schema:
+    ElicitResult.action, required, "accept" | "decline" | "cancel"); otherwise the client broke
+    the protocol: a :class:`~._context.ClientRequestError` (-32602), never an action made up."""
+    action = result.get("action") if isinstance(result, dict) else None
+    if isinstance(action, str) and action in ELICIT_ACTIONS:
+        return result  # type: ignore[no-any-return]  # a dict: checked above
+    from ._context import ClientRequestError
+
+    got = repr(action) if isinstance(result, dict) and "action" in result else "no action"
+    raise ClientRequestError(
+        f"the client answered the elicitation with {got[:80]}, which the protocol does not define: the "
+        "client must answer accept, decline or cancel",
+        INVALID_PARAMS,
+    )
 
 
 def _flat(prop: dict[str, Any], name: str, pname: str) -> dict[str, Any]:

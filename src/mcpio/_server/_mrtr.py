@@ -69,8 +69,9 @@ def round_timeout_checked(seconds: object, name: str = "round_timeout") -> float
 
 # What a well-formed answer to each input request looks like (the result types of the
 # legacy requests they replace): a missing or malformed answer is asked for again.
+ELICIT_ACTIONS = ("accept", "decline", "cancel")  # ElicitResult.action (schema); _elicit.checked too
 ANSWER_SHAPES = {
-    "elicitation/create": lambda a: a.get("action") in ("accept", "decline", "cancel"),
+    "elicitation/create": lambda a: a.get("action") in ELICIT_ACTIONS,
     "sampling/createMessage": lambda a: isinstance(a.get("role"), str) and "content" in a,
     "roots/list": lambda a: isinstance(a.get("roots"), list),
 }

@@ -80,6 +80,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         task_poll_interval: float = 1.0,
         max_tasks: int = 1000,
         max_tasks_per_requester: int | None = None,
+        max_state_handles: int = 10_000,
         heartbeat: float | None = None,
         tool_timeout: float | None = None,
         expose_errors: bool | None = None,
@@ -113,6 +114,9 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         # Tasks (see TaskStore): kept task_ttl s, at most max_tasks (max_tasks_per_requester live each).
         check_task_options(task_ttl, task_poll_interval, max_tasks, max_tasks_per_requester)
         self._task_options = (task_ttl, task_poll_interval, max_tasks, max_tasks_per_requester)
+        if isinstance(max_state_handles, bool) or not isinstance(max_state_handles, int) or max_state_handles < 1:
+            raise ValueError(f"max_state_handles must be an int >= 1, not {max_state_handles!r}")
+        self.max_state_handles = max_state_handles  # live StateHandles per caller (_session_state.open_handle)
         self.registry = Registry()  # what it serves (_registry): the helper modules read it, not the Server
         self._binding: _http.HttpBinding | None = None  # what serving over HTTP adds: made by http_app
         self.changes = Changes(self.registry, lambda: self._binding)

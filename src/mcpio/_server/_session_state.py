@@ -6,7 +6,8 @@ docs/guides/session-state.md's. Scopes are namespaced by kind (``h:``, ``s:``, `
 named by a digest of their id: the store's keys reveal no session id, principal or handle.
 A handle is recorded with its *owner* (the principal it was minted for, "" without auth); one
 the store does not know or that another principal presents is refused with one message
-(nobody learns that another's handle exists). Values are JSON, at most ``max_value_bytes``
+(nobody learns that another's handle exists). A caller holds at most
+``Server(max_state_handles=)`` live handles (all unauthenticated callers count as one). Values are JSON, at most ``max_value_bytes``
 each; the store bounds each scope (:mod:`mcpio._state._kv`). This module loads at first use.
 """
 
@@ -128,7 +129,11 @@ async def open_handle(ctx: Context, value: Any) -> SessionState:
         while True:  # a collision of 192 random bits does not happen; the loop states the contract
             handle = StateHandle(HANDLE_PREFIX + secrets.token_urlsafe(24))
             scope = _scope("h", handle)
-            if await _reachable(store.bind(scope, owner, DEFAULT_TTL)):
+            try:
+                recorded = await _reachable(store.bind(scope, owner, DEFAULT_TTL, ctx.server.max_state_handles))
+            except StateLimitError as exc:
+                raise SessionStateError(str(exc)) from None
+            if recorded:
                 return SessionState(store, scope, "handle", handle)
     scope = _scope("h", value)
     if await _reachable(store.owner(scope, DEFAULT_TTL)) != owner:

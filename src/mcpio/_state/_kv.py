@@ -10,7 +10,9 @@ Bounds, checked on every ``set`` (the same in memory and on Redis): one value at
 ``max_value_bytes`` (checked by the framework before it reaches the store), one scope at most
 ``max_scope_bytes`` (each key costs its key, its value and :data:`ENTRY_OVERHEAD` bytes);
 in memory, all scopes together at most ``max_total_bytes``. A ``set`` over a bound raises
-:class:`StateLimitError` and changes nothing.
+:class:`StateLimitError` and changes nothing. Each ``bind`` (a new handle) is checked against
+the live handles of its owner: ``max_handles`` at most per owner (``Server(max_state_handles=)``),
+in memory and on Redis alike; over it ``bind`` raises :class:`StateLimitError`.
 
 :class:`MemoryKV` keeps it in this process (the default); ``RedisState.kv``
 (:mod:`._redis_kv`) keeps it on Redis, shared by every process of the database.
@@ -51,13 +53,22 @@ class KVStore(Protocol):
         """Remove ``key``; whether it was there."""
         ...
 
-    async def bind(self, scope: str, owner: str, ttl: float) -> bool:
-        """Record ``owner`` for ``scope`` for ``ttl`` seconds unless it has a live owner; whether it was recorded."""
+    async def bind(self, scope: str, owner: str, ttl: float, max_handles: int) -> bool:
+        """Record ``owner`` for ``scope`` for ``ttl`` seconds unless it has a live owner; whether it
+        was recorded. StateLimitError when ``owner`` already has ``max_handles`` live scopes."""
         ...
 
     async def owner(self, scope: str, ttl: float) -> str | None:
         """The live owner of ``scope`` (its life renewed to ``ttl`` seconds from now), or None."""
         ...
+
+
+def handle_limit(limit: int) -> StateLimitError:
+    return StateLimitError(
+        f"too many state handles: this caller already holds {limit} live ones, the limit per caller "
+        "(Server(max_state_handles=)); pass back a handle you were given instead of leaving the parameter "
+        "out, or wait until unused ones expire (1 hour after their last use)"
+    )
 
 
 def scope_limit(used: int, cost: int, limit: int) -> StateLimitError:
@@ -94,6 +105,7 @@ class MemoryKV:
         self.max_scope_bytes = max_scope_bytes
         self.max_total_bytes = max_total_bytes
         self._scopes: dict[str, _Scope] = {}
+        self._handles: dict[str, dict[str, float]] = {}  # owner -> its handles' scopes -> expiry
         self._total = 0
         self._swept = time.monotonic()
 
@@ -113,6 +125,17 @@ class MemoryKV:
             self._swept = now
             for name in list(self._scopes):
                 self._scope(name, now)
+            for owner in list(self._handles):
+                self._live(owner, now)
+
+    def _live(self, owner: str, now: float) -> dict[str, float]:
+        """The scopes of ``owner``'s handles that have not expired (the others forgotten)."""
+        held = {scope: at for scope, at in self._handles.get(owner, {}).items() if at > now}
+        if held:
+            self._handles[owner] = held
+        else:
+            self._handles.pop(owner, None)
+        return held
 
     async def get(self, scope: str, key: str) -> bytes | None:
         found = self._scope(scope, time.monotonic())
@@ -148,12 +171,18 @@ class MemoryKV:
         self._total -= cost
         return True
 
-    async def bind(self, scope: str, owner: str, ttl: float) -> bool:
+    async def bind(self, scope: str, owner: str, ttl: float, max_handles: int) -> bool:
         now = time.monotonic()
+        self._sweep_all(now)
         found = self._scope(scope, now) or _Scope()
         if found.owner is not None:
             return False
+        held = self._live(owner, now)
+        if len(held) >= max_handles:
+            raise handle_limit(max_handles)
         found.owner = (owner, now + ttl)
+        held[scope] = now + ttl
+        self._handles[owner] = held
         self._scopes[scope] = found
         return True
 
@@ -163,4 +192,5 @@ class MemoryKV:
         if found is None or found.owner is None:
             return None
         found.owner = (found.owner[0], now + ttl)
+        self._handles.setdefault(found.owner[0], {})[scope] = now + ttl
         return found.owner[0]

@@ -3,7 +3,8 @@ database shares, with the bounds and answers of :class:`~._kv.MemoryKV`.
 
 Keys, under the backend's ``prefix`` (default ``mcpio:``): ``kv:<scope>``, a hash per scope with
 ``v:<key>`` (the value), ``e:<key>`` (its expiry, ms on Redis's clock), and for a handle's scope
-``o`` (the owner) and ``oe`` (the owner's expiry). Each operation is one Lua script: atomic
+``o`` (the owner) and ``oe`` (the owner's expiry); ``kvo:<sha1 of an owner>``, the sorted set
+of that owner's live handles (their scopes, scored by expiry: ``max_handles``). Each operation is one Lua script: atomic
 across processes (two processes setting keys of one scope at once both count against its
 bound), expired fields swept as the scope is written, and the hash's own expiry kept at its
 latest field's, so an abandoned scope leaves nothing behind. Time is Redis's (``TIME``), so the
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._kv import DEFAULT_MAX_SCOPE_BYTES, ENTRY_OVERHEAD, StateLimitError, scope_limit
+from ._kv import DEFAULT_MAX_SCOPE_BYTES, ENTRY_OVERHEAD, StateLimitError, handle_limit, scope_limit
 
 _NOW = """
 local h = ARGV[1] .. 'kv:' .. ARGV[2]
@@ -84,14 +85,31 @@ return 0
 """
 )
 
-# ARGV: prefix, scope, owner, ttl ms -> 1 recorded, 0 the scope has a live owner
+# The live handles of an owner: ``kvo:<sha1 of the owner>``, a sorted set of their scopes scored
+# by expiry, the owner's count for max_handles (bind) and renewed with each handle (owner).
+_HELD = """
+local function held(owner)
+  local o = ARGV[1] .. 'kvo:' .. redis.sha1hex(owner)
+  redis.call('ZREMRANGEBYSCORE', o, '-inf', now)
+  return o
+end
+"""
+
+# ARGV: prefix, scope, owner, ttl ms, max handles -> 1 recorded, 0 the scope has a live owner,
+# -1 the owner holds max handles already
 _BIND = (
     _NOW
+    + _HELD
     + """
 local oe = redis.call('HGET', h, 'oe')
 if oe and tonumber(oe) > now then return 0 end
-redis.call('HSET', h, 'o', ARGV[3], 'oe', now + tonumber(ARGV[4]))
-keep(now + tonumber(ARGV[4]))
+local o = held(ARGV[3])
+if redis.call('ZCARD', o) >= tonumber(ARGV[5]) then return -1 end
+local at = now + tonumber(ARGV[4])
+redis.call('HSET', h, 'o', ARGV[3], 'oe', at)
+keep(at)
+redis.call('ZADD', o, at, ARGV[2])
+redis.call('PEXPIREAT', o, at)
 return 1
 """
 )
@@ -99,11 +117,16 @@ return 1
 # ARGV: prefix, scope, ttl ms -> the owner (its life renewed) or false
 _OWNER = (
     _NOW
+    + _HELD
     + """
 local got = redis.call('HMGET', h, 'o', 'oe')
 if not got[1] or tonumber(got[2]) <= now then return false end
-redis.call('HSET', h, 'oe', now + tonumber(ARGV[3]))
-keep(now + tonumber(ARGV[3]))
+local at = now + tonumber(ARGV[3])
+redis.call('HSET', h, 'oe', at)
+keep(at)
+local o = held(got[1])
+redis.call('ZADD', o, at, ARGV[2])
+if redis.call('PTTL', o) < tonumber(ARGV[3]) then redis.call('PEXPIREAT', o, at) end
 return got[1]
 """
 )
@@ -135,8 +158,12 @@ class RedisKV:
     async def delete(self, scope: str, key: str) -> bool:
         return bool(await self._call(lambda: self._delete(args=[self.prefix, scope, key])))
 
-    async def bind(self, scope: str, owner: str, ttl: float) -> bool:
-        return bool(await self._call(lambda: self._bind(args=[self.prefix, scope, owner, max(1, int(ttl * 1000))])))
+    async def bind(self, scope: str, owner: str, ttl: float, max_handles: int) -> bool:
+        args = [self.prefix, scope, owner, max(1, int(ttl * 1000)), max_handles]
+        recorded = int(await self._call(lambda: self._bind(args=args)))
+        if recorded < 0:
+            raise handle_limit(max_handles)
+        return recorded == 1
 
     async def owner(self, scope: str, ttl: float) -> str | None:
         raw = await self._call(lambda: self._owner(args=[self.prefix, scope, max(1, int(ttl * 1000))]))

@@ -5,10 +5,13 @@ annotated ``readOnlyHint: true`` by default; any of the cacheable methods
 (``_versions.CACHEABLE_METHODS``) may be named. Only complete answers are kept: no error, no
 ``isError`` tool result, no task, no ``input_required`` round.
 
-The key: the method, the params without ``_meta``, the protocol version and the client's
-capabilities (the answer is shaped by both), and, when the answer is private, who asked
+The key: the method, the params without ``_meta``, the protocol version, the client's
+capabilities and its ``clientInfo`` (a handler may shape its answer by each: in 2026-07-28 they
+travel in each request's ``_meta``), and, when the answer is private, who asked
 (:func:`._identity.audience`: the principal, a legacy session, the credentials sent without auth;
-and the token's scopes). The scope is the server's own hint, the one
+and the token's scopes). The rest of ``_meta`` is left out: per-request ids (``progressToken``,
+trace context) must not split the cache, and the log level changes no answer (a hit runs no
+handler, so it sends no log or progress notification, whatever ``logLevel`` asks). The scope is the server's own hint, the one
 it sends in the 2026-07-28 era (``cacheScope``): the result's when the handler set one (a resource's
 ``cache_scope=``, a list filtered by the caller's scopes), else the resource's, else
 ``Server(cache_scope=)`` ("private" by default); a tool call is always private. A private answer
@@ -98,7 +101,8 @@ class ResponseCache:
         if number is None:
             number = self._watch(server)
         params = {k: v for k, v in request.params.items() if k != "_meta"}
-        base = (number, method, ctx.protocol_version, _frozen(params), _frozen(ctx.client_capabilities))
+        client = (_frozen(ctx.client_capabilities), _frozen(ctx.client_info))
+        base = (number, method, ctx.protocol_version, _frozen(params), client)
         private = (*base, _identity.audience(ctx), _scopes(ctx))
         now = time.monotonic()
         found = self._get(private, now) or self._get(base, now)

@@ -5,8 +5,13 @@ cache entries, the ids in log lines).
   issuer + subject: the notion sessions and tasks are bound to); without auth, the client address
   of the HTTP request (``ctx.http.client``); over stdio (or in memory), the one connection.
 * ``address``: the client address of the HTTP request, whoever is authenticated; the connection
-  without HTTP. Behind a reverse proxy this is the proxy's address: pass ``per=`` a function that
-  reads the header your proxy sets instead.
+  without HTTP. Behind a reverse proxy this is the proxy's address unless the proxy is trusted
+  (uvicorn's ``FORWARDED_ALLOW_IPS``), or pass ``per=`` a function that reads its header.
+* ``network``: what a rate limit counts an address as: an IPv4 address itself, an IPv4-mapped
+  IPv6 address as the IPv4 address it maps, any other IPv6 address as its /64 (one subscriber's
+  allocation, RFC 6177: its holder could otherwise rotate addresses for fresh buckets).
+  Rate limits use it (``RateLimit(per="principal")`` without auth, ``per="address"``); private
+  cache entries keep the exact address (two hosts of one /64 are still two callers there).
 * ``audience``: whom a *private* answer may be served to again (``ResponseCache``): the
   ``principal``, and in a legacy session that session (an answer may depend on it: its
   ``ctx.session_state``, its client), and without auth the credentials the request carried
@@ -44,11 +49,40 @@ def address(ctx: Context) -> str:
     return connection(ctx)
 
 
+def network(ctx: Context) -> str:
+    """The HTTP client address as a rate limit counts it (module docstring), else the connection."""
+    http = ctx.http
+    if http is not None and http.client is not None:
+        return f"address:{_network(http.client[0])}"
+    return connection(ctx)
+
+
+def _network(host: str) -> str:
+    import ipaddress
+
+    try:
+        ip = ipaddress.ip_address(host.split("%", 1)[0])  # without an IPv6 zone id
+    except ValueError:
+        return host  # not an IP address (a Unix socket's peer, a name): counted as it is
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)
+
+
 def principal(ctx: Context) -> str:
     """The authenticated principal, else :func:`address`."""
     if ctx.principal is not None:
         return f"principal:{ctx.principal}"
     return address(ctx)
+
+
+def bucket(ctx: Context) -> str:
+    """Whose rate-limit bucket ``ctx`` draws from: the authenticated principal, else :func:`network`."""
+    if ctx.principal is not None:
+        return f"principal:{ctx.principal}"
+    return network(ctx)
 
 
 def audience(ctx: Context) -> tuple[str, ...]:

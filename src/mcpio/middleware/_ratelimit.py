@@ -94,8 +94,9 @@ class RateLimit:
     """Middleware: at most ``burst`` requests at once and ``rate`` per second on average, per
     caller (see the module docstring and docs/guides/middleware.md).
 
-    ``per``: ``"principal"`` (the authenticated principal; without auth the HTTP client address;
-    over stdio the connection), ``"address"`` (the HTTP client address), or a function of the
+    ``per``: ``"principal"`` (the authenticated principal; without auth the HTTP client address,
+    an IPv6 one by its /64; over stdio the connection), ``"address"`` (the HTTP client address,
+    an IPv6 one by its /64: ``_identity.network``), or a function of the
     :class:`~mcpio.Request` returning the bucket's key (None: not limited). ``methods``: the
     methods limited (default: all but ``initialize`` and ``ping``). ``name``: the limit's name in
     the shared store (default: made of its settings, so processes with the same settings share
@@ -144,9 +145,9 @@ class RateLimit:
 
     def _key(self, request: Request) -> str | None:
         if self.per == "principal":
-            return _identity.principal(request.context)
+            return _identity.bucket(request.context)
         if self.per == "address":
-            return _identity.address(request.context)
+            return _identity.network(request.context)
         assert callable(self.per)
         key = self.per(request)
         return None if key is None else str(key)
