@@ -5,11 +5,14 @@ what the caller is told, never a secret."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
 
+import certifi
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -342,3 +345,69 @@ def test_a_configured_credential_or_header_replaces_an_argument_of_the_same_name
         "cookie": ["other=o; sid=c-secret"],
         "query": "api_key=q-secret",
     }
+
+
+def test_making_the_api_client_does_not_hold_the_event_loop(api: ServerThread, tmp_path: Any):
+    """Making the httpx client loads the certificate store (0.1-0.3 s); made on the loop at the
+    first call it stalled every request, and the loop watchdog told every ``mcpio run --openapi``
+    user to make mcpio's own tool a plain def. Here the store is a FIFO the test holds open: while
+    the server reads it the client is being made, and the server still answers another request."""
+    doc = tmp_path / "api.json"
+    doc.write_text(json.dumps({**DOC, "servers": [{"url": f"{api.base}/api"}]}))
+    store = tmp_path / "certs.pem"
+    os.mkfifo(store)
+
+    async def go() -> dict[str, Any]:
+        command = [*MCPIO, "run", "--openapi", str(doc)]
+        async with Client(command, env={"SSL_CERT_FILE": str(store)}, timeout=60) as c:
+            call = asyncio.create_task(c.call_tool("profile", {"id": "7"}))
+            writer = await asyncio.to_thread(open, store, "wb")  # opens once the server reads the store
+            try:
+                async with asyncio.timeout(20):  # held on the loop: answered only after the store is read
+                    await c.list_tools(cache_mode="bypass")
+            finally:
+                with writer:
+                    with open(certifi.where(), "rb") as pem:
+                        writer.write(pem.read())
+            return await call
+
+    result = asyncio.run(go())
+    assert result["structuredContent"]["path"] == "/api/users/7/profile", result
+
+
+async def endless(request: Request) -> Response:
+    async def body() -> Any:
+        yield b'{"openapi": "3.1.0", "x-padding": "'
+        for _ in range(80):  # 80 MiB: past the limit (endless, before it, grew memory until killed)
+            yield b"a" * 2**20
+        yield b'"}'
+
+    return StreamingResponse(body(), media_type="application/json")
+
+
+async def dribble(request: Request) -> Response:
+    async def body() -> Any:
+        for _ in range(100):  # 5 s in all, never 0.5 s without a byte
+            yield b" "
+            await asyncio.sleep(0.05)  # the slow server itself: what the test is about
+
+    return StreamingResponse(body(), media_type="application/json")
+
+
+SPECS = Starlette(routes=[Route("/endless.json", endless), Route("/dribble.json", dribble)])
+
+
+def test_a_document_url_is_read_up_to_a_size_and_a_total_time():
+    """``mcpio run --openapi URL`` against a server that never stops sending grew memory until
+    killed; one sending a byte at a time never tripped httpx's per-read timeout."""
+    with ServerThread(SPECS) as srv:
+        proc = subprocess.run(
+            [*MCPIO, "run", "--openapi", f"{srv.base}/endless.json", "--base-url", "http://127.0.0.1:9"],
+            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
+        assert f"{srv.base}/endless.json: the OpenAPI document is over 64 MiB; download it and pass the file" in (
+            proc.stderr
+        )
+        with pytest.raises(OpenAPIError, match=r"dribble.json: the OpenAPI document did not arrive within 0.5 s"):
+            Server.from_openapi(f"{srv.base}/dribble.json", base_url="http://x", timeout=0.5)

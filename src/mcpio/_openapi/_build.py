@@ -134,8 +134,13 @@ def from_openapi(
         **server_options,
     )
 
-    def make_client() -> Any:
-        return api_client(timeout)
+    def make_client() -> Any:  # on a worker thread (Caller): what it loads, no request waits for
+        client = api_client(timeout)
+        try:  # the async backend httpcore imports on the first request (50-100 ms on the loop)
+            import anyio._backends._asyncio  # noqa: F401
+        except ImportError:  # another anyio: the first request imports what it needs
+            pass
+        return client
 
     caller = Caller(
         base,

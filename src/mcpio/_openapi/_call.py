@@ -40,6 +40,8 @@ from ._operations import Operation, Param
 from ._schemas import obj
 
 if TYPE_CHECKING:
+    import asyncio
+
     import httpx
 
 ERROR_BODY_CHARS = 2000
@@ -253,7 +255,7 @@ def api_client(timeout: float, **options: Any) -> httpx.AsyncClient:
 
 
 class Caller:
-    """Serves the operations of one API: one httpx client, made on first use on the serving loop,
+    """Serves the operations of one API: one httpx client, made on first use for the serving loop,
     and made again when the server is served on another loop (a pooled connection belongs to the
     loop that opened it: reused from a later ``asyncio.run`` it fails, "Event loop is closed"). A
     ``client=`` of the user's is theirs to keep on one loop."""
@@ -275,6 +277,7 @@ class Caller:
         self.shown_url = shown(self.base_url)
         self.client, self._make = client, make_client
         self._loop: object = None  # the loop of the client made here (None: none made, or the user's)
+        self._making: tuple[object, asyncio.Future[httpx.AsyncClient]] | None = None  # (loop, the client being made)
         self.headers = dict(headers or {})
         self.credentials = credentials
         self.auth_hook = auth_hook
@@ -321,10 +324,7 @@ class Caller:
                 )
             if not value.isascii():
                 headers[key] = value.encode()  # UTF-8 (RFC 9110 §5.5 obs-text); httpx would refuse it
-        client, loop = self.client, asyncio.get_running_loop()
-        if client is None or (self._loop is not None and self._loop is not loop):
-            client, self._loop = self._make(), loop
-            self.client = client
+        client = await self._client()
         request = client.build_request(url=self.base_url + spec.pop("url"), headers=headers, **spec)
         try:
             async with asyncio.timeout(self.timeout):  # an answer trickling in never times out a read
@@ -341,6 +341,21 @@ class Caller:
             return f"{op.label}: the API did not answer within the timeout ({client.timeout.read} s)"
         except httpx.HTTPError as exc:
             return f"{op.label}: cannot reach the API at {self.shown_url} ({type(exc).__name__}: {exc})"
+
+    async def _client(self) -> httpx.AsyncClient:
+        """The client for the running loop, made on a worker thread: making one loads the
+        certificate store (0.1-0.3 s), which on the loop would stall every other request (and
+        the loop watchdog would blame the generated tool). Concurrent first calls share one."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        if self.client is not None and (self._loop is None or self._loop is loop):
+            return self.client
+        if self._making is None or self._making[0] is not loop:
+            self._making = (loop, loop.run_in_executor(None, self._make))
+        client = await asyncio.shield(self._making[1])
+        self.client, self._loop = client, loop
+        return client
 
 
 class _TooLarge(Exception):
