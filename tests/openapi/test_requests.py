@@ -222,6 +222,59 @@ def test_the_schemas_tools_list_shows():
     assert "Authorization" not in tools["get_item"]["inputSchema"]["properties"]
 
 
+def tools_of(doc: dict[str, Any], **options: Any) -> dict[str, Any]:
+    async def go() -> dict[str, Any]:
+        async with Client(Server.from_openapi(doc, base_url="http://x", **options)) as c:
+            return {t["name"]: t for t in await c.list_tools()}
+
+    return asyncio.run(go())
+
+
+def test_a_schema_that_cannot_be_converted_skips_every_operation_using_it():
+    """A referenced schema that failed half-way (a reference into another document inside it)
+    stayed cached as ``{}``: the first operation using it was skipped, every later one got an
+    accept-anything argument instead."""
+    half = {"$ref": "#/components/schemas/Half"}
+    doc = {
+        "openapi": "3.1.0",
+        "info": {"title": "Refs", "version": "1"},
+        "components": {
+            "schemas": {"Half": {"type": "object", "properties": {"ok": half, "bad": {"$ref": "other.yaml#/Bad"}}}}
+        },
+        "paths": {
+            "/one": {"get": {"operationId": "one", "parameters": [param("h", "query", half)], "responses": ANY}},
+            "/two": {"get": {"operationId": "two", "parameters": [param("h", "query", half)], "responses": ANY}},
+            "/fine": {"get": {"operationId": "fine", "responses": ANY}},
+        },
+    }
+    assert set(tools_of(doc)) == {"fine"}
+
+
+def test_tuple_items_become_prefix_items():
+    """The tuple form of ``items`` (a list, before JSON Schema 2020-12) was copied as it was: not
+    2020-12, and its ``$ref``s pointed into ``#/components`` that the tool's schema does not carry."""
+    pair = {
+        "type": "array",
+        "items": [{"$ref": "#/components/schemas/Point"}, {"type": "string"}],
+        "additionalItems": False,
+    }
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "Tuples", "version": "1"},
+        "components": {"schemas": {"Point": {"type": "object", "properties": {"x": {"type": "number"}}}}},
+        "paths": {
+            "/pair": {"get": {"operationId": "pair", "parameters": [param("p", "query", pair)], "responses": ANY}}
+        },
+    }
+    schema = tools_of(doc)["pair"]["inputSchema"]
+    assert schema["properties"]["p"] == {
+        "type": "array",
+        "prefixItems": [{"$ref": "#/$defs/Point"}, {"type": "string"}],
+        "items": False,
+    }
+    assert schema["$defs"] == {"Point": {"type": "object", "properties": {"x": {"type": "number"}}}}
+
+
 def test_credentials_come_from_the_environment_by_scheme_never_from_the_mcp_client(monkeypatch: Any):
     monkeypatch.setenv(env_name("key"), "k-1")
     monkeypatch.setenv(env_name("basic"), "ada:pw")
