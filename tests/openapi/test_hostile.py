@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from mcpio import Client, Server
+from mcpio import Client, ResourceNotFound, Server
 from mcpio._openapi import OpenAPIError
 from tests.openapi.test_requests import ANY, ECHO, echo, param
 from tests.support.http import ServerThread
@@ -411,3 +411,43 @@ def test_a_document_url_is_read_up_to_a_size_and_a_total_time():
         )
         with pytest.raises(OpenAPIError, match=r"dribble.json: the OpenAPI document did not arrive within 0.5 s"):
             Server.from_openapi(f"{srv.base}/dribble.json", base_url="http://x", timeout=0.5)
+
+
+async def no_user(request: Request) -> Response:
+    return JSONResponse({"detail": f"no user {request.path_params['id']}"}, status_code=404)
+
+
+def test_a_resource_the_api_does_not_find_says_why_without_the_query_credential():
+    """The 404's message was passed as the URI, so the reader saw "Resource not found: <the URI
+    read>" and not the API's reason; the message named the request's URL, query credential and all."""
+    doc = {
+        **DOC,
+        "components": {"securitySchemes": {"qkey": {"type": "apiKey", "in": "query", "name": "api_key"}}},
+        "security": [{"qkey": []}],
+        "paths": {
+            "/users/{id}": {
+                "get": {
+                    "operationId": "user",
+                    "parameters": [param("id", "path", {"type": "string"})],
+                    "responses": ANY,
+                }
+            }
+        },
+    }
+    with ServerThread(Starlette(routes=[Route("/users/{id}", no_user)])) as api:
+        server = Server.from_openapi(
+            doc, base_url=api.base, secrets={"qkey": "q-secret"}, route_map={"user": "resource"}
+        )
+
+        async def go() -> ResourceNotFound:
+            async with Client(server) as c:
+                with pytest.raises(ResourceNotFound) as info:
+                    await c.read_resource(f"{api.base}/users/42")
+                return info.value
+
+        error = asyncio.run(go())
+    assert error.message == (
+        f"Resource not found: {api.base}/users/42 "
+        '(GET /users/{id} failed: HTTP 404 Not Found\n{"detail":"no user 42"})'
+    )
+    assert "q-secret" not in repr(error.data)
