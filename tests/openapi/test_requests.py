@@ -354,6 +354,16 @@ def test_route_map_makes_resource_templates_and_names_rename():
         Server.from_openapi(DOC, route_map={"putItem": "resource"})
 
 
+def test_names_that_are_not_tool_names_are_refused_naming_the_entry():
+    """A ``names=`` value outside the tool-name rule ended in registration's ValueError, whose
+    advice ("pass name=…") is for a decorated function, not for ``names=``."""
+    with pytest.raises(OpenAPIError) as info:
+        Server.from_openapi(DOC, names={"getUser": "my tool!"})
+    assert str(info.value) == (
+        "names= renames 'getUser' to 'my tool!': the name must be 1-64 characters of A-Z a-z 0-9 _ . / -"
+    )
+
+
 def test_documents_refused_with_what_to_do(tmp_path: Any):
     with pytest.raises(OpenAPIError, match=r"Swagger 2\.0 document; mcpio reads OpenAPI 3\.0 and 3\.1"):
         Server.from_openapi({"swagger": "2.0", "paths": {}})
