@@ -206,6 +206,29 @@ def test_bodies_json_form_text_and_wrapped_arrays():
     assert text["body"] == "héllo".encode().decode("latin-1") and text["headers"]["content-type"] == "text/plain"
 
 
+def test_a_parameter_named_body_and_the_body_are_two_arguments():
+    """A query parameter named ``body`` and a JSON array body were one argument: the body went
+    out as ``?body=…`` too, and the parameter could not be given apart from it."""
+    doc = {
+        **DOC,
+        "paths": {
+            "/list": {
+                "post": {
+                    "operationId": "sendList",
+                    "parameters": [param("body", "query", {"type": "string"})],
+                    "requestBody": {
+                        "content": {"application/json": {"schema": {"type": "array", "items": {"type": "integer"}}}}
+                    },
+                    "responses": ANY,
+                }
+            }
+        },
+    }
+    server = Server.from_openapi(doc, client=asgi_client())
+    got = echoed(call(server, "sendList", {"body__query": "q", "body": [1, 2]}))
+    assert got["query"] == "body=q" and json.loads(got["body"]) == [1, 2]
+
+
 def test_the_schemas_tools_list_shows():
     server = Server.from_openapi(DOC, client=asgi_client())
 
