@@ -195,6 +195,46 @@ def test_parameters_are_written_per_style_and_escaped():
     assert got["headers"]["authorization"] == "Bearer t0k"  # the document's security, from secrets=
 
 
+def test_object_values_in_path_and_header_styles_follow_the_openapi_examples():
+    """OAS 3.1 §4.8.12.4 style examples for ``{"role": "admin", "firstName": "Alex"}``: an exploded
+    object was sent ``;color=role%3Dadmin,firstName%3DAlex`` (matrix), ``.role%3Dadmin…`` (label),
+    ``role%3Dadmin,…`` (simple), and as JSON in a header."""
+    obj_ = {"type": "object"}
+    paths = {
+        f"/{style}{'/x' if explode else ''}/{{color}}": {
+            "get": {
+                "operationId": f"{style}{'_x' if explode else ''}",
+                "parameters": [
+                    param("color", "path", obj_, style=style, explode=explode),
+                    param("X-Trace", "header", obj_, explode=explode),
+                ],
+                "responses": ANY,
+            }
+        }
+        for style in ("simple", "label", "matrix")
+        for explode in (False, True)
+    }
+    server = Server.from_openapi({**DOC, "paths": paths}, client=asgi_client())
+    value = {"role": "admin", "firstName": "Alex"}
+
+    async def go() -> dict[str, tuple[str, str]]:
+        async with Client(server) as c:
+            sent = {}
+            for tool in ("simple", "simple_x", "label", "label_x", "matrix", "matrix_x"):
+                got = echoed(await c.call_tool(tool, {"color": value, "X-Trace": value}))
+                sent[tool] = (got["path"].rsplit("/", 1)[1], got["headers"]["x-trace"])
+            return sent
+
+    assert asyncio.run(go()) == {
+        "simple": ("role,admin,firstName,Alex", "role,admin,firstName,Alex"),
+        "simple_x": ("role=admin,firstName=Alex", "role=admin,firstName=Alex"),
+        "label": (".role,admin,firstName,Alex", "role,admin,firstName,Alex"),
+        "label_x": (".role=admin.firstName=Alex", "role=admin,firstName=Alex"),
+        "matrix": (";color=role,admin,firstName,Alex", "role,admin,firstName,Alex"),
+        "matrix_x": (";role=admin;firstName=Alex", "role=admin,firstName=Alex"),
+    }
+
+
 def test_bodies_json_form_text_and_wrapped_arrays():
     server = Server.from_openapi(DOC, client=asgi_client())
     put = echoed(call(server, "putItem", {"id": "1", "child": {"child": {}}}))  # a recursive $ref, flattened

@@ -116,19 +116,27 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _path_value(p: Param, value: Any) -> str:
-    """A path parameter's text (style simple, label or matrix), escaped."""
+def _parts(value: Any, explode: bool, escape: Callable[[str], str]) -> list[str]:
+    """The items of a simple, label or matrix value: an object's ``key=value`` pairs exploded,
+    else its keys and values in turn; a list's items; a value alone (OAS 3.1 §4.8.12.4)."""
     if isinstance(value, dict):
-        pairs = [(k, _text(v)) for k, v in value.items()]
-        parts = [f"{k}={v}" for k, v in pairs] if p.explode else [x for kv in pairs for x in kv]
-    elif isinstance(value, list):
-        parts = [_text(v) for v in value]
-    else:
-        parts = [_text(value)]
-    parts = [quote(x, safe="") for x in parts]
+        pairs = [(escape(str(k)), escape(_text(v))) for k, v in value.items()]
+        return [f"{k}={v}" for k, v in pairs] if explode else [x for kv in pairs for x in kv]
+    if isinstance(value, list):
+        return [escape(_text(v)) for v in value]
+    return [escape(_text(value))]
+
+
+def _path_value(p: Param, value: Any) -> str:
+    """A path parameter's text (style simple, label or matrix), escaped: for an object
+    ``{"role": "admin", "firstName": "Alex"}`` exploded, ``role=admin,firstName=Alex``,
+    ``.role=admin.firstName=Alex``, ``;role=admin;firstName=Alex`` (OAS 3.1 §4.8.12.4)."""
+    parts = _parts(value, p.explode, lambda x: quote(x, safe=""))
     if p.style == "label":
         return "." + ("." if p.explode else ",").join(parts)
     if p.style == "matrix":
+        if p.explode and isinstance(value, dict):
+            return "".join(f";{x}" for x in parts)
         if p.explode and isinstance(value, list):
             return "".join(f";{p.name}={x}" for x in parts)
         return f";{p.name}=" + ",".join(parts)
@@ -171,7 +179,7 @@ def build_request(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
         elif p.location == "query":
             _query(p, value, params)
         elif p.location == "header":
-            headers[p.name] = ",".join(_text(v) for v in value) if isinstance(value, list) else _text(value)
+            headers[p.name] = ",".join(_parts(value, p.explode, str))  # style simple
             if _CONTROL.search(headers[p.name]):
                 raise ValueError(
                     f"argument {p.arg!r} is an HTTP header: it cannot hold line breaks or control characters"
