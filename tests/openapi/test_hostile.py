@@ -451,3 +451,15 @@ def test_a_resource_the_api_does_not_find_says_why_without_the_query_credential(
         '(GET /users/{id} failed: HTTP 404 Not Found\n{"detail":"no user 42"})'
     )
     assert "q-secret" not in repr(error.data)
+
+
+def test_certificates_that_cannot_be_loaded_are_the_operators_to_fix(monkeypatch: Any, tmp_path: Any):
+    """An ``SSL_CERT_FILE`` that does not exist ended each call in "Error executing tool …:
+    FileNotFoundError" and a traceback in the log: now one line saying whose it is to fix."""
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+    first, second = calls(Server.from_openapi(DOC, base_url="http://127.0.0.1:9"), ("trace", {}), ("trace", {}))
+    assert first == second and first["isError"] is True
+    assert first["content"][0]["text"] == (
+        "GET /trace: cannot make the HTTP client for the API (FileNotFoundError: [Errno 2] No such file or "
+        "directory); the server's operator must fix its certificates (SSL_CERT_FILE, SSL_CERT_DIR)"
+    )

@@ -332,7 +332,13 @@ class Caller:
                 )
             if not value.isascii():
                 headers[key] = value.encode()  # UTF-8 (RFC 9110 §5.5 obs-text); httpx would refuse it
-        client = await self._client()
+        try:
+            client = await self._client()
+        except OSError as exc:  # ssl.SSLError is one: the certificates configured (SSL_CERT_FILE)
+            return (
+                f"{op.label}: cannot make the HTTP client for the API ({type(exc).__name__}: {exc}); the server's "
+                "operator must fix its certificates (SSL_CERT_FILE, SSL_CERT_DIR)"
+            )
         request = client.build_request(url=self.base_url + spec.pop("url"), headers=headers, **spec)
         try:
             async with asyncio.timeout(self.timeout):  # an answer trickling in never times out a read
@@ -361,7 +367,13 @@ class Caller:
             return self.client
         if self._making is None or self._making[0] is not loop:
             self._making = (loop, loop.run_in_executor(None, self._make))
-        client = await asyncio.shield(self._making[1])
+        making = self._making[1]
+        try:
+            client = await asyncio.shield(making)
+        except BaseException:
+            if making.done() and self._making is not None and self._making[1] is making:
+                self._making = None  # it failed: the next call tries again
+            raise
         self.client, self._loop = client, loop
         return client
 
