@@ -347,6 +347,7 @@ def test_a_configured_credential_or_header_replaces_an_argument_of_the_same_name
     }
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="a FIFO: POSIX")
 def test_making_the_api_client_does_not_hold_the_event_loop(api: ServerThread, tmp_path: Any):
     """Making the httpx client loads the certificate store (0.1-0.3 s); made on the loop at the
     first call it stalled every request, and the loop watchdog told every ``mcpio run --openapi``
