@@ -235,6 +235,33 @@ def test_object_values_in_path_and_header_styles_follow_the_openapi_examples():
     }
 
 
+def test_parameters_described_by_content_are_sent_as_json():
+    """A parameter with ``content: {application/json: …}`` instead of a schema is its JSON text in
+    any location: a query object went out as form-exploded ``a=1``, a path one as ``a,1``."""
+    json_object = {"content": {"application/json": {"schema": {"type": "object"}}}}
+    doc = {
+        **DOC,
+        "paths": {
+            "/find/{where}": {
+                "get": {
+                    "operationId": "find",
+                    "parameters": [
+                        {"name": "where", "in": "path", "required": True, **json_object},
+                        {"name": "filter", "in": "query", **json_object},
+                        {"name": "X-Trace", "in": "header", **json_object},
+                    ],
+                    "responses": ANY,
+                }
+            }
+        },
+    }
+    server = Server.from_openapi(doc, client=asgi_client())
+    value = {"a": 1}
+    got = echoed(call(server, "find", {"where": value, "filter": value, "X-Trace": value}))
+    assert got["path"] == "/api/find/%7B%22a%22%3A1%7D"
+    assert got["query"] == "filter=%7B%22a%22%3A1%7D" and got["headers"]["x-trace"] == '{"a":1}'
+
+
 def test_bodies_json_form_text_and_wrapped_arrays():
     server = Server.from_openapi(DOC, client=asgi_client())
     put = echoed(call(server, "putItem", {"id": "1", "child": {"child": {}}}))  # a recursive $ref, flattened

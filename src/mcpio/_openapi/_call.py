@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from .._content import ToolResult
-from ._operations import Operation, Param
+from ._operations import CONTENT, Operation, Param
 from ._schemas import obj
 
 if TYPE_CHECKING:
@@ -174,6 +174,8 @@ def build_request(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
                 raise ValueError(f"argument {p.arg!r} needs a value: it is part of the path {op.path}")
             continue
         value = arguments[p.arg]
+        if p.style == CONTENT:  # serialised as its media type, not per a style (OAS 3.x §4.8.12)
+            value = _text(value)  # an object or array as JSON, then written as a string
         if p.location == "path":
             path = path.replace("{" + p.name + "}", _path_value(p, value))
         elif p.location == "query":

@@ -27,6 +27,7 @@ METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _IGNORED_HEADERS = frozenset(("accept", "content-type", "authorization"))
 _NAME_MAX = 64  # the conformance suite's tools-name-format check (spec-notes: 1-64 of [A-Za-z0-9_./-])
 FILE_NOTE = "the file's content, base64-encoded"
+CONTENT = "content"  # the Param.style of a parameter described by ``content`` (JSON), not a ``style``
 
 
 class Param:
@@ -158,6 +159,8 @@ def _build(op: Operation, doc: dict[str, Any], schemas: Schemas, shared: list[An
         if location == "path" or p.get("required") is True:
             required.append(arg)
         style = p.get("style") or ("simple" if location in ("path", "header") else "form")
+        if p.get("schema") is None:  # ``content``: the value is its JSON text, whatever its location
+            style = CONTENT
         explode = p.get("explode")
         op.params.append(Param(arg, name, location, style, explode if isinstance(explode, bool) else style == "form"))
     body = deref(doc, raw.get("requestBody")) if raw.get("requestBody") is not None else None
