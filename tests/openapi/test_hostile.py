@@ -347,29 +347,54 @@ def test_a_configured_credential_or_header_replaces_an_argument_of_the_same_name
     }
 
 
+# A sitecustomize module for the server: its first import of httpx waits until the test writes to
+# the FIFO $MCPIO_TEST_GATE (then imports the real httpx).
+IMPORT_GATE = """
+import os, sys
+
+class Gate:
+    def find_spec(self, name, path=None, target=None):
+        if name == "httpx":
+            sys.meta_path.remove(self)
+            with open(os.environ["MCPIO_TEST_GATE"], "rb") as gate:
+                gate.read()
+        return None
+
+sys.meta_path.insert(0, Gate())
+"""
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="a FIFO: POSIX")
-def test_making_the_api_client_does_not_hold_the_event_loop(api: ServerThread, tmp_path: Any):
-    """Making the httpx client loads the certificate store (0.1-0.3 s); made on the loop at the
-    first call it stalled every request, and the loop watchdog told every ``mcpio run --openapi``
-    user to make mcpio's own tool a plain def. Here the store is a FIFO the test holds open: while
-    the server reads it the client is being made, and the server still answers another request."""
+@pytest.mark.parametrize("held", ["certificates", "import"])
+def test_making_the_api_client_does_not_hold_the_event_loop(api: ServerThread, tmp_path: Any, held: str):
+    """Making the httpx client on the first call (importing httpx, loading the certificate store:
+    0.15-0.34 s in all) stalled every request, and the loop watchdog told every ``mcpio run
+    --openapi`` user to make mcpio's own tool a plain def. Here the certificate store, or the
+    import of httpx, waits on a FIFO the test holds: meanwhile the server answers another request."""
     doc = tmp_path / "api.json"
     doc.write_text(json.dumps({**DOC, "servers": [{"url": f"{api.base}/api"}]}))
-    store = tmp_path / "certs.pem"
-    os.mkfifo(store)
+    fifo = tmp_path / "held"
+    os.mkfifo(fifo)
+    if held == "certificates":
+        env = {"SSL_CERT_FILE": str(fifo)}
+        with open(certifi.where(), "rb") as pem:
+            release = pem.read()
+    else:
+        (tmp_path / "gate").mkdir()
+        (tmp_path / "gate" / "sitecustomize.py").write_text(IMPORT_GATE)
+        path = os.pathsep.join(filter(None, [str(tmp_path / "gate"), os.environ.get("PYTHONPATH")]))
+        env, release = {"PYTHONPATH": path, "MCPIO_TEST_GATE": str(fifo)}, b"go"
 
     async def go() -> dict[str, Any]:
-        command = [*MCPIO, "run", "--openapi", str(doc)]
-        async with Client(command, env={"SSL_CERT_FILE": str(store)}, timeout=60) as c:
+        async with Client([*MCPIO, "run", "--openapi", str(doc)], env=env, timeout=60) as c:
             call = asyncio.create_task(c.call_tool("profile", {"id": "7"}))
-            writer = await asyncio.to_thread(open, store, "wb")  # opens once the server reads the store
+            writer = await asyncio.to_thread(open, fifo, "wb")  # opens once the server waits on it
             try:
-                async with asyncio.timeout(20):  # held on the loop: answered only after the store is read
+                async with asyncio.timeout(20):  # held on the loop: answered only after the FIFO is written
                     await c.list_tools(cache_mode="bypass")
             finally:
                 with writer:
-                    with open(certifi.where(), "rb") as pem:
-                        writer.write(pem.read())
+                    writer.write(release)
             return await call
 
     result = asyncio.run(go())

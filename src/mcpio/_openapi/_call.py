@@ -302,8 +302,6 @@ class Caller:
         """The API's answer and its body, or why there is none (a message for the model)."""
         import asyncio
 
-        import httpx
-
         try:
             spec = build_request(op, arguments)
         except ValueError as exc:
@@ -341,6 +339,8 @@ class Caller:
                 f"{op.label}: cannot make the HTTP client for the API ({type(exc).__name__}: {exc}); the server's "
                 "operator must fix its certificates (SSL_CERT_FILE, SSL_CERT_DIR)"
             )
+        import httpx  # imported by then (on the worker thread that made the client, or by its maker)
+
         request = client.build_request(url=self.base_url + spec.pop("url"), headers=headers, **spec)
         try:
             async with asyncio.timeout(self.timeout):  # an answer trickling in never times out a read
@@ -359,9 +359,10 @@ class Caller:
             return f"{op.label}: cannot reach the API at {self.shown_url} ({type(exc).__name__}: {exc})"
 
     async def _client(self) -> httpx.AsyncClient:
-        """The client for the running loop, made on a worker thread: making one loads the
-        certificate store (0.1-0.3 s), which on the loop would stall every other request (and
-        the loop watchdog would blame the generated tool). Concurrent first calls share one."""
+        """The client for the running loop, made on a worker thread: making the first one imports
+        httpx and loads the certificate store (0.15-0.35 s), which on the loop would stall every
+        other request (and the loop watchdog would blame the generated tool). Concurrent first
+        calls share one."""
         import asyncio
 
         loop = asyncio.get_running_loop()
