@@ -5,18 +5,21 @@ what the caller is told, never a secret."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from typing import Any
 
+import certifi
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from mcpio import Client, Server
+from mcpio import Client, ResourceNotFound, Server
 from mcpio._openapi import OpenAPIError
 from tests.openapi.test_requests import ANY, ECHO, echo, param
 from tests.support.http import ServerThread
@@ -342,3 +345,147 @@ def test_a_configured_credential_or_header_replaces_an_argument_of_the_same_name
         "cookie": ["other=o; sid=c-secret"],
         "query": "api_key=q-secret",
     }
+
+
+# A sitecustomize module for the server: its first import of httpx waits until the test writes to
+# the FIFO $MCPIO_TEST_GATE (then imports the real httpx).
+IMPORT_GATE = """
+import os, sys
+
+class Gate:
+    def find_spec(self, name, path=None, target=None):
+        if name == "httpx":
+            sys.meta_path.remove(self)
+            with open(os.environ["MCPIO_TEST_GATE"], "rb") as gate:
+                gate.read()
+        return None
+
+sys.meta_path.insert(0, Gate())
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="a FIFO: POSIX")
+@pytest.mark.parametrize("held", ["certificates", "import"])
+def test_making_the_api_client_does_not_hold_the_event_loop(api: ServerThread, tmp_path: Any, held: str):
+    """Making the httpx client on the first call (importing httpx, loading the certificate store:
+    0.15-0.34 s in all) stalled every request, and the loop watchdog told every ``mcpio run
+    --openapi`` user to make mcpio's own tool a plain def. Here the certificate store, or the
+    import of httpx, waits on a FIFO the test holds: meanwhile the server answers another request."""
+    doc = tmp_path / "api.json"
+    doc.write_text(json.dumps({**DOC, "servers": [{"url": f"{api.base}/api"}]}))
+    fifo = tmp_path / "held"
+    os.mkfifo(fifo)
+    if held == "certificates":
+        env = {"SSL_CERT_FILE": str(fifo)}
+        with open(certifi.where(), "rb") as pem:
+            release = pem.read()
+    else:
+        (tmp_path / "gate").mkdir()
+        (tmp_path / "gate" / "sitecustomize.py").write_text(IMPORT_GATE)
+        path = os.pathsep.join(filter(None, [str(tmp_path / "gate"), os.environ.get("PYTHONPATH")]))
+        env, release = {"PYTHONPATH": path, "MCPIO_TEST_GATE": str(fifo)}, b"go"
+
+    async def go() -> dict[str, Any]:
+        async with Client([*MCPIO, "run", "--openapi", str(doc)], env=env, timeout=60) as c:
+            call = asyncio.create_task(c.call_tool("profile", {"id": "7"}))
+            writer = await asyncio.to_thread(open, fifo, "wb")  # opens once the server waits on it
+            try:
+                async with asyncio.timeout(20):  # held on the loop: answered only after the FIFO is written
+                    await c.list_tools(cache_mode="bypass")
+            finally:
+                with writer:
+                    writer.write(release)
+            return await call
+
+    result = asyncio.run(go())
+    assert result["structuredContent"]["path"] == "/api/users/7/profile", result
+
+
+async def endless(request: Request) -> Response:
+    async def body() -> Any:
+        yield b'{"openapi": "3.1.0", "x-padding": "'
+        for _ in range(80):  # 80 MiB: past the limit (endless, before it, grew memory until killed)
+            yield b"a" * 2**20
+        yield b'"}'
+
+    return StreamingResponse(body(), media_type="application/json")
+
+
+async def dribble(request: Request) -> Response:
+    async def body() -> Any:
+        for _ in range(100):  # 5 s in all, never 0.5 s without a byte
+            yield b" "
+            await asyncio.sleep(0.05)  # the slow server itself: what the test is about
+
+    return StreamingResponse(body(), media_type="application/json")
+
+
+SPECS = Starlette(routes=[Route("/endless.json", endless), Route("/dribble.json", dribble)])
+
+
+def test_a_document_url_is_read_up_to_a_size_and_a_total_time():
+    """``mcpio run --openapi URL`` against a server that never stops sending grew memory until
+    killed; one sending a byte at a time never tripped httpx's per-read timeout."""
+    with ServerThread(SPECS) as srv:
+        proc = subprocess.run(
+            [*MCPIO, "run", "--openapi", f"{srv.base}/endless.json", "--base-url", "http://127.0.0.1:9"],
+            capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
+        assert f"{srv.base}/endless.json: the OpenAPI document is over 64 MiB; download it and pass the file" in (
+            proc.stderr
+        )
+        with pytest.raises(OpenAPIError, match=r"dribble.json: the OpenAPI document did not arrive within 0.5 s"):
+            Server.from_openapi(f"{srv.base}/dribble.json", base_url="http://x", timeout=0.5)
+
+
+async def no_user(request: Request) -> Response:
+    return JSONResponse({"detail": f"no user {request.path_params['id']}"}, status_code=404)
+
+
+def test_a_resource_the_api_does_not_find_says_why_without_the_query_credential():
+    """The 404's message was passed as the URI, so the reader saw "Resource not found: <the URI
+    read>" and not the API's reason; the message named the request's URL, query credential and all."""
+    doc = {
+        **DOC,
+        "components": {"securitySchemes": {"qkey": {"type": "apiKey", "in": "query", "name": "api_key"}}},
+        "security": [{"qkey": []}],
+        "paths": {
+            "/users/{id}": {
+                "get": {
+                    "operationId": "user",
+                    "parameters": [param("id", "path", {"type": "string"})],
+                    "responses": ANY,
+                }
+            }
+        },
+    }
+    with ServerThread(Starlette(routes=[Route("/users/{id}", no_user)])) as api:
+        server = Server.from_openapi(
+            doc, base_url=api.base, secrets={"qkey": "q-secret"}, route_map={"user": "resource"}
+        )
+
+        async def go() -> ResourceNotFound:
+            async with Client(server) as c:
+                with pytest.raises(ResourceNotFound) as info:
+                    await c.read_resource(f"{api.base}/users/42")
+                return info.value
+
+        error = asyncio.run(go())
+    assert error.message == (
+        f"Resource not found: {api.base}/users/42 "
+        '(GET /users/{id} failed: HTTP 404 Not Found\n{"detail":"no user 42"})'
+    )
+    assert "q-secret" not in repr(error.data)
+
+
+def test_certificates_that_cannot_be_loaded_are_the_operators_to_fix(monkeypatch: Any, tmp_path: Any):
+    """An ``SSL_CERT_FILE`` that does not exist ended each call in "Error executing tool …:
+    FileNotFoundError" and a traceback in the log: now one line saying whose it is to fix."""
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+    first, second = calls(Server.from_openapi(DOC, base_url="http://127.0.0.1:9"), ("trace", {}), ("trace", {}))
+    assert first == second and first["isError"] is True
+    assert first["content"][0]["text"] == (
+        "GET /trace: cannot make the HTTP client for the API (FileNotFoundError: [Errno 2] No such file or "
+        "directory); the server's operator must fix its certificates (SSL_CERT_FILE, SSL_CERT_DIR)"
+    )

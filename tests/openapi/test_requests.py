@@ -195,6 +195,73 @@ def test_parameters_are_written_per_style_and_escaped():
     assert got["headers"]["authorization"] == "Bearer t0k"  # the document's security, from secrets=
 
 
+def test_object_values_in_path_and_header_styles_follow_the_openapi_examples():
+    """OAS 3.1 §4.8.12.4 style examples for ``{"role": "admin", "firstName": "Alex"}``: an exploded
+    object was sent ``;color=role%3Dadmin,firstName%3DAlex`` (matrix), ``.role%3Dadmin…`` (label),
+    ``role%3Dadmin,…`` (simple), and as JSON in a header."""
+    obj_ = {"type": "object"}
+    paths = {
+        f"/{style}{'/x' if explode else ''}/{{color}}": {
+            "get": {
+                "operationId": f"{style}{'_x' if explode else ''}",
+                "parameters": [
+                    param("color", "path", obj_, style=style, explode=explode),
+                    param("X-Trace", "header", obj_, explode=explode),
+                ],
+                "responses": ANY,
+            }
+        }
+        for style in ("simple", "label", "matrix")
+        for explode in (False, True)
+    }
+    server = Server.from_openapi({**DOC, "paths": paths}, client=asgi_client())
+    value = {"role": "admin", "firstName": "Alex"}
+
+    async def go() -> dict[str, tuple[str, str]]:
+        async with Client(server) as c:
+            sent = {}
+            for tool in ("simple", "simple_x", "label", "label_x", "matrix", "matrix_x"):
+                got = echoed(await c.call_tool(tool, {"color": value, "X-Trace": value}))
+                sent[tool] = (got["path"].rsplit("/", 1)[1], got["headers"]["x-trace"])
+            return sent
+
+    assert asyncio.run(go()) == {
+        "simple": ("role,admin,firstName,Alex", "role,admin,firstName,Alex"),
+        "simple_x": ("role=admin,firstName=Alex", "role=admin,firstName=Alex"),
+        "label": (".role,admin,firstName,Alex", "role,admin,firstName,Alex"),
+        "label_x": (".role=admin.firstName=Alex", "role=admin,firstName=Alex"),
+        "matrix": (";color=role,admin,firstName,Alex", "role,admin,firstName,Alex"),
+        "matrix_x": (";role=admin;firstName=Alex", "role=admin,firstName=Alex"),
+    }
+
+
+def test_parameters_described_by_content_are_sent_as_json():
+    """A parameter with ``content: {application/json: …}`` instead of a schema is its JSON text in
+    any location: a query object went out as form-exploded ``a=1``, a path one as ``a,1``."""
+    json_object = {"content": {"application/json": {"schema": {"type": "object"}}}}
+    doc = {
+        **DOC,
+        "paths": {
+            "/find/{where}": {
+                "get": {
+                    "operationId": "find",
+                    "parameters": [
+                        {"name": "where", "in": "path", "required": True, **json_object},
+                        {"name": "filter", "in": "query", **json_object},
+                        {"name": "X-Trace", "in": "header", **json_object},
+                    ],
+                    "responses": ANY,
+                }
+            }
+        },
+    }
+    server = Server.from_openapi(doc, client=asgi_client())
+    value = {"a": 1}
+    got = echoed(call(server, "find", {"where": value, "filter": value, "X-Trace": value}))
+    assert got["path"] == "/api/find/%7B%22a%22%3A1%7D"
+    assert got["query"] == "filter=%7B%22a%22%3A1%7D" and got["headers"]["x-trace"] == '{"a":1}'
+
+
 def test_bodies_json_form_text_and_wrapped_arrays():
     server = Server.from_openapi(DOC, client=asgi_client())
     put = echoed(call(server, "putItem", {"id": "1", "child": {"child": {}}}))  # a recursive $ref, flattened
@@ -204,6 +271,29 @@ def test_bodies_json_form_text_and_wrapped_arrays():
     assert json.loads(echoed(call(server, "sendList", {"body": [1, 2]}))["body"]) == [1, 2]  # not an object: "body"
     text = echoed(call(server, "sendText", {"body": "héllo"}))
     assert text["body"] == "héllo".encode().decode("latin-1") and text["headers"]["content-type"] == "text/plain"
+
+
+def test_a_parameter_named_body_and_the_body_are_two_arguments():
+    """A query parameter named ``body`` and a JSON array body were one argument: the body went
+    out as ``?body=…`` too, and the parameter could not be given apart from it."""
+    doc = {
+        **DOC,
+        "paths": {
+            "/list": {
+                "post": {
+                    "operationId": "sendList",
+                    "parameters": [param("body", "query", {"type": "string"})],
+                    "requestBody": {
+                        "content": {"application/json": {"schema": {"type": "array", "items": {"type": "integer"}}}}
+                    },
+                    "responses": ANY,
+                }
+            }
+        },
+    }
+    server = Server.from_openapi(doc, client=asgi_client())
+    got = echoed(call(server, "sendList", {"body__query": "q", "body": [1, 2]}))
+    assert got["query"] == "body=q" and json.loads(got["body"]) == [1, 2]
 
 
 def test_the_schemas_tools_list_shows():
@@ -220,6 +310,59 @@ def test_the_schemas_tools_list_shows():
     assert put["$defs"]["Node"]["properties"]["child"] == {"$ref": "#/$defs/Node"}  # the cycle kept as $defs
     assert tools["putItem"]["annotations"]["idempotentHint"] is True
     assert "Authorization" not in tools["get_item"]["inputSchema"]["properties"]
+
+
+def tools_of(doc: dict[str, Any], **options: Any) -> dict[str, Any]:
+    async def go() -> dict[str, Any]:
+        async with Client(Server.from_openapi(doc, base_url="http://x", **options)) as c:
+            return {t["name"]: t for t in await c.list_tools()}
+
+    return asyncio.run(go())
+
+
+def test_a_schema_that_cannot_be_converted_skips_every_operation_using_it():
+    """A referenced schema that failed half-way (a reference into another document inside it)
+    stayed cached as ``{}``: the first operation using it was skipped, every later one got an
+    accept-anything argument instead."""
+    half = {"$ref": "#/components/schemas/Half"}
+    doc = {
+        "openapi": "3.1.0",
+        "info": {"title": "Refs", "version": "1"},
+        "components": {
+            "schemas": {"Half": {"type": "object", "properties": {"ok": half, "bad": {"$ref": "other.yaml#/Bad"}}}}
+        },
+        "paths": {
+            "/one": {"get": {"operationId": "one", "parameters": [param("h", "query", half)], "responses": ANY}},
+            "/two": {"get": {"operationId": "two", "parameters": [param("h", "query", half)], "responses": ANY}},
+            "/fine": {"get": {"operationId": "fine", "responses": ANY}},
+        },
+    }
+    assert set(tools_of(doc)) == {"fine"}
+
+
+def test_tuple_items_become_prefix_items():
+    """The tuple form of ``items`` (a list, before JSON Schema 2020-12) was copied as it was: not
+    2020-12, and its ``$ref``s pointed into ``#/components`` that the tool's schema does not carry."""
+    pair = {
+        "type": "array",
+        "items": [{"$ref": "#/components/schemas/Point"}, {"type": "string"}],
+        "additionalItems": False,
+    }
+    doc = {
+        "openapi": "3.0.3",
+        "info": {"title": "Tuples", "version": "1"},
+        "components": {"schemas": {"Point": {"type": "object", "properties": {"x": {"type": "number"}}}}},
+        "paths": {
+            "/pair": {"get": {"operationId": "pair", "parameters": [param("p", "query", pair)], "responses": ANY}}
+        },
+    }
+    schema = tools_of(doc)["pair"]["inputSchema"]
+    assert schema["properties"]["p"] == {
+        "type": "array",
+        "prefixItems": [{"$ref": "#/$defs/Point"}, {"type": "string"}],
+        "items": False,
+    }
+    assert schema["$defs"] == {"Point": {"type": "object", "properties": {"x": {"type": "number"}}}}
 
 
 def test_credentials_come_from_the_environment_by_scheme_never_from_the_mcp_client(monkeypatch: Any):
@@ -299,6 +442,16 @@ def test_route_map_makes_resource_templates_and_names_rename():
     asyncio.run(go())
     with pytest.raises(OpenAPIError, match="only GET operations can be resources"):
         Server.from_openapi(DOC, route_map={"putItem": "resource"})
+
+
+def test_names_that_are_not_tool_names_are_refused_naming_the_entry():
+    """A ``names=`` value outside the tool-name rule ended in registration's ValueError, whose
+    advice ("pass name=…") is for a decorated function, not for ``names=``."""
+    with pytest.raises(OpenAPIError) as info:
+        Server.from_openapi(DOC, names={"getUser": "my tool!"})
+    assert str(info.value) == (
+        "names= renames 'getUser' to 'my tool!': the name must be 1-64 characters of A-Z a-z 0-9 _ . / -"
+    )
 
 
 def test_documents_refused_with_what_to_do(tmp_path: Any):

@@ -11,13 +11,14 @@ the request. Operations that cannot be served are skipped, each logged with its 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from .. import _log
 from .._server._server import Server
-from .._server._tools import Tool
+from .._server._tools import NAME_PROBLEM, NAME_RULE, Tool
 from ._call import Caller, Credentials, api_client, shown
 from ._load import TOO_DEEP, OpenAPIError, load
 from ._operations import Converted, Operation, convert
@@ -55,6 +56,9 @@ def analyze(
     timeout: float = DEFAULT_TIMEOUT,
 ) -> tuple[dict[str, Any], str, Converted, dict[str, str]]:
     """(document, where it came from, the conversion, each served operation's kind by tool name)."""
+    for key, wanted in (names or {}).items():  # checked here: registration's error would say "pass name=…"
+        if not isinstance(wanted, str) or not re.match(NAME_RULE, wanted):
+            raise OpenAPIError(f"names= renames {key!r} to {wanted!r}: {NAME_PROBLEM}")
     doc, where = load(spec, timeout)
     kinds: dict[int, str] = {}
 
@@ -134,8 +138,13 @@ def from_openapi(
         **server_options,
     )
 
-    def make_client() -> Any:
-        return api_client(timeout)
+    def make_client() -> Any:  # on a worker thread (Caller): what it loads, no request waits for
+        client = api_client(timeout)
+        try:  # the async backend httpcore imports on the first request (50-100 ms on the loop)
+            import anyio._backends._asyncio  # noqa: F401
+        except ImportError:  # another anyio: the first request imports what it needs
+            pass
+        return client
 
     caller = Caller(
         base,

@@ -36,10 +36,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from .._content import ToolResult
-from ._operations import Operation, Param
+from ._operations import CONTENT, Operation, Param
 from ._schemas import obj
 
 if TYPE_CHECKING:
+    import asyncio
+
     import httpx
 
 ERROR_BODY_CHARS = 2000
@@ -114,19 +116,27 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _path_value(p: Param, value: Any) -> str:
-    """A path parameter's text (style simple, label or matrix), escaped."""
+def _parts(value: Any, explode: bool, escape: Callable[[str], str]) -> list[str]:
+    """The items of a simple, label or matrix value: an object's ``key=value`` pairs exploded,
+    else its keys and values in turn; a list's items; a value alone (OAS 3.1 §4.8.12.4)."""
     if isinstance(value, dict):
-        pairs = [(k, _text(v)) for k, v in value.items()]
-        parts = [f"{k}={v}" for k, v in pairs] if p.explode else [x for kv in pairs for x in kv]
-    elif isinstance(value, list):
-        parts = [_text(v) for v in value]
-    else:
-        parts = [_text(value)]
-    parts = [quote(x, safe="") for x in parts]
+        pairs = [(escape(str(k)), escape(_text(v))) for k, v in value.items()]
+        return [f"{k}={v}" for k, v in pairs] if explode else [x for kv in pairs for x in kv]
+    if isinstance(value, list):
+        return [escape(_text(v)) for v in value]
+    return [escape(_text(value))]
+
+
+def _path_value(p: Param, value: Any) -> str:
+    """A path parameter's text (style simple, label or matrix), escaped: for an object
+    ``{"role": "admin", "firstName": "Alex"}`` exploded, ``role=admin,firstName=Alex``,
+    ``.role=admin.firstName=Alex``, ``;role=admin;firstName=Alex`` (OAS 3.1 §4.8.12.4)."""
+    parts = _parts(value, p.explode, lambda x: quote(x, safe=""))
     if p.style == "label":
         return "." + ("." if p.explode else ",").join(parts)
     if p.style == "matrix":
+        if p.explode and isinstance(value, dict):
+            return "".join(f";{x}" for x in parts)
         if p.explode and isinstance(value, list):
             return "".join(f";{p.name}={x}" for x in parts)
         return f";{p.name}=" + ",".join(parts)
@@ -164,12 +174,14 @@ def build_request(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
                 raise ValueError(f"argument {p.arg!r} needs a value: it is part of the path {op.path}")
             continue
         value = arguments[p.arg]
+        if p.style == CONTENT:  # serialised as its media type, not per a style (OAS 3.x §4.8.12)
+            value = _text(value)  # an object or array as JSON, then written as a string
         if p.location == "path":
             path = path.replace("{" + p.name + "}", _path_value(p, value))
         elif p.location == "query":
             _query(p, value, params)
         elif p.location == "header":
-            headers[p.name] = ",".join(_text(v) for v in value) if isinstance(value, list) else _text(value)
+            headers[p.name] = ",".join(_parts(value, p.explode, str))  # style simple
             if _CONTROL.search(headers[p.name]):
                 raise ValueError(
                     f"argument {p.arg!r} is an HTTP header: it cannot hold line breaks or control characters"
@@ -253,7 +265,7 @@ def api_client(timeout: float, **options: Any) -> httpx.AsyncClient:
 
 
 class Caller:
-    """Serves the operations of one API: one httpx client, made on first use on the serving loop,
+    """Serves the operations of one API: one httpx client, made on first use for the serving loop,
     and made again when the server is served on another loop (a pooled connection belongs to the
     loop that opened it: reused from a later ``asyncio.run`` it fails, "Event loop is closed"). A
     ``client=`` of the user's is theirs to keep on one loop."""
@@ -275,6 +287,7 @@ class Caller:
         self.shown_url = shown(self.base_url)
         self.client, self._make = client, make_client
         self._loop: object = None  # the loop of the client made here (None: none made, or the user's)
+        self._making: tuple[object, asyncio.Future[httpx.AsyncClient]] | None = None  # (loop, the client being made)
         self.headers = dict(headers or {})
         self.credentials = credentials
         self.auth_hook = auth_hook
@@ -288,8 +301,6 @@ class Caller:
     async def send(self, op: Operation, arguments: dict[str, Any], ctx: Any) -> tuple[httpx.Response, bytes] | str:
         """The API's answer and its body, or why there is none (a message for the model)."""
         import asyncio
-
-        import httpx
 
         try:
             spec = build_request(op, arguments)
@@ -321,10 +332,15 @@ class Caller:
                 )
             if not value.isascii():
                 headers[key] = value.encode()  # UTF-8 (RFC 9110 §5.5 obs-text); httpx would refuse it
-        client, loop = self.client, asyncio.get_running_loop()
-        if client is None or (self._loop is not None and self._loop is not loop):
-            client, self._loop = self._make(), loop
-            self.client = client
+        try:
+            client = await self._client()
+        except OSError as exc:  # ssl.SSLError is one: the certificates configured (SSL_CERT_FILE)
+            return (
+                f"{op.label}: cannot make the HTTP client for the API ({type(exc).__name__}: {exc}); the server's "
+                "operator must fix its certificates (SSL_CERT_FILE, SSL_CERT_DIR)"
+            )
+        import httpx  # imported by then (on the worker thread that made the client, or by its maker)
+
         request = client.build_request(url=self.base_url + spec.pop("url"), headers=headers, **spec)
         try:
             async with asyncio.timeout(self.timeout):  # an answer trickling in never times out a read
@@ -341,6 +357,28 @@ class Caller:
             return f"{op.label}: the API did not answer within the timeout ({client.timeout.read} s)"
         except httpx.HTTPError as exc:
             return f"{op.label}: cannot reach the API at {self.shown_url} ({type(exc).__name__}: {exc})"
+
+    async def _client(self) -> httpx.AsyncClient:
+        """The client for the running loop, made on a worker thread: making the first one imports
+        httpx and loads the certificate store (0.15-0.35 s), which on the loop would stall every
+        other request (and the loop watchdog would blame the generated tool). Concurrent first
+        calls share one."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        if self.client is not None and (self._loop is None or self._loop is loop):
+            return self.client
+        if self._making is None or self._making[0] is not loop:
+            self._making = (loop, loop.run_in_executor(None, self._make))
+        making = self._making[1]
+        try:
+            client = await asyncio.shield(making)
+        except BaseException:
+            if making.done() and self._making is not None and self._making[1] is making:
+                self._making = None  # it failed: the next call tries again
+            raise
+        self.client, self._loop = client, loop
+        return client
 
 
 class _TooLarge(Exception):

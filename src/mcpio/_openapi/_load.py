@@ -7,6 +7,7 @@ to OpenAPI 3 first); anything else is refused naming what was found. YAML needs 
 A hostile document is refused with an :class:`OpenAPIError`, not a hang or a traceback: YAML whose
 aliases expand to more than ``MAX_VALUES`` values (a "billion laughs": ten lines, 10^8 schemas) or
 refer to themselves (a cycle no JSON document can hold), and nesting deeper than Python recurses.
+A document downloaded from a URL is read up to ``MAX_DOWNLOAD_BYTES`` and within the timeout.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 import msgspec
 
 MAX_VALUES = 5_000_000  # once aliases are expanded; GitHub's 13 MB document holds about 260,000
+MAX_DOWNLOAD_BYTES = 64 * 2**20  # a document read from a URL; GitHub's, among the largest, is 13 MB
 TOO_DEEP = "it nests deeper than mcpio reads (about 900 levels)"
 
 
@@ -46,15 +48,35 @@ def load(spec: Any, timeout: float = 30.0) -> tuple[dict[str, Any], str]:
 
 
 def _download(url: str, timeout: float) -> bytes:
+    """The document at ``url``, read up to ``MAX_DOWNLOAD_BYTES`` and within ``timeout`` in all (a
+    server streaming without end, or a byte at a time, is refused rather than waited for)."""
+    import time
+
     import httpx  # the http extra
 
+    deadline = time.monotonic() + timeout
+    chunks: list[bytes] = []
+    size = 0
     try:
-        r = httpx.get(url, timeout=timeout, follow_redirects=True)
+        with httpx.stream("GET", url, timeout=timeout, follow_redirects=True) as r:
+            if r.status_code != 200:
+                raise OpenAPIError(f"{url}: the server answered {r.status_code} instead of the OpenAPI document")
+            for chunk in r.iter_bytes():
+                size += len(chunk)
+                if size > MAX_DOWNLOAD_BYTES:
+                    raise OpenAPIError(
+                        f"{url}: the OpenAPI document is over {MAX_DOWNLOAD_BYTES // 2**20} MiB; download it "
+                        "and pass the file (or check the URL)"
+                    )
+                if time.monotonic() > deadline:
+                    raise OpenAPIError(
+                        f"{url}: the OpenAPI document did not arrive within {timeout} s; download it and pass "
+                        "the file (or check the URL)"
+                    )
+                chunks.append(chunk)
     except httpx.HTTPError as exc:
         raise OpenAPIError(f"{url}: cannot download the OpenAPI document ({type(exc).__name__}: {exc})") from None
-    if r.status_code != 200:
-        raise OpenAPIError(f"{url}: the server answered {r.status_code} instead of the OpenAPI document")
-    return r.content
+    return b"".join(chunks)
 
 
 def parse(data: bytes | str, where: str) -> dict[str, Any]:

@@ -4,8 +4,9 @@ Each operation (a method of a path item) becomes an :class:`Operation`: its tool
 ``operationId``, else ``method_path``, made valid under the tool-name rule of spec 2025-11-25 —
 1–64 characters of ``[A-Za-z0-9_.-]`` here, and unique), its description (summary and description),
 its input schema (one property per path, query, header and cookie parameter, named after the
-parameter, ``name__in`` when two locations share a name; a JSON object body's properties beside
-them when none collides, else one ``body`` argument) and its output schema (the first 2xx JSON
+parameter, ``name__in`` when two locations share a name, or for a parameter named ``body`` of
+an operation with a request body; a JSON object body's properties beside them when none
+collides, else one ``body`` argument) and its output schema (the first 2xx JSON
 response: an object schema as is, anything else wrapped as ``{"result": …}``).
 
 What cannot be called is skipped with the reason (:attr:`Converted.skipped`): a body of a media
@@ -26,6 +27,7 @@ METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
 _IGNORED_HEADERS = frozenset(("accept", "content-type", "authorization"))
 _NAME_MAX = 64  # the conformance suite's tools-name-format check (spec-notes: 1-64 of [A-Za-z0-9_./-])
 FILE_NOTE = "the file's content, base64-encoded"
+CONTENT = "content"  # the Param.style of a parameter described by ``content`` (JSON), not a ``style``
 
 
 class Param:
@@ -139,7 +141,7 @@ def _build(op: Operation, doc: dict[str, Any], schemas: Schemas, shared: list[An
             if p["in"] == "header" and p["name"].lower() in _IGNORED_HEADERS:
                 continue
             params[(p["name"], p["in"])] = p
-    counts: dict[str, int] = {}
+    counts: dict[str, int] = {"body": 1} if raw.get("requestBody") is not None else {}  # the body may be "body"
     for name, _ in params:
         counts[name] = counts.get(name, 0) + 1
     for (name, location), p in params.items():
@@ -157,6 +159,8 @@ def _build(op: Operation, doc: dict[str, Any], schemas: Schemas, shared: list[An
         if location == "path" or p.get("required") is True:
             required.append(arg)
         style = p.get("style") or ("simple" if location in ("path", "header") else "form")
+        if p.get("schema") is None:  # ``content``: the value is its JSON text, whatever its location
+            style = CONTENT
         explode = p.get("explode")
         op.params.append(Param(arg, name, location, style, explode if isinstance(explode, bool) else style == "form"))
     body = deref(doc, raw.get("requestBody")) if raw.get("requestBody") is not None else None

@@ -2,8 +2,9 @@
 
 The URI is the request's URL: the base URL and the path, its ``{id}`` path parameters left as
 RFC 6570 variables, and the query parameters as ``{?a,b}``. Reading it makes the request; a 404
-is "resource not found" (-32002), another failure an error naming the status. Operations with
-header or cookie parameters, or parameter names a URI template cannot hold, stay tools.
+is "resource not found" (-32002) with the API's reason, another failure an error naming the
+status. Operations with header or cookie parameters, or parameter names a URI template cannot
+hold, stay tools.
 """
 
 from __future__ import annotations
@@ -45,11 +46,10 @@ def add_resource(server: Server, op: Operation, caller: Caller, base: str) -> bo
         sent = await caller.send(op, {k: v for k, v in arguments.items() if v is not None}, ctx)
         if isinstance(sent, str):
             raise MCPError(sent)
-        response, body = sent
-        if response.status_code == 404:
-            raise ResourceNotFound(f"{op.label}: the API answered 404 for {response.request.url}")
-        result = answer(op, response, body, tool=False)
+        result = answer(op, *sent, tool=False)
         text = result.content[0]["text"] if result.content and "text" in result.content[0] else ""
+        if result.is_error and sent[0].status_code == 404:  # the API's reason; never the request's URL,
+            raise ResourceNotFound(message=str(text))  # which may carry a query credential
         if result.is_error:
             raise MCPError(str(text))
         return str(text)

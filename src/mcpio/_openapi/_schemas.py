@@ -2,7 +2,9 @@
 
 An OpenAPI 3.1 schema is JSON Schema 2020-12 already; a 3.0 schema differs in a few keywords,
 rewritten here (in 3.1 documents too, where authors often still write them): ``nullable: true`` adds ``"null"`` to ``type`` (or ``anyOf`` a null), a boolean
-``exclusiveMinimum``/``exclusiveMaximum`` becomes the number form, ``example`` is dropped. Keywords
+``exclusiveMinimum``/``exclusiveMaximum`` becomes the number form, ``example`` is dropped, and
+the tuple form of ``items`` (a list, with ``additionalItems``) becomes ``prefixItems`` (and
+``items``). Keywords
 only OpenAPI reads (``discriminator``, ``xml``, ``externalDocs``, ``x-*``) are dropped in both, so
 ``tools/list`` carries only what a JSON Schema validator and a model read.
 
@@ -132,6 +134,7 @@ class Schemas:
         while name in self._taken:
             n += 1
             name = f"{base}_{n}"
+        mark = len(self._names)
         self._taken.add(name)
         self._names[ref] = name
         uses: set[str] = set()
@@ -139,6 +142,11 @@ class Schemas:
         self._within.append(name)
         try:
             self._defs[name] = (self._convert(target, uses), uses)
+        except BaseException:  # forget it and what it began (they may refer to it): the next use fails too
+            for gone in list(self._names)[mark:]:
+                self._taken.discard(self._names[gone])
+                self._defs.pop(self._names.pop(gone), None)
+            raise
         finally:
             self._within.pop()
         return name
@@ -163,7 +171,13 @@ class Schemas:
                     refs.add(self._within[-1])
                     out["$ref"] = f"#/$defs/{self._within[-1]}"
                 continue  # another dynamic reference cannot be kept once the schema is moved: anything goes
-            if key in _ONE:
+            if key == "items" and isinstance(value, list):  # the tuple form before 2020-12: prefixItems
+                out["prefixItems"] = [self._convert(v, refs) for v in value]
+                if "additionalItems" in node:  # what follows the tuple: 2020-12's items
+                    out["items"] = self._convert(node["additionalItems"], refs)
+            elif key == "additionalItems" and isinstance(node.get("items"), list):
+                continue  # made items above
+            elif key in _ONE:
                 out[key] = self._convert(value, refs) if isinstance(value, (dict, bool)) else value
             elif key in _LIST and isinstance(value, list):
                 out[key] = [self._convert(v, refs) for v in value]
