@@ -316,6 +316,25 @@ def test_the_sandbox_csp_and_origin_checks(browser: Any) -> None:
             insp.close()
 
 
+def test_a_view_is_told_the_csp_the_sandbox_applies_not_the_one_declared(browser: Any) -> None:
+    """``hostCapabilities.sandbox.csp`` (the ``ui/initialize`` answer) is the policy the view runs
+    under: a declared entry the sandbox drops (no plain source expression:
+    ``_server._apps.CSP_SOURCE``) is left out, and a key left with nothing is absent."""
+    beacon = Beacon()
+    with ServerThread(beacon, path="/") as srv:
+        origin = srv.url.rstrip("/")
+        insp = Inspector(str(PROBE), "-e", f"BEACON={origin}")
+        try:
+            open_connected(browser, insp)
+            out = probe(browser, "loose")
+            told = [line for line in out if line.startswith("sandbox csp: ")]
+            assert told == ["sandbox csp: " + json.dumps({"connectDomains": [origin]}, separators=(",", ":"))], out
+            assert "fetch: sent" in out, out  # the entry kept applies
+        finally:
+            browser.switch_to.default_content()
+            insp.close()
+
+
 def probe(driver: Any, tool: str) -> list[str]:
     """Call ``tool`` and read its probe view's report once it is complete."""
     call_tool(driver, tool)

@@ -12,7 +12,9 @@ A web host MUST render a view through a *sandbox proxy* on an origin other than 
   page's script into an inner ``sandbox="allow-scripts"`` iframe (no ``allow-same-origin``: an
   opaque origin) through ``srcdoc``, and a ``srcdoc`` document inherits this page's policy;
 * ``GET /proxy.js`` — that script (``static/sandbox.js``): it relays JSON-RPC messages between
-  the inspector's page (checked by origin and source) and the view (checked by source).
+  the inspector's page (checked by origin and source) and the view (checked by source), and
+  tells the page the declared origins the policy kept (:func:`allowed_sources`, in its
+  ``sandbox-proxy-ready``): what the page tells the view in ``hostCapabilities.sandbox.csp``.
 
 No cookie, key or API is served on this origin; the ``Host`` header must name it (DNS rebinding).
 """
@@ -45,7 +47,7 @@ CSP_KEYS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains
 MAX_CSP_QUERY = 16_384
 
 PAGE = """<!doctype html>
-<html data-host="{host}"><head><meta charset="utf-8"><title>mcpio inspect: view sandbox</title>
+<html data-host="{host}" data-csp="{csp}"><head><meta charset="utf-8"><title>mcpio inspect: view sandbox</title>
 <style>html, body {{ margin: 0; padding: 0; height: 100%; overflow: hidden; }}
 iframe {{ border: 0; width: 100%; height: 100%; display: block; }}</style>
 <script src="/proxy.js"></script></head><body></body></html>
@@ -129,7 +131,8 @@ class SandboxApp:
             csp = {}
         policy = view_csp(csp)
         log.info("view sandbox served with Content-Security-Policy: %s", policy)  # the audit trail (§Host Behavior)
-        page = PAGE.format(host=html.escape(self.host_origin)).encode()
+        applied = msgspec.json.encode(allowed_sources(csp)).decode()  # told to the view (proxy.js)
+        page = PAGE.format(host=html.escape(self.host_origin), csp=html.escape(applied)).encode()
         extra = [(b"content-security-policy", policy), (b"content-security-policy", framed)]
         await _send(send, 200, page, "text/html; charset=utf-8", extra)
 

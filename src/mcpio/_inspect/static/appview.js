@@ -107,11 +107,12 @@ const AppView = (() => {
       }
       const { id, method } = msg;
       const params = msg.params && typeof msg.params === "object" ? msg.params : {};
-      if (method === "ui/notifications/sandbox-proxy-ready") {
-        this.post({ jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-ready", params: { html: this.html, csp: this.csp } });
+      if (method === "ui/notifications/sandbox-proxy-ready") {  // from our proxy: the CSP it applies
+        this.applied = params.csp && typeof params.csp === "object" ? params.csp : {};
+        this.post({ jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-ready", params: { html: this.html, csp: this.applied } });
       } else if (method === "ui/initialize") {
         this.reply(id, { protocolVersion: PROTOCOL, hostInfo: { name: "mcpio inspect", version: hostVersion },
-          hostCapabilities: { openLinks: {}, serverTools: {}, serverResources: {}, logging: {}, sandbox: { permissions: {}, csp: this.csp } },
+          hostCapabilities: { openLinks: {}, serverTools: {}, serverResources: {}, logging: {}, sandbox: { permissions: {}, csp: this.applied || {} } },
           hostContext: this.hostContext() });
       } else if (method === "ui/notifications/initialized") {
         if (this.initialized) return;
