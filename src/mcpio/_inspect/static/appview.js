@@ -84,7 +84,8 @@ const AppView = (() => {
         (perms.length ? ` · permissions asked, not granted: ${perms.join(", ")}` : "");
       if (ui.prefersBorder === false) this.frame.classList.add("borderless");
       if (this.closed) return;
-      this.frame.src = `${sandboxOrigin}/proxy?csp=${encodeURIComponent(JSON.stringify(this.csp))}`;
+      // host: this page's origin (127.0.0.1 or localhost), the one the proxy lets frame it and talks to
+      this.frame.src = `${sandboxOrigin}/proxy?csp=${encodeURIComponent(JSON.stringify(this.csp))}&host=${encodeURIComponent(location.origin)}`;
     }
     post(msg) { if (this.frame.contentWindow) this.frame.contentWindow.postMessage(msg, sandboxOrigin); }
     reply(id, result) { this.post({ jsonrpc: "2.0", id, result }); }
