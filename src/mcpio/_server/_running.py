@@ -162,8 +162,8 @@ class LateMounts:
     __slots__ = ("by_loop",)
 
     def __init__(self) -> None:
-        # event loop -> (release, holder task) of each child mounted there while the parent is held
-        self.by_loop: dict[Any, list[tuple[asyncio.Event, asyncio.Task[None]]]] = {}
+        # event loop -> the task holding each child mounted there while the parent is held
+        self.by_loop: dict[Any, list[asyncio.Task[None]]] = {}
 
     @contextlib.asynccontextmanager
     async def held(self) -> AsyncIterator[None]:
@@ -178,8 +178,8 @@ class LateMounts:
             yield
         finally:
             self.by_loop.pop(loop, None)  # mounted from now on: entered when the parent is held again
-            for release, task in reversed(holds):
-                release.set()
+            for task in reversed(holds):  # cancelled: its lifespan is left (or, still starting, stopped)
+                task.cancel()
                 await asyncio.wait({task})
 
     def add(self, child: Server) -> None:
@@ -199,17 +199,17 @@ class LateMounts:
                 loop.call_soon_threadsafe(self._hold, loop, holds, child)
 
     def _hold(self, loop: asyncio.AbstractEventLoop, holds: list[Any], child: Server) -> None:
-        import asyncio
-
         if self.by_loop.get(loop) is holds:  # else the parent's lifespan has ended meanwhile
-            release = asyncio.Event()
-            holds.append((release, loop.create_task(_holding(child, release))))
+            holds.append(loop.create_task(_holding(child)))
 
 
-async def _holding(child: Server, release: asyncio.Event) -> None:
+async def _holding(child: Server) -> None:
+    """Hold ``child``'s lifespan until cancelled (``Held.use`` leaves it, or stops its start)."""
+    import asyncio
+
     try:
         async with child.running():
-            await release.wait()
+            await asyncio.Event().wait()
     except Exception as exc:  # its lifespan's failure: the parent serves on (LateMounts)
         log.error(
             "server %r, mounted while serving, failed to start or stop: %s: %s", child.name, type(exc).__name__, exc
