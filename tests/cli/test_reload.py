@@ -98,3 +98,18 @@ def test_a_request_in_flight_during_a_restart_gets_an_error(app):
     assert reply["error"]["code"] == -32603 and "send it again" in reply["error"]["message"]
     changed(p)
     assert names(p) == ["first", "second"]
+
+
+def test_a_pyw_server_restarts_when_it_is_saved(tmp_path):
+    """A ``.pyw`` file is a Python source ``mcpio run`` serves (``_pyfile.SOURCE_SUFFIXES``): its
+    saves restart it too."""
+    path = tmp_path / "app.pyw"
+    save(path, V1)
+    with StdioPeer.spawn([sys.executable, "-m", "mcpio", "run", str(path), "--reload"]) as p:
+        p.initialize("2025-11-25")
+        assert names(p) == ["first"]
+        save(path, V2)
+        changed(p)
+        assert names(p) == ["first", "second"]
+        assert "restarted (app.pyw changed)" in p.stderr()
+        assert p.close() == 0

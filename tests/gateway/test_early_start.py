@@ -6,6 +6,7 @@ with its whole group."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shlex
@@ -18,11 +19,13 @@ from pathlib import Path
 
 import pytest
 
-from mcpio import Client, ServerExited
+from mcpio import Client, Server, ServerExited
 from mcpio._gateway._config import from_config
 from mcpio._host._config import load_config, start_servers
 from mcpio._transports._spawn import spawn
-from tests.client.support import arun
+from tests.client.support import arun, within
+from tests.gateway.support import tools_changed
+from tests.support.http import ServerThread
 
 HERE = Path(__file__).parent
 COUNTED = HERE / "counted_upstream.py"
@@ -112,6 +115,42 @@ def test_mcpio_run_starts_one_process_per_entry_and_leaves_none(tmp_path):
     served = arun(go(), timeout=90)
     assert sorted(_pids(starts)) == sorted(served)  # exactly the two early processes served
     assert _gone(str(starts)), "an upstream outlived the gateway"
+
+
+@pytest.mark.parametrize("kind", ["gateway", "proxy"])
+def test_a_gateway_or_proxy_mounted_while_serving_ends_its_upstream_with_the_server(tmp_path, kind):
+    """``outer.mount(...)`` from a tool of ``outer`` while it serves (over HTTP on 127.0.0.1): the
+    mounted server's lifespan starts its upstream (a proxy's tools come with ``list_changed``), and
+    ends it when ``outer`` stops: no upstream process outlives the server it was mounted in."""
+    starts = tmp_path / "starts"
+    config = _config(tmp_path, ("counted", [str(COUNTED), str(starts)]))
+    outer = Server("outer")
+
+    @outer.tool
+    def attach() -> str:
+        if kind == "gateway":
+            outer.mount(Server.from_config(str(config)))
+        else:
+            outer.mount(Server.proxy([sys.executable, str(COUNTED), str(starts)]), namespace="counted")
+        return "attached"
+
+    async def go(url: str) -> int:
+        changed = asyncio.Event()
+        async with Client(url, era="legacy", timeout=60) as c:
+            assert (await c.call_tool("attach", {})).text == "attached"
+        async with Client(url, era="legacy", timeout=60, on_notification=tools_changed(changed)) as c:
+            while "counted__pid" not in {t.name for t in await c.list_tools()}:
+                await within(changed.wait(), 15)
+                changed.clear()
+            pid = (await c.call_tool("counted__pid", {})).data
+            assert isinstance(pid, int)
+            return pid
+
+    with ServerThread(outer.http_app()) as served:
+        pid = arun(go(served.url), timeout=90)
+    assert _pids(starts) == [pid]
+    assert _running(str(starts)) == set(), "the upstream outlived the server it was mounted in"
+    assert _gone(str(starts))  # (none left behind by the test either)
 
 
 def test_the_proxy_of_a_command_line_starts_its_upstream_once(tmp_path):

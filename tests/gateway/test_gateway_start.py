@@ -72,6 +72,43 @@ def test_a_gateway_answers_initialize_before_a_slow_upstream_and_then_lists_its_
             os.close(os.open(gate, os.O_WRONLY | os.O_NONBLOCK))
 
 
+def test_a_gateway_announces_mcp_apps_before_its_upstreams_have_started(tmp_path):
+    """A 2026-07-28 host connecting to ``mcpio run mcp.json`` while its upstream (an MCP App,
+    ``examples/apps_calculator.py``) is still starting: ``server/discover``, answered at once,
+    announces the MCP Apps extension, as it announces every list kind an upstream may bring; the
+    app's tools are listed once the upstream has started."""
+    from mcpio._client._apps import APPS_HOST
+
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    app = HERE.parents[1] / "examples" / "apps_calculator.py"
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "calc": {"command": sys.executable, "args": [str(HERE / "slow_upstream.py"), str(gate), str(app)]}
+                }
+            }
+        )
+    )
+
+    async def go() -> None:
+        argv = [sys.executable, "-m", "mcpio", "run", str(config)]
+        async with Client(argv, era="modern", timeout=60, extensions=APPS_HOST) as host:
+            # Answered while the upstream cannot have started (it waits for _release):
+            assert "io.modelcontextprotocol/ui" in (host.server_capabilities.extensions or {})
+            listing = asyncio.ensure_future(host.list_tools())
+            await asyncio.to_thread(_release, gate)
+            assert {"calc__add", "calc__double"} <= {t.name for t in await within(listing, 60)}
+
+    try:
+        arun(go(), timeout=120)
+    finally:
+        with contextlib.suppress(OSError):  # a gateway that never answered: free the upstream's open()
+            os.close(os.open(gate, os.O_WRONLY | os.O_NONBLOCK))
+
+
 def test_a_server_a_gateway_is_mounted_in_answers_at_once_and_holds_the_rest_as_the_gateway_does(tmp_path):
     """``outer.mount(Server.from_config(path))``: the outer server answers ``initialize`` and
     ``ping`` while an upstream is still starting, and its first ``tools/list`` waits for every

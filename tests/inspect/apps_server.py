@@ -8,6 +8,9 @@ Each view reports what it could do in its own page (``#out``), for the test to r
   ``tools/call`` of a model-only tool must be refused, and so must its call of a tool the server
   does not list (``unlisted``: the host cannot know its visibility), and a message it posts straight to the
   inspector's page (around the sandbox proxy) must be ignored;
+* ``loose``: a view whose ``_meta.ui.csp`` (made by hand, as another SDK's server may send it)
+  has entries that are no plain source expression: the host tells it (``hostCapabilities.sandbox.csp``)
+  the CSP the sandbox applies, without them;
 * ``open``: the beacon declared in ``connectDomains`` — its fetch gets through; and it asks the
   host to open a beacon link (``ui/open-link``), which happens only once the user confirms; it
   tells the beacon when the host tears it down (``ui/resource-teardown``), then answers.
@@ -53,6 +56,7 @@ PROBE = """<!DOCTYPE html>
     window.parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/initialized", params: {} }, "*");
     out("origin: " + location.origin);
     out("host context tool: " + init.hostContext.toolInfo.tool.name);
+    out("sandbox csp: " + JSON.stringify(init.hostCapabilities.sandbox.csp));
     try { out("top: " + window.top.document.title); } catch (e) { out("top: blocked"); }
     try { await fetch(BEACON + "/fetch-" + NAME, { mode: "no-cors" }); out("fetch: sent"); } catch (e) { out("fetch: blocked"); }
     try { await request("tools/call", { name: "model_only", arguments: {} }); out("model_only: called"); }
@@ -88,6 +92,25 @@ def sealed() -> str:
 def open_view() -> str:
     """A view that declares the beacon in connectDomains."""
     return "open"
+
+
+@server.resource("ui://probe/loose", mime_type="text/html;profile=mcp-app")
+def loose_view() -> dict[str, Any]:
+    """A view's contents with a ``_meta.ui.csp`` that ``ui_resource`` would refuse."""
+    bad = ["https://x.example; script-src *", "www.example.com"]
+    csp = {"connectDomains": [BEACON, *bad], "resourceDomains": bad}
+    return {
+        "uri": "ui://probe/loose",
+        "mimeType": "text/html;profile=mcp-app",
+        "text": probe("loose"),
+        "_meta": {"ui": {"csp": csp}},
+    }
+
+
+@server.app_tool(view="ui://probe/loose")
+def loose() -> str:
+    """A view whose declared CSP the sandbox applies in part."""
+    return "loose"
 
 
 @server.app_tool(view="ui://probe/sealed", visibility=["model"])

@@ -227,6 +227,25 @@ def test_the_calculator_view_in_the_inspector(browser: Any, calculator: Inspecto
         browser.switch_to.default_content()
 
 
+def test_a_view_renders_when_the_inspector_is_opened_at_localhost(browser: Any, calculator: Inspector) -> None:
+    """The inspector answers at ``localhost:PORT`` as at ``127.0.0.1:PORT`` (its Host check takes
+    both): a view renders from either, framed by that page alone (``frame-ancestors``), and its
+    messages reach that page."""
+    local = f"http://localhost:{calculator.port}"
+    browser.get(calculator.url.replace(calculator.base, local))
+    wait(browser).until(lambda d: "connected:" in d.find_element(By.ID, "status").text)
+    call_tool(browser, "add", a="20", b="22")
+    enter_view(browser, "add")
+    try:
+        wait(browser).until(lambda d: d.find_element(By.ID, "sum").text == "42")  # the view got its tool-result
+    finally:
+        browser.switch_to.default_content()
+    sandbox = sandbox_origin(browser, calculator)
+    policies = httpx.get(f"{sandbox}/proxy", params={"host": local}).headers.get_list("content-security-policy")
+    assert policies[1] == f"frame-ancestors {local}"
+    assert httpx.get(f"{sandbox}/proxy", params={"host": "http://evil.example"}).status_code == 403
+
+
 def test_host_messages_have_the_shapes_the_spec_names(browser: Any, calculator: Inspector) -> None:
     open_connected(browser, calculator)
     call_tool(browser, "add", a="4", b="5")
@@ -311,6 +330,25 @@ def test_the_sandbox_csp_and_origin_checks(browser: Any) -> None:
             assert not any("spoofed" in t for t in rows), "a message from around the sandbox proxy was taken"
             assert any("tools/call model_only" in t for t in rows) is False  # refused in the page, never sent
             assert not any("tools/call unlisted" in t for t in rows)
+        finally:
+            browser.switch_to.default_content()
+            insp.close()
+
+
+def test_a_view_is_told_the_csp_the_sandbox_applies_not_the_one_declared(browser: Any) -> None:
+    """``hostCapabilities.sandbox.csp`` (the ``ui/initialize`` answer) is the policy the view runs
+    under: a declared entry the sandbox drops (no plain source expression:
+    ``_server._apps.CSP_SOURCE``) is left out, and a key left with nothing is absent."""
+    beacon = Beacon()
+    with ServerThread(beacon, path="/") as srv:
+        origin = srv.url.rstrip("/")
+        insp = Inspector(str(PROBE), "-e", f"BEACON={origin}")
+        try:
+            open_connected(browser, insp)
+            out = probe(browser, "loose")
+            told = [line for line in out if line.startswith("sandbox csp: ")]
+            assert told == ["sandbox csp: " + json.dumps({"connectDomains": [origin]}, separators=(",", ":"))], out
+            assert "fetch: sent" in out, out  # the entry kept applies
         finally:
             browser.switch_to.default_content()
             insp.close()

@@ -9,6 +9,7 @@ no JSON Schema for them: §UI Resource Format, §Resource Discovery, §Visibilit
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Any
 
 import pytest
@@ -285,6 +286,23 @@ def test_declared_view_origins_are_served_as_given() -> None:
             }
 
     arun(go())
+
+
+def test_an_extension_notification_is_named_as_a_method_is() -> None:
+    """``@ext.notification(name)`` takes the names ``@ext.method`` takes: ``prefix/name``, outside
+    MCP's ``notifications/`` and ``ui/``, no MCP method (an extension's hook on
+    ``notifications/initialized`` would run for every client's handshake)."""
+    ext = make_server().registry.extensions["com.acme/search"]
+    refused = {
+        "x": "custom notification 'x' needs a 'prefix/name' form",
+        "notifications/initialized": "custom notification 'notifications/initialized' needs",
+        "ui/notifications/size-changed": "needs a 'prefix/name' form outside notifications/ and ui/",
+        "tools/list": "'tools/list' is an MCP method; an extension adds notifications of its own",
+    }
+    for name, error in refused.items():
+        with pytest.raises(ValueError, match=re.escape(error)):
+            ext.notification(name)
+    ext.notification("acme/changed")(lambda: None)  # an extension's own
 
 
 def test_settings_that_are_no_json_object_are_refused_at_declaration_not_at_discover() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pytest
 
@@ -615,3 +615,52 @@ def test_a_mount_without_a_namespace_leaves_result_uris_as_they_are() -> None:
             assert (await c.read_resource("notes://1"))[0].text == "note 1"
 
     arun(go())
+
+
+def test_a_server_mounted_while_the_parent_serves_runs_its_lifespan_until_the_parent_stops(caplog: Any) -> None:
+    """``parent.mount(child)`` from a tool of the parent, served over HTTP on 127.0.0.1: the
+    child's lifespan is entered at once (its tool sees ``ctx.lifespan``) and left when the parent
+    stops, before the parent's own; a child whose lifespan fails to start is logged, and the
+    parent serves on."""
+    from tests.support.http import ServerThread
+
+    events: list[str] = []
+
+    def life(name: str) -> Any:
+        @contextlib.asynccontextmanager
+        async def lifespan(server: Server) -> Any:
+            events.append(f"{name} up")
+            yield f"{name} value"
+            events.append(f"{name} down")
+
+        return lifespan
+
+    @contextlib.asynccontextmanager
+    async def broken(server: Server) -> Any:
+        raise RuntimeError("no database")
+        yield
+
+    parent = Server("main", lifespan=life("main"))
+    child = Server("late", lifespan=life("late"))
+    failing = Server("failing", lifespan=broken)
+
+    @child.tool
+    def whose(ctx: Context) -> str:
+        return str(ctx.lifespan)
+
+    @parent.tool
+    def attach() -> str:
+        parent.mount(failing, namespace="failing")
+        parent.mount(child, namespace="late")
+        return "attached"
+
+    async def go(url: str) -> None:
+        async with Client(url, era="legacy") as c:
+            assert (await c.call_tool("attach", {})).text == "attached"
+        async with Client(url, era="legacy") as c:
+            assert (await c.call_tool("late__whose", {})).text == "late value"
+
+    with caplog.at_level("ERROR", logger="mcpio.server"), ServerThread(parent.http_app()) as served:
+        arun(go(served.url))
+    assert events == ["main up", "late up", "late down", "main down"]
+    assert "server 'failing', mounted while serving, failed to start or stop: RuntimeError: no database" in caplog.text

@@ -3,8 +3,8 @@ its folder changes, behind a supervisor that keeps the host's pipes open (the ho
 server go away, so it need not reconnect).
 
 The host talks to this process; it runs ``python -m mcpio run FILE`` as a child and passes every
-message through unchanged. When a watched file changes (polled every ``POLL`` seconds: ``*.py``
-below FILE's folder, skipping hidden folders, ``__pycache__``, virtual environments and
+message through unchanged. When a watched file changes (polled every ``POLL`` seconds: ``*.py`` and
+``*.pyw`` below FILE's folder, skipping hidden folders, ``__pycache__``, virtual environments and
 ``site-packages``):
 
 1. the child is stopped (stdin closed, then SIGTERM, then SIGKILL); the host's requests it had
@@ -34,6 +34,7 @@ from .. import _jsonrpc as rpc
 from .._errors import EndOfStream, TransportError
 from .._platform import on_terminate
 from .._protocol._framing import Oversized
+from .._pyfile import SOURCE_SUFFIXES
 from .._transports._stdio import StdioServerTransport
 from .._transports._subprocess import SubprocessTransport
 from ._output import clean
@@ -46,12 +47,13 @@ INTERNAL_ERROR = -32603
 
 
 def snapshot(root: Path) -> dict[str, int]:
-    """``{path: mtime_ns}`` of the ``*.py`` files below ``root`` (at most MAX_FILES)."""
+    """``{path: mtime_ns}`` of the Python sources below ``root`` (``*.py``, ``*.pyw``:
+    ``SOURCE_SUFFIXES``, what ``mcpio run`` serves; at most MAX_FILES)."""
     out: dict[str, int] = {}
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIP_DIRS]
         for name in files:
-            if name.endswith(".py"):
+            if name.endswith(SOURCE_SUFFIXES):
                 path = os.path.join(folder, name)
                 with contextlib.suppress(OSError):
                     out[path] = os.stat(path).st_mtime_ns

@@ -14,7 +14,8 @@ sends lists every upstream's tools, also for a host that ignores ``list_changed`
 another server, it holds that server's requests the same way (``_server._running``). It
 announces every kind an upstream may bring (tools, prompts, resources, completions, each with
 ``listChanged``: spec-notes §4; ``Registry.promised``, so a server it is mounted in announces
-them too); a client that lists a kind no upstream has gets an empty list.
+them too) and the MCP Apps extension (2026-07-28 ``server/discover``, answered at once: an
+upstream's tool may link a view); a client that lists a kind no upstream has gets an empty list.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._host._config import ServerSpec, load_config, servers_of
 from .._naming import namespace_of
+from .._server._apps import declare
 from .._server._mrtr import ROUND_TIMEOUT
 from .._server._running import first_started
 from .._server._server import Server
@@ -43,6 +45,7 @@ class GatewayServer(Server):
         super().__init__(name)
         self.upstreams = upstreams
         self.registry.promised.update(("tools", "prompts", "resources", "completions"))  # what upstreams may bring
+        declare(self)  # MCP Apps too: an upstream's tool may link a view (_forwarded.forwarded_tool)
 
     def upstream_states(self) -> list[dict[str, Any]]:
         """Each upstream's :meth:`~._proxy.Upstream.state`, in the file's order."""

@@ -18,7 +18,7 @@ from typing import Any
 
 from .._version import __version__
 from ._app import InspectorApp
-from ._sandbox import SandboxApp
+from ._sandbox import SandboxApp, origin_of
 from ._session import InspectorSession
 from ._signin import write_launcher
 
@@ -54,10 +54,11 @@ def serve(
     views = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     views.bind(("127.0.0.1", 0))  # the sandbox origin of MCP Apps views: another port, another origin
     views.listen(128)
-    sandbox = SandboxApp(port=views.getsockname()[1], host_origin=f"http://127.0.0.1:{port}")
+    views_origin = origin_of(views.getsockname()[1])
     session = InspectorSession(make_client, env=env, cwd=cwd)  # env, cwd: what make_client gives a server
-    initial = {"target": target or "", "era": era, "headers": headers or {}, "sandbox": sandbox.origin}
-    app = InspectorApp(session, port=port, initial={**initial, "version": __version__}, frame_origin=sandbox.origin)
+    initial = {"target": target or "", "era": era, "headers": headers or {}, "sandbox": views_origin}
+    app = InspectorApp(session, port=port, initial={**initial, "version": __version__}, frame_origin=views_origin)
+    sandbox = SandboxApp(port=views.getsockname()[1], host_origins=app.origins)  # framed by the page, wherever open
     url = f"http://127.0.0.1:{port}/?code={app.new_code()}"
     launcher = write_launcher(url) if open_browser else None
     # Ctrl-C: an open page's event poll (up to 20 s) is cut after 2 s, not waited for

@@ -8,11 +8,14 @@ A web host MUST render a view through a *sandbox proxy* on an origin other than 
   served with the Content-Security-Policy :func:`view_csp` builds from it (the spec's
   restrictive default for what is not declared, ``object-src 'none'``; a declared origin that
   is not a plain source expression is dropped, never loosening the policy), and with
-  ``frame-ancestors`` naming the inspector's origin only. The view's HTML is loaded by the
+  ``frame-ancestors`` naming the inspector's page alone: ``host``, the origin it is open at, one
+  of those the inspector answers at (``127.0.0.1:PORT``, ``localhost:PORT``; else 403). The view's HTML is loaded by the
   page's script into an inner ``sandbox="allow-scripts"`` iframe (no ``allow-same-origin``: an
   opaque origin) through ``srcdoc``, and a ``srcdoc`` document inherits this page's policy;
 * ``GET /proxy.js`` — that script (``static/sandbox.js``): it relays JSON-RPC messages between
-  the inspector's page (checked by origin and source) and the view (checked by source).
+  the inspector's page (checked by origin and source) and the view (checked by source), and
+  tells the page the declared origins the policy kept (:func:`allowed_sources`, in its
+  ``sandbox-proxy-ready``): what the page tells the view in ``hostCapabilities.sandbox.csp``.
 
 No cookie, key or API is served on this origin; the ``Host`` header must name it (DNS rebinding).
 """
@@ -45,7 +48,7 @@ CSP_KEYS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains
 MAX_CSP_QUERY = 16_384
 
 PAGE = """<!doctype html>
-<html data-host="{host}"><head><meta charset="utf-8"><title>mcpio inspect: view sandbox</title>
+<html data-host="{host}" data-csp="{csp}"><head><meta charset="utf-8"><title>mcpio inspect: view sandbox</title>
 <style>html, body {{ margin: 0; padding: 0; height: 100%; overflow: hidden; }}
 iframe {{ border: 0; width: 100%; height: 100%; display: block; }}</style>
 <script src="/proxy.js"></script></head><body></body></html>
@@ -95,14 +98,20 @@ def _script() -> bytes:
     return importlib.resources.files("mcpio._inspect").joinpath("static", "sandbox.js").read_bytes()
 
 
-class SandboxApp:
-    """ASGI app of the sandbox origin (``127.0.0.1:port``), framed by the page at ``host_origin``."""
+def origin_of(port: int) -> str:
+    """The sandbox origin served on ``port``."""
+    return f"http://127.0.0.1:{port}"
 
-    def __init__(self, *, port: int, host_origin: str) -> None:
+
+class SandboxApp:
+    """ASGI app of the sandbox origin (``127.0.0.1:port``), framed by the inspector's page at one
+    of ``host_origins`` (the origins the inspector answers at: ``InspectorApp.origins``)."""
+
+    def __init__(self, *, port: int, host_origins: tuple[str, ...]) -> None:
         self.port = port
         self.hosts = (f"127.0.0.1:{port}",)  # the Host it answers to (_protocol._http.check_host)
-        self.origin = f"http://127.0.0.1:{port}"
-        self.host_origin = host_origin
+        self.origin = origin_of(port)
+        self.host_origins = host_origins
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -114,22 +123,30 @@ class SandboxApp:
         if scope["method"] != "GET":
             await _send(send, 405, b"only GET", "text/plain; charset=utf-8", [])
             return
-        framed = f"frame-ancestors {self.host_origin}"
         if scope["path"] == "/proxy.js":
+            framed = f"frame-ancestors {' '.join(self.host_origins)}"
             await _send(send, 200, _script(), "text/javascript; charset=utf-8", [(b"content-security-policy", framed)])
             return
         if scope["path"] != "/proxy":
             await _send(send, 404, b"no such page", "text/plain; charset=utf-8", [])
             return
         query = scope.get("query_string", b"")
-        raw = (parse_qs(query.decode("latin-1")).get("csp") or ["{}"])[0] if len(query) <= MAX_CSP_QUERY else "{}"
+        params = parse_qs(query.decode("latin-1")) if len(query) <= MAX_CSP_QUERY else {}
+        # the page that frames it: one of the inspector's origins (its own, location.origin), alone
+        host = (params.get("host") or [self.host_origins[0]])[0]
+        if host not in self.host_origins:
+            await _send(send, 403, b"host is not the inspector's origin", "text/plain; charset=utf-8", [])
+            return
+        framed = f"frame-ancestors {host}"
+        raw = (params.get("csp") or ["{}"])[0]
         try:
             csp = msgspec.json.decode(raw.encode())
         except msgspec.DecodeError:
             csp = {}
         policy = view_csp(csp)
         log.info("view sandbox served with Content-Security-Policy: %s", policy)  # the audit trail (§Host Behavior)
-        page = PAGE.format(host=html.escape(self.host_origin)).encode()
+        applied = msgspec.json.encode(allowed_sources(csp)).decode()  # told to the view (proxy.js)
+        page = PAGE.format(host=html.escape(host), csp=html.escape(applied)).encode()
         extra = [(b"content-security-policy", policy), (b"content-security-policy", framed)]
         await _send(send, 200, page, "text/html; charset=utf-8", extra)
 

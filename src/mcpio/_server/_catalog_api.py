@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ._catalog import Arg
     from ._changes import Changes
     from ._resources import Resource
+    from ._running import LateMounts
     from ._server import Server
 
 
@@ -42,6 +43,7 @@ class CatalogMixin:
     if TYPE_CHECKING:
         registry: Registry
         changes: Changes
+        late_mounts: LateMounts
 
     def replace_own(self, items: dict[str, dict[str, Any]], owned: Callable[[Any], bool]) -> None:
         """For each kind of ``items``: the own items that ``owned`` selects give way to
@@ -101,7 +103,8 @@ class CatalogMixin:
         ``greeting://math/{name}`` (the one naming rule, ``mcpio._naming``).
 
         Live: what the child adds or removes later is served here too, with ``list_changed``.
-        The child's lifespan runs inside this server's; ``ctx.lifespan`` in a child's handler is
+        The child's lifespan runs inside this server's (mounted while this one serves: entered at
+        once, left before this one's ends); ``ctx.lifespan`` in a child's handler is
         the child's value; the child's ``on_notification`` hooks hear this server's clients. This
         server's middleware wraps the child's items; the child's own middleware does not run here.
         ``include`` / ``exclude`` name the child's items (its own names or URIs) to serve / leave
@@ -153,6 +156,7 @@ class CatalogMixin:
         if catalog not in child.registry.parents:  # once, however often it is mounted here: each
             child.registry.parents.append(catalog)  # change is told to all its mounts here at once
         catalog.rebuild()
+        self.late_mounts.add(child)  # serving already: its lifespan starts now, ends with this one's
 
     @classmethod
     def proxy(

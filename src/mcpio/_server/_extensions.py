@@ -90,7 +90,7 @@ class Extension:
     def add_handler(self, name: str, handler: Handler) -> None:
         """Serve request ``name`` with ``handler(server, ctx, params) -> result`` (the form of the
         built-in method table): for extensions that read their params themselves."""
-        _check_method(name)
+        _check_name(name, "method")
         for other in all_extensions(self.server.registry) if self.server is not None else ():
             if other is not self and name in other.methods:
                 whose = "of no extension (@server.method)" if other.id == _CUSTOM else f"of the {other.id} extension"
@@ -99,7 +99,9 @@ class Extension:
 
     def notification(self, name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Run the decorated function (typed parameters, optional Context) when the client sends
-        notification ``name``; a failure is logged (a notification has no answer)."""
+        notification ``name`` (named as a method is: :func:`_check_name`); a failure is logged (a
+        notification has no answer)."""
+        _check_name(name, "notification")
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             sig = analyze_function(fn, injected=(Context,))
@@ -135,13 +137,15 @@ class Extension:
         return f"<Extension {self.id} {self.settings}>"
 
 
-def _check_method(name: str) -> None:
+def _check_name(name: str, what: str) -> None:
+    """ValueError unless ``name`` may be the name of an extension's own ``what`` (a method or a
+    notification): ``prefix/name``, outside MCP's ``notifications/`` and ``ui/``, no MCP method."""
     from .._versions import ALL_CLIENT_REQUESTS, SERVER_REQUESTS, SKILLS_METHODS  # skills: built on this API
 
     if not isinstance(name, str) or "/" not in name or name.startswith(_RESERVED_PREFIXES):
-        raise ValueError(f"custom method {name!r} needs a 'prefix/name' form outside notifications/ and ui/")
+        raise ValueError(f"custom {what} {name!r} needs a 'prefix/name' form outside notifications/ and ui/")
     if (name in ALL_CLIENT_REQUESTS and name not in SKILLS_METHODS) or name in SERVER_REQUESTS:
-        raise ValueError(f"{name!r} is an MCP method; an extension adds methods of its own")
+        raise ValueError(f"{name!r} is an MCP method; an extension adds {what}s of its own")
 
 
 def typed_handler(name: str, fn: Callable[..., Any]) -> Handler:

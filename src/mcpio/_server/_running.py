@@ -17,6 +17,10 @@ proxy's lifespan): until it has ended, a request other than :data:`AT_ONCE` wait
 in, so the first ``tools/list`` lists what the upstream serves (also to a host that ignores
 ``list_changed``). :data:`AT_ONCE` requests are answered meanwhile, as by a plain server: a
 gateway served on stdio answers ``initialize`` before asyncio loads (``_stdio.fast_start``).
+
+A server mounted in one whose lifespan is held (:class:`LateMounts`: mounted while serving) has
+its own lifespan entered at once and left with the parent's: what it opens (a proxy's upstream)
+never outlives the parent's serving.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from .. import _log
+
 if TYPE_CHECKING:
     import asyncio
     from typing import Protocol
@@ -32,6 +38,7 @@ if TYPE_CHECKING:
     from .._protocol._events import RequestReceived
     from .._session import RequestHandler, Session
     from ._registry import Registry
+    from ._server import Server
 
     class Starting(Protocol):
         """Something a server serves from elsewhere that starts once, as serving begins
@@ -44,6 +51,8 @@ if TYPE_CHECKING:
         async def start(self) -> None:
             """Return when its first start has ended (begun now if it has not begun)."""
 
+
+log = _log.logger("mcpio.server", globals())
 
 #: The requests answered without waiting for a first start: nothing of what starts is in their
 #: answers (the handshake, ``ping``, the log level).
@@ -141,6 +150,70 @@ class _Holding:
                 raise
         else:
             await manager.__aexit__(None, None, None)
+
+
+class LateMounts:
+    """The lifespans of the servers mounted in a server while its lifespan is held (``Server.mount``
+    of a server already serving). On each event loop holding the parent's lifespan, a child's
+    ``running()`` is entered at once, in a task of its own, and left before the parent's lifespan
+    ends, last mounted first (the order of the mounts entered with it: ``Server._lifespan_entered``).
+    A child that fails to start is logged; the parent serves on."""
+
+    __slots__ = ("by_loop",)
+
+    def __init__(self) -> None:
+        # event loop -> the task holding each child mounted there while the parent is held
+        self.by_loop: dict[Any, list[asyncio.Task[None]]] = {}
+
+    @contextlib.asynccontextmanager
+    async def held(self) -> AsyncIterator[None]:
+        """The parent's lifespan is held on this loop for the block: children mounted meanwhile
+        are held with it, and left (each waited for) when the block ends."""
+        import asyncio
+
+        loop = asyncio.get_running_loop()
+        drop_closed_loops(self.by_loop)
+        holds = self.by_loop[loop] = []
+        try:
+            yield
+        finally:
+            self.by_loop.pop(loop, None)  # mounted from now on: entered when the parent is held again
+            for task in reversed(holds):  # cancelled: its lifespan is left (or, still starting, stopped)
+                task.cancel()
+                await asyncio.wait({task})
+
+    def add(self, child: Server) -> None:
+        """Hold ``child``'s lifespan on every loop the parent's is held on (from any thread)."""
+        if not self.by_loop:  # not serving (asyncio may not be loaded yet: a gateway's fast start)
+            return
+        import asyncio
+
+        try:
+            here = asyncio.get_running_loop()
+        except RuntimeError:
+            here = None
+        for loop, holds in list(self.by_loop.items()):
+            if loop is here and here is not None:
+                self._hold(here, holds, child)
+            elif not loop.is_closed():
+                loop.call_soon_threadsafe(self._hold, loop, holds, child)
+
+    def _hold(self, loop: asyncio.AbstractEventLoop, holds: list[Any], child: Server) -> None:
+        if self.by_loop.get(loop) is holds:  # else the parent's lifespan has ended meanwhile
+            holds.append(loop.create_task(_holding(child)))
+
+
+async def _holding(child: Server) -> None:
+    """Hold ``child``'s lifespan until cancelled (``Held.use`` leaves it, or stops its start)."""
+    import asyncio
+
+    try:
+        async with child.running():
+            await asyncio.Event().wait()
+    except Exception as exc:  # its lifespan's failure: the parent serves on (LateMounts)
+        log.error(
+            "server %r, mounted while serving, failed to start or stop: %s: %s", child.name, type(exc).__name__, exc
+        )
 
 
 async def first_started(registry: Registry) -> None:

@@ -31,7 +31,7 @@ from ._lifecycle import INFO_FIELDS, NO_CAPABILITIES, capabilities, server_info
 from ._mrtr import InputRequired, StateCodec, finished
 from ._registry import SESSION_ENDED, Registry
 from ._result_cap import DEFAULT_MAX_RESULT_BYTES, check_max_result_bytes
-from ._running import Held, HeldUntilStarted, drop_closed_loops
+from ._running import Held, HeldUntilStarted, LateMounts, drop_closed_loops
 from ._tools import Tool, check_heartbeat, check_task_options
 
 if TYPE_CHECKING:
@@ -122,6 +122,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         self.changes = Changes(self.registry, lambda: self._binding)
         self._lifespan_values: dict[Any, Any] = {}  # event loop -> what the lifespan yielded there
         self._running = Held(self._lifespan_entered)  # the lifespan, shared by concurrent connections
+        self.late_mounts = LateMounts()  # the lifespans of servers mounted in it while it is held
         # List results leave out the items the caller's token lacks the scopes for (HTTP with auth).
         self.hide_unauthorized = hide_unauthorized
         self.telemetry = _otel.wanted(telemetry)  # OpenTelemetry around every request (None: MCPIO_OTEL)
@@ -437,6 +438,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
                 # Mounted servers' lifespans run inside this one's, in mount order.
                 for mount in self.registry.catalog.mounts if self.registry.catalog is not None else ():
                     await stack.enter_async_context(mount.child.running())
+                await stack.enter_async_context(self.late_mounts.held())  # mounted from now on
                 yield self
         finally:
             self.changes.loops.pop(loop, None)

@@ -84,7 +84,8 @@ const AppView = (() => {
         (perms.length ? ` · permissions asked, not granted: ${perms.join(", ")}` : "");
       if (ui.prefersBorder === false) this.frame.classList.add("borderless");
       if (this.closed) return;
-      this.frame.src = `${sandboxOrigin}/proxy?csp=${encodeURIComponent(JSON.stringify(this.csp))}`;
+      // host: this page's origin (127.0.0.1 or localhost), the one the proxy lets frame it and talks to
+      this.frame.src = `${sandboxOrigin}/proxy?csp=${encodeURIComponent(JSON.stringify(this.csp))}&host=${encodeURIComponent(location.origin)}`;
     }
     post(msg) { if (this.frame.contentWindow) this.frame.contentWindow.postMessage(msg, sandboxOrigin); }
     reply(id, result) { this.post({ jsonrpc: "2.0", id, result }); }
@@ -107,11 +108,12 @@ const AppView = (() => {
       }
       const { id, method } = msg;
       const params = msg.params && typeof msg.params === "object" ? msg.params : {};
-      if (method === "ui/notifications/sandbox-proxy-ready") {
-        this.post({ jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-ready", params: { html: this.html, csp: this.csp } });
+      if (method === "ui/notifications/sandbox-proxy-ready") {  // from our proxy: the CSP it applies
+        this.applied = params.csp && typeof params.csp === "object" ? params.csp : {};
+        this.post({ jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-ready", params: { html: this.html, csp: this.applied } });
       } else if (method === "ui/initialize") {
         this.reply(id, { protocolVersion: PROTOCOL, hostInfo: { name: "mcpio inspect", version: hostVersion },
-          hostCapabilities: { openLinks: {}, serverTools: {}, serverResources: {}, logging: {}, sandbox: { permissions: {}, csp: this.csp } },
+          hostCapabilities: { openLinks: {}, serverTools: {}, serverResources: {}, logging: {}, sandbox: { permissions: {}, csp: this.applied || {} } },
           hostContext: this.hostContext() });
       } else if (method === "ui/notifications/initialized") {
         if (this.initialized) return;

@@ -6,10 +6,14 @@
 // from the view's _meta.ui.csp), and relays JSON-RPC messages both ways:
 //   host → view: only from window.parent, only from the inspector's origin;
 //   view → host: only from the inner frame's window, sent to the inspector's origin only.
-// Messages named ui/notifications/sandbox-* are this proxy's own and never relayed (§6).
+// Messages named ui/notifications/sandbox-* are this proxy's own and never relayed (§6). Its
+// sandbox-proxy-ready carries the declared origins this page's policy applies (csp: the server
+// keeps those that are plain source expressions, _sandbox.allowed_sources), which the host page
+// tells the view as hostCapabilities.sandbox.csp.
 "use strict";
 (() => {
   const HOST = document.documentElement.dataset.host;  // the inspector's origin, set by the server
+  const CSP = JSON.parse(document.documentElement.dataset.csp || "{}");  // the origins applied, set by the server
   let inner = null;
   const own = (msg) => typeof msg.method === "string" && msg.method.startsWith("ui/notifications/sandbox-");
   function load(params) {
@@ -29,5 +33,5 @@
       if (!own(msg)) window.parent.postMessage(msg, HOST);
     }
   });
-  window.parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/sandbox-proxy-ready", params: {} }, HOST);
+  window.parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/sandbox-proxy-ready", params: { csp: CSP } }, HOST);
 })();
