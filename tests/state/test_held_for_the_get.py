@@ -105,3 +105,27 @@ def test_what_a_process_sends_on_its_own_after_the_get_opened_on_the_other_reach
         assert s.send(answer(ask, "file:///s"), at=0).status_code == 202  # through A, to B
         until(s, 1, "learned", ["file:///s"])
         assert got.empty(), got.get()
+
+
+@pytest.mark.parametrize("answers_at", [(0, 1), (1, 0), (0, 0), (1, 1)], ids=["own", "crossed", "both-A", "both-B"])
+def test_requests_both_processes_have_outstanding_each_get_their_own_answer(urls, answers_at):
+    """A's roots/list and B's, outstanding at once on the one GET stream, carry different ids (a
+    request id is unique within the session, JSON-RPC 2.0 §4): each answer reaches the copy that
+    asked, whichever process it is POSTed to."""
+    with httpx.Client(timeout=30) as c:
+        s = RoundRobin(c, urls[:1], capabilities=ROOTS)  # on A: A asks
+        s.urls = urls
+        until(s, 0, "asked", True)
+        got = open_get(c, urls[0], s.headers)
+        said, ask_a = got.get(timeout=10), got.get(timeout=10)
+        assert said["params"]["data"] == "hello"
+        assert s.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}, at=1).status_code == 202
+        said, ask_b = got.get(timeout=10), got.get(timeout=10)  # B asks, A's still unanswered
+        assert said["params"]["data"] == "hello"
+        assert ask_a["id"] != ask_b["id"], (ask_a, ask_b)
+        at_a, at_b = answers_at
+        assert s.send(answer(ask_b, "file:///b"), at=at_b).status_code == 202
+        assert s.send(answer(ask_a, "file:///a"), at=at_a).status_code == 202
+        until(s, 0, "learned", ["file:///a"])
+        until(s, 1, "learned", ["file:///b"])
+        assert got.empty(), got.get()

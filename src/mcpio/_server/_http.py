@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .. import _jsonrpc as rpc
 from .. import _log, _otel
-from .._protocol._connection import modern_admission
+from .._protocol._connection import Connection, modern_admission
 from .._protocol._events import RequestReceived
 from .._transports._base import Transport, abilities
 from .._transports._trace import Traced
@@ -132,8 +132,11 @@ class HttpBinding:
         if self.http_trace():
             transport = Traced(transport, self.trace)
         # remote: errors' type only; stateless: its one request runs in this task (end_request cancels it)
-        session = server.session(transport, stateless=stateless, remote=True)
-        attach = abilities(raw).attach
+        able = abilities(raw)
+        # A shared legacy session's copy numbers its requests apart from the other copies'
+        conn = None if able.request_ids is None else Connection("server", id_prefix=able.request_ids)
+        session = server.session(transport, stateless=stateless, remote=True, conn=conn)
+        attach = able.attach
         if attach is not None:  # a legacy session (LegacyTransport.attach)
             # Its POSTs may be served on their own tasks: not with a trace (it records what the
             # session reads), not with telemetry (its spans follow the session's task).
