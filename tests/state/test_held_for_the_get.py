@@ -129,3 +129,24 @@ def test_requests_both_processes_have_outstanding_each_get_their_own_answer(urls
         until(s, 0, "learned", ["file:///a"])
         until(s, 1, "learned", ["file:///b"])
         assert got.empty(), got.get()
+
+
+@pytest.mark.parametrize("copy_on_b", [True, False], ids=["copy on B", "no copy on B"])
+def test_an_extension_notification_from_either_process_reaches_the_get_stream_once(urls, copy_on_b):
+    """``notify_extension`` on B reaches the client whose GET stream is on A, once, whether or not
+    B has a copy of its session: it is told to every copy, as a list change is."""
+    pushed = {"jsonrpc": "2.0", "method": "acme/pushed", "params": {"x": 1}}
+    with httpx.Client(timeout=30) as c:
+        s = RoundRobin(c, urls[:1], capabilities={"extensions": {"com.acme/push": {}}})  # on A
+        s.urls = urls
+        assert s.post("resources/subscribe", {"uri": "memo://a"}, at=0).status_code == 200
+        if copy_on_b:
+            assert s.call("asked", at=1)["structuredContent"]["result"] is False
+        got = open_get(c, urls[0], s.headers)
+        other = RoundRobin(c, urls)  # another session (no extension), whose calls tell s
+        for at in (1, 0):
+            other.call("push", at=at)
+            assert got.get(timeout=10) == pushed
+            other.call("touch", at=at, uri="memo://a")  # a marker: the next message (no second acme/pushed)
+            assert got.get(timeout=10)["method"] == "notifications/resources/updated"
+        assert got.empty(), got.get()

@@ -91,8 +91,9 @@ class HttpBinding:
         return _otel.http_app(server, app)  # with telemetry on: trace context from headers, SSE streams counted
 
     async def on_state_message(self, message: dict[str, Any]) -> None:
-        """A message another process published on the state backend's bus: a resource update or a
-        list change to tell this process's sessions about (each process tells its own)."""
+        """A message another process published on the state backend's bus: a resource update, a
+        list change, a task's status or an extension's notification to tell this process's
+        sessions about (each process tells its own)."""
         server = self.server
         kind = message.get("type")
         if kind == "resources/updated" and isinstance(message.get("uri"), str):
@@ -101,6 +102,10 @@ class HttpBinding:
             server.notify_list_changed_here(message["kind"])
         elif kind == TASK_STATUS and isinstance(message.get("sid"), str) and isinstance(message.get("params"), dict):
             await _status_here(server, message["sid"], message["params"])
+        elif kind == EXTENSION and isinstance(message.get("extension"), str) and isinstance(message.get("method"), str):
+            params = message.get("params")
+            if params is None or isinstance(params, dict):
+                await server.notify_extension_here(message["extension"], message["method"], params)
         elif kind == SESSION_ENDED and isinstance(message.get("sid"), str):
             server.tasks.forget_owner(message["sid"])  # ended everywhere: its core tasks running here too
 
@@ -183,6 +188,9 @@ def param_headers(server: Server, name: str) -> dict[str, tuple[str, ...]] | Non
 # that holds the session's GET stream sends it, the others drop it (as every notification
 # outside a request: the client gets it once).
 TASK_STATUS = "mcpio/task-status"
+# ``Server.notify_extension`` on this process: the other processes tell their sessions too
+# (published as {type, extension, method, params}).
+EXTENSION = "mcpio/extension-notification"
 SESSION_ENDED = "mcpio/session-ended"  # _transports/_http_sessions.ENDED: DELETE/expiry of a shared session
 
 
