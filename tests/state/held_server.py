@@ -4,7 +4,8 @@ Every process started with the same Redis serves every legacy session. On
 it sends outside any request, as the reference filesystem server does, a log message ``hello``
 and the request ``roots/list``. Tools: ``asked`` (whether this process has sent both),
 ``learned`` (the roots it got back last), ``grow(name)`` (adds a tool: ``tools/list_changed`` to
-every copy of every session), ``touch(uri)`` (a resource update; resource ``memo://a``)."""
+every copy of every session), ``touch(uri)`` (a resource update; resource ``memo://a``),
+``push`` (``acme/pushed`` to the clients that declared extension ``com.acme/push``)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from mcpio import Context, Server
 from mcpio._state import RedisState
 
 server = Server("held", version="1.0.0")
+server.extension("com.acme/push")
 ASKED: list[bool] = []
 LEARNED: list[str] = []
 
@@ -53,6 +55,11 @@ def memo_a() -> str:
 async def touch(uri: str) -> str:
     await server.notify_resource_updated(uri)
     return "touched"
+
+
+@server.tool
+async def push() -> int:
+    return await server.notify_extension("com.acme/push", "acme/pushed", {"x": 1})
 
 
 if __name__ == "__main__":

@@ -105,3 +105,48 @@ def test_what_a_process_sends_on_its_own_after_the_get_opened_on_the_other_reach
         assert s.send(answer(ask, "file:///s"), at=0).status_code == 202  # through A, to B
         until(s, 1, "learned", ["file:///s"])
         assert got.empty(), got.get()
+
+
+@pytest.mark.parametrize("answers_at", [(0, 1), (1, 0), (0, 0), (1, 1)], ids=["own", "crossed", "both-A", "both-B"])
+def test_requests_both_processes_have_outstanding_each_get_their_own_answer(urls, answers_at):
+    """A's roots/list and B's, outstanding at once on the one GET stream, carry different ids (a
+    request id is unique within the session, JSON-RPC 2.0 §4): each answer reaches the copy that
+    asked, whichever process it is POSTed to."""
+    with httpx.Client(timeout=30) as c:
+        s = RoundRobin(c, urls[:1], capabilities=ROOTS)  # on A: A asks
+        s.urls = urls
+        until(s, 0, "asked", True)
+        got = open_get(c, urls[0], s.headers)
+        said, ask_a = got.get(timeout=10), got.get(timeout=10)
+        assert said["params"]["data"] == "hello"
+        assert s.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}, at=1).status_code == 202
+        said, ask_b = got.get(timeout=10), got.get(timeout=10)  # B asks, A's still unanswered
+        assert said["params"]["data"] == "hello"
+        assert ask_a["id"] != ask_b["id"], (ask_a, ask_b)
+        at_a, at_b = answers_at
+        assert s.send(answer(ask_b, "file:///b"), at=at_b).status_code == 202
+        assert s.send(answer(ask_a, "file:///a"), at=at_a).status_code == 202
+        until(s, 0, "learned", ["file:///a"])
+        until(s, 1, "learned", ["file:///b"])
+        assert got.empty(), got.get()
+
+
+@pytest.mark.parametrize("copy_on_b", [True, False], ids=["copy on B", "no copy on B"])
+def test_an_extension_notification_from_either_process_reaches_the_get_stream_once(urls, copy_on_b):
+    """``notify_extension`` on B reaches the client whose GET stream is on A, once, whether or not
+    B has a copy of its session: it is told to every copy, as a list change is."""
+    pushed = {"jsonrpc": "2.0", "method": "acme/pushed", "params": {"x": 1}}
+    with httpx.Client(timeout=30) as c:
+        s = RoundRobin(c, urls[:1], capabilities={"extensions": {"com.acme/push": {}}})  # on A
+        s.urls = urls
+        assert s.post("resources/subscribe", {"uri": "memo://a"}, at=0).status_code == 200
+        if copy_on_b:
+            assert s.call("asked", at=1)["structuredContent"]["result"] is False
+        got = open_get(c, urls[0], s.headers)
+        other = RoundRobin(c, urls)  # another session (no extension), whose calls tell s
+        for at in (1, 0):
+            other.call("push", at=at)
+            assert got.get(timeout=10) == pushed
+            other.call("touch", at=at, uri="memo://a")  # a marker: the next message (no second acme/pushed)
+            assert got.get(timeout=10)["method"] == "notifications/resources/updated"
+        assert got.empty(), got.get()

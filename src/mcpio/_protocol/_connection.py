@@ -65,7 +65,7 @@ class _Batch:
 class Connection:
     """Protocol state of one MCP connection, for ``role`` "client" or "server"."""
 
-    def __init__(self, role: str, *, stateless: bool = False) -> None:
+    def __init__(self, role: str, *, stateless: bool = False, id_prefix: str | None = None) -> None:
         self.role = role
         # stateless: a server connection of the modern era only (one 2026-07-28 Streamable HTTP
         # request): every request is admitted by its _meta (-32602 without it).
@@ -80,6 +80,10 @@ class Connection:
         self._batches: dict[RequestId, _Batch] = {}
         self._outgoing: dict[RequestId, str] = {}  # id -> method, requests we sent
         self._next_id = 0
+        # The ids of our requests: 1, 2, ...; with ``id_prefix`` the strings "<id_prefix>1", ...
+        # (one of several connections serving one session, each with its own prefix: ids stay
+        # unique within the session, JSON-RPC 2.0 §4; a legacy HTTP session shared by processes).
+        self._id_prefix = id_prefix
         # Methods admitted in READY, admitted again from memory (READY is final until close, which
         # empties it); a stateless connection adds none.
         self._ready_admits: set[str] = set()
@@ -276,7 +280,7 @@ class Connection:
         if method == "initialize":
             self.lifecycle.process(st.SEND_INITIALIZE)
         self._next_id += 1
-        id_ = self._next_id
+        id_: RequestId = self._next_id if self._id_prefix is None else f"{self._id_prefix}{self._next_id}"
         self._outgoing[id_] = method
         return id_, rpc.request(id_, method, params)
 

@@ -293,7 +293,22 @@ class ExtensionsMixin:
 
     async def notify_extension(self, extension: str, method: str, params: dict[str, Any] | None = None) -> int:
         """Send notification ``method`` to every connected client that declared ``extension``
-        (legacy sessions; a 2026-07-28 client has no connection to send it on). Returns how many."""
+        (legacy sessions; a 2026-07-28 client has no connection to send it on), on every process
+        that shares this server's state backend (``http_app(state=...)``): told to every copy of
+        a shared session, as a list change is, and sent by the one holding its GET stream.
+        Returns how many of this process's sessions it was told to."""
+        sent = await self.notify_extension_here(extension, method, params)
+        bus = self.changes.bus
+        if bus is not None:
+            from ._http import EXTENSION, publish
+
+            message = {"type": EXTENSION, "extension": extension, "method": method, "params": params}
+            await publish(bus, message)
+        return sent
+
+    async def notify_extension_here(self, extension: str, method: str, params: dict[str, Any] | None = None) -> int:
+        """What :meth:`notify_extension` does on this process (another process's arrives by the
+        state backend's bus): not published again. Returns how many sessions it was told to."""
         sent = 0
         for session in self.open_sessions():
             if client_extension(session.connection.peer_capabilities, extension) is None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .. import _jsonrpc as rpc
 from .. import _log, _otel
-from .._protocol._connection import modern_admission
+from .._protocol._connection import Connection, modern_admission
 from .._protocol._events import RequestReceived
 from .._transports._base import Transport, abilities
 from .._transports._trace import Traced
@@ -91,8 +91,9 @@ class HttpBinding:
         return _otel.http_app(server, app)  # with telemetry on: trace context from headers, SSE streams counted
 
     async def on_state_message(self, message: dict[str, Any]) -> None:
-        """A message another process published on the state backend's bus: a resource update or a
-        list change to tell this process's sessions about (each process tells its own)."""
+        """A message another process published on the state backend's bus: a resource update, a
+        list change, a task's status or an extension's notification to tell this process's
+        sessions about (each process tells its own)."""
         server = self.server
         kind = message.get("type")
         if kind == "resources/updated" and isinstance(message.get("uri"), str):
@@ -101,6 +102,10 @@ class HttpBinding:
             server.notify_list_changed_here(message["kind"])
         elif kind == TASK_STATUS and isinstance(message.get("sid"), str) and isinstance(message.get("params"), dict):
             await _status_here(server, message["sid"], message["params"])
+        elif kind == EXTENSION and isinstance(message.get("extension"), str) and isinstance(message.get("method"), str):
+            params = message.get("params")
+            if params is None or isinstance(params, dict):
+                await server.notify_extension_here(message["extension"], message["method"], params)
         elif kind == SESSION_ENDED and isinstance(message.get("sid"), str):
             server.tasks.forget_owner(message["sid"])  # ended everywhere: its core tasks running here too
 
@@ -132,8 +137,11 @@ class HttpBinding:
         if self.http_trace():
             transport = Traced(transport, self.trace)
         # remote: errors' type only; stateless: its one request runs in this task (end_request cancels it)
-        session = server.session(transport, stateless=stateless, remote=True)
-        attach = abilities(raw).attach
+        able = abilities(raw)
+        # A shared legacy session's copy numbers its requests apart from the other copies'
+        conn = None if able.request_ids is None else Connection("server", id_prefix=able.request_ids)
+        session = server.session(transport, stateless=stateless, remote=True, conn=conn)
+        attach = able.attach
         if attach is not None:  # a legacy session (LegacyTransport.attach)
             # Its POSTs may be served on their own tasks: not with a trace (it records what the
             # session reads), not with telemetry (its spans follow the session's task).
@@ -180,6 +188,9 @@ def param_headers(server: Server, name: str) -> dict[str, tuple[str, ...]] | Non
 # that holds the session's GET stream sends it, the others drop it (as every notification
 # outside a request: the client gets it once).
 TASK_STATUS = "mcpio/task-status"
+# ``Server.notify_extension`` on this process: the other processes tell their sessions too
+# (published as {type, extension, method, params}).
+EXTENSION = "mcpio/extension-notification"
 SESSION_ENDED = "mcpio/session-ended"  # _transports/_http_sessions.ENDED: DELETE/expiry of a shared session
 
 

@@ -386,7 +386,8 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
     ) -> Session:
         """A server-role Session for ``transport`` (``await session.run()`` serves it). ``stateless``: a
         modern POST's one request, admitted by its ``_meta`` alone, run in ``run()``'s task (ending the
-        transport cancels it); ``remote``: HTTP (``expose_errors``); ``conn``: one initialised already."""
+        transport cancels it); ``remote``: HTTP (``expose_errors``); ``conn``: its Connection when not a
+        new one (one initialised already, or one numbering its requests apart: ``id_prefix``)."""
         from .._session import Session  # not at import: asyncio comes after initialize's answer (_stdio)
 
         if _answer is None:

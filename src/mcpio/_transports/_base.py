@@ -70,6 +70,9 @@ class Abilities(NamedTuple):
     session_id: str | None = None
     # session_ended() -> bool: the session ended for good (a shared session's copy may end alone).
     session_ended: Callable[[], bool] | None = None
+    # The prefix of the ids of the server's requests to the client (``Connection(id_prefix=)``):
+    # a shared legacy session's copy has its process's, so they are unique across the copies.
+    request_ids: str | None = None
     # http_scope(request_id) -> the ASGI scope of the HTTP request carrying it, while served (ctx.http).
     http_scope: Callable[[Any], Any] | None = None
     # close_stream(request_id, retry_ms): end the HTTP connection of its SSE stream (SEP-1699 polling).

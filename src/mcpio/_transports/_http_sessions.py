@@ -12,8 +12,11 @@ process keeps *local copies* in ``StreamableHTTPApp.sessions`` (each a
   request there, so its progress, logs and server-to-client requests go to the POST's stream;
 * requests that change the record (``RECORDED``) write it *before* their answer goes out, and
   the new record goes on the bus so every copy is current at once;
-* a client's responses and ``notifications/cancelled`` go to the local copy and, unless they
-  answer a request of this copy, on the bus to every other copy (which ignore unknown ids);
+* a copy numbers its requests to the client "<tag><n>" (``tag``: its process's), so their ids
+  are unique within the session whatever the copies ask at once (JSON-RPC 2.0 §4); a client's
+  response goes to the local copy and, when its id names another process, on the bus to that
+  process's copy (``FRAME`` with ``to``); a ``notifications/cancelled`` to every copy (its
+  request may run on any process);
 * DELETE removes the record and every process ends its copy; an expired record is found gone
   by the next request (404);
 * while the backend is unreachable, sessions with a copy here are served from it (others: 503);
@@ -79,7 +82,10 @@ class SharedLegacyTransport(LegacyTransport):
         # The owner (with auth) is the record's: fixed at create, the same on every process.
         super().__init__(sid, owner=record.get(OWNER) if record is not None else owner, **kw)
         # Every answer through send (no answer_nowait): it keeps this copy's books.
-        self.abilities = self.abilities._replace(answer_nowait=None, session_ended=lambda: self.session_ended)
+        # Its requests to the client are numbered "<tag><n>" (module docstring).
+        self.abilities = self.abilities._replace(
+            answer_nowait=None, session_ended=lambda: self.session_ended, request_ids=registry.tag
+        )
         # Its send may wait on the backend (sync: a record write) whatever the event store, and
         # its deliver keeps books: no request started on another task's stack, none fed.
         self.eager_safe = False
@@ -90,7 +96,6 @@ class SharedLegacyTransport(LegacyTransport):
         self.known: dict[str, str] = _fields(record) if record else {}  # the fields stored
         self.mirror: Any = None  # _server._replicas.SessionMirror, bound by the server
         self.recorded: set[Any] = set()  # ids of RECORDED requests in flight
-        self.outbound: set[Any] = set()  # ids of this copy's requests to the client, unanswered
         self.owns_events = False  # forget the event store's keys at the end (only if it ended)
         self.session_ended = False  # the session itself ended (DELETE, expiry), not only this copy
         self.held: dict[str, Stream] = {}  # POST streams whose requests hold this process's lease
@@ -129,21 +134,27 @@ class SharedLegacyTransport(LegacyTransport):
         if messages is None:
             value = rpc.decode(frame)
             messages = value if type(value) is list else [value]
-        forward = False
+        tag = self.registry.tag
+        to: set[str] = set()  # the other processes whose copies asked what this answers
+        everyone = False
         for m in messages:
             rid, method = m.get("id"), m.get("method")
             if method is None:  # an answer: to a request of this copy, or of another process's
-                if rid in self.outbound:
-                    self.outbound.discard(rid)
-                else:
-                    forward = True
+                asker = asked_by(rid)
+                if asker is None:
+                    everyone = True  # an id no copy of this version made: let every copy look
+                elif asker != tag:
+                    to.add(asker)
             elif method == "notifications/cancelled":
-                forward = True  # its request may run on another process
+                everyone = True  # its request may run on another process
             elif method in RECORDED and isinstance(rid, (int, str)):
                 self.recorded.add(rid)
         await super().deliver(frame, messages, batch)
-        if forward:
-            await self.registry.publish({"type": FRAME, "sid": self.id, "frame": frame.decode()})
+        if everyone or to:
+            message: dict[str, Any] = {"type": FRAME, "sid": self.id, "frame": frame.decode()}
+            if not everyone:
+                message["to"] = sorted(to)
+            await self.registry.publish(message)
 
     def new_stream(self, ids: set[Any], *, json_ok: bool, sse_ok: bool, priming: bool, store: Any = None) -> Stream:
         """A POST's stream, holding this process's lease while its requests run (module docstring)."""
@@ -175,11 +186,6 @@ class SharedLegacyTransport(LegacyTransport):
             if ids & self.recorded:
                 self.recorded -= ids
                 await self.sync()
-        for e in envelopes:
-            if e.method is not None and isinstance(e.id, (int, str)):  # a request to the client
-                if len(self.outbound) >= 1024:  # most were never answered (timed out): forget them
-                    self.outbound.clear()  # (a late answer then goes on the bus too: harmless)
-                self.outbound.add(e.id)
         await self.route(frame, envelopes)  # LegacyTransport.send, without peeking again
         if self.held and envelopes and envelopes[0].method is None:  # answered: stored or sent now
             self._release([k for k, s in self.held.items() if s.finished])
@@ -261,6 +267,16 @@ class SharedLegacyTransport(LegacyTransport):
             log.warning("session %s: its change is not shared with the other processes: %s", self.id, exc)
 
 
+def asked_by(request_id: Any) -> str | None:
+    """The process (its tag) whose copy sent the request ``request_id`` answers ("<tag><n>"),
+    or None when the id names no process."""
+    if type(request_id) is str:
+        tag, dot, n = request_id.partition(".")
+        if dot and n.isdigit():
+            return tag + dot
+    return None
+
+
 def _fields(record: dict[str, str]) -> dict[str, str]:
     """The fields a copy keeps in step with its session (``rev``, the fixed owner and where the
     GET stream is aside)."""
@@ -274,7 +290,8 @@ class SharedSessions:
         self.app = app
         self.state = state
         self.directory = directory
-        self.tag = secrets.token_hex(3) + "."  # this process's POST streams: "<tag><n>"
+        # This process's POST streams and its copies' requests to the client: "<tag><n>"
+        self.tag = secrets.token_hex(3) + "."
         leases = getattr(state, "tasks", None)  # per-process leases (_state._redis_tasks), if any
         self.leases: Any = leases if hasattr(leases, "alive") else None
         self._due: dict[str, SharedLegacyTransport] = {}  # copies served without a touch (find)
@@ -427,6 +444,9 @@ class SharedSessions:
         elif kind == CHANGED and isinstance(message.get("record"), dict):
             local.refresh(message["record"], newer_only=True)
         elif kind == FRAME and isinstance(message.get("frame"), str):
+            to = message.get("to")  # the processes whose copies it answers (absent: every copy)
+            if isinstance(to, list) and self.tag not in to:
+                return
             # Not forwarded again; a task, so a full inbox never holds up the bus.
             self.app._spawn(LegacyTransport.deliver(local, message["frame"].encode()))
 

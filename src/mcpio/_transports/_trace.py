@@ -87,6 +87,7 @@ class Traced:
             routing_key=routing_key(inner),
             session_id=o.session_id,
             session_ended=o.session_ended,
+            request_ids=o.request_ids,
             http_scope=o.http_scope,
             close_stream=o.close_stream,
             key=o.key,
