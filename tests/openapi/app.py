@@ -1,6 +1,6 @@
 """The FastAPI application the OpenAPI tests serve: path, query and body parameters, an enum, a
 nested model, a file upload, an endpoint failing with 422 and one with 404, and one that tells
-which credentials it received. The tests serve it with uvicorn on 127.0.0.1 (tests/support/http.ServerThread)
+which credentials it received (answering them, and keeping them in ``WHOAMI``). The tests serve it with uvicorn on 127.0.0.1 (tests/support/http.ServerThread)
 or call it in-process (``Server.from_fastapi``)."""
 
 from __future__ import annotations
@@ -76,8 +76,12 @@ def echo_path(value: str) -> dict[str, str]:
     return {"value": value}
 
 
+WHOAMI: list[dict[str, object]] = []  # what /whoami received, as the API saw it (its answer is redacted)
+
+
 @app.get("/whoami", operation_id="whoami")
 def whoami(
     authorization: Annotated[str | None, Header()] = None, x_api_key: Annotated[str | None, Header()] = None
 ) -> dict[str, object]:
-    return {"authorization": authorization, "x_api_key": x_api_key}
+    WHOAMI.append({"authorization": authorization, "x_api_key": x_api_key})
+    return WHOAMI[-1]

@@ -10,7 +10,7 @@ from typing import Any
 
 from mcpio import Client, Server
 from mcpio.auth import ResourceServer
-from tests.openapi.app import app
+from tests.openapi.app import WHOAMI, app
 from tests.support.http import ServerThread
 from tests.support.issuer import Issuer
 
@@ -37,7 +37,8 @@ def test_each_principal_gets_its_own_api_credentials_and_the_mcp_token_stays_her
             async def go() -> None:
                 for sub in ("alice", "bob", "carol"):
                     seen, token = await whoami(sub)
-                    assert seen["authorization"] == (f"Bearer {API_TOKENS[sub]}" if sub in API_TOKENS else None)
-                    assert token not in str(seen)
+                    assert WHOAMI[-1]["authorization"] == (f"Bearer {API_TOKENS[sub]}" if sub in API_TOKENS else None)
+                    assert seen["authorization"] == ("[redacted]" if sub in API_TOKENS else None)  # never to the model
+                    assert token not in str(WHOAMI[-1])
 
             asyncio.run(go())

@@ -5,6 +5,7 @@ what the caller is told, never a secret."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import subprocess
@@ -21,7 +22,7 @@ from starlette.routing import Route
 
 from mcpio import Client, ResourceNotFound, Server
 from mcpio._openapi import OpenAPIError
-from tests.openapi.test_requests import ANY, ECHO, echo, param
+from tests.openapi.test_requests import ANY, ECHO, RECEIVED, echo, param
 from tests.support.http import ServerThread
 
 MCPIO = [sys.executable, "-m", "mcpio"]
@@ -114,7 +115,8 @@ def test_header_values_never_carry_line_breaks_and_errors_never_carry_secrets(ap
         "Invalid arguments for trace: argument 'X-Trace' is an HTTP header: it cannot hold line breaks or control characters"
     )
     assert unicode["structuredContent"]["headers"]["x-trace"].encode("latin-1").decode() == "café"  # UTF-8 bytes
-    assert sent["structuredContent"]["headers"] == {"authorization": "Bearer api-token", "x-trace": "t1"}
+    assert RECEIVED[-1]["headers"] == {"authorization": "Bearer api-token", "x-trace": "t1"}  # the newline dropped
+    assert sent["structuredContent"]["headers"] == {"authorization": "Bearer [redacted]", "x-trace": "t1"}
 
     def hook(ctx: Any) -> dict[str, str]:
         return {"X-Key": "hook-secret\r\n"}
@@ -221,7 +223,8 @@ async def trickle(request: Request) -> Response:
 
 async def who(request: Request) -> Response:
     said = {k: request.headers.getlist(k) for k in ("x-key", "x-tenant", "cookie")}
-    return JSONResponse({**said, "query": request.scope["query_string"].decode()})
+    RECEIVED.append({**said, "query": request.scope["query_string"].decode()})
+    return JSONResponse(RECEIVED[-1])
 
 
 SESSIONS = Starlette(
@@ -338,13 +341,49 @@ def test_a_configured_credential_or_header_replaces_an_argument_of_the_same_name
             secrets={"key": "k-secret", "qkey": "q-secret", "ckey": "c-secret"},
         )
         arguments = {"x-key": "model", "X-Tenant": "other", "api_key": "model", "sid": "model", "other": "o"}
-        (seen,) = calls(server, ("who", arguments))
-    assert seen["structuredContent"] == {
+        calls(server, ("who", arguments))
+    assert RECEIVED[-1] == {
         "x-key": ["k-secret"],
         "x-tenant": ["acme"],
         "cookie": ["other=o; sid=c-secret"],
         "query": "api_key=q-secret",
     }
+
+
+async def mirror(request: Request) -> Response:
+    said = {"url": str(request.url), "headers": dict(request.headers)}  # what a debugging API echoes
+    if request.url.path == "/fail":
+        return Response(f"bad request: {said}", status_code=400, media_type="text/plain")
+    return JSONResponse(said)
+
+
+def test_no_configured_credential_reaches_the_model_when_the_api_echoes_its_request():
+    """An API echoing its request in an error (the URL, the headers) put the query key, the Basic
+    password, a ``headers=`` key and the hook's token in the model's context, verbatim or encoded."""
+    schemes = {"qkey": {"type": "apiKey", "in": "query", "name": "key"}, "basic": {"type": "http", "scheme": "basic"}}
+    doc = {
+        **DOC,
+        "components": {"securitySchemes": schemes},
+        "security": [{"qkey": [], "basic": []}],
+        "paths": {p: {"get": {"operationId": p[1:], "responses": ANY}} for p in ("/fail", "/echo")},
+    }
+    with ServerThread(Starlette(routes=[Route("/{rest:path}", mirror)])) as api:
+        server = Server.from_openapi(
+            doc,
+            base_url=api.base,
+            secrets={"qkey": "q/secret+key=", "basic": "ada:pass-word-1"},
+            headers={"X-Key": "h-secret-value", "X-Tenant": "acme"},
+            credentials=lambda ctx: {"X-Hook": "Bearer hook-token-1"},
+        )
+        failed, echoed = calls(server, ("fail", {}), ("echo", {}))
+    assert failed["isError"] is True and failed["content"][0]["text"].startswith("GET /fail failed: HTTP 400")
+    shown = json.dumps([failed, echoed])
+    basic = base64.b64encode(b"ada:pass-word-1").decode()
+    for secret in ("q/secret+key=", "q%2Fsecret%2Bkey%3D", "pass-word-1", basic, "h-secret-value", "hook-token-1"):
+        assert secret not in shown, secret
+    headers = echoed["structuredContent"]["headers"]
+    assert (headers["x-key"], headers["x-hook"], headers["authorization"]) == ("[redacted]",) * 3
+    assert headers["x-tenant"] == "acme" and echoed["structuredContent"]["url"].endswith("/echo?key=[redacted]")
 
 
 # A sitecustomize module for the server: its first import of httpx waits until the test writes to

@@ -23,6 +23,8 @@ from mcpio import Client, Server
 from mcpio._openapi import OpenAPIError, env_name
 from tests.support.http import ServerThread
 
+RECEIVED: list[dict[str, Any]] = []  # each request echo() answered, as the API saw it (answers are redacted)
+
 
 async def echo(request: Request) -> Response:
     if request.url.path.endswith("/slow"):
@@ -32,7 +34,7 @@ async def echo(request: Request) -> Response:
     if request.url.path.endswith("/fail"):
         return JSONResponse({"error": "e" * 5000}, status_code=500)
     body = await request.body()
-    return JSONResponse(
+    RECEIVED.append(
         {
             "method": request.method,
             "path": request.scope["raw_path"].decode(),
@@ -45,6 +47,7 @@ async def echo(request: Request) -> Response:
             "body": body.decode("latin-1"),
         }
     )
+    return JSONResponse(RECEIVED[-1])
 
 
 ECHO = Starlette(routes=[Route("/{rest:path}", echo, methods=["GET", "POST", "PUT", "DELETE", "PATCH"])])
@@ -372,7 +375,10 @@ def test_credentials_come_from_the_environment_by_scheme_never_from_the_mcp_clie
     assert env_name("key") == "MCPIO_OPENAPI_KEY"
     server = Server.from_openapi(DOC, client=asgi_client())
     put = echoed(call(server, "putItem", {"id": "1"}))
-    assert put["headers"]["x-key"] == "k-1" and put["headers"]["authorization"] == "Basic YWRhOnB3"
+    assert (
+        RECEIVED[-1]["headers"]["authorization"] == "Basic YWRhOnB3" and put["headers"]["authorization"] == "[redacted]"
+    )
+    assert put["headers"]["x-key"] == "k-1"  # shorter than any credential: not redacted (docs/guides/openapi.md)
     form = echoed(call(server, "sendForm", {"a": "1"}))  # security: [] -> nothing sent
     assert "authorization" not in form["headers"] and "x-key" not in form["headers"]
 
@@ -386,7 +392,8 @@ def test_the_principal_hook_maps_the_caller_to_api_credentials():
 
     server = Server.from_openapi(DOC, client=asgi_client(), credentials=credentials)
     got = echoed(call(server, "getUser", {"user_id": 7}))
-    assert got["headers"]["authorization"] == "Bearer for-this-caller" and seen[0].auth is None  # no auth here
+    assert RECEIVED[-1]["headers"]["authorization"] == "Bearer for-this-caller" and seen[0].auth is None  # no auth here
+    assert got["headers"]["authorization"] == "[redacted]"
 
 
 def test_errors_caps_and_timeouts():

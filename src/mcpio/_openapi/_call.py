@@ -33,10 +33,11 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from .._content import ToolResult
 from ._operations import CONTENT, Operation, Param
+from ._redact import Redactor, spellings
 from ._schemas import obj
 
 if TYPE_CHECKING:
@@ -69,6 +70,16 @@ class Credentials:
             if value:
                 self.values[name] = value
 
+    def sent(self) -> list[str]:
+        """Each credential as it goes out (a key, a token, ``Basic …``): what no answer may show."""
+        return [
+            _basic(value) if self._is_basic(self.schemes[name]) else value for name, value in self.values.items()
+        ] + list(self.values.values())
+
+    @staticmethod
+    def _is_basic(scheme: dict[str, Any]) -> bool:
+        return scheme.get("type") == "http" and str(scheme.get("scheme", "")).lower() == "basic"
+
     def apply(self, op: Operation, headers: dict[str, Any], params: list[tuple[str, str]], cookies: list[str]) -> None:
         for requirement in op.security or ():
             if not isinstance(requirement, dict):
@@ -91,10 +102,14 @@ class Credentials:
                 cookies.append(f"{key}={value}")
             else:
                 put(headers, key, value)
-        elif kind == "http" and str(scheme.get("scheme", "")).lower() == "basic":
-            put(headers, "Authorization", "Basic " + base64.b64encode(value.encode()).decode())
+        elif self._is_basic(scheme):
+            put(headers, "Authorization", _basic(value))
         else:  # http bearer, oauth2, openIdConnect: a token
             put(headers, "Authorization", f"Bearer {value}")
+
+
+def _basic(pair: str) -> str:
+    return "Basic " + base64.b64encode(pair.encode()).decode()
 
 
 def put(headers: dict[str, Any], key: str, value: Any) -> None:
@@ -292,14 +307,32 @@ class Caller:
         self.credentials = credentials
         self.auth_hook = auth_hook
         self.max_response_bytes = max_response_bytes
+        user, password = urlsplit(base_url).username or "", urlsplit(base_url).password or ""
+        userinfo = [unquote(password), f"{unquote(user)}:{unquote(password)}"] if password else []
+        configured = [*self.headers.values(), *credentials.sent(), *userinfo]
+        self._secrets = spellings(configured)  # what no text returned shows (._redact)
+        self._redact = Redactor(self._secrets)
 
     async def call(self, op: Operation, arguments: dict[str, Any], ctx: Any) -> ToolResult:
         """The tool result of ``op`` called with ``arguments`` (module docstring)."""
         sent = await self.send(op, arguments, ctx)
         return _error(sent) if isinstance(sent, str) else answer(op, *sent)
 
-    async def send(self, op: Operation, arguments: dict[str, Any], ctx: Any) -> tuple[httpx.Response, bytes] | str:
-        """The API's answer and its body, or why there is none (a message for the model)."""
+    async def send(
+        self, op: Operation, arguments: dict[str, Any], ctx: Any
+    ) -> tuple[httpx.Response, bytes, Redactor] | str:
+        """The API's answer, its body and what to redact from it (every configured credential,
+        the hook's of this call included), or why there is none (a message for the model, redacted)."""
+        hooked: dict[str, Any] = {}
+        sent = await self._send(op, arguments, ctx, hooked)
+        redact = self._redact
+        if hooked:
+            redact = Redactor(self._secrets | spellings(v for v in hooked.values() if isinstance(v, str)))
+        return redact(sent) if isinstance(sent, str) else (*sent, redact)
+
+    async def _send(
+        self, op: Operation, arguments: dict[str, Any], ctx: Any, hooked: dict[str, Any]
+    ) -> tuple[httpx.Response, bytes] | str:
         import asyncio
 
         try:
@@ -318,7 +351,8 @@ class Caller:
             extra = self.auth_hook(ctx)
             if hasattr(extra, "__await__"):
                 extra = await extra
-            for key, value in (extra or {}).items():
+            hooked.update(extra or {})
+            for key, value in hooked.items():
                 put(headers, key, value)
         if cookies:
             put(headers, "Cookie", "; ".join(cookies))
@@ -396,12 +430,13 @@ async def _read(response: httpx.Response, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def answer(op: Operation, response: httpx.Response, body: bytes, tool: bool = True) -> ToolResult:
-    """The tool result for the API's answer (module docstring); ``tool=False``: a resource's
-    contents, whose text needs no structured content."""
+def answer(op: Operation, response: httpx.Response, body: bytes, redact: Redactor, tool: bool = True) -> ToolResult:
+    """The tool result for the API's answer (module docstring), every configured credential
+    redacted from its text (an API may echo the request); ``tool=False``: a resource's contents,
+    whose text needs no structured content."""
     media = response.headers.get("content-type", "").split(";")[0].strip().lower()
     is_json = media == "application/json" or media.endswith("+json")
-    text = body.decode(response.encoding or "utf-8", "replace")
+    text = redact(body.decode(response.encoding or "utf-8", "replace"))
     if not 200 <= response.status_code < 300:
         if is_json:
             try:
@@ -409,7 +444,7 @@ def answer(op: Operation, response: httpx.Response, body: bytes, tool: bool = Tr
             except ValueError:
                 pass
         cut = f"… ({len(text) - ERROR_BODY_CHARS:,} more characters)" if len(text) > ERROR_BODY_CHARS else ""
-        where = f" (Location: {response.headers['location']})" if "location" in response.headers else ""
+        where = f" (Location: {redact(response.headers['location'])})" if "location" in response.headers else ""
         return _error(
             f"{op.label} failed: HTTP {response.status_code} {response.reason_phrase}{where}\n{text[:ERROR_BODY_CHARS]}{cut}"
         )
