@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -459,12 +460,25 @@ async def dribble(request: Request) -> Response:
     return StreamingResponse(body(), media_type="application/json")
 
 
-SPECS = Starlette(routes=[Route("/endless.json", endless), Route("/dribble.json", dribble)])
+async def silent(request: Request) -> Response:
+    await asyncio.sleep(0.8)  # the slow server itself: its headers come late...
+
+    async def body() -> Any:
+        yield b"{"
+        await asyncio.Event().wait()  # ...and then nothing, until the client hangs up
+
+    return StreamingResponse(body(), media_type="application/json")
+
+
+SPECS = Starlette(
+    routes=[Route("/endless.json", endless), Route("/dribble.json", dribble), Route("/silent.json", silent)]
+)
 
 
 def test_a_document_url_is_read_up_to_a_size_and_a_total_time():
     """``mcpio run --openapi URL`` against a server that never stops sending grew memory until
-    killed; one sending a byte at a time never tripped httpx's per-read timeout."""
+    killed; one sending a byte at a time never tripped httpx's per-read timeout; one sending its
+    headers late and then nothing was waited for until a read's timeout, up to twice ``timeout``."""
     with ServerThread(SPECS) as srv:
         proc = subprocess.run(
             [*MCPIO, "run", "--openapi", f"{srv.base}/endless.json", "--base-url", "http://127.0.0.1:9"],
@@ -476,6 +490,10 @@ def test_a_document_url_is_read_up_to_a_size_and_a_total_time():
         )
         with pytest.raises(OpenAPIError, match=r"dribble.json: the OpenAPI document did not arrive within 0.5 s"):
             Server.from_openapi(f"{srv.base}/dribble.json", base_url="http://x", timeout=0.5)
+        began = time.monotonic()  # headers at 0.8 s then silence: refused at 1 s, not at 1.8 s (a read's timeout)
+        with pytest.raises(OpenAPIError, match=r"silent.json: the OpenAPI document did not arrive within 1.0 s"):
+            Server.from_openapi(f"{srv.base}/silent.json", base_url="http://x", timeout=1.0)
+        assert time.monotonic() - began < 1.5
 
 
 async def no_user(request: Request) -> Response:

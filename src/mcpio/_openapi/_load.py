@@ -48,32 +48,50 @@ def load(spec: Any, timeout: float = 30.0) -> tuple[dict[str, Any], str]:
 
 
 def _download(url: str, timeout: float) -> bytes:
-    """The document at ``url``, read up to ``MAX_DOWNLOAD_BYTES`` and within ``timeout`` in all (a
-    server streaming without end, or a byte at a time, is refused rather than waited for)."""
-    import time
+    """The document at ``url``, read up to ``MAX_DOWNLOAD_BYTES`` and within ``timeout`` in all,
+    from the connection to the last byte (a server streaming without end, a byte at a time, or
+    sending its headers and then nothing, is refused at ``timeout``, not waited for). Read on an
+    event loop of its own, on a thread of its own when called from a coroutine."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_fetch(url, timeout))
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="mcpio-openapi-download") as pool:
+        return pool.submit(asyncio.run, _fetch(url, timeout)).result()
+
+
+async def _fetch(url: str, timeout: float) -> bytes:
+    import asyncio
 
     import httpx  # the http extra
 
-    deadline = time.monotonic() + timeout
     chunks: list[bytes] = []
     size = 0
     try:
-        with httpx.stream("GET", url, timeout=timeout, follow_redirects=True) as r:
+        async with (
+            asyncio.timeout(timeout),  # the whole download's, connection to last byte (httpx's are per read)
+            httpx.AsyncClient(timeout=timeout, follow_redirects=True) as client,
+            client.stream("GET", url) as r,
+        ):
             if r.status_code != 200:
                 raise OpenAPIError(f"{url}: the server answered {r.status_code} instead of the OpenAPI document")
-            for chunk in r.iter_bytes():
+            async for chunk in r.aiter_bytes():
                 size += len(chunk)
                 if size > MAX_DOWNLOAD_BYTES:
                     raise OpenAPIError(
                         f"{url}: the OpenAPI document is over {MAX_DOWNLOAD_BYTES // 2**20} MiB; download it "
                         "and pass the file (or check the URL)"
                     )
-                if time.monotonic() > deadline:
-                    raise OpenAPIError(
-                        f"{url}: the OpenAPI document did not arrive within {timeout} s; download it and pass "
-                        "the file (or check the URL)"
-                    )
                 chunks.append(chunk)
+    except (TimeoutError, httpx.TimeoutException):  # the deadline, or a read's timeout at the same moment
+        raise OpenAPIError(
+            f"{url}: the OpenAPI document did not arrive within {timeout} s; download it and pass "
+            "the file (or check the URL)"
+        ) from None
     except httpx.HTTPError as exc:
         raise OpenAPIError(f"{url}: cannot download the OpenAPI document ({type(exc).__name__}: {exc})") from None
     return b"".join(chunks)
