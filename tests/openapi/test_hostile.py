@@ -10,8 +10,10 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import certifi
@@ -439,6 +441,27 @@ def test_making_the_api_client_does_not_hold_the_event_loop(api: ServerThread, t
 
     result = asyncio.run(go())
     assert result["structuredContent"]["path"] == "/api/users/7/profile", result
+
+
+def test_the_first_call_does_not_wait_for_a_worker_of_the_loops_default_executor(api: ServerThread):
+    """The API client was made on the loop's default executor: an application whose ``to_thread``
+    calls held its every worker held the first API call too (an API at an IP address needs no
+    name lookup, which asyncio makes there)."""
+    server = Server.from_openapi(DOC, base_url=f"{api.base}/api")
+
+    async def go() -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        loop.set_default_executor(ThreadPoolExecutor(1))
+        release = threading.Event()
+        held = loop.run_in_executor(None, release.wait)  # the application's job, holding the worker
+        try:
+            async with Client(server) as c, asyncio.timeout(10):
+                return await c.call_tool("profile", {"id": "7"})
+        finally:
+            release.set()
+            await held
+
+    assert asyncio.run(go())["structuredContent"]["path"] == "/api/users/7/profile"
 
 
 async def endless(request: Request) -> Response:

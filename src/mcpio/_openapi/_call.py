@@ -393,17 +393,18 @@ class Caller:
             return f"{op.label}: cannot reach the API at {self.shown_url} ({type(exc).__name__}: {exc})"
 
     async def _client(self) -> httpx.AsyncClient:
-        """The client for the running loop, made on a worker thread: making the first one imports
-        httpx and loads the certificate store (0.15-0.35 s), which on the loop would stall every
-        other request (and the loop watchdog would blame the generated tool). Concurrent first
-        calls share one."""
+        """The client for the running loop, made on a thread of its own: making the first one
+        imports httpx and loads the certificate store (0.15-0.35 s), which on the loop would stall
+        every other request (and the loop watchdog would blame the generated tool); on the loop's
+        default executor it would wait for a free worker, which the application's ``to_thread``
+        calls may all hold. Concurrent first calls share one."""
         import asyncio
 
         loop = asyncio.get_running_loop()
         if self.client is not None and (self._loop is None or self._loop is loop):
             return self.client
         if self._making is None or self._making[0] is not loop:
-            self._making = (loop, loop.run_in_executor(None, self._make))
+            self._making = (loop, _on_a_thread(loop, self._make))
         making = self._making[1]
         try:
             client = await asyncio.shield(making)
@@ -413,6 +414,35 @@ class Caller:
             raise
         self.client, self._loop = client, loop
         return client
+
+
+def _on_a_thread(loop: asyncio.AbstractEventLoop, make: Callable[[], Any]) -> asyncio.Future[Any]:
+    """``make()`` run on a new daemon thread (it never delays the process's exit), its outcome
+    the future's; a loop closed meanwhile drops it."""
+    import threading
+
+    future = loop.create_future()
+
+    def settle(outcome: Any, failed: bool) -> None:
+        if future.done():
+            return
+        if failed:
+            future.set_exception(outcome)
+        else:
+            future.set_result(outcome)
+
+    def run() -> None:
+        try:
+            outcome, failed = make(), False
+        except BaseException as exc:  # the caller's to see, as run_in_executor would
+            outcome, failed = exc, True
+        try:
+            loop.call_soon_threadsafe(settle, outcome, failed)
+        except RuntimeError:  # the loop is closed: no one waits
+            pass
+
+    threading.Thread(target=run, name="mcpio-openapi-client", daemon=True).start()
+    return future
 
 
 class _TooLarge(Exception):
