@@ -138,12 +138,11 @@ def from_openapi(
         **server_options,
     )
 
-    def make_client() -> Any:  # on a worker thread (Caller): what it loads, no request waits for
+    def make_client() -> Any:  # on a thread of its own (Caller): what it loads, no request waits for
         client = api_client(timeout)
-        try:  # the async backend httpcore imports on the first request (50-100 ms on the loop)
-            import anyio._backends._asyncio  # noqa: F401
-        except ImportError:  # another anyio: the first request imports what it needs
-            pass
+        import anyio  # httpx's: the first request imports its asyncio backend (20-40 ms on the loop), ...
+
+        anyio.run(anyio.lowlevel.checkpoint)  # ... which running anyio once here imports instead
         return client
 
     caller = Caller(
