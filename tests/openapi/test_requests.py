@@ -240,8 +240,10 @@ def test_object_values_in_path_and_header_styles_follow_the_openapi_examples():
 
 def test_parameters_described_by_content_are_sent_as_json():
     """A parameter with ``content: {application/json: …}`` instead of a schema is its JSON text in
-    any location: a query object went out as form-exploded ``a=1``, a path one as ``a,1``."""
+    any location: a query object went out as form-exploded ``a=1``, a path one as ``a,1``, and a
+    string as itself (``abc``, not the JSON text ``"abc"``: OAS 3.1 §4.8.12.2)."""
     json_object = {"content": {"application/json": {"schema": {"type": "object"}}}}
+    json_string = {"content": {"application/json": {"schema": {"type": "string"}}}}
     doc = {
         **DOC,
         "paths": {
@@ -252,6 +254,7 @@ def test_parameters_described_by_content_are_sent_as_json():
                         {"name": "where", "in": "path", "required": True, **json_object},
                         {"name": "filter", "in": "query", **json_object},
                         {"name": "X-Trace", "in": "header", **json_object},
+                        {"name": "name", "in": "query", **json_string},
                     ],
                     "responses": ANY,
                 }
@@ -260,9 +263,9 @@ def test_parameters_described_by_content_are_sent_as_json():
     }
     server = Server.from_openapi(doc, client=asgi_client())
     value = {"a": 1}
-    got = echoed(call(server, "find", {"where": value, "filter": value, "X-Trace": value}))
+    got = echoed(call(server, "find", {"where": value, "filter": value, "X-Trace": value, "name": "abc"}))
     assert got["path"] == "/api/find/%7B%22a%22%3A1%7D"
-    assert got["query"] == "filter=%7B%22a%22%3A1%7D" and got["headers"]["x-trace"] == '{"a":1}'
+    assert got["query"] == "filter=%7B%22a%22%3A1%7D&name=%22abc%22" and got["headers"]["x-trace"] == '{"a":1}'
 
 
 def test_bodies_json_form_text_and_wrapped_arrays():

@@ -189,8 +189,8 @@ def build_request(op: Operation, arguments: dict[str, Any]) -> dict[str, Any]:
                 raise ValueError(f"argument {p.arg!r} needs a value: it is part of the path {op.path}")
             continue
         value = arguments[p.arg]
-        if p.style == CONTENT:  # serialised as its media type, not per a style (OAS 3.x §4.8.12)
-            value = _text(value)  # an object or array as JSON, then written as a string
+        if p.style == CONTENT:  # serialised as its media type, JSON, not per a style (OAS 3.1 §4.8.12.2)
+            value = json.dumps(value, separators=(",", ":"))  # a string too: "abc" is the JSON text "abc"
         if p.location == "path":
             path = path.replace("{" + p.name + "}", _path_value(p, value))
         elif p.location == "query":
