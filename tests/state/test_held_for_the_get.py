@@ -150,3 +150,23 @@ def test_an_extension_notification_from_either_process_reaches_the_get_stream_on
             other.call("touch", at=at, uri="memo://a")  # a marker: the next message (no second acme/pushed)
             assert got.get(timeout=10)["method"] == "notifications/resources/updated"
         assert got.empty(), got.get()
+
+
+def test_each_process_names_its_requests_with_a_tag_of_64_random_bits(urls):
+    """A process's tag prefixes its copies' request ids and stream ids (unique within the session:
+    JSON-RPC 2.0 §4), so two processes must never draw the same: 16 hex digits (as the bus's node)."""
+    with httpx.Client(timeout=30) as c:
+        s = RoundRobin(c, urls[:1], capabilities=ROOTS)
+        s.urls = urls
+        until(s, 0, "asked", True)
+        got = open_get(c, urls[0], s.headers)
+        got.get(timeout=10)
+        ask_a = got.get(timeout=10)
+        assert s.send(answer(ask_a), at=0).status_code == 202
+        assert s.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}, at=1).status_code == 202
+        got.get(timeout=10)
+        ask_b = got.get(timeout=10)
+        tags = [ask["id"].partition(".")[0] for ask in (ask_a, ask_b)]
+        assert all(len(t) >= 16 and int(t, 16) >= 0 for t in tags), tags
+        assert tags[0] != tags[1], tags
+        assert s.send(answer(ask_b), at=0).status_code == 202

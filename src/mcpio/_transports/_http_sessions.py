@@ -229,8 +229,11 @@ class SharedSessions:
         self.app = app
         self.state = state
         self.directory = directory
-        # This process's POST streams and its copies' requests to the client: "<tag><n>"
-        self.tag = secrets.token_hex(3) + "."
+        # This process's POST streams and its copies' requests to the client: "<tag><n>". The
+        # process's node on the backend (RedisState.node: 64 random bits, its bus and leases'),
+        # so no two live processes draw the same tag (one identity per process).
+        node = getattr(state, "node", None)
+        self.tag = (node if isinstance(node, str) and node else secrets.token_hex(8)) + "."
         leases = getattr(state, "tasks", None)  # per-process leases (_state._redis_tasks), if any
         self.leases: Any = leases if hasattr(leases, "alive") else None
         self._due: dict[str, SharedLegacyTransport] = {}  # copies served without a touch (find)
