@@ -287,6 +287,39 @@ async def test_state_handles_are_capped_per_caller(where, request):
                 assert not (await bob.call_tool("add_to_cart", {"item": "x"})).is_error
 
 
+@pytest.mark.parametrize("where", ["memory", "redis"])
+def test_anonymous_callers_on_other_networks_do_not_share_a_share_of_state_handles(where, request):
+    """Without auth a handle's owner is the caller's network (an IPv4 address, an IPv6 /64): one
+    anonymous client filling ``max_state_handles`` locks out no client elsewhere, and any
+    anonymous caller may still present any anonymous handle (a bearer value)."""
+    import httpx
+
+    from mcpio._state import RedisState
+    from tests.state.test_shared_sessions import RoundRobin
+    from tests.support.http import ServerThread
+
+    server = Server("capped", "1.0.0", max_state_handles=3)
+
+    @server.tool
+    async def add_to_cart(item: str, cart: StateHandle, ctx: Context) -> dict:
+        items = [*await ctx.session_state.get("items", []), item]
+        await ctx.session_state.set("items", items)
+        return {"cart": cart, "items": items}
+
+    options = {"state": RedisState(request.getfixturevalue("redis_url"))} if where == "redis" else {}
+    with ServerThread(server.http_app(**options)) as srv:
+        local = httpx.HTTPTransport(local_address="127.0.0.2")  # another client host, on loopback
+        with httpx.Client(timeout=30) as a, httpx.Client(timeout=30, transport=local) as b:
+            greedy, other = RoundRobin(a, [srv.url]), RoundRobin(b, [srv.url])
+            carts = [greedy.call("add_to_cart", item=str(i))["structuredContent"]["cart"] for i in range(3)]
+            over = greedy.call("add_to_cart", item="one too many")
+            assert over["isError"] and "max_state_handles" in over["content"][0]["text"], over
+            mine = other.call("add_to_cart", item="x")  # 127.0.0.2: its own share
+            assert not mine.get("isError"), mine
+            shared = other.call("add_to_cart", item="more", cart=carts[0])["structuredContent"]
+            assert shared["items"] == ["0", "more"]
+
+
 @sync
 async def test_redis_down_is_the_clean_error_and_service_resumes():
     """Redis stopped under a serving ``mcpio run --redis``: the call is answered with an error
