@@ -321,6 +321,41 @@ def test_anonymous_callers_on_other_networks_do_not_share_a_share_of_state_handl
 
 
 @sync
+async def test_session_state_on_redis_is_bounded_in_all(redis_url):
+    """``RedisState(max_state_bytes=)`` bounds all scopes together on the database, as
+    ``MemoryKV(max_total_bytes=)`` does in memory: a ``set`` over it is refused (and changes
+    nothing); a delete frees its bytes, and so does a scope that has expired."""
+    from mcpio._state import RedisState
+    from tests.support.http import ServerThread
+
+    server = Server("bounded", "1.0.0")
+
+    @server.tool
+    async def put(blob: str, cart: StateHandle, ctx: Context, ttl: float = 3600) -> dict:
+        await ctx.session_state.set("b", blob, ttl=ttl)
+        return {"cart": cart}
+
+    @server.tool
+    async def drop(cart: StateHandle, ctx: Context) -> bool:
+        return await ctx.session_state.delete("b")
+
+    blob = "x" * 1000  # costs 1 + 1002 + 64 bytes of its scope
+    with ServerThread(server.http_app(state=RedisState(redis_url, max_state_bytes=2500))) as srv:
+        async with Client(srv.url, era="modern") as c:
+            first = (await c.call_tool("put", {"blob": blob})).data["cart"]
+            (await c.call_tool("put", {"blob": blob, "ttl": 1})).data["cart"]  # another scope, short-lived
+            over = await c.call_tool("put", {"blob": blob})
+            assert over.is_error and "max_state_bytes" in over.text and "2500" in over.text, over.text
+            assert (await c.call_tool("drop", {"cart": first})).data is True
+            third = (await c.call_tool("put", {"blob": blob})).data["cart"]  # in the room the delete made
+            deadline = time.monotonic() + 20
+            while (fourth := await c.call_tool("put", {"blob": blob})).is_error:  # once the short one expired
+                assert "max_state_bytes" in fourth.text and time.monotonic() < deadline, fourth.text
+                await asyncio.sleep(0.1)
+            assert (await c.call_tool("put", {"blob": blob[:10], "cart": third})).data["cart"] == third
+
+
+@sync
 async def test_redis_down_is_the_clean_error_and_service_resumes():
     """Redis stopped under a serving ``mcpio run --redis``: the call is answered with an error
     that says the store is unreachable and the request was fine; Redis back, it works again."""
