@@ -17,6 +17,7 @@ opened learns where from the record (``GET_AT``).
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from .._state._base import StateUnavailable
@@ -35,6 +36,7 @@ GET_MOVED = "mcpio/session-get"  # {sid, at}: the GET stream opened on process `
 HELD = "mcpio/session-held"
 GET_AT = "get"  # the record's field naming the process (its tag) that opened the GET stream last
 TOLD_KEPT = 4 * HELD_FOR_GET  # the changes a copy remembers sending, against a second telling
+TOLD_FOR = 60.0  # seconds the first GET's copy remembers them, for the handovers (the bus's WINDOW)
 
 
 class HeldForGet(LegacyTransport):
@@ -46,18 +48,28 @@ class HeldForGet(LegacyTransport):
 
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)
-        self.told: dict[tuple[str, bytes], None] = {}  # (change id, frame): the last TOLD_KEPT sent or held
+        # (change id, frame): the last TOLD_KEPT sent or held, until the first GET's handovers are
+        # in (then None: no copy hands a change over again)
+        self.told: dict[tuple[str, bytes], None] | None = {}
+        self.told_until: float | None = None  # when, if the first GET opened on this copy
 
     def first_telling(self, change_id: str, frame: bytes) -> bool:
         """Whether ``frame``, telling change ``change_id``, is new to this copy (then noted): a
-        change reaches the copy holding the GET stream from its own process and, before the
-        first GET, from the copies that held it; it goes out once."""
+        change reaches the copy holding the first GET stream from its own process and from the
+        copies that held it; it goes out once."""
+        told = self.told
+        if told is not None and self.before_get is None:
+            until = self.told_until
+            if until is None or time.monotonic() > until:
+                told = self.told = None  # the first GET is elsewhere, or its handovers are in
+        if told is None:
+            return True
         key = (change_id, frame)
-        if key in self.told:
+        if key in told:
             return False
-        self.told[key] = None
-        if len(self.told) > TOLD_KEPT:
-            del self.told[next(iter(self.told))]
+        told[key] = None
+        if len(told) > TOLD_KEPT:
+            del told[next(iter(told))]
         return True
 
     async def route(self, frame: bytes, envelopes: list[Any]) -> None:
@@ -70,8 +82,11 @@ class HeldForGet(LegacyTransport):
     def open_get_stream(self, *, priming: bool) -> Stream | None:
         """The GET stream, here; the other processes' copies drop theirs (one per session) and
         send theirs what they held for it (:meth:`get_moved`)."""
+        first = self.before_get is not None
         stream = super().open_get_stream(priming=priming)
         if stream is not None:
+            if first:
+                self.told_until = time.monotonic() + TOLD_FOR
             self.get_at = None
             self.registry.app._spawn(self._get_here())
         return stream
