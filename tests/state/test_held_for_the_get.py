@@ -150,3 +150,46 @@ def test_an_extension_notification_from_either_process_reaches_the_get_stream_on
             other.call("touch", at=at, uri="memo://a")  # a marker: the next message (no second acme/pushed)
             assert got.get(timeout=10)["method"] == "notifications/resources/updated"
         assert got.empty(), got.get()
+
+
+@pytest.mark.parametrize("change", ["list change", "extension notification"])
+def test_a_change_told_before_the_first_get_reaches_a_get_on_a_process_that_had_no_copy(urls, change):
+    """Told to every copy while only B had one: the copy A starts for the GET (from the record)
+    was not told it, so B's copy hands it over; once (the copy on A sends each change once)."""
+    ext = {"extensions": {"com.acme/push": {}}}
+    with httpx.Client(timeout=30) as c:
+        s = RoundRobin(c, urls[1:], capabilities=ext)  # initialize and notifications/initialized on B
+        s.urls = urls
+        assert s.post("resources/subscribe", {"uri": "memo://a"}, at=1).status_code == 200
+        other = RoundRobin(c, urls)  # another session, whose calls tell s only on its GET stream
+        if change == "list change":
+            other.call("grow", at=1, name="sprout")  # tools/list_changed, held by B's copy (A has none)
+            want = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+        else:
+            other.call("push", at=1)
+            want = {"jsonrpc": "2.0", "method": "acme/pushed", "params": {"x": 1}}
+        got = open_get(c, urls[0], s.headers)  # A: its copy starts now
+        assert got.get(timeout=10) == want
+        other.call("touch", at=0, uri="memo://a")  # a marker: the next message (no second)
+        assert got.get(timeout=10)["method"] == "notifications/resources/updated"
+        assert got.empty(), got.get()
+
+
+def test_each_process_names_its_requests_with_a_tag_of_64_random_bits(urls):
+    """A process's tag prefixes its copies' request ids and stream ids (unique within the session:
+    JSON-RPC 2.0 §4), so two processes must never draw the same: 16 hex digits (as the bus's node)."""
+    with httpx.Client(timeout=30) as c:
+        s = RoundRobin(c, urls[:1], capabilities=ROOTS)
+        s.urls = urls
+        until(s, 0, "asked", True)
+        got = open_get(c, urls[0], s.headers)
+        got.get(timeout=10)
+        ask_a = got.get(timeout=10)
+        assert s.send(answer(ask_a), at=0).status_code == 202
+        assert s.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}, at=1).status_code == 202
+        got.get(timeout=10)
+        ask_b = got.get(timeout=10)
+        tags = [ask["id"].partition(".")[0] for ask in (ask_a, ask_b)]
+        assert all(len(t) >= 16 and int(t, 16) >= 0 for t in tags), tags
+        assert tags[0] != tags[1], tags
+        assert s.send(answer(ask_b), at=0).status_code == 202

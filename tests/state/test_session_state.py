@@ -287,6 +287,74 @@ async def test_state_handles_are_capped_per_caller(where, request):
                 assert not (await bob.call_tool("add_to_cart", {"item": "x"})).is_error
 
 
+@pytest.mark.parametrize("where", ["memory", "redis"])
+def test_anonymous_callers_on_other_networks_do_not_share_a_share_of_state_handles(where, request):
+    """Without auth a handle's owner is the caller's network (an IPv4 address, an IPv6 /64): one
+    anonymous client filling ``max_state_handles`` locks out no client elsewhere, and any
+    anonymous caller may still present any anonymous handle (a bearer value)."""
+    import httpx
+
+    from mcpio._state import RedisState
+    from tests.state.test_shared_sessions import RoundRobin
+    from tests.support.http import ServerThread
+
+    server = Server("capped", "1.0.0", max_state_handles=3)
+
+    @server.tool
+    async def add_to_cart(item: str, cart: StateHandle, ctx: Context) -> dict:
+        items = [*await ctx.session_state.get("items", []), item]
+        await ctx.session_state.set("items", items)
+        return {"cart": cart, "items": items}
+
+    options = {"state": RedisState(request.getfixturevalue("redis_url"))} if where == "redis" else {}
+    with ServerThread(server.http_app(**options)) as srv:
+        local = httpx.HTTPTransport(local_address="127.0.0.2")  # another client host, on loopback
+        with httpx.Client(timeout=30) as a, httpx.Client(timeout=30, transport=local) as b:
+            greedy, other = RoundRobin(a, [srv.url]), RoundRobin(b, [srv.url])
+            carts = [greedy.call("add_to_cart", item=str(i))["structuredContent"]["cart"] for i in range(3)]
+            over = greedy.call("add_to_cart", item="one too many")
+            assert over["isError"] and "max_state_handles" in over["content"][0]["text"], over
+            mine = other.call("add_to_cart", item="x")  # 127.0.0.2: its own share
+            assert not mine.get("isError"), mine
+            shared = other.call("add_to_cart", item="more", cart=carts[0])["structuredContent"]
+            assert shared["items"] == ["0", "more"]
+
+
+@sync
+async def test_session_state_on_redis_is_bounded_in_all(redis_url):
+    """``RedisState(max_state_bytes=)`` bounds all scopes together on the database, as
+    ``MemoryKV(max_total_bytes=)`` does in memory: a ``set`` over it is refused (and changes
+    nothing); a delete frees its bytes, and so does a scope that has expired."""
+    from mcpio._state import RedisState
+    from tests.support.http import ServerThread
+
+    server = Server("bounded", "1.0.0")
+
+    @server.tool
+    async def put(blob: str, cart: StateHandle, ctx: Context, ttl: float = 3600) -> dict:
+        await ctx.session_state.set("b", blob, ttl=ttl)
+        return {"cart": cart}
+
+    @server.tool
+    async def drop(cart: StateHandle, ctx: Context) -> bool:
+        return await ctx.session_state.delete("b")
+
+    blob = "x" * 1000  # costs 1 + 1002 + 64 bytes of its scope
+    with ServerThread(server.http_app(state=RedisState(redis_url, max_state_bytes=2500))) as srv:
+        async with Client(srv.url, era="modern") as c:
+            first = (await c.call_tool("put", {"blob": blob})).data["cart"]
+            (await c.call_tool("put", {"blob": blob, "ttl": 1})).data["cart"]  # another scope, short-lived
+            over = await c.call_tool("put", {"blob": blob})
+            assert over.is_error and "max_state_bytes" in over.text and "2500" in over.text, over.text
+            assert (await c.call_tool("drop", {"cart": first})).data is True
+            third = (await c.call_tool("put", {"blob": blob})).data["cart"]  # in the room the delete made
+            deadline = time.monotonic() + 20
+            while (fourth := await c.call_tool("put", {"blob": blob})).is_error:  # once the short one expired
+                assert "max_state_bytes" in fourth.text and time.monotonic() < deadline, fourth.text
+                await asyncio.sleep(0.1)
+            assert (await c.call_tool("put", {"blob": blob[:10], "cart": third})).data["cart"] == third
+
+
 @sync
 async def test_redis_down_is_the_clean_error_and_service_resumes():
     """Redis stopped under a serving ``mcpio run --redis``: the call is answered with an error

@@ -112,18 +112,24 @@ class Changes:
         return None
 
     def _notify_changed(self, kind: str, here_only: bool = False) -> None:
+        from .._transports._base import change, new_change
         from ._subscriptions import list_changed_targets
 
         loop = self._serving_loop(self._notify_changed, kind, here_only)
         if loop is None:
             return
-        for session, params in list_changed_targets(iter(self.snapshot()), kind):
-            self.tell_soon(loop, session, f"notifications/{kind}/list_changed", params)
+        told = change.get() if here_only else new_change()  # here only: another process's (its id)
+        token = change.set(told)
+        try:
+            for session, params in list_changed_targets(iter(self.snapshot()), kind):
+                self.tell_soon(loop, session, f"notifications/{kind}/list_changed", params)
+        finally:
+            change.reset(token)
         bus = self.bus
         if bus is not None and not here_only:  # and to the sessions of every other process
             from . import _http
 
-            self.spawn(loop, _http.publish(bus, {"type": "list_changed", "kind": kind}))
+            self.spawn(loop, _http.publish(bus, {"type": "list_changed", "kind": kind, "change": told}))
 
     def list_changed_here(self, kind: str) -> None:
         """Tell this process's clients that list ``kind`` changed on another process: not published again."""
@@ -163,14 +169,18 @@ class Changes:
         """``session.notify(method, params)`` to await or spawn on the caller's loop, when that
         loop runs the session (every session, while one loop serves); else sent from the loop
         that does (held until sent) and None: a session is written to from its own loop. Marked as
-        told to every copy of a session shared by several processes (each tells its own)."""
-        from .._transports._base import told_everywhere  # loaded: a loop serves sessions
+        told to every copy of a session shared by several processes (each tells its own), under
+        the id of the change told (``_base.change``; without one, a new id: twice at worst)."""
+        from .._transports._base import change, new_change, told_everywhere  # loaded: a loop serves sessions
 
+        told = change.get() or new_change()
         theirs = session.loop
         if theirs is None or len(self.loops) < 2 or theirs is _running_loop():
-            return told_everywhere(session.notify(method, params))
+            return told_everywhere(session.notify(method, params), told)
         if not theirs.is_closed():
-            theirs.call_soon_threadsafe(lambda: self.spawn(theirs, told_everywhere(session.notify(method, params))))
+            theirs.call_soon_threadsafe(
+                lambda: self.spawn(theirs, told_everywhere(session.notify(method, params), told))
+            )
         return None
 
     def task_changed(self, task: Task) -> None:
@@ -181,11 +191,18 @@ class Changes:
         if loop is None:
             return
         if task.core:  # 2025-11-25: notifications/tasks/status to the session that owns it
-            if task.owner is not None and not task.owner.closed:
-                self.tell_soon(loop, task.owner, "notifications/tasks/status", task.core_fields())
-            binding = self.binding()
-            if binding is not None and binding.bus is not None:  # and to its copies elsewhere: one holds its GET stream
-                self.spawn(loop, binding.core_status(task))
+            from .._transports._base import change, new_change
+
+            token = change.set(new_change())  # the same change for its copies elsewhere
+            try:
+                if task.owner is not None and not task.owner.closed:
+                    self.tell_soon(loop, task.owner, "notifications/tasks/status", task.core_fields())
+                binding = self.binding()
+                # and to its copies elsewhere: one holds its GET stream
+                if binding is not None and binding.bus is not None:
+                    self.spawn(loop, binding.core_status(task))
+            finally:
+                change.reset(token)
             return
         from ._subscriptions import task_targets
 
@@ -204,11 +221,17 @@ class Changes:
         bus = self.bus
         if turn is not None and bus is not None and not await _has_turn(bus, turn):
             return  # the process holding the turn heard it too, and tells every process
-        await self.resource_updated_here(uri)
-        if bus is not None:
-            from . import _http
+        from .._transports._base import change, new_change
 
-            await _http.publish(bus, {"type": "resources/updated", "uri": uri})
+        token = change.set(new_change())
+        try:
+            await self.resource_updated_here(uri)
+            if bus is not None:
+                from . import _http
+
+                await _http.publish(bus, {"type": "resources/updated", "uri": uri, "change": change.get()})
+        finally:
+            change.reset(token)
         for catalog in self.registry.parents:  # and wherever it is mounted, by the name it has there
             await catalog.child_updated(self.registry, uri, turn)
 

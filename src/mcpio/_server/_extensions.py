@@ -297,13 +297,19 @@ class ExtensionsMixin:
         that shares this server's state backend (``http_app(state=...)``): told to every copy of
         a shared session, as a list change is, and sent by the one holding its GET stream.
         Returns how many of this process's sessions it was told to."""
-        sent = await self.notify_extension_here(extension, method, params)
-        bus = self.changes.bus
-        if bus is not None:
-            from ._http import EXTENSION, publish
+        from .._transports._base import change, new_change
 
-            message = {"type": EXTENSION, "extension": extension, "method": method, "params": params}
-            await publish(bus, message)
+        token = change.set(new_change())
+        try:
+            sent = await self.notify_extension_here(extension, method, params)
+            bus = self.changes.bus
+            if bus is not None:
+                from ._http import EXTENSION, publish
+
+                message = {"type": EXTENSION, "extension": extension, "method": method, "params": params}
+                await publish(bus, {**message, "change": change.get()})
+        finally:
+            change.reset(token)
         return sent
 
     async def notify_extension_here(self, extension: str, method: str, params: dict[str, Any] | None = None) -> int:

@@ -94,6 +94,16 @@ class HttpBinding:
         """A message another process published on the state backend's bus: a resource update, a
         list change, a task's status or an extension's notification to tell this process's
         sessions about (each process tells its own)."""
+        from .._transports._base import change
+
+        told = message.get("change")  # the change's id where it happened, for its copies of a session
+        token = change.set(told if isinstance(told, str) else "")
+        try:
+            await self._on_state_message(message)
+        finally:
+            change.reset(token)
+
+    async def _on_state_message(self, message: dict[str, Any]) -> None:
         server = self.server
         kind = message.get("type")
         if kind == "resources/updated" and isinstance(message.get("uri"), str):
@@ -118,10 +128,12 @@ class HttpBinding:
         sid = owner_key(task.owner)
         if sid is None:
             return
+        from .._transports._base import change
+
         params = task.core_fields()
         if task.owner.closed:
             await _status_here(self.server, sid, params)
-        await publish(self.bus, {"type": TASK_STATUS, "sid": sid, "params": params})
+        await publish(self.bus, {"type": TASK_STATUS, "sid": sid, "params": params, "change": change.get()})
 
     def http_trace(self) -> Any:
         """The wire trace of ``MCPIO_TRACE`` for HTTP sessions (the same as on stdio; the variable

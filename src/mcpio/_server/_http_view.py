@@ -86,3 +86,22 @@ class HttpRequest:
 
     def __repr__(self) -> str:
         return f"HttpRequest({self.method} {self.path}, client={self.client})"
+
+
+def client_network(host: str) -> str:
+    """What a client address counts as where callers without auth are told apart by address (a
+    rate limit, a share of state handles): an IPv4 address itself, an IPv4-mapped IPv6 address as
+    the IPv4 address it maps, any other IPv6 address as its /64 (one subscriber's allocation,
+    RFC 6177: its holder could otherwise rotate addresses), anything else (a Unix socket's peer)
+    as it is."""
+    import ipaddress
+
+    try:
+        ip = ipaddress.ip_address(host.split("%", 1)[0])  # without an IPv6 zone id
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return str(ip)

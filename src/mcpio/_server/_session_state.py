@@ -4,11 +4,14 @@ The API and whose state it is (its *scope*: a ``StateHandle`` parameter, else th
 session, else the authenticated principal, else :class:`SessionStateError`) are
 docs/guides/session-state.md's. Scopes are namespaced by kind (``h:``, ``s:``, ``p:``) and
 named by a digest of their id: the store's keys reveal no session id, principal or handle.
-A handle is recorded with its *owner* (the principal it was minted for, "" without auth); one
-the store does not know or that another principal presents is refused with one message
-(nobody learns that another's handle exists). A caller holds at most
-``Server(max_state_handles=)`` live handles (all unauthenticated callers count as one). Values are JSON, at most ``max_value_bytes``
-each; the store bounds each scope (:mod:`mcpio._state._kv`). This module loads at first use.
+A handle is recorded with its *owner*: the principal it was minted for, or without auth
+:data:`ANONYMOUS` and the client's network (``_http_view.client_network``: an IPv4 address, an
+IPv6 /64). One the store does not know or that another principal presents is refused with one
+message (nobody learns that another's handle exists); without auth any caller may present any
+anonymous handle (a bearer value, as before). An owner holds at most ``Server(max_state_handles=)``
+live handles, so one anonymous network filling its share locks out no other. Values are JSON, at
+most ``max_value_bytes`` each; the store bounds each scope (:mod:`mcpio._state._kv`). This
+module loads at first use.
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ if TYPE_CHECKING:
     from ._context import Context
 
 CONTEXT_PARAM = "__mcpio_context__"
+# The owner of a handle minted without auth starts so (no principal does: an issuer is a URL),
+# then the client's network; "" (a handle minted before owners were told apart) is one too.
+ANONYMOUS = "\x00anonymous "
 MAX_KEY_LENGTH = 256
 
 
@@ -124,7 +130,7 @@ async def _reachable(call: Any) -> Any:
 async def open_handle(ctx: Context, value: Any) -> SessionState:
     """The SessionState of the handle the client passed (verified), or of a new one when absent."""
     store = ctx.server.session_store
-    owner = ctx.principal or ""
+    owner = ctx.principal or _anonymous(ctx)
     if value is None:
         while True:  # a collision of 192 random bits does not happen; the loop states the contract
             handle = StateHandle(HANDLE_PREFIX + secrets.token_urlsafe(24))
@@ -136,12 +142,25 @@ async def open_handle(ctx: Context, value: Any) -> SessionState:
             if recorded:
                 return SessionState(store, scope, "handle", handle)
     scope = _scope("h", value)
-    if await _reachable(store.owner(scope, DEFAULT_TTL)) != owner:
+    recorded = await _reachable(store.owner(scope, DEFAULT_TTL))
+    anonymous = ctx.principal is None and recorded is not None and (recorded == "" or recorded.startswith(ANONYMOUS))
+    if recorded != owner and not anonymous:
         raise SessionStateError(
             "unknown or expired state handle: pass a handle this server returned to you (it expires "
             f"{DEFAULT_TTL:g} s after its last use), or leave the parameter out to start new state"
         )
     return SessionState(store, scope, "handle", StateHandle(value))
+
+
+def _anonymous(ctx: Context) -> str:
+    """The owner of a handle minted without auth: the caller's network (over HTTP), else the
+    one connection's (stdio: one client)."""
+    http = ctx.http
+    if http is not None and http.client is not None:
+        from ._http_view import client_network
+
+        return ANONYMOUS + client_network(http.client[0])
+    return ANONYMOUS
 
 
 def wrap(fn: Callable[..., Any], sig: FunctionSignature, name: str, inline: bool) -> tuple[Callable[..., Any], Any]:

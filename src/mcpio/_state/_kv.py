@@ -8,8 +8,9 @@ expires ``ttl`` seconds after the handle was last used.
 
 Bounds, checked on every ``set`` (the same in memory and on Redis): one value at most
 ``max_value_bytes`` (checked by the framework before it reaches the store), one scope at most
-``max_scope_bytes`` (each key costs its key, its value and :data:`ENTRY_OVERHEAD` bytes);
-in memory, all scopes together at most ``max_total_bytes``. A ``set`` over a bound raises
+``max_scope_bytes`` (each key costs its key, its value and :data:`ENTRY_OVERHEAD` bytes),
+all scopes together at most ``max_total_bytes`` (in memory: this process's; on Redis: the
+database's, ``RedisState(max_state_bytes=)``). A ``set`` over a bound raises
 :class:`StateLimitError` and changes nothing. Each ``bind`` (a new handle) is checked against
 the live handles of its owner: ``max_handles`` at most per owner (``Server(max_state_handles=)``),
 in memory and on Redis alike; over it ``bind`` raises :class:`StateLimitError`.
@@ -68,6 +69,13 @@ def handle_limit(limit: int) -> StateLimitError:
         f"too many state handles: this caller already holds {limit} live ones, the limit per caller "
         "(Server(max_state_handles=)); pass back a handle you were given instead of leaving the parameter "
         "out, or wait until unused ones expire (1 hour after their last use)"
+    )
+
+
+def total_limit(used: int, limit: int, option: str) -> StateLimitError:
+    return StateLimitError(
+        f"the server's session state is full ({used} bytes, the limit is {limit} bytes in all: {option}); "
+        "retry later, when values have expired"
     )
 
 
@@ -152,10 +160,7 @@ class MemoryKV:
         if found.bytes - freed + cost > self.max_scope_bytes:
             raise scope_limit(found.bytes - freed, cost, self.max_scope_bytes)
         if self._total - freed + cost > self.max_total_bytes:
-            raise StateLimitError(
-                f"the server's session state is full ({self._total} bytes, the limit is {self.max_total_bytes} "
-                "bytes in all: MemoryKV(max_total_bytes=)); retry later, when values have expired"
-            )
+            raise total_limit(self._total, self.max_total_bytes, "MemoryKV(max_total_bytes=)")
         found.values[key] = (value, now + ttl)
         found.bytes += cost - freed
         self._total += cost - freed

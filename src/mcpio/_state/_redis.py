@@ -52,6 +52,7 @@ from .._transports._http_events import (
     EVENT_OVERHEAD,
 )
 from ._base import StateUnavailable
+from ._kv import DEFAULT_MAX_TOTAL_BYTES as DEFAULT_MAX_STATE_BYTES
 from ._redis_bus import BusSeal
 from ._redis_kv import RedisKV
 from ._redis_sessions import RedisSessions
@@ -342,6 +343,8 @@ class RedisState:
     legacy session from its local copy without reading the record again (at most a quarter of
     ``session_timeout``; 0: every request reads it); a copy learns of a DELETE or a change
     elsewhere through the bus at once, so this bounds staleness only if a bus message is lost.
+    ``max_state_bytes``: the session state (``ctx.session_state``, ``kv``) of the whole database,
+    as ``MemoryKV(max_total_bytes=)`` bounds one process's.
 
     ``secret`` (at least 16 bytes; a ``str`` is UTF-8): the deployment's bus secret. Pub/sub is
     server-wide (it ignores database numbers), so the bus's channel name is derived from it and
@@ -367,6 +370,7 @@ class RedisState:
         task_lease: float = 10.0,
         fresh_for: float = 1.0,
         secret: str | bytes | None = None,
+        max_state_bytes: int = DEFAULT_MAX_STATE_BYTES,
     ) -> None:
         if fresh_for < 0:
             raise ValueError(f"fresh_for must be >= 0 seconds, not {fresh_for!r}")
@@ -398,7 +402,8 @@ class RedisState:
             call=self._call,
         )
         self.sessions = RedisSessions(self.client, prefix, self._call)
-        self.kv = RedisKV(self.client, prefix, self._call)  # ctx.session_state, shared by every process
+        # ctx.session_state, shared by every process: at most max_state_bytes in all
+        self.kv = RedisKV(self.client, prefix, self._call, max_total_bytes=max_state_bytes)
         # Tasks: records on Redis, commands and wake-ups on the bus (see _redis_tasks).
         self.tasks = RedisTaskDirectory(
             self.client, prefix=prefix, node=self.node, publish=self.publish, call=self._call, lease=task_lease

@@ -4,7 +4,13 @@ database shares, with the bounds and answers of :class:`~._kv.MemoryKV`.
 Keys, under the backend's ``prefix`` (default ``mcpio:``): ``kv:<scope>``, a hash per scope with
 ``v:<key>`` (the value), ``e:<key>`` (its expiry, ms on Redis's clock), and for a handle's scope
 ``o`` (the owner) and ``oe`` (the owner's expiry); ``kvo:<sha1 of an owner>``, the sorted set
-of that owner's live handles (their scopes, scored by expiry: ``max_handles``). Each operation is one Lua script: atomic
+of that owner's live handles (their scopes, scored by expiry: ``max_handles``); for
+``max_total_bytes``, ``kv:total`` (the bytes counted), ``kv:sizes`` (a hash: each scope's bytes
+as counted) and ``kv:ends`` (a sorted set: each counted scope by when its first key expires).
+Each ``set`` counts its scope again, and sweeps ``kv:ends``: a scope where a key has expired is
+counted again without it (16 of them per ``set``; all of them before one is refused), so an
+expired key leaves the total at the next ``set`` of any scope after it expired (until then the
+total errs high, never low). Each operation is one Lua script: atomic
 across processes (two processes setting keys of one scope at once both count against its
 bound), expired fields swept as the scope is written, and the hash's own expiry kept at its
 latest field's, so an abandoned scope leaves nothing behind. Time is Redis's (``TIME``), so the
@@ -15,10 +21,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._kv import DEFAULT_MAX_SCOPE_BYTES, ENTRY_OVERHEAD, StateLimitError, handle_limit, scope_limit
+from ._kv import (
+    DEFAULT_MAX_SCOPE_BYTES,
+    DEFAULT_MAX_TOTAL_BYTES,
+    ENTRY_OVERHEAD,
+    StateLimitError,
+    handle_limit,
+    scope_limit,
+    total_limit,
+)
 
 _NOW = """
 local h = ARGV[1] .. 'kv:' .. ARGV[2]
+local sizes, ends, total = ARGV[1] .. 'kv:sizes', ARGV[1] .. 'kv:ends', ARGV[1] .. 'kv:total'
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local function keep(at)
@@ -41,16 +56,51 @@ return got[1]
 """
 )
 
-# ARGV: prefix, scope, key, value, ttl ms, max scope bytes, overhead -> false (set) or {used, cost}
+# ARGV: prefix, scope, key, value, ttl ms, max scope bytes, overhead, max total bytes -> false
+# (set), {used, cost, 0} (over the scope's bound) or {total, cost, 1} (over the total)
 _SET = (
     _NOW
     + """
 local key, value, ttl = ARGV[3], ARGV[4], tonumber(ARGV[5])
-local limit, overhead = tonumber(ARGV[6]), tonumber(ARGV[7])
+local limit, overhead, most = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+local function recount(s)  -- scope s without its expired keys: counted again
+  local k = ARGV[1] .. 'kv:' .. s
+  local all = redis.call('HGETALL', k)
+  local fields = {}
+  for i = 1, #all, 2 do fields[all[i]] = all[i + 1] end
+  local bytes, soonest = 0, nil
+  for f, v in pairs(fields) do
+    if string.sub(f, 1, 2) == 'e:' then
+      local key = string.sub(f, 3)
+      if tonumber(v) <= now then
+        redis.call('HDEL', k, 'v:' .. key, f)
+      else
+        bytes = bytes + string.len(key) + string.len(fields['v:' .. key] or '') + overhead
+        if not soonest or tonumber(v) < soonest then soonest = tonumber(v) end
+      end
+    end
+  end
+  redis.call('DECRBY', total, tonumber(redis.call('HGET', sizes, s) or '0') - bytes)
+  if soonest then
+    redis.call('HSET', sizes, s, bytes)
+    redis.call('ZADD', ends, soonest, s)
+  else
+    redis.call('HDEL', sizes, s)
+    redis.call('ZREM', ends, s)
+  end
+end
+local function sweep(n)  -- the scopes where a key has expired (n of them; nil: all)
+  local args = {'ZRANGEBYSCORE', ends, '-inf', now}
+  if n then args = {'ZRANGEBYSCORE', ends, '-inf', now, 'LIMIT', 0, n} end
+  for _, s in ipairs(redis.call(unpack(args))) do
+    if s ~= ARGV[2] then recount(s) end
+  end
+end
+sweep(16)
 local all = redis.call('HGETALL', h)
 local fields = {}
 for i = 1, #all, 2 do fields[all[i]] = all[i + 1] end
-local used, latest = 0, now + ttl
+local used, latest, soonest = 0, now + ttl, now + ttl
 for f, v in pairs(fields) do
   if string.sub(f, 1, 2) == 'e:' then
     local k = string.sub(f, 3)
@@ -59,6 +109,7 @@ for f, v in pairs(fields) do
     elseif k ~= key then
       used = used + string.len(k) + string.len(fields['v:' .. k] or '') + overhead
       if tonumber(v) > latest then latest = tonumber(v) end
+      if tonumber(v) < soonest then soonest = tonumber(v) end
     end
   end
 end
@@ -67,18 +118,36 @@ if fields['oe'] then
   elseif tonumber(fields['oe']) > latest then latest = tonumber(fields['oe']) end
 end
 local cost = string.len(key) + string.len(value) + overhead
-if used + cost > limit then return {used, cost} end
+if used + cost > limit then return {used, cost, 0} end
+local delta = used + cost - tonumber(redis.call('HGET', sizes, ARGV[2]) or '0')
+if delta > 0 and tonumber(redis.call('GET', total) or '0') + delta > most then
+  sweep(nil)  -- every scope where a key expired, before refusing
+  delta = used + cost - tonumber(redis.call('HGET', sizes, ARGV[2]) or '0')
+  local all = tonumber(redis.call('GET', total) or '0')
+  if delta > 0 and all + delta > most then return {all, cost, 1} end
+end
 redis.call('HSET', h, 'v:' .. key, value, 'e:' .. key, now + ttl)
 redis.call('PEXPIREAT', h, latest)
+redis.call('HSET', sizes, ARGV[2], used + cost)
+redis.call('ZADD', ends, soonest, ARGV[2])
+redis.call('INCRBY', total, delta)
 return false
 """
 )
 
-# ARGV: prefix, scope, key -> 1 it was there (live), 0 absent or expired (removed either way)
+# ARGV: prefix, scope, key, overhead -> 1 it was there (live), 0 absent or expired (removed either
+# way, and no longer counted)
 _DELETE = (
     _NOW
     + """
-local e = redis.call('HGET', h, 'e:' .. ARGV[3])
+local got = redis.call('HMGET', h, 'v:' .. ARGV[3], 'e:' .. ARGV[3])
+local e = got[2]
+local counted = tonumber(redis.call('HGET', sizes, ARGV[2]) or '0')
+if got[1] and counted > 0 then
+  local cost = math.min(counted, string.len(ARGV[3]) + string.len(got[1]) + tonumber(ARGV[4]))
+  redis.call('HSET', sizes, ARGV[2], counted - cost)
+  redis.call('DECRBY', total, cost)
+end
 redis.call('HDEL', h, 'v:' .. ARGV[3], 'e:' .. ARGV[3])
 if e and tonumber(e) > now then return 1 end
 return 0
@@ -135,9 +204,18 @@ return got[1]
 class RedisKV:
     """The session-state store on Redis (see the module docstring)."""
 
-    def __init__(self, client: Any, prefix: str, call: Any, *, max_scope_bytes: int = DEFAULT_MAX_SCOPE_BYTES) -> None:
+    def __init__(
+        self,
+        client: Any,
+        prefix: str,
+        call: Any,
+        *,
+        max_scope_bytes: int = DEFAULT_MAX_SCOPE_BYTES,
+        max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
+    ) -> None:
         self.client, self.prefix, self._call = client, prefix, call
         self.max_scope_bytes = max_scope_bytes
+        self.max_total_bytes = max_total_bytes
         self._get = client.register_script(_GET)
         self._set = client.register_script(_SET)
         self._delete = client.register_script(_DELETE)
@@ -149,14 +227,17 @@ class RedisKV:
         return None if raw is None else bytes(raw)
 
     async def set(self, scope: str, key: str, value: bytes, ttl: float) -> None:
-        args = [self.prefix, scope, key, value, max(1, int(ttl * 1000)), self.max_scope_bytes, ENTRY_OVERHEAD]
+        ms = max(1, int(ttl * 1000))
+        args = [self.prefix, scope, key, value, ms, self.max_scope_bytes, ENTRY_OVERHEAD, self.max_total_bytes]
         refused = await self._call(lambda: self._set(args=args))
         if refused:
-            used, cost = (int(x) for x in refused)
+            used, cost, whole = (int(x) for x in refused)
+            if whole:
+                raise total_limit(used, self.max_total_bytes, "RedisState(max_state_bytes=)")
             raise scope_limit(used, cost, self.max_scope_bytes)
 
     async def delete(self, scope: str, key: str) -> bool:
-        return bool(await self._call(lambda: self._delete(args=[self.prefix, scope, key])))
+        return bool(await self._call(lambda: self._delete(args=[self.prefix, scope, key, ENTRY_OVERHEAD])))
 
     async def bind(self, scope: str, owner: str, ttl: float, max_handles: int) -> bool:
         args = [self.prefix, scope, owner, max(1, int(ttl * 1000)), max_handles]

@@ -16,6 +16,7 @@ session engine sets it in each request's task, so a transport that carries sever
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any, NamedTuple, Protocol, TypeVar
@@ -27,9 +28,13 @@ Frame = bytes | Oversized
 
 serving: ContextVar[tuple[Any, Any] | None] = ContextVar("mcpio_serving", default=None)
 # Set while a change is told to every copy of a legacy HTTP session shared by several processes
-# (each process tells its own copies: list changes, resource updates; :func:`told_everywhere`):
-# a copy sends it only on a GET stream of its own, never hands it to another process's.
-everywhere: ContextVar[bool] = ContextVar("mcpio_everywhere", default=False)
+# (each process tells its own copies: list changes, resource updates, extension notifications, a
+# core task's status; :func:`told_everywhere`): the change's id, the same on every process, else
+# "". A copy sends such a frame once, on a GET stream of its own (``_http_sessions_bus``).
+everywhere: ContextVar[str] = ContextVar("mcpio_everywhere", default="")
+# The id of the change being told (:func:`new_change`): made where it happens, carried by its bus
+# message to the other processes, which tell it under the same id.
+change: ContextVar[str] = ContextVar("mcpio_change", default="")
 
 
 class Transport(Protocol):
@@ -127,9 +132,15 @@ async def _relating(relation: tuple[Any, Any], sending: Awaitable[T]) -> T:
         serving.reset(token)
 
 
-async def told_everywhere(sending: Awaitable[T]) -> T:
-    """``sending`` (a notification), marked as told to every copy of its session (:data:`everywhere`)."""
-    token = everywhere.set(True)
+def new_change() -> str:
+    """The id of a change happening on this process (:data:`change`): unique among processes."""
+    return secrets.token_hex(8)
+
+
+async def told_everywhere(sending: Awaitable[T], change_id: str) -> T:
+    """``sending`` (a notification of change ``change_id``), marked as told to every copy of its
+    session (:data:`everywhere`)."""
+    token = everywhere.set(change_id)
     try:
         return await sending
     finally:

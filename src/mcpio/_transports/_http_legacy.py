@@ -124,9 +124,9 @@ class LegacyTransport:
         self.streams: dict[str, Stream] = {}  # live streams, for Last-Event-ID resumption
         self.get_stream: Stream | None = None
         # What is sent outside any request before the client first opened the GET stream, for it:
-        # the last HELD_FOR_GET messages, each with whether it was told to every copy of a shared
-        # session (:data:`everywhere`); None once a GET stream was opened (:meth:`outside`).
-        self.before_get: deque[tuple[bytes, bool]] | None = deque(maxlen=HELD_FOR_GET)
+        # the last HELD_FOR_GET messages, each with the id of the change it tells every copy of a
+        # shared session ("": none; :data:`everywhere`); None once a GET stream was opened (:meth:`outside`).
+        self.before_get: deque[tuple[bytes, str]] | None = deque(maxlen=HELD_FOR_GET)
         self._seq = 0
         self.closed = False
         self.last_active = time.monotonic()

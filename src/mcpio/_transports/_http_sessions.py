@@ -25,12 +25,7 @@ process keeps *local copies* in ``StreamableHTTPApp.sessions`` (each a
   process is told, as for a DELETE); a busy one keeps its record alive.
 
 What is sent outside a request goes to the session's GET stream, on the one process that holds
-it (``GET_MOVED`` tells the others where). A change told to every copy (list changes, resource
-updates: ``_base.everywhere``) is sent by the copy there and dropped by the others; what a copy
-sends on its own (a log message, a request to the client) goes over the bus to that process
-(``HELD``). Before the session's first GET, each copy holds both (``before_get``), and hands its
-own over when it hears where the GET opened; a copy started later learns it from the record
-(``GET_AT``).
+it: see :mod:`._http_sessions_bus`, which also has the bus's messages between the copies.
 
 A POST stream whose requests run here holds this process's lease (``state.tasks``) until they
 are answered, and its first stored event notes the process and the request ids: a process
@@ -52,9 +47,9 @@ from typing import TYPE_CHECKING, Any
 from .. import _jsonrpc as rpc
 from .._protocol import _http as h
 from .._state._base import SessionDirectory, StateUnavailable
-from ._base import everywhere
 from ._http_legacy import Engine, LegacyTransport, current
 from ._http_server_streams import Stream, peek
+from ._http_sessions_bus import CHANGED, ENDED, FRAME, GET_AT, HeldForGet, on_message
 
 if TYPE_CHECKING:
     from ._http_server import StreamableHTTPApp
@@ -63,17 +58,11 @@ log = logging.getLogger("mcpio.http")
 
 # Requests whose handling changes the record (they write it before their answer goes out).
 RECORDED = frozenset({"initialize", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"})
-ENDED = "mcpio/session-ended"
-CHANGED = "mcpio/session-changed"
-FRAME = "mcpio/session-frame"
-GET_MOVED = "mcpio/session-get"  # {sid, at}: the GET stream opened on process ``at`` (its tag)
-HELD = "mcpio/session-held"  # {sid, at, frames}: a copy's own messages for the GET stream on ``at``
 OWNER = "own"  # the record's field naming the principal that opened the session (with auth)
-GET_AT = "get"  # the record's field naming the process (its tag) that opened the GET stream last
 FRESH_FOR = 1.0  # seconds a touch vouches for a local copy (SharedSessions.find)
 
 
-class SharedLegacyTransport(LegacyTransport):
+class SharedLegacyTransport(HeldForGet):
     """A local copy of a shared legacy session (see the module docstring)."""
 
     def __init__(
@@ -197,56 +186,6 @@ class SharedLegacyTransport(LegacyTransport):
         if self.held:
             self._release([k for k, s in self.held.items() if s.finished])
 
-    def open_get_stream(self, *, priming: bool) -> Stream | None:
-        """The GET stream, here; the other processes' copies drop theirs (one per session) and
-        send theirs what they held for it (:meth:`get_moved`)."""
-        stream = super().open_get_stream(priming=priming)
-        if stream is not None:
-            self.get_at = None
-            self.registry.app._spawn(self._get_here())
-        return stream
-
-    async def _get_here(self) -> None:
-        """Tell the record (read by copies started from now on), then the other copies, that the
-        GET stream is on this process: a copy is told one way or the other."""
-        reg = self.registry
-        try:  # (rev unchanged: no copy reads the record again for it)
-            await reg.directory.note(self.id, GET_AT, reg.tag, ttl=reg.app.session_timeout)
-        except StateUnavailable as exc:
-            log.warning("session %s: which process holds its GET stream is not recorded: %s", self.id, exc)
-        await reg.publish({"type": GET_MOVED, "sid": self.id, "at": reg.tag})
-
-    def get_moved(self, at: str | None) -> list[str]:
-        """Process ``at`` holds the session's GET stream now: this one ends, and what this copy
-        sends on its own outside a request goes there (:meth:`outside`). Returns what it held
-        for the first GET of its own (for that stream; not the changes every copy was told)."""
-        held = [frame.decode() for frame, told in self.before_get if not told] if self.before_get else []
-        stream, self.get_stream, self.before_get, self.get_at = self.get_stream, None, None, at
-        if stream is not None:
-            self.streams.pop(stream.id, None)
-            stream.finished = True
-            stream.wake.set()
-        return held
-
-    async def outside(self, frame: bytes, method: str | None) -> None:
-        """:meth:`LegacyTransport.outside`; what this copy sends on its own while another process
-        holds the session's GET stream goes there, on the bus."""
-        at = self.get_at
-        if at is None or everywhere.get():
-            await super().outside(frame, method)
-        else:
-            await self.registry.publish({"type": HELD, "sid": self.id, "at": at, "frames": [frame.decode()]})
-
-    async def take_held(self, frames: list[str]) -> None:
-        """Put on this copy's GET stream what another copy of the session sent for it (``HELD``);
-        only that process's copy, admitted for the session's principal, can have opened it."""
-        for frame in frames:
-            stream = self.get_stream
-            if stream is None or self.closed:
-                log.debug("session %s: %d message(s) for a GET stream gone from here; dropped", self.id, len(frames))
-                return
-            await stream.put(frame.encode(), final=False)
-
     async def sync(self) -> None:
         """Write what changed in the session to its record, then tell the other copies."""
         if self.mirror is None:
@@ -290,13 +229,16 @@ class SharedSessions:
         self.app = app
         self.state = state
         self.directory = directory
-        # This process's POST streams and its copies' requests to the client: "<tag><n>"
-        self.tag = secrets.token_hex(3) + "."
+        # This process's POST streams and its copies' requests to the client: "<tag><n>". The
+        # process's node on the backend (RedisState.node: 64 random bits, its bus and leases'),
+        # so no two live processes draw the same tag (one identity per process).
+        node = getattr(state, "node", None)
+        self.tag = (node if isinstance(node, str) and node else secrets.token_hex(8)) + "."
         leases = getattr(state, "tasks", None)  # per-process leases (_state._redis_tasks), if any
         self.leases: Any = leases if hasattr(leases, "alive") else None
         self._due: dict[str, SharedLegacyTransport] = {}  # copies served without a touch (find)
         self._toucher: asyncio.Task[None] | None = None
-        state.on_message(self.on_message)
+        state.on_message(lambda message: on_message(self, message))
 
     def _local(self, sid: str, record: dict[str, str] | None) -> SharedLegacyTransport:
         return self.app.start_session(SharedLegacyTransport, sid, registry=self, record=record)
@@ -420,35 +362,6 @@ class SharedSessions:
             await self.state.publish(message)
         except StateUnavailable as exc:
             log.warning("session %s: %s not shared with the other processes: %s", message["sid"], message["type"], exc)
-
-    async def on_message(self, message: dict[str, Any]) -> None:
-        """Bus messages from other processes about sessions this process has a copy of."""
-        kind = message.get("type")
-        if kind not in (ENDED, CHANGED, FRAME, GET_MOVED, HELD):
-            return
-        local = self.app.sessions.get(str(message.get("sid")))
-        if not isinstance(local, SharedLegacyTransport) or local.closed:
-            return
-        if kind == ENDED:
-            local.session_ended = True
-            self.app.end_session(local, abort=True)
-        elif kind == GET_MOVED:
-            at = message.get("at")
-            held = local.get_moved(at if isinstance(at, str) else None)
-            if held and isinstance(at, str):
-                self.app._spawn(self.publish({"type": HELD, "sid": local.id, "at": at, "frames": held}))
-        elif kind == HELD:
-            frames = message.get("frames")
-            if message.get("at") == self.tag and isinstance(frames, list) and all(type(f) is str for f in frames):
-                self.app._spawn(local.take_held(frames))  # a task: a slow stream never holds up the bus
-        elif kind == CHANGED and isinstance(message.get("record"), dict):
-            local.refresh(message["record"], newer_only=True)
-        elif kind == FRAME and isinstance(message.get("frame"), str):
-            to = message.get("to")  # the processes whose copies it answers (absent: every copy)
-            if isinstance(to, list) and self.tag not in to:
-                return
-            # Not forwarded again; a task, so a full inbox never holds up the bus.
-            self.app._spawn(LegacyTransport.deliver(local, message["frame"].encode()))
 
     def resume(
         self, transport: LegacyTransport, last: str, stream_id: str, replay: list[tuple[str, bytes]]

@@ -24,7 +24,7 @@ import hashlib
 import secrets
 from typing import TYPE_CHECKING
 
-from .._server._http_view import SECRET_HEADERS
+from .._server._http_view import SECRET_HEADERS, client_network
 
 if TYPE_CHECKING:
     from .._server._context import Context
@@ -53,22 +53,8 @@ def network(ctx: Context) -> str:
     """The HTTP client address as a rate limit counts it (module docstring), else the connection."""
     http = ctx.http
     if http is not None and http.client is not None:
-        return f"address:{_network(http.client[0])}"
+        return f"address:{client_network(http.client[0])}"
     return connection(ctx)
-
-
-def _network(host: str) -> str:
-    import ipaddress
-
-    try:
-        ip = ipaddress.ip_address(host.split("%", 1)[0])  # without an IPv6 zone id
-    except ValueError:
-        return host  # not an IP address (a Unix socket's peer, a name): counted as it is
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
-        return str(ipaddress.IPv6Network((ip, 64), strict=False))
-    return str(ip)
 
 
 def principal(ctx: Context) -> str:
