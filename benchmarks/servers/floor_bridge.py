@@ -20,6 +20,7 @@ import asyncio
 import json
 import sys
 from collections import deque
+from collections.abc import Iterator
 
 ACCEPT = b"Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
 
@@ -31,6 +32,21 @@ def content_length(head: bytes) -> int:
         return 0
     end = lower.find(b"\r\n", at)
     return int(lower[at + 15 : end if end >= 0 else None])
+
+
+class Messages:
+    """A connection's bytes received (``buf``), cut into HTTP messages (Content-Length framing)."""
+
+    buf = b""
+
+    def messages(self) -> Iterator[tuple[bytes, bytes]]:
+        """Each whole message in ``buf`` (its head and body), taken out of it."""
+        while (end := self.buf.find(b"\r\n\r\n")) >= 0:
+            size = end + 4 + content_length(self.buf[:end])
+            if len(self.buf) < size:
+                return
+            head, body, self.buf = self.buf[:end], self.buf[end + 4 : size], self.buf[size:]
+            yield head, body
 
 
 def header(head: bytes, name: bytes) -> bytes | None:
@@ -50,22 +66,16 @@ async def to_http(host: str, port: int, path: str) -> None:
     start = b"POST %s HTTP/1.1\r\nHost: %s:%d\r\n%s" % (path.encode(), host.encode(), port, ACCEPT)
     session = [b""]  # the session's headers, once initialize answered with an id
 
-    class Conn(asyncio.Protocol):
+    class Conn(Messages, asyncio.Protocol):
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             self.transport: asyncio.Transport = transport  # type: ignore[assignment]
-            self.buf = b""
 
         def post(self, line: bytes) -> None:
             self.transport.write(b"%s%sContent-Length: %d\r\n\r\n%s" % (start, session[0], len(line), line))
 
         def data_received(self, data: bytes) -> None:
             self.buf += data
-            while (end := self.buf.find(b"\r\n\r\n")) >= 0:
-                head = self.buf[:end]
-                size = end + 4 + content_length(head)
-                if len(self.buf) < size:
-                    return
-                body, self.buf = self.buf[end + 4 : size], self.buf[size:]
+            for head, body in self.messages():
                 sid = header(head, b"mcp-session-id")
                 if sid and not session[0]:
                     session[0] = b"Mcp-Session-Id: %s\r\nMCP-Protocol-Version: 2025-11-25\r\n" % sid
@@ -124,22 +134,16 @@ async def from_http(port: int, argv: list[str]) -> None:
     child_stdin = child.get_pipe_transport(0)
     assert isinstance(child_stdin, asyncio.WriteTransport)
 
-    class Conn(asyncio.Protocol):
+    class Conn(Messages, asyncio.Protocol):
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
             self.transport: asyncio.Transport = transport  # type: ignore[assignment]
-            self.buf = b""
 
         def reply(self, status: bytes, head: bytes, body: bytes) -> None:
             self.transport.write(b"HTTP/1.1 %s\r\n%sContent-Length: %d\r\n\r\n%s" % (status, head, len(body), body))
 
         def data_received(self, data: bytes) -> None:
             self.buf += data
-            while (end := self.buf.find(b"\r\n\r\n")) >= 0:
-                head = self.buf[:end]
-                size = end + 4 + content_length(head)
-                if len(self.buf) < size:
-                    return
-                body, self.buf = self.buf[end + 4 : size], self.buf[size:]
+            for head, body in self.messages():
                 if not head.startswith(b"POST "):
                     self.reply(b"405 Method Not Allowed", b"", b"")
                     continue
