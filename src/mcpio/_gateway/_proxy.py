@@ -507,7 +507,8 @@ class ProxyServer(Server):
     ) -> None:
         super().__init__(label, lifespan=_connected)
         self.upstream = Upstream(self, target, label, client_options, process, round_timeout, named)
-        self.registry.first_start = None if waits else self.upstream  # a gateway's: _server._running
+        if not waits:  # a gateway's: requests wait for it (_server._running)
+            self.registry.wait_for(self.upstream)
         self.completion(self._complete)
 
     def unavailable(self) -> str | None:

@@ -22,6 +22,7 @@ Contracts:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +50,9 @@ KINDS_OF = {"tools": ("tools",), "prompts": ("prompts",), "resources": ("resourc
 
 _NO_SCOPES: frozenset[str] = frozenset()
 
+# Guards :attr:`Registry.held` (``Registry.hold`` may run on a thread that mounts, ``release`` on the loop).
+_HOLD = threading.Lock()
+
 
 #: The key of :attr:`Registry.notification_hooks` for a session's end (``Server.run_session``):
 #: heard as a client's notifications are, under a key no client can send (a method is a string).
@@ -65,6 +69,8 @@ class Registry:
         "custom",
         "extensions",
         "first_start",
+        "held",
+        "late",
         "middleware",
         "notification_hooks",
         "overrides",
@@ -106,6 +112,12 @@ class Registry:
         # its first start has ended, requests but ``_running.AT_ONCE`` wait for it, here and in the
         # servers these items are mounted in (:meth:`first_starts`); None: nothing of the kind.
         self.first_start: Starting | None = None
+        # The lifespans of the servers mounted here while it serves (``_running.LateMounts``): a first
+        # start too, until each has been entered.
+        self.late: Starting | None = None
+        # Whether a first start here or deeper may be under way (:meth:`hold`, :meth:`release`): the one
+        # test a request makes before it is served when nothing is starting (``_running.HeldUntilStarted``).
+        self.held = False
         # How the served tables are made once the server is shaped (``mount``/``disable``/``transform_tool``):
         # from its own items (``catalog.own``) and its mounts; None: it serves what it registers, as it is.
         self.catalog: Catalog | None = None
@@ -133,13 +145,31 @@ class Registry:
         return kinds
 
     def first_starts(self) -> list[Starting]:
-        """:attr:`first_start` of this registry and of every one mounted in it, deeper too, while
-        it has yet to end (a gateway's upstreams still starting)."""
-        first = self.first_start
-        found = [first] if first is not None and first.starting else []
+        """:attr:`first_start` and :attr:`late` of this registry and of every one mounted in it,
+        deeper too, while they have yet to end (a gateway's upstreams, a late mount's lifespan)."""
+        found = [first for first in (self.first_start, self.late) if first is not None and first.starting]
         for mount in self.catalog.mounts if self.catalog is not None else ():
             found += mount.child.registry.first_starts()
         return found
+
+    def wait_for(self, first: Starting) -> None:
+        """Serve from ``first`` (:attr:`first_start`): requests wait for its first start."""
+        self.first_start = first
+        self.hold()
+
+    def hold(self) -> None:
+        """A first start here may be under way (:meth:`first_starts`, set or mounted before this
+        call): requests wait for it here and in every server these items are mounted in."""
+        with _HOLD:
+            self.held = True
+            for catalog in self.mounted_in():
+                catalog.registry.held = True
+
+    def release(self) -> None:
+        """Serve requests at once again if no first start here or deeper is under way any more."""
+        with _HOLD:
+            if not self.first_starts():
+                self.held = False
 
     def tell(self, kind: str, uri: str | None) -> None:
         """Tell the watchers (``middleware.ResponseCache``…) that ``kind`` changed (``uri``: the
