@@ -160,8 +160,8 @@ class LateMounts:
     """The lifespans of the servers mounted in a server while its lifespan is held (``Server.mount``
     of a server already serving). On each event loop holding the parent's lifespan, a child's
     ``running()`` is entered at once, in a task of its own, and left before the parent's lifespan
-    ends, last mounted first (the order of the mounts entered with it: ``Server._lifespan_entered``).
-    A child that fails to start is logged; the parent
+    ends, last mounted first (the order of the mounts entered with it: ``Server._lifespan_entered``),
+    each one left even when that end is cancelled. A child that fails to start is logged; the parent
     serves on. Until a child's lifespan has been entered, it is a first start of the parent's
     (``Registry.late``: :class:`Starting`): requests wait for it, as they wait at the parent's start
     for the children mounted then."""
@@ -206,10 +206,18 @@ class LateMounts:
             for late in lates:
                 if late.task is None:  # its hold, scheduled from another thread, has yet to run: it never will
                     late.entered.set()
-            for late in reversed(lates):  # cancelled: its lifespan is left (or, still starting, stopped)
-                if late.task is not None:
-                    late.task.cancel()
-                    await asyncio.wait({late.task})
+            tasks = [late.task for late in reversed(lates) if late.task is not None]
+            left = 0
+            try:
+                for task in tasks:  # cancelled: its lifespan is left (or, still starting, stopped)
+                    task.cancel()
+                    await asyncio.wait({task})
+                    left += 1
+            except asyncio.CancelledError:  # left all the same, together: none outlives the parent
+                for task in tasks[left + 1 :]:
+                    task.cancel()
+                await asyncio.wait(tasks)
+                raise
 
     def add(self, child: Server) -> None:
         """Hold ``child``'s lifespan on every loop the parent's is held on (from any thread)."""
