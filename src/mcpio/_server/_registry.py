@@ -27,7 +27,10 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from typing import Protocol
+
     from ._catalog import Catalog
+    from ._context import Context
     from ._deps import Overrides
     from ._extensions import Extension
     from ._resources import Prompt, Resource
@@ -35,6 +38,19 @@ if TYPE_CHECKING:
     from ._server import Server
     from ._skills import Skill
     from ._tools import Tool
+
+    class Forwarding(Protocol):
+        """Another server a server stands for (:attr:`Registry.upstream`: a proxy's ``Upstream``)."""
+
+        #: The extensions it declares, announced as the server's own (``active_extensions``).
+        extensions: list[Extension]
+
+        async def custom(self, ctx: Context, method: str, params: dict[str, Any]) -> Any:
+            """Its answer to custom request ``method`` (``_extensions.extension_handler``)."""
+
+        def heard(self, method: str, params: dict[str, Any]) -> None:
+            """Tell it the client's custom notification ``method`` (``Server._hear``)."""
+
 
 # The item kinds of a registry (its table attributes), the scope method of their items and the
 # list_changed kind each belongs to.
@@ -82,6 +98,7 @@ class Registry:
         "skills",
         "templates",
         "tools",
+        "upstream",
         "watchers",
     )
 
@@ -99,6 +116,9 @@ class Registry:
         self.notification_hooks: dict[str | None, list[Callable[..., Any]]] = {}
         self.extensions: dict[str, Extension] = {}  # declared (SEP-2133), by identifier
         self.custom: Extension | None = None  # the holder of custom methods of no extension (never announced)
+        # The server this one stands for (a proxy's upstream): the custom requests and notifications
+        # no extension here serves go to it, its extensions are announced here; not through mounts.
+        self.upstream: Forwarding | None = None
         self.overrides: Overrides | None = None  # replaced dependency providers (``_deps``), made at the first
         # Told (kind, None) of a list change ("tools"…, here or on another process), ("resources/updated", uri)
         self.watchers: list[Callable[[str, str | None], None]] = []

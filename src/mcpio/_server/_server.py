@@ -26,7 +26,7 @@ from ._catalog_api import CatalogMixin, tags_of
 from ._changes import Changes, ChangesMixin
 from ._constructors import FromAPI
 from ._context import Context, request_context
-from ._extensions import ExtensionsMixin, extension_handler
+from ._extensions import ExtensionsMixin, extension_handler, is_custom
 from ._lifecycle import INFO_FIELDS, NO_CAPABILITIES, capabilities, server_info
 from ._mrtr import InputRequired, StateCodec, finished
 from ._registry import SESSION_ENDED, Registry
@@ -366,6 +366,9 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         its mounted servers', each in a task of its own."""
         import asyncio
 
+        upstream = self.registry.upstream
+        if upstream is not None and method is not None and is_custom(method):  # a proxy's: the upstream's too
+            upstream.heard(method, params)
         hooks = self.registry.hooks_of(method)
         if hooks:
             loop = asyncio.get_running_loop()
