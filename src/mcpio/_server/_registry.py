@@ -22,7 +22,6 @@ Contracts:
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -65,9 +64,6 @@ NOTIFY = {"tools": "tools", "prompts": "prompts", "resources": "resources", "tem
 KINDS_OF = {"tools": ("tools",), "prompts": ("prompts",), "resources": ("resources", "templates")}
 
 _NO_SCOPES: frozenset[str] = frozenset()
-
-# Guards :attr:`Registry.held` (``Registry.hold`` may run on a thread that mounts, ``release`` on the loop).
-_HOLD = threading.Lock()
 
 
 #: The key of :attr:`Registry.notification_hooks` for a session's end (``Server.run_session``):
@@ -180,16 +176,18 @@ class Registry:
     def hold(self) -> None:
         """A first start here may be under way (:meth:`first_starts`, set or mounted before this
         call): requests wait for it here and in every server these items are mounted in."""
-        with _HOLD:
-            self.held = True
-            for catalog in self.mounted_in():
-                catalog.registry.held = True
+        self.held = True
+        for catalog in self.mounted_in():
+            catalog.registry.held = True
 
     def release(self) -> None:
-        """Serve requests at once again if no first start here or deeper is under way any more."""
-        with _HOLD:
-            if not self.first_starts():
-                self.held = False
+        """Serve requests at once again if no first start here or deeper is under way any more.
+        No lock: a thread that mounts one sets :attr:`held` after the mount is in place, so the
+        second look finds that mount whenever the first one missed it and the clear came last."""
+        if not self.first_starts():
+            self.held = False
+            if self.first_starts():
+                self.held = True
 
     def tell(self, kind: str, uri: str | None) -> None:
         """Tell the watchers (``middleware.ResponseCache``…) that ``kind`` changed (``uri``: the
