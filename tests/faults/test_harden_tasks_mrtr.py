@@ -14,7 +14,8 @@ import httpx
 import pytest
 
 from mcpio._errors import InvalidParams
-from mcpio._server._mrtr import Rounds, StateCodec, principal_of
+from mcpio._server._mrtr import Rounds, StateCodec
+from mcpio.auth import AuthInfo
 from tests.faults.harden_support import headers, modern, open_session, rpc, spawn
 
 TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
@@ -92,7 +93,9 @@ def test_input_responses_without_the_state_that_asked_are_not_answers(tmp_path):
 def test_a_state_issued_to_one_caller_is_refused_for_another():
     codec = StateCodec(b"k" * 32, 60)
     params = {"name": "delete_all", "arguments": {}}
-    alice, mallory = principal_of("alice", "app-1"), principal_of("mallory", "app-1")
+    alice, mallory = (
+        AuthInfo(who, "app-1", frozenset(), issuer="https://as").principal for who in ("alice", "mallory")
+    )
     first = Rounds.from_request(codec, "tools/call", params, alice)
     from mcpio._server._mrtr import InputRequired
 

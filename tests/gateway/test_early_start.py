@@ -153,6 +153,32 @@ def test_a_gateway_or_proxy_mounted_while_serving_ends_its_upstream_with_the_ser
     assert _gone(str(starts))  # (none left behind by the test either)
 
 
+def test_requests_wait_for_a_gateway_mounted_while_serving_on_every_session(tmp_path):
+    """A legacy client's tool call mounts a gateway in the server it is served by (over HTTP on
+    127.0.0.1); the next request on that same session (opened before the mount, and again after a
+    first start has ended) waits for the gateway's upstream: its first ``tools/list`` lists it."""
+    starts = tmp_path / "starts"
+    outer = Server("outer")
+
+    @outer.tool
+    def attach(entry: str) -> str:
+        outer.mount(Server.from_config(str(_config(tmp_path / entry, (entry, [str(COUNTED), str(starts)])))))
+        return "attached"
+
+    async def go(url: str) -> set[str]:
+        async with Client(url, era="legacy", timeout=60) as c:
+            assert (await c.call_tool("attach", {"entry": "a"})).text == "attached"
+            assert "a__pid" in {t.name for t in await c.list_tools()}
+            assert (await c.call_tool("attach", {"entry": "b"})).text == "attached"
+            return {t.name for t in await c.list_tools()}
+
+    for entry in ("a", "b"):
+        (tmp_path / entry).mkdir()
+    with ServerThread(outer.http_app()) as served:
+        assert {"a__pid", "b__pid"} <= arun(go(served.url), timeout=90)
+    assert _gone(str(starts)), "an upstream outlived the server it was mounted in"
+
+
 def test_the_proxy_of_a_command_line_starts_its_upstream_once(tmp_path):
     starts = tmp_path / "starts"
     command = shlex.join([sys.executable, str(COUNTED), str(starts)])

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from mcpio import Client, Context, MCPError, ResourceNotFound, Server
-from tests.client.support import arun, within
+from mcpio import Client, Context, InvalidParams, MCPError, MethodNotFound, ResourceNotFound, Server
+from tests.client.support import EXAMPLES, arun, within
 from tests.gateway.support import each_caller_is_asked_alone, tools_changed, upstream_learns
+from tests.server.peer import Peer
 from tests.support import peers
 from tests.support.http import ServerThread
 
@@ -547,3 +548,50 @@ def test_a_proxied_mcp_app_keeps_its_app_only_tools_for_hosts_and_hides_them_fro
 
     with ServerThread(proxy.http_app()) as served:
         arun(go(served.url))
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_a_proxy_announces_its_upstreams_extensions_and_forwards_their_methods(era):
+    """``acme/history``, a method of the ``com.example/history`` extension of the calculator app
+    (a real subprocess), through ``Server.proxy``: forwarded as it is, its errors too; a method
+    the upstream does not serve either is -32601; a 2026-07-28 client sees the extension announced."""
+    proxy = Server.proxy([sys.executable, str(EXAMPLES / "apps_calculator.py")])
+
+    async def go():
+        async with Client(proxy, era=era, timeout=60) as c:
+            assert (await c.call_tool("add", {"a": 2, "b": 3})).data == 5
+            assert (await c.request("acme/history", {"last": 5}))["sums"] == [5]
+            with pytest.raises(InvalidParams, match="last"):
+                await c.request("acme/history", {"last": "all"})
+            with pytest.raises(MethodNotFound):
+                await c.request("acme/unknown", {})
+            if era == "modern":
+                assert c.server_capabilities.extensions["com.example/history"] == {}
+
+    arun(go(), timeout=90)
+
+
+def test_a_proxy_passes_an_extensions_notifications_both_ways():
+    """A legacy client's ``acme/ping`` reaches the upstream through the proxy, and the upstream's
+    ``acme/pushed`` reaches the proxy's client that declared ``com.acme/push`` (the proxy's own
+    connection declares it: ``extensions=``), in a session of raw frames."""
+    upstream = [sys.executable, str(HERE / "extended_upstream.py")]
+    proxy = Server.proxy(upstream, era="legacy", extensions={"com.acme/push": {}})
+
+    async def go():
+        async with Peer(proxy, initialize=False) as peer:
+            hello = {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"extensions": {"com.acme/push": {}}},  # as hosts send it (no member of 2025-11-25)
+                "clientInfo": {"name": "mcpio-tests", "version": "1.0.0"},
+            }
+            peer.version = (await peer.request("initialize", hello, check=False))["result"]["protocolVersion"]
+            await peer.notify("notifications/initialized")
+            assert (await peer.call("acme/echo", {"text": "hi"})) == {"echo": "hi"}
+            await peer.send({"jsonrpc": "2.0", "method": "acme/ping", "params": {"n": 3}}, check=False)
+            while (await peer.call_tool("pings"))["structuredContent"]["result"] != [3]:
+                pass  # (each a round trip to the upstream: it hears the ping before long)
+            assert (await peer.call_tool("push_back"))["structuredContent"]["result"] == 1
+            assert await peer.notification("acme/pushed") == {"x": 1}
+
+    arun(go(), timeout=90)

@@ -349,6 +349,10 @@ def test_a_view_is_told_the_csp_the_sandbox_applies_not_the_one_declared(browser
             told = [line for line in out if line.startswith("sandbox csp: ")]
             assert told == ["sandbox csp: " + json.dumps({"connectDomains": [origin]}, separators=(",", ":"))], out
             assert "fetch: sent" in out, out  # the entry kept applies
+            line = browser.find_element(By.CSS_SELECTOR, "#app-view .muted").text  # what the user is shown
+            applied = json.dumps({"connectDomains": [origin]}, separators=(",", ":"))
+            assert f"CSP applied: {applied}" in line, line
+            assert 'not applied: connectDomains: "https://x.example; script-src *"' in line, line
         finally:
             browser.switch_to.default_content()
             insp.close()

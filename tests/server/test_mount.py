@@ -664,3 +664,51 @@ def test_a_server_mounted_while_the_parent_serves_runs_its_lifespan_until_the_pa
         arun(go(served.url))
     assert events == ["main up", "late up", "late down", "main down"]
     assert "server 'failing', mounted while serving, failed to start or stop: RuntimeError: no database" in caplog.text
+
+
+def test_a_cancelled_stop_still_leaves_every_server_mounted_while_serving() -> None:
+    """Three servers mounted while the parent runs; its stop is cancelled while the last mounted
+    one's lifespan is still leaving: the two mounted before it are left all the same (what they
+    opened, a proxy's upstream process, never outlives the parent)."""
+    import asyncio
+
+    events: list[str] = []
+    leaving = asyncio.Event()
+    go_on = asyncio.Event()
+
+    def life(name: str, slow: bool = False) -> Any:
+        @contextlib.asynccontextmanager
+        async def lifespan(server: Server) -> Any:
+            yield name
+            if slow:
+                leaving.set()
+                await go_on.wait()
+            events.append(f"{name} down")
+
+        return lifespan
+
+    parent = Server("main")
+
+    async def serve(mounted: asyncio.Event) -> None:
+        async with parent.running():
+            for name in ("first", "second"):
+                parent.mount(Server(name, lifespan=life(name)), namespace=name)
+            parent.mount(Server("slow", lifespan=life("slow", slow=True)), namespace="slow")
+            async with Client(parent) as c:  # its requests wait for the three lifespans to be entered
+                await c.list_tools()
+            mounted.set()
+            await asyncio.Event().wait()
+
+    async def go() -> None:
+        mounted = asyncio.Event()
+        task = asyncio.ensure_future(serve(mounted))
+        await mounted.wait()
+        task.cancel()  # the parent stops: the slow one (last mounted) is left first
+        await leaving.wait()
+        task.cancel()  # and that stop is cancelled while it leaves
+        go_on.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    arun(go())
+    assert sorted(events) == ["first down", "second down", "slow down"]

@@ -181,3 +181,19 @@ def test_cli_lists_skills(tmp_path: Path) -> None:
         timeout=60,
     )
     assert [s["frontmatter"]["name"] for s in json.loads(js.stdout)] == ["pdf-tools", "notes"]
+
+
+def test_a_proxy_serves_its_upstreams_skills(tmp_path: Path) -> None:
+    """``Server.proxy`` of a server with skills (a real subprocess): the proxy serves none itself,
+    so it announces the upstream's skills extension and its ``skills/list`` is the upstream's."""
+    import sys
+
+    make_folder(tmp_path / "skills")
+    script = tmp_path / "srv.py"
+    script.write_text(f"from mcpio import Server\nServer('s', skills={str(tmp_path / 'skills')!r}).run()\n")
+
+    async def go() -> list[str]:
+        async with Client(Server.proxy([sys.executable, str(script)]), era="modern", timeout=60) as c:
+            return [s.uri for s in await c.list_skills()]
+
+    assert sorted(arun(go(), timeout=90)) == ["skill://pdf-tools/SKILL.md", "skill://team/notes/SKILL.md"]

@@ -23,16 +23,18 @@ and fail as ``Upstream.failure`` says.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from .. import _log
 from .._content import ToolResult
-from .._errors import HeaderMismatch
+from .._errors import HeaderMismatch, MCPError
 from .._server._apps import declare
 from .._server._context import Context, request_context
 from .._server._handlers import called_plainly
-from .._server._mrtr import InputRequired, finished
+from .._server._mrtr import ROUND_TIMEOUT, InputRequired, finished, round_timeout_checked
 from .._server._tools import Tool
 from .._versions import APPS_HOST, RULES, Rules
 
@@ -44,7 +46,10 @@ if TYPE_CHECKING:
     from .._server._server import Server
     from .._session import Relayed, Session
     from ._proxy import Upstream
+    from ._roots import RootsRelay
     from ._rounds import Flight
+
+log = _log.logger("mcpio.gateway", globals())
 
 #: The caller whose upstream call runs in this task. What the upstream asks during a call is
 #: asked in the call's own task when the ask is part of the call's answer (a 2026-07-28
@@ -54,6 +59,14 @@ if TYPE_CHECKING:
 #: legacy stdio upstream's request carries no link to its call: it goes to the only call in
 #: flight, or the most recent one when there are several.
 _CALLER: contextvars.ContextVar[Any] = contextvars.ContextVar("mcpio_proxy_caller", default=None)
+
+
+class Flights(dict[str, "Flight"]):
+    """An upstream's calls that asked their client something (``_rounds.Flight``), by id."""
+
+    def __init__(self, round_timeout: float = ROUND_TIMEOUT) -> None:
+        super().__init__()
+        self.round_timeout = round_timeout_checked(round_timeout)  # how long each waits for its client's next round
 
 
 class ForwardedTool(Tool):
@@ -318,3 +331,63 @@ def forwarded_tool(upstream: Upstream, t: Any, client: Client) -> Tool:
     made.upstream = upstream  # type: ignore[attr-defined]  # whose mirror it belongs to (Server.replace_own)
     made.upstream_name = name  # type: ignore[attr-defined]
     return made
+
+
+class AskingClients:
+    """The part of an ``Upstream`` that forwards what the upstream asks or logs during a call to
+    the client that made the call (``Upstream.callers``, :data:`_CALLER`)."""
+
+    if TYPE_CHECKING:
+        label: str
+        callers: list[Context | Flight | _Relaying]
+        relay: RootsRelay
+
+    def _caller(self) -> Context | Flight | _Relaying | None:
+        """The caller the upstream's current request or log message belongs to (see _CALLER)."""
+        caller = _CALLER.get()
+        if caller is not None and caller in self.callers:
+            return caller  # type: ignore[no-any-return]
+        return self.callers[-1] if self.callers else None
+
+    async def _ask(self, method: str, params: dict[str, Any]) -> Any:
+        """The upstream asks ``method`` during a call: asked of the client that made the call
+        (:meth:`_caller`), in its era's way."""
+        from ._rounds import Flight, ask_client
+
+        caller = self._caller()
+        if caller is None:
+            raise MCPError(f"{method} from upstream {self.label!r} outside any request: no client to forward it to")
+        if isinstance(caller, _Relaying):
+            caller = caller.asking()
+        if isinstance(caller, Flight):
+            return await caller.ask(method, params)
+        return await ask_client(caller, method, params, None)
+
+    async def _sampling(self, params: dict[str, Any]) -> Any:
+        return await self._ask("sampling/createMessage", params)
+
+    async def _elicitation(self, params: dict[str, Any]) -> Any:
+        return await self._ask("elicitation/create", params)
+
+    async def _roots(self) -> Any:
+        try:  # outside any call: the roots of the proxy's sole client, or none (_roots)
+            return await (self._ask("roots/list", {}) if self.callers else self.relay.listed())
+        except MCPError:
+            return []
+
+    async def _on_log(self, params: dict[str, Any]) -> None:
+        from ._rounds import Flight
+
+        caller = self._caller()
+        if isinstance(caller, _Relaying):
+            caller = caller.ctx
+        elif isinstance(caller, Flight):  # a 2026-07-28 client's call: its round going on, if any
+            caller = caller.ctx if caller.running else None
+        if isinstance(caller, Context):
+            with contextlib.suppress(Exception):
+                await caller.log(str(params.get("level", "info")), params.get("data"), logger=params.get("logger"))
+                return
+        log.info("upstream %r: %s", self.label, params.get("data"))
+
+    def _on_stderr(self, line: str) -> None:
+        log.info("upstream %r stderr: %s", self.label, line.rstrip())

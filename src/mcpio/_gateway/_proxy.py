@@ -14,7 +14,8 @@ and roots requests the upstream sends during a call, forwarded to the client tha
 (with a legacy stdio upstream, the most recent one when several calls are in flight: see
 _CALLER) and answered back, and outside a call the roots of the proxy's sole client (``_roots``);
 the upstream's log messages to the call's client, else to the proxy's log; a subprocess
-upstream's stderr to the proxy's log. Security: the proxy's own clients' credentials never go
+upstream's stderr to the proxy's log; the extensions it declares, their custom requests and
+notifications (``_custom``). Security: the proxy's own clients' credentials never go
 upstream (the spec forbids token passthrough); it uses only what ``client_options`` give it.
 """
 
@@ -30,10 +31,12 @@ from .._client._opening import send_first
 from .._errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ConnectionClosed, MCPError, TransportError
 from .._host._config import ServerSpec
 from .._server._context import Context
-from .._server._mrtr import ROUND_TIMEOUT, round_timeout_checked
+from .._server._extensions import is_custom
+from .._server._mrtr import ROUND_TIMEOUT
 from .._server._server import Server
 from .._server._stdio import settle
-from ._forwarded import _CALLER, _Relaying, as_host, chosen_tools, forwarded_tool
+from ._custom import CustomForwarding
+from ._forwarded import _CALLER, AskingClients, Flights, _Relaying, as_host, chosen_tools, forwarded_tool
 from ._items import ForwardedPrompt, ForwardedResource
 from ._roots import RootsRelay
 
@@ -41,6 +44,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from .._client._client import Client
+    from .._server._extensions import Extension
     from .._server._resources import Resource
     from ._rounds import Flight
 
@@ -57,15 +61,7 @@ class UpstreamError(MCPError):
     """The upstream server could not be reached or went away during the request."""
 
 
-class Flights(dict[str, "Flight"]):
-    """An upstream's calls that asked their client something (``_rounds.Flight``), by id."""
-
-    def __init__(self, round_timeout: float = ROUND_TIMEOUT) -> None:
-        super().__init__()
-        self.round_timeout = round_timeout_checked(round_timeout)  # how long each waits for its client's next round
-
-
-class Upstream:
+class Upstream(CustomForwarding, AskingClients):
     """One upstream connection: opened on demand, re-opened after it dies, mirrored into ``server``."""
 
     def __init__(
@@ -92,6 +88,7 @@ class Upstream:
         self.flights = Flights(getattr(target, "round_timeout", None) or round_timeout)  # a ServerSpec's own first
         self._background: set[asyncio.Task[Any]] = set()
         self._listed: dict[str, Any] = {}  # kind -> what the upstream listed when last mirrored
+        self.extensions: list[Extension] = []  # what it declares, the proxy announces (_custom)
         self._watched: dict[str, int] = {}  # upstream URI -> the proxy's subscribers to it
         self.started = False
         self.start_ms: float | None = None  # how long the first start took (connect and mirror)
@@ -151,6 +148,7 @@ class Upstream:
                 raise
             self.client, self.error = client, None
             self._adopt(client)
+            self.learn_extensions(client)
             return client
 
     def _adopt(self, client: Client) -> None:
@@ -416,6 +414,8 @@ class Upstream:
         elif method == "notifications/resources/updated" and params and isinstance(params.get("uri"), str):
             uri = params["uri"]
             self.spawn(self.server.changes.resource_updated(uri, self._turn(uri)))
+        elif is_custom(method):  # an extension's: to the proxy's clients of it (_custom)
+            self.tell_clients(method, params)
 
     async def _remirror(self, kind: str) -> None:
         if self.client is None and (lock := self._lock) is not None and lock.locked():  # told during the
@@ -437,57 +437,6 @@ class Upstream:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    # ------------------------------------------------------------ server -> client, forwarded
-    def _caller(self) -> Context | Flight | _Relaying | None:
-        """The caller the upstream's current request or log message belongs to (see _CALLER)."""
-        caller = _CALLER.get()
-        if caller is not None and caller in self.callers:
-            return caller  # type: ignore[no-any-return]
-        return self.callers[-1] if self.callers else None
-
-    async def _ask(self, method: str, params: dict[str, Any]) -> Any:
-        """The upstream asks ``method`` during a call: asked of the client that made the call
-        (:meth:`_caller`), in its era's way."""
-        from ._rounds import Flight, ask_client
-
-        caller = self._caller()
-        if caller is None:
-            raise MCPError(f"{method} from upstream {self.label!r} outside any request: no client to forward it to")
-        if isinstance(caller, _Relaying):
-            caller = caller.asking()
-        if isinstance(caller, Flight):
-            return await caller.ask(method, params)
-        return await ask_client(caller, method, params, None)
-
-    async def _sampling(self, params: dict[str, Any]) -> Any:
-        return await self._ask("sampling/createMessage", params)
-
-    async def _elicitation(self, params: dict[str, Any]) -> Any:
-        return await self._ask("elicitation/create", params)
-
-    async def _roots(self) -> Any:
-        try:  # outside any call: the roots of the proxy's sole client, or none (_roots)
-            return await (self._ask("roots/list", {}) if self.callers else self.relay.listed())
-        except MCPError:
-            return []
-
-    async def _on_log(self, params: dict[str, Any]) -> None:
-        from ._rounds import Flight
-
-        caller = self._caller()
-        if isinstance(caller, _Relaying):
-            caller = caller.ctx
-        elif isinstance(caller, Flight):  # a 2026-07-28 client's call: its round going on, if any
-            caller = caller.ctx if caller.running else None
-        if isinstance(caller, Context):
-            with contextlib.suppress(Exception):
-                await caller.log(str(params.get("level", "info")), params.get("data"), logger=params.get("logger"))
-                return
-        log.info("upstream %r: %s", self.label, params.get("data"))
-
-    def _on_stderr(self, line: str) -> None:
-        log.info("upstream %r stderr: %s", self.label, line.rstrip())
-
 
 class ProxyServer(Server):
     """The Server :func:`proxy` makes: its ``upstream`` connects in its lifespan and is closed
@@ -507,7 +456,9 @@ class ProxyServer(Server):
     ) -> None:
         super().__init__(label, lifespan=_connected)
         self.upstream = Upstream(self, target, label, client_options, process, round_timeout, named)
-        self.registry.first_start = None if waits else self.upstream  # a gateway's: _server._running
+        self.registry.upstream = self.upstream  # its extensions' methods go there (_custom)
+        if not waits:  # a gateway's: requests wait for it (_server._running)
+            self.registry.wait_for(self.upstream)
         self.completion(self._complete)
 
     def unavailable(self) -> str | None:

@@ -35,7 +35,7 @@ from .._server._context import Context
 from .._server._mrtr import InputRequired
 
 if TYPE_CHECKING:
-    from ._proxy import Flights
+    from ._forwarded import Flights
 
 log = _log.logger("mcpio.gateway", globals())
 ANSWERED_TTL = 60.0  # seconds an answered flight still answers a late retry

@@ -157,6 +157,8 @@ class CatalogMixin:
             child.registry.parents.append(catalog)  # change is told to all its mounts here at once
         catalog.rebuild()
         self.late_mounts.add(child)  # serving already: its lifespan starts now, ends with this one's
+        if self.registry.first_starts():  # its upstream, its lifespan now (late_mounts): requests wait for them
+            self.registry.hold()
 
     @classmethod
     def proxy(

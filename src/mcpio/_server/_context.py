@@ -123,7 +123,7 @@ class Context:
         principal: str | None = None,
     ) -> None:
         self.server = server
-        self.principal = principal  # the authenticated caller (_mrtr.principal_of), None without auth
+        self.principal = principal  # the authenticated caller (AuthInfo.principal), None without auth
         self.session = session
         self.request_id = request_id
         self.meta = meta if isinstance(meta, dict) else {}

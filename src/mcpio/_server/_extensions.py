@@ -140,12 +140,20 @@ class Extension:
 def _check_name(name: str, what: str) -> None:
     """ValueError unless ``name`` may be the name of an extension's own ``what`` (a method or a
     notification): ``prefix/name``, outside MCP's ``notifications/`` and ``ui/``, no MCP method."""
-    from .._versions import ALL_CLIENT_REQUESTS, SERVER_REQUESTS, SKILLS_METHODS  # skills: built on this API
-
     if not isinstance(name, str) or "/" not in name or name.startswith(_RESERVED_PREFIXES):
         raise ValueError(f"custom {what} {name!r} needs a 'prefix/name' form outside notifications/ and ui/")
-    if (name in ALL_CLIENT_REQUESTS and name not in SKILLS_METHODS) or name in SERVER_REQUESTS:
+    if not is_custom(name):
         raise ValueError(f"{name!r} is an MCP method; an extension adds {what}s of its own")
+
+
+def is_custom(name: str) -> bool:
+    """Whether ``name`` may be an extension's own method or notification (:func:`_check_name`;
+    the skills extension's methods are: it is built on this API)."""
+    from .._versions import ALL_CLIENT_REQUESTS, SERVER_REQUESTS, SKILLS_METHODS
+
+    if "/" not in name or name.startswith(_RESERVED_PREFIXES) or name in SERVER_REQUESTS:
+        return False
+    return name not in ALL_CLIENT_REQUESTS or name in SKILLS_METHODS
 
 
 def typed_handler(name: str, fn: Callable[..., Any]) -> Handler:
@@ -220,16 +228,19 @@ def extension_handler(registry: Registry, method: str) -> Handler | None:
     """The handler of custom request ``method`` of the server serving ``registry``, or None. It
     refuses with -32601 a request its extension does not serve: under legacy rules
     (``legacy=False``), or while inactive."""
+    forward = _forwarded(registry, method)
     for ext in all_extensions(registry):
         handler = ext.methods.get(method)
         if handler is not None:
             break
     else:
-        return None
+        return forward
 
     async def gated(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
         owner = ext.server or server  # a mounted server's extension: that server's
         if ext.active is not None and not ext.active(owner):
+            if forward is not None:  # a built-in it does not serve itself: its upstream's (a proxy of skills)
+                return await forward(server, ctx, params)
             raise MethodNotFound(f"Method not found: {method!r} (this server did not declare the {ext.id} extension)")
         if not ext.serves(ctx.rules):
             raise MethodNotFound(
@@ -239,6 +250,20 @@ def extension_handler(registry: Registry, method: str) -> Handler | None:
         return await handler(owner, ctx, params)
 
     return gated
+
+
+def _forwarded(registry: Registry, method: str) -> Handler | None:
+    """The handler of custom request ``method`` that no extension here serves: the upstream's
+    answer (``Registry.upstream``, a proxy's), or None."""
+    upstream = registry.upstream
+    if upstream is None or not is_custom(method):
+        return None
+
+    async def forwarded(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = await upstream.custom(ctx, method, params)
+        return result
+
+    return forwarded
 
 
 class ExtensionsMixin:
@@ -283,10 +308,16 @@ class ExtensionsMixin:
 
     def active_extensions(self) -> list[Extension]:
         """The extensions this server declares now (``capabilities.extensions`` of 2026-07-28): its
-        own, and those its mounted servers declare (it serves their tools and methods; by
-        identifier, its own settings win)."""
+        own, those its mounted servers declare (it serves their tools and methods; by
+        identifier, its own settings win), and a proxy's upstream's (it forwards their methods)."""
         found: dict[str, Extension] = {}
-        for ext in (*BUILTIN, *self.registry.extensions.values(), *_mounted(self.registry)):
+        upstream = self.registry.upstream  # a proxy's: those its upstream declares too
+        for ext in (
+            *BUILTIN,
+            *self.registry.extensions.values(),
+            *_mounted(self.registry),
+            *(upstream.extensions if upstream is not None else ()),
+        ):
             if ext.id not in found and ext.id != _CUSTOM and (ext.active is None or ext.active(ext.server or self)):
                 found[ext.id] = ext
         return list(found.values())

@@ -29,8 +29,8 @@ What the state guarantees:
   ignored and the handler asks again (an answer cannot "confirm" anything without the round
   trip, and the state's expiry and binding cannot be sidestepped by leaving it out).
 * **Bound to the caller.** When the request carries an authenticated caller, the state records
-  its *principal* (``principal_of(subject, client_id)``: token subject and OAuth client) and a
-  state presented by another principal is refused. Without auth there is no caller to bind to.
+  its *principal* (``AuthInfo.principal``: the one the project binds sessions, tasks and state
+  to) and a state presented by another principal is refused. Without auth there is no caller to bind to.
 * **Retries are allowed.** The same state may be presented again within its lifetime
   (``state_ttl``, one hour by default): clients retry after network failures, so a state is
   not single-use. A tool whose effect must happen once keeps its own idempotency record.
@@ -110,14 +110,6 @@ def request_digest(method: str, params: dict[str, Any]) -> str:
 
     raw = json.dumps(salient, sort_keys=True, separators=(",", ":"), default=str).encode()
     return _b64(hashlib.sha256(raw).digest()[:16])
-
-
-def principal_of(subject: str | None, client_id: str | None = None) -> str | None:
-    """The caller a requestState is bound to: the token subject and the OAuth client id of the
-    request's auth info, or None when the request is not authenticated."""
-    if subject is None and client_id is None:
-        return None
-    return f"{subject or ''}\x1f{client_id or ''}"
 
 
 class StateCodec:
@@ -200,7 +192,7 @@ class Rounds:
         """Rebuild the answers of a retry: verified earlier answers plus this round's responses
         to the keys that round asked (others are ignored, spec MRTR §Errors). Without a
         requestState there was no round: ``inputResponses`` are ignored and the handler asks
-        again. ``principal`` (``principal_of``) binds the state to the authenticated caller."""
+        again. ``principal`` (``AuthInfo.principal``) binds the state to the authenticated caller."""
         state = params.get("requestState")
         if state is None:
             return cls({}, 0, principal)

@@ -26,7 +26,10 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from typing import Protocol
+
     from ._catalog import Catalog
+    from ._context import Context
     from ._deps import Overrides
     from ._extensions import Extension
     from ._resources import Prompt, Resource
@@ -34,6 +37,19 @@ if TYPE_CHECKING:
     from ._server import Server
     from ._skills import Skill
     from ._tools import Tool
+
+    class Forwarding(Protocol):
+        """Another server a server stands for (:attr:`Registry.upstream`: a proxy's ``Upstream``)."""
+
+        #: The extensions it declares, announced as the server's own (``active_extensions``).
+        extensions: list[Extension]
+
+        async def custom(self, ctx: Context, method: str, params: dict[str, Any]) -> Any:
+            """Its answer to custom request ``method`` (``_extensions.extension_handler``)."""
+
+        def heard(self, method: str, params: dict[str, Any]) -> None:
+            """Tell it the client's custom notification ``method`` (``Server._hear``)."""
+
 
 # The item kinds of a registry (its table attributes), the scope method of their items and the
 # list_changed kind each belongs to.
@@ -65,6 +81,8 @@ class Registry:
         "custom",
         "extensions",
         "first_start",
+        "held",
+        "late",
         "middleware",
         "notification_hooks",
         "overrides",
@@ -76,6 +94,7 @@ class Registry:
         "skills",
         "templates",
         "tools",
+        "upstream",
         "watchers",
     )
 
@@ -93,6 +112,9 @@ class Registry:
         self.notification_hooks: dict[str | None, list[Callable[..., Any]]] = {}
         self.extensions: dict[str, Extension] = {}  # declared (SEP-2133), by identifier
         self.custom: Extension | None = None  # the holder of custom methods of no extension (never announced)
+        # The server this one stands for (a proxy's upstream): the custom requests and notifications
+        # no extension here serves go to it, its extensions are announced here; not through mounts.
+        self.upstream: Forwarding | None = None
         self.overrides: Overrides | None = None  # replaced dependency providers (``_deps``), made at the first
         # Told (kind, None) of a list change ("tools"…, here or on another process), ("resources/updated", uri)
         self.watchers: list[Callable[[str, str | None], None]] = []
@@ -106,6 +128,12 @@ class Registry:
         # its first start has ended, requests but ``_running.AT_ONCE`` wait for it, here and in the
         # servers these items are mounted in (:meth:`first_starts`); None: nothing of the kind.
         self.first_start: Starting | None = None
+        # The lifespans of the servers mounted here while it serves (``_running.LateMounts``): a first
+        # start too, until each has been entered.
+        self.late: Starting | None = None
+        # Whether a first start here or deeper may be under way (:meth:`hold`, :meth:`release`): the one
+        # test a request makes before it is served when nothing is starting (``_running.HeldUntilStarted``).
+        self.held = False
         # How the served tables are made once the server is shaped (``mount``/``disable``/``transform_tool``):
         # from its own items (``catalog.own``) and its mounts; None: it serves what it registers, as it is.
         self.catalog: Catalog | None = None
@@ -133,13 +161,33 @@ class Registry:
         return kinds
 
     def first_starts(self) -> list[Starting]:
-        """:attr:`first_start` of this registry and of every one mounted in it, deeper too, while
-        it has yet to end (a gateway's upstreams still starting)."""
-        first = self.first_start
-        found = [first] if first is not None and first.starting else []
+        """:attr:`first_start` and :attr:`late` of this registry and of every one mounted in it,
+        deeper too, while they have yet to end (a gateway's upstreams, a late mount's lifespan)."""
+        found = [first for first in (self.first_start, self.late) if first is not None and first.starting]
         for mount in self.catalog.mounts if self.catalog is not None else ():
             found += mount.child.registry.first_starts()
         return found
+
+    def wait_for(self, first: Starting) -> None:
+        """Serve from ``first`` (:attr:`first_start`): requests wait for its first start."""
+        self.first_start = first
+        self.hold()
+
+    def hold(self) -> None:
+        """A first start here may be under way (:meth:`first_starts`, set or mounted before this
+        call): requests wait for it here and in every server these items are mounted in."""
+        self.held = True
+        for catalog in self.mounted_in():
+            catalog.registry.held = True
+
+    def release(self) -> None:
+        """Serve requests at once again if no first start here or deeper is under way any more.
+        No lock: a thread that mounts one sets :attr:`held` after the mount is in place, so the
+        second look finds that mount whenever the first one missed it and the clear came last."""
+        if not self.first_starts():
+            self.held = False
+            if self.first_starts():
+                self.held = True
 
     def tell(self, kind: str, uri: str | None) -> None:
         """Tell the watchers (``middleware.ResponseCache``…) that ``kind`` changed (``uri``: the

@@ -15,12 +15,16 @@ The first start (:class:`Starting`, ``Registry.first_start``: a gateway's upstre
 proxy's lifespan): until it has ended, a request other than :data:`AT_ONCE` waits for it
 (:class:`HeldUntilStarted`), in the server it belongs to and in every server that one is mounted
 in, so the first ``tools/list`` lists what the upstream serves (also to a host that ignores
-``list_changed``). :data:`AT_ONCE` requests are answered meanwhile, as by a plain server: a
-gateway served on stdio answers ``initialize`` before asyncio loads (``_stdio.fast_start``).
+``list_changed``). It holds every session of those servers, those open before it was mounted
+too, from the moment it is made or mounted (``Registry.held``). :data:`AT_ONCE` requests are
+answered meanwhile, as by a plain server: a gateway served on stdio answers ``initialize``
+before asyncio loads (``_stdio.fast_start``).
 
 A server mounted in one whose lifespan is held (:class:`LateMounts`: mounted while serving) has
 its own lifespan entered at once and left with the parent's: what it opens (a proxy's upstream)
-never outlives the parent's serving.
+never outlives the parent's serving. Until that lifespan has been entered it is a first start
+(``Registry.late``): no request reaches its items before, as none reaches a child's at the
+parent's start.
 """
 
 from __future__ import annotations
@@ -156,14 +160,35 @@ class LateMounts:
     """The lifespans of the servers mounted in a server while its lifespan is held (``Server.mount``
     of a server already serving). On each event loop holding the parent's lifespan, a child's
     ``running()`` is entered at once, in a task of its own, and left before the parent's lifespan
-    ends, last mounted first (the order of the mounts entered with it: ``Server._lifespan_entered``).
-    A child that fails to start is logged; the parent serves on."""
+    ends, last mounted first (the order of the mounts entered with it: ``Server._lifespan_entered``),
+    each one left even when that end is cancelled. A child that fails to start is logged; the parent
+    serves on. Until a child's lifespan has been entered, it is a first start of the parent's
+    (``Registry.late``: :class:`Starting`): requests wait for it, as they wait at the parent's start
+    for the children mounted then."""
 
     __slots__ = ("by_loop",)
 
     def __init__(self) -> None:
-        # event loop -> the task holding each child mounted there while the parent is held
-        self.by_loop: dict[Any, list[asyncio.Task[None]]] = {}
+        # event loop -> each child mounted there while the parent is held
+        self.by_loop: dict[Any, list[_Late]] = {}
+
+    @property
+    def starting(self) -> bool:
+        """Whether a child's lifespan has yet to be entered (on an event loop still open)."""
+        return any(
+            not late.entered.is_set()
+            for loop, lates in list(self.by_loop.items())
+            if not loop.is_closed()
+            for late in lates
+        )
+
+    async def start(self) -> None:
+        """Return when the lifespans of the children mounted on this event loop have been entered
+        (or failed to be)."""
+        import asyncio
+
+        for late in list(self.by_loop.get(asyncio.get_running_loop(), ())):
+            await late.entered.wait()
 
     @contextlib.asynccontextmanager
     async def held(self) -> AsyncIterator[None]:
@@ -173,14 +198,26 @@ class LateMounts:
 
         loop = asyncio.get_running_loop()
         drop_closed_loops(self.by_loop)
-        holds = self.by_loop[loop] = []
+        lates = self.by_loop[loop] = []
         try:
             yield
         finally:
             self.by_loop.pop(loop, None)  # mounted from now on: entered when the parent is held again
-            for task in reversed(holds):  # cancelled: its lifespan is left (or, still starting, stopped)
-                task.cancel()
-                await asyncio.wait({task})
+            for late in lates:
+                if late.task is None:  # its hold, scheduled from another thread, has yet to run: it never will
+                    late.entered.set()
+            tasks = [late.task for late in reversed(lates) if late.task is not None]
+            left = 0
+            try:
+                for task in tasks:  # cancelled: its lifespan is left (or, still starting, stopped)
+                    task.cancel()
+                    await asyncio.wait({task})
+                    left += 1
+            except asyncio.CancelledError:  # left all the same, together: none outlives the parent
+                for task in tasks[left + 1 :]:
+                    task.cancel()
+                await asyncio.wait(tasks)
+                raise
 
     def add(self, child: Server) -> None:
         """Hold ``child``'s lifespan on every loop the parent's is held on (from any thread)."""
@@ -192,23 +229,45 @@ class LateMounts:
             here = asyncio.get_running_loop()
         except RuntimeError:
             here = None
-        for loop, holds in list(self.by_loop.items()):
-            if loop is here and here is not None:
-                self._hold(here, holds, child)
-            elif not loop.is_closed():
-                loop.call_soon_threadsafe(self._hold, loop, holds, child)
+        for loop, lates in list(self.by_loop.items()):
+            if loop.is_closed():
+                continue
+            late = _Late(child)
+            lates.append(late)  # a first start from now on (starting), whichever thread mounts it
+            if here is not None and loop is here:
+                self._hold(here, lates, late)
+            else:
+                loop.call_soon_threadsafe(self._hold, loop, lates, late)
 
-    def _hold(self, loop: asyncio.AbstractEventLoop, holds: list[Any], child: Server) -> None:
-        if self.by_loop.get(loop) is holds:  # else the parent's lifespan has ended meanwhile
-            holds.append(loop.create_task(_holding(child)))
+    def _hold(self, loop: asyncio.AbstractEventLoop, lates: list[_Late], late: _Late) -> None:
+        if self.by_loop.get(loop) is lates:  # else the parent's lifespan has ended meanwhile
+            late.task = loop.create_task(_holding(late.child, late.entered))
+            late.task.add_done_callback(lambda _: late.entered.set())  # also when cancelled before it ran
+        else:
+            late.entered.set()  # never will be
 
 
-async def _holding(child: Server) -> None:
+class _Late:
+    """One child mounted while its parent serves, on one event loop: ``task`` holds its lifespan
+    (:func:`_holding`), ``entered`` is set once that lifespan has been entered, failed, or never will be."""
+
+    __slots__ = ("child", "entered", "task")
+
+    def __init__(self, child: Server) -> None:
+        import asyncio
+
+        self.child = child
+        self.entered = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None  # made on its loop (LateMounts._hold)
+
+
+async def _holding(child: Server, entered: asyncio.Event) -> None:
     """Hold ``child``'s lifespan until cancelled (``Held.use`` leaves it, or stops its start)."""
     import asyncio
 
     try:
         async with child.running():
+            entered.set()
             await asyncio.Event().wait()
     except Exception as exc:  # its lifespan's failure: the parent serves on (LateMounts)
         log.error(
@@ -227,24 +286,23 @@ async def first_started(registry: Registry) -> None:
 
 
 class HeldUntilStarted:
-    """The ``on_request`` of the sessions a server makes while a first start of its registry is
-    under way (module docstring): ``handle``, after that start for requests other than
-    :data:`AT_ONCE`. A first start never begins again: once it has ended, every request goes to
-    ``handle`` at once."""
+    """The ``on_request`` of every session a server makes (module docstring): ``handle``, after
+    the first starts under way (``Registry.held``: set when one begins here or is mounted here,
+    whichever session is open) for requests other than :data:`AT_ONCE`. When nothing is starting a
+    request costs one test of ``Registry.held`` and goes to ``handle`` as it is."""
 
-    __slots__ = ("ended", "handle", "registry")
+    __slots__ = ("handle", "registry")
 
     def __init__(self, registry: Registry, handle: RequestHandler) -> None:
         self.registry = registry
         self.handle = handle
-        self.ended = False
 
     def __call__(self, session: Session, ev: RequestReceived) -> Awaitable[Any]:
-        if self.ended or ev.method in AT_ONCE:
+        if not self.registry.held or ev.method in AT_ONCE:
             return self.handle(session, ev)  # the handler's own coroutine: no layer of ours per request
         return self._after_start(session, ev)
 
     async def _after_start(self, session: Session, ev: RequestReceived) -> Any:
         await first_started(self.registry)
-        self.ended = True
+        self.registry.release()
         return await self.handle(session, ev)

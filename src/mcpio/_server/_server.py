@@ -26,7 +26,7 @@ from ._catalog_api import CatalogMixin, tags_of
 from ._changes import Changes, ChangesMixin
 from ._constructors import FromAPI
 from ._context import Context, request_context
-from ._extensions import ExtensionsMixin, extension_handler
+from ._extensions import ExtensionsMixin, extension_handler, is_custom
 from ._lifecycle import INFO_FIELDS, NO_CAPABILITIES, capabilities, server_info
 from ._mrtr import InputRequired, StateCodec, finished
 from ._registry import SESSION_ENDED, Registry
@@ -35,7 +35,7 @@ from ._running import Held, HeldUntilStarted, LateMounts, drop_closed_loops
 from ._tools import Tool, check_heartbeat, check_task_options
 
 if TYPE_CHECKING:
-    from .._session import RequestHandler, Session
+    from .._session import Session
     from .._state._kv import KVStore, MemoryKV
     from .._transports._base import Transport
     from . import _answer, _http
@@ -126,7 +126,10 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         # List results leave out the items the caller's token lacks the scopes for (HTTP with auth).
         self.hide_unauthorized = hide_unauthorized
         self.telemetry = _otel.wanted(telemetry)  # OpenTelemetry around every request (None: MCPIO_OTEL)
-        self._on_request_hook = _otel.traced(self, self._on_request) if self.telemetry else self._on_request
+        self.registry.late = self.late_mounts
+        # Every session's on_request: after what is starting (``_running``), inside the span of each (telemetry).
+        held = HeldUntilStarted(self.registry, self._on_request)
+        self._on_request_hook = _otel.traced(self, held) if self.telemetry else held
         self.plain = self.plain_for()  # every request reaches the method table as it comes (plain_for)
         if skills is not None:
             self.add_skills(skills)
@@ -147,13 +150,6 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         from ._tasks import TaskStore
 
         return TaskStore(*self._task_options, on_change=self.changes.task_changed)
-
-    @functools.cached_property
-    def _held_hook(self) -> RequestHandler:
-        """The ``on_request`` of a session made while a first start is under way (``_running``):
-        requests but ``AT_ONCE`` wait for it, inside the span of each (telemetry)."""
-        held = HeldUntilStarted(self.registry, self._on_request)
-        return _otel.traced(self, held) if self.telemetry else held
 
     @functools.cached_property
     def _kv(self) -> MemoryKV:
@@ -370,6 +366,9 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         its mounted servers', each in a task of its own."""
         import asyncio
 
+        upstream = self.registry.upstream
+        if upstream is not None and method is not None and is_custom(method):  # a proxy's: the upstream's too
+            upstream.heard(method, params)
         hooks = self.registry.hooks_of(method)
         if hooks:
             loop = asyncio.get_running_loop()
@@ -395,7 +394,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         s = Session(
             transport,
             conn or Connection("server", stateless=stateless),
-            on_request=self._held_hook if self.registry.first_starts() else self._on_request_hook,
+            on_request=self._on_request_hook,
             on_notification=self._on_notification,
             max_in_flight=self.max_in_flight,
             drain_timeout=0.0 if stateless else 30.0,

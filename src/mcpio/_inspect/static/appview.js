@@ -79,13 +79,27 @@ const AppView = (() => {
       this.csp = ui.csp && typeof ui.csp === "object" ? ui.csp : {};
       this.html = typeof contents.text === "string" ? contents.text : decode(contents.blob);
       if (contents.mimeType !== "text/html;profile=mcp-app") this.note("warning", `served as ${contents.mimeType || "no mimeType"}, not text/html;profile=mcp-app`);
-      const perms = Object.keys(ui.permissions || {});
-      this.info.textContent = `sandbox origin ${sandboxOrigin} · CSP from _meta.ui.csp: ${JSON.stringify(this.csp)} (undeclared: denied)` +
-        (perms.length ? ` · permissions asked, not granted: ${perms.join(", ")}` : "");
+      this.perms = Object.keys(ui.permissions || {});
+      this.describe();
       if (ui.prefersBorder === false) this.frame.classList.add("borderless");
       if (this.closed) return;
       // host: this page's origin (127.0.0.1 or localhost), the one the proxy lets frame it and talks to
       this.frame.src = `${sandboxOrigin}/proxy?csp=${encodeURIComponent(JSON.stringify(this.csp))}&host=${encodeURIComponent(location.origin)}`;
+    }
+    // The line under the view: the CSP its sandbox applies (told by sandbox-proxy-ready; until then,
+    // pending), and the declared entries the sandbox dropped (no plain source expression).
+    describe() {
+      const applied = this.applied;
+      const dropped = [];
+      for (const [key, list] of Object.entries(this.csp)) {
+        const kept = (applied && applied[key]) || [];
+        for (const entry of Array.isArray(list) ? list : [list]) if (!kept.includes(entry)) dropped.push(`${key}: ${JSON.stringify(entry)}`);
+      }
+      this.info.textContent = `sandbox origin ${sandboxOrigin} · ` +
+        (applied ? `CSP applied: ${JSON.stringify(applied)} (undeclared: denied)` +
+          (dropped.length ? ` · declared in _meta.ui.csp, not applied: ${dropped.join(", ")}` : "")
+          : "CSP: waiting for the sandbox") +
+        (this.perms.length ? ` · permissions asked, not granted: ${this.perms.join(", ")}` : "");
     }
     post(msg) { if (this.frame.contentWindow) this.frame.contentWindow.postMessage(msg, sandboxOrigin); }
     reply(id, result) { this.post({ jsonrpc: "2.0", id, result }); }
@@ -110,6 +124,7 @@ const AppView = (() => {
       const params = msg.params && typeof msg.params === "object" ? msg.params : {};
       if (method === "ui/notifications/sandbox-proxy-ready") {  // from our proxy: the CSP it applies
         this.applied = params.csp && typeof params.csp === "object" ? params.csp : {};
+        this.describe();
         this.post({ jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-ready", params: { html: this.html, csp: this.applied } });
       } else if (method === "ui/initialize") {
         this.reply(id, { protocolVersion: PROTOCOL, hostInfo: { name: "mcpio inspect", version: hostVersion },

@@ -1,0 +1,91 @@
+"""What a proxy forwards beyond MCP's own methods: its upstream's extensions (SEP-2133).
+
+A proxy stands for its upstream (``Registry.upstream``), so it is as transparent for what
+extensions add as for tools:
+
+* it announces the extensions the upstream declares (2026-07-28 ``capabilities.extensions``,
+  learned at each connection whichever era it speaks; a legacy upstream declares none: its
+  ``initialize`` result has no such member), but the tasks extension, which the proxy serves
+  itself (``_tasks``);
+* a custom request no extension of the proxy's own serves (``_extensions.is_custom``: not an MCP
+  method) is forwarded to the upstream on behalf of the caller, as a call is (``Upstream.forward``):
+  the upstream's answer or error is the answer (-32601 when it serves no such method either);
+* a custom notification of the proxy's client goes to the upstream (a legacy connection: a
+  2026-07-28 one has no client notifications), and one of the upstream's goes to each client of
+  the proxy that declared an extension the proxy's own connection declares (the upstream sends
+  an extension's notifications to the clients that declared it: ``Server.proxy(target,
+  extensions={...})``; MCP Apps always).
+
+Mounted in another server (a gateway), a proxy's upstream extensions are neither announced nor
+forwarded: two upstreams could serve the same method, and custom methods are not namespaced.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .. import _log
+from .._server._extensions import Extension, client_extension
+from .._versions import TASKS_EXTENSION
+
+if TYPE_CHECKING:
+    from .._client._client import Client
+    from .._server._context import Context
+    from .._server._server import Server
+
+log = _log.logger("mcpio.gateway", globals())
+
+
+class CustomForwarding:
+    """The part of an ``Upstream`` that forwards its extensions (module docstring): it is the
+    proxy's :attr:`~mcpio._server._registry.Registry.upstream`."""
+
+    if TYPE_CHECKING:
+        server: Server
+        label: str
+        extensions: list[Extension]
+        client_options: dict[str, Any]
+
+        def forward(self, ctx: Context | None, call: Any) -> Any: ...
+        def live(self) -> Client | None: ...
+        def spawn(self, coro: Any) -> None: ...
+
+    async def custom(self, ctx: Context, method: str, params: dict[str, Any]) -> Any:
+        """The upstream's answer to custom request ``method`` (its ``_meta`` is the caller's own)."""
+        sent = {k: v for k, v in params.items() if k != "_meta"}
+
+        async def go(client: Client) -> Any:
+            return await client.request(method, sent)
+
+        return await self.forward(ctx, go)
+
+    def heard(self, method: str, params: dict[str, Any]) -> None:
+        """The proxy's client sent custom notification ``method``: told to a legacy upstream."""
+        client = self.live()
+        session = client.session if client is not None else None
+        if session is not None and client is not None and client.negotiated_era == "legacy":
+            self.spawn(session.notify(method, {k: v for k, v in params.items() if k != "_meta"}))
+
+    def learn_extensions(self, client: Client) -> None:
+        """Announce what the upstream on ``client`` declares (each one that is well formed)."""
+        found: list[Extension] = []
+        for ext_id, settings in client.server_capabilities.extensions.items():
+            if ext_id == TASKS_EXTENSION:
+                continue
+            try:
+                found.append(Extension(None, ext_id, settings))
+            except (TypeError, ValueError) as exc:
+                log.warning("upstream %r: its extension %.80r is not announced: %s", self.label, ext_id, exc)
+        if [(e.id, e.settings) for e in found] != [(e.id, e.settings) for e in self.extensions]:
+            self.extensions = found
+            self.server.registry.changed()  # the capabilities follow
+
+    def tell_clients(self, method: str, params: dict[str, Any] | None) -> None:
+        """The upstream's custom notification ``method``, to each client of the proxy that declared
+        one of the extensions the proxy's connection declares (it came for one of those)."""
+        declared = list(self.client_options.get("extensions") or ())
+        server = self.server
+        for session in server.open_sessions():
+            caps = session.connection.peer_capabilities
+            if any(client_extension(caps, ext_id) is not None for ext_id in declared):
+                self.spawn(server.changes.tell(session, method, params))
