@@ -16,7 +16,6 @@ session engine sets it in each request's task, so a transport that carries sever
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Awaitable, Callable
 from contextvars import ContextVar
 from typing import Any, NamedTuple, Protocol, TypeVar
@@ -134,6 +133,8 @@ async def _relating(relation: tuple[Any, Any], sending: Awaitable[T]) -> T:
 
 def new_change() -> str:
     """The id of a change happening on this process (:data:`change`): unique among processes."""
+    import secrets  # on the first change, not on the stdio start-up path (it loads hashlib, hmac, random)
+
     return secrets.token_hex(8)
 
 
