@@ -14,7 +14,8 @@ extensions add as for tools:
   2026-07-28 one has no client notifications), and one of the upstream's goes to each client of
   the proxy that declared an extension the proxy's own connection declares (the upstream sends
   an extension's notifications to the clients that declared it: ``Server.proxy(target,
-  extensions={...})``; MCP Apps always).
+  extensions={...})``), MCP Apps aside (declared upstream for every proxy; none of its
+  notifications is custom).
 
 Mounted in another server (a gateway), a proxy's upstream extensions are neither announced nor
 forwarded: two upstreams could serve the same method, and custom methods are not namespaced.
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _log
 from .._server._extensions import Extension, client_extension
-from .._versions import TASKS_EXTENSION
+from .._versions import TASKS_EXTENSION, UI_EXTENSION
 
 if TYPE_CHECKING:
     from .._client._client import Client
@@ -82,8 +83,10 @@ class CustomForwarding:
 
     def tell_clients(self, method: str, params: dict[str, Any] | None) -> None:
         """The upstream's custom notification ``method``, to each client of the proxy that declared
-        one of the extensions the proxy's connection declares (it came for one of those)."""
-        declared = list(self.client_options.get("extensions") or ())
+        one of the extensions the proxy's connection declares (it came for one of those), but MCP
+        Apps, which the connection declares for every proxy (``as_host``): its notifications are
+        ``ui/`` ones, never custom (ext-apps), so a host's declaring it qualifies it for none."""
+        declared = [ext_id for ext_id in self.client_options.get("extensions") or () if ext_id != UI_EXTENSION]
         server = self.server
         for session in server.open_sessions():
             caps = session.connection.peer_capabilities
