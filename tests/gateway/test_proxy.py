@@ -625,3 +625,40 @@ def test_an_upstreams_extension_notification_skips_a_client_that_declared_only_m
             assert apps_only.notifications("acme/pushed") == []
 
     arun(go(), timeout=90)
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_a_forwarded_custom_request_runs_as_long_as_the_upstream_takes_with_its_progress_and_cancel(era):
+    """``acme/wait`` through ``Server.proxy`` (a real subprocess upstream) is forwarded as a call
+    is: the upstream's progress reaches the caller, the proxy's own client timeout (2 s here)
+    does not cut it (the caller's timeout is the caller's), and the caller cancelling it cancels
+    it upstream."""
+    upstream = [sys.executable, str(HERE / "extended_upstream.py")]
+    proxy = Server.proxy(upstream, era=era, timeout=2.0)
+
+    async def go():
+        async with Client(proxy, era=era, timeout=60) as c:
+            told = asyncio.Event()
+            progress: list[str | None] = []
+
+            async def on_progress(value, total, message):
+                progress.append(message)
+                told.set()
+
+            first = asyncio.create_task(c.request("acme/wait", {}, on_progress=on_progress))
+            try:
+                await within(told.wait(), 20)  # the upstream's progress, relayed
+                told.clear()
+                second = asyncio.create_task(c.request("acme/wait", {}, on_progress=on_progress))
+                await within(told.wait(), 20)
+                second.cancel()
+                while (await c.call_tool("waits")).data != ["cancelled"]:
+                    pass  # (a round trip each: the upstream hears the cancel before long)
+                await asyncio.sleep(2.5)  # past the proxy's client timeout: it must not apply
+                await c.call_tool("release", {})
+                assert (await first)["waited"] is True
+                assert progress == ["waiting", "waiting"]
+            finally:
+                first.cancel()
+
+    arun(go(), timeout=90)

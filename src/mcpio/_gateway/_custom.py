@@ -52,11 +52,18 @@ class CustomForwarding:
         def spawn(self, coro: Any) -> None: ...
 
     async def custom(self, ctx: Context, method: str, params: dict[str, Any]) -> Any:
-        """The upstream's answer to custom request ``method`` (its ``_meta`` is the caller's own)."""
+        """The upstream's answer to custom request ``method`` (its ``_meta`` is the caller's own),
+        forwarded as a call is (``forwarded_tool``): for as long as the upstream takes (the
+        caller's timeout is the caller's; cancelling cancels it upstream), its progress to the
+        caller when the caller asked for progress."""
         sent = {k: v for k, v in params.items() if k != "_meta"}
 
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            await ctx.report_progress(progress, total, message)
+
         async def go(client: Client) -> Any:
-            return await client.request(method, sent)
+            on_progress = progress if ctx.progress_token is not None else None
+            return await client.request(method, sent, timeout=None, on_progress=on_progress)
 
         return await self.forward(ctx, go)
 
