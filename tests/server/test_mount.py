@@ -677,6 +677,48 @@ def test_a_server_mounted_while_the_parent_serves_runs_its_lifespan_until_the_pa
     assert "server 'failing', mounted while serving, failed to start or stop: RuntimeError: no database" in caplog.text
 
 
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_a_server_mounted_from_another_thread_starts_on_the_serving_loop(era: str) -> None:
+    """``parent.mount(child)`` called from a thread that runs no event loop (this test's, while
+    uvicorn serves the parent on its own): the child's lifespan is entered on the serving loop
+    (its tool sees ``ctx.lifespan``), and the session open before the mount lists its tools next."""
+    import asyncio
+    import threading
+
+    from tests.support.http import ServerThread
+
+    loops: list[Any] = []
+
+    @contextlib.asynccontextmanager
+    async def lifespan(server: Server) -> Any:
+        loops.append(asyncio.get_running_loop())
+        yield "late value"
+
+    parent = Server("main")
+    child = Server("late", lifespan=lifespan)
+
+    @parent.tool
+    def hello() -> str:
+        return "hi"
+
+    @child.tool
+    def whose(ctx: Context) -> str:
+        return str(ctx.lifespan)
+
+    async def go(url: str) -> None:
+        async with Client(url, era=era) as c:
+            assert [t.name for t in await c.list_tools()] == ["hello"]
+            mounting = threading.Thread(target=parent.mount, args=(child, "late"))
+            mounting.start()
+            await asyncio.to_thread(mounting.join)
+            assert sorted(t.name for t in await c.list_tools()) == ["hello", "late__whose"]
+            assert (await c.call_tool("late__whose", {})).text == "late value"
+
+    with ServerThread(parent.http_app()) as served:
+        arun(go(served.url))
+        assert loops == [served.loop]
+
+
 def test_a_server_mounted_while_serving_whose_lifespan_fails_to_start_is_unmounted(caplog: Any) -> None:
     """``parent.mount(failing)`` from a tool of the parent, served over HTTP on 127.0.0.1, of a
     server whose lifespan raises: its tools, which need that lifespan, are served no more (the
