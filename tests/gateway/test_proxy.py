@@ -662,3 +662,22 @@ def test_a_forwarded_custom_request_runs_as_long_as_the_upstream_takes_with_its_
                 first.cancel()
 
     arun(go(), timeout=90)
+
+
+def test_a_proxys_own_inactive_extension_refuses_its_method_rather_than_forward_it():
+    """The proxy's owner serves ``acme/echo`` in an extension of its own that is inactive now
+    (``active=``): the request is refused as on any server (-32601 naming the extension), never
+    forwarded to the upstream, which serves a method of that name too (a real subprocess)."""
+    proxy = Server.proxy([sys.executable, str(HERE / "extended_upstream.py")])
+    guarded = proxy.extension("com.acme/guarded", active=lambda server: False)
+
+    @guarded.method("acme/echo")
+    def echo(text: str) -> dict:
+        return {"echo": "the owner's"}
+
+    async def go():
+        async with Client(proxy, era="legacy", timeout=60) as c:
+            with pytest.raises(MethodNotFound, match="com.acme/guarded"):
+                await c.request("acme/echo", {"text": "hi"})
+
+    arun(go(), timeout=90)
