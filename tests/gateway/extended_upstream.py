@@ -1,7 +1,7 @@
 """An upstream with an extension of its own, ``com.acme/push``: a custom request (``acme/echo``),
 a notification it hears from its client (``acme/ping``: the tool ``pings`` tells what it heard)
 and one it sends to the clients that declared the extension (``acme/pushed``: the tool ``push``);
-``acme/wait`` reports progress, then waits until the tool ``release`` is called, and ``waits`` tells
+``acme/stamped`` answers with ``_meta`` of its own; ``acme/wait`` reports progress, then waits until the tool ``release`` is called, and ``waits`` tells
 whether each one was cancelled."""
 
 import asyncio
@@ -18,6 +18,12 @@ waited: list[str] = []
 @push.method("acme/echo")
 def echo(text: str) -> dict:
     return {"echo": text}
+
+
+@push.method("acme/stamped")
+def stamped() -> dict:
+    """A result with ``_meta`` of the extension's own."""
+    return {"ok": True, "_meta": {"com.acme/stamp": 7}}
 
 
 @push.notification("acme/ping")

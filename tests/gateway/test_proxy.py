@@ -681,3 +681,23 @@ def test_a_proxys_own_inactive_extension_refuses_its_method_rather_than_forward_
                 await c.request("acme/echo", {"text": "hi"})
 
     arun(go(), timeout=90)
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_a_forwarded_custom_result_carries_the_proxys_server_info_not_the_upstreams(era):
+    """A custom request through ``Server.proxy(name="gw")`` of a 2026-07-28 upstream (a real
+    subprocess): the result keeps the upstream's own ``_meta`` (``com.acme/stamp``), but the
+    protocol's members are the proxy's: a 2026-07-28 client reads serverInfo ``gw`` there, a legacy
+    client none (its version has no such member)."""
+    proxy = Server.proxy([sys.executable, str(HERE / "extended_upstream.py")], era="modern", name="gw")
+    frames: list[bytes] = []
+
+    async def go():
+        async with Client(proxy, era=era, timeout=60, trace=lambda way, frame: frames.append(frame)) as c:
+            await c.request("acme/stamped", {})
+        answer = next(m["result"] for m in map(json.loads, frames) if "ok" in m.get("result", {}))
+        meta = answer["_meta"]
+        assert answer["ok"] is True and meta["com.acme/stamp"] == 7
+        assert meta.get("io.modelcontextprotocol/serverInfo", {}).get("name") == ("gw" if era == "modern" else None)
+
+    arun(go(), timeout=90)

@@ -26,8 +26,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import _log
+from .._client._extensions import _ERA_MEMBERS
 from .._server._extensions import Extension, client_extension
 from .._versions import TASKS_EXTENSION, UI_EXTENSION
+from ._forwarded import upstream_meta
 
 if TYPE_CHECKING:
     from .._client._client import Client
@@ -63,7 +65,13 @@ class CustomForwarding:
 
         async def go(client: Client) -> Any:
             on_progress = progress if ctx.progress_token is not None else None
-            return await client.request(method, sent, timeout=None, on_progress=on_progress)
+            result = await client.request(method, sent, timeout=None, on_progress=on_progress)
+            if type(result) is not dict:
+                return result
+            # the era's members are the proxy's to set for its client's era (Server.decorate)
+            answer = {k: v for k, v in result.items() if k not in _ERA_MEMBERS}
+            meta = upstream_meta(result.get("_meta"))
+            return answer if meta is None else {**answer, "_meta": meta}
 
         return await self.forward(ctx, go)
 
