@@ -701,3 +701,39 @@ def test_a_forwarded_custom_result_carries_the_proxys_server_info_not_the_upstre
         assert meta.get("io.modelcontextprotocol/serverInfo", {}).get("name") == ("gw" if era == "modern" else None)
 
     arun(go(), timeout=90)
+
+
+def test_a_custom_method_http_cannot_carry_is_refused_not_left_unanswered():
+    """A client of ``Server.proxy`` of a 2026-07-28 upstream over Streamable HTTP (on 127.0.0.1)
+    sends a custom method whose name holds a line break, which the ``Mcp-Method`` header cannot
+    carry: it is answered -32600 saying so, whether the upstream connection is idle or busy with
+    another request (which is answered as ever), and the next request is served."""
+    import threading
+
+    upstream = Server("upstream")
+    started, go_on = threading.Event(), threading.Event()
+
+    @upstream.method("acme/echo")
+    def echo(text: str) -> dict:
+        return {"echo": text}
+
+    @upstream.method("acme/hold")
+    async def hold() -> dict:
+        started.set()
+        await asyncio.to_thread(go_on.wait, 30)
+        return {"held": True}
+
+    async def go(url: str) -> None:
+        async with Peer(Server.proxy(url, era="modern"), timeout=30) as peer:
+            error = await within(peer.error("acme/\nnewline", {}, check=False), 20)  # the connection idle
+            assert error["code"] == -32600 and "Mcp-Method header" in error["message"]
+            _, holding = await peer.start("acme/hold", {}, check=False)
+            await asyncio.to_thread(started.wait, 20)
+            error = await within(peer.error("acme/\rreturn", {}, check=False), 20)  # while it is busy
+            assert error["code"] == -32600 and "Mcp-Method header" in error["message"]
+            go_on.set()
+            assert (await within(holding, 20))["result"]["held"] is True
+            assert await peer.call("acme/echo", {"text": "still here"}) == {"echo": "still here"}
+
+    with ServerThread(upstream.http_app()) as served:
+        arun(go(served.url), timeout=90)
