@@ -1,12 +1,18 @@
 """An upstream with an extension of its own, ``com.acme/push``: a custom request (``acme/echo``),
 a notification it hears from its client (``acme/ping``: the tool ``pings`` tells what it heard)
-and one it sends to the clients that declared the extension (``acme/pushed``: the tool ``push``)."""
+and one it sends to the clients that declared the extension (``acme/pushed``: the tool ``push``);
+``acme/stamped`` answers with ``_meta`` of its own; ``acme/wait`` reports progress, then waits until the tool ``release`` is called, and ``waits`` tells
+whether each one was cancelled."""
 
-from mcpio import Server
+import asyncio
+
+from mcpio import Context, Server
 
 server = Server("extended")
 push = server.extension("com.acme/push", {"version": 1})
 heard: list[int] = []
+released = asyncio.Event()
+waited: list[str] = []
 
 
 @push.method("acme/echo")
@@ -14,9 +20,39 @@ def echo(text: str) -> dict:
     return {"echo": text}
 
 
+@push.method("acme/stamped")
+def stamped() -> dict:
+    """A result with ``_meta`` of the extension's own."""
+    return {"ok": True, "_meta": {"com.acme/stamp": 7}}
+
+
 @push.notification("acme/ping")
 def ping(n: int) -> None:
     heard.append(n)
+
+
+@push.method("acme/wait")
+async def wait(ctx: Context) -> dict:
+    await ctx.report_progress(1, None, "waiting")
+    try:
+        await released.wait()
+    except asyncio.CancelledError:
+        waited.append("cancelled")
+        raise
+    waited.append("released")
+    return {"waited": True}
+
+
+@server.tool
+def release() -> None:
+    """End every acme/wait."""
+    released.set()
+
+
+@server.tool
+def waits() -> list[str]:
+    """How each acme/wait ended so far."""
+    return waited
 
 
 @server.tool

@@ -595,3 +595,145 @@ def test_a_proxy_passes_an_extensions_notifications_both_ways():
             assert await peer.notification("acme/pushed") == {"x": 1}
 
     arun(go(), timeout=90)
+
+
+async def _initialized(peer: Peer, extension: str) -> None:
+    """A legacy handshake declaring ``extension`` (as hosts send it: no member of 2025-11-25)."""
+    hello = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"extensions": {extension: {}}},
+        "clientInfo": {"name": "mcpio-tests", "version": "1.0.0"},
+    }
+    peer.version = (await peer.request("initialize", hello, check=False))["result"]["protocolVersion"]
+    await peer.notify("notifications/initialized")
+
+
+def test_an_upstreams_extension_notification_skips_a_client_that_declared_only_mcp_apps():
+    """The upstream's ``acme/pushed`` (of ``com.acme/push``) reaches the proxy's client that
+    declared ``com.acme/push``, and not one that declared only MCP Apps (which every host does,
+    and which the proxy's upstream connection declares for every proxy)."""
+    upstream = [sys.executable, str(HERE / "extended_upstream.py")]
+    proxy = Server.proxy(upstream, era="legacy", extensions={"com.acme/push": {}})
+
+    async def go():
+        async with Peer(proxy, initialize=False) as apps_only, Peer(proxy, initialize=False) as acme:
+            await _initialized(apps_only, "io.modelcontextprotocol/ui")
+            await _initialized(acme, "com.acme/push")
+            assert (await acme.call_tool("push_back"))["structuredContent"]["result"] == 1
+            assert await acme.notification("acme/pushed") == {"x": 1}
+            await apps_only.barrier()  # told to both at once, before acme heard it: here by now if at all
+            assert apps_only.notifications("acme/pushed") == []
+
+    arun(go(), timeout=90)
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_a_forwarded_custom_request_runs_as_long_as_the_upstream_takes_with_its_progress_and_cancel(era):
+    """``acme/wait`` through ``Server.proxy`` (a real subprocess upstream) is forwarded as a call
+    is: the upstream's progress reaches the caller, the proxy's own client timeout (2 s here)
+    does not cut it (the caller's timeout is the caller's), and the caller cancelling it cancels
+    it upstream."""
+    upstream = [sys.executable, str(HERE / "extended_upstream.py")]
+    proxy = Server.proxy(upstream, era=era, timeout=2.0)
+
+    async def go():
+        async with Client(proxy, era=era, timeout=60) as c:
+            told = asyncio.Event()
+            progress: list[str | None] = []
+
+            async def on_progress(value, total, message):
+                progress.append(message)
+                told.set()
+
+            first = asyncio.create_task(c.request("acme/wait", {}, on_progress=on_progress))
+            try:
+                await within(told.wait(), 20)  # the upstream's progress, relayed
+                told.clear()
+                second = asyncio.create_task(c.request("acme/wait", {}, on_progress=on_progress))
+                await within(told.wait(), 20)
+                second.cancel()
+                while (await c.call_tool("waits")).data != ["cancelled"]:
+                    pass  # (a round trip each: the upstream hears the cancel before long)
+                await asyncio.sleep(2.5)  # past the proxy's client timeout: it must not apply
+                await c.call_tool("release", {})
+                assert (await first)["waited"] is True
+                assert progress == ["waiting", "waiting"]
+            finally:
+                first.cancel()
+
+    arun(go(), timeout=90)
+
+
+def test_a_proxys_own_inactive_extension_refuses_its_method_rather_than_forward_it():
+    """The proxy's owner serves ``acme/echo`` in an extension of its own that is inactive now
+    (``active=``): the request is refused as on any server (-32601 naming the extension), never
+    forwarded to the upstream, which serves a method of that name too (a real subprocess)."""
+    proxy = Server.proxy([sys.executable, str(HERE / "extended_upstream.py")])
+    guarded = proxy.extension("com.acme/guarded", active=lambda server: False)
+
+    @guarded.method("acme/echo")
+    def echo(text: str) -> dict:
+        return {"echo": "the owner's"}
+
+    async def go():
+        async with Client(proxy, era="legacy", timeout=60) as c:
+            with pytest.raises(MethodNotFound, match="com.acme/guarded"):
+                await c.request("acme/echo", {"text": "hi"})
+
+    arun(go(), timeout=90)
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_a_forwarded_custom_result_carries_the_proxys_server_info_not_the_upstreams(era):
+    """A custom request through ``Server.proxy(name="gw")`` of a 2026-07-28 upstream (a real
+    subprocess): the result keeps the upstream's own ``_meta`` (``com.acme/stamp``), but the
+    protocol's members are the proxy's: a 2026-07-28 client reads serverInfo ``gw`` there, a legacy
+    client none (its version has no such member)."""
+    proxy = Server.proxy([sys.executable, str(HERE / "extended_upstream.py")], era="modern", name="gw")
+    frames: list[bytes] = []
+
+    async def go():
+        async with Client(proxy, era=era, timeout=60, trace=lambda way, frame: frames.append(frame)) as c:
+            await c.request("acme/stamped", {})
+        answer = next(m["result"] for m in map(json.loads, frames) if "ok" in m.get("result", {}))
+        meta = answer["_meta"]
+        assert answer["ok"] is True and meta["com.acme/stamp"] == 7
+        assert meta.get("io.modelcontextprotocol/serverInfo", {}).get("name") == ("gw" if era == "modern" else None)
+
+    arun(go(), timeout=90)
+
+
+def test_a_custom_method_http_cannot_carry_is_refused_not_left_unanswered():
+    """A client of ``Server.proxy`` of a 2026-07-28 upstream over Streamable HTTP (on 127.0.0.1)
+    sends a custom method whose name holds a line break, which the ``Mcp-Method`` header cannot
+    carry: it is answered -32600 saying so, whether the upstream connection is idle or busy with
+    another request (which is answered as ever), and the next request is served."""
+    import threading
+
+    upstream = Server("upstream")
+    started, go_on = threading.Event(), threading.Event()
+
+    @upstream.method("acme/echo")
+    def echo(text: str) -> dict:
+        return {"echo": text}
+
+    @upstream.method("acme/hold")
+    async def hold() -> dict:
+        started.set()
+        await asyncio.to_thread(go_on.wait, 30)
+        return {"held": True}
+
+    async def go(url: str) -> None:
+        async with Peer(Server.proxy(url, era="modern"), timeout=30) as peer:
+            error = await within(peer.error("acme/\nnewline", {}, check=False), 20)  # the connection idle
+            assert error["code"] == -32600 and "Mcp-Method header" in error["message"]
+            _, holding = await peer.start("acme/hold", {}, check=False)
+            await asyncio.to_thread(started.wait, 20)
+            error = await within(peer.error("acme/\rreturn", {}, check=False), 20)  # while it is busy
+            assert error["code"] == -32600 and "Mcp-Method header" in error["message"]
+            go_on.set()
+            assert (await within(holding, 20))["result"]["held"] is True
+            assert await peer.call("acme/echo", {"text": "still here"}) == {"echo": "still here"}
+
+    with ServerThread(upstream.http_app()) as served:
+        arun(go(served.url), timeout=90)

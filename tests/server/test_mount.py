@@ -10,7 +10,18 @@ from typing import Any, Literal
 
 import pytest
 
-from mcpio import Arg, Client, Context, EmbeddedResource, InvalidParams, Message, ResourceLink, Server, ToolResult
+from mcpio import (
+    Arg,
+    Client,
+    Context,
+    EmbeddedResource,
+    InvalidParams,
+    MCPError,
+    Message,
+    ResourceLink,
+    Server,
+    ToolResult,
+)
 from tests.server.peer import LEGACY, Peer, arun, since
 
 ICON = {"src": "https://example.com/a.png", "mimeType": "image/png"}
@@ -664,6 +675,87 @@ def test_a_server_mounted_while_the_parent_serves_runs_its_lifespan_until_the_pa
         arun(go(served.url))
     assert events == ["main up", "late up", "late down", "main down"]
     assert "server 'failing', mounted while serving, failed to start or stop: RuntimeError: no database" in caplog.text
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_a_server_mounted_from_another_thread_starts_on_the_serving_loop(era: str) -> None:
+    """``parent.mount(child)`` called from a thread that runs no event loop (this test's, while
+    uvicorn serves the parent on its own): the child's lifespan is entered on the serving loop
+    (its tool sees ``ctx.lifespan``), and the session open before the mount lists its tools next."""
+    import asyncio
+    import threading
+
+    from tests.support.http import ServerThread
+
+    loops: list[Any] = []
+
+    @contextlib.asynccontextmanager
+    async def lifespan(server: Server) -> Any:
+        loops.append(asyncio.get_running_loop())
+        yield "late value"
+
+    parent = Server("main")
+    child = Server("late", lifespan=lifespan)
+
+    @parent.tool
+    def hello() -> str:
+        return "hi"
+
+    @child.tool
+    def whose(ctx: Context) -> str:
+        return str(ctx.lifespan)
+
+    async def go(url: str) -> None:
+        async with Client(url, era=era) as c:
+            assert [t.name for t in await c.list_tools()] == ["hello"]
+            mounting = threading.Thread(target=parent.mount, args=(child, "late"))
+            mounting.start()
+            await asyncio.to_thread(mounting.join)
+            assert sorted(t.name for t in await c.list_tools()) == ["hello", "late__whose"]
+            assert (await c.call_tool("late__whose", {})).text == "late value"
+
+    with ServerThread(parent.http_app()) as served:
+        arun(go(served.url))
+        assert loops == [served.loop]
+
+
+def test_a_server_mounted_while_serving_whose_lifespan_fails_to_start_is_unmounted(caplog: Any) -> None:
+    """``parent.mount(failing)`` from a tool of the parent, served over HTTP on 127.0.0.1, of a
+    server whose lifespan raises: its tools, which need that lifespan, are served no more (the
+    same session's next ``tools/list`` lists the parent's alone, a call is an unknown tool), the
+    failure is logged, and the parent serves on."""
+    from tests.support.http import ServerThread
+
+    @contextlib.asynccontextmanager
+    async def broken(server: Server) -> Any:
+        raise RuntimeError("no database")
+        yield
+
+    parent = Server("main")
+    failing = Server("failing", lifespan=broken)
+
+    @failing.tool
+    def query(ctx: Context) -> str:
+        return str(ctx.lifespan["db"])
+
+    @parent.tool
+    def attach() -> str:
+        parent.mount(failing, namespace="failing")
+        return "attached"
+
+    async def go(url: str) -> None:
+        async with Client(url, era="legacy") as c:
+            assert (await c.call_tool("attach", {})).text == "attached"
+            assert [t.name for t in await c.list_tools()] == ["attach"]
+            with pytest.raises(MCPError, match="failing__query"):
+                await c.call_tool("failing__query", {})
+
+    with caplog.at_level("ERROR", logger="mcpio.server"), ServerThread(parent.http_app()) as served:
+        arun(go(served.url))
+    assert (
+        "server 'failing', mounted while serving, failed to start or stop: RuntimeError: no database; it is unmounted"
+        in caplog.text
+    )
 
 
 def test_a_cancelled_stop_still_leaves_every_server_mounted_while_serving() -> None:

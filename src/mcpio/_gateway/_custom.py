@@ -14,7 +14,8 @@ extensions add as for tools:
   2026-07-28 one has no client notifications), and one of the upstream's goes to each client of
   the proxy that declared an extension the proxy's own connection declares (the upstream sends
   an extension's notifications to the clients that declared it: ``Server.proxy(target,
-  extensions={...})``; MCP Apps always).
+  extensions={...})``), MCP Apps aside (declared upstream for every proxy; none of its
+  notifications is custom).
 
 Mounted in another server (a gateway), a proxy's upstream extensions are neither announced nor
 forwarded: two upstreams could serve the same method, and custom methods are not namespaced.
@@ -25,8 +26,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import _log
+from .._client._extensions import _ERA_MEMBERS
 from .._server._extensions import Extension, client_extension
-from .._versions import TASKS_EXTENSION
+from .._versions import TASKS_EXTENSION, UI_EXTENSION
+from ._forwarded import upstream_meta
 
 if TYPE_CHECKING:
     from .._client._client import Client
@@ -51,11 +54,24 @@ class CustomForwarding:
         def spawn(self, coro: Any) -> None: ...
 
     async def custom(self, ctx: Context, method: str, params: dict[str, Any]) -> Any:
-        """The upstream's answer to custom request ``method`` (its ``_meta`` is the caller's own)."""
+        """The upstream's answer to custom request ``method`` (its ``_meta`` is the caller's own),
+        forwarded as a call is (``forwarded_tool``): for as long as the upstream takes (the
+        caller's timeout is the caller's; cancelling cancels it upstream), its progress to the
+        caller when the caller asked for progress."""
         sent = {k: v for k, v in params.items() if k != "_meta"}
 
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
+            await ctx.report_progress(progress, total, message)
+
         async def go(client: Client) -> Any:
-            return await client.request(method, sent)
+            on_progress = progress if ctx.progress_token is not None else None
+            result = await client.request(method, sent, timeout=None, on_progress=on_progress)
+            if type(result) is not dict:
+                return result
+            # the era's members are the proxy's to set for its client's era (Server.decorate)
+            answer = {k: v for k, v in result.items() if k not in _ERA_MEMBERS}
+            meta = upstream_meta(result.get("_meta"))
+            return answer if meta is None else {**answer, "_meta": meta}
 
         return await self.forward(ctx, go)
 
@@ -82,8 +98,10 @@ class CustomForwarding:
 
     def tell_clients(self, method: str, params: dict[str, Any] | None) -> None:
         """The upstream's custom notification ``method``, to each client of the proxy that declared
-        one of the extensions the proxy's connection declares (it came for one of those)."""
-        declared = list(self.client_options.get("extensions") or ())
+        one of the extensions the proxy's connection declares (it came for one of those), but MCP
+        Apps, which the connection declares for every proxy (``as_host``): its notifications are
+        ``ui/`` ones, never custom (ext-apps), so a host's declaring it qualifies it for none."""
+        declared = [ext_id for ext_id in self.client_options.get("extensions") or () if ext_id != UI_EXTENSION]
         server = self.server
         for session in server.open_sessions():
             caps = session.connection.peer_capabilities

@@ -264,9 +264,16 @@ def tool_result(raw: dict[str, Any]) -> ToolResult:
         content=raw.get("content") or [],
         structured_content=raw.get("structuredContent"),
         is_error=bool(raw.get("isError")),
-        meta={k: v for k, v in (raw.get("_meta") or {}).items() if not k.startswith("io.modelcontextprotocol/")}
-        or None,
+        meta=upstream_meta(raw.get("_meta")),
     )
+
+
+def upstream_meta(meta: Any) -> dict[str, Any] | None:
+    """What of the upstream's result ``_meta`` the proxy's result carries: all of it but the
+    protocol's own keys (``io.modelcontextprotocol/``: serverInfo and the like), which are the
+    proxy's to set for its own client's era; None when nothing is left."""
+    kept = {k: v for k, v in meta.items() if not k.startswith("io.modelcontextprotocol/")} if type(meta) is dict else {}
+    return kept or None
 
 
 def chosen_tools(target: Any, listed: list[Any]) -> list[Any]:

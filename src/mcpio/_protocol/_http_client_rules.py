@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
-from .._errors import CONNECTION_CLOSED, METHOD_NOT_FOUND, MODERN_ERROR_CODES
+from .._errors import CONNECTION_CLOSED, INVALID_REQUEST, METHOD_NOT_FOUND, MODERN_ERROR_CODES
 from .._jsonrpc import decode_json
 from .._versions import META_PROTOCOL_VERSION
 from ._http import (
@@ -117,6 +117,22 @@ def post_headers(
             if text is not None:
                 headers[MCP_PARAM + suffix] = encode_header_value(text)
     return headers
+
+
+def unsendable(message: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The error answering request ``message`` at once when its 2026-07-28 POST cannot be made:
+    ``Mcp-Method`` carries the method as it is (:func:`post_headers`), and a header field value
+    holds no control character and nothing beyond Latin-1 (RFC 9110 §5.5); else None."""
+    method = message.get("method")
+    if modern_meta(message) is None or not isinstance(method, str):
+        return None
+    if all(" " <= c <= "~" or c == "\t" or "\xa0" <= c <= "\xff" for c in method):  # (obs-text: Latin-1)
+        return None
+    return {
+        "code": INVALID_REQUEST,
+        "message": f"the method {method!r:.80} cannot be sent over Streamable HTTP: an Mcp-Method header "
+        "cannot carry a control character or one beyond Latin-1",
+    }
 
 
 def accepted_tools(

@@ -239,8 +239,8 @@ def extension_handler(registry: Registry, method: str) -> Handler | None:
     async def gated(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
         owner = ext.server or server  # a mounted server's extension: that server's
         if ext.active is not None and not ext.active(owner):
-            if forward is not None:  # a built-in it does not serve itself: its upstream's (a proxy of skills)
-                return await forward(server, ctx, params)
+            if forward is not None and ext.server is None:  # a built-in it does not serve itself: its
+                return await forward(server, ctx, params)  # upstream's (a proxy of skills); an owner's stays refused
             raise MethodNotFound(f"Method not found: {method!r} (this server did not declare the {ext.id} extension)")
         if not ext.serves(ctx.rules):
             raise MethodNotFound(

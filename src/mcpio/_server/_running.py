@@ -164,7 +164,8 @@ class LateMounts:
     each one left even when that end is cancelled. A child that fails to start is logged; the parent
     serves on. Until a child's lifespan has been entered, it is a first start of the parent's
     (``Registry.late``: :class:`Starting`): requests wait for it, as they wait at the parent's start
-    for the children mounted then."""
+    for the children mounted then. A child whose lifespan fails to start is unmounted (``failed``):
+    what it serves needs that lifespan, as a child mounted before serving fails the parent's start."""
 
     __slots__ = ("by_loop",)
 
@@ -219,8 +220,9 @@ class LateMounts:
                 await asyncio.wait(tasks)
                 raise
 
-    def add(self, child: Server) -> None:
-        """Hold ``child``'s lifespan on every loop the parent's is held on (from any thread)."""
+    def add(self, child: Server, failed: Callable[[], None]) -> None:
+        """Hold ``child``'s lifespan on every loop the parent's is held on (from any thread);
+        ``failed()`` (on that loop) when it fails to start there, before requests are released."""
         if not self.by_loop:  # not serving (asyncio may not be loaded yet: a gateway's fast start)
             return
         import asyncio
@@ -232,7 +234,7 @@ class LateMounts:
         for loop, lates in list(self.by_loop.items()):
             if loop.is_closed():
                 continue
-            late = _Late(child)
+            late = _Late(child, failed)
             lates.append(late)  # a first start from now on (starting), whichever thread mounts it
             if here is not None and loop is here:
                 self._hold(here, lates, late)
@@ -241,7 +243,7 @@ class LateMounts:
 
     def _hold(self, loop: asyncio.AbstractEventLoop, lates: list[_Late], late: _Late) -> None:
         if self.by_loop.get(loop) is lates:  # else the parent's lifespan has ended meanwhile
-            late.task = loop.create_task(_holding(late.child, late.entered))
+            late.task = loop.create_task(_holding(late))
             late.task.add_done_callback(lambda _: late.entered.set())  # also when cancelled before it ran
         else:
             late.entered.set()  # never will be
@@ -249,30 +251,41 @@ class LateMounts:
 
 class _Late:
     """One child mounted while its parent serves, on one event loop: ``task`` holds its lifespan
-    (:func:`_holding`), ``entered`` is set once that lifespan has been entered, failed, or never will be."""
+    (:func:`_holding`), ``entered`` is set once that lifespan has been entered, failed, or never will be;
+    ``failed()`` unmounts it."""
 
-    __slots__ = ("child", "entered", "task")
+    __slots__ = ("child", "entered", "failed", "task")
 
-    def __init__(self, child: Server) -> None:
+    def __init__(self, child: Server, failed: Callable[[], None]) -> None:
         import asyncio
 
         self.child = child
+        self.failed = failed
         self.entered = asyncio.Event()
         self.task: asyncio.Task[None] | None = None  # made on its loop (LateMounts._hold)
 
 
-async def _holding(child: Server, entered: asyncio.Event) -> None:
-    """Hold ``child``'s lifespan until cancelled (``Held.use`` leaves it, or stops its start)."""
+async def _holding(late: _Late) -> None:
+    """Hold ``late.child``'s lifespan until cancelled (``Held.use`` leaves it, or stops its start);
+    unmount it when it fails to start (its ``entered`` is set when this task ends: after that)."""
     import asyncio
 
+    child, entered = late.child, late.entered
     try:
         async with child.running():
             entered.set()
             await asyncio.Event().wait()
     except Exception as exc:  # its lifespan's failure: the parent serves on (LateMounts)
+        started = entered.is_set()
         log.error(
-            "server %r, mounted while serving, failed to start or stop: %s: %s", child.name, type(exc).__name__, exc
+            "server %r, mounted while serving, failed to start or stop: %s: %s%s",
+            child.name,
+            type(exc).__name__,
+            exc,
+            "" if started else "; it is unmounted",
         )
+        if not started:
+            late.failed()
 
 
 async def first_started(registry: Registry) -> None:

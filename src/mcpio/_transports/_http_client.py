@@ -221,6 +221,10 @@ class HTTPClientTransport:
         return True
 
     def _post(self, msg: dict[str, Any], method: str, frame: bytes) -> None:
+        refused = rules.unsendable(msg)
+        if refused is not None:  # answered now: no POST could carry it
+            self._fail(msg["id"], refused)
+            return
         modern = h.modern_meta(msg) is not None
         self.modern = modern
         id_ = msg["id"]
@@ -448,6 +452,8 @@ class HTTPClientTransport:
             self._unreachable(id_, exc)
         except (h.SSETooLarge, BodyTooLarge) as exc:
             self._fail(id_, rules.http_failure(None, f"{exc} (POST {self.url})"))
+        except ValueError as exc:  # a header no POST can carry (a client option's): answered, never left waiting
+            self._fail(id_, rules.http_failure(None, f"POST {self.url} failed: {exc}"))
         finally:
             release()
             self._requests.pop(id_, None)
