@@ -21,6 +21,7 @@ in memory and on Redis alike; over it ``bind`` raises :class:`StateLimitError`.
 
 from __future__ import annotations
 
+import heapq
 import time
 from typing import Protocol
 
@@ -87,12 +88,13 @@ def scope_limit(used: int, cost: int, limit: int) -> StateLimitError:
 
 
 class _Scope:
-    __slots__ = ("bytes", "owner", "values")
+    __slots__ = ("bytes", "owner", "soonest", "values")
 
     def __init__(self) -> None:
         self.values: dict[str, tuple[bytes, float]] = {}  # key -> (value, expiry on time.monotonic())
         self.owner: tuple[str, float] | None = None
         self.bytes = 0
+        self.soonest = float("inf")  # no later than its values' first expiry (MemoryKV._ends)
 
     def sweep(self, now: float) -> None:
         for key, (value, expiry) in list(self.values.items()):
@@ -105,7 +107,9 @@ class _Scope:
 
 class MemoryKV:
     """Session state in this process (the default store): bounded (module docstring), swept of
-    expired entries as scopes are used and, at most once a minute, as a whole."""
+    expired entries as scopes are used and, at most once a minute, as a whole. Each ``set`` first
+    sweeps every scope where a value has expired (found by ``_ends``, each scope by its first
+    expiry: as ``kv:ends`` on Redis), so the total it checks counts live values only."""
 
     def __init__(
         self, *, max_scope_bytes: int = DEFAULT_MAX_SCOPE_BYTES, max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES
@@ -116,6 +120,7 @@ class MemoryKV:
         self._handles: dict[str, dict[str, float]] = {}  # owner -> its handles' scopes -> expiry
         self._total = 0
         self._swept = time.monotonic()
+        self._ends: list[tuple[float, str]] = []  # a heap: (a scope's soonest, the scope)
 
     def _scope(self, scope: str, now: float) -> _Scope | None:
         found = self._scopes.get(scope)
@@ -136,6 +141,25 @@ class MemoryKV:
             for owner in list(self._handles):
                 self._live(owner, now)
 
+    def _expire(self, now: float) -> None:
+        """Sweep the scopes where a value has expired (each counted without it from now on)."""
+        ends = self._ends
+        while ends and ends[0][0] <= now:
+            at, name = heapq.heappop(ends)
+            found = self._scopes.get(name)
+            if found is None or found.soonest != at:
+                continue  # a scope gone, or an entry a set with an earlier expiry replaced
+            found.soonest = float("inf")
+            found = self._scope(name, now)
+            if found is not None and found.values:
+                self._soon(found, name, min(expiry for _, expiry in found.values.values()))
+
+    def _soon(self, found: _Scope, name: str, expiry: float) -> None:
+        """A value of scope ``name`` expires at ``expiry``: keep ``_ends`` ahead of it."""
+        if expiry < found.soonest:
+            found.soonest = expiry
+            heapq.heappush(self._ends, (expiry, name))
+
     def _live(self, owner: str, now: float) -> dict[str, float]:
         """The scopes of ``owner``'s handles that have not expired (the others forgotten)."""
         held = {scope: at for scope, at in self._handles.get(owner, {}).items() if at > now}
@@ -153,6 +177,7 @@ class MemoryKV:
     async def set(self, scope: str, key: str, value: bytes, ttl: float) -> None:
         now = time.monotonic()
         self._sweep_all(now)
+        self._expire(now)
         found = self._scope(scope, now) or _Scope()
         cost = len(key.encode()) + len(value) + ENTRY_OVERHEAD
         old = found.values.get(key)
@@ -165,6 +190,7 @@ class MemoryKV:
         found.bytes += cost - freed
         self._total += cost - freed
         self._scopes[scope] = found
+        self._soon(found, scope, now + ttl)
 
     async def delete(self, scope: str, key: str) -> bool:
         found = self._scope(scope, time.monotonic())
