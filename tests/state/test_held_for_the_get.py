@@ -9,6 +9,9 @@ What a copy sends on its own once the GET is open on the other process goes ther
 
 from __future__ import annotations
 
+import contextlib
+import json
+import socket
 import subprocess
 import sys
 import time
@@ -27,8 +30,12 @@ ROOTS = {"roots": {"listChanged": True}}
 @pytest.fixture
 def urls(redis_url) -> Iterator[list[str]]:
     """Two ``held_server.py`` processes sharing ``redis_url``: A and B."""
+    yield from two(redis_url)
+
+
+def two(redis_url: str, *more: str) -> Iterator[list[str]]:
     ports = [free_port() for _ in range(2)]
-    procs = [subprocess.Popen([*SERVER, str(p), redis_url], stdin=subprocess.DEVNULL) for p in ports]
+    procs = [subprocess.Popen([*SERVER, str(p), redis_url, *more], stdin=subprocess.DEVNULL) for p in ports]
     try:
         for p, proc in zip(ports, procs, strict=True):
             wait_port(p, proc=proc)
@@ -193,3 +200,51 @@ def test_each_process_names_its_requests_with_a_tag_of_64_random_bits(urls):
         assert all(len(t) >= 16 and int(t, 16) >= 0 for t in tags), tags
         assert tags[0] != tags[1], tags
         assert s.send(answer(ask_b), at=0).status_code == 202
+
+
+def sse(lines: Iterator[bytes]) -> Iterator[tuple[str, dict]]:
+    """(event id, message) of each message event of an SSE response read line by line."""
+    last = ""
+    for line in lines:
+        if line.startswith(b"id:"):
+            last = line[3:].strip().decode()
+        elif line.startswith(b"data:") and line[5:].strip():
+            yield last, json.loads(line[5:])
+
+
+def test_what_a_process_sends_for_the_get_stream_reaches_it_after_that_process_dropped_its_idle_copy(redis_url):
+    """The client's GET stream was on A and closed; A dropped its copy, idle there for
+    ``session_timeout`` (2 s) while the client went on with B. What B sends on its own goes to A
+    (where the record says the GET stream is): A starts a copy from the record and holds it for
+    the GET, as a copy started there for a request would, and the client gets it when it resumes
+    the GET stream (as it would have from A's copy, had it stayed: the event store keeps what a
+    hung-up GET stream is sent, for Last-Event-ID)."""
+    urls = two(redis_url, "2")
+    with contextlib.closing(urls) as running, httpx.Client(timeout=30) as c:
+        at = next(running)
+        s = RoundRobin(c, at[:1], capabilities=ROOTS)  # on A
+        s.urls = at
+        until(s, 0, "asked", True)
+        url = httpx.URL(at[0])
+        with socket.create_connection((url.host, url.port), timeout=10) as g:  # the first GET stream, on A
+            head = {"host": f"{url.host}:{url.port}", "accept": "text/event-stream", **s.headers}
+            request = f"GET {url.path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in head.items()) + "\r\n"
+            g.sendall(request.encode())
+            events = sse(g.makefile("rb"))
+            (_, said), (last, ask) = next(events), next(events)
+            assert said["params"]["data"] == "hello"
+            assert s.send(answer(ask), at=0).status_code == 202
+            until(s, 0, "learned", ["file:///r"])
+            g.shutdown(socket.SHUT_RDWR)  # the client hangs up its GET stream
+        quiet = time.monotonic() + 2 + 1.5  # A's copy idle for session_timeout, then reaped (every 0.5 s)
+        while time.monotonic() < quiet:
+            assert s.call("learned", at=1)["structuredContent"]["result"] == []  # the session lives on B
+            time.sleep(0.25)
+        assert s.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}, at=1).status_code == 202
+        until(s, 1, "asked", True)
+        got = open_get(c, at[0], {**s.headers, "last-event-id": last})  # A again, resumed where it was
+        said, ask = got.get(timeout=10), got.get(timeout=10)
+        assert said["params"]["data"] == "hello"
+        assert s.send(answer(ask, "file:///s"), at=1).status_code == 202
+        until(s, 1, "learned", ["file:///s"])
+        assert got.empty(), got.get()

@@ -237,6 +237,7 @@ class SharedSessions:
         leases = getattr(state, "tasks", None)  # per-process leases (_state._redis_tasks), if any
         self.leases: Any = leases if hasattr(leases, "alive") else None
         self._due: dict[str, SharedLegacyTransport] = {}  # copies served without a touch (find)
+        self.starting: dict[str, list[Any]] = {}  # copies started for a HELD (_http_sessions_bus)
         self._toucher: asyncio.Task[None] | None = None
         state.on_message(lambda message: on_message(self, message))
 
@@ -310,6 +311,10 @@ class SharedSessions:
                 local.owns_events = local.session_ended = True
                 self.app.end_session(local, abort=True)
             return None
+        if local is None:  # unless another find started one meanwhile (one copy per process)
+            local = self.app.sessions.get(sid)
+            if local is not None and local.closed:
+                local = None
         if local is None:
             local = self._local(sid, found if isinstance(found, dict) else None)
         elif isinstance(found, dict):

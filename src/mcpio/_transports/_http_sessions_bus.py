@@ -124,16 +124,21 @@ class HeldForGet(LegacyTransport):
 
     async def take_held(self, frames: list[str], changes: list[str]) -> None:
         """Put on this copy's GET stream what another copy of the session sent for it (``HELD``),
-        a change told to every copy only if it is new here (``changes``: their ids, "" for that
-        copy's own); only that process's copy, admitted for the session's principal, can have opened it."""
+        or hold it for that stream (a copy started here since: ``before_get``), a change told to
+        every copy only if it is new here (``changes``: their ids, "" for that copy's own); only
+        that process's copy, admitted for the session's principal, can open it."""
         for frame, told in zip(frames, changes, strict=True):
-            stream = self.get_stream
-            if stream is None or self.closed:
+            stream, held = self.get_stream, self.before_get
+            if self.closed or (stream is None and held is None):
                 log.debug("session %s: %d message(s) for a GET stream gone from here; dropped", self.id, len(frames))
                 return
             data = frame.encode()
-            if not told or self.first_telling(told, data):
+            if told and not self.first_telling(told, data):
+                continue
+            if stream is not None:
                 await stream.put(data, final=False)
+            elif held is not None:
+                held.append((data, told))
 
 
 async def on_message(reg: Any, message: dict[str, Any]) -> None:
@@ -142,8 +147,11 @@ async def on_message(reg: Any, message: dict[str, Any]) -> None:
     kind = message.get("type")
     if kind not in (ENDED, CHANGED, FRAME, GET_MOVED, HELD):
         return
-    found = reg.app.sessions.get(str(message.get("sid")))
+    sid = str(message.get("sid"))
+    found = reg.app.sessions.get(sid)
     if not isinstance(found, HeldForGet) or found.closed:
+        if kind == HELD and message.get("at") == reg.tag:
+            _restart(reg, sid, message)
         return
     local: Any = found  # a SharedLegacyTransport
     if kind == ENDED:
@@ -155,13 +163,8 @@ async def on_message(reg: Any, message: dict[str, Any]) -> None:
         if held and isinstance(at, str):
             handed = {"frames": [f for f, _ in held], "changes": [c for _, c in held]}
             reg.app._spawn(reg.publish({"type": HELD, "sid": local.id, "at": at, **handed}))
-    elif kind == HELD:
-        frames, changes = message.get("frames"), message.get("changes")
-        if message.get("at") != reg.tag or not isinstance(frames, list) or any(type(f) is not str for f in frames):
-            return
-        if not isinstance(changes, list) or len(changes) != len(frames) or any(type(c) is not str for c in changes):
-            changes = [""] * len(frames)
-        reg.app._spawn(local.take_held(frames, changes))  # a task: a slow stream never holds up the bus
+    elif kind == HELD and (held := _held(reg, message)) is not None:
+        reg.app._spawn(local.take_held(*held))  # a task: a slow stream never holds up the bus
     elif kind == CHANGED and isinstance(message.get("record"), dict):
         local.refresh(message["record"], newer_only=True)
     elif kind == FRAME and isinstance(message.get("frame"), str):
@@ -170,3 +173,43 @@ async def on_message(reg: Any, message: dict[str, Any]) -> None:
             return
         # Not forwarded again; a task, so a full inbox never holds up the bus.
         reg.app._spawn(LegacyTransport.deliver(local, message["frame"].encode()))
+
+
+def _held(reg: Any, message: dict[str, Any]) -> tuple[list[str], list[str]] | None:
+    """The (frames, change ids) of a ``HELD`` message for this process; None: not for it, or malformed."""
+    frames, changes = message.get("frames"), message.get("changes")
+    if message.get("at") != reg.tag or not isinstance(frames, list) or any(type(f) is not str for f in frames):
+        return None
+    if not isinstance(changes, list) or len(changes) != len(frames) or any(type(c) is not str for c in changes):
+        changes = [""] * len(frames)
+    return frames, changes
+
+
+def _restart(reg: Any, sid: str, message: dict[str, Any]) -> None:
+    """A ``HELD`` for session ``sid``'s GET stream here, with no copy here (it was dropped, idle
+    here, while the client went on elsewhere): a copy started from the record holds it for that
+    stream (the record names this process: ``GET_AT``), as a copy started for a request does.
+    Those that come while it starts wait in ``reg.starting``, in order."""
+    held = _held(reg, message)
+    if held is None:
+        return
+    waiting = reg.starting.get(sid)
+    if waiting is not None:
+        waiting.append(held)
+        return
+    reg.starting[sid] = [held]
+
+    async def start() -> None:
+        try:
+            local = await reg.find(sid, None)
+        except StateUnavailable:
+            local = None
+        finally:
+            waiting = reg.starting.pop(sid)
+        if local is None:
+            log.debug("session %s: messages for its GET stream, but it has ended; dropped", sid)
+            return
+        for frames, changes in waiting:
+            await local.take_held(frames, changes)
+
+    reg.app._spawn(start())
