@@ -352,24 +352,58 @@ async def test_session_state_is_bounded_in_all(where, request):
     async def drop(cart: StateHandle, ctx: Context) -> bool:
         return await ctx.session_state.delete("b")
 
-    blob = "x" * 1000  # costs 1 + 1002 + 64 bytes of its scope
+    # A blob costs 1 + 1002 + 64 bytes of its scope, each handle's owner record about 84: two
+    # blobs fit in 2800 bytes, not three; after a delete and an expiry, one and then another.
+    blob = "x" * 1000
     if where == "redis":
-        state, option = RedisState(request.getfixturevalue("redis_url"), max_state_bytes=2500), "max_state_bytes"
+        state, option = RedisState(request.getfixturevalue("redis_url"), max_state_bytes=2800), "max_state_bytes"
     else:
-        state, option = small_memory_state(2500), "max_total_bytes"
+        state, option = small_memory_state(2800), "max_total_bytes"
     with ServerThread(server.http_app(state=state)) as srv:
         async with Client(srv.url, era="modern") as c:
             first = (await c.call_tool("put", {"blob": blob})).data["cart"]
             (await c.call_tool("put", {"blob": blob, "ttl": 1})).data["cart"]  # another scope, short-lived
             expired_at = time.monotonic() + 1
             over = await c.call_tool("put", {"blob": blob})
-            assert over.is_error and option in over.text and "2500" in over.text, over.text
+            assert over.is_error and option in over.text and "2800" in over.text, over.text
             assert (await c.call_tool("drop", {"cart": first})).data is True
             third = (await c.call_tool("put", {"blob": blob})).data["cart"]  # in the room the delete made
             await asyncio.sleep(max(0.0, expired_at - time.monotonic()) + 0.2)  # the short one has expired
             fourth = await c.call_tool("put", {"blob": blob})  # in the room it left
             assert not fourth.is_error, fourth.text
             assert (await c.call_tool("put", {"blob": blob[:10], "cart": third})).data["cart"] == third
+
+
+@pytest.mark.parametrize("where", ["memory", "redis"])
+@sync
+async def test_state_handles_count_against_the_bound_of_all_session_state(where, request):
+    """A new handle keeps an owner record for an hour: it counts against the bound of all
+    session state (its owner's name and 64 bytes), so callers from many networks (each under
+    ``max_state_handles``) cannot keep records without bound; handles already held keep working."""
+    from mcpio._state import RedisState
+    from tests.support.http import ServerThread
+
+    server = Server("bounded", "1.0.0")
+
+    @server.tool
+    async def mint(cart: StateHandle, ctx: Context) -> dict:
+        return {"cart": cart, "n": await ctx.session_state.get("n", 0)}
+
+    if where == "redis":
+        state, option = RedisState(request.getfixturevalue("redis_url"), max_state_bytes=2500), "max_state_bytes"
+    else:
+        state, option = small_memory_state(2500), "max_total_bytes"
+    with ServerThread(server.http_app(state=state)) as srv:
+        async with Client(srv.url, era="modern") as c:
+            carts = []
+            for _ in range(100):  # 2500 bytes hold fewer than 40 records of 64 bytes and more
+                got = await c.call_tool("mint", {})
+                if got.is_error:
+                    break
+                carts.append(got.data["cart"])
+            assert got.is_error and option in got.text and "2500" in got.text, (len(carts), got.text)
+            assert 20 < len(carts) < 40, len(carts)
+            assert (await c.call_tool("mint", {"cart": carts[0]})).data["cart"] == carts[0]
 
 
 @sync
