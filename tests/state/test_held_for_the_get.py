@@ -212,6 +212,31 @@ def sse(lines: Iterator[bytes]) -> Iterator[tuple[str, dict]]:
             yield last, json.loads(line[5:])
 
 
+def a_copy_dropped_on_a(c: httpx.Client, at: list[str]) -> tuple[RoundRobin, str, dict]:
+    """A session whose GET stream was on A (where A asked roots/list, answered) and was hung up;
+    then used on B until A dropped its copy, idle there for ``session_timeout`` (2 s; reaped
+    every 0.5 s). Returns the session, the last event id its GET stream got, and A's roots/list."""
+    s = RoundRobin(c, at[:1], capabilities=ROOTS)  # on A
+    s.urls = at
+    until(s, 0, "asked", True)
+    url = httpx.URL(at[0])
+    with socket.create_connection((url.host, url.port), timeout=10) as g:  # the first GET stream, on A
+        head = {"host": f"{url.host}:{url.port}", "accept": "text/event-stream", **s.headers}
+        request = f"GET {url.path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in head.items()) + "\r\n"
+        g.sendall(request.encode())
+        events = sse(g.makefile("rb"))
+        (_, said), (last, ask) = next(events), next(events)
+        assert said["params"]["data"] == "hello"
+        assert s.send(answer(ask), at=0).status_code == 202
+        until(s, 0, "learned", ["file:///r"])
+        g.shutdown(socket.SHUT_RDWR)  # the client hangs up its GET stream
+    quiet = time.monotonic() + 2 + 1.5  # A's copy idle for session_timeout, then reaped
+    while time.monotonic() < quiet:
+        assert s.call("learned", at=1)["structuredContent"]["result"] == []  # the session lives on B
+        time.sleep(0.25)
+    return s, last, ask
+
+
 def test_what_a_process_sends_for_the_get_stream_reaches_it_after_that_process_dropped_its_idle_copy(redis_url):
     """The client's GET stream was on A and closed; A dropped its copy, idle there for
     ``session_timeout`` (2 s) while the client went on with B. What B sends on its own goes to A
@@ -222,24 +247,7 @@ def test_what_a_process_sends_for_the_get_stream_reaches_it_after_that_process_d
     urls = two(redis_url, "2")
     with contextlib.closing(urls) as running, httpx.Client(timeout=30) as c:
         at = next(running)
-        s = RoundRobin(c, at[:1], capabilities=ROOTS)  # on A
-        s.urls = at
-        until(s, 0, "asked", True)
-        url = httpx.URL(at[0])
-        with socket.create_connection((url.host, url.port), timeout=10) as g:  # the first GET stream, on A
-            head = {"host": f"{url.host}:{url.port}", "accept": "text/event-stream", **s.headers}
-            request = f"GET {url.path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in head.items()) + "\r\n"
-            g.sendall(request.encode())
-            events = sse(g.makefile("rb"))
-            (_, said), (last, ask) = next(events), next(events)
-            assert said["params"]["data"] == "hello"
-            assert s.send(answer(ask), at=0).status_code == 202
-            until(s, 0, "learned", ["file:///r"])
-            g.shutdown(socket.SHUT_RDWR)  # the client hangs up its GET stream
-        quiet = time.monotonic() + 2 + 1.5  # A's copy idle for session_timeout, then reaped (every 0.5 s)
-        while time.monotonic() < quiet:
-            assert s.call("learned", at=1)["structuredContent"]["result"] == []  # the session lives on B
-            time.sleep(0.25)
+        s, last, _ = a_copy_dropped_on_a(c, at)
         assert s.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}, at=1).status_code == 202
         until(s, 1, "asked", True)
         got = open_get(c, at[0], {**s.headers, "last-event-id": last})  # A again, resumed where it was
@@ -248,3 +256,22 @@ def test_what_a_process_sends_for_the_get_stream_reaches_it_after_that_process_d
         assert s.send(answer(ask, "file:///s"), at=1).status_code == 202
         until(s, 1, "learned", ["file:///s"])
         assert got.empty(), got.get()
+
+
+def test_a_copy_started_again_on_a_process_never_reuses_the_ids_of_the_one_before(redis_url):
+    """A request id is never used twice by the server within a session (MCP basic: "MUST NOT have
+    been previously used by the requestor within the same session"), nor a stream id (the event
+    store keeps a stream's events by it): a copy dropped on A and started again there numbers its
+    requests and streams apart from the dropped one, though both have A's tag."""
+    urls = two(redis_url, "2")
+    with contextlib.closing(urls) as running, httpx.Client(timeout=30) as c:
+        at = next(running)
+        s, _, before = a_copy_dropped_on_a(c, at)
+        assert s.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}, at=0).status_code == 202
+        got = open_get(c, at[0], s.headers)  # A's new copy asked (held for this GET)
+        said, ask = got.get(timeout=10), got.get(timeout=10)
+        assert said["params"]["data"] == "hello"
+        assert ask["id"] != before["id"], (ask, before)
+        assert ask["id"].partition(".")[0] == before["id"].partition(".")[0]  # the same process
+        assert s.send(answer(ask, "file:///s"), at=1).status_code == 202  # through B, to A
+        until(s, 0, "learned", ["file:///s"])
