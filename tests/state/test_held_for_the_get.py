@@ -159,6 +159,27 @@ def test_an_extension_notification_from_either_process_reaches_the_get_stream_on
         assert got.empty(), got.get()
 
 
+def test_an_extension_notification_with_what_the_wire_encodes_reaches_the_other_process(urls):
+    """``notify_extension``'s params are encoded as on the wire (a datetime as an RFC 3339
+    string) on the bus too: told on B, it reaches the GET stream on A, and the tool succeeds."""
+    with httpx.Client(timeout=30) as c:
+        s = RoundRobin(c, urls[:1], capabilities={"extensions": {"com.acme/push": {}}})  # on A
+        s.urls = urls
+        assert s.post("resources/subscribe", {"uri": "memo://a"}, at=0).status_code == 200
+        got = open_get(c, urls[0], s.headers)
+        other = RoundRobin(c, urls)
+        told = other.call("push_when", at=1)
+        assert not told.get("isError"), told
+        assert got.get(timeout=10) == {
+            "jsonrpc": "2.0",
+            "method": "acme/pushed",
+            "params": {"at": "2026-12-01T00:00:00Z"},
+        }
+        other.call("touch", at=1, uri="memo://a")  # a marker: the next message (no second acme/pushed)
+        assert got.get(timeout=10)["method"] == "notifications/resources/updated"
+        assert got.empty(), got.get()
+
+
 @pytest.mark.parametrize("change", ["list change", "extension notification"])
 def test_a_change_told_before_the_first_get_reaches_a_get_on_a_process_that_had_no_copy(urls, change):
     """Told to every copy while only B had one: the copy A starts for the GET (from the record)
