@@ -10,12 +10,15 @@ What a copy sends on its own once the GET is open on the other process goes ther
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import queue
 import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
@@ -296,3 +299,40 @@ def test_a_copy_started_again_on_a_process_never_reuses_the_ids_of_the_one_befor
         assert ask["id"].partition(".")[0] == before["id"].partition(".")[0]  # the same process
         assert s.send(answer(ask, "file:///s"), at=1).status_code == 202  # through B, to A
         until(s, 0, "learned", ["file:///s"])
+
+
+def read_get(url: str, headers: dict, go: threading.Barrier, got: queue.Queue, done: Callable[[], object]) -> None:
+    """Open the session's GET stream once ``go`` lets every reader go; its messages to ``got``,
+    then ``done()`` when it ends."""
+    with httpx.Client(timeout=30) as own:
+        go.wait()
+        get = {**headers, "accept": "text/event-stream"}
+        with contextlib.suppress(httpx.HTTPError), own.stream("GET", url, headers=get) as r:
+            for line in r.iter_lines():
+                if line.startswith("data:") and line[5:].strip():
+                    got.put(json.loads(line[5:]))
+    done()
+
+
+def test_two_get_streams_opened_at_once_on_two_processes_leave_one_open(urls):
+    """Two GETs of one session reach A and B at once: each process hears of the other's (the
+    bus), and one stream must stay (the one the record names: it opened last), not both end
+    (the client would lose what comes meanwhile). Repeated: the two race in either order."""
+    with httpx.Client(timeout=30) as c:
+        other = RoundRobin(c, urls)  # another session, whose calls tell each s
+        for _ in range(8):
+            s = RoundRobin(c, urls[:1])
+            s.urls = urls
+            assert s.post("resources/subscribe", {"uri": "memo://a"}, at=0).status_code == 200
+            got: list[queue.Queue] = [queue.Queue(), queue.Queue()]
+            ended: queue.Queue = queue.Queue()
+            go = threading.Barrier(2)
+            for i in (0, 1):
+                args = (urls[i], s.headers, go, got[i], functools.partial(ended.put, i))
+                threading.Thread(target=read_get, args=args, daemon=True).start()
+            stays = 1 - ended.get(timeout=10)  # one ends
+            other.call("touch", at=stays, uri="memo://a")
+            assert got[stays].get(timeout=10)["method"] == "notifications/resources/updated"
+            assert ended.empty(), "both GET streams ended"
+            assert c.delete(urls[0], headers=s.headers).status_code == 200
+            assert ended.get(timeout=10) == stays

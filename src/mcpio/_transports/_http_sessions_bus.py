@@ -16,6 +16,7 @@ opened learns where from the record (``GET_AT``).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import Any
@@ -52,6 +53,7 @@ class HeldForGet(LegacyTransport):
         # in (then None: no copy hands a change over again)
         self.told: dict[tuple[str, bytes], None] | None = {}
         self.told_until: float | None = None  # when, if the first GET opened on this copy
+        self.noting: Any = None  # the task noting that the GET stream is here (_get_here)
 
     def first_telling(self, change_id: str, frame: bytes) -> bool:
         """Whether ``frame``, telling change ``change_id``, is new to this copy (then noted): a
@@ -88,7 +90,7 @@ class HeldForGet(LegacyTransport):
             if first:
                 self.told_until = time.monotonic() + TOLD_FOR
             self.get_at = None
-            self.registry.app._spawn(self._get_here())
+            self.noting = self.registry.app._spawn(self._get_here())
         return stream
 
     async def _get_here(self) -> None:
@@ -159,10 +161,11 @@ async def on_message(reg: Any, message: dict[str, Any]) -> None:
         reg.app.end_session(local, abort=True)
     elif kind == GET_MOVED:
         at = message.get("at")
-        held = local.get_moved(at if isinstance(at, str) else None)
-        if held and isinstance(at, str):
-            handed = {"frames": [f for f, _ in held], "changes": [c for _, c in held]}
-            reg.app._spawn(reg.publish({"type": HELD, "sid": local.id, "at": at, **handed}))
+        stream = local.get_stream
+        if stream is not None and stream.attached and isinstance(at, str):
+            reg.app._spawn(_contested(reg, local, at))  # a GET stream here too: which stays?
+        else:
+            _moved(reg, local, at if isinstance(at, str) else None)
     elif kind == HELD and (held := _held(reg, message)) is not None:
         reg.app._spawn(local.take_held(*held))  # a task: a slow stream never holds up the bus
     elif kind == CHANGED and isinstance(message.get("record"), dict):
@@ -213,3 +216,33 @@ def _restart(reg: Any, sid: str, message: dict[str, Any]) -> None:
             await local.take_held(frames, changes)
 
     reg.app._spawn(start())
+
+
+def _moved(reg: Any, local: Any, at: str | None) -> None:
+    """Process ``at`` holds ``local``'s session's GET stream now (:meth:`HeldForGet.get_moved`):
+    what this copy held for it goes there."""
+    held = local.get_moved(at)
+    if held and at is not None:
+        handed = {"frames": [f for f, _ in held], "changes": [c for _, c in held]}
+        reg.app._spawn(reg.publish({"type": HELD, "sid": local.id, "at": at, **handed}))
+
+
+async def _contested(reg: Any, local: Any, at: str) -> None:
+    """Process ``at`` opened a GET stream of the session while this copy has one open (two GETs
+    at once on two processes): the one whose process the record names stays (each process notes
+    itself there before it tells the others, so once this copy's own note is in, both read the
+    same record), and tells the others again, since they may have heard the two in either order;
+    the other ends, as when the GET moves. The record unreadable: this one ends."""
+    noting = local.noting
+    if noting is not None and not noting.done():
+        await asyncio.wait([noting])
+    try:
+        record = await reg.directory.touch(local.id, 0, ttl=reg.app.session_timeout)
+    except StateUnavailable:
+        record = None
+    if isinstance(record, dict) and record.get(GET_AT) == reg.tag and not local.closed:
+        stream = local.get_stream
+        if stream is not None and stream.attached:
+            await reg.publish({"type": GET_MOVED, "sid": local.id, "at": reg.tag})
+            return
+    _moved(reg, local, at)
