@@ -5,10 +5,13 @@ it sends outside any request, as the reference filesystem server does, a log mes
 and the request ``roots/list``. Tools: ``asked`` (whether this process has sent both),
 ``learned`` (the roots it got back last), ``grow(name)`` (adds a tool: ``tools/list_changed`` to
 every copy of every session), ``touch(uri)`` (a resource update; resource ``memo://a``),
-``push`` (``acme/pushed`` to the clients that declared extension ``com.acme/push``)."""
+``push`` (``acme/pushed`` to the clients that declared extension ``com.acme/push``; ``push_when``
+with a datetime in it). A third
+argument is the ``session_timeout`` (seconds; 1800 without)."""
 
 from __future__ import annotations
 
+import datetime
 import sys
 
 from mcpio import Context, Server
@@ -62,5 +65,13 @@ async def push() -> int:
     return await server.notify_extension("com.acme/push", "acme/pushed", {"x": 1})
 
 
+@server.tool
+async def push_when() -> int:
+    """``acme/pushed`` with a datetime, which the wire encodes (as an RFC 3339 string)."""
+    when = datetime.datetime(2026, 12, 1, tzinfo=datetime.UTC)
+    return await server.notify_extension("com.acme/push", "acme/pushed", {"at": when})
+
+
 if __name__ == "__main__":
-    server.run("http", port=int(sys.argv[1]), state=RedisState(sys.argv[2]))
+    timeout = float(sys.argv[3]) if len(sys.argv) > 3 else 1800.0
+    server.run("http", port=int(sys.argv[1]), state=RedisState(sys.argv[2]), session_timeout=timeout)

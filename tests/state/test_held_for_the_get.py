@@ -9,10 +9,16 @@ What a copy sends on its own once the GET is open on the other process goes ther
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import json
+import queue
+import socket
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
@@ -27,8 +33,12 @@ ROOTS = {"roots": {"listChanged": True}}
 @pytest.fixture
 def urls(redis_url) -> Iterator[list[str]]:
     """Two ``held_server.py`` processes sharing ``redis_url``: A and B."""
+    yield from two(redis_url)
+
+
+def two(redis_url: str, *more: str) -> Iterator[list[str]]:
     ports = [free_port() for _ in range(2)]
-    procs = [subprocess.Popen([*SERVER, str(p), redis_url], stdin=subprocess.DEVNULL) for p in ports]
+    procs = [subprocess.Popen([*SERVER, str(p), redis_url, *more], stdin=subprocess.DEVNULL) for p in ports]
     try:
         for p, proc in zip(ports, procs, strict=True):
             wait_port(p, proc=proc)
@@ -152,6 +162,27 @@ def test_an_extension_notification_from_either_process_reaches_the_get_stream_on
         assert got.empty(), got.get()
 
 
+def test_an_extension_notification_with_what_the_wire_encodes_reaches_the_other_process(urls):
+    """``notify_extension``'s params are encoded as on the wire (a datetime as an RFC 3339
+    string) on the bus too: told on B, it reaches the GET stream on A, and the tool succeeds."""
+    with httpx.Client(timeout=30) as c:
+        s = RoundRobin(c, urls[:1], capabilities={"extensions": {"com.acme/push": {}}})  # on A
+        s.urls = urls
+        assert s.post("resources/subscribe", {"uri": "memo://a"}, at=0).status_code == 200
+        got = open_get(c, urls[0], s.headers)
+        other = RoundRobin(c, urls)
+        told = other.call("push_when", at=1)
+        assert not told.get("isError"), told
+        assert got.get(timeout=10) == {
+            "jsonrpc": "2.0",
+            "method": "acme/pushed",
+            "params": {"at": "2026-12-01T00:00:00Z"},
+        }
+        other.call("touch", at=1, uri="memo://a")  # a marker: the next message (no second acme/pushed)
+        assert got.get(timeout=10)["method"] == "notifications/resources/updated"
+        assert got.empty(), got.get()
+
+
 @pytest.mark.parametrize("change", ["list change", "extension notification"])
 def test_a_change_told_before_the_first_get_reaches_a_get_on_a_process_that_had_no_copy(urls, change):
     """Told to every copy while only B had one: the copy A starts for the GET (from the record)
@@ -193,3 +224,115 @@ def test_each_process_names_its_requests_with_a_tag_of_64_random_bits(urls):
         assert all(len(t) >= 16 and int(t, 16) >= 0 for t in tags), tags
         assert tags[0] != tags[1], tags
         assert s.send(answer(ask_b), at=0).status_code == 202
+
+
+def sse(lines: Iterator[bytes]) -> Iterator[tuple[str, dict]]:
+    """(event id, message) of each message event of an SSE response read line by line."""
+    last = ""
+    for line in lines:
+        if line.startswith(b"id:"):
+            last = line[3:].strip().decode()
+        elif line.startswith(b"data:") and line[5:].strip():
+            yield last, json.loads(line[5:])
+
+
+def a_copy_dropped_on_a(c: httpx.Client, at: list[str]) -> tuple[RoundRobin, str, dict]:
+    """A session whose GET stream was on A (where A asked roots/list, answered) and was hung up;
+    then used on B until A dropped its copy, idle there for ``session_timeout`` (2 s; reaped
+    every 0.5 s). Returns the session, the last event id its GET stream got, and A's roots/list."""
+    s = RoundRobin(c, at[:1], capabilities=ROOTS)  # on A
+    s.urls = at
+    until(s, 0, "asked", True)
+    url = httpx.URL(at[0])
+    with socket.create_connection((url.host, url.port), timeout=10) as g:  # the first GET stream, on A
+        head = {"host": f"{url.host}:{url.port}", "accept": "text/event-stream", **s.headers}
+        request = f"GET {url.path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in head.items()) + "\r\n"
+        g.sendall(request.encode())
+        events = sse(g.makefile("rb"))
+        (_, said), (last, ask) = next(events), next(events)
+        assert said["params"]["data"] == "hello"
+        assert s.send(answer(ask), at=0).status_code == 202
+        until(s, 0, "learned", ["file:///r"])
+        g.shutdown(socket.SHUT_RDWR)  # the client hangs up its GET stream
+    quiet = time.monotonic() + 2 + 1.5  # A's copy idle for session_timeout, then reaped
+    while time.monotonic() < quiet:
+        assert s.call("learned", at=1)["structuredContent"]["result"] == []  # the session lives on B
+        time.sleep(0.25)
+    return s, last, ask
+
+
+def test_what_a_process_sends_for_the_get_stream_reaches_it_after_that_process_dropped_its_idle_copy(redis_url):
+    """The client's GET stream was on A and closed; A dropped its copy, idle there for
+    ``session_timeout`` (2 s) while the client went on with B. What B sends on its own goes to A
+    (where the record says the GET stream is): A starts a copy from the record and holds it for
+    the GET, as a copy started there for a request would, and the client gets it when it resumes
+    the GET stream (as it would have from A's copy, had it stayed: the event store keeps what a
+    hung-up GET stream is sent, for Last-Event-ID)."""
+    urls = two(redis_url, "2")
+    with contextlib.closing(urls) as running, httpx.Client(timeout=30) as c:
+        at = next(running)
+        s, last, _ = a_copy_dropped_on_a(c, at)
+        assert s.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}, at=1).status_code == 202
+        until(s, 1, "asked", True)
+        got = open_get(c, at[0], {**s.headers, "last-event-id": last})  # A again, resumed where it was
+        said, ask = got.get(timeout=10), got.get(timeout=10)
+        assert said["params"]["data"] == "hello"
+        assert s.send(answer(ask, "file:///s"), at=1).status_code == 202
+        until(s, 1, "learned", ["file:///s"])
+        assert got.empty(), got.get()
+
+
+def test_a_copy_started_again_on_a_process_never_reuses_the_ids_of_the_one_before(redis_url):
+    """A request id is never used twice by the server within a session (MCP basic: "MUST NOT have
+    been previously used by the requestor within the same session"), nor a stream id (the event
+    store keeps a stream's events by it): a copy dropped on A and started again there numbers its
+    requests and streams apart from the dropped one, though both have A's tag."""
+    urls = two(redis_url, "2")
+    with contextlib.closing(urls) as running, httpx.Client(timeout=30) as c:
+        at = next(running)
+        s, _, before = a_copy_dropped_on_a(c, at)
+        assert s.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}, at=0).status_code == 202
+        got = open_get(c, at[0], s.headers)  # A's new copy asked (held for this GET)
+        said, ask = got.get(timeout=10), got.get(timeout=10)
+        assert said["params"]["data"] == "hello"
+        assert ask["id"] != before["id"], (ask, before)
+        assert ask["id"].partition(".")[0] == before["id"].partition(".")[0]  # the same process
+        assert s.send(answer(ask, "file:///s"), at=1).status_code == 202  # through B, to A
+        until(s, 0, "learned", ["file:///s"])
+
+
+def read_get(url: str, headers: dict, go: threading.Barrier, got: queue.Queue, done: Callable[[], object]) -> None:
+    """Open the session's GET stream once ``go`` lets every reader go; its messages to ``got``,
+    then ``done()`` when it ends."""
+    with httpx.Client(timeout=30) as own:
+        go.wait()
+        get = {**headers, "accept": "text/event-stream"}
+        with contextlib.suppress(httpx.HTTPError), own.stream("GET", url, headers=get) as r:
+            for line in r.iter_lines():
+                if line.startswith("data:") and line[5:].strip():
+                    got.put(json.loads(line[5:]))
+    done()
+
+
+def test_two_get_streams_opened_at_once_on_two_processes_leave_one_open(urls):
+    """Two GETs of one session reach A and B at once: each process hears of the other's (the
+    bus), and one stream must stay (the one the record names: it opened last), not both end
+    (the client would lose what comes meanwhile). Repeated: the two race in either order."""
+    with httpx.Client(timeout=30) as c:
+        other = RoundRobin(c, urls)  # another session, whose calls tell each s
+        for _ in range(8):
+            s = RoundRobin(c, urls[:1])
+            s.urls = urls
+            assert s.post("resources/subscribe", {"uri": "memo://a"}, at=0).status_code == 200
+            got: list[queue.Queue] = [queue.Queue(), queue.Queue()]
+            ended: queue.Queue = queue.Queue()
+            go = threading.Barrier(2)
+            for i in (0, 1):
+                args = (urls[i], s.headers, go, got[i], functools.partial(ended.put, i))
+                threading.Thread(target=read_get, args=args, daemon=True).start()
+            stays = 1 - ended.get(timeout=10)  # one ends
+            other.call("touch", at=stays, uri="memo://a")
+            assert got[stays].get(timeout=10)["method"] == "notifications/resources/updated"
+            assert ended.empty(), "both GET streams ended"
+            assert c.delete(urls[0], headers=s.headers).status_code == 200
+            assert ended.get(timeout=10) == stays

@@ -320,11 +320,24 @@ def test_anonymous_callers_on_other_networks_do_not_share_a_share_of_state_handl
             assert shared["items"] == ["0", "more"]
 
 
+def small_memory_state(budget: int):
+    """An in-memory state backend whose session state is bounded at ``budget`` bytes in all (the
+    server's own ``MemoryKV`` has the default, 256 MiB)."""
+    from mcpio._state import MemoryState
+    from mcpio._state._kv import MemoryKV
+
+    state = MemoryState()
+    state.kv = MemoryKV(max_total_bytes=budget)  # type: ignore[attr-defined]
+    return state
+
+
+@pytest.mark.parametrize("where", ["memory", "redis"])
 @sync
-async def test_session_state_on_redis_is_bounded_in_all(redis_url):
-    """``RedisState(max_state_bytes=)`` bounds all scopes together on the database, as
-    ``MemoryKV(max_total_bytes=)`` does in memory: a ``set`` over it is refused (and changes
-    nothing); a delete frees its bytes, and so does a scope that has expired."""
+async def test_session_state_is_bounded_in_all(where, request):
+    """All scopes together are bounded, by ``MemoryKV(max_total_bytes=)`` in memory and by
+    ``RedisState(max_state_bytes=)`` on the database: a ``set`` over it is refused (and changes
+    nothing); a delete frees its bytes, and so does a scope that has expired, at once (not at
+    the next periodic sweep)."""
     from mcpio._state import RedisState
     from tests.support.http import ServerThread
 
@@ -339,20 +352,58 @@ async def test_session_state_on_redis_is_bounded_in_all(redis_url):
     async def drop(cart: StateHandle, ctx: Context) -> bool:
         return await ctx.session_state.delete("b")
 
-    blob = "x" * 1000  # costs 1 + 1002 + 64 bytes of its scope
-    with ServerThread(server.http_app(state=RedisState(redis_url, max_state_bytes=2500))) as srv:
+    # A blob costs 1 + 1002 + 64 bytes of its scope, each handle's owner record about 84: two
+    # blobs fit in 2800 bytes, not three; after a delete and an expiry, one and then another.
+    blob = "x" * 1000
+    if where == "redis":
+        state, option = RedisState(request.getfixturevalue("redis_url"), max_state_bytes=2800), "max_state_bytes"
+    else:
+        state, option = small_memory_state(2800), "max_total_bytes"
+    with ServerThread(server.http_app(state=state)) as srv:
         async with Client(srv.url, era="modern") as c:
             first = (await c.call_tool("put", {"blob": blob})).data["cart"]
             (await c.call_tool("put", {"blob": blob, "ttl": 1})).data["cart"]  # another scope, short-lived
+            expired_at = time.monotonic() + 1
             over = await c.call_tool("put", {"blob": blob})
-            assert over.is_error and "max_state_bytes" in over.text and "2500" in over.text, over.text
+            assert over.is_error and option in over.text and "2800" in over.text, over.text
             assert (await c.call_tool("drop", {"cart": first})).data is True
             third = (await c.call_tool("put", {"blob": blob})).data["cart"]  # in the room the delete made
-            deadline = time.monotonic() + 20
-            while (fourth := await c.call_tool("put", {"blob": blob})).is_error:  # once the short one expired
-                assert "max_state_bytes" in fourth.text and time.monotonic() < deadline, fourth.text
-                await asyncio.sleep(0.1)
+            await asyncio.sleep(max(0.0, expired_at - time.monotonic()) + 0.2)  # the short one has expired
+            fourth = await c.call_tool("put", {"blob": blob})  # in the room it left
+            assert not fourth.is_error, fourth.text
             assert (await c.call_tool("put", {"blob": blob[:10], "cart": third})).data["cart"] == third
+
+
+@pytest.mark.parametrize("where", ["memory", "redis"])
+@sync
+async def test_state_handles_count_against_the_bound_of_all_session_state(where, request):
+    """A new handle keeps an owner record for an hour: it counts against the bound of all
+    session state (its owner's name and 64 bytes), so callers from many networks (each under
+    ``max_state_handles``) cannot keep records without bound; handles already held keep working."""
+    from mcpio._state import RedisState
+    from tests.support.http import ServerThread
+
+    server = Server("bounded", "1.0.0")
+
+    @server.tool
+    async def mint(cart: StateHandle, ctx: Context) -> dict:
+        return {"cart": cart, "n": await ctx.session_state.get("n", 0)}
+
+    if where == "redis":
+        state, option = RedisState(request.getfixturevalue("redis_url"), max_state_bytes=2500), "max_state_bytes"
+    else:
+        state, option = small_memory_state(2500), "max_total_bytes"
+    with ServerThread(server.http_app(state=state)) as srv:
+        async with Client(srv.url, era="modern") as c:
+            carts = []
+            for _ in range(100):  # 2500 bytes hold fewer than 40 records of 64 bytes and more
+                got = await c.call_tool("mint", {})
+                if got.is_error:
+                    break
+                carts.append(got.data["cart"])
+            assert got.is_error and option in got.text and "2500" in got.text, (len(carts), got.text)
+            assert 20 < len(carts) < 40, len(carts)
+            assert (await c.call_tool("mint", {"cart": carts[0]})).data["cart"] == carts[0]
 
 
 @sync

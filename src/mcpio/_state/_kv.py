@@ -8,12 +8,14 @@ expires ``ttl`` seconds after the handle was last used.
 
 Bounds, checked on every ``set`` (the same in memory and on Redis): one value at most
 ``max_value_bytes`` (checked by the framework before it reaches the store), one scope at most
-``max_scope_bytes`` (each key costs its key, its value and :data:`ENTRY_OVERHEAD` bytes),
-all scopes together at most ``max_total_bytes`` (in memory: this process's; on Redis: the
+``max_scope_bytes`` (each key costs its key, its value and :data:`ENTRY_OVERHEAD` bytes; a
+handle's owner record, while it lives, its owner and as many), all scopes together at most
+``max_total_bytes`` (in memory: this process's; on Redis: the
 database's, ``RedisState(max_state_bytes=)``). A ``set`` over a bound raises
 :class:`StateLimitError` and changes nothing. Each ``bind`` (a new handle) is checked against
 the live handles of its owner: ``max_handles`` at most per owner (``Server(max_state_handles=)``),
-in memory and on Redis alike; over it ``bind`` raises :class:`StateLimitError`.
+in memory and on Redis alike, and against ``max_total_bytes`` (owners are many: principals,
+client networks); over either ``bind`` raises :class:`StateLimitError`.
 
 :class:`MemoryKV` keeps it in this process (the default); ``RedisState.kv``
 (:mod:`._redis_kv`) keeps it on Redis, shared by every process of the database.
@@ -21,6 +23,7 @@ in memory and on Redis alike; over it ``bind`` raises :class:`StateLimitError`.
 
 from __future__ import annotations
 
+import heapq
 import time
 from typing import Protocol
 
@@ -64,6 +67,11 @@ class KVStore(Protocol):
         ...
 
 
+def owner_cost(owner: str) -> int:
+    """What a handle's owner record costs its scope and the total, while it lives."""
+    return len(owner.encode()) + ENTRY_OVERHEAD
+
+
 def handle_limit(limit: int) -> StateLimitError:
     return StateLimitError(
         f"too many state handles: this caller already holds {limit} live ones, the limit per caller "
@@ -87,12 +95,13 @@ def scope_limit(used: int, cost: int, limit: int) -> StateLimitError:
 
 
 class _Scope:
-    __slots__ = ("bytes", "owner", "values")
+    __slots__ = ("bytes", "owner", "soonest", "values")
 
     def __init__(self) -> None:
         self.values: dict[str, tuple[bytes, float]] = {}  # key -> (value, expiry on time.monotonic())
         self.owner: tuple[str, float] | None = None
         self.bytes = 0
+        self.soonest = float("inf")  # no later than its values' first expiry (MemoryKV._ends)
 
     def sweep(self, now: float) -> None:
         for key, (value, expiry) in list(self.values.items()):
@@ -100,12 +109,23 @@ class _Scope:
                 del self.values[key]
                 self.bytes -= len(key.encode()) + len(value) + ENTRY_OVERHEAD
         if self.owner is not None and self.owner[1] <= now:
+            self.bytes -= owner_cost(self.owner[0])
             self.owner = None
+
+    def first(self) -> float | None:
+        """When its first value or its owner record expires (None: it holds neither)."""
+        ends = [expiry for _, expiry in self.values.values()]
+        if self.owner is not None:
+            ends.append(self.owner[1])
+        return min(ends) if ends else None
 
 
 class MemoryKV:
     """Session state in this process (the default store): bounded (module docstring), swept of
-    expired entries as scopes are used and, at most once a minute, as a whole."""
+    expired entries as scopes are used and, at most once a minute, as a whole. Each ``set`` first
+    sweeps every scope where a value or an owner record has expired (found by ``_ends``, each
+    scope by its first expiry: as ``kv:ends`` on Redis), so the total it checks counts live ones
+    only; so does each ``bind``."""
 
     def __init__(
         self, *, max_scope_bytes: int = DEFAULT_MAX_SCOPE_BYTES, max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES
@@ -116,6 +136,7 @@ class MemoryKV:
         self._handles: dict[str, dict[str, float]] = {}  # owner -> its handles' scopes -> expiry
         self._total = 0
         self._swept = time.monotonic()
+        self._ends: list[tuple[float, str]] = []  # a heap: (a scope's soonest, the scope)
 
     def _scope(self, scope: str, now: float) -> _Scope | None:
         found = self._scopes.get(scope)
@@ -136,6 +157,27 @@ class MemoryKV:
             for owner in list(self._handles):
                 self._live(owner, now)
 
+    def _expire(self, now: float) -> None:
+        """Sweep the scopes where a value or the owner record has expired (each counted without
+        it from now on)."""
+        ends = self._ends
+        while ends and ends[0][0] <= now:
+            at, name = heapq.heappop(ends)
+            found = self._scopes.get(name)
+            if found is None or found.soonest != at:
+                continue  # a scope gone, or an entry a set with an earlier expiry replaced
+            found.soonest = float("inf")
+            found = self._scope(name, now)
+            first = found.first() if found is not None else None
+            if found is not None and first is not None:
+                self._soon(found, name, first)
+
+    def _soon(self, found: _Scope, name: str, expiry: float) -> None:
+        """A value of scope ``name`` expires at ``expiry``: keep ``_ends`` ahead of it."""
+        if expiry < found.soonest:
+            found.soonest = expiry
+            heapq.heappush(self._ends, (expiry, name))
+
     def _live(self, owner: str, now: float) -> dict[str, float]:
         """The scopes of ``owner``'s handles that have not expired (the others forgotten)."""
         held = {scope: at for scope, at in self._handles.get(owner, {}).items() if at > now}
@@ -153,6 +195,7 @@ class MemoryKV:
     async def set(self, scope: str, key: str, value: bytes, ttl: float) -> None:
         now = time.monotonic()
         self._sweep_all(now)
+        self._expire(now)
         found = self._scope(scope, now) or _Scope()
         cost = len(key.encode()) + len(value) + ENTRY_OVERHEAD
         old = found.values.get(key)
@@ -165,6 +208,7 @@ class MemoryKV:
         found.bytes += cost - freed
         self._total += cost - freed
         self._scopes[scope] = found
+        self._soon(found, scope, now + ttl)
 
     async def delete(self, scope: str, key: str) -> bool:
         found = self._scope(scope, time.monotonic())
@@ -179,13 +223,20 @@ class MemoryKV:
     async def bind(self, scope: str, owner: str, ttl: float, max_handles: int) -> bool:
         now = time.monotonic()
         self._sweep_all(now)
+        self._expire(now)
         found = self._scope(scope, now) or _Scope()
         if found.owner is not None:
             return False
         held = self._live(owner, now)
         if len(held) >= max_handles:
             raise handle_limit(max_handles)
+        cost = owner_cost(owner)
+        if self._total + cost > self.max_total_bytes:
+            raise total_limit(self._total, self.max_total_bytes, "MemoryKV(max_total_bytes=)")
         found.owner = (owner, now + ttl)
+        found.bytes += cost
+        self._total += cost
+        self._soon(found, scope, now + ttl)
         held[scope] = now + ttl
         self._handles[owner] = held
         self._scopes[scope] = found

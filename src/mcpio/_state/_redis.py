@@ -35,6 +35,8 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from .. import _jsonrpc as rpc
+
 try:
     import redis.asyncio as aioredis
     from redis.exceptions import BusyLoadingError, OutOfMemoryError, ReadOnlyError, RedisError
@@ -461,7 +463,9 @@ class RedisState:
         seal = self._seal
         if seal is None:
             raise StateUnavailable("the Redis bus is not started (RedisState.start)")
-        body = seal.seal(json.dumps({**message, "from": self.node}, separators=(",", ":")).encode())
+        # Encoded as the wire encodes a message (_jsonrpc.encode), so what is told on another
+        # process (an extension notification's params) is what this one sends its own clients.
+        body = seal.seal(rpc.encode({**message, "from": self.node}))
         await self._call(lambda: self.client.publish(seal.channel, body))
 
     def on_message(self, handler: Callable[[dict[str, Any]], Awaitable[None]]) -> None:

@@ -6,7 +6,8 @@ Keys, under the backend's ``prefix`` (default ``mcpio:``): ``kv:<scope>``, a has
 ``o`` (the owner) and ``oe`` (the owner's expiry); ``kvo:<sha1 of an owner>``, the sorted set
 of that owner's live handles (their scopes, scored by expiry: ``max_handles``); for
 ``max_total_bytes``, ``kv:total`` (the bytes counted), ``kv:sizes`` (a hash: each scope's bytes
-as counted) and ``kv:ends`` (a sorted set: each counted scope by when its first key expires).
+as counted, a handle's owner record included: ``_kv.owner_cost``) and ``kv:ends`` (a sorted
+set: each counted scope by when its first key or its owner record expires).
 Each ``set`` counts its scope again, and sweeps ``kv:ends``: a scope where a key has expired is
 counted again without it (16 of them per ``set``; all of them before one is refused), so an
 expired key leaves the total at the next ``set`` of any scope after it expired (until then the
@@ -56,14 +57,11 @@ return got[1]
 """
 )
 
-# ARGV: prefix, scope, key, value, ttl ms, max scope bytes, overhead, max total bytes -> false
-# (set), {used, cost, 0} (over the scope's bound) or {total, cost, 1} (over the total)
-_SET = (
-    _NOW
-    + """
-local key, value, ttl = ARGV[3], ARGV[4], tonumber(ARGV[5])
-local limit, overhead, most = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
-local function recount(s)  -- scope s without its expired keys: counted again
+# The counting of max_total_bytes (module docstring), for _SET and _BIND: ``recount(s)`` counts
+# scope s again without what has expired in it (its keys, its owner record), ``sweep(n)`` does
+# so for n of the scopes where something has expired (nil: all of them).
+_SWEEP = """
+local function recount(s, overhead)
   local k = ARGV[1] .. 'kv:' .. s
   local all = redis.call('HGETALL', k)
   local fields = {}
@@ -80,6 +78,14 @@ local function recount(s)  -- scope s without its expired keys: counted again
       end
     end
   end
+  if fields['oe'] then
+    if tonumber(fields['oe']) <= now then
+      redis.call('HDEL', k, 'o', 'oe')
+    else
+      bytes = bytes + string.len(fields['o'] or '') + overhead
+      if not soonest or tonumber(fields['oe']) < soonest then soonest = tonumber(fields['oe']) end
+    end
+  end
   redis.call('DECRBY', total, tonumber(redis.call('HGET', sizes, s) or '0') - bytes)
   if soonest then
     redis.call('HSET', sizes, s, bytes)
@@ -89,14 +95,24 @@ local function recount(s)  -- scope s without its expired keys: counted again
     redis.call('ZREM', ends, s)
   end
 end
-local function sweep(n)  -- the scopes where a key has expired (n of them; nil: all)
+local function sweep(n, overhead)
   local args = {'ZRANGEBYSCORE', ends, '-inf', now}
   if n then args = {'ZRANGEBYSCORE', ends, '-inf', now, 'LIMIT', 0, n} end
   for _, s in ipairs(redis.call(unpack(args))) do
-    if s ~= ARGV[2] then recount(s) end
+    if s ~= ARGV[2] then recount(s, overhead) end
   end
 end
-sweep(16)
+"""
+
+# ARGV: prefix, scope, key, value, ttl ms, max scope bytes, overhead, max total bytes -> false
+# (set), {used, cost, 0} (over the scope's bound) or {total, cost, 1} (over the total)
+_SET = (
+    _NOW
+    + _SWEEP
+    + """
+local key, value, ttl = ARGV[3], ARGV[4], tonumber(ARGV[5])
+local limit, overhead, most = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
+sweep(16, overhead)
 local all = redis.call('HGETALL', h)
 local fields = {}
 for i = 1, #all, 2 do fields[all[i]] = all[i + 1] end
@@ -115,13 +131,17 @@ for f, v in pairs(fields) do
 end
 if fields['oe'] then
   if tonumber(fields['oe']) <= now then redis.call('HDEL', h, 'o', 'oe')
-  elseif tonumber(fields['oe']) > latest then latest = tonumber(fields['oe']) end
+  else
+    used = used + string.len(fields['o'] or '') + overhead  -- the owner record (_kv.owner_cost)
+    if tonumber(fields['oe']) > latest then latest = tonumber(fields['oe']) end
+    if tonumber(fields['oe']) < soonest then soonest = tonumber(fields['oe']) end
+  end
 end
 local cost = string.len(key) + string.len(value) + overhead
 if used + cost > limit then return {used, cost, 0} end
 local delta = used + cost - tonumber(redis.call('HGET', sizes, ARGV[2]) or '0')
 if delta > 0 and tonumber(redis.call('GET', total) or '0') + delta > most then
-  sweep(nil)  -- every scope where a key expired, before refusing
+  sweep(nil, overhead)  -- every scope where something expired, before refusing
   delta = used + cost - tonumber(redis.call('HGET', sizes, ARGV[2]) or '0')
   local all = tonumber(redis.call('GET', total) or '0')
   if delta > 0 and all + delta > most then return {all, cost, 1} end
@@ -164,21 +184,35 @@ local function held(owner)
 end
 """
 
-# ARGV: prefix, scope, owner, ttl ms, max handles -> 1 recorded, 0 the scope has a live owner,
-# -1 the owner holds max handles already
+# ARGV: prefix, scope, owner, ttl ms, max handles, overhead, max total bytes -> 1 recorded, 0 the
+# scope has a live owner, -1 the owner holds max handles already, {total} over the total (the
+# owner record counts against it: _kv.owner_cost)
 _BIND = (
     _NOW
     + _HELD
+    + _SWEEP
     + """
+local overhead, most = tonumber(ARGV[6]), tonumber(ARGV[7])
 local oe = redis.call('HGET', h, 'oe')
 if oe and tonumber(oe) > now then return 0 end
 local o = held(ARGV[3])
 if redis.call('ZCARD', o) >= tonumber(ARGV[5]) then return -1 end
+sweep(16, overhead)
+local cost = string.len(ARGV[3]) + overhead
+if tonumber(redis.call('GET', total) or '0') + cost > most then
+  sweep(nil, overhead)
+  local all = tonumber(redis.call('GET', total) or '0')
+  if all + cost > most then return {all} end
+end
 local at = now + tonumber(ARGV[4])
 redis.call('HSET', h, 'o', ARGV[3], 'oe', at)
 keep(at)
 redis.call('ZADD', o, at, ARGV[2])
 redis.call('PEXPIREAT', o, at)
+redis.call('HINCRBY', sizes, ARGV[2], cost)
+redis.call('INCRBY', total, cost)
+local first = redis.call('ZSCORE', ends, ARGV[2])
+if not first or tonumber(first) > at then redis.call('ZADD', ends, at, ARGV[2]) end
 return 1
 """
 )
@@ -240,8 +274,12 @@ class RedisKV:
         return bool(await self._call(lambda: self._delete(args=[self.prefix, scope, key, ENTRY_OVERHEAD])))
 
     async def bind(self, scope: str, owner: str, ttl: float, max_handles: int) -> bool:
-        args = [self.prefix, scope, owner, max(1, int(ttl * 1000)), max_handles]
-        recorded = int(await self._call(lambda: self._bind(args=args)))
+        args = [self.prefix, scope, owner, max(1, int(ttl * 1000)), max_handles, ENTRY_OVERHEAD]
+        args.append(self.max_total_bytes)
+        answer = await self._call(lambda: self._bind(args=args))
+        if isinstance(answer, list):
+            raise total_limit(int(answer[0]), self.max_total_bytes, "RedisState(max_state_bytes=)")
+        recorded = int(answer)
         if recorded < 0:
             raise handle_limit(max_handles)
         return recorded == 1

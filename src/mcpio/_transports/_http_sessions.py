@@ -12,8 +12,10 @@ process keeps *local copies* in ``StreamableHTTPApp.sessions`` (each a
   request there, so its progress, logs and server-to-client requests go to the POST's stream;
 * requests that change the record (``RECORDED``) write it *before* their answer goes out, and
   the new record goes on the bus so every copy is current at once;
-* a copy numbers its requests to the client "<tag><n>" (``tag``: its process's), so their ids
-  are unique within the session whatever the copies ask at once (JSON-RPC 2.0 §4); a client's
+* a copy numbers its requests to the client, and its POST streams, "<tag><k>_<n>" (``tag``: its
+  process's; ``k``: the copy's number in the process, so a copy started again there after one
+  was dropped never reuses an id), so they are unique within the session whatever the copies
+  ask at once (JSON-RPC 2.0 §4; MCP: an id is never used twice in a session); a client's
   response goes to the local copy and, when its id names another process, on the bus to that
   process's copy (``FRAME`` with ``to``); a ``notifications/cancelled`` to every copy (its
   request may run on any process);
@@ -36,6 +38,7 @@ following it for a resuming client answers them with -32603 once the lease has p
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import secrets
@@ -71,15 +74,16 @@ class SharedLegacyTransport(HeldForGet):
         # The owner (with auth) is the record's: fixed at create, the same on every process.
         super().__init__(sid, owner=record.get(OWNER) if record is not None else owner, **kw)
         # Every answer through send (no answer_nowait): it keeps this copy's books.
-        # Its requests to the client are numbered "<tag><n>" (module docstring).
+        # Its requests to the client and its POST streams are numbered "<tag><k>_<n>" (module docstring).
+        prefix = f"{registry.tag}{next(registry.copies)}_"
         self.abilities = self.abilities._replace(
-            answer_nowait=None, session_ended=lambda: self.session_ended, request_ids=registry.tag
+            answer_nowait=None, session_ended=lambda: self.session_ended, request_ids=prefix
         )
         # Its send may wait on the backend (sync: a record write) whatever the event store, and
         # its deliver keeps books: no request started on another task's stack, none fed.
         self.eager_safe = False
         self.registry = registry
-        self.stream_prefix = registry.tag
+        self.stream_prefix = prefix
         self.record = record  # what a replica is primed from (None: this process made it)
         self.rev = int(record.get("rev", 0)) if record else 1
         self.known: dict[str, str] = _fields(record) if record else {}  # the fields stored
@@ -207,11 +211,12 @@ class SharedLegacyTransport(HeldForGet):
 
 
 def asked_by(request_id: Any) -> str | None:
-    """The process (its tag) whose copy sent the request ``request_id`` answers ("<tag><n>"),
-    or None when the id names no process."""
+    """The process (its tag) whose copy sent the request ``request_id`` answers ("<tag><k>_<n>";
+    "<tag><n>" from a process of an earlier version), or None when the id names no process."""
     if type(request_id) is str:
-        tag, dot, n = request_id.partition(".")
-        if dot and n.isdigit():
+        tag, dot, rest = request_id.partition(".")
+        k, _, n = rest.rpartition("_")
+        if dot and rest.isascii() and n.isdigit() and (not k or k.isdigit()):
             return tag + dot
     return None
 
@@ -234,9 +239,11 @@ class SharedSessions:
         # so no two live processes draw the same tag (one identity per process).
         node = getattr(state, "node", None)
         self.tag = (node if isinstance(node, str) and node else secrets.token_hex(8)) + "."
+        self.copies = itertools.count(1)  # the numbers of this process's copies (their ids' "<k>_")
         leases = getattr(state, "tasks", None)  # per-process leases (_state._redis_tasks), if any
         self.leases: Any = leases if hasattr(leases, "alive") else None
         self._due: dict[str, SharedLegacyTransport] = {}  # copies served without a touch (find)
+        self.starting: dict[str, list[Any]] = {}  # copies started for a HELD (_http_sessions_bus)
         self._toucher: asyncio.Task[None] | None = None
         state.on_message(lambda message: on_message(self, message))
 
@@ -310,6 +317,10 @@ class SharedSessions:
                 local.owns_events = local.session_ended = True
                 self.app.end_session(local, abort=True)
             return None
+        if local is None:  # unless another find started one meanwhile (one copy per process)
+            local = self.app.sessions.get(sid)
+            if local is not None and local.closed:
+                local = None
         if local is None:
             local = self._local(sid, found if isinstance(found, dict) else None)
         elif isinstance(found, dict):

@@ -16,6 +16,7 @@ opened learns where from the record (``GET_AT``).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from typing import Any
@@ -52,6 +53,7 @@ class HeldForGet(LegacyTransport):
         # in (then None: no copy hands a change over again)
         self.told: dict[tuple[str, bytes], None] | None = {}
         self.told_until: float | None = None  # when, if the first GET opened on this copy
+        self.noting: Any = None  # the task noting that the GET stream is here (_get_here)
 
     def first_telling(self, change_id: str, frame: bytes) -> bool:
         """Whether ``frame``, telling change ``change_id``, is new to this copy (then noted): a
@@ -88,7 +90,7 @@ class HeldForGet(LegacyTransport):
             if first:
                 self.told_until = time.monotonic() + TOLD_FOR
             self.get_at = None
-            self.registry.app._spawn(self._get_here())
+            self.noting = self.registry.app._spawn(self._get_here())
         return stream
 
     async def _get_here(self) -> None:
@@ -124,16 +126,21 @@ class HeldForGet(LegacyTransport):
 
     async def take_held(self, frames: list[str], changes: list[str]) -> None:
         """Put on this copy's GET stream what another copy of the session sent for it (``HELD``),
-        a change told to every copy only if it is new here (``changes``: their ids, "" for that
-        copy's own); only that process's copy, admitted for the session's principal, can have opened it."""
+        or hold it for that stream (a copy started here since: ``before_get``), a change told to
+        every copy only if it is new here (``changes``: their ids, "" for that copy's own); only
+        that process's copy, admitted for the session's principal, can open it."""
         for frame, told in zip(frames, changes, strict=True):
-            stream = self.get_stream
-            if stream is None or self.closed:
+            stream, held = self.get_stream, self.before_get
+            if self.closed or (stream is None and held is None):
                 log.debug("session %s: %d message(s) for a GET stream gone from here; dropped", self.id, len(frames))
                 return
             data = frame.encode()
-            if not told or self.first_telling(told, data):
+            if told and not self.first_telling(told, data):
+                continue
+            if stream is not None:
                 await stream.put(data, final=False)
+            elif held is not None:
+                held.append((data, told))
 
 
 async def on_message(reg: Any, message: dict[str, Any]) -> None:
@@ -142,8 +149,11 @@ async def on_message(reg: Any, message: dict[str, Any]) -> None:
     kind = message.get("type")
     if kind not in (ENDED, CHANGED, FRAME, GET_MOVED, HELD):
         return
-    found = reg.app.sessions.get(str(message.get("sid")))
+    sid = str(message.get("sid"))
+    found = reg.app.sessions.get(sid)
     if not isinstance(found, HeldForGet) or found.closed:
+        if kind == HELD and message.get("at") == reg.tag:
+            _restart(reg, sid, message)
         return
     local: Any = found  # a SharedLegacyTransport
     if kind == ENDED:
@@ -151,17 +161,13 @@ async def on_message(reg: Any, message: dict[str, Any]) -> None:
         reg.app.end_session(local, abort=True)
     elif kind == GET_MOVED:
         at = message.get("at")
-        held = local.get_moved(at if isinstance(at, str) else None)
-        if held and isinstance(at, str):
-            handed = {"frames": [f for f, _ in held], "changes": [c for _, c in held]}
-            reg.app._spawn(reg.publish({"type": HELD, "sid": local.id, "at": at, **handed}))
-    elif kind == HELD:
-        frames, changes = message.get("frames"), message.get("changes")
-        if message.get("at") != reg.tag or not isinstance(frames, list) or any(type(f) is not str for f in frames):
-            return
-        if not isinstance(changes, list) or len(changes) != len(frames) or any(type(c) is not str for c in changes):
-            changes = [""] * len(frames)
-        reg.app._spawn(local.take_held(frames, changes))  # a task: a slow stream never holds up the bus
+        stream = local.get_stream
+        if stream is not None and stream.attached and isinstance(at, str):
+            reg.app._spawn(_contested(reg, local, at))  # a GET stream here too: which stays?
+        else:
+            _moved(reg, local, at if isinstance(at, str) else None)
+    elif kind == HELD and (held := _held(reg, message)) is not None:
+        reg.app._spawn(local.take_held(*held))  # a task: a slow stream never holds up the bus
     elif kind == CHANGED and isinstance(message.get("record"), dict):
         local.refresh(message["record"], newer_only=True)
     elif kind == FRAME and isinstance(message.get("frame"), str):
@@ -170,3 +176,73 @@ async def on_message(reg: Any, message: dict[str, Any]) -> None:
             return
         # Not forwarded again; a task, so a full inbox never holds up the bus.
         reg.app._spawn(LegacyTransport.deliver(local, message["frame"].encode()))
+
+
+def _held(reg: Any, message: dict[str, Any]) -> tuple[list[str], list[str]] | None:
+    """The (frames, change ids) of a ``HELD`` message for this process; None: not for it, or malformed."""
+    frames, changes = message.get("frames"), message.get("changes")
+    if message.get("at") != reg.tag or not isinstance(frames, list) or any(type(f) is not str for f in frames):
+        return None
+    if not isinstance(changes, list) or len(changes) != len(frames) or any(type(c) is not str for c in changes):
+        changes = [""] * len(frames)
+    return frames, changes
+
+
+def _restart(reg: Any, sid: str, message: dict[str, Any]) -> None:
+    """A ``HELD`` for session ``sid``'s GET stream here, with no copy here (it was dropped, idle
+    here, while the client went on elsewhere): a copy started from the record holds it for that
+    stream (the record names this process: ``GET_AT``), as a copy started for a request does.
+    Those that come while it starts wait in ``reg.starting``, in order."""
+    held = _held(reg, message)
+    if held is None:
+        return
+    waiting = reg.starting.get(sid)
+    if waiting is not None:
+        waiting.append(held)
+        return
+    reg.starting[sid] = [held]
+
+    async def start() -> None:
+        try:
+            local = await reg.find(sid, None)
+        except StateUnavailable:
+            local = None
+        finally:
+            waiting = reg.starting.pop(sid)
+        if local is None:
+            log.debug("session %s: messages for its GET stream, but it has ended; dropped", sid)
+            return
+        for frames, changes in waiting:
+            await local.take_held(frames, changes)
+
+    reg.app._spawn(start())
+
+
+def _moved(reg: Any, local: Any, at: str | None) -> None:
+    """Process ``at`` holds ``local``'s session's GET stream now (:meth:`HeldForGet.get_moved`):
+    what this copy held for it goes there."""
+    held = local.get_moved(at)
+    if held and at is not None:
+        handed = {"frames": [f for f, _ in held], "changes": [c for _, c in held]}
+        reg.app._spawn(reg.publish({"type": HELD, "sid": local.id, "at": at, **handed}))
+
+
+async def _contested(reg: Any, local: Any, at: str) -> None:
+    """Process ``at`` opened a GET stream of the session while this copy has one open (two GETs
+    at once on two processes): the one whose process the record names stays (each process notes
+    itself there before it tells the others, so once this copy's own note is in, both read the
+    same record), and tells the others again, since they may have heard the two in either order;
+    the other ends, as when the GET moves. The record unreadable: this one ends."""
+    noting = local.noting
+    if noting is not None and not noting.done():
+        await asyncio.wait([noting])
+    try:
+        record = await reg.directory.touch(local.id, 0, ttl=reg.app.session_timeout)
+    except StateUnavailable:
+        record = None
+    if isinstance(record, dict) and record.get(GET_AT) == reg.tag and not local.closed:
+        stream = local.get_stream
+        if stream is not None and stream.attached:
+            await reg.publish({"type": GET_MOVED, "sid": local.id, "at": reg.tag})
+            return
+    _moved(reg, local, at)
