@@ -7,31 +7,42 @@ service) would otherwise put the query ``apiKey``, the bearer token or the ``hea
 the model's context, which the credentials exist to keep out (spec 2025-11-25 basic/authorization
 §Token Passthrough: the model's side never holds the API's token). Redacted are the values of
 ``headers=``, of the credentials (``secrets=`` / ``MCPIO_OPENAPI_*``), of the headers the
-``credentials=`` hook returns on that call, and the base URL's ``user:password``; each as sent and
-as an echo may spell it: percent-encoded (path, query or form), JSON-escaped, base64-encoded, the
-token of an ``Authorization: <scheme> <token>`` value, and a Basic value's ``user:password`` and
-password. A value shorter than ``MIN_SECRET`` characters is not redacted: it would blank out
-ordinary words (a tenant, a version) and is no credential.
+``credentials=`` hook returns on that call, and the base URL's ``user:password``; also the token of
+an ``Authorization: <scheme> <token>`` value, and a Basic value's ``user:password`` and password.
+
+One rule spells each value as an echo may: every character other than an ASCII letter or digit
+may appear as itself or escaped, in any mix: percent-encoded (its UTF-8 bytes, ``%2F`` or
+``%2f``; ``+`` for a space), JSON-escaped (``\\u002F`` or ``\\u002f``, ``\\/``, ``\\"``…), as an
+HTML character reference (``&amp;``, ``&#38;``, ``&#x26;``), and a percent-encoding's ``%``
+escaped in turn (``\\u00252F``: the URL inside a JSON answer of an encoder that escapes every
+symbol). Letters and digits are matched as themselves only. The value's base64 (standard or URL
+alphabet, padded or not) is redacted too. A value shorter than ``MIN_SECRET`` characters is not
+redacted: it would blank out ordinary words (a tenant, a version) and is no credential.
+
+Matching is linear in the text: each character's spellings are an atomic group (``(?>…)``, the
+longest first) of fixed strings, so no match backtracks into a character already matched. The
+price: a value whose own characters read as an escape (``%25``, ``\\\\``, ``&amp;`` in the secret
+itself) is found as it is, but not when the echo also escapes another of its characters.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 from collections.abc import Iterable
-from urllib.parse import quote, quote_plus
 
 MIN_SECRET = 8
 REDACTED = "[redacted]"
 _AUTHORIZATION = re.compile(r"([A-Za-z][A-Za-z0-9_-]*) +(\S+)")  # "<scheme> <token>" (RFC 9110 §11.4)
+_JSON_SHORT = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_HTML_NAMED = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"}
 
 
-def spellings(values: Iterable[str]) -> frozenset[str]:
-    """Every spelling of ``values`` that :class:`Redactor` hides (module docstring)."""
+def secret_values(configured: Iterable[str]) -> frozenset[str]:
+    """The values :class:`Redactor` hides for the ``configured`` ones (module docstring)."""
     plain: set[str] = set()
-    for value in values:
+    for value in configured:
         plain.add(value)
         scheme = _AUTHORIZATION.fullmatch(value)
         if scheme is None:
@@ -43,23 +54,63 @@ def spellings(values: Iterable[str]) -> frozenset[str]:
             except (binascii.Error, ValueError):
                 continue
             plain.update((pair, pair.partition(":")[2]))
-    found: set[str] = set()
-    for s in plain:
-        if len(s) < MIN_SECRET:
-            continue
-        escaped = json.dumps(s)[1:-1]
-        found.update((s, quote(s, safe=""), quote(s), quote_plus(s), escaped, escaped.replace("/", "\\/")))
-        found.update((json.dumps(s, ensure_ascii=False)[1:-1], base64.b64encode(s.encode()).decode()))
-    return frozenset(f for f in found if len(f) >= MIN_SECRET)
+    return frozenset(s for s in plain if len(s) >= MIN_SECRET)
+
+
+def _anycase(hexdigits: str) -> str:
+    return "".join(f"[{d.lower()}{d.upper()}]" if d.isalpha() else d for d in hexdigits)
+
+
+def _alone(ch: str) -> bool:
+    return ch.isascii() and ch.isalnum()
+
+
+def _escapes(ch: str) -> list[str]:
+    """Regexes of ``ch`` as text spells it: itself, JSON-escaped, an HTML character reference."""
+    if _alone(ch):
+        return [re.escape(ch)]
+    units = ch.encode("utf-16-be")  # a JSON \\u escape per UTF-16 code unit (RFC 8259 §7)
+    json_u = "".join(r"\\u" + _anycase(units[i : i + 2].hex()) for i in range(0, len(units), 2))
+    found = [re.escape(ch), json_u, f"&#{ord(ch)};", f"&#[xX]{_anycase(f'{ord(ch):x}')};"]
+    found += [re.escape(e) for e in (_JSON_SHORT.get(ch), _HTML_NAMED.get(ch)) if e]
+    return found
+
+
+def _group(options: Iterable[str]) -> str:
+    """An atomic group of ``options``, the longest first (a shorter one may be a prefix of it)."""
+    return "(?>" + "|".join(sorted(set(options), key=len, reverse=True)) + ")"
+
+
+def _char(ch: str) -> str:
+    """A regex of every spelling of ``ch`` (module docstring): its text escapes, or its
+    percent-encoding with each of those characters text-escaped, or ``+`` for a space."""
+    if _alone(ch):
+        return re.escape(ch)
+    percent = _group(_escapes("%"))
+    options = [*_escapes(ch), "".join(percent + _anycase(f"{b:02X}") for b in ch.encode())]
+    if ch == " ":
+        options += _escapes("+")
+    return _group(options)
+
+
+def _pattern(value: str) -> list[tuple[int, str]]:
+    """(the shortest text it matches, regex) for each form of ``value``: as it is, spelled, base64."""
+    forms = [(len(value), re.escape(value)), (len(value), "".join(map(_char, value)))]
+    raw = value.encode()
+    for encoded in (base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()):
+        bare = encoded.rstrip("=")
+        forms.append((len(bare), re.escape(bare) + "={0,2}"))
+    return forms
 
 
 class Redactor:
-    """``redact(text)``: ``text`` with every spelling given replaced by ``[redacted]``, the longest
-    first (a value's encoded form before a shorter value inside it)."""
+    """``redact(text)``: ``text`` with every spelling of each value given (:func:`secret_values`)
+    replaced by ``[redacted]``, the longest value first (a value's forms before a shorter value
+    inside it)."""
 
-    def __init__(self, forms: Iterable[str]) -> None:
-        ordered = sorted(set(forms), key=len, reverse=True)
-        self._pattern = re.compile("|".join(map(re.escape, ordered))) if ordered else None
+    def __init__(self, values: Iterable[str]) -> None:
+        forms = sorted({f for v in values for f in _pattern(v)}, key=lambda f: f[0], reverse=True)
+        self._pattern = re.compile("|".join(f[1] for f in forms)) if forms else None
 
     def __call__(self, text: str) -> str:
         return text if self._pattern is None else self._pattern.sub(REDACTED, text)

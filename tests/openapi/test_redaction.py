@@ -1,0 +1,111 @@
+"""No configured credential reaches the model whatever spelling the API echoes it in: an API on
+127.0.0.1 (uvicorn) that answers its request percent-encoded or JSON-escaped the way real servers
+and encoders do, called through :class:`mcpio.Client`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+from urllib.parse import quote, unquote
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from mcpio import Client, Server
+from tests.openapi.test_requests import ANY
+from tests.support.http import ServerThread
+
+QUERY_KEY = "q/secret+key=&<x>"  # characters that encoders escape
+HEADER_KEY = "h-secret/value 1&2"
+TEXT = {"200": {"description": "ok", "content": {"text/plain": {"schema": {"type": "string"}}}}}
+
+
+def _hex_lower(text: str) -> str:
+    return re.sub(r"%[0-9A-F]{2}", lambda m: m[0].lower(), text)
+
+
+def _hex_mixed(text: str) -> str:
+    return re.sub(r"%([0-9A-F])([0-9A-F])", lambda m: f"%{m[1].lower()}{m[2]}", text)
+
+
+def _go_json(value: Any) -> str:
+    """Go's encoding/json: ``<``, ``>`` and ``&`` as ``\\u003c``, ``\\u003e``, ``\\u0026``."""
+    text = json.dumps(value)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _escape_all_json(value: dict[str, str]) -> str:
+    """An encoder that escapes every character but letters and digits, upper-case hex."""
+
+    def string(s: str) -> str:
+        return '"' + "".join(c if c.isalnum() else f"\\u{ord(c):04X}" for c in s) + '"'
+
+    return "{" + ",".join(f"{string(k)}:{string(v)}" for k, v in value.items()) + "}"
+
+
+async def spell(request: Request) -> Response:
+    """Echo the query (as it arrived, percent-encoded) and the X-Key header in one spelling."""
+    kind, query, key = request.url.path.strip("/"), request.url.query, request.headers["x-key"]
+    if kind == "lower":  # the URL re-encoded by a framework that writes lower-case hex
+        return Response(f"no page for ?{_hex_lower(query)} (key {_hex_lower(quote(key, safe=''))})", 404)
+    if kind == "mixed":
+        return Response(f"you asked ?{_hex_mixed(query)} with {_hex_mixed(quote(key, safe=''))}", 200)
+    said = {"query": unquote(query), "key": key}
+    if kind == "go":
+        return Response(_go_json(said), 200, media_type="application/json")
+    return Response(_escape_all_json(said), 400, media_type="application/json")  # "all"
+
+
+def _results(paths: dict[str, Any]) -> list[dict[str, Any]]:
+    doc = {
+        "openapi": "3.1.0",
+        "info": {"title": "Spell", "version": "1"},
+        "components": {"securitySchemes": {"qkey": {"type": "apiKey", "in": "query", "name": "key"}}},
+        "security": [{"qkey": []}],
+        "paths": {p: {"get": {"operationId": p[1:], "responses": r}} for p, r in paths.items()},
+    }
+    with ServerThread(Starlette(routes=[Route("/{rest:path}", spell)])) as api:
+        server = Server.from_openapi(doc, base_url=api.base, secrets={"qkey": QUERY_KEY}, headers={"X-Key": HEADER_KEY})
+
+        async def go() -> list[dict[str, Any]]:
+            async with Client(server) as c:
+                return [await c.call_tool(p[1:], {}) for p in paths]
+
+        return asyncio.run(go())
+
+
+def _leaks(results: list[dict[str, Any]]) -> list[str]:
+    """The credentials (or a telling part of one) that ``results`` still show, in any spelling."""
+    texts = [c.get("text", "") for r in results for c in r["content"]]
+    texts += [json.dumps(r.get("structuredContent"), ensure_ascii=False) for r in results]
+    unescaped = [re.sub(r"\\u([0-9a-fA-F]{4})", lambda m: chr(int(m[1], 16)), t) for t in texts]
+    seen = " ".join(texts + unescaped + [unquote(t) for t in texts + unescaped])
+    return [s for s in (QUERY_KEY, HEADER_KEY, "secret+key", "secret/value") if s in seen]
+
+
+def test_a_percent_encoded_echo_is_redacted_whatever_the_case_of_its_hex_digits():
+    """Only Python's upper-case ``%2F`` was redacted: a server writing ``%2f`` (or mixing cases)
+    put the query key and the ``headers=`` key in the model's context."""
+    lower, mixed = _results({"/lower": TEXT, "/mixed": TEXT})
+    assert lower["isError"] is True and lower["content"][0]["text"].startswith("GET /lower failed: HTTP 404")
+    assert "key=[redacted]" in lower["content"][0]["text"], lower
+    assert mixed["content"][0]["text"] == "you asked ?key=[redacted] with [redacted]"
+    assert _leaks([lower, mixed]) == []
+
+
+def test_a_json_echo_is_redacted_whatever_characters_its_encoder_escapes():
+    """A JSON answer escaping ``&``, ``<``, ``>`` as ``\\u0026``… (Go's encoding/json), or every
+    character but letters and digits, kept the credentials: only Python's json.dumps spelling was
+    redacted. Structured content is parsed from the redacted text."""
+    go, escaped = _results({"/go": ANY, "/all": ANY})
+    assert go["structuredContent"] == {"query": "key=[redacted]", "key": "[redacted]"}
+    assert escaped["isError"] is True and escaped["content"][0]["text"].startswith("GET /all failed: HTTP 400")
+    assert json.loads(escaped["content"][0]["text"].split("\n", 1)[1]) == {
+        "query": "key=[redacted]",
+        "key": "[redacted]",
+    }
+    assert _leaks([go, escaped]) == []
