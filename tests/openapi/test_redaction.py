@@ -109,3 +109,43 @@ def test_a_json_echo_is_redacted_whatever_characters_its_encoder_escapes():
         "key": "[redacted]",
     }
     assert _leaks([go, escaped]) == []
+
+
+NUMERIC_KEY = "20261201"  # a key of digits: an API may echo it as a JSON number
+TOKEN = "tok_live_4f1c9a"
+
+
+async def account(request: Request) -> Response:
+    """A "who am I" answer: the caller's account (its numeric key) and token, as the API has them."""
+    return Response(f'{{"account": {request.headers["x-account"]}, "token": "{TOKEN}"}}', media_type="application/json")
+
+
+def test_a_redaction_inside_json_syntax_still_answers_the_documented_structure():
+    """A credential echoed as a JSON number (or next to a string's quote) was redacted in the
+    text, which then was no JSON: a tool with an output schema answered isError ("not the JSON its
+    OpenAPI document describes") though the API answered as documented. Now the answer's values are
+    redacted one by one: the number becomes the string "[redacted]", and a value an output schema
+    constrains (``pattern``, ``enum``) is "[redacted]" too: the tool answers, not isError."""
+    schema = {
+        "type": "object",
+        "properties": {"account": {"type": "integer"}, "token": {"type": "string", "pattern": "^tok_[a-z0-9_]+$"}},
+    }
+    ok = {"200": {"description": "ok", "content": {"application/json": {"schema": schema}}}}
+    doc = {
+        "openapi": "3.1.0",
+        "info": {"title": "Me", "version": "1"},
+        "components": {"securitySchemes": {"acct": {"type": "apiKey", "in": "header", "name": "X-Account"}}},
+        "security": [{"acct": []}],
+        "paths": {"/me": {"get": {"operationId": "me", "responses": ok}}},
+    }
+    with ServerThread(Starlette(routes=[Route("/me", account)])) as api:
+        server = Server.from_openapi(doc, base_url=api.base, secrets={"acct": NUMERIC_KEY}, headers={"X-T": TOKEN})
+
+        async def go() -> dict[str, Any]:
+            async with Client(server) as c:
+                return await c.call_tool("me", {})
+
+        me = asyncio.run(go())
+    assert "isError" not in me, me
+    assert me["structuredContent"] == {"account": "[redacted]", "token": "[redacted]"}
+    assert json.loads(me["content"][0]["text"]) == me["structuredContent"]

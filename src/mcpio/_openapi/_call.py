@@ -466,23 +466,29 @@ def answer(op: Operation, response: httpx.Response, body: bytes, redact: Redacto
     whose text needs no structured content."""
     media = response.headers.get("content-type", "").split(";")[0].strip().lower()
     is_json = media == "application/json" or media.endswith("+json")
-    text = redact(body.decode(response.encoding or "utf-8", "replace"))
-    if not 200 <= response.status_code < 300:
+    raw = body.decode(response.encoding or "utf-8", "replace")
+    text = redact(raw)
+    success = 200 <= response.status_code < 300
+    data: Any = None  # the answer's JSON, redacted value by value (Redactor.json), when it is JSON
+    if body and (is_json or (success and tool and op.output_schema is not None)):
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            is_json = False
+        else:
+            is_json = True
+            if text != raw:
+                data = redact.json(data)
+                text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    if not success:
         if is_json:
-            try:
-                text = json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
-            except ValueError:
-                pass
+            text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
         cut = f"… ({len(text) - ERROR_BODY_CHARS:,} more characters)" if len(text) > ERROR_BODY_CHARS else ""
         where = f" (Location: {redact(response.headers['location'])})" if "location" in response.headers else ""
         return _error(
             f"{op.label} failed: HTTP {response.status_code} {response.reason_phrase}{where}\n{text[:ERROR_BODY_CHARS]}{cut}"
         )
     if tool and op.output_schema is not None:  # structured content or an error, never bare text (_operations._output)
-        try:
-            data = json.loads(text) if body else None
-        except ValueError:
-            data = None
         structured = {"result": data} if op.wrap_output and body else data
         if isinstance(structured, dict):
             return ToolResult(content=[{"type": "text", "text": text}], structured_content=structured)

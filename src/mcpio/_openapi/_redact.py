@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 import re
 from collections.abc import Iterable
+from typing import Any
 
 MIN_SECRET = 8
 REDACTED = "[redacted]"
@@ -114,3 +116,27 @@ class Redactor:
 
     def __call__(self, text: str) -> str:
         return text if self._pattern is None else self._pattern.sub(REDACTED, text)
+
+    def json(self, data: Any) -> Any:
+        """Parsed JSON ``data`` (changed in place) with each string redacted, object keys included,
+        and a number whose JSON text holds a value replaced by ``"[redacted]"``: value by value, so
+        the answer keeps its structure (a redaction of the JSON text could take a closing quote, or
+        leave ``[redacted]`` where a number was). A value an output schema constrains (``pattern``,
+        ``format``, ``enum``, a number's type) may so become one that the schema refuses: the
+        answer still goes out, as keeping the credential out is what redaction is for."""
+        top = [data]
+        todo: list[list[Any] | dict[str, Any]] = [top]  # no recursion: any depth json.loads accepts
+        while todo:
+            node = todo.pop()
+            pairs = list(node.items()) if isinstance(node, dict) else list(enumerate(node))
+            if isinstance(node, dict):
+                node.clear()
+            for key, value in pairs:
+                if isinstance(value, (list, dict)):
+                    todo.append(value)
+                elif isinstance(value, str):
+                    value = self(value)
+                elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                    value = REDACTED if self(spelled := json.dumps(value)) != spelled else value
+                node[self(key) if isinstance(key, str) else key] = value  # type: ignore[index]
+        return top[0]
