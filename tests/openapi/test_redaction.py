@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -149,3 +151,44 @@ def test_a_redaction_inside_json_syntax_still_answers_the_documented_structure()
     assert "isError" not in me, me
     assert me["structuredContent"] == {"account": "[redacted]", "token": "[redacted]"}
     assert json.loads(me["content"][0]["text"]) == me["structuredContent"]
+
+
+class _Reasoning(BaseHTTPRequestHandler):
+    """A server that says why in its status line (as servlet containers' sendError once did)."""
+
+    def do_GET(self) -> None:
+        self.send_response(404, f"No route for {self.path}")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_the_reason_phrase_of_the_status_line_is_redacted():
+    """An error result quoted the status line's reason phrase as the API sent it: one that echoed
+    the request's URL put the query key in the model's context."""
+    doc = {
+        "openapi": "3.1.0",
+        "info": {"title": "Reason", "version": "1"},
+        "components": {"securitySchemes": {"qkey": {"type": "apiKey", "in": "query", "name": "key"}}},
+        "security": [{"qkey": []}],
+        "paths": {"/gone": {"get": {"operationId": "gone", "responses": ANY}}},
+    }
+    api = ThreadingHTTPServer(("127.0.0.1", 0), _Reasoning)
+    threading.Thread(target=api.serve_forever, daemon=True).start()
+    try:
+        server = Server.from_openapi(
+            doc, base_url=f"http://127.0.0.1:{api.server_address[1]}", secrets={"qkey": QUERY_KEY}
+        )
+
+        async def go() -> dict[str, Any]:
+            async with Client(server) as c:
+                return await c.call_tool("gone", {})
+
+        gone = asyncio.run(go())
+    finally:
+        api.shutdown()
+        api.server_close()
+    assert gone["isError"] is True
+    assert gone["content"][0]["text"] == "GET /gone failed: HTTP 404 No route for /gone?key=[redacted]\n"

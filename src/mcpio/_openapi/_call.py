@@ -484,10 +484,9 @@ def answer(op: Operation, response: httpx.Response, body: bytes, redact: Redacto
         if is_json:
             text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
         cut = f"… ({len(text) - ERROR_BODY_CHARS:,} more characters)" if len(text) > ERROR_BODY_CHARS else ""
-        where = f" (Location: {redact(response.headers['location'])})" if "location" in response.headers else ""
-        return _error(
-            f"{op.label} failed: HTTP {response.status_code} {response.reason_phrase}{where}\n{text[:ERROR_BODY_CHARS]}{cut}"
-        )
+        where = f" (Location: {response.headers['location']})" if "location" in response.headers else ""
+        status = redact(f"{response.status_code} {response.reason_phrase}{where}")  # a reason may echo too
+        return _error(f"{op.label} failed: HTTP {status}\n{text[:ERROR_BODY_CHARS]}{cut}")
     if tool and op.output_schema is not None:  # structured content or an error, never bare text (_operations._output)
         structured = {"result": data} if op.wrap_output and body else data
         if isinstance(structured, dict):
