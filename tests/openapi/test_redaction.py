@@ -5,6 +5,7 @@ and encoders do, called through :class:`mcpio.Client`."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import re
 import threading
@@ -192,3 +193,33 @@ def test_the_reason_phrase_of_the_status_line_is_redacted():
         api.server_close()
     assert gone["isError"] is True
     assert gone["content"][0]["text"] == "GET /gone failed: HTTP 404 No route for /gone?key=[redacted]\n"
+
+
+async def badge(request: Request) -> Response:
+    svg = f'<svg xmlns="http://www.w3.org/2000/svg"><text>{request.url.path}?{request.url.query}</text></svg>'
+    return Response(svg, media_type="image/svg+xml")
+
+
+def test_an_svg_image_is_redacted_like_any_text():
+    """Image answers went out as they came, base64-encoded: an SVG is XML text, and one that drew
+    the request's URL (a badge service) carried the query key to the model."""
+    doc = {
+        "openapi": "3.1.0",
+        "info": {"title": "Badge", "version": "1"},
+        "components": {"securitySchemes": {"qkey": {"type": "apiKey", "in": "query", "name": "key"}}},
+        "security": [{"qkey": []}],
+        "paths": {"/badge": {"get": {"operationId": "badge", "responses": {"200": {"description": "an SVG"}}}}},
+    }
+    with ServerThread(Starlette(routes=[Route("/badge", badge)])) as api:
+        server = Server.from_openapi(doc, base_url=api.base, secrets={"qkey": QUERY_KEY})
+
+        async def go() -> dict[str, Any]:
+            async with Client(server) as c:
+                return await c.call_tool("badge", {})
+
+        drawn = asyncio.run(go())
+    (image,) = drawn["content"]
+    assert image["type"] == "image" and image["mimeType"] == "image/svg+xml"
+    assert base64.b64decode(image["data"]).decode() == (
+        '<svg xmlns="http://www.w3.org/2000/svg"><text>/badge?key=[redacted]</text></svg>'
+    )

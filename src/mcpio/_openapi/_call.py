@@ -499,6 +499,8 @@ def answer(op: Operation, response: httpx.Response, body: bytes, redact: Redacto
     if not body:
         return ToolResult(content=[{"type": "text", "text": f"{op.label}: HTTP {response.status_code} (no content)"}])
     if media.startswith("image/"):
+        if media == "image/svg+xml" and text != raw:  # XML text: what it spells reaches whoever reads it
+            body = text.encode()
         data = base64.b64encode(body).decode()
         return ToolResult(content=[{"type": "image", "data": data, "mimeType": media}])
     return ToolResult(content=[{"type": "text", "text": text}])
