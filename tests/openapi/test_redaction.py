@@ -223,3 +223,27 @@ def test_an_svg_image_is_redacted_like_any_text():
     assert base64.b64decode(image["data"]).decode() == (
         '<svg xmlns="http://www.w3.org/2000/svg"><text>/badge?key=[redacted]</text></svg>'
     )
+
+
+async def headers_seen(request: Request) -> Response:
+    return Response(json.dumps({"key": request.headers["x-key"]}), media_type="application/json")
+
+
+def test_a_non_ascii_header_value_echoed_as_latin_1_is_redacted():
+    """A header value goes out as UTF-8 (RFC 9110 §5.5 obs-text), and ASGI and WSGI servers read
+    header bytes as Latin-1: the echo of "pässwörd…" is "pÃ¤sswÃ¶rd…" (here JSON-escaped,
+    "p\\u00c3\\u00a4ssw…"), a spelling that was not redacted."""
+    doc = {
+        "openapi": "3.1.0",
+        "info": {"title": "Latin", "version": "1"},
+        "paths": {"/seen": {"get": {"operationId": "seen", "responses": {"200": {"description": "ok"}}}}},
+    }
+    with ServerThread(Starlette(routes=[Route("/seen", headers_seen)])) as api:
+        server = Server.from_openapi(doc, base_url=api.base, headers={"X-Key": "pässwörd-geheim-€"})
+
+        async def go() -> dict[str, Any]:
+            async with Client(server) as c:
+                return await c.call_tool("seen", {})
+
+        seen = asyncio.run(go())
+    assert seen["content"][0]["text"] == '{"key":"[redacted]"}'

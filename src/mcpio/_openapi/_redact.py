@@ -16,8 +16,10 @@ may appear as itself or escaped, in any mix: percent-encoded (its UTF-8 bytes, `
 HTML character reference (``&amp;``, ``&#38;``, ``&#x26;``), and a percent-encoding's ``%``
 escaped in turn (``\\u00252F``: the URL inside a JSON answer of an encoder that escapes every
 symbol). Letters and digits are matched as themselves only. The value's base64 (standard or URL
-alphabet, padded or not) is redacted too. A value shorter than ``MIN_SECRET`` characters is not
-redacted: it would blank out ordinary words (a tenant, a version) and is no credential.
+alphabet, padded or not) is redacted too, and so is a value's UTF-8 read as Latin-1 (a non-ASCII
+header value echoed by a server that reads header bytes so, as ASGI and WSGI servers do). A value
+shorter than ``MIN_SECRET`` characters is not redacted: it would blank out ordinary words (a
+tenant, a version) and is no credential.
 
 Matching is linear in the text: each character's spellings are an atomic group (``(?>…)``, the
 longest first) of fixed strings, so no match backtracks into a character already matched. The
@@ -96,9 +98,10 @@ def _char(ch: str) -> str:
 
 
 def _pattern(value: str) -> list[tuple[int, str]]:
-    """(the shortest text it matches, regex) for each form of ``value``: as it is, spelled, base64."""
-    forms = [(len(value), re.escape(value)), (len(value), "".join(map(_char, value)))]
+    """(the shortest text it matches, regex) for each form of ``value``: as it is and spelled (and
+    so its UTF-8 read as Latin-1, as servers read header bytes), and its base64."""
     raw = value.encode()
+    forms = [(len(v), f) for v in {value, raw.decode("latin-1")} for f in (re.escape(v), "".join(map(_char, v)))]
     for encoded in (base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()):
         bare = encoded.rstrip("=")
         forms.append((len(bare), re.escape(bare) + "={0,2}"))
