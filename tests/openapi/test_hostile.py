@@ -569,3 +569,24 @@ def test_certificates_that_cannot_be_loaded_are_the_operators_to_fix(monkeypatch
         "GET /trace: cannot make the HTTP client for the API (FileNotFoundError: [Errno 2] No such file or "
         "directory); the server's operator must fix its certificates (SSL_CERT_FILE, SSL_CERT_DIR)"
     )
+
+
+async def nested(request: Request) -> Response:
+    return Response("[" * 5000 + "]" * 5000, media_type="application/json", status_code=int(request.url.path[1:]))
+
+
+def test_json_nested_deeper_than_the_stack_is_an_answer_not_a_crash():
+    """JSON 5,000 arrays deep ended the call in "Error executing tool …: RecursionError" and a
+    traceback in the log: now it is an answer that is not usable JSON, said as for any other."""
+    doc = {
+        **DOC,
+        "paths": {f"/{s}": {"get": {"operationId": f"s{s}", "responses": {"200": OBJECT}}} for s in (200, 400)},
+    }
+    with ServerThread(Starlette(routes=[Route("/{status}", nested)])) as api:
+        ok, failed = calls(Server.from_openapi(doc, base_url=api.base), ("s200", {}), ("s400", {}))
+    assert ok["isError"] is True and ok["content"][0]["text"].startswith(
+        "GET /200: the API answered HTTP 200 with application/json, not the JSON its OpenAPI document describes"
+    )
+    assert failed["isError"] is True and failed["content"][0]["text"].startswith(
+        "GET /400 failed: HTTP 400 Bad Request\n[[["
+    )

@@ -473,7 +473,7 @@ def answer(op: Operation, response: httpx.Response, body: bytes, redact: Redacto
     if body and (is_json or (success and tool and op.output_schema is not None)):
         try:
             data = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # nested deeper than the interpreter's stack: no JSON to use
             is_json = False
         else:
             is_json = True
