@@ -247,3 +247,26 @@ def test_a_non_ascii_header_value_echoed_as_latin_1_is_redacted():
 
         seen = asyncio.run(go())
     assert seen["content"][0]["text"] == '{"key":"[redacted]"}'
+
+
+async def empty(request: Request) -> Response:
+    return Response(b"", status_code=404, media_type="application/json")
+
+
+def test_an_empty_json_error_answer_shows_no_body():
+    """The answer is parsed once, before redaction: an empty error answer typed JSON must still
+    show no body (not the JSON ``null`` of nothing parsed)."""
+    doc = {
+        "openapi": "3.1.0",
+        "info": {"title": "Empty", "version": "1"},
+        "paths": {"/none": {"get": {"operationId": "none", "responses": ANY}}},
+    }
+    with ServerThread(Starlette(routes=[Route("/none", empty)])) as api:
+        server = Server.from_openapi(doc, base_url=api.base)
+
+        async def go() -> dict[str, Any]:
+            async with Client(server) as c:
+                return await c.call_tool("none", {})
+
+        none = asyncio.run(go())
+    assert none["isError"] is True and none["content"][0]["text"] == "GET /none failed: HTTP 404 Not Found\n"

@@ -470,6 +470,7 @@ def answer(op: Operation, response: httpx.Response, body: bytes, redact: Redacto
     text = redact(raw)
     success = 200 <= response.status_code < 300
     data: Any = None  # the answer's JSON, redacted value by value (Redactor.json), when it is JSON
+    is_json = is_json and bool(body)
     if body and (is_json or (success and tool and op.output_schema is not None)):
         try:
             data = json.loads(raw)
@@ -488,7 +489,7 @@ def answer(op: Operation, response: httpx.Response, body: bytes, redact: Redacto
         status = redact(f"{response.status_code} {response.reason_phrase}{where}")  # a reason may echo too
         return _error(f"{op.label} failed: HTTP {status}\n{text[:ERROR_BODY_CHARS]}{cut}")
     if tool and op.output_schema is not None:  # structured content or an error, never bare text (_operations._output)
-        structured = {"result": data} if op.wrap_output and body else data
+        structured = ({"result": data} if op.wrap_output else data) if is_json else None
         if isinstance(structured, dict):
             return ToolResult(content=[{"type": "text", "text": text}], structured_content=structured)
         what = (media or "no content type") if body else "no content"
