@@ -270,3 +270,31 @@ def test_an_empty_json_error_answer_shows_no_body():
 
         none = asyncio.run(go())
     assert none["isError"] is True and none["content"][0]["text"] == "GET /none failed: HTTP 404 Not Found\n"
+
+
+async def formats(request: Request) -> Response:
+    return Response(json.dumps({"formats": ["application/json", "text/csv"], "agent": request.headers["user-agent"]}))
+
+
+def test_a_configured_header_that_is_no_credential_is_not_redacted():
+    """Every ``headers=`` value was redacted: ``Accept: application/json`` blanked out
+    "application/json" wherever an answer said it, and a ``User-Agent`` its own name. The headers
+    HTTP defines for content negotiation and the client's name carry no credential."""
+    doc = {
+        "openapi": "3.1.0",
+        "info": {"title": "Formats", "version": "1"},
+        "paths": {"/formats": {"get": {"operationId": "formats", "responses": ANY}}},
+    }
+    headers = {"Accept": "application/json", "User-Agent": "acme-report-bot/2.1", "X-Key": HEADER_KEY}
+    with ServerThread(Starlette(routes=[Route("/formats", formats)])) as api:
+        server = Server.from_openapi(doc, base_url=api.base, headers=headers)
+
+        async def go() -> dict[str, Any]:
+            async with Client(server) as c:
+                return await c.call_tool("formats", {})
+
+        answered = asyncio.run(go())
+    assert answered["structuredContent"] == {
+        "formats": ["application/json", "text/csv"],
+        "agent": "acme-report-bot/2.1",
+    }

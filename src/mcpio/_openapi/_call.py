@@ -37,7 +37,7 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from .._content import ToolResult
 from ._operations import CONTENT, Operation, Param
-from ._redact import Redactor, secret_values
+from ._redact import Redactor, credential_headers, secret_values
 from ._schemas import obj
 
 if TYPE_CHECKING:
@@ -309,7 +309,7 @@ class Caller:
         self.max_response_bytes = max_response_bytes
         user, password = urlsplit(base_url).username or "", urlsplit(base_url).password or ""
         userinfo = [unquote(password), f"{unquote(user)}:{unquote(password)}"] if password else []
-        configured = [*self.headers.values(), *credentials.sent(), *userinfo]
+        configured = [*credential_headers(self.headers), *credentials.sent(), *userinfo]
         self._secrets = secret_values(configured)  # what no text returned shows (._redact)
         self._redact = Redactor(self._secrets)
 
@@ -327,7 +327,7 @@ class Caller:
         sent = await self._send(op, arguments, ctx, hooked)
         redact = self._redact
         if hooked:
-            redact = Redactor(self._secrets | secret_values(v for v in hooked.values() if isinstance(v, str)))
+            redact = Redactor(self._secrets | secret_values(credential_headers(hooked)))
         return redact(sent) if isinstance(sent, str) else (*sent, redact)
 
     async def _send(

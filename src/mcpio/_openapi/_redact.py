@@ -6,9 +6,10 @@ An API that echoes its request (the URL in a 404, the headers in a debug answer,
 service) would otherwise put the query ``apiKey``, the bearer token or the ``headers=`` key into
 the model's context, which the credentials exist to keep out (spec 2025-11-25 basic/authorization
 §Token Passthrough: the model's side never holds the API's token). Redacted are the values of
-``headers=``, of the credentials (``secrets=`` / ``MCPIO_OPENAPI_*``), of the headers the
-``credentials=`` hook returns on that call, and the base URL's ``user:password``; also the token of
-an ``Authorization: <scheme> <token>`` value, and a Basic value's ``user:password`` and password.
+``headers=`` and of the headers the ``credentials=`` hook returns on that call (but for headers
+that carry no credential: :func:`credential_headers`), of the credentials (``secrets=`` /
+``MCPIO_OPENAPI_*``), and the base URL's ``user:password``; also the token of an
+``Authorization: <scheme> <token>`` value, and a Basic value's ``user:password`` and password.
 
 One rule spells each value as an echo may: every character other than an ASCII letter or digit
 may appear as itself or escaped, in any mix: percent-encoded (its UTF-8 bytes, ``%2F`` or
@@ -33,14 +34,26 @@ import base64
 import binascii
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 MIN_SECRET = 8
 REDACTED = "[redacted]"
 _AUTHORIZATION = re.compile(r"([A-Za-z][A-Za-z0-9_-]*) +(\S+)")  # "<scheme> <token>" (RFC 9110 §11.4)
 _JSON_SHORT = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_NO_CREDENTIAL = frozenset(
+    ("accept", "accept-charset", "accept-encoding", "accept-language", "cache-control", "content-language",
+     "content-type", "prefer", "user-agent")
+)  # fmt: skip
 _HTML_NAMED = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"}
+
+
+def credential_headers(headers: Mapping[str, Any]) -> list[str]:
+    """The values of configured ``headers`` that may be credentials: all but those of the headers
+    HTTP defines for content negotiation, caching, preferences and the client's name (RFC 9110
+    §12.5, §8.3, §10.1.5; RFC 9111 §5.2; RFC 7240), which carry none (``application/json`` is no
+    secret to blank out of every answer)."""
+    return [v for k, v in headers.items() if isinstance(v, str) and k.lower() not in _NO_CREDENTIAL]
 
 
 def secret_values(configured: Iterable[str]) -> frozenset[str]:
