@@ -298,3 +298,13 @@ def test_a_configured_header_that_is_no_credential_is_not_redacted():
         "formats": ["application/json", "text/csv"],
         "agent": "acme-report-bot/2.1",
     }
+
+
+def test_the_http_clients_log_line_does_not_carry_the_query_credential(caplog: Any):
+    """httpx logs each request at INFO, its URL whole ("HTTP Request: GET …?key=…"): an
+    application logging at INFO (logging.basicConfig(level="INFO")) wrote the query key in its log."""
+    with caplog.at_level("INFO", logger="httpx"):
+        _results({"/mixed": TEXT})
+    lines = [r.getMessage() for r in caplog.records if r.name == "httpx"]
+    assert any("HTTP Request: GET" in line and "/mixed?key=[redacted]" in line for line in lines), lines
+    assert not any("secret" in line for line in lines), lines

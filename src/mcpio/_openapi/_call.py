@@ -37,7 +37,7 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from .._content import ToolResult
 from ._operations import CONTENT, Operation, Param
-from ._redact import Redactor, credential_headers, secret_values
+from ._redact import Redactor, credential_headers, redact_http_log, secret_values
 from ._schemas import obj
 
 if TYPE_CHECKING:
@@ -312,6 +312,8 @@ class Caller:
         configured = [*credential_headers(self.headers), *credentials.sent(), *userinfo]
         self._secrets = secret_values(configured)  # what no text returned shows (._redact)
         self._redact = Redactor(self._secrets)
+        if self._secrets:
+            redact_http_log(self._redact)  # httpx logs each request's URL, a query credential included
 
     async def call(self, op: Operation, arguments: dict[str, Any], ctx: Any) -> ToolResult:
         """The tool result of ``op`` called with ``arguments`` (module docstring)."""

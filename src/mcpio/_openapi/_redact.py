@@ -34,6 +34,7 @@ import base64
 import binascii
 import json
 import re
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -156,3 +157,35 @@ class Redactor:
                     value = REDACTED if self(spelled := json.dumps(value)) != spelled else value
                 node[self(key) if isinstance(key, str) else key] = value  # type: ignore[index]
         return top[0]
+
+
+class _LogRedaction:
+    """A filter of the ``httpx`` logger (``logging.Filter``'s protocol): httpx logs each request at
+    INFO with its whole URL, a query credential included; each record leaves with the credentials
+    of every live :class:`Redactor` given to :func:`redact_http_log` redacted (a process may serve
+    several APIs, and log records do not say which client sent them)."""
+
+    def __init__(self) -> None:
+        self.redactors: weakref.WeakSet[Redactor] = weakref.WeakSet()
+
+    def filter(self, record: Any) -> bool:
+        redactors = list(self.redactors)
+        if redactors:
+            message = record.getMessage()
+            for redact in redactors:
+                message = redact(message)
+            record.msg, record.args = message, None
+        return True
+
+
+_log_redaction = _LogRedaction()
+
+
+def redact_http_log(redact: Redactor) -> None:
+    """Keep ``redact``'s credentials out of httpx's log lines while ``redact`` lives."""
+    import logging
+
+    httpx_log = logging.getLogger("httpx")
+    if _log_redaction not in httpx_log.filters:
+        httpx_log.addFilter(_log_redaction)
+    _log_redaction.redactors.add(redact)
