@@ -308,3 +308,33 @@ def test_the_http_clients_log_line_does_not_carry_the_query_credential(caplog: A
     lines = [r.getMessage() for r in caplog.records if r.name == "httpx"]
     assert any("HTTP Request: GET" in line and "/mixed?key=[redacted]" in line for line in lines), lines
     assert not any("secret" in line for line in lines), lines
+
+
+async def to_login(request: Request) -> Response:
+    """A redirect to a login page that comes back to the URL asked for, encoded into ``next``."""
+    back = quote(f"{request.url.path}?{request.url.query}", safe="")
+    return Response(status_code=302, headers={"Location": f"/login?next={back}"})
+
+
+def test_a_url_percent_encoded_twice_is_redacted():
+    """A URL inside another URL's query (a redirect's ``next=``) is percent-encoded twice: the
+    query key's "/" is "%252F" there, a spelling that was not redacted."""
+    doc = {
+        "openapi": "3.1.0",
+        "info": {"title": "Login", "version": "1"},
+        "components": {"securitySchemes": {"qkey": {"type": "apiKey", "in": "query", "name": "key"}}},
+        "security": [{"qkey": []}],
+        "paths": {"/private": {"get": {"operationId": "private", "responses": ANY}}},
+    }
+    with ServerThread(Starlette(routes=[Route("/private", to_login)])) as api:
+        server = Server.from_openapi(doc, base_url=api.base, secrets={"qkey": QUERY_KEY})
+
+        async def go() -> dict[str, Any]:
+            async with Client(server) as c:
+                return await c.call_tool("private", {})
+
+        moved = asyncio.run(go())
+    assert moved["isError"] is True
+    assert moved["content"][0]["text"] == (
+        "GET /private failed: HTTP 302 Found (Location: /login?next=%2Fprivate%3Fkey%3D[redacted])\n"
+    )

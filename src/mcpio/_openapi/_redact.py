@@ -13,7 +13,7 @@ that carry no credential: :func:`credential_headers`), of the credentials (``sec
 
 One rule spells each value as an echo may: every character other than an ASCII letter or digit
 may appear as itself or escaped, in any mix: percent-encoded (its UTF-8 bytes, ``%2F`` or
-``%2f``; ``+`` for a space), JSON-escaped (``\\u002F`` or ``\\u002f``, ``\\/``, ``\\"``…), as an
+``%2f``, or twice, ``%252F``, as a URL in another URL's query is; ``+`` for a space), JSON-escaped (``\\u002F`` or ``\\u002f``, ``\\/``, ``\\"``…), as an
 HTML character reference (``&amp;``, ``&#38;``, ``&#x26;``), and a percent-encoding's ``%``
 escaped in turn (``\\u00252F``: the URL inside a JSON answer of an encoder that escapes every
 symbol). Letters and digits are matched as themselves only. The value's base64 (standard or URL
@@ -101,10 +101,12 @@ def _group(options: Iterable[str]) -> str:
 
 def _char(ch: str) -> str:
     """A regex of every spelling of ``ch`` (module docstring): its text escapes, or its
-    percent-encoding with each of those characters text-escaped, or ``+`` for a space."""
+    percent-encoding (once or twice) with each of those characters text-escaped, or ``+`` for a
+    space."""
     if _alone(ch):
         return re.escape(ch)
-    percent = _group(_escapes("%"))
+    escaped = _group(_escapes("%"))
+    percent = _group([escaped + "25", escaped])  # "%2F", or "%252F": encoded twice (a URL in a URL)
     options = [*_escapes(ch), "".join(percent + _anycase(f"{b:02X}") for b in ch.encode())]
     if ch == " ":
         options += _escapes("+")
