@@ -338,3 +338,30 @@ def test_a_url_percent_encoded_twice_is_redacted():
     assert moved["content"][0]["text"] == (
         "GET /private failed: HTTP 302 Found (Location: /login?next=%2Fprivate%3Fkey%3D[redacted])\n"
     )
+
+
+META_KEY = "a.b*c(d)[e]{f}|g^$?\\+"  # every regex metacharacter, taken as itself
+NEAR_MISS = "aXb*c(d)[e]{f}|g^$?\\+ ab*c(d)[e]{f}|g^$?\\+"  # what a pattern reading them would match
+
+
+async def meta(request: Request) -> Response:
+    return Response(f"{unquote(request.url.query)} | {request.url.query} | {NEAR_MISS}")
+
+
+def test_a_value_of_regex_metacharacters_is_redacted_as_itself_and_nothing_else():
+    doc = {
+        "openapi": "3.1.0",
+        "info": {"title": "Meta", "version": "1"},
+        "components": {"securitySchemes": {"qkey": {"type": "apiKey", "in": "query", "name": "key"}}},
+        "security": [{"qkey": []}],
+        "paths": {"/meta": {"get": {"operationId": "meta", "responses": {"200": {"description": "text"}}}}},
+    }
+    with ServerThread(Starlette(routes=[Route("/meta", meta)])) as api:
+        server = Server.from_openapi(doc, base_url=api.base, secrets={"qkey": META_KEY})
+
+        async def go() -> dict[str, Any]:
+            async with Client(server) as c:
+                return await c.call_tool("meta", {})
+
+        said = asyncio.run(go())
+    assert said["content"][0]["text"] == f"key=[redacted] | key=[redacted] | {NEAR_MISS}"
