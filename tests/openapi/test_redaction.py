@@ -365,3 +365,26 @@ def test_a_value_of_regex_metacharacters_is_redacted_as_itself_and_nothing_else(
 
         said = asyncio.run(go())
     assert said["content"][0]["text"] == f"key=[redacted] | key=[redacted] | {NEAR_MISS}"
+
+
+async def cookies(request: Request) -> Response:
+    return Response(json.dumps(request.cookies), media_type="application/json")
+
+
+def test_each_value_of_a_configured_cookie_header_is_redacted():
+    """A ``Cookie`` header in ``headers=`` was redacted as a whole ("theme=dark; session=…"): an
+    API echoing the cookies it read (httpbin's /cookies) showed the session's value."""
+    doc = {
+        "openapi": "3.1.0",
+        "info": {"title": "Cookies", "version": "1"},
+        "paths": {"/cookies": {"get": {"operationId": "cookies", "responses": ANY}}},
+    }
+    with ServerThread(Starlette(routes=[Route("/cookies", cookies)])) as api:
+        server = Server.from_openapi(doc, base_url=api.base, headers={"Cookie": "theme=dark; session=s3ss10n-v4lue-9"})
+
+        async def go() -> dict[str, Any]:
+            async with Client(server) as c:
+                return await c.call_tool("cookies", {})
+
+        read = asyncio.run(go())
+    assert read["structuredContent"] == {"theme": "dark", "session": "[redacted]"}

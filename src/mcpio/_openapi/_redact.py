@@ -53,8 +53,15 @@ def credential_headers(headers: Mapping[str, Any]) -> list[str]:
     """The values of configured ``headers`` that may be credentials: all but those of the headers
     HTTP defines for content negotiation, caching, preferences and the client's name (RFC 9110
     §12.5, §8.3, §10.1.5; RFC 9111 §5.2; RFC 7240), which carry none (``application/json`` is no
-    secret to blank out of every answer)."""
-    return [v for k, v in headers.items() if isinstance(v, str) and k.lower() not in _NO_CREDENTIAL]
+    secret to blank out of every answer). A ``Cookie`` header's cookie values count each on its
+    own too (RFC 6265 §4.2.1: ``name=value; name=value``): an echo may show the cookies it read."""
+    found: list[str] = []
+    for key, value in headers.items():
+        if isinstance(value, str) and key.lower() not in _NO_CREDENTIAL:
+            found.append(value)
+            if key.lower() == "cookie":
+                found += [pair.partition("=")[2].strip() for pair in value.split(";")]
+    return found
 
 
 def secret_values(configured: Iterable[str]) -> frozenset[str]:
