@@ -13,7 +13,7 @@ that carry no credential: :func:`credential_headers`), of the credentials (``sec
 
 One rule spells each value as an echo may: every character other than an ASCII letter or digit
 may appear as itself or escaped, in any mix: percent-encoded (its UTF-8 bytes, ``%2F`` or
-``%2f``, or twice, ``%252F``, as a URL in another URL's query is; ``+`` for a space), JSON-escaped (``\\u002F`` or ``\\u002f``, ``\\/``, ``\\"``…), as an
+``%2f``, or all twice, ``%252F``, as a URL in another URL's query is; ``+`` for a space), JSON-escaped (``\\u002F`` or ``\\u002f``, ``\\/``, ``\\"``…), as an
 HTML character reference (``&amp;``, ``&#38;``, ``&#x26;``), and a percent-encoding's ``%``
 escaped in turn (``\\u00252F``: the URL inside a JSON answer of an encoder that escapes every
 symbol). Letters and digits are matched as themselves only. The value's base64 (standard or URL
@@ -106,28 +106,32 @@ def _group(options: Iterable[str]) -> str:
     return "(?>" + "|".join(sorted(set(options), key=len, reverse=True)) + ")"
 
 
-def _char(ch: str) -> str:
+def _char(ch: str, twice: bool) -> str:
     """A regex of every spelling of ``ch`` (module docstring): its text escapes, or its
-    percent-encoding (once or twice) with each of those characters text-escaped, or ``+`` for a
-    space."""
+    percent-encoding (``twice``: encoded again, ``%252F``) with each of those characters
+    text-escaped, or ``+`` for a space."""
     if _alone(ch):
         return re.escape(ch)
-    escaped = _group(_escapes("%"))
-    percent = _group([escaped + "25", escaped])  # "%2F", or "%252F": encoded twice (a URL in a URL)
+    percent = _group(_escapes("%")) + ("25" if twice else "")
     options = [*_escapes(ch), "".join(percent + _anycase(f"{b:02X}") for b in ch.encode())]
     if ch == " ":
         options += _escapes("+")
     return _group(options)
 
 
-def _pattern(value: str) -> list[tuple[int, str]]:
-    """(the shortest text it matches, regex) for each form of ``value``: as it is and spelled (and
-    so its UTF-8 read as Latin-1, as servers read header bytes), and its base64."""
+def _pattern(value: str) -> set[tuple[int, str]]:
+    """(the shortest text it matches, regex) for each form of ``value``: as it is, spelled with
+    percent-encodings once or twice (an echo encodes a URL whole, never half of it twice; and
+    ``%25`` read as once or twice in one pattern would need backtracking), both also for its UTF-8
+    read as Latin-1 (as servers read header bytes), and its base64."""
     raw = value.encode()
-    forms = [(len(v), f) for v in {value, raw.decode("latin-1")} for f in (re.escape(v), "".join(map(_char, v)))]
+    forms = {(len(v), re.escape(v)) for v in (value, raw.decode("latin-1"))}
+    forms |= {
+        (len(v), "".join(_char(c, twice) for c in v)) for v in (value, raw.decode("latin-1")) for twice in (False, True)
+    }
     for encoded in (base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()):
         bare = encoded.rstrip("=")
-        forms.append((len(bare), re.escape(bare) + "={0,2}"))
+        forms.add((len(bare), re.escape(bare) + "={0,2}"))
     return forms
 
 
