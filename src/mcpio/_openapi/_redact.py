@@ -9,18 +9,20 @@ the model's context, which the credentials exist to keep out (spec 2025-11-25 ba
 ``headers=`` and of the headers the ``credentials=`` hook returns on that call (but for headers
 that carry no credential: :func:`credential_headers`), of the credentials (``secrets=`` /
 ``MCPIO_OPENAPI_*``), and the base URL's ``user:password``; also the token of an
-``Authorization: <scheme> <token>`` value, and a Basic value's ``user:password`` and password.
+``Authorization: <scheme> <token>`` value, a Basic value's ``user:password`` and password, and
+each cookie's value of a ``Cookie`` header.
 
 One rule spells each value as an echo may: every character other than an ASCII letter or digit
 may appear as itself or escaped, in any mix: percent-encoded (its UTF-8 bytes, ``%2F`` or
-``%2f``, or all twice, ``%252F``, as a URL in another URL's query is; ``+`` for a space), JSON-escaped (``\\u002F`` or ``\\u002f``, ``\\/``, ``\\"``…), as an
-HTML character reference (``&amp;``, ``&#38;``, ``&#x26;``), and a percent-encoding's ``%``
+``%2f``; ``+`` for a space), JSON-escaped (``\\u002F`` or ``\\u002f``, ``\\/``, ``\\"``…), as
+an HTML character reference (``&amp;``, ``&#38;``, ``&#x26;``), and a percent-encoding's ``%``
 escaped in turn (``\\u00252F``: the URL inside a JSON answer of an encoder that escapes every
-symbol). Letters and digits are matched as themselves only. The value's base64 (standard or URL
-alphabet, padded or not) is redacted too, and so is a value's UTF-8 read as Latin-1 (a non-ASCII
-header value echoed by a server that reads header bytes so, as ASGI and WSGI servers do). A value
-shorter than ``MIN_SECRET`` characters is not redacted: it would blank out ordinary words (a
-tenant, a version) and is no credential.
+symbol). Letters and digits are matched as themselves only. A second form has every
+percent-encoding twice encoded (``%252F``: a URL in another URL's query, a redirect's ``next=``).
+The value's base64 (standard or URL alphabet, padded or not) is redacted too, and so is a value's
+UTF-8 read as Latin-1 (a non-ASCII header value echoed by a server that reads header bytes so, as
+ASGI and WSGI servers do). A value shorter than ``MIN_SECRET`` characters is not redacted: it
+would blank out ordinary words (a tenant, a version) and is no credential.
 
 Matching is linear in the text: each character's spellings are an atomic group (``(?>…)``, the
 longest first) of fixed strings, so no match backtracks into a character already matched. The
