@@ -395,3 +395,42 @@ def test_a_value_that_looks_percent_encoded_is_redacted_when_encoded_once():
     and once encoded "%25" in one pattern, it was missed once "%252540" was matched too."""
     (mixed,) = _results({"/mixed": TEXT}, key="p%40ss/word-1")
     assert mixed["content"][0]["text"] == "you asked ?key=[redacted] with [redacted]"
+
+
+async def said(request: Request) -> Response:
+    return Response(
+        json.dumps({"url": str(request.url), "headers": dict(request.headers)}), media_type="application/json"
+    )
+
+
+def test_the_credentials_of_a_client_of_ones_own_are_redacted():
+    """``client=`` is documented for "your own client: its auth": its headers, query parameters
+    and ``auth`` went out unknown to the redaction, and an echo showed them."""
+    import httpx
+
+    doc = {
+        "openapi": "3.1.0",
+        "info": {"title": "Own", "version": "1"},
+        "paths": {"/said": {"get": {"operationId": "said", "responses": ANY}}},
+    }
+    with ServerThread(Starlette(routes=[Route("/said", said)])) as api:
+        client = httpx.AsyncClient(
+            headers={"X-Api-Key": "client-header-key", "Accept": "application/json"},
+            params={"api_key": "client-query-key"},
+            auth=httpx.BasicAuth("ada", "client-pass-1"),
+        )
+        server = Server.from_openapi(doc, base_url=api.base, client=client)
+
+        async def go() -> dict[str, Any]:
+            async with client, Client(server) as c:
+                return await c.call_tool("said", {})
+
+        echoed = asyncio.run(go())
+    headers = echoed["structuredContent"]["headers"]
+    assert (headers["x-api-key"], headers["authorization"], headers["accept"]) == (
+        "[redacted]",
+        "[redacted]",
+        "application/json",
+    )
+    assert echoed["structuredContent"]["url"].endswith("/said?api_key=[redacted]")
+    assert "client-" not in json.dumps(echoed), echoed

@@ -309,7 +309,7 @@ class Caller:
         self.max_response_bytes = max_response_bytes
         user, password = urlsplit(base_url).username or "", urlsplit(base_url).password or ""
         userinfo = [unquote(password), f"{unquote(user)}:{unquote(password)}"] if password else []
-        configured = [*credential_headers(self.headers), *credentials.sent(), *userinfo]
+        configured = [*credential_headers(self.headers), *credentials.sent(), *userinfo, *_own(client)]
         self._secrets = secret_values(configured)  # what no text returned shows (._redact)
         self._redact = Redactor(self._secrets)
         if self._secrets:
@@ -416,6 +416,22 @@ class Caller:
             raise
         self.client, self._loop = client, loop
         return client
+
+
+def _own(client: httpx.AsyncClient | None) -> list[str]:
+    """What a ``client=`` of the user's sends of its own with every request: its headers (but those
+    that carry no credential), query parameters, cookies, and its ``auth``'s value if Basic."""
+    if client is None:
+        return []
+    import httpx  # the user's client: imported already
+
+    found = [*credential_headers(client.headers), *(v for _, v in client.params.multi_items())]
+    found += [c.value for c in client.cookies.jar if c.value]
+    if isinstance(client.auth, httpx.BasicAuth):
+        flow = client.auth.sync_auth_flow(httpx.Request("GET", "http://mcpio.invalid/"))
+        found.append(next(flow).headers["Authorization"])
+        flow.close()
+    return found
 
 
 def _on_a_thread(loop: asyncio.AbstractEventLoop, make: Callable[[], Any]) -> asyncio.Future[Any]:

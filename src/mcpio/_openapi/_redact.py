@@ -8,9 +8,10 @@ the model's context, which the credentials exist to keep out (spec 2025-11-25 ba
 §Token Passthrough: the model's side never holds the API's token). Redacted are the values of
 ``headers=`` and of the headers the ``credentials=`` hook returns on that call (but for headers
 that carry no credential: :func:`credential_headers`), of the credentials (``secrets=`` /
-``MCPIO_OPENAPI_*``), and the base URL's ``user:password``; also the token of an
-``Authorization: <scheme> <token>`` value, a Basic value's ``user:password`` and password, and
-each cookie's value of a ``Cookie`` header.
+``MCPIO_OPENAPI_*``), the base URL's ``user:password`` and what a ``client=`` of the user's
+sends of its own (``_call._own``); also the token of an ``Authorization: <scheme> <token>``
+value, a Basic value's ``user:password`` and password, and each cookie's value of a ``Cookie``
+header.
 
 One rule spells each value as an echo may: every character other than an ASCII letter or digit
 may appear as itself or escaped, in any mix: percent-encoded (its UTF-8 bytes, ``%2F`` or
@@ -45,16 +46,16 @@ REDACTED = "[redacted]"
 _AUTHORIZATION = re.compile(r"([A-Za-z][A-Za-z0-9_-]*) +(\S+)")  # "<scheme> <token>" (RFC 9110 §11.4)
 _JSON_SHORT = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _NO_CREDENTIAL = frozenset(
-    ("accept", "accept-charset", "accept-encoding", "accept-language", "cache-control", "content-language",
-     "content-type", "prefer", "user-agent")
+    ("accept", "accept-charset", "accept-encoding", "accept-language", "cache-control", "connection",
+     "content-language", "content-type", "prefer", "user-agent")
 )  # fmt: skip
 _HTML_NAMED = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"}
 
 
 def credential_headers(headers: Mapping[str, Any]) -> list[str]:
     """The values of configured ``headers`` that may be credentials: all but those of the headers
-    HTTP defines for content negotiation, caching, preferences and the client's name (RFC 9110
-    §12.5, §8.3, §10.1.5; RFC 9111 §5.2; RFC 7240), which carry none (``application/json`` is no
+    HTTP defines for content negotiation, the connection, caching, preferences and the client's
+    name (RFC 9110 §12.5, §7.6.1, §8.3, §10.1.5; RFC 9111 §5.2; RFC 7240), which carry none (``application/json`` is no
     secret to blank out of every answer). A ``Cookie`` header's cookie values count each on its
     own too (RFC 6265 §4.2.1: ``name=value; name=value``): an echo may show the cookies it read."""
     found: list[str] = []
