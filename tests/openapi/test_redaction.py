@@ -310,6 +310,27 @@ def test_the_http_clients_log_line_does_not_carry_the_query_credential(caplog: A
     assert not any("secret" in line for line in lines), lines
 
 
+def test_an_http_log_record_without_a_credential_is_left_as_it_was(caplog: Any):
+    """Once a server had credentials, every httpx record was rewritten to its formatted text (no
+    args), any client's: a log tool grouping records by their template (as error trackers do) saw
+    one template per URL. Only a record that held a credential changes."""
+    doc = {
+        "openapi": "3.1.0",
+        "info": {"title": "Formats", "version": "1"},
+        "paths": {"/formats": {"get": {"operationId": "formats", "responses": ANY}}},
+    }
+    with caplog.at_level("INFO", logger="httpx"), ServerThread(Starlette(routes=[Route("/formats", formats)])) as api:
+        server = Server.from_openapi(doc, base_url=api.base, headers={"X-Key": HEADER_KEY})
+
+        async def go() -> dict[str, Any]:
+            async with Client(server) as c:
+                return await c.call_tool("formats", {})
+
+        asyncio.run(go())
+    (record,) = [r for r in caplog.records if r.name == "httpx"]
+    assert record.msg == 'HTTP Request: %s %s "%s %d %s"' and record.args, (record.msg, record.args)
+
+
 async def to_login(request: Request) -> Response:
     """A redirect to a login page that comes back to the URL asked for, encoded into ``next``."""
     back = quote(f"{request.url.path}?{request.url.query}", safe="")

@@ -187,10 +187,11 @@ class _LogRedaction:
     def filter(self, record: Any) -> bool:
         redactors = list(self.redactors)
         if redactors:
-            message = record.getMessage()
+            message = redacted = record.getMessage()
             for redact in redactors:
-                message = redact(message)
-            record.msg, record.args = message, None
+                redacted = redact(redacted)
+            if redacted != message:  # a record without a credential keeps its template and args
+                record.msg, record.args = redacted, None
         return True
 
 
