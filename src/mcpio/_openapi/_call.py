@@ -489,7 +489,8 @@ def answer(op: Operation, response: httpx.Response, body: bytes, redact: Redacto
     success = 200 <= response.status_code < 300
     data: Any = None  # the answer's JSON, redacted value by value (Redactor.json), when it is JSON
     is_json = is_json and bool(body)
-    if body and (is_json or (success and tool and op.output_schema is not None)):
+    structured = success and tool and op.output_schema is not None
+    if body and (structured or (is_json and (not success or text != raw))):  # else the text goes as it is
         try:
             data = json.loads(raw)
         except (ValueError, RecursionError):  # nested deeper than the interpreter's stack: no JSON to use
@@ -506,10 +507,10 @@ def answer(op: Operation, response: httpx.Response, body: bytes, redact: Redacto
         where = f" (Location: {response.headers['location']})" if "location" in response.headers else ""
         status = redact(f"{response.status_code} {response.reason_phrase}{where}")  # a reason may echo too
         return _error(f"{op.label} failed: HTTP {status}\n{text[:ERROR_BODY_CHARS]}{cut}")
-    if tool and op.output_schema is not None:  # structured content or an error, never bare text (_operations._output)
-        structured = ({"result": data} if op.wrap_output else data) if is_json else None
-        if isinstance(structured, dict):
-            return ToolResult(content=[{"type": "text", "text": text}], structured_content=structured)
+    if structured:  # structured content or an error, never bare text (_operations._output)
+        content = ({"result": data} if op.wrap_output else data) if is_json else None
+        if isinstance(content, dict):
+            return ToolResult(content=[{"type": "text", "text": text}], structured_content=content)
         what = (media or "no content type") if body else "no content"
         return _error(
             f"{op.label}: the API answered HTTP {response.status_code} with {what}, not the JSON its OpenAPI "
