@@ -272,19 +272,22 @@ async def odd(request: Request) -> Response:
     return Response("<html>maintenance</html>", media_type="text/html")
 
 
-ODD = Starlette(routes=[Route("/gone", odd, methods=["DELETE"]), Route("/page", odd)])
+ODD = Starlette(routes=[Route("/gone", odd, methods=["DELETE"]), Route("/page", odd), Route("/list", odd)])
 OBJECT = {"description": "ok", "content": {"application/json": {"schema": {"type": "object"}}}}
+ARRAY = {"application/json": {"schema": {"type": "array", "items": {"type": "string"}}}}
 
 
 def test_a_tool_with_an_output_schema_always_answers_structured_content_or_an_error():
     """Spec 2025-11-25 server/tools: with an outputSchema, a result MUST carry conforming
     structuredContent (the official SDKs' clients raise without it). A 204 documented beside a JSON
-    200 gives no output schema; an answer outside the document is an isError result, not bare text."""
+    200 gives no output schema; an answer outside the document is an isError result, not bare text
+    (nor, for a schema wrapped as {"result": …}, a {"result": null} that the schema may refuse)."""
     doc = {
         **DOC,
         "paths": {
             "/gone": {"delete": {"operationId": "gone", "responses": {"200": OBJECT, "204": {"description": "gone"}}}},
             "/page": {"get": {"operationId": "page", "responses": {"200": OBJECT}}},
+            "/list": {"get": {"operationId": "list", "responses": {"200": {**OBJECT, "content": ARRAY}}}},
         },
     }
     with ServerThread(ODD) as api:
@@ -293,9 +296,9 @@ def test_a_tool_with_an_output_schema_always_answers_structured_content_or_an_er
         async def go() -> tuple[dict[str, Any], list[dict[str, Any]]]:
             async with Client(server) as c:
                 tools = {t["name"]: t for t in await c.list_tools()}
-                return tools, [await c.call_tool("gone", {}), await c.call_tool("page", {})]
+                return tools, [await c.call_tool(name, {}) for name in ("gone", "page", "list")]
 
-        tools, (gone, page) = asyncio.run(go())
+        tools, (gone, page, listed) = asyncio.run(go())
     assert "outputSchema" not in tools["gone"] and "outputSchema" in tools["page"]
     assert gone["content"] == [{"type": "text", "text": "DELETE /gone: HTTP 204 (no content)"}]
     assert "isError" not in gone and "structuredContent" not in gone
@@ -303,6 +306,8 @@ def test_a_tool_with_an_output_schema_always_answers_structured_content_or_an_er
         "GET /page: the API answered HTTP 200 with text/html, not the JSON its OpenAPI document describes "
         "(serve it with output_schemas=False if it answers so)\n<html>maintenance</html>"
     )
+    assert listed["isError"] is True and "structuredContent" not in listed
+    assert listed["content"][0]["text"].startswith("GET /list: the API answered HTTP 200 with text/html, not the JSON")
 
 
 def test_a_configured_credential_or_header_replaces_an_argument_of_the_same_name_never_goes_beside_it():
@@ -568,4 +573,25 @@ def test_certificates_that_cannot_be_loaded_are_the_operators_to_fix(monkeypatch
     assert first["content"][0]["text"] == (
         "GET /trace: cannot make the HTTP client for the API (FileNotFoundError: [Errno 2] No such file or "
         "directory); the server's operator must fix its certificates (SSL_CERT_FILE, SSL_CERT_DIR)"
+    )
+
+
+async def nested(request: Request) -> Response:
+    return Response("[" * 5000 + "]" * 5000, media_type="application/json", status_code=int(request.url.path[1:]))
+
+
+def test_json_nested_deeper_than_the_stack_is_an_answer_not_a_crash():
+    """JSON 5,000 arrays deep ended the call in "Error executing tool …: RecursionError" and a
+    traceback in the log: now it is an answer that is not usable JSON, said as for any other."""
+    doc = {
+        **DOC,
+        "paths": {f"/{s}": {"get": {"operationId": f"s{s}", "responses": {"200": OBJECT}}} for s in (200, 400)},
+    }
+    with ServerThread(Starlette(routes=[Route("/{status}", nested)])) as api:
+        ok, failed = calls(Server.from_openapi(doc, base_url=api.base), ("s200", {}), ("s400", {}))
+    assert ok["isError"] is True and ok["content"][0]["text"].startswith(
+        "GET /200: the API answered HTTP 200 with application/json, not the JSON its OpenAPI document describes"
+    )
+    assert failed["isError"] is True and failed["content"][0]["text"].startswith(
+        "GET /400 failed: HTTP 400 Bad Request\n[[["
     )

@@ -454,6 +454,37 @@ def test_route_map_makes_resource_templates_and_names_rename():
         Server.from_openapi(DOC, route_map={"putItem": "resource"})
 
 
+async def logo(request: Request) -> Response:
+    return Response(b"\x89PNG\r\n\x1a\n" + request.path_params["size"].encode(), media_type="image/png")
+
+
+def test_a_resource_whose_api_answers_an_image_reads_as_its_bytes():
+    """A resource (route_map) answered by an image read as the empty text: its contents are the
+    image's bytes now, a blob of the API's media type."""
+    doc = {
+        "openapi": "3.1.0",
+        "info": {"title": "Logos", "version": "1"},
+        "paths": {
+            "/logo/{size}": {
+                "get": {
+                    "operationId": "logo",
+                    "parameters": [param("size", "path", {"type": "string"})],
+                    "responses": {"200": {"description": "a PNG", "content": {"image/png": {}}}},
+                }
+            }
+        },
+    }
+    with ServerThread(Starlette(routes=[Route("/logo/{size}", logo)])) as api:
+        server = Server.from_openapi(doc, base_url=api.base, route_map={"logo": "resource"})
+
+        async def go() -> list[Any]:
+            async with Client(server) as c:
+                return await c.read_resource(f"{api.base}/logo/64")
+
+        (read,) = asyncio.run(go())
+    assert read == {"uri": f"{api.base}/logo/64", "mimeType": "image/png", "blob": "iVBORw0KGgo2NA=="}
+
+
 def test_names_that_are_not_tool_names_are_refused_naming_the_entry():
     """A ``names=`` value outside the tool-name rule ended in registration's ValueError, whose
     advice ("pass name=…") is for a decorated function, not for ``names=``."""

@@ -37,7 +37,7 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 from .._content import ToolResult
 from ._operations import CONTENT, Operation, Param
-from ._redact import Redactor, spellings
+from ._redact import Redactor, credential_headers, redact_http_log, secret_values
 from ._schemas import obj
 
 if TYPE_CHECKING:
@@ -309,9 +309,11 @@ class Caller:
         self.max_response_bytes = max_response_bytes
         user, password = urlsplit(base_url).username or "", urlsplit(base_url).password or ""
         userinfo = [unquote(password), f"{unquote(user)}:{unquote(password)}"] if password else []
-        configured = [*self.headers.values(), *credentials.sent(), *userinfo]
-        self._secrets = spellings(configured)  # what no text returned shows (._redact)
+        configured = [*credential_headers(self.headers), *credentials.sent(), *userinfo, *_own(client)]
+        self._secrets = secret_values(configured)  # what no text returned shows (._redact)
         self._redact = Redactor(self._secrets)
+        if self._secrets:
+            redact_http_log(self._redact)  # httpx logs each request's URL, a query credential included
 
     async def call(self, op: Operation, arguments: dict[str, Any], ctx: Any) -> ToolResult:
         """The tool result of ``op`` called with ``arguments`` (module docstring)."""
@@ -327,7 +329,7 @@ class Caller:
         sent = await self._send(op, arguments, ctx, hooked)
         redact = self._redact
         if hooked:
-            redact = Redactor(self._secrets | spellings(v for v in hooked.values() if isinstance(v, str)))
+            redact = Redactor(self._secrets | secret_values(credential_headers(hooked)))
         return redact(sent) if isinstance(sent, str) else (*sent, redact)
 
     async def _send(
@@ -416,6 +418,22 @@ class Caller:
         return client
 
 
+def _own(client: httpx.AsyncClient | None) -> list[str]:
+    """What a ``client=`` of the user's sends of its own with every request: its headers (but those
+    that carry no credential), query parameters, cookies, and its ``auth``'s value if Basic."""
+    if client is None:
+        return []
+    import httpx  # the user's client: imported already
+
+    found = [*credential_headers(client.headers), *(v for _, v in client.params.multi_items())]
+    found += [c.value for c in client.cookies.jar if c.value]
+    if isinstance(client.auth, httpx.BasicAuth):
+        flow = client.auth.sync_auth_flow(httpx.Request("GET", "http://mcpio.invalid/"))
+        found.append(next(flow).headers["Authorization"])
+        flow.close()
+    return found
+
+
 def _on_a_thread(loop: asyncio.AbstractEventLoop, make: Callable[[], Any]) -> asyncio.Future[Any]:
     """``make()`` run on a new daemon thread (it never delays the process's exit), its outcome
     the future's; a loop closed meanwhile drops it."""
@@ -466,26 +484,33 @@ def answer(op: Operation, response: httpx.Response, body: bytes, redact: Redacto
     whose text needs no structured content."""
     media = response.headers.get("content-type", "").split(";")[0].strip().lower()
     is_json = media == "application/json" or media.endswith("+json")
-    text = redact(body.decode(response.encoding or "utf-8", "replace"))
-    if not 200 <= response.status_code < 300:
-        if is_json:
-            try:
-                text = json.dumps(json.loads(text), separators=(",", ":"), ensure_ascii=False)
-            except ValueError:
-                pass
-        cut = f"… ({len(text) - ERROR_BODY_CHARS:,} more characters)" if len(text) > ERROR_BODY_CHARS else ""
-        where = f" (Location: {redact(response.headers['location'])})" if "location" in response.headers else ""
-        return _error(
-            f"{op.label} failed: HTTP {response.status_code} {response.reason_phrase}{where}\n{text[:ERROR_BODY_CHARS]}{cut}"
-        )
-    if tool and op.output_schema is not None:  # structured content or an error, never bare text (_operations._output)
+    raw = body.decode(response.encoding or "utf-8", "replace")
+    text = redact(raw)
+    success = 200 <= response.status_code < 300
+    data: Any = None  # the answer's JSON, redacted value by value (Redactor.json), when it is JSON
+    is_json = is_json and bool(body)
+    structured = success and tool and op.output_schema is not None
+    if body and (structured or (is_json and (not success or text != raw))):  # else the text goes as it is
         try:
-            data = json.loads(text) if body else None
-        except ValueError:
-            data = None
-        structured = {"result": data} if op.wrap_output and body else data
-        if isinstance(structured, dict):
-            return ToolResult(content=[{"type": "text", "text": text}], structured_content=structured)
+            data = json.loads(raw)
+        except (ValueError, RecursionError):  # nested deeper than the interpreter's stack: no JSON to use
+            is_json = False
+        else:
+            is_json = True
+            if text != raw:
+                data = redact.json(data)
+                text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    if not success:
+        if is_json:
+            text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+        cut = f"… ({len(text) - ERROR_BODY_CHARS:,} more characters)" if len(text) > ERROR_BODY_CHARS else ""
+        where = f" (Location: {response.headers['location']})" if "location" in response.headers else ""
+        status = redact(f"{response.status_code} {response.reason_phrase}{where}")  # a reason may echo too
+        return _error(f"{op.label} failed: HTTP {status}\n{text[:ERROR_BODY_CHARS]}{cut}")
+    if structured:  # structured content or an error, never bare text (_operations._output)
+        content = ({"result": data} if op.wrap_output else data) if is_json else None
+        if isinstance(content, dict):
+            return ToolResult(content=[{"type": "text", "text": text}], structured_content=content)
         what = (media or "no content type") if body else "no content"
         return _error(
             f"{op.label}: the API answered HTTP {response.status_code} with {what}, not the JSON its OpenAPI "
@@ -494,6 +519,8 @@ def answer(op: Operation, response: httpx.Response, body: bytes, redact: Redacto
     if not body:
         return ToolResult(content=[{"type": "text", "text": f"{op.label}: HTTP {response.status_code} (no content)"}])
     if media.startswith("image/"):
+        if media == "image/svg+xml" and text != raw:  # XML text: what it spells reaches whoever reads it
+            body = text.encode()
         data = base64.b64encode(body).decode()
         return ToolResult(content=[{"type": "image", "data": data, "mimeType": media}])
     return ToolResult(content=[{"type": "text", "text": text}])

@@ -1,10 +1,10 @@
 """A GET operation served as a resource or resource template (``route_map={...: "resource"}``).
 
 The URI is the request's URL: the base URL and the path, its ``{id}`` path parameters left as
-RFC 6570 variables, and the query parameters as ``{?a,b}``. Reading it makes the request; a 404
-is "resource not found" (-32002) with the API's reason, another failure an error naming the
-status. Operations with header or cookie parameters, or parameter names a URI template cannot
-hold, stay tools.
+RFC 6570 variables, and the query parameters as ``{?a,b}``. Reading it makes the request (an image
+answered is a blob of its media type, any other answer text); a 404 is "resource not found"
+(-32002) with the API's reason, another failure an error naming the status. Operations with
+header or cookie parameters, or parameter names a URI template cannot hold, stay tools.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 from .._errors import MCPError, ResourceNotFound
 from .._server._context import Context
 from .._server._server import Server
+from .._uritemplate import UriTemplate
 from ._call import Caller, answer
 from ._operations import Operation
 
@@ -42,12 +43,16 @@ def add_resource(server: Server, op: Operation, caller: Caller, base: str) -> bo
     if uri is None:
         return False
 
-    async def read(ctx: Context, **arguments: Any) -> str:
-        sent = await caller.send(op, {k: v for k, v in arguments.items() if v is not None}, ctx)
+    async def read(ctx: Context, **arguments: Any) -> str | dict[str, Any]:
+        given = {k: v for k, v in arguments.items() if v is not None}
+        sent = await caller.send(op, given, ctx)
         if isinstance(sent, str):
             raise MCPError(sent)
         result = answer(op, *sent, tool=False)
-        text = result.content[0]["text"] if result.content and "text" in result.content[0] else ""
+        first = result.content[0] if result.content else {}
+        if first.get("type") == "image":  # the image's bytes, a blob of its media type
+            return {"uri": UriTemplate(uri).expand(**given), "mimeType": first["mimeType"], "blob": first["data"]}
+        text = first.get("text", "")
         if result.is_error and sent[0].status_code == 404:  # the API's reason; never the request's URL,
             raise ResourceNotFound(message=str(text))  # which may carry a query credential
         if result.is_error:
@@ -60,7 +65,7 @@ def add_resource(server: Server, op: Operation, caller: Caller, base: str) -> bo
         default = inspect.Parameter.empty if required else None
         params.append(inspect.Parameter(p.arg, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=str))
     read.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
-    read.__annotations__ = {"ctx": Context, **{p.arg: str for p in op.params}, "return": str}
+    read.__annotations__ = {"ctx": Context, **{p.arg: str for p in op.params}, "return": str | dict[str, Any]}
     summary = op.raw.get("summary")
     server.add_resource(
         read,
