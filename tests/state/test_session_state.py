@@ -248,18 +248,11 @@ async def test_a_handle_minted_for_one_principal_is_refused_for_another(guarded)
         assert (await alice.call_tool("add_to_cart", {"item": "pear", "cart": cart})).data["items"] == ["apple", "pear"]
 
 
-@pytest.mark.parametrize("where", ["memory", "redis"])
-@sync
-async def test_state_handles_are_capped_per_caller(where, request):
-    """Each new handle keeps an owner record for an hour: ``Server(max_state_handles=)`` caps the
-    live ones per principal (in memory and on Redis alike); the caller over it gets an isError
-    naming the bound, another principal is not affected, and a handle in use still works."""
+def capped_cart_server(where: str, request: pytest.FixtureRequest) -> tuple[Server, dict]:
+    """A server whose ``add_to_cart`` mints a handle per cart, at most 3 live per owner, and the
+    ``http_app`` options keeping its state ``where`` ("memory", or the test Redis)."""
     from mcpio._state import RedisState
-    from mcpio.auth import ResourceServer
-    from tests.support.http import ServerThread
-    from tests.support.issuer import Issuer
 
-    resource = "https://mcp.test/mcp"
     server = Server("capped", "1.0.0", max_state_handles=3)
 
     @server.tool
@@ -269,6 +262,21 @@ async def test_state_handles_are_capped_per_caller(where, request):
         return {"cart": cart, "items": items}
 
     options = {"state": RedisState(request.getfixturevalue("redis_url"))} if where == "redis" else {}
+    return server, options
+
+
+@pytest.mark.parametrize("where", ["memory", "redis"])
+@sync
+async def test_state_handles_are_capped_per_caller(where, request):
+    """Each new handle keeps an owner record for an hour: ``Server(max_state_handles=)`` caps the
+    live ones per principal (in memory and on Redis alike); the caller over it gets an isError
+    naming the bound, another principal is not affected, and a handle in use still works."""
+    from mcpio.auth import ResourceServer
+    from tests.support.http import ServerThread
+    from tests.support.issuer import Issuer
+
+    resource = "https://mcp.test/mcp"
+    server, options = capped_cart_server(where, request)
     with Issuer() as issuer:
         auth = ResourceServer(resource=resource, issuer=issuer.url, required_scopes=["mcp"])
         app = server.http_app(auth=auth, **options)
@@ -294,19 +302,10 @@ def test_anonymous_callers_on_other_networks_do_not_share_a_share_of_state_handl
     anonymous caller may still present any anonymous handle (a bearer value)."""
     import httpx
 
-    from mcpio._state import RedisState
     from tests.state.test_shared_sessions import RoundRobin
     from tests.support.http import ServerThread
 
-    server = Server("capped", "1.0.0", max_state_handles=3)
-
-    @server.tool
-    async def add_to_cart(item: str, cart: StateHandle, ctx: Context) -> dict:
-        items = [*await ctx.session_state.get("items", []), item]
-        await ctx.session_state.set("items", items)
-        return {"cart": cart, "items": items}
-
-    options = {"state": RedisState(request.getfixturevalue("redis_url"))} if where == "redis" else {}
+    server, options = capped_cart_server(where, request)
     with ServerThread(server.http_app(**options)) as srv:
         local = httpx.HTTPTransport(local_address="127.0.0.2")  # another client host, on loopback
         with httpx.Client(timeout=30) as a, httpx.Client(timeout=30, transport=local) as b:
