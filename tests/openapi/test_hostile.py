@@ -216,6 +216,8 @@ async def login(request: Request) -> Response:
 
 
 async def trickle(request: Request) -> Response:
+    """A byte every 50 ms for 5 s: an API's answer, or a document, that never stops arriving."""
+
     async def body() -> Any:
         for _ in range(100):  # 5 s in all, never 0.5 s without a byte
             yield b" "
@@ -479,15 +481,6 @@ async def endless(request: Request) -> Response:
     return StreamingResponse(body(), media_type="application/json")
 
 
-async def dribble(request: Request) -> Response:
-    async def body() -> Any:
-        for _ in range(100):  # 5 s in all, never 0.5 s without a byte
-            yield b" "
-            await asyncio.sleep(0.05)  # the slow server itself: what the test is about
-
-    return StreamingResponse(body(), media_type="application/json")
-
-
 async def silent(request: Request) -> Response:
     await asyncio.sleep(0.8)  # the slow server itself: its headers come late...
 
@@ -499,7 +492,7 @@ async def silent(request: Request) -> Response:
 
 
 SPECS = Starlette(
-    routes=[Route("/endless.json", endless), Route("/dribble.json", dribble), Route("/silent.json", silent)]
+    routes=[Route("/endless.json", endless), Route("/dribble.json", trickle), Route("/silent.json", silent)]
 )
 
 
