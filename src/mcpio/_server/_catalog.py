@@ -229,6 +229,16 @@ class Catalog:
         self.derived_scopes: dict[str, set[tuple[str, str]]] = {kind: set() for kind in KINDS}
         self.own_skills: dict[str, Any] = dict(registry.skills)  # SKILL.md URI -> Skill (the skills extension)
 
+    def unmount(self, mount: Mount) -> None:
+        """Serve ``mount`` no more (a child mounted while serving whose lifespan failed to start:
+        ``_running.LateMounts``); its items leave, with ``list_changed``."""
+        if mount not in self.mounts:
+            return
+        self.mounts.remove(mount)
+        if all(other.child is not mount.child for other in self.mounts):
+            mount.child.registry.parents.remove(self)
+        self.rebuild()
+
     def rebuild(self, kinds: Iterable[str] = KINDS) -> None:
         """Make the served tables of ``kinds`` again and tell clients (``list_changed``)."""
         registry = self.registry

@@ -16,7 +16,7 @@ from ._mrtr import ROUND_TIMEOUT
 from ._registry import NOTIFY, Registry
 
 if TYPE_CHECKING:
-    from ._catalog import Arg, Mount
+    from ._catalog import Arg
     from ._changes import Changes
     from ._resources import Resource
     from ._running import LateMounts
@@ -157,20 +157,9 @@ class CatalogMixin:
             child.registry.parents.append(catalog)  # change is told to all its mounts here at once
         catalog.rebuild()
         # serving already: its lifespan starts now, ends with this one's (failing to start: unmounted)
-        self.late_mounts.add(child, lambda: self._unmount(mount))
+        self.late_mounts.add(child, lambda: catalog.unmount(mount))
         if self.registry.first_starts():  # its upstream, its lifespan now (late_mounts): requests wait for them
             self.registry.hold()
-
-    def _unmount(self, mount: Mount) -> None:
-        """Serve ``mount`` no more (a child mounted while serving whose lifespan failed to start:
-        ``_running.LateMounts``); its items leave, with ``list_changed``."""
-        catalog = self.registry.catalog
-        if catalog is None or mount not in catalog.mounts:
-            return
-        catalog.mounts.remove(mount)
-        if all(other.child is not mount.child for other in catalog.mounts):
-            mount.child.registry.parents.remove(catalog)
-        catalog.rebuild()
 
     @classmethod
     def proxy(
