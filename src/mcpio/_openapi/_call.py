@@ -36,6 +36,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
+from .. import _log
 from .._content import ToolResult
 from ._operations import CONTENT, Operation, Param
 from ._redact import Redactor, credential_headers, redact_http_log, secret_values
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 
     import httpx
 
+log = _log.logger("mcpio.openapi", globals())
 ERROR_BODY_CHARS = 2000
 ENV_PREFIX = "MCPIO_OPENAPI_"
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # what no HTTP field value holds (tab aside)
@@ -351,9 +353,12 @@ class Caller:
         cookies: list[str] = spec.pop("cookies")
         self.credentials.apply(op, headers, spec["params"], cookies)
         if self.auth_hook is not None:  # the documented hook: the verified principal -> API credentials
-            extra = self.auth_hook(ctx)
-            if hasattr(extra, "__await__"):
-                extra = await extra
+            try:
+                extra = self.auth_hook(ctx)
+                if hasattr(extra, "__await__"):
+                    extra = await extra
+            except Exception as exc:  # a cancellation (BaseException) goes on
+                return self._hook_failed(op, exc, ctx)
             hooked.update(extra or {})
             for key, value in hooked.items():
                 put(headers, key, value)
@@ -394,6 +399,22 @@ class Caller:
             return f"{op.label}: the API did not answer within the timeout ({client.timeout.read} s)"
         except httpx.HTTPError as exc:
             return f"{op.label}: cannot reach the API at {self.shown_url} ({type(exc).__name__}: {exc})"
+
+    def _hook_failed(self, op: Operation, exc: Exception, ctx: Any) -> str:
+        """The message for the model when the ``credentials=`` hook raised: the server's fault, not
+        the caller's, with the exception's type and text (the type only where the session hides
+        exceptions' text, ``expose_errors``), as a tool's exception is; logged as one ERROR line,
+        the traceback at DEBUG. Every configured credential is redacted from all three."""
+        import traceback
+
+        from .._errors import HIDDEN_DETAIL
+        from .._server._tools import _expose, _summary
+
+        summary = self._redact(_summary(exc))
+        log.error("%s: the credentials hook failed: %s", op.label, summary)
+        log.debug("the credentials hook's traceback:\n%s", self._redact("".join(traceback.format_exception(exc))))
+        shown = summary if _expose(getattr(ctx, "session", None)) else f"{type(exc).__name__}, {HIDDEN_DETAIL}"
+        return f"{op.label}: the server's credentials hook failed ({shown}); the server's operator must fix it"
 
     async def _client(self) -> httpx.AsyncClient:
         """The client for the running loop, made on a thread of its own: making the first one
