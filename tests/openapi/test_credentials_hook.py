@@ -75,3 +75,18 @@ def test_a_failing_credentials_hook_shows_its_type_only_where_errors_are_hidden(
         "GET /said: the server's credentials hook failed (RuntimeError, the details are in the server's log); "
         "the server's operator must fix it"
     )
+
+
+def test_a_bytes_header_value_from_the_hook_is_redacted():
+    """A hook may return header values as bytes (httpx sends them as they are): only str values
+    were redacted, and an echo showed the token. A bytes value with a line break is refused like
+    a str one, named, its value never shown."""
+    echoed = _call(credentials=lambda ctx: {"X-Token": b"hook-bytes-token-1", "X-Utf8": "tök-hook-2".encode()})
+    assert (echoed["structuredContent"]["headers"]["x-token"], echoed["structuredContent"]["headers"]["x-utf8"]) == (
+        "[redacted]",
+        "[redacted]",
+    )
+    assert "hook-bytes" not in json.dumps(echoed) and "hook-2" not in json.dumps(echoed), echoed
+    broken = _call(credentials=lambda ctx: {"X-Token": b"hook-bytes-token-1\r\nX-Evil: 1"})
+    assert broken["isError"] is True and "hook-bytes" not in json.dumps(broken), broken
+    assert broken["content"][0]["text"].startswith("GET /said: the X-Token header configured for the API")

@@ -39,7 +39,7 @@ from urllib.parse import quote, unquote, urlsplit, urlunsplit
 from .. import _log
 from .._content import ToolResult
 from ._operations import CONTENT, Operation, Param
-from ._redact import Redactor, credential_headers, redact_http_log, secret_values
+from ._redact import Redactor, credential_headers, header_text, redact_http_log, secret_values
 from ._schemas import obj
 
 if TYPE_CHECKING:
@@ -365,14 +365,15 @@ class Caller:
         if cookies:
             put(headers, "Cookie", "; ".join(cookies))
         for key, value in headers.items():
-            if not isinstance(value, str):
+            if not isinstance(value, (str, bytes)):
                 continue
-            if _CONTROL.search(value):  # not an argument's (build_request checked those): configuration's
+            text = value if isinstance(value, str) else header_text(value)
+            if _CONTROL.search(text):  # not an argument's (build_request checked those): configuration's
                 return (
                     f"{op.label}: the {key} header configured for the API (headers=, credentials= or an "
                     f"{ENV_PREFIX}* credential) holds a line break or control character; the server's operator must fix it"
                 )
-            if not value.isascii():
+            if isinstance(value, str) and not value.isascii():
                 headers[key] = value.encode()  # UTF-8 (RFC 9110 §5.5 obs-text); httpx would refuse it
         try:
             client = await self._client()

@@ -57,14 +57,25 @@ def credential_headers(headers: Mapping[str, Any]) -> list[str]:
     HTTP defines for content negotiation, the connection, caching, preferences and the client's
     name (RFC 9110 §12.5, §7.6.1, §8.3, §10.1.5; RFC 9111 §5.2; RFC 7240), which carry none (``application/json`` is no
     secret to blank out of every answer). A ``Cookie`` header's cookie values count each on its
-    own too (RFC 6265 §4.2.1: ``name=value; name=value``): an echo may show the cookies it read."""
+    own too (RFC 6265 §4.2.1: ``name=value; name=value``): an echo may show the cookies it read.
+    A ``bytes`` value (sent as it is) counts as its UTF-8 text, or its Latin-1 reading if not UTF-8."""
     found: list[str] = []
     for key, value in headers.items():
+        if isinstance(value, bytes):
+            value = header_text(value)
         if isinstance(value, str) and key.lower() not in _NO_CREDENTIAL:
             found.append(value)
             if key.lower() == "cookie":
                 found += [pair.partition("=")[2].strip() for pair in value.split(";")]
     return found
+
+
+def header_text(value: bytes) -> str:
+    """A header value's bytes as text: UTF-8, else Latin-1 (RFC 9110 §5.5: obs-text)."""
+    try:
+        return value.decode()
+    except UnicodeDecodeError:
+        return value.decode("latin-1")
 
 
 def secret_values(configured: Iterable[str]) -> frozenset[str]:
