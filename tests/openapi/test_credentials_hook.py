@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Generator
 from typing import Any
 
+import httpx
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -90,3 +92,40 @@ def test_a_bytes_header_value_from_the_hook_is_redacted():
     broken = _call(credentials=lambda ctx: {"X-Token": b"hook-bytes-token-1\r\nX-Evil: 1"})
     assert broken["isError"] is True and "hook-bytes" not in json.dumps(broken), broken
     assert broken["content"][0]["text"].startswith("GET /said: the X-Token header configured for the API")
+
+
+class Signed(httpx.Auth):
+    """An ``httpx.Auth`` of one's own: its flow adds a signature header and query parameter."""
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        request.headers["X-Signature"] = "sig-from-auth-flow-1"
+        request.url = request.url.copy_add_param("sig", "sig-from-auth-flow-2")
+        yield request
+
+
+def test_what_a_custom_auth_of_ones_own_client_adds_is_redacted():
+    """Only an ``httpx.BasicAuth`` of a ``client=`` was redacted: a custom ``httpx.Auth`` whose
+    flow adds a header sent it unknown to the redaction, and an echo showed it. Now the values
+    redacted are those the request carried as it went out (auth flows and the client's own
+    headers included), but for what the arguments put there: an argument is no credential."""
+    doc = {**DOC, "paths": {"/said": {"get": {"operationId": "said", "responses": ANY, "parameters": [
+        {"name": "note", "in": "query", "schema": {"type": "string"}},
+        {"name": "X-Note", "in": "header", "schema": {"type": "string"}},
+    ]}}}}  # fmt: skip
+    with ServerThread(Starlette(routes=[Route("/said", said)])) as api:
+        client = httpx.AsyncClient(auth=Signed(), headers={"X-Own": "own-client-header-1"})
+        server = Server.from_openapi(doc, base_url=api.base, secrets={"qkey": KEY}, client=client)
+
+        async def go() -> dict[str, Any]:
+            async with client, Client(server) as c:
+                return await c.call_tool("said", {"note": "an-argument-value", "X-Note": "a-header-argument"})
+
+        echoed = asyncio.run(go())
+    headers = echoed["structuredContent"]["headers"]
+    assert (headers["x-signature"], headers["x-own"], headers["x-note"]) == (
+        "[redacted]",
+        "[redacted]",
+        "a-header-argument",
+    )
+    assert echoed["structuredContent"]["url"].endswith("/said?note=an-argument-value&key=[redacted]&sig=[redacted]")
+    assert "from-auth-flow" not in json.dumps(echoed) and "own-client" not in json.dumps(echoed), echoed

@@ -309,10 +309,14 @@ class Caller:
         self.headers = dict(headers or {})
         self.credentials = credentials
         self.auth_hook = auth_hook
+        self._watch = client is not None or auth_hook is not None  # a request may carry more than configured
         self.max_response_bytes = max_response_bytes
         user, password = urlsplit(base_url).username or "", urlsplit(base_url).password or ""
         userinfo = [unquote(password), f"{unquote(user)}:{unquote(password)}"] if password else []
-        configured = [*credential_headers(self.headers), *credentials.sent(), *userinfo, *_own(client)]
+        # httpx logs a request's URL before its answer comes (redact_http_log): the query of a
+        # client= of the user's is redacted from the start; the rest of a request is (send).
+        query = [v for _, v in client.params.multi_items()] if client is not None else []
+        configured = [*credential_headers(self.headers), *credentials.sent(), *userinfo, *query]
         self._secrets = secret_values(configured)  # what no text returned shows (._redact)
         self._redact = Redactor(self._secrets)
         if self._secrets:
@@ -326,17 +330,21 @@ class Caller:
     async def send(
         self, op: Operation, arguments: dict[str, Any], ctx: Any
     ) -> tuple[httpx.Response, bytes, Redactor] | str:
-        """The API's answer, its body and what to redact from it (every configured credential,
-        the hook's of this call included), or why there is none (a message for the model, redacted)."""
-        hooked: dict[str, Any] = {}
-        sent = await self._send(op, arguments, ctx, hooked)
+        """The API's answer, its body and what to redact from it, or why there is none (a message
+        for the model, redacted): every configured credential and what the request carried as it
+        went out but for what the arguments put there (:func:`_carried`: the ``credentials=``
+        hook's headers, a ``client=``'s own headers, query, cookies and what its auth added)."""
+        went: list[Any] = []  # (the requests sent, the arguments' headers, query, cookies; the query built)
+        sent = await self._send(op, arguments, ctx, went)
+        if not self._watch:  # mcpio's own client (no auth, headers, query) sends the configuration alone
+            went = []
         redact = self._redact
-        if hooked:
-            redact = _redactor(self._secrets | secret_values(credential_headers(hooked)))
+        if went and (carried := secret_values(_carried(*went)) - self._secrets):
+            redact = _redactor(self._secrets | carried)
         return redact(sent) if isinstance(sent, str) else (*sent, redact)
 
     async def _send(
-        self, op: Operation, arguments: dict[str, Any], ctx: Any, hooked: dict[str, Any]
+        self, op: Operation, arguments: dict[str, Any], ctx: Any, went: list[Any]
     ) -> tuple[httpx.Response, bytes] | str:
         import asyncio
 
@@ -351,6 +359,7 @@ class Caller:
             if key.lower() != "content-type" or "Content-Type" not in headers:  # the body's own type stays
                 put(headers, key, value)
         cookies: list[str] = spec.pop("cookies")
+        given = (dict(headers), list(spec["params"]), list(cookies))  # the arguments' (before configuration's)
         self.credentials.apply(op, headers, spec["params"], cookies)
         if self.auth_hook is not None:  # the documented hook: the verified principal -> API credentials
             try:
@@ -359,8 +368,7 @@ class Caller:
                     extra = await extra
             except Exception as exc:  # a cancellation (BaseException) goes on
                 return self._hook_failed(op, exc, ctx)
-            hooked.update(extra or {})
-            for key, value in hooked.items():
+            for key, value in dict(extra or {}).items():
                 put(headers, key, value)
         if cookies:
             put(headers, "Cookie", "; ".join(cookies))
@@ -385,9 +393,11 @@ class Caller:
         import httpx  # imported by then (on the worker thread that made the client, or by its maker)
 
         request = client.build_request(url=self.base_url + spec.pop("url"), headers=headers, **spec)
+        went[:] = [[request], *given, request.url.query]  # an auth flow changes it in place or sends others
         try:
             async with asyncio.timeout(self.timeout):  # an answer trickling in never times out a read
                 response = await client.send(request, stream=True)
+                went[0] = [r.request for r in (*response.history, response)]
                 try:
                     return response, await _read(response, self.max_response_bytes)
                 finally:
@@ -446,19 +456,37 @@ class Caller:
 _redactor = lru_cache(maxsize=128)(Redactor)
 
 
-def _own(client: httpx.AsyncClient | None) -> list[str]:
-    """What a ``client=`` of the user's sends of its own with every request: its headers (but those
-    that carry no credential), query parameters, cookies, and its ``auth``'s value if Basic."""
-    if client is None:
-        return []
-    import httpx  # the user's client: imported already
-
-    found = [*credential_headers(client.headers), *(v for _, v in client.params.multi_items())]
-    found += [c.value for c in client.cookies.jar if c.value]
-    if isinstance(client.auth, httpx.BasicAuth):
-        flow = client.auth.sync_auth_flow(httpx.Request("GET", "http://mcpio.invalid/"))
-        found.append(next(flow).headers["Authorization"])
-        flow.close()
+def _carried(
+    requests: list[httpx.Request],
+    headers: dict[str, str],
+    params: list[tuple[str, str]],
+    cookies: list[str],
+    built: bytes,
+) -> list[str]:
+    """The values ``requests`` carried as they went out (headers, but those that carry no
+    credential, :func:`credential_headers`; query parameters; cookies), but for the arguments'
+    ``headers``, ``params`` and ``cookies``: what configuration, the ``credentials=`` hook, a
+    ``client=``'s own settings and its auth flow put there, which no answer may show. A query is
+    read only when it is not the ``built`` one (an auth flow or a redirect changed it): the built
+    one holds the arguments and the values ``Caller`` redacts from the start."""
+    found: list[str] = []
+    given = {k.lower(): v for k, v in headers.items()}
+    for request in requests:
+        sent: list[tuple[str, str]] = []
+        for raw_key, raw_value in request.headers.raw:
+            key, value = raw_key.decode("latin-1").lower(), header_text(raw_value)
+            if key == "cookie":
+                value = "; ".join(c for c in value.split("; ") if c not in cookies)
+            if value and given.get(key) != value:
+                sent.append((key, value))
+        found += credential_headers(sent)
+        if request.url.query == built:  # arguments, credentials and the client's query: known already
+            continue
+        query = request.url.params.multi_items()
+        for pair in params:  # each argument's once (a list argument repeats its name)
+            if pair in query:
+                query.remove(pair)
+        found += [v for _, v in query]
     return found
 
 
