@@ -195,7 +195,7 @@ def test_parameters_are_written_per_style_and_escaped():
         "tags=x", "tags=y+z", "ids=1%2C2", "pipe=p%7Cq", "filter%5Bcolor%5D=red", "flag=true", "id=q"
     ]  # fmt: skip
     assert got["headers"]["x-trace"] == "tr" and got["headers"]["cookie"] == "session=s%201"
-    assert got["headers"]["authorization"] == "Bearer t0k"  # the document's security, from secrets=
+    assert RECEIVED[-1]["headers"]["authorization"] == "Bearer t0k"  # the document's security, from secrets=
 
 
 def test_object_values_in_path_and_header_styles_follow_the_openapi_examples():

@@ -36,9 +36,10 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
+from .. import _log
 from .._content import ToolResult
 from ._operations import CONTENT, Operation, Param
-from ._redact import Redactor, credential_headers, redact_http_log, secret_values
+from ._redact import Redactor, credential_headers, header_text, redact_http_log, secret_values
 from ._schemas import obj
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 
     import httpx
 
+log = _log.logger("mcpio.openapi", globals())
 ERROR_BODY_CHARS = 2000
 ENV_PREFIX = "MCPIO_OPENAPI_"
 _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # what no HTTP field value holds (tab aside)
@@ -307,10 +309,14 @@ class Caller:
         self.headers = dict(headers or {})
         self.credentials = credentials
         self.auth_hook = auth_hook
+        self._watch = client is not None or auth_hook is not None  # a request may carry more than configured
         self.max_response_bytes = max_response_bytes
         user, password = urlsplit(base_url).username or "", urlsplit(base_url).password or ""
         userinfo = [unquote(password), f"{unquote(user)}:{unquote(password)}"] if password else []
-        configured = [*credential_headers(self.headers), *credentials.sent(), *userinfo, *_own(client)]
+        # httpx logs a request's URL before its answer comes (redact_http_log): the query of a
+        # client= of the user's is redacted from the start; the rest of a request is (send).
+        query = [v for _, v in client.params.multi_items()] if client is not None else []
+        configured = [*credential_headers(self.headers), *credentials.sent(), *userinfo, *query]
         self._secrets = secret_values(configured)  # what no text returned shows (._redact)
         self._redact = Redactor(self._secrets)
         if self._secrets:
@@ -324,17 +330,21 @@ class Caller:
     async def send(
         self, op: Operation, arguments: dict[str, Any], ctx: Any
     ) -> tuple[httpx.Response, bytes, Redactor] | str:
-        """The API's answer, its body and what to redact from it (every configured credential,
-        the hook's of this call included), or why there is none (a message for the model, redacted)."""
-        hooked: dict[str, Any] = {}
-        sent = await self._send(op, arguments, ctx, hooked)
+        """The API's answer, its body and what to redact from it, or why there is none (a message
+        for the model, redacted): every configured credential and what the request carried as it
+        went out but for what the arguments put there (:func:`_carried`: the ``credentials=``
+        hook's headers, a ``client=``'s own headers, query, cookies and what its auth added)."""
+        went: list[Any] = []  # (the requests sent, the arguments' headers, query, cookies; the query built)
+        sent = await self._send(op, arguments, ctx, went)
+        if not self._watch:  # mcpio's own client (no auth, headers, query) sends the configuration alone
+            went = []
         redact = self._redact
-        if hooked:
-            redact = _redactor(self._secrets | secret_values(credential_headers(hooked)))
+        if went and (carried := secret_values(_carried(*went)) - self._secrets):
+            redact = _redactor(self._secrets | carried)
         return redact(sent) if isinstance(sent, str) else (*sent, redact)
 
     async def _send(
-        self, op: Operation, arguments: dict[str, Any], ctx: Any, hooked: dict[str, Any]
+        self, op: Operation, arguments: dict[str, Any], ctx: Any, went: list[Any]
     ) -> tuple[httpx.Response, bytes] | str:
         import asyncio
 
@@ -349,25 +359,29 @@ class Caller:
             if key.lower() != "content-type" or "Content-Type" not in headers:  # the body's own type stays
                 put(headers, key, value)
         cookies: list[str] = spec.pop("cookies")
+        given = (dict(headers), list(spec["params"]), list(cookies))  # the arguments' (before configuration's)
         self.credentials.apply(op, headers, spec["params"], cookies)
         if self.auth_hook is not None:  # the documented hook: the verified principal -> API credentials
-            extra = self.auth_hook(ctx)
-            if hasattr(extra, "__await__"):
-                extra = await extra
-            hooked.update(extra or {})
-            for key, value in hooked.items():
+            try:
+                extra = self.auth_hook(ctx)
+                if hasattr(extra, "__await__"):
+                    extra = await extra
+            except Exception as exc:  # a cancellation (BaseException) goes on
+                return self._hook_failed(op, exc, ctx)
+            for key, value in dict(extra or {}).items():
                 put(headers, key, value)
         if cookies:
             put(headers, "Cookie", "; ".join(cookies))
         for key, value in headers.items():
-            if not isinstance(value, str):
+            if not isinstance(value, (str, bytes)):
                 continue
-            if _CONTROL.search(value):  # not an argument's (build_request checked those): configuration's
+            text = value if isinstance(value, str) else header_text(value)
+            if _CONTROL.search(text):  # not an argument's (build_request checked those): configuration's
                 return (
                     f"{op.label}: the {key} header configured for the API (headers=, credentials= or an "
                     f"{ENV_PREFIX}* credential) holds a line break or control character; the server's operator must fix it"
                 )
-            if not value.isascii():
+            if isinstance(value, str) and not value.isascii():
                 headers[key] = value.encode()  # UTF-8 (RFC 9110 §5.5 obs-text); httpx would refuse it
         try:
             client = await self._client()
@@ -379,9 +393,11 @@ class Caller:
         import httpx  # imported by then (on the worker thread that made the client, or by its maker)
 
         request = client.build_request(url=self.base_url + spec.pop("url"), headers=headers, **spec)
+        went[:] = [[request], *given, request.url.query]  # an auth flow changes it in place or sends others
         try:
             async with asyncio.timeout(self.timeout):  # an answer trickling in never times out a read
                 response = await client.send(request, stream=True)
+                went[0] = [r.request for r in (*response.history, response)]
                 try:
                     return response, await _read(response, self.max_response_bytes)
                 finally:
@@ -394,6 +410,22 @@ class Caller:
             return f"{op.label}: the API did not answer within the timeout ({client.timeout.read} s)"
         except httpx.HTTPError as exc:
             return f"{op.label}: cannot reach the API at {self.shown_url} ({type(exc).__name__}: {exc})"
+
+    def _hook_failed(self, op: Operation, exc: Exception, ctx: Any) -> str:
+        """The message for the model when the ``credentials=`` hook raised: the server's fault, not
+        the caller's, with the exception's type and text (the type only where the session hides
+        exceptions' text, ``expose_errors``), as a tool's exception is; logged as one ERROR line,
+        the traceback at DEBUG. Every configured credential is redacted from all three."""
+        import traceback
+
+        from .._errors import HIDDEN_DETAIL
+        from .._server._tools import _expose, _summary
+
+        summary = self._redact(_summary(exc))
+        log.error("%s: the credentials hook failed: %s", op.label, summary)
+        log.debug("the credentials hook's traceback:\n%s", self._redact("".join(traceback.format_exception(exc))))
+        shown = summary if _expose(getattr(ctx, "session", None)) else f"{type(exc).__name__}, {HIDDEN_DETAIL}"
+        return f"{op.label}: the server's credentials hook failed ({shown}); the server's operator must fix it"
 
     async def _client(self) -> httpx.AsyncClient:
         """The client for the running loop, made on a thread of its own: making the first one
@@ -424,19 +456,37 @@ class Caller:
 _redactor = lru_cache(maxsize=128)(Redactor)
 
 
-def _own(client: httpx.AsyncClient | None) -> list[str]:
-    """What a ``client=`` of the user's sends of its own with every request: its headers (but those
-    that carry no credential), query parameters, cookies, and its ``auth``'s value if Basic."""
-    if client is None:
-        return []
-    import httpx  # the user's client: imported already
-
-    found = [*credential_headers(client.headers), *(v for _, v in client.params.multi_items())]
-    found += [c.value for c in client.cookies.jar if c.value]
-    if isinstance(client.auth, httpx.BasicAuth):
-        flow = client.auth.sync_auth_flow(httpx.Request("GET", "http://mcpio.invalid/"))
-        found.append(next(flow).headers["Authorization"])
-        flow.close()
+def _carried(
+    requests: list[httpx.Request],
+    headers: dict[str, str],
+    params: list[tuple[str, str]],
+    cookies: list[str],
+    built: bytes,
+) -> list[str]:
+    """The values ``requests`` carried as they went out (headers, but those that carry no
+    credential, :func:`credential_headers`; query parameters; cookies), but for the arguments'
+    ``headers``, ``params`` and ``cookies``: what configuration, the ``credentials=`` hook, a
+    ``client=``'s own settings and its auth flow put there, which no answer may show. A query is
+    read only when it is not the ``built`` one (an auth flow or a redirect changed it): the built
+    one holds the arguments and the values ``Caller`` redacts from the start."""
+    found: list[str] = []
+    given = {k.lower(): v for k, v in headers.items()}
+    for request in requests:
+        sent: list[tuple[str, str]] = []
+        for raw_key, raw_value in request.headers.raw:
+            key, value = raw_key.decode("latin-1").lower(), header_text(raw_value)
+            if key == "cookie":
+                value = "; ".join(c for c in value.split("; ") if c not in cookies)
+            if value and given.get(key) != value:
+                sent.append((key, value))
+        found += credential_headers(sent)
+        if request.url.query == built:  # arguments, credentials and the client's query: known already
+            continue
+        query = request.url.params.multi_items()
+        for pair in params:  # each argument's once (a list argument repeats its name)
+            if pair in query:
+                query.remove(pair)
+        found += [v for _, v in query]
     return found
 
 

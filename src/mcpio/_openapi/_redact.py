@@ -6,10 +6,11 @@ An API that echoes its request (the URL in a 404, the headers in a debug answer,
 service) would otherwise put the query ``apiKey``, the bearer token or the ``headers=`` key into
 the model's context, which the credentials exist to keep out (spec 2025-11-25 basic/authorization
 §Token Passthrough: the model's side never holds the API's token). Redacted are the values of
-``headers=`` and of the headers the ``credentials=`` hook returns on that call (but for headers
-that carry no credential: :func:`credential_headers`), of the credentials (``secrets=`` /
-``MCPIO_OPENAPI_*``), the base URL's ``user:password`` and what a ``client=`` of the user's
-sends of its own (``_call._own``); also the token of an ``Authorization: <scheme> <token>``
+``headers=``, of the credentials (``secrets=`` / ``MCPIO_OPENAPI_*``), the base URL's
+``user:password``, and what else the request carried as it went out but for what the arguments
+put there (``_call._carried``: the ``credentials=`` hook's headers, a ``client=``'s own headers,
+query and cookies, what its auth flow added), but for headers that carry no credential
+(:func:`credential_headers`); also the token of an ``Authorization: <scheme> <token>``
 value, a Basic value's ``user:password`` and password, and each cookie's value of a ``Cookie``
 header.
 
@@ -47,24 +48,33 @@ _AUTHORIZATION = re.compile(r"([A-Za-z][A-Za-z0-9_-]*) +(\S+)")  # "<scheme> <to
 _JSON_SHORT = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 _NO_CREDENTIAL = frozenset(
     ("accept", "accept-charset", "accept-encoding", "accept-language", "cache-control", "connection",
-     "content-language", "content-type", "prefer", "user-agent")
+     "content-language", "content-length", "content-type", "host", "prefer", "transfer-encoding", "user-agent")
 )  # fmt: skip
 _HTML_NAMED = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"}
 
 
-def credential_headers(headers: Mapping[str, Any]) -> list[str]:
+def credential_headers(headers: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> list[str]:
     """The values of configured ``headers`` that may be credentials: all but those of the headers
-    HTTP defines for content negotiation, the connection, caching, preferences and the client's
-    name (RFC 9110 §12.5, §7.6.1, §8.3, §10.1.5; RFC 9111 §5.2; RFC 7240), which carry none (``application/json`` is no
-    secret to blank out of every answer). A ``Cookie`` header's cookie values count each on its
+    HTTP defines for content negotiation, the connection, framing, caching, preferences, the host
+    and the client's name (RFC 9110 §12.5, §7.6.1, §8.3, §8.6, §7.2, §10.1.5; RFC 9112 §6.1;
+    RFC 9111 §5.2; RFC 7240), which carry none (``application/json`` is no secret to blank out of
+    every answer). A ``Cookie`` header's cookie values count each on its
     own too (RFC 6265 §4.2.1: ``name=value; name=value``): an echo may show the cookies it read."""
     found: list[str] = []
-    for key, value in headers.items():
+    for key, value in headers.items() if isinstance(headers, Mapping) else headers:
         if isinstance(value, str) and key.lower() not in _NO_CREDENTIAL:
             found.append(value)
             if key.lower() == "cookie":
                 found += [pair.partition("=")[2].strip() for pair in value.split(";")]
     return found
+
+
+def header_text(value: bytes) -> str:
+    """A header value's bytes as text: UTF-8, else Latin-1 (RFC 9110 §5.5: obs-text)."""
+    try:
+        return value.decode()
+    except UnicodeDecodeError:
+        return value.decode("latin-1")
 
 
 def secret_values(configured: Iterable[str]) -> frozenset[str]:
