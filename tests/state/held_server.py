@@ -7,11 +7,12 @@ and the request ``roots/list``. Tools: ``asked`` (whether this process has sent 
 every copy of every session), ``touch(uri)`` (a resource update; resource ``memo://a``),
 ``push`` (``acme/pushed`` to the clients that declared extension ``com.acme/push``; ``push_when``
 with a datetime in it). A third
-argument is the ``session_timeout`` (seconds; 1800 without)."""
+argument is the ``session_timeout`` (seconds; 1800 without), a fourth the ``task_lease`` (10 without; with it, mcpio's INFO log goes to stderr)."""
 
 from __future__ import annotations
 
 import datetime
+import logging
 import sys
 
 from mcpio import Context, Server
@@ -74,4 +75,9 @@ async def push_when() -> int:
 
 if __name__ == "__main__":
     timeout = float(sys.argv[3]) if len(sys.argv) > 3 else 1800.0
-    server.run("http", port=int(sys.argv[1]), state=RedisState(sys.argv[2]), session_timeout=timeout)
+    lease = float(sys.argv[4]) if len(sys.argv) > 4 else 10.0
+    if len(sys.argv) > 4:  # the tests read when a process finds another dead (INFO on stderr)
+        logging.getLogger("mcpio").addHandler(logging.StreamHandler())
+        logging.getLogger("mcpio").setLevel(logging.INFO)
+    state = RedisState(sys.argv[2], task_lease=lease)
+    server.run("http", port=int(sys.argv[1]), state=state, session_timeout=timeout)

@@ -4,7 +4,8 @@
 Tools that run as tasks (2026-07-28 extension; 2025-11-25 core tasks): ``purge`` asks for a
 confirmation (``input_required`` until ``tasks/update``), ``hold`` runs until cancelled, and
 ``cancelled`` (plain) says which ``hold`` runs were cancelled in this process, ``echo`` (optional)
-returns its text at once. The task lease
+returns its text at once, ``steps`` (optional) sets its status message twice in a row, then returns.
+The task lease
 is 2 s, so the tasks of a killed process are reported failed about 2 s later."""
 
 from __future__ import annotations
@@ -48,6 +49,13 @@ async def hold(label: str) -> str:
 @server.tool(task_support="optional")
 def echo(text: str) -> str:
     return text
+
+
+@server.tool(task_support="optional")
+async def steps(ctx: Context) -> str:
+    ctx.set_task_status("step 1")  # two changes before this coroutine lets anything else run
+    ctx.set_task_status("step 2")
+    return "stepped"
 
 
 @server.tool

@@ -171,3 +171,22 @@ def test_a_session_expired_everywhere_ends_its_tasks(procs):
         while cancelled_on(c, procs.urls[a]) != ["z"]:
             assert time.monotonic() < deadline, "the task outlived its expired session"
         assert s.post("tasks/list", {}, 1).status_code == 404  # the session is gone everywhere
+
+
+def test_two_changes_of_a_core_task_in_a_row_reach_the_get_stream_on_the_other_process_each_as_it_was(procs):
+    """A task on A changes twice before A's loop runs anything else (``steps``: its status
+    message "step 1", then "step 2"): the GET stream on B gets each status as it was when it
+    changed ("step 1", "step 2", then completed), not the newer one twice."""
+    a, b = 0, 1
+    with httpx.Client(timeout=30) as c:
+        s = RoundRobin(c, procs.urls, CAPS)
+        status = open_get(c, procs.urls[b], s.headers)  # the session's GET stream is held by B
+        stepped = task_call(s, "steps", a)
+        seen: list[tuple[str, str | None]] = []
+        while not seen or seen[-1][0] != "completed":
+            m = status.get(timeout=10)
+            assert m["method"] == "notifications/tasks/status" and m["params"]["taskId"] == stepped, m
+            seen.append((m["params"]["status"], m["params"].get("statusMessage")))
+        assert seen[:2] == [("working", "step 1"), ("working", "step 2")], seen
+        assert len(seen) == 3, seen
+        assert c.delete(procs.urls[a], headers=s.headers).status_code == 200

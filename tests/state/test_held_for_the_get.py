@@ -336,3 +336,58 @@ def test_two_get_streams_opened_at_once_on_two_processes_leave_one_open(urls):
             assert ended.empty(), "both GET streams ended"
             assert c.delete(urls[0], headers=s.headers).status_code == 200
             assert ended.get(timeout=10) == stays
+
+
+@pytest.mark.parametrize("get_on_b", ["at once", "once B found A dead"])
+@pytest.mark.parametrize("copy_on_b", ["before the GET", "after the GET"])
+def test_what_a_process_sends_for_the_get_stream_of_a_process_killed_reaches_the_next_get(
+    redis_url, copy_on_b, get_on_b
+):
+    """The GET stream is on A, and A is killed (kill -9: no goodbye; the record still names it).
+    What B sends on its own meanwhile (a log message and roots/list, on a roots change) is not
+    lost with A: B's copy finds A without its lease (1 s here) and holds it for the client's
+    next GET, here on B, opened at once or once B found A dead (its INFO log says so), and B's
+    request waits for its answer as usual."""
+    ports = [free_port() for _ in range(2)]
+    procs = [
+        subprocess.Popen([*SERVER, str(p), redis_url, "1800", "1"], stdin=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True)
+        for p in ports
+    ]  # fmt: skip
+    logs: queue.Queue = queue.Queue()  # B's stderr
+    threading.Thread(target=lambda: [logs.put(line) for line in procs[1].stderr], daemon=True).start()
+    threading.Thread(target=lambda: [None for _ in procs[0].stderr], daemon=True).start()
+    try:
+        for p, proc in zip(ports, procs, strict=True):
+            wait_port(p, proc=proc)
+        urls = [f"http://127.0.0.1:{p}/mcp" for p in ports]
+        with httpx.Client(timeout=30) as c:
+            s = RoundRobin(c, urls[:1], capabilities=ROOTS)  # on A
+            s.urls = urls
+            until(s, 0, "asked", True)
+            if copy_on_b == "before the GET":
+                assert s.call("learned", at=1)["structuredContent"]["result"] == []
+            got = open_get(c, urls[0], s.headers)  # on A
+            said, ask = got.get(timeout=10), got.get(timeout=10)
+            assert said["params"]["data"] == "hello"
+            assert s.send(answer(ask), at=0).status_code == 202
+            until(s, 0, "learned", ["file:///r"])
+            procs[0].kill()
+            procs[0].wait(10)
+            assert s.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}, at=1).status_code == 202
+            until(s, 1, "asked", True)  # B sent its log message and roots/list for the GET stream
+            if get_on_b == "once B found A dead":
+                while "died;" not in (line := logs.get(timeout=10)):
+                    pass
+                assert "2 message(s) sent again" in line, line
+            got = open_get(c, urls[1], s.headers)  # the client's next GET, on B
+            said, ask = got.get(timeout=10), got.get(timeout=10)
+            assert said["params"]["data"] == "hello"
+            assert s.send(answer(ask, "file:///s"), at=1).status_code == 202
+            until(s, 1, "learned", ["file:///s"])
+            assert got.empty(), got.get()
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            proc.wait(10)

@@ -194,13 +194,14 @@ class Changes:
             from .._transports._base import change, new_change
 
             token = change.set(new_change())  # the same change for its copies elsewhere
+            params = task.core_fields()  # as it is now: the same status here and elsewhere
             try:
                 if task.owner is not None and not task.owner.closed:
-                    self.tell_soon(loop, task.owner, "notifications/tasks/status", task.core_fields())
+                    self.tell_soon(loop, task.owner, "notifications/tasks/status", params)
                 binding = self.binding()
                 # and to its copies elsewhere: one holds its GET stream
                 if binding is not None and binding.bus is not None:
-                    self.spawn(loop, binding.core_status(task))
+                    self.spawn(loop, binding.core_status(task, params))
             finally:
                 change.reset(token)
             return

@@ -40,12 +40,13 @@ class HttpBinding:
     backend whose bus fans its notifications out to the other processes. The app gets its bound
     methods; the Server reads ``bus`` to publish its changes."""
 
-    __slots__ = ("bus", "server", "trace")
+    __slots__ = ("bus", "server", "statuses", "trace")
 
     def __init__(self, server: Server) -> None:
         self.server = server
         self.bus: Any = None  # the state backend of http_app(state=...): cross-process fan-out
         self.trace: Any = None  # MCPIO_TRACE for HTTP sessions: None = not looked at yet, False = off
+        self.statuses: dict[Any, Any] = {}  # event loop -> the asyncio.Lock ordering core_status there
 
     def app(self, path: str, **options: Any) -> Any:
         from .._transports._http_server import StreamableHTTPApp
@@ -119,21 +120,29 @@ class HttpBinding:
         elif kind == SESSION_ENDED and isinstance(message.get("sid"), str):
             server.tasks.forget_owner(message["sid"])  # ended everywhere: its core tasks running here too
 
-    async def core_status(self, task: Any) -> None:
+    async def core_status(self, task: Any, params: dict[str, Any]) -> None:
         """A core task of this process changed (shared sessions): ``notifications/tasks/status``
-        to the owning session's copies on the other processes (see ``TASK_STATUS``), and to a newer
-        copy here when the one that created the task was dropped (the Server told a live one)."""
+        with ``params`` (its status as the change left it) to the owning session's copies on the
+        other processes (see ``TASK_STATUS``), and to a newer copy here when the one that created
+        the task was dropped (the Server told a live one). Sent in the order of the changes (the
+        lock is FIFO; publishes from separate tasks could overtake one another)."""
         from ._tasks_shared import owner_key
 
         sid = owner_key(task.owner)
         if sid is None:
             return
+        import asyncio
+
         from .._transports._base import change
 
-        params = task.core_fields()
-        if task.owner.closed:
-            await _status_here(self.server, sid, params)
-        await publish(self.bus, {"type": TASK_STATUS, "sid": sid, "params": params, "change": change.get()})
+        loop = asyncio.get_running_loop()
+        lock = self.statuses.get(loop)
+        if lock is None:
+            lock = self.statuses[loop] = asyncio.Lock()
+        async with lock:
+            if task.owner.closed:
+                await _status_here(self.server, sid, params)
+            await publish(self.bus, {"type": TASK_STATUS, "sid": sid, "params": params, "change": change.get()})
 
     def http_trace(self) -> Any:
         """The wire trace of ``MCPIO_TRACE`` for HTTP sessions (the same as on stdio; the variable

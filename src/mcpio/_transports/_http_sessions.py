@@ -98,6 +98,8 @@ class SharedLegacyTransport(HeldForGet):
         at = record.get(GET_AT) if record is not None else None
         if at is not None and at != registry.tag:  # opened before this copy was: nothing to hold for it
             self.get_at, self.before_get = at, None
+        elif at is not None:  # this process's: what is sent for the GET stream is held here
+            self.holds_get(True)
 
     def attach(self, engine: Engine, *, feed: bool, mirror: Callable[[Any], Any]) -> None:
         """:meth:`LegacyTransport.attach`, and the copy's mirror made: a replica primed from the
@@ -244,6 +246,8 @@ class SharedSessions:
         self.leases: Any = leases if hasattr(leases, "alive") else None
         self._due: dict[str, SharedLegacyTransport] = {}  # copies served without a touch (find)
         self.starting: dict[str, list[Any]] = {}  # copies started for a HELD (_http_sessions_bus)
+        self.handing: set[Any] = set()  # copies keeping what they handed over (_http_sessions_bus)
+        self.watcher: asyncio.Task[None] | None = None  # the watch of those processes' leases
         self._toucher: asyncio.Task[None] | None = None
         state.on_message(lambda message: on_message(self, message))
 
@@ -357,9 +361,11 @@ class SharedSessions:
             self._toucher = None
 
     def close(self) -> None:
-        """The server stops: the background touch with it (the copies are ended)."""
+        """The server stops: the background touch and the watch with it (the copies are ended)."""
         if self._toucher is not None:
             self._toucher.cancel()
+        if self.watcher is not None:
+            self.watcher.cancel()
         self._due.clear()
 
     async def delete(self, transport: SharedLegacyTransport) -> None:

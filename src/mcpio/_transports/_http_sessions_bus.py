@@ -12,19 +12,31 @@ where the GET opened: the copy there may have been started for that GET, from th
 was told nothing before. That copy sends each change once, whichever telling reaches it first
 (its own, or one handed over: :meth:`HeldForGet.first_telling`). A copy started after the GET
 opened learns where from the record (``GET_AT``).
+
+The process holding the GET stream (or holding what is sent for it, its copy started from a record
+naming it) holds its lease (``state.tasks``) meanwhile, and for twice the lease after. A copy keeps
+what it handed over (the last ``HELD_FOR_GET``) until that process is known to have held its lease
+after receiving it: a watch per process asks once per half lease, only while something is so kept
+(no round trip per message). A process found without its lease died (kill -9, a crash): what the
+copy handed it since it was last known alive, and what the copy sends on its own from then on, is
+held for the client's next GET (``before_get``), wherever it opens. So nothing a copy sends for the
+GET stream is lost with that process; a message it had already written there before dying may come
+twice.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
+from collections import deque
 from typing import Any
 
 from .._state._base import StateUnavailable
 from ._base import everywhere
 from ._http_legacy import HELD_FOR_GET, LegacyTransport
-from ._http_server_streams import Stream
+from ._http_server_streams import Stream, peek
 
 log = logging.getLogger("mcpio.http")
 
@@ -38,6 +50,8 @@ HELD = "mcpio/session-held"
 GET_AT = "get"  # the record's field naming the process (its tag) that opened the GET stream last
 TOLD_KEPT = 4 * HELD_FOR_GET  # the changes a copy remembers sending, against a second telling
 TOLD_FOR = 60.0  # seconds the first GET's copy remembers them, for the handovers (the bus's WINDOW)
+HANDED_MARGIN = 1.0  # seconds allowed for a HELD to reach its process and be taken there
+_holds = itertools.count(1)  # the keys of this process's lease holds for GET streams
 
 
 class HeldForGet(LegacyTransport):
@@ -46,6 +60,7 @@ class HeldForGet(LegacyTransport):
 
     registry: Any  # the process's SharedSessions
     get_at: str | None  # the process holding the session's GET stream, when not this one
+    session_ended: bool  # the session itself ended (DELETE, expiry), not only this copy
 
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)
@@ -54,6 +69,54 @@ class HeldForGet(LegacyTransport):
         self.told: dict[tuple[str, bytes], None] | None = {}
         self.told_until: float | None = None  # when, if the first GET opened on this copy
         self.noting: Any = None  # the task noting that the GET stream is here (_get_here)
+        # (when, process, frame): what this copy handed over for the GET stream, until that process
+        # is known to have held its lease after receiving it (_watch)
+        self.handed: deque[tuple[float, str, bytes]] = deque(maxlen=HELD_FOR_GET)
+        self.get_hold: Any = None  # this process's lease hold while the GET stream is here
+
+    def holds_get(self, holds: bool, *, ended: bool = False) -> None:
+        """Whether this process holds the session's GET stream, or what is sent for it: its lease
+        is held meanwhile, and for twice the lease after (a copy that handed it something just
+        before finds it alive then, not dead), unless the session ``ended``."""
+        leases = self.registry.leases
+        if leases is None or holds == (self.get_hold is not None):
+            return
+        if holds:
+            self.get_hold = (self.id, GET_AT, next(_holds))
+            leases.hold(self.get_hold)
+        else:
+            if ended:
+                leases.release(self.get_hold)
+            else:
+                loop = asyncio.get_running_loop()
+                loop.call_later(2 * leases.lease + HANDED_MARGIN, leases.release, self.get_hold)
+            self.get_hold = None
+
+    def end_streams(self) -> None:
+        super().end_streams()
+        self.holds_get(False, ended=self.session_ended)
+
+    async def heard(self, node: str, alive: bool, before: float) -> None:
+        """Whether process ``node`` held its lease when asked (``alive``); ``before``: what was
+        handed to it before then, it received. Dead: what was handed to it since goes again, and
+        what this copy sends from now on is held for the next GET, if the GET stream was there."""
+        if alive:
+            kept = [h for h in self.handed if h[1] != node or h[0] >= before]
+        elif lost := [f for _, at, f in self.handed if at == node]:
+            kept = [h for h in self.handed if h[1] != node]
+            log.info(
+                "session %s: process %s, holding its GET stream, died; %d message(s) sent again",
+                self.id,
+                node,
+                len(lost),
+            )
+            if self.get_at == node:
+                self.get_at, self.before_get = None, deque(maxlen=HELD_FOR_GET)
+        else:
+            return
+        self.handed = deque(kept, maxlen=HELD_FOR_GET)
+        for frame in [] if alive else lost:
+            await self.route(frame, peek(frame))
 
     def first_telling(self, change_id: str, frame: bytes) -> bool:
         """Whether ``frame``, telling change ``change_id``, is new to this copy (then noted): a
@@ -90,6 +153,7 @@ class HeldForGet(LegacyTransport):
             if first:
                 self.told_until = time.monotonic() + TOLD_FOR
             self.get_at = None
+            self.holds_get(True)
             self.noting = self.registry.app._spawn(self._get_here())
         return stream
 
@@ -109,6 +173,7 @@ class HeldForGet(LegacyTransport):
         for the first GET (for that stream), each frame with its change's id ("": its own)."""
         held = [(frame.decode(), told) for frame, told in self.before_get] if self.before_get else []
         stream, self.get_stream, self.before_get, self.get_at = self.get_stream, None, None, at
+        self.holds_get(False)
         if stream is not None:
             self.streams.pop(stream.id, None)
             stream.finished = True
@@ -123,6 +188,7 @@ class HeldForGet(LegacyTransport):
             await super().outside(frame, method)
         else:
             await self.registry.publish({"type": HELD, "sid": self.id, "at": at, "frames": [frame.decode()]})
+            handed(self.registry, self, at, [frame])
 
     async def take_held(self, frames: list[str], changes: list[str]) -> None:
         """Put on this copy's GET stream what another copy of the session sent for it (``HELD``),
@@ -223,8 +289,41 @@ def _moved(reg: Any, local: Any, at: str | None) -> None:
     what this copy held for it goes there."""
     held = local.get_moved(at)
     if held and at is not None:
-        handed = {"frames": [f for f, _ in held], "changes": [c for _, c in held]}
-        reg.app._spawn(reg.publish({"type": HELD, "sid": local.id, "at": at, **handed}))
+        body = {"frames": [f for f, _ in held], "changes": [c for _, c in held]}
+        reg.app._spawn(reg.publish({"type": HELD, "sid": local.id, "at": at, **body}))
+        handed(reg, local, at, [f.encode() for f, told in held if not told])
+
+
+def handed(reg: Any, local: Any, at: str, frames: list[bytes]) -> None:
+    """``local`` handed ``frames`` to process ``at`` for the GET stream: kept until ``at`` is known
+    to have received them (:func:`_watch`, started if it is not running)."""
+    if reg.leases is None or not frames:
+        return
+    now = time.monotonic()
+    local.handed.extend((now, at, f) for f in frames)
+    reg.handing.add(local)
+    if reg.watcher is None:
+        reg.watcher = reg.app._spawn(_watch(reg))
+
+
+async def _watch(reg: Any) -> None:
+    """While this process's copies keep what they handed over, ask once per half lease whether
+    each process they handed it to holds its lease, and tell them (:meth:`HeldForGet.heard`)."""
+    leases = reg.leases
+    try:
+        while reg.handing:
+            await asyncio.sleep(leases.lease / 2)
+            reg.handing.difference_update([t for t in reg.handing if t.closed or not t.handed])
+            for node in {at for t in reg.handing for _, at, _ in t.handed}:
+                asked = time.monotonic()
+                try:
+                    alive = await leases.alive(node)
+                except StateUnavailable:
+                    continue  # asked again next time
+                for t in list(reg.handing):
+                    await t.heard(node, alive, asked - leases.lease - HANDED_MARGIN)
+    finally:
+        reg.watcher = None
 
 
 async def _contested(reg: Any, local: Any, at: str) -> None:
