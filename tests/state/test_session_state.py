@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -319,15 +320,18 @@ def test_anonymous_callers_on_other_networks_do_not_share_a_share_of_state_handl
             assert shared["items"] == ["0", "more"]
 
 
-def small_memory_state(budget: int):
-    """An in-memory state backend whose session state is bounded at ``budget`` bytes in all (the
+def bounded_state(where: str, request: pytest.FixtureRequest, budget: int) -> tuple[Any, str]:
+    """A state backend whose session state is bounded at ``budget`` bytes in all, ``where``
+    ("memory", or the test Redis), and the option that names the bound in its refusal (the
     server's own ``MemoryKV`` has the default, 256 MiB)."""
-    from mcpio._state import MemoryState
+    from mcpio._state import MemoryState, RedisState
     from mcpio._state._kv import MemoryKV
 
+    if where == "redis":
+        return RedisState(request.getfixturevalue("redis_url"), max_state_bytes=budget), "max_state_bytes"
     state = MemoryState()
     state.kv = MemoryKV(max_total_bytes=budget)  # type: ignore[attr-defined]
-    return state
+    return state, "max_total_bytes"
 
 
 @pytest.mark.parametrize("where", ["memory", "redis"])
@@ -337,7 +341,6 @@ async def test_session_state_is_bounded_in_all(where, request):
     ``RedisState(max_state_bytes=)`` on the database: a ``set`` over it is refused (and changes
     nothing); a delete frees its bytes, and so does a scope that has expired, at once (not at
     the next periodic sweep)."""
-    from mcpio._state import RedisState
     from tests.support.http import ServerThread
 
     server = Server("bounded", "1.0.0")
@@ -354,10 +357,7 @@ async def test_session_state_is_bounded_in_all(where, request):
     # A blob costs 1 + 1002 + 64 bytes of its scope, each handle's owner record about 84: two
     # blobs fit in 2800 bytes, not three; after a delete and an expiry, one and then another.
     blob = "x" * 1000
-    if where == "redis":
-        state, option = RedisState(request.getfixturevalue("redis_url"), max_state_bytes=2800), "max_state_bytes"
-    else:
-        state, option = small_memory_state(2800), "max_total_bytes"
+    state, option = bounded_state(where, request, 2800)
     with ServerThread(server.http_app(state=state)) as srv:
         async with Client(srv.url, era="modern") as c:
             first = (await c.call_tool("put", {"blob": blob})).data["cart"]
@@ -379,7 +379,6 @@ async def test_state_handles_count_against_the_bound_of_all_session_state(where,
     """A new handle keeps an owner record for an hour: it counts against the bound of all
     session state (its owner's name and 64 bytes), so callers from many networks (each under
     ``max_state_handles``) cannot keep records without bound; handles already held keep working."""
-    from mcpio._state import RedisState
     from tests.support.http import ServerThread
 
     server = Server("bounded", "1.0.0")
@@ -388,10 +387,7 @@ async def test_state_handles_count_against_the_bound_of_all_session_state(where,
     async def mint(cart: StateHandle, ctx: Context) -> dict:
         return {"cart": cart, "n": await ctx.session_state.get("n", 0)}
 
-    if where == "redis":
-        state, option = RedisState(request.getfixturevalue("redis_url"), max_state_bytes=2500), "max_state_bytes"
-    else:
-        state, option = small_memory_state(2500), "max_total_bytes"
+    state, option = bounded_state(where, request, 2500)
     with ServerThread(server.http_app(state=state)) as srv:
         async with Client(srv.url, era="modern") as c:
             carts = []
