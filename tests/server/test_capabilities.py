@@ -184,3 +184,21 @@ def test_a_list_announced_once_stays_announced_when_it_empties():
             assert "tools" in c.server_capabilities and await c.list_tools() == []
 
     arun(go())
+
+
+def test_an_unknown_method_is_named_in_its_error_up_to_a_hundred_characters():
+    """A -32601 answer names the method the client sent, but not at any length: a method name of
+    100,000 characters (the request itself within the size limit) comes back cut, not whole."""
+
+    async def go():
+        async with Peer(only_tools()) as peer:
+            long = "acme/" + "x" * 100_000
+            err = await peer.error(long)
+            assert err["code"] == -32601
+            assert err["message"].startswith("Method not found: 'acme/xxx") and len(err["message"]) < 300, len(
+                err["message"]
+            )
+            short = await peer.error("acme/none")
+            assert short["message"] == "Method not found: 'acme/none' is not an MCP method this server serves"
+
+    arun(go())

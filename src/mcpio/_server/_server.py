@@ -327,7 +327,9 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
     async def _on_request(self, session: Session, ev: RequestReceived) -> Any:
         handler = METHODS.get(ev.method) or extension_handler(self.registry, ev.method)  # built-in, else an extension's
         if handler is None:
-            raise MethodNotFound(f"Method not found: {ev.method!r} is not an MCP method this server serves")
+            method = ev.method  # named, not echoed whole: any length fits in a request
+            named = repr(method) if len(method) <= 100 else f"{method[:100]!r} (cut; {len(method):,} characters)"
+            raise MethodNotFound(f"Method not found: {named} is not an MCP method this server serves")
         rules = RULES[ev.version] if ev.version is not None else None
         params = ev.params or {}
         ctx = request_context(self, session, ev, rules, params)
