@@ -571,6 +571,49 @@ def test_a_proxy_announces_its_upstreams_extensions_and_forwards_their_methods(e
     arun(go(), timeout=90)
 
 
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_disable_stops_a_custom_method_of_a_proxys_upstream_a_mounted_server_and_its_own(era):
+    """``disable("acme/history")`` on a proxy of the calculator app (a real subprocess) answers its
+    requests -32601 instead of forwarding them, and ``enable`` serves them again; so does a
+    method of a server mounted in another, disabled by the parent or by the child itself, and a
+    server's own ``@server.method``. Tools are not touched."""
+    proxy = Server.proxy([sys.executable, str(EXAMPLES / "apps_calculator.py")])
+    outer, inner = Server("outer"), Server("inner")
+
+    @inner.method("acme/inner")
+    def inner_method() -> dict:
+        return {"ok": True}
+
+    @outer.method("acme/own")
+    def own_method() -> dict:
+        return {"own": True}
+
+    outer.mount(inner, namespace="in")
+
+    async def go():
+        async with Client(proxy, era=era, timeout=60) as c:
+            assert (await c.request("acme/history", {"last": 5}))["sums"] == []
+            proxy.disable("acme/history")
+            with pytest.raises(MethodNotFound):
+                await c.request("acme/history", {"last": 5})
+            assert (await c.call_tool("add", {"a": 2, "b": 3})).data == 5
+            proxy.enable("acme/history")
+            assert (await c.request("acme/history", {"last": 5}))["sums"] == [5]
+        async with Client(outer, era=era) as c:
+            assert (await c.request("acme/inner", {}))["ok"] is True
+            outer.disable(["acme/inner", "acme/own"])
+            for method in ("acme/inner", "acme/own"):
+                with pytest.raises(MethodNotFound):
+                    await c.request(method, {})
+            outer.enable(["acme/inner", "acme/own"])
+            inner.disable("acme/inner")
+            with pytest.raises(MethodNotFound):
+                await c.request("acme/inner", {})
+            assert (await c.request("acme/own", {}))["own"] is True
+
+    arun(go(), timeout=90)
+
+
 def test_a_proxy_passes_an_extensions_notifications_both_ways():
     """A legacy client's ``acme/ping`` reaches the upstream through the proxy, and the upstream's
     ``acme/pushed`` reaches the proxy's client that declared ``com.acme/push`` (the proxy's own

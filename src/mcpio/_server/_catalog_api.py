@@ -198,7 +198,9 @@ class CatalogMixin:
     def disable(self, names: str | Iterable[str] | None = None, *, tags: str | Iterable[str] | None = None) -> None:
         """Stop serving the tools, prompts and resources named (served names: ``math__add``, a
         URI or template) or carrying one of ``tags``; clients get ``list_changed``. Calls of a
-        disabled tool get the unknown-tool error. :meth:`enable` undoes it."""
+        disabled tool get the unknown-tool error. A name may also be a custom method (an
+        extension's ``acme/history``: this server's, a mounted one's, or on a proxy its
+        upstream's): its requests get -32601. :meth:`enable` undoes it."""
         catalog = self.changes.shaped()
         catalog.disabled_names |= _names(names)
         catalog.disabled_tags |= _names(tags)

@@ -228,6 +228,8 @@ def extension_handler(registry: Registry, method: str) -> Handler | None:
     """The handler of custom request ``method`` of the server serving ``registry``, or None. It
     refuses with -32601 a request its extension does not serve: under legacy rules
     (``legacy=False``), or while inactive."""
+    if _disabled(registry, method):  # server.disable("acme/history"): served no more
+        return None
     forward = _forwarded(registry, method)
     for ext in all_extensions(registry):
         handler = ext.methods.get(method)
@@ -235,6 +237,8 @@ def extension_handler(registry: Registry, method: str) -> Handler | None:
             break
     else:
         return forward
+    if ext.server is not None and _disabled(ext.server.registry, method):  # its own server disabled it
+        return None
 
     async def gated(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
         owner = ext.server or server  # a mounted server's extension: that server's
@@ -250,6 +254,12 @@ def extension_handler(registry: Registry, method: str) -> Handler | None:
         return await handler(owner, ctx, params)
 
     return gated
+
+
+def _disabled(registry: Registry, method: str) -> bool:
+    """Whether ``disable()`` of the server of ``registry`` names custom method ``method``."""
+    catalog = registry.catalog
+    return catalog is not None and method in catalog.disabled_names
 
 
 def _forwarded(registry: Registry, method: str) -> Handler | None:
