@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -94,20 +95,28 @@ def test_what_the_other_process_held_reaches_the_first_get_and_a_change_comes_on
         assert got.empty(), got.get()
 
 
+def roots_learned_with_the_get_on_a(c: httpx.Client, urls: list[str], copy_on_b: str) -> tuple[RoundRobin, Any]:
+    """A session initialized on A, with B's copy started before the GET or not (``copy_on_b``),
+    its GET stream opened on A, where the hello A held and its roots/list come first; A learns
+    ``file:///r``. The session and the GET stream's frames."""
+    s = RoundRobin(c, urls[:1], capabilities=ROOTS)  # on A
+    s.urls = urls
+    until(s, 0, "asked", True)
+    if copy_on_b == "before the GET":
+        assert s.call("learned", at=1)["structuredContent"]["result"] == []
+    got = open_get(c, urls[0], s.headers)  # on A: what A held, then live
+    said, ask = got.get(timeout=10), got.get(timeout=10)
+    assert said["params"]["data"] == "hello"
+    assert s.send(answer(ask), at=0).status_code == 202
+    until(s, 0, "learned", ["file:///r"])
+    return s, got
+
+
 @pytest.mark.parametrize("copy_on_b", ["before the GET", "after the GET"])
 def test_what_a_process_sends_on_its_own_after_the_get_opened_on_the_other_reaches_it(urls, copy_on_b):
     """B's copy hears where the GET opened (on the bus), or, started later, reads it in the record."""
     with httpx.Client(timeout=30) as c:
-        s = RoundRobin(c, urls[:1], capabilities=ROOTS)  # on A
-        s.urls = urls
-        until(s, 0, "asked", True)
-        if copy_on_b == "before the GET":
-            assert s.call("learned", at=1)["structuredContent"]["result"] == []
-        got = open_get(c, urls[0], s.headers)  # on A: what A held, then live
-        said, ask = got.get(timeout=10), got.get(timeout=10)
-        assert said["params"]["data"] == "hello"
-        assert s.send(answer(ask), at=0).status_code == 202
-        until(s, 0, "learned", ["file:///r"])
+        s, got = roots_learned_with_the_get_on_a(c, urls, copy_on_b)
         # The roots change, told to B: B asks outside any request, while the GET stream is A's.
         assert s.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}, at=1).status_code == 202
         said, ask = got.get(timeout=10), got.get(timeout=10)
@@ -362,16 +371,7 @@ def test_what_a_process_sends_for_the_get_stream_of_a_process_killed_reaches_the
             wait_port(p, proc=proc)
         urls = [f"http://127.0.0.1:{p}/mcp" for p in ports]
         with httpx.Client(timeout=30) as c:
-            s = RoundRobin(c, urls[:1], capabilities=ROOTS)  # on A
-            s.urls = urls
-            until(s, 0, "asked", True)
-            if copy_on_b == "before the GET":
-                assert s.call("learned", at=1)["structuredContent"]["result"] == []
-            got = open_get(c, urls[0], s.headers)  # on A
-            said, ask = got.get(timeout=10), got.get(timeout=10)
-            assert said["params"]["data"] == "hello"
-            assert s.send(answer(ask), at=0).status_code == 202
-            until(s, 0, "learned", ["file:///r"])
+            s, _ = roots_learned_with_the_get_on_a(c, urls, copy_on_b)
             procs[0].kill()
             procs[0].wait(10)
             assert s.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}, at=1).status_code == 202
