@@ -328,6 +328,8 @@ def test_a_connection_closed_before_the_loop_saw_it_is_not_reused():
             b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"jsonrpc"',
             "peer closed connection",
         ),
+        # a digit, but not ASCII (RFC 9110 §8.6: 1*DIGIT)
+        ("HTTP/1.1 200 OK\r\ncontent-length: \u00b2\r\n\r\n{}".encode("latin-1"), "invalid Content-Length"),
     ],
 )
 def test_a_broken_answer_fails_that_request_only(broken, says):

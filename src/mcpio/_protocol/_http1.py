@@ -173,12 +173,14 @@ def framing(method: str, status: int, headers: Headers) -> tuple[str, int]:
     if coding is not None and coding.rsplit(",", 1)[-1].strip().lower() == "chunked":
         return "chunked", 0
     length = headers.get("content-length")
-    if length is not None:
+    if length is None:
+        return "close", 0
+    if not (length.isascii() and length.isdigit()):  # else: a list of the same number, or invalid
         values = {v.strip() for v in length.split(",")}
-        if len(values) != 1 or not next(iter(values)).isdigit():
-            raise ProtocolViolation(f"invalid Content-Length: {length!r}")
-        return "length", int(next(iter(values)))
-    return "close", 0
+        length = next(iter(values))
+        if len(values) != 1 or not (length.isascii() and length.isdigit()):
+            raise ProtocolViolation(f"invalid Content-Length: {headers.get('content-length')!r}")
+    return "length", int(length)
 
 
 def keep_alive(head: Head) -> bool:
