@@ -21,7 +21,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mcpio import Client, MCPError
+from mcpio import Client, MCPError, Server
 from mcpio._transports._http_client import HTTPClientTransport
 from tests.client.support import arun
 
@@ -158,12 +158,39 @@ def test_request_heads_are_httpx_s_and_chunked_gzip_answers_and_cookies_work():
     assert b"User-Agent: python-httpx/" in lean[0] and b"Accept-Encoding: gzip, deflate\r\n" in lean[0]
 
 
+def test_a_forwarded_call_puts_on_the_wire_the_head_of_a_direct_one():
+    """A proxy forwards calls on kept-alive connections without a task, each head's fields
+    encoded once (``send_nowait``): the bytes are those of the same call made directly (httpx's,
+    the test above), with the Content-Length of each body."""
+
+    async def go() -> tuple[list[bytes], list[bytes]]:
+        srv = RawServer({"initialize": lambda m: _ok(_answer(m["id"], INIT), "mcp-session-id: s1")})  # no cookie
+        url = await srv.start()
+        try:
+            async with _client(url, headers={"X-Api-Key": "k"}) as c:
+                assert (await c.call_tool("add", {"a": 1})).content[0].text == "3"
+            direct = [h for h, (_, rpc) in zip(srv.heads, srv.log, strict=True) if rpc == "tools/call"]
+            del srv.heads[:], srv.log[:]
+            proxy = Server.proxy(url, era="legacy", headers={"X-Api-Key": "k"})
+            async with Client(proxy) as c:
+                for args in ({"a": 1}, {"a": 1, "b": 22222}, {"a": 1}):
+                    assert (await c.call_tool("add", args)).content[0].text == "3"
+            return direct, [h for h, (_, rpc) in zip(srv.heads, srv.log, strict=True) if rpc == "tools/call"]
+        finally:
+            await srv.stop()
+
+    direct, forwarded = arun(go(), timeout=60)
+    assert len(direct) == 1 and len(forwarded) == 3
+    assert forwarded[0] == forwarded[2] == direct[0] != forwarded[1]  # the same body, the same bytes
+    assert forwarded[1].rsplit(b"\r\nContent-Length: ", 1)[0] == direct[0].rsplit(b"\r\nContent-Length: ", 1)[0]
+
+
 def _imports_after_a_call(url: str, env: dict[str, str] | None = None) -> dict[str, Any]:
     """Run one call in a fresh process; which HTTP machinery it loaded."""
     code = textwrap.dedent(
         f"""
         import asyncio, json, sys
-        from mcpio import Client, MCPError
+        from mcpio import Client, MCPError, Server
         async def main():
             async with Client({url!r}, era="legacy") as c:
                 text = (await c.call_tool("add", {{}})).content[0].text

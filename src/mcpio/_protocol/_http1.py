@@ -185,7 +185,10 @@ def framing(method: str, status: int, headers: Headers) -> tuple[str, int]:
 
 def keep_alive(head: Head) -> bool:
     """Whether the connection may carry another request after this response."""
-    tokens = {t.strip().lower() for t in (head.headers.get("connection") or "").split(",")}
+    connection = head.headers.get("connection")
+    if connection is None:
+        return head.version != "HTTP/1.0"
+    tokens = {t.strip().lower() for t in connection.split(",")}
     if head.version == "HTTP/1.0":
         return "keep-alive" in tokens
     return "close" not in tokens
@@ -271,7 +274,10 @@ class Decoder:
     __slots__ = ("_layers",)
 
     def __init__(self, content_encoding: str | None) -> None:
-        names = [v.strip().lower() for v in (content_encoding or "").split(",")]
+        if not content_encoding:
+            self._layers: list[_Inflate] = []
+            return
+        names = [v.strip().lower() for v in content_encoding.split(",")]
         self._layers = [_Inflate(n == "gzip") for n in reversed(names) if n in ("gzip", "deflate")]
 
     def __bool__(self) -> bool:

@@ -13,7 +13,9 @@ it reads both backends alike.
 * **Without a task** (:meth:`LeanClient.send_nowait`, what a proxy forwarding calls uses): a
   request that can go at once on a kept-alive connection is written on the caller's stack,
   and its response handed over by callback on the stack that read it, its body with it when
-  it came whole (two passes of the event loop a call, not four).
+  it came whole (two passes of the event loop a call, not four). While neither auth nor a cookie
+  adds to a POST's head, the head is encoded once for its URL and fields, its Content-Length
+  added per request (``_plain_post``).
 * **Timeouts**: ``timeout`` bounds connecting, writing a request and waiting for a free
   connection (httpx's connect, write and pool timeouts); reading is unbounded (the transport
   and the Session bound their own waits).
@@ -210,6 +212,7 @@ class LeanClient:
         self._pool = Pool(max_connections, keepalive_expiry, timeout)
         self._cookies = p.CookieJar()
         self._origins: dict[str, p.Origin] = {}
+        self._heads: dict[tuple[Any, ...], bytes] = {}  # _plain_post's encoded heads (at most 256)
         self._fallback = fallback
         self._fallback_made: Any = None
         self._on_response = on_response
@@ -354,6 +357,29 @@ class LeanClient:
         fields = {k: v for k, v in headers if k.lower() not in drop}
         return await self._fallback_made.send(method, url, body, fields)
 
+    def _plain_post(
+        self, method: str, url: str, origin: p.Origin, body: bytes | None, headers: dict[str, str] | None
+    ) -> bytes | None:
+        """The bytes of a POST of ``body`` with ``headers`` when neither auth nor a cookie adds to
+        its head, else None (:meth:`_opening` makes it). Its head depends then on the method,
+        the URL and ``headers`` alone (``self.headers`` is not changed after ``__init__``), so
+        each such head is encoded once; the same bytes as :func:`p.encode_head`, whose last field
+        is the Content-Length added here."""
+        if method != "POST" or body is None or self.auth is not None or self._cookies:
+            return None
+        key = (url, *headers.items()) if headers else (url,)
+        start = self._heads.get(key)
+        if start is None:
+            if headers and any(name.lower() == "content-length" for name in headers):
+                return None  # given by the caller: not a plain POST
+            merged = p.merge_headers(self.headers, (headers or {}).items())
+            fields = p.request_head(method, origin.target, origin.netloc, merged, None, None)
+            start = p.encode_head(method, origin.target, fields[:-1])[:-2]  # all but Content-Length: 0
+            if len(self._heads) >= 256:  # e.g. Mcp-Param-* values: keep the newest
+                self._heads.clear()
+            self._heads[key] = start
+        return b"%sContent-Length: %d\r\n\r\n%s" % (start, len(body), body)
+
     def _request_bytes(
         self, method: str, origin: p.Origin, headers: list[tuple[str, str]], body: bytes | None, now: float
     ) -> bytes:
@@ -405,19 +431,26 @@ class LeanClient:
         task first, as ``send`` follows it. Returns what cancels it (its connection closed, if
         it is still being read, or that task), or None: nothing was sent, call ``send``. (``url`` is plain
         ``http://``, as every URL this client is made for.)"""
-        target = self._origin(url)
-        if not self._pool.has_idle((target.host, target.port)):
+        origin = self._origin(url)
+        if not self._pool.has_idle((origin.host, origin.port)):
             return None  # (asked first: a burst's requests wait for connections, made once, in send)
-        origin, full, ready = self._opening(method, url, content, headers)
-        if self.auth is not None and ready is None:
-            return None
+        data = self._plain_post(method, url, origin, content, headers)
+        full: list[tuple[str, str]] | None = None  # the head's fields, made when data was not
+        ready = None
+        if data is None:
+            _, full, ready = self._opening(method, url, content, headers)
+            if self.auth is not None and ready is None:
+                return None
         conn = self._pool.take_idle((origin.host, origin.port))
         if conn is None:
             return None
         now = time.time()
-        conn.write_nowait(
-            self._request_bytes(method, origin, full if ready is None else _set_headers(full, ready[0]), content, now)
-        )
+        if data is None:
+            assert full is not None
+            data = self._request_bytes(
+                method, origin, full if ready is None else _set_headers(full, ready[0]), content, now
+            )
+        conn.write_nowait(data)
         found: tuple[p.Head, str, int] | None = None
         rest: asyncio.Task[Any] | None = None  # a redirect or an auth challenge followed
 
@@ -439,8 +472,9 @@ class LeanClient:
             resp.read_whole()
             if resp.status_code in p.REDIRECTS or (self.auth is not None and resp.status_code in (401, 403)):
                 # not the answer yet: the rest of send() follows it, in a task
+                fields = full if full is not None else self._opening(method, url, content, headers)[1]
                 rest = asyncio.get_running_loop().create_task(
-                    self._sent(method, url, origin, full, content, ready, resp)
+                    self._sent(method, url, origin, fields, content, ready, resp)
                 )
                 rest.add_done_callback(lambda t: None if t.cancelled() else _call(on_answer, *_outcome(t)))
                 return
