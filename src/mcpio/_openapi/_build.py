@@ -19,7 +19,7 @@ from urllib.parse import urljoin, urlsplit
 from .. import _log
 from .._server._server import Server
 from .._server._tools import NAME_PROBLEM, NAME_RULE, Tool
-from ._call import Caller, Credentials, api_client, shown
+from ._call import Caller, Credentials, api_client, on_a_thread, shown
 from ._load import TOO_DEEP, OpenAPIError, load
 from ._operations import Converted, Operation, convert
 from ._schemas import obj
@@ -170,6 +170,18 @@ def from_openapi(
     return server
 
 
+async def from_openapi_async(spec: Any, **options: Any) -> Server:
+    """:func:`from_openapi` in a coroutine: run on a thread of its own (the download on an event
+    loop of its own there, the reading and converting too: GitHub's 13 MB document is seconds of
+    CPU), so no task on the running loop waits for it; not on the loop's default executor, which
+    the application's ``to_thread`` calls may hold whole. Cancelled, it returns at once; the
+    thread ends by ``timeout``."""
+    import asyncio
+
+    server: Server = await on_a_thread(asyncio.get_running_loop(), lambda: from_openapi(spec, **options), "load")
+    return server
+
+
 def _tool(op: Operation, caller: Caller) -> Tool:
     async def call(arguments: dict[str, Any], ctx: Any) -> Any:
         return await caller.call(op, arguments, ctx)
@@ -206,4 +218,4 @@ def from_fastapi(app: Any, *, base_url: str = "http://fastapi", **options: Any) 
     return from_openapi(openapi(), base_url=base_url, client=client, timeout=timeout, **options)
 
 
-__all__ = ["OpenAPIError", "analyze", "from_fastapi", "from_openapi"]
+__all__ = ["OpenAPIError", "analyze", "from_fastapi", "from_openapi", "from_openapi_async"]

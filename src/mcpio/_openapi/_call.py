@@ -439,7 +439,7 @@ class Caller:
         if self.client is not None and (self._loop is None or self._loop is loop):
             return self.client
         if self._making is None or self._making[0] is not loop:
-            self._making = (loop, _on_a_thread(loop, self._make))
+            self._making = (loop, on_a_thread(loop, self._make))
         making = self._making[1]
         try:
             client = await asyncio.shield(making)
@@ -490,7 +490,7 @@ def _carried(
     return found
 
 
-def _on_a_thread(loop: asyncio.AbstractEventLoop, make: Callable[[], Any]) -> asyncio.Future[Any]:
+def on_a_thread(loop: asyncio.AbstractEventLoop, make: Callable[[], Any], name: str = "client") -> asyncio.Future[Any]:
     """``make()`` run on a new daemon thread (it never delays the process's exit), its outcome
     the future's; a loop closed meanwhile drops it."""
     import threading
@@ -515,7 +515,7 @@ def _on_a_thread(loop: asyncio.AbstractEventLoop, make: Callable[[], Any]) -> as
         except RuntimeError:  # the loop is closed: no one waits
             pass
 
-    threading.Thread(target=run, name="mcpio-openapi-client", daemon=True).start()
+    threading.Thread(target=run, name=f"mcpio-openapi-{name}", daemon=True).start()
     return future
 
 
