@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -29,6 +29,8 @@ log = _log.logger("mcpio.openapi", globals())
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 _KINDS = ("tool", "resource", "skip")
+# Headers that carry credentials by definition (RFC 9110 §11.6.2, §11.7.2; RFC 6265 §5.4): never public_headers=
+_CREDENTIAL_HEADERS = frozenset(("authorization", "proxy-authorization", "cookie"))
 
 RouteMap = Mapping[str, str] | Callable[[Operation], str]
 
@@ -110,6 +112,7 @@ def from_openapi(
     base_url: str | None = None,
     client: Any = None,
     headers: Mapping[str, str] | None = None,
+    public_headers: Iterable[str] = (),
     secrets: Mapping[str, str] | None = None,
     credentials: Callable[[Any], Any] | None = None,
     route_map: RouteMap | None = None,
@@ -122,6 +125,9 @@ def from_openapi(
     **server_options: Any,
 ) -> Server:
     """An MCP server whose tools call the HTTP API ``spec`` describes (docs/guides/openapi.md)."""
+    public = frozenset(h.lower() for h in ([public_headers] if isinstance(public_headers, str) else public_headers))
+    if always := sorted(public & _CREDENTIAL_HEADERS):
+        raise OpenAPIError(f"public_headers= names {', '.join(always)}: a credential's header, always redacted")
     doc, where, converted, kinds = analyze(spec, names=names, route_map=route_map, timeout=timeout)
     base = base_url or server_url(doc, where)
     if base is None:
@@ -154,6 +160,7 @@ def from_openapi(
         auth_hook=credentials,
         max_response_bytes=max_response_bytes,
         timeout=timeout,
+        public_headers=public,
     )
     for label, reason in converted.skipped:
         log.warning("skipped %s: %s", label, reason)

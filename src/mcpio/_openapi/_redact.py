@@ -53,16 +53,19 @@ _NO_CREDENTIAL = frozenset(
 _HTML_NAMED = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"}
 
 
-def credential_headers(headers: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> list[str]:
+def credential_headers(
+    headers: Mapping[str, Any] | Iterable[tuple[str, Any]], public: frozenset[str] = frozenset()
+) -> list[str]:
     """The values of configured ``headers`` that may be credentials: all but those of the headers
     HTTP defines for content negotiation, the connection, framing, caching, preferences, the host
     and the client's name (RFC 9110 §12.5, §7.6.1, §8.3, §8.6, §7.2, §10.1.5; RFC 9112 §6.1;
     RFC 9111 §5.2; RFC 7240), which carry none (``application/json`` is no secret to blank out of
-    every answer). A ``Cookie`` header's cookie values count each on its
+    every answer), and those the operator named ``public`` (lower case; ``public_headers=``: an
+    ``X-Env: production``). A ``Cookie`` header's cookie values count each on its
     own too (RFC 6265 §4.2.1: ``name=value; name=value``): an echo may show the cookies it read."""
     found: list[str] = []
     for key, value in headers.items() if isinstance(headers, Mapping) else headers:
-        if isinstance(value, str) and key.lower() not in _NO_CREDENTIAL:
+        if isinstance(value, str) and key.lower() not in _NO_CREDENTIAL and key.lower() not in public:
             found.append(value)
             if key.lower() == "cookie":
                 found += [pair.partition("=")[2].strip() for pair in value.split(";")]

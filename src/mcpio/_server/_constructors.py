@@ -18,7 +18,8 @@ class FromAPI:
         (a dict, a path or a URL; JSON or YAML); in a coroutine, a URL needs :meth:`from_openapi_async`
         (this one would block the event loop while it downloads: it raises ``RuntimeError``). Options (keyword-only): ``base_url`` (default: the
         document's first ``servers`` URL), ``client`` (an ``httpx.AsyncClient`` with its own auth),
-        ``headers`` (sent with every request), ``secrets`` (credentials by security scheme name,
+        ``headers`` (sent with every request), ``public_headers`` (names of headers whose values are no
+        credential: not redacted from answers, as every other configured value is), ``secrets`` (credentials by security scheme name,
         else the ``MCPIO_OPENAPI_<SCHEME>`` environment variables), ``credentials`` (a function of the
         request's Context returning headers: the verified principal -> API credentials),
         ``route_map`` (operationId, "METHOD /path" or "METHOD" -> "tool", "resource" or "skip"; or a
