@@ -143,7 +143,7 @@ async def measure(base: str, rounds: int, per_round: int) -> dict[str, list[floa
 
         ways["httpx direct"] = http_direct
         stdio = Client([sys.executable, "-m", "mcpio", "run", "--openapi", f"{base}/openapi.json"], timeout=30)
-        inproc = Client(Server.from_openapi(f"{base}/openapi.json"))
+        inproc = Client(await Server.from_openapi_async(f"{base}/openapi.json"))
         async with stdio, inproc:
 
             async def over_stdio() -> None:

@@ -455,3 +455,38 @@ def test_the_credentials_of_a_client_of_ones_own_are_redacted():
     )
     assert echoed["structuredContent"]["url"].endswith("/said?api_key=[redacted]")
     assert "client-" not in json.dumps(echoed), echoed
+
+
+async def python_echo(request: Request) -> Response:
+    """The request as a Python service's debug answer shows it: the header's bytes and text as
+    ``repr``/``ascii`` spell them, and the query key's bytes hex-escaped, every one or every other."""
+    raw, key = dict(request.headers.raw)[b"x-key"], request.query_params["key"].encode()
+    every = "".join(f"\\x{b:02x}" for b in key)
+    mixed = "".join(f"\\x{b:02X}" if i % 2 else chr(b) for i, b in enumerate(key))
+    return Response(f"header {raw!r} {raw.decode()!a}; key b'{every}' b'{mixed}'", 400)
+
+
+def test_a_python_escaped_echo_is_redacted():
+    """An API echoing a credential as a Python bytes or str literal (``b'p\\xc3\\xa4ss…'``,
+    ``'p\\xe4ss…'``) or as escaped bytes (``\\x71\\x2f…``, mixed with plain characters) put it in
+    the model's context: ``\\xHH`` was no spelling that redaction knew."""
+    doc = {
+        "openapi": "3.1.0",
+        "info": {"title": "Python", "version": "1"},
+        "components": {"securitySchemes": {"qkey": {"type": "apiKey", "in": "query", "name": "key"}}},
+        "security": [{"qkey": []}],
+        "paths": {"/debug": {"get": {"operationId": "debug", "responses": TEXT}}},
+    }
+    header_key = "pässwörd-geheim-€"
+    with ServerThread(Starlette(routes=[Route("/debug", python_echo)])) as api:
+        server = Server.from_openapi(doc, base_url=api.base, secrets={"qkey": QUERY_KEY}, headers={"X-Key": header_key})
+
+        async def go() -> dict[str, Any]:
+            async with Client(server) as c:
+                return await c.call_tool("debug", {})
+
+        debug = asyncio.run(go())
+    assert debug["isError"] is True
+    assert debug["content"][0]["text"] == (
+        "GET /debug failed: HTTP 400 Bad Request\nheader b'[redacted]' '[redacted]'; key b'[redacted]' b'[redacted]'"
+    )

@@ -114,7 +114,8 @@ async def doctor(args: Any) -> int:
     if getattr(args, "openapi", None) or args.target is None:  # the server `mcpio run --openapi SPEC` makes
         from ._openapi import doctor_target
 
-        args.target, skipped = doctor_target(args)
+        # off this loop: a URL's download refuses to block a running one (Server.from_openapi_async)
+        args.target, skipped = await asyncio.to_thread(doctor_target, args)
     report: dict[str, Any] = {"target": args.target, "problems": [], "warnings": []}
     if skipped:
         report["skipped_operations"] = [{"operation": op, "reason": why} for op, why in skipped]

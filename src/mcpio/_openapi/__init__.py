@@ -6,9 +6,9 @@ documents PyYAML (``pip install 'mcpio[openapi]'``). docs/guides/openapi.md is t
 
 from __future__ import annotations
 
-from ._build import from_fastapi, from_openapi
+from ._build import from_fastapi, from_openapi, from_openapi_async
 from ._call import env_name
 from ._load import OpenAPIError
 from ._operations import Operation
 
-__all__ = ["OpenAPIError", "Operation", "env_name", "from_fastapi", "from_openapi"]
+__all__ = ["OpenAPIError", "Operation", "env_name", "from_fastapi", "from_openapi", "from_openapi_async"]

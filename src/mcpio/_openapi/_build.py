@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from .. import _log
 from .._server._server import Server
 from .._server._tools import NAME_PROBLEM, NAME_RULE, Tool
-from ._call import Caller, Credentials, api_client, shown
+from ._call import Caller, Credentials, api_client, on_a_thread, shown
 from ._load import TOO_DEEP, OpenAPIError, load
 from ._operations import Converted, Operation, convert
 from ._schemas import obj
@@ -29,6 +29,8 @@ log = _log.logger("mcpio.openapi", globals())
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 _KINDS = ("tool", "resource", "skip")
+# Headers that carry credentials by definition (RFC 9110 §11.6.2, §11.7.2; RFC 6265 §5.4): never public_headers=
+_CREDENTIAL_HEADERS = frozenset(("authorization", "proxy-authorization", "cookie"))
 
 RouteMap = Mapping[str, str] | Callable[[Operation], str]
 
@@ -110,6 +112,7 @@ def from_openapi(
     base_url: str | None = None,
     client: Any = None,
     headers: Mapping[str, str] | None = None,
+    public_headers: Iterable[str] = (),
     secrets: Mapping[str, str] | None = None,
     credentials: Callable[[Any], Any] | None = None,
     route_map: RouteMap | None = None,
@@ -122,6 +125,9 @@ def from_openapi(
     **server_options: Any,
 ) -> Server:
     """An MCP server whose tools call the HTTP API ``spec`` describes (docs/guides/openapi.md)."""
+    public = frozenset(h.lower() for h in ([public_headers] if isinstance(public_headers, str) else public_headers))
+    if always := sorted(public & _CREDENTIAL_HEADERS):
+        raise OpenAPIError(f"public_headers= names {', '.join(always)}: a credential's header, always redacted")
     doc, where, converted, kinds = analyze(spec, names=names, route_map=route_map, timeout=timeout)
     base = base_url or server_url(doc, where)
     if base is None:
@@ -154,6 +160,7 @@ def from_openapi(
         auth_hook=credentials,
         max_response_bytes=max_response_bytes,
         timeout=timeout,
+        public_headers=public,
     )
     for label, reason in converted.skipped:
         log.warning("skipped %s: %s", label, reason)
@@ -167,6 +174,18 @@ def from_openapi(
                 continue
             log.warning("%s stays a tool: its header or cookie parameters cannot be part of a URI", op.label)
         server.add_tool(_tool(op, caller))
+    return server
+
+
+async def from_openapi_async(spec: Any, **options: Any) -> Server:
+    """:func:`from_openapi` in a coroutine: run on a thread of its own (the download on an event
+    loop of its own there, the reading and converting too: GitHub's 13 MB document is seconds of
+    CPU), so no task on the running loop waits for it; not on the loop's default executor, which
+    the application's ``to_thread`` calls may hold whole. Cancelled, it returns at once; the
+    thread ends by ``timeout``."""
+    import asyncio
+
+    server: Server = await on_a_thread(asyncio.get_running_loop(), lambda: from_openapi(spec, **options), "load")
     return server
 
 
@@ -206,4 +225,4 @@ def from_fastapi(app: Any, *, base_url: str = "http://fastapi", **options: Any) 
     return from_openapi(openapi(), base_url=base_url, client=client, timeout=timeout, **options)
 
 
-__all__ = ["OpenAPIError", "analyze", "from_fastapi", "from_openapi"]
+__all__ = ["OpenAPIError", "analyze", "from_fastapi", "from_openapi", "from_openapi_async"]

@@ -299,6 +299,7 @@ class Caller:
         auth_hook: Callable[..., Any] | None,
         max_response_bytes: int,
         timeout: float,
+        public_headers: frozenset[str] = frozenset(),
     ) -> None:
         self.timeout = timeout  # the whole call's, answer read included (httpx's are per read)
         self.base_url = base_url.rstrip("/") + "/"
@@ -306,7 +307,7 @@ class Caller:
         self.client, self._make = client, make_client
         self._loop: object = None  # the loop of the client made here (None: none made, or the user's)
         self._making: tuple[object, asyncio.Future[httpx.AsyncClient]] | None = None  # (loop, the client being made)
-        self.headers = dict(headers or {})
+        self.headers, self.public_headers = dict(headers or {}), public_headers  # public: lower-case names
         self.credentials = credentials
         self.auth_hook = auth_hook
         self._watch = client is not None or auth_hook is not None  # a request may carry more than configured
@@ -316,7 +317,7 @@ class Caller:
         # httpx logs a request's URL before its answer comes (redact_http_log): the query of a
         # client= of the user's is redacted from the start; the rest of a request is (send).
         query = [v for _, v in client.params.multi_items()] if client is not None else []
-        configured = [*credential_headers(self.headers), *credentials.sent(), *userinfo, *query]
+        configured = [*credential_headers(self.headers, public_headers), *credentials.sent(), *userinfo, *query]
         self._secrets = secret_values(configured)  # what no text returned shows (._redact)
         self._redact = Redactor(self._secrets)
         if self._secrets:
@@ -339,7 +340,7 @@ class Caller:
         if not self._watch:  # mcpio's own client (no auth, headers, query) sends the configuration alone
             went = []
         redact = self._redact
-        if went and (carried := secret_values(_carried(*went)) - self._secrets):
+        if went and (carried := secret_values(_carried(*went, public=self.public_headers)) - self._secrets):
             redact = _redactor(self._secrets | carried)
         return redact(sent) if isinstance(sent, str) else (*sent, redact)
 
@@ -439,7 +440,7 @@ class Caller:
         if self.client is not None and (self._loop is None or self._loop is loop):
             return self.client
         if self._making is None or self._making[0] is not loop:
-            self._making = (loop, _on_a_thread(loop, self._make))
+            self._making = (loop, on_a_thread(loop, self._make))
         making = self._making[1]
         try:
             client = await asyncio.shield(making)
@@ -462,9 +463,11 @@ def _carried(
     params: list[tuple[str, str]],
     cookies: list[str],
     built: bytes,
+    *,
+    public: frozenset[str],
 ) -> list[str]:
     """The values ``requests`` carried as they went out (headers, but those that carry no
-    credential, :func:`credential_headers`; query parameters; cookies), but for the arguments'
+    credential and the ``public`` ones, :func:`credential_headers`; query parameters; cookies), but for the arguments'
     ``headers``, ``params`` and ``cookies``: what configuration, the ``credentials=`` hook, a
     ``client=``'s own settings and its auth flow put there, which no answer may show. A query is
     read only when it is not the ``built`` one (an auth flow or a redirect changed it): the built
@@ -479,7 +482,7 @@ def _carried(
                 value = "; ".join(c for c in value.split("; ") if c not in cookies)
             if value and given.get(key) != value:
                 sent.append((key, value))
-        found += credential_headers(sent)
+        found += credential_headers(sent, public)
         if request.url.query == built:  # arguments, credentials and the client's query: known already
             continue
         query = request.url.params.multi_items()
@@ -490,7 +493,7 @@ def _carried(
     return found
 
 
-def _on_a_thread(loop: asyncio.AbstractEventLoop, make: Callable[[], Any]) -> asyncio.Future[Any]:
+def on_a_thread(loop: asyncio.AbstractEventLoop, make: Callable[[], Any], name: str = "client") -> asyncio.Future[Any]:
     """``make()`` run on a new daemon thread (it never delays the process's exit), its outcome
     the future's; a loop closed meanwhile drops it."""
     import threading
@@ -515,7 +518,7 @@ def _on_a_thread(loop: asyncio.AbstractEventLoop, make: Callable[[], Any]) -> as
         except RuntimeError:  # the loop is closed: no one waits
             pass
 
-    threading.Thread(target=run, name="mcpio-openapi-client", daemon=True).start()
+    threading.Thread(target=run, name=f"mcpio-openapi-{name}", daemon=True).start()
     return future
 
 

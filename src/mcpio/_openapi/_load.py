@@ -51,17 +51,19 @@ def _download(url: str, timeout: float) -> bytes:
     """The document at ``url``, read up to ``MAX_DOWNLOAD_BYTES`` and within ``timeout`` in all,
     from the connection to the last byte (a server streaming without end, a byte at a time, or
     sending its headers and then nothing, is refused at ``timeout``, not waited for). Read on an
-    event loop of its own, on a thread of its own when called from a coroutine."""
+    event loop of its own; refused in a coroutine, whose loop a download would stall for its
+    whole length (every other task on it waiting): ``await Server.from_openapi_async`` is this
+    call on a thread of its own."""
     import asyncio
 
     try:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(_fetch(url, timeout))
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1, thread_name_prefix="mcpio-openapi-download") as pool:
-        return pool.submit(asyncio.run, _fetch(url, timeout)).result()
+    raise RuntimeError(
+        "Server.from_openapi(URL) in a coroutine would block its event loop for the whole download; "
+        "use await Server.from_openapi_async(URL, ...) there"
+    )
 
 
 async def _fetch(url: str, timeout: float) -> bytes:

@@ -17,9 +17,11 @@ header.
 One rule spells each value as an echo may: every character other than an ASCII letter or digit
 may appear as itself or escaped, in any mix: percent-encoded (its UTF-8 bytes, ``%2F`` or
 ``%2f``; ``+`` for a space), JSON-escaped (``\\u002F`` or ``\\u002f``, ``\\/``, ``\\"``…), as
-an HTML character reference (``&amp;``, ``&#38;``, ``&#x26;``), and a percent-encoding's ``%``
+an HTML character reference (``&amp;``, ``&#38;``, ``&#x26;``), Python-escaped (``\\x2f``:
+a ``bytes`` or ``ascii()`` repr, escaped bytes; ``\\'``), and a percent-encoding's ``%``
 escaped in turn (``\\u00252F``: the URL inside a JSON answer of an encoder that escapes every
-symbol). Letters and digits are matched as themselves only. A second form has every
+symbol). Letters and digits are matched as themselves or Python-escaped (``\\x73``: bytes
+escaped every one), no more. A second form has every
 percent-encoding twice encoded (``%252F``: a URL in another URL's query, a redirect's ``next=``).
 The value's base64 (standard or URL alphabet, padded or not) is redacted too, and so is a value's
 UTF-8 read as Latin-1 (a non-ASCII header value echoed by a server that reads header bytes so, as
@@ -27,7 +29,9 @@ ASGI and WSGI servers do). A value shorter than ``MIN_SECRET`` characters is not
 would blank out ordinary words (a tenant, a version) and is no credential.
 
 Matching is linear in the text: each character's spellings are an atomic group (``(?>…)``, the
-longest first) of fixed strings, so no match backtracks into a character already matched. The
+longest first) of fixed strings, so no match backtracks into a character already matched; the
+first character's are alternatives of the whole pattern instead, each starting with a fixed
+character, which the regex engine's scan for where a match may start needs. The
 price: a value whose own characters read as an escape (``%25``, ``\\\\``, ``&amp;`` in the secret
 itself) is found as it is, but not when the echo also escapes another of its characters.
 """
@@ -51,18 +55,22 @@ _NO_CREDENTIAL = frozenset(
      "content-language", "content-length", "content-type", "host", "prefer", "transfer-encoding", "user-agent")
 )  # fmt: skip
 _HTML_NAMED = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;"}
+_PY_SHORT = {"'": "\\'"}  # Python's own short escape beyond JSON's (repr of a str holding both quotes)
 
 
-def credential_headers(headers: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> list[str]:
+def credential_headers(
+    headers: Mapping[str, Any] | Iterable[tuple[str, Any]], public: frozenset[str] = frozenset()
+) -> list[str]:
     """The values of configured ``headers`` that may be credentials: all but those of the headers
     HTTP defines for content negotiation, the connection, framing, caching, preferences, the host
     and the client's name (RFC 9110 §12.5, §7.6.1, §8.3, §8.6, §7.2, §10.1.5; RFC 9112 §6.1;
     RFC 9111 §5.2; RFC 7240), which carry none (``application/json`` is no secret to blank out of
-    every answer). A ``Cookie`` header's cookie values count each on its
+    every answer), and those the operator named ``public`` (lower case; ``public_headers=``: an
+    ``X-Env: production``). A ``Cookie`` header's cookie values count each on its
     own too (RFC 6265 §4.2.1: ``name=value; name=value``): an echo may show the cookies it read."""
     found: list[str] = []
     for key, value in headers.items() if isinstance(headers, Mapping) else headers:
-        if isinstance(value, str) and key.lower() not in _NO_CREDENTIAL:
+        if isinstance(value, str) and key.lower() not in _NO_CREDENTIAL and key.lower() not in public:
             found.append(value)
             if key.lower() == "cookie":
                 found += [pair.partition("=")[2].strip() for pair in value.split(";")]
@@ -103,14 +111,23 @@ def _alone(ch: str) -> bool:
     return ch.isascii() and ch.isalnum()
 
 
+def _python(ch: str) -> str:
+    """A regex of ``ch`` as a Python (or C) string or bytes literal escapes it: ``\\xHH`` below
+    U+0100, which for a value's UTF-8 read as Latin-1 is each UTF-8 byte (``b'\\xc3\\xa4'``),
+    else ``\\U`` and eight hex digits past the BMP (``\\u`` within it is JSON's)."""
+    code = ord(ch)
+    return r"\\x" + _anycase(f"{code:02x}") if code < 0x100 else r"\\U" + _anycase(f"{code:08x}")
+
+
 def _escapes(ch: str) -> list[str]:
-    """Regexes of ``ch`` as text spells it: itself, JSON-escaped, an HTML character reference."""
+    """Regexes of ``ch`` as text spells it: itself, JSON-escaped, an HTML character reference,
+    Python-escaped (letters and digits: only so, and as themselves)."""
     if _alone(ch):
-        return [re.escape(ch)]
+        return [re.escape(ch), _python(ch)]
     units = ch.encode("utf-16-be")  # a JSON \\u escape per UTF-16 code unit (RFC 8259 §7)
     json_u = "".join(r"\\u" + _anycase(units[i : i + 2].hex()) for i in range(0, len(units), 2))
-    found = [re.escape(ch), json_u, f"&#{ord(ch)};", f"&#[xX]{_anycase(f'{ord(ch):x}')};"]
-    found += [re.escape(e) for e in (_JSON_SHORT.get(ch), _HTML_NAMED.get(ch)) if e]
+    found = [re.escape(ch), json_u, f"&#{ord(ch)};", f"&#[xX]{_anycase(f'{ord(ch):x}')};", _python(ch)]
+    found += [re.escape(e) for e in (_JSON_SHORT.get(ch), _HTML_NAMED.get(ch), _PY_SHORT.get(ch)) if e]
     return found
 
 
@@ -119,29 +136,35 @@ def _group(options: Iterable[str]) -> str:
     return "(?>" + "|".join(sorted(set(options), key=len, reverse=True)) + ")"
 
 
-def _char(ch: str, twice: bool) -> str:
-    """A regex of every spelling of ``ch`` (module docstring): its text escapes, or its
+def _char(ch: str, twice: bool) -> list[str]:
+    """Regexes of every spelling of ``ch`` (module docstring): its text escapes, or its
     percent-encoding (``twice``: encoded again, ``%252F``) with each of those characters
-    text-escaped, or ``+`` for a space."""
+    text-escaped, or ``+`` for a space. Each begins with a fixed character (the ``%``'s spellings
+    are one each), so a pattern's first character's may be alternatives of the whole pattern, as
+    the regex engine's scan for where a match may start needs (an atomic group defeats it)."""
     if _alone(ch):
-        return re.escape(ch)
-    percent = _group(_escapes("%")) + ("25" if twice else "")
-    options = [*_escapes(ch), "".join(percent + _anycase(f"{b:02X}") for b in ch.encode())]
+        return _escapes(ch)
+    hexes = [("25" if twice else "") + _anycase(f"{b:02X}") for b in ch.encode()]
+    after = "".join(_group(_escapes("%")) + h for h in hexes[1:])  # a UTF-8 sequence's later bytes
+    options = [*_escapes(ch), *(p + hexes[0] + after for p in _escapes("%"))]
     if ch == " ":
         options += _escapes("+")
-    return _group(options)
+    return options
 
 
 def _pattern(value: str) -> set[tuple[int, str]]:
     """(the shortest text it matches, regex) for each form of ``value``: as it is, spelled with
     percent-encodings once or twice (an echo encodes a URL whole, never half of it twice; and
     ``%25`` read as once or twice in one pattern would need backtracking), both also for its UTF-8
-    read as Latin-1 (as servers read header bytes), and its base64."""
+    read as Latin-1 (as servers read header bytes), and its base64. A spelled form is one regex per
+    spelling of its first character, each followed by an atomic group per later character."""
     raw = value.encode()
     forms = {(len(v), re.escape(v)) for v in (value, raw.decode("latin-1"))}
-    forms |= {
-        (len(v), "".join(_char(c, twice) for c in v)) for v in (value, raw.decode("latin-1")) for twice in (False, True)
-    }
+    for v in (value, raw.decode("latin-1")):
+        for twice in (False, True):
+            first, *later = (_char(c, twice) for c in v)
+            rest = "".join(_group(options) for options in later)
+            forms |= {(len(v), head + rest) for head in first}
     for encoded in (base64.b64encode(raw).decode(), base64.urlsafe_b64encode(raw).decode()):
         bare = encoded.rstrip("=")
         forms.add((len(bare), re.escape(bare) + "={0,2}"))

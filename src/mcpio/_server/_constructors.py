@@ -15,9 +15,11 @@ class FromAPI:
     @classmethod
     def from_openapi(cls, spec: Any, **options: Any) -> Server:
         """A server whose tools call the HTTP API that OpenAPI 3.0/3.1 document ``spec`` describes
-        (a dict, a path or a URL; JSON or YAML). Options (keyword-only): ``base_url`` (default: the
+        (a dict, a path or a URL; JSON or YAML); in a coroutine, a URL needs :meth:`from_openapi_async`
+        (this one would block the event loop while it downloads: it raises ``RuntimeError``). Options (keyword-only): ``base_url`` (default: the
         document's first ``servers`` URL), ``client`` (an ``httpx.AsyncClient`` with its own auth),
-        ``headers`` (sent with every request), ``secrets`` (credentials by security scheme name,
+        ``headers`` (sent with every request), ``public_headers`` (names of headers whose values are no
+        credential: not redacted from answers, as every other configured value is), ``secrets`` (credentials by security scheme name,
         else the ``MCPIO_OPENAPI_<SCHEME>`` environment variables), ``credentials`` (a function of the
         request's Context returning headers: the verified principal -> API credentials),
         ``route_map`` (operationId, "METHOD /path" or "METHOD" -> "tool", "resource" or "skip"; or a
@@ -28,6 +30,14 @@ class FromAPI:
         from .._openapi import from_openapi
 
         return from_openapi(spec, **options)
+
+    @classmethod
+    async def from_openapi_async(cls, spec: Any, **options: Any) -> Server:
+        """:meth:`from_openapi` for a coroutine: a URL's document downloaded without blocking the
+        running event loop, then read and converted on a thread of its own; the same options."""
+        from .._openapi import from_openapi_async
+
+        return await from_openapi_async(spec, **options)
 
     @classmethod
     def from_fastapi(cls, app: Any, **options: Any) -> Server:
