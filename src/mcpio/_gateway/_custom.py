@@ -11,7 +11,9 @@ extensions add as for tools:
   method) is forwarded to the upstream on behalf of the caller, as a call is (``Upstream.forward``):
   the upstream's answer or error is the answer (-32601 when it serves no such method either);
 * a custom notification of the proxy's client goes to the upstream (a legacy connection: a
-  2026-07-28 one has no client notifications), and one of the upstream's goes to each client of
+  2026-07-28 one has no client notifications), in the order heard, by one task at a time
+  (:class:`Outbox`: a flood of them waits in a bounded queue, not in a task each), and one of the
+  upstream's goes to each client of
   the proxy that declared an extension the proxy's own connection declares (the upstream sends
   an extension's notifications to the clients that declared it: ``Server.proxy(target,
   extensions={...})``), MCP Apps aside (declared upstream for every proxy; none of its
@@ -23,6 +25,9 @@ forwarded: two upstreams could serve the same method, and custom methods are not
 
 from __future__ import annotations
 
+import contextlib
+import time
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from .. import _log
@@ -32,16 +37,64 @@ from .._versions import TASKS_EXTENSION, UI_EXTENSION
 from ._forwarded import upstream_meta
 
 if TYPE_CHECKING:
+    import asyncio
+
     from .._client._client import Client
     from .._server._context import Context
     from .._server._server import Server
 
 log = _log.logger("mcpio.gateway", globals())
 
+#: How many of its clients' custom notifications a proxy holds waiting to go upstream; past that,
+#: one is dropped (a notification has no answer to fail), told by one line in the log a minute at most.
+QUEUED = 1000
+
+
+class Outbox:
+    """The custom notifications heard from the proxy's clients, sent upstream in the order heard
+    by one task at a time (made when the first one waits, ended when none does)."""
+
+    __slots__ = ("dropped", "label", "queue", "quiet_until", "task")
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.queue: deque[tuple[Any, str, dict[str, Any]]] = deque()  # (upstream session, method, params)
+        self.task: asyncio.Task[None] | None = None
+        self.dropped = 0  # since the last line in the log
+        self.quiet_until = 0.0  # no line before then (time.monotonic)
+
+    def put(self, session: Any, method: str, params: dict[str, Any]) -> None:
+        if len(self.queue) >= QUEUED:
+            self.dropped += 1
+            if (now := time.monotonic()) >= self.quiet_until:
+                log.warning(
+                    "upstream %r: %d custom notification(s) of its clients dropped: %d wait to be sent "
+                    "upstream already (a minute passes before the next such line)",
+                    self.label,
+                    self.dropped,
+                    QUEUED,
+                )
+                self.dropped, self.quiet_until = 0, now + 60
+            return
+        self.queue.append((session, method, params))
+        if self.task is None or self.task.done():
+            import asyncio
+
+            self.task = asyncio.get_running_loop().create_task(self._send())
+
+    async def _send(self) -> None:
+        queue = self.queue
+        while queue:
+            session, method, params = queue.popleft()
+            with contextlib.suppress(Exception):  # the connection ended: the next one fails as fast
+                await session.notify(method, params)
+
 
 class CustomForwarding:
     """The part of an ``Upstream`` that forwards its extensions (module docstring): it is the
     proxy's :attr:`~mcpio._server._registry.Registry.upstream`."""
+
+    outbox: Outbox | None = None  # made by the first custom notification heard
 
     if TYPE_CHECKING:
         server: Server
@@ -76,11 +129,14 @@ class CustomForwarding:
         return await self.forward(ctx, go)
 
     def heard(self, method: str, params: dict[str, Any]) -> None:
-        """The proxy's client sent custom notification ``method``: told to a legacy upstream."""
+        """The proxy's client sent custom notification ``method``: told to a legacy upstream, after
+        those heard before it (:class:`Outbox`)."""
         client = self.live()
         session = client.session if client is not None else None
         if session is not None and client is not None and client.negotiated_era == "legacy":
-            self.spawn(session.notify(method, {k: v for k, v in params.items() if k != "_meta"}))
+            if self.outbox is None:
+                self.outbox = Outbox(self.label)
+            self.outbox.put(session, method, {k: v for k, v in params.items() if k != "_meta"})
 
     def learn_extensions(self, client: Client) -> None:
         """Announce what the upstream on ``client`` declares (each one that is well formed)."""
