@@ -11,13 +11,12 @@ extensions add as for tools:
   method) is forwarded to the upstream on behalf of the caller, as a call is (``Upstream.forward``):
   the upstream's answer or error is the answer (-32601 when it serves no such method either);
 * a custom notification of the proxy's client goes to the upstream (a legacy connection: a
-  2026-07-28 one has no client notifications), in the order heard, by one task at a time
-  (:class:`Outbox`: a flood of them waits in a bounded queue, not in a task each), and one of the
-  upstream's goes to each client of
+  2026-07-28 one has no client notifications), and one of the upstream's goes to each client of
   the proxy that declared an extension the proxy's own connection declares (the upstream sends
   an extension's notifications to the clients that declared it: ``Server.proxy(target,
   extensions={...})``), MCP Apps aside (declared upstream for every proxy; none of its
-  notifications is custom).
+  notifications is custom). Both ways they go in the order heard, by one task at a time
+  (:class:`Outbox`: a flood of them waits in a bounded queue, not in a task each).
 
 Mounted in another server (a gateway), a proxy's upstream extensions are neither announced nor
 forwarded: two upstreams could serve the same method, and custom methods are not namespaced.
@@ -28,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import _log
@@ -45,33 +45,35 @@ if TYPE_CHECKING:
 
 log = _log.logger("mcpio.gateway", globals())
 
-#: How many of its clients' custom notifications a proxy holds waiting to go upstream; past that,
-#: one is dropped (a notification has no answer to fail), told by one line in the log a minute at most.
+#: How many custom notifications a proxy holds waiting to go one way (to its upstream, to its
+#: clients); past that, one is dropped (a notification has no answer to fail), told by one line in
+#: the log a minute at most.
 QUEUED = 1000
 
 
 class Outbox:
-    """The custom notifications heard from the proxy's clients, sent upstream in the order heard
-    by one task at a time (made when the first one waits, ended when none does)."""
+    """Custom notifications going one way, each ``send(session, method, params)`` in the order
+    put, by one task at a time (made when the first one waits, ended when none does)."""
 
-    __slots__ = ("dropped", "label", "queue", "quiet_until", "task")
+    __slots__ = ("dropped", "label", "queue", "quiet_until", "send", "task", "way")
 
-    def __init__(self, label: str) -> None:
-        self.label = label
-        self.queue: deque[tuple[Any, str, dict[str, Any]]] = deque()  # (upstream session, method, params)
+    def __init__(self, label: str, way: str, send: Callable[[Any, str, Any], Awaitable[Any]]) -> None:
+        self.label, self.way, self.send = label, way, send
+        self.queue: deque[tuple[Any, str, Any]] = deque()  # (session, method, params)
         self.task: asyncio.Task[None] | None = None
         self.dropped = 0  # since the last line in the log
         self.quiet_until = 0.0  # no line before then (time.monotonic)
 
-    def put(self, session: Any, method: str, params: dict[str, Any]) -> None:
+    def put(self, session: Any, method: str, params: Any) -> None:
         if len(self.queue) >= QUEUED:
             self.dropped += 1
             if (now := time.monotonic()) >= self.quiet_until:
                 log.warning(
-                    "upstream %r: %d custom notification(s) of its clients dropped: %d wait to be sent "
-                    "upstream already (a minute passes before the next such line)",
+                    "upstream %r: %d custom notification(s) %s dropped: %d wait to be sent already "
+                    "(a minute passes before the next such line)",
                     self.label,
                     self.dropped,
+                    self.way,
                     QUEUED,
                 )
                 self.dropped, self.quiet_until = 0, now + 60
@@ -83,18 +85,19 @@ class Outbox:
             self.task = asyncio.get_running_loop().create_task(self._send())
 
     async def _send(self) -> None:
-        queue = self.queue
+        queue, send = self.queue, self.send
         while queue:
             session, method, params = queue.popleft()
-            with contextlib.suppress(Exception):  # the connection ended: the next one fails as fast
-                await session.notify(method, params)
+            with contextlib.suppress(Exception):  # the session ended: the next one fails as fast
+                await send(session, method, params)
 
 
 class CustomForwarding:
     """The part of an ``Upstream`` that forwards its extensions (module docstring): it is the
     proxy's :attr:`~mcpio._server._registry.Registry.upstream`."""
 
-    outbox: Outbox | None = None  # made by the first custom notification heard
+    outbox: Outbox | None = None  # to the upstream: made by the first custom notification heard
+    telling: Outbox | None = None  # to the proxy's clients: made by the first one the upstream sends
 
     if TYPE_CHECKING:
         server: Server
@@ -104,7 +107,6 @@ class CustomForwarding:
 
         def forward(self, ctx: Context | None, call: Any) -> Any: ...
         def live(self) -> Client | None: ...
-        def spawn(self, coro: Any) -> None: ...
 
     async def custom(self, ctx: Context, method: str, params: dict[str, Any]) -> Any:
         """The upstream's answer to custom request ``method`` (its ``_meta`` is the caller's own),
@@ -135,7 +137,7 @@ class CustomForwarding:
         session = client.session if client is not None else None
         if session is not None and client is not None and client.negotiated_era == "legacy":
             if self.outbox is None:
-                self.outbox = Outbox(self.label)
+                self.outbox = Outbox(self.label, "from its clients", lambda s, m, p: s.notify(m, p))
             self.outbox.put(session, method, {k: v for k, v in params.items() if k != "_meta"})
 
     def learn_extensions(self, client: Client) -> None:
@@ -162,4 +164,6 @@ class CustomForwarding:
         for session in server.open_sessions():
             caps = session.connection.peer_capabilities
             if any(client_extension(caps, ext_id) is not None for ext_id in declared):
-                self.spawn(server.changes.tell(session, method, params))
+                if self.telling is None:
+                    self.telling = Outbox(self.label, "to its clients", server.changes.tell)
+                self.telling.put(session, method, params)
