@@ -35,6 +35,7 @@ from .._client._extensions import _ERA_MEMBERS
 from .._server._extensions import Extension, client_extension
 from .._versions import TASKS_EXTENSION, UI_EXTENSION
 from ._forwarded import upstream_meta
+from ._loops import at_home, running_loop
 
 if TYPE_CHECKING:
     import asyncio
@@ -104,6 +105,7 @@ class CustomForwarding:
         label: str
         extensions: list[Extension]
         client_options: dict[str, Any]
+        owner: asyncio.AbstractEventLoop | None
 
         def forward(self, ctx: Context | None, call: Any) -> Any: ...
         def live(self) -> Client | None: ...
@@ -116,7 +118,7 @@ class CustomForwarding:
         sent = {k: v for k, v in params.items() if k != "_meta"}
 
         async def progress(progress: float, total: float | None, message: str | None) -> None:
-            await ctx.report_progress(progress, total, message)
+            await at_home(ctx, ctx.report_progress(progress, total, message))
 
         async def go(client: Client) -> Any:
             on_progress = progress if ctx.progress_token is not None else None
@@ -134,6 +136,10 @@ class CustomForwarding:
         """The proxy's client sent custom notification ``method``: told to a legacy upstream, after
         those heard before it (:class:`Outbox`)."""
         client = self.live()
+        owner = self.owner
+        if client is None and owner is not None and owner is not running_loop() and not owner.is_closed():
+            owner.call_soon_threadsafe(self.heard, method, params)  # another loop's connection (_loops)
+            return
         session = client.session if client is not None else None
         if session is not None and client is not None and client.negotiated_era == "legacy":
             if self.outbox is None:

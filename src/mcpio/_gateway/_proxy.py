@@ -4,7 +4,7 @@ The upstream is any target ``Client`` opens (a URL, a command line, a ``.py`` fi
 host-config entry as a :class:`~mcpio.ServerSpec`). Its connection opens when the proxy starts
 serving (the proxy's lifespan), not when it is made, and again on the first request after it
 died; a call in flight when it dies gets a JSON-RPC error saying so, never a hang. It is one
-event loop's (``Upstream.claim``): another loop serving the proxy meanwhile gets an error.
+event loop's (``Upstream.claim``): another loop serving the proxy has its requests run there (``_loops``).
 
 What passes through: the upstream's tools, prompts, resources and templates (mirrored into
 the proxy's own tables, again on every ``list_changed`` it sends, which the proxy's clients
@@ -40,6 +40,7 @@ from .._server._stdio import settle
 from ._custom import CustomForwarding
 from ._forwarded import _CALLER, AskingClients, Flights, _Relaying, as_host, chosen_tools, forwarded_tool
 from ._items import ForwardedPrompt, ForwardedResource
+from ._loops import handed, running_loop
 from ._roots import RootsRelay
 
 if TYPE_CHECKING:
@@ -84,6 +85,7 @@ class Upstream(CustomForwarding, AskingClients):
         self.process = process  # started already (ServerSpec.start): the first connection adopts it
         self.client: Client | None = None
         self.owner: asyncio.AbstractEventLoop | None = None  # whose connection it is (claim)
+        self.stopping: asyncio.AbstractEventLoop | None = None  # the loop closing it (aclose): not its again
         self.error: BaseException | None = None  # why the last connection attempt failed
         self._lock: asyncio.Lock | None = None  # made by the first connect, in the event loop
         # The callers of the requests being forwarded, oldest first: a Context, the Flight of a
@@ -113,20 +115,17 @@ class Upstream(CustomForwarding, AskingClients):
     def live(self) -> Client | None:
         """The upstream client while its connection is open and owned by the caller's event loop,
         else None (:meth:`connect` opens one, or says why it cannot)."""
-        import asyncio  # loaded: a client is open
-
         client = self.client
-        return client if client is not None and _alive(client) and self.owner is asyncio._get_running_loop() else None
+        return client if client is not None and _alive(client) and self.owner is running_loop() else None
 
     def claim(self) -> bool:
-        """Whether the connection is the caller's event loop's: it owns it, or none (still open) did and
-        now it does. A client and its tasks are the loop's that made them: one loop reaches the upstream."""
+        """Whether the connection is the caller's event loop's (it owns it; or none did, and now it does)."""
         import asyncio
 
         here = asyncio.get_running_loop()
         with _CLAIMING:
             owner = self.owner
-            if owner is None or owner.is_closed():  # a closed one's client went with it
+            if (owner is None or owner.is_closed()) and here is not self.stopping:  # a closed one's client went with it
                 if owner is not None:
                     self.client, self._lock = None, None
                 self.owner = owner = here
@@ -141,12 +140,8 @@ class Upstream(CustomForwarding, AskingClients):
 
         from .._client._client import Client
 
-        if not self.claim():
-            raise UpstreamError(
-                f"upstream {self.label!r} is connected by another event loop serving this server: "
-                "serve a proxy from one event loop (thread) at a time, or make one proxy per loop",
-                INTERNAL_ERROR,
-            )
+        if not self.claim():  # another loop holds it (a request is handed there), or this one stops it
+            raise UpstreamError(f"upstream {self.label!r} is not connected on this event loop", INTERNAL_ERROR)
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
@@ -265,13 +260,15 @@ class Upstream(CustomForwarding, AskingClients):
     async def aclose(self) -> None:
         import asyncio
 
+        with _CLAIMING:  # from now on another loop's request connects anew (claim), this one's does not
+            self.owner, self.stopping = None, asyncio.get_running_loop()
         if self._first is not None and not self._first.done():
             self._first.cancel()  # serving ended before the first start did: it closes what it opened
             await asyncio.wait([self._first])
         for task in list(self._background):
             task.cancel()
         await self._drop()
-        self.owner, self._lock = None, None  # the next loop to serve it connects anew (claim)
+        self.stopping = self._lock = None
         if self._watched:  # this process hears their updates no more: the turns go, at once and
             # within 2 s (a backend that is down keeps them 2 s: TURN_TTL), never holding up the stop
             turns = [self.server.changes.turn_over(self._turn(uri)) for uri in self._watched]
@@ -284,7 +281,10 @@ class Upstream(CustomForwarding, AskingClients):
 
         For a client in an era with input_required rounds, the call runs in a :class:`Flight`
         that outlives this run of the handler (``_rounds``): what the upstream asks during it
-        is asked as rounds of the client's call."""
+        is asked as rounds of the client's call. Another event loop's connection: run there (``_loops``)."""
+        owner = self.owner
+        if owner is not None and owner is not running_loop():
+            return handed(self, owner, ctx, call)
         if ctx is not None and ctx.rules is not None and ctx.rules.input_required:
             from ._rounds import Flight, ask_client, flight_of
 
