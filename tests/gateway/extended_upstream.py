@@ -1,6 +1,7 @@
 """An upstream with an extension of its own, ``com.acme/push``: a custom request (``acme/echo``),
 a notification it hears from its client (``acme/ping``: the tool ``pings`` tells what it heard)
-and one it sends to the clients that declared the extension (``acme/pushed``: the tool ``push``);
+and one it sends to the clients that declared the extension (``acme/pushed``: the tools ``push_back``
+and ``push_many``);
 ``acme/stamped`` answers with ``_meta`` of its own; ``acme/wait`` reports progress, then waits until the tool ``release`` is called, and ``waits`` tells
 whether each one was cancelled."""
 
@@ -65,6 +66,13 @@ def pings() -> list[int]:
 async def push_back() -> int:
     """Send acme/pushed to the clients that declared com.acme/push; how many."""
     return await server.notify_extension("com.acme/push", "acme/pushed", {"x": 1})
+
+
+@server.tool
+async def push_many(n: int, start: int = 0) -> None:
+    """Send acme/pushed ``n`` times, ``x`` counting from ``start``, to the clients that declared com.acme/push."""
+    for x in range(start, start + n):
+        await server.notify_extension("com.acme/push", "acme/pushed", {"x": x})
 
 
 if __name__ == "__main__":

@@ -63,3 +63,14 @@ def tools_changed(changed: asyncio.Event) -> Callable[[str, Any], None]:
             changed.set()
 
     return on_notification
+
+
+async def initialized_declaring(peer: Any, extension: str) -> None:
+    """A legacy handshake declaring ``extension`` (as hosts send it: no member of 2025-11-25)."""
+    hello = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"extensions": {extension: {}}},
+        "clientInfo": {"name": "mcpio-tests", "version": "1.0.0"},
+    }
+    peer.version = (await peer.request("initialize", hello, check=False))["result"]["protocolVersion"]
+    await peer.notify("notifications/initialized")

@@ -16,7 +16,7 @@ import pytest
 
 from mcpio import Client, Context, InvalidParams, MCPError, MethodNotFound, ResourceNotFound, Server
 from tests.client.support import EXAMPLES, arun, within
-from tests.gateway.support import each_caller_is_asked_alone, tools_changed, upstream_learns
+from tests.gateway.support import each_caller_is_asked_alone, initialized_declaring, tools_changed, upstream_learns
 from tests.server.peer import Peer
 from tests.support import peers
 from tests.support.http import ServerThread
@@ -640,17 +640,6 @@ def test_a_proxy_passes_an_extensions_notifications_both_ways():
     arun(go(), timeout=90)
 
 
-async def _initialized(peer: Peer, extension: str) -> None:
-    """A legacy handshake declaring ``extension`` (as hosts send it: no member of 2025-11-25)."""
-    hello = {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {"extensions": {extension: {}}},
-        "clientInfo": {"name": "mcpio-tests", "version": "1.0.0"},
-    }
-    peer.version = (await peer.request("initialize", hello, check=False))["result"]["protocolVersion"]
-    await peer.notify("notifications/initialized")
-
-
 def test_an_upstreams_extension_notification_skips_a_client_that_declared_only_mcp_apps():
     """The upstream's ``acme/pushed`` (of ``com.acme/push``) reaches the proxy's client that
     declared ``com.acme/push``, and not one that declared only MCP Apps (which every host does,
@@ -660,8 +649,8 @@ def test_an_upstreams_extension_notification_skips_a_client_that_declared_only_m
 
     async def go():
         async with Peer(proxy, initialize=False) as apps_only, Peer(proxy, initialize=False) as acme:
-            await _initialized(apps_only, "io.modelcontextprotocol/ui")
-            await _initialized(acme, "com.acme/push")
+            await initialized_declaring(apps_only, "io.modelcontextprotocol/ui")
+            await initialized_declaring(acme, "com.acme/push")
             assert (await acme.call_tool("push_back"))["structuredContent"]["result"] == 1
             assert await acme.notification("acme/pushed") == {"x": 1}
             await apps_only.barrier()  # told to both at once, before acme heard it: here by now if at all

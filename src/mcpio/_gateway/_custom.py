@@ -15,7 +15,8 @@ extensions add as for tools:
   the proxy that declared an extension the proxy's own connection declares (the upstream sends
   an extension's notifications to the clients that declared it: ``Server.proxy(target,
   extensions={...})``), MCP Apps aside (declared upstream for every proxy; none of its
-  notifications is custom).
+  notifications is custom). Both ways they go in the order heard, by one task at a time
+  (:class:`Outbox`: a flood of them waits in a bounded queue, not in a task each).
 
 Mounted in another server (a gateway), a proxy's upstream extensions are neither announced nor
 forwarded: two upstreams could serve the same method, and custom methods are not namespaced.
@@ -23,6 +24,10 @@ forwarded: two upstreams could serve the same method, and custom methods are not
 
 from __future__ import annotations
 
+import contextlib
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import _log
@@ -30,28 +35,80 @@ from .._client._extensions import _ERA_MEMBERS
 from .._server._extensions import Extension, client_extension
 from .._versions import TASKS_EXTENSION, UI_EXTENSION
 from ._forwarded import upstream_meta
+from ._loops import at_home, running_loop
 
 if TYPE_CHECKING:
+    import asyncio
+
     from .._client._client import Client
     from .._server._context import Context
     from .._server._server import Server
 
 log = _log.logger("mcpio.gateway", globals())
 
+#: How many custom notifications a proxy holds waiting to go one way (to its upstream, to its
+#: clients); past that, one is dropped (a notification has no answer to fail), told by one line in
+#: the log a minute at most.
+QUEUED = 1000
+
+
+class Outbox:
+    """Custom notifications going one way, each ``send(session, method, params)`` in the order
+    put, by one task at a time (made when the first one waits, ended when none does)."""
+
+    __slots__ = ("dropped", "label", "queue", "quiet_until", "send", "task", "way")
+
+    def __init__(self, label: str, way: str, send: Callable[[Any, str, Any], Awaitable[Any]]) -> None:
+        self.label, self.way, self.send = label, way, send
+        self.queue: deque[tuple[Any, str, Any]] = deque()  # (session, method, params)
+        self.task: asyncio.Task[None] | None = None
+        self.dropped = 0  # since the last line in the log
+        self.quiet_until = 0.0  # no line before then (time.monotonic)
+
+    def put(self, session: Any, method: str, params: Any) -> None:
+        if len(self.queue) >= QUEUED:
+            self.dropped += 1
+            if (now := time.monotonic()) >= self.quiet_until:
+                log.warning(
+                    "upstream %r: %d custom notification(s) %s dropped: %d wait to be sent already "
+                    "(a minute passes before the next such line)",
+                    self.label,
+                    self.dropped,
+                    self.way,
+                    QUEUED,
+                )
+                self.dropped, self.quiet_until = 0, now + 60
+            return
+        self.queue.append((session, method, params))
+        if self.task is None or self.task.done():
+            import asyncio
+
+            self.task = asyncio.get_running_loop().create_task(self._send())
+
+    async def _send(self) -> None:
+        queue, send = self.queue, self.send
+        while queue:
+            session, method, params = queue.popleft()
+            with contextlib.suppress(Exception):  # the session ended: the next one fails as fast
+                await send(session, method, params)
+
 
 class CustomForwarding:
     """The part of an ``Upstream`` that forwards its extensions (module docstring): it is the
     proxy's :attr:`~mcpio._server._registry.Registry.upstream`."""
+
+    outbox: Outbox | None = None  # to the upstream: made by the first custom notification heard
+    telling: Outbox | None = None  # to the proxy's clients: made by the first one the upstream sends
 
     if TYPE_CHECKING:
         server: Server
         label: str
         extensions: list[Extension]
         client_options: dict[str, Any]
+        owner: asyncio.AbstractEventLoop | None
 
         def forward(self, ctx: Context | None, call: Any) -> Any: ...
         def live(self) -> Client | None: ...
-        def spawn(self, coro: Any) -> None: ...
 
     async def custom(self, ctx: Context, method: str, params: dict[str, Any]) -> Any:
         """The upstream's answer to custom request ``method`` (its ``_meta`` is the caller's own),
@@ -61,7 +118,7 @@ class CustomForwarding:
         sent = {k: v for k, v in params.items() if k != "_meta"}
 
         async def progress(progress: float, total: float | None, message: str | None) -> None:
-            await ctx.report_progress(progress, total, message)
+            await at_home(ctx, ctx.report_progress(progress, total, message))
 
         async def go(client: Client) -> Any:
             on_progress = progress if ctx.progress_token is not None else None
@@ -76,11 +133,18 @@ class CustomForwarding:
         return await self.forward(ctx, go)
 
     def heard(self, method: str, params: dict[str, Any]) -> None:
-        """The proxy's client sent custom notification ``method``: told to a legacy upstream."""
+        """The proxy's client sent custom notification ``method``: told to a legacy upstream, after
+        those heard before it (:class:`Outbox`)."""
         client = self.live()
+        owner = self.owner
+        if client is None and owner is not None and owner is not running_loop() and not owner.is_closed():
+            owner.call_soon_threadsafe(self.heard, method, params)  # another loop's connection (_loops)
+            return
         session = client.session if client is not None else None
         if session is not None and client is not None and client.negotiated_era == "legacy":
-            self.spawn(session.notify(method, {k: v for k, v in params.items() if k != "_meta"}))
+            if self.outbox is None:
+                self.outbox = Outbox(self.label, "from its clients", lambda s, m, p: s.notify(m, p))
+            self.outbox.put(session, method, {k: v for k, v in params.items() if k != "_meta"})
 
     def learn_extensions(self, client: Client) -> None:
         """Announce what the upstream on ``client`` declares (each one that is well formed)."""
@@ -106,4 +170,6 @@ class CustomForwarding:
         for session in server.open_sessions():
             caps = session.connection.peer_capabilities
             if any(client_extension(caps, ext_id) is not None for ext_id in declared):
-                self.spawn(server.changes.tell(session, method, params))
+                if self.telling is None:
+                    self.telling = Outbox(self.label, "to its clients", server.changes.tell)
+                self.telling.put(session, method, params)

@@ -37,6 +37,7 @@ from .._server._handlers import called_plainly
 from .._server._mrtr import ROUND_TIMEOUT, InputRequired, finished, round_timeout_checked
 from .._server._tools import Tool
 from .._versions import APPS_HOST, RULES, Rules
+from ._loops import at_home
 
 if TYPE_CHECKING:
     import asyncio
@@ -303,7 +304,7 @@ def forwarded_tool(upstream: Upstream, t: Any, client: Client) -> Tool:
 
     async def call(arguments: dict[str, Any], ctx: Context) -> ToolResult:
         async def progress(progress: float, total: float | None, message: str | None) -> None:
-            await ctx.report_progress(progress, total, message)
+            await at_home(ctx, ctx.report_progress(progress, total, message))
 
         def go(client: Client) -> Awaitable[Any]:  # the call itself: no coroutine of ours around it
             # call_tool: a tool the upstream runs as a task is called as one and followed to its result
@@ -368,7 +369,7 @@ class AskingClients:
             caller = caller.asking()
         if isinstance(caller, Flight):
             return await caller.ask(method, params)
-        return await ask_client(caller, method, params, None)
+        return await at_home(caller, ask_client(caller, method, params, None))
 
     async def _sampling(self, params: dict[str, Any]) -> Any:
         return await self._ask("sampling/createMessage", params)
@@ -392,7 +393,8 @@ class AskingClients:
             caller = caller.ctx if caller.running else None
         if isinstance(caller, Context):
             with contextlib.suppress(Exception):
-                await caller.log(str(params.get("level", "info")), params.get("data"), logger=params.get("logger"))
+                level, data = str(params.get("level", "info")), params.get("data")
+                await at_home(caller, caller.log(level, data, logger=params.get("logger")))
                 return
         log.info("upstream %r: %s", self.label, params.get("data"))
 

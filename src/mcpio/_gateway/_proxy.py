@@ -3,7 +3,8 @@
 The upstream is any target ``Client`` opens (a URL, a command line, a ``.py`` file, a
 host-config entry as a :class:`~mcpio.ServerSpec`). Its connection opens when the proxy starts
 serving (the proxy's lifespan), not when it is made, and again on the first request after it
-died; a call in flight when it dies gets a JSON-RPC error saying so, never a hang.
+died; a call in flight when it dies gets a JSON-RPC error saying so, never a hang. It is one
+event loop's (``Upstream.claim``): another loop serving the proxy has its requests run there (``_loops``).
 
 What passes through: the upstream's tools, prompts, resources and templates (mirrored into
 the proxy's own tables, again on every ``list_changed`` it sends, which the proxy's clients
@@ -22,6 +23,7 @@ upstream (the spec forbids token passthrough); it uses only what ``client_option
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -38,6 +40,7 @@ from .._server._stdio import settle
 from ._custom import CustomForwarding
 from ._forwarded import _CALLER, AskingClients, Flights, _Relaying, as_host, chosen_tools, forwarded_tool
 from ._items import ForwardedPrompt, ForwardedResource
+from ._loops import handed, running_loop
 from ._roots import RootsRelay
 
 if TYPE_CHECKING:
@@ -52,6 +55,7 @@ if TYPE_CHECKING:
 # gateway (``from_config``) is made, and answers initialize, before asyncio loads (_server._stdio).
 log = _log.logger("mcpio.gateway", globals())
 
+_CLAIMING = threading.Lock()  # one event loop at a time claims an upstream connection (Upstream.claim)
 
 #: What an upstream says of itself (its serverInfo, as the proxy's Server attributes, and instructions)
 _SAID = ("name", "version", "title", "description", "website_url", "icons", "instructions")
@@ -80,6 +84,8 @@ class Upstream(CustomForwarding, AskingClients):
         self.client_options = as_host(client_options)  # MCP Apps declared upstream (_forwarded.as_host)
         self.process = process  # started already (ServerSpec.start): the first connection adopts it
         self.client: Client | None = None
+        self.owner: asyncio.AbstractEventLoop | None = None  # whose connection it is (claim)
+        self.stopping: asyncio.AbstractEventLoop | None = None  # the loop closing it (aclose): not its again
         self.error: BaseException | None = None  # why the last connection attempt failed
         self._lock: asyncio.Lock | None = None  # made by the first connect, in the event loop
         # The callers of the requests being forwarded, oldest first: a Context, the Flight of a
@@ -107,9 +113,23 @@ class Upstream(CustomForwarding, AskingClients):
 
     # ------------------------------------------------------------ connection
     def live(self) -> Client | None:
-        """The upstream client while its connection is open, else None (:meth:`connect` opens one)."""
+        """The upstream client while its connection is open and owned by the caller's event loop,
+        else None (:meth:`connect` opens one, or says why it cannot)."""
         client = self.client
-        return client if client is not None and _alive(client) else None
+        return client if client is not None and _alive(client) and self.owner is running_loop() else None
+
+    def claim(self) -> bool:
+        """Whether the connection is the caller's event loop's (it owns it; or none did, and now it does)."""
+        import asyncio
+
+        here = asyncio.get_running_loop()
+        with _CLAIMING:
+            owner = self.owner
+            if (owner is None or owner.is_closed()) and here is not self.stopping:  # a closed one's client went with it
+                if owner is not None:
+                    self.client, self._lock = None, None
+                self.owner = owner = here
+        return owner is here
 
     async def connect(self) -> Client:
         """The open upstream client, opening it (and mirroring its catalog) when there is none."""
@@ -120,6 +140,8 @@ class Upstream(CustomForwarding, AskingClients):
 
         from .._client._client import Client
 
+        if not self.claim():  # another loop holds it (a request is handed there), or this one stops it
+            raise UpstreamError(f"upstream {self.label!r} is not connected on this event loop", INTERNAL_ERROR)
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
@@ -182,10 +204,24 @@ class Upstream(CustomForwarding, AskingClients):
 
     async def start(self) -> None:
         """Connect once at start-up and mirror the catalog; returns when that first start has
-        ended. A failure is logged, and the next request tries again."""
+        ended. A failure is logged, and the next request tries again. On an event loop that does
+        not own the connection (:meth:`claim`) it waits for the owner's start, begun there."""
         import asyncio
 
-        await asyncio.shield(self.begin())  # a waiter cancelled does not cancel the start
+        if self.claim():
+            await asyncio.shield(self.begin())  # a waiter cancelled does not cancel the start
+            return
+        first, owner = self._first, self.owner
+        if first is None or owner is None or first.done():
+            return
+        try:
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(asyncio.wait({first}), owner))
+        except RuntimeError:  # the owner's loop closed meanwhile: nothing to wait for
+            return
+        except asyncio.CancelledError:  # the owner's loop ended its start (not this task cancelled)
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
 
     async def _start(self) -> None:
         self.started = True
@@ -201,7 +237,7 @@ class Upstream(CustomForwarding, AskingClients):
         """What ``mcpio doctor`` and ``mcpio inspect`` show of this upstream: ``state`` (started,
         failed, not started), the ``error`` of a failed start, how long the start took, and
         how many tools, prompts, resources and templates it serves."""
-        live = self.live() is not None
+        live = self.client is not None and _alive(self.client)
         state = "started" if live else "failed" if self.error is not None else "not started"
         resources, templates = self._listed.get("resources", ([], []))
         counts = {"tools": len(self._listed.get("tools", ())), "prompts": len(self._listed.get("prompts", ()))}
@@ -224,12 +260,15 @@ class Upstream(CustomForwarding, AskingClients):
     async def aclose(self) -> None:
         import asyncio
 
+        with _CLAIMING:  # from now on another loop's request connects anew (claim), this one's does not
+            self.owner, self.stopping = None, asyncio.get_running_loop()
         if self._first is not None and not self._first.done():
             self._first.cancel()  # serving ended before the first start did: it closes what it opened
             await asyncio.wait([self._first])
         for task in list(self._background):
             task.cancel()
         await self._drop()
+        self.stopping = self._lock = None
         if self._watched:  # this process hears their updates no more: the turns go, at once and
             # within 2 s (a backend that is down keeps them 2 s: TURN_TTL), never holding up the stop
             turns = [self.server.changes.turn_over(self._turn(uri)) for uri in self._watched]
@@ -242,7 +281,10 @@ class Upstream(CustomForwarding, AskingClients):
 
         For a client in an era with input_required rounds, the call runs in a :class:`Flight`
         that outlives this run of the handler (``_rounds``): what the upstream asks during it
-        is asked as rounds of the client's call."""
+        is asked as rounds of the client's call. Another event loop's connection: run there (``_loops``)."""
+        owner = self.owner
+        if owner is not None and owner is not running_loop():
+            return handed(self, owner, ctx, call)
         if ctx is not None and ctx.rules is not None and ctx.rules.input_required:
             from ._rounds import Flight, ask_client, flight_of
 
@@ -255,6 +297,8 @@ class Upstream(CustomForwarding, AskingClients):
     async def _call(self, caller: Context | Flight | None, call: Any) -> Any:
         try:
             client = self.live() or await self.connect()  # open: no coroutine of connect's per call
+        except UpstreamError:
+            raise
         except Exception as exc:
             raise UpstreamError(f"upstream {self.label!r} is not available: {_reason(exc)}", INTERNAL_ERROR) from None
         token = None
@@ -492,15 +536,20 @@ class ProxyServer(Server):
 
 @contextlib.asynccontextmanager
 async def _connected(server: Server) -> AsyncIterator[None]:
+    """Held once per event loop serving the proxy (``Held``): its connection's owner closes it."""
+    import asyncio
+
     assert isinstance(server, ProxyServer)
+    upstream = server.upstream
     if server.registry.first_start is None:  # waits=True: not a gateway's
-        await server.upstream.start()  # if it fails, initialize answers why (ProxyServer.unavailable)
-    else:
-        server.upstream.begin()  # a gateway's: requests wait for it (Registry.first_start)
+        await upstream.start()  # if it fails, initialize answers why (ProxyServer.unavailable)
+    elif upstream.claim():
+        upstream.begin()  # a gateway's: requests wait for it (Registry.first_start)
     try:
         yield
     finally:
-        await server.upstream.aclose()
+        if upstream.owner is asyncio.get_running_loop():
+            await upstream.aclose()
 
 
 def proxy(

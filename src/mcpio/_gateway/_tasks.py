@@ -34,6 +34,7 @@ from .._server._tasks import declares_tasks
 from .._server._tasks_shared import TERMINAL
 from .._server._tools import TASK_SUPPORT
 from .._versions import TASKS_EXTENSION
+from ._loops import at_home
 from ._rounds import Flight
 
 if TYPE_CHECKING:
@@ -72,10 +73,14 @@ def follower(ctx: Context, caller: Callable[[], Any]) -> Callable[[dict[str, Any
             now = flight.ctx
         if status.get("status") in TERMINAL:
             return  # the call's own end ends the proxy's task (with the upstream's result)
-        if now.task_id is None:
-            await now.start_task()  # the upstream made a task of the call: so does the proxy
-        message = status.get("statusMessage")
-        if isinstance(message, str):
-            now.set_task_status(message)
+        await at_home(now, mirrored(now, status.get("statusMessage")))  # on the loop serving the task
 
     return follow
+
+
+async def mirrored(ctx: Context, message: Any) -> None:
+    """The proxy's task of ``ctx`` follows a state of the upstream's task (``follower``)."""
+    if ctx.task_id is None:
+        await ctx.start_task()  # the upstream made a task of the call: so does the proxy
+    if isinstance(message, str):
+        ctx.set_task_status(message)

@@ -151,13 +151,14 @@ class CatalogMixin:
                 getattr(self, "name", "?"),
                 getattr(self, "name", "?"),
             )
-        catalog = self.changes.shaped()
-        catalog.mounts.append(mount)
-        if catalog not in child.registry.parents:  # once, however often it is mounted here: each
-            child.registry.parents.append(catalog)  # change is told to all its mounts here at once
-        catalog.rebuild()
-        # serving already: its lifespan starts now, ends with this one's (failing to start: unmounted)
-        self.late_mounts.add(child, lambda: catalog.unmount(mount))
+        with self.late_mounts.lock:  # entered by a start under way, or held late: never neither (LateMounts.enter)
+            catalog = self.changes.shaped()
+            catalog.mounts.append(mount)
+            if catalog not in child.registry.parents:  # once, however often it is mounted here: each
+                child.registry.parents.append(catalog)  # change is told to all its mounts here at once
+            catalog.rebuild()
+            # serving already: its lifespan starts now, ends with this one's (failing to start: unmounted)
+            self.late_mounts.add(child, lambda: catalog.unmount(mount))
         if self.registry.first_starts():  # its upstream, its lifespan now (late_mounts): requests wait for them
             self.registry.hold()
 

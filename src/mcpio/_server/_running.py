@@ -29,8 +29,9 @@ parent's start.
 
 from __future__ import annotations
 
+import _thread  # loaded with the interpreter (importlib's locks): ``threading`` is not, at registration
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .. import _log
@@ -167,11 +168,12 @@ class LateMounts:
     for the children mounted then. A child whose lifespan fails to start is unmounted (``failed``):
     what it serves needs that lifespan, as a child mounted before serving fails the parent's start."""
 
-    __slots__ = ("by_loop",)
+    __slots__ = ("by_loop", "lock")
 
     def __init__(self) -> None:
         # event loop -> each child mounted there while the parent is held
         self.by_loop: dict[Any, list[_Late]] = {}
+        self.lock = _thread.RLock()  # a mount (Server.mount) and the parent's start (enter): one at a time
 
     @property
     def starting(self) -> bool:
@@ -191,15 +193,35 @@ class LateMounts:
         for late in list(self.by_loop.get(asyncio.get_running_loop(), ())):
             await late.entered.wait()
 
-    @contextlib.asynccontextmanager
-    async def held(self) -> AsyncIterator[None]:
-        """The parent's lifespan is held on this loop for the block: children mounted meanwhile
-        are held with it, and left (each waited for) when the block ends."""
+    async def enter(self, stack: contextlib.AsyncExitStack, mounts: Callable[[], Iterable[Any]]) -> None:
+        """On ``stack``, as the parent's lifespan is entered on this loop: each child's lifespan
+        that ``mounts()`` lists, in mount order, then :meth:`_held` for those mounted from then on.
+        The last look at ``mounts()`` and the registration of this loop's late mounts are one step
+        under :attr:`lock`, which ``Server.mount`` holds from its mount to :meth:`add`: a child
+        mounted meanwhile (from another thread) is entered here or held late, never neither."""
         import asyncio
 
         loop = asyncio.get_running_loop()
-        drop_closed_loops(self.by_loop)
-        lates = self.by_loop[loop] = []
+        done: list[Any] = []
+        while True:
+            with self.lock:
+                pending = [mount for mount in mounts() if all(mount is not d for d in done)]
+                if not pending:
+                    drop_closed_loops(self.by_loop)
+                    lates: list[_Late] = []
+                    self.by_loop[loop] = lates
+                    break
+            for mount in pending:
+                await stack.enter_async_context(mount.child.running())
+                done.append(mount)
+        await stack.enter_async_context(self._held(loop, lates))  # no await before its try: none lost
+
+    @contextlib.asynccontextmanager
+    async def _held(self, loop: asyncio.AbstractEventLoop, lates: list[_Late]) -> AsyncIterator[None]:
+        """The parent's lifespan is held on ``loop`` for the block: children mounted meanwhile
+        (``lates``) are held with it, and left (each waited for) when the block ends."""
+        import asyncio
+
         try:
             yield
         finally:

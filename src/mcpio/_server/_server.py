@@ -437,10 +437,9 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
                     drop_closed_loops(values)
                     values[loop] = await stack.enter_async_context(self.lifespan(self))
                     stack.callback(values.pop, loop, None)
-                # Mounted servers' lifespans run inside this one's, in mount order.
-                for mount in self.registry.catalog.mounts if self.registry.catalog is not None else ():
-                    await stack.enter_async_context(mount.child.running())
-                await stack.enter_async_context(self.late_mounts.held())  # mounted from now on
+                # Mounted servers' lifespans run inside this one's, in mount order (and those mounted from now on)
+                registry = self.registry
+                await self.late_mounts.enter(stack, lambda: () if registry.catalog is None else registry.catalog.mounts)
                 yield self
         finally:
             self.changes.loops.pop(loop, None)
