@@ -75,5 +75,13 @@ async def push_many(n: int, start: int = 0) -> None:
         await server.notify_extension("com.acme/push", "acme/pushed", {"x": x})
 
 
+@server.tool
+async def progress_many(n: int, ctx: Context) -> int:
+    """Report progress ``n`` times (1 .. n of n) as fast as it can; returns ``n``."""
+    for done in range(1, n + 1):
+        await ctx.report_progress(done, n)
+    return n
+
+
 if __name__ == "__main__":
     server.run()

@@ -90,3 +90,17 @@ def test_an_upstreams_flood_of_custom_notifications_reaches_a_client_in_order_th
 
     tasks, pushed = flooded(caplog, flood)
     check(caplog, tasks, pushed, "to its clients")
+
+
+def test_an_upstreams_flood_of_progress_reaches_the_caller_in_order_through_few_tasks(caplog):
+    """Progress goes to the caller one notification at a time, the newest of those that came
+    meanwhile next (progress only grows): 5,000 make a handful of tasks, not one each."""
+
+    async def flood(peer: Peer) -> list[int]:
+        answer = await peer.call_tool("progress_many", {"n": FLOOD}, _meta={"progressToken": "p"})
+        assert answer["content"][0]["text"] == str(FLOOD)
+        return [p["progress"] for p in peer.notifications("notifications/progress") if p["progressToken"] == "p"]
+
+    tasks, progress = flooded(caplog, flood)
+    assert tasks < 100, f"{tasks} tasks for {FLOOD} notifications"
+    assert progress and progress == sorted(set(progress)), "out of order"

@@ -176,18 +176,56 @@ def forward_log(server_name: str, params: dict[str, Any]) -> None:
 
 
 def progress_deliverer(on_progress: Any, pending: set[Any]) -> Any:
-    """The session's progress callback for a caller's ``on_progress`` (None for None): an async
-    callback runs as a task (kept in ``pending`` until done), in order of arrival."""
+    """The session's progress callback for a caller's ``on_progress`` (None for None), for one
+    request. A sync callback is called at once. An async one runs in a task (kept in ``pending``
+    until done), one at a time, in order of arrival; progress that comes while one runs waits,
+    the newest only: progress only grows (spec: MUST increase), so the newest says what those it
+    replaced did, and a server's flood of progress makes one task, not one each. What a callback
+    raises goes to the loop's exception handler, and the next progress is delivered still."""
     if on_progress is None:
         return None
+    newest: list[tuple[float, float | None, str | None]] = []  # come while a callback ran
+    running = False
+
+    async def drain(first: Any) -> None:
+        nonlocal running
+        try:
+            awaiting = first
+            while True:
+                try:
+                    await awaiting
+                except Exception as exc:
+                    _callback_failed(exc)
+                if not newest:
+                    return
+                awaiting = on_progress(*newest.pop())
+                if not inspect.isawaitable(awaiting):
+                    awaiting = _done()
+        finally:
+            running = False
 
     def deliver(progress: float, total: float | None, message: str | None) -> None:
+        nonlocal running
+        if running:
+            newest[:] = [(progress, total, message)]
+            return
         r = on_progress(progress, total, message)
         if inspect.isawaitable(r):
             import asyncio
 
-            t = asyncio.ensure_future(r)
+            running = True
+            t = asyncio.ensure_future(drain(r))
             pending.add(t)
             t.add_done_callback(pending.discard)
 
     return deliver
+
+
+async def _done() -> None:
+    """Nothing to await (a callback that returned no awaitable this time)."""
+
+
+def _callback_failed(exc: Exception) -> None:
+    import asyncio
+
+    asyncio.get_running_loop().call_exception_handler({"message": "an on_progress callback failed", "exception": exc})

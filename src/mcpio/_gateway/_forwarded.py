@@ -241,10 +241,11 @@ class _Relaying:
             raw, exc = task_outcome(run)
             self.end(*((None, exc) if isinstance(exc, InputRequired) else self.outcome(raw, exc)))
 
-    def progressed(self, progress: float, total: float | None, message: str | None) -> None:
+    def progressed(self, progress: float, total: float | None, message: str | None) -> Awaitable[None]:
         """The upstream's progress for the call: to the call's client, under its own token (the
-        Context drops it once the call has ended, and whatever does not go up)."""
-        self.tool.upstream.spawn(self.ctx.report_progress(progress, total, message))
+        Context drops it once the call has ended, and whatever does not go up); one at a time,
+        the newest of those that came meanwhile next (``Client.send_nowait``'s ``on_progress``)."""
+        return self.ctx.report_progress(progress, total, message)
 
     def cancelled(self) -> None:
         """The client cancelled the call, or its session ended: so does the request upstream."""
