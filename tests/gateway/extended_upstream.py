@@ -83,5 +83,16 @@ async def progress_many(n: int, ctx: Context) -> int:
     return n
 
 
+@server.tool
+def churn(n: int, name: str) -> str:
+    """Add and remove a tool ``n`` times (each tells the clients: 2n tools/list_changed), then
+    register a tool named ``name``."""
+    for _ in range(n):
+        server.add_tool(lambda: "", name="fleeting")
+        server.remove_tool("fleeting")
+    server.add_tool(lambda: name, name=name)
+    return name
+
+
 if __name__ == "__main__":
     server.run()

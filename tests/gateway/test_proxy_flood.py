@@ -104,3 +104,20 @@ def test_an_upstreams_flood_of_progress_reaches_the_caller_in_order_through_few_
     tasks, progress = flooded(caplog, flood)
     assert tasks < 100, f"{tasks} tasks for {FLOOD} notifications"
     assert progress and progress == sorted(set(progress)), "out of order"
+
+
+def test_an_upstreams_flood_of_list_changed_is_listed_again_one_at_a_time_the_last_change_included(caplog):
+    """10,000 tools/list_changed make a handful of listings (each kind's one at a time, once more
+    after one that a change came during), not a task and a round trip each; the tool added last
+    is served."""
+
+    async def flood(peer: Peer) -> list[int]:
+        await peer.call_tool("churn", {"n": FLOOD, "name": "late"})
+        start = 0
+        while "late" not in [t["name"] for t in await peer.list_all("tools/list", "tools")]:
+            await peer.notification("notifications/tools/list_changed", start=start)
+            start = len(peer.received)
+        return []
+
+    tasks, _ = flooded(caplog, flood)
+    assert tasks < 100, f"{tasks} tasks for {2 * FLOOD} notifications"

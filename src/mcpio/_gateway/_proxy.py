@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable
 from typing import TYPE_CHECKING, Any
 
 from .. import _log
@@ -33,14 +33,14 @@ from .._client._opening import send_first
 from .._errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ConnectionClosed, MCPError, TransportError
 from .._host._config import ServerSpec
 from .._server._context import Context
-from .._server._extensions import is_custom
 from .._server._mrtr import ROUND_TIMEOUT
 from .._server._server import Server
 from .._server._stdio import settle
 from ._custom import CustomForwarding
-from ._forwarded import _CALLER, AskingClients, Flights, _Relaying, as_host, chosen_tools, forwarded_tool
-from ._items import ForwardedPrompt, ForwardedResource
+from ._forwarded import _CALLER, AskingClients, Flights, _Relaying, as_host
+from ._items import ForwardedResource
 from ._loops import handed, running_loop
+from ._mirror import Mirroring, OneAtATime, reason
 from ._roots import RootsRelay
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ class UpstreamError(MCPError):
     """The upstream server could not be reached or went away during the request."""
 
 
-class Upstream(CustomForwarding, AskingClients):
+class Upstream(CustomForwarding, AskingClients, Mirroring):
     """One upstream connection: opened on demand, re-opened after it dies, mirrored into ``server``."""
 
     def __init__(
@@ -93,6 +93,7 @@ class Upstream(CustomForwarding, AskingClients):
         self.callers: list[Context | Flight | _Relaying] = []
         self.flights = Flights(getattr(target, "round_timeout", None) or round_timeout)  # a ServerSpec's own first
         self._background: set[asyncio.Task[Any]] = set()
+        self._told = OneAtATime(self.spawn)  # its list_changed and resources/updated, handled (_mirror)
         self._listed: dict[str, Any] = {}  # kind -> what the upstream listed when last mirrored
         self.extensions: list[Extension] = []  # what it declares, the proxy announces (_custom)
         self._watched: dict[str, int] = {}  # upstream URI -> the proxy's subscribers to it
@@ -229,7 +230,7 @@ class Upstream(CustomForwarding, AskingClients):
         try:
             await self.connect()
         except Exception as exc:
-            log.error("upstream %r did not start: %s", self.label, _reason(exc))
+            log.error("upstream %r did not start: %s", self.label, reason(exc))
         self.start_ms = round((time.perf_counter() - began) * 1000, 1)
         settle()  # the client, its modules and the mirror live as long as serving
 
@@ -244,7 +245,7 @@ class Upstream(CustomForwarding, AskingClients):
         return {
             "name": self.label,
             "state": state,
-            "error": None if self.error is None else _reason(self.error),
+            "error": None if self.error is None else reason(self.error),
             "start_ms": self.start_ms,
             **counts,
             "resources": len(resources),
@@ -300,7 +301,7 @@ class Upstream(CustomForwarding, AskingClients):
         except UpstreamError:
             raise
         except Exception as exc:
-            raise UpstreamError(f"upstream {self.label!r} is not available: {_reason(exc)}", INTERNAL_ERROR) from None
+            raise UpstreamError(f"upstream {self.label!r} is not available: {reason(exc)}", INTERNAL_ERROR) from None
         token = None
         if caller is not None:
             self.callers.append(caller)
@@ -333,80 +334,10 @@ class Upstream(CustomForwarding, AskingClients):
             self.client = None
             self.spawn(_quietly_close(client))
         return UpstreamError(
-            f"upstream {self.label!r} went away during the request ({_reason(exc)}); "
+            f"upstream {self.label!r} went away during the request ({reason(exc)}); "
             "it is started again on the next request",
             INTERNAL_ERROR,
         )
-
-    # ------------------------------------------------------------ the catalog
-    async def _mirror(self, client: Client, kinds: tuple[str, ...] = ("tools", "prompts", "resources")) -> None:
-        """Serve the upstream's current ``kinds`` as the proxy's own items, replacing the last
-        mirror in ONE change (one rebuild of the served tables, one ``list_changed`` per list
-        kind), and none at all for a kind whose listing is what it was."""
-        import asyncio
-
-        caps = client.server_capabilities
-        # What the upstream announces, the proxy announces, listed or not yet (told by the change below)
-        self.server.registry.promised.update(kind for kind in kinds if caps.get(kind) is not None)
-        asked: dict[str, Any] = {}  # the lists asked at once: one round trip, not four
-        if "tools" in kinds and caps.get("tools") is not None:
-            asked["tools"] = client.list_tools()
-        if "prompts" in kinds and caps.get("prompts") is not None:
-            asked["prompts"] = client.list_prompts()
-        if "resources" in kinds and caps.get("resources") is not None:
-            asked["resources"] = client.list_resources()
-            asked["templates"] = client.list_resource_templates()
-        asked = {kind: self._listing(kind, aw) for kind, aw in asked.items()}
-        got = dict(zip(asked, await asyncio.gather(*asked.values()), strict=True))
-        listed: dict[str, Any] = {kind: got.get(kind, []) for kind in kinds}
-        if "resources" in kinds:
-            listed["resources"] = (got.get("resources", []), got.get("templates", []))
-        listed = {kind: raw for kind, raw in listed.items() if self._listed.get(kind) != raw}
-        if not listed:
-            return
-        items: dict[str, dict[str, Any]] = {}
-        if "tools" in listed:
-            tools = chosen_tools(self.target, listed["tools"])
-            items["tools"] = self._made("tool", "name", tools, lambda t: forwarded_tool(self, t, client))
-        if "prompts" in listed:
-            items["prompts"] = self._made("prompt", "name", listed["prompts"], lambda p: ForwardedPrompt.of(self, p))
-        if "resources" in listed:
-            resources, templates = listed["resources"]
-            items["resources"] = self._made(
-                "resource", "uri", resources, lambda r: ForwardedResource.of(self, r, r["uri"])
-            )
-            items["templates"] = self._made(
-                "resource template", "uriTemplate", templates, lambda t: ForwardedResource.of(self, t, t["uriTemplate"])
-            )
-        self.server.replace_own(items, lambda item: getattr(item, "upstream", None) is self)
-        self._listed.update(listed)
-
-    def _made(self, what: str, key: str, listed: list[Any], make: Callable[[Any], Any]) -> dict[str, Any]:
-        """The proxy's items for the upstream's ``listed`` ones, by their ``key``: one mcpio cannot
-        serve (no ``key``, a tool name outside the 2025-11-25 rules, a template RFC 6570 refuses, a
-        schema that is no object) is left out with one line in the log, and the rest are served."""
-        made: dict[str, Any] = {}
-        for raw in listed:
-            name = raw.get(key) if isinstance(raw, dict) else None
-            try:
-                if not isinstance(name, str):
-                    raise ValueError(f"its {key!r} is {name!r}, not a string")
-                made[name] = make(raw)
-            except Exception as exc:  # the upstream's data, whatever is wrong with it: this item only
-                log.warning("upstream %r: %s %.80r left out: %s", self.label, what, name, _reason(exc))
-        return made
-
-    async def _listing(self, kind: str, listing: Awaitable[list[Any]]) -> list[Any]:
-        """What ``listing`` lists; none when the upstream announced the capability but does not
-        implement the method (-32601: an SDK server with resources and no templates), with a
-        warning: the rest of what it serves is served all the same."""
-        try:
-            return await listing
-        except MCPError as exc:
-            if exc.code != METHOD_NOT_FOUND:
-                raise
-            log.warning("upstream %r: its %s are not served: it does not list them (%s)", self.label, kind, exc)
-            return []
 
     async def watch(self, uri: str, on: bool) -> None:
         """The proxy's clients subscribe to the upstream's ``uri`` (``on``) or leave: the upstream
@@ -441,45 +372,20 @@ class Upstream(CustomForwarding, AskingClients):
         try:
             await _hold(client, uri, True)
         except MCPError as exc:
-            log.warning("upstream %r: subscribing to %s again failed: %s", self.label, uri, _reason(exc))
+            log.warning("upstream %r: subscribing to %s again failed: %s", self.label, uri, reason(exc))
 
     def _turn(self, uri: str) -> str:
         """The turn of the upstream's updates of ``uri``: of the processes hearing them, its holder tells."""
         return f"upstream {self.label}: {uri}"
 
-    def _on_notification(self, method: str, params: dict[str, Any] | None) -> None:
-        kind = {
-            "notifications/tools/list_changed": "tools",
-            "notifications/prompts/list_changed": "prompts",
-            "notifications/resources/list_changed": "resources",
-        }.get(method)
-        if kind is not None:
-            self.spawn(self._remirror(kind))
-        elif method == "notifications/resources/updated" and params and isinstance(params.get("uri"), str):
-            uri = params["uri"]
-            self.spawn(self.server.changes.resource_updated(uri, self._turn(uri)))
-        elif is_custom(method):  # an extension's: to the proxy's clients of it (_custom)
-            self.tell_clients(method, params)
-
-    async def _remirror(self, kind: str) -> None:
-        if self.client is None and (lock := self._lock) is not None and lock.locked():  # told during the
-            await lock.acquire()  # first connect, whose listing may predate it: listed again after it
-            lock.release()
-        client = self.live()
-        if client is None:
-            return
-        try:
-            await self._mirror(client, (kind,))
-        except Exception as exc:
-            log.warning("upstream %r: listing %s after list_changed failed: %s", self.label, kind, _reason(exc))
-
-    def spawn(self, coro: Any) -> None:
+    def spawn(self, coro: Any) -> asyncio.Task[Any]:
         """Run ``coro`` in a task of this upstream's (one it cancels when it closes)."""
         import asyncio
 
         task = asyncio.get_running_loop().create_task(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        return task
 
 
 class ProxyServer(Server):
@@ -511,7 +417,7 @@ class ProxyServer(Server):
         error, upstream = self.upstream.error, self.upstream
         if error is None or upstream.client is not None or upstream._listed:
             return None
-        return f"the upstream server did not start: {str(error) or _reason(error)}"
+        return f"the upstream server did not start: {str(error) or reason(error)}"
 
     def unlisted(self, uri: str) -> Resource | None:
         """Any URI it does not list is read from the upstream (ForwardedResource.unlisted), but a disabled one's."""
@@ -594,7 +500,3 @@ def _label(target: Any) -> str:
         return str(target[0]).rsplit("/", 1)[-1] if target else "upstream"
     text = str(target)
     return text.split("?")[0].rstrip("/").rsplit("/", 1)[-1] or text
-
-
-def _reason(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
