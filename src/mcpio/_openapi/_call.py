@@ -34,10 +34,11 @@ import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, unquote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from .. import _log
 from .._content import ToolResult
+from .._shown import shown
 from ._operations import CONTENT, Operation, Param
 from ._redact import Redactor, credential_headers, header_text, redact_http_log, secret_values
 from ._schemas import obj
@@ -229,14 +230,6 @@ def _check_segments(template: str, path: str) -> None:
                 f"the path {template} cannot have its segment {before!r} be {after!r} (that is another path): "
                 "pass the value the parameter names"
             )
-
-
-def shown(url: str) -> str:
-    """``url`` without its user:password, for messages and resource URIs."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
 def _body(op: Operation, body: Any, request: dict[str, Any]) -> None:
