@@ -89,3 +89,19 @@ def test_an_http_sse_endpoint_off_origin_is_logged_without_the_urls_credentials(
         f"is not on the server's origin http://127.0.0.1:{srv.port}"
     ) in logged, logged
     assert not [line for line in logged if SECRET in line], logged
+
+
+def test_the_oauth_client_names_the_server_without_the_urls_credentials():
+    """An OAuth-protected server (401) publishing no metadata: the client falls back to the
+    2025-03-26 default endpoints of the server's origin, and its refusal names them; the server's
+    identity for OAuth (spec: Canonical Server URI) holds no userinfo, so none does."""
+    from mcpio.auth import OAuth
+
+    async def mcp(request: Request) -> Response:
+        return Response(status_code=401, headers={"www-authenticate": "Bearer"})
+
+    app = Starlette(routes=[Route("/mcp", mcp, methods=["GET", "POST"])])
+    with ServerThread(app) as srv:
+        message = _refusal(f"http://ada:{SECRET}@127.0.0.1:{srv.port}/mcp?token={SECRET}", auth=OAuth(store=None))
+    assert f"dynamic client registration at http://127.0.0.1:{srv.port}/register: HTTP 404" in message, message
+    assert SECRET not in message, message

@@ -32,11 +32,13 @@ def _store(args: argparse.Namespace) -> FileTokenStore:
 
 
 def _entries(store: TokenStore, url: str) -> list[tuple[str, dict[str, Any]]]:
+    from .._auth._discovery import server_identity  # the key the OAuth client stores a token under
+
     out = []
     for key in store.keys():  # noqa: SIM118 (a TokenStore is not iterable: keys() is its listing)
         if key.startswith("token "):
             entry = store.load(key)
-            if entry and entry.get("server_url") == url:
+            if entry and entry.get("server_url") == server_identity(url):
                 out.append((key, entry))
     return out
 
