@@ -35,6 +35,7 @@ from .._server._extensions import is_custom
 from .._server._mrtr import ROUND_TIMEOUT
 from .._server._server import Server
 from .._server._stdio import settle
+from .._shown import shown
 from ._custom import CustomForwarding
 from ._forwarded import _CALLER, AskingClients, Flights, _Relaying, as_host, chosen_tools, forwarded_tool
 from ._items import ForwardedPrompt, ForwardedResource
@@ -543,7 +544,7 @@ def _label(target: Any) -> str:
         return name
     if isinstance(target, (list, tuple)):
         return str(target[0]).rsplit("/", 1)[-1] if target else "upstream"
-    text = str(target)
+    text = shown(str(target))  # a URL's userinfo is no name (a URL with no path: its host)
     return text.split("?")[0].rstrip("/").rsplit("/", 1)[-1] or text
 
 
