@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from .._client._target import is_url, serve_argv
 from .._host._config import KNOWN, ServerSpec, find_server, lookup
 from .._pyfile import SOURCE_SUFFIXES, python_file
+from .._shown import shown
 from ._exit import UsageError
 from ._gateway import gateway_specs
 from ._signature import deref as _deref
@@ -84,7 +85,7 @@ def resolve(target: str, *, verbose: bool = False) -> ServerSpec:
     if not target:
         raise UsageError("TARGET is empty")
     if is_url(target):
-        return ServerSpec(name=target, url=target, source="url")
+        return ServerSpec(name=shown(target), url=target, source="url")  # named without its credentials
     file = python_file(target)
     if file is not None:
         return _mcpio_run(target, os.path.basename(file), verbose)

@@ -1,0 +1,106 @@
+"""The command line names a URL it was given without its credentials (``mcpio._shown.shown``):
+``mcpio list/doctor/auth URL`` and ``mcpio run/doctor --openapi URL``, real subprocesses, a
+closed port or a real server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import subprocess
+import sys
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Mount, Route
+
+from mcpio import Server
+from tests.support.http import ServerThread, free_port
+
+SECRET = "pass-word-1234"
+
+
+def mcpio(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcpio", *args],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env={**os.environ, "NO_COLOR": "1"},
+    )  # fmt: skip
+
+
+def test_unreachable_url_commands_name_it_without_its_credentials():
+    port = free_port()  # closed again: nothing listens there
+    url, plain = (
+        f"http://ada:{SECRET}@127.0.0.1:{port}/mcp?token={SECRET}",
+        f"http://127.0.0.1:{port}/mcp?token=[redacted]",
+    )
+    listed, doctored, explained = mcpio("list", url), mcpio("doctor", "--json", url), mcpio("auth", url)
+    assert f"check that an MCP server is running at {plain}" in listed.stderr, listed.stderr
+    assert json.loads(doctored.stdout)["target"] == plain, doctored.stdout
+    assert f"mcpio: cannot reach {plain}: ConnectError" in explained.stderr, explained.stderr
+    for done in (listed, doctored, explained):
+        assert SECRET not in done.stdout + done.stderr, done
+
+
+def test_doctor_openapi_shows_the_document_url_without_its_credentials():
+    """The command it checks downloads the document with the URL's Basic credentials (as given);
+    the report names that command with the URL shown."""
+    seen: list[str] = []
+
+    async def doc(request: Request) -> Response:
+        seen.append(request.headers.get("authorization", ""))
+        return JSONResponse({"openapi": "3.1.0", "info": {"title": "T", "version": "1"}, "paths": {}})
+
+    with ServerThread(Starlette(routes=[Route("/openapi.json", doc)])) as srv:
+        url = f"http://ada:{SECRET}@127.0.0.1:{srv.port}/openapi.json?api_key={SECRET}"
+        done = mcpio("doctor", "--json", "--openapi", url, "--base-url", f"http://bob:{SECRET}@127.0.0.1:9")
+    target = json.loads(done.stdout)["target"]
+    assert target.endswith(
+        f"-m mcpio run --openapi 'http://127.0.0.1:{srv.port}/openapi.json?api_key=[redacted]' "
+        "--base-url http://127.0.0.1:9"
+    ), target
+    assert SECRET not in done.stdout + done.stderr, done
+    basic = "Basic " + base64.b64encode(f"ada:{SECRET}".encode()).decode()
+    assert len(seen) >= 2 and set(seen) == {basic}, seen  # doctor's own read, and each `mcpio run`'s
+
+
+def _banner(*args: str) -> str:
+    """What ``mcpio run ARGS`` over stdio says at a terminal (a pty for stdin and stderr)."""
+    import pty
+    import select
+    import signal
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mcpio", "run", *args],
+        stdin=follower, stdout=subprocess.PIPE, stderr=follower, env={**os.environ, "NO_COLOR": "1"},
+    )  # fmt: skip
+    os.close(follower)
+    seen = b""
+    try:
+        while b"add it to a host" not in seen and select.select([leader], [], [], 60)[0]:
+            seen += os.read(leader, 4096)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+        os.close(leader)
+    return seen.decode()
+
+
+def test_run_banners_name_the_urls_without_their_credentials():
+    """``mcpio run --openapi URL`` and ``mcpio run URL`` (a proxy) over stdio say how to try them,
+    naming their own target: with the URLs shown."""
+    upstream = Server("up")
+
+    async def doc(request: Request) -> Response:
+        return JSONResponse({"openapi": "3.1.0", "info": {"title": "T", "version": "1"}, "paths": {}})
+
+    app = Starlette(routes=[Route("/openapi.json", doc), Mount("/up", upstream.http_app(path="/"))])
+    with ServerThread(app) as srv:
+        at = f"http://ada:{SECRET}@127.0.0.1:{srv.port}"
+        api = _banner("--openapi", f"{at}/openapi.json", "--base-url", f"http://bob:{SECRET}@127.0.0.1:9")
+        proxy = _banner(f"{at}/up/?token={SECRET}")
+    assert f"mcpio run --openapi http://127.0.0.1:{srv.port}/openapi.json --base-url http://127.0.0.1:9" in api, api
+    assert f"serving 'http://127.0.0.1:{srv.port}/up/?token=[redacted]'" in proxy, proxy
+    assert f"mcpio list http://127.0.0.1:{srv.port}/up/?token=[redacted] " in proxy, proxy
+    assert SECRET not in api + proxy, (api, proxy)
