@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import logging
 from typing import Any
 
 import pytest
@@ -77,3 +78,45 @@ def test_document_errors_show_the_url_without_credentials_and_servers_resolve_ag
     assert swagger.startswith(f"OpenAPIError {plain}/swagger.json is a Swagger 2.0 document;"), swagger
     assert result["structuredContent"] == {"ok": True}, result
     assert seen == ["Basic " + base64.b64encode(f"ada:{SECRET}".encode()).decode()]
+
+
+def test_httpx_logs_the_document_url_without_its_credentials(caplog):
+    """httpx logs each request's URL at INFO: the document's download is logged with it shown."""
+
+    async def doc(request: Request) -> Response:
+        return JSONResponse({"openapi": "3.1.0", "info": {"title": "T", "version": "1"}, "paths": {}})
+
+    with ServerThread(Starlette(routes=[Route("/openapi.json", doc)])) as srv:
+        with caplog.at_level(logging.INFO, logger="httpx"):
+            Server.from_openapi(
+                f"http://ada:{SECRET}@127.0.0.1:{srv.port}/openapi.json?key={SECRET}", base_url="http://x"
+            )
+    logged = [r.getMessage() for r in caplog.records if r.name == "httpx"]
+    assert logged == [f'HTTP Request: GET http://127.0.0.1:{srv.port}/openapi.json?key=[redacted] "HTTP/1.1 200 OK"'], (
+        logged
+    )
+
+
+def test_httpx_logs_the_apis_requests_without_the_base_urls_short_password(caplog):
+    """A password shorter than the values redaction takes (``MIN_SECRET``) is still no part of
+    the request lines httpx logs: the URL is shown without its userinfo."""
+
+    async def who(request: Request) -> Response:
+        return JSONResponse({"ok": True})
+
+    doc = {
+        "openapi": "3.1.0", "info": {"title": "T", "version": "1"},
+        "paths": {"/who": {"get": {"operationId": "who", "responses": ANY}}},
+    }  # fmt: skip
+    with ServerThread(Starlette(routes=[Route("/who", who)])) as srv:
+        server = Server.from_openapi(doc, base_url=f"http://al:pw42@127.0.0.1:{srv.port}")
+
+        async def go() -> dict[str, Any]:
+            async with Client(server) as c:
+                return await c.call_tool("who", {})
+
+        with caplog.at_level(logging.INFO, logger="httpx"):
+            result = asyncio.run(go())
+    assert result["structuredContent"] == {"ok": True}, result
+    logged = [r.getMessage() for r in caplog.records if r.name == "httpx"]
+    assert logged == [f'HTTP Request: GET http://127.0.0.1:{srv.port}/who "HTTP/1.1 200 OK"'], logged

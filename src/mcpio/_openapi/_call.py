@@ -313,8 +313,7 @@ class Caller:
         configured = [*credential_headers(self.headers, public_headers), *credentials.sent(), *userinfo, *query]
         self._secrets = secret_values(configured)  # what no text returned shows (._redact)
         self._redact = Redactor(self._secrets)
-        if self._secrets:
-            redact_http_log(self._redact)  # httpx logs each request's URL, a query credential included
+        redact_http_log(self._redact if self._secrets else None)  # httpx logs each request's URL
 
     async def call(self, op: Operation, arguments: dict[str, Any], ctx: Any) -> ToolResult:
         """The tool result of ``op`` called with ``arguments`` (module docstring)."""

@@ -77,6 +77,9 @@ async def _fetch(url: str, timeout: float) -> bytes:
 
     import httpx  # the http extra
 
+    from ._redact import redact_http_log
+
+    redact_http_log()  # httpx logs the URL of each request: shown without its credentials
     chunks: list[bytes] = []
     size = 0
     where = shown(url)

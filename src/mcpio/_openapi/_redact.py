@@ -46,6 +46,8 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .._shown import shown
+
 MIN_SECRET = 8
 REDACTED = "[redacted]"
 _AUTHORIZATION = re.compile(r"([A-Za-z][A-Za-z0-9_-]*) +(\S+)")  # "<scheme> <token>" (RFC 9110 §11.4)
@@ -210,14 +212,18 @@ class Redactor:
 
 class _LogRedaction:
     """A filter of the ``httpx`` logger (``logging.Filter``'s protocol): httpx logs each request at
-    INFO with its whole URL, a query credential included; each record leaves with the credentials
-    of every live :class:`Redactor` given to :func:`redact_http_log` redacted (a process may serve
-    several APIs, and log records do not say which client sent them)."""
+    INFO with its whole URL, userinfo and a query credential included; each record leaves with
+    that URL as :func:`.._shown.shown` shows it, and the credentials of every live
+    :class:`Redactor` given to :func:`redact_http_log` redacted (a process may serve several
+    APIs, and log records do not say which client sent them)."""
 
     def __init__(self) -> None:
         self.redactors: weakref.WeakSet[Redactor] = weakref.WeakSet()
 
     def filter(self, record: Any) -> bool:
+        args = record.args
+        if str(record.msg).startswith("HTTP Request:") and isinstance(args, tuple) and len(args) > 1:
+            record.args = (args[0], shown(str(args[1])), *args[2:])  # httpx: (method, url, version, status, reason)
         redactors = list(self.redactors)
         if redactors:
             message = redacted = record.getMessage()
@@ -231,11 +237,13 @@ class _LogRedaction:
 _log_redaction = _LogRedaction()
 
 
-def redact_http_log(redact: Redactor) -> None:
-    """Keep ``redact``'s credentials out of httpx's log lines while ``redact`` lives."""
+def redact_http_log(redact: Redactor | None = None) -> None:
+    """Show each URL httpx logs without its credentials, and keep ``redact``'s out of httpx's log
+    lines while ``redact`` lives."""
     import logging
 
     httpx_log = logging.getLogger("httpx")
     if _log_redaction not in httpx_log.filters:
         httpx_log.addFilter(_log_redaction)
-    _log_redaction.redactors.add(redact)
+    if redact is not None:
+        _log_redaction.redactors.add(redact)
