@@ -104,3 +104,18 @@ def test_run_banners_name_the_urls_without_their_credentials():
     assert f"serving 'http://127.0.0.1:{srv.port}/up/?token=[redacted]'" in proxy, proxy
     assert f"mcpio list http://127.0.0.1:{srv.port}/up/?token=[redacted] " in proxy, proxy
     assert SECRET not in api + proxy, (api, proxy)
+
+
+def test_install_refusal_names_the_url_without_its_credentials(tmp_path):
+    """``mcpio install URL`` checks the entry first; its refusal and its hint name the URL shown
+    (the entry it would write keeps the URL as given: the host connects with it)."""
+    port = free_port()  # closed again: nothing listens there
+    url = f"http://ada:{SECRET}@127.0.0.1:{port}/mcp?token={SECRET}"
+    env = {**os.environ, "HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / ".config")}
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpio", "install", url, "--host", "cursor"],
+        capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert f"run 'mcpio doctor http://127.0.0.1:{port}/mcp?token=[redacted]' to see more" in done.stderr, done.stderr
+    assert SECRET not in done.stdout + done.stderr, done.stderr
