@@ -119,3 +119,16 @@ def test_install_refusal_names_the_url_without_its_credentials(tmp_path):
     assert done.returncode != 0
     assert f"run 'mcpio doctor http://127.0.0.1:{port}/mcp?token=[redacted]' to see more" in done.stderr, done.stderr
     assert SECRET not in done.stdout + done.stderr, done.stderr
+
+
+def test_config_and_tap_name_a_configured_url_without_its_credentials(tmp_path):
+    """``mcpio config FILE`` lists each entry's URL, and ``mcpio tap`` refuses a URL, shown."""
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        json.dumps({"mcpServers": {"remote": {"url": f"https://ada:{SECRET}@mcp.test/mcp?key={SECRET}"}}})
+    )
+    listed = mcpio("config", str(config), "--json")
+    assert [row["run"] for row in json.loads(listed.stdout)] == ["https://mcp.test/mcp?key=[redacted]"], listed.stdout
+    tapped = mcpio("tap", "-o", str(tmp_path / "t.jsonl"), "--", f"https://ada:{SECRET}@mcp.test/mcp")
+    assert "https://mcp.test/mcp is a URL; tap and replay work with a server started over stdio" in tapped.stderr
+    assert SECRET not in listed.stdout + listed.stderr + tapped.stdout + tapped.stderr

@@ -137,7 +137,7 @@ def stdio_command(words: list[str]) -> tuple[list[str], dict[str, str]]:
         return list(words), {}
     spec = resolve(words[0])
     if spec.url is not None:
-        raise UsageError(f"{words[0]} is a URL; tap and replay work with a server started over stdio")
+        raise UsageError(f"{shown(words[0])} is a URL; tap and replay work with a server started over stdio")
     spec = spec.resolved()
     if not spec.command:
         raise UsageError(f"{words[0]}: the entry has no command")
