@@ -60,3 +60,20 @@ def test_exports_of_a_url_with_credentials_read_it_from_the_environment(tmp_path
         assert ran.returncode == 0 and "1 passed" in ran.stdout, ran.stdout + ran.stderr
         shell = subprocess.run(["sh", "-c", command], capture_output=True, text=True, env=env, timeout=120)
         assert shell.returncode == 0 and shell.stdout.strip() == "5", shell.stdout + shell.stderr
+
+
+def test_the_page_names_a_connected_url_without_its_credentials() -> None:
+    """What the page shows of the connected server (``info.target``, on a screen that may be
+    shared) is the URL shown; the connect form keeps the URL as given, to connect with."""
+    with ServerThread(Server("up").http_app()) as srv:
+        url = f"http://ada:{SECRET}@127.0.0.1:{srv.port}/mcp?token={SECRET}"
+        insp = Inspector(url)
+        try:
+            with httpx.Client(timeout=60) as http:
+                headers = sign_in(http, insp)
+                connected = http.post(insp.base + "/api/connect", headers=headers, json={"target": url}).json()
+                initial = http.post(insp.base + "/api/initial", headers=headers, content=b"{}").json()
+        finally:
+            insp.close()
+    assert connected["target"] == f"http://127.0.0.1:{srv.port}/mcp?token=[redacted]", connected
+    assert initial["info"]["target"] == connected["target"] and initial["target"] == url
