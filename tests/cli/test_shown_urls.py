@@ -132,3 +132,19 @@ def test_config_and_tap_name_a_configured_url_without_its_credentials(tmp_path):
     tapped = mcpio("tap", "-o", str(tmp_path / "t.jsonl"), "--", f"https://ada:{SECRET}@mcp.test/mcp")
     assert "https://mcp.test/mcp is a URL; tap and replay work with a server started over stdio" in tapped.stderr
     assert SECRET not in listed.stdout + listed.stderr + tapped.stdout + tapped.stderr
+
+
+def test_call_and_usage_errors_name_the_urls_without_their_credentials():
+    """``mcpio call URL TOOL`` on a server without tools hints ``mcpio list URL``; a TARGET and
+    ``--openapi`` together are refused naming both: each URL shown."""
+    with ServerThread(Server("empty").http_app()) as srv:
+        url = f"http://ada:{SECRET}@127.0.0.1:{srv.port}/mcp?token={SECRET}"
+        called = mcpio("call", url, "nosuch")
+    both = mcpio("doctor", url, "--openapi", f"http://bob:{SECRET}@127.0.0.1:9/openapi.json")
+    served = mcpio("run", url, "--openapi", f"http://bob:{SECRET}@127.0.0.1:9/openapi.json")
+    assert f"mcpio list http://127.0.0.1:{srv.port}/mcp?token=[redacted] shows what it has" in called.stderr
+    shown = f"(http://127.0.0.1:{srv.port}/mcp?token=[redacted] and http://127.0.0.1:9/openapi.json)"
+    assert f"give TARGET or --openapi SPEC, not both {shown}" in both.stderr, both.stderr
+    assert f"give FILE[:OBJECT] or --openapi SPEC, not both {shown}" in served.stderr, served.stderr
+    for done in (called, both, served):
+        assert SECRET not in done.stdout + done.stderr, done.stderr

@@ -19,7 +19,9 @@ def openapi_server(args: Any) -> tuple[Server, str]:
     if args.openapi is None:
         raise UsageError("mcpio run needs FILE[:OBJECT] or --openapi SPEC")
     if args.app is not None:
-        raise UsageError(f"give FILE[:OBJECT] or --openapi SPEC, not both ({args.app} and {args.openapi})")
+        raise UsageError(
+            f"give FILE[:OBJECT] or --openapi SPEC, not both ({shown(args.app)} and {shown(args.openapi)})"
+        )
     if args.reload:
         raise UsageError("--reload works with FILE (a Python server), not --openapi")
     try:
@@ -41,7 +43,7 @@ def doctor_target(args: Any) -> tuple[str, str, list[tuple[str, str]]]:
     if args.openapi is None:
         raise UsageError("mcpio doctor needs TARGET or --openapi SPEC")
     if args.target is not None:
-        raise UsageError(f"give TARGET or --openapi SPEC, not both ({args.target} and {args.openapi})")
+        raise UsageError(f"give TARGET or --openapi SPEC, not both ({shown(args.target)} and {shown(args.openapi)})")
     try:
         _, _, converted, _ = analyze(args.openapi)
     except OpenAPIError as exc:
