@@ -6,6 +6,9 @@ password there is deprecated, and showing one is a leak) and with the value of e
 fragment) parameter whose name looks like a credential (:data:`SECRET_KEY`: ``api_key``,
 ``access_token``, ``key``, ``sig``, ``X-Amz-Signature``…) replaced by ``[redacted]``. The URL
 itself is still what mcpio connects to, resolves against and sends: only its shown form changes.
+
+httpx logs each request at INFO with its whole URL: :func:`show_urls_in_httpx_log` (called by
+whatever makes an httpx client for a URL it was given) makes that line show it so too.
 """
 
 from __future__ import annotations
@@ -43,3 +46,26 @@ def shown(url: str) -> str:
     if (netloc, query, fragment) == (parts.netloc, parts.query, parts.fragment):
         return url  # as given, to the character
     return urlunsplit(parts._replace(netloc=netloc, query=query, fragment=fragment))
+
+
+class _ShownInHttpxLog:
+    """A filter of the ``httpx`` logger (``logging.Filter``'s protocol): the URL of its request
+    line (``HTTP Request: %s %s "%s %d %s"``: method, URL, version, status, reason) as shown."""
+
+    def filter(self, record: object) -> bool:
+        args = getattr(record, "args", None)
+        if str(getattr(record, "msg", "")).startswith("HTTP Request:") and isinstance(args, tuple) and len(args) > 1:
+            record.args = (args[0], shown(str(args[1])), *args[2:])  # type: ignore[attr-defined]
+        return True
+
+
+_in_httpx_log = _ShownInHttpxLog()
+
+
+def show_urls_in_httpx_log() -> None:
+    """Install the filter that shows the URL of each line httpx logs (module docstring); once."""
+    import logging
+
+    httpx_log = logging.getLogger("httpx")
+    if _in_httpx_log not in httpx_log.filters:
+        httpx_log.addFilter(_in_httpx_log)

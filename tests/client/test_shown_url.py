@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from mcpio import Client
+from mcpio import Client, Server
 from tests.support.http import ServerThread, free_port
 
 SECRET = "pass-word-1234"
@@ -105,3 +105,33 @@ def test_the_oauth_client_names_the_server_without_the_urls_credentials():
         message = _refusal(f"http://ada:{SECRET}@127.0.0.1:{srv.port}/mcp?token={SECRET}", auth=OAuth(store=None))
     assert f"dynamic client registration at http://127.0.0.1:{srv.port}/register: HTTP 404" in message, message
     assert SECRET not in message, message
+
+
+def test_httpx_logs_an_https_servers_url_without_its_credentials(tmp_path, caplog):
+    """Over https the client sends through httpx, which logs each request's URL at INFO: the
+    line shows it without its credentials (and the server gets the URL's Basic credentials)."""
+    trustme = pytest.importorskip("trustme")
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1")
+    chain, key, ca_file = tmp_path / "chain.pem", tmp_path / "key.pem", tmp_path / "ca.pem"
+    chain.write_bytes(b"".join(blob.bytes() for blob in cert.cert_chain_pems))
+    cert.private_key_pem.write_to_path(str(key))
+    ca.cert_pem.write_to_path(str(ca_file))
+    upstream = Server("up")
+
+    @upstream.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    async def go(url: str) -> dict[str, object]:
+        async with Client(url, verify=str(ca_file)) as c:
+            return await c.call_tool("add", {"a": 2, "b": 3})
+
+    with ServerThread(upstream.http_app(), ssl_certfile=str(chain), ssl_keyfile=str(key)) as srv:
+        with caplog.at_level(logging.INFO, logger="httpx"):
+            added = asyncio.run(go(f"https://ada:{SECRET}@127.0.0.1:{srv.port}/mcp?api_key={SECRET}"))
+    assert added["structuredContent"] == {"result": 5}
+    logged = [r.getMessage() for r in caplog.records if r.name == "httpx"]
+    assert logged and all(
+        line.startswith(f"HTTP Request: POST https://127.0.0.1:{srv.port}/mcp?api_key=[redacted] ") for line in logged
+    ), logged

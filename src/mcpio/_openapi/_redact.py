@@ -46,7 +46,7 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .._shown import shown
+from .._shown import show_urls_in_httpx_log
 
 MIN_SECRET = 8
 REDACTED = "[redacted]"
@@ -212,18 +212,14 @@ class Redactor:
 
 class _LogRedaction:
     """A filter of the ``httpx`` logger (``logging.Filter``'s protocol): httpx logs each request at
-    INFO with its whole URL, userinfo and a query credential included; each record leaves with
-    that URL as :func:`.._shown.shown` shows it, and the credentials of every live
-    :class:`Redactor` given to :func:`redact_http_log` redacted (a process may serve several
-    APIs, and log records do not say which client sent them)."""
+    INFO with its whole URL, a query credential included; each record leaves with the credentials
+    of every live :class:`Redactor` given to :func:`redact_http_log` redacted (a process may serve
+    several APIs, and log records do not say which client sent them)."""
 
     def __init__(self) -> None:
         self.redactors: weakref.WeakSet[Redactor] = weakref.WeakSet()
 
     def filter(self, record: Any) -> bool:
-        args = record.args
-        if str(record.msg).startswith("HTTP Request:") and isinstance(args, tuple) and len(args) > 1:
-            record.args = (args[0], shown(str(args[1])), *args[2:])  # httpx: (method, url, version, status, reason)
         redactors = list(self.redactors)
         if redactors:
             message = redacted = record.getMessage()
@@ -238,10 +234,11 @@ _log_redaction = _LogRedaction()
 
 
 def redact_http_log(redact: Redactor | None = None) -> None:
-    """Show each URL httpx logs without its credentials, and keep ``redact``'s out of httpx's log
-    lines while ``redact`` lives."""
+    """Show each URL httpx logs as :func:`.._shown.shown` does, and keep ``redact``'s credentials
+    out of httpx's log lines while ``redact`` lives."""
     import logging
 
+    show_urls_in_httpx_log()
     httpx_log = logging.getLogger("httpx")
     if _log_redaction not in httpx_log.filters:
         httpx_log.addFilter(_log_redaction)
