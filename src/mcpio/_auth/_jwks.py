@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .._protocol._http_hosts import is_loopback
-from .._shown import shown
+from .._shown import show_urls_in_httpx_log, shown
 
 log = logging.getLogger("mcpio.auth")
 
@@ -84,6 +84,7 @@ async def fetch_json(
     import httpx
 
     named = shown(url)  # in messages: without its credentials (an endpoint given with user:password)
+    show_urls_in_httpx_log()  # and in the line httpx logs for the request
     try:
         async with asyncio.timeout(timeout):
             async with client.stream(
