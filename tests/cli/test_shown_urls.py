@@ -148,3 +148,18 @@ def test_call_and_usage_errors_name_the_urls_without_their_credentials():
     assert f"give FILE[:OBJECT] or --openapi SPEC, not both {shown}" in served.stderr, served.stderr
     for done in (called, both, served):
         assert SECRET not in done.stdout + done.stderr, done.stderr
+
+
+def test_doctor_of_a_gateway_names_an_unreachable_upstream_url_without_its_credentials(tmp_path):
+    """``mcpio doctor mcp.json``: each upstream's state, a URL entry's failure with its URL shown."""
+    port = free_port()  # closed again: nothing listens there
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        json.dumps({"mcpServers": {"remote": {"url": f"http://ada:{SECRET}@127.0.0.1:{port}/mcp?key={SECRET}"}}})
+    )
+    done = mcpio("doctor", str(config))
+    assert (
+        f"PROBLEM: upstream 'remote' did not start: ConnectionClosed: cannot reach the MCP server at "
+        f"http://127.0.0.1:{port}/mcp?key=[redacted]: "
+    ) in done.stdout, done.stdout
+    assert SECRET not in done.stdout + done.stderr
