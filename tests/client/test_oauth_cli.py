@@ -12,8 +12,11 @@ import subprocess
 import sys
 
 import httpx
+import pytest
 
 from tests.client.test_oauth_client import protected
+
+SECRET = "pass-word-1234"
 
 
 def _mcpio(*args: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -27,10 +30,15 @@ def _mcpio(*args: str, env: dict[str, str], timeout: float = 60) -> subprocess.C
     )
 
 
-def test_login_auth_list_logout(tmp_path):
+@pytest.mark.parametrize("userinfo", ["", f"ada:{SECRET}@"])
+def test_login_auth_list_logout(tmp_path, userinfo):
+    """Also with a URL holding user:password: the commands work as with the bare URL (the OAuth
+    client knows the server without it) and none of them prints it."""
     env = {**os.environ, "MCPIO_TOKEN_STORE": str(tmp_path / "tokens.json")}
     with protected() as (auth_server, url):
+        url = url.replace("://", "://" + userinfo, 1)
         explained = _mcpio("auth", url, env=env)
+        printed = [explained.stdout + explained.stderr]
         assert explained.returncode == 0, explained.stderr
         out = explained.stdout
         assert "HTTP 401" in out and "resource_metadata" in out
@@ -70,7 +78,11 @@ def test_login_auth_list_logout(tmp_path):
         assert called.returncode == 0 and "5" in called.stdout, called.stderr
         assert auth_server.count("/authorize") == 1
 
-        assert "scopes: read write" in _mcpio("auth", url, env=env).stdout
+        again = _mcpio("auth", url, env=env)
+        assert "scopes: read write" in again.stdout
         gone = _mcpio("logout", url, env=env)
         assert gone.returncode == 0 and "forgot 1 token(s)" in gone.stdout
-        assert "no stored token" in _mcpio("logout", url, env=env).stdout
+        twice = _mcpio("logout", url, env=env)
+        assert "no stored token" in twice.stdout
+    printed += [stdout + stderr, *(p.stdout + p.stderr for p in (listed, called, again, gone, twice))]
+    assert not [text for text in printed if SECRET in text], printed

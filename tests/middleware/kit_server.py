@@ -53,8 +53,8 @@ def counter() -> int:
 
 
 @server.tool
-def echo(text: str, api_key: str = "") -> str:
-    """Not read-only: never cached; api_key is never logged."""
+def echo(text: str, api_key: str = "", key: str = "", sig: str = "") -> str:
+    """Not read-only: never cached; api_key, key and sig are never logged."""
     return text
 
 

@@ -87,7 +87,9 @@ def test_timing_in_meta_and_one_json_log_line_per_request(era):
 
     async def main():
         async with kit_client(era, stderr) as c:
-            result = await c.call_tool("echo", {"text": "hello", "api_key": "sk-live-SECRET-0123456789"})
+            result = await c.call_tool(
+                "echo", {"text": "hello", "api_key": "sk-live-SECRET-0123456789", "key": "SECRET-k", "sig": "SECRET-s"}
+            )
             with pytest.raises(MCPError):
                 await c.call_tool("nope", {})
             return result
@@ -98,7 +100,7 @@ def test_timing_in_meta_and_one_json_log_line_per_request(era):
     lines = log_lines(stderr)
     calls = [line for line in lines if line["method"] == "tools/call"]
     assert [(line["name"], line["outcome"]) for line in calls] == [("echo", "ok"), ("nope", "error")]
-    assert calls[0]["arguments"] == {"text": "hello", "api_key": "[redacted]"}
+    assert calls[0]["arguments"] == {"text": "hello", "api_key": "[redacted]", "key": "[redacted]", "sig": "[redacted]"}
     assert calls[1]["errorCode"] == -32602
     assert all(isinstance(line["durationMs"], float) for line in lines)
     assert "SECRET" not in "\n".join(stderr)

@@ -96,18 +96,18 @@ def test_mcpio_run_with_redis(redis_url, tmp_path):
         "from mcpio import Server\nserver = Server('x')\n\n@server.tool\ndef hi() -> str:\n    return 'hi'\n"
     )
     cli = [sys.executable, "-m", "mcpio", "run", "-t", "http", str(app)]
-    dead = f"redis://:secret@127.0.0.1:{free_port()}/0"
-    down = subprocess.run(
-        [*cli, "--port", str(free_port()), "--redis", dead],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-    )
-    assert down.returncode == 1 and "secret" not in down.stderr
-    assert down.stderr.strip().splitlines() == [
-        f"mcpio: cannot reach Redis at {dead.replace(':secret@', '***@')}; start it or fix --redis"
-    ]
+    closed = free_port()
+    for dead in (f"redis://127.0.0.1:{closed}/0?password=secret", f"redis://:secret@127.0.0.1:{closed}/0"):
+        down = subprocess.run(
+            [*cli, "--port", str(free_port()), "--redis", dead],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+        assert down.returncode == 1 and "secret" not in down.stderr, down.stderr
+        shown = f"redis://127.0.0.1:{closed}/0" + ("?password=[redacted]" if "?" in dead else "")
+        assert down.stderr.strip().splitlines() == [f"mcpio: cannot reach Redis at {shown}; start it or fix --redis"]
     port = free_port()
     proc = subprocess.Popen(
         [*cli, "--port", str(port), "--redis", redis_url], stdin=subprocess.DEVNULL, stderr=subprocess.DEVNULL

@@ -35,6 +35,7 @@ LAYERS = {
     "_suggest": 0,
     "_skills": 0,
     "_handle": 0,
+    "_shown": 0,  # how a URL mcpio was given is shown (without its credentials)
     "_collector": 0,
     "_protocol": 1,
     "_transports": 2,

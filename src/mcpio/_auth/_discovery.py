@@ -151,6 +151,14 @@ def scopes_of(value: str | None) -> list[str]:
 
 
 # ---------------------------------------------------------------------- URLs
+def server_identity(url: str | httpx.URL) -> str:
+    """The URL the OAuth client knows an MCP server by (its discovery, its stored tokens, its
+    messages): the one the client connects to, without userinfo, query and fragment (spec
+    "Canonical Server URI" has none), so a ``user:password@`` or ``?token=`` of the URL given
+    never reaches a metadata URL, a default endpoint, a token store or a message."""
+    return str(httpx.URL(url).copy_with(query=None, fragment=None, userinfo=b""))
+
+
 def canonical_resource(url: str) -> str:
     """The canonical server URI (spec "Canonical Server URI"): lowercase scheme and host, no
     fragment, no query, no trailing slash."""

@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .._protocol._http_hosts import is_loopback
+from .._shown import show_urls_in_httpx_log, shown
 
 log = logging.getLogger("mcpio.auth")
 
@@ -57,14 +58,14 @@ def check_url(url: str, what: str) -> str:
     """``url`` if it may be used for ``what``; ValueError naming the rule otherwise."""
     parts = urlsplit(url)
     if parts.scheme not in ("https", "http") or not parts.hostname:
-        raise ValueError(f"{what} must be an absolute https:// URL, not {url!r}")
+        raise ValueError(f"{what} must be an absolute https:// URL, not {shown(url)!r}")
     if not tls_or_loopback(url):
         raise ValueError(
-            f"{what} {url!r} uses http:// on a non-loopback host; authorization endpoints must "
+            f"{what} {shown(url)!r} uses http:// on a non-loopback host; authorization endpoints must "
             "use https:// (http:// is accepted on 127.0.0.1, ::1 and localhost only)"
         )
     if parts.fragment:
-        raise ValueError(f"{what} {url!r} must not have a #fragment")
+        raise ValueError(f"{what} {shown(url)!r} must not have a #fragment")
     return url
 
 
@@ -82,36 +83,38 @@ async def fetch_json(
     """GET (or POST ``data``) ``url`` and return its JSON object; AuthUnavailable otherwise."""
     import httpx
 
+    named = shown(url)  # in messages: without its credentials (an endpoint given with user:password)
+    show_urls_in_httpx_log()  # and in the line httpx logs for the request
     try:
         async with asyncio.timeout(timeout):
             async with client.stream(
                 method, url, data=data, auth=auth, headers={"accept": "application/json"}
             ) as response:
                 if response.status_code != 200:
-                    raise AuthUnavailable(f"{what} {url} answered HTTP {response.status_code}")
+                    raise AuthUnavailable(f"{what} {named} answered HTTP {response.status_code}")
                 declared = response.headers.get("content-length", "")
                 if declared.isdigit() and int(declared) > max_size:
-                    raise AuthUnavailable(f"{what} {url} is {declared} bytes, over the limit of {max_size}")
+                    raise AuthUnavailable(f"{what} {named} is {declared} bytes, over the limit of {max_size}")
                 chunks: list[bytes] = []
                 size = 0
                 async for chunk in response.aiter_raw():
                     size += len(chunk)
                     if size > max_size:
-                        raise AuthUnavailable(f"{what} {url} is over the limit of {max_size} bytes")
+                        raise AuthUnavailable(f"{what} {named} is over the limit of {max_size} bytes")
                     chunks.append(chunk)
                 ctype = response.headers.get("content-type", "").split(";")[0].strip().lower()
     except TimeoutError:
-        raise AuthUnavailable(f"{what} {url} did not answer within {timeout:g} s") from None
+        raise AuthUnavailable(f"{what} {named} did not answer within {timeout:g} s") from None
     except httpx.HTTPError as exc:
-        raise AuthUnavailable(f"{what} {url} is unreachable ({type(exc).__name__})") from None
+        raise AuthUnavailable(f"{what} {named} is unreachable ({type(exc).__name__})") from None
     if ctype and ctype != "application/json" and not ctype.endswith("+json"):
-        raise AuthUnavailable(f"{what} {url} answered {ctype}, not JSON")
+        raise AuthUnavailable(f"{what} {named} answered {ctype}, not JSON")
     try:
         doc = json.loads(b"".join(chunks))
     except ValueError:
-        raise AuthUnavailable(f"{what} {url} answered a body that is not JSON") from None
+        raise AuthUnavailable(f"{what} {named} answered a body that is not JSON") from None
     if not isinstance(doc, dict):
-        raise AuthUnavailable(f"{what} {url} answered JSON that is not an object")
+        raise AuthUnavailable(f"{what} {named} answered JSON that is not an object")
     return doc
 
 
@@ -139,7 +142,7 @@ async def discover_metadata(client: Any, issuer: str, timeout: float = TIMEOUT) 
             problems.append(str(exc))
             continue
         if doc.get("issuer") != issuer:
-            problems.append(f"{url} names issuer {doc.get('issuer')!r}, not {issuer!r}")
+            problems.append(f"{shown(url)} names issuer {doc.get('issuer')!r}, not {issuer!r}")
             continue
         return doc
     raise AuthUnavailable("no usable metadata for issuer " + issuer + ": " + "; ".join(problems))
@@ -268,10 +271,10 @@ class JWKS:
         doc = await fetch_json(client, url, "the JWKS", timeout=self.timeout)
         keys = doc.get("keys")
         if not isinstance(keys, list):
-            raise AuthUnavailable(f"the JWKS {url} has no 'keys' list")
+            raise AuthUnavailable(f"the JWKS {shown(url)} has no 'keys' list")
         self._keys = parse_keys(keys)
         self._fetched_at = time.monotonic()
-        log.info("fetched %d signing key(s) from %s", sum(map(len, self._keys.values())), url)
+        log.info("fetched %d signing key(s) from %s", sum(map(len, self._keys.values())), shown(url))
 
 
 def parse_keys(keys: list[Any]) -> dict[str | None, list[Any]]:

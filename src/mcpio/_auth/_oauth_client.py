@@ -58,6 +58,7 @@ from ._discovery import (
     parse_www_authenticate,
     scopes_of,
     select_scopes,
+    server_identity,
     union,
 )
 from ._grants import ClientCredentials, PreRegistered, register, token_request
@@ -239,7 +240,7 @@ class OAuth(httpx.Auth):
         if self._lock is None:
             self._lock = asyncio.Lock()
         if self.server_url is None:
-            self.server_url = str(request.url.copy_with(query=None, fragment=None))
+            self.server_url = server_identity(request.url)
         server_url = self.server_url
         if sent is not None:  # ready_headers() held: _prepare and _apply had nothing more to do
             used, response = sent

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from .._shown import shown
 from ._exit import FAILED, OK, USAGE, CLIFailure, UsageError
 from ._output import clean, content_text, dump_json, err, error, to_json
 from ._signature import argument_problems, signature, suggest
@@ -55,7 +56,7 @@ def find_tool(tools: Sequence[dict[str, Any]], name: str, target: str) -> dict[s
     raise CLIFailure(
         f"the server has no tool {clean(name, multiline=False)!r}{suggest(name, names)}",
         USAGE,
-        f"its tools: {listing}" if names else f"it lists no tools (mcpio list {target} shows what it has)",
+        f"its tools: {listing}" if names else f"it lists no tools (mcpio list {shown(target)} shows what it has)",
     )
 
 

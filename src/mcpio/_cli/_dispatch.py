@@ -72,6 +72,7 @@ def _child_failure(text: str) -> tuple[str, str | None] | None:
 
 def report(exc: BaseException, args: Any) -> int:
     """Print one or two lines for ``exc`` (whose fault, what to do) and return its exit status."""
+    from .._shown import shown
     from ._output import clean, dump_json, err, error  # on failure only: `run` never prints through it
 
     target = getattr(args, "target", None) or getattr(args, "app", None) or "TARGET"
@@ -103,7 +104,7 @@ def report(exc: BaseException, args: Any) -> int:
             hint = (
                 "trust the CA that signed its certificate: SSL_CERT_FILE=ca.pem mcpio …"
                 if "TLS certificate is not trusted" in message
-                else f"check that an MCP server is running at {target}"
+                else f"check that an MCP server is running at {shown(target)}"
                 if str(target).startswith(("http://", "https://"))  # _client._target.is_url
                 else f"check that {target} starts an MCP server (run its command yourself; -v shows its stderr)"
             )

@@ -28,6 +28,7 @@ from .._client._client import Client
 from .._errors import MCPError, RemoteProtocolError, TransportError, UnsupportedProtocolVersion
 from .._server._tools import NAME_PROBLEM
 from .._server._tools import NAME_RULE as TOOL_NAME
+from .._shown import shown
 from .._versions import LEGACY_VERSIONS
 from ._dispatch import _child_failure
 from ._exit import FAILED, OK, UNAVAILABLE
@@ -115,8 +116,10 @@ async def doctor(args: Any) -> int:
         from ._openapi import doctor_target
 
         # off this loop: a URL's download refuses to block a running one (Server.from_openapi_async)
-        args.target, skipped = await asyncio.to_thread(doctor_target, args)
-    report: dict[str, Any] = {"target": args.target, "problems": [], "warnings": []}
+        args.target, target, skipped = await asyncio.to_thread(doctor_target, args)
+    else:
+        target = shown(args.target)  # named so in the report, connected to as given
+    report: dict[str, Any] = {"target": target, "problems": [], "warnings": []}
     if skipped:
         report["skipped_operations"] = [{"operation": op, "reason": why} for op, why in skipped]
         report["warnings"] += [f"operation {op} is not served: {why}" for op, why in skipped]

@@ -53,6 +53,7 @@ from .._client._target import is_url
 from .._host._config import ConfigError, known_files, section_key, strip_jsonc
 from .._platform import interpreter
 from .._pyfile import SOURCE_SUFFIXES
+from .._shown import shown
 from ._exit import UNAVAILABLE, CLIFailure, UsageError
 from ._gateway import BRIDGE_HEADERS
 from ._output import dump_json, error
@@ -357,7 +358,7 @@ def install(args: Any) -> int:
             raise CLIFailure(
                 f"not installed: the command does not start a working server ({exc})",
                 UNAVAILABLE,
-                f"run 'mcpio doctor {args.app}' to see more, or add --no-check",
+                f"run 'mcpio doctor {shown(args.app)}' to see more, or add --no-check",
             ) from None
     elif not args.name and python_code(args.app):
         from ._run import load_server

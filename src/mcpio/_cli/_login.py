@@ -21,6 +21,8 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any
 
+from .._shown import shown
+
 if TYPE_CHECKING:
     from .._auth._tokens import FileTokenStore, TokenStore
 
@@ -32,11 +34,13 @@ def _store(args: argparse.Namespace) -> FileTokenStore:
 
 
 def _entries(store: TokenStore, url: str) -> list[tuple[str, dict[str, Any]]]:
+    from .._auth._discovery import server_identity  # the key the OAuth client stores a token under
+
     out = []
     for key in store.keys():  # noqa: SIM118 (a TokenStore is not iterable: keys() is its listing)
         if key.startswith("token "):
             entry = store.load(key)
-            if entry and entry.get("server_url") == url:
+            if entry and entry.get("server_url") == server_identity(url):
                 out.append((key, entry))
     return out
 
@@ -81,10 +85,10 @@ async def login(args: argparse.Namespace) -> int:
     async with Client(args.url, auth=auth, timeout=args.timeout):
         pass
     if auth.token is None:
-        print(f"{args.url} did not ask for authorization: nothing to log in to")
+        print(f"{shown(args.url)} did not ask for authorization: nothing to log in to")
         return 0
     how = "logged in" if auth.authorizations else "already logged in (a stored token works)"
-    print(f"{how}: {args.url}\n  {_describe(auth.token)}\n  kept in {store.path}")
+    print(f"{how}: {shown(args.url)}\n  {_describe(auth.token)}\n  kept in {store.path}")
     return 0
 
 
@@ -93,17 +97,18 @@ def logout(args: argparse.Namespace) -> int:
     entries = _entries(store, args.url)
     for key, _ in entries:
         store.delete(key)
-    print(f"forgot {len(entries)} token(s) for {args.url}" if entries else f"no stored token for {args.url}")
+    url = shown(args.url)
+    print(f"forgot {len(entries)} token(s) for {url}" if entries else f"no stored token for {url}")
     return 0
 
 
 async def explain(args: argparse.Namespace) -> int:
     import httpx
 
-    from .._auth._discovery import AuthorizationError, discover, oauth_http, parse_www_authenticate
+    from .._auth._discovery import AuthorizationError, discover, oauth_http, parse_www_authenticate, server_identity
 
     steps: list[str] = []
-    report: dict[str, Any] = {"url": args.url}
+    report: dict[str, Any] = {"url": shown(args.url)}
     probe = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -119,18 +124,20 @@ async def explain(args: argparse.Namespace) -> int:
         try:
             resp = await http.post(args.url, json=probe, headers={"accept": "application/json, text/event-stream"})
         except httpx.HTTPError as exc:
-            print(f"mcpio: cannot reach {args.url}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            print(f"mcpio: cannot reach {shown(args.url)}: {type(exc).__name__}: {exc}", file=sys.stderr)
             return 1
         header = resp.headers.get("www-authenticate")
         challenge = parse_www_authenticate(header)
         steps.append(
-            f"POST {args.url} without a token -> HTTP {resp.status_code}"
+            f"POST {shown(args.url)} without a token -> HTTP {resp.status_code}"
             + (f"; WWW-Authenticate: {header}" if header else "; no WWW-Authenticate header")
         )
         if resp.status_code != 401:
             steps.append("the server did not answer 401: it does not ask for authorization (or not for this request)")
         try:
-            found = await discover(guarded, args.url, challenge, steps)  # the https rule on every fetch
+            found = await discover(
+                guarded, server_identity(args.url), challenge, steps
+            )  # the https rule on every fetch
             meta = found.metadata
             report.update(
                 resource=found.resource,

@@ -11,6 +11,7 @@ from typing import Any, TypedDict
 from .._client._client import Client
 from .._errors import METHOD_NOT_FOUND, ConnectionClosed, MCPError, RemoteProtocolError, RequestTimeout
 from .._host._config import ConfigError, known_files, load_config
+from .._shown import shown
 from ._dispatch import with_code
 from ._exit import FAILED, USAGE, CLIFailure, UsageError
 from ._output import clean, content_text, dump_json, err, error, one_line, out, resource_text, table
@@ -223,7 +224,7 @@ def show_config(args: Any) -> int:
                 broken += 1
                 continue
             for name, spec in servers.items():
-                how = spec.url or " ".join([spec.command or "", *spec.args])
+                how = shown(spec.url) if spec.url else " ".join([spec.command or "", *spec.args])
                 rows.append(
                     {
                         "host": host,

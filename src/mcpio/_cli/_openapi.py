@@ -10,6 +10,7 @@ from typing import Any
 from .._openapi._build import analyze
 from .._openapi._load import OpenAPIError
 from .._server._server import Server
+from .._shown import shown
 from ._exit import UNAVAILABLE, CLIFailure, UsageError
 
 
@@ -18,7 +19,9 @@ def openapi_server(args: Any) -> tuple[Server, str]:
     if args.openapi is None:
         raise UsageError("mcpio run needs FILE[:OBJECT] or --openapi SPEC")
     if args.app is not None:
-        raise UsageError(f"give FILE[:OBJECT] or --openapi SPEC, not both ({args.app} and {args.openapi})")
+        raise UsageError(
+            f"give FILE[:OBJECT] or --openapi SPEC, not both ({shown(args.app)} and {shown(args.openapi)})"
+        )
     if args.reload:
         raise UsageError("--reload works with FILE (a Python server), not --openapi")
     try:
@@ -27,19 +30,20 @@ def openapi_server(args: Any) -> tuple[Server, str]:
         raise CLIFailure(str(exc), UNAVAILABLE, "check --openapi and --base-url") from None
     except ImportError as exc:
         raise UsageError(f"--openapi needs httpx: pip install 'mcpio[http]' ({exc})") from None
-    where = f"mcpio run --openapi {shlex.quote(args.openapi)}"
+    where = f"mcpio run --openapi {shlex.quote(shown(args.openapi))}"
     if args.base_url:
-        where += f" --base-url {shlex.quote(args.base_url)}"
+        where += f" --base-url {shlex.quote(shown(args.base_url))}"
     return server, shlex.quote(where)
 
 
-def doctor_target(args: Any) -> tuple[str, list[tuple[str, str]]]:
-    """``mcpio doctor --openapi SPEC``: the command line serving SPEC (the TARGET doctor checks) and
-    the operations the conversion skips, with why."""
+def doctor_target(args: Any) -> tuple[str, str, list[tuple[str, str]]]:
+    """``mcpio doctor --openapi SPEC``: the command line serving SPEC (the TARGET doctor checks),
+    that command line as shown (its URLs without credentials: :func:`.._shown.shown`) and the
+    operations the conversion skips, with why."""
     if args.openapi is None:
         raise UsageError("mcpio doctor needs TARGET or --openapi SPEC")
     if args.target is not None:
-        raise UsageError(f"give TARGET or --openapi SPEC, not both ({args.target} and {args.openapi})")
+        raise UsageError(f"give TARGET or --openapi SPEC, not both ({shown(args.target)} and {shown(args.openapi)})")
     try:
         _, _, converted, _ = analyze(args.openapi)
     except OpenAPIError as exc:
@@ -47,4 +51,4 @@ def doctor_target(args: Any) -> tuple[str, list[tuple[str, str]]]:
     command = [sys.executable, "-m", "mcpio", "run", "--openapi", args.openapi]
     if args.base_url:
         command += ["--base-url", args.base_url]
-    return shlex.join(command), converted.skipped
+    return shlex.join(command), shlex.join(map(shown, command)), converted.skipped

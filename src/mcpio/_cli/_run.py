@@ -176,6 +176,9 @@ def banner(server: Server, app: str, transport: str, url: str | None = None) -> 
     n = counts(server)
     what = ", ".join(f"{v} {k[:-1] if v == 1 else k}" for k, v in n.items() if v or k != "templates")
     if transport == "stdio":
+        from .._shown import shown
+
+        app = shown(app)  # a URL (mcpio run URL) without its credentials
         return (
             f"mcpio: serving {server.name!r} ({what}) over stdio: it speaks JSON-RPC on stdin/stdout, "
             "so a host starts it, not a person\n"

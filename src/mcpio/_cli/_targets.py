@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from .._client._target import is_url, serve_argv
 from .._host._config import KNOWN, ServerSpec, find_server, lookup
 from .._pyfile import SOURCE_SUFFIXES, python_file
+from .._shown import shown
 from ._exit import UsageError
 from ._gateway import gateway_specs
 from ._signature import deref as _deref
@@ -84,7 +85,7 @@ def resolve(target: str, *, verbose: bool = False) -> ServerSpec:
     if not target:
         raise UsageError("TARGET is empty")
     if is_url(target):
-        return ServerSpec(name=target, url=target, source="url")
+        return ServerSpec(name=shown(target), url=target, source="url")  # named without its credentials
     file = python_file(target)
     if file is not None:
         return _mcpio_run(target, os.path.basename(file), verbose)
@@ -136,7 +137,7 @@ def stdio_command(words: list[str]) -> tuple[list[str], dict[str, str]]:
         return list(words), {}
     spec = resolve(words[0])
     if spec.url is not None:
-        raise UsageError(f"{words[0]} is a URL; tap and replay work with a server started over stdio")
+        raise UsageError(f"{shown(words[0])} is a URL; tap and replay work with a server started over stdio")
     spec = spec.resolved()
     if not spec.command:
         raise UsageError(f"{words[0]}: the entry has no command")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import ConnectionClosed, MCPError
 from .._pyfile import SOURCE_SUFFIXES, python_file
+from .._shown import shown
 
 if TYPE_CHECKING:  # asyncio is imported for an in-memory server: `mcpio run "CMD"` resolves its target without it
     import asyncio
@@ -86,7 +87,7 @@ def make_transport(target: Any, spawn: dict[str, Any], tasks: list[asyncio.Task[
             from .._transports._http_client import HTTPClientTransport
         except ImportError as exc:  # httpx is the optional extra "http"
             raise UnsupportedTarget(
-                f"cannot connect to {os.fspath(target)}: Streamable HTTP needs httpx ({exc}); "
+                f"cannot connect to {shown(os.fspath(target))}: Streamable HTTP needs httpx ({exc}); "
                 "install it with: pip install 'mcpio[http]'"
             ) from None
         options = {k: spec for k in _HTTP_OPTIONS if (spec := spawn.get(k)) is not None}

@@ -36,6 +36,7 @@ from .._server._context import Context
 from .._server._mrtr import ROUND_TIMEOUT
 from .._server._server import Server
 from .._server._stdio import settle
+from .._shown import shown
 from ._custom import CustomForwarding
 from ._forwarded import _CALLER, AskingClients, Flights, _Relaying, as_host
 from ._items import ForwardedResource
@@ -498,5 +499,5 @@ def _label(target: Any) -> str:
         return name
     if isinstance(target, (list, tuple)):
         return str(target[0]).rsplit("/", 1)[-1] if target else "upstream"
-    text = str(target)
+    text = shown(str(target))  # a URL's userinfo is no name (a URL with no path: its host)
     return text.split("?")[0].rstrip("/").rsplit("/", 1)[-1] or text

@@ -10,7 +10,10 @@ The test runs from any folder: a server file is found relative to the test file 
 in the folder ``mcpio inspect`` ran in, or in a folder below it such as ``tests/``), else at the
 absolute path it was inspected at. The server gets the environment it was inspected with
 (``-e NAME=VALUE``): a value whose name looks secret (``*KEY*``, ``*TOKEN*``, ``*SECRET*``,
-``*PASSWORD*``) is not written, it is read from the environment the test runs in.
+``*PASSWORD*``) is not written, it is read from the environment the test runs in. So is a URL
+target with credentials (``user:password@``, a credential-looking query parameter:
+:func:`.._shown.shown`): the test and the command line read it from ``$MCPIO_TARGET``, and
+name it only as shown.
 """
 
 from __future__ import annotations
@@ -23,7 +26,10 @@ from typing import Any
 
 import msgspec
 
+from .._shown import shown
+
 _SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.I)
+TARGET_ENV = "MCPIO_TARGET"  # a URL target with credentials, where the exports read it from
 
 
 def _literal(value: Any, indent: int = 8) -> str:
@@ -43,7 +49,10 @@ def _name(method: str, params: Any, n: int) -> str:
 
 def _target_lines(target: str, base: str) -> list[str]:
     """The ``TARGET = …`` lines: a server file found from the test file's own folder (or the one
-    above it), else where it was inspected; any other target (a command line, a URL) as it is."""
+    above it), else where it was inspected; a URL with credentials from the environment; any
+    other target (a command line, a URL) as it is."""
+    if (named := shown(target)) != target:
+        return [f"TARGET = os.environ[{TARGET_ENV!r}]  # {named} with its credentials: set it where the test runs"]
     where, sep, obj = target.rpartition(":") if target.count(":") == 1 and ":/" not in target else (target, "", "")
     if not sep:
         where, obj = target, ""
@@ -141,8 +150,11 @@ def call_command(target: str, name: Any, arguments: Any) -> str:
     ``--`` comes before the positional values: everything the server chose (the tool's name, its
     argument names) is data, never an option (a tool named ``--trace=.bashrc`` must not make the
     command write a file)."""
-    argv = ["mcpio", "call", "--", target, str(name)]
+    argv = [str(name)]
     for key, value in (arguments or {}).items() if isinstance(arguments, dict) else ():
         text = value if isinstance(value, str) else msgspec.json.encode(value).decode()
         argv.append(f"{key}={text}")
-    return shlex.join(argv)
+    # a URL with credentials: from the environment it runs in, not written in the command (its
+    # text ends up in shell history and shared snippets)
+    where = '"$' + TARGET_ENV + '"' if shown(target) != target else shlex.quote(target)
+    return f"mcpio call -- {where} {shlex.join(argv)}"

@@ -29,6 +29,7 @@ from .._client._results import SkillEntry
 from .._client._target import is_url
 from .._client._tasks import TaskCancelled, follow_tool_task, start_tool_task
 from .._errors import MCPError
+from .._shown import shown
 
 MAX_EVENTS = 5000
 MAX_FRAME_CHARS = 200_000
@@ -158,13 +159,13 @@ class InspectorSession:
             try:
                 await client.aclose()
             finally:
-                self.emit("disconnected", target=self.target)
+                self.emit("disconnected", target=shown(self.target or ""))
 
     def info(self) -> dict[str, Any]:
         """What the server said of itself, and the negotiated version and era."""
         c = self._need()
         return {
-            "target": self.target,
+            "target": shown(self.target or ""),  # on the page (a shared screen): without its credentials
             "serverInfo": c.server_info,
             "capabilities": c.server_capabilities,
             "instructions": c.instructions,

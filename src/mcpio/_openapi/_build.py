@@ -19,7 +19,8 @@ from urllib.parse import urljoin, urlsplit
 from .. import _log
 from .._server._server import Server
 from .._server._tools import NAME_PROBLEM, NAME_RULE, Tool
-from ._call import Caller, Credentials, api_client, on_a_thread, shown
+from .._shown import shown
+from ._call import Caller, Credentials, api_client, on_a_thread
 from ._load import TOO_DEEP, OpenAPIError, load
 from ._operations import Converted, Operation, convert
 from ._schemas import obj
@@ -57,7 +58,8 @@ def analyze(
     route_map: RouteMap | None = None,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> tuple[dict[str, Any], str, Converted, dict[str, str]]:
-    """(document, where it came from, the conversion, each served operation's kind by tool name)."""
+    """(document, where it came from (:func:`.load`'s), the conversion, each served operation's
+    kind by tool name)."""
     for key, wanted in (names or {}).items():  # checked here: registration's error would say "pass name=…"
         if not isinstance(wanted, str) or not re.match(NAME_RULE, wanted):
             raise OpenAPIError(f"names= renames {key!r} to {wanted!r}: {NAME_PROBLEM}")
@@ -71,7 +73,7 @@ def analyze(
     try:
         converted = convert(doc, names, include)
     except RecursionError:  # a dict passed in, or YAML nested within what its parser takes
-        raise OpenAPIError(f"{where}: {TOO_DEEP}") from None
+        raise OpenAPIError(f"{shown(where)}: {TOO_DEEP}") from None
     return doc, where, converted, {op.name: kinds[id(op)] for op in converted.operations}
 
 
@@ -129,13 +131,13 @@ def from_openapi(
     if always := sorted(public & _CREDENTIAL_HEADERS):
         raise OpenAPIError(f"public_headers= names {', '.join(always)}: a credential's header, always redacted")
     doc, where, converted, kinds = analyze(spec, names=names, route_map=route_map, timeout=timeout)
-    base = base_url or server_url(doc, where)
+    base = base_url or server_url(doc, where)  # resolved against the URL as given, shown without credentials
     if base is None:
         raise OpenAPIError(
-            f"{where}: its servers URL is relative or missing, so the API's address is unknown; pass base_url= "
+            f"{shown(where)}: its servers URL is relative or missing, so the API's address is unknown; pass base_url= "
             "(--base-url) with the API's root URL"
         )
-    _check_base(base, "base_url" if base_url else f"{where}: its servers URL")
+    _check_base(base, "base_url" if base_url else f"{shown(where)}: its servers URL")
     info = obj(doc.get("info"))
     server = Server(
         name or str(info.get("title") or "openapi"),

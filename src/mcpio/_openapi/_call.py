@@ -34,10 +34,11 @@ import re
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, unquote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit
 
 from .. import _log
 from .._content import ToolResult
+from .._shown import shown
 from ._operations import CONTENT, Operation, Param
 from ._redact import Redactor, credential_headers, header_text, redact_http_log, secret_values
 from ._schemas import obj
@@ -231,14 +232,6 @@ def _check_segments(template: str, path: str) -> None:
             )
 
 
-def shown(url: str) -> str:
-    """``url`` without its user:password, for messages and resource URIs."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
-
-
 def _body(op: Operation, body: Any, request: dict[str, Any]) -> None:
     kind = op.body_kind
     if kind == "json":
@@ -320,8 +313,7 @@ class Caller:
         configured = [*credential_headers(self.headers, public_headers), *credentials.sent(), *userinfo, *query]
         self._secrets = secret_values(configured)  # what no text returned shows (._redact)
         self._redact = Redactor(self._secrets)
-        if self._secrets:
-            redact_http_log(self._redact)  # httpx logs each request's URL, a query credential included
+        redact_http_log(self._redact if self._secrets else None)  # httpx logs each request's URL
 
     async def call(self, op: Operation, arguments: dict[str, Any], ctx: Any) -> ToolResult:
         """The tool result of ``op`` called with ``arguments`` (module docstring)."""

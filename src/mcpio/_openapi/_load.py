@@ -18,6 +18,8 @@ from typing import Any
 
 import msgspec
 
+from .._shown import shown
+
 MAX_VALUES = 5_000_000  # once aliases are expanded; GitHub's 13 MB document holds about 260,000
 MAX_DOWNLOAD_BYTES = 64 * 2**20  # a document read from a URL; GitHub's, among the largest, is 13 MB
 TOO_DEEP = "it nests deeper than mcpio reads (about 900 levels)"
@@ -28,11 +30,15 @@ class OpenAPIError(ValueError):
 
 
 def load(spec: Any, timeout: float = 30.0) -> tuple[dict[str, Any], str]:
-    """The document ``spec`` names (a mapping, a path or an http(s) URL) and where it came from."""
+    """The document ``spec`` names (a mapping, a path or an http(s) URL) and where it came from
+    (the URL as given, which a relative servers URL resolves against; messages show it as
+    :func:`.._shown.shown` does, without its credentials)."""
     if isinstance(spec, Mapping):
         doc, where = dict(spec), "the OpenAPI document"
     elif isinstance(spec, (str, os.PathLike)) and str(spec).startswith(("http://", "https://")):
-        doc, where = parse(_download(str(spec), timeout), str(spec)), str(spec)
+        doc = parse(_download(str(spec), timeout), shown(str(spec)))
+        check_version(doc, shown(str(spec)))
+        return doc, str(spec)
     elif isinstance(spec, (str, os.PathLike)):
         where = os.fspath(spec)
         try:
@@ -71,8 +77,12 @@ async def _fetch(url: str, timeout: float) -> bytes:
 
     import httpx  # the http extra
 
+    from ._redact import redact_http_log
+
+    redact_http_log()  # httpx logs the URL of each request: shown without its credentials
     chunks: list[bytes] = []
     size = 0
+    where = shown(url)
     try:
         async with (
             asyncio.timeout(timeout),  # the whole download's, connection to last byte (httpx's are per read)
@@ -80,22 +90,22 @@ async def _fetch(url: str, timeout: float) -> bytes:
             client.stream("GET", url) as r,
         ):
             if r.status_code != 200:
-                raise OpenAPIError(f"{url}: the server answered {r.status_code} instead of the OpenAPI document")
+                raise OpenAPIError(f"{where}: the server answered {r.status_code} instead of the OpenAPI document")
             async for chunk in r.aiter_bytes():
                 size += len(chunk)
                 if size > MAX_DOWNLOAD_BYTES:
                     raise OpenAPIError(
-                        f"{url}: the OpenAPI document is over {MAX_DOWNLOAD_BYTES // 2**20} MiB; download it "
+                        f"{where}: the OpenAPI document is over {MAX_DOWNLOAD_BYTES // 2**20} MiB; download it "
                         "and pass the file (or check the URL)"
                     )
                 chunks.append(chunk)
     except (TimeoutError, httpx.TimeoutException):  # the deadline, or a read's timeout at the same moment
         raise OpenAPIError(
-            f"{url}: the OpenAPI document did not arrive within {timeout} s; download it and pass "
+            f"{where}: the OpenAPI document did not arrive within {timeout} s; download it and pass "
             "the file (or check the URL)"
         ) from None
     except httpx.HTTPError as exc:
-        raise OpenAPIError(f"{url}: cannot download the OpenAPI document ({type(exc).__name__}: {exc})") from None
+        raise OpenAPIError(f"{where}: cannot download the OpenAPI document ({type(exc).__name__}: {exc})") from None
     return b"".join(chunks)
 
 

@@ -46,6 +46,8 @@ import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from .._shown import show_urls_in_httpx_log
+
 MIN_SECRET = 8
 REDACTED = "[redacted]"
 _AUTHORIZATION = re.compile(r"([A-Za-z][A-Za-z0-9_-]*) +(\S+)")  # "<scheme> <token>" (RFC 9110 §11.4)
@@ -231,11 +233,14 @@ class _LogRedaction:
 _log_redaction = _LogRedaction()
 
 
-def redact_http_log(redact: Redactor) -> None:
-    """Keep ``redact``'s credentials out of httpx's log lines while ``redact`` lives."""
+def redact_http_log(redact: Redactor | None = None) -> None:
+    """Show each URL httpx logs as :func:`.._shown.shown` does, and keep ``redact``'s credentials
+    out of httpx's log lines while ``redact`` lives."""
     import logging
 
+    show_urls_in_httpx_log()
     httpx_log = logging.getLogger("httpx")
     if _log_redaction not in httpx_log.filters:
         httpx_log.addFilter(_log_redaction)
-    _log_redaction.redactors.add(redact)
+    if redact is not None:
+        _log_redaction.redactors.add(redact)

@@ -33,6 +33,7 @@ from urllib.parse import urljoin, urlsplit
 
 from .._errors import CONNECTION_CLOSED, INVALID_REQUEST, METHOD_NOT_FOUND, MODERN_ERROR_CODES
 from .._jsonrpc import decode_json
+from .._shown import shown
 from .._versions import META_PROTOCOL_VERSION
 from ._http import (
     _TOKEN,
@@ -264,7 +265,8 @@ def endpoint_url(stream_url: str, data: str) -> str:
     url = urljoin(stream_url, data.strip())
     a, b = urlsplit(stream_url), urlsplit(url)
     if (a.scheme, a.netloc) != (b.scheme, b.netloc):
-        raise ValueError(f"the endpoint {url!r} is not on the server's origin {a.scheme}://{a.netloc}")
+        origin = shown(f"{a.scheme}://{a.netloc}")
+        raise ValueError(f"the endpoint {shown(url)!r} is not on the server's origin {origin}")
     return url
 
 

@@ -33,7 +33,7 @@ __all__ = ["MemoryState", "RedisState", "SessionDirectory", "StateBackend", "Sta
 
 
 def check_reachable(url: str) -> None:
-    """Raise :class:`StateUnavailable` (one line, password redacted) unless Redis answers at
+    """Raise :class:`StateUnavailable` (one line, the URL shown without its credentials: ``_shown.shown``) unless Redis answers at
     ``url``; for command lines, before they announce that they serve."""
     import asyncio
 

@@ -36,6 +36,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .. import _jsonrpc as rpc
+from .._shown import shown
 
 try:
     import redis.asyncio as aioredis
@@ -417,7 +418,7 @@ class RedisState:
     async def check(self) -> None:
         """Raise :class:`StateUnavailable` (one line, password hidden) unless Redis answers."""
         if not await self.ready():
-            raise StateUnavailable(f"cannot reach Redis at {_redact(self.url)}; start it or fix --redis")
+            raise StateUnavailable(f"cannot reach Redis at {shown(self.url)}; start it or fix --redis")
 
     async def start(self) -> None:
         await self.check()
@@ -542,11 +543,3 @@ class RedisState:
             self._listener = None
         await self._bus_client.aclose()
         await self.client.aclose()
-
-
-def _redact(url: str) -> str:
-    """The URL without its password (never in logs)."""
-    scheme, sep, rest = url.partition("://")
-    if "@" in rest:
-        rest = "***@" + rest.split("@", 1)[1]
-    return scheme + sep + rest

@@ -29,6 +29,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import httpx
 
+from .._shown import show_urls_in_httpx_log
+
 
 class Headers(Protocol):
     def get(self, name: str, default: str | None = None) -> str | None: ...
@@ -140,6 +142,7 @@ def _httpx_client(
     async def saw(resp: httpx.Response) -> None:
         on_response(resp)
 
+    show_urls_in_httpx_log()  # httpx logs each request's URL: shown without its credentials
     return httpx.AsyncClient(
         # offered in TLS's ALPN (h2 is never used over cleartext: no import for http://)
         http2=url.lower().startswith("https:") and importlib.util.find_spec("h2") is not None,

@@ -77,6 +77,7 @@ from .._jsonrpc import DEFAULT_MAX_LINE_SIZE, decode_json
 from .._protocol import _http as h
 from .._protocol import _http_client_rules as rules
 from .._protocol._framing import Decoded, Related
+from .._shown import shown
 from ._base import Abilities, hand_over
 from ._http_backend import Answer, Backend, HttpxBackend, make_backend
 from ._http_body import DRAIN_SECONDS, BodyTooLarge, content_type, read_capped, verify_message
@@ -111,7 +112,7 @@ class HTTPClientTransport:
     ) -> None:
         if max_message_size < 1:
             raise ValueError(f"max_message_size must be positive, not {max_message_size!r}")
-        self.url = url
+        self.url, self.shown_url = url, shown(url)  # used; named in errors and logs (._shown)
         self.max_message_size = max_message_size  # one SSE event or JSON body, in bytes
         self.auth = auth  # authorization (mcpio._auth.OAuth): adds the token, answers 401/403
         self.verify = verify
@@ -187,7 +188,7 @@ class HTTPClientTransport:
 
     async def send(self, frame: bytes) -> None:
         if self._closed or self._failure is not None:
-            raise TransportError(self._failure or f"the HTTP connection to {self.url} is closed")
+            raise TransportError(self._failure or f"the HTTP connection to {self.shown_url} is closed")
         msg = decode_json(frame)
         if not isinstance(msg, dict):
             raise TransportError("this client does not send JSON-RPC batches over HTTP")
@@ -321,7 +322,7 @@ class HTTPClientTransport:
         self._ended()
 
     async def close_reason(self) -> str:
-        return self._failure or f"the HTTP connection to {self.url} was closed"
+        return self._failure or f"the HTTP connection to {self.shown_url} was closed"
 
     # ------------------------------------------------------------------ tools (x-mcp-header)
     def accept_tools(self, tools: list[Any]) -> list[Any]:
@@ -331,7 +332,7 @@ class HTTPClientTransport:
             return tools
         kept, dropped = rules.accepted_tools(tools, self._tools)
         for name, problem in dropped:
-            log.warning("ignoring tool %r from %s: %s", name, self.url, problem)
+            log.warning("ignoring tool %r from %s: %s", name, self.shown_url, problem)
         return kept
 
     # ------------------------------------------------------------------ internals
@@ -363,7 +364,7 @@ class HTTPClientTransport:
                 return False
             doc, is_json = rules.decoded(raw)  # as the session would
             if not is_json:
-                log.warning("skipping a message from %s that is not JSON: %.200r", self.url, raw)
+                log.warning("skipping a message from %s that is not JSON: %.200r", self.shown_url, raw)
                 return False
         answered = asks = False
         for msg in doc if isinstance(doc, list) else [doc]:
@@ -397,16 +398,16 @@ class HTTPClientTransport:
     def _unreachable(self, id_: Any, exc: Exception) -> None:
         if not self._reached and isinstance(exc, httpx.TransportError):
             # Nothing ever got through: the server is not there; end the connection with why.
-            reason = f"cannot reach the MCP server at {self.url}: {exc or type(exc).__name__}"
+            reason = f"cannot reach the MCP server at {self.shown_url}: {exc or type(exc).__name__}"
             if "CERTIFICATE_VERIFY_FAILED" in str(exc):
                 reason = (
-                    f"cannot reach the MCP server at {self.url}: its TLS certificate is not trusted "
+                    f"cannot reach the MCP server at {self.shown_url}: its TLS certificate is not trusted "
                     f"({verify_message(exc)}); if it is yours, trust the CA that signed it: "
                     "Client(..., verify='ca.pem'), or SSL_CERT_FILE=ca.pem for mcpio commands"
                 )
             self._ended(reason)
             return
-        self._fail(id_, rules.http_failure(None, f"POST {self.url} failed: {str(exc) or type(exc).__name__}"))
+        self._fail(id_, rules.http_failure(None, f"POST {self.shown_url} failed: {str(exc) or type(exc).__name__}"))
 
     async def _post_quietly(self, msg: dict[str, Any], frame: bytes) -> None:
         """POST a notification or a response: 202 is expected; a failure is logged."""
@@ -420,11 +421,11 @@ class HTTPClientTransport:
                 except BodyTooLarge as exc:
                     body = str(exc).encode()
         except httpx.HTTPError as exc:
-            raise TransportError(f"POST {self.url} failed: {str(exc) or type(exc).__name__}") from None
+            raise TransportError(f"POST {self.shown_url} failed: {str(exc) or type(exc).__name__}") from None
         if status >= 300:
             log.warning(
                 "%s: the server answered HTTP %d to %s: %.200s",
-                self.url,
+                self.shown_url,
                 status,
                 msg.get("method", "a response"),
                 body.decode("utf-8", "replace"),
@@ -451,9 +452,9 @@ class HTTPClientTransport:
         except httpx.HTTPError as exc:
             self._unreachable(id_, exc)
         except (h.SSETooLarge, BodyTooLarge) as exc:
-            self._fail(id_, rules.http_failure(None, f"{exc} (POST {self.url})"))
+            self._fail(id_, rules.http_failure(None, f"{exc} (POST {self.shown_url})"))
         except ValueError as exc:  # a header no POST can carry (a client option's): answered, never left waiting
-            self._fail(id_, rules.http_failure(None, f"POST {self.url} failed: {exc}"))
+            self._fail(id_, rules.http_failure(None, f"POST {self.shown_url} failed: {exc}"))
         finally:
             release()
             self._requests.pop(id_, None)
@@ -525,7 +526,7 @@ class HTTPClientTransport:
             except (TimeoutError, httpx.HTTPError, h.SSETooLarge) as exc:
                 if not answered:  # (the bound is set only once answered)
                     raise
-                log.debug("%s: the stream of the answered request %r was closed: %r", self.url, id_, exc)
+                log.debug("%s: the stream of the answered request %r was closed: %r", self.shown_url, id_, exc)
             finally:
                 self._drains -= draining
             if answered:
@@ -564,7 +565,7 @@ class HTTPClientTransport:
         conn = HTTPSSEConnection(self._http, self.url, self._deliver, self._ended, self.max_message_size)
         if not await conn.open(self.timeout):
             return False
-        log.info("%s speaks the deprecated HTTP+SSE transport (2024-11-05); using it", self.url)
+        log.info("%s speaks the deprecated HTTP+SSE transport (2024-11-05); using it", self.shown_url)
         self._sse = conn
         return True
 

@@ -86,7 +86,7 @@ class LegacyStreams:
             except httpx.HTTPError as exc:
                 log.debug("resuming the stream of request %r failed: %s", id_, exc)
             except h.SSETooLarge as exc:
-                t._fail(id_, rules.http_failure(None, f"{exc} (GET {t.url})"))
+                t._fail(id_, rules.http_failure(None, f"{exc} (GET {t.shown_url})"))
                 return
         if answered is not None and not answered.is_set():
             t._fail(
@@ -114,7 +114,7 @@ class LegacyStreams:
             try:
                 async with t._http.stream("GET", t.url, headers=t._legacy_headers(accept=h.SSE, **extra)) as resp:
                     if resp.status_code != 200 or content_type(resp) != h.SSE:
-                        log.debug("%s: no standalone GET stream (HTTP %d)", t.url, resp.status_code)
+                        log.debug("%s: no standalone GET stream (HTTP %d)", t.shown_url, resp.status_code)
                         return  # 405: none offered; 404: the session ended (the next POST starts over)
                     failures = 0
                     parser = h.SSEParser(t.max_message_size)
@@ -124,9 +124,9 @@ class LegacyStreams:
             except (httpx.HTTPError, h.SSETooLarge) as exc:
                 failures += 1
                 if isinstance(exc, h.SSETooLarge):
-                    log.warning("%s: the standalone GET stream: %s", t.url, exc)
+                    log.warning("%s: the standalone GET stream: %s", t.shown_url, exc)
                 if failures > MAX_GET_FAILURES:
-                    log.warning("%s: giving up the standalone GET stream: %s", t.url, exc)
+                    log.warning("%s: giving up the standalone GET stream: %s", t.shown_url, exc)
                     return
             await asyncio.sleep(rules.retry_delay(retry, failures))
 
@@ -142,7 +142,7 @@ class LegacyStreams:
                 return False
             self._count += 1
             msg = {**init, "id": f"mcpio-reinitialize-{self._count}"}
-            log.info("%s: the session ended (404); initializing a new one", t.url)
+            log.info("%s: the session ended (404); initializing a new one", t.shown_url)
             t.session_id = None
             try:
                 async with t._http.stream(
@@ -155,7 +155,7 @@ class LegacyStreams:
                 done = {"jsonrpc": "2.0", "method": "notifications/initialized"}
                 await t._post_quietly(done, json.dumps(done).encode())
             except (httpx.HTTPError, TransportError, h.SSETooLarge, BodyTooLarge) as exc:
-                log.warning("%s: initializing a new session failed: %s", t.url, exc)
+                log.warning("%s: initializing a new session failed: %s", t.shown_url, exc)
                 return False
             if self._get is not None and self._get.done():
                 self._get = t._spawn(self.standalone_get())

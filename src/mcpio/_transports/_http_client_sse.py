@@ -19,6 +19,7 @@ import httpx
 
 from .._protocol import _http as h
 from .._protocol import _http_client_rules as rules
+from .._shown import shown
 from ._http_backend import Backend
 from ._http_body import BodyTooLarge, read_capped
 
@@ -56,7 +57,7 @@ class HTTPSSEConnection:
             return False
 
     async def _run(self, ready: asyncio.Future[bool]) -> None:
-        reason = f"the HTTP+SSE event stream of {self.url} ended"
+        reason = f"the HTTP+SSE event stream of {shown(self.url)} ended"
         try:
             async with self._http.stream("GET", self.url, headers={"accept": h.SSE}) as resp:
                 if resp.status_code != 200 or not (resp.headers.get("content-type") or "").startswith(h.SSE):
@@ -72,16 +73,16 @@ class HTTPSSEConnection:
                             try:
                                 self.endpoint = rules.endpoint_url(self.url, ev.data)
                             except ValueError as exc:
-                                log.warning("%s: %s", self.url, exc)
+                                log.warning("%s: %s", shown(self.url), exc)
                                 ready.set_result(False)
                                 return
                             ready.set_result(True)
                         elif ev.event == "message":
                             self._deliver(ev.data)
         except httpx.HTTPError as exc:
-            reason = f"the HTTP+SSE event stream of {self.url} failed: {str(exc) or type(exc).__name__}"
+            reason = f"the HTTP+SSE event stream of {shown(self.url)} failed: {str(exc) or type(exc).__name__}"
         except h.SSETooLarge as exc:
-            reason = f"the HTTP+SSE event stream of {self.url} failed: {exc}"
+            reason = f"the HTTP+SSE event stream of {shown(self.url)} failed: {exc}"
         finally:
             if not ready.done():
                 ready.set_result(False)

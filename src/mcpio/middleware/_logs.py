@@ -17,7 +17,7 @@ Never written: tokens, the ``Authorization``, ``Proxy-Authorization``, ``Cookie`
 query (``name`` keeps scheme, host and path), and argument values, unless ``include_arguments=True``:
 then the arguments are logged with the value of every key that looks secret (``password``,
 ``token``, ``secret``, ``api_key``, ``authorization``, ``cookie``, ``credential``, ``private_key``,
-``session``…, at any depth) and every string that looks like a bearer token, a JWT or a state
+``session``, ``key``…: :data:`mcpio._shown.SECRET_KEY`, at any depth) and every string that looks like a bearer token, a JWT or a state
 handle (``mcpio.StateHandle``: without auth, holding one is the authority to use it) replaced by
 ``"[redacted]"``.
 """
@@ -33,17 +33,12 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import INTERNAL_ERROR, MCPError
 from .._handle import HANDLE_PATTERN
+from .._shown import REDACTED, SECRET_KEY
 from . import _identity
 
 if TYPE_CHECKING:
     from .._server._middleware import CallNext, Request
 
-REDACTED = "[redacted]"
-SECRET_KEY = re.compile(
-    r"passw|passphrase|^pass$|pwd|secret|token|^auth$|authoriz|cookie|credential|api[-_]?key|private[-_]?key"
-    r"|session|signature|^pin$",
-    re.IGNORECASE,
-)
 SECRET_VALUE = re.compile(
     r"^\s*(bearer|basic)\s+\S+|^eyJ[\w-]+\.[\w-]+\.|^" + HANDLE_PATTERN + "$",  # a token, a JWT, a state handle
     re.IGNORECASE,
