@@ -58,7 +58,7 @@ def check(caplog: pytest.LogCaptureFixture, tasks: int, arrived: list[int], way:
     """Few tasks; the numbers sent (0, 1, … FLOOD - 1, then the marker FLOOD) arrived in order, the
     first 1,000 all (they fit in the queue); one line in the log when some were dropped."""
     kept = arrived[: arrived.index(FLOOD)]
-    assert tasks < 100, f"{tasks} tasks for {FLOOD} notifications"
+    assert tasks < FLOOD // 10, f"{tasks} tasks for {FLOOD} notifications"
     assert kept == sorted(set(kept)) and kept[:1000] == list(range(1000)), "out of order, or the first 1000 dropped"
     dropped = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
     if len(kept) < FLOOD:  # the proxy's reader outran the way out: one line says so
@@ -93,7 +93,7 @@ def test_an_upstreams_flood_of_custom_notifications_reaches_a_client_in_order_th
 
 
 def test_an_upstreams_flood_of_progress_reaches_the_caller_in_order_through_few_tasks(caplog):
-    """Progress goes to the caller one notification at a time, the newest of those that came
+    """Progress goes to the caller through a few sends at once, the newest of those that came
     meanwhile next (progress only grows): 5,000 make a handful of tasks, not one each."""
 
     async def flood(peer: Peer) -> list[int]:
@@ -102,7 +102,7 @@ def test_an_upstreams_flood_of_progress_reaches_the_caller_in_order_through_few_
         return [p["progress"] for p in peer.notifications("notifications/progress") if p["progressToken"] == "p"]
 
     tasks, progress = flooded(caplog, flood)
-    assert tasks < 100, f"{tasks} tasks for {FLOOD} notifications"
+    assert tasks < FLOOD // 10, f"{tasks} tasks for {FLOOD} notifications"
     assert progress and progress == sorted(set(progress)), "out of order"
 
 
@@ -120,4 +120,4 @@ def test_an_upstreams_flood_of_list_changed_is_listed_again_one_at_a_time_the_la
         return []
 
     tasks, _ = flooded(caplog, flood)
-    assert tasks < 100, f"{tasks} tasks for {2 * FLOOD} notifications"
+    assert tasks < FLOOD // 10, f"{tasks} tasks for {2 * FLOOD} notifications"

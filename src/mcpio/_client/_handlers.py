@@ -175,54 +175,50 @@ def forward_log(server_name: str, params: dict[str, Any]) -> None:
     logger.log(level, "%s%s", f"[{name}] " if name else "", params.get("data"))
 
 
+#: An async ``on_progress``'s calls running at once for one request; past it, the newest waits
+PROGRESS_IN_FLIGHT = 8
+
+
 def progress_deliverer(on_progress: Any, pending: set[Any]) -> Any:
     """The session's progress callback for a caller's ``on_progress`` (None for None), for one
     request. A sync callback is called at once. An async one runs in a task (kept in ``pending``
-    until done), one at a time, in order of arrival; progress that comes while one runs waits,
-    the newest only: progress only grows (spec: MUST increase), so the newest says what those it
-    replaced did, and a server's flood of progress makes one task, not one each. What a callback
-    raises goes to the loop's exception handler, and the next progress is delivered still."""
+    until done), started in order of arrival, up to :data:`PROGRESS_IN_FLIGHT` at once; progress
+    that comes while that many run waits, the newest only, for the next to end: progress only
+    grows (spec: MUST increase), so the newest says what those it replaced did, and a server's
+    flood of progress makes a few tasks, not one each. What a callback raises goes to the loop's
+    exception handler."""
     if on_progress is None:
         return None
-    newest: list[tuple[float, float | None, str | None]] = []  # come while a callback ran
-    running = False
+    newest: list[tuple[float, float | None, str | None]] = []  # came while the most ran
+    running = 0
 
-    async def drain(first: Any) -> None:
+    def start(awaiting: Any) -> None:
+        import asyncio
+
         nonlocal running
-        try:
-            awaiting = first
-            while True:
-                try:
-                    await awaiting
-                except Exception as exc:
-                    _callback_failed(exc)
-                if not newest:
-                    return
-                awaiting = on_progress(*newest.pop())
-                if not inspect.isawaitable(awaiting):
-                    awaiting = _done()
-        finally:
-            running = False
+        running += 1
+        task = asyncio.ensure_future(awaiting)
+        pending.add(task)
+        task.add_done_callback(ended)
+
+    def ended(task: Any) -> None:  # (a done callback: called even for a task cancelled before it began)
+        nonlocal running
+        running -= 1
+        pending.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None and isinstance(exc, Exception):
+            _callback_failed(exc)
+        if newest:
+            deliver(*newest.pop())
 
     def deliver(progress: float, total: float | None, message: str | None) -> None:
-        nonlocal running
-        if running:
+        if running >= PROGRESS_IN_FLIGHT:
             newest[:] = [(progress, total, message)]
             return
         r = on_progress(progress, total, message)
         if inspect.isawaitable(r):
-            import asyncio
-
-            running = True
-            t = asyncio.ensure_future(drain(r))
-            pending.add(t)
-            t.add_done_callback(pending.discard)
+            start(r)
 
     return deliver
-
-
-async def _done() -> None:
-    """Nothing to await (a callback that returned no awaitable this time)."""
 
 
 def _callback_failed(exc: Exception) -> None:

@@ -243,8 +243,8 @@ class _Relaying:
 
     def progressed(self, progress: float, total: float | None, message: str | None) -> Awaitable[None]:
         """The upstream's progress for the call: to the call's client, under its own token (the
-        Context drops it once the call has ended, and whatever does not go up); one at a time,
-        the newest of those that came meanwhile next (``Client.send_nowait``'s ``on_progress``)."""
+        Context drops it once the call has ended, and whatever does not go up); a flood of it
+        bounded as every async ``on_progress`` is (``_client._handlers.progress_deliverer``)."""
         return self.ctx.report_progress(progress, total, message)
 
     def cancelled(self) -> None:
