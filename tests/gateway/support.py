@@ -5,12 +5,37 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Callable
-from typing import Any
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 from mcpio import Client, Server
 from tests.client.support import arun
 from tests.support.http import ServerThread
+
+E = TypeVar("E", asyncio.Event, threading.Event)
+
+
+@contextlib.contextmanager
+def proxy_log_says(text: str, said: E) -> Iterator[E]:
+    """``said`` (an asyncio event, or a threading one for a test on two threads), set when the
+    proxy logs a line containing ``text`` (an upstream's stderr lines are logged)."""
+
+    class Watch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if text in record.getMessage():
+                said.set()
+
+    logger = logging.getLogger("mcpio.gateway")
+    watch, level = Watch(), logger.level
+    logger.addHandler(watch)
+    logger.setLevel(logging.INFO)
+    try:
+        yield said
+    finally:
+        logger.removeHandler(watch)
+        logger.setLevel(level)
 
 
 def each_caller_is_asked_alone(proxy: Server) -> None:

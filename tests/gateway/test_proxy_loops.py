@@ -8,12 +8,10 @@ serving ends the other loop connects anew."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import logging
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ import pytest
 
 from mcpio import Client, MCPError, Server
 from tests.client.support import arun, within
+from tests.gateway.support import proxy_log_says
 
 HERE = Path(__file__).parent
 UPSTREAM = [sys.executable, str(HERE / "upstream.py")]
@@ -43,27 +42,6 @@ def in_thread(coro: Callable[[], Any]) -> Any:
     if "error" in out:
         raise out["error"]
     return out["value"]
-
-
-@contextlib.contextmanager
-def upstream_says(text: str) -> Iterator[threading.Event]:
-    """An event set when the proxy logs ``text`` (an upstream's stderr line), from any thread."""
-    said = threading.Event()
-
-    class Watch(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            if text in record.getMessage():
-                said.set()
-
-    logger = logging.getLogger("mcpio.gateway")
-    watch, level = Watch(), logger.level
-    logger.addHandler(watch)
-    logger.setLevel(logging.INFO)
-    try:
-        yield said
-    finally:
-        logger.removeHandler(watch)
-        logger.setLevel(level)
 
 
 async def echo(client: Client, name: str, text: str = "x") -> str:
@@ -123,7 +101,7 @@ async def exercised(parent: Server, prefix: str, era: str) -> None:
         # task completes may reach this loop after the task's end, when it is a status no more.
         assert states == sorted(set(states)) and set(states) <= {"step 1", "step 2", "step 3"}
         if era == "legacy":  # cancelling a call cancels it upstream (hang logs, then waits until cancelled)
-            with upstream_says("hang cancelled") as cancelled:
+            with proxy_log_says("hang cancelled", threading.Event()) as cancelled:
                 logged.clear()
                 call = asyncio.ensure_future(c.call_tool(prefix + "hang", {}, timeout=None))
                 await within(logged.wait(), 20)  # "hanging": the upstream runs it

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 import os
 import signal
 import sys
@@ -23,6 +22,7 @@ import pytest
 
 from mcpio import Client, MCPError, Server
 from tests.client.support import arun, within
+from tests.gateway.support import proxy_log_says
 from tests.support.http import ServerThread, mcpio_http
 
 HERE = Path(__file__).parent
@@ -49,27 +49,6 @@ async def relayed_call(c: Client, name: str, **arguments: object) -> str:
     its text."""
     result = await c.request("tools/call", {"name": name, "arguments": arguments})
     return str(result["content"][0]["text"]) if result["content"] else ""
-
-
-@contextlib.contextmanager
-def proxy_log_says(text: str) -> Iterator[asyncio.Event]:
-    """An event set when the proxy logs a line containing ``text`` (an upstream's stderr is logged)."""
-    said = asyncio.Event()
-
-    class Watch(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            if text in record.getMessage():
-                said.set()
-
-    logger = logging.getLogger("mcpio.gateway")
-    watch, level = Watch(), logger.level
-    logger.addHandler(watch)
-    logger.setLevel(logging.INFO)
-    try:
-        yield said
-    finally:
-        logger.removeHandler(watch)
-        logger.setLevel(level)
 
 
 @ERAS
@@ -135,7 +114,7 @@ def test_a_relayed_call_gets_the_upstream_log_and_its_cancellation_reaches_the_u
         hanging.set()
 
     async def go():
-        with proxy_log_says("hang cancelled") as cancelled:
+        with proxy_log_says("hang cancelled", asyncio.Event()) as cancelled:
             async with Client(proxy, era=client_era(era), timeout=30, on_log=on_log, log_level="info") as c:
                 call = asyncio.ensure_future(relayed_call(c, "hang"))
                 await within(hanging.wait())
