@@ -15,6 +15,7 @@ from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._errors import INTERNAL_ERROR
+from .._server._changes import running_loop as running_loop  # the one rule: the caller's loop, or None
 
 if TYPE_CHECKING:
     import asyncio
@@ -24,13 +25,6 @@ if TYPE_CHECKING:
     from ._proxy import Upstream
 
 T = TypeVar("T")
-
-
-def running_loop() -> asyncio.AbstractEventLoop | None:
-    """The caller's event loop, or None (a thread without one)."""
-    import asyncio
-
-    return asyncio._get_running_loop()
 
 
 async def handed(upstream: Upstream, owner: asyncio.AbstractEventLoop, ctx: Context | None, call: Any) -> Any:

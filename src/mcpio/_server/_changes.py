@@ -103,7 +103,7 @@ class Changes:
     def _serving_loop(self, again: Callable[..., None], *args: Any) -> asyncio.AbstractEventLoop | None:
         """The caller's event loop when it serves; else None, and ``again(*args)`` is called from
         the first serving loop still open (the caller is a sync handler's thread, or none's)."""
-        running = _running_loop()
+        running = running_loop()
         if running in self.loops:
             return running
         loop = next((loop for loop in list(self.loops) if not loop.is_closed()), None)
@@ -175,7 +175,7 @@ class Changes:
 
         told = change.get() or new_change()
         theirs = session.loop
-        if theirs is None or len(self.loops) < 2 or theirs is _running_loop():
+        if theirs is None or len(self.loops) < 2 or theirs is running_loop():
             return told_everywhere(session.notify(method, params), told)
         if not theirs.is_closed():
             theirs.call_soon_threadsafe(
@@ -259,7 +259,7 @@ class Changes:
             await self.tell(session, "notifications/resources/updated", params)
 
 
-def _running_loop() -> asyncio.AbstractEventLoop | None:
+def running_loop() -> asyncio.AbstractEventLoop | None:
     """The caller's event loop, or None (a thread without one); asked only once a loop serves."""
     import asyncio  # loaded: a loop serves sessions
 
