@@ -140,16 +140,17 @@ def test_same_bytes_out_as_the_engine(case: str, tmp_path: Path) -> None:
         answers = [json.loads(line) for line in fast[0].splitlines()]
         assert [a["id"] for a in answers] == [1, 2, 3] and all("result" in a for a in answers), answers
         assert answers[0]["result"]["resultType"] == "complete" and "supportedVersions" in answers[0]["result"]
-    if case.startswith("initialize,"):  # the session continued: every request answered, in order
+    if case.startswith("initialize,"):  # the session continued: initialize answered first, then every request
         ids = [json.loads(line).get("id") for line in fast[0].splitlines()]
         assert ids[0] in (1, "a") and "result" in json.loads(fast[0].splitlines()[0])
-        if CALLS in CASES[case]:
-            assert ids[-3:] == [2, 3, 4]
+        if CALLS in CASES[case]:  # concurrent requests: answered in any order (worker threads)
+            assert sorted(ids[-3:]) == [2, 3, 4]
 
 
 def test_split_initialize_then_more_in_one_write(tmp_path: Path) -> None:
-    """A partial first line, then its end with the next messages in one write: all answered,
-    in order, and the session state recorded at initialize is the engine's."""
+    """A partial first line, then its end with the next messages in one write: initialize
+    answered first, then every request (concurrent: in any order), and the session state
+    recorded at initialize is the engine's."""
     script = tmp_path / "server.py"
     script.write_text(SERVER)
     proc = subprocess.Popen([sys.executable, str(script)], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -162,10 +163,10 @@ def test_split_initialize_then_more_in_one_write(tmp_path: Path) -> None:
         proc.stdin.flush()
         reader = LineReader(proc.stdout.fileno())
         answers = [json.loads(reader.line()) for _ in range(4)]
-        assert [a["id"] for a in answers] == [1, 2, 3, 4]
+        assert answers[0]["id"] == 1 and sorted(a["id"] for a in answers[1:]) == [2, 3, 4]
         assert answers[0]["result"]["protocolVersion"] == "2025-06-18"
         assert answers[0]["result"]["instructions"] == "Say hi."
-        who = answers[3]["result"]["content"][0]["text"]
+        who = next(a for a in answers if a["id"] == 4)["result"]["content"][0]["text"]
         assert who == "2025-06-18 {'name': 't', 'version': '9'} {'roots': {}}"
         proc.stdin.close()
         assert proc.wait(timeout=30) == 0
