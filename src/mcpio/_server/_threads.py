@@ -159,19 +159,20 @@ class Workers:
                     self._cond.wait()
                     job = self._take()
             owner, inbox, fut, ctx, fn, kwargs, probe = job
+            outcome: tuple[Any, BaseException | None]
             try:
                 if probe is None:
-                    inbox.post(fut, ctx.run(fn, **kwargs), None)
+                    outcome = (ctx.run(fn, **kwargs), None)
                 else:
                     t0 = perf_counter()
-                    result = ctx.run(fn, **kwargs)
+                    outcome = (ctx.run(fn, **kwargs), None)
                     probe.observe(perf_counter() - t0)
-                    inbox.post(fut, result, None)
-                    del result
             except Exception as exc:  # handed to the awaiting task, which decides
-                inbox.post(fut, None, exc)
+                outcome = (None, exc)
             except BaseException as exc:  # SystemExit & co. end a thread, not the server
-                inbox.post(fut, None, RuntimeError(f"the handler raised {type(exc).__name__}: {exc}"))
+                outcome = (None, RuntimeError(f"the handler raised {type(exc).__name__}: {exc}"))
+            # The slot is given back before the outcome is: whoever learns of the call's end (its
+            # client, over the wire) finds it no longer running (stats(), the owner's share).
             with self._cond:
                 left = self._running[owner] - 1
                 if left:
@@ -180,7 +181,8 @@ class Workers:
                     del self._running[owner]
                 if owner in self._queues and self._idle:  # its queue may have waited for this slot
                     self._wake()
-            del job, inbox, fut, ctx, fn, kwargs, owner, probe
+            inbox.post(fut, *outcome)
+            del job, inbox, fut, ctx, fn, kwargs, owner, probe, outcome
 
 
 class _Inbox:
