@@ -397,3 +397,25 @@ def test_install_takes_every_target(tmp_path):
     assert out.returncode == 0, out.stderr
     entry = json.loads((tmp_path / "claude.json").read_text())["mcpServers"]["shouter"]
     assert entry["args"] == ["-m", "mcpio", "run", "calc:server"] and entry["env"] == {"PYTHONPATH": str(tmp_path)}
+
+
+def test_a_gateway_file_with_an_entry_that_cannot_start_says_so_without_v(server, tmp_path):
+    """``mcpio list mcp.json`` whose one entry cannot start lists the others and says, on stderr,
+    which upstream did not start and why: not an empty or short listing without a word. The
+    gateway's other lines (an upstream's own stderr) stay behind -v."""
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "ok": {"command": sys.executable, "args": ["-m", "mcpio", "run", str(server)]},
+                    "broken": {"command": str(tmp_path / "no-such-program")},
+                }
+            }
+        )
+    )
+    out = mcpio("list", str(config), "tools", "--json")
+    assert out.returncode == 0, out.stderr
+    assert {t["name"] for t in json.loads(out.stdout)} >= {"ok__shout"}
+    said = [line for line in out.stderr.splitlines() if "broken" in line]
+    assert len(said) == 1 and "did not start" in said[0] and "no-such-program" in said[0], out.stderr

@@ -154,17 +154,24 @@ def _env(args: Any) -> dict[str, str]:
     return env
 
 
-def _stderr(args: Any) -> Any:
-    if not args.verbose:
-        return lambda line: None  # kept in the transport's tail, for error messages only
+def _stderr(args: Any, gateway: bool) -> Any:
+    """What becomes of a spawned server's stderr lines: all shown with -v; otherwise kept in the
+    transport's tail, for error messages only, but for a gateway's (rule 3) errors: they name an
+    upstream that did not start or went away, which its listing alone would silently leave out."""
+    if not args.verbose and not gateway:
+        return lambda line: None
 
     from ._output import clean
 
     def show(line: str) -> None:
-        sys.stderr.write(f"[server] {clean(line, multiline=False)}\n")
-        sys.stderr.flush()
+        if args.verbose or line.startswith(_GATEWAY_ERROR):
+            sys.stderr.write(f"[server] {clean(line, multiline=False)}\n")
+            sys.stderr.flush()
 
     return show
+
+
+_GATEWAY_ERROR = "mcpio: error: "  # a gateway's error line (``_logs``: a gateway runs no tools of its own)
 
 
 def _headers(args: Any) -> dict[str, str]:
@@ -187,7 +194,9 @@ def client_for(target: str, args: Any, **options: Any) -> Client:
         options.setdefault("trace", args.trace)
     if spec.url is not None:
         options.setdefault("headers", _headers(args) or None)
-    return spec.client(env=_env(args) or None, env_mode=args.env_mode, cwd=args.cwd, on_stderr=_stderr(args), **options)
+    gateway = spec.source == target and target.endswith((".json", ".jsonc"))  # rule 3: resolve's source is the file
+    on_stderr = _stderr(args, gateway)
+    return spec.client(env=_env(args) or None, env_mode=args.env_mode, cwd=args.cwd, on_stderr=on_stderr, **options)
 
 
 # ---------------------------------------------------------------------- k=v coercion
