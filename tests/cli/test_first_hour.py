@@ -419,3 +419,19 @@ def test_a_gateway_file_with_an_entry_that_cannot_start_says_so_without_v(server
     assert {t["name"] for t in json.loads(out.stdout)} >= {"ok__shout"}
     said = [line for line in out.stderr.splitlines() if "broken" in line]
     assert len(said) == 1 and "did not start" in said[0] and "no-such-program" in said[0], out.stderr
+
+
+def test_a_url_without_the_endpoint_path_gets_the_url_to_try(tmp_path):
+    """``mcpio list http://host:port/`` (the endpoint's path left out) is a 404: the hint names
+    the URL with ``/mcp``, where the server does answer, without the credentials it carries."""
+    from mcpio import Server
+    from tests.support.http import ServerThread
+
+    with ServerThread(Server("here").http_app()) as srv:
+        done = mcpio("list", f"{srv.base}/?api_key=s3cret", "tools")
+        assert done.returncode != 0
+        hint = f"try {srv.base}/mcp?api_key=[redacted]"
+        assert hint in done.stderr and "s3cret" not in done.stderr, done.stderr
+        assert mcpio("list", f"{srv.base}/mcp", "tools").returncode == 0
+        elsewhere = mcpio("list", f"{srv.base}/mcp/nested", "tools")  # a path naming mcp: no guess
+        assert "HTTP 404" in elsewhere.stderr and "try " not in elsewhere.stderr, elsewhere.stderr

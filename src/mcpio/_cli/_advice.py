@@ -4,7 +4,8 @@
 * :func:`in_cli_words`: the library's advice names Python keywords (``era='legacy'``); on a
   command line it names the flags (``--era legacy``);
 * :func:`unauthorized`: an HTTP server that refuses for want of a bearer token is one line,
-  ``this server wants a bearer token: -H 'Authorization: Bearer …'`` (details with ``-v``).
+  ``this server wants a bearer token: -H 'Authorization: Bearer …'`` (details with ``-v``);
+* :func:`not_found`: a URL whose path serves no MCP endpoint (HTTP 404) gets the URL to try.
 """
 
 from __future__ import annotations
@@ -67,3 +68,21 @@ def unauthorized(exc: MCPError, args: Any) -> tuple[str, str, str] | None:
         hint = "send -H 'Authorization: Bearer <token>' with a token its operator gave you"
         return f"the server refused the Authorization header (HTTP 401): {said}", hint, exc.message
     return WANTS_TOKEN, f"the server says: {said}", exc.message
+
+
+def not_found(exc: MCPError, args: Any) -> str | None:
+    """The hint for an HTTP 404 answer to a URL TARGET with no ``mcp`` segment in its path: that
+    URL with ``/mcp``, where mcpio (and most servers) serve their endpoint; None otherwise."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    from .._shown import shown
+
+    target = str(getattr(args, "target", "") or "")
+    data = exc.data if isinstance(exc.data, dict) else {}
+    if not is_url(target) or data.get("status") != 404:
+        return None
+    parts = urlsplit(target)
+    if "mcp" in parts.path.split("/"):
+        return None
+    guess = urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/mcp"))
+    return f"nothing serves MCP at that path; most servers do at /mcp: try {shown(guess)}"
