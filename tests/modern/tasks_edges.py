@@ -59,5 +59,17 @@ async def parked(ctx: Context) -> str:
     return "unparked"
 
 
+@server.tool(task_support="optional")
+def two_steps(gate: str, ctx: Context) -> str:
+    """A sync tool (a worker thread) that tells two statuses in a row once ``gate`` (a FIFO's
+    path; "" for none) has a line to read."""
+    if gate:
+        with open(gate, encoding="utf-8") as g:
+            g.readline()
+    ctx.set_task_status("step 1")
+    ctx.set_task_status("step 2")
+    return "done"
+
+
 if __name__ == "__main__":
     server.run()

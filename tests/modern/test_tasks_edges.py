@@ -3,6 +3,7 @@ the task store's expiry with a controlled clock."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -105,3 +106,24 @@ def test_finished_tasks_are_forgotten_after_their_ttl(monkeypatch):
     assert store.known([late.id, running.id]) == [running.id]
     with pytest.raises(_tasks.InvalidParams, match="unknown or has expired"):
         store.get({"taskId": late.id})
+
+
+def test_a_sync_tools_two_statuses_in_a_row_reach_a_listen_stream_each_as_it_was(server, tmp_path):
+    """Told from a worker thread, each change of a task is sent as that change left it, in
+    order: "step 1" then "step 2", not the newest twice."""
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    task_id = call(server, "two_steps", gate=str(gate))["taskId"]
+    listen = server.request_msg("subscriptions/listen", {"notifications": {"taskIds": [task_id]}})
+    server.send(listen)
+    server.wait_for(lambda m: m.get("method") == "notifications/subscriptions/acknowledged")
+    with open(gate, "w", encoding="utf-8") as g:
+        g.write("go\n")
+    server.wait_for(lambda m: m.get("method") == "notifications/tasks" and m["params"]["status"] == "completed")
+    told = [
+        m["params"].get("statusMessage")
+        for m in server.received
+        if m.get("method") == "notifications/tasks" and m["params"]["status"] == "working"
+    ]
+    assert told == ["step 1", "step 2"], told
+    server.notify("notifications/cancelled", {"requestId": listen["id"]})

@@ -141,3 +141,20 @@ def test_a_sessions_core_tasks_end_with_it():
         assert len(server.tasks) == 0  # the session ended: its task was cancelled and forgotten
 
     arun(go())
+
+
+def test_a_sync_tools_two_statuses_in_a_row_reach_the_owner_each_as_it_was(wire_validator):
+    """2025-11-25 core task: ``notifications/tasks/status`` told from a worker thread carries the
+    task as each change left it, in order."""
+    with StdioPeer.spawn(EDGES) as p:
+        p.initialize("2025-11-25")
+        task_id = p.call("tools/call", {"name": "two_steps", "arguments": {"gate": ""}, "task": {}})["task"]["taskId"]
+        p.call("tasks/result", {"taskId": task_id})
+        p.ping()  # every status notification sent before has arrived
+        told = [
+            (m["params"]["status"], m["params"].get("statusMessage"))
+            for m in p.received
+            if m.get("method") == "notifications/tasks/status" and m["params"]["taskId"] == task_id
+        ]
+        assert told[:2] == [("working", "step 1"), ("working", "step 2")] and told[-1][0] == "completed", told
+        assert p.close() == 0

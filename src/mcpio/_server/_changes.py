@@ -185,33 +185,40 @@ class Changes:
 
     def task_changed(self, task: Task) -> None:
         """A task's state changed (the task store's ``on_change``): ``notifications/tasks`` to the
-        listen streams that asked for it; a core task's status to the session that owns it. Told
-        on the loop running the task."""
-        loop = self._serving_loop(self.task_changed, task)
+        listen streams that asked for it; a core task's status to the session that owns it. What
+        is told is the task as this change left it, taken here, on the thread that changed it:
+        a sync handler's two changes in a row are told each as it was, in order, even though
+        they are sent from the loop running the task."""
+        if task.core:  # 2025-11-25: notifications/tasks/status to the session that owns it
+            self._core_status(task, task.core_fields())
+        else:
+            self._task_status(task, task.detailed())
+
+    def _core_status(self, task: Task, params: dict[str, Any]) -> None:
+        loop = self._serving_loop(self._core_status, task, params)
         if loop is None:
             return
-        if task.core:  # 2025-11-25: notifications/tasks/status to the session that owns it
-            from .._transports._base import change, new_change
+        from .._transports._base import change, new_change
 
-            token = change.set(new_change())  # the same change for its copies elsewhere
-            params = task.core_fields()  # as it is now: the same status here and elsewhere
-            try:
-                if task.owner is not None and not task.owner.closed:
-                    self.tell_soon(loop, task.owner, "notifications/tasks/status", params)
-                binding = self.binding()
-                # and to its copies elsewhere: one holds its GET stream
-                if binding is not None and binding.bus is not None:
-                    self.spawn(loop, binding.core_status(task, params))
-            finally:
-                change.reset(token)
+        token = change.set(new_change())  # the same change for its copies elsewhere
+        try:
+            if task.owner is not None and not task.owner.closed:
+                self.tell_soon(loop, task.owner, "notifications/tasks/status", params)
+            binding = self.binding()
+            # and to its copies elsewhere: one holds its GET stream
+            if binding is not None and binding.bus is not None:
+                self.spawn(loop, binding.core_status(task, params))
+        finally:
+            change.reset(token)
+
+    def _task_status(self, task: Task, detailed: dict[str, Any]) -> None:
+        loop = self._serving_loop(self._task_status, task, detailed)
+        if loop is None:
             return
         from ._subscriptions import task_targets
 
-        targets = list(task_targets(iter(self.snapshot()), task.id))
-        if targets:
-            detailed = task.detailed()
-            for session, meta in targets:
-                self.tell_soon(loop, session, "notifications/tasks", {**detailed, "_meta": meta})
+        for session, meta in task_targets(iter(self.snapshot()), task.id):
+            self.tell_soon(loop, session, "notifications/tasks", {**detailed, "_meta": meta})
 
     async def resource_updated(self, uri: str, turn: str | None = None) -> None:
         """:meth:`ChangesMixin.notify_resource_updated`. ``turn``: every process sharing the state
