@@ -4,7 +4,8 @@ and ``mcpio inspect`` report and child command line that names one.
 :func:`shown` is the URL without the ``user:password@`` of its userinfo (RFC 3986 §3.2.1: a
 password there is deprecated, and showing one is a leak) and with the value of each query (and
 fragment) parameter whose name looks like a credential (:data:`SECRET_KEY`: ``api_key``,
-``access_token``, ``key``, ``sig``, ``X-Amz-Signature``…) replaced by ``[redacted]``. The URL
+``access_token``, ``key``, ``sig``, ``X-Amz-Signature``…, read as the server decodes it)
+replaced by ``[redacted]``; every other character is the one given. The URL
 itself is still what mcpio connects to, resolves against and sends: only its shown form changes.
 
 httpx logs each request at INFO with its whole URL: :func:`show_urls_in_httpx_log` (called by
@@ -25,15 +26,11 @@ SECRET_KEY = re.compile(
 
 
 def shown(url: str) -> str:
-    """``url`` as mcpio shows it (module docstring); a text that is no URL is returned as it is."""
-    from urllib.parse import unquote_plus, urlsplit, urlunsplit  # not on `import mcpio`'s path
-
-    try:
-        parts = urlsplit(url)
-    except ValueError:  # an invalid IPv6 literal, say: no userinfo, query or fragment told apart
-        scheme, sep, rest = url.partition("://")
-        return scheme + sep + rest[: min(i for i in (rest.find("/"), len(rest)) if i >= 0)].rpartition("@")[2] + "/…"
-    netloc = parts.netloc.rpartition("@")[2]
+    """``url`` as mcpio shows it (module docstring): the text given, character for character,
+    without its userinfo and with each credential-named parameter's value replaced. A parameter's
+    name is matched as the server reads it (``application/x-www-form-urlencoded``: ``+`` is a space,
+    ``%XX`` the byte: ``%74oken`` is ``token``); a text that is no URL is returned as it is."""
+    from urllib.parse import unquote_plus  # not on `import mcpio`'s path
 
     def hidden(pairs: str) -> str:
         out = []
@@ -42,10 +39,18 @@ def shown(url: str) -> str:
             out.append(name + eq + REDACTED if eq and SECRET_KEY.search(unquote_plus(name)) else pair)
         return "&".join(out)
 
-    query, fragment = hidden(parts.query), hidden(parts.fragment)
-    if (netloc, query, fragment) == (parts.netloc, parts.query, parts.fragment):
-        return url  # as given, to the character
-    return urlunsplit(parts._replace(netloc=netloc, query=query, fragment=fragment))
+    # RFC 3986 §3: the fragment follows the first "#", the query the first "?" before it, and
+    # the authority (userinfo@host:port) a leading "//" (after a scheme), up to "/", "?" or "#".
+    head, hash_mark, fragment = url.partition("#")
+    head, question_mark, query = head.partition("?")
+    scheme, slashes, rest = head.partition("//")
+    if slashes and (scheme == "" or _SCHEME.fullmatch(scheme)):
+        authority, slash, path = rest.partition("/")
+        head = scheme + slashes + authority.rpartition("@")[2] + slash + path
+    return head + question_mark + hidden(query) + hash_mark + hidden(fragment)
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # RFC 3986 §3.1, with its ":"
 
 
 class _ShownInHttpxLog:

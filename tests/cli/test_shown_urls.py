@@ -42,6 +42,18 @@ def test_unreachable_url_commands_name_it_without_its_credentials():
         assert SECRET not in done.stdout + done.stderr, done
 
 
+def test_doctor_names_a_url_as_given_but_for_its_encoded_and_repeated_credentials():
+    """A parameter's name is matched as the server decodes it (``%74oken`` is ``token``), each of a
+    repeated one is redacted, and every other character of the report's URL is the one given."""
+    port = free_port()  # closed again: nothing listens there
+    url = f"http://ada:{SECRET}@127.0.0.1:{port}/mcp?%74oken={SECRET}&api%5Fkey={SECRET}&=7&token={SECRET}#"
+    done = mcpio("doctor", "--json", url)
+    assert json.loads(done.stdout)["target"] == (
+        f"http://127.0.0.1:{port}/mcp?%74oken=[redacted]&api%5Fkey=[redacted]&=7&token=[redacted]#"
+    ), done.stdout
+    assert SECRET not in done.stdout + done.stderr, done
+
+
 def test_doctor_openapi_shows_the_document_url_without_its_credentials():
     """The command it checks downloads the document with the URL's Basic credentials (as given);
     the report names that command with the URL shown."""
