@@ -1,0 +1,84 @@
+"""A URL that carries a credential never reaches the argv of a ``mcpio run`` that mcpio starts
+(argv is readable by every local user: ``ps``, ``/proc/PID/cmdline``): ``mcpio doctor --openapi``
+and the entry ``mcpio install URL`` writes pass it in the environment (``$MCPIO_TARGET``,
+``$MCPIO_OPENAPI``, ``$MCPIO_BASE_URL``), where ``mcpio run`` reads it. Real subprocesses, real
+servers on 127.0.0.1, the children's real ``/proc/PID/cmdline``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from tests.support.http import ServerThread
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads /proc")
+
+SECRET = "pass-word-1234"
+DOC = {
+    "openapi": "3.1.0",
+    "info": {"title": "Items", "version": "1"},
+    "paths": {"/items": {"get": {"operationId": "list_items", "responses": {"200": {"description": "ok"}}}}},
+}
+
+
+def _descendants(pid: int) -> dict[int, str]:
+    """The command line (NULs as spaces) of each living descendant of process ``pid``."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue  # ended meanwhile
+            parents[int(entry)] = int(stat.rpartition(")")[2].split()[1])
+    found, todo = {}, [pid]
+    while todo:
+        parent = todo.pop()
+        for child in (p for p, pp in parents.items() if pp == parent):
+            try:
+                found[child] = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            todo.append(child)
+    return found
+
+
+def test_doctor_openapi_starts_its_server_with_the_urls_off_its_argv():
+    """Each request for the document while ``mcpio doctor`` runs records its children's argv: the
+    document's URL (userinfo, api_key) and the base URL's password are in none of them, and the
+    doctor still checks the server they make."""
+    doctor: list[int] = []
+    argvs: list[str] = []
+
+    async def doc(request: Request) -> Response:
+        if doctor:
+            argvs.extend(_descendants(doctor[0]).values())
+        return JSONResponse(DOC)
+
+    with ServerThread(Starlette(routes=[Route("/openapi.json", doc)])) as srv:
+        url = f"http://ada:{SECRET}@127.0.0.1:{srv.port}/openapi.json?api_key={SECRET}"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "mcpio", "doctor", "--json", "--openapi", url, "--base-url",
+             f"http://bob:{SECRET}@127.0.0.1:{srv.port}"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+            env={**os.environ, "NO_COLOR": "1"},
+        )  # fmt: skip
+        doctor.append(proc.pid)
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, (out, err)
+    report = json.loads(out)
+    assert report["counts"]["tools"] == 1 and report["tools"][0]["name"] == "list_items", report
+    assert report["target"].endswith(f"/openapi.json?api_key=[redacted]' --base-url http://127.0.0.1:{srv.port}")
+    started = [argv for argv in argvs if " -m mcpio run" in argv]
+    assert started, argvs  # the server doctor started asked for the document while it ran
+    assert all(SECRET not in argv for argv in argvs), argvs
+    assert SECRET not in out + err
