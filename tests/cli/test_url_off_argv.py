@@ -6,11 +6,13 @@ servers on 127.0.0.1, the children's real ``/proc/PID/cmdline``."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.applications import Starlette
@@ -18,6 +20,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+import mcpio
+from mcpio import Client, Server
 from tests.support.http import ServerThread
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads /proc")
@@ -82,3 +86,61 @@ def test_doctor_openapi_starts_its_server_with_the_urls_off_its_argv():
     assert started, argvs  # the server doctor started asked for the document while it ran
     assert all(SECRET not in argv for argv in argvs), argvs
     assert SECRET not in out + err
+
+
+def _keyed(app: Any) -> Any:
+    """``app`` (ASGI) behind a check of the URL's ``api_key``: 401 without it."""
+
+    async def asgi(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and f"api_key={SECRET}".encode() not in scope["query_string"].split(b"&"):
+            await Response("no key", status_code=401)(scope, receive, send)
+            return
+        await app(scope, receive, send)
+
+    return asgi
+
+
+#: The mcpio under test, for the commands a host starts (from a safe environment, without ours).
+SRC = {"PYTHONPATH": str(Path(mcpio.__file__).resolve().parents[1])}
+
+
+def _install(tmp_path: Path, url: str, *options: str) -> dict[str, Any]:
+    """``mcpio install URL --host claude`` into a config file under ``tmp_path``: the entry written."""
+    config = tmp_path / "claude.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpio", "install", url, "--host", "claude", "--config", str(config), "--name", "keyed",
+         "--force", "--env", f"PYTHONPATH={SRC['PYTHONPATH']}", *options],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert SECRET not in done.stdout + done.stderr, done
+    entry: dict[str, Any] = json.loads(config.read_text())["mcpServers"]["keyed"]
+    return entry
+
+
+def test_install_url_for_a_host_that_starts_commands_writes_its_credentials_into_env(tmp_path):
+    """A URL with a key (``?api_key=…``), for Claude Desktop (it starts commands only): the entry's
+    args are ``-m mcpio run`` alone, the URL is its ``env``'s ``MCPIO_TARGET``; started as the host
+    starts it, it reaches the server that wants the key, and its argv never holds the key. A URL
+    with nothing to hide is still written into the args."""
+    server = Server("keyed")
+
+    @server.tool
+    def hello() -> str:
+        return "hi"
+
+    with ServerThread(_keyed(server.http_app())) as srv:
+        url = f"{srv.url}?tenant=7&api_key={SECRET}"
+        entry = _install(tmp_path, url)  # checked first: the entry started and listed the tool
+        assert entry["args"] == ["-m", "mcpio", "run"], entry
+        assert entry["env"] == {**SRC, "MCPIO_TARGET": url}, entry
+
+        async def as_the_host() -> list[str]:
+            async with Client([entry["command"], *entry["args"]], env={**os.environ, **entry["env"]}) as c:
+                assert (await c.call_tool("hello", {})).data == "hi"
+                return [argv for argv in _descendants(os.getpid()).values() if "-m mcpio run" in argv]
+
+        argvs = asyncio.run(as_the_host())
+    assert argvs and all(SECRET not in argv for argv in argvs), argvs
+    plain = _install(tmp_path, "http://127.0.0.1:9/mcp?tenant=7", "--no-check")
+    assert plain["args"] == ["-m", "mcpio", "run", "http://127.0.0.1:9/mcp?tenant=7"] and plain["env"] == SRC, plain
