@@ -146,6 +146,22 @@ def test_config_and_tap_name_a_configured_url_without_its_credentials(tmp_path):
     assert SECRET not in listed.stdout + listed.stderr + tapped.stdout + tapped.stderr
 
 
+def test_config_names_a_commands_url_arguments_without_their_credentials(tmp_path):
+    """``mcpio config FILE`` lists a command entry's line: a URL among its arguments (the stdio
+    bridge, ``mcpio run URL``, as a host's file holds it) is shown, every other word as it is."""
+    config = tmp_path / "claude.json"
+    bridge = {
+        "command": "/usr/bin/python3",
+        "args": ["-m", "mcpio", "run", f"https://ada:{SECRET}@mcp.test/mcp?api_key={SECRET}"],
+    }
+    config.write_text(json.dumps({"mcpServers": {"bridge": bridge}}))
+    listed = mcpio("config", str(config), "--json")
+    assert [row["run"] for row in json.loads(listed.stdout)] == [
+        "/usr/bin/python3 -m mcpio run https://mcp.test/mcp?api_key=[redacted]"
+    ], listed.stdout
+    assert SECRET not in listed.stdout + listed.stderr
+
+
 def test_call_and_usage_errors_name_the_urls_without_their_credentials():
     """``mcpio call URL TOOL`` on a server without tools hints ``mcpio list URL``; a TARGET and
     ``--openapi`` together are refused naming both: each URL shown."""
