@@ -144,3 +144,23 @@ def test_install_url_for_a_host_that_starts_commands_writes_its_credentials_into
     assert argvs and all(SECRET not in argv for argv in argvs), argvs
     plain = _install(tmp_path, "http://127.0.0.1:9/mcp?tenant=7", "--no-check")
     assert plain["args"] == ["-m", "mcpio", "run", "http://127.0.0.1:9/mcp?tenant=7"] and plain["env"] == SRC, plain
+
+
+def test_mcpio_run_takes_its_target_from_the_environment_and_keeps_it_from_its_server(tmp_path):
+    """``mcpio run`` alone serves ``$MCPIO_TARGET`` (here a command line, proxied) and removes the
+    variable from its environment first: the server it starts does not inherit it."""
+    upstream = tmp_path / "upstream.py"
+    upstream.write_text(
+        "import os\nfrom mcpio import Server\nserver = Server('envy')\n\n"
+        "@server.tool\ndef variable(name: str) -> str:\n    return os.environ.get(name, '(unset)')\n\n"
+        "server.run()\n"
+    )
+    target = f"{sys.executable} {upstream}"
+
+    async def as_a_host() -> str:
+        env = {**os.environ, "MCPIO_TARGET": target, "CANARY": "inherited"}
+        async with Client([sys.executable, "-m", "mcpio", "run"], env=env, timeout=30) as c:
+            assert (await c.call_tool("variable", {"name": "CANARY"})).data == "inherited"  # the upstream's own
+            return str((await c.call_tool("variable", {"name": "MCPIO_TARGET"})).data)
+
+    assert asyncio.run(as_a_host()) == "(unset)"
