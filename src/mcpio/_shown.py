@@ -29,7 +29,8 @@ def shown(url: str) -> str:
     """``url`` as mcpio shows it (module docstring): the text given, character for character,
     without its userinfo and with each credential-named parameter's value replaced. A parameter's
     name is matched as the server reads it (``application/x-www-form-urlencoded``: ``+`` is a space,
-    ``%XX`` the byte: ``%74oken`` is ``token``); a text that is no URL is returned as it is."""
+    ``%XX`` the byte: ``%74oken`` is ``token``); in a text of several words (a command line), each
+    URL loses its userinfo; a text that is no URL is returned as it is."""
     from urllib.parse import unquote_plus  # not on `import mcpio`'s path
 
     def hidden(pairs: str) -> str:
@@ -39,18 +40,17 @@ def shown(url: str) -> str:
             out.append(name + eq + REDACTED if eq and SECRET_KEY.search(unquote_plus(name)) else pair)
         return "&".join(out)
 
-    # RFC 3986 §3: the fragment follows the first "#", the query the first "?" before it, and
-    # the authority (userinfo@host:port) a leading "//" (after a scheme), up to "/", "?" or "#".
+    # RFC 3986 §3: the fragment follows the first "#", the query the first "?" before it.
     head, hash_mark, fragment = url.partition("#")
     head, question_mark, query = head.partition("?")
-    scheme, slashes, rest = head.partition("//")
-    if slashes and (scheme == "" or _SCHEME.fullmatch(scheme)):
-        authority, slash, path = rest.partition("/")
-        head = scheme + slashes + authority.rpartition("@")[2] + slash + path
-    return head + question_mark + hidden(query) + hash_mark + hidden(fragment)
+    return _USERINFO.sub(r"\1", head + question_mark + hidden(query) + hash_mark + hidden(fragment))
 
 
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # RFC 3986 §3.1, with its ":"
+# RFC 3986 §3.2: the authority follows "//" (after a scheme, §3.1) up to "/", "?" or "#", and its
+# userinfo ends at its last "@". At the start of the text or of any word in it (after a space, a
+# quote or an "="): a command line naming a URL (``npx mcp-remote "https://user:pw@host/mcp"``,
+# ``--url=https://…``) is shown so too.
+_USERINFO = re.compile(r"((?<![^\s\"'=])(?:[A-Za-z][A-Za-z0-9+.-]*:)?//)[^/?#\s]*@")
 
 
 class _ShownInHttpxLog:

@@ -54,6 +54,17 @@ def test_doctor_names_a_url_as_given_but_for_its_encoded_and_repeated_credential
     assert SECRET not in done.stdout + done.stderr, done
 
 
+def test_a_command_line_target_names_its_urls_without_their_userinfo():
+    """``mcpio doctor/list "COMMAND … URL"`` (a bridge such as ``npx mcp-remote URL``): the report's
+    target and the hint name the command with each URL's userinfo dropped, every other word as given."""
+    command = f"{sys.executable} -c pass https://ada:{SECRET}@127.0.0.1:9/mcp"
+    doctored, listed = mcpio("doctor", "--json", command), mcpio("list", command)
+    assert json.loads(doctored.stdout)["target"] == f"{sys.executable} -c pass https://127.0.0.1:9/mcp", doctored
+    assert f"check that {sys.executable} -c pass https://127.0.0.1:9/mcp starts an MCP server" in listed.stderr
+    for done in (doctored, listed):
+        assert SECRET not in done.stdout + done.stderr, done
+
+
 def test_doctor_openapi_shows_the_document_url_without_its_credentials():
     """The command it checks downloads the document with the URL's Basic credentials (as given);
     the report names that command with the URL shown."""

@@ -55,3 +55,20 @@ def test_the_text_shown_is_the_text_given_but_for_its_credentials(given: str, ex
 @pytest.mark.parametrize("text", ["python server.py", "C:\\srv//u@x", "server.py:app", "https://x/p?a=1&b#c"])
 def test_a_text_with_nothing_to_hide_is_returned_as_it_is(text: str) -> None:
     assert shown(text) == text
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("npx mcp-remote https://ada:pw@x/mcp", "npx mcp-remote https://x/mcp"),
+        ("npx mcp-remote 'https://ada:pw@x/mcp' --flag", "npx mcp-remote 'https://x/mcp' --flag"),
+        ('run "https://ada:pw@x/mcp"', 'run "https://x/mcp"'),
+        ("run --url=https://ada:pw@x/mcp", "run --url=https://x/mcp"),
+        ("a https://x/?q=1 https://ada:pw@y/", "a https://x/?q=1 https://y/"),
+        ("https://x/?next=https://ada:pw@y/", "https://x/?next=https://y/"),
+        ("mail ada@example.com", "mail ada@example.com"),
+        ("cp a//b@c d", "cp a//b@c d"),
+    ],
+)
+def test_each_url_of_a_command_line_loses_its_userinfo(given: str, expected: str) -> None:
+    assert shown(given) == expected
