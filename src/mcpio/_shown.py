@@ -4,7 +4,8 @@ and ``mcpio inspect`` report and child command line that names one.
 :func:`shown` is the URL without the ``user:password@`` of its userinfo (RFC 3986 §3.2.1: a
 password there is deprecated, and showing one is a leak) and with the value of each query (and
 fragment) parameter whose name looks like a credential (:data:`SECRET_KEY`: ``api_key``,
-``access_token``, ``key``, ``sig``, ``X-Amz-Signature``…) replaced by ``[redacted]``. The URL
+``access_token``, ``key``, ``sig``, ``X-Amz-Signature``…, read as the server decodes it)
+replaced by ``[redacted]``; every other character is the one given. The URL
 itself is still what mcpio connects to, resolves against and sends: only its shown form changes.
 
 httpx logs each request at INFO with its whole URL: :func:`show_urls_in_httpx_log` (called by
@@ -25,15 +26,12 @@ SECRET_KEY = re.compile(
 
 
 def shown(url: str) -> str:
-    """``url`` as mcpio shows it (module docstring); a text that is no URL is returned as it is."""
-    from urllib.parse import unquote_plus, urlsplit, urlunsplit  # not on `import mcpio`'s path
-
-    try:
-        parts = urlsplit(url)
-    except ValueError:  # an invalid IPv6 literal, say: no userinfo, query or fragment told apart
-        scheme, sep, rest = url.partition("://")
-        return scheme + sep + rest[: min(i for i in (rest.find("/"), len(rest)) if i >= 0)].rpartition("@")[2] + "/…"
-    netloc = parts.netloc.rpartition("@")[2]
+    """``url`` as mcpio shows it (module docstring): the text given, character for character,
+    without its userinfo and with each credential-named parameter's value replaced. A parameter's
+    name is matched as the server reads it (``application/x-www-form-urlencoded``: ``+`` is a space,
+    ``%XX`` the byte: ``%74oken`` is ``token``); in a text of several words (a command line), each
+    URL loses its userinfo; a text that is no URL is returned as it is."""
+    from urllib.parse import unquote_plus  # not on `import mcpio`'s path
 
     def hidden(pairs: str) -> str:
         out = []
@@ -42,10 +40,17 @@ def shown(url: str) -> str:
             out.append(name + eq + REDACTED if eq and SECRET_KEY.search(unquote_plus(name)) else pair)
         return "&".join(out)
 
-    query, fragment = hidden(parts.query), hidden(parts.fragment)
-    if (netloc, query, fragment) == (parts.netloc, parts.query, parts.fragment):
-        return url  # as given, to the character
-    return urlunsplit(parts._replace(netloc=netloc, query=query, fragment=fragment))
+    # RFC 3986 §3: the fragment follows the first "#", the query the first "?" before it.
+    head, hash_mark, fragment = url.partition("#")
+    head, question_mark, query = head.partition("?")
+    return _USERINFO.sub(r"\1", head + question_mark + hidden(query) + hash_mark + hidden(fragment))
+
+
+# RFC 3986 §3.2: the authority follows "//" (after a scheme, §3.1) up to "/", "?" or "#", and its
+# userinfo ends at its last "@". At the start of the text or of any word in it (after a space, a
+# quote or an "="): a command line naming a URL (``npx mcp-remote "https://user:pw@host/mcp"``,
+# ``--url=https://…``) is shown so too.
+_USERINFO = re.compile(r"((?<![^\s\"'=])(?:[A-Za-z][A-Za-z0-9+.-]*:)?//)[^/?#\s]*@")
 
 
 class _ShownInHttpxLog:

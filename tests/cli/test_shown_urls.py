@@ -42,6 +42,29 @@ def test_unreachable_url_commands_name_it_without_its_credentials():
         assert SECRET not in done.stdout + done.stderr, done
 
 
+def test_doctor_names_a_url_as_given_but_for_its_encoded_and_repeated_credentials():
+    """A parameter's name is matched as the server decodes it (``%74oken`` is ``token``), each of a
+    repeated one is redacted, and every other character of the report's URL is the one given."""
+    port = free_port()  # closed again: nothing listens there
+    url = f"http://ada:{SECRET}@127.0.0.1:{port}/mcp?%74oken={SECRET}&api%5Fkey={SECRET}&=7&token={SECRET}#"
+    done = mcpio("doctor", "--json", url)
+    assert json.loads(done.stdout)["target"] == (
+        f"http://127.0.0.1:{port}/mcp?%74oken=[redacted]&api%5Fkey=[redacted]&=7&token=[redacted]#"
+    ), done.stdout
+    assert SECRET not in done.stdout + done.stderr, done
+
+
+def test_a_command_line_target_names_its_urls_without_their_userinfo():
+    """``mcpio doctor/list "COMMAND … URL"`` (a bridge such as ``npx mcp-remote URL``): the report's
+    target and the hint name the command with each URL's userinfo dropped, every other word as given."""
+    command = f"{sys.executable} -c pass https://ada:{SECRET}@127.0.0.1:9/mcp"
+    doctored, listed = mcpio("doctor", "--json", command), mcpio("list", command)
+    assert json.loads(doctored.stdout)["target"] == f"{sys.executable} -c pass https://127.0.0.1:9/mcp", doctored
+    assert f"check that {sys.executable} -c pass https://127.0.0.1:9/mcp starts an MCP server" in listed.stderr
+    for done in (doctored, listed):
+        assert SECRET not in done.stdout + done.stderr, done
+
+
 def test_doctor_openapi_shows_the_document_url_without_its_credentials():
     """The command it checks downloads the document with the URL's Basic credentials (as given);
     the report names that command with the URL shown."""
@@ -132,6 +155,22 @@ def test_config_and_tap_name_a_configured_url_without_its_credentials(tmp_path):
     tapped = mcpio("tap", "-o", str(tmp_path / "t.jsonl"), "--", f"https://ada:{SECRET}@mcp.test/mcp")
     assert "https://mcp.test/mcp is a URL; tap and replay work with a server started over stdio" in tapped.stderr
     assert SECRET not in listed.stdout + listed.stderr + tapped.stdout + tapped.stderr
+
+
+def test_config_names_a_commands_url_arguments_without_their_credentials(tmp_path):
+    """``mcpio config FILE`` lists a command entry's line: a URL among its arguments (the stdio
+    bridge, ``mcpio run URL``, as a host's file holds it) is shown, every other word as it is."""
+    config = tmp_path / "claude.json"
+    bridge = {
+        "command": "/usr/bin/python3",
+        "args": ["-m", "mcpio", "run", f"https://ada:{SECRET}@mcp.test/mcp?api_key={SECRET}"],
+    }
+    config.write_text(json.dumps({"mcpServers": {"bridge": bridge}}))
+    listed = mcpio("config", str(config), "--json")
+    assert [row["run"] for row in json.loads(listed.stdout)] == [
+        "/usr/bin/python3 -m mcpio run https://mcp.test/mcp?api_key=[redacted]"
+    ], listed.stdout
+    assert SECRET not in listed.stdout + listed.stderr
 
 
 def test_call_and_usage_errors_name_the_urls_without_their_credentials():

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._shown import shown
 from ._jwks import TIMEOUT, AuthUnavailable, check_url, discover_metadata, fetch_json
 
 
@@ -42,7 +43,8 @@ class Upstream:
 
     async def exchange(self, client: Any, code: str, redirect_uri: str, verifier: str) -> dict[str, Any]:
         """The IdP's token response for ``code``; AuthUnavailable when the IdP refuses or fails
-        (the message names the endpoint and the status, never a secret)."""
+        (the message names the endpoint as :func:`.._shown.shown` shows it, and the status: never
+        a secret)."""
         data = {
             "grant_type": "authorization_code",
             "code": code,
@@ -65,7 +67,7 @@ class Upstream:
         )
         if not isinstance(doc.get("access_token"), str):
             raise AuthUnavailable(
-                f"the upstream token endpoint {self.token_url} answered without an access_token"
+                f"the upstream token endpoint {shown(self.token_url)} answered without an access_token"
                 + (f" (error {str(doc.get('error'))[:60]!r})" if doc.get("error") else "")
             )
         return doc

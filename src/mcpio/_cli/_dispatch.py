@@ -106,7 +106,7 @@ def report(exc: BaseException, args: Any) -> int:
                 if "TLS certificate is not trusted" in message
                 else f"check that an MCP server is running at {shown(target)}"
                 if str(target).startswith(("http://", "https://"))  # _client._target.is_url
-                else f"check that {target} starts an MCP server (run its command yourself; -v shows its stderr)"
+                else f"check that {shown(str(target))} starts an MCP server (run its command yourself; -v shows its stderr)"
             )
     elif isinstance(exc, MCPError) and (refusal := _advice().unauthorized(exc, args)) is not None:
         (message, hint, details), status = refusal, FAILED

@@ -23,7 +23,9 @@ fails the check, not the host.
 
 A URL entry takes ``--header 'NAME: VALUE'`` (repeatable); ``${VAR}`` in a value is replaced by
 ``$VAR`` from this environment, so a token need not be on the command line (argv is readable
-by every local user).
+by every local user). For a host that starts commands only, the entry is ``mcpio run URL``;
+a URL carrying a credential (what :func:`.._shown.shown` hides) is written into the entry's
+``env`` as ``$MCPIO_TARGET`` instead, the entry being ``mcpio run`` alone (``_run.run_words``).
 
 The file is read as JSON(C) and written back as plain JSON with two-space indents, atomically
 (a temporary file created ``O_EXCL|O_NOFOLLOW``, then renamed over it), after a copy to
@@ -57,7 +59,7 @@ from .._shown import shown
 from ._exit import UNAVAILABLE, CLIFailure, UsageError
 from ._gateway import BRIDGE_HEADERS
 from ._output import dump_json, error
-from ._run import split_app
+from ._run import run_words, split_app
 from ._targets import python_code, resolve
 
 PROJECT_HOSTS = ("claude-code", "cursor", "vscode")  # hosts with a project file (first in known_files)
@@ -157,7 +159,9 @@ def entry_for(host: str, app: str, env: dict[str, str]) -> dict[str, Any]:
                 entry["headers"] = dict(spec.headers)
             return entry
         if spec.url is not None:  # a host that starts commands only: mcpio run URL, the stdio bridge
-            entry = {"command": interpreter(), "args": ["-m", "mcpio", "run", spec.url]}
+            words, hidden = run_words(spec.url)  # a URL with a credential: in the entry's env, never its argv
+            entry = {"command": interpreter(), "args": ["-m", "mcpio", "run", *words]}
+            env.update(hidden)
             return {**entry, "env": env} if env else entry
         if not spec.command:
             raise UsageError(f"{app}: the entry has no command")

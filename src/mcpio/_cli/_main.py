@@ -224,7 +224,8 @@ def show_config(args: Any) -> int:
                 broken += 1
                 continue
             for name, spec in servers.items():
-                how = shown(spec.url) if spec.url else " ".join([spec.command or "", *spec.args])
+                # a command's URL arguments too (`mcpio run URL`, the stdio bridge of a host's entry)
+                how = shown(spec.url) if spec.url else " ".join(map(shown, [spec.command or "", *spec.args]))
                 rows.append(
                     {
                         "host": host,

@@ -12,12 +12,13 @@ from .._openapi._load import OpenAPIError
 from .._server._server import Server
 from .._shown import shown
 from ._exit import UNAVAILABLE, CLIFailure, UsageError
+from ._run import run_words
 
 
 def openapi_server(args: Any) -> tuple[Server, str]:
     """The server ``--openapi`` describes, and how to name it to a person (``mcpio run --openapi …``)."""
     if args.openapi is None:
-        raise UsageError("mcpio run needs FILE[:OBJECT] or --openapi SPEC")
+        raise UsageError("mcpio run needs FILE[:OBJECT] or --openapi SPEC (or $MCPIO_TARGET, $MCPIO_OPENAPI)")
     if args.app is not None:
         raise UsageError(
             f"give FILE[:OBJECT] or --openapi SPEC, not both ({shown(args.app)} and {shown(args.openapi)})"
@@ -37,9 +38,10 @@ def openapi_server(args: Any) -> tuple[Server, str]:
 
 
 def doctor_target(args: Any) -> tuple[str, str, list[tuple[str, str]]]:
-    """``mcpio doctor --openapi SPEC``: the command line serving SPEC (the TARGET doctor checks),
-    that command line as shown (its URLs without credentials: :func:`.._shown.shown`) and the
-    operations the conversion skips, with why."""
+    """``mcpio doctor --openapi SPEC``: the command line serving SPEC (the TARGET doctor checks;
+    SPEC and ``--base-url`` added to ``args.env``, the command's environment), that command line
+    as a person would type it, shown (its URLs without credentials: :func:`.._shown.shown`), and
+    the operations the conversion skips, with why."""
     if args.openapi is None:
         raise UsageError("mcpio doctor needs TARGET or --openapi SPEC")
     if args.target is not None:
@@ -48,7 +50,11 @@ def doctor_target(args: Any) -> tuple[str, str, list[tuple[str, str]]]:
         _, _, converted, _ = analyze(args.openapi)
     except OpenAPIError as exc:
         raise CLIFailure(str(exc), UNAVAILABLE, "check --openapi") from None
-    command = [sys.executable, "-m", "mcpio", "run", "--openapi", args.openapi]
+    named = [sys.executable, "-m", "mcpio", "run", "--openapi", args.openapi]
     if args.base_url:
-        command += ["--base-url", args.base_url]
-    return shlex.join(command), shlex.join(map(shown, command)), converted.skipped
+        named += ["--base-url", args.base_url]
+    # SPEC and URL reach the command through its environment, never its argv (readable by every
+    # local user: a URL's credentials would be): `mcpio run` reads them there (run_words).
+    words, env = run_words(openapi=args.openapi, base_url=args.base_url, hidden=True)
+    args.env = [*(args.env or []), *(f"{name}={value}" for name, value in env.items())]
+    return shlex.join([*named[:4], *words]), shlex.join(map(shown, named)), converted.skipped

@@ -93,6 +93,44 @@ def _short(path: str) -> str:
     return rel if not rel.startswith(".." + os.sep) and not home else path
 
 
+#: Where ``mcpio run`` reads TARGET, ``--openapi SPEC`` and ``--base-url URL`` when its command
+#: line names no server (docs/guides/cli.md, "A URL with credentials"): how mcpio starts a
+#: ``mcpio run`` whose URL carries a credential. A process's argv is readable by every local user
+#: (``ps``, ``/proc/PID/cmdline``); its environment by its owner only.
+TARGET_ENV, OPENAPI_ENV, BASE_URL_ENV = "MCPIO_TARGET", "MCPIO_OPENAPI", "MCPIO_BASE_URL"
+
+
+def from_environment(args: Any) -> None:
+    """``mcpio run`` with neither TARGET nor ``--openapi``: take them (and ``--base-url``, unless
+    given) from :data:`TARGET_ENV`, :data:`OPENAPI_ENV` and :data:`BASE_URL_ENV`. Each one read
+    is removed from this process's environment: nothing the server starts inherits it."""
+    if args.app is not None or args.openapi:
+        return
+    app, openapi, base_url = (os.environ.pop(name, None) or None for name in (TARGET_ENV, OPENAPI_ENV, BASE_URL_ENV))
+    args.app, args.openapi, args.base_url = app, openapi, args.base_url or base_url
+
+
+def run_words(
+    app: str | None = None, openapi: str | None = None, base_url: str | None = None, *, hidden: bool = False
+) -> tuple[list[str], dict[str, str]]:
+    """The arguments after ``mcpio run`` that serve TARGET ``app`` (or ``--openapi`` with
+    ``--base-url``), and the environment they need. When one of them is a URL the one rule shows
+    otherwise (:func:`.._shown.shown`: it carries a credential), or with ``hidden``, all of them go
+    into the environment (:func:`from_environment` reads it there); else all stay arguments."""
+    from .._shown import shown
+
+    given = {
+        k: v
+        for k, v in zip((TARGET_ENV, OPENAPI_ENV, BASE_URL_ENV), (app, openapi, base_url), strict=True)
+        if v is not None
+    }
+    if hidden or any(shown(value) != value for value in given.values()):
+        return [], given  # all of them: the environment is read only when the command line names no server
+    return [*([app] if app else []), *(["--openapi", openapi] if openapi else [])] + (
+        ["--base-url", base_url] if base_url else []
+    ), {}
+
+
 def split_app(app: str) -> tuple[str, str | None]:
     """``FILE[:OBJECT]`` -> (FILE, OBJECT or None); a Windows drive letter is not a separator."""
     head, sep, tail = app.rpartition(":")
@@ -405,6 +443,7 @@ def command(args: Any) -> int:
         if importlib.util.find_spec("opentelemetry") is None:
             raise UsageError("--otel needs the OpenTelemetry API: pip install 'mcpio[otel]'")
         os.environ[ENV] = "1"  # inherited by --reload's server process too
+    from_environment(args)
     server = None
     if args.openapi or args.app is None:
         from ._openapi import openapi_server  # --openapi SPEC [--base-url URL]

@@ -26,10 +26,10 @@ from typing import Any
 
 import msgspec
 
+from .._cli._run import TARGET_ENV  # a URL target with credentials: where the exports read it
 from .._shown import shown
 
 _SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.I)
-TARGET_ENV = "MCPIO_TARGET"  # a URL target with credentials, where the exports read it from
 
 
 def _literal(value: Any, indent: int = 8) -> str:
