@@ -343,7 +343,7 @@ async def test_session_state_is_bounded_in_all(where, request):
     the next periodic sweep)."""
     from tests.support.http import ServerThread
 
-    server = Server("bounded", "1.0.0")
+    server = Server("bounded", "1.0.0", max_state_bytes_per_caller=10**6)  # over the total: one caller may fill it
 
     @server.tool
     async def put(blob: str, cart: StateHandle, ctx: Context, ttl: float = 3600) -> dict:
@@ -381,7 +381,7 @@ async def test_state_handles_count_against_the_bound_of_all_session_state(where,
     ``max_state_handles``) cannot keep records without bound; handles already held keep working."""
     from tests.support.http import ServerThread
 
-    server = Server("bounded", "1.0.0")
+    server = Server("bounded", "1.0.0", max_state_bytes_per_caller=10**6)  # over the total: one caller may fill it
 
     @server.tool
     async def mint(cart: StateHandle, ctx: Context) -> dict:

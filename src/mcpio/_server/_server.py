@@ -81,6 +81,7 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         max_tasks: int = 1000,
         max_tasks_per_requester: int | None = None,
         max_state_handles: int = 10_000,
+        max_state_bytes_per_caller: int | None = None,
         heartbeat: float | None = None,
         tool_timeout: float | None = None,
         expose_errors: bool | None = None,
@@ -117,6 +118,11 @@ class Server(CatalogMixin, ChangesMixin, FromAPI, ExtensionsMixin):
         if isinstance(max_state_handles, bool) or not isinstance(max_state_handles, int) or max_state_handles < 1:
             raise ValueError(f"max_state_handles must be an int >= 1, not {max_state_handles!r}")
         self.max_state_handles = max_state_handles  # live StateHandles per caller (_session_state.open_handle)
+        per_caller = max_state_bytes_per_caller
+        if per_caller is not None and (type(per_caller) is not int or per_caller < 1):  # (a bool is no int here)
+            raise ValueError(f"max_state_bytes_per_caller must be an int >= 1 or None, not {per_caller!r}")
+        # ctx.session_state bytes per caller, all its scopes together (None: a 16th of the store's total, _kv)
+        self.max_state_bytes_per_caller = per_caller
         self.registry = Registry()  # what it serves (_registry): the helper modules read it, not the Server
         self._binding: _http.HttpBinding | None = None  # what serving over HTTP adds: made by http_app
         self.changes = Changes(self.registry, lambda: self._binding)

@@ -10,8 +10,10 @@ IPv6 /64). One the store does not know or that another principal presents is ref
 message (nobody learns that another's handle exists); without auth any caller may present any
 anonymous handle (a bearer value, as before). An owner holds at most ``Server(max_state_handles=)``
 live handles, so one anonymous network filling its share locks out no other. Values are JSON, at
-most ``max_value_bytes`` each; the store bounds each scope (:mod:`mcpio._state._kv`). This
-module loads at first use.
+most ``max_value_bytes`` each; the store bounds each scope (:mod:`mcpio._state._kv`), and each
+caller's scopes together (``Server(max_state_bytes_per_caller=)``, :func:`_kv.owner_share`): a
+call's *owner* is the same as a handle's (its principal, else its network), and a handle's scope
+counts against the owner it was minted for. This module loads at first use.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import msgspec
 from .._errors import INTERNAL_ERROR, MCPError
 from .._handle import HANDLE_PREFIX, HANDLE_TYPE, StateHandle
 from .._state._base import StateUnavailable
-from .._state._kv import DEFAULT_MAX_VALUE_BYTES, DEFAULT_TTL, MAX_TTL, KVStore, StateLimitError
+from .._state._kv import DEFAULT_MAX_VALUE_BYTES, DEFAULT_TTL, MAX_TTL, KVStore, StateLimitError, owner_share
 from .._transports._base import abilities
 from ._tools import ToolError, invoke
 
@@ -54,14 +56,15 @@ def _scope(kind: str, ident: str) -> str:
 
 def for_context(ctx: Context) -> SessionState:
     """The SessionState of ``ctx`` by session or principal (module docstring), else the error."""
+    store = ctx.server.session_store
     if not ctx.stateless:  # the legacy session's id (one made for a connection that has none)
         state = ctx.session.state
         sid = abilities(ctx.session.transport).session_id or state.get("session_state_id")
         if sid is None:
             sid = state["session_state_id"] = secrets.token_urlsafe(24)
-        return SessionState(ctx.server.session_store, _scope("s", sid), "session")
+        return SessionState(store, _scope("s", sid), "session", _owner(ctx), _share(ctx, store))
     if ctx.principal is not None:
-        return SessionState(ctx.server.session_store, _scope("p", ctx.principal), "principal")
+        return SessionState(store, _scope("p", ctx.principal), "principal", ctx.principal, _share(ctx, store))
     raise SessionStateError(
         f"ctx.session_state: this call has nothing to keep state for (protocol {ctx.protocol_version}, "
         "no session and no authenticated caller); declare a parameter annotated mcpio.StateHandle so the "
@@ -72,10 +75,15 @@ def for_context(ctx: Context) -> SessionState:
 class SessionState:
     """State that outlives a request, in one scope (docs/guides/session-state.md, "The API")."""
 
-    __slots__ = ("_store", "handle", "kind", "max_value_bytes", "scope")
+    __slots__ = ("_owner", "_share", "_store", "handle", "kind", "max_value_bytes", "scope")
 
-    def __init__(self, store: KVStore, scope: str, kind: str, handle: StateHandle | None = None) -> None:
+    def __init__(
+        self, store: KVStore, scope: str, kind: str, owner: str, share: int, handle: StateHandle | None = None
+    ) -> None:
+        """``owner``: whose share of the store its bytes count against, at most ``share`` bytes
+        (the module docstring; the store keeps a scope's first owner while it holds anything)."""
         self._store, self.scope, self.kind, self.handle = store, scope, kind, handle
+        self._owner, self._share = owner, share
         self.max_value_bytes = DEFAULT_MAX_VALUE_BYTES
 
     async def get(self, key: str, default: Any = None) -> Any:
@@ -98,7 +106,7 @@ class SessionState:
                 f"{self.max_value_bytes} bytes per value (max_value_bytes)"
             )
         try:
-            await _reachable(self._store.set(self.scope, key, raw, float(ttl)))
+            await _reachable(self._store.set(self.scope, key, raw, float(ttl), self._owner, self._share))
         except StateLimitError as exc:
             raise SessionStateError(f"session_state.set({key!r}): {exc}") from None
 
@@ -130,17 +138,17 @@ async def _reachable(call: Any) -> Any:
 async def open_handle(ctx: Context, value: Any) -> SessionState:
     """The SessionState of the handle the client passed (verified), or of a new one when absent."""
     store = ctx.server.session_store
-    owner = ctx.principal or _anonymous(ctx)
+    owner, share = _owner(ctx), _share(ctx, store)
     if value is None:
         while True:  # a collision of 192 random bits does not happen; the loop states the contract
             handle = StateHandle(HANDLE_PREFIX + secrets.token_urlsafe(24))
             scope = _scope("h", handle)
             try:
-                recorded = await _reachable(store.bind(scope, owner, DEFAULT_TTL, ctx.server.max_state_handles))
+                recorded = await _reachable(store.bind(scope, owner, DEFAULT_TTL, ctx.server.max_state_handles, share))
             except StateLimitError as exc:
                 raise SessionStateError(str(exc)) from None
             if recorded:
-                return SessionState(store, scope, "handle", handle)
+                return SessionState(store, scope, "handle", owner, share, handle)
     scope = _scope("h", value)
     recorded = await _reachable(store.owner(scope, DEFAULT_TTL))
     anonymous = ctx.principal is None and recorded is not None and (recorded == "" or recorded.startswith(ANONYMOUS))
@@ -149,7 +157,17 @@ async def open_handle(ctx: Context, value: Any) -> SessionState:
             "unknown or expired state handle: pass a handle this server returned to you (it expires "
             f"{DEFAULT_TTL:g} s after its last use), or leave the parameter out to start new state"
         )
-    return SessionState(store, scope, "handle", StateHandle(value))
+    return SessionState(store, scope, "handle", recorded, share, StateHandle(value))
+
+
+def _share(ctx: Context, store: KVStore) -> int:
+    return owner_share(ctx.server.max_state_bytes_per_caller, store.max_total_bytes)
+
+
+def _owner(ctx: Context) -> str:
+    """Whose the call's state is (a handle's owner, the owner of a scope it writes first): its
+    principal, else :func:`_anonymous`."""
+    return ctx.principal or _anonymous(ctx)
 
 
 def _anonymous(ctx: Context) -> str:

@@ -7,11 +7,14 @@ Keys, under the backend's ``prefix`` (default ``mcpio:``): ``kv:<scope>``, a has
 of that owner's live handles (their scopes, scored by expiry: ``max_handles``); for
 ``max_total_bytes``, ``kv:total`` (the bytes counted), ``kv:sizes`` (a hash: each scope's bytes
 as counted, a handle's owner record included: ``_kv.owner_cost``) and ``kv:ends`` (a sorted
-set: each counted scope by when its first key or its owner record expires).
+set: each counted scope by when its first key or its owner record expires); for
+``max_owner_bytes``, ``kv:charged`` (a hash: each counted scope's owner, as the sha1 of it) and
+``kv:owned`` (a hash: each such owner's bytes, the sum of its scopes' in ``kv:sizes``, kept
+with them as they change: never summed again).
 Each ``set`` counts its scope again, and sweeps ``kv:ends``: a scope where a key has expired is
 counted again without it (16 of them per ``set``; all of them before one is refused), so an
-expired key leaves the total at the next ``set`` of any scope after it expired (until then the
-total errs high, never low). Each operation is one Lua script: atomic
+expired key leaves the total and its owner's count at the next ``set`` of any scope after it
+expired (until then they err high, never low). Each operation is one Lua script: atomic
 across processes (two processes setting keys of one scope at once both count against its
 bound), expired fields swept as the scope is written, and the hash's own expiry kept at its
 latest field's, so an abandoned scope leaves nothing behind. Time is Redis's (``TIME``), so the
@@ -28,6 +31,7 @@ from ._kv import (
     ENTRY_OVERHEAD,
     StateLimitError,
     handle_limit,
+    owner_limit,
     scope_limit,
     total_limit,
 )
@@ -35,6 +39,7 @@ from ._kv import (
 _NOW = """
 local h = ARGV[1] .. 'kv:' .. ARGV[2]
 local sizes, ends, total = ARGV[1] .. 'kv:sizes', ARGV[1] .. 'kv:ends', ARGV[1] .. 'kv:total'
+local charged, owned = ARGV[1] .. 'kv:charged', ARGV[1] .. 'kv:owned'
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local function keep(at)
@@ -57,10 +62,19 @@ return got[1]
 """
 )
 
-# The counting of max_total_bytes (module docstring), for _SET and _BIND: ``recount(s)`` counts
-# scope s again without what has expired in it (its keys, its owner record), ``sweep(n)`` does
-# so for n of the scopes where something has expired (nil: all of them).
-_SWEEP = """
+# The counting of max_total_bytes and max_owner_bytes (module docstring), for _SET, _DELETE and
+# _BIND: ``charge(c, by)`` counts ``by`` bytes more for owner c (its sha1; nil: a scope counted
+# without one); ``recount(s)`` counts scope s again without what has expired in it (its keys,
+# its owner record), ``sweep(n)`` does so for n of the scopes where something has expired (nil:
+# all of them).
+_CHARGE = """
+local function charge(c, by)
+  if c and by ~= 0 and redis.call('HINCRBY', owned, c, by) <= 0 then redis.call('HDEL', owned, c) end
+end
+"""
+_SWEEP = (
+    _CHARGE
+    + """
 local function recount(s, overhead)
   local k = ARGV[1] .. 'kv:' .. s
   local all = redis.call('HGETALL', k)
@@ -86,13 +100,16 @@ local function recount(s, overhead)
       if not soonest or tonumber(fields['oe']) < soonest then soonest = tonumber(fields['oe']) end
     end
   end
-  redis.call('DECRBY', total, tonumber(redis.call('HGET', sizes, s) or '0') - bytes)
+  local was = tonumber(redis.call('HGET', sizes, s) or '0')
+  redis.call('DECRBY', total, was - bytes)
+  charge(redis.call('HGET', charged, s), bytes - was)
   if soonest then
     redis.call('HSET', sizes, s, bytes)
     redis.call('ZADD', ends, soonest, s)
   else
     redis.call('HDEL', sizes, s)
     redis.call('ZREM', ends, s)
+    redis.call('HDEL', charged, s)
   end
 end
 local function sweep(n, overhead)
@@ -103,9 +120,12 @@ local function sweep(n, overhead)
   end
 end
 """
+)
 
-# ARGV: prefix, scope, key, value, ttl ms, max scope bytes, overhead, max total bytes -> false
-# (set), {used, cost, 0} (over the scope's bound) or {total, cost, 1} (over the total)
+# ARGV: prefix, scope, key, value, ttl ms, max scope bytes, overhead, max total bytes, owner, max
+# owner bytes -> false (set), {used, cost, 0} (over the scope's bound), {total, cost, 1} (over
+# the total) or {the owner's bytes, cost, 2} (over its bound). The scope's bytes count against
+# the owner it has, or the given one when it holds nothing live (_kv module docstring).
 _SET = (
     _NOW
     + _SWEEP
@@ -116,13 +136,16 @@ sweep(16, overhead)
 local all = redis.call('HGETALL', h)
 local fields = {}
 for i = 1, #all, 2 do fields[all[i]] = all[i + 1] end
-local used, latest, soonest = 0, now + ttl, now + ttl
+local used, latest, soonest, empty = 0, now + ttl, now + ttl, true
 for f, v in pairs(fields) do
   if string.sub(f, 1, 2) == 'e:' then
     local k = string.sub(f, 3)
     if tonumber(v) <= now then
       redis.call('HDEL', h, 'v:' .. k, f)
-    elseif k ~= key then
+    elseif k == key then
+      empty = false
+    else
+      empty = false
       used = used + string.len(k) + string.len(fields['v:' .. k] or '') + overhead
       if tonumber(v) > latest then latest = tonumber(v) end
       if tonumber(v) < soonest then soonest = tonumber(v) end
@@ -132,6 +155,7 @@ end
 if fields['oe'] then
   if tonumber(fields['oe']) <= now then redis.call('HDEL', h, 'o', 'oe')
   else
+    empty = false
     used = used + string.len(fields['o'] or '') + overhead  -- the owner record (_kv.owner_cost)
     if tonumber(fields['oe']) > latest then latest = tonumber(fields['oe']) end
     if tonumber(fields['oe']) < soonest then soonest = tonumber(fields['oe']) end
@@ -139,7 +163,21 @@ if fields['oe'] then
 end
 local cost = string.len(key) + string.len(value) + overhead
 if used + cost > limit then return {used, cost, 0} end
-local delta = used + cost - tonumber(redis.call('HGET', sizes, ARGV[2]) or '0')
+local was, c0 = tonumber(redis.call('HGET', sizes, ARGV[2]) or '0'), redis.call('HGET', charged, ARGV[2])
+local c = c0
+if empty or not c then c = redis.sha1hex(ARGV[9]) end
+local function mine()  -- the owner's bytes now, and with this set
+  local held = tonumber(redis.call('HGET', owned, c) or '0')
+  if c == c0 then return held, held - was + used + cost end
+  return held, held + used + cost
+end
+local held, after = mine()
+if after > held and after > tonumber(ARGV[10]) then
+  sweep(nil, overhead)  -- every scope where something expired, before refusing
+  held, after = mine()
+  if after > held and after > tonumber(ARGV[10]) then return {after - cost, cost, 2} end
+end
+local delta = used + cost - was
 if delta > 0 and tonumber(redis.call('GET', total) or '0') + delta > most then
   sweep(nil, overhead)  -- every scope where something expired, before refusing
   delta = used + cost - tonumber(redis.call('HGET', sizes, ARGV[2]) or '0')
@@ -151,6 +189,13 @@ redis.call('PEXPIREAT', h, latest)
 redis.call('HSET', sizes, ARGV[2], used + cost)
 redis.call('ZADD', ends, soonest, ARGV[2])
 redis.call('INCRBY', total, delta)
+if c == c0 then
+  charge(c, delta)
+else
+  charge(c0, -was)
+  charge(c, used + cost)
+  redis.call('HSET', charged, ARGV[2], c)
+end
 return false
 """
 )
@@ -159,6 +204,7 @@ return false
 # way, and no longer counted)
 _DELETE = (
     _NOW
+    + _CHARGE
     + """
 local got = redis.call('HMGET', h, 'v:' .. ARGV[3], 'e:' .. ARGV[3])
 local e = got[2]
@@ -167,6 +213,7 @@ if got[1] and counted > 0 then
   local cost = math.min(counted, string.len(ARGV[3]) + string.len(got[1]) + tonumber(ARGV[4]))
   redis.call('HSET', sizes, ARGV[2], counted - cost)
   redis.call('DECRBY', total, cost)
+  charge(redis.call('HGET', charged, ARGV[2]), -cost)
 end
 redis.call('HDEL', h, 'v:' .. ARGV[3], 'e:' .. ARGV[3])
 if e and tonumber(e) > now then return 1 end
@@ -184,25 +231,33 @@ local function held(owner)
 end
 """
 
-# ARGV: prefix, scope, owner, ttl ms, max handles, overhead, max total bytes -> 1 recorded, 0 the
-# scope has a live owner, -1 the owner holds max handles already, {total} over the total (the
-# owner record counts against it: _kv.owner_cost)
+# ARGV: prefix, scope, owner, ttl ms, max handles, overhead, max total bytes, max owner bytes -> 1
+# recorded, 0 the scope has a live owner, -1 the owner holds max handles already, {total, cost, 1}
+# over the total, {the owner's bytes, cost, 2} over its bound (the owner record counts against
+# both: _kv.owner_cost; against the owner the scope has, or this one when it holds nothing)
 _BIND = (
     _NOW
     + _HELD
     + _SWEEP
     + """
-local overhead, most = tonumber(ARGV[6]), tonumber(ARGV[7])
+local overhead, most, share = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8])
 local oe = redis.call('HGET', h, 'oe')
 if oe and tonumber(oe) > now then return 0 end
 local o = held(ARGV[3])
 if redis.call('ZCARD', o) >= tonumber(ARGV[5]) then return -1 end
 sweep(16, overhead)
+if redis.call('HEXISTS', sizes, ARGV[2]) == 1 then recount(ARGV[2], overhead) end
+local c = redis.call('HGET', charged, ARGV[2]) or redis.sha1hex(ARGV[3])
 local cost = string.len(ARGV[3]) + overhead
+if tonumber(redis.call('HGET', owned, c) or '0') + cost > share then
+  sweep(nil, overhead)
+  local mine = tonumber(redis.call('HGET', owned, c) or '0')
+  if mine + cost > share then return {mine, cost, 2} end
+end
 if tonumber(redis.call('GET', total) or '0') + cost > most then
   sweep(nil, overhead)
   local all = tonumber(redis.call('GET', total) or '0')
-  if all + cost > most then return {all} end
+  if all + cost > most then return {all, cost, 1} end
 end
 local at = now + tonumber(ARGV[4])
 redis.call('HSET', h, 'o', ARGV[3], 'oe', at)
@@ -211,6 +266,8 @@ redis.call('ZADD', o, at, ARGV[2])
 redis.call('PEXPIREAT', o, at)
 redis.call('HINCRBY', sizes, ARGV[2], cost)
 redis.call('INCRBY', total, cost)
+redis.call('HSET', charged, ARGV[2], c)
+charge(c, cost)
 local first = redis.call('ZSCORE', ends, ARGV[2])
 if not first or tonumber(first) > at then redis.call('ZADD', ends, at, ARGV[2]) end
 return 1
@@ -260,25 +317,33 @@ class RedisKV:
         raw = await self._call(lambda: self._get(args=[self.prefix, scope, key]))
         return None if raw is None else bytes(raw)
 
-    async def set(self, scope: str, key: str, value: bytes, ttl: float) -> None:
+    def _refused(self, answer: Any, max_owner_bytes: int) -> StateLimitError:
+        """The error of a script's refusal ``{used, cost, bound}`` (bound: 0 the scope's, 1 the
+        total, 2 the owner's)."""
+        used, cost, bound = (int(x) for x in answer)
+        if bound == 2:
+            return owner_limit(used, cost, max_owner_bytes)
+        if bound == 1:
+            return total_limit(used, self.max_total_bytes, "RedisState(max_state_bytes=)")
+        return scope_limit(used, cost, self.max_scope_bytes)
+
+    async def set(self, scope: str, key: str, value: bytes, ttl: float, owner: str, max_owner_bytes: int) -> None:
         ms = max(1, int(ttl * 1000))
         args = [self.prefix, scope, key, value, ms, self.max_scope_bytes, ENTRY_OVERHEAD, self.max_total_bytes]
+        args += [owner, max_owner_bytes]
         refused = await self._call(lambda: self._set(args=args))
         if refused:
-            used, cost, whole = (int(x) for x in refused)
-            if whole:
-                raise total_limit(used, self.max_total_bytes, "RedisState(max_state_bytes=)")
-            raise scope_limit(used, cost, self.max_scope_bytes)
+            raise self._refused(refused, max_owner_bytes)
 
     async def delete(self, scope: str, key: str) -> bool:
         return bool(await self._call(lambda: self._delete(args=[self.prefix, scope, key, ENTRY_OVERHEAD])))
 
-    async def bind(self, scope: str, owner: str, ttl: float, max_handles: int) -> bool:
+    async def bind(self, scope: str, owner: str, ttl: float, max_handles: int, max_owner_bytes: int) -> bool:
         args = [self.prefix, scope, owner, max(1, int(ttl * 1000)), max_handles, ENTRY_OVERHEAD]
-        args.append(self.max_total_bytes)
+        args += [self.max_total_bytes, max_owner_bytes]
         answer = await self._call(lambda: self._bind(args=args))
         if isinstance(answer, list):
-            raise total_limit(int(answer[0]), self.max_total_bytes, "RedisState(max_state_bytes=)")
+            raise self._refused(answer, max_owner_bytes)
         recorded = int(answer)
         if recorded < 0:
             raise handle_limit(max_handles)
