@@ -10,6 +10,7 @@ extensions add as for tools:
 * a custom request no extension of the proxy's own serves (``_extensions.is_custom``: not an MCP
   method) is forwarded to the upstream on behalf of the caller, as a call is (``Upstream.forward``):
   the upstream's answer or error is the answer (-32601 when it serves no such method either);
+  over HTTP with auth it needs the scopes ``method_scopes=`` names (:func:`require_scopes`);
 * a custom notification of the proxy's client goes to the upstream (a legacy connection: a
   2026-07-28 one has no client notifications), and one of the upstream's goes to each client of
   the proxy that declared an extension the proxy's own connection declares (the upstream sends
@@ -27,12 +28,13 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import _log
 from .._client._extensions import _ERA_MEMBERS
-from .._server._extensions import Extension, client_extension
+from .._server._extensions import Extension, client_extension, is_custom
+from .._server._registry import ANY_METHOD
 from .._versions import TASKS_EXTENSION, UI_EXTENSION
 from ._forwarded import upstream_meta
 from ._loops import at_home, running_loop
@@ -91,6 +93,16 @@ class Outbox:
             session, method, params = queue.popleft()
             with contextlib.suppress(Exception):  # the session ended: the next one fails as fast
                 await send(session, method, params)
+
+
+def require_scopes(server: Server, method_scopes: Mapping[str, Iterable[str]] | None) -> None:
+    """``method_scopes=`` of a proxy: the OAuth scopes a custom request it forwards (or a custom
+    notification) needs over HTTP with auth, by method, ``"*"`` for every other custom method;
+    kept and checked as a tool's ``scopes=`` are (``Registry.scopes_for``: HTTP 403 when lacking)."""
+    for method, scopes in (method_scopes or {}).items():
+        if method != ANY_METHOD and not is_custom(method):
+            raise ValueError(f"method_scopes= names custom methods or '*', not {method!r}")
+        server.registry.set_scopes(method, "", scopes)
 
 
 class CustomForwarding:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import _log
@@ -37,7 +37,7 @@ from .._server._mrtr import ROUND_TIMEOUT
 from .._server._server import Server
 from .._server._stdio import settle
 from .._shown import shown
-from ._custom import CustomForwarding
+from ._custom import CustomForwarding, require_scopes
 from ._forwarded import _CALLER, AskingClients, Flights, _Relaying, as_host
 from ._items import ForwardedResource
 from ._loops import handed, running_loop
@@ -465,12 +465,16 @@ def proxy(
     name: str | None = None,
     process: Any = None,
     round_timeout: float = ROUND_TIMEOUT,
+    method_scopes: Mapping[str, Iterable[str]] | None = None,
     **client_options: Any,
 ) -> ProxyServer:
-    """The proxy Server of ``target`` (see the module docstring); ``client_options`` go to its ``Client``."""
+    """The proxy Server of ``target`` (see the module docstring); ``client_options`` go to its
+    ``Client``; ``method_scopes``: :func:`~._custom.require_scopes`."""
     label = name or _label(target)
     named = name is not None  # else it takes the upstream's name (Upstream._adopt)
-    return ProxyServer(target, label, client_options, process=process, round_timeout=round_timeout, named=named)
+    server = ProxyServer(target, label, client_options, process=process, round_timeout=round_timeout, named=named)
+    require_scopes(server, method_scopes)
+    return server
 
 
 def _alive(client: Client) -> bool:

@@ -64,6 +64,8 @@ NOTIFY = {"tools": "tools", "prompts": "prompts", "resources": "resources", "tem
 KINDS_OF = {"tools": ("tools",), "prompts": ("prompts",), "resources": ("resources", "templates")}
 
 _NO_SCOPES: frozenset[str] = frozenset()
+SCOPED = frozenset(SCOPE_METHOD.values())  # the methods whose scopes are an item's (its name or URI)
+ANY_METHOD = "*"  # the key of the scopes of every custom method named nowhere (``scopes_for``)
 
 
 #: The key of :attr:`Registry.notification_hooks` for a session's end (``Server.run_session``):
@@ -207,9 +209,18 @@ class Registry:
 
     def scopes_for(self, method: str, name: str) -> frozenset[str]:
         """The OAuth scopes a ``tools/call``/``prompts/get``/``resources/read`` of ``name`` needs;
-        none for a name not served (its call fails as unknown)."""
+        none for a name not served (its call fails as unknown). Any other ``method`` (``name``
+        unread): a custom method's own (``proxy(method_scopes=)``, key ``(method, "")``), else
+        those of ``"*"`` (every custom method named nowhere), none for one disabled (-32601) or
+        for an MCP method."""
         if not self.scopes:
             return _NO_SCOPES
+        if method not in SCOPED:
+            from ._extensions import _disabled, is_custom
+
+            if not is_custom(method) or _disabled(self, method):
+                return _NO_SCOPES
+            return self.scopes.get((method, ""), self.scopes.get((ANY_METHOD, ""), _NO_SCOPES))
         if method == "resources/read":
             found = self.find_resource(name)
             return self.scopes.get((method, found[0].uri), _NO_SCOPES) if found else _NO_SCOPES
