@@ -4,6 +4,7 @@ real issuer, both eras: a caller lacking them gets the 403 a tool call lacking i
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -72,3 +73,19 @@ def test_a_forwarded_custom_request_lacking_its_scopes_gets_403_in_a_legacy_sess
 def test_method_scopes_name_custom_methods_only():
     with pytest.raises(ValueError, match="tools/call"):
         Server.proxy([sys.executable, str(HERE / "extended_upstream.py")], method_scopes={"tools/call": ["x"]})
+
+
+def test_a_gateway_guards_the_custom_requests_it_forwards_as_a_proxy_does(issuer, tmp_path):
+    """``Server.from_config(path, method_scopes=...)``: the custom requests the gateway forwards
+    to its one upstream declaring extensions (``_extensions.routes``) need those scopes."""
+    config = tmp_path / "mcp.json"
+    extended = {"command": sys.executable, "args": [str(HERE / "extended_upstream.py")]}
+    plain = {"command": sys.executable, "args": [str(HERE / "upstream.py")]}
+    config.write_text(json.dumps({"mcpServers": {"ext": extended, "plain": plain}}))
+    gateway = Server.from_config(str(config), method_scopes={"*": ["custom"]})
+    app = gateway.http_app(auth=ResourceServer(resource=RESOURCE, issuer=issuer.url, required_scopes=["mcp"]))
+    with ServerThread(app) as s, httpx.Client(timeout=30) as http:
+        r = modern(http, s, "acme/echo", {"text": "hi"}, tok=issuer.mint(aud=RESOURCE, scope="mcp"))
+        assert r.status_code == 403 and challenge(r)["scope"] == "custom mcp", r.text
+        r = modern(http, s, "acme/echo", {"text": "hi"}, tok=issuer.mint(aud=RESOURCE, scope="mcp custom"))
+        assert r.json()["result"]["echo"] == "hi", r.text

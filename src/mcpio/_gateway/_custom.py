@@ -19,8 +19,14 @@ extensions add as for tools:
   notifications is custom). Both ways they go in the order heard, by one task at a time
   (:class:`Outbox`: a flood of them waits in a bounded queue, not in a task each).
 
-Mounted in another server (a gateway), a proxy's upstream extensions are neither announced nor
-forwarded: two upstreams could serve the same method, and custom methods are not namespaced.
+Mounted in another server (a gateway: ``Server.from_config``), custom methods not being
+namespaced, the rule is ``_server._extensions.routes``: when one mounted proxy's upstream
+declares extensions (tasks and MCP Apps aside), the gateway announces them and forwards its
+custom requests there (``method_scopes=`` of ``from_config`` guards them); when several do,
+it announces none of theirs and answers a custom request -32601 naming those upstreams (logged
+once for them): which one serves it is ambiguous. Notifications do not pass a gateway either
+way (the upstream's go to the proxy's own clients, a gateway's proxy has none; a client's go
+only to a legacy upstream connection, which declares no extension).
 """
 
 from __future__ import annotations

@@ -194,15 +194,18 @@ class CatalogMixin:
         name: str = "gateway",
         names: list[str] | None = None,
         round_timeout: float = ROUND_TIMEOUT,
+        method_scopes: Mapping[str, Iterable[str]] | None = None,
         **client_options: Any,
     ) -> Server:
         """One server for every enabled entry of an ``mcpServers`` file (a path, or a host alias
-        such as ``"claude"``), each proxied (``round_timeout``: :meth:`proxy`'s) and mounted under
-        its entry name; an entry's ``"tools": {"allow": [...], "deny": [...]}`` chooses its tools.
-        Guide: docs/guides/gateways.md."""
+        such as ``"claude"``), each proxied (``round_timeout``, ``method_scopes``: :meth:`proxy`'s)
+        and mounted under its entry name; an entry's ``"tools": {"allow": [...], "deny": [...]}``
+        chooses its tools. Guide: docs/guides/gateways.md."""
         from .._gateway import from_config
 
-        return from_config(config, name=name, names=names, round_timeout=round_timeout, **client_options)
+        return from_config(
+            config, name=name, names=names, round_timeout=round_timeout, method_scopes=method_scopes, **client_options
+        )
 
     def disable(self, names: str | Iterable[str] | None = None, *, tags: str | Iterable[str] | None = None) -> None:
         """Stop serving the tools, prompts and resources named (served names: ``math__add``, a

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
         #: The extensions it declares, announced as the server's own (``active_extensions``).
         extensions: list[Extension]
+        label: str  #: its name (a gateway's entry name), in the messages that name it
 
         async def custom(self, ctx: Context, method: str, params: dict[str, Any]) -> Any:
             """Its answer to custom request ``method`` (``_extensions.extension_handler``)."""
@@ -77,6 +78,7 @@ class Registry:
     """The tools, resources, templates, prompts and the hooks a server serves with (module docstring)."""
 
     __slots__ = (
+        "ambiguous",
         "announced",
         "catalog",
         "completer",
@@ -115,8 +117,10 @@ class Registry:
         self.extensions: dict[str, Extension] = {}  # declared (SEP-2133), by identifier
         self.custom: Extension | None = None  # the holder of custom methods of no extension (never announced)
         # The server this one stands for (a proxy's upstream): the custom requests and notifications
-        # no extension here serves go to it, its extensions are announced here; not through mounts.
+        # no extension here serves go to it, its extensions are announced here, and in the servers
+        # it is mounted in when it is their sole route (``_extensions.routes``).
         self.upstream: Forwarding | None = None
+        self.ambiguous = ""  # the upstreams last logged as no route for custom requests (_extensions.routes)
         self.overrides: Overrides | None = None  # replaced dependency providers (``_deps``), made at the first
         # Told (kind, None) of a list change ("tools"…, here or on another process), ("resources/updated", uri)
         self.watchers: list[Callable[[str, str | None], None]] = []
