@@ -24,7 +24,7 @@ PLAIN = {"command": sys.executable, "args": [str(HERE / "upstream.py")]}
 def gateway(tmp_path: Path, servers: dict[str, dict]) -> Server:
     config = tmp_path / "mcp.json"
     config.write_text(json.dumps({"mcpServers": servers}))
-    return Server.from_config(str(config))
+    return Server.from_config(str(config), era="modern")  # not one remembered legacy: it would declare none
 
 
 async def announced(c: Client) -> dict:
