@@ -2,7 +2,8 @@
 a notification it hears from its client (``acme/ping``: the tool ``pings`` tells what it heard)
 and one it sends to the clients that declared the extension (``acme/pushed``: the tools ``push_back``
 and ``push_many``);
-``acme/stamped`` answers with ``_meta`` of its own; ``acme/wait`` reports progress, then waits until the tool ``release`` is called, and ``waits`` tells
+``acme/stamped`` answers with ``_meta`` of its own; ``acme/declared`` and the tool ``declared``
+tell the settings the client declared for ``com.acme/push``; ``acme/wait`` reports progress, then waits until the tool ``release`` is called, and ``waits`` tells
 whether each one was cancelled."""
 
 import asyncio
@@ -42,6 +43,18 @@ async def wait(ctx: Context) -> dict:
         raise
     waited.append("released")
     return {"waited": True}
+
+
+@push.method("acme/declared")
+def declared_method(ctx: Context) -> dict:
+    """The settings the request's client declared for com.acme/push (None: it did not)."""
+    return {"settings": ctx.client_extension("com.acme/push")}
+
+
+@server.tool
+def declared(ctx: Context) -> dict:
+    """The settings the call's client declared for com.acme/push (None: it did not)."""
+    return {"settings": ctx.client_extension("com.acme/push")}
 
 
 @server.tool

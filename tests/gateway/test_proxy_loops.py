@@ -183,3 +183,33 @@ def test_the_owner_stopping_ends_the_other_loops_call_with_an_error_then_the_oth
             await asyncio.to_thread(thread.join, 60)
 
     arun(main(), 90)
+
+
+def test_a_sole_client_served_on_the_loop_that_does_not_own_the_upstream_gives_it_its_roots():
+    """Loop A (an HTTP app's, on 127.0.0.1) owns the connection to ``roots_upstream.py``: its
+    lifespan opened it, and it serves no session (2026-07-28 requests only). Loop B's legacy
+    client, declaring roots, is the proxy's sole client: the upstream, which asks ``roots/list``
+    outside any call, is told when B is ready and when B's roots change, and gets B's roots
+    (asked of B on B's loop), as on one loop."""
+    from tests.gateway.support import upstream_learns
+    from tests.support.http import ServerThread
+
+    parent = Server("main")
+    parent.mount(Server.proxy([sys.executable, str(HERE / "roots_upstream.py")], name="up"), namespace="up")
+
+    async def main(url: str) -> None:
+        async with Client(url, era="modern", timeout=30) as a:  # A's connection has started
+            assert (await within(a.call_tool("up__roots", {}), 20)).text == "[]"
+        changed = asyncio.Event()
+
+        def on(method: str, params: Any) -> None:
+            if method == "notifications/tools/list_changed":
+                changed.set()
+
+        async with Client(parent, era="legacy", roots=["file:///b"], on_notification=on, timeout=30) as b:
+            await upstream_learns(b, changed, "up__roots", ["file:///b"])
+            await b.set_roots(["file:///c"])
+            await upstream_learns(b, changed, "up__roots", ["file:///c"])
+
+    with ServerThread(parent.http_app()) as served:
+        arun(main(served.url), 90)

@@ -145,7 +145,8 @@ class ResourceServer:
         state: Any = None,
     ) -> Guard:
         """The per-request check for an app; ``scopes_for(method, name)`` names the scopes an
-        item needs (the server's ``scopes=`` registrations), ``scoped()`` says whether any
+        item needs (the server's ``scopes=`` registrations; for a method of no item, ``name``
+        ``""``: the method's own, ``proxy(method_scopes=)``), ``scoped()`` says whether any
         item has some (when not, request bodies are not peeked). ``state``: the server's state
         backend (an :class:`~mcpio.auth.OAuthProxy` keeps its grants there; unused here)."""
         return Guard(self, scopes_for=scopes_for, scoped=scoped, max_body_size=max_body_size)
@@ -330,7 +331,10 @@ class Guard:
             return None
         needed: set[str] = set()
         for msg in parsed if isinstance(parsed, list) else [parsed]:
-            if not isinstance(msg, dict) or msg.get("method") not in SCOPED_METHODS:
+            if not isinstance(msg, dict) or not isinstance(msg.get("method"), str):
+                continue
+            if msg["method"] not in SCOPED_METHODS:  # a method's own scopes (a custom one's), of no item
+                needed.update(self.scopes_for(msg["method"], ""))
                 continue
             params = msg.get("params")
             if not isinstance(params, dict):

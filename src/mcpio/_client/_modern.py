@@ -59,6 +59,7 @@ from .._session import task_outcome
 from .._versions import (
     INPUT_REQUIRED_METHODS,
     LATEST,
+    META_CLIENT_CAPABILITIES,
     META_SERVER_INFO,
     META_SUBSCRIPTION_ID,
     MODERN,
@@ -67,6 +68,7 @@ from .._versions import (
     Rules,
 )
 from ._handlers import typed_error
+from ._opening import ALSO_DECLARED
 from ._tasks import await_task
 
 if TYPE_CHECKING:
@@ -214,9 +216,16 @@ class ModernEra:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _with_meta(self, params: dict[str, Any]) -> dict[str, Any]:
-        """``params`` as sent: with this era's ``_meta`` over the caller's (:meth:`meta`)."""
+        """``params`` as sent: with this era's ``_meta`` over the caller's (:meth:`meta`), declaring
+        the extensions of ``ALSO_DECLARED`` too."""
         user_meta = params.get("_meta")
-        return {**params, "_meta": {**(user_meta if isinstance(user_meta, dict) else {}), **self.meta()}}
+        meta = self.meta()
+        also = ALSO_DECLARED.get()
+        if also:
+            caps = meta[META_CLIENT_CAPABILITIES]
+            extensions = {**(caps.get("extensions") or {}), **also}
+            meta = {**meta, META_CLIENT_CAPABILITIES: {**caps, "extensions": extensions}}
+        return {**params, "_meta": {**(user_meta if isinstance(user_meta, dict) else {}), **meta}}
 
     def send_nowait(
         self,

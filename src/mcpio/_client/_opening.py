@@ -17,6 +17,7 @@ request, with the same id (its connection's first), and the transport does not w
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,13 @@ if TYPE_CHECKING:
     import subprocess
 
 ERAS = ("auto", LEGACY, MODERN)
+
+#: The extensions the request being sent declares over its client's own (by identifier: 2026-07-28
+#: per-request ``_meta`` clientCapabilities, ``_modern.ModernEra``; a legacy connection declares
+#: once, at ``initialize``): a proxy's, for the client it forwards the request for (``_gateway``).
+ALSO_DECLARED: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "mcpio_also_declared", default=None
+)
 
 # transport key -> era name, for every server this process connected to ("remembered per server").
 ERA_CACHE: dict[str, str] = {}

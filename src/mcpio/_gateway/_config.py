@@ -21,7 +21,7 @@ upstream's tool may link a view); a client that lists a kind no upstream has get
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._host._config import ServerSpec, load_config, servers_of
@@ -30,6 +30,7 @@ from .._server._apps import declare
 from .._server._mrtr import ROUND_TIMEOUT
 from .._server._running import first_started
 from .._server._server import Server
+from ._custom import require_scopes
 from ._proxy import ProxyServer, Upstream
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ def from_config(
     names: list[str] | None = None,
     processes: Mapping[str, subprocess.Popen[bytes]] | None = None,
     round_timeout: float = ROUND_TIMEOUT,
+    method_scopes: Mapping[str, Iterable[str]] | None = None,
     **client_options: Any,
 ) -> GatewayServer:
     """The gateway Server of ``config`` (a file path, a host alias such as ``"claude"``, or the
@@ -70,7 +72,8 @@ def from_config(
     ``client_options`` go to every upstream's Client. ``processes``: entry -> its process,
     started already with the same options (``start_servers``: ``mcpio run mcp.json`` starts them
     before it loads the gateway), adopted by the upstream's first connection. ``round_timeout``:
-    every upstream's (``proxy``) but an entry's with a ``"roundTimeout"`` of its own."""
+    every upstream's (``proxy``) but an entry's with a ``"roundTimeout"`` of its own.
+    ``method_scopes``: the scopes of the custom requests it forwards (:func:`~._custom.require_scopes`)."""
     if isinstance(config, Mapping):
         specs = dict(config)
     else:
@@ -89,4 +92,5 @@ def from_config(
     gateway = GatewayServer(name, {entry: child.upstream for entry, child in children.items()})
     for entry, child in children.items():  # an entry's "tools" allow/deny: its proxy's (chosen_tools)
         gateway.mount(child, namespace=namespace_of(entry))
+    require_scopes(gateway, method_scopes)  # the gateway's: its HTTP guard reads them
     return gateway

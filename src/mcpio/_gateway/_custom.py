@@ -10,6 +10,7 @@ extensions add as for tools:
 * a custom request no extension of the proxy's own serves (``_extensions.is_custom``: not an MCP
   method) is forwarded to the upstream on behalf of the caller, as a call is (``Upstream.forward``):
   the upstream's answer or error is the answer (-32601 when it serves no such method either);
+  over HTTP with auth it needs the scopes ``method_scopes=`` names (:func:`require_scopes`);
 * a custom notification of the proxy's client goes to the upstream (a legacy connection: a
   2026-07-28 one has no client notifications), and one of the upstream's goes to each client of
   the proxy that declared an extension the proxy's own connection declares (the upstream sends
@@ -18,8 +19,14 @@ extensions add as for tools:
   notifications is custom). Both ways they go in the order heard, by one task at a time
   (:class:`Outbox`: a flood of them waits in a bounded queue, not in a task each).
 
-Mounted in another server (a gateway), a proxy's upstream extensions are neither announced nor
-forwarded: two upstreams could serve the same method, and custom methods are not namespaced.
+Mounted in another server (a gateway: ``Server.from_config``), custom methods not being
+namespaced, the rule is ``_server._extensions.routes``: when one mounted proxy's upstream
+declares extensions (tasks and MCP Apps aside), the gateway announces them and forwards its
+custom requests there (``method_scopes=`` of ``from_config`` guards them); when several do,
+it announces none of theirs and answers a custom request -32601 naming those upstreams (logged
+once for them): which one serves it is ambiguous. Notifications do not pass a gateway either
+way (the upstream's go to the proxy's own clients, a gateway's proxy has none; a client's go
+only to a legacy upstream connection, which declares no extension).
 """
 
 from __future__ import annotations
@@ -27,12 +34,13 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import _log
 from .._client._extensions import _ERA_MEMBERS
-from .._server._extensions import Extension, client_extension
+from .._server._extensions import Extension, client_extension, is_custom
+from .._server._registry import ANY_METHOD
 from .._versions import TASKS_EXTENSION, UI_EXTENSION
 from ._forwarded import upstream_meta
 from ._loops import at_home, running_loop
@@ -91,6 +99,16 @@ class Outbox:
             session, method, params = queue.popleft()
             with contextlib.suppress(Exception):  # the session ended: the next one fails as fast
                 await send(session, method, params)
+
+
+def require_scopes(server: Server, method_scopes: Mapping[str, Iterable[str]] | None) -> None:
+    """``method_scopes=`` of a proxy: the OAuth scopes a custom request it forwards (or a custom
+    notification) needs over HTTP with auth, by method, ``"*"`` for every other custom method;
+    kept and checked as a tool's ``scopes=`` are (``Registry.scopes_for``: HTTP 403 when lacking)."""
+    for method, scopes in (method_scopes or {}).items():
+        if method != ANY_METHOD and not is_custom(method):
+            raise ValueError(f"method_scopes= names custom methods or '*', not {method!r}")
+        server.registry.set_scopes(method, "", scopes)
 
 
 class CustomForwarding:

@@ -29,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import _log
+from .._client._opening import ALSO_DECLARED
 from .._content import ToolResult
 from .._errors import HeaderMismatch, MCPError
 from .._server._apps import declare
@@ -36,7 +37,7 @@ from .._server._context import Context, request_context
 from .._server._handlers import called_plainly
 from .._server._mrtr import ROUND_TIMEOUT, InputRequired, finished, round_timeout_checked
 from .._server._tools import Tool
-from .._versions import APPS_HOST, RULES, Rules
+from .._versions import APPS_HOST, RULES, TASKS_EXTENSION, Rules
 from ._loops import at_home
 
 if TYPE_CHECKING:
@@ -141,6 +142,8 @@ class _Relaying:
         self.held = True  # among the upstream's callers
         self.ended = False  # answered, or cancelled
         _CALLER.set(self)  # in this request's own context (Session._start): what goes on upstream runs in it
+        if (declared := declared_by(ctx)) is not None:
+            ALSO_DECLARED.set(declared)  # the same context: the request sent below declares them
         # what cancels the request upstream now; None: not sent, the transport would make it wait
         self.cancel: Callable[[], Any] | None = client.send_nowait(
             "tools/call",
@@ -292,8 +295,23 @@ def as_host(client_options: dict[str, Any]) -> dict[str, Any]:
     owner's extensions, so that the upstream lists its app-only tools too (a server hides them
     from other clients, ext-apps §Visibility); the proxy, declaring the extension itself once
     a tool links a view (:func:`forwarded_tool`), lists them only to its own clients that
-    declared it (``_server._apps.model_tools``)."""
+    declared it (``_server._apps.model_tools``). A request forwarded for a client declares that
+    client's extensions too where it can (:func:`declared_by`)."""
     return {**client_options, "extensions": {**APPS_HOST, **(client_options.get("extensions") or {})}}
+
+
+def declared_by(ctx: Context | None) -> dict[str, Any] | None:
+    """The extensions the proxy's client of ``ctx`` declared (each one whose settings are an
+    object), but tasks (the proxy runs its upstream's tasks itself: ``_tasks``), or None: what a
+    request forwarded for it declares upstream over the connection's own (``ALSO_DECLARED``). On
+    a 2026-07-28 connection each request declares its client's capabilities, so the upstream sees
+    the caller's, as without the proxy (its ``ctx.client_extension``, a -32021 it may answer); a
+    legacy connection declares once, for every client (``Server.proxy(extensions=...)``)."""
+    declared = ctx.client_capabilities.get("extensions") if ctx is not None else None
+    if not isinstance(declared, dict) or not declared:
+        return None
+    found = {k: v for k, v in declared.items() if isinstance(v, dict) and k != TASKS_EXTENSION}
+    return found or None
 
 
 def forwarded_tool(upstream: Upstream, t: Any, client: Client) -> Tool:

@@ -25,11 +25,11 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .. import _log
-from .._client._opening import send_first
+from .._client._opening import ALSO_DECLARED, send_first
 from .._errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ConnectionClosed, MCPError, TransportError
 from .._host._config import ServerSpec
 from .._server._context import Context
@@ -37,8 +37,8 @@ from .._server._mrtr import ROUND_TIMEOUT
 from .._server._server import Server
 from .._server._stdio import settle
 from .._shown import shown
-from ._custom import CustomForwarding
-from ._forwarded import _CALLER, AskingClients, Flights, _Relaying, as_host
+from ._custom import CustomForwarding, require_scopes
+from ._forwarded import _CALLER, AskingClients, Flights, _Relaying, as_host, declared_by
 from ._items import ForwardedResource
 from ._loops import handed, running_loop
 from ._mirror import Mirroring, OneAtATime, reason
@@ -303,10 +303,12 @@ class Upstream(CustomForwarding, AskingClients, Mirroring):
             raise
         except Exception as exc:
             raise UpstreamError(f"upstream {self.label!r} is not available: {reason(exc)}", INTERNAL_ERROR) from None
-        token = None
+        token = also = None
         if caller is not None:
             self.callers.append(caller)
             token = _CALLER.set(caller)  # this task's (a handler's run, a flight's task): see _caller
+            declared = declared_by(caller if isinstance(caller, Context) else caller.ctx)
+            also = None if declared is None else ALSO_DECLARED.set(declared)  # the caller's, upstream too
         try:
             return await call(client)
         except (ConnectionClosed, TransportError, OSError, EOFError, MCPError) as exc:
@@ -319,6 +321,8 @@ class Upstream(CustomForwarding, AskingClients, Mirroring):
                 self.callers.remove(caller)
             if token is not None:
                 _CALLER.reset(token)
+            if also is not None:
+                ALSO_DECLARED.reset(also)
 
     def failure(self, client: Client, exc: BaseException) -> BaseException:
         """What a request forwarded on ``client`` fails with when it got ``exc``: the upstream's own
@@ -465,12 +469,16 @@ def proxy(
     name: str | None = None,
     process: Any = None,
     round_timeout: float = ROUND_TIMEOUT,
+    method_scopes: Mapping[str, Iterable[str]] | None = None,
     **client_options: Any,
 ) -> ProxyServer:
-    """The proxy Server of ``target`` (see the module docstring); ``client_options`` go to its ``Client``."""
+    """The proxy Server of ``target`` (see the module docstring); ``client_options`` go to its
+    ``Client``; ``method_scopes``: :func:`~._custom.require_scopes`."""
     label = name or _label(target)
     named = name is not None  # else it takes the upstream's name (Upstream._adopt)
-    return ProxyServer(target, label, client_options, process=process, round_timeout=round_timeout, named=named)
+    server = ProxyServer(target, label, client_options, process=process, round_timeout=round_timeout, named=named)
+    require_scopes(server, method_scopes)
+    return server
 
 
 def _alive(client: Client) -> bool:

@@ -8,7 +8,8 @@ client**: the one session it (or a server it is mounted in, a gateway) serves no
 legacy era (2024-11-05 to 2025-11-25: a server may send it requests outside a request), past
 ``notifications/initialized`` (before it, a server sends only pings and logging: spec
 basic/lifecycle) and declaring the ``roots`` capability. Then the upstream's ``roots/list`` is
-asked of that client (``_rounds.ask_client``, the rule of a call's asks). Otherwise it is
+asked of that client (``_rounds.ask_client``, the rule of a call's asks), on the event loop
+serving it, whichever loop owns the upstream connection (``_loops``). Otherwise it is
 answered with no roots: no client yet, several (whose roots would govern the others' calls?),
 one that declared no roots, or a 2026-07-28 client (asked only within its own requests).
 
@@ -17,7 +18,8 @@ fixed at initialize, before any client of the proxy is known) and keeps that pro
 the sole client's ``notifications/roots/list_changed`` goes upstream, and so does a change of
 whose roots the upstream was last given (a client's ``notifications/initialized``: the first
 client ready after the upstream asked, or a second one, after which there is no sole client;
-a client's session ending: the one left may be the sole client again).
+a client's session ending: the one left may be the sole client again), told through the
+connection on its owner's loop.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from .._errors import MCPError
 from .._protocol._state import READY
 from .._server._context import Context
 from .._server._registry import SESSION_ENDED
+from ._loops import at_home
 
 if TYPE_CHECKING:
     from .._session import Session
@@ -60,16 +63,16 @@ class RootsRelay:
             return []
         from ._rounds import ask_client
 
+        ctx = Context(self.upstream.server, session, None, None)
         try:
-            roots = await ask_client(Context(self.upstream.server, session, None, None), "roots/list", {}, None)
+            roots = await at_home(ctx, ask_client(ctx, "roots/list", {}, None))  # on the session's loop (_loops)
         except MCPError:  # no answer, or the client's error: as during a call, no roots
             return []
         return roots if isinstance(roots, list) else []
 
     def sole_client(self) -> Session | None:
-        """The session whose roots the upstream sees outside a call, if any (the module docstring)."""
-        import asyncio  # loaded: a session is served
-
+        """The session whose roots the upstream sees outside a call, if any (the module docstring),
+        whichever event loop serves it (``_loops``)."""
         sessions = [s for s in _sessions(self.upstream.server) if not s.closed and not s.connection.stateless]
         if len(sessions) != 1:
             return None
@@ -81,7 +84,6 @@ class RootsRelay:
             or rules.stateless
             or connection.lifecycle.state != READY
             or "roots" not in connection.peer_capabilities
-            or session.loop not in (None, asyncio.get_running_loop())  # another thread's loop sends to it
         ):
             return None
         return session
@@ -107,9 +109,8 @@ class RootsRelay:
         told = roots_changed and sole is session
         if not told and given is not _NOT_ASKED:
             told = (None if given is None else given()) is not sole
-        client = upstream.live()
-        if told and client is not None:
-            await client.roots_changed()
+        if told and upstream.client is not None:  # connected (on this loop or another: _loops.handed)
+            await upstream.forward(None, lambda client: client.roots_changed())
 
 
 def _sessions(server: Any) -> Iterator[Session]:

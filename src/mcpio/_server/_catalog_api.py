@@ -9,7 +9,7 @@ imported with the first shaping call: a plain server never loads it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._mrtr import ROUND_TIMEOUT
@@ -164,7 +164,13 @@ class CatalogMixin:
 
     @classmethod
     def proxy(
-        cls, target: Any, *, name: str | None = None, round_timeout: float = ROUND_TIMEOUT, **client_options: Any
+        cls,
+        target: Any,
+        *,
+        name: str | None = None,
+        round_timeout: float = ROUND_TIMEOUT,
+        method_scopes: Mapping[str, Iterable[str]] | None = None,
+        **client_options: Any,
     ) -> Server:
         """A server that serves what ``target`` serves (a URL, a command line, a ``.py`` file, a
         :class:`~mcpio.ServerSpec`): every list, call, read, prompt and completion, list_changed,
@@ -172,11 +178,13 @@ class CatalogMixin:
         The upstream connects when the proxy starts serving and again after it dies.
         ``round_timeout``: seconds a call the upstream asked something during waits for its
         2026-07-28 client's next ``input_required`` round before the upstream call is cancelled.
+        ``method_scopes``: the OAuth scopes a custom request it forwards needs over HTTP with auth,
+        by method (``"*"``: every other custom method), as ``scopes=`` is for a tool.
         ``client_options`` go to its :class:`~mcpio.Client` (``headers``, ``auth``, ``env`` …).
         Guide: docs/guides/gateways.md."""
         from .._gateway import proxy
 
-        return proxy(target, name=name, round_timeout=round_timeout, **client_options)
+        return proxy(target, name=name, round_timeout=round_timeout, method_scopes=method_scopes, **client_options)
 
     @classmethod
     def from_config(
@@ -186,15 +194,18 @@ class CatalogMixin:
         name: str = "gateway",
         names: list[str] | None = None,
         round_timeout: float = ROUND_TIMEOUT,
+        method_scopes: Mapping[str, Iterable[str]] | None = None,
         **client_options: Any,
     ) -> Server:
         """One server for every enabled entry of an ``mcpServers`` file (a path, or a host alias
-        such as ``"claude"``), each proxied (``round_timeout``: :meth:`proxy`'s) and mounted under
-        its entry name; an entry's ``"tools": {"allow": [...], "deny": [...]}`` chooses its tools.
-        Guide: docs/guides/gateways.md."""
+        such as ``"claude"``), each proxied (``round_timeout``, ``method_scopes``: :meth:`proxy`'s)
+        and mounted under its entry name; an entry's ``"tools": {"allow": [...], "deny": [...]}``
+        chooses its tools. Guide: docs/guides/gateways.md."""
         from .._gateway import from_config
 
-        return from_config(config, name=name, names=names, round_timeout=round_timeout, **client_options)
+        return from_config(
+            config, name=name, names=names, round_timeout=round_timeout, method_scopes=method_scopes, **client_options
+        )
 
     def disable(self, names: str | Iterable[str] | None = None, *, tags: str | Iterable[str] | None = None) -> None:
         """Stop serving the tools, prompts and resources named (served names: ``math__add``, a

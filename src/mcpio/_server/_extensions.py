@@ -35,10 +35,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from .. import _log
 from .._content import CONTENT_TYPES
 from .._errors import InvalidParams, MethodNotFound
 from .._schema import ArgumentError, analyze_function
-from .._versions import SKILLS_EXTENSION, TASKS_EXTENSION, checked_extension
+from .._versions import SKILLS_EXTENSION, TASKS_EXTENSION, UI_EXTENSION, checked_extension
 from ._context import Context
 from ._tools import invoke
 
@@ -46,8 +47,10 @@ if TYPE_CHECKING:
     from .._session import Session
     from .._versions import Rules
     from ._changes import Changes
-    from ._registry import Registry
+    from ._registry import Forwarding, Registry
     from ._server import Server
+
+log = _log.logger("mcpio.server", globals())  # logging loads with a first record
 
 Handler = Callable[["Server", Context, dict[str, Any]], Awaitable[dict[str, Any]]]
 
@@ -262,11 +265,47 @@ def _disabled(registry: Registry, method: str) -> bool:
     return catalog is not None and method in catalog.disabled_names
 
 
+def routes(registry: Registry, *, mounted: bool = False) -> list[Registry]:
+    """The registries of the proxies whose upstreams the custom requests of ``registry``'s server
+    may go to: a proxy's own (``Registry.upstream``);
+    else, in a server proxies are mounted in (a gateway), each mounted one, deeper too, whose
+    upstream declares an extension (tasks and MCP Apps aside: the proxy serves the first itself,
+    the second has no custom method). Custom methods are not namespaced: with one such upstream
+    the server announces its extensions and forwards to it (:func:`sole_route`); with several,
+    none of theirs is announced and a custom request is refused naming them (:func:`_forwarded`)."""
+    upstream = registry.upstream
+    if upstream is not None:
+        return [registry] if not mounted or any(e.id != UI_EXTENSION for e in upstream.extensions) else []
+    mounts = registry.catalog.mounts if registry.catalog is not None else ()
+    return [found for mount in mounts for found in routes(mount.child.registry, mounted=True)]
+
+
+def sole_route(registry: Registry) -> Forwarding | None:
+    """The one upstream of :func:`routes`, or None (none, or several)."""
+    found = routes(registry)
+    return found[0].upstream if len(found) == 1 else None
+
+
 def _forwarded(registry: Registry, method: str) -> Handler | None:
     """The handler of custom request ``method`` that no extension here serves: the upstream's
-    answer (``Registry.upstream``, a proxy's), or None."""
-    upstream = registry.upstream
-    if upstream is None or not is_custom(method):
+    answer (:func:`routes`: a proxy's, or a mounted proxy's but where that proxy disabled it),
+    a -32601 naming the upstreams when several could serve it (logged once for them), or None."""
+    found = routes(registry) if is_custom(method) else []
+    if len(found) > 1:
+        names = ", ".join(repr(r.upstream.label) for r in found if r.upstream is not None)
+
+        async def ambiguous(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
+            if registry.ambiguous != names:  # once for these upstreams
+                registry.ambiguous = names
+                log.warning("custom requests are refused: the upstreams %s all declare extensions", names)
+            raise MethodNotFound(
+                f"Method not found: {method!r} (the upstreams {names} declare extensions and custom "
+                "methods are not namespaced: which one serves it is ambiguous)"
+            )
+
+        return ambiguous
+    upstream = found[0].upstream if found and (found[0] is registry or not _disabled(found[0], method)) else None
+    if upstream is None:
         return None
 
     async def forwarded(server: Server, ctx: Context, params: dict[str, Any]) -> dict[str, Any]:
@@ -319,9 +358,10 @@ class ExtensionsMixin:
     def active_extensions(self) -> list[Extension]:
         """The extensions this server declares now (``capabilities.extensions`` of 2026-07-28): its
         own, those its mounted servers declare (it serves their tools and methods; by
-        identifier, its own settings win), and a proxy's upstream's (it forwards their methods)."""
+        identifier, its own settings win), and those of the upstream it forwards their methods
+        to (:func:`sole_route`)."""
         found: dict[str, Extension] = {}
-        upstream = self.registry.upstream  # a proxy's: those its upstream declares too
+        upstream = sole_route(self.registry)  # a proxy's, or a mounted one's: those its upstream declares too
         for ext in (
             *BUILTIN,
             *self.registry.extensions.values(),

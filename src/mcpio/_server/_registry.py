@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
         #: The extensions it declares, announced as the server's own (``active_extensions``).
         extensions: list[Extension]
+        label: str  #: its name (a gateway's entry name), in the messages that name it
 
         async def custom(self, ctx: Context, method: str, params: dict[str, Any]) -> Any:
             """Its answer to custom request ``method`` (``_extensions.extension_handler``)."""
@@ -64,6 +65,8 @@ NOTIFY = {"tools": "tools", "prompts": "prompts", "resources": "resources", "tem
 KINDS_OF = {"tools": ("tools",), "prompts": ("prompts",), "resources": ("resources", "templates")}
 
 _NO_SCOPES: frozenset[str] = frozenset()
+SCOPED = frozenset(SCOPE_METHOD.values())  # the methods whose scopes are an item's (its name or URI)
+ANY_METHOD = "*"  # the key of the scopes of every custom method named nowhere (``scopes_for``)
 
 
 #: The key of :attr:`Registry.notification_hooks` for a session's end (``Server.run_session``):
@@ -75,6 +78,7 @@ class Registry:
     """The tools, resources, templates, prompts and the hooks a server serves with (module docstring)."""
 
     __slots__ = (
+        "ambiguous",
         "announced",
         "catalog",
         "completer",
@@ -113,8 +117,10 @@ class Registry:
         self.extensions: dict[str, Extension] = {}  # declared (SEP-2133), by identifier
         self.custom: Extension | None = None  # the holder of custom methods of no extension (never announced)
         # The server this one stands for (a proxy's upstream): the custom requests and notifications
-        # no extension here serves go to it, its extensions are announced here; not through mounts.
+        # no extension here serves go to it, its extensions are announced here, and in the servers
+        # it is mounted in when it is their sole route (``_extensions.routes``).
         self.upstream: Forwarding | None = None
+        self.ambiguous = ""  # the upstreams last logged as no route for custom requests (_extensions.routes)
         self.overrides: Overrides | None = None  # replaced dependency providers (``_deps``), made at the first
         # Told (kind, None) of a list change ("tools"…, here or on another process), ("resources/updated", uri)
         self.watchers: list[Callable[[str, str | None], None]] = []
@@ -207,9 +213,18 @@ class Registry:
 
     def scopes_for(self, method: str, name: str) -> frozenset[str]:
         """The OAuth scopes a ``tools/call``/``prompts/get``/``resources/read`` of ``name`` needs;
-        none for a name not served (its call fails as unknown)."""
+        none for a name not served (its call fails as unknown). Any other ``method`` (``name``
+        unread): a custom method's own (``proxy(method_scopes=)``, key ``(method, "")``), else
+        those of ``"*"`` (every custom method named nowhere), none for one disabled (-32601) or
+        for an MCP method."""
         if not self.scopes:
             return _NO_SCOPES
+        if method not in SCOPED:
+            from ._extensions import _disabled, is_custom
+
+            if not is_custom(method) or _disabled(self, method):
+                return _NO_SCOPES
+            return self.scopes.get((method, ""), self.scopes.get((ANY_METHOD, ""), _NO_SCOPES))
         if method == "resources/read":
             found = self.find_resource(name)
             return self.scopes.get((method, found[0].uri), _NO_SCOPES) if found else _NO_SCOPES
