@@ -34,11 +34,14 @@ def shown(url: str) -> str:
     from urllib.parse import unquote_plus  # not on `import mcpio`'s path
 
     def hidden(pairs: str) -> str:
-        out = []
-        for pair in pairs.split("&"):
-            name, eq, _ = pair.partition("=")
-            out.append(name + eq + REDACTED if eq and SECRET_KEY.search(unquote_plus(name)) else pair)
-        return "&".join(out)
+        # "&" separates parameters, and ";" too for servers that still split on it (HTML 4.01
+        # §B.2.2): a value is redacted when either reading makes its name a credential's.
+        out = _SEPARATOR.split(pairs)
+        for i in range(0, len(out), 2):  # the separators are at the odd indexes
+            name, eq, _ = out[i].partition("=")
+            if eq and SECRET_KEY.search(unquote_plus(name)):
+                out[i] = name + eq + REDACTED
+        return "".join(out)
 
     # RFC 3986 §3: the fragment follows the first "#", the query the first "?" before it.
     head, hash_mark, fragment = url.partition("#")
@@ -46,6 +49,7 @@ def shown(url: str) -> str:
     return _USERINFO.sub(r"\1", head + question_mark + hidden(query) + hash_mark + hidden(fragment))
 
 
+_SEPARATOR = re.compile(r"([&;])")  # kept by re.split: the text shown is the text given
 # RFC 3986 §3.2: the authority follows "//" (after a scheme, §3.1) up to "/", "?" or "#", and its
 # userinfo ends at its last "@". At the start of the text or of any word in it (after a space, a
 # quote or an "="): a command line naming a URL (``npx mcp-remote "https://user:pw@host/mcp"``,

@@ -72,3 +72,17 @@ def test_a_text_with_nothing_to_hide_is_returned_as_it_is(text: str) -> None:
 )
 def test_each_url_of_a_command_line_loses_its_userinfo(given: str, expected: str) -> None:
     assert shown(given) == expected
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("https://x/mcp?a=1;token=s3", "https://x/mcp?a=1;token=[redacted]"),
+        ("https://x/mcp?token=s3;a=1&b=2", "https://x/mcp?token=[redacted];a=1&b=2"),
+        ("https://x/mcp?a=1;b=2", "https://x/mcp?a=1;b=2"),
+    ],
+)
+def test_a_semicolon_separates_parameters_too(given: str, expected: str) -> None:
+    """Some servers still split a query on ";" as on "&" (HTML 4.01 §B.2.2): a credential there
+    is redacted, and the text keeps its separators."""
+    assert shown(given) == expected
