@@ -15,6 +15,7 @@ whatever makes an httpx client for a URL it was given) makes that line show it s
 from __future__ import annotations
 
 import re
+from typing import Any
 
 REDACTED = "[redacted]"
 # A name (a query parameter's, an argument's, a header's) whose value is a credential.
@@ -78,3 +79,17 @@ def show_urls_in_httpx_log() -> None:
     httpx_log = logging.getLogger("httpx")
     if _in_httpx_log not in httpx_log.filters:
         httpx_log.addFilter(_in_httpx_log)
+
+
+def shown_repr(obj: Any) -> str:
+    """The ``repr`` of dataclass ``obj`` as ``dataclass`` writes it (each field with ``repr=True``),
+    each text shown by :func:`shown`: the repr of a configuration holding URLs (an OAuth
+    proxy's upstream endpoints) names them without their credentials. For ``@dataclass(repr=False)``
+    classes: ``__repr__ = shown_repr``."""
+    import dataclasses  # at first use: not on `import mcpio`'s path
+
+    def value(v: Any) -> str:
+        return repr(shown(v)) if isinstance(v, str) else repr(v)
+
+    fields = ", ".join(f"{f.name}={value(getattr(obj, f.name))}" for f in dataclasses.fields(obj) if f.repr)
+    return f"{type(obj).__qualname__}({fields})"

@@ -66,3 +66,22 @@ def test_a_token_answer_without_an_access_token_logs_the_endpoint_without_its_cr
     everything = [r.getMessage() for r in caplog.records]  # httpx's request lines too
     assert any("/token?api_key=[redacted]" in line for line in everything if "HTTP Request" in line), everything
     assert not [line for line in everything if SECRET in line], everything
+
+
+def test_an_oauth_proxys_repr_names_its_endpoints_without_their_credentials():
+    """``repr(OAuthProxy(…))`` (a debugger, a traceback's locals, a log of the configuration)
+    shows the upstream endpoints as mcpio shows any URL; the client secret not at all."""
+    from mcpio.auth import OAuthProxy
+
+    proxy = OAuthProxy(
+        issuer="https://mcp.example.com",
+        upstream_authorize_url=f"https://idp.example.com/authorize?api_key={SECRET}",
+        upstream_token_url=f"https://ada:{SECRET}@idp.example.com/token",
+        upstream_userinfo_url=f"https://idp.example.com/userinfo?access_token={SECRET}",
+        client_id="mcp-proxy",
+        client_secret=SECRET,
+    )
+    for shown_as in (repr(proxy), repr(proxy.upstream)):
+        assert SECRET not in shown_as, shown_as
+        assert "https://idp.example.com/token" in shown_as and "api_key=[redacted]" in shown_as, shown_as
+    assert repr(proxy).startswith("OAuthProxy(issuer='https://mcp.example.com', ")

@@ -50,6 +50,29 @@ def test_mcp_servers_shape(tmp_path):
     assert servers["sse"].type == "sse"
 
 
+def test_a_loaded_entrys_repr_shows_no_secret(tmp_path):
+    """``repr`` of a ServerSpec (printed while debugging, a traceback's locals) names its env,
+    headers and OAuth settings without their values, and its URLs without their credentials."""
+    f = write(
+        tmp_path / "mcp.json",
+        {
+            "mcpServers": {
+                "remote": {
+                    "url": "https://ada:pw-1@example.com/mcp?api_key=k-1",
+                    "headers": {"Authorization": "Bearer t-1"},
+                    "oauth": {"clientId": "c", "clientSecret": "s-1"},
+                },
+                "local": {"command": "npx", "args": ["mcp-remote", "https://ada:pw-2@x/mcp"], "env": {"GH_PAT": "p-1"}},
+            }
+        },
+    )
+    shown = repr(load_config(f))
+    for secret in ("pw-1", "k-1", "t-1", "s-1", "pw-2", "p-1"):
+        assert secret not in shown, shown
+    assert "'Authorization': '[redacted]'" in shown and "'GH_PAT': '[redacted]'" in shown, shown
+    assert "url='https://example.com/mcp?api_key=[redacted]'" in shown, shown
+
+
 def test_vscode_shape_with_comments_inputs_and_variables(tmp_path, monkeypatch):
     monkeypatch.setenv("MCPIO_TEST_TOKEN", "t0k3n")
     f = write(

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from .._shown import shown_repr
 from .._state._base import StateUnavailable
 from ._cimd import CIMDFetcher, CIMDUnavailable
 from ._info import AuthInfo
@@ -53,7 +54,7 @@ from ._verify import InvalidToken, JWTVerifier
 log = logging.getLogger("mcpio.auth")
 
 
-@dataclass
+@dataclass(repr=False)
 class OAuthProxy:
     """The authorization server facade (see the module docstring).
 
@@ -110,6 +111,8 @@ class OAuthProxy:
     allow_cimd: bool = True
     cimd_allowed_networks: list[str] = field(default_factory=list)
     cimd_ssl_context: Any = field(default=None, repr=False)
+
+    __repr__ = shown_repr  # its endpoints without their credentials
 
     def __post_init__(self) -> None:
         check_url(self.issuer, "the proxy's issuer")

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._shown import shown
+from .._shown import shown, shown_repr
 from ._jwks import TIMEOUT, AuthUnavailable, check_url, discover_metadata, fetch_json
 
 
-@dataclass
+@dataclass(repr=False)
 class Upstream:
     authorize_url: str
     token_url: str
@@ -27,6 +27,8 @@ class Upstream:
     subject_claim: str = "sub"
     auth_method: str = "client_secret_post"  # or client_secret_basic
     timeout: float = TIMEOUT
+
+    __repr__ = shown_repr  # its endpoints without their credentials
 
     def __post_init__(self) -> None:
         check_url(self.authorize_url, "the upstream authorization endpoint")

@@ -64,6 +64,23 @@ class ServerSpec(msgspec.Struct, frozen=True):
     # (None: the gateway's round_timeout)
     round_timeout: float | None = None
 
+    def __repr__(self) -> str:
+        """As msgspec writes it, but for what may hold a secret (a debugger, a traceback's locals,
+        a printed configuration): the values of ``env``, ``headers`` and ``oauth`` are
+        ``[redacted]`` (their names stay), the URL, command and arguments are shown as mcpio shows
+        a URL (:func:`.._shown.shown`)."""
+        from .._shown import REDACTED, shown
+
+        def value(name: str, v: Any) -> Any:
+            if name in ("env", "headers", "oauth"):
+                return dict.fromkeys(v, REDACTED)
+            if name in ("url", "command") and v is not None:
+                return shown(v)
+            return tuple(map(shown, v)) if name == "args" else v
+
+        fields = ", ".join(f"{name}={value(name, getattr(self, name))!r}" for name in self.__struct_fields__)
+        return f"ServerSpec({fields})"
+
     @property
     def is_remote(self) -> bool:
         return self.url is not None
