@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -105,6 +107,16 @@ def wire_validator():
     if not (wire.SCHEMA_DIR / "2025-11-25" / "schema.json").is_file():
         pytest.fail(f"the MCP schemas are missing at {wire.SCHEMA_DIR} (set MCPIO_SHARED to the shared/ folder)")
     return wire
+
+
+@pytest.fixture(scope="module")
+def issuer() -> Iterator[Any]:
+    """A real authorization server for the module's tests (tests/support/issuer.py): it signs
+    tokens and serves its metadata and JWKS on 127.0.0.1."""
+    from tests.support.issuer import Issuer
+
+    with Issuer() as iss:
+        yield iss
 
 
 @pytest.fixture

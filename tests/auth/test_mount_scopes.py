@@ -10,7 +10,6 @@ from mcpio import Server
 from mcpio.auth import ResourceServer
 from tests.auth.test_resource_http import LEGACY, RESOURCE, modern
 from tests.support.http import ServerThread
-from tests.support.issuer import Issuer
 
 ACCEPT = "application/json, text/event-stream"
 
@@ -33,12 +32,6 @@ def make_server() -> Server:
     parent = Server("main", hide_unauthorized=True)
     parent.mount(child, namespace="notes")
     return parent
-
-
-@pytest.fixture(scope="module")
-def issuer():
-    with Issuer() as iss:
-        yield iss
 
 
 @pytest.fixture(scope="module")

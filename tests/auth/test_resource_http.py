@@ -56,12 +56,6 @@ def make_server() -> Server:
 
 
 @pytest.fixture(scope="module")
-def issuer():
-    with Issuer() as iss:
-        yield iss
-
-
-@pytest.fixture(scope="module")
 def srv(issuer):
     server = make_server()
     app = server.http_app(auth=ResourceServer(resource=RESOURCE, issuer=issuer.url, required_scopes=["mcp"]))

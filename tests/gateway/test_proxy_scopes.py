@@ -16,15 +16,8 @@ from mcpio.auth import ResourceServer
 from tests.auth.test_mount_scopes import answer, legacy_session
 from tests.auth.test_resource_http import RESOURCE, challenge, modern
 from tests.support.http import ServerThread
-from tests.support.issuer import Issuer
 
 HERE = Path(__file__).parent
-
-
-@pytest.fixture(scope="module")
-def issuer():
-    with Issuer() as iss:
-        yield iss
 
 
 @pytest.fixture(scope="module")

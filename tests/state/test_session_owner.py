@@ -48,12 +48,6 @@ def make_server() -> Server:
     return server
 
 
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[Issuer]:
-    with Issuer() as iss:
-        yield iss
-
-
 def auth(issuer: Issuer) -> ResourceServer:
     return ResourceServer(resource=RESOURCE, issuer=issuer.url, required_scopes=["mcp"])
 

@@ -334,16 +334,11 @@ def bounded_state(where: str, request: pytest.FixtureRequest, budget: int) -> tu
     return state, "max_total_bytes"
 
 
-@pytest.mark.parametrize("where", ["memory", "redis"])
-@sync
-async def test_session_state_is_bounded_in_all(where, request):
-    """All scopes together are bounded, by ``MemoryKV(max_total_bytes=)`` in memory and by
-    ``RedisState(max_state_bytes=)`` on the database: a ``set`` over it is refused (and changes
-    nothing); a delete frees its bytes, and so does a scope that has expired, at once (not at
-    the next periodic sweep)."""
-    from tests.support.http import ServerThread
-
-    server = Server("bounded", "1.0.0", max_state_bytes_per_caller=10**6)  # over the total: one caller may fill it
+def blob_server(name: str, **options: Any) -> Server:
+    """A server whose tools ``put(blob, cart)`` and ``drop(cart)`` set and delete key "b" of the
+    state of handle ``cart`` (a new one when absent): what the bounds of session state are
+    tested with."""
+    server = Server(name, "1.0.0", **options)
 
     @server.tool
     async def put(blob: str, cart: StateHandle, ctx: Context, ttl: float = 3600) -> dict:
@@ -353,6 +348,20 @@ async def test_session_state_is_bounded_in_all(where, request):
     @server.tool
     async def drop(cart: StateHandle, ctx: Context) -> bool:
         return await ctx.session_state.delete("b")
+
+    return server
+
+
+@pytest.mark.parametrize("where", ["memory", "redis"])
+@sync
+async def test_session_state_is_bounded_in_all(where, request):
+    """All scopes together are bounded, by ``MemoryKV(max_total_bytes=)`` in memory and by
+    ``RedisState(max_state_bytes=)`` on the database: a ``set`` over it is refused (and changes
+    nothing); a delete frees its bytes, and so does a scope that has expired, at once (not at
+    the next periodic sweep)."""
+    from tests.support.http import ServerThread
+
+    server = blob_server("bounded", max_state_bytes_per_caller=10**6)  # over the total: one caller may fill it
 
     # A blob costs 1 + 1002 + 64 bytes of its scope, each handle's owner record about 84: two
     # blobs fit in 2800 bytes, not three; after a delete and an expiry, one and then another.

@@ -113,19 +113,10 @@ def test_a_callers_share_is_freed_by_a_delete_and_by_an_expiry(where, request):
     import time
 
     from mcpio import Client
-    from tests.state.test_session_state import bounded_state
+    from tests.state.test_session_state import blob_server, bounded_state
     from tests.support.http import ServerThread
 
-    server = Server("fair", "1.0.0", max_state_bytes_per_caller=2500)
-
-    @server.tool
-    async def put(blob: str, cart: StateHandle, ctx: Context, ttl: float = 3600) -> dict:
-        await ctx.session_state.set("b", blob, ttl=ttl)
-        return {"cart": cart}
-
-    @server.tool
-    async def drop(cart: StateHandle, ctx: Context) -> bool:
-        return await ctx.session_state.delete("b")
+    server = blob_server("fair", max_state_bytes_per_caller=2500)
 
     # A blob costs 1 + 1002 + 64 bytes of its handle's scope, the handle's owner record about 80:
     # two fit in the caller's 2500 bytes, not three; after a delete and an expiry, one and another.

@@ -16,10 +16,8 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Iterator
 
 import httpx
-import pytest
 
 from mcpio import Context, Server
 from mcpio._protocol._http import SSEParser
@@ -53,12 +51,6 @@ def make_server(**options) -> Server:
         return "alice's secret"
 
     return server
-
-
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[Issuer]:
-    with Issuer() as iss:
-        yield iss
 
 
 def app(issuer: Issuer, state=None, **options):
