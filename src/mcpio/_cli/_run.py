@@ -10,7 +10,7 @@ stderr, so a ``print`` at import time cannot corrupt the protocol stream.
 A file that never imports mcpio, or one without an mcpio Server but with an
 ``if __name__ == "__main__":`` block (a server written with another SDK or by hand, say), is
 run as a script. An exception while importing the user's
-code is reported as one line naming the user's file, line and message
+code, or raised by a script run as one, is reported as one line naming the user's file, line and message
 (:class:`UserCodeError`); ``-v`` adds the full traceback. On a terminal a short banner on
 stderr says what is served and how to try it; stdout stays the protocol's alone.
 """
@@ -319,7 +319,10 @@ def run_app(
 
         _collector.resume()  # the script serves in its own way (mcpio._collector)
         sys.argv = [where]
-        runpy.run_path(where, run_name="__main__")
+        try:
+            runpy.run_path(where, run_name="__main__")
+        except Exception as exc:  # raised by the script (at import or while it served): its code's
+            raise UserCodeError(exc) from None
         return 0
     if transport == "stdio":
         if sys.stderr.isatty() and sys.stdin.isatty():
