@@ -44,3 +44,40 @@ def test_a_script_that_raises_is_one_line_naming_its_file(tmp_path):
     ], listed.stderr
     verbose = mcpio("run", "other.py", "-v", cwd=tmp_path)
     assert "Traceback (most recent call last)" in verbose.stderr and expected in verbose.stderr
+
+
+MOUNTED = """\
+from mcpio import Server
+
+math = Server("math")
+more = Server("more")
+
+
+@math.tool
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+@more.tool
+def add(a: int, b: int) -> int:  # noqa: F811
+    return a + b
+
+
+app = Server("app")
+app.mount(math, namespace="math")
+app.mount(more, namespace="more")
+"""
+
+
+def test_a_tool_called_by_its_name_before_namespacing_gets_the_namespaced_names(tmp_path):
+    """``mcpio call app.py add`` where the tool is served as ``math__add`` (a mount, a gateway's
+    entry): the suggestion names each namespaced tool, in the CLI's refusal and in the server's
+    own error (``--no-validate`` sends the call), not only the list of every tool."""
+    (tmp_path / "app.py").write_text(MOUNTED)
+    out = mcpio("call", "app.py", "add", "a=1", "b=2", cwd=tmp_path)
+    assert out.returncode == 2 and lines(out.stderr)[0] == (
+        "mcpio: error: the server has no tool 'add' (did you mean 'math__add' or 'more__add'?)"
+    ), out.stderr
+    sent = mcpio("call", "app.py", "add", "a=1", "b=2", "--no-validate", cwd=tmp_path)
+    assert "Unknown tool: 'add' (did you mean 'math__add' or 'more__add'?)" in sent.stderr, sent.stderr
+    assert mcpio("call", "app.py", "math__add", "a=1", "b=2", cwd=tmp_path).stdout == "3\n"
