@@ -81,3 +81,49 @@ def test_a_tool_called_by_its_name_before_namespacing_gets_the_namespaced_names(
     sent = mcpio("call", "app.py", "add", "a=1", "b=2", "--no-validate", cwd=tmp_path)
     assert "Unknown tool: 'add' (did you mean 'math__add' or 'more__add'?)" in sent.stderr, sent.stderr
     assert mcpio("call", "app.py", "math__add", "a=1", "b=2", cwd=tmp_path).stdout == "3\n"
+
+
+def bare_python(tmp_path: Path) -> tuple[str, dict[str, str]]:
+    """A fresh virtual environment with mcpio (this tree's src) and msgspec only: no extra
+    installed (no httpx, uvicorn, PyJWT, redis, PyYAML), as after ``pip install mcpio``."""
+    import msgspec
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True, timeout=120)
+    deps = tmp_path / "deps"
+    deps.mkdir()
+    (deps / "msgspec").symlink_to(Path(msgspec.__file__).parent)
+    src = Path(__import__("mcpio").__file__).parents[1]
+    return str(tmp_path / "venv" / "bin" / "python"), {"PYTHONPATH": f"{deps}{os.pathsep}{src}"}
+
+
+def test_a_command_whose_extra_is_missing_names_the_extra(tmp_path):
+    """``mcpio inspect`` without uvicorn, ``mcpio login`` without httpx (``mcpio`` installed
+    without ``[http]``): one line naming the missing package and the extra that brings it, exit
+    status 2, not a traceback."""
+    python, env = bare_python(tmp_path)
+    (tmp_path / "server.py").write_text("from mcpio import Server\n\nserver = Server('x')\n")
+
+    def bare(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [python, "-m", "mcpio", *argv],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=90,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, **env},
+        )
+
+    inspect = bare("inspect", "server.py", "--no-browser")
+    assert (inspect.returncode, lines(inspect.stderr)) == (
+        2,
+        [
+            "mcpio: error: mcpio inspect needs uvicorn, which is not installed",
+            "  install mcpio with its 'http' extra: pip install 'mcpio[http]'",
+        ],
+    ), inspect.stderr
+    login = bare("login", "http://127.0.0.1:9/mcp")
+    assert login.returncode == 2 and lines(login.stderr)[0] == (
+        "mcpio: error: mcpio login needs httpx, which is not installed"
+    ), login.stderr
+    assert bare("call", "server.py", "nothing").returncode == 2  # the rest works without the extras
