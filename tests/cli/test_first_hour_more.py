@@ -4,6 +4,7 @@ the message the user must get instead of a traceback or a puzzle)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -127,3 +128,30 @@ def test_a_command_whose_extra_is_missing_names_the_extra(tmp_path):
         "mcpio: error: mcpio login needs httpx, which is not installed"
     ), login.stderr
     assert bare("call", "server.py", "nothing").returncode == 2  # the rest works without the extras
+
+
+def test_an_openapi_file_without_httpx_is_refused_at_start(tmp_path):
+    """``mcpio run --openapi openapi.json`` (a local document: nothing to download) without httpx
+    is refused at start with the extra to install, as a URL's is: not served, to fail every call
+    with "ModuleNotFoundError: No module named 'httpx'"."""
+    python, env = bare_python(tmp_path)
+    doc = {
+        "openapi": "3.1.0",
+        "info": {"title": "Pets", "version": "1"},
+        "servers": [{"url": "http://127.0.0.1:9"}],
+        "paths": {"/pets": {"get": {"operationId": "list_pets", "responses": {"200": {"description": "ok"}}}}},
+    }
+    (tmp_path / "openapi.json").write_text(json.dumps(doc))
+    done = subprocess.run(
+        [python, "-m", "mcpio", "run", "--openapi", "openapi.json"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=90,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, **env},
+    )
+    assert (done.returncode, lines(done.stderr)) == (
+        2,
+        ["mcpio: error: --openapi needs httpx: pip install 'mcpio[openapi]'"],
+    ), done.stderr
