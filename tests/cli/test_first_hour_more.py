@@ -155,3 +155,21 @@ def test_an_openapi_file_without_httpx_is_refused_at_start(tmp_path):
         2,
         ["mcpio: error: --openapi needs httpx: pip install 'mcpio[openapi]'"],
     ), done.stderr
+
+
+def test_a_url_without_its_scheme_gets_the_url_to_try(tmp_path):
+    """``mcpio list 127.0.0.1:8000`` or ``localhost:8000/mcp`` (the ``http://`` left out) was
+    a program not found on PATH, or a file that does not exist: now it is refused, naming the
+    URL to try, for every command that takes a TARGET (list, call, run, install …)."""
+    for typed, url in (
+        ("127.0.0.1:8000", "http://127.0.0.1:8000/mcp"),
+        ("localhost:8000/mcp", "http://localhost:8000/mcp"),
+    ):
+        for argv in (["list", typed], ["call", typed, "add"], ["run", typed]):
+            out = mcpio(*argv, cwd=tmp_path)
+            assert (out.returncode, lines(out.stderr)) == (
+                2,
+                [f"mcpio: error: {typed}: a server's URL starts with http:// or https://: try {url}"],
+            ), out.stderr
+    (tmp_path / "a:1").write_text("")  # an existing file of that shape is still a file
+    assert "URL starts with" not in mcpio("list", "a:1", cwd=tmp_path).stderr
