@@ -6,6 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import select
+import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -173,3 +177,59 @@ def test_a_url_without_its_scheme_gets_the_url_to_try(tmp_path):
             ), out.stderr
     (tmp_path / "a:1").write_text("")  # an existing file of that shape is still a file
     assert "URL starts with" not in mcpio("list", "a:1", cwd=tmp_path).stderr
+
+
+def _terminal_banner(argv: list[str], cwd: Path) -> str:
+    """What ``mcpio run …`` prints on a terminal (stdin and stderr a pty) up to "Ctrl-C"."""
+    main, child = pty.openpty()
+    proc = subprocess.Popen([*MCPIO, *argv], cwd=cwd, stdin=child, stderr=child, stdout=subprocess.DEVNULL)
+    os.close(child)
+    seen = b""
+    try:
+        while b"Ctrl-C" not in seen:
+            ready, _, _ = select.select([main], [], [], 30)
+            assert ready, f"no banner; got {seen!r}"
+            seen += os.read(main, 4096)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(30)
+        os.close(main)
+    return seen.decode()
+
+
+def test_the_banner_of_a_proxy_names_its_target_not_an_empty_catalog(tmp_path):
+    """``mcpio run "python server.py"`` (a proxy) and ``mcpio run mcp.json`` (a gateway) on a
+    terminal said "serving 'python' (0 tools, 0 resources, 0 prompts)": the catalog and the name
+    are the upstream's, unknown until it connects. The banner names the TARGET and says what it
+    serves; so does the one line of ``-t http`` on a pipe."""
+    (tmp_path / "server.py").write_text(
+        "from mcpio import Server\n\nserver = Server('demo')\n\n\n@server.tool\ndef add(a: int) -> int:\n"
+        "    return a\n\n\nserver.run()\n"
+    )
+    command = f"{sys.executable} server.py"
+    proxy = _terminal_banner(["run", command], tmp_path)
+    assert f"mcpio: serving '{command}' (a proxy: what its upstream serves) over stdio" in proxy, proxy
+    (tmp_path / "mcp.json").write_text(
+        json.dumps({"mcpServers": {"demo": {"command": sys.executable, "args": ["server.py"]}}})
+    )
+    gateway = _terminal_banner(["run", "mcp.json"], tmp_path)
+    assert "mcpio: serving 'mcp.json' (a gateway: what its upstreams serve) over stdio" in gateway, gateway
+    assert "0 tools" not in proxy + gateway
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    http = subprocess.Popen(
+        [*MCPIO, "run", command, "-t", "http", "--port", str(port)],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert http.stderr is not None
+        line = http.stderr.readline()
+    finally:
+        http.send_signal(signal.SIGINT)
+        http.communicate(timeout=30)
+    assert line.startswith(f"serving {command} on http://127.0.0.1:{port}/mcp"), line
