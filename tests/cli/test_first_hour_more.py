@@ -8,6 +8,7 @@ import json
 import os
 import pty
 import select
+import shlex
 import signal
 import socket
 import subprocess
@@ -233,3 +234,20 @@ def test_the_banner_of_a_proxy_names_its_target_not_an_empty_catalog(tmp_path):
         http.send_signal(signal.SIGINT)
         http.communicate(timeout=30)
     assert line.startswith(f"serving {command} on http://127.0.0.1:{port}/mcp"), line
+
+
+def test_the_banners_commands_work_as_typed_for_a_command_line(tmp_path):
+    """The banner of ``mcpio run "python server.py"`` says how to try it: ``mcpio list python
+    server.py`` was two words a shell passes as TARGET and a stray argument. Each command it
+    shows is quoted, and runs as shown."""
+    (tmp_path / "server.py").write_text(
+        "from mcpio import Server\n\nserver = Server('demo')\n\n\n@server.tool\ndef add(a: int) -> int:\n"
+        "    return a\n\n\nserver.run()\n"
+    )
+    command = f"{sys.executable} server.py"
+    banner = _terminal_banner(["run", command], tmp_path)
+    quoted = shlex.quote(command)
+    assert f"try it:    mcpio list {quoted}    |" in banner and f"mcpio install {quoted} --host" in banner, banner
+    shown = banner.split("try it:    mcpio ", 1)[1].split("    |")[0]
+    done = mcpio(*shlex.split(shown), "tools", cwd=tmp_path)
+    assert done.returncode == 0 and "add" in done.stdout, done.stderr

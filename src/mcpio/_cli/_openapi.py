@@ -34,7 +34,7 @@ def openapi_server(args: Any) -> tuple[Server, str]:
     where = f"mcpio run --openapi {shlex.quote(shown(args.openapi))}"
     if args.base_url:
         where += f" --base-url {shlex.quote(shown(args.base_url))}"
-    return server, shlex.quote(where)
+    return server, where
 
 
 def doctor_target(args: Any) -> tuple[str, str, list[tuple[str, str]]]:

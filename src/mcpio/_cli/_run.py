@@ -223,7 +223,9 @@ def banner(server: Server, app: str, transport: str, url: str | None = None, pro
         what = "a gateway: what its upstreams serve" if gateway else "a proxy: what its upstream serves"
         name = repr(shown(app))
     if transport == "stdio":
-        app = shown(app)  # a URL (mcpio run URL) without its credentials
+        import shlex
+
+        app = shlex.quote(shown(app))  # a URL (mcpio run URL) without its credentials; a command line one word
         return (
             f"mcpio: serving {name} ({what}) over stdio: it speaks JSON-RPC on stdin/stdout, "
             "so a host starts it, not a person\n"
