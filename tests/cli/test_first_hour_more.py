@@ -251,3 +251,23 @@ def test_the_banners_commands_work_as_typed_for_a_command_line(tmp_path):
     shown = banner.split("try it:    mcpio ", 1)[1].split("    |")[0]
     done = mcpio(*shlex.split(shown), "tools", cwd=tmp_path)
     assert done.returncode == 0 and "add" in done.stdout, done.stderr
+
+
+def test_install_into_a_broken_config_file_says_what_to_do_with_that_file(tmp_path):
+    """``mcpio install`` into a host file with a JSON typo said "…; fix it first" and then "fix
+    the configuration file, or name the server another way (mcpio --help lists the TARGET
+    forms)": advice about TARGETs, for the file install writes. Now: where the typo is, that
+    the file is untouched, and what to do."""
+    (tmp_path / "server.py").write_text("from mcpio import Server\n\nserver = Server('x')\n")
+    config = tmp_path / "claude.json"
+    broken = '{\n  "mcpServers": {\n    "a": {"command": "x", args": []}\n  }\n}\n'
+    config.write_text(broken)
+    out = mcpio("install", "server.py", "--host", "claude", "--config", str(config), "--no-check", cwd=tmp_path)
+    assert (out.returncode, lines(out.stderr)) == (
+        2,
+        [
+            f"mcpio: error: {config}: not valid JSON (Expecting property name enclosed in double quotes at line 3, column 27)",
+            "  the file was left as it was: fix it, or write to another file with --config FILE",
+        ],
+    ), out.stderr
+    assert config.read_text() == broken

@@ -84,7 +84,11 @@ def report(exc: BaseException, args: Any) -> int:
         message, status = str(exc), USAGE
     elif isinstance(exc, _loaded("mcpio._host._config", "ConfigError")):
         message, status = str(exc), USAGE
-        hint = "fix the configuration file, or name the server another way (mcpio --help lists the TARGET forms)"
+        hint = (
+            "the file was left as it was: fix it, or write to another file with --config FILE"
+            if getattr(args, "command", None) == "install"  # the file install writes, not a TARGET
+            else "fix the configuration file, or name the server another way (mcpio --help lists the TARGET forms)"
+        )
     elif isinstance(exc, RemoteProtocolError):
         message, status = f"the server broke the protocol: {clean(exc.message, multiline=False)}", PROTOCOL
         hint = (
