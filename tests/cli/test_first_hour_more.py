@@ -271,3 +271,16 @@ def test_install_into_a_broken_config_file_says_what_to_do_with_that_file(tmp_pa
         ],
     ), out.stderr
     assert config.read_text() == broken
+
+
+def test_a_misspelt_entry_name_gets_a_suggestion(tmp_path):
+    """``mcpio call mcp.json:tickts …`` (CONFIG:NAME, the name misspelt) listed the file's
+    servers but suggested none, unlike a misspelt tool or prompt: the one "did you mean" rule
+    holds for entry names too."""
+    (tmp_path / "mcp.json").write_text(
+        json.dumps({"mcpServers": {"tickets": {"command": "x"}, "time": {"command": "y"}}})
+    )
+    out = mcpio("call", "mcp.json:tickts", "add", cwd=tmp_path)
+    assert out.returncode == 2 and lines(out.stderr)[0] == (
+        "mcpio: error: no server 'tickts' in mcp.json (did you mean 'tickets'?); servers there: tickets, time"
+    ), out.stderr

@@ -496,5 +496,7 @@ def lookup(config: str, name: str) -> ServerSpec:
     if spec is None:
         where = config if config not in KNOWN else f"{config} ({', '.join(str(f) for f in known_files()[config])})"
         have = ", ".join(sorted(servers)) or "none"
-        raise ConfigError(f"no server {name!r} in {where}; servers there: {have}")
+        from .._suggest import did_you_mean
+
+        raise ConfigError(f"no server {name!r} in {where}{did_you_mean(name, servers)}; servers there: {have}")
     return spec
