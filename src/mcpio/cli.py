@@ -316,6 +316,7 @@ def _call_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "arguments",
         nargs="*",
+        default=[],  # not listed as required when TOOL is missing (argparse lists a '*' without a default)
         metavar="KEY=VALUE",
         help="an argument, coerced by the tool's inputSchema (KEY:=JSON for raw JSON)",
     )
@@ -338,7 +339,7 @@ def _read_args(p: argparse.ArgumentParser) -> None:
 def _prompt_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
     p.add_argument("name", metavar="NAME")
-    p.add_argument("arguments", nargs="*", metavar="KEY=VALUE")
+    p.add_argument("arguments", nargs="*", default=[], metavar="KEY=VALUE")  # optional, as for call
     _common(p)
 
 

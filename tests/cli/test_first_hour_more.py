@@ -284,3 +284,13 @@ def test_a_misspelt_entry_name_gets_a_suggestion(tmp_path):
     assert out.returncode == 2 and lines(out.stderr)[0] == (
         "mcpio: error: no server 'tickts' in mcp.json (did you mean 'tickets'?); servers there: tickets, time"
     ), out.stderr
+
+
+def test_a_missing_tool_name_is_the_one_argument_said_to_be_required(tmp_path):
+    """``mcpio call server.py`` (no TOOL) said "the following arguments are required: TOOL,
+    KEY=VALUE", though a tool's arguments are optional; so did ``mcpio prompt`` for NAME."""
+    for command, missing in (("call", "TOOL"), ("prompt", "NAME")):
+        out = mcpio(command, "server.py", cwd=tmp_path)
+        assert out.returncode == 2 and lines(out.stderr)[-1] == (
+            f"mcpio {command}: error: the following arguments are required: {missing}"
+        ), out.stderr
