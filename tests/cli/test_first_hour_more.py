@@ -294,3 +294,22 @@ def test_a_missing_tool_name_is_the_one_argument_said_to_be_required(tmp_path):
         assert out.returncode == 2 and lines(out.stderr)[-1] == (
             f"mcpio {command}: error: the following arguments are required: {missing}"
         ), out.stderr
+
+
+def test_an_http_option_without_t_http_is_refused(tmp_path):
+    """``mcpio run server.py --port 8000`` (``-t http`` forgotten) served stdio and ignored the
+    port without a word (exit 0 at the end of input), as did --host, --path, --allow-remote,
+    --legacy-sse, --redis and --grace, where --workers, the auth and TLS flags were refused."""
+    (tmp_path / "server.py").write_text("from mcpio import Server\n\nserver = Server('x')\n")
+    for given, said in (
+        (["--port", "8000"], "--port is"),
+        (["--host", "127.0.0.1", "--allow-remote"], "--host, --allow-remote are"),
+    ):
+        out = mcpio("run", "server.py", *given, cwd=tmp_path)
+        assert (out.returncode, lines(out.stderr)) == (
+            2,
+            [
+                f"mcpio: error: {said} for Streamable HTTP: add -t http (without it mcpio run serves stdio, to the host that starts it)"
+            ],
+        ), out.stderr
+    assert mcpio("run", "server.py", cwd=tmp_path).returncode == 0  # stdio alone: served, then end of input

@@ -451,6 +451,12 @@ def _check_issuer(auth: Any, timeout: float = 5.0) -> None:
 
 def command(args: Any) -> int:
     """``mcpio run``: the entry point the command table names."""
+    given = ", ".join(dict.fromkeys(getattr(args, "http_options", ())))  # cli._http_option notes them
+    if given and args.transport != "http":  # refused before any upstream starts
+        raise UsageError(
+            f"{given} {'is' if ',' not in given else 'are'} for Streamable HTTP: add -t http "
+            "(without it mcpio run serves stdio, to the host that starts it)"
+        )
     if getattr(args, "otel", False):  # before the server is built: Server(telemetry=None) reads it
         import importlib.util
 
