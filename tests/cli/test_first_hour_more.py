@@ -313,3 +313,19 @@ def test_an_http_option_without_t_http_is_refused(tmp_path):
             ],
         ), out.stderr
     assert mcpio("run", "server.py", cwd=tmp_path).returncode == 0  # stdio alone: served, then end of input
+
+
+def test_doctor_of_a_url_without_the_endpoint_path_names_the_url_to_try():
+    """``mcpio doctor http://host:port/`` said "cannot connect: HTTP 404 Not Found: Not Found"
+    and no more, where ``mcpio list`` names the URL to try: doctor's problem line has the same
+    hint (the one rule, ``_advice.not_found``), the URL without its credentials."""
+    from mcpio import Server
+    from tests.support.http import ServerThread
+
+    with ServerThread(Server("here").http_app()) as srv:
+        done = mcpio("doctor", f"{srv.base}/?api_key=s3cret")
+    assert done.returncode != 0
+    assert f"; nothing serves MCP at that path; most servers do at /mcp: try {srv.base}/mcp?api_key=[redacted]" in (
+        done.stdout
+    ), done.stdout + done.stderr
+    assert "s3cret" not in done.stdout + done.stderr
