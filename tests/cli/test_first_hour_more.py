@@ -329,3 +329,19 @@ def test_doctor_of_a_url_without_the_endpoint_path_names_the_url_to_try():
         done.stdout
     ), done.stdout + done.stderr
     assert "s3cret" not in done.stdout + done.stderr
+
+
+def test_an_entry_with_a_misspelt_command_key_says_which_key(tmp_path):
+    """An ``mcpServers`` entry whose ``"command"`` is misspelt (``"comand"``) said only "it has
+    neither 'command' nor 'url'": the key the user typed is named, as the misspelling of
+    ``command`` (or ``url``) it looks like; by the entry's own commands and by its gateway."""
+    entries = {"demo": {"comand": sys.executable, "args": ["server.py"]}, "web": {"uri": "http://127.0.0.1:9/mcp"}}
+    (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": entries}))
+    out = mcpio("list", "mcp.json:demo", cwd=tmp_path)
+    assert out.returncode == 2 and lines(out.stderr)[0] == (
+        "mcpio: error: server 'demo' in mcp.json: it has neither 'command' nor 'url' (is 'comand' a misspelt 'command'?)"
+    ), out.stderr
+    web = mcpio("list", "mcp.json:web", cwd=tmp_path)
+    assert "(is 'uri' a misspelt 'url'?)" in web.stderr, web.stderr
+    gateway = mcpio("list", "mcp.json", cwd=tmp_path)
+    assert "upstream 'demo' did not start" in gateway.stderr and "(is 'comand' a misspelt 'command'?)" in gateway.stderr

@@ -164,7 +164,7 @@ def entry_for(host: str, app: str, env: dict[str, str]) -> dict[str, Any]:
             env.update(hidden)
             return {**entry, "env": env} if env else entry
         if not spec.command:
-            raise UsageError(f"{app}: the entry has no command")
+            raise UsageError(f"{app}: {spec.lacks}")
         command = spec.command
         if os.sep not in command and spec.source == "command line":  # hosts have no shell PATH: pin it
             command = shutil.which(command) or command
