@@ -345,3 +345,17 @@ def test_an_entry_with_a_misspelt_command_key_says_which_key(tmp_path):
     assert "(is 'uri' a misspelt 'url'?)" in web.stderr, web.stderr
     gateway = mcpio("list", "mcp.json", cwd=tmp_path)
     assert "upstream 'demo' did not start" in gateway.stderr and "(is 'comand' a misspelt 'command'?)" in gateway.stderr
+
+
+def test_config_shows_an_entry_without_a_command_as_such(tmp_path):
+    """``mcpio config mcp.json`` showed an entry whose "command" was misspelt as its arguments
+    alone (``server.py`` in COMMAND OR URL, as if that were the command): it says what the entry
+    lacks instead."""
+    entries = {"demo": {"comand": "python", "args": ["server.py"]}, "ok": {"command": "python", "args": ["server.py"]}}
+    (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": entries}))
+    out = mcpio("config", "mcp.json", "--json", cwd=tmp_path)
+    runs = {row["name"]: row["run"] for row in json.loads(out.stdout)}
+    assert runs == {
+        "demo": "(it has neither 'command' nor 'url' (is 'comand' a misspelt 'command'?))",
+        "ok": "python server.py",
+    }, out.stdout

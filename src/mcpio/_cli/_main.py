@@ -225,7 +225,13 @@ def show_config(args: Any) -> int:
                 continue
             for name, spec in servers.items():
                 # a command's URL arguments too (`mcpio run URL`, the stdio bridge of a host's entry)
-                how = shown(spec.url) if spec.url else " ".join(map(shown, [spec.command or "", *spec.args]))
+                how = (
+                    shown(spec.url)
+                    if spec.url
+                    else " ".join(map(shown, [spec.command, *spec.args]))
+                    if spec.command
+                    else f"({spec.lacks})"  # its args alone would read as a command
+                )
                 rows.append(
                     {
                         "host": host,
