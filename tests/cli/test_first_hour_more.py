@@ -359,3 +359,23 @@ def test_config_shows_an_entry_without_a_command_as_such(tmp_path):
         "demo": "(it has neither 'command' nor 'url' (is 'comand' a misspelt 'command'?))",
         "ok": "python server.py",
     }, out.stdout
+
+
+def test_a_resource_read_by_its_uri_before_namespacing_gets_the_namespaced_uris(tmp_path):
+    """``mcpio read app.py greeting://Ada`` where the template is served as
+    ``greeting://math/{name}`` (a mount, a gateway entry) said "Resource not found" and no
+    more: the hint names the URI under each namespace that serves it (the naming rule), and
+    ``--json`` keeps the error's code and data."""
+    (tmp_path / "app.py").write_text(
+        MOUNTED + '\n\n@math.resource("greeting://{name}")\ndef hello(name: str) -> str:\n    return name\n\n\n'
+        '@more.resource("greeting://{name}")\ndef hi(name: str) -> str:\n    return name\n'
+    )
+    out = mcpio("read", "app.py", "greeting://Ada", cwd=tmp_path)
+    assert out.returncode == 1 and lines(out.stderr)[-1] == (
+        "  its resources are served under a namespace: did you mean 'greeting://math/Ada' or 'greeting://more/Ada'?"
+    ), out.stderr
+    body = json.loads(mcpio("read", "app.py", "greeting://Ada", "--json", cwd=tmp_path).stdout)["error"]
+    assert body["data"] == {"uri": "greeting://Ada"} and "greeting://math/Ada" in body["hint"], body
+    assert mcpio("read", "app.py", "greeting://math/Ada", cwd=tmp_path).stdout == "Ada\n"
+    elsewhere = mcpio("read", "app.py", "nothing://x", cwd=tmp_path)
+    assert elsewhere.returncode == 1 and "did you mean" not in elsewhere.stderr, elsewhere.stderr

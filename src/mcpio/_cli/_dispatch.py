@@ -116,7 +116,7 @@ def report(exc: BaseException, args: Any) -> int:
         (message, hint, details), status = refusal, FAILED
     elif isinstance(exc, MCPError):
         message, status = f"the server answered with an error: {with_code(exc)}", FAILED
-        hint = _advice().not_found(exc, args)
+        hint = _advice().not_found(exc, args) or getattr(exc, "hint", None)  # a command's own (cmd_read)
     elif isinstance(exc, (_loaded("mcpio._client._target", "UnsupportedTarget"), TransportError, OSError)):
         status = UNAVAILABLE
         text = clean(str(exc))
