@@ -22,7 +22,15 @@ def close_to(word: str, choices: Iterable[str]) -> str | None:
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """`` (did you mean 'x'?)`` when a choice is close to ``word``, else ``""``."""
+    """`` (did you mean 'x'?)`` when a choice is close to ``word``, else ``""``. The choices that
+    are ``word`` under a namespace (``math__add`` for ``add``: the naming rule of a mount or a
+    gateway, :mod:`mcpio._naming`) come first, all of them (``'a__add' or 'b__add'``)."""
+    from ._naming import SEPARATOR
+
+    choices = list(choices)
+    namespaced = [c for c in choices if c.endswith(SEPARATOR + word) and len(c) > len(word) + len(SEPARATOR)]
+    if namespaced and SEPARATOR not in word:
+        return f" (did you mean {' or '.join(repr(c) for c in namespaced)}?)"
     close = close_to(word, choices)
     return f" (did you mean {close!r}?)" if close else ""
 

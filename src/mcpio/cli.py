@@ -142,7 +142,22 @@ class Command:
         self.handler = handler
 
 
+def _http_option() -> type[argparse.Action]:
+    """The action of ``mcpio run``'s options that only HTTP uses: it stores the value (``const``
+    for a flag) and notes the option in ``http_options``, which ``mcpio run`` refuses without
+    ``-t http`` (not ignored: ``--port 8000`` alone would serve stdio without a word)."""
+    import argparse
+
+    class HTTPOption(argparse.Action):
+        def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+            setattr(namespace, self.dest, self.const if self.nargs == 0 else values)
+            namespace.http_options = (*getattr(namespace, "http_options", ()), option_string)
+
+    return HTTPOption
+
+
 def _run_args(p: argparse.ArgumentParser) -> None:
+    http = _http_option()
     p.add_argument(
         "app",
         nargs="?",
@@ -163,22 +178,28 @@ def _run_args(p: argparse.ArgumentParser) -> None:
         choices=("stdio", "http"),
         help="stdio (the default) or http (Streamable HTTP with uvicorn: pip install 'mcpio[http]')",
     )
-    p.add_argument("--host", help="http: the address to bind (default %(default)s)")
-    p.add_argument("--port", type=int, help="http: the port (default %(default)s)")
-    p.add_argument("--path", help="http: the endpoint path (default %(default)s)")
-    p.add_argument("--allow-remote", action="store_true", help="http: allow binding an address other than loopback")
+    p.add_argument("--host", action=http, help="http: the address to bind (default %(default)s)")
+    p.add_argument("--port", action=http, type=int, help="http: the port (default %(default)s)")
+    p.add_argument("--path", action=http, help="http: the endpoint path (default %(default)s)")
+    p.add_argument(
+        "--allow-remote", action=http, nargs=0, const=True, help="http: allow binding an address other than loopback"
+    )
     p.add_argument(
         "--legacy-sse",
-        action="store_true",
+        action=http,
+        nargs=0,
+        const=True,
         help="http: also serve the 2024-11-05 HTTP+SSE transport at /sse and /messages",
     )
     p.add_argument(
         "--redis",
+        action=http,
         metavar="URL",
         help="http: keep the server's state (the SSE event store) on Redis, redis://HOST:PORT/DB",
     )
     p.add_argument(
         "--redis-secret-env",
+        action=http,
         metavar="VAR",
         help="http: the environment variable holding the Redis bus secret (at least 16 bytes; the same "
         "for every process of the deployment); read once and removed from the environment. Without "
@@ -192,6 +213,7 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--grace",
+        action=http,
         type=float,
         metavar="SECONDS",
         help="http: on SIGTERM/Ctrl-C, how long requests in flight may finish (default %(default)g)",
@@ -316,6 +338,7 @@ def _call_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "arguments",
         nargs="*",
+        default=[],  # not listed as required when TOOL is missing (argparse lists a '*' without a default)
         metavar="KEY=VALUE",
         help="an argument, coerced by the tool's inputSchema (KEY:=JSON for raw JSON)",
     )
@@ -338,7 +361,7 @@ def _read_args(p: argparse.ArgumentParser) -> None:
 def _prompt_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("target", metavar="TARGET", help=TARGET_HELP)
     p.add_argument("name", metavar="NAME")
-    p.add_argument("arguments", nargs="*", metavar="KEY=VALUE")
+    p.add_argument("arguments", nargs="*", default=[], metavar="KEY=VALUE")  # optional, as for call
     _common(p)
 
 

@@ -125,7 +125,7 @@ def test_run_banners_name_the_urls_without_their_credentials():
         proxy = _banner(f"{at}/up/?token={SECRET}")
     assert f"mcpio run --openapi http://127.0.0.1:{srv.port}/openapi.json --base-url http://127.0.0.1:9" in api, api
     assert f"serving 'http://127.0.0.1:{srv.port}/up/?token=[redacted]'" in proxy, proxy
-    assert f"mcpio list http://127.0.0.1:{srv.port}/up/?token=[redacted] " in proxy, proxy
+    assert f"mcpio list 'http://127.0.0.1:{srv.port}/up/?token=[redacted]' " in proxy, proxy  # quoted: ? and [ ] glob
     assert SECRET not in api + proxy, (api, proxy)
 
 

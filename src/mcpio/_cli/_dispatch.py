@@ -84,7 +84,11 @@ def report(exc: BaseException, args: Any) -> int:
         message, status = str(exc), USAGE
     elif isinstance(exc, _loaded("mcpio._host._config", "ConfigError")):
         message, status = str(exc), USAGE
-        hint = "fix the configuration file, or name the server another way (mcpio --help lists the TARGET forms)"
+        hint = (
+            "the file was left as it was: fix it, or write to another file with --config FILE"
+            if getattr(args, "command", None) == "install"  # the file install writes, not a TARGET
+            else "fix the configuration file, or name the server another way (mcpio --help lists the TARGET forms)"
+        )
     elif isinstance(exc, RemoteProtocolError):
         message, status = f"the server broke the protocol: {clean(exc.message, multiline=False)}", PROTOCOL
         hint = (
@@ -112,7 +116,7 @@ def report(exc: BaseException, args: Any) -> int:
         (message, hint, details), status = refusal, FAILED
     elif isinstance(exc, MCPError):
         message, status = f"the server answered with an error: {with_code(exc)}", FAILED
-        hint = _advice().not_found(exc, args)
+        hint = _advice().not_found(exc, args) or getattr(exc, "hint", None)  # a command's own (cmd_read)
     elif isinstance(exc, (_loaded("mcpio._client._target", "UnsupportedTarget"), TransportError, OSError)):
         status = UNAVAILABLE
         text = clean(str(exc))
@@ -121,6 +125,12 @@ def report(exc: BaseException, args: Any) -> int:
             hint = "check the command (is it installed and on PATH?) or give a .py file, a URL or a host:NAME"
         else:
             hint = "-v shows the server's stderr"
+    elif isinstance(exc, ModuleNotFoundError) and (extra := _extra_missing(exc)) is not None:
+        message, status = (
+            f"mcpio {getattr(args, 'command', None) or ''} needs {exc.name}, which is not installed",
+            USAGE,
+        )
+        hint = f"install mcpio with its {extra!r} extra: pip install 'mcpio[{extra}]'"
     else:
         raise exc
     words = _advice().in_cli_words  # flags, not the Python API's keywords
@@ -137,6 +147,33 @@ def report(exc: BaseException, args: Any) -> int:
         err(details.rstrip())
     error(message, hint)
     return status
+
+
+#: The optional dependencies, by top-level module, and the extra of pyproject.toml that brings each.
+EXTRAS = {
+    "httpx": "http",
+    "uvicorn": "http",
+    "httptools": "http",
+    "jwt": "auth",
+    "redis": "redis",
+    "yaml": "openapi",
+    "hypercorn": "http2",
+    "h2": "http2",
+    "opentelemetry": "otel",
+}
+
+
+def _extra_missing(exc: ModuleNotFoundError) -> str | None:
+    """The extra that brings the module ``exc`` did not find, when mcpio's own code imported it
+    (a user's code that fails to import is :class:`._run.UserCodeError`), else None."""
+    import os
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<")]
+    ours = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    if not frames or not os.path.abspath(frames[-1].filename).startswith(ours):
+        return None
+    return EXTRAS.get((exc.name or "").partition(".")[0])
 
 
 def _loaded(module: str, name: str) -> type[BaseException] | tuple[()]:

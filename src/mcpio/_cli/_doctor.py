@@ -30,6 +30,7 @@ from .._server._tools import NAME_PROBLEM
 from .._server._tools import NAME_RULE as TOOL_NAME
 from .._shown import shown
 from .._versions import LEGACY_VERSIONS
+from . import _advice
 from ._dispatch import _child_failure
 from ._exit import FAILED, OK, UNAVAILABLE
 from ._gateway import gateway_specs
@@ -150,7 +151,12 @@ async def doctor(args: Any) -> int:
             report["counts"] = {kind: len(items) for kind, items in lists.items()}
     except (MCPError, TransportError, OSError) as exc:
         child = _child_failure(str(getattr(exc, "message", exc)))
-        report["problems"].append(f"the server did not start: {child[0]}" if child else f"cannot connect: {exc}")
+        hint = _advice.not_found(exc, args) if isinstance(exc, MCPError) else None  # a URL without /mcp: the one to try
+        report["problems"].append(
+            f"the server did not start: {child[0]}"
+            if child
+            else f"cannot connect: {exc}" + (f"; {hint}" if hint else "")
+        )
         report["unavailable"] = True
         return _print(args, report)
     problems, warnings, rows = _tool_findings(tools)

@@ -164,7 +164,7 @@ def entry_for(host: str, app: str, env: dict[str, str]) -> dict[str, Any]:
             env.update(hidden)
             return {**entry, "env": env} if env else entry
         if not spec.command:
-            raise UsageError(f"{app}: the entry has no command")
+            raise UsageError(f"{app}: {spec.lacks}")
         command = spec.command
         if os.sep not in command and spec.source == "command line":  # hosts have no shell PATH: pin it
             command = shutil.which(command) or command
@@ -206,7 +206,7 @@ def read_document(path: Path) -> tuple[dict[str, Any], bool]:
     try:
         data = json.loads(stripped)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}); fix it first") from None
+        raise ConfigError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: a configuration file must hold a JSON object")
     try:
@@ -377,7 +377,7 @@ def install(args: Any) -> int:
     key = section_key(host)
     section = data.get(key)
     if section is not None and not isinstance(section, dict):
-        raise ConfigError(f"{path}: {key!r} is not an object; fix it first")
+        raise ConfigError(f"{path}: {key!r} is not an object")
     if section and name in section and not args.force:
         raise UsageError(f"{path} already has a server {name!r}; add --force to replace it, or pick --name")
     if tools is not None:

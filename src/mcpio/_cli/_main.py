@@ -132,8 +132,17 @@ async def cmd_list(args: Any) -> int:
 
 
 async def cmd_read(args: Any) -> int:
+    from .._errors import ResourceNotFound
+
     async with connect(args) as c:
-        contents = await c.read_resource(args.uri)
+        try:
+            contents = await c.read_resource(args.uri)
+        except ResourceNotFound as exc:
+            meant = await _namespaced(c, args.uri)
+            if meant:  # report() shows it as the hint, the error's code and data kept for --json
+                hint = f"its resources are served under a namespace: did you mean {' or '.join(map(repr, meant))}?"
+                setattr(exc, "hint", hint)  # noqa: B010 - MCPError declares no hint: report() reads it with getattr
+            raise
     if args.json:
         dump_json({"contents": contents})
         return 0
@@ -144,6 +153,32 @@ async def cmd_read(args: Any) -> int:
             continue
         out(resource_text(item))
     return 0
+
+
+async def _namespaced(client: Client, uri: str) -> list[str]:
+    """``uri`` under each namespace where the server serves it (a mount's, a gateway entry's:
+    ``greeting://Ada`` read where ``greeting://math/{name}`` is served): the naming rule,
+    :mod:`mcpio._naming`. Empty when the server lists nothing that fits (or cannot list)."""
+    from .._naming import join_uri, strip_uri
+    from .._uritemplate import UriTemplate, UriTemplateError
+
+    try:
+        served = [r.uri for r in await client.list_resources()]
+        served += [t.uri_template for t in await client.list_resource_templates()]
+    except MCPError:
+        return []
+    meant: list[str] = []
+    for namespaced in served:
+        _, sep, rest = namespaced.partition("://")
+        namespace = (rest if sep else namespaced).partition("/")[0]
+        original = strip_uri(namespaced, namespace)
+        try:
+            fits = original is not None and (original == uri or UriTemplate(original).match(uri) is not None)
+        except UriTemplateError:
+            fits = False
+        if fits and join_uri(namespace, uri) not in meant:
+            meant.append(join_uri(namespace, uri))
+    return meant
 
 
 async def cmd_prompt(args: Any) -> int:
@@ -225,7 +260,13 @@ def show_config(args: Any) -> int:
                 continue
             for name, spec in servers.items():
                 # a command's URL arguments too (`mcpio run URL`, the stdio bridge of a host's entry)
-                how = shown(spec.url) if spec.url else " ".join(map(shown, [spec.command or "", *spec.args]))
+                how = (
+                    shown(spec.url)
+                    if spec.url
+                    else " ".join(map(shown, [spec.command, *spec.args]))
+                    if spec.command
+                    else f"({spec.lacks})"  # its args alone would read as a command
+                )
                 rows.append(
                     {
                         "host": host,

@@ -30,11 +30,11 @@ def openapi_server(args: Any) -> tuple[Server, str]:
     except OpenAPIError as exc:
         raise CLIFailure(str(exc), UNAVAILABLE, "check --openapi and --base-url") from None
     except ImportError as exc:
-        raise UsageError(f"--openapi needs httpx: pip install 'mcpio[http]' ({exc})") from None
+        raise UsageError(f"--openapi needs {exc.name or 'httpx'}: pip install 'mcpio[openapi]'") from None
     where = f"mcpio run --openapi {shlex.quote(shown(args.openapi))}"
     if args.base_url:
         where += f" --base-url {shlex.quote(shown(args.base_url))}"
-    return server, shlex.quote(where)
+    return server, where
 
 
 def doctor_target(args: Any) -> tuple[str, str, list[tuple[str, str]]]:

@@ -10,7 +10,7 @@ stderr, so a ``print`` at import time cannot corrupt the protocol stream.
 A file that never imports mcpio, or one without an mcpio Server but with an
 ``if __name__ == "__main__":`` block (a server written with another SDK or by hand, say), is
 run as a script. An exception while importing the user's
-code is reported as one line naming the user's file, line and message
+code, or raised by a script run as one, is reported as one line naming the user's file, line and message
 (:class:`UserCodeError`); ``-v`` adds the full traceback. On a terminal a short banner on
 stderr says what is served and how to try it; stdout stays the protocol's alone.
 """
@@ -209,22 +209,31 @@ def counts(server: Server) -> dict[str, int]:
     return {kind: len(server.registry.table(kind)) for kind in ("tools", "resources", "templates", "prompts")}
 
 
-def banner(server: Server, app: str, transport: str, url: str | None = None) -> str:
-    """What a person at a terminal sees on stderr: what is served and how to try it."""
+def banner(server: Server, app: str, transport: str, url: str | None = None, proxied: bool = False) -> str:
+    """What a person at a terminal sees on stderr: what is served and how to try it. A proxy or
+    a gateway (``proxied``) is named by its TARGET: its name and its catalog are its upstreams',
+    not known before they connect."""
+    from .._shown import shown
+
     n = counts(server)
     what = ", ".join(f"{v} {k[:-1] if v == 1 else k}" for k, v in n.items() if v or k != "templates")
+    name = repr(server.name)
+    if proxied:
+        gateway = app.endswith((".json", ".jsonc"))  # an mcpServers file (the proxy of a host entry is CONFIG:NAME)
+        what = "a gateway: what its upstreams serve" if gateway else "a proxy: what its upstream serves"
+        name = repr(shown(app))
     if transport == "stdio":
-        from .._shown import shown
+        import shlex
 
-        app = shown(app)  # a URL (mcpio run URL) without its credentials
+        app = shlex.quote(shown(app))  # a URL (mcpio run URL) without its credentials; a command line one word
         return (
-            f"mcpio: serving {server.name!r} ({what}) over stdio: it speaks JSON-RPC on stdin/stdout, "
+            f"mcpio: serving {name} ({what}) over stdio: it speaks JSON-RPC on stdin/stdout, "
             "so a host starts it, not a person\n"
             f"  try it:    mcpio list {app}    |    mcpio call {app} TOOL key=value\n"
             f"  add it to a host:  mcpio install {app} --host claude   (Ctrl-C stops this one)"
         )
     return (
-        f"mcpio: serving {server.name!r} ({what}) on {url} (Streamable HTTP, both protocol eras); Ctrl-C stops it\n"
+        f"mcpio: serving {name} ({what}) on {url} (Streamable HTTP, both protocol eras); Ctrl-C stops it\n"
         f"  try it:    mcpio list {url}"
     )
 
@@ -296,6 +305,7 @@ def run_app(
     workers: int = 1,
     grace: float = 10.0,
     server: Server | None = None,
+    proxied: bool = False,
 ) -> int:
     if transport not in ("stdio", "http"):
         raise UsageError(f"--transport {transport}: use stdio or http")
@@ -319,11 +329,14 @@ def run_app(
 
         _collector.resume()  # the script serves in its own way (mcpio._collector)
         sys.argv = [where]
-        runpy.run_path(where, run_name="__main__")
+        try:
+            runpy.run_path(where, run_name="__main__")
+        except Exception as exc:  # raised by the script (at import or while it served): its code's
+            raise UserCodeError(exc) from None
         return 0
     if transport == "stdio":
         if sys.stderr.isatty() and sys.stdin.isatty():
-            print(banner(server, app, "stdio"), file=sys.stderr, flush=True)
+            print(banner(server, app, "stdio", proxied=proxied), file=sys.stderr, flush=True)
         server.run()
         return 1 if server.unavailable() is not None else 0  # a proxy whose upstream never started
     if not path.startswith("/"):
@@ -356,10 +369,13 @@ def run_app(
     shown = f"[{host}]" if ":" in host else host
     url = f"{'https' if tls.get('certfile') else 'http'}://{shown}:{port}{path}"
     if sys.stderr.isatty():
-        print(banner(server, app, "http", url), file=sys.stderr, flush=True)
+        print(banner(server, app, "http", url, proxied=proxied), file=sys.stderr, flush=True)
     else:
+        from .._shown import shown as shown_target
+
         h2 = ", HTTP/2" if tls.get("http2") else ""
-        print(f"serving {server.name} on {url} (both protocol eras{h2}); Ctrl-C stops it", file=sys.stderr, flush=True)
+        named = shown_target(app) if proxied else server.name
+        print(f"serving {named} on {url} (both protocol eras{h2}); Ctrl-C stops it", file=sys.stderr, flush=True)
     from ._auth_flags import serve_options
 
     server.run(
@@ -435,6 +451,12 @@ def _check_issuer(auth: Any, timeout: float = 5.0) -> None:
 
 def command(args: Any) -> int:
     """``mcpio run``: the entry point the command table names."""
+    given = ", ".join(dict.fromkeys(getattr(args, "http_options", ())))  # cli._http_option notes them
+    if given and args.transport != "http":  # refused before any upstream starts
+        raise UsageError(
+            f"{given} {'is' if ',' not in given else 'are'} for Streamable HTTP: add -t http "
+            "(without it mcpio run serves stdio, to the host that starts it)"
+        )
     if getattr(args, "otel", False):  # before the server is built: Server(telemetry=None) reads it
         import importlib.util
 
@@ -494,4 +516,5 @@ def command(args: Any) -> int:
         workers=args.workers,
         grace=args.grace,
         server=server,
+        proxied=server is not None and not args.openapi,
     )

@@ -3,7 +3,8 @@
 One resolution for every command that talks to a server (list, call, read, prompt, doctor,
 and whatever is added later: they all go through :func:`client_for`). TARGET rules, in order:
 
-1. an ``http(s)://`` URL: Streamable HTTP (either era);
+1. an ``http(s)://`` URL: Streamable HTTP (either era); ``HOST:PORT[/PATH]`` (a URL without
+   its scheme) is a usage error naming the URL to try;
 2. ``FILE.py`` or ``FILE.py:OBJECT`` (an existing file; ``.pyw`` too), or a path to a file without ``.py``
    whose code imports mcpio (:func:`python_file`): spawned as ``python -m mcpio run FILE``,
    exactly what ``mcpio run`` serves, so a file without a ``__main__`` block works and its
@@ -46,6 +47,8 @@ if TYPE_CHECKING:  # made by ServerSpec.client: `mcpio run "CMD"` starts its ups
     from .._client._client import Client
 
 _MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+#: ``HOST:PORT[/PATH]``: a server's URL without its scheme (``localhost:8000/mcp``).
+_SCHEMELESS = re.compile(r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\]):\d{1,5}(?:/\S*)?")
 
 
 def importable(name: str) -> bool:
@@ -86,6 +89,12 @@ def resolve(target: str, *, verbose: bool = False) -> ServerSpec:
         raise UsageError("TARGET is empty")
     if is_url(target):
         return ServerSpec(name=shown(target), url=target, source="url")  # named without its credentials
+    if _SCHEMELESS.fullmatch(target) and not os.path.exists(target):
+        url = shown(f"http://{target}")
+        raise UsageError(
+            f"{shown(target)}: a server's URL starts with http:// or https://: "
+            f"try {url if '/' in target else url + '/mcp'}"
+        )
     file = python_file(target)
     if file is not None:
         return _mcpio_run(target, os.path.basename(file), verbose)

@@ -63,6 +63,15 @@ class ServerSpec(msgspec.Struct, frozen=True):
     # "roundTimeout": seconds a proxied call waits for its client's next input_required round
     # (None: the gateway's round_timeout)
     round_timeout: float | None = None
+    # an entry with neither "command" nor "url": its key that looks like one misspelt ("comand")
+    misspelt: tuple[str, str] | None = None
+
+    @property
+    def lacks(self) -> str:
+        """What is wrong with an entry that has neither ``command`` nor ``url``, naming the key
+        that looks like one of them misspelt, if any."""
+        typo = f" (is {self.misspelt[0]!r} a misspelt {self.misspelt[1]!r}?)" if self.misspelt else ""
+        return f"it has neither 'command' nor 'url'{typo}"
 
     def __repr__(self) -> str:
         """As msgspec writes it, but for what may hold a secret (a debugger, a traceback's locals,
@@ -145,7 +154,7 @@ class ServerSpec(msgspec.Struct, frozen=True):
         """The argv, env and cwd of this resolved stdio entry: ``options``' ``env`` over the
         entry's own, ``options``' ``cwd`` before the entry's (both taken out of ``options``)."""
         if not self.command:
-            raise ConfigError(f"server {self.name!r} in {self.source}: it has neither 'command' nor 'url'")
+            raise ConfigError(f"server {self.name!r} in {self.source}: {self.lacks}")
         env = {**self.env, **(options.pop("env", None) or {})}
         return [self.command, *self.args], env or None, options.pop("cwd", None) or self.cwd
 
@@ -324,6 +333,12 @@ def _entry(name: str, e: Any, source: str, workspace: str | None) -> ServerSpec:
         for k in ("allow", "deny")
     ):
         raise ConfigError(f'{source}: server {name!r}: "tools" must be {{"allow": [names], "deny": [names]}}')
+    misspelt = None
+    if command is None and url is None:
+        from .._suggest import close_to
+
+        near = ((str(k), close_to(str(k), ("command", "url", "serverUrl"))) for k in e)
+        misspelt = next(((k, close) for k, close in near if close is not None and k != close), None)
     round_timeout = e.get("roundTimeout")
     if round_timeout is not None:
         from .._server._mrtr import round_timeout_checked
@@ -349,6 +364,7 @@ def _entry(name: str, e: Any, source: str, workspace: str | None) -> ServerSpec:
         tools_allow=tuple(tools["allow"]) if "allow" in tools else None,
         tools_deny=tuple(tools.get("deny", ())),
         round_timeout=round_timeout,
+        misspelt=misspelt,
     )
 
 
@@ -513,5 +529,7 @@ def lookup(config: str, name: str) -> ServerSpec:
     if spec is None:
         where = config if config not in KNOWN else f"{config} ({', '.join(str(f) for f in known_files()[config])})"
         have = ", ".join(sorted(servers)) or "none"
-        raise ConfigError(f"no server {name!r} in {where}; servers there: {have}")
+        from .._suggest import did_you_mean
+
+        raise ConfigError(f"no server {name!r} in {where}{did_you_mean(name, servers)}; servers there: {have}")
     return spec

@@ -127,6 +127,13 @@ def from_openapi(
     **server_options: Any,
 ) -> Server:
     """An MCP server whose tools call the HTTP API ``spec`` describes (docs/guides/openapi.md)."""
+    if client is None:  # every call makes a request with httpx: refused now, not at each call
+        from importlib.machinery import PathFinder  # looks on sys.path; importing is left to the first call
+
+        if PathFinder.find_spec("httpx") is None:
+            raise ModuleNotFoundError(
+                "Server.from_openapi needs httpx to call the API: pip install 'mcpio[openapi]'", name="httpx"
+            )
     public = frozenset(h.lower() for h in ([public_headers] if isinstance(public_headers, str) else public_headers))
     if always := sorted(public & _CREDENTIAL_HEADERS):
         raise OpenAPIError(f"public_headers= names {', '.join(always)}: a credential's header, always redacted")
