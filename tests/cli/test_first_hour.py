@@ -435,3 +435,27 @@ def test_a_url_without_the_endpoint_path_gets_the_url_to_try(tmp_path):
         assert mcpio("list", f"{srv.base}/mcp", "tools").returncode == 0
         elsewhere = mcpio("list", f"{srv.base}/mcp/nested", "tools")  # a path naming mcp: no guess
         assert "HTTP 404" in elsewhere.stderr and "try " not in elsewhere.stderr, elsewhere.stderr
+
+
+def test_doctor_of_a_gateway_names_each_upstreams_failure_once_and_why(server, tmp_path):
+    """``mcpio doctor mcp.json`` starts the gateway once per era it probes: each upstream that did
+    not start is one line on stderr, not one per start; and an entry that cannot even be made
+    into a client (no command: a misspelt key) says why, not ``None``."""
+    config = tmp_path / "mcp.json"
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "ok": {"command": sys.executable, "args": ["-m", "mcpio", "run", str(server)]},
+                    "broken": {"command": str(tmp_path / "no-such-program")},
+                    "typo": {"comand": sys.executable},
+                }
+            }
+        )
+    )
+    out = mcpio("doctor", str(config))
+    told = [line for line in out.stderr.splitlines() if line.startswith("[server]")]
+    assert len([line for line in told if "'broken'" in line]) == 1, out.stderr
+    assert len([line for line in told if "'typo'" in line]) == 1, out.stderr
+    report = out.stdout + out.stderr
+    assert "did not start: None" not in report and "'comand'" in report, report

@@ -166,14 +166,16 @@ def _env(args: Any) -> dict[str, str]:
 def _stderr(args: Any, gateway: bool) -> Any:
     """What becomes of a spawned server's stderr lines: all shown with -v; otherwise kept in the
     transport's tail, for error messages only, but for a gateway's (rule 3) errors: they name an
-    upstream that did not start or went away, which its listing alone would silently leave out."""
+    upstream that did not start or went away, which its listing alone would silently leave out.
+    Each such error once per command (``mcpio doctor`` starts the gateway once per era it probes)."""
     if not args.verbose and not gateway:
         return lambda line: None
 
     from ._output import clean
 
     def show(line: str) -> None:
-        if args.verbose or line.startswith(_GATEWAY_ERROR):
+        if args.verbose or (line.startswith(_GATEWAY_ERROR) and line not in _SHOWN):
+            _SHOWN.add(line)
             sys.stderr.write(f"[server] {clean(line, multiline=False)}\n")
             sys.stderr.flush()
 
@@ -181,6 +183,7 @@ def _stderr(args: Any, gateway: bool) -> Any:
 
 
 _GATEWAY_ERROR = "mcpio: error: "  # a gateway's error line (``_logs``: a gateway runs no tools of its own)
+_SHOWN: set[str] = set()  # the gateway error lines shown by this command (one command per process)
 
 
 def _headers(args: Any) -> dict[str, str]:

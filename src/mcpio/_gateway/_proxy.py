@@ -155,20 +155,22 @@ class Upstream(CustomForwarding, AskingClients, Mirroring):
             options = self._options()
             if self.process is not None:  # this connection only: a later one starts its own
                 options["process"], self.process = self.process, None
-            client = (  # unattended: nobody watches a proxy's stderr for a login URL
-                self.target.client(unattended=True, **options)
-                if isinstance(self.target, ServerSpec)
-                else Client(self.target, **options)
-            )
-            try:
+            client = None
+            try:  # making the client may fail too (an entry with no command: ConfigError): its error is kept
+                client = (  # unattended: nobody watches a proxy's stderr for a login URL
+                    self.target.client(unattended=True, **options)
+                    if isinstance(self.target, ServerSpec)
+                    else Client(self.target, **options)
+                )
                 await client.connect()
                 await self._mirror(client)
                 for uri in list(self._watched):  # a new connection: the subscriptions held are renewed
                     await self._renew(client, uri)
             except BaseException as exc:
                 self.error = exc
-                with contextlib.suppress(Exception):
-                    await client.aclose()
+                if client is not None:
+                    with contextlib.suppress(Exception):
+                        await client.aclose()
                 raise
             self.client, self.error = client, None
             self._adopt(client)
