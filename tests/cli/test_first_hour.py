@@ -459,3 +459,33 @@ def test_doctor_of_a_gateway_names_each_upstreams_failure_once_and_why(server, t
     assert len([line for line in told if "'typo'" in line]) == 1, out.stderr
     report = out.stdout + out.stderr
     assert "did not start: None" not in report and "'comand'" in report, report
+
+
+def test_a_bridge_or_gateway_to_a_url_without_the_endpoint_path_names_the_url_to_try(tmp_path):
+    """``mcpio run http://host:port/`` (the stdio bridge, as a host starts it) answers its client's
+    ``initialize`` with the error and the URL to try; a gateway entry of that URL says so too."""
+    from mcpio import Server
+    from tests.support.http import ServerThread
+
+    with ServerThread(Server("here").http_app()) as srv:
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        bridged = subprocess.run(
+            [*MCPIO, "run", f"{srv.base}/"], input=json.dumps(init) + "\n", capture_output=True, text=True, timeout=90
+        )
+        answer = json.loads(bridged.stdout.splitlines()[0])
+        assert f"try {srv.base}/mcp" in answer["error"]["message"], answer
+        config = tmp_path / "mcp.json"
+        config.write_text(json.dumps({"mcpServers": {"remote": {"url": f"{srv.base}/"}}}))
+        listed = mcpio("list", str(config), "tools")
+        assert "upstream 'remote' did not start" in listed.stderr and f"try {srv.base}/mcp" in listed.stderr, (
+            listed.stderr
+        )

@@ -71,18 +71,7 @@ def unauthorized(exc: MCPError, args: Any) -> tuple[str, str, str] | None:
 
 
 def not_found(exc: MCPError, args: Any) -> str | None:
-    """The hint for an HTTP 404 answer to a URL TARGET with no ``mcp`` segment in its path: that
-    URL with ``/mcp``, where mcpio (and most servers) serve their endpoint; None otherwise."""
-    from urllib.parse import urlsplit, urlunsplit
+    """The hint for an HTTP 404 answer to a URL TARGET (:func:`.._client._target.endpoint_hint`)."""
+    from .._client._target import endpoint_hint
 
-    from .._shown import shown
-
-    target = str(getattr(args, "target", "") or "")
-    data = exc.data if isinstance(exc.data, dict) else {}
-    if not is_url(target) or data.get("status") != 404:
-        return None
-    parts = urlsplit(target)
-    if "mcp" in parts.path.split("/"):
-        return None
-    guess = urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/mcp"))
-    return f"nothing serves MCP at that path; most servers do at /mcp: try {shown(guess)}"
+    return endpoint_hint(str(getattr(args, "target", "") or ""), exc)

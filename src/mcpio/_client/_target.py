@@ -33,6 +33,22 @@ def is_url(text: str) -> bool:
     return text.startswith(("http://", "https://"))
 
 
+def endpoint_hint(url: str, error: BaseException) -> str | None:
+    """What to try when ``url`` answered HTTP 404 (``error``, the client's) and its path names no
+    ``mcp`` segment: that URL with ``/mcp``, where mcpio and most servers serve their endpoint,
+    shown without its credentials; None for any other failure or URL."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    data = getattr(error, "data", None)
+    if not is_url(url) or not isinstance(data, dict) or data.get("status") != 404:
+        return None
+    parts = urlsplit(url)
+    if "mcp" in parts.path.split("/"):
+        return None
+    guess = urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/mcp"))
+    return f"nothing serves MCP at that path; most servers do at /mcp: try {shown(guess)}"
+
+
 def is_server(obj: Any) -> bool:
     """An mcpio Server (duck-typed: the client layer must not import the server layer)."""
     return callable(getattr(obj, "serve", None)) and callable(getattr(obj, "session", None))

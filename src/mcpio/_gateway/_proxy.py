@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import _log
 from .._client._opening import ALSO_DECLARED, send_first
+from .._client._target import endpoint_hint
 from .._errors import INTERNAL_ERROR, METHOD_NOT_FOUND, ConnectionClosed, MCPError, TransportError
 from .._host._config import ServerSpec
 from .._server._context import Context
@@ -233,9 +234,20 @@ class Upstream(CustomForwarding, AskingClients, Mirroring):
         try:
             await self.connect()
         except Exception as exc:
-            log.error("upstream %r did not start: %s", self.label, reason(exc))
+            log.error("upstream %r did not start: %s", self.label, self.why(exc))
         self.start_ms = round((time.perf_counter() - began) * 1000, 1)
         settle()  # the client, its modules and the mirror live as long as serving
+
+    def hint(self, exc: BaseException) -> str:
+        """What to do about ``exc``, the upstream's failure to start, as "; …", or "": for a URL
+        whose path serves no MCP (HTTP 404), the URL to try (``_client._target.endpoint_hint``)."""
+        url = self.target.url if isinstance(self.target, ServerSpec) else self.target
+        found = endpoint_hint(url, exc) if isinstance(url, str) else None
+        return f"; {found}" if found else ""
+
+    def why(self, exc: BaseException) -> str:
+        """Why the upstream did not start, in one line (:func:`reason` and :meth:`hint`)."""
+        return reason(exc) + self.hint(exc)
 
     def state(self) -> dict[str, Any]:
         """What ``mcpio doctor`` and ``mcpio inspect`` show of this upstream: ``state`` (started,
@@ -248,7 +260,7 @@ class Upstream(CustomForwarding, AskingClients, Mirroring):
         return {
             "name": self.label,
             "state": state,
-            "error": None if self.error is None else reason(self.error),
+            "error": None if self.error is None else self.why(self.error),
             "start_ms": self.start_ms,
             **counts,
             "resources": len(resources),
@@ -424,7 +436,7 @@ class ProxyServer(Server):
         error, upstream = self.upstream.error, self.upstream
         if error is None or upstream.client is not None or upstream._listed:
             return None
-        return f"the upstream server did not start: {str(error) or reason(error)}"
+        return f"the upstream server did not start: {str(error) or reason(error)}{upstream.hint(error)}"
 
     def unlisted(self, uri: str) -> Resource | None:
         """Any URI it does not list is read from the upstream (ForwardedResource.unlisted), but a disabled one's."""
