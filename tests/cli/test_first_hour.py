@@ -489,3 +489,23 @@ def test_a_bridge_or_gateway_to_a_url_without_the_endpoint_path_names_the_url_to
         assert "upstream 'remote' did not start" in listed.stderr and f"try {srv.base}/mcp" in listed.stderr, (
             listed.stderr
         )
+
+
+def test_serving_over_http_a_command_that_cannot_start_is_one_line_not_an_empty_server(tmp_path):
+    """``mcpio run "COMMAND" -t http`` whose command does not exist exits 3 with the reason, before
+    it serves; over stdio the host's ``initialize`` gets that reason instead (the host shows it)."""
+    from tests.support.http import free_port
+
+    done = subprocess.run(
+        [*MCPIO, "run", f"{tmp_path / 'no-such-program'} --flag", "-t", "http", "--port", str(free_port())],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 3, (done.returncode, done.stderr)
+    said = done.stderr.splitlines()
+    assert "no-such-program" in said[0] and not any(line.startswith(("serving", "mcpio: serving")) for line in said), (
+        said
+    )
+    assert "Traceback" not in done.stderr

@@ -51,11 +51,15 @@ def gateway_specs(target: str) -> dict[str, ServerSpec] | None:
     return file_servers(path, data)
 
 
-def gateway_server(app: str, start_now: bool = True, round_timeout: float | None = None) -> Server | None:
+def gateway_server(
+    app: str, start_now: bool = True, round_timeout: float | None = None, must_start: bool = False
+) -> Server | None:
     """The proxy or gateway Server for ``app``, or None when ``app`` names Python code.
     ``start_now``: its stdio upstreams are started now, while it loads the rest of itself (not
     for forked ``--workers``: each worker starts its own). ``round_timeout``: ``Server.proxy``'s
-    (None: its default)."""
+    (None: its default). ``must_start`` (``mcpio run "COMMAND" -t http``): a command that cannot
+    start now (not found, an entry without one) is a CLIFailure, not a server of nothing served
+    to a terminal; over stdio the host's ``initialize`` gets the error instead, so it can show it."""
     options: dict[str, Any] = {} if round_timeout is None else {"round_timeout": round_timeout}
     from .._host._config import start_servers
 
@@ -78,7 +82,16 @@ def gateway_server(app: str, start_now: bool = True, round_timeout: float | None
     spec = resolve(app)  # the CLI's one TARGET rule, as `mcpio list APP` starts it
     if spec.source == PYTHON:
         return None  # imported and served by mcpio run
-    started = start_servers({spec.name: spec}) if start_now else {}
+    if must_start and start_now:
+        from ._exit import UNAVAILABLE, CLIFailure
+
+        try:
+            process = spec.start()
+        except (ValueError, OSError) as exc:  # ConfigError; ServerNotFound, TransportError
+            raise CLIFailure(str(exc), UNAVAILABLE, "check the command: is it installed, and on PATH?") from None
+        started = {spec.name: process} if process is not None else {}
+    else:
+        started = start_servers({spec.name: spec}) if start_now else {}
     from .._gateway._proxy import proxy
 
     return proxy(spec, process=started.get(spec.name), **options)  # named as the upstream names itself

@@ -481,7 +481,9 @@ def command(args: Any) -> int:
                 raise UsageError(str(exc)) from None
         from ._gateway import gateway_server  # a URL, a command line, an mcpServers file: proxied
 
-        server = gateway_server(args.app, start_now=args.workers == 1, round_timeout=args.round_timeout)
+        server = gateway_server(
+            args.app, start_now=args.workers == 1, round_timeout=args.round_timeout, must_start=args.transport == "http"
+        )
     if args.round_timeout is not None and (server is None or args.openapi):
         raise UsageError("--round-timeout is for a proxied target: a URL, a command line or an mcpServers file")
     if args.reload:
