@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from mcpio import Client, MCPError, RemoteProtocolError, UnsupportedProtocolVersion
+from mcpio import Client, MCPError, RemoteProtocolError, RequestTimeout, UnsupportedProtocolVersion
 from mcpio._client import _era
 from mcpio._jsonrpc import decode, encode
 from mcpio._transports._memory import memory_pair
@@ -309,6 +309,24 @@ def test_an_input_request_for_an_undeclared_capability_is_a_remote_error():
 
 
 # ---------------------------------------------------------------------- era detection
+def test_a_server_that_answers_nothing_is_given_up_on_within_the_clients_timeout():
+    """The handshake (the probe and then ``initialize``) answers within the client's ``timeout``,
+    not the probe's wait and then ``timeout`` again: ``initialize`` waits what is left."""
+    import time
+
+    async def go():
+        s = Scripted(lambda msg: None, key="scripted:mute").start()
+        began = time.monotonic()
+        with pytest.raises(RequestTimeout, match="neither server/discover nor initialize within 1.2 s"):
+            async with Client(transport=s.ours, probe_timeout=1.0, timeout=1.2):
+                pass
+        # the probe waits 1 s, initialize what is left: 0.2 s (before: 1.2 s more, 2.2 s in all)
+        assert time.monotonic() - began < 1.9
+        assert s.methods()[:3] == ["server/discover", "notifications/cancelled", "initialize"]
+
+    arun(go())
+
+
 def test_a_silent_probe_falls_back_to_legacy_and_the_era_is_cached():
     def respond(msg):
         return INIT if msg["method"] == "initialize" else ({"tools": []} if msg["method"] == "tools/list" else None)

@@ -83,13 +83,24 @@ class LegacyEra:
         self.requested = protocol_version
         self.from_cache = False  # chosen because ERA_CACHE remembered this server as legacy
         self.after_probe_timeout = False  # chosen because server/discover got no answer in time
+        self.probed = 0.0  # seconds that wait took: the handshake's, within the client's timeout
         self.version: str | None = None
         self.rules: Rules = RULES[protocol_version]
 
     async def start(self, client: Client, session: Session) -> dict[str, Any]:
         """Run the handshake; returns the server's description (the initialize result)."""
         params = client.initialize_params(self.requested)  # Declaring: what send_first may have sent already
-        result = await session.request("initialize", params, timeout=client.timeout)
+        # The handshake answers within the client's timeout, the probe's wait included (a server
+        # that hangs is reported after `timeout`, not after the probe's wait and then `timeout`).
+        timeout = None if client.timeout is None else max(client.timeout - self.probed, 0.001)
+        try:
+            result = await session.request("initialize", params, timeout=timeout)
+        except RequestTimeout:
+            if not self.probed:
+                raise
+            raise RequestTimeout(
+                f"the server answered neither server/discover nor initialize within {client.timeout:g} s"
+            ) from None
         if not isinstance(result, dict):
             raise LocalProtocolError(f"the server answered initialize with {type(result).__name__}, not an object")
         version = result.get("protocolVersion")
@@ -184,7 +195,7 @@ async def probe(client: Client, session: Session, modern: str, legacy: str, limi
     except RequestTimeout:
         log.debug("no answer to server/discover within %g s: speaking the legacy era", limit)
         fallback = LegacyEra(legacy)
-        fallback.after_probe_timeout = True
+        fallback.after_probe_timeout, fallback.probed = True, limit
         return fallback
     except ConnectionClosed:
         raise
