@@ -170,6 +170,26 @@ def test_install_a_url_with_a_header_from_the_environment(tmp_path, shared_serve
     assert called.returncode == 0 and "token-1" in called.stdout, called.stderr
 
 
+def test_what_install_prints_holds_no_token_and_what_it_writes_does(tmp_path):
+    """``--dry-run`` and ``--json`` print the entry (stdout is often kept: a CI log) with the values
+    of its headers and env redacted and its URL shown without credentials; the host's file gets
+    them as they are."""
+    url = f"http://ada:{TOKEN}@127.0.0.1:9/mcp"
+    header = ["--header", "Authorization: Bearer ${TEAM_TOKEN}"]
+    dry = mcpio(
+        tmp_path, "install", url, "--host", "cursor", "--no-check", "--dry-run", *header, env={"TEAM_TOKEN": TOKEN}
+    )
+    assert dry.returncode == 0 and TOKEN not in dry.stdout + dry.stderr, dry.stdout
+    assert '"Authorization": "[redacted]"' in dry.stdout and "http://127.0.0.1:9/mcp" in dry.stdout, dry.stdout
+    done = mcpio(
+        tmp_path, "install", QUICKSTART, "--host", "cursor", "--no-check", "--json", "--env", f"API_KEY={TOKEN}"
+    )
+    assert done.returncode == 0 and TOKEN not in done.stdout, done.stdout
+    assert json.loads(done.stdout)["entry"]["env"] == {"API_KEY": "[redacted]"}
+    written = json.loads((tmp_path / ".cursor" / "mcp.json").read_text())["mcpServers"]
+    assert [entry["env"] for entry in written.values()] == [{"API_KEY": TOKEN}]
+
+
 def test_header_usage_errors(tmp_path):
     r = mcpio(tmp_path, "install", QUICKSTART, "--host", "cursor", "--header", "X-A: b", "--no-check")
     assert r.returncode == 2 and "--header is for a URL entry" in r.stderr

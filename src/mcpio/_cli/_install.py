@@ -385,9 +385,9 @@ def install(args: Any) -> int:
     snippet = json.dumps({key: {name: entry}}, indent=2)
     if args.dry_run:
         if args.json:
-            dump_json({"name": name, "file": str(path), "entry": entry, "written": False})
+            dump_json({"name": name, "file": str(path), "entry": _printed(entry), "written": False})
         else:
-            print(f"would add to {path}:\n{snippet}")
+            print(f"would add to {path}:\n{json.dumps({key: {name: _printed(entry)}}, indent=2)}")
         return 0
     if has_comments:
         error(
@@ -401,7 +401,7 @@ def install(args: Any) -> int:
             {
                 "name": name,
                 "file": str(path),
-                "entry": entry,
+                "entry": _printed(entry),
                 "written": True,
                 "backup": str(backup) if backup else None,
             }
@@ -413,3 +413,22 @@ def install(args: Any) -> int:
         + f"; restart {host} to load it"
     )
     return 0
+
+
+def _printed(entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` as ``--dry-run`` and ``--json`` print it (stdout is often kept: a CI log, a
+    script's capture): the values of its ``env`` and ``headers`` (a token ``${VAR}`` expanded
+    to) are ``[redacted]``, its URL and arguments shown as mcpio shows a URL; the host's file
+    gets them as they are."""
+    from .._shown import REDACTED
+
+    printed: dict[str, Any] = {}
+    for k, v in entry.items():
+        if k in ("env", "headers") and isinstance(v, dict):
+            v = dict.fromkeys(v, REDACTED)
+        elif k == "url" and isinstance(v, str):
+            v = shown(v)
+        elif k == "args" and isinstance(v, list):
+            v = [shown(a) if isinstance(a, str) else a for a in v]
+        printed[k] = v
+    return printed
