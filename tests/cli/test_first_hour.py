@@ -509,3 +509,13 @@ def test_serving_over_http_a_command_that_cannot_start_is_one_line_not_an_empty_
         said
     )
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("target", ["claude:", "mcp.json:"])
+def test_a_host_or_config_file_with_no_entry_name_says_to_give_one(target, tmp_path):
+    """``mcpio list claude:`` (the name left out) is a usage error naming the form to use, not a
+    command ``claude:`` looked for on PATH."""
+    (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"a": {"command": "x"}}}))
+    out = mcpio("list", target, cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    assert f"give its name, {target}NAME" in out.stderr, out.stderr

@@ -101,6 +101,8 @@ def resolve(target: str, *, verbose: bool = False) -> ServerSpec:
     if gateway_specs(target) is not None:  # an mcpServers file (a usage error if it holds none)
         return _mcpio_run(target, os.path.splitext(os.path.basename(target))[0], verbose, source=target)
     head, sep, tail = target.rpartition(":")
+    if sep and not tail and (head in KNOWN or (head.endswith((".json", ".jsonc")) and os.path.isfile(head))):
+        raise UsageError(f"{target} names no entry: give its name, {head}:NAME (mcpio config {head} lists them)")
     if (
         sep
         and head
