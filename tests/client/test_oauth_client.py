@@ -90,6 +90,49 @@ def test_login_step_up_and_tokens_survive_a_restart(tmp_path, era):
         assert auth_server.count("/authorize") == 2 and auth_server.count("/register") == 1
 
 
+def test_a_proxy_forwards_calls_with_its_token_and_refreshes_it_on_a_401():
+    """A proxy logged in upstream (``Server.proxy(url, auth=OAuth(...))``) relays calls on kept-alive
+    connections, each POST carrying the bearer token (none refused); revoked upstream, the next
+    call's 401 refreshes it (no new login) and that call is answered."""
+    auth_server = TestAS()
+    unauthorized: list[bool] = []  # per MCP POST: refused for its token?
+
+    def counting(app: Any) -> Any:
+        async def asgi(scope: Any, receive: Any, send: Any) -> None:
+            async def sent(message: Any) -> None:
+                if message["type"] == "http.response.start" and scope.get("method") == "POST":
+                    unauthorized.append(message["status"] == 401)
+                await send(message)
+
+            await app(scope, receive, sent)
+
+        return asgi
+
+    with ServerThread(auth_server, path="") as as_srv:
+        auth_server.issuer = as_srv.base
+        with ServerThread(counting(protect(_server().http_app(), auth_server))) as mcp:
+
+            async def go() -> list[str]:
+                auth = OAuth(user_agent=fetch_redirect, store="memory", scopes="read write")
+                proxy = Server.proxy(mcp.url, auth=auth, era="legacy", timeout=20)
+                texts = []
+                async with Client(proxy) as c:
+                    for a in range(4):
+                        texts.append((await c.call_tool("add", {"a": a, "b": 1})).content[0].text)
+                    del unauthorized[:]
+                    for a in range(4):  # logged in: relayed with the token, none refused
+                        texts.append((await c.call_tool("add", {"a": a, "b": 2})).content[0].text)
+                    assert unauthorized == [False] * 4, unauthorized
+                    auth_server.tokens.clear()  # revoked: the next call is refused with a 401, once
+                    texts.append((await c.call_tool("add", {"a": 9, "b": 1})).content[0].text)
+                    assert unauthorized[4:] == [True, False], unauthorized
+                return texts
+
+            assert arun(go()) == ["1", "2", "3", "4", "2", "3", "4", "5", "10"]
+    assert auth_server.count("/authorize") == 1
+    assert any(e.get("grant_type") == "refresh_token" for e in auth_server.log)
+
+
 def test_step_up_beyond_a_registered_scope_registers_again_and_offline_access_asks_consent():
     """Found against oidc-provider (tests/auth/test_client_oidc_e2e.py): an authorization server
     that bounds a dynamically registered client by its registered ``scope`` refuses a step-up

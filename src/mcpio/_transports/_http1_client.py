@@ -13,9 +13,9 @@ it reads both backends alike.
 * **Without a task** (:meth:`LeanClient.send_nowait`, what a proxy forwarding calls uses): a
   request that can go at once on a kept-alive connection is written on the caller's stack,
   and its response handed over by callback on the stack that read it, its body with it when
-  it came whole (two passes of the event loop a call, not four). While neither auth nor a cookie
-  adds to a POST's head, the head is encoded once for its URL and fields, its Content-Length
-  added per request (``_plain_post``).
+  it came whole (two passes of the event loop a call, not four). While no cookie adds to a
+  POST's head and no auth flow must run first (a ready auth's headers are part of it), the head
+  is encoded once for its URL and fields, its Content-Length added per request (``_plain_post``).
 * **Timeouts**: ``timeout`` bounds connecting, writing a request and waiting for a free
   connection (httpx's connect, write and pool timeouts); reading is unbounded (the transport
   and the Session bound their own waits).
@@ -212,7 +212,9 @@ class LeanClient:
         self._pool = Pool(max_connections, keepalive_expiry, timeout)
         self._cookies = p.CookieJar()
         self._origins: dict[str, p.Origin] = {}
-        self._heads: dict[tuple[Any, ...], bytes] = {}  # _plain_post's encoded heads (at most 256)
+        self._heads: dict[
+            tuple[Any, ...], tuple[bytes, bytes]
+        ] = {}  # _plain_post's heads, around the Content-Length (at most 256)
         self._fallback = fallback
         self._fallback_made: Any = None
         self._on_response = on_response
@@ -359,26 +361,34 @@ class LeanClient:
 
     def _plain_post(
         self, method: str, url: str, origin: p.Origin, body: bytes | None, headers: dict[str, str] | None
-    ) -> bytes | None:
-        """The bytes of a POST of ``body`` with ``headers`` when neither auth nor a cookie adds to
-        its head, else None (:meth:`_opening` makes it). Its head depends then on the method,
-        the URL and ``headers`` alone (``self.headers`` is not changed after ``__init__``), so
-        each such head is encoded once; the same bytes as :func:`p.encode_head`, whose last field
-        is the Content-Length added here."""
-        if method != "POST" or body is None or self.auth is not None or self._cookies:
+    ) -> tuple[bytes, tuple[dict[str, str], str | None] | None] | None:
+        """The bytes of a POST of ``body`` with ``headers``, and the ready auth's headers and token
+        they carry (None: no auth), when no cookie adds to its head and no auth flow must run
+        first; else None (:meth:`_opening` makes it). Its head depends then on the method, the
+        URL, ``headers`` and the ready auth's headers alone (``self.headers`` is not changed after
+        ``__init__``), so each such head is encoded once: the same bytes as :func:`p.encode_head`
+        of :meth:`_opening`'s fields, its ``Content-Length: 0`` made the body's here."""
+        if method != "POST" or body is None or self._cookies:
             return None
-        key = (url, *headers.items()) if headers else (url,)
-        start = self._heads.get(key)
-        if start is None:
+        ready = None
+        if self.auth is not None:
+            ready = self._ready_auth.ready_headers() if self._ready_auth is not None else None
+            if ready is None:
+                return None  # the flow runs first
+        key = (url, *(headers or {}).items(), *(ready[0] if ready else {}).items())
+        parts = self._heads.get(key)
+        if parts is None:
             if headers and any(name.lower() == "content-length" for name in headers):
                 return None  # given by the caller: not a plain POST
             merged = p.merge_headers(self.headers, (headers or {}).items())
             fields = p.request_head(method, origin.target, origin.netloc, merged, None, None)
-            start = p.encode_head(method, origin.target, fields[:-1])[:-2]  # all but Content-Length: 0
-            if len(self._heads) >= 256:  # e.g. Mcp-Param-* values: keep the newest
+            whole = p.encode_head(method, origin.target, fields if ready is None else _set_headers(fields, ready[0]))
+            at = whole.index(b"\r\nContent-Length: 0\r\n") + 2  # the one request_head adds; a ready header after it
+            parts = whole[:at], whole[at + len(b"Content-Length: 0\r\n") :]
+            if len(self._heads) >= 256:  # e.g. Mcp-Param-* values, a refreshed token: keep the newest
                 self._heads.clear()
-            self._heads[key] = start
-        return b"%sContent-Length: %d\r\n\r\n%s" % (start, len(body), body)
+            self._heads[key] = parts
+        return b"%sContent-Length: %d\r\n%s%s" % (parts[0], len(body), parts[1], body), ready
 
     def _request_bytes(
         self, method: str, origin: p.Origin, headers: list[tuple[str, str]], body: bytes | None, now: float
@@ -434,9 +444,9 @@ class LeanClient:
         origin = self._origin(url)
         if not self._pool.has_idle((origin.host, origin.port)):
             return None  # (asked first: a burst's requests wait for connections, made once, in send)
-        data = self._plain_post(method, url, origin, content, headers)
+        plain = self._plain_post(method, url, origin, content, headers)
+        data, ready = plain if plain is not None else (None, None)
         full: list[tuple[str, str]] | None = None  # the head's fields, made when data was not
-        ready = None
         if data is None:
             _, full, ready = self._opening(method, url, content, headers)
             if self.auth is not None and ready is None:
