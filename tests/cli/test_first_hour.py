@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -63,6 +64,7 @@ def mcpio(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None
         text=True,
         cwd=cwd,
         timeout=90,
+        stdin=subprocess.DEVNULL,
         env={**os.environ, "COLUMNS": "200", **(env or {})},
     )
 
@@ -399,21 +401,24 @@ def test_install_takes_every_target(tmp_path):
     assert entry["args"] == ["-m", "mcpio", "run", "calc:server"] and entry["env"] == {"PYTHONPATH": str(tmp_path)}
 
 
+def gateway_file(tmp_path: Path, server: Path, **more: dict[str, Any]) -> Path:
+    """An mcpServers file of the entry "ok" (``server``), "broken" (a command that does not
+    exist) and ``more``."""
+    config = tmp_path / "mcp.json"
+    entries = {
+        "ok": {"command": sys.executable, "args": ["-m", "mcpio", "run", str(server)]},
+        "broken": {"command": str(tmp_path / "no-such-program")},
+        **more,
+    }
+    config.write_text(json.dumps({"mcpServers": entries}))
+    return config
+
+
 def test_a_gateway_file_with_an_entry_that_cannot_start_says_so_without_v(server, tmp_path):
     """``mcpio list mcp.json`` whose one entry cannot start lists the others and says, on stderr,
     which upstream did not start and why: not an empty or short listing without a word. The
     gateway's other lines (an upstream's own stderr) stay behind -v."""
-    config = tmp_path / "mcp.json"
-    config.write_text(
-        json.dumps(
-            {
-                "mcpServers": {
-                    "ok": {"command": sys.executable, "args": ["-m", "mcpio", "run", str(server)]},
-                    "broken": {"command": str(tmp_path / "no-such-program")},
-                }
-            }
-        )
-    )
+    config = gateway_file(tmp_path, server)
     out = mcpio("list", str(config), "tools", "--json")
     assert out.returncode == 0, out.stderr
     assert {t["name"] for t in json.loads(out.stdout)} >= {"ok__shout"}
@@ -441,18 +446,7 @@ def test_doctor_of_a_gateway_names_each_upstreams_failure_once_and_why(server, t
     """``mcpio doctor mcp.json`` starts the gateway once per era it probes: each upstream that did
     not start is one line on stderr, not one per start; and an entry that cannot even be made
     into a client (no command: a misspelt key) says why, not ``None``."""
-    config = tmp_path / "mcp.json"
-    config.write_text(
-        json.dumps(
-            {
-                "mcpServers": {
-                    "ok": {"command": sys.executable, "args": ["-m", "mcpio", "run", str(server)]},
-                    "broken": {"command": str(tmp_path / "no-such-program")},
-                    "typo": {"comand": sys.executable},
-                }
-            }
-        )
-    )
+    config = gateway_file(tmp_path, server, typo={"comand": sys.executable})
     out = mcpio("doctor", str(config))
     told = [line for line in out.stderr.splitlines() if line.startswith("[server]")]
     assert len([line for line in told if "'broken'" in line]) == 1, out.stderr

@@ -13,25 +13,10 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
-MCPIO = [sys.executable, "-m", "mcpio"]
-
-
-def mcpio(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [*MCPIO, *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=90,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, "COLUMNS": "200", **(env or {})},
-    )
-
-
-def lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.strip()]
+from tests.cli.test_first_hour import MCPIO, lines, mcpio
 
 
 def test_a_script_that_raises_is_one_line_naming_its_file(tmp_path):
@@ -89,9 +74,27 @@ def test_a_tool_called_by_its_name_before_namespacing_gets_the_namespaced_names(
     assert mcpio("call", "app.py", "math__add", "a=1", "b=2", cwd=tmp_path).stdout == "3\n"
 
 
-def bare_python(tmp_path: Path) -> tuple[str, dict[str, str]]:
-    """A fresh virtual environment with mcpio (this tree's src) and msgspec only: no extra
-    installed (no httpx, uvicorn, PyJWT, redis, PyYAML), as after ``pip install mcpio``."""
+def bare_mcpio(tmp_path: Path) -> Callable[..., subprocess.CompletedProcess]:
+    """``python -m mcpio ARGS`` in ``tmp_path`` with a fresh virtual environment's python that
+    has mcpio (this tree's src) and msgspec only: no extra installed (no httpx, uvicorn, PyJWT,
+    redis, PyYAML), as after ``pip install mcpio``."""
+    python, env = _bare_python(tmp_path)
+
+    def run(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [python, "-m", "mcpio", *argv],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=90,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, **env},
+        )
+
+    return run
+
+
+def _bare_python(tmp_path: Path) -> tuple[str, dict[str, str]]:
     import msgspec
 
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True, timeout=120)
@@ -106,19 +109,8 @@ def test_a_command_whose_extra_is_missing_names_the_extra(tmp_path):
     """``mcpio inspect`` without uvicorn, ``mcpio login`` without httpx (``mcpio`` installed
     without ``[http]``): one line naming the missing package and the extra that brings it, exit
     status 2, not a traceback."""
-    python, env = bare_python(tmp_path)
+    bare = bare_mcpio(tmp_path)
     (tmp_path / "server.py").write_text("from mcpio import Server\n\nserver = Server('x')\n")
-
-    def bare(*argv: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [python, "-m", "mcpio", *argv],
-            capture_output=True,
-            text=True,
-            cwd=tmp_path,
-            timeout=90,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, **env},
-        )
 
     inspect = bare("inspect", "server.py", "--no-browser")
     assert (inspect.returncode, lines(inspect.stderr)) == (
@@ -139,7 +131,7 @@ def test_an_openapi_file_without_httpx_is_refused_at_start(tmp_path):
     """``mcpio run --openapi openapi.json`` (a local document: nothing to download) without httpx
     is refused at start with the extra to install, as a URL's is: not served, to fail every call
     with "ModuleNotFoundError: No module named 'httpx'"."""
-    python, env = bare_python(tmp_path)
+    bare = bare_mcpio(tmp_path)
     doc = {
         "openapi": "3.1.0",
         "info": {"title": "Pets", "version": "1"},
@@ -147,15 +139,7 @@ def test_an_openapi_file_without_httpx_is_refused_at_start(tmp_path):
         "paths": {"/pets": {"get": {"operationId": "list_pets", "responses": {"200": {"description": "ok"}}}}},
     }
     (tmp_path / "openapi.json").write_text(json.dumps(doc))
-    done = subprocess.run(
-        [python, "-m", "mcpio", "run", "--openapi", "openapi.json"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=90,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, **env},
-    )
+    done = bare("run", "--openapi", "openapi.json")
     assert (done.returncode, lines(done.stderr)) == (
         2,
         ["mcpio: error: --openapi needs httpx: pip install 'mcpio[openapi]'"],
